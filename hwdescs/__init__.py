@@ -1,0 +1,1 @@
+"""Bundled hardware descriptions (package data) and their performance feedback functions."""

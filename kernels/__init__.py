@@ -1,0 +1,1 @@
+"""Bundled kernels: one folder per application with MCPL versions and a numpy reference."""

@@ -1,0 +1,5 @@
+import sys
+
+from mcl.cli import main
+
+sys.exit(main())

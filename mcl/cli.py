@@ -1,0 +1,68 @@
+"""The `mcl` command. Each sub-command lives in `mcl.commands.<name>` and registers itself;
+this module only wires them together and turns failures into diagnostics, never tracebacks."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+
+from mcl import __version__
+from mcl.diagnostics import MclError
+from mcl.render import render_diagnostics
+
+# Sub-command modules, in help order. A module missing here is simply not offered.
+COMMANDS = ("hwd", "check", "translate", "run", "codegen", "report")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mcl",
+        description=(
+            "Many-Core Levels: write a kernel in MCPL for an idealised machine, move it down "
+            "a hierarchy of hardware descriptions, get performance feedback at each level, "
+            "and generate OpenCL + C++ from a leaf level."
+        ),
+    )
+    parser.add_argument("--version", action="version", version=f"mcl {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        try:
+            module = importlib.import_module(f"mcl.commands.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"mcl.commands.{name}":
+                continue
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 0
+    try:
+        return int(args.func(args) or 0)
+    except MclError as exc:
+        render_diagnostics(exc.diagnostics)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # noqa: BLE001 - last line of defence: no tracebacks for users
+        if os.environ.get("MCL_DEBUG"):
+            raise
+        print(
+            f"mcl: internal error: {type(exc).__name__}: {exc}\n"
+            "This is a bug in mcl; run again with MCL_DEBUG=1 for a traceback.",
+            file=sys.stderr,
+        )
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

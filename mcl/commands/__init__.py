@@ -1,0 +1,1 @@
+"""Sub-commands of `mcl`; each module defines `register(subparsers)` setting `func`."""

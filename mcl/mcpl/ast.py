@@ -1,0 +1,435 @@
+"""The typed MCPL abstract syntax tree: the truth every pass works on (ARCHITECTURE.md).
+
+textX parses; `mcl.mcpl.build` converts the textX model once into these frozen dataclasses.
+Passes never touch textX objects and never mutate a tree: they build new ones with
+`dataclasses.replace` (see `map_stmts` / `map_exprs` below for the usual walks).
+
+Equality ignores source spans (`span` is declared with `compare=False`), so the
+round-trip property `parse(print(ast)) == ast` can be tested directly.
+
+Shapes worth knowing:
+- `float[n, m] c`        -> ArrayType(Prim('float'), dims=((n, m),))
+- `float[h][w] img`      -> ArrayType(Prim('float'), dims=((h,), (w,)))
+- `int[2,2][3,3] d2`     -> ArrayType(Prim('int'), dims=((2, 2), (3, 3)))  (2x2 tiles of 3x3)
+- `c[i, j]`              -> Index(Name('c'), (i, j))
+- `d2[ti, tj][ei, ej]`   -> Index(Index(Name('d2'), (ti, tj)), (ei, ej))
+- `input[i].r`           -> Field(Index(Name('input'), (i,)), 'r')
+- `gpu.hierarchy.blocks.block.threads.max_nr_units` -> HwdConst(('gpu', 'hierarchy', ...))
+- `foreach (int i in n threads) S` -> Foreach('i', Name('n'), 'threads', S)
+- `for (int k = 0; k < p; k++) S`  -> For(Decl(...k...), Binary('<', k, p), IncDec(k, '++'), S)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, fields, replace
+from typing import TypeVar, Union
+
+from mcl.diagnostics import Span
+
+
+def _span() -> Span | None:
+    return field(default=None, compare=False, repr=False, kw_only=True)  # type: ignore[return-value]
+
+
+# --------------------------------------------------------------------------- types
+
+
+@dataclass(frozen=True)
+class Prim:
+    """A primitive type: void, int, float, double, byte, bool."""
+
+    name: str
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class NamedType:
+    """A user type (CamelCase), possibly with arguments: `Tile(16)`."""
+
+    name: str
+    args: tuple[Expr, ...] = ()
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class ArrayType:
+    """A (possibly tiled) multi-dimensional array. `dims` holds one tuple per bracket group,
+    outermost group first; each tuple holds the sizes of that group's dimensions."""
+
+    element: Prim | NamedType
+    dims: tuple[tuple[Expr, ...], ...]
+    span: Span | None = _span()
+
+    @property
+    def rank(self) -> int:
+        """Total number of indices needed to reach an element (all groups together)."""
+        return sum(len(g) for g in self.dims)
+
+
+Type = Union[Prim, NamedType, ArrayType]
+
+# --------------------------------------------------------------------------- expressions
+
+
+@dataclass(frozen=True)
+class IntLit:
+    value: int
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class FloatLit:
+    value: float
+    text: str = field(default="", compare=False)  # original spelling, kept for printing
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class BoolLit:
+    value: bool
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class Name:
+    """A reference to a variable, parameter or constant."""
+
+    name: str
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class HwdConst:
+    """A hardware-description constant read in code, e.g.
+    `gpu.hierarchy.blocks.block.threads.max_nr_units`; path[0] is the description name."""
+
+    path: tuple[str, ...]
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class Index:
+    """One bracket group of indices applied to `base`."""
+
+    base: Expr
+    indices: tuple[Expr, ...]
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class Field:
+    base: Expr
+    name: str
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class Call:
+    func: str
+    args: tuple[Expr, ...]
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class Unary:
+    op: str  # '-' or '!'
+    operand: Expr
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class Binary:
+    """Binary operation. op is one of:
+    || && | & == != < <= > >= << >> + - * / % ^   (^ is power, right-associative)."""
+
+    op: str
+    left: Expr
+    right: Expr
+    span: Span | None = _span()
+
+
+Expr = Union[IntLit, FloatLit, BoolLit, Name, HwdConst, Index, Field, Call, Unary, Binary]
+
+# Precedence table shared by parser tests and the pretty-printer (higher binds tighter).
+BINARY_PRECEDENCE: dict[str, int] = {
+    "||": 1,
+    "&&": 2,
+    "|": 3,
+    "&": 4,
+    "==": 5,
+    "!=": 5,
+    "<": 6,
+    "<=": 6,
+    ">": 6,
+    ">=": 6,
+    "<<": 7,
+    ">>": 7,
+    "+": 8,
+    "-": 8,
+    "*": 9,
+    "/": 9,
+    "%": 9,
+    "^": 11,  # power binds tighter than unary minus on its left operand: -a^2 == -(a^2)
+}
+UNARY_PRECEDENCE = 10
+RIGHT_ASSOCIATIVE = frozenset({"^"})
+NON_ASSOCIATIVE = frozenset({"==", "!=", "<", "<=", ">", ">="})  # comparisons do not chain
+
+# --------------------------------------------------------------------------- statements
+
+
+@dataclass(frozen=True)
+class Decl:
+    """`[const] [space...] TYPE NAME [= init] [as TYPE2 NAME2];`
+
+    `spaces` are the memory-space modifiers in source order (`reg main float r` gives
+    ('reg', 'main')). `view` is an optional second shape for the same storage."""
+
+    type: Type
+    name: str
+    spaces: tuple[str, ...] = ()
+    const: bool = False
+    init: Expr | None = None
+    view: View | None = None
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class View:
+    """`as float[n/t][t] a2` — another shape for existing storage."""
+
+    type: ArrayType
+    name: str
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class ViewDecl:
+    """Statement `a as float[n/t][t] a2;` declaring a view of existing array `source`."""
+
+    source: str
+    view: View
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class Assign:
+    """`target OP value;` with OP one of = += -= *= /= %= <<= >>=."""
+
+    target: Expr
+    op: str
+    value: Expr
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class IncDec:
+    target: Expr
+    op: str  # '++' or '--'
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class CallStmt:
+    call: Call
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class Swap:
+    left: Expr
+    right: Expr
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class If:
+    cond: Expr
+    then: Stmt
+    orelse: Stmt | None = None
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class For:
+    """`for (init; cond; step) body`; init is a Decl (`int k = 0`) or an Assign (`k = 0`);
+    step is an IncDec or a compound Assign (`k += 2`)."""
+
+    init: Decl | Assign
+    cond: Expr
+    step: IncDec | Assign
+    body: Stmt
+    span: Span | None = _span()
+
+    @property
+    def var(self) -> str:
+        init = self.init
+        return init.name if isinstance(init, Decl) else _target_name(init.target)
+
+
+@dataclass(frozen=True)
+class Foreach:
+    """`foreach (int var in count group) body` — `count` units of par_group `group`."""
+
+    var: str
+    count: Expr
+    group: str
+    body: Stmt
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class Barrier:
+    space: str
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class Return:
+    value: Expr | None = None
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class Block:
+    stmts: tuple[Stmt, ...]
+    span: Span | None = _span()
+
+
+Stmt = Union[Decl, ViewDecl, Assign, IncDec, CallStmt, Swap, If, For, Foreach, Barrier, Return, Block]
+
+# --------------------------------------------------------------------------- top level
+
+
+@dataclass(frozen=True)
+class Param:
+    """A function or type parameter: `[const] [space...] TYPE NAME`."""
+
+    type: Type
+    name: str
+    spaces: tuple[str, ...] = ()
+    const: bool = False
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class Function:
+    """`HWD RET NAME(PARAMS) BODY` — `hwd` is the level the function is written for."""
+
+    hwd: str
+    ret: Type
+    name: str
+    params: tuple[Param, ...]
+    body: Block
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class TypeDef:
+    """`type Name(params) { fields }`."""
+
+    name: str
+    params: tuple[Param, ...]
+    fields: tuple[Decl, ...]
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class Import:
+    """`import a.b.c;` — a module (dotted path) or a hardware description (single name)."""
+
+    path: tuple[str, ...]
+    span: Span | None = _span()
+
+    @property
+    def dotted(self) -> str:
+        return ".".join(self.path)
+
+
+@dataclass(frozen=True)
+class Module:
+    """One source file. `package`/`name` are None for a lone file without those lines (the
+    loader then uses the file stem). `exports` is None when there is no export line
+    (everything is visible)."""
+
+    package: tuple[str, ...] | None
+    name: str | None
+    exports: tuple[str, ...] | None
+    imports: tuple[Import, ...]
+    constants: tuple[Decl, ...]
+    types: tuple[TypeDef, ...]
+    functions: tuple[Function, ...]
+    file: str = field(default="", compare=False)
+    span: Span | None = _span()
+
+    def function(self, name: str) -> Function | None:
+        return next((f for f in self.functions if f.name == name), None)
+
+
+Node = Union[Type, Expr, Stmt, Param, Function, TypeDef, Import, Module, View]
+
+# --------------------------------------------------------------------------- walking helpers
+
+T = TypeVar("T")
+
+
+def _target_name(e: Expr) -> str:
+    while isinstance(e, (Index, Field)):
+        e = e.base
+    return e.name if isinstance(e, Name) else "?"
+
+
+def root_name(e: Expr) -> str | None:
+    """The variable an lvalue/access expression ultimately refers to (`c` for `c[i].r`)."""
+    while isinstance(e, (Index, Field)):
+        e = e.base
+    return e.name if isinstance(e, Name) else None
+
+
+def children(node: object) -> Iterator[object]:
+    """Direct child nodes of any AST node (dataclass fields that are nodes or tuples of nodes)."""
+    for f in fields(node):  # type: ignore[arg-type]
+        if f.name == "span":
+            continue
+        value = getattr(node, f.name)
+        if isinstance(value, tuple):
+            for item in value:
+                if isinstance(item, tuple):
+                    yield from (x for x in item if hasattr(x, "__dataclass_fields__"))
+                elif hasattr(item, "__dataclass_fields__"):
+                    yield item
+        elif hasattr(value, "__dataclass_fields__"):
+            yield value
+
+
+def walk(node: object) -> Iterator[object]:
+    """Pre-order traversal of all nodes below and including `node`."""
+    yield node
+    for child in children(node):
+        yield from walk(child)
+
+
+def transform(node: T, fn: Callable[[object], object | None]) -> T:
+    """Bottom-up rebuild: children are transformed first, then `fn(new_node)` may return a
+    replacement (or None to keep it). Never mutates the input."""
+    changes = {}
+    for f in fields(node):  # type: ignore[arg-type]
+        if f.name == "span":
+            continue
+        value = getattr(node, f.name)
+        new = _transform_value(value, fn)
+        if new is not value:
+            changes[f.name] = new
+    rebuilt = replace(node, **changes) if changes else node  # type: ignore[type-var]
+    result = fn(rebuilt)
+    return rebuilt if result is None else result  # type: ignore[return-value]
+
+
+def _transform_value(value: object, fn: Callable[[object], object | None]) -> object:
+    if hasattr(value, "__dataclass_fields__"):
+        return transform(value, fn)
+    if isinstance(value, tuple):
+        items = tuple(_transform_value(v, fn) for v in value)
+        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
+    return value

@@ -1,0 +1,73 @@
+"""Render diagnostics for people (rich, with the source line and a marker) and for tools (JSON)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rich.console import Console
+from rich.text import Text
+
+from mcl.diagnostics import Diagnostic, Severity
+
+_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow", Severity.NOTE: "bold cyan"}
+
+
+def _source_line(path: str, line: int, cache: dict[str, list[str]]) -> str | None:
+    if path not in cache:
+        try:
+            cache[path] = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            cache[path] = []
+    lines = cache[path]
+    return lines[line - 1] if 0 < line <= len(lines) else None
+
+
+def render_diagnostics(diags: list[Diagnostic], console: Console | None = None) -> None:
+    """Print each diagnostic as `file:line:col: severity: message`, the source line, a marker
+    under the offending text, and the hint."""
+    console = console or Console(stderr=True, highlight=False)
+    cache: dict[str, list[str]] = {}
+    for d in diags:
+        head = Text()
+        if d.span:
+            head.append(f"{d.span}: ", style="bold")
+        head.append(f"{d.severity.value}", style=_STYLE[d.severity])
+        head.append(f": {d.message}")
+        head.append(f" [{d.code}]", style="dim")
+        console.print(head)
+        if d.span:
+            src = _source_line(d.span.file, d.span.line, cache)
+            if src is not None:
+                gutter = f"{d.span.line:>5} | "
+                console.print(Text(gutter, style="dim") + Text(src))
+                width = (
+                    d.span.end_column - d.span.column
+                    if d.span.end_line == d.span.line and d.span.end_column > d.span.column
+                    else 1
+                )
+                marker = " " * (d.span.column - 1) + "^" + "~" * (width - 1)
+                console.print(Text(" " * (len(gutter) - 2) + "| ", style="dim") + Text(marker, style=_STYLE[d.severity]))
+        if d.hint:
+            console.print(Text("      = hint: ", style="bold cyan") + Text(d.hint))
+        for note in d.notes:
+            console.print(Text("      = note: ", style="bold cyan") + Text(note))
+
+
+def diagnostic_to_json(d: Diagnostic) -> dict:
+    span = d.span
+    return {
+        "file": span.file if span else None,
+        "line": span.line if span else None,
+        "column": span.column if span else None,
+        "end_line": span.end_line if span else None,
+        "end_column": span.end_column if span else None,
+        "severity": d.severity.value,
+        "code": d.code,
+        "message": d.message,
+        "hint": d.hint,
+    }
+
+
+def diagnostics_json(diags: list[Diagnostic]) -> str:
+    return json.dumps({"diagnostics": [diagnostic_to_json(d) for d in diags]}, indent=2)
