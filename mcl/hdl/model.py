@@ -101,6 +101,9 @@ class Parallelism:
     inner: ParGroup | None = None
     span: Span | None = None
 
+    def __repr__(self) -> str:
+        return "Parallelism()"
+
 
 Scope = Union[Parallelism, ParGroup, ParUnit]
 
@@ -125,13 +128,43 @@ class DeviceNode:
     path: str
     parent: DeviceNode | None
     children: list[DeviceNode] = field(default_factory=list)
-    values: dict[str, Quantity] = field(default_factory=dict)
+    values: dict[str, Quantity | bool] = field(default_factory=dict)  # addressable: bool
     flags: set[str] = field(default_factory=set)
     args: dict[str, list[tuple]] = field(default_factory=dict)
     span: Span | None = None
 
     def __repr__(self) -> str:
         return f"{self.kind}({self.path!r})"
+
+    def walk(self):
+        """This node and every node below it, depth first (declaration order)."""
+        yield self
+        for child in self.children:
+            yield from child.walk()
+
+    def ancestors(self):
+        """Enclosing nodes, innermost first."""
+        node = self.parent
+        while node is not None:
+            yield node
+            node = node.parent
+
+    @property
+    def depth(self) -> int:
+        return sum(1 for _ in self.ancestors())
+
+    def slots_for(self, unit: str) -> Number | None:
+        """N of `slots(unit, N)` stated on this very node (summed if stated twice)."""
+        found = [_number(a[1]) for a in self.args.get("slots", []) if len(a) == 2 and a[0] == unit]
+        return sum(found) if found else None
+
+    def count(self) -> Number:
+        """nr_units / max_nr_units of a `_group` node (1 for anything else)."""
+        for key in ("nr_units", "max_nr_units"):
+            q = self.values.get(key)
+            if isinstance(q, Quantity):
+                return q.value
+        return 1
 
 
 @dataclass(frozen=True)
@@ -172,9 +205,35 @@ class Link:
 ParGroupMapping = list[tuple[Union[ParGroup, Parallelism], list[Union[ParGroup, Parallelism]]]]
 
 
+# Device block kinds (hdl.md §3.3 and the paper's Fig. 5).
+EXEC_KINDS = frozenset({
+    "execution_group", "execution_unit", "simd_group", "simd_unit",
+    "load_store_group", "load_store_unit",
+})  # fmt: skip
+LOCKSTEP_GROUP_KINDS = frozenset({"simd_group", "load_store_group"})  # a load_store_group is a simd_group
+MEMORY_KINDS = frozenset({"memory", "cache"})
+
+
+def _number(value: object) -> Number:
+    if isinstance(value, Quantity):
+        return value.value
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0
+    return value
+
+
+def _product(values) -> Number:
+    result: Number = 1
+    for v in values:
+        if v == 0:
+            return 0
+        result *= v
+    return result
+
+
 class HardwareDescription:
-    """A resolved hardware description. Implemented in mcl.hdl.resolve; the methods below
-    are the query API every pass uses (see docs/hdl-api.md)."""
+    """A resolved hardware description, built by mcl.hdl.build. The methods below are the
+    query API every pass uses (see docs/hdl-api.md)."""
 
     name: str
     parent: str | None
@@ -182,96 +241,372 @@ class HardwareDescription:
     parallelism: Parallelism
     device: DeviceNode  # the top-level `device NAME` block, references resolved
 
+    def __init__(
+        self,
+        name: str,
+        parent: str | None,
+        file: str,
+        parallelism: Parallelism,
+        device: DeviceNode,
+        blocks: dict[str, DeviceNode] | None = None,
+        span: Span | None = None,
+    ):
+        self.name = name
+        self.parent = parent
+        self.file = file
+        self.parallelism = parallelism
+        self.device = device
+        # Every top-level device-side block by name (also those only reused by other
+        # descriptions), for value paths such as 'processors.processor.alus'.
+        self.blocks: dict[str, DeviceNode] = dict(blocks or {})
+        self.span = span  # the `hardware_description NAME;` header
+
+    def __repr__(self) -> str:
+        return f"HardwareDescription({self.name!r})"
+
     # -- parallelism hierarchy -------------------------------------------------------
     def par_groups(self) -> list[ParGroup]:
         """All par_groups, outermost first (a chain)."""
-        raise NotImplementedError
+        chain: list[ParGroup] = []
+        group = self.parallelism.inner
+        while group is not None:
+            chain.append(group)
+            group = group.unit.inner if group.unit is not None else None
+        return chain
 
     def par_group(self, name: str) -> ParGroup | None:
-        raise NotImplementedError
+        return next((g for g in self.par_groups() if g.name == name), None)
 
     def par_unit(self, name: str) -> ParUnit | None:
-        raise NotImplementedError
+        return next((g.unit for g in self.par_groups() if g.unit and g.unit.name == name), None)
+
+    def par_units(self) -> list[ParUnit]:
+        """All par_units, outermost first."""
+        return [g.unit for g in self.par_groups() if g.unit is not None]
 
     def executing_unit(self) -> ParUnit:
         """The innermost par_unit: the only one that runs statements."""
-        raise NotImplementedError
+        units = self.par_units()
+        if not units:
+            raise ValueError(f"hardware description '{self.name}' has no par_unit")
+        return units[-1]
 
     def group_chain(self, unit: str) -> list[ParGroup]:
         """The par_groups around par_unit `unit` (its own group included), outermost first.
         fermi: group_chain('thread') == [blocks, warps, threads]."""
-        raise NotImplementedError
+        chain: list[ParGroup] = []
+        for group in self.par_groups():
+            chain.append(group)
+            if group.unit is not None and group.unit.name == unit:
+                return chain
+        raise KeyError(f"'{self.name}' has no par_unit '{unit}'")
 
     def memory_spaces(self) -> list[MemorySpace]:
         """All memory spaces, outermost scope first."""
-        raise NotImplementedError
+        spaces = list(self.parallelism.spaces)
+        for group in self.par_groups():
+            spaces += group.spaces
+            if group.unit is not None:
+                spaces += group.unit.spaces
+        return spaces
 
     def memory_space(self, name: str) -> MemorySpace | None:
-        raise NotImplementedError
+        return next((s for s in self.memory_spaces() if s.name == name), None)
 
     def visible_spaces(self, scope: str | None = None) -> list[MemorySpace]:
         """Spaces visible inside the par_group/par_unit named `scope` (declared there or in
         any enclosing scope), outermost first. `scope=None` means the executing unit."""
-        raise NotImplementedError
+        if scope is None:
+            scope = self.executing_unit().name
+        spaces = list(self.parallelism.spaces)
+        if scope in ("parallelism", "hierarchy"):
+            return spaces
+        for group in self.par_groups():
+            spaces += group.spaces
+            if group.name == scope:
+                return spaces
+            if group.unit is not None:
+                spaces += group.unit.spaces
+                if group.unit.name == scope:
+                    return spaces
+        raise KeyError(f"'{self.name}' has no par_group or par_unit '{scope}'")
 
     def default_spaces(self) -> list[MemorySpace]:
         """Spaces flagged `default`, outermost first. Arrays/parameters default to the
         outermost, scalars to the innermost (hdl.md 3.2)."""
-        raise NotImplementedError
+        return [s for s in self.memory_spaces() if s.default]
 
     def read_only_spaces(self) -> list[MemorySpace]:
-        raise NotImplementedError
+        return [s for s in self.memory_spaces() if s.read_only]
 
     def shared_by(self, space: str) -> list[ParGroup]:
         """The par_groups whose units can communicate through `space`: those nested inside
         the scope declaring it (used for barrier checks and 'blocks cannot share local')."""
-        raise NotImplementedError
+        ms = self.memory_space(space)
+        if ms is None:
+            return []
+        chain = self.par_groups()
+        scope = ms.scope
+        if isinstance(scope, Parallelism):
+            return chain
+        if isinstance(scope, ParGroup):
+            return chain[chain.index(scope):]
+        return [g for g in chain if self._inside(g, scope)]
+
+    @staticmethod
+    def _inside(group: ParGroup, unit: ParUnit) -> bool:
+        parent = group.parent
+        while isinstance(parent, ParUnit):
+            if parent is unit:
+                return True
+            parent = parent.group.parent
+        return False
 
     # -- physical device ---------------------------------------------------------------
+    def nodes(self) -> list[DeviceNode]:
+        """Every block of the device, depth first in declaration order (the device first)."""
+        return list(self.device.walk())
+
+    def node(self, path: str) -> DeviceNode | None:
+        """A device block by its path ('smps.smp.on_chip'), with or without the description
+        or device name first, or by its name alone when that name is unique. Blocks of the
+        device come first; then top-level blocks the device does not use."""
+        parts = [p for p in path.removesuffix("[*]").split(".") if p]
+        if len(parts) > 1 and parts[0] == self.name:
+            parts = parts[1:]
+        if not parts:
+            return None
+        found = self._in_device(parts)
+        if found is None and len(parts) > 1:
+            # A block reused from another description may name its blocks qualified by
+            # that description ('accelerator.mem' in a reused pcie): read them as ours.
+            found = self._in_device(parts[1:])
+        if found is None and len(parts) == 1:
+            named = [n for n in self.device.walk() if n.name == parts[0]]
+            found = named[0] if len(named) == 1 else None
+        if found is None and parts[0] in self.blocks:
+            found = _descend(self.blocks[parts[0]], parts[1:])
+        return found
+
+    def _in_device(self, parts: list[str]) -> DeviceNode | None:
+        found = _descend(self.device, parts)  # relative to the device: 'smps.smp.on_chip'
+        if found is None and parts[0] == self.device.name:
+            found = _descend(self.device, parts[1:])
+        return found
+
+    def _memory_info(self, node: DeviceNode) -> MemoryInfo:
+        def num(key: str) -> Number | None:
+            q = node.values.get(key)
+            return q.value if isinstance(q, Quantity) else None
+
+        addressable = node.values.get("addressable", True)
+        return MemoryInfo(
+            node=node,
+            is_cache=node.kind == "cache",
+            spaces=tuple(a[0] for a in node.args.get("space", []) if a),
+            capacity=num("capacity"),
+            line_size=num("cache_line_size"),
+            nr_banks=num("nr_banks"),
+            addressable=bool(addressable),
+            resides_on=next((a for a in node.ancestors() if a.kind in EXEC_KINDS), None),
+        )
+
     def memories_for(self, space: str) -> list[MemoryInfo]:
         """Memories and caches holding `space` (memory first, then caches inner to outer)."""
-        raise NotImplementedError
+        holding = [m for m in self.memories() + self.caches() if space in m.spaces]
+        mems = [m for m in holding if not m.is_cache]
+        caches = sorted((m for m in holding if m.is_cache), key=lambda m: -m.node.depth)
+        return mems + caches
 
     def memories(self) -> list[MemoryInfo]:
-        raise NotImplementedError
+        return [self._memory_info(n) for n in self.device.walk() if n.kind == "memory"]
 
     def caches(self) -> list[MemoryInfo]:
-        raise NotImplementedError
+        return [self._memory_info(n) for n in self.device.walk() if n.kind == "cache"]
 
     def execution_units_for(self, unit: str) -> list[ExecUnitInfo]:
         """Execution units/groups that have `slots(unit, N)`, outermost first.
         fermi: execution_units_for('block') -> [smp with slots 8 and nr_units 15]."""
-        raise NotImplementedError
+        found = []
+        for node in self.device.walk():
+            slots = node.slots_for(unit)
+            if slots is None:
+                continue
+            groups = [a.count() for a in node.ancestors() if a.kind.endswith("_group")]
+            simd = node.kind in LOCKSTEP_GROUP_KINDS | {"simd_unit", "load_store_unit"} or any(
+                a.kind in LOCKSTEP_GROUP_KINDS for a in node.ancestors()
+            )
+            found.append(ExecUnitInfo(node, slots, _product(groups), simd))
+        return found
 
     def lockstep(self, unit: str) -> ParGroup | None:
         """If loads/stores of par_unit `unit` run in lock-step (a load/store unit inside a
         simd_group), the par_group whose units execute one load together (fermi:
         lockstep('thread') is the par_group `threads`, the 32 threads of a warp); else None."""
-        raise NotImplementedError
+        chain = self.group_chain(unit)  # raises KeyError for an unknown unit
+        enclosing = {g.unit.name: g for g in chain if g.unit is not None}
+        for lsu in (n for n in self.device.walk() if n.kind == "load_store_unit"):
+            if not self._runs(lsu, unit):
+                continue
+            # A lock-step group with group-wide slots for an enclosing par_unit P executes
+            # one instruction for all units of the par_group directly inside P (a warp's
+            # load/store group runs the 32 threads of the warp together).
+            for group in (a for a in lsu.ancestors() if a.kind in LOCKSTEP_GROUP_KINDS):
+                for arg in group.args.get("slots", []):
+                    outer = enclosing.get(arg[0]) if arg else None
+                    if outer is not None and outer.unit is not None and outer.unit.name != unit:
+                        return outer.unit.inner
+        return None
+
+    @staticmethod
+    def _runs(node: DeviceNode, unit: str) -> bool:
+        """Does `node`, or a block inside or around it, have slots for `unit`?"""
+        return any(n.slots_for(unit) is not None for n in (*node.walk(), *node.ancestors()))
+
+    def _endpoint(self, name: str) -> DeviceNode | None:
+        return self.node(name)
+
+    def links(self) -> list[tuple[DeviceNode, DeviceNode, DeviceNode]]:
+        """(interconnect, endpoint A, endpoint B) for every `connects(A, B)`."""
+        result = []
+        for ic in (n for n in self.device.walk() if n.kind == "interconnect"):
+            for arg in ic.args.get("connects", []):
+                if len(arg) != 2:
+                    continue
+                a, b = (self._endpoint(str(x)) for x in arg)
+                if a is not None and b is not None:
+                    result.append((ic, a, b))
+        return result
+
+    @staticmethod
+    def _related(a: DeviceNode, b: DeviceNode) -> bool:
+        return a is b or a in b.ancestors() or b in a.ancestors()
+
+    def _as_memory(self, memory: str) -> DeviceNode | None:
+        node = self.node(memory)
+        if node is not None and node.kind in MEMORY_KINDS:
+            return node
+        held = self.memories_for(memory)  # a memory space name also identifies its memory
+        return held[0].node if held else node
 
     def link(self, memory: str, exec_unit: str | None = None) -> Link | None:
         """Interconnect between memory `memory` and an execution unit (any if None)."""
-        raise NotImplementedError
+        mem = self._as_memory(memory)
+        if mem is None:
+            return None
+        target = self.node(exec_unit) if exec_unit is not None else None
+        if exec_unit is not None and target is None:
+            return None
+        for ic, a, b in self.links():
+            for here, there in ((a, b), (b, a)):
+                if here is not mem:
+                    continue
+                if target is None and (there.kind in EXEC_KINDS or _contains_exec(there)):
+                    return _link(ic)
+                if target is not None and self._related(there, target):
+                    return _link(ic)
+        return None
+
+    def host(self) -> DeviceNode | None:
+        """The host device (a nested `device` block connected to device memory), if any."""
+        for _, a, b in self.links():
+            for dev, other in ((a, b), (b, a)):
+                if dev.kind == "device" and dev is not self.device and other.kind in MEMORY_KINDS:
+                    return dev
+        return None
 
     def has_host(self) -> bool:
         """True when the device has a host device connected to device memory (transfers)."""
-        raise NotImplementedError
+        return self.host() is not None
 
     def host_link(self) -> Link | None:
-        raise NotImplementedError
+        host = self.host()
+        if host is None:
+            return None
+        for ic, a, b in self.links():
+            if host in (a, b) and (a.kind in MEMORY_KINDS or b.kind in MEMORY_KINDS):
+                return _link(ic)
+        return None
 
     def is_faster(self, space_a: str, space_b: str) -> bool:
         """Paper 6.3: is the memory holding space_a faster than the one holding space_b?
         Compare interconnect bandwidth/latency, then proximity to execution units, then
         capacity (smaller is faster)."""
-        raise NotImplementedError
+        from mcl.hdl.speed import compare_memories
+
+        return compare_memories(self, space_a, space_b) > 0
 
     def feedback_functions(self) -> list[tuple[str, DeviceNode]]:
         """Names given by performance_feedback("NAME") with the block that names them."""
-        raise NotImplementedError
+        return [
+            (str(arg[0]), node)
+            for node in self.device.walk()
+            for arg in node.args.get("performance_feedback", [])
+            if arg
+        ]
 
     def value(self, path: str | tuple[str, ...]) -> Quantity | bool | str | None:
         """A property by qualified path, with or without the description name first:
         'gpu.hierarchy.blocks.block.threads.max_nr_units', 'smps.smp.on_chip.capacity'.
         Returns None when there is no such property."""
-        raise NotImplementedError
+        parts = list(path.split(".") if isinstance(path, str) else path)
+        if len(parts) > 2 and parts[0] == self.name:
+            parts = parts[1:]
+        if len(parts) < 2:
+            return None
+        *where, prop = parts
+        if where[0] in ("hierarchy", "parallelism"):
+            return self._hierarchy_value(where[1:], prop)
+        node = self.node(".".join(where))
+        if node is None:
+            return None
+        if prop in node.values:
+            return node.values[prop]
+        if prop in ("default", "read_only"):
+            return prop in node.flags
+        if prop == "performance_feedback" and node.args.get(prop):
+            return str(node.args[prop][0][0])
+        return None
+
+    def _hierarchy_value(self, where: list[str], prop: str) -> Quantity | bool | None:
+        scope: Scope = self.parallelism
+        for part in where:
+            nxt: Scope | None = None
+            if isinstance(scope, (Parallelism, ParUnit)):
+                if scope.inner is not None and scope.inner.name == part:
+                    nxt = scope.inner
+            elif scope.unit is not None and scope.unit.name == part:
+                nxt = scope.unit
+            if nxt is None:
+                space = next((s for s in scope.spaces if s.name == part), None)
+                if space is not None and part == where[-1] and prop in ("default", "read_only"):
+                    return getattr(space, prop)
+                return None
+            scope = nxt
+        if isinstance(scope, ParGroup):
+            if prop == "nr_units" and scope.nr_units is not None:
+                return Quantity(scope.nr_units)
+            if prop == "max_nr_units" and scope.max_nr_units is not None:
+                return Quantity(scope.max_nr_units)
+        return None
+
+
+def _descend(node: DeviceNode | None, parts: list[str]) -> DeviceNode | None:
+    for part in parts:
+        if node is None:
+            return None
+        node = next((c for c in node.children if c.name == part), None)
+    return node
+
+
+def _contains_exec(node: DeviceNode) -> bool:
+    return any(n.kind in EXEC_KINDS for n in node.walk())
+
+
+def _link(ic: DeviceNode) -> Link:
+    lat, bw = ic.values.get("latency"), ic.values.get("bandwidth")
+    return Link(
+        node=ic,
+        latency=lat if isinstance(lat, Quantity) else None,
+        bandwidth=bw if isinstance(bw, Quantity) else None,
+    )

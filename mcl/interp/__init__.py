@@ -1,1 +1,162 @@
-"""mcl.interp"""
+"""The reference interpreter: runs an MCPL function at any level on numpy arrays.
+
+It is the oracle of the project (issue 4): a kernel and every translation of it must give
+the same results here, and those must equal the numpy reference of `kernels/<app>/`.
+
+    result = run_function(module, "matmul", {"n": 4, ..., "c": c, "a": a, "b": b}, library)
+
+Arrays are modified in place; the result maps every parameter to its final value (and
+`"return"` to the return value of a non-void function). Semantics are documented in
+docs/interpreter.md: C integer arithmetic, float32 rounding for `float`, foreach units
+advancing together from barrier to barrier, poisoned uninitialised memory. Every run-time
+problem (index out of bounds, division by zero, barrier divergence, a missing argument)
+is an `MclError` with a source position, never a Python traceback.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from mcl.diagnostics import MclError, did_you_mean, error
+from mcl.interp.engine import Engine
+from mcl.interp.values import DTYPES, StructValue, convert, scalar_name
+from mcl.mcpl import ast
+
+__all__ = ["run_function", "StructValue"]
+
+
+def run_function(
+    program_or_module: Any,
+    name: str,
+    args: Mapping[str, object],
+    library: Any = None,
+    *,
+    values: Mapping[str, object] | None = None,
+) -> dict[str, object]:
+    """Run function `name` of a `Module` or loaded `Program` with `args` (parameter name ->
+    value: Python/numpy scalars, numpy arrays of the declared shapes and dtypes).
+
+    `values` supplies scalars (usually sizes such as n) for parameters missing from `args`.
+    `library` (an `HwdLibrary`) gives hardware-description constants and tells which units
+    a barrier synchronises; without it, barriers synchronise the innermost foreach units.
+    """
+    engine = Engine(program_or_module, library)
+    function = _find_function(engine, name)
+    engine.entry = function
+    compiled = engine.compiled(function)
+    given = {**(values or {}), **args}
+    bound = [_bind(function, p, given) for p in function.params]
+    with np.errstate(all="ignore"):  # IEEE float semantics: x / 0.0 is inf, as on a device
+        try:
+            ret, frame = compiled.invoke(bound, None)
+        except (OverflowError, ValueError) as exc:
+            raise MclError(
+                error(
+                    "interp-arithmetic",
+                    f"arithmetic error while running '{name}': {exc}",
+                    function.span,
+                    hint="an int result outside 32 bits, or a NaN converted to int",
+                )
+            ) from None
+        except RecursionError:
+            raise MclError(
+                error("interp-recursion", f"recursion too deep in '{name}'", function.span)
+            ) from None
+    result = {
+        p.name: frame[slot] for p, slot in zip(function.params, compiled.param_slots, strict=False)
+    }
+    if scalar_name(function.ret) != "void":
+        result["return"] = ret
+    return result
+
+
+def _find_function(engine: Engine, name: str) -> ast.Function:
+    function = engine.scope.main.function(name) or engine.scope.function(name, engine.scope.main)
+    if function is None:
+        names = [f.name for m in engine.scope.modules for f in m.functions]
+        raise MclError(
+            error(
+                "interp-unknown-function",
+                f"no function '{name}' to run",
+                None,
+                hint=did_you_mean(name, names) or f"functions: {', '.join(names) or 'none'}",
+            )
+        )
+    return function
+
+
+def _bind(function: ast.Function, param: ast.Param, given: Mapping[str, object]) -> object:
+    """Check one argument against its parameter and convert scalars to MCPL values."""
+    where = f"argument '{param.name}' of '{function.name}'"
+    if param.name not in given:
+        raise MclError(
+            error(
+                "interp-missing-argument",
+                f"missing {where}",
+                param.span,
+                hint="pass it in args (or a size in values)",
+            )
+        )
+    value = given[param.name]
+    kind = scalar_name(param.type)
+    if kind is not None:
+        if isinstance(value, np.ndarray) and value.ndim == 0:
+            value = value[()]
+        if kind in ("int", "byte") and not _is_integral(value):
+            raise MclError(
+                error("interp-argument", f"{where} must be an integer, got {value!r}", param.span)
+            )
+        if not isinstance(value, (int, float, bool, np.number, np.bool_)):
+            raise MclError(
+                error("interp-argument", f"{where} must be a number, got {value!r}", param.span)
+            )
+        return convert(value, kind)
+    if isinstance(param.type, ast.NamedType):
+        if not isinstance(value, StructValue):
+            raise MclError(
+                error("interp-argument", f"{where} must be a {param.type.name} value", param.span)
+            )
+        return value
+    assert isinstance(param.type, ast.ArrayType)
+    if not isinstance(value, np.ndarray):
+        raise MclError(
+            error(
+                "interp-argument",
+                f"{where} must be a numpy array, got {type(value).__name__}",
+                param.span,
+            )
+        )
+    element = param.type.element
+    expected = (
+        np.dtype(object) if isinstance(element, ast.NamedType) else np.dtype(DTYPES[element.name])
+    )
+    if value.dtype != expected:
+        raise MclError(
+            error(
+                "interp-argument",
+                f"{where} has dtype {value.dtype}, but its element type needs {expected}",
+                param.span,
+                hint=f"convert it with .astype(numpy.{expected})",
+            )
+        )
+    if not value.flags.c_contiguous:
+        raise MclError(
+            error(
+                "interp-argument",
+                f"{where} is not a C-contiguous array",
+                param.span,
+                hint="pass numpy.ascontiguousarray(...) so the kernel writes into your array",
+            )
+        )
+    return value
+
+
+def _is_integral(value: object) -> bool:
+    if isinstance(value, (bool, np.bool_)):
+        return True
+    if isinstance(value, (int, np.integer)):
+        return True
+    return isinstance(value, (float, np.floating)) and float(value).is_integer()

@@ -1,0 +1,38 @@
+"""numpy reference for PolyBench gesummv: y = alpha * A * x + beta * B * x."""
+
+from __future__ import annotations
+
+import numpy as np
+
+FUNCTION = "gesummv"
+SIZES = {"n": 37}
+OUTPUTS = ("y",)
+TOLERANCE = {"rtol": 1e-4, "atol": 1e-4}
+ALPHA, BETA = 1.5, 1.2  # PolyBench's init_array values
+
+
+def inputs(sizes: dict[str, int], rng: np.random.Generator) -> dict[str, object]:
+    n = sizes["n"]
+    return {
+        "n": n,
+        "alpha": np.float32(ALPHA),
+        "beta": np.float32(BETA),
+        "y": np.zeros(n, dtype=np.float32),
+        "a": rng.uniform(-1.0, 1.0, (n, n)).astype(np.float32),
+        "b": rng.uniform(-1.0, 1.0, (n, n)).astype(np.float32),
+        "x": rng.uniform(-1.0, 1.0, n).astype(np.float32),
+    }
+
+
+def reference(args: dict[str, object]) -> dict[str, np.ndarray]:
+    a = np.asarray(args["a"], dtype=np.float64)
+    b = np.asarray(args["b"], dtype=np.float64)
+    x = np.asarray(args["x"], dtype=np.float64)
+    alpha, beta = float(args["alpha"]), float(args["beta"])  # type: ignore[arg-type]
+    return {"y": (alpha * (a @ x) + beta * (b @ x)).astype(np.float32)}
+
+
+def flops(sizes: dict[str, int]) -> int:
+    """Two multiply-adds per matrix element, then 3 operations per row."""
+    n = sizes["n"]
+    return 4 * n * n + 3 * n

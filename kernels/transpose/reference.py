@@ -1,0 +1,29 @@
+"""numpy reference for transpose: b = a^T with a: n x m."""
+
+from __future__ import annotations
+
+import numpy as np
+
+FUNCTION = "transpose"
+SIZES = {"n": 19, "m": 31}
+OUTPUTS = ("b",)
+TOLERANCE = {"rtol": 0.0, "atol": 0.0}  # pure data movement is exact
+
+
+def inputs(sizes: dict[str, int], rng: np.random.Generator) -> dict[str, object]:
+    n, m = sizes["n"], sizes["m"]
+    return {
+        "n": n,
+        "m": m,
+        "b": np.zeros((m, n), dtype=np.float32),
+        "a": rng.uniform(-1.0, 1.0, (n, m)).astype(np.float32),
+    }
+
+
+def reference(args: dict[str, object]) -> dict[str, np.ndarray]:
+    return {"b": np.ascontiguousarray(np.asarray(args["a"]).T)}
+
+
+def bytes_moved(sizes: dict[str, int]) -> int:
+    """One float32 read and one write per element."""
+    return 8 * sizes["n"] * sizes["m"]

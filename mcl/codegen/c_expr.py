@@ -1,0 +1,288 @@
+"""Print MCPL expressions as OpenCL C (kernels) or C++ (host statements).
+
+The two languages share C's expression syntax; they differ in the built-ins (OpenCL's
+`fmin` and `atomic_add` versus `std::fmin`), so one printer serves both.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from mcl.codegen.c_names import c_name
+from mcl.codegen.layout import flat_dims, index_chain, linear_offset
+from mcl.codegen.scope import DOUBLE, FLOAT, INT, Scope, signature_only
+from mcl.diagnostics import MclError, error
+from mcl.mcpl.ast import (
+    BINARY_PRECEDENCE,
+    ArrayType,
+    Binary,
+    BoolLit,
+    Call,
+    Expr,
+    Field,
+    FloatLit,
+    HwdConst,
+    Index,
+    IntLit,
+    Name,
+    Param,
+    Unary,
+)
+
+ATOM = 100
+UNARY = 12
+_FLOAT_MATH = ("sqrt", "exp", "log", "sin", "cos", "fabs", "floor", "ceil")
+# MCPL atomics (the built-in atomicAdd and the stdlib's lib.atomic) -> OpenCL 1.1 atomics.
+ATOMICS = {
+    "atomicAdd": "atomic_add",
+    "atomicSub": "atomic_sub",
+    "atomicMin": "atomic_min",
+    "atomicMax": "atomic_max",
+    "atomicInc": "atomic_inc",
+    "atomicDec": "atomic_dec",
+    "atomicExch": "atomic_xchg",
+    "atomicCAS": "atomic_cmpxchg",
+    "atomicAnd": "atomic_and",
+    "atomicOr": "atomic_or",
+    "atomicXor": "atomic_xor",
+    "atomicAddFloat": "",  # a compare-and-swap loop (OpenCL 1.x has no float atomics)
+}
+
+
+@dataclass
+class Needs:
+    """What printed code needs besides itself: helper functions of the runtime prelude
+    (`mcl_atomic_add_float_global`, `mcl_ipow`), MCPL functions specialised for the
+    address spaces of their pointer parameters, and double precision."""
+
+    helpers: set[str] = field(default_factory=set)
+    instances: set[tuple[str, tuple[str, ...]]] = field(default_factory=set)
+    double: bool = False
+
+
+@dataclass
+class ExprPrinter:
+    scope: Scope
+    language: str = "opencl"  # or "cpp"
+    access: dict[str, dict[str, str]] = field(default_factory=dict)  # function -> param -> mode
+    needs: Needs = field(default_factory=Needs)
+    float_suffix: str = "f"
+
+    def expr(self, e: Expr) -> str:
+        return self._p(e)[0]
+
+    def wrap(self, e: Expr, prec: int) -> str:
+        """`e` printed so that it can stand as an operand of an operator of `prec`."""
+        text, p = self._p(e)
+        return text if p >= prec else f"({text})"
+
+    # ------------------------------------------------------------------ the printer
+    def _p(self, e: Expr) -> tuple[str, int]:
+        if isinstance(e, IntLit):
+            return (str(e.value), ATOM) if e.value >= 0 else (f"({e.value})", ATOM)
+        if isinstance(e, FloatLit):
+            return self._float(e), ATOM
+        if isinstance(e, BoolLit):
+            return ("true" if e.value else "false"), ATOM
+        if isinstance(e, Name):
+            var = self.scope.lookup(e.name, e.span)
+            if var.by_pointer and not var.is_array:
+                return f"(*{var.cname})", ATOM
+            return var.cname, ATOM
+        if isinstance(e, HwdConst):
+            raise MclError(
+                error(
+                    "codegen-hwd-constant",
+                    f"hardware description constant {'.'.join(e.path)} has no value",
+                    e.span,
+                )
+            )
+        if isinstance(e, Index):
+            return self._index(e), ATOM
+        if isinstance(e, Field):
+            base = e.base
+            if isinstance(base, Name):
+                var = self.scope.lookup(base.name, base.span)
+                if var.by_pointer and not var.is_array:
+                    return f"{var.cname}->{e.name}", ATOM
+            return f"{self.wrap(base, ATOM)}.{e.name}", ATOM
+        if isinstance(e, Unary):
+            operand = self.wrap(e.operand, UNARY)
+            if operand.startswith(("-", "!")):  # never print `--x` (a decrement)
+                operand = f"({operand})"
+            return f"{e.op}{operand}", UNARY
+        if isinstance(e, Binary):
+            return self._binary(e)
+        if isinstance(e, Call):
+            return self._call(e), ATOM
+        raise MclError(error("codegen-expr", f"cannot generate code for {type(e).__name__}"))
+
+    def _float(self, e: FloatLit) -> str:
+        text = e.text or repr(float(e.value))
+        if not any(c in text for c in ".eE"):
+            text += ".0"
+        if text.startswith("."):
+            text = "0" + text
+        if text.endswith("."):
+            text += "0"
+        return text + self.float_suffix
+
+    def _binary(self, e: Binary) -> tuple[str, int]:
+        if e.op == "^":  # MCPL's power operator
+            return self._power(e), ATOM
+        if e.op == "%" and (self.scope.is_float(e.left) or self.scope.is_float(e.right)):
+            fmod = "std::fmod" if self.language == "cpp" else "fmod"
+            return f"{fmod}({self.expr(e.left)}, {self.expr(e.right)})", ATOM
+        prec = BINARY_PRECEDENCE[e.op]
+        # Operands of & and | always get parentheses: C's precedence of the bitwise
+        # operators surprises readers, and compilers warn about it.
+        bitwise = e.op in ("&", "|")
+        left = self.wrap(e.left, ATOM if bitwise else prec)
+        right = self.wrap(e.right, ATOM if bitwise else prec + 1)
+        return f"{left} {e.op} {right}", prec
+
+    def _power(self, e: Binary) -> str:
+        left_t, right_t = self.scope.type_of(e.left), self.scope.type_of(e.right)
+        a, b = self.expr(e.left), self.expr(e.right)
+        if left_t == INT and right_t == INT:
+            self.needs.helpers.add("mcl_ipow")
+            return f"mcl_ipow({a}, {b})"
+        if self.language == "cpp":
+            return f"std::pow({a}, {b})"
+        if right_t == INT:
+            return f"pown({self.as_float(e.left)}, {b})"
+        return f"pow({self.as_float(e.left)}, {self.as_float(e.right)})"
+
+    def as_float(self, e: Expr) -> str:
+        if self.scope.is_float(e):
+            return self.expr(e)
+        return f"(float){self.wrap(e, UNARY)}"
+
+    def _index(self, e: Index) -> str:
+        base, indices = index_chain(e)
+        base_t = self.scope.type_of(base)
+        if not isinstance(base_t, ArrayType):
+            raise MclError(error("codegen-index", "indexing a value that is not an array", e.span))
+        dims = flat_dims(base_t)
+        offset = self.expr(linear_offset(indices, dims))
+        base_text = self.wrap(base, ATOM)
+        if len(indices) < len(dims):  # a sub-array: a pointer to its first element
+            return f"({base_text} + {offset})"
+        return f"{base_text}[{offset}]"
+
+    # ------------------------------------------------------------------ calls
+    def _call(self, e: Call) -> str:
+        f, args = e.func, e.args
+        callee = self.scope.functions.get(f)
+        if callee is not None and not signature_only(callee):
+            return self._user_call(e)
+        cpp = self.language == "cpp"
+        std = "std::" if cpp else ""
+        if f in ("toFloat", "toInt", "toDouble"):
+            target = {"toFloat": "float", "toInt": "int", "toDouble": "double"}[f]
+            self.needs.double |= target == "double"
+            return f"({target}){self.wrap(args[0], UNARY)}"
+        if f in _FLOAT_MATH:
+            return f"{std}{f}({self.as_float(args[0])})"
+        if f == "pow":
+            return f"{std}pow({self.as_float(args[0])}, {self.as_float(args[1])})"
+        if f == "abs":
+            if self.scope.is_float(args[0]):
+                return f"{std}fabs({self.expr(args[0])})"
+            # OpenCL's abs(int) returns uint; keep MCPL's int.
+            return f"std::abs({self.expr(args[0])})" if cpp else f"(int)abs({self.expr(args[0])})"
+        if f in ("min", "max"):
+            if any(self.scope.is_float(a) for a in args):
+                return f"{std}f{f}({', '.join(self.as_float(a) for a in args)})"
+            items = ", ".join(self.expr(a) for a in args)
+            return f"std::{f}<cl_int>({items})" if cpp else f"{f}({items})"
+        if f == "sincos":  # float sincos(x, cosine): returns sin(x), stores cos(x)
+            x = self.as_float(args[0])
+            if cpp:
+                return f"({self.expr(args[1])} = std::cos({x}), std::sin({x}))"
+            return f"sincos({x}, &{self.wrap(args[1], UNARY)})"
+        if f in ATOMICS:
+            return self._atomic(e)
+        if callee is not None:
+            # A library function whose body only states its signature (mcpl.md section 3)
+            # is the OpenCL built-in of the same name (stdlib lib/math/common.mcpl).
+            items = ", ".join(
+                self.as_float(a) if p.type in (FLOAT, DOUBLE) else self.expr(a)
+                for p, a in zip(callee.params, args, strict=False)
+            )
+            return f"{std}{f}({items})"
+        raise MclError(error("codegen-unknown-function", f"unknown function '{f}'", e.span))
+
+    def _atomic(self, e: Call) -> str:
+        """MCPL's atomics as OpenCL 1.1 atomic functions on __global or __local memory."""
+        target, *values = e.args
+        operands = [self.expr(v) for v in values]
+        var = self.scope.root_var(target)
+        space = var.address_space if var is not None else "private"
+        t = self.scope.type_of(target)
+        if space == "private" or self.language == "cpp":
+            if e.func in ("atomicAdd", "atomicAddFloat"):  # no other unit can see it
+                return f"({self.expr(target)} += {operands[0]})"
+            raise MclError(error("codegen-atomic", f"{e.func} on a private variable", e.span))
+        if space not in ("global", "local"):
+            raise MclError(
+                error("codegen-atomic", f"{e.func} on memory in the {space} address space", e.span)
+            )
+        pointer = f"&{self.wrap(target, UNARY)}"
+        if e.func == "atomicAddFloat" or (e.func == "atomicAdd" and t == FLOAT):
+            helper = f"mcl_atomic_add_float_{space}"
+            self.needs.helpers.add(helper)
+            return f"{helper}({pointer}, {operands[0]})"
+        if t != INT:
+            raise MclError(error("codegen-atomic", f"{e.func} needs an int or float target", e.span))
+        return f"{ATOMICS[e.func]}({', '.join([pointer, *operands])})"
+
+    def _user_call(self, e: Call) -> str:
+        callee = self.scope.functions[e.func]
+        if len(callee.params) != len(e.args):
+            raise MclError(
+                error("codegen-call", f"'{e.func}' takes {len(callee.params)} arguments", e.span)
+            )
+        modes = self.access.get(e.func, {})
+        spaces: list[str] = []
+        texts: list[str] = []
+        for param, arg in zip(callee.params, e.args, strict=True):
+            if by_reference(param, modes):
+                spaces.append(self.address_space_of(arg))
+                texts.append(self._reference_to(arg))
+            else:
+                texts.append(self.expr(arg))
+        instance = (e.func, tuple(spaces))
+        self.needs.instances.add(instance)
+        return f"{instance_name(*instance)}({', '.join(texts)})"
+
+    def address_space_of(self, e: Expr) -> str:
+        var = self.scope.root_var(e)
+        return var.address_space if var is not None else "private"
+
+    def _reference_to(self, e: Expr) -> str:
+        """A pointer to argument `e`: arrays decay to pointers, scalars give their address."""
+        if isinstance(self.scope.type_of(e), ArrayType):
+            return self.expr(e)
+        if isinstance(e, Name):
+            var = self.scope.lookup(e.name, e.span)
+            if var.by_pointer:
+                return var.cname
+        return f"&{self.wrap(e, UNARY)}"
+
+
+def by_reference(param: Param, modes: dict[str, str]) -> bool:
+    """MCPL passes variables by reference unless they are primitive and constant (paper
+    4.3): arrays and written scalars or structs become pointers; the others are copied."""
+    if isinstance(param.type, ArrayType):
+        return True
+    return "w" in modes.get(param.name, "")
+
+
+def instance_name(name: str, spaces: tuple[str, ...]) -> str:
+    """C name of MCPL function `name` specialised for the address spaces of its pointer
+    parameters: OpenCL 1.2 has no generic address space, so `assign` called with a private
+    and with a global argument becomes `assign` and `assign_g`."""
+    if all(s == "private" for s in spaces):
+        return c_name(name)
+    return c_name(name) + "_" + "".join(s[0] for s in spaces)

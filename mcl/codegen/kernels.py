@@ -1,0 +1,278 @@
+"""One OpenCL kernel per top-level foreach nest of a leaf-level MCPL function.
+
+The nest `foreach (bi in nb blocks) { shared float[..] t; foreach (w in nw warps) {
+foreach (t in 32 threads) { BODY }}}` becomes, with fermi's mapping (blocks: work-group
+dim 0, warps: work-item dim 1, threads: work-item dim 0):
+
+    __kernel void f(...) {
+        __local float t[..];
+        const int bi = (int)get_group_id(0);
+        const int w = (int)get_local_id(1);
+        const int t = (int)get_local_id(0);
+        BODY
+    }
+
+and the NDRange (work-groups x work-group size per dimension) follows from the foreach
+counts: a dimension's work-group size is the product of the counts of its work-item
+foreach statements, its number of groups the product of its work-group counts (several
+foreach statements of one dimension are decomposed with / and %, innermost fastest). The
+launch is exact, so no guards are needed; par_groups mapped to role `global` run in
+work-groups of a fixed size and are guarded (`if (i < n)`), with barriers kept reachable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from mcl.codegen.c_expr import ExprPrinter
+from mcl.codegen.host_eval import static_int
+from mcl.codegen.layout import flat_dims, product
+from mcl.codegen.mapping import OpenCLMapping, ParGroupMapping
+from mcl.codegen.plan import KernelArg, KernelPlan
+from mcl.codegen.scope import Var
+from mcl.codegen.statements import INDENT, BodyEmitter, element_type, where
+from mcl.diagnostics import MclError, error
+from mcl.mcpl.ast import (
+    BINARY_PRECEDENCE,
+    ArrayType,
+    Binary,
+    Block,
+    Decl,
+    Expr,
+    Foreach,
+    Function,
+    IntLit,
+    Name,
+    NamedType,
+    Prim,
+    Stmt,
+    ViewDecl,
+    walk,
+)
+
+_MUL = BINARY_PRECEDENCE["*"]
+_ID_FUNCTION = {"work-group": "get_group_id", "work-item": "get_local_id", "global": "get_global_id"}
+
+
+@dataclass(frozen=True)
+class Level:
+    """A foreach statement that becomes part of the NDRange, with the declarations that
+    stand directly in its body (memory shared by the units of the par_groups inside)."""
+
+    foreach: Foreach
+    mapping: ParGroupMapping
+    decls: tuple[Stmt, ...]
+
+
+def _stmts(s: Stmt) -> tuple[Stmt, ...]:
+    return s.stmts if isinstance(s, Block) else (s,)
+
+
+def group_mapping(f: Foreach, mapping: OpenCLMapping) -> ParGroupMapping:
+    entry = mapping.par_groups.get(f.group)
+    if entry is None:
+        raise MclError(
+            error(
+                "codegen-unmapped-par-group",
+                f"par_group '{f.group}' has no entry in {mapping.file}",
+                f.span,
+            )
+        )
+    return entry
+
+
+def nest_levels(top: Foreach, mapping: OpenCLMapping) -> tuple[list[Level], Stmt]:
+    """The NDRange levels of the nest starting at `top` and the body a work-item runs."""
+    if group_mapping(top, mapping).role == "loop":
+        return [], Block((top,), span=top.span)  # one work-item runs the whole loop
+    levels: list[Level] = []
+    f = top
+    while True:
+        entry = group_mapping(f, mapping)
+        body = _stmts(f.body)
+        inner = [s for s in body if isinstance(s, Foreach) and group_mapping(s, mapping).role != "loop"]
+        others = tuple(s for s in body if not (isinstance(s, Foreach) and s in inner))
+        if len(inner) == 1 and all(isinstance(s, Decl | ViewDecl) for s in others):
+            levels.append(Level(f, entry, others))
+            f = inner[0]
+            continue
+        if inner:
+            raise MclError(
+                error(
+                    "codegen-sibling-foreach",
+                    f"the body of this foreach over '{f.group}' holds "
+                    f"{'several foreach statements' if len(inner) > 1 else 'statements besides a foreach'}"
+                    "; code generation needs one foreach nest per kernel",
+                    f.span,
+                    hint="write the phases in one foreach and separate them with a barrier",
+                )
+            )
+        levels.append(Level(f, entry, ()))
+        return levels, f.body
+
+
+@dataclass(frozen=True)
+class NDRange:
+    groups: tuple[Expr, ...]
+    local: tuple[Expr, ...]
+    guards: tuple[tuple[int, Expr], ...]  # (dim, total count) for role `global`
+
+
+def ndrange(levels: list[Level]) -> NDRange:
+    nr_dims = max((lv.mapping.dim for lv in levels), default=0) + 1
+    groups: list[Expr] = []
+    local: list[Expr] = []
+    guards: list[tuple[int, Expr]] = []
+    for d in range(nr_dims):
+        in_dim = [lv for lv in levels if lv.mapping.dim == d]
+        glob = [lv for lv in in_dim if lv.mapping.role == "global"]
+        if glob:
+            size = IntLit(glob[0].mapping.group_size or 1)
+            total = product([lv.foreach.count for lv in glob])
+            local.append(size)
+            groups.append(Binary("/", Binary("+", total, IntLit(size.value - 1)), size))
+            guards.append((d, total))
+        else:
+            wg = [lv.foreach.count for lv in in_dim if lv.mapping.role == "work-group"]
+            wi = [lv.foreach.count for lv in in_dim if lv.mapping.role == "work-item"]
+            groups.append(product(wg))
+            local.append(product(wi))
+    return NDRange(tuple(groups), tuple(local), tuple(guards))
+
+
+@dataclass
+class KernelEmitter:
+    """Emits the kernel of one top-level foreach nest."""
+
+    function: Function
+    mapping: OpenCLMapping
+    body: BodyEmitter
+    param_args: list[tuple[str, KernelArg]]  # (parameter declaration text, plan arg)
+    host_vars: dict[str, Var]
+    static_values: dict[str, int | float] = field(default_factory=dict)  # known before launch
+
+    @property
+    def printer(self) -> ExprPrinter:
+        return self.body.printer
+
+    def emit(self, name: str, top: Foreach) -> tuple[str, KernelPlan]:
+        levels, work = nest_levels(top, self.mapping)
+        nd = ndrange(levels)
+        lines = self.body.lines = []
+        with self.body.nested():
+            local_args = self._shared_declarations(levels)
+            for lv in levels:
+                self._index_declaration(lv, levels)
+            guard = " && ".join(
+                f"(int)get_global_id({d}) < {self.printer.wrap(total, BINARY_PRECEDENCE['<'] + 1)}"
+                for d, total in nd.guards
+            )
+            if guard:
+                self.body.guarded(_stmts(work), guard, 1)
+            else:
+                self.body.body(work, 1)
+        host_args = self._host_args(top, nd)
+        signature = [text for text, _ in self.param_args]
+        signature += [f"const {element_type(Prim(v.type.name))} {v.cname}" for v in host_args]  # type: ignore[union-attr]
+        signature += [f"__local {element_type(v.type.element)}* restrict {v.cname}" for v in local_args]  # type: ignore[union-attr]
+        args = [a for _, a in self.param_args]
+        args += [KernelArg(v.name, "host", v.type.name) for v in host_args]  # type: ignore[union-attr]
+        args += [
+            KernelArg(v.name, "local", _element_name(v.type.element), product(flat_dims(v.type)),  # type: ignore[union-attr]
+                      is_struct=isinstance(v.type.element, NamedType))  # type: ignore[union-attr]
+            for v in local_args
+        ]
+        attribute = self._work_group_size_attribute(nd)
+        header = f"__kernel{attribute} void {name}(\n" + ",\n".join(f"{INDENT}{s}" for s in signature) + ")"
+        text = f"// {self.function.name}{where(top.span).replace('  //', ',')}\n{header}\n{{\n" + "\n".join(lines) + "\n}\n"
+        plan = KernelPlan(name, self.function.name, tuple(args), nd.groups, nd.local, top.span)
+        return text, plan
+
+    # ------------------------------------------------------------------ parts
+    def _index_declaration(self, lv: Level, levels: list[Level]) -> None:
+        same = [x for x in levels if (x.mapping.role, x.mapping.dim) == (lv.mapping.role, lv.mapping.dim)]
+        k = same.index(lv)
+        linear = f"(int){_ID_FUNCTION[lv.mapping.role]}({lv.mapping.dim})"
+        inner = product([x.foreach.count for x in same[k + 1:]])
+        text = linear
+        if k + 1 < len(same):
+            text += f" / {self.printer.wrap(inner, _MUL + 1)}"
+        if k > 0:
+            text += f" % {self.printer.wrap(lv.foreach.count, _MUL + 1)}"
+        f = lv.foreach
+        var = self.printer.scope.declare(Var(f.var, Prim("int"), kind="index"))
+        header = f"foreach (int {f.var} in {_mcpl(f.count)} {f.group})"
+        comment = where(f.span)
+        comment = f"{comment} {header}" if comment else f"  // {header}"
+        self.body.lines.append(f"{INDENT}const int {var.cname} = {text};{comment}")
+
+    def _shared_declarations(self, levels: list[Level]) -> list[Var]:
+        """Declarations between foreach statements: memory shared by the work-items of a
+        group (`__local`). Constant sizes are declared in the kernel; other sizes are
+        kernel arguments whose size the host sets at launch."""
+        dynamic: list[Var] = []
+        scope = self.printer.scope
+        for lv in levels:
+            for d in lv.decls:
+                if isinstance(d, ViewDecl):
+                    self.body.stmt(d, 1)
+                    continue
+                assert isinstance(d, Decl)
+                is_array = isinstance(d.type, ArrayType)
+                space, address_space = self.body.spaces.resolve(d.spaces, is_array, d.span)
+                if address_space != "local" or d.init is not None:
+                    raise MclError(
+                        error(
+                            "codegen-shared-decl",
+                            f"'{d.name}' is declared at the level of par_group "
+                            f"'{lv.foreach.group}' in memory space '{space}'; only uninitialised "
+                            "__local memory can be shared by the work-items of a group",
+                            d.span,
+                        )
+                    )
+                if not isinstance(d.type, ArrayType):
+                    var = scope.declare(Var(d.name, d.type, "local", space))
+                    self.body.line(1, f"__local {element_type(d.type)} {var.cname};", d.span)  # type: ignore[arg-type]
+                elif self._is_constant(flat_dims(d.type)):
+                    var = scope.declare(Var(d.name, d.type, "local", space))
+                    size = self.printer.expr(product(flat_dims(d.type)))
+                    self.body.line(1, f"__local {element_type(d.type.element)} {var.cname}[{size}];", d.span)
+                else:
+                    var = scope.declare(Var(d.name, d.type, "local", space, kind="param"))
+                    dynamic.append(var)
+                    self.body.line(1, f"// {var.cname}: __local memory sized by the host (kernel argument)", d.span)
+                if d.view is not None:
+                    self.body.view(var, d.view, 1, d.span)
+        return dynamic
+
+    def _is_constant(self, exprs: list[Expr]) -> bool:
+        for e in exprs:
+            for n in walk(e):
+                if isinstance(n, Name) and self.printer.scope.lookup(n.name).kind != "constant":
+                    return False
+        return True
+
+    def _host_args(self, top: Foreach, nd: NDRange) -> list[Var]:
+        """Host variables (Fig. 9's dimension statements) the kernel reads."""
+        used = {n.name for n in walk(top) if isinstance(n, Name)}
+        for e in (*nd.groups, *nd.local):
+            used |= {n.name for n in walk(e) if isinstance(n, Name)}
+        return [v for name, v in self.host_vars.items() if name in used]
+
+    def _work_group_size_attribute(self, nd: NDRange) -> str:
+        """reqd_work_group_size when the work-group size is a compile-time constant: the
+        OpenCL compiler can then size registers and vectorise for it."""
+        sizes = [static_int(s, self.static_values) for s in nd.local] + [1] * (3 - len(nd.local))
+        if all(s is not None for s in sizes):
+            return f" __attribute__((reqd_work_group_size({', '.join(map(str, sizes))})))"
+        return ""
+
+
+def _element_name(t: Prim | NamedType) -> str:
+    return t.name
+
+
+def _mcpl(e: Expr) -> str:
+    from mcl.mcpl.printer import print_expr
+
+    return print_expr(e)

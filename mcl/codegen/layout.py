@@ -1,0 +1,74 @@
+"""Linear layout of MCPL's multi-dimensional arrays in one OpenCL buffer.
+
+MCPL arrays are true multi-dimensional arrays (spec mcpl.md section 3): `float[n, m] c`,
+nested `float[h][w] img` and tiled `int[2,2][3,3] d2` (2x2 tiles of 3x3 elements). All
+forms are stored row-major over the concatenation of their bracket groups, outermost
+group first, so a tiled array is tile-major: d2[ti, tj][ei, ej] lives at
+((ti * 2 + tj) * 3 + ei) * 3 + ej. A view (`as float[n/t][t] a2`) is another list of
+dimensions over the same storage, so it is linearised the same way.
+"""
+
+from __future__ import annotations
+
+from functools import reduce
+
+from mcl.mcpl.ast import ArrayType, Binary, Expr, Index, IntLit
+
+
+def flat_dims(t: ArrayType) -> list[Expr]:
+    """All dimension sizes of `t`, outermost first (bracket groups concatenated)."""
+    return [d for group in t.dims for d in group]
+
+
+def index_chain(e: Index) -> tuple[Expr, list[Expr]]:
+    """`d2[ti, tj][ei, ej]` -> (d2, [ti, tj, ei, ej]): the array expression and all indices
+    applied to it, in order."""
+    indices: list[Expr] = []
+    base: Expr = e
+    while isinstance(base, Index):
+        indices[:0] = list(base.indices)
+        base = base.base
+    return base, indices
+
+
+def _mul(a: Expr, b: Expr) -> Expr:
+    if isinstance(a, IntLit) and isinstance(b, IntLit):
+        return IntLit(a.value * b.value)
+    if (isinstance(a, IntLit) and a.value == 0) or (isinstance(b, IntLit) and b.value == 0):
+        return IntLit(0)
+    if isinstance(a, IntLit) and a.value == 1:
+        return b
+    if isinstance(b, IntLit) and b.value == 1:
+        return a
+    return Binary("*", a, b)
+
+
+def _add(a: Expr, b: Expr) -> Expr:
+    if isinstance(a, IntLit) and isinstance(b, IntLit):
+        return IntLit(a.value + b.value)
+    if isinstance(a, IntLit) and a.value == 0:
+        return b
+    return Binary("+", a, b)
+
+
+def product(exprs: list[Expr]) -> Expr:
+    """The product of `exprs` (1 for none), without multiplications by a literal 1."""
+    return reduce(_mul, exprs, IntLit(1))
+
+
+def linear_offset(indices: list[Expr], dims: list[Expr]) -> Expr:
+    """Row-major offset of element `indices` (or, with fewer indices than dims, of the
+    start of the sub-array they select) in Horner form: (i * d2 + j) * d3 + k."""
+    if len(indices) > len(dims):
+        raise ValueError(f"{len(indices)} indices for an array of {len(dims)} dimensions")
+    offset: Expr = IntLit(0)
+    for k, idx in enumerate(indices):
+        offset = _add(_mul(offset, dims[k]) if k else offset, idx)
+    return _mul(offset, product(dims[len(indices):])) if len(indices) < len(dims) else offset
+
+
+def remaining_type(t: ArrayType, nr_indices: int) -> ArrayType | None:
+    """The array type left after applying `nr_indices` indices (None when none are left)."""
+    dims = flat_dims(t)
+    rest = dims[nr_indices:]
+    return ArrayType(t.element, (tuple(rest),)) if rest else None

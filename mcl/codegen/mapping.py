@@ -1,0 +1,249 @@
+"""The OpenCL mapping of a leaf hardware description (paper sections 4.4 and 7).
+
+"The compiler reads in the hardware description fermi but also a configuration file that
+tells the compiler how the programming abstractions defined in hardware description fermi
+can be mapped to OpenCL and C++ constructs." That file is `<leaf>.opencl.toml`, next to
+`<leaf>.hdl` (so a user description in a `--hwd-path` folder brings its own mapping):
+
+    device_type = "gpu"                      # preferred device: gpu | cpu | accelerator | all
+    [par_groups]
+    blocks  = { role = "work-group", dim = 0 }
+    warps   = { role = "work-item",  dim = 1 }
+    threads = { role = "work-item",  dim = 0 }
+    [spaces]
+    global = { address_space = "global", barrier = "global" }
+    shared = { address_space = "local",  barrier = "local" }
+    reg    = { address_space = "private" }
+
+Roles of a par_group (its foreach statements become):
+  work-group  the work-groups of NDRange dimension `dim` (get_group_id)
+  work-item   the work-items of one work-group in dimension `dim` (get_local_id)
+  global      work-items spread over work-groups of `group_size` (get_global_id); counts
+              that are not a multiple of group_size are guarded
+  loop        a sequential loop inside one work-item (e.g. vector lanes left to the
+              OpenCL compiler's vectoriser)
+Several foreach statements over par_groups of one role and dimension share that dimension
+(innermost varies fastest).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import tomllib
+
+from mcl.diagnostics import MclError, Span, did_you_mean, error
+from mcl.hdl.model import HardwareDescription
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - pyproject installs tomli there
+    import tomli as tomllib
+
+ROLES = ("work-group", "work-item", "global", "loop")
+ADDRESS_SPACES = ("global", "local", "constant", "private")
+BARRIERS = ("local", "global", "local+global")
+DEVICE_TYPES = ("gpu", "cpu", "accelerator", "all")
+
+# The OpenCL fence flags of each barrier kind in the mapping file.
+FENCE_FLAGS = {
+    "local": "CLK_LOCAL_MEM_FENCE",
+    "global": "CLK_GLOBAL_MEM_FENCE",
+    "local+global": "CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE",
+}
+
+
+@dataclass(frozen=True)
+class ParGroupMapping:
+    role: str
+    dim: int = 0
+    group_size: int | None = None  # role "global" only
+
+
+@dataclass(frozen=True)
+class SpaceMapping:
+    address_space: str
+    barrier: str | None = None  # None: barrier() on this space is not possible
+
+    @property
+    def qualifier(self) -> str:
+        """The OpenCL address-space qualifier (`__global`), empty for private."""
+        return "" if self.address_space == "private" else f"__{self.address_space}"
+
+
+@dataclass(frozen=True)
+class OpenCLMapping:
+    hwd: str
+    file: str
+    device_type: str
+    par_groups: dict[str, ParGroupMapping]
+    spaces: dict[str, SpaceMapping]
+
+    def group(self, name: str) -> ParGroupMapping:
+        return self.par_groups[name]
+
+    def space(self, name: str) -> SpaceMapping:
+        return self.spaces[name]
+
+
+def mapping_path(hwd: HardwareDescription) -> Path:
+    """`<leaf>.opencl.toml` in the folder of the description's `.hdl` file."""
+    from mcl.resources import hwdescs_dir
+
+    folder = Path(hwd.file).parent if getattr(hwd, "file", "") else hwdescs_dir()
+    return folder / f"{hwd.name}.opencl.toml"
+
+
+def load_mapping(hwd: HardwareDescription, path: Path | None = None) -> OpenCLMapping:
+    """Read and validate the mapping of leaf `hwd` (errors carry the file and the key)."""
+    path = path or mapping_path(hwd)
+    if not path.is_file():
+        raise MclError(
+            error(
+                "codegen-no-mapping",
+                f"'{hwd.name}' has no OpenCL mapping: {path} does not exist",
+                hint="code is generated only from leaf descriptions that have a "
+                "<name>.opencl.toml next to their .hdl file",
+            )
+        )
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise MclError(error("codegen-mapping-syntax", f"{path}: {exc}", _file_span(path))) from exc
+    return parse_mapping(data, str(path), hwd)
+
+
+def parse_mapping(data: dict, file: str, hwd: HardwareDescription | None = None) -> OpenCLMapping:
+    """Validate the TOML data of a mapping file; with `hwd`, also check that the par_groups
+    and spaces named exist in it and that all of them are mapped."""
+    problems: list[str] = []
+    name = hwd.name if hwd is not None else str(data.get("hwd", Path(file).stem.split(".")[0]))
+    _unknown_keys(data, {"device_type", "par_groups", "spaces", "hwd"}, "", problems)
+    device_type = data.get("device_type", "all")
+    if device_type not in DEVICE_TYPES:
+        problems.append(f"device_type: '{device_type}' is not one of {', '.join(DEVICE_TYPES)}")
+
+    groups = {k: _par_group(k, v, problems) for k, v in _table(data, "par_groups", problems).items()}
+    spaces = {k: _space(k, v, problems) for k, v in _table(data, "spaces", problems).items()}
+
+    if hwd is not None:
+        known_groups = [g.name for g in hwd.par_groups()]
+        known_spaces = [s.name for s in hwd.memory_spaces()]
+        _names_match("par_groups", groups, known_groups, name, problems)
+        _names_match("spaces", spaces, known_spaces, name, problems)
+        _roles_follow_hierarchy(known_groups, groups, problems)
+    used_dims: dict[int, set[str]] = {}
+    for g in groups.values():
+        if g is not None:
+            used_dims.setdefault(g.dim, set()).add(g.role)
+    for dim, roles in used_dims.items():
+        if "global" in roles and roles - {"global", "loop"}:
+            problems.append(f"par_groups: dimension {dim} mixes role 'global' with {sorted(roles)}")
+    if problems:
+        raise MclError(
+            [error("codegen-mapping", f"{file}: {p}", _file_span(Path(file))) for p in problems]
+        )
+    return OpenCLMapping(
+        hwd=name,
+        file=file,
+        device_type=device_type,
+        par_groups={k: v for k, v in groups.items() if v is not None},
+        spaces={k: v for k, v in spaces.items() if v is not None},
+    )
+
+
+def _file_span(path: Path) -> Span:
+    return Span.point(str(path), 1, 1)
+
+
+def _table(data: dict, key: str, problems: list[str]) -> dict:
+    value = data.get(key, {})
+    if not isinstance(value, dict):
+        problems.append(f"{key}: expected a table")
+        return {}
+    return value
+
+
+def _unknown_keys(table: dict, allowed: set[str], where: str, problems: list[str]) -> None:
+    for key in table:
+        if key not in allowed:
+            hint = did_you_mean(key, allowed)
+            problems.append(f"{where}{key}: unknown key" + (f" ({hint})" if hint else ""))
+
+
+def _par_group(name: str, entry: object, problems: list[str]) -> ParGroupMapping | None:
+    where = f"par_groups.{name}"
+    if not isinstance(entry, dict):
+        problems.append(f"{where}: expected a table such as {{ role = \"work-item\", dim = 0 }}")
+        return None
+    _unknown_keys(entry, {"role", "dim", "group_size"}, where + ".", problems)
+    role = entry.get("role")
+    if role not in ROLES:
+        problems.append(f"{where}.role: '{role}' is not one of {', '.join(ROLES)}")
+        return None
+    dim = entry.get("dim", 0)
+    if not isinstance(dim, int) or isinstance(dim, bool) or not 0 <= dim <= 2:
+        problems.append(f"{where}.dim: {dim!r} is not an NDRange dimension 0, 1 or 2")
+        return None
+    group_size = entry.get("group_size")
+    if role == "global":
+        if not isinstance(group_size, int) or isinstance(group_size, bool) or group_size < 1:
+            problems.append(f"{where}.group_size: role 'global' needs a positive group_size")
+            return None
+    elif group_size is not None:
+        problems.append(f"{where}.group_size: only role 'global' takes a group_size")
+    return ParGroupMapping(role=role, dim=dim, group_size=group_size)
+
+
+def _space(name: str, entry: object, problems: list[str]) -> SpaceMapping | None:
+    where = f"spaces.{name}"
+    if not isinstance(entry, dict):
+        problems.append(f"{where}: expected a table such as {{ address_space = \"global\" }}")
+        return None
+    _unknown_keys(entry, {"address_space", "barrier"}, where + ".", problems)
+    address_space = entry.get("address_space")
+    if address_space not in ADDRESS_SPACES:
+        problems.append(
+            f"{where}.address_space: '{address_space}' is not one of {', '.join(ADDRESS_SPACES)}"
+        )
+        return None
+    barrier = entry.get("barrier")
+    if barrier is not None and barrier not in BARRIERS:
+        problems.append(f"{where}.barrier: '{barrier}' is not one of {', '.join(BARRIERS)}")
+        return None
+    return SpaceMapping(address_space=address_space, barrier=barrier)
+
+
+def _names_match(
+    key: str, mapped: dict, known: list[str], hwd_name: str, problems: list[str]
+) -> None:
+    for name in mapped:
+        if name not in known:
+            hint = did_you_mean(name, known)
+            problems.append(
+                f"{key}.{name}: '{hwd_name}' has no {key[:-1]} '{name}'"
+                + (f" ({hint})" if hint else "")
+            )
+    for name in known:
+        if name not in mapped:
+            problems.append(f"{key}: {key[:-1]} '{name}' of '{hwd_name}' is not mapped")
+
+
+def _roles_follow_hierarchy(
+    chain: list[str], groups: dict[str, ParGroupMapping | None], problems: list[str]
+) -> None:
+    """Work-groups enclose work-items, and loops run inside a work-item: along the
+    par_group chain (outermost first) the roles may only move in that order."""
+    order = {"work-group": 0, "global": 1, "work-item": 1, "loop": 2}
+    last = -1
+    for name in chain:
+        g = groups.get(name)
+        if g is None:
+            continue
+        if order[g.role] < last:
+            problems.append(
+                f"par_groups.{name}: role '{g.role}' cannot lie inside a par_group with a "
+                "role that comes later (work-group, then work-item/global, then loop)"
+            )
+        last = max(last, order[g.role])

@@ -1,0 +1,451 @@
+"""The OpenCL emitter: an MCPL module at a leaf level -> OpenCL C source + launch plans.
+
+The end of the paper's outer process (sections 4.4 and 7): "the compiler takes as input a
+function written for hardware description fermi. It reads in the hardware description
+fermi but also a configuration file that tells the compiler how the programming
+abstractions defined in hardware description fermi can be mapped to OpenCL". Functions
+written above the leaf are translated down first (4.4: "we can generate code for fermi
+from a program written in gpu. First, the compiler translates the program to nvidia, then
+it translates to fermi, and from there the compiler generates OpenCL and C++ code").
+
+A function with foreach statements becomes one kernel per top-level foreach nest (one for
+the usual function); statements outside all foreach run on the host (Fig. 9's dimension
+statements) and compute launch sizes and scalar arguments. Functions the kernels call
+become OpenCL functions, specialised per address space of their pointer parameters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mcl.codegen.c_expr import ExprPrinter, Needs, by_reference, instance_name
+from mcl.codegen.host_eval import static_host_values
+from mcl.codegen.kernels import KernelEmitter
+from mcl.codegen.layout import flat_dims, product
+from mcl.codegen.mapping import OpenCLMapping, load_mapping
+from mcl.codegen.plan import (
+    FunctionPlan,
+    GeneratedModule,
+    HostStmt,
+    HostVar,
+    KernelArg,
+    Launch,
+    ParamPlan,
+)
+from mcl.codegen.prelude import HELPERS
+from mcl.codegen.scope import Scope, Var, signature_only
+from mcl.codegen.statements import INDENT, BodyEmitter, SpaceResolver, element_type, where
+from mcl.diagnostics import MclError, error
+from mcl.hdl.model import HardwareDescription, Quantity
+from mcl.mcpl.ast import (
+    ArrayType,
+    Assign,
+    Barrier,
+    Block,
+    Decl,
+    FloatLit,
+    For,
+    Foreach,
+    Function,
+    HwdConst,
+    If,
+    IncDec,
+    IntLit,
+    Module,
+    Name,
+    NamedType,
+    Prim,
+    Return,
+    Stmt,
+    TypeDef,
+    transform,
+    walk,
+)
+
+
+@dataclass(frozen=True)
+class CodegenInput:
+    """What the emitter needs from a program: the (leaf-level) main module, every function,
+    type and constant visible to it, and the read/write mode of every parameter."""
+
+    module: Module
+    functions: Mapping[str, Function]
+    types: Mapping[str, TypeDef]
+    constants: tuple[Decl, ...]
+    access: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        """The name of the generated files: the `module` line, else the first kernel
+        function (kernels/matmul/perfect.mcpl gives matmul.cl, not perfect.cl)."""
+        if self.module.name:
+            return self.module.name
+        kernel = next((f.name for f in self.module.functions if has_foreach(f)), None)
+        return kernel or (Path(self.module.file).stem if self.module.file else "module")
+
+
+def has_foreach(f: Function) -> bool:
+    return any(isinstance(n, Foreach) for n in walk(f.body))
+
+
+# ---------------------------------------------------------------------- program -> input
+
+
+def codegen_input(program: Any, target: str, library: Any) -> CodegenInput:
+    """Gather a program (a `mcl.mcpl.loader.Program` or a lone `Module`) for code
+    generation at leaf `target`: translate the main module down first if needed, and
+    replace description constants by their values."""
+    main: Module = program.main if hasattr(program, "main") else program
+    others: list[Module] = [m for m in getattr(program, "modules", {}).values() if m is not main]
+    if any(f.hwd != target and has_foreach(f) for f in main.functions):
+        from mcl.translate import translate_module
+
+        main = translate_module(main, target, library).module
+    main = resolve_hwd_constants(main, library)
+    functions: dict[str, Function] = {}
+    types: dict[str, TypeDef] = {}
+    constants: list[Decl] = []
+    for m in [*others, main]:  # the main module's own definitions win
+        functions.update({f.name: f for f in m.functions})
+        types.update({t.name: t for t in m.types})
+        constants = [c for c in constants if c.name not in {d.name for d in m.constants}]
+        constants += list(m.constants)
+    return CodegenInput(main, functions, types, tuple(constants), _access(program))
+
+
+def _access(program: Any) -> dict[str, dict[str, str]]:
+    """Read/write modes from the checker (`infer_access`); without a program (a lone
+    module in tests) every array counts as read and written, which is always correct."""
+    if not hasattr(program, "main"):
+        return {}
+    from mcl.mcpl.check import infer_access
+
+    modes = infer_access(program)
+    return {getattr(f, "name", f): dict(params) for f, params in modes.items()}
+
+
+def resolve_hwd_constants(module: Module, library: Any) -> Module:
+    """`gpu.hierarchy.blocks.block.threads.max_nr_units` -> 1024 (a pure pass)."""
+
+    def fold(node: object) -> object | None:
+        if not isinstance(node, HwdConst):
+            return None
+        value = library.get(node.path[0]).value(node.path)
+        if isinstance(value, Quantity):
+            value = value.value
+        if isinstance(value, bool) or not isinstance(value, int | float) or value != value or value in (float("inf"),):
+            raise MclError(
+                error(
+                    "codegen-hwd-constant",
+                    f"{'.'.join(node.path)} has no finite numeric value ({value!r})",
+                    node.span,
+                )
+            )
+        if float(value).is_integer():
+            return IntLit(int(value), span=node.span)
+        return FloatLit(float(value), repr(float(value)), span=node.span)
+
+    return transform(module, fold)
+
+
+# ---------------------------------------------------------------------- the emitter
+
+
+@dataclass
+class ModuleEmitter:
+    source: CodegenInput
+    hwd: HardwareDescription
+    mapping: OpenCLMapping
+    needs: Needs = field(default_factory=Needs)
+
+    def __post_init__(self) -> None:
+        defaults = [s.name for s in self.hwd.default_spaces()]
+        self.spaces = SpaceResolver(
+            self.mapping,
+            defaults[0] if defaults else None,
+            defaults[-1] if defaults else None,
+        )
+        self.uses_double = any(
+            isinstance(n, Prim) and n.name == "double" for n in walk(self.source.module)
+        )
+
+    # ------------------------------------------------------------------ scopes
+    def base_scope(self) -> Scope:
+        scope = Scope(dict(self.source.types), dict(self.source.functions))
+        for c in self.source.constants:
+            scope.declare(Var(c.name, c.type, "constant", None, kind="constant"))
+        return scope
+
+    def printer(self, scope: Scope) -> ExprPrinter:
+        return ExprPrinter(
+            scope,
+            "opencl",
+            {k: dict(v) for k, v in self.source.access.items()},
+            self.needs,
+            "" if self.uses_double else "f",
+        )
+
+    # ------------------------------------------------------------------ module
+    def emit(self, only: set[str] | None = None) -> GeneratedModule:
+        plans: list[FunctionPlan] = []
+        kernel_texts: list[str] = []
+        for f in self.source.module.functions:
+            if has_foreach(f) and (only is None or f.name in only):
+                plan, texts = self.function(f)
+                plans.append(plan)
+                kernel_texts += texts
+        helper_texts, prototypes, emitted = self.helper_functions()
+        parts = [self.header(), *self.constant_defines(emitted), *self.struct_texts()]
+        parts += [HELPERS[h] for h in sorted(self.needs.helpers)]
+        if prototypes:
+            parts.append("\n".join(prototypes) + "\n")
+        parts += helper_texts + kernel_texts
+        return GeneratedModule(
+            name=self.source.name,
+            target=self.hwd.name,
+            device_type=self.mapping.device_type,
+            opencl="\n".join(parts),
+            functions=tuple(plans),
+            types=tuple(self.source.types.values()),
+            constants=self.source.constants,
+            uses_double=self.uses_double or self.needs.double,
+        )
+
+    def header(self) -> str:
+        file = Path(self.source.module.file).name if self.source.module.file else self.source.name
+        lines = [
+            f"// OpenCL generated by mcl from {file} for hardware description {self.hwd.name}",
+            f"// (mapping: {Path(self.mapping.file).name}). Comments point back to the MCPL source.",
+        ]
+        if self.uses_double or self.needs.double:
+            lines.append("#pragma OPENCL EXTENSION cl_khr_fp64 : enable")
+        return "\n".join(lines) + "\n"
+
+    def constant_defines(self, functions: list[Function]) -> list[str]:
+        """Top-level constants used by the generated code, as macros (usable as sizes of
+        private and __local arrays)."""
+        constants = {c.name: c for c in self.source.constants}
+        used: set[str] = set()
+        todo = [n.name for f in functions for n in walk(f) if isinstance(n, Name)]
+        while todo:
+            name = todo.pop()
+            if name in constants and name not in used:
+                used.add(name)
+                init = constants[name].init
+                todo += [n.name for n in walk(init) if isinstance(n, Name)] if init else []
+        printer = self.printer(self.base_scope())
+        lines = []
+        for c in self.source.constants:
+            if c.name in used:
+                if c.init is None:
+                    raise MclError(error("codegen-constant", f"constant '{c.name}' has no value", c.span))
+                lines.append(f"#define {Var(c.name, c.type).cname} ({printer.expr(c.init)}){where(c.span)}")
+        return ["\n".join(lines) + "\n"] if lines else []
+
+    def struct_texts(self) -> list[str]:
+        texts = []
+        printer = self.printer(self.base_scope())
+        for t in self.source.types.values():
+            if t.params:
+                raise MclError(
+                    error("codegen-type-params", f"type '{t.name}' has parameters; code "
+                          "generation needs types of a fixed size", t.span)
+                )
+            fields = []
+            for d in t.fields:
+                if isinstance(d.type, ArrayType):
+                    size = printer.expr(product(flat_dims(d.type)))
+                    fields.append(f"{INDENT}{element_type(d.type.element)} {d.name}[{size}];")
+                else:
+                    fields.append(f"{INDENT}{element_type(d.type)} {d.name};")  # type: ignore[arg-type]
+            texts.append(f"typedef struct {{{where(t.span)}\n" + "\n".join(fields) + f"\n}} {t.name};\n")
+        return texts
+
+    # ------------------------------------------------------------------ kernels
+    def function(self, f: Function) -> tuple[FunctionPlan, list[str]]:
+        if f.ret != Prim("void"):
+            raise MclError(error("codegen-kernel-result", f"kernel '{f.name}' must return void", f.span))
+        scope = self.base_scope()
+        modes = self.source.access.get(f.name, {})
+        params: list[ParamPlan] = []
+        param_args: list[tuple[str, KernelArg]] = []
+        for p in f.params:
+            is_array = isinstance(p.type, ArrayType)
+            space, address_space = self.spaces.resolve(p.spaces, is_array, p.span)
+            element_t = p.type.element if isinstance(p.type, ArrayType) else p.type
+            is_struct = isinstance(element_t, NamedType)
+            var = scope.declare(Var(p.name, p.type, address_space if is_array else "private", space, kind="param"))
+            if is_array:
+                if address_space not in ("global", "constant"):
+                    raise MclError(
+                        error("codegen-param-space", f"array parameter '{p.name}' is in memory space "
+                              f"'{space}', which {self.mapping.file} maps to {address_space} memory; "
+                              "kernel arrays must be __global or __constant", p.span)
+                    )
+                mode = modes.get(p.name, "rw") or "r"
+                const = "const " if "w" not in mode else ""
+                text = f"__{address_space} {const}{element_type(element_t, True)}* restrict {var.cname}"
+                size = product(flat_dims(p.type))  # type: ignore[arg-type]
+                params.append(ParamPlan(p.name, element_t.name, True, size, mode, is_struct, address_space))
+                param_args.append((text, KernelArg(p.name, "buffer", element_t.name, size, is_struct)))
+            else:
+                if "w" in modes.get(p.name, ""):
+                    raise MclError(
+                        error("codegen-written-scalar", f"kernel '{f.name}' writes its scalar "
+                              f"parameter '{p.name}'; a kernel can only return results in arrays", p.span)
+                    )
+                params.append(ParamPlan(p.name, element_t.name, False, None, "r", is_struct, "private"))
+                text = f"const {element_type(element_t, True)} {var.cname}"  # no bool arguments
+                param_args.append((text, KernelArg(p.name, "scalar", element_t.name, None, is_struct)))
+        host_body, nests, host_vars = split_host(f)
+        for hv in host_vars.values():
+            scope.declare(hv)
+        body = BodyEmitter(self.printer(scope), self.mapping, self.spaces)
+        static = static_host_values(host_body, self.source.constants)
+        emitter = KernelEmitter(f, self.mapping, body, param_args, host_vars, static)
+        texts, kernels = [], []
+        for k, nest in enumerate(nests):
+            name = Var(f.name, f.ret).cname if len(nests) == 1 else f"{Var(f.name, f.ret).cname}_{k}"
+            text, plan = emitter.emit(name, nest)
+            texts.append(text)
+            kernels.append(plan)
+        plan = FunctionPlan(
+            f,
+            tuple(params),
+            tuple(HostVar(v.name, v.type.name) for v in host_vars.values()),  # type: ignore[union-attr]
+            host_body,
+            tuple(kernels),
+        )
+        return plan, texts
+
+    # ------------------------------------------------------------------ helpers
+    def helper_functions(self) -> tuple[list[str], list[str], list[Function]]:
+        """Definitions and prototypes of every specialised MCPL function the kernels call
+        (and the functions those call), plus the list of functions emitted."""
+        done: dict[tuple[str, tuple[str, ...]], str] = {}
+        prototypes: list[str] = []
+        emitted: list[Function] = [f for f in self.source.module.functions if has_foreach(f)]
+        while pending := sorted(self.needs.instances - set(done)):
+            for instance in pending:
+                f = self.source.functions[instance[0]]
+                signature, text = self.helper(f, instance[1])
+                done[instance] = text
+                prototypes.append(signature + ";")
+                emitted.append(f)
+        return list(done.values()), prototypes, emitted
+
+    def helper(self, f: Function, spaces: tuple[str, ...]) -> tuple[str, str]:
+        if has_foreach(f):
+            raise MclError(error("codegen-nested-kernel", f"function '{f.name}' has foreach "
+                                 "statements and cannot be called from a kernel", f.span))
+        if signature_only(f):
+            raise MclError(error("codegen-library-function", f"library function '{f.name}' has "
+                                 "no OpenCL built-in of that name", f.span))
+        scope = self.base_scope()
+        modes = self.source.access.get(f.name, {})
+        pointer_spaces = iter(spaces)
+        params = []
+        for p in f.params:
+            if by_reference(p, modes):
+                address_space = next(pointer_spaces)
+                var = scope.declare(Var(p.name, p.type, address_space, None, by_pointer=True, kind="param"))
+                element_t = p.type.element if isinstance(p.type, ArrayType) else p.type
+                qualifier = "" if address_space == "private" else f"__{address_space} "
+                params.append(f"{qualifier}{element_type(element_t, address_space != 'private')}* {var.cname}")  # type: ignore[arg-type]
+            else:
+                var = scope.declare(Var(p.name, p.type, "private", None, kind="param"))
+                params.append(f"{element_type(p.type)} {var.cname}")  # type: ignore[arg-type]
+        ret = "void" if f.ret == Prim("void") else element_type(f.ret)  # type: ignore[arg-type]
+        signature = f"{ret} {instance_name(f.name, spaces)}({', '.join(params) or 'void'})"
+        body = BodyEmitter(self.printer(scope), self.mapping, self.spaces)
+        for s in f.body.stmts:
+            if isinstance(s, Barrier):
+                raise MclError(error("codegen-barrier", "barriers stand in kernels, not in called functions", s.span))
+        body.body(f.body, 1)
+        text = f"// {f.name}{where(f.span).replace('  //', ',')}\n{signature}\n{{\n" + "\n".join(body.lines) + "\n}\n"
+        return signature, text
+
+
+# ---------------------------------------------------------------------- host statements
+
+
+def split_host(f: Function) -> tuple[tuple[HostStmt, ...], list[Foreach], dict[str, Var]]:
+    """Separate what runs on the host from the kernels: each top-level foreach becomes a
+    Launch (kernel number k); the host variables are the scalars declared outside foreach."""
+    nests: list[Foreach] = []
+    host_vars: dict[str, Var] = {}
+
+    def host(s: Stmt) -> HostStmt:
+        if isinstance(s, Foreach):
+            nests.append(s)
+            return Launch(len(nests) - 1, s.span)
+        if isinstance(s, Decl):
+            if isinstance(s.type, ArrayType) or isinstance(s.type, NamedType):
+                raise MclError(error("codegen-host-decl", f"'{s.name}' is declared outside all "
+                                     "foreach statements; only scalars can live on the host", s.span))
+            host_vars[s.name] = Var(s.name, s.type, "private", None, kind="host")
+            return s
+        if isinstance(s, Assign | IncDec):
+            return s
+        if isinstance(s, Block):
+            return Block(tuple(host(x) for x in s.stmts), span=s.span)  # type: ignore[arg-type]
+        if isinstance(s, If):
+            orelse = host(s.orelse) if s.orelse is not None else None
+            return If(s.cond, host(s.then), orelse, span=s.span)  # type: ignore[arg-type]
+        if isinstance(s, For):
+            if isinstance(s.init, Decl):
+                host_vars[s.init.name] = Var(s.init.name, s.init.type, "private", None, kind="host")
+            return For(s.init, s.cond, s.step, host(s.body), span=s.span)  # type: ignore[arg-type]
+        if isinstance(s, Return) and s.value is None:
+            raise MclError(error("codegen-host-return", "return outside foreach is not supported", s.span))
+        raise MclError(error("codegen-host-stmt", f"{type(s).__name__} outside all foreach "
+                             "statements cannot run on the host", getattr(s, "span", None)))
+
+    body = tuple(host(s) for s in f.body.stmts)
+    return body, nests, host_vars
+
+
+# ---------------------------------------------------------------------- entry points
+
+
+def generate_module(program: Any, target: str, library: Any, mapping: OpenCLMapping | None = None,
+                    only: set[str] | None = None) -> GeneratedModule:
+    """OpenCL source and launch plans for every function with foreach statements of the
+    main module of `program` (a loader Program or a Module), at leaf `target`."""
+    is_leaf = getattr(library, "is_leaf", None)
+    if is_leaf is not None and not is_leaf(target):
+        raise MclError(error("codegen-not-leaf", f"'{target}' is not a leaf description; code is "
+                             "generated from leaves only (paper 4.4)",
+                             hint="pick one of: " + ", ".join(n for n in library.names() if is_leaf(n))))
+    hwd = library.get(target)
+    source = codegen_input(program, target, library)
+    return ModuleEmitter(source, hwd, mapping or load_mapping(hwd)).emit(only)
+
+
+def emit_opencl(function: Function, program: Any, target_hwd: HardwareDescription,
+                mapping: OpenCLMapping, library: Any = None) -> str:
+    """The OpenCL source for one leaf-level MCPL function (its kernels, the functions they
+    call, the constants and types they use)."""
+    if library is None:
+        library = _SingleLibrary(target_hwd)
+    main = program.main if hasattr(program, "main") else program
+    if function not in main.functions:
+        main = Module(None, None, None, (), (), (), (function,), file=main.file)
+        program = main
+    source = codegen_input(program, target_hwd.name, library)
+    return ModuleEmitter(source, target_hwd, mapping).emit({function.name}).opencl
+
+
+@dataclass(frozen=True)
+class _SingleLibrary:
+    """Enough of a library to resolve constants of the one description at hand."""
+
+    hwd: HardwareDescription
+
+    def get(self, name: str) -> HardwareDescription:
+        if name != self.hwd.name:
+            raise MclError(error("codegen-hwd-constant", f"no description '{name}' at hand"))
+        return self.hwd

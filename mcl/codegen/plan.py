@@ -1,0 +1,116 @@
+"""What the kernel emitter hands to the hosts: the generated OpenCL source plus, per MCPL
+function, a launch plan (buffers, host statements, kernels with their arguments and
+NDRange). The pyopencl runner interprets a plan; the C++ emitter prints it. Sizes and
+counts stay MCPL expressions in the function's own names (ARCHITECTURE.md: one symbolic
+vocabulary), evaluated only when the host knows the values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mcl.diagnostics import Span
+from mcl.mcpl.ast import Decl, Expr, Function, Stmt, TypeDef
+
+
+@dataclass(frozen=True)
+class ParamPlan:
+    """A parameter of the MCPL function as the host sees it. `element` is the MCPL
+    primitive ('float') or user type name; arrays have `size` (number of elements) and
+    `access` ('r', 'w' or 'rw': buffer flags and what is copied back)."""
+
+    name: str
+    element: str
+    is_array: bool
+    size: Expr | None = None
+    access: str = "rw"
+    is_struct: bool = False
+    address_space: str = "global"
+
+    @property
+    def written(self) -> bool:
+        return "w" in self.access
+
+    @property
+    def read(self) -> bool:
+        return "r" in self.access or not self.access
+
+
+@dataclass(frozen=True)
+class KernelArg:
+    """One argument of a generated kernel, in order. kind:
+    'buffer' (a parameter array), 'scalar' (a parameter scalar), 'host' (a variable
+    computed by host statements), 'local' (a __local array sized at launch: `size`
+    elements of `element`)."""
+
+    name: str
+    kind: str
+    element: str
+    size: Expr | None = None
+    is_struct: bool = False
+
+
+@dataclass(frozen=True)
+class KernelPlan:
+    """A generated kernel: its name, arguments, and the NDRange per dimension as numbers
+    of work-groups and work-group sizes (global size = groups * local)."""
+
+    name: str
+    function: str
+    args: tuple[KernelArg, ...]
+    groups: tuple[Expr, ...]
+    local: tuple[Expr, ...]
+    span: Span | None = None
+
+
+@dataclass(frozen=True)
+class Launch:
+    """Host-program statement: run kernel number `kernel` of the function here (it stands
+    where the top-level foreach statement stood)."""
+
+    kernel: int
+    span: Span | None = None
+
+
+HostStmt = Stmt | Launch
+
+
+@dataclass(frozen=True)
+class HostVar:
+    """A scalar computed on the host (Fig. 9's dimension statements) and passed to kernels."""
+
+    name: str
+    element: str
+
+
+@dataclass(frozen=True)
+class FunctionPlan:
+    function: Function
+    params: tuple[ParamPlan, ...]
+    host_vars: tuple[HostVar, ...]
+    host_body: tuple[HostStmt, ...]
+    kernels: tuple[KernelPlan, ...]
+
+    @property
+    def name(self) -> str:
+        return self.function.name
+
+    def param(self, name: str) -> ParamPlan:
+        return next(p for p in self.params if p.name == name)
+
+
+@dataclass(frozen=True)
+class GeneratedModule:
+    """Everything generated for one MCPL module at one leaf target."""
+
+    name: str
+    target: str
+    device_type: str
+    opencl: str
+    functions: tuple[FunctionPlan, ...]
+    types: tuple[TypeDef, ...]
+    constants: tuple[Decl, ...]
+    uses_double: bool = False
+
+    def function(self, name: str) -> FunctionPlan | None:
+        return next((f for f in self.functions if f.name == name), None)

@@ -1,0 +1,254 @@
+"""Run generated OpenCL through pyopencl: build the module's kernels, create buffers from
+numpy inputs, run the function's host program (launch sizes and scalar arguments computed
+from its sizes, as the generated C++ host code does), read the results back and report
+kernel time from OpenCL profiling events.
+
+Device selection (`--device SPEC`): by default the PoCL CPU device (pocl-binary-
+distribution ships it, so tests run anywhere); `SPEC` picks another one: `P:D` (platform
+and device index), `N` (index in the list of all devices), or a case-insensitive
+substring of the platform, vendor, device name or type (`nvidia`, `gpu`).
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from mcl.codegen.c_names import numpy_dtype
+from mcl.codegen.host_eval import HostInterpreter, Number, evaluate
+from mcl.codegen.plan import FunctionPlan, GeneratedModule, KernelPlan, ParamPlan
+from mcl.diagnostics import MclError, error
+
+DEVICE_ENV = "MCL_DEVICE"
+
+
+def _cl() -> Any:
+    import pyopencl as cl
+
+    return cl
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    index: int
+    platform_index: int
+    device_index: int
+    platform: str
+    name: str
+    kind: str
+
+    def __str__(self) -> str:
+        return f"{self.platform_index}:{self.device_index} {self.name} ({self.kind}, {self.platform})"
+
+
+def device_kind(type_bits: int) -> str:
+    """gpu, accelerator, cpu or other (PoCL reports CPU | DEFAULT bits)."""
+    cl = _cl()
+    for kind in ("gpu", "accelerator", "cpu"):
+        if type_bits & getattr(cl.device_type, kind.upper()):
+            return kind
+    return "other"
+
+
+def list_devices() -> list[tuple[DeviceInfo, Any]]:
+    cl = _cl()
+    found = []
+    try:
+        platforms = cl.get_platforms()
+    except cl.Error:  # no ICD at all
+        platforms = []
+    for p_index, platform in enumerate(platforms):
+        try:
+            devices = platform.get_devices()
+        except cl.Error:
+            continue
+        for d_index, device in enumerate(devices):
+            info = DeviceInfo(
+                len(found), p_index, d_index, platform.name.strip(), device.name.strip(),
+                device_kind(device.type),
+            )
+            found.append((info, device))
+    return found
+
+
+def select_device(spec: str | None = None) -> Any:
+    """The OpenCL device named by `spec` (see the module docstring); `None` reads the
+    environment variable MCL_DEVICE and defaults to the PoCL CPU device."""
+    spec = spec if spec is not None else os.environ.get(DEVICE_ENV) or None
+    devices = list_devices()
+    if not devices:
+        raise MclError(error("run-no-opencl", "no OpenCL device found",
+                             hint="install an OpenCL driver (pip install pocl-binary-distribution)"))
+    if spec is None:
+        for info, device in devices:
+            if "portable computing language" in info.platform.lower() and info.kind == "cpu":
+                return device
+        return devices[0][1]
+    text = spec.strip()
+    if ":" in text and all(part.strip().isdigit() for part in text.split(":", 1)):
+        p, d = (int(part) for part in text.split(":", 1))
+        for info, device in devices:
+            if (info.platform_index, info.device_index) == (p, d):
+                return device
+    elif text.isdigit():
+        if int(text) < len(devices):
+            return devices[int(text)][1]
+    else:
+        needle = text.lower()
+        for info, device in devices:
+            haystack = f"{info.platform} {device.vendor} {info.name} {info.kind}".lower()
+            if needle in haystack:
+                return device
+    raise MclError(
+        error("run-unknown-device", f"no OpenCL device matches '{spec}'",
+              hint="devices: " + "; ".join(str(info) for info, _ in devices))
+    )
+
+
+def describe(device: Any) -> str:
+    return f"{device.name.strip()} ({device.platform.name.strip()})"
+
+
+@dataclass
+class RunResult:
+    outputs: dict[str, np.ndarray]
+    kernel_times_s: list[float] = field(default_factory=list)  # one total per repetition
+    device: str = ""
+
+    @property
+    def kernel_time_s(self) -> float:
+        """Median over repetitions of the summed kernel times of one run."""
+        return statistics.median(self.kernel_times_s) if self.kernel_times_s else 0.0
+
+
+class Session:
+    """A built program on one device; run any of the module's functions on it."""
+
+    def __init__(self, generated: GeneratedModule, device: Any = None):
+        cl = _cl()
+        self.generated = generated
+        self.device = device if device is not None else select_device()
+        self.context = cl.Context([self.device])
+        self.queue = cl.CommandQueue(
+            self.context, properties=cl.command_queue_properties.PROFILING_ENABLE
+        )
+        self.program = self._build()
+        self.kernels = {k.name: getattr(self.program, k.name)
+                        for f in generated.functions for k in f.kernels}
+
+    def _build(self) -> Any:
+        cl = _cl()
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # compiler chatter is not the user's problem
+                return cl.Program(self.context, self.generated.opencl).build()
+        except cl.RuntimeError as exc:
+            raise MclError(
+                error("run-build", f"the OpenCL compiler of {describe(self.device)} rejected the "
+                      f"generated code for {self.generated.target}:\n{exc}",
+                      hint="this is a bug in mcl's code generation; please report it")
+            ) from exc
+
+    def run(self, function: str, args: dict[str, Any], repeat: int = 1) -> RunResult:
+        plan = self.generated.function(function)
+        if plan is None:
+            names = ", ".join(f.name for f in self.generated.functions) or "none"
+            raise MclError(error("run-unknown-function", f"no kernel function '{function}' "
+                                 f"(functions with foreach statements: {names})"))
+        env = self._environment(plan, args)
+        arrays = {p.name: self._array(p, args, env) for p in plan.params if p.is_array}
+        buffers = {name: self._buffer(a, plan.param(name)) for name, a in arrays.items()}
+        times: list[float] = []
+        for _ in range(max(1, repeat)):
+            for name, a in arrays.items():  # every repetition starts from the inputs
+                if a.size:
+                    _cl().enqueue_copy(self.queue, buffers[name], a)
+            events: list[Any] = []
+
+            def launch(k: int, values: dict[str, Number], events: list[Any] = events) -> None:
+                events.append(self._launch(plan.kernels[k], values, buffers, args))
+
+            HostInterpreter(launch).run(plan.host_body, dict(env))
+            self.queue.finish()
+            times.append(sum((ev.profile.end - ev.profile.start) * 1e-9 for ev in events if ev))
+        outputs = {}
+        for p in plan.params:
+            if p.is_array and p.written:
+                out = np.empty_like(arrays[p.name])
+                if out.size:
+                    _cl().enqueue_copy(self.queue, out, buffers[p.name])
+                outputs[p.name] = out.reshape(np.shape(args[p.name]))
+        self.queue.finish()
+        return RunResult(outputs, times, describe(self.device))
+
+    # ------------------------------------------------------------------ parts
+    def _environment(self, plan: FunctionPlan, args: dict[str, Any]) -> dict[str, Number]:
+        env: dict[str, Number] = {}
+        for c in self.generated.constants:
+            if c.init is not None:
+                try:
+                    env[c.name] = evaluate(c.init, env)
+                except MclError:
+                    pass  # a constant the host does not need
+        for p in plan.params:
+            if p.name not in args:
+                raise MclError(error("run-missing-argument", f"no value for parameter '{p.name}' "
+                                     f"of {plan.name}"))
+            if not p.is_array and not p.is_struct:
+                value = args[p.name]
+                env[p.name] = int(value) if p.element in ("int", "byte") else float(value)
+        return env
+
+    def _array(self, p: ParamPlan, args: dict[str, Any], env: dict[str, Number]) -> np.ndarray:
+        value = np.asarray(args[p.name])
+        expected = int(evaluate(p.size, env)) if p.size is not None else value.size
+        if value.size != expected:
+            raise MclError(error("run-array-size", f"array '{p.name}' has {value.size} elements; its "
+                                 f"declaration needs {expected}"))
+        dtype = value.dtype if p.is_struct else numpy_dtype(p.element)
+        return np.ascontiguousarray(value, dtype=dtype).reshape(-1)
+
+    def _buffer(self, a: np.ndarray, p: ParamPlan) -> Any:
+        cl = _cl()
+        flags = cl.mem_flags.READ_ONLY if not p.written else cl.mem_flags.READ_WRITE
+        return cl.Buffer(self.context, flags, size=max(a.nbytes, 1))
+
+    def _launch(self, k: KernelPlan, env: dict[str, Number], buffers: dict[str, Any],
+                args: dict[str, Any]) -> Any:
+        cl = _cl()
+        groups = [int(evaluate(g, env)) for g in k.groups]
+        local = [int(evaluate(s, env)) for s in k.local]
+        if any(n <= 0 for n in groups + local):
+            return None  # a foreach with no units: nothing to run
+        limit = self.device.max_work_group_size
+        if int(np.prod(local)) > limit:
+            raise MclError(error("run-work-group-size", f"kernel {k.name} needs work-groups of "
+                                 f"{'x'.join(map(str, local))} work-items; {describe(self.device)} "
+                                 f"allows {limit}", k.span))
+        kernel = self.kernels[k.name]
+        for i, a in enumerate(k.args):
+            if a.kind == "buffer":
+                kernel.set_arg(i, buffers[a.name])
+            elif a.kind == "local":
+                elements = int(evaluate(a.size, env)) if a.size is not None else 1
+                size = numpy_dtype(a.element).itemsize if not a.is_struct else 1
+                kernel.set_arg(i, cl.LocalMemory(max(1, elements * size)))
+            elif a.kind == "scalar" and a.is_struct:
+                kernel.set_arg(i, np.asarray(args[a.name]))
+            else:
+                value = env[a.name]
+                kernel.set_arg(i, np.array(value, dtype=numpy_dtype(a.element)))
+        global_size = [g * s for g, s in zip(groups, local, strict=True)]
+        return cl.enqueue_nd_range_kernel(self.queue, kernel, global_size, local)
+
+
+def run_function(generated: GeneratedModule, function: str, args: dict[str, Any],
+                 device: Any = None, repeat: int = 1) -> RunResult:
+    """Build `generated` on `device` (default: PoCL CPU) and run `function` with `args`
+    (numpy arrays and Python scalars by parameter name)."""
+    return Session(generated, device).run(function, args, repeat)

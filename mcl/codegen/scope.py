@@ -1,0 +1,207 @@
+"""Variables visible while emitting code, and the types of MCPL expressions.
+
+Code generation needs a little type information the AST does not carry: whether an
+expression is an int or a float (built-ins such as abs/min/max/atomicAdd differ), which
+address space an array lives in (pointer qualifiers, atomics), and the shape of arrays
+(linearised indexing).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from mcl.codegen.c_names import c_name
+from mcl.codegen.layout import flat_dims, remaining_type
+from mcl.diagnostics import MclError, Span, error
+from mcl.mcpl.ast import (
+    ArrayType,
+    Binary,
+    BoolLit,
+    Call,
+    CallStmt,
+    Decl,
+    Expr,
+    Field,
+    FloatLit,
+    Function,
+    HwdConst,
+    Index,
+    IntLit,
+    Name,
+    NamedType,
+    Prim,
+    Type,
+    TypeDef,
+    Unary,
+)
+
+INT = Prim("int")
+FLOAT = Prim("float")
+DOUBLE = Prim("double")
+BOOL = Prim("bool")
+VOID = Prim("void")
+
+# Built-ins available everywhere (spec mcpl.md section 4) and the type of their result:
+# "float" means float, or double for a double argument; "promote" the widest argument.
+BUILTIN_RESULT = {
+    "toFloat": "float!",
+    "toInt": "int!",
+    "toDouble": "double!",
+    "sqrt": "float",
+    "exp": "float",
+    "log": "float",
+    "sin": "float",
+    "cos": "float",
+    "fabs": "float",
+    "pow": "float",
+    "floor": "float",
+    "ceil": "float",
+    "abs": "promote",
+    "min": "promote",
+    "max": "promote",
+    "atomicAdd": "promote",
+    "sincos": "float",  # OpenCL's: returns sin(x), stores cos(x) in its second argument
+}
+
+
+@dataclass(frozen=True)
+class Var:
+    """A variable of the generated code. `address_space` is the OpenCL one ('global',
+    'local', 'constant', 'private'); `by_pointer` marks a scalar or struct parameter of a
+    helper function that is passed by reference (it is written)."""
+
+    name: str
+    type: Type
+    address_space: str = "private"
+    space: str | None = None
+    by_pointer: bool = False
+    kind: str = "local"  # param | local | index | host | constant
+
+    @property
+    def cname(self) -> str:
+        return c_name(self.name)
+
+    @property
+    def is_array(self) -> bool:
+        return isinstance(self.type, ArrayType)
+
+
+@dataclass
+class Scope:
+    """Nested lexical scopes of one generated function (a fresh object per function)."""
+
+    types: dict[str, TypeDef]
+    functions: dict[str, Function]
+    frames: list[dict[str, Var]] = field(default_factory=lambda: [{}])
+
+    def child(self) -> Scope:
+        return Scope(self.types, self.functions, self.frames + [{}])
+
+    def declare(self, var: Var) -> Var:
+        self.frames[-1][var.name] = var
+        return var
+
+    def lookup(self, name: str, span: Span | None = None) -> Var:
+        for frame in reversed(self.frames):
+            if name in frame:
+                return frame[name]
+        raise MclError(error("codegen-unknown-name", f"unknown name '{name}'", span))
+
+    def find(self, name: str) -> Var | None:
+        for frame in reversed(self.frames):
+            if name in frame:
+                return frame[name]
+        return None
+
+    # ------------------------------------------------------------------ types
+    def type_of(self, e: Expr) -> Type:
+        if isinstance(e, IntLit | HwdConst):
+            return INT
+        if isinstance(e, FloatLit):
+            return FLOAT
+        if isinstance(e, BoolLit):
+            return BOOL
+        if isinstance(e, Name):
+            return self.lookup(e.name, e.span).type
+        if isinstance(e, Index):
+            base_t = self.type_of(e.base)
+            if not isinstance(base_t, ArrayType):
+                raise MclError(error("codegen-index", "indexing a value that is not an array", e.span))
+            rest = remaining_type(base_t, len(e.indices))
+            return rest if rest is not None else base_t.element
+        if isinstance(e, Field):
+            return self.field_type(self.type_of(e.base), e.name, e.span)
+        if isinstance(e, Unary):
+            return BOOL if e.op == "!" else self.type_of(e.operand)
+        if isinstance(e, Binary):
+            if e.op in ("||", "&&", "==", "!=", "<", "<=", ">", ">="):
+                return BOOL
+            return promote(self.type_of(e.left), self.type_of(e.right))
+        if isinstance(e, Call):
+            return self.call_type(e)
+        raise MclError(error("codegen-expr", f"cannot generate code for {type(e).__name__}", None))
+
+    def call_type(self, e: Call) -> Type:
+        f = self.functions.get(e.func)
+        kind = BUILTIN_RESULT.get(e.func)
+        if f is not None and (kind is None or not signature_only(f)):
+            return f.ret
+        if kind is None:
+            raise MclError(
+                error("codegen-unknown-function", f"unknown function '{e.func}'", e.span)
+            )
+        if kind.endswith("!"):
+            return Prim(kind[:-1])
+        if kind == "void":
+            return VOID
+        arg_types = [self.type_of(a) for a in e.args]
+        if kind == "float":
+            return DOUBLE if any(t == DOUBLE for t in arg_types) else FLOAT
+        result = arg_types[0] if arg_types else INT
+        for t in arg_types[1:] if e.func != "atomicAdd" else ():
+            result = promote(result, t)
+        return result
+
+    def field_type(self, t: Type, name: str, span: Span | None) -> Type:
+        if isinstance(t, NamedType) and t.name in self.types:
+            for f in self.types[t.name].fields:
+                if f.name == name:
+                    return f.type
+        raise MclError(error("codegen-field", f"no field '{name}' in {_type_text(t)}", span))
+
+    def is_float(self, e: Expr) -> bool:
+        return self.type_of(e) in (FLOAT, DOUBLE)
+
+    def root_var(self, e: Expr) -> Var | None:
+        """The variable an access expression starts from (`c` for `c[i].r`)."""
+        while isinstance(e, Index | Field):
+            e = e.base
+        return self.find(e.name) if isinstance(e, Name) else None
+
+
+def signature_only(f: Function) -> bool:
+    """A library function without a real body: only `mcl_builtin_read/write` calls
+    (mcpl.md section 3); code generation maps it to the OpenCL built-in of its name."""
+    stmts = f.body.stmts
+    return bool(stmts) and all(
+        isinstance(st, CallStmt) and st.call.func in ("mcl_builtin_read", "mcl_builtin_write")
+        for st in stmts
+    )
+
+
+def promote(a: Type, b: Type) -> Type:
+    """C's usual arithmetic conversions for the MCPL primitives."""
+    for wide in (DOUBLE, FLOAT):
+        if a == wide or b == wide:
+            return wide
+    return a if isinstance(a, Prim) and a.name != "bool" else INT
+
+
+def decl_dims(d: Decl) -> list[Expr]:
+    return flat_dims(d.type) if isinstance(d.type, ArrayType) else []
+
+
+def _type_text(t: Type) -> str:
+    if isinstance(t, Prim | NamedType):
+        return t.name
+    return f"array of {_type_text(t.element)}"

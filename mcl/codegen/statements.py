@@ -1,0 +1,353 @@
+"""Emit MCPL statements as OpenCL C: the body a work-item executes, and helper functions.
+
+Every statement keeps its MCPL names and gets a `// file.mcpl:LINE` comment pointing back
+to the source (paper 4.4: code and feedback stay related to what the programmer wrote).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mcl.codegen.c_expr import ExprPrinter
+from mcl.codegen.c_names import opencl_type
+from mcl.codegen.layout import flat_dims, product
+from mcl.codegen.mapping import FENCE_FLAGS, OpenCLMapping
+from mcl.codegen.scope import Var
+from mcl.diagnostics import MclError, Span, error
+from mcl.mcpl.ast import (
+    ArrayType,
+    Assign,
+    Barrier,
+    Block,
+    CallStmt,
+    Decl,
+    Expr,
+    For,
+    Foreach,
+    If,
+    IncDec,
+    Name,
+    NamedType,
+    Prim,
+    Return,
+    Stmt,
+    Swap,
+    Type,
+    View,
+    ViewDecl,
+    walk,
+)
+
+INDENT = "    "
+
+
+def element_type(t: Prim | NamedType, in_buffer: bool = False) -> str:
+    """OpenCL C spelling of an element type (bool arrays are stored as bytes)."""
+    if isinstance(t, NamedType):
+        return t.name
+    if t.name == "bool" and in_buffer:
+        return "uchar"
+    return opencl_type(t.name)
+
+
+def where(span: Span | None) -> str:
+    """The trailing comment that points back to the MCPL source."""
+    return f"  // {Path(span.file).name}:{span.line}" if span and span.file else ""
+
+
+def contains_barrier(s: object) -> bool:
+    return any(isinstance(n, Barrier) for n in walk(s))
+
+
+@dataclass(frozen=True)
+class SpaceResolver:
+    """The memory space of a declaration or parameter and its OpenCL address space.
+    Without a space modifier, arrays and parameters take the outermost default space and
+    scalars the innermost (hdl.md 3.2)."""
+
+    mapping: OpenCLMapping
+    array_default: str | None
+    scalar_default: str | None
+
+    def resolve(self, spaces: tuple[str, ...], is_array: bool, span: Span | None) -> tuple[str | None, str]:
+        space = spaces[0] if spaces else (self.array_default if is_array else self.scalar_default)
+        if space is None:
+            return None, "private"
+        entry = self.mapping.spaces.get(space)
+        if entry is None:
+            raise MclError(
+                error(
+                    "codegen-unmapped-space",
+                    f"memory space '{space}' has no entry in {self.mapping.file}",
+                    span,
+                )
+            )
+        return space, entry.address_space
+
+
+@dataclass
+class BodyEmitter:
+    """Appends the OpenCL lines of statements to `lines`. `printer.scope` is the current
+    lexical scope (a child scope per block)."""
+
+    printer: ExprPrinter
+    mapping: OpenCLMapping
+    spaces: SpaceResolver
+    lines: list[str] = field(default_factory=list)
+
+    # ------------------------------------------------------------------ helpers
+    def line(self, indent: int, text: str, span: Span | None = None) -> None:
+        self.lines.append(f"{INDENT * indent}{text}{where(span)}")
+
+    def x(self, e: Expr) -> str:
+        return self.printer.expr(e)
+
+    @contextmanager
+    def nested(self) -> Iterator[None]:
+        outer = self.printer.scope
+        self.printer.scope = outer.child()
+        try:
+            yield
+        finally:
+            self.printer.scope = outer
+
+    def body(self, s: Stmt, indent: int) -> None:
+        """Statements of a block (or a single statement) in a fresh scope, no braces."""
+        with self.nested():
+            for st in s.stmts if isinstance(s, Block) else (s,):
+                self.stmt(st, indent)
+
+    # ------------------------------------------------------------------ statements
+    def stmt(self, s: Stmt, indent: int) -> None:
+        if isinstance(s, Decl):
+            self.decl(s, indent)
+        elif isinstance(s, ViewDecl):
+            source = self.printer.scope.lookup(s.source, s.span)
+            self.view(source, s.view, indent, s.span)
+        elif isinstance(s, Assign):
+            self.line(indent, f"{self.assignment(s)};", s.span)
+        elif isinstance(s, IncDec):
+            self.line(indent, f"{self.x(s.target)}{s.op};", s.span)
+        elif isinstance(s, CallStmt):
+            self.line(indent, f"{self.x(s.call)};", s.span)
+        elif isinstance(s, Swap):
+            t = self.c_type(self.printer.scope.type_of(s.left), s.span)
+            a, b = self.x(s.left), self.x(s.right)
+            self.line(indent, f"{{ {t} mcl_tmp = {a}; {a} = {b}; {b} = mcl_tmp; }}", s.span)
+        elif isinstance(s, If):
+            self.line(indent, f"if ({self.x(s.cond)}) {{", s.span)
+            self.body(s.then, indent + 1)
+            if s.orelse is not None:
+                self.line(indent, "} else {")
+                self.body(s.orelse, indent + 1)
+            self.line(indent, "}")
+        elif isinstance(s, For):
+            with self.nested():
+                self.line(indent, f"for ({self.for_header(s)}) {{", s.span)
+                self.body(s.body, indent + 1)
+            self.line(indent, "}")
+        elif isinstance(s, Foreach):
+            self.loop_foreach(s, indent)
+        elif isinstance(s, Barrier):
+            self.line(indent, f"barrier({self.fence(s)});", s.span)
+        elif isinstance(s, Return):
+            value = f" {self.x(s.value)}" if s.value is not None else ""
+            self.line(indent, f"return{value};", s.span)
+        elif isinstance(s, Block):
+            self.line(indent, "{")
+            self.body(s, indent + 1)
+            self.line(indent, "}")
+        else:
+            raise MclError(error("codegen-stmt", f"cannot generate code for {type(s).__name__}", getattr(s, "span", None)))
+
+    def assignment(self, s: Assign) -> str:
+        target, value = self.x(s.target), self.x(s.value)
+        scope = self.printer.scope
+        if s.op == "%=" and (scope.is_float(s.target) or scope.is_float(s.value)):
+            return f"{target} = fmod({target}, {value})"
+        return f"{target} {s.op} {value}"
+
+    def for_header(self, s: For) -> str:
+        if isinstance(s.init, Decl):
+            init = self.scalar_decl_text(s.init)
+        else:
+            init = self.assignment(s.init)
+        step = f"{self.x(s.step.target)}{s.step.op}" if isinstance(s.step, IncDec) else self.assignment(s.step)
+        return f"{init}; {self.x(s.cond)}; {step}"
+
+    def fence(self, s: Barrier) -> str:
+        entry = self.mapping.spaces.get(s.space)
+        if entry is None or entry.barrier is None:
+            raise MclError(
+                error(
+                    "codegen-barrier",
+                    f"{self.mapping.file} gives no barrier for memory space '{s.space}'",
+                    s.span,
+                    hint=f"add barrier = \"local\" or \"global\" to spaces.{s.space}",
+                )
+            )
+        return FENCE_FLAGS[entry.barrier]
+
+    def loop_foreach(self, s: Foreach, indent: int) -> None:
+        """A foreach over a par_group of role `loop`: its units run one after another."""
+        entry = self.mapping.par_groups.get(s.group)
+        if entry is None or entry.role != "loop":
+            role = entry.role if entry else "unmapped"
+            raise MclError(
+                error(
+                    "codegen-foreach",
+                    f"foreach over '{s.group}' ({role} in {self.mapping.file}) must enclose "
+                    "the statements of the kernel, not stand among them",
+                    s.span,
+                )
+            )
+        if contains_barrier(s.body):
+            raise MclError(
+                error(
+                    "codegen-foreach",
+                    f"'{s.group}' runs as a loop inside a work-item ({self.mapping.file}), "
+                    "so its body cannot hold a barrier",
+                    s.span,
+                )
+            )
+        with self.nested():
+            var = self.printer.scope.declare(Var(s.var, Prim("int"), kind="index"))
+            count = self.x(s.count)
+            v = var.cname
+            self.line(indent, f"for (int {v} = 0; {v} < {count}; {v}++) {{", s.span)
+            self.body(s.body, indent + 1)
+        self.line(indent, "}")
+
+    # ------------------------------------------------------------------ declarations
+    def c_type(self, t: Type, span: Span | None) -> str:
+        if isinstance(t, ArrayType):
+            raise MclError(error("codegen-array", "arrays cannot be copied", span))
+        return element_type(t)
+
+    def scalar_decl_text(self, d: Decl) -> str:
+        init = f" = {self.x(d.init)}" if d.init is not None else ""
+        space, _ = self.spaces.resolve(d.spaces, False, d.span)
+        var = self.printer.scope.declare(Var(d.name, d.type, "private", space))
+        const = "const " if d.const else ""
+        return f"{const}{self.c_type(d.type, d.span)} {var.cname}{init}"
+
+    def decl(self, d: Decl, indent: int) -> None:
+        """A declaration inside a work-item: whatever its space, it belongs to this unit
+        alone, so it is private (spaces shared by several units are declared at the
+        level of their par_group, see `kernels.py`)."""
+        is_array = isinstance(d.type, ArrayType)
+        space, address_space = self.spaces.resolve(d.spaces, is_array, d.span)
+        if address_space == "local":
+            raise MclError(
+                error(
+                    "codegen-local-decl",
+                    f"'{d.name}' is in memory space '{space}' (__local), so it must be declared "
+                    "directly inside the foreach of the par_group that shares it",
+                    d.span,
+                )
+            )
+        if not is_array:
+            self.line(indent, f"{self.scalar_decl_text(d)};", d.span)
+        else:
+            assert isinstance(d.type, ArrayType)
+            size = self.constant_size(d.type, d.name, d.span)
+            var = self.printer.scope.declare(Var(d.name, d.type, "private", space))
+            const = "const " if d.const else ""
+            self.line(indent, f"{const}{element_type(d.type.element)} {var.cname}[{size}];", d.span)
+        if d.view is not None:
+            self.view(self.printer.scope.lookup(d.name), d.view, indent, d.span)
+
+    def constant_size(self, t: ArrayType, name: str, span: Span | None) -> str:
+        """Private arrays need a size known when the kernel is compiled."""
+        dims = flat_dims(t)
+        for dim in dims:
+            for n in walk(dim):
+                if isinstance(n, Name) and self.printer.scope.lookup(n.name, span).kind != "constant":
+                    raise MclError(
+                        error(
+                            "codegen-private-array-size",
+                            f"the size of private array '{name}' depends on '{n.name}'; OpenCL "
+                            "needs the size of a private array when the kernel is compiled",
+                            span,
+                            hint="use a top-level constant for its size",
+                        )
+                    )
+        return self.x(product(dims))
+
+    def view(self, source: Var, view: View, indent: int, span: Span | None) -> None:
+        """`a as float[n/t][t] a2`: a pointer to the same storage, indexed with its shape."""
+        var = self.printer.scope.declare(
+            Var(view.name, view.type, source.address_space, source.space, kind=source.kind)
+        )
+        qualifier = "" if source.address_space == "private" else f"__{source.address_space} "
+        element = element_type(view.type.element, in_buffer=source.kind == "param")
+        comment = where(span) or "  //"
+        self.lines.append(
+            f"{INDENT * indent}{qualifier}{element}* const {var.cname} = {source.cname};"
+            f"{comment} (view of {source.name})"
+        )
+
+    # ------------------------------------------------------------------ guards
+    def guarded(self, stmts: tuple[Stmt, ...], cond: str, indent: int) -> None:
+        """Emit `stmts` so that only work-items with `cond` do the work while every
+        work-item still reaches each barrier (OpenCL requires all work-items of a group to
+        meet a barrier). Barrier-free runs of statements go inside `if (cond)`; blocks and
+        loops that hold a barrier are entered by all and guarded inside. Declarations are
+        hoisted out of the guard so the statements after a barrier still see them."""
+        run: list[Stmt] = []
+
+        def flush() -> None:
+            if run:
+                self.line(indent, f"if ({cond}) {{")
+                with self.nested():
+                    for st in run:
+                        self.stmt(st, indent + 1)
+                self.line(indent, "}")
+                run.clear()
+
+        for s in stmts:
+            if isinstance(s, Decl):
+                init = s.init
+                flush()
+                self.decl(Decl(s.type, s.name, s.spaces, False, None, s.view, span=s.span), indent)
+                if init is not None:
+                    run.append(Assign(Name(s.name), "=", init, span=s.span))
+            elif not contains_barrier(s):
+                run.append(s)
+            else:
+                flush()
+                self.guarded_barrier_stmt(s, cond, indent)
+        flush()
+
+    def guarded_barrier_stmt(self, s: Stmt, cond: str, indent: int) -> None:
+        if isinstance(s, Barrier):
+            self.stmt(s, indent)
+        elif isinstance(s, Block):
+            self.line(indent, "{")
+            with self.nested():
+                self.guarded(s.stmts, cond, indent + 1)
+            self.line(indent, "}")
+        elif isinstance(s, For):
+            with self.nested():
+                self.line(indent, f"for ({self.for_header(s)}) {{", s.span)
+                with self.nested():
+                    self.guarded(_stmts(s.body), cond, indent + 1)
+            self.line(indent, "}")
+        elif isinstance(s, If):
+            self.line(indent, f"if ({self.x(s.cond)}) {{", s.span)
+            with self.nested():
+                self.guarded(_stmts(s.then), cond, indent + 1)
+            if s.orelse is not None:
+                self.line(indent, "} else {")
+                with self.nested():
+                    self.guarded(_stmts(s.orelse), cond, indent + 1)
+            self.line(indent, "}")
+        else:
+            self.stmt(s, indent)
+
+
+def _stmts(s: Stmt) -> tuple[Stmt, ...]:
+    return s.stmts if isinstance(s, Block) else (s,)

@@ -1,0 +1,73 @@
+"""`mcl codegen FILE --target LEAF [-o DIR] [-I DIR] [--hwd-path DIR]`: generate OpenCL
+kernels and a C++ host harness from a leaf level (the paper's section 4.4). A kernel
+written above the leaf is translated down first."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from mcl.diagnostics import MclError, Severity, error
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from mcl.hdl.library import add_hwd_path_argument
+
+    p = sub.add_parser(
+        "codegen",
+        help="generate OpenCL and a C++ host harness from a leaf level",
+        description=(
+            "Translate the kernels of FILE down to the leaf description LEAF (if they are "
+            "written above it) and generate OpenCL kernels (MODULE.cl), a C++ host "
+            "interface (MODULE.h, MODULE.cpp, mcl_opencl.h), an example driver (main.cpp) "
+            "and a CMakeLists.txt. The OpenCL mapping of LEAF is LEAF.opencl.toml beside "
+            "its .hdl file."
+        ),
+    )
+    p.add_argument("file", metavar="FILE", help="MCPL source file (.mcpl or .mcl)")
+    p.add_argument("--target", required=True, metavar="LEAF",
+                   help="leaf hardware description (fermi, hopper, xeon_phi, x86_avx512, ...)")
+    p.add_argument("-o", "--output", metavar="DIR",
+                   help="folder for the generated files (default: MODULE_LEAF)")
+    p.add_argument("-I", dest="include_dirs", action="append", default=[], metavar="DIR",
+                   help="extra MCPL source root for imports (repeatable)")
+    add_hwd_path_argument(p)
+    p.set_defaults(func=run)
+
+
+def load_checked(path: str | Path, include_dirs: list[str], library: object) -> object:
+    """The program of `path`, checked: code is only generated for valid kernels."""
+    from mcl.mcpl.check import check_program
+    from mcl.mcpl.loader import load_program
+
+    program = load_program(path, include_dirs, library)
+    errors = [d for d in check_program(program, library) if d.severity == Severity.ERROR]
+    if errors:
+        raise MclError(errors)
+    return program
+
+
+def run(args: argparse.Namespace) -> int:
+    from mcl.codegen import emit_harness, generate_module
+    from mcl.hdl.library import library_from_args
+
+    library = library_from_args(args)
+    program = load_checked(args.file, args.include_dirs, library)
+    generated = generate_module(program, args.target, library)
+    if not generated.functions:
+        raise MclError(error("codegen-no-kernels", f"{args.file} has no function with foreach "
+                             "statements, so there is no kernel to generate"))
+    out = Path(args.output or f"{generated.name}_{args.target}")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        files = emit_harness(generated).files()
+        for name, text in files.items():
+            (out / name).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise MclError(error("codegen-io", f"cannot write to {out}: {exc.strerror or exc}")) from None
+    kernels = sum(len(f.kernels) for f in generated.functions)
+    print(f"generated {kernels} kernel(s) of {generated.name} for {args.target} in {out}/:")
+    for name in files:
+        print(f"  {out / name}")
+    print(f"build: cmake -S {out} -B {out}/build && cmake --build {out}/build")
+    return 0

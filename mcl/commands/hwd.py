@@ -1,0 +1,240 @@
+"""`mcl hwd list | show NAME | path FROM TO`: look at the hardware descriptions.
+
+`list` prints the hierarchy of descriptions as a tree (the paper's Fig. 4), `show` one
+resolved description (its parallelism hierarchy and its device: memories, caches,
+execution units and slots), `path` the descriptions a kernel passes through when it is
+translated from one level down to another. All read the bundled library plus
+`--hwd-path DIR` (repeatable) and $MCL_HWD_PATH.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+from rich.tree import Tree
+
+if TYPE_CHECKING:
+    from mcl.hdl.library import HwdLibrary
+    from mcl.hdl.model import DeviceNode, HardwareDescription, MemorySpace, ParGroup, Quantity
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from mcl.hdl.library import add_hwd_path_argument
+
+    hwd = sub.add_parser(
+        "hwd",
+        help="list, show and relate hardware descriptions",
+        description="Inspect the hardware descriptions (HDL) that kernels are written against.",
+    )
+    hwd_sub = hwd.add_subparsers(dest="hwd_command", metavar="SUBCOMMAND")
+    hwd.set_defaults(func=lambda args: hwd.print_help() or 0)
+
+    p = hwd_sub.add_parser("list", help="the hierarchy of descriptions as a tree",
+                           description="Print the hierarchy of hardware descriptions as a tree "
+                           "(leaves, marked, are the levels code is generated from).")
+    add_hwd_path_argument(p)
+    p.set_defaults(func=run_list)
+
+    p = hwd_sub.add_parser("show", help="one resolved description",
+                           description="Show a resolved description: its parallelism hierarchy "
+                           "and its device (memories, caches, interconnects, execution units "
+                           "and their slots).")
+    p.add_argument("name", metavar="NAME", help="description name, e.g. fermi")
+    add_hwd_path_argument(p)
+    p.set_defaults(func=run_show)
+
+    p = hwd_sub.add_parser("path", help="the descriptions from one level down to another",
+                           description="Print the descriptions a kernel passes through when "
+                           "translated from FROM down to TO (the paper's Appendix A.1).")
+    p.add_argument("frm", metavar="FROM", help="the higher level, e.g. perfect")
+    p.add_argument("to", metavar="TO", help="the lower level, e.g. fermi")
+    add_hwd_path_argument(p)
+    p.set_defaults(func=run_path)
+
+
+def _library(args: argparse.Namespace) -> HwdLibrary:
+    from mcl.hdl.library import library_from_args
+    from mcl.render import render_diagnostics
+
+    library = library_from_args(args)
+    if library.warnings:
+        render_diagnostics(library.warnings)
+    return library
+
+
+def _console() -> Console:
+    return Console(highlight=False)
+
+
+# ------------------------------------------------------------------ list
+
+
+def run_list(args: argparse.Namespace) -> int:
+    library = _library(args)
+    roots = [n for n in library.names() if library.parent(n) is None]
+    console = _console()
+    for root in roots:
+        tree = Tree(_list_label(library, root))
+        _add_children(library, root, tree)
+        console.print(tree)
+    return 0
+
+
+def _list_label(library: HwdLibrary, name: str) -> Text:
+    label = Text(name, style="bold")
+    if library.is_leaf(name):
+        label.append("  (leaf)", style="green")
+    return label
+
+
+def _add_children(library: HwdLibrary, name: str, tree: Tree) -> None:
+    for child in library.children(name):
+        _add_children(library, child, tree.add(_list_label(library, child)))
+
+
+# ------------------------------------------------------------------ path
+
+
+def run_path(args: argparse.Namespace) -> int:
+    library = _library(args)
+    _console().print(" → ".join(library.path(args.frm, args.to)))
+    return 0
+
+
+# ------------------------------------------------------------------ show
+
+
+def run_show(args: argparse.Namespace) -> int:
+    library = _library(args)
+    hwd = library.get(args.name)
+    console = _console()
+    head = Text(hwd.name, style="bold")
+    if hwd.parent:
+        head.append(f"  specializes {hwd.parent}")
+    head.append(f"  ({hwd.file})", style="dim")
+    console.print(head)
+    console.print(_hierarchy_tree(hwd))
+    console.print(_device_tree(hwd))
+    console.print(_memory_table(hwd))
+    console.print(_execution_table(hwd))
+    functions = hwd.feedback_functions()
+    if functions:
+        console.print("performance feedback: " + ", ".join(
+            f"{name} (on {node.path})" for name, node in functions))
+    return 0
+
+
+def _space_label(space: MemorySpace) -> Text:
+    text = Text("memory_space ", style="dim") + Text(space.name, style="cyan")
+    flags = [f for f in ("default", "read_only") if getattr(space, f)]
+    if flags:
+        text.append(f"  ({', '.join(flags)})")
+    return text
+
+
+def _count(group: ParGroup) -> str:
+    value = "unlimited" if group.count == float("inf") else f"{group.count:g}"
+    return f"exactly {value}" if group.exact else f"at most {value}"
+
+
+def _hierarchy_tree(hwd: HardwareDescription) -> Tree:
+    tree = Tree(Text("parallelism hierarchy", style="bold"))
+    for space in hwd.parallelism.spaces:
+        tree.add(_space_label(space))
+    node = tree
+    executing = hwd.executing_unit() if hwd.par_units() else None
+    for group in hwd.par_groups():
+        node = node.add(Text("par_group ", style="dim") + Text(group.name, style="bold")
+                        + Text(f"  ({_count(group)})"))
+        for space in group.spaces:
+            node.add(_space_label(space))
+        if group.unit is None:
+            break
+        label = Text("par_unit ", style="dim") + Text(group.unit.name, style="bold")
+        if group.unit is executing:
+            label.append("  (executing unit)", style="green")
+        node = node.add(label)
+        for space in group.unit.spaces:
+            node.add(_space_label(space))
+    return tree
+
+
+def _quantity(q: Quantity | bool) -> str:
+    from mcl.hdl.units import format_quantity
+
+    if isinstance(q, bool):
+        return "true" if q else "false"
+    return format_quantity(q.value, q.unit)
+
+
+def _arg(value: object) -> str:
+    from mcl.hdl.model import Quantity
+
+    if isinstance(value, Quantity):
+        return _quantity(value)
+    if isinstance(value, float) and value == float("inf"):
+        return "unlimited"
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f"{value:g}"
+    return str(value)
+
+
+def _device_label(node: DeviceNode) -> Text:
+    label = Text(f"{node.kind} ", style="dim") + Text(node.name, style="bold")
+    details = [f"{k} = {_quantity(v)}" for k, v in node.values.items()]
+    details += sorted(node.flags)
+    for prop, args in node.args.items():
+        if prop == "op":
+            details.append("ops " + " ".join(f"{a[0]}:{_arg(a[1])}" for a in args if len(a) == 2))
+        else:
+            details += [f"{prop}({', '.join(_arg(a) for a in arg)})" for arg in args]
+    if details:
+        label.append("  " + "; ".join(details))
+    return label
+
+
+def _device_tree(hwd: HardwareDescription) -> Tree:
+    def add(tree: Tree, node: DeviceNode) -> None:
+        for child in node.children:
+            add(tree.add(_device_label(child)), child)
+
+    root = Tree(_device_label(hwd.device))
+    add(root, hwd.device)
+    return root
+
+
+def _memory_table(hwd: HardwareDescription) -> Table:
+    table = Table(title="memories and caches", title_justify="left", show_edge=False)
+    for column in ("block", "kind", "holds", "capacity", "line", "banks", "on"):
+        table.add_column(column)
+    for info in hwd.memories() + hwd.caches():
+        def q(v: float | int | None) -> str:
+            from mcl.hdl.units import format_quantity
+
+            return "" if v is None else format_quantity(v, "B")
+
+        table.add_row(
+            info.node.path,
+            info.node.kind + ("" if info.addressable else " (registers)"),
+            ", ".join(info.spaces),
+            q(info.capacity),
+            q(info.line_size),
+            "" if info.nr_banks is None else f"{info.nr_banks:g}",
+            info.resides_on.path if info.resides_on else "",
+        )
+    return table
+
+
+def _execution_table(hwd: HardwareDescription) -> Table:
+    table = Table(title="execution slots per par_unit", title_justify="left", show_edge=False)
+    for column in ("par_unit", "runs on", "slots each", "units", "lock-step"):
+        table.add_column(column)
+    for unit in hwd.par_units():
+        for info in hwd.execution_units_for(unit.name):
+            table.add_row(unit.name, info.node.path, _arg(info.slots), _arg(info.nr_units),
+                          "yes" if info.simd else "")
+    return table

@@ -1,0 +1,231 @@
+"""`mcl run FILE (--interp | --target LEAF [--device SPEC] [--verify] [--repeat N])
+[-D name=value ...] [--function NAME] [--seed N]
+[--reference PATH] [--level LEVEL] [-I DIR] [--hwd-path DIR]`: run a kernel on inputs
+from its folder's numpy reference and compare every output with the reference.
+
+The steps are separate functions so other ways of running a kernel (the OpenCL runner's
+`--target LEAF`) reuse everything but the execution itself: `prepare` (load, check,
+optionally translate, build inputs and expected outputs), an executor (here the reference
+interpreter), and `finish` (compare and print the table). Exit status 0 when every output
+matches, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mcl.diagnostics import MclError, Severity, error
+
+
+@dataclass
+class PreparedRun:
+    """Everything an executor needs, and what `finish` compares against."""
+
+    path: Path
+    program: Any  # mcl.mcpl.loader.Program (translated with --level)
+    function: str
+    level: str  # the function's hardware description after translation
+    library: Any
+    reference: Any  # mcl.verify.Reference
+    sizes: dict[str, int]
+    args: dict[str, Any]
+    expected: dict[str, Any]
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from mcl.hdl.library import add_hwd_path_argument
+
+    p = sub.add_parser(
+        "run",
+        help="run a kernel and verify it against its numpy reference",
+        description=(
+            "Run a kernel on inputs made by the reference.py of its folder (sizes from the "
+            "reference, changed with -D) and compare every output with the numpy reference "
+            "within its tolerance. Exit status 0 when all outputs match, 1 otherwise."
+        ),
+    )
+    p.add_argument("file", metavar="FILE", help="MCPL kernel (.mcpl or .mcl)")
+    p.add_argument(
+        "--interp",
+        action="store_true",
+        help="run with the reference interpreter (docs/interpreter.md)",
+    )
+    p.add_argument(
+        "--target",
+        metavar="LEAF",
+        help="generate OpenCL from the leaf LEAF and run it through pyopencl (docs/codegen.md)",
+    )
+    p.add_argument(
+        "--device",
+        metavar="SPEC",
+        help="OpenCL device for --target: P:D, N, or a name such as nvidia (default: PoCL CPU)",
+    )
+    p.add_argument(
+        "--verify",
+        action="store_true",
+        help="with --target: compare the outputs with the reference (--interp always does)",
+    )
+    p.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        metavar="N",
+        help="with --target: run N times and report the median kernel time (default 1)",
+    )
+    p.add_argument(
+        "-D",
+        dest="defines",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="set a size of the reference, e.g. -D n=37 (repeatable)",
+    )
+    p.add_argument("--function", metavar="NAME", help="function to run (default: the reference's)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the input generator (default 0)")
+    p.add_argument(
+        "--reference", metavar="PATH", help="numpy reference (default: reference.py beside FILE)"
+    )
+    p.add_argument(
+        "--level", metavar="LEVEL", help="translate the kernel to LEVEL first, then run that"
+    )
+    p.add_argument(
+        "-I",
+        dest="include_dirs",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="extra MCPL source root for imports (repeatable)",
+    )
+    add_hwd_path_argument(p)
+    p.set_defaults(func=run)
+
+
+def prepare(args: argparse.Namespace) -> PreparedRun:
+    """Load and check the kernel (translating it with --level), and build its inputs and
+    expected outputs from the reference."""
+    from mcl.hdl.library import library_from_args
+    from mcl.mcpl.check import check_program
+    from mcl.mcpl.loader import load_program
+    from mcl.verify import (
+        expected_outputs,
+        load_reference,
+        make_inputs,
+        parse_defines,
+        reference_for,
+    )
+
+    path = Path(args.file)
+    library = library_from_args(args)
+    program = load_program(path, args.include_dirs, library)
+    _raise_errors(check_program(program, library))
+    if args.level:
+        from mcl.translate import translate_program
+        from mcl.translate.levels import require_level
+
+        require_level(library, args.level)
+        program = translate_program(program, args.level, library).program
+        _raise_errors(check_program(program, library))
+    reference = load_reference(args.reference or reference_for(path))
+    name = args.function or reference.function
+    function = program.main.function(name)
+    if function is None:
+        raise MclError(
+            error(
+                "run-unknown-function",
+                f"{path} defines no function '{name}'",
+                None,
+                hint="choose one with --function NAME: "
+                + ", ".join(f.name for f in program.main.functions),
+            )
+        )
+    sizes, inputs = make_inputs(reference, parse_defines(args.defines, reference.sizes), args.seed)
+    expected = expected_outputs(reference, inputs)
+    return PreparedRun(
+        path, program, name, function.hwd, library, reference, sizes, inputs, expected
+    )
+
+
+def execute_interp(prepared: PreparedRun) -> dict[str, Any]:
+    """Run the prepared kernel with the reference interpreter (arrays change in place)."""
+    from mcl.interp import run_function
+
+    return run_function(prepared.program, prepared.function, prepared.args, prepared.library)
+
+
+def finish(prepared: PreparedRun, results: dict[str, Any], how: str, seconds: float) -> int:
+    """Compare with the reference, print the table and a summary; the exit status."""
+    from rich.console import Console
+
+    from mcl.verify import print_report, verify
+
+    checks = verify(prepared.reference, prepared.expected, results)
+    sizes = " ".join(f"{k}={v}" for k, v in prepared.sizes.items())
+    console = Console(highlight=False)
+    title = f"{prepared.function} ({prepared.level}) on {sizes} — {how}, {seconds * 1e3:.1f} ms"
+    ok = print_report(checks, title, console)
+    failed = sum(not c.ok for c in checks)
+    if ok:
+        console.print(f"[bold green]all {len(checks)} outputs match the numpy reference[/]")
+    else:
+        console.print(f"[bold red]{failed} of {len(checks)} outputs differ from the reference[/]")
+    return 0 if ok else 1
+
+
+def execute_opencl(prepared: PreparedRun, target: str, device: str | None, repeat: int) -> Any:
+    """Generate OpenCL from leaf `target` and run it through pyopencl (mcl.codegen)."""
+    from mcl.codegen import Session, generate_module, select_device
+
+    generated = generate_module(prepared.program, target, prepared.library)
+    return Session(generated, select_device(device)).run(prepared.function, prepared.args, repeat)
+
+
+def report_opencl(prepared: PreparedRun, target: str, result: Any, repeat: int) -> None:
+    """Kernel time and the rate the reference defines (GFLOP/s or GB/s, as Table III)."""
+    seconds = result.kernel_time_s
+    sizes = " ".join(f"{k}={v}" for k, v in prepared.sizes.items())
+    line = f"{prepared.function} ({target}) on {sizes}: kernel time {seconds * 1e3:.3f} ms"
+    if repeat > 1:
+        line += f" (median of {repeat})"
+    work = prepared.reference.work(prepared.sizes)
+    if work is not None and seconds > 0:
+        amount, unit = work
+        line += f", {amount / seconds * 1e-9:.3g} {'GFLOP/s' if unit == 'FLOP' else 'GB/s'}"
+    print(f"{line} on {result.device}")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.target:
+        if args.interp:
+            raise MclError(error("run-executor", "choose one of --interp and --target", None))
+        if args.repeat < 1:
+            raise MclError(error("run-repeat", "--repeat needs a positive count", None))
+        prepared = prepare(args)
+        result = execute_opencl(prepared, args.target, args.device, args.repeat)
+        report_opencl(prepared, args.target, result, args.repeat)
+        if not args.verify:
+            return 0
+        return finish(prepared, result.outputs, f"OpenCL {args.target}", result.kernel_time_s)
+    if not args.interp:
+        raise MclError(
+            error(
+                "run-no-executor",
+                "say how to run the kernel",
+                None,
+                hint="--interp runs it with the reference interpreter; --target LEAF "
+                "generates OpenCL and runs it",
+            )
+        )
+    prepared = prepare(args)
+    start = time.perf_counter()
+    results = execute_interp(prepared)
+    return finish(prepared, results, "interpreter", time.perf_counter() - start)
+
+
+def _raise_errors(diagnostics: list) -> None:
+    errors = [d for d in diagnostics if d.severity == Severity.ERROR]
+    if errors:
+        raise MclError(errors)

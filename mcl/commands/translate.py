@@ -1,0 +1,76 @@
+"""`mcl translate FILE --to LEVEL [-o OUT] [-I DIR] [--hwd-path DIR]`: move a kernel down
+the hierarchy of hardware descriptions (the paper's section 6.1) and print the result as
+MCPL for the target level."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from mcl.diagnostics import Diagnostic, MclError, Severity, error
+from mcl.hdl.library import add_hwd_path_argument, library_from_args
+from mcl.mcpl.check import check_program
+from mcl.mcpl.loader import load_program
+from mcl.mcpl.printer import print_module
+from mcl.render import render_diagnostics
+from mcl.translate import translate_program
+from mcl.translate.levels import require_level
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "translate",
+        help="translate a kernel to a lower level of abstraction",
+        description=(
+            "Translate every function of FILE whose level lies on the path from perfect to "
+            "LEVEL down to LEVEL, one step of the hierarchy at a time (the paper's "
+            "Appendix A), and print the result as MCPL."
+        ),
+    )
+    p.add_argument("file", metavar="FILE", help="MCPL source file (.mcpl or .mcl)")
+    p.add_argument("--to", required=True, metavar="LEVEL", help="target hardware description")
+    p.add_argument("-o", "--output", metavar="OUT", help="write the result here (default stdout)")
+    p.add_argument(
+        "-I", dest="include_dirs", action="append", default=[], metavar="DIR",
+        help="extra MCPL source root for imports (repeatable)",
+    )
+    add_hwd_path_argument(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    library = library_from_args(args)
+    require_level(library, args.to)
+    program = load_program(args.file, args.include_dirs, library)
+    # Translation assumes a valid kernel: report its problems at their own lines first.
+    problems = check_program(program, library)
+    errors = [d for d in problems if d.severity == Severity.ERROR]
+    if errors:
+        raise MclError(errors)
+    result = translate_program(program, args.to, library)
+    assert result.program is not None
+    invalid = [d for d in check_program(result.program, library) if d.severity == Severity.ERROR]
+    if invalid:
+        raise MclError(
+            Diagnostic(
+                Severity.ERROR,
+                "translate-invalid-result",
+                f"the translation to {args.to} does not pass the checker; this is a bug in "
+                "mcl's translation",
+                notes=tuple(str(d) for d in invalid),
+            )
+        )
+    if result.notes:
+        render_diagnostics(list(result.notes))
+    text = print_module(result.module)
+    if args.output:
+        try:
+            Path(args.output).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise MclError(
+                error("translate-io", f"cannot write {args.output}: {exc.strerror or exc}")
+            ) from None
+    else:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    return 0

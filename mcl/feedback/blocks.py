@@ -1,0 +1,77 @@
+"""Output-defining, control-flow and indexing blocks (paper section 6.2).
+
+"To determine the output-defining blocks the compiler finds the declarations in the
+parameter list that are written and the declarations of the variables that are used in
+return expressions. It then uses standard data-flow techniques to find all blocks on which
+the output depends. We define the control-flow blocks as the set of blocks that perform
+control-flow and all of their dependent blocks that are not in the output-defining blocks.
+Finally, we define the indexing blocks as the blocks that define the indexing expressions,
+but are neither in the output-defining blocks or the control-flow blocks."
+
+Blocks are `Item`s (statements and loop/if header parts). Data flow is flow-insensitive
+per variable: an item depends on every item that defines a variable it uses. The output
+depends on *values* (`value_uses`); subscripts say where a value goes, so they lead to
+indexing blocks.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+
+from mcl.feedback.kernel import COND, COUNT, IF, INIT, STEP, Binding, Item, KernelFacts
+
+OUTPUT = "output-defining"
+CONTROL_FLOW = "control-flow"
+INDEXING = "indexing"
+UNUSED = "unused"
+
+_CONTROL_KINDS = frozenset({INIT, COND, STEP, COUNT, IF})
+
+
+def classify(facts: KernelFacts) -> dict[int, str]:
+    """The block kind of every item, keyed by id(item)."""
+    defs_of: dict[int, list[Item]] = defaultdict(list)
+    for item in facts.items:
+        for b in item.defs:
+            defs_of[id(b)].append(item)
+            if b.root is not b:
+                defs_of[id(b.root)].append(item)
+
+    def definers(bindings: Iterable[Binding]) -> list[Item]:
+        out: list[Item] = []
+        for b in bindings:
+            out += defs_of.get(id(b), [])
+            if b.root is not b:
+                out += defs_of.get(id(b.root), [])
+        return out
+
+    written = {id(p) for p in facts.params if "w" in facts.param_modes.get(p.name, "")}
+    roots = [it for it in facts.items
+             if it.returns or any(id(b.root) in written for b in it.defs)]
+    output = _closure(roots, lambda it: definers(it.value_uses))
+    control = _closure([it for it in facts.items if it.kind in _CONTROL_KINDS],
+                       lambda it: definers(it.value_uses | it.index_uses), exclude=output)
+    seeds = definers(b for it in facts.items if id(it) in output or id(it) in control
+                     for b in it.index_uses)
+    indexing = _closure(seeds, lambda it: definers(it.value_uses | it.index_uses),
+                        exclude=output | control)
+    kinds: dict[int, str] = {}
+    for item in facts.items:
+        key = id(item)
+        kinds[key] = (OUTPUT if key in output else CONTROL_FLOW if key in control
+                      else INDEXING if key in indexing else UNUSED)
+    return kinds
+
+
+def _closure(seeds: list[Item], successors, exclude: set[int] | frozenset[int] = frozenset()
+             ) -> set[int]:
+    seen: set[int] = set()
+    work = [it for it in seeds if id(it) not in exclude]
+    while work:
+        item = work.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        work.extend(s for s in successors(item) if id(s) not in seen and id(s) not in exclude)
+    return seen

@@ -1,0 +1,429 @@
+"""Cache analysis (the paper's section 6.4; feedback.md analysis 6).
+
+"Given a cache defined in the hardware description, the analysis retrieves the memory
+spaces that the cache holds. The analysis proceeds for every declaration that has one of
+these memory spaces." For every element access of such a variable and every loop around it
+(counted from the variable's declaration: a temporary declared inside a loop is new in
+every iteration of that loop), the stride the loop causes in the flattened index gives
+
+- the best case: the fewest cache lines the loop can fetch (stride 0: one line);
+- the worst case: a line per iteration, or, for a foreach whose units have a limited
+  number of slots on the execution unit holding the cache, a line per unit that can use
+  that cache at once;
+- for a foreach over units that load in lock-step (a load/store unit in a simd_group,
+  `HardwareDescription.lockstep`), the lines the group shares: the 32 threads of a warp
+  reading 32 consecutive floats fetch one 128 B line together.
+
+Comparing them classifies the access: it *benefits* from the cache (lock-step units share
+lines, or consecutive iterations of the innermost loop reuse a line), it *may benefit*
+(the best case needs lines to stay cached between uses), or it *does not benefit* (every
+iteration or unit fetches its own line even in the best case). Indices that depend on
+array values or on variables written in the kernel are reported as unpredictable.
+
+Two more messages: once per kernel on a cache-oriented description (caches are its only
+fast memories), and for every temporary array in a cached space whose size grows with the
+problem or exceeds a cache, its size against the caches' capacities and line size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import sympy
+
+from mcl.feedback import strides
+from mcl.feedback.counting import affine
+from mcl.feedback.emit import Emitter
+from mcl.feedback.kernel import Access, Binding, KernelFacts, Loop, Scope
+from mcl.feedback.layout import element_count, element_layout, flat_index
+from mcl.feedback.messages import Message, Severity
+from mcl.feedback.registry import analysis, facts_for
+from mcl.hdl.model import UNLIMITED, HardwareDescription, MemoryInfo, Parallelism
+from mcl.mcpl import ast
+from mcl.mcpl.printer import print_expr
+
+ANALYSIS = "cache"
+
+BENEFITS = "benefits"
+MAY_BENEFIT = "may benefit"
+NO_BENEFIT = "does not benefit"
+
+CODES = {BENEFITS: "cache-benefits", MAY_BENEFIT: "cache-may-benefit",
+         NO_BENEFIT: "cache-no-benefit"}
+
+
+# ----------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class LoopLines:
+    """Cache lines one access fetches over the iterations of one loop, for one cache."""
+
+    loop: Loop
+    cache: MemoryInfo
+    stride_bytes: Any  # SymPy: how far the accesses of consecutive iterations lie apart
+    iterations: Any  # iterations considered (at most the units sharing one cache)
+    best: Any
+    worst: Any
+    classification: str
+    lockstep: int | None = None  # size of the lock-step group the loop's units load in
+    shared_by: Any = None  # units that use one instance of the cache at once
+    assumption: str | None = None
+    exact: bool = True
+
+
+@dataclass(frozen=True)
+class Unpredictable:
+    """An access whose index cannot be known statically, and why."""
+
+    reasons: tuple[str, ...]
+
+
+# ----------------------------------------------------------------------------- the hardware
+
+
+def cached_spaces(hwd: HardwareDescription) -> dict[str, list[MemoryInfo]]:
+    """Memory space -> the caches holding it, inner to outer."""
+    result: dict[str, list[MemoryInfo]] = {}
+    for space in hwd.memory_spaces():
+        caches = [m for m in hwd.memories_for(space.name) if m.is_cache and m.line_size]
+        if caches:
+            result[space.name] = caches
+    return result
+
+
+def has_caches(hwd: HardwareDescription) -> bool:
+    return any(c.line_size for c in hwd.caches())
+
+
+def is_cache_oriented(hwd: HardwareDescription) -> bool:
+    """Paper 5.2: "there are no other opportunities for fast memory access than caches".
+    True when the description has caches and every addressable memory that is not a cache
+    holds only spaces of the outermost scope: no scratchpad such as `shared` or `local`
+    closer to the units (registers are not addressable)."""
+    if not has_caches(hwd):
+        return False
+    for memory in hwd.memories():
+        if memory.is_cache or not memory.addressable:
+            continue
+        for name in memory.spaces:
+            space = hwd.memory_space(name)
+            if space is not None and not isinstance(space.scope, Parallelism):
+                return False
+    return True
+
+
+def concurrent_units(hwd: HardwareDescription, unit: str, cache: MemoryInfo) -> Any | None:
+    """How many units `unit` use one instance of `cache` at once. Section 6.4: "a cache can
+    reside on an execution unit that has a restricted number of slots for the par_units"
+    (the slots of that unit); a cache shared by execution units serves every unit that
+    reaches it (slots times units). None when there is no finite bound."""
+    infos = hwd.execution_units_for(unit)
+    if not infos:
+        return None
+    home = cache.resides_on
+    if home is None:
+        bound = infos[0].slots * infos[0].nr_units
+    else:
+        around = {id(home), *(id(a) for a in home.ancestors())}
+        above = [i for i in infos if id(i.node) in around]
+        below = [i for i in infos if any(a is home for a in i.node.ancestors())]
+        if above:
+            bound = above[-1].slots
+        elif below:
+            inner = below[0]
+            between = 1
+            for a in inner.node.ancestors():
+                if a is home:
+                    break
+                if a.kind.endswith("_group"):
+                    between *= a.count()
+            bound = inner.slots * between
+        else:
+            return None
+    if bound == UNLIMITED:
+        return None
+    return sympy.Integer(int(bound))
+
+
+def lockstep_group(hwd: HardwareDescription) -> tuple[str, int] | None:
+    """(par_group, units) of the lock-step group the executing unit loads in, if any."""
+    try:
+        group = hwd.lockstep(hwd.executing_unit().name)
+    except (KeyError, ValueError):
+        return None
+    if group is None or group.count in (None, UNLIMITED):
+        return None
+    return group.name, int(group.count)
+
+
+# ----------------------------------------------------------------------------- the program
+
+
+def unpredictable_reasons(facts: KernelFacts, expr: ast.Expr, scope: Scope,
+                          seen: frozenset[int] = frozenset()) -> list[str]:
+    """Section 6.4: "Array expressions are unpredictable if an array expression contains
+    non-loop variables that are written or originating from arrays"."""
+    reasons: list[str] = []
+    for node in ast.walk(expr):
+        if isinstance(node, ast.Index):
+            reasons.append(f"it depends on the values of array {ast.root_name(node)}")
+        elif isinstance(node, ast.Call) and node.func not in ("min", "max", "abs"):
+            reasons.append(f"it depends on the result of {node.func}()")
+        elif isinstance(node, ast.Name):
+            b = scope.lookup(node.name)
+            if b is None or id(b) in seen:
+                continue
+            if b.kind == "loop":
+                shape = facts.evaluator.shape(b.loop) if b.loop is not None else None
+                if shape is not None and not shape.affine:
+                    reasons.append(shape.reason or f"loop variable {b.name} does not advance "
+                                   "by a fixed step")
+            elif b.single_assignment and b.scope is not None and b.init is not None:
+                reasons += unpredictable_reasons(facts, b.init, b.scope, seen | {id(b)})
+            elif b.kind in ("local", "constant") and not b.is_array:
+                reasons.append(f"it depends on {b.name}, which is written in the kernel")
+    return list(dict.fromkeys(reasons))
+
+
+def loops_since_declaration(access: Access) -> list[Loop]:
+    """The loops around an access that lie inside the declaration of its variable (paper
+    6.4: "the surrounding loops taking into account where the variable was last
+    defined")."""
+    declared = access.binding.root.loops
+    return [loop for loop in access.item.loops if loop not in declared]
+
+
+# ----------------------------------------------------------------------------- analysis
+
+
+def access_lines(facts: KernelFacts, access: Access, caches: list[MemoryInfo],
+                 values: Mapping[str, Any]) -> list[LoopLines] | Unpredictable | None:
+    """Best and worst case line fetches of one access for every loop around it and every
+    cache holding its space. None when the element size is not known statically."""
+    ev = facts.evaluator
+    layout = element_layout(facts, access.binding, access.field)
+    if layout is None:
+        return None
+    record, touched, _ = layout
+    index = flat_index(facts, access)
+    counters = [ev.counter(loop) for loop in facts.loops]
+    if affine(ev, index, counters, set(counters)) is None:
+        reasons: list[str] = []
+        for sub in access.indices:
+            reasons += unpredictable_reasons(facts, sub, access.item.scope)
+        return Unpredictable(tuple(dict.fromkeys(reasons))
+                             or ("the index is not affine in the loop variables",))
+    lockstep = lockstep_group(facts.hwd)
+    results: list[LoopLines] = []
+    for loop in loops_since_declaration(access):
+        shape = ev.shape(loop)
+        # Section 6.4: fill in start and start + step (counter 0 and 1) and subtract.
+        stride = strides.loop_stride(index, shape.counter, 0, 1) * record
+        for cache in caches:
+            results.append(_loop_lines(facts.hwd, loop, cache, stride, shape.trips, touched,
+                                       access, values, lockstep, shape.exact))
+    return results
+
+
+def _loop_lines(hwd: HardwareDescription, loop: Loop, cache: MemoryInfo, stride: Any,
+                iterations: Any, touched: int, access: Access, values: Mapping[str, Any],
+                lockstep: tuple[str, int] | None, exact: bool) -> LoopLines:
+    line = int(cache.line_size or 0)
+    if loop.kind == "foreach" and lockstep is not None and loop.group == lockstep[0]:
+        size = lockstep[1]
+        best, worst, note = strides.lockstep_lines(iterations, size, stride, touched, line,
+                                                   values)
+        shared = strides.decide(sympy.Lt(best, iterations), values)
+        return LoopLines(loop, cache, stride, iterations, best, worst,
+                         BENEFITS if shared else NO_BENEFIT, lockstep=size, assumption=note,
+                         exact=exact)
+    shared_by = None
+    considered = sympy.sympify(iterations)
+    if loop.kind == "foreach":
+        group = hwd.par_group(loop.group or "")
+        if group is not None and group.unit is not None:
+            shared_by = concurrent_units(hwd, group.unit.name, cache)
+        considered = strides.worst_case_lines(iterations, shared_by)
+    best, note = strides.best_case_lines(considered, stride, touched, line, values)
+    worst = considered
+    same = strides.decide(sympy.Eq(best, worst), values)
+    if same is None:
+        same = sympy.simplify(best - worst) == 0
+    if same:
+        kind = NO_BENEFIT
+    elif (loop.kind == "for" and access.item.loops[-1] is loop
+          and strides.decide(sympy.Lt(sympy.Abs(stride), line), values)):
+        # Consecutive iterations of the innermost loop touch the same line, with nothing
+        # in between that could evict it.
+        kind = BENEFITS
+    else:
+        kind = MAY_BENEFIT
+    return LoopLines(loop, cache, stride, considered, best, worst, kind, shared_by=shared_by,
+                     assumption=note, exact=exact)
+
+
+# ----------------------------------------------------------------------------- messages
+
+
+def _caches_text(caches: list[MemoryInfo]) -> str:
+    names = ", ".join(c.node.name for c in caches)
+    plural = "s" if len(caches) > 1 else ""
+    return f"cache{plural} {names} ({int(caches[0].line_size or 0)} B lines)"
+
+
+def _agreeing(results: list[LoopLines]) -> list[list[LoopLines]]:
+    """The results of one loop with the same classification for several caches become one
+    message (inner cache first)."""
+    groups: dict[tuple, list[LoopLines]] = {}
+    for r in results:
+        groups.setdefault((id(r.loop), r.classification), []).append(r)
+    return list(groups.values())
+
+
+def _same_figures(a: LoopLines, b: LoopLines) -> bool:
+    return (sympy.srepr(a.best), sympy.srepr(a.worst), a.cache.line_size) == (
+        sympy.srepr(b.best), sympy.srepr(b.worst), b.cache.line_size)
+
+
+def _loop_message(emit: Emitter, access: Access, text: str, same: list[LoopLines],
+                  values: Mapping[str, Any]) -> Message | None:
+    r = same[0]
+    if strides.decide(sympy.Le(r.iterations, 1), values):
+        return None  # a single iteration: there is nothing to share
+    alike = [x for x in same if _same_figures(x, r)]
+    others = [x for x in same if not _same_figures(x, r)]
+    caches = _caches_text([x.cache for x in alike])
+    where = f"{text} in loop {r.loop.name}"
+    figures = {"stride_bytes": r.stride_bytes, "iterations": r.iterations,
+               "best_lines": r.best, "worst_lines": r.worst,
+               "line_bytes": sympy.Integer(int(r.cache.line_size or 0))}
+    hint = None
+    if r.lockstep is not None:
+        body = (f"{where}: the {r.lockstep} {r.loop.group} of a lock-step group load together; "
+                f"{{best_lines}} line fetches for {{iterations}} {r.loop.group}, "
+                f"{{worst_lines}} when they do not start on a line "
+                f"(stride {{stride_bytes}} B, {caches})")
+        body += (": they share lines, benefits from the cache" if r.classification == BENEFITS
+                 else ": every unit fetches its own line, does not benefit from the cache")
+    elif r.classification == NO_BENEFIT:
+        body = (f"{where} does not benefit from the {caches}: every iteration touches another "
+                "line (stride {stride_bytes} B), {worst_lines} line fetches in the best and "
+                "the worst case")
+        hint = (f"make consecutive iterations of loop {r.loop.name} touch neighbouring "
+                f"elements of {ast.root_name(access.node)}, or load the element once outside "
+                "the loop and reuse it")
+    else:
+        verb = "benefits from" if r.classification == BENEFITS else "may benefit from"
+        body = (f"{where} {verb} the {caches}: stride {{stride_bytes}} B, best case "
+                "{best_lines} line fetches, worst case {worst_lines}")
+    if r.shared_by is not None:
+        figures["units_per_cache"] = r.shared_by
+        body += (f" (at most {{units_per_cache}} {r.loop.group} use one "
+                 f"{r.cache.node.name} at once)")
+    for other in others:
+        name = other.cache.node.name
+        figures[f"best_lines_{name}"] = other.best
+        figures[f"worst_lines_{name}"] = other.worst
+        body += f"; {name}: best case {{best_lines_{name}}}, worst case {{worst_lines_{name}}}"
+        if other.shared_by is not None:
+            figures[f"units_per_cache_{name}"] = other.shared_by
+            body += f" (at most {{units_per_cache_{name}}} {r.loop.group} use one {name})"
+    if r.assumption:
+        body += f" ({r.assumption})"
+    severity = (Severity.SUGGESTION if r.classification == NO_BENEFIT and r.lockstep is None
+                else Severity.INFO)
+    return emit.message(CODES[r.classification], severity, body, access.node.span, figures,
+                        tuple(access.item.loops), approximate=not r.exact or bool(r.assumption),
+                        hint=hint)
+
+
+def _temporary_message(emit: Emitter, facts: KernelFacts, binding: Binding,
+                       caches: list[MemoryInfo], values: Mapping[str, Any]) -> Message | None:
+    """Paper 5.2, xeon_phi (v1): "try to adjust the size of declaration bTemp with 4p bytes
+    in relation to the cache with capacities 32kB and 512kB and cache-line size 64B"."""
+    layout = element_layout(facts, binding)
+    if layout is None:
+        return None
+    size = sympy.expand(element_count(facts, binding) * layout[0])
+    if any(facts.evaluator.is_opaque(s) for s in size.free_symbols):
+        return None
+    capacities = [c.capacity for c in caches if c.capacity not in (None, UNLIMITED)]
+    if not capacities:
+        return None
+    smallest = min(capacities)
+    grows = bool(size.free_symbols)  # scales with a problem size
+    exceeds = strides.decide(sympy.Gt(size, smallest), values)
+    if not grows and not exceeds:
+        return None
+    text = (f"adjust the size of {binding.name} ({{size_bytes}} bytes) to the caches of "
+            f"{' and '.join(_bytes(c) for c in capacities)}, line {_bytes(caches[0].line_size)}")
+    if exceeds:
+        text += f": it does not fit in {caches[0].node.name}"
+    return emit.message(
+        "cache-temporary-size", Severity.SUGGESTION, text, binding.span,
+        {"size_bytes": size, "smallest_cache_bytes": sympy.Integer(int(smallest)),
+         "line_bytes": sympy.Integer(int(caches[0].line_size or 0))},
+        tuple(binding.loops), hint="choose a tile size whose temporaries fit the smallest cache")
+
+
+def _bytes(n: Any) -> str:
+    n = int(n or 0)
+    for unit, size in (("MB", 1 << 20), ("kB", 1 << 10)):
+        if n >= size and n % size == 0:
+            return f"{n // size} {unit}"
+    return f"{n} B"
+
+
+def cache_messages(facts: KernelFacts, values: Mapping[str, Any] | None = None) -> list[Message]:
+    """All cache messages for one function at its description."""
+    values = dict(values or {})
+    hwd = facts.hwd
+    spaces = cached_spaces(hwd)
+    if not spaces:
+        return []
+    emit = Emitter(facts, ANALYSIS, values)
+    messages: list[Message] = []
+    if is_cache_oriented(hwd):
+        messages.append(emit.message(
+            "cache-oriented", Severity.SUGGESTION,
+            f"{hwd.name} is a cache-oriented architecture (caches are its only fast "
+            "memories): make sure every access benefits from the cache", facts.function.span))
+    seen: set[tuple] = set()
+    for access in facts.accesses:
+        caches = spaces.get(access.space or "")
+        if not caches or not access.element:
+            continue
+        text = print_expr(access.node)
+        key = (id(access.binding.root), text, tuple(id(loop) for loop in access.item.loops))
+        if key in seen:
+            continue
+        seen.add(key)
+        result = access_lines(facts, access, caches, values)
+        if result is None:
+            continue
+        if isinstance(result, Unpredictable):
+            messages.append(emit.message(
+                "cache-unpredictable", Severity.WARNING,
+                f"the cache behaviour of {text} is unpredictable: " + "; ".join(result.reasons),
+                access.node.span, loops=tuple(access.item.loops)))
+            continue
+        for same in _agreeing(result):
+            message = _loop_message(emit, access, text, same, values)
+            if message is not None:
+                messages.append(message)
+    for binding in facts.bindings:
+        if binding.kind == "local" and binding.is_array and binding.space in spaces:
+            message = _temporary_message(emit, facts, binding, spaces[binding.space], values)
+            if message is not None:
+                messages.append(message)
+    return messages
+
+
+@analysis("cache", when=has_caches, description="cache behaviour (paper 6.4)")
+def cache_analysis(function: ast.Function, program: Any, hwd: HardwareDescription,
+                   values: Mapping[str, Any]) -> list[Message]:
+    """Best and worst case cache-line fetches of every access in every loop (paper 6.4)."""
+    return cache_messages(facts_for(function, program, hwd), values)

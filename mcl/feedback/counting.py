@@ -1,0 +1,335 @@
+"""Counting over iteration spaces, symbolically and exactly.
+
+- `iterations`: how many times something runs inside a nest of loops (paper 6.2: "for all
+  these blocks, the compiler finds the number of iterations they are executed"): a product
+  of trip counts for rectangular nests, a `sympy.summation` where a bound depends on an
+  outer loop (triangular nests).
+- `distinct_values` / `distinct_tuples`: how many different elements an affine index
+  touches (paper 6.3: "the indexing range of v ... taking into account the offsets and
+  steps of the loops"). The paper approximates the first dimension of `a[i + y, j + x]` by
+  h + fh; the exact count is h + fh - 1, and that is what we compute: the image of
+  sum(c_l * t_l), t_l in [0, N_l), built up term by term in increasing |c_l|.
+
+Every function returns (expression, exact); exact is False only where the result is an
+upper bound (non-rectangular nests, coefficient patterns without a closed form).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cmp_to_key, reduce
+from typing import Any
+
+import sympy
+
+from mcl.feedback.kernel import Guard, Loop
+from mcl.feedback.symbolic import Evaluator
+
+
+def iterations(ev: Evaluator, loops: Sequence[Loop], weight: Any = 1) -> tuple[Any, bool]:
+    """The sum of `weight` over the iteration space of `loops` (outermost first). The
+    weight may use the loops' counters (e.g. the trip count of an inner loop)."""
+    f = sympy.sympify(weight)
+    exact = True
+    for loop in reversed(loops):
+        shape = ev.shape(loop)
+        exact = exact and shape.exact
+        t = shape.counter
+        if t in f.free_symbols:
+            f = sympy.summation(f, (t, 0, shape.trips - 1))
+        else:
+            f = f * shape.trips
+    return tidy(f), exact
+
+
+def guarded_iterations(ev: Evaluator, loops: Sequence[Loop], guards: Sequence[Guard],
+                       weight: Any = 1) -> tuple[Any, bool, list[Guard]]:
+    """Like `iterations`, restricted by the `if`s around the statement. A guard that
+    bounds an index split over several loops (`j < m` with j = bj * nrThreadsM + tj, as
+    translation generates) is counted exactly; other guards are returned as unresolved,
+    and the count is an upper bound."""
+    remaining = list(loops)
+    f = sympy.sympify(weight)
+    unresolved: list[Guard] = []
+    for guard in guards:
+        collapsed = collapse_guard(ev, guard, remaining, f)
+        if collapsed is None:
+            unresolved.append(guard)
+            continue
+        remaining = [loop for loop in remaining if loop not in collapsed.loops]
+        f = f * collapsed.passing
+    value, exact = iterations(ev, remaining, f)
+    return value, exact and not unresolved, unresolved
+
+
+@dataclass(frozen=True)
+class Collapse:
+    """A guard on x = sum(weights[t] * t), where the guard's loops enumerate x over
+    [0, product) one to one: the x that pass form an interval of `passing` values."""
+
+    loops: list[Loop]
+    weights: dict[Any, Any]
+    passing: Any
+
+
+def collapse_guard(ev: Evaluator, guard: Guard, loops: Sequence[Loop], weight: Any = 1
+                   ) -> Collapse | None:
+    """For a guard `e OP B` on an index e = c + a*(t_1 + N_1*t_2 + N_1*N_2*t_3 ...) whose
+    loops enumerate [0, N_1*N_2*...) one-to-one, the loops it constrains and how many of
+    their iterations pass it. None when the guard is not of that form (or when `weight`
+    or another loop's bounds use the constrained counters)."""
+    cond = ev.sym(guard.cond, guard.scope)
+    if not isinstance(cond, (sympy.StrictLessThan, sympy.LessThan, sympy.StrictGreaterThan,
+                             sympy.GreaterThan)):
+        return None
+    op = {sympy.StrictLessThan: "<", sympy.LessThan: "<=", sympy.StrictGreaterThan: ">",
+          sympy.GreaterThan: ">="}[type(cond)]
+    counters = {ev.counter(loop): loop for loop in loops}
+    all_counters = {ev.counter(loop) for loop in ev.loops}
+    aff = affine(ev, cond.lhs - cond.rhs, list(counters), all_counters)
+    if aff is None or not aff.coefs or aff.const.free_symbols & all_counters:
+        return None
+    coefs = dict(aff.coefs)
+    if all(_truth(sympy.Lt(c, 0)) for c in coefs.values()):
+        coefs = {t: -c for t, c in coefs.items()}
+        const = -aff.const
+        op = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}[op]
+    else:
+        const = aff.const
+    terms = _sorted_by_coefficient([(c, t) for t, c in coefs.items()])
+    if terms is None or not _truth(sympy.Gt(terms[0][0], 0)):
+        return None
+    unit = terms[0][0]
+    product = sympy.Integer(1)
+    for c, t in terms:
+        trips = ev.trips(counters[t])
+        if trips.free_symbols & all_counters or not ev.shape(counters[t]).exact:
+            return None
+        if sympy.simplify(c - unit * product) != 0:
+            return None  # not a one-to-one enumeration of a range
+        top_trips, top_ratio = trips, product
+        product = product * trips
+    removed = [counters[t] for _, t in terms]
+    removed_counters = {t for _, t in terms}
+    if sympy.sympify(weight).free_symbols & removed_counters or any(
+            ev.trips(loop).free_symbols & removed_counters
+            for loop in loops if loop not in removed):
+        return None
+    # e OP 0 with e = const + unit * x, x in [0, product): x < -const / unit, ...
+    limit = -const / unit
+    below = sympy.ceiling(limit) if op in ("<", ">=") else sympy.floor(limit) + 1
+    covered = _covers(top_trips, top_ratio, below)
+    passing = sympy.Max(below, 0) if covered else sympy.Min(sympy.Max(below, 0), product)
+    if _truth(sympy.Ge(below, 0)):
+        passing = below if covered else sympy.Min(below, product)
+    if op in (">", ">="):
+        passing = product - passing
+    if not guard.then:
+        passing = product - passing
+    return Collapse(removed, {t: sympy.simplify(c / unit) for c, t in terms}, passing)
+
+
+def _covers(top_trips: Any, ratio: Any, below: Any) -> bool:
+    """Does the enumerated range reach `below`? True when the outermost loop runs
+    ceil(below / ratio) times, the usual split `(m + T - 1) / T` blocks of T threads."""
+    rounded_up = [sympy.floor((below + ratio - 1) / ratio), sympy.ceiling(below / ratio)]
+    if any(sympy.expand(top_trips - r) == 0 for r in rounded_up):
+        return True
+    return _truth(sympy.Ge(top_trips * ratio, below)) is True
+
+
+def tidy(e: Any) -> Any:
+    """A readable canonical form: polynomials expanded (2*m*n*p + m*n), the rest as is."""
+    e = sympy.sympify(e)
+    try:
+        if e.is_polynomial():
+            return sympy.expand(e)
+    except (TypeError, ValueError, NotImplementedError):
+        pass
+    return e
+
+
+# ----------------------------------------------------------------------------- affine
+
+
+@dataclass(frozen=True)
+class Affine:
+    """An index as constant + sum(coef[t] * t) over loop counters t."""
+
+    coefs: dict[Any, Any]
+    const: Any
+
+
+def affine(ev: Evaluator, expr: Any, counters: Sequence[Any], all_counters: set[Any]
+           ) -> Affine | None:
+    """Decompose `expr` as affine in `counters`; None when it is not (non-linear in a
+    counter, a coefficient that varies with a loop, or a value known only at run time)."""
+    if expr is None:
+        return None
+    expr = sympy.sympify(expr)
+    if not isinstance(expr, sympy.Expr):
+        return None
+    if any(ev.is_opaque(s) for s in expr.free_symbols):
+        return None
+    present = [t for t in counters if t in expr.free_symbols]
+    if not present:
+        return Affine({}, expr)
+    try:
+        poly = sympy.Poly(expr, *present)
+    except sympy.PolynomialError:
+        return None
+    if poly.total_degree() > 1:
+        return None
+    coefs = {}
+    for t in present:
+        c = poly.coeff_monomial(t)
+        if c != 0:
+            if c.free_symbols & all_counters:
+                return None
+            coefs[t] = c
+    const = poly.coeff_monomial(1)
+    return Affine(coefs, const)
+
+
+# ----------------------------------------------------------------------------- distinct
+
+
+def distinct_values(terms: Sequence[tuple[Any, Any]]) -> tuple[Any, bool]:
+    """Number of distinct values of sum(c * t) with t in [0, N), for (c, N) in `terms`
+    (trip counts N >= 1, coefficients independent of the counters)."""
+    nonzero = [(_magnitude(sympy.sympify(c)), sympy.sympify(n)) for c, n in terms if c != 0]
+    if not nonzero:
+        return sympy.Integer(1), True
+    merged: dict[Any, Any] = {}
+    for c, n in nonzero:
+        # Two counters with the same coefficient sweep an interval of N1 + N2 - 1 values.
+        merged[c] = merged[c] + n - 1 if c in merged else n
+    items = _sorted_by_coefficient(list(merged.items()))
+    bound = _upper_bound(list(merged.items()))
+    if items is None:
+        return bound, False
+    if len(items) == 1:
+        return items[0][1], True
+    g = reduce(sympy.gcd, [c for c, _ in items])
+    items = [(sympy.simplify(c / g), n) for c, n in items]
+    step, length = items[0]
+    count, top = length, step * (length - 1)
+    is_progression: bool | None = True  # the set is {0, step, ..., step * (length - 1)}
+    for c, n in items[1:]:
+        ratio = sympy.simplify(c / step)
+        if is_progression and ratio.is_integer:
+            # Translates of a progression by multiples of its step: they overlap (and
+            # the union is again a progression) exactly when length >= ratio.
+            count = sympy.Min(length, ratio) * (n - 1) + length
+            overlaps = _truth(sympy.Ge(length, ratio))
+            if overlaps:
+                length = length + ratio * (n - 1)
+            is_progression = True if overlaps else (False if overlaps is False else None)
+        elif _truth(sympy.Gt(c, top)):
+            count = count * n  # translates beyond the largest value: all disjoint
+            is_progression = False
+        else:
+            return bound, False
+        top = top + c * (n - 1)
+    return tidy(count), True
+
+
+def distinct_tuples(indices: Sequence[Affine], trips: dict[Any, Any],
+                    extents: Sequence[Any]) -> tuple[Any, bool]:
+    """Number of distinct index tuples (= distinct elements of the array) touched by the
+    affine `indices`, one per dimension; `trips` maps each counter to its trip count and
+    `extents` are the array's dimension sizes (for flattening, row-major, when dimensions
+    share counters in a way that is not one-to-one)."""
+    dims_of: dict[Any, set[int]] = {}
+    for d, idx in enumerate(indices):
+        for t in idx.coefs:
+            dims_of.setdefault(t, set()).add(d)
+    # Dimensions that share counters form components; components vary independently.
+    parent = list(range(len(indices)))
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for dims in dims_of.values():
+        first, *rest = sorted(dims)
+        for d in rest:
+            parent[find(d)] = find(first)
+    components: dict[int, list[int]] = {}
+    for d, idx in enumerate(indices):
+        if idx.coefs:
+            components.setdefault(find(d), []).append(d)
+    total, exact = sympy.Integer(1), True
+    for dims in components.values():
+        count, ok = _component(dims, indices, trips, extents)
+        total, exact = total * count, exact and ok
+    return tidy(total), exact
+
+
+def _component(dims: list[int], indices: Sequence[Affine], trips: dict[Any, Any],
+               extents: Sequence[Any]) -> tuple[Any, bool]:
+    counters = sorted({t for d in dims for t in indices[d].coefs}, key=str)
+    if len(dims) == 1:
+        idx = indices[dims[0]]
+        return distinct_values([(idx.coefs[t], trips[t]) for t in counters])
+    matrix = sympy.Matrix([[indices[d].coefs.get(t, 0) for t in counters] for d in dims])
+    if matrix.rank() == len(counters):
+        # One-to-one: every combination of the counters touches another element.
+        return reduce(lambda a, b: a * b, [trips[t] for t in counters]), True
+    # Flatten row-major (the elements are distinct exactly when the flattened offsets
+    # are, for accesses inside the array's bounds).
+    strides = []
+    for k, _ in enumerate(dims):
+        later = [extents[d] for d in dims[k + 1:]] if extents else []
+        strides.append(reduce(lambda a, b: a * b, later, sympy.Integer(1)))
+    terms = []
+    for t in counters:
+        c = sum((indices[d].coefs.get(t, 0) * s for d, s in zip(dims, strides, strict=True)), sympy.Integer(0))
+        terms.append((sympy.expand(c), trips[t]))
+    return distinct_values(terms)
+
+
+def _magnitude(c: Any) -> Any:
+    if c.is_negative:
+        return -c
+    if c.is_nonnegative:
+        return c
+    return sympy.Abs(c)
+
+
+def _truth(rel: Any) -> bool | None:
+    if rel is sympy.true or rel is True:
+        return True
+    if rel is sympy.false or rel is False:
+        return False
+    return None
+
+
+def _sorted_by_coefficient(items: list[tuple[Any, Any]]) -> list[tuple[Any, Any]] | None:
+    """Terms in increasing coefficient order; None when two cannot be compared."""
+
+    def compare(x: tuple[Any, Any], y: tuple[Any, Any]) -> int:
+        if _truth(sympy.Le(x[0], y[0])):
+            return -1
+        if _truth(sympy.Le(y[0], x[0])):
+            return 1
+        raise _Incomparable
+
+    try:
+        return sorted(items, key=cmp_to_key(compare))
+    except _Incomparable:
+        return None
+
+
+class _Incomparable(Exception):
+    pass
+
+
+def _upper_bound(items: list[tuple[Any, Any]]) -> Any:
+    """At most one value per combination, and at most the width of the range."""
+    product = reduce(lambda a, b: a * b, [n for _, n in items], sympy.Integer(1))
+    width = sum((c * (n - 1) for c, n in items), sympy.Integer(0)) + 1
+    return sympy.Min(product, width)

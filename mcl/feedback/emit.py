@@ -1,0 +1,86 @@
+"""Building messages from facts: evaluating figures with the user's values, naming the
+loops around a source location, and printing expressions as the programmer wrote them."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from mcl.diagnostics import Span
+from mcl.feedback.kernel import KernelFacts, Loop
+from mcl.feedback.messages import Message, Severity, Value
+from mcl.feedback.values import evaluate
+from mcl.mcpl import ast
+
+_FIELD = re.compile(r"\{(\w+)\}")
+
+
+class Emitter:
+    """Makes the messages of one analysis of one function."""
+
+    def __init__(self, facts: KernelFacts, analysis: str, values: Mapping[str, Any]):
+        self.facts = facts
+        self.analysis = analysis
+        self.values = values
+
+    def message(self, code: str, severity: Severity, text: str, span: Span | None,
+                figures: Mapping[str, Any] | None = None, loops: tuple[Loop, ...] = (),
+                approximate: bool = False, hint: str | None = None) -> Message:
+        """`text` may name figures as `{name}`: they print as `symbolic (= number)`."""
+        vals = {name: evaluate(expr, self.values) for name, expr in (figures or {}).items()}
+        rendered = _FIELD.sub(lambda m: show(vals[m.group(1)]) if m.group(1) in vals
+                              else m.group(0), text)
+        return Message(severity, self.analysis, code, rendered,
+                       span or self.facts.function.span, tuple(vals.items()),
+                       self.facts.function.name, tuple(loop.label for loop in loops),
+                       approximate, hint)
+
+
+def show(v: Value) -> str:
+    """`2*m*n*p (= 17,179,869,184)` or just the expression when a value is missing."""
+    text = str(v.symbolic)
+    if v.numeric is None:
+        return text
+    number = number_text(v.numeric)
+    return text if number == text else f"{text} (= {number})"
+
+
+def number_text(x: int | float) -> str:
+    if isinstance(x, int) or (isinstance(x, float) and x.is_integer() and abs(x) < 1e15):
+        return f"{int(x):,}"
+    if math.isinf(x):
+        return "unlimited"
+    return f"{x:.3g}"
+
+
+def expr_text(e: Any) -> str:
+    """An expression (or statement) as MCPL source, e.g. `a[i, k]`."""
+    from mcl.mcpl.printer import print_expr, print_stmt
+
+    if isinstance(e, ast.Decl):
+        return print_stmt(e).strip().rstrip(";")
+    try:
+        return print_expr(e)
+    except Exception:  # noqa: BLE001 - printing is cosmetic; never fail feedback on it
+        return type(e).__name__
+
+
+def loop_text(ev: Any, loop: Loop) -> str:
+    """How the paper names a loop's iterations: `nrThreadsM threads tj`, `x iterations of
+    for-loop ei`."""
+    if loop.kind == "foreach":
+        assert isinstance(loop.node, ast.Foreach)
+        return f"{expr_text(loop.node.count)} {loop.group} {loop.name}"
+    node = loop.node
+    assert isinstance(node, ast.For)
+    init = node.init.init if isinstance(node.init, ast.Decl) else node.init.value
+    cond = node.cond
+    if (isinstance(init, ast.IntLit) and init.value == 0 and isinstance(node.step, ast.IncDec)
+            and node.step.op == "++" and isinstance(cond, ast.Binary) and cond.op == "<"
+            and isinstance(cond.left, ast.Name) and cond.left.name == loop.name):
+        count = expr_text(cond.right)  # `for (int k = 0; k < p; k++)`: p iterations
+    else:
+        count = str(ev.shape(loop).trips)
+    return f"{count} iterations of for-loop {loop.name}"

@@ -1,0 +1,187 @@
+"""Performance feedback functions (the paper's 6.5; feedback.md analysis 7).
+
+"A performance feedback function is automatically called by the compiler when encountered
+in a hardware description." A block of a description names one with
+`performance_feedback("NAME");`; NAME is a Python function `NAME(kernel) -> messages`
+(`kernel` is a `mcl.feedback.kernel_api.Kernel`) found, in this order:
+
+1. in `<description>_feedback.py` next to the `.hdl` file of the description analysed
+   (a user description in a `--hwd-path` folder brings its own module);
+2. in `<stem>_feedback.py` next to the `.hdl` file the naming block was written in (a
+   block reused from `nvidia.hdl` finds its function in `nvidia_feedback.py`);
+3. through the entry-point group `mcl.feedback_functions` of installed packages, under
+   the entry point's name NAME (`myfn = "mypkg.feedback:myfn"`).
+
+A function returns nothing (or ""), a string, a `Message` (`kernel.message(...)`), or an
+iterable of those. Problems never stop `mcl check`: a missing function, a module that
+does not import, a function that raises, or a value the user did not give become
+warnings that say what to do.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+from collections.abc import Callable, Iterable, Mapping
+from importlib.metadata import entry_points
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from mcl.feedback.kernel_api import ANALYSIS, Kernel, MissingValues, NotStatic
+from mcl.feedback.messages import Message, Severity
+from mcl.feedback.registry import analysis, facts_for
+from mcl.hdl.model import DeviceNode, HardwareDescription
+from mcl.mcpl import ast
+
+ENTRY_POINT_GROUP = "mcl.feedback_functions"
+MODULE_SUFFIX = "_feedback.py"
+
+FeedbackFunction = Callable[[Kernel], Any]
+
+
+class ModuleLoadError(Exception):
+    """A feedback module exists but cannot be imported."""
+
+    def __init__(self, path: Path, cause: BaseException):
+        self.path = path
+        self.cause = cause
+        super().__init__(f"{path}: {type(cause).__name__}: {cause}")
+
+
+def candidate_modules(hwd: HardwareDescription, node: DeviceNode | None) -> list[Path]:
+    """The module files searched for a function named by `node` in `hwd`, in order."""
+    paths: list[Path] = []
+    if hwd.file:
+        own = Path(hwd.file)
+        paths.append(own.with_name(hwd.name + MODULE_SUFFIX))
+    written = node.span.file if node is not None and node.span is not None else None
+    if written:
+        source = Path(written)
+        paths.append(source.with_name(source.stem + MODULE_SUFFIX))
+    return list(dict.fromkeys(paths))
+
+
+_MODULES: dict[tuple[str, float], ModuleType] = {}
+
+
+def load_module(path: Path) -> ModuleType:
+    """Import a feedback module by file (cached while the file does not change)."""
+    key = (str(path.resolve()), path.stat().st_mtime)
+    if key in _MODULES:
+        return _MODULES[key]
+    digest = hashlib.sha1(key[0].encode()).hexdigest()[:10]
+    name = f"mcl_feedback_functions_{path.stem}_{digest}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ModuleLoadError(path, ImportError("not a Python module"))
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # noqa: BLE001 - a user's module: report, never crash
+        raise ModuleLoadError(path, exc) from exc
+    _MODULES[key] = module
+    return module
+
+
+def find_function(name: str, hwd: HardwareDescription, node: DeviceNode | None = None
+                  ) -> tuple[FeedbackFunction | None, list[str]]:
+    """The function `name` and the places searched (for the message when it is missing).
+    Raises ModuleLoadError for a module that exists but does not import."""
+    searched: list[str] = []
+    for path in candidate_modules(hwd, node):
+        searched.append(str(path))
+        if not path.is_file():
+            continue
+        fn = getattr(load_module(path), name, None)
+        if callable(fn):
+            return fn, searched
+    searched.append(f"entry points '{ENTRY_POINT_GROUP}'")
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name == name:
+            try:
+                fn = ep.load()
+            except Exception as exc:  # noqa: BLE001 - a broken package: report it
+                raise ModuleLoadError(Path(ep.value), exc) from exc
+            if callable(fn):
+                return fn, searched
+    return None, searched
+
+
+def as_messages(result: Any, kernel: Kernel) -> list[Message]:
+    """What a feedback function returned, as messages."""
+    if result is None or result == "":
+        return []
+    if isinstance(result, Message):
+        return [result]
+    if isinstance(result, str):
+        return [kernel.message(result)]
+    if isinstance(result, Iterable):
+        out: list[Message] = []
+        for item in result:
+            out += as_messages(item, kernel)
+        return out
+    raise TypeError(f"returned {type(result).__name__}; expected a str, a Message, or a list "
+                    "of them")
+
+
+def _where(node: DeviceNode | None) -> str:
+    if node is None or node.span is None:
+        return ""
+    return f" (named by {node.path} in {Path(node.span.file).name}:{node.span.line})"
+
+
+def call_function(name: str, fn: FeedbackFunction, kernel: Kernel) -> list[Message]:
+    """Call one feedback function; its failures become warnings."""
+    where = _where(kernel.node)
+    try:
+        return as_messages(fn(kernel), kernel)
+    except MissingValues as exc:
+        given = " ".join(f"-D {n}=..." for n in exc.names)
+        return [kernel.message(
+            f"performance feedback function {name} needs a value for "
+            f"{', '.join(exc.names)} to complete its analysis", severity=Severity.WARNING,
+            code="function-needs-values", hint=f"give it on the command line: {given}")]
+    except NotStatic as exc:
+        return [kernel.message(f"performance feedback function {name} cannot complete its "
+                               f"analysis: {exc}", severity=Severity.WARNING,
+                               code="function-not-static")]
+    except Exception as exc:  # noqa: BLE001 - a user's function: report, never crash
+        return [kernel.message(f"performance feedback function {name}{where} failed: "
+                               f"{type(exc).__name__}: {exc}", severity=Severity.WARNING,
+                               code="function-failed")]
+
+
+def feedback_function_messages(facts: Any, values: Mapping[str, Any]) -> list[Message]:
+    """Call every function the description names, in the order it names them."""
+    hwd = facts.hwd
+    messages: list[Message] = []
+    for name, node in hwd.feedback_functions():
+        kernel = Kernel(facts, values, node, name)
+        try:
+            fn, searched = find_function(name, hwd, node)
+        except ModuleLoadError as exc:
+            messages.append(kernel.message(
+                f"cannot load the module of performance feedback function {name}: {exc}",
+                severity=Severity.WARNING, code="function-module-error"))
+            continue
+        if fn is None:
+            messages.append(kernel.message(
+                f"{hwd.name} names performance feedback function {name}{_where(node)}, but "
+                "no Python function of that name was found", severity=Severity.WARNING,
+                code="function-missing", hint="looked in " + "; ".join(searched)))
+            continue
+        messages += call_function(name, fn, kernel)
+    return messages
+
+
+def names_functions(hwd: HardwareDescription) -> bool:
+    return bool(hwd.feedback_functions())
+
+
+@analysis(ANALYSIS, when=names_functions,
+          description="performance feedback functions of the description (paper 6.5)")
+def feedback_functions_analysis(function: ast.Function, program: Any, hwd: HardwareDescription,
+                                values: Mapping[str, Any]) -> list[Message]:
+    """Call the performance feedback functions the description names (paper 6.5)."""
+    return feedback_function_messages(facts_for(function, program, hwd), values)

@@ -1,0 +1,607 @@
+"""What every analysis needs to know about one function: its variables, loops, statements
+and array accesses, gathered in one walk of the AST (paper section 6: "the analysis
+techniques work directly on the abstract syntax tree").
+
+The walk is scope-aware (MCPL names may be re-declared in sibling blocks, e.g. two
+`for (int ei ...)` loops) and records, for every statement part ("item", the paper's
+control-flow-graph block at statement granularity), which variables it defines and uses
+in value and in index positions, the operations it performs per execution, and the
+loops and `if`s around it. Symbolic values are computed afterwards by
+`mcl.feedback.symbolic.Evaluator`, which follows the recorded scopes.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from mcl.diagnostics import Span
+from mcl.mcpl import ast
+from mcl.mcpl.builtins import BUILTINS, SIGNATURE_CALLS
+
+if TYPE_CHECKING:
+    from mcl.feedback.program_view import ProgramView
+    from mcl.feedback.symbolic import Evaluator
+    from mcl.hdl.model import HardwareDescription
+
+# Roles of an operation inside an item: in the value it computes, inside array subscripts,
+# or inside the control flow of a called function (paper 6.2).
+VALUE, INDEX, CONTROL = "value", "index", "control"
+
+# Item kinds: a simple statement, or one part of a loop / if header.
+STMT, INIT, COND, STEP, COUNT, IF = "stmt", "init", "cond", "step", "count", "if"
+
+
+@dataclass(eq=False)
+class Scope:
+    """An immutable link in the chain of declarations visible at one point of the walk;
+    a snapshot is just a reference, so items remember exactly what their names meant."""
+
+    name: str | None
+    binding: Binding | None
+    parent: Scope | None
+
+    def lookup(self, name: str) -> Binding | None:
+        scope: Scope | None = self
+        while scope is not None:
+            if scope.name == name:
+                return scope.binding
+            scope = scope.parent
+        return None
+
+    def declare(self, binding: Binding) -> Scope:
+        return Scope(binding.name, binding, self)
+
+
+@dataclass(frozen=True, eq=False)
+class Guard:
+    """An `if` around a statement: the branch it is in and the scope of the condition."""
+
+    node: ast.If
+    then: bool
+    scope: Scope
+
+    @property
+    def cond(self) -> ast.Expr:
+        return self.node.cond
+
+    @property
+    def span(self) -> Span | None:
+        return self.node.span
+
+
+@dataclass(eq=False)
+class Write:
+    """One place where a binding is written (assignment, ++, swap, call argument)."""
+
+    item: Item
+    target: ast.Expr | None  # the lvalue (None when a call writes a whole array)
+    value: ast.Expr | None  # the assigned expression, None when not a plain assignment
+
+
+@dataclass(eq=False)
+class Binding:
+    """A declared name: parameter, local variable or array, loop index, view or constant."""
+
+    name: str
+    kind: str  # "param" | "local" | "loop" | "view" | "constant"
+    type: ast.Type | None
+    node: Any
+    span: Span | None
+    space: str | None  # resolved memory space (declared, or the default, hdl.md 3.2)
+    loops: tuple[Loop, ...]  # loops around the declaration
+    scope: Scope | None  # names visible to its initialiser
+    init: ast.Expr | None = None
+    storage: Binding | None = None  # a view names the memory of another array
+    loop: Loop | None = None  # the loop it indexes, for loop variables
+    writes: list[Write] = field(default_factory=list)
+
+    @property
+    def is_array(self) -> bool:
+        return isinstance(self.type, ast.ArrayType)
+
+    @property
+    def root(self) -> Binding:
+        return self.storage.root if self.storage is not None else self
+
+    @property
+    def single_assignment(self) -> bool:
+        """A scalar whose only definition is its initialiser: its value can be
+        substituted wherever it is used (`int j = bj * nrThreadsM + tj;`)."""
+        return self.kind in ("local", "constant") and self.init is not None and not self.writes
+
+    def __repr__(self) -> str:
+        return f"Binding({self.name!r}, {self.kind})"
+
+
+@dataclass(eq=False)
+class Loop:
+    """A `foreach` or `for` statement. `parents` are the loops around it, outermost
+    first. Trip counts and the loop variable's value are filled in by the Evaluator."""
+
+    kind: str  # "foreach" | "for"
+    node: ast.Foreach | ast.For
+    var: Binding
+    parents: tuple[Loop, ...]
+    guards: tuple[Guard, ...]
+    scope: Scope  # names visible in the header (outer scope)
+    body_scope: Scope  # names visible in the body (with the loop variable)
+
+    @property
+    def group(self) -> str | None:
+        return self.node.group if isinstance(self.node, ast.Foreach) else None
+
+    @property
+    def name(self) -> str:
+        return self.var.name
+
+    @property
+    def span(self) -> Span | None:
+        return self.node.span
+
+    @property
+    def label(self) -> str:
+        line = f" (line {self.span.line})" if self.span else ""
+        if self.kind == "foreach":
+            return f"foreach {self.name} in {self.group}{line}"
+        return f"for {self.name}{line}"
+
+    def __repr__(self) -> str:
+        return f"Loop({self.kind} {self.name})"
+
+
+@dataclass(eq=False)
+class Access:
+    """An access to an array element (or a struct field of one), or to a scalar that lives
+    in addressable memory. `indices` are all subscripts, outermost bracket group first
+    (`d2[ti, tj][ei, ej]` -> ti, tj, ei, ej)."""
+
+    node: ast.Expr
+    binding: Binding
+    mode: str  # "r" | "w" | "rw"
+    indices: tuple[ast.Expr, ...]
+    item: Item
+    role: str  # VALUE or INDEX: a load inside a subscript is an indexing load
+    field: str | None = None
+
+    @property
+    def element(self) -> bool:
+        return bool(self.indices)
+
+    @property
+    def space(self) -> str | None:
+        return self.binding.root.space
+
+    @property
+    def reads(self) -> bool:
+        return "r" in self.mode
+
+    @property
+    def writes(self) -> bool:
+        return "w" in self.mode
+
+
+@dataclass(eq=False)
+class Item:
+    """A statement, or one part of a loop or if header, executed as a unit.
+
+    `loops` are the loops around it; a loop's own header items (`init`, `cond`, `step`,
+    `count`) stand outside it and name it in `loop`. `ops` counts arithmetic operations
+    per execution by role; loads and stores are its `accesses`, and the costs of called
+    MCPL functions are added from their own facts (`calls`)."""
+
+    kind: str
+    node: Any
+    scope: Scope
+    loops: tuple[Loop, ...]
+    guards: tuple[Guard, ...]
+    loop: Loop | None = None
+    defs: set[Binding] = field(default_factory=set)
+    value_uses: set[Binding] = field(default_factory=set)
+    index_uses: set[Binding] = field(default_factory=set)
+    ops: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    accesses: list[Access] = field(default_factory=list)
+    calls: list[tuple[ast.Call, str]] = field(default_factory=list)  # (call, role)
+    returns: bool = False
+    notes: list[str] = field(default_factory=list)  # reasons its costs are approximate
+
+    @property
+    def span(self) -> Span | None:
+        return getattr(self.node, "span", None)
+
+    @property
+    def on_host(self) -> bool:
+        return not any(loop.kind == "foreach" for loop in self.loops) and not (
+            self.loop is not None and self.loop.kind == "foreach"
+        )
+
+
+@dataclass(eq=False)
+class KernelFacts:
+    function: ast.Function
+    hwd: HardwareDescription
+    program: Any
+    params: list[Binding]
+    bindings: list[Binding]
+    loops: list[Loop]
+    items: list[Item]
+    accesses: list[Access]
+    evaluator: Evaluator
+    view: ProgramView
+    param_modes: dict[str, str]  # parameter -> "r", "w", "rw" or "" (section 4.3)
+    stack: tuple[str, ...] = ()  # the functions being analysed around a callee
+    _callees: dict[str, KernelFacts | None] = field(default_factory=dict)
+    memo: dict[str, Any] = field(default_factory=dict)  # results shared between analyses
+
+    def cached(self, key: str, compute: Any) -> Any:
+        """`compute(self)` once per facts object (classification, costs, reuse ...)."""
+        if key not in self.memo:
+            self.memo[key] = compute(self)
+        return self.memo[key]
+
+    def param(self, name: str) -> Binding | None:
+        return next((p for p in self.params if p.name == name), None)
+
+    def callee(self, name: str) -> KernelFacts | None:
+        """Facts of a called MCPL function (None for built-ins, unknown names and
+        recursion), analysed at the same description: section 6.2 analyses the call
+        graph from the leaves up."""
+        if name not in self._callees:
+            callee = self.view.lookup_function(name)
+            if callee is None or callee.name in self.stack:
+                self._callees[name] = None
+            else:
+                self._callees[name] = build_facts(callee, self.program, self.hwd, self.stack)
+        return self._callees[name]
+
+
+# ----------------------------------------------------------------------------- builder
+
+
+class _Builder:
+    """One walk over one function body."""
+
+    def __init__(self, function: ast.Function, hwd: HardwareDescription, spaces: _Spaces,
+                 view: ProgramView):
+        self.function = function
+        self.hwd = hwd
+        self.spaces = spaces
+        self.view = view
+        self.bindings: list[Binding] = []
+        self.loops: list[Loop] = []
+        self.items: list[Item] = []
+        self.accesses: list[Access] = []
+
+    # -- declarations --------------------------------------------------------------
+    def bind(self, name: str, kind: str, type_: ast.Type | None, node: Any, scope: Scope | None,
+             loops: tuple[Loop, ...], spaces: tuple[str, ...] = (),
+             init: ast.Expr | None = None) -> Binding:
+        space = self.spaces.resolve(spaces, type_, kind)
+        b = Binding(name, kind, type_, node, getattr(node, "span", None), space, loops, scope,
+                    init)
+        self.bindings.append(b)
+        return b
+
+    # -- statements ----------------------------------------------------------------
+    def block(self, stmts: tuple[ast.Stmt, ...], scope: Scope, loops: tuple[Loop, ...],
+              guards: tuple[Guard, ...]) -> None:
+        for stmt in stmts:
+            scope = self.stmt(stmt, scope, loops, guards)
+
+    def stmt(self, s: ast.Stmt, scope: Scope, loops: tuple[Loop, ...],
+             guards: tuple[Guard, ...]) -> Scope:
+        """Walk one statement; returns the scope after it (declarations extend it)."""
+        if isinstance(s, ast.Block):
+            self.block(s.stmts, scope, loops, guards)
+            return scope
+        if isinstance(s, ast.Decl):
+            return self.decl(s, scope, loops, guards)
+        if isinstance(s, ast.ViewDecl):
+            source = scope.lookup(s.source)
+            view = self.bind(s.view.name, "view", s.view.type, s.view, scope, loops)
+            view.storage = source
+            view.space = source.root.space if source else view.space
+            return scope.declare(view)
+        if isinstance(s, ast.Assign):
+            item = self.item(STMT, s, scope, loops, guards)
+            compound = s.op != "="
+            self.lvalue(item, s.target, "rw" if compound else "w", s.value)
+            if compound:
+                item.ops[VALUE] += 1
+            self.expr(item, s.value, VALUE)
+            return scope
+        if isinstance(s, ast.IncDec):
+            item = self.item(STMT, s, scope, loops, guards)
+            self.lvalue(item, s.target, "rw", None)
+            item.ops[VALUE] += 1
+            return scope
+        if isinstance(s, ast.CallStmt):
+            item = self.item(STMT, s, scope, loops, guards)
+            self.expr(item, s.call, VALUE)
+            return scope
+        if isinstance(s, ast.Swap):
+            item = self.item(STMT, s, scope, loops, guards)
+            self.lvalue(item, s.left, "rw", None)
+            self.lvalue(item, s.right, "rw", None)
+            for side in (s.left, s.right):
+                b = _root_binding(side, scope)
+                if b is not None:
+                    item.value_uses.add(b)
+            return scope
+        if isinstance(s, ast.Return):
+            item = self.item(STMT, s, scope, loops, guards)
+            item.returns = True
+            if s.value is not None:
+                self.expr(item, s.value, VALUE)
+            return scope
+        if isinstance(s, ast.If):
+            item = self.item(IF, s, scope, loops, guards)
+            self.expr(item, s.cond, VALUE)
+            self.stmt(s.then, scope, loops, (*guards, Guard(s, True, scope)))
+            if s.orelse is not None:
+                self.stmt(s.orelse, scope, loops, (*guards, Guard(s, False, scope)))
+            return scope
+        if isinstance(s, ast.Foreach):
+            var = self.bind(s.var, "loop", ast.Prim("int"), s, scope, loops)
+            body_scope = scope.declare(var)
+            loop = Loop("foreach", s, var, loops, guards, scope, body_scope)
+            var.loop = loop
+            self.loops.append(loop)
+            count = self.item(COUNT, s, scope, loops, guards, loop)
+            count.defs.add(var)
+            self.expr(count, s.count, VALUE)
+            self.stmt(s.body, body_scope, (*loops, loop), guards)
+            return scope
+        if isinstance(s, ast.For):
+            return self.for_(s, scope, loops, guards)
+        return scope  # Barrier: synchronisation only, no operations
+
+    def decl(self, s: ast.Decl, scope: Scope, loops: tuple[Loop, ...],
+             guards: tuple[Guard, ...]) -> Scope:
+        b = self.bind(s.name, "local", s.type, s, scope, loops, s.spaces, s.init)
+        if s.init is not None:
+            item = self.item(STMT, s, scope, loops, guards)
+            item.defs.add(b)
+            if b.space is not None and self.spaces.addressable(b.space) and not b.is_array:
+                self.add_access(item, s, b, "w", (), VALUE)
+            self.expr(item, s.init, VALUE)
+        scope = scope.declare(b)
+        if s.view is not None:
+            view = self.bind(s.view.name, "view", s.view.type, s.view, scope, loops)
+            view.storage = b
+            view.space = b.space
+            scope = scope.declare(view)
+        return scope
+
+    def for_(self, s: ast.For, scope: Scope, loops: tuple[Loop, ...],
+             guards: tuple[Guard, ...]) -> Scope:
+        init = self.item(INIT, s.init, scope, loops, guards)
+        if isinstance(s.init, ast.Decl):
+            outer = None
+            var = self.bind(s.init.name, "loop", s.init.type, s, scope, loops, s.init.spaces,
+                            s.init.init)
+            if s.init.init is not None:
+                self.expr(init, s.init.init, VALUE)
+        else:
+            # `for (k = 0; ...)` reuses a variable declared before: inside the loop the
+            # name means the loop index; outside it the variable is simply written.
+            outer = scope.lookup(s.var)
+            var = self.bind(s.var, "loop", ast.Prim("int"), s, scope, loops,
+                            init=s.init.value)
+            self.expr(init, s.init.value, VALUE)
+            if outer is not None:
+                outer.writes.append(Write(init, s.init.target, s.init.value))
+                init.defs.add(outer)
+        init.defs.add(var)
+        body_scope = scope.declare(var)
+        loop = Loop("for", s, var, loops, guards, scope, body_scope)
+        var.loop = loop
+        init.loop = loop
+        self.loops.append(loop)
+        cond = self.item(COND, s.cond, body_scope, loops, guards, loop)
+        self.expr(cond, s.cond, VALUE)
+        step = self.item(STEP, s.step, body_scope, loops, guards, loop)
+        step.defs.add(var)
+        step.value_uses.add(var)
+        step.ops[VALUE] += 1
+        if isinstance(s.step, ast.Assign):
+            self.expr(step, s.step.value, VALUE)
+        if outer is not None:
+            outer.writes.append(Write(step, None, None))
+            step.defs.add(outer)
+        self.stmt(s.body, body_scope, (*loops, loop), guards)
+        return scope
+
+    def item(self, kind: str, node: Any, scope: Scope, loops: tuple[Loop, ...],
+             guards: tuple[Guard, ...], loop: Loop | None = None) -> Item:
+        it = Item(kind, node, scope, loops, guards, loop)
+        self.items.append(it)
+        return it
+
+    # -- expressions ---------------------------------------------------------------
+    def lvalue(self, item: Item, target: ast.Expr, mode: str, value: ast.Expr | None) -> None:
+        """A written place: records the definition, the store (and the load of a compound
+        assignment) and the uses of its subscripts."""
+        b = _root_binding(target, item.scope)
+        if b is None:
+            return
+        storage = b.root
+        storage.writes.append(Write(item, target, value))
+        item.defs.add(storage)
+        if b is not storage:
+            b.writes.append(Write(item, target, value))
+            item.defs.add(b)
+        if "r" in mode:
+            item.value_uses.add(b)
+        indices, field_name = _subscripts(target)
+        for sub in indices:
+            self.expr(item, sub, INDEX)
+        if indices and len(indices) >= _rank(b):
+            self.add_access(item, target, b, mode, indices, VALUE, field_name)
+        elif not indices and not b.is_array and self.spaces.addressable(b.space):
+            self.add_access(item, target, b, mode, (), VALUE, field_name)
+
+    def add_access(self, item: Item, node: ast.Expr, b: Binding, mode: str,
+                   indices: tuple[ast.Expr, ...], role: str, field_name: str | None = None
+                   ) -> None:
+        acc = Access(node, b, mode, tuple(indices), item, role, field_name)
+        item.accesses.append(acc)
+        self.accesses.append(acc)
+
+    def expr(self, item: Item, e: ast.Expr | None, role: str, mode: str = "r") -> None:
+        """Record the uses, operations and accesses of an expression evaluated in `role`.
+        `mode` is how the enclosing call accesses this argument ("r", "w", "rw")."""
+        if e is None or isinstance(e, (ast.IntLit, ast.FloatLit, ast.BoolLit, ast.HwdConst)):
+            return
+        if isinstance(e, ast.Name):
+            b = item.scope.lookup(e.name)
+            if b is None:
+                return
+            if "w" in mode:
+                self.lvalue(item, e, mode, None)
+                return
+            (item.value_uses if role == VALUE else item.index_uses).add(b)
+            if not b.is_array and b.kind in ("local", "param") and self.spaces.addressable(
+                    b.space):
+                self.add_access(item, e, b, "r", (), role)
+            return
+        if isinstance(e, (ast.Index, ast.Field)):
+            b = _root_binding(e, item.scope)
+            indices, field_name = _subscripts(e)
+            if b is not None and "w" in mode:
+                self.lvalue(item, e, mode, None)
+                return
+            for sub in indices:
+                self.expr(item, sub, INDEX)
+            if b is None:
+                return
+            (item.value_uses if role == VALUE else item.index_uses).add(b)
+            if indices and len(indices) >= _rank(b):
+                self.add_access(item, e, b, "r", indices, role, field_name)
+            elif not indices and not b.is_array and self.spaces.addressable(b.space):
+                self.add_access(item, e, b, "r", (), role, field_name)
+            return
+        if isinstance(e, ast.Unary):
+            item.ops[role] += 1
+            self.expr(item, e.operand, role)
+            return
+        if isinstance(e, ast.Binary):
+            item.ops[role] += 1
+            self.expr(item, e.left, role)
+            self.expr(item, e.right, role)
+            return
+        if isinstance(e, ast.Call):
+            self.call(item, e, role)
+
+    def call(self, item: Item, call: ast.Call, role: str) -> None:
+        if call.func in SIGNATURE_CALLS:
+            return
+        item.calls.append((call, role))
+        modes = self.view.callee_modes(call.func)
+        if call.func in BUILTINS and self.view.lookup_function(call.func) is None:
+            item.ops[role] += 1  # a built-in is one instruction (section 6.2)
+        for k, arg in enumerate(call.args):
+            mode = modes[k] if modes is not None and k < len(modes) else "r"
+            self.expr(item, arg, role, mode)
+
+
+class _Spaces:
+    """Memory-space facts of the description the function is analysed for."""
+
+    def __init__(self, hwd: HardwareDescription):
+        self.hwd = hwd
+        defaults = [s.name for s in hwd.default_spaces()]
+        self.outer_default = defaults[0] if defaults else None
+        self.inner_default = defaults[-1] if defaults else None
+        self._addressable: dict[str, bool] = {}
+
+    def resolve(self, spaces: tuple[str, ...], type_: ast.Type | None, kind: str) -> str | None:
+        if spaces:
+            return spaces[0]
+        if kind == "loop":
+            return self.inner_default
+        # hdl.md 3.2: arrays and parameters default to the outermost default space,
+        # scalars to the innermost one.
+        if isinstance(type_, ast.ArrayType):
+            return self.outer_default
+        return self.inner_default
+
+    def addressable(self, space: str | None) -> bool:
+        """Is `space` held by addressable memory? Scalars in registers (or in a space no
+        memory holds, like perfect's `reg`) are not data accesses (paper Table II counts
+        2nmp + nm accesses for matmul: the `sum` register is free)."""
+        if space is None:
+            return False
+        if space not in self._addressable:
+            memories = [m for m in self.hwd.memories_for(space) if not m.is_cache]
+            self._addressable[space] = bool(memories) and all(m.addressable for m in memories)
+        return self._addressable[space]
+
+
+def _root_binding(e: ast.Expr, scope: Scope) -> Binding | None:
+    name = ast.root_name(e)
+    return scope.lookup(name) if name else None
+
+
+def _subscripts(e: ast.Expr) -> tuple[tuple[ast.Expr, ...], str | None]:
+    """All subscripts of an access, outermost bracket group first, and its field name."""
+    field_name = None
+    if isinstance(e, ast.Field):
+        field_name = e.name
+        e = e.base
+    groups: list[tuple[ast.Expr, ...]] = []
+    while isinstance(e, ast.Index):
+        groups.append(e.indices)
+        e = e.base
+        while isinstance(e, ast.Field):  # a field of a struct element inside a chain
+            e = e.base
+    out: list[ast.Expr] = []
+    for g in reversed(groups):
+        out.extend(g)
+    return tuple(out), field_name
+
+
+def _rank(b: Binding) -> int:
+    return b.type.rank if isinstance(b.type, ast.ArrayType) else 0
+
+
+def dims(b: Binding) -> tuple[ast.Expr, ...]:
+    """The extents of all dimensions of an array, outermost bracket group first."""
+    if not isinstance(b.type, ast.ArrayType):
+        return ()
+    return tuple(d for group in b.type.dims for d in group)
+
+
+# ----------------------------------------------------------------------------- entry
+
+
+def build_facts(function: ast.Function, program: Any, hwd: HardwareDescription,
+                _stack: tuple[str, ...] = ()) -> KernelFacts:
+    """Gather the facts of `function` analysed at description `hwd`."""
+    from mcl.feedback.program_view import ProgramView
+    from mcl.feedback.symbolic import Evaluator
+
+    view = ProgramView.of(program, function)
+    spaces = _Spaces(hwd)
+    builder = _Builder(function, hwd, spaces, view)
+    scope = Scope(None, None, None)
+    for const in view.constants():
+        b = builder.bind(const.name, "constant", const.type, const, scope, (), const.spaces,
+                         const.init)
+        scope = scope.declare(b)
+    params = []
+    for p in function.params:
+        b = builder.bind(p.name, "param", p.type, p, scope, (), p.spaces)
+        params.append(b)
+        scope = scope.declare(b)
+    for b in params:  # array sizes may name any parameter of the signature
+        b.scope = scope
+    builder.block(function.body.stmts, scope, (), ())
+
+    evaluator = Evaluator(hwd, builder.bindings, builder.loops)
+    facts = KernelFacts(function, hwd, program, params, builder.bindings, builder.loops,
+                        builder.items, builder.accesses, evaluator, view,
+                        view.param_modes(function), (*_stack, function.name))
+    evaluator.attach(facts)
+    return facts

@@ -1,0 +1,430 @@
+"""The `Kernel` object that performance feedback functions receive (the paper's 6.5).
+
+"It takes as input a Kernel data-structure and returns a string with a message for the
+user [...]. The Kernel data-structure contains a Context, a set of Instructions, and the
+variables from the hardware description." Here, in Python:
+
+- `kernel.hwd`: values of the resolved description by path
+  (`kernel.hwd.value("smps.smp.on_chip.capacity")` -> 49152) and slots of execution units
+  (`kernel.hwd.slots("smps.smp", "block")` -> 8); `kernel.hwd.description` is the full
+  query API (`mcl.hdl.model.HardwareDescription`).
+- `kernel.context`: what the kernel uses: bytes of a memory space per unit of the scope
+  declaring it (`space_bytes("shared")`: shared memory per block), units of a par_group
+  (`units("threads")`), units of one par_unit inside another (`units_per("thread",
+  "block")`: threads per block), and an estimate of registers per thread.
+- `kernel.instructions`: the memory instructions (loads and stores: space, executing
+  par_unit, variable, index expressions, source span).
+- `kernel.evaluator`: computes values from the program, interpreting only what a value
+  needs ("An interpreter interprets exactly those statements in the MCPL program that are
+  needed to compute the size"): parameters come from `-D` values, host statements such as
+  `int nrBlocksM = m / nrThreadsM;` are followed, for-loops start at their first
+  iteration, and foreach units are stepped with `reset()` / `increment()` ("The
+  interpreter interprets for-loops, but not foreach-statements").
+
+A value that needs a parameter the user did not give raises `MissingValues` naming it;
+the compiler turns that into a warning ("it needs a value for v to complete the
+analysis"). A value that depends on array contents raises `NotStatic`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import sympy
+
+from mcl.diagnostics import Span
+from mcl.feedback.kernel import Access, Binding, KernelFacts, Loop
+from mcl.feedback.layout import element_count, element_layout, flat_index, type_bytes
+from mcl.feedback.messages import Message, Severity
+from mcl.feedback.values import evaluate
+from mcl.hdl.model import DeviceNode, HardwareDescription, Quantity
+from mcl.mcpl import ast
+from mcl.mcpl.printer import print_expr
+
+ANALYSIS = "functions"
+Number = int | float
+
+
+class MissingValues(Exception):
+    """A value needs parameters the user did not give (`-D NAME=VALUE`)."""
+
+    def __init__(self, names: Iterable[str]):
+        self.names = tuple(sorted(set(names)))
+        super().__init__("needs a value for " + ", ".join(self.names))
+
+
+class NotStatic(Exception):
+    """A value depends on data (array contents, variables written in the kernel)."""
+
+
+def number(x: Any) -> Number:
+    """A SymPy number as int (when integral) or float."""
+    value = sympy.sympify(x)
+    if value == sympy.oo:
+        return math.inf
+    if value.is_Integer or (value.is_number and value == sympy.floor(value)):
+        return int(value)
+    return float(value)
+
+
+# ----------------------------------------------------------------------------- hardware
+
+
+class HardwareValues:
+    """The resolved description as a feedback function sees it: plain numbers by path."""
+
+    def __init__(self, description: HardwareDescription):
+        self.description = description
+        self.name = description.name
+
+    def quantity(self, path: str) -> Quantity | bool | str | None:
+        return self.description.value(path)
+
+    def value(self, path: str) -> Number | bool | str | None:
+        """`value("smps.smp.on_chip.capacity")` -> 49152 (bytes; units are normalised, see
+        mcl.hdl.model); None when the description has no such property."""
+        q = self.description.value(path)
+        if isinstance(q, Quantity):
+            v = q.value
+            return int(v) if isinstance(v, float) and v.is_integer() else v
+        return q
+
+    def node(self, path: str) -> DeviceNode | None:
+        return self.description.node(path)
+
+    def slots(self, path: str, par_unit: str) -> Number | None:
+        """Slots of execution unit/group `path` for `par_unit` (`slots(block, 8)` -> 8)."""
+        node = self.description.node(path)
+        return node.slots_for(par_unit) if node is not None else None
+
+
+# ----------------------------------------------------------------------------- instructions
+
+
+@dataclass(frozen=True)
+class MemoryInstruction:
+    """A load or store of an array element (or of a scalar in addressable memory)."""
+
+    kind: str  # "load" or "store"
+    space: str
+    unit: str | None  # the executing par_unit; None for host code
+    variable: str
+    text: str  # the access as written, e.g. "b[k, j]"
+    indices: tuple[ast.Expr, ...]
+    element_bytes: int | None  # bytes one access touches (None: not known statically)
+    span: Span | None
+    access: Access
+
+    @property
+    def is_memory(self) -> bool:  # the paper's Instruction API asks this
+        return True
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.text} ({self.space})"
+
+
+def memory_instructions(facts: KernelFacts) -> list[MemoryInstruction]:
+    out = []
+    for access in facts.accesses:
+        unit = _executing_unit(facts, access.item.loops)
+        layout = element_layout(facts, access.binding, access.field) if access.element else None
+        size = layout[1] if layout else (
+            type_bytes(facts, access.binding.type, access.binding.scope)
+            if not access.element else None)
+        for kind, present in (("load", access.reads), ("store", access.writes)):
+            if present:
+                out.append(MemoryInstruction(
+                    kind, access.space or "", unit, access.binding.root.name,
+                    print_expr(access.node), access.indices, size, access.node.span, access))
+    return out
+
+
+def _executing_unit(facts: KernelFacts, loops: tuple[Loop, ...]) -> str | None:
+    foreach = [loop for loop in loops if loop.kind == "foreach"]
+    if not foreach:
+        return None
+    group = facts.hwd.par_group(foreach[-1].group or "")
+    return group.unit.name if group is not None and group.unit is not None else None
+
+
+# ----------------------------------------------------------------------------- evaluator
+
+
+class UnitCursor:
+    """Steps through the units of the foreach statements over one par_group (nested ones
+    count as one multi-dimensional space, the innermost fastest, so the first 32 steps
+    are the first 32 threads of a warp)."""
+
+    def __init__(self, evaluator: Evaluator, group: str, loops: list[Loop]):
+        self.evaluator = evaluator
+        self.group = group
+        self.loops = loops
+
+    @property
+    def counts(self) -> list[int]:
+        return [self.evaluator.trips(loop) for loop in self.loops]
+
+    @property
+    def count(self) -> int:
+        return math.prod(self.counts)
+
+    @property
+    def index(self) -> int:
+        """The position of the current unit (0-based, innermost dimension fastest)."""
+        position = 0
+        for loop, count in zip(self.loops, self.counts, strict=True):
+            position = position * count + self.evaluator.position(loop)
+        return position
+
+    def reset(self) -> None:
+        for loop in self.loops:
+            self.evaluator.set_position(loop, 0)
+
+    def increment(self) -> bool:
+        """Move to the next unit; False (and back to the first unit) after the last one."""
+        for loop, count in reversed(list(zip(self.loops, self.counts, strict=True))):
+            nxt = self.evaluator.position(loop) + 1
+            if nxt < count:
+                self.evaluator.set_position(loop, nxt)
+                return True
+            self.evaluator.set_position(loop, 0)
+        return False
+
+
+class Evaluator:
+    """Numbers from the program, computed on demand (paper 6.5)."""
+
+    def __init__(self, facts: KernelFacts, values: Mapping[str, Number]):
+        self.facts = facts
+        self.values = dict(values)
+        self._positions: dict[int, int] = {}
+        self._counters = {facts.evaluator.counter(loop): loop for loop in facts.loops}
+
+    # -- state --------------------------------------------------------------------------
+    def position(self, loop: Loop) -> int:
+        return self._positions.get(id(loop), 0)
+
+    def set_position(self, loop: Loop, position: int) -> None:
+        self._positions[id(loop)] = position
+
+    def iteration(self, loop_var: str, k: int) -> None:
+        """Evaluate as if for-loop `loop_var` were in its k-th iteration (default 0)."""
+        for loop in self.facts.loops:
+            if loop.kind == "for" and loop.name == loop_var:
+                self.set_position(loop, k)
+
+    def units(self, group: str, at: MemoryInstruction | None = None) -> UnitCursor:
+        """A cursor over the units of par_group `group`: those around instruction `at`, or
+        every foreach over `group` in the kernel."""
+        loops = at.access.item.loops if at is not None else tuple(self.facts.loops)
+        chosen = [loop for loop in loops if loop.kind == "foreach" and loop.group == group]
+        if at is None:  # of several separate nests, step the first (and its inner loops)
+            chosen = [loop for loop in chosen if not chosen or _nested(loop, chosen[0])]
+        return UnitCursor(self, group, chosen)
+
+    def reset(self, group: str) -> None:
+        self.units(group).reset()
+
+    def increment(self, group: str) -> bool:
+        return self.units(group).increment()
+
+    # -- values -------------------------------------------------------------------------
+    def trips(self, loop: Loop) -> int:
+        return int(self.number(self.facts.evaluator.shape(loop).trips))
+
+    def value(self, what: str | ast.Expr, at: MemoryInstruction | None = None) -> Number:
+        """The value of a name or expression, where instruction `at` executes (the
+        function's outermost declarations when `at` is None)."""
+        if isinstance(what, str):
+            binding = self._binding(what, at)
+            if binding is None:
+                raise KeyError(f"no variable '{what}' in {self.facts.function.name}")
+            return self.number(self.facts.evaluator.binding_value(binding))
+        scope = at.access.item.scope if at is not None else self._outer_scope()
+        return self.number(self.facts.evaluator.sym(what, scope))
+
+    def address(self, instruction: MemoryInstruction) -> int:
+        """Byte offset of the element `instruction` touches for the current units and
+        iterations, from the start of its array."""
+        access = instruction.access
+        layout = element_layout(self.facts, access.binding, access.field)
+        if layout is None:
+            raise NotStatic(f"the element size of {instruction.variable} is not known")
+        record, _, offset = layout
+        index = self.number(flat_index(self.facts, access)) if access.element else 0
+        return int(index) * record + offset
+
+    def number(self, expr: Any) -> Number:
+        """A SymPy expression of the kernel as a number, with the user's values and the
+        current positions of the loops."""
+        expr = sympy.sympify(expr)
+        subs: dict[Any, Any] = {}
+        missing: set[str] = set()
+        for s in expr.free_symbols:
+            loop = self._counters.get(s)
+            if loop is not None:
+                subs[s] = self.position(loop)
+            elif self.facts.evaluator.is_opaque(s):
+                raise NotStatic(f"the value depends on data ({s.name})")
+            elif s.name in self.values:
+                subs[s] = self.values[s.name]
+            else:
+                missing.add(s.name)
+        if missing:
+            raise MissingValues(missing)
+        result = expr.subs(subs) if subs else expr
+        if result.free_symbols:  # a counter inside another loop's trip count, ...
+            result = self.number(result)
+        return number(result)
+
+    def _binding(self, name: str, at: MemoryInstruction | None) -> Binding | None:
+        if at is not None:
+            return at.access.item.scope.lookup(name)
+        candidates = [b for b in self.facts.bindings if b.name == name]
+        candidates.sort(key=lambda b: len(b.loops))  # the outermost declaration first
+        return candidates[0] if candidates else None
+
+    def _outer_scope(self) -> Any:
+        params = self.facts.params
+        if not params:
+            return None
+        last = params[-1]
+        return last.scope.declare(last) if last.scope is not None else None
+
+
+def _nested(loop: Loop, outer: Loop) -> bool:
+    return loop is outer or outer in loop.parents
+
+
+# ----------------------------------------------------------------------------- context
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A figure the compiler can only estimate, with what it is based on."""
+
+    value: int
+    basis: str
+
+    def __int__(self) -> int:
+        return self.value
+
+
+class Context:
+    """What the kernel uses (paper 6.5: `getSizeMemorySpace`, the sizes of par_groups)."""
+
+    def __init__(self, facts: KernelFacts, evaluator: Evaluator):
+        self.facts = facts
+        self.evaluator = evaluator
+
+    def space_bytes_expr(self, space: str) -> Any:
+        """Bytes declared in `space` (SymPy), per unit of the scope that declares the space
+        (shared memory: per block). Every declaration counts once, even inside a loop."""
+        total = sympy.Integer(0)
+        for b in self.facts.bindings:
+            if b.kind not in ("local", "param") or b.storage is not None or b.space != space:
+                continue
+            layout = element_layout(self.facts, b) if b.is_array else None
+            if b.is_array and layout is not None:
+                total += element_count(self.facts, b) * layout[0]
+            elif not b.is_array:
+                size = type_bytes(self.facts, b.type, b.scope)
+                total += size or 0
+        return sympy.expand(total)
+
+    def space_bytes(self, space: str) -> int:
+        return int(self.evaluator.number(self.space_bytes_expr(space)))
+
+    def units_expr(self, group: str) -> Any:
+        """Units of par_group `group` per unit around it: the product of the counts of
+        nested foreach statements over it (the largest nest when there are several)."""
+        best = sympy.Integer(1)
+        for loop in self.facts.loops:
+            if loop.kind != "foreach" or loop.group != group:
+                continue
+            if any(p.kind == "foreach" and p.group == group for p in loop.parents):
+                continue  # counted with its outermost foreach over the same group
+            size = self.facts.evaluator.shape(loop).trips
+            for inner in self.facts.loops:
+                if inner.group == group and loop in inner.parents:
+                    size *= self.facts.evaluator.shape(inner).trips
+            best = size if best == 1 else sympy.Max(best, size)
+        return best
+
+    def units(self, group: str) -> int:
+        return int(self.evaluator.number(self.units_expr(group)))
+
+    def units_per(self, unit: str, outer: str) -> int:
+        """Units of par_unit `unit` inside one unit `outer`: threads per block is
+        `units_per("thread", "block")` (warps x threads on fermi)."""
+        chain = self.facts.hwd.group_chain(unit)
+        inside = False
+        total = 1
+        for group in chain:
+            if inside:
+                total *= self.units(group.name)
+            if group.unit is not None and group.unit.name == outer:
+                inside = True
+        if not inside:
+            raise KeyError(f"'{unit}' is not inside '{outer}' in {self.facts.hwd.name}")
+        return total
+
+    def registers_per_thread(self) -> Estimate:
+        """An estimate: 32-bit words of the scalars and arrays the executing unit keeps in
+        non-addressable memory (registers), its loop variables and foreach indices. The
+        OpenCL compiler may use more (temporaries) or fewer (values it folds)."""
+        hwd = self.facts.hwd
+        register_spaces = {s for m in hwd.memories() if not m.addressable for s in m.spaces}
+        words = 0
+        declarations = 0
+        for b in self.facts.bindings:
+            if b.kind not in ("local", "loop") or b.space not in register_spaces:
+                continue
+            if b.kind == "local" and not any(loop.kind == "foreach" for loop in b.loops):
+                continue  # host code: computed before the kernel runs
+            if b.is_array:
+                layout = element_layout(self.facts, b)
+                count = element_count(self.facts, b)
+                if layout is None or count.free_symbols:
+                    continue
+                size = int(count) * layout[0]
+            else:
+                size = type_bytes(self.facts, b.type, b.scope) or 4
+            words += max(1, -(-size // 4))
+            declarations += 1
+        return Estimate(max(words, 1), f"{declarations} register declarations and loop "
+                        "variables (the OpenCL compiler may use more)")
+
+
+# ----------------------------------------------------------------------------- kernel
+
+
+class Kernel:
+    """Everything a performance feedback function may ask about one kernel."""
+
+    def __init__(self, facts: KernelFacts, values: Mapping[str, Number],
+                 node: DeviceNode | None = None, function_name: str = ""):
+        self.facts = facts
+        self.function = facts.function
+        self.name = facts.function.name
+        self.values = dict(values)
+        self.node = node  # the block of the description that names the feedback function
+        self.function_name = function_name
+        self.hwd = HardwareValues(facts.hwd)
+        self.evaluator = Evaluator(facts, values)
+        self.context = Context(facts, self.evaluator)
+        self.instructions = memory_instructions(facts)
+
+    def message(self, text: str, *, span: Span | None = None,
+                severity: Severity | str = Severity.SUGGESTION, code: str | None = None,
+                values: Mapping[str, Any] | None = None, hint: str | None = None,
+                approximate: bool = False) -> Message:
+        """A message for the user, attached to `span` (the kernel's function by default).
+        `values` are the figures behind it (numbers or SymPy expressions)."""
+        figures = tuple((k, evaluate(v, self.values)) for k, v in (values or {}).items())
+        return Message(Severity(severity), ANALYSIS, code or f"function-{self.function_name}",
+                       text, span or self.function.span, figures, self.name, (),
+                       approximate, hint)

@@ -1,0 +1,99 @@
+"""Where an array element lies in memory: flattened offsets and the bytes an access touches.
+
+MCPL arrays are true multi-dimensional arrays (paper 4.3); the cache analysis (6.4) and
+the feedback functions (6.5: coalescing, bank conflicts) need the byte an access touches.
+Arrays are stored row-major over all their dimensions, outermost bracket group first
+(`float[n, m] c`: c[i, j] is element i*m + j; a view `a as float[n/t][t] a2` addresses
+the storage of `a` with its own shape). Records (user types) are laid out field after
+field without padding. Sizes of types come from `mcl.feedback.sizes`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sympy
+
+from mcl.feedback.kernel import Access, Binding, KernelFacts, Scope, dims
+from mcl.feedback.sizes import element_bytes
+from mcl.mcpl import ast
+
+
+def _static(size: Any) -> int | None:
+    size = sympy.sympify(size)
+    return int(size) if size.is_Integer and size > 0 else None
+
+
+def type_bytes(facts: KernelFacts, type_: ast.Type | None, scope: Scope | None) -> int | None:
+    """Bytes of a type when they are known without running the kernel (an array type:
+    element bytes times its constant extents), else None."""
+    if type_ is None:
+        return None
+    scope = scope if scope is not None else Scope(None, None, None)
+    size = element_bytes(type_, facts.view.lookup_type, facts.evaluator, scope)
+    if isinstance(type_, ast.ArrayType):
+        for group in type_.dims:
+            for d in group:
+                size = size * (d.value if isinstance(d, ast.IntLit) else sympy.Symbol("?"))
+    return _static(size)
+
+
+def element_layout(facts: KernelFacts, binding: Binding, field: str | None = None
+                   ) -> tuple[int, int, int] | None:
+    """(bytes of one array element, bytes an access of `field` touches, offset of that
+    field in the element); the field is the whole element when None. None when a size is
+    not known statically."""
+    root = binding.root
+    if not isinstance(root.type, ast.ArrayType):
+        return None
+    record = type_bytes(facts, root.type.element, root.scope)
+    if record is None:
+        return None
+    element = root.type.element
+    if field is None or not isinstance(element, ast.NamedType):
+        return record, record, 0
+    typedef = facts.view.lookup_type(element.name)
+    offset = 0
+    for member in typedef.fields if typedef is not None else ():
+        size = type_bytes(facts, member.type, root.scope)
+        if size is None:
+            return None
+        if member.name == field:
+            return record, size, offset
+        offset += size
+    return None
+
+
+def dims_scope(facts: KernelFacts, binding: Binding) -> Scope | None:
+    """Names visible to an array's size expressions: all parameters for a parameter (a size
+    may name a later parameter), the declaration's scope otherwise."""
+    if binding.kind == "param" and facts.params:
+        last = facts.params[-1]
+        return last.scope.declare(last) if last.scope is not None else None
+    return binding.scope
+
+
+def extents(facts: KernelFacts, binding: Binding) -> list[Any]:
+    """The sizes of all dimensions of an array (SymPy), outermost first."""
+    scope = dims_scope(facts, binding)
+    return [facts.evaluator.sym(d, scope) for d in dims(binding)]
+
+
+def element_count(facts: KernelFacts, binding: Binding) -> Any:
+    count = sympy.Integer(1)
+    for extent in extents(facts, binding):
+        count = count * extent
+    return sympy.expand(count)
+
+
+def flat_index(facts: KernelFacts, access: Access) -> Any:
+    """The element offset of an access in its array's storage (SymPy, in the loops'
+    counters and the kernel's parameters)."""
+    sizes = extents(facts, access.binding)
+    offset = sympy.Integer(0)
+    for k, index in enumerate(access.indices):
+        term = facts.evaluator.sym(index, access.item.scope)
+        for extent in sizes[k + 1:]:
+            term = term * extent
+        offset = offset + term
+    return sympy.expand(offset)

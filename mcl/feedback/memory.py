@@ -1,0 +1,86 @@
+"""Proposing faster memories (paper section 6.3; feedback.md analysis 4).
+
+"For a variable that has data-reuse, the compiler retrieves the memory space it is
+declared in. As above there are two cases: the variable is independent from specific
+foreach statements, or the variable depends on all of them but there is still data-reuse.
+In the first case, the compiler retrieves all memory-spaces that are available in the
+scope of this foreach [...] and compares these memory spaces with the memory space of the
+variable to determine whether there is a memory space that is faster. In the second case,
+the compiler performs the same analysis, but on each pair of loops for each dimension."
+
+The spaces available to the units of a foreach over par_group G are those visible inside
+G: declared in G or around it, so every unit of G sees the same copy (gpu: `local`, in
+`block`, for a foreach over `threads`). "Faster" is the description's judgement
+(`HardwareDescription.is_faster`: interconnect bandwidth/latency, then proximity to the
+execution units, then capacity). Read-only spaces are not proposed: the kernel could not
+fill them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from mcl.feedback.emit import Emitter, expr_text, loop_text
+from mcl.feedback.kernel import Loop
+from mcl.feedback.messages import Message, Severity
+from mcl.feedback.registry import analysis, facts_for
+from mcl.feedback.reuse import LoopReuse, RatioReuse, find_reuse
+from mcl.mcpl import ast
+
+
+def _has_several_spaces(hwd: Any) -> bool:
+    return len(hwd.memory_spaces()) > 1
+
+
+def faster_space(hwd: Any, group: str, current: str | None) -> str | None:
+    """The fastest writable space visible to all units of `group` that is faster than
+    `current`; None when there is none."""
+    if current is None:
+        return None
+    candidates = [s.name for s in hwd.visible_spaces(group)
+                  if s.name != current and not s.read_only and hwd.is_faster(s.name, current)]
+    best = [c for c in candidates if not any(hwd.is_faster(o, c) for o in candidates if o != c)]
+    return best[0] if best else None
+
+
+@analysis("memory", when=_has_several_spaces, description="faster memory proposals (6.3)")
+def faster_memory(function: ast.Function, program: Any, hwd: Any, values: Mapping[str, Any]
+                  ) -> list[Message]:
+    """Reused data that the units of a foreach could share in a faster memory space."""
+    facts = facts_for(function, program, hwd)
+    emit = Emitter(facts, "memory", values)
+    ev = facts.evaluator
+    out: list[Message] = []
+    seen: set[tuple[int, int]] = set()
+    for finding in find_reuse(facts):
+        acc = finding.access
+        current = acc.binding.root.space
+        candidates: list[Loop] = []
+        if isinstance(finding, LoopReuse):
+            candidates = [x for x in finding.independent if x.kind == "foreach"]
+        elif isinstance(finding, RatioReuse):
+            candidates = list(finding.sharing)
+        for loop in candidates:
+            key = (id(acc), id(loop))
+            if key in seen or loop.group is None:
+                continue
+            seen.add(key)
+            space = faster_space(hwd, loop.group, current)
+            if space is None:
+                continue
+            text = expr_text(acc.node)
+            if isinstance(finding, LoopReuse):
+                what = f"{text} loaded for {loop_text(ev, loop)}"
+            else:
+                what = f"{text} touches the same elements from different {loop.group} " \
+                       f"{loop.name} in dimension {(finding.dimension or 0) + 1}"
+            out.append(emit.message(
+                "memory-faster-space", Severity.SUGGESTION,
+                f"{what}: {space} memory can be leveraged "
+                f"(faster than {current}, shared by the {loop.group})",
+                acc.node.span, {"units": ev.trips(loop)}, acc.item.loops,
+                hint=(f"declare a `{space}` array for the elements the {loop.group} share, "
+                      f"load it together (one element per unit), then barrier({space}) "
+                      "before using it")))
+    return out

@@ -1,0 +1,84 @@
+"""Feedback messages are data (ARCHITECTURE.md: "diagnostics are data").
+
+An analysis returns `Message` objects; rendering them to the terminal (`render_text`) or
+to JSON (`render_json`) is separate. Every quantity a message mentions is a `Value`: a
+SymPy expression in the kernel's own parameter names, plus its number when the user gave
+values for every name it uses (feedback.md, "Principles").
+
+This module does not import SymPy: `Value` only holds an expression object, so `mcl
+check` without feedback never pays for the SymPy import.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from mcl.diagnostics import Span
+
+
+class Severity(str, Enum):
+    """How strongly a message asks for action: `info` states a fact (counts, transfers,
+    reuse), `suggestion` proposes a change (use `local`, compute several elements per
+    unit), `warning` says a figure is only an approximation or cannot be computed."""
+
+    INFO = "info"
+    SUGGESTION = "suggestion"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True)
+class Value:
+    """One named quantity of a message. `symbolic` is a SymPy expression (in the kernel's
+    parameter names); `numeric` its number when all of them are known, else None, and
+    then `needs` names the values that are missing."""
+
+    symbolic: Any
+    numeric: int | float | None = None
+    needs: tuple[str, ...] = ()
+
+    @property
+    def text(self) -> str:
+        return str(self.symbolic)
+
+
+@dataclass(frozen=True)
+class Message:
+    """One piece of performance feedback, attached to the source it is about.
+
+    `code` is stable (documented in docs/feedback.md); `loops` names the loops around the
+    expression (outermost first), so a report can group messages by function and loop;
+    `approximate` marks figures that are upper bounds or estimates (data-dependent loop
+    bounds, `if`s that limit execution)."""
+
+    severity: Severity
+    analysis: str
+    code: str
+    text: str
+    span: Span | None = None
+    values: tuple[tuple[str, Value], ...] = ()
+    function: str = ""
+    loops: tuple[str, ...] = ()
+    approximate: bool = False
+    hint: str | None = field(default=None)
+
+    @property
+    def value_map(self) -> dict[str, Value]:
+        return dict(self.values)
+
+    @property
+    def needs(self) -> tuple[str, ...]:
+        """Names whose values the user must supply for every figure to be numeric."""
+        seen: dict[str, None] = {}
+        for _, v in self.values:
+            for name in v.needs:
+                seen[name] = None
+        return tuple(seen)
+
+
+def sort_key(m: Message) -> tuple:
+    """Messages in source order, then by analysis and code, for stable reports."""
+    s = m.span
+    where = (s.file, s.line, s.column) if s else ("", 0, 0)
+    return (m.function, *where, m.analysis, m.code, m.text)

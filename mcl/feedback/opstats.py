@@ -1,0 +1,246 @@
+"""Operation statistics (paper section 6.2, Table II row `perfect`).
+
+For the output-defining, control-flow and indexing blocks (`mcl.feedback.blocks`) count,
+per executing par_unit and memory space, the arithmetic instructions, loads and stores,
+multiplied by how many times each block runs; report the computational instructions, the
+data accesses and the arithmetic intensity. Matmul at perfect: 2nmp computational
+instructions, 2nmp + nm data accesses.
+
+What counts as what:
+- computational: arithmetic in the values computed by output-defining blocks (`+=`, `*`,
+  a built-in such as `sqrt` is one instruction);
+- data accesses: loads and stores of output-defining blocks (array elements, and scalars
+  in addressable memory; registers are free);
+- indexing: arithmetic inside subscripts, and everything in indexing blocks;
+- control flow: loop headers, `if` conditions and the blocks they depend on.
+Calls are counted through the callee's own statistics ("the call-graph is analyzed from the
+leaves up"); library functions without a body count by their signature (their arguments
+are read or written).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import sympy
+
+from mcl.feedback.blocks import CONTROL_FLOW, INDEXING, UNUSED, classify
+from mcl.feedback.counting import guarded_iterations, tidy
+from mcl.feedback.emit import Emitter
+from mcl.feedback.kernel import (
+    COND,
+    INDEX,
+    STEP,
+    VALUE,
+    Binding,
+    Guard,
+    Item,
+    KernelFacts,
+)
+from mcl.feedback.messages import Message, Severity
+from mcl.feedback.registry import analysis, facts_for
+from mcl.feedback.symbolic import param_symbol
+from mcl.mcpl import ast
+
+COMPUTATIONAL, DATA, INDEXING_OPS, CONTROL_OPS = "computational", "data", "indexing", "control"
+HOST = "host"
+
+# (category, kind, unit, space key) -> count; kind is "arith", "load" or "store"; the
+# space key is ("space", NAME), or ("param", NAME) for a parameter (a callee's parameter
+# takes the space of the caller's argument).
+Key = tuple[str, str, str, Any]
+
+
+@dataclass
+class Costs:
+    entries: dict[Key, Any] = field(default_factory=lambda: defaultdict(lambda: sympy.Integer(0)))
+    approximations: list[tuple[Any, str]] = field(default_factory=list)  # (span, why)
+
+    def add(self, key: Key, count: Any) -> None:
+        self.entries[key] = self.entries[key] + count
+
+    def total(self, category: str, kind: str | None = None, unit: str | None = None,
+              space: str | None = None) -> Any:
+        out = sympy.Integer(0)
+        for (cat, k, u, s), n in self.entries.items():
+            if cat == category and kind in (None, k) and unit in (None, u) and (
+                    space is None or (s is not None and s[1] == space)):
+                out += n
+        return tidy(out)
+
+
+def executions(facts: KernelFacts, item: Item) -> tuple[Any, bool, list[Guard]]:
+    """How many times an item runs: its loops' iterations that pass the `if`s around it;
+    a loop condition runs once more than the body, a step once per iteration. Also
+    returns the guards that could not be counted exactly (the count is then an upper
+    bound)."""
+    ev = facts.evaluator
+    weight: Any = 1
+    exact_loop = True
+    if item.kind in (COND, STEP) and item.loop is not None:
+        shape = ev.shape(item.loop)
+        weight = shape.trips + 1 if item.kind == COND else shape.trips
+        exact_loop = shape.exact
+    count, exact, unresolved = guarded_iterations(ev, item.loops, item.guards, weight)
+    return count, exact and exact_loop, unresolved
+
+
+def function_costs(facts: KernelFacts) -> Costs:
+    return facts.cached("opstats.costs", _compute_costs)
+
+
+def _compute_costs(facts: KernelFacts) -> Costs:
+    kinds = classify(facts)
+    costs = Costs()
+    unit_name = facts.hwd.executing_unit().name
+    for item in facts.items:
+        block = kinds[id(item)]
+        if block == UNUSED:
+            continue
+        count, exact, unresolved = executions(facts, item)
+        unit = HOST if item.on_host else unit_name
+        _note_approximations(facts, item, unresolved, costs)
+        for role, n in item.ops.items():
+            if n:
+                costs.add((_category(block, role, "arith"), "arith", unit, None), n * count)
+        for acc in item.accesses:
+            key = _space_key(acc.binding)
+            cat = _category(block, acc.role, "access")
+            if acc.reads:
+                costs.add((cat, "load", unit, key), count)
+            if acc.writes:
+                costs.add((cat, "store", unit, key), count)
+        for call, role in item.calls:
+            _add_call(facts, item, block, role, call, count, unit, costs)
+    return costs
+
+
+def _category(block: str, role: str, what: str) -> str:
+    if block == CONTROL_FLOW:
+        return CONTROL_OPS
+    if block == INDEXING:
+        return INDEXING_OPS
+    if what == "access":
+        return DATA
+    return {VALUE: COMPUTATIONAL, INDEX: INDEXING_OPS}.get(role, CONTROL_OPS)
+
+
+def _space_key(b: Binding) -> tuple[str, str]:
+    root = b.root
+    if root.kind == "param":
+        return ("param", root.name)
+    return ("space", root.space or "?")
+
+
+def _add_call(facts: KernelFacts, item: Item, block: str, role: str, call: ast.Call,
+              count: Any, unit: str, costs: Costs) -> None:
+    callee = facts.callee(call.func)
+    if callee is None:
+        return
+    inner = function_costs(callee)
+    subst = {}
+    args: dict[str, ast.Expr] = {}
+    for param, arg in zip(callee.function.params, call.args, strict=False):
+        args[param.name] = arg
+        if not isinstance(param.type, ast.ArrayType):
+            subst[param_symbol(param.name, param.type)] = facts.evaluator.sym(arg, item.scope)
+    for (cat, kind, _unit, key), n in inner.entries.items():
+        if block == CONTROL_FLOW:
+            new_cat = CONTROL_OPS
+        elif block == INDEXING:
+            new_cat = INDEXING_OPS
+        elif cat == COMPUTATIONAL and role != VALUE:
+            new_cat = INDEXING_OPS
+        else:
+            new_cat = cat
+        if key is not None and key[0] == "param":
+            arg = args.get(key[1])
+            b = item.scope.lookup(ast.root_name(arg) or "") if arg is not None else None
+            key = _space_key(b) if b is not None else ("space", "?")
+        costs.add((new_cat, kind, unit, key), sympy.sympify(n).xreplace(subst) * count)
+    for span, why in inner.approximations:
+        costs.approximations.append((span, f"in {call.func}: {why}"))
+
+
+def _note_approximations(facts: KernelFacts, item: Item, unresolved: list[Guard],
+                        costs: Costs) -> None:
+    for guard in unresolved:
+        line = f" at line {guard.span.line}" if guard.span else ""
+        costs.approximations.append(
+            (guard.span, f"the if{line} may limit how often its statements run: counts "
+                         "inside it are upper bounds"))
+    loops = list(item.loops) + ([item.loop] if item.loop is not None else [])
+    for loop in loops:
+        shape = facts.evaluator.shape(loop)
+        if not shape.exact:
+            costs.approximations.append(
+                (loop.span, f"{shape.reason or 'unknown iteration count'}: the count "
+                            f"uses {shape.trips} for its iterations"))
+
+
+# ----------------------------------------------------------------------------- messages
+
+
+@analysis("opstats", description="operation statistics (paper 6.2)")
+def operation_statistics(function: ast.Function, program: Any, hwd: Any,
+                         values: Mapping[str, Any]) -> list[Message]:
+    """Computational instructions, data accesses and arithmetic intensity (paper 6.2)."""
+    facts = facts_for(function, program, hwd)
+    costs = function_costs(facts)
+    emit = Emitter(facts, "opstats", values)
+    approximate = bool(costs.approximations)
+    computational = costs.total(COMPUTATIONAL)
+    loads, stores = costs.total(DATA, "load"), costs.total(DATA, "store")
+    data = tidy(loads + stores)
+    figures = {"computational": computational, "data_accesses": data, "loads": loads,
+               "stores": stores, "indexing": costs.total(INDEXING_OPS),
+               "control_flow": costs.total(CONTROL_OPS)}
+    text = ("#computational instructions: {computational}, #data accesses: {data_accesses} "
+            "({loads} loads, {stores} stores)")
+    if data != 0:
+        figures["arithmetic_intensity"] = sympy.cancel(computational / data)
+        text += "; arithmetic intensity {arithmetic_intensity} instructions per access"
+    out = [emit.message("opstats-summary", Severity.INFO, text, function.span, figures,
+                        approximate=approximate)]
+    out.append(emit.message(
+        "opstats-overhead", Severity.INFO,
+        "overhead: {indexing} indexing and {control_flow} control-flow instructions",
+        function.span, {"indexing": figures["indexing"],
+                        "control_flow": figures["control_flow"]}, approximate=approximate))
+    out += _per_unit_space(facts, costs, emit, approximate)
+    seen = set()
+    for span, why in costs.approximations:
+        if (span, why) in seen:
+            continue
+        seen.add((span, why))
+        out.append(emit.message("opstats-approximate", Severity.WARNING,
+                                f"approximation: {why}", span, approximate=True))
+    return out
+
+
+def _per_unit_space(facts: KernelFacts, costs: Costs, emit: Emitter, approximate: bool
+                    ) -> list[Message]:
+    """Loads and stores per executing par_unit and memory space (paper 6.2: "data-accesses
+    with the memory-space, and which par_unit performs the operation")."""
+    spaces: dict[tuple[str, str], dict[str, Any]] = defaultdict(
+        lambda: {"load": sympy.Integer(0), "store": sympy.Integer(0)})
+    for (cat, kind, unit, key), n in costs.entries.items():
+        if cat != DATA or key is None:
+            continue
+        space = key[1]
+        if key[0] == "param":
+            p = facts.param(key[1])
+            space = p.space if p is not None and p.space else "?"
+        spaces[(unit, space)][kind] += n
+    out = []
+    for (unit, space), counts in sorted(spaces.items()):
+        out.append(emit.message(
+            "opstats-memory", Severity.INFO,
+            f"{unit} accesses memory space {space}: {{loads}} loads, {{stores}} stores",
+            facts.function.span,
+            {"loads": tidy(counts["load"]), "stores": tidy(counts["store"])},
+            approximate=approximate))
+    return out

@@ -1,0 +1,155 @@
+"""The feedback engine: which analyses run for a description, and running them.
+
+An analysis is a function `(function, program, hwd, values) -> list[Message]`, registered
+with the `@analysis` decorator together with a predicate on the hardware description:
+which analyses run depends on what the description exposes (feedback.md, "Principles":
+no host -> no transfer report; no finite execution slots -> no advice to compute several
+elements per unit; no cache -> no cache analysis).
+
+Adding an analysis: write a module in `mcl/feedback/` that decorates its function with
+`@analysis(...)` and add the module's name to `ANALYSIS_MODULES`; a separate package can
+register through the entry-point group `mcl.feedback_analyses` instead.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from mcl.diagnostics import closest_names
+from mcl.feedback.messages import Message, Severity, sort_key
+
+if TYPE_CHECKING:
+    from mcl.feedback.kernel import KernelFacts
+    from mcl.hdl.model import HardwareDescription
+    from mcl.mcpl.ast import Function
+
+AnalysisFn = Callable[["Function", Any, "HardwareDescription", Mapping[str, Any]], list[Message]]
+Predicate = Callable[["HardwareDescription"], bool]
+
+# Modules that register analyses, in report order. A module listed here that does not
+# exist (yet) is skipped.
+ANALYSIS_MODULES = ("opstats", "transfers", "reuse", "memory", "elements", "cache", "functions")
+ENTRY_POINT_GROUP = "mcl.feedback_analyses"
+
+
+@dataclass(frozen=True)
+class Analysis:
+    name: str
+    run: AnalysisFn
+    applies: Predicate
+    description: str = ""
+
+
+_REGISTRY: dict[str, Analysis] = {}
+_loaded = False
+
+
+def analysis(name: str, when: Predicate | None = None, description: str = ""
+             ) -> Callable[[AnalysisFn], AnalysisFn]:
+    """Register an analysis under `name`; it runs for descriptions where `when(hwd)`."""
+
+    def register(fn: AnalysisFn) -> AnalysisFn:
+        _REGISTRY[name] = Analysis(name, fn, when or (lambda _hwd: True),
+                                   description or (fn.__doc__ or "").strip().split("\n")[0])
+        return fn
+
+    return register
+
+
+def analyses() -> list[Analysis]:
+    """Every registered analysis, built-in ones first."""
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        for module in ANALYSIS_MODULES:
+            name = f"mcl.feedback.{module}"
+            try:
+                importlib.import_module(name)
+            except ModuleNotFoundError as exc:
+                if exc.name != name:
+                    raise
+        _load_entry_points()
+    return list(_REGISTRY.values())
+
+
+def _load_entry_points() -> None:
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        ep.load()
+
+
+def applicable(hwd: HardwareDescription) -> list[Analysis]:
+    """The analyses that run for `hwd`."""
+    return [a for a in analyses() if a.applies(hwd)]
+
+
+def analyse(function: Function, program: Any, hwd: HardwareDescription,
+            values: Mapping[str, Any] | None = None, only: Iterable[str] | None = None
+            ) -> list[Message]:
+    """All feedback on `function` at level `hwd`, in source order."""
+    values = dict(values or {})
+    wanted = set(only) if only is not None else None
+    messages: list[Message] = []
+    for a in applicable(hwd):
+        if wanted is None or a.name in wanted:
+            messages += a.run(function, program, hwd, values)
+    return sorted(messages, key=sort_key)
+
+
+def unknown_value_messages(functions: Iterable[Function], values: Mapping[str, Any]
+                           ) -> list[Message]:
+    """A warning for each `-D` name that no analysed function knows (a typo would
+    otherwise silently leave figures symbolic)."""
+    known: set[str] = set()
+    for f in functions:
+        known |= {p.name for p in f.params}
+        known |= _local_names(f)
+    out = []
+    for name in values:
+        if name in known or name.startswith("iters_"):
+            continue
+        close = closest_names(name, known)
+        hint = ("did you mean " + " or ".join(f"'{c}'" for c in close) + "?") if close else None
+        out.append(Message(Severity.WARNING, "values", "values-unknown-name",
+                           f"value given for '{name}', which is not a name of the kernel",
+                           hint=hint))
+    return out
+
+
+def _local_names(f: Function) -> set[str]:
+    from mcl.mcpl import ast
+
+    names = set()
+    for node in ast.walk(f.body):
+        if isinstance(node, ast.Decl):
+            names.add(node.name)
+    return names
+
+
+# ----------------------------------------------------------------------------- facts
+
+_FACTS: OrderedDict[tuple[int, int, int], tuple[Any, Any, Any, KernelFacts]] = OrderedDict()
+_FACTS_SIZE = 16
+
+
+def facts_for(function: Function, program: Any, hwd: HardwareDescription) -> KernelFacts:
+    """The facts of a function, built once and shared by all analyses of one run. Keyed by
+    identity (equal trees from different files have different spans); the entry keeps
+    the objects alive, so an id cannot be reused while it is cached."""
+    from mcl.feedback.kernel import build_facts
+
+    key = (id(function), id(program), id(hwd))
+    hit = _FACTS.get(key)
+    if hit is not None:
+        _FACTS.move_to_end(key)
+        return hit[3]
+    facts = build_facts(function, program, hwd)
+    _FACTS[key] = (function, program, hwd, facts)
+    while len(_FACTS) > _FACTS_SIZE:
+        _FACTS.popitem(last=False)
+    return facts

@@ -1,0 +1,271 @@
+"""Data reuse (paper section 6.3; feedback.md analysis 3).
+
+"To analyze possible data-reuse we limit ourselves to the variables in the output-defining
+blocks that perform indexing and are read." For every such read, with the loops around it
+(taking into account where the variable is declared: a `local` array declared in a block
+only sees the loops inside that block):
+
+- simple form: the loops its subscripts do not depend on. Each element is loaded once per
+  iteration of those loops: matmul at perfect, `b[k, j]` is accessed for n threads i.
+- advanced form, when the subscripts depend on every loop: the reuse ratio, accesses /
+  distinct elements, per dimension (over the loops that dimension uses) and for all
+  dimensions. Convolution (Fig. 16), first dimension of `a[i + y, j + x]`: h*fh accesses
+  over h + fh - 1 distinct rows (the paper rounds this to h + fh).
+
+`find_reuse` returns the findings as data; `mcl.feedback.memory` proposes faster memory
+spaces from them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import sympy
+
+from mcl.feedback.blocks import OUTPUT, classify
+from mcl.feedback.counting import (
+    Affine,
+    affine,
+    collapse_guard,
+    distinct_tuples,
+    distinct_values,
+    guarded_iterations,
+)
+from mcl.feedback.emit import Emitter, expr_text, loop_text
+from mcl.feedback.kernel import Access, KernelFacts, Loop, dims
+from mcl.feedback.messages import Message, Severity
+from mcl.feedback.registry import analysis, facts_for
+from mcl.mcpl import ast
+
+
+@dataclass(frozen=True, eq=False)
+class LoopReuse:
+    """Simple form: `access` does not depend on the loops in `independent`."""
+
+    access: Access
+    loops: tuple[Loop, ...]  # the loops around the access inside the declaration's scope
+    independent: tuple[Loop, ...]
+    reuse: Any  # how many times each element is loaded: product of their trip counts
+    exact: bool
+
+
+@dataclass(frozen=True, eq=False)
+class RatioReuse:
+    """Advanced form: accesses / distinct elements in one dimension (or all: None)."""
+
+    access: Access
+    dimension: int | None  # 0-based; None for all dimensions together
+    loops: tuple[Loop, ...]  # the loops the dimension's index uses
+    accesses: Any
+    distinct: Any
+    exact: bool
+    sharing: tuple[Loop, ...] = field(default=())  # foreach loops whose units share elements
+
+    @property
+    def ratio(self) -> Any:
+        return sympy.cancel(self.accesses / self.distinct)
+
+
+@dataclass(frozen=True, eq=False)
+class Unpredictable:
+    access: Access
+
+
+Finding = LoopReuse | RatioReuse | Unpredictable
+
+
+def analysed_reads(facts: KernelFacts) -> list[Access]:
+    """Indexed reads of the output-defining blocks."""
+    kinds = classify(facts)
+    return [a for a in facts.accesses
+            if a.reads and a.element and kinds[id(a.item)] == OUTPUT]
+
+
+def find_reuse(facts: KernelFacts) -> list[Finding]:
+    return facts.cached("reuse.findings", _find)
+
+
+def _find(facts: KernelFacts) -> list[Finding]:
+    ev = facts.evaluator
+    out: list[Finding] = []
+    for acc in analysed_reads(facts):
+        declared = acc.binding.root.loops
+        loops = tuple(loop for loop in acc.item.loops if loop not in declared)
+        if not loops:
+            continue
+        deps = ev.subscript_deps(acc.node, acc.item.scope)
+        independent = tuple(loop for loop in loops if loop not in deps)
+        if independent:
+            # Each element is loaded once per iteration of the independent loops that
+            # passes the `if`s constraining them (`j < m` after a split into blocks).
+            reuse, exact, _ = guarded_iterations(ev, independent,
+                                                 _guards_on(ev, acc, independent))
+            counters = {ev.counter(x) for x in loops}
+            exact = exact and all(not (ev.trips(x).free_symbols & counters)
+                                  for x in independent)
+            out.append(LoopReuse(acc, loops, independent, reuse, exact))
+        else:
+            out += _ratios(facts, acc, loops)
+    return out
+
+
+def _ratios(facts: KernelFacts, acc: Access, loops: tuple[Loop, ...]) -> list[Finding]:
+    """Advanced data reuse: per dimension and for all dimensions (paper 6.3)."""
+    ev = facts.evaluator
+    counters = [ev.counter(loop) for loop in loops]
+    all_counters = {ev.counter(loop) for loop in facts.loops}
+    indices: list[Affine | None] = []
+    for sub in acc.indices:
+        indices.append(affine(ev, ev.sym(sub, acc.item.scope), counters, all_counters))
+    if any(idx is None for idx in indices):
+        return [Unpredictable(acc)]
+    trips = {ev.counter(loop): ev.trips(loop) for loop in loops}
+    rectangular = all(ev.shape(loop).exact and not (trips[ev.counter(loop)].free_symbols
+                                                    & all_counters) for loop in loops)
+    out: list[Finding] = []
+    for d, idx in enumerate(indices):
+        assert idx is not None
+        dloops = tuple(loop for loop in loops if ev.counter(loop) in idx.coefs)
+        if not dloops:
+            continue
+        # An `if` that limits these loops (`j < w` after a split) limits the accesses
+        # exactly, but the distinct count below ignores it: then it is an upper bound.
+        guards = _guards_on(ev, acc, dloops)
+        accesses, exact, _ = guarded_iterations(ev, dloops, guards)
+        terms = _guarded_terms(ev, idx, dloops, guards)
+        if terms is None:  # the guards' effect on the elements is unknown: an upper bound
+            exact = False
+            terms = [(idx.coefs[ev.counter(loop)], ev.trips(loop)) for loop in dloops]
+        distinct, exact_distinct = distinct_values(terms)
+        finding = RatioReuse(acc, d, dloops, accesses, distinct,
+                             exact and exact_distinct and rectangular,
+                             _sharing(ev, idx, dloops))
+        if _more(accesses, distinct):
+            out.append(finding)
+    if len(indices) > 1:
+        guards = _guards_on(ev, acc, loops)
+        accesses, exact, _ = guarded_iterations(ev, loops, guards)
+        extents = [ev.sym(x, acc.binding.scope or acc.item.scope) for x in dims(acc.binding)]
+        distinct, exact_distinct = distinct_tuples(
+            [i for i in indices if i is not None], trips, extents)
+        if _more(accesses, distinct):
+            out.append(RatioReuse(acc, None, loops, accesses, distinct,
+                                  exact and exact_distinct and rectangular and not guards))
+    return out
+
+
+def _guarded_terms(ev: Any, idx: Affine, dloops: tuple[Loop, ...], guards: list[Any]
+                   ) -> list[tuple[Any, Any]] | None:
+    """The (coefficient, trips) terms of a dimension's index with the `if`s applied: a
+    guard on the same split index (`j < w` for `a[.., j + x]`, j = bj * T + tj) turns
+    the loops it constrains into one range of `passing` values. None when a guard
+    constrains the index in another way."""
+    terms = {ev.counter(loop): (idx.coefs[ev.counter(loop)], ev.trips(loop)) for loop in dloops}
+    remaining = list(dloops)
+    extra: list[tuple[Any, Any]] = []
+    for guard in guards:
+        collapse = collapse_guard(ev, guard, remaining)
+        if collapse is None:
+            return None
+        ratios = {sympy.simplify(terms[t][0] / w) for t, w in collapse.weights.items()
+                  if t in terms}
+        if len(ratios) != 1 or len([t for t in collapse.weights if t in terms]) != len(
+                collapse.weights):
+            return None
+        for t in collapse.weights:
+            del terms[t]
+        remaining = [loop for loop in remaining if loop not in collapse.loops]
+        extra.append((ratios.pop(), collapse.passing))
+    return list(terms.values()) + extra
+
+
+def _guards_on(ev: Any, acc: Access, loops: tuple[Loop, ...]) -> list[Any]:
+    """The `if`s around an access whose conditions depend on any of `loops`."""
+    return [g for g in acc.item.guards if ev.deps(g.cond, g.scope) & set(loops)]
+
+
+def _sharing(ev: Any, idx: Affine, dloops: tuple[Loop, ...]) -> tuple[Loop, ...]:
+    """Foreach loops whose units touch the same elements as another loop in this
+    dimension (paper 6.3, proposing faster memories, second case: "on each pair of loops
+    for each dimension")."""
+    out = []
+    for f in dloops:
+        if f.kind != "foreach":
+            continue
+        for other in dloops:
+            if other is f:
+                continue
+            pair = [(idx.coefs[ev.counter(x)], ev.trips(x)) for x in (f, other)]
+            distinct, _ = distinct_values(pair)
+            if _differs(ev.trips(f) * ev.trips(other), distinct):
+                out.append(f)
+                break
+    return tuple(out)
+
+
+def _differs(a: Any, b: Any) -> bool:
+    return sympy.simplify(a - b) != 0
+
+
+def _more(accesses: Any, distinct: Any) -> bool:
+    """Is there reuse: more accesses than distinct elements (unless provably not)?"""
+    return _differs(accesses, distinct) and sympy.Le(accesses, distinct) is not sympy.true
+
+
+# ----------------------------------------------------------------------------- messages
+
+
+def _conjunction(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+@analysis("reuse", description="data reuse (paper 6.3)")
+def data_reuse(function: ast.Function, program: Any, hwd: Any, values: Mapping[str, Any]
+               ) -> list[Message]:
+    """Reads whose elements are loaded more than once."""
+    facts = facts_for(function, program, hwd)
+    emit = Emitter(facts, "reuse", values)
+    ev = facts.evaluator
+    out: list[Message] = []
+    for finding in find_reuse(facts):
+        acc = finding.access
+        text = expr_text(acc.node)
+        span = acc.node.span
+        loops = acc.item.loops
+        if isinstance(finding, LoopReuse):
+            names = [x.name for x in finding.independent]
+            figures = {"reuse": finding.reuse}
+            figures.update({f"iterations_{x.name}": ev.trips(x) for x in finding.independent})
+            hint = None
+            serial = [x.name for x in finding.independent if x.kind == "for"]
+            if serial:
+                hint = (f"load {text} once outside for-loop {_conjunction(serial)} and keep "
+                        "the value in a register")
+            either = "either" if len(names) == 2 else "any"
+            dependence = (f"does not depend on {names[0]}" if len(names) == 1
+                          else f"does not depend on {either} of {_conjunction(names)}")
+            out.append(emit.message(
+                "reuse-independent", Severity.INFO,
+                f"data reuse: {text} is accessed for "
+                f"{_conjunction([loop_text(ev, x) for x in finding.independent])} but "
+                f"{dependence}: every element is loaded {{reuse}} times",
+                span, figures, loops, approximate=not finding.exact, hint=hint))
+        elif isinstance(finding, RatioReuse):
+            figures = {"ratio": finding.ratio, "accesses": finding.accesses,
+                       "distinct": finding.distinct}
+            where = ("over all dimensions" if finding.dimension is None
+                     else f"in dimension {finding.dimension + 1}")
+            over = _conjunction([x.name for x in finding.loops])
+            out.append(emit.message(
+                "reuse-ratio", Severity.INFO,
+                f"data reuse of {text} {where}: reuse ratio {{ratio}} ({{accesses}} accesses "
+                f"over loops {over} touch {{distinct}} distinct elements)",
+                span, figures, loops, approximate=not finding.exact))
+        else:
+            out.append(emit.message(
+                "reuse-unpredictable", Severity.INFO,
+                f"the index of {text} is not an affine function of the loop variables: "
+                "its data reuse cannot be determined statically", span, None, loops))
+    return out

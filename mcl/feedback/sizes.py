@@ -1,0 +1,72 @@
+"""Sizes in bytes of MCPL types, symbolically (for transfers, and cache and memory-use
+analyses). Sizes follow OpenCL C, the language the compiler generates (section 7)."""
+
+from __future__ import annotations
+
+from functools import reduce
+from typing import Any
+
+import sympy
+
+from mcl.feedback.kernel import Binding, Scope, dims
+from mcl.feedback.symbolic import Evaluator
+from mcl.mcpl import ast
+
+PRIMITIVE_BYTES = {"byte": 1, "bool": 1, "int": 4, "float": 4, "double": 8}
+
+
+def element_bytes(t: ast.Type | None, lookup_type: Any, ev: Evaluator, scope: Scope) -> Any:
+    """Bytes of one element of `t` (of the whole value for a scalar type)."""
+    if isinstance(t, ast.ArrayType):
+        return element_bytes(t.element, lookup_type, ev, scope)
+    if isinstance(t, ast.Prim):
+        return sympy.Integer(PRIMITIVE_BYTES.get(t.name, 0))
+    if isinstance(t, ast.NamedType):
+        typedef = lookup_type(t.name)
+        if typedef is None:
+            return sympy.Symbol(f"sizeof_{t.name}", integer=True, positive=True)
+        # A parameterised type (`type Tile(int n) { float[n] data; }`): its fields' sizes
+        # use the arguments given where it is used.
+        subst = {sympy.Symbol(p.name, integer=True, positive=True): ev.sym(a, scope)
+                 for p, a in zip(typedef.params, t.args, strict=False)}
+        total = sympy.Integer(0)
+        for f in typedef.fields:
+            size = element_bytes(f.type, lookup_type, ev, scope)
+            if isinstance(f.type, ast.ArrayType):
+                size *= _product(_local_dims(f.type))
+            total += sympy.sympify(size).xreplace(subst)
+        return total
+    return sympy.Integer(0)
+
+
+def array_elements(b: Binding, ev: Evaluator) -> Any:
+    """Number of elements of an array binding (product of all its dimensions)."""
+    scope = b.scope if b.scope is not None else Scope(None, None, None)
+    return _product([ev.sym(d, scope) for d in dims(b)])
+
+
+def binding_bytes(b: Binding, lookup_type: Any, ev: Evaluator) -> Any:
+    """Bytes a variable occupies: elements times element size."""
+    scope = b.scope if b.scope is not None else Scope(None, None, None)
+    size = element_bytes(b.type, lookup_type, ev, scope)
+    if b.is_array:
+        size = size * array_elements(b, ev)
+    return sympy.expand(size)
+
+
+def _local_dims(t: ast.ArrayType) -> list[Any]:
+    # Field sizes inside a type definition name the type's own parameters.
+    out = []
+    for group in t.dims:
+        for d in group:
+            if isinstance(d, ast.IntLit):
+                out.append(sympy.Integer(d.value))
+            elif isinstance(d, ast.Name):
+                out.append(sympy.Symbol(d.name, integer=True, positive=True))
+            else:
+                out.append(sympy.Symbol(f"size_of_{id(d)}", integer=True, positive=True))
+    return out
+
+
+def _product(xs: list[Any]) -> Any:
+    return reduce(lambda a, b: a * b, xs, sympy.Integer(1))

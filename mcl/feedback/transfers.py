@@ -1,0 +1,82 @@
+"""Host <-> device transfers (paper section 5, level `accelerator`; feedback.md analysis 2).
+
+"The analysis to provide this feedback infers that variables a and b are read and that c
+is written inside the foreach loops. The compiler can give this feedback because the sizes
+of a, b, and c are known in terms of parameters n, m, and p." Every array parameter the
+kernel reads moves host -> device, every one it writes moves device -> host (a parameter
+both read and written moves both ways); the time is bytes at the bandwidth of the
+interconnect between host and device memory.
+
+Runs only for descriptions with a host (feedback.md: "no host/interconnect -> no transfer
+report").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import sympy
+
+from mcl.feedback.counting import tidy
+from mcl.feedback.emit import Emitter, number_text
+from mcl.feedback.messages import Message, Severity
+from mcl.feedback.registry import analysis, facts_for
+from mcl.feedback.sizes import binding_bytes
+from mcl.mcpl import ast
+
+
+def _has_host(hwd: Any) -> bool:
+    return bool(hwd.has_host())
+
+
+def parameter_bytes(function: ast.Function, program: Any, hwd: Any
+                    ) -> list[tuple[str, str, Any]]:
+    """(parameter, mode, bytes) for every array parameter the kernel reads or writes."""
+    facts = facts_for(function, program, hwd)
+    out = []
+    for b in facts.params:
+        mode = facts.param_modes.get(b.name, "")
+        if b.is_array and mode:
+            out.append((b.name, mode, binding_bytes(b, facts.view.lookup_type,
+                                                    facts.evaluator)))
+    return out
+
+
+@analysis("transfers", when=_has_host, description="host <-> device transfers")
+def transfers(function: ast.Function, program: Any, hwd: Any, values: Mapping[str, Any]
+              ) -> list[Message]:
+    """Bytes moved between host and device memory per parameter and in total."""
+    facts = facts_for(function, program, hwd)
+    emit = Emitter(facts, "transfers", values)
+    link = hwd.host_link()
+    bandwidth = link.bandwidth.value if link is not None and link.bandwidth else None
+    link_name = link.node.name if link is not None else "the host interconnect"
+    out: list[Message] = []
+    total_in, total_out = sympy.Integer(0), sympy.Integer(0)
+    for name, mode, size in parameter_bytes(function, program, hwd):
+        param = facts.param(name)
+        span = param.span if param is not None else function.span
+        directions = []
+        if "r" in mode:
+            total_in += size
+            directions.append("host -> device (read by the kernel)")
+        if "w" in mode:
+            total_out += size
+            directions.append("device -> host (written by the kernel)")
+        out.append(emit.message(
+            "transfers-parameter", Severity.INFO,
+            f"{name}: {{bytes}} bytes " + " and ".join(directions), span, {"bytes": size}))
+    if not out:
+        return out
+    figures: dict[str, Any] = {"bytes_in": tidy(total_in), "bytes_out": tidy(total_out),
+                               "bytes_total": tidy(total_in + total_out)}
+    text = (f"{link_name} transfers: {{bytes_in}} bytes host -> device, {{bytes_out}} bytes "
+            "device -> host, {bytes_total} bytes in total")
+    if bandwidth is not None and bandwidth != float("inf") and bandwidth > 0:
+        # bandwidth is in bit/s (mcl.hdl.model normalises units)
+        seconds = tidy((total_in + total_out) * 8 / sympy.Integer(int(bandwidth)))
+        figures["seconds"] = seconds
+        text += f"; {{seconds}} s at {number_text(bandwidth / 8e9)} GB/s"
+    out.append(emit.message("transfers-total", Severity.INFO, text, function.span, figures))
+    return out

@@ -1,0 +1,120 @@
+"""Values the user supplies for the kernel's parameters, and evaluating symbolic figures
+with them (feedback.md: "numeric when the user supplies values ... When a value is needed
+and missing, say which parameter is needed — never guess silently").
+
+`-D n=2048` (repeatable) and `--values FILE` (TOML: `n = 2048`, optionally inside a
+`[values]` table) give the values; `-D` wins over the file. SymPy is imported only when a
+figure is evaluated, so parsing options stays cheap.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from mcl.diagnostics import MclError, error
+from mcl.feedback.messages import Value
+
+Number = int | float
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def parse_number(text: str) -> Number | None:
+    text = text.strip().replace("_", "")
+    try:
+        return int(text, 0)
+    except ValueError:
+        pass
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def parse_define(text: str) -> tuple[str, Number]:
+    """`n=2048` -> ("n", 2048). Raises MclError with a hint for anything else."""
+    name, sep, raw = text.partition("=")
+    name = name.strip()
+    if not sep or not _NAME.match(name):
+        raise MclError(error("values-bad-define", f"cannot read value definition '{text}'",
+                             hint="write -D NAME=NUMBER, e.g. -D n=2048"))
+    number = parse_number(raw)
+    if number is None:
+        raise MclError(error("values-bad-define", f"the value of '{name}' is not a number: "
+                             f"'{raw.strip()}'", hint="write -D NAME=NUMBER, e.g. -D n=2048"))
+    return name, number
+
+
+def load_values_file(path: str | Path) -> dict[str, Number]:
+    """Values from a TOML file: top-level `name = number` pairs, or a `[values]` table."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise MclError(error("values-io", f"cannot read {path}: {exc.strerror or exc}")) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise MclError(error("values-bad-file", f"{path} is not valid TOML: {exc}")) from None
+    table = data.get("values", data) if isinstance(data.get("values"), dict) else data
+    out: dict[str, Number] = {}
+    for name, value in table.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise MclError(error("values-bad-file", f"{path}: the value of '{name}' is not a "
+                                 "number", hint="write NAME = NUMBER, e.g. n = 2048"))
+        out[name] = value
+    return out
+
+
+def collect_values(defines: Iterable[str] = (), files: Iterable[str | Path] = ()
+                   ) -> dict[str, Number]:
+    """All values of a command line: files first, then `-D` definitions on top."""
+    values: dict[str, Number] = {}
+    for f in files:
+        values.update(load_values_file(f))
+    for d in defines:
+        name, number = parse_define(d)
+        values[name] = number
+    return values
+
+
+def evaluate(expr: Any, values: Mapping[str, Number]) -> Value:
+    """A `Value` for a SymPy expression: its number when every symbol in it has a value,
+    else None and the names still needed."""
+    import sympy
+
+    expr = sympy.sympify(expr)
+    subs = {s: values[s.name] for s in expr.free_symbols if s.name in values}
+    missing = tuple(sorted({s.name for s in expr.free_symbols if s.name not in values}))
+    if missing:
+        return Value(expr, None, missing)
+    result = expr.subs(subs) if subs else expr
+    return Value(expr, to_number(result), ())
+
+
+def to_number(e: Any) -> Number | None:
+    import sympy
+
+    try:
+        e = sympy.sympify(e)
+        if e.free_symbols:
+            e = e.doit()
+        if e.free_symbols or e.has(sympy.zoo, sympy.nan):
+            return None
+        if e.is_Integer:
+            return int(e)
+        if e == sympy.oo:
+            return math.inf
+        value = complex(e.evalf())
+    except (TypeError, ValueError, AttributeError):
+        return None
+    if value.imag != 0:
+        return None
+    real = value.real
+    return int(real) if real.is_integer() and abs(real) < 2**53 else real

@@ -1,0 +1,356 @@
+"""Parse an `.hdl` file into small frozen dataclasses with source spans.
+
+textX parses (grammar `hdl.tx`); this module converts its parse tree once into the types
+below, so nothing after it touches textX objects (ARCHITECTURE.md: "textX parses, our AST
+is the truth"). The tree is still unresolved: reference statements are `RefStmt`s and
+expressions are unevaluated; `mcl.hdl.resolve` gives them meaning.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Union
+
+from mcl.diagnostics import MclError, Span, error
+
+GRAMMAR = Path(__file__).with_name("hdl.tx")
+
+# hdl.md §1: the keyword classes.
+BLOCK_KEYWORDS = (
+    "parallelism", "memory_space", "par_group", "par_unit", "device", "device_group",
+    "device_unit", "memory", "cache", "interconnect", "execution_group", "execution_unit",
+    "simd_group", "simd_unit", "load_store_group", "load_store_unit", "instructions",
+)  # fmt: skip
+FLAG_PROPERTIES = ("default", "read_only")
+VALUED_PROPERTIES = (
+    "nr_units", "max_nr_units", "capacity", "latency", "bandwidth", "nr_banks",
+    "clock_frequency", "addressable", "cache_line_size", "width",
+)  # fmt: skip
+ARGUMENT_PROPERTIES = ("slots", "connects", "space", "op", "performance_feedback")
+
+
+# --------------------------------------------------------------------------- expressions
+
+
+@dataclass(frozen=True)
+class Number:
+    value: int
+    span: Span
+
+
+@dataclass(frozen=True)
+class String:
+    value: str
+    span: Span
+
+
+@dataclass(frozen=True)
+class Word:
+    """`unlimited`, `true` or `false`."""
+
+    word: str
+    span: Span
+
+
+@dataclass(frozen=True)
+class OpLiteral:
+    """`(+)`, `(-)`, `(*)`, `(/)`: an operator named in `op(...)`."""
+
+    op: str
+    span: Span
+
+
+@dataclass(frozen=True)
+class QualName:
+    """`a.b.c`, optionally ending in a property keyword and/or `[*]` (every unit of a group)."""
+
+    parts: tuple[str, ...]
+    star: bool
+    span: Span
+
+    def __str__(self) -> str:
+        return ".".join(self.parts) + ("[*]" if self.star else "")
+
+
+@dataclass(frozen=True)
+class BinOp:
+    op: str  # + - * /
+    left: Expr
+    right: Expr
+    span: Span
+
+
+Expr = Union[Number, String, Word, OpLiteral, QualName, BinOp]
+
+
+@dataclass(frozen=True)
+class UnitExpr:
+    """An expression with an optional unit as written (`48 kB` -> unit 'kB')."""
+
+    expr: Expr
+    unit: str | None
+    unit_span: Span | None
+    span: Span
+
+
+# --------------------------------------------------------------------------- statements
+
+
+@dataclass(frozen=True)
+class FlagStmt:
+    name: str
+    span: Span
+
+
+@dataclass(frozen=True)
+class ValuedStmt:
+    name: str
+    value: UnitExpr
+    span: Span
+
+
+@dataclass(frozen=True)
+class ArgStmt:
+    name: str
+    args: tuple[UnitExpr, ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class RefStmt:
+    """A reference statement (`mem;`, `perfect.hierarchy.threads;`)."""
+
+    name: QualName
+    span: Span
+
+
+@dataclass(frozen=True)
+class Block:
+    kind: str
+    name: str
+    body: tuple[Statement, ...]
+    span: Span  # the whole block
+    name_span: Span  # just the identifier
+
+
+Statement = Union[Block, FlagStmt, ValuedStmt, ArgStmt, RefStmt]
+
+
+@dataclass(frozen=True)
+class HdlFile:
+    name: str
+    parent: str | None
+    blocks: tuple[Block, ...]
+    file: str
+    name_span: Span
+    parent_span: Span | None
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+@lru_cache(maxsize=1)
+def _metamodel():
+    """The textX metamodel, built once per process (it is the slow part of textX)."""
+    from textx import metamodel_from_file
+
+    # autokwd: keyword-like matches need a word boundary (`device` never eats `device_group`).
+    return metamodel_from_file(str(GRAMMAR), autokwd=True, memoization=False)
+
+
+class _Positions:
+    """Character offset -> (line, column), both 1-based."""
+
+    def __init__(self, text: str, file: str):
+        self.file = file
+        self.text = text
+        self.starts = [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"]
+
+    def _linecol(self, pos: int) -> tuple[int, int]:
+        line = bisect.bisect_right(self.starts, pos) - 1
+        return line + 1, pos - self.starts[line] + 1
+
+    def span(self, obj) -> Span:
+        return self.span_at(obj._tx_position, obj._tx_position_end - obj._tx_position)
+
+    def span_at(self, pos: int, length: int) -> Span:
+        line, col = self._linecol(pos)
+        end_line, end_col = self._linecol(pos + max(length, 1))
+        return Span(self.file, line, col, end_line, end_col)
+
+    def word_after(self, pos: int, keyword: str, word: str) -> Span:
+        """Span of `word` written after `keyword` (plain strings carry no position in textX)."""
+        match = re.compile(rf"{keyword}\s+({re.escape(word)})\b").search(self.text, pos)
+        start = match.start(1) if match else pos
+        return self.span_at(start, len(word))
+
+
+def parse_hdl(text: str, file: str = "<string>") -> HdlFile:
+    """Parse HDL source text. A syntax error raises MclError with one `hdl-syntax` diagnostic.
+    Results are cached by (text, file): the tree is immutable, and a warm library load then
+    skips textX entirely."""
+    return _parse_cached(text, file)
+
+
+@lru_cache(maxsize=256)
+def _parse_cached(text: str, file: str) -> HdlFile:
+    from textx.exceptions import TextXError, TextXSyntaxError
+
+    try:
+        model = _metamodel().model_from_str(text)
+    except TextXSyntaxError as exc:
+        raise MclError(_syntax_diagnostic(exc, text, file)) from None
+    except TextXError as exc:  # pragma: no cover - the grammar has no cross references
+        raise MclError(error("hdl-syntax", f"cannot parse: {exc}", Span.point(file, 1, 1))) from None
+    return _Converter(_Positions(text, file)).file(model)
+
+
+def parse_hdl_file(path: str | Path) -> HdlFile:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise MclError(error("hdl-io", f"cannot read {path}: {exc}")) from None
+    return parse_hdl(text, str(path))
+
+
+def _syntax_diagnostic(exc, text: str, file: str):
+    line, col = exc.line or 1, exc.col or 1
+    pos = _Positions(text, file)
+    offset = pos.starts[min(line, len(pos.starts)) - 1] + col - 1
+    rest = text[offset:].split()
+    found = rest[0] if rest else ""
+    if found:
+        message = f"syntax error: unexpected '{found}'"
+    else:
+        message = "syntax error: unexpected end of file"
+    expected = sorted({n for n in map(_rule_name, exc.expected_rules or []) if n})
+    hint = ("expected " + ", ".join(expected)) if expected else None
+    return error("hdl-syntax", message, Span.point(file, line, col, len(found)), hint)
+
+
+_RULE_NAMES = {
+    "Ident": "an identifier",
+    "BlockKeyword": "a block keyword",
+    "FlagKeyword": "a flag property",
+    "ValuedKeyword": "a valued property",
+    "ArgKeyword": "an argument property",
+    "PropertyKeyword": "a property name",
+    "UnitWord": "a unit",
+    "AddOp": "an operator",
+    "MulOp": "an operator",
+    "IntLiteral": "a number",
+    "STRING": "a string",
+}
+
+
+# Unnamed regular expressions of hdl.tx, by their pattern's start.
+_PATTERN_NAMES = (
+    ("\\(\\s*", "an operator literal such as (+)"),
+    ("(unlimited", "unlimited, true or false"),
+    ("\\d+", "a number"),
+    ("\\/\\/", ""),  # comments: always possible, never worth listing
+    ("\\/\\*", ""),
+)
+
+
+def _rule_name(rule) -> str:
+    name = getattr(rule, "rule_name", "") or ""
+    if name in _RULE_NAMES:
+        return _RULE_NAMES[name]
+    to_match = getattr(rule, "to_match", None)
+    if isinstance(to_match, str) and not name:
+        if type(rule).__name__ == "RegExMatch":
+            return next((text for start, text in _PATTERN_NAMES if to_match.startswith(start)),
+                        "a value")
+        return f"'{to_match}'"
+    return name or str(rule)
+
+
+class _Converter:
+    """textX objects -> our dataclasses."""
+
+    def __init__(self, pos: _Positions):
+        self.pos = pos
+
+    def file(self, m) -> HdlFile:
+        start = m._tx_position
+        return HdlFile(
+            name=m.name,
+            parent=m.parent or None,
+            blocks=tuple(self.block(b) for b in m.blocks),
+            file=self.pos.file,
+            name_span=self.pos.word_after(start, "hardware_description", m.name),
+            parent_span=self.pos.word_after(start, "specializes", m.parent) if m.parent else None,
+        )
+
+    def block(self, b) -> Block:
+        return Block(
+            kind=b.kind,
+            name=b.name,
+            body=tuple(self.stmt(s) for s in b.stmts),
+            span=self.pos.span(b),
+            name_span=self.pos.word_after(b._tx_position, b.kind, b.name),
+        )
+
+    def stmt(self, s) -> Statement:
+        cls = type(s).__name__
+        if cls == "Block":
+            return self.block(s)
+        span = self.pos.span(s)
+        if cls == "FlagStmt":
+            return FlagStmt(s.name, span)
+        if cls == "ValuedStmt":
+            return ValuedStmt(s.name, self.unit_expr(s.value), span)
+        if cls == "ArgStmt":
+            return ArgStmt(s.name, tuple(self.unit_expr(a) for a in s.args), span)
+        return RefStmt(self.qual(s.ref), span)
+
+    def unit_expr(self, u) -> UnitExpr:
+        span = self.pos.span(u)
+        unit = "".join(u.unit.split()) if u.unit else None
+        unit_span = None
+        if unit:
+            unit_span = Span(span.file, span.end_line, max(1, span.end_column - len(u.unit)),
+                             span.end_line, span.end_column)
+        return UnitExpr(self.expr(u.expr), unit, unit_span, span)
+
+    def expr(self, e) -> Expr:
+        result = self.term(e.first)
+        for tail in e.rest:
+            right = self.term(tail.operand)
+            result = BinOp(tail.op, result, right, _join(result.span, right.span))
+        return result
+
+    def term(self, t) -> Expr:
+        result = self.atom(t.first)
+        for tail in t.rest:
+            right = self.atom(tail.operand)
+            result = BinOp(tail.op, result, right, _join(result.span, right.span))
+        return result
+
+    def atom(self, a) -> Expr:
+        cls = type(a).__name__
+        span = self.pos.span(a)
+        if cls == "OpLiteral":
+            return OpLiteral("".join(a.op.split())[1:-1], span)
+        if cls == "KeywordValue":
+            return Word(a.word, span)
+        if cls == "StringLiteral":
+            return String(a.value, span)
+        if cls == "IntLiteral":
+            return Number(int(a.value), span)
+        return self.qual(a)
+
+    def qual(self, q) -> QualName:
+        parts = tuple(q.parts) + ((q.prop,) if q.prop else ())
+        return QualName(parts, bool(q.star), self.pos.span(q))
+
+
+def _join(a: Span, b: Span) -> Span:
+    return Span(a.file, a.line, a.column, b.end_line, b.end_column)
+

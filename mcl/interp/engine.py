@@ -1,0 +1,188 @@
+"""The interpreter's state for one run: the program, the hardware-description library,
+and the functions compiled so far (each compiled once, on first call)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcl.diagnostics import MclError, Span
+from mcl.interp.compile_expr import PRIM, ExprCompiler, Frame, fail, with_cast
+from mcl.interp.compile_stmt import FunctionCompiler, ReturnSignal, reshape_view
+from mcl.interp.program import ProgramScope, is_library_stub
+from mcl.mcpl import ast
+from mcl.mcpl.builtins import BUILTINS
+
+
+class Engine:
+    def __init__(self, program_or_module: Any, library: Any = None):
+        self.scope = ProgramScope(program_or_module)
+        self.library = library
+        self._compiled: dict[int, CompiledFunction] = {}
+        self._constants: dict[tuple[int, str], tuple[object, ast.Type]] = {}
+        self._hwds: dict[str, Any] = {}
+        self._writes: dict[int, set[str]] = {}
+        self.entry: ast.Function | None = None  # the function being run (not a callee)
+
+    # -- hardware descriptions --------------------------------------------------------
+    def hwd(self, name: str) -> Any:
+        """The resolved description `name`, or None when there is no library or no such
+        description (barriers then synchronise the innermost units)."""
+        if self.library is None:
+            return None
+        if name not in self._hwds:
+            try:
+                self._hwds[name] = self.library.get(name)
+            except (MclError, LookupError):
+                self._hwds[name] = None
+        return self._hwds[name]
+
+    def hwd_constant(self, path: tuple[str, ...], span: Span | None) -> int | float:
+        """The number behind `gpu.hierarchy.blocks.block.threads.max_nr_units`."""
+        dotted = ".".join(path)
+        hwd = self.hwd(path[0])
+        if hwd is None:
+            raise fail(
+                "hwd-constant",
+                f"cannot read '{dotted}': hardware description '{path[0]}' is not available",
+                span,
+            )
+        value = hwd.value(path)
+        number = getattr(value, "value", value)
+        if value is None or isinstance(number, (bool, str)) or number is None:
+            raise fail("hwd-constant", f"'{dotted}' is not a numeric property", span)
+        if number == float("inf"):
+            raise fail(
+                "hwd-constant",
+                f"'{dotted}' is unlimited, so it has no value to compute with",
+                span,
+                hint="use a constant of a description that states a finite number",
+            )
+        return int(number) if float(number).is_integer() else float(number)
+
+    # -- module-level names -----------------------------------------------------------
+    def constant_value(self, decl: ast.Decl, module: ast.Module) -> tuple[object, ast.Type]:
+        """The value of a top-level `const` (evaluated once, in its own module)."""
+        key = (id(module), decl.name)
+        if key not in self._constants:
+            if decl.init is None:
+                raise fail("const", f"constant '{decl.name}' has no value", decl.span)
+            self._constants[key] = (None, decl.type)  # guards against cyclic definitions
+            compiler = ExprCompiler(self, _NO_FUNCTION, module)
+            value = with_cast(compiler.expr(decl.init), decl.type, decl.init, decl.span)
+            self._constants[key] = (value.fn([None]), decl.type)
+        value, t = self._constants[key]
+        if value is None:
+            raise fail("const", f"constant '{decl.name}' is defined in terms of itself", decl.span)
+        return value, t
+
+    def compiled(self, function: ast.Function) -> CompiledFunction:
+        key = id(function)
+        if key not in self._compiled:
+            compiled = CompiledFunction(self, function, self.scope.module_of(function))
+            self._compiled[key] = compiled  # before building: recursive calls find it
+            compiled.build()
+        return self._compiled[key]
+
+    def written_params(self, function: ast.Function) -> set[str]:
+        """Parameters a function may write: assignment targets, and arguments passed to
+        callees at positions they write (built-ins by their signature)."""
+        key = id(function)
+        if key in self._writes:
+            return self._writes[key]
+        self._writes[key] = set()  # recursion: assume nothing more
+        module = self.scope.module_of(function)
+        names: set[str] = set()
+        for node in ast.walk(function.body):
+            if isinstance(node, (ast.Assign, ast.IncDec)):
+                names.add(ast.root_name(node.target) or "")
+            elif isinstance(node, ast.Swap):
+                names |= {ast.root_name(node.left) or "", ast.root_name(node.right) or ""}
+            elif isinstance(node, ast.Call):
+                for i in self._written_positions(node, module):
+                    if i < len(node.args):
+                        names.add(ast.root_name(node.args[i]) or "")
+        if is_library_stub(function):
+            for s in function.body.stmts:
+                if isinstance(s, ast.CallStmt) and s.call.func == "mcl_builtin_write":
+                    names |= {ast.root_name(a) or "" for a in s.call.args}
+        result = names & {p.name for p in function.params}
+        self._writes[key] = result
+        return result
+
+    def _written_positions(self, call: ast.Call, module: ast.Module) -> set[int]:
+        target = self.scope.function(call.func, module)
+        if target is not None:
+            written = self.written_params(target)
+            return {i for i, p in enumerate(target.params) if p.name in written}
+        builtin = BUILTINS.get(call.func)
+        if builtin is not None:
+            return {i for i, mode in enumerate(builtin.modes) if "w" in mode}
+        return set()
+
+
+_NO_FUNCTION = ast.Function("", PRIM["void"], "<constants>", (), ast.Block(()))
+
+
+class CompiledFunction:
+    """A function compiled to closures; `invoke` runs it on a fresh frame."""
+
+    def __init__(self, engine: Engine, function: ast.Function, module: ast.Module):
+        self.engine = engine
+        self.function = function
+        self.module = module
+        self.written_params = engine.written_params(function)
+        self.param_slots: list[int] = []
+        self._shape_checks: list[tuple[int, str, Any]] = []
+        self._run: Any = None
+        self._nslots = 0
+
+    def build(self) -> None:
+        compiler = FunctionCompiler(self.engine, self.function, self.module)
+        for p in self.function.params:
+            var = compiler.declare(p.name, p.type, p.const)
+            self.param_slots.append(var.slot)
+        for p, slot in zip(self.function.params, self.param_slots, strict=False):
+            if isinstance(p.type, ast.ArrayType):
+                self._shape_checks.append((slot, p.name, compiler.shape_fn(p.type)))
+        body = compiler.stmt(self.function.body)
+        self._run = body.run
+        self._nslots = compiler.slot_counts[0]
+
+    def invoke(self, values: list[object], span: Span | None) -> tuple[object, Frame]:
+        frame: Frame = [None] * self._nslots
+        for slot, value in zip(self.param_slots, values, strict=False):
+            frame[slot] = value
+        for slot, name, shape_fn in self._shape_checks:
+            frame[slot] = self._conform(frame[slot], shape_fn(frame), name, span)
+        try:
+            self._run(frame)
+        except ReturnSignal as signal:
+            return signal.value, frame
+        if not (isinstance(self.function.ret, ast.Prim) and self.function.ret.name == "void"):
+            raise fail(
+                "missing-return",
+                f"function '{self.function.name}' ended without returning a value",
+                self.function.span,
+            )
+        return None, frame
+
+    def _conform(self, array: Any, shape: tuple[int, ...], name: str, span: Span | None) -> Any:
+        """An array argument must have the parameter's declared sizes; one with the same
+        number of elements in another shape is seen through a view (as C would)."""
+        fname = self.function.name
+        shape = tuple(int(n) for n in shape)
+        if getattr(array, "shape", None) == shape:
+            return array
+        if not hasattr(array, "shape"):
+            raise fail("arguments", f"argument '{name}' of '{fname}' must be an array", span)
+        size = 1
+        for n in shape:
+            size *= n
+        if array.size == size:
+            return reshape_view(array, shape, span, name)
+        raise fail(
+            "arguments",
+            f"argument '{name}' of '{fname}' has shape {tuple(array.shape)}, but its declared "
+            f"sizes give {shape}",
+            span or self.function.span,
+        )

@@ -1,0 +1,387 @@
+"""Convert the textX model of an MCPL file into the typed AST (`mcl.mcpl.ast`).
+
+This is the only module that touches textX objects (ARCHITECTURE.md: "textX parses, our
+AST is the truth"). Besides copying, it does the few things the PEG grammar leaves open:
+- binary operators arrive as a flat list and are folded here by precedence climbing with
+  `ast.BINARY_PRECEDENCE`, the same table the printer uses, so the two cannot disagree;
+  comparisons do not chain (mcpl.md §4), so `a < b < c` is a syntax error here;
+- a dotted chain of plain names rooted at a hardware-description name is a `HwdConst`
+  (mcpl.md §4: `gpu.hierarchy.blocks.block.threads.max_nr_units`), any other is a `Field`;
+- `-` applied directly to a number literal becomes a negative literal, so trees built by
+  passes with `IntLit(-1)` print and re-parse to the same tree;
+- the statement forms sharing a postfix start (assignment, `i++;`, swap, call) are told apart.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_right
+from collections.abc import Iterable
+from typing import Any
+
+from mcl.diagnostics import MclError, Span, error
+from mcl.mcpl import ast as A
+
+
+class _Positions:
+    """Character offsets -> 1-based (line, column) for one source text."""
+
+    def __init__(self, text: str, file: str):
+        self.file = file
+        self._starts = [0]
+        for i, ch in enumerate(text):
+            if ch == "\n":
+                self._starts.append(i + 1)
+
+    def linecol(self, pos: int) -> tuple[int, int]:
+        line = bisect_right(self._starts, pos)
+        return line, pos - self._starts[line - 1] + 1
+
+    def span(self, start: int, end: int) -> Span:
+        line, col = self.linecol(start)
+        end_line, end_col = self.linecol(max(end, start + 1))
+        return Span(self.file, line, col, end_line, end_col)
+
+
+def _join(a: Span | None, b: Span | None) -> Span | None:
+    if a is None or b is None:
+        return a or b
+    return Span(a.file, a.line, a.column, b.end_line, b.end_column)
+
+
+def _kind(obj: Any) -> str:
+    return obj.__class__.__name__
+
+
+class ModelBuilder:
+    """One conversion of one textX model; holds the position table and description names."""
+
+    def __init__(self, text: str, file: str, hwd_names: Iterable[str]):
+        self.pos = _Positions(text, file)
+        self.file = file
+        self.hwd_names = frozenset(hwd_names)
+
+    def span(self, obj: Any) -> Span:
+        return self.pos.span(obj._tx_position, obj._tx_position_end)
+
+    # ------------------------------------------------------------------ top level
+
+    def module(self, m: Any) -> A.Module:
+        exports: list[str] | None = None
+        imports: list[A.Import] = []
+        constants: list[A.Decl] = []
+        types: list[A.TypeDef] = []
+        functions: list[A.Function] = []
+        for item in m.items:
+            kind = _kind(item)
+            if kind == "Export":
+                exports = (exports or []) + list(item.names)
+            elif kind == "Import":
+                imports.append(A.Import(tuple(item.path.parts), span=self.span(item)))
+            elif kind == "Constant":
+                constants.append(self.decl(item.decl, self.span(item)))
+            elif kind == "TypeDef":
+                types.append(self.typedef(item))
+            else:
+                functions.append(self.function(item))
+        return A.Module(
+            package=tuple(m.package.parts) if m.package else None,
+            name=m.name or None,
+            exports=tuple(exports) if exports is not None else None,
+            imports=tuple(imports),
+            constants=tuple(constants),
+            types=tuple(types),
+            functions=tuple(functions),
+            file=self.file,
+            span=self.span(m),
+        )
+
+    def typedef(self, t: Any) -> A.TypeDef:
+        return A.TypeDef(
+            name=t.name,
+            params=tuple(self.param(p) for p in t.params),
+            fields=tuple(self.decl(f.decl, self.span(f)) for f in t.fields),
+            span=self.span(t),
+        )
+
+    def function(self, f: Any) -> A.Function:
+        return A.Function(
+            hwd=f.hwd,
+            ret=self.type(f.ret),
+            name=f.name,
+            params=tuple(self.param(p) for p in f.params),
+            body=self.block(f.body),
+            span=self.span(f),
+        )
+
+    def _modifiers(self, mods: list[Any]) -> tuple[tuple[str, ...], bool]:
+        spaces = tuple(m.name for m in mods if _kind(m) == "SpaceMod")
+        return spaces, any(_kind(m) == "ConstMod" for m in mods)
+
+    def param(self, p: Any) -> A.Param:
+        spaces, const = self._modifiers(p.mods)
+        return A.Param(self.type(p.type), p.name, spaces, const, span=self.span(p))
+
+    # ---------------------------------------------------------------------- types
+
+    def type(self, t: Any) -> A.Type:
+        base = t.base
+        element: A.Prim | A.NamedType
+        if _kind(base) == "PrimType":
+            element = A.Prim(base.name, span=self.span(base))
+        else:
+            element = A.NamedType(
+                base.name, tuple(self.expr(a) for a in base.args), span=self.span(base)
+            )
+        if not t.dims:
+            return element
+        dims = tuple(tuple(self.expr(e) for e in g.sizes) for g in t.dims)
+        return A.ArrayType(element, dims, span=self.span(t))
+
+    # ----------------------------------------------------------------- statements
+
+    def block(self, b: Any) -> A.Block:
+        return A.Block(tuple(self.stmt(s) for s in b.stmts), span=self.span(b))
+
+    def decl(self, d: Any, span: Span) -> A.Decl:
+        spaces, const = self._modifiers(d.mods)
+        return A.Decl(
+            type=self.type(d.type),
+            name=d.name,
+            spaces=spaces,
+            const=const,
+            init=self.expr(d.init) if d.init is not None else None,
+            view=self.view(d.view) if d.view is not None else None,
+            span=span,
+        )
+
+    def view(self, v: Any) -> A.View:
+        vtype = self.type(v.type)
+        if not isinstance(vtype, A.ArrayType):
+            raise MclError(
+                error(
+                    "mcpl-syntax",
+                    "a view needs an array type",
+                    self.span(v.type),
+                    hint="write the new shape with sizes, e.g. `a as float[n/4][4] a4;`",
+                )
+            )
+        return A.View(vtype, v.name, span=self.span(v))
+
+    def stmt(self, s: Any) -> A.Stmt:
+        kind = _kind(s)
+        span = self.span(s)
+        if kind == "Block":
+            return self.block(s)
+        if kind == "DeclStmt":
+            return self.decl(s.decl, span)
+        if kind == "ViewDeclStmt":
+            return A.ViewDecl(s.source, self.view(s.view), span=span)
+        if kind == "SimpleStmt":
+            return self.simple_stmt(s, span)
+        if kind == "Foreach":
+            return A.Foreach(s.var, self.expr(s.count), s.group, self.stmt(s.body), span=span)
+        if kind == "For":
+            return A.For(
+                self.for_part(s.init),
+                self.expr(s.cond),
+                self.for_part(s.step),
+                self.stmt(s.body),
+                span=span,
+            )
+        if kind == "If":
+            orelse = self.stmt(s.orelse) if s.orelse is not None else None
+            return A.If(self.expr(s.cond), self.stmt(s.then), orelse, span=span)
+        if kind == "Barrier":
+            return A.Barrier(s.space, span=span)
+        if kind == "Return":
+            return A.Return(self.expr(s.value) if s.value is not None else None, span=span)
+        raise AssertionError(f"unhandled statement rule {kind}")  # grammar and builder disagree
+
+    def for_part(self, p: Any) -> A.Decl | A.Assign | A.IncDec:
+        kind = _kind(p)
+        span = self.span(p)
+        if kind == "DeclCore":
+            return self.decl(p, span)
+        target = self.assignable(p.target)
+        if kind == "IncDecCore":
+            return A.IncDec(target, p.incdec, span=span)
+        return A.Assign(target, p.op, self.expr(p.value), span=span)
+
+    def assignable(self, p: Any) -> A.Expr:
+        """A postfix expression that must denote storage (a variable, element or field)."""
+        target = self.postfix(p)
+        if A.root_name(target) is None or isinstance(target, A.HwdConst):
+            raise MclError(
+                error(
+                    "mcpl-syntax",
+                    "cannot assign to this expression",
+                    target.span,
+                    hint="only variables, array elements (`c[i, j]`) and fields (`x.r`) "
+                    "can be written",
+                )
+            )
+        return target
+
+    def simple_stmt(self, s: Any, span: Span) -> A.Stmt:
+        if s.incdec:
+            return A.IncDec(self.assignable(s.target), s.incdec, span=span)
+        if s.swap:
+            return A.Swap(self.assignable(s.target), self.assignable(s.right), span=span)
+        if s.op:
+            return A.Assign(self.assignable(s.target), s.op, self.expr(s.value), span=span)
+        target = self.postfix(s.target)
+        if isinstance(target, A.Call):
+            return A.CallStmt(target, span=span)
+        raise MclError(
+            error(
+                "mcpl-syntax",
+                "this expression does nothing on its own",
+                target.span,
+                hint="a statement is an assignment (`x = e;`, `x += e;`), `x++;`, "
+                "a swap (`a <=> b;`) or a call (`f(x);`)",
+            )
+        )
+
+    # ---------------------------------------------------------------- expressions
+
+    def expr(self, e: Any) -> A.Expr:
+        operands = [self.unary(u) for u in e.operands]
+        if len(operands) == 1:
+            return operands[0]
+        ops = [(o.op, self.span(o)) for o in e.ops]
+        return _fold_binary(operands, ops)
+
+    def unary(self, u: Any) -> A.Expr:
+        result = self.power(u.operand)
+        for op in reversed(u.ops):
+            span = _join(self.span(op), result.span)
+            if (
+                op.op == "-"
+                and isinstance(result, (A.IntLit, A.FloatLit))
+                and not (is_negative_literal(result))
+            ):
+                result = _negated_literal(result, span)
+            else:
+                result = A.Unary(op.op, result, span=span)
+        return result
+
+    def power(self, p: Any) -> A.Expr:
+        base = self.postfix(p.base)
+        if p.exponent is None:
+            return base
+        # `^` is right-associative: the exponent is itself a unary/power expression.
+        return A.Binary("^", base, self.unary(p.exponent), span=self.span(p))
+
+    def postfix(self, p: Any) -> A.Expr:
+        suffixes = p.suffixes
+        primary = p.primary
+        if (
+            suffixes
+            and _kind(primary) == "NameOrCall"
+            and primary.call is None
+            and primary.name in self.hwd_names
+            and all(_kind(s) == "FieldSuffix" for s in suffixes)
+        ):
+            path = (primary.name, *(s.name for s in suffixes))
+            return A.HwdConst(path, span=self.span(p))
+        result = self.primary(primary)
+        for s in suffixes:
+            span = _join(result.span, self.span(s))
+            if _kind(s) == "IndexSuffix":
+                result = A.Index(result, tuple(self.expr(i) for i in s.indices), span=span)
+            else:
+                result = A.Field(result, s.name, span=span)
+        return result
+
+    def primary(self, p: Any) -> A.Expr:
+        kind = _kind(p)
+        span = self.span(p)
+        if kind == "NameOrCall":
+            if p.call is not None:
+                return A.Call(p.name, tuple(self.expr(a) for a in p.call.args), span=span)
+            return A.Name(p.name, span=span)
+        if kind == "NumberLit":
+            text = p.text
+            if text[:2] in ("0x", "0X"):
+                return A.IntLit(int(text, 16), span=span)
+            if any(c in text for c in ".eE"):
+                return A.FloatLit(float(text), text, span=span)
+            return A.IntLit(int(text), span=span)
+        if kind == "BoolLit":
+            return A.BoolLit(p.text == "true", span=span)
+        if kind == "ParenExpr":
+            return self.expr(p.expr)
+        raise AssertionError(f"unhandled expression rule {kind}")
+
+
+def is_negative_literal(e: A.Expr) -> bool:
+    """A literal that prints with a leading '-' (and so re-parses through unary minus)."""
+    if isinstance(e, A.IntLit):
+        return e.value < 0
+    if isinstance(e, A.FloatLit):
+        return math.copysign(1.0, e.value) < 0
+    return False
+
+
+def _negated_literal(lit: A.IntLit | A.FloatLit, span: Span | None) -> A.Expr:
+    if isinstance(lit, A.IntLit):
+        return A.IntLit(-lit.value, span=span)
+    text = lit.text[1:] if lit.text.startswith("-") else "-" + lit.text
+    return A.FloatLit(-lit.value, text if lit.text else "", span=span)
+
+
+def _fold_binary(operands: list[A.Expr], ops: list[tuple[str, Span]]) -> A.Expr:
+    """Precedence climbing over `e0 op0 e1 op1 e2 ...` (all operators left-associative here;
+    the one right-associative operator, `^`, is handled by the grammar)."""
+    prec = A.BINARY_PRECEDENCE
+    pos = 0  # index of the next unread operator
+
+    def climb(lhs: A.Expr, min_prec: int) -> A.Expr:
+        nonlocal pos
+        while pos < len(ops) and prec[ops[pos][0]] >= min_prec:
+            op, op_span = ops[pos]
+            level = prec[op]
+            pos += 1
+            rhs = operands[pos]
+            while pos < len(ops) and prec[ops[pos][0]] > level:
+                rhs = climb(rhs, prec[ops[pos][0]])
+            if op in A.NON_ASSOCIATIVE and pos < len(ops) and prec[ops[pos][0]] == level:
+                nxt, nxt_span = ops[pos]
+                raise MclError(
+                    error(
+                        "mcpl-syntax",
+                        f"comparisons do not chain: `{op}` followed by `{nxt}`",
+                        nxt_span,
+                        hint="combine two comparisons with && (e.g. `a < b && b < c`) or "
+                        "add parentheses",
+                    )
+                )
+            lhs = A.Binary(op, lhs, rhs, span=_join(lhs.span, rhs.span))
+        return lhs
+
+    return climb(operands[0], 0)
+
+
+def build_module(model: Any, text: str, file: str, hwd_names: Iterable[str]) -> A.Module:
+    """The typed AST of one parsed file."""
+    builder = ModelBuilder(text, file, hwd_names)
+    if not hasattr(model, "items"):  # textX gives '' for a file with only comments
+        end = builder.pos.span(len(text), len(text))
+        return A.Module(
+            None, None, None, (), (), (), (), file=file, span=_join(builder.pos.span(0, 0), end)
+        )
+    return builder.module(model)
+
+
+def declared_hwd_names(model: Any) -> set[str]:
+    """Description names a module itself mentions: function prefixes and single-name imports
+    (mcpl.md §2: `import perfect;`)."""
+    items = getattr(model, "items", ())
+    names = {item.hwd for item in items if _kind(item) == "Function"}
+    names |= {
+        item.path.parts[0]
+        for item in items
+        if _kind(item) == "Import" and len(item.path.parts) == 1
+    }
+    return names

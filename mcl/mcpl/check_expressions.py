@@ -1,0 +1,612 @@
+"""Checking MCPL expressions and the names and types in them (mcpl.md §5 rules 1, 2, 6, 7).
+
+`ExpressionChecker` holds what a walk over one function needs for expressions: the block
+scopes, the module's names (`mcl.mcpl.environment`), and the function's hardware
+description. It types every expression (`mcl.mcpl.types`), resolves names with
+did-you-mean hints, checks calls against parameter counts and types (user functions,
+library functions, built-ins), records the places where variables are written (constants
+and read-only memory spaces may not be) and catches aliasing of written arrays at calls.
+Statements are `mcl.mcpl.check_function`'s business.
+"""
+
+from __future__ import annotations
+
+import math
+
+from mcl.diagnostics import Diagnostic, Span, did_you_mean, error, warning
+from mcl.hdl.model import HardwareDescription, Quantity
+from mcl.mcpl import ast
+from mcl.mcpl import types as T
+from mcl.mcpl.access import call_arg_modes, lvalue_parts
+from mcl.mcpl.builtins import BUILTINS, SIGNATURE_CALLS, Builtin
+from mcl.mcpl.environment import ModuleEnv
+from mcl.mcpl.nesting import effective_spaces
+from mcl.mcpl.positions import SourceText, head
+from mcl.mcpl.printer import print_expr, print_type
+from mcl.mcpl.scopes import Kind, ScopeStack, Symbol
+
+_ARITHMETIC = frozenset({"+", "-", "*", "/", "^"})
+INTEGER_OPS = frozenset({"%", "<<", ">>"})
+_BITWISE = frozenset({"&", "|"})
+_LOGICAL = frozenset({"&&", "||"})
+_ORDER = frozenset({"<", "<=", ">", ">="})
+_EQUALITY = frozenset({"==", "!="})
+
+
+def _ordinal(i: int) -> str:
+    return {1: "1st", 2: "2nd", 3: "3rd"}.get(i, f"{i}th")
+
+
+class ExpressionChecker:
+    def __init__(
+        self,
+        env: ModuleEnv,
+        function: ast.Function,
+        hwd: HardwareDescription | None,
+        source: SourceText,
+    ) -> None:
+        self.env = env
+        self.function = function
+        self.hwd = hwd
+        self.source = source
+        self.diags: list[Diagnostic] = []
+        self.scopes: ScopeStack[Symbol] = ScopeStack()
+        self.tainted: set[int] = set()  # ids of symbols that depend on a foreach index
+        self.declared: list[Symbol] = []  # every symbol declared so far, in or out of scope
+        # Array sizes that use parameters or locals: (symbol, where, through which local);
+        # decided once all writes are known (rule 6).
+        self.size_uses: list[tuple[Symbol, Span | None, Symbol]] = []
+
+    def error(self, code: str, message: str, span: Span | None, hint: str | None = None) -> None:
+        self.diags.append(error(code, message, span or self.function.span, hint))
+
+    def warn(self, code: str, message: str, span: Span | None, hint: str | None = None) -> None:
+        self.diags.append(warning(code, message, span or self.function.span, hint))
+
+    def resolve_type(self, t: ast.Type, allow_void: bool = False) -> T.VType:
+        """The checker type of a written type; reports unknown user types and checks array
+        sizes (rule 6: only constants and parameters that are never written)."""
+        if isinstance(t, ast.Prim):
+            if t.name == "void" and not allow_void:
+                self.error("mcpl-type-mismatch", "a variable cannot have type void", t.span)
+                return T.UNKNOWN
+            return T.Scalar(t.name)
+        if isinstance(t, ast.NamedType):
+            if self.env.typedef(t.name) is None:
+                self.diags.append(self.env.type_problem(t.name, t.span))
+                for arg in t.args:
+                    self.expr(arg)
+                return T.UNKNOWN
+            for arg in t.args:
+                self.size_expr(arg)
+            return T.Struct(t.name)
+        element = self.resolve_type(t.element)
+        for group in t.dims:
+            for size in group:
+                self.size_expr(size)
+        if isinstance(element, T.Array):  # cannot happen with the grammar; stay total
+            element = T.UNKNOWN
+        return T.Array(element, tuple(len(g) for g in t.dims))
+
+    def size_expr(self, e: ast.Expr) -> None:
+        """An array size (or type argument): an integer computed from constants, parameters
+        that are never written and variables initialised from those (section 4.3: 'variables
+        that are used in array-size specifications have to be constant')."""
+        t = self.expr(e)
+        if not T.is_integral(t):
+            self.error(
+                "mcpl-array-size",
+                f"an array size must be an integer, not {t}",
+                e.span,
+                "convert with toInt(...)",
+            )
+        for node in ast.walk(e):
+            if isinstance(node, ast.Index):
+                self.error(
+                    "mcpl-array-size",
+                    "an array size cannot read array elements",
+                    node.span,
+                    "sizes may only use constants and parameters that are never written",
+                )
+                return
+            if isinstance(node, ast.Name):
+                sym = self.scopes.lookup(node.name)
+                if sym is not None:
+                    self.size_use(sym, node.span, sym)
+
+    def size_use(self, sym: Symbol, span: Span | None, via: Symbol) -> None:
+        if sym.kind in (Kind.INDEX, Kind.LOOP):
+            self.error(
+                "mcpl-array-size",
+                f"an array size cannot use the {sym.kind.value} '{sym.name}'",
+                span,
+                "sizes may only use constants and parameters that are never written",
+            )
+            return
+        # Parameters and locals: decided in finish(), once all writes are known.
+        self.size_uses.append((sym, span, via))
+        if sym.kind is Kind.LOCAL and isinstance(sym.node, ast.Decl) and sym.node.init is not None:
+            for dep in sym.deps or []:
+                if dep is not sym:
+                    self.size_use(dep, span, via)
+
+    def check_lvalue(self, e: ast.Expr, what: str) -> bool:
+        root, _ = lvalue_parts(e)
+        if root is None:
+            self.error(
+                "mcpl-not-assignable",
+                f"the target of {what} must be a variable, an array element or a field",
+                e.span,
+            )
+            return False
+        return True
+
+    def describe(self, e: ast.Expr) -> str:
+        return f"'{print_expr(e)}'"
+
+    def write_site(
+        self, target: ast.Expr, span: Span | None, through: tuple[str, str] | None
+    ) -> None:
+        """A place where `target` is written (rule 2: not a constant; rule 7: not in a
+        read-only memory space). `through` is (callee, parameter) for a write by a call."""
+        root, _ = lvalue_parts(target)
+        if root is None:
+            return
+        sym = self.scopes.lookup(root.name)
+        by = f" ('{through[0]}' writes its parameter '{through[1]}')" if through else ""
+        if sym is None:
+            if self.env.constant(root.name) is not None:
+                self.error(
+                    "mcpl-assign-const",
+                    f"cannot write to the constant '{root.name}'{by}",
+                    span,
+                    "top-level constants cannot change; declare a local variable instead",
+                )
+            return
+        if sym.kind is Kind.INDEX:
+            self.error(
+                "mcpl-assign-const",
+                f"cannot write to the foreach index '{root.name}'{by}",
+                span,
+                "copy it into a variable first: `int k = " + root.name + ";`",
+            )
+            return
+        if sym.const:
+            self.error(
+                "mcpl-assign-const",
+                f"cannot write to '{root.name}', which is declared const{by}",
+                span,
+                "remove `const` from its declaration, or write to a copy",
+            )
+            return
+        storage = sym.root
+        if self.hwd is not None and storage.spaces:
+            spaces = effective_spaces(self.hwd, storage.spaces, isinstance(storage.type, T.Array))
+            if spaces and all(s.read_only for s in spaces):
+                names = ", ".join(s.name for s in spaces)
+                self.error(
+                    "mcpl-read-only-write",
+                    f"cannot write to '{root.name}': memory space {names} is read-only{by}",
+                    span,
+                    f"declare '{storage.name}' in a writable memory space",
+                )
+
+    def check_spaces(self, spaces: tuple[str, ...], span: Span | None) -> None:
+        if self.hwd is None:
+            return
+        known = [s.name for s in self.hwd.memory_spaces()]
+        for name in spaces:
+            if self.hwd.memory_space(name) is None:
+                hint = did_you_mean(name, known) or (
+                    f"memory spaces of '{self.hwd.name}': " + ", ".join(known)
+                )
+                self.error(
+                    "mcpl-unknown-space",
+                    f"unknown memory space '{name}' in hardware description '{self.hwd.name}'",
+                    self.source.word(name, span),
+                    hint,
+                )
+
+    def depends_on_index(self, e: ast.Expr) -> bool:
+        for node in ast.walk(e):
+            if isinstance(node, ast.Name):
+                sym = self.scopes.lookup(node.name)
+                if sym is not None and id(sym) in self.tainted:
+                    return True
+        return False
+
+    def unknown_name(self, name: str, span: Span | None) -> None:
+        if self.env.function(name) is not None or name in BUILTINS:
+            self.error(
+                "mcpl-unknown-name",
+                f"'{name}' is a function, not a variable",
+                span,
+                f"call it: {name}(...)",
+            )
+            return
+        candidates = self.scopes.names() | set(self.env.constant_names())
+        hint = did_you_mean(name, candidates)
+        if hint is None:
+            # Block scopes: a declaration whose block has ended is not visible here.
+            gone = next((s for s in self.declared if s.name == name and s.span), None)
+            hint = (
+                f"'{name}' is declared at line {gone.span.line}, in a block that does not "
+                "enclose this use"
+                if gone is not None and gone.span is not None
+                else "declare it before use"
+            )
+        self.error("mcpl-unknown-name", f"unknown variable '{name}'", span, hint)
+
+    def expr(self, e: ast.Expr) -> T.VType:
+        if isinstance(e, ast.IntLit):
+            return T.INT
+        if isinstance(e, ast.FloatLit):
+            return T.FLOAT
+        if isinstance(e, ast.BoolLit):
+            return T.BOOL
+        if isinstance(e, ast.Name):
+            sym = self.scopes.lookup(e.name)
+            if sym is not None:
+                sym.used = True
+                return sym.type
+            const = self.env.constant(e.name)
+            if const is not None:
+                return self.env.constant_type(e.name)
+            self.unknown_name(e.name, e.span)
+            return T.UNKNOWN
+        if isinstance(e, ast.HwdConst):
+            return self.hwd_const(e)
+        if isinstance(e, ast.Index):
+            return self.index(e)
+        if isinstance(e, ast.Field):
+            return self.field(e)
+        if isinstance(e, ast.Call):
+            return self.call(e, statement=False)
+        if isinstance(e, ast.Unary):
+            t = self.expr(e.operand)
+            if e.op == "!":
+                if not T.is_bool(t):
+                    self.error("mcpl-type-mismatch", f"'!' needs a bool, not {t}", e.span)
+                return T.BOOL
+            if not T.is_numeric(t):
+                self.error("mcpl-type-mismatch", f"unary '-' needs a number, not {t}", e.span)
+                return T.UNKNOWN
+            return t
+        if isinstance(e, ast.Binary):
+            return self.binary(e)
+        return T.UNKNOWN
+
+    def binary(self, e: ast.Binary) -> T.VType:
+        lt, rt = self.expr(e.left), self.expr(e.right)
+        op = e.op
+        if op in _LOGICAL:
+            if not (T.is_bool(lt) and T.is_bool(rt)):
+                self.error(
+                    "mcpl-type-mismatch",
+                    f"'{op}' needs bool operands, not {lt} and {rt}",
+                    e.span,
+                    "compare explicitly, e.g. `x != 0`",
+                )
+            return T.BOOL
+        if op in _EQUALITY:
+            same_kind = (T.is_numeric(lt) and T.is_numeric(rt)) or (T.is_bool(lt) and T.is_bool(rt))
+            if not same_kind or isinstance(lt, T.Array) or isinstance(rt, T.Array):
+                self.error(
+                    "mcpl-type-mismatch", f"cannot compare {lt} with {rt} using '{op}'", e.span
+                )
+            return T.BOOL
+        if op in _ORDER:
+            if not (T.is_numeric(lt) and T.is_numeric(rt)):
+                self.error("mcpl-type-mismatch", f"'{op}' needs numbers, not {lt} and {rt}", e.span)
+            return T.BOOL
+        if op in _BITWISE and T.is_bool(lt) and T.is_bool(rt) and T.BOOL in (lt, rt):
+            return T.BOOL
+        if op in INTEGER_OPS or op in _BITWISE:
+            if not (T.is_integral(lt) and T.is_integral(rt)):
+                self.error(
+                    "mcpl-type-mismatch",
+                    f"'{op}' needs integers, not {lt} and {rt}",
+                    e.span,
+                    "convert with toInt(...)" if T.is_numeric(lt) and T.is_numeric(rt) else None,
+                )
+                return T.UNKNOWN
+            return T.wider(lt, rt)
+        if op in _ARITHMETIC:
+            if not (T.is_numeric(lt) and T.is_numeric(rt)):
+                self.error(
+                    "mcpl-type-mismatch",
+                    f"'{op}' needs numbers, not {lt} and {rt}",
+                    e.span,
+                )
+                return T.UNKNOWN
+            return T.wider(lt, rt)
+        return T.UNKNOWN
+
+    def hwd_const(self, e: ast.HwdConst) -> T.VType:
+        library = self.env.library
+        name = e.path[0]
+        if name not in library.names():
+            self.error(
+                "mcpl-unknown-hwd",
+                f"unknown hardware description '{name}'",
+                e.span,
+                did_you_mean(name, list(library.names())),
+            )
+            return T.UNKNOWN
+        hwd = library.get(name)
+        value = hwd.value(e.path)
+        dotted = ".".join(e.path)
+        if value is None:
+            self.error(
+                "mcpl-unknown-hwd-constant",
+                f"hardware description '{name}' has no property '{'.'.join(e.path[1:])}'",
+                e.span,
+                did_you_mean(dotted, _constant_paths(hwd))
+                or "name a property by its block path, e.g. "
+                + (_constant_paths(hwd) or [f"{name}.hierarchy.<par_group>.max_nr_units"])[0],
+            )
+            return T.UNKNOWN
+        if isinstance(value, bool):
+            return T.BOOL
+        if isinstance(value, Quantity):
+            value = value.value
+        if isinstance(value, (int, float)):
+            if value == math.inf:
+                self.error(
+                    "mcpl-hwd-constant-value",
+                    f"'{dotted}' is unlimited, so it has no value to compute with",
+                    e.span,
+                    "use a property with a number, or a parameter",
+                )
+                return T.UNKNOWN
+            return T.INT if float(value).is_integer() else T.FLOAT
+        self.error(
+            "mcpl-hwd-constant-value",
+            f"'{dotted}' is not a number ({value})",
+            e.span,
+        )
+        return T.UNKNOWN
+
+    def index(self, e: ast.Index) -> T.VType:
+        base = self.expr(e.base)
+        for i in e.indices:
+            it = self.expr(i)
+            if not T.is_integral(it):
+                self.error(
+                    "mcpl-index-type",
+                    f"an array index must be an integer, not {it}",
+                    i.span,
+                    "convert with toInt(...)" if T.is_numeric(it) else None,
+                )
+        if isinstance(base, T.Unknown):
+            return T.UNKNOWN
+        if not isinstance(base, T.Array):
+            self.error(
+                "mcpl-index-count",
+                f"{self.describe(e.base)} is not an array (its type is {base})",
+                e.span,
+            )
+            return T.UNKNOWN
+        want, got = base.groups[0], len(e.indices)
+        if want != got:
+            # `float[n, m] c` is indexed c[i, j]; `int[2,2][3,3] d2` is d2[ti, tj][ei, ej].
+            names = iter("ijklmnopqrstuvwxyz")
+            example = print_expr(e.base) + "".join(
+                "[" + ", ".join(next(names, "x") for _ in range(n)) + "]" for n in base.groups
+            )
+            self.error(
+                "mcpl-index-count",
+                f"{self.describe(e.base)} of type {base} takes {want} "
+                f"{'index' if want == 1 else 'indices'} in this bracket group, {got} given",
+                e.span,
+                f"index all dimensions of each group, e.g. {example}",
+            )
+            return T.UNKNOWN
+        return base.after_index()
+
+    def field(self, e: ast.Field) -> T.VType:
+        base = self.expr(e.base)
+        if isinstance(base, T.Unknown):
+            return T.UNKNOWN
+        if not isinstance(base, T.Struct):
+            self.error(
+                "mcpl-unknown-field",
+                f"{self.describe(e.base)} has type {base}, which has no fields",
+                e.span,
+            )
+            return T.UNKNOWN
+        typedef = self.env.typedef(base.name)
+        if typedef is None:
+            return T.UNKNOWN
+        for f in typedef.fields:
+            if f.name == e.name:
+                return self.env.field_type(f)
+        self.error(
+            "mcpl-unknown-field",
+            f"type '{base.name}' has no field '{e.name}'",
+            self.source.word(e.name, e.span, start=e.base.span),
+            did_you_mean(e.name, [f.name for f in typedef.fields])
+            or "fields: " + ", ".join(f.name for f in typedef.fields),
+        )
+        return T.UNKNOWN
+
+    def signature_call(self, call: ast.Call) -> None:
+        """`mcl_builtin_read(x, y);` states a library function's signature (mcpl.md §3)."""
+        for arg in call.args:
+            if not isinstance(arg, ast.Name) or not any(
+                p.name == arg.name for p in self.function.params
+            ):
+                self.error(
+                    "mcpl-signature",
+                    f"{call.func} takes parameters of '{self.function.name}'",
+                    arg.span,
+                    "parameters: " + ", ".join(p.name for p in self.function.params),
+                )
+            else:
+                self.expr(arg)
+
+    def call(self, c: ast.Call, statement: bool) -> T.VType:
+        if c.func in SIGNATURE_CALLS:
+            self.error(
+                "mcpl-signature",
+                f"{c.func} is a statement of library signatures, not a value",
+                c.span,
+            )
+            return T.UNKNOWN
+        modes = call_arg_modes(c, self.env.callee_modes)
+        callee = self.env.function(c.func)
+        builtin = BUILTINS.get(c.func) if callee is None else None
+        arg_types = [self.expr(a) for a in c.args]
+        if callee is None and builtin is None:
+            # The loader says why: unknown (did you mean), not exported, or not imported.
+            self.diags.append(self.env.function_problem(c.func, head(c.span, len(c.func))))
+            return T.UNKNOWN
+        if callee is not None:
+            result = self.user_call(c, callee, arg_types, modes)
+        else:
+            assert builtin is not None
+            result = self.builtin_call(c, builtin, arg_types)
+        self.check_aliasing(c, arg_types, modes, callee)
+        if result == T.VOID and not statement:
+            self.error(
+                "mcpl-type-mismatch",
+                f"'{c.func}' returns void, so its call has no value",
+                c.span,
+            )
+            return T.UNKNOWN
+        return result
+
+    def arity(self, c: ast.Call, expected: int, signature: str) -> bool:
+        if len(c.args) == expected:
+            return True
+        self.error(
+            "mcpl-argument-count",
+            f"'{c.func}' takes {expected} argument{'s' if expected != 1 else ''}, "
+            f"{len(c.args)} given",
+            c.span,
+            signature,
+        )
+        return False
+
+    def user_call(
+        self,
+        c: ast.Call,
+        callee: ast.Function,
+        arg_types: list[T.VType],
+        modes: tuple[str, ...],
+    ) -> T.VType:
+        signature = (
+            f"{print_type(callee.ret)} {callee.name}("
+            + ", ".join(_param_text(p) for p in callee.params)
+            + ")"
+        )
+        if self.arity(c, len(callee.params), signature):
+            for i, (arg, at, param, mode) in enumerate(
+                zip(c.args, arg_types, callee.params, modes, strict=False), start=1
+            ):
+                pt = self.env.param_type(param)
+                if not T.assignable(pt, at):
+                    self.error(
+                        "mcpl-argument-type",
+                        f"the {_ordinal(i)} argument of '{c.func}' must be {pt} "
+                        f"(parameter '{_param_text(param)}'), not {at}",
+                        arg.span,
+                        T.conversion_hint(pt, at),
+                    )
+                if "w" in mode:
+                    self.written_argument(arg, c.func, param.name)
+        return self.env.return_type(callee)
+
+    def builtin_call(self, c: ast.Call, builtin: Builtin, arg_types: list[T.VType]) -> T.VType:
+        if not self.arity(c, builtin.arity, builtin.signature):
+            return T.UNKNOWN
+        for i, (arg, at) in enumerate(zip(c.args, arg_types, strict=False), start=1):
+            if not T.is_numeric(at):
+                self.error(
+                    "mcpl-argument-type",
+                    f"the {_ordinal(i)} argument of '{c.func}' must be a number, not {at}",
+                    arg.span,
+                    builtin.signature,
+                )
+        for arg, mode in zip(c.args, builtin.modes, strict=False):
+            if "w" in mode:
+                self.written_argument(arg, c.func, f"#{c.args.index(arg) + 1}")
+        return builtin.result(arg_types)
+
+    def written_argument(self, arg: ast.Expr, callee: str, param: str) -> None:
+        root, _ = lvalue_parts(arg)
+        if root is None:
+            self.error(
+                "mcpl-not-assignable",
+                f"'{callee}' writes its parameter '{param}', so the argument must be a "
+                "variable, an array element or a field",
+                arg.span,
+            )
+            return
+        self.write_site(arg, arg.span, (callee, param))
+
+    def check_aliasing(
+        self,
+        c: ast.Call,
+        arg_types: list[T.VType],
+        modes: tuple[str, ...],
+        callee: ast.Function | None,
+    ) -> None:
+        """Rule 7 (section 4.3: 'aliasing is restricted'): the same storage may not reach a
+        callee twice when one of the two is written and one is a whole array (or both are
+        the same element)."""
+        seen: list[tuple[int, Symbol, ast.Expr, T.VType, str]] = []
+        for i, (arg, at, mode) in enumerate(zip(c.args, arg_types, modes, strict=False)):
+            root, _ = lvalue_parts(arg)
+            if root is None:
+                continue
+            sym = self.scopes.lookup(root.name)
+            if sym is None:
+                continue
+            storage = sym.root
+            for j, other_sym, other, ot, other_mode in seen:
+                if other_sym is not storage or "w" not in (mode + other_mode):
+                    continue
+                if isinstance(at, T.Array) or isinstance(ot, T.Array) or arg == other:
+                    written = i if "w" in mode else j
+                    pname = (
+                        callee.params[written].name
+                        if callee is not None and written < len(callee.params)
+                        else f"#{written + 1}"
+                    )
+                    names = {print_expr(other), print_expr(arg)}
+                    via = (
+                        f" (as {' and '.join(sorted(repr(n) for n in names))})"
+                        if len(names) > 1
+                        else ""
+                    )
+                    self.error(
+                        "mcpl-aliasing",
+                        f"'{storage.name}' is passed to '{c.func}' twice{via}, as arguments "
+                        f"{j + 1} and {i + 1}, and '{c.func}' writes parameter '{pname}': "
+                        "written arrays may not alias",
+                        arg.span,
+                        "pass a separate copy, or split the call",
+                    )
+                    return
+            seen.append((i, storage, arg, at, mode))
+
+
+def _param_text(p: ast.Param) -> str:
+    words = (["const"] if p.const else []) + list(p.spaces) + [print_type(p.type), p.name]
+    return " ".join(words)
+
+
+def _constant_paths(hwd: HardwareDescription) -> list[str]:
+    """Dotted names of the par_group counts of `hwd`, the constants kernels read (Fig. 9:
+    `gpu.hierarchy.blocks.block.threads.max_nr_units`)."""
+    paths: list[str] = []
+    parts = [hwd.name, "hierarchy"]
+    for group in hwd.par_groups():
+        parts.append(group.name)
+        prop = "nr_units" if group.exact else "max_nr_units"
+        paths.append(".".join([*parts, prop]))
+        if group.unit is None:
+            break
+        parts.append(group.unit.name)
+    return paths

@@ -1,0 +1,94 @@
+"""What the names of one module refer to, for the checker (mcpl.md §2 and §5 rule 1).
+
+Visibility (own definitions, exports of imported modules) is the loader's business
+(`mcl.mcpl.loader.Program.lookup_*`); this wraps it for one module, falls back to the
+built-in functions (mcpl.md §4) after user and library functions, and turns written types
+into checker types.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcl.diagnostics import Diagnostic, Span
+from mcl.mcpl import ast
+from mcl.mcpl import types as T
+from mcl.mcpl.access import AccessTable, CalleeModes
+from mcl.mcpl.builtins import BUILTINS, Builtin
+
+
+class ModuleEnv:
+    """Names visible in `module` of `program` (a `mcl.mcpl.loader.Program`)."""
+
+    def __init__(self, program: Any, module: ast.Module, library: Any, table: AccessTable):
+        self.program = program
+        self.module = module
+        self.library = library
+        self.table = table
+        self._names: dict[str, set[str]] = {}
+        self.callee_modes: CalleeModes = table.callee_modes(self.callee)
+
+    # -- lookups (None when the name is not visible) ---------------------------------
+    def _lookup(self, kind: str, name: str, span: Span | None = None) -> Any:
+        lookup = getattr(self.program, f"lookup_{kind}")
+        if kind == "function":
+            return lookup(name, self.module, span, extra_candidates=BUILTINS)
+        return lookup(name, self.module, span)
+
+    def function(self, name: str) -> ast.Function | None:
+        found = self._lookup("function", name)
+        return found if isinstance(found, ast.Function) else None
+
+    def function_problem(self, name: str, span: Span | None) -> Diagnostic:
+        """Why `name` is not a visible function: unknown, not exported or not imported."""
+        found = self._lookup("function", name, span)
+        assert isinstance(found, Diagnostic)
+        return found
+
+    def callee(self, name: str) -> ast.Function | Builtin | None:
+        """A called name: a user or library function first, then a built-in."""
+        return self.function(name) or BUILTINS.get(name)
+
+    def typedef(self, name: str) -> ast.TypeDef | None:
+        found = self._lookup("type", name)
+        return found if isinstance(found, ast.TypeDef) else None
+
+    def type_problem(self, name: str, span: Span | None) -> Diagnostic:
+        found = self._lookup("type", name, span)
+        assert isinstance(found, Diagnostic)
+        return found
+
+    def constant(self, name: str) -> ast.Decl | None:
+        found = self._lookup("constant", name)
+        return found if isinstance(found, ast.Decl) else None
+
+    def names(self, kind: str) -> set[str]:
+        if kind not in self._names:
+            self._names[kind] = set(self.program.visible_names(kind, self.module))
+        return self._names[kind]
+
+    def constant_names(self) -> set[str]:
+        return self.names("constant")
+
+    def function_names(self) -> set[str]:
+        return self.names("function")
+
+    def type_names(self) -> set[str]:
+        return self.names("type")
+
+    # -- checker types of declarations -----------------------------------------------
+    def constant_type(self, name: str) -> T.VType:
+        decl = self.constant(name)
+        return T.UNKNOWN if decl is None else T.from_ast(decl.type)
+
+    @staticmethod
+    def param_type(param: ast.Param) -> T.VType:
+        return T.from_ast(param.type)
+
+    @staticmethod
+    def field_type(decl: ast.Decl) -> T.VType:
+        return T.from_ast(decl.type)
+
+    @staticmethod
+    def return_type(function: ast.Function) -> T.VType:
+        return T.from_ast(function.ret)

@@ -1,0 +1,218 @@
+"""Parse MCPL source into the typed AST (`mcl.mcpl.ast`).
+
+`parse_source` / `parse_file` are the front door of the MCPL front end: textX recognises
+the text with `mcpl.tx`, `mcl.mcpl.build` turns the model into dataclasses, and every
+syntax problem leaves as an `MclError` carrying a `Diagnostic` (file:line:col, an
+"expected ..." message in words people use, and a hint) — never as a textX traceback.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from textx import metamodel_from_file
+from textx.exceptions import TextXSyntaxError
+
+from mcl.diagnostics import MclError, Span, error
+from mcl.mcpl.ast import Module
+from mcl.mcpl.build import build_module, declared_hwd_names
+from mcl.resources import hwdescs_dir
+
+GRAMMAR = Path(__file__).with_name("mcpl.tx")
+
+KEYWORDS = frozenset(
+    "package module export import type void int float double byte bool as return foreach "
+    "barrier in if else const for true false".split()
+)
+
+
+@cache
+def metamodel() -> Any:
+    """The textX metamodel, built once per process (about 20 ms)."""
+    # autokwd: keyword-like literals ('for', 'in') only match whole words, so `format` or
+    # `index` are ordinary names.
+    return metamodel_from_file(str(GRAMMAR), autokwd=True, memoization=False)
+
+
+@cache
+def library_hwd_names() -> frozenset[str]:
+    """Names of the bundled hardware descriptions (the stems of `hwdescs/*.hdl`).
+
+    Only file names are needed to recognise `gpu.hierarchy...` as a description constant,
+    so this deliberately does not load (or depend on) the HDL front end."""
+    try:
+        return frozenset(p.stem for p in hwdescs_dir().glob("*.hdl"))
+    except OSError:
+        return frozenset()
+
+
+def parse_source(
+    text: str, file: str = "<string>", hwd_names: Iterable[str] | None = None
+) -> Module:
+    """Parse one MCPL module. `hwd_names` are the hardware-description names whose dotted
+    chains become `HwdConst`; by default the bundled descriptions. The module's own function
+    prefixes and single-name imports always count as description names too."""
+    try:
+        model = metamodel().model_from_str(text, file_name=file)
+    except TextXSyntaxError as exc:
+        raise MclError(syntax_diagnostic(exc, text, file)) from None
+    except RecursionError:
+        raise MclError(
+            error(
+                "mcpl-syntax",
+                "the code is nested too deeply to parse",
+                Span.point(file, 1, 1),
+                hint="split deeply nested expressions or blocks into smaller pieces",
+            )
+        ) from None
+    names = set(library_hwd_names() if hwd_names is None else hwd_names)
+    names |= declared_hwd_names(model)
+    try:
+        return build_module(model, text, file, names)
+    except RecursionError:
+        raise MclError(
+            error("mcpl-syntax", "the code is nested too deeply", Span.point(file, 1, 1))
+        ) from None
+
+
+def parse_file(path: str | Path, hwd_names: Iterable[str] | None = None) -> Module:
+    """Parse the MCPL file at `path` (`.mcpl`, or `.mcl` as in the original toolchain)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise MclError(
+            error("mcpl-io", f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}")
+        ) from None
+    return parse_source(text, str(path), hwd_names)
+
+
+# --------------------------------------------------------------------------- syntax errors
+
+# Token rules of mcpl.tx, in the words of a person reading the error.
+_TOKEN_WORDS = {
+    "ID": "a name",
+    "PRIM": "a type",
+    "NUMBER": "a number",
+    "TRUTH": "true or false",
+    "BINOP": "an operator",
+    "ASSIGNOP": "'=' (or +=, -=, *=, /=, >>=)",
+    "INCDEC": "'++' or '--'",
+    "EOF": "end of file",
+}
+# Characters that start a primary expression; when the parser wanted any of them together
+# with a unary operator, it simply wanted "an expression".
+_OPERAND_STARTS = {"a name", "a number", "true or false", "'('", "'-' or '!'"}
+# After an operand the parser also tries postfix continuations; when an operator would have
+# done, listing `[`, `.`, `^` and `(` as well only adds noise.
+_POSTFIX_NOISE = {"'['", "'.'", "'^'", "'('"}
+
+_PRIMS = frozenset({"void", "int", "float", "double", "byte", "bool"})
+_TOKEN_AT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+(\.\d*)?([eE][+-]?\d+)?|\S")
+
+
+def _expected_words(rules: list[Any]) -> list[str]:
+    words: list[str] = []
+    for r in rules:
+        name = getattr(r, "rule_name", "")
+        if name == "Comment":  # comments may appear anywhere; not worth mentioning
+            continue
+        if name in _TOKEN_WORDS:
+            word = _TOKEN_WORDS[name]
+        elif name == "UNOP":
+            word = "'-' or '!'"
+        elif hasattr(r, "to_match") and name in ("", "sep"):
+            word = f"'{r.to_match}'"
+        else:
+            word = name.lower() or "something else"
+        if word not in words:
+            words.append(word)
+    if "'-' or '!'" in words:
+        words = [w for w in words if w not in _OPERAND_STARTS] + ["an expression"]
+    if "an operator" in words:
+        words = [w for w in words if w not in _POSTFIX_NOISE]
+    if "'foreach'" in words:  # everything that may start a statement
+        words = ["a statement"] + [w for w in words if w == "'}'"]
+    elif "'import'" in words and "'type'" in words:  # everything that may start a top item
+        words = ["a function, constant, type, import or export"] + [
+            w for w in words if w == "end of file"
+        ]
+    return words
+
+
+def _one_of(words: list[str]) -> str:
+    if len(words) <= 1:
+        return words[0] if words else "something else"
+    return ", ".join(words[:-1]) + " or " + words[-1]
+
+
+def _found(text: str, pos: int) -> str:
+    m = _TOKEN_AT.match(text, pos)
+    return "end of file" if m is None else f"'{m.group(0)}'"
+
+
+def _offset(text: str, line: int, col: int) -> int:
+    offset = 0
+    for _ in range(line - 1):
+        nl = text.find("\n", offset)
+        if nl < 0:
+            return len(text)
+        offset = nl + 1
+    return min(offset + col - 1, len(text))
+
+
+def _linecol(text: str, pos: int) -> tuple[int, int]:
+    line = text.count("\n", 0, pos) + 1
+    return line, pos - (text.rfind("\n", 0, pos) + 1) + 1
+
+
+def _end_of_previous_token(text: str, pos: int) -> int:
+    """Offset just past the last non-blank, non-comment character before `pos`."""
+    i = pos
+    while i > 0:
+        while i > 0 and text[i - 1].isspace():
+            i -= 1
+        line_start = text.rfind("\n", 0, i) + 1
+        comment = text.find("//", line_start, i)
+        if comment >= 0:
+            i = comment
+            continue
+        break
+    return i
+
+
+def syntax_diagnostic(exc: TextXSyntaxError, text: str, file: str):
+    """Turn a textX/Arpeggio syntax error into a readable Diagnostic."""
+    line, col = exc.line or 1, exc.col or 1
+    pos = _offset(text, line, col)
+    words = _expected_words(list(exc.expected_rules or []))
+    found = _found(text, pos)
+    hint = "see docs/mcpl.md for the syntax of MCPL"
+
+    if "';'" in words:
+        # A missing ';' is noticed at the next token, usually on the next line; point at
+        # the end of the statement that lacks it, as C compilers do.
+        prev = _end_of_previous_token(text, pos)
+        if prev < pos and "\n" in text[prev:pos]:
+            line, col = _linecol(text, prev)
+            found = "end of line"
+        hint = "every statement and declaration ends with ';'"
+    if found.strip("'") in KEYWORDS and "a name" in words:
+        hint = f"{found} is a reserved word of MCPL and cannot be used as a name"
+    elif words and words[0].startswith("a function, constant") and found.strip("'") in _PRIMS:
+        hint = "MCPL has no global variables: a top-level declaration is a constant, "
+        hint += f"`const {found.strip(chr(39))} NAME = value;`, or a function `HWD TYPE NAME(...)`"
+    elif words == ["'int'"]:
+        hint = "a foreach declares an int index: `foreach (int i in n threads) ...`"
+    elif found == "end of file" and "'}'" in words:
+        hint = "a '{' is never closed"
+    elif len(found) == 3 and not found[1].isalnum() and found[1] not in "{}()[];,.=+-*/%<>!&|^":
+        hint = f"the character {found} is not part of MCPL"
+
+    message = f"expected {_one_of(words)}, found {found}"
+    length = len(found) - 2 if found.startswith("'") else 1
+    return error("mcpl-syntax", message, Span.point(file, line, col, length), hint=hint)

@@ -1,0 +1,163 @@
+"""The checker's view of MCPL types (mcpl.md §2-§4, the paper's section 4.3).
+
+The AST keeps types as written (`ArrayType` with size expressions); the checker only needs
+their *shape*: the element type and how many indices each bracket group takes. `float[n, m]`
+and `float[p, q]` are the same checker type (sizes are symbolic, they are compared by the
+feedback analyses, not here), but `float[n, m]` and `float[h][w]` are not: the first is one
+2-D array (`c[i, j]`), the second an array of rows (`img[i][j]`).
+
+`UNKNOWN` stands for the type of an expression that already produced an error; it agrees
+with everything so that one mistake gives one diagnostic, not a cascade.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mcl.mcpl import ast
+
+NUMERIC_RANK = {"byte": 0, "int": 1, "float": 2, "double": 3}
+INTEGRAL = frozenset({"byte", "int"})
+FLOATING = frozenset({"float", "double"})
+
+
+@dataclass(frozen=True)
+class Scalar:
+    """A primitive type: void, int, float, double, byte, bool."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class Struct:
+    """A user type (`type Complex { ... }`), known by name."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class Array:
+    """An array: `groups` holds the number of indices of each bracket group, outermost first
+    (`float[n, m]` -> (2,), `int[2,2][3,3]` -> (2, 2))."""
+
+    element: Scalar | Struct | Unknown
+    groups: tuple[int, ...]
+
+    def __str__(self) -> str:
+        return str(self.element) + "".join("[" + ", ".join("_" * n) + "]" for n in self.groups)
+
+    def after_index(self) -> VType:
+        """The type left after indexing the outermost bracket group (a tile, or the element)."""
+        rest = self.groups[1:]
+        return Array(self.element, rest) if rest else self.element
+
+
+@dataclass(frozen=True)
+class Unknown:
+    """The type of an erroneous expression; compatible with every type."""
+
+    def __str__(self) -> str:
+        return "?"
+
+
+VType = Scalar | Struct | Array | Unknown
+
+UNKNOWN = Unknown()
+INT = Scalar("int")
+FLOAT = Scalar("float")
+DOUBLE = Scalar("double")
+BOOL = Scalar("bool")
+VOID = Scalar("void")
+
+
+def from_ast(t: ast.Type) -> VType:
+    """The checker type of a written type (names of user types are resolved by the caller)."""
+    if isinstance(t, ast.Prim):
+        return Scalar(t.name)
+    if isinstance(t, ast.NamedType):
+        return Struct(t.name)
+    element = from_ast(t.element)
+    assert not isinstance(element, Array)
+    return Array(element, tuple(len(g) for g in t.dims))
+
+
+def is_numeric(t: VType) -> bool:
+    return isinstance(t, Unknown) or (isinstance(t, Scalar) and t.name in NUMERIC_RANK)
+
+
+def is_integral(t: VType) -> bool:
+    return isinstance(t, Unknown) or (isinstance(t, Scalar) and t.name in INTEGRAL)
+
+
+def is_bool(t: VType) -> bool:
+    return isinstance(t, Unknown) or t == BOOL
+
+
+def is_array(t: VType) -> bool:
+    return isinstance(t, Array)
+
+
+def wider(a: VType, b: VType) -> VType:
+    """Result type of arithmetic on two numbers (C's usual conversions: byte < int < float <
+    double)."""
+    if not (isinstance(a, Scalar) and isinstance(b, Scalar)):
+        return UNKNOWN
+    if a.name not in NUMERIC_RANK or b.name not in NUMERIC_RANK:
+        return UNKNOWN  # an operand that is not a number was already reported
+    return a if NUMERIC_RANK[a.name] >= NUMERIC_RANK[b.name] else b
+
+
+def floating(t: VType) -> VType:
+    """The floating-point type a math built-in returns for an argument of type `t`."""
+    if isinstance(t, Scalar) and t.name == "double":
+        return DOUBLE
+    return FLOAT if is_numeric(t) and not isinstance(t, Unknown) else UNKNOWN
+
+
+def assignable(target: VType, value: VType) -> bool:
+    """May a value of type `value` be stored in a `target`? Numbers convert implicitly except
+    from floating point to integers (that needs `toInt`, mcpl.md §4); arrays need the same
+    shape and element type because they are passed by reference (section 4.3)."""
+    if isinstance(target, Unknown) or isinstance(value, Unknown):
+        return True
+    if isinstance(target, Array) or isinstance(value, Array):
+        return (
+            isinstance(target, Array)
+            and isinstance(value, Array)
+            and target.groups == value.groups
+            and (
+                isinstance(target.element, Unknown)
+                or isinstance(value.element, Unknown)
+                or target.element == value.element
+            )
+        )
+    if target == value:
+        return True
+    if is_numeric(target) and is_numeric(value):
+        return not (is_integral(target) and not is_integral(value))
+    return False
+
+
+def conversion_hint(target: VType, value: VType) -> str | None:
+    """A hint for a failed `assignable(target, value)`."""
+    if is_integral(target) and isinstance(value, Scalar) and value.name in FLOATING:
+        return "convert explicitly with toInt(...)"
+    if (
+        isinstance(target, Array)
+        and isinstance(value, Array)
+        and target.groups != value.groups
+        and sum(target.groups) == sum(value.groups)
+    ):
+        return (
+            "the bracket groups differ: [n, m] is one 2-D array indexed a[i, j], "
+            "[n][m] is an array of rows indexed a[i][j]"
+        )
+    if target == BOOL and is_numeric(value):
+        return "compare explicitly, e.g. `x != 0`"
+    return None

@@ -1,0 +1,201 @@
+"""Guards for foreach counts that a split does not divide — our addition to Appendix A.4.
+
+The paper assumes every count divides the units of the new par_groups (Fig. 9: "assuming
+that m can be divided by nrThreadsM"). We round the outer count up, so some units get an
+index past the original count; their work must be skipped: `if (j < m) { ... }`.
+
+A barrier inside the guarded work must still be reached by every unit that shares its
+memory space, or the units that pass the guard wait forever. So the guard goes around the
+work *between* barriers, never around a barrier:
+
+    work1; barrier(local); for (...) { work2; barrier(local); } work3;
+becomes
+    if (g) { work1 } barrier(local); for (...) { if (g) { work2 } barrier(local); } if (g) { work3 }
+
+A loop or `if` that holds a barrier runs unguarded, which is only correct when its header
+has the same value for every unit (it reads no per-unit value such as the index); other
+forms are reported as errors. Declarations that later segments read are hoisted in front
+of the guard: whole when their initialiser is safe to evaluate for every unit, otherwise
+as a declaration plus an assignment inside the guard.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from mcl.diagnostics import MclError, error
+from mcl.mcpl import ast
+from mcl.translate.naming import names_in
+
+
+def guard_body(stmts: Sequence[ast.Stmt], cond: ast.Expr, per_unit: set[str]) -> list[ast.Stmt]:
+    """Wrap `stmts` so that only units for which `cond` holds do their work, while every
+    unit still reaches each barrier. `per_unit` names the variables whose value differs
+    between units (the new and old foreach indices)."""
+    varying = varying_names(stmts, per_unit)
+    return _guard(list(stmts), cond, varying)
+
+
+def has_barrier(node: object) -> bool:
+    return any(isinstance(n, ast.Barrier) for n in ast.walk(node))
+
+
+def varying_names(stmts: Sequence[ast.Stmt], seeds: set[str]) -> set[str]:
+    """Names whose value may differ between the units of a group: the seeds, everything
+    assigned in the body (a loop's own control variable excepted), and everything
+    initialised from a varying name."""
+    varying = set(seeds)
+    for s in stmts:
+        varying |= _assigned_outside_loop_control(s)
+    changed = True
+    while changed:  # fixpoint: declarations and loops can feed each other in any order
+        changed = False
+        for node in (n for s in stmts for n in ast.walk(s)):
+            name, reads = _binding(node)
+            if name is not None and name not in varying and reads & varying:
+                varying.add(name)
+                changed = True
+    return varying
+
+
+def _binding(node: object) -> tuple[str | None, set[str]]:
+    """The name a statement binds and the names its value is computed from."""
+    if isinstance(node, ast.Decl) and node.init is not None:
+        return node.name, names_in(node.init)
+    if isinstance(node, ast.For):
+        return node.var, _header_names(node) - {node.var}
+    return None, set()
+
+
+def _header_names(loop: ast.For) -> set[str]:
+    init_value = loop.init.init if isinstance(loop.init, ast.Decl) else loop.init.value
+    step = loop.step
+    names = names_in(loop.cond) | names_in(step.target)
+    if init_value is not None:
+        names |= names_in(init_value)
+    if isinstance(step, ast.Assign):
+        names |= names_in(step.value)
+    return names
+
+
+def _assigned_outside_loop_control(node: object) -> set[str]:
+    names: set[str] = set()
+    if isinstance(node, ast.For):
+        # The loop's own init and step change the loop variable in the same way for every
+        # unit; only assignments in the body make it vary.
+        return _assigned_outside_loop_control(node.body)
+    if isinstance(node, (ast.Assign, ast.IncDec)):
+        root = ast.root_name(node.target)
+        return {root} if root else set()
+    if isinstance(node, ast.Swap):
+        return {r for r in (ast.root_name(node.left), ast.root_name(node.right)) if r}
+    for child in ast.children(node):
+        names |= _assigned_outside_loop_control(child)
+    return names
+
+
+def _guard(stmts: list[ast.Stmt], cond: ast.Expr, varying: set[str]) -> list[ast.Stmt]:
+    if not any(has_barrier(s) for s in stmts):
+        return [ast.If(cond, ast.Block(tuple(stmts)))] if stmts else []
+    out: list[ast.Stmt] = []
+    segment: list[ast.Stmt] = []
+    for i, s in enumerate(stmts):
+        if has_barrier(s):
+            out += _close(segment, stmts[i:], cond, varying)
+            segment = []
+            out.append(_keep_barrier_reachable(s, cond, varying))
+        else:
+            segment.append(s)
+    out += _close(segment, [], cond, varying)
+    return out
+
+
+def _close(
+    segment: list[ast.Stmt], later: Sequence[ast.Stmt], cond: ast.Expr, varying: set[str]
+) -> list[ast.Stmt]:
+    """Guard one barrier-free segment, hoisting the declarations that `later` reads."""
+    if not segment:
+        return []
+    read_later: set[str] = set()
+    for s in later:
+        read_later |= names_in(s)
+    hoisted: list[ast.Stmt] = []
+    kept: list[ast.Stmt] = []
+    bound_inside: set[str] = set()  # declared inside the guard, or assigned there so far
+    for s in segment:
+        if isinstance(s, ast.Decl) and s.name in read_later:
+            if any(s.name in names_in(k) for k in kept):
+                raise MclError(
+                    error(
+                        "translate-unsafe-guard",
+                        f"cannot guard this body: '{s.name}' is used before its declaration "
+                        "and also after a barrier",
+                        s.span,
+                    )
+                )
+            if _safe_for_every_unit(s.init, varying) and not (names_in(s.init) & bound_inside):
+                hoisted.append(s)
+                continue
+            hoisted.append(ast.Decl(s.type, s.name, s.spaces, False, None, s.view, span=s.span))
+            kept.append(ast.Assign(ast.Name(s.name, span=s.span), "=", s.init, span=s.span))  # type: ignore[arg-type]
+            continue
+        kept.append(s)
+        if isinstance(s, ast.Decl):
+            bound_inside.add(s.name)
+        bound_inside |= _assigned_outside_loop_control(s)
+    return hoisted + ([ast.If(cond, ast.Block(tuple(kept)))] if kept else [])
+
+
+def _safe_for_every_unit(init: ast.Expr | None, varying: set[str]) -> bool:
+    """Can a unit that fails the guard evaluate this initialiser? Pure arithmetic always
+    can; a memory read only when its address is the same for every unit."""
+    if init is None:
+        return True
+    pure = not any(isinstance(n, (ast.Index, ast.Field, ast.Call)) for n in ast.walk(init))
+    return pure or not (names_in(init) & varying)
+
+
+def _keep_barrier_reachable(s: ast.Stmt, cond: ast.Expr, varying: set[str]) -> ast.Stmt:
+    if isinstance(s, ast.Barrier):
+        return s
+    if isinstance(s, ast.Block):
+        return ast.Block(tuple(_guard(list(s.stmts), cond, varying)), span=s.span)
+    if isinstance(s, ast.For):
+        _require_uniform(_header_names(s) - {s.var} | ({s.var} & varying), varying, s, "loop")
+        body = ast.Block(tuple(_guard(_stmts(s.body), cond, varying)), span=s.body.span)
+        return ast.For(s.init, s.cond, s.step, body, span=s.span)
+    if isinstance(s, ast.If):
+        _require_uniform(names_in(s.cond), varying, s, "condition")
+        then = ast.Block(tuple(_guard(_stmts(s.then), cond, varying)), span=s.then.span)
+        orelse = None
+        if s.orelse is not None:
+            orelse = ast.Block(tuple(_guard(_stmts(s.orelse), cond, varying)), span=s.orelse.span)
+        return ast.If(s.cond, then, orelse, span=s.span)
+    raise MclError(
+        error(
+            "translate-unsafe-guard",
+            "cannot translate a barrier inside this statement for counts that do not divide "
+            "the new par_groups",
+            s.span,
+            hint="move the barrier into a plain block, a for loop or an if statement",
+        )
+    )
+
+
+def _require_uniform(reads: set[str], varying: set[str], s: ast.Stmt, what: str) -> None:
+    bad = sorted(reads & varying)
+    if bad:
+        raise MclError(
+            error(
+                "translate-unsafe-guard",
+                f"cannot keep the barrier in this {what} reachable by every unit: its header "
+                f"reads {', '.join(repr(b) for b in bad)}, which differs between units",
+                s.span,
+                hint="a barrier must be reached by all units of its group; make the "
+                f"{what} the same for every unit",
+            )
+        )
+
+
+def _stmts(s: ast.Stmt) -> list[ast.Stmt]:
+    return list(s.stmts) if isinstance(s, ast.Block) else [s]

@@ -1,0 +1,52 @@
+"""Shared helpers of the code generation tests: load MCPL written in a test, generate
+OpenCL for a leaf (optionally with a custom mapping) and run it on the PoCL device."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import tomllib
+
+from mcl.codegen import GeneratedModule, Session, generate_module
+from mcl.codegen.mapping import parse_mapping
+from mcl.diagnostics import Severity
+from mcl.hdl.library import default_library
+from mcl.mcpl.check import check_program
+from mcl.mcpl.loader import Program, load_program
+from mcl.resources import kernels_dir
+
+LEAVES = ("fermi", "hopper", "xeon_phi", "x86_avx512")
+
+
+@cache
+def library() -> Any:
+    return default_library()
+
+
+def load(tmp_path: Path, source: str, name: str = "kernel.mcpl") -> Program:
+    """Write `source` to a file and load it; the test kernels must pass the checker."""
+    path = tmp_path / name
+    path.write_text(source, encoding="utf-8")
+    program = load_program(path, library=library())
+    errors = [d for d in check_program(program, library()) if d.severity == Severity.ERROR]
+    assert not errors, "\n".join(str(d) for d in errors)
+    return program
+
+
+def generate(program: Any, target: str, mapping_toml: str | None = None) -> GeneratedModule:
+    mapping = None
+    if mapping_toml is not None:
+        hwd = library().get(target)
+        mapping = parse_mapping(tomllib.loads(mapping_toml), f"{target}.test.toml", hwd)
+    return generate_module(program, target, library(), mapping)
+
+
+def run(generated: GeneratedModule, function: str, args: dict[str, Any]) -> dict[str, np.ndarray]:
+    return Session(generated).run(function, args).outputs
+
+
+def kernel_folders() -> list[Path]:
+    return sorted(p for p in kernels_dir().iterdir() if (p / "reference.py").is_file())

@@ -1,0 +1,169 @@
+"""Compare the feedback analyses' symbolic figures with a brute-force trace (brute.py).
+
+Each `check_*` function returns a list of human-readable mismatches (empty when all
+agree), so one failing example reports everything that disagrees at once.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from brute import Trace
+
+from mcl.feedback.blocks import OUTPUT, classify
+from mcl.feedback.kernel import COND, COUNT, IF, INIT, STEP, STMT, KernelFacts
+from mcl.feedback.opstats import DATA, executions, function_costs
+from mcl.feedback.reuse import LoopReuse, RatioReuse, find_reuse
+from mcl.feedback.transfers import parameter_bytes
+from mcl.feedback.values import evaluate
+
+_TRACE_KIND = {STMT: "stmt", IF: "if", INIT: "init", COND: "cond", STEP: "step",
+               COUNT: "count"}
+
+
+def _number(expr: Any, sizes: dict[str, int]) -> Any:
+    return evaluate(expr, sizes).numeric
+
+
+def check_executions(facts: KernelFacts, trace: Trace, sizes: dict[str, int]) -> list[str]:
+    """Every item runs as often as the symbolic count says (at most, when approximate)."""
+    problems = []
+    for item in facts.items:
+        count, exact, _ = executions(facts, item)
+        value = _number(count, sizes)
+        seen = trace.counts[(id(item.node), _TRACE_KIND[item.kind])]
+        where = f"{item.kind} at {item.span} ({count})"
+        if value is None:
+            if exact:
+                problems.append(f"{where}: exact count without a value")
+            continue
+        if exact and value != seen:
+            problems.append(f"{where}: symbolic {value} != brute force {seen}")
+        if not exact and value < seen:
+            problems.append(f"{where}: upper bound {value} < brute force {seen}")
+    return problems
+
+
+def check_data_accesses(facts: KernelFacts, trace: Trace, sizes: dict[str, int]) -> list[str]:
+    """Loads and stores of the output-defining blocks, for functions without calls (a
+    callee's accesses are counted through its own facts)."""
+    if any(item.calls and any(facts.callee(c.func) for c, _ in item.calls)
+           for item in facts.items):
+        return []
+    kinds = classify(facts)
+    costs = function_costs(facts)
+    nodes = {id(a.node): a for a in facts.accesses if kinds[id(a.item)] == OUTPUT}
+    loads = sum(1 for node, mode, _, _ in trace.accesses if node in nodes and "r" in mode)
+    stores = sum(1 for node, mode, _, _ in trace.accesses if node in nodes and "w" in mode)
+    # Scalars in addressable memory are data accesses too; the tracer logs elements only.
+    scalar = [a for a in nodes.values() if not a.element]
+    if scalar:
+        return []
+    problems = []
+    exact = not costs.approximations
+    for kind, seen in (("load", loads), ("store", stores)):
+        value = _number(costs.total(DATA, kind), sizes)
+        if value is None:
+            continue
+        if (exact and value != seen) or value < seen:
+            problems.append(f"{kind}s: symbolic {costs.total(DATA, kind)} = {value}, "
+                            f"brute force {seen}")
+    return problems
+
+
+def check_reuse(facts: KernelFacts, trace: Trace, sizes: dict[str, int]) -> list[str]:
+    """Reuse factors and ratios against the logged accesses, per instance of the
+    array's declaration (loops outside it are held fixed)."""
+    problems = []
+    log: dict[int, list[tuple[tuple[int, ...], dict[int, int]]]] = defaultdict(list)
+    for node, mode, index, loops in trace.accesses:
+        if "r" in mode:
+            log[node].append((index, dict(loops)))
+    for finding in find_reuse(facts):
+        acc = finding.access
+        entries = log.get(id(acc.node), [])
+        if not entries:
+            continue
+        scope = [id(x.node) for x in acc.item.loops if x not in acc.binding.root.loops]
+        if isinstance(finding, LoopReuse):
+            problems += _check_loop_reuse(finding, entries, sizes)
+        elif isinstance(finding, RatioReuse) and finding.exact:
+            problems += _check_ratio(finding, entries, scope, sizes)
+    return problems
+
+
+def _check_loop_reuse(finding: LoopReuse, entries: list, sizes: dict[str, int]) -> list[str]:
+    independent = {id(x.node) for x in finding.independent}
+    groups: dict[tuple, list[tuple[int, ...]]] = defaultdict(list)
+    for index, loops in entries:
+        key = tuple(sorted((k, v) for k, v in loops.items() if k not in independent))
+        groups[key].append(index)
+    where = f"{finding.access.node.span}"
+    problems = []
+    for key, indices in groups.items():
+        if len(set(indices)) != 1:
+            problems.append(f"{where}: claimed independent of {finding.independent}, but "
+                            f"accesses {sorted(set(indices))[:4]} for {key}")
+            break
+    reuse = _number(finding.reuse, sizes)
+    sizes_seen = {len(v) for v in groups.values()}
+    if reuse is not None:
+        if finding.exact and sizes_seen != {reuse}:
+            problems.append(f"{where}: reuse {finding.reuse} = {reuse}, brute force {sizes_seen}")
+        if not finding.exact and max(sizes_seen) > reuse:
+            problems.append(f"{where}: reuse bound {reuse} < brute force {max(sizes_seen)}")
+    return problems
+
+
+def _check_ratio(finding: RatioReuse, entries: list, scope: list[int], sizes: dict[str, int]
+                 ) -> list[str]:
+    groups: dict[tuple, list[tuple[tuple[int, ...], dict[int, int]]]] = defaultdict(list)
+    for index, loops in entries:
+        key = tuple(sorted((k, v) for k, v in loops.items() if k not in scope))
+        groups[key].append((index, loops))
+    d = finding.dimension
+    dloops = [id(x.node) for x in finding.loops]
+    want_acc = _number(finding.accesses, sizes)
+    want_distinct = _number(finding.distinct, sizes)
+    where = f"{finding.access.node.span} dimension {d}"
+    problems = []
+    for key, group in groups.items():
+        if d is None:
+            accesses = len(group)
+            distinct = len({index for index, _ in group})
+        else:
+            accesses = len({tuple(loops[x] for x in dloops) for _, loops in group})
+            distinct = len({index[d] for index, _ in group})
+        if (accesses, distinct) != (want_acc, want_distinct):
+            problems.append(f"{where}: symbolic {finding.accesses} = {want_acc} accesses, "
+                            f"{finding.distinct} = {want_distinct} distinct; brute force "
+                            f"{accesses}, {distinct} (group {key})")
+            break
+    return problems
+
+
+def check_transfers(facts: KernelFacts, trace: Trace, args: dict[str, Any],
+                    sizes: dict[str, int]) -> list[str]:
+    """Bytes of every array parameter moved, in the direction the trace uses it."""
+    problems = []
+    static = {name: (mode, size) for name, mode, size in
+              parameter_bytes(facts.function, facts.program, facts.hwd)}
+    for p in facts.params:
+        if not p.is_array:
+            continue
+        array = args[p.name]
+        read, written = p.name in trace.read_params, p.name in trace.written_params
+        if not (read or written):
+            continue
+        if p.name not in static:
+            problems.append(f"{p.name}: used by the kernel but not transferred")
+            continue
+        mode, size = static[p.name]
+        if ("r" in mode) != read or ("w" in mode) != written:
+            problems.append(f"{p.name}: mode {mode!r}, brute force read={read} "
+                            f"written={written}")
+        if _number(size, sizes) != array.nbytes:
+            problems.append(f"{p.name}: {size} = {_number(size, sizes)} bytes, array "
+                            f"has {array.nbytes}")
+    return problems

@@ -1,0 +1,89 @@
+"""mcl.verify: the comparison and reporting shared by every way of running a kernel."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from rich.console import Console
+
+from mcl.diagnostics import MclError
+from mcl.resources import kernels_dir
+from mcl.verify import (
+    compare_output,
+    expected_outputs,
+    format_rate,
+    load_reference,
+    make_inputs,
+    parse_defines,
+    print_report,
+    verify,
+)
+
+
+def test_compare_output_counts_elements_outside_the_tolerance() -> None:
+    expected = np.array([1.0, 2.0, 0.0, -4.0], dtype=np.float32)
+    got = np.array([1.0, 2.1, 1e-7, -4.0], dtype=np.float32)
+    check = compare_output("y", got, expected, rtol=1e-3, atol=1e-6)
+    assert not check.ok and check.mismatches == 1
+    assert check.max_abs == pytest.approx(0.1, rel=1e-5)
+    assert check.max_rel == np.inf  # 1e-7 where 0 was expected
+    assert "first at [1]" in check.note
+    assert compare_output("y", got, expected, rtol=0.06, atol=1e-6).ok
+
+
+def test_nan_and_shape_never_match() -> None:
+    expected = np.zeros(3, dtype=np.float32)
+    nan = compare_output("y", np.array([0, np.nan, 0], dtype=np.float32), expected, 1, 1)
+    assert not nan.ok and nan.mismatches == 1 and np.isnan(nan.max_abs)
+    shape = compare_output("y", np.zeros(4, dtype=np.float32), expected, 1, 1)
+    assert not shape.ok and "shape" in shape.note
+
+
+def test_expected_outputs_are_computed_on_copies() -> None:
+    ref = load_reference(kernels_dir() / "vectoradd" / "reference.py")
+    sizes, args = make_inputs(ref, {"n": 5}, seed=2)
+    assert sizes == {"n": 5}
+    expected = expected_outputs(ref, args)
+    assert not args["c"].any()  # the output argument is untouched
+    checks = verify(ref, expected, {"c": args["a"] + args["b"]})
+    assert [c.ok for c in checks] == [True]
+    assert [c.ok for c in verify(ref, expected, {})] == [False]  # output missing
+
+
+def test_print_report(capsys: pytest.CaptureFixture[str]) -> None:
+    ok = compare_output("c", np.ones(2), np.ones(2), 0, 0)
+    bad = compare_output("d", np.zeros(2), np.ones(2), 0, 0)
+    console = Console(width=200, force_terminal=False)
+    assert print_report([ok], "t", console) is True
+    assert print_report([ok, bad], "t", console) is False
+    out = capsys.readouterr().out
+    assert "OK" in out and "FAIL" in out
+
+
+def test_parse_defines() -> None:
+    assert parse_defines(["n=13", "m = 0x10"], {"n": 1, "m": 1}) == {"n": 13, "m": 16}
+    with pytest.raises(MclError, match="not a size"):
+        parse_defines(["nn=3"], {"n": 1})
+
+
+def test_format_rate_uses_the_papers_units() -> None:
+    assert format_rate((2e9, "FLOP"), 0.5) == "4 GFLOPS"
+    assert format_rate((1024**3, "B"), 2.0) == "0.5 GB/s"
+    assert format_rate(None, 1.0) == ""
+
+
+def test_broken_references_are_diagnostics(tmp_path: Path) -> None:
+    bad = tmp_path / "reference.py"
+    bad.write_text("FUNCTION = 'f'\n")
+    with pytest.raises(MclError, match="lacks SIZES"):
+        load_reference(bad)
+    bad.write_text("raise RuntimeError('boom')\n")
+    with pytest.raises(MclError, match="boom"):
+        load_reference(bad)
+    with pytest.raises(MclError, match="no numpy reference"):
+        load_reference(tmp_path / "missing.py")
+    ref = load_reference(kernels_dir() / "spmv" / "reference.py")
+    with pytest.raises(MclError, match="inputs"):
+        make_inputs(ref, {"nnz": 10**6}, seed=0)

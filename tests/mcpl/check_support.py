@@ -1,0 +1,77 @@
+"""Helpers for the checker tests (tests/mcpl/test_check_*.py).
+
+Broken kernels in `tests/mcpl/broken/` state the diagnostics they must produce in comment
+lines at their end, in order of position:
+
+    // EXPECT 12:16 error mcpl-aliasing 'a' is passed to 'copy' twice, as arguments 2 and 3, ...
+    // HINT pass a separate copy, or split the call
+
+EXPECT gives line:column, severity, code and the whole message; the optional HINT line
+after it gives the whole hint. The test checks that the checker reports exactly these.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from mcl.diagnostics import Diagnostic
+from mcl.hdl.library import HwdLibrary, load_library
+from mcl.mcpl.check import check_program
+from mcl.mcpl.loader import load_program
+
+HERE = Path(__file__).resolve().parent
+BROKEN = HERE / "broken"
+TEST_HWDS = HERE / "hwd"  # descriptions only these tests use (Fig. 6's `blocked`, `bare`)
+REPO = HERE.parent.parent
+
+_EXPECT = re.compile(r"^//\s*EXPECT\s+(\d+):(\d+)\s+(error|warning)\s+(\S+)\s+(.*)$")
+_HINT = re.compile(r"^//\s*HINT\s+(.*)$")
+
+
+@dataclass
+class Expected:
+    line: int
+    column: int
+    severity: str
+    code: str
+    message: str
+    hint: str | None = None
+
+
+@cache
+def library() -> HwdLibrary:
+    """The bundled descriptions plus the test ones, without $MCL_HWD_PATH."""
+    return load_library([TEST_HWDS], use_env=False)
+
+
+def check_path(path: Path | str, include_dirs: tuple[str, ...] = ()) -> list[Diagnostic]:
+    program = load_program(path, include_dirs, library())
+    return check_program(program, library())
+
+
+def check_text(tmp_path: Path, text: str, name: str = "kernel.mcpl") -> list[Diagnostic]:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return check_path(path)
+
+
+def expectations(path: Path) -> list[Expected]:
+    found: list[Expected] = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        line = line.strip()
+        m = _EXPECT.match(line)
+        if m:
+            found.append(Expected(int(m[1]), int(m[2]), m[3], m[4], m[5]))
+            continue
+        m = _HINT.match(line)
+        if m and found:
+            found[-1].hint = m[1]
+    return found
+
+
+def summary(d: Diagnostic) -> tuple:
+    span = d.span
+    return (span.line if span else 0, span.column if span else 0, d.severity.value, d.code)
