@@ -13,7 +13,7 @@ from mcl.diagnostics import MclError
 from mcl.render import render_diagnostics
 
 # Sub-command modules, in help order. A module missing here is simply not offered.
-COMMANDS = ("hwd", "check", "translate", "run", "codegen", "report")
+COMMANDS = ("hwd", "check", "translate", "run", "codegen", "report", "demo")
 
 
 def build_parser() -> argparse.ArgumentParser:
