@@ -4,11 +4,13 @@ included").
     python benchmarks/bench_check.py [KERNEL] [--repeat N]
 
 Reports, for KERNEL (default kernels/matmul/perfect.mcpl):
-  end to end:     `python -m mcl check KERNEL` as a user runs it: interpreter start-up,
-                  imports, loading the HDL library, parsing, checking, printing;
+  end to end:     `python -m mcl check --no-feedback KERNEL` as a user runs it: interpreter
+                  start-up, imports, loading the HDL library, parsing, checking, printing
+                  (without `--no-feedback` when the feedback stage is not installed);
+  with feedback:  the same with the performance-feedback stage, when there is one;
   load + check:   load_program + check_program in a warm process (library loaded);
   check only:     check_program on an already loaded program.
-It also confirms that the check path imports none of sympy, numpy or pyopencl.
+It also confirms that checking imports none of sympy, numpy or pyopencl.
 """
 
 from __future__ import annotations
@@ -24,25 +26,35 @@ REPO = Path(__file__).resolve().parent.parent
 HEAVY = ("sympy", "numpy", "pyopencl")
 
 _IMPORTS = (
-    "import sys; from mcl.cli import main; main(['check', {path!r}]); "
+    "import sys; from mcl.cli import main; main(['check', *{options!r}, {path!r}]); "
     "print(','.join(m for m in {heavy!r} if m in sys.modules), file=sys.stderr)"
 )
 
 
-def end_to_end(path: Path, repeat: int) -> list[float]:
+def feedback_switch() -> list[str]:
+    """`--no-feedback` when `mcl check` has a feedback stage, else nothing."""
+    out = subprocess.run(
+        [sys.executable, "-m", "mcl", "check", "--help"], capture_output=True, text=True
+    )
+    return ["--no-feedback"] if "--no-feedback" in out.stdout else []
+
+
+def end_to_end(path: Path, repeat: int, options: list[str]) -> list[float]:
     runs = []
     for _ in range(repeat):
         t = time.perf_counter()
         subprocess.run(
-            [sys.executable, "-m", "mcl", "check", str(path)], capture_output=True, check=True
+            [sys.executable, "-m", "mcl", "check", *options, str(path)],
+            capture_output=True,
+            check=True,
         )
         runs.append(time.perf_counter() - t)
     return runs
 
 
-def heavy_imports(path: Path) -> str:
+def heavy_imports(path: Path, options: list[str]) -> str:
     out = subprocess.run(
-        [sys.executable, "-c", _IMPORTS.format(path=str(path), heavy=HEAVY)],
+        [sys.executable, "-c", _IMPORTS.format(options=options, path=str(path), heavy=HEAVY)],
         capture_output=True,
         text=True,
         check=True,
@@ -83,11 +95,14 @@ def main() -> None:
     args = parser.parse_args()
     path = Path(args.kernel)
     load_runs, check_runs = in_process(path, args.repeat * 4)
-    print(f"mcl check {path}")
-    print(_line("end to end", end_to_end(path, args.repeat)))
+    switch = feedback_switch()
+    print(f"mcl check {' '.join(switch)} {path}")
+    print(_line("end to end", end_to_end(path, args.repeat, switch)))
+    if switch:
+        print(_line("with feedback", end_to_end(path, args.repeat, [])))
     print(_line("load + check", load_runs))
     print(_line("check only", check_runs))
-    heavy = heavy_imports(path)
+    heavy = heavy_imports(path, switch)
     print(f"heavy modules imported: {heavy or 'none'} (of {', '.join(HEAVY)})")
 
 

@@ -8,8 +8,9 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from mcl.diagnostics import Diagnostic, Severity
+from mcl.diagnostics import Diagnostic, Severity, Span
 
+TAB_SIZE = 8  # columns per tab stop when a source line is shown
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow", Severity.NOTE: "bold cyan"}
 
 
@@ -21,6 +22,17 @@ def _source_line(path: str, line: int, cache: dict[str, list[str]]) -> str | Non
             cache[path] = []
     lines = cache[path]
     return lines[line - 1] if 0 < line <= len(lines) else None
+
+
+def _marker_columns(src: str, span: Span) -> tuple[int, int]:
+    """Display offset and width of the marker under `span` on line `src`. Spans count a tab
+    as one column; the line is shown with tabs expanded, so the marker is measured on the
+    expanded text to stay under the offending characters."""
+    start = len(src[: span.column - 1].expandtabs(TAB_SIZE))
+    if span.end_line == span.line and span.end_column > span.column:
+        end = len(src[: span.end_column - 1].expandtabs(TAB_SIZE))
+        return start, max(end - start, 1)
+    return start, 1
 
 
 def render_diagnostics(diags: list[Diagnostic], console: Console | None = None) -> None:
@@ -40,13 +52,9 @@ def render_diagnostics(diags: list[Diagnostic], console: Console | None = None) 
             src = _source_line(d.span.file, d.span.line, cache)
             if src is not None:
                 gutter = f"{d.span.line:>5} | "
-                console.print(Text(gutter, style="dim") + Text(src))
-                width = (
-                    d.span.end_column - d.span.column
-                    if d.span.end_line == d.span.line and d.span.end_column > d.span.column
-                    else 1
-                )
-                marker = " " * (d.span.column - 1) + "^" + "~" * (width - 1)
+                console.print(Text(gutter, style="dim") + Text(src.expandtabs(TAB_SIZE)))
+                start, width = _marker_columns(src, d.span)
+                marker = " " * start + "^" + "~" * (width - 1)
                 console.print(Text(" " * (len(gutter) - 2) + "| ", style="dim") + Text(marker, style=_STYLE[d.severity]))
         if d.hint:
             console.print(Text("      = hint: ", style="bold cyan") + Text(d.hint))

@@ -276,5 +276,12 @@ def format_rate(work: tuple[float, str] | None, seconds: float) -> str:
         return ""
     amount, unit = work
     if unit == "FLOP":
-        return f"{amount / seconds / 1e9:.3g} GFLOPS"
-    return f"{amount / seconds / 1024**3:.3g} GB/s"
+        return f"{_three_digits(amount / seconds / 1e9)} GFLOPS"
+    return f"{_three_digits(amount / seconds / 1024**3)} GB/s"
+
+
+def _three_digits(value: float) -> str:
+    """Three significant digits without scientific notation: 0.591, 89.0, 5280."""
+    if value >= 100:
+        return f"{round(value, 3 - len(str(int(value)))):,.0f}"
+    return f"{value:.3g}" if value >= 0.001 else f"{value:.2e}"

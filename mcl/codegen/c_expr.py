@@ -234,7 +234,9 @@ class ExprPrinter:
             self.needs.helpers.add(helper)
             return f"{helper}({pointer}, {operands[0]})"
         if t != INT:
-            raise MclError(error("codegen-atomic", f"{e.func} needs an int or float target", e.span))
+            raise MclError(
+                error("codegen-atomic", f"{e.func} needs an int or float target", e.span)
+            )
         return f"{ATOMICS[e.func]}({', '.join([pointer, *operands])})"
 
     def _user_call(self, e: Call) -> str:

@@ -44,8 +44,19 @@ friend virtual try catch throw explicit mutable nullptr std main
 """.split()
 _VECTOR_TYPES = [
     f"{base}{n}"
-    for base in ("char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "float",
-                 "double", "half")
+    for base in (
+        "char",
+        "uchar",
+        "short",
+        "ushort",
+        "int",
+        "uint",
+        "long",
+        "ulong",
+        "float",
+        "double",
+        "half",
+    )
     for n in (2, 3, 4, 8, 16)
 ]
 RESERVED = frozenset(_C_KEYWORDS + _OPENCL_WORDS + _CPP_WORDS + _VECTOR_TYPES)

@@ -40,11 +40,21 @@ from mcl.mcpl.ast import (
 I = "    "  # noqa: E741 - one indentation step
 
 # MCPL primitive -> C++ type on the host (bool is stored as a byte, as in the buffers).
-CPP_TYPES = {"int": "int", "float": "float", "double": "double", "byte": "unsigned char",
-             "bool": "unsigned char"}
+CPP_TYPES = {
+    "int": "int",
+    "float": "float",
+    "double": "double",
+    "byte": "unsigned char",
+    "bool": "unsigned char",
+}
 # MCPL primitive -> OpenCL API type of a scalar kernel argument.
-CL_ARG_TYPES = {"int": "cl_int", "float": "cl_float", "double": "cl_double", "byte": "cl_uchar",
-                "bool": "cl_uchar"}
+CL_ARG_TYPES = {
+    "int": "cl_int",
+    "float": "cl_float",
+    "double": "cl_double",
+    "byte": "cl_uchar",
+    "bool": "cl_uchar",
+}
 
 
 def cpp_type(element: str) -> str:
@@ -80,7 +90,13 @@ class HarnessFiles:
 
 def emit_harness(g: GeneratedModule) -> HarnessFiles:
     return HarnessFiles(
-        emit_header(g), emit_source(g), emit_main(g), emit_cmake(g), RUNTIME_HEADER, g.opencl, g.name
+        emit_header(g),
+        emit_source(g),
+        emit_main(g),
+        emit_cmake(g),
+        RUNTIME_HEADER,
+        g.opencl,
+        g.name,
     )
 
 
@@ -110,6 +126,9 @@ def emit_header(g: GeneratedModule) -> str:
         "",
         '#include "mcl_opencl.h"',
         "",
+        "#include <map>",
+        "#include <string>",
+        "",
         f"namespace {namespace(g)} {{",
         "",
     ]
@@ -127,9 +146,11 @@ def emit_header(g: GeneratedModule) -> str:
         "struct Module {",
         f"{I}mcl::Context context;",
         f"{I}cl_program program = nullptr;",
+        f"{I}// Programs built for the sizes of private arrays (-D MCL_SIZE_...), by options.",
+        f"{I}std::map<std::string, cl_program> specialised;",
         "};",
         "",
-        "// device_spec as `mcl run --device`: \"P:D\", \"N\", or a name such as \"nvidia\";",
+        '// device_spec as `mcl run --device`: "P:D", "N", or a name such as "nvidia";',
         "// nullptr reads MCL_DEVICE and defaults to the PoCL CPU device.",
         "Module open(const char* device_spec = nullptr);",
         "void close(Module& module);",
@@ -173,8 +194,14 @@ def _host_exprs(f: FunctionPlan) -> list[object]:
 
 def _used_constants(g: GeneratedModule) -> list[Decl]:
     constants = {c.name: c for c in g.constants}
-    todo = [n.name for f in g.functions for item in _host_exprs(f) if not isinstance(item, Launch)
-            for n in walk(item) if isinstance(n, Name)]
+    todo = [
+        n.name
+        for f in g.functions
+        for item in _host_exprs(f)
+        if not isinstance(item, Launch)
+        for n in walk(item)
+        if isinstance(n, Name)
+    ]
     used: set[str] = set()
     while todo:
         name = todo.pop()
@@ -205,9 +232,22 @@ def emit_source(g: GeneratedModule) -> str:
         printer = _printer(g, Scope({}, {}))
         for c in constants:
             printer.scope.declare(Var(c.name, c.type, kind="constant"))
-            out.append(f"constexpr {cpp_type(c.type.name)} {c_name(c.name)} = {printer.expr(c.init)};")  # type: ignore[union-attr,arg-type]
+            out.append(
+                f"constexpr {cpp_type(c.type.name)} {c_name(c.name)} = {printer.expr(c.init)};"
+            )  # type: ignore[union-attr,arg-type]
         out.append("")
     out += [
+        "// The program built with `options` (sizes of private arrays), built once.",
+        "cl_program program_for(Module& module, const std::string& options)",
+        "{",
+        f"{I}if (options.empty()) return module.program;",
+        f"{I}auto found = module.specialised.find(options);",
+        f"{I}if (found != module.specialised.end()) return found->second;",
+        f"{I}cl_program program = mcl::build_program(module.context, opencl_source, options.c_str());",
+        f"{I}module.specialised[options] = program;",
+        f"{I}return program;",
+        "}",
+        "",
         "}  // namespace",
         "",
         "Module open(const char* device_spec)",
@@ -220,6 +260,8 @@ def emit_source(g: GeneratedModule) -> str:
         "",
         "void close(Module& module)",
         "{",
+        f"{I}for (auto& entry : module.specialised) clReleaseProgram(entry.second);",
+        f"{I}module.specialised.clear();",
         f"{I}if (module.program) clReleaseProgram(module.program);",
         f"{I}module.program = nullptr;",
         f"{I}mcl::close_context(module.context);",
@@ -245,7 +287,11 @@ class FunctionWriter:
 
     def lines(self) -> list[str]:
         f = self.f
-        out = [f"// {f.name}{where(f.function.span).replace('  //', ',')}", _signature(self.g, f), "{"]
+        out = [
+            f"// {f.name}{where(f.function.span).replace('  //', ',')}",
+            _signature(self.g, f),
+            "{",
+        ]
         out.append(f"{I}const mcl::Context& ctx = module.context;")
         out.append(f"{I}double seconds = 0.0;")
         out.append(f"{I}// One buffer per array parameter, sized by its MCPL declaration.")
@@ -287,7 +333,11 @@ class FunctionWriter:
         if isinstance(s, IncDec):
             return [f"{pad}{self.x(s.target)}{s.op};{where(s.span)}"]
         if isinstance(s, Block):
-            return [f"{pad}{{", *(x for st in s.stmts for x in self.stmt(st, depth + 1)), f"{pad}}}"]
+            return [
+                f"{pad}{{",
+                *(x for st in s.stmts for x in self.stmt(st, depth + 1)),
+                f"{pad}}}",
+            ]
         if isinstance(s, If):
             out = [f"{pad}if ({self.x(s.cond)}) {{{where(s.span)}", *self.stmt(s.then, depth + 1)]
             if s.orelse is not None:
@@ -296,23 +346,42 @@ class FunctionWriter:
         if isinstance(s, For):
             init = self.stmt(s.init, 0)[0].split("  //")[0].rstrip(";")
             step = self.stmt(s.step, 0)[0].split("  //")[0].rstrip(";")
-            return [f"{pad}for ({init}; {self.x(s.cond)}; {step}) {{{where(s.span)}",
-                    *self.stmt(s.body, depth + 1), f"{pad}}}"]
+            return [
+                f"{pad}for ({init}; {self.x(s.cond)}; {step}) {{{where(s.span)}",
+                *self.stmt(s.body, depth + 1),
+                f"{pad}}}",
+            ]
         raise MclError(error("codegen-host-stmt", f"cannot print {type(s).__name__} on the host"))
 
     def launch(self, k: KernelPlan, depth: int) -> list[str]:
         pad, inner = I * depth, I * (depth + 1)
-        out = [f"{pad}{{  // kernel {k.name}{where(k.span).replace('  //', ',')}",
-               f"{inner}cl_int status;",
-               f'{inner}cl_kernel kernel = clCreateKernel(module.program, "{k.name}", &status);',
-               f'{inner}mcl::check(status, "clCreateKernel({k.name})");']
+        out = [
+            f"{pad}{{  // kernel {k.name}{where(k.span).replace('  //', ',')}",
+            f"{inner}cl_int status;",
+        ]
+        program = "module.program"
+        if k.defines:  # private arrays sized by the kernel's sizes: build for these values
+            parts = " + ".join(
+                '"'
+                + (" " if i else "")
+                + f'-D{m}=" + std::to_string(std::max(1, (int)({self.x(e)})))'
+                for i, (m, e) in enumerate(k.defines)
+            )
+            out.append(f"{inner}const std::string options = {parts};")
+            program = "program_for(module, options)"
+        out += [
+            f'{inner}cl_kernel kernel = clCreateKernel({program}, "{k.name}", &status);',
+            f'{inner}mcl::check(status, "clCreateKernel({k.name})");',
+        ]
         for i, a in enumerate(k.args):
             n = c_name(a.name)
             if a.kind == "buffer":
                 out.append(f"{inner}mcl::set_arg(kernel, {i}, {n}_buffer);")
             elif a.kind == "local":
                 bytes_ = f"sizeof({cpp_type(a.element)}) * (size_t)({self.x(a.size)})"  # type: ignore[arg-type]
-                out.append(f"{inner}mcl::set_local_arg(kernel, {i}, {bytes_});  // __local {a.name}")
+                out.append(
+                    f"{inner}mcl::set_local_arg(kernel, {i}, {bytes_});  // __local {a.name}"
+                )
             elif a.is_struct:
                 out.append(f"{inner}mcl::set_arg(kernel, {i}, {n});")
             else:
@@ -439,11 +508,17 @@ def _main_call(g: GeneratedModule, f: FunctionPlan) -> list[str]:
     for p in f.params:
         if p.is_array:
             t = cpp_type(p.element)
-            lines.append(f'std::vector<{t}> {c_name(p.name)} = input<{t}>("{p.name}", '
-                         f"(long long)({printer.expr(p.size)}));")  # type: ignore[arg-type]
-    args = ["module"] + [f"{c_name(p.name)}.data()" if p.is_array else c_name(p.name) for p in f.params]
+            lines.append(
+                f'std::vector<{t}> {c_name(p.name)} = input<{t}>("{p.name}", '
+                f"(long long)({printer.expr(p.size)}));"
+            )  # type: ignore[arg-type]
+    args = ["module"] + [
+        f"{c_name(p.name)}.data()" if p.is_array else c_name(p.name) for p in f.params
+    ]
     lines.append(f"seconds = {namespace(g)}::{c_name(f.name)}({', '.join(args)});")
-    lines += [f'output("{p.name}", {c_name(p.name)});' for p in f.params if p.is_array and p.written]
+    lines += [
+        f'output("{p.name}", {c_name(p.name)});' for p in f.params if p.is_array and p.written
+    ]
     return lines
 
 

@@ -92,7 +92,9 @@ def evaluate(e: Expr, env: dict[str, Number]) -> Number:
         return e.value
     if isinstance(e, Name):
         if e.name not in env:
-            raise MclError(error("codegen-host-name", f"'{e.name}' has no value on the host", e.span))
+            raise MclError(
+                error("codegen-host-name", f"'{e.name}' has no value on the host", e.span)
+            )
         return env[e.name]
     if isinstance(e, Unary):
         v = evaluate(e.operand, env)
@@ -106,11 +108,17 @@ def evaluate(e: Expr, env: dict[str, Number]) -> Number:
         try:
             return _BINARY[e.op](a, b)
         except ZeroDivisionError as exc:
-            raise MclError(error("codegen-host-division", f"division by zero in a size: {exc}", e.span)) from exc
+            raise MclError(
+                error("codegen-host-division", f"division by zero in a size: {exc}", e.span)
+            ) from exc
     if isinstance(e, Call) and e.func in _CALLS:
         return _CALLS[e.func](*(evaluate(a, env) for a in e.args))
     raise MclError(
-        error("codegen-host-expr", f"cannot compute {type(e).__name__} on the host", getattr(e, "span", None))
+        error(
+            "codegen-host-expr",
+            f"cannot compute {type(e).__name__} on the host",
+            getattr(e, "span", None),
+        )
     )
 
 
@@ -158,7 +166,13 @@ class HostInterpreter:
                 self.stmt(s.body, env)
                 self.stmt(s.step, env)
         else:
-            raise MclError(error("codegen-host-stmt", f"cannot run {type(s).__name__} on the host", getattr(s, "span", None)))
+            raise MclError(
+                error(
+                    "codegen-host-stmt",
+                    f"cannot run {type(s).__name__} on the host",
+                    getattr(s, "span", None),
+                )
+            )
 
     def assign(self, s: Assign, env: dict[str, Number]) -> None:
         name = s.target.name  # type: ignore[union-attr]
@@ -182,8 +196,10 @@ def static_host_values(stmts: Iterable[HostStmt], constants: Iterable[Decl]) -> 
                 pass
     assigned = {
         n.target.name  # type: ignore[union-attr]
-        for s in stmts if not isinstance(s, Launch)
-        for n in walk(s) if isinstance(n, Assign | IncDec) and isinstance(n.target, Name)
+        for s in stmts
+        if not isinstance(s, Launch)
+        for n in walk(s)
+        if isinstance(n, Assign | IncDec) and isinstance(n.target, Name)
     }
     for s in stmts:
         if isinstance(s, Decl) and s.init is not None and s.name not in assigned:

@@ -51,7 +51,11 @@ from mcl.mcpl.ast import (
 )
 
 _MUL = BINARY_PRECEDENCE["*"]
-_ID_FUNCTION = {"work-group": "get_group_id", "work-item": "get_local_id", "global": "get_global_id"}
+_ID_FUNCTION = {
+    "work-group": "get_group_id",
+    "work-item": "get_local_id",
+    "global": "get_global_id",
+}
 
 
 @dataclass(frozen=True)
@@ -90,7 +94,9 @@ def nest_levels(top: Foreach, mapping: OpenCLMapping) -> tuple[list[Level], Stmt
     while True:
         entry = group_mapping(f, mapping)
         body = _stmts(f.body)
-        inner = [s for s in body if isinstance(s, Foreach) and group_mapping(s, mapping).role != "loop"]
+        inner = [
+            s for s in body if isinstance(s, Foreach) and group_mapping(s, mapping).role != "loop"
+        ]
         others = tuple(s for s in body if not (isinstance(s, Foreach) and s in inner))
         if len(inner) == 1 and all(isinstance(s, Decl | ViewDecl) for s in others):
             levels.append(Level(f, entry, others))
@@ -101,8 +107,12 @@ def nest_levels(top: Foreach, mapping: OpenCLMapping) -> tuple[list[Level], Stmt
                 error(
                     "codegen-sibling-foreach",
                     f"the body of this foreach over '{f.group}' holds "
-                    f"{'several foreach statements' if len(inner) > 1 else 'statements besides a foreach'}"
-                    "; code generation needs one foreach nest per kernel",
+                    + (
+                        "several foreach statements"
+                        if len(inner) > 1
+                        else "statements besides a foreach"
+                    )
+                    + "; code generation needs one foreach nest per kernel",
                     f.span,
                     hint="write the phases in one foreach and separate them with a barrier",
                 )
@@ -159,6 +169,7 @@ class KernelEmitter:
         levels, work = nest_levels(top, self.mapping)
         nd = ndrange(levels)
         lines = self.body.lines = []
+        self.body.specialised = []
         with self.body.nested():
             local_args = self._shared_declarations(levels)
             for lv in levels:
@@ -173,27 +184,49 @@ class KernelEmitter:
                 self.body.body(work, 1)
         host_args = self._host_args(top, nd)
         signature = [text for text, _ in self.param_args]
-        signature += [f"const {element_type(Prim(v.type.name))} {v.cname}" for v in host_args]  # type: ignore[union-attr]
-        signature += [f"__local {element_type(v.type.element)}* restrict {v.cname}" for v in local_args]  # type: ignore[union-attr]
         args = [a for _, a in self.param_args]
-        args += [KernelArg(v.name, "host", v.type.name) for v in host_args]  # type: ignore[union-attr]
-        args += [
-            KernelArg(v.name, "local", _element_name(v.type.element), product(flat_dims(v.type)),  # type: ignore[union-attr]
-                      is_struct=isinstance(v.type.element, NamedType))  # type: ignore[union-attr]
-            for v in local_args
-        ]
+        for v in host_args:
+            assert isinstance(v.type, Prim)
+            signature.append(f"const {element_type(v.type)} {v.cname}")
+            args.append(KernelArg(v.name, "host", v.type.name))
+        for v in local_args:
+            assert isinstance(v.type, ArrayType)
+            element = v.type.element
+            signature.append(f"__local {element_type(element)}* restrict {v.cname}")
+            size = product(flat_dims(v.type))
+            args.append(
+                KernelArg(v.name, "local", element.name, size, isinstance(element, NamedType))
+            )
         attribute = self._work_group_size_attribute(nd)
-        header = f"__kernel{attribute} void {name}(\n" + ",\n".join(f"{INDENT}{s}" for s in signature) + ")"
-        text = f"// {self.function.name}{where(top.span).replace('  //', ',')}\n{header}\n{{\n" + "\n".join(lines) + "\n}\n"
-        plan = KernelPlan(name, self.function.name, tuple(args), nd.groups, nd.local, top.span)
+        header = (
+            f"__kernel{attribute} void {name}(\n"
+            + ",\n".join(f"{INDENT}{s}" for s in signature)
+            + ")"
+        )
+        defines = tuple(self.body.specialised)
+        text = f"// {self.function.name}{where(top.span).replace('  //', ',')}\n"
+        for macro, size in defines:
+            # Set by the host with -D when it builds the kernel for the sizes it runs with.
+            text += (
+                f"#ifndef {macro}\n#define {macro} 1  // = {_mcpl(size)}, set with "
+                f"-D {macro}=... when the kernel is built\n#endif\n"
+            )
+        text += f"{header}\n{{\n" + "\n".join(lines) + "\n}\n"
+        plan = KernelPlan(
+            name, self.function.name, tuple(args), nd.groups, nd.local, top.span, defines
+        )
         return text, plan
 
     # ------------------------------------------------------------------ parts
     def _index_declaration(self, lv: Level, levels: list[Level]) -> None:
-        same = [x for x in levels if (x.mapping.role, x.mapping.dim) == (lv.mapping.role, lv.mapping.dim)]
+        same = [
+            x
+            for x in levels
+            if (x.mapping.role, x.mapping.dim) == (lv.mapping.role, lv.mapping.dim)
+        ]
         k = same.index(lv)
         linear = f"(int){_ID_FUNCTION[lv.mapping.role]}({lv.mapping.dim})"
-        inner = product([x.foreach.count for x in same[k + 1:]])
+        inner = product([x.foreach.count for x in same[k + 1 :]])
         text = linear
         if k + 1 < len(same):
             text += f" / {self.printer.wrap(inner, _MUL + 1)}"
@@ -231,16 +264,23 @@ class KernelEmitter:
                         )
                     )
                 if not isinstance(d.type, ArrayType):
+                    assert isinstance(d.type, Prim | NamedType)
                     var = scope.declare(Var(d.name, d.type, "local", space))
-                    self.body.line(1, f"__local {element_type(d.type)} {var.cname};", d.span)  # type: ignore[arg-type]
+                    self.body.line(1, f"__local {element_type(d.type)} {var.cname};", d.span)
                 elif self._is_constant(flat_dims(d.type)):
                     var = scope.declare(Var(d.name, d.type, "local", space))
                     size = self.printer.expr(product(flat_dims(d.type)))
-                    self.body.line(1, f"__local {element_type(d.type.element)} {var.cname}[{size}];", d.span)
+                    self.body.line(
+                        1, f"__local {element_type(d.type.element)} {var.cname}[{size}];", d.span
+                    )
                 else:
                     var = scope.declare(Var(d.name, d.type, "local", space, kind="param"))
                     dynamic.append(var)
-                    self.body.line(1, f"// {var.cname}: __local memory sized by the host (kernel argument)", d.span)
+                    self.body.line(
+                        1,
+                        f"// {var.cname}: __local memory sized by the host (kernel argument)",
+                        d.span,
+                    )
                 if d.view is not None:
                     self.body.view(var, d.view, 1, d.span)
         return dynamic
@@ -266,10 +306,6 @@ class KernelEmitter:
         if all(s is not None for s in sizes):
             return f" __attribute__((reqd_work_group_size({', '.join(map(str, sizes))})))"
         return ""
-
-
-def _element_name(t: Prim | NamedType) -> str:
-    return t.name
 
 
 def _mcpl(e: Expr) -> str:

@@ -64,7 +64,7 @@ def linear_offset(indices: list[Expr], dims: list[Expr]) -> Expr:
     offset: Expr = IntLit(0)
     for k, idx in enumerate(indices):
         offset = _add(_mul(offset, dims[k]) if k else offset, idx)
-    return _mul(offset, product(dims[len(indices):])) if len(indices) < len(dims) else offset
+    return _mul(offset, product(dims[len(indices) :])) if len(indices) < len(dims) else offset
 
 
 def remaining_type(t: ArrayType, nr_indices: int) -> ArrayType | None:

@@ -28,10 +28,9 @@ Several foreach statements over par_groups of one role and dimension share that 
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
-
-import tomllib
 
 from mcl.diagnostics import MclError, Span, did_you_mean, error
 from mcl.hdl.model import HardwareDescription
@@ -124,7 +123,9 @@ def parse_mapping(data: dict, file: str, hwd: HardwareDescription | None = None)
     if device_type not in DEVICE_TYPES:
         problems.append(f"device_type: '{device_type}' is not one of {', '.join(DEVICE_TYPES)}")
 
-    groups = {k: _par_group(k, v, problems) for k, v in _table(data, "par_groups", problems).items()}
+    groups = {
+        k: _par_group(k, v, problems) for k, v in _table(data, "par_groups", problems).items()
+    }
     spaces = {k: _space(k, v, problems) for k, v in _table(data, "spaces", problems).items()}
 
     if hwd is not None:
@@ -175,7 +176,7 @@ def _unknown_keys(table: dict, allowed: set[str], where: str, problems: list[str
 def _par_group(name: str, entry: object, problems: list[str]) -> ParGroupMapping | None:
     where = f"par_groups.{name}"
     if not isinstance(entry, dict):
-        problems.append(f"{where}: expected a table such as {{ role = \"work-item\", dim = 0 }}")
+        problems.append(f'{where}: expected a table such as {{ role = "work-item", dim = 0 }}')
         return None
     _unknown_keys(entry, {"role", "dim", "group_size"}, where + ".", problems)
     role = entry.get("role")
@@ -199,7 +200,7 @@ def _par_group(name: str, entry: object, problems: list[str]) -> ParGroupMapping
 def _space(name: str, entry: object, problems: list[str]) -> SpaceMapping | None:
     where = f"spaces.{name}"
     if not isinstance(entry, dict):
-        problems.append(f"{where}: expected a table such as {{ address_space = \"global\" }}")
+        problems.append(f'{where}: expected a table such as {{ address_space = "global" }}')
         return None
     _unknown_keys(entry, {"address_space", "barrier"}, where + ".", problems)
     address_space = entry.get("address_space")

@@ -16,6 +16,7 @@ become OpenCL functions, specialised per address space of their pointer paramete
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -117,12 +118,14 @@ def codegen_input(program: Any, target: str, library: Any) -> CodegenInput:
 
 
 def _access(program: Any) -> dict[str, dict[str, str]]:
-    """Read/write modes from the checker (`infer_access`); without a program (a lone
-    module in tests) every array counts as read and written, which is always correct."""
-    if not hasattr(program, "main"):
-        return {}
+    """Read/write modes of every parameter from the checker (paper 4.3: "the compiler can
+    automatically infer which variables are constant or written"); a lone module is a
+    program of one module."""
     from mcl.mcpl.check import infer_access
+    from mcl.mcpl.loader import Program
 
+    if not hasattr(program, "main"):
+        program = Program(main=program, modules={program.name or "main": program})
     modes = infer_access(program)
     return {getattr(f, "name", f): dict(params) for f, params in modes.items()}
 
@@ -136,7 +139,11 @@ def resolve_hwd_constants(module: Module, library: Any) -> Module:
         value = library.get(node.path[0]).value(node.path)
         if isinstance(value, Quantity):
             value = value.value
-        if isinstance(value, bool) or not isinstance(value, int | float) or value != value or value in (float("inf"),):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+        ):
             raise MclError(
                 error(
                     "codegen-hwd-constant",
@@ -188,12 +195,19 @@ class ModuleEmitter:
             "" if self.uses_double else "f",
         )
 
+    def kernel_functions(self) -> list[Function]:
+        """Functions with foreach statements at the target level; kernels written for
+        another branch of the hierarchy (left unchanged by the translation) are not ours."""
+        return [
+            f for f in self.source.module.functions if has_foreach(f) and f.hwd == self.hwd.name
+        ]
+
     # ------------------------------------------------------------------ module
     def emit(self, only: set[str] | None = None) -> GeneratedModule:
         plans: list[FunctionPlan] = []
         kernel_texts: list[str] = []
-        for f in self.source.module.functions:
-            if has_foreach(f) and (only is None or f.name in only):
+        for f in self.kernel_functions():
+            if only is None or f.name in only:
                 plan, texts = self.function(f)
                 plans.append(plan)
                 kernel_texts += texts
@@ -241,8 +255,12 @@ class ModuleEmitter:
         for c in self.source.constants:
             if c.name in used:
                 if c.init is None:
-                    raise MclError(error("codegen-constant", f"constant '{c.name}' has no value", c.span))
-                lines.append(f"#define {Var(c.name, c.type).cname} ({printer.expr(c.init)}){where(c.span)}")
+                    raise MclError(
+                        error("codegen-constant", f"constant '{c.name}' has no value", c.span)
+                    )
+                lines.append(
+                    f"#define {Var(c.name, c.type).cname} ({printer.expr(c.init)}){where(c.span)}"
+                )
         return ["\n".join(lines) + "\n"] if lines else []
 
     def struct_texts(self) -> list[str]:
@@ -251,8 +269,12 @@ class ModuleEmitter:
         for t in self.source.types.values():
             if t.params:
                 raise MclError(
-                    error("codegen-type-params", f"type '{t.name}' has parameters; code "
-                          "generation needs types of a fixed size", t.span)
+                    error(
+                        "codegen-type-params",
+                        f"type '{t.name}' has parameters; code "
+                        "generation needs types of a fixed size",
+                        t.span,
+                    )
                 )
             fields = []
             for d in t.fields:
@@ -261,13 +283,17 @@ class ModuleEmitter:
                     fields.append(f"{INDENT}{element_type(d.type.element)} {d.name}[{size}];")
                 else:
                     fields.append(f"{INDENT}{element_type(d.type)} {d.name};")  # type: ignore[arg-type]
-            texts.append(f"typedef struct {{{where(t.span)}\n" + "\n".join(fields) + f"\n}} {t.name};\n")
+            texts.append(
+                f"typedef struct {{{where(t.span)}\n" + "\n".join(fields) + f"\n}} {t.name};\n"
+            )
         return texts
 
     # ------------------------------------------------------------------ kernels
     def function(self, f: Function) -> tuple[FunctionPlan, list[str]]:
         if f.ret != Prim("void"):
-            raise MclError(error("codegen-kernel-result", f"kernel '{f.name}' must return void", f.span))
+            raise MclError(
+                error("codegen-kernel-result", f"kernel '{f.name}' must return void", f.span)
+            )
         scope = self.base_scope()
         modes = self.source.access.get(f.name, {})
         params: list[ParamPlan] = []
@@ -277,29 +303,47 @@ class ModuleEmitter:
             space, address_space = self.spaces.resolve(p.spaces, is_array, p.span)
             element_t = p.type.element if isinstance(p.type, ArrayType) else p.type
             is_struct = isinstance(element_t, NamedType)
-            var = scope.declare(Var(p.name, p.type, address_space if is_array else "private", space, kind="param"))
+            var = scope.declare(
+                Var(p.name, p.type, address_space if is_array else "private", space, kind="param")
+            )
             if is_array:
                 if address_space not in ("global", "constant"):
                     raise MclError(
-                        error("codegen-param-space", f"array parameter '{p.name}' is in memory space "
-                              f"'{space}', which {self.mapping.file} maps to {address_space} memory; "
-                              "kernel arrays must be __global or __constant", p.span)
+                        error(
+                            "codegen-param-space",
+                            f"array parameter '{p.name}' is in memory space "
+                            f"'{space}', which {self.mapping.file} maps to {address_space} memory; "
+                            "kernel arrays must be __global or __constant",
+                            p.span,
+                        )
                     )
                 mode = modes.get(p.name, "rw") or "r"
                 const = "const " if "w" not in mode else ""
                 text = f"__{address_space} {const}{element_type(element_t, True)}* restrict {var.cname}"
                 size = product(flat_dims(p.type))  # type: ignore[arg-type]
-                params.append(ParamPlan(p.name, element_t.name, True, size, mode, is_struct, address_space))
-                param_args.append((text, KernelArg(p.name, "buffer", element_t.name, size, is_struct)))
+                params.append(
+                    ParamPlan(p.name, element_t.name, True, size, mode, is_struct, address_space)
+                )
+                param_args.append(
+                    (text, KernelArg(p.name, "buffer", element_t.name, size, is_struct))
+                )
             else:
                 if "w" in modes.get(p.name, ""):
                     raise MclError(
-                        error("codegen-written-scalar", f"kernel '{f.name}' writes its scalar "
-                              f"parameter '{p.name}'; a kernel can only return results in arrays", p.span)
+                        error(
+                            "codegen-written-scalar",
+                            f"kernel '{f.name}' writes its scalar "
+                            f"parameter '{p.name}'; a kernel can only return results in arrays",
+                            p.span,
+                        )
                     )
-                params.append(ParamPlan(p.name, element_t.name, False, None, "r", is_struct, "private"))
+                params.append(
+                    ParamPlan(p.name, element_t.name, False, None, "r", is_struct, "private")
+                )
                 text = f"const {element_type(element_t, True)} {var.cname}"  # no bool arguments
-                param_args.append((text, KernelArg(p.name, "scalar", element_t.name, None, is_struct)))
+                param_args.append(
+                    (text, KernelArg(p.name, "scalar", element_t.name, None, is_struct))
+                )
         host_body, nests, host_vars = split_host(f)
         for hv in host_vars.values():
             scope.declare(hv)
@@ -308,7 +352,9 @@ class ModuleEmitter:
         emitter = KernelEmitter(f, self.mapping, body, param_args, host_vars, static)
         texts, kernels = [], []
         for k, nest in enumerate(nests):
-            name = Var(f.name, f.ret).cname if len(nests) == 1 else f"{Var(f.name, f.ret).cname}_{k}"
+            name = (
+                Var(f.name, f.ret).cname if len(nests) == 1 else f"{Var(f.name, f.ret).cname}_{k}"
+            )
             text, plan = emitter.emit(name, nest)
             texts.append(text)
             kernels.append(plan)
@@ -327,7 +373,7 @@ class ModuleEmitter:
         (and the functions those call), plus the list of functions emitted."""
         done: dict[tuple[str, tuple[str, ...]], str] = {}
         prototypes: list[str] = []
-        emitted: list[Function] = [f for f in self.source.module.functions if has_foreach(f)]
+        emitted: list[Function] = self.kernel_functions()
         while pending := sorted(self.needs.instances - set(done)):
             for instance in pending:
                 f = self.source.functions[instance[0]]
@@ -339,11 +385,22 @@ class ModuleEmitter:
 
     def helper(self, f: Function, spaces: tuple[str, ...]) -> tuple[str, str]:
         if has_foreach(f):
-            raise MclError(error("codegen-nested-kernel", f"function '{f.name}' has foreach "
-                                 "statements and cannot be called from a kernel", f.span))
+            raise MclError(
+                error(
+                    "codegen-nested-kernel",
+                    f"function '{f.name}' has foreach "
+                    "statements and cannot be called from a kernel",
+                    f.span,
+                )
+            )
         if signature_only(f):
-            raise MclError(error("codegen-library-function", f"library function '{f.name}' has "
-                                 "no OpenCL built-in of that name", f.span))
+            raise MclError(
+                error(
+                    "codegen-library-function",
+                    f"library function '{f.name}' has no OpenCL built-in of that name",
+                    f.span,
+                )
+            )
         scope = self.base_scope()
         modes = self.source.access.get(f.name, {})
         pointer_spaces = iter(spaces)
@@ -351,10 +408,14 @@ class ModuleEmitter:
         for p in f.params:
             if by_reference(p, modes):
                 address_space = next(pointer_spaces)
-                var = scope.declare(Var(p.name, p.type, address_space, None, by_pointer=True, kind="param"))
+                var = scope.declare(
+                    Var(p.name, p.type, address_space, None, by_pointer=True, kind="param")
+                )
                 element_t = p.type.element if isinstance(p.type, ArrayType) else p.type
                 qualifier = "" if address_space == "private" else f"__{address_space} "
-                params.append(f"{qualifier}{element_type(element_t, address_space != 'private')}* {var.cname}")  # type: ignore[arg-type]
+                params.append(
+                    f"{qualifier}{element_type(element_t, address_space != 'private')}* {var.cname}"
+                )  # type: ignore[arg-type]
             else:
                 var = scope.declare(Var(p.name, p.type, "private", None, kind="param"))
                 params.append(f"{element_type(p.type)} {var.cname}")  # type: ignore[arg-type]
@@ -363,9 +424,29 @@ class ModuleEmitter:
         body = BodyEmitter(self.printer(scope), self.mapping, self.spaces)
         for s in f.body.stmts:
             if isinstance(s, Barrier):
-                raise MclError(error("codegen-barrier", "barriers stand in kernels, not in called functions", s.span))
+                raise MclError(
+                    error(
+                        "codegen-barrier",
+                        "barriers stand in kernels, not in called functions",
+                        s.span,
+                    )
+                )
         body.body(f.body, 1)
-        text = f"// {f.name}{where(f.span).replace('  //', ',')}\n{signature}\n{{\n" + "\n".join(body.lines) + "\n}\n"
+        if body.specialised:
+            raise MclError(
+                error(
+                    "codegen-private-array-size",
+                    f"function '{f.name}' declares a "
+                    "private array whose size depends on its parameters; OpenCL "
+                    "needs a constant size there",
+                    f.span,
+                )
+            )
+        text = (
+            f"// {f.name}{where(f.span).replace('  //', ',')}\n{signature}\n{{\n"
+            + "\n".join(body.lines)
+            + "\n}\n"
+        )
         return signature, text
 
 
@@ -384,8 +465,14 @@ def split_host(f: Function) -> tuple[tuple[HostStmt, ...], list[Foreach], dict[s
             return Launch(len(nests) - 1, s.span)
         if isinstance(s, Decl):
             if isinstance(s.type, ArrayType) or isinstance(s.type, NamedType):
-                raise MclError(error("codegen-host-decl", f"'{s.name}' is declared outside all "
-                                     "foreach statements; only scalars can live on the host", s.span))
+                raise MclError(
+                    error(
+                        "codegen-host-decl",
+                        f"'{s.name}' is declared outside all "
+                        "foreach statements; only scalars can live on the host",
+                        s.span,
+                    )
+                )
             host_vars[s.name] = Var(s.name, s.type, "private", None, kind="host")
             return s
         if isinstance(s, Assign | IncDec):
@@ -400,9 +487,16 @@ def split_host(f: Function) -> tuple[tuple[HostStmt, ...], list[Foreach], dict[s
                 host_vars[s.init.name] = Var(s.init.name, s.init.type, "private", None, kind="host")
             return For(s.init, s.cond, s.step, host(s.body), span=s.span)  # type: ignore[arg-type]
         if isinstance(s, Return) and s.value is None:
-            raise MclError(error("codegen-host-return", "return outside foreach is not supported", s.span))
-        raise MclError(error("codegen-host-stmt", f"{type(s).__name__} outside all foreach "
-                             "statements cannot run on the host", getattr(s, "span", None)))
+            raise MclError(
+                error("codegen-host-return", "return outside foreach is not supported", s.span)
+            )
+        raise MclError(
+            error(
+                "codegen-host-stmt",
+                f"{type(s).__name__} outside all foreach statements cannot run on the host",
+                getattr(s, "span", None),
+            )
+        )
 
     body = tuple(host(s) for s in f.body.stmts)
     return body, nests, host_vars
@@ -411,22 +505,37 @@ def split_host(f: Function) -> tuple[tuple[HostStmt, ...], list[Foreach], dict[s
 # ---------------------------------------------------------------------- entry points
 
 
-def generate_module(program: Any, target: str, library: Any, mapping: OpenCLMapping | None = None,
-                    only: set[str] | None = None) -> GeneratedModule:
+def generate_module(
+    program: Any,
+    target: str,
+    library: Any,
+    mapping: OpenCLMapping | None = None,
+    only: set[str] | None = None,
+) -> GeneratedModule:
     """OpenCL source and launch plans for every function with foreach statements of the
     main module of `program` (a loader Program or a Module), at leaf `target`."""
     is_leaf = getattr(library, "is_leaf", None)
     if is_leaf is not None and not is_leaf(target):
-        raise MclError(error("codegen-not-leaf", f"'{target}' is not a leaf description; code is "
-                             "generated from leaves only (paper 4.4)",
-                             hint="pick one of: " + ", ".join(n for n in library.names() if is_leaf(n))))
+        raise MclError(
+            error(
+                "codegen-not-leaf",
+                f"'{target}' is not a leaf description; code is "
+                "generated from leaves only (paper 4.4)",
+                hint="pick one of: " + ", ".join(n for n in library.names() if is_leaf(n)),
+            )
+        )
     hwd = library.get(target)
     source = codegen_input(program, target, library)
     return ModuleEmitter(source, hwd, mapping or load_mapping(hwd)).emit(only)
 
 
-def emit_opencl(function: Function, program: Any, target_hwd: HardwareDescription,
-                mapping: OpenCLMapping, library: Any = None) -> str:
+def emit_opencl(
+    function: Function,
+    program: Any,
+    target_hwd: HardwareDescription,
+    mapping: OpenCLMapping,
+    library: Any = None,
+) -> str:
     """The OpenCL source for one leaf-level MCPL function (its kernels, the functions they
     call, the constants and types they use)."""
     if library is None:

@@ -52,8 +52,8 @@ class KernelArg:
 
 @dataclass(frozen=True)
 class KernelPlan:
-    """A generated kernel: its name, arguments, and the NDRange per dimension as numbers
-    of work-groups and work-group sizes (global size = groups * local)."""
+    """A generated kernel: its name, arguments, the NDRange per dimension as numbers of
+    work-groups and work-group sizes (global size = groups * local), and build macros."""
 
     name: str
     function: str
@@ -61,6 +61,9 @@ class KernelPlan:
     groups: tuple[Expr, ...]
     local: tuple[Expr, ...]
     span: Span | None = None
+    # Macros the host defines when it builds the kernel (`-D NAME=value`): sizes of
+    # private arrays that depend on the kernel's sizes.
+    defines: tuple[tuple[str, Expr], ...] = ()
 
 
 @dataclass(frozen=True)

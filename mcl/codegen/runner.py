@@ -5,8 +5,10 @@ kernel time from OpenCL profiling events.
 
 Device selection (`--device SPEC`): by default the PoCL CPU device (pocl-binary-
 distribution ships it, so tests run anywhere); `SPEC` picks another one: `P:D` (platform
-and device index), `N` (index in the list of all devices), or a case-insensitive
-substring of the platform, vendor, device name or type (`nvidia`, `gpu`).
+and device index), `N` (index in the list of all devices), a case-insensitive substring
+of the platform, vendor, device name or type (`nvidia`, `gpu`), or `auto`: the first
+device of the type the leaf's mapping prefers (`device_type`: a GPU for fermi), else the
+default.
 """
 
 from __future__ import annotations
@@ -43,7 +45,9 @@ class DeviceInfo:
     kind: str
 
     def __str__(self) -> str:
-        return f"{self.platform_index}:{self.device_index} {self.name} ({self.kind}, {self.platform})"
+        return (
+            f"{self.platform_index}:{self.device_index} {self.name} ({self.kind}, {self.platform})"
+        )
 
 
 def device_kind(type_bits: int) -> str:
@@ -69,21 +73,36 @@ def list_devices() -> list[tuple[DeviceInfo, Any]]:
             continue
         for d_index, device in enumerate(devices):
             info = DeviceInfo(
-                len(found), p_index, d_index, platform.name.strip(), device.name.strip(),
+                len(found),
+                p_index,
+                d_index,
+                platform.name.strip(),
+                device.name.strip(),
                 device_kind(device.type),
             )
             found.append((info, device))
     return found
 
 
-def select_device(spec: str | None = None) -> Any:
+def select_device(spec: str | None = None, preferred_type: str | None = None) -> Any:
     """The OpenCL device named by `spec` (see the module docstring); `None` reads the
-    environment variable MCL_DEVICE and defaults to the PoCL CPU device."""
+    environment variable MCL_DEVICE and defaults to the PoCL CPU device. `auto` picks the
+    first device of `preferred_type`, the device type the leaf's mapping prefers."""
     spec = spec if spec is not None else os.environ.get(DEVICE_ENV) or None
     devices = list_devices()
     if not devices:
-        raise MclError(error("run-no-opencl", "no OpenCL device found",
-                             hint="install an OpenCL driver (pip install pocl-binary-distribution)"))
+        raise MclError(
+            error(
+                "run-no-opencl",
+                "no OpenCL device found",
+                hint="install an OpenCL driver (pip install pocl-binary-distribution)",
+            )
+        )
+    if spec == "auto":
+        for info, device in devices:
+            if preferred_type in (info.kind, "all"):
+                return device
+        spec = None
     if spec is None:
         for info, device in devices:
             if "portable computing language" in info.platform.lower() and info.kind == "cpu":
@@ -105,8 +124,11 @@ def select_device(spec: str | None = None) -> Any:
             if needle in haystack:
                 return device
     raise MclError(
-        error("run-unknown-device", f"no OpenCL device matches '{spec}'",
-              hint="devices: " + "; ".join(str(info) for info, _ in devices))
+        error(
+            "run-unknown-device",
+            f"no OpenCL device matches '{spec}'",
+            hint="devices: " + "; ".join(str(info) for info, _ in devices),
+        )
     )
 
 
@@ -137,29 +159,37 @@ class Session:
         self.queue = cl.CommandQueue(
             self.context, properties=cl.command_queue_properties.PROFILING_ENABLE
         )
-        self.program = self._build()
-        self.kernels = {k.name: getattr(self.program, k.name)
-                        for f in generated.functions for k in f.kernels}
+        # Programs by build options: kernels with private arrays sized by the kernel's sizes
+        # are built for the values they run with (KernelPlan.defines).
+        self.programs = {"": self._build(())}
+        self.kernels: dict[tuple[str, str], Any] = {}
 
-    def _build(self) -> Any:
+    def _build(self, options: tuple[str, ...]) -> Any:
         cl = _cl()
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # compiler chatter is not the user's problem
-                return cl.Program(self.context, self.generated.opencl).build()
+                return cl.Program(self.context, self.generated.opencl).build(options=list(options))
         except cl.RuntimeError as exc:
             raise MclError(
-                error("run-build", f"the OpenCL compiler of {describe(self.device)} rejected the "
-                      f"generated code for {self.generated.target}:\n{exc}",
-                      hint="this is a bug in mcl's code generation; please report it")
+                error(
+                    "run-build",
+                    f"the OpenCL compiler of {describe(self.device)} rejected the "
+                    f"generated code for {self.generated.target}:\n{exc}",
+                    hint="this is a bug in mcl's code generation; please report it",
+                )
             ) from exc
 
     def run(self, function: str, args: dict[str, Any], repeat: int = 1) -> RunResult:
         plan = self.generated.function(function)
         if plan is None:
             names = ", ".join(f.name for f in self.generated.functions) or "none"
-            raise MclError(error("run-unknown-function", f"no kernel function '{function}' "
-                                 f"(functions with foreach statements: {names})"))
+            raise MclError(
+                error(
+                    "run-unknown-function",
+                    f"no kernel function '{function}' (functions with foreach statements: {names})",
+                )
+            )
         env = self._environment(plan, args)
         arrays = {p.name: self._array(p, args, env) for p in plan.params if p.is_array}
         buffers = {name: self._buffer(a, plan.param(name)) for name, a in arrays.items()}
@@ -187,6 +217,15 @@ class Session:
         return RunResult(outputs, times, describe(self.device))
 
     # ------------------------------------------------------------------ parts
+    def _kernel(self, k: KernelPlan, env: dict[str, Number]) -> Any:
+        options = build_options(k, env)
+        key = " ".join(options)
+        if key not in self.programs:
+            self.programs[key] = self._build(options)
+        if (key, k.name) not in self.kernels:
+            self.kernels[key, k.name] = getattr(self.programs[key], k.name)
+        return self.kernels[key, k.name]
+
     def _environment(self, plan: FunctionPlan, args: dict[str, Any]) -> dict[str, Number]:
         env: dict[str, Number] = {}
         for c in self.generated.constants:
@@ -197,8 +236,11 @@ class Session:
                     pass  # a constant the host does not need
         for p in plan.params:
             if p.name not in args:
-                raise MclError(error("run-missing-argument", f"no value for parameter '{p.name}' "
-                                     f"of {plan.name}"))
+                raise MclError(
+                    error(
+                        "run-missing-argument", f"no value for parameter '{p.name}' of {plan.name}"
+                    )
+                )
             if not p.is_array and not p.is_struct:
                 value = args[p.name]
                 env[p.name] = int(value) if p.element in ("int", "byte") else float(value)
@@ -208,8 +250,12 @@ class Session:
         value = np.asarray(args[p.name])
         expected = int(evaluate(p.size, env)) if p.size is not None else value.size
         if value.size != expected:
-            raise MclError(error("run-array-size", f"array '{p.name}' has {value.size} elements; its "
-                                 f"declaration needs {expected}"))
+            raise MclError(
+                error(
+                    "run-array-size",
+                    f"array '{p.name}' has {value.size} elements; its declaration needs {expected}",
+                )
+            )
         dtype = value.dtype if p.is_struct else numpy_dtype(p.element)
         return np.ascontiguousarray(value, dtype=dtype).reshape(-1)
 
@@ -218,8 +264,9 @@ class Session:
         flags = cl.mem_flags.READ_ONLY if not p.written else cl.mem_flags.READ_WRITE
         return cl.Buffer(self.context, flags, size=max(a.nbytes, 1))
 
-    def _launch(self, k: KernelPlan, env: dict[str, Number], buffers: dict[str, Any],
-                args: dict[str, Any]) -> Any:
+    def _launch(
+        self, k: KernelPlan, env: dict[str, Number], buffers: dict[str, Any], args: dict[str, Any]
+    ) -> Any:
         cl = _cl()
         groups = [int(evaluate(g, env)) for g in k.groups]
         local = [int(evaluate(s, env)) for s in k.local]
@@ -227,10 +274,16 @@ class Session:
             return None  # a foreach with no units: nothing to run
         limit = self.device.max_work_group_size
         if int(np.prod(local)) > limit:
-            raise MclError(error("run-work-group-size", f"kernel {k.name} needs work-groups of "
-                                 f"{'x'.join(map(str, local))} work-items; {describe(self.device)} "
-                                 f"allows {limit}", k.span))
-        kernel = self.kernels[k.name]
+            raise MclError(
+                error(
+                    "run-work-group-size",
+                    f"kernel {k.name} needs work-groups of "
+                    f"{'x'.join(map(str, local))} work-items; {describe(self.device)} "
+                    f"allows {limit}",
+                    k.span,
+                )
+            )
+        kernel = self._kernel(k, env)
         for i, a in enumerate(k.args):
             if a.kind == "buffer":
                 kernel.set_arg(i, buffers[a.name])
@@ -247,8 +300,18 @@ class Session:
         return cl.enqueue_nd_range_kernel(self.queue, kernel, global_size, local)
 
 
-def run_function(generated: GeneratedModule, function: str, args: dict[str, Any],
-                 device: Any = None, repeat: int = 1) -> RunResult:
+def build_options(k: KernelPlan, env: dict[str, Number]) -> tuple[str, ...]:
+    """`-D MCL_SIZE_x=value` for each private array size the kernel leaves to the host."""
+    return tuple(f"-D{macro}={max(1, int(evaluate(size, env)))}" for macro, size in k.defines)
+
+
+def run_function(
+    generated: GeneratedModule,
+    function: str,
+    args: dict[str, Any],
+    device: Any = None,
+    repeat: int = 1,
+) -> RunResult:
     """Build `generated` on `device` (default: PoCL CPU) and run `function` with `args`
     (numpy arrays and Python scalars by parameter name)."""
     return Session(generated, device).run(function, args, repeat)

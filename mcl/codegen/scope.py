@@ -126,7 +126,9 @@ class Scope:
         if isinstance(e, Index):
             base_t = self.type_of(e.base)
             if not isinstance(base_t, ArrayType):
-                raise MclError(error("codegen-index", "indexing a value that is not an array", e.span))
+                raise MclError(
+                    error("codegen-index", "indexing a value that is not an array", e.span)
+                )
             rest = remaining_type(base_t, len(e.indices))
             return rest if rest is not None else base_t.element
         if isinstance(e, Field):

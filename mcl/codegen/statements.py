@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mcl.codegen.c_expr import ExprPrinter
-from mcl.codegen.c_names import opencl_type
+from mcl.codegen.c_names import c_name, opencl_type
 from mcl.codegen.layout import flat_dims, product
 from mcl.codegen.mapping import FENCE_FLAGS, OpenCLMapping
 from mcl.codegen.scope import Var
@@ -72,7 +72,9 @@ class SpaceResolver:
     array_default: str | None
     scalar_default: str | None
 
-    def resolve(self, spaces: tuple[str, ...], is_array: bool, span: Span | None) -> tuple[str | None, str]:
+    def resolve(
+        self, spaces: tuple[str, ...], is_array: bool, span: Span | None
+    ) -> tuple[str | None, str]:
         space = spaces[0] if spaces else (self.array_default if is_array else self.scalar_default)
         if space is None:
             return None, "private"
@@ -97,6 +99,8 @@ class BodyEmitter:
     mapping: OpenCLMapping
     spaces: SpaceResolver
     lines: list[str] = field(default_factory=list)
+    # Macros for private array sizes the host sets at build time, with their size.
+    specialised: list[tuple[str, Expr]] = field(default_factory=list)
 
     # ------------------------------------------------------------------ helpers
     def line(self, indent: int, text: str, span: Span | None = None) -> None:
@@ -161,7 +165,13 @@ class BodyEmitter:
             self.body(s, indent + 1)
             self.line(indent, "}")
         else:
-            raise MclError(error("codegen-stmt", f"cannot generate code for {type(s).__name__}", getattr(s, "span", None)))
+            raise MclError(
+                error(
+                    "codegen-stmt",
+                    f"cannot generate code for {type(s).__name__}",
+                    getattr(s, "span", None),
+                )
+            )
 
     def assignment(self, s: Assign) -> str:
         target, value = self.x(s.target), self.x(s.value)
@@ -175,7 +185,11 @@ class BodyEmitter:
             init = self.scalar_decl_text(s.init)
         else:
             init = self.assignment(s.init)
-        step = f"{self.x(s.step.target)}{s.step.op}" if isinstance(s.step, IncDec) else self.assignment(s.step)
+        step = (
+            f"{self.x(s.step.target)}{s.step.op}"
+            if isinstance(s.step, IncDec)
+            else self.assignment(s.step)
+        )
         return f"{init}; {self.x(s.cond)}; {step}"
 
     def fence(self, s: Barrier) -> str:
@@ -186,7 +200,7 @@ class BodyEmitter:
                     "codegen-barrier",
                     f"{self.mapping.file} gives no barrier for memory space '{s.space}'",
                     s.span,
-                    hint=f"add barrier = \"local\" or \"global\" to spaces.{s.space}",
+                    hint=f'add barrier = "local" or "global" to spaces.{s.space}',
                 )
             )
         return FENCE_FLAGS[entry.barrier]
@@ -261,21 +275,38 @@ class BodyEmitter:
             self.view(self.printer.scope.lookup(d.name), d.view, indent, d.span)
 
     def constant_size(self, t: ArrayType, name: str, span: Span | None) -> str:
-        """Private arrays need a size known when the kernel is compiled."""
+        """Private arrays need a size known when the kernel is compiled. A size made of
+        constants is printed; one that depends on the kernel's sizes (`reg float[p] aTemp`)
+        becomes a macro the host defines when it builds the kernel (`-D MCL_SIZE_aTemp=...`),
+        so the kernel is specialised for the sizes it runs with."""
         dims = flat_dims(t)
-        for dim in dims:
-            for n in walk(dim):
-                if isinstance(n, Name) and self.printer.scope.lookup(n.name, span).kind != "constant":
-                    raise MclError(
-                        error(
-                            "codegen-private-array-size",
-                            f"the size of private array '{name}' depends on '{n.name}'; OpenCL "
-                            "needs the size of a private array when the kernel is compiled",
-                            span,
-                            hint="use a top-level constant for its size",
-                        )
-                    )
-        return self.x(product(dims))
+        names = {n.name for dim in dims for n in walk(dim) if isinstance(n, Name)}
+        variable = sorted(n for n in names if self.printer.scope.lookup(n, span).kind != "constant")
+        if not variable:
+            return self.x(product(dims))
+        if not any(
+            self.printer.scope.lookup(n, span).kind in ("param", "host") for n in variable
+        ) or any(
+            self.printer.scope.lookup(n, span).kind not in ("param", "host") for n in variable
+        ):
+            raise MclError(
+                error(
+                    "codegen-private-array-size",
+                    f"the size of private array '{name}' depends on '{variable[0]}', which the "
+                    "host does not know; OpenCL needs the size of a private array when the "
+                    "kernel is compiled",
+                    span,
+                    hint="size it with constants or the function's parameters",
+                )
+            )
+        macro = f"MCL_SIZE_{c_name(name)}"
+        taken = {m for m, _ in self.specialised}
+        k = 1
+        while macro in taken:
+            k += 1
+            macro = f"MCL_SIZE_{c_name(name)}_{k}"
+        self.specialised.append((macro, product(dims)))
+        return macro
 
     def view(self, source: Var, view: View, indent: int, span: Span | None) -> None:
         """`a as float[n/t][t] a2`: a pointer to the same storage, indexed with its shape."""

@@ -50,8 +50,19 @@ class PostCheckStage(Protocol):
     ) -> list[Diagnostic]: ...
 
 
-# Stages other issues plug in (feedback: `-D name=value`, `--values FILE`).
+# Stages other issues plug in (feedback: `-D name=value`, `--values FILE`). A stage may
+# also add to the reports: `json_report(files) -> dict` (merged into the JSON document)
+# and `text_report(files)` (printed after the diagnostics).
 POST_CHECK_STAGES: list[PostCheckStage] = []
+
+
+def _register_feedback() -> None:
+    from mcl.feedback.stage import FeedbackStage  # cheap: the analyses load only when run
+
+    POST_CHECK_STAGES.append(FeedbackStage())
+
+
+_register_feedback()
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -198,6 +209,9 @@ def _report(files: list[CheckedFile], args: argparse.Namespace) -> None:
             ],
             "summary": summary(files),
         }
+        for stage in POST_CHECK_STAGES:
+            if hasattr(stage, "json_report"):
+                document.update(stage.json_report(files))
         sys.stdout.write(json.dumps(document, indent=2) + "\n")
         return
     from rich.console import Console
@@ -207,4 +221,7 @@ def _report(files: list[CheckedFile], args: argparse.Namespace) -> None:
     # soft_wrap: a long source line must not wrap, or the marker under it would drift.
     console = Console(stderr=True, highlight=False, soft_wrap=True)
     render_diagnostics([d for f in files for d in f.diagnostics], console)
+    for stage in POST_CHECK_STAGES:
+        if hasattr(stage, "text_report"):
+            stage.text_report(files)
     print(summary(files))

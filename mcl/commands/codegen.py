@@ -25,12 +25,26 @@ def register(sub: argparse._SubParsersAction) -> None:
         ),
     )
     p.add_argument("file", metavar="FILE", help="MCPL source file (.mcpl or .mcl)")
-    p.add_argument("--target", required=True, metavar="LEAF",
-                   help="leaf hardware description (fermi, hopper, xeon_phi, x86_avx512, ...)")
-    p.add_argument("-o", "--output", metavar="DIR",
-                   help="folder for the generated files (default: MODULE_LEAF)")
-    p.add_argument("-I", dest="include_dirs", action="append", default=[], metavar="DIR",
-                   help="extra MCPL source root for imports (repeatable)")
+    p.add_argument(
+        "--target",
+        required=True,
+        metavar="LEAF",
+        help="leaf hardware description (fermi, hopper, xeon_phi, x86_avx512, ...)",
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="DIR",
+        help="folder for the generated files (default: MODULE_LEAF)",
+    )
+    p.add_argument(
+        "-I",
+        dest="include_dirs",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="extra MCPL source root for imports (repeatable)",
+    )
     add_hwd_path_argument(p)
     p.set_defaults(func=run)
 
@@ -55,8 +69,13 @@ def run(args: argparse.Namespace) -> int:
     program = load_checked(args.file, args.include_dirs, library)
     generated = generate_module(program, args.target, library)
     if not generated.functions:
-        raise MclError(error("codegen-no-kernels", f"{args.file} has no function with foreach "
-                             "statements, so there is no kernel to generate"))
+        raise MclError(
+            error(
+                "codegen-no-kernels",
+                f"{args.file} has no function with foreach "
+                "statements, so there is no kernel to generate",
+            )
+        )
     out = Path(args.output or f"{generated.name}_{args.target}")
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -64,7 +83,9 @@ def run(args: argparse.Namespace) -> int:
         for name, text in files.items():
             (out / name).write_text(text, encoding="utf-8")
     except OSError as exc:
-        raise MclError(error("codegen-io", f"cannot write to {out}: {exc.strerror or exc}")) from None
+        raise MclError(
+            error("codegen-io", f"cannot write to {out}: {exc.strerror or exc}")
+        ) from None
     kernels = sum(len(f.kernels) for f in generated.functions)
     print(f"generated {kernels} kernel(s) of {generated.name} for {args.target} in {out}/:")
     for name in files:

@@ -62,7 +62,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--device",
         metavar="SPEC",
-        help="OpenCL device for --target: P:D, N, or a name such as nvidia (default: PoCL CPU)",
+        help="OpenCL device for --target: P:D, N, a name such as nvidia, or auto (the leaf's "
+        "preferred device type); default: the PoCL CPU device",
     )
     p.add_argument(
         "--verify",
@@ -180,20 +181,22 @@ def execute_opencl(prepared: PreparedRun, target: str, device: str | None, repea
     from mcl.codegen import Session, generate_module, select_device
 
     generated = generate_module(prepared.program, target, prepared.library)
-    return Session(generated, select_device(device)).run(prepared.function, prepared.args, repeat)
+    chosen = select_device(device, generated.device_type)
+    return Session(generated, chosen).run(prepared.function, prepared.args, repeat)
 
 
 def report_opencl(prepared: PreparedRun, target: str, result: Any, repeat: int) -> None:
-    """Kernel time and the rate the reference defines (GFLOP/s or GB/s, as Table III)."""
+    """Kernel time and the rate the reference defines (GFLOPS or GB/s, as Table III)."""
+    from mcl.verify import format_rate
+
     seconds = result.kernel_time_s
     sizes = " ".join(f"{k}={v}" for k, v in prepared.sizes.items())
     line = f"{prepared.function} ({target}) on {sizes}: kernel time {seconds * 1e3:.3f} ms"
     if repeat > 1:
         line += f" (median of {repeat})"
-    work = prepared.reference.work(prepared.sizes)
-    if work is not None and seconds > 0:
-        amount, unit = work
-        line += f", {amount / seconds * 1e-9:.3g} {'GFLOP/s' if unit == 'FLOP' else 'GB/s'}"
+    rate = format_rate(prepared.reference.work(prepared.sizes), seconds)
+    if rate:
+        line += f", {rate}"
     print(f"{line} on {result.device}")
 
 

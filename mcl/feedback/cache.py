@@ -28,7 +28,7 @@ problem or exceeds a cache, its size against the caches' capacities and line siz
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import sympy
@@ -222,9 +222,18 @@ def access_lines(facts: KernelFacts, access: Access, caches: list[MemoryInfo],
         shape = ev.shape(loop)
         # Section 6.4: fill in start and start + step (counter 0 and 1) and subtract.
         stride = strides.loop_stride(index, shape.counter, 0, 1) * record
+        trips, exact, note = shape.trips, shape.exact, None
+        outer = [c for c in sympy.sympify(trips).free_symbols if c in counters]
+        if outer:  # `k2 < min(256, p - l * 256)`: counted for the first iteration of l
+            trips = sympy.sympify(trips).subs({c: 0 for c in outer})
+            exact = False
+            note = f"the iterations of loop {loop.name} vary; counted for the first ones"
         for cache in caches:
-            results.append(_loop_lines(facts.hwd, loop, cache, stride, shape.trips, touched,
-                                       access, values, lockstep, shape.exact))
+            r = _loop_lines(facts.hwd, loop, cache, stride, trips, touched, access, values,
+                            lockstep, exact)
+            if note:
+                r = replace(r, assumption="; ".join(x for x in (r.assumption, note) if x))
+            results.append(r)
     return results
 
 
@@ -232,23 +241,29 @@ def _loop_lines(hwd: HardwareDescription, loop: Loop, cache: MemoryInfo, stride:
                 iterations: Any, touched: int, access: Access, values: Mapping[str, Any],
                 lockstep: tuple[str, int] | None, exact: bool) -> LoopLines:
     line = int(cache.line_size or 0)
+    iterations = sympy.sympify(iterations)
     if loop.kind == "foreach" and lockstep is not None and loop.group == lockstep[0]:
+        # The units of a lock-step group load together: they share every line they touch.
         size = lockstep[1]
-        best, worst, note = strides.lockstep_lines(iterations, size, stride, touched, line,
-                                                   values)
+        best, worst, note = strides.grouped_lines(iterations, size, stride, touched, line,
+                                                  values)
         shared = strides.decide(sympy.Lt(best, iterations), values)
         return LoopLines(loop, cache, stride, iterations, best, worst,
                          BENEFITS if shared else NO_BENEFIT, lockstep=size, assumption=note,
                          exact=exact)
-    shared_by = None
-    considered = sympy.sympify(iterations)
     if loop.kind == "foreach":
+        # Units that do not run in lock-step share a line only when they use the same
+        # cache at the same time: at most the slots of the unit holding the cache.
+        shared_by = None
         group = hwd.par_group(loop.group or "")
         if group is not None and group.unit is not None:
             shared_by = concurrent_units(hwd, group.unit.name, cache)
-        considered = strides.worst_case_lines(iterations, shared_by)
-    best, note = strides.best_case_lines(considered, stride, touched, line, values)
-    worst = considered
+        best, _, note = strides.grouped_lines(iterations, shared_by, stride, touched, line,
+                                              values)
+    else:
+        shared_by = None
+        best, note = strides.best_case_lines(iterations, stride, touched, line, values)
+    worst = iterations  # Section 6.4: "the worst case is the number of iterations"
     same = strides.decide(sympy.Eq(best, worst), values)
     if same is None:
         same = sympy.simplify(best - worst) == 0
@@ -261,7 +276,7 @@ def _loop_lines(hwd: HardwareDescription, loop: Loop, cache: MemoryInfo, stride:
         kind = BENEFITS
     else:
         kind = MAY_BENEFIT
-    return LoopLines(loop, cache, stride, considered, best, worst, kind, shared_by=shared_by,
+    return LoopLines(loop, cache, stride, iterations, best, worst, kind, shared_by=shared_by,
                      assumption=note, exact=exact)
 
 
@@ -288,11 +303,17 @@ def _same_figures(a: LoopLines, b: LoopLines) -> bool:
         sympy.srepr(b.best), sympy.srepr(b.worst), b.cache.line_size)
 
 
+def _unit_name(loop: Loop, hwd: HardwareDescription) -> str:
+    group = hwd.par_group(loop.group or "")
+    return group.unit.name if group is not None and group.unit is not None else "unit"
+
+
 def _loop_message(emit: Emitter, access: Access, text: str, same: list[LoopLines],
                   values: Mapping[str, Any]) -> Message | None:
     r = same[0]
     if strides.decide(sympy.Le(r.iterations, 1), values):
         return None  # a single iteration: there is nothing to share
+    hwd = emit.facts.hwd
     alike = [x for x in same if _same_figures(x, r)]
     others = [x for x in same if not _same_figures(x, r)]
     caches = _caches_text([x.cache for x in alike])
@@ -301,28 +322,39 @@ def _loop_message(emit: Emitter, access: Access, text: str, same: list[LoopLines
                "best_lines": r.best, "worst_lines": r.worst,
                "line_bytes": sympy.Integer(int(r.cache.line_size or 0))}
     hint = None
+    stride = "stride {stride_bytes} B"
     if r.lockstep is not None:
-        body = (f"{where}: the {r.lockstep} {r.loop.group} of a lock-step group load together; "
-                f"{{best_lines}} line fetches for {{iterations}} {r.loop.group}, "
-                f"{{worst_lines}} when they do not start on a line "
-                f"(stride {{stride_bytes}} B, {caches})")
+        body = (f"{where}: the {r.lockstep} {r.loop.group} of a lock-step group load together, "
+                f"{{best_lines}} line fetches for {{iterations}} {r.loop.group} "
+                f"({{worst_lines}} when a group does not start on a line; {stride}, {caches})")
         body += (": they share lines, benefits from the cache" if r.classification == BENEFITS
                  else ": every unit fetches its own line, does not benefit from the cache")
+    elif r.loop.kind == "foreach":
+        unit = _unit_name(r.loop, hwd)
+        if r.shared_by is not None:
+            figures["units_per_cache"] = r.shared_by
+        if r.classification == NO_BENEFIT:
+            body = (f"{where} does not benefit from the {caches}: every {unit} fetches its own "
+                    f"lines ({stride}), {{worst_lines}} line fetches")
+            hint = (f"compute more per {unit}, so that fewer {r.loop.group} fetch the same "
+                    f"lines of {ast.root_name(access.node)}")
+        else:
+            sharing = (f"the {{units_per_cache}} {r.loop.group} that use one "
+                       f"{r.cache.node.name} at once" if r.shared_by is not None
+                       else f"all {r.loop.group}")
+            body = (f"{where} may benefit from the {caches}: {stride}, best case "
+                    f"{{best_lines}} line fetches when {sharing} share lines, worst case "
+                    f"{{worst_lines}} (every {unit} fetches its own)")
     elif r.classification == NO_BENEFIT:
         body = (f"{where} does not benefit from the {caches}: every iteration touches another "
-                "line (stride {stride_bytes} B), {worst_lines} line fetches in the best and "
-                "the worst case")
+                f"line ({stride}), {{worst_lines}} line fetches")
         hint = (f"make consecutive iterations of loop {r.loop.name} touch neighbouring "
                 f"elements of {ast.root_name(access.node)}, or load the element once outside "
                 "the loop and reuse it")
     else:
         verb = "benefits from" if r.classification == BENEFITS else "may benefit from"
-        body = (f"{where} {verb} the {caches}: stride {{stride_bytes}} B, best case "
-                "{best_lines} line fetches, worst case {worst_lines}")
-    if r.shared_by is not None:
-        figures["units_per_cache"] = r.shared_by
-        body += (f" (at most {{units_per_cache}} {r.loop.group} use one "
-                 f"{r.cache.node.name} at once)")
+        body = (f"{where} {verb} the {caches}: {stride}, best case {{best_lines}} line "
+                "fetches, worst case {worst_lines}")
     for other in others:
         name = other.cache.node.name
         figures[f"best_lines_{name}"] = other.best
@@ -330,7 +362,7 @@ def _loop_message(emit: Emitter, access: Access, text: str, same: list[LoopLines
         body += f"; {name}: best case {{best_lines_{name}}}, worst case {{worst_lines_{name}}}"
         if other.shared_by is not None:
             figures[f"units_per_cache_{name}"] = other.shared_by
-            body += f" (at most {{units_per_cache_{name}}} {r.loop.group} use one {name})"
+            body += f" ({{units_per_cache_{name}}} {r.loop.group} use one {name} at once)"
     if r.assumption:
         body += f" ({r.assumption})"
     severity = (Severity.SUGGESTION if r.classification == NO_BENEFIT and r.lockstep is None

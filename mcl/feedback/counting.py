@@ -45,17 +45,29 @@ def iterations(ev: Evaluator, loops: Sequence[Loop], weight: Any = 1) -> tuple[A
 
 def guarded_iterations(ev: Evaluator, loops: Sequence[Loop], guards: Sequence[Guard],
                        weight: Any = 1) -> tuple[Any, bool, list[Guard]]:
-    """Like `iterations`, restricted by the `if`s around the statement. A guard that
+    """Like `iterations`, restricted by the `if`s around the statement. A condition that
     bounds an index split over several loops (`j < m` with j = bj * nrThreadsM + tj, as
-    translation generates) is counted exactly; other guards are returned as unresolved,
-    and the count is an upper bound."""
+    translation generates) is counted exactly, also inside `&&`; the guards with other
+    conditions are returned as unresolved, and the count is then an upper bound."""
+    value, exact, unresolved = conditioned_iterations(ev, loops, conditions(ev, guards), weight)
+    guards_left: list[Guard] = []
+    for cond in unresolved:
+        if cond.guard not in guards_left:
+            guards_left.append(cond.guard)
+    return value, exact, guards_left
+
+
+def conditioned_iterations(ev: Evaluator, loops: Sequence[Loop], conds: Sequence[Condition],
+                           weight: Any = 1) -> tuple[Any, bool, list[Condition]]:
+    """Iterations of `loops` (weighted) that satisfy `conds`; the conditions that could
+    not be counted exactly are returned (the count is then an upper bound)."""
     remaining = list(loops)
     f = sympy.sympify(weight)
-    unresolved: list[Guard] = []
-    for guard in guards:
-        collapsed = collapse_guard(ev, guard, remaining, f)
+    unresolved: list[Condition] = []
+    for cond in conds:
+        collapsed = collapse_guard(ev, cond, remaining, f)
         if collapsed is None:
-            unresolved.append(guard)
+            unresolved.append(cond)
             continue
         remaining = [loop for loop in remaining if loop not in collapsed.loops]
         f = f * collapsed.passing
@@ -63,23 +75,53 @@ def guarded_iterations(ev: Evaluator, loops: Sequence[Loop], guards: Sequence[Gu
     return value, exact and not unresolved, unresolved
 
 
+@dataclass(frozen=True, eq=False)
+class Condition:
+    """One condition a statement runs under: `rel` holds (or, in an else-branch, does
+    not hold). `a && b` in a then-branch gives two conditions, as `!(a || b)` does."""
+
+    rel: Any
+    holds: bool
+    guard: Guard
+
+    def loops(self, ev: Evaluator, among: Sequence[Loop]) -> set[Loop]:
+        """The loops of `among` whose iteration the condition depends on."""
+        symbols = getattr(self.rel, "free_symbols", set())
+        if any(ev.is_opaque(x) for x in symbols):
+            return set(ev.deps(self.guard.cond, self.guard.scope)) & set(among)
+        return {loop for loop in among if ev.counter(loop) in symbols}
+
+
+def conditions(ev: Evaluator, guards: Sequence[Guard]) -> list[Condition]:
+    out = []
+    for g in guards:
+        rel = ev.sym(g.cond, g.scope)
+        if g.then and isinstance(rel, sympy.And):
+            out += [Condition(r, True, g) for r in rel.args]
+        elif not g.then and isinstance(rel, sympy.Or):
+            out += [Condition(r, False, g) for r in rel.args]
+        else:
+            out.append(Condition(rel, g.then, g))
+    return out
+
+
 @dataclass(frozen=True)
 class Collapse:
-    """A guard on x = sum(weights[t] * t), where the guard's loops enumerate x over
-    [0, product) one to one: the x that pass form an interval of `passing` values."""
+    """A condition on x = sum(weights[t] * t), where the condition's loops enumerate x
+    over [0, product) one to one: the x that pass form an interval of `passing` values."""
 
     loops: list[Loop]
     weights: dict[Any, Any]
     passing: Any
 
 
-def collapse_guard(ev: Evaluator, guard: Guard, loops: Sequence[Loop], weight: Any = 1
-                   ) -> Collapse | None:
-    """For a guard `e OP B` on an index e = c + a*(t_1 + N_1*t_2 + N_1*N_2*t_3 ...) whose
-    loops enumerate [0, N_1*N_2*...) one-to-one, the loops it constrains and how many of
-    their iterations pass it. None when the guard is not of that form (or when `weight`
-    or another loop's bounds use the constrained counters)."""
-    cond = ev.sym(guard.cond, guard.scope)
+def collapse_guard(ev: Evaluator, condition: Condition, loops: Sequence[Loop],
+                   weight: Any = 1) -> Collapse | None:
+    """For a condition `e OP B` on an index e = c + a*(t_1 + N_1*t_2 + N_1*N_2*t_3 ...)
+    whose loops enumerate [0, N_1*N_2*...) one-to-one, the loops it constrains and how
+    many of their iterations pass it. None when the condition is not of that form (or
+    when `weight` or another loop's bounds use the constrained counters)."""
+    cond = condition.rel
     if not isinstance(cond, (sympy.StrictLessThan, sympy.LessThan, sympy.StrictGreaterThan,
                              sympy.GreaterThan)):
         return None
@@ -125,7 +167,7 @@ def collapse_guard(ev: Evaluator, guard: Guard, loops: Sequence[Loop], weight: A
         passing = below if covered else sympy.Min(below, product)
     if op in (">", ">="):
         passing = product - passing
-    if not guard.then:
+    if not condition.holds:
         passing = product - passing
     return Collapse(removed, {t: sympy.simplify(c / unit) for c, t in terms}, passing)
 

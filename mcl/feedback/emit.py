@@ -52,7 +52,10 @@ def number_text(x: int | float) -> str:
         return f"{int(x):,}"
     if math.isinf(x):
         return "unlimited"
-    return f"{x:.3g}"
+    text = f"{x:.3g}"
+    if float(text) == round(x):  # 0.99975 must not print as a plain 1
+        text = f"{x:.6g}"
+    return text
 
 
 def expr_text(e: Any) -> str:

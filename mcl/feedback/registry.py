@@ -101,6 +101,34 @@ def analyse(function: Function, program: Any, hwd: HardwareDescription,
     return sorted(messages, key=sort_key)
 
 
+def kernels_of(module: Any) -> list[Function]:
+    """The functions of a module to report on: those no other function of the module
+    calls (helpers are counted through their callers, paper 6.2)."""
+    from mcl.mcpl import ast
+
+    called = {n.func for f in module.functions for n in ast.walk(f.body)
+              if isinstance(n, ast.Call)}
+    return [f for f in module.functions if f.name not in called]
+
+
+def analyse_program(program: Any, library: Any, values: Mapping[str, Any] | None = None
+                    ) -> tuple[list[Message], dict[str, str]]:
+    """Feedback on every kernel of the program's main module, each at its own level (the
+    level `mcl check --level` translated it to). Returns the messages and the level of
+    each analysed function."""
+    values = dict(values or {})
+    module = program.main if hasattr(program, "main") else program
+    messages: list[Message] = []
+    levels: dict[str, str] = {}
+    functions = kernels_of(module)
+    for f in functions:
+        hwd = library.get(f.hwd)
+        levels[f.name] = f.hwd
+        messages += analyse(f, program, hwd, values)
+    messages += unknown_value_messages(functions, values)
+    return messages, levels
+
+
 def unknown_value_messages(functions: Iterable[Function], values: Mapping[str, Any]
                            ) -> list[Message]:
     """A warning for each `-D` name that no analysed function knows (a typo would

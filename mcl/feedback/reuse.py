@@ -27,11 +27,13 @@ import sympy
 from mcl.feedback.blocks import OUTPUT, classify
 from mcl.feedback.counting import (
     Affine,
+    Condition,
     affine,
     collapse_guard,
+    conditioned_iterations,
+    conditions,
     distinct_tuples,
     distinct_values,
-    guarded_iterations,
 )
 from mcl.feedback.emit import Emitter, expr_text, loop_text
 from mcl.feedback.kernel import Access, KernelFacts, Loop, dims
@@ -100,8 +102,7 @@ def _find(facts: KernelFacts) -> list[Finding]:
         if independent:
             # Each element is loaded once per iteration of the independent loops that
             # passes the `if`s constraining them (`j < m` after a split into blocks).
-            reuse, exact, _ = guarded_iterations(ev, independent,
-                                                 _guards_on(ev, acc, independent))
+            reuse, exact = _guarded_count(ev, independent, _guards_on(ev, acc, independent))
             counters = {ev.counter(x) for x in loops}
             exact = exact and all(not (ev.trips(x).free_symbols & counters)
                                   for x in independent)
@@ -131,59 +132,77 @@ def _ratios(facts: KernelFacts, acc: Access, loops: tuple[Loop, ...]) -> list[Fi
         if not dloops:
             continue
         # An `if` that limits these loops (`j < w` after a split) limits the accesses
-        # exactly, but the distinct count below ignores it: then it is an upper bound.
+        # and, when it bounds the same split index, the elements too.
         guards = _guards_on(ev, acc, dloops)
-        accesses, exact, _ = guarded_iterations(ev, dloops, guards)
-        terms = _guarded_terms(ev, idx, dloops, guards)
-        if terms is None:  # the guards' effect on the elements is unknown: an upper bound
+        accesses, exact = _guarded_count(ev, dloops, guards)
+        guarded = _apply_guards(ev, [idx], dloops, guards)
+        if guarded is None:  # the guards' effect on the elements is unknown: an upper bound
             exact = False
-            terms = [(idx.coefs[ev.counter(loop)], ev.trips(loop)) for loop in dloops]
-        distinct, exact_distinct = distinct_values(terms)
-        finding = RatioReuse(acc, d, dloops, accesses, distinct,
-                             exact and exact_distinct and rectangular,
-                             _sharing(ev, idx, dloops))
+            guarded = ([idx], {ev.counter(x): ev.trips(x) for x in dloops})
+        (gidx,), gtrips = guarded
+        distinct, exact_distinct = distinct_values(
+            [(c, gtrips[t]) for t, c in gidx.coefs.items()])
         if _more(accesses, distinct):
-            out.append(finding)
+            out.append(RatioReuse(acc, d, dloops, accesses, distinct,
+                                  exact and exact_distinct and rectangular,
+                                  _sharing(ev, idx, dloops)))
     if len(indices) > 1:
         guards = _guards_on(ev, acc, loops)
-        accesses, exact, _ = guarded_iterations(ev, loops, guards)
+        accesses, exact = _guarded_count(ev, loops, guards)
+        known = [i for i in indices if i is not None]
+        guarded = _apply_guards(ev, known, loops, guards)
+        if guarded is None:
+            exact = False
+            guarded = (known, trips)
         extents = [ev.sym(x, acc.binding.scope or acc.item.scope) for x in dims(acc.binding)]
-        distinct, exact_distinct = distinct_tuples(
-            [i for i in indices if i is not None], trips, extents)
+        distinct, exact_distinct = distinct_tuples(guarded[0], guarded[1], extents)
         if _more(accesses, distinct):
             out.append(RatioReuse(acc, None, loops, accesses, distinct,
-                                  exact and exact_distinct and rectangular and not guards))
+                                  exact and exact_distinct and rectangular))
     return out
 
 
-def _guarded_terms(ev: Any, idx: Affine, dloops: tuple[Loop, ...], guards: list[Any]
-                   ) -> list[tuple[Any, Any]] | None:
-    """The (coefficient, trips) terms of a dimension's index with the `if`s applied: a
-    guard on the same split index (`j < w` for `a[.., j + x]`, j = bj * T + tj) turns
-    the loops it constrains into one range of `passing` values. None when a guard
-    constrains the index in another way."""
-    terms = {ev.counter(loop): (idx.coefs[ev.counter(loop)], ev.trips(loop)) for loop in dloops}
-    remaining = list(dloops)
-    extra: list[tuple[Any, Any]] = []
+def _guarded_count(ev: Any, loops: tuple[Loop, ...], conds: list[Condition]
+                   ) -> tuple[Any, bool]:
+    """Iterations of `loops` that satisfy `conds` (exact where they bound split indices)."""
+    count, exact, _ = conditioned_iterations(ev, loops, conds)
+    return count, exact
+
+
+def _apply_guards(ev: Any, indices: list[Affine], loops: tuple[Loop, ...],
+                  guards: list[Condition]) -> tuple[list[Affine], dict[Any, Any]] | None:
+    """The indices with the `if`s applied: a guard on the same split index as the
+    subscripts (`j < w` for `a[i, j + x]`, j = bj * T + tj) turns the loops it constrains
+    into one counter over the `passing` values. None when a guard constrains the
+    subscripts in another way."""
+    trips = {ev.counter(loop): ev.trips(loop) for loop in loops}
+    coefs = [dict(idx.coefs) for idx in indices]
+    remaining = list(loops)
     for guard in guards:
         collapse = collapse_guard(ev, guard, remaining)
         if collapse is None:
             return None
-        ratios = {sympy.simplify(terms[t][0] / w) for t, w in collapse.weights.items()
-                  if t in terms}
-        if len(ratios) != 1 or len([t for t in collapse.weights if t in terms]) != len(
-                collapse.weights):
-            return None
+        merged = sympy.Dummy("x", integer=True, nonnegative=True)
+        for c in coefs:
+            ratios = {sympy.simplify(c.get(t, 0) / w) for t, w in collapse.weights.items()}
+            if len(ratios) != 1:
+                return None
+            ratio = ratios.pop()
+            for t in collapse.weights:
+                c.pop(t, None)
+            if ratio != 0:
+                c[merged] = ratio
         for t in collapse.weights:
-            del terms[t]
+            del trips[t]
+        trips[merged] = collapse.passing
         remaining = [loop for loop in remaining if loop not in collapse.loops]
-        extra.append((ratios.pop(), collapse.passing))
-    return list(terms.values()) + extra
+    return [Affine(c, idx.const) for c, idx in zip(coefs, indices, strict=True)], trips
 
 
 def _guards_on(ev: Any, acc: Access, loops: tuple[Loop, ...]) -> list[Any]:
-    """The `if`s around an access whose conditions depend on any of `loops`."""
-    return [g for g in acc.item.guards if ev.deps(g.cond, g.scope) & set(loops)]
+    """The conditions around an access that depend on any of `loops` (the parts of an
+    `i < n && j < m`, separately)."""
+    return [c for c in conditions(ev, acc.item.guards) if c.loops(ev, loops)]
 
 
 def _sharing(ev: Any, idx: Affine, dloops: tuple[Loop, ...]) -> tuple[Loop, ...]:

@@ -95,39 +95,40 @@ def unaligned_lines(
     return sympy.Min(iterations, sympy.Max(1, sympy.simplify(spanned)))
 
 
-def lockstep_lines(
+def grouped_lines(
     units: Any,
-    group_size: int,
+    group_size: Any | None,
     stride_bytes: Any,
     element_bytes: int,
     line_bytes: int,
     values: Mapping[str, Any] | None = None,
 ) -> tuple[Any, Any, str | None]:
-    """(best, worst, note): lines fetched by `units` units that load in lock-step groups of
-    `group_size` (a warp, a vector). The units of one group share every line they touch
-    (section 6.4: "Units of parallelism that execute in lock-step [...] access the same
-    cache-line"), so each group fetches the lines its accesses span: the best case when
-    the group starts on a line, the worst when it does not."""
+    """(best, worst when groups start anywhere, note): lines fetched by the accesses of
+    `units` consecutive units, `stride_bytes` apart, when only the units of one group of
+    `group_size` can share the lines they fetch (all of them when `group_size` is None).
+
+    A group is a lock-step group (a warp, a vector: section 6.4, "Units of parallelism
+    that execute in lock-step [...] access the same cache-line") or the units that use one
+    cache at once (the slots of the execution unit holding it). Each group fetches the
+    lines its accesses span: the best case when it starts on a line."""
     units = sympy.sympify(units)
+    args = (stride_bytes, element_bytes, line_bytes)
+    if group_size is None:
+        best, note = best_case_lines(units, *args, values)
+        return best, unaligned_lines(units, *args, values), note
     full = sympy.floor(units / group_size)
     rest = sympy.simplify(units - full * group_size)
-    args = (stride_bytes, element_bytes, line_bytes)
     best, note = best_case_lines(group_size, *args, values)
     best_rest, _ = best_case_lines(rest, *args, values)
     worst = unaligned_lines(group_size, *args, values)
     worst_rest = unaligned_lines(rest, *args, values)
 
     def total(whole: Any, part: Any) -> Any:
+        if sympy.simplify(whole - group_size) == 0 and sympy.simplify(part - rest) == 0:
+            return units  # a line per unit
+        if not whole.free_symbols and sympy.simplify(part - whole) == 0:
+            return whole * sympy.ceiling(units / group_size)  # the same lines per group
         return sympy.simplify(full * whole + sympy.Piecewise((part, sympy.Gt(rest, 0)),
                                                              (0, True)))
 
     return total(best, best_rest), total(worst, worst_rest), note
-
-
-def worst_case_lines(iterations: Any, concurrent_units: Any | None) -> Any:
-    """Section 6.4: one line per iteration, or for a foreach whose units have a limited
-    number of slots near the cache, one per unit that can use the cache at once."""
-    iterations = sympy.sympify(iterations)
-    if concurrent_units is None or concurrent_units == sympy.oo:
-        return iterations
-    return sympy.Min(iterations, concurrent_units)

@@ -347,6 +347,3 @@ def _valued(block: RBlock, name: str):
     if prop is None or not isinstance(prop.value, Quantity):
         return None
     return prop.value.value
-
-
-__all__ = ["Builder", "EXEC_KINDS"]

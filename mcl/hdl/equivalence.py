@@ -20,6 +20,7 @@ from mcl.hdl.model import (
     ParGroup,
     ParGroupMapping,
     ParUnit,
+    product_of_counts,
 )
 
 Level = Union[ParGroup, Parallelism]
@@ -32,13 +33,7 @@ def _parent_group(group: ParGroup) -> Level:
 
 def _nr_units(levels: list[Level]) -> Number:
     """NRUNITS of a list: the product of the sizes (Appendix A.2: unlimited absorbs all)."""
-    total: Number = 1
-    for level in levels:
-        count = level.count if isinstance(level, ParGroup) else 1
-        if count == 0:
-            return 0
-        total = total * count
-    return total
+    return product_of_counts(g.count if isinstance(g, ParGroup) else 1 for g in levels)
 
 
 def _describe(levels: list[Level]) -> str:

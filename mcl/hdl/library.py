@@ -106,7 +106,12 @@ def search_paths(extra_paths: Iterable[str | Path] = (), use_env: bool = True) -
 
 def load_library(extra_paths: Iterable[str | Path] = (), use_env: bool = True) -> HwdLibrary:
     """Load the bundled descriptions plus those in `extra_paths` (and MCL_HWD_PATH)."""
-    return load_paths(search_paths(extra_paths, use_env))
+    paths = search_paths(extra_paths, use_env)
+    # A stale entry of the environment variable should not stop every command: a warning.
+    env = set(search_paths((), use_env)[1:])
+    stale = [p for p in paths if p in env and not p.exists()]
+    notes = [warning("hdl-path", f"'{p}' in ${ENV_VAR} does not exist", None) for p in stale]
+    return load_paths([p for p in paths if p not in stale], notes)
 
 
 @lru_cache(maxsize=4)
@@ -119,10 +124,11 @@ def default_library() -> HwdLibrary:
     return _default_library(os.environ.get(ENV_VAR, ""))
 
 
-def load_paths(paths: Iterable[Path]) -> HwdLibrary:
-    """Load every `.hdl` file of the given folders/files; later paths win on name clashes."""
+def load_paths(paths: Iterable[Path], notes: Iterable[Diagnostic] = ()) -> HwdLibrary:
+    """Load every `.hdl` file of the given folders/files; later paths win on name clashes.
+    `notes` are diagnostics to report along with the library's own."""
     found: dict[str, Path] = {}
-    problems: list[Diagnostic] = []
+    problems: list[Diagnostic] = list(notes)
     for path in paths:
         files = _hdl_files(path, problems)
         for file in files:

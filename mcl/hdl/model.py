@@ -222,7 +222,8 @@ def _number(value: object) -> Number:
     return value
 
 
-def _product(values) -> Number:
+def product_of_counts(values) -> Number:
+    """The product of unit counts; 0 wins over unlimited (no NaN from 0 x inf)."""
     result: Number = 1
     for v in values:
         if v == 0:
@@ -436,8 +437,8 @@ class HardwareDescription:
             simd = node.kind in LOCKSTEP_GROUP_KINDS | {"simd_unit", "load_store_unit"} or any(
                 a.kind in LOCKSTEP_GROUP_KINDS for a in node.ancestors()
             )
-            found.append(ExecUnitInfo(node, slots, _product(groups), simd))
-        return found
+            found.append(ExecUnitInfo(node, slots, product_of_counts(groups), simd))
+        return sorted(found, key=lambda info: info.node.depth)  # stable: declaration order
 
     def lockstep(self, unit: str) -> ParGroup | None:
         """If loads/stores of par_unit `unit` run in lock-step (a load/store unit inside a

@@ -13,8 +13,17 @@ from collections.abc import Callable
 import numpy as np
 
 
+INT_MIN = -(2**31)
+INT_MAX = 2**31 - 1
+INT_BITS = 32
+
+
 class IntegerDivisionByZero(Exception):
     """Raised by `/` and `%` on integers; the compiler turns it into a diagnostic."""
+
+
+class ShiftOutOfRange(Exception):
+    """A shift count outside 0..31: undefined in C, so an error rather than a guess."""
 
 
 def c_div(a: int, b: int) -> int:
@@ -36,6 +45,8 @@ def c_mod(a: int, b: int) -> int:
 def int_pow(a: int, b: int) -> int:
     """`a ^ b` on integers; a negative exponent truncates toward zero like C's (int)pow."""
     if b >= 0:
+        if abs(a) > 1 and b >= INT_BITS:
+            return INT_MAX + 1  # overflows anyway; computing a ** 10**9 would take minutes
         return a**b
     if a == 0:
         raise IntegerDivisionByZero
@@ -43,10 +54,14 @@ def int_pow(a: int, b: int) -> int:
 
 
 def shift_left(a: int, b: int) -> int:
+    if not 0 <= b < INT_BITS:
+        raise ShiftOutOfRange
     return a << b
 
 
 def shift_right(a: int, b: int) -> int:
+    if not 0 <= b < INT_BITS:
+        raise ShiftOutOfRange
     return a >> b  # arithmetic shift, as C on signed ints with every common compiler
 
 

@@ -12,6 +12,7 @@ read/write inference lives in `mcl.mcpl.access`. Nothing is mutated.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from mcl.diagnostics import Diagnostic, Span, did_you_mean, error
@@ -19,9 +20,8 @@ from mcl.hdl.model import HardwareDescription
 from mcl.mcpl import ast
 from mcl.mcpl import types as T
 from mcl.mcpl.access import AccessTable
-from mcl.mcpl.builtins import BUILTINS
 from mcl.mcpl.check_function import FunctionChecker
-from mcl.mcpl.environment import ModuleEnv
+from mcl.mcpl.environment import ModuleEnv, resolve_callee
 from mcl.mcpl.positions import SourceText, head
 
 __all__ = ["access_table", "check_program", "infer_access"]
@@ -36,12 +36,8 @@ def access_table(program: Any) -> AccessTable:
     """Parameter access modes of every function of `program`, to a fixed point over calls
     (section 4.3: 'the whole call hierarchy has to be fully specified')."""
     functions = []
-    for _, module in program.modules.items():
-
-        def resolve(name: str, module: ast.Module = module) -> Any:
-            found = program.lookup_function(name, module)
-            return found if isinstance(found, ast.Function) else BUILTINS.get(name)
-
+    for module in program.modules.values():
+        resolve = partial(resolve_callee, program, module)
         functions.extend((f, resolve) for f in module.functions)
     return AccessTable(functions)
 
@@ -61,12 +57,24 @@ def infer_access(program: Any) -> dict[str, dict[str, str]]:
 
 def check_program(program: Any, library: Any) -> list[Diagnostic]:
     """Check every module of `program` against mcpl.md §5; diagnostics sorted by position."""
-    table = access_table(program)
-    diags: list[Diagnostic] = []
-    hwd_imports = getattr(program, "hwd_imports", {})
-    for qualified, module in program.modules.items():
-        env = ModuleEnv(program, module, library, table)
-        diags += _ModuleChecker(env, hwd_imports.get(qualified, ())).run()
+    try:
+        table = access_table(program)
+        diags: list[Diagnostic] = []
+        hwd_imports = getattr(program, "hwd_imports", {})
+        for qualified, module in program.modules.items():
+            env = ModuleEnv(program, module, library, table)
+            diags += _ModuleChecker(env, hwd_imports.get(qualified, ())).run()
+    except RecursionError:
+        # The parser folds long operator chains without recursion; the walks over the tree
+        # recurse, so a sum of thousands of terms is reported rather than crashing.
+        return [
+            error(
+                "mcpl-too-deep",
+                "the code is nested too deeply to check",
+                head(program.main.span, 1),
+                "split very long or deeply nested expressions into smaller pieces",
+            )
+        ]
     return sorted(diags, key=_position)
 
 

@@ -72,13 +72,23 @@ class ExpressionChecker:
                 return T.UNKNOWN
             return T.Scalar(t.name)
         if isinstance(t, ast.NamedType):
-            if self.env.typedef(t.name) is None:
+            typedef = self.env.typedef(t.name)
+            if typedef is None:
                 self.diags.append(self.env.type_problem(t.name, t.span))
                 for arg in t.args:
                     self.expr(arg)
                 return T.UNKNOWN
             for arg in t.args:
                 self.size_expr(arg)
+            if len(t.args) != len(typedef.params):
+                want = len(typedef.params)
+                self.error(
+                    "mcpl-argument-count",
+                    f"type '{t.name}' takes {want} argument{'s' if want != 1 else ''}, "
+                    f"{len(t.args)} given",
+                    t.span,
+                    f"type {t.name}(" + ", ".join(_param_text(p) for p in typedef.params) + ")",
+                )
             return T.Struct(t.name)
         element = self.resolve_type(t.element)
         for group in t.dims:
@@ -148,12 +158,13 @@ class ExpressionChecker:
         self, target: ast.Expr, span: Span | None, through: tuple[str, str] | None
     ) -> None:
         """A place where `target` is written (rule 2: not a constant; rule 7: not in a
-        read-only memory space). `through` is (callee, parameter) for a write by a call."""
+        read-only memory space). `through` is (callee, "parameter 'x'" or "2nd argument")
+        for a write by a call."""
         root, _ = lvalue_parts(target)
         if root is None:
             return
         sym = self.scopes.lookup(root.name)
-        by = f" ('{through[0]}' writes its parameter '{through[1]}')" if through else ""
+        by = f" ('{through[0]}' writes its {through[1]})" if through else ""
         if sym is None:
             if self.env.constant(root.name) is not None:
                 self.error(
@@ -390,9 +401,14 @@ class ExpressionChecker:
         want, got = base.groups[0], len(e.indices)
         if want != got:
             # `float[n, m] c` is indexed c[i, j]; `int[2,2][3,3] d2` is d2[ti, tj][ei, ej].
+            # The example indexes the whole array from its variable, every group at once.
+            root, _ = lvalue_parts(e)
+            sym = self.scopes.lookup(root.name) if root is not None else None
+            whole = sym.type if sym is not None and isinstance(sym.type, T.Array) else base
+            start = root.name if whole is not base and root is not None else print_expr(e.base)
             names = iter("ijklmnopqrstuvwxyz")
-            example = print_expr(e.base) + "".join(
-                "[" + ", ".join(next(names, "x") for _ in range(n)) + "]" for n in base.groups
+            example = start + "".join(
+                "[" + ", ".join(next(names, "x") for _ in range(n)) + "]" for n in whole.groups
             )
             self.error(
                 "mcpl-index-count",
@@ -514,7 +530,7 @@ class ExpressionChecker:
                         T.conversion_hint(pt, at),
                     )
                 if "w" in mode:
-                    self.written_argument(arg, c.func, param.name)
+                    self.written_argument(arg, c.func, f"parameter '{param.name}'")
         return self.env.return_type(callee)
 
     def builtin_call(self, c: ast.Call, builtin: Builtin, arg_types: list[T.VType]) -> T.VType:
@@ -528,22 +544,22 @@ class ExpressionChecker:
                     arg.span,
                     builtin.signature,
                 )
-        for arg, mode in zip(c.args, builtin.modes, strict=False):
+        for i, (arg, mode) in enumerate(zip(c.args, builtin.modes, strict=False), start=1):
             if "w" in mode:
-                self.written_argument(arg, c.func, f"#{c.args.index(arg) + 1}")
+                self.written_argument(arg, c.func, f"{_ordinal(i)} argument")
         return builtin.result(arg_types)
 
-    def written_argument(self, arg: ast.Expr, callee: str, param: str) -> None:
+    def written_argument(self, arg: ast.Expr, callee: str, what: str) -> None:
         root, _ = lvalue_parts(arg)
         if root is None:
             self.error(
                 "mcpl-not-assignable",
-                f"'{callee}' writes its parameter '{param}', so the argument must be a "
+                f"'{callee}' writes its {what}, so the argument must be a "
                 "variable, an array element or a field",
                 arg.span,
             )
             return
-        self.write_site(arg, arg.span, (callee, param))
+        self.write_site(arg, arg.span, (callee, what))
 
     def check_aliasing(
         self,
@@ -569,10 +585,10 @@ class ExpressionChecker:
                     continue
                 if isinstance(at, T.Array) or isinstance(ot, T.Array) or arg == other:
                     written = i if "w" in mode else j
-                    pname = (
-                        callee.params[written].name
+                    what = (
+                        f"parameter '{callee.params[written].name}'"
                         if callee is not None and written < len(callee.params)
-                        else f"#{written + 1}"
+                        else f"{_ordinal(written + 1)} argument"
                     )
                     names = {print_expr(other), print_expr(arg)}
                     via = (
@@ -583,7 +599,7 @@ class ExpressionChecker:
                     self.error(
                         "mcpl-aliasing",
                         f"'{storage.name}' is passed to '{c.func}' twice{via}, as arguments "
-                        f"{j + 1} and {i + 1}, and '{c.func}' writes parameter '{pname}': "
+                        f"{j + 1} and {i + 1}, and '{c.func}' writes its {what}: "
                         "written arrays may not alias",
                         arg.span,
                         "pass a separate copy, or split the call",

@@ -17,6 +17,13 @@ from mcl.mcpl.access import AccessTable, CalleeModes
 from mcl.mcpl.builtins import BUILTINS, Builtin
 
 
+def resolve_callee(program: Any, module: ast.Module, name: str) -> ast.Function | Builtin | None:
+    """A called name as seen from `module`: a user or library function first (the standard
+    library may define built-in names in MCPL), then a built-in (mcpl.md §4)."""
+    found = program.lookup_function(name, module)
+    return found if isinstance(found, ast.Function) else BUILTINS.get(name)
+
+
 class ModuleEnv:
     """Names visible in `module` of `program` (a `mcl.mcpl.loader.Program`)."""
 
@@ -46,8 +53,7 @@ class ModuleEnv:
         return found
 
     def callee(self, name: str) -> ast.Function | Builtin | None:
-        """A called name: a user or library function first, then a built-in."""
-        return self.function(name) or BUILTINS.get(name)
+        return resolve_callee(self.program, self.module, name)
 
     def typedef(self, name: str) -> ast.TypeDef | None:
         found = self._lookup("type", name)

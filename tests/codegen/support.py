@@ -8,10 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import tomllib
 
 from mcl.codegen import GeneratedModule, Session, generate_module
-from mcl.codegen.mapping import parse_mapping
+from mcl.codegen.mapping import parse_mapping, tomllib
 from mcl.diagnostics import Severity
 from mcl.hdl.library import default_library
 from mcl.mcpl.check import check_program

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mcl.codegen import emit_opencl, load_mapping
+from mcl.codegen import Session, emit_opencl, load_mapping
 from mcl.diagnostics import MclError
 
 from .support import generate, library, load, run
@@ -47,16 +47,28 @@ x86_avx512 void tiles(int n, main int[2,2][3,3] d2, main int[6,6] src,
 def test_tiles_nested_arrays_and_views(tmp_path: Path) -> None:
     g = generate(load(tmp_path, TILES), "x86_avx512")
     # Tile-major linearisation, readable: the MCPL index expressions stay visible.
-    assert "d2[((ti * 2 + tj) * 3 + ei) * 3 + ej] = src[(ti * 3 + ei) * 6 + (tj * 3 + ej)]" in g.opencl
+    assert (
+        "d2[((ti * 2 + tj) * 3 + ei) * 3 + ej] = src[(ti * 3 + ei) * 6 + (tj * 3 + ej)]" in g.opencl
+    )
     assert "__global float* const out4 = out;" in g.opencl
     assert [k.name for k in g.functions[0].kernels] == ["tiles_0", "tiles_1"]
     n = 12
     src = np.arange(36, dtype=np.int32).reshape(6, 6)
     img = np.arange(12, dtype=np.float32).reshape(3, 4)
     a = np.linspace(-1, 1, n, dtype=np.float32)
-    out = run(g, "tiles", {"n": n, "d2": np.zeros(36, np.int32), "src": src, "a": a,
-                           "out": np.zeros(n, np.float32), "img": img,
-                           "imgT": np.zeros((4, 3), np.float32)})
+    out = run(
+        g,
+        "tiles",
+        {
+            "n": n,
+            "d2": np.zeros(36, np.int32),
+            "src": src,
+            "a": a,
+            "out": np.zeros(n, np.float32),
+            "img": img,
+            "imgT": np.zeros((4, 3), np.float32),
+        },
+    )
     tiled = src.reshape(2, 3, 2, 3).transpose(0, 2, 1, 3)  # [ti, tj, ei, ej]
     np.testing.assert_array_equal(out["d2"], tiled.reshape(-1))
     np.testing.assert_array_equal(out["imgT"], img.T)
@@ -112,8 +124,9 @@ def test_user_types_and_functions_per_address_space(tmp_path: Path) -> None:
     a, b = (np.zeros(n, dtype) for _ in range(2))
     for arr in (a, b):
         arr["re"], arr["im"] = rng.uniform(-1, 1, n), rng.uniform(-1, 1, n)
-    out = run(g, "cmul", {"n": n, "z": np.zeros(n, dtype), "a": a, "b": b,
-                          "nz": np.zeros(n, np.float32)})
+    out = run(
+        g, "cmul", {"n": n, "z": np.zeros(n, dtype), "a": a, "b": b, "nz": np.zeros(n, np.float32)}
+    )
     expected = (a["re"] + 1j * a["im"]) * (b["re"] + 1j * b["im"])
     np.testing.assert_allclose(out["z"]["re"], expected.real, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(out["z"]["im"], expected.imag, rtol=1e-5, atol=1e-6)
@@ -219,19 +232,37 @@ def test_builtins_and_atomics(tmp_path: Path) -> None:
     rng = np.random.default_rng(4)
     x = rng.uniform(-2, 2, n).astype(np.float32)
     k = rng.integers(-7, 8, n).astype(np.int32)
-    out = run(g, "builtins", {"n": n, "x": x, "k": k, "f": np.zeros((8, n), np.float32),
-                              "g": np.zeros((4, n), np.int32), "total": np.zeros(1, np.float32),
-                              "count": np.zeros(1, np.int32)})
+    out = run(
+        g,
+        "builtins",
+        {
+            "n": n,
+            "x": x,
+            "k": k,
+            "f": np.zeros((8, n), np.float32),
+            "g": np.zeros((4, n), np.int32),
+            "total": np.zeros(1, np.float32),
+            "count": np.zeros(1, np.int32),
+        },
+    )
     xd, kd = x.astype(np.float64), k.astype(np.int64)
     expected_f = [
-        np.sin(xd), np.cos(xd), kd / 3.0, np.minimum(xd, 0.5) + np.maximum(xd, kd),
-        np.abs(xd - 0.25), np.abs(xd) ** 1.5 + xd**2,
+        np.sin(xd),
+        np.cos(xd),
+        kd / 3.0,
+        np.minimum(xd, 0.5) + np.maximum(xd, kd),
+        np.abs(xd - 0.25),
+        np.abs(xd) ** 1.5 + xd**2,
         np.sqrt(np.abs(xd)) + np.exp(xd) - np.log(1 + np.abs(xd)) + np.floor(xd) + np.ceil(xd),
         np.trunc(x * np.float32(10.0)),
     ]
     np.testing.assert_allclose(out["f"], np.array(expected_f), rtol=1e-5, atol=1e-5)
-    expected_g = [np.minimum(kd, 3) + np.maximum(kd, -2), np.abs(kd - 5), kd**3,
-                  np.fmod(kd, 4) + np.trunc(kd / 3).astype(np.int64)]  # C's % and /
+    expected_g = [
+        np.minimum(kd, 3) + np.maximum(kd, -2),
+        np.abs(kd - 5),
+        kd**3,
+        np.fmod(kd, 4) + np.trunc(kd / 3).astype(np.int64),
+    ]  # C's % and /
     np.testing.assert_array_equal(out["g"], np.array(expected_g))
     np.testing.assert_allclose(out["total"][0], xd.sum(), atol=1e-4)
     assert out["count"][0] == n
@@ -266,7 +297,7 @@ def test_guards_keep_barriers_reachable(tmp_path: Path, n: int) -> None:
     """Work-groups of a fixed size: the global size is rounded up and the work guarded,
     but every work-item still meets every barrier."""
     g = generate(load(tmp_path, SHIFT), "x86_avx512", GUARDED_MAPPING)
-    body = g.opencl[g.opencl.index("{\n    const int i"):]
+    body = g.opencl[g.opencl.index("{\n    const int i") :]
     guard = "if ((int)get_global_id(1) < n) {"
     assert body.count(guard) == 2  # before and after the first barrier
     depth = 0
@@ -302,8 +333,13 @@ def test_vector_lanes_as_a_loop(tmp_path: Path) -> None:
     assert re.search(r"for \(int vj = 0; vj < nrVectorsM; vj\+\+\) \{", g.opencl)
     n, m, p = 5, 37, 7
     rng = np.random.default_rng(5)
-    a, b = rng.uniform(-1, 1, (n, p)).astype(np.float32), rng.uniform(-1, 1, (p, m)).astype(np.float32)
-    out = run(g, "matmul", {"n": n, "m": m, "p": p, "a": a, "b": b, "c": np.zeros((n, m), np.float32)})
+    a, b = (
+        rng.uniform(-1, 1, (n, p)).astype(np.float32),
+        rng.uniform(-1, 1, (p, m)).astype(np.float32),
+    )
+    out = run(
+        g, "matmul", {"n": n, "m": m, "p": p, "a": a, "b": b, "c": np.zeros((n, m), np.float32)}
+    )
     np.testing.assert_allclose(out["c"], a @ b, rtol=1e-5, atol=1e-5)
 
 
@@ -312,7 +348,9 @@ x86_avx512 void twophase(int n, int iters, main float[n] a, main float[n] b) {
   int half = n / 2;
   foreach (int t in n threads) {
     foreach (int v in 1 vectors) {
-      b[t] = a[t] + 1.0;
+      float[n] window;
+      window[t] = a[t] + 1.0;
+      b[t] = window[t];
     }
   }
   for (int it = 0; it < iters; it++) {
@@ -331,37 +369,58 @@ def test_host_statements_and_several_kernels(tmp_path: Path) -> None:
     plan = g.functions[0]
     assert [k.name for k in plan.kernels] == ["twophase_0", "twophase_1"]
     assert [h.name for h in plan.host_vars] == ["half", "it"]
-    n, iters = 11, 3
-    a = np.arange(n, dtype=np.float32)
-    out = run(g, "twophase", {"n": n, "iters": iters, "a": a, "b": np.zeros(n, np.float32)})
-    expected = a + 1
-    expected[: n // 2] *= 2**iters
-    np.testing.assert_array_equal(out["b"], expected)
+    # The private array sized by n: the kernel is built for the n it runs with.
+    assert "float window[MCL_SIZE_window];" in g.opencl
+    assert [m for m, _ in plan.kernels[0].defines] == ["MCL_SIZE_window"]
+    session = Session(g)
+    for n, iters in ((11, 3), (40, 1)):
+        a = np.arange(n, dtype=np.float32)
+        out = session.run(
+            "twophase", {"n": n, "iters": iters, "a": a, "b": np.zeros(n, np.float32)}
+        ).outputs
+        expected = a + 1
+        expected[: n // 2] *= 2**iters
+        np.testing.assert_array_equal(out["b"], expected)
+    assert {"-DMCL_SIZE_window=11", "-DMCL_SIZE_window=40"} <= set(session.programs)
 
 
 @pytest.mark.parametrize(
     ("source", "target", "code"),
     [
-        ("""
+        (
+            """
 fermi void two(int n, global float[n] a) {
   foreach (int b in n blocks) {
     foreach (int w in 1 warps) { foreach (int t in 32 threads) { a[b] = 1.0; } }
     foreach (int w in 1 warps) { foreach (int t in 32 threads) { a[b] = 2.0; } }
   }
 }
-""", "fermi", "codegen-sibling-foreach"),
-        ("""
+""",
+            "fermi",
+            "codegen-sibling-foreach",
+        ),
+        (
+            """
+perfect float first(int n, float x) {
+  float[n] tmp;
+  tmp[0] = x;
+  return tmp[0];
+}
+
 x86_avx512 void priv(int n, main float[n] a) {
   foreach (int t in n threads) { foreach (int v in 1 vectors) {
-    float[n] tmp;
-    tmp[0] = 1.0;
-    a[t] = tmp[0];
+    a[t] = first(n, a[t]);
   } }
 }
-""", "x86_avx512", "codegen-private-array-size"),
+""",
+            "x86_avx512",
+            "codegen-private-array-size",
+        ),
     ],
 )
-def test_unsupported_code_is_a_clear_error(tmp_path: Path, source: str, target: str, code: str) -> None:
+def test_unsupported_code_is_a_clear_error(
+    tmp_path: Path, source: str, target: str, code: str
+) -> None:
     with pytest.raises(MclError) as exc:
         generate(load(tmp_path, source), target)
     d = exc.value.diagnostics[0]

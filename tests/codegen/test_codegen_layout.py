@@ -17,8 +17,11 @@ def _value(offset) -> int:
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.integers(1, 6), min_size=1, max_size=5).flatmap(
-    lambda dims: st.tuples(st.just(dims), st.tuples(*(st.integers(0, d - 1) for d in dims)))))
+@given(
+    st.lists(st.integers(1, 6), min_size=1, max_size=5).flatmap(
+        lambda dims: st.tuples(st.just(dims), st.tuples(*(st.integers(0, d - 1) for d in dims)))
+    )
+)
 def test_offset_is_row_major_over_all_dimensions(case) -> None:
     dims, index = case
     offset = linear_offset([IntLit(i) for i in index], [IntLit(d) for d in dims])

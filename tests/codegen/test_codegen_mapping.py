@@ -7,10 +7,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import tomllib
 
 from mcl.codegen import generate_module, load_mapping, run_function
-from mcl.codegen.mapping import mapping_path, parse_mapping
+from mcl.codegen.mapping import mapping_path, parse_mapping, tomllib
 from mcl.diagnostics import MclError
 from mcl.hdl.library import load_library
 from mcl.mcpl.loader import load_program
@@ -30,8 +29,10 @@ def test_bundled_mapping_covers_the_leaf(leaf: str) -> None:
     outer = hwd.par_groups()[0].name
     assert mapping.par_groups[outer].role == "work-group"
     assert all(mapping.par_groups[g.name].role == "work-item" for g in hwd.par_groups()[1:])
-    assert mapping.device_type == {"fermi": "gpu", "hopper": "gpu", "xeon_phi": "accelerator",
-                                   "x86_avx512": "cpu"}[leaf]
+    assert (
+        mapping.device_type
+        == {"fermi": "gpu", "hopper": "gpu", "xeon_phi": "accelerator", "x86_avx512": "cpu"}[leaf]
+    )
 
 
 def test_gpu_shared_memory_is_local_with_a_local_barrier() -> None:
@@ -61,8 +62,9 @@ def test_unknown_par_group_names_file_key_and_suggestion() -> None:
     data = _fermi_data()
     data["par_groups"]["thread"] = data["par_groups"].pop("threads")
     messages = _errors(data)
-    assert any("/x/fermi.opencl.toml: par_groups.thread:" in m and "'threads'" in m
-               for m in messages)
+    assert any(
+        "/x/fermi.opencl.toml: par_groups.thread:" in m and "'threads'" in m for m in messages
+    )
     assert any("par_group 'threads' of 'fermi' is not mapped" in m for m in messages)
 
 
@@ -135,5 +137,7 @@ def test_user_description_brings_its_own_mapping(tmp_path: Path) -> None:
     assert "for (int " in generated.opencl  # the vectors became a loop
     n = 37
     a, b = np.arange(n, dtype=np.float32), np.ones(n, dtype=np.float32)
-    out = run_function(generated, "vectoradd", {"n": n, "a": a, "b": b, "c": np.zeros(n, np.float32)})
+    out = run_function(
+        generated, "vectoradd", {"n": n, "a": a, "b": b, "c": np.zeros(n, np.float32)}
+    )
     np.testing.assert_array_equal(out.outputs["c"], a + b)

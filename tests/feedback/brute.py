@@ -4,12 +4,16 @@ access with the loop iteration it happened in.
 
 It is deliberately independent of mcl.feedback (no SymPy, no closed forms): the property
 tests compare the analyses' symbolic counts, evaluated at the same sizes, with what this
-tracer observes. `foreach` runs its units one after another, which gives the same counts
-for every kernel whose control flow does not depend on data written by other units.
+tracer observes. To trace the tiled kernel versions (hundreds of thousands of statements
+even at the smallest sizes) in a fraction of a second, the function is compiled to a
+Python function with counters, not interpreted node by node. `foreach` runs its units
+one after another, which gives the same counts for every kernel whose control flow does
+not depend on data written by other units.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import Counter
 from dataclasses import dataclass, field
@@ -20,309 +24,421 @@ import numpy as np
 from mcl.mcpl import ast
 
 
-class _Return(Exception):
-    def __init__(self, value: Any):
-        self.value = value
+@dataclass
+class _AccessSlot:
+    node: int
+    mode: str
+    loops: tuple[int, ...]
+    param: str | None
 
 
 @dataclass
 class Trace:
-    counts: Counter = field(default_factory=Counter)  # (id(node), kind) -> executions
-    # (id(access node), mode, element index, ((id(loop node), value), ...))
-    accesses: list[tuple[int, str, tuple[int, ...], tuple[tuple[int, int], ...]]] = field(
-        default_factory=list)
-    read_params: set[str] = field(default_factory=set)
-    written_params: set[str] = field(default_factory=set)
+    counts: dict[tuple[int, str], int] = field(default_factory=dict)  # (id(node), kind) -> n
+    slots: list[_AccessSlot] = field(default_factory=list)  # access sites
+    # (slot, element index, values of the loops around the site (slot.loops))
+    log: list[tuple[int, tuple[int, ...], tuple[int, ...]]] = field(default_factory=list)
 
+    def per_slot(self) -> Counter:
+        return Counter(slot for slot, _, _ in self.log)
 
-class _Var:
-    """A variable slot (scalars are boxed so nested scopes can assign them)."""
+    @property
+    def read_params(self) -> set[str]:
+        used = self.per_slot()
+        return {s.param for k, s in enumerate(self.slots)
+                if used[k] and s.param is not None and "r" in s.mode}
 
-    def __init__(self, value: Any, param: str | None = None):
-        self.value = value
-        self.param = param
+    @property
+    def written_params(self) -> set[str]:
+        used = self.per_slot()
+        return {s.param for k, s in enumerate(self.slots)
+                if used[k] and s.param is not None and "w" in s.mode}
+
+    def entries(self, node: int) -> list[tuple[str, tuple[int, ...], dict[int, int]]]:
+        """(mode, index, {id(loop node): value}) of every access at AST node `node`."""
+        if not hasattr(self, "_by_slot"):
+            self._by_slot: dict[int, list] = {}
+            for slot, index, values in self.log:
+                self._by_slot.setdefault(slot, []).append((index, values))
+        out = []
+        for k, s in enumerate(self.slots):
+            if s.node == node:
+                out += [(s.mode, index, dict(zip(s.loops, values, strict=True)))
+                        for index, values in self._by_slot.get(k, ())]
+        return out
 
 
 class Tracer:
-    def __init__(self, program: Any, hwd: Any, trace_callees: bool = False):
+    """`Tracer(program, hwd).run(function, args) -> Trace`."""
+
+    def __init__(self, program: Any, hwd: Any):
         self.program = program
         self.hwd = hwd
-        self.trace = Trace()
-        self.loops: list[tuple[int, int]] = []
-        self.depth = 0
-        self.trace_callees = trace_callees
 
-    # ------------------------------------------------------------------ entry
     def run(self, function: ast.Function, args: dict[str, Any]) -> Trace:
-        env = self._module_env(function)
-        scope = dict(env)
+        compiled = _compile(self.program, function)
+        counts = [0] * len(compiled.count_slots)
+        log: list[tuple[int, tuple[int, ...], tuple[int, ...]]] = []
+        call_args = []
         for p in function.params:
             value = args[p.name]
-            if isinstance(value, np.ndarray):
-                value = value.copy()
-            scope[p.name] = _Var(value, p.name)
-        self.function = function
-        self._block(function.body.stmts, [scope])
-        return self.trace
+            call_args.append(value.copy() if isinstance(value, np.ndarray) else value)
+        compiled.entry(counts, log, *call_args)
+        return Trace(dict(zip(compiled.count_slots, counts, strict=True)),
+                     compiled.access_slots, log)
 
-    def _module_env(self, function: ast.Function) -> dict[str, _Var]:
-        env: dict[str, _Var] = {}
-        for m in self._modules():
+
+# ----------------------------------------------------------------------------- compiler
+
+
+@dataclass
+class _Compiled:
+    entry: Any
+    count_slots: list[tuple[int, str]]
+    access_slots: list[_AccessSlot]
+
+
+_CACHE: dict[int, tuple[ast.Function, _Compiled]] = {}
+
+
+def _compile(program: Any, function: ast.Function) -> _Compiled:
+    hit = _CACHE.get(id(function))
+    if hit is not None and hit[0] is function:
+        return hit[1]
+    compiler = _Compiler(program)
+    source = compiler.compile(function)
+    namespace = dict(_RUNTIME)
+    exec(compile(source, f"<brute {function.name}>", "exec"), namespace)  # noqa: S102
+    compiled = _Compiled(namespace["F_" + function.name], compiler.count_slots,
+                         compiler.access_slots)
+    _CACHE[id(function)] = (function, compiled)
+    return compiled
+
+
+class _Var:
+    def __init__(self, py: str, type_: Any, param: str | None = None):
+        self.py = py
+        self.type = type_
+        self.param = param
+
+
+class _Compiler:
+    def __init__(self, program: Any):
+        self.program = program
+        self.count_slots: list[tuple[int, str]] = []
+        self.access_slots: list[_AccessSlot] = []
+        self.names = itertools.count()
+        self.lines: list[str] = []
+        self.done: set[str] = set()
+        self.pending: list[ast.Function] = []
+
+    # -- driver --------------------------------------------------------------------
+    def compile(self, function: ast.Function) -> str:
+        self.constants: dict[str, _Var] = {}
+        out = []
+        for m in _modules(self.program):
             for c in m.constants:
                 if c.init is not None:
-                    env[c.name] = _Var(self._eval(c.init, [env]))
-        return env
+                    py = f"K_{c.name}"
+                    out.append(f"{py} = {self.expr(c.init, [self.constants], None)}")
+                    self.constants[c.name] = _Var(py, c.type)
+        out += self.function(function, traced=True)
+        while self.pending:
+            callee = self.pending.pop()
+            out += self.function(callee, traced=False)
+        return "\n".join(out) + "\n"
 
-    def _modules(self) -> list[ast.Module]:
-        if isinstance(self.program, ast.Module):
-            return [self.program]
-        return list(self.program.modules.values())
+    def function(self, f: ast.Function, traced: bool) -> list[str]:
+        self.done.add(f.name)
+        self.traced = traced
+        scope: dict[str, _Var] = {}
+        params = []
+        for p in f.params:
+            var = _Var(self.fresh(p.name), p.type, p.name if traced else None)
+            scope[p.name] = var
+            params.append(var.py)
+        head = ["C", "LOG"] if traced else []
+        self.lines = [f"def F_{f.name}({', '.join(head + params)}):"]
+        self.loops: list[tuple[int, str]] = []
+        self.block(f.body.stmts, [self.constants, scope], 1)
+        self.lines.append("    return None")
+        return self.lines
 
-    def _function(self, name: str) -> ast.Function | None:
-        for m in self._modules():
-            for f in m.functions:
-                if f.name == name:
-                    return f
-        return None
+    def fresh(self, name: str) -> str:
+        return f"v{next(self.names)}_{name}"
 
-    # ------------------------------------------------------------------ statements
-    def _count(self, node: Any, kind: str) -> None:
-        if self.depth == 0 or self.trace_callees:
-            self.trace.counts[(id(node), kind)] += 1
+    def emit(self, depth: int, line: str) -> None:
+        self.lines.append("    " * depth + line)
 
-    def _block(self, stmts: tuple[ast.Stmt, ...], scopes: list[dict]) -> None:
+    def count(self, depth: int, node: Any, kind: str) -> None:
+        if self.traced:
+            self.count_slots.append((id(node), kind))
+            self.emit(depth, f"C[{len(self.count_slots) - 1}] += 1")
+
+    def access(self, node: Any, mode: str, var: _Var) -> str:
+        """A slot for one access site; returns the log call's loop-values tuple."""
+        self.access_slots.append(_AccessSlot(id(node), mode, tuple(i for i, _ in self.loops),
+                                             var.param))
+        values = "".join(f"{py}, " for _, py in self.loops)
+        return f"{len(self.access_slots) - 1}, ({values})"
+
+    # -- statements ----------------------------------------------------------------
+    def block(self, stmts: tuple[ast.Stmt, ...], scopes: list[dict], depth: int) -> None:
         scopes = [*scopes, {}]
+        self.emit(depth, "pass")
         for s in stmts:
-            self._stmt(s, scopes)
+            self.stmt(s, scopes, depth)
 
-    def _stmt(self, s: ast.Stmt, scopes: list[dict]) -> None:
+    def stmt(self, s: ast.Stmt, scopes: list[dict], depth: int) -> None:
         if isinstance(s, ast.Block):
-            self._block(s.stmts, scopes)
+            self.block(s.stmts, scopes, depth)
         elif isinstance(s, ast.Decl):
-            value = None
-            if isinstance(s.type, ast.ArrayType):
-                shape = tuple(int(self._eval(d, scopes)) for g in s.type.dims for d in g)
-                dtype = np.int64 if _is_int(s.type.element) else np.float64
-                value = np.zeros(shape, dtype=dtype)
-            if s.init is not None:
-                self._count(s, "stmt")
-                value = self._eval(s.init, scopes)
-                if _is_int(s.type) and not isinstance(value, bool):
-                    value = int(value)
-            scopes[-1][s.name] = _Var(value)
-            if s.view is not None:
-                scopes[-1][s.view.name] = _Var(self._view(value, s.view.type, scopes))
+            self.decl(s, scopes, depth)
         elif isinstance(s, ast.ViewDecl):
-            source = self._lookup(s.source, scopes)
-            scopes[-1][s.view.name] = _Var(self._view(source.value, s.view.type, scopes),
-                                           source.param)
+            source = _lookup(s.source, scopes)
+            var = _Var(self.fresh(s.view.name), s.view.type, source.param)
+            self.emit(depth, f"{var.py} = {source.py}.reshape({self.shape(s.view.type, scopes)})")
+            scopes[-1][s.view.name] = var
         elif isinstance(s, ast.Assign):
-            self._count(s, "stmt")
-            value = self._eval(s.value, scopes)
+            self.count(depth, s, "stmt")
+            value = self.expr(s.value, scopes, None)
             if s.op == "=":
-                self._store(s.target, value, scopes, mode="w")
+                self.store(s.target, value, scopes, depth)
             else:
-                self._update(s.target, lambda old: _arith(s.op[:-1], old, value), scopes)
+                op = s.op[:-1]
+                self.update(s.target, lambda old: f"_arith({op!r}, {old}, {value})", scopes,
+                            depth)
         elif isinstance(s, ast.IncDec):
-            self._count(s, "stmt")
-            self._update(s.target, lambda old: old + (1 if s.op == "++" else -1), scopes)
+            self.count(depth, s, "stmt")
+            delta = "1" if s.op == "++" else "-1"
+            self.update(s.target, lambda old: f"{old} + {delta}", scopes, depth)
         elif isinstance(s, ast.CallStmt):
-            self._count(s, "stmt")
-            self._eval(s.call, scopes)
+            self.count(depth, s, "stmt")
+            self.emit(depth, self.call(s.call, scopes, depth))
         elif isinstance(s, ast.Swap):
-            self._count(s, "stmt")
-            a = self._eval(s.left, scopes, mode="rw")
-            b = self._eval(s.right, scopes, mode="rw")
-            self._store(s.left, b, scopes, mode="rw", log=False)
-            self._store(s.right, a, scopes, mode="rw", log=False)
+            self.count(depth, s, "stmt")
+            tmp = self.fresh("swap")
+            self.emit(depth, f"{tmp} = {self.expr(s.left, scopes, 'rw')}")
+            self.store(s.left, self.expr(s.right, scopes, "rw"), scopes, depth, log=False)
+            self.store(s.right, tmp, scopes, depth, log=False)
         elif isinstance(s, ast.Return):
-            self._count(s, "stmt")
-            raise _Return(self._eval(s.value, scopes) if s.value is not None else None)
+            self.count(depth, s, "stmt")
+            value = self.expr(s.value, scopes, None) if s.value is not None else "None"
+            self.emit(depth, f"return {value}")
         elif isinstance(s, ast.If):
-            self._count(s, "if")
-            if self._eval(s.cond, scopes):
-                self._stmt(s.then, [*scopes, {}])
-            elif s.orelse is not None:
-                self._stmt(s.orelse, [*scopes, {}])
+            self.count(depth, s, "if")
+            self.emit(depth, f"if {self.expr(s.cond, scopes, None)}:")
+            self.block((s.then,), scopes, depth + 1)
+            if s.orelse is not None:
+                self.emit(depth, "else:")
+                self.block((s.orelse,), scopes, depth + 1)
         elif isinstance(s, ast.Foreach):
-            self._count(s, "count")
-            n = int(self._eval(s.count, scopes))
-            for v in range(n):
-                self.loops.append((id(s), v))
-                self._stmt(s.body, [*scopes, {s.var: _Var(v)}])
-                self.loops.pop()
-        elif isinstance(s, ast.For):
-            self._for(s, scopes)
-        # Barrier: nothing to count
-
-    def _for(self, s: ast.For, scopes: list[dict]) -> None:
-        inner = [*scopes, {}]
-        self._count(s.init, "init")
-        if isinstance(s.init, ast.Decl):
-            inner[-1][s.init.name] = _Var(int(self._eval(s.init.init, scopes)))
-        else:
-            self._store(s.init.target, self._eval(s.init.value, scopes), scopes, mode="w")
-        guard = 0
-        while True:
-            self._count(s.cond, "cond")
-            if not self._eval(s.cond, inner):
-                break
-            self.loops.append((id(s), self._lookup(s.var, inner).value))
-            self._stmt(s.body, [*inner, {}])
+            self.count(depth, s, "count")
+            var = _Var(self.fresh(s.var), ast.Prim("int"))
+            self.emit(depth, f"for {var.py} in range(int({self.expr(s.count, scopes, None)})):")
+            self.loops.append((id(s), var.py))
+            self.block((s.body,), [*scopes, {s.var: var}], depth + 1)
             self.loops.pop()
-            self._count(s.step, "step")
-            self._stmt_step(s.step, inner)
-            guard += 1
-            assert guard < 10**6, "runaway loop in brute-force tracer"
+        elif isinstance(s, ast.For):
+            self.for_(s, scopes, depth)
+        # Barrier: nothing to do sequentially
 
-    def _stmt_step(self, step: ast.Stmt, scopes: list[dict]) -> None:
-        if isinstance(step, ast.IncDec):
-            var = self._lookup(ast.root_name(step.target) or "", scopes)
-            var.value += 1 if step.op == "++" else -1
+    def decl(self, s: ast.Decl, scopes: list[dict], depth: int) -> None:
+        var = _Var(self.fresh(s.name), s.type)
+        if isinstance(s.type, ast.ArrayType):
+            dtype = "np.int64" if _integral(s.type.element) else "np.float64"
+            self.emit(depth, f"{var.py} = np.zeros({self.shape(s.type, scopes)}, dtype={dtype})")
+        elif s.init is not None:
+            self.count(depth, s, "stmt")
+            self.emit(depth, f"{var.py} = {_convert(s.type, self.expr(s.init, scopes, None))}")
         else:
-            assert isinstance(step, ast.Assign)
-            value = self._eval(step.value, scopes)
+            self.emit(depth, f"{var.py} = 0")
+        scopes[-1][s.name] = var
+        if s.view is not None:
+            view = _Var(self.fresh(s.view.name), s.view.type)
+            self.emit(depth, f"{view.py} = {var.py}.reshape({self.shape(s.view.type, scopes)})")
+            scopes[-1][s.view.name] = view
+
+    def for_(self, s: ast.For, scopes: list[dict], depth: int) -> None:
+        inner = [*scopes, {}]
+        self.count(depth, s.init, "init")
+        if isinstance(s.init, ast.Decl):
+            var = _Var(self.fresh(s.init.name), s.init.type)
+            self.emit(depth, f"{var.py} = {_convert(s.init.type, self.expr(s.init.init, scopes, None))}")
+            inner[-1][s.init.name] = var
+        else:
+            self.store(s.init.target, self.expr(s.init.value, scopes, None), scopes, depth)
+            var = _lookup(s.var, scopes)
+        self.emit(depth, "while True:")
+        self.count(depth + 1, s.cond, "cond")
+        self.emit(depth + 1, f"if not ({self.expr(s.cond, inner, None)}):")
+        self.emit(depth + 2, "break")
+        self.loops.append((id(s), var.py))
+        self.block((s.body,), inner, depth + 1)
+        self.loops.pop()
+        self.count(depth + 1, s.step, "step")
+        step = s.step
+        if isinstance(step, ast.IncDec):
+            self.emit(depth + 1, f"{var.py} += {1 if step.op == '++' else -1}")
+        else:
+            value = self.expr(step.value, inner, None)
             if step.op != "=":
-                value = _arith(step.op[:-1], self._eval(step.target, scopes), value)
-            self._store(step.target, value, scopes, mode="w", log=False)
+                value = f"_arith({step.op[:-1]!r}, {var.py}, {value})"
+            self.emit(depth + 1, f"{var.py} = {value}")
 
-    def _view(self, value: Any, t: ast.ArrayType, scopes: list[dict]) -> Any:
-        shape = tuple(int(self._eval(d, scopes)) for g in t.dims for d in g)
-        return value.reshape(shape)
+    def shape(self, t: ast.ArrayType, scopes: list[dict]) -> str:
+        dims = [f"int({self.expr(d, scopes, None)})" for g in t.dims for d in g]
+        return "(" + "".join(d + ", " for d in dims) + ")"
 
-    # ------------------------------------------------------------------ expressions
-    def _lookup(self, name: str, scopes: list[dict]) -> _Var:
-        for scope in reversed(scopes):
-            if name in scope:
-                return scope[name]
-        raise KeyError(name)
-
-    def _place(self, e: ast.Expr, scopes: list[dict]) -> tuple[_Var, tuple[int, ...], str | None]:
-        """The variable, element index and field an access expression names."""
-        field_name = None
+    # -- places ----------------------------------------------------------------------
+    def place(self, e: ast.Expr, scopes: list[dict]) -> tuple[_Var, list[str]]:
         if isinstance(e, ast.Field):
-            field_name = e.name
-            e = e.base
+            raise NotImplementedError("struct fields are not traced")
         groups = []
         while isinstance(e, ast.Index):
-            groups.append(tuple(int(self._eval(i, scopes)) for i in e.indices))
+            groups.append([self.expr(i, scopes, None) for i in e.indices])
             e = e.base
         assert isinstance(e, ast.Name), e
-        var = self._lookup(e.name, scopes)
-        index = tuple(i for g in reversed(groups) for i in g)
-        return var, index, field_name
+        return _lookup(e.name, scopes), [i for g in reversed(groups) for i in g]
 
-    def _log(self, node: ast.Expr, mode: str, index: tuple[int, ...], var: _Var) -> None:
-        if self.depth == 0 or self.trace_callees:
-            self.trace.accesses.append((id(node), mode, index, tuple(self.loops)))
-        if var.param is not None and self.depth == 0:
-            if "r" in mode:
-                self.trace.read_params.add(var.param)
-            if "w" in mode:
-                self.trace.written_params.add(var.param)
-
-    def _update(self, target: ast.Expr, fn: Any, scopes: list[dict]) -> Any:
-        """Read-modify-write of one place (subscripts evaluated once); returns the old
-        value."""
-        var, index, _ = self._place(target, scopes)
+    def store(self, target: ast.Expr, value: str, scopes: list[dict], depth: int,
+              log: bool = True) -> None:
+        var, index = self.place(target, scopes)
         if index:
-            old = var.value[index]
-            old = old.item() if hasattr(old, "item") else old
-            var.value[index] = fn(old)
-            self._log(target, "rw", index, var)
+            idx = self.fresh("idx")
+            self.emit(depth, f"{idx} = ({', '.join(index)},)")
+            self.emit(depth, f"{var.py}[{idx}] = {value}")
+            if log and self.traced:
+                self.emit(depth, f"LOG.append(({self._log_args(target, 'w', var, idx)}))")
         else:
-            old = var.value
-            var.value = fn(old)
-            if var.param is not None and self.depth == 0:
-                self.trace.read_params.add(var.param)
-                self.trace.written_params.add(var.param)
+            self.emit(depth, f"{var.py} = {_convert(var.type, value)}")
+
+    def update(self, target: ast.Expr, fn: Any, scopes: list[dict], depth: int) -> str:
+        """Read-modify-write with the subscripts evaluated once."""
+        var, index = self.place(target, scopes)
+        old = self.fresh("old")
+        if index:
+            idx = self.fresh("idx")
+            self.emit(depth, f"{idx} = ({', '.join(index)},)")
+            self.emit(depth, f"{old} = {var.py}[{idx}].item()")
+            self.emit(depth, f"{var.py}[{idx}] = {fn(old)}")
+            if self.traced:
+                self.emit(depth, f"LOG.append(({self._log_args(target, 'rw', var, idx)}))")
+        else:
+            self.emit(depth, f"{old} = {var.py}")
+            self.emit(depth, f"{var.py} = {_convert(var.type, fn(old))}")
         return old
 
-    def _store(self, target: ast.Expr, value: Any, scopes: list[dict], mode: str,
-               log: bool = True) -> None:
-        var, index, _ = self._place(target, scopes)
-        if index:
-            var.value[index] = value
-            if log:
-                self._log(target, mode, index, var)
-        else:
-            var.value = value
-            if var.param is not None and self.depth == 0:
-                self.trace.written_params.add(var.param)
+    def _log_args(self, node: Any, mode: str, var: _Var, idx: str) -> str:
+        slot = self.access(node, mode, var)
+        number, values = slot.split(", ", 1)
+        return f"{number}, {idx}, {values}"
 
-    def _eval(self, e: ast.Expr | None, scopes: list[dict], mode: str = "r",
-              log: bool = True) -> Any:
+    # -- expressions -------------------------------------------------------------------
+    def expr(self, e: ast.Expr | None, scopes: list[dict], mode: str | None) -> str:
         if isinstance(e, ast.IntLit):
-            return e.value
+            return repr(e.value)
         if isinstance(e, ast.FloatLit):
-            return float(e.value)
+            return repr(float(e.value))
         if isinstance(e, ast.BoolLit):
-            return e.value
+            return "True" if e.value else "False"
         if isinstance(e, ast.Name):
-            var = self._lookup(e.name, scopes)
-            if var.param is not None and self.depth == 0 and not isinstance(var.value,
-                                                                             np.ndarray):
-                self.trace.read_params.add(var.param)
-            return var.value
+            return _lookup(e.name, scopes).py
         if isinstance(e, ast.HwdConst):
             from mcl.hdl.library import default_library
 
             q = default_library().get(e.path[0]).value(e.path)
-            return int(q.value) if float(q.value).is_integer() else q.value
+            return repr(int(q.value) if float(q.value).is_integer() else q.value)
         if isinstance(e, (ast.Index, ast.Field)):
-            var, index, _ = self._place(e, scopes)
-            if index and np.ndim(var.value) == len(index):
-                if log:
-                    self._log(e, mode, index, var)
-                value = var.value[index]
-                return value.item() if hasattr(value, "item") else value
-            if var.param is not None and self.depth == 0:
-                self.trace.read_params.add(var.param)
-            return var.value[index] if index else var.value
+            var, index = self.place(e, scopes)
+            rank = _rank(var.type)
+            if index and len(index) == rank:
+                if not self.traced:
+                    return f"{var.py}[({', '.join(index)},)].item()"
+                idx = f"({', '.join(index)},)"
+                return f"_ld(LOG, {var.py}, {self._log_args(e, mode or 'r', var, idx)})"
+            return f"{var.py}[({', '.join(index)},)]" if index else var.py
         if isinstance(e, ast.Unary):
-            v = self._eval(e.operand, scopes)
-            return -v if e.op == "-" else (not v)
+            inner = self.expr(e.operand, scopes, None)
+            return f"(-{inner})" if e.op == "-" else f"(not {inner})"
         if isinstance(e, ast.Binary):
+            left, right = self.expr(e.left, scopes, None), self.expr(e.right, scopes, None)
             if e.op == "&&":
-                return bool(self._eval(e.left, scopes)) and bool(self._eval(e.right, scopes))
+                return f"({left} and {right})"
             if e.op == "||":
-                return bool(self._eval(e.left, scopes)) or bool(self._eval(e.right, scopes))
-            return _arith(e.op, self._eval(e.left, scopes), self._eval(e.right, scopes))
+                return f"({left} or {right})"
+            if e.op in _NATIVE:  # same meaning in Python
+                return f"({left} {_NATIVE[e.op]} {right})"
+            return f"_arith({e.op!r}, {left}, {right})"
         if isinstance(e, ast.Call):
-            return self._call(e, scopes)
+            return self.call(e, scopes, 0)
         raise NotImplementedError(type(e).__name__)
 
-    def _call(self, call: ast.Call, scopes: list[dict]) -> Any:
-        callee = self._function(call.func)
+    def call(self, call: ast.Call, scopes: list[dict], depth: int) -> str:
+        callee = _function(self.program, call.func)
         if callee is not None:
-            local = dict(self._module_env(callee))
+            if callee.name not in self.done and callee not in self.pending:
+                self.pending.append(callee)
+            args = []
             for p, a in zip(callee.params, call.args, strict=True):
                 if isinstance(p.type, ast.ArrayType):
-                    var, _, _ = self._place(a, scopes)
-                    local[p.name] = _Var(var.value)
+                    args.append(self.place(a, scopes)[0].py)
                 else:
-                    local[p.name] = _Var(self._eval(a, scopes))
-            self.depth += 1
-            saved = self.loops
-            self.loops = []
-            try:
-                self._block(callee.body.stmts, [local])
-            except _Return as r:
-                return r.value
-            finally:
-                self.depth -= 1
-                self.loops = saved
-            return None
+                    args.append(self.expr(a, scopes, None))
+            return f"F_{callee.name}({', '.join(args)})"
         if call.func == "atomicAdd":
             target, value = call.args
-            amount = self._eval(value, scopes)
-            return self._update(target, lambda old: old + amount, scopes)
-        args = [self._eval(a, scopes) for a in call.args]
-        return _BUILTINS[call.func](*args)
+            amount = self.expr(value, scopes, None)
+            return self.update(target, lambda old: f"{old} + {amount}", scopes, depth)
+        if call.func in ("mcl_builtin_read", "mcl_builtin_write"):
+            return "None"
+        args = ", ".join(self.expr(a, scopes, None) for a in call.args)
+        return f"_BUILTINS[{call.func!r}]({args})"
 
 
-def _is_int(t: Any) -> bool:
+def _modules(program: Any) -> list[ast.Module]:
+    if isinstance(program, ast.Module):
+        return [program]
+    return list(program.modules.values())
+
+
+def _function(program: Any, name: str) -> ast.Function | None:
+    for m in _modules(program):
+        for f in m.functions:
+            if f.name == name:
+                return f
+    return None
+
+
+def _lookup(name: str, scopes: list[dict]) -> _Var:
+    for scope in reversed(scopes):
+        if name in scope:
+            return scope[name]
+    raise KeyError(name)
+
+
+def _rank(t: Any) -> int:
+    return t.rank if isinstance(t, ast.ArrayType) else 0
+
+
+def _integral(t: Any) -> bool:
     return isinstance(t, ast.Prim) and t.name in ("int", "byte")
+
+
+def _convert(t: Any, value: str) -> str:
+    if _integral(t):
+        return f"int({value})"
+    if isinstance(t, ast.Prim) and t.name in ("float", "double"):
+        return f"float({value})"
+    return value
+
+
+# ----------------------------------------------------------------------------- runtime
+
+
+def _ld(log: list, array: Any, slot: int, index: tuple[int, ...], loops: tuple) -> Any:
+    log.append((slot, index, loops))
+    return array[index].item()
 
 
 def _arith(op: str, a: Any, b: Any) -> Any:
@@ -342,8 +458,12 @@ def _arith(op: str, a: Any, b: Any) -> Any:
         return int(math.fmod(a, b)) if ints else math.fmod(a, b)
     if op == "^":
         return a**b
-    return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b, "==": a == b, "!=": a != b,
-            "<<": (a << b) if ints else None, ">>": (a >> b) if ints else None}[op]
+    if op == "<<":
+        return a << b
+    if op == ">>":
+        return a >> b
+    return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b, "==": a == b,
+            "!=": a != b}[op]
 
 
 _BUILTINS = {
@@ -352,3 +472,8 @@ _BUILTINS = {
     "floor": math.floor, "ceil": math.ceil, "toFloat": float, "toDouble": float,
     "toInt": int,
 }
+
+_NATIVE = {"+": "+", "-": "-", "*": "*", "<": "<", "<=": "<=", ">": ">", ">=": ">=",
+           "==": "==", "!=": "!=", "<<": "<<", ">>": ">>"}
+
+_RUNTIME = {"np": np, "_ld": _ld, "_arith": _arith, "_BUILTINS": _BUILTINS}

@@ -54,8 +54,10 @@ def check_data_accesses(facts: KernelFacts, trace: Trace, sizes: dict[str, int])
     kinds = classify(facts)
     costs = function_costs(facts)
     nodes = {id(a.node): a for a in facts.accesses if kinds[id(a.item)] == OUTPUT}
-    loads = sum(1 for node, mode, _, _ in trace.accesses if node in nodes and "r" in mode)
-    stores = sum(1 for node, mode, _, _ in trace.accesses if node in nodes and "w" in mode)
+    used = trace.per_slot()
+    loads = sum(used[k] for k, s in enumerate(trace.slots) if s.node in nodes and "r" in s.mode)
+    stores = sum(used[k] for k, s in enumerate(trace.slots)
+                 if s.node in nodes and "w" in s.mode)
     # Scalars in addressable memory are data accesses too; the tracer logs elements only.
     scalar = [a for a in nodes.values() if not a.element]
     if scalar:
@@ -76,13 +78,10 @@ def check_reuse(facts: KernelFacts, trace: Trace, sizes: dict[str, int]) -> list
     """Reuse factors and ratios against the logged accesses, per instance of the
     array's declaration (loops outside it are held fixed)."""
     problems = []
-    log: dict[int, list[tuple[tuple[int, ...], dict[int, int]]]] = defaultdict(list)
-    for node, mode, index, loops in trace.accesses:
-        if "r" in mode:
-            log[node].append((index, dict(loops)))
     for finding in find_reuse(facts):
         acc = finding.access
-        entries = log.get(id(acc.node), [])
+        entries = [(index, loops) for mode, index, loops in trace.entries(id(acc.node))
+                   if "r" in mode]
         if not entries:
             continue
         scope = [id(x.node) for x in acc.item.loops if x not in acc.binding.root.loops]

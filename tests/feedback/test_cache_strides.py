@@ -34,8 +34,7 @@ def test_best_case_is_the_fewest_lines_over_all_alignments(count, element, multi
     starts = range(abs(stride) * count, abs(stride) * count + line, element)
     counts = [lines_touched(stream(s, stride, count), element, line) for s in starts]
     assert int(best) == min(counts)
-    worst = strides.worst_case_lines(count, None)
-    assert all(int(best) <= c <= int(worst) for c in counts)
+    assert all(int(best) <= c <= count for c in counts)  # worst case: a line per iteration
 
 
 def test_paper_formula_for_unit_stride():
@@ -67,37 +66,40 @@ def test_symbolic_stride_is_decided_with_values_or_assumed_wide():
 @settings(max_examples=100, deadline=None)
 @given(
     units=st.integers(1, 100),
-    group=st.sampled_from([4, 16, 32]),
+    group=st.sampled_from([4, 8, 16, 32]),
     multiple=st.integers(0, 40),
     element=st.sampled_from([4, 8]),
     line=st.sampled_from([64, 128]),
     offset=st.integers(0, 31),
 )
-def test_lockstep_groups_share_lines(units, group, multiple, element, line, offset):
+def test_groups_share_lines(units, group, multiple, element, line, offset):
     stride = multiple * element
-    best, worst, _ = strides.lockstep_lines(units, group, stride, element, line)
+    best, worst, _ = strides.grouped_lines(units, group, stride, element, line)
+
+    def fetched(start: int) -> int:  # brute force: each group fetches its own lines
+        return sum(lines_touched([start + u * stride for u in range(g, min(units, g + group))],
+                                 element, line) for g in range(0, units, group))
+
     for start in (0, offset * element):
-        per_group = []
-        for g in range(0, units, group):
-            addresses = [start + u * stride for u in range(g, min(units, g + group))]
-            per_group.append(lines_touched(addresses, element, line))
-        assert int(best) <= sum(per_group) <= int(worst)
+        assert int(best) <= fetched(start) <= int(worst)
     # Equal to the best case when every group starts on a line.
     if stride == 0 or stride >= line or (group * stride) % line == 0:
-        aligned = sum(lines_touched([u * stride for u in range(g, min(units, g + group))],
-                                    element, line) for g in range(0, units, group))
-        assert int(best) == aligned
+        assert int(best) == fetched(0)
     # And the worst case happens: a group that starts in the last element of a line.
-    last = [line - element + u * stride for u in range(min(units, group))]
-    assert lines_touched(last, element, line) == int(
-        strides.lockstep_lines(min(units, group), group, stride, element, line)[1])
+    first = min(units, group)
+    assert lines_touched([line - element + u * stride for u in range(first)], element,
+                         line) == int(strides.grouped_lines(first, group, stride, element,
+                                                            line)[1])
 
 
-def test_worst_case_is_bounded_by_units_sharing_the_cache():
+def test_groups_of_units_sharing_a_cache():
     n = sympy.Symbol("n", integer=True, positive=True)
-    worst = strides.worst_case_lines(n, sympy.Integer(8))
-    assert worst.subs(n, 2048) == 8 and worst.subs(n, 3) == 3
-    assert strides.worst_case_lines(n, None) == n
+    best, worst, _ = strides.grouped_lines(n, 8, 0, 4, 128)  # 8 blocks per L1, stride 0
+    assert best == sympy.ceiling(n / 8) and best.subs(n, 2048) == 256
+    best, _, _ = strides.grouped_lines(n, 8, 8192, 4, 128)  # a row apart: a line each
+    assert best == n
+    best, _, _ = strides.grouped_lines(n, None, 0, 4, 128)  # all units share one cache
+    assert best == 1
 
 
 def test_loop_stride_subtracts_start_from_start_plus_step():

@@ -75,3 +75,9 @@ def test_user_description_shadows_bundled_one_with_a_warning(tmp_path):
     assert lib.get("gpu").value("processors.processor.alus.nr_units").value == 64
     # nvidia reuses gpu.processors.processor.alus (Fig. 13): it now sees the user's version.
     assert lib.get("nvidia").value("smps.smp.alus.nr_units").value == 64
+
+
+def test_stale_environment_entry_is_only_a_warning(tmp_path, monkeypatch):
+    monkeypatch.setenv(L.ENV_VAR, str(tmp_path / "gone"))
+    lib = L.load_library()
+    assert [w.code for w in lib.warnings] == ["hdl-path"] and len(lib) == 10

@@ -87,3 +87,9 @@ def test_broken_references_are_diagnostics(tmp_path: Path) -> None:
     ref = load_reference(kernels_dir() / "spmv" / "reference.py")
     with pytest.raises(MclError, match="inputs"):
         make_inputs(ref, {"nnz": 10**6}, seed=0)
+
+
+def test_format_rate_never_uses_scientific_notation_for_large_rates() -> None:
+    assert format_rate((5275.3e9, "FLOP"), 1.0) == "5,280 GFLOPS"
+    assert format_rate((51_170e9, "FLOP"), 1.0) == "51,200 GFLOPS"
+    assert format_rate((100e9, "FLOP"), 1.0) == "100 GFLOPS"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
@@ -9,8 +10,16 @@ import pytest
 from check_support import BROKEN, REPO, TEST_HWDS
 
 from mcl.cli import main
+from mcl.commands import check as check_command
+from mcl.diagnostics import Diagnostic, Severity
 
 MATMUL = REPO / "kernels" / "matmul" / "perfect.mcpl"
+
+
+@pytest.fixture(autouse=True)
+def only_checking(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests are about checking: post-check stages (performance feedback) are off."""
+    monkeypatch.setattr(check_command, "POST_CHECK_STAGES", [])
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -134,3 +143,31 @@ def test_level_checks_the_source_first(capsys: pytest.CaptureFixture[str]) -> No
     code, out, _ = run(capsys, "--level", "gpu", str(BROKEN / "returns.mcpl"))
     assert code == 1
     assert out.strip() == "returns.mcpl: 3 errors, 0 warnings"
+
+
+class _Stage:
+    """A post-check stage as the feedback issue plugs one in."""
+
+    def __init__(self) -> None:
+        self.ran: list[str] = []
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("-D", dest="defines", action="append", default=[])
+
+    def run(
+        self, checked: check_command.CheckedFile, library: object, args: argparse.Namespace
+    ) -> list[Diagnostic]:
+        self.ran.append(checked.path.name)
+        return [Diagnostic(Severity.NOTE, "test-stage", f"values {args.defines}")]
+
+
+def test_post_check_stages_run_on_clean_files_only(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stage = _Stage()
+    monkeypatch.setattr(check_command, "POST_CHECK_STAGES", [stage])
+    code, out, err = run(capsys, "-D", "n=4", str(MATMUL), str(BROKEN / "returns.mcpl"))
+    assert code == 1
+    assert stage.ran == ["perfect.mcpl"]
+    assert "note: values ['n=4'] [test-stage]" in err
+    assert out.strip().endswith("2 files checked: 3 errors, 0 warnings")

@@ -33,6 +33,9 @@ def test_every_rule_has_a_broken_kernel() -> None:
         "mcpl-index-type",
         "mcpl-index-count",
         "mcpl-argument-count",
+        "mcpl-not-assignable",
+        "mcpl-signature",
+        "mcpl-return",
         "mcpl-argument-type",
         "mcpl-assign-const",  # rule 2
         "mcpl-foreach-nesting",
@@ -241,7 +244,7 @@ def test_write_through_a_callee_is_inferred_for_aliasing_and_read_only(tmp_path:
     )
     [d] = diags
     assert (d.code, d.span.line, d.span.column) == ("mcpl-aliasing", 10, 14)
-    assert "'outer' writes parameter 'w'" in d.message
+    assert "'outer' writes its parameter 'w'" in d.message
 
 
 def test_only_one_placement_error_for_a_misplaced_loop(tmp_path: Path) -> None:
@@ -292,3 +295,14 @@ def test_fig6_declaration_at_block_level(tmp_path: Path) -> None:
     assert d.hint == (
         "declare it directly inside `foreach (... blocks)`; spaces for this level: global, reg"
     )
+
+
+def test_an_expression_too_long_to_walk_is_a_diagnostic(tmp_path: Path) -> None:
+    terms = " + ".join(["1.0"] * 3000)
+    diags = check_text(
+        tmp_path,
+        "perfect void f(int n, main float[n] a) {\n"
+        f"  foreach (int i in n threads) {{\n    a[i] = {terms};\n  }}\n}}\n",
+    )
+    [d] = diags
+    assert (d.code, d.span.line, d.span.column) == ("mcpl-too-deep", 1, 1)

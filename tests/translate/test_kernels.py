@@ -18,10 +18,10 @@ from mcl.interp import run_function
 from mcl.mcpl import ast
 from mcl.mcpl.check import check_program
 from mcl.mcpl.loader import Program, load_program
-from mcl.mcpl.parse import parse_source
+from mcl.mcpl.parse import parse_file, parse_source
 from mcl.mcpl.printer import print_module
 from mcl.resources import kernels_dir
-from mcl.translate import TranslationResult, lineage, translate_program
+from mcl.translate import TranslationResult, lineage, translate_module, translate_program
 from mcl.verify import compare_output, expected_outputs, load_reference, make_inputs
 
 
@@ -38,6 +38,16 @@ def levels_below(level: str) -> list[str]:
 PERFECT_KERNELS = sorted(p.parent.name for p in kernels_dir().glob("*/perfect.mcpl"))
 LEVELS = levels_below("perfect")
 REDUCTION_GPU = kernels_dir() / "reduction" / "gpu_v1.mcpl"
+
+
+def refined_versions() -> list[tuple[Path, str]]:
+    """(file, level below it) for every hand-refined kernel version (gpu_v1.mcpl, ...)."""
+    pairs = []
+    for path in sorted(kernels_dir().glob("*/*.mcpl")):
+        if path.name != "perfect.mcpl":
+            level = parse_file(path).functions[-1].hwd
+            pairs += [(path, below) for below in levels_below(level)]
+    return pairs
 
 # Sizes where the innermost (split) count is a multiple of every split size (gpu's 1024
 # threads per block, 32 threads per warp, 16 or 4 vector lanes), with more than one block.
@@ -137,6 +147,24 @@ def test_translations_compute_what_the_perfect_kernel_computes(app: str):
                 )
 
 
+def _id(value: object) -> str:
+    return f"{value.parent.name}/{value.name}" if isinstance(value, Path) else str(value)
+
+
+@pytest.mark.parametrize(("path", "level"), refined_versions(), ids=_id)
+def test_refined_versions_translate_and_compute_what_they_computed(path: Path, level: str):
+    result = translated(path, level)
+    errors, warnings = errors_and_warnings(result.program)
+    assert errors == [] and warnings == errors_and_warnings(loaded(path))[1]
+    assert parse_source(print_module(result.module), file=str(path)) == result.module
+    ref = load_reference(path.parent / "reference.py")
+    for sizes in size_cases(path.parent.name).values():
+        case = tuple(sorted(sizes.items()))
+        original, got = run(path, None, case), run(path, level, case)
+        for name in ref.outputs:
+            assert np.array_equal(got[name], original[name]), f"{level} {sizes}: {name} differs"
+
+
 REDUCTION_CASES = [
     {"n": 100, "chunk": 37},  # 37 threads: two warps, the second partly guarded
     {"n": 13, "chunk": 13},
@@ -170,3 +198,15 @@ def test_the_reduction_keeps_its_barriers_outside_the_guards_at_fermi():
 
 def _guard(index: str, count: str) -> ast.Expr:
     return ast.Binary("<", ast.Name(index), ast.Name(count))
+
+
+@pytest.mark.parametrize(("middle", "target"), [("gpu", "fermi"), ("mic", "xeon_phi")])
+@pytest.mark.parametrize("app", PERFECT_KERNELS)
+def test_translating_the_printed_intermediate_gives_the_same_program(app, middle, target):
+    """Stepwise refinement: `mcl translate --to gpu`, save, `mcl translate --to fermi` of
+    that file equals translating straight to fermi."""
+    path = kernels_dir() / app / "perfect.mcpl"
+    printed = print_module(translated(path, middle).module)
+    reparsed = parse_source(printed, file=str(path))
+    again = translate_module(reparsed, target, library()).module
+    assert again == translated(path, target).module

@@ -6,11 +6,12 @@ from __future__ import annotations
 import pytest
 
 from mcl.diagnostics import MclError, Severity
+from mcl.hdl.model import MemorySpace
 from mcl.mcpl import ast
 from mcl.mcpl.parse import parse_source
 from mcl.translate import lineage, translate_function, translate_module
 
-from .hierarchies import hand_library
+from .hierarchies import HandLibrary, gpu_like, hand_library, perfect_like
 
 LIB = hand_library()
 HWD_NAMES = set(LIB.names())
@@ -143,3 +144,18 @@ def test_the_input_module_is_not_mutated():
     before = repr(module)
     translate_module(module, "warpy", LIB)
     assert repr(module) == before
+
+
+def test_read_only_spaces_map_to_read_only_spaces():
+    source, target = perfect_like("ro_src"), gpu_like("ro_dst", parent="ro_src")
+    source.parallelism.spaces.append(MemorySpace("constant", False, True, source.parallelism))
+    target.parallelism.spaces.append(MemorySpace("cst", False, True, target.parallelism))
+    lib = HandLibrary(source, target)
+    src = """
+    ro_src void f(int n, main float[n] x, constant float[n] k) {
+      foreach (int i in n threads) { x[i] = k[i]; }
+    }
+    """
+    module = parse_source(src, hwd_names={"ro_src", "ro_dst"})
+    f = translate_module(module, "ro_dst", lib).module.functions[0]
+    assert [p.spaces for p in f.params] == [(), ("dev",), ("cst",)]
