@@ -9,6 +9,7 @@ import os
 import sys
 
 from mcl import __version__
+from mcl.deep_stack import run_with_deep_stack
 from mcl.diagnostics import MclError
 from mcl.render import render_diagnostics
 
@@ -45,9 +46,16 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 0
     try:
-        return int(args.func(args) or 0)
+        return int(run_with_deep_stack(lambda: args.func(args)) or 0)
     except MclError as exc:
         render_diagnostics(exc.diagnostics)
+        return 1
+    except RecursionError:
+        print(
+            "mcl: error: the input is nested too deeply for mcl to process; split deeply "
+            "nested expressions or statements into smaller pieces",
+            file=sys.stderr,
+        )
         return 1
     except KeyboardInterrupt:
         return 130

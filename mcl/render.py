@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from rich.cells import cell_len
 from rich.console import Console
 from rich.text import Text
 
 from mcl.diagnostics import Diagnostic, Severity, Span
+from mcl.source_files import source_lines
 
 TAB_SIZE = 8  # columns per tab stop when a source line is shown
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow", Severity.NOTE: "bold cyan"}
@@ -17,7 +19,9 @@ _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow", Severity.
 def _source_line(path: str, line: int, cache: dict[str, list[str]]) -> str | None:
     if path not in cache:
         try:
-            cache[path] = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
+            cache[path] = source_lines(
+                Path(path).read_text(encoding="utf-8-sig", errors="replace")
+            )
         except OSError:
             cache[path] = []
     lines = cache[path]
@@ -27,10 +31,11 @@ def _source_line(path: str, line: int, cache: dict[str, list[str]]) -> str | Non
 def _marker_columns(src: str, span: Span) -> tuple[int, int]:
     """Display offset and width of the marker under `span` on line `src`. Spans count a tab
     as one column; the line is shown with tabs expanded, so the marker is measured on the
-    expanded text to stay under the offending characters."""
-    start = len(src[: span.column - 1].expandtabs(TAB_SIZE))
+    expanded text, in terminal cells (a CJK character takes two), to stay under the
+    offending characters."""
+    start = cell_len(src[: span.column - 1].expandtabs(TAB_SIZE))
     if span.end_line == span.line and span.end_column > span.column:
-        end = len(src[: span.end_column - 1].expandtabs(TAB_SIZE))
+        end = cell_len(src[: span.end_column - 1].expandtabs(TAB_SIZE))
         return start, max(end - start, 1)
     return start, 1
 

@@ -8,6 +8,7 @@ as a table. The contract of a reference module is in kernels/README.md.
 
 from __future__ import annotations
 
+import importlib.machinery
 import importlib.util
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -47,6 +48,14 @@ class Reference:
     def tolerance(self) -> dict[str, float]:
         return {"rtol": 0.0, "atol": 0.0, **self.module.TOLERANCE}
 
+    def tolerance_for(self, sizes: Mapping[str, int]) -> dict[str, float]:
+        """The tolerance at these sizes: TOLERANCE, refined by the reference's optional
+        `tolerance(sizes)` where float32 rounding grows with a size (a dot product of
+        length p accumulates error proportional to p)."""
+        scaled = getattr(self.module, "tolerance", None)
+        extra = scaled(dict(sizes)) if callable(scaled) else {}
+        return {**self.tolerance, **extra}
+
     def work(self, sizes: Mapping[str, int]) -> tuple[float, str] | None:
         """(amount, unit) of one run for rate reporting: flops or bytes moved."""
         if hasattr(self.module, "flops"):
@@ -75,12 +84,25 @@ def load_reference(path: str | Path) -> Reference:
                 "--reference PATH",
             )
         )
-    spec = importlib.util.spec_from_file_location(f"mcl_reference_{abs(hash(path))}", path)
-    assert spec is not None and spec.loader is not None
+    name = f"mcl_reference_{abs(hash(path))}"
+    # An explicit source loader: `--reference` may name a file without the .py suffix, for
+    # which importlib finds no loader by itself.
+    loader = importlib.machinery.SourceFileLoader(name, str(path))
+    spec = importlib.util.spec_from_file_location(name, path, loader=loader)
+    assert spec is not None
     module = importlib.util.module_from_spec(spec)
     try:
-        spec.loader.exec_module(module)
-    except Exception as exc:  # noqa: BLE001 - user code: report, never a traceback
+        loader.exec_module(module)
+    except SyntaxError as exc:
+        line, column = exc.lineno or 1, max(exc.offset or 1, 1)
+        raise MclError(
+            error(
+                "verify-reference-error",
+                f"{path.name} is not valid Python: {exc.msg}",
+                Span.point(str(path), line, column),
+            )
+        ) from None
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - user code: report, never a traceback
         raise MclError(
             error("verify-reference-error", f"{path.name} failed to load: {exc!r}", where)
         ) from None
@@ -132,7 +154,7 @@ def make_inputs(
     sizes = {**ref.sizes, **overrides}
     try:
         args = ref.module.inputs(dict(sizes), np.random.default_rng(seed))
-    except Exception as exc:  # noqa: BLE001 - user code: report, never a traceback
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - user code: report, never a traceback
         raise MclError(
             error(
                 "verify-inputs",
@@ -148,7 +170,7 @@ def expected_outputs(ref: Reference, args: Mapping[str, Any]) -> dict[str, np.nd
     copies = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in args.items()}
     try:
         expected = ref.module.reference(copies)
-    except Exception as exc:  # noqa: BLE001 - user code: report, never a traceback
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - user code: report, never a traceback
         raise MclError(
             error("verify-reference-error", f"{ref.path.name}: reference() failed: {exc!r}", None)
         ) from None
@@ -206,7 +228,7 @@ def verify(
     """Compare every output of the reference. `expected` comes from `expected_outputs`,
     computed BEFORE the run (a faulty kernel may overwrite its inputs); `results` maps
     parameter names to their values after the run."""
-    tol = ref.tolerance
+    tol = ref.tolerance_for({k: int(results[k]) for k in ref.sizes if k in results})
     checks = []
     for name in ref.outputs:
         if name not in expected:

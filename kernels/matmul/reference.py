@@ -13,6 +13,13 @@ OUTPUTS = ("c",)
 TOLERANCE = {"rtol": 1e-4, "atol": 1e-4}
 
 
+def tolerance(sizes: dict[str, int]) -> dict[str, float]:
+    """float32 accumulation of p products of values in [-1, 1) errs by about
+    p * eps32 * E|a*b| on an element (observed: 3.5e-4 at p = 4096 on an H200); allow ten
+    times that, never less than TOLERANCE."""
+    return {"atol": max(TOLERANCE["atol"], 1e-6 * sizes["p"])}
+
+
 def inputs(sizes: dict[str, int], rng: np.random.Generator) -> dict[str, object]:
     n, m, p = sizes["n"], sizes["m"], sizes["p"]
     return {

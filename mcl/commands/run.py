@@ -120,6 +120,8 @@ def prepare(args: argparse.Namespace) -> PreparedRun:
     )
 
     path = Path(args.file)
+    if args.seed < 0:
+        raise MclError(error("run-seed", f"--seed {args.seed}: the seed cannot be negative", None))
     library = library_from_args(args)
     program = load_program(path, args.include_dirs, library)
     _raise_errors(check_program(program, library))

@@ -43,6 +43,18 @@ def run(args: argparse.Namespace) -> int:
     library = library_from_args(args)
     require_level(library, args.to)
     program = load_program(args.file, args.include_dirs, library)
+    if not program.main.functions:
+        # Printing the input back unchanged (or nothing, for an empty file) and exiting 0
+        # would hide a wrong file name or an empty file.
+        raise MclError(
+            error(
+                "translate-no-function",
+                f"{args.file} defines no function, so there is nothing to translate",
+                None,
+                hint="translation works on functions written for a level, e.g. "
+                "`perfect void f(...) { ... }`",
+            )
+        )
     # Translation assumes a valid kernel: report its problems at their own lines first.
     problems = check_program(program, library)
     errors = [d for d in problems if d.severity == Severity.ERROR]

@@ -37,10 +37,47 @@ def iterations(ev: Evaluator, loops: Sequence[Loop], weight: Any = 1) -> tuple[A
         exact = exact and shape.exact
         t = shape.counter
         if t in f.free_symbols:
-            f = sympy.summation(f, (t, 0, shape.trips - 1))
+            f = _sum(f, t, shape.trips)
         else:
             f = f * shape.trips
     return tidy(f), exact
+
+
+def _sum(f: Any, t: Any, trips: Any) -> Any:
+    """sum(f for t in 0 .. trips-1), exactly: closed forms for polynomials and for the
+    tiling idiom sum(min(T, B - T*t)) = B; otherwise an unevaluated (still exact) Sum,
+    which `mcl.feedback.values` evaluates once numbers are known."""
+    tiled = _tiled_sum(f, t, trips)
+    if tiled is not None:
+        return tiled
+    try:
+        polynomial = f.is_polynomial(t)
+    except (TypeError, ValueError, NotImplementedError):
+        polynomial = False
+    if polynomial:
+        try:
+            return sympy.summation(f, (t, 0, trips - 1))
+        except (TypeError, ValueError, NotImplementedError):
+            pass  # SymPy gave up: the unevaluated sum below is just as exact
+    return sympy.Sum(f, (t, 0, trips - 1))
+
+
+def _tiled_sum(f: Any, t: Any, trips: Any) -> Any:
+    """`for (kb ...) { int len = min(T, B - kb * T); for (k < len) ... }` runs the inner
+    body B times in total when the outer loop runs ceil(B / T) times."""
+    weight, rest = f.as_independent(t, as_Add=False)
+    if not isinstance(rest, sympy.Min) or len(rest.args) != 2:
+        return None
+    for tile, other in (rest.args, reversed(rest.args)):
+        if t in tile.free_symbols:
+            continue
+        total = sympy.expand(other + tile * t)
+        if t in total.free_symbols:
+            continue
+        rounded_up = [sympy.floor((total + tile - 1) / tile), sympy.ceiling(total / tile)]
+        if any(sympy.expand(trips - r) == 0 for r in rounded_up):
+            return weight * total
+    return None
 
 
 def guarded_iterations(ev: Evaluator, loops: Sequence[Loop], guards: Sequence[Guard],

@@ -25,9 +25,9 @@ if TYPE_CHECKING:
     from mcl.feedback.symbolic import Evaluator
     from mcl.hdl.model import HardwareDescription
 
-# Roles of an operation inside an item: in the value it computes, inside array subscripts,
-# or inside the control flow of a called function (paper 6.2).
-VALUE, INDEX, CONTROL = "value", "index", "control"
+# Roles of an operation inside an item: in the value it computes, or inside array
+# subscripts (paper 6.2: indexing is overhead, not computation).
+VALUE, INDEX = "value", "index"
 
 # Item kinds: a simple statement, or one part of a loop / if header.
 STMT, INIT, COND, STEP, COUNT, IF = "stmt", "init", "cond", "step", "count", "if"
@@ -230,6 +230,7 @@ class KernelFacts:
     evaluator: Evaluator
     view: ProgramView
     param_modes: dict[str, str]  # parameter -> "r", "w", "rw" or "" (section 4.3)
+    spaces: SpaceFacts
     stack: tuple[str, ...] = ()  # the functions being analysed around a callee
     _callees: dict[str, KernelFacts | None] = field(default_factory=dict)
     memo: dict[str, Any] = field(default_factory=dict)  # results shared between analyses
@@ -262,7 +263,7 @@ class KernelFacts:
 class _Builder:
     """One walk over one function body."""
 
-    def __init__(self, function: ast.Function, hwd: HardwareDescription, spaces: _Spaces,
+    def __init__(self, function: ast.Function, hwd: HardwareDescription, spaces: SpaceFacts,
                  view: ProgramView):
         self.function = function
         self.hwd = hwd
@@ -506,7 +507,7 @@ class _Builder:
             self.expr(item, arg, role, mode)
 
 
-class _Spaces:
+class SpaceFacts:
     """Memory-space facts of the description the function is analysed for."""
 
     def __init__(self, hwd: HardwareDescription):
@@ -583,7 +584,7 @@ def build_facts(function: ast.Function, program: Any, hwd: HardwareDescription,
     from mcl.feedback.symbolic import Evaluator
 
     view = ProgramView.of(program, function)
-    spaces = _Spaces(hwd)
+    spaces = SpaceFacts(hwd)
     builder = _Builder(function, hwd, spaces, view)
     scope = Scope(None, None, None)
     for const in view.constants():
@@ -602,6 +603,5 @@ def build_facts(function: ast.Function, program: Any, hwd: HardwareDescription,
     evaluator = Evaluator(hwd, builder.bindings, builder.loops)
     facts = KernelFacts(function, hwd, program, params, builder.bindings, builder.loops,
                         builder.items, builder.accesses, evaluator, view,
-                        view.param_modes(function), (*_stack, function.name))
-    evaluator.attach(facts)
+                        view.param_modes(function), spaces, (*_stack, function.name))
     return facts

@@ -77,6 +77,10 @@ def executions(facts: KernelFacts, item: Item) -> tuple[Any, bool, list[Guard]]:
     a loop condition runs once more than the body, a step once per iteration. Also
     returns the guards that could not be counted exactly (the count is then an upper
     bound)."""
+    return facts.cached(f"opstats.executions.{id(item)}", lambda f: _executions(f, item))
+
+
+def _executions(facts: KernelFacts, item: Item) -> tuple[Any, bool, list[Guard]]:
     ev = facts.evaluator
     weight: Any = 1
     exact_loop = True

@@ -131,12 +131,12 @@ def analyse_program(program: Any, library: Any, values: Mapping[str, Any] | None
 
 def unknown_value_messages(functions: Iterable[Function], values: Mapping[str, Any]
                            ) -> list[Message]:
-    """A warning for each `-D` name that no analysed function knows (a typo would
-    otherwise silently leave figures symbolic)."""
+    """A warning for each `-D` name that is no parameter of an analysed function (a typo
+    would otherwise silently leave figures symbolic). `iters_V`, the iteration count of a
+    loop with data-dependent bounds, is always accepted."""
     known: set[str] = set()
     for f in functions:
         known |= {p.name for p in f.params}
-        known |= _local_names(f)
     out = []
     for name in values:
         if name in known or name.startswith("iters_"):
@@ -147,16 +147,6 @@ def unknown_value_messages(functions: Iterable[Function], values: Mapping[str, A
                            f"value given for '{name}', which is not a name of the kernel",
                            hint=hint))
     return out
-
-
-def _local_names(f: Function) -> set[str]:
-    from mcl.mcpl import ast
-
-    names = set()
-    for node in ast.walk(f.body):
-        if isinstance(node, ast.Decl):
-            names.add(node.name)
-    return names
 
 
 # ----------------------------------------------------------------------------- facts

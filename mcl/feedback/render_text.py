@@ -40,12 +40,14 @@ def render_feedback(messages: Iterable[Message], console: Console | None = None,
     ordered = sorted(messages, key=lambda m: (m.function, m.loops, sort_key(m)))
     for function, in_function in groupby(ordered, key=lambda m: m.function):
         group = list(in_function)
-        title = Text("feedback for ", style="bold") + Text(function or "?", style="bold magenta")
+        title = Text("feedback", style="bold")
+        if function:
+            title += Text(" for ", style="bold") + Text(function, style="bold magenta")
         if levels and function in levels:
             title += Text(f" at level {levels[function]}", style="bold")
         console.print(title)
         for loops, in_loop in groupby(group, key=lambda m: m.loops):
-            where = " > ".join(loops) if loops else "function"
+            where = " > ".join(loops) if loops else ("function" if function else "values")
             console.print(Text(f"  [{where}]", style="dim"))
             for m in in_loop:
                 _message(m, console, sources)

@@ -79,10 +79,12 @@ Finding = LoopReuse | RatioReuse | Unpredictable
 
 
 def analysed_reads(facts: KernelFacts) -> list[Access]:
-    """Indexed reads of the output-defining blocks."""
+    """Indexed reads of the output-defining blocks, except of arrays in registers (a
+    space no addressable memory holds): reading those again costs nothing."""
     kinds = classify(facts)
     return [a for a in facts.accesses
-            if a.reads and a.element and kinds[id(a.item)] == OUTPUT]
+            if a.reads and a.element and kinds[id(a.item)] == OUTPUT
+            and facts.spaces.addressable(a.space)]
 
 
 def find_reuse(facts: KernelFacts) -> list[Finding]:

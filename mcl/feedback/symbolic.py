@@ -25,7 +25,7 @@ from typing import Any
 
 import sympy
 
-from mcl.feedback.kernel import Binding, KernelFacts, Loop, Scope
+from mcl.feedback.kernel import Binding, Loop, Scope
 from mcl.mcpl import ast
 
 INTEGRAL = frozenset({"int", "byte"})
@@ -68,10 +68,6 @@ class Evaluator:
         self._shapes: dict[int, LoopShape] = {}
         self._shaping: dict[int, sympy.Symbol] = {}
         self._content: dict[int, frozenset[Loop]] | None = None
-        self._facts: KernelFacts | None = None
-
-    def attach(self, facts: KernelFacts) -> None:
-        self._facts = facts
 
     # ------------------------------------------------------------------ values
     def sym(self, e: ast.Expr | None, scope: Scope) -> Any:

@@ -94,7 +94,8 @@ def evaluate(expr: Any, values: Mapping[str, Number]) -> Value:
     missing = tuple(sorted({s.name for s in expr.free_symbols if s.name not in values}))
     if missing:
         return Value(expr, None, missing)
-    result = expr.subs(subs) if subs else expr
+    # xreplace: plain symbol-for-number replacement, much faster than subs
+    result = expr.xreplace({s: sympy.sympify(v) for s, v in subs.items()}) if subs else expr
     return Value(expr, to_number(result), ())
 
 
@@ -103,7 +104,7 @@ def to_number(e: Any) -> Number | None:
 
     try:
         e = sympy.sympify(e)
-        if e.free_symbols:
+        if e.free_symbols or e.has(sympy.Sum):
             e = e.doit()
         if e.free_symbols or e.has(sympy.zoo, sympy.nan):
             return None

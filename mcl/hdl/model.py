@@ -434,7 +434,9 @@ class HardwareDescription:
             if slots is None:
                 continue
             groups = [a.count() for a in node.ancestors() if a.kind.endswith("_group")]
-            simd = node.kind in LOCKSTEP_GROUP_KINDS | {"simd_unit", "load_store_unit"} or any(
+            # A lone load_store_unit (perfect's, one per core) does not run in lock-step with
+            # anything; only a simd/load_store group, or a unit inside one, does.
+            simd = node.kind in LOCKSTEP_GROUP_KINDS | {"simd_unit"} or any(
                 a.kind in LOCKSTEP_GROUP_KINDS for a in node.ancestors()
             )
             found.append(ExecUnitInfo(node, slots, product_of_counts(groups), simd))

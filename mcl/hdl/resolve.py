@@ -39,6 +39,8 @@ from mcl.hdl.syntax import (
 )
 from mcl.hdl.units import PROPERTY_DIMENSION, UnitError, default_unit, parse_unit
 
+_COUNTS = frozenset({"nr_units", "max_nr_units"})  # numbers of units: whole, at least one
+
 PROPERTY_NAMES = set(FLAG_PROPERTIES) | set(VALUED_PROPERTIES) | set(ARGUMENT_PROPERTIES)
 
 # An evaluated argument: a name (str, '[*]' kept as suffix), a number, a Quantity, a bool,
@@ -271,6 +273,12 @@ class Resolver:
             number, unit = _scale(number, info.factor), info.unit
         if number < 0:
             self._error("hdl-bad-value", f"{stmt.name} cannot be negative", stmt.value.span)
+            return None
+        if stmt.name in _COUNTS and not math.isinf(number) and (number < 1 or number % 1):
+            # A group of 0 or 3.5 units makes every count derived from it (translation's
+            # dimension statements, occupancy) meaningless or a division by zero.
+            self._error("hdl-bad-value", f"{stmt.name} must be a whole number of at least 1, "
+                        f"not {number:g}", stmt.value.span)
             return None
         return Quantity(number, unit)
 

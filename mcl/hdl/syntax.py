@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Union
 
 from mcl.diagnostics import MclError, Span, error
+from mcl.source_files import read_source
 
 GRAMMAR = Path(__file__).with_name("hdl.tx")
 
@@ -211,11 +212,7 @@ def _parse_cached(text: str, file: str) -> HdlFile:
 
 def parse_hdl_file(path: str | Path) -> HdlFile:
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise MclError(error("hdl-io", f"cannot read {path}: {exc}")) from None
-    return parse_hdl(text, str(path))
+    return parse_hdl(read_source(path, "hdl-io"), str(path))
 
 
 def _syntax_diagnostic(exc, text: str, file: str):
@@ -224,13 +221,23 @@ def _syntax_diagnostic(exc, text: str, file: str):
     offset = pos.starts[min(line, len(pos.starts)) - 1] + col - 1
     rest = text[offset:].split()
     found = rest[0] if rest else ""
-    if found:
-        message = f"syntax error: unexpected '{found}'"
-    else:
-        message = "syntax error: unexpected end of file"
     expected = sorted({n for n in map(_rule_name, exc.expected_rules or []) if n})
     hint = ("expected " + ", ".join(expected)) if expected else None
+    if found:
+        message = f"syntax error: unexpected '{found}'"
+    elif not _COMMENT.sub("", text).strip():
+        message = "the file is empty"
+        line, col = 1, 1
+        hint = "a description starts with `hardware_description NAME;` (hdl.md §2)"
+    else:
+        message = "syntax error: unexpected end of file"
+        # Past the last line there is nothing to show: point just after the last token.
+        code = _COMMENT.sub(lambda m: " " * len(m.group(0)), text).rstrip()
+        line, col = pos._linecol(len(code))
     return error("hdl-syntax", message, Span.point(file, line, col, len(found)), hint)
+
+
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
 
 
 _RULE_NAMES = {

@@ -46,10 +46,12 @@ def run_function(
     engine = Engine(program_or_module, library)
     function = _find_function(engine, name)
     engine.entry = function
-    compiled = engine.compiled(function)
     given = {**(values or {}), **args}
     bound = [_bind(function, p, given) for p in function.params]
-    with np.errstate(all="ignore"):  # IEEE float semantics: x / 0.0 is inf, as on a device
+    # IEEE float semantics: x / 0.0 is inf, as on a device; compiling folds constants, so
+    # it runs under the same rule (no numpy warnings on the user's terminal).
+    with np.errstate(all="ignore"):
+        compiled = engine.compiled(function)
         try:
             ret, frame = compiled.invoke(bound, None)
         except (OverflowError, ValueError) as exc:
@@ -113,7 +115,10 @@ def _bind(function: ast.Function, param: ast.Param, given: Mapping[str, object])
             raise MclError(
                 error("interp-argument", f"{where} must be a number, got {value!r}", param.span)
             )
-        return convert(value, kind)
+        try:
+            return convert(value, kind)
+        except (OverflowError, ValueError) as exc:
+            raise MclError(error("interp-argument", f"{where}: {exc}", param.span)) from None
     if isinstance(param.type, ast.NamedType):
         if not isinstance(value, StructValue):
             raise MclError(

@@ -14,6 +14,7 @@ the frame that the units below share (mcpl.md §5 rule 4).
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -68,6 +69,25 @@ class CExpr:
 
 def constant(value: object, t: ast.Type) -> CExpr:
     return CExpr(lambda _f: value, t, value)
+
+
+def _folded(e: CExpr) -> CExpr:
+    """`e` with constant operands, computed now. An operation that fails (`1 << 40`,
+    `1 / 0`) stays a run-time operation: code that never runs must not be an error."""
+    try:
+        return constant(e.fn([]), e.type)
+    except MclError:
+        return e
+
+
+def _negate_int(fn: Fn, span: Span | None) -> Fn:
+    def negate(f: Frame) -> int:
+        v = -fn(f)
+        if v <= ops.INT_MAX:
+            return v
+        raise _int_overflow(f"-({-v})", span)
+
+    return negate
 
 
 @dataclass
@@ -130,7 +150,14 @@ def caster(from_t: ast.Type, to_t: ast.Type, span: Span | None) -> Callable[[Any
         return None
     if src == dst and dst not in ("byte",):
         return None
-    return lambda v: convert(v, dst)
+
+    def cast(v: Any) -> Any:
+        try:
+            return convert(v, dst)
+        except (OverflowError, ValueError) as exc:
+            raise fail("conversion", f"conversion to {dst}: {exc}", span) from None
+
+    return cast
 
 
 def _type_str(t: ast.Type) -> str:
@@ -282,6 +309,8 @@ class ExprCompiler:
         return method(e)
 
     def _expr_IntLit(self, e: ast.IntLit) -> CExpr:
+        if not ops.INT_MIN <= e.value <= ops.INT_MAX:
+            raise fail("int-overflow", f"the literal {e.value} does not fit in a 32-bit int", e.span)
         return constant(e.value, PRIM["int"])
 
     def _expr_FloatLit(self, e: ast.FloatLit) -> CExpr:
@@ -356,18 +385,18 @@ class ExprCompiler:
             if kind not in ("int", "byte", "float", "double", "bool"):
                 raise fail("type", "unary '-' needs a number", e.span)
             t = PRIM["int"] if kind in ("byte", "bool") else operand.type
-            result = CExpr(lambda f: -fn(f), t)
+            result = CExpr(_negate_int(fn, e.span) if t == PRIM["int"] else lambda f: -fn(f), t)
         else:
             raise fail("unsupported", f"unknown unary operator '{e.op}'", e.span)
         if operand.is_const:
-            return constant(result.fn([]), result.type)
+            return _folded(result)
         return result
 
     def _expr_Binary(self, e: ast.Binary) -> CExpr:
         left, right = self.expr(e.left), self.expr(e.right)
         result = self.binary(e.op, left, right, e.left, e.right, e.span)
         if left.is_const and right.is_const:
-            return constant(result.fn([]), result.type)
+            return _folded(result)
         return result
 
     def binary(
@@ -465,7 +494,7 @@ class ExprCompiler:
             with_cast(a, PRIM[k], node, node.span).fn if k else a.fn
             for a, k, node in zip(args, operand_types, e.args, strict=False)
         ]
-        impl = native.fn
+        impl = _positioned(native.fn, e.func, e.span)
         if not writes:
             if len(fns) == 1:
                 (a0,) = fns
@@ -484,7 +513,12 @@ class ExprCompiler:
             for i, value in outs.items():
                 container, key = located[i]
                 cast = refs[i][1]
-                container[key] = cast(value) if cast else value
+                try:
+                    container[key] = cast(value) if cast else value
+                except OverflowError:  # an int atomic past 32 bits, stored into an int array
+                    raise fail(
+                        "int-overflow", f"int overflow: '{e.func}' gives {value}", e.span
+                    ) from None
             return result
 
         return CExpr(call_native, PRIM[result_kind])
@@ -552,6 +586,19 @@ class ExprCompiler:
             fn, fname = base.fn, e.name
             return (lambda f: (fn(f).fields, fname)), t
         raise fail("type", "this expression cannot be assigned to", e.span)
+
+
+def _positioned(impl: Callable[[list], Any], name: str, span: Span | None) -> Callable[[list], Any]:
+    """A native whose arithmetic errors (`toInt` of NaN or of 1e30, an int atomic that
+    overflows) are reported at the call."""
+
+    def call(args: list) -> Any:
+        try:
+            return impl(args)
+        except (OverflowError, ValueError) as exc:
+            raise fail("arithmetic", f"'{name}': {exc}", span) from None
+
+    return call
 
 
 def _is_lvalue(e: ast.Expr) -> bool:
@@ -656,24 +703,49 @@ def _comparison(op: str, lf: Fn, rf: Fn) -> Fn:
     return lambda f: lf(f) != rf(f)
 
 
+def _int_overflow(operation: str, span: Span | None) -> MclError:
+    return fail(
+        "int-overflow",
+        f"int overflow: {operation} does not fit in 32 bits",
+        span,
+        hint="C leaves signed overflow undefined; use float or double, or smaller values",
+    )
+
+
 def _int_arith(op: str, lf: Fn, rf: Fn, span: Span | None) -> Fn:
-    if op == "+":
-        return lambda f: lf(f) + rf(f)
-    if op == "-":
-        return lambda f: lf(f) - rf(f)
-    if op == "*":
-        return lambda f: lf(f) * rf(f)
+    """C integer arithmetic on 32-bit ints. Python ints never overflow, so every result is
+    range-checked: an overflow is reported, never silently carried into later results."""
+    lo, hi = ops.INT_MIN, ops.INT_MAX
+    if op in ("+", "-", "*"):
+        fn2 = {"+": operator.add, "-": operator.sub, "*": operator.mul}[op]
+
+        def arith(f: Frame) -> int:
+            a, b = lf(f), rf(f)
+            v = fn2(a, b)
+            if lo <= v <= hi:
+                return v
+            raise _int_overflow(f"{a} {op} {b}", span)
+
+        return arith
     fn = ops.INT_OPS[op]
-    if op in ("/", "%", "^"):
 
-        def checked(f: Frame) -> int:
-            try:
-                return fn(lf(f), rf(f))
-            except ops.IntegerDivisionByZero:
-                raise fail("division-by-zero", "integer division by zero", span) from None
+    def checked(f: Frame) -> int:
+        a, b = lf(f), rf(f)
+        try:
+            v = fn(a, b)
+        except ops.IntegerDivisionByZero:
+            raise fail("division-by-zero", "integer division by zero", span) from None
+        except ops.ShiftOutOfRange:
+            raise fail(
+                "shift", f"shift count {b} is outside 0..31 in {a} {op} {b}", span
+            ) from None
+        except ops.IntegerOverflow:
+            raise _int_overflow(f"{a} {op} {b}", span) from None
+        if lo <= v <= hi:
+            return v
+        raise _int_overflow(f"{a} {op} {b}", span)
 
-        return checked
-    return lambda f: fn(lf(f), rf(f))
+    return checked
 
 
 def _float_arith(op: str, lf: Fn, rf: Fn) -> Fn:

@@ -74,7 +74,7 @@ def _pure(f: Callable[..., object]) -> Callable[[list], Result]:
 
 
 def _to_int(x: object) -> int:
-    return int(x)  # type: ignore[call-overload]  # truncates toward zero, as C's (int)x
+    return convert(x, "int")  # type: ignore[return-value]  # truncates toward zero, as C's (int)x
 
 
 def _sincos(args: list) -> Result:

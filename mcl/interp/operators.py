@@ -12,7 +12,6 @@ from collections.abc import Callable
 
 import numpy as np
 
-
 INT_MIN = -(2**31)
 INT_MAX = 2**31 - 1
 INT_BITS = 32
@@ -20,6 +19,10 @@ INT_BITS = 32
 
 class IntegerDivisionByZero(Exception):
     """Raised by `/` and `%` on integers; the compiler turns it into a diagnostic."""
+
+
+class IntegerOverflow(Exception):
+    """An int result that is known to need more than 32 bits without computing it."""
 
 
 class ShiftOutOfRange(Exception):
@@ -46,11 +49,13 @@ def int_pow(a: int, b: int) -> int:
     """`a ^ b` on integers; a negative exponent truncates toward zero like C's (int)pow."""
     if b >= 0:
         if abs(a) > 1 and b >= INT_BITS:
-            return INT_MAX + 1  # overflows anyway; computing a ** 10**9 would take minutes
+            raise IntegerOverflow  # computing a ** 10**9 only to reject it would take minutes
         return a**b
     if a == 0:
         raise IntegerDivisionByZero
-    return int(1 / a**-b)
+    if abs(a) == 1:  # 1 / (±1)^|b| is ±1; every other base truncates to 0
+        return 1 if a == 1 or b % 2 == 0 else -1
+    return 0
 
 
 def shift_left(a: int, b: int) -> int:

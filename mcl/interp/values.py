@@ -62,7 +62,10 @@ def convert(value: object, to: str) -> object:
     if to == "double":
         return np.float64(value)
     if to == "int":
-        return int(value)  # type: ignore[call-overload]
+        number = int(value)  # type: ignore[call-overload]  # NaN: ValueError, inf: OverflowError
+        if not -(2**31) <= number < 2**31:
+            raise OverflowError(f"{value} does not fit in a 32-bit int")
+        return number
     if to == "byte":
         return int(value) & 0xFF  # type: ignore[call-overload]
     if to == "bool":

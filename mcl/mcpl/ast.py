@@ -405,9 +405,13 @@ def children(node: object) -> Iterator[object]:
 
 def walk(node: object) -> Iterator[object]:
     """Pre-order traversal of all nodes below and including `node`."""
-    yield node
-    for child in children(node):
-        yield from walk(child)
+    # An explicit stack, not `yield from walk(child)`: nested generators cost O(depth) per
+    # node, quadratic on the long operator chains of generated code (a sum of 3000 terms).
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(tuple(children(current))))
 
 
 def transform(node: T, fn: Callable[[object], object | None]) -> T:

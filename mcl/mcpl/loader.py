@@ -26,6 +26,7 @@ from mcl.diagnostics import Diagnostic, MclError, Span, did_you_mean, error
 from mcl.mcpl.ast import Decl, Function, Import, Module, TypeDef
 from mcl.mcpl.parse import library_hwd_names, parse_file
 from mcl.resources import mcpl_stdlib_dir
+from mcl.source_files import source_lines
 
 EXTENSIONS = (".mcpl", ".mcl")
 ENV_PATH = "MCL_PATH"
@@ -343,7 +344,7 @@ def load_program(
 def _header_span(path: Path) -> Span:
     """Where a file states its package or module (for a mismatch with its place)."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = source_lines(path.read_text(encoding="utf-8-sig"))
     except (OSError, UnicodeDecodeError):
         lines = []
     for i, line in enumerate(lines, start=1):

@@ -21,6 +21,7 @@ from mcl.diagnostics import MclError, Span, error
 from mcl.mcpl.ast import Module
 from mcl.mcpl.build import build_module, declared_hwd_names
 from mcl.resources import hwdescs_dir
+from mcl.source_files import read_source
 
 GRAMMAR = Path(__file__).with_name("mcpl.tx")
 
@@ -82,13 +83,7 @@ def parse_source(
 def parse_file(path: str | Path, hwd_names: Iterable[str] | None = None) -> Module:
     """Parse the MCPL file at `path` (`.mcpl`, or `.mcl` as in the original toolchain)."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise MclError(
-            error("mcpl-io", f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}")
-        ) from None
-    return parse_source(text, str(path), hwd_names)
+    return parse_source(read_source(path, "mcpl-io"), str(path), hwd_names)
 
 
 # --------------------------------------------------------------------------- syntax errors
@@ -185,6 +180,28 @@ def _end_of_previous_token(text: str, pos: int) -> int:
     return i
 
 
+def _unclosed_brace(text: str) -> int | None:
+    """Offset of the innermost '{' that is never closed (comments skipped), if any."""
+    open_braces: list[int] = []
+    i = 0
+    while i < len(text):
+        if text.startswith("//", i):
+            i = text.find("\n", i)
+            if i < 0:
+                break
+        elif text.startswith("/*", i):
+            i = text.find("*/", i + 2)
+            if i < 0:
+                break
+            i += 1
+        elif text[i] == "{":
+            open_braces.append(i)
+        elif text[i] == "}" and open_braces:
+            open_braces.pop()
+        i += 1
+    return open_braces[-1] if open_braces else None
+
+
 def syntax_diagnostic(exc: TextXSyntaxError, text: str, file: str):
     """Turn a textX/Arpeggio syntax error into a readable Diagnostic."""
     line, col = exc.line or 1, exc.col or 1
@@ -201,6 +218,9 @@ def syntax_diagnostic(exc: TextXSyntaxError, text: str, file: str):
             line, col = _linecol(text, prev)
             found = "end of line"
         hint = "every statement and declaration ends with ';'"
+    elif found == "end of file":
+        # Past the last line there is nothing to show: point just after the last token.
+        line, col = _linecol(text, _end_of_previous_token(text, pos))
     if found.strip("'") in KEYWORDS and "a name" in words:
         hint = f"{found} is a reserved word of MCPL and cannot be used as a name"
     elif words and words[0].startswith("a function, constant") and found.strip("'") in _PRIMS:
@@ -210,6 +230,10 @@ def syntax_diagnostic(exc: TextXSyntaxError, text: str, file: str):
         hint = "a foreach declares an int index: `foreach (int i in n threads) ...`"
     elif found == "end of file" and "'}'" in words:
         hint = "a '{' is never closed"
+        unclosed = _unclosed_brace(text)
+        if unclosed is not None:
+            brace_line, brace_col = _linecol(text, unclosed)
+            hint = f"the '{{' at line {brace_line}, column {brace_col} is never closed"
     elif len(found) == 3 and not found[1].isalnum() and found[1] not in "{}()[];,.=+-*/%<>!&|^":
         hint = f"the character {found} is not part of MCPL"
 

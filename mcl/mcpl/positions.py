@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 
 from mcl.diagnostics import Span
+from mcl.source_files import source_lines
 
 
 class SourceText:
@@ -26,7 +27,7 @@ class SourceText:
     def lines(self) -> list[str]:
         if self._lines is None:
             try:
-                self._lines = Path(self.file).read_text(encoding="utf-8").splitlines()
+                self._lines = source_lines(Path(self.file).read_text(encoding="utf-8-sig"))
             except (OSError, UnicodeDecodeError, ValueError):
                 self._lines = []
         return self._lines

@@ -169,7 +169,8 @@ class _ForeachTranslator:
         index = _int_decl(fe.var, _indexing_expr(index_vars, dim_vars[1:]), fe)
         total = self.statics.value(_product(dim_vars))
         covered = total is not None and self.statics.value(fe.count) == total
-        guard = None if covered else ast.Binary("<", ast.Name(fe.var), fe.count)
+        # The guard stems from the count, so problems with it are reported there.
+        guard = None if covered else ast.Binary("<", ast.Name(fe.var), fe.count, span=fe.count.span)
         return foreaches, index, guard
 
     def dimension_expr(
@@ -292,5 +293,5 @@ def _conjunction(conds: list[ast.Expr]) -> ast.Expr | None:
         return None
     result = conds[0]
     for c in conds[1:]:
-        result = ast.Binary("&&", result, c)
+        result = ast.Binary("&&", result, c, span=conds[0].span)
     return result

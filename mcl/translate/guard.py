@@ -96,7 +96,7 @@ def _assigned_outside_loop_control(node: object) -> set[str]:
 
 def _guard(stmts: list[ast.Stmt], cond: ast.Expr, varying: set[str]) -> list[ast.Stmt]:
     if not any(has_barrier(s) for s in stmts):
-        return [ast.If(cond, ast.Block(tuple(stmts)))] if stmts else []
+        return [ast.If(cond, ast.Block(tuple(stmts)), span=cond.span)] if stmts else []
     out: list[ast.Stmt] = []
     segment: list[ast.Stmt] = []
     for i, s in enumerate(stmts):
@@ -143,16 +143,16 @@ def _close(
         if isinstance(s, ast.Decl):
             bound_inside.add(s.name)
         bound_inside |= _assigned_outside_loop_control(s)
-    return hoisted + ([ast.If(cond, ast.Block(tuple(kept)))] if kept else [])
+    return hoisted + ([ast.If(cond, ast.Block(tuple(kept)), span=cond.span)] if kept else [])
 
 
 def _safe_for_every_unit(init: ast.Expr | None, varying: set[str]) -> bool:
-    """Can a unit that fails the guard evaluate this initialiser? Pure arithmetic always
-    can; a memory read only when its address is the same for every unit."""
-    if init is None:
-        return True
-    pure = not any(isinstance(n, (ast.Index, ast.Field, ast.Call)) for n in ast.walk(init))
-    return pure or not (names_in(init) & varying)
+    """Can a unit that fails the guard evaluate this initialiser? Only when it reads nothing
+    that differs between units: then the original units computed the same value. A unit
+    past the count has an index the original program never had, so even pure arithmetic on
+    it may divide by zero or overflow (`100 / (n - t)` at t == n), and a read may fall
+    outside its array."""
+    return init is None or not (names_in(init) & varying)
 
 
 def _keep_barrier_reachable(s: ast.Stmt, cond: ast.Expr, varying: set[str]) -> ast.Stmt:

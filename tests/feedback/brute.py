@@ -40,7 +40,9 @@ class Trace:
     log: list[tuple[int, tuple[int, ...], tuple[int, ...]]] = field(default_factory=list)
 
     def per_slot(self) -> Counter:
-        return Counter(slot for slot, _, _ in self.log)
+        if not hasattr(self, "_per_slot"):
+            self._per_slot = Counter(slot for slot, _, _ in self.log)
+        return self._per_slot
 
     @property
     def read_params(self) -> set[str]:
@@ -54,18 +56,15 @@ class Trace:
         return {s.param for k, s in enumerate(self.slots)
                 if used[k] and s.param is not None and "w" in s.mode}
 
-    def entries(self, node: int) -> list[tuple[str, tuple[int, ...], dict[int, int]]]:
-        """(mode, index, {id(loop node): value}) of every access at AST node `node`."""
+    def sites(self, node: int) -> list[tuple[_AccessSlot, list[tuple[tuple[int, ...],
+                                                                      tuple[int, ...]]]]]:
+        """The access sites at AST node `node`, each with its logged (index, loop values);
+        the values line up with the site's `loops` (ids of the loop nodes)."""
         if not hasattr(self, "_by_slot"):
             self._by_slot: dict[int, list] = {}
             for slot, index, values in self.log:
                 self._by_slot.setdefault(slot, []).append((index, values))
-        out = []
-        for k, s in enumerate(self.slots):
-            if s.node == node:
-                out += [(s.mode, index, dict(zip(s.loops, values, strict=True)))
-                        for index, values in self._by_slot.get(k, ())]
-        return out
+        return [(s, self._by_slot.get(k, [])) for k, s in enumerate(self.slots) if s.node == node]
 
 
 class Tracer:

@@ -80,24 +80,28 @@ def check_reuse(facts: KernelFacts, trace: Trace, sizes: dict[str, int]) -> list
     problems = []
     for finding in find_reuse(facts):
         acc = finding.access
-        entries = [(index, loops) for mode, index, loops in trace.entries(id(acc.node))
-                   if "r" in mode]
-        if not entries:
-            continue
-        scope = [id(x.node) for x in acc.item.loops if x not in acc.binding.root.loops]
-        if isinstance(finding, LoopReuse):
-            problems += _check_loop_reuse(finding, entries, sizes)
-        elif isinstance(finding, RatioReuse) and finding.exact:
-            problems += _check_ratio(finding, entries, scope, sizes)
+        scope = {id(x.node) for x in acc.item.loops if x not in acc.binding.root.loops}
+        for site, entries in trace.sites(id(acc.node)):
+            if "r" not in site.mode or not entries:
+                continue
+            if isinstance(finding, LoopReuse):
+                problems += _check_loop_reuse(finding, site.loops, entries, sizes)
+            elif isinstance(finding, RatioReuse) and finding.exact:
+                problems += _check_ratio(finding, site.loops, scope, entries, sizes)
     return problems
 
 
-def _check_loop_reuse(finding: LoopReuse, entries: list, sizes: dict[str, int]) -> list[str]:
+def _positions(loops: tuple[int, ...], wanted: Any) -> list[int]:
+    return [k for k, loop in enumerate(loops) if wanted(loop)]
+
+
+def _check_loop_reuse(finding: LoopReuse, loops: tuple[int, ...], entries: list,
+                      sizes: dict[str, int]) -> list[str]:
     independent = {id(x.node) for x in finding.independent}
+    fixed = _positions(loops, lambda x: x not in independent)
     groups: dict[tuple, list[tuple[int, ...]]] = defaultdict(list)
-    for index, loops in entries:
-        key = tuple(sorted((k, v) for k, v in loops.items() if k not in independent))
-        groups[key].append(index)
+    for index, values in entries:
+        groups[tuple(values[k] for k in fixed)].append(index)
     where = f"{finding.access.node.span}"
     problems = []
     for key, indices in groups.items():
@@ -115,31 +119,30 @@ def _check_loop_reuse(finding: LoopReuse, entries: list, sizes: dict[str, int]) 
     return problems
 
 
-def _check_ratio(finding: RatioReuse, entries: list, scope: list[int], sizes: dict[str, int]
-                 ) -> list[str]:
-    groups: dict[tuple, list[tuple[tuple[int, ...], dict[int, int]]]] = defaultdict(list)
-    for index, loops in entries:
-        key = tuple(sorted((k, v) for k, v in loops.items() if k not in scope))
-        groups[key].append((index, loops))
+def _check_ratio(finding: RatioReuse, loops: tuple[int, ...], scope: set[int], entries: list,
+                 sizes: dict[str, int]) -> list[str]:
+    outside = _positions(loops, lambda x: x not in scope)
+    groups: dict[tuple, list] = defaultdict(list)
+    for index, values in entries:
+        groups[tuple(values[k] for k in outside)].append((index, values))
     d = finding.dimension
-    dloops = [id(x.node) for x in finding.loops]
+    dloops = {id(x.node) for x in finding.loops}
+    inside = _positions(loops, lambda x: x in dloops)
     want_acc = _number(finding.accesses, sizes)
     want_distinct = _number(finding.distinct, sizes)
     where = f"{finding.access.node.span} dimension {d}"
-    problems = []
     for key, group in groups.items():
         if d is None:
             accesses = len(group)
             distinct = len({index for index, _ in group})
         else:
-            accesses = len({tuple(loops[x] for x in dloops) for _, loops in group})
+            accesses = len({tuple(values[k] for k in inside) for _, values in group})
             distinct = len({index[d] for index, _ in group})
         if (accesses, distinct) != (want_acc, want_distinct):
-            problems.append(f"{where}: symbolic {finding.accesses} = {want_acc} accesses, "
-                            f"{finding.distinct} = {want_distinct} distinct; brute force "
-                            f"{accesses}, {distinct} (group {key})")
-            break
-    return problems
+            return [f"{where}: symbolic {finding.accesses} = {want_acc} accesses, "
+                    f"{finding.distinct} = {want_distinct} distinct; brute force "
+                    f"{accesses}, {distinct} (group {key})"]
+    return []
 
 
 def check_transfers(facts: KernelFacts, trace: Trace, args: dict[str, Any],

@@ -116,3 +116,34 @@ def test_mic_reuse_and_several_elements_without_faster_memory():
     assert not by_code(messages, "memory-faster-space")  # mic exposes no faster memory
     (several,) = by_code(messages, "elements-several-per-unit")
     assert "per vector" in several.text
+
+
+def test_convolution_gpu_proposes_local_memory_for_both_inputs():
+    messages = feedback(CONVOLUTION, level="gpu")
+    proposals = {msg.text.split(" ")[0]: msg for msg in by_code(messages, "memory-faster-space")}
+    # f is independent of the threads (first case); a is shared between neighbouring
+    # threads in its second dimension (second case: pairs of loops per dimension)
+    assert set(proposals) == {"f[y,", "a[i"}
+    assert "dimension 2" in proposals["a[i"].text and "local memory" in proposals["a[i"].text
+    # the split j = bj * nrThreadsW + tj with `if (j < w)` keeps the ratio exact
+    (second,) = [msg for msg in by_code(messages, "reuse-ratio") if "dimension 2" in msg.text]
+    fw, w = sympy.symbols("fw w", integer=True, positive=True)
+    assert sympy.simplify(second.value_map["ratio"].symbolic - fw * w / (fw + w - 1)) == 0
+    assert not second.approximate
+
+
+def test_several_elements_not_advised_when_all_units_fit():
+    assert by_code(feedback(MATMUL, level="mic", values={"n": 100, "m": 100}),
+                   "elements-several-per-unit")
+    assert not by_code(feedback(MATMUL, level="mic", values={"n": 2, "m": 16}),
+                       "elements-several-per-unit")  # 32 vectors, 960 at a time
+
+
+def test_read_write_parameters_and_data_dependent_indices():
+    histogram = feedback(KERNELS / "histogram" / "perfect.mcpl", level="accelerator")
+    (hist,) = [msg for msg in by_code(histogram, "transfers-parameter")
+               if msg.text.startswith("hist")]
+    assert "host -> device" in hist.text and "device -> host" in hist.text  # atomicAdd: rw
+    spmv = feedback(KERNELS / "spmv" / "perfect.mcpl")
+    unpredictable = [msg.text for msg in by_code(spmv, "reuse-unpredictable")]
+    assert any("x[cols[k]]" in t for t in unpredictable)

@@ -72,6 +72,14 @@ def test_fermi_loads_in_lock_step_per_warp(lib):
     assert lib.get("perfect").lockstep("thread") is None
 
 
+def test_lock_step_flag_of_execution_units_agrees_with_lockstep(lib):
+    # `mcl hwd show perfect` used to mark perfect's lone load/store unit as lock-step.
+    perfect = {e.node.path: e.simd for e in lib.get("perfect").execution_units_for("thread")}
+    assert perfect == {"cores.core": False, "cores.core.lsu": False}
+    fermi = {e.node.path: e.simd for e in lib.get("fermi").execution_units_for("thread")}
+    assert fermi["smps.smp.lsus.lsu"] and fermi["smps.smp.alus.alu"]
+
+
 def test_perfect_to_gpu_maps_threads_to_blocks_and_threads(lib):
     perfect, gpu = lib.get("perfect"), lib.get("gpu")
     mapping = find_equivalent_par_groups(perfect, gpu)

@@ -120,6 +120,35 @@ def test_syntax_error_position_and_expectation():
     assert "';'" in d.message
 
 
+def test_end_of_file_points_after_the_last_token_and_empty_files_say_so():
+    # Both used to point at the line after the last one, where no source line can be shown,
+    # and an empty file got the hint "expected a value".
+    src = "hardware_description t;\nmemory m {\n  capacity = 1 B; /* c */\n\n\n"
+    with pytest.raises(MclError) as info:
+        S.parse_hdl(src, "t.hdl")
+    (d,) = info.value.diagnostics
+    assert d.message == "syntax error: unexpected end of file"
+    assert (d.span.line, d.span.column) == (3, 18)
+    for empty in ("", "\n\n", "// only a comment\n/* and\n another */\n"):
+        with pytest.raises(MclError) as info:
+            S.parse_hdl(empty, "e.hdl")
+        (d,) = info.value.diagnostics
+        assert d.message == "the file is empty" and (d.span.line, d.span.column) == (1, 1)
+        assert "hardware_description NAME;" in d.hint
+
+
+def test_non_utf8_files_are_reported_at_the_byte(tmp_path):
+    bad = tmp_path / "t.hdl"
+    bad.write_bytes(b"hardware_description t;\n// caf\xe9\n")
+    with pytest.raises(MclError) as info:
+        S.parse_hdl_file(bad)
+    (d,) = info.value.diagnostics
+    assert d.code == "hdl-io" and "byte 0xe9 is not UTF-8 text" in d.message
+    assert (d.span.line, d.span.column) == (2, 7)
+    with pytest.raises(MclError, match="Is a directory"):
+        S.parse_hdl_file(tmp_path)
+
+
 @pytest.mark.parametrize(
     ("unit", "prop", "factor", "normal"),
     [("B", None, 1, "B"), ("kB", None, 1024, "B"), ("MB", None, 1024**2, "B"),

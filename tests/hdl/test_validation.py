@@ -100,6 +100,22 @@ def test_execution_group_without_count(tmp_path):
     assert "execution_group 'cores'" in e.message
 
 
+@pytest.mark.parametrize(
+    ("old", "new", "shown"),
+    [
+        ("max_nr_units = unlimited;", "max_nr_units = 0;", "0"),
+        ("max_nr_units = unlimited;", "max_nr_units = 7 / 2;", "3.5"),
+        ("nr_units = 4;", "nr_units = 0;", "0"),
+    ],
+)
+def test_unit_counts_are_whole_and_at_least_one(tmp_path, old, new, shown):
+    # A group of 0 or 3.5 units used to load; translation then divides by such counts.
+    e = the_error(broken(tmp_path, old, new), "hdl-bad-value")
+    prop = new.split(" =")[0]
+    assert e.message == f"{prop} must be a whole number of at least 1, not {shown}"
+    assert e.span.line == line_of(MINI, old)
+
+
 def test_space_naming_no_memory_space(tmp_path):
     e = the_error(broken(tmp_path, "space(main);", "space(mian);"), "hdl-unknown-space")
     assert "'mian'" in e.message and e.hint == "did you mean 'main'?"

@@ -125,3 +125,99 @@ def test_nan_to_int_is_a_diagnostic() -> None:
     src = "perfect void f(float x, main int[1] r) { r[0] = toInt(x / 0.0 - x / 0.0); }"
     d = run_error(src, "f", {"x": 1.0, "r": np.zeros(1, dtype=np.int32)})
     assert d.code == "interp-arithmetic"
+
+
+# --- 32-bit int semantics: an overflow is an error at the operation, never a silently
+# different value (Python ints would grow where a device wraps or misbehaves).
+
+INT_CASES = [
+    ("int x = 2147483647; x = x + 1; r[0] = x / 2;", "x + 1", "2147483647 + 1"),
+    ("int x = 2147483647; if (x + 1 > x) { r[0] = 1; }", "x + 1", "2147483647 + 1"),
+    ("int x = 65536; r[0] = x * x;", "x * x", "65536 * 65536"),
+    ("int x = 0 - 2147483647 - 1; r[0] = x / (0 - 1);", "x / (0 - 1)", "-2147483648 / -1"),
+    ("int x = 0 - 2147483647 - 1; r[0] = -x;", "-x", "-(-2147483648)"),
+    ("int x = 2147483647; x++;", "x++", "2147483647 + 1"),
+    ("int x = 3; x *= 1000000000;", "x *= 1000000000", "3 * 1000000000"),
+    ("int x = 2; r[0] = x ^ 40;", "x ^ 40", "2 ^ 40"),
+    ("int x = 2; r[0] = x ^ 1000000000;", "x ^ 1000000000", "2 ^ 1000000000"),
+    ("int x = 1; r[0] = x << 31;", "x << 31", "1 << 31"),
+]
+
+
+@pytest.mark.parametrize(("body", "needle", "operation"), INT_CASES, ids=[c[2] for c in INT_CASES])
+def test_int_overflow_is_reported_at_the_operation(body: str, needle: str, operation: str) -> None:
+    src = f"perfect void f(main int[1] r) {{\n  {body}\n}}"
+    d = run_error(src, "f", {"r": np.zeros(1, dtype=np.int32)})
+    assert d.code == "interp-int-overflow"
+    assert d.message == f"int overflow: {operation} does not fit in 32 bits"
+    assert (d.span.line, d.span.column) == position(src, needle)
+
+
+@pytest.mark.parametrize("count", ["32", "0 - 1"])
+def test_shift_counts_outside_0_to_31_are_errors(count: str) -> None:
+    src = f"perfect void f(int s, main int[1] r) {{\n  r[0] = s << ({count});\n}}"
+    d = run_error(src, "f", {"s": 1, "r": np.zeros(1, dtype=np.int32)})
+    assert d.code == "interp-shift"
+    assert (d.span.line, d.span.column) == position(src, "s << ")
+
+
+def test_constant_operations_that_fail_are_errors_only_when_they_run() -> None:
+    # Folding `1 << -1` or `1 / 0` while compiling raised a raw ValueError (a traceback)
+    # or an error for code that never runs.
+    src = "perfect void f(main int[2] r) {\n  if (false) { r[0] = 1 << -1; r[0] = 1 / 0; }\n  r[1] = 5;\n}"
+    r = np.zeros(2, dtype=np.int32)
+    run(src, "f", {"r": r})
+    assert r.tolist() == [0, 5]
+    src = "perfect void f(main int[1] r) {\n  r[0] = 1 << -1;\n}"
+    d = run_error(src, "f", {"r": np.zeros(1, dtype=np.int32)})
+    assert d.code == "interp-shift" and d.span.line == 2
+
+
+@pytest.mark.parametrize(
+    ("body", "needle", "fragment"),
+    [
+        ("float x = 1.0e30; r[0] = toInt(x);", "toInt(x)", "does not fit in a 32-bit int"),
+        ("float x = 3.0e10; int y = 0; y = x;", "y = x;", "does not fit in a 32-bit int"),
+        ("r[0] = 99999999999;", "99999999999", "does not fit in a 32-bit int"),
+    ],
+)
+def test_conversions_to_int_are_range_checked(body: str, needle: str, fragment: str) -> None:
+    src = f"perfect void f(main int[1] r) {{\n  {body}\n}}"
+    d = run_error(src, "f", {"r": np.zeros(1, dtype=np.int32)})
+    assert fragment in d.message
+    assert (d.span.line, d.span.column) == position(src, needle)
+
+
+def test_an_int_atomic_that_overflows_is_reported_at_the_call() -> None:
+    src = "perfect void f(main int[1] r) {\n  r[0] = 2147483647;\n  atomicAdd(r[0], 1);\n}"
+    d = run_error(src, "f", {"r": np.zeros(1, dtype=np.int32)})
+    assert d.code == "interp-int-overflow" and "'atomicAdd' gives 2147483648" in d.message
+    assert (d.span.line, d.span.column) == position(src, "atomicAdd")
+
+
+def test_int_extremes_still_work() -> None:
+    src = """perfect void f(int big, main int[4] r) {
+  r[0] = big;
+  r[1] = -big - 1;
+  r[2] = (0 - 1) ^ (0 - 3);
+  r[3] = (0 - 8) >> 1;
+}"""
+    r = np.zeros(4, dtype=np.int32)
+    run(src, "f", {"big": 2**31 - 1, "r": r})
+    assert r.tolist() == [2**31 - 1, -(2**31), -1, -4]
+
+
+def test_an_int_argument_outside_32_bits_is_a_diagnostic() -> None:
+    d = run_error("perfect void f(int n) { }", "f", {"n": 2**40})
+    assert d.code == "interp-argument" and "32-bit" in d.message
+
+
+def test_compiling_constant_float_operations_prints_no_numpy_warning() -> None:
+    import warnings
+
+    src = "perfect void f(main float[1] r) { r[0] = 1.0 % 0.0; }"
+    r = np.zeros(1, dtype=np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        run(src, "f", {"r": r})
+    assert np.isnan(r[0])

@@ -78,6 +78,8 @@ def test_runtime_error_is_a_diagnostic(
         (["-D", "n=x"], "is not an integer"),
         (["-D", "n"], "expected NAME=VALUE"),
         (["--function", "nope"], "defines no function 'nope'"),
+        (["--seed", "-1"], "the seed cannot be negative"),
+        (["--reference", "/nonexistent/reference.py"], "no numpy reference"),
         ([], None),
     ],
 )

@@ -89,7 +89,41 @@ def test_broken_references_are_diagnostics(tmp_path: Path) -> None:
         make_inputs(ref, {"nnz": 10**6}, seed=0)
 
 
+def test_references_with_any_suffix_load_and_bad_python_is_positioned(tmp_path: Path) -> None:
+    # `--reference ref.txt` (or a binary file) used to end in an AssertionError: importlib
+    # finds no loader for a name without the .py suffix.
+    plain = tmp_path / "ref.txt"
+    plain.write_text((kernels_dir() / "vectoradd" / "reference.py").read_text())
+    assert load_reference(plain).function == "vectoradd"
+    broken = tmp_path / "broken.txt"
+    broken.write_text("FUNCTION = 'f'\nSIZES = {\n")
+    with pytest.raises(MclError) as exc:
+        load_reference(broken)
+    d = exc.value.diagnostics[0]
+    assert "is not valid Python" in d.message
+    assert (d.span.line, d.span.column) == (2, 9)
+    garbage = tmp_path / "garbage.bin"
+    garbage.write_bytes(bytes(range(256)))
+    with pytest.raises(MclError, match="not valid Python|failed to load"):
+        load_reference(garbage)
+    exits = tmp_path / "exits.py"
+    exits.write_text("import sys\nsys.exit(3)\n")
+    with pytest.raises(MclError, match="SystemExit"):
+        load_reference(exits)
+
+
 def test_format_rate_never_uses_scientific_notation_for_large_rates() -> None:
     assert format_rate((5275.3e9, "FLOP"), 1.0) == "5,280 GFLOPS"
     assert format_rate((51_170e9, "FLOP"), 1.0) == "51,200 GFLOPS"
     assert format_rate((100e9, "FLOP"), 1.0) == "100 GFLOPS"
+
+
+def test_tolerance_can_grow_with_the_sizes() -> None:
+    """matmul's float32 dot products of length p err by about p * eps; the reference
+    scales atol with p (an H200 run at p = 4096 erred by 3.5e-4 on 4 of 16M elements)."""
+    from mcl.resources import kernels_dir
+    from mcl.verify import load_reference
+
+    ref = load_reference(kernels_dir() / "matmul" / "reference.py")
+    assert ref.tolerance_for({"n": 8, "m": 8, "p": 8})["atol"] == ref.tolerance["atol"]
+    assert ref.tolerance_for({"n": 8, "m": 8, "p": 4096})["atol"] >= 3.5e-4 * 10

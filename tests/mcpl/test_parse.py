@@ -416,6 +416,22 @@ def test_mcl_extension_and_unreadable_file(tmp_path: Path) -> None:
     assert "cannot read" in str(exc.value)
 
 
+def test_non_utf8_bytes_folders_and_byte_order_marks(tmp_path: Path) -> None:
+    # Undecodable bytes used to be reported as "position 29" (a byte offset, no line).
+    bad = tmp_path / "latin.mcpl"
+    bad.write_bytes(b"perfect void f() {\n  int caf\xe9 = 1;\n}\n")
+    with pytest.raises(MclError) as exc:
+        parse_file(bad)
+    (d,) = exc.value.diagnostics
+    assert d.code == "mcpl-io" and "byte 0xe9 is not UTF-8 text" in d.message
+    assert (d.span.file, d.span.line, d.span.column) == (str(bad), 2, 10)
+    with pytest.raises(MclError, match="cannot read .*: Is a directory"):
+        parse_file(tmp_path)
+    bom = tmp_path / "bom.mcpl"  # as some Windows editors save UTF-8
+    bom.write_bytes(b"\xef\xbb\xbfperfect void f() { }\n")
+    assert parse_file(bom).functions[0].name == "f"
+
+
 def test_original_mcl_style_code_parses() -> None:
     # Packages, imported library, CamelCase types with fields, `reg main`, ALL_CAPS
     # constants, library functions declared with access signatures (mcpl.md §2-§3).

@@ -136,6 +136,18 @@ def test_unclosed_brace() -> None:
     assert "never closed" in d.hint
 
 
+def test_end_of_file_errors_point_at_the_last_token_and_the_unclosed_brace() -> None:
+    # The position used to be the line after the last one, where there is no source line
+    # to show under the message.
+    src = "perfect void f() {\n  foreach (int i in n threads) {\n    x = 1; /* { */\n  // }\n}\n\n"
+    d = error_of(src)
+    assert (d.span.line, d.span.column) == (5, 2)
+    assert d.hint == "the '{' at line 1, column 18 is never closed"
+    d = error_of("perfect void f() {\n  x = 1 +\n\n")
+    assert (d.span.line, d.span.column) == (2, 10)
+    assert d.message == "expected an expression, found end of file"
+
+
 def test_stray_character() -> None:
     d = error_of("perfect void f() { x = a @ b; }")
     assert (d.span.line, d.span.column, d.span.end_column) == (1, 26, 27)

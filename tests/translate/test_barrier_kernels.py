@@ -86,3 +86,30 @@ def _text(e: ast.Expr) -> str:
     from mcl.mcpl.printer import print_expr
 
     return print_expr(e)
+
+
+# `q` is computed from the thread index before a barrier and read after it, so it must be
+# declared before the guard. Hoisting the whole declaration made the threads past `m`
+# evaluate `100 / (m - t)` too, dividing by zero at t == m (a crash on a CPU device).
+DIVIDES_BY_DISTANCE = """
+gpu void distance(int m, dev int[m] out) {
+  foreach (int b in 1 blocks) {
+    local int[m] l;
+    foreach (int t in m threads) {
+      int q = 100 / (m - t);
+      l[t] = q;
+      barrier(local);
+      out[t] = l[(t + 1) % m] + q - q;
+    }
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("m", [1, 31, 33])
+def test_threads_past_the_count_never_evaluate_per_thread_arithmetic(m: int):
+    source = program(DIVIDES_BY_DISTANCE)
+    result = translate_program(source, "fermi", library())
+    out = np.zeros(m, dtype=np.int32)
+    run_function(result.program, "distance", {"m": m, "out": out}, library())
+    assert out.tolist() == [100 // (m - (t + 1) % m) for t in range(m)]

@@ -84,3 +84,25 @@ def test_check_with_level_translates_first(capsys):
     assert rc == 0 and "0 errors" in out
     rc, out, err = run(capsys, "check", REDUCTION_GPU, "--level", "mic")
     assert rc == 1 and "[translate-sideways]" in err
+
+
+@pytest.mark.parametrize("text", ["", "// only a comment\n", "const int N = 4;\n"])
+def test_a_file_without_functions_is_an_error_not_an_empty_result(capsys, tmp_path: Path, text):
+    empty = tmp_path / "empty.mcpl"
+    empty.write_text(text)
+    rc, out, err = run(capsys, "translate", str(empty), "--to", "gpu")
+    assert rc == 1 and out == ""
+    assert "defines no function, so there is nothing to translate" in err
+
+
+@pytest.mark.parametrize("bad", ["missing.mcpl", "folder"])
+def test_unreadable_inputs_are_diagnostics(capsys, tmp_path: Path, bad: str):
+    (tmp_path / "folder").mkdir()
+    rc, out, err = run(capsys, "translate", str(tmp_path / bad), "--to", "gpu")
+    assert rc == 1 and out == "" and "cannot read" in err and "Traceback" not in err
+
+
+def test_an_unwritable_output_is_a_diagnostic(capsys, tmp_path: Path):
+    rc, out, err = run(capsys, "translate", MATMUL, "--to", "gpu", "-o", str(tmp_path))
+    assert rc == 1 and out == ""
+    assert "cannot write" in err and "Is a directory" in err and "Traceback" not in err

@@ -211,6 +211,21 @@ def test_barriers_stay_outside_the_guard_and_declarations_are_hoisted():
     )
 
 
+@pytest.mark.parametrize(("src", "step"), [(MATMUL, FLAT_TO_BLOCKY), (REDUCTION, BLOCKY_TO_WARPY)])
+def test_generated_guards_point_at_the_count_they_come_from(src: str, step: Step):
+    # Guards used to have no span, so a diagnostic about one could not be placed.
+    f = translate(src, step)
+    guards = [n for n in ast.walk(f) if isinstance(n, ast.If) and isinstance(n.cond, ast.Binary)
+              and n.cond.op == "<" and isinstance(n.cond.left, ast.Name)
+              and n.cond.left.name in ("j", "t")]
+    assert guards
+    counts = {fe.count.span for fe in ast.walk(parse_source(src, hwd_names=HWD_NAMES))
+              if isinstance(fe, ast.Foreach)}
+    for guard in guards:
+        assert guard.span is not None and guard.span == guard.cond.span
+        assert guard.span in counts
+
+
 def test_a_pure_declaration_read_after_a_barrier_is_hoisted_whole():
     src = """
     blocky void f(int n, int k, dev float[n] x) {
