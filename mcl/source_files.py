@@ -21,9 +21,12 @@ def read_source(path: str | Path, code: str) -> str:
     except OSError as exc:
         raise MclError(error(code, f"cannot read {path}: {exc.strerror or exc}")) from None
     try:
-        return data.decode("utf-8-sig")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise MclError(_not_utf8(path, data, exc.start, code)) from None
+    # Universal newlines, as `open()` in text mode: '\r\n' and a lone '\r' end a line, so
+    # positions agree with every other reader of the file (the renderer, editors).
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _not_utf8(path: Path, data: bytes, offset: int, code: str) -> Diagnostic:
@@ -39,10 +42,10 @@ def _not_utf8(path: Path, data: bytes, offset: int, code: str) -> Diagnostic:
 
 
 def source_lines(text: str) -> list[str]:
-    """The lines of `text` as the parsers number them: split at '\\n' only (a '\\r' before
-    it dropped). `str.splitlines` also splits at form feeds, lone '\\r' and other separators,
+    """The lines of `text` (read in text mode, so with '\\n' line ends) as the parsers number
+    them. `str.splitlines` also splits at form feeds, '\\x1c'-'\\x1e', '\\x85' and U+2028,
     which would show the wrong line under a diagnostic."""
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    return [line[:-1] if line.endswith("\r") else line for line in lines]
+    return lines

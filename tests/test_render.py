@@ -50,9 +50,9 @@ def test_marker_counts_wide_characters_as_two_cells(tmp_path: Path) -> None:
 def test_the_shown_line_is_the_parsers_line_despite_form_feeds_and_carriage_returns(
     tmp_path: Path,
 ) -> None:
-    # str.splitlines also breaks at '\f' and a lone '\r', so the line shown under a
-    # diagnostic used to be the wrong one after such a character.
-    lines = rendered(tmp_path, "f() {\n  // page\fbreak \r here\r\n  x = bad;\n}\n", "bad")
+    # str.splitlines also breaks at '\f' (a page break in old C sources) and '\x1c', so the
+    # line shown under a diagnostic used to be the wrong one after such a character.
+    lines = rendered(tmp_path, "f() {\n  // page\fbreak \x1c here\r\n  x = bad;\n}\n", "bad")
     assert lines[1].endswith("x = bad;")
     assert lines[2].index("^") == lines[1].index("bad")
 
@@ -60,5 +60,5 @@ def test_the_shown_line_is_the_parsers_line_despite_form_feeds_and_carriage_retu
 def test_source_lines_split_where_the_parsers_count_lines() -> None:
     from mcl.source_files import source_lines
 
-    assert source_lines("a\r\nb\fc\rd\n\ne") == ["a", "b\fc\rd", "", "e"]
+    assert source_lines("a\nb\fc\x1cd\u2028e\n\nf") == ["a", "b\fc\x1cd\u2028e", "", "f"]
     assert source_lines("a\n") == ["a"] and source_lines("") == []

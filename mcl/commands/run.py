@@ -165,7 +165,7 @@ def finish(prepared: PreparedRun, results: dict[str, Any], how: str, seconds: fl
 
     from mcl.verify import print_report, verify
 
-    checks = verify(prepared.reference, prepared.expected, results)
+    checks = verify(prepared.reference, prepared.expected, results, prepared.sizes)
     sizes = " ".join(f"{k}={v}" for k, v in prepared.sizes.items())
     console = Console(highlight=False)
     title = f"{prepared.function} ({prepared.level}) on {sizes} — {how}, {seconds * 1e3:.1f} ms"

@@ -266,7 +266,7 @@ def _loop_lines(hwd: HardwareDescription, loop: Loop, cache: MemoryInfo, stride:
     worst = iterations  # Section 6.4: "the worst case is the number of iterations"
     same = strides.decide(sympy.Eq(best, worst), values)
     if same is None:
-        same = sympy.simplify(best - worst) == 0
+        same = sympy.expand(best - worst) == 0
     if same:
         kind = NO_BENEFIT
     elif (loop.kind == "for" and access.item.loops[-1] is loop

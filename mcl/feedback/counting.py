@@ -45,8 +45,22 @@ def iterations(ev: Evaluator, loops: Sequence[Loop], weight: Any = 1) -> tuple[A
 
 def _sum(f: Any, t: Any, trips: Any) -> Any:
     """sum(f for t in 0 .. trips-1), exactly: closed forms for polynomials and for the
-    tiling idiom sum(min(T, B - T*t)) = B; otherwise an unevaluated (still exact) Sum,
+    tiling idiom sum(min(T, B - T*t)) = B, term by term (a loop body's weight is often a
+    sum of both, `4*Min(16, p - 16*t) + 4`); otherwise an unevaluated (still exact) Sum,
     which `mcl.feedback.values` evaluates once numbers are known."""
+    tiled = _tiled_sum(f, t, trips)
+    if tiled is not None:
+        return tiled
+    done = [_closed_sum(term, t, trips) for term in sympy.Add.make_args(sympy.expand(f))]
+    if all(d is not None for d in done):
+        return sympy.Add(*done)
+    return sympy.Sum(f, (t, 0, trips - 1))
+
+
+def _closed_sum(f: Any, t: Any, trips: Any) -> Any:
+    """The closed form of one term's sum, or None."""
+    if t not in f.free_symbols:
+        return f * trips
     tiled = _tiled_sum(f, t, trips)
     if tiled is not None:
         return tiled
@@ -58,8 +72,8 @@ def _sum(f: Any, t: Any, trips: Any) -> Any:
         try:
             return sympy.summation(f, (t, 0, trips - 1))
         except (TypeError, ValueError, NotImplementedError):
-            pass  # SymPy gave up: the unevaluated sum below is just as exact
-    return sympy.Sum(f, (t, 0, trips - 1))
+            pass  # SymPy gave up: the caller keeps the unevaluated sum
+    return None
 
 
 def _tiled_sum(f: Any, t: Any, trips: Any) -> Any:

@@ -7,7 +7,10 @@ stride and the cache-line size follow the best case (fewest lines the loop can f
 the worst case (a line per iteration, or per unit that can use the cache at once).
 
 Everything here is pure SymPy arithmetic on a flattened index; `mcl.feedback.cache` turns
-MCPL accesses into such indices.
+MCPL accesses into such indices. The formulas are built in closed form, never through
+`sympy.simplify`: simplifying a `Piecewise` of `floor`s took seconds per access and gave
+no more readable result than the forms below (`ceiling(n/8)`, `4*floor(n/120) +
+ceiling(Mod(n, 120)/32)`).
 """
 
 from __future__ import annotations
@@ -24,7 +27,9 @@ def loop_stride(index: Any, var: Any, start: Any, step: Any) -> Any:
     index = sympy.sympify(index)
     after = index.subs(var, start + step)
     first = index.subs(var, start)
-    return sympy.simplify(sympy.expand(after - first))
+    # The index is affine in the loop counters (the caller checked): expanding cancels
+    # every term the counter does not change.
+    return sympy.expand(after - first)
 
 
 def by_name(expr: Any, values: Mapping[str, Any]) -> dict[Any, Any]:
@@ -36,11 +41,36 @@ def by_name(expr: Any, values: Mapping[str, Any]) -> dict[Any, Any]:
 def decide(condition: Any, values: Mapping[str, Any] | None = None) -> bool | None:
     """True/False when `condition` is decided, symbolically or with the user's values."""
     condition = sympy.sympify(condition)
-    if values:
+    if values and condition not in (sympy.true, sympy.false):
         condition = condition.subs(by_name(condition, values))
     if condition in (sympy.true, sympy.false):
         return bool(condition)
     return None
+
+
+def _stride_kind(stride: Any, line_bytes: int, values: Mapping[str, Any] | None
+                 ) -> tuple[str, str | None]:
+    """"zero", "wide" (a line or more: every access needs its own line) or "narrow", and
+    the assumption made when a symbolic stride cannot be compared with the line size
+    (`4*m`): it is taken to be at least a line, since it grows with a problem size."""
+    if decide(sympy.Eq(stride, 0), values):
+        return "zero", None
+    wide = decide(sympy.Ge(stride, line_bytes), values)
+    if wide is None:
+        return "wide", f"assuming the stride of {sympy.sstr(stride)} B is at least a line"
+    return ("wide" if wide else "narrow"), None
+
+
+def _aligned_span(count: Any, stride: Any, element_bytes: int, line_bytes: int) -> Any:
+    """Lines of `count` >= 1 accesses `stride` < line apart, the first on a line start."""
+    return sympy.ceiling(sympy.expand((count - 1) * stride + element_bytes) / line_bytes)
+
+
+def _unaligned_span(count: Any, stride: Any, line_bytes: int) -> Any:
+    """Lines of `count` >= 1 accesses `stride` < line apart, the first in the last element
+    of a line: one line more than the bytes after the first access need. It is never more
+    than `count`, since each stride stays below a line."""
+    return sympy.ceiling(sympy.expand((count - 1) * stride) / line_bytes) + 1
 
 
 def best_case_lines(
@@ -62,17 +92,13 @@ def best_case_lines(
     """
     iterations = sympy.sympify(iterations)
     stride = sympy.Abs(sympy.sympify(stride_bytes))
-    if decide(sympy.Eq(stride, 0), values):
+    kind, note = _stride_kind(stride, line_bytes, values)
+    if kind == "zero":
         return sympy.Integer(1), None
-    wide = decide(sympy.Ge(stride, line_bytes), values)
-    note = None
-    if wide is None:
-        wide = True
-        note = f"assuming the stride of {sympy.sstr(stride)} B is at least a line"
-    if wide:
+    if kind == "wide":
         return iterations, note
-    lines = sympy.ceiling(((iterations - 1) * stride + element_bytes) / line_bytes)
-    return sympy.Max(1, sympy.simplify(lines)), note
+    lines = _aligned_span(iterations, stride, element_bytes, line_bytes)
+    return (lines if iterations.is_positive else sympy.Max(1, lines)), note
 
 
 def unaligned_lines(
@@ -87,12 +113,13 @@ def unaligned_lines(
     needs, at most one per access."""
     iterations = sympy.sympify(iterations)
     stride = sympy.Abs(sympy.sympify(stride_bytes))
-    if decide(sympy.Eq(stride, 0), values):
+    kind, _ = _stride_kind(stride, line_bytes, values)
+    if kind == "zero":
         return sympy.Integer(1)
-    if decide(sympy.Ge(stride, line_bytes), values) in (True, None):
+    if kind == "wide":
         return iterations
-    spanned = sympy.ceiling((iterations - 1) * stride / line_bytes) + 1
-    return sympy.Min(iterations, sympy.Max(1, sympy.simplify(spanned)))
+    spanned = _unaligned_span(iterations, stride, line_bytes)
+    return spanned if iterations.is_positive else sympy.Min(iterations, sympy.Max(1, spanned))
 
 
 def grouped_lines(
@@ -110,25 +137,46 @@ def grouped_lines(
     A group is a lock-step group (a warp, a vector: section 6.4, "Units of parallelism
     that execute in lock-step [...] access the same cache-line") or the units that use one
     cache at once (the slots of the execution unit holding it). Each group fetches the
-    lines its accesses span: the best case when it starts on a line."""
+    lines its accesses span: the best case when it starts on a line. The units form
+    floor(units / group) full groups and, when the group size does not divide them, one
+    group of Mod(units, group) units."""
     units = sympy.sympify(units)
     args = (stride_bytes, element_bytes, line_bytes)
     if group_size is None:
         best, note = best_case_lines(units, *args, values)
         return best, unaligned_lines(units, *args, values), note
-    full = sympy.floor(units / group_size)
-    rest = sympy.simplify(units - full * group_size)
-    best, note = best_case_lines(group_size, *args, values)
-    best_rest, _ = best_case_lines(rest, *args, values)
-    worst = unaligned_lines(group_size, *args, values)
-    worst_rest = unaligned_lines(rest, *args, values)
-
-    def total(whole: Any, part: Any) -> Any:
-        if sympy.simplify(whole - group_size) == 0 and sympy.simplify(part - rest) == 0:
-            return units  # a line per unit
-        if not whole.free_symbols and sympy.simplify(part - whole) == 0:
-            return whole * sympy.ceiling(units / group_size)  # the same lines per group
-        return sympy.simplify(full * whole + sympy.Piecewise((part, sympy.Gt(rest, 0)),
-                                                             (0, True)))
-
-    return total(best, best_rest), total(worst, worst_rest), note
+    size = sympy.sympify(group_size)
+    stride = sympy.Abs(sympy.sympify(stride_bytes))
+    kind, note = _stride_kind(stride, line_bytes, values)
+    if kind == "wide":
+        return units, units, note  # a line per unit, whatever the groups
+    if kind == "zero":
+        groups = sympy.ceiling(units / size)
+        return groups, groups, None  # one line per group
+    if units.is_Integer and size.is_Integer and stride.is_Integer:  # all known: count
+        full, rest = divmod(int(units), int(size))
+        best = full * _aligned_span(size, stride, element_bytes, line_bytes)
+        worst = full * _unaligned_span(size, stride, line_bytes)
+        if rest:
+            best += _aligned_span(rest, stride, element_bytes, line_bytes)
+            worst += _unaligned_span(rest, stride, line_bytes)
+        return sympy.Integer(best), sympy.Integer(worst), None
+    full, rest = sympy.floor(units / size), sympy.Mod(units, size)
+    whole_best = _aligned_span(size, stride, element_bytes, line_bytes)
+    whole_worst = _unaligned_span(size, stride, line_bytes)
+    # The lines of a group grow with its units: when one unit needs as many lines as a
+    # full group, so does the last, partial group.
+    if whole_best == _aligned_span(1, stride, element_bytes, line_bytes):
+        best = whole_best * sympy.ceiling(units / size)
+    elif decide(sympy.Ge(stride, element_bytes), values):
+        # For rest = 0 the span formula gives ceiling((element - stride) / line) = 0.
+        best = whole_best * full + _aligned_span(rest, stride, element_bytes, line_bytes)
+    else:
+        best = whole_best * full + sympy.Piecewise(
+            (_aligned_span(rest, stride, element_bytes, line_bytes), sympy.Gt(rest, 0)),
+            (0, True))
+    if whole_worst == 1:
+        worst = sympy.ceiling(units / size)
+    else:  # Min(rest, ...) is 0 for rest = 0 and the span otherwise
+        worst = whole_worst * full + sympy.Min(rest, _unaligned_span(rest, stride, line_bytes))
+    return best, worst, note

@@ -10,8 +10,9 @@ symbolic vocabulary").
   `trips` times. So an index is affine exactly when it is affine in the counters, and
   "taking into account the offsets and steps of the loops" (paper 6.3) is built in.
 - Integer division is `floor(a / b)` (sizes are non-negative, where C's truncation and
-  the floor agree); a value that cannot be known statically (an array element, a variable
-  written several times) is an opaque symbol, and the expression is not affine.
+  the floor agree), and the rounding-up idiom `(m + T - 1) / T` is `ceiling(m / T)`; a
+  value that cannot be known statically (an array element, a variable written several
+  times) is an opaque symbol, and the expression is not affine.
 
 The Evaluator also answers which loops an expression depends on (paper 6.3: "finds all
 dependencies of variable v including the dependencies of the indexing variables").
@@ -109,7 +110,7 @@ class Evaluator:
                 return left * right
             if op == "/":
                 if left.is_integer and right.is_integer:
-                    return sympy.floor(left / right)
+                    return integer_quotient(left, right)
                 return left / right
             if op == "%":
                 return sympy.Mod(left, right)
@@ -418,6 +419,19 @@ def _additive_trips(start: Any, bound: Any, inc: Any, op: str) -> Any:
         trips = (bound - start) / inc
         return trips if trips.is_integer or trips.is_integer is None else None
     return None
+
+
+def integer_quotient(a: Any, d: Any) -> Any:
+    """`a / d` on integers: floor(a / d) (sizes are non-negative, where C's truncation
+    and the floor agree). The rounding-up idiom `(m + T - 1) / T` (the translator's
+    `nrBlocksM`, Appendix A) is written ceiling(m / T), as a programmer reads it: for
+    integers a and d > 0, floor((b + d - 1) / d) = ceiling(b / d) exactly. Whichever of
+    the two forms has fewer terms is kept."""
+    if d.is_positive:
+        b = sympy.expand(a - d + 1)
+        if len(sympy.Add.make_args(b)) < len(sympy.Add.make_args(sympy.expand(a))):
+            return sympy.ceiling(b / d)
+    return sympy.floor(a / d)
 
 
 def _ceil_div(a: Any, b: Any) -> Any:

@@ -259,7 +259,15 @@ class ExprCompiler:
 
                 return alloc_structs
             dtype, poison = DTYPES[element.name], POISON[element.name]
-            return lambda f: np.full(_checked_shape(shape(f), span), poison, dtype=dtype)
+
+            def alloc(f: Frame) -> np.ndarray:
+                size = _checked_shape(shape(f), span)
+                try:
+                    return np.full(size, poison, dtype=dtype)
+                except MemoryError:
+                    raise fail("size", f"no memory for an array of shape {size}", span) from None
+
+            return alloc
         if isinstance(t, ast.NamedType):
             tdef = self.type_def(t, span)
             return self._struct_allocator(t, tdef, span)
@@ -494,7 +502,7 @@ class ExprCompiler:
             with_cast(a, PRIM[k], node, node.span).fn if k else a.fn
             for a, k, node in zip(args, operand_types, e.args, strict=False)
         ]
-        impl = _positioned(native.fn, e.func, e.span)
+        impl = _positioned(native.fn, e.func, e.span, result_kind)
         if not writes:
             if len(fns) == 1:
                 (a0,) = fns
@@ -588,15 +596,21 @@ class ExprCompiler:
         raise fail("type", "this expression cannot be assigned to", e.span)
 
 
-def _positioned(impl: Callable[[list], Any], name: str, span: Span | None) -> Callable[[list], Any]:
-    """A native whose arithmetic errors (`toInt` of NaN or of 1e30, an int atomic that
-    overflows) are reported at the call."""
+def _positioned(
+    impl: Callable[[list], Any], name: str, span: Span | None, result_kind: str
+) -> Callable[[list], Any]:
+    """A native whose arithmetic errors (`toInt` of NaN or of 1e30) are reported at the
+    call, and whose int result (`abs(-2147483648)`) is checked against 32 bits."""
+    check_int = result_kind == "int"
 
     def call(args: list) -> Any:
         try:
-            return impl(args)
+            out = impl(args)
         except (OverflowError, ValueError) as exc:
             raise fail("arithmetic", f"'{name}': {exc}", span) from None
+        if check_int and isinstance(out[0], int) and not ops.INT_MIN <= out[0] <= ops.INT_MAX:
+            raise fail("int-overflow", f"int overflow: '{name}' gives {out[0]}", span)
+        return out
 
     return call
 

@@ -11,6 +11,7 @@ provably divides (e.g. 1024 threads into warps of 32); otherwise it rounds up an
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping
 
 from mcl.hdl.model import HardwareDescription, Parallelism, ParGroup, ParUnit, Quantity
@@ -105,16 +106,34 @@ _INT_OPS = {
 def host_constants(function: ast.Function, module: ast.Module, statics: StaticInts) -> StaticInts:
     """Bind the module's integer constants and the function's host-level `int` declarations
     (outside every foreach) that are never assigned again, so counts such as
-    `nrThreadsM` from an earlier translation step are known."""
+    `nrThreadsM` from an earlier translation step are known.
+
+    Bindings are by name, so a name that the function declares twice (a shadowing
+    declaration in a nested block, a parameter or loop variable of the same name) is not
+    bound: its value would be wrong in the inner scope, and a count wrongly believed to
+    divide loses its guard."""
     assigned = _assigned_names(function.body)
+    declared = _declaration_counts(function)
     for decl in module.constants:
-        if _is_int(decl) and decl.init is not None:
+        if _is_int(decl) and decl.init is not None and decl.name not in declared:
             statics.bind(decl.name, decl.init)
     for stmt in function.body.stmts:
         if isinstance(stmt, ast.Decl) and _is_int(stmt) and stmt.init is not None:
-            if stmt.name not in assigned:
+            if stmt.name not in assigned and declared[stmt.name] == 1:
                 statics.bind(stmt.name, stmt.init)
     return statics
+
+
+def _declaration_counts(function: ast.Function) -> Counter[str]:
+    """How often each name is declared in `function`: parameters, declarations, views and
+    loop variables."""
+    names: Counter[str] = Counter(p.name for p in function.params)
+    for n in ast.walk(function.body):
+        if isinstance(n, (ast.Decl, ast.View)):
+            names[n.name] += 1
+        elif isinstance(n, ast.Foreach):
+            names[n.var] += 1
+    return names
 
 
 def _is_int(decl: ast.Decl) -> bool:

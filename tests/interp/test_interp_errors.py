@@ -188,11 +188,15 @@ def test_conversions_to_int_are_range_checked(body: str, needle: str, fragment: 
     assert (d.span.line, d.span.column) == position(src, needle)
 
 
-def test_an_int_atomic_that_overflows_is_reported_at_the_call() -> None:
+def test_int_builtins_that_overflow_are_reported_at_the_call() -> None:
     src = "perfect void f(main int[1] r) {\n  r[0] = 2147483647;\n  atomicAdd(r[0], 1);\n}"
     d = run_error(src, "f", {"r": np.zeros(1, dtype=np.int32)})
     assert d.code == "interp-int-overflow" and "'atomicAdd' gives 2147483648" in d.message
     assert (d.span.line, d.span.column) == position(src, "atomicAdd")
+    src = "perfect void f(int x, main int[1] r) {\n  r[0] = abs(x);\n}"
+    d = run_error(src, "f", {"x": -(2**31), "r": np.zeros(1, dtype=np.int32)})
+    assert d.code == "interp-int-overflow" and "'abs' gives 2147483648" in d.message
+    assert (d.span.line, d.span.column) == position(src, "abs(x)")
 
 
 def test_int_extremes_still_work() -> None:
@@ -221,3 +225,9 @@ def test_compiling_constant_float_operations_prints_no_numpy_warning() -> None:
         warnings.simplefilter("error")
         run(src, "f", {"r": r})
     assert np.isnan(r[0])
+
+
+def test_an_array_too_large_for_memory_is_a_diagnostic() -> None:
+    src = "perfect void f(main int[1] r) {\n  float[1000000, 1000000] big;\n  r[0] = 1;\n}"
+    d = run_error(src, "f", {"r": np.zeros(1, dtype=np.int32)})
+    assert d.code == "interp-size" and "no memory" in d.message and d.span.line == 2

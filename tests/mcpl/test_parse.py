@@ -432,6 +432,15 @@ def test_non_utf8_bytes_folders_and_byte_order_marks(tmp_path: Path) -> None:
     assert parse_file(bom).functions[0].name == "f"
 
 
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_every_newline_convention_gives_the_same_positions(tmp_path: Path, newline: str) -> None:
+    # Files are read as bytes now; '\r' must still end a line, as it does for the renderer.
+    f = tmp_path / "k.mcpl"
+    f.write_bytes(newline.join(["perfect void f() {", "\tx = 1;", "}", ""]).encode())
+    (stmt,) = parse_file(f).functions[0].body.stmts
+    assert (stmt.span.line, stmt.span.column, stmt.span.end_column) == (2, 2, 8)
+
+
 def test_original_mcl_style_code_parses() -> None:
     # Packages, imported library, CamelCase types with fields, `reg main`, ALL_CAPS
     # constants, library functions declared with access signatures (mcpl.md §2-§3).

@@ -1,0 +1,163 @@
+"""`mcl report DIR [-D name=value ...] [--run] [--target LEAF] [--device SPEC]
+[--format rich|markdown]`: the paper's Table II for a folder of kernel versions.
+
+One row per version in refinement order (DIR/series.toml, see mcl.report.series): its
+level, what changed (the `// change:` header comment), the performance feedback at its
+level (symbolic, and numeric with -D), and with --run the performance of its OpenCL on a
+device (GFLOP/s from the reference's work), verified against the numpy reference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from mcl.diagnostics import MclError, error
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from mcl.hdl.library import add_hwd_path_argument
+
+    p = sub.add_parser(
+        "report",
+        help="the refinement table (paper Table II) of a folder of kernel versions",
+        description=(
+            "Print the stepwise-refinement table of the kernel versions in DIR (the paper's "
+            "Table II): version, level, what changed (the `// change:` header comment of "
+            "each file), the performance feedback at its level and, with --run, the "
+            "measured performance of the OpenCL generated from a leaf. The order of the "
+            "versions comes from DIR/series.toml."
+        ),
+    )
+    p.add_argument("folder", metavar="DIR", help="folder of versions, e.g. kernels/matmul")
+    p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME=VALUE",
+                   help="a kernel size, for numeric feedback and for --run (repeatable)")
+    p.add_argument("--run", action="store_true",
+                   help="run every version that names a leaf in series.toml and show its "
+                   "performance")
+    p.add_argument("--target", metavar="LEAF",
+                   help="with --run: run every hand-written version that can be translated "
+                   "to LEAF, on LEAF")
+    p.add_argument("--device", metavar="SPEC",
+                   help="with --run: OpenCL device (P:D, N, or a name such as nvidia; default "
+                   "the PoCL CPU device)")
+    p.add_argument("--repeat", type=int, default=3, metavar="N",
+                   help="with --run: median of N runs (default 3)")
+    p.add_argument("--no-verify", action="store_true",
+                   help="with --run: do not compare the outputs with the numpy reference")
+    p.add_argument("--versions", metavar="A,B,...",
+                   help="only these versions (translated rows need the row they translate)")
+    p.add_argument("--all", dest="everything", action="store_true",
+                   help="show every feedback message, not only the headline ones")
+    p.add_argument("--format", choices=("rich", "markdown"), default="rich",
+                   help="terminal table (default) or Markdown")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the table to FILE")
+    add_hwd_path_argument(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from mcl.feedback.values import collect_values
+    from mcl.hdl.library import library_from_args
+    from mcl.report import build_rows, load_series
+
+    if args.repeat < 1:
+        raise MclError(error("report-repeat", "--repeat needs a positive count"))
+    if (args.target or args.device) and not args.run:
+        raise MclError(error("report-needs-run", "--target and --device only apply with --run",
+                             hint="add --run to measure the versions"))
+    library = library_from_args(args)
+    if args.target:
+        from mcl.translate.levels import require_level
+
+        require_level(library, args.target)
+    series = load_series(args.folder, library)
+    if args.versions:
+        series = _only(series, args.versions)
+    values = collect_values(args.defines)
+    rows = build_rows(series, library, values, everything=args.everything)
+    measurements = _measure(series, rows, library, args) if args.run else {}
+    title = series.title + (_sizes_text(values) if values else "")
+    if args.format == "markdown":
+        from mcl.report.render import render_markdown
+
+        text = render_markdown(title, rows, measurements, args.run)
+        if args.output:
+            Path(args.output).write_text(text, encoding="utf-8")
+        else:
+            sys.stdout.write(text)
+    else:
+        from rich.console import Console
+
+        from mcl.report.render import render_rich
+
+        if args.output:
+            with open(args.output, "w", encoding="utf-8") as f:
+                render_rich(title, rows, measurements, args.run,
+                            Console(file=f, width=200, highlight=False))
+        else:
+            render_rich(title, rows, measurements, args.run, Console(highlight=False))
+    failed = [r.name for r in rows if r.problem]
+    wrong = [name for name, m in measurements.items() if m.verified is False]
+    for name in failed:
+        print(f"mcl report: {name}: {next(r.problem for r in rows if r.name == name)}",
+              file=sys.stderr)
+    for name in wrong:
+        print(f"mcl report: {name}: outputs differ from the numpy reference", file=sys.stderr)
+    return 1 if failed or wrong else 0
+
+
+def _only(series: Any, names: str) -> Any:
+    from dataclasses import replace
+
+    wanted = [n.strip() for n in names.split(",") if n.strip()]
+    unknown = [n for n in wanted if series.version(n) is None]
+    if unknown:
+        from mcl.diagnostics import did_you_mean
+
+        raise MclError(error("report-unknown-version", f"no version '{unknown[0]}' in the series",
+                             hint=did_you_mean(unknown[0], series.names())
+                             or "versions: " + ", ".join(series.names())))
+    keep = set(wanted)
+    for name in wanted:  # a translation needs the row it translates
+        spec = series.version(name)
+        while spec is not None and spec.source:
+            keep.add(spec.source)
+            spec = series.version(spec.source)
+    return replace(series, versions=tuple(v for v in series.versions if v.name in keep))
+
+
+def _sizes_text(values: dict[str, Any]) -> str:
+    return " — " + ", ".join(f"{k} = {v}" for k, v in values.items())
+
+
+def _measure(series: Any, rows: list[Any], library: Any, args: argparse.Namespace
+             ) -> dict[str, Any]:
+    """Run the rows that name a leaf for this device (or can reach --target)."""
+    from mcl.codegen import select_device
+    from mcl.report.measure import can_reach, device_type, measure_program
+    from mcl.verify import expected_outputs, load_reference, make_inputs, parse_defines
+
+    reference = load_reference(series.folder / "reference.py")
+    sizes = parse_defines(args.defines, reference.sizes)
+    sizes, inputs = make_inputs(reference, sizes, seed=0)
+    expected = None if args.no_verify else expected_outputs(reference, inputs)
+    device = select_device(args.device)
+    kind = device_type(device)
+    out = {}
+    for row in rows:
+        if row.program is None or row.spec.translated:
+            continue
+        leaf = args.target or row.spec.leaf_for(kind)
+        if leaf is None:
+            continue
+        level = row.program.main.function(reference.function).hwd
+        if args.target and not can_reach(library, level, leaf):
+            continue
+        out[row.name] = measure_program(
+            row.program, reference.function, leaf, library, inputs, device,
+            repeat=args.repeat, reference=reference, expected=expected,
+            work=reference.work(sizes))
+    return out

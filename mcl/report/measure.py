@@ -1,0 +1,100 @@
+"""The performance column: run a version's OpenCL, generated from a leaf, on a device.
+
+The program is translated down to the leaf when it is written above it, OpenCL is
+generated (mcl.codegen) and run through pyopencl on inputs made by the kernel's numpy
+reference; the kernel time is the median of `repeat` runs, and the rate is the
+reference's work (flops) over that time, as the paper's Table II reports GFLOPS.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from mcl.diagnostics import MclError
+
+
+@dataclass(frozen=True)
+class Measurement:
+    leaf: str
+    device: str = ""
+    seconds: float = 0.0  # median kernel time of one run
+    rate: float | None = None  # work / second (GFLOP/s for flops), None without work
+    unit: str = ""  # "GFLOP/s" or "GB/s"
+    verified: bool | None = None  # outputs match the reference; None when not compared
+    problem: str | None = None  # why there is no figure
+
+    @property
+    def text(self) -> str:
+        if self.problem:
+            return f"({self.problem})"
+        figure = f"{self.rate:.3g} {self.unit}" if self.rate is not None else \
+            f"{self.seconds * 1e3:.3g} ms"
+        if self.verified is False:
+            figure += " WRONG"
+        return figure
+
+
+def device_type(device: Any) -> str:
+    """gpu, cpu, accelerator or other: the key of a series' `run` table."""
+    from mcl.codegen.runner import device_kind
+
+    return device_kind(device.type)
+
+
+def can_reach(library: Any, level: str, leaf: str) -> bool:
+    """Can a program written at `level` be translated down to `leaf`?"""
+    return level == leaf or level in library.ancestors(leaf)
+
+
+def prepare_session(program: Any, function: str, leaf: str, library: Any, device: Any
+                    ) -> tuple[Any, str | None]:
+    """A codegen Session with `function` of `program` (any level at or above `leaf`)
+    built for `device`, or (None, why not)."""
+    from mcl.codegen import Session, generate_module
+
+    try:
+        level = program.main.function(function).hwd
+        if level != leaf:
+            if not can_reach(library, level, leaf):
+                return None, f"{level} is not above {leaf}"
+            from mcl.translate import translate_program
+
+            program = translate_program(program, leaf, library).program
+        return Session(generate_module(program, leaf, library), device), None
+    except MclError as exc:
+        return None, exc.diagnostics[0].message.splitlines()[0]
+
+
+def rate_of(work: tuple[float, str] | None, seconds: float) -> tuple[float | None, str]:
+    """(rate, unit) of `work` done in `seconds`: GFLOP/s for flops, GB/s for bytes."""
+    if work is None or seconds <= 0:
+        return None, ""
+    amount, kind = work
+    return amount / seconds * 1e-9, ("GFLOP/s" if kind == "FLOP" else "GB/s")
+
+
+def measure_program(program: Any, function: str, leaf: str, library: Any,
+                    args: Mapping[str, Any], device: Any, *, repeat: int = 3,
+                    reference: Any = None, expected: Mapping[str, Any] | None = None,
+                    work: tuple[float, str] | None = None) -> Measurement:
+    """Run `function` of `program` (any level at or above `leaf`) on `device`, `repeat`
+    times; compare the outputs with `expected` when given (mcl.verify)."""
+    from mcl.codegen.runner import describe
+
+    session, problem = prepare_session(program, function, leaf, library, device)
+    if session is None:
+        return Measurement(leaf, problem=problem)
+    try:
+        result = session.run(function, dict(args), repeat)
+    except MclError as exc:
+        return Measurement(leaf, problem=exc.diagnostics[0].message.splitlines()[0])
+    verified = None
+    if expected is not None and reference is not None:
+        from mcl.verify import verify
+
+        verified = all(c.ok for c in verify(reference, expected, result.outputs))
+    seconds = result.kernel_time_s
+    rate, unit = rate_of(work, seconds)
+    return Measurement(leaf, describe(device), seconds, rate, unit, verified)

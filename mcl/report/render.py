@@ -1,0 +1,67 @@
+"""Rendering the table: rich for the terminal, Markdown for documents (docs/tutorial.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from mcl.report.measure import Measurement
+from mcl.report.rows import Row
+
+HEADERS = ("version", "level", "change compared to the previous version", "feedback")
+
+
+def _cells(row: Row, measurement: Measurement | None, measured: bool) -> list[str]:
+    feedback = list(row.shown)
+    if row.problem:
+        feedback.append(f"(no feedback: {row.problem})")
+    cells = [row.name, row.level or "?", row.spec.change, feedback]
+    if measured:
+        cells.append(measurement.text if measurement else "")
+    return cells
+
+
+def render_rich(title: str, rows: list[Row], measurements: Mapping[str, Measurement],
+                measured: bool, console: Any) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title=title, show_lines=True, expand=True)
+    table.add_column(HEADERS[0], style="bold", no_wrap=True)
+    table.add_column(HEADERS[1], style="cyan", no_wrap=True)
+    table.add_column(HEADERS[2], ratio=2)
+    table.add_column(HEADERS[3], ratio=4)
+    if measured:
+        table.add_column("performance", justify="right", no_wrap=True)
+    branch = None
+    for row in rows:
+        if row.spec.branch != branch:
+            branch = row.spec.branch
+            table.add_row(Text(branch, style="bold magenta"),
+                          *([""] * (len(table.columns) - 1)))
+        cells = _cells(row, measurements.get(row.name), measured)
+        cells[3] = "\n".join(f"• {line}" for line in cells[3])
+        table.add_row(*(Text(c) for c in cells))
+    console.print(table)
+
+
+def render_markdown(title: str, rows: list[Row], measurements: Mapping[str, Measurement],
+                    measured: bool) -> str:
+    headers = [*HEADERS, *(["performance"] if measured else [])]
+    out = [f"**{_escape(title)}**", "", "| " + " | ".join(headers) + " |",
+           "|" + "---|" * len(headers)]
+    branch = None
+    for row in rows:
+        if row.spec.branch != branch:
+            branch = row.spec.branch
+            out.append(f"| **{_escape(branch)}** |" + " |" * (len(headers) - 1))
+        cells = _cells(row, measurements.get(row.name), measured)
+        cells[3] = "<br>".join(f"• {_escape(line)}" for line in cells[3])
+        cells = [cells[0], cells[1], _escape(cells[2]), cells[3], *map(_escape, cells[4:])]
+        out.append("| " + " | ".join(cells) + " |")
+    return "\n".join(out) + "\n"
+
+
+def _escape(text: str) -> str:
+    """Markdown table cells: no raw pipes, no line breaks, no stray emphasis markers."""
+    return text.replace("|", "\\|").replace("\n", " ").replace("*", "\\*")

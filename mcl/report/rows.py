@@ -1,0 +1,100 @@
+"""The rows of the table: every version of a series loaded (or translated), checked, and
+analysed at its level by the feedback engine (mcl.feedback)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcl.diagnostics import MclError, Severity
+from mcl.feedback.messages import Message
+from mcl.report.headline import headline_messages
+from mcl.report.series import Series, VersionSpec
+
+
+@dataclass
+class Row:
+    spec: VersionSpec
+    program: Any = None  # mcl.mcpl.loader.Program at the row's level; None when it failed
+    level: str = ""
+    messages: list[Message] = field(default_factory=list)  # every feedback message
+    shown: list[str] = field(default_factory=list)  # the lines of the feedback column
+    problem: str | None = None  # why the row has no program or no feedback
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+
+def build_rows(series: Series, library: Any, values: Mapping[str, Any] | None = None,
+               *, everything: bool = False) -> list[Row]:
+    """One row per version, in series order. `values` are the `-D` sizes that make the
+    feedback numeric; `everything` shows every message instead of the headline ones."""
+    values = dict(values or {})
+    rows: list[Row] = []
+    by_name: dict[str, Row] = {}
+    for spec in series.versions:
+        row = _load(spec, by_name, library)
+        if row.program is not None:
+            try:
+                row.messages = _analyse(row.program, library, values)
+            except MclError as exc:
+                row.problem = "; ".join(d.message for d in exc.diagnostics)
+        parent = _derived_from(spec, rows, by_name)
+        row.shown = headline_messages(row.messages, parent.messages if parent else [],
+                                      row.program, everything)
+        rows.append(row)
+        by_name[spec.name] = row
+    return rows
+
+
+def _derived_from(spec: VersionSpec, rows: list[Row], by_name: dict[str, Row]) -> Row | None:
+    """The row a version was made from: the translated row for a translation, else the
+    previous row of its branch (else the previous row): what "new feedback" compares to."""
+    if spec.translated:
+        return by_name.get(spec.source or "")
+    same_branch = [r for r in rows if r.spec.branch == spec.branch]
+    if same_branch:
+        return same_branch[-1]
+    return rows[-1] if rows else None
+
+
+def _load(spec: VersionSpec, by_name: dict[str, Row], library: Any) -> Row:
+    from mcl.mcpl.check import check_program
+    from mcl.mcpl.loader import load_program
+
+    row = Row(spec)
+    try:
+        if spec.translated:
+            source = by_name[spec.source or ""]
+            if source.program is None:
+                row.problem = f"{spec.source} did not load"
+                return row
+            from mcl.translate import translate_program
+
+            program = translate_program(source.program, spec.level or "", library).program
+        else:
+            program = load_program(spec.path, (), library)
+        errors = [d for d in check_program(program, library) if d.severity == Severity.ERROR]
+    except MclError as exc:
+        row.problem = "; ".join(d.message for d in exc.diagnostics)
+        return row
+    if errors:
+        row.problem = f"{len(errors)} check error(s), first: {errors[0]}"
+        return row
+    row.program = program
+    row.level = _level(program)
+    return row
+
+
+def _level(program: Any) -> str:
+    levels = sorted({f.hwd for f in program.main.functions})
+    return ", ".join(levels)
+
+
+def _analyse(program: Any, library: Any, values: Mapping[str, Any]) -> list[Message]:
+    from mcl.feedback.registry import analyse_program
+
+    messages, _ = analyse_program(program, library, values)
+    return messages
