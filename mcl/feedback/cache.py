@@ -40,6 +40,7 @@ from mcl.feedback.kernel import Access, Binding, KernelFacts, Loop, Scope
 from mcl.feedback.layout import element_count, element_layout, flat_index
 from mcl.feedback.messages import Message, Severity
 from mcl.feedback.registry import analysis, facts_for
+from mcl.feedback.symbolic import identical
 from mcl.hdl.model import UNLIMITED, HardwareDescription, MemoryInfo, Parallelism
 from mcl.mcpl import ast
 from mcl.mcpl.printer import print_expr
@@ -247,7 +248,7 @@ def _loop_lines(hwd: HardwareDescription, loop: Loop, cache: MemoryInfo, stride:
         size = lockstep[1]
         best, worst, note = strides.grouped_lines(iterations, size, stride, touched, line,
                                                   values)
-        shared = strides.decide(sympy.Lt(best, iterations), values)
+        shared = strides.compare(best, "<", iterations, values)
         return LoopLines(loop, cache, stride, iterations, best, worst,
                          BENEFITS if shared else NO_BENEFIT, lockstep=size, assumption=note,
                          exact=exact)
@@ -264,13 +265,13 @@ def _loop_lines(hwd: HardwareDescription, loop: Loop, cache: MemoryInfo, stride:
         shared_by = None
         best, note = strides.best_case_lines(iterations, stride, touched, line, values)
     worst = iterations  # Section 6.4: "the worst case is the number of iterations"
-    same = strides.decide(sympy.Eq(best, worst), values)
+    same = strides.compare(best, "==", worst, values)
     if same is None:
-        same = sympy.expand(best - worst) == 0
+        same = identical(best, worst)
     if same:
         kind = NO_BENEFIT
     elif (loop.kind == "for" and access.item.loops[-1] is loop
-          and strides.decide(sympy.Lt(sympy.Abs(stride), line), values)):
+          and strides.compare(sympy.Abs(stride), "<", line, values)):
         # Consecutive iterations of the innermost loop touch the same line, with nothing
         # in between that could evict it.
         kind = BENEFITS
@@ -311,7 +312,7 @@ def _unit_name(loop: Loop, hwd: HardwareDescription) -> str:
 def _loop_message(emit: Emitter, access: Access, text: str, same: list[LoopLines],
                   values: Mapping[str, Any]) -> Message | None:
     r = same[0]
-    if strides.decide(sympy.Le(r.iterations, 1), values):
+    if strides.compare(r.iterations, "<=", 1, values):
         return None  # a single iteration: there is nothing to share
     hwd = emit.facts.hwd
     alike = [x for x in same if _same_figures(x, r)]
@@ -387,7 +388,7 @@ def _temporary_message(emit: Emitter, facts: KernelFacts, binding: Binding,
         return None
     smallest = min(capacities)
     grows = bool(size.free_symbols)  # scales with a problem size
-    exceeds = strides.decide(sympy.Gt(size, smallest), values)
+    exceeds = strides.compare(size, ">", smallest, values)
     if not grows and not exceeds:
         return None
     text = (f"adjust the size of {binding.name} ({{size_bytes}} bytes) to the caches of "

@@ -14,7 +14,8 @@ from mcl.feedback.messages import Message, Severity, Value
 from mcl.feedback.values import evaluate
 from mcl.mcpl import ast
 
-_FIELD = re.compile(r"\{(\w+)\}")
+# `{name}` or `{name:singular|plural}` in a message text (see `fill`).
+_FIELD = re.compile(r"\{(\w+)(?::([^{}|]*)\|([^{}]*))?\}")
 
 
 class Emitter:
@@ -28,23 +29,52 @@ class Emitter:
     def message(self, code: str, severity: Severity, text: str, span: Span | None,
                 figures: Mapping[str, Any] | None = None, loops: tuple[Loop, ...] = (),
                 approximate: bool = False, hint: str | None = None) -> Message:
-        """`text` may name figures as `{name}`: they print as `symbolic (= number)`."""
+        """`text` may name figures as `{name}` or `{name:singular|plural}` (`fill`)."""
         vals = {name: evaluate(expr, self.values) for name, expr in (figures or {}).items()}
-        rendered = _FIELD.sub(lambda m: show(vals[m.group(1)]) if m.group(1) in vals
-                              else m.group(0), text)
+        rendered, shown = fill(text, vals)
         return Message(severity, self.analysis, code, rendered,
                        span or self.facts.function.span, tuple(vals.items()),
                        self.facts.function.name, tuple(loop.label for loop in loops),
-                       approximate, hint)
+                       approximate, hint, shown)
+
+
+def fill(text: str, values: Mapping[str, Value]) -> tuple[str, tuple[str, ...]]:
+    """The text with its fields filled in, and the names of the values it shows.
+
+    `{name}` prints the figure as `symbolic (= number)`; `{name:line fetch|line fetches}`
+    adds the noun in the number the figure asks for (`1 line fetch`, `ceiling(n/8)
+    (= 256) line fetches`). A field that names no value stays as written."""
+    shown: list[str] = []
+
+    def field_text(match: re.Match[str]) -> str:
+        name, singular, plural = match.groups()
+        if name not in values:
+            return match.group(0)
+        if name not in shown:
+            shown.append(name)
+        figure = show(values[name])
+        if singular is None:
+            return figure
+        return f"{figure} {singular if is_one(values[name]) else plural}"
+
+    return _FIELD.sub(field_text, text), tuple(shown)
+
+
+def is_one(v: Value) -> bool:
+    """Does a figure read as one (`1 line fetch`)? A symbolic figure reads as many."""
+    return v.numeric == 1 or str(v.symbolic) == "1"
 
 
 def show(v: Value) -> str:
-    """`2*m*n*p (= 17,179,869,184)` or just the expression when a value is missing."""
+    """`2*m*n*p (= 17,179,869,184)`, a plain number as `4,096`, or just the expression
+    when a value is missing."""
     text = str(v.symbolic)
     if v.numeric is None:
         return text
     number = number_text(v.numeric)
-    return text if number == text else f"{text} (= {number})"
+    if text == number or getattr(v.symbolic, "is_Number", False):
+        return number
+    return f"{text} (= {number})"
 
 
 def number_text(x: int | float) -> str:

@@ -37,6 +37,7 @@ import sympy
 
 from mcl.diagnostics import Span
 from mcl.feedback.kernel import Access, Binding, KernelFacts, Loop
+from mcl.feedback.emit import fill
 from mcl.feedback.layout import element_count, element_layout, flat_index, type_bytes
 from mcl.feedback.messages import Message, Severity
 from mcl.feedback.values import evaluate
@@ -270,12 +271,13 @@ class Evaluator:
             elif self.facts.evaluator.is_opaque(s):
                 raise NotStatic(f"the value depends on data ({s.name})")
             elif s.name in self.values:
-                subs[s] = self.values[s.name]
+                subs[s] = sympy.sympify(self.values[s.name])
             else:
                 missing.add(s.name)
         if missing:
             raise MissingValues(missing)
-        result = expr.subs(subs) if subs else expr
+        # xreplace: a plain symbol-for-number replacement, much faster than subs
+        result = expr.xreplace(subs) if subs else expr
         if result.free_symbols:  # a counter inside another loop's trip count, ...
             result = self.number(result)
         return number(result)
@@ -423,8 +425,11 @@ class Kernel:
                 values: Mapping[str, Any] | None = None, hint: str | None = None,
                 approximate: bool = False) -> Message:
         """A message for the user, attached to `span` (the kernel's function by default).
-        `values` are the figures behind it (numbers or SymPy expressions)."""
-        figures = tuple((k, evaluate(v, self.values)) for k, v in (values or {}).items())
+        `values` are the figures behind it (numbers or SymPy expressions); the text may
+        show them as `{name}` or `{name:singular|plural}` (`mcl.feedback.emit.fill`),
+        and a report lists under the message only the values the text does not show."""
+        figures = {k: evaluate(v, self.values) for k, v in (values or {}).items()}
+        rendered, shown = fill(text, figures)
         return Message(Severity(severity), ANALYSIS, code or f"function-{self.function_name}",
-                       text, span or self.function.span, figures, self.name, (),
-                       approximate, hint)
+                       rendered, span or self.function.span, tuple(figures.items()),
+                       self.name, (), approximate, hint, shown)

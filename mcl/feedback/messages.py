@@ -50,7 +50,8 @@ class Message:
     `code` is stable (documented in docs/feedback.md); `loops` names the loops around the
     expression (outermost first), so a report can group messages by function and loop;
     `approximate` marks figures that are upper bounds or estimates (data-dependent loop
-    bounds, `if`s that limit execution)."""
+    bounds, `if`s that limit execution); `shown` names the values the text already shows
+    (`{name}` fields, see `mcl.feedback.emit.fill`): a report lists only the others."""
 
     severity: Severity
     analysis: str
@@ -62,6 +63,7 @@ class Message:
     loops: tuple[str, ...] = ()
     approximate: bool = False
     hint: str | None = field(default=None)
+    shown: tuple[str, ...] = ()
 
     @property
     def value_map(self) -> dict[str, Value]:
@@ -75,6 +77,16 @@ class Message:
             for name in v.needs:
                 seen[name] = None
         return tuple(seen)
+
+
+# Most pressing first: what is wrong, then what to try, then facts.
+SEVERITY_ORDER = {Severity.WARNING: 0, Severity.SUGGESTION: 1, Severity.INFO: 2}
+
+
+def at_least(m: Message, severity: Severity) -> bool:
+    """Is `m` at least as pressing as `severity` (`--severity suggestion` keeps
+    suggestions and warnings)?"""
+    return SEVERITY_ORDER[m.severity] <= SEVERITY_ORDER[severity]
 
 
 def sort_key(m: Message) -> tuple:

@@ -39,6 +39,7 @@ from mcl.feedback.emit import Emitter, expr_text, loop_text
 from mcl.feedback.kernel import Access, KernelFacts, Loop, dims
 from mcl.feedback.messages import Message, Severity
 from mcl.feedback.registry import analysis, facts_for
+from mcl.feedback.symbolic import identical
 from mcl.mcpl import ast
 
 
@@ -227,7 +228,7 @@ def _sharing(ev: Any, idx: Affine, dloops: tuple[Loop, ...]) -> tuple[Loop, ...]
 
 
 def _differs(a: Any, b: Any) -> bool:
-    return sympy.simplify(a - b) != 0
+    return not identical(a, b)
 
 
 def _more(accesses: Any, distinct: Any) -> bool:

@@ -35,17 +35,39 @@ def loop_stride(index: Any, var: Any, start: Any, step: Any) -> Any:
 def by_name(expr: Any, values: Mapping[str, Any]) -> dict[Any, Any]:
     """A substitution for the free symbols of `expr` that the user gave values for
     (`-D m=2048` names a symbol by its name, whatever its assumptions)."""
-    return {s: values[s.name] for s in sympy.sympify(expr).free_symbols if s.name in values}
+    return {s: sympy.sympify(values[s.name]) for s in sympy.sympify(expr).free_symbols
+            if s.name in values}
 
 
-def decide(condition: Any, values: Mapping[str, Any] | None = None) -> bool | None:
-    """True/False when `condition` is decided, symbolically or with the user's values."""
-    condition = sympy.sympify(condition)
-    if values and condition not in (sympy.true, sympy.false):
-        condition = condition.subs(by_name(condition, values))
-    if condition in (sympy.true, sympy.false):
-        return bool(condition)
+def compare(a: Any, op: str, b: Any, values: Mapping[str, Any] | None = None
+            ) -> bool | None:
+    """`a op b` (op one of < <= > >= ==) when it is decided, symbolically (from the
+    symbols' assumptions: sizes are positive) or with the user's values; None when it
+    depends on values not given. Works on the sign of a - b: building a SymPy relation
+    of two ceilings and asking it costs a hundred times more."""
+    difference = sympy.expand(sympy.sympify(a) - sympy.sympify(b))
+    if values and difference.free_symbols:
+        difference = difference.xreplace(by_name(difference, values))
+    if difference.is_number:
+        try:
+            sign = _SIGN[op](complex(difference).real)
+        except (TypeError, ValueError):
+            return None
+        return sign
+    facts = _FACTS[op]
+    if getattr(difference, facts[0]):
+        return True
+    if getattr(difference, facts[1]):
+        return False
     return None
+
+
+_SIGN = {"<": lambda x: x < 0, "<=": lambda x: x <= 0, ">": lambda x: x > 0,
+         ">=": lambda x: x >= 0, "==": lambda x: x == 0}
+# op -> (the assumption on a - b that makes `a op b` true, the one that makes it false)
+_FACTS = {"<": ("is_negative", "is_nonnegative"), "<=": ("is_nonpositive", "is_positive"),
+          ">": ("is_positive", "is_nonpositive"), ">=": ("is_nonnegative", "is_negative"),
+          "==": ("is_zero", "is_nonzero")}
 
 
 def _stride_kind(stride: Any, line_bytes: int, values: Mapping[str, Any] | None
@@ -53,9 +75,9 @@ def _stride_kind(stride: Any, line_bytes: int, values: Mapping[str, Any] | None
     """"zero", "wide" (a line or more: every access needs its own line) or "narrow", and
     the assumption made when a symbolic stride cannot be compared with the line size
     (`4*m`): it is taken to be at least a line, since it grows with a problem size."""
-    if decide(sympy.Eq(stride, 0), values):
+    if compare(stride, "==", 0, values):
         return "zero", None
-    wide = decide(sympy.Ge(stride, line_bytes), values)
+    wide = compare(stride, ">=", line_bytes, values)
     if wide is None:
         return "wide", f"assuming the stride of {sympy.sstr(stride)} B is at least a line"
     return ("wide" if wide else "narrow"), None
@@ -168,7 +190,7 @@ def grouped_lines(
     # full group, so does the last, partial group.
     if whole_best == _aligned_span(1, stride, element_bytes, line_bytes):
         best = whole_best * sympy.ceiling(units / size)
-    elif decide(sympy.Ge(stride, element_bytes), values):
+    elif compare(stride, ">=", element_bytes, values):
         # For rest = 0 the span formula gives ceiling((element - stride) / line) = 0.
         best = whole_best * full + _aligned_span(rest, stride, element_bytes, line_bytes)
     else:

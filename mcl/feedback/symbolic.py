@@ -462,3 +462,33 @@ def _description(name: str) -> Any:
         return default_library().get(name)
     except Exception:  # noqa: BLE001 - an unknown name: the constant stays symbolic
         return None
+
+
+# Points at which `identical` tries two expressions: distinct primes, small and large (a
+# Min(1024, fw) or ceiling(w/1024) changes its form only past the tile size), keep
+# accidental agreements unlikely; every value is a positive integer, as the kernel's sizes
+# and loop counters are.
+_PROBES = ((2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37),
+           (1031, 977, 883, 769, 661, 563, 449, 347, 241, 139, 53, 43),
+           (1000003, 999983, 900001, 800011, 700001, 600011, 500009, 400009, 300007,
+            200003, 100003, 65537))
+
+
+def identical(a: Any, b: Any) -> bool:
+    """Is a - b zero for every value of its symbols? Cheap tests first: expanding proves
+    most identities, and one point where the two differ disproves one; only expressions
+    that agree on the probe points go to `sympy.simplify` (slow: up to seconds on a
+    Piecewise of floors)."""
+    difference = sympy.expand(sympy.sympify(a) - sympy.sympify(b))
+    if difference == 0:
+        return True
+    symbols = sorted(difference.free_symbols, key=str)
+    for probe in _PROBES:
+        point = {s: probe[k % len(probe)] + k // len(probe) for k, s in enumerate(symbols)}
+        try:
+            value = difference.xreplace(point)
+            if value.is_number and value.is_zero is False:
+                return False
+        except (TypeError, ValueError, ZeroDivisionError):
+            continue
+    return sympy.simplify(difference) == 0

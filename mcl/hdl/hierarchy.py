@@ -1,24 +1,76 @@
-"""The hierarchy of hardware descriptions (the paper's Fig. 4): a networkx DiGraph with an
-edge parent -> child for every `specializes`, rooted at `perfect` (hdl.md §3.1)."""
+"""The hierarchy of hardware descriptions (the paper's Fig. 4): a tree with an edge
+parent -> child for every `specializes`, rooted at `perfect` (hdl.md §3.1).
+
+Loading only needs parent pointers, so the tree is kept as a parent map (`Hierarchy`);
+the networkx DiGraph that the rest of the world may want (`HwdLibrary.graph`) is built
+from it on first use. This keeps networkx's ~100 ms import off every `mcl` start-up.
+"""
 
 from __future__ import annotations
 
-import networkx as nx
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from mcl.diagnostics import Diagnostic, MclError, did_you_mean, error
 from mcl.hdl.syntax import HdlFile
 
+if TYPE_CHECKING:
+    import networkx as nx
+
 ROOT = "perfect"
 
 
-def description_graph(files: dict[str, HdlFile]) -> tuple[nx.DiGraph, list[Diagnostic]]:
-    """The graph of the descriptions in `files`, and the problems with it: a parent that
+@dataclass
+class Hierarchy:
+    """Descriptions and their parent links (only links to known parents are kept)."""
+
+    nodes: list[str] = field(default_factory=list)
+    parents: dict[str, str] = field(default_factory=dict)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.nodes
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.nodes)
+
+    @property
+    def edges(self) -> list[tuple[str, str]]:
+        return [(parent, child) for child, parent in self.parents.items()]
+
+    def successors(self, name: str) -> list[str]:
+        return sorted(child for child, parent in self.parents.items() if parent == name)
+
+    def to_networkx(self) -> nx.DiGraph:
+        import networkx as nx
+
+        graph = nx.DiGraph()
+        graph.add_nodes_from(self.nodes)
+        graph.add_edges_from(self.edges)
+        return graph
+
+    def cycles(self) -> list[list[str]]:
+        """Each cycle of parent links once, in parent order (a tree has none)."""
+        found: list[list[str]] = []
+        seen: set[str] = set()
+        for start in self.nodes:
+            chain: list[str] = []
+            name: str | None = start
+            while name is not None and name not in seen and name not in chain:
+                chain.append(name)
+                name = self.parents.get(name)
+            if name is not None and name in chain:
+                found.append(list(reversed(chain[chain.index(name):])))
+            seen.update(chain)
+        return found
+
+
+def description_graph(files: dict[str, HdlFile]) -> tuple[Hierarchy, list[Diagnostic]]:
+    """The hierarchy of the descriptions in `files`, and the problems with it: a parent that
     does not exist, a cycle of `specializes`, a description other than perfect without a
     parent."""
-    graph = nx.DiGraph()
+    graph = Hierarchy(nodes=list(files))
     problems: list[Diagnostic] = []
-    for name, source in files.items():
-        graph.add_node(name, file=source.file)
     for name, source in files.items():
         if source.parent is None:
             if name != ROOT:
@@ -41,8 +93,8 @@ def description_graph(files: dict[str, HdlFile]) -> tuple[nx.DiGraph, list[Diagn
             problems.append(error("hdl-root-parent", f"'{ROOT}' is the root and has no parent",
                                   source.parent_span))
             continue
-        graph.add_edge(source.parent, name)
-    for cycle in nx.simple_cycles(graph):
+        graph.parents[name] = source.parent
+    for cycle in graph.cycles():
         first = min(cycle)
         shown = " -> ".join([*cycle[cycle.index(first):], *cycle[: cycle.index(first)], first])
         problems.append(error("hdl-cycle", f"cycle in `specializes`: {shown}",
@@ -50,10 +102,10 @@ def description_graph(files: dict[str, HdlFile]) -> tuple[nx.DiGraph, list[Diagn
     return graph, problems
 
 
-def ancestors_first(graph: nx.DiGraph) -> list[str]:
+def ancestors_first(graph: Hierarchy) -> list[str]:
     """Descriptions with every parent before its children (tree order, siblings sorted)."""
     order: list[str] = []
-    roots = sorted(n for n in graph if graph.in_degree(n) == 0)
+    roots = sorted(n for n in graph if n not in graph.parents)
     stack = list(reversed(roots))
     while stack:
         name = stack.pop()
@@ -62,7 +114,7 @@ def ancestors_first(graph: nx.DiGraph) -> list[str]:
     return order + sorted(set(graph) - set(order))  # members of cycles last
 
 
-def find_path(graph: nx.DiGraph, frm: str, to: str) -> list[str]:
+def find_path(graph: Hierarchy, frm: str, to: str) -> list[str]:
     """The descriptions from `frm` down to `to`, both included (Appendix A.1 FINDPATH).
     Raises MclError when either is unknown or `to` is not below `frm`."""
     for name in (frm, to):
@@ -70,10 +122,13 @@ def find_path(graph: nx.DiGraph, frm: str, to: str) -> list[str]:
             raise MclError(error("hdl-unknown-description",
                                  f"unknown hardware description '{name}'", None,
                                  did_you_mean(name, list(graph))))
-    try:
-        return nx.shortest_path(graph, frm, to)
-    except nx.NetworkXNoPath:
+    # In a tree the only path down from `frm` to `to` is `to`'s chain of parents.
+    chain = [to]
+    while chain[-1] != frm and chain[-1] in graph.parents and len(chain) <= len(graph.nodes):
+        chain.append(graph.parents[chain[-1]])
+    if chain[-1] != frm:
         raise MclError(error(
             "hdl-no-path", f"'{to}' is not below '{frm}' in the hierarchy", None,
             "translation only moves down the hierarchy; see `mcl hwd list`",
-        )) from None
+        ))
+    return list(reversed(chain))

@@ -16,19 +16,21 @@ import argparse
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
-
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from mcl.diagnostics import Diagnostic, MclError, Severity, did_you_mean, error, warning
 from mcl.hdl.build import Builder
 from mcl.hdl.equivalence import check_hierarchy
-from mcl.hdl.hierarchy import ancestors_first, description_graph, find_path
+from mcl.hdl.hierarchy import Hierarchy, ancestors_first, description_graph, find_path
 from mcl.hdl.model import HardwareDescription
 from mcl.hdl.resolve import Resolver
 from mcl.hdl.syntax import HdlFile, parse_hdl_file
 from mcl.resources import hwdescs_dir
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 ENV_VAR = "MCL_HWD_PATH"
 
@@ -38,8 +40,13 @@ class HwdLibrary:
     """Resolved descriptions by name, and their hierarchy (edges parent -> child)."""
 
     descriptions: dict[str, HardwareDescription]
-    graph: nx.DiGraph
+    hierarchy: Hierarchy
     warnings: list[Diagnostic] = field(default_factory=list)
+
+    @cached_property
+    def graph(self) -> nx.DiGraph:
+        """The hierarchy as a networkx DiGraph, edges parent -> child (built on first use)."""
+        return self.hierarchy.to_networkx()
 
     def get(self, name: str) -> HardwareDescription:
         try:
@@ -64,19 +71,19 @@ class HwdLibrary:
 
     def names(self) -> list[str]:
         """All names, parents before children (depth first, siblings alphabetical)."""
-        return ancestors_first(self.graph)
+        return ancestors_first(self.hierarchy)
 
     def path(self, frm: str, to: str) -> list[str]:
         """Names from `frm` down to `to`, both included: path('perfect', 'fermi') ==
         ['perfect', 'accelerator', 'gpu', 'nvidia', 'fermi']. MclError if `to` is not below."""
-        return find_path(self.graph, frm, to)
+        return find_path(self.hierarchy, frm, to)
 
     def parent(self, name: str) -> str | None:
         return self.get(name).parent
 
     def children(self, name: str) -> list[str]:
         self.get(name)
-        return sorted(self.graph.successors(name))
+        return self.hierarchy.successors(name)
 
     def is_leaf(self, name: str) -> bool:
         """Leaves are the descriptions code is generated from (fermi, hopper, ...)."""

@@ -339,6 +339,12 @@ class ExprCompiler:
 
     def _expr_HwdConst(self, e: ast.HwdConst) -> CExpr:
         value = self.engine.hwd_constant(e.path, e.span)
+        if isinstance(value, int) and not ops.INT_MIN <= value <= ops.INT_MAX:
+            raise fail(
+                "int-overflow",
+                f"{'.'.join(e.path)} = {value} does not fit in a 32-bit int",
+                e.span,
+            )
         return constant(value, PRIM["int" if isinstance(value, int) else "double"])
 
     def _expr_Field(self, e: ast.Field) -> CExpr:

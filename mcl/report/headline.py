@@ -44,7 +44,7 @@ def headline_messages(messages: list[Message], previous: list[Message], program:
             if m.code not in QUIET_WARNINGS:
                 kept.append(m)
         elif m.code in FACTS:
-            if m.code in REUSE and _array_of(m, program) not in parameters:
+            if m.code in REUSE and array_of(m, program) not in parameters:
                 continue
             if (m.code, _short(m)) not in earlier:
                 kept.append(m)
@@ -73,7 +73,7 @@ def _collapse_cache(messages: list[Message], program: Any) -> list[str]:
         if m.code not in CACHE_COLLAPSED:
             order.append(m)
             continue
-        key = (_array_of(m, program) or m.text, m.code)
+        key = (array_of(m, program) or m.text, m.code)
         if key not in best:
             best[key] = m
             hidden[key] = 0
@@ -108,7 +108,7 @@ def _parameter_arrays(program: Any) -> set[str]:
             if isinstance(p.type, ast.ArrayType)}
 
 
-def _array_of(m: Message, program: Any) -> str | None:
+def array_of(m: Message, program: Any) -> str | None:
     """The array a message is about: the root of the indexed expression at its span."""
     if program is None or m.span is None:
         return None

@@ -231,3 +231,12 @@ def test_an_array_too_large_for_memory_is_a_diagnostic() -> None:
     src = "perfect void f(main int[1] r) {\n  float[1000000, 1000000] big;\n  r[0] = 1;\n}"
     d = run_error(src, "f", {"r": np.zeros(1, dtype=np.int32)})
     assert d.code == "interp-size" and "no memory" in d.message and d.span.line == 2
+
+
+def test_a_description_constant_beyond_32_bits_is_a_diagnostic() -> None:
+    # hopper's 80 GB memory used to become an int of 85899345920, silently wider than C's.
+    src = "hopper void k(global int[1] r) {\n  r[0] = hopper.mem.capacity / 1024;\n}"
+    d = run_error(src, "k", {"r": np.zeros(1, dtype=np.int32)})
+    assert d.code == "interp-int-overflow"
+    assert d.message == "hopper.mem.capacity = 85899345920 does not fit in a 32-bit int"
+    assert (d.span.line, d.span.column) == position(src, "hopper.mem")

@@ -62,15 +62,20 @@ def level_of(name: str) -> str:
     return program(name).main.function("matmul").hwd
 
 
-def divisible_sizes(name: str) -> dict[str, int]:
-    """The smallest sizes that are multiples of every tile of the version."""
+def divisible_sizes(name: str, tiles: int = 1) -> dict[str, int]:
+    """Sizes of `tiles` whole tiles of the version in every dimension: no remainder path."""
     tn, tm, tp = TILES[name]
-    return {"n": tn, "m": tm, "p": tp}
+    return {"n": tiles * tn, "m": tiles * tm, "p": tiles * tp}
+
+
+# Primes that divide no tile: every guard of a version takes its other side. Small, for
+# the interpreter (smaller than the big tiles: one partial tile in those dimensions).
+SMALL_REMAINDER = {"n": 13, "m": 37, "p": 11}
 
 
 def remainder_sizes(name: str) -> dict[str, int]:
-    """Sizes one more than a multiple of every tile (every guard takes its other side),
-    kept small for the interpreter."""
-    tn, tm, tp = TILES[name]
-    return {"n": tn + 1 if tn > 1 else 5, "m": tm + 1 if tm > 1 else 7,
-            "p": tp + 1 if tp > 1 else 3}
+    """For the OpenCL runs: two whole tiles and a partial one in every tiled dimension."""
+    out = {}
+    for (size, prime), tile in zip(SMALL_REMAINDER.items(), TILES[name], strict=True):
+        out[size] = prime if tile == 1 else 2 * tile + (prime % tile or 1)
+    return out
