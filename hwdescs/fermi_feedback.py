@@ -78,8 +78,9 @@ def load_store_optimality(kernel: Kernel):
             if result.conflict:
                 messages.append(kernel.message(
                     f"{instruction.kind} of {instruction.text} in {instruction.space} memory: "
-                    f"{result.degree}-way bank conflict for the {threads} threads of a warp "
-                    f"({banks} banks of {BANK_WORD_BYTES} B; bank {result.bank})",
+                    "{conflict_degree}-way bank conflict for the " + f"{threads} threads of "
+                    "a warp: the accesses to one bank run one after another ({banks} banks "
+                    f"of {BANK_WORD_BYTES} B; bank {result.bank} is hit most)",
                     span=instruction.span, code="bank-conflict",
                     values={"conflict_degree": result.degree, "banks": banks},
                     hint="pad the array or change the index so that consecutive threads "
@@ -94,8 +95,9 @@ def load_store_optimality(kernel: Kernel):
             else:
                 messages.append(kernel.message(
                     f"{instruction.kind} of {instruction.text} is not coalesced: the "
-                    f"{threads} threads of a warp touch {result.lines} lines of {line} B "
-                    f"where {result.minimum} would do", span=instruction.span,
+                    f"{threads} threads of a warp touch " + "{lines:line|lines} of "
+                    "{line_bytes} B where {minimum_lines} would do, so the warp moves more "
+                    "memory than it uses", span=instruction.span,
                     code="uncoalesced", values={"lines": result.lines,
                                                 "minimum_lines": result.minimum,
                                                 "line_bytes": line},
@@ -105,8 +107,8 @@ def load_store_optimality(kernel: Kernel):
     if not messages and (coalesced or conflict_free):
         parts = []
         if coalesced:
-            parts.append(f"all {coalesced} global loads/stores are coalesced")
-        parts.append(f"no bank conflicts in the {conflict_free} shared-memory accesses"
+            parts.append("all {coalesced} global loads/stores are coalesced")
+        parts.append("no bank conflicts in the {conflict_free} shared-memory accesses"
                      if conflict_free else "no shared-memory accesses")
         messages.append(kernel.message(
             "optimal memory access: " + ", ".join(parts), severity="info",

@@ -61,17 +61,33 @@ def occupancy(kernel: Kernel):
     result = blocks_per_sm(sm.resources, usage)
     warp_slots = int(sm.resources.warp_slots)
     limiting = [name for name in result.limiting if name != "block slots"] or ["block slots"]
-    text = (f"occupancy: {result.blocks} blocks per SM ({result.warps} of {warp_slots} warps, "
-            f"{100 * result.warps // warp_slots}%), limited by {' and '.join(limiting)} "
-            f"({usage.threads} threads, {usage.shared_bytes} B {sm.shared_space} memory and "
-            f"about {usage.registers_per_thread} registers per thread per block)")
+    full = result.warps >= warp_slots
+    text = ("occupancy: {blocks_per_sm:block|blocks} per SM ({warps_per_sm} of "
+            f"{{warp_slots}} warps, {100 * result.warps // warp_slots}%), limited by "
+            f"{' and '.join(limiting)} ({{threads_per_block}} threads, "
+            "{shared_bytes_per_block} B " + f"{sm.shared_space} memory and about "
+            "{registers_per_thread_estimate} registers per thread per block)")
+    advice = [ADVICE[name] for name in limiting if name in ADVICE]
+    if advice and not full:
+        text += ": " + "; ".join(dict.fromkeys(advice))
     figures = {"blocks_per_sm": result.blocks, "warps_per_sm": result.warps,
                "warp_slots": warp_slots, "threads_per_block": usage.threads,
                "shared_bytes_per_block": usage.shared_bytes,
                "registers_per_thread_estimate": usage.registers_per_thread}
     figures.update({f"limit_{name.replace(' ', '_')}": limit
                     for name, limit in result.limits.items()})
-    full = result.warps >= warp_slots
     return kernel.message(
         text, severity="info" if full else "suggestion", code="occupancy", values=figures,
-        hint=f"registers per thread are estimated from {registers.basis}")
+        hint=("more warps per SM hide memory latency; each limit_* value is the number of "
+              f"blocks one resource allows; registers per thread are estimated from "
+              f"{registers.basis}"))
+
+
+# What to try for each limiting resource.
+ADVICE = {
+    "registers": "keep fewer values per thread in registers (fewer elements per thread)",
+    "shared memory": "use less shared memory per block (smaller tiles, or phases)",
+    "threads": "use fewer threads per block",
+    "warps": "use fewer threads per block",
+    "block slots": "use more threads per block",
+}

@@ -24,6 +24,14 @@ def _bytes(n: int) -> str:
     return f"{n // 1024} kB" if n >= 1024 and n % 1024 == 0 else f"{n} B"
 
 
+def limit_phrase(limiting: list[str]) -> str:
+    """`shared memory limits`, `threads limit`, `threads and registers limit`: the
+    resources that allow no more blocks, with the verb agreeing (the paper: "shared memory
+    limits")."""
+    plural = len(limiting) > 1 or limiting[0] != SHARED_MEMORY
+    return f"{' and '.join(limiting)} limit{'' if plural else 's'}"
+
+
 def shared_mem_parallelism(kernel: Kernel):
     """Blocks per SMP given shared memory, threads and registers per block (paper Fig. 14)."""
     sm = multiprocessor(kernel)
@@ -36,15 +44,17 @@ def shared_mem_parallelism(kernel: Kernel):
     occupancy = blocks_per_sm(sm.resources, usage)
     slots = int(occupancy.block_slots)
     limiting = [name for name in occupancy.limiting if name != "block slots"]
-    text = f"using {occupancy.blocks}/{slots} blocks per SMP"
+    # The paper's wording (section 5.1): "using 1/8 blocks per SMP: shared memory limits;
+    # load/store shared memory in phases".
+    text = "using {blocks_per_smp}/{block_slots} blocks per SMP"
     if occupancy.blocks < slots and limiting:
-        text += f": {' and '.join(limiting)} limit{'s' if len(limiting) == 1 else ''}"
+        text += ": " + limit_phrase(limiting)
         advice = [ADVICE[name] for name in limiting if name in ADVICE]
         if advice:
             text += "; " + "; ".join(dict.fromkeys(advice))
-    text += (f" ({_bytes(usage.shared_bytes)} {sm.shared_space} memory and "
-             f"{usage.threads} threads per block, about {usage.registers_per_thread} "
-             "registers per thread)")
+    text += (f" ({_bytes(usage.shared_bytes)} {sm.shared_space} memory, "
+             "{threads_per_block} threads and about {registers_per_thread_estimate} "
+             "registers per thread per block)")
     shared_decls = [b for b in kernel.facts.bindings
                     if b.space == sm.shared_space and b.kind == "local"]
     span = shared_decls[0].span if shared_decls else None
@@ -57,4 +67,6 @@ def shared_mem_parallelism(kernel: Kernel):
     return kernel.message(
         text, span=span, severity="suggestion" if occupancy.blocks < slots else "info",
         code="shared-mem-parallelism", values=figures,
-        hint=f"registers per thread are estimated from {registers.basis}")
+        hint=("more blocks per SMP hide memory latency; each limit_* value is the number of "
+              f"blocks one resource allows; registers per thread are estimated from "
+              f"{registers.basis}"))

@@ -75,10 +75,29 @@ class MclError(Exception):
 
 
 def closest_names(name: str, candidates: list[str] | set[str], n: int = 3) -> list[str]:
-    """Closest existing names for a misspelled one, for 'did you mean ...?' hints."""
+    """Closest existing names for a misspelled one, for 'did you mean ...?' hints. A name
+    that differs only in case (`GPU` for `gpu`) is the answer; otherwise the close matches
+    as written, then those that are close ignoring case (`THREDS` for `threads`)."""
     import difflib
 
-    return difflib.get_close_matches(name, sorted(set(candidates)), n=n, cutoff=0.6)
+    pool = sorted(set(candidates))
+    by_lower: dict[str, list[str]] = {}
+    for c in pool:
+        by_lower.setdefault(c.lower(), []).append(c)
+    same_but_case = by_lower.get(name.lower(), [])
+    if same_but_case and name not in same_but_case:
+        return same_but_case[:n]
+    close = difflib.get_close_matches(name, pool, n=n, cutoff=0.6)
+    close_ignoring_case = [
+        c
+        for lower in difflib.get_close_matches(name.lower(), list(by_lower), n=n, cutoff=0.6)
+        for c in by_lower[lower]
+    ]
+    found: list[str] = []
+    for c in [*close, *close_ignoring_case]:
+        if c not in found:
+            found.append(c)
+    return found[:n]
 
 
 def did_you_mean(name: str, candidates: list[str] | set[str]) -> str | None:

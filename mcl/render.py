@@ -40,6 +40,12 @@ def _marker_columns(src: str, span: Span) -> tuple[int, int]:
     return start, 1
 
 
+def marker_columns(src: str, span: Span) -> tuple[int, int]:
+    """Display offset and width of the marker under `span` on line `src` (tabs expanded,
+    terminal cells): for other reports that show source lines, such as the feedback."""
+    return _marker_columns(src, span)
+
+
 def render_diagnostics(diags: list[Diagnostic], console: Console | None = None) -> None:
     """Print each diagnostic as `file:line:col: severity: message`, the source line, a marker
     under the offending text, and the hint."""

@@ -226,13 +226,13 @@ def verify(
     ref: Reference,
     expected: Mapping[str, np.ndarray],
     results: Mapping[str, Any],
-    sizes: Mapping[str, int] | None = None,
+    sizes: Mapping[str, Any],
 ) -> list[OutputCheck]:
     """Compare every output of the reference. `expected` comes from `expected_outputs`,
     computed BEFORE the run (a faulty kernel may overwrite its inputs); `results` maps
-    parameter names to their values after the run; `sizes` are the sizes of the run
-    (default: the reference's SIZES), for tolerances that grow with a size."""
-    tol = ref.tolerance_for(ref.sizes if sizes is None else sizes)
+    parameter names to their values after the run; `sizes` are the sizes of the run (the
+    run's arguments do: their size entries are used), for tolerances that grow with a size."""
+    tol = ref.tolerance_for({k: int(sizes[k]) for k in ref.sizes if k in sizes})
     checks = []
     for name in ref.outputs:
         if name not in expected:

@@ -28,6 +28,7 @@ from mcl.mcpl.ast import (
     Param,
     Unary,
 )
+from mcl.mcpl.types import INT_MAX, INT_MIN
 
 ATOM = 100
 UNARY = 12
@@ -47,6 +48,27 @@ ATOMICS = {
     "atomicXor": "atomic_xor",
     "atomicAddFloat": "",  # a compare-and-swap loop (OpenCL 1.x has no float atomics)
 }
+
+
+def int_literal(e: IntLit) -> str:
+    """An MCPL int literal as a C `int` literal. The checker rejects literals outside 32
+    bits (`mcpl-int-range`), so one reaching here is a bug of an earlier pass: say so
+    instead of writing a literal that C would silently make a `long`."""
+    value = e.value
+    if not INT_MIN <= value <= INT_MAX:
+        raise MclError(
+            error(
+                "codegen-internal",
+                f"internal error: the integer literal {value} does not fit in a 32-bit int "
+                "and cannot be generated (the checker rejects such literals, so a pass "
+                "before code generation produced it); please report this",
+                e.span,
+            )
+        )
+    if value == INT_MIN:
+        # C reads `-2147483648` as `-(2147483648)`, and 2147483648 is a long.
+        return f"({INT_MIN + 1} - 1)"
+    return str(value) if value >= 0 else f"({value})"
 
 
 @dataclass
@@ -79,7 +101,7 @@ class ExprPrinter:
     # ------------------------------------------------------------------ the printer
     def _p(self, e: Expr) -> tuple[str, int]:
         if isinstance(e, IntLit):
-            return (str(e.value), ATOM) if e.value >= 0 else (f"({e.value})", ATOM)
+            return int_literal(e), ATOM
         if isinstance(e, FloatLit):
             return self._float(e), ATOM
         if isinstance(e, BoolLit):

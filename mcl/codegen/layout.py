@@ -13,6 +13,7 @@ from __future__ import annotations
 from functools import reduce
 
 from mcl.mcpl.ast import ArrayType, Binary, Expr, Index, IntLit
+from mcl.mcpl.types import INT_MAX, INT_MIN
 
 
 def flat_dims(t: ArrayType) -> list[Expr]:
@@ -31,9 +32,16 @@ def index_chain(e: Index) -> tuple[Expr, list[Expr]]:
     return base, indices
 
 
+def _folded(value: int) -> IntLit | None:
+    """A folded literal, or None when the value does not fit in an int: then the operation
+    is printed as written, like one on sizes only known at run time (a literal that large
+    cannot be printed as a C int, see `c_expr.int_literal`)."""
+    return IntLit(value) if INT_MIN <= value <= INT_MAX else None
+
+
 def _mul(a: Expr, b: Expr) -> Expr:
     if isinstance(a, IntLit) and isinstance(b, IntLit):
-        return IntLit(a.value * b.value)
+        return _folded(a.value * b.value) or Binary("*", a, b)
     if (isinstance(a, IntLit) and a.value == 0) or (isinstance(b, IntLit) and b.value == 0):
         return IntLit(0)
     if isinstance(a, IntLit) and a.value == 1:
@@ -45,7 +53,7 @@ def _mul(a: Expr, b: Expr) -> Expr:
 
 def _add(a: Expr, b: Expr) -> Expr:
     if isinstance(a, IntLit) and isinstance(b, IntLit):
-        return IntLit(a.value + b.value)
+        return _folded(a.value + b.value) or Binary("+", a, b)
     if isinstance(a, IntLit) and a.value == 0:
         return b
     return Binary("+", a, b)

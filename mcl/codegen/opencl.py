@@ -65,6 +65,7 @@ from mcl.mcpl.ast import (
     transform,
     walk,
 )
+from mcl.mcpl.types import INT_MAX, INT_MIN
 
 
 @dataclass(frozen=True)
@@ -152,6 +153,16 @@ def resolve_hwd_constants(module: Module, library: Any) -> Module:
                 )
             )
         if float(value).is_integer():
+            if not INT_MIN <= value <= INT_MAX:
+                # hopper's 80 GB of memory in bytes: as a C literal it would be a long.
+                raise MclError(
+                    error(
+                        "codegen-int-range",
+                        f"{'.'.join(node.path)} = {int(value)} does not fit in a 32-bit int",
+                        node.span,
+                        "compute with a smaller unit, or pass the value as a parameter",
+                    )
+                )
             return IntLit(int(value), span=node.span)
         return FloatLit(float(value), repr(float(value)), span=node.span)
 

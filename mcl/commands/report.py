@@ -137,7 +137,7 @@ def _measure(series: Any, rows: list[Any], library: Any, args: argparse.Namespac
              ) -> dict[str, Any]:
     """Run the rows that name a leaf for this device (or can reach --target)."""
     from mcl.codegen import select_device
-    from mcl.report.measure import can_reach, device_type, measure_program
+    from mcl.report.measure import Measurement, can_reach, device_type, measure_program
     from mcl.verify import expected_outputs, load_reference, make_inputs, parse_defines
 
     reference = load_reference(series.folder / "reference.py")
@@ -155,6 +155,7 @@ def _measure(series: Any, rows: list[Any], library: Any, args: argparse.Namespac
             continue
         level = row.program.main.function(reference.function).hwd
         if args.target and not can_reach(library, level, leaf):
+            out[row.name] = Measurement(leaf, problem=f"{level} is not above {leaf}")
             continue
         out[row.name] = measure_program(
             row.program, reference.function, leaf, library, inputs, device,

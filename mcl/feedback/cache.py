@@ -40,6 +40,7 @@ from mcl.feedback.kernel import Access, Binding, KernelFacts, Loop, Scope
 from mcl.feedback.layout import element_count, element_layout, flat_index
 from mcl.feedback.messages import Message, Severity
 from mcl.feedback.registry import analysis, facts_for
+from mcl.feedback.reuse import LoopReuse, RatioReuse, find_reuse
 from mcl.feedback.symbolic import identical
 from mcl.hdl.model import UNLIMITED, HardwareDescription, MemoryInfo, Parallelism
 from mcl.mcpl import ast
@@ -77,7 +78,9 @@ class LoopLines:
 
 @dataclass(frozen=True)
 class Unpredictable:
-    """An access whose index cannot be known statically, and why."""
+    """An access whose index is not affine in the loop counters, and why it cannot be
+    known statically (no reasons: it can, but it uses `/`, `%` or products of loop
+    variables, where section 6.4's constant strides do not exist)."""
 
     reasons: tuple[str, ...]
 
@@ -215,8 +218,7 @@ def access_lines(facts: KernelFacts, access: Access, caches: list[MemoryInfo],
         reasons: list[str] = []
         for sub in access.indices:
             reasons += unpredictable_reasons(facts, sub, access.item.scope)
-        return Unpredictable(tuple(dict.fromkeys(reasons))
-                             or ("the index is not affine in the loop variables",))
+        return Unpredictable(tuple(dict.fromkeys(reasons)))
     lockstep = lockstep_group(facts.hwd)
     results: list[LoopLines] = []
     for loop in loops_since_declaration(access):
@@ -286,8 +288,7 @@ def _loop_lines(hwd: HardwareDescription, loop: Loop, cache: MemoryInfo, stride:
 
 def _caches_text(caches: list[MemoryInfo]) -> str:
     names = ", ".join(c.node.name for c in caches)
-    plural = "s" if len(caches) > 1 else ""
-    return f"cache{plural} {names} ({int(caches[0].line_size or 0)} B lines)"
+    return f"the cache{'s' if len(caches) > 1 else ''} {names}"
 
 
 def _agreeing(results: list[LoopLines]) -> list[list[LoopLines]]:
@@ -309,53 +310,85 @@ def _unit_name(loop: Loop, hwd: HardwareDescription) -> str:
     return group.unit.name if group is not None and group.unit is not None else "unit"
 
 
+def _parent_unit(loop: Loop, hwd: HardwareDescription) -> str | None:
+    """The par_unit around the units of a foreach (`warp` for the threads of a warp)."""
+    group = hwd.par_group(loop.group or "")
+    parent = getattr(group, "parent", None)
+    return parent.name if parent is not None and hasattr(parent, "inner") else None
+
+
 def _loop_message(emit: Emitter, access: Access, text: str, same: list[LoopLines],
-                  values: Mapping[str, Any]) -> Message | None:
+                  values: Mapping[str, Any], reused: bool = True) -> Message | None:
+    """Section 6.4's verdict on one access in one loop, saying why (where the elements of
+    consecutive iterations or units lie) and, where something can be done, what to try.
+    `reused`: the elements are accessed more than once (paper 6.3); a loop that fetches a
+    line per iteration costs something only then, when the lines could have been kept."""
     r = same[0]
     if strides.compare(r.iterations, "<=", 1, values):
         return None  # a single iteration: there is nothing to share
     hwd = emit.facts.hwd
     alike = [x for x in same if _same_figures(x, r)]
     others = [x for x in same if not _same_figures(x, r)]
-    caches = _caches_text([x.cache for x in alike])
     where = f"{text} in loop {r.loop.name}"
+    caches = _caches_text([x.cache for x in alike])
+    array = ast.root_name(access.node)
     figures = {"stride_bytes": r.stride_bytes, "iterations": r.iterations,
                "best_lines": r.best, "worst_lines": r.worst,
                "line_bytes": sympy.Integer(int(r.cache.line_size or 0))}
+    zero = strides.compare(r.stride_bytes, "==", 0, values)
     hint = None
-    stride = "stride {stride_bytes} B"
+    severity = Severity.INFO
     if r.lockstep is not None:
-        body = (f"{where}: the {r.lockstep} {r.loop.group} of a lock-step group load together, "
-                f"{{best_lines}} line fetches for {{iterations}} {r.loop.group} "
-                f"({{worst_lines}} when a group does not start on a line; {stride}, {caches})")
-        body += (": they share lines, benefits from the cache" if r.classification == BENEFITS
-                 else ": every unit fetches its own line, does not benefit from the cache")
+        verb = "store" if access.writes and not access.reads else "load"
+        body, hint = _lockstep_text(where, caches, r, hwd, array, values, verb)
+        if r.classification == NO_BENEFIT:  # lines that a whole group could have shared
+            severity = Severity.SUGGESTION
     elif r.loop.kind == "foreach":
         unit = _unit_name(r.loop, hwd)
+        group = r.loop.group
         if r.shared_by is not None:
             figures["units_per_cache"] = r.shared_by
+        apart = (f"every {unit} accesses the same elements" if zero else
+                 f"the elements of neighbouring {group} lie {{stride_bytes}} B apart")
         if r.classification == NO_BENEFIT:
-            body = (f"{where} does not benefit from the {caches}: every {unit} fetches its own "
-                    f"lines ({stride}), {{worst_lines}} line fetches")
-            hint = (f"compute more per {unit}, so that fewer {r.loop.group} fetch the same "
-                    f"lines of {ast.root_name(access.node)}")
+            # Every unit needs its own lines: a fact of the kernel's decomposition, with
+            # nothing shared that a cache could keep.
+            body = (f"{where} does not benefit from {caches}: {apart}, so every {unit} "
+                    "fetches its own lines ({worst_lines:line fetch|line fetches} of "
+                    "{line_bytes} B)")
         else:
-            sharing = (f"the {{units_per_cache}} {r.loop.group} that use one "
-                       f"{r.cache.node.name} at once" if r.shared_by is not None
-                       else f"all {r.loop.group}")
-            body = (f"{where} may benefit from the {caches}: {stride}, best case "
-                    f"{{best_lines}} line fetches when {sharing} share lines, worst case "
-                    f"{{worst_lines}} (every {unit} fetches its own)")
+            sharing = (f"the {{units_per_cache}} {group} that use one {r.cache.node.name} at "
+                       "once share lines" if r.shared_by is not None
+                       else f"all {group} share lines")
+            body = (f"{where} may benefit from {caches}: {apart}; best case "
+                    f"{{best_lines:line fetch|line fetches}} of {{line_bytes}} B when "
+                    f"{sharing}, worst case {{worst_lines}} (every {unit} fetches its own)")
+            hint = (f"compute more per {unit}, so that fewer {group} fetch the same lines "
+                    f"of {array}")
     elif r.classification == NO_BENEFIT:
-        body = (f"{where} does not benefit from the {caches}: every iteration touches another "
-                f"line ({stride}), {{worst_lines}} line fetches")
-        hint = (f"make consecutive iterations of loop {r.loop.name} touch neighbouring "
-                f"elements of {ast.root_name(access.node)}, or load the element once outside "
-                "the loop and reuse it")
+        body = (f"{where} does not benefit from {caches}: consecutive iterations lie "
+                "{stride_bytes} B apart, a line of {line_bytes} B or more, so every "
+                "iteration fetches another line ({worst_lines:line fetch|line fetches})")
+        if reused:
+            hint = (f"make consecutive iterations of loop {r.loop.name} access neighbouring "
+                    f"elements of {array} (swap the loops or the subscripts, or store "
+                    f"{array} transposed), or copy the elements loop {r.loop.name} uses "
+                    "into a temporary first")
+            severity = Severity.SUGGESTION
+        else:
+            body += "; each element is accessed once, so there is nothing to keep"
     else:
-        verb = "benefits from" if r.classification == BENEFITS else "may benefit from"
-        body = (f"{where} {verb} the {caches}: {stride}, best case {{best_lines}} line "
-                "fetches, worst case {worst_lines}")
+        apart = ("every iteration accesses the same element" if zero else
+                 "consecutive iterations access elements {stride_bytes} B apart")
+        if r.classification == BENEFITS:
+            body = (f"{where} benefits from {caches}: {apart}, so the "
+                    "{iterations:iteration|iterations} fetch "
+                    "{best_lines:line|lines} of {line_bytes} B (worst case {worst_lines})")
+        else:
+            body = (f"{where} may benefit from {caches}: {apart}; best case "
+                    "{best_lines:line fetch|line fetches} of {line_bytes} B when the lines "
+                    "stay cached between iterations, worst case {worst_lines} (a line per "
+                    "iteration)")
     for other in others:
         name = other.cache.node.name
         figures[f"best_lines_{name}"] = other.best
@@ -366,11 +399,35 @@ def _loop_message(emit: Emitter, access: Access, text: str, same: list[LoopLines
             body += f" ({{units_per_cache_{name}}} {r.loop.group} use one {name} at once)"
     if r.assumption:
         body += f" ({r.assumption})"
-    severity = (Severity.SUGGESTION if r.classification == NO_BENEFIT and r.lockstep is None
-                else Severity.INFO)
     return emit.message(CODES[r.classification], severity, body, access.node.span, figures,
                         tuple(access.item.loops), approximate=not r.exact or bool(r.assumption),
                         hint=hint)
+
+
+def _lockstep_text(where: str, caches: str, r: LoopLines, hwd: HardwareDescription,
+                   array: str | None, values: Mapping[str, Any], verb: str
+                   ) -> tuple[str, str | None]:
+    """Units that load in lock-step (section 6.4: the 32 threads of a warp) share the lines
+    their accesses span."""
+    group = r.loop.group
+    parent = _parent_unit(r.loop, hwd)
+    together = f"the {r.lockstep} {group} of a {parent}" if parent else \
+        f"{r.lockstep} {group} in lock-step"
+    fetches = "{best_lines:line fetch|line fetches} of {line_bytes} B"
+    if not strides.compare(r.iterations, "<=", r.lockstep, values):
+        fetches += f" for the {{iterations}} {group}"
+    if strides.compare(r.stride_bytes, "==", 0, values):
+        return (f"{where} benefits from {caches}: {together} {verb} the same element "
+                f"together: {fetches}"), None
+    if r.classification == BENEFITS:
+        unaligned = ("" if strides.compare(r.best, "==", r.worst, values) else
+                     " ({worst_lines} when they do not start on a line)")
+        return (f"{where} benefits from {caches}: {together} {verb} neighbouring elements "
+                f"({{stride_bytes}} B apart) together: {fetches}{unaligned}"), None
+    return (f"{where} does not benefit from {caches}: {together} {verb} together, but their "
+            f"elements lie {{stride_bytes}} B apart, so each needs its own line: {fetches}"), \
+        (f"let neighbouring {group} (loop {r.loop.name}) access neighbouring elements of "
+         f"{array}")
 
 
 def _temporary_message(emit: Emitter, facts: KernelFacts, binding: Binding,
@@ -424,6 +481,9 @@ def cache_messages(facts: KernelFacts, values: Mapping[str, Any] | None = None) 
             "cache-oriented", Severity.SUGGESTION,
             f"{hwd.name} is a cache-oriented architecture (caches are its only fast "
             "memories): make sure every access benefits from the cache", facts.function.span))
+    # Section 6.3: the reads whose elements are loaded more than once.
+    reused = {(id(f.access.binding.root), print_expr(f.access.node)) for f in find_reuse(facts)
+              if isinstance(f, (LoopReuse, RatioReuse))}
     seen: set[tuple] = set()
     for access in facts.accesses:
         caches = spaces.get(access.space or "")
@@ -437,14 +497,27 @@ def cache_messages(facts: KernelFacts, values: Mapping[str, Any] | None = None) 
         result = access_lines(facts, access, caches, values)
         if result is None:
             continue
-        if isinstance(result, Unpredictable):
+        if isinstance(result, Unpredictable) and result.reasons:
             messages.append(emit.message(
                 "cache-unpredictable", Severity.WARNING,
                 f"the cache behaviour of {text} is unpredictable: " + "; ".join(result.reasons),
-                access.node.span, loops=tuple(access.item.loops)))
+                access.node.span, loops=tuple(access.item.loops),
+                hint="an index read from memory can touch any line: measure, or arrange "
+                     "the data so that neighbouring units read neighbouring elements"))
+            continue
+        if isinstance(result, Unpredictable):
+            # Known statically, but not start + step * counter in every loop (`e / T`,
+            # `e % T`): section 6.4's strides do not apply.
+            messages.append(emit.message(
+                "cache-not-affine", Severity.INFO,
+                f"no cache figures for {text}: its index is not an affine function of the "
+                "loop variables (it uses /, % or a product of loop variables), so the "
+                "strides of its loops are not constant", access.node.span,
+                loops=tuple(access.item.loops)))
             continue
         for same in _agreeing(result):
-            message = _loop_message(emit, access, text, same, values)
+            message = _loop_message(emit, access, text, same, values,
+                                    (id(access.binding.root), text) in reused)
             if message is not None:
                 messages.append(message)
     for binding in facts.bindings:

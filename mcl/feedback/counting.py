@@ -78,8 +78,15 @@ def _closed_sum(f: Any, t: Any, trips: Any) -> Any:
 
 def _tiled_sum(f: Any, t: Any, trips: Any) -> Any:
     """`for (kb ...) { int len = min(T, B - kb * T); for (k < len) ... }` runs the inner
-    body B times in total when the outer loop runs ceil(B / T) times."""
+    body B times in total when the outer loop runs ceil(B / T) times; with V-wide steps
+    through each tile (`k < len; k += V`, or `k < ceiling(len / V) * V`), ceiling(B / V)
+    times when V divides T: every tile but the last is whole."""
     weight, rest = f.as_independent(t, as_Add=False)
+    scale = sympy.Integer(1)
+    if isinstance(rest, sympy.ceiling):
+        scale, rest = rest.args[0].as_independent(t, as_Add=False)
+        if not (scale.is_Rational and scale > 0):
+            return None
     if not isinstance(rest, sympy.Min) or len(rest.args) != 2:
         return None
     for tile, other in (rest.args, reversed(rest.args)):
@@ -89,8 +96,12 @@ def _tiled_sum(f: Any, t: Any, trips: Any) -> Any:
         if t in total.free_symbols:
             continue
         rounded_up = [sympy.floor((total + tile - 1) / tile), sympy.ceiling(total / tile)]
-        if any(sympy.expand(trips - r) == 0 for r in rounded_up):
+        if not any(sympy.expand(trips - r) == 0 for r in rounded_up):
+            continue
+        if scale == 1:
             return weight * total
+        if (tile * scale).is_Integer:
+            return weight * sympy.ceiling(total * scale)
     return None
 
 
@@ -146,14 +157,18 @@ class Condition:
 def conditions(ev: Evaluator, guards: Sequence[Guard]) -> list[Condition]:
     out = []
     for g in guards:
-        rel = ev.sym(g.cond, g.scope)
-        if g.then and isinstance(rel, sympy.And):
-            out += [Condition(r, True, g) for r in rel.args]
-        elif not g.then and isinstance(rel, sympy.Or):
-            out += [Condition(r, False, g) for r in rel.args]
-        else:
-            out.append(Condition(rel, g.then, g))
+        out += ev.memo(("conditions", id(g)), lambda g=g: _guard_conditions(ev, g))
     return out
+
+
+def _guard_conditions(ev: Evaluator, g: Guard) -> list[Condition]:
+    """The conditions of one `if` (once per `if`: every statement inside asks)."""
+    rel = ev.sym(g.cond, g.scope)
+    if g.then and isinstance(rel, sympy.And):
+        return [Condition(r, True, g) for r in rel.args]
+    if not g.then and isinstance(rel, sympy.Or):
+        return [Condition(r, False, g) for r in rel.args]
+    return [Condition(rel, g.then, g)]
 
 
 @dataclass(frozen=True)
@@ -233,14 +248,17 @@ def _covers(top_trips: Any, ratio: Any, below: Any) -> bool:
 
 
 def tidy(e: Any) -> Any:
-    """A readable canonical form: polynomials expanded (2*m*n*p + m*n), the rest as is."""
+    """A canonical form: products of sums expanded, so that like terms merge (2*m*n*p +
+    m*n; `(ceiling(p/128) + 1)*ceiling(m/128)` joins the other terms in ceiling(m/128)),
+    with ceilings, floors and minima as atoms. Unevaluated sums and piecewise values stay
+    as they are."""
     e = sympy.sympify(e)
+    if not isinstance(e, sympy.Expr) or e.has(sympy.Sum, sympy.Piecewise):
+        return e
     try:
-        if e.is_polynomial():
-            return sympy.expand(e)
+        return sympy.expand(e)
     except (TypeError, ValueError, NotImplementedError):
-        pass
-    return e
+        return e
 
 
 # ----------------------------------------------------------------------------- affine

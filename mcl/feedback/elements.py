@@ -17,7 +17,7 @@ from typing import Any
 
 from mcl.feedback.blocks import OUTPUT, classify
 from mcl.feedback.counting import iterations
-from mcl.feedback.emit import Emitter, expr_text, number_text
+from mcl.feedback.emit import Emitter, expr_text
 from mcl.feedback.messages import Message, Severity
 from mcl.feedback.registry import analysis, facts_for
 from mcl.feedback.values import evaluate
@@ -65,11 +65,10 @@ def several_elements(function: ast.Function, program: Any, hwd: Any,
         launched = evaluate(units, values).numeric
         if launched is not None and launched <= capacity:
             continue  # the device runs all of them at once: nothing to gain
-        cap = number_text(capacity)
         out.append(emit.message(
             "elements-several-per-unit", Severity.SUGGESTION,
             f"each {unit} computes one element of {name}, and the kernel launches {{units}} "
-            f"{unit}s while the {hwd.name} runs at most {cap} at a time: it may be "
+            f"{unit}s while {hwd.name} runs at most {{concurrent}} at a time: it may be "
             f"beneficial to compute more than one element of {name} per {unit}",
             acc.node.span, {"units": units, "concurrent": capacity},
             acc.item.loops, approximate=not exact,

@@ -14,8 +14,11 @@ from mcl.feedback.messages import Message, Severity, Value
 from mcl.feedback.values import evaluate
 from mcl.mcpl import ast
 
-# `{name}` or `{name:singular|plural}` in a message text (see `fill`).
-_FIELD = re.compile(r"\{(\w+)(?::([^{}|]*)\|([^{}]*))?\}")
+# Characters of a formula a message text still shows next to its number.
+LONG_FORMULA = 60
+
+# `{name}`, `{name=label}` or `{name:singular|plural}` in a message text (see `fill`).
+_FIELD = re.compile(r"\{(\w+)(?:=([^{}|:]*))?(?::([^{}|]*)\|([^{}]*))?\}")
 
 
 class Emitter:
@@ -30,7 +33,8 @@ class Emitter:
                 figures: Mapping[str, Any] | None = None, loops: tuple[Loop, ...] = (),
                 approximate: bool = False, hint: str | None = None) -> Message:
         """`text` may name figures as `{name}` or `{name:singular|plural}` (`fill`)."""
-        vals = {name: evaluate(expr, self.values) for name, expr in (figures or {}).items()}
+        vals = {name: evaluate(readable(expr), self.values)
+                for name, expr in (figures or {}).items()}
         rendered, shown = fill(text, vals)
         return Message(severity, self.analysis, code, rendered,
                        span or self.facts.function.span, tuple(vals.items()),
@@ -38,26 +42,62 @@ class Emitter:
                        approximate, hint, shown)
 
 
+def readable(expr: Any) -> Any:
+    """The form of a figure a reader takes in at a glance: a long polynomial or ratio that
+    factors into a much shorter one is shown factored (the bytes of `float[h + fh - 1,
+    w + fw - 1]` as `4*(fh + h - 1)*(fw + w - 1)`, not nine terms), others as computed
+    (`2*m*n*p + m*n`, the paper's form)."""
+    import sympy
+
+    expr = sympy.sympify(expr)
+    if not isinstance(expr, sympy.Expr) or not expr.free_symbols or len(str(expr)) < 40:
+        return expr
+    try:
+        if not expr.is_rational_function():
+            return expr
+        factored = sympy.factor(expr)
+    except (TypeError, ValueError, NotImplementedError, sympy.PolynomialError):
+        return expr
+    return factored if 3 * len(str(factored)) <= 2 * len(str(expr)) else expr
+
+
 def fill(text: str, values: Mapping[str, Value]) -> tuple[str, tuple[str, ...]]:
     """The text with its fields filled in, and the names of the values it shows.
 
-    `{name}` prints the figure as `symbolic (= number)`; `{name:line fetch|line fetches}`
-    adds the noun in the number the figure asks for (`1 line fetch`, `ceiling(n/8)
-    (= 256) line fetches`). A field that names no value stays as written."""
+    `{name}` prints the figure as `symbolic (= number)` (just the number when the formula
+    is longer than LONG_FORMULA characters: the report lists it under the message, so the
+    name is not among those shown); `{name=label}` prints it under
+    the kernel's own name for it (`{iterations_bj=nrBlocksM}`: `nrBlocksM (= 2)`);
+    `{name:line fetch|line fetches}` adds the noun in the number the figure asks for
+    (`1 line fetch`, `ceiling(n/8) (= 256) line fetches`). A field that names no value
+    stays as written."""
     shown: list[str] = []
 
     def field_text(match: re.Match[str]) -> str:
-        name, singular, plural = match.groups()
+        name, label, singular, plural = match.groups()
         if name not in values:
             return match.group(0)
-        if name not in shown:
+        value = values[name]
+        # A formula too long to read inside a sentence: the text gives its number, and
+        # the report lists the formula under the message (the value is not "shown").
+        brief = label is None and value.numeric is not None and \
+            len(str(value.symbolic)) > LONG_FORMULA
+        if name not in shown and not brief:
             shown.append(name)
-        figure = show(values[name])
+        if brief:
+            figure = number_text(value.numeric)  # type: ignore[arg-type]
+        else:
+            figure = show(value) if label is None else _labelled(label.strip(), value)
         if singular is None:
             return figure
-        return f"{figure} {singular if is_one(values[name]) else plural}"
+        return f"{figure} {singular if is_one(value) else plural}"
 
     return _FIELD.sub(field_text, text), tuple(shown)
+
+
+def _labelled(label: str, v: Value) -> str:
+    number = number_text(v.numeric) if v.numeric is not None else None
+    return label if number is None or number == label else f"{label} (= {number})"
 
 
 def is_one(v: Value) -> bool:
@@ -100,12 +140,13 @@ def expr_text(e: Any) -> str:
         return type(e).__name__
 
 
-def loop_text(ev: Any, loop: Loop) -> str:
+def loop_text(ev: Any, loop: Loop, figure: str | None = None) -> str:
     """How the paper names a loop's iterations: `nrThreadsM threads tj`, `x iterations of
-    for-loop ei`."""
+    for-loop ei`. With `figure`, the name of the loop's trip count among the message's
+    figures, the count is a `{figure=nrThreadsM}` field: it shows its number too."""
     if loop.kind == "foreach":
         assert isinstance(loop.node, ast.Foreach)
-        return f"{expr_text(loop.node.count)} {loop.group} {loop.name}"
+        return f"{_count(expr_text(loop.node.count), figure)} {loop.group} {loop.name}"
     node = loop.node
     assert isinstance(node, ast.For)
     init = node.init.init if isinstance(node.init, ast.Decl) else node.init.value
@@ -116,4 +157,10 @@ def loop_text(ev: Any, loop: Loop) -> str:
         count = expr_text(cond.right)  # `for (int k = 0; k < p; k++)`: p iterations
     else:
         count = str(ev.shape(loop).trips)
-    return f"{count} iterations of for-loop {loop.name}"
+    return f"{_count(count, figure)} iterations of for-loop {loop.name}"
+
+
+def _count(text: str, figure: str | None) -> str:
+    if figure is None or any(c in text for c in "{}|:="):
+        return text
+    return f"{{{figure}={text}}}"

@@ -36,8 +36,8 @@ from typing import Any
 import sympy
 
 from mcl.diagnostics import Span
-from mcl.feedback.kernel import Access, Binding, KernelFacts, Loop
 from mcl.feedback.emit import fill
+from mcl.feedback.kernel import Access, Binding, KernelFacts, Loop
 from mcl.feedback.layout import element_count, element_layout, flat_index, type_bytes
 from mcl.feedback.messages import Message, Severity
 from mcl.feedback.values import evaluate
@@ -277,7 +277,7 @@ class Evaluator:
         if missing:
             raise MissingValues(missing)
         # xreplace: a plain symbol-for-number replacement, much faster than subs
-        result = expr.xreplace(subs) if subs else expr
+        result = sympy.sympify(expr.xreplace(subs)) if subs else expr
         if result.free_symbols:  # a counter inside another loop's trip count, ...
             result = self.number(result)
         return number(result)

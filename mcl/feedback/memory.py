@@ -21,11 +21,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import sympy
+
 from mcl.feedback.emit import Emitter, expr_text, loop_text
 from mcl.feedback.kernel import Loop
 from mcl.feedback.messages import Message, Severity
 from mcl.feedback.registry import analysis, facts_for
 from mcl.feedback.reuse import LoopReuse, RatioReuse, find_reuse
+from mcl.hdl.model import ParGroup, ParUnit
 from mcl.mcpl import ast
 
 
@@ -50,7 +53,6 @@ def faster_memory(function: ast.Function, program: Any, hwd: Any, values: Mappin
     """Reused data that the units of a foreach could share in a faster memory space."""
     facts = facts_for(function, program, hwd)
     emit = Emitter(facts, "memory", values)
-    ev = facts.evaluator
     out: list[Message] = []
     seen: set[tuple[int, int]] = set()
     for finding in find_reuse(facts):
@@ -61,26 +63,54 @@ def faster_memory(function: ast.Function, program: Any, hwd: Any, values: Mappin
             candidates = [x for x in finding.independent if x.kind == "foreach"]
         elif isinstance(finding, RatioReuse):
             candidates = list(finding.sharing)
+        # One proposal per space: the warps and the threads of a block that all load an
+        # element can share one copy in `shared`.
+        by_space: dict[str, list[Loop]] = {}
         for loop in candidates:
             key = (id(acc), id(loop))
             if key in seen or loop.group is None:
                 continue
             seen.add(key)
             space = faster_space(hwd, loop.group, current)
-            if space is None:
-                continue
-            text = expr_text(acc.node)
-            if isinstance(finding, LoopReuse):
-                what = f"{text} loaded for {loop_text(ev, loop)}"
-            else:
-                what = f"{text} touches the same elements from different {loop.group} " \
-                       f"{loop.name} in dimension {(finding.dimension or 0) + 1}"
-            out.append(emit.message(
-                "memory-faster-space", Severity.SUGGESTION,
-                f"{what}: {space} memory can be leveraged "
-                f"(faster than {current}, shared by the {loop.group})",
-                acc.node.span, {"units": ev.trips(loop)}, acc.item.loops,
-                hint=(f"declare a `{space}` array for the elements the {loop.group} share, "
-                      f"load it together (one element per unit), then barrier({space}) "
-                      "before using it")))
+            if space is not None:
+                by_space.setdefault(space, []).append(loop)
+        for space, loops in by_space.items():
+            out.append(_proposal(emit, finding, space, current, loops))
     return out
+
+
+def _proposal(emit: Emitter, finding: LoopReuse | RatioReuse, space: str, current: str | None,
+              loops: list[Loop]) -> Message:
+    ev = emit.facts.evaluator
+    acc = finding.access
+    text = expr_text(acc.node)
+    if isinstance(finding, LoopReuse):
+        what = f"{text} loaded for {_conjunction([loop_text(ev, loop) for loop in loops])}"
+    else:
+        loop = loops[0]
+        what = f"{text} touches the same elements from different {loop.group} " \
+               f"{loop.name} in dimension {(finding.dimension or 0) + 1}"
+    units = sympy.Integer(1)
+    for loop in loops:
+        units = units * ev.trips(loop)
+    sharers = loops[-1].group
+    owner = _owner(emit.facts.hwd, space)
+    return emit.message(
+        "memory-faster-space", Severity.SUGGESTION,
+        f"{what}: {space} memory can be leveraged ({space} is faster than {current} and "
+        f"shared by the {{units}} {sharers}{f' of a {owner}' if owner else ''})",
+        acc.node.span, {"units": units}, acc.item.loops,
+        hint=(f"declare a `{space}` array for the elements the {sharers} share, load it "
+              f"together (one element per unit), then barrier({space}) before using it"))
+
+
+def _owner(hwd: Any, space: str) -> str | None:
+    """The par_unit whose units share one copy of `space` (`block` for `local`)."""
+    scope = getattr(hwd.memory_space(space), "scope", None)
+    if isinstance(scope, ParUnit):
+        return scope.name
+    return scope.unit.name if isinstance(scope, ParGroup) and scope.unit is not None else None
+
+
+def _conjunction(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]

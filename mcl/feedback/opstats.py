@@ -200,10 +200,11 @@ def operation_statistics(function: ast.Function, program: Any, hwd: Any,
     loads, stores = costs.total(DATA, "load"), costs.total(DATA, "store")
     data = tidy(loads + stores)
     figures = {"computational": computational, "data_accesses": data, "loads": loads,
-               "stores": stores, "indexing": costs.total(INDEXING_OPS),
-               "control_flow": costs.total(CONTROL_OPS)}
+               "stores": stores}
+    # The paper's wording (Table II): "#computational instructions: 2nmp, #data accesses:
+    # 2nmp + nm".
     text = ("#computational instructions: {computational}, #data accesses: {data_accesses} "
-            "({loads} loads, {stores} stores)")
+            "({loads:load|loads} and {stores:store|stores})")
     if data != 0:
         figures["arithmetic_intensity"] = sympy.cancel(computational / data)
         text += "; arithmetic intensity {arithmetic_intensity} instructions per access"
@@ -211,9 +212,10 @@ def operation_statistics(function: ast.Function, program: Any, hwd: Any,
                         approximate=approximate)]
     out.append(emit.message(
         "opstats-overhead", Severity.INFO,
-        "overhead: {indexing} indexing and {control_flow} control-flow instructions",
-        function.span, {"indexing": figures["indexing"],
-                        "control_flow": figures["control_flow"]}, approximate=approximate))
+        "overhead: {indexing} indexing and {control_flow} control-flow instructions "
+        "(subscript arithmetic, loop headers and conditions)",
+        function.span, {"indexing": costs.total(INDEXING_OPS),
+                        "control_flow": costs.total(CONTROL_OPS)}, approximate=approximate))
     out += _per_unit_space(facts, costs, emit, approximate)
     seen = set()
     for span, why in costs.approximations:
@@ -243,7 +245,8 @@ def _per_unit_space(facts: KernelFacts, costs: Costs, emit: Emitter, approximate
     for (unit, space), counts in sorted(spaces.items()):
         out.append(emit.message(
             "opstats-memory", Severity.INFO,
-            f"{unit} accesses memory space {space}: {{loads}} loads, {{stores}} stores",
+            f"{unit} accesses memory space {space}: {{loads:load|loads}} and "
+            "{stores:store|stores}",
             facts.function.span,
             {"loads": tidy(counts["load"]), "stores": tidy(counts["store"])},
             approximate=approximate))

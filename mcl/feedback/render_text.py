@@ -1,86 +1,237 @@
-"""Feedback for people: a colored report grouped by function and loop, each message with
-its severity, the source line and a marker under the expression, and its values,
-symbolic and numeric (feedback.md, "Output")."""
+"""Feedback for people: a colored report per function (feedback.md, "Output").
+
+For every analysed function:
+
+- a title with the level and the number of messages of each severity, then a summary of
+  what to act on: one line per warning or suggestion code with its title and the places
+  it is about (`compute several elements per unit: c[i, j] (line 13)`);
+- the messages grouped by the loops around them, in source order, most pressing first
+  within a group (warnings, suggestions, then facts), each with its severity, the source
+  line and a marker under the expression, the values the text does not already show
+  (all of them with `verbose`), and a hint of what to try.
+
+File names print relative to the current directory when the file lies below it, as
+compilers print them; the JSON report keeps them as given.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from itertools import groupby
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from rich.console import Console
 from rich.text import Text
 
+from mcl.diagnostics import Span
+from mcl.feedback.codes import title
 from mcl.feedback.emit import number_text
-from mcl.feedback.messages import Message, Severity, sort_key
+from mcl.feedback.messages import SEVERITY_ORDER, Message, Severity, Value, at_least, sort_key
+from mcl.render import TAB_SIZE, marker_columns
+from mcl.source_files import source_lines
 
 _STYLE = {Severity.INFO: "bold cyan", Severity.SUGGESTION: "bold green",
           Severity.WARNING: "bold yellow"}
+_PLURAL = {Severity.INFO: "info", Severity.SUGGESTION: "suggestions",
+           Severity.WARNING: "warnings"}
+_SUBJECTS_SHOWN = 4  # places listed per summary line before "+N more"
+_SUBJECT_WIDTH = 40  # longer source text is not repeated in the summary
+
+
+def display_path(path: str, cwd: Path | None = None) -> str:
+    """`path` relative to the current directory when it lies below it (as compilers
+    print file names), else as given."""
+    p = Path(path)
+    if not p.is_absolute():
+        return path
+    try:
+        return str(p.relative_to(cwd or Path.cwd()))
+    except ValueError:
+        return path
+
+
+def span_text(span: Span) -> str:
+    return f"{display_path(span.file)}:{span.line}:{span.column}"
 
 
 class _Sources:
+    """Source lines by file, read once, numbered as the parsers number them."""
+
     def __init__(self) -> None:
         self._lines: dict[str, list[str]] = {}
 
     def line(self, path: str, number: int) -> str | None:
         if path not in self._lines:
             try:
-                self._lines[path] = Path(path).read_text(encoding="utf-8").splitlines()
-            except (OSError, UnicodeDecodeError):
+                text = Path(path).read_text(encoding="utf-8-sig", errors="replace")
+                self._lines[path] = source_lines(text)
+            except OSError:
                 self._lines[path] = []
         lines = self._lines[path]
         return lines[number - 1] if 0 < number <= len(lines) else None
 
+    def snippet(self, span: Span, function: str = "") -> str | None:
+        """The source text a message is about, when it is short enough to quote: the
+        expression under a one-line span, the head of a statement (`if (j < m)`), or the
+        function's name for a message about the whole function."""
+        src = self.line(span.file, span.line)
+        if src is None:
+            return None
+        if span.end_line == span.line and span.end_column > span.column:
+            text = src[span.column - 1:span.end_column - 1].strip()
+        else:
+            text = src[span.column - 1:].strip().rstrip("{").strip()
+            if function and f" {function}(" in f" {text}":
+                return function
+        text = text.rstrip(";").strip()
+        return text if 0 < len(text) <= _SUBJECT_WIDTH else None
+
 
 def render_feedback(messages: Iterable[Message], console: Console | None = None,
-                    levels: dict[str, str] | None = None) -> None:
-    """Print the report. `levels` names the level each function was analysed at."""
+                    levels: dict[str, str] | None = None, *, verbose: bool = False,
+                    minimum: Severity = Severity.INFO) -> None:
+    """Print the report. `levels` names the level each function was analysed at; only
+    messages at least as pressing as `minimum` are shown (`--severity`); `verbose` lists
+    every value of every message, also those its text shows."""
     console = console or Console(highlight=False, soft_wrap=True)
     sources = _Sources()
-    ordered = sorted(messages, key=lambda m: (m.function, m.loops, sort_key(m)))
-    for function, in_function in groupby(ordered, key=lambda m: m.function):
-        group = list(in_function)
-        title = Text("feedback", style="bold")
-        if function:
-            title += Text(" for ", style="bold") + Text(function, style="bold magenta")
-        if levels and function in levels:
-            title += Text(f" at level {levels[function]}", style="bold")
-        console.print(title)
-        for loops, in_loop in groupby(group, key=lambda m: m.loops):
-            where = " > ".join(loops) if loops else ("function" if function else "values")
-            console.print(Text(f"  [{where}]", style="dim"))
-            for m in in_loop:
-                _message(m, console, sources)
+    by_function: dict[str, list[Message]] = {}
+    for m in messages:
+        by_function.setdefault(m.function, []).append(m)
+    for function, group in by_function.items():
+        shown = [m for m in group if at_least(m, minimum)]
+        _function_report(function, shown, len(group) - len(shown), console, sources,
+                         (levels or {}).get(function), verbose, minimum)
         console.print()
 
 
-def _message(m: Message, console: Console, sources: _Sources) -> None:
+def _function_report(function: str, messages: list[Message], hidden: int, console: Console,
+                     sources: _Sources, level: str | None, verbose: bool,
+                     minimum: Severity) -> None:
+    console.print(_title(function, messages, level, hidden, minimum))
+    if function and _summary(messages, console, sources):
+        console.print()
+    for loops, in_loop in _loop_groups(messages):
+        where = " > ".join(loops) if loops else (f"function {function}" if function
+                                                 else "values")
+        console.print(Text(f"  [{where}]", style="dim"))
+        previous: Span | None = None
+        for m in sorted(in_loop, key=lambda m: (SEVERITY_ORDER[m.severity], sort_key(m))):
+            # The source line once for a run of messages about the same code.
+            _message(m, console, sources, verbose, quote=m.span != previous)
+            previous = m.span
+    needs = list(dict.fromkeys(n for m in messages for n in m.needs))
+    if needs and not verbose:
+        console.print(Text("  figures without a number need " + " ".join(
+            f"-D {n}=..." for n in needs), style="dim"))
+
+
+def _title(function: str, messages: list[Message], level: str | None, hidden: int,
+           minimum: Severity) -> Text:
+    head = Text("feedback", style="bold")
+    if function:
+        head += Text(" for ", style="bold") + Text(function, style="bold magenta")
+    else:
+        head += Text(" on the values given", style="bold")
+    if level:
+        head += Text(f" at level {level}", style="bold")
+    files = {m.span.file for m in messages if m.span is not None}
+    if len(files) == 1:
+        head += Text(f" ({display_path(files.pop())})")
+    counts = Counter(m.severity for m in messages)
+    parts = [f"{counts[s]} {_PLURAL[s] if counts[s] != 1 else s.value}"
+             for s in (Severity.WARNING, Severity.SUGGESTION, Severity.INFO) if counts[s]]
+    head += Text(": " + (", ".join(parts) if parts else "nothing to report"))
+    if hidden:
+        head += Text(f" ({hidden} more below --severity {minimum.value})", style="dim")
+    return head
+
+
+def _summary(messages: list[Message], console: Console, sources: _Sources) -> bool:
+    """One line per code of the warnings and suggestions: what to act on, and where.
+    False when there is nothing to act on."""
+    pressing = [m for m in messages if m.severity != Severity.INFO]
+    codes: dict[tuple[Severity, str], list[Message]] = {}
+    for m in sorted(pressing, key=lambda m: (SEVERITY_ORDER[m.severity], sort_key(m))):
+        codes.setdefault((m.severity, m.code), []).append(m)
+    for (severity, code), group in codes.items():
+        subjects = list(dict.fromkeys(_subject(m, sources) for m in group))
+        more = len(subjects) - _SUBJECTS_SHOWN
+        where = ", ".join(subjects[:_SUBJECTS_SHOWN]) + (f", +{more} more" if more > 0 else "")
+        line = Text("  ") + Text(f"{severity.value:<11}", style=_STYLE[severity])
+        count = f" ({len(group)})" if len(group) > 1 else ""
+        line += Text(f" {title(code, group[0].text)}{count}: ") + Text(where, style="bold")
+        console.print(line)
+    return bool(codes)
+
+
+def _subject(m: Message, sources: _Sources) -> str:
+    if m.span is None:
+        return m.function or "the kernel"
+    quoted = sources.snippet(m.span, m.function)
+    return f"{quoted} (line {m.span.line})" if quoted else f"line {m.span.line}"
+
+
+def _loop_groups(messages: list[Message]) -> list[tuple[tuple[str, ...], list[Message]]]:
+    """Messages by the loops around them: the function level first, then the loops in
+    the order their messages appear in the source."""
+    groups: dict[tuple[str, ...], list[Message]] = {}
+    for m in messages:
+        groups.setdefault(m.loops, []).append(m)
+    return sorted(groups.items(),
+                  key=lambda item: (bool(item[0]), min(sort_key(m)[1:] for m in item[1])))
+
+
+def _message(m: Message, console: Console, sources: _Sources, verbose: bool,
+             quote: bool = True) -> None:
     head = Text("  ")
     if m.span:
-        head.append(f"{m.span}: ", style="bold")
+        head.append(f"{span_text(m.span)}: ", style="bold")
     head.append(m.severity.value, style=_STYLE[m.severity])
     head.append(f": {m.text}")
     if m.approximate:
         head.append(" (approximation)", style="yellow")
     head.append(f" [{m.code}]", style="dim")
     console.print(head)
-    if m.span:
-        src = sources.line(m.span.file, m.span.line)
-        if src is not None:
-            gutter = f"{m.span.line:>7} | "
-            console.print(Text(gutter, style="dim") + Text(src))
-            end = m.span.end_column if m.span.end_line == m.span.line else len(src) + 1
-            width = max(end - m.span.column, 1)
-            marker = " " * (m.span.column - 1) + "^" + "~" * (width - 1)
-            console.print(Text(" " * (len(gutter) - 2) + "| ", style="dim")
-                          + Text(marker, style=_STYLE[m.severity]))
-    for name, v in m.values:
-        line = Text(f"        {name} = ", style="dim") + Text(str(v.symbolic))
-        if v.numeric is not None and number_text(v.numeric) != str(v.symbolic):
-            line += Text(f" = {number_text(v.numeric)}", style="bold")
-        elif v.needs:
-            line += Text("   (numeric: give " + ", ".join(f"-D {n}=..." for n in v.needs) + ")",
-                         style="dim")
-        console.print(line)
+    if m.span and quote:
+        _source(m.span, m.severity, console, sources)
+    for name, v in _listed(m.values, m.shown, verbose):
+        console.print(_value_line(name, v, verbose))
     if m.hint:
         console.print(Text("        = hint: ", style="bold cyan") + Text(m.hint))
+
+
+def _source(span: Span, severity: Severity, console: Console, sources: _Sources) -> None:
+    src = sources.line(span.file, span.line)
+    if src is None:
+        return
+    gutter = f"{span.line:>7} | "
+    console.print(Text(gutter, style="dim") + Text(src.expandtabs(TAB_SIZE)))
+    if span.end_line != span.line:  # mark to the end of the first line
+        span = Span(span.file, span.line, span.column, span.line, len(src) + 1)
+    start, width = marker_columns(src, span)
+    console.print(Text(" " * (len(gutter) - 2) + "| ", style="dim")
+                  + Text(" " * start + "^" + "~" * (width - 1), style=_STYLE[severity]))
+
+
+def _listed(values: Sequence[tuple[str, Value]], shown: Sequence[str], verbose: bool
+            ) -> list[tuple[str, Value]]:
+    """The values a report lists under a message: those its text does not show, not even
+    as another value with the same figure (best case = worst case = p)."""
+    if verbose:
+        return list(values)
+    seen = {(str(v.symbolic), v.numeric) for name, v in values if name in shown}
+    return [(name, v) for name, v in values if (str(v.symbolic), v.numeric) not in seen]
+
+
+def _value_line(name: str, v: Value, verbose: bool) -> Text:
+    symbolic = str(v.symbolic)
+    is_number = getattr(v.symbolic, "is_Number", False) and v.numeric is not None
+    line = Text(f"        {name} = ", style="dim")
+    line += Text(number_text(v.numeric) if is_number else symbolic)  # type: ignore[arg-type]
+    if v.numeric is not None and not is_number and number_text(v.numeric) != symbolic:
+        line += Text(f" = {number_text(v.numeric)}", style="bold")
+    elif v.needs and verbose:
+        line += Text("   (numeric: give " + " ".join(f"-D {n}=..." for n in v.needs) + ")",
+                     style="dim")
+    return line

@@ -268,10 +268,11 @@ def data_reuse(function: ast.Function, program: Any, hwd: Any, values: Mapping[s
             either = "either" if len(names) == 2 else "any"
             dependence = (f"does not depend on {names[0]}" if len(names) == 1
                           else f"does not depend on {either} of {_conjunction(names)}")
+            loops_text = _conjunction([loop_text(ev, x, f"iterations_{x.name}")
+                                       for x in finding.independent])
             out.append(emit.message(
                 "reuse-independent", Severity.INFO,
-                f"data reuse: {text} is accessed for "
-                f"{_conjunction([loop_text(ev, x) for x in finding.independent])} but "
+                f"data reuse: {text} is accessed for {loops_text} but "
                 f"{dependence}: every element is loaded {{reuse}} times",
                 span, figures, loops, approximate=not finding.exact, hint=hint))
         elif isinstance(finding, RatioReuse):
@@ -282,8 +283,9 @@ def data_reuse(function: ast.Function, program: Any, hwd: Any, values: Mapping[s
             over = _conjunction([x.name for x in finding.loops])
             out.append(emit.message(
                 "reuse-ratio", Severity.INFO,
-                f"data reuse of {text} {where}: reuse ratio {{ratio}} ({{accesses}} accesses "
-                f"over loops {over} touch {{distinct}} distinct elements)",
+                f"data reuse of {text} {where}: {{accesses:access|accesses}} over loops "
+                f"{over} touch {{distinct:distinct element|distinct elements}}, a reuse "
+                "ratio of {ratio}",
                 span, figures, loops, approximate=not finding.exact))
         else:
             out.append(emit.message(

@@ -3,7 +3,9 @@
 After a file checks clean, at the level given by `--level` (after translation) or at each
 function's own level, the feedback engine runs and its report follows the diagnostics:
 a rich report on stdout, or a `"messages"` list in the `--format json` document. Options:
-`-D name=value` (repeatable), `--values FILE` (TOML), `--feedback`, `--no-feedback`.
+`-D name=value` (repeatable), `--values FILE` (TOML), `--feedback`, `--no-feedback`,
+`--severity LEVEL` (only messages at least that pressing, in both reports) and
+`--verbose` (list every value under every message in the rich report).
 
 Feedback runs when asked for: with `--level`, `-D`, `--values` or `--feedback` (and not
 `--no-feedback`). A plain `mcl check FILE` stays a quick check that never imports SymPy
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from mcl.diagnostics import Diagnostic
@@ -38,6 +41,12 @@ class FeedbackStage:
                                 "--values)")
         group.add_argument("--no-feedback", action="store_true",
                            help="only check; do not run the performance analyses")
+        group.add_argument("--severity", choices=SEVERITIES, default="info",
+                           help="show only feedback at least this pressing: info (all), "
+                                "suggestion (suggestions and warnings) or warning")
+        group.add_argument("-v", "--verbose", action="store_true",
+                           help="list every value under every feedback message, also "
+                                "those its text shows")
 
     @staticmethod
     def wanted(args: argparse.Namespace) -> bool:
@@ -59,24 +68,55 @@ class FeedbackStage:
         checked.feedback = messages
         checked.feedback_levels = levels
         checked.feedback_seconds = time.perf_counter() - start
+        checked.feedback_options = ReportOptions.of(args)
         return []
 
     # -- reports (called by mcl.commands.check after the diagnostics) ---------------
     def json_report(self, files: list[Any]) -> dict[str, Any]:
+        from mcl.feedback.messages import at_least
         from mcl.feedback.render_json import message_to_json
 
         return {"messages": [message_to_json(m) for f in files
-                             for m in getattr(f, "feedback", [])]}
+                             for m in getattr(f, "feedback", [])
+                             if at_least(m, _options(f).minimum)]}
 
     def text_report(self, files: list[Any]) -> None:
-        messages = [m for f in files for m in getattr(f, "feedback", [])]
-        if not messages:
+        """One report per file (two files may define functions of the same name)."""
+        if not any(getattr(f, "feedback", []) for f in files):
             return
         from rich.console import Console
 
         from mcl.feedback.render_text import render_feedback
 
-        levels: dict[str, str] = {}
+        console = Console(highlight=False, soft_wrap=True)
         for f in files:
-            levels.update(getattr(f, "feedback_levels", {}))
-        render_feedback(messages, Console(highlight=False, soft_wrap=True), levels)
+            messages = getattr(f, "feedback", [])
+            if messages:
+                options = _options(f)
+                render_feedback(messages, console, getattr(f, "feedback_levels", {}),
+                                verbose=options.verbose, minimum=options.minimum)
+
+
+SEVERITIES = ("info", "suggestion", "warning")
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """How a file's feedback is reported (`--severity`, `--verbose`); kept with the
+    file's messages, since the reports are asked for after all files ran."""
+
+    minimum: Any  # mcl.feedback.messages.Severity
+    verbose: bool = False
+
+    @staticmethod
+    def of(args: argparse.Namespace) -> ReportOptions:
+        from mcl.feedback.messages import Severity
+
+        return ReportOptions(Severity(getattr(args, "severity", None) or "info"),
+                             bool(getattr(args, "verbose", False)))
+
+
+def _options(checked: Any) -> ReportOptions:
+    from mcl.feedback.messages import Severity
+
+    return getattr(checked, "feedback_options", None) or ReportOptions(Severity.INFO)

@@ -20,6 +20,8 @@ from typing import Any
 
 import sympy
 
+from mcl.feedback.symbolic import ceiling_div
+
 
 def loop_stride(index: Any, var: Any, start: Any, step: Any) -> Any:
     """Section 6.4: the distance (in index units) between the accesses of two consecutive
@@ -173,7 +175,7 @@ def grouped_lines(
     if kind == "wide":
         return units, units, note  # a line per unit, whatever the groups
     if kind == "zero":
-        groups = sympy.ceiling(units / size)
+        groups = ceiling_div(units, size)
         return groups, groups, None  # one line per group
     if units.is_Integer and size.is_Integer and stride.is_Integer:  # all known: count
         full, rest = divmod(int(units), int(size))
@@ -189,7 +191,7 @@ def grouped_lines(
     # The lines of a group grow with its units: when one unit needs as many lines as a
     # full group, so does the last, partial group.
     if whole_best == _aligned_span(1, stride, element_bytes, line_bytes):
-        best = whole_best * sympy.ceiling(units / size)
+        best = whole_best * ceiling_div(units, size)
     elif compare(stride, ">=", element_bytes, values):
         # For rest = 0 the span formula gives ceiling((element - stride) / line) = 0.
         best = whole_best * full + _aligned_span(rest, stride, element_bytes, line_bytes)
@@ -198,7 +200,7 @@ def grouped_lines(
             (_aligned_span(rest, stride, element_bytes, line_bytes), sympy.Gt(rest, 0)),
             (0, True))
     if whole_worst == 1:
-        worst = sympy.ceiling(units / size)
+        worst = ceiling_div(units, size)
     else:  # Min(rest, ...) is 0 for rest = 0 and the span otherwise
         worst = whole_worst * full + sympy.Min(rest, _unaligned_span(rest, stride, line_bytes))
     return best, worst, note

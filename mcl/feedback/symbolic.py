@@ -69,6 +69,14 @@ class Evaluator:
         self._shapes: dict[int, LoopShape] = {}
         self._shaping: dict[int, sympy.Symbol] = {}
         self._content: dict[int, frozenset[Loop]] | None = None
+        self._memo: dict[Any, Any] = {}
+
+    def memo(self, key: Any, compute: Any) -> Any:
+        """`compute()` once per key: results derived from the program that several
+        statements ask for (the conditions of an `if` around all of them)."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
 
     # ------------------------------------------------------------------ values
     def sym(self, e: ast.Expr | None, scope: Scope) -> Any:
@@ -432,6 +440,15 @@ def integer_quotient(a: Any, d: Any) -> Any:
         if len(sympy.Add.make_args(b)) < len(sympy.Add.make_args(sympy.expand(a))):
             return sympy.ceiling(b / d)
     return sympy.floor(a / d)
+
+
+def ceiling_div(a: Any, d: Any) -> Any:
+    """ceiling(a / d); for a positive integer d, ceiling(ceiling(x) / d) = ceiling(x / d),
+    so `ceiling(m/64)` threads in groups of 4 read `ceiling(m/256)`."""
+    a, d = sympy.sympify(a), sympy.sympify(d)
+    if isinstance(a, sympy.ceiling) and d.is_Integer and d > 0:
+        return sympy.ceiling(a.args[0] / d)
+    return sympy.ceiling(a / d)
 
 
 def _ceil_div(a: Any, b: Any) -> Any:

@@ -18,8 +18,7 @@ from typing import Any
 
 import sympy
 
-from mcl.feedback.counting import tidy
-from mcl.feedback.emit import Emitter, number_text
+from mcl.feedback.emit import Emitter, number_text, readable
 from mcl.feedback.messages import Message, Severity
 from mcl.feedback.registry import analysis, facts_for
 from mcl.feedback.sizes import binding_bytes
@@ -57,6 +56,7 @@ def transfers(function: ast.Function, program: Any, hwd: Any, values: Mapping[st
     for name, mode, size in parameter_bytes(function, program, hwd):
         param = facts.param(name)
         span = param.span if param is not None else function.span
+        size = readable(size)  # totals keep each parameter's readable term
         directions = []
         if "r" in mode:
             total_in += size
@@ -69,13 +69,14 @@ def transfers(function: ast.Function, program: Any, hwd: Any, values: Mapping[st
             f"{name}: {{bytes}} bytes " + " and ".join(directions), span, {"bytes": size}))
     if not out:
         return out
-    figures: dict[str, Any] = {"bytes_in": tidy(total_in), "bytes_out": tidy(total_out),
-                               "bytes_total": tidy(total_in + total_out)}
+    figures: dict[str, Any] = {"bytes_in": total_in, "bytes_out": total_out,
+                               "bytes_total": total_in + total_out}
     text = (f"{link_name} transfers: {{bytes_in}} bytes host -> device, {{bytes_out}} bytes "
             "device -> host, {bytes_total} bytes in total")
     if bandwidth is not None and bandwidth != float("inf") and bandwidth > 0:
         # bandwidth is in bit/s (mcl.hdl.model normalises units)
-        seconds = tidy((total_in + total_out) * 8 / sympy.Integer(int(bandwidth)))
+        # factor_terms: (m*n + m*p + n*p)/2000000000 rather than a sum of fractions
+        seconds = sympy.factor_terms((total_in + total_out) * 8 / sympy.Integer(int(bandwidth)))
         figures["seconds"] = seconds
         text += f"; {{seconds}} s at {number_text(bandwidth / 8e9)} GB/s"
     out.append(emit.message("transfers-total", Severity.INFO, text, function.span, figures))

@@ -29,6 +29,7 @@ from mcl.interp.compile_expr import (
 )
 from mcl.interp.lockstep import BarrierToken, ForeachInfo, lockstep, resolving_root
 from mcl.interp.operators import COMPOUND
+from mcl.interp.unit_limits import UnitLimit, unit_limit
 from mcl.interp.values import POISON, StructValue, copy_value, scalar_name
 from mcl.mcpl import ast
 
@@ -403,14 +404,19 @@ class FunctionCompiler(ExprCompiler):
     def _stmt_Foreach(self, s: ast.Foreach) -> CStmt:
         count = with_cast(self.expr(s.count), PRIM["int"], s.count, s.span).fn
         enclosing = self.foreach_stack[-1] if self.foreach_stack else None
-        info = ForeachInfo(id(s), s.group, enclosing is None or enclosing.group != s.group, s.span)
+        is_root = enclosing is None or enclosing.group != s.group
+        limit = unit_limit(self.hwd, s.group)
         # A unit's frame: slot 0 links to the frame of whoever runs the foreach.
         self.level += 1
         self.slot_counts.append(1)
         self.scopes.append({})
-        self.foreach_stack.append(info)
+        var_slot = self.declare(s.var, PRIM["int"]).slot
+        units_slot = None
+        if limit is not None:  # a hidden slot: the units of the group so far
+            units_slot = self.slot_counts[self.level]
+            self.slot_counts[self.level] += 1
+        self.foreach_stack.append(ForeachInfo(id(s), s.group, is_root, s.span, units_slot))
         try:
-            var_slot = self.declare(s.var, PRIM["int"]).slot
             body = self._scoped(s.body)
             nslots = self.slot_counts[self.level]
         finally:
@@ -420,12 +426,14 @@ class FunctionCompiler(ExprCompiler):
             self.level -= 1
         template: list[Any] = [None] * nslots
         b_run = body.run
+        prepare = _units_preparer(count, template, limit, units_slot, enclosing, is_root, s)
 
         if not body.open_roots:
             # No barrier synchronises these units: run them one after another.
             def run_units(f: Frame) -> None:
-                for i in range(count(f)):
-                    unit = template.copy()
+                n, base = prepare(f)
+                for i in range(n):
+                    unit = base.copy()
                     unit[0] = f
                     unit[var_slot] = i
                     try:
@@ -438,10 +446,10 @@ class FunctionCompiler(ExprCompiler):
         b_gen = body.gen
         assert b_gen is not None
         where = f"'foreach (int {s.var} in ... {s.group})'" + (f" at {s.span}" if s.span else "")
-        root_id = info.id if info.is_root else None
+        root_id = id(s) if is_root else None
 
-        def unit_gen(f: Frame, i: int) -> Iterator[BarrierToken]:
-            unit = template.copy()
+        def unit_gen(f: Frame, base: list[Any], i: int) -> Iterator[BarrierToken]:
+            unit = base.copy()
             unit[0] = f
             unit[var_slot] = i
             try:
@@ -450,10 +458,11 @@ class FunctionCompiler(ExprCompiler):
                 return
 
         def gen(f: Frame) -> Iterator[BarrierToken]:
-            units = [unit_gen(f, i) for i in range(count(f))]
+            n, base = prepare(f)
+            units = [unit_gen(f, base, i) for i in range(n)]
             yield from lockstep(units, root_id, where)
 
-        open_roots = body.open_roots - {info.id}
+        open_roots = body.open_roots - {id(s)}
         if open_roots:
             return CStmt(_unreachable, gen, open_roots)
 
@@ -462,6 +471,34 @@ class FunctionCompiler(ExprCompiler):
                 raise AssertionError(f"barrier at {token.span} escaped its foreach")
 
         return CStmt(run_lockstep)
+
+
+def _units_preparer(
+    count: Fn,
+    template: list[Any],
+    limit: UnitLimit | None,
+    units_slot: int | None,
+    enclosing: ForeachInfo | None,
+    is_root: bool,
+    s: ast.Foreach,
+) -> Callable[[Frame], tuple[int, list[Any]]]:
+    """`prepare(frame) -> (count, template of a unit's frame)` for a foreach. Where the
+    description bounds the par_group, the count is checked against it (together with the
+    counts of the directly enclosing foreach statements over the same group, whose
+    product each unit's frame carries in `units_slot`)."""
+    if limit is None or units_slot is None:
+        return lambda f: (count(f), template)
+    outer_slot = None if is_root or enclosing is None else enclosing.units_slot
+    span = s.count.span or s.span
+
+    def prepare(f: Frame) -> tuple[int, list[Any]]:
+        n = count(f)
+        outer = 1 if outer_slot is None else f[outer_slot]
+        base = template.copy()
+        base[units_slot] = limit.check(outer, max(n, 0), span)
+        return n, base
+
+    return prepare
 
 
 def reshape_view(

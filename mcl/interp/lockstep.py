@@ -42,6 +42,9 @@ class ForeachInfo:
     group: str
     is_root: bool
     span: Span | None
+    # Slot of each unit's frame holding how many units of `group` run inside one
+    # enclosing unit so far (`mcl.interp.unit_limits`); None when the group is unlimited.
+    units_slot: int | None = None
 
 
 def scope_depth(scope: Parallelism | ParGroup | ParUnit) -> int:

@@ -12,9 +12,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-INT_MIN = -(2**31)
-INT_MAX = 2**31 - 1
-INT_BITS = 32
+# The interpreter's modules read the int range from here (`ops.INT_MAX`).
+from mcl.mcpl.types import INT_BITS
+from mcl.mcpl.types import INT_MAX as INT_MAX
+from mcl.mcpl.types import INT_MIN as INT_MIN
 
 
 class IntegerDivisionByZero(Exception):

@@ -250,6 +250,7 @@ class ExpressionChecker:
 
     def expr(self, e: ast.Expr) -> T.VType:
         if isinstance(e, ast.IntLit):
+            self.int_literal(e)
             return T.INT
         if isinstance(e, ast.FloatLit):
             return T.FLOAT
@@ -287,9 +288,41 @@ class ExpressionChecker:
             return self.binary(e)
         return T.UNKNOWN
 
+    def int_literal(self, e: ast.IntLit) -> None:
+        """An int is 32 bits (as in OpenCL C): a literal that does not fit cannot be
+        generated, and C would silently make it a `long` or truncate it."""
+        if T.INT_MIN <= e.value <= T.INT_MAX:
+            return
+        self.error(
+            "mcpl-int-range",
+            f"integer literal {e.value} does not fit in a 32-bit int "
+            f"({T.INT_MIN} .. {T.INT_MAX})",
+            e.span,
+            f"use a float literal ({e.value}.0) if a floating-point value is meant",
+        )
+
+    def shift_count(self, e: ast.Binary) -> None:
+        """A constant shift count outside 0..31 is undefined in C for a 32-bit int."""
+        count = e.right
+        if not isinstance(count, ast.IntLit) or 0 <= count.value < T.INT_BITS:
+            return
+        if not T.INT_MIN <= count.value <= T.INT_MAX:
+            return  # already reported as a literal that does not fit
+        self.error(
+            "mcpl-shift-count",
+            f"shift count {count.value} is outside 0..{T.INT_BITS - 1}: shifting a "
+            f"{T.INT_BITS}-bit int by it is undefined",
+            count.span or e.span,
+            f"use a float power (2.0 ^ {count.value}) if a large value is meant"
+            if count.value > 0
+            else "shift the other way by a positive count",
+        )
+
     def binary(self, e: ast.Binary) -> T.VType:
         lt, rt = self.expr(e.left), self.expr(e.right)
         op = e.op
+        if op in ("<<", ">>"):
+            self.shift_count(e)
         if op in _LOGICAL:
             if not (T.is_bool(lt) and T.is_bool(rt)):
                 self.error(

@@ -17,6 +17,12 @@ from dataclasses import dataclass
 from mcl.mcpl import ast
 
 NUMERIC_RANK = {"byte": 0, "int": 1, "float": 2, "double": 3}
+# `int` is a 32-bit signed integer, as in OpenCL C, the language MCPL is generated to:
+# literals must fit, and a shift count must lie in 0..INT_BITS-1 (anything else is
+# undefined in C).
+INT_BITS = 32
+INT_MIN = -(2 ** (INT_BITS - 1))
+INT_MAX = 2 ** (INT_BITS - 1) - 1
 INTEGRAL = frozenset({"byte", "int"})
 FLOATING = frozenset({"float", "double"})
 

@@ -10,7 +10,9 @@ the terminal or to Markdown is separate (`mcl.report.render`).
     load_series(folder) -> Series
     build_rows(series, library, values) -> list[Row]
     measure_program(program, function, leaf, library, args, device) -> Measurement
-    render_rich(table, console) / render_markdown(table) -> str
+    prepare_session(program, function, leaf, library, device) -> (Session, problem)
+    render_rich(title, rows, measurements, measured, console)
+    render_markdown(title, rows, measurements, measured) -> str
 """
 
 from mcl.report.measure import Measurement, measure_program, prepare_session

@@ -9,7 +9,8 @@ caches), so the column keeps:
   occupancy, and data reuse of the kernel's parameters (not of its temporaries);
 - warnings, except the note that counts under an `if` are upper bounds;
 and drops a fact that is word for word the one of the previous row (transfers appear at
-the first level with a host and stay silent after, as in the paper).
+the first level with a host and stay silent after, as in the paper), and repeats of a
+line (two accesses of `a` in the same loops say the same).
 `--all` shows every message.
 """
 
@@ -48,7 +49,7 @@ def headline_messages(messages: list[Message], previous: list[Message], program:
                 continue
             if (m.code, _short(m)) not in earlier:
                 kept.append(m)
-    return _collapse_cache(kept, program)
+    return list(dict.fromkeys(_collapse_cache(kept, program)))  # one line per distinct text
 
 
 def _short(m: Message) -> str:

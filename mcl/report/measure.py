@@ -43,6 +43,15 @@ def device_type(device: Any) -> str:
     return device_kind(device.type)
 
 
+def device_errors() -> tuple[type[BaseException], ...]:
+    """What the OpenCL runtime raises when a device cannot run a kernel it compiled
+    (out of resources, too much local memory): a fact about the device, shown in the
+    table, not a bug."""
+    import pyopencl as cl
+
+    return (cl.Error,)
+
+
 def can_reach(library: Any, level: str, leaf: str) -> bool:
     """Can a program written at `level` be translated down to `leaf`?"""
     return level == leaf or level in library.ancestors(leaf)
@@ -65,6 +74,8 @@ def prepare_session(program: Any, function: str, leaf: str, library: Any, device
         return Session(generate_module(program, leaf, library), device), None
     except MclError as exc:
         return None, exc.diagnostics[0].message.splitlines()[0]
+    except device_errors() as exc:
+        return None, f"the device refused to build it: {exc}"
 
 
 def rate_of(work: tuple[float, str] | None, seconds: float) -> tuple[float | None, str]:
@@ -90,11 +101,13 @@ def measure_program(program: Any, function: str, leaf: str, library: Any,
         result = session.run(function, dict(args), repeat)
     except MclError as exc:
         return Measurement(leaf, problem=exc.diagnostics[0].message.splitlines()[0])
+    except device_errors() as exc:  # e.g. more local memory than the device has
+        return Measurement(leaf, problem=f"the device refused to run it: {exc}")
     verified = None
     if expected is not None and reference is not None:
         from mcl.verify import verify
 
-        verified = all(c.ok for c in verify(reference, expected, result.outputs))
+        verified = all(c.ok for c in verify(reference, expected, result.outputs, args))
     seconds = result.kernel_time_s
     rate, unit = rate_of(work, seconds)
     return Measurement(leaf, describe(device), seconds, rate, unit, verified)

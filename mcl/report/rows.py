@@ -41,7 +41,7 @@ def build_rows(series: Series, library: Any, values: Mapping[str, Any] | None = 
                 row.messages = _analyse(row.program, library, values)
             except MclError as exc:
                 row.problem = "; ".join(d.message for d in exc.diagnostics)
-        parent = _derived_from(spec, rows, by_name)
+        parent = _derived_from(spec, rows, by_name, library)
         row.shown = headline_messages(row.messages, parent.messages if parent else [],
                                       row.program, everything)
         rows.append(row)
@@ -49,11 +49,19 @@ def build_rows(series: Series, library: Any, values: Mapping[str, Any] | None = 
     return rows
 
 
-def _derived_from(spec: VersionSpec, rows: list[Row], by_name: dict[str, Row]) -> Row | None:
-    """The row a version was made from: the translated row for a translation, else the
-    previous row of its branch (else the previous row): what "new feedback" compares to."""
+def _derived_from(spec: VersionSpec, rows: list[Row], by_name: dict[str, Row],
+                  library: Any) -> Row | None:
+    """The row a version was made from, which "new feedback" is compared with. For a
+    translation: the same source at the level above (gpu after accelerator, both
+    translations of perfect), else the source itself; for a hand-written version: the
+    previous row of its branch (else the previous row)."""
     if spec.translated:
-        return by_name.get(spec.source or "")
+        source = by_name.get(spec.source or "")
+        parent = library.parent(spec.level) if spec.level in library else None
+        for row in reversed(rows):
+            if row.level == parent and (row is source or row.spec.source == spec.source):
+                return row
+        return source
     same_branch = [r for r in rows if r.spec.branch == spec.branch]
     if same_branch:
         return same_branch[-1]

@@ -28,7 +28,7 @@ from dataclasses import replace
 from mcl.diagnostics import MclError, error
 from mcl.hdl.model import ParGroup
 from mcl.mcpl import ast
-from mcl.translate.counts import StaticInts, count_constant
+from mcl.translate.counts import StaticInts
 from mcl.translate.guard import guard_body
 from mcl.translate.naming import NameSupply, dimension_name, index_name
 from mcl.translate.step import Step
@@ -181,7 +181,7 @@ class _ForeachTranslator:
         An outermost par_group with an exact count keeps it: the source par_group's bound
         equals the product (Appendix A.2), so the units still cover the count."""
         if not outermost or pg.exact:
-            return count_constant(self.step.target, pg)
+            return self.step.count_constant(pg)
         inner = _product(inner_dims)
         count_value, inner_value = self.statics.value(count), self.statics.value(inner)
         if count_value is not None and inner_value and count_value % inner_value == 0:

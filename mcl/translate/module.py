@@ -16,7 +16,6 @@ from dataclasses import dataclass, replace
 
 from mcl.diagnostics import Diagnostic, MclError, Severity
 from mcl.hdl.equivalence import find_equivalent_par_groups
-from mcl.hdl.model import HardwareDescription
 from mcl.mcpl import ast
 from mcl.mcpl.loader import Program
 from mcl.translate.counts import StaticInts, host_constants
@@ -112,21 +111,27 @@ class _Translator:
 
     def function(self, f: ast.Function, path: list[str]) -> ast.Function:
         """TRANSLATEFUNCTION: one step per edge of `path` (which starts at f's level)."""
-        for parent, child in zip(path, path[1:], strict=False):
-            f = self.step(f, self.descriptions[parent], self.descriptions[child])
+        for step in self.steps(path):
+            f = self.step(f, step)
         return f
 
-    def step(
-        self, f: ast.Function, source: HardwareDescription, target: HardwareDescription
-    ) -> ast.Function:
-        """TRANSLATE: one step from `source` to its child `target`."""
-        step = Step(source, target, find_equivalent_par_groups(source, target))  # A.2
+    def steps(self, path: list[str]) -> tuple[Step, ...]:
+        """The steps along `path`, each knowing the ones after it (built from the end)."""
+        steps: tuple[Step, ...] = ()
+        for parent, child in reversed(list(zip(path, path[1:], strict=False))):
+            source, target = self.descriptions[parent], self.descriptions[child]
+            mapping = find_equivalent_par_groups(source, target)  # A.2
+            steps = (Step(source, target, mapping, steps), *steps)
+        return steps
+
+    def step(self, f: ast.Function, step: Step) -> ast.Function:
+        """TRANSLATE: one step from `step.source` to its child `step.target`."""
         f = translate_spaces(f, step)  # A.3
         statics = host_constants(f, self.module, StaticInts(self.descriptions, {}))
         names = NameSupply(names_in(f) | self.module_names)
         globals_ = {p.name for p in f.params} | {c.name for c in self.module.constants}
         f = translate_foreach_stmts(f, step, names, statics, globals_)  # A.4
-        return replace(f, hwd=target.name)
+        return replace(f, hwd=step.target.name)
 
 
 def _with_imports(

@@ -85,7 +85,7 @@ def test_harness_builds_runs_and_matches_numpy(tmp_path: Path, kernel: str, leaf
         )
         for name in ref.outputs
     }
-    checks = verify(ref, expected_outputs(ref, args), results)
+    checks = verify(ref, expected_outputs(ref, args), results, args)
     assert all(c.ok for c in checks), [c.note for c in checks]
     # Only written arrays come back.
     assert not (data / "a.out.bin").exists()

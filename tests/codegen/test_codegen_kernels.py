@@ -41,7 +41,7 @@ def _check(session: Session, ref, sizes: dict[str, int]) -> None:
     sizes, args = make_inputs(ref, sizes, seed=7)
     expected = expected_outputs(ref, args)
     result = session.run(ref.function, args)
-    checks = verify(ref, expected, result.outputs)
+    checks = verify(ref, expected, result.outputs, args)
     assert checks and all(c.ok for c in checks), [(c.name, c.note) for c in checks if not c.ok]
 
 

@@ -65,9 +65,9 @@ def test_matmul_gpu_gives_the_three_messages_of_the_paper():
     # (2) b[k, j] is accessed for n blocks bi
     reuse = {msg.text.split(" is accessed")[0]: msg for msg in by_code(messages, "reuse-independent")}
     b = reuse["data reuse: b[k, j]"]
-    assert "n blocks bi" in b.text and value(b, "reuse").symbolic == n
+    assert "n (= 2,048) blocks bi" in b.text and value(b, "reuse").symbolic == n
     a = reuse["data reuse: a[i, k]"]
-    assert "nrThreadsM threads tj" in a.text and value(a, "reuse").numeric == 2048
+    assert "nrThreadsM (= 1,024) threads tj" in a.text and value(a, "reuse").numeric == 2048
     # (3) several elements of c per thread
     (several,) = by_code(messages, "elements-several-per-unit")
     assert "more than one element of c per thread" in several.text
@@ -89,14 +89,14 @@ def test_convolution_reuse_ratio_first_dimension():
     assert not first.approximate
     # the filter does not depend on the threads: simple form
     (f,) = [msg for msg in by_code(messages, "reuse-independent") if "f[y, x]" in msg.text]
-    assert "h threads i" in f.text and "w threads j" in f.text
+    assert "h (= 2,048) threads i" in f.text and "w threads j" in f.text  # w not given
 
 
 def test_gpu_v1_local_memory_message_disappears():
     messages = feedback(KERNELS / "matmul" / "gpu_v1.mcpl", values=SIZES)
     assert not [msg for msg in by_code(messages, "memory-faster-space") if "a[i, k]" in msg.text]
     texts = [msg.text for msg in by_code(messages, "reuse-independent")]
-    assert any("b[k, j] is accessed for n blocks bi" in t for t in texts)
+    assert any("b[k, j] is accessed for n (= 2,048) blocks bi" in t for t in texts)
     assert by_code(messages, "elements-several-per-unit")
 
 

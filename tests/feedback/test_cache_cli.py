@@ -38,7 +38,8 @@ def test_fermi_in_the_rich_report(capsys):
     assert main(["check", MATMUL, "--level", "fermi", *SIZES]) == 0
     out = capsys.readouterr().out
     assert "b[k, j] in loop bi may benefit from the cache l1" in out
-    assert ("best case ceiling(n/8) (= 256) line fetches when the 8 blocks that use one l1 "
-            "at once share lines, worst case n (= 2,048)") in out
-    assert "b[k, j] in loop k does not benefit from the caches l1, l2 (128 B lines)" in out
+    assert ("best case ceiling(n/8) (= 256) line fetches of 128 B when the 8 blocks that use "
+            "one l1 at once share lines, worst case n (= 2,048)") in out
+    assert ("b[k, j] in loop k does not benefit from the caches l1, l2: consecutive "
+            "iterations lie 4*m (= 8,192) B apart, a line of 128 B or more") in out
     assert "[cache-no-benefit]" in out and "cache-oriented" not in out

@@ -58,7 +58,7 @@ def test_kernel_matches_reference(path: Path, sizes: dict[str, int]) -> None:
     _, args = make_inputs(ref, sizes, seed=11)
     expected = expected_outputs(ref, args)
     results = run_function(program, ref.function, args, library())
-    checks = verify(ref, expected, results)
+    checks = verify(ref, expected, results, args)
     assert all(c.ok for c in checks), checks
 
 
@@ -71,7 +71,7 @@ def test_a_wrong_kernel_fails_verification(tmp_path: Path) -> None:
     _, args = make_inputs(ref, {}, seed=0)
     expected = expected_outputs(ref, args)
     results = run_function(load_program(wrong, (), library()), "matmul", args, library())
-    (check,) = verify(ref, expected, results)
+    (check,) = verify(ref, expected, results, args)
     assert not check.ok and check.mismatches > 0 and check.max_abs > 1e-3
 
 

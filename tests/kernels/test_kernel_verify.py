@@ -47,9 +47,9 @@ def test_expected_outputs_are_computed_on_copies() -> None:
     assert sizes == {"n": 5}
     expected = expected_outputs(ref, args)
     assert not args["c"].any()  # the output argument is untouched
-    checks = verify(ref, expected, {"c": args["a"] + args["b"]})
+    checks = verify(ref, expected, {"c": args["a"] + args["b"]}, args)
     assert [c.ok for c in checks] == [True]
-    assert [c.ok for c in verify(ref, expected, {})] == [False]  # output missing
+    assert [c.ok for c in verify(ref, expected, {}, args)] == [False]  # output missing
 
 
 def test_print_report(capsys: pytest.CaptureFixture[str]) -> None:

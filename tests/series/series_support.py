@@ -24,6 +24,7 @@ TILES: dict[str, tuple[int, int, int]] = {
     "fermi_v1": (8, 256, 256),
     "hopper_v1": (128, 128, 8),
     "hopper_v2": (128, 128, 8),
+    "hopper_v3": (128, 64, 16),
     "mic_v1": (4, 64, 1),
     "mic_v2": (4, 64, 1),
     "xeon_phi_v1": (4, 64, 1),
@@ -31,6 +32,7 @@ TILES: dict[str, tuple[int, int, int]] = {
     "xeon_phi_v3": (4, 64, 16),
     "x86_avx512_v1": (6, 64, 1),
     "x86_avx512_v2": (96, 64, 64),
+    "x86_avx512_v3": (96, 128, 128),
 }
 
 

@@ -177,3 +177,26 @@ def test_hopper_register_tiles_cut_the_global_fetches_of_a_and_b(name: str) -> N
     before = at_level("nvidia_v1", "hopper")
     (b0,) = about(feedback("nvidia_v1", "hopper", ("reuse",)), "reuse-independent", "b", before)
     assert b0.value_map["reuse"].numeric == 2048 // 4
+
+
+def _occupancy(name: str) -> Message:
+    (msg,) = [m_ for m_ in feedback(name, None, ("functions",)) if m_.code == "occupancy"]
+    return msg
+
+
+def test_hopper_v3_acts_on_the_register_limited_occupancy_of_v2() -> None:
+    v2, v3 = _occupancy("hopper_v2"), _occupancy("hopper_v3")
+    assert v2.value_map["limit_registers"].numeric == v2.value_map["blocks_per_sm"].numeric
+    assert (v3.value_map["registers_per_thread_estimate"].numeric
+            < v2.value_map["registers_per_thread_estimate"].numeric)
+    assert v3.value_map["blocks_per_sm"].numeric > v2.value_map["blocks_per_sm"].numeric
+
+
+def _intensity(name: str) -> float:
+    (msg,) = [m_ for m_ in feedback(name, None, ("opstats",)) if m_.code == "opstats-summary"]
+    return msg.value_map["arithmetic_intensity"].numeric
+
+
+def test_x86_avx512_v3_raises_the_arithmetic_intensity_of_v2() -> None:
+    """Beyond the paper: v3 acts on v2's "about two data accesses per instruction"."""
+    assert _intensity("x86_avx512_v2") < 0.5 < 0.8 < _intensity("x86_avx512_v3")

@@ -214,3 +214,19 @@ def test_cli_errors_are_diagnostics(tmp_path: Path, capsys: pytest.CaptureFixtur
 def test_cli_missing_folder(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     assert main(["report", str(tmp_path / "nothing")]) == 1
     assert "is not a folder of kernel versions" in " ".join(capsys.readouterr().err.split())
+
+
+def test_headline_says_a_repeated_line_once() -> None:
+    twice = [_message("transfers-total", "same words"), _message("transfers-total", "same words")]
+    assert headline_messages(twice, [], None) == ["same words"]
+
+
+def test_cli_target_runs_only_versions_above_the_leaf(tmp_path: Path) -> None:
+    out = tmp_path / "t.md"
+    rc = main(["report", str(MATMUL), "--run", "--target", "hopper", "--versions",
+               "fermi_v1,gpu_v1", "--repeat", "1", "-D", "n=5", "-D", "m=7", "-D", "p=3",
+               "--format", "markdown", "-o", str(out)])
+    assert rc == 0
+    rows = {line.split(" | ")[0].strip("| "): line for line in out.read_text().splitlines()}
+    assert rows["fermi_v1"].endswith("(fermi is not above hopper) |")
+    assert rows["gpu_v1"].endswith("GFLOP/s |")

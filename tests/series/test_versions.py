@@ -39,7 +39,7 @@ def _leaves_below(level: str) -> list[str]:
 
 
 def _matches(results: dict, args: dict) -> list:
-    checks = verify(REFERENCE, expected_outputs(REFERENCE, args), results)
+    checks = verify(REFERENCE, expected_outputs(REFERENCE, args), results, args)
     return [c for c in checks if not c.ok]
 
 
@@ -118,3 +118,19 @@ def test_a_version_above_the_leaf_cannot_run_on_another_branch() -> None:
     session, problem = prepare_session(program("fermi_v1"), "matmul", "hopper", library(),
                                        None)
     assert session is None and "fermi is not above hopper" in (problem or "")
+
+
+def test_a_device_that_refuses_a_version_is_a_table_entry_not_a_crash(monkeypatch) -> None:
+    """E.g. gpu_v3 at 4096 wants 64 kB of local memory, more than NVIDIA's 48 kB."""
+    import pyopencl as cl
+
+    from mcl.codegen.runner import Session
+
+    def refuse(*_args, **_kwargs):
+        raise cl.RuntimeError("clEnqueueNDRangeKernel failed: OUT_OF_RESOURCES")
+
+    monkeypatch.setattr(Session, "run", refuse)
+    _, args = make_inputs(REFERENCE, SMALL_REMAINDER, seed=1)
+    measured = measure_program(program("gpu_v3"), "matmul", "hopper", library(), args, None)
+    assert measured.rate is None and "OUT_OF_RESOURCES" in (measured.problem or "")
+    assert measured.text.startswith("(the device refused to run it")

@@ -57,6 +57,12 @@ def test_an_unknown_level_gets_a_did_you_mean_hint(capsys):
     assert rc == 1 and "unknown level 'fermy'" in err and "did you mean 'fermi'?" in err
 
 
+@pytest.mark.parametrize(("level", "meant"), [("GPU", "gpu"), ("X86_AVX512", "x86_avx512")])
+def test_a_level_in_the_wrong_case_gets_the_level_as_hint(capsys, level: str, meant: str):
+    rc, _, err = run(capsys, "translate", MATMUL, "--to", level)
+    assert rc == 1 and f"unknown level '{level}'" in err and f"did you mean '{meant}'?" in err
+
+
 def test_functions_of_other_branches_are_kept_with_a_note(capsys, tmp_path: Path):
     src = Path(MATMUL).read_text() + "\nxeon_phi float twice(float x) {\n  return 2.0 * x;\n}\n"
     (tmp_path / "mixed.mcpl").write_text(src)
