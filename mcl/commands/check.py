@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from mcl.commands.options import add_hwd_path_argument, add_include_argument, library_from_args
 from mcl.diagnostics import Diagnostic, MclError, Severity
 
 
@@ -77,21 +78,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         ),
     )
     p.add_argument("files", nargs="+", metavar="FILE", help="MCPL source files (.mcpl or .mcl)")
-    p.add_argument(
-        "-I",
-        dest="include_dirs",
-        action="append",
-        default=[],
-        metavar="DIR",
-        help="extra MCPL source root for imports (repeatable)",
-    )
-    p.add_argument(
-        "--hwd-path",
-        action="append",
-        default=[],
-        metavar="DIR",
-        help="also read hardware descriptions from DIR (repeatable; also $MCL_HWD_PATH)",
-    )
+    add_include_argument(p)
+    add_hwd_path_argument(p)
     p.add_argument(
         "--level",
         metavar="LEVEL",
@@ -107,12 +95,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     for stage in POST_CHECK_STAGES:
         stage.add_arguments(p)
     p.set_defaults(func=run)
-
-
-def _library(args: argparse.Namespace) -> Any:
-    from mcl.hdl.library import default_library, load_library
-
-    return load_library(args.hwd_path) if args.hwd_path else default_library()
 
 
 def _translator(level: str | None) -> Callable[[Any, Any], Any] | None:
@@ -177,7 +159,7 @@ def summary(files: list[CheckedFile]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        library = _library(args)
+        library = library_from_args(args)
         translate = _translator(args.level)
         if args.level is not None:
             from mcl.translate.levels import require_level

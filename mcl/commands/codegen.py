@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from mcl.commands.options import add_include_argument
 from mcl.diagnostics import MclError, Severity, error
 
 
@@ -37,14 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="DIR",
         help="folder for the generated files (default: MODULE_LEAF)",
     )
-    p.add_argument(
-        "-I",
-        dest="include_dirs",
-        action="append",
-        default=[],
-        metavar="DIR",
-        help="extra MCPL source root for imports (repeatable)",
-    )
+    add_include_argument(p)
     add_hwd_path_argument(p)
     p.set_defaults(func=run)
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mcl.commands.options import add_include_argument
 from mcl.diagnostics import MclError, Severity, error
 
 
@@ -93,14 +94,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--level", metavar="LEVEL", help="translate the kernel to LEVEL first, then run that"
     )
-    p.add_argument(
-        "-I",
-        dest="include_dirs",
-        action="append",
-        default=[],
-        metavar="DIR",
-        help="extra MCPL source root for imports (repeatable)",
-    )
+    add_include_argument(p)
     add_hwd_path_argument(p)
     p.set_defaults(func=run)
 

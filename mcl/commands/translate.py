@@ -8,8 +8,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from mcl.commands.options import add_hwd_path_argument, add_include_argument, library_from_args
 from mcl.diagnostics import Diagnostic, MclError, Severity, error
-from mcl.hdl.library import add_hwd_path_argument, library_from_args
 from mcl.mcpl.check import check_program
 from mcl.mcpl.loader import load_program
 from mcl.mcpl.printer import print_module
@@ -31,10 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("file", metavar="FILE", help="MCPL source file (.mcpl or .mcl)")
     p.add_argument("--to", required=True, metavar="LEVEL", help="target hardware description")
     p.add_argument("-o", "--output", metavar="OUT", help="write the result here (default stdout)")
-    p.add_argument(
-        "-I", dest="include_dirs", action="append", default=[], metavar="DIR",
-        help="extra MCPL source root for imports (repeatable)",
-    )
+    add_include_argument(p)
     add_hwd_path_argument(p)
     p.set_defaults(func=run)
 
