@@ -7,8 +7,10 @@ runs every analysis that applies to the description (`registry`); one module per
 analysis: `opstats` (6.2), `transfers`, `reuse` (6.3), `memory` (6.3, faster memories),
 `elements` (several elements per unit), `cache` (6.4) and `functions` (6.5). They share
 the facts of a function (`kernel`: loops, statements, accesses; `symbolic`: SymPy values;
-`counting`: exact sums and distinct counts). `values` reads `-D`/`--values`,
-`render_text` / `render_json` print reports, `stage` plugs all this into `mcl check`.
+`counting`: exact sums and distinct counts). `values` reads `-D`/`--values`, `emit`
+builds message texts from figures, `codes` names every message code, `render_text` /
+`render_json` print reports, `stage` plugs all this into `mcl check` (`--severity`,
+`--verbose`).
 
 Attributes are loaded lazily so that importing this package (e.g. for `mcl check`
 without feedback) does not import SymPy.

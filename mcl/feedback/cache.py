@@ -389,6 +389,9 @@ def _loop_message(emit: Emitter, access: Access, text: str, same: list[LoopLines
                     "{best_lines:line fetch|line fetches} of {line_bytes} B when the lines "
                     "stay cached between iterations, worst case {worst_lines} (a line per "
                     "iteration)")
+            hint = (f"the lines stay cached when what the body of loop {r.loop.name} touches "
+                    "between two uses fits the cache: keep that working set small, or make "
+                    f"loop {r.loop.name} the innermost loop around {array}")
     for other in others:
         name = other.cache.node.name
         figures[f"best_lines_{name}"] = other.best
@@ -480,7 +483,9 @@ def cache_messages(facts: KernelFacts, values: Mapping[str, Any] | None = None) 
         messages.append(emit.message(
             "cache-oriented", Severity.SUGGESTION,
             f"{hwd.name} is a cache-oriented architecture (caches are its only fast "
-            "memories): make sure every access benefits from the cache", facts.function.span))
+            "memories): make sure every access benefits from the cache", facts.function.span,
+            hint="the accesses that do not benefit from the cache (cache-no-benefit) are "
+                 "the ones to change"))
     # Section 6.3: the reads whose elements are loaded more than once.
     reused = {(id(f.access.binding.root), print_expr(f.access.node)) for f in find_reuse(facts)
               if isinstance(f, (LoopReuse, RatioReuse))}

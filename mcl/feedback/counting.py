@@ -24,7 +24,7 @@ from typing import Any
 import sympy
 
 from mcl.feedback.kernel import Guard, Loop
-from mcl.feedback.symbolic import Evaluator
+from mcl.feedback.symbolic import Evaluator, identical, ratio
 
 
 def iterations(ev: Evaluator, loops: Sequence[Loop], weight: Any = 1) -> tuple[Any, bool]:
@@ -214,7 +214,7 @@ def collapse_guard(ev: Evaluator, condition: Condition, loops: Sequence[Loop],
         trips = ev.trips(counters[t])
         if trips.free_symbols & all_counters or not ev.shape(counters[t]).exact:
             return None
-        if sympy.simplify(c - unit * product) != 0:
+        if not identical(c, unit * product):
             return None  # not a one-to-one enumeration of a range
         top_trips, top_ratio = trips, product
         product = product * trips
@@ -235,7 +235,7 @@ def collapse_guard(ev: Evaluator, condition: Condition, loops: Sequence[Loop],
         passing = product - passing
     if not condition.holds:
         passing = product - passing
-    return Collapse(removed, {t: sympy.simplify(c / unit) for c, t in terms}, passing)
+    return Collapse(removed, {t: ratio(c, unit) for c, t in terms}, passing)
 
 
 def _covers(top_trips: Any, ratio: Any, below: Any) -> bool:
@@ -323,19 +323,19 @@ def distinct_values(terms: Sequence[tuple[Any, Any]]) -> tuple[Any, bool]:
     if len(items) == 1:
         return items[0][1], True
     g = reduce(sympy.gcd, [c for c, _ in items])
-    items = [(sympy.simplify(c / g), n) for c, n in items]
+    items = [(ratio(c, g), n) for c, n in items]
     step, length = items[0]
     count, top = length, step * (length - 1)
     is_progression: bool | None = True  # the set is {0, step, ..., step * (length - 1)}
     for c, n in items[1:]:
-        ratio = sympy.simplify(c / step)
-        if is_progression and ratio.is_integer:
+        quotient = ratio(c, step)
+        if is_progression and quotient.is_integer:
             # Translates of a progression by multiples of its step: they overlap (and
-            # the union is again a progression) exactly when length >= ratio.
-            count = sympy.Min(length, ratio) * (n - 1) + length
-            overlaps = _truth(sympy.Ge(length, ratio))
+            # the union is again a progression) exactly when length >= quotient.
+            count = sympy.Min(length, quotient) * (n - 1) + length
+            overlaps = _truth(sympy.Ge(length, quotient))
             if overlaps:
-                length = length + ratio * (n - 1)
+                length = length + quotient * (n - 1)
             is_progression = True if overlaps else (False if overlaps is False else None)
         elif _truth(sympy.Gt(c, top)):
             count = count * n  # translates beyond the largest value: all disjoint

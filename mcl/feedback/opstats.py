@@ -20,6 +20,7 @@ are read or written).
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -222,8 +223,11 @@ def operation_statistics(function: ast.Function, program: Any, hwd: Any,
         if (span, why) in seen:
             continue
         seen.add((span, why))
+        needs = sorted(set(re.findall(r"\biters_\w+", why)))
+        hint = ("give the (average) number of iterations for numbers: "
+                + " ".join(f"-D {n}=..." for n in needs) if needs else None)
         out.append(emit.message("opstats-approximate", Severity.WARNING,
-                                f"approximation: {why}", span, approximate=True))
+                                f"approximation: {why}", span, approximate=True, hint=hint))
     return out
 
 

@@ -100,15 +100,17 @@ def render_feedback(messages: Iterable[Message], console: Console | None = None,
         by_function.setdefault(m.function, []).append(m)
     for function, group in by_function.items():
         shown = [m for m in group if at_least(m, minimum)]
+        files = {m.span.file for m in group if m.span is not None}
         _function_report(function, shown, len(group) - len(shown), console, sources,
-                         (levels or {}).get(function), verbose, minimum)
+                         (levels or {}).get(function), verbose, minimum,
+                         files.pop() if len(files) == 1 else None)
         console.print()
 
 
 def _function_report(function: str, messages: list[Message], hidden: int, console: Console,
                      sources: _Sources, level: str | None, verbose: bool,
-                     minimum: Severity) -> None:
-    console.print(_title(function, messages, level, hidden, minimum))
+                     minimum: Severity, file: str | None) -> None:
+    console.print(_title(function, messages, level, hidden, minimum, file))
     if function and _summary(messages, console, sources):
         console.print()
     for loops, in_loop in _loop_groups(messages):
@@ -127,7 +129,7 @@ def _function_report(function: str, messages: list[Message], hidden: int, consol
 
 
 def _title(function: str, messages: list[Message], level: str | None, hidden: int,
-           minimum: Severity) -> Text:
+           minimum: Severity, file: str | None) -> Text:
     head = Text("feedback", style="bold")
     if function:
         head += Text(" for ", style="bold") + Text(function, style="bold magenta")
@@ -135,13 +137,13 @@ def _title(function: str, messages: list[Message], level: str | None, hidden: in
         head += Text(" on the values given", style="bold")
     if level:
         head += Text(f" at level {level}", style="bold")
-    files = {m.span.file for m in messages if m.span is not None}
-    if len(files) == 1:
-        head += Text(f" ({display_path(files.pop())})")
+    if file is not None:
+        head += Text(f" ({display_path(file)})")
     counts = Counter(m.severity for m in messages)
     parts = [f"{counts[s]} {_PLURAL[s] if counts[s] != 1 else s.value}"
              for s in (Severity.WARNING, Severity.SUGGESTION, Severity.INFO) if counts[s]]
-    head += Text(": " + (", ".join(parts) if parts else "nothing to report"))
+    head += Text(": " + (", ".join(parts) if parts else
+                         "nothing to report" if not hidden else "nothing at this severity"))
     if hidden:
         head += Text(f" ({hidden} more below --severity {minimum.value})", style="dim")
     return head
@@ -189,7 +191,7 @@ def _message(m: Message, console: Console, sources: _Sources, verbose: bool,
         head.append(f"{span_text(m.span)}: ", style="bold")
     head.append(m.severity.value, style=_STYLE[m.severity])
     head.append(f": {m.text}")
-    if m.approximate:
+    if m.approximate and not m.text.startswith("approximation"):
         head.append(" (approximation)", style="yellow")
     head.append(f" [{m.code}]", style="dim")
     console.print(head)

@@ -39,7 +39,7 @@ from mcl.feedback.emit import Emitter, expr_text, loop_text
 from mcl.feedback.kernel import Access, KernelFacts, Loop, dims
 from mcl.feedback.messages import Message, Severity
 from mcl.feedback.registry import analysis, facts_for
-from mcl.feedback.symbolic import identical
+from mcl.feedback.symbolic import identical, ratio
 from mcl.mcpl import ast
 
 
@@ -187,14 +187,14 @@ def _apply_guards(ev: Any, indices: list[Affine], loops: tuple[Loop, ...],
             return None
         merged = sympy.Dummy("x", integer=True, nonnegative=True)
         for c in coefs:
-            ratios = {sympy.simplify(c.get(t, 0) / w) for t, w in collapse.weights.items()}
+            ratios = {ratio(c.get(t, 0), w) for t, w in collapse.weights.items()}
             if len(ratios) != 1:
                 return None
-            ratio = ratios.pop()
+            factor = ratios.pop()
             for t in collapse.weights:
                 c.pop(t, None)
-            if ratio != 0:
-                c[merged] = ratio
+            if factor != 0:
+                c[merged] = factor
         for t in collapse.weights:
             del trips[t]
         trips[merged] = collapse.passing
@@ -286,7 +286,9 @@ def data_reuse(function: ast.Function, program: Any, hwd: Any, values: Mapping[s
                 f"data reuse of {text} {where}: {{accesses:access|accesses}} over loops "
                 f"{over} touch {{distinct:distinct element|distinct elements}}, a reuse "
                 "ratio of {ratio}",
-                span, figures, loops, approximate=not finding.exact))
+                span, figures, loops, approximate=not finding.exact,
+                hint="neighbouring units or iterations load the same elements: tile these "
+                     "loops and keep a tile in a faster memory, or in registers"))
         else:
             out.append(emit.message(
                 "reuse-unpredictable", Severity.INFO,

@@ -41,9 +41,10 @@ class FeedbackStage:
                                 "--values)")
         group.add_argument("--no-feedback", action="store_true",
                            help="only check; do not run the performance analyses")
-        group.add_argument("--severity", choices=SEVERITIES, default="info",
-                           help="show only feedback at least this pressing: info (all), "
-                                "suggestion (suggestions and warnings) or warning")
+        group.add_argument("--severity", choices=SEVERITIES, default=None,
+                           help="show only feedback at least this pressing: info (all, "
+                                "the default), suggestion (suggestions and warnings) or "
+                                "warning; implies --feedback")
         group.add_argument("-v", "--verbose", action="store_true",
                            help="list every value under every feedback message, also "
                                 "those its text shows")
@@ -53,7 +54,8 @@ class FeedbackStage:
         if getattr(args, "no_feedback", False):
             return False
         return bool(getattr(args, "feedback", False) or getattr(args, "level", None)
-                    or getattr(args, "defines", None) or getattr(args, "values_files", None))
+                    or getattr(args, "defines", None) or getattr(args, "values_files", None)
+                    or getattr(args, "severity", None))
 
     def run(self, checked: Any, library: Any, args: argparse.Namespace) -> list[Diagnostic]:
         if not self.wanted(args):

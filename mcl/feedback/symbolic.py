@@ -509,3 +509,16 @@ def identical(a: Any, b: Any) -> bool:
         except (TypeError, ValueError, ZeroDivisionError):
             continue
     return sympy.simplify(difference) == 0
+
+
+def ratio(a: Any, b: Any) -> Any:
+    """a / b with common factors cancelled (`(2*m + 2)/(m + 1)` is 2): coefficients of
+    loop counters are rational functions of the sizes, where `sympy.cancel` does what
+    `sympy.simplify` would, at a fraction of the cost."""
+    quotient = sympy.sympify(a) / sympy.sympify(b)
+    if quotient.is_Number or not quotient.free_symbols:
+        return quotient
+    try:
+        return sympy.cancel(quotient)
+    except (TypeError, ValueError, NotImplementedError, sympy.PolynomialError):
+        return quotient
