@@ -73,14 +73,20 @@ def render_diagnostics(diags: list[Diagnostic], console: Console | None = None) 
             console.print(Text("      = note: ", style="bold cyan") + Text(note))
 
 
-def diagnostic_to_json(d: Diagnostic) -> dict:
-    span = d.span
+def span_to_json(span: Span | None) -> dict:
+    """The position fields every JSON record of mcl carries (null without a span)."""
     return {
         "file": span.file if span else None,
         "line": span.line if span else None,
         "column": span.column if span else None,
         "end_line": span.end_line if span else None,
         "end_column": span.end_column if span else None,
+    }
+
+
+def diagnostic_to_json(d: Diagnostic) -> dict:
+    return {
+        **span_to_json(d.span),
         "severity": d.severity.value,
         "code": d.code,
         "message": d.message,

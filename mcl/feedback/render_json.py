@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from mcl.feedback.messages import Message, Value
+from mcl.render import span_to_json
 
 
 def value_to_json(v: Value) -> dict[str, Any]:
@@ -19,13 +20,8 @@ def value_to_json(v: Value) -> dict[str, Any]:
 
 
 def message_to_json(m: Message) -> dict[str, Any]:
-    span = m.span
     return {
-        "file": span.file if span else None,
-        "line": span.line if span else None,
-        "column": span.column if span else None,
-        "end_line": span.end_line if span else None,
-        "end_column": span.end_column if span else None,
+        **span_to_json(m.span),
         "severity": m.severity.value,
         "analysis": m.analysis,
         "code": m.code,

@@ -7,50 +7,14 @@ import json
 from pathlib import Path
 
 import jsonschema
+from user_hwd import KERNEL, user_hdl
 
 from mcl.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 KERNELS = Path(__file__).resolve().parent / "kernels"
 
-USER_HDL = """
-hardware_description mydev;
-specializes perfect;
 
-parallelism hierarchy {
-  perfect.hierarchy.main;
-  perfect.hierarchy.threads;
-}
-
-device mydev {
-  mem;
-  ic;
-  cores;
-}
-
-memory mem {
-  space(main);
-  capacity = 1 GB;
-}
-
-interconnect ic {
-  connects(mem, cores.core[*]);
-  latency = 10 cycles;
-}
-
-execution_group cores {
-  nr_units = 4;
-  execution_unit core {
-    slots(thread, 2);
-    performance_feedback("threads_per_core");
-    perfect.ops;
-    load_store_unit lsu {
-      slots(thread, 1);
-      perfect.memory_ops;
-    }
-  }
-}
-"""
 
 USER_MODULE = '''
 def threads_per_core(kernel):
@@ -60,13 +24,7 @@ def threads_per_core(kernel):
                           values={"threads_per_core": threads // cores})
 '''
 
-KERNEL = """
-mydev void add(int n, main float[n] c, main float[n] a, main float[n] b) {
-  foreach (int i in n threads) {
-    c[i] = a[i] + b[i];
-  }
-}
-"""
+
 SCHEMA = json.loads(
     (Path(__file__).resolve().parents[2] / "docs" / "feedback-schema.json").read_text())
 
@@ -81,7 +39,7 @@ def check_json(capsys, *args: str) -> dict:
 def test_a_user_description_in_a_hwd_path_folder(tmp_path, capsys):
     folder = tmp_path / "descriptions"
     folder.mkdir()
-    (folder / "mydev.hdl").write_text(USER_HDL)
+    (folder / "mydev.hdl").write_text(user_hdl("threads_per_core"))
     (folder / "mydev_feedback.py").write_text(USER_MODULE)
     kernel = tmp_path / "add.mcpl"
     kernel.write_text(KERNEL)

@@ -7,6 +7,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from user_hwd import KERNEL, user_hdl
 
 from mcl.feedback import functions
 from mcl.feedback.messages import Severity
@@ -14,53 +15,6 @@ from mcl.feedback.registry import analyse, applicable
 from mcl.hdl.library import default_library, load_library
 from mcl.mcpl.loader import load_program
 from mcl.resources import hwdescs_dir
-
-USER_HDL = """
-hardware_description mydev;
-specializes perfect;
-
-parallelism hierarchy {
-  perfect.hierarchy.main;
-  perfect.hierarchy.threads;
-}
-
-device mydev {
-  mem;
-  ic;
-  cores;
-}
-
-memory mem {
-  space(main);
-  capacity = 1 GB;
-}
-
-interconnect ic {
-  connects(mem, cores.core[*]);
-  latency = 10 cycles;
-}
-
-execution_group cores {
-  nr_units = 4;
-  execution_unit core {
-    slots(thread, 2);
-    performance_feedback("%s");
-    perfect.ops;
-    load_store_unit lsu {
-      slots(thread, 1);
-      perfect.memory_ops;
-    }
-  }
-}
-"""
-
-KERNEL = """
-mydev void add(int n, main float[n] c, main float[n] a, main float[n] b) {
-  foreach (int i in n threads) {
-    c[i] = a[i] + b[i];
-  }
-}
-"""
 
 COUNT_LOADS = '''
 def count_loads(kernel):
@@ -74,7 +28,7 @@ def count_loads(kernel):
 def user_setup(tmp_path: Path, function: str = "count_loads", module: str | None = COUNT_LOADS):
     folder = tmp_path / "hwd"
     folder.mkdir()
-    (folder / "mydev.hdl").write_text(USER_HDL % function)
+    (folder / "mydev.hdl").write_text(user_hdl(function))
     if module is not None:
         (folder / "mydev_feedback.py").write_text(textwrap.dedent(module))
     kernel = tmp_path / "add.mcpl"

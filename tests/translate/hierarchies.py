@@ -150,3 +150,17 @@ def clusters_like(name: str = "clustery", parent: str = "groupy") -> HandBuilt:
     groups = _group("groups", clusters.unit, "group", nr=4, unit_spaces=[("local", False, False)])
     _group("threads", groups.unit, "thread", max_nr=64, unit_spaces=[("reg", True, False)])
     return HandBuilt(name, parent, root)
+
+
+# The paper's Fig. 2 written for the hand-built root `flat` (perfect_like).
+FLAT_MATMUL = """
+flat void matmul(int n, int m, int p, main float[n, m] c, main float[n, p] a, main float[p, m] b) {
+  foreach (int i in n threads) {
+    foreach (int j in m threads) {
+      float sum = 0.0;
+      for (int k = 0; k < p; k++) { sum += a[i, k] * b[k, j]; }
+      c[i, j] = sum;
+    }
+  }
+}
+"""

@@ -14,6 +14,7 @@ from mcl.translate.naming import NameSupply, names_in
 from mcl.translate.step import Step
 
 from .hierarchies import (
+    FLAT_MATMUL,
     clusters_like,
     gpu_like,
     groups_like,
@@ -45,21 +46,11 @@ def body_of(src: str) -> tuple[ast.Stmt, ...]:
     return parse_source(f"blocky void f() {{ {src} }}", hwd_names=HWD_NAMES).functions[0].body.stmts
 
 
-MATMUL = """
-flat void matmul(int n, int m, int p, main float[n, m] c, main float[n, p] a, main float[p, m] b) {
-  foreach (int i in n threads) {
-    foreach (int j in m threads) {
-      float sum = 0.0;
-      for (int k = 0; k < p; k++) { sum += a[i, k] * b[k, j]; }
-      c[i, j] = sum;
-    }
-  }
-}
-"""
+
 
 
 def test_matmul_split_has_the_structure_of_fig_9_with_a_guard():
-    f = translate(MATMUL, FLAT_TO_BLOCKY)
+    f = translate(FLAT_MATMUL, FLAT_TO_BLOCKY)
     assert f.body.stmts == body_of(
         """
         int nrThreadsM = blocky.hierarchy.blocks.block.threads.max_nr_units;
@@ -211,7 +202,7 @@ def test_barriers_stay_outside_the_guard_and_declarations_are_hoisted():
     )
 
 
-@pytest.mark.parametrize(("src", "step"), [(MATMUL, FLAT_TO_BLOCKY), (REDUCTION, BLOCKY_TO_WARPY)])
+@pytest.mark.parametrize(("src", "step"), [(FLAT_MATMUL, FLAT_TO_BLOCKY), (REDUCTION, BLOCKY_TO_WARPY)])
 def test_generated_guards_point_at_the_count_they_come_from(src: str, step: Step):
     # Guards used to have no span, so a diagnostic about one could not be placed.
     f = translate(src, step)
@@ -271,7 +262,7 @@ def test_a_barrier_in_a_loop_over_a_value_computed_per_unit_is_an_error():
 
 
 def test_generated_names_do_not_clash_with_existing_ones():
-    src = MATMUL.replace("float sum = 0.0;", "float sum = 0.0; float bj = 1.0; int nrThreadsM = 2;")
+    src = FLAT_MATMUL.replace("float sum = 0.0;", "float sum = 0.0; float bj = 1.0; int nrThreadsM = 2;")
     f = translate(src, FLAT_TO_BLOCKY)
     assert [s.name for s in f.body.stmts[:2]] == ["nrThreadsM2", "nrBlocksM"]
     nest = f.body.stmts[2]
@@ -309,7 +300,7 @@ def test_dimension_statements_go_to_host_code_before_the_outermost_foreach():
 
 
 def test_translation_does_not_mutate_its_input():
-    module = parse_source(MATMUL, hwd_names=HWD_NAMES)
+    module = parse_source(FLAT_MATMUL, hwd_names=HWD_NAMES)
     before = repr(module)
     f = module.functions[0]
     translate_foreach_stmts(

@@ -11,7 +11,7 @@ from mcl.mcpl import ast
 from mcl.mcpl.parse import parse_source
 from mcl.translate import lineage, translate_function, translate_module
 
-from .hierarchies import HandLibrary, gpu_like, hand_library, perfect_like
+from .hierarchies import FLAT_MATMUL, HandLibrary, gpu_like, hand_library, perfect_like
 
 LIB = hand_library()
 HWD_NAMES = set(LIB.names())
@@ -25,18 +25,8 @@ def body_of(src: str, hwd: str = "warpy") -> tuple[ast.Stmt, ...]:
     return parse(f"{hwd} void f() {{ {src} }}").functions[0].body.stmts
 
 
-MATMUL = """
-import flat;
-flat void matmul(int n, int m, int p, main float[n, m] c, main float[n, p] a, main float[p, m] b) {
-  foreach (int i in n threads) {
-    foreach (int j in m threads) {
-      float sum = 0.0;
-      for (int k = 0; k < p; k++) { sum += a[i, k] * b[k, j]; }
-      c[i, j] = sum;
-    }
-  }
-}
-"""
+MATMUL = "import flat;\n" + FLAT_MATMUL
+
 
 
 def test_lineage_is_the_path_from_the_root():
