@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -48,8 +49,11 @@ def marker_columns(src: str, span: Span) -> tuple[int, int]:
 
 def render_diagnostics(diags: list[Diagnostic], console: Console | None = None) -> None:
     """Print each diagnostic as `file:line:col: severity: message`, the source line, a marker
-    under the offending text, and the hint."""
-    console = console or Console(stderr=True, highlight=False)
+    under the offending text, and the hint. Every line is printed whole (`soft_wrap`): the
+    `file:line:col: error:` line must stay one line whatever the terminal width, the path
+    length, or whether stderr is a terminal, so editors and CI can parse it."""
+    console = console or Console(stderr=True, highlight=False, soft_wrap=True)
+    print_line = functools.partial(console.print, soft_wrap=True)
     cache: dict[str, list[str]] = {}
     for d in diags:
         head = Text()
@@ -58,19 +62,19 @@ def render_diagnostics(diags: list[Diagnostic], console: Console | None = None) 
         head.append(f"{d.severity.value}", style=_STYLE[d.severity])
         head.append(f": {d.message}")
         head.append(f" [{d.code}]", style="dim")
-        console.print(head)
+        print_line(head)
         if d.span:
             src = _source_line(d.span.file, d.span.line, cache)
             if src is not None:
                 gutter = f"{d.span.line:>5} | "
-                console.print(Text(gutter, style="dim") + Text(src.expandtabs(TAB_SIZE)))
+                print_line(Text(gutter, style="dim") + Text(src.expandtabs(TAB_SIZE)))
                 start, width = _marker_columns(src, d.span)
                 marker = " " * start + "^" + "~" * (width - 1)
-                console.print(Text(" " * (len(gutter) - 2) + "| ", style="dim") + Text(marker, style=_STYLE[d.severity]))
+                print_line(Text(" " * (len(gutter) - 2) + "| ", style="dim") + Text(marker, style=_STYLE[d.severity]))
         if d.hint:
-            console.print(Text("      = hint: ", style="bold cyan") + Text(d.hint))
+            print_line(Text("      = hint: ", style="bold cyan") + Text(d.hint))
         for note in d.notes:
-            console.print(Text("      = note: ", style="bold cyan") + Text(note))
+            print_line(Text("      = note: ", style="bold cyan") + Text(note))
 
 
 def span_to_json(span: Span | None) -> dict:

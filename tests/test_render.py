@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
 from rich.console import Console
 
 from mcl.diagnostics import Span, error
@@ -62,3 +66,34 @@ def test_source_lines_split_where_the_parsers_count_lines() -> None:
 
     assert source_lines("a\nb\fc\x1cd\u2028e\n\nf") == ["a", "b\fc\x1cd\u2028e", "", "f"]
     assert source_lines("a\n") == ["a"] and source_lines("") == []
+
+
+@pytest.mark.parametrize("columns", ["40", "200"])
+@pytest.mark.parametrize("command", [["check"], ["run", "--interp"]])
+def test_error_line_is_whole_when_piped_with_narrow_columns_and_a_long_path(
+    tmp_path: Path, columns: str, command: list[str]
+) -> None:
+    # Issue 19: with stderr piped, rich wrapped at 80 columns (or $COLUMNS), so the
+    # `file:line:col: error:` line broke in two depending on the checkout path length.
+    folder = tmp_path / ("d" * max(1, 200 - len(str(tmp_path)) - len("/k.mcpl") - 1))
+    folder.mkdir()
+    kernel = folder / "k.mcpl"
+    kernel.write_text(
+        "perfect void k(int n, main float[n] a) {\n"
+        "  foreach (int i in n threads) {\n"
+        "    a[i] = undefined_name;\n"
+        "  }\n"
+        "}\n"
+    )
+    assert len(str(kernel)) >= 200
+    env = {**os.environ, "COLUMNS": columns}
+    out = subprocess.run(
+        [sys.executable, "-m", "mcl", command[0], str(kernel), *command[1:]],
+        capture_output=True, text=True, env=env, check=False,
+    )
+    assert out.returncode == 1
+    head = f"{kernel}:3:12: error: "
+    lines = [line for line in out.stderr.splitlines() if line.startswith(head)]
+    assert len(lines) == 1, out.stderr
+    assert "undefined_name" in lines[0]
+    assert "Traceback" not in out.stderr

@@ -1,7 +1,7 @@
 """Acceptance (issue 7): the generated C++ host harness of matmul and convolution builds
 with CMake and g++ against the system OpenCL headers and ICD loader, runs on PoCL, and
 its outputs equal numpy's. Needs the Debian packages opencl-headers ocl-icd-opencl-dev
-pocl-opencl-icd cmake g++ (.ci/run installs them): without them these tests FAIL."""
+pocl-opencl-icd cmake g++ (./scripts/test installs them): without them these tests FAIL."""
 
 from __future__ import annotations
 
