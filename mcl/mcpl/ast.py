@@ -1,8 +1,11 @@
-"""The typed MCPL abstract syntax tree: the truth every pass works on (ARCHITECTURE.md).
+"""The typed MCPL abstract syntax tree: the truth every pass works on.
 
 textX parses; `mcl.mcpl.build` converts the textX model once into these frozen dataclasses.
 Passes never touch textX objects and never mutate a tree: they build new ones with
-`dataclasses.replace` (see `map_stmts` / `map_exprs` below for the usual walks).
+`dataclasses.replace`. Passes traverse the tree with `mcl.mcpl.visitor` (a
+`NodeVisitor`/`NodeTransformer` pair) or, for simple searches, with `walk`/`children`/
+`transform` below; all of them raise `UnknownNodeError` on an object whose class is not
+in `NODE_CLASSES`, so a node kind the passes were not taught fails loudly.
 
 Equality ignores source spans (`span` is declared with `compare=False`), so the
 round-trip property `parse(print(ast)) == ast` can be tested directly.
@@ -23,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields, replace
-from typing import TypeVar, Union
+from typing import TypeVar, Union, get_args
 
 from mcl.diagnostics import Span
 
@@ -369,6 +372,22 @@ class Module:
 
 Node = Union[Type, Expr, Stmt, Param, Function, TypeDef, Import, Module, View]
 
+# Every node class of the tree. Traversals check membership so that an object of any other
+# class (a node kind added without teaching the passes, a stray textX object) stops the
+# pass with an error instead of being skipped.
+NODE_CLASSES: frozenset[type] = frozenset(get_args(Node))
+
+
+class UnknownNodeError(TypeError):
+    """A traversal met an object that is not an MCPL AST node, or a pass met a node kind
+    it has no rule for. Always a bug in the compiler, never a user error."""
+
+
+def check_node(node: object) -> None:
+    """Raise `UnknownNodeError` unless `node` is an instance of one of `NODE_CLASSES`."""
+    if type(node) not in NODE_CLASSES:
+        raise UnknownNodeError(f"{type(node).__qualname__} is not an MCPL AST node kind")
+
 # --------------------------------------------------------------------------- walking helpers
 
 T = TypeVar("T")
@@ -388,7 +407,9 @@ def root_name(e: Expr) -> str | None:
 
 
 def children(node: object) -> Iterator[object]:
-    """Direct child nodes of any AST node (dataclass fields that are nodes or tuples of nodes)."""
+    """Direct child nodes of any AST node (dataclass fields that are nodes or tuples of nodes).
+    Raises `UnknownNodeError` for an object that is not an AST node."""
+    check_node(node)
     for f in fields(node):  # type: ignore[arg-type]
         if f.name == "span":
             continue
@@ -416,7 +437,9 @@ def walk(node: object) -> Iterator[object]:
 
 def transform(node: T, fn: Callable[[object], object | None]) -> T:
     """Bottom-up rebuild: children are transformed first, then `fn(new_node)` may return a
-    replacement (or None to keep it). Never mutates the input."""
+    replacement (or None to keep it). Never mutates the input; raises `UnknownNodeError`
+    on an object that is not an AST node."""
+    check_node(node)
     changes = {}
     for f in fields(node):  # type: ignore[arg-type]
         if f.name == "span":

@@ -1,0 +1,99 @@
+"""One traversal mechanism for the MCPL AST: a `NodeVisitor`/`NodeTransformer` pair in the
+manner of pycparser's `c_ast.NodeVisitor` and Python's `ast.NodeVisitor`.
+
+`visitor.visit(node, *args)` calls the method `visit_<ClassName>(node, *args)` of the node's
+class; extra arguments (an indentation level, a scope) are passed through unchanged. A node
+without such a method goes to `generic_visit`:
+
+- `NodeVisitor.generic_visit` visits the node's children (for analyses that care about a
+  few node kinds and search the rest);
+- `NodeTransformer.generic_visit` rebuilds the node from its transformed children, so a
+  transformer overrides only the kinds it rewrites;
+- `StrictVisitor.generic_visit` raises `UnknownNodeError`: passes that must give every node
+  kind a meaning (interpretation, code generation, printing) derive from it, so a node kind
+  they were not taught stops them instead of being skipped.
+
+Every visitor raises `UnknownNodeError` for an object whose class is not one of the AST's
+`NODE_CLASSES`, whatever methods it defines: a node kind defined outside `mcl.mcpl.ast`
+(or a stray textX object) can never be mistaken for a known one with the same name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields, replace
+from typing import Any, ClassVar
+
+from mcl.mcpl.ast import NODE_CLASSES, UnknownNodeError, check_node, children
+
+__all__ = ["NodeTransformer", "NodeVisitor", "StrictVisitor", "UnknownNodeError"]
+
+_METHOD_NAMES: dict[type, str] = {cls: "visit_" + cls.__name__ for cls in NODE_CLASSES}
+
+
+class NodeVisitor:
+    """Dispatch on the node's class to `visit_<ClassName>`; `generic_visit` visits the
+    children and returns None."""
+
+    # Per visitor class: node class -> bound-method name, or None where generic_visit
+    # applies. Filled lazily; getattr on every node would dominate long expression chains.
+    _dispatch: ClassVar[dict[type, str | None]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._dispatch = {}
+
+    def visit(self, node: object, *args: Any, **kwargs: Any) -> Any:
+        cls = type(node)
+        table = type(self)._dispatch
+        try:
+            name = table[cls]
+        except KeyError:
+            method_name = _METHOD_NAMES.get(cls)
+            if method_name is None:
+                check_node(node)  # raises: not an AST node kind
+            name = method_name if hasattr(self, method_name) else None  # type: ignore[arg-type]
+            table[cls] = name
+        if name is None:
+            return self.generic_visit(node, *args, **kwargs)
+        return getattr(self, name)(node, *args, **kwargs)
+
+    def generic_visit(self, node: object, *args: Any, **kwargs: Any) -> Any:
+        for child in children(node):
+            self.visit(child, *args, **kwargs)
+        return None
+
+
+class StrictVisitor(NodeVisitor):
+    """A visitor for passes that must handle every node kind they meet: a node without a
+    `visit_<ClassName>` method raises instead of being searched or skipped. Override
+    `generic_visit` only to raise a better error (a diagnostic with the node's span)."""
+
+    def generic_visit(self, node: object, *args: Any, **kwargs: Any) -> Any:
+        check_node(node)
+        raise UnknownNodeError(f"{type(self).__name__} has no rule for {type(node).__name__} nodes")
+
+
+class NodeTransformer(NodeVisitor):
+    """A visitor that returns a (new) node for each node visited. `generic_visit` rebuilds
+    the node from its visited children with `dataclasses.replace` and returns the node
+    itself where nothing changed; the input tree is never mutated."""
+
+    def generic_visit(self, node: Any, *args: Any, **kwargs: Any) -> Any:
+        check_node(node)
+        changes = {}
+        for f in fields(node):
+            if f.name == "span":
+                continue
+            value = getattr(node, f.name)
+            new = self._visit_value(value, args, kwargs)
+            if new is not value:
+                changes[f.name] = new
+        return replace(node, **changes) if changes else node
+
+    def _visit_value(self, value: object, args: tuple[Any, ...], kwargs: dict[str, Any]) -> object:
+        if isinstance(value, tuple):
+            items = tuple(self._visit_value(v, args, kwargs) for v in value)
+            return value if all(a is b for a, b in zip(items, value, strict=True)) else items
+        if hasattr(value, "__dataclass_fields__"):
+            return self.visit(value, *args, **kwargs)
+        return value
