@@ -473,7 +473,7 @@ def split_host(f: Function) -> tuple[tuple[HostStmt, ...], list[Foreach], dict[s
     def host(s: Stmt) -> HostStmt:
         if isinstance(s, Foreach):
             nests.append(s)
-            return Launch(len(nests) - 1, s.span)
+            return Launch(len(nests) - 1, span=s.span)
         if isinstance(s, Decl):
             if isinstance(s.type, ArrayType) or isinstance(s.type, NamedType):
                 raise MclError(

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from mcl.diagnostics import Span
 from mcl.mcpl.ast import Decl, Expr, Function, Stmt, TypeDef
+from mcl.mcpl.ast import Launch as Launch  # the host passes import it from here
 
 
 @dataclass(frozen=True)
@@ -64,15 +65,6 @@ class KernelPlan:
     # Macros the host defines when it builds the kernel (`-D NAME=value`): sizes of
     # private arrays that depend on the kernel's sizes.
     defines: tuple[tuple[str, Expr], ...] = ()
-
-
-@dataclass(frozen=True)
-class Launch:
-    """Host-program statement: run kernel number `kernel` of the function here (it stands
-    where the top-level foreach statement stood)."""
-
-    kernel: int
-    span: Span | None = None
 
 
 HostStmt = Stmt | Launch

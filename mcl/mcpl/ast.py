@@ -302,6 +302,16 @@ class Block:
 
 Stmt = Union[Decl, ViewDecl, Assign, IncDec, CallStmt, Swap, If, For, Foreach, Barrier, Return, Block]
 
+
+@dataclass(frozen=True)
+class Launch:
+    """Host-program statement made by code generation, never by the parser: run kernel
+    number `kernel` of the function here (it stands where the top-level foreach stood).
+    Not a `Stmt`: only the host passes of code generation meet it."""
+
+    kernel: int
+    span: Span | None = _span()
+
 # --------------------------------------------------------------------------- top level
 
 
@@ -370,7 +380,7 @@ class Module:
         return next((f for f in self.functions if f.name == name), None)
 
 
-Node = Union[Type, Expr, Stmt, Param, Function, TypeDef, Import, Module, View]
+Node = Union[Type, Expr, Stmt, Launch, Param, Function, TypeDef, Import, Module, View]
 
 # Every node class of the tree. Traversals check membership so that an object of any other
 # class (a node kind added without teaching the passes, a stray textX object) stops the
