@@ -1,24 +1,34 @@
 """`mcl demo`: the guided stepwise-refinement demo (the README's main job).
 
 It walks the outer and inner processes of the paper (section 3, Fig. 1) on the bundled
-matmul kernel: the hierarchy, the kernel and its feedback at `perfect`, the automatic
+matmul kernel: the hierarchy, the kernel's feedback at `perfect`, the automatic
 translation to `gpu` (Fig. 9) and the feedback there (Table II), the refinement series,
 and finally OpenCL generated from a leaf and run on the embedded default device (PoCL's
-CPU device), verified against numpy. Every step is the real sub-command, run in-process,
-so the demo shows exactly what a user would type and see.
+CPU device), verified against numpy.
+
+The demo is meant to be read in an 80-120 column terminal: each step is a short title, one
+sentence of why, the command a user would type, and either that command's own (short)
+output or the key messages of its (long) output, with the command that shows everything.
+The feedback comes from the refinement table's rows (`mcl.report`), analysed once.
 """
 
 from __future__ import annotations
 
 import argparse
+import textwrap
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.rule import Rule
+from rich.table import Table
 from rich.text import Text
 
 from mcl.resources import kernels_dir
+
+MAX_WIDTH = 120  # the demo never draws wider than this, whatever the terminal
 
 
 def build_args(argv: list[str]) -> argparse.Namespace:
@@ -60,78 +70,190 @@ def _add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-run", action="store_true", help="skip the OpenCL runs")
 
 
-def _steps(args: argparse.Namespace) -> list[tuple[str, str, list[str]]]:
-    """(title, why, mcl arguments) for each step of the demo."""
+# A step shows its command and then either runs it (`show` None: its output is short) or
+# shows the key messages of its output with `show(demo)`, returning False on failure.
+@dataclass(frozen=True)
+class Step:
+    title: str
+    why: str
+    argv: list[str]
+    show: Callable[[Demo], bool] | None = None
+
+
+class Demo:
+    """What the steps share: the console and the analysed refinement series."""
+
+    def __init__(self, console: Console, sizes: list[str]) -> None:
+        self.console = console
+        self.sizes = sizes
+        self._rows: list[Any] | None = None
+        self.problem: str | None = None
+
+    def rows(self) -> list[Any]:
+        """The rows of matmul's refinement table (every version analysed at its level),
+        built on first use, with a spinner: it takes a few seconds."""
+        if self._rows is None:
+            from mcl.diagnostics import MclError
+            from mcl.feedback.values import collect_values
+            from mcl.hdl.library import default_library
+            from mcl.report import build_rows, load_series
+
+            with self.console.status("analysing every version of the series ..."):
+                try:
+                    library = default_library()
+                    series = load_series(kernels_dir() / "matmul", library)
+                    self._rows = build_rows(series, library, collect_values(self.sizes))
+                except MclError as exc:
+                    self.problem = "; ".join(d.message for d in exc.diagnostics)
+                    self._rows = []
+        return self._rows
+
+    def row(self, name: str) -> Any | None:
+        return next((r for r in self.rows() if r.name == name and not r.problem), None)
+
+    def item(self, label: str, text: str, style: str = "") -> None:
+        """`label text`, the text wrapped to the console with a hanging indent (and no
+        padding to the full width, which tables would add)."""
+        indent = " " * (len(label) + 1)
+        lines = textwrap.wrap(text, self.console.width - len(indent), break_on_hyphens=False)
+        for number, line in enumerate(lines or [""]):
+            head = Text(label, style=style) if number == 0 else Text(indent[:-1])
+            self.console.print(head + Text(" " + line), soft_wrap=True)
+
+    def failed(self, what: str) -> bool:
+        self.console.print(Text(f"could not {what}: {self.problem or 'the version failed'}",
+                                style="bold red"))
+        return False
+
+
+def _key_facts(demo: Demo) -> bool:
+    """The feedback at perfect: the facts the table keeps (operation counts, reuse)."""
+    row = demo.row("perfect")
+    if row is None:
+        return demo.failed("analyse perfect")
+    for line in row.shown:
+        demo.item("•", line, "dim")
+    return True
+
+
+def _to_act_on(demo: Demo) -> bool:
+    """The feedback at gpu: the suggestions, each with its hint."""
+    row = demo.row("gpu")
+    if row is None:
+        return demo.failed("analyse the translation to gpu")
+    pressing = _pressing(row.messages)
+    for m in pressing:
+        demo.item(f"{m.severity.value}:", m.text, "bold yellow")
+        if m.hint:
+            demo.item("  hint:", m.hint, "cyan")
+    return bool(pressing)
+
+
+def _pressing(messages: list[Any]) -> list[Any]:
+    """What to act on, as the table's feedback column picks it (mcl.report.headline):
+    suggestions first, then warnings other than the quiet ones."""
+    from mcl.feedback.messages import Severity
+    from mcl.report.headline import QUIET_WARNINGS
+
+    return ([m for m in messages if m.severity == Severity.SUGGESTION]
+            + [m for m in messages
+               if m.severity == Severity.WARNING and m.code not in QUIET_WARNINGS])
+
+
+def _compact_table(demo: Demo) -> bool:
+    """One line per version (its name carries its level): what changed (the first clause),
+    how many messages there are to act on and the first of them; the full table, with every
+    headline message, is `mcl report`."""
+    from mcl.feedback.codes import title
+
+    rows = demo.rows()
+    if not rows:
+        return demo.failed("build the refinement table")
+    # expand: rich gives fixed columns no width at all when the others have a ratio
+    table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold", expand=True)
+    table.add_column("version", style="bold", no_wrap=True)
+    table.add_column("change", ratio=1, no_wrap=True, overflow="ellipsis")
+    table.add_column("#", justify="right", no_wrap=True)
+    table.add_column("to act on next", ratio=1, no_wrap=True, overflow="ellipsis")
+    for row in rows:
+        pressing = _pressing(row.messages)
+        if row.problem:
+            count, feedback = Text("!", style="red"), Text(f"failed: {row.problem}", style="red")
+        elif pressing:
+            count = Text(str(len(pressing)), style="yellow")
+            feedback = Text(title(pressing[0].code, pressing[0].text))
+        else:
+            count, feedback = Text("0", style="dim"), Text("nothing", style="dim")
+        table.add_row(Text(row.name), Text(row.spec.change.split(" — ")[0]), count, feedback)
+    demo.console.print(table)
+    return not any(r.problem for r in rows)
+
+
+def _steps(args: argparse.Namespace, sizes: list[str]) -> list[Step]:
     matmul = kernels_dir() / "matmul"
     perfect = str(matmul / "perfect.mcpl")
-    big = ["-D", "n=2048", "-D", "m=2048", "-D", "p=2048"]
-    size = [f"{name}={args.size}" for name in ("n", "m", "p")]
-    run_sizes = [a for s in size for a in ("-D", s)]
+    big = [a for s in sizes for a in ("-D", s)]
+    run_sizes = [a for name in ("n", "m", "p") for a in ("-D", f"{name}={args.size}")]
     device = ["--device", args.device] if args.device else []
     steps = [
-        (
-            "The hierarchy of hardware descriptions",
-            "Each level adds hardware detail; kernels move down the tree (paper Fig. 4).",
-            ["hwd", "list"],
-        ),
-        (
-            "perfect: check the kernel and ask for feedback",
-            "The paper's Fig. 2 for the idealised machine: unlimited threads, one memory. "
-            "Feedback here is about the algorithm: operation counts and data reuse.",
-            ["check", perfect, "--feedback", *big],
-        ),
-        (
-            "Outer process: translate to gpu automatically",
-            "The threads are split into blocks and threads (paper Fig. 9); the guard keeps "
-            "every size correct, not only multiples of the block size.",
-            ["translate", perfect, "--to", "gpu"],
-        ),
-        (
-            "Inner process at gpu: what limits performance?",
-            "Table II of the paper: a[i,k] is loaded by every thread of a block (local memory "
-            "can be leveraged), b[k,j] by every block, and each thread computes one element.",
-            ["check", perfect, "--level", "gpu", *big],
-        ),
-        (
-            "The refinement series: feedback appearing and disappearing (Table II)",
-            "Each version acts on the feedback of the one before it; the table shows the "
-            "change and the feedback that remains, on both branches of the hierarchy.",
-            ["report", str(matmul), *big],
-        ),
+        Step("The hierarchy of hardware descriptions",
+             "Each level adds hardware detail; a kernel moves down the tree (paper Fig. 4).",
+             ["hwd", "list"]),
+        Step("Feedback at perfect: the algorithm",
+             "The paper's Fig. 2 on the idealised machine: operation counts and data reuse.",
+             ["check", perfect, "--feedback", *big], _key_facts),
+        Step("Outer process: translate to gpu",
+             "Threads are split into blocks (paper Fig. 9); the guard keeps every size right.",
+             ["translate", perfect, "--to", "gpu"]),
+        Step("Inner process at gpu: what to act on",
+             "The first row of the paper's Table II for gpu: use local memory, do more per "
+             "thread.",
+             ["check", perfect, "--level", "gpu", "--severity", "suggestion", *big],
+             _to_act_on),
+        Step("The refinement series (Table II)",
+             "Each version acts on the feedback of the one before it, down to a leaf.",
+             ["report", str(matmul), *big], _compact_table),
     ]
     if not args.no_run:
         best_cpu = str(matmul / "x86_avx512_v3.mcpl")
         steps += [
-            (
-                f"Generate OpenCL from a leaf and run it ({args.size}³)",
-                "The perfect kernel translated to x86_avx512, compiled to OpenCL, run on the "
-                "device and verified against numpy.",
-                ["run", perfect, "--target", "x86_avx512", *run_sizes, "--verify", *device],
-            ),
-            (
-                "The refined CPU version on the same device",
-                "x86_avx512_v3: register blocking and cache panels, written at level "
-                "x86_avx512 after the feedback of the series; compare its rate with perfect's.",
-                ["run", best_cpu, "--target", "x86_avx512", *run_sizes, "--verify", *device],
-            ),
+            Step(f"OpenCL from a leaf, run and verified ({args.size}³)",
+                 "perfect translated to x86_avx512, compiled to OpenCL, checked against numpy.",
+                 ["run", perfect, "--target", "x86_avx512", *run_sizes, "--verify", *device]),
+            Step("The refined CPU version on the same device",
+                 "x86_avx512_v3 (register blocking, cache panels): compare its rate.",
+                 ["run", best_cpu, "--target", "x86_avx512", *run_sizes, "--verify", *device]),
         ]
     return steps
 
 
-def run(args: argparse.Namespace, main: Callable[[list[str]], int] | None = None) -> int:
+def run(args: argparse.Namespace, main: Callable[[list[str]], int] | None = None,
+        console: Console | None = None) -> int:
     if main is None:
         from mcl.cli import main as cli_main
 
         main = cli_main
-    console = Console(highlight=False)
+    if console is None:
+        console = Console(highlight=False)
+        console.width = min(console.width, MAX_WIDTH)
+    sizes = [f"{name}=2048" for name in ("n", "m", "p")]
+    demo = Demo(console, sizes)
     failed: list[str] = []
-    for number, (title, why, argv) in enumerate(_steps(args), start=1):
-        console.print(Rule(Text(f"{number}. {title}", style="bold")))
-        console.print(Text(why, style="italic"))
-        console.print(Text("$ mcl " + " ".join(_shorten(a) for a in argv), style="bold green"))
-        rc = main(argv)
-        if rc != 0:
-            failed.append(f"step {number} ({title}) exited with {rc}")
+    for number, step in enumerate(_steps(args, sizes), start=1):
+        console.print()
+        console.print(Rule(Text(f"{number}. {step.title}", style="bold"), align="left"))
+        console.print(Text(step.why, style="italic"))
+        command = "$ mcl " + " ".join(_shorten(a) for a in step.argv)
+        console.print(Text(command, style="bold green"), soft_wrap=True)
+        if step.show is None:
+            ok = main(step.argv) == 0
+        else:
+            ok = step.show(demo)
+            console.print(Text("(key messages; run the command above for the full output)",
+                               style="dim"))
+        if not ok:
+            failed.append(f"step {number} ({step.title}) failed")
+    console.print()
     console.print(Rule())
     if failed:
         for line in failed:
