@@ -1,6 +1,8 @@
-"""Evaluate host-side MCPL (sizes, counts, Fig. 9's dimension statements) in Python,
-with C's integer semantics (division and remainder truncate toward zero), as the
-generated C++ host code computes them."""
+"""Evaluate host-side MCPL (sizes, counts, Fig. 9's dimension statements) in Python, with
+MCPL's operator semantics (`mcl.mcpl.operators`, shared with the interpreter), as the
+generated C++ host code computes them. An operation MCPL leaves undefined (int overflow,
+a shift count outside 0..31, division by zero) or a size that is not a finite number is
+a diagnostic, not a guess."""
 
 from __future__ import annotations
 
@@ -8,8 +10,11 @@ import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+import numpy as np
+
 from mcl.codegen.plan import HostStmt, Launch
 from mcl.diagnostics import MclError, error
+from mcl.mcpl import operators as ops
 from mcl.mcpl.ast import (
     Assign,
     Binary,
@@ -29,57 +34,34 @@ from mcl.mcpl.ast import (
     walk,
 )
 
-Number = int | float
+Number = ops.Number
 
 
-def c_div(a: Number, b: Number) -> Number:
-    if isinstance(a, int) and isinstance(b, int):
-        if b == 0:
-            raise ZeroDivisionError("integer division by zero")
-        q = abs(a) // abs(b)
-        return q if (a >= 0) == (b >= 0) else -q
-    return a / b
+def _floating(x: Number) -> Number:
+    # C converts an int argument of a math function to double.
+    return x if ops.is_floating(x) else np.float64(x)
 
 
-def c_mod(a: Number, b: Number) -> Number:
-    if isinstance(a, int) and isinstance(b, int):
-        return a - c_div(a, b) * b  # type: ignore[operator]
-    return math.fmod(a, b)
+def _to_int(x: Number) -> int:
+    # C's cast truncates toward zero; a value outside the int range has no defined result.
+    return ops.int_result(int(x), f"toInt({x})")
 
 
-_BINARY: dict[str, Callable[[Number, Number], Number | bool]] = {
-    "+": lambda a, b: a + b,
-    "-": lambda a, b: a - b,
-    "*": lambda a, b: a * b,
-    "/": c_div,
-    "%": c_mod,
-    "<": lambda a, b: a < b,
-    "<=": lambda a, b: a <= b,
-    ">": lambda a, b: a > b,
-    ">=": lambda a, b: a >= b,
-    "==": lambda a, b: a == b,
-    "!=": lambda a, b: a != b,
-    "<<": lambda a, b: int(a) << int(b),
-    ">>": lambda a, b: int(a) >> int(b),
-    "&": lambda a, b: int(a) & int(b),
-    "|": lambda a, b: int(a) | int(b),
-    "^": lambda a, b: a**b,
-}
-
+# Host functions keep C's precision: float (np.float32) arguments give float results.
 _CALLS: dict[str, Callable[..., Number]] = {
-    "toFloat": float,
-    "toDouble": float,
-    "toInt": lambda x: int(x),  # truncates toward zero, as C's cast
+    "toFloat": np.float32,
+    "toDouble": np.float64,
+    "toInt": _to_int,
     "min": min,
     "max": max,
     "abs": abs,
-    "fabs": lambda x: abs(float(x)),
-    "sqrt": lambda x: math.sqrt(x),
-    "floor": lambda x: float(math.floor(x)),
-    "ceil": lambda x: float(math.ceil(x)),
-    "exp": math.exp,
-    "log": math.log,
-    "pow": lambda a, b: float(a) ** float(b),
+    "fabs": lambda x: abs(_floating(x)),
+    "sqrt": lambda x: np.sqrt(_floating(x)),
+    "floor": lambda x: np.floor(_floating(x)),
+    "ceil": lambda x: np.ceil(_floating(x)),
+    "exp": lambda x: np.exp(_floating(x)),
+    "log": lambda x: np.log(_floating(x)),
+    "pow": lambda a, b: ops.binary("^", _floating(a), _floating(b)),
 }
 
 
@@ -87,7 +69,7 @@ def evaluate(e: Expr, env: dict[str, Number]) -> Number:
     if isinstance(e, IntLit):
         return e.value
     if isinstance(e, FloatLit):
-        return e.value
+        return np.float32(e.value)  # an MCPL float literal is a float, as `0.5f` in C
     if isinstance(e, BoolLit):
         return e.value
     if isinstance(e, Name):
@@ -98,21 +80,19 @@ def evaluate(e: Expr, env: dict[str, Number]) -> Number:
         return env[e.name]
     if isinstance(e, Unary):
         v = evaluate(e.operand, env)
-        return (not v) if e.op == "!" else -v
+        if e.op == "!":
+            return not v
+        return _checked(lambda: ops.negate(v), e)
     if isinstance(e, Binary):
         if e.op == "&&":
             return bool(evaluate(e.left, env)) and bool(evaluate(e.right, env))
         if e.op == "||":
             return bool(evaluate(e.left, env)) or bool(evaluate(e.right, env))
         a, b = evaluate(e.left, env), evaluate(e.right, env)
-        try:
-            return _BINARY[e.op](a, b)
-        except ZeroDivisionError as exc:
-            raise MclError(
-                error("codegen-host-division", f"division by zero in a size: {exc}", e.span)
-            ) from exc
+        return _checked(lambda: ops.binary(e.op, a, b), e)
     if isinstance(e, Call) and e.func in _CALLS:
-        return _CALLS[e.func](*(evaluate(a, env) for a in e.args))
+        args = [evaluate(a, env) for a in e.args]
+        return _checked(lambda: _CALLS[e.func](*args), e)
     raise MclError(
         error(
             "codegen-host-expr",
@@ -120,6 +100,26 @@ def evaluate(e: Expr, env: dict[str, Number]) -> Number:
             getattr(e, "span", None),
         )
     )
+
+
+def _checked(compute: Callable[[], Number | bool], e: Expr) -> Number | bool:
+    """The result of one operation of `e`, or a diagnostic where MCPL defines none."""
+    try:
+        with np.errstate(all="ignore"):
+            value = compute()
+    except (ValueError, OverflowError) as exc:  # int() of NaN or inf
+        raise MclError(error("codegen-host-arith", f"{exc}, computing a size", e.span)) from None
+    except ops.IntegerDivisionByZero as exc:
+        raise MclError(
+            error("codegen-host-division", f"division by zero in a size: {exc}", e.span)
+        ) from None
+    except ops.OperatorError as exc:
+        raise MclError(error("codegen-host-arith", f"{exc}, computing a size", e.span)) from None
+    if ops.is_floating(value) and not math.isfinite(value):
+        raise MclError(
+            error("codegen-host-arith", f"a size is not a finite number ({value})", e.span)
+        )
+    return value
 
 
 def static_int(e: Expr, known: dict[str, Number] | None = None) -> int | None:
@@ -152,7 +152,8 @@ class HostInterpreter:
             self.assign(s, env)
         elif isinstance(s, IncDec):
             name = s.target.name  # type: ignore[union-attr]
-            env[name] = env[name] + (1 if s.op == "++" else -1)
+            old = env[name]
+            env[name] = _checked(lambda: ops.binary("+" if s.op == "++" else "-", old, 1), s)  # type: ignore[assignment, arg-type]
         elif isinstance(s, Block):
             self.run(s.stmts, env)
         elif isinstance(s, If):
@@ -178,7 +179,8 @@ class HostInterpreter:
         name = s.target.name  # type: ignore[union-attr]
         value = evaluate(s.value, env)
         if s.op != "=":
-            value = _BINARY[s.op[:-1]](env[name], value)  # type: ignore[assignment]
+            old = env[name]
+            value = _checked(lambda: ops.binary(ops.COMPOUND[s.op], old, value), s.value)  # type: ignore[assignment]
         env[name] = type(env[name])(value) if name in env else value
 
 
@@ -213,6 +215,8 @@ def static_host_values(stmts: Iterable[HostStmt], constants: Iterable[Decl]) -> 
 def _convert(t: object, value: Number) -> Number:
     if isinstance(t, Prim) and t.name in ("int", "byte"):
         return int(value)
-    if isinstance(t, Prim) and t.name in ("float", "double"):
-        return float(value)
+    if isinstance(t, Prim) and t.name == "float":
+        return np.float32(value)
+    if isinstance(t, Prim) and t.name == "double":
+        return np.float64(value)
     return value

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from mcl.diagnostics import MclError, Span, error
-from mcl.interp import operators as ops
 from mcl.interp.natives import NATIVES
 from mcl.interp.program import is_library_stub
 from mcl.interp.values import (
@@ -34,6 +33,7 @@ from mcl.interp.values import (
     wider,
 )
 from mcl.mcpl import ast
+from mcl.mcpl import operators as ops
 from mcl.mcpl.builtins import BUILTINS
 
 if TYPE_CHECKING:

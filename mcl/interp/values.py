@@ -1,7 +1,7 @@
 """How MCPL values live in the interpreter.
 
 - `int`, `byte`: Python `int` (C truncating division and remainder are implemented by the
-  operators in `mcl.interp.operators`); `bool`: Python `bool`.
+  operators in `mcl.mcpl.operators`); `bool`: Python `bool`.
 - `float`: `numpy.float32` scalars, so every operation rounds to single precision exactly
   as a device does; `double`: `numpy.float64` (IEEE semantics, division by zero gives inf).
 - Arrays: numpy arrays. A tiled array `int[2,2][3,3]` is one array of shape (2, 2, 3, 3):

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import partial
 
 from mcl.hdl.model import HardwareDescription, Parallelism, ParGroup, ParUnit, Quantity
 from mcl.mcpl import ast
+from mcl.mcpl import operators as ops
 
 # hdl.md 3.1: the parallelism block is named `hierarchy` (`parallelism hierarchy { ... }`).
 _DEFAULT_ROOT = "hierarchy"
@@ -78,29 +80,22 @@ class StaticInts:
             return _as_int(hwd.value(e.path)) if hwd is not None else None
         if isinstance(e, ast.Unary) and e.op == "-":
             v = self.value(e.operand)
-            return None if v is None else -v
-        if isinstance(e, ast.Binary) and e.op in _INT_OPS:
+            return None if v is None else _int_or_none(ops.negate, v)
+        if isinstance(e, ast.Binary) and e.op in ops.INT_OPS:
             left, right = self.value(e.left), self.value(e.right)
             if left is None or right is None:
                 return None
-            return _INT_OPS[e.op](left, right)
+            return _int_or_none(partial(ops.int_binary, e.op), left, right)
         return None
 
 
-def _c_div(a: int, b: int) -> int | None:
-    # MCPL integer division truncates toward zero, like C.
-    if b == 0:
+def _int_or_none(operation: Callable[..., int | float], *args: int) -> int | None:
+    """The value of an int operation, or None (not known) where MCPL defines none: a count
+    believed known wrongly could drop a guard, an unknown one only keeps it."""
+    try:
+        return int(operation(*args))
+    except ops.OperatorError:
         return None
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b >= 0) else -q
-
-
-_INT_OPS = {
-    "+": lambda a, b: a + b,
-    "-": lambda a, b: a - b,
-    "*": lambda a, b: a * b,
-    "/": _c_div,
-}
 
 
 def host_constants(function: ast.Function, module: ast.Module, statics: StaticInts) -> StaticInts:

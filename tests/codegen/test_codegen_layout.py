@@ -6,9 +6,10 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcl.codegen.host_eval import c_div, c_mod, evaluate, static_host_values
+from mcl.codegen.host_eval import evaluate, static_host_values
 from mcl.codegen.layout import flat_dims, index_chain, linear_offset
 from mcl.mcpl.ast import ArrayType, Index, IntLit, Name, Prim
+from mcl.mcpl.operators import c_div, c_mod
 from mcl.mcpl.parse import parse_source
 
 
