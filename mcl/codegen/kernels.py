@@ -302,10 +302,19 @@ class KernelEmitter:
     def _work_group_size_attribute(self, nd: NDRange) -> str:
         """reqd_work_group_size when the work-group size is a compile-time constant: the
         OpenCL compiler can then size registers and vectorise for it."""
-        sizes = [static_int(s, self.static_values) for s in nd.local] + [1] * (3 - len(nd.local))
-        if all(s is not None for s in sizes):
-            return f" __attribute__((reqd_work_group_size({', '.join(map(str, sizes))})))"
-        return ""
+        sizes: list[str] = []
+        for s in nd.local:
+            value = static_int(s, self.static_values)
+            if self._is_constant([s]):
+                # In terms of the named constants, so that a -D override of a constant
+                # (Kernel Tuner, mcl tune) changes the attribute with the launch.
+                sizes.append(self.printer.expr(s))
+            elif value is not None:
+                sizes.append(str(value))
+            else:
+                return ""
+        sizes += ["1"] * (3 - len(nd.local))
+        return f" __attribute__((reqd_work_group_size({', '.join(sizes)})))"
 
 
 def _mcpl(e: Expr) -> str:

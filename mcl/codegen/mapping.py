@@ -14,6 +14,8 @@ can be mapped to OpenCL and C++ constructs." That file is `<leaf>.opencl.toml`, 
     global = { address_space = "global", barrier = "global" }
     shared = { address_space = "local",  barrier = "local" }
     reg    = { address_space = "private" }
+    [codegen]                                # optional; defaults shown
+    unroll = 16                              # `#pragma unroll` on loops of <= 16 steps (0: off)
 
 Roles of a par_group (its foreach statements become):
   work-group  the work-groups of NDRange dimension `dim` (get_group_id)
@@ -44,6 +46,8 @@ ROLES = ("work-group", "work-item", "global", "loop")
 ADDRESS_SPACES = ("global", "local", "constant", "private")
 BARRIERS = ("local", "global", "local+global")
 DEVICE_TYPES = ("gpu", "cpu", "accelerator", "all")
+
+DEFAULT_UNROLL = 16
 
 # The OpenCL fence flags of each barrier kind in the mapping file.
 FENCE_FLAGS = {
@@ -78,6 +82,9 @@ class OpenCLMapping:
     device_type: str
     par_groups: dict[str, ParGroupMapping]
     spaces: dict[str, SpaceMapping]
+    # Loops whose trip count is a compile-time constant of at most this many steps get
+    # `#pragma unroll` (register tiles and micro-kernels stay in registers); 0: never.
+    unroll: int = DEFAULT_UNROLL
 
     def group(self, name: str) -> ParGroupMapping:
         return self.par_groups[name]
@@ -118,7 +125,7 @@ def parse_mapping(data: dict, file: str, hwd: HardwareDescription | None = None)
     and spaces named exist in it and that all of them are mapped."""
     problems: list[str] = []
     name = hwd.name if hwd is not None else str(data.get("hwd", Path(file).stem.split(".")[0]))
-    _unknown_keys(data, {"device_type", "par_groups", "spaces", "hwd"}, "", problems)
+    _unknown_keys(data, {"device_type", "par_groups", "spaces", "hwd", "codegen"}, "", problems)
     device_type = data.get("device_type", "all")
     if device_type not in DEVICE_TYPES:
         problems.append(f"device_type: '{device_type}' is not one of {', '.join(DEVICE_TYPES)}")
@@ -141,6 +148,12 @@ def parse_mapping(data: dict, file: str, hwd: HardwareDescription | None = None)
     for dim, roles in used_dims.items():
         if "global" in roles and roles - {"global", "loop"}:
             problems.append(f"par_groups: dimension {dim} mixes role 'global' with {sorted(roles)}")
+    codegen = _table(data, "codegen", problems)
+    _unknown_keys(codegen, {"unroll"}, "codegen.", problems)
+    unroll = codegen.get("unroll", DEFAULT_UNROLL)
+    if not isinstance(unroll, int) or isinstance(unroll, bool) or unroll < 0:
+        problems.append(f"codegen.unroll: {unroll!r} is not a trip count >= 0")
+        unroll = DEFAULT_UNROLL
     if problems:
         raise MclError(
             [error("codegen-mapping", f"{file}: {p}", _file_span(Path(file))) for p in problems]
@@ -151,6 +164,7 @@ def parse_mapping(data: dict, file: str, hwd: HardwareDescription | None = None)
         device_type=device_type,
         par_groups={k: v for k, v in groups.items() if v is not None},
         spaces={k: v for k, v in spaces.items() if v is not None},
+        unroll=unroll,
     )
 
 

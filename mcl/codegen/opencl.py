@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from mcl.codegen.c_expr import ExprPrinter, Needs, by_reference, instance_name
-from mcl.codegen.host_eval import static_host_values
+from mcl.codegen.host_eval import Number, static_host_values
 from mcl.codegen.kernels import KernelEmitter
 from mcl.codegen.layout import flat_dims, product
 from mcl.codegen.mapping import OpenCLMapping, load_mapping
@@ -96,10 +96,13 @@ def has_foreach(f: Function) -> bool:
 # ---------------------------------------------------------------------- program -> input
 
 
-def codegen_input(program: Any, target: str, library: Any) -> CodegenInput:
+def codegen_input(
+    program: Any, target: str, library: Any, overrides: Mapping[str, Number] | None = None
+) -> CodegenInput:
     """Gather a program (a `mcl.mcpl.loader.Program` or a lone `Module`) for code
     generation at leaf `target`: translate the main module down first if needed, and
-    replace description constants by their values."""
+    replace description constants by their values. `overrides` give named constants other
+    values (`mcl tune`, a `.tuned.toml`): as if the MCPL said so, host code included."""
     main: Module = program.main if hasattr(program, "main") else program
     others: list[Module] = [m for m in getattr(program, "modules", {}).values() if m is not main]
     if any(f.hwd != target and has_foreach(f) for f in main.functions):
@@ -115,7 +118,37 @@ def codegen_input(program: Any, target: str, library: Any) -> CodegenInput:
         types.update({t.name: t for t in m.types})
         constants = [c for c in constants if c.name not in {d.name for d in m.constants}]
         constants += list(m.constants)
+    if overrides:
+        constants = override_constants(constants, overrides)
     return CodegenInput(main, functions, types, tuple(constants), _access(program))
+
+
+def override_constants(constants: list[Decl], overrides: Mapping[str, Number]) -> list[Decl]:
+    """The top-level constants with the values of `overrides` (by name)."""
+    from dataclasses import replace
+
+    known = {c.name for c in constants}
+    for name in overrides:
+        if name not in known:
+            raise MclError(
+                error(
+                    "codegen-unknown-constant",
+                    f"the kernel has no top-level constant '{name}' to set",
+                    hint="named constants: " + (", ".join(sorted(known)) or "none"),
+                )
+            )
+    out = []
+    for c in constants:
+        if c.name in overrides:
+            value = overrides[c.name]
+            lit: IntLit | FloatLit = (
+                FloatLit(float(value), repr(float(value)), span=c.span)
+                if isinstance(value, float)
+                else IntLit(int(value), span=c.span)
+            )
+            c = replace(c, init=lit)
+        out.append(c)
+    return out
 
 
 def _access(program: Any) -> dict[str, dict[str, str]]:
@@ -189,6 +222,8 @@ class ModuleEmitter:
         self.uses_double = any(
             isinstance(n, Prim) and n.name == "double" for n in walk(self.source.module)
         )
+        # The values of the named constants (trip counts of loops to unroll).
+        self.constant_values = static_host_values((), self.source.constants)
 
     # ------------------------------------------------------------------ scopes
     def base_scope(self) -> Scope:
@@ -251,7 +286,8 @@ class ModuleEmitter:
 
     def constant_defines(self, functions: list[Function]) -> list[str]:
         """Top-level constants used by the generated code, as macros (usable as sizes of
-        private and __local arrays)."""
+        private and __local arrays), each defined only where the build options did not
+        define it already."""
         constants = {c.name: c for c in self.source.constants}
         used: set[str] = set()
         todo = [n.name for f in functions for n in walk(f) if isinstance(n, Name)]
@@ -269,8 +305,12 @@ class ModuleEmitter:
                     raise MclError(
                         error("codegen-constant", f"constant '{c.name}' has no value", c.span)
                     )
+                # Overridable with -D NAME=value when the kernel is built (Kernel Tuner
+                # prepends its #defines), so one source serves other tile sizes.
+                macro = Var(c.name, c.type).cname
                 lines.append(
-                    f"#define {Var(c.name, c.type).cname} ({printer.expr(c.init)}){where(c.span)}"
+                    f"#ifndef {macro}\n#define {macro} ({printer.expr(c.init)}){where(c.span)}"
+                    "\n#endif"
                 )
         return ["\n".join(lines) + "\n"] if lines else []
 
@@ -358,7 +398,9 @@ class ModuleEmitter:
         host_body, nests, host_vars = split_host(f)
         for hv in host_vars.values():
             scope.declare(hv)
-        body = BodyEmitter(self.printer(scope), self.mapping, self.spaces)
+        body = BodyEmitter(
+            self.printer(scope), self.mapping, self.spaces, constants=self.constant_values
+        )
         static = static_host_values(host_body, self.source.constants)
         emitter = KernelEmitter(f, self.mapping, body, param_args, host_vars, static)
         texts, kernels = [], []
@@ -432,7 +474,9 @@ class ModuleEmitter:
                 params.append(f"{element_type(p.type)} {var.cname}")  # type: ignore[arg-type]
         ret = "void" if f.ret == Prim("void") else element_type(f.ret)  # type: ignore[arg-type]
         signature = f"{ret} {instance_name(f.name, spaces)}({', '.join(params) or 'void'})"
-        body = BodyEmitter(self.printer(scope), self.mapping, self.spaces)
+        body = BodyEmitter(
+            self.printer(scope), self.mapping, self.spaces, constants=self.constant_values
+        )
         for s in f.body.stmts:
             if isinstance(s, Barrier):
                 raise MclError(
@@ -522,9 +566,11 @@ def generate_module(
     library: Any,
     mapping: OpenCLMapping | None = None,
     only: set[str] | None = None,
+    overrides: Mapping[str, Number] | None = None,
 ) -> GeneratedModule:
     """OpenCL source and launch plans for every function with foreach statements of the
-    main module of `program` (a loader Program or a Module), at leaf `target`."""
+    main module of `program` (a loader Program or a Module), at leaf `target`; named
+    constants take the values of `overrides` where given."""
     is_leaf = getattr(library, "is_leaf", None)
     if is_leaf is not None and not is_leaf(target):
         raise MclError(
@@ -536,7 +582,7 @@ def generate_module(
             )
         )
     hwd = library.get(target)
-    source = codegen_input(program, target, library)
+    source = codegen_input(program, target, library, overrides)
     return ModuleEmitter(source, hwd, mapping or load_mapping(hwd)).emit(only)
 
 

@@ -151,9 +151,12 @@ class RunResult:
 class Session:
     """A built program on one device; run any of the module's functions on it."""
 
-    def __init__(self, generated: GeneratedModule, device: Any = None):
+    def __init__(
+        self, generated: GeneratedModule, device: Any = None, options: tuple[str, ...] = ()
+    ):
         cl = _cl()
         self.generated = generated
+        self.options = tuple(options)  # extra build options, e.g. ("-DTILE=64",)
         self.device = device if device is not None else select_device()
         self.context = cl.Context([self.device])
         self.queue = cl.CommandQueue(
@@ -169,7 +172,8 @@ class Session:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # compiler chatter is not the user's problem
-                return cl.Program(self.context, self.generated.opencl).build(options=list(options))
+                program = cl.Program(self.context, self.generated.opencl)
+                return program.build(options=[*self.options, *options])
         except cl.RuntimeError as exc:
             raise MclError(
                 error(
@@ -227,24 +231,7 @@ class Session:
         return self.kernels[key, k.name]
 
     def _environment(self, plan: FunctionPlan, args: dict[str, Any]) -> dict[str, Number]:
-        env: dict[str, Number] = {}
-        for c in self.generated.constants:
-            if c.init is not None:
-                try:
-                    env[c.name] = evaluate(c.init, env)
-                except MclError:
-                    pass  # a constant the host does not need
-        for p in plan.params:
-            if p.name not in args:
-                raise MclError(
-                    error(
-                        "run-missing-argument", f"no value for parameter '{p.name}' of {plan.name}"
-                    )
-                )
-            if not p.is_array and not p.is_struct:
-                value = args[p.name]
-                env[p.name] = int(value) if p.element in ("int", "byte") else float(value)
-        return env
+        return launch_environment(self.generated, plan, args)
 
     def _array(self, p: ParamPlan, args: dict[str, Any], env: dict[str, Number]) -> np.ndarray:
         value = np.asarray(args[p.name])
@@ -298,6 +285,30 @@ class Session:
                 kernel.set_arg(i, np.array(value, dtype=numpy_dtype(a.element)))
         global_size = [g * s for g, s in zip(groups, local, strict=True)]
         return cl.enqueue_nd_range_kernel(self.queue, kernel, global_size, local)
+
+
+def launch_environment(
+    generated: GeneratedModule, plan: FunctionPlan, args: dict[str, Any]
+) -> dict[str, Number]:
+    """The values the host code starts from: the named constants and the scalar arguments."""
+    env: dict[str, Number] = {}
+    for c in generated.constants:
+        if c.init is not None:
+            try:
+                env[c.name] = evaluate(c.init, env)
+            except MclError:
+                pass  # a constant the host does not need
+    for p in plan.params:
+        if p.name not in args:
+            raise MclError(
+                error(
+                    "run-missing-argument", f"no value for parameter '{p.name}' of {plan.name}"
+                )
+            )
+        if not p.is_array and not p.is_struct:
+            value = args[p.name]
+            env[p.name] = int(value) if p.element in ("int", "byte") else float(value)
+    return env
 
 
 def build_options(k: KernelPlan, env: dict[str, Number]) -> tuple[str, ...]:

@@ -13,9 +13,12 @@ from pathlib import Path
 
 from mcl.codegen.c_expr import ExprPrinter
 from mcl.codegen.c_names import c_name, opencl_type
+from mcl.codegen.host_eval import Number
 from mcl.codegen.layout import flat_dims, product
 from mcl.codegen.mapping import FENCE_FLAGS, OpenCLMapping
 from mcl.codegen.scope import Var
+from mcl.codegen.unroll import constant_count as _constant_count
+from mcl.codegen.unroll import for_trip_count, wants_unroll
 from mcl.diagnostics import MclError, Span, error
 from mcl.mcpl.ast import (
     ArrayType,
@@ -101,6 +104,8 @@ class BodyEmitter:
     lines: list[str] = field(default_factory=list)
     # Macros for private array sizes the host sets at build time, with their size.
     specialised: list[tuple[str, Expr]] = field(default_factory=list)
+    # Values of the named constants (for trip counts of loops to unroll).
+    constants: dict[str, Number] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ helpers
     def line(self, indent: int, text: str, span: Span | None = None) -> None:
@@ -149,6 +154,7 @@ class BodyEmitter:
                 self.body(s.orelse, indent + 1)
             self.line(indent, "}")
         elif isinstance(s, For):
+            self.unroll_pragma(for_trip_count(s, self.constants, self.is_constant), indent)
             with self.nested():
                 self.line(indent, f"for ({self.for_header(s)}) {{", s.span)
                 self.body(s.body, indent + 1)
@@ -172,6 +178,15 @@ class BodyEmitter:
                     getattr(s, "span", None),
                 )
             )
+
+    def is_constant(self, name: str) -> bool:
+        var = self.printer.scope.find(name)
+        return var is not None and var.kind == "constant"
+
+    def unroll_pragma(self, trip: int | None, indent: int) -> None:
+        """`#pragma unroll` before a loop of a small constant trip count (unroll.py)."""
+        if wants_unroll(trip, self.mapping.unroll):
+            self.line(indent, f"#pragma unroll  // {trip} steps")
 
     def assignment(self, s: Assign) -> str:
         target, value = self.x(s.target), self.x(s.value)
@@ -227,6 +242,8 @@ class BodyEmitter:
                     s.span,
                 )
             )
+        count_value = _constant_count(s.count, self.constants, self.is_constant)
+        self.unroll_pragma(count_value, indent)
         with self.nested():
             var = self.printer.scope.declare(Var(s.var, Prim("int"), kind="index"))
             count = self.x(s.count)

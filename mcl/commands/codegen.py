@@ -38,6 +38,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="DIR",
         help="folder for the generated files (default: MODULE_LEAF)",
     )
+    p.add_argument(
+        "--no-tuned",
+        action="store_true",
+        help="ignore the kernel's .tuned.toml (mcl tune) and use the constants as written",
+    )
     add_include_argument(p)
     add_hwd_path_argument(p)
     p.set_defaults(func=run)
@@ -61,7 +66,14 @@ def run(args: argparse.Namespace) -> int:
 
     library = library_from_args(args)
     program = load_checked(args.file, args.include_dirs, library)
-    generated = generate_module(program, args.target, library)
+    from mcl.tune.tuned_file import best_tuned, describe_tuned
+
+    # No device here: the entry for the leaf, any device (the last written wins).
+    config = None if args.no_tuned else best_tuned(args.file, args.target)
+    if config is not None:
+        print(describe_tuned(config, args.file))
+    overrides = config.constants if config is not None else None
+    generated = generate_module(program, args.target, library, overrides=overrides)
     if not generated.functions:
         raise MclError(
             error(

@@ -79,6 +79,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="with --target: run N times and report the median kernel time (default 1)",
     )
     p.add_argument(
+        "--no-tuned",
+        action="store_true",
+        help="with --target: ignore the kernel's .tuned.toml (mcl tune) and use the constants "
+        "as written",
+    )
+    p.add_argument(
         "-D",
         dest="defines",
         action="append",
@@ -172,12 +178,25 @@ def finish(prepared: PreparedRun, results: dict[str, Any], how: str, seconds: fl
     return 0 if ok else 1
 
 
-def execute_opencl(prepared: PreparedRun, target: str, device: str | None, repeat: int) -> Any:
-    """Generate OpenCL from leaf `target` and run it through pyopencl (mcl.codegen)."""
+def execute_opencl(
+    prepared: PreparedRun, target: str, device: str | None, repeat: int, tuned: bool = True
+) -> Any:
+    """Generate OpenCL from leaf `target` and run it through pyopencl (mcl.codegen), with
+    the constants of the kernel's `.tuned.toml` for this device and sizes when present."""
     from mcl.codegen import Session, generate_module, select_device
+    from mcl.codegen.mapping import load_mapping
+    from mcl.codegen.runner import describe
+    from mcl.tune.tuned_file import best_tuned, describe_tuned
 
-    generated = generate_module(prepared.program, target, prepared.library)
-    chosen = select_device(device, generated.device_type)
+    mapping = load_mapping(prepared.library.get(target))
+    chosen = select_device(device, mapping.device_type)
+    config = (
+        best_tuned(prepared.path, target, describe(chosen), prepared.sizes) if tuned else None
+    )
+    if config is not None:
+        print(describe_tuned(config, prepared.path))
+    overrides = config.constants if config is not None else None
+    generated = generate_module(prepared.program, target, prepared.library, overrides=overrides)
     return Session(generated, chosen).run(prepared.function, prepared.args, repeat)
 
 
@@ -203,7 +222,9 @@ def run(args: argparse.Namespace) -> int:
         if args.repeat < 1:
             raise MclError(error("run-repeat", "--repeat needs a positive count", None))
         prepared = prepare(args)
-        result = execute_opencl(prepared, args.target, args.device, args.repeat)
+        result = execute_opencl(
+            prepared, args.target, args.device, args.repeat, not args.no_tuned
+        )
         report_opencl(prepared, args.target, result, args.repeat)
         if not args.verify:
             return 0

@@ -57,10 +57,10 @@ def can_reach(library: Any, level: str, leaf: str) -> bool:
     return level == leaf or level in library.ancestors(leaf)
 
 
-def prepare_session(program: Any, function: str, leaf: str, library: Any, device: Any
-                    ) -> tuple[Any, str | None]:
+def prepare_session(program: Any, function: str, leaf: str, library: Any, device: Any,
+                    overrides: Mapping[str, Any] | None = None) -> tuple[Any, str | None]:
     """A codegen Session with `function` of `program` (any level at or above `leaf`)
-    built for `device`, or (None, why not)."""
+    built for `device` (named constants set by `overrides`), or (None, why not)."""
     from mcl.codegen import Session, generate_module
 
     try:
@@ -71,11 +71,25 @@ def prepare_session(program: Any, function: str, leaf: str, library: Any, device
             from mcl.translate import translate_program
 
             program = translate_program(program, leaf, library).program
-        return Session(generate_module(program, leaf, library), device), None
+        generated = generate_module(program, leaf, library, overrides=overrides)
+        return Session(generated, device), None
     except MclError as exc:
         return None, exc.diagnostics[0].message.splitlines()[0]
     except device_errors() as exc:
         return None, f"the device refused to build it: {exc}"
+
+
+def tuned_overrides(program: Any, leaf: str, device: Any, args: Mapping[str, Any]
+                    ) -> dict[str, Any] | None:
+    """The constants `mcl tune` found best for this kernel file, leaf, device and sizes
+    (the nearest tuned sizes), or None."""
+    from mcl.codegen.runner import describe
+    from mcl.tune.tuned_file import best_tuned
+
+    file = getattr(getattr(program, "main", None), "file", None)
+    sizes = {k: int(v) for k, v in args.items() if isinstance(v, int) and not isinstance(v, bool)}
+    config = best_tuned(file, leaf, describe(device), sizes) if file else None
+    return dict(config.constants) if config is not None else None
 
 
 def rate_of(work: tuple[float, str] | None, seconds: float) -> tuple[float | None, str]:
@@ -89,12 +103,14 @@ def rate_of(work: tuple[float, str] | None, seconds: float) -> tuple[float | Non
 def measure_program(program: Any, function: str, leaf: str, library: Any,
                     args: Mapping[str, Any], device: Any, *, repeat: int = 3,
                     reference: Any = None, expected: Mapping[str, Any] | None = None,
-                    work: tuple[float, str] | None = None) -> Measurement:
+                    work: tuple[float, str] | None = None, tuned: bool = True) -> Measurement:
     """Run `function` of `program` (any level at or above `leaf`) on `device`, `repeat`
-    times; compare the outputs with `expected` when given (mcl.verify)."""
+    times; compare the outputs with `expected` when given (mcl.verify). With `tuned`, the
+    constants of the kernel's `.tuned.toml` for this device and sizes are used."""
     from mcl.codegen.runner import describe
 
-    session, problem = prepare_session(program, function, leaf, library, device)
+    overrides = tuned_overrides(program, leaf, device, args) if tuned else None
+    session, problem = prepare_session(program, function, leaf, library, device, overrides)
     if session is None:
         return Measurement(leaf, problem=problem)
     try:

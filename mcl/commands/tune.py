@@ -1,0 +1,204 @@
+"""`mcl tune FILE --target LEAF [--device SPEC] [-D name=value ...] [--param NAME=v1,v2 ...]
+[--strategy NAME] [--max-fevals N] [--progress] [--no-cache]`: search the kernel's named
+constants for the fastest configuration whose outputs match the numpy reference, and
+write it to FILE's `.tuned.toml` (docs/tuning.md)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from mcl.commands.options import add_include_argument
+from mcl.diagnostics import MclError, Span, error
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from mcl.hdl.library import add_hwd_path_argument
+
+    p = sub.add_parser(
+        "tune",
+        help="search a kernel's named constants for the fastest correct configuration",
+        description=(
+            "Try the values of the kernel's named constants given by `// tune:` comments "
+            "and --param, skip configurations that break `// require:` rules or the "
+            "description's limits, run the others on an OpenCL device (Kernel Tuner), "
+            "verify each against the numpy reference, and write the fastest verified one "
+            "to FILE's .tuned.toml, which mcl run, codegen and report then use."
+        ),
+    )
+    p.add_argument("file", metavar="FILE", help="MCPL kernel (.mcpl)")
+    p.add_argument("--target", required=True, metavar="LEAF", help="leaf description")
+    p.add_argument("--device", metavar="SPEC", help="OpenCL device (as mcl run --device)")
+    p.add_argument(
+        "-D",
+        dest="defines",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a size of the reference, e.g. -D n=4096 (repeatable)",
+    )
+    p.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=V1,V2,...",
+        help="values to try for a named constant (repeatable; replaces its // tune: values)",
+    )
+    p.add_argument(
+        "--strategy",
+        default="brute_force",
+        metavar="NAME",
+        help="Kernel Tuner strategy: brute_force (default), random_sample, "
+        "genetic_algorithm, bayes_opt, ...",
+    )
+    p.add_argument(
+        "--max-fevals",
+        type=int,
+        metavar="N",
+        help="evaluate at most N configurations (strategies other than brute_force)",
+    )
+    p.add_argument(
+        "--iterations",
+        type=int,
+        default=7,
+        metavar="N",
+        help="timed runs per configuration (default 7)",
+    )
+    p.add_argument("--progress", action="store_true", help="show a progress bar")
+    p.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="do not read or write Kernel Tuner's cache beside the kernel",
+    )
+    p.add_argument("--no-write", action="store_true", help="do not write the .tuned.toml")
+    p.add_argument("--seed", type=int, default=0, help="seed of the input generator")
+    add_include_argument(p)
+    add_hwd_path_argument(p)
+    p.set_defaults(func=run)
+
+
+def parse_params(items: list[str]) -> dict[str, list[int | float]]:
+    from mcl.tune.space import parse_values
+
+    params: dict[str, list[int | float]] = {}
+    for item in items:
+        name, sep, values = item.partition("=")
+        if not sep or not name.strip():
+            raise MclError(
+                error(
+                    "tune-param",
+                    f"--param {item}: expected NAME=V1,V2,...",
+                    hint="e.g. --param TILE_K=8,16",
+                )
+            )
+        params[name.strip()] = parse_values(values, f"--param {name.strip()}")
+    return params
+
+
+def run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from mcl.codegen import select_device
+    from mcl.codegen.mapping import load_mapping
+    from mcl.commands.codegen import load_checked
+    from mcl.hdl.library import library_from_args
+    from mcl.tune.search import run_search
+    from mcl.tune.space import space_from_source
+    from mcl.tune.tuned_file import TunedConfig, tuned_path, write_tuned
+    from mcl.verify import (
+        expected_outputs,
+        load_reference,
+        make_inputs,
+        parse_defines,
+        reference_for,
+    )
+
+    path = Path(args.file)
+    library = library_from_args(args)
+    program = load_checked(path, args.include_dirs, library)
+    reference = load_reference(reference_for(path))
+    sizes, inputs = make_inputs(reference, parse_defines(args.defines, reference.sizes), args.seed)
+    expected = expected_outputs(reference, inputs)
+    space = space_from_source(program.main, path, parse_params(args.param))  # type: ignore[attr-defined]
+    if not space.params:
+        raise MclError(
+            error(
+                "tune-nothing",
+                f"{path.name} names no values to try",
+                Span.point(str(path), 1, 1),
+                hint="add `// tune: 4, 8, 16` above a constant, or give --param NAME=4,8,16",
+            )
+        )
+    mapping = load_mapping(library.get(args.target))
+    device = select_device(args.device, mapping.device_type)
+    options = {"max_fevals": args.max_fevals} if args.max_fevals else None
+    result = run_search(
+        program,
+        path,
+        reference.function,
+        args.target,
+        library,
+        device,
+        space,
+        reference,
+        sizes,
+        inputs,
+        expected,
+        args.strategy,
+        options,
+        args.iterations,
+        args.progress,
+        not args.no_cache,
+    )
+    console = Console(highlight=False)
+    built = result.space
+    size_text = " ".join(f"{k}={v}" for k, v in sizes.items())
+    console.print(
+        f"{reference.function} ({args.target}) on {size_text}, {result.device}: "
+        f"{len(built.candidates) + len(built.ruled_out)} configurations, "
+        f"{len(built.ruled_out)} ruled out, {len(result.evaluated)} run, "
+        f"{len(result.wrong)} with wrong outputs",
+        soft_wrap=True,
+    )
+    for key, reasons in list(built.ruled_out.items())[:5]:
+        config = ", ".join(f"{n}={v}" for n, v in zip(built.names, key, strict=True))
+        console.print(f"  ruled out {config}: {'; '.join(reasons)}", soft_wrap=True)
+    if len(built.ruled_out) > 5:
+        console.print(f"  ... and {len(built.ruled_out) - 5} more")
+    work = reference.work(sizes)
+    table = Table(title="fastest verified configurations")
+    for n in built.names:
+        table.add_column(n, justify="right")
+    table.add_column("time (ms)", justify="right")
+    if work:
+        table.add_column("GFLOP/s" if work[1] == "FLOP" else "GB/s", justify="right")
+    ranked = sorted((r for r in result.evaluated if r.get("verified")), key=lambda r: r["time"])
+    for r in ranked[:10]:
+        row = [str(r[n]) for n in built.names] + [f"{r['time']:.3f}"]
+        if work:
+            row.append(f"{work[0] / (r['time'] * 1e-3) * 1e-9:.1f}")
+        table.add_row(*row)
+    console.print(table)
+    if result.best is None:
+        console.print("[bold red]no configuration ran and verified; nothing written[/]")
+        return 1
+    best = ", ".join(f"{k} = {v}" for k, v in result.best.items())
+    console.print(f"[bold green]best: {best} ({result.best_time_ms:.3f} ms)[/]")
+    if not args.no_write:
+        written = write_tuned(
+            path,
+            TunedConfig(
+                args.target,
+                result.device,
+                reference.function,
+                dict(sizes),
+                dict(result.best),
+                result.best_time_ms,
+                {"strategy": args.strategy, "evaluated": len(result.evaluated)},
+            ),
+        )
+        console.print(f"written to {written}", soft_wrap=True)
+    else:
+        console.print(f"not written ({tuned_path(path)} unchanged)")
+    return 0

@@ -1,0 +1,387 @@
+"""`mcl tune`: find the fastest correct values of a kernel's named constants with Kernel
+Tuner (PyPI `kernel-tuner`, its OpenCL backend through pyopencl).
+
+mcl does what only it can do, per configuration: generate the OpenCL with the constants
+set (`generate_module(..., overrides=...)`), run the host code to get the NDRange and the
+host-computed kernel arguments, and rule configurations out by the kernel's `require:`
+rules and the description's limits (space.py). Kernel Tuner does the rest: the search
+strategy (brute force, random, genetic, Bayesian, ...), compiling, timing with OpenCL
+events, and the cache file that makes a second run instant. The source is handed to
+Kernel Tuner as a code generator (a function of the configuration), the launch sizes and
+host-computed arguments as functions of the configuration (`problem_size`, `grid_div_*`,
+`Tunable` arguments), and the work-group size, which Kernel Tuner reads from parameters
+named block_size_x/y/z, as parameters tied to the configuration by a restriction.
+
+Every configuration's outputs are compared with the numpy reference before its time
+counts: a configuration with wrong outputs gets an infinite `time_verified`, the
+objective the strategies minimise, and is never chosen.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mcl.codegen.c_names import numpy_dtype
+from mcl.codegen.host_eval import HostInterpreter, Number, evaluate
+from mcl.diagnostics import MclError, error
+from mcl.tune.space import SearchSpace, constant_values, description_problems, rule_problems
+
+Key = tuple[Number, ...]
+BLOCK_NAMES = ("block_size_x", "block_size_y", "block_size_z")
+OBJECTIVE = "time_verified"
+
+
+@dataclass
+class Candidate:
+    """One configuration that the rules allow: its code and launch."""
+
+    config: dict[str, Number]
+    source: str
+    groups: tuple[int, ...]
+    local: tuple[int, int, int]
+    host_values: dict[str, Number]
+
+
+@dataclass
+class Space:
+    names: list[str]
+    candidates: dict[Key, Candidate] = field(default_factory=dict)
+    ruled_out: dict[Key, list[str]] = field(default_factory=dict)
+
+    def key(self, params: Mapping[str, Any]) -> Key:
+        return tuple(params[n] for n in self.names)
+
+
+@dataclass
+class TuneResult:
+    best: dict[str, Number] | None
+    best_time_ms: float | None
+    evaluated: list[dict[str, Any]]
+    wrong: list[Key]
+    space: Space
+    device: str
+
+
+def kernel_tuner() -> Any:
+    try:
+        import kernel_tuner
+    except ImportError as exc:
+        raise MclError(
+            error(
+                "tune-no-kernel-tuner",
+                "mcl tune needs Kernel Tuner, which is not installed",
+                hint='pip install "mcl[tune]" (or pip install kernel-tuner)',
+            )
+        ) from exc
+    return kernel_tuner
+
+
+def build_space(
+    program: Any,
+    function: str,
+    target: str,
+    library: Any,
+    space: SearchSpace,
+    args: Mapping[str, Any],
+) -> Space:
+    """Generate every configuration of `space`; keep those the rules and the description
+    allow (with their code and launch) and say why the others are ruled out."""
+    from mcl.codegen import generate_module
+    from mcl.codegen.mapping import load_mapping
+    from mcl.codegen.opencl import codegen_input
+    from mcl.codegen.runner import build_options, launch_environment
+
+    hwd = library.get(target)
+    mapping = load_mapping(hwd)
+    constants = list(codegen_input(program, target, library).constants)
+    out = Space(list(space.params))
+    for config in space.configurations():
+        key = out.key(config)
+        values = constant_values(constants, config)
+        problems = rule_problems(space, values)
+        if problems:
+            out.ruled_out[key] = problems
+            continue
+        try:
+            generated = generate_module(program, target, library, mapping, overrides=config)
+        except MclError as exc:
+            out.ruled_out[key] = [f"code generation: {exc.diagnostics[0].message}"]
+            continue
+        plan = generated.function(function)
+        if plan is None:
+            raise MclError(error("tune-function", f"no kernel function '{function}'"))
+        if len(plan.kernels) != 1:
+            raise MclError(
+                error(
+                    "tune-kernels",
+                    f"'{function}' has {len(plan.kernels)} kernels; mcl tune handles functions "
+                    "of one kernel (one top-level foreach nest)",
+                )
+            )
+        kernel = plan.kernels[0]
+        if any(a.kind == "local" for a in kernel.args):
+            raise MclError(
+                error(
+                    "tune-local-args",
+                    f"'{function}' has __local memory sized by the host; mcl tune needs "
+                    "shared memory of a size made of constants",
+                )
+            )
+        env = launch_environment(generated, plan, dict(args))
+        launches = _launches(plan, env)
+        if len(launches) != 1:
+            raise MclError(
+                error(
+                    "tune-kernels",
+                    f"'{function}' launches its kernel {len(launches)} times; "
+                    "mcl tune handles one launch",
+                )
+            )
+        launch = launches[0]
+        problems = description_problems(generated, hwd, mapping, launch, function)
+        if problems:
+            out.ruled_out[key] = problems
+            continue
+        groups = tuple(int(evaluate(g, launch)) for g in kernel.groups)
+        local = [int(evaluate(s, launch)) for s in kernel.local] + [1] * (3 - len(kernel.local))
+        defines = "".join(
+            f"#define {d[2:].replace('=', ' ', 1)}\n" for d in build_options(kernel, launch)
+        )
+        host = {a.name: launch[a.name] for a in kernel.args if a.kind == "host"}
+        out.candidates[key] = Candidate(
+            config, defines + generated.opencl, groups, (local[0], local[1], local[2]), host
+        )
+    return out
+
+
+def _launches(plan: Any, env: Mapping[str, Number]) -> list[dict[str, Number]]:
+    """The host values at each kernel launch of `plan` (running its host code)."""
+    launches: list[dict[str, Number]] = []
+    HostInterpreter(lambda _k, values: launches.append(dict(values))).run(plan.host_body, dict(env))
+    return launches
+
+
+def _kernel_arguments(
+    kernel: Any, space: Space, args: Mapping[str, Any], plan: Any
+) -> tuple[list[Any], list[Any], list[str | None]]:
+    """Kernel Tuner's argument list, its answer skeleton and the parameter name per position."""
+    from kernel_tuner.accuracy import Tunable
+
+    arguments: list[Any] = []
+    names: list[str | None] = []
+    for a in kernel.args:
+        if a.kind == "buffer":
+            value = np.ascontiguousarray(args[a.name], dtype=numpy_dtype(a.element)).reshape(-1)
+            arguments.append(value.copy())
+            written = plan.param(a.name).written
+            names.append(a.name if written else None)
+        elif a.kind == "scalar":
+            arguments.append(np.array(args[a.name], dtype=numpy_dtype(a.element))[()])
+            names.append(None)
+        else:  # host: computed per configuration
+            dtype = numpy_dtype(a.element)
+            options = {
+                k: np.array(c.host_values[a.name], dtype=dtype)[()]
+                for k, c in space.candidates.items()
+            }
+            arguments.append(Tunable(space.key, options))
+            names.append(None)
+    return arguments, [None] * len(arguments), names
+
+
+class _Progress:
+    """A Kernel Tuner observer that advances a rich progress bar once per configuration
+    benchmarked (get_results is called once per configuration)."""
+
+    def __new__(cls, advance: Callable[[], None]) -> Any:
+        from kernel_tuner.observers.observer import BenchmarkObserver
+
+        class Observer(BenchmarkObserver):  # type: ignore[misc]
+            def after_finish(self) -> None:
+                pass
+
+            def get_results(self) -> dict[str, Any]:
+                advance()
+                return {}
+
+        return Observer()
+
+
+def cache_file(
+    kernel: Path, target: str, device: str, sizes: Mapping[str, int], space: Space
+) -> Path:
+    """Beside the kernel, one file per (source, leaf, device, sizes, space)."""
+    digest = hashlib.sha1(
+        "\n".join(
+            [
+                kernel.read_text(encoding="utf-8") if kernel.is_file() else "",
+                target,
+                device,
+                repr(sorted(sizes.items())),
+                repr(space.names),
+                repr(sorted(space.candidates)),
+            ]
+        ).encode()
+    ).hexdigest()[:12]
+    safe = re.sub(r"[^A-Za-z0-9]+", "-", device).strip("-")[:40]
+    return kernel.with_name(f".{kernel.stem}.tune-cache") / f"{target}-{safe}-{digest}.json"
+
+
+def run_search(
+    program: Any,
+    kernel_path: Path,
+    function: str,
+    target: str,
+    library: Any,
+    device: Any,
+    space: SearchSpace,
+    reference: Any,
+    sizes: dict[str, int],
+    args: dict[str, Any],
+    expected: dict[str, np.ndarray],
+    strategy: str = "brute_force",
+    strategy_options: dict[str, Any] | None = None,
+    iterations: int = 7,
+    progress: bool = False,
+    use_cache: bool = True,
+) -> TuneResult:
+    kt = kernel_tuner()
+    from mcl.codegen import generate_module
+    from mcl.codegen.runner import describe, list_devices
+    from mcl.verify import verify
+
+    built = build_space(program, function, target, library, space, args)
+    if not built.candidates:
+        return TuneResult(None, None, [], [], built, describe(device))
+    first = next(iter(built.candidates.values()))
+    generated = generate_module(program, target, library, overrides=first.config)
+    plan = generated.function(function)
+    kernel = plan.kernels[0]
+    arguments, answer, names = _kernel_arguments(kernel, built, args, plan)
+    # The answer Kernel Tuner hands to `check`: only the written arrays (any non-None value
+    # makes Kernel Tuner copy that argument back).
+    answer = [expected[n].reshape(-1) if n in expected else None for n in names]
+
+    wrong: set[Key] = set()
+    checked: dict[Key, bool] = {}
+    current: dict[str, Key] = {}
+
+    def check(answer: list[Any], result_host: list[Any], atol: float | None = None) -> bool:
+        outputs = {
+            n: np.asarray(r).reshape(np.shape(expected[n]))
+            for n, r in zip(names, result_host, strict=True)
+            if n is not None and n in expected and r is not None
+        }
+        ok = all(c.ok for c in verify(reference, expected, outputs, sizes))
+        key = current.get("key")
+        if key is not None:
+            checked[key] = ok
+            if not ok:
+                wrong.add(key)
+        return True  # a wrong configuration is kept out by the objective, not by aborting
+
+    def source(params: Mapping[str, Any] | None) -> str:
+        if params is None:
+            return first.source
+        key = built.key(params)
+        current["key"] = key
+        return built.candidates[key].source
+
+    def allowed(p: Mapping[str, Any]) -> bool:
+        c = built.candidates.get(built.key(p))
+        return c is not None and tuple(p[n] for n in BLOCK_NAMES) == c.local
+
+    tune_params: dict[str, list[Any]] = {n: list(v) for n, v in space.params.items()}
+    for d, name in enumerate(BLOCK_NAMES):
+        tune_params[name] = sorted({c.local[d] for c in built.candidates.values()})
+
+    def verified_time(p: Mapping[str, Any]) -> float:
+        key = built.key(p)
+        ok = checked.get(key, bool(p.get("verified", 0)))
+        return float(p["time"]) if ok and isinstance(p.get("time"), float) else math.inf
+
+    def verified_flag(p: Mapping[str, Any]) -> int:
+        return int(checked.get(built.key(p), bool(p.get("verified", 0))))
+
+    platform_index, device_index = 0, 0
+    for info, d in list_devices():
+        if d == device:
+            platform_index, device_index = info.platform_index, info.device_index
+    cache = cache_file(kernel_path, target, describe(device), sizes, built) if use_cache else None
+    if cache is not None:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+
+    total = len(built.candidates)
+    if strategy_options and "max_fevals" in strategy_options:
+        total = min(total, int(strategy_options["max_fevals"]))
+    observers = []
+    bar = None
+    if progress:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+        bar = Progress(
+            "[progress.description]{task.description}",
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+        )
+        task = bar.add_task(f"tuning {function} on {describe(device)}", total=total)
+        observers.append(_Progress(lambda: bar.advance(task)))  # type: ignore[union-attr]
+
+    def problem_size(p: Mapping[str, Any]) -> tuple[int, ...]:
+        c = built.candidates[built.key(p)]
+        return tuple(g * s for g, s in zip(c.groups, c.local, strict=False))
+
+    def divisor(d: int) -> Callable[[Mapping[str, Any]], int]:
+        return lambda p: built.candidates[built.key(p)].local[d]
+
+    import contextlib
+    import io
+
+    context = bar if bar is not None else contextlib.nullcontext()
+    with context, contextlib.redirect_stdout(io.StringIO()):
+        results, _env = kt.tune_kernel(
+            kernel.name,
+            source,
+            problem_size,
+            arguments,
+            tune_params,
+            grid_div_x=divisor(0),
+            grid_div_y=divisor(1),
+            grid_div_z=divisor(2),
+            restrictions=allowed,
+            answer=answer,
+            verify=check,
+            lang="OpenCL",
+            platform=platform_index,
+            device=device_index,
+            iterations=iterations,
+            block_size_names=list(BLOCK_NAMES),
+            quiet=True,
+            strategy=strategy,
+            strategy_options=strategy_options or None,
+            cache=str(cache) if cache is not None else None,
+            metrics={"verified": verified_flag, OBJECTIVE: verified_time},
+            objective=OBJECTIVE,
+            objective_higher_is_better=False,
+        )
+    evaluated = [r for r in results if isinstance(r.get("time"), float)]
+    wrong_keys = sorted({built.key(r) for r in evaluated if not r.get("verified")} | wrong, key=str)
+    good = [r for r in evaluated if r.get("verified") and math.isfinite(r.get(OBJECTIVE, math.inf))]
+    best = min(good, key=lambda r: r["time"]) if good else None
+    return TuneResult(
+        {n: best[n] for n in built.names} if best else None,
+        float(best["time"]) if best else None,
+        evaluated,
+        wrong_keys,
+        built,
+        describe(device),
+    )

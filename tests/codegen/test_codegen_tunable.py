@@ -1,0 +1,122 @@
+"""Code that does not depend on the OpenCL compiler's mood (issue 15): `#pragma unroll`
+on loops of a small constant trip count, named constants as overridable macros, and
+constant overrides at generation time (what `mcl tune` and `.tuned.toml` files use)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mcl.codegen import Session, generate_module
+from mcl.diagnostics import MclError
+from mcl.mcpl.loader import load_program
+from mcl.resources import kernels_dir
+
+from .support import generate, library, load
+
+TILED = """
+const int TILE = 4;
+const int STEPS = TILE * 2;
+
+fermi void scale(int n, global float[n] out, global float[n] x) {
+  int nb = (n + TILE - 1) / TILE;
+  foreach (int b in nb blocks) {
+    foreach (int w in 1 warps) {
+      foreach (int t in TILE threads) {
+        int i = b * TILE + t;
+        float s = 0.0;
+        for (int k = 0; k < STEPS; k++) {
+          s += 0.5;
+        }
+        if (i < n) {
+          out[i] = x[i] * s;
+        }
+      }
+    }
+  }
+}
+"""
+
+
+def test_small_constant_loops_get_unroll_pragma(tmp_path: Path) -> None:
+    g = generate(load(tmp_path, TILED), "fermi")
+    lines = g.opencl.splitlines()
+    k = next(i for i, line in enumerate(lines) if "for (int k = 0; k < STEPS; k++)" in line)
+    assert lines[k - 1].strip() == "#pragma unroll  // 8 steps"
+
+
+def test_unroll_limit_comes_from_the_mapping(tmp_path: Path) -> None:
+    mapping = (Path(__file__).parents[2] / "hwdescs" / "fermi.opencl.toml").read_text()
+    small = generate(load(tmp_path, TILED), "fermi", mapping + "\n[codegen]\nunroll = 4\n")
+    assert "#pragma unroll" not in small.opencl  # 8 steps > 4
+    with pytest.raises(MclError, match="codegen.unroll"):
+        generate(load(tmp_path, TILED), "fermi", mapping + "\n[codegen]\nunroll = -1\n")
+
+
+def test_loops_with_runtime_bounds_are_not_unrolled(tmp_path: Path) -> None:
+    source = TILED.replace("k < STEPS", "k < n")
+    assert "#pragma unroll" not in generate(load(tmp_path, source), "fermi").opencl
+
+
+def test_constants_are_overridable_macros(tmp_path: Path) -> None:
+    g = generate(load(tmp_path, TILED), "fermi")
+    assert "#ifndef TILE\n#define TILE (4)" in g.opencl
+    assert "#define STEPS (TILE * 2)" in g.opencl  # derived constants follow an override
+    # The work-group size is stated in the constants, so it follows an override too.
+    assert "reqd_work_group_size(TILE, 1, 1)" in g.opencl
+
+
+@pytest.mark.parametrize("n", [16, 37])  # a multiple of the tile and not
+def test_macro_override_matches_the_value_written_in_mcpl(tmp_path: Path, n: int) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    four = generate(load(tmp_path / "a", TILED), "fermi")
+    eight = generate(load(tmp_path / "b", TILED.replace("TILE = 4", "TILE = 8")), "fermi")
+    x = np.random.default_rng(1).uniform(-1, 1, n).astype(np.float32)
+    args = {"n": n, "out": np.zeros(n, np.float32), "x": x}
+    written = Session(eight).run("scale", args).outputs["out"]
+    # The source generated with TILE = 4, built with -D TILE=8 (host sizes for 8).
+    overridden_module = dataclasses.replace(eight, opencl=four.opencl)
+    overridden = Session(overridden_module, options=("-DTILE=8",)).run("scale", args)
+    np.testing.assert_array_equal(overridden.outputs["out"], written)
+    np.testing.assert_allclose(written, x * 8.0, rtol=1e-6)  # STEPS = 16 halves
+
+
+def test_generation_time_override_equals_the_written_value(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    program = load(tmp_path / "a", TILED)
+    overridden = generate_module(program, "fermi", library(), overrides={"TILE": 8})
+    written = generate(load(tmp_path / "b", TILED.replace("TILE = 4", "TILE = 8")), "fermi")
+    assert overridden.opencl.replace(str(tmp_path / "a"), "") == written.opencl.replace(
+        str(tmp_path / "b"), ""
+    )
+    with pytest.raises(MclError, match="no top-level constant 'TILES'"):
+        generate_module(program, "fermi", library(), overrides={"TILES": 8})
+
+
+@pytest.mark.parametrize(
+    ("version", "leaf", "overrides"),
+    [
+        ("hopper_v2", "hopper", {}),
+        ("hopper_v2", "hopper", {"NR_WARPS": 4, "TILE_K": 16}),
+        ("x86_avx512_v3", "x86_avx512", {"BLOCK_K": 32}),
+    ],
+)
+@pytest.mark.parametrize("size", [64, 45])  # divisible by the tiles and not
+def test_unrolled_series_kernels_verify_on_pocl(
+    version: str, leaf: str, overrides: dict[str, int], size: int
+) -> None:
+    program = load_program(kernels_dir() / "matmul" / f"{version}.mcpl", library=library())
+    g = generate_module(program, leaf, library(), overrides=overrides)
+    assert "#pragma unroll" in g.opencl
+    rng = np.random.default_rng(size)
+    n, m, p = size, size + 3, size - 5
+    a = rng.uniform(-1, 1, (n, p)).astype(np.float32)
+    b = rng.uniform(-1, 1, (p, m)).astype(np.float32)
+    args = {"n": n, "m": m, "p": p, "c": np.zeros((n, m), np.float32), "a": a, "b": b}
+    c = Session(g).run("matmul", args).outputs["c"]
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
