@@ -3,7 +3,7 @@ library measured in the same run.
 
     PYTHONPATH=. python benchmarks/matmul_series.py                      # PoCL CPU, 2048³
     PYTHONPATH=. python benchmarks/matmul_series.py --device nvidia --size 4096 \\
-        --versions perfect,nvidia_v1,hopper_v1,hopper_v2
+        --versions perfect,nvidia_v1,hopper_v1,hopper_v2 --tuned
 
 Every version in kernels/matmul/series.toml that names a leaf for the device's type (gpu,
 cpu) is translated to that leaf, compiled to OpenCL (mcl.codegen) and run through
@@ -15,7 +15,9 @@ other work slows both alike:
   (`torch.backends.cuda.matmul.allow_tf32 = False`), CUDA-event time; and CLBlast SGEMM
   through pyclblast on the same OpenCL device, when pyclblast imports.
 Each figure is the best of `--rounds` rounds (the least disturbed one); the median is
-printed too. The ratios at the end are the ones docs/performance.md asks for: the best
+printed too. `--tuned` adds a row per version with the constants `mcl tune` wrote to its
+.tuned.toml for this device. Each row also shows its NDRange at this size (work-groups x
+work-items per group), to compare with the device's compute units. The ratios at the end are the ones docs/performance.md asks for: the best
 version against perfect and against each vendor library.
 """
 
@@ -43,6 +45,9 @@ class Result:
     times: list[float] = field(default_factory=list)  # seconds, one per round
     verified: bool | None = None
     problem: str | None = None
+    version: str = ""  # the series version (name is "VERSION (tuned)" for a tuned row)
+    constants: dict[str, Any] | None = None  # the tuned constants, for a tuned row
+    launch: str = ""  # work-groups x work-items of its kernels at this size
 
     @property
     def best(self) -> float | None:
@@ -130,17 +135,20 @@ def clblast_vendor(a: np.ndarray, b: np.ndarray, device: Any) -> Callable[[], fl
 
 
 def prepare_versions(names: list[str], kind: str, target: str | None, device: Any,
-                     library: Any) -> tuple[list[Result], dict[str, Any]]:
-    """A built OpenCL session per version (translated to its leaf for this device)."""
+                     library: Any, inputs: dict[str, Any] | None = None,
+                     tuned: bool = False) -> tuple[list[Result], dict[str, Any]]:
+    """A built OpenCL session per version (translated to its leaf for this device), with
+    the constants written in the kernel; with `tuned`, also a row "VERSION (tuned)" with
+    the constants of the version's .tuned.toml for this device (nearest sizes)."""
     from mcl.mcpl.loader import load_program
-    from mcl.report.measure import prepare_session
+    from mcl.report.measure import prepare_session, tuned_overrides
     from mcl.report.series import load_series
 
     series = load_series(REPO / "kernels" / "matmul", library)
     results, sessions = [], {}
     for name in names:
         spec = series.version(name)
-        result = Result(name)
+        result = Result(name, version=name)
         results.append(result)
         if spec is None or spec.translated:
             result.problem = "not a hand-written version of the series"
@@ -151,12 +159,34 @@ def prepare_versions(names: list[str], kind: str, target: str | None, device: An
             continue
         result.leaf = leaf
         program = load_program(spec.path, (), library)
-        session, problem = prepare_session(program, "matmul", leaf, library, device)
-        if session is None:
-            result.problem = problem
-        else:
-            sessions[name] = session
+        variants: list[tuple[Result, dict[str, Any] | None]] = [(result, None)]
+        if tuned:
+            overrides = tuned_overrides(program, leaf, device, inputs or {})
+            if overrides is not None:
+                row = Result(f"{name} (tuned)", leaf, version=name, constants=overrides)
+                results.append(row)
+                variants.append((row, overrides))
+        for row, overrides in variants:
+            session, problem = prepare_session(program, "matmul", leaf, library, device,
+                                               overrides)
+            if session is None:
+                row.problem = problem
+                continue
+            sessions[row.name] = session
+            if inputs is not None:
+                row.launch = launch_text(session.generated, inputs)
     return results, sessions
+
+
+def launch_text(generated: Any, inputs: dict[str, Any]) -> str:
+    """`352 x 1` for 352 work-groups of 1 work-item (per launch, `+` between launches)."""
+    from mcl.codegen.runner import launch_values, ndrange_of
+
+    parts = []
+    for kernel, values in launch_values(generated, "matmul", dict(inputs)):
+        groups, local = ndrange_of(kernel, values)
+        parts.append(f"{int(np.prod(groups))} x {int(np.prod(local))}")
+    return " + ".join(parts)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -179,6 +209,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-verify", action="store_true",
                         help="skip comparing each version's output with the reference")
     parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    parser.add_argument("--tuned", action="store_true",
+                        help="also run each version with the constants of its .tuned.toml "
+                        "for this device (mcl tune), as a row 'VERSION (tuned)'")
     args = parser.parse_args(argv)
 
     library = default_library()
@@ -194,10 +227,12 @@ def main(argv: list[str] | None = None) -> int:
     reference = load_reference(REPO / "kernels" / "matmul" / "reference.py")
     sizes, inputs = make_inputs(reference, {"n": args.size, "m": args.size, "p": args.size}, 0)
     flops = reference.work(sizes)[0]
-    print(f"device: {describe(device)} ({kind}); n = m = p = {args.size}; "
-          f"best and median of {args.rounds} rounds", flush=True)
+    units = getattr(device, "max_compute_units", "?")
+    print(f"device: {describe(device)} ({kind}, {units} compute units); n = m = p = "
+          f"{args.size}; best and median of {args.rounds} rounds", flush=True)
 
-    results, sessions = prepare_versions(names, kind, args.target, device, library)
+    results, sessions = prepare_versions(names, kind, args.target, device, library, inputs,
+                                         args.tuned)
     vendors: dict[str, Callable[[], float]] = {}
     vendor_problems: dict[str, str] = {}
     a, b = inputs["a"], inputs["b"]
@@ -231,10 +266,11 @@ def main(argv: list[str] | None = None) -> int:
             if expected is not None and result.verified is None:
                 result.verified = all(c.ok for c in verify(reference, expected, run.outputs, inputs))
 
-    _print(results, vendor_times, vendor_problems, flops)
+    _print(results, vendor_times, vendor_problems, flops, units)
     if args.json:
         Path(args.json).write_text(json.dumps({
             "device": describe(device), "kind": kind, "size": args.size, "rounds": args.rounds,
+            "compute_units": units,
             "versions": [asdict(r) | {"best_gflops": gflops(flops, r.best)} for r in results],
             "vendors": {k: {"times": v, "best_gflops": gflops(flops, min(v))}
                         for k, v in vendor_times.items()},
@@ -244,19 +280,31 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _print(results: list[Result], vendor_times: dict[str, list[float]],
-           vendor_problems: dict[str, str], flops: float) -> None:
+           vendor_problems: dict[str, str], flops: float, units: Any = None) -> None:
     rows = [(r.name, r.leaf, gflops(flops, r.best), gflops(flops, r.median),
-             {None: "", True: "ok", False: "WRONG"}[r.verified], r.problem) for r in results]
+             {None: "", True: "ok", False: "WRONG"}[r.verified], r.problem, r.launch)
+            for r in results]
     rows += [(label, "vendor", gflops(flops, min(t)), gflops(flops, statistics.median(t)), "",
-              None) for label, t in vendor_times.items()]
-    print(f"{'version':<26}{'leaf':<12}{'GFLOP/s best':>14}{'median':>10}  check")
-    for name, leaf, best, median, check, problem in rows:
+              None, "") for label, t in vendor_times.items()]
+    print(f"{'version':<26}{'leaf':<12}{'GFLOP/s best':>14}{'median':>10}  check  "
+          "work-groups x work-items")
+    for name, leaf, best, median, check, problem, launch in rows:
         if problem:
             print(f"{name:<26}{leaf:<12}  ({problem})")
             continue
-        print(f"{name:<26}{leaf:<12}{best:>14.1f}{median:>10.1f}  {check}")
+        print(f"{name:<26}{leaf:<12}{best:>14.1f}{median:>10.1f}  {check:<5}  {launch}")
     for label, problem in vendor_problems.items():
         print(f"{label}: not measured ({problem})")
+    for r in results:
+        if r.constants:
+            constants = ", ".join(f"{k} = {v}" for k, v in r.constants.items())
+            print(f"{r.name}: {constants}")
+    if isinstance(units, int):
+        for r in results:
+            groups = [int(part.split(" x ")[0]) for part in r.launch.split(" + ") if part]
+            if groups and max(groups) < units:
+                print(f"{r.name}: {max(groups)} work-groups for {units} compute units: "
+                      "some units idle at this size")
 
     measured = [r for r in results if r.best and r.verified is not False]
     if not measured:

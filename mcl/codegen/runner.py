@@ -255,8 +255,7 @@ class Session:
         self, k: KernelPlan, env: dict[str, Number], buffers: dict[str, Any], args: dict[str, Any]
     ) -> Any:
         cl = _cl()
-        groups = [int(evaluate(g, env)) for g in k.groups]
-        local = [int(evaluate(s, env)) for s in k.local]
+        groups, local = ndrange_of(k, env)
         if any(n <= 0 for n in groups + local):
             return None  # a foreach with no units: nothing to run
         limit = self.device.max_work_group_size
@@ -309,6 +308,28 @@ def launch_environment(
             value = args[p.name]
             env[p.name] = int(value) if p.element in ("int", "byte") else float(value)
     return env
+
+
+def launch_values(
+    generated: GeneratedModule, function: str, args: dict[str, Any]
+) -> list[tuple[KernelPlan, dict[str, Number]]]:
+    """Each kernel launch `function` makes with `args` and the host values at that launch
+    (sizes, host variables), by running its host code without a device."""
+    plan = generated.function(function)
+    if plan is None:
+        raise MclError(error("run-unknown-function", f"no kernel function '{function}'"))
+    launches: list[tuple[KernelPlan, dict[str, Number]]] = []
+
+    def launch(k: int, values: dict[str, Number]) -> None:
+        launches.append((plan.kernels[k], dict(values)))
+
+    HostInterpreter(launch).run(plan.host_body, launch_environment(generated, plan, args))
+    return launches
+
+
+def ndrange_of(k: KernelPlan, values: dict[str, Number]) -> tuple[list[int], list[int]]:
+    """(work-groups, work-items per group) per dimension of a launch."""
+    return [int(evaluate(g, values)) for g in k.groups], [int(evaluate(s, values)) for s in k.local]
 
 
 def build_options(k: KernelPlan, env: dict[str, Number]) -> tuple[str, ...]:

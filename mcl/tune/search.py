@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from mcl.codegen.c_names import numpy_dtype
-from mcl.codegen.host_eval import HostInterpreter, Number, evaluate
+from mcl.codegen.host_eval import Number
 from mcl.diagnostics import MclError, error
 from mcl.tune.space import SearchSpace, constant_values, description_problems, rule_problems
 
@@ -97,7 +97,7 @@ def build_space(
     from mcl.codegen import generate_module
     from mcl.codegen.mapping import load_mapping
     from mcl.codegen.opencl import codegen_input
-    from mcl.codegen.runner import build_options, launch_environment
+    from mcl.codegen.runner import build_options, launch_values, ndrange_of
 
     hwd = library.get(target)
     mapping = load_mapping(hwd)
@@ -135,8 +135,7 @@ def build_space(
                     "shared memory of a size made of constants",
                 )
             )
-        env = launch_environment(generated, plan, dict(args))
-        launches = _launches(plan, env)
+        launches = launch_values(generated, function, dict(args))
         if len(launches) != 1:
             raise MclError(
                 error(
@@ -145,13 +144,14 @@ def build_space(
                     "mcl tune handles one launch",
                 )
             )
-        launch = launches[0]
+        launch = launches[0][1]
         problems = description_problems(generated, hwd, mapping, launch, function)
         if problems:
             out.ruled_out[key] = problems
             continue
-        groups = tuple(int(evaluate(g, launch)) for g in kernel.groups)
-        local = [int(evaluate(s, launch)) for s in kernel.local] + [1] * (3 - len(kernel.local))
+        group_counts, local = ndrange_of(kernel, launch)
+        groups = tuple(group_counts)
+        local += [1] * (3 - len(local))
         defines = "".join(
             f"#define {d[2:].replace('=', ' ', 1)}\n" for d in build_options(kernel, launch)
         )
@@ -160,13 +160,6 @@ def build_space(
             config, defines + generated.opencl, groups, (local[0], local[1], local[2]), host
         )
     return out
-
-
-def _launches(plan: Any, env: Mapping[str, Number]) -> list[dict[str, Number]]:
-    """The host values at each kernel launch of `plan` (running its host code)."""
-    launches: list[dict[str, Number]] = []
-    HostInterpreter(lambda _k, values: launches.append(dict(values))).run(plan.host_body, dict(env))
-    return launches
 
 
 def _kernel_arguments(
@@ -204,7 +197,7 @@ class _Progress:
     def __new__(cls, advance: Callable[[], None]) -> Any:
         from kernel_tuner.observers.observer import BenchmarkObserver
 
-        class Observer(BenchmarkObserver):  # type: ignore[misc]
+        class Observer(BenchmarkObserver):
             def after_finish(self) -> None:
                 pass
 
@@ -264,6 +257,7 @@ def run_search(
     first = next(iter(built.candidates.values()))
     generated = generate_module(program, target, library, overrides=first.config)
     plan = generated.function(function)
+    assert plan is not None  # build_space found it
     kernel = plan.kernels[0]
     arguments, answer, names = _kernel_arguments(kernel, built, args, plan)
     # The answer Kernel Tuner hands to `check`: only the written arrays (any non-None value
@@ -325,16 +319,19 @@ def run_search(
     observers = []
     bar = None
     if progress:
+        from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
+        # On stderr: Kernel Tuner's own printing to stdout is swallowed below.
         bar = Progress(
             "[progress.description]{task.description}",
             BarColumn(),
             MofNCompleteColumn(),
             TimeElapsedColumn(),
+            console=Console(stderr=True),
         )
         task = bar.add_task(f"tuning {function} on {describe(device)}", total=total)
-        observers.append(_Progress(lambda: bar.advance(task)))  # type: ignore[union-attr]
+        observers.append(_Progress(lambda: bar.advance(task)))
 
     def problem_size(p: Mapping[str, Any]) -> tuple[int, ...]:
         c = built.candidates[built.key(p)]
@@ -372,6 +369,7 @@ def run_search(
             metrics={"verified": verified_flag, OBJECTIVE: verified_time},
             objective=OBJECTIVE,
             objective_higher_is_better=False,
+            observers=observers or None,
         )
     evaluated = [r for r in results if isinstance(r.get("time"), float)]
     wrong_keys = sorted({built.key(r) for r in evaluated if not r.get("verified")} | wrong, key=str)

@@ -47,3 +47,30 @@ def test_gpu_vendors_are_optional() -> None:
 
     result = _script().cublas_vendor(np.ones((2, 2), np.float32), np.ones((2, 2), np.float32))
     assert isinstance(result, str) or callable(result)
+
+
+def test_tuned_rows_use_the_tuned_constants(tmp_path: Path, capsys: pytest.CaptureFixture,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """--tuned adds "VERSION (tuned)" with the constants of its .tuned.toml (here a stand-in
+    for the lookup, so the repository's kernels folder stays untouched)."""
+    import mcl.report.measure as measure
+
+    seen: list[str] = []
+
+    def fake(program, leaf, device, args):  # noqa: ANN001, ANN202
+        seen.append(leaf)
+        return {"BLOCK_K": 64, "COLS": 64}
+
+    monkeypatch.setattr(measure, "tuned_overrides", fake)
+    out = tmp_path / "r.json"
+    rc = _script().main(["--size", "70", "--rounds", "1", "--versions", "x86_avx512_v3",
+                         "--tuned", "--json", str(out)])
+    assert rc == 0 and seen == ["x86_avx512"]
+    text = capsys.readouterr().out
+    assert "x86_avx512_v3 (tuned): BLOCK_K = 64, COLS = 64" in text
+    rows = {v["name"]: v for v in json.loads(out.read_text())["versions"]}
+    assert rows["x86_avx512_v3 (tuned)"]["verified"] and rows["x86_avx512_v3"]["verified"]
+    assert rows["x86_avx512_v3 (tuned)"]["constants"] == {"BLOCK_K": 64, "COLS": 64}
+    # 70 rows / 96 per thread = 1, 70 columns / 64 per thread = 2 work-groups (tuned COLS).
+    assert rows["x86_avx512_v3 (tuned)"]["launch"] == "2 x 1"
+    assert rows["x86_avx512_v3"]["launch"] == "1 x 1"
