@@ -83,9 +83,14 @@ def tuned_overrides(program: Any, leaf: str, device: Any, args: Mapping[str, Any
                     ) -> dict[str, Any] | None:
     """The constants `mcl tune` found best for this kernel file, leaf, device and sizes
     (the nearest tuned sizes), or None."""
-    from mcl.codegen.runner import describe
+    from mcl.codegen.runner import describe, select_device
     from mcl.tune.tuned_file import best_tuned
 
+    if device is None:  # the Session's default device
+        try:
+            device = select_device()
+        except MclError:
+            return None
     file = getattr(getattr(program, "main", None), "file", None)
     sizes = {k: int(v) for k, v in args.items() if isinstance(v, int) and not isinstance(v, bool)}
     config = best_tuned(file, leaf, describe(device), sizes) if file else None
