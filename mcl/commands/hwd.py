@@ -56,13 +56,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run_path)
 
 
-def _library(args: argparse.Namespace) -> HwdLibrary:
+def _library(args: argparse.Namespace, *, failures: bool = False) -> HwdLibrary:
+    """The library, its warnings rendered; with `failures`, the errors of every description
+    that did not load in full instead of the one-line warning about each."""
     from mcl.hdl.library import library_from_args
     from mcl.render import render_diagnostics
 
     library = library_from_args(args)
-    if library.warnings:
-        render_diagnostics(library.warnings)
+    shown = [w for w in library.warnings if not (failures and w.code == "hdl-not-loaded")]
+    if failures:
+        shown += [d for name in sorted(library.failed) for d in library.failed[name]]
+    if shown:
+        render_diagnostics(shown)
     return library
 
 
@@ -74,13 +79,26 @@ def _console() -> Console:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    library = _library(args)
+    """The tree of what loads; the errors of what does not, and exit status 1 then."""
+    from mcl.resources import hwdescs_dir
+
+    library = _library(args, failures=True)
     roots = [n for n in library.names() if library.parent(n) is None]
     console = _console()
+    user = [str(p) for p in library.sources if p != hwdescs_dir()]
+    if user:
+        bundled = hwdescs_dir() in library.sources
+        console.print(Text(("bundled descriptions and " if bundled else "only ")
+                           + ", ".join(user), style="dim"), soft_wrap=True)
     for root in roots:
         tree = Tree(_list_label(library, root))
         _add_children(library, root, tree)
         console.print(tree)
+    if library.failed:
+        names = ", ".join(sorted(library.failed))
+        console.print(Text(f"did not load: {names} (errors above)", style="bold red"),
+                      soft_wrap=True)
+        return 1
     return 0
 
 

@@ -24,6 +24,8 @@ TITLES: dict[str, str] = {
     "memory-faster-space": "share reused data in a faster memory",
     # several elements per unit
     "elements-several-per-unit": "compute several elements per unit",
+    # units beyond a par_group's limit
+    "units-over-limit": "more units than the par_group allows",
     # values
     "values-unknown-name": "value for a name the kernel does not have",
     # cache (paper 6.4)

@@ -32,7 +32,8 @@ Predicate = Callable[["HardwareDescription"], bool]
 
 # Modules that register analyses, in report order. A module listed here that does not
 # exist (yet) is skipped.
-ANALYSIS_MODULES = ("opstats", "transfers", "reuse", "memory", "elements", "cache", "functions")
+ANALYSIS_MODULES = ("opstats", "transfers", "reuse", "memory", "elements", "cache", "functions",
+                    "unit_counts")
 ENTRY_POINT_GROUP = "mcl.feedback_analyses"
 
 

@@ -145,7 +145,9 @@ class Evaluator:
             return _opaque(e)
 
     def hwd_constant(self, path: tuple[str, ...]) -> Any:
-        hwd = self.hwd if path and path[0] == self.hwd.name else _description(path[0])
+        # The kernel's level or one above it, from the library the kernel was loaded
+        # with (--hwd-path and $MCL_HWD_PATH alike), never a second, default library.
+        hwd = self.hwd.description(path[0]) if path else None
         value = hwd.value(path) if hwd is not None else None
         number = getattr(value, "value", value)
         if isinstance(number, bool) or not isinstance(number, (int, float)):
@@ -466,19 +468,6 @@ def _geometric_trips(start: Any, bound: Any, factor: Any, op: str) -> Any:
     if op == "<=":
         return sympy.Max(0, sympy.floor(sympy.log(bound / start, factor)) + 1)
     return None
-
-
-def _description(name: str) -> Any:
-    """Another description of the library (a kernel at `nvidia` may still read
-    `gpu.hierarchy...` constants written at level gpu)."""
-    try:
-        from mcl.hdl.library import default_library
-    except ImportError:
-        return None
-    try:
-        return default_library().get(name)
-    except Exception:  # noqa: BLE001 - an unknown name: the constant stays symbolic
-        return None
 
 
 # Points at which `identical` tries two expressions: distinct primes, small and large (a

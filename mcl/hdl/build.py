@@ -40,6 +40,7 @@ _HIERARCHY_PROPS = {
 }
 
 
+DEFAULT_CACHE_LINE = 64  # bytes, for a cache whose description states no line size
 _GROUP_KINDS = ("device_group", "execution_group", "simd_group", "load_store_group")
 _MEMORY_KINDS = ("memory", "cache")
 _SLOT_KINDS = (*EXEC_KINDS, "device", "device_group", "device_unit")
@@ -55,7 +56,9 @@ _DEVICE_PROPS: dict[str, tuple[str, ...]] = {
     "latency": (*_MEMORY_KINDS, "interconnect"),
     "bandwidth": (*_MEMORY_KINDS, "interconnect"),
     "width": (*_MEMORY_KINDS, "interconnect"),
-    "connects": ("interconnect",),
+    # Original MCL descriptions also state the link of the load/store units to a memory
+    # inside their load_store_group: read as an interconnect of its own (docs/hdl.md).
+    "connects": ("interconnect", "load_store_group"),
     "slots": _SLOT_KINDS,
     "op": ("instructions",),
     "default": (),
@@ -286,8 +289,13 @@ class Builder:
                         f"{node.kind} '{node.name}' states neither nr_units nor max_nr_units",
                         where, "add `nr_units = N;` or `max_nr_units = N;`")
         if node.kind == "cache" and "cache_line_size" not in node.values:
-            self._error("hdl-cache-line", f"cache '{node.name}' has no cache_line_size", where,
-                        "add e.g. `cache_line_size = 64 B;`")
+            # The original toolchain accepted this; the feedback needs a line size, so the
+            # common 64 B is assumed and said (docs/hdl.md).
+            node.values["cache_line_size"] = Quantity(DEFAULT_CACHE_LINE, "B")
+            self.diagnostics.append(warning(
+                "hdl-cache-line", f"cache '{node.name}' has no cache_line_size; "
+                f"assuming {DEFAULT_CACHE_LINE} B", where,
+                f"add `cache_line_size = {DEFAULT_CACHE_LINE} B;` (or the real size)"))
         if node.kind in UNIT_KINDS and not any("slots" in n.args for n in node.walk()):
             self._error("hdl-missing-slots", f"{node.kind} '{node.name}' states no slots", where,
                         "add `slots(PAR_UNIT, N);` (hdl.md §3.3)")

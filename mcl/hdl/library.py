@@ -6,8 +6,18 @@ hierarchy is equivalent to its parent's (hdl.md §3.4). Any error raises MclErro
 the diagnostics found; warnings are kept in `HwdLibrary.warnings`.
 
 User descriptions come from folders (or single `.hdl` files) given with `--hwd-path DIR`
-(repeatable) and from the environment variable MCL_HWD_PATH (os.pathsep-separated). A
-user description with the name of a bundled one replaces it, with a warning.
+(repeatable) and from the environment variable MCL_HWD_PATH (os.pathsep-separated); both
+go through `load_library`, the one code path. The rule for combining them with the
+bundled library (docs/hdl.md, "Your own descriptions"):
+- a folder with its own root (`perfect.hdl`, as the original MCL distribution's folder
+  has) replaces the bundled library; so does `--no-bundled`;
+- otherwise its descriptions join the bundled ones, and one with the name of a bundled
+  description (or of an earlier folder's) replaces it, with a warning naming both files.
+
+A description with errors does not hide the others: with `partial=True` (what the
+commands use) the library holds every description that loads, and `failed` the errors of
+each that does not (a child of a failed description does not load either); asking for a
+failed one with `get` raises its errors.
 """
 
 from __future__ import annotations
@@ -23,7 +33,7 @@ from typing import TYPE_CHECKING
 from mcl.diagnostics import Diagnostic, MclError, Severity, did_you_mean, error, warning
 from mcl.hdl.build import Builder
 from mcl.hdl.equivalence import check_hierarchy
-from mcl.hdl.hierarchy import Hierarchy, ancestors_first, description_graph, find_path
+from mcl.hdl.hierarchy import ROOT, Hierarchy, ancestors_first, description_graph, find_path
 from mcl.hdl.model import HardwareDescription
 from mcl.hdl.resolve import Resolver
 from mcl.hdl.syntax import HdlFile, parse_hdl_file
@@ -42,6 +52,10 @@ class HwdLibrary:
     descriptions: dict[str, HardwareDescription]
     hierarchy: Hierarchy
     warnings: list[Diagnostic] = field(default_factory=list)
+    # Descriptions that did not load (partial loading): name -> their diagnostics.
+    failed: dict[str, list[Diagnostic]] = field(default_factory=dict)
+    # The folders and files read, lowest precedence first (bundled first when used).
+    sources: list[Path] = field(default_factory=list)
 
     @cached_property
     def graph(self) -> nx.DiGraph:
@@ -49,6 +63,8 @@ class HwdLibrary:
         return self.hierarchy.to_networkx()
 
     def get(self, name: str) -> HardwareDescription:
+        if name in self.failed:
+            raise MclError(self.failed[name])
         try:
             return self.descriptions[name]
         except KeyError:
@@ -102,38 +118,56 @@ class HwdLibrary:
         return list(reversed(chain))
 
 
-def search_paths(extra_paths: Iterable[str | Path] = (), use_env: bool = True) -> list[Path]:
-    """Folders/files to read, lowest precedence first: bundled, MCL_HWD_PATH, --hwd-path."""
-    paths = [hwdescs_dir()]
+def own_root(path: Path) -> bool:
+    """Does this folder (or file) bring its own root description, `perfect.hdl`?"""
+    root = f"{ROOT}.hdl"
+    return (path / root).is_file() if path.is_dir() else path.name == root
+
+
+def search_paths(extra_paths: Iterable[str | Path] = (), use_env: bool = True,
+                 bundled: bool = True) -> list[Path]:
+    """Folders/files to read, lowest precedence first: bundled, MCL_HWD_PATH, --hwd-path.
+    The bundled library is left out with `bundled=False` (--no-bundled) and when a user
+    folder has its own root."""
+    paths = []
     if use_env:
         paths += [Path(p) for p in os.environ.get(ENV_VAR, "").split(os.pathsep) if p.strip()]
     paths += [Path(p) for p in extra_paths]
+    if bundled and not any(own_root(p) for p in paths):
+        paths.insert(0, hwdescs_dir())
     return paths
 
 
-def load_library(extra_paths: Iterable[str | Path] = (), use_env: bool = True) -> HwdLibrary:
-    """Load the bundled descriptions plus those in `extra_paths` (and MCL_HWD_PATH)."""
-    paths = search_paths(extra_paths, use_env)
+def load_library(extra_paths: Iterable[str | Path] = (), use_env: bool = True, *,
+                 bundled: bool = True, partial: bool = False) -> HwdLibrary:
+    """Load the bundled descriptions plus those in `extra_paths` (and MCL_HWD_PATH), by the
+    rule of the module docstring. `partial`: see `load_paths`."""
+    paths = search_paths(extra_paths, use_env, bundled)
     # A stale entry of the environment variable should not stop every command: a warning.
-    env = set(search_paths((), use_env)[1:])
+    env = set(search_paths((), use_env, bundled=False))
     stale = [p for p in paths if p in env and not p.exists()]
     notes = [warning("hdl-path", f"'{p}' in ${ENV_VAR} does not exist", None) for p in stale]
-    return load_paths([p for p in paths if p not in stale], notes)
+    return load_paths([p for p in paths if p not in stale], notes, partial=partial)
 
 
 @lru_cache(maxsize=4)
-def _default_library(env_value: str) -> HwdLibrary:
-    return load_library()
+def _default_library(env_value: str, bundled: bool) -> HwdLibrary:
+    return load_library(bundled=bundled, partial=True)
 
 
-def default_library() -> HwdLibrary:
-    """The bundled library plus MCL_HWD_PATH, loaded once per process (per value of it)."""
-    return _default_library(os.environ.get(ENV_VAR, ""))
+def default_library(bundled: bool = True) -> HwdLibrary:
+    """The bundled library plus MCL_HWD_PATH, loaded once per process (per value of it),
+    partially (see `load_paths`)."""
+    return _default_library(os.environ.get(ENV_VAR, ""), bundled)
 
 
-def load_paths(paths: Iterable[Path], notes: Iterable[Diagnostic] = ()) -> HwdLibrary:
+def load_paths(paths: Iterable[Path], notes: Iterable[Diagnostic] = (), *,
+               partial: bool = False) -> HwdLibrary:
     """Load every `.hdl` file of the given folders/files; later paths win on name clashes.
-    `notes` are diagnostics to report along with the library's own."""
+    `notes` are diagnostics to report along with the library's own. Any error raises
+    MclError, unless `partial`: then only errors that belong to no description do (a path
+    that is not there), and the library keeps what loads (`HwdLibrary.failed`)."""
+    paths = list(paths)
     found: dict[str, Path] = {}
     problems: list[Diagnostic] = list(notes)
     for path in paths:
@@ -143,25 +177,89 @@ def load_paths(paths: Iterable[Path], notes: Iterable[Diagnostic] = ()) -> HwdLi
             if name in found and found[name].resolve() != file.resolve():
                 problems.append(warning(
                     "hdl-shadowed", f"'{file}' replaces the description '{name}' of "
-                    f"'{found[name]}'", None))
+                    f"'{found[name]}'", None,
+                    "rename one of them; a folder with its own perfect.hdl replaces the "
+                    "bundled library instead (docs/hdl.md)"))
             found[name] = file
     sources: dict[str, HdlFile] = {}
+    failed: dict[str, list[Diagnostic]] = {}
     for name, file in sorted(found.items()):
         try:
             source = parse_hdl_file(file)
         except MclError as exc:
-            problems += exc.diagnostics
+            failed[name] = exc.diagnostics
             continue
         if source.name != name:
-            problems.append(error(
+            failed[name] = [error(
                 "hdl-file-name",
                 f"the file '{file.name}' holds description '{source.name}'",
                 source.name_span, f"rename the file to '{source.name}.hdl' or the description "
-                f"to '{name}'"))
+                f"to '{name}'")]
             continue
         sources[name] = source
-    _raise_errors(problems)
-    return build_library(sources, problems)
+    if not partial:
+        _raise_errors(problems + [d for diags in failed.values() for d in diags])
+        library = build_library(sources, problems)
+    else:
+        _raise_errors(problems)
+        library = _build_partial(sources, problems, failed)
+    library.sources = paths
+    return library
+
+
+def _build_partial(sources: dict[str, HdlFile], problems: list[Diagnostic],
+                   failed: dict[str, list[Diagnostic]]) -> HwdLibrary:
+    """Build what can be built: drop every description with errors (and those below it)
+    and build the rest again, until the rest builds. Errors that belong to no description
+    are raised."""
+    sources = dict(sources)
+    while True:
+        _drop_orphans(sources, failed)
+        try:
+            library = build_library(sources, problems)
+        except MclError as exc:
+            blamed = _blame(exc.diagnostics, sources)
+            if not blamed:
+                raise
+            for name, diags in blamed.items():
+                failed[name] = diags
+                del sources[name]
+            continue
+        library.failed = failed
+        library.warnings += [
+            warning("hdl-not-loaded", f"the description '{name}' did not load", None,
+                    "`mcl hwd list` shows why")
+            for name in sorted(failed)]
+        return library
+
+
+def _drop_orphans(sources: dict[str, HdlFile], failed: dict[str, list[Diagnostic]]) -> None:
+    """A description whose parent did not load does not load either."""
+    changed = True
+    while changed:
+        changed = False
+        for name, source in list(sources.items()):
+            if source.parent in failed:
+                failed[name] = [error(
+                    "hdl-parent-not-loaded",
+                    f"'{name}' specializes '{source.parent}', which did not load",
+                    source.parent_span, f"fix '{source.parent}' first")]
+                del sources[name]
+                changed = True
+
+
+def _blame(diagnostics: list[Diagnostic], sources: dict[str, HdlFile]
+           ) -> dict[str, list[Diagnostic]]:
+    """The diagnostics by the description whose file they are in, for descriptions with
+    errors."""
+    by_file = {source.file: name for name, source in sources.items()}
+    blamed: dict[str, list[Diagnostic]] = {}
+    for d in diagnostics:
+        name = by_file.get(d.span.file) if d.span else None
+        if name is not None:
+            blamed.setdefault(name, []).append(d)
+    return {name: diags for name, diags in blamed.items()
+            if any(d.severity == Severity.ERROR for d in diags)}
 
 
 def build_library(sources: dict[str, HdlFile], problems: list[Diagnostic] | None = None
@@ -177,6 +275,9 @@ def build_library(sources: dict[str, HdlFile], problems: list[Diagnostic] | None
         hwd = builder.build()
         problems += builder.diagnostics
         if hwd is not None:
+            above = descriptions.get(hwd.parent or "")
+            if above is not None:  # every description knows those above it, see lineage
+                hwd.lineage = {**above.lineage, above.name: above}
             descriptions[name] = hwd
     problems += resolver.diagnostics
     if not any(d.severity == Severity.ERROR for d in problems):
@@ -213,13 +314,24 @@ def _place(d: Diagnostic) -> tuple:
 
 
 def add_hwd_path_argument(parser: argparse.ArgumentParser) -> None:
-    """The `--hwd-path DIR` option (repeatable) every command that reads descriptions has."""
+    """The `--hwd-path DIR` option (repeatable) every command that reads descriptions has,
+    and `--no-bundled`."""
     parser.add_argument(
         "--hwd-path", metavar="DIR", action="append", default=[],
-        help=f"also read hardware descriptions from DIR (repeatable; also ${ENV_VAR})",
+        help=f"also read hardware descriptions from DIR (repeatable; also ${ENV_VAR}); a "
+        "folder with its own perfect.hdl replaces the bundled descriptions",
+    )
+    parser.add_argument(
+        "--no-bundled", action="store_true",
+        help="do not read the bundled descriptions (only --hwd-path and $" + ENV_VAR + ")",
     )
 
 
 def library_from_args(args: argparse.Namespace) -> HwdLibrary:
+    """The library of a command: `--hwd-path` folders come after $MCL_HWD_PATH's, through
+    the same loader; loaded partially (a broken description does not hide the others)."""
     extra = getattr(args, "hwd_path", None) or []
-    return load_library(extra) if extra else default_library()
+    bundled = not getattr(args, "no_bundled", False)
+    if not extra:
+        return default_library(bundled)
+    return load_library(extra, bundled=bundled, partial=True)

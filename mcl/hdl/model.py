@@ -261,6 +261,13 @@ class HardwareDescription:
         # descriptions), for value paths such as 'processors.processor.alus'.
         self.blocks: dict[str, DeviceNode] = dict(blocks or {})
         self.span = span  # the `hardware_description NAME;` header
+        # The descriptions above this one by name, set by the library that built it: a
+        # kernel at this level may read their constants (`gpu.hierarchy...` at nvidia).
+        self.lineage: dict[str, HardwareDescription] = {}
+
+    def description(self, name: str) -> HardwareDescription | None:
+        """This description or the ancestor called `name` (None for any other name)."""
+        return self if name == self.name else self.lineage.get(name)
 
     def __repr__(self) -> str:
         return f"HardwareDescription({self.name!r})"
@@ -470,9 +477,10 @@ class HardwareDescription:
         return self.node(name)
 
     def links(self) -> list[tuple[DeviceNode, DeviceNode, DeviceNode]]:
-        """(interconnect, endpoint A, endpoint B) for every `connects(A, B)`."""
+        """(interconnect, endpoint A, endpoint B) for every `connects(A, B)`; one stated in a
+        load_store_group links through that group (as original MCL descriptions write it)."""
         result = []
-        for ic in (n for n in self.device.walk() if n.kind == "interconnect"):
+        for ic in (n for n in self.device.walk() if n.kind in ("interconnect", "load_store_group")):
             for arg in ic.args.get("connects", []):
                 if len(arg) != 2:
                     continue

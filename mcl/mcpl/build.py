@@ -9,7 +9,10 @@ AST is the truth"). Besides copying, it does the few things the PEG grammar leav
   (mcpl.md §4: `gpu.hierarchy.blocks.block.threads.max_nr_units`), any other is a `Field`;
 - `-` applied directly to a number literal becomes a negative literal, so trees built by
   passes with `IntLit(-1)` print and re-parse to the same tree;
-- the statement forms sharing a postfix start (assignment, `i++;`, swap, call) are told apart.
+- the statement forms sharing a postfix start (assignment, `i++;`, swap, call) are told apart;
+- the original MCL's built-in `divide_up(a, b)` (ceiling division of non-negative ints,
+  found in published kernels) becomes `(a + b - 1) / b`, so every pass understands it as
+  the translator's own split (paper Fig. 9); a module defining `divide_up` keeps its own.
 """
 
 from __future__ import annotations
@@ -53,6 +56,20 @@ def _kind(obj: Any) -> str:
     return obj.__class__.__name__
 
 
+DIVIDE_UP = "divide_up"
+
+
+def _divide_up(args: tuple[A.Expr, ...], span: Span) -> A.Expr:
+    """`divide_up(a, b)` as `(a + b - 1) / b`."""
+    if len(args) != 2:
+        raise MclError(error("mcpl-argument-count",
+                             f"divide_up takes 2 arguments (a, b), not {len(args)}", span,
+                             "divide_up(a, b) is a / b rounded up, for a >= 0 and b > 0"))
+    a, b = args
+    total = A.Binary("-", A.Binary("+", a, b, span=span), A.IntLit(1, span=span), span=span)
+    return A.Binary("/", total, b, span=span)
+
+
 class ModelBuilder:
     """One conversion of one textX model; holds the position table and description names."""
 
@@ -60,6 +77,7 @@ class ModelBuilder:
         self.pos = _Positions(text, file)
         self.file = file
         self.hwd_names = frozenset(hwd_names)
+        self.own_functions: frozenset[str] = frozenset()
 
     def span(self, obj: Any) -> Span:
         return self.pos.span(obj._tx_position, obj._tx_position_end)
@@ -72,6 +90,9 @@ class ModelBuilder:
         constants: list[A.Decl] = []
         types: list[A.TypeDef] = []
         functions: list[A.Function] = []
+        self.own_functions = frozenset(
+            item.name for item in m.items
+            if _kind(item) not in ("Export", "Import", "Constant", "TypeDef"))
         for item in m.items:
             kind = _kind(item)
             if kind == "Export":
@@ -299,7 +320,10 @@ class ModelBuilder:
         span = self.span(p)
         if kind == "NameOrCall":
             if p.call is not None:
-                return A.Call(p.name, tuple(self.expr(a) for a in p.call.args), span=span)
+                args = tuple(self.expr(a) for a in p.call.args)
+                if p.name == DIVIDE_UP and DIVIDE_UP not in self.own_functions:
+                    return _divide_up(args, span)
+                return A.Call(p.name, args, span=span)
             return A.Name(p.name, span=span)
         if kind == "NumberLit":
             text = p.text

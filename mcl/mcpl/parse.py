@@ -226,7 +226,7 @@ def syntax_diagnostic(exc: TextXSyntaxError, text: str, file: str):
     elif words and words[0].startswith("a function, constant") and found.strip("'") in _PRIMS:
         hint = "MCPL has no global variables: a top-level declaration is a constant, "
         hint += f"`const {found.strip(chr(39))} NAME = value;`, or a function `HWD TYPE NAME(...)`"
-    elif words == ["'int'"]:
+    elif words in (["'int'"], ["'const'", "'int'"]):
         hint = "a foreach declares an int index: `foreach (int i in n threads) ...`"
     elif found == "end of file" and "'}'" in words:
         hint = "a '{' is never closed"

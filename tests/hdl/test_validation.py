@@ -129,8 +129,12 @@ def test_slots_naming_no_par_unit(tmp_path):
 
 
 def test_cache_without_line_size(tmp_path):
-    e = the_error(broken(tmp_path, "memory mem {", "cache mem {"), "hdl-cache-line")
-    assert "'mem'" in e.message and "cache_line_size" in e.hint
+    # A warning and a default since issue 19 (the original toolchain accepted it):
+    # tests/compat/test_user_libraries.py.
+    write(tmp_path, MINI.replace("memory mem {", "cache mem {"))
+    lib = load(tmp_path)
+    [w] = [w for w in lib.warnings if w.code == "hdl-cache-line"]
+    assert "'mem'" in w.message and "cache_line_size" in w.hint
 
 
 def test_unknown_unit_suffix(tmp_path):

@@ -126,7 +126,7 @@ def test_reserved_word_as_name() -> None:
 
 def test_foreach_without_int() -> None:
     d = error_of("perfect void f() { foreach (i in n threads) { } }")
-    assert d.message == "expected 'int', found 'i'"
+    assert d.message == "expected 'const' or 'int', found 'i'"  # const: as the original
     assert "foreach (int i in n threads)" in d.hint
 
 

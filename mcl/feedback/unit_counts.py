@@ -1,0 +1,78 @@
+"""Units beyond a par_group's limit (issue 19): a warning, never silence.
+
+A par_group with a finite count (`max_nr_units = 65535` blocks at fermi, 1024 threads per
+block at gpu) bounds how many units one foreach, or the foreach statements over the same
+group directly nested in it (Fig. 2's `i` and `j`), may run inside one enclosing unit; the
+interpreter refuses a run that asks for more (`mcl.interp.unit_limits`). When the values
+given with `-D` make the count of such a foreach exceed the bound, the kernel cannot run
+on the description's hardware as written: this analysis says so before anything runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from mcl.feedback.counting import iterations
+from mcl.feedback.emit import Emitter
+from mcl.feedback.messages import Message, Severity
+from mcl.feedback.registry import analysis, facts_for
+from mcl.feedback.values import evaluate
+from mcl.mcpl import ast
+
+
+def _limited(hwd: Any) -> bool:
+    from mcl.interp.unit_limits import unit_limit
+
+    return any(unit_limit(hwd, g.name) is not None for g in hwd.par_groups())
+
+
+@analysis("unit_counts", when=_limited, description="units beyond a par_group's limit")
+def units_over_limit(function: ast.Function, program: Any, hwd: Any,
+                     values: Mapping[str, Any]) -> list[Message]:
+    """Warn where a foreach runs more units of a par_group than the description allows."""
+    from mcl.interp.unit_limits import unit_limit
+
+    facts = facts_for(function, program, hwd)
+    emit = Emitter(facts, "unit_counts", values)
+    foreach = [loop for loop in facts.loops if loop.kind == "foreach"]
+    out: list[Message] = []
+    reported: set[int] = set()
+    for loop in foreach:
+        if any(_same_group_child(x, loop) for x in foreach):
+            continue  # the innermost of a nest over one group measures the whole nest
+        nest = _nest(loop)
+        limit = unit_limit(hwd, loop.group or "")
+        if limit is None or id(nest[0]) in reported:
+            continue
+        units, exact = iterations(facts.evaluator, nest)
+        count = evaluate(units, values).numeric
+        if count is None or count <= limit.limit:
+            continue
+        reported.add(id(nest[0]))
+        where = f"per {limit.per}" if limit.per else "in all"
+        bound = "exactly" if limit.exact else "at most"
+        names = " and ".join(f"{x.name}" for x in nest)
+        out.append(emit.message(
+            "units-over-limit", Severity.WARNING,
+            f"foreach {names} runs {{units}} units of '{limit.group}', but {hwd.name} allows "
+            f"{bound} {{limit}} {where} ({limit.path}): the kernel cannot run as written",
+            nest[0].span, {"units": units, "limit": limit.limit}, tuple(nest),
+            approximate=not exact,
+            hint=f"split the work over an enclosing par_group or a for-loop, so that at most "
+                 f"{limit.limit:,} units of '{limit.group}' run {where}"))
+    return out
+
+
+def _same_group_child(inner: Any, outer: Any) -> bool:
+    return bool(inner.parents) and inner.parents[-1] is outer and inner.group == outer.group
+
+
+def _nest(loop: Any) -> list[Any]:
+    """`loop` and the foreach statements over its group that directly enclose it,
+    outermost first."""
+    nest = [loop]
+    while nest[0].parents and nest[0].parents[-1].kind == "foreach" \
+            and nest[0].parents[-1].group == loop.group:
+        nest.insert(0, nest[0].parents[-1])
+    return nest
