@@ -43,8 +43,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
-        parser.print_help()
-        return 0
+        # As argparse tools do for a missing argument: usage on stderr, exit status 2.
+        parser.print_usage(sys.stderr)
+        print("mcl: error: a command is required (see `mcl --help`)", file=sys.stderr)
+        return 2
     try:
         return int(run_with_deep_stack(lambda: args.func(args)) or 0)
     except MclError as exc:

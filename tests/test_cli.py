@@ -18,9 +18,19 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     assert __version__ in capsys.readouterr().out
 
 
-def test_no_command_prints_help(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main([]) == 0
-    assert "usage: mcl" in capsys.readouterr().out
+def test_no_command_prints_usage_on_stderr(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 2
+    out = capsys.readouterr()
+    assert out.out == ""
+    assert out.err.startswith("usage: mcl") and "a command is required" in out.err
+
+
+def test_packaging_metadata_has_one_version() -> None:
+    from importlib.metadata import metadata
+
+    meta = metadata("mcl")
+    assert meta["Version"] == __version__
+    assert any(c.startswith("Topic ::") for c in meta.get_all("Classifier") or [])
 
 
 def test_module_entry_point_runs() -> None:
