@@ -36,6 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = hwd_sub.add_parser("list", help="the hierarchy of descriptions as a tree",
                            description="Print the hierarchy of hardware descriptions as a tree "
                            "(leaves, marked, are the levels code is generated from).")
+    _add_format(p)
     add_hwd_path_argument(p)
     p.set_defaults(func=run_list)
 
@@ -44,6 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                            "and its device (memories, caches, interconnects, execution units "
                            "and their slots).")
     p.add_argument("name", metavar="NAME", help="description name, e.g. fermi")
+    _add_format(p)
     add_hwd_path_argument(p)
     p.set_defaults(func=run_show)
 
@@ -56,6 +58,25 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run_path)
 
 
+def _add_format(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--format", choices=("text", "json"), default="text",
+                   help="text (default) or one JSON document on stdout (schema shipped in "
+                   "mcl/schemas/, with schema_version)")
+
+
+def _json(document: dict) -> None:
+    import json
+
+    from mcl.schemas import SCHEMA_VERSION
+
+    print(json.dumps({"schema_version": SCHEMA_VERSION, **document}, indent=2))
+
+
+def _number(value: float | int | None) -> float | int | None:
+    """JSON has no infinity: unlimited is null."""
+    return None if value is None or value == float("inf") else value
+
+
 def _library(args: argparse.Namespace, *, failures: bool = False) -> HwdLibrary:
     """The library, its warnings rendered; with `failures`, the errors of every description
     that did not load in full instead of the one-line warning about each."""
@@ -63,6 +84,8 @@ def _library(args: argparse.Namespace, *, failures: bool = False) -> HwdLibrary:
     from mcl.render import render_diagnostics
 
     library = library_from_args(args)
+    if getattr(args, "format", "text") == "json":
+        return library  # the document carries the diagnostics
     shown = [w for w in library.warnings if not (failures and w.code == "hdl-not-loaded")]
     if failures:
         shown += [d for name in sorted(library.failed) for d in library.failed[name]]
@@ -83,6 +106,8 @@ def run_list(args: argparse.Namespace) -> int:
     from mcl.resources import hwdescs_dir
 
     library = _library(args, failures=True)
+    if args.format == "json":
+        return _list_json(library)
     roots = [n for n in library.names() if library.parent(n) is None]
     console = _console()
     user = [str(p) for p in library.sources if p != hwdescs_dir()]
@@ -100,6 +125,21 @@ def run_list(args: argparse.Namespace) -> int:
                       soft_wrap=True)
         return 1
     return 0
+
+
+def _list_json(library: HwdLibrary) -> int:
+    from mcl.render import diagnostic_to_json
+
+    _json({
+        "sources": [str(p) for p in library.sources],
+        "descriptions": [{"name": n, "parent": library.parent(n), "leaf": library.is_leaf(n),
+                          "file": library.get(n).file} for n in library.names()],
+        "failed": [{"name": n, "diagnostics": [diagnostic_to_json(d) for d in diags]}
+                   for n, diags in sorted(library.failed.items())],
+        "warnings": [diagnostic_to_json(d) for d in library.warnings
+                     if d.code != "hdl-not-loaded"],
+    })
+    return 1 if library.failed else 0
 
 
 def _list_label(library: HwdLibrary, name: str) -> Text:
@@ -129,6 +169,8 @@ def run_path(args: argparse.Namespace) -> int:
 def run_show(args: argparse.Namespace) -> int:
     library = _library(args)
     hwd = library.get(args.name)
+    if args.format == "json":
+        return _show_json(hwd)
     console = _console()
     head = Text(hwd.name, style="bold")
     if hwd.parent:
@@ -143,6 +185,35 @@ def run_show(args: argparse.Namespace) -> int:
     if functions:
         console.print("performance feedback: " + ", ".join(
             f"{name} (on {node.path})" for name, node in functions))
+    return 0
+
+
+def _show_json(hwd: HardwareDescription) -> int:
+    groups = []
+    for group in hwd.par_groups():
+        groups.append({
+            "name": group.name, "count": _number(group.count), "exact": group.exact,
+            "unit": group.unit.name if group.unit else None,
+            "memory_spaces": [s.name for s in group.spaces],
+            "unit_memory_spaces": [s.name for s in group.unit.spaces] if group.unit else [],
+        })
+    memories = [{
+        "block": info.node.path, "kind": info.node.kind, "spaces": list(info.spaces),
+        "capacity": _number(info.capacity), "line_size": _number(info.line_size),
+        "nr_banks": _number(info.nr_banks), "addressable": info.addressable,
+        "resides_on": info.resides_on.path if info.resides_on else None,
+    } for info in hwd.memories() + hwd.caches()]
+    execution = [{
+        "par_unit": unit.name, "runs_on": info.node.path, "slots": _number(info.slots),
+        "units": _number(info.nr_units), "lock_step": info.simd,
+    } for unit in hwd.par_units() for info in hwd.execution_units_for(unit.name)]
+    _json({
+        "name": hwd.name, "parent": hwd.parent, "file": hwd.file,
+        "memory_spaces": [s.name for s in hwd.parallelism.spaces],
+        "par_groups": groups, "memories": memories, "execution": execution,
+        "feedback_functions": [{"name": name, "on": node.path}
+                               for name, node in hwd.feedback_functions()],
+    })
     return 0
 
 

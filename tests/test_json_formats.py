@@ -1,0 +1,69 @@
+"""`--format json` documents of `mcl hwd list` / `mcl hwd show` (issue 19): valid against
+the schemas shipped inside the package, with `schema_version`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from mcl.cli import main
+from mcl.hdl.library import load_library
+from mcl.schemas import SCHEMA_VERSION, load_schema
+from tests.hdl.broken import MINI, write
+
+
+def document(argv: list[str], capsys: pytest.CaptureFixture[str], rc: int = 0) -> dict:
+    assert main(argv) == rc
+    out = capsys.readouterr()
+    assert out.err == ""  # diagnostics go into the document, not beside it
+    return json.loads(out.out)
+
+
+def test_the_schemas_are_valid_and_shipped() -> None:
+    for name in ("hwd-list", "hwd-show"):
+        jsonschema.Draft202012Validator.check_schema(load_schema(name))
+
+
+def test_hwd_list(capsys: pytest.CaptureFixture[str]) -> None:
+    doc = document(["hwd", "list", "--format", "json"], capsys)
+    jsonschema.validate(doc, load_schema("hwd-list"))
+    assert doc["schema_version"] == SCHEMA_VERSION
+    lib = load_library(use_env=False)
+    assert [d["name"] for d in doc["descriptions"]] == lib.names()
+    leaves = {d["name"] for d in doc["descriptions"] if d["leaf"]}
+    assert leaves == set(lib.leaves())
+
+
+def test_hwd_list_reports_what_did_not_load(tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    write(tmp_path, MINI.replace("48 kB", "48 KB"))
+    doc = document(["hwd", "list", "--format", "json", "--hwd-path", str(tmp_path)], capsys,
+                   rc=1)
+    jsonschema.validate(doc, load_schema("hwd-list"))
+    [failed] = doc["failed"]
+    assert failed["name"] == "mini"
+    assert failed["diagnostics"][0]["code"] == "hdl-unknown-unit"
+    assert failed["diagnostics"][0]["file"] == str(tmp_path / "mini.hdl")
+
+
+@pytest.mark.parametrize("name", ["perfect", "gpu", "fermi", "hopper", "xeon_phi",
+                                  "x86_avx512"])
+def test_hwd_show(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    doc = document(["hwd", "show", name, "--format", "json"], capsys)
+    jsonschema.validate(doc, load_schema("hwd-show"))
+    hwd = load_library(use_env=False).get(name)
+    assert doc["name"] == name and doc["parent"] == hwd.parent
+    assert [g["name"] for g in doc["par_groups"]] == [g.name for g in hwd.par_groups()]
+
+
+def test_hwd_show_numbers(capsys: pytest.CaptureFixture[str]) -> None:
+    doc = document(["hwd", "show", "fermi", "--format", "json"], capsys)
+    groups = {g["name"]: g for g in doc["par_groups"]}
+    assert groups["blocks"]["count"] == 65535 and not groups["blocks"]["exact"]
+    caches = [m for m in doc["memories"] if m["kind"] == "cache"]
+    assert caches and all(m["line_size"] for m in caches)
+    perfect = document(["hwd", "show", "perfect", "--format", "json"], capsys)
+    assert perfect["par_groups"][0]["count"] is None  # unlimited
