@@ -270,8 +270,12 @@ class KernelEmitter:
                 elif self._is_constant(flat_dims(d.type)):
                     var = scope.declare(Var(d.name, d.type, "local", space))
                     size = self.printer.expr(product(flat_dims(d.type)))
+                    # 16-byte aligned for the vector copies of vectorize.py
+                    aligned = " __attribute__((aligned(16)))" if self.mapping.vector_width else ""
                     self.body.line(
-                        1, f"__local {element_type(d.type.element)} {var.cname}[{size}];", d.span
+                        1,
+                        f"__local {element_type(d.type.element)} {var.cname}[{size}]{aligned};",
+                        d.span,
                     )
                 else:
                     var = scope.declare(Var(d.name, d.type, "local", space, kind="param"))

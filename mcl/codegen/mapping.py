@@ -16,6 +16,7 @@ can be mapped to OpenCL and C++ constructs." That file is `<leaf>.opencl.toml`, 
     reg    = { address_space = "private" }
     [codegen]                                # optional; defaults shown
     unroll = 16                              # `#pragma unroll` on loops of <= 16 steps (0: off)
+    vector_width = 0                         # copy loops of 4 floats as one float4 (0: off)
 
 Roles of a par_group (its foreach statements become):
   work-group  the work-groups of NDRange dimension `dim` (get_group_id)
@@ -85,6 +86,9 @@ class OpenCLMapping:
     # Loops whose trip count is a compile-time constant of at most this many steps get
     # `#pragma unroll` (register tiles and micro-kernels stay in registers); 0: never.
     unroll: int = DEFAULT_UNROLL
+    # Copy loops of exactly this many contiguous floats become one vector access
+    # (vectorize.py); 0: never.
+    vector_width: int = 0
 
     def group(self, name: str) -> ParGroupMapping:
         return self.par_groups[name]
@@ -149,11 +153,15 @@ def parse_mapping(data: dict, file: str, hwd: HardwareDescription | None = None)
         if "global" in roles and roles - {"global", "loop"}:
             problems.append(f"par_groups: dimension {dim} mixes role 'global' with {sorted(roles)}")
     codegen = _table(data, "codegen", problems)
-    _unknown_keys(codegen, {"unroll"}, "codegen.", problems)
+    _unknown_keys(codegen, {"unroll", "vector_width"}, "codegen.", problems)
     unroll = codegen.get("unroll", DEFAULT_UNROLL)
     if not isinstance(unroll, int) or isinstance(unroll, bool) or unroll < 0:
         problems.append(f"codegen.unroll: {unroll!r} is not a trip count >= 0")
         unroll = DEFAULT_UNROLL
+    vector_width = codegen.get("vector_width", 0)
+    if vector_width not in (0, 2, 4, 8, 16) or isinstance(vector_width, bool):
+        problems.append(f"codegen.vector_width: {vector_width!r} is not 0, 2, 4, 8 or 16")
+        vector_width = 0
     if problems:
         raise MclError(
             [error("codegen-mapping", f"{file}: {p}", _file_span(Path(file))) for p in problems]
@@ -165,6 +173,7 @@ def parse_mapping(data: dict, file: str, hwd: HardwareDescription | None = None)
         par_groups={k: v for k, v in groups.items() if v is not None},
         spaces={k: v for k, v in spaces.items() if v is not None},
         unroll=unroll,
+        vector_width=vector_width,
     )
 
 

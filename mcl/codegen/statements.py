@@ -19,6 +19,7 @@ from mcl.codegen.mapping import FENCE_FLAGS, OpenCLMapping
 from mcl.codegen.scope import Var
 from mcl.codegen.unroll import constant_count as _constant_count
 from mcl.codegen.unroll import for_trip_count, wants_unroll
+from mcl.codegen.vectorize import vector_copy
 from mcl.diagnostics import MclError, Span, error
 from mcl.mcpl.ast import (
     ArrayType,
@@ -154,6 +155,8 @@ class BodyEmitter:
                 self.body(s.orelse, indent + 1)
             self.line(indent, "}")
         elif isinstance(s, For):
+            if self.vector_copy(s, indent):
+                return
             self.unroll_pragma(for_trip_count(s, self.constants, self.is_constant), indent)
             with self.nested():
                 self.line(indent, f"for ({self.for_header(s)}) {{", s.span)
@@ -182,6 +185,25 @@ class BodyEmitter:
     def is_constant(self, name: str) -> bool:
         var = self.printer.scope.find(name)
         return var is not None and var.kind == "constant"
+
+    def vector_copy(self, s: For, indent: int) -> bool:
+        """A loop that copies `vector_width` contiguous floats as one vector access."""
+        if not self.mapping.vector_width:
+            return False
+        text = vector_copy(
+            s,
+            self.mapping.vector_width,
+            self.printer.scope,
+            self.constants,
+            self.is_constant,
+            self.x,
+        )
+        if text is None:
+            return False
+        *directives, copy = text.split("\n")
+        self.lines += directives  # preprocessor lines start in column 0
+        self.line(indent, f"{copy}  // vector copy of the loop over {s.var}", s.span)
+        return True
 
     def unroll_pragma(self, trip: int | None, indent: int) -> None:
         """`#pragma unroll` before a loop of a small constant trip count (unroll.py)."""
@@ -287,7 +309,12 @@ class BodyEmitter:
             size = self.constant_size(d.type, d.name, d.span)
             var = self.printer.scope.declare(Var(d.name, d.type, "private", space))
             const = "const " if d.const else ""
-            self.line(indent, f"{const}{element_type(d.type.element)} {var.cname}[{size}];", d.span)
+            aligned = " __attribute__((aligned(16)))" if self.mapping.vector_width else ""
+            self.line(
+                indent,
+                f"{const}{element_type(d.type.element)} {var.cname}[{size}]{aligned};",
+                d.span,
+            )
         if d.view is not None:
             self.view(self.printer.scope.lookup(d.name), d.view, indent, d.span)
 

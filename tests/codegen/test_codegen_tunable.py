@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -120,3 +121,87 @@ def test_unrolled_series_kernels_verify_on_pocl(
     args = {"n": n, "m": m, "p": p, "c": np.zeros((n, m), np.float32), "a": a, "b": b}
     c = Session(g).run("matmul", args).outputs["c"]
     np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
+
+
+COPY4 = """
+const int VEC = 4;
+
+fermi void copy4(int n, global float[n] out, global float[n + 1] x) {
+  int nb = (n + VEC - 1) / VEC;
+  foreach (int b in nb blocks) {
+    foreach (int w in 1 warps) {
+      foreach (int t in 1 threads) {
+        reg float[VEC] r;
+        if ((b + 1) * VEC <= n) {
+          for (int v = 0; v < VEC; v++) {
+            r[v] = x[b * VEC + v + SHIFT];
+          }
+          for (int v = 0; v < VEC; v++) {
+            r[v] = r[v] * 2.0;
+          }
+          for (int v = 0; v < VEC; v++) {
+            out[b * VEC + v] = r[v];
+          }
+        } else {
+          for (int v = 0; v < VEC; v++) {
+            if (b * VEC + v < n) {
+              out[b * VEC + v] = x[b * VEC + v + SHIFT] * 2.0;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+"""
+
+VECTOR_MAPPING = "\n[codegen]\nvector_width = 4\n"
+
+
+def _fermi_mapping() -> str:
+    return (Path(__file__).parents[2] / "hwdescs" / "fermi.opencl.toml").read_text()
+
+
+@pytest.mark.parametrize("n", [16, 18])  # whole vectors, and a scalar tail
+@pytest.mark.parametrize("shift", [0, 1])  # aligned, and contiguous but unaligned
+def test_vector_copies_verify_on_pocl(tmp_path: Path, n: int, shift: int) -> None:
+    source = COPY4.replace("SHIFT", str(shift))
+    g = generate(load(tmp_path, source), "fermi", _fermi_mapping() + VECTOR_MAPPING)
+    if shift == 0:  # both sides provably 16-byte aligned: a float4 access
+        assert "*(__global float4*)&out[b * VEC] = *(const float4*)&r[0];" in g.opencl
+        assert "*(float4*)&r[0] = *(__global const float4*)&x[b * VEC];" in g.opencl
+    else:  # contiguous only: vload4/vstore4
+        assert "vstore4(vload4(0, &x[b * VEC + 1]), 0, &r[0]);" in g.opencl
+    assert "float r[VEC] __attribute__((aligned(16)));" in g.opencl
+    assert g.opencl.count("vector copy of the loop over v") == 2  # not the scaling loop
+    x = np.random.default_rng(n).uniform(-1, 1, n + 1).astype(np.float32)
+    out = run_module(g, n, x)
+    np.testing.assert_array_equal(out, x[shift : shift + n] * 2)
+    # Without the mapping option the same kernel is scalar and gives the same result.
+    scalar = generate(load(tmp_path, source), "fermi")
+    assert "float4" not in scalar.opencl and "vload4" not in scalar.opencl
+    np.testing.assert_array_equal(run_module(scalar, n, x), out)
+
+
+def run_module(g: Any, n: int, x: np.ndarray) -> np.ndarray:
+    args = {"n": n, "out": np.zeros(n, np.float32), "x": x}
+    return Session(g).run("copy4", args).outputs["out"]
+
+
+def test_vector_width_is_checked(tmp_path: Path) -> None:
+    with pytest.raises(MclError, match="codegen.vector_width"):
+        generate(
+            load(tmp_path, TILED), "fermi", _fermi_mapping() + "\n[codegen]\nvector_width = 3\n"
+        )
+
+
+def test_vector_copy_refuses_overrides_that_break_its_proof(tmp_path: Path) -> None:
+    g = generate(
+        load(tmp_path, COPY4.replace("SHIFT", "0")), "fermi", _fermi_mapping() + VECTOR_MAPPING
+    )
+    assert '#if (VEC) != 4\n#error "vector copy proven for VEC = 4' in g.opencl
+    n = 8
+    x = np.zeros(n + 1, np.float32)
+    args = {"n": n, "out": np.zeros(n, np.float32), "x": x}
+    with pytest.raises(MclError, match="vector copy proven for VEC = 4"):
+        Session(g, options=("-DVEC=2",)).run("copy4", args)

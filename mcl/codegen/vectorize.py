@@ -1,0 +1,167 @@
+"""Vector copies: `for (int v = 0; v < VEC; v++) regA[g * VEC + v] = l_a[k][base + v];`
+becomes one 128-bit load and store when the mapping asks for vectors of VEC floats
+(`codegen.vector_width = 4`).
+
+The translation must prove what a vector access needs (a compiler that cannot prove it
+falls back to VEC scalar accesses, or worse, a slow path):
+- contiguity: both linearised indices are `base + v` (coefficient 1, after expanding the
+  Horner form with the constants' values; `/` and `%` terms are opaque and must not
+  contain v), and the trip count equals the width;
+- alignment: every term of both bases is a multiple of the width, and both arrays start
+  on a 16-byte boundary (kernel buffers do: OpenCL aligns a buffer to at least the size
+  of its largest built-in type; `__local` and private arrays are declared
+  `__attribute__((aligned(16)))` when the mapping asks for vectors). Then the copy is a
+  cast to `floatN` pointers, which tells the compiler the alignment; with contiguity
+  alone it is `vstoreN(vloadN(...))`, which needs only float alignment.
+Anything else stays a scalar loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import sympy
+
+from mcl.codegen.host_eval import Number
+from mcl.codegen.layout import flat_dims, index_chain, linear_offset
+from mcl.codegen.unroll import for_trip_count
+from mcl.mcpl.ast import (
+    ArrayType,
+    Assign,
+    Binary,
+    Block,
+    Decl,
+    Expr,
+    For,
+    Index,
+    IntLit,
+    Name,
+    Prim,
+    Unary,
+    transform,
+    walk,
+)
+
+WIDTHS = (2, 4, 8, 16)
+
+
+def _sympy(e: Expr, var: str, constants: Mapping[str, Number], opaque: dict[str, Any]) -> Any:
+    """`e` as a sympy expression; None when the loop variable hides in an opaque term."""
+    if isinstance(e, IntLit):
+        return sympy.Integer(e.value)
+    if isinstance(e, Name):
+        if e.name == var:
+            return sympy.Symbol(var, integer=True)
+        if e.name in constants and isinstance(constants[e.name], int):
+            return sympy.Integer(int(constants[e.name]))
+        return sympy.Symbol(f"n_{e.name}", integer=True)
+    if isinstance(e, Unary) and e.op == "-":
+        inner = _sympy(e.operand, var, constants, opaque)
+        return None if inner is None else -inner
+    if isinstance(e, Binary) and e.op in ("+", "-", "*"):
+        a = _sympy(e.left, var, constants, opaque)
+        b = _sympy(e.right, var, constants, opaque)
+        if a is None or b is None:
+            return None
+        return a + b if e.op == "+" else a - b if e.op == "-" else a * b
+    if any(isinstance(n, Name) and n.name == var for n in walk(e)):
+        return None  # v inside a division, a call, ...: not provably contiguous
+    key = repr(e)
+    if key not in opaque:
+        opaque[key] = sympy.Symbol(f"opaque_{len(opaque)}", integer=True)
+    return opaque[key]
+
+
+def _base(offset: Expr, var: str, constants: Mapping[str, Number]) -> Any:
+    """The offset's value at v = 0 when the offset is exactly `base + v`, else None."""
+    expr = _sympy(offset, var, constants, {})
+    if expr is None:
+        return None
+    v = sympy.Symbol(var, integer=True)
+    expanded = sympy.expand(expr)
+    if sympy.expand(expanded - expanded.subs(v, 0)) != v:
+        return None
+    return sympy.expand(expanded.subs(v, 0))
+
+
+def _multiple_of(base: Any, width: int) -> bool:
+    for term in sympy.Add.make_args(base):
+        coefficient, _ = term.as_coeff_Mul()
+        if not (coefficient.is_integer and int(coefficient) % width == 0):
+            return False
+    return True
+
+
+def _at_zero(node: object, var: str) -> object | None:
+    """Rebuild step: the loop variable becomes 0, and `x + 0` becomes x."""
+    if isinstance(node, Name) and node.name == var:
+        return IntLit(0)
+    if isinstance(node, Binary) and node.op in ("+", "-"):
+        if isinstance(node.right, IntLit) and node.right.value == 0:
+            return node.left
+        if node.op == "+" and isinstance(node.left, IntLit) and node.left.value == 0:
+            return node.right
+    return None
+
+
+def vector_copy(
+    s: For,
+    width: int,
+    scope: Any,
+    constants: Mapping[str, Number],
+    is_constant: Callable[[str], bool],
+    print_expr: Callable[[Expr], str],
+) -> str | None:
+    """The statement that copies the loop's `width` floats at once, or None."""
+    if width not in WIDTHS or for_trip_count(s, constants, is_constant) != width:
+        return None
+    start = s.init.init if isinstance(s.init, Decl) else s.init.value
+    if not (isinstance(start, IntLit) and start.value == 0):
+        return None
+    body = s.body.stmts if isinstance(s.body, Block) else (s.body,)
+    if len(body) != 1 or not isinstance(body[0], Assign) or body[0].op != "=":
+        return None
+    target, value = body[0].target, body[0].value
+    if not (isinstance(target, Index) and isinstance(value, Index)):
+        return None
+    sides = []
+    used: set[str] = set()
+    for e in (target, value):
+        array, indices = index_chain(e)
+        if not isinstance(array, Name):
+            return None
+        var = scope.find(array.name)
+        if var is None or not isinstance(var.type, ArrayType) or var.type.element != Prim("float"):
+            return None
+        dims = flat_dims(var.type)
+        if len(indices) != len(dims):
+            return None
+        offset = linear_offset(indices, dims)
+        base = _base(offset, s.var, constants)
+        if base is None:
+            return None
+        used |= {n.name for n in walk(offset) if isinstance(n, Name) and n.name in constants}
+        at_zero = transform(e, lambda n: _at_zero(n, s.var))
+        qualifier = "" if var.address_space == "private" else f"__{var.address_space} "
+        sides.append((f"&{print_expr(at_zero)}", qualifier, _multiple_of(base, width)))
+    (dst, dst_q, dst_aligned), (src, src_q, src_aligned) = sides
+    if dst_aligned and src_aligned:
+        copy = f"*({dst_q}float{width}*){dst} = *({src_q}const float{width}*){src};"
+    else:
+        copy = f"vstore{width}(vload{width}(0, {src}), 0, {dst});"
+    return guard(sorted(used), constants) + copy
+
+
+def guard(names: list[str], constants: Mapping[str, Number]) -> str:
+    """The proof used these constants' values: a build that overrides one of them (-D)
+    stops with an error instead of running a copy that may be misaligned."""
+    names = [n for n in names if isinstance(constants[n], int)]
+    if not names:
+        return ""
+    condition = " || ".join(f"({n}) != {constants[n]}" for n in names)
+    values = ", ".join(f"{n} = {constants[n]}" for n in names)
+    return (
+        f'#if {condition}\n#error "vector copy proven for {values}: regenerate with mcl '
+        f'for other values"\n#endif\n'
+    )
