@@ -14,7 +14,7 @@ from mcl.diagnostics import MclError
 from mcl.render import render_diagnostics
 
 # Sub-command modules, in help order. A module missing here is simply not offered.
-COMMANDS = ("hwd", "check", "translate", "run", "codegen", "tune", "report", "demo")
+COMMANDS = ("hwd", "check", "translate", "run", "codegen", "tune", "report", "demo", "devices")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -8,7 +8,8 @@ distribution ships it, so tests run anywhere); `SPEC` picks another one: `P:D` (
 and device index), `N` (index in the list of all devices), a case-insensitive substring
 of the platform, vendor, device name or type (`nvidia`, `gpu`), or `auto`: the first
 device of the type the leaf's mapping prefers (`device_type`: a GPU for fermi), else the
-default.
+default. Without `--device`, $MCL_DEVICE is read, then $PYOPENCL_CTX as pyopencl reads it
+(`P` or `P:D`: platform P, device D, default 0); `mcl devices` lists the choices.
 """
 
 from __future__ import annotations
@@ -27,6 +28,22 @@ from mcl.codegen.plan import FunctionPlan, GeneratedModule, KernelPlan, ParamPla
 from mcl.diagnostics import MclError, error
 
 DEVICE_ENV = "MCL_DEVICE"
+PYOPENCL_ENV = "PYOPENCL_CTX"
+
+
+def device_spec_from_environment() -> str | None:
+    """$MCL_DEVICE, else $PYOPENCL_CTX in pyopencl's sense (`1` is platform 1, device 0;
+    `1:2` device 2 of platform 1; other text a substring of the name), else None."""
+    spec = os.environ.get(DEVICE_ENV, "").strip()
+    if spec:
+        return spec
+    ctx = os.environ.get(PYOPENCL_ENV, "").strip()
+    if not ctx:
+        return None
+    parts = ctx.split(":", 1)
+    if parts[0].isdigit() and (len(parts) == 1 or not parts[1] or parts[1].isdigit()):
+        return f"{parts[0]}:{parts[1] if len(parts) == 2 and parts[1] else 0}"
+    return ctx
 
 
 def _cl() -> Any:
@@ -88,7 +105,7 @@ def select_device(spec: str | None = None, preferred_type: str | None = None) ->
     """The OpenCL device named by `spec` (see the module docstring); `None` reads the
     environment variable MCL_DEVICE and defaults to the PoCL CPU device. `auto` picks the
     first device of `preferred_type`, the device type the leaf's mapping prefers."""
-    spec = spec if spec is not None else os.environ.get(DEVICE_ENV) or None
+    spec = spec if spec is not None else device_spec_from_environment()
     devices = list_devices()
     if not devices:
         raise MclError(

@@ -1,0 +1,52 @@
+"""Devices the way pyopencl users expect (issue 19): `mcl devices` lists every device with
+the index for `--device`, and $PYOPENCL_CTX picks the device when nothing else does."""
+
+from __future__ import annotations
+
+import pytest
+
+from mcl.cli import main
+from mcl.codegen.runner import device_spec_from_environment, list_devices, select_device
+
+
+@pytest.fixture(autouse=True)
+def no_device_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MCL_DEVICE", raising=False)
+    monkeypatch.delenv("PYOPENCL_CTX", raising=False)
+
+
+@pytest.mark.parametrize(("value", "spec"), [("1", "1:0"), ("1:", "1:0"), ("0:2", "0:2"),
+                                             ("nvidia", "nvidia"), ("", None)])
+def test_pyopencl_ctx_is_read_as_pyopencl_reads_it(
+    value: str, spec: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PYOPENCL_CTX", value)
+    assert device_spec_from_environment() == spec
+
+
+def test_mcl_device_wins_over_pyopencl_ctx(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYOPENCL_CTX", "1")
+    monkeypatch.setenv("MCL_DEVICE", "0:0")
+    assert device_spec_from_environment() == "0:0"
+
+
+def test_devices_lists_every_device_with_its_indices(capsys: pytest.CaptureFixture[str]
+                                                     ) -> None:
+    assert main(["devices"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    devices = list_devices()
+    assert len(lines) == 1 + len(devices)
+    for (info, _), line in zip(devices, lines[1:], strict=True):
+        assert line.split()[:3] == [str(info.index), f"{info.platform_index}:{info.device_index}",
+                                    info.kind]
+    assert sum("(used by default)" in line for line in lines) == 1
+
+
+def test_pyopencl_ctx_selects_the_device(monkeypatch: pytest.MonkeyPatch,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    info, device = list_devices()[-1]
+    monkeypatch.setenv("PYOPENCL_CTX", f"{info.platform_index}:{info.device_index}")
+    assert select_device() == device
+    assert main(["devices"]) == 0
+    marked = [line for line in capsys.readouterr().out.splitlines() if "used by default" in line]
+    assert marked[0].split()[0] == str(info.index)
