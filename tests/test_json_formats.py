@@ -23,7 +23,7 @@ def document(argv: list[str], capsys: pytest.CaptureFixture[str], rc: int = 0) -
 
 
 def test_the_schemas_are_valid_and_shipped() -> None:
-    for name in ("hwd-list", "hwd-show"):
+    for name in ("diagnostic", "hwd-list", "hwd-show", "translate", "report"):
         jsonschema.Draft202012Validator.check_schema(load_schema(name))
 
 
@@ -67,3 +67,38 @@ def test_hwd_show_numbers(capsys: pytest.CaptureFixture[str]) -> None:
     assert caches and all(m["line_size"] for m in caches)
     perfect = document(["hwd", "show", "perfect", "--format", "json"], capsys)
     assert perfect["par_groups"][0]["count"] is None  # unlimited
+
+
+def test_translate(capsys: pytest.CaptureFixture[str]) -> None:
+    from mcl.resources import kernels_dir
+
+    kernel = str(kernels_dir() / "matmul" / "perfect.mcpl")
+    doc = document(["translate", kernel, "--to", "gpu", "--format", "json"], capsys)
+    jsonschema.validate(doc, load_schema("translate"))
+    assert doc["level"] == "gpu" and doc["mcpl"].startswith("gpu void matmul(")
+    assert main(["translate", kernel, "--to", "gpu"]) == 0
+    assert capsys.readouterr().out == doc["mcpl"]
+
+
+def test_report(capsys: pytest.CaptureFixture[str]) -> None:
+    from mcl.resources import kernels_dir
+
+    doc = document(["report", str(kernels_dir() / "matmul"), "--versions", "gpu_v1",
+                    "-D", "n=64", "-D", "m=64", "-D", "p=64", "--format", "json"], capsys)
+    jsonschema.validate(doc, load_schema("report"))
+    assert doc["values"] == {"n": 64, "m": 64, "p": 64}
+    [row] = doc["rows"]
+    assert row["name"] == "gpu_v1" and row["level"] == "gpu" and not row["translated"]
+    assert "elements-several-per-unit" in row["codes"] and row["performance"] is None
+
+
+def test_report_with_a_run(capsys: pytest.CaptureFixture[str]) -> None:
+    from mcl.resources import kernels_dir
+
+    doc = document(["report", str(kernels_dir() / "matmul"), "--versions", "perfect", "--run",
+                    "--repeat", "1", "-D", "n=33", "-D", "m=33", "-D", "p=33",
+                    "--format", "json"], capsys)
+    jsonschema.validate(doc, load_schema("report"))
+    measured = [r["performance"] for r in doc["rows"] if r["performance"]]
+    assert [m["leaf"] for m in measured] == ["x86_avx512"]  # the PoCL CPU device
+    assert measured[0]["verified"] is True and measured[0]["seconds"] > 0

@@ -51,8 +51,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="only these versions (translated rows need the row they translate)")
     p.add_argument("--all", dest="everything", action="store_true",
                    help="show every feedback message, not only the headline ones")
-    p.add_argument("--format", choices=("rich", "markdown"), default="rich",
-                   help="terminal table (default) or Markdown")
+    p.add_argument("--format", choices=("rich", "markdown", "json"), default="rich",
+                   help="terminal table (default), Markdown, or one JSON document (schema "
+                   "mcl/schemas/report.schema.json)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the table to FILE")
     add_hwd_path_argument(p)
     p.set_defaults(func=run)
@@ -80,10 +81,11 @@ def run(args: argparse.Namespace) -> int:
     rows = build_rows(series, library, values, everything=args.everything)
     measurements = _measure(series, rows, library, args) if args.run else {}
     title = series.title + (_sizes_text(values) if values else "")
-    if args.format == "markdown":
-        from mcl.report.render import render_markdown
+    if args.format in ("markdown", "json"):
+        from mcl.report.render import render_json, render_markdown
 
-        text = render_markdown(title, rows, measurements, args.run)
+        text = (render_markdown(title, rows, measurements, args.run) if args.format == "markdown"
+                else render_json(series.title, values, rows, measurements))
         if args.output:
             Path(args.output).write_text(text, encoding="utf-8")
         else:

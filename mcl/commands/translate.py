@@ -31,6 +31,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("file", metavar="FILE", help="MCPL source file (.mcpl or .mcl)")
     p.add_argument("--to", required=True, metavar="LEVEL", help="target hardware description")
     p.add_argument("-o", "--output", metavar="OUT", help="write the result here (default stdout)")
+    p.add_argument("--format", choices=("text", "json"), default="text",
+                   help="text: the MCPL (default); json: one document on stdout with the "
+                   "MCPL and the notes (schema mcl/schemas/translate.schema.json)")
     add_include_argument(p)
     add_hwd_path_argument(p)
     p.set_defaults(func=run)
@@ -70,9 +73,18 @@ def run(args: argparse.Namespace) -> int:
                 notes=tuple(str(d) for d in invalid),
             )
         )
-    if result.notes:
-        render_diagnostics(list(result.notes))
     text = print_module(result.module)
+    if args.format == "json":
+        import json
+
+        from mcl.render import diagnostic_to_json
+        from mcl.schemas import SCHEMA_VERSION
+
+        print(json.dumps({"schema_version": SCHEMA_VERSION, "file": args.file,
+                          "level": args.to, "mcpl": text,
+                          "notes": [diagnostic_to_json(d) for d in result.notes]}, indent=2))
+    elif result.notes:
+        render_diagnostics(list(result.notes))
     if args.output:
         try:
             Path(args.output).write_text(text, encoding="utf-8")
@@ -80,6 +92,6 @@ def run(args: argparse.Namespace) -> int:
             raise MclError(
                 error("translate-io", f"cannot write {args.output}: {exc.strerror or exc}")
             ) from None
-    else:
+    elif args.format == "text":
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
     return 0

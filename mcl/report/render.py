@@ -1,4 +1,5 @@
-"""Rendering the table: rich for the terminal, Markdown for documents (docs/tutorial.md)."""
+"""Rendering the table: rich for the terminal, Markdown for documents (docs/tutorial.md),
+JSON for tools (mcl/schemas/report.schema.json)."""
 
 from __future__ import annotations
 
@@ -65,3 +66,23 @@ def render_markdown(title: str, rows: list[Row], measurements: Mapping[str, Meas
 def _escape(text: str) -> str:
     """Markdown table cells: no raw pipes, no line breaks, no stray emphasis markers."""
     return text.replace("|", "\\|").replace("\n", " ").replace("*", "\\*")
+
+
+def render_json(title: str, values: Mapping[str, Any], rows: list[Row],
+                measurements: Mapping[str, Measurement]) -> str:
+    import json
+    from dataclasses import asdict
+
+    from mcl.schemas import SCHEMA_VERSION
+
+    document = {
+        "schema_version": SCHEMA_VERSION, "title": title, "values": dict(values),
+        "rows": [{
+            "name": row.name, "level": row.level, "branch": row.spec.branch,
+            "translated": row.spec.translated, "change": row.spec.change,
+            "feedback": list(row.shown), "codes": [m.code for m in row.messages],
+            "problem": row.problem,
+            "performance": asdict(measurements[row.name]) if row.name in measurements else None,
+        } for row in rows],
+    }
+    return json.dumps(document, indent=2) + "\n"
