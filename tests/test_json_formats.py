@@ -102,3 +102,23 @@ def test_report_with_a_run(capsys: pytest.CaptureFixture[str]) -> None:
     measured = [r["performance"] for r in doc["rows"] if r["performance"]]
     assert [m["leaf"] for m in measured] == ["x86_avx512"]  # the PoCL CPU device
     assert measured[0]["verified"] is True and measured[0]["seconds"] > 0
+
+
+def test_report_run_shows_progress_on_a_terminal_only(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    from rich.console import Console
+
+    from mcl.commands import report
+    from mcl.resources import kernels_dir
+
+    argv = ["report", str(kernels_dir() / "matmul"), "--versions", "perfect", "--run",
+            "--repeat", "1", "-D", "n=17", "-D", "m=17", "-D", "p=17", "--format", "json"]
+    document(argv, capsys)  # piped: nothing on stderr (checked by `document`)
+    terminal = io.StringIO()
+    monkeypatch.setattr(report, "_stderr_console",
+                        lambda: Console(file=terminal, force_terminal=True, width=80))
+    assert main(argv) == 0
+    assert "running perfect" in terminal.getvalue()

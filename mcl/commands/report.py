@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -78,7 +80,9 @@ def run(args: argparse.Namespace) -> int:
     if args.versions:
         series = _only(series, args.versions)
     values = collect_values(args.defines)
-    rows = build_rows(series, library, values, everything=args.everything)
+    count = len(series.versions)
+    with _status(f"analysing {count} version{'s' if count != 1 else ''}"):
+        rows = build_rows(series, library, values, everything=args.everything)
     measurements = _measure(series, rows, library, args) if args.run else {}
     title = series.title + (_sizes_text(values) if values else "")
     if args.format in ("markdown", "json"):
@@ -148,19 +152,56 @@ def _measure(series: Any, rows: list[Any], library: Any, args: argparse.Namespac
     expected = None if args.no_verify else expected_outputs(reference, inputs)
     device = select_device(args.device)
     kind = device_type(device)
-    out = {}
-    for row in rows:
-        if row.program is None or row.spec.translated:
-            continue
-        leaf = args.target or row.spec.leaf_for(kind)
-        if leaf is None:
-            continue
-        level = row.program.main.function(reference.function).hwd
-        if args.target and not can_reach(library, level, leaf):
-            out[row.name] = Measurement(leaf, problem=f"{level} is not above {leaf}")
-            continue
-        out[row.name] = measure_program(
-            row.program, reference.function, leaf, library, inputs, device,
-            repeat=args.repeat, reference=reference, expected=expected,
-            work=reference.work(sizes))
+    out: dict[str, Any] = {}
+    with _progress(len(rows)) as advance:
+        for row in rows:
+            advance(row.name)
+            if row.program is None or row.spec.translated:
+                continue
+            leaf = args.target or row.spec.leaf_for(kind)
+            if leaf is None:
+                continue
+            level = row.program.main.function(reference.function).hwd
+            if args.target and not can_reach(library, level, leaf):
+                out[row.name] = Measurement(leaf, problem=f"{level} is not above {leaf}")
+                continue
+            out[row.name] = measure_program(
+                row.program, reference.function, leaf, library, inputs, device,
+                repeat=args.repeat, reference=reference, expected=expected,
+                work=reference.work(sizes))
     return out
+
+
+def _stderr_console() -> Any:
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+@contextmanager
+def _status(text: str) -> Iterator[None]:
+    """A spinner on a terminal's stderr while `text` is done (nothing when piped)."""
+    console = _stderr_console()
+    if not console.is_terminal:
+        yield
+        return
+    with console.status(text + " ..."):
+        yield
+
+
+@contextmanager
+def _progress(total: int) -> Iterator[Callable[[str], None]]:
+    """A progress bar over the versions on a terminal's stderr, gone when done (nothing
+    when piped); yields `advance(name)`, called as each version starts."""
+    from rich.progress import Progress
+
+    console = _stderr_console()
+    with Progress(console=console, transient=True, disable=not console.is_terminal) as bar:
+        task = bar.add_task("running", total=total)
+        done = [0]
+
+        def advance(name: str) -> None:
+            bar.update(task, completed=done[0], description=f"running {name}")
+            done[0] += 1
+
+        yield advance
