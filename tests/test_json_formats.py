@@ -23,7 +23,7 @@ def document(argv: list[str], capsys: pytest.CaptureFixture[str], rc: int = 0) -
 
 
 def test_the_schemas_are_valid_and_shipped() -> None:
-    for name in ("diagnostic", "hwd-list", "hwd-show", "translate", "report"):
+    for name in ("diagnostic", "hwd-list", "hwd-show", "translate", "report", "run"):
         jsonschema.Draft202012Validator.check_schema(load_schema(name))
 
 
@@ -122,3 +122,36 @@ def test_report_run_shows_progress_on_a_terminal_only(
                         lambda: Console(file=terminal, force_terminal=True, width=80))
     assert main(argv) == 0
     assert "running perfect" in terminal.getvalue()
+
+
+@pytest.mark.parametrize("how", [["--interp"], ["--target", "x86_avx512", "--verify"],
+                                 ["--target", "x86_avx512"]])
+def test_run(how: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    from mcl.resources import kernels_dir
+
+    kernel = str(kernels_dir() / "matmul" / "perfect.mcpl")
+    assert main(["run", kernel, *how, "-D", "n=9", "-D", "m=7", "-D", "p=5",
+                 "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    jsonschema.validate(doc, load_schema("run"))
+    assert doc["sizes"] == {"n": 9, "m": 7, "p": 5} and doc["function"] == "matmul"
+    if "--verify" in how or "--interp" in how:
+        assert doc["verified"] is True and [o["name"] for o in doc["outputs"]] == ["c"]
+        assert doc["outputs"][0]["shape"] == [9, 7]
+    else:
+        assert doc["verified"] is None and doc["outputs"] == []
+    assert (doc["executor"] == "opencl") == ("--target" in how)
+
+
+def test_run_json_reports_a_wrong_result(tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    from mcl.resources import kernels_dir
+
+    source = (kernels_dir() / "matmul" / "perfect.mcpl").read_text()
+    kernel = tmp_path / "perfect.mcpl"
+    kernel.write_text(source.replace("c[i, j] = sum;", "c[i, j] = sum + 1.0;"))
+    ref = str(kernels_dir() / "matmul" / "reference.py")
+    assert main(["run", str(kernel), "--interp", "--reference", ref, "-D", "n=4", "-D", "m=4",
+                 "-D", "p=4", "--format", "json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["verified"] is False and doc["outputs"][0]["mismatches"] == 16

@@ -13,6 +13,7 @@ matches, 1 otherwise.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -93,6 +94,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="set a size of the reference, e.g. -D n=37 (repeatable)",
     )
     p.add_argument("--function", metavar="NAME", help="function to run (default: the reference's)")
+    p.add_argument("--format", choices=("text", "json"), default="text",
+                   help="text (default) or one JSON document on stdout (schema "
+                   "mcl/schemas/run.schema.json)")
     p.add_argument("--seed", type=int, default=0, help="seed of the input generator (default 0)")
     p.add_argument(
         "--reference", metavar="PATH", help="numpy reference (default: reference.py beside FILE)"
@@ -216,6 +220,8 @@ def report_opencl(prepared: PreparedRun, target: str, result: Any, repeat: int) 
 
 
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "format", "text") == "json":
+        return run_json(args)
     if args.target:
         if args.interp:
             raise MclError(error("run-executor", "choose one of --interp and --target", None))
@@ -243,6 +249,54 @@ def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     results = execute_interp(prepared)
     return finish(prepared, results, "interpreter", time.perf_counter() - start)
+
+
+def run_json(args: argparse.Namespace) -> int:
+    """`--format json`: the same runs, one document on stdout (mcl/schemas/run.schema.json)
+    instead of the text report; anything the runs print goes to stderr."""
+    import contextlib
+    import json
+    import math
+
+    from mcl.schemas import SCHEMA_VERSION
+    from mcl.verify import verify
+
+    if args.target and args.interp:
+        raise MclError(error("run-executor", "choose one of --interp and --target", None))
+    if not (args.target or args.interp):
+        raise MclError(error("run-no-executor", "say how to run the kernel: --interp or "
+                             "--target LEAF", None))
+    if args.repeat < 1:
+        raise MclError(error("run-repeat", "--repeat needs a positive count", None))
+    prepared = prepare(args)
+    with contextlib.redirect_stdout(sys.stderr):
+        if args.target:
+            result = execute_opencl(prepared, args.target, args.device, args.repeat,
+                                    not args.no_tuned)
+            outputs, seconds, device = result.outputs, result.kernel_time_s, result.device
+        else:
+            start = time.perf_counter()
+            outputs, device = execute_interp(prepared), None
+            seconds = time.perf_counter() - start
+    checked = args.interp or args.verify
+    checks = verify(prepared.reference, prepared.expected, outputs, prepared.sizes) \
+        if checked else []
+
+    def finite(x: float) -> float | None:
+        return float(x) if math.isfinite(x) else None
+
+    document = {
+        "schema_version": SCHEMA_VERSION, "file": args.file, "function": prepared.function,
+        "level": prepared.level, "executor": "opencl" if args.target else "interpreter",
+        "target": args.target, "device": device, "sizes": dict(prepared.sizes),
+        "repeat": args.repeat if args.target else 1, "seconds": seconds,
+        "verified": all(c.ok for c in checks) if checked else None,
+        "outputs": [{"name": c.name, "shape": list(c.shape), "max_abs": finite(c.max_abs),
+                     "max_rel": finite(c.max_rel), "mismatches": c.mismatches, "ok": c.ok}
+                    for c in checks],
+    }
+    print(json.dumps(document, indent=2))
+    return 1 if checked and not document["verified"] else 0
 
 
 def _raise_errors(diagnostics: list) -> None:
