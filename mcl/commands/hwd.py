@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Inspect the hardware descriptions (HDL) that kernels are written against.",
     )
     hwd_sub = hwd.add_subparsers(dest="hwd_command", metavar="SUBCOMMAND")
-    hwd.set_defaults(func=lambda args: hwd.print_help() or 0)
+    hwd.set_defaults(func=lambda args: _missing_subcommand(hwd))
 
     p = hwd_sub.add_parser("list", help="the hierarchy of descriptions as a tree",
                            description="Print the hierarchy of hardware descriptions as a tree "
@@ -56,6 +56,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("to", metavar="TO", help="the lower level, e.g. fermi")
     add_hwd_path_argument(p)
     p.set_defaults(func=run_path)
+
+
+def _missing_subcommand(parser: argparse.ArgumentParser) -> int:
+    """`mcl hwd` alone: usage on stderr and exit status 2, as `mcl` alone."""
+    import sys
+
+    parser.print_usage(sys.stderr)
+    print("mcl hwd: error: a subcommand is required: list, show or path", file=sys.stderr)
+    return 2
 
 
 def _add_format(p: argparse.ArgumentParser) -> None:

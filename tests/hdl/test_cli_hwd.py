@@ -72,6 +72,8 @@ def test_help_everywhere(capsys, argv):
     assert "usage: mcl hwd" in capsys.readouterr().out
 
 
-def test_hwd_without_subcommand_prints_help(capsys):
-    code, out, _ = run(capsys, "hwd")
-    assert code == 0 and "list" in out and "show" in out
+def test_hwd_without_subcommand_prints_usage_on_stderr(capsys):
+    # As `mcl` alone (issue 19): usage on stderr, exit status 2.
+    code, out, err = run(capsys, "hwd")
+    assert code == 2 and out == "" and err.startswith("usage: mcl hwd")
+    assert "list, show or path" in err
