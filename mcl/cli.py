@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import shlex
 import sys
 
 from mcl import __version__
@@ -72,12 +73,25 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - last line of defence: no tracebacks for users
         if os.environ.get("MCL_DEBUG"):
             raise
-        print(
-            f"mcl: internal error: {type(exc).__name__}: {exc}\n"
-            "This is a bug in mcl; run again with MCL_DEBUG=1 for a traceback.",
-            file=sys.stderr,
-        )
+        print(internal_error_text(exc, sys.argv[1:] if argv is None else argv), file=sys.stderr)
         return 2
+
+
+def internal_error_text(exc: BaseException, argv: list[str]) -> str:
+    """What a user sees for an exception no pass turned into a diagnostic: a bug in mcl
+    (docs/reliability.md). Short, with the command that shows the traceback and where to
+    send it; never the traceback itself."""
+    message = str(exc).splitlines()[0] if str(exc) else ""
+    if len(message) > 200:
+        message = message[:200] + "..."
+    command = shlex.join(["mcl", *argv])
+    return (
+        f"mcl: internal error: {type(exc).__name__}{': ' + message if message else ''}\n"
+        "This is a bug in mcl, not in your input. To reproduce it with a traceback:\n"
+        f"  MCL_DEBUG=1 {command}\n"
+        "Please report it to the mcl maintainers (the project's issue tracker) with that "
+        "command, its output and the input files (docs/reliability.md)."
+    )
 
 
 if __name__ == "__main__":

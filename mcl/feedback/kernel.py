@@ -365,7 +365,8 @@ class _Builder:
             item = self.item(STMT, s, scope, loops, guards)
             item.defs.add(b)
             if b.space is not None and self.spaces.addressable(b.space) and not b.is_array:
-                self.add_access(item, s, b, "w", (), VALUE)
+                # The access is to the declared name (printed in feedback), not the Decl.
+                self.add_access(item, ast.Name(s.name, span=s.span), b, "w", (), VALUE)
             self.expr(item, s.init, VALUE)
         scope = scope.declare(b)
         if s.view is not None:

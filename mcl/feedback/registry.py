@@ -19,8 +19,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mcl.diagnostics import closest_names
+from mcl.diagnostics import MclError, closest_names
 from mcl.feedback.messages import Message, Severity, sort_key
+from mcl.feedback.value_checks import value_errors
 
 if TYPE_CHECKING:
     from mcl.feedback.kernel import KernelFacts
@@ -122,6 +123,9 @@ def analyse_program(program: Any, library: Any, values: Mapping[str, Any] | None
     messages: list[Message] = []
     levels: dict[str, str] = {}
     functions = kernels_of(module)
+    problems = [d for f in functions for d in value_errors(f, values)]
+    if problems:
+        raise MclError(problems)
     for f in functions:
         hwd = library.get(f.hwd)
         levels[f.name] = f.hwd

@@ -23,6 +23,7 @@ from mcl.mcpl.access import AccessTable
 from mcl.mcpl.check_function import FunctionChecker
 from mcl.mcpl.environment import ModuleEnv, resolve_callee
 from mcl.mcpl.positions import SourceText, head
+from mcl.mcpl.recursion import recursion_errors
 
 __all__ = ["access_table", "check_program", "infer_access"]
 
@@ -64,6 +65,7 @@ def check_program(program: Any, library: Any) -> list[Diagnostic]:
         for qualified, module in program.modules.items():
             env = ModuleEnv(program, module, library, table)
             diags += _ModuleChecker(env, hwd_imports.get(qualified, ())).run()
+        diags += recursion_errors(program)
     except RecursionError:
         # The parser folds long operator chains without recursion; the walks over the tree
         # recurse, so a sum of thousands of terms is reported rather than crashing.

@@ -12,6 +12,7 @@ Statements are `mcl.mcpl.check_function`'s business.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from mcl.diagnostics import Diagnostic, Span, did_you_mean, error, warning
 from mcl.hdl.model import HardwareDescription, Quantity
@@ -19,6 +20,7 @@ from mcl.mcpl import ast
 from mcl.mcpl import types as T
 from mcl.mcpl.access import call_arg_modes, lvalue_parts
 from mcl.mcpl.builtins import BUILTINS, SIGNATURE_CALLS, Builtin
+from mcl.mcpl.constfold import Constant, FoldError, fold_binary, fold_unary
 from mcl.mcpl.environment import ModuleEnv
 from mcl.mcpl.nesting import effective_spaces
 from mcl.mcpl.positions import SourceText, head
@@ -56,6 +58,9 @@ class ExpressionChecker:
         # Array sizes that use parameters or locals: (symbol, where, through which local);
         # decided once all writes are known (rule 6).
         self.size_uses: list[tuple[Symbol, Span | None, Symbol]] = []
+        # Values of the constant expressions typed so far, by id() of the node: filled
+        # bottom-up as `expr` descends, so folding costs nothing extra (mcl.mcpl.constfold).
+        self.folded: dict[int, Constant] = {}
 
     def error(self, code: str, message: str, span: Span | None, hint: str | None = None) -> None:
         self.diags.append(error(code, message, span or self.function.span, hint))
@@ -248,11 +253,25 @@ class ExpressionChecker:
             )
         self.error("mcpl-unknown-name", f"unknown variable '{name}'", span, hint)
 
+    def constant(self, e: ast.Expr) -> Constant | None:
+        """The value of `e` if the checker found it to be a constant (after `expr(e)`)."""
+        return self.folded.get(id(e))
+
     def expr(self, e: ast.Expr) -> T.VType:
         if isinstance(e, ast.IntLit):
-            self.int_literal(e)
+            if self.int_literal(e):
+                self.folded[id(e)] = e.value
             return T.INT
         if isinstance(e, ast.FloatLit):
+            if math.isfinite(e.value):
+                self.folded[id(e)] = e.value
+            else:
+                self.error(
+                    "mcpl-float-range",
+                    "this floating-point literal is too large: it would be an infinity",
+                    e.span,
+                    "the largest double is about 1.8e308 (float: 3.4e38)",
+                )
             return T.FLOAT
         if isinstance(e, ast.BoolLit):
             return T.BOOL
@@ -263,6 +282,9 @@ class ExpressionChecker:
                 return sym.type
             const = self.env.constant(e.name)
             if const is not None:
+                value = self.env.constant_value(e.name)
+                if value is not None:
+                    self.folded[id(e)] = value
                 return self.env.constant_type(e.name)
             self.unknown_name(e.name, e.span)
             return T.UNKNOWN
@@ -276,6 +298,7 @@ class ExpressionChecker:
             return self.call(e, statement=False)
         if isinstance(e, ast.Unary):
             t = self.expr(e.operand)
+            self.fold(e, lambda: fold_unary(e.op, self.constant(e.operand)))
             if e.op == "!":
                 if not T.is_bool(t):
                     self.error("mcpl-type-mismatch", f"'!' needs a bool, not {t}", e.span)
@@ -288,11 +311,23 @@ class ExpressionChecker:
             return self.binary(e)
         return T.UNKNOWN
 
-    def int_literal(self, e: ast.IntLit) -> None:
+    def fold(self, e: ast.Expr, compute: Callable[[], Constant | None]) -> None:
+        """Record the constant value of `e`, or report why it has none in C."""
+        try:
+            value = compute()
+        except FoldError as exc:
+            where = e.right.span if exc.code == "mcpl-division-by-zero" and isinstance(
+                e, ast.Binary) else e.span
+            self.error(exc.code, exc.message, where or e.span, exc.hint)
+            return
+        if value is not None:
+            self.folded[id(e)] = value
+
+    def int_literal(self, e: ast.IntLit) -> bool:
         """An int is 32 bits (as in OpenCL C): a literal that does not fit cannot be
         generated, and C would silently make it a `long` or truncate it."""
         if T.INT_MIN <= e.value <= T.INT_MAX:
-            return
+            return True
         self.error(
             "mcpl-int-range",
             f"integer literal {e.value} does not fit in a 32-bit int "
@@ -300,6 +335,7 @@ class ExpressionChecker:
             e.span,
             f"use a float literal ({e.value}.0) if a floating-point value is meant",
         )
+        return False
 
     def shift_count(self, e: ast.Binary) -> None:
         """A constant shift count outside 0..31 is undefined in C for a 32-bit int."""
@@ -321,6 +357,8 @@ class ExpressionChecker:
     def binary(self, e: ast.Binary) -> T.VType:
         lt, rt = self.expr(e.left), self.expr(e.right)
         op = e.op
+        if op in _ARITHMETIC or op in INTEGER_OPS or op in _BITWISE:
+            self.fold(e, lambda: fold_binary(op, self.constant(e.left), self.constant(e.right)))
         if op in ("<<", ">>"):
             self.shift_count(e)
         if op in _LOGICAL:

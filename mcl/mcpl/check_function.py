@@ -30,6 +30,7 @@ from mcl.mcpl.nesting import (
     nesting_problem,
 )
 from mcl.mcpl.positions import SourceText, head
+from mcl.mcpl.printer import print_expr
 from mcl.mcpl.scopes import Kind, Symbol
 
 # Placement of a statement (Fig. 6): where executing statements may stand.
@@ -464,6 +465,7 @@ class FunctionChecker(ExpressionChecker):
                 f"the count of a foreach must be an integer, not {count}",
                 s.count.span,
             )
+        self.check_count_sign(s)
         for node in ast.walk(s.count):
             if isinstance(node, ast.Name):
                 sym = self.scopes.lookup(node.name)
@@ -489,6 +491,17 @@ class FunctionChecker(ExpressionChecker):
                 )
                 if problem is not None:
                     self.error("mcpl-foreach-nesting", problem[0], head(s.span, 7), problem[1])
+        shadowed = self.scopes.lookup(s.var)
+        if shadowed is not None and shadowed.kind is Kind.INDEX:
+            # Translation puts the indices of nested foreach statements side by side in
+            # one block (paper Appendix A), where one name cannot mean two indices.
+            self.error(
+                "mcpl-duplicate",
+                f"'{s.var}' is already the index of an enclosing foreach",
+                self.source.word(s.var, s.span),
+                f"the enclosing foreach is at line {shadowed.span.line}; give this index "
+                "another name" if shadowed.span else "give this index another name",
+            )
         self.frames.append(_Frame(s, group))
         try:
             with self.scopes.nested():
@@ -499,6 +512,32 @@ class FunctionChecker(ExpressionChecker):
                 self.nested(s.body)
         finally:
             self.frames.pop()
+
+    def check_count_sign(self, s: ast.Foreach) -> None:
+        """A foreach runs `count` units: a constant count below 1 runs none (and OpenCL
+        cannot launch it); `n - 100` runs none for every n up to 100, which is worth a
+        warning since parameters are only known at run time."""
+        value = self.constant(s.count)
+        if value is not None:
+            if value < 1:
+                self.error(
+                    "mcpl-foreach-count",
+                    f"the count of this foreach is {value}: it runs no units",
+                    s.count.span,
+                    "a foreach count must be at least 1",
+                )
+            return
+        e = s.count
+        if isinstance(e, ast.Binary) and e.op == "-":
+            subtracted = self.constant(e.right)
+            if subtracted is not None and subtracted > 0:
+                self.warn(
+                    "mcpl-foreach-count",
+                    f"the count '{print_expr(e)}' of this foreach is not positive when "
+                    f"'{print_expr(e.left)}' is {subtracted} or less: it runs no units then",
+                    s.count.span,
+                    "make sure the count is at least 1, e.g. max(1, ...) or a guard",
+                )
 
     def unknown_par_group(self, s: ast.Foreach) -> None:
         assert self.hwd is not None

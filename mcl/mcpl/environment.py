@@ -15,6 +15,7 @@ from mcl.mcpl import ast
 from mcl.mcpl import types as T
 from mcl.mcpl.access import AccessTable, CalleeModes
 from mcl.mcpl.builtins import BUILTINS, Builtin
+from mcl.mcpl.constfold import Constant, FoldError, fold_binary, fold_unary
 
 
 def resolve_callee(program: Any, module: ast.Module, name: str) -> ast.Function | Builtin | None:
@@ -33,6 +34,7 @@ class ModuleEnv:
         self.library = library
         self.table = table
         self._names: dict[str, set[str]] = {}
+        self._constant_values: dict[str, Constant | None] = {}
         self.callee_modes: CalleeModes = table.callee_modes(self.callee)
 
     # -- lookups (None when the name is not visible) ---------------------------------
@@ -67,6 +69,35 @@ class ModuleEnv:
     def constant(self, name: str) -> ast.Decl | None:
         found = self._lookup("constant", name)
         return found if isinstance(found, ast.Decl) else None
+
+    def constant_value(self, name: str, _busy: frozenset[str] = frozenset()) -> Constant | None:
+        """The value of a top-level constant when its initialiser folds to a number; None
+        otherwise (a problem in the initialiser is reported where the constant is
+        declared, so it is not repeated at every use)."""
+        if name in self._constant_values:
+            return self._constant_values[name]
+        decl = self.constant(name)
+        value: Constant | None = None
+        if decl is not None and decl.init is not None and name not in _busy:
+            try:
+                value = self._fold(decl.init, _busy | {name})
+            except (FoldError, RecursionError):
+                value = None
+            if value is not None and T.from_ast(decl.type) in (T.FLOAT, T.Scalar("double")):
+                value = float(value)
+        self._constant_values[name] = value
+        return value
+
+    def _fold(self, e: ast.Expr, busy: frozenset[str]) -> Constant | None:
+        if isinstance(e, (ast.IntLit, ast.FloatLit)):
+            return e.value
+        if isinstance(e, ast.Name):
+            return self.constant_value(e.name, busy)
+        if isinstance(e, ast.Unary):
+            return fold_unary(e.op, self._fold(e.operand, busy))
+        if isinstance(e, ast.Binary):
+            return fold_binary(e.op, self._fold(e.left, busy), self._fold(e.right, busy))
+        return None
 
     def names(self, kind: str) -> set[str]:
         if kind not in self._names:

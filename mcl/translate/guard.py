@@ -133,7 +133,10 @@ def _close(
                         s.span,
                     )
                 )
-            if _safe_for_every_unit(s.init, varying) and not (names_in(s.init) & bound_inside):
+            # `int j;` has nothing to evaluate: hoisting the bare declaration is safe.
+            if s.init is None or (
+                _safe_for_every_unit(s.init, varying) and not names_in(s.init) & bound_inside
+            ):
                 hoisted.append(s)
                 continue
             hoisted.append(ast.Decl(s.type, s.name, s.spaces, False, None, s.view, span=s.span))

@@ -1,0 +1,323 @@
+"""Fuzzing the toolchain (issue 20; docs/reliability.md).
+
+The promise under test: on any input, `mcl` prints diagnostics or results, never a
+traceback or an "internal error" (exit status 2), and never hangs. Inputs are mutations of
+the shipped kernels (`kernels/*/*.mcpl`, the MCPL library) and hardware descriptions
+(`hwdescs/*.hdl`): tokens deleted, duplicated, swapped or replaced by tokens of the
+grammars, identifiers renamed, hostile numbers (0, -1, 2^31, 1e99999) put in place of
+numbers, and now and then a raw byte changed. Each MCPL input goes through `mcl check`;
+one that passes goes on, with random `-D` values, through `check --level L` (translation
+and performance feedback), `translate --to L` and `codegen --target LEAF`. Each HDL input
+is loaded with `mcl hwd show` and `mcl hwd list`. Every command runs in-process under a
+time budget; running past it is a hang, a failure like a crash.
+
+The mutation functions take a `random.Random`, so the seeded test run
+(`tests/fuzz/test_fuzz_short.py`, through Hypothesis) and the long run share them:
+
+    python -m mcl.fuzz --mcpl 100000 --hdl 10000 --seed 1 [--budget 20] [--jobs 1]
+
+prints one line per failure (with the input saved under --save) and a summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import random
+import re
+import signal
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mcl.resources import hwdescs_dir, kernels_dir, mcpl_stdlib_dir
+
+# Grammar tokens of MCPL (mcl/mcpl/mcpl.tx) and HDL (mcl/hdl/hdl.tx) that replacements
+# and insertions draw on, so that mutations reach past the parser.
+MCPL_TOKENS = (
+    "foreach", "for", "if", "else", "barrier", "return", "const", "int", "float", "double",
+    "bool", "byte", "void", "in", "as", "true", "false", "threads", "blocks", "warps",
+    "vectors", "cores", "main", "global", "local", "shared", "reg", "dev", "perfect", "gpu",
+    "hopper", "fermi", "(", ")", "{", "}", "[", "]", ",", ";", ".", "=", "+=", "-=", "*=",
+    "/=", "++", "--", "<=>", "+", "-", "*", "/", "%", "^", "<<", ">>", "&&", "||", "!",
+    "<", "<=", "==", "!=", "&", "|", "min", "max", "sqrt", "toInt", "toFloat",
+)
+HDL_TOKENS = (
+    "hardware_description", "specializes", "parallelism", "hierarchy", "memory_space",
+    "par_group", "par_unit", "max_nr_units", "nr_units", "default", "device", "memory",
+    "cache", "interconnect", "execution_group", "execution_unit", "load_store_group",
+    "load_store_unit", "connects", "latency", "bandwidth", "capacity", "space", "slots",
+    "addressable", "cache_line_size", "clock_frequency", "width", "performance_feedback",
+    "true", "false", "cycles", "kB", "MB", "GB", "GB/s", "bit", "B", "MHz", "GHz", "*",
+    "[*]", "{", "}", "(", ")", ";", ",", ".", "=", "+", "-", "/",
+)
+HOSTILE_NUMBERS = (
+    "0", "1", "-1", "-5", "2", "31", "32", "2147483647", "2147483648", "4294967296",
+    "99999999999999999999", "0.0", "1e99999", "1e-99999", "3.5", "0x0", "0xFFFFFFFF",
+)
+LEVELS = ("perfect", "accelerator", "cpu", "gpu", "mic", "nvidia", "fermi", "hopper",
+          "xeon_phi", "x86_avx512")
+LEAVES = ("fermi", "hopper", "xeon_phi", "x86_avx512")
+DEFINE_VALUES = (0, 1, 2, 3, 7, 31, 32, 33, 64, 100, 1000, 4096, -1)
+
+_TOKEN = re.compile(
+    r"//[^\n]*|/\*[\s\S]*?\*/|[A-Za-z_][A-Za-z0-9_]*|0[xX][0-9a-fA-F]+|"
+    r"\d+\.?\d*(?:[eE][+-]?\d+)?|<=>|<<=|>>=|\+\+|--|&&|\|\||[-+*/%<>=!&|^]=?|\S"
+)
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
+_NUMBER = re.compile(r"\d")
+
+
+# ----------------------------------------------------------------------------- inputs
+
+
+def mcpl_seeds() -> list[tuple[str, str]]:
+    """(file name, text) of every shipped kernel and MCPL library module."""
+    paths = sorted(kernels_dir().glob("*/*.mcpl")) + sorted(mcpl_stdlib_dir().rglob("*.mcpl"))
+    return [(p.name, p.read_text(encoding="utf-8")) for p in paths]
+
+
+def hdl_seeds() -> list[tuple[str, str]]:
+    return [(p.name, p.read_text(encoding="utf-8")) for p in sorted(hwdescs_dir().glob("*.hdl"))]
+
+
+def _spans(text: str) -> list[tuple[int, int]]:
+    return [m.span() for m in _TOKEN.finditer(text) if not m.group().startswith(("//", "/*"))]
+
+
+def mutate(text: str, rng: random.Random, grammar: tuple[str, ...]) -> str:
+    """One to four mutations of `text` (see the module docstring)."""
+    for _ in range(rng.randint(1, 4)):
+        spans = _spans(text)
+        if not spans:
+            break
+        a, b = spans[rng.randrange(len(spans))]
+        word = text[a:b]
+        kind = rng.choice(("delete", "duplicate", "swap", "replace", "insert", "rename",
+                           "number", "byte"))
+        if kind == "delete":
+            text = text[:a] + text[b:]
+        elif kind == "duplicate":
+            text = text[:b] + " " + word + text[b:]
+        elif kind == "swap":
+            c, d = spans[rng.randrange(len(spans))]
+            if b <= c:
+                text = text[:a] + text[c:d] + text[b:c] + word + text[d:]
+        elif kind == "replace":
+            text = text[:a] + rng.choice(grammar) + text[b:]
+        elif kind == "insert":
+            text = text[:a] + rng.choice(grammar) + " " + text[a:]
+        elif kind == "rename" and _IDENT.match(word):
+            names = sorted({text[c:d] for c, d in spans if _IDENT.match(text[c:d])})
+            new = rng.choice([*names, *grammar[:12], "x1"])
+            text = re.sub(rf"\b{re.escape(word)}\b", new, text)
+        elif kind == "number":
+            numbers = [(c, d) for c, d in spans if _NUMBER.match(text[c:d])]
+            if numbers:
+                c, d = rng.choice(numbers)
+                text = text[:c] + rng.choice(HOSTILE_NUMBERS) + text[d:]
+        elif kind == "byte" and text:
+            i = rng.randrange(len(text))
+            text = text[:i] + chr(rng.randrange(1, 128)) + text[i + 1:]
+    return text
+
+
+def token_soup(rng: random.Random, grammar: tuple[str, ...], length: int) -> str:
+    """A sequence of grammar tokens and small numbers: mostly a syntax error, but it
+    exercises the parser's error reporting on unusual token orders."""
+    words = [rng.choice(grammar) if rng.random() < 0.8 else rng.choice(HOSTILE_NUMBERS)
+             for _ in range(length)]
+    return " ".join(words)
+
+
+# ----------------------------------------------------------------------------- running
+
+
+class Hang(BaseException):
+    """Raised by the alarm inside a command that ran past its budget. A BaseException, so
+    the CLI's last line of defence (`except Exception`) does not turn it into a status."""
+
+
+@dataclass
+class Outcome:
+    kind: str  # "ok" (went through every stage), "diagnostics" (stopped at check), "crash", "hang"
+    stage: str = ""  # the command line that failed
+    detail: str = ""
+
+
+@contextlib.contextmanager
+def _budget(seconds: float) -> Iterator[None]:
+    def alarm(signum: int, frame: object) -> None:
+        raise Hang
+
+    previous = signal.signal(signal.SIGALRM, alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def run_command(argv: list[str], budget: float) -> tuple[int | None, str]:
+    """Run `mcl ARGV` in-process with its output captured: (status, stderr). The status is
+    None when the command ran past `budget` seconds; an exception that escapes the CLI
+    (which should catch them all) counts as status 2."""
+    from mcl.cli import main
+
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err), \
+                _budget(budget):
+            status = main(argv)
+    except Hang:
+        return None, err.getvalue()
+    except SystemExit as exc:  # argparse on a malformed command line
+        return int(exc.code or 0), err.getvalue()
+    except Exception as exc:  # noqa: BLE001 - reported as a crash, with its type
+        return 2, f"{err.getvalue()}{type(exc).__name__}: {exc}"
+    return status, err.getvalue()
+
+
+def _failure(argv: list[str], status: int | None, err: str) -> Outcome | None:
+    if status is None:
+        return Outcome("hang", " ".join(argv), err[-500:])
+    if status not in (0, 1):
+        return Outcome("crash", " ".join(argv), err[-2000:])
+    return None
+
+
+def _int_params(text: str) -> list[str]:
+    return sorted(set(re.findall(r"\bint\s+([A-Za-z_][A-Za-z0-9_]*)\s*[,)]", text)))
+
+
+def run_mcpl(text: str, name: str, rng: random.Random, budget: float, folder: Path,
+             deep: bool = True) -> Outcome:
+    """Check one MCPL input; if it passes and `deep`, also feedback at a random level with
+    random values, translation and code generation."""
+    path = folder / name
+    path.write_text(text, encoding="utf-8", errors="replace")
+    argv = ["check", "--no-feedback", "--format", "json", str(path)]
+    status, err = run_command(argv, budget)
+    failure = _failure(argv, status, err)
+    if failure is not None or status != 0 or not deep:
+        return failure or Outcome("ok" if status == 0 else "diagnostics")
+    defines = [a for p in _int_params(text)[:5] for a in ("-D", f"{p}={rng.choice(DEFINE_VALUES)}")]
+    level, leaf = rng.choice(LEVELS), rng.choice(LEAVES)
+    for argv in (
+        ["check", "--level", level, "--format", "json", *defines, str(path)],
+        ["translate", "--to", level, str(path)],
+        ["codegen", "--target", leaf, "-o", str(folder / "out"), str(path)],
+    ):
+        status, err = run_command(argv, budget)
+        failure = _failure(argv, status, err)
+        if failure is not None:
+            return failure
+    return Outcome("ok")
+
+
+def run_hdl(text: str, name: str, budget: float, folder: Path) -> Outcome:
+    """Load one HDL input as a user description and show it."""
+    hwd = folder / "hwd"
+    hwd.mkdir(exist_ok=True)
+    for old in hwd.glob("*.hdl"):
+        old.unlink()
+    found = re.search(r"hardware_description\s+([A-Za-z_][A-Za-z0-9_]*)", text)
+    described = found.group(1) if found else Path(name).stem
+    (hwd / f"{described}.hdl").write_text(text, encoding="utf-8", errors="replace")
+    for argv in (["hwd", "show", described, "--hwd-path", str(hwd)],
+                 ["hwd", "list", "--hwd-path", str(hwd)]):
+        status, err = run_command(argv, budget)
+        failure = _failure(argv, status, err)
+        if failure is not None:
+            return failure
+    return Outcome("ok")
+
+
+# ----------------------------------------------------------------------------- long run
+
+
+@dataclass
+class Tally:
+    inputs: Counter[str] = field(default_factory=Counter)
+    failures: list[tuple[str, Outcome, Path | None]] = field(default_factory=list)
+
+
+def campaign(kind: str, count: int, seed: int, budget: float, save: Path | None,
+             deep_fraction: float, report: Callable[[str], None], tally: Tally,
+             deadline: float | None = None) -> None:
+    rng = random.Random(f"{kind}-{seed}")
+    seeds = mcpl_seeds() if kind == "mcpl" else hdl_seeds()
+    grammar = MCPL_TOKENS if kind == "mcpl" else HDL_TOKENS
+    with tempfile.TemporaryDirectory(prefix="mcl-fuzz-") as tmp:
+        folder = Path(tmp)
+        for i in range(count):
+            if deadline is not None and time.monotonic() > deadline:
+                report(f"{kind}: stopped at the time limit after {i} inputs")
+                break
+            name, text = rng.choice(seeds)
+            text = (token_soup(rng, grammar, rng.randint(1, 40)) if rng.random() < 0.05
+                    else mutate(text, rng, grammar))
+            if kind == "mcpl":
+                outcome = run_mcpl(text, name, rng, budget, folder, rng.random() < deep_fraction)
+            else:
+                outcome = run_hdl(text, name, budget, folder)
+            tally.inputs[kind] += 1
+            tally.inputs[f"{kind} {outcome.kind}"] += 1
+            if outcome.kind in ("crash", "hang"):
+                kept = None
+                if save is not None:
+                    save.mkdir(parents=True, exist_ok=True)
+                    kept = save / f"{kind}-{seed}-{i}-{name}"
+                    kept.write_text(text, encoding="utf-8", errors="replace")
+                tally.failures.append((kind, outcome, kept))
+                report(f"{outcome.kind.upper()} {kind} #{i} ({name}) in `mcl {outcome.stage}`"
+                       f"{' saved as ' + str(kept) if kept else ''}: "
+                       f"{outcome.detail.strip().splitlines()[-1] if outcome.detail.strip() else ''}")
+            if (i + 1) % 1000 == 0:
+                report(f"{kind}: {i + 1} inputs, {len(tally.failures)} failures so far")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m mcl.fuzz", description=__doc__.split(
+        "\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--mcpl", type=int, default=1000, help="MCPL inputs (default 1000)")
+    parser.add_argument("--hdl", type=int, default=100, help="HDL inputs (default 100)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--budget", type=float, default=20.0,
+                        help="seconds one command may take before it counts as a hang")
+    parser.add_argument("--deep-fraction", type=float, default=0.3,
+                        help="share of MCPL inputs that pass `check` which also go through "
+                        "feedback, translation and codegen (default 0.3)")
+    parser.add_argument("--minutes", type=float, default=None,
+                        help="stop each campaign after this many minutes")
+    parser.add_argument("--save", type=Path, default=Path("fuzz-failures"),
+                        help="folder for the inputs that failed")
+    args = parser.parse_args(argv)
+    tally = Tally()
+    start = time.monotonic()
+
+    def report(line: str) -> None:
+        print(f"[{time.monotonic() - start:8.0f} s] {line}", flush=True)
+
+    for kind, count in (("hdl", args.hdl), ("mcpl", args.mcpl)):
+        deadline = time.monotonic() + args.minutes * 60 if args.minutes else None
+        campaign(kind, count, args.seed, args.budget, args.save, args.deep_fraction, report,
+                 tally, deadline)
+    crashes = sum(1 for _, o, _ in tally.failures if o.kind == "crash")
+    hangs = sum(1 for _, o, _ in tally.failures if o.kind == "hang")
+    elapsed = time.monotonic() - start
+    print(f"fuzz: {tally.inputs['mcpl']} MCPL and {tally.inputs['hdl']} HDL inputs in "
+          f"{elapsed:.0f} s (seed {args.seed}, budget {args.budget:g} s): {crashes} crashes, "
+          f"{hangs} hangs; outcomes: "
+          + ", ".join(f"{k}: {v}" for k, v in sorted(tally.inputs.items()) if " " in k))
+    return 1 if tally.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

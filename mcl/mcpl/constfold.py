@@ -1,0 +1,125 @@
+"""Folding constant MCPL expressions with C semantics, for the checker's diagnostics.
+
+The checker folds what it can while it types an expression (bottom-up, so the cost stays
+linear in the size of the tree) to reject what OpenCL C would get wrong silently:
+division by a constant zero (`1 / 0`, `i % (0 * n)`), an `int` result that needs more
+than 32 bits (`10 ^ 100000`, `2^2^2^2^2^2`; signed overflow is undefined in C) and a
+floating-point constant that overflows to infinity. The operators themselves are the
+interpreter's (`mcl.interp.operators`), so the checker and `mcl run` agree on what
+`-7 / 2` or `2 ^ 31` mean.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from mcl.mcpl import types as T
+
+Constant = int | float
+
+
+@dataclass
+class FoldError(Exception):
+    """A constant expression that has no value in C (the checker reports it)."""
+
+    code: str
+    message: str
+    hint: str | None = None
+
+
+def _is_int(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def fold_unary(op: str, value: Constant | None) -> Constant | None:
+    if op != "-" or value is None:
+        return None
+    if _is_int(value):
+        return _int_result(-value, "-")
+    return -value
+
+
+def fold_binary(op: str, left: Constant | None, right: Constant | None) -> Constant | None:
+    """The value of `left op right` when it is a constant, else None. Raises FoldError for
+    a division by zero and for results no C type holds. A product with a constant integer
+    zero is zero whatever the other operand is (`0 * n`), so `i % (0 * n)` is caught."""
+    if op == "*" and (left == 0 and _is_int(left) or right == 0 and _is_int(right)):
+        return 0 if (left is None or _is_int(left)) and (right is None or _is_int(right)) else None
+    if op in ("/", "%") and _is_int(right) and right == 0 and (left is None or _is_int(left)):
+        raise FoldError(
+            "mcpl-division-by-zero",
+            f"integer {'division' if op == '/' else 'remainder'} by zero",
+            "the divisor is always 0 here; C leaves the result undefined",
+        )
+    if left is None or right is None or op not in ("+", "-", "*", "/", "%", "^"):
+        return None  # shifts and bit operations wrap in practice; their counts are checked
+    if _is_int(left) and _is_int(right):
+        # Imported here: `mcl check` should not load the interpreter (and numpy) to start.
+        from mcl.interp.operators import (
+            INT_OPS,
+            IntegerDivisionByZero,
+            IntegerOverflow,
+        )
+
+        function = INT_OPS.get(op)
+        if function is None:
+            return None
+        try:
+            return _int_result(function(left, right), op)
+        except IntegerDivisionByZero:  # `2 ^ -1` style: a negative power of zero
+            raise FoldError(
+                "mcpl-division-by-zero", "a negative power of zero divides by zero"
+            ) from None
+        except IntegerOverflow:
+            raise _overflow(op) from None
+    return _fold_float(op, float(left), float(right))
+
+
+def _fold_float(op: str, left: float, right: float) -> float | None:
+    try:
+        if op == "+":
+            value = left + right
+        elif op == "-":
+            value = left - right
+        elif op == "*":
+            value = left * right
+        elif op == "/":
+            value = left / right
+        elif op == "^":
+            value = left**right
+        else:
+            return None
+    except ZeroDivisionError:
+        return None  # IEEE: x / 0.0 is an infinity or NaN, which C allows
+    except OverflowError:
+        raise _float_overflow() from None
+    if isinstance(value, complex):
+        return None
+    if math.isinf(value) and math.isfinite(left) and math.isfinite(right) and op != "/":
+        raise _float_overflow()
+    return value
+
+
+def _int_result(value: int, op: str) -> int:
+    if not T.INT_MIN <= value <= T.INT_MAX:
+        raise _overflow(op)
+    return value
+
+
+def _overflow(op: str) -> FoldError:
+    what = "power" if op == "^" else "result"
+    return FoldError(
+        "mcpl-int-overflow",
+        f"this constant {what} does not fit in a 32-bit int ({T.INT_MIN} .. {T.INT_MAX})",
+        "signed overflow is undefined in C; use float operands (2.0 ^ 40.0) if a large "
+        "value is meant",
+    )
+
+
+def _float_overflow() -> FoldError:
+    return FoldError(
+        "mcpl-float-range",
+        "this constant overflows to infinity",
+        "use a smaller value; the largest double is about 1.8e308",
+    )

@@ -1,0 +1,60 @@
+"""Recursion is an error: OpenCL C forbids recursive functions (OpenCL C 1.2 §6.9), and a
+kernel's helpers are inlined into it (paper section 6.2 counts them through their callers),
+which a cycle of calls would make endless."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcl.diagnostics import Diagnostic, error
+from mcl.mcpl import ast
+from mcl.mcpl.environment import resolve_callee
+
+
+def recursion_errors(program: Any) -> list[Diagnostic]:
+    """One error per function that can call itself, at its first call that leads back."""
+    calls: dict[int, list[tuple[ast.Call, ast.Function]]] = {}
+    functions: list[ast.Function] = []
+    for module in program.modules.values():
+        for f in module.functions:
+            functions.append(f)
+            out = calls.setdefault(id(f), [])
+            for node in ast.walk(f.body):
+                if isinstance(node, ast.Call):
+                    callee = resolve_callee(program, module, node.func)
+                    if isinstance(callee, ast.Function):
+                        out.append((node, callee))
+    diags = []
+    for f in functions:
+        for call, callee in calls[id(f)]:
+            path = _path(callee, f, calls)
+            if path is not None:
+                through = "" if not path[:-1] else " through " + ", ".join(
+                    f"'{g.name}'" for g in path[:-1])
+                diags.append(error(
+                    "mcpl-recursion",
+                    f"'{f.name}' calls itself{through}: OpenCL C does not allow recursion",
+                    call.span or f.span,
+                    "write the recursion as a loop",
+                ))
+                break
+    return diags
+
+
+def _path(start: ast.Function, goal: ast.Function,
+          calls: dict[int, list[tuple[ast.Call, ast.Function]]]) -> list[ast.Function] | None:
+    """Functions from `start` to `goal` along calls (both included), or None."""
+    previous: dict[int, ast.Function | None] = {id(start): None}
+    queue = [start]
+    while queue:
+        current = queue.pop(0)
+        if current is goal:
+            path = [current]
+            while previous[id(path[-1])] is not None:
+                path.append(previous[id(path[-1])])  # type: ignore[arg-type]
+            return path[::-1]
+        for _, callee in calls.get(id(current), []):
+            if id(callee) not in previous:
+                previous[id(callee)] = current
+                queue.append(callee)
+    return None
