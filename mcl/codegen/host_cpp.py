@@ -533,6 +533,14 @@ set(CMAKE_CXX_STANDARD_REQUIRED ON)
 
 find_package(OpenCL REQUIRED)
 
+# -DMCL_SANITIZE=ON builds with AddressSanitizer and UndefinedBehaviorSanitizer (GCC or
+# Clang); any report aborts the run (docs/reliability.md).
+option(MCL_SANITIZE "build with -fsanitize=address,undefined" OFF)
+if(MCL_SANITIZE)
+  string(APPEND CMAKE_CXX_FLAGS " -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g")
+  string(APPEND CMAKE_EXE_LINKER_FLAGS " -fsanitize=address,undefined")
+endif()
+
 # The host interface of the module: include {g.name}.h and link {name}_mcl.
 add_library({name}_mcl {g.name}.cpp)
 target_include_directories({name}_mcl PUBLIC ${{CMAKE_CURRENT_SOURCE_DIR}})

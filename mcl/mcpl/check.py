@@ -15,11 +15,12 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from mcl.diagnostics import Diagnostic, Span, did_you_mean, error
+from mcl.diagnostics import Diagnostic, Severity, Span, did_you_mean, error
 from mcl.hdl.model import HardwareDescription
 from mcl.mcpl import ast
 from mcl.mcpl import types as T
 from mcl.mcpl.access import AccessTable
+from mcl.mcpl.barriers import barrier_warnings
 from mcl.mcpl.check_function import FunctionChecker
 from mcl.mcpl.environment import ModuleEnv, resolve_callee
 from mcl.mcpl.positions import SourceText, head
@@ -66,6 +67,8 @@ def check_program(program: Any, library: Any) -> list[Diagnostic]:
             env = ModuleEnv(program, module, library, table)
             diags += _ModuleChecker(env, hwd_imports.get(qualified, ())).run()
         diags += recursion_errors(program)
+        if not any(d.severity is Severity.ERROR for d in diags):
+            diags += [w for f in program.main.functions for w in barrier_warnings(f)]
     except RecursionError:
         # The parser folds long operator chains without recursion; the walks over the tree
         # recurse, so a sum of thousands of terms is reported rather than crashing.

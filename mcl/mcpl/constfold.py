@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TypeGuard
 
 from mcl.mcpl import types as T
 
@@ -28,7 +29,7 @@ class FoldError(Exception):
     hint: str | None = None
 
 
-def _is_int(v: object) -> bool:
+def _is_int(v: object) -> TypeGuard[int]:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
@@ -55,19 +56,11 @@ def fold_binary(op: str, left: Constant | None, right: Constant | None) -> Const
     if left is None or right is None or op not in ("+", "-", "*", "/", "%", "^"):
         return None  # shifts and bit operations wrap in practice; their counts are checked
     if _is_int(left) and _is_int(right):
-        # Imported here: `mcl check` should not load the interpreter (and numpy) to start.
-        from mcl.interp.operators import (
-            INT_OPS,
-            IntegerDivisionByZero,
-            IntegerOverflow,
-        )
+        from mcl.interp.operators import INT_OPS, IntegerDivisionByZero, IntegerOverflow
 
-        function = INT_OPS.get(op)
-        if function is None:
-            return None
         try:
-            return _int_result(function(left, right), op)
-        except IntegerDivisionByZero:  # `2 ^ -1` style: a negative power of zero
+            return _int_result(INT_OPS[op](left, right), op)
+        except IntegerDivisionByZero:  # `0 ^ -1`: a negative power of zero
             raise FoldError(
                 "mcpl-division-by-zero", "a negative power of zero divides by zero"
             ) from None

@@ -140,7 +140,7 @@ def _close(
                 hoisted.append(s)
                 continue
             hoisted.append(ast.Decl(s.type, s.name, s.spaces, False, None, s.view, span=s.span))
-            kept.append(ast.Assign(ast.Name(s.name, span=s.span), "=", s.init, span=s.span))  # type: ignore[arg-type]
+            kept.append(ast.Assign(ast.Name(s.name, span=s.span), "=", s.init, span=s.span))
             continue
         kept.append(s)
         if isinstance(s, ast.Decl):

@@ -21,7 +21,7 @@ from .support import library, load
 from .test_codegen_emit import TWOPHASE
 
 
-def _build(generated, folder: Path) -> Path:
+def _build(generated, folder: Path, options: tuple[str, ...] = ()) -> Path:
     """Write the harness, configure and build it; the example driver's path."""
     for tool in ("cmake", "g++"):
         assert shutil.which(tool), f"{tool} is missing: apt-get install {tool} (see .ci/run)"
@@ -46,6 +46,7 @@ def _build(generated, folder: Path) -> Path:
             str(build),
             "-DCMAKE_BUILD_TYPE=Release",
             "-DCMAKE_CXX_FLAGS=-Wall -Werror=return-type",
+            *options,
         ],
         ["cmake", "--build", str(build), "-j", "2"],
     ):

@@ -16,7 +16,6 @@ import tempfile
 from pathlib import Path
 
 import pytest
-
 from oclgrind_cases import OCLGRIND_OPTIONS, cases
 
 pytestmark = pytest.mark.oclgrind

@@ -1,0 +1,267 @@
+"""A static check for missing barriers (issue 20; docs/checker.md).
+
+An array declared inside the body of a foreach is one array per unit of that foreach,
+and the units of the foreach statements nested inside share it (paper section 4.3: the
+memory space of the declaration says where it lives, and the hierarchy which units see
+it). Those units only meet at a barrier. So when one unit writes an element of a shared
+array and another unit reads it (or the other way round) with no barrier on some path
+between the two accesses, the result depends on timing: a data race, the kind Oclgrind
+reports at run time.
+
+The check walks the body of each foreach whose units share an array, in program order,
+and keeps the accesses of shared arrays since the last barrier; a loop is walked twice,
+so that an access late in one iteration meets the accesses early in the next. Two
+accesses conflict when at least one writes and the second touches another unit's
+element: its subscripts differ from the first one's in a position that depends on the
+unit (a foreach index, or a value computed from one). Accesses under a condition that
+picks units by equality or remainder (`if (t == 0)`, `if (t % (2 * s) == 0)`, as in a
+tree reduction) are left out: which units take part there is beyond a syntactic check,
+and a warning there would be wrong more often than right.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from mcl.diagnostics import Diagnostic, Span, warning
+from mcl.mcpl import ast
+from mcl.mcpl.printer import print_expr
+
+
+@dataclass(frozen=True)
+class _Access:
+    kind: str  # "read" or "write"
+    array: str
+    indices: tuple[ast.Expr, ...]
+    node: ast.Expr
+
+
+def barrier_warnings(function: ast.Function) -> list[Diagnostic]:
+    """Warnings for the accesses of shared arrays in `function` that no barrier orders."""
+    found: dict[tuple[Span | None, Span | None], Diagnostic] = {}
+    _visit(function.body, set(), found)
+    return list(found.values())
+
+
+def _visit(s: ast.Stmt | None, shared: set[str], found: dict) -> None:
+    """Find the foreach statements whose units share arrays declared around them."""
+    if isinstance(s, ast.Block):
+        declared = set(shared)
+        for stmt in s.stmts:
+            _visit(stmt, declared, found)
+            if isinstance(stmt, ast.Decl) and isinstance(stmt.type, ast.ArrayType):
+                declared.add(stmt.name)
+    elif isinstance(s, ast.Foreach):
+        if shared:
+            _Walker(s, shared, found).run()
+        # Arrays declared in this body are shared by the units of foreach statements in it
+        # (those declared further out were covered by the walk just made).
+        _visit(s.body, set(), found)
+    elif isinstance(s, ast.For):
+        _visit(s.body, shared, found)
+    elif isinstance(s, ast.If):
+        _visit(s.then, shared, found)
+        _visit(s.orelse, shared, found)
+
+
+class _Walker:
+    def __init__(self, foreach: ast.Foreach, shared: set[str], found: dict) -> None:
+        from mcl.translate.guard import varying_names
+
+        self.shared = shared
+        self.found = found
+        indices = {n.var for n in ast.walk(foreach) if isinstance(n, ast.Foreach)}
+        self.varying = varying_names([foreach.body], indices)
+        self.body = foreach.body
+        self.private: set[str] = set()  # shadowing declarations inside the units
+
+    def run(self) -> None:
+        self.stmt(self.body, frozenset(), selected=False)
+
+    # Each statement maps the accesses pending since the last barrier to those after it.
+    def stmt(self, s: ast.Stmt, pending: frozenset[_Access], selected: bool
+             ) -> frozenset[_Access]:
+        if isinstance(s, ast.Barrier):
+            return frozenset()
+        if isinstance(s, ast.Block):
+            for stmt in s.stmts:
+                pending = self.stmt(stmt, pending, selected)
+            return pending
+        if isinstance(s, ast.Foreach):
+            return self.stmt(s.body, pending | self.expr(s.count, pending, selected), selected)
+        if isinstance(s, ast.If):
+            pending = self.access(self.reads(s.cond), pending, selected)
+            picks = selected or self.selects_units(s.cond)
+            then = self.stmt(s.then, pending, picks)
+            orelse = self.stmt(s.orelse, pending, picks) if s.orelse is not None else pending
+            return then | orelse
+        if isinstance(s, ast.For):
+            pending = self.stmt(s.init, pending, selected)
+            entry = pending
+            for _ in range(2):  # the second pass sees the previous iteration's accesses
+                pending = self.access(self.reads(s.cond), pending, selected)
+                pending = self.stmt(s.body, pending, selected)
+                pending = self.stmt(s.step, pending, selected)
+                pending = entry | pending
+            return pending
+        if isinstance(s, ast.Decl):
+            if s.name in self.shared:
+                self.private.add(s.name)
+            return self.expr(s.init, pending, selected) if s.init is not None else pending
+        if isinstance(s, ast.Assign):
+            pending = self.access(self.reads(s.value) + self.subscript_reads(s.target),
+                                  pending, selected)
+            if s.op != "=":
+                pending = self.access(self.element(s.target, "read"), pending, selected)
+            return self.access(self.element(s.target, "write"), pending, selected)
+        if isinstance(s, ast.IncDec):
+            pending = self.access(self.subscript_reads(s.target) + self.element(
+                s.target, "read"), pending, selected)
+            return self.access(self.element(s.target, "write"), pending, selected)
+        if isinstance(s, ast.Swap):
+            for side in (s.left, s.right):
+                pending = self.access(self.subscript_reads(side) + self.element(side, "read"),
+                                      pending, selected)
+            for side in (s.left, s.right):
+                pending = self.access(self.element(side, "write"), pending, selected)
+            return pending
+        if isinstance(s, ast.CallStmt):
+            return self.expr(s.call, pending, selected)
+        if isinstance(s, ast.Return):
+            return self.expr(s.value, pending, selected) if s.value is not None else pending
+        return pending
+
+    def expr(self, e: ast.Expr | None, pending: frozenset[_Access], selected: bool
+             ) -> frozenset[_Access]:
+        return self.access(self.reads(e), pending, selected) if e is not None else pending
+
+    # -- accesses --------------------------------------------------------------------
+    def element(self, e: ast.Expr, kind: str) -> list[_Access]:
+        """The access of a shared array's element that `e` denotes, if it is one."""
+        groups: list[tuple[ast.Expr, ...]] = []
+        base = e
+        while isinstance(base, ast.Index):
+            groups.insert(0, base.indices)
+            base = base.base
+        if not (isinstance(base, ast.Name) and groups and base.name in self.shared
+                and base.name not in self.private):
+            return []
+        return [_Access(kind, base.name, tuple(i for g in groups for i in g), e)]
+
+    def subscript_reads(self, e: ast.Expr) -> list[_Access]:
+        out: list[_Access] = []
+        while isinstance(e, (ast.Index, ast.Field)):
+            if isinstance(e, ast.Index):
+                for index in e.indices:
+                    out += self.reads(index)
+            e = e.base
+        return out
+
+    def reads(self, e: ast.Expr | None) -> list[_Access]:
+        """Element reads of shared arrays in `e`, innermost (evaluated first) first."""
+        if e is None:
+            return []
+        if isinstance(e, ast.Index):
+            return self.subscript_reads(e) + self.element(e, "read")
+        out: list[_Access] = []
+        for child in ast.children(e):
+            if isinstance(child, (ast.Index, ast.Field, ast.Call, ast.Unary, ast.Binary,
+                                  ast.Name)):
+                out += self.reads(child)
+        return out
+
+    def access(self, accesses: Iterable[_Access], pending: frozenset[_Access], selected: bool
+               ) -> frozenset[_Access]:
+        if selected:
+            return pending
+        for a in accesses:
+            for p in pending:
+                if p.array == a.array and "write" in (p.kind, a.kind) and self.other_unit(p, a):
+                    self.report(p, a)
+            pending = pending | {a}
+        return pending
+
+    def other_unit(self, first: _Access, second: _Access) -> bool:
+        """Can `second` touch an element another unit touched in `first`? Not when the
+        two agree on every subscript that depends on the unit."""
+        if len(first.indices) != len(second.indices):
+            return True
+        pairs = list(zip(first.indices, second.indices, strict=True))
+        if any(not self.depends(x) and not self.depends(y) and _never_equal(x, y)
+               for x, y in pairs):
+            return False  # another part of the array: `l_a[cur]` and `l_a[1 - cur]`
+        per_unit = [(x, y) for x, y in pairs if self.depends(x)]
+        if not per_unit:
+            return True  # every unit touches the same element
+        return any(x != y for x, y in per_unit)
+
+    def depends(self, e: ast.Expr) -> bool:
+        return any(isinstance(n, ast.Name) and n.name in self.varying for n in ast.walk(e))
+
+    def selects_units(self, cond: ast.Expr) -> bool:
+        return any(isinstance(n, ast.Binary) and n.op in ("==", "%") and self.depends(n)
+                   for n in ast.walk(cond))
+
+    def report(self, first: _Access, second: _Access) -> None:
+        key = (first.node.span, second.node.span)
+        if key in self.found or first.node.span is None:
+            return
+        where = first.node.span
+        verb = {"read": "reads", "write": "writes"}
+        self.found[key] = warning(
+            "mcpl-missing-barrier",
+            f"'{print_expr(second.node)}' {verb[second.kind]} an element of shared array "
+            f"'{second.array}' that another unit may access at line {where.line}, column "
+            f"{where.column} ('{print_expr(first.node)}', which {verb[first.kind]} it), with no "
+            "barrier between the two",
+            second.node.span,
+            f"put a barrier on every path from line {where.line} to line "
+            f"{second.node.span.line if second.node.span else '?'}, or index only this "
+            "unit's elements",
+        )
+
+
+def _never_equal(x: ast.Expr, y: ast.Expr) -> bool:
+    """Do two integer subscripts differ for every value of their variables? Decided for
+    linear forms: x - y = c + sum(k_i v_i) has no integer root when gcd(k_i) does not
+    divide c (`cur` and `1 - cur` differ by 1 - 2 cur, which is odd)."""
+    dx, dy = _linear(x), _linear(y)
+    if dx is None or dy is None:
+        return False
+    difference = dict(dx)
+    for name, k in dy.items():
+        difference[name] = difference.get(name, 0) - k
+    constant = difference.pop("", 0)
+    divisor = 0
+    for k in difference.values():
+        divisor = math.gcd(divisor, k)
+    return constant != 0 if divisor == 0 else constant % divisor != 0
+
+
+def _linear(e: ast.Expr) -> dict[str, int] | None:
+    """`e` as {variable: coefficient, "": constant}, or None when it is not linear."""
+    if isinstance(e, ast.IntLit):
+        return {"": e.value}
+    if isinstance(e, ast.Name):
+        return {e.name: 1}
+    if isinstance(e, ast.Unary) and e.op == "-":
+        inner = _linear(e.operand)
+        return None if inner is None else {k: -v for k, v in inner.items()}
+    if isinstance(e, ast.Binary) and e.op in ("+", "-", "*"):
+        left, right = _linear(e.left), _linear(e.right)
+        if left is None or right is None:
+            return None
+        if e.op == "*":
+            if set(left) == {""}:
+                return {k: v * left[""] for k, v in right.items()}
+            if set(right) == {""}:
+                return {k: v * right[""] for k, v in left.items()}
+            return None
+        sign = 1 if e.op == "+" else -1
+        out = dict(left)
+        for k, v in right.items():
+            out[k] = out.get(k, 0) + sign * v
+        return out
+    return None
