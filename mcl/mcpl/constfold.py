@@ -4,8 +4,8 @@ The checker folds what it can while it types an expression (bottom-up, so the co
 linear in the size of the tree) to reject what OpenCL C would get wrong silently:
 division by a constant zero (`1 / 0`, `i % (0 * n)`), an `int` result that needs more
 than 32 bits (`10 ^ 100000`, `2^2^2^2^2^2`; signed overflow is undefined in C) and a
-floating-point constant that overflows to infinity. The operators themselves are the
-interpreter's (`mcl.interp.operators`), so the checker and `mcl run` agree on what
+floating-point constant that overflows to infinity. The operators themselves are MCPL's
+one definition (`mcl.mcpl.operators`), so the checker and `mcl run` agree on what
 `-7 / 2` or `2 ^ 31` mean.
 """
 
@@ -37,7 +37,12 @@ def fold_unary(op: str, value: Constant | None) -> Constant | None:
     if op != "-" or value is None:
         return None
     if _is_int(value):
-        return _int_result(-value, "-")
+        from mcl.mcpl.operators import IntegerOverflow, int_result
+
+        try:
+            return int_result(-value)
+        except IntegerOverflow:
+            raise _overflow("-") from None
     return -value
 
 
@@ -56,10 +61,12 @@ def fold_binary(op: str, left: Constant | None, right: Constant | None) -> Const
     if left is None or right is None or op not in ("+", "-", "*", "/", "%", "^"):
         return None  # shifts and bit operations wrap in practice; their counts are checked
     if _is_int(left) and _is_int(right):
-        from mcl.interp.operators import INT_OPS, IntegerDivisionByZero, IntegerOverflow
+        # Imported here: `mcl check` should not load numpy (the operators' floating
+        # point) before it has to.
+        from mcl.mcpl.operators import IntegerDivisionByZero, IntegerOverflow, int_binary
 
         try:
-            return _int_result(INT_OPS[op](left, right), op)
+            return int_binary(op, left, right)
         except IntegerDivisionByZero:  # `0 ^ -1`: a negative power of zero
             raise FoldError(
                 "mcpl-division-by-zero", "a negative power of zero divides by zero"
@@ -91,12 +98,6 @@ def _fold_float(op: str, left: float, right: float) -> float | None:
         return None
     if math.isinf(value) and math.isfinite(left) and math.isfinite(right) and op != "/":
         raise _float_overflow()
-    return value
-
-
-def _int_result(value: int, op: str) -> int:
-    if not T.INT_MIN <= value <= T.INT_MAX:
-        raise _overflow(op)
     return value
 
 
