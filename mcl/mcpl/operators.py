@@ -16,10 +16,12 @@ an operation with a floating operand is a floating operation.
 from __future__ import annotations
 
 import operator
+import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:  # numpy is imported where floating point is computed: `mcl check`
+    import numpy as np  # folds int constants with this module and should not load numpy
 
 from mcl.mcpl.types import INT_BITS as INT_BITS
 from mcl.mcpl.types import INT_MAX as INT_MAX
@@ -103,10 +105,14 @@ def shift_right(a: int, b: int) -> int:
 
 
 def float_mod(a: np.floating, b: np.floating) -> np.floating:
+    import numpy as np
+
     return np.fmod(a, b)  # C's fmod: the sign of the dividend, like `%` on ints
 
 
 def float_pow(a: np.floating, b: np.floating) -> np.floating:
+    import numpy as np
+
     return np.power(a, b)  # OpenCL's pow/pown: NaN (not a complex number) for (-8) ^ 0.5
 
 
@@ -162,7 +168,10 @@ def int_binary(op: str, a: int, b: int) -> int:
 
 
 def is_floating(value: object) -> bool:
-    return isinstance(value, float | np.floating)
+    if isinstance(value, float):
+        return True
+    numpy = sys.modules.get("numpy")  # a numpy scalar exists only once numpy is loaded
+    return numpy is not None and isinstance(value, numpy.floating)
 
 
 def negate(a: Number) -> Number:
@@ -184,6 +193,8 @@ def binary(op: str, a: Number, b: Number) -> Number:
         return int_binary(op, int(a), int(b))
     if op not in FLOAT_OPS:
         raise NotOnFloats(op)
+    import numpy as np
+
     single = not isinstance(a, float | np.float64) and not isinstance(b, float | np.float64)
     kind = np.float32 if single else np.float64
     # numpy follows IEEE as C does: x / 0.0 is inf, fmod and pow give NaN where Python's

@@ -160,3 +160,14 @@ def test_min_bound_in_nested_loop_finishes_within_seconds(tmp_path: Path) -> Non
     except subprocess.TimeoutExpired:
         pytest.fail("mcl check ran past 10 s")
     assert done.returncode in (0, 1) and time.monotonic() - start < 10
+
+
+def test_constant_folding_keeps_check_free_of_numpy() -> None:
+    """`mcl check` folds int constants with mcl/mcpl/operators.py; loading numpy for that
+    would cost every check its start-up time (benchmarks/bench_check.py)."""
+    code = ("import sys; from mcl.cli import main; "
+            f"main(['check', '--no-feedback', {str(REPO / 'kernels/matmul/fermi_v1.mcpl')!r}]); "
+            "print('numpy' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.stdout.strip().splitlines()[-1] == "False", done.stdout + done.stderr
