@@ -10,6 +10,7 @@ import random
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
@@ -69,20 +70,27 @@ def test_mutated_hdl_never_crashes_or_hangs(
     _assert_no_failure(outcome, text)
 
 
-def test_a_hang_is_a_failure() -> None:
-    """The budget really interrupts a command: `Hang` passes through the CLI's last line
-    of defence and the run reports a hang."""
+@pytest.mark.parametrize("wait", ["busy", "sleep"])
+def test_a_hang_is_a_failure(wait: str) -> None:
+    """The budget really interrupts a command, whether it computes (CPU time) or waits
+    (wall-clock time, ten times the budget): `Hang` passes through the CLI's last line of
+    defence and the run reports a hang."""
     import time
 
     from mcl.commands import check
 
+    def busy(args: object) -> int:
+        while True:
+            sum(range(1000))
+
     original = check.run
-    check.run = lambda args: time.sleep(5) or 0  # type: ignore[assignment]
+    check.run = busy if wait == "busy" else (lambda args: time.sleep(30) or 0)  # type: ignore[assignment]
     try:
+        start = time.monotonic()
         status, _ = fuzz.run_command(["check", "x.mcpl"], budget=0.2)
     finally:
         check.run = original
-    assert status is None
+    assert status is None and time.monotonic() - start < 10
     assert fuzz._failure(["check"], status, "") == fuzz.Outcome("hang", "check", "")
 
 
