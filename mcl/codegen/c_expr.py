@@ -7,6 +7,7 @@ The two languages share C's expression syntax; they differ in the built-ins (Ope
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from mcl.codegen.c_names import c_name
 from mcl.codegen.layout import flat_dims, index_chain, linear_offset
@@ -29,6 +30,7 @@ from mcl.mcpl.ast import (
     Unary,
 )
 from mcl.mcpl.types import INT_MAX, INT_MIN
+from mcl.mcpl.visitor import StrictVisitor
 
 ATOM = 100
 UNARY = 12
@@ -83,7 +85,7 @@ class Needs:
 
 
 @dataclass
-class ExprPrinter:
+class ExprPrinter(StrictVisitor):
     scope: Scope
     language: str = "opencl"  # or "cpp"
     access: dict[str, dict[str, str]] = field(default_factory=dict)  # function -> param -> mode
@@ -100,44 +102,61 @@ class ExprPrinter:
 
     # ------------------------------------------------------------------ the printer
     def _p(self, e: Expr) -> tuple[str, int]:
-        if isinstance(e, IntLit):
-            return int_literal(e), ATOM
-        if isinstance(e, FloatLit):
-            return self._float(e), ATOM
-        if isinstance(e, BoolLit):
-            return ("true" if e.value else "false"), ATOM
-        if isinstance(e, Name):
-            var = self.scope.lookup(e.name, e.span)
-            if var.by_pointer and not var.is_array:
-                return f"(*{var.cname})", ATOM
-            return var.cname, ATOM
-        if isinstance(e, HwdConst):
-            raise MclError(
-                error(
-                    "codegen-hwd-constant",
-                    f"hardware description constant {'.'.join(e.path)} has no value",
-                    e.span,
-                )
+        """The C text of `e` and its precedence."""
+        return self.visit(e)
+
+    def generic_visit(self, node: Any, *args: Any, **kwargs: Any) -> tuple[str, int]:
+        # A node kind of the AST with no rule here (unknown kinds fail in `visit`).
+        raise MclError(
+            error("codegen-expr", f"cannot generate code for {type(node).__name__}", node.span)
+        )
+
+    def visit_IntLit(self, e: IntLit) -> tuple[str, int]:
+        return int_literal(e), ATOM
+
+    def visit_FloatLit(self, e: FloatLit) -> tuple[str, int]:
+        return self._float(e), ATOM
+
+    def visit_BoolLit(self, e: BoolLit) -> tuple[str, int]:
+        return ("true" if e.value else "false"), ATOM
+
+    def visit_Name(self, e: Name) -> tuple[str, int]:
+        var = self.scope.lookup(e.name, e.span)
+        if var.by_pointer and not var.is_array:
+            return f"(*{var.cname})", ATOM
+        return var.cname, ATOM
+
+    def visit_HwdConst(self, e: HwdConst) -> tuple[str, int]:
+        raise MclError(
+            error(
+                "codegen-hwd-constant",
+                f"hardware description constant {'.'.join(e.path)} has no value",
+                e.span,
             )
-        if isinstance(e, Index):
-            return self._index(e), ATOM
-        if isinstance(e, Field):
-            base = e.base
-            if isinstance(base, Name):
-                var = self.scope.lookup(base.name, base.span)
-                if var.by_pointer and not var.is_array:
-                    return f"{var.cname}->{e.name}", ATOM
-            return f"{self.wrap(base, ATOM)}.{e.name}", ATOM
-        if isinstance(e, Unary):
-            operand = self.wrap(e.operand, UNARY)
-            if operand.startswith(("-", "!")):  # never print `--x` (a decrement)
-                operand = f"({operand})"
-            return f"{e.op}{operand}", UNARY
-        if isinstance(e, Binary):
-            return self._binary(e)
-        if isinstance(e, Call):
-            return self._call(e), ATOM
-        raise MclError(error("codegen-expr", f"cannot generate code for {type(e).__name__}"))
+        )
+
+    def visit_Index(self, e: Index) -> tuple[str, int]:
+        return self._index(e), ATOM
+
+    def visit_Field(self, e: Field) -> tuple[str, int]:
+        base = e.base
+        if isinstance(base, Name):
+            var = self.scope.lookup(base.name, base.span)
+            if var.by_pointer and not var.is_array:
+                return f"{var.cname}->{e.name}", ATOM
+        return f"{self.wrap(base, ATOM)}.{e.name}", ATOM
+
+    def visit_Unary(self, e: Unary) -> tuple[str, int]:
+        operand = self.wrap(e.operand, UNARY)
+        if operand.startswith(("-", "!")):  # never print `--x` (a decrement)
+            operand = f"({operand})"
+        return f"{e.op}{operand}", UNARY
+
+    def visit_Binary(self, e: Binary) -> tuple[str, int]:
+        return self._binary(e)
+
+    def visit_Call(self, e: Call) -> tuple[str, int]:
+        return self._call(e), ATOM
 
     def _float(self, e: FloatLit) -> str:
         text = e.text or repr(float(e.value))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -33,6 +34,7 @@ from mcl.mcpl.ast import (
     Unary,
     walk,
 )
+from mcl.mcpl.visitor import StrictVisitor
 
 Number = ops.Number
 
@@ -66,40 +68,56 @@ _CALLS: dict[str, Callable[..., Number]] = {
 
 
 def evaluate(e: Expr, env: dict[str, Number]) -> Number:
-    if isinstance(e, IntLit):
+    """The value of `e` with the host variables `env`."""
+    return _EVALUATOR.visit(e, env)
+
+
+class _Evaluator(StrictVisitor):
+    """One rule per expression kind; any other node is a diagnostic."""
+
+    def generic_visit(self, node: Any, *args: Any, **kwargs: Any) -> Number:
+        raise MclError(
+            error("codegen-host-expr", f"cannot compute {type(node).__name__} on the host", node.span)
+        )
+
+    def visit_IntLit(self, e: IntLit, env: dict[str, Number]) -> Number:
         return e.value
-    if isinstance(e, FloatLit):
+
+    def visit_FloatLit(self, e: FloatLit, env: dict[str, Number]) -> Number:
         return np.float32(e.value)  # an MCPL float literal is a float, as `0.5f` in C
-    if isinstance(e, BoolLit):
+
+    def visit_BoolLit(self, e: BoolLit, env: dict[str, Number]) -> Number:
         return e.value
-    if isinstance(e, Name):
+
+    def visit_Name(self, e: Name, env: dict[str, Number]) -> Number:
         if e.name not in env:
             raise MclError(
                 error("codegen-host-name", f"'{e.name}' has no value on the host", e.span)
             )
         return env[e.name]
-    if isinstance(e, Unary):
+
+    def visit_Unary(self, e: Unary, env: dict[str, Number]) -> Number:
         v = evaluate(e.operand, env)
         if e.op == "!":
             return not v
-        return _checked(lambda: ops.negate(v), e)
-    if isinstance(e, Binary):
+        return _checked(lambda: ops.negate(v), e)  # type: ignore[return-value]
+
+    def visit_Binary(self, e: Binary, env: dict[str, Number]) -> Number:
         if e.op == "&&":
             return bool(evaluate(e.left, env)) and bool(evaluate(e.right, env))
         if e.op == "||":
             return bool(evaluate(e.left, env)) or bool(evaluate(e.right, env))
         a, b = evaluate(e.left, env), evaluate(e.right, env)
-        return _checked(lambda: ops.binary(e.op, a, b), e)
-    if isinstance(e, Call) and e.func in _CALLS:
+        return _checked(lambda: ops.binary(e.op, a, b), e)  # type: ignore[return-value]
+
+    def visit_Call(self, e: Call, env: dict[str, Number]) -> Number:
+        if e.func not in _CALLS:
+            return self.generic_visit(e)
         args = [evaluate(a, env) for a in e.args]
-        return _checked(lambda: _CALLS[e.func](*args), e)
-    raise MclError(
-        error(
-            "codegen-host-expr",
-            f"cannot compute {type(e).__name__} on the host",
-            getattr(e, "span", None),
-        )
-    )
+        return _checked(lambda: _CALLS[e.func](*args), e)  # type: ignore[return-value]
+
+
+_EVALUATOR = _Evaluator()
 
 
 def _checked(compute: Callable[[], Number | bool], e: Expr) -> Number | bool:
@@ -132,7 +150,7 @@ def static_int(e: Expr, known: dict[str, Number] | None = None) -> int | None:
 
 
 @dataclass
-class HostInterpreter:
+class HostInterpreter(StrictVisitor):
     """Runs host statements (scalar declarations, assignments, if, for) and calls
     `launch(kernel_index, env)` where a top-level foreach stood."""
 
@@ -143,37 +161,42 @@ class HostInterpreter:
             self.stmt(s, env)
 
     def stmt(self, s: HostStmt, env: dict[str, Number]) -> None:
-        if isinstance(s, Launch):
-            self.launch(s.kernel, env)
-        elif isinstance(s, Decl):
-            value = evaluate(s.init, env) if s.init is not None else 0
-            env[s.name] = _convert(s.type, value)
-        elif isinstance(s, Assign):
-            self.assign(s, env)
-        elif isinstance(s, IncDec):
-            name = s.target.name  # type: ignore[union-attr]
-            old = env[name]
-            env[name] = _checked(lambda: ops.binary("+" if s.op == "++" else "-", old, 1), s)  # type: ignore[assignment, arg-type]
-        elif isinstance(s, Block):
-            self.run(s.stmts, env)
-        elif isinstance(s, If):
-            if evaluate(s.cond, env):
-                self.stmt(s.then, env)
-            elif s.orelse is not None:
-                self.stmt(s.orelse, env)
-        elif isinstance(s, For):
-            self.stmt(s.init, env)
-            while evaluate(s.cond, env):
-                self.stmt(s.body, env)
-                self.stmt(s.step, env)
-        else:
-            raise MclError(
-                error(
-                    "codegen-host-stmt",
-                    f"cannot run {type(s).__name__} on the host",
-                    getattr(s, "span", None),
-                )
-            )
+        self.visit(s, env)
+
+    def generic_visit(self, node: Any, *args: Any, **kwargs: Any) -> None:
+        raise MclError(
+            error("codegen-host-stmt", f"cannot run {type(node).__name__} on the host", node.span)
+        )
+
+    def visit_Launch(self, s: Launch, env: dict[str, Number]) -> None:
+        self.launch(s.kernel, env)
+
+    def visit_Decl(self, s: Decl, env: dict[str, Number]) -> None:
+        value = evaluate(s.init, env) if s.init is not None else 0
+        env[s.name] = _convert(s.type, value)
+
+    def visit_Assign(self, s: Assign, env: dict[str, Number]) -> None:
+        self.assign(s, env)
+
+    def visit_IncDec(self, s: IncDec, env: dict[str, Number]) -> None:
+        name = s.target.name  # type: ignore[union-attr]
+        old = env[name]
+        env[name] = _checked(lambda: ops.binary("+" if s.op == "++" else "-", old, 1), s)  # type: ignore[assignment, arg-type]
+
+    def visit_Block(self, s: Block, env: dict[str, Number]) -> None:
+        self.run(s.stmts, env)
+
+    def visit_If(self, s: If, env: dict[str, Number]) -> None:
+        if evaluate(s.cond, env):
+            self.stmt(s.then, env)
+        elif s.orelse is not None:
+            self.stmt(s.orelse, env)
+
+    def visit_For(self, s: For, env: dict[str, Number]) -> None:
+        self.stmt(s.init, env)
+        while evaluate(s.cond, env):
+            self.stmt(s.body, env)
+            self.stmt(s.step, env)
 
     def assign(self, s: Assign, env: dict[str, Number]) -> None:
         name = s.target.name  # type: ignore[union-attr]

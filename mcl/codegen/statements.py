@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from mcl.codegen.c_expr import ExprPrinter
 from mcl.codegen.c_names import c_name, opencl_type
@@ -44,6 +45,7 @@ from mcl.mcpl.ast import (
     ViewDecl,
     walk,
 )
+from mcl.mcpl.visitor import StrictVisitor
 
 INDENT = "    "
 
@@ -95,7 +97,7 @@ class SpaceResolver:
 
 
 @dataclass
-class BodyEmitter:
+class BodyEmitter(StrictVisitor):
     """Appends the OpenCL lines of statements to `lines`. `printer.scope` is the current
     lexical scope (a child scope per block)."""
 
@@ -132,55 +134,66 @@ class BodyEmitter:
 
     # ------------------------------------------------------------------ statements
     def stmt(self, s: Stmt, indent: int) -> None:
-        if isinstance(s, Decl):
-            self.decl(s, indent)
-        elif isinstance(s, ViewDecl):
-            source = self.printer.scope.lookup(s.source, s.span)
-            self.view(source, s.view, indent, s.span)
-        elif isinstance(s, Assign):
-            self.line(indent, f"{self.assignment(s)};", s.span)
-        elif isinstance(s, IncDec):
-            self.line(indent, f"{self.x(s.target)}{s.op};", s.span)
-        elif isinstance(s, CallStmt):
-            self.line(indent, f"{self.x(s.call)};", s.span)
-        elif isinstance(s, Swap):
-            t = self.c_type(self.printer.scope.type_of(s.left), s.span)
-            a, b = self.x(s.left), self.x(s.right)
-            self.line(indent, f"{{ {t} mcl_tmp = {a}; {a} = {b}; {b} = mcl_tmp; }}", s.span)
-        elif isinstance(s, If):
-            self.line(indent, f"if ({self.x(s.cond)}) {{", s.span)
-            self.body(s.then, indent + 1)
-            if s.orelse is not None:
-                self.line(indent, "} else {")
-                self.body(s.orelse, indent + 1)
-            self.line(indent, "}")
-        elif isinstance(s, For):
-            if self.vector_copy(s, indent):
-                return
-            self.unroll_pragma(for_trip_count(s, self.constants, self.is_constant), indent)
-            with self.nested():
-                self.line(indent, f"for ({self.for_header(s)}) {{", s.span)
-                self.body(s.body, indent + 1)
-            self.line(indent, "}")
-        elif isinstance(s, Foreach):
-            self.loop_foreach(s, indent)
-        elif isinstance(s, Barrier):
-            self.line(indent, f"barrier({self.fence(s)});", s.span)
-        elif isinstance(s, Return):
-            value = f" {self.x(s.value)}" if s.value is not None else ""
-            self.line(indent, f"return{value};", s.span)
-        elif isinstance(s, Block):
-            self.line(indent, "{")
-            self.body(s, indent + 1)
-            self.line(indent, "}")
-        else:
-            raise MclError(
-                error(
-                    "codegen-stmt",
-                    f"cannot generate code for {type(s).__name__}",
-                    getattr(s, "span", None),
-                )
-            )
+        self.visit(s, indent)
+
+    def generic_visit(self, node: Any, *args: Any, **kwargs: Any) -> None:
+        # A node kind of the AST with no rule here (unknown kinds fail in `visit`).
+        raise MclError(
+            error("codegen-stmt", f"cannot generate code for {type(node).__name__}", node.span)
+        )
+
+    def visit_Decl(self, s: Decl, indent: int) -> None:
+        self.decl(s, indent)
+
+    def visit_ViewDecl(self, s: ViewDecl, indent: int) -> None:
+        source = self.printer.scope.lookup(s.source, s.span)
+        self.view(source, s.view, indent, s.span)
+
+    def visit_Assign(self, s: Assign, indent: int) -> None:
+        self.line(indent, f"{self.assignment(s)};", s.span)
+
+    def visit_IncDec(self, s: IncDec, indent: int) -> None:
+        self.line(indent, f"{self.x(s.target)}{s.op};", s.span)
+
+    def visit_CallStmt(self, s: CallStmt, indent: int) -> None:
+        self.line(indent, f"{self.x(s.call)};", s.span)
+
+    def visit_Swap(self, s: Swap, indent: int) -> None:
+        t = self.c_type(self.printer.scope.type_of(s.left), s.span)
+        a, b = self.x(s.left), self.x(s.right)
+        self.line(indent, f"{{ {t} mcl_tmp = {a}; {a} = {b}; {b} = mcl_tmp; }}", s.span)
+
+    def visit_If(self, s: If, indent: int) -> None:
+        self.line(indent, f"if ({self.x(s.cond)}) {{", s.span)
+        self.body(s.then, indent + 1)
+        if s.orelse is not None:
+            self.line(indent, "} else {")
+            self.body(s.orelse, indent + 1)
+        self.line(indent, "}")
+
+    def visit_For(self, s: For, indent: int) -> None:
+        if self.vector_copy(s, indent):
+            return
+        self.unroll_pragma(for_trip_count(s, self.constants, self.is_constant), indent)
+        with self.nested():
+            self.line(indent, f"for ({self.for_header(s)}) {{", s.span)
+            self.body(s.body, indent + 1)
+        self.line(indent, "}")
+
+    def visit_Foreach(self, s: Foreach, indent: int) -> None:
+        self.loop_foreach(s, indent)
+
+    def visit_Barrier(self, s: Barrier, indent: int) -> None:
+        self.line(indent, f"barrier({self.fence(s)});", s.span)
+
+    def visit_Return(self, s: Return, indent: int) -> None:
+        value = f" {self.x(s.value)}" if s.value is not None else ""
+        self.line(indent, f"return{value};", s.span)
+
+    def visit_Block(self, s: Block, indent: int) -> None:
+        self.line(indent, "{")
+        self.body(s, indent + 1)
+        self.line(indent, "}")
 
     def is_constant(self, name: str) -> bool:
         var = self.printer.scope.find(name)

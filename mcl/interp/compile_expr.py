@@ -35,6 +35,7 @@ from mcl.interp.values import (
 from mcl.mcpl import ast
 from mcl.mcpl import operators as ops
 from mcl.mcpl.builtins import BUILTINS
+from mcl.mcpl.visitor import StrictVisitor
 
 if TYPE_CHECKING:
     from mcl.interp.engine import Engine
@@ -190,7 +191,7 @@ def with_cast(e: CExpr, to: ast.Type, node: ast.Expr | None, span: Span | None) 
     return CExpr(lambda f: cast(fn(f)), to)
 
 
-class ExprCompiler:
+class ExprCompiler(StrictVisitor):
     """Scopes, variable slots and expression compilation for one function body."""
 
     def __init__(self, engine: Engine, function: ast.Function, module: ast.Module):
@@ -311,23 +312,24 @@ class ExprCompiler:
 
     # -- expressions ------------------------------------------------------------------
     def expr(self, e: ast.Expr) -> CExpr:
-        method = getattr(self, "_expr_" + type(e).__name__, None)
-        if method is None:
-            raise fail("unsupported", f"cannot evaluate {type(e).__name__}", e.span)
-        return method(e)
+        return self.visit(e)
 
-    def _expr_IntLit(self, e: ast.IntLit) -> CExpr:
+    def generic_visit(self, node: Any, *args: Any, **kwargs: Any) -> Any:
+        # A node kind of the AST with no rule here (unknown kinds fail in `visit`).
+        raise fail("unsupported", f"cannot run {type(node).__name__}", node.span)
+
+    def visit_IntLit(self, e: ast.IntLit) -> CExpr:
         if not ops.INT_MIN <= e.value <= ops.INT_MAX:
             raise fail("int-overflow", f"the literal {e.value} does not fit in a 32-bit int", e.span)
         return constant(e.value, PRIM["int"])
 
-    def _expr_FloatLit(self, e: ast.FloatLit) -> CExpr:
+    def visit_FloatLit(self, e: ast.FloatLit) -> CExpr:
         return constant(np.float32(e.value), PRIM["float"])
 
-    def _expr_BoolLit(self, e: ast.BoolLit) -> CExpr:
+    def visit_BoolLit(self, e: ast.BoolLit) -> CExpr:
         return constant(bool(e.value), PRIM["bool"])
 
-    def _expr_Name(self, e: ast.Name) -> CExpr:
+    def visit_Name(self, e: ast.Name) -> CExpr:
         var = self.lookup(e.name)
         if var is not None:
             return CExpr(self.loader(var), var.type)
@@ -337,7 +339,7 @@ class ExprCompiler:
             return constant(value, t)
         raise fail("unknown-name", f"unknown name '{e.name}'", e.span)
 
-    def _expr_HwdConst(self, e: ast.HwdConst) -> CExpr:
+    def visit_HwdConst(self, e: ast.HwdConst) -> CExpr:
         value = self.engine.hwd_constant(e.path, e.span)
         if isinstance(value, int) and not ops.INT_MIN <= value <= ops.INT_MAX:
             raise fail(
@@ -347,13 +349,13 @@ class ExprCompiler:
             )
         return constant(value, PRIM["int" if isinstance(value, int) else "double"])
 
-    def _expr_Field(self, e: ast.Field) -> CExpr:
+    def visit_Field(self, e: ast.Field) -> CExpr:
         base = self.expr(e.base)
         t = self.field_type(base.type, e.name, e.span)
         fn, name = base.fn, e.name
         return CExpr(lambda f: fn(f).fields[name], t)
 
-    def _expr_Index(self, e: ast.Index) -> CExpr:
+    def visit_Index(self, e: ast.Index) -> CExpr:
         base, indices, t, names = self._index_chain(e)
         read = element_reader(t) if not isinstance(t, ast.ArrayType) else None
         return CExpr(_index_reader(base.fn, indices, read, e.span, names), t)
@@ -389,7 +391,7 @@ class ExprCompiler:
         name = ast.root_name(e) or "array"
         return base, indices, t, name
 
-    def _expr_Unary(self, e: ast.Unary) -> CExpr:
+    def visit_Unary(self, e: ast.Unary) -> CExpr:
         operand = self.expr(e.operand)
         fn = operand.fn
         if e.op == "!":
@@ -406,7 +408,7 @@ class ExprCompiler:
             return _folded(result)
         return result
 
-    def _expr_Binary(self, e: ast.Binary) -> CExpr:
+    def visit_Binary(self, e: ast.Binary) -> CExpr:
         left, right = self.expr(e.left), self.expr(e.right)
         result = self.binary(e.op, left, right, e.left, e.right, e.span)
         if left.is_const and right.is_const:
@@ -450,7 +452,7 @@ class ExprCompiler:
         return CExpr(_float_arith(op, lf, rf), PRIM[kind])
 
     # -- calls ------------------------------------------------------------------------
-    def _expr_Call(self, e: ast.Call) -> CExpr:
+    def visit_Call(self, e: ast.Call) -> CExpr:
         return self.call(e)
 
     def call(self, e: ast.Call) -> CExpr:

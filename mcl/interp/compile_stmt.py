@@ -105,12 +105,9 @@ class FunctionCompiler(ExprCompiler):
 
     # -- statements -------------------------------------------------------------------
     def stmt(self, s: ast.Stmt) -> CStmt:
-        method = getattr(self, "_stmt_" + type(s).__name__, None)
-        if method is None:
-            raise fail("unsupported", f"cannot execute {type(s).__name__}", s.span)
-        return method(s)
+        return self.visit(s)
 
-    def _stmt_Block(self, s: ast.Block) -> CStmt:
+    def visit_Block(self, s: ast.Block) -> CStmt:
         self.scopes.append({})
         try:
             parts = [self.stmt(x) for x in s.stmts]
@@ -118,7 +115,7 @@ class FunctionCompiler(ExprCompiler):
             self.scopes.pop()
         return _sequence(parts) if parts else CStmt(lambda _f: None)
 
-    def _stmt_Decl(self, s: ast.Decl) -> CStmt:
+    def visit_Decl(self, s: ast.Decl) -> CStmt:
         make = self.allocator(s.type, s.span)
         init: CExpr | None = None
         if s.init is not None:
@@ -180,7 +177,7 @@ class FunctionCompiler(ExprCompiler):
 
         return CStmt(bind)
 
-    def _stmt_ViewDecl(self, s: ast.ViewDecl) -> CStmt:
+    def visit_ViewDecl(self, s: ast.ViewDecl) -> CStmt:
         source = self.lookup(s.source)
         if source is None:
             raise fail("unknown-name", f"unknown name '{s.source}'", s.span)
@@ -188,7 +185,7 @@ class FunctionCompiler(ExprCompiler):
             raise fail("type", f"'{s.source}' is not an array, so it has no view", s.span)
         return self._bind_view(source, s.view)
 
-    def _stmt_Assign(self, s: ast.Assign) -> CStmt:
+    def visit_Assign(self, s: ast.Assign) -> CStmt:
         rhs = self.expr(s.value)
         if s.op == "=":
             return self._assign(s.target, rhs, s.value, s.span)
@@ -264,17 +261,17 @@ class FunctionCompiler(ExprCompiler):
         if var is not None and var.const:
             raise fail("const", f"cannot assign to constant '{name}'", target.span)
 
-    def _stmt_IncDec(self, s: ast.IncDec) -> CStmt:
+    def visit_IncDec(self, s: ast.IncDec) -> CStmt:
         one = CExpr(lambda _f: 1, PRIM["int"], 1)
         return self._compound(s.target, "+" if s.op == "++" else "-", one, None, s.span)
 
-    def _stmt_CallStmt(self, s: ast.CallStmt) -> CStmt:
+    def visit_CallStmt(self, s: ast.CallStmt) -> CStmt:
         if s.call.func in ("mcl_builtin_read", "mcl_builtin_write"):
             return CStmt(lambda _f: None)  # signature statements of library functions
         fn = self.call(s.call).fn
         return CStmt(fn)
 
-    def _stmt_Swap(self, s: ast.Swap) -> CStmt:
+    def visit_Swap(self, s: ast.Swap) -> CStmt:
         left, lt = self.lvalue(s.left)
         right, rt = self.lvalue(s.right)
         self._check_writable(s.left)
@@ -291,7 +288,7 @@ class FunctionCompiler(ExprCompiler):
 
         return CStmt(swap)
 
-    def _stmt_If(self, s: ast.If) -> CStmt:
+    def visit_If(self, s: ast.If) -> CStmt:
         cond = self.expr(s.cond).fn
         then = self._scoped(s.then)
         orelse = self._scoped(s.orelse) if s.orelse is not None else None
@@ -334,7 +331,7 @@ class FunctionCompiler(ExprCompiler):
         finally:
             self.scopes.pop()
 
-    def _stmt_For(self, s: ast.For) -> CStmt:
+    def visit_For(self, s: ast.For) -> CStmt:
         self.scopes.append({})
         try:
             init = self.stmt(s.init)
@@ -364,7 +361,7 @@ class FunctionCompiler(ExprCompiler):
 
         return CStmt(_unreachable, gen, body.open_roots)
 
-    def _stmt_Return(self, s: ast.Return) -> CStmt:
+    def visit_Return(self, s: ast.Return) -> CStmt:
         if s.value is None:
 
             def ret_void(_f: Frame) -> None:
@@ -380,7 +377,7 @@ class FunctionCompiler(ExprCompiler):
 
         return CStmt(ret)
 
-    def _stmt_Barrier(self, s: ast.Barrier) -> CStmt:
+    def visit_Barrier(self, s: ast.Barrier) -> CStmt:
         root = resolving_root(s.space, self.foreach_stack, self.hwd, s.span)
         if root is None and self.function is not self.engine.entry:
             # Which units it would synchronise depends on the caller's foreach statements.
@@ -401,7 +398,7 @@ class FunctionCompiler(ExprCompiler):
 
         return CStmt(_unreachable, gen, frozenset({root.id}))
 
-    def _stmt_Foreach(self, s: ast.Foreach) -> CStmt:
+    def visit_Foreach(self, s: ast.Foreach) -> CStmt:
         count = with_cast(self.expr(s.count), PRIM["int"], s.count, s.span).fn
         enclosing = self.foreach_stack[-1] if self.foreach_stack else None
         is_root = enclosing is None or enclosing.group != s.group

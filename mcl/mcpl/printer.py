@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from mcl.mcpl import ast as A
 from mcl.mcpl.build import is_negative_literal
+from mcl.mcpl.visitor import StrictVisitor
 
 INDENT = "    "
 
@@ -47,37 +48,105 @@ def _wrap(e: A.Expr, needs_parens: bool) -> str:
 
 def print_expr(e: A.Expr) -> str:
     """MCPL text of one expression with the fewest parentheses that keep its meaning."""
-    if isinstance(e, A.IntLit):
+    return _PRINTER.visit(e)
+
+
+class _Printer(StrictVisitor):
+    """One rule per node kind: expressions and types give their text, statements their
+    lines at an indentation level. A node kind without a rule raises."""
+
+    def visit_IntLit(self, e: A.IntLit) -> str:
         return str(e.value)
-    if isinstance(e, A.FloatLit):
+
+    def visit_FloatLit(self, e: A.FloatLit) -> str:
         return _float_text(e)
-    if isinstance(e, A.BoolLit):
+
+    def visit_BoolLit(self, e: A.BoolLit) -> str:
         return "true" if e.value else "false"
-    if isinstance(e, A.Name):
+
+    def visit_Name(self, e: A.Name) -> str:
         return e.name
-    if isinstance(e, A.HwdConst):
+
+    def visit_HwdConst(self, e: A.HwdConst) -> str:
         return ".".join(e.path)
-    if isinstance(e, A.Call):
+
+    def visit_Call(self, e: A.Call) -> str:
         return f"{e.func}({', '.join(print_expr(a) for a in e.args)})"
-    if isinstance(e, A.Index):
+
+    def visit_Index(self, e: A.Index) -> str:
         # `(gpu.a)[i]`: a description constant continued without parentheses would read
         # as a field access chain on a variable named like the description.
         base = _wrap(e.base, _prec(e.base) < _POSTFIX_PREC or isinstance(e.base, A.HwdConst))
         return f"{base}[{', '.join(print_expr(i) for i in e.indices)}]"
-    if isinstance(e, A.Field):
+
+    def visit_Field(self, e: A.Field) -> str:
         # `(0).r`: without parentheses `0.` would read as the float literal 0.0; and
         # `(gpu.a).r` keeps a description constant apart from a longer one.
         literal = isinstance(e.base, (A.IntLit, A.FloatLit, A.HwdConst))
         base = _wrap(e.base, _prec(e.base) < _POSTFIX_PREC or literal)
         return f"{base}.{e.name}"
-    if isinstance(e, A.Unary):
+
+    def visit_Unary(self, e: A.Unary) -> str:
         inner = e.operand
         # `- -a` would read as a decrement to C eyes; parenthesise a directly nested sign.
         nested_sign = isinstance(inner, A.Unary) or is_negative_literal(inner)
         return e.op + _wrap(inner, _prec(inner) < A.UNARY_PRECEDENCE or nested_sign)
-    if isinstance(e, A.Binary):
+
+    def visit_Binary(self, e: A.Binary) -> str:
         return _print_binary(e)
-    raise TypeError(f"not an MCPL expression: {e!r}")
+
+    # -- types
+    def visit_Prim(self, t: A.Prim) -> str:
+        return t.name
+
+    def visit_NamedType(self, t: A.NamedType) -> str:
+        if t.args:
+            return f"{t.name}({', '.join(print_expr(a) for a in t.args)})"
+        return t.name
+
+    def visit_ArrayType(self, t: A.ArrayType) -> str:
+        groups = "".join(f"[{', '.join(print_expr(s) for s in g)}]" for g in t.dims)
+        return print_type(t.element) + groups
+
+    # -- statements
+    def visit_Block(self, s: A.Block, indent: int) -> list[str]:
+        pad = INDENT * indent
+        return [f"{pad}{{", *_stmts(s.stmts, indent + 1), f"{pad}}}"]
+
+    def _simple_line(self, s: A.Decl | A.Assign | A.IncDec, indent: int) -> list[str]:
+        return [f"{INDENT * indent}{_simple(s)};"]
+
+    visit_Decl = visit_Assign = visit_IncDec = _simple_line
+
+    def visit_ViewDecl(self, s: A.ViewDecl, indent: int) -> list[str]:
+        return [f"{INDENT * indent}{s.source} {_view(s.view)};"]
+
+    def visit_CallStmt(self, s: A.CallStmt, indent: int) -> list[str]:
+        return [f"{INDENT * indent}{print_expr(s.call)};"]
+
+    def visit_Swap(self, s: A.Swap, indent: int) -> list[str]:
+        return [f"{INDENT * indent}{print_expr(s.left)} <=> {print_expr(s.right)};"]
+
+    def visit_Barrier(self, s: A.Barrier, indent: int) -> list[str]:
+        return [f"{INDENT * indent}barrier({s.space});"]
+
+    def visit_Return(self, s: A.Return, indent: int) -> list[str]:
+        pad = INDENT * indent
+        return [f"{pad}return;" if s.value is None else f"{pad}return {print_expr(s.value)};"]
+
+    def visit_Foreach(self, s: A.Foreach, indent: int) -> list[str]:
+        header = f"foreach (int {s.var} in {print_expr(s.count)} {s.group})"
+        return _body(header, s.body, indent)
+
+    def visit_For(self, s: A.For, indent: int) -> list[str]:
+        header = f"for ({_simple(s.init)}; {print_expr(s.cond)}; {_simple(s.step)})"
+        return _body(header, s.body, indent)
+
+    def visit_If(self, s: A.If, indent: int) -> list[str]:
+        return _if_lines(s, indent)
+
+
+_PRINTER = _Printer()
 
 
 def _print_binary(e: A.Binary) -> str:
@@ -99,16 +168,7 @@ def _print_binary(e: A.Binary) -> str:
 
 
 def print_type(t: A.Type) -> str:
-    if isinstance(t, A.Prim):
-        return t.name
-    if isinstance(t, A.NamedType):
-        if t.args:
-            return f"{t.name}({', '.join(print_expr(a) for a in t.args)})"
-        return t.name
-    if isinstance(t, A.ArrayType):
-        groups = "".join(f"[{', '.join(print_expr(s) for s in g)}]" for g in t.dims)
-        return print_type(t.element) + groups
-    raise TypeError(f"not an MCPL type: {t!r}")
+    return _PRINTER.visit(t)
 
 
 def _modifiers(const: bool, spaces: tuple[str, ...]) -> str:
@@ -200,30 +260,7 @@ def _if_lines(s: A.If, indent: int) -> list[str]:
 
 
 def _lines(s: A.Stmt, indent: int) -> list[str]:
-    pad = INDENT * indent
-    if isinstance(s, A.Block):
-        return [f"{pad}{{", *_stmts(s.stmts, indent + 1), f"{pad}}}"]
-    if isinstance(s, (A.Decl, A.Assign, A.IncDec)):
-        return [f"{pad}{_simple(s)};"]
-    if isinstance(s, A.ViewDecl):
-        return [f"{pad}{s.source} {_view(s.view)};"]
-    if isinstance(s, A.CallStmt):
-        return [f"{pad}{print_expr(s.call)};"]
-    if isinstance(s, A.Swap):
-        return [f"{pad}{print_expr(s.left)} <=> {print_expr(s.right)};"]
-    if isinstance(s, A.Barrier):
-        return [f"{pad}barrier({s.space});"]
-    if isinstance(s, A.Return):
-        return [f"{pad}return;" if s.value is None else f"{pad}return {print_expr(s.value)};"]
-    if isinstance(s, A.Foreach):
-        header = f"foreach (int {s.var} in {print_expr(s.count)} {s.group})"
-        return _body(header, s.body, indent)
-    if isinstance(s, A.For):
-        header = f"for ({_simple(s.init)}; {print_expr(s.cond)}; {_simple(s.step)})"
-        return _body(header, s.body, indent)
-    if isinstance(s, A.If):
-        return _if_lines(s, indent)
-    raise TypeError(f"not an MCPL statement: {s!r}")
+    return _PRINTER.visit(s, indent)
 
 
 def print_stmt(s: A.Stmt, indent: int = 0) -> str:
