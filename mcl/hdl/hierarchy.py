@@ -1,22 +1,20 @@
 """The hierarchy of hardware descriptions (the paper's Fig. 4): a tree with an edge
 parent -> child for every `specializes`, rooted at `perfect` (hdl.md §3.1).
 
-Loading only needs parent pointers, so the tree is kept as a parent map (`Hierarchy`);
-the networkx DiGraph that the rest of the world may want (`HwdLibrary.graph`) is built
-from it on first use. This keeps networkx's ~100 ms import off every `mcl` start-up.
+The tree is a parent map (`Hierarchy`) with the few algorithms the compiler needs, all
+on that one structure: children, ancestors, the path down from one description to another
+(Appendix A.1 FINDPATH), tree order, and the cycles of an invalid `specializes` chain.
+A general graph library would buy nothing on a tree of ten nodes and would cost every
+`mcl` start-up its import time (about 100 ms for networkx), so there is none.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from mcl.diagnostics import Diagnostic, MclError, did_you_mean, error
 from mcl.hdl.syntax import HdlFile
-
-if TYPE_CHECKING:
-    import networkx as nx
 
 ROOT = "perfect"
 
@@ -36,18 +34,49 @@ class Hierarchy:
 
     @property
     def edges(self) -> list[tuple[str, str]]:
+        """(parent, child) for every `specializes`."""
         return [(parent, child) for child, parent in self.parents.items()]
 
-    def successors(self, name: str) -> list[str]:
+    def children(self, name: str) -> list[str]:
         return sorted(child for child, parent in self.parents.items() if parent == name)
 
-    def to_networkx(self) -> nx.DiGraph:
-        import networkx as nx
+    def ancestors(self, name: str) -> list[str]:
+        """From the root down to `name`'s parent (cut short inside a cycle)."""
+        chain: list[str] = []
+        parent = self.parents.get(name)
+        while parent is not None and parent not in chain and parent != name:
+            chain.append(parent)
+            parent = self.parents.get(parent)
+        return list(reversed(chain))
 
-        graph = nx.DiGraph()
-        graph.add_nodes_from(self.nodes)
-        graph.add_edges_from(self.edges)
-        return graph
+    def ancestors_first(self) -> list[str]:
+        """Descriptions with every parent before its children (tree order, siblings
+        sorted); members of cycles last."""
+        order: list[str] = []
+        roots = sorted(n for n in self.nodes if n not in self.parents)
+        stack = list(reversed(roots))
+        while stack:
+            name = stack.pop()
+            order.append(name)
+            stack.extend(reversed(self.children(name)))
+        return order + sorted(set(self.nodes) - set(order))
+
+    def path(self, frm: str, to: str) -> list[str]:
+        """The descriptions from `frm` down to `to`, both included (Appendix A.1
+        FINDPATH). Raises MclError when either is unknown or `to` is not below `frm`."""
+        for name in (frm, to):
+            if name not in self:
+                raise MclError(error("hdl-unknown-description",
+                                     f"unknown hardware description '{name}'", None,
+                                     did_you_mean(name, self.nodes)))
+        # In a tree the only path down from `frm` to `to` is `to`'s chain of parents.
+        chain = [*self.ancestors(to), to]
+        if frm not in chain:
+            raise MclError(error(
+                "hdl-no-path", f"'{to}' is not below '{frm}' in the hierarchy", None,
+                "translation only moves down the hierarchy; see `mcl hwd list`",
+            ))
+        return chain[chain.index(frm):]
 
     def cycles(self) -> list[list[str]]:
         """Each cycle of parent links once, in parent order (a tree has none)."""
@@ -100,35 +129,3 @@ def description_graph(files: dict[str, HdlFile]) -> tuple[Hierarchy, list[Diagno
         problems.append(error("hdl-cycle", f"cycle in `specializes`: {shown}",
                               files[first].parent_span, "the descriptions must form a tree"))
     return graph, problems
-
-
-def ancestors_first(graph: Hierarchy) -> list[str]:
-    """Descriptions with every parent before its children (tree order, siblings sorted)."""
-    order: list[str] = []
-    roots = sorted(n for n in graph if n not in graph.parents)
-    stack = list(reversed(roots))
-    while stack:
-        name = stack.pop()
-        order.append(name)
-        stack.extend(sorted(graph.successors(name), reverse=True))
-    return order + sorted(set(graph) - set(order))  # members of cycles last
-
-
-def find_path(graph: Hierarchy, frm: str, to: str) -> list[str]:
-    """The descriptions from `frm` down to `to`, both included (Appendix A.1 FINDPATH).
-    Raises MclError when either is unknown or `to` is not below `frm`."""
-    for name in (frm, to):
-        if name not in graph:
-            raise MclError(error("hdl-unknown-description",
-                                 f"unknown hardware description '{name}'", None,
-                                 did_you_mean(name, list(graph))))
-    # In a tree the only path down from `frm` to `to` is `to`'s chain of parents.
-    chain = [to]
-    while chain[-1] != frm and chain[-1] in graph.parents and len(chain) <= len(graph.nodes):
-        chain.append(graph.parents[chain[-1]])
-    if chain[-1] != frm:
-        raise MclError(error(
-            "hdl-no-path", f"'{to}' is not below '{frm}' in the hierarchy", None,
-            "translation only moves down the hierarchy; see `mcl hwd list`",
-        ))
-    return list(reversed(chain))

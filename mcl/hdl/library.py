@@ -26,21 +26,17 @@ import argparse
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from mcl.diagnostics import Diagnostic, MclError, Severity, did_you_mean, error, warning
 from mcl.hdl.build import Builder
 from mcl.hdl.equivalence import check_hierarchy
-from mcl.hdl.hierarchy import ROOT, Hierarchy, ancestors_first, description_graph, find_path
+from mcl.hdl.hierarchy import ROOT, Hierarchy, description_graph
 from mcl.hdl.model import HardwareDescription
 from mcl.hdl.resolve import Resolver
 from mcl.hdl.syntax import HdlFile, parse_hdl_file
 from mcl.resources import hwdescs_dir
-
-if TYPE_CHECKING:
-    import networkx as nx
 
 ENV_VAR = "MCL_HWD_PATH"
 
@@ -56,11 +52,6 @@ class HwdLibrary:
     failed: dict[str, list[Diagnostic]] = field(default_factory=dict)
     # The folders and files read, lowest precedence first (bundled first when used).
     sources: list[Path] = field(default_factory=list)
-
-    @cached_property
-    def graph(self) -> nx.DiGraph:
-        """The hierarchy as a networkx DiGraph, edges parent -> child (built on first use)."""
-        return self.hierarchy.to_networkx()
 
     def get(self, name: str) -> HardwareDescription:
         if name in self.failed:
@@ -87,19 +78,19 @@ class HwdLibrary:
 
     def names(self) -> list[str]:
         """All names, parents before children (depth first, siblings alphabetical)."""
-        return ancestors_first(self.hierarchy)
+        return self.hierarchy.ancestors_first()
 
     def path(self, frm: str, to: str) -> list[str]:
         """Names from `frm` down to `to`, both included: path('perfect', 'fermi') ==
         ['perfect', 'accelerator', 'gpu', 'nvidia', 'fermi']. MclError if `to` is not below."""
-        return find_path(self.hierarchy, frm, to)
+        return self.hierarchy.path(frm, to)
 
     def parent(self, name: str) -> str | None:
         return self.get(name).parent
 
     def children(self, name: str) -> list[str]:
         self.get(name)
-        return self.hierarchy.successors(name)
+        return self.hierarchy.children(name)
 
     def is_leaf(self, name: str) -> bool:
         """Leaves are the descriptions code is generated from (fermi, hopper, ...)."""
@@ -110,12 +101,8 @@ class HwdLibrary:
 
     def ancestors(self, name: str) -> list[str]:
         """From the root down to `name`'s parent."""
-        chain = []
-        parent = self.parent(name)
-        while parent is not None:
-            chain.append(parent)
-            parent = self.descriptions[parent].parent
-        return list(reversed(chain))
+        self.get(name)
+        return self.hierarchy.ancestors(name)
 
 
 def own_root(path: Path) -> bool:
@@ -270,7 +257,7 @@ def build_library(sources: dict[str, HdlFile], problems: list[Diagnostic] | None
     problems += graph_problems
     resolver = Resolver(sources)
     descriptions: dict[str, HardwareDescription] = {}
-    for name in ancestors_first(graph):
+    for name in graph.ancestors_first():
         builder = Builder(sources[name], resolver.top_blocks(name))
         hwd = builder.build()
         problems += builder.diagnostics

@@ -18,7 +18,7 @@ def test_all_ten_descriptions_load_in_tree_order(lib):
 
 
 def test_hierarchy_tree_of_hardware_md(lib):
-    edges = set(lib.graph.edges)
+    edges = set(lib.hierarchy.edges)
     assert edges == {
         ("perfect", "accelerator"), ("accelerator", "gpu"), ("gpu", "nvidia"),
         ("nvidia", "fermi"), ("nvidia", "hopper"), ("accelerator", "mic"),
