@@ -8,7 +8,6 @@ expressions are unevaluated; `mcl.hdl.resolve` gives them meaning.
 
 from __future__ import annotations
 
-import bisect
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import Union
 
 from mcl.diagnostics import MclError, Span, error
+from mcl.positions import SourcePositions
 from mcl.source_files import read_source
 
 GRAMMAR = Path(__file__).with_name("hdl.tx")
@@ -163,31 +163,14 @@ def _metamodel():
     return metamodel_from_file(str(GRAMMAR), autokwd=True, memoization=False)
 
 
-class _Positions:
-    """Character offset -> (line, column), both 1-based."""
-
-    def __init__(self, text: str, file: str):
-        self.file = file
-        self.text = text
-        self.starts = [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"]
-
-    def _linecol(self, pos: int) -> tuple[int, int]:
-        line = bisect.bisect_right(self.starts, pos) - 1
-        return line + 1, pos - self.starts[line] + 1
-
-    def span(self, obj) -> Span:
-        return self.span_at(obj._tx_position, obj._tx_position_end - obj._tx_position)
-
-    def span_at(self, pos: int, length: int) -> Span:
-        line, col = self._linecol(pos)
-        end_line, end_col = self._linecol(pos + max(length, 1))
-        return Span(self.file, line, col, end_line, end_col)
+class _Positions(SourcePositions):
+    """Positions of an HDL text, plus the span of a plain string after a keyword."""
 
     def word_after(self, pos: int, keyword: str, word: str) -> Span:
         """Span of `word` written after `keyword` (plain strings carry no position in textX)."""
         match = re.compile(rf"{keyword}\s+({re.escape(word)})\b").search(self.text, pos)
         start = match.start(1) if match else pos
-        return self.span_at(start, len(word))
+        return self.span(start, start + len(word))
 
 
 def parse_hdl(text: str, file: str = "<string>") -> HdlFile:
@@ -218,7 +201,7 @@ def parse_hdl_file(path: str | Path) -> HdlFile:
 def _syntax_diagnostic(exc, text: str, file: str):
     line, col = exc.line or 1, exc.col or 1
     pos = _Positions(text, file)
-    offset = pos.starts[min(line, len(pos.starts)) - 1] + col - 1
+    offset = pos.offset(min(line, len(pos.starts)), col)
     rest = text[offset:].split()
     found = rest[0] if rest else ""
     expected = sorted({n for n in map(_rule_name, exc.expected_rules or []) if n})
@@ -233,7 +216,7 @@ def _syntax_diagnostic(exc, text: str, file: str):
         message = "syntax error: unexpected end of file"
         # Past the last line there is nothing to show: point just after the last token.
         code = _COMMENT.sub(lambda m: " " * len(m.group(0)), text).rstrip()
-        line, col = pos._linecol(len(code))
+        line, col = pos.linecol(len(code))
     return error("hdl-syntax", message, Span.point(file, line, col, len(found)), hint)
 
 
@@ -300,7 +283,7 @@ class _Converter:
             kind=b.kind,
             name=b.name,
             body=tuple(self.stmt(s) for s in b.stmts),
-            span=self.pos.span(b),
+            span=self.pos.span_of(b),
             name_span=self.pos.word_after(b._tx_position, b.kind, b.name),
         )
 
@@ -308,7 +291,7 @@ class _Converter:
         cls = type(s).__name__
         if cls == "Block":
             return self.block(s)
-        span = self.pos.span(s)
+        span = self.pos.span_of(s)
         if cls == "FlagStmt":
             return FlagStmt(s.name, span)
         if cls == "ValuedStmt":
@@ -318,7 +301,7 @@ class _Converter:
         return RefStmt(self.qual(s.ref), span)
 
     def unit_expr(self, u) -> UnitExpr:
-        span = self.pos.span(u)
+        span = self.pos.span_of(u)
         unit = "".join(u.unit.split()) if u.unit else None
         unit_span = None
         if unit:
@@ -342,7 +325,7 @@ class _Converter:
 
     def atom(self, a) -> Expr:
         cls = type(a).__name__
-        span = self.pos.span(a)
+        span = self.pos.span_of(a)
         if cls == "OpLiteral":
             return OpLiteral("".join(a.op.split())[1:-1], span)
         if cls == "KeywordValue":
@@ -355,7 +338,7 @@ class _Converter:
 
     def qual(self, q) -> QualName:
         parts = tuple(q.parts) + ((q.prop,) if q.prop else ())
-        return QualName(parts, bool(q.star), self.pos.span(q))
+        return QualName(parts, bool(q.star), self.pos.span_of(q))
 
 
 def _join(a: Span, b: Span) -> Span:

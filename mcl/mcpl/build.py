@@ -18,32 +18,12 @@ AST is the truth"). Besides copying, it does the few things the PEG grammar leav
 from __future__ import annotations
 
 import math
-from bisect import bisect_right
 from collections.abc import Iterable
 from typing import Any
 
 from mcl.diagnostics import MclError, Span, error
 from mcl.mcpl import ast as A
-
-
-class _Positions:
-    """Character offsets -> 1-based (line, column) for one source text."""
-
-    def __init__(self, text: str, file: str):
-        self.file = file
-        self._starts = [0]
-        for i, ch in enumerate(text):
-            if ch == "\n":
-                self._starts.append(i + 1)
-
-    def linecol(self, pos: int) -> tuple[int, int]:
-        line = bisect_right(self._starts, pos)
-        return line, pos - self._starts[line - 1] + 1
-
-    def span(self, start: int, end: int) -> Span:
-        line, col = self.linecol(start)
-        end_line, end_col = self.linecol(max(end, start + 1))
-        return Span(self.file, line, col, end_line, end_col)
+from mcl.positions import SourcePositions
 
 
 def _join(a: Span | None, b: Span | None) -> Span | None:
@@ -74,13 +54,13 @@ class ModelBuilder:
     """One conversion of one textX model; holds the position table and description names."""
 
     def __init__(self, text: str, file: str, hwd_names: Iterable[str]):
-        self.pos = _Positions(text, file)
+        self.pos = SourcePositions(text, file)
         self.file = file
         self.hwd_names = frozenset(hwd_names)
         self.own_functions: frozenset[str] = frozenset()
 
     def span(self, obj: Any) -> Span:
-        return self.pos.span(obj._tx_position, obj._tx_position_end)
+        return self.pos.span_of(obj)
 
     # ------------------------------------------------------------------ top level
 

@@ -20,6 +20,7 @@ from textx.exceptions import TextXSyntaxError
 from mcl.diagnostics import MclError, Span, error
 from mcl.mcpl.ast import Module
 from mcl.mcpl.build import build_module, declared_hwd_names
+from mcl.positions import SourcePositions
 from mcl.resources import hwdescs_dir
 from mcl.source_files import read_source
 
@@ -150,21 +151,6 @@ def _found(text: str, pos: int) -> str:
     return "end of file" if m is None else f"'{m.group(0)}'"
 
 
-def _offset(text: str, line: int, col: int) -> int:
-    offset = 0
-    for _ in range(line - 1):
-        nl = text.find("\n", offset)
-        if nl < 0:
-            return len(text)
-        offset = nl + 1
-    return min(offset + col - 1, len(text))
-
-
-def _linecol(text: str, pos: int) -> tuple[int, int]:
-    line = text.count("\n", 0, pos) + 1
-    return line, pos - (text.rfind("\n", 0, pos) + 1) + 1
-
-
 def _end_of_previous_token(text: str, pos: int) -> int:
     """Offset just past the last non-blank, non-comment character before `pos`."""
     i = pos
@@ -205,7 +191,8 @@ def _unclosed_brace(text: str) -> int | None:
 def syntax_diagnostic(exc: TextXSyntaxError, text: str, file: str):
     """Turn a textX/Arpeggio syntax error into a readable Diagnostic."""
     line, col = exc.line or 1, exc.col or 1
-    pos = _offset(text, line, col)
+    positions = SourcePositions(text, file)
+    pos = positions.offset(line, col)
     words = _expected_words(list(exc.expected_rules or []))
     found = _found(text, pos)
     hint = "see docs/mcpl.md for the syntax of MCPL"
@@ -215,12 +202,12 @@ def syntax_diagnostic(exc: TextXSyntaxError, text: str, file: str):
         # the end of the statement that lacks it, as C compilers do.
         prev = _end_of_previous_token(text, pos)
         if prev < pos and "\n" in text[prev:pos]:
-            line, col = _linecol(text, prev)
+            line, col = positions.linecol(prev)
             found = "end of line"
         hint = "every statement and declaration ends with ';'"
     elif found == "end of file":
         # Past the last line there is nothing to show: point just after the last token.
-        line, col = _linecol(text, _end_of_previous_token(text, pos))
+        line, col = positions.linecol(_end_of_previous_token(text, pos))
     if found.strip("'") in KEYWORDS and "a name" in words:
         hint = f"{found} is a reserved word of MCPL and cannot be used as a name"
     elif words and words[0].startswith("a function, constant") and found.strip("'") in _PRIMS:
@@ -232,7 +219,7 @@ def syntax_diagnostic(exc: TextXSyntaxError, text: str, file: str):
         hint = "a '{' is never closed"
         unclosed = _unclosed_brace(text)
         if unclosed is not None:
-            brace_line, brace_col = _linecol(text, unclosed)
+            brace_line, brace_col = positions.linecol(unclosed)
             hint = f"the '{{' at line {brace_line}, column {brace_col} is never closed"
     elif len(found) == 3 and not found[1].isalnum() and found[1] not in "{}()[];,.=+-*/%<>!&|^":
         hint = f"the character {found} is not part of MCPL"
