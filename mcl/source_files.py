@@ -4,11 +4,17 @@ Both front ends read their files here, so a missing file, a folder, or bytes tha
 UTF-8 give the same kind of diagnostic: the file name, and for undecodable bytes the line
 and column where they stand (a byte offset means nothing to someone looking at an editor).
 A UTF-8 byte order mark, which some Windows editors write, is skipped.
+
+`SourcePositions` maps character offsets of a text to 1-based (line, column) and gives
+the `Span` of a textX object; both grammars (mcl/hdl/syntax.py, mcl/mcpl/build.py) and
+MCPL's syntax errors (mcl/mcpl/parse.py) use it, so a position means the same everywhere.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from pathlib import Path
+from typing import Any
 
 from mcl.diagnostics import Diagnostic, MclError, Span, error
 
@@ -49,3 +55,33 @@ def source_lines(text: str) -> list[str]:
     if lines and lines[-1] == "":
         lines.pop()
     return lines
+
+
+class SourcePositions:
+    """The line starts of `text`, computed once; every lookup is a binary search."""
+
+    def __init__(self, text: str, file: str):
+        self.text = text
+        self.file = file
+        self.starts = [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"]
+
+    def linecol(self, offset: int) -> tuple[int, int]:
+        """The 1-based (line, column) of character `offset`."""
+        line = bisect_right(self.starts, offset)
+        return line, offset - self.starts[line - 1] + 1
+
+    def offset(self, line: int, column: int) -> int:
+        """The character offset of 1-based (line, column), clamped to the text."""
+        if line > len(self.starts):
+            return len(self.text)
+        return min(self.starts[max(line, 1) - 1] + column - 1, len(self.text))
+
+    def span(self, start: int, end: int) -> Span:
+        """The span of characters start..end (exclusive), at least one character long."""
+        line, col = self.linecol(start)
+        end_line, end_col = self.linecol(max(end, start + 1))
+        return Span(self.file, line, col, end_line, end_col)
+
+    def span_of(self, obj: Any) -> Span:
+        """The span of a textX model object."""
+        return self.span(obj._tx_position, obj._tx_position_end)

@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import Union
 
 from mcl.diagnostics import MclError, Span, error
-from mcl.positions import SourcePositions
-from mcl.source_files import read_source
+from mcl.source_files import SourcePositions, read_source
 
 GRAMMAR = Path(__file__).with_name("hdl.tx")
 

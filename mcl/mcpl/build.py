@@ -23,7 +23,7 @@ from typing import Any
 
 from mcl.diagnostics import MclError, Span, error
 from mcl.mcpl import ast as A
-from mcl.positions import SourcePositions
+from mcl.source_files import SourcePositions
 
 
 def _join(a: Span | None, b: Span | None) -> Span | None:

@@ -26,6 +26,7 @@ from mcl.mcpl.nesting import effective_spaces
 from mcl.mcpl.positions import SourceText, head
 from mcl.mcpl.printer import print_expr, print_type
 from mcl.mcpl.scopes import Kind, ScopeStack, Symbol
+from mcl.mcpl.visitor import StrictVisitor
 
 _ARITHMETIC = frozenset({"+", "-", "*", "/", "^"})
 INTEGER_OPS = frozenset({"%", "<<", ">>"})
@@ -39,7 +40,7 @@ def _ordinal(i: int) -> str:
     return {1: "1st", 2: "2nd", 3: "3rd"}.get(i, f"{i}th")
 
 
-class ExpressionChecker:
+class ExpressionChecker(StrictVisitor):
     def __init__(
         self,
         env: ModuleEnv,
@@ -258,58 +259,69 @@ class ExpressionChecker:
         return self.folded.get(id(e))
 
     def expr(self, e: ast.Expr) -> T.VType:
-        if isinstance(e, ast.IntLit):
-            if self.int_literal(e):
-                self.folded[id(e)] = e.value
-            return T.INT
-        if isinstance(e, ast.FloatLit):
-            if math.isfinite(e.value):
-                self.folded[id(e)] = e.value
-            else:
-                self.error(
-                    "mcpl-float-range",
-                    "this floating-point literal is too large: it would be an infinity",
-                    e.span,
-                    "the largest double is about 1.8e308 (float: 3.4e38)",
-                )
-            return T.FLOAT
-        if isinstance(e, ast.BoolLit):
-            return T.BOOL
-        if isinstance(e, ast.Name):
-            sym = self.scopes.lookup(e.name)
-            if sym is not None:
-                sym.used = True
-                return sym.type
-            const = self.env.constant(e.name)
-            if const is not None:
-                value = self.env.constant_value(e.name)
-                if value is not None:
-                    self.folded[id(e)] = value
-                return self.env.constant_type(e.name)
-            self.unknown_name(e.name, e.span)
-            return T.UNKNOWN
-        if isinstance(e, ast.HwdConst):
-            return self.hwd_const(e)
-        if isinstance(e, ast.Index):
-            return self.index(e)
-        if isinstance(e, ast.Field):
-            return self.field(e)
-        if isinstance(e, ast.Call):
-            return self.call(e, statement=False)
-        if isinstance(e, ast.Unary):
-            t = self.expr(e.operand)
-            self.fold(e, lambda: fold_unary(e.op, self.constant(e.operand)))
-            if e.op == "!":
-                if not T.is_bool(t):
-                    self.error("mcpl-type-mismatch", f"'!' needs a bool, not {t}", e.span)
-                return T.BOOL
-            if not T.is_numeric(t):
-                self.error("mcpl-type-mismatch", f"unary '-' needs a number, not {t}", e.span)
-                return T.UNKNOWN
-            return t
-        if isinstance(e, ast.Binary):
-            return self.binary(e)
+        """The type of `e`, reporting what is wrong inside it."""
+        return self.visit(e)
+
+    def visit_IntLit(self, e: ast.IntLit) -> T.VType:
+        if self.int_literal(e):
+            self.folded[id(e)] = e.value
+        return T.INT
+
+    def visit_FloatLit(self, e: ast.FloatLit) -> T.VType:
+        if math.isfinite(e.value):
+            self.folded[id(e)] = e.value
+        else:
+            self.error(
+                "mcpl-float-range",
+                "this floating-point literal is too large: it would be an infinity",
+                e.span,
+                "the largest double is about 1.8e308 (float: 3.4e38)",
+            )
+        return T.FLOAT
+
+    def visit_BoolLit(self, e: ast.BoolLit) -> T.VType:
+        return T.BOOL
+
+    def visit_Name(self, e: ast.Name) -> T.VType:
+        sym = self.scopes.lookup(e.name)
+        if sym is not None:
+            sym.used = True
+            return sym.type
+        const = self.env.constant(e.name)
+        if const is not None:
+            value = self.env.constant_value(e.name)
+            if value is not None:
+                self.folded[id(e)] = value
+            return self.env.constant_type(e.name)
+        self.unknown_name(e.name, e.span)
         return T.UNKNOWN
+
+    def visit_HwdConst(self, e: ast.HwdConst) -> T.VType:
+        return self.hwd_const(e)
+
+    def visit_Index(self, e: ast.Index) -> T.VType:
+        return self.index(e)
+
+    def visit_Field(self, e: ast.Field) -> T.VType:
+        return self.field(e)
+
+    def visit_Call(self, e: ast.Call) -> T.VType:
+        return self.call(e, statement=False)
+
+    def visit_Unary(self, e: ast.Unary) -> T.VType:
+        t = self.expr(e.operand)
+        self.fold(e, lambda: fold_unary(e.op, self.constant(e.operand)))
+        if e.op == "!":
+            if not T.is_bool(t):
+                self.error("mcpl-type-mismatch", f"'!' needs a bool, not {t}", e.span)
+            return T.BOOL
+        if not T.is_numeric(t):
+            self.error("mcpl-type-mismatch", f"unary '-' needs a number, not {t}", e.span)
+            return T.UNKNOWN
+        return t
+
+    def visit_Binary(self, e: ast.Binary) -> T.VType:
+        return self.binary(e)
 
     def fold(self, e: ast.Expr, compute: Callable[[], Constant | None]) -> None:
         """Record the constant value of `e`, or report why it has none in C."""

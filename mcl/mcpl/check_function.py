@@ -32,6 +32,7 @@ from mcl.mcpl.nesting import (
 from mcl.mcpl.positions import SourceText, head
 from mcl.mcpl.printer import print_expr
 from mcl.mcpl.scopes import Kind, Symbol
+from mcl.mcpl.visitor import UnknownNodeError
 
 # Placement of a statement (Fig. 6): where executing statements may stand.
 DEVICE = "device"  # innermost foreach of the executing unit, or a function without foreach
@@ -143,21 +144,31 @@ class FunctionChecker(ExpressionChecker):
                 self.stmt(s)
 
     def stmt(self, s: ast.Stmt) -> None:
-        if isinstance(s, ast.Block):
-            self.block(s.stmts)
-        elif isinstance(s, ast.Decl):
-            self.decl(s)
-        elif isinstance(s, ast.ViewDecl):
-            self.view_decl(s)
-        elif isinstance(s, ast.Foreach):
-            self.foreach(s)
-        else:
-            misplaced = self.check_placement(s)
-            self.misplaced += misplaced
-            try:
-                self.executing(s)
-            finally:
-                self.misplaced -= misplaced
+        self.visit(s)
+
+    def visit_Block(self, s: ast.Block) -> None:
+        self.block(s.stmts)
+
+    def visit_Decl(self, s: ast.Decl) -> None:
+        self.decl(s)
+
+    def visit_ViewDecl(self, s: ast.ViewDecl) -> None:
+        self.view_decl(s)
+
+    def visit_Foreach(self, s: ast.Foreach) -> None:
+        self.foreach(s)
+
+    def _placed(self, s: ast.Stmt) -> None:
+        """An executing statement: where it stands (rule 4), then what it does."""
+        misplaced = self.check_placement(s)
+        self.misplaced += misplaced
+        try:
+            self.executing(s)
+        finally:
+            self.misplaced -= misplaced
+
+    visit_Assign = visit_IncDec = visit_CallStmt = visit_Swap = _placed
+    visit_If = visit_For = visit_Barrier = visit_Return = _placed
 
     def check_placement(self, s: ast.Stmt) -> bool:
         """Rule 4: executing statements stand in the innermost foreach of the executing
@@ -273,6 +284,8 @@ class FunctionChecker(ExpressionChecker):
             self.barrier(s)
         elif isinstance(s, ast.Return):
             self.return_(s)
+        else:
+            raise UnknownNodeError(f"the checker has no rule for {type(s).__name__} statements")
 
     def condition(self, e: ast.Expr, what: str) -> None:
         t = self.expr(e)

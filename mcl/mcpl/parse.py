@@ -20,9 +20,8 @@ from textx.exceptions import TextXSyntaxError
 from mcl.diagnostics import MclError, Span, error
 from mcl.mcpl.ast import Module
 from mcl.mcpl.build import build_module, declared_hwd_names
-from mcl.positions import SourcePositions
 from mcl.resources import hwdescs_dir
-from mcl.source_files import read_source
+from mcl.source_files import SourcePositions, read_source
 
 GRAMMAR = Path(__file__).with_name("mcpl.tx")
 
