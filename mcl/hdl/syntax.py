@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Union
 
 from mcl.diagnostics import MclError, Span, error
+from mcl.grammar_converter import GrammarConverter
 from mcl.source_files import SourcePositions, read_source
 
 GRAMMAR = Path(__file__).with_name("hdl.tx")
@@ -159,7 +160,9 @@ def _metamodel():
     from textx import metamodel_from_file
 
     # autokwd: keyword-like matches need a word boundary (`device` never eats `device_group`).
-    return metamodel_from_file(str(GRAMMAR), autokwd=True, memoization=False)
+    mm = metamodel_from_file(str(GRAMMAR), autokwd=True, memoization=False)
+    _Converter.check(mm, "hdl")  # every rule of the grammar has its conversion
+    return mm
 
 
 class _Positions(SourcePositions):
@@ -260,8 +263,11 @@ def _rule_name(rule) -> str:
     return name or str(rule)
 
 
-class _Converter:
-    """textX objects -> our dataclasses."""
+class _Converter(GrammarConverter):
+    """textX objects -> our dataclasses: one `rule_<Rule>` method per rule of hdl.tx that
+    a choice can match (GrammarConverter checks the grammar offers no other)."""
+
+    CHOICES = ("Statement", "Atom")
 
     def __init__(self, pos: _Positions):
         self.pos = pos
@@ -287,17 +293,22 @@ class _Converter:
         )
 
     def stmt(self, s) -> Statement:
-        cls = type(s).__name__
-        if cls == "Block":
-            return self.block(s)
-        span = self.pos.span_of(s)
-        if cls == "FlagStmt":
-            return FlagStmt(s.name, span)
-        if cls == "ValuedStmt":
-            return ValuedStmt(s.name, self.unit_expr(s.value), span)
-        if cls == "ArgStmt":
-            return ArgStmt(s.name, tuple(self.unit_expr(a) for a in s.args), span)
-        return RefStmt(self.qual(s.ref), span)
+        return self.convert(s)
+
+    def rule_Block(self, b) -> Block:
+        return self.block(b)
+
+    def rule_FlagStmt(self, s) -> FlagStmt:
+        return FlagStmt(s.name, self.pos.span_of(s))
+
+    def rule_ValuedStmt(self, s) -> ValuedStmt:
+        return ValuedStmt(s.name, self.unit_expr(s.value), self.pos.span_of(s))
+
+    def rule_ArgStmt(self, s) -> ArgStmt:
+        return ArgStmt(s.name, tuple(self.unit_expr(a) for a in s.args), self.pos.span_of(s))
+
+    def rule_RefStmt(self, s) -> RefStmt:
+        return RefStmt(self.qual(s.ref), self.pos.span_of(s))
 
     def unit_expr(self, u) -> UnitExpr:
         span = self.pos.span_of(u)
@@ -323,17 +334,22 @@ class _Converter:
         return result
 
     def atom(self, a) -> Expr:
-        cls = type(a).__name__
-        span = self.pos.span_of(a)
-        if cls == "OpLiteral":
-            return OpLiteral("".join(a.op.split())[1:-1], span)
-        if cls == "KeywordValue":
-            return Word(a.word, span)
-        if cls == "StringLiteral":
-            return String(a.value, span)
-        if cls == "IntLiteral":
-            return Number(int(a.value), span)
-        return self.qual(a)
+        return self.convert(a)
+
+    def rule_OpLiteral(self, a) -> OpLiteral:
+        return OpLiteral("".join(a.op.split())[1:-1], self.pos.span_of(a))
+
+    def rule_KeywordValue(self, a) -> Word:
+        return Word(a.word, self.pos.span_of(a))
+
+    def rule_StringLiteral(self, a) -> String:
+        return String(a.value, self.pos.span_of(a))
+
+    def rule_IntLiteral(self, a) -> Number:
+        return Number(int(a.value), self.pos.span_of(a))
+
+    def rule_QualRef(self, q) -> QualName:
+        return self.qual(q)
 
     def qual(self, q) -> QualName:
         parts = tuple(q.parts) + ((q.prop,) if q.prop else ())

@@ -13,15 +13,20 @@ AST is the truth"). Besides copying, it does the few things the PEG grammar leav
 - the original MCL's built-in `divide_up(a, b)` (ceiling division of non-negative ints,
   found in published kernels) becomes `(a + b - 1) / b`, so every pass understands it as
   the translator's own split (paper Fig. 9); a module defining `divide_up` keeps its own.
+
+Each grammar rule that becomes a node has one `rule_<Rule>` method (`GrammarConverter`);
+building the metamodel checks that every alternative of the choice rules in `CHOICES` has
+one, so mcpl.tx and this module cannot drift apart silently.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from mcl.diagnostics import MclError, Span, error
+from mcl.grammar_converter import GrammarConverter
 from mcl.mcpl import ast as A
 from mcl.source_files import SourcePositions
 
@@ -30,10 +35,6 @@ def _join(a: Span | None, b: Span | None) -> Span | None:
     if a is None or b is None:
         return a or b
     return Span(a.file, a.line, a.column, b.end_line, b.end_column)
-
-
-def _kind(obj: Any) -> str:
-    return obj.__class__.__name__
 
 
 DIVIDE_UP = "divide_up"
@@ -50,8 +51,11 @@ def _divide_up(args: tuple[A.Expr, ...], span: Span) -> A.Expr:
     return A.Binary("/", total, b, span=span)
 
 
-class ModelBuilder:
-    """One conversion of one textX model; holds the position table and description names."""
+class ModelBuilder(GrammarConverter):
+    """One conversion of one textX model; holds the position table and description names.
+    One `rule_<Rule>` method per rule of mcpl.tx that becomes a node (GrammarConverter)."""
+
+    CHOICES = ("TopItem", "Modifier", "BaseType", "Stmt", "ForInit", "ForStep", "Suffix", "Primary")
 
     def __init__(self, text: str, file: str, hwd_names: Iterable[str]):
         self.pos = SourcePositions(text, file)
@@ -62,6 +66,11 @@ class ModelBuilder:
     def span(self, obj: Any) -> Span:
         return self.pos.span_of(obj)
 
+    @staticmethod
+    def matched_rule(obj: Any) -> str:
+        """The grammar rule that matched `obj` (textX names its classes after the rules)."""
+        return type(obj).__name__
+
     # ------------------------------------------------------------------ top level
 
     def module(self, m: Any) -> A.Module:
@@ -71,20 +80,20 @@ class ModelBuilder:
         types: list[A.TypeDef] = []
         functions: list[A.Function] = []
         self.own_functions = frozenset(
-            item.name for item in m.items
-            if _kind(item) not in ("Export", "Import", "Constant", "TypeDef"))
+            item.name for item in m.items if self.matched_rule(item) == "Function"
+        )
         for item in m.items:
-            kind = _kind(item)
-            if kind == "Export":
-                exports = (exports or []) + list(item.names)
-            elif kind == "Import":
-                imports.append(A.Import(tuple(item.path.parts), span=self.span(item)))
-            elif kind == "Constant":
-                constants.append(self.decl(item.decl, self.span(item)))
-            elif kind == "TypeDef":
-                types.append(self.typedef(item))
+            node = self.convert(item)
+            if isinstance(node, tuple):  # an export line: names
+                exports = (exports or []) + list(node)
+            elif isinstance(node, A.Import):
+                imports.append(node)
+            elif isinstance(node, A.Decl):
+                constants.append(node)
+            elif isinstance(node, A.TypeDef):
+                types.append(node)
             else:
-                functions.append(self.function(item))
+                functions.append(node)
         return A.Module(
             package=tuple(m.package.parts) if m.package else None,
             name=m.name or None,
@@ -97,7 +106,16 @@ class ModelBuilder:
             span=self.span(m),
         )
 
-    def typedef(self, t: Any) -> A.TypeDef:
+    def rule_Export(self, e: Any) -> tuple[str, ...]:
+        return tuple(e.names)
+
+    def rule_Import(self, i: Any) -> A.Import:
+        return A.Import(tuple(i.path.parts), span=self.span(i))
+
+    def rule_Constant(self, c: Any) -> A.Decl:
+        return self.decl(c.decl, self.span(c))
+
+    def rule_TypeDef(self, t: Any) -> A.TypeDef:
         return A.TypeDef(
             name=t.name,
             params=tuple(self.param(p) for p in t.params),
@@ -105,19 +123,25 @@ class ModelBuilder:
             span=self.span(t),
         )
 
-    def function(self, f: Any) -> A.Function:
+    def rule_Function(self, f: Any) -> A.Function:
         return A.Function(
             hwd=f.hwd,
             ret=self.type(f.ret),
             name=f.name,
             params=tuple(self.param(p) for p in f.params),
-            body=self.block(f.body),
+            body=self.rule_Block(f.body),
             span=self.span(f),
         )
 
     def _modifiers(self, mods: list[Any]) -> tuple[tuple[str, ...], bool]:
-        spaces = tuple(m.name for m in mods if _kind(m) == "SpaceMod")
-        return spaces, any(_kind(m) == "ConstMod" for m in mods)
+        words = [self.convert(m) for m in mods]
+        return tuple(w for w in words if w != "const"), "const" in words
+
+    def rule_SpaceMod(self, m: Any) -> str:
+        return str(m.name)
+
+    def rule_ConstMod(self, m: Any) -> str:
+        return "const"
 
     def param(self, p: Any) -> A.Param:
         spaces, const = self._modifiers(p.mods)
@@ -126,23 +150,19 @@ class ModelBuilder:
     # ---------------------------------------------------------------------- types
 
     def type(self, t: Any) -> A.Type:
-        base = t.base
-        element: A.Prim | A.NamedType
-        if _kind(base) == "PrimType":
-            element = A.Prim(base.name, span=self.span(base))
-        else:
-            element = A.NamedType(
-                base.name, tuple(self.expr(a) for a in base.args), span=self.span(base)
-            )
+        element: A.Prim | A.NamedType = self.convert(t.base)
         if not t.dims:
             return element
         dims = tuple(tuple(self.expr(e) for e in g.sizes) for g in t.dims)
         return A.ArrayType(element, dims, span=self.span(t))
 
-    # ----------------------------------------------------------------- statements
+    def rule_PrimType(self, p: Any) -> A.Prim:
+        return A.Prim(p.name, span=self.span(p))
 
-    def block(self, b: Any) -> A.Block:
-        return A.Block(tuple(self.stmt(s) for s in b.stmts), span=self.span(b))
+    def rule_NamedTypeRef(self, n: Any) -> A.NamedType:
+        return A.NamedType(n.name, tuple(self.expr(a) for a in n.args), span=self.span(n))
+
+    # ----------------------------------------------------------------- statements
 
     def decl(self, d: Any, span: Span) -> A.Decl:
         spaces, const = self._modifiers(d.mods)
@@ -170,44 +190,51 @@ class ModelBuilder:
         return A.View(vtype, v.name, span=self.span(v))
 
     def stmt(self, s: Any) -> A.Stmt:
-        kind = _kind(s)
-        span = self.span(s)
-        if kind == "Block":
-            return self.block(s)
-        if kind == "DeclStmt":
-            return self.decl(s.decl, span)
-        if kind == "ViewDeclStmt":
-            return A.ViewDecl(s.source, self.view(s.view), span=span)
-        if kind == "SimpleStmt":
-            return self.simple_stmt(s, span)
-        if kind == "Foreach":
-            return A.Foreach(s.var, self.expr(s.count), s.group, self.stmt(s.body), span=span)
-        if kind == "For":
-            return A.For(
-                self.for_part(s.init),
-                self.expr(s.cond),
-                self.for_part(s.step),
-                self.stmt(s.body),
-                span=span,
-            )
-        if kind == "If":
-            orelse = self.stmt(s.orelse) if s.orelse is not None else None
-            return A.If(self.expr(s.cond), self.stmt(s.then), orelse, span=span)
-        if kind == "Barrier":
-            return A.Barrier(s.space, span=span)
-        if kind == "Return":
-            return A.Return(self.expr(s.value) if s.value is not None else None, span=span)
-        raise AssertionError(f"unhandled statement rule {kind}")  # grammar and builder disagree
+        return self.convert(s)  # type: ignore[no-any-return]
 
-    def for_part(self, p: Any) -> A.Decl | A.Assign | A.IncDec:
-        kind = _kind(p)
-        span = self.span(p)
-        if kind == "DeclCore":
-            return self.decl(p, span)
-        target = self.assignable(p.target)
-        if kind == "IncDecCore":
-            return A.IncDec(target, p.incdec, span=span)
-        return A.Assign(target, p.op, self.expr(p.value), span=span)
+    def rule_Block(self, b: Any) -> A.Block:
+        return A.Block(tuple(self.stmt(s) for s in b.stmts), span=self.span(b))
+
+    def rule_DeclStmt(self, s: Any) -> A.Decl:
+        return self.decl(s.decl, self.span(s))
+
+    def rule_ViewDeclStmt(self, s: Any) -> A.ViewDecl:
+        return A.ViewDecl(s.source, self.view(s.view), span=self.span(s))
+
+    def rule_Foreach(self, s: Any) -> A.Foreach:
+        return A.Foreach(
+            s.var, self.expr(s.count), s.group, self.stmt(s.body), span=self.span(s)
+        )
+
+    def rule_For(self, s: Any) -> A.For:
+        return A.For(
+            self.convert(s.init),
+            self.expr(s.cond),
+            self.convert(s.step),
+            self.stmt(s.body),
+            span=self.span(s),
+        )
+
+    def rule_If(self, s: Any) -> A.If:
+        orelse = self.stmt(s.orelse) if s.orelse is not None else None
+        return A.If(self.expr(s.cond), self.stmt(s.then), orelse, span=self.span(s))
+
+    def rule_Barrier(self, s: Any) -> A.Barrier:
+        return A.Barrier(s.space, span=self.span(s))
+
+    def rule_Return(self, s: Any) -> A.Return:
+        value = self.expr(s.value) if s.value is not None else None
+        return A.Return(value, span=self.span(s))
+
+    # The parts of a for header: `int k = 0`, `k = 0`, `k++`, `k += 2`.
+    def rule_DeclCore(self, p: Any) -> A.Decl:
+        return self.decl(p, self.span(p))
+
+    def rule_IncDecCore(self, p: Any) -> A.IncDec:
+        return A.IncDec(self.assignable(p.target), p.incdec, span=self.span(p))
+
+    def rule_AssignCore(self, p: Any) -> A.Assign:
+        return A.Assign(self.assignable(p.target), p.op, self.expr(p.value), span=self.span(p))
 
     def assignable(self, p: Any) -> A.Expr:
         """A postfix expression that must denote storage (a variable, element or field)."""
@@ -224,7 +251,8 @@ class ModelBuilder:
             )
         return target
 
-    def simple_stmt(self, s: Any, span: Span) -> A.Stmt:
+    def rule_SimpleStmt(self, s: Any) -> A.Stmt:
+        span = self.span(s)
         if s.incdec:
             return A.IncDec(self.assignable(s.target), s.incdec, span=span)
         if s.swap:
@@ -279,44 +307,49 @@ class ModelBuilder:
         primary = p.primary
         if (
             suffixes
-            and _kind(primary) == "NameOrCall"
+            and self.matched_rule(primary) == "NameOrCall"
             and primary.call is None
             and primary.name in self.hwd_names
-            and all(_kind(s) == "FieldSuffix" for s in suffixes)
+            and all(self.matched_rule(s) == "FieldSuffix" for s in suffixes)
         ):
             path = (primary.name, *(s.name for s in suffixes))
             return A.HwdConst(path, span=self.span(p))
-        result = self.primary(primary)
+        result: A.Expr = self.convert(primary)
         for s in suffixes:
-            span = _join(result.span, self.span(s))
-            if _kind(s) == "IndexSuffix":
-                result = A.Index(result, tuple(self.expr(i) for i in s.indices), span=span)
-            else:
-                result = A.Field(result, s.name, span=span)
+            result = self.convert(s)(result)
         return result
 
-    def primary(self, p: Any) -> A.Expr:
-        kind = _kind(p)
+    def rule_IndexSuffix(self, s: Any) -> Callable[[A.Expr], A.Expr]:
+        indices = tuple(self.expr(i) for i in s.indices)
+        span = self.span(s)
+        return lambda base: A.Index(base, indices, span=_join(base.span, span))
+
+    def rule_FieldSuffix(self, s: Any) -> Callable[[A.Expr], A.Expr]:
+        span = self.span(s)
+        return lambda base: A.Field(base, s.name, span=_join(base.span, span))
+
+    def rule_NameOrCall(self, p: Any) -> A.Expr:
         span = self.span(p)
-        if kind == "NameOrCall":
-            if p.call is not None:
-                args = tuple(self.expr(a) for a in p.call.args)
-                if p.name == DIVIDE_UP and DIVIDE_UP not in self.own_functions:
-                    return _divide_up(args, span)
-                return A.Call(p.name, args, span=span)
-            return A.Name(p.name, span=span)
-        if kind == "NumberLit":
-            text = p.text
-            if text[:2] in ("0x", "0X"):
-                return A.IntLit(int(text, 16), span=span)
-            if any(c in text for c in ".eE"):
-                return A.FloatLit(float(text), text, span=span)
-            return A.IntLit(int(text), span=span)
-        if kind == "BoolLit":
-            return A.BoolLit(p.text == "true", span=span)
-        if kind == "ParenExpr":
-            return self.expr(p.expr)
-        raise AssertionError(f"unhandled expression rule {kind}")
+        if p.call is not None:
+            args = tuple(self.expr(a) for a in p.call.args)
+            if p.name == DIVIDE_UP and DIVIDE_UP not in self.own_functions:
+                return _divide_up(args, span)
+            return A.Call(p.name, args, span=span)
+        return A.Name(p.name, span=span)
+
+    def rule_NumberLit(self, p: Any) -> A.Expr:
+        text, span = p.text, self.span(p)
+        if text[:2] in ("0x", "0X"):
+            return A.IntLit(int(text, 16), span=span)
+        if any(c in text for c in ".eE"):
+            return A.FloatLit(float(text), text, span=span)
+        return A.IntLit(int(text), span=span)
+
+    def rule_BoolLit(self, p: Any) -> A.Expr:
+        return A.BoolLit(p.text == "true", span=self.span(p))
+
+    def rule_ParenExpr(self, p: Any) -> A.Expr:
+        return self.expr(p.expr)
 
 
 def is_negative_literal(e: A.Expr) -> bool:
@@ -382,10 +415,11 @@ def declared_hwd_names(model: Any) -> set[str]:
     """Description names a module itself mentions: function prefixes and single-name imports
     (mcpl.md §2: `import perfect;`)."""
     items = getattr(model, "items", ())
-    names = {item.hwd for item in items if _kind(item) == "Function"}
+    rule = ModelBuilder.matched_rule
+    names = {item.hwd for item in items if rule(item) == "Function"}
     names |= {
         item.path.parts[0]
         for item in items
-        if _kind(item) == "Import" and len(item.path.parts) == 1
+        if rule(item) == "Import" and len(item.path.parts) == 1
     }
     return names

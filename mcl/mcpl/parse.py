@@ -19,7 +19,7 @@ from textx.exceptions import TextXSyntaxError
 
 from mcl.diagnostics import MclError, Span, error
 from mcl.mcpl.ast import Module
-from mcl.mcpl.build import build_module, declared_hwd_names
+from mcl.mcpl.build import ModelBuilder, build_module, declared_hwd_names
 from mcl.resources import hwdescs_dir
 from mcl.source_files import SourcePositions, read_source
 
@@ -36,7 +36,9 @@ def metamodel() -> Any:
     """The textX metamodel, built once per process (about 20 ms)."""
     # autokwd: keyword-like literals ('for', 'in') only match whole words, so `format` or
     # `index` are ordinary names.
-    return metamodel_from_file(str(GRAMMAR), autokwd=True, memoization=False)
+    mm = metamodel_from_file(str(GRAMMAR), autokwd=True, memoization=False)
+    ModelBuilder.check(mm, "mcpl")  # every rule of the grammar has its conversion
+    return mm
 
 
 @cache
