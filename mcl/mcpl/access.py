@@ -25,6 +25,7 @@ from typing import Any
 from mcl.mcpl import ast
 from mcl.mcpl.builtins import BUILTINS, SIGNATURE_CALLS
 from mcl.mcpl.scopes import ScopeStack
+from mcl.mcpl.visitor import StrictVisitor
 
 # Access modes of a callee's parameters, by callee name, or None when the name is unknown.
 CalleeModes = Callable[[str], "tuple[str, ...] | None"]
@@ -58,7 +59,7 @@ def lvalue_parts(e: ast.Expr) -> tuple[ast.Name | None, list[ast.Expr]]:
     return (e if isinstance(e, ast.Name) else None), indices
 
 
-class _Effects:
+class _Effects(StrictVisitor):
     """One walk over a function body, resolving names through block scopes, recording how
     each declared variable is accessed. Keys are the declaring nodes' ids (two `int k = 0`
     declarations in different loops are equal dataclasses but distinct variables)."""
@@ -80,15 +81,21 @@ class _Effects:
 
     # -- expressions ----------------------------------------------------------------
     def read(self, e: ast.Expr | None) -> None:
-        if e is None:
-            return
-        if isinstance(e, ast.Name):
-            self.mark(e.name, "r")
-        elif isinstance(e, ast.Call):
-            self.call(e)
-        else:
-            for child in ast.children(e):
-                self.read(child)  # type: ignore[arg-type]
+        if e is not None:
+            self.visit(e)
+
+    def visit_Name(self, e: ast.Name) -> None:
+        self.mark(e.name, "r")
+
+    def visit_Call(self, e: ast.Call) -> None:
+        self.call(e)
+
+    def _read_children(self, e: ast.Expr) -> None:
+        for child in ast.children(e):
+            self.visit(child)
+
+    visit_IntLit = visit_FloatLit = visit_BoolLit = visit_HwdConst = _read_children
+    visit_Index = visit_Field = visit_Unary = visit_Binary = _read_children
 
     def access(self, e: ast.Expr, mode: str) -> None:
         """`e` is accessed with `mode` as a whole (assignment target, by-reference argument;
@@ -127,45 +134,59 @@ class _Effects:
             self.declare(d.view.name, d.view, storage=id(d))
 
     def stmt(self, s: ast.Stmt) -> None:
-        if isinstance(s, ast.Decl):
-            self.decl(s)
-        elif isinstance(s, ast.ViewDecl):
-            self.type_sizes(s.view.type)
-            source = self.scopes.lookup(s.source)
-            self.declare(s.view.name, s.view, storage=source)
-        elif isinstance(s, ast.Assign):
-            self.read(s.value)
-            self.access(s.target, "w" if s.op == "=" else "rw")
-        elif isinstance(s, ast.IncDec):
-            self.access(s.target, "rw")
-        elif isinstance(s, ast.CallStmt):
-            self.call(s.call)
-        elif isinstance(s, ast.Swap):
-            self.access(s.left, "rw")
-            self.access(s.right, "rw")
-        elif isinstance(s, ast.If):
+        self.visit(s)
+
+    def visit_Decl(self, s: ast.Decl) -> None:
+        self.decl(s)
+
+    def visit_ViewDecl(self, s: ast.ViewDecl) -> None:
+        self.type_sizes(s.view.type)
+        source = self.scopes.lookup(s.source)
+        self.declare(s.view.name, s.view, storage=source)
+
+    def visit_Assign(self, s: ast.Assign) -> None:
+        self.read(s.value)
+        self.access(s.target, "w" if s.op == "=" else "rw")
+
+    def visit_IncDec(self, s: ast.IncDec) -> None:
+        self.access(s.target, "rw")
+
+    def visit_CallStmt(self, s: ast.CallStmt) -> None:
+        self.call(s.call)
+
+    def visit_Swap(self, s: ast.Swap) -> None:
+        self.access(s.left, "rw")
+        self.access(s.right, "rw")
+
+    def visit_If(self, s: ast.If) -> None:
+        self.read(s.cond)
+        self.nested(s.then)
+        if s.orelse is not None:
+            self.nested(s.orelse)
+
+    def visit_For(self, s: ast.For) -> None:
+        with self.scopes.nested():
+            self.stmt(s.init)
             self.read(s.cond)
-            self.nested(s.then)
-            if s.orelse is not None:
-                self.nested(s.orelse)
-        elif isinstance(s, ast.For):
-            with self.scopes.nested():
-                self.stmt(s.init)
-                self.read(s.cond)
-                self.nested(s.body)
-                self.stmt(s.step)
-        elif isinstance(s, ast.Foreach):
-            self.read(s.count)
-            with self.scopes.nested():
-                self.declare(s.var, s)
-                self.nested(s.body)
-        elif isinstance(s, ast.Return):
-            self.read(s.value)
-        elif isinstance(s, ast.Block):
-            with self.scopes.nested():
-                for inner in s.stmts:
-                    self.stmt(inner)
-        # Barrier: names a memory space, not a variable.
+            self.nested(s.body)
+            self.stmt(s.step)
+
+    def visit_Foreach(self, s: ast.Foreach) -> None:
+        self.read(s.count)
+        with self.scopes.nested():
+            self.declare(s.var, s)
+            self.nested(s.body)
+
+    def visit_Return(self, s: ast.Return) -> None:
+        self.read(s.value)
+
+    def visit_Block(self, s: ast.Block) -> None:
+        with self.scopes.nested():
+            for inner in s.stmts:
+                self.stmt(inner)
+
+    def visit_Barrier(self, s: ast.Barrier) -> None:
+        pass  # names a memory space, not a variable
 
     def nested(self, s: ast.Stmt) -> None:
         with self.scopes.nested():
