@@ -26,6 +26,8 @@ TITLES: dict[str, str] = {
     "elements-several-per-unit": "compute several elements per unit",
     # units beyond a par_group's limit
     "units-over-limit": "more units than the par_group allows",
+    # the time budget of the analyses
+    "feedback-budget": "analysis out of time: figures approximate",
     # values
     "values-unknown-name": "value for a name the kernel does not have",
     # cache (paper 6.4)

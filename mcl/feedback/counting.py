@@ -23,15 +23,29 @@ from typing import Any
 
 import sympy
 
+from mcl.feedback.budget import spent
 from mcl.feedback.kernel import Guard, Loop
 from mcl.feedback.symbolic import Evaluator, identical, ratio
 
 
-def iterations(ev: Evaluator, loops: Sequence[Loop], weight: Any = 1) -> tuple[Any, bool]:
+def iterations(ev: Evaluator, loops: Sequence[Loop], weight: Any = 1,
+               strided: bool = True) -> tuple[Any, bool]:
     """The sum of `weight` over the iteration space of `loops` (outermost first). The
     weight may use the loops' counters (e.g. the trip count of an inner loop)."""
     f = sympy.sympify(weight)
+    strided_terms = _grid_stride_terms(ev, loops, f) if strided else None
+    if strided_terms is not None:
+        return strided_terms
     exact = True
+    loops = list(loops)
+    for loop in list(loops):
+        if loop not in loops:
+            continue
+        strided = grid_stride(ev, loop, loops, f)
+        if strided is not None:
+            removed, count = strided
+            loops = [other for other in loops if other not in removed]
+            f = f * count
     for loop in reversed(loops):
         shape = ev.shape(loop)
         exact = exact and shape.exact
@@ -41,6 +55,90 @@ def iterations(ev: Evaluator, loops: Sequence[Loop], weight: Any = 1) -> tuple[A
         else:
             f = f * shape.trips
     return tidy(f), exact
+
+
+def grid_stride(ev: Evaluator, loop: Loop, loops: Sequence[Loop], weight: Any
+                ) -> tuple[list[Loop], Any] | None:
+    """The grid-stride loop, the most common loop of GPU code:
+    `for (i = bi * nrThreads + ti; i < n; i += nrBlocks * nrThreads)` inside the foreach
+    loops over bi and ti. Its start enumerates c + u * [0, P) one to one over the units
+    (P = nrBlocks * nrThreads) and its step is u * P, so the units and the for-loop
+    together visit every i = c + u * x, x = 0, 1, ... below n exactly once: the nest runs
+    max(0, ceiling((n - c) / u)) times in all. Summing the per-unit trip count
+    ceiling((n - c - u * x) / (u * P)) unit by unit has no closed form SymPy finds (it
+    summed term by term: minutes). Returns the loops the closed form replaces (the
+    for-loop and the foreach loops of its start) and the count, or None when `loop` is no
+    such loop in `loops` (or the weight uses one of their counters)."""
+    shape = ev.shape(loop)
+    if shape.bounds is None or not shape.exact:
+        return None
+    start, op, bound, step = shape.bounds
+    if op not in ("<", "<="):
+        return None
+    others = [other for other in loops if other is not loop]
+    counters = {ev.counter(other): other for other in others}
+    all_counters = {ev.counter(other) for other in ev.loops}
+    aff = affine(ev, start, list(counters), all_counters)
+    if aff is None or not aff.coefs or aff.const.free_symbols & all_counters:
+        return None
+    if sympy.sympify(bound).free_symbols & (set(aff.coefs) | {shape.counter}):
+        return None
+    terms = _sorted_by_coefficient([(c, t) for t, c in aff.coefs.items()])
+    if terms is None or not _truth(sympy.Gt(terms[0][0], 0)):
+        return None
+    unit = terms[0][0]
+    product = sympy.Integer(1)
+    for c, t in terms:
+        inner = ev.shape(counters[t])
+        if not inner.exact or inner.trips.free_symbols & all_counters:
+            return None
+        if not identical(c, unit * product):
+            return None  # the units do not enumerate a range one to one
+        product = product * inner.trips
+    if not identical(step, unit * product):
+        return None
+    removed = [loop] + [counters[t] for _, t in terms]
+    used = {shape.counter} | set(aff.coefs)
+    if sympy.sympify(weight).free_symbols & used or any(
+            ev.trips(other).free_symbols & used for other in loops if other not in removed):
+        return None
+    span = bound - aff.const + (1 if op == "<=" else 0)
+    return removed, sympy.Max(0, _ceiling_ratio(span, unit))
+
+
+def _grid_stride_terms(ev: Evaluator, loops: Sequence[Loop], f: Any) -> tuple[Any, bool] | None:
+    """`iterations` of a weight with terms `w * trips(L)` for a grid-stride loop L inside
+    `loops` (its header runs trips(L) + 1 times per unit): the term's sum over the units
+    is the closed form of `grid_stride`. None when no term is of that form."""
+    candidates = [(loop, ev.trips(loop)) for loop in ev.loops
+                  if loop not in loops and ev.shape(loop).bounds is not None]
+    candidates = [(loop, trips) for loop, trips in candidates
+                  if trips.free_symbols and f.has(trips)]
+    if not candidates:
+        return None
+    total, exact, found = sympy.Integer(0), True, False
+    # Not `expand`: it would distribute into the ceiling and hide the trip count.
+    for term in sympy.Add.make_args(sympy.expand_mul(f, deep=False)):
+        for loop, trips in candidates:
+            factors = sympy.Mul.make_args(term)
+            if trips not in factors:
+                continue
+            rest = sympy.Mul(*[x for x in factors if x != trips])
+            strided = grid_stride(ev, loop, [*loops, loop], rest)
+            if strided is None:
+                continue
+            removed, count = strided
+            value, ok = iterations(ev, [x for x in loops if x not in removed], rest * count)
+            total, exact, found = total + value, exact and ok, True
+            break
+        else:
+            value, ok = iterations(ev, loops, term, strided=False)
+            total, exact = total + value, exact and ok
+    return (tidy(total), exact) if found else None
+
+
+def _ceiling_ratio(a: Any, b: Any) -> Any:
+    return a if b == 1 else sympy.ceiling(a / b)
 
 
 def _sum(f: Any, t: Any, trips: Any) -> Any:
@@ -68,7 +166,7 @@ def _closed_sum(f: Any, t: Any, trips: Any) -> Any:
         polynomial = f.is_polynomial(t)
     except (TypeError, ValueError, NotImplementedError):
         polynomial = False
-    if polynomial:
+    if polynomial and not spent():
         try:
             return sympy.summation(f, (t, 0, trips - 1))
         except (TypeError, ValueError, NotImplementedError):

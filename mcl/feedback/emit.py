@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mcl.diagnostics import Span
+from mcl.feedback.budget import spent
 from mcl.feedback.kernel import KernelFacts, Loop
 from mcl.feedback.messages import Message, Severity, Value
 from mcl.feedback.values import evaluate
@@ -36,6 +37,9 @@ class Emitter:
         vals = {name: evaluate(readable(expr), self.values)
                 for name, expr in (figures or {}).items()}
         rendered, shown = fill(text, vals)
+        # A number estimated from samples (a sum too long to add up in the analysis
+        # budget) makes the message an approximation.
+        approximate = approximate or any(v.estimated for v in vals.values())
         return Message(severity, self.analysis, code, rendered,
                        span or self.facts.function.span, tuple(vals.items()),
                        self.facts.function.name, tuple(loop.label for loop in loops),
@@ -52,6 +56,8 @@ def readable(expr: Any) -> Any:
     expr = sympy.sympify(expr)
     if not isinstance(expr, sympy.Expr) or not expr.free_symbols or len(str(expr)) < 40:
         return expr
+    if spent() or expr.has(sympy.Sum):
+        return expr  # factoring is for display only (and a sum does not factor)
     try:
         if not expr.is_rational_function():
             return expr

@@ -37,6 +37,8 @@ class Value:
     symbolic: Any
     numeric: int | float | None = None
     needs: tuple[str, ...] = ()
+    # The number is an estimate (a sum too long to add up within the analysis budget).
+    estimated: bool = False
 
     @property
     def text(self) -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import importlib
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from mcl.diagnostics import MclError, closest_names
@@ -94,12 +94,26 @@ def analyse(function: Function, program: Any, hwd: HardwareDescription,
             values: Mapping[str, Any] | None = None, only: Iterable[str] | None = None
             ) -> list[Message]:
     """All feedback on `function` at level `hwd`, in source order."""
+    from mcl.feedback.budget import budget
+
     values = dict(values or {})
     wanted = set(only) if only is not None else None
     messages: list[Message] = []
-    for a in applicable(hwd):
-        if wanted is None or a.name in wanted:
-            messages += a.run(function, program, hwd, values)
+    with budget() as b:
+        for a in applicable(hwd):
+            if wanted is None or a.name in wanted:
+                b.cut = False
+                found = a.run(function, program, hwd, values)
+                if b.cut:
+                    found = [replace(m, approximate=True) for m in found]
+                    found.append(Message(
+                        Severity.WARNING, a.name, "feedback-budget",
+                        f"the {a.name} analysis of {function.name} ran out of its time "
+                        f"budget ({b.seconds:g} s of CPU time): figures it could not "
+                        "simplify in time are left as sums or marked approximate",
+                        function.span, function=function.name,
+                        hint="set MCL_FEEDBACK_BUDGET=SECONDS for a larger budget"))
+                messages += found
     return sorted(messages, key=sort_key)
 
 

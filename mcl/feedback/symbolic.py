@@ -26,6 +26,7 @@ from typing import Any
 
 import sympy
 
+from mcl.feedback.budget import spent
 from mcl.feedback.kernel import Binding, Loop, Scope
 from mcl.mcpl import ast
 
@@ -57,6 +58,9 @@ class LoopShape:
     exact: bool  # False when the trip count is unknown (data-dependent bounds, ...)
     affine: bool  # value is start + step * t
     reason: str | None = None
+    # An additive for-loop `v = start; v OP bound; v += step` with all three known:
+    # (start, op, bound, step), for closed forms over several loops (grid-stride loops).
+    bounds: tuple[Any, str, Any, Any] | None = None
 
 
 class Evaluator:
@@ -254,7 +258,13 @@ class Evaluator:
             unknown.value = start + inc * t
             unknown.affine = True
             return unknown
-        return LoopShape(t, start + inc * t, trips, True, True)
+        counters = {shape.counter for shape in self._shapes.values()}
+        if _curved(trips, counters):
+            # `k < min(4, p - l*l)`: the bound falls below the start for large l, and a
+            # loop then runs 0 times, not a negative number of times. (Linear bounds, as
+            # in triangular and tiled loops, stay unclamped: they do not cross.)
+            trips = sympy.Max(0, trips)
+        return LoopShape(t, start + inc * t, trips, True, True, bounds=(start, op, bound, inc))
 
     def _has_opaque(self, e: Any) -> bool:
         return any(self.is_opaque(s) for s in getattr(e, "free_symbols", ()))
@@ -417,6 +427,22 @@ def _is_var(e: ast.Expr, var: str) -> bool:
     return isinstance(e, ast.Name) and e.name == var
 
 
+def _curved(e: Any, counters: set[Any]) -> bool:
+    """Does `e` use a loop counter other than linearly (under min, max, ceiling, floor)?"""
+    present = [t for t in e.free_symbols if t in counters]
+    if not present:
+        return False
+    if isinstance(e, (sympy.Min, sympy.Max, sympy.ceiling, sympy.floor, sympy.Add)):
+        return any(_curved(a, counters) for a in e.args)
+    if isinstance(e, sympy.Mul):
+        varying = [a for a in e.args if a.free_symbols & counters]
+        return len(varying) > 1 or _curved(varying[0], counters)
+    try:
+        return sympy.Poly(e, *present).total_degree() > 1
+    except sympy.PolynomialError:
+        return True
+
+
 def _additive_trips(start: Any, bound: Any, inc: Any, op: str) -> Any:
     """Iterations of `v = start; v OP bound; v += inc` (inc constant in the loop)."""
     if op in ("<", "<=") and inc.is_positive:
@@ -497,6 +523,8 @@ def identical(a: Any, b: Any) -> bool:
                 return False
         except (TypeError, ValueError, ZeroDivisionError):
             continue
+    if spent():
+        return False  # not proven: the callers take their approximate path
     return sympy.simplify(difference) == 0
 
 

@@ -94,6 +94,13 @@ def evaluate(expr: Any, values: Mapping[str, Number]) -> Value:
     missing = tuple(sorted({s.name for s in expr.free_symbols if s.name not in values}))
     if missing:
         return Value(expr, None, missing)
+    if expr.has(sympy.Sum):
+        # Not `doit`: SymPy adds a long sum term by term, symbolically (minutes); nor
+        # `xreplace`: rebuilding the Min/Max of a summand with numbers is slow too.
+        from mcl.feedback.sums import sum_number
+
+        number, estimated = sum_number(expr, subs)
+        return Value(expr, None if number is None else to_number(number), (), estimated)
     # xreplace: plain symbol-for-number replacement, much faster than subs
     result = expr.xreplace({s: sympy.sympify(v) for s, v in subs.items()}) if subs else expr
     return Value(expr, to_number(result), ())
@@ -104,8 +111,6 @@ def to_number(e: Any) -> Number | None:
 
     try:
         e = sympy.sympify(e)
-        if e.free_symbols or e.has(sympy.Sum):
-            e = e.doit()
         if e.free_symbols or e.has(sympy.zoo, sympy.nan):
             return None
         if e.is_Integer:

@@ -1,0 +1,63 @@
+"""A time budget for the analyses of one kernel (feedback.md: "Bounded. Every analysis
+finishes quickly on any input; where a closed form is out of reach it falls back to a
+marked approximation instead of running on").
+
+The engine cannot interrupt SymPy, so the budget is cooperative: the few steps that can
+take long on a hostile input (`sympy.summation`, `sympy.simplify`, factoring a figure for
+display) ask `spent()` first and, once the budget is spent, take their cheap fallback (an
+unevaluated but exact `Sum`, "not proven equal", the unfactored figure). Every message
+of an analysis that took a fallback is marked approximate, and one warning says which
+analysis ran out of time (`registry.analyse`).
+
+The clock is the process's CPU time, not the wall clock: on a loaded machine the same
+kernel gets the same feedback. `MCL_FEEDBACK_BUDGET` (seconds) overrides the default.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+SECONDS = 1.0
+
+
+class Budget:
+    def __init__(self, seconds: float) -> None:
+        self.deadline = time.process_time() + seconds
+        self.seconds = seconds
+        self.cut = False  # a step took its fallback
+
+
+_stack: list[Budget] = []
+
+
+def default_seconds() -> float:
+    try:
+        return float(os.environ.get("MCL_FEEDBACK_BUDGET", SECONDS))
+    except ValueError:
+        return SECONDS
+
+
+@contextmanager
+def budget(seconds: float | None = None) -> Iterator[Budget]:
+    """The budget of the analyses run inside the `with` block."""
+    b = Budget(default_seconds() if seconds is None else seconds)
+    _stack.append(b)
+    try:
+        yield b
+    finally:
+        _stack.pop()
+
+
+def spent() -> bool:
+    """Is the current budget spent? The caller then takes its cheap fallback (and the
+    budget records that it did)."""
+    if not _stack:
+        return False
+    b = _stack[-1]
+    if time.process_time() > b.deadline:
+        b.cut = True
+        return True
+    return False
