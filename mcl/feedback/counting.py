@@ -83,18 +83,10 @@ def grid_stride(ev: Evaluator, loop: Loop, loops: Sequence[Loop], weight: Any
         return None
     if sympy.sympify(bound).free_symbols & (set(aff.coefs) | {shape.counter}):
         return None
-    terms = _sorted_by_coefficient([(c, t) for t, c in aff.coefs.items()])
-    if terms is None or not _truth(sympy.Gt(terms[0][0], 0)):
+    enumeration = _enumeration(ev, aff.coefs, counters, all_counters)
+    if enumeration is None:
         return None
-    unit = terms[0][0]
-    product = sympy.Integer(1)
-    for c, t in terms:
-        inner = ev.shape(counters[t])
-        if not inner.exact or inner.trips.free_symbols & all_counters:
-            return None
-        if not identical(c, unit * product):
-            return None  # the units do not enumerate a range one to one
-        product = product * inner.trips
+    terms, unit, product, _, _ = enumeration
     if not identical(step, unit * product):
         return None
     removed = [loop] + [counters[t] for _, t in terms]
@@ -303,19 +295,10 @@ def collapse_guard(ev: Evaluator, condition: Condition, loops: Sequence[Loop],
         op = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}[op]
     else:
         const = aff.const
-    terms = _sorted_by_coefficient([(c, t) for t, c in coefs.items()])
-    if terms is None or not _truth(sympy.Gt(terms[0][0], 0)):
+    enumeration = _enumeration(ev, coefs, counters, all_counters)
+    if enumeration is None:
         return None
-    unit = terms[0][0]
-    product = sympy.Integer(1)
-    for c, t in terms:
-        trips = ev.trips(counters[t])
-        if trips.free_symbols & all_counters or not ev.shape(counters[t]).exact:
-            return None
-        if not identical(c, unit * product):
-            return None  # not a one-to-one enumeration of a range
-        top_trips, top_ratio = trips, product
-        product = product * trips
+    terms, unit, product, top_trips, top_ratio = enumeration
     removed = [counters[t] for _, t in terms]
     removed_counters = {t for _, t in terms}
     if sympy.sympify(weight).free_symbols & removed_counters or any(
@@ -334,6 +317,28 @@ def collapse_guard(ev: Evaluator, condition: Condition, loops: Sequence[Loop],
     if not condition.holds:
         passing = product - passing
     return Collapse(removed, {t: ratio(c, unit) for c, t in terms}, passing)
+
+
+def _enumeration(ev: Evaluator, coefs: dict[Any, Any], counters: dict[Any, Loop],
+                 all_counters: set[Any]) -> tuple[list[tuple[Any, Any]], Any, Any, Any, Any] | None:
+    """Do the counters with these coefficients enumerate unit * [0, product) one to one
+    (coefficients unit, unit * N_1, unit * N_1 * N_2, ... for trip counts N_l)? Returns
+    (terms by coefficient, unit, product, the outermost trip count and its coefficient
+    over unit), or None."""
+    terms = _sorted_by_coefficient([(c, t) for t, c in coefs.items()])
+    if terms is None or not _truth(sympy.Gt(terms[0][0], 0)):
+        return None
+    unit = terms[0][0]
+    product = top_trips = top_ratio = sympy.Integer(1)
+    for c, t in terms:
+        trips = ev.trips(counters[t])
+        if trips.free_symbols & all_counters or not ev.shape(counters[t]).exact:
+            return None
+        if not identical(c, unit * product):
+            return None  # not a one-to-one enumeration of a range
+        top_trips, top_ratio = trips, product
+        product = product * trips
+    return terms, unit, product, top_trips, top_ratio
 
 
 def _covers(top_trips: Any, ratio: Any, below: Any) -> bool:
