@@ -144,8 +144,6 @@ def test_internal_error_names_the_command_and_where_to_report() -> None:
     assert "report" in text and "Traceback" not in text
 
 
-@pytest.mark.xfail(strict=True, reason="SymPy sums min(4, p - l*l) term by term; helper "
-                   "i11's analysis budget (issue 11) is to bound it")
 def test_min_bound_in_nested_loop_finishes_within_seconds(tmp_path: Path) -> None:
     path = tmp_path / "k.mcpl"
     path.write_text(
