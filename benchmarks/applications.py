@@ -1,0 +1,424 @@
+"""The paper's Table IV: every application with a refinement series, its naive version
+(perfect), its best mcl version and the best known implementations (peers), measured in
+one run on one OpenCL device, with ratios.
+
+    PYTHONPATH=. python benchmarks/applications.py                        # PoCL CPU device
+    PYTHONPATH=. python benchmarks/applications.py --device nvidia --rounds 5 \\
+        --json benchmarks/results/DATE-h100-applications.json
+
+An application is a module in benchmarks/apps/ (its contract is in
+benchmarks/apps/__init__.py). For each of its sizes on this device type:
+- the versions of kernels/<NAME>/series.toml that name a leaf for the device type (gpu,
+  cpu) and belong to this device's branch (their leaf lies below `gpu` or `cpu` in the
+  hierarchy; `perfect` always; `--all-versions` runs every version with a leaf) are
+  translated to that leaf, generated as OpenCL and run through pyopencl: their time is
+  the OpenCL profiling time of the kernels (no transfers);
+- the peers are timed in the same rounds, interleaved with the versions, so a machine
+  shared with other work slows both alike: CUDA events on a GPU, wall time on a CPU;
+- the copy bandwidth of the device (a buffer-to-buffer copy, bytes read plus written) is
+  measured in the same rounds, for the GB/s of bandwidth-bound applications.
+Every figure is the best of `--rounds` rounds; the medians are kept in the JSON. Each
+version's and peer's output is compared with the numpy reference once (first round).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import pkgutil
+import statistics
+import sys
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:  # run as a script: the apps import benchmarks.apps
+    sys.path.insert(0, str(REPO))
+from benchmarks.apps import Peer  # noqa: E402 - re-exported: the apps' contract
+
+__all__ = ["Peer", "main"]
+BRANCH_ROOT = {"gpu": "gpu", "cpu": "cpu"}  # the level a device type's versions lie below
+
+
+@dataclass
+class Row:
+    """One version or peer at one size: its times and whether its output matched."""
+
+    name: str
+    kind: str  # "version" or "peer"
+    leaf: str = ""
+    times: list[float] = field(default_factory=list)  # seconds, one per round
+    verified: bool | None = None
+    problem: str | None = None
+
+    @property
+    def best(self) -> float | None:
+        return min(self.times) if self.times else None
+
+    @property
+    def median(self) -> float | None:
+        return statistics.median(self.times) if self.times else None
+
+
+@dataclass
+class Case:
+    """One application at one size: its rows, and the figures of Table IV."""
+
+    app: str
+    unit: str
+    defines: dict[str, int]
+    work: dict[str, float]
+    rows: list[Row] = field(default_factory=list)
+
+    def rate(self, row: Row) -> float | None:
+        """The primary figure (GFLOP/s or GB/s) of a row's best time."""
+        return _rate(self.work, self.unit, row.best)
+
+    def gbs(self, row: Row) -> float | None:
+        return _rate(self.work, "GB/s", row.best)
+
+    def measured(self, kind: str) -> list[Row]:
+        return [r for r in self.rows if r.kind == kind and r.best and r.verified is not False]
+
+    def best_version(self) -> Row | None:
+        versions = self.measured("version")
+        return min(versions, key=lambda r: r.best or 0.0) if versions else None
+
+    def perfect(self) -> Row | None:
+        return next((r for r in self.measured("version") if r.name == "perfect"), None)
+
+
+def _rate(work: dict[str, float], unit: str, seconds: float | None) -> float | None:
+    if not seconds:
+        return None
+    amount = work.get("bytes" if unit == "GB/s" else "flop")
+    return amount / seconds * 1e-9 if amount else None
+
+
+# ----------------------------------------------------------------------------- modules
+
+
+def app_modules(names: Iterable[str] | None = None) -> list[ModuleType]:
+    """Every module of benchmarks/apps (or those whose NAME is in `names`), by NAME."""
+    import benchmarks.apps as package
+
+    modules = [importlib.import_module(f"benchmarks.apps.{info.name}")
+               for info in pkgutil.iter_modules(package.__path__) if not info.ispkg]
+    wanted = set(names) if names is not None else None
+    return sorted((m for m in modules if wanted is None or m.NAME in wanted),
+                  key=lambda m: m.NAME)
+
+
+def apply_defines(size_list: list[dict[str, int]], overrides: dict[str, int]
+                  ) -> list[dict[str, int]]:
+    """The sizes with `-D` overrides applied where the app has that size; duplicates
+    dropped (two paper sizes may become one small test size)."""
+    out: list[dict[str, int]] = []
+    for sizes in size_list:
+        changed = {k: overrides.get(k, v) for k, v in sizes.items()}
+        if changed not in out:
+            out.append(changed)
+    return out
+
+
+# ----------------------------------------------------------------------------- timing
+
+
+def cuda_timer() -> Callable[[Callable[[], object]], tuple[float, object]]:
+    """Time a callable with CUDA events on the current stream (torch's; CuPy's default
+    stream is the same legacy default stream)."""
+    try:
+        import torch
+    except ImportError:  # an OpenCL GPU without torch: the peers say why they cannot run
+        return wall_timer
+
+    def timed(run: Callable[[], object]) -> tuple[float, object]:
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        out = run()
+        end.record()
+        end.synchronize()
+        return start.elapsed_time(end) * 1e-3, out
+
+    return timed
+
+
+def wall_timer(run: Callable[[], object]) -> tuple[float, object]:
+    start = time.perf_counter()
+    out = run()
+    return time.perf_counter() - start, out
+
+
+def as_numpy(value: object) -> np.ndarray | None:
+    """A peer's result as a numpy array (torch tensors and CuPy arrays are copied back),
+    or None for a result that is not an array."""
+    if isinstance(value, np.ndarray):
+        return value
+    if hasattr(value, "detach"):  # torch.Tensor
+        return value.detach().cpu().numpy()  # type: ignore[union-attr]
+    if hasattr(value, "get") and hasattr(value, "shape"):  # cupy.ndarray
+        return np.asarray(value.get())  # type: ignore[union-attr]
+    return None
+
+
+def copy_bandwidth(queue: Any, nbytes: int) -> Callable[[], float]:
+    """One buffer-to-buffer copy of `nbytes` on the OpenCL queue: returns GB/s counting
+    the bytes read and written (as a STREAM copy does)."""
+    import pyopencl as cl
+
+    src = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, nbytes)
+    dst = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, nbytes)
+    cl.enqueue_fill_buffer(queue, src, np.float32(1.0), 0, nbytes).wait()
+
+    def run() -> float:
+        event = cl.enqueue_copy(queue, dst, src)
+        event.wait()
+        return 2 * nbytes / ((event.profile.end - event.profile.start) * 1e-9) * 1e-9
+
+    run()  # warm-up: pages touched, the copy path set up
+    return run
+
+
+# ----------------------------------------------------------------------------- one case
+
+
+def branch_versions(series: Any, kind: str, library: Any, every: bool) -> list[Any]:
+    """The hand-written versions that run on this device type: perfect and the versions
+    whose leaf lies below the device type's branch (`every`: all that name a leaf)."""
+    root = BRANCH_ROOT.get(kind)
+    chosen = []
+    for spec in series.versions:
+        leaf = spec.leaf_for(kind)
+        if spec.translated or leaf is None:
+            continue
+        if every or spec.name == "perfect" or (root and root in library.ancestors(leaf)):
+            chosen.append(spec)
+    return chosen
+
+
+def run_case(module: ModuleType, defines: dict[str, int], kind: str, device: Any,
+             library: Any, rounds: int, timer: Callable[..., tuple[float, object]],
+             only: list[str] | None, every: bool) -> Case:
+    from mcl.mcpl.loader import load_program
+    from mcl.report.measure import device_errors, prepare_session
+    from mcl.report.series import load_series
+    from mcl.verify import compare_output, expected_outputs, load_reference, make_inputs, verify
+
+    folder = REPO / "kernels" / module.NAME
+    reference = load_reference(folder / "reference.py")
+    _, inputs = make_inputs(reference, defines, 0)
+    expected = expected_outputs(reference, inputs)
+    case = Case(module.NAME, module.UNIT, dict(defines), dict(module.work(defines)))
+
+    sessions: dict[str, Any] = {}
+    specs = branch_versions(load_series(folder, library), kind, library, every)
+    for spec in specs:
+        if only is not None and spec.name not in only:
+            continue
+        row = Row(spec.name, "version", spec.leaf_for(kind) or "")
+        case.rows.append(row)
+        program = load_program(spec.path, (), library)
+        session, problem = prepare_session(program, reference.function, row.leaf, library,
+                                           device)
+        if session is None:
+            row.problem = problem
+        else:
+            sessions[row.name] = session
+
+    runs: dict[str, Callable[[], object]] = {}
+    for peer in module.peers(kind):
+        row = Row(peer.name, "peer")
+        case.rows.append(row)
+        try:
+            runs[row.name] = peer.prepare(dict(inputs))
+            runs[row.name]()  # warm-up: libraries loaded, plans chosen
+        except Exception as exc:  # noqa: BLE001 - a peer that cannot run is reported, not fatal
+            row.problem = f"{type(exc).__name__}: {exc}".splitlines()[0]
+            runs.pop(row.name, None)
+
+    tolerance = reference.tolerance_for(defines)
+    (output, *_) = reference.outputs
+    for _ in range(max(1, rounds)):
+        for row in case.rows:
+            if row.name in runs:
+                seconds, out = timer(runs[row.name])
+                row.times.append(seconds)
+                got = as_numpy(out) if row.verified is None else None
+                if got is not None:
+                    want = expected[output]
+                    got = got.reshape(want.shape) if got.size == want.size else got
+                    row.verified = compare_output(output, got, want, tolerance["rtol"],
+                                                  tolerance["atol"]).ok
+            elif row.name in sessions:
+                try:
+                    result = sessions[row.name].run(reference.function, dict(inputs), 1)
+                except device_errors() as exc:  # e.g. more local memory than the device has
+                    row.problem = f"the device refused to run it: {exc}".splitlines()[0]
+                    sessions.pop(row.name)
+                    continue
+                row.times.append(result.kernel_time_s)
+                if row.verified is None:
+                    row.verified = all(c.ok for c in verify(reference, expected,
+                                                            result.outputs, inputs))
+    return case
+
+
+# ----------------------------------------------------------------------------- output
+
+
+def _fmt(value: float | None, digits: int = 1) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def print_table(cases: list[Case], copy_gbs: float | None) -> None:
+    """Table IV: naive, best mcl version, peers, ratios; GB/s and the share of the copy
+    bandwidth for bandwidth-bound applications."""
+    print(f"\n{'application':<14}{'sizes':<28}{'perfect':>10}{'best mcl':>10}  "
+          f"{'(version)':<16}{'peer':>10}  {'(peer)':<30}{'best/perfect':>13}{'best/peer':>10}"
+          f"{'GB/s':>8}{'% copy':>8}")
+    for case in cases:
+        best, perfect = case.best_version(), case.perfect()
+        peers = case.measured("peer") or [None]
+        sizes = ", ".join(f"{k}={v}" for k, v in case.defines.items())
+        for number, peer in enumerate(peers):
+            gbs = case.gbs(best) if best and case.unit == "GB/s" else None
+            share = gbs / copy_gbs * 100 if gbs and copy_gbs else None
+            head = (f"{case.app:<14}{sizes:<28}" if number == 0 else " " * 42)
+            print(head + f"{_fmt(case.rate(perfect) if perfect else None):>10}"
+                  f"{_fmt(case.rate(best) if best else None):>10}  "
+                  f"{(best.name if best else '-'):<16}"
+                  f"{_fmt(case.rate(peer) if peer else None):>10}  "
+                  f"{(peer.name if peer else '-')[:30]:<30}"
+                  f"{_ratio(perfect, best):>13}{_ratio(peer, best):>10}"
+                  f"{_fmt(gbs):>8}{_fmt(share, 0):>8}")
+        print(" " * 42 + f"({case.unit}; best of the rounds)")
+    for case in cases:
+        for row in case.rows:
+            if row.problem:
+                print(f"{case.app} {row.name}: not measured ({row.problem})")
+            elif row.verified is False:
+                print(f"{case.app} {row.name}: output does NOT match the reference")
+
+
+def _ratio(slower: Row | None, faster: Row | None) -> str:
+    """How many times faster `faster` is than `slower` (time over time)."""
+    if slower is None or faster is None or not slower.best or not faster.best:
+        return "-"
+    return f"{slower.best / faster.best:.2f}x"
+
+
+def print_rows(case: Case) -> None:
+    sizes = ", ".join(f"{k}={v}" for k, v in case.defines.items())
+    print(f"\n{case.app} ({sizes}): {case.unit}, best and median of the rounds")
+    for row in case.rows:
+        if row.problem:
+            print(f"  {row.name:<34}{row.leaf:<12}({row.problem})")
+            continue
+        check = {None: "", True: "ok", False: "WRONG"}[row.verified]
+        median = _rate(case.work, case.unit, row.median)
+        print(f"  {row.name:<34}{row.leaf:<12}{_fmt(case.rate(row)):>10}{_fmt(median):>10}"
+              f"  {check}")
+
+
+def to_json(cases: list[Case], meta: dict[str, Any], copy_times: list[float]) -> dict[str, Any]:
+    out = dict(meta)
+    out["copy_gbs"] = {"runs": copy_times, "best": max(copy_times, default=None)}
+    out["cases"] = []
+    for case in cases:
+        best, perfect = case.best_version(), case.perfect()
+        out["cases"].append({
+            "app": case.app, "unit": case.unit, "defines": case.defines, "work": case.work,
+            "rows": [asdict(r) | {"best_rate": case.rate(r), "best_gbs": case.gbs(r),
+                                  "median_rate": _rate(case.work, case.unit, r.median)}
+                     for r in case.rows],
+            "perfect": perfect.name if perfect else None,
+            "best": best.name if best else None,
+        })
+    return out
+
+
+# ----------------------------------------------------------------------------- main
+
+
+def parse_overrides(items: list[str]) -> dict[str, int]:
+    out = {}
+    for item in items:
+        name, _, value = item.partition("=")
+        if not value:
+            raise SystemExit(f"-D {item}: expected NAME=VALUE")
+        out[name.strip()] = int(value)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    from mcl.codegen import select_device
+    from mcl.codegen.runner import describe
+    from mcl.hdl.library import default_library
+    from mcl.report.measure import device_type
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--device", help="OpenCL device: P:D, N, or a name such as nvidia "
+                        "(default: the PoCL CPU device)")
+    parser.add_argument("--apps", help="comma-separated applications (default: all)")
+    parser.add_argument("--versions", help="comma-separated versions (default: perfect and "
+                        "the versions of the device type's branch)")
+    parser.add_argument("--all-versions", action="store_true",
+                        help="every version of the series that names a leaf for the device")
+    parser.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME=N",
+                        help="override a size of every application that has it (tests)")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds (default 5)")
+    parser.add_argument("--json", metavar="FILE", help="also write the results as JSON "
+                        "(raw output belongs under benchmarks/results/)")
+    args = parser.parse_args(argv)
+
+    library = default_library()
+    device = select_device(args.device)
+    kind = device_type(device)
+    names = [a.strip() for a in args.apps.split(",")] if args.apps else None
+    only = [v.strip() for v in args.versions.split(",")] if args.versions else None
+    modules = app_modules(names)
+    if names and len(modules) != len(set(names)):
+        known = ", ".join(m.NAME for m in app_modules())
+        print(f"error: unknown application in --apps {args.apps} (known: {known})",
+              file=sys.stderr)
+        return 2
+    timer = cuda_timer() if kind == "gpu" else wall_timer
+    print(f"device: {describe(device)} ({kind}); best of {args.rounds} rounds", flush=True)
+
+    import pyopencl as cl
+
+    context = cl.Context([device])
+    queue = cl.CommandQueue(context, properties=cl.command_queue_properties.PROFILING_ENABLE)
+    copy = copy_bandwidth(queue, (256 if kind == "gpu" else 64) << 20)
+    copy_runs: list[float] = []
+    overrides = parse_overrides(args.defines)
+    cases = []
+    for module in modules:
+        for defines in apply_defines(module.sizes(kind), overrides):
+            copy_runs.append(copy())
+            case = run_case(module, defines, kind, device, library, args.rounds, timer, only,
+                            args.all_versions)
+            copy_runs.append(copy())
+            print_rows(case)
+            cases.append(case)
+    copy_gbs = max(copy_runs, default=None)
+    print(f"\ncopy bandwidth (device buffer copy, read + write): {_fmt(copy_gbs)} GB/s")
+    print_table(cases, copy_gbs)
+    if args.json:
+        meta = {"device": describe(device), "kind": kind, "rounds": args.rounds}
+        Path(args.json).write_text(json.dumps(to_json(cases, meta, copy_runs), indent=2),
+                                   encoding="utf-8")
+    wrong = [r for c in cases for r in c.rows if r.verified is False]
+    return 1 if wrong else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

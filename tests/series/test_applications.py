@@ -1,0 +1,99 @@
+"""benchmarks/applications.py (the paper's Table IV): the application modules keep their
+contract, and a run measures versions and peers in one run, checking both outputs."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+import types
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mcl.verify import load_reference
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPT = REPO / "benchmarks" / "applications.py"
+
+
+def _script() -> types.ModuleType:
+    if "applications" in sys.modules:
+        return sys.modules["applications"]
+    spec = importlib.util.spec_from_file_location("applications", SCRIPT)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["applications"] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_app_module_keeps_the_contract() -> None:
+    modules = _script().app_modules()
+    assert "matmul" in {m.NAME for m in modules}
+    for module in modules:
+        folder = REPO / "kernels" / module.NAME
+        assert (folder / "series.toml").is_file(), module.NAME
+        reference = load_reference(folder / "reference.py")
+        assert module.UNIT in ("GFLOP/s", "GB/s"), module.NAME
+        for kind in ("gpu", "cpu"):
+            sizes = module.sizes(kind)
+            assert sizes, (module.NAME, kind)
+            for defines in sizes:
+                assert set(defines) <= set(reference.sizes), (module.NAME, defines)
+                work = module.work({**reference.sizes, **defines})
+                assert work["flop"] >= 0 and work["bytes"] > 0, module.NAME
+            for peer in module.peers(kind):
+                assert peer.name and callable(peer.prepare)
+
+
+def test_defines_override_only_the_sizes_an_app_has_and_drop_duplicates() -> None:
+    apply = _script().apply_defines
+    sizes = [{"n": 4096}, {"n": 8192}]
+    assert apply(sizes, {"n": 40, "m": 7}) == [{"n": 40}]
+    assert apply(sizes, {}) == sizes
+
+
+def test_cpu_run_measures_versions_and_peer_in_one_run(tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture) -> None:
+    out = tmp_path / "r.json"
+    rc = _script().main(["--apps", "matmul", "-D", "n=40", "-D", "m=33", "-D", "p=17",
+                         "--rounds", "2", "--versions", "perfect", "--json", str(out)])
+    assert rc == 0
+    text = capsys.readouterr().out
+    assert "best/perfect" in text and "numpy a @ b" in text
+    data = json.loads(out.read_text())
+    (case,) = data["cases"]
+    assert case["defines"] == {"n": 40, "m": 33, "p": 17}
+    rows = {r["name"]: r for r in case["rows"]}
+    assert rows["perfect"]["leaf"] == "x86_avx512" and rows["perfect"]["verified"]
+    assert len(rows["perfect"]["times"]) == 2
+    peer = rows["numpy a @ b (OpenBLAS)"]
+    assert peer["kind"] == "peer" and peer["verified"] and peer["best_rate"] > 0
+    assert case["best"] == "perfect"
+    assert len(data["copy_gbs"]["runs"]) == 2 and data["copy_gbs"]["best"] > 0
+
+
+def test_a_peer_with_a_wrong_answer_or_a_failure_is_reported() -> None:
+    script = _script()
+    Peer = script.Peer
+
+    def broken(args: dict[str, object]):  # noqa: ANN202
+        raise RuntimeError("no such library\nsecond line")
+
+    fake = types.SimpleNamespace(
+        NAME="matmul", UNIT="GFLOP/s",
+        work=lambda d: {"flop": 2.0 * d["n"] * d["m"] * d["p"], "bytes": 1.0},
+        peers=lambda kind: [Peer("zeros", lambda args: lambda: np.zeros((5, 6), np.float32)),
+                            Peer("right", lambda args: lambda: np.asarray(args["a"])
+                                 @ np.asarray(args["b"])),
+                            Peer("broken", broken)])
+    from mcl.hdl.library import default_library
+
+    case = script.run_case(fake, {"n": 5, "m": 6, "p": 7}, "cpu", None, default_library(), 1,
+                           script.wall_timer, [], False)
+    rows = {r.name: r for r in case.rows}
+    assert rows["zeros"].verified is False and rows["right"].verified is True
+    assert rows["broken"].problem == "RuntimeError: no such library"
+    assert case.measured("peer") == [rows["right"]]
