@@ -3,9 +3,9 @@ parse and check MCPL kernels (mcpl.md §5), print the diagnostics with the sourc
 marker, and a one-line summary. Exit status 0 when no file has errors, 1 otherwise.
 
 The work is a short pipeline per file: load (parse + imports) -> optionally translate to
-`--level` -> check -> post-check stages. A post-check stage (performance feedback adds one,
-with its own options such as `-D name=value` and `--values FILE`) registers in
-`POST_CHECK_STAGES`; it runs only on files without errors and returns more diagnostics.
+`--level` -> check -> performance feedback (mcl.feedback.stage) on files without errors,
+when asked for: with `--level`, `-D`, `--values`, `--severity` or `--feedback` (and not
+`--no-feedback`).
 
 Heavy modules are imported inside `run`, so `mcl --help` and the other commands do not pay
 for them, and this path never imports sympy, numpy or pyopencl.
@@ -18,10 +18,19 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from mcl.commands.options import add_hwd_path_argument, add_include_argument, library_from_args
 from mcl.diagnostics import Diagnostic, MclError, Severity
+from mcl.feedback.messages import Severity as FeedbackSeverity
+from mcl.feedback.stage import (
+    SEVERITIES,
+    FeedbackOptions,
+    FileFeedback,
+    json_report,
+    run_feedback,
+    text_report,
+)
 
 
 @dataclass
@@ -31,6 +40,7 @@ class CheckedFile:
     path: Path
     program: Any = None  # mcl.mcpl.loader.Program, once loaded (translated with --level)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    feedback: FileFeedback | None = None  # performance feedback, when asked for and clean
 
     @property
     def errors(self) -> int:
@@ -39,31 +49,6 @@ class CheckedFile:
     @property
     def warnings(self) -> int:
         return sum(d.severity == Severity.WARNING for d in self.diagnostics)
-
-
-class PostCheckStage(Protocol):
-    """A stage that runs after a file checked clean (e.g. performance feedback)."""
-
-    def add_arguments(self, parser: argparse.ArgumentParser) -> None: ...
-
-    def run(
-        self, checked: CheckedFile, library: Any, args: argparse.Namespace
-    ) -> list[Diagnostic]: ...
-
-
-# Stages other issues plug in (feedback: `-D name=value`, `--values FILE`). A stage may
-# also add to the reports: `json_report(files) -> dict` (merged into the JSON document)
-# and `text_report(files)` (printed after the diagnostics).
-POST_CHECK_STAGES: list[PostCheckStage] = []
-
-
-def _register_feedback() -> None:
-    from mcl.feedback.stage import FeedbackStage  # cheap: the analyses load only when run
-
-    POST_CHECK_STAGES.append(FeedbackStage())
-
-
-_register_feedback()
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -92,9 +77,43 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="text: diagnostics with source lines on stderr and a summary on stdout; "
         "json: one JSON document on stdout",
     )
-    for stage in POST_CHECK_STAGES:
-        stage.add_arguments(p)
+    add_feedback_arguments(p)
     p.set_defaults(func=run)
+
+
+def add_feedback_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group(
+        "performance feedback",
+        "after a clean check, analyse each kernel at its level (docs/feedback.md)")
+    group.add_argument("-D", dest="defines", action="append", default=[],
+                       metavar="NAME=VALUE",
+                       help="value of a kernel parameter for numeric feedback, e.g. "
+                            "-D n=2048 (repeatable)")
+    group.add_argument("--values", dest="values_files", action="append", default=[],
+                       metavar="FILE",
+                       help="TOML file of parameter values (name = number); -D wins")
+    group.add_argument("--feedback", action="store_true",
+                       help="report performance feedback (implied by --level, -D and "
+                            "--values)")
+    group.add_argument("--no-feedback", action="store_true",
+                       help="only check; do not run the performance analyses")
+    group.add_argument("--severity", choices=SEVERITIES, default=None,
+                       help="show only feedback at least this pressing: info (all, "
+                            "the default), suggestion (suggestions and warnings) or "
+                            "warning; implies --feedback")
+    group.add_argument("-v", "--verbose", action="store_true",
+                       help="list every value under every feedback message, also "
+                            "those its text shows")
+
+
+def feedback_options(args: argparse.Namespace) -> FeedbackOptions | None:
+    """The feedback to run after a clean check, or None when not asked for."""
+    wanted = (args.feedback or args.level or args.defines or args.values_files
+              or args.severity)
+    if args.no_feedback or not wanted:
+        return None
+    return FeedbackOptions(tuple(args.defines), tuple(args.values_files),
+                           FeedbackSeverity(args.severity or "info"), args.verbose)
 
 
 def _translator(level: str | None) -> Callable[[Any, Any], Any] | None:
@@ -115,9 +134,9 @@ def check_file(
     include_dirs: list[str],
     library: Any,
     translate: Callable[[Any, Any], Any] | None = None,
-    args: argparse.Namespace | None = None,
+    feedback: FeedbackOptions | None = None,
 ) -> CheckedFile:
-    """Load, (translate,) check and run the post-check stages on one file."""
+    """Load, (translate,) check and, when clean and `feedback` is given, analyse one file."""
     from mcl.mcpl.check import check_program
     from mcl.mcpl.loader import load_program
 
@@ -135,12 +154,11 @@ def check_file(
     except MclError as exc:
         checked.diagnostics += exc.diagnostics
         return checked
-    if not checked.errors and args is not None:
-        for stage in POST_CHECK_STAGES:
-            try:
-                checked.diagnostics += stage.run(checked, library, args)
-            except MclError as exc:
-                checked.diagnostics += exc.diagnostics
+    if not checked.errors and feedback is not None:
+        try:
+            checked.feedback = run_feedback(checked.program, library, feedback)
+        except MclError as exc:
+            checked.diagnostics += exc.diagnostics
     return checked
 
 
@@ -168,7 +186,9 @@ def run(args: argparse.Namespace) -> int:
     except MclError as exc:
         _report([CheckedFile(Path(f), diagnostics=exc.diagnostics) for f in args.files[:1]], args)
         return 1
-    files = [check_file(Path(f), args.include_dirs, library, translate, args) for f in args.files]
+    feedback = feedback_options(args)
+    files = [check_file(Path(f), args.include_dirs, library, translate, feedback)
+             for f in args.files]
     _report(files, args)
     return 1 if any(f.errors for f in files) else 0
 
@@ -191,9 +211,7 @@ def _report(files: list[CheckedFile], args: argparse.Namespace) -> None:
             ],
             "summary": summary(files),
         }
-        for stage in POST_CHECK_STAGES:
-            if hasattr(stage, "json_report"):
-                document.update(stage.json_report(files))
+        document.update(json_report(f.feedback for f in files if f.feedback))
         sys.stdout.write(json.dumps(document, indent=2) + "\n")
         return
     from rich.console import Console
@@ -203,7 +221,5 @@ def _report(files: list[CheckedFile], args: argparse.Namespace) -> None:
     # soft_wrap: a long source line must not wrap, or the marker under it would drift.
     console = Console(stderr=True, highlight=False, soft_wrap=True)
     render_diagnostics([d for f in files for d in f.diagnostics], console)
-    for stage in POST_CHECK_STAGES:
-        if hasattr(stage, "text_report"):
-            stage.text_report(files)
+    text_report(f.feedback for f in files if f.feedback)
     print(summary(files))

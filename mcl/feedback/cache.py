@@ -34,12 +34,12 @@ from typing import Any
 import sympy
 
 from mcl.feedback import strides
+from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.counting import affine
 from mcl.feedback.emit import Emitter
 from mcl.feedback.kernel import Access, Binding, KernelFacts, Loop, Scope
 from mcl.feedback.layout import element_count, element_layout, flat_index
 from mcl.feedback.messages import Message, Severity
-from mcl.feedback.registry import analysis, facts_for
 from mcl.feedback.reuse import LoopReuse, RatioReuse, find_reuse
 from mcl.feedback.symbolic import identical
 from mcl.hdl.model import UNLIMITED, HardwareDescription, MemoryInfo, Parallelism
@@ -533,8 +533,6 @@ def cache_messages(facts: KernelFacts, values: Mapping[str, Any] | None = None) 
     return messages
 
 
-@analysis("cache", when=has_caches, description="cache behaviour (paper 6.4)")
-def cache_analysis(function: ast.Function, program: Any, hwd: HardwareDescription,
-                   values: Mapping[str, Any]) -> list[Message]:
+def cache_analysis(ctx: AnalysisContext) -> list[Message]:
     """Best and worst case cache-line fetches of every access in every loop (paper 6.4)."""
-    return cache_messages(facts_for(function, program, hwd), values)
+    return cache_messages(ctx.facts, ctx.values)

@@ -12,16 +12,14 @@ run at all.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from typing import Any
 
+from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.blocks import OUTPUT, classify
 from mcl.feedback.counting import iterations
 from mcl.feedback.emit import Emitter, expr_text
 from mcl.feedback.messages import Message, Severity
-from mcl.feedback.registry import analysis, facts_for
 from mcl.feedback.values import evaluate
-from mcl.mcpl import ast
 
 
 def concurrent_units(hwd: Any) -> float:
@@ -33,15 +31,13 @@ def concurrent_units(hwd: Any) -> float:
     return max(finite) if finite else math.inf
 
 
-def _finite_slots(hwd: Any) -> bool:
+def finite_slots(hwd: Any) -> bool:
     return concurrent_units(hwd) != math.inf
 
 
-@analysis("elements", when=_finite_slots, description="several elements per unit")
-def several_elements(function: ast.Function, program: Any, hwd: Any,
-                     values: Mapping[str, Any]) -> list[Message]:
+def several_elements(ctx: AnalysisContext) -> list[Message]:
     """Suggest computing more than one output element per executing unit."""
-    facts = facts_for(function, program, hwd)
+    hwd, facts, values = ctx.hwd, ctx.facts, ctx.values
     emit = Emitter(facts, "elements", values)
     ev = facts.evaluator
     kinds = classify(facts)
@@ -81,3 +77,4 @@ def several_elements(function: ast.Function, program: Any, hwd: Any,
 def _one_per_unit(loops: tuple[Any, ...]) -> bool:
     """A store runs once per unit when no for-loop surrounds it."""
     return all(x.kind == "foreach" for x in loops)
+

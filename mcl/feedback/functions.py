@@ -28,11 +28,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from mcl.feedback.kernel_api import ANALYSIS, Kernel, MissingValues, NotStatic
+from mcl.feedback.analysis import AnalysisContext
+from mcl.feedback.kernel_api import Kernel, MissingValues, NotStatic
 from mcl.feedback.messages import Message, Severity
-from mcl.feedback.registry import analysis, facts_for
 from mcl.hdl.model import DeviceNode, HardwareDescription
-from mcl.mcpl import ast
 
 ENTRY_POINT_GROUP = "mcl.feedback_functions"
 MODULE_SUFFIX = "_feedback.py"
@@ -179,9 +178,6 @@ def names_functions(hwd: HardwareDescription) -> bool:
     return bool(hwd.feedback_functions())
 
 
-@analysis(ANALYSIS, when=names_functions,
-          description="performance feedback functions of the description (paper 6.5)")
-def feedback_functions_analysis(function: ast.Function, program: Any, hwd: HardwareDescription,
-                                values: Mapping[str, Any]) -> list[Message]:
+def feedback_functions_analysis(ctx: AnalysisContext) -> list[Message]:
     """Call the performance feedback functions the description names (paper 6.5)."""
-    return feedback_function_messages(facts_for(function, program, hwd), values)
+    return feedback_function_messages(ctx.facts, ctx.values)

@@ -18,21 +18,19 @@ fill them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import sympy
 
+from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.emit import Emitter, expr_text, loop_text
 from mcl.feedback.kernel import Loop
 from mcl.feedback.messages import Message, Severity
-from mcl.feedback.registry import analysis, facts_for
 from mcl.feedback.reuse import LoopReuse, RatioReuse, find_reuse
 from mcl.hdl.model import ParGroup, ParUnit
-from mcl.mcpl import ast
 
 
-def _has_several_spaces(hwd: Any) -> bool:
+def has_several_spaces(hwd: Any) -> bool:
     return len(hwd.memory_spaces()) > 1
 
 
@@ -47,12 +45,10 @@ def faster_space(hwd: Any, group: str, current: str | None) -> str | None:
     return best[0] if best else None
 
 
-@analysis("memory", when=_has_several_spaces, description="faster memory proposals (6.3)")
-def faster_memory(function: ast.Function, program: Any, hwd: Any, values: Mapping[str, Any]
-                  ) -> list[Message]:
+def faster_memory(ctx: AnalysisContext) -> list[Message]:
     """Reused data that the units of a foreach could share in a faster memory space."""
-    facts = facts_for(function, program, hwd)
-    emit = Emitter(facts, "memory", values)
+    hwd, facts = ctx.hwd, ctx.facts
+    emit = Emitter(facts, "memory", ctx.values)
     out: list[Message] = []
     seen: set[tuple[int, int]] = set()
     for finding in find_reuse(facts):

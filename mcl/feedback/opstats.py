@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import sympy
 
+from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.blocks import CONTROL_FLOW, INDEXING, UNUSED, classify
 from mcl.feedback.counting import guarded_iterations, tidy
 from mcl.feedback.emit import Emitter
@@ -42,7 +42,6 @@ from mcl.feedback.kernel import (
     KernelFacts,
 )
 from mcl.feedback.messages import Message, Severity
-from mcl.feedback.registry import analysis, facts_for
 from mcl.feedback.symbolic import param_symbol
 from mcl.mcpl import ast
 
@@ -189,11 +188,9 @@ def _note_approximations(facts: KernelFacts, item: Item, unresolved: list[Guard]
 # ----------------------------------------------------------------------------- messages
 
 
-@analysis("opstats", description="operation statistics (paper 6.2)")
-def operation_statistics(function: ast.Function, program: Any, hwd: Any,
-                         values: Mapping[str, Any]) -> list[Message]:
+def operation_statistics(ctx: AnalysisContext) -> list[Message]:
     """Computational instructions, data accesses and arithmetic intensity (paper 6.2)."""
-    facts = facts_for(function, program, hwd)
+    function, facts, values = ctx.function, ctx.facts, ctx.values
     costs = function_costs(facts)
     emit = Emitter(facts, "opstats", values)
     approximate = bool(costs.approximations)

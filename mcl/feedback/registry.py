@@ -1,109 +1,106 @@
 """The feedback engine: which analyses run for a description, and running them.
 
-An analysis is a function `(function, program, hwd, values) -> list[Message]`, registered
-with the `@analysis` decorator together with a predicate on the hardware description:
-which analyses run depends on what the description exposes (feedback.md, "Principles":
-no host -> no transfer report; no finite execution slots -> no advice to compute several
-elements per unit; no cache -> no cache analysis).
+An analysis is an `mcl.feedback.analysis.Analysis` record: a function of an
+`AnalysisContext` (function, program, description, values and the function's facts),
+with a predicate on the hardware description: which analyses run depends on what the
+description exposes (feedback.md, "Principles": no host -> no transfer report; no finite
+execution slots -> no advice to compute several elements per unit; no cache -> no cache
+analysis).
 
-Adding an analysis: write a module in `mcl/feedback/` that decorates its function with
-`@analysis(...)` and add the module's name to `ANALYSIS_MODULES`; a separate package can
-register through the entry-point group `mcl.feedback_analyses` instead.
+Adding an analysis: write a module in `mcl/feedback/` with a function
+`(ctx: AnalysisContext) -> list[Message]` and add an `Analysis(name, function, when,
+description=...)` row for it to `BUILTIN` below (plain imports: a module that fails to
+import fails loudly); a separate package can offer `Analysis` objects through the
+entry-point group `mcl.feedback_analyses` instead.
 """
 
 from __future__ import annotations
 
-import importlib
-from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from mcl.diagnostics import MclError, closest_names
+from mcl.feedback import (
+    cache,
+    elements,
+    functions,
+    kernel_api,
+    memory,
+    opstats,
+    reuse,
+    transfers,
+    unit_counts,
+)
+from mcl.feedback.analysis import Analysis, AnalysisContext
 from mcl.feedback.messages import Message, Severity, sort_key
 from mcl.feedback.value_checks import value_errors
 
 if TYPE_CHECKING:
-    from mcl.feedback.kernel import KernelFacts
     from mcl.hdl.model import HardwareDescription
     from mcl.mcpl.ast import Function
 
-AnalysisFn = Callable[["Function", Any, "HardwareDescription", Mapping[str, Any]], list[Message]]
-Predicate = Callable[["HardwareDescription"], bool]
-
-# Modules that register analyses, in report order. A module listed here that does not
-# exist (yet) is skipped.
-ANALYSIS_MODULES = ("opstats", "transfers", "reuse", "memory", "elements", "cache", "functions",
-                    "unit_counts")
+# The built-in analyses, in report order.
+BUILTIN: tuple[Analysis, ...] = (
+    Analysis("opstats", opstats.operation_statistics,
+             description="operation statistics (paper 6.2)"),
+    Analysis("transfers", transfers.transfers, transfers.has_host,
+             description="host <-> device transfers"),
+    Analysis("reuse", reuse.data_reuse, description="data reuse (paper 6.3)"),
+    Analysis("memory", memory.faster_memory, memory.has_several_spaces,
+             description="faster memory proposals (6.3)"),
+    Analysis("elements", elements.several_elements, elements.finite_slots,
+             description="several elements per unit"),
+    Analysis("cache", cache.cache_analysis, cache.has_caches,
+             description="cache behaviour (paper 6.4)"),
+    Analysis(kernel_api.ANALYSIS, functions.feedback_functions_analysis,
+             functions.names_functions,
+             description="performance feedback functions of the description (paper 6.5)"),
+    Analysis("unit_counts", unit_counts.units_over_limit, unit_counts.has_unit_limits,
+             description="units beyond a par_group's limit"),
+)
 ENTRY_POINT_GROUP = "mcl.feedback_analyses"
 
 
-@dataclass(frozen=True)
-class Analysis:
-    name: str
-    run: AnalysisFn
-    applies: Predicate
-    description: str = ""
-
-
-_REGISTRY: dict[str, Analysis] = {}
-_loaded = False
-
-
-def analysis(name: str, when: Predicate | None = None, description: str = ""
-             ) -> Callable[[AnalysisFn], AnalysisFn]:
-    """Register an analysis under `name`; it runs for descriptions where `when(hwd)`."""
-
-    def register(fn: AnalysisFn) -> AnalysisFn:
-        _REGISTRY[name] = Analysis(name, fn, when or (lambda _hwd: True),
-                                   description or (fn.__doc__ or "").strip().split("\n")[0])
-        return fn
-
-    return register
-
-
 def analyses() -> list[Analysis]:
-    """Every registered analysis, built-in ones first."""
-    global _loaded
-    if not _loaded:
-        _loaded = True
-        for module in ANALYSIS_MODULES:
-            name = f"mcl.feedback.{module}"
-            try:
-                importlib.import_module(name)
-            except ModuleNotFoundError as exc:
-                if exc.name != name:
-                    raise
-        _load_entry_points()
-    return list(_REGISTRY.values())
+    """Every analysis: the built-in ones first, then those of installed packages."""
+    return [*BUILTIN, *_entry_point_analyses()]
 
 
-def _load_entry_points() -> None:
+def _entry_point_analyses() -> list[Analysis]:
     from importlib.metadata import entry_points
 
+    found = []
     for ep in entry_points(group=ENTRY_POINT_GROUP):
-        ep.load()
+        obj = ep.load()
+        if not isinstance(obj, Analysis):
+            raise TypeError(f"entry point {ep.name} = {ep.value} of group {ENTRY_POINT_GROUP} "
+                            f"is a {type(obj).__name__}, not an mcl.feedback.analysis.Analysis")
+        found.append(obj)
+    return found
 
 
-def applicable(hwd: HardwareDescription) -> list[Analysis]:
-    """The analyses that run for `hwd`."""
-    return [a for a in analyses() if a.applies(hwd)]
+def applicable(hwd: HardwareDescription, among: Sequence[Analysis] | None = None
+               ) -> list[Analysis]:
+    """The analyses (of `among`, default all) that run for `hwd`."""
+    return [a for a in (analyses() if among is None else among) if a.applies(hwd)]
 
 
 def analyse(function: Function, program: Any, hwd: HardwareDescription,
-            values: Mapping[str, Any] | None = None, only: Iterable[str] | None = None
-            ) -> list[Message]:
-    """All feedback on `function` at level `hwd`, in source order."""
+            values: Mapping[str, Any] | None = None, only: Iterable[str] | None = None,
+            among: Sequence[Analysis] | None = None) -> list[Message]:
+    """All feedback on `function` at level `hwd`, in source order: the analyses of
+    `among` (default: all) that apply to `hwd`, only those named in `only` if given."""
     from mcl.feedback.budget import budget
 
-    values = dict(values or {})
+    context = AnalysisContext(function, program, hwd, dict(values or {}))
     wanted = set(only) if only is not None else None
     messages: list[Message] = []
     with budget() as b:
-        for a in applicable(hwd):
+        for a in applicable(hwd, among):
             if wanted is None or a.name in wanted:
                 b.cut = False
-                found = a.run(function, program, hwd, values)
+                found = a.run(context)
                 if b.cut:
                     found = [replace(m, approximate=True) for m in found]
                     found.append(Message(
@@ -136,15 +133,15 @@ def analyse_program(program: Any, library: Any, values: Mapping[str, Any] | None
     module = program.main if hasattr(program, "main") else program
     messages: list[Message] = []
     levels: dict[str, str] = {}
-    functions = kernels_of(module)
-    problems = [d for f in functions for d in value_errors(f, values)]
+    kernels = kernels_of(module)
+    problems = [d for f in kernels for d in value_errors(f, values)]
     if problems:
         raise MclError(problems)
-    for f in functions:
+    for f in kernels:
         hwd = library.get(f.hwd)
         levels[f.name] = f.hwd
         messages += analyse(f, program, hwd, values)
-    messages += unknown_value_messages(functions, values)
+    messages += unknown_value_messages(kernels, values)
     return messages, levels
 
 
@@ -166,27 +163,3 @@ def unknown_value_messages(functions: Iterable[Function], values: Mapping[str, A
                            f"value given for '{name}', which is not a name of the kernel",
                            hint=hint))
     return out
-
-
-# ----------------------------------------------------------------------------- facts
-
-_FACTS: OrderedDict[tuple[int, int, int], tuple[Any, Any, Any, KernelFacts]] = OrderedDict()
-_FACTS_SIZE = 16
-
-
-def facts_for(function: Function, program: Any, hwd: HardwareDescription) -> KernelFacts:
-    """The facts of a function, built once and shared by all analyses of one run. Keyed by
-    identity (equal trees from different files have different spans); the entry keeps
-    the objects alive, so an id cannot be reused while it is cached."""
-    from mcl.feedback.kernel import build_facts
-
-    key = (id(function), id(program), id(hwd))
-    hit = _FACTS.get(key)
-    if hit is not None:
-        _FACTS.move_to_end(key)
-        return hit[3]
-    facts = build_facts(function, program, hwd)
-    _FACTS[key] = (function, program, hwd, facts)
-    while len(_FACTS) > _FACTS_SIZE:
-        _FACTS.popitem(last=False)
-    return facts

@@ -18,12 +18,12 @@ spaces from them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import sympy
 
+from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.blocks import OUTPUT, classify
 from mcl.feedback.counting import (
     Affine,
@@ -38,9 +38,7 @@ from mcl.feedback.counting import (
 from mcl.feedback.emit import Emitter, expr_text, loop_text
 from mcl.feedback.kernel import Access, KernelFacts, Loop, dims
 from mcl.feedback.messages import Message, Severity
-from mcl.feedback.registry import analysis, facts_for
 from mcl.feedback.symbolic import identical, ratio
-from mcl.mcpl import ast
 
 
 @dataclass(frozen=True, eq=False)
@@ -243,12 +241,10 @@ def _conjunction(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-@analysis("reuse", description="data reuse (paper 6.3)")
-def data_reuse(function: ast.Function, program: Any, hwd: Any, values: Mapping[str, Any]
-               ) -> list[Message]:
+def data_reuse(ctx: AnalysisContext) -> list[Message]:
     """Reads whose elements are loaded more than once."""
-    facts = facts_for(function, program, hwd)
-    emit = Emitter(facts, "reuse", values)
+    facts = ctx.facts
+    emit = Emitter(facts, "reuse", ctx.values)
     ev = facts.evaluator
     out: list[Message] = []
     for finding in find_reuse(facts):

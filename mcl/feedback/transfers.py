@@ -13,26 +13,23 @@ report").
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import sympy
 
+from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.emit import Emitter, number_text, readable
+from mcl.feedback.kernel import KernelFacts
 from mcl.feedback.messages import Message, Severity
-from mcl.feedback.registry import analysis, facts_for
 from mcl.feedback.sizes import binding_bytes
-from mcl.mcpl import ast
 
 
-def _has_host(hwd: Any) -> bool:
+def has_host(hwd: Any) -> bool:
     return bool(hwd.has_host())
 
 
-def parameter_bytes(function: ast.Function, program: Any, hwd: Any
-                    ) -> list[tuple[str, str, Any]]:
+def parameter_bytes(facts: KernelFacts) -> list[tuple[str, str, Any]]:
     """(parameter, mode, bytes) for every array parameter the kernel reads or writes."""
-    facts = facts_for(function, program, hwd)
     out = []
     for b in facts.params:
         mode = facts.param_modes.get(b.name, "")
@@ -42,18 +39,16 @@ def parameter_bytes(function: ast.Function, program: Any, hwd: Any
     return out
 
 
-@analysis("transfers", when=_has_host, description="host <-> device transfers")
-def transfers(function: ast.Function, program: Any, hwd: Any, values: Mapping[str, Any]
-              ) -> list[Message]:
+def transfers(ctx: AnalysisContext) -> list[Message]:
     """Bytes moved between host and device memory per parameter and in total."""
-    facts = facts_for(function, program, hwd)
+    function, hwd, facts, values = ctx.function, ctx.hwd, ctx.facts, ctx.values
     emit = Emitter(facts, "transfers", values)
     link = hwd.host_link()
     bandwidth = link.bandwidth.value if link is not None and link.bandwidth else None
     link_name = link.node.name if link is not None else "the host interconnect"
     out: list[Message] = []
     total_in, total_out = sympy.Integer(0), sympy.Integer(0)
-    for name, mode, size in parameter_bytes(function, program, hwd):
+    for name, mode, size in parameter_bytes(facts):
         param = facts.param(name)
         span = param.span if param is not None else function.span
         size = readable(size)  # totals keep each parameter's readable term
@@ -81,3 +76,4 @@ def transfers(function: ast.Function, program: Any, hwd: Any, values: Mapping[st
         text += f"; {{seconds}} s at {number_text(bandwidth / 8e9)} GB/s"
     out.append(emit.message("transfers-total", Severity.INFO, text, function.span, figures))
     return out
+

@@ -10,30 +10,26 @@ on the description's hardware as written: this analysis says so before anything 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
+from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.counting import iterations
 from mcl.feedback.emit import Emitter
 from mcl.feedback.messages import Message, Severity
-from mcl.feedback.registry import analysis, facts_for
 from mcl.feedback.values import evaluate
-from mcl.mcpl import ast
 
 
-def _limited(hwd: Any) -> bool:
+def has_unit_limits(hwd: Any) -> bool:
     from mcl.interp.unit_limits import unit_limit
 
     return any(unit_limit(hwd, g.name) is not None for g in hwd.par_groups())
 
 
-@analysis("unit_counts", when=_limited, description="units beyond a par_group's limit")
-def units_over_limit(function: ast.Function, program: Any, hwd: Any,
-                     values: Mapping[str, Any]) -> list[Message]:
+def units_over_limit(ctx: AnalysisContext) -> list[Message]:
     """Warn where a foreach runs more units of a par_group than the description allows."""
     from mcl.interp.unit_limits import unit_limit
 
-    facts = facts_for(function, program, hwd)
+    hwd, facts, values = ctx.hwd, ctx.facts, ctx.values
     emit = Emitter(facts, "unit_counts", values)
     foreach = [loop for loop in facts.loops if loop.kind == "foreach"]
     out: list[Message] = []
@@ -76,3 +72,4 @@ def _nest(loop: Any) -> list[Any]:
             and nest[0].parents[-1].group == loop.group:
         nest.insert(0, nest[0].parents[-1])
     return nest
+

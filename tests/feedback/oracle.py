@@ -150,7 +150,7 @@ def check_transfers(facts: KernelFacts, trace: Trace, args: dict[str, Any],
     """Bytes of every array parameter moved, in the direction the trace uses it."""
     problems = []
     static = {name: (mode, size) for name, mode, size in
-              parameter_bytes(facts.function, facts.program, facts.hwd)}
+              parameter_bytes(facts)}
     for p in facts.params:
         if not p.is_array:
             continue

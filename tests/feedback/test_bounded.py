@@ -17,7 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mcl.feedback.budget import budget, spent
-from mcl.feedback.registry import analyse, analyse_program, facts_for
+from mcl.feedback.kernel import build_facts
+from mcl.feedback.registry import analyse, analyse_program
 from mcl.feedback.sums import sum_number
 from mcl.hdl.library import default_library
 from mcl.mcpl import ast
@@ -69,7 +70,7 @@ def test_idiom_counts_match_brute_force(name: str, data: st.DataObject) -> None:
     strategies = {**SMALL, **EXACT[name]}
     sizes = {p.name: data.draw(strategies[p.name], label=p.name) for p in function.params
              if p.name in strategies}
-    facts = facts_for(function, program, hwd)
+    facts = build_facts(function, program, hwd)
     trace = Tracer(program, hwd).run(function, _args(function, sizes))
     problems = oracle.check_executions(facts, trace, sizes)
     assert not problems, "\n".join(problems)

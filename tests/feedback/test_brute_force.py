@@ -16,7 +16,7 @@ from cases import Case, cases, load, reference
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from mcl.feedback.registry import facts_for
+from mcl.feedback.kernel import build_facts
 
 CASES = cases()
 
@@ -38,7 +38,7 @@ def test_symbolic_figures_match_brute_force(case: Case, data: st.DataObject) -> 
         args = ref.inputs(dict(sizes), np.random.default_rng(seed))
     except ValueError:  # sizes the kernel rejects (e.g. nnz > nrows * ncols)
         assume(False)
-    facts = facts_for(function, program, hwd)
+    facts = build_facts(function, program, hwd)
     trace = Tracer(program, hwd).run(function, args)
     problems = (oracle.check_executions(facts, trace, sizes)
                 + oracle.check_data_accesses(facts, trace, sizes)
@@ -55,7 +55,7 @@ def test_the_cases_cover_every_kernel_and_the_checks_have_work() -> None:
     exact_items = total_items = exact_findings = 0
     for case in CASES:
         program, function, hwd = load(case)
-        facts = facts_for(function, program, hwd)
+        facts = build_facts(function, program, hwd)
         from mcl.feedback.opstats import executions
         from mcl.feedback.reuse import find_reuse
 

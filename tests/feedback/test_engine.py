@@ -9,9 +9,11 @@ import pytest
 from conftest import KERNELS, feedback, load_kernel
 
 from mcl.feedback import registry
+from mcl.feedback.analysis import Analysis, AnalysisContext
 from mcl.feedback.blocks import CONTROL_FLOW, INDEXING, OUTPUT, classify
-from mcl.feedback.kernel import COND, COUNT, INIT, STEP, STMT
+from mcl.feedback.kernel import COND, COUNT, INIT, STEP, STMT, build_facts
 from mcl.feedback.messages import Message, Severity
+from mcl.hdl.library import default_library
 
 MATMUL = KERNELS / "matmul" / "perfect.mcpl"
 
@@ -33,21 +35,43 @@ def test_analyses_follow_what_the_description_exposes() -> None:
     assert "elements" in names("mic")
 
 
-def test_registration_is_open_with_a_predicate_on_the_description() -> None:
+def test_an_analysis_is_a_record_with_a_predicate_on_the_description() -> None:
     calls = []
 
-    @registry.analysis("test-only", when=lambda hwd: hwd.name == "gpu")
-    def only_on_gpu(function, program, hwd, values):  # noqa: ANN001, ANN202
-        calls.append(hwd.name)
-        return [Message(Severity.INFO, "test-only", "test-only-ran", "ran", function.span)]
+    def only_on_gpu(ctx: AnalysisContext) -> list[Message]:
+        calls.append(ctx.hwd.name)
+        assert ctx.facts is ctx.facts  # built once per context
+        return [Message(Severity.INFO, "test-only", "test-only-ran", "ran", ctx.function.span)]
 
-    try:
-        assert "test-only" in names("gpu") and "test-only" not in names("perfect")
-        assert not [m for m in feedback(MATMUL) if m.code == "test-only-ran"]
-        assert [m for m in feedback(MATMUL, level="gpu") if m.code == "test-only-ran"]
-        assert calls == ["gpu"]
-    finally:
-        del registry._REGISTRY["test-only"]
+    test_only = Analysis("test-only", only_on_gpu, lambda hwd: hwd.name == "gpu")
+    among = [*registry.analyses(), test_only]
+    library = default_library()
+    assert test_only in registry.applicable(library.get("gpu"), among)
+    assert test_only not in registry.applicable(library.get("perfect"), among)
+    assert test_only not in registry.analyses()  # nothing registers itself
+    for level in (None, "gpu"):
+        program, _ = load_kernel(MATMUL, level)
+        f = program.main.function("matmul")
+        ran = [m for m in registry.analyse(f, program, library.get(f.hwd), {}, among=among)
+               if m.code == "test-only-ran"]
+        assert bool(ran) == (level == "gpu")
+    assert calls == ["gpu"]
+
+
+def test_entry_points_must_offer_analysis_records(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.metadata
+
+    class EntryPoint:
+        name, value = "bad", "somewhere:thing"
+
+        def load(self) -> object:
+            return lambda function, program, hwd, values: []
+
+    monkeypatch.setattr(importlib.metadata, "entry_points",
+                        lambda group: [EntryPoint()] if group == registry.ENTRY_POINT_GROUP
+                        else [])
+    with pytest.raises(TypeError, match="not an mcl.feedback.analysis.Analysis"):
+        registry.analyses()
 
 
 def test_only_selects_analyses() -> None:
@@ -59,7 +83,7 @@ def test_only_selects_analyses() -> None:
 
 def test_matmul_blocks() -> None:
     program, library = load_kernel(MATMUL, "gpu")
-    facts = registry.facts_for(program.main.function("matmul"), program, library.get("gpu"))
+    facts = build_facts(program.main.function("matmul"), program, library.get("gpu"))
     kinds = classify(facts)
     by_text = {}
     from mcl.mcpl.printer import print_expr, print_stmt

@@ -2,24 +2,27 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from check_support import BROKEN, REPO, TEST_HWDS
 
 from mcl.cli import main
 from mcl.commands import check as check_command
-from mcl.diagnostics import Diagnostic, Severity
+from mcl.feedback.stage import FeedbackOptions, FileFeedback
 
 MATMUL = REPO / "kernels" / "matmul" / "perfect.mcpl"
 
 
+real_feedback_options = check_command.feedback_options
+
+
 @pytest.fixture(autouse=True)
 def only_checking(monkeypatch: pytest.MonkeyPatch) -> None:
-    """These tests are about checking: post-check stages (performance feedback) are off."""
-    monkeypatch.setattr(check_command, "POST_CHECK_STAGES", [])
+    """These tests are about checking: performance feedback is off."""
+    monkeypatch.setattr(check_command, "feedback_options", lambda args: None)
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -145,29 +148,22 @@ def test_level_checks_the_source_first(capsys: pytest.CaptureFixture[str]) -> No
     assert out.strip() == "returns.mcpl: 3 errors, 0 warnings"
 
 
-class _Stage:
-    """A post-check stage as the feedback issue plugs one in."""
-
-    def __init__(self) -> None:
-        self.ran: list[str] = []
-
-    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("-D", dest="defines", action="append", default=[])
-
-    def run(
-        self, checked: check_command.CheckedFile, library: object, args: argparse.Namespace
-    ) -> list[Diagnostic]:
-        self.ran.append(checked.path.name)
-        return [Diagnostic(Severity.NOTE, "test-stage", f"values {args.defines}")]
-
-
-def test_post_check_stages_run_on_clean_files_only(
+def test_feedback_runs_on_clean_files_only(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    stage = _Stage()
-    monkeypatch.setattr(check_command, "POST_CHECK_STAGES", [stage])
+    ran: list[tuple[str, tuple[str, ...]]] = []
+
+    def fake_feedback(program: Any, library: object, options: FeedbackOptions) -> FileFeedback:
+        ran.append((program.main.functions[0].name, tuple(options.defines)))
+        return FileFeedback([], {}, 0.0, options)
+
+    monkeypatch.setattr(check_command, "feedback_options", real_feedback_options)
+    monkeypatch.setattr(check_command, "run_feedback", fake_feedback)
     code, out, err = run(capsys, "-D", "n=4", str(MATMUL), str(BROKEN / "returns.mcpl"))
     assert code == 1
-    assert stage.ran == ["perfect.mcpl"]
-    assert "note: values ['n=4'] [test-stage]" in err
+    assert ran == [("matmul", ("n=4",))]
     assert out.strip().endswith("2 files checked: 3 errors, 0 warnings")
+    ran.clear()
+    assert run(capsys, str(MATMUL))[0] == 0  # not asked for: not run
+    assert run(capsys, "--no-feedback", "-D", "n=4", str(MATMUL))[0] == 0
+    assert ran == []

@@ -1,0 +1,63 @@
+"""What a feedback analysis is, and the context it runs in.
+
+An analysis is an `Analysis` record: a name, a predicate on the hardware description
+(which analyses run depends on what the description exposes: feedback.md, "Principles"),
+and a function of one `AnalysisContext`. The context carries everything an analysis may
+use -- the function, its program, the description, the user's values -- and the facts of
+the function (`mcl.feedback.kernel.KernelFacts`), built on first use and shared by all
+analyses of the same context. Nothing is found through import side effects or caches
+keyed by object identity: `mcl.feedback.registry` lists the analyses and makes one
+context per analysed function.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mcl.feedback.kernel import KernelFacts
+    from mcl.feedback.messages import Message
+    from mcl.hdl.model import HardwareDescription
+    from mcl.mcpl.ast import Function, Module
+    from mcl.mcpl.loader import Program
+
+
+@dataclass
+class AnalysisContext:
+    """One function analysed at one level with the user's values."""
+
+    function: Function
+    program: Program | Module
+    hwd: HardwareDescription
+    values: Mapping[str, Any] = field(default_factory=dict)
+    _facts: KernelFacts | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def facts(self) -> KernelFacts:
+        """The facts of the function (loops, items, accesses, SymPy evaluator), built once
+        per context: the analyses of one run share them."""
+        if self._facts is None:
+            from mcl.feedback.kernel import build_facts
+
+            self._facts = build_facts(self.function, self.program, self.hwd)
+        return self._facts
+
+
+Predicate = Callable[["HardwareDescription"], bool]
+AnalysisFn = Callable[[AnalysisContext], "list[Message]"]
+
+
+def always(_hwd: HardwareDescription) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """A feedback analysis: `run(context)` for descriptions where `applies(hwd)`."""
+
+    name: str
+    run: AnalysisFn
+    applies: Predicate = always
+    description: str = ""
