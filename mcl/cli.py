@@ -1,21 +1,23 @@
-"""The `mcl` command. Each sub-command lives in `mcl.commands.<name>` and registers itself;
-this module only wires them together and turns failures into diagnostics, never tracebacks."""
+"""The `mcl` command. Each sub-command lives in `mcl.commands.<name>`, with a
+`register(subparsers)` that declares its options; this module lists them, wires them
+together and turns failures into diagnostics, never tracebacks."""
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import shlex
 import sys
 
 from mcl import __version__
+from mcl.commands import check, codegen, demo, devices, hwd, report, run, translate, tune
 from mcl.deep_stack import run_with_deep_stack
 from mcl.diagnostics import MclError
 from mcl.render import render_diagnostics
 
-# Sub-command modules, in help order. A module missing here is simply not offered.
-COMMANDS = ("hwd", "check", "translate", "run", "codegen", "tune", "report", "demo", "devices")
+# The sub-commands, in help order. Plain imports: a command module that fails to import
+# makes `mcl` fail loudly instead of silently offering one command less.
+COMMANDS = (hwd, check, translate, run, codegen, tune, report, demo, devices)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -29,14 +31,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"mcl {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
-        try:
-            module = importlib.import_module(f"mcl.commands.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"mcl.commands.{name}":
-                continue
-            raise
-        module.register(sub)
+    for command in COMMANDS:
+        command.register(sub)
     return parser
 
 
