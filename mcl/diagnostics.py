@@ -1,4 +1,4 @@
-"""Diagnostics are data (ARCHITECTURE.md): errors, warnings and notes with a source span.
+"""Diagnostics are data (docs/architecture.md): errors, warnings and notes with a source span.
 
 Every pass reports problems as `Diagnostic` objects; rendering them to the terminal or to
 JSON is separate (`mcl.render`). A pass that cannot continue raises `MclError` carrying

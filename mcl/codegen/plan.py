@@ -1,7 +1,7 @@
 """What the kernel emitter hands to the hosts: the generated OpenCL source plus, per MCPL
 function, a launch plan (buffers, host statements, kernels with their arguments and
 NDRange). The pyopencl runner interprets a plan; the C++ emitter prints it. Sizes and
-counts stay MCPL expressions in the function's own names (ARCHITECTURE.md: one symbolic
+counts stay MCPL expressions in the function's own names (docs/architecture.md: one symbolic
 vocabulary), evaluated only when the host knows the values.
 """
 

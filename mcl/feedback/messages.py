@@ -1,4 +1,4 @@
-"""Feedback messages are data (ARCHITECTURE.md: "diagnostics are data").
+"""Feedback messages are data (docs/architecture.md: "diagnostics are data").
 
 An analysis returns `Message` objects; rendering them to the terminal (`render_text`) or
 to JSON (`render_json`) is separate. Every quantity a message mentions is a `Value`: a

@@ -1,4 +1,4 @@
-"""MCPL expressions as SymPy expressions, in the kernel's own names (ARCHITECTURE.md: "one
+"""MCPL expressions as SymPy expressions, in the kernel's own names (docs/architecture.md: "one
 symbolic vocabulary").
 
 - An `int` parameter `n` is the SymPy symbol `n` (a positive integer: sizes are positive),

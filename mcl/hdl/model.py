@@ -2,7 +2,7 @@
 
 This module is the CONTRACT between the HDL loader (which builds these objects) and every
 later pass (checker, translator, feedback, codegen), which only ask questions through it
-(ARCHITECTURE.md: "the hardware description is queried, not re-parsed").
+(docs/architecture.md: "the hardware description is queried, not re-parsed").
 
 Units are normalised at load time (`Quantity.unit`):
   capacity, cache_line_size -> "B"        bandwidth       -> "bit/s"

@@ -1,8 +1,8 @@
 """Parse an `.hdl` file into small frozen dataclasses with source spans.
 
 textX parses (grammar `hdl.tx`); this module converts its parse tree once into the types
-below, so nothing after it touches textX objects (ARCHITECTURE.md: "textX parses, our AST
-is the truth"). The tree is still unresolved: reference statements are `RefStmt`s and
+below, so nothing after it touches textX objects (docs/architecture.md: "textX only parses;
+the AST is ours"). The tree is still unresolved: reference statements are `RefStmt`s and
 expressions are unevaluated; `mcl.hdl.resolve` gives them meaning.
 """
 

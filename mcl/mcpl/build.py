@@ -1,7 +1,7 @@
 """Convert the textX model of an MCPL file into the typed AST (`mcl.mcpl.ast`).
 
-This is the only module that touches textX objects (ARCHITECTURE.md: "textX parses, our
-AST is the truth"). Besides copying, it does the few things the PEG grammar leaves open:
+This is the only module that touches textX objects (docs/architecture.md: "textX only parses;
+the AST is ours"). Besides copying, it does the few things the PEG grammar leaves open:
 - binary operators arrive as a flat list and are folded here by precedence climbing with
   `ast.BINARY_PRECEDENCE`, the same table the printer uses, so the two cannot disagree;
   comparisons do not chain (mcpl.md §4), so `a < b < c` is a syntax error here;

@@ -1,5 +1,5 @@
 """The feedback of the paper's Table II appears and disappears across the versions of the
-series as ../shared/spec/feedback.md's "Expected results" table says (matmul, 2048³).
+series as the paper's Table II says (matmul, 2048³; docs/tutorial.md).
 
 Each version is analysed at its own level, and the paper's "(auto-translate)" rows are the
 previous version translated one level down. The rows of perfect, accelerator and the
