@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib.machinery
 import importlib.util
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -20,6 +20,8 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from mcl.defines import Number
+from mcl.defines import parse_defines as parse_values
 from mcl.diagnostics import MclError, Span, did_you_mean, error
 
 REQUIRED = ("FUNCTION", "SIZES", "inputs", "reference", "OUTPUTS", "TOLERANCE")
@@ -119,28 +121,34 @@ def load_reference(path: str | Path) -> Reference:
     return Reference(path, module)
 
 
-def parse_defines(defines: list[str], known: Mapping[str, int]) -> dict[str, int]:
-    """`-D n=37` options as sizes; names must be sizes of the reference."""
+def parse_defines(defines: Iterable[str], known: Mapping[str, int]) -> dict[str, int]:
+    """`-D n=37` options as sizes (`mcl run`, `mcl tune`): read by the one `-D` parser
+    (mcl.defines); every name must be a size of the reference."""
+    return sizes_from(parse_values(defines), known, strict=True)
+
+
+def sizes_from(values: Mapping[str, Number], known: Mapping[str, int], *, strict: bool
+               ) -> dict[str, int]:
+    """The reference's sizes among `values` (integers). With `strict`, any other name is
+    an error; without (`mcl report --run`, whose `-D` are feedback values too), other
+    names are left to the feedback, which warns about names the kernel does not have."""
     sizes: dict[str, int] = {}
-    for item in defines:
-        name, sep, text = item.partition("=")
-        name = name.strip()
-        if not sep or not name:
-            raise MclError(error("verify-define", f"-D {item}: expected NAME=VALUE", None))
-        try:
-            value = int(text, 0)
-        except ValueError:
-            raise MclError(
-                error("verify-define", f"-D {item}: '{text}' is not an integer", None)
-            ) from None
+    for name, value in values.items():
         if name not in known:
+            if not strict:
+                continue
             raise MclError(
                 error(
                     "verify-define",
-                    f"-D {item}: '{name}' is not a size of this kernel",
+                    f"-D {name}={value}: '{name}' is not a size of this kernel",
                     None,
                     hint=did_you_mean(name, list(known)) or f"sizes: {', '.join(known)}",
                 )
+            )
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise MclError(
+                error("verify-define", f"-D {name}={value}: a size is an integer, not {value}",
+                      None, hint=f"write -D {name}={int(value)} or another whole number")
             )
         sizes[name] = value
     return sizes
@@ -296,14 +304,20 @@ def print_report(
     return all(c.ok for c in checks)
 
 
-def format_rate(work: tuple[float, str] | None, seconds: float) -> str:
-    """'89.0 GFLOPS' / '80.0 GB/s' (kB = 1024 B, as the paper's section 7) for one run."""
+def rate_of(work: tuple[float, str] | None, seconds: float) -> tuple[float | None, str]:
+    """(rate, unit) of `work` done in `seconds`: GFLOP/s for flops, GB/s for bytes, both
+    in units of 10^9 per second (as OpenCL, CUDA and STREAM report bandwidth). The one
+    rate formula of `mcl run`, `mcl report --run` and `mcl tune`."""
     if work is None or seconds <= 0:
-        return ""
-    amount, unit = work
-    if unit == "FLOP":
-        return f"{_three_digits(amount / seconds / 1e9)} GFLOPS"
-    return f"{_three_digits(amount / seconds / 1024**3)} GB/s"
+        return None, ""
+    amount, kind = work
+    return amount / seconds * 1e-9, ("GFLOP/s" if kind == "FLOP" else "GB/s")
+
+
+def format_rate(work: tuple[float, str] | None, seconds: float) -> str:
+    """'89.0 GFLOP/s' / '80.0 GB/s' for one run (`rate_of`), or '' without work."""
+    rate, unit = rate_of(work, seconds)
+    return "" if rate is None else f"{_three_digits(rate)} {unit}"
 
 
 def _three_digits(value: float) -> str:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from mcl.codegen.c_expr import ATOM, ExprPrinter
 from mcl.codegen.c_names import c_name
+from mcl.codegen.constants import used_constants
 from mcl.codegen.plan import FunctionPlan, GeneratedModule, HostStmt, KernelPlan, Launch, ParamPlan
 from mcl.codegen.runtime_cpp import RUNTIME_HEADER
 from mcl.codegen.scope import Scope, Var
@@ -32,9 +33,7 @@ from mcl.mcpl.ast import (
     For,
     If,
     IncDec,
-    Name,
     Prim,
-    walk,
 )
 
 I = "    "  # noqa: E741 - one indentation step
@@ -193,23 +192,9 @@ def _host_exprs(f: FunctionPlan) -> list[object]:
 
 
 def _used_constants(g: GeneratedModule) -> list[Decl]:
-    constants = {c.name: c for c in g.constants}
-    todo = [
-        n.name
-        for f in g.functions
-        for item in _host_exprs(f)
-        if not isinstance(item, Launch)
-        for n in walk(item)
-        if isinstance(n, Name)
-    ]
-    used: set[str] = set()
-    while todo:
-        name = todo.pop()
-        if name in constants and name not in used:
-            used.add(name)
-            init = constants[name].init
-            todo += [n.name for n in walk(init) if isinstance(n, Name)] if init else []
-    return [c for c in g.constants if c.name in used]
+    """The constants the host code of any function computes with."""
+    return used_constants(g.constants, (item for f in g.functions for item in _host_exprs(f)
+                                        if not isinstance(item, Launch)))
 
 
 def emit_source(g: GeneratedModule) -> str:

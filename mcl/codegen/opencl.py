@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from mcl.codegen.c_expr import ExprPrinter, Needs, by_reference, instance_name
+from mcl.codegen.constants import used_constants
 from mcl.codegen.host_eval import Number, static_host_values
 from mcl.codegen.kernels import KernelEmitter
 from mcl.codegen.layout import flat_dims, product
@@ -56,7 +57,6 @@ from mcl.mcpl.ast import (
     IncDec,
     IntLit,
     Module,
-    Name,
     NamedType,
     Prim,
     Return,
@@ -288,30 +288,20 @@ class ModuleEmitter:
         """Top-level constants used by the generated code, as macros (usable as sizes of
         private and __local arrays), each defined only where the build options did not
         define it already."""
-        constants = {c.name: c for c in self.source.constants}
-        used: set[str] = set()
-        todo = [n.name for f in functions for n in walk(f) if isinstance(n, Name)]
-        while todo:
-            name = todo.pop()
-            if name in constants and name not in used:
-                used.add(name)
-                init = constants[name].init
-                todo += [n.name for n in walk(init) if isinstance(n, Name)] if init else []
         printer = self.printer(self.base_scope())
         lines = []
-        for c in self.source.constants:
-            if c.name in used:
-                if c.init is None:
-                    raise MclError(
-                        error("codegen-constant", f"constant '{c.name}' has no value", c.span)
-                    )
-                # Overridable with -D NAME=value when the kernel is built (Kernel Tuner
-                # prepends its #defines), so one source serves other tile sizes.
-                macro = Var(c.name, c.type).cname
-                lines.append(
-                    f"#ifndef {macro}\n#define {macro} ({printer.expr(c.init)}){where(c.span)}"
-                    "\n#endif"
+        for c in used_constants(self.source.constants, functions):
+            if c.init is None:
+                raise MclError(
+                    error("codegen-constant", f"constant '{c.name}' has no value", c.span)
                 )
+            # Overridable with -D NAME=value when the kernel is built (Kernel Tuner
+            # prepends its #defines), so one source serves other tile sizes.
+            macro = Var(c.name, c.type).cname
+            lines.append(
+                f"#ifndef {macro}\n#define {macro} ({printer.expr(c.init)}){where(c.span)}"
+                "\n#endif"
+            )
         return ["\n".join(lines) + "\n"] if lines else []
 
     def struct_texts(self) -> list[str]:

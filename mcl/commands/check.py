@@ -20,7 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mcl.commands.options import add_hwd_path_argument, add_include_argument, library_from_args
+from mcl.commands.options import (
+    add_define_argument,
+    add_hwd_path_argument,
+    add_include_argument,
+    library_from_args,
+)
 from mcl.diagnostics import Diagnostic, MclError, Severity
 from mcl.feedback.messages import Severity as FeedbackSeverity
 from mcl.feedback.stage import (
@@ -85,10 +90,8 @@ def add_feedback_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group(
         "performance feedback",
         "after a clean check, analyse each kernel at its level (docs/feedback.md)")
-    group.add_argument("-D", dest="defines", action="append", default=[],
-                       metavar="NAME=VALUE",
-                       help="value of a kernel parameter for numeric feedback, e.g. "
-                            "-D n=2048 (repeatable)")
+    add_define_argument(group, "value of a kernel parameter for numeric feedback, e.g. "
+                               "-D n=2048")
     group.add_argument("--values", dest="values_files", action="append", default=[],
                        metavar="FILE",
                        help="TOML file of parameter values (name = number); -D wins")

@@ -7,13 +7,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from mcl.commands.options import add_include_argument
+from mcl.commands.options import add_hwd_path_argument, add_include_argument, library_from_args
 from mcl.diagnostics import MclError, Severity, error
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from mcl.hdl.library import add_hwd_path_argument
-
     p = sub.add_parser(
         "codegen",
         help="generate OpenCL and a C++ host harness from a leaf level",
@@ -62,8 +60,6 @@ def load_checked(path: str | Path, include_dirs: list[str], library: object) -> 
 
 def run(args: argparse.Namespace) -> int:
     from mcl.codegen import emit_harness, generate_module
-    from mcl.hdl.library import library_from_args
-
     library = library_from_args(args)
     program = load_checked(args.file, args.include_dirs, library)
     from mcl.tune.tuned_file import best_tuned, describe_tuned

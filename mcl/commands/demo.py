@@ -26,6 +26,7 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
+from mcl.commands.options import add_device_argument
 from mcl.resources import kernels_dir
 
 MAX_WIDTH = 120  # the demo never draws wider than this, whatever the terminal
@@ -62,11 +63,7 @@ def _add_options(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help="matrix size n = m = p for the OpenCL runs (default 512)",
     )
-    p.add_argument(
-        "--device",
-        metavar="SPEC",
-        help="OpenCL device for the run (default: the PoCL CPU device)",
-    )
+    add_device_argument(p, when="for the OpenCL runs: ")
     p.add_argument("--no-run", action="store_true", help="skip the OpenCL runs")
 
 

@@ -17,14 +17,14 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
+from mcl.commands.options import add_hwd_path_argument, library_from_args
+
 if TYPE_CHECKING:
     from mcl.hdl.library import HwdLibrary
     from mcl.hdl.model import DeviceNode, HardwareDescription, MemorySpace, ParGroup, Quantity
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from mcl.hdl.library import add_hwd_path_argument
-
     hwd = sub.add_parser(
         "hwd",
         help="list, show and relate hardware descriptions",
@@ -89,7 +89,6 @@ def _number(value: float | int | None) -> float | int | None:
 def _library(args: argparse.Namespace, *, failures: bool = False) -> HwdLibrary:
     """The library, its warnings rendered; with `failures`, the errors of every description
     that did not load in full instead of the one-line warning about each."""
-    from mcl.hdl.library import library_from_args
     from mcl.render import render_diagnostics
 
     library = library_from_args(args)

@@ -11,17 +11,22 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from mcl.commands.options import (
+    add_define_argument,
+    add_device_argument,
+    add_hwd_path_argument,
+    add_repeat_argument,
+    library_from_args,
+)
 from mcl.diagnostics import MclError, error
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from mcl.hdl.library import add_hwd_path_argument
-
     p = sub.add_parser(
         "report",
         help="the refinement table (paper Table II) of a folder of kernel versions",
@@ -34,19 +39,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         ),
     )
     p.add_argument("folder", metavar="DIR", help="folder of versions, e.g. kernels/matmul")
-    p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME=VALUE",
-                   help="a kernel size, for numeric feedback and for --run (repeatable)")
+    add_define_argument(p, "a kernel size, for numeric feedback and for --run")
     p.add_argument("--run", action="store_true",
                    help="run every version that names a leaf in series.toml and show its "
                    "performance")
     p.add_argument("--target", metavar="LEAF",
                    help="with --run: run every hand-written version that can be translated "
                    "to LEAF, on LEAF")
-    p.add_argument("--device", metavar="SPEC",
-                   help="with --run: OpenCL device (P:D, N, or a name such as nvidia; default "
-                   "the PoCL CPU device)")
-    p.add_argument("--repeat", type=int, default=3, metavar="N",
-                   help="with --run: median of N runs (default 3)")
+    add_device_argument(p, when="with --run: ")
+    add_repeat_argument(p, default=3, when="with --run: ")
     p.add_argument("--no-verify", action="store_true",
                    help="with --run: do not compare the outputs with the numpy reference")
     p.add_argument("--versions", metavar="A,B,...",
@@ -63,7 +64,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from mcl.feedback.values import collect_values
-    from mcl.hdl.library import library_from_args
     from mcl.report import build_rows, load_series
 
     if args.repeat < 1:
@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     count = len(series.versions)
     with _status(f"analysing {count} version{'s' if count != 1 else ''}"):
         rows = build_rows(series, library, values, everything=args.everything)
-    measurements = _measure(series, rows, library, args) if args.run else {}
+    measurements = _measure(series, rows, library, args, values) if args.run else {}
     title = series.title + (_sizes_text(values) if values else "")
     if args.format in ("markdown", "json"):
         from mcl.report.render import render_json, render_markdown
@@ -139,15 +139,16 @@ def _sizes_text(values: dict[str, Any]) -> str:
     return " — " + ", ".join(f"{k} = {v}" for k, v in values.items())
 
 
-def _measure(series: Any, rows: list[Any], library: Any, args: argparse.Namespace
-             ) -> dict[str, Any]:
-    """Run the rows that name a leaf for this device (or can reach --target)."""
+def _measure(series: Any, rows: list[Any], library: Any, args: argparse.Namespace,
+             values: Mapping[str, Any]) -> dict[str, Any]:
+    """Run the rows that name a leaf for this device (or can reach --target), with the
+    sizes among the `-D` values the feedback used (one parse of `-D`)."""
     from mcl.codegen import select_device
     from mcl.report.measure import Measurement, can_reach, device_type, measure_program
-    from mcl.verify import expected_outputs, load_reference, make_inputs, parse_defines
+    from mcl.verify import expected_outputs, load_reference, make_inputs, sizes_from
 
     reference = load_reference(series.folder / "reference.py")
-    sizes = parse_defines(args.defines, reference.sizes)
+    sizes = sizes_from(values, reference.sizes, strict=False)
     sizes, inputs = make_inputs(reference, sizes, seed=0)
     expected = None if args.no_verify else expected_outputs(reference, inputs)
     device = select_device(args.device)

@@ -19,7 +19,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mcl.commands.options import add_include_argument
+from mcl.commands.options import (
+    add_define_argument,
+    add_device_argument,
+    add_hwd_path_argument,
+    add_include_argument,
+    add_repeat_argument,
+    library_from_args,
+)
 from mcl.diagnostics import MclError, Severity, error
 
 
@@ -39,8 +46,6 @@ class PreparedRun:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from mcl.hdl.library import add_hwd_path_argument
-
     p = sub.add_parser(
         "run",
         help="run a kernel and verify it against its numpy reference",
@@ -61,38 +66,20 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="LEAF",
         help="generate OpenCL from the leaf LEAF and run it through pyopencl (docs/codegen.md)",
     )
-    p.add_argument(
-        "--device",
-        metavar="SPEC",
-        help="OpenCL device for --target: P:D, N, a name such as nvidia, or auto (the leaf's "
-        "preferred device type); default: the PoCL CPU device",
-    )
+    add_device_argument(p, when="with --target: ")
     p.add_argument(
         "--verify",
         action="store_true",
         help="with --target: compare the outputs with the reference (--interp always does)",
     )
-    p.add_argument(
-        "--repeat",
-        type=int,
-        default=1,
-        metavar="N",
-        help="with --target: run N times and report the median kernel time (default 1)",
-    )
+    add_repeat_argument(p, default=1, when="with --target: ")
     p.add_argument(
         "--no-tuned",
         action="store_true",
         help="with --target: ignore the kernel's .tuned.toml (mcl tune) and use the constants "
         "as written",
     )
-    p.add_argument(
-        "-D",
-        dest="defines",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="set a size of the reference, e.g. -D n=37 (repeatable)",
-    )
+    add_define_argument(p, "set a size of the reference, e.g. -D n=37")
     p.add_argument("--function", metavar="NAME", help="function to run (default: the reference's)")
     p.add_argument("--format", choices=("text", "json"), default="text",
                    help="text (default) or one JSON document on stdout (schema "
@@ -112,7 +99,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 def prepare(args: argparse.Namespace) -> PreparedRun:
     """Load and check the kernel (translating it with --level), and build its inputs and
     expected outputs from the reference."""
-    from mcl.hdl.library import library_from_args
     from mcl.mcpl.check import check_program
     from mcl.mcpl.loader import load_program
     from mcl.verify import (
@@ -205,7 +191,7 @@ def execute_opencl(
 
 
 def report_opencl(prepared: PreparedRun, target: str, result: Any, repeat: int) -> None:
-    """Kernel time and the rate the reference defines (GFLOPS or GB/s, as Table III)."""
+    """Kernel time and the rate the reference defines (GFLOP/s or GB/s, as Table III; mcl.verify.rate_of)."""
     from mcl.verify import format_rate
 
     seconds = result.kernel_time_s

@@ -8,13 +8,17 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from mcl.commands.options import add_include_argument
+from mcl.commands.options import (
+    add_define_argument,
+    add_device_argument,
+    add_hwd_path_argument,
+    add_include_argument,
+    library_from_args,
+)
 from mcl.diagnostics import MclError, Span, error
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from mcl.hdl.library import add_hwd_path_argument
-
     p = sub.add_parser(
         "tune",
         help="search a kernel's named constants for the fastest correct configuration",
@@ -28,15 +32,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("file", metavar="FILE", help="MCPL kernel (.mcpl)")
     p.add_argument("--target", required=True, metavar="LEAF", help="leaf description")
-    p.add_argument("--device", metavar="SPEC", help="OpenCL device (as mcl run --device)")
-    p.add_argument(
-        "-D",
-        dest="defines",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="a size of the reference, e.g. -D n=4096 (repeatable)",
-    )
+    add_device_argument(p)
+    add_define_argument(p, "a size of the reference, e.g. -D n=4096")
     p.add_argument(
         "--param",
         action="append",
@@ -102,7 +99,6 @@ def run(args: argparse.Namespace) -> int:
     from mcl.codegen import select_device
     from mcl.codegen.mapping import load_mapping
     from mcl.commands.codegen import load_checked
-    from mcl.hdl.library import library_from_args
     from mcl.tune.search import run_search
     from mcl.tune.space import space_from_source
     from mcl.tune.tuned_file import TunedConfig, tuned_path, write_tuned
@@ -111,6 +107,7 @@ def run(args: argparse.Namespace) -> int:
         load_reference,
         make_inputs,
         parse_defines,
+        rate_of,
         reference_for,
     )
 
@@ -172,12 +169,12 @@ def run(args: argparse.Namespace) -> int:
         table.add_column(n, justify="right")
     table.add_column("time (ms)", justify="right")
     if work:
-        table.add_column("GFLOP/s" if work[1] == "FLOP" else "GB/s", justify="right")
+        table.add_column(rate_of(work, 1.0)[1], justify="right")
     ranked = sorted((r for r in result.evaluated if r.get("verified")), key=lambda r: r["time"])
     for r in ranked[:10]:
         row = [str(r[n]) for n in built.names] + [f"{r['time']:.3f}"]
         if work:
-            row.append(f"{work[0] / (r['time'] * 1e-3) * 1e-9:.1f}")
+            row.append(f"{rate_of(work, r['time'] * 1e-3)[0]:.1f}")
         table.add_row(*row)
     console.print(table)
     if result.best is None:

@@ -10,43 +10,13 @@ figure is evaluated, so parsing options stays cheap.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from mcl.defines import Number, parse_defines
 from mcl.diagnostics import MclError, error
 from mcl.feedback.messages import Value
-
-Number = int | float
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
-
-
-def parse_number(text: str) -> Number | None:
-    text = text.strip().replace("_", "")
-    try:
-        return int(text, 0)
-    except ValueError:
-        pass
-    try:
-        value = float(text)
-    except ValueError:
-        return None
-    return value if math.isfinite(value) else None
-
-
-def parse_define(text: str) -> tuple[str, Number]:
-    """`n=2048` -> ("n", 2048). Raises MclError with a hint for anything else."""
-    name, sep, raw = text.partition("=")
-    name = name.strip()
-    if not sep or not _NAME.match(name):
-        raise MclError(error("values-bad-define", f"cannot read value definition '{text}'",
-                             hint="write -D NAME=NUMBER, e.g. -D n=2048"))
-    number = parse_number(raw)
-    if number is None:
-        raise MclError(error("values-bad-define", f"the value of '{name}' is not a number: "
-                             f"'{raw.strip()}'", hint="write -D NAME=NUMBER, e.g. -D n=2048"))
-    return name, number
 
 
 def load_values_file(path: str | Path) -> dict[str, Number]:
@@ -78,9 +48,7 @@ def collect_values(defines: Iterable[str] = (), files: Iterable[str | Path] = ()
     values: dict[str, Number] = {}
     for f in files:
         values.update(load_values_file(f))
-    for d in defines:
-        name, number = parse_define(d)
-        values[name] = number
+    values.update(parse_defines(defines))
     return values
 
 

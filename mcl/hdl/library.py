@@ -22,7 +22,6 @@ failed one with `get` raises its errors.
 
 from __future__ import annotations
 
-import argparse
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -297,28 +296,11 @@ def _place(d: Diagnostic) -> tuple:
     return (s is None, (s.file, s.line, s.column) if s else ("", 0, 0))
 
 
-# ------------------------------------------------------------------ for sub-commands
-
-
-def add_hwd_path_argument(parser: argparse.ArgumentParser) -> None:
-    """The `--hwd-path DIR` option (repeatable) every command that reads descriptions has,
-    and `--no-bundled`."""
-    parser.add_argument(
-        "--hwd-path", metavar="DIR", action="append", default=[],
-        help=f"also read hardware descriptions from DIR (repeatable; also ${ENV_VAR}); a "
-        "folder with its own perfect.hdl replaces the bundled descriptions",
-    )
-    parser.add_argument(
-        "--no-bundled", action="store_true",
-        help="do not read the bundled descriptions (only --hwd-path and $" + ENV_VAR + ")",
-    )
-
-
-def library_from_args(args: argparse.Namespace) -> HwdLibrary:
-    """The library of a command: `--hwd-path` folders come after $MCL_HWD_PATH's, through
-    the same loader; loaded partially (a broken description does not hide the others)."""
-    extra = getattr(args, "hwd_path", None) or []
-    bundled = not getattr(args, "no_bundled", False)
+def library_with(extra_paths: Iterable[str | Path] = (), bundled: bool = True) -> HwdLibrary:
+    """The library of a command (`--hwd-path`, `--no-bundled`: mcl.commands.options):
+    extra folders come after $MCL_HWD_PATH's, through the same loader; loaded partially
+    (a broken description does not hide the others)."""
+    extra = list(extra_paths)
     if not extra:
         return default_library(bundled)
     return load_library(extra, bundled=bundled, partial=True)

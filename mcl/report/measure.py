@@ -3,7 +3,8 @@
 The program is translated down to the leaf when it is written above it, OpenCL is
 generated (mcl.codegen) and run through pyopencl on inputs made by the kernel's numpy
 reference; the kernel time is the median of `repeat` runs, and the rate is the
-reference's work (flops) over that time, as the paper's Table II reports GFLOPS.
+reference's work (flops) over that time, as the paper's Table II reports GFLOPS
+(`mcl.verify.rate_of`, the same formula as `mcl run`).
 """
 
 from __future__ import annotations
@@ -97,14 +98,6 @@ def tuned_overrides(program: Any, leaf: str, device: Any, args: Mapping[str, Any
     return dict(config.constants) if config is not None else None
 
 
-def rate_of(work: tuple[float, str] | None, seconds: float) -> tuple[float | None, str]:
-    """(rate, unit) of `work` done in `seconds`: GFLOP/s for flops, GB/s for bytes."""
-    if work is None or seconds <= 0:
-        return None, ""
-    amount, kind = work
-    return amount / seconds * 1e-9, ("GFLOP/s" if kind == "FLOP" else "GB/s")
-
-
 def measure_program(program: Any, function: str, leaf: str, library: Any,
                     args: Mapping[str, Any], device: Any, *, repeat: int = 3,
                     reference: Any = None, expected: Mapping[str, Any] | None = None,
@@ -130,5 +123,7 @@ def measure_program(program: Any, function: str, leaf: str, library: Any,
 
         verified = all(c.ok for c in verify(reference, expected, result.outputs, args))
     seconds = result.kernel_time_s
+    from mcl.verify import rate_of
+
     rate, unit = rate_of(work, seconds)
     return Measurement(leaf, describe(device), seconds, rate, unit, verified)

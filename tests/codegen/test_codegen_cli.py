@@ -84,7 +84,7 @@ def test_run_target_verifies_and_reports_gflops(capsys: pytest.CaptureFixture[st
     assert main(argv) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "matmul (hopper) on n=33 m=23 p=13: kernel time" in out
-    assert "(median of 2)" in out and "GFLOPS on" in out
+    assert "(median of 2)" in out and "GFLOP/s on" in out
     assert "all 1 outputs match the numpy reference" in out
 
 

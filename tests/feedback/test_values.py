@@ -6,9 +6,10 @@ import pytest
 import sympy
 from conftest import KERNELS, by_code, feedback, load_kernel
 
+from mcl.defines import parse_define
 from mcl.diagnostics import MclError
 from mcl.feedback.registry import analyse_program
-from mcl.feedback.values import collect_values, evaluate, load_values_file, parse_define
+from mcl.feedback.values import collect_values, evaluate, load_values_file
 
 
 def test_parse_define() -> None:

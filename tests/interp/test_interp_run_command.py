@@ -74,8 +74,9 @@ def test_runtime_error_is_a_diagnostic(
     ("argv", "message"),
     [
         (["-D", "q=3"], "'q' is not a size of this kernel"),
-        (["-D", "n=x"], "is not an integer"),
-        (["-D", "n"], "expected NAME=VALUE"),
+        (["-D", "n=x"], "the value of 'n' is not a number"),
+        (["-D", "n=2.5"], "a size is an integer, not 2.5"),
+        (["-D", "n"], "cannot read value definition 'n'"),
         (["--function", "nope"], "defines no function 'nope'"),
         (["--seed", "-1"], "the seed cannot be negative"),
         (["--reference", "/nonexistent/reference.py"], "no numpy reference"),

@@ -18,6 +18,8 @@ from mcl.verify import (
     make_inputs,
     parse_defines,
     print_report,
+    rate_of,
+    sizes_from,
     verify,
 )
 
@@ -66,12 +68,37 @@ def test_parse_defines() -> None:
     assert parse_defines(["n=13", "m = 0x10"], {"n": 1, "m": 1}) == {"n": 13, "m": 16}
     with pytest.raises(MclError, match="not a size"):
         parse_defines(["nn=3"], {"n": 1})
+    with pytest.raises(MclError, match="a size is an integer"):
+        parse_defines(["n=1.5"], {"n": 1})
+
+
+def test_report_run_takes_its_sizes_from_the_feedback_values() -> None:
+    """`mcl report -D ... --run` parses -D once (mcl.defines, as the feedback does) and
+    picks the reference's sizes from those values; other names are feedback values."""
+    from mcl.feedback.values import collect_values
+
+    values = collect_values(["n=0x10", "iters_x=2.5", "m=3"])
+    assert sizes_from(values, {"n": 1, "m": 1}, strict=False) == {"n": 16, "m": 3}
+    with pytest.raises(MclError, match="not a size"):
+        sizes_from(values, {"n": 1, "m": 1}, strict=True)
+    with pytest.raises(MclError, match="a size is an integer"):
+        sizes_from(collect_values(["n=2.5"]), {"n": 1}, strict=False)
 
 
 def test_format_rate_uses_the_papers_units() -> None:
-    assert format_rate((2e9, "FLOP"), 0.5) == "4 GFLOPS"
-    assert format_rate((1024**3, "B"), 2.0) == "0.5 GB/s"
+    assert format_rate((2e9, "FLOP"), 0.5) == "4 GFLOP/s"
+    # GB/s in 10^9 bytes per second, as mcl report --run (one formula: rate_of)
+    assert format_rate((1e9, "B"), 2.0) == "0.5 GB/s"
+    assert format_rate((1024**3, "B"), 1.0) == "1.07 GB/s"
     assert format_rate(None, 1.0) == ""
+
+
+def test_run_report_and_tune_share_one_rate() -> None:
+    for work in ((3e9, "FLOP"), (5e9, "B")):
+        rate, unit = rate_of(work, 2.0)
+        assert rate is not None and abs(rate - work[0] / 2e9) < 1e-12
+        assert format_rate(work, 2.0) == f"{rate:.3g} {unit}"
+        assert unit == ("GFLOP/s" if work[1] == "FLOP" else "GB/s")
 
 
 def test_broken_references_are_diagnostics(tmp_path: Path) -> None:
@@ -113,9 +140,9 @@ def test_references_with_any_suffix_load_and_bad_python_is_positioned(tmp_path: 
 
 
 def test_format_rate_never_uses_scientific_notation_for_large_rates() -> None:
-    assert format_rate((5275.3e9, "FLOP"), 1.0) == "5,280 GFLOPS"
-    assert format_rate((51_170e9, "FLOP"), 1.0) == "51,200 GFLOPS"
-    assert format_rate((100e9, "FLOP"), 1.0) == "100 GFLOPS"
+    assert format_rate((5275.3e9, "FLOP"), 1.0) == "5,280 GFLOP/s"
+    assert format_rate((51_170e9, "FLOP"), 1.0) == "51,200 GFLOP/s"
+    assert format_rate((100e9, "FLOP"), 1.0) == "100 GFLOP/s"
 
 
 def test_tolerance_can_grow_with_the_sizes() -> None:
