@@ -10,14 +10,25 @@ import shlex
 import sys
 
 from mcl import __version__
-from mcl.commands import check, codegen, demo, devices, hwd, report, run, translate, tune
+from mcl.commands import (
+    check,
+    codegen,
+    demo,
+    devices,
+    hwd,
+    lsp,
+    report,
+    run,
+    translate,
+    tune,
+)
 from mcl.deep_stack import run_with_deep_stack
 from mcl.diagnostics import MclError
 from mcl.render import render_diagnostics
 
 # The sub-commands, in help order. Plain imports: a command module that fails to import
 # makes `mcl` fail loudly instead of silently offering one command less.
-COMMANDS = (hwd, check, translate, run, codegen, tune, report, demo, devices)
+COMMANDS = (hwd, check, translate, run, codegen, tune, report, demo, devices, lsp)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -18,10 +18,36 @@ from typing import Any
 
 from mcl.diagnostics import Diagnostic, MclError, Span, error
 
+# Unsaved editor buffers (`mcl lsp`, docs/editor.md): resolved path -> text, read instead
+# of the file on disk, so the editor's diagnostics describe what is on the screen.
+_OVERLAYS: dict[str, str] = {}
+
+
+def set_overlay(path: str | Path, text: str | None) -> None:
+    """Read `text` for `path` from now on (None: read the file on disk again)."""
+    key = str(Path(path).resolve())
+    if text is None:
+        _OVERLAYS.pop(key, None)
+    else:
+        _OVERLAYS[key] = text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def overlay_text(path: str | Path) -> str | None:
+    """The unsaved buffer standing in for `path`, if an editor holds one."""
+    if not _OVERLAYS:
+        return None
+    try:
+        return _OVERLAYS.get(str(Path(path).resolve()))
+    except (OSError, RuntimeError, ValueError):
+        return None
+
 
 def read_source(path: str | Path, code: str) -> str:
     """The text of `path`; `MclError` with diagnostic code `code` when it cannot be read."""
     path = Path(path)
+    buffer = overlay_text(path)
+    if buffer is not None:
+        return buffer
     try:
         data = path.read_bytes()
     except OSError as exc:

@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 
 from mcl.diagnostics import Span
-from mcl.source_files import source_lines
+from mcl.source_files import overlay_text, source_lines
 
 
 class SourceText:
@@ -27,7 +27,10 @@ class SourceText:
     def lines(self) -> list[str]:
         if self._lines is None:
             try:
-                self._lines = source_lines(Path(self.file).read_text(encoding="utf-8-sig"))
+                buffer = overlay_text(self.file)  # an editor's unsaved text (mcl lsp)
+                self._lines = source_lines(
+                    buffer if buffer is not None
+                    else Path(self.file).read_text(encoding="utf-8-sig"))
             except (OSError, UnicodeDecodeError, ValueError):
                 self._lines = []
         return self._lines

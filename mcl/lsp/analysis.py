@@ -1,0 +1,128 @@
+"""Diagnostics of an editor buffer: what `mcl check` says of a kernel and what `mcl hwd
+show` says of a description, through the same passes (mcl.commands.check,
+mcl.hdl.library). Unsaved buffers reach the passes through `mcl.source_files`'s overlays.
+
+The check here is the quick one (parse, imports, check at the functions' own levels): it
+runs on every edit. Translating to `mcl.level` and the feedback analyses run in the
+feedback worker (mcl.lsp.worker), off the typing path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mcl.diagnostics import Diagnostic, MclError, Severity
+from mcl.lsp.config import Effective
+
+HDL_SUFFIX = ".hdl"
+
+
+def is_hdl(path: Path) -> bool:
+    return path.suffix == HDL_SUFFIX
+
+
+@dataclass
+class CheckResult:
+    """One check of one document: its diagnostics and, when it parsed, its program."""
+
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    program: Any = None  # mcl.mcpl.loader.Program
+    library: Any = None  # mcl.hdl.library.HwdLibrary
+    hdl: Any = None  # mcl.hdl.syntax.HdlFile of an .hdl document
+
+    @property
+    def errors(self) -> int:
+        return sum(d.severity == Severity.ERROR for d in self.diagnostics)
+
+
+class Libraries:
+    """Description libraries by search path, loaded once and again only after an `.hdl`
+    buffer changed (`invalidate`), since a kernel's check depends on its descriptions."""
+
+    def __init__(self) -> None:
+        self._cache: dict[tuple[str, ...], Any] = {}
+
+    def invalidate(self) -> None:
+        self._cache.clear()
+
+    def get(self, hwd_path: tuple[str, ...]) -> Any:
+        """The library for `hwd_path` (bundled + those folders); MclError when it cannot
+        load at all (a folder that is not there)."""
+        if hwd_path not in self._cache:
+            from mcl.hdl.library import load_library
+
+            self._cache[hwd_path] = load_library(list(hwd_path), partial=True)
+        return self._cache[hwd_path]
+
+
+def check_document(path: Path, settings: Effective, libraries: Libraries) -> CheckResult:
+    """The diagnostics of a kernel or a description."""
+    result = CheckResult(list(settings.problems))
+    if is_hdl(path):
+        result.diagnostics += hdl_diagnostics(path, settings, result)
+        return result
+    try:
+        result.library = libraries.get(settings.hwd_path)
+    except MclError as exc:
+        result.diagnostics += exc.diagnostics
+        return result
+    from mcl.commands.check import check_file
+
+    checked = check_file(path, list(settings.include), result.library)
+    result.program = checked.program
+    result.diagnostics += checked.diagnostics
+    if result.program is None:
+        result.program = _parsed_only(path, result.library)
+    return result
+
+
+def _parsed_only(path: Path, library: Any) -> Any:
+    """The module alone when the program does not load (a missing import): navigation
+    and symbols still work on a file whose imports are broken."""
+    from mcl.mcpl.loader import Program, module_name
+    from mcl.mcpl.parse import parse_file
+
+    try:
+        module = parse_file(path, library.names())
+    except MclError:
+        return None
+    name = module_name(module, path)
+    return Program(main=module, modules={name: module}, files={name: path})
+
+
+def hdl_diagnostics(path: Path, settings: Effective, result: CheckResult) -> list[Diagnostic]:
+    """What loading the description in `path`, with its folder on the search path, says
+    about that file: its own errors (`mcl hwd show NAME`), and warnings about it."""
+    from mcl.hdl.library import load_library
+    from mcl.hdl.syntax import parse_hdl_file
+    from mcl.resources import hwdescs_dir
+
+    try:
+        result.hdl = parse_hdl_file(path)
+    except MclError as exc:
+        return exc.diagnostics
+    folder = path.resolve().parent
+    extra = list(settings.hwd_path)
+    if folder != hwdescs_dir().resolve() and str(folder) not in extra:
+        extra.append(str(folder))
+    try:
+        library = load_library(extra, partial=True)
+    except MclError as exc:
+        return [d for d in exc.diagnostics if _about(d, path)]
+    result.library = library
+    name = path.stem
+    found = list(library.failed.get(name, []))
+    found += [d for d in library.warnings if d.code != "hdl-not-loaded" and _about(d, path)]
+    return found
+
+
+def _about(d: Diagnostic, path: Path) -> bool:
+    """Is `d` about `path` (or about no file at all)?"""
+    if d.span is None:
+        return True
+    try:
+        return Path(d.span.file).resolve() == path.resolve()
+    except (OSError, RuntimeError, ValueError):
+        return False

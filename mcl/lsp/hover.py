@@ -1,0 +1,230 @@
+"""Hover texts (Markdown): a variable's type and memory space, an array access's feedback
+figures (reuse, caches: symbolic and numeric), a foreach's par_group and its unit limits
+in the description, and a description's resolved definition."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from mcl.lsp import lookup
+from mcl.lsp.convert import contains
+from mcl.lsp.worker import MessageRecord
+from mcl.mcpl import ast
+from mcl.mcpl.printer import print_expr, print_type
+
+
+def kernel_hover(program: Any, library: Any, feedback: list[MessageRecord], path: Path,
+                 line: int, character: int) -> str | None:
+    module = lookup.module_at(program, path)
+    if module is None:
+        return None
+    found = lookup.find(module, line, character)
+    node = found.innermost
+    hwd = _description(library, found.function)
+    parts: list[str] = []
+    access = found.innermost_of(ast.Index)
+    foreach = found.innermost_of(ast.Foreach)
+    if isinstance(node, ast.Name):
+        declared = lookup.declaration_of(found, node.name, line, character)
+        if declared is not None:
+            parts.append(variable_text(declared, hwd))
+    elif foreach is not None and (node is foreach or _on_header(foreach, line)):
+        parts.append(foreach_text(foreach, hwd))
+    elif isinstance(node, ast.Function) and hwd is not None:
+        parts.append(description_text(hwd))
+    elif isinstance(node, ast.Import) and library is not None and node.dotted in library:
+        parts.append(description_text(library.get(node.dotted)))
+    elif isinstance(node, ast.HwdConst):
+        parts.append(f"`{'.'.join(node.path)}`: a constant of the hardware description")
+    if access is not None:
+        parts += access_texts(access, feedback)
+    return "\n\n---\n\n".join(p for p in parts if p) or None
+
+
+def _on_header(foreach: ast.Foreach, line: int) -> bool:
+    return foreach.span is not None and foreach.span.line == line + 1
+
+
+def _description(library: Any, function: ast.Function | None) -> Any:
+    if library is None or function is None or function.hwd not in library:
+        return None
+    return library.get(function.hwd)
+
+
+def variable_text(d: lookup.Declaration, hwd: Any) -> str:
+    node = d.node
+    if isinstance(node, ast.Foreach):
+        return f"**{d.name}**: foreach index (`int`), one value per unit of `{node.group}`"
+    if isinstance(node, ast.View):
+        return f"**{d.name}**: view `{print_type(node.type)}`"
+    typ = print_type(node.type) if hasattr(node, "type") else "?"
+    spaces = tuple(getattr(node, "spaces", ()))
+    if spaces:
+        where = "memory space " + ", ".join(f"`{s}`" for s in spaces)
+    else:
+        where = _default_space(node, hwd)
+    const = "const " if getattr(node, "const", False) else ""
+    return f"**{d.name}**: {d.kind}, `{const}{typ}`, {where}"
+
+
+def _default_space(node: Any, hwd: Any) -> str:
+    """hdl.md 3.2: without a modifier, arrays and parameters live in the outermost default
+    space, scalars in the innermost."""
+    defaults = hwd.default_spaces() if hwd is not None else []
+    if not defaults:
+        return "no memory space written"
+    array = isinstance(getattr(node, "type", None), ast.ArrayType)
+    space = defaults[0] if array or isinstance(node, ast.Param) else defaults[-1]
+    return f"memory space `{space.name}` (the default)"
+
+
+def foreach_text(foreach: ast.Foreach, hwd: Any) -> str:
+    text = (f"**foreach** `{foreach.var}` over `{print_expr(foreach.count)}` units of "
+            f"par_group `{foreach.group}`")
+    group = hwd.par_group(foreach.group) if hwd is not None else None
+    if group is None:
+        return text
+    lines = [text, "", f"in `{hwd.name}`: " + _count(group)]
+    if group.unit is not None:
+        lines.append(f"- unit: par_unit `{group.unit.name}`"
+                     + _spaces(" with memory ", group.unit.spaces))
+        for info in hwd.execution_units_for(group.unit.name):
+            lines.append(f"- runs on `{info.node.path}`: {_number(info.slots)} slots each, "
+                         f"{_number(info.nr_units)} units"
+                         + (", in lock-step" if info.simd else ""))
+    if group.spaces:
+        lines.append(_spaces("- shared memory: ", group.spaces))
+    return "\n".join(lines)
+
+
+def _count(group: Any) -> str:
+    if group.nr_units is not None:
+        return f"exactly {_number(group.nr_units)} units"
+    return f"at most {_number(group.max_nr_units)} units"
+
+
+def _number(value: Any) -> str:
+    if value is None:
+        return "?"
+    if isinstance(value, float) and value == float("inf"):
+        return "unlimited"
+    value = getattr(value, "value", value)
+    return f"{value:,}" if isinstance(value, int) else f"{value:g}" if isinstance(
+        value, float) else str(value)
+
+
+def _spaces(prefix: str, spaces: list[Any]) -> str:
+    return prefix + ", ".join(f"`{s.name}`" for s in spaces) if spaces else ""
+
+
+def description_text(hwd: Any) -> str:
+    lines = [f"**hardware description** `{hwd.name}`"
+             + (f" (specializes `{hwd.parent}`)" if hwd.parent else ""), ""]
+    for group in hwd.par_groups():
+        unit = f", par_unit `{group.unit.name}`" if group.unit else ""
+        lines.append(f"- par_group `{group.name}`: {_count(group)}{unit}"
+                     + _spaces("; memory ", group.spaces))
+    spaces = [s.name for s in hwd.memory_spaces()]
+    if spaces:
+        lines.append("- memory spaces: " + ", ".join(f"`{s}`" for s in spaces))
+    if hwd.file:
+        lines.append(f"\n{hwd.file}")
+    return "\n".join(lines)
+
+
+def access_texts(access: ast.Index, feedback: list[MessageRecord]) -> list[str]:
+    """The feedback messages about this array access, each with its figures."""
+    out = []
+    for m in feedback:
+        if m.span is None or access.span is None:
+            continue
+        if (m.span.line, m.span.column, m.span.end_line, m.span.end_column) != (
+                access.span.line, access.span.column, access.span.end_line,
+                access.span.end_column):
+            continue
+        lines = [f"**{m.code}** ({m.severity}): {m.text}"]
+        for f in m.figures:
+            number = "" if f.numeric is None else f" = {_figure(f.numeric)}"
+            about = " (estimated)" if f.estimated else ""
+            lines.append(f"- {f.name}: `{f.symbolic}`{number}{about}")
+        out.append("\n".join(lines))
+    return out
+
+
+def _figure(value: float) -> str:
+    if isinstance(value, int) or float(value).is_integer():
+        return f"{int(value):,}"
+    return f"{value:.4g}"
+
+
+def hdl_hover(hdl: Any, library: Any, line: int, character: int) -> str | None:
+    """In an .hdl file: the block under the cursor, or the block a reference names,
+    resolved in the description's library."""
+    from mcl.hdl.syntax import Block, RefStmt
+
+    if hdl is None:
+        return None
+    if contains(hdl.name_span, line, character) and library is not None \
+            and hdl.name in library:
+        return description_text(library.get(hdl.name))
+    if hdl.parent and contains(hdl.parent_span, line, character) and library is not None \
+            and hdl.parent in library:
+        return description_text(library.get(hdl.parent))
+    stack = list(hdl.blocks)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Block):
+            if contains(node.name_span, line, character):
+                return _block_text(hdl, node, library)
+            stack.extend(node.body)
+        elif isinstance(node, RefStmt) and contains(node.span, line, character):
+            return _reference_text(hdl, node, library)
+    return None
+
+
+def _block_text(hdl: Any, block: Any, library: Any) -> str:
+    text = f"**{block.kind}** `{block.name}`"
+    hwd = library.get(hdl.name) if library is not None and hdl.name in library else None
+    if hwd is not None:
+        if block.kind == "par_group" and hwd.par_group(block.name) is not None:
+            return text + "\n\n" + _count(hwd.par_group(block.name))
+        for node in hwd.device.walk():
+            if node.name == block.name:
+                return text + "\n\n" + _device_text(node)
+    return text
+
+
+def _reference_text(hdl: Any, ref: Any, library: Any) -> str:
+    parts = list(ref.name.parts)
+    name = parts[-1]
+    hwd = library.get(hdl.name) if library is not None and hdl.name in library else None
+    text = f"reference `{'.'.join(parts)}`"
+    if hwd is None:
+        return text
+    for candidate in (hwd, *hwd.lineage.values()):
+        for node in candidate.device.walk():
+            if node.name == name:
+                return f"{text}: resolved in `{candidate.name}`\n\n" + _device_text(node)
+        group = candidate.par_group(name)
+        if group is not None:
+            return f"{text}: par_group of `{candidate.name}`, {_count(group)}"
+        space = next((s for s in candidate.memory_spaces() if s.name == name), None)
+        if space is not None:
+            return f"{text}: memory space of `{candidate.name}`"
+    return text
+
+
+def _quantity(value: Any) -> str:
+    from mcl.hdl.units import format_quantity
+
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return format_quantity(value.value, value.unit)
+
+
+def _device_text(node: Any) -> str:
+    lines = [f"`{node.path}` ({node.kind})"]
+    lines += [f"- {k} = {_quantity(v)}" for k, v in node.values.items()]
+    lines += [f"- {flag}" for flag in sorted(node.flags)]
+    return "\n".join(lines)

@@ -1,0 +1,391 @@
+"""The pygls server of `mcl lsp` (docs/editor.md).
+
+Every edit schedules an analysis of its document after a short debounce (`mcl.debounceMs`,
+200 ms by default; none on open and save). The analysis has two stages:
+
+1. the quick check (mcl.lsp.analysis) on a thread of its own, whose diagnostics are
+   published at once;
+2. after a clean check, performance feedback in the worker process (mcl.lsp.worker),
+   published with the check's diagnostics when it is done. A newer edit of the document
+   cancels the stage it is in; the worker is interrupted.
+
+Requests (hover, definition, ...) read the last results of the document and never wait
+for the feedback. No pass ever runs on the event loop, so the loop always answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
+
+from mcl import __version__
+from mcl.lsp import actions, completion, hover, navigation
+from mcl.lsp.analysis import CheckResult, Libraries, check_document, is_hdl
+from mcl.lsp.config import ClientSettings, effective
+from mcl.lsp.convert import diagnostic, feedback_diagnostic, same_file
+from mcl.lsp.worker import FeedbackJob, FeedbackResult, FeedbackWorker, MessageRecord
+from mcl.source_files import set_overlay
+
+log = logging.getLogger("mcl.lsp")
+
+LANGUAGES = (".mcpl", ".mcl", ".hdl")
+
+
+@dataclass
+class DocumentState:
+    """What the server knows of one open document."""
+
+    check: CheckResult | None = None
+    last_good: CheckResult | None = None  # the last check whose program parsed
+    feedback: list[MessageRecord] = field(default_factory=list)
+    check_diagnostics: list[lsp.Diagnostic] = field(default_factory=list)
+    task: asyncio.Task | None = None
+    feedback_running: bool = False
+
+
+def _deep_executor() -> ThreadPoolExecutor:
+    """One thread with a large stack (mcl.deep_stack): the passes recurse once per
+    level of nesting."""
+    from mcl.deep_stack import STACK_BYTES
+
+    executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mcl-check")
+    try:
+        old = threading.stack_size(STACK_BYTES)
+    except (ValueError, RuntimeError):
+        return executor
+    try:
+        executor.submit(lambda: None).result()  # the thread starts now, with that stack
+    finally:
+        threading.stack_size(old)
+    return executor
+
+
+class MclLanguageServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("mcl", __version__)
+        self.settings = ClientSettings()
+        self.libraries = Libraries()
+        self.documents: dict[str, DocumentState] = {}
+        self.checks = _deep_executor()
+        self._worker: FeedbackWorker | None = None
+
+    @property
+    def worker(self) -> FeedbackWorker:
+        if self._worker is None:
+            self._worker = FeedbackWorker()
+        return self._worker
+
+    # ------------------------------------------------------------------ analysis
+
+    def state(self, uri: str) -> DocumentState:
+        return self.documents.setdefault(uri, DocumentState())
+
+    def schedule(self, uri: str, delay: float) -> None:
+        """(Re)start the analysis of `uri`; an older one of the same document stops."""
+        state = self.state(uri)
+        if state.task is not None and not state.task.done():
+            state.task.cancel()
+        if state.feedback_running:
+            self.worker.cancel()
+            log.info("feedback cancelled: %s changed", uri)
+        state.task = asyncio.ensure_future(self._analyse(uri, delay))
+
+    def reanalyse_all(self) -> None:
+        for uri in list(self.documents):
+            self.schedule(uri, 0)
+
+    async def _analyse(self, uri: str, delay: float) -> None:
+        try:
+            if delay > 0:
+                await asyncio.sleep(delay)
+            await self._run_analysis(uri)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a bug in mcl must not stop the server
+            log.exception("analysis of %s failed", uri)
+            self.window_log_message(lsp.LogMessageParams(
+                lsp.MessageType.Error, f"mcl: internal error while checking {uri}: {exc}"))
+
+    async def _run_analysis(self, uri: str) -> None:
+        document = self.workspace.get_text_document(uri)
+        if document.path is None:
+            return
+        path = Path(document.path)
+        version = document.version
+        set_overlay(path, document.source)
+        if is_hdl(path):
+            self.libraries.invalidate()  # kernels see the edited description
+        settings = effective(self.settings, path)
+        loop = asyncio.get_running_loop()
+        result = await loop.run_in_executor(self.checks, check_document, path, settings,
+                                            self.libraries)
+        state = self.state(uri)
+        state.check = result
+        if result.program is not None or result.hdl is not None:
+            state.last_good = result
+        state.feedback = []
+        state.check_diagnostics = [diagnostic(d, path) for d in result.diagnostics]
+        self._publish(uri, version, state.check_diagnostics)
+        if result.errors or is_hdl(path) or not self.settings.feedback:
+            return
+        job = FeedbackJob(
+            path=str(path),
+            overlays=tuple(self._overlays()),
+            hwd_path=settings.hwd_path,
+            include=settings.include,
+            level=settings.level,
+            values=settings.values,
+        )
+        state.feedback_running = True
+        try:
+            feedback: FeedbackResult = await loop.run_in_executor(None, self.worker.run, job)
+        finally:
+            state.feedback_running = False
+        if feedback.cancelled or self.workspace.get_text_document(uri).version != version:
+            return
+        if feedback.failure:
+            self.window_log_message(lsp.LogMessageParams(
+                lsp.MessageType.Warning, f"mcl: feedback failed on {path.name}: "
+                f"{feedback.failure}"))
+        state.feedback = [m for m in feedback.messages if same_file(m.span, path)]
+        log.info("feedback for %s: %d messages in %.3f s", path.name, len(state.feedback),
+                 feedback.seconds)
+        self._publish(uri, version, [
+            *state.check_diagnostics,
+            *(diagnostic(d, path) for d in feedback.diagnostics),
+            *(feedback_diagnostic(m) for m in state.feedback)])
+
+    def _overlays(self) -> list[tuple[str, str]]:
+        out = []
+        for uri in self.documents:
+            document = self.workspace.get_text_document(uri)
+            if document.path is not None:
+                out.append((str(Path(document.path).resolve()), document.source))
+        return out
+
+    def _publish(self, uri: str, version: int | None, diagnostics: list[lsp.Diagnostic]
+                 ) -> None:
+        self.text_document_publish_diagnostics(
+            lsp.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=diagnostics))
+
+    def close(self, uri: str) -> None:
+        state = self.documents.pop(uri, None)
+        if state is not None and state.task is not None:
+            state.task.cancel()
+        if state is not None and state.feedback_running:
+            self.worker.cancel()
+        document = self.workspace.get_text_document(uri)
+        if document.path is not None:
+            set_overlay(document.path, None)
+        self._publish(uri, None, [])
+
+    # ------------------------------------------------------------------ settings
+
+    async def pull_settings(self) -> None:
+        """Ask the client for the `mcl` section, where it can answer."""
+        capabilities = self.client_capabilities
+        if not (capabilities.workspace and capabilities.workspace.configuration):
+            return
+        try:
+            answer = await self.workspace_configuration_async(
+                lsp.ConfigurationParams(items=[lsp.ConfigurationItem(section="mcl")]))
+        except Exception as exc:  # noqa: BLE001 - a client that cannot answer keeps defaults
+            log.info("workspace/configuration failed: %s", exc)
+            return
+        if answer:
+            self.settings = ClientSettings.parse(answer[0])
+
+
+server = MclLanguageServer()
+
+
+def _path(uri: str) -> Path | None:
+    document = server.workspace.get_text_document(uri)
+    return Path(document.path) if document.path is not None else None
+
+
+@server.feature(lsp.INITIALIZE)
+def initialize(ls: MclLanguageServer, params: lsp.InitializeParams) -> None:
+    if params.initialization_options:
+        ls.settings = ClientSettings.parse(params.initialization_options)
+
+
+@server.feature(lsp.INITIALIZED)
+async def initialized(ls: MclLanguageServer, params: lsp.InitializedParams) -> None:
+    await ls.pull_settings()
+    ls.worker  # noqa: B018 - start the feedback worker now: it warms up while you type
+    ls.reanalyse_all()
+
+
+@server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
+async def changed_configuration(ls: MclLanguageServer,
+                                params: lsp.DidChangeConfigurationParams) -> None:
+    if isinstance(params.settings, dict) and params.settings.get("mcl") is not None:
+        ls.settings = ClientSettings.parse(params.settings)
+    else:
+        await ls.pull_settings()
+    ls.libraries.invalidate()  # hwdPath may have changed
+    ls.reanalyse_all()
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
+def did_open(ls: MclLanguageServer, params: lsp.DidOpenTextDocumentParams) -> None:
+    ls.schedule(params.text_document.uri, 0)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
+def did_change(ls: MclLanguageServer, params: lsp.DidChangeTextDocumentParams) -> None:
+    ls.schedule(params.text_document.uri, ls.settings.debounce_s)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
+def did_save(ls: MclLanguageServer, params: lsp.DidSaveTextDocumentParams) -> None:
+    ls.schedule(params.text_document.uri, 0)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
+def did_close(ls: MclLanguageServer, params: lsp.DidCloseTextDocumentParams) -> None:
+    ls.close(params.text_document.uri)
+
+
+@server.feature(lsp.SHUTDOWN)
+def shutdown(ls: MclLanguageServer, params: Any) -> None:
+    if ls._worker is not None:
+        ls._worker.close()
+
+
+# ---------------------------------------------------------------------- requests
+# Each answers from the document's last results, in a few milliseconds; an exception is
+# logged and answered with "nothing here", never with a dead server.
+
+
+def _answer(what: str, work: Any) -> Any:
+    try:
+        return work()
+    except Exception:  # noqa: BLE001 - see above
+        log.exception("%s failed", what)
+        return None
+
+
+def _known(ls: MclLanguageServer, uri: str) -> tuple[DocumentState, Path] | None:
+    state = ls.documents.get(uri)
+    path = _path(uri)
+    if state is None or path is None or state.last_good is None:
+        return None
+    return state, path
+
+
+@server.feature(lsp.TEXT_DOCUMENT_HOVER)
+def on_hover(ls: MclLanguageServer, params: lsp.HoverParams) -> lsp.Hover | None:
+    def work() -> lsp.Hover | None:
+        known = _known(ls, params.text_document.uri)
+        if known is None:
+            return None
+        state, path = known
+        good = state.last_good
+        assert good is not None
+        pos = params.position
+        if is_hdl(path):
+            text = hover.hdl_hover(good.hdl, good.library, pos.line, pos.character)
+        else:
+            text = hover.kernel_hover(good.program, good.library, state.feedback, path,
+                                      pos.line, pos.character)
+        if not text:
+            return None
+        return lsp.Hover(lsp.MarkupContent(lsp.MarkupKind.Markdown, text))
+
+    return _answer("hover", work)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
+def on_definition(ls: MclLanguageServer, params: lsp.DefinitionParams
+                  ) -> lsp.Location | None:
+    def work() -> lsp.Location | None:
+        known = _known(ls, params.text_document.uri)
+        if known is None:
+            return None
+        state, path = known
+        good = state.last_good
+        assert good is not None
+        pos = params.position
+        if is_hdl(path):
+            return navigation.hdl_definition(good.hdl, good.library, pos.line, pos.character)
+        text = ls.workspace.get_text_document(params.text_document.uri).source
+        return navigation.kernel_definition(good.program, good.library, path, text,
+                                            pos.line, pos.character)
+
+    return _answer("definition", work)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+def on_symbols(ls: MclLanguageServer, params: lsp.DocumentSymbolParams
+               ) -> list[lsp.DocumentSymbol] | None:
+    def work() -> list[lsp.DocumentSymbol] | None:
+        known = _known(ls, params.text_document.uri)
+        if known is None:
+            return None
+        state, path = known
+        good = state.last_good
+        assert good is not None
+        if is_hdl(path):
+            return navigation.hdl_symbols(good.hdl) if good.hdl is not None else None
+        from mcl.lsp.lookup import module_at
+
+        module = module_at(good.program, path)
+        return navigation.kernel_symbols(module) if module is not None else None
+
+    return _answer("documentSymbol", work)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_COMPLETION,
+                lsp.CompletionOptions(trigger_characters=[" ", "("]))
+def on_completion(ls: MclLanguageServer, params: lsp.CompletionParams
+                  ) -> list[lsp.CompletionItem] | None:
+    def work() -> list[lsp.CompletionItem] | None:
+        path = _path(params.text_document.uri)
+        if path is None or is_hdl(path):
+            return None
+        state = ls.documents.get(params.text_document.uri)
+        good = state.last_good if state is not None else None
+        library = good.library if good is not None else None
+        if library is None:
+            library = ls.libraries.get(effective(ls.settings, path).hwd_path)
+        pos = params.position
+        return completion.kernel_completions(good.program if good else None, library,
+                                             effective(ls.settings, path).level, path,
+                                             pos.line, pos.character)
+
+    return _answer("completion", work)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION)
+def on_code_action(ls: MclLanguageServer, params: lsp.CodeActionParams
+                   ) -> list[lsp.CodeAction] | None:
+    def work() -> list[lsp.CodeAction] | None:
+        uri = params.text_document.uri
+        path = _path(uri)
+        if path is None or is_hdl(path):
+            return None
+        state = ls.documents.get(uri)
+        program = state.last_good.program if state and state.last_good else None
+        text = ls.workspace.get_text_document(uri).source
+        return actions.code_actions(uri, path, text, program, params.context.diagnostics,
+                                    effective(ls.settings, path)) or None
+
+    return _answer("codeAction", work)
+
+
+def start(tcp: int | None = None, host: str = "127.0.0.1") -> None:
+    logging.basicConfig(level=logging.WARNING, format="mcl lsp: %(message)s")
+    if tcp is not None:
+        server.start_tcp(host, tcp)
+    else:
+        server.start_io()

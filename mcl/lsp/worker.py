@@ -1,0 +1,263 @@
+"""Performance feedback off the typing path: a separate process, cancelled by newer edits.
+
+The analyses (SymPy sums, cache models) take from milliseconds to a second or more, and
+they hold Python's lock while they run; in the server's own process they would slow every
+answer down. So they run in one long-lived worker process (its SymPy caches stay warm from
+one edit to the next): the server sends a `FeedbackJob` and waits for its result in a
+thread, and when a newer edit arrives it interrupts the job (SIGUSR1 raises `Cancelled` in
+the worker between two bytecodes; where there is no such signal, or the worker does not
+answer in time, the worker is replaced).
+
+The result is plain data (`FeedbackResult`): texts, spans and the figures of each
+message, so the server never imports SymPy.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import threading
+import time
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from mcl.diagnostics import Diagnostic, MclError, Span
+from mcl.lsp.analysis import Libraries
+
+# Tests only: seconds every analysis sleeps first, to stand for a slow one
+# (tests/lsp/test_responsiveness.py).
+DELAY_ENV = "MCL_LSP_FEEDBACK_DELAY"
+CANCEL_WAIT_S = 2.0  # how long a cancelled job may take to stop before the worker is replaced
+
+
+@dataclass(frozen=True)
+class FeedbackJob:
+    path: str
+    overlays: tuple[tuple[str, str], ...]  # every open buffer: path -> text
+    hwd_path: tuple[str, ...]
+    include: tuple[str, ...]
+    level: str | None
+    values: tuple[tuple[str, float], ...]
+
+
+@dataclass(frozen=True)
+class FigureRecord:
+    name: str
+    symbolic: str
+    numeric: float | None
+    estimated: bool = False
+
+
+@dataclass(frozen=True)
+class MessageRecord:
+    """A feedback message (mcl.feedback.messages.Message) as plain data."""
+
+    severity: str  # info, suggestion, warning
+    analysis: str
+    code: str
+    text: str
+    span: Span | None
+    hint: str | None
+    function: str
+    approximate: bool
+    figures: tuple[FigureRecord, ...]
+    needs: tuple[str, ...]
+
+
+@dataclass
+class FeedbackResult:
+    messages: list[MessageRecord] = field(default_factory=list)
+    # Diagnostics of the check at `mcl.level` (translation notes, errors after it).
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    seconds: float = 0.0
+    cancelled: bool = False
+    failure: str | None = None  # an internal error of the analyses (a bug in mcl)
+
+
+class Cancelled(Exception):
+    """Raised inside the worker when the server interrupts the running job."""
+
+
+# ----------------------------------------------------------------------- the worker side
+
+_busy = False
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    if _busy:
+        raise Cancelled()
+
+
+def _serve(conn: Connection) -> None:
+    """The worker's main loop: one job at a time, results in order."""
+    global _busy
+    if hasattr(signal, "SIGUSR1"):
+        signal.signal(signal.SIGUSR1, _interrupt)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the editor's Ctrl-C is not for us
+    libraries = Libraries()
+    _warm_up(libraries)
+    while True:
+        try:
+            job = conn.recv()
+        except (EOFError, OSError):
+            return
+        if job is None:
+            return
+        result = FeedbackResult()
+        start = time.perf_counter()
+        try:
+            _busy = True
+            _run(job, libraries, result)
+            _busy = False
+        except Cancelled:
+            _busy = False
+            result = FeedbackResult(cancelled=True)
+        except MclError as exc:
+            _busy = False
+            result.diagnostics += exc.diagnostics
+        except RecursionError:
+            _busy = False
+            result.failure = "the kernel is nested too deeply to analyse"
+        except Exception as exc:  # noqa: BLE001 - reported to the server, which logs it
+            _busy = False
+            result.failure = f"{type(exc).__name__}: {exc}"
+        _busy = False
+        result.seconds = time.perf_counter() - start
+        try:
+            conn.send(result)
+        except (BrokenPipeError, OSError):
+            return
+
+
+def _warm_up(libraries: Libraries) -> None:
+    """Import the analyses and load the bundled library before the first job."""
+    try:
+        import mcl.feedback.registry  # noqa: F401
+
+        libraries.get(())
+    except Exception:  # noqa: BLE001 - the first job reports what is wrong
+        pass
+
+
+def _run(job: FeedbackJob, libraries: Libraries, result: FeedbackResult) -> None:
+    from mcl.source_files import _OVERLAYS, set_overlay
+
+    delay = float(os.environ.get(DELAY_ENV, "0") or 0)
+    if delay > 0:
+        time.sleep(delay)
+    hdl_texts = {p: t for p, t in job.overlays if p.endswith(".hdl")}
+    if set(hdl_texts.items()) != {(p, t) for p, t in _OVERLAYS.items() if p.endswith(".hdl")}:
+        libraries.invalidate()  # a description buffer changed
+    _OVERLAYS.clear()
+    for p, text in job.overlays:
+        set_overlay(p, text)
+    library = libraries.get(job.hwd_path)
+    from mcl.commands.check import _translator, check_file
+    from mcl.feedback.registry import analyse_program
+
+    if job.level is not None:
+        from mcl.translate.levels import require_level
+
+        require_level(library, job.level)
+    checked = check_file(Path(job.path), list(job.include), library, _translator(job.level))
+    if job.level is not None:
+        result.diagnostics += checked.diagnostics
+    if checked.errors or checked.program is None:
+        return
+    messages, _levels = analyse_program(checked.program, library, dict(job.values))
+    result.messages = [_record(m) for m in messages]
+
+
+def _record(m: Any) -> MessageRecord:
+    figures = tuple(
+        FigureRecord(name, str(v.symbolic), v.numeric, bool(getattr(v, "estimated", False)))
+        for name, v in m.values)
+    return MessageRecord(
+        severity=m.severity.value, analysis=m.analysis, code=m.code, text=m.text,
+        span=m.span, hint=m.hint, function=m.function, approximate=m.approximate,
+        figures=figures, needs=tuple(m.needs))
+
+
+# ----------------------------------------------------------------------- the server side
+
+
+class FeedbackWorker:
+    """The server's handle on the worker process. `run` blocks (call it in a thread);
+    `cancel` may be called from any thread."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()  # one job at a time
+        self._process: Any = None
+        self._conn: Connection | None = None
+        self._running = False
+        self._start()
+
+    def _start(self) -> None:
+        context = multiprocessing.get_context("spawn")  # the server has threads: no fork
+        parent, child = context.Pipe()
+        self._process = context.Process(target=_serve, args=(child,), daemon=True,
+                                        name="mcl-lsp-feedback")
+        self._process.start()
+        child.close()
+        self._conn = parent
+
+    def run(self, job: FeedbackJob) -> FeedbackResult:
+        with self._lock:
+            if self._process is None or not self._process.is_alive():
+                self._start()
+            conn = self._conn
+            assert conn is not None
+            self._running = True
+            try:
+                conn.send(job)
+                return conn.recv()
+            except (EOFError, OSError, BrokenPipeError):
+                # Replaced by `cancel`, or the worker died (out of memory...): start afresh.
+                return FeedbackResult(cancelled=True)
+            finally:
+                self._running = False
+
+    def cancel(self) -> None:
+        """Interrupt the running job, if any; its `run` returns a cancelled result."""
+        process = self._process
+        if not self._running or process is None or not process.is_alive():
+            return
+        if hasattr(signal, "SIGUSR1") and process.pid is not None:
+            try:
+                os.kill(process.pid, signal.SIGUSR1)
+            except OSError:
+                pass
+            threading.Thread(target=self._replace_if_stuck, args=(process,),
+                             daemon=True).start()
+        else:
+            self._replace(process)
+
+    def _replace_if_stuck(self, process: Any) -> None:
+        """A job stuck in C code does not see the signal: replace its process."""
+        if self._lock.acquire(timeout=CANCEL_WAIT_S):
+            self._lock.release()
+            return
+        if self._process is process:
+            self._replace(process)
+
+    def _replace(self, process: Any) -> None:
+        process.terminate()  # the blocked `run` sees EOF and returns
+        process.join(1)
+        if process.is_alive():
+            process.kill()
+
+    def close(self) -> None:
+        process, conn = self._process, self._conn
+        self._process = None
+        if conn is not None:
+            try:
+                conn.send(None)
+            except (OSError, BrokenPipeError):
+                pass
+        if process is not None:
+            process.join(2)
+            if process.is_alive():
+                process.terminate()

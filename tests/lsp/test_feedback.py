@@ -1,0 +1,102 @@
+"""Performance feedback in the editor: matmul at `mcl.level = gpu` gives the paper's three
+messages of section 5.1 (the kernel of Fig. 9) at the accesses they are about, and hover
+shows their figures."""
+
+from __future__ import annotations
+
+import pytest
+from lsprotocol import types as lsp
+from pytest_lsp import LanguageClient
+
+from .conftest import (
+    KERNELS,
+    close_document,
+    has_feedback,
+    make_client_fixture,
+    open_document,
+    position_of,
+    wait_for,
+)
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+client = make_client_fixture({"level": "gpu", "defines": {"n": 2048, "m": 2048, "p": 2048}})
+
+MATMUL = KERNELS / "matmul" / "perfect.mcpl"
+
+
+def _range_of(text: str, needle: str) -> lsp.Range:
+    start = position_of(text, needle)
+    return lsp.Range(start, lsp.Position(start.line, start.character + len(needle)))
+
+
+async def test_matmul_at_gpu_has_the_three_messages_of_the_paper(client: LanguageClient
+                                                                  ) -> None:
+    text = MATMUL.read_text()
+    uri = open_document(client, MATMUL)
+    diagnostics = await wait_for(client, uri, has_feedback)
+    feedback = [d for d in diagnostics if d.source == "mcl feedback"]
+    by_code: dict[str, list[lsp.Diagnostic]] = {}
+    for d in feedback:
+        by_code.setdefault(str(d.code), []).append(d)
+    # (1) a[i, k]: local memory can be leveraged, at the access a[i, k]
+    (local,) = by_code["memory-faster-space"]
+    assert local.message.startswith("a[i, k] loaded for nrThreadsM threads tj: local memory")
+    assert local.range == _range_of(text, "a[i, k]")
+    # (2) b[k, j] is accessed for n blocks bi, at the access b[k, j]
+    (b,) = [d for d in by_code["reuse-independent"] if "b[k, j]" in d.message]
+    assert "n (= 2,048) blocks bi" in b.message
+    assert b.range == _range_of(text, "b[k, j]")
+    # (3) more than one element of c per thread, at the store c[i, j]
+    (several,) = by_code["elements-several-per-unit"]
+    assert "more than one element of c per thread" in several.message
+    assert several.range == _range_of(text, "c[i, j]")
+    # Feedback is advice: never an error or a warning of the checker.
+    assert {d.severity for d in feedback} <= {lsp.DiagnosticSeverity.Information,
+                                              lsp.DiagnosticSeverity.Hint}
+    assert local.severity == lsp.DiagnosticSeverity.Information
+    await close_document(client, uri)
+
+
+async def test_hover_on_an_access_shows_its_reuse_figures(client: LanguageClient) -> None:
+    text = MATMUL.read_text()
+    uri = open_document(client, MATMUL)
+    await wait_for(client, uri, has_feedback)
+    hover = await client.text_document_hover_async(lsp.HoverParams(
+        lsp.TextDocumentIdentifier(uri), position_of(text, "b[k, j]")))
+    assert hover is not None
+    value = hover.contents.value  # type: ignore[union-attr]
+    assert "**b**: parameter, `float[p, m]`, memory space `main`" in value
+    assert "reuse-independent" in value
+    # the reuse of b: n, symbolic and numeric
+    assert "- reuse: `n` = 2,048" in value
+    await close_document(client, uri)
+
+
+async def test_hover_on_a_variable_shows_its_type_and_memory_space(client: LanguageClient
+                                                                    ) -> None:
+    text = MATMUL.read_text()
+    uri = open_document(client, MATMUL)
+    await wait_for(client, uri, lambda ds: True)
+    hover = await client.text_document_hover_async(lsp.HoverParams(
+        lsp.TextDocumentIdentifier(uri), position_of(text, "sum +=")))
+    assert hover is not None
+    value = hover.contents.value  # type: ignore[union-attr]
+    assert value.startswith("**sum**: variable, `float`")
+    assert "memory space" in value
+    await close_document(client, uri)
+
+
+async def test_hover_on_a_foreach_shows_its_par_group_and_unit_limits(
+        client: LanguageClient) -> None:
+    path = KERNELS / "matmul" / "gpu_v1.mcpl"
+    text = path.read_text()
+    uri = open_document(client, path)
+    await wait_for(client, uri, lambda ds: True)
+    hover = await client.text_document_hover_async(lsp.HoverParams(
+        lsp.TextDocumentIdentifier(uri), position_of(text, "threads)")))
+    assert hover is not None
+    value = hover.contents.value  # type: ignore[union-attr]
+    assert "par_group `threads`" in value
+    # gpu.hdl: threads has max_nr_units 1024 (hwdescs/gpu.hdl)
+    assert "in `gpu`: at most 1,024 units" in value
+    await close_document(client, uri)
