@@ -18,10 +18,13 @@ from lsprotocol import types as lsp
 
 from mcl.lsp import lookup
 from mcl.lsp.config import Effective
+from mcl.lsp.convert import contains
 from mcl.mcpl import ast
 
 PLACEHOLDER = 1024
+# The words of mcl.mcpl.barriers' warning: the array, and where the first access stands.
 _SHARED_ARRAY = re.compile(r"shared array '([A-Za-z_][A-Za-z0-9_]*)'")
+_FIRST_ACCESS = re.compile(r"at line (\d+), column (\d+)")
 
 
 def code_actions(uri: str, path: Path, text: str, program: Any,
@@ -43,24 +46,36 @@ def code_actions(uri: str, path: Path, text: str, program: Any,
 
 def insert_barrier(uri: str, path: Path, text: str, program: Any, d: lsp.Diagnostic
                    ) -> lsp.CodeAction | None:
-    match = _SHARED_ARRAY.search(d.message)
+    """`barrier(S);` before the statement that holds the second access, in the innermost
+    block that holds both accesses: between them in program order, or, when the first
+    stands later in a loop (the next iteration's access), at the top of the loop body."""
+    array = _SHARED_ARRAY.search(d.message)
+    first = _FIRST_ACCESS.search(d.message)
     module = lookup.module_at(program, path)
-    if match is None or module is None:
+    if array is None or first is None or module is None:
         return None
-    line = d.range.start.line
-    found = lookup.find(module, line, d.range.start.character)
-    declared = lookup.declaration_of(found, match.group(1), line, d.range.start.character)
+    line, column = d.range.start.line, d.range.start.character
+    found = lookup.find(module, line, column)
+    declared = lookup.declaration_of(found, array.group(1), line, column)
     if declared is None or not isinstance(declared.node, ast.Decl) or not declared.node.spaces:
         return None
-    spaces = declared.node.spaces
-    lines = text.split("\n")
-    if line >= len(lines):
+    space = declared.node.spaces[0]
+    other = (int(first.group(1)) - 1, int(first.group(2)) - 1)
+    target = None
+    for block, stmt in zip(found.chain, found.chain[1:], strict=False):
+        if isinstance(block, ast.Block) and contains(block.span, *other):
+            target = stmt
+    if target is None or target.span is None:
         return None
-    indent = re.match(r"\s*", lines[line]).group(0)  # type: ignore[union-attr]
-    barrier = f"{indent}barrier({spaces[0]});\n"
-    edit = lsp.TextEdit(lsp.Range(lsp.Position(line, 0), lsp.Position(line, 0)), barrier)
+    at = target.span.line - 1
+    lines = text.split("\n")
+    if at >= len(lines):
+        return None
+    indent = lines[at][: len(lines[at]) - len(lines[at].lstrip())]
+    edit = lsp.TextEdit(lsp.Range(lsp.Position(at, 0), lsp.Position(at, 0)),
+                        f"{indent}barrier({space});\n")
     return lsp.CodeAction(
-        title=f"Insert barrier({spaces[0]}) before this access",
+        title=f"Insert barrier({space}) on line {at + 1}",
         kind=lsp.CodeActionKind.QuickFix,
         diagnostics=[d],
         is_preferred=True,

@@ -18,10 +18,6 @@ from mcl.mcpl.parse import KEYWORDS
 def kernel_completions(program: Any, library: Any, level: str | None, path: Path,
                        line: int, character: int) -> list[lsp.CompletionItem]:
     items = [lsp.CompletionItem(k, kind=lsp.CompletionItemKind.Keyword) for k in sorted(KEYWORDS)]
-    items.append(lsp.CompletionItem("barrier", kind=lsp.CompletionItemKind.Snippet,
-                                    insert_text="barrier(${1:local});",
-                                    insert_text_format=lsp.InsertTextFormat.Snippet,
-                                    detail="synchronise the units of the enclosing foreach"))
     if library is None:
         return items
     module = lookup.module_at(program, path)

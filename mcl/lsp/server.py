@@ -95,7 +95,8 @@ class MclLanguageServer(LanguageServer):
             state.task.cancel()
         if state.feedback_running:
             self.worker.cancel()
-            log.info("feedback cancelled: %s changed", uri)
+            self.window_log_message(lsp.LogMessageParams(
+                lsp.MessageType.Log, f"mcl: feedback cancelled, {uri} changed"))
         state.task = asyncio.ensure_future(self._analyse(uri, delay))
 
     def reanalyse_all(self) -> None:

@@ -1,0 +1,138 @@
+"""Go to definition, document symbols, completion and code actions of `mcl lsp`."""
+
+from __future__ import annotations
+
+import pytest
+from lsprotocol import types as lsp
+from pytest_lsp import LanguageClient
+
+from .conftest import (
+    KERNELS,
+    ROOT,
+    close_document,
+    make_client_fixture,
+    open_document,
+    position_of,
+    wait_for,
+)
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+client = make_client_fixture({"feedback": False})
+
+GPU_V1 = KERNELS / "matmul" / "gpu_v1.mcpl"
+BLACKSCHOLES = KERNELS / "blackscholes" / "perfect.mcpl"
+GPU_HDL = ROOT / "hwdescs" / "gpu.hdl"
+
+
+async def _definition(client: LanguageClient, uri: str, position: lsp.Position
+                      ) -> lsp.Location:
+    answer = await client.text_document_definition_async(lsp.DefinitionParams(
+        lsp.TextDocumentIdentifier(uri), position))
+    assert isinstance(answer, lsp.Location), answer
+    return answer
+
+
+async def test_definitions_of_a_description_and_its_par_group(client: LanguageClient
+                                                             ) -> None:
+    text = GPU_V1.read_text()
+    uri = open_document(client, GPU_V1)
+    await wait_for(client, uri, lambda ds: True)
+    hdl = GPU_HDL.read_text()
+    # the level of the function: the header of gpu.hdl
+    level = await _definition(client, uri, position_of(text, "gpu void"))
+    assert level.uri == GPU_HDL.as_uri()
+    assert level.range.start.line == position_of(hdl, "hardware_description gpu;").line
+    # the par_group of a foreach: its block in gpu.hdl
+    group = await _definition(client, uri, position_of(text, "threads)"))
+    assert group.uri == GPU_HDL.as_uri()
+    assert group.range.start.line == position_of(hdl, "par_group threads").line
+    await close_document(client, uri)
+
+
+async def test_definitions_of_a_variable_a_function_and_a_constant(client: LanguageClient
+                                                                   ) -> None:
+    text = BLACKSCHOLES.read_text()
+    uri = open_document(client, BLACKSCHOLES)
+    await wait_for(client, uri, lambda ds: True)
+    call = await _definition(client, uri, position_of(text, "cnd(d1)"))
+    assert call.uri == BLACKSCHOLES.as_uri()
+    assert call.range.start == position_of(text, "cnd(float")
+    constant = await _definition(client, uri, position_of(text, "A1 +"))
+    assert constant.range.start == position_of(text, "A1 =")
+    variable = await _definition(client, uri, position_of(text, "sqrtT)"))
+    assert variable.range.start == position_of(text, "sqrtT =")
+    await close_document(client, uri)
+
+
+async def test_document_symbols_are_functions_and_their_foreach_nests(
+        client: LanguageClient) -> None:
+    uri = open_document(client, GPU_V1)
+    await wait_for(client, uri, lambda ds: True)
+    symbols = await client.text_document_document_symbol_async(lsp.DocumentSymbolParams(
+        lsp.TextDocumentIdentifier(uri)))
+    assert symbols is not None
+    (matmul,) = [s for s in symbols if isinstance(s, lsp.DocumentSymbol) and s.name == "matmul"]
+    assert matmul.kind == lsp.SymbolKind.Function
+    names = []
+    node = matmul
+    while node.children:
+        (node,) = node.children
+        names.append(node.name)
+    assert names[:2] == ["foreach bi in n blocks", "foreach bj in nrBlocksM blocks"]
+    assert names[-1].startswith("foreach tj in") and names[-1].endswith("threads")
+    await close_document(client, uri)
+
+
+async def test_completion_offers_the_par_groups_below_the_enclosing_foreach(
+        client: LanguageClient) -> None:
+    text = GPU_V1.read_text()
+    uri = open_document(client, GPU_V1)
+    await wait_for(client, uri, lambda ds: True)
+
+    async def labels(position: lsp.Position) -> dict[str, lsp.CompletionItem]:
+        answer = await client.text_document_completion_async(lsp.CompletionParams(
+            lsp.TextDocumentIdentifier(uri), position))
+        items = answer.items if isinstance(answer, lsp.CompletionList) else answer or []
+        return {item.label: item for item in items}
+
+    inside_blocks = await labels(position_of(text, "foreach (int tj", offset=-1))
+    assert "foreach" in inside_blocks and "barrier" in inside_blocks
+    assert inside_blocks["threads"].kind == lsp.CompletionItemKind.Class
+    assert "blocks" not in inside_blocks  # a blocks foreach cannot nest in blocks
+    at_top = await labels(position_of(text, "foreach (int bi", offset=-1))
+    assert {"blocks", "threads"} <= set(at_top)
+    assert inside_blocks["local"].kind == lsp.CompletionItemKind.Variable
+    await close_document(client, uri)
+
+
+async def test_a_missing_barrier_gets_a_code_action_that_inserts_it(
+        client: LanguageClient) -> None:
+    path = KERNELS / "matmul" / "fermi_v1.mcpl"
+    good = path.read_text()
+    last = good.rindex("barrier(shared);")
+    broken = good[:last] + good[last + len("barrier(shared);"):]
+    uri = open_document(client, path, broken)
+    diagnostics = await wait_for(client, uri, lambda ds: any(
+        d.code == "mcpl-missing-barrier" for d in ds))
+    warning = next(d for d in diagnostics if d.code == "mcpl-missing-barrier")
+    actions = await client.text_document_code_action_async(lsp.CodeActionParams(
+        lsp.TextDocumentIdentifier(uri), warning.range,
+        lsp.CodeActionContext(diagnostics=[warning])))
+    assert actions
+    (action,) = [a for a in actions if isinstance(a, lsp.CodeAction)]
+    assert action.edit is not None and action.edit.changes is not None
+    (edit,) = action.edit.changes[uri]
+    assert edit.new_text.strip() == "barrier(shared);"
+    # at the top of the phase loop, before its store loop: where the second one was not
+    assert edit.range.start == position_of(broken, "for (int ei = 0; ei < ELEMS_I; ei++) {\n"
+                                           "              int i", offset=-12)
+    # Applied, the kernel checks clean again.
+    lines = broken.split("\n")
+    lines.insert(edit.range.start.line, edit.new_text.rstrip("\n"))
+    fixed = "\n".join(lines)
+    from .conftest import replace_text
+
+    replace_text(client, uri, fixed)
+    await wait_for(client, uri, lambda ds: not any(
+        d.code == "mcpl-missing-barrier" for d in ds))
+    await close_document(client, uri)
