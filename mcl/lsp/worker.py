@@ -156,19 +156,20 @@ def _run(job: FeedbackJob, libraries: Libraries, result: FeedbackResult) -> None
         set_overlay(p, text)
     library = libraries.get(job.hwd_path)
     from mcl.commands.check import _translator, check_file
-    from mcl.feedback.registry import analyse_program
+    from mcl.feedback.stage import FeedbackOptions
 
     if job.level is not None:
         from mcl.translate.levels import require_level
 
         require_level(library, job.level)
-    checked = check_file(Path(job.path), list(job.include), library, _translator(job.level))
+    # What `mcl check FILE --level L -D name=value` does, step for step.
+    options = FeedbackOptions(defines=tuple(f"{name}={value}" for name, value in job.values))
+    checked = check_file(Path(job.path), list(job.include), library, _translator(job.level),
+                         options)
     if job.level is not None:
         result.diagnostics += checked.diagnostics
-    if checked.errors or checked.program is None:
-        return
-    messages, _levels = analyse_program(checked.program, library, dict(job.values))
-    result.messages = [_record(m) for m in messages]
+    if checked.feedback is not None:
+        result.messages = [_record(m) for m in checked.feedback.messages]
 
 
 def _record(m: Any) -> MessageRecord:
