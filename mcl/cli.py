@@ -56,7 +56,8 @@ def main(argv: list[str] | None = None) -> int:
         print("mcl: error: a command is required (see `mcl --help`)", file=sys.stderr)
         return 2
     try:
-        from mcl.settings import apply_settings, find_settings
+        from mcl.commands.options import apply_settings
+        from mcl.settings import find_settings
 
         apply_settings(args, find_settings())
         return int(run_with_deep_stack(lambda: args.func(args)) or 0)

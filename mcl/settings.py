@@ -11,21 +11,18 @@ wins) supplies defaults for every command:
 
 Paths are relative to the file's folder. The command line wins: its `--hwd-path` folders
 come later (so they win on name clashes), its `-I` folders are searched first, `--level`
-replaces `level`, and `-D` replaces a value of the same name.
+replaces `level`, and `-D` replaces a value of the same name (the merge into a command's
+options is `mcl.commands.options.apply_settings`).
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from mcl.diagnostics import MclError, Span, error
-
-# Commands whose -D values are feedback values (a run's -D are sizes the kernel must have).
-_VALUES_COMMANDS = ("check", "report")
 
 
 @dataclass
@@ -51,18 +48,6 @@ def find_settings(start: Path | None = None) -> Settings:
             if isinstance(table, dict):
                 return _settings(project, table)
     return Settings()
-
-
-def apply_settings(args: argparse.Namespace, settings: Settings) -> None:
-    """Merge `settings` into parsed arguments; what the command line says wins."""
-    if hasattr(args, "hwd_path"):
-        args.hwd_path = [*settings.hwd_path, *args.hwd_path]
-    if hasattr(args, "include_dirs"):
-        args.include_dirs = [*args.include_dirs, *settings.include]
-    if getattr(args, "command", None) == "check" and getattr(args, "level", None) is None:
-        args.level = settings.level
-    if getattr(args, "command", None) in _VALUES_COMMANDS and hasattr(args, "defines"):
-        args.defines = [f"{k}={v}" for k, v in settings.values.items()] + list(args.defines)
 
 
 def _toml(path: Path) -> dict[str, Any]:

@@ -8,6 +8,7 @@ import argparse
 from typing import Any
 
 from mcl.hdl.library import ENV_VAR, HwdLibrary, library_with
+from mcl.settings import Settings
 
 # A parser or an argument group of one.
 Parser = Any
@@ -69,3 +70,19 @@ def add_repeat_argument(parser: Parser, default: int, when: str = "") -> None:
         "--repeat", type=int, default=default, metavar="N",
         help=f"{when}run N times and report the median kernel time (default {default})",
     )
+
+
+# Commands whose -D values are feedback values (a run's -D are sizes the kernel must have).
+_VALUES_COMMANDS = ("check", "report")
+
+
+def apply_settings(args: argparse.Namespace, settings: Settings) -> None:
+    """Merge `settings` into parsed arguments; what the command line says wins."""
+    if hasattr(args, "hwd_path"):
+        args.hwd_path = [*settings.hwd_path, *args.hwd_path]
+    if hasattr(args, "include_dirs"):
+        args.include_dirs = [*args.include_dirs, *settings.include]
+    if getattr(args, "command", None) == "check" and getattr(args, "level", None) is None:
+        args.level = settings.level
+    if getattr(args, "command", None) in _VALUES_COMMANDS and hasattr(args, "defines"):
+        args.defines = [f"{k}={v}" for k, v in settings.values.items()] + list(args.defines)

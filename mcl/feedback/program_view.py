@@ -13,6 +13,7 @@ from typing import Any
 from mcl.mcpl import ast
 from mcl.mcpl.access import AccessTable
 from mcl.mcpl.builtins import BUILTINS
+from mcl.mcpl.check import infer_access
 
 
 class ProgramView:
@@ -102,24 +103,15 @@ class ProgramView:
         """Mode ("r", "w", "rw" or "") of each parameter of `function`."""
         function = function or self.function
         table = self._checker_table()
-        if table is not None:
-            for key in (function, function.name):
-                try:
-                    if key in table:
-                        return dict(table[key])
-                except TypeError:  # unhashable key type in a foreign table
-                    continue
+        if table is not None and function.name in table:
+            return dict(table[function.name])
         return self._table().params(function)
 
-    def _checker_table(self) -> Any:
+    def _checker_table(self) -> dict[str, dict[str, str]] | None:
+        """The checker's inference over a whole loaded program (None for a lone module)."""
         if self._inferred is _UNSET:
-            self._inferred = None
-            infer = _checker_inference()
-            if infer is not None and not isinstance(self.program, ast.Module):
-                try:
-                    self._inferred = infer(self.program)
-                except Exception:  # noqa: BLE001 - the shared table below answers as well
-                    self._inferred = None
+            self._inferred = (None if isinstance(self.program, ast.Module)
+                              else infer_access(self.program))
         return self._inferred
 
     def callee_modes(self, name: str) -> tuple[str, ...] | None:
@@ -134,11 +126,3 @@ class ProgramView:
 
 _UNSET = object()
 
-
-def _checker_inference() -> Any:
-    """`mcl.mcpl.check.infer_access` (docs/internals.md) when the checker provides it."""
-    try:
-        from mcl.mcpl.check import infer_access
-    except ImportError:
-        return None
-    return infer_access
