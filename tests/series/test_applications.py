@@ -97,3 +97,18 @@ def test_a_peer_with_a_wrong_answer_or_a_failure_is_reported() -> None:
     assert rows["zeros"].verified is False and rows["right"].verified is True
     assert rows["broken"].problem == "RuntimeError: no such library"
     assert case.measured("peer") == [rows["right"]]
+
+
+@pytest.mark.parametrize("sizes", [{"h": 17, "w": 21, "fh": 3, "fw": 5},
+                                   {"h": 20, "w": 13, "fh": 4, "fw": 6}])
+def test_convolution_cpu_peers_compute_the_reference(sizes: dict[str, int]) -> None:
+    """scipy's correlate centres the filter at fh // 2, fw // 2 (odd and even sizes)."""
+    (module,) = _script().app_modules(["convolution"])
+    reference = load_reference(REPO / "kernels" / "convolution" / "reference.py")
+    args = reference.module.inputs(sizes, np.random.default_rng(2))
+    want = reference.module.reference(dict(args))["b"]
+    peers = module.peers("cpu")
+    assert len(peers) == 2
+    for peer in peers:
+        got = peer.prepare(dict(args))()
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=peer.name)
