@@ -268,11 +268,13 @@ def shutdown(ls: MclLanguageServer, params: Any) -> None:
 # logged and answered with "nothing here", never with a dead server.
 
 
-def _answer(what: str, work: Any) -> Any:
+def _answer(ls: MclLanguageServer, what: str, work: Any) -> Any:
     try:
         return work()
-    except Exception:  # noqa: BLE001 - see above
+    except Exception as exc:  # noqa: BLE001 - see above
         log.exception("%s failed", what)
+        ls.window_log_message(lsp.LogMessageParams(
+            lsp.MessageType.Error, f"mcl: internal error in {what}: {type(exc).__name__}: {exc}"))
         return None
 
 
@@ -303,7 +305,7 @@ def on_hover(ls: MclLanguageServer, params: lsp.HoverParams) -> lsp.Hover | None
             return None
         return lsp.Hover(lsp.MarkupContent(lsp.MarkupKind.Markdown, text))
 
-    return _answer("hover", work)
+    return _answer(ls, "hover", work)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
@@ -323,7 +325,7 @@ def on_definition(ls: MclLanguageServer, params: lsp.DefinitionParams
         return navigation.kernel_definition(good.program, good.library, path, text,
                                             pos.line, pos.character)
 
-    return _answer("definition", work)
+    return _answer(ls, "definition", work)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
@@ -343,7 +345,7 @@ def on_symbols(ls: MclLanguageServer, params: lsp.DocumentSymbolParams
         module = module_at(good.program, path)
         return navigation.kernel_symbols(module) if module is not None else None
 
-    return _answer("documentSymbol", work)
+    return _answer(ls, "documentSymbol", work)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_COMPLETION,
@@ -364,7 +366,7 @@ def on_completion(ls: MclLanguageServer, params: lsp.CompletionParams
                                              effective(ls.settings, path).level, path,
                                              pos.line, pos.character)
 
-    return _answer("completion", work)
+    return _answer(ls, "completion", work)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION)
@@ -381,7 +383,7 @@ def on_code_action(ls: MclLanguageServer, params: lsp.CodeActionParams
         return actions.code_actions(uri, path, text, program, params.context.diagnostics,
                                     effective(ls.settings, path)) or None
 
-    return _answer("codeAction", work)
+    return _answer(ls, "codeAction", work)
 
 
 def start(tcp: int | None = None, host: str = "127.0.0.1") -> None:

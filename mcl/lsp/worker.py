@@ -19,12 +19,12 @@ import os
 import signal
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from mcl.diagnostics import Diagnostic, MclError, Span
+from mcl.diagnostics import Diagnostic, MclError, Severity, Span
 from mcl.lsp.analysis import Libraries
 
 # Tests only: seconds every analysis sleeps first, to stand for a slow one
@@ -166,6 +166,15 @@ def _run(job: FeedbackJob, libraries: Libraries, result: FeedbackResult) -> None
     options = FeedbackOptions(defines=tuple(f"{name}={value}" for name, value in job.values))
     checked = check_file(Path(job.path), list(job.include), library, _translator(job.level),
                          options)
+    upward = [d for d in checked.diagnostics if d.code == "translate-upward"]
+    if upward:
+        # `mcl.level` applies to every file; one already at or below it is analysed at
+        # its own level, with a note instead of the command line's error.
+        checked = check_file(Path(job.path), list(job.include), library, None, options)
+        result.diagnostics += [replace(
+            d, severity=Severity.NOTE,
+            message=f"{d.message}; mcl.level is {job.level}, so the feedback is at the "
+            "kernel's own level") for d in upward]
     if job.level is not None:
         result.diagnostics += checked.diagnostics
     if checked.feedback is not None:

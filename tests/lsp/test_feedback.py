@@ -100,3 +100,20 @@ async def test_hover_on_a_foreach_shows_its_par_group_and_unit_limits(
     # gpu.hdl: threads has max_nr_units 1024 (hwdescs/gpu.hdl)
     assert "in `gpu`: at most 1,024 units" in value
     await close_document(client, uri)
+
+
+async def test_a_kernel_below_mcl_level_gets_feedback_at_its_own_level(
+        client: LanguageClient) -> None:
+    """`mcl.level = gpu` applies to every file; fermi_v1 is already at fermi, below gpu:
+    the command line's error (translate-upward) becomes a note, and the feedback is that
+    of fermi (the cache analysis runs only on descriptions with caches, gpu has none)."""
+    path = KERNELS / "matmul" / "fermi_v1.mcpl"
+    uri = open_document(client, path)
+    diagnostics = await wait_for(client, uri, has_feedback)
+    (note,) = [d for d in diagnostics if d.code == "translate-upward"]
+    assert note.severity == lsp.DiagnosticSeverity.Information
+    assert "feedback is at the kernel's own level" in note.message
+    assert not [d for d in diagnostics if d.severity == lsp.DiagnosticSeverity.Error]
+    codes = {str(d.code) for d in diagnostics if d.source == "mcl feedback"}
+    assert "memory-access-optimal" in codes and "cache-no-benefit" in codes, codes
+    await close_document(client, uri)
