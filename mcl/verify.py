@@ -24,7 +24,14 @@ from mcl.defines import Number
 from mcl.defines import parse_defines as parse_values
 from mcl.diagnostics import MclError, Span, did_you_mean, error
 
-REQUIRED = ("FUNCTION", "SIZES", "inputs", "reference", "OUTPUTS", "TOLERANCE")
+REQUIRED = ("FUNCTION", "SIZES", "inputs", "reference", "OUTPUTS")
+# One of these says how far a correct float32 output may lie from the reference.
+TOLERANCE_RULES = ("error_bound", "error_terms", "TOLERANCE")
+
+U32 = 2.0**-24  # unit roundoff of float32 (round to nearest)
+# λ of the probabilistic bound (Higham & Mary 2019): it fails to hold with probability at
+# most 2k·exp(-λ²/2) per element (< 1e-15 for k up to 10⁶ terms at λ = 10).
+LAMBDA = 10.0
 
 
 @dataclass(frozen=True)
@@ -48,7 +55,8 @@ class Reference:
 
     @property
     def tolerance(self) -> dict[str, float]:
-        return {"rtol": 0.0, "atol": 0.0, **self.module.TOLERANCE}
+        """The fixed TOLERANCE (rtol, atol) of a reference that declares one; zero else."""
+        return {"rtol": 0.0, "atol": 0.0, **getattr(self.module, "TOLERANCE", {})}
 
     def tolerance_for(self, sizes: Mapping[str, int]) -> dict[str, float]:
         """The tolerance at these sizes: TOLERANCE, refined by the reference's optional
@@ -109,6 +117,8 @@ def load_reference(path: str | Path) -> Reference:
             error("verify-reference-error", f"{path.name} failed to load: {exc!r}", where)
         ) from None
     missing = [name for name in REQUIRED if not hasattr(module, name)]
+    if not any(hasattr(module, name) for name in TOLERANCE_RULES):
+        missing.append(" or ".join(TOLERANCE_RULES))
     if missing:
         raise MclError(
             error(
@@ -154,14 +164,28 @@ def sizes_from(values: Mapping[str, Number], known: Mapping[str, int], *, strict
     return sizes
 
 
+def input_kinds(ref: Reference) -> list[str]:
+    """The names of a reference's input generators: `default` (`inputs`) and the keys of
+    its optional `INPUTS` dict (alternative generators, e.g. spmv's `powerlaw`)."""
+    return ["default", *getattr(ref.module, "INPUTS", {})]
+
+
 def make_inputs(
-    ref: Reference, overrides: Mapping[str, int], seed: int
+    ref: Reference, overrides: Mapping[str, int], seed: int, kind: str | None = None
 ) -> tuple[dict[str, int], dict[str, Any]]:
     """Sizes (the reference's defaults updated by `overrides`) and the arguments built by
-    the reference's `inputs(sizes, rng)`."""
+    the reference's `inputs(sizes, rng)`, or by its generator `INPUTS[kind]`."""
     sizes = {**ref.sizes, **overrides}
+    generator = ref.module.inputs
+    if kind not in (None, "default"):
+        kinds = input_kinds(ref)
+        if kind not in kinds:
+            raise MclError(error(
+                "verify-inputs", f"{ref.path.name} has no input generator '{kind}'", None,
+                hint=did_you_mean(str(kind), kinds) or f"generators: {', '.join(kinds)}"))
+        generator = ref.module.INPUTS[kind]
     try:
-        args = ref.module.inputs(dict(sizes), np.random.default_rng(seed))
+        args = generator(dict(sizes), np.random.default_rng(seed))
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - user code: report, never a traceback
         raise MclError(
             error(
@@ -173,21 +197,121 @@ def make_inputs(
     return sizes, dict(args)
 
 
-def expected_outputs(ref: Reference, args: Mapping[str, Any]) -> dict[str, np.ndarray]:
-    """The reference's expected outputs, computed on copies so outputs stay untouched."""
-    copies = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in args.items()}
+class Expected(dict):
+    """The reference's expected outputs (name -> array), with the absolute error bound of
+    each element (`bounds`, same shapes) and a short text of the rule that gave it
+    (`rules`), as `verify` compares and the table shows them."""
+
+    def __init__(self, values: Mapping[str, np.ndarray],
+                 bounds: Mapping[str, np.ndarray] | None = None,
+                 rules: Mapping[str, str] | None = None):
+        super().__init__(values)
+        self.bounds: dict[str, np.ndarray] = dict(bounds or {})
+        self.rules: dict[str, str] = dict(rules or {})
+
+
+def _call_reference(ref: Reference, what: str, *args: Any) -> Any:
     try:
-        expected = ref.module.reference(copies)
+        return getattr(ref.module, what)(*args)
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - user code: report, never a traceback
         raise MclError(
-            error("verify-reference-error", f"{ref.path.name}: reference() failed: {exc!r}", None)
+            error("verify-reference-error", f"{ref.path.name}: {what}() failed: {exc!r}", None)
         ) from None
-    return {k: np.asarray(v) for k, v in expected.items()}
+
+
+def _copies(args: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in args.items()}
+
+
+def expected_outputs(ref: Reference, args: Mapping[str, Any]) -> Expected:
+    """The reference's expected outputs and their error bounds (`error_bounds`), computed
+    on copies so the arguments stay untouched. Call it BEFORE the run: a faulty kernel may
+    overwrite its inputs."""
+    values = {k: np.asarray(v) for k, v in _call_reference(ref, "reference", _copies(args)).items()}
+    bounds, rules = error_bounds(ref, args, values)
+    return Expected(values, bounds, rules)
+
+
+def gamma(k: np.ndarray | int, model: str = "probabilistic") -> np.ndarray:
+    """The relative forward error bound of a float32 sum or dot product with k terms
+    (Higham, Accuracy and Stability of Numerical Algorithms, §3.1 and §4.2):
+    |computed - exact| <= gamma(k) * sum |terms| for ANY order of the operations (FMA
+    included). Worst case: γ_k = ku/(1 - ku), which grows linearly with k and at k ≈ 4096
+    already exceeds the effect of dropping a whole term. `probabilistic` (the default)
+    takes the smaller of γ_k and Higham & Mary's γ̃_k(λ) = exp(λ√k·u + ku²/(1-u)) - 1,
+    which holds unless the rounding errors conspire (probability < 2k·exp(-λ²/2), for
+    independent rounding errors — true of the random inputs of the references)."""
+    k = np.asarray(k, dtype=np.float64)
+    worst = np.where(k * U32 < 1, k * U32 / np.maximum(1 - k * U32, 1e-300), np.inf)
+    if model == "worst-case":
+        return worst
+    likely = np.expm1(LAMBDA * np.sqrt(k) * U32 + k * U32 * U32 / (1 - U32))
+    return np.minimum(worst, likely)
+
+
+def _float_magnitudes(args: Mapping[str, Any]) -> dict[str, Any]:
+    """The arguments with every float replaced by its absolute value (integers, which
+    index, are kept): the reference run on them gives Σ|terms| per output element."""
+    out: dict[str, Any] = {}
+    for k, v in args.items():
+        if isinstance(v, np.ndarray) and v.dtype.kind == "f":
+            out[k] = np.abs(v)
+        elif isinstance(v, (float, np.floating)):
+            out[k] = type(v)(abs(v))
+        else:
+            out[k] = v.copy() if isinstance(v, np.ndarray) else v
+    return out
+
+
+def error_bounds(ref: Reference, args: Mapping[str, Any], expected: Mapping[str, np.ndarray]
+                 ) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """Per output, the absolute bound on |got - expected| of every element and its rule.
+
+    In order of precedence, the reference's own `error_bound(args, outputs)`; else
+    `error_terms(args)` = k, the number of terms each output element sums (an int, an
+    array broadcast against the output, or a dict by output name; 0 for exact results):
+    bound = gamma(k + 1) · Σ|terms|, with Σ|terms| the reference run once more on the
+    absolute values of the float inputs (k + 1: the expected value itself is rounded to
+    float32 once); else the fixed TOLERANCE, atol + rtol·|expected| (numpy's allclose)."""
+    module = ref.module
+    if hasattr(module, "error_bound"):
+        given = _call_reference(ref, "error_bound", _copies(args), dict(expected))
+        return ({n: np.broadcast_to(np.asarray(given[n], dtype=np.float64), expected[n].shape)
+                 for n in expected if n in given}, {n: "error_bound()" for n in expected})
+    if hasattr(module, "error_terms"):
+        terms = _call_reference(ref, "error_terms", _copies(args))
+        per_output = terms if isinstance(terms, Mapping) else {n: terms for n in expected}
+        model = str(getattr(module, "ERROR_MODEL", "probabilistic"))
+        magnitudes: dict[str, np.ndarray] | None = None
+        bounds, rules = {}, {}
+        for name, e in expected.items():
+            k = np.asarray(per_output.get(name, 0))
+            if not k.any():  # exact results: integer counts, pure data movement
+                bounds[name], rules[name] = np.zeros(e.shape), "exact"
+                continue
+            if magnitudes is None:
+                magnitudes = {n: np.asarray(v, dtype=np.float64) for n, v in _call_reference(
+                    ref, "reference", _float_magnitudes(args)).items()}
+            # Σ|terms| came back rounded to float32: 2u more covers that rounding.
+            bounds[name] = gamma(k + 1, model) * magnitudes[name] * (1 + 2 * U32)
+            kmax = int(k.max())
+            rules[name] = f"γ({kmax + 1})·Σ|terms|" + (" worst case" if model == "worst-case"
+                                                        else "")
+        return bounds, rules
+    tol = ref.tolerance_for(_sizes_of(ref, args))
+    return ({n: tol["atol"] + tol["rtol"] * np.abs(e.astype(np.float64))
+             for n, e in expected.items()},
+            {n: f"atol {tol['atol']:.3g} + rtol {tol['rtol']:.3g}·|e|" for n in expected})
+
+
+def _sizes_of(ref: Reference, values: Mapping[str, Any]) -> dict[str, int]:
+    return {k: int(values[k]) for k in ref.sizes if k in values}
 
 
 @dataclass(frozen=True)
 class OutputCheck:
-    """The comparison of one output array with its expected value."""
+    """The comparison of one output array with its expected value: error and bound per
+    element; `ratio` is the worst |error| / bound (an element passes when it is <= 1)."""
 
     name: str
     shape: tuple[int, ...]
@@ -196,13 +320,24 @@ class OutputCheck:
     mismatches: int
     ok: bool
     note: str = ""
+    bound: float = 0.0  # the largest bound of an element
+    ratio: float = 0.0  # worst |error| / bound over the elements
+    rule: str = ""  # how the bound was found
 
 
 def compare_output(
     name: str, got: Any, expected: np.ndarray, rtol: float, atol: float
 ) -> OutputCheck:
-    """numpy's allclose rule per element: |got - expected| <= atol + rtol * |expected|.
-    NaN never matches (uninitialised memory is NaN in the interpreter)."""
+    """numpy's allclose rule per element: |got - expected| <= atol + rtol * |expected|."""
+    bound = atol + rtol * np.abs(np.asarray(expected, dtype=np.float64))
+    return compare_bounded(name, got, expected, bound, f"atol {atol:.3g} + rtol {rtol:.3g}·|e|")
+
+
+def compare_bounded(
+    name: str, got: Any, expected: np.ndarray, bound: np.ndarray, rule: str = ""
+) -> OutputCheck:
+    """|got - expected| <= bound per element. NaN never matches (uninitialised memory is
+    NaN in the interpreter)."""
     got_arr = np.asarray(got)
     if got_arr.shape != expected.shape:
         return OutputCheck(
@@ -213,21 +348,29 @@ def compare_output(
             expected.size,
             False,
             f"shape {got_arr.shape}, expected {expected.shape}",
+            ratio=np.inf,
+            rule=rule,
         )
     g = got_arr.astype(np.float64)
     e = expected.astype(np.float64)
+    bound = np.broadcast_to(np.asarray(bound, dtype=np.float64), e.shape)
     diff = np.abs(g - e)
-    bad = ~(diff <= atol + rtol * np.abs(e))  # NaN compares False, so it counts as bad
+    bad = ~(diff <= bound)  # NaN compares False, so it counts as bad
     with np.errstate(divide="ignore", invalid="ignore"):
         rel = np.where(e != 0, diff / np.abs(e), np.where(diff == 0, 0.0, np.inf))
-    max_abs = float(np.max(diff, initial=0.0)) if not np.isnan(diff).any() else float("nan")
-    max_rel = float(np.max(rel, initial=0.0)) if not np.isnan(rel).any() else float("nan")
+        ratios = np.where(bound > 0, diff / bound, np.where(diff == 0, 0.0, np.inf))
+    has_nan = bool(np.isnan(diff).any())
+    max_abs = float(np.max(diff, initial=0.0)) if not has_nan else float("nan")
+    max_rel = float(np.max(rel, initial=0.0)) if not has_nan else float("nan")
+    ratio = float(np.max(ratios, initial=0.0)) if not has_nan else float("nan")
     mismatches = int(np.count_nonzero(bad))
     note = ""
     if mismatches:
         first = tuple(int(i) for i in np.argwhere(bad)[0])
-        note = f"first at {list(first)}: got {g[first]:.7g}, expected {e[first]:.7g}"
-    return OutputCheck(name, tuple(e.shape), max_abs, max_rel, mismatches, mismatches == 0, note)
+        note = (f"first at {list(first)}: got {g[first]:.7g}, expected {e[first]:.7g}, "
+                f"bound {bound[first]:.3g}")
+    return OutputCheck(name, tuple(e.shape), max_abs, max_rel, mismatches, mismatches == 0,
+                       note, float(np.max(bound, initial=0.0)), ratio, rule)
 
 
 def verify(
@@ -237,10 +380,13 @@ def verify(
     sizes: Mapping[str, Any],
 ) -> list[OutputCheck]:
     """Compare every output of the reference. `expected` comes from `expected_outputs`,
-    computed BEFORE the run (a faulty kernel may overwrite its inputs); `results` maps
-    parameter names to their values after the run; `sizes` are the sizes of the run (the
-    run's arguments do: their size entries are used), for tolerances that grow with a size."""
-    tol = ref.tolerance_for({k: int(sizes[k]) for k in ref.sizes if k in sizes})
+    computed BEFORE the run (a faulty kernel may overwrite its inputs) and carrying the
+    error bounds; `results` maps parameter names to their values after the run; `sizes`
+    are the sizes of the run (the run's arguments do), for a reference's fixed TOLERANCE
+    when `expected` is a plain dict without bounds."""
+    bounds = getattr(expected, "bounds", {})
+    rules = getattr(expected, "rules", {})
+    tol = ref.tolerance_for(_sizes_of(ref, sizes))
     checks = []
     for name in ref.outputs:
         if name not in expected:
@@ -257,10 +403,16 @@ def verify(
                     expected[name].size,
                     False,
                     "the run produced no such output",
+                    ratio=np.inf,
                 )
             )
             continue
-        checks.append(compare_output(name, results[name], expected[name], tol["rtol"], tol["atol"]))
+        if name in bounds:
+            checks.append(compare_bounded(name, results[name], expected[name], bounds[name],
+                                          rules.get(name, "")))
+        else:
+            checks.append(compare_output(name, results[name], expected[name], tol["rtol"],
+                                         tol["atol"]))
     return checks
 
 
@@ -278,6 +430,8 @@ def report_table(checks: list[OutputCheck], title: str | None = None) -> Table:
     table.add_column("shape")
     table.add_column("max abs error", justify="right")
     table.add_column("max rel error", justify="right")
+    table.add_column("bound (largest)", justify="right")
+    table.add_column("worst error/bound", justify="right")
     table.add_column("mismatches", justify="right")
     table.add_column("result")
     for c in checks:
@@ -289,6 +443,8 @@ def report_table(checks: list[OutputCheck], title: str | None = None) -> Table:
             "×".join(map(str, c.shape)) or "scalar",
             _format_error(c.max_abs),
             _format_error(c.max_rel),
+            f"{_format_error(c.bound)} [dim]{c.rule}[/]" if c.rule else _format_error(c.bound),
+            _format_error(c.ratio),
             str(c.mismatches),
             status,
         )

@@ -9,8 +9,6 @@ import numpy as np
 FUNCTION = "reduction"
 SIZES = {"n": 1000, "chunk": 37}
 OUTPUTS = ("partial",)
-# float32 sums of `chunk` values in [-1, 1] (in the gpu version, summed as a tree).
-TOLERANCE = {"rtol": 1e-4, "atol": 1e-5}
 
 
 def nr_chunks(sizes: dict[str, int]) -> int:
@@ -35,6 +33,12 @@ def reference(args: dict[str, object]) -> dict[str, np.ndarray]:
     padded = np.zeros(nr_chunks({"n": n, "chunk": chunk}) * chunk)
     padded[:n] = x
     return {"partial": padded.reshape(-1, chunk).sum(axis=1).astype(np.float32)}
+
+
+def error_terms(args: dict[str, object]) -> int:
+    """partial[c] is a float32 sum of `chunk` values, in any order (a loop in perfect, a
+    tree in gpu_v1): |error| <= gamma_(chunk-1) * sum |x| (Higham §4.2)."""
+    return max(int(args["chunk"]) - 1, 1)  # type: ignore[call-overload]
 
 
 def bytes_moved(sizes: dict[str, int]) -> int:

@@ -169,16 +169,25 @@ class Session:
     """A built program on one device; run any of the module's functions on it."""
 
     def __init__(
-        self, generated: GeneratedModule, device: Any = None, options: tuple[str, ...] = ()
+        self,
+        generated: GeneratedModule,
+        device: Any = None,
+        options: tuple[str, ...] = (),
+        queue: Any = None,
     ):
+        """`queue`, when given, is a profiling-enabled command queue to run on (its device
+        and context are used): benchmarks share one queue between many sessions."""
         cl = _cl()
         self.generated = generated
         self.options = tuple(options)  # extra build options, e.g. ("-DTILE=64",)
-        self.device = device if device is not None else select_device()
-        self.context = cl.Context([self.device])
-        self.queue = cl.CommandQueue(
-            self.context, properties=cl.command_queue_properties.PROFILING_ENABLE
-        )
+        if queue is not None:
+            self.device, self.context, self.queue = queue.device, queue.context, queue
+        else:
+            self.device = device if device is not None else select_device()
+            self.context = cl.Context([self.device])
+            self.queue = cl.CommandQueue(
+                self.context, properties=cl.command_queue_properties.PROFILING_ENABLE
+            )
         # Programs by build options: kernels with private arrays sized by the kernel's sizes
         # are built for the values they run with (KernelPlan.defines).
         self.programs = {"": self._build(())}

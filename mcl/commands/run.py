@@ -85,6 +85,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="text (default) or one JSON document on stdout (schema "
                    "mcl/schemas/run.schema.json)")
     p.add_argument("--seed", type=int, default=0, help="seed of the input generator (default 0)")
+    p.add_argument("--inputs", metavar="NAME", help="an alternative input generator of the "
+                   "reference (its INPUTS, e.g. spmv's powerlaw); default: inputs()")
     p.add_argument(
         "--reference", metavar="PATH", help="numpy reference (default: reference.py beside FILE)"
     )
@@ -135,7 +137,8 @@ def prepare(args: argparse.Namespace) -> PreparedRun:
                 + ", ".join(f.name for f in program.main.functions),
             )
         )
-    sizes, inputs = make_inputs(reference, parse_defines(args.defines, reference.sizes), args.seed)
+    sizes, inputs = make_inputs(reference, parse_defines(args.defines, reference.sizes),
+                                args.seed, getattr(args, "inputs", None))
     expected = expected_outputs(reference, inputs)
     return PreparedRun(
         path, program, name, function.hwd, library, reference, sizes, inputs, expected
@@ -278,7 +281,8 @@ def run_json(args: argparse.Namespace) -> int:
         "repeat": args.repeat if args.target else 1, "seconds": seconds,
         "verified": all(c.ok for c in checks) if checked else None,
         "outputs": [{"name": c.name, "shape": list(c.shape), "max_abs": finite(c.max_abs),
-                     "max_rel": finite(c.max_rel), "mismatches": c.mismatches, "ok": c.ok}
+                     "max_rel": finite(c.max_rel), "mismatches": c.mismatches, "ok": c.ok,
+                     "bound": finite(c.bound), "ratio": finite(c.ratio), "rule": c.rule}
                     for c in checks],
     }
     print(json.dumps(document, indent=2))

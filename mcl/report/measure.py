@@ -59,9 +59,11 @@ def can_reach(library: Any, level: str, leaf: str) -> bool:
 
 
 def prepare_session(program: Any, function: str, leaf: str, library: Any, device: Any,
-                    overrides: Mapping[str, Any] | None = None) -> tuple[Any, str | None]:
+                    overrides: Mapping[str, Any] | None = None,
+                    queue: Any = None) -> tuple[Any, str | None]:
     """A codegen Session with `function` of `program` (any level at or above `leaf`)
-    built for `device` (named constants set by `overrides`), or (None, why not)."""
+    built for `device` (named constants set by `overrides`), or (None, why not); with
+    `queue`, on that command queue (and its device) instead."""
     from mcl.codegen import Session, generate_module
 
     try:
@@ -73,7 +75,7 @@ def prepare_session(program: Any, function: str, leaf: str, library: Any, device
 
             program = translate_program(program, leaf, library).program
         generated = generate_module(program, leaf, library, overrides=overrides)
-        return Session(generated, device), None
+        return Session(generated, device, queue=queue), None
     except MclError as exc:
         return None, exc.diagnostics[0].message.splitlines()[0]
     except device_errors() as exc:

@@ -55,7 +55,8 @@ def test_every_application_of_the_brief_is_shipped() -> None:
 @pytest.mark.parametrize("app", APPS)
 def test_contract(app: str) -> None:
     ref = _ref(app)
-    assert set(ref.tolerance) == {"rtol", "atol"}
+    # A rule for how far a correct float32 output may lie from the float64 reference.
+    assert any(hasattr(ref.module, rule) for rule in ("error_bound", "error_terms"))
     assert ref.outputs and all(isinstance(o, str) for o in ref.outputs)
     sizes = ref.sizes
     assert sizes and all(isinstance(v, int) and v > 0 for v in sizes.values())

@@ -145,12 +145,68 @@ def test_format_rate_never_uses_scientific_notation_for_large_rates() -> None:
     assert format_rate((100e9, "FLOP"), 1.0) == "100 GFLOP/s"
 
 
-def test_tolerance_can_grow_with_the_sizes() -> None:
-    """matmul's float32 dot products of length p err by about p * eps; the reference
-    scales atol with p (an H200 run at p = 4096 erred by 3.5e-4 on 4 of 16M elements)."""
-    from mcl.resources import kernels_dir
-    from mcl.verify import load_reference
+def test_the_bound_grows_with_the_number_of_terms() -> None:
+    """gamma(k) is the worst-case ku/(1 - ku) for few terms and the probabilistic
+    λ√k·u beyond λ² terms: above the sum's real error, below a dropped term."""
+    from mcl.verify import LAMBDA, U32, gamma
 
-    ref = load_reference(kernels_dir() / "matmul" / "reference.py")
-    assert ref.tolerance_for({"n": 8, "m": 8, "p": 8})["atol"] == ref.tolerance["atol"]
-    assert ref.tolerance_for({"n": 8, "m": 8, "p": 4096})["atol"] >= 3.5e-4 * 10
+    assert gamma(1) == pytest.approx(U32 / (1 - U32))
+    assert gamma(4096, "worst-case") == pytest.approx(4096 * U32, rel=1e-3)
+    assert gamma(4096) == pytest.approx(LAMBDA * 64 * U32, rel=1e-3)
+    assert gamma(10**6) < gamma(10**6, "worst-case") / 50
+    assert np.all(np.diff(gamma(np.arange(1, 10**5))) > 0)
+
+
+def test_error_bounds_scale_with_the_sum_of_absolute_terms() -> None:
+    """reduction: the bound of a chunk is gamma(chunk) times sum |x| of that chunk (the
+    reference run on absolute values)."""
+    from mcl.verify import gamma
+
+    ref = load_reference(kernels_dir() / "reduction" / "reference.py")
+    _, args = make_inputs(ref, {"n": 100, "chunk": 30}, seed=1)
+    expected = expected_outputs(ref, args)
+    sums = np.add.reduceat(np.abs(args["x"].astype(np.float64)), np.arange(0, 100, 30))
+    assert expected.bounds["partial"] == pytest.approx(gamma(30) * sums, rel=1e-6)
+    assert "γ(30)" in expected.rules["partial"]
+    # Exact kernels get a zero bound: any difference fails.
+    exact = load_reference(kernels_dir() / "transpose" / "reference.py")
+    _, targs = make_inputs(exact, {}, seed=1)
+    texpected = expected_outputs(exact, targs)
+    assert not texpected.bounds["b"].any()
+    got = texpected["b"].copy()
+    got.flat[3] = np.nextafter(got.flat[3], np.float32(2))
+    assert [c.ok for c in verify(exact, texpected, {"b": got}, targs)] == [False]
+
+
+def test_bound_and_worst_ratio_are_in_the_table(capsys: pytest.CaptureFixture[str]) -> None:
+    ref = load_reference(kernels_dir() / "gesummv" / "reference.py")
+    _, args = make_inputs(ref, {"n": 40}, seed=1)
+    expected = expected_outputs(ref, args)
+    got = expected["y"].copy()
+    got[5] += np.float32(0.5 * expected.bounds["y"][5])
+    (check,) = verify(ref, expected, {"y": got}, args)
+    assert check.ok and 0.4 < check.ratio <= 0.5 and check.rule == "γ(43)·Σ|terms|"
+    print_report([check], "t", Console(width=250, force_terminal=False))
+    out = capsys.readouterr().out
+    assert "worst error/bound" in out and "γ(43)" in out
+
+
+def test_references_may_keep_a_fixed_tolerance_or_give_their_own_bound(tmp_path: Path) -> None:
+    source = (kernels_dir() / "vectoradd" / "reference.py").read_text()
+    fixed = tmp_path / "fixed.py"
+    fixed.write_text(source.replace("def error_terms", "TOLERANCE = {'atol': 0.5}\n\n\ndef _no"))
+    ref = load_reference(fixed)
+    _, args = make_inputs(ref, {"n": 4}, seed=0)
+    expected = expected_outputs(ref, args)
+    (check,) = verify(ref, expected, {"c": expected["c"] + np.float32(0.4)}, args)
+    assert check.ok and check.rule.startswith("atol 0.5")
+    own = tmp_path / "own.py"
+    own.write_text(source + "\ndef error_bound(args, outputs):\n    return {'c': 1e-3}\n")
+    ref = load_reference(own)
+    expected = expected_outputs(ref, args)
+    (check,) = verify(ref, expected, {"c": expected["c"] + np.float32(2e-3)}, args)
+    assert not check.ok and check.rule == "error_bound()" and check.ratio > 1.9
+    none = tmp_path / "none.py"
+    none.write_text(source.replace("def error_terms", "def _no"))
+    with pytest.raises(MclError, match="error_bound or error_terms or TOLERANCE"):
+        load_reference(none)
