@@ -425,14 +425,16 @@ def _format_error(x: float) -> str:
 
 
 def report_table(checks: list[OutputCheck], title: str | None = None) -> Table:
-    table = Table(title=title, title_justify="left")
+    rules = [f"{c.name}: {c.rule}" for c in checks if c.rule]
+    table = Table(title=title, title_justify="left", caption_justify="left",
+                  caption="bounds: " + "; ".join(rules) if rules else None)
     table.add_column("output")
     table.add_column("shape")
-    table.add_column("max abs error", justify="right")
-    table.add_column("max rel error", justify="right")
-    table.add_column("bound (largest)", justify="right")
-    table.add_column("worst error/bound", justify="right")
-    table.add_column("mismatches", justify="right")
+    table.add_column("max abs err", justify="right")
+    table.add_column("max rel err", justify="right")
+    table.add_column("bound", justify="right")
+    table.add_column("err/bound", justify="right")
+    table.add_column("wrong", justify="right")
     table.add_column("result")
     for c in checks:
         status = "[bold green]OK[/]" if c.ok else "[bold red]FAIL[/]"
@@ -443,7 +445,7 @@ def report_table(checks: list[OutputCheck], title: str | None = None) -> Table:
             "×".join(map(str, c.shape)) or "scalar",
             _format_error(c.max_abs),
             _format_error(c.max_rel),
-            f"{_format_error(c.bound)} [dim]{c.rule}[/]" if c.rule else _format_error(c.bound),
+            _format_error(c.bound),
             _format_error(c.ratio),
             str(c.mismatches),
             status,

@@ -4,6 +4,8 @@ nested foreach statements over that group) may not exceed what the description a
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from interp_helpers import FILE, position, run, run_error
@@ -111,11 +113,16 @@ def test_unlimited_par_groups_have_no_limit() -> None:
     assert out[-1] == n - 1
 
 
-def test_mcl_run_reports_the_reduction_with_too_large_a_chunk(
-    capsys: pytest.CaptureFixture[str],
+def test_mcl_run_reports_the_reduction_with_too_large_a_block(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
+    """The block size is the constant BLOCK, not the chunk: any chunk runs; a BLOCK past
+    gpu's 1024 threads per block is reported at its foreach."""
     args = ["run", str(REDUCTION), "--interp", "-D", "n=3000"]
-    assert main([*args, "-D", "chunk=1025"]) == 1
+    assert main([*args, "-D", "chunk=1025"]) == 0
+    big = tmp_path / "gpu_v1.mcpl"
+    big.write_text(REDUCTION.read_text().replace("BLOCK = 256;", "BLOCK = 1025;"))
+    reference = str(REDUCTION.parent / "reference.py")
+    assert main(["run", str(big), "--interp", "--reference", reference, "-D", "n=3000"]) == 1
     err = capsys.readouterr().err
-    assert "interp-foreach-count" in err and "1024" in err and "gpu_v1.mcpl:12:23" in err
-    assert main([*args, "-D", "chunk=1024"]) == 0
+    assert "interp-foreach-count" in err and "1024" in err and "gpu_v1.mcpl:19:" in err

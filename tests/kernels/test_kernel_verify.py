@@ -188,7 +188,7 @@ def test_bound_and_worst_ratio_are_in_the_table(capsys: pytest.CaptureFixture[st
     assert check.ok and 0.4 < check.ratio <= 0.5 and check.rule == "γ(43)·Σ|terms|"
     print_report([check], "t", Console(width=250, force_terminal=False))
     out = capsys.readouterr().out
-    assert "worst error/bound" in out and "γ(43)" in out
+    assert "err/bound" in out and "bounds: y: γ(43)·Σ|terms|" in out
 
 
 def test_references_may_keep_a_fixed_tolerance_or_give_their_own_bound(tmp_path: Path) -> None:

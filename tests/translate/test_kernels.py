@@ -164,11 +164,11 @@ def test_refined_versions_translate_and_compute_what_they_computed(path: Path, l
             assert np.array_equal(got[name], original[name]), f"{level} {sizes}: {name} differs"
 
 
-REDUCTION_CASES = [
-    {"n": 100, "chunk": 37},  # 37 threads: two warps, the second partly guarded
+REDUCTION_CASES = [  # blocks of BLOCK = 256 threads, whatever the chunk
+    {"n": 100, "chunk": 37},  # chunks shorter than a block: most threads add nothing
     {"n": 13, "chunk": 13},
-    {"n": 300, "chunk": 64},  # exactly two warps: no padding
-    {"n": 1000, "chunk": 1024},  # a whole block of 32 full warps
+    {"n": 1000, "chunk": 300},  # a chunk longer than a block: some threads add two
+    {"n": 3000, "chunk": 1500},  # chunks past gpu's 1024 threads per block
 ]
 
 
@@ -187,12 +187,24 @@ def test_gpu_block_reduction_with_barriers_still_computes_the_sums(level: str):
         assert np.array_equal(got, run(REDUCTION_GPU, None, case)["partial"])
 
 
-def test_the_reduction_keeps_its_barriers_outside_the_guards_at_fermi():
-    f = translated(REDUCTION_GPU, "fermi").module.functions[0]
-    guards = [n for n in ast.walk(f) if isinstance(n, ast.If) and n.cond == _guard("t", "chunk")]
+def test_the_reduction_keeps_its_barriers_outside_the_guards_at_fermi(tmp_path: Path):
+    """A block of 100 threads is 4 warps, the last one partly guarded (the shipped BLOCK,
+    256, is a whole number of warps and needs no guards)."""
+    folder = tmp_path / "reduction"
+    folder.mkdir()
+    (folder / "reference.py").write_text((REDUCTION_GPU.parent / "reference.py").read_text())
+    block100 = folder / "gpu_v1.mcpl"
+    block100.write_text(REDUCTION_GPU.read_text().replace("BLOCK = 256;", "BLOCK = 100;"))
+    f = translated(block100, "fermi").module.functions[0]
+    guards = [n for n in ast.walk(f) if isinstance(n, ast.If) and n.cond == _guard("t", "BLOCK")]
     assert len(guards) == 3  # before the first barrier, inside the loop, after the loop
     assert not any(isinstance(n, ast.Barrier) for g in guards for n in ast.walk(g))
     assert [n.space for n in ast.walk(f) if isinstance(n, ast.Barrier)] == ["shared", "shared"]
+    ref = load_reference(folder / "reference.py")
+    for sizes in ({"n": 450, "chunk": 150}, {"n": 20, "chunk": 7}):
+        got = run(block100, "fermi", tuple(sorted(sizes.items())))
+        _, args = make_inputs(ref, sizes, seed=1)
+        assert all(c.ok for c in verify(ref, expected_outputs(ref, args), got, args))
 
 
 def _guard(index: str, count: str) -> ast.Expr:
