@@ -182,14 +182,16 @@ class RunResult:
 
     @property
     def unit(self) -> str:
-        return {"FLOP": "GFLOP/s", "B": "GB/s"}.get(self.work[1], "") if self.work else ""
+        from mcl.verify import rate_of
+
+        return rate_of(self.work, self.best or 0.0)[1]
 
     @property
     def rate(self) -> float | None:
-        """GFLOP/s or GB/s (10⁹ per second) at the best time."""
-        if self.work is None or not self.best:
-            return None
-        return self.work[0] / self.best / 1e9
+        """GFLOP/s or GB/s (10⁹ per second, mcl.verify.rate_of) at the best time."""
+        from mcl.verify import rate_of
+
+        return rate_of(self.work, self.best or 0.0)[0]
 
 
 def run_version(kernel_file: str | Path, leaf: str, queue: Any, defines: Mapping[str, int],
