@@ -174,11 +174,15 @@ def test_shared_memory_and_barriers(tmp_path: Path) -> None:
 
 
 def test_local_memory_sized_by_the_host(tmp_path: Path) -> None:
-    """`local float[chunk]` with a parameter size: a __local kernel argument."""
+    """`local float[chunk]` with a parameter size: a __local kernel argument (the
+    reduction with blocks of `chunk` threads instead of its constant BLOCK)."""
     from mcl.mcpl.loader import load_program
     from mcl.resources import kernels_dir
 
-    program = load_program(kernels_dir() / "reduction" / "gpu_v1.mcpl", library=library())
+    source = (kernels_dir() / "reduction" / "gpu_v1.mcpl").read_text()
+    chunked = tmp_path / "gpu_v1.mcpl"
+    chunked.write_text(source.replace("const int BLOCK = 256;", "").replace("BLOCK", "chunk"))
+    program = load_program(chunked, library=library())
     g = generate(program, "fermi")
     assert "__local float* restrict lSum" in g.opencl
     local_args = [a for a in g.functions[0].kernels[0].args if a.kind == "local"]
