@@ -54,7 +54,7 @@ CHECK_CASES = [
     ("values_divide_by_zero", (REPO / "kernels/reduction/gpu_v1.mcpl").read_text(),
      ["--level", "hopper", "-D", "chunk=0", "-D", "n=1000"], "values-division-by-zero", None),
     ("values_empty_foreach", (REPO / "kernels/reduction/gpu_v1.mcpl").read_text(),
-     ["-D", "chunk=0", "-D", "n=1000"], "values-empty-foreach", None),
+     ["-D", "chunk=5", "-D", "n=0"], "values-empty-foreach", None),
 ]
 
 
