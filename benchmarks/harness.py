@@ -21,12 +21,15 @@ Every benchmark reports performance as a ratio to a peer measured in the same ru
     The same for a CUDA device-to-device copy through torch (CUDA events); None when torch
     is missing or sees no CUDA device.
 
-`run_version(kernel_file, leaf, queue, defines, rounds, tuned=False, seed=0) -> RunResult`
+`run_version(kernel_file, leaf, queue, defines, rounds, tuned=False, seed=0, inputs=None)
+-> RunResult`
     Load the kernel file, translate it to `leaf` when written above it, generate OpenCL
     (with the constants of its `.tuned.toml` for this device when `tuned`), build it on the
     queue's device, make inputs with its folder's reference.py at `defines` (sizes; the
-    reference's defaults for the rest), run it `rounds` times and verify the outputs of the
-    last round with the reference protocol (error-bound tolerances, mcl.verify).
+    reference's defaults for the rest; `inputs` names one of its INPUTS generators, e.g.
+    spmv's "powerlaw"), run it `rounds` times and verify the outputs of the last round with
+    the reference protocol (error-bound tolerances, mcl.verify). The inputs and expected
+    outputs of the last call are kept, so versions of one kernel at one size share them.
     `RunResult.times` are seconds per round (the sum of the kernel times of one run, from
     OpenCL profiling events; host↔device transfers excluded); `verified` is True/False
     (None when not run); `ratio` the worst error/bound over the outputs (0 for exact
@@ -194,27 +197,44 @@ class RunResult:
         return rate_of(self.work, self.best or 0.0)[0]
 
 
+_PREPARED: dict[tuple, tuple[dict[str, int], dict[str, Any], Any]] = {}
+
+
+def prepared_inputs(reference: Any, defines: Mapping[str, int], seed: int,
+                    kind: str | None) -> tuple[dict[str, int], dict[str, Any], Any]:
+    """(sizes, inputs, expected outputs with bounds), kept for the last key only: the
+    arrays of a paper-sized run are large."""
+    from mcl.verify import expected_outputs, make_inputs
+
+    key = (str(reference.path), tuple(sorted(defines.items())), seed, kind)
+    if key not in _PREPARED:
+        _PREPARED.clear()
+        sizes, inputs = make_inputs(reference, dict(defines), seed, kind)
+        _PREPARED[key] = (sizes, inputs, expected_outputs(reference, inputs))
+    return _PREPARED[key]
+
+
 def run_version(kernel_file: str | Path, leaf: str, queue: Any, defines: Mapping[str, int],
-                rounds: int, tuned: bool = False, seed: int = 0) -> RunResult:
+                rounds: int, tuned: bool = False, seed: int = 0,
+                inputs: str | None = None) -> RunResult:
     """Run one kernel version on the queue's device, verified (see the module docstring)."""
     from mcl.diagnostics import MclError
     from mcl.hdl.library import default_library
     from mcl.mcpl.loader import load_program
     from mcl.report.measure import device_errors, prepare_session, tuned_overrides
-    from mcl.verify import expected_outputs, load_reference, make_inputs, reference_for, verify
+    from mcl.verify import load_reference, reference_for, verify
 
     result = RunResult(str(kernel_file), leaf)
     try:
         library = default_library()
         program = load_program(Path(kernel_file), (), library)
         reference = load_reference(reference_for(kernel_file))
-        sizes, inputs = make_inputs(reference, dict(defines), seed)
+        sizes, args, expected = prepared_inputs(reference, defines, seed, inputs)
         result.sizes, result.work = sizes, reference.work(sizes)
-        expected = expected_outputs(reference, inputs)
     except MclError as exc:
         result.problem = exc.diagnostics[0].message.splitlines()[0]
         return result
-    overrides = tuned_overrides(program, leaf, queue.device, inputs) if tuned else None
+    overrides = tuned_overrides(program, leaf, queue.device, args) if tuned else None
     result.constants = overrides
     session, problem = prepare_session(program, reference.function, leaf, library,
                                        queue.device, overrides, queue=queue)
@@ -222,7 +242,7 @@ def run_version(kernel_file: str | Path, leaf: str, queue: Any, defines: Mapping
         result.problem = problem
         return result
     try:
-        run = session.run(reference.function, dict(inputs), max(1, rounds))
+        run = session.run(reference.function, dict(args), max(1, rounds))
     except MclError as exc:
         result.problem = exc.diagnostics[0].message.splitlines()[0]
         return result

@@ -74,6 +74,13 @@ class Reference:
             return float(self.module.bytes_moved(dict(sizes))), "B"
         return None
 
+    def traffic(self, sizes: Mapping[str, int]) -> float | None:
+        """Bytes one run must move (`bytes_moved`), also for kernels rated in flops, to
+        compare bandwidth-bound kernels with the device's copy bandwidth; None if unknown."""
+        if hasattr(self.module, "bytes_moved"):
+            return float(self.module.bytes_moved(dict(sizes)))
+        return None
+
 
 def reference_for(kernel: str | Path) -> Path:
     """The reference of a kernel file: `reference.py` in the kernel's folder."""

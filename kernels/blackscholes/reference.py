@@ -82,3 +82,8 @@ def flops(sizes: dict[str, int]) -> int:
     """Operations per option counted in the kernel: 2 CND evaluations of 18 operations
     (exp counted as one) plus 24 for d1, d2, the discount and both prices."""
     return sizes["n"] * (2 * 18 + 24)
+
+
+def bytes_moved(sizes: dict[str, int]) -> int:
+    """Three float32 inputs read and two prices written per option."""
+    return 20 * sizes["n"]

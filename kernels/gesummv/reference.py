@@ -41,3 +41,10 @@ def flops(sizes: dict[str, int]) -> int:
     """Two multiply-adds per matrix element, then 3 operations per row."""
     n = sizes["n"]
     return 4 * n * n + 3 * n
+
+
+def bytes_moved(sizes: dict[str, int]) -> int:
+    """Both matrices read once, x (at least) once and y written: the traffic that bounds
+    the kernel (benchmarks/paper_sizes.py compares it with the copy bandwidth)."""
+    n = sizes["n"]
+    return 4 * (2 * n * n + 2 * n)

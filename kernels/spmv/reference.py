@@ -125,3 +125,8 @@ def error_terms(args: dict[str, object]) -> np.ndarray:
 def flops(sizes: dict[str, int]) -> int:
     """A multiply and an add per non-zero."""
     return 2 * sizes["nnz"]
+
+
+def bytes_moved(sizes: dict[str, int]) -> int:
+    """vals and cols once, rowptr and y once, x at least once: the least traffic."""
+    return 8 * sizes["nnz"] + 4 * (2 * sizes["nrows"] + 1 + sizes["ncols"])
