@@ -43,18 +43,24 @@ class Libraries:
 
     def __init__(self) -> None:
         self._cache: dict[tuple[str, ...], Any] = {}
+        self._generation = 0
 
     def invalidate(self) -> None:
+        self._generation += 1
         self._cache.clear()
 
     def get(self, hwd_path: tuple[str, ...]) -> Any:
         """The library for `hwd_path` (bundled + those folders); MclError when it cannot
         load at all (a folder that is not there)."""
-        if hwd_path not in self._cache:
+        library = self._cache.get(hwd_path)
+        if library is None:
             from mcl.hdl.library import load_library
 
-            self._cache[hwd_path] = load_library(list(hwd_path), partial=True)
-        return self._cache[hwd_path]
+            generation = self._generation
+            library = load_library(list(hwd_path), partial=True)
+            if generation == self._generation:  # not loaded from a buffer replaced since
+                self._cache[hwd_path] = library
+        return library
 
 
 def check_document(path: Path, settings: Effective, libraries: Libraries) -> CheckResult:

@@ -135,7 +135,10 @@ class MclLanguageServer(LanguageServer):
         state.feedback = []
         state.check_diagnostics = [diagnostic(d, path) for d in result.diagnostics]
         self._publish(uri, version, state.check_diagnostics)
-        if result.errors or is_hdl(path) or not self.settings.feedback:
+        if is_hdl(path):
+            self._recheck_kernels()
+            return
+        if result.errors or not self.settings.feedback:
             return
         job = FeedbackJob(
             path=str(path),
@@ -164,6 +167,13 @@ class MclLanguageServer(LanguageServer):
             *(diagnostic(d, path) for d in feedback.diagnostics),
             *(feedback_diagnostic(m) for m in state.feedback)])
 
+    def _recheck_kernels(self) -> None:
+        """The open kernels again: they may use the description that changed."""
+        for uri in list(self.documents):
+            document = self.workspace.get_text_document(uri)
+            if document.path is not None and not is_hdl(Path(document.path)):
+                self.schedule(uri, 0)
+
     def _overlays(self) -> list[tuple[str, str]]:
         out = []
         for uri in self.documents:
@@ -186,6 +196,9 @@ class MclLanguageServer(LanguageServer):
         document = self.workspace.get_text_document(uri)
         if document.path is not None:
             set_overlay(document.path, None)
+            if is_hdl(Path(document.path)):
+                self.libraries.invalidate()
+                self._recheck_kernels()
         self._publish(uri, None, [])
 
     # ------------------------------------------------------------------ settings

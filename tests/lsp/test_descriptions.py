@@ -1,0 +1,107 @@
+"""`mcl lsp` on `.hdl` files: hover resolves names, definitions jump across files,
+symbols list the blocks; an edited description reaches the kernels that use it."""
+
+from __future__ import annotations
+
+import pytest
+from lsprotocol import types as lsp
+from pytest_lsp import LanguageClient
+
+from .conftest import (
+    ROOT,
+    close_document,
+    errors,
+    make_client_fixture,
+    open_document,
+    position_of,
+    replace_text,
+    wait_for,
+)
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+client = make_client_fixture({"feedback": False})
+
+HWDESCS = ROOT / "hwdescs"
+GPU = HWDESCS / "gpu.hdl"
+
+
+async def _hover(client: LanguageClient, uri: str, position: lsp.Position) -> str:
+    hover = await client.text_document_hover_async(lsp.HoverParams(
+        lsp.TextDocumentIdentifier(uri), position))
+    assert hover is not None
+    return hover.contents.value  # type: ignore[union-attr]
+
+
+async def test_hover_resolves_names_of_a_description(client: LanguageClient) -> None:
+    text = GPU.read_text()
+    uri = open_document(client, GPU)
+    await wait_for(client, uri, lambda ds: True)
+    group = await _hover(client, uri, position_of(text, "threads {"))
+    assert group.startswith("**par_group** `threads`") and "at most 1,024 units" in group
+    reference = await _hover(client, uri, position_of(text, "accelerator.mem", offset=12))
+    assert "reference `accelerator.mem`" in reference and "capacity = 4 GB" in reference
+    parent = await _hover(client, uri, position_of(text, "accelerator;"))
+    assert parent.startswith("**hardware description** `accelerator`")
+    await close_document(client, uri)
+
+
+async def test_definitions_jump_to_the_parent_and_to_referenced_blocks(
+        client: LanguageClient) -> None:
+    text = GPU.read_text()
+    accelerator = HWDESCS / "accelerator.hdl"
+    parent_text = accelerator.read_text()
+    uri = open_document(client, GPU)
+    await wait_for(client, uri, lambda ds: True)
+    parent = await client.text_document_definition_async(lsp.DefinitionParams(
+        lsp.TextDocumentIdentifier(uri), position_of(text, "accelerator;")))
+    assert isinstance(parent, lsp.Location) and parent.uri == accelerator.as_uri()
+    assert parent.range.start.line == position_of(parent_text, "hardware_description").line
+    memory = await client.text_document_definition_async(lsp.DefinitionParams(
+        lsp.TextDocumentIdentifier(uri), position_of(text, "accelerator.mem", offset=12)))
+    assert isinstance(memory, lsp.Location) and memory.uri == accelerator.as_uri()
+    assert memory.range.start.line == position_of(parent_text, "memory mem").line
+    await close_document(client, uri)
+
+
+async def test_symbols_of_a_description_are_its_blocks(client: LanguageClient) -> None:
+    uri = open_document(client, GPU)
+    await wait_for(client, uri, lambda ds: True)
+    symbols = await client.text_document_document_symbol_async(lsp.DocumentSymbolParams(
+        lsp.TextDocumentIdentifier(uri)))
+    assert symbols is not None
+    (gpu,) = symbols
+    assert isinstance(gpu, lsp.DocumentSymbol) and gpu.name == "gpu"
+    top = {s.name: s.detail for s in gpu.children or []}
+    assert top["hierarchy"] == "parallelism" and top["on_chip"] == "memory"
+    (hierarchy,) = [s for s in gpu.children or [] if s.name == "hierarchy"]
+    assert [s.name for s in hierarchy.children or []] == ["dev", "blocks"]
+    await close_document(client, uri)
+
+
+async def test_an_edited_description_reaches_an_open_kernel(client: LanguageClient,
+                                                            tmp_path) -> None:
+    """A kernel whose description is open and edited is checked against the edited
+    text: a par_group renamed in the buffer makes the kernel's foreach wrong."""
+    hdl = tmp_path / "mygpu.hdl"
+    hdl_text = GPU.read_text().replace("hardware_description gpu;",
+                                       "hardware_description mygpu;").replace(
+        "device gpu {", "device mygpu {")
+    hdl.write_text(hdl_text)
+    kernel = tmp_path / "k.mcpl"
+    kernel.write_text("import mygpu;\nmygpu void k(int n, int m, dev float[n, m] a) {\n"
+                      "  foreach (int i in n blocks) {\n"
+                      "    foreach (int j in m threads) {\n      a[i, j] = 0.0;\n    }\n"
+                      "  }\n}\n")
+    client.set_configuration({"mcl": {"feedback": False, "debounceMs": 50,
+                                      "hwdPath": [str(tmp_path)]}})
+    client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings=None))
+    kernel_uri = open_document(client, kernel)
+    assert not errors(await wait_for(client, kernel_uri, lambda ds: True))
+    hdl_uri = open_document(client, hdl)
+    await wait_for(client, hdl_uri, lambda ds: not errors(ds))
+    replace_text(client, hdl_uri, hdl_text.replace("par_group blocks", "par_group groups"))
+    (error,) = errors(await wait_for(client, kernel_uri, lambda ds: bool(errors(ds))))
+    assert "blocks" in error.message
+    await close_document(client, hdl_uri)
+    await close_document(client, kernel_uri)
+    client.set_configuration({"mcl": {"feedback": False, "debounceMs": 50}})
