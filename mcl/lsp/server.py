@@ -18,10 +18,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
@@ -31,12 +32,13 @@ from mcl.lsp import actions, completion, hover, navigation
 from mcl.lsp.analysis import CheckResult, Libraries, check_document, is_hdl
 from mcl.lsp.config import ClientSettings, effective
 from mcl.lsp.convert import diagnostic, feedback_diagnostic, same_file
+from mcl.lsp.lookup import module_at
 from mcl.lsp.worker import FeedbackJob, FeedbackResult, FeedbackWorker, MessageRecord
 from mcl.source_files import set_overlay
 
 log = logging.getLogger("mcl.lsp")
 
-LANGUAGES = (".mcpl", ".mcl", ".hdl")
+T = TypeVar("T")
 
 
 @dataclass
@@ -291,74 +293,58 @@ def _answer(ls: MclLanguageServer, what: str, work: Any) -> Any:
         return None
 
 
-def _known(ls: MclLanguageServer, uri: str) -> tuple[DocumentState, Path] | None:
+def _from_last_good(ls: MclLanguageServer, uri: str, what: str,
+                    work: Callable[[DocumentState, Path, CheckResult], T]) -> T | None:
+    """`work(state, path, last good check)` for an open document that parsed once."""
     state = ls.documents.get(uri)
     path = _path(uri)
     if state is None or path is None or state.last_good is None:
         return None
-    return state, path
+    good = state.last_good
+    return _answer(ls, what, lambda: work(state, path, good))
 
 
 @server.feature(lsp.TEXT_DOCUMENT_HOVER)
 def on_hover(ls: MclLanguageServer, params: lsp.HoverParams) -> lsp.Hover | None:
-    def work() -> lsp.Hover | None:
-        known = _known(ls, params.text_document.uri)
-        if known is None:
-            return None
-        state, path = known
-        good = state.last_good
-        assert good is not None
-        pos = params.position
+    pos = params.position
+
+    def work(state: DocumentState, path: Path, good: CheckResult) -> lsp.Hover | None:
         if is_hdl(path):
             text = hover.hdl_hover(good.hdl, good.library, pos.line, pos.character)
         else:
             text = hover.kernel_hover(good.program, good.library, state.feedback, path,
                                       pos.line, pos.character)
-        if not text:
-            return None
-        return lsp.Hover(lsp.MarkupContent(lsp.MarkupKind.Markdown, text))
+        return lsp.Hover(lsp.MarkupContent(lsp.MarkupKind.Markdown, text)) if text else None
 
-    return _answer(ls, "hover", work)
+    return _from_last_good(ls, params.text_document.uri, "hover", work)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
 def on_definition(ls: MclLanguageServer, params: lsp.DefinitionParams
                   ) -> lsp.Location | None:
-    def work() -> lsp.Location | None:
-        known = _known(ls, params.text_document.uri)
-        if known is None:
-            return None
-        state, path = known
-        good = state.last_good
-        assert good is not None
-        pos = params.position
+    pos, uri = params.position, params.text_document.uri
+
+    def work(state: DocumentState, path: Path, good: CheckResult) -> lsp.Location | None:
         if is_hdl(path):
             return navigation.hdl_definition(good.hdl, good.library, pos.line, pos.character)
-        text = ls.workspace.get_text_document(params.text_document.uri).source
+        text = ls.workspace.get_text_document(uri).source
         return navigation.kernel_definition(good.program, good.library, path, text,
                                             pos.line, pos.character)
 
-    return _answer(ls, "definition", work)
+    return _from_last_good(ls, uri, "definition", work)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
 def on_symbols(ls: MclLanguageServer, params: lsp.DocumentSymbolParams
                ) -> list[lsp.DocumentSymbol] | None:
-    def work() -> list[lsp.DocumentSymbol] | None:
-        known = _known(ls, params.text_document.uri)
-        if known is None:
-            return None
-        state, path = known
-        good = state.last_good
-        assert good is not None
+    def work(state: DocumentState, path: Path, good: CheckResult
+             ) -> list[lsp.DocumentSymbol] | None:
         if is_hdl(path):
             return navigation.hdl_symbols(good.hdl) if good.hdl is not None else None
-        from mcl.lsp.lookup import module_at
-
         module = module_at(good.program, path)
         return navigation.kernel_symbols(module) if module is not None else None
 
-    return _answer(ls, "documentSymbol", work)
+    return _from_last_good(ls, params.text_document.uri, "documentSymbol", work)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_COMPLETION,

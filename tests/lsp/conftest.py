@@ -94,6 +94,14 @@ async def wait_for(client: LanguageClient, uri: str,
                          f"{client.diagnostics.get(uri)}")
 
 
+async def hover_text(client: LanguageClient, uri: str, position: lsp.Position) -> str:
+    """The Markdown of the hover at `position` (which must have one)."""
+    hover = await client.text_document_hover_async(lsp.HoverParams(
+        lsp.TextDocumentIdentifier(uri), position))
+    assert hover is not None and isinstance(hover.contents, lsp.MarkupContent)
+    return hover.contents.value
+
+
 def has_feedback(diagnostics: Sequence[lsp.Diagnostic]) -> bool:
     return any(d.source == "mcl feedback" for d in diagnostics)
 

@@ -11,6 +11,7 @@ from .conftest import (
     ROOT,
     close_document,
     errors,
+    hover_text,
     make_client_fixture,
     open_document,
     position_of,
@@ -25,22 +26,15 @@ HWDESCS = ROOT / "hwdescs"
 GPU = HWDESCS / "gpu.hdl"
 
 
-async def _hover(client: LanguageClient, uri: str, position: lsp.Position) -> str:
-    hover = await client.text_document_hover_async(lsp.HoverParams(
-        lsp.TextDocumentIdentifier(uri), position))
-    assert hover is not None
-    return hover.contents.value  # type: ignore[union-attr]
-
-
 async def test_hover_resolves_names_of_a_description(client: LanguageClient) -> None:
     text = GPU.read_text()
     uri = open_document(client, GPU)
     await wait_for(client, uri, lambda ds: True)
-    group = await _hover(client, uri, position_of(text, "threads {"))
+    group = await hover_text(client, uri, position_of(text, "threads {"))
     assert group.startswith("**par_group** `threads`") and "at most 1,024 units" in group
-    reference = await _hover(client, uri, position_of(text, "accelerator.mem", offset=12))
+    reference = await hover_text(client, uri, position_of(text, "accelerator.mem", offset=12))
     assert "reference `accelerator.mem`" in reference and "capacity = 4 GB" in reference
-    parent = await _hover(client, uri, position_of(text, "accelerator;"))
+    parent = await hover_text(client, uri, position_of(text, "accelerator;"))
     assert parent.startswith("**hardware description** `accelerator`")
     await close_document(client, uri)
 

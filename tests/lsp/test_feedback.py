@@ -12,6 +12,7 @@ from .conftest import (
     KERNELS,
     close_document,
     has_feedback,
+    hover_text,
     make_client_fixture,
     open_document,
     position_of,
@@ -61,10 +62,7 @@ async def test_hover_on_an_access_shows_its_reuse_figures(client: LanguageClient
     text = MATMUL.read_text()
     uri = open_document(client, MATMUL)
     await wait_for(client, uri, has_feedback)
-    hover = await client.text_document_hover_async(lsp.HoverParams(
-        lsp.TextDocumentIdentifier(uri), position_of(text, "b[k, j]")))
-    assert hover is not None
-    value = hover.contents.value  # type: ignore[union-attr]
+    value = await hover_text(client, uri, position_of(text, "b[k, j]"))
     assert "**b**: parameter, `float[p, m]`, memory space `main`" in value
     assert "reuse-independent" in value
     # the reuse of b: n, symbolic and numeric
@@ -77,10 +75,7 @@ async def test_hover_on_a_variable_shows_its_type_and_memory_space(client: Langu
     text = MATMUL.read_text()
     uri = open_document(client, MATMUL)
     await wait_for(client, uri, lambda ds: True)
-    hover = await client.text_document_hover_async(lsp.HoverParams(
-        lsp.TextDocumentIdentifier(uri), position_of(text, "sum +=")))
-    assert hover is not None
-    value = hover.contents.value  # type: ignore[union-attr]
+    value = await hover_text(client, uri, position_of(text, "sum +="))
     assert value.startswith("**sum**: variable, `float`")
     assert "memory space" in value
     await close_document(client, uri)
@@ -92,10 +87,7 @@ async def test_hover_on_a_foreach_shows_its_par_group_and_unit_limits(
     text = path.read_text()
     uri = open_document(client, path)
     await wait_for(client, uri, lambda ds: True)
-    hover = await client.text_document_hover_async(lsp.HoverParams(
-        lsp.TextDocumentIdentifier(uri), position_of(text, "threads)")))
-    assert hover is not None
-    value = hover.contents.value  # type: ignore[union-attr]
+    value = await hover_text(client, uri, position_of(text, "threads)"))
     assert "par_group `threads`" in value
     # gpu.hdl: threads has max_nr_units 1024 (hwdescs/gpu.hdl)
     assert "in `gpu`: at most 1,024 units" in value

@@ -10,13 +10,13 @@ import asyncio
 import time
 
 import pytest
-from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
 
 from .conftest import (
     KERNELS,
     close_document,
     has_feedback,
+    hover_text,
     make_client_fixture,
     open_document,
     position_of,
@@ -38,10 +38,9 @@ async def test_a_request_during_a_slow_feedback_is_answered_at_once(client: Lang
     uri = open_document(client, MATMUL)
     await wait_for(client, uri, lambda ds: True)  # the check's diagnostics: none
     started = time.monotonic()
-    hover = await client.text_document_hover_async(lsp.HoverParams(
-        lsp.TextDocumentIdentifier(uri), position_of(text, "sum +=")))
+    value = await hover_text(client, uri, position_of(text, "sum +="))
     answered = time.monotonic() - started
-    assert hover is not None and "**sum**" in hover.contents.value  # type: ignore[union-attr]
+    assert "**sum**" in value
     assert not has_feedback(client.diagnostics[uri])  # the feedback is still running
     assert answered < DELAY_S / 3
     await wait_for(client, uri, has_feedback)  # and arrives afterwards
