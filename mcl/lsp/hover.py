@@ -36,10 +36,25 @@ def kernel_hover(program: Any, library: Any, feedback: list[MessageRecord], path
     elif isinstance(node, ast.Import) and library is not None and node.dotted in library:
         parts.append(description_text(library.get(node.dotted)))
     elif isinstance(node, ast.HwdConst):
-        parts.append(f"`{'.'.join(node.path)}`: a constant of the hardware description")
+        parts.append(constant_text(node, library))
     if access is not None:
         parts += access_texts(access, feedback)
     return "\n\n---\n\n".join(p for p in parts if p) or None
+
+
+def constant_text(node: ast.HwdConst, library: Any) -> str:
+    """`gpu.hierarchy.blocks.block.threads.max_nr_units` = 1,024, resolved in its
+    description (hdl.md: properties are inherited from the descriptions above)."""
+    dotted = ".".join(node.path)
+    name = node.path[0]
+    if library is None or name not in library:
+        return f"`{dotted}`: description `{name}` is not loaded"
+    value = library.get(name).value(node.path)
+    if value is None:
+        return f"`{dotted}`: no such property in `{name}`"
+    shown = _quantity(value) if hasattr(value, "unit") or isinstance(value, bool) \
+        else _number(value)
+    return f"`{dotted}` = {shown} (hardware description `{name}`)"
 
 
 def _on_header(foreach: ast.Foreach, line: int) -> bool:

@@ -10,6 +10,7 @@ from .conftest import (
     KERNELS,
     ROOT,
     close_document,
+    hover_text,
     make_client_fixture,
     open_document,
     position_of,
@@ -135,4 +136,20 @@ async def test_a_missing_barrier_gets_a_code_action_that_inserts_it(
     replace_text(client, uri, fixed)
     await wait_for(client, uri, lambda ds: not any(
         d.code == "mcpl-missing-barrier" for d in ds))
+    await close_document(client, uri)
+
+
+async def test_hover_on_a_description_constant_shows_its_value(client: LanguageClient,
+                                                                tmp_path) -> None:
+    kernel = tmp_path / "k.mcpl"
+    text = ("gpu void k(int n, dev float[n] a) {\n"
+            "  int t = gpu.hierarchy.blocks.block.threads.max_nr_units;\n"
+            "  foreach (int i in n blocks) {\n    a[i] = 0.0;\n  }\n}\n")
+    kernel.write_text(text)
+    uri = open_document(client, kernel)
+    await wait_for(client, uri, lambda ds: True)
+    value = await hover_text(client, uri, position_of(text, "threads.max"))
+    # hwdescs/gpu.hdl: `max_nr_units = 1024;` in par_group threads
+    assert value == "`gpu.hierarchy.blocks.block.threads.max_nr_units` = 1024 " \
+        "(hardware description `gpu`)"
     await close_document(client, uri)
