@@ -187,6 +187,18 @@ def copy_bandwidth(queue: Any, nbytes: int) -> Callable[[], float]:
     return run
 
 
+def fma_peak(device: Any, kind: str) -> tuple[float | None, str]:
+    """The FP32 FMA peak of an NVIDIA GPU in GFLOP/s: SMs x 128 FP32 lanes (Hopper, and
+    Ampere/Ada GA10x/AD10x) x 2 flops x the clock the device reports as its maximum;
+    None elsewhere (the lanes per compute unit are not known)."""
+    vendor = str(getattr(device, "vendor", ""))
+    if kind != "gpu" or "NVIDIA" not in vendor.upper():
+        return None, ""
+    units, mhz = int(device.max_compute_units), int(device.max_clock_frequency)
+    peak = units * 128 * 2 * mhz * 1e-3
+    return peak, f"{units} SMs x 128 lanes x 2 x {mhz} MHz = {peak:.0f} GFLOP/s"
+
+
 # ----------------------------------------------------------------------------- one case
 
 
@@ -277,9 +289,10 @@ def _fmt(value: float | None, digits: int = 1) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
-def print_table(cases: list[Case], copy_gbs: float | None) -> None:
+def print_table(cases: list[Case], copy_gbs: float | None, peak: float | None = None) -> None:
     """Table IV: naive, best mcl version, peers, ratios; GB/s and the share of the copy
-    bandwidth for bandwidth-bound applications."""
+    bandwidth for bandwidth-bound applications; the share of the FMA peak (`peak`,
+    GFLOP/s) for the others."""
     print(f"\n{'application':<14}{'sizes':<28}{'perfect':>10}{'best mcl':>10}  "
           f"{'(version)':<16}{'peer':>10}  {'(peer)':<30}{'best/perfect':>13}{'best/peer':>10}"
           f"{'GB/s':>8}{'% copy':>8}")
@@ -298,7 +311,10 @@ def print_table(cases: list[Case], copy_gbs: float | None) -> None:
                   f"{(peer.name if peer else '-')[:30]:<30}"
                   f"{_ratio(perfect, best):>13}{_ratio(peer, best):>10}"
                   f"{_fmt(gbs):>8}{_fmt(share, 0):>8}")
-        print(" " * 42 + f"({case.unit}; best of the rounds)")
+        note = f"({case.unit}; best of the rounds)"
+        if peak and best and case.unit == "GFLOP/s":
+            note += f"; best version at {(case.rate(best) or 0.0) / peak * 100:.0f}% of FMA peak"
+        print(" " * 42 + note)
     for case in cases:
         for row in case.rows:
             if row.problem:
@@ -410,9 +426,13 @@ def main(argv: list[str] | None = None) -> int:
             cases.append(case)
     copy_gbs = max(copy_runs, default=None)
     print(f"\ncopy bandwidth (device buffer copy, read + write): {_fmt(copy_gbs)} GB/s")
-    print_table(cases, copy_gbs)
+    peak, peak_text = fma_peak(device, kind)
+    if peak_text:
+        print(f"FP32 FMA peak: {peak_text}")
+    print_table(cases, copy_gbs, peak)
     if args.json:
-        meta = {"device": describe(device), "kind": kind, "rounds": args.rounds}
+        meta = {"device": describe(device), "kind": kind, "rounds": args.rounds,
+                "fma_peak_gflops": peak, "fma_peak": peak_text}
         Path(args.json).write_text(json.dumps(to_json(cases, meta, copy_runs), indent=2),
                                    encoding="utf-8")
     wrong = [r for c in cases for r in c.rows if r.verified is False]

@@ -64,6 +64,7 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--device", default="nvidia")
+    parser.add_argument("--kernel", default="matmul", help="the series: kernels/KERNEL")
     parser.add_argument("--versions", default="hopper_v1,hopper_v2,hopper_v3")
     parser.add_argument("--size", type=int, default=4096, help="sizes for --tuned lookup")
     parser.add_argument("--tuned", action="store_true", help="use each .tuned.toml")
@@ -74,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     library = default_library()
     device = select_device(args.device)
     context = cl.Context([device])
-    series = load_series(REPO / "kernels" / "matmul", library)
+    series = load_series(REPO / "kernels" / args.kernel, library)
     sizes = {"n": args.size, "m": args.size, "p": args.size}
     rows: list[tuple[str, Counter, str]] = []
     for name in [v.strip() for v in args.versions.split(",") if v.strip()]:

@@ -112,3 +112,13 @@ def test_convolution_cpu_peers_compute_the_reference(sizes: dict[str, int]) -> N
     for peer in peers:
         got = peer.prepare(dict(args))()
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=peer.name)
+
+
+def test_fma_peak_only_for_nvidia_gpus() -> None:
+    fma_peak = _script().fma_peak
+    h100 = types.SimpleNamespace(vendor="NVIDIA Corporation", max_compute_units=132,
+                                 max_clock_frequency=1980)
+    peak, text = fma_peak(h100, "gpu")
+    assert peak == pytest.approx(132 * 128 * 2 * 1.98) and "1980 MHz" in text
+    assert fma_peak(h100, "cpu") == (None, "")
+    assert fma_peak(types.SimpleNamespace(vendor="AMD"), "gpu") == (None, "")

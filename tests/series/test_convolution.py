@@ -40,6 +40,7 @@ TILES: dict[str, tuple[int, int]] = {
     "nvidia_v1": (8, 256),
     "fermi_v1": (8, 256),
     "hopper_v1": (64, 64),
+    "hopper_v2": (32, 64),
     "mic_v1": (4, 64),
     "mic_v2": (4, 64),
     "xeon_phi_v1": (12, 32),
@@ -219,6 +220,18 @@ def test_hopper_v1_cuts_the_shared_memory_loads_and_pays_in_occupancy() -> None:
     (occupancy,) = [m for m in after if m.code == "occupancy"]
     assert occupancy.value_map["blocks_per_sm"].numeric == 2
     assert occupancy.value_map["limit_registers"].numeric == 2
+
+
+def test_hopper_v2_reads_each_input_row_once_for_two_neighbouring_columns() -> None:
+    """160 instead of 288 shared loads per thread and chunk; 4-warp blocks keep 3 blocks
+    per SM where the registers allow one 8-warp block."""
+    v1 = _space(feedback("hopper_v1", None, ("opstats",)), "shared").value_map["loads"]
+    v2 = _space(feedback("hopper_v2", None, ("opstats",)), "shared").value_map["loads"]
+    assert v1.numeric / v2.numeric == pytest.approx(288 / 160)
+    (occupancy,) = [m for m in feedback("hopper_v2", None, ("functions",))
+                    if m.code == "occupancy"]
+    assert occupancy.value_map["blocks_per_sm"].numeric == 3
+    assert occupancy.value_map["threads_per_block"].numeric == 128
 
 
 def test_mic_v1_computes_multiple_elements_per_vector() -> None:
