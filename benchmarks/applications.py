@@ -11,14 +11,16 @@ benchmarks/apps/__init__.py). For each of its sizes on this device type:
 - the versions of kernels/<NAME>/series.toml that name a leaf for the device type (gpu,
   cpu) and belong to this device's branch (their leaf lies below `gpu` or `cpu` in the
   hierarchy; `perfect` always; `--all-versions` runs every version with a leaf) are
-  translated to that leaf, generated as OpenCL and run through pyopencl: their time is
-  the OpenCL profiling time of the kernels (no transfers);
-- the peers are timed in the same rounds, interleaved with the versions, so a machine
-  shared with other work slows both alike: CUDA events on a GPU, wall time on a CPU;
-- the copy bandwidth of the device (a buffer-to-buffer copy, bytes read plus written) is
-  measured in the same rounds, for the GB/s of bandwidth-bound applications.
-Every figure is the best of `--rounds` rounds; the medians are kept in the JSON. Each
-version's and peer's output is compared with the numpy reference once (first round).
+  translated to that leaf and run by benchmarks/harness.run_version (OpenCL built once,
+  `--rounds` runs; the time is the OpenCL profiling time of the kernels, no transfers;
+  the outputs are verified against the reference's error bounds);
+- the peers run right after them on the same inputs, timed by harness.time_cuda (CUDA
+  events) on a GPU and harness.time_cpu (wall time) on a CPU, after a warm-up call whose
+  output is verified the same way;
+- the copy bandwidth of the device (harness.copy_bandwidth: an OpenCL buffer-to-buffer
+  copy, bytes read plus written) is measured before and after each size, for the GB/s of
+  bandwidth-bound applications.
+Every figure is the best of `--rounds` rounds; the medians are kept in the JSON.
 """
 
 from __future__ import annotations
@@ -29,8 +31,7 @@ import json
 import pkgutil
 import statistics
 import sys
-import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -128,33 +129,7 @@ def apply_defines(size_list: list[dict[str, int]], overrides: dict[str, int]
     return out
 
 
-# ----------------------------------------------------------------------------- timing
-
-
-def cuda_timer() -> Callable[[Callable[[], object]], tuple[float, object]]:
-    """Time a callable with CUDA events on the current stream (torch's; CuPy's default
-    stream is the same legacy default stream)."""
-    try:
-        import torch
-    except ImportError:  # an OpenCL GPU without torch: the peers say why they cannot run
-        return wall_timer
-
-    def timed(run: Callable[[], object]) -> tuple[float, object]:
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record()
-        out = run()
-        end.record()
-        end.synchronize()
-        return start.elapsed_time(end) * 1e-3, out
-
-    return timed
-
-
-def wall_timer(run: Callable[[], object]) -> tuple[float, object]:
-    start = time.perf_counter()
-    out = run()
-    return time.perf_counter() - start, out
+# ----------------------------------------------------------------------------- peers
 
 
 def as_numpy(value: object) -> np.ndarray | None:
@@ -167,24 +142,6 @@ def as_numpy(value: object) -> np.ndarray | None:
     if hasattr(value, "get") and hasattr(value, "shape"):  # cupy.ndarray
         return np.asarray(value.get())  # type: ignore[union-attr]
     return None
-
-
-def copy_bandwidth(queue: Any, nbytes: int) -> Callable[[], float]:
-    """One buffer-to-buffer copy of `nbytes` on the OpenCL queue: returns GB/s counting
-    the bytes read and written (as a STREAM copy does)."""
-    import pyopencl as cl
-
-    src = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, nbytes)
-    dst = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, nbytes)
-    cl.enqueue_fill_buffer(queue, src, np.float32(1.0), 0, nbytes).wait()
-
-    def run() -> float:
-        event = cl.enqueue_copy(queue, dst, src)
-        event.wait()
-        return 2 * nbytes / ((event.profile.end - event.profile.start) * 1e-9) * 1e-9
-
-    run()  # warm-up: pages touched, the copy path set up
-    return run
 
 
 def fma_peak(device: Any, kind: str) -> tuple[float | None, str]:
@@ -216,70 +173,53 @@ def branch_versions(series: Any, kind: str, library: Any, every: bool) -> list[A
     return chosen
 
 
-def run_case(module: ModuleType, defines: dict[str, int], kind: str, device: Any,
-             library: Any, rounds: int, timer: Callable[..., tuple[float, object]],
-             only: list[str] | None, every: bool) -> Case:
-    from mcl.mcpl.loader import load_program
-    from mcl.report.measure import device_errors, prepare_session
+def run_case(module: ModuleType, defines: dict[str, int], kind: str, queue: Any,
+             library: Any, rounds: int, only: list[str] | None, every: bool) -> Case:
+    """The versions (benchmarks/harness.run_version: built once, `rounds` runs, verified)
+    and the peers (time_cuda / time_cpu, their first output verified) on one size, all on
+    the same inputs."""
+    from benchmarks import harness
     from mcl.report.series import load_series
-    from mcl.verify import expected_outputs, load_reference, make_inputs, verify
+    from mcl.verify import load_reference, verify
 
     folder = REPO / "kernels" / module.NAME
     reference = load_reference(folder / "reference.py")
-    _, inputs = make_inputs(reference, defines, 0)
-    expected = expected_outputs(reference, inputs)
+    sizes, inputs, expected = harness.prepared_inputs(reference, defines, 0, None)
     case = Case(module.NAME, module.UNIT, dict(defines), dict(module.work(defines)))
 
-    sessions: dict[str, Any] = {}
-    specs = branch_versions(load_series(folder, library), kind, library, every)
-    for spec in specs:
+    for spec in branch_versions(load_series(folder, library), kind, library, every):
         if only is not None and spec.name not in only:
             continue
-        row = Row(spec.name, "version", spec.leaf_for(kind) or "")
-        case.rows.append(row)
-        program = load_program(spec.path, (), library)
-        session, problem = prepare_session(program, reference.function, row.leaf, library,
-                                           device)
-        if session is None:
-            row.problem = problem
-        else:
-            sessions[row.name] = session
+        leaf = spec.leaf_for(kind) or ""
+        result = harness.run_version(spec.path, leaf, queue, defines, rounds)
+        case.rows.append(Row(spec.name, "version", leaf, list(result.times), result.verified,
+                             result.problem.splitlines()[0] if result.problem else None))
 
-    runs: dict[str, Callable[[], object]] = {}
+    timer = harness.time_cuda if kind == "gpu" and _has_cuda() else harness.time_cpu
+    (output, *_) = reference.outputs
     for peer in module.peers(kind):
         row = Row(peer.name, "peer")
         case.rows.append(row)
         try:
-            runs[row.name] = peer.prepare(dict(inputs))
-            runs[row.name]()  # warm-up: libraries loaded, plans chosen
+            run = peer.prepare(dict(inputs))
+            got = as_numpy(run())  # also loads the libraries and lets them pick plans
+            row.times = timer(run, max(1, rounds))
         except Exception as exc:  # noqa: BLE001 - a peer that cannot run is reported, not fatal
             row.problem = f"{type(exc).__name__}: {exc}".splitlines()[0]
-            runs.pop(row.name, None)
-
-    (output, *_) = reference.outputs
-    for _ in range(max(1, rounds)):
-        for row in case.rows:
-            if row.name in runs:
-                seconds, out = timer(runs[row.name])
-                row.times.append(seconds)
-                got = as_numpy(out) if row.verified is None else None
-                if got is not None:
-                    want = expected[output]
-                    got = got.reshape(want.shape) if got.size == want.size else got
-                    row.verified = all(c.ok for c in verify(reference, expected,
-                                                            {output: got}, inputs))
-            elif row.name in sessions:
-                try:
-                    result = sessions[row.name].run(reference.function, dict(inputs), 1)
-                except device_errors() as exc:  # e.g. more local memory than the device has
-                    row.problem = f"the device refused to run it: {exc}".splitlines()[0]
-                    sessions.pop(row.name)
-                    continue
-                row.times.append(result.kernel_time_s)
-                if row.verified is None:
-                    row.verified = all(c.ok for c in verify(reference, expected,
-                                                            result.outputs, inputs))
+            continue
+        if got is not None:
+            want = expected[output]
+            got = got.reshape(want.shape) if got.size == want.size else got
+            row.verified = all(c.ok for c in verify(reference, expected, {output: got}, sizes))
     return case
+
+
+def _has_cuda() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return bool(torch.cuda.is_available())
 
 
 # ----------------------------------------------------------------------------- output
@@ -374,10 +314,8 @@ def parse_overrides(items: list[str]) -> dict[str, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from mcl.codegen import select_device
-    from mcl.codegen.runner import describe
+    from benchmarks import harness
     from mcl.hdl.library import default_library
-    from mcl.report.measure import device_type
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--device", help="OpenCL device: P:D, N, or a name such as nvidia "
@@ -395,8 +333,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     library = default_library()
-    device = select_device(args.device)
-    kind = device_type(device)
+    opened = harness.open_device(args.device)
+    device, kind = opened.device, opened.kind
     names = [a.strip() for a in args.apps.split(",")] if args.apps else None
     only = [v.strip() for v in args.versions.split(",")] if args.versions else None
     modules = app_modules(names)
@@ -405,23 +343,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: unknown application in --apps {args.apps} (known: {known})",
               file=sys.stderr)
         return 2
-    timer = cuda_timer() if kind == "gpu" else wall_timer
-    print(f"device: {describe(device)} ({kind}); best of {args.rounds} rounds", flush=True)
+    print(f"device: {opened.name} ({kind}); best of {args.rounds} rounds", flush=True)
 
-    import pyopencl as cl
-
-    context = cl.Context([device])
-    queue = cl.CommandQueue(context, properties=cl.command_queue_properties.PROFILING_ENABLE)
-    copy = copy_bandwidth(queue, (256 if kind == "gpu" else 64) << 20)
-    copy_runs: list[float] = []
     overrides = parse_overrides(args.defines)
+    copy_runs: list[float] = []
     cases = []
     for module in modules:
         for defines in apply_defines(module.sizes(kind), overrides):
-            copy_runs.append(copy())
-            case = run_case(module, defines, kind, device, library, args.rounds, timer, only,
+            copy_runs.append(harness.copy_bandwidth(opened.queue, rounds=3))
+            case = run_case(module, defines, kind, opened.queue, library, args.rounds, only,
                             args.all_versions)
-            copy_runs.append(copy())
+            copy_runs.append(harness.copy_bandwidth(opened.queue, rounds=3))
             print_rows(case)
             cases.append(case)
     copy_gbs = max(copy_runs, default=None)
@@ -431,7 +363,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"FP32 FMA peak: {peak_text}")
     print_table(cases, copy_gbs, peak)
     if args.json:
-        meta = {"device": describe(device), "kind": kind, "rounds": args.rounds,
+        meta = {"device": opened.name, "kind": kind, "rounds": args.rounds,
                 "fma_peak_gflops": peak, "fma_peak": peak_text}
         Path(args.json).write_text(json.dumps(to_json(cases, meta, copy_runs), indent=2),
                                    encoding="utf-8")

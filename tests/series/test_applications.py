@@ -92,7 +92,7 @@ def test_a_peer_with_a_wrong_answer_or_a_failure_is_reported() -> None:
     from mcl.hdl.library import default_library
 
     case = script.run_case(fake, {"n": 5, "m": 6, "p": 7}, "cpu", None, default_library(), 1,
-                           script.wall_timer, [], False)
+                           [], False)
     rows = {r.name: r for r in case.rows}
     assert rows["zeros"].verified is False and rows["right"].verified is True
     assert rows["broken"].problem == "RuntimeError: no such library"
