@@ -29,7 +29,6 @@ import argparse
 import importlib
 import json
 import pkgutil
-import statistics
 import sys
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
@@ -42,6 +41,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:  # run as a script: the apps import benchmarks.apps
     sys.path.insert(0, str(REPO))
+from benchmarks import harness  # noqa: E402
 from benchmarks.apps import Peer  # noqa: E402 - re-exported: the apps' contract
 
 __all__ = ["Peer", "main"]
@@ -62,11 +62,11 @@ class Row:
 
     @property
     def best(self) -> float | None:
-        return min(self.times) if self.times else None
+        return harness.best(self.times)
 
     @property
     def median(self) -> float | None:
-        return statistics.median(self.times) if self.times else None
+        return harness.median(self.times)
 
 
 @dataclass
@@ -184,7 +184,6 @@ def run_case(module: ModuleType, defines: dict[str, int], kind: str, queue: Any,
     """The versions (benchmarks/harness.run_version: built once, `rounds` runs, verified)
     and the peers (time_cuda / time_cpu, their first output verified) on one size, all on
     the same inputs."""
-    from benchmarks import harness
     from mcl.report.series import load_series
     from mcl.verify import load_reference, verify
 
@@ -325,7 +324,6 @@ def parse_overrides(items: list[str]) -> dict[str, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from benchmarks import harness
     from mcl.hdl.library import default_library
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
