@@ -279,3 +279,19 @@ def test_x86_avx512_v1_more_elements_and_rows_read_along_the_line() -> None:
     after = feedback("x86_avx512_v1", None, ("elements", "cache"))
     assert "elements-several-per-unit" not in codes(after)
     assert _rows_fetched("x86_avx512_v1", None) == {8 + 9 - 1}
+
+
+def test_mcl_report_shows_the_gpu_rows_of_table_iii(capsys: pytest.CaptureFixture) -> None:
+    """The command of docs/tutorial.md: each row with its change and its feedback."""
+    from mcl.cli import main
+
+    rc = main(["report", str(FOLDER), "--versions", "perfect,gpu,gpu_v1,nvidia,nvidia_v1",
+               "--format", "markdown", "-D", "h=4096", "-D", "w=4096", "-D", "fh=9",
+               "-D", "fw=9"])
+    assert rc == 0
+    rows = {line.split(" | ")[0].strip("| "): line
+            for line in capsys.readouterr().out.splitlines() if line.startswith("| ")}
+    assert "local memory can be leveraged" in rows["gpu"]
+    assert "use faster memory" in rows["gpu_v1"]
+    assert "using 2/8 blocks per SMP: shared memory limits" in rows["nvidia"]
+    assert "scarce memory" in rows["nvidia_v1"] and "4/8 blocks per SMP" in rows["nvidia_v1"]
