@@ -90,8 +90,9 @@ class MclLanguageServer(LanguageServer):
     def state(self, uri: str) -> DocumentState:
         return self.documents.setdefault(uri, DocumentState())
 
-    def schedule(self, uri: str, delay: float) -> None:
-        """(Re)start the analysis of `uri`; an older one of the same document stops."""
+    def schedule(self, uri: str, delay: float, edited: bool = False) -> None:
+        """(Re)start the analysis of `uri`; an older one of the same document stops.
+        `edited`: its text changed, so the open files that use it are checked again."""
         state = self.state(uri)
         if state.task is not None and not state.task.done():
             state.task.cancel()
@@ -99,17 +100,17 @@ class MclLanguageServer(LanguageServer):
             self.worker.cancel()
             self.window_log_message(lsp.LogMessageParams(
                 lsp.MessageType.Log, f"mcl: feedback cancelled, {uri} changed"))
-        state.task = asyncio.ensure_future(self._analyse(uri, delay))
+        state.task = asyncio.ensure_future(self._analyse(uri, delay, edited))
 
     def reanalyse_all(self) -> None:
         for uri in list(self.documents):
             self.schedule(uri, 0)
 
-    async def _analyse(self, uri: str, delay: float) -> None:
+    async def _analyse(self, uri: str, delay: float, edited: bool) -> None:
         try:
             if delay > 0:
                 await asyncio.sleep(delay)
-            await self._run_analysis(uri)
+            await self._run_analysis(uri, edited)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - a bug in mcl must not stop the server
@@ -117,7 +118,7 @@ class MclLanguageServer(LanguageServer):
             self.window_log_message(lsp.LogMessageParams(
                 lsp.MessageType.Error, f"mcl: internal error while checking {uri}: {exc}"))
 
-    async def _run_analysis(self, uri: str) -> None:
+    async def _run_analysis(self, uri: str, edited: bool) -> None:
         document = self.workspace.get_text_document(uri)
         if document.path is None:
             return
@@ -137,8 +138,9 @@ class MclLanguageServer(LanguageServer):
         state.feedback = []
         state.check_diagnostics = [diagnostic(d, path) for d in result.diagnostics]
         self._publish(uri, version, state.check_diagnostics)
+        if edited:
+            self._recheck_users(path)
         if is_hdl(path):
-            self._recheck_kernels()
             return
         if result.errors or not self.settings.feedback:
             return
@@ -169,11 +171,20 @@ class MclLanguageServer(LanguageServer):
             *(diagnostic(d, path) for d in feedback.diagnostics),
             *(feedback_diagnostic(m) for m in state.feedback)])
 
-    def _recheck_kernels(self) -> None:
-        """The open kernels again: they may use the description that changed."""
-        for uri in list(self.documents):
+    def _recheck_users(self, changed: Path) -> None:
+        """Check the open kernels that use `changed` again: every kernel for a
+        description (any may use it), those importing it for a module. Not cascading:
+        only an edit starts this."""
+        target = changed.resolve()
+        for uri, state in list(self.documents.items()):
             document = self.workspace.get_text_document(uri)
-            if document.path is not None and not is_hdl(Path(document.path)):
+            if document.path is None or is_hdl(Path(document.path)):
+                continue
+            if Path(document.path).resolve() == target:
+                continue
+            program = state.last_good.program if state.last_good is not None else None
+            files = program.files.values() if program is not None else ()
+            if is_hdl(changed) or any(Path(f).resolve() == target for f in files):
                 self.schedule(uri, 0)
 
     def _overlays(self) -> list[tuple[str, str]]:
@@ -200,7 +211,7 @@ class MclLanguageServer(LanguageServer):
             set_overlay(document.path, None)
             if is_hdl(Path(document.path)):
                 self.libraries.invalidate()
-                self._recheck_kernels()
+            self._recheck_users(Path(document.path))  # they read the file on disk again
         self._publish(uri, None, [])
 
     # ------------------------------------------------------------------ settings
@@ -259,12 +270,12 @@ def did_open(ls: MclLanguageServer, params: lsp.DidOpenTextDocumentParams) -> No
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
 def did_change(ls: MclLanguageServer, params: lsp.DidChangeTextDocumentParams) -> None:
-    ls.schedule(params.text_document.uri, ls.settings.debounce_s)
+    ls.schedule(params.text_document.uri, ls.settings.debounce_s, edited=True)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
 def did_save(ls: MclLanguageServer, params: lsp.DidSaveTextDocumentParams) -> None:
-    ls.schedule(params.text_document.uri, 0)
+    ls.schedule(params.text_document.uri, 0, edited=True)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)

@@ -10,10 +10,12 @@ from .conftest import (
     KERNELS,
     ROOT,
     close_document,
+    errors,
     hover_text,
     make_client_fixture,
     open_document,
     position_of,
+    replace_text,
     wait_for,
 )
 
@@ -131,8 +133,6 @@ async def test_a_missing_barrier_gets_a_code_action_that_inserts_it(
     lines = broken.split("\n")
     lines.insert(edit.range.start.line, edit.new_text.rstrip("\n"))
     fixed = "\n".join(lines)
-    from .conftest import replace_text
-
     replace_text(client, uri, fixed)
     await wait_for(client, uri, lambda ds: not any(
         d.code == "mcpl-missing-barrier" for d in ds))
@@ -152,4 +152,32 @@ async def test_hover_on_a_description_constant_shows_its_value(client: LanguageC
     # hwdescs/gpu.hdl: `max_nr_units = 1024;` in par_group threads
     assert value == "`gpu.hierarchy.blocks.block.threads.max_nr_units` = 1024 " \
         "(hardware description `gpu`)"
+    await close_document(client, uri)
+
+
+async def test_imports_jump_to_the_module_and_an_edited_module_reaches_its_importer(
+        client: LanguageClient, tmp_path) -> None:
+    util = tmp_path / "util.mcpl"
+    util_text = "perfect float twice(float x) {\n  return 2.0 * x;\n}\n"
+    util.write_text(util_text)
+    kernel = tmp_path / "k.mcpl"
+    text = ("import util;\n\nperfect void k(int n, main float[n] a) {\n"
+            "  foreach (int i in n threads) {\n    a[i] = twice(a[i]);\n  }\n}\n")
+    kernel.write_text(text)
+    uri = open_document(client, kernel)
+    assert not errors(await wait_for(client, uri, lambda ds: True))
+    module = await _definition(client, uri, position_of(text, "util"))
+    assert module.uri == util.as_uri() and module.range.start == lsp.Position(0, 0)
+    function = await _definition(client, uri, position_of(text, "twice"))
+    assert function.uri == util.as_uri()
+    assert function.range.start == position_of(util_text, "twice")
+    # An unsaved rename in the module's buffer: the importer no longer finds `twice`.
+    util_uri = open_document(client, util)
+    await wait_for(client, util_uri, lambda ds: True)
+    replace_text(client, util_uri, util_text.replace("twice", "double_it"))
+    (error,) = errors(await wait_for(client, uri, lambda ds: bool(errors(ds))))
+    assert "twice" in error.message
+    # Closed without saving: the file on disk counts again.
+    await close_document(client, util_uri)
+    await wait_for(client, uri, lambda ds: not errors(ds))
     await close_document(client, uri)
