@@ -23,13 +23,14 @@ RECURSION_LIMIT = 100_000  # well inside STACK_BYTES even where recursion passes
 
 def run_with_deep_stack(work: Callable[[], T]) -> T:
     """`work()` on a thread with a large stack; its result, or its exception re-raised."""
-    outcome: dict[str, object] = {}
+    values: list[T] = []
+    errors: list[BaseException] = []
 
     def target() -> None:
         try:
-            outcome["value"] = work()
+            values.append(work())
         except BaseException as exc:  # noqa: BLE001 - handed back to the calling thread
-            outcome["error"] = exc
+            errors.append(exc)
 
     old_limit = sys.getrecursionlimit()
     try:
@@ -50,6 +51,6 @@ def run_with_deep_stack(work: Callable[[], T]) -> T:
         thread.join()
     finally:
         sys.setrecursionlimit(old_limit)
-    if "error" in outcome:
-        raise outcome["error"]  # type: ignore[misc]
-    return outcome["value"]  # type: ignore[return-value]
+    if errors:
+        raise errors[0]
+    return values[0]

@@ -7,6 +7,7 @@ its diagnostics; the CLI turns that into exit code 1, never a traceback.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -74,7 +75,7 @@ class MclError(Exception):
         super().__init__("\n".join(str(d) for d in self.diagnostics))
 
 
-def closest_names(name: str, candidates: list[str] | set[str], n: int = 3) -> list[str]:
+def closest_names(name: str, candidates: Iterable[str], n: int = 3) -> list[str]:
     """Closest existing names for a misspelled one, for 'did you mean ...?' hints. A name
     that differs only in case (`GPU` for `gpu`) is the answer; otherwise the close matches
     as written, then those that are close ignoring case (`THREDS` for `threads`)."""
@@ -100,7 +101,7 @@ def closest_names(name: str, candidates: list[str] | set[str], n: int = 3) -> li
     return found[:n]
 
 
-def did_you_mean(name: str, candidates: list[str] | set[str]) -> str | None:
+def did_you_mean(name: str, candidates: Iterable[str]) -> str | None:
     close = closest_names(name, candidates)
     if not close:
         return None

@@ -6,6 +6,7 @@ The two languages share C's expression syntax; they differ in the built-ins (Ope
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -314,7 +315,7 @@ class ExprPrinter(StrictVisitor):
         return f"&{self.wrap(e, UNARY)}"
 
 
-def by_reference(param: Param, modes: dict[str, str]) -> bool:
+def by_reference(param: Param, modes: Mapping[str, str]) -> bool:
     """MCPL passes variables by reference unless they are primitive and constant (paper
     4.3): arrays and written scalars or structs become pointers; the others are copied."""
     if isinstance(param.type, ArrayType):

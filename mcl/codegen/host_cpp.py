@@ -33,6 +33,7 @@ from mcl.mcpl.ast import (
     For,
     If,
     IncDec,
+    NamedType,
     Prim,
 )
 
@@ -139,7 +140,7 @@ def emit_header(g: GeneratedModule) -> str:
                 size = " * ".join(printer.wrap(x, ATOM) for grp in d.type.dims for x in grp)
                 fields.append(f"{I}{cpp_type(d.type.element.name)} {d.name}[{size}];")
             else:
-                fields.append(f"{I}{cpp_type(d.type.name)} {d.name};")  # type: ignore[union-attr]
+                fields.append(f"{I}{cpp_type(d.type.name)} {d.name};")
         out += [f"struct {t.name} {{", *fields, "};", ""]
     out += [
         "struct Module {",
@@ -216,10 +217,12 @@ def emit_source(g: GeneratedModule) -> str:
     if constants:
         printer = _printer(g, Scope({}, {}))
         for c in constants:
+            # the OpenCL emitter has checked them: scalars with a value
+            assert isinstance(c.type, Prim | NamedType) and c.init is not None
             printer.scope.declare(Var(c.name, c.type, kind="constant"))
             out.append(
                 f"constexpr {cpp_type(c.type.name)} {c_name(c.name)} = {printer.expr(c.init)};"
-            )  # type: ignore[union-attr,arg-type]
+            )
         out.append("")
     out += [
         "// The program built with `options` (sizes of private arrays), built once.",
@@ -493,10 +496,11 @@ def _main_call(g: GeneratedModule, f: FunctionPlan) -> list[str]:
     for p in f.params:
         if p.is_array:
             t = cpp_type(p.element)
+            assert p.size is not None  # an array parameter has a size
             lines.append(
                 f'std::vector<{t}> {c_name(p.name)} = input<{t}>("{p.name}", '
                 f"(long long)({printer.expr(p.size)}));"
-            )  # type: ignore[arg-type]
+            )
     args = ["module"] + [
         f"{c_name(p.name)}.data()" if p.is_array else c_name(p.name) for p in f.params
     ]

@@ -30,8 +30,10 @@ from mcl.mcpl.ast import (
     IncDec,
     IntLit,
     Name,
+    Node,
     Prim,
     Unary,
+    UnknownNodeError,
     walk,
 )
 from mcl.mcpl.visitor import StrictVisitor
@@ -100,7 +102,7 @@ class _Evaluator(StrictVisitor):
         v = evaluate(e.operand, env)
         if e.op == "!":
             return not v
-        return _checked(lambda: ops.negate(v), e)  # type: ignore[return-value]
+        return _checked(lambda: ops.negate(v), e)
 
     def visit_Binary(self, e: Binary, env: dict[str, Number]) -> Number:
         if e.op == "&&":
@@ -108,19 +110,27 @@ class _Evaluator(StrictVisitor):
         if e.op == "||":
             return bool(evaluate(e.left, env)) or bool(evaluate(e.right, env))
         a, b = evaluate(e.left, env), evaluate(e.right, env)
-        return _checked(lambda: ops.binary(e.op, a, b), e)  # type: ignore[return-value]
+        return _checked(lambda: ops.binary(e.op, a, b), e)
 
     def visit_Call(self, e: Call, env: dict[str, Number]) -> Number:
         if e.func not in _CALLS:
             return self.generic_visit(e)
         args = [evaluate(a, env) for a in e.args]
-        return _checked(lambda: _CALLS[e.func](*args), e)  # type: ignore[return-value]
+        return _checked(lambda: _CALLS[e.func](*args), e)
 
 
 _EVALUATOR = _Evaluator()
 
 
-def _checked(compute: Callable[[], Number | bool], e: Expr) -> Number | bool:
+def _target_name(target: Expr) -> str:
+    """The variable a host statement assigns: host code assigns only plain names
+    (`mcl.codegen.plan` keeps everything else on the device)."""
+    if not isinstance(target, Name):
+        raise UnknownNodeError(f"host code assigns only names, not {type(target).__name__}")
+    return target.name
+
+
+def _checked(compute: Callable[[], Number], e: Node) -> Number:
     """The result of one operation of `e`, or a diagnostic where MCPL defines none."""
     try:
         with np.errstate(all="ignore"):
@@ -179,9 +189,9 @@ class HostInterpreter(StrictVisitor):
         self.assign(s, env)
 
     def visit_IncDec(self, s: IncDec, env: dict[str, Number]) -> None:
-        name = s.target.name  # type: ignore[union-attr]
+        name = _target_name(s.target)
         old = env[name]
-        env[name] = _checked(lambda: ops.binary("+" if s.op == "++" else "-", old, 1), s)  # type: ignore[assignment, arg-type]
+        env[name] = _checked(lambda: ops.binary("+" if s.op == "++" else "-", old, 1), s)
 
     def visit_Block(self, s: Block, env: dict[str, Number]) -> None:
         self.run(s.stmts, env)
@@ -199,11 +209,11 @@ class HostInterpreter(StrictVisitor):
             self.stmt(s.step, env)
 
     def assign(self, s: Assign, env: dict[str, Number]) -> None:
-        name = s.target.name  # type: ignore[union-attr]
+        name = _target_name(s.target)
         value = evaluate(s.value, env)
         if s.op != "=":
             old = env[name]
-            value = _checked(lambda: ops.binary(ops.COMPOUND[s.op], old, value), s.value)  # type: ignore[assignment]
+            value = _checked(lambda: ops.binary(ops.COMPOUND[s.op], old, value), s.value)
         env[name] = type(env[name])(value) if name in env else value
 
 
@@ -220,7 +230,7 @@ def static_host_values(stmts: Iterable[HostStmt], constants: Iterable[Decl]) -> 
             except MclError:
                 pass
     assigned = {
-        n.target.name  # type: ignore[union-attr]
+        n.target.name
         for s in stmts
         if not isinstance(s, Launch)
         for n in walk(s)

@@ -61,7 +61,8 @@ def _add(a: Expr, b: Expr) -> Expr:
 
 def product(exprs: list[Expr]) -> Expr:
     """The product of `exprs` (1 for none), without multiplications by a literal 1."""
-    return reduce(_mul, exprs, IntLit(1))
+    one: Expr = IntLit(1)
+    return reduce(_mul, exprs, one)
 
 
 def linear_offset(indices: list[Expr], dims: list[Expr]) -> Expr:

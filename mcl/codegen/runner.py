@@ -78,7 +78,7 @@ def device_kind(type_bits: int) -> str:
 
 def list_devices() -> list[tuple[DeviceInfo, Any]]:
     cl = _cl()
-    found = []
+    found: list[tuple[DeviceInfo, Any]] = []
     try:
         platforms = cl.get_platforms()
     except cl.Error:  # no ICD at all

@@ -6,9 +6,14 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mcl.commands.options import add_hwd_path_argument, add_include_argument, library_from_args
 from mcl.diagnostics import MclError, Severity, error
+
+if TYPE_CHECKING:
+    from mcl.hdl.library import HwdLibrary
+    from mcl.mcpl.loader import Program
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -46,7 +51,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def load_checked(path: str | Path, include_dirs: list[str], library: object) -> object:
+def load_checked(path: str | Path, include_dirs: list[str], library: HwdLibrary) -> Program:
     """The program of `path`, checked: code is only generated for valid kernels."""
     from mcl.mcpl.check import check_program
     from mcl.mcpl.loader import load_program

@@ -122,7 +122,9 @@ def prepare(args: argparse.Namespace) -> PreparedRun:
         from mcl.translate.levels import require_level
 
         require_level(library, args.level)
-        program = translate_program(program, args.level, library).program
+        translated = translate_program(program, args.level, library).program
+        assert translated is not None  # translate_program always sets the program
+        program = translated
         _raise_errors(check_program(program, library))
     reference = load_reference(args.reference or reference_for(path))
     name = args.function or reference.function

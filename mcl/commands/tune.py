@@ -117,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
     reference = load_reference(reference_for(path))
     sizes, inputs = make_inputs(reference, parse_defines(args.defines, reference.sizes), args.seed)
     expected = expected_outputs(reference, inputs)
-    space = space_from_source(program.main, path, parse_params(args.param))  # type: ignore[attr-defined]
+    space = space_from_source(program.main, path, parse_params(args.param))
     if not space.params:
         raise MclError(
             error(

@@ -41,9 +41,9 @@ def iterations(ev: Evaluator, loops: Sequence[Loop], weight: Any = 1,
     for loop in list(loops):
         if loop not in loops:
             continue
-        strided = grid_stride(ev, loop, loops, f)
-        if strided is not None:
-            removed, count = strided
+        stride = grid_stride(ev, loop, loops, f)
+        if stride is not None:
+            removed, count = stride
             loops = [other for other in loops if other not in removed]
             f = f * count
     for loop in reversed(loops):
@@ -238,7 +238,7 @@ class Condition:
 
     def loops(self, ev: Evaluator, among: Sequence[Loop]) -> set[Loop]:
         """The loops of `among` whose iteration the condition depends on."""
-        symbols = getattr(self.rel, "free_symbols", set())
+        symbols: set[Any] = getattr(self.rel, "free_symbols", set())
         if any(ev.is_opaque(x) for x in symbols):
             return set(ev.deps(self.guard.cond, self.guard.scope)) & set(among)
         return {loop for loop in among if ev.counter(loop) in symbols}
@@ -477,8 +477,8 @@ def distinct_tuples(indices: Sequence[Affine], trips: dict[Any, Any],
         if idx.coefs:
             components.setdefault(find(d), []).append(d)
     total, exact = sympy.Integer(1), True
-    for dims in components.values():
-        count, ok = _component(dims, indices, trips, extents)
+    for component in components.values():
+        count, ok = _component(component, indices, trips, extents)
         total, exact = total * count, exact and ok
     return tidy(total), exact
 

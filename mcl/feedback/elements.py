@@ -18,8 +18,10 @@ from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.blocks import OUTPUT, classify
 from mcl.feedback.counting import iterations
 from mcl.feedback.emit import Emitter, expr_text
+from mcl.feedback.kernel import Loop
 from mcl.feedback.messages import Message, Severity
 from mcl.feedback.values import evaluate
+from mcl.mcpl import ast
 
 
 def concurrent_units(hwd: Any) -> float:
@@ -69,7 +71,7 @@ def several_elements(ctx: AnalysisContext) -> list[Message]:
             acc.node.span, {"units": units, "concurrent": capacity},
             acc.item.loops, approximate=not exact,
             hint=(f"let each {unit} compute several elements of {name} in a for-loop, and "
-                  f"launch fewer {unit}s (e.g. split `{expr_text(foreach[0].node.count)}` "
+                  f"launch fewer {unit}s (e.g. split `{expr_text(_count(foreach[0]))}` "
                   "by the number of elements per unit)")))
     return out
 
@@ -78,3 +80,8 @@ def _one_per_unit(loops: tuple[Any, ...]) -> bool:
     """A store runs once per unit when no for-loop surrounds it."""
     return all(x.kind == "foreach" for x in loops)
 
+
+def _count(loop: Loop) -> ast.Expr:
+    """The unit count of a foreach loop."""
+    assert isinstance(loop.node, ast.Foreach)
+    return loop.node.count

@@ -10,7 +10,7 @@ field without padding. Sizes of types come from `mcl.feedback.sizes`.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import sympy
 
@@ -75,7 +75,8 @@ def dims_scope(facts: KernelFacts, binding: Binding) -> Scope | None:
 
 def extents(facts: KernelFacts, binding: Binding) -> list[Any]:
     """The sizes of all dimensions of an array (SymPy), outermost first."""
-    scope = dims_scope(facts, binding)
+    # No scope only where the sizes name nothing (a kernel without parameters).
+    scope = cast(Scope, dims_scope(facts, binding))
     return [facts.evaluator.sym(d, scope) for d in dims(binding)]
 
 

@@ -59,6 +59,8 @@ def faster_memory(ctx: AnalysisContext) -> list[Message]:
             candidates = [x for x in finding.independent if x.kind == "foreach"]
         elif isinstance(finding, RatioReuse):
             candidates = list(finding.sharing)
+        else:  # Unpredictable: nothing to propose
+            continue
         # One proposal per space: the warps and the threads of a block that all load an
         # element can share one copy in `shared`.
         by_space: dict[str, list[Loop]] = {}

@@ -161,8 +161,8 @@ def _add_call(facts: KernelFacts, item: Item, block: str, role: str, call: ast.C
         else:
             new_cat = cat
         if key is not None and key[0] == "param":
-            arg = args.get(key[1])
-            b = item.scope.lookup(ast.root_name(arg) or "") if arg is not None else None
+            actual = args.get(key[1])
+            b = item.scope.lookup(ast.root_name(actual) or "") if actual is not None else None
             key = _space_key(b) if b is not None else ("space", "?")
         costs.add((new_cat, kind, unit, key), sympy.sympify(n).xreplace(subst) * count)
     for span, why in inner.approximations:

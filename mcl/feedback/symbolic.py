@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import sympy
 
@@ -214,6 +214,7 @@ class Evaluator:
 
     def _foreach(self, loop: Loop) -> LoopShape:
         t = sympy.Dummy(f"t_{loop.name}", integer=True, nonnegative=True)
+        assert isinstance(loop.node, ast.Foreach)
         count = self.sym(loop.node.count, loop.scope)
         if count is None or self._has_opaque(count):
             return LoopShape(t, t, iterations_symbol(loop), False, True,
@@ -221,7 +222,8 @@ class Evaluator:
         return LoopShape(t, t, count, True, True)
 
     def _for(self, loop: Loop, marker: sympy.Symbol) -> LoopShape:
-        node: ast.For = loop.node  # type: ignore[assignment]
+        node = loop.node
+        assert isinstance(node, ast.For)
         t = sympy.Dummy(f"t_{loop.name}", integer=True, nonnegative=True)
         init = node.init.init if isinstance(node.init, ast.Decl) else node.init.value
         start = self.sym(init, loop.scope)
@@ -278,12 +280,12 @@ class Evaluator:
             b = scope.lookup(e.name)
             return self.binding_deps(b) if b is not None else frozenset()
         if isinstance(e, (ast.Index, ast.Field)):
-            out = self.subscript_deps(e, scope)
+            found = self.subscript_deps(e, scope)
             b = scope.lookup(ast.root_name(e) or "")
-            return out | self.content_deps(b) if b is not None else out
+            return found | self.content_deps(b) if b is not None else found
         out: frozenset[Loop] = frozenset()
         for child in ast.children(e):
-            out |= self.deps(child, scope)  # type: ignore[arg-type]
+            out |= self.deps(cast(ast.Expr, child), scope)  # the children of an Expr
         return out
 
     def binding_deps(self, b: Binding) -> frozenset[Loop]:

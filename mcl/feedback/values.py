@@ -10,6 +10,7 @@ figure is evaluated, so parsing options stays cheap.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -21,10 +22,10 @@ from mcl.feedback.messages import Value
 
 def load_values_file(path: str | Path) -> dict[str, Number]:
     """Values from a TOML file: top-level `name = number` pairs, or a `[values]` table."""
-    try:
+    if sys.version_info >= (3, 11):
         import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
+    else:
+        import tomli as tomllib
     path = Path(path)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))

@@ -95,7 +95,7 @@ def find_equivalent_par_groups(
                         getattr(extra, "span", None) if side is child else None)
         assert isinstance(frm, ParGroup)
         parent_from = _parent_group(frm)
-        parent_to = _parent_group(to[0])  # type: ignore[arg-type]
+        parent_to = _parent_group(to[0])
         n_from, n_to = frm.count, _nr_units(to)
         if n_from == n_to or _relaxed(frm, to):
             mapping = [(parent_from, [parent_to]), *mapping]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Union
+from typing import Union, cast
 
 from mcl.diagnostics import Diagnostic, Span, did_you_mean, error
 from mcl.hdl.model import Quantity
@@ -315,7 +315,7 @@ class Resolver:
                         arg.unit_span or arg.span, hint)
             return None
 
-    def _evaluate(self, desc: str, expr: Expr) -> object:
+    def _evaluate(self, desc: str, expr: Expr) -> ArgValue | None:
         """Numbers (int, float, math.inf), bools, strings, or Quantities from references."""
         if isinstance(expr, Number):
             return expr.value
@@ -332,14 +332,16 @@ class Resolver:
                             "property (e.g. 'gpu.hierarchy.blocks.max_nr_units')", expr.span)
                 return None
             target = self.walk(desc, expr)
-            return target.value if isinstance(target, Prop) else None
+            # a valued property holds a Quantity or a bool (Prop.value)
+            return cast(ArgValue, target.value) if isinstance(target, Prop) else None
         assert isinstance(expr, BinOp)
         left, right = self._evaluate(desc, expr.left), self._evaluate(desc, expr.right)
         if left is None or right is None:
             return None
         lv = left.value if isinstance(left, Quantity) else left
         rv = right.value if isinstance(right, Quantity) else right
-        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (lv, rv)):
+        if (isinstance(lv, bool) or isinstance(rv, bool) or not isinstance(lv, (int, float))
+                or not isinstance(rv, (int, float))):
             self._error("hdl-bad-value", f"'{expr.op}' needs numbers on both sides", expr.span)
             return None
         result = _arith(expr.op, lv, rv)

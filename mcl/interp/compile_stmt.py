@@ -29,7 +29,7 @@ from mcl.interp.compile_expr import (
 )
 from mcl.interp.lockstep import BarrierToken, ForeachInfo, lockstep, resolving_root
 from mcl.interp.unit_limits import UnitLimit, unit_limit
-from mcl.interp.values import POISON, StructValue, copy_value, scalar_name
+from mcl.interp.values import POISON, StructValue, scalar_name
 from mcl.mcpl import ast
 from mcl.mcpl.operators import COMPOUND
 
@@ -164,7 +164,7 @@ class FunctionCompiler(ExprCompiler):
         fn = init.fn
         if isinstance(t, ast.ArrayType):
             return lambda target, f: _copy_array(target, fn(f), span)
-        return lambda target, f: target.fields.update(copy_value(fn(f)).fields)
+        return lambda target, f: _copy_struct(target, fn(f))
 
     def _bind_view(self, source: Any, view: ast.View) -> CStmt:
         load = self.loader(source)
@@ -513,6 +513,12 @@ def reshape_view(
             span,
         )
     return flat[:size].reshape(shape)
+
+
+def _copy_struct(target: StructValue, source: object) -> None:
+    """A struct declaration initialised from a struct value (the checker matched the types)."""
+    assert isinstance(source, StructValue)
+    target.fields.update(source.copy().fields)
 
 
 def _copy_array(target: np.ndarray, source: np.ndarray, span: Span | None) -> None:

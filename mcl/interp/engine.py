@@ -68,8 +68,8 @@ class Engine:
                 raise fail("const", f"constant '{decl.name}' has no value", decl.span)
             self._constants[key] = (None, decl.type)  # guards against cyclic definitions
             compiler = ExprCompiler(self, _NO_FUNCTION, module)
-            value = with_cast(compiler.expr(decl.init), decl.type, decl.init, decl.span)
-            self._constants[key] = (value.fn([None]), decl.type)
+            compiled = with_cast(compiler.expr(decl.init), decl.type, decl.init, decl.span)
+            self._constants[key] = (compiled.fn([None]), decl.type)
         value, t = self._constants[key]
         if value is None:
             raise fail("const", f"constant '{decl.name}' is defined in terms of itself", decl.span)

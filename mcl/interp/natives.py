@@ -102,8 +102,8 @@ def _erf(x: np.floating) -> np.floating:
     return type(x)(math.erf(float(x)))
 
 
-def _math(ufunc: np.ufunc) -> Native:
-    return Native(_pure(ufunc), _math1_typing)
+def _math(function: Callable[..., object]) -> Native:
+    return Native(_pure(function), _math1_typing)
 
 
 NATIVES: dict[str, Native] = {

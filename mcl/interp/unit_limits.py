@@ -56,7 +56,9 @@ class UnitLimit:
 
 def unit_limit(hwd: HardwareDescription | None, group: str) -> UnitLimit | None:
     """The limit on `group`'s units, or None when it is unlimited or unknown."""
-    pg = hwd.par_group(group) if hwd is not None else None
+    if hwd is None:
+        return None
+    pg = hwd.par_group(group)
     if pg is None or pg.count is None or not math.isfinite(pg.count):
         return None
     path = ".".join(count_constant(hwd, pg).path)

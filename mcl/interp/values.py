@@ -18,6 +18,8 @@ memory, so a kernel that reads before writing should fail verification here too.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from mcl.mcpl import ast
@@ -54,7 +56,7 @@ def wider(a: str, b: str) -> str:
     return "int" if kind in ("bool", "byte") else kind
 
 
-def convert(value: object, to: str) -> object:
+def convert(value: Any, to: str) -> object:
     """Convert a scalar to type `to` as an assignment does (C semantics: float to int
     truncates toward zero, byte wraps)."""
     if to == "float":
@@ -62,12 +64,12 @@ def convert(value: object, to: str) -> object:
     if to == "double":
         return np.float64(value)
     if to == "int":
-        number = int(value)  # type: ignore[call-overload]  # NaN: ValueError, inf: OverflowError
+        number = int(value)  # NaN: ValueError, inf: OverflowError
         if not -(2**31) <= number < 2**31:
             raise OverflowError(f"{value} does not fit in a 32-bit int")
         return number
     if to == "byte":
-        return int(value) & 0xFF  # type: ignore[call-overload]
+        return int(value) & 0xFF
     if to == "bool":
         return bool(value)
     return value
@@ -91,7 +93,7 @@ class StructValue:
         if not isinstance(other, StructValue) or other.type_name != self.type_name:
             return NotImplemented
         return all(
-            np.array_equal(v, other.fields[k])
+            isinstance(w := other.fields[k], np.ndarray) and np.array_equal(v, w)
             if isinstance(v, np.ndarray)
             else v == other.fields[k]
             for k, v in self.fields.items()

@@ -32,7 +32,7 @@ from mcl.diagnostics import Span
 
 
 def _span() -> Span | None:
-    return field(default=None, compare=False, repr=False, kw_only=True)  # type: ignore[return-value]
+    return field(default=None, compare=False, repr=False, kw_only=True)
 
 
 # --------------------------------------------------------------------------- types

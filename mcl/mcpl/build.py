@@ -190,7 +190,7 @@ class ModelBuilder(GrammarConverter):
         return A.View(vtype, v.name, span=self.span(v))
 
     def stmt(self, s: Any) -> A.Stmt:
-        return self.convert(s)  # type: ignore[no-any-return]
+        return self.convert(s)
 
     def rule_Block(self, b: Any) -> A.Block:
         return A.Block(tuple(self.stmt(s) for s in b.stmts), span=self.span(b))

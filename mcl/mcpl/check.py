@@ -37,7 +37,7 @@ def _library_names(library: Any) -> set[str]:
 def access_table(program: Any) -> AccessTable:
     """Parameter access modes of every function of `program`, to a fixed point over calls
     (section 4.3: 'the whole call hierarchy has to be fully specified')."""
-    functions = []
+    functions: list[tuple[ast.Function, Any]] = []
     for module in program.modules.values():
         resolve = partial(resolve_callee, program, module)
         functions.extend((f, resolve) for f in module.functions)
@@ -163,7 +163,7 @@ class _ModuleChecker:
     def check_exports(self) -> None:
         if self.module.exports is None:
             return
-        defined = {d.name for d in (*self.module.functions, *self.module.types)}
+        defined = {f.name for f in self.module.functions} | {t.name for t in self.module.types}
         defined |= {c.name for c in self.module.constants}
         for name in self.module.exports:
             if name not in defined:

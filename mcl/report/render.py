@@ -3,7 +3,7 @@ JSON for tools (mcl/schemas/report.schema.json)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from mcl.report.measure import Measurement
@@ -12,11 +12,12 @@ from mcl.report.rows import Row
 HEADERS = ("version", "level", "change compared to the previous version", "feedback")
 
 
-def _cells(row: Row, measurement: Measurement | None, measured: bool) -> list[str]:
+def _cells(row: Row, measurement: Measurement | None, measured: bool,
+           feedback_cell: Callable[[list[str]], str]) -> list[str]:
     feedback = list(row.shown)
     if row.problem:
         feedback.append(f"(no feedback: {row.problem})")
-    cells = [row.name, row.level or "?", row.spec.change, feedback]
+    cells = [row.name, row.level or "?", row.spec.change, feedback_cell(feedback)]
     if measured:
         cells.append(measurement.text if measurement else "")
     return cells
@@ -40,8 +41,8 @@ def render_rich(title: str, rows: list[Row], measurements: Mapping[str, Measurem
             branch = row.spec.branch
             table.add_row(Text(branch, style="bold magenta"),
                           *([""] * (len(table.columns) - 1)))
-        cells = _cells(row, measurements.get(row.name), measured)
-        cells[3] = "\n".join(f"• {line}" for line in cells[3])
+        cells = _cells(row, measurements.get(row.name), measured,
+                       lambda lines: "\n".join(f"• {line}" for line in lines))
         table.add_row(*(Text(c) for c in cells))
     console.print(table)
 
@@ -56,8 +57,8 @@ def render_markdown(title: str, rows: list[Row], measurements: Mapping[str, Meas
         if row.spec.branch != branch:
             branch = row.spec.branch
             out.append(f"| **{_escape(branch)}** |" + " |" * (len(headers) - 1))
-        cells = _cells(row, measurements.get(row.name), measured)
-        cells[3] = "<br>".join(f"• {_escape(line)}" for line in cells[3])
+        cells = _cells(row, measurements.get(row.name), measured,
+                       lambda lines: "<br>".join(f"• {_escape(line)}" for line in lines))
         cells = [cells[0], cells[1], _escape(cells[2]), cells[3], *map(_escape, cells[4:])]
         out.append("| " + " | ".join(cells) + " |")
     return "\n".join(out) + "\n"

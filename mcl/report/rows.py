@@ -83,6 +83,7 @@ def _load(spec: VersionSpec, by_name: dict[str, Row], library: Any) -> Row:
 
             program = translate_program(source.program, spec.level or "", library).program
         else:
+            assert spec.path is not None  # a version that is not a translation has a file
             program = load_program(spec.path, (), library)
         errors = [d for d in check_program(program, library) if d.severity == Severity.ERROR]
     except MclError as exc:

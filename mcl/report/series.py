@@ -10,16 +10,17 @@ number. What changed in a hand-written version is the first line of its header c
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from mcl.diagnostics import MclError, error
 
-try:
+if sys.version_info >= (3, 11):
     import tomllib
-except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
 
 SERIES_FILE = "series.toml"
 _CHANGE = re.compile(r"^\s*//\s*change:\s*(?P<text>.*\S)\s*$")
