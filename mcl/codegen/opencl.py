@@ -66,6 +66,7 @@ from mcl.mcpl.ast import (
     walk,
 )
 from mcl.mcpl.types import INT_MAX, INT_MIN
+from mcl.mcpl.visitor import StrictVisitor
 
 
 @dataclass(frozen=True)
@@ -501,51 +502,73 @@ class ModuleEmitter:
 def split_host(f: Function) -> tuple[tuple[HostStmt, ...], list[Foreach], dict[str, Var]]:
     """Separate what runs on the host from the kernels: each top-level foreach becomes a
     Launch (kernel number k); the host variables are the scalars declared outside foreach."""
-    nests: list[Foreach] = []
-    host_vars: dict[str, Var] = {}
+    splitter = _HostSplitter()
+    body = tuple(splitter.visit(s) for s in f.body.stmts)
+    return body, splitter.nests, splitter.host_vars
 
-    def host(s: Stmt) -> HostStmt:
-        if isinstance(s, Foreach):
-            nests.append(s)
-            return Launch(len(nests) - 1, span=s.span)
-        if isinstance(s, Decl):
-            if isinstance(s.type, ArrayType) or isinstance(s.type, NamedType):
-                raise MclError(
-                    error(
-                        "codegen-host-decl",
-                        f"'{s.name}' is declared outside all "
-                        "foreach statements; only scalars can live on the host",
-                        s.span,
-                    )
+
+class _HostSplitter(StrictVisitor):
+    """The host side of a function's statements: every statement kind has a rule (a
+    statement the host cannot run is a diagnostic); a new kind raises UnknownNodeError."""
+
+    def __init__(self) -> None:
+        self.nests: list[Foreach] = []
+        self.host_vars: dict[str, Var] = {}
+
+    def visit_Foreach(self, s: Foreach) -> HostStmt:
+        self.nests.append(s)
+        return Launch(len(self.nests) - 1, span=s.span)
+
+    def visit_Decl(self, s: Decl) -> HostStmt:
+        if isinstance(s.type, ArrayType) or isinstance(s.type, NamedType):
+            raise MclError(
+                error(
+                    "codegen-host-decl",
+                    f"'{s.name}' is declared outside all "
+                    "foreach statements; only scalars can live on the host",
+                    s.span,
                 )
-            host_vars[s.name] = Var(s.name, s.type, "private", None, kind="host")
-            return s
-        if isinstance(s, Assign | IncDec):
-            return s
-        if isinstance(s, Block):
-            # A Launch stands where a foreach stood; Launch is no Stmt (mcl.mcpl.ast).
-            return Block(tuple(host(x) for x in s.stmts), span=s.span)  # type: ignore[misc]
-        if isinstance(s, If):
-            orelse = host(s.orelse) if s.orelse is not None else None
-            return If(s.cond, host(s.then), orelse, span=s.span)  # type: ignore[arg-type]
-        if isinstance(s, For):
-            if isinstance(s.init, Decl):
-                host_vars[s.init.name] = Var(s.init.name, s.init.type, "private", None, kind="host")
-            return For(s.init, s.cond, s.step, host(s.body), span=s.span)  # type: ignore[arg-type]
-        if isinstance(s, Return) and s.value is None:
+            )
+        self.host_vars[s.name] = Var(s.name, s.type, "private", None, kind="host")
+        return s
+
+    def visit_Assign(self, s: Assign) -> HostStmt:
+        return s
+
+    def visit_IncDec(self, s: IncDec) -> HostStmt:
+        return s
+
+    def visit_Block(self, s: Block) -> HostStmt:
+        # A Launch stands where a foreach stood; Launch is no Stmt (mcl.mcpl.ast).
+        return Block(tuple(self.visit(x) for x in s.stmts), span=s.span)
+
+    def visit_If(self, s: If) -> HostStmt:
+        orelse = self.visit(s.orelse) if s.orelse is not None else None
+        return If(s.cond, self.visit(s.then), orelse, span=s.span)
+
+    def visit_For(self, s: For) -> HostStmt:
+        if isinstance(s.init, Decl):
+            self.host_vars[s.init.name] = Var(s.init.name, s.init.type, "private", None,
+                                              kind="host")
+        return For(s.init, s.cond, s.step, self.visit(s.body), span=s.span)
+
+    def visit_Return(self, s: Return) -> HostStmt:
+        if s.value is None:
             raise MclError(
                 error("codegen-host-return", "return outside foreach is not supported", s.span)
             )
+        return self.not_on_host(s)
+
+    def not_on_host(self, s: Stmt) -> HostStmt:
         raise MclError(
             error(
                 "codegen-host-stmt",
                 f"{type(s).__name__} outside all foreach statements cannot run on the host",
-                getattr(s, "span", None),
+                s.span,
             )
         )
 
-    body = tuple(host(s) for s in f.body.stmts)
-    return body, nests, host_vars
+    visit_CallStmt = visit_Swap = visit_Barrier = visit_ViewDecl = not_on_host
 
 
 # ---------------------------------------------------------------------- entry points

@@ -34,6 +34,7 @@ from mcl.mcpl.ast import (
     TypeDef,
     Unary,
 )
+from mcl.mcpl.visitor import StrictVisitor
 
 INT = Prim("int")
 FLOAT = Prim("float")
@@ -115,33 +116,10 @@ class Scope:
 
     # ------------------------------------------------------------------ types
     def type_of(self, e: Expr) -> Type:
-        if isinstance(e, IntLit | HwdConst):
-            return INT
-        if isinstance(e, FloatLit):
-            return FLOAT
-        if isinstance(e, BoolLit):
-            return BOOL
-        if isinstance(e, Name):
-            return self.lookup(e.name, e.span).type
-        if isinstance(e, Index):
-            base_t = self.type_of(e.base)
-            if not isinstance(base_t, ArrayType):
-                raise MclError(
-                    error("codegen-index", "indexing a value that is not an array", e.span)
-                )
-            rest = remaining_type(base_t, len(e.indices))
-            return rest if rest is not None else base_t.element
-        if isinstance(e, Field):
-            return self.field_type(self.type_of(e.base), e.name, e.span)
-        if isinstance(e, Unary):
-            return BOOL if e.op == "!" else self.type_of(e.operand)
-        if isinstance(e, Binary):
-            if e.op in ("||", "&&", "==", "!=", "<", "<=", ">", ">="):
-                return BOOL
-            return promote(self.type_of(e.left), self.type_of(e.right))
-        if isinstance(e, Call):
-            return self.call_type(e)
-        raise MclError(error("codegen-expr", f"cannot generate code for {type(e).__name__}", None))
+        """The type of `e` in this scope (an expression kind without a rule raises
+        UnknownNodeError: `_TypeOf` is a StrictVisitor)."""
+        result: Type = _TYPE_OF.visit(e, self)
+        return result
 
     def call_type(self, e: Call) -> Type:
         f = self.functions.get(e.func)
@@ -180,6 +158,49 @@ class Scope:
             e = e.base
         return self.find(e.name) if isinstance(e, Name) else None
 
+
+
+class _TypeOf(StrictVisitor):
+    """The type of an expression in a `Scope` (C's usual conversions for arithmetic)."""
+
+    def visit_IntLit(self, e: IntLit, scope: Scope) -> Type:
+        return INT
+
+    def visit_HwdConst(self, e: HwdConst, scope: Scope) -> Type:
+        return INT
+
+    def visit_FloatLit(self, e: FloatLit, scope: Scope) -> Type:
+        return FLOAT
+
+    def visit_BoolLit(self, e: BoolLit, scope: Scope) -> Type:
+        return BOOL
+
+    def visit_Name(self, e: Name, scope: Scope) -> Type:
+        return scope.lookup(e.name, e.span).type
+
+    def visit_Index(self, e: Index, scope: Scope) -> Type:
+        base_t = scope.type_of(e.base)
+        if not isinstance(base_t, ArrayType):
+            raise MclError(error("codegen-index", "indexing a value that is not an array", e.span))
+        rest = remaining_type(base_t, len(e.indices))
+        return rest if rest is not None else base_t.element
+
+    def visit_Field(self, e: Field, scope: Scope) -> Type:
+        return scope.field_type(scope.type_of(e.base), e.name, e.span)
+
+    def visit_Unary(self, e: Unary, scope: Scope) -> Type:
+        return BOOL if e.op == "!" else scope.type_of(e.operand)
+
+    def visit_Binary(self, e: Binary, scope: Scope) -> Type:
+        if e.op in ("||", "&&", "==", "!=", "<", "<=", ">", ">="):
+            return BOOL
+        return promote(scope.type_of(e.left), scope.type_of(e.right))
+
+    def visit_Call(self, e: Call, scope: Scope) -> Type:
+        return scope.call_type(e)
+
+
+_TYPE_OF = _TypeOf()
 
 def signature_only(f: Function) -> bool:
     """A library function without a real body: only `mcl_builtin_read/write` calls

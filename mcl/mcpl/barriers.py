@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from mcl.diagnostics import Diagnostic, Span, warning
 from mcl.mcpl import ast
 from mcl.mcpl.printer import print_expr
+from mcl.mcpl.varying import varying_names
 
 
 @dataclass(frozen=True)
@@ -68,8 +69,6 @@ def _visit(s: ast.Stmt | None, shared: set[str], found: dict) -> None:
 
 class _Walker:
     def __init__(self, foreach: ast.Foreach, shared: set[str], found: dict) -> None:
-        from mcl.translate.guard import varying_names
-
         self.shared = shared
         self.found = found
         indices = {n.var for n in ast.walk(foreach) if isinstance(n, ast.Foreach)}

@@ -28,6 +28,7 @@ from dataclasses import replace
 from mcl.diagnostics import MclError, error
 from mcl.hdl.model import ParGroup
 from mcl.mcpl import ast
+from mcl.mcpl.visitor import StrictVisitor
 from mcl.translate.counts import StaticInts
 from mcl.translate.guard import guard_body
 from mcl.translate.naming import NameSupply, dimension_name, index_name
@@ -49,12 +50,46 @@ def translate_foreach_stmts(
     return replace(function, body=replace(function.body, stmts=tuple(body)))
 
 
+class _StatementWalker(StrictVisitor):
+    """Finds the foreach statements to translate: every statement kind has a rule, so a
+    new kind that could hold a foreach raises UnknownNodeError instead of being left
+    untranslated."""
+
+    def __init__(self, translator: _ForeachTranslator) -> None:
+        self.t = translator
+
+    def visit_Foreach(self, s: ast.Foreach, dims: list[ast.Stmt] | None) -> list[ast.Stmt]:
+        if dims is None:
+            host: list[ast.Stmt] = []
+            nest = self.t.foreach(s, host)
+            return host + nest
+        return self.t.foreach(s, dims)
+
+    def visit_Block(self, s: ast.Block, dims: list[ast.Stmt] | None) -> list[ast.Stmt]:
+        return [replace(s, stmts=tuple(self.t.stmts(s.stmts, dims)))]
+
+    def visit_If(self, s: ast.If, dims: list[ast.Stmt] | None) -> list[ast.Stmt]:
+        orelse = None if s.orelse is None else self.t.sub(s.orelse, dims)
+        return [replace(s, then=self.t.sub(s.then, dims), orelse=orelse)]
+
+    def visit_For(self, s: ast.For, dims: list[ast.Stmt] | None) -> list[ast.Stmt]:
+        return [replace(s, body=self.t.sub(s.body, dims))]
+
+    def keep(self, s: ast.Stmt, dims: list[ast.Stmt] | None) -> list[ast.Stmt]:
+        """A statement that holds no other statement, hence no foreach."""
+        return [s]
+
+    visit_Decl = visit_ViewDecl = visit_Assign = visit_IncDec = keep
+    visit_CallStmt = visit_Swap = visit_Barrier = visit_Return = keep
+
+
 class _ForeachTranslator:
     def __init__(self, step: Step, names: NameSupply, statics: StaticInts, globals_: set[str]):
         self.step = step
         self.names = names
         self.statics = statics
         self.globals = globals_
+        self.walker = _StatementWalker(self)
         self.per_unit: set[str] = set()  # every foreach index seen so far, old and new
 
     # -- walking -----------------------------------------------------------------------
@@ -68,20 +103,8 @@ class _ForeachTranslator:
         return out
 
     def stmt(self, s: ast.Stmt, dims: list[ast.Stmt] | None) -> list[ast.Stmt]:
-        if isinstance(s, ast.Foreach):
-            if dims is None:
-                host: list[ast.Stmt] = []
-                nest = self.foreach(s, host)
-                return host + nest
-            return self.foreach(s, dims)
-        if isinstance(s, ast.Block):
-            return [replace(s, stmts=tuple(self.stmts(s.stmts, dims)))]
-        if isinstance(s, ast.If):
-            orelse = None if s.orelse is None else self.sub(s.orelse, dims)
-            return [replace(s, then=self.sub(s.then, dims), orelse=orelse)]
-        if isinstance(s, ast.For):
-            return [replace(s, body=self.sub(s.body, dims))]
-        return [s]
+        result: list[ast.Stmt] = self.walker.visit(s, dims)
+        return result
 
     def sub(self, s: ast.Stmt, dims: list[ast.Stmt] | None) -> ast.Stmt:
         """A nested statement (a body): stays one statement."""

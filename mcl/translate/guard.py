@@ -25,7 +25,8 @@ from collections.abc import Sequence
 
 from mcl.diagnostics import MclError, error
 from mcl.mcpl import ast
-from mcl.translate.naming import names_in
+from mcl.mcpl.varying import assigned_names, header_names, names_in, varying_names
+from mcl.mcpl.visitor import StrictVisitor
 
 
 def guard_body(stmts: Sequence[ast.Stmt], cond: ast.Expr, per_unit: set[str]) -> list[ast.Stmt]:
@@ -38,60 +39,6 @@ def guard_body(stmts: Sequence[ast.Stmt], cond: ast.Expr, per_unit: set[str]) ->
 
 def has_barrier(node: object) -> bool:
     return any(isinstance(n, ast.Barrier) for n in ast.walk(node))
-
-
-def varying_names(stmts: Sequence[ast.Stmt], seeds: set[str]) -> set[str]:
-    """Names whose value may differ between the units of a group: the seeds, everything
-    assigned in the body (a loop's own control variable excepted), and everything
-    initialised from a varying name."""
-    varying = set(seeds)
-    for s in stmts:
-        varying |= _assigned_outside_loop_control(s)
-    changed = True
-    while changed:  # fixpoint: declarations and loops can feed each other in any order
-        changed = False
-        for node in (n for s in stmts for n in ast.walk(s)):
-            name, reads = _binding(node)
-            if name is not None and name not in varying and reads & varying:
-                varying.add(name)
-                changed = True
-    return varying
-
-
-def _binding(node: object) -> tuple[str | None, set[str]]:
-    """The name a statement binds and the names its value is computed from."""
-    if isinstance(node, ast.Decl) and node.init is not None:
-        return node.name, names_in(node.init)
-    if isinstance(node, ast.For):
-        return node.var, _header_names(node) - {node.var}
-    return None, set()
-
-
-def _header_names(loop: ast.For) -> set[str]:
-    init_value = loop.init.init if isinstance(loop.init, ast.Decl) else loop.init.value
-    step = loop.step
-    names = names_in(loop.cond) | names_in(step.target)
-    if init_value is not None:
-        names |= names_in(init_value)
-    if isinstance(step, ast.Assign):
-        names |= names_in(step.value)
-    return names
-
-
-def _assigned_outside_loop_control(node: object) -> set[str]:
-    names: set[str] = set()
-    if isinstance(node, ast.For):
-        # The loop's own init and step change the loop variable in the same way for every
-        # unit; only assignments in the body make it vary.
-        return _assigned_outside_loop_control(node.body)
-    if isinstance(node, (ast.Assign, ast.IncDec)):
-        root = ast.root_name(node.target)
-        return {root} if root else set()
-    if isinstance(node, ast.Swap):
-        return {r for r in (ast.root_name(node.left), ast.root_name(node.right)) if r}
-    for child in ast.children(node):
-        names |= _assigned_outside_loop_control(child)
-    return names
 
 
 def _guard(stmts: list[ast.Stmt], cond: ast.Expr, varying: set[str]) -> list[ast.Stmt]:
@@ -145,7 +92,7 @@ def _close(
         kept.append(s)
         if isinstance(s, ast.Decl):
             bound_inside.add(s.name)
-        bound_inside |= _assigned_outside_loop_control(s)
+        bound_inside |= assigned_names(s)
     return hoisted + ([ast.If(cond, ast.Block(tuple(kept)), span=cond.span)] if kept else [])
 
 
@@ -159,30 +106,47 @@ def _safe_for_every_unit(init: ast.Expr | None, varying: set[str]) -> bool:
 
 
 def _keep_barrier_reachable(s: ast.Stmt, cond: ast.Expr, varying: set[str]) -> ast.Stmt:
-    if isinstance(s, ast.Barrier):
+    result: ast.Stmt = _BARRIER_KEEPER.visit(s, cond, varying)
+    return result
+
+
+class _BarrierKeeper(StrictVisitor):
+    """A statement that holds a barrier, rebuilt so every unit still reaches the barrier
+    while only the units that pass the guard do the work around it. Each statement kind
+    that can hold a barrier has a rule; a new kind raises UnknownNodeError."""
+
+    def visit_Barrier(self, s: ast.Barrier, cond: ast.Expr, varying: set[str]) -> ast.Stmt:
         return s
-    if isinstance(s, ast.Block):
+
+    def visit_Block(self, s: ast.Block, cond: ast.Expr, varying: set[str]) -> ast.Stmt:
         return ast.Block(tuple(_guard(list(s.stmts), cond, varying)), span=s.span)
-    if isinstance(s, ast.For):
-        _require_uniform(_header_names(s) - {s.var} | ({s.var} & varying), varying, s, "loop")
+
+    def visit_For(self, s: ast.For, cond: ast.Expr, varying: set[str]) -> ast.Stmt:
+        _require_uniform(header_names(s) - {s.var} | ({s.var} & varying), varying, s, "loop")
         body = ast.Block(tuple(_guard(_stmts(s.body), cond, varying)), span=s.body.span)
         return ast.For(s.init, s.cond, s.step, body, span=s.span)
-    if isinstance(s, ast.If):
+
+    def visit_If(self, s: ast.If, cond: ast.Expr, varying: set[str]) -> ast.Stmt:
         _require_uniform(names_in(s.cond), varying, s, "condition")
         then = ast.Block(tuple(_guard(_stmts(s.then), cond, varying)), span=s.then.span)
         orelse = None
         if s.orelse is not None:
             orelse = ast.Block(tuple(_guard(_stmts(s.orelse), cond, varying)), span=s.orelse.span)
         return ast.If(s.cond, then, orelse, span=s.span)
-    raise MclError(
-        error(
-            "translate-unsafe-guard",
-            "cannot translate a barrier inside this statement for counts that do not divide "
-            "the new par_groups",
-            s.span,
-            hint="move the barrier into a plain block, a for loop or an if statement",
+
+    def visit_Foreach(self, s: ast.Foreach, cond: ast.Expr, varying: set[str]) -> ast.Stmt:
+        raise MclError(
+            error(
+                "translate-unsafe-guard",
+                "cannot translate a barrier inside this statement for counts that do not "
+                "divide the new par_groups",
+                s.span,
+                hint="move the barrier into a plain block, a for loop or an if statement",
+            )
         )
-    )
+
+
+_BARRIER_KEEPER = _BarrierKeeper()
 
 
 def _require_uniform(reads: set[str], varying: set[str], s: ast.Stmt, what: str) -> None:

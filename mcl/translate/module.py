@@ -18,6 +18,7 @@ from mcl.diagnostics import Diagnostic, MclError, Severity
 from mcl.hdl.equivalence import find_equivalent_par_groups
 from mcl.mcpl import ast
 from mcl.mcpl.loader import Program
+from mcl.mcpl.varying import names_in
 from mcl.translate.counts import StaticInts, host_constants
 from mcl.translate.foreach import translate_foreach_stmts
 from mcl.translate.levels import (
@@ -28,7 +29,7 @@ from mcl.translate.levels import (
     sideways_error,
     upward_error,
 )
-from mcl.translate.naming import NameSupply, names_in
+from mcl.translate.naming import NameSupply
 from mcl.translate.spaces import translate_spaces
 from mcl.translate.step import Step
 

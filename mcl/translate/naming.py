@@ -22,24 +22,6 @@ from collections.abc import Iterable
 from mcl.mcpl import ast
 
 
-def names_in(node: object) -> set[str]:
-    """Every identifier a node declares or mentions (variables, parameters, foreach and for
-    indices, views, called functions)."""
-    found: set[str] = set()
-    for n in ast.walk(node):
-        if isinstance(n, ast.Name):
-            found.add(n.name)
-        elif isinstance(n, (ast.Decl, ast.Param, ast.View)):
-            found.add(n.name)
-        elif isinstance(n, ast.Foreach):
-            found.add(n.var)
-        elif isinstance(n, ast.ViewDecl):
-            found.add(n.source)
-        elif isinstance(n, ast.Call):
-            found.add(n.func)
-    return found
-
-
 class NameSupply:
     """Hands out names that are not yet taken (by the function, the module, or earlier
     generated names)."""

@@ -8,9 +8,10 @@ import pytest
 from mcl.diagnostics import MclError
 from mcl.mcpl import ast
 from mcl.mcpl.parse import parse_source
+from mcl.mcpl.varying import names_in
 from mcl.translate.counts import StaticInts, host_constants
 from mcl.translate.foreach import translate_foreach_stmts
-from mcl.translate.naming import NameSupply, names_in
+from mcl.translate.naming import NameSupply
 from mcl.translate.step import Step
 
 from .hierarchies import (
