@@ -137,3 +137,34 @@ def test_the_kernel_without_strangers_passes_every_pass() -> None:
     generate_module(module, "x86_avx512", LIBRARY)
     assert print_expr(ast.Name("k")) == "k"
     assert evaluate(ast.Name("n"), {"n": 4}) == 4
+
+
+def test_codegen_host_split_and_expression_types_reject_unknown_kinds() -> None:
+    from mcl.codegen.opencl import split_host
+    from mcl.codegen.scope import Scope
+
+    f = parse_source(SOURCE, "f.mcpl").functions[0]
+    stmts = (*f.body.stmts, Teleport(ast.Name("k")))
+    planted = replace(f, body=ast.Block(stmts))  # type: ignore[arg-type]
+    with pytest.raises(UnknownNodeError, match="Teleport"):
+        split_host(planted)
+    with pytest.raises(UnknownNodeError, match="Cube"):
+        Scope({}, {}).type_of(Cube(ast.IntLit(1)))  # type: ignore[arg-type]
+
+
+def test_translation_walk_rejects_an_unknown_statement_kind() -> None:
+    """A statement kind the foreach walk has no rule for could hold a foreach: it stops
+    translation instead of being copied untranslated."""
+    source = (
+        "perfect void g(int n, float[n] a) {\n"
+        "  foreach (int i in n threads) {\n"
+        "    a[i] = 0.0;\n"
+        "  }\n"
+        "}\n"
+    )
+    module = parse_source(source, "g.mcpl")
+    g = module.functions[0]
+    planted = replace(g, body=ast.Block((Teleport(ast.Name("n")), *g.body.stmts)))  # type: ignore[arg-type]
+    with pytest.raises(UnknownNodeError, match="Teleport"):
+        translate_module(replace(module, functions=(planted,)), "gpu", LIBRARY)
+    translate_module(module, "gpu", LIBRARY)  # the plain kernel translates
