@@ -90,8 +90,8 @@ def fill(text: str, values: Mapping[str, Value]) -> tuple[str, tuple[str, ...]]:
             len(str(value.symbolic)) > LONG_FORMULA
         if name not in shown and not brief:
             shown.append(name)
-        if brief:
-            figure = number_text(value.numeric)  # type: ignore[arg-type]
+        if brief and value.numeric is not None:
+            figure = number_text(value.numeric)
         else:
             figure = show(value) if label is None else _labelled(label.strip(), value)
         if singular is None:

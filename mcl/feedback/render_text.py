@@ -230,7 +230,7 @@ def _value_line(name: str, v: Value, verbose: bool) -> Text:
     symbolic = str(v.symbolic)
     is_number = getattr(v.symbolic, "is_Number", False) and v.numeric is not None
     line = Text(f"        {name} = ", style="dim")
-    line += Text(number_text(v.numeric) if is_number else symbolic)  # type: ignore[arg-type]
+    line += Text(number_text(v.numeric) if is_number and v.numeric is not None else symbolic)
     if v.numeric is not None and not is_number and number_text(v.numeric) != symbolic:
         line += Text(f" = {number_text(v.numeric)}", style="bold")
     elif v.needs and verbose:

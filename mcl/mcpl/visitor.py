@@ -51,7 +51,9 @@ class NodeVisitor:
             method_name = _METHOD_NAMES.get(cls)
             if method_name is None:
                 check_node(node)  # raises: not an AST node kind
-            name = method_name if hasattr(self, method_name) else None  # type: ignore[arg-type]
+                name = None
+            else:
+                name = method_name if hasattr(self, method_name) else None
             table[cls] = name
         if name is None:
             return self.generic_visit(node, *args, **kwargs)
