@@ -20,7 +20,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcl.codegen.c_expr import ExprPrinter, Needs, by_reference, instance_name
 from mcl.codegen.constants import used_constants
@@ -68,6 +68,10 @@ from mcl.mcpl.ast import (
 from mcl.mcpl.types import INT_MAX, INT_MIN
 from mcl.mcpl.visitor import StrictVisitor
 
+if TYPE_CHECKING:
+    from mcl.hdl.library import HwdLibrary
+    from mcl.translate.levels import Library
+
 
 @dataclass(frozen=True)
 class CodegenInput:
@@ -98,7 +102,7 @@ def has_foreach(f: Function) -> bool:
 
 
 def codegen_input(
-    program: Any, target: str, library: Any, overrides: Mapping[str, Number] | None = None
+    program: Any, target: str, library: Library, overrides: Mapping[str, Number] | None = None
 ) -> CodegenInput:
     """Gather a program (a `mcl.mcpl.loader.Program` or a lone `Module`) for code
     generation at leaf `target`: translate the main module down first if needed, and
@@ -165,13 +169,13 @@ def _access(program: Any) -> dict[str, dict[str, str]]:
     return {getattr(f, "name", f): dict(params) for f, params in modes.items()}
 
 
-def resolve_hwd_constants(module: Module, library: Any) -> Module:
+def resolve_hwd_constants(module: Module, library: Library) -> Module:
     """`gpu.hierarchy.blocks.block.threads.max_nr_units` -> 1024 (a pure pass)."""
 
     def fold(node: object) -> object | None:
         if not isinstance(node, HwdConst):
             return None
-        value = library.get(node.path[0]).value(node.path)
+        value: object = library.get(node.path[0]).value(node.path)  # a Quantity's number below
         if isinstance(value, Quantity):
             value = value.value
         if (
@@ -577,7 +581,7 @@ class _HostSplitter(StrictVisitor):
 def generate_module(
     program: Any,
     target: str,
-    library: Any,
+    library: HwdLibrary,
     mapping: OpenCLMapping | None = None,
     only: set[str] | None = None,
     overrides: Mapping[str, Number] | None = None,
@@ -605,7 +609,7 @@ def emit_opencl(
     program: Any,
     target_hwd: HardwareDescription,
     mapping: OpenCLMapping,
-    library: Any = None,
+    library: Library | None = None,
 ) -> str:
     """The OpenCL source for one leaf-level MCPL function (its kernels, the functions they
     call, the constants and types they use)."""
@@ -624,6 +628,9 @@ class _SingleLibrary:
     """Enough of a library to resolve constants of the one description at hand."""
 
     hwd: HardwareDescription
+
+    def names(self) -> list[str]:
+        return [self.hwd.name]
 
     def get(self, name: str) -> HardwareDescription:
         if name != self.hwd.name:

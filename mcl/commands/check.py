@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcl.commands.options import (
     add_define_argument,
@@ -36,6 +36,9 @@ from mcl.feedback.stage import (
     run_feedback,
     text_report,
 )
+
+if TYPE_CHECKING:
+    from mcl.hdl.library import HwdLibrary
 
 
 @dataclass
@@ -125,7 +128,7 @@ def _translator(level: str | None) -> Callable[[Any, Any], Any] | None:
         return None
     from mcl.translate import translate_program
 
-    def translate(program: Any, library: Any) -> Any:
+    def translate(program: Any, library: HwdLibrary) -> Any:
         result = translate_program(program, level, library)
         return result.program, list(result.notes)
 
@@ -135,7 +138,7 @@ def _translator(level: str | None) -> Callable[[Any, Any], Any] | None:
 def check_file(
     path: Path,
     include_dirs: list[str],
-    library: Any,
+    library: HwdLibrary,
     translate: Callable[[Any, Any], Any] | None = None,
     feedback: FeedbackOptions | None = None,
 ) -> CheckedFile:

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcl.commands.options import (
     add_define_argument,
@@ -24,6 +24,9 @@ from mcl.commands.options import (
     library_from_args,
 )
 from mcl.diagnostics import MclError, error
+
+if TYPE_CHECKING:
+    from mcl.hdl.library import HwdLibrary
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -139,7 +142,7 @@ def _sizes_text(values: dict[str, Any]) -> str:
     return " — " + ", ".join(f"{k} = {v}" for k, v in values.items())
 
 
-def _measure(series: Any, rows: list[Any], library: Any, args: argparse.Namespace,
+def _measure(series: Any, rows: list[Any], library: HwdLibrary, args: argparse.Namespace,
              values: Mapping[str, Any]) -> dict[str, Any]:
     """Run the rows that name a leaf for this device (or can reach --target), with the
     sizes among the `-D` values the feedback used (one parse of `-D`)."""

@@ -17,7 +17,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcl.commands.options import (
     add_define_argument,
@@ -29,6 +29,9 @@ from mcl.commands.options import (
 )
 from mcl.diagnostics import MclError, Severity, error
 
+if TYPE_CHECKING:
+    from mcl.hdl.library import HwdLibrary
+
 
 @dataclass
 class PreparedRun:
@@ -38,7 +41,7 @@ class PreparedRun:
     program: Any  # mcl.mcpl.loader.Program (translated with --level)
     function: str
     level: str  # the function's hardware description after translation
-    library: Any
+    library: HwdLibrary
     reference: Any  # mcl.verify.Reference
     sizes: dict[str, int]
     args: dict[str, Any]

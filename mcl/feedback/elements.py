@@ -12,7 +12,7 @@ run at all.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.blocks import OUTPUT, classify
@@ -23,8 +23,11 @@ from mcl.feedback.messages import Message, Severity
 from mcl.feedback.values import evaluate
 from mcl.mcpl import ast
 
+if TYPE_CHECKING:
+    from mcl.hdl.model import HardwareDescription
 
-def concurrent_units(hwd: Any) -> float:
+
+def concurrent_units(hwd: HardwareDescription) -> float:
     """How many executing units the device runs at once (slots x number of execution
     units); math.inf when unlimited."""
     unit = hwd.executing_unit().name
@@ -33,7 +36,7 @@ def concurrent_units(hwd: Any) -> float:
     return max(finite) if finite else math.inf
 
 
-def finite_slots(hwd: Any) -> bool:
+def finite_slots(hwd: HardwareDescription) -> bool:
     return concurrent_units(hwd) != math.inf
 
 

@@ -18,7 +18,7 @@ fill them.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import sympy
 
@@ -29,12 +29,15 @@ from mcl.feedback.messages import Message, Severity
 from mcl.feedback.reuse import LoopReuse, RatioReuse, find_reuse
 from mcl.hdl.model import ParGroup, ParUnit
 
+if TYPE_CHECKING:
+    from mcl.hdl.model import HardwareDescription
 
-def has_several_spaces(hwd: Any) -> bool:
+
+def has_several_spaces(hwd: HardwareDescription) -> bool:
     return len(hwd.memory_spaces()) > 1
 
 
-def faster_space(hwd: Any, group: str, current: str | None) -> str | None:
+def faster_space(hwd: HardwareDescription, group: str, current: str | None) -> str | None:
     """The fastest writable space visible to all units of `group` that is faster than
     `current`; None when there is none."""
     if current is None:
@@ -102,7 +105,7 @@ def _proposal(emit: Emitter, finding: LoopReuse | RatioReuse, space: str, curren
               f"together (one element per unit), then barrier({space}) before using it"))
 
 
-def _owner(hwd: Any, space: str) -> str | None:
+def _owner(hwd: HardwareDescription, space: str) -> str | None:
     """The par_unit whose units share one copy of `space` (`block` for `local`)."""
     scope = getattr(hwd.memory_space(space), "scope", None)
     if isinstance(scope, ParUnit):

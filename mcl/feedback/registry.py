@@ -37,6 +37,7 @@ from mcl.feedback.messages import Message, Severity, sort_key
 from mcl.feedback.value_checks import value_errors
 
 if TYPE_CHECKING:
+    from mcl.hdl.library import HwdLibrary
     from mcl.hdl.model import HardwareDescription
     from mcl.mcpl.ast import Function
 
@@ -124,7 +125,7 @@ def kernels_of(module: Any) -> list[Function]:
     return [f for f in module.functions if f.name not in called]
 
 
-def analyse_program(program: Any, library: Any, values: Mapping[str, Any] | None = None
+def analyse_program(program: Any, library: HwdLibrary, values: Mapping[str, Any] | None = None
                     ) -> tuple[list[Message], dict[str, str]]:
     """Feedback on every kernel of the program's main module, each at its own level (the
     level `mcl check --level` translated it to). Returns the messages and the level of

@@ -14,9 +14,12 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcl.feedback.messages import Message, Severity
+
+if TYPE_CHECKING:
+    from mcl.hdl.library import HwdLibrary
 
 SEVERITIES = ("info", "suggestion", "warning")
 
@@ -41,7 +44,7 @@ class FileFeedback:
     options: FeedbackOptions = field(default_factory=FeedbackOptions)
 
 
-def run_feedback(program: Any, library: Any, options: FeedbackOptions) -> FileFeedback:
+def run_feedback(program: Any, library: HwdLibrary, options: FeedbackOptions) -> FileFeedback:
     """Analyse every kernel of a checked program (mcl.feedback.registry.analyse_program)."""
     from mcl.feedback.registry import analyse_program
     from mcl.feedback.values import collect_values

@@ -22,13 +22,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import sympy
 
 from mcl.feedback.budget import spent
 from mcl.feedback.kernel import Binding, Loop, Scope
 from mcl.mcpl import ast
+
+if TYPE_CHECKING:
+    from mcl.hdl.model import HardwareDescription
 
 INTEGRAL = frozenset({"int", "byte"})
 
@@ -64,7 +67,7 @@ class LoopShape:
 
 
 class Evaluator:
-    def __init__(self, hwd: Any, bindings: list[Binding], loops: list[Loop]):
+    def __init__(self, hwd: HardwareDescription, bindings: list[Binding], loops: list[Loop]):
         self.hwd = hwd
         self.bindings = bindings
         self.loops = loops

@@ -13,7 +13,7 @@ report").
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sympy
 
@@ -23,8 +23,11 @@ from mcl.feedback.kernel import KernelFacts
 from mcl.feedback.messages import Message, Severity
 from mcl.feedback.sizes import binding_bytes
 
+if TYPE_CHECKING:
+    from mcl.hdl.model import HardwareDescription
 
-def has_host(hwd: Any) -> bool:
+
+def has_host(hwd: HardwareDescription) -> bool:
     return bool(hwd.has_host())
 
 

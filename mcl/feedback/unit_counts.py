@@ -10,7 +10,7 @@ on the description's hardware as written: this analysis says so before anything 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.counting import iterations
@@ -18,8 +18,11 @@ from mcl.feedback.emit import Emitter
 from mcl.feedback.messages import Message, Severity
 from mcl.feedback.values import evaluate
 
+if TYPE_CHECKING:
+    from mcl.hdl.model import HardwareDescription
 
-def has_unit_limits(hwd: Any) -> bool:
+
+def has_unit_limits(hwd: HardwareDescription) -> bool:
     from mcl.interp.unit_limits import unit_limit
 
     return any(unit_limit(hwd, g.name) is not None for g in hwd.par_groups())

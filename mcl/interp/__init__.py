@@ -16,7 +16,7 @@ is an `MclError` with a source position, never a Python traceback.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -25,6 +25,9 @@ from mcl.interp.engine import Engine
 from mcl.interp.values import DTYPES, StructValue, convert, scalar_name
 from mcl.mcpl import ast
 
+if TYPE_CHECKING:
+    from mcl.hdl.library import HwdLibrary
+
 __all__ = ["run_function", "StructValue"]
 
 
@@ -32,7 +35,7 @@ def run_function(
     program_or_module: Any,
     name: str,
     args: Mapping[str, object],
-    library: Any = None,
+    library: HwdLibrary | None = None,
     *,
     values: Mapping[str, object] | None = None,
 ) -> dict[str, object]:

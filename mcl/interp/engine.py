@@ -3,7 +3,7 @@ and the functions compiled so far (each compiled once, on first call)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcl.diagnostics import MclError, Span
 from mcl.interp.compile_expr import PRIM, ExprCompiler, Frame, fail, with_cast
@@ -12,9 +12,12 @@ from mcl.interp.program import ProgramScope, is_library_stub
 from mcl.mcpl import ast
 from mcl.mcpl.builtins import BUILTINS
 
+if TYPE_CHECKING:
+    from mcl.hdl.library import HwdLibrary
+
 
 class Engine:
-    def __init__(self, program_or_module: Any, library: Any = None):
+    def __init__(self, program_or_module: Any, library: HwdLibrary | None = None):
         self.scope = ProgramScope(program_or_module)
         self.library = library
         self._compiled: dict[int, CompiledFunction] = {}

@@ -13,7 +13,7 @@ read/write inference lives in `mcl.mcpl.access`. Nothing is mutated.
 from __future__ import annotations
 
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcl.diagnostics import Diagnostic, Severity, Span, did_you_mean, error
 from mcl.hdl.model import HardwareDescription
@@ -26,10 +26,13 @@ from mcl.mcpl.environment import ModuleEnv, resolve_callee
 from mcl.mcpl.positions import SourceText, head
 from mcl.mcpl.recursion import recursion_errors
 
+if TYPE_CHECKING:
+    from mcl.hdl.library import HwdLibrary
+
 __all__ = ["access_table", "check_program", "infer_access"]
 
 
-def _library_names(library: Any) -> set[str]:
+def _library_names(library: HwdLibrary) -> set[str]:
     names = library.names
     return set(names() if callable(names) else names)
 
@@ -57,7 +60,7 @@ def infer_access(program: Any) -> dict[str, dict[str, str]]:
     return result
 
 
-def check_program(program: Any, library: Any) -> list[Diagnostic]:
+def check_program(program: Any, library: HwdLibrary) -> list[Diagnostic]:
     """Check every module of `program` against mcpl.md §5; diagnostics sorted by position."""
     try:
         table = access_table(program)

@@ -428,7 +428,7 @@ class ExpressionChecker(StrictVisitor):
             )
             return T.UNKNOWN
         hwd = library.get(name)
-        value = hwd.value(e.path)
+        value: object = hwd.value(e.path)  # a Quantity's number below
         dotted = ".".join(e.path)
         if value is None:
             self.error(

@@ -8,7 +8,7 @@ into checker types.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcl.diagnostics import Diagnostic, Span
 from mcl.mcpl import ast
@@ -16,6 +16,9 @@ from mcl.mcpl import types as T
 from mcl.mcpl.access import AccessTable, CalleeModes
 from mcl.mcpl.builtins import BUILTINS, Builtin
 from mcl.mcpl.constfold import Constant, FoldError, fold_binary, fold_unary
+
+if TYPE_CHECKING:
+    from mcl.hdl.library import HwdLibrary
 
 
 def resolve_callee(program: Any, module: ast.Module, name: str) -> ast.Function | Builtin | None:
@@ -28,7 +31,7 @@ def resolve_callee(program: Any, module: ast.Module, name: str) -> ast.Function 
 class ModuleEnv:
     """Names visible in `module` of `program` (a `mcl.mcpl.loader.Program`)."""
 
-    def __init__(self, program: Any, module: ast.Module, library: Any, table: AccessTable):
+    def __init__(self, program: Any, module: ast.Module, library: HwdLibrary, table: AccessTable):
         self.program = program
         self.module = module
         self.library = library

@@ -20,13 +20,16 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from mcl.diagnostics import Diagnostic, MclError, Span, did_you_mean, error
 from mcl.mcpl.ast import Decl, Function, Import, Module, TypeDef
 from mcl.mcpl.parse import library_hwd_names, parse_file
 from mcl.resources import mcpl_stdlib_dir
 from mcl.source_files import source_lines
+
+if TYPE_CHECKING:
+    from mcl.hdl.library import HwdLibrary
 
 EXTENSIONS = (".mcpl", ".mcl")
 ENV_PATH = "MCL_PATH"
@@ -229,7 +232,7 @@ def find_module_file(dotted: tuple[str, ...], roots: Iterable[Path]) -> Path | N
     return None
 
 
-def _hwd_names(library: Any) -> frozenset[str]:
+def _hwd_names(library: HwdLibrary | None) -> frozenset[str]:
     if library is None:
         return library_hwd_names()
     names = library.names
@@ -319,7 +322,7 @@ class _Loader:
 
 
 def load_program(
-    path: str | Path, include_dirs: Iterable[str | Path] = (), library: Any = None
+    path: str | Path, include_dirs: Iterable[str | Path] = (), library: HwdLibrary | None = None
 ) -> Program:
     """Parse `path` and every module it imports. `library` is an HDL library (anything with
     `names()`); by default the bundled descriptions. Raises MclError for syntax errors,

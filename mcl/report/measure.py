@@ -11,9 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcl.diagnostics import MclError
+
+if TYPE_CHECKING:
+    from mcl.hdl.library import HwdLibrary
 
 
 @dataclass(frozen=True)
@@ -53,12 +56,12 @@ def device_errors() -> tuple[type[BaseException], ...]:
     return (cl.Error,)
 
 
-def can_reach(library: Any, level: str, leaf: str) -> bool:
+def can_reach(library: HwdLibrary, level: str, leaf: str) -> bool:
     """Can a program written at `level` be translated down to `leaf`?"""
     return level == leaf or level in library.ancestors(leaf)
 
 
-def prepare_session(program: Any, function: str, leaf: str, library: Any, device: Any,
+def prepare_session(program: Any, function: str, leaf: str, library: HwdLibrary, device: Any,
                     overrides: Mapping[str, Any] | None = None,
                     queue: Any = None) -> tuple[Any, str | None]:
     """A codegen Session with `function` of `program` (any level at or above `leaf`)
@@ -100,7 +103,7 @@ def tuned_overrides(program: Any, leaf: str, device: Any, args: Mapping[str, Any
     return dict(config.constants) if config is not None else None
 
 
-def measure_program(program: Any, function: str, leaf: str, library: Any,
+def measure_program(program: Any, function: str, leaf: str, library: HwdLibrary,
                     args: Mapping[str, Any], device: Any, *, repeat: int = 3,
                     reference: Any = None, expected: Mapping[str, Any] | None = None,
                     work: tuple[float, str] | None = None, tuned: bool = True) -> Measurement:

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcl.diagnostics import MclError, Severity
 from mcl.feedback.messages import Message
 from mcl.report.headline import headline_messages
 from mcl.report.series import Series, VersionSpec
+
+if TYPE_CHECKING:
+    from mcl.hdl.library import HwdLibrary
 
 
 @dataclass
@@ -27,7 +30,7 @@ class Row:
         return self.spec.name
 
 
-def build_rows(series: Series, library: Any, values: Mapping[str, Any] | None = None,
+def build_rows(series: Series, library: HwdLibrary, values: Mapping[str, Any] | None = None,
                *, everything: bool = False) -> list[Row]:
     """One row per version, in series order. `values` are the `-D` sizes that make the
     feedback numeric; `everything` shows every message instead of the headline ones."""
@@ -50,14 +53,14 @@ def build_rows(series: Series, library: Any, values: Mapping[str, Any] | None = 
 
 
 def _derived_from(spec: VersionSpec, rows: list[Row], by_name: dict[str, Row],
-                  library: Any) -> Row | None:
+                  library: HwdLibrary) -> Row | None:
     """The row a version was made from, which "new feedback" is compared with. For a
     translation: the same source at the level above (gpu after accelerator, both
     translations of perfect), else the source itself; for a hand-written version: the
     previous row of its branch (else the previous row)."""
     if spec.translated:
         source = by_name.get(spec.source or "")
-        parent = library.parent(spec.level) if spec.level in library else None
+        parent = library.parent(spec.level) if spec.level and spec.level in library else None
         for row in reversed(rows):
             if row.level == parent and (row is source or row.spec.source == spec.source):
                 return row
@@ -68,7 +71,7 @@ def _derived_from(spec: VersionSpec, rows: list[Row], by_name: dict[str, Row],
     return rows[-1] if rows else None
 
 
-def _load(spec: VersionSpec, by_name: dict[str, Row], library: Any) -> Row:
+def _load(spec: VersionSpec, by_name: dict[str, Row], library: HwdLibrary) -> Row:
     from mcl.mcpl.check import check_program
     from mcl.mcpl.loader import load_program
 
@@ -102,7 +105,7 @@ def _level(program: Any) -> str:
     return ", ".join(levels)
 
 
-def _analyse(program: Any, library: Any, values: Mapping[str, Any]) -> list[Message]:
+def _analyse(program: Any, library: HwdLibrary, values: Mapping[str, Any]) -> list[Message]:
     from mcl.feedback.registry import analyse_program
 
     messages, _ = analyse_program(program, library, values)

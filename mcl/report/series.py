@@ -13,9 +13,12 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcl.diagnostics import MclError, error
+
+if TYPE_CHECKING:
+    from mcl.hdl.library import HwdLibrary
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -77,7 +80,7 @@ def change_of(path: Path) -> str | None:
     return None
 
 
-def load_series(folder: str | Path, library: Any = None) -> Series:
+def load_series(folder: str | Path, library: HwdLibrary | None = None) -> Series:
     """The series in `folder`: from its series.toml, else from its .mcpl files."""
     folder = Path(folder)
     if not folder.is_dir():
@@ -132,7 +135,7 @@ def _run_table(run: Any) -> dict[str, str]:
     return {str(k): str(v) for k, v in dict(run).items()}
 
 
-def _from_files(folder: Path, library: Any) -> Series:
+def _from_files(folder: Path, library: HwdLibrary | None) -> Series:
     """Without a series.toml: every .mcpl file, ordered by the position of its level in
     the hierarchy (the file-name prefix before `_vN`) and then by N."""
     from mcl.hdl.library import default_library

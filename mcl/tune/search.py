@@ -25,7 +25,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -33,6 +33,9 @@ from mcl.codegen.c_names import numpy_dtype
 from mcl.codegen.host_eval import Number
 from mcl.diagnostics import MclError, error
 from mcl.tune.space import SearchSpace, constant_values, description_problems, rule_problems
+
+if TYPE_CHECKING:
+    from mcl.hdl.library import HwdLibrary
 
 Key = tuple[Number, ...]
 BLOCK_NAMES = ("block_size_x", "block_size_y", "block_size_z")
@@ -88,7 +91,7 @@ def build_space(
     program: Any,
     function: str,
     target: str,
-    library: Any,
+    library: HwdLibrary,
     space: SearchSpace,
     args: Mapping[str, Any],
 ) -> Space:
@@ -233,7 +236,7 @@ def run_search(
     kernel_path: Path,
     function: str,
     target: str,
-    library: Any,
+    library: HwdLibrary,
     device: Any,
     space: SearchSpace,
     reference: Any,

@@ -23,11 +23,14 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcl.codegen.host_eval import Number, evaluate
 from mcl.diagnostics import MclError, Span, error
 from mcl.mcpl.ast import ArrayType, Decl, Expr, Foreach, Module, Name, walk
+
+if TYPE_CHECKING:
+    from mcl.hdl.model import HardwareDescription
 
 _TUNE = re.compile(r"^\s*//\s*tune:\s*(.+?)\s*$")
 _REQUIRE = re.compile(r"^\s*//\s*require:\s*(.+?)\s*$")
@@ -192,7 +195,7 @@ def _bytes_of(element: Any) -> int:
 
 
 def description_problems(
-    generated: Any, hwd: Any, mapping: Any, env: Mapping[str, Number], function: str
+    generated: Any, hwd: HardwareDescription, mapping: Any, env: Mapping[str, Number], function: str
 ) -> list[str]:
     """Why the description rules a configuration out: the generated kernels' work-group
     sizes, local memory and estimated registers (evaluated with the constants and sizes
