@@ -304,8 +304,9 @@ class FunctionWriter:
     def buffer(self, p: ParamPlan) -> list[str]:
         n = c_name(p.name)
         flags = "CL_MEM_READ_WRITE" if p.written else "CL_MEM_READ_ONLY"
+        assert p.size is not None  # a buffer is an array parameter, which has a size
         return [
-            f"{I}const size_t {n}_bytes = sizeof({cpp_type(p.element)}) * (size_t)({self.x(p.size)});",  # type: ignore[arg-type]
+            f"{I}const size_t {n}_bytes = sizeof({cpp_type(p.element)}) * (size_t)({self.x(p.size)});",
             f"{I}cl_mem {n}_buffer = mcl::create_buffer(ctx, {flags}, {n}_bytes, {n});",
         ]
 
@@ -314,8 +315,10 @@ class FunctionWriter:
         if isinstance(s, Launch):
             return self.launch(self.f.kernels[s.kernel], depth)
         if isinstance(s, Decl):
+            # split_host keeps only scalars on the host
+            assert isinstance(s.type, Prim)
             init = f" = {self.x(s.init)}" if s.init is not None else " = 0"
-            return [f"{pad}{cpp_type(s.type.name)} {c_name(s.name)}{init};{where(s.span)}"]  # type: ignore[union-attr]
+            return [f"{pad}{cpp_type(s.type.name)} {c_name(s.name)}{init};{where(s.span)}"]
         if isinstance(s, Assign):
             return [f"{pad}{self.x(s.target)} {s.op} {self.x(s.value)};{where(s.span)}"]
         if isinstance(s, IncDec):
@@ -366,7 +369,8 @@ class FunctionWriter:
             if a.kind == "buffer":
                 out.append(f"{inner}mcl::set_arg(kernel, {i}, {n}_buffer);")
             elif a.kind == "local":
-                bytes_ = f"sizeof({cpp_type(a.element)}) * (size_t)({self.x(a.size)})"  # type: ignore[arg-type]
+                assert a.size is not None  # a __local array is sized at launch
+                bytes_ = f"sizeof({cpp_type(a.element)}) * (size_t)({self.x(a.size)})"
                 out.append(
                     f"{inner}mcl::set_local_arg(kernel, {i}, {bytes_});  // __local {a.name}"
                 )

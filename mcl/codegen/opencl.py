@@ -61,6 +61,7 @@ from mcl.mcpl.ast import (
     Prim,
     Return,
     Stmt,
+    Type,
     TypeDef,
     transform,
     walk,
@@ -409,7 +410,7 @@ class ModuleEmitter:
         function_plan = FunctionPlan(
             f,
             tuple(params),
-            tuple(HostVar(v.name, v.type.name) for v in host_vars.values()),  # type: ignore[union-attr]
+            tuple(HostVar(v.name, _scalar_name(v.type)) for v in host_vars.values()),
             host_body,
             tuple(kernels),
         )
@@ -501,6 +502,12 @@ class ModuleEmitter:
 
 
 # ---------------------------------------------------------------------- host statements
+
+
+def _scalar_name(t: Type) -> str:
+    """The type name of a host variable: split_host keeps only scalars on the host."""
+    assert isinstance(t, Prim)
+    return t.name
 
 
 def split_host(f: Function) -> tuple[tuple[HostStmt, ...], list[Foreach], dict[str, Var]]:
