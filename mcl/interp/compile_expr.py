@@ -504,8 +504,9 @@ class ExprCompiler(StrictVisitor):
             operand_types = [
                 None if i in writes else scalar_name(p.type) for i, p in enumerate(declared.params)
             ]
-            if scalar_name(declared.ret) not in (None, "void"):
-                result_kind = declared.ret.name  # type: ignore[union-attr]
+            declared_kind = scalar_name(declared.ret)
+            if declared_kind not in (None, "void"):
+                result_kind = declared_kind
         fns = [
             with_cast(a, PRIM[k], node, node.span).fn if k else a.fn
             for a, k, node in zip(args, operand_types, e.args, strict=False)

@@ -50,8 +50,8 @@ def _path(start: ast.Function, goal: ast.Function,
         current = queue.pop(0)
         if current is goal:
             path = [current]
-            while previous[id(path[-1])] is not None:
-                path.append(previous[id(path[-1])])  # type: ignore[arg-type]
+            while (before := previous[id(path[-1])]) is not None:
+                path.append(before)
             return path[::-1]
         for _, callee in calls.get(id(current), []):
             if id(callee) not in previous:
