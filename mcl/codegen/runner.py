@@ -158,6 +158,8 @@ class RunResult:
     outputs: dict[str, np.ndarray]
     kernel_times_s: list[float] = field(default_factory=list)  # one total per repetition
     device: str = ""
+    to_device_s: float = 0.0  # host-to-device copies of one repetition (profiling time)
+    from_device_s: float = 0.0  # device-to-host copies of the outputs
 
     @property
     def kernel_time_s(self) -> float:
@@ -224,10 +226,10 @@ class Session:
         arrays = {p.name: self._array(p, args, env) for p in plan.params if p.is_array}
         buffers = {name: self._buffer(a, plan.param(name)) for name, a in arrays.items()}
         times: list[float] = []
+        uploads: list[Any] = []
         for _ in range(max(1, repeat)):
-            for name, a in arrays.items():  # every repetition starts from the inputs
-                if a.size:
-                    _cl().enqueue_copy(self.queue, buffers[name], a)
+            uploads = [_cl().enqueue_copy(self.queue, buffers[name], a)  # every repetition
+                       for name, a in arrays.items() if a.size]  # starts from the inputs
             events: list[Any] = []
 
             def launch(k: int, values: dict[str, Number], events: list[Any] = events) -> None:
@@ -237,14 +239,16 @@ class Session:
             self.queue.finish()
             times.append(sum((ev.profile.end - ev.profile.start) * 1e-9 for ev in events if ev))
         outputs = {}
+        downloads = []
         for p in plan.params:
             if p.is_array and p.written:
                 out = np.empty_like(arrays[p.name])
                 if out.size:
-                    _cl().enqueue_copy(self.queue, out, buffers[p.name])
+                    downloads.append(_cl().enqueue_copy(self.queue, out, buffers[p.name]))
                 outputs[p.name] = out.reshape(np.shape(args[p.name]))
         self.queue.finish()
-        return RunResult(outputs, times, describe(self.device))
+        return RunResult(outputs, times, describe(self.device), _profiled(uploads),
+                         _profiled(downloads))
 
     # ------------------------------------------------------------------ parts
     def _kernel(self, k: KernelPlan, env: dict[str, Number]) -> Any:
@@ -310,6 +314,14 @@ class Session:
                 kernel.set_arg(i, np.array(value, dtype=numpy_dtype(a.element)))
         global_size = [g * s for g, s in zip(groups, local, strict=True)]
         return cl.enqueue_nd_range_kernel(self.queue, kernel, global_size, local)
+
+
+def _profiled(events: list[Any]) -> float:
+    """Seconds the events took on the device (0 for a device without profiling times)."""
+    try:
+        return sum((ev.profile.end - ev.profile.start) * 1e-9 for ev in events)
+    except _cl().Error:
+        return 0.0
 
 
 def launch_environment(

@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +28,7 @@ from mcl.commands.options import (
     library_from_args,
 )
 from mcl.diagnostics import MclError, Severity, error
+from mcl.progress import Timings
 
 if TYPE_CHECKING:
     from mcl.hdl.library import HwdLibrary
@@ -45,7 +46,9 @@ class PreparedRun:
     reference: Any  # mcl.verify.Reference
     sizes: dict[str, int]
     args: dict[str, Any]
-    expected: dict[str, Any]
+    expected: dict[str, Any]  # empty when the run is not compared (--target without --verify)
+    device: Any = None  # the OpenCL device of --target, chosen before any allocation
+    timings: Timings = field(default_factory=Timings)  # inputs, reference, build, transfers
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -103,7 +106,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def prepare(args: argparse.Namespace) -> PreparedRun:
     """Load and check the kernel (translating it with --level), and build its inputs and
-    expected outputs from the reference."""
+    expected outputs from the reference (only when they are compared), after checking that
+    the run's memory fits the host and the --target device."""
+    from mcl.footprint import check_footprint
     from mcl.mcpl.check import check_program
     from mcl.mcpl.loader import load_program
     from mcl.verify import (
@@ -142,12 +147,26 @@ def prepare(args: argparse.Namespace) -> PreparedRun:
                 + ", ".join(f.name for f in program.main.functions),
             )
         )
-    sizes, inputs = make_inputs(reference, parse_defines(args.defines, reference.sizes),
-                                args.seed, getattr(args, "inputs", None))
-    expected = expected_outputs(reference, inputs)
-    return PreparedRun(
-        path, program, name, function.hwd, library, reference, sizes, inputs, expected
-    )
+    overrides = parse_defines(args.defines, reference.sizes)
+    device = None
+    if args.target:
+        from mcl.codegen import select_device
+        from mcl.codegen.mapping import load_mapping
+
+        device = select_device(args.device, load_mapping(library.get(args.target)).device_type)
+    # Memory first: a run at the paper's sizes that cannot fit is an error with the figures
+    # before anything is allocated, not a MemoryError or a driver failure halfway through.
+    check_footprint(function, {**reference.sizes, **overrides}, device,
+                    verify=bool(args.interp or args.verify))
+    timings = Timings()
+    with timings.step("inputs", "making inputs (reference.py inputs())"):
+        sizes, inputs = make_inputs(reference, overrides, args.seed, getattr(args, "inputs", None))
+    expected: dict[str, Any] = {}
+    if args.interp or args.verify:
+        with timings.step("reference", "computing the numpy reference and its error bounds"):
+            expected = expected_outputs(reference, inputs)
+    return PreparedRun(path, program, name, function.hwd, library, reference, sizes, inputs,
+                       expected, device, timings)
 
 
 def execute_interp(prepared: PreparedRun) -> dict[str, Any]:
@@ -186,16 +205,25 @@ def execute_opencl(
     from mcl.codegen.runner import describe
     from mcl.tune.tuned_file import best_tuned, describe_tuned
 
-    mapping = load_mapping(prepared.library.get(target))
-    chosen = select_device(device, mapping.device_type)
+    chosen = prepared.device
+    if chosen is None:
+        chosen = select_device(device, load_mapping(prepared.library.get(target)).device_type)
     config = (
         best_tuned(prepared.path, target, describe(chosen), prepared.sizes) if tuned else None
     )
     if config is not None:
         print(describe_tuned(config, prepared.path))
     overrides = config.constants if config is not None else None
-    generated = generate_module(prepared.program, target, prepared.library, overrides=overrides)
-    return Session(generated, chosen).run(prepared.function, prepared.args, repeat)
+    timings = prepared.timings
+    with timings.step("build", f"generating OpenCL for {target} and building it"):
+        generated = generate_module(prepared.program, target, prepared.library,
+                                    overrides=overrides)
+        session = Session(generated, chosen)
+    with timings.step("run", f"running {prepared.function} ({repeat}x) on {describe(chosen)}"):
+        result = session.run(prepared.function, prepared.args, repeat)
+    timings.pop("run")  # its parts: transfers here, kernel time in the report line
+    timings["to device"], timings["from device"] = result.to_device_s, result.from_device_s
+    return result
 
 
 def report_opencl(prepared: PreparedRun, target: str, result: Any, repeat: int) -> None:
@@ -211,6 +239,7 @@ def report_opencl(prepared: PreparedRun, target: str, result: Any, repeat: int) 
     if rate:
         line += f", {rate}"
     print(f"{line} on {result.device}")
+    print(f"  apart from the kernel: {prepared.timings.text()}")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -285,6 +314,7 @@ def run_json(args: argparse.Namespace) -> int:
         "target": args.target, "device": device, "sizes": dict(prepared.sizes),
         "repeat": args.repeat if args.target else 1, "seconds": seconds,
         "verified": all(c.ok for c in checks) if checked else None,
+        "timings": dict(prepared.timings),
         "outputs": [{"name": c.name, "shape": list(c.shape), "max_abs": finite(c.max_abs),
                      "max_rel": finite(c.max_rel), "mismatches": c.mismatches, "ok": c.ok,
                      "bound": finite(c.bound), "ratio": finite(c.ratio), "rule": c.rule}
