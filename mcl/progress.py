@@ -39,4 +39,4 @@ class Timings(dict[str, float]):
 
 
 def _seconds(s: float) -> str:
-    return f"{s:.2f} s" if s >= 1 else f"{s * 1e3:.1f} ms"
+    return f"{s:.3g} s" if s >= 1 else f"{s * 1e3:.3g} ms"

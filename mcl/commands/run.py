@@ -239,7 +239,10 @@ def report_opencl(prepared: PreparedRun, target: str, result: Any, repeat: int) 
     if rate:
         line += f", {rate}"
     print(f"{line} on {result.device}")
-    print(f"  apart from the kernel: {prepared.timings.text()}")
+    from rich.console import Console
+
+    # rich wraps at the terminal's width: the steps of a run make a long line.
+    Console(highlight=False).print(f"  apart from the kernel: {prepared.timings.text()}")
 
 
 def run(args: argparse.Namespace) -> int:

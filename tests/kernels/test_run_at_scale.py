@@ -58,8 +58,8 @@ def test_mcl_run_refuses_a_size_the_host_cannot_hold(capsys: pytest.CaptureFixtu
 def test_mcl_run_reports_the_steps_apart_from_the_kernel(capsys: pytest.CaptureFixture) -> None:
     path = str(kernels_dir() / "vectoradd" / "perfect.mcpl")
     assert main(["run", path, "--target", "fermi", "-D", "n=100000", "--verify"]) == 0
-    out = capsys.readouterr().out
-    line = next(x for x in out.splitlines() if "apart from the kernel" in x)
+    words = " ".join(capsys.readouterr().out.split())  # the line wraps at the terminal width
+    line = words[words.index("apart from the kernel:"):]
     for step in ("inputs", "reference", "build", "to device", "from device"):
         assert step in line
     assert main(["run", path, "--target", "fermi", "-D", "n=1000", "--format", "json"]) == 0
