@@ -30,7 +30,8 @@ from mcl.lsp.analysis import Libraries
 # Tests only: seconds every analysis sleeps first, to stand for a slow one
 # (tests/lsp/test_responsiveness.py).
 DELAY_ENV = "MCL_LSP_FEEDBACK_DELAY"
-CANCEL_WAIT_S = 2.0  # how long a cancelled job may take to stop before the worker is replaced
+CANCEL_WAIT_S = 2.0
+READY = "ready"  # the worker's first message: imports done, library loaded  # how long a cancelled job may take to stop before the worker is replaced
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,10 @@ def _serve(conn: Connection) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the editor's Ctrl-C is not for us
     libraries = Libraries()
     _warm_up(libraries)
+    try:
+        conn.send(READY)  # only now can a job be interrupted (see FeedbackWorker.cancel)
+    except (BrokenPipeError, OSError):
+        return
     while True:
         try:
             job = conn.recv()
@@ -196,42 +201,60 @@ def _record(m: Any) -> MessageRecord:
 
 class FeedbackWorker:
     """The server's handle on the worker process. `run` blocks (call it in a thread);
-    `cancel` may be called from any thread."""
+    `cancel` and `close` may be called from any thread.
+
+    A job is interrupted only once the worker has warmed up (imports, library): a cancel
+    before that just keeps the waiting job from being sent, so that fast typing cannot
+    kill worker after worker in the middle of their start."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()  # one job at a time
         self._process: Any = None
         self._conn: Connection | None = None
-        self._running = False
+        self._ready = False
+        self._running = False  # a job is in the worker
+        self._wanted: FeedbackJob | None = None  # the newest job; older ones are stale
+        self._closed = False
         self._start()
 
     def _start(self) -> None:
         context = multiprocessing.get_context("spawn")  # the server has threads: no fork
         parent, child = context.Pipe()
-        self._process = context.Process(target=_serve, args=(child,), daemon=True,
-                                        name="mcl-lsp-feedback")
-        self._process.start()
+        process = context.Process(target=_serve, args=(child,), daemon=True,
+                                  name="mcl-lsp-feedback")
+        process.start()
         child.close()
+        self._ready = False
         self._conn = parent
+        self._process = process
 
     def run(self, job: FeedbackJob) -> FeedbackResult:
+        self._wanted = job
         with self._lock:
-            if self._process is None or not self._process.is_alive():
-                self._start()
-            conn = self._conn
-            assert conn is not None
-            self._running = True
             try:
+                if self._closed or self._wanted is not job:
+                    return FeedbackResult(cancelled=True)
+                if self._process is None or not self._process.is_alive():
+                    self._start()
+                conn = self._conn
+                assert conn is not None
+                if not self._ready:
+                    self._ready = conn.recv() == READY
+                if self._closed or self._wanted is not job:
+                    return FeedbackResult(cancelled=True)
+                self._running = True
                 conn.send(job)
                 return conn.recv()
-            except (EOFError, OSError, BrokenPipeError):
+            except (EOFError, OSError, BrokenPipeError, AssertionError):
                 # Replaced by `cancel`, or the worker died (out of memory...): start afresh.
+                self._ready = False
                 return FeedbackResult(cancelled=True)
             finally:
                 self._running = False
 
     def cancel(self) -> None:
-        """Interrupt the running job, if any; its `run` returns a cancelled result."""
+        """Interrupt the job of the running `run`, if any; it returns a cancelled result."""
+        self._wanted = None
         process = self._process
         if not self._running or process is None or not process.is_alive():
             return
@@ -243,31 +266,30 @@ class FeedbackWorker:
             threading.Thread(target=self._replace_if_stuck, args=(process,),
                              daemon=True).start()
         else:
-            self._replace(process)
+            self._stop(process)
 
     def _replace_if_stuck(self, process: Any) -> None:
-        """A job stuck in C code does not see the signal: replace its process."""
+        """A job stuck in C code does not see the signal: stop its process (the next
+        `run` starts another)."""
         if self._lock.acquire(timeout=CANCEL_WAIT_S):
             self._lock.release()
             return
         if self._process is process:
-            self._replace(process)
+            self._stop(process)
 
-    def _replace(self, process: Any) -> None:
-        process.terminate()  # the blocked `run` sees EOF and returns
-        process.join(1)
-        if process.is_alive():
-            process.kill()
+    @staticmethod
+    def _stop(process: Any) -> None:
+        try:
+            process.terminate()  # a blocked `run` sees EOF and returns
+            process.join(1)
+            if process.is_alive():
+                process.kill()
+        except (AssertionError, OSError, ValueError):  # never started, or already gone
+            pass
 
     def close(self) -> None:
-        process, conn = self._process, self._conn
-        self._process = None
-        if conn is not None:
-            try:
-                conn.send(None)
-            except (OSError, BrokenPipeError):
-                pass
+        self._closed = True
+        self._wanted = None
+        process = self._process
         if process is not None:
-            process.join(2)
-            if process.is_alive():
-                process.terminate()
+            self._stop(process)
