@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
           f"(buffer copy, read + write); best of {args.rounds} rounds", flush=True)
     only = set(args.only.split(",")) if args.only else None
     rows: list[dict[str, Any]] = []
-    header = (f"{'application':<22}{'version':<16}{'leaf':<12}{'ms best':>10}{'median':>10}"
+    header = (f"{'application':<22}{'version':<16}{'leaf':<12}{'ms best':>12}{'median':>12}"
               f"{'rate':>12}{'':<8}{'% copy':>7}  {'err/bound':>9}  check")
     print(header, flush=True)
     for app, sizes, inputs in cases(kind, args.small):
@@ -169,7 +169,7 @@ def _line(label: str, version: str, result: RunResult, share: float | None) -> s
     percent = f"{share:>6.0f}%" if share is not None else f"{'':>7}"
     check = {True: "ok", False: "WRONG", None: ""}[result.verified]
     ratio = f"{result.ratio:>9.2g}" if result.ratio is not None else f"{'':>9}"
-    return (f"{start}{best * 1e3:>10.3f}{median * 1e3:>10.3f}{rate}{percent}  {ratio}  "
+    return (f"{start}{best * 1e3:>12.3f}{median * 1e3:>12.3f}{rate}{percent}  {ratio}  "
             f"{check}")
 
 
