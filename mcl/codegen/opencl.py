@@ -353,7 +353,7 @@ class ModuleEmitter:
             var = scope.declare(
                 Var(p.name, p.type, address_space if is_array else "private", space, kind="param")
             )
-            if is_array:
+            if isinstance(p.type, ArrayType):
                 if address_space not in ("global", "constant"):
                     raise MclError(
                         error(
@@ -367,7 +367,7 @@ class ModuleEmitter:
                 mode = modes.get(p.name, "rw") or "r"
                 const = "const " if "w" not in mode else ""
                 text = f"__{address_space} {const}{element_type(element_t, True)}* restrict {var.cname}"
-                size = product(flat_dims(p.type))  # type: ignore[arg-type]
+                size = product(flat_dims(p.type))
                 params.append(
                     ParamPlan(p.name, element_t.name, True, size, mode, is_struct, address_space)
                 )
@@ -467,8 +467,8 @@ class ModuleEmitter:
                 )
             else:
                 var = scope.declare(Var(p.name, p.type, "private", None, kind="param"))
-                params.append(f"{element_type(p.type)} {var.cname}")  # type: ignore[arg-type]
-        ret = "void" if f.ret == Prim("void") else element_type(f.ret)  # type: ignore[arg-type]
+                params.append(f"{element_type(_not_array(p.type))} {var.cname}")
+        ret = "void" if f.ret == Prim("void") else element_type(_not_array(f.ret))
         signature = f"{ret} {instance_name(f.name, spaces)}({', '.join(params) or 'void'})"
         body = BodyEmitter(
             self.printer(scope), self.mapping, self.spaces, constants=self.constant_values
@@ -502,6 +502,13 @@ class ModuleEmitter:
 
 
 # ---------------------------------------------------------------------- host statements
+
+
+def _not_array(t: Type) -> Prim | NamedType:
+    """The type of a value passed by copy or returned: arrays go by reference
+    (`by_reference`) and are never returned."""
+    assert not isinstance(t, ArrayType)
+    return t
 
 
 def _scalar_name(t: Type) -> str:
