@@ -95,11 +95,11 @@ def versions(app: str, device_type: str, leaf: str, library: Any) -> list[tuple[
 
 
 def main(argv: list[str] | None = None) -> int:
+    from mcl.commands.options import add_device_argument
     from mcl.hdl.library import default_library
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--device", help="OpenCL device as mcl run takes it: P:D, N, a name "
-                        "such as nvidia (default: the PoCL CPU device)")
+    add_device_argument(parser)
     parser.add_argument("--rounds", type=int, default=3, help="runs per version (default 3)")
     parser.add_argument("--leaf", help="leaf for folders without a series (default: hopper "
                         "on a GPU, x86_avx512 on a CPU)")
