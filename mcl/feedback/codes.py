@@ -26,6 +26,12 @@ TITLES: dict[str, str] = {
     "elements-several-per-unit": "compute several elements per unit",
     # units beyond a par_group's limit
     "units-over-limit": "more units than the par_group allows",
+    # irregular access (issue 14)
+    "store-contention": "concurrent writers per data-dependent address",
+    "store-race": "data-dependent updates without atomicAdd",
+    "store-privatise": "privatise a contended array",
+    "loop-data-bounds-stride": "stride inside a loop with data-dependent bounds",
+    "loop-data-bounds-imbalance": "load imbalance of data-dependent trip counts",
     # the time budget of the analyses
     "feedback-budget": "analysis out of time: figures approximate",
     # values

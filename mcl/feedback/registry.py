@@ -25,6 +25,7 @@ from mcl.feedback import (
     cache,
     elements,
     functions,
+    irregular,
     kernel_api,
     memory,
     opstats,
@@ -59,6 +60,8 @@ BUILTIN: tuple[Analysis, ...] = (
              description="performance feedback functions of the description (paper 6.5)"),
     Analysis("unit_counts", unit_counts.units_over_limit, unit_counts.has_unit_limits,
              description="units beyond a par_group's limit"),
+    Analysis("irregular", irregular.irregular_access,
+             description="data-dependent stores and loop bounds (issue 14)"),
 )
 ENTRY_POINT_GROUP = "mcl.feedback_analyses"
 
@@ -150,13 +153,14 @@ def unknown_value_messages(functions: Iterable[Function], values: Mapping[str, A
                            ) -> list[Message]:
     """A warning for each `-D` name that is no parameter of an analysed function (a typo
     would otherwise silently leave figures symbolic). `iters_V`, the iteration count of a
-    loop with data-dependent bounds, is always accepted."""
+    loop with data-dependent bounds, and `max_iters_V`, its maximum (mcl.feedback.irregular),
+    are always accepted."""
     known: set[str] = set()
     for f in functions:
         known |= {p.name for p in f.params}
     out = []
     for name in values:
-        if name in known or name.startswith("iters_"):
+        if name in known or name.startswith(("iters_", "max_iters_")):
             continue
         close = closest_names(name, known)
         hint = ("did you mean " + " or ".join(f"'{c}'" for c in close) + "?") if close else None

@@ -1,0 +1,405 @@
+"""Irregular access: stores at data-dependent addresses and loops with data-dependent
+bounds (issue 14; the paper's irregular applications of section 7, histogram and spmv).
+
+Sections 6.3 and 6.4 give up on an index that depends on array values ("unpredictable").
+Two things can still be said honestly, from the description and the code alone:
+
+* A store `hist[image[i, j]]` (usually an `atomicAdd`) goes to one of the elements of the
+  copy of `hist` it writes — the product of the dimensions whose subscript depends on
+  data (`distinct` addresses) — and every unit of the foreach loops that do not select
+  the copy writes into it (`writers`). Of those, at most the units the description runs
+  at once write concurrently (`concurrent`: the slots of the executing unit times the
+  execution units). `concurrent / distinct` is the number of concurrent writers per
+  address when the values are spread evenly; all `concurrent` of them collide when they
+  are equal. Atomic updates of one address run one after another, so the cure is
+  privatisation: a copy per unit of a par_group in a faster memory that the units of the
+  inner group share (gpu: one histogram per block in `local`), added into the original
+  at the end. Without a faster space, copies in the same space per unit of the outer
+  group still cut the writers per copy (a histogram per mic thread for its 16 lanes).
+  A copy pays off only when it receives many more updates than it has elements (the
+  merge adds `distinct` updates per copy): the message says when that is not the case.
+
+* A for-loop `k = rowptr[i] .. rowptr[i + 1]` has an unknown trip count, but its variable
+  still advances by a fixed step: an access affine in it (`vals[k]`, `cols[k]`) moves by
+  a fixed stride per iteration, which is the stride reported. The trip count differs per
+  unit of the foreach loops its bounds depend on; with `-D iters_k=` (the average) and
+  `-D max_iters_k=` (the maximum) the analysis gives the imbalance: the longest unit runs
+  `max / avg` times the average, and units that run in lock-step (a warp, the lanes of a
+  vector unit) wait for the longest of them, so at worst `avg / max` of their lanes do
+  useful work.
+
+Tests: tests/feedback/test_irregular.py, against brute-force counts of the traced kernels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import sympy
+
+from mcl.feedback.analysis import AnalysisContext
+from mcl.feedback.cache import lockstep_group, loops_since_declaration, unpredictable_reasons
+from mcl.feedback.elements import concurrent_units
+from mcl.feedback.emit import Emitter, expr_text
+from mcl.feedback.kernel import Access, KernelFacts, Loop
+from mcl.feedback.layout import element_layout, extents, flat_index
+from mcl.feedback.memory import faster_space
+from mcl.feedback.messages import Message, Severity
+from mcl.feedback.strides import loop_stride
+from mcl.feedback.symbolic import iterations_symbol
+from mcl.feedback.values import evaluate
+from mcl.mcpl import ast
+
+ATOMICS = ("atomicAdd",)
+
+
+def max_iterations_symbol(loop: Loop) -> sympy.Symbol:
+    """The maximum trip count of a loop with data-dependent bounds, asked for by name
+    (`-D max_iters_k=...`) beside the average `iters_k`."""
+    return sympy.Symbol(f"max_iters_{loop.name}", integer=True, positive=True)
+
+
+# ----------------------------------------------------------------------------- stores
+
+
+@dataclass(frozen=True)
+class Contention:
+    """The figures of one data-dependent store (see the module docstring)."""
+
+    access: Access
+    reasons: tuple[str, ...]  # why the address depends on data
+    distinct: Any  # addresses of one copy the store can reach
+    sharing: tuple[Loop, ...]  # foreach loops whose units write into one copy
+    writers: Any  # units that write into one copy
+    updates: Any  # updates of one copy (writers times the for-loop iterations)
+    concurrent: Any  # writers that run at once
+    atomic: bool
+
+
+def data_dependent(facts: KernelFacts, expr: ast.Expr, scope: Any) -> bool:
+    ev = facts.evaluator
+    value = ev.sym(expr, scope)
+    return any(ev.is_opaque(s) for s in getattr(value, "free_symbols", ()))
+
+
+def store_contention(facts: KernelFacts, access: Access,
+                     values: Mapping[str, Any] | None = None) -> Contention | None:
+    """The contention figures of a store whose address depends on data; None otherwise."""
+    if not (access.writes and access.element and access.binding.is_array):
+        return None
+    ev = facts.evaluator
+    scope = access.item.scope
+    sizes = extents(facts, access.binding)
+    if len(sizes) != len(access.indices):
+        return None
+    distinct = sympy.Integer(1)
+    selectors: set[Loop] = set()
+    reasons: list[str] = []
+    for index, size in zip(access.indices, sizes, strict=True):
+        if data_dependent(facts, index, scope):
+            distinct = distinct * size
+            reasons += unpredictable_reasons(facts, index, scope)
+        else:
+            selectors |= ev.deps(index, scope)
+    if not reasons:
+        return None
+    inside = [x for x in loops_since_declaration(access) if x not in selectors]
+    sharing = tuple(x for x in inside if x.kind == "foreach")
+    writers = _product(ev.trips(x) for x in sharing)
+    updates = _product(ev.trips(x) for x in inside)
+    cap = concurrent_units(facts.hwd)
+    # At most the units the device runs at once write concurrently; a symbolic count of
+    # writers is taken to exceed them (it grows with the problem).
+    known = evaluate(writers, values or {}).numeric
+    concurrent = writers if cap == float("inf") or (known is not None and known <= cap) \
+        else sympy.Integer(int(cap))
+    return Contention(access, tuple(dict.fromkeys(reasons)), distinct, sharing, writers,
+                      updates, concurrent, _is_atomic(access))
+
+
+def _is_atomic(access: Access) -> bool:
+    for node in ast.walk(access.item.node):
+        if isinstance(node, ast.Call) and node.func in ATOMICS and node.args \
+                and node.args[0] is access.node:
+            return True
+    return False
+
+
+def _product(factors: Any) -> Any:
+    out = sympy.Integer(1)
+    for f in factors:
+        out = out * f
+    return out
+
+
+@dataclass(frozen=True)
+class Privatisation:
+    """Copies of the array per unit of `outer` (the foreach loops outside the group whose
+    units share one copy), in `space`."""
+
+    space: str
+    faster: bool
+    outer: tuple[Loop, ...]
+    inner: tuple[Loop, ...]
+
+
+def privatisation(facts: KernelFacts, c: Contention) -> Privatisation | None:
+    """Where to privatise: the outermost par_group among the sharing loops whose units
+    would share a copy in a faster space; else a copy per unit of the outermost group in
+    the array's own space, when an inner group remains to share it."""
+    hwd = facts.hwd
+    current = c.access.binding.root.space
+    groups: list[str] = []
+    for loop in c.sharing:
+        if loop.group is not None and loop.group not in groups:
+            groups.append(loop.group)
+    for group in groups:
+        space = faster_space(hwd, group, current)
+        if space is not None:
+            return _split(c, group, space, True)
+    if len(groups) > 1 and current is not None:
+        return _split(c, groups[1], current, False)
+    return None
+
+
+def _split(c: Contention, group: str, space: str, faster: bool) -> Privatisation:
+    first = next(k for k, x in enumerate(c.sharing) if x.group == group)
+    return Privatisation(space, faster, c.sharing[:first], c.sharing[first:])
+
+
+def _store_messages(emit: Emitter, c: Contention) -> list[Message]:
+    facts = emit.facts
+    ev = facts.evaluator
+    acc = c.access
+    text = expr_text(acc.node)
+    name = acc.binding.name
+    unit = facts.hwd.executing_unit().name
+    per_address = c.concurrent / c.distinct
+    figures = {"distinct": c.distinct, "writers": c.writers, "concurrent": c.concurrent,
+               "per_address": per_address, "updates": c.updates}
+    why = "; ".join(c.reasons)
+    out = []
+    if not c.atomic and _more_than_one(c.writers, emit.values):
+        out.append(emit.message(
+            "store-race", Severity.WARNING,
+            f"{text} is updated at an address that depends on data ({why}) by {{writers}} "
+            f"{unit}s without atomicAdd: {unit}s that meet at one address lose updates",
+            acc.node.span, figures, acc.item.loops,
+            hint=f"use atomicAdd({text}, ...), or give each {unit} its own copy"))
+    out.append(emit.message(
+        "store-contention", Severity.INFO,
+        f"{text} is written at an address that depends on data ({why}): {{writers}} "
+        f"{unit}s write into one copy of {name} ({{concurrent}} at a time) at "
+        f"{{distinct}} distinct addresses: at most {{per_address}} concurrent writers per address "
+        f"when the values are spread evenly, all {{concurrent}} on one address when they "
+        f"are equal; updates of one address run one after another",
+        acc.node.span, figures, acc.item.loops))
+    plan = privatisation(facts, c)
+    if plan is None:
+        return out
+    copies = _product(ev.trips(x) for x in plan.outer)
+    sharers = _product(ev.trips(x) for x in plan.inner)
+    layout = element_layout(facts, acc.binding, acc.field)
+    element = layout[0] if layout else 4
+    per_copy = c.updates / copies
+    figures = {"copies": copies, "sharers": sharers, "distinct": c.distinct,
+               "writers": c.writers,
+               "copy_bytes": c.distinct * element, "merge_updates": copies * c.distinct,
+               "updates": c.updates, "updates_per_copy": per_copy}
+    owner = (plan.outer[-1].group if plan.outer else None) or "kernel"
+    owner_unit = owner[:-1] if owner.endswith("s") else owner
+    where = (f"in {plan.space} (faster than {acc.binding.root.space})" if plan.faster
+             else f"in {plan.space}")
+    text_out = (f"privatise {name}: a copy per {owner_unit} {where} of {{copy_bytes}} bytes, "
+                f"shared by its {{sharers}} {unit}s, cuts the writers per copy from "
+                f"{{writers}} to {{sharers}}; adding the {{copies}} copies into {name} at "
+                f"the end costs {{merge_updates}} updates against the {{updates}} of now")
+    small = _less(per_copy, c.distinct * 4, emit.values)
+    hint = (f"declare `{plan.space} int[...] ` for the copy inside the foreach over "
+            f"{owner}, update it with atomicAdd, barrier, then add it into {name}")
+    if small:
+        text_out += (f"; with {{updates_per_copy}} updates per copy for {{distinct}} "
+                     f"elements the merge would cost about as much as it saves: let each "
+                     f"{unit} handle several "
+                     f"elements first")
+        hint = f"compute several elements per {unit} first, then privatise"
+    out.append(emit.message("store-privatise", Severity.SUGGESTION, text_out, acc.node.span,
+                            figures, acc.item.loops, hint=hint))
+    return out
+
+
+def _more_than_one(figure: Any, values: Mapping[str, Any]) -> bool:
+    number = evaluate(figure, values).numeric
+    return number is None or number > 1
+
+
+def _less(a: Any, b: Any, values: Mapping[str, Any]) -> bool:
+    """a < b when both have numbers; unknown counts as False (no claim)."""
+    x, y = evaluate(a, values).numeric, evaluate(b, values).numeric
+    return x is not None and y is not None and x < y
+
+
+# ----------------------------------------------------------------------------- loops
+
+
+@dataclass(frozen=True)
+class DataLoop:
+    """A for-loop with data-dependent bounds whose variable advances by a fixed step."""
+
+    loop: Loop
+    varying: tuple[Loop, ...]  # foreach loops whose units get different trip counts
+
+
+def data_loops(facts: KernelFacts) -> list[DataLoop]:
+    ev = facts.evaluator
+    out = []
+    for loop in facts.loops:
+        if loop.kind != "for":
+            continue
+        shape = ev.shape(loop)
+        if shape.exact or "depend on data" not in (shape.reason or ""):
+            continue
+        node = loop.node
+        assert isinstance(node, ast.For)
+        init = node.init.init if isinstance(node.init, ast.Decl) else node.init.value
+        deps = ev.deps(init, loop.scope) | ev.deps(node.cond, loop.body_scope)
+        varying = tuple(x for x in loop.parents if x.kind == "foreach" and x in deps)
+        out.append(DataLoop(loop, varying))
+    return out
+
+
+def loop_value(facts: KernelFacts, loop: Loop) -> Any | None:
+    """The variable of a for-loop with data-dependent bounds as `start + step * counter`
+    (the start an unknown from data); None when the step is not a fixed addition. The
+    evaluator keeps such a variable opaque, as its trip count is unknown."""
+    from mcl.feedback.symbolic import _step
+
+    ev = facts.evaluator
+    node = loop.node
+    assert isinstance(node, ast.For)
+    step = _step(node.step, loop.name)
+    if step is None or step[0] != "add":
+        return None
+    inc = ev.sym(step[1], loop.body_scope)
+    init = node.init.init if isinstance(node.init, ast.Decl) else node.init.value
+    start = ev.sym(init, loop.scope)
+    if start is None or inc is None or any(ev.is_opaque(s) for s in inc.free_symbols):
+        return None
+    return start + inc * ev.counter(loop)
+
+
+def element_stride(facts: KernelFacts, access: Access, loop: Loop) -> Any | None:
+    """Bytes between the elements an access reaches in two consecutive iterations (or
+    units) of `loop`; None when the index depends on data or the stride is not fixed.
+    The variables of loops with data-dependent bounds count as `start + step * t`."""
+    ev = facts.evaluator
+    layout = element_layout(facts, access.binding, access.field)
+    if layout is None:
+        return None
+    index = flat_index(facts, access)
+    for d in data_loops(facts):
+        value = loop_value(facts, d.loop)
+        if value is not None:
+            index = index.subs(ev.opaque(d.loop.var), value)
+    counter = ev.counter(loop)
+    if counter not in index.free_symbols:
+        return None  # not reached through this loop (or only through data)
+    stride = loop_stride(index, counter, 0, 1)
+    others = {ev.counter(x) for x in facts.loops}
+    if stride.free_symbols & others or any(ev.is_opaque(s) for s in stride.free_symbols):
+        return None
+    return stride * layout[0]
+
+
+def _loop_messages(emit: Emitter, d: DataLoop) -> list[Message]:
+    facts = emit.facts
+    loop = d.loop
+    node = loop.node
+    assert isinstance(node, ast.For)
+    init = node.init.init if isinstance(node.init, ast.Decl) else node.init.value
+    bounds = f"{expr_text(init)} .. {expr_text(_bound(node.cond))}"
+    out = []
+    lockstep = lockstep_group(facts.hwd)
+    lanes = [x for x in loop.parents if lockstep and x.group == lockstep[0]]
+    for acc in facts.accesses:
+        if loop not in acc.item.loops or not acc.element:
+            continue
+        text = expr_text(acc.node)
+        stride = element_stride(facts, acc, loop)
+        if stride is None:
+            continue
+        layout = element_layout(facts, acc.binding, acc.field)
+        elements = stride / (layout[0] if layout else 1)
+        figures: dict[str, Any] = {"stride_bytes": stride, "stride_elements": elements}
+        msg = (f"{text} in for-loop {loop.name} (bounds {bounds} depend on data): "
+               f"consecutive iterations access elements {{stride_bytes}} B apart "
+               f"({{stride_elements:element|elements}})")
+        if lanes and lockstep:
+            lane = lanes[-1]
+            if lane in d.varying:
+                msg += (f"; the {lockstep[1]} {lane.group} {lane.name} that run in lock-step "
+                        f"start at data-dependent positions, so their accesses are not "
+                        f"neighbours")
+            else:
+                across = element_stride(facts, acc, lane)
+                if across is not None:
+                    figures["lane_stride_bytes"] = across
+                    msg += (f"; the {lockstep[1]} {lane.group} {lane.name} that run in "
+                            f"lock-step access elements {{lane_stride_bytes}} B apart")
+        out.append(emit.message("loop-data-bounds-stride", Severity.INFO, msg, acc.node.span,
+                                figures, acc.item.loops))
+    if d.varying:
+        out.append(_imbalance(emit, d, bounds, lanes, lockstep))
+    return out
+
+
+def _bound(cond: ast.Expr) -> ast.Expr:
+    return cond.right if isinstance(cond, ast.Binary) else cond
+
+
+def _imbalance(emit: Emitter, d: DataLoop, bounds: str, lanes: list[Loop],
+               lockstep: tuple[str, int] | None) -> Message:
+    loop = d.loop
+    ev = emit.facts.evaluator
+    avg, top = iterations_symbol(loop), max_iterations_symbol(loop)
+    units = _product(ev.trips(x) for x in d.varying)
+    who = " and ".join(f"{x.group} {x.name}" for x in d.varying)
+    figures = {"units": units, "average": avg, "maximum": top, "imbalance": top / avg,
+               "efficiency": avg / top}
+    text = (f"the trip count of for-loop {loop.name} ({bounds}) depends on data and differs "
+            f"between the {{units}} units of {who}: with an average of {{average}} and a "
+            f"maximum of {{maximum}} iterations, the longest unit runs {{imbalance}} times "
+            f"the average")
+    varying_lanes = [x for x in lanes if x in d.varying]
+    if varying_lanes and lockstep:
+        text += (f"; the {lockstep[1]} {varying_lanes[-1].group} that run in lock-step wait "
+                 f"for the longest of them, so at worst {{efficiency}} of the lane time of the "
+                 f"units that have work is useful")
+    severity = Severity.SUGGESTION if _less(1.5, top / avg, emit.values) else Severity.INFO
+    return emit.message(
+        "loop-data-bounds-imbalance", severity, text, loop.span, figures, loop.parents,
+        hint=(f"give -D {avg}=... (average) and -D {top}=... (maximum); long iterations "
+              f"spread over several units (a group of units per {loop.name}-loop) or work "
+              f"divided by elements rather than by units evens the load"))
+
+
+# ----------------------------------------------------------------------------- analysis
+
+
+def irregular_access(ctx: AnalysisContext) -> list[Message]:
+    """Contention of data-dependent stores (privatisation) and strides and imbalance of
+    loops with data-dependent bounds."""
+    facts, values = ctx.facts, ctx.values
+    emit = Emitter(facts, "irregular", values)
+    out: list[Message] = []
+    seen: set[int] = set()
+    for acc in facts.accesses:
+        c = store_contention(facts, acc, values)
+        if c is not None and id(acc.node) not in seen:
+            seen.add(id(acc.node))
+            out += _store_messages(emit, c)
+    for d in data_loops(facts):
+        out += _loop_messages(emit, d)
+    return out

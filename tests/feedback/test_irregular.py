@@ -1,0 +1,227 @@
+"""Irregular-access feedback (mcl/feedback/irregular.py) against brute-force counts: the
+traced kernels' data-dependent stores (distinct addresses, writers per copy) and loops
+with data-dependent bounds (stride inside the loop, row-length statistics, lock-step
+efficiency)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+import numpy as np
+import pytest
+from brute import Tracer
+from conftest import KERNELS, by_code, feedback, feedback_source, load_kernel
+
+from mcl.feedback.irregular import data_loops, element_stride, store_contention
+from mcl.feedback.kernel import build_facts
+from mcl.feedback.values import evaluate
+
+HISTOGRAM = KERNELS / "histogram" / "perfect.mcpl"
+SPMV = KERNELS / "spmv" / "perfect.mcpl"
+
+# A per-block copy in `local`, as the privatised gpu versions keep it; the copy is added
+# into hist once per block.
+PRIVATE = """
+const int T = 4;
+gpu void histogram(int n, dev int[8] hist, dev int[n] values) {
+  foreach (int b in (n + T - 1) / T blocks) {
+    local int[8] l_hist;
+    foreach (int t in T threads) {
+      l_hist[t % 8] = 0;
+      barrier(local);
+      int i = b * T + t;
+      if (i < n) {
+        atomicAdd(l_hist[values[i]], 1);
+      }
+      barrier(local);
+      if (t < 8) {
+        atomicAdd(hist[t], l_hist[t]);
+      }
+    }
+  }
+}
+"""
+
+
+def _function(program: Any) -> Any:
+    module = getattr(program, "main", program)  # a loaded program or a lone module
+    return module.functions[-1]
+
+
+def _store_log(program: Any, library: Any, args: dict[str, Any], array: str
+               ) -> tuple[Any, list[tuple[tuple[int, ...], tuple[int, ...]]], Any]:
+    function = _function(program)
+    hwd = library.get(function.hwd)
+    facts = build_facts(function, program, hwd)
+    trace = Tracer(program, hwd).run(function, args)
+    (acc,) = [a for a in facts.accesses if a.writes and a.binding.name == array
+              and store_contention(facts, a) is not None]
+    sites = trace.sites(id(acc.node))
+    log = [entry for slot, entries in sites if "w" in slot.mode for entry in entries]
+    return facts, log, acc
+
+
+def _copies(facts: Any, acc: Any, log: list) -> dict[tuple[int, ...], set[tuple[int, ...]]]:
+    """Brute force: units writing into each copy of the array. A copy is named by the
+    values of the loops outside the array's declaration (none for a parameter); a unit by
+    the values of all foreach loops around the store."""
+    loops = {id(x.node): x for x in facts.loops}
+    declared = {id(x.node) for x in acc.binding.root.loops}
+    out: dict[tuple[int, ...], set[tuple[int, ...]]] = defaultdict(set)
+    order = [id(x.node) for x in acc.item.loops]
+    for _index, values in log:
+        by_loop = dict(zip(order, values, strict=True))
+        copy = tuple(v for k, v in by_loop.items() if k in declared)
+        unit = tuple(v for k, v in by_loop.items() if loops[k].kind == "foreach")
+        out[copy].add(unit)
+    return out
+
+
+@pytest.mark.parametrize("level", [None, "gpu", "mic", "x86_avx512"])
+def test_histogram_distinct_addresses_and_writers_match_a_trace(level: str | None) -> None:
+    program, library = load_kernel(HISTOGRAM, level)
+    h, w = 5, 61  # 305 values: every bucket of 256 is hit at least once
+    image = (np.arange(h * w, dtype=np.int32) % 256).reshape(h, w)
+    args = {"h": h, "w": w, "hist": np.zeros(256, np.int32), "image": image}
+    facts, log, acc = _store_log(program, library, args, "hist")
+    c = store_contention(facts, acc, {"h": h, "w": w})
+    assert c is not None and c.atomic
+    sizes = {"h": h, "w": w}
+    assert evaluate(c.distinct, sizes).numeric == len({index for index, _ in log}) == 256
+    (units,) = _copies(facts, acc, log).values()
+    # The analysis counts the units of the translated foreach loops, including those that
+    # the guards of the last partial block turn away: an upper bound, equal for h * w.
+    writers = evaluate(c.writers, sizes).numeric
+    assert writers >= len(units) == h * w
+    assert writers < h * w + 1024 * h  # at most one partial block per row
+
+
+def test_privatised_copy_per_block_matches_a_trace(library: Any) -> None:
+    from mcl.mcpl.parse import parse_source
+
+    program = parse_source(PRIVATE)
+    n = 23
+    values = np.arange(n, dtype=np.int32) % 8
+    args = {"n": n, "hist": np.zeros(8, np.int32), "values": values}
+    facts, log, acc = _store_log(program, library, args, "l_hist")
+    c = store_contention(facts, acc, {"n": n})
+    assert c is not None
+    copies = _copies(facts, acc, log)
+    assert len(copies) == -(-n // 4)  # a copy per block
+    assert evaluate(c.writers, {"n": n}).numeric == max(len(u) for u in copies.values()) == 4
+    assert evaluate(c.distinct, {}).numeric == 8
+    assert all(len({i for i, v in log if v[:1] == copy}) <= 8 for copy in copies)
+    # no faster space than local below a block: nothing more to propose
+    messages = feedback_source(PRIVATE, "gpu", {"n": n})
+    assert not by_code(messages, "store-privatise")
+    assert by_code(messages, "store-contention")
+
+
+def test_gpu_proposes_a_histogram_per_block_in_local() -> None:
+    (msg,) = by_code(feedback(HISTOGRAM, "gpu", values={"h": 16384, "w": 16384}),
+                     "store-privatise")
+    assert "copy per block in local" in msg.text
+    assert msg.value_map["sharers"].numeric == 1024
+    assert msg.value_map["copy_bytes"].numeric == 1024
+    assert msg.value_map["merge_updates"].numeric < msg.value_map["updates"].numeric
+
+
+def test_mic_proposes_a_copy_per_thread_and_says_it_does_not_pay_with_one_element() -> None:
+    (msg,) = by_code(feedback(HISTOGRAM, "mic", values={"h": 4096, "w": 4096}),
+                     "store-privatise")
+    assert "copy per thread in dev" in msg.text and msg.value_map["sharers"].numeric == 16
+    assert "several elements" in msg.text
+    assert msg.value_map["merge_updates"].numeric > msg.value_map["updates"].numeric
+
+
+def test_concurrent_writers_are_the_device_slots() -> None:
+    (msg,) = by_code(feedback(HISTOGRAM, "fermi", values={"h": 16384, "w": 16384}),
+                     "store-contention")
+    assert msg.value_map["concurrent"].numeric == 480  # 15 SMPs x 32 threads
+    assert msg.value_map["per_address"].numeric == pytest.approx(480 / 256)
+
+
+RACE = """
+perfect void histogram(int n, main int[16] hist, main int[n] values) {
+  foreach (int i in n threads) {
+    hist[values[i]] += 1;
+  }
+}
+"""
+
+
+def test_a_data_dependent_update_without_atomics_is_a_race() -> None:
+    (msg,) = by_code(feedback_source(RACE, values={"n": 100}), "store-race")
+    assert msg.value_map["writers"].numeric == 100
+    atomic = RACE.replace("hist[values[i]] += 1", "atomicAdd(hist[values[i]], 1)")
+    assert not by_code(feedback_source(atomic, values={"n": 100}), "store-race")
+
+
+# ----------------------------------------------------------------------------- spmv
+
+
+def _csr(nrows: int, ncols: int, lengths: np.ndarray, rng: np.random.Generator
+         ) -> dict[str, Any]:
+    rowptr = np.zeros(nrows + 1, np.int32)
+    np.cumsum(lengths, out=rowptr[1:])
+    cols = np.concatenate([np.sort(rng.choice(ncols, size=n, replace=False))
+                           for n in lengths]).astype(np.int32)
+    nnz = int(rowptr[-1])
+    return {"nrows": nrows, "ncols": ncols, "nnz": nnz, "y": np.zeros(nrows, np.float32),
+            "rowptr": rowptr, "cols": cols, "vals": rng.uniform(-1, 1, nnz).astype(np.float32),
+            "x": rng.uniform(-1, 1, ncols).astype(np.float32)}
+
+
+def _row_lengths(kind: str, nrows: int, rng: np.random.Generator) -> np.ndarray:
+    if kind == "uniform":
+        return rng.integers(2, 6, nrows)
+    return np.minimum(rng.zipf(1.8, nrows), 40)  # power law: a few long rows
+
+
+@pytest.mark.parametrize("kind", ["uniform", "power-law"])
+@pytest.mark.parametrize("level", [None, "x86_avx512"])
+def test_spmv_strides_and_row_statistics_match_a_trace(kind: str, level: str | None) -> None:
+    rng = np.random.default_rng(7)
+    nrows, ncols = 37, 41
+    args = _csr(nrows, ncols, _row_lengths(kind, nrows, rng), rng)
+    program, library = load_kernel(SPMV, level)
+    function = _function(program)
+    hwd = library.get(function.hwd)
+    facts = build_facts(function, program, hwd)
+    trace = Tracer(program, hwd).run(function, args)
+    (d,) = data_loops(facts)
+    for array in ("vals", "cols"):
+        (acc,) = [a for a in facts.accesses if a.binding.name == array]
+        stride = element_stride(facts, acc, d.loop)
+        (site,) = trace.sites(id(acc.node))
+        runs: dict[tuple[int, ...], list[int]] = defaultdict(list)
+        k = [id(x.node) for x in acc.item.loops].index(id(d.loop.node))
+        for index, values in site[1]:
+            runs[values[:k]].append(index[0])
+        steps = {b - a for run in runs.values() for a, b in zip(run, run[1:], strict=False)}
+        assert steps == {stride / 4}  # one element per iteration
+    # row-length statistics of the trace, given as -D, against the analysis
+    lengths = np.diff(args["rowptr"])
+    trips = [len(run) for run in runs.values()]
+    assert sorted(trips) == sorted(int(x) for x in lengths if x > 0)
+    avg, top = float(lengths.mean()), int(lengths.max())
+    values = {"nrows": nrows, "ncols": ncols, "nnz": args["nnz"],
+              "iters_k": avg, "max_iters_k": top}
+    (msg,) = by_code(feedback(SPMV, level, values=values), "loop-data-bounds-imbalance")
+    assert msg.value_map["imbalance"].numeric == pytest.approx(top / avg)
+    if level == "x86_avx512":
+        # lanes of a thread run in lock-step: each group of 16 rows takes its longest
+        # (the lanes past nrows of the last group idle for another reason: the tiling)
+        groups = [lengths[g:g + 16] for g in range(0, nrows, 16)]
+        busy = sum(int(g.sum()) for g in groups) / sum(len(g) * int(g.max()) for g in groups)
+        assert msg.value_map["efficiency"].numeric <= busy + 1e-9
+        assert "lock-step" in msg.text
+    assert not by_code(feedback(SPMV, level, values=values), "values-unknown-name")
+
+
+def test_the_imbalance_asks_for_the_average_and_the_maximum_by_name() -> None:
+    (msg,) = by_code(feedback(SPMV, "gpu"), "loop-data-bounds-imbalance")
+    assert msg.value_map["imbalance"].numeric is None
+    assert "-D iters_k=" in (msg.hint or "") and "-D max_iters_k=" in (msg.hint or "")
+    assert {"iters_k", "max_iters_k"} <= set(msg.value_map["imbalance"].needs)
