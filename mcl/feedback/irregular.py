@@ -41,6 +41,7 @@ import sympy
 
 from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.cache import lockstep_group, loops_since_declaration, unpredictable_reasons
+from mcl.feedback.counting import iterations
 from mcl.feedback.elements import concurrent_units
 from mcl.feedback.emit import Emitter, expr_text
 from mcl.feedback.kernel import Access, KernelFacts, Loop
@@ -108,7 +109,11 @@ def store_contention(facts: KernelFacts, access: Access,
     inside = [x for x in loops_since_declaration(access) if x not in selectors]
     sharing = tuple(x for x in inside if x.kind == "foreach")
     writers = _product(ev.trips(x) for x in sharing)
-    updates = _product(ev.trips(x) for x in inside)
+    # Updates of one copy: the iterations of the loops inside the declaration; a loop
+    # whose trips depend on an outer loop (a grid-stride walk) counts for the first copy.
+    updates, _ = iterations(ev, inside)
+    outer = {ev.counter(x) for x in facts.loops} & updates.free_symbols
+    updates = sympy.sympify(updates).subs({t: 0 for t in outer})
     cap = concurrent_units(facts.hwd)
     # At most the units the device runs at once write concurrently; a symbolic count of
     # writers is taken to exceed them (it grows with the problem).
@@ -399,7 +404,8 @@ def irregular_access(ctx: AnalysisContext) -> list[Message]:
         c = store_contention(facts, acc, values)
         if c is not None and id(acc.node) not in seen:
             seen.add(id(acc.node))
-            out += _store_messages(emit, c)
+            if _more_than_one(c.writers, values):  # a copy per unit: nothing to contend
+                out += _store_messages(emit, c)
     for d in data_loops(facts):
         out += _loop_messages(emit, d)
     return out
