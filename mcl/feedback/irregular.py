@@ -270,9 +270,87 @@ def data_loops(facts: KernelFacts) -> list[DataLoop]:
         assert isinstance(node, ast.For)
         init = node.init.init if isinstance(node.init, ast.Decl) else node.init.value
         deps = ev.deps(init, loop.scope) | ev.deps(node.cond, loop.body_scope)
-        varying = tuple(x for x in loop.parents if x.kind == "foreach" and x in deps)
+        reads = _bound_reads(facts, loop)
+        varying = tuple(x for x in loop.parents if x.kind == "foreach" and x in deps
+                        and _varies(facts, reads, x))
         out.append(DataLoop(loop, varying))
     return out
+
+
+def _bound_reads(facts: KernelFacts, loop: Loop) -> list[Any]:
+    """The subscripts (SymPy) of the array elements the bounds of `loop` read:
+    `i` and `i + 1` for `rowptr[i] .. rowptr[i + 1]`."""
+    node = loop.node
+    assert isinstance(node, ast.For)
+    init = node.init.init if isinstance(node.init, ast.Decl) else node.init.value
+    out = []
+    for expr, scope in ((init, loop.scope), (node.cond, loop.body_scope)):
+        for sub in ast.walk(expr):
+            if isinstance(sub, ast.Index):
+                out += [facts.evaluator.sym(i, scope) for i in sub.indices]
+    return out
+
+
+# Units of a foreach tried when deciding whether a figure changes with them: a lock-step
+# group (32 threads, 16 lanes) whole, other foreach loops their first units.
+_TRIED_UNITS = 64
+_TRIALS = 4
+
+
+def _sampled(facts: KernelFacts, exprs: list[Any], loop: Loop) -> list[list[tuple[Any, ...]]]:
+    """`exprs` evaluated for the first units of `loop`, in a few random settings of every
+    other name (counters of other loops small, sizes and data large); [] when they cannot
+    be evaluated. The subscripts of translated code use floor and Mod of the unit index
+    (`t / GROUP`, `t % GROUP`), which SymPy does not simplify without the ranges: sampling
+    the units of one group decides whether a subscript changes within it."""
+    import random
+
+    ev = facts.evaluator
+    counter = ev.counter(loop)
+    trips = evaluate(ev.trips(loop), {}).numeric
+    units = int(min(trips or _TRIED_UNITS, _TRIED_UNITS))
+    exprs = [sympy.sympify(e) for e in exprs]
+    names = sorted(set().union(*(e.free_symbols for e in exprs)) - {counter}, key=str)
+    counters = {ev.counter(x) for x in facts.loops}
+    try:
+        fn = sympy.lambdify([counter, *names], exprs, "math")
+    except Exception:  # noqa: BLE001 - an expression lambdify cannot print: no claim
+        return []
+    rng = random.Random(14)
+    out = []
+    for _ in range(_TRIALS):
+        env = [rng.randrange(0, 50) if n in counters else rng.randrange(1000, 100000)
+               for n in names]
+        try:
+            out.append([tuple(fn(c, *env)) for c in range(units)])
+        except (ArithmeticError, TypeError, ValueError):
+            return []
+    return out
+
+
+def _varies(facts: KernelFacts, exprs: list[Any], loop: Loop) -> bool:
+    samples = _sampled(facts, exprs, loop)
+    return not samples or any(len(set(trial)) > 1 for trial in samples)
+
+
+def lane_stride(facts: KernelFacts, access: Access, lane: Loop) -> Any | None:
+    """Bytes between the elements neighbouring lock-step units reach in the same iteration,
+    for an index that reads the same data in all of them (a group of threads per row)."""
+    layout = element_layout(facts, access.binding, access.field)
+    index = _index_with_data_loops(facts, access)
+    if layout is None or index is None:
+        return None
+    counters = {facts.evaluator.counter(x) for x in facts.loops}
+    index = index.subs({c: 0 for c in counters - {facts.evaluator.counter(lane)}
+                        if c in index.free_symbols and c not in _lane_counters(facts, lane)})
+    samples = _sampled(facts, [index], lane)
+    steps = {b[0] - a[0] for trial in samples for a, b in zip(trial, trial[1:], strict=False)}
+    return steps.pop() * layout[0] if len(steps) == 1 else None
+
+
+def _lane_counters(facts: KernelFacts, lane: Loop) -> set[Any]:
+    """Counters that sampling varies freely: all but the data loops' own (held at 0)."""
+    return {facts.evaluator.counter(x) for x in facts.loops if x.kind == "foreach"}
 
 
 def loop_value(facts: KernelFacts, loop: Loop) -> Any | None:
@@ -295,19 +373,28 @@ def loop_value(facts: KernelFacts, loop: Loop) -> Any | None:
     return start + inc * ev.counter(loop)
 
 
+def _index_with_data_loops(facts: KernelFacts, access: Access) -> Any:
+    """The flat index of an access with the variables of loops with data-dependent bounds
+    as `start + step * counter`."""
+    ev = facts.evaluator
+    index = flat_index(facts, access)
+    for loop in facts.loops:
+        if loop.kind == "for" and not ev.shape(loop).exact:
+            value = loop_value(facts, loop)
+            if value is not None:
+                index = index.subs(ev.opaque(loop.var), value)
+    return index
+
+
 def element_stride(facts: KernelFacts, access: Access, loop: Loop) -> Any | None:
     """Bytes between the elements an access reaches in two consecutive iterations (or
     units) of `loop`; None when the index depends on data or the stride is not fixed.
     The variables of loops with data-dependent bounds count as `start + step * t`."""
     ev = facts.evaluator
     layout = element_layout(facts, access.binding, access.field)
-    if layout is None:
+    index = _index_with_data_loops(facts, access)
+    if layout is None or index is None:
         return None
-    index = flat_index(facts, access)
-    for d in data_loops(facts):
-        value = loop_value(facts, d.loop)
-        if value is not None:
-            index = index.subs(ev.opaque(d.loop.var), value)
     counter = ev.counter(loop)
     if counter not in index.free_symbols:
         return None  # not reached through this loop (or only through data)
@@ -348,7 +435,7 @@ def _loop_messages(emit: Emitter, d: DataLoop) -> list[Message]:
                         f"start at data-dependent positions, so their accesses are not "
                         f"neighbours")
             else:
-                across = element_stride(facts, acc, lane)
+                across = lane_stride(facts, acc, lane)
                 if across is not None:
                     figures["lane_stride_bytes"] = across
                     msg += (f"; the {lockstep[1]} {lane.group} {lane.name} that run in "

@@ -225,3 +225,35 @@ def test_the_imbalance_asks_for_the_average_and_the_maximum_by_name() -> None:
     assert msg.value_map["imbalance"].numeric is None
     assert "-D iters_k=" in (msg.hint or "") and "-D max_iters_k=" in (msg.hint or "")
     assert {"iters_k", "max_iters_k"} <= set(msg.value_map["imbalance"].needs)
+
+
+def test_a_group_of_threads_per_row_reads_neighbouring_elements_as_the_trace() -> None:
+    """spmv gpu (v2) at hopper: the 32 threads of a warp share a row, so they start at
+    neighbouring non-zeros (the lane stride) and step by 32 elements (the loop stride)."""
+    from mcl.feedback.irregular import lane_stride
+
+    rng = np.random.default_rng(3)
+    nrows, ncols = 19, 80
+    args = _csr(nrows, ncols, rng.integers(30, 70, nrows), rng)
+    program, library = load_kernel(KERNELS / "spmv" / "gpu_v2.mcpl", "hopper")
+    function = _function(program)
+    hwd = library.get(function.hwd)
+    facts = build_facts(function, program, hwd)
+    (d,) = data_loops(facts)
+    (acc,) = [a for a in facts.accesses if a.binding.name == "vals"]
+    lane = next(x for x in acc.item.loops if x.group == "threads")
+    assert lane not in d.varying
+    trace = Tracer(program, hwd).run(function, args)
+    order = [id(x.node) for x in acc.item.loops]
+    at_lane, at_k = order.index(id(lane.node)), order.index(id(d.loop.node))
+    by_warp: dict[tuple[int, ...], dict[int, list[int]]] = defaultdict(lambda: defaultdict(list))
+    for index, values in trace.sites(id(acc.node))[0][1]:
+        others = values[:at_lane] + values[at_lane + 1:at_k]
+        by_warp[others][values[at_lane]].append(index[0])
+    lanes_apart = {b[0] - a[0] for lanes in by_warp.values()
+                   for a, b in zip([lanes[t] for t in sorted(lanes)],
+                                   [lanes[t] for t in sorted(lanes)][1:], strict=False)}
+    loop_apart = {b - a for lanes in by_warp.values() for run in lanes.values()
+                  for a, b in zip(run, run[1:], strict=False)}
+    assert lanes_apart == {lane_stride(facts, acc, lane) / 4} == {1}
+    assert loop_apart == {element_stride(facts, acc, d.loop) / 4} == {32}

@@ -1,0 +1,166 @@
+"""The histogram and spmv series (issue 14, the paper's section 7): every hand-written
+version checks clean at its level, translates to the leaves below it, computes what
+reference.py says in the interpreter and as OpenCL on PoCL (small sizes and sizes that
+divide no tile), and the feedback of each version says what its change acts on."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+import pytest
+
+from mcl.feedback.registry import analyse
+from mcl.interp import run_function
+from mcl.mcpl.check import check_program
+from mcl.mcpl.loader import load_program
+from mcl.report.measure import measure_program
+from mcl.report.series import Series, change_of, load_series
+from mcl.resources import kernels_dir
+from mcl.translate import translate_program
+from mcl.verify import expected_outputs, load_reference, make_inputs, verify
+
+from .series_support import library
+
+APPS = ("histogram", "spmv")
+LEAVES = ("fermi", "hopper", "xeon_phi", "x86_avx512")
+# Small sizes, and uneven ones (primes, more than one grid-stride round where cheap).
+SIZES = {
+    "histogram": [{"h": 3, "w": 40}, {"h": 37, "w": 301}],
+    "spmv": [{"nrows": 29, "ncols": 23, "nnz": 97}, {"nrows": 613, "ncols": 97, "nnz": 3001}],
+}
+
+
+@cache
+def series(app: str) -> Series:
+    return load_series(kernels_dir() / app, library())
+
+
+@cache
+def program(app: str, name: str) -> Any:
+    spec = series(app).version(name)
+    assert spec is not None and spec.path is not None
+    return load_program(spec.path, (), library())
+
+
+def hand_written() -> list[tuple[str, str]]:
+    return [(app, v.name) for app in APPS for v in series(app).versions if not v.translated]
+
+
+CASES = hand_written()
+IDS = [f"{a}-{n}" for a, n in CASES]
+
+
+def _level(app: str, name: str) -> str:
+    return program(app, name).main.function(app).hwd
+
+
+def _leaves_below(level: str) -> list[str]:
+    lib = library()
+    return [leaf for leaf in LEAVES if leaf == level or level in lib.ancestors(leaf)]
+
+
+def test_every_file_is_in_its_series() -> None:
+    for app in APPS:
+        files = {p.stem for p in (kernels_dir() / app).glob("*.mcpl")}
+        assert files == {v.name for v in series(app).versions if not v.translated}
+
+
+@pytest.mark.parametrize(("app", "name"), CASES, ids=IDS)
+def test_checks_clean_translates_and_states_its_change(app: str, name: str) -> None:
+    prog = program(app, name)
+    assert check_program(prog, library()) == []
+    level = _level(app, name)
+    assert level == name.rsplit("_v", 1)[0]
+    if name != "perfect":
+        assert len(change_of(series(app).version(name).path) or "") > 20  # type: ignore[arg-type]
+    leaves = _leaves_below(level)
+    assert leaves
+    for leaf in leaves:
+        translated = translate_program(prog, leaf, library()).program
+        errors = [d for d in check_program(translated, library()) if d.severity.value == "error"]
+        assert errors == [], (leaf, errors)
+
+
+@pytest.mark.parametrize(("app", "name"), CASES, ids=IDS)
+@pytest.mark.parametrize("case", [0, 1], ids=["small", "uneven"])
+def test_interpreter_and_pocl_match_numpy(app: str, name: str, case: int) -> None:
+    from mcl.codegen import select_device
+
+    reference = load_reference(kernels_dir() / app / "reference.py")
+    sizes = SIZES[app][case]
+    _, args = make_inputs(reference, sizes, seed=11 + case)
+    expected = expected_outputs(reference, args)
+    if case == 0:
+        results = run_function(program(app, name), app, args, library())
+        assert [c for c in verify(reference, expected, results, args) if not c.ok] == []
+    leaf = series(app).version(name).leaf_for("cpu")  # type: ignore[union-attr]
+    assert leaf is not None
+    measured = measure_program(program(app, name), app, leaf, library(), args,
+                               select_device(None), repeat=1, reference=reference,
+                               expected=expected, work=reference.work(sizes))
+    assert measured.problem is None and measured.verified is True
+
+
+# ----------------------------------------------------------------------------- feedback
+
+H = {"h": 16384, "w": 16384}
+S = {"nrows": 1_000_000, "ncols": 1_000_000, "nnz": 20_000_000, "iters_k": 20,
+     "max_iters_k": 60}
+
+
+@cache
+def codes(app: str, name: str, level: str | None = None) -> dict[str, list[Any]]:
+    prog = program(app, name)
+    if level is not None:
+        prog = translate_program(prog, level, library()).program
+    function = prog.main.function(app)
+    out: dict[str, list[Any]] = {}
+    for msg in analyse(function, prog, library().get(function.hwd), H if app == "histogram" else S):
+        out.setdefault(msg.code, []).append(msg)
+    return out
+
+
+def test_histogram_gpu_v1_acts_on_the_privatisation_and_the_unit_limit() -> None:
+    before = codes("histogram", "perfect", "gpu")
+    assert "store-privatise" in before and "units-over-limit" in before
+    after = codes("histogram", "gpu_v1")
+    assert "store-privatise" not in after and "units-over-limit" not in after
+    (c,) = after["store-contention"]
+    assert c.value_map["writers"].numeric == 256  # the block's threads, not h * w
+
+
+def test_histogram_nvidia_v1_fills_the_block_slots() -> None:
+    (before,) = codes("histogram", "gpu_v1", "nvidia")["shared-mem-parallelism"]
+    (after,) = codes("histogram", "nvidia_v1")["shared-mem-parallelism"]
+    assert before.value_map["blocks_per_smp"].numeric < 8
+    assert after.value_map["blocks_per_smp"].numeric == 8
+
+
+def test_histogram_hopper_v1_takes_the_per_warp_copies() -> None:
+    (before,) = codes("histogram", "nvidia_v1", "hopper")["store-privatise"]
+    assert "copy per warp in shared" in before.text
+    assert "store-privatise" not in codes("histogram", "hopper_v1")
+    (c,) = codes("histogram", "hopper_v1")["store-contention"]
+    assert c.value_map["writers"].numeric == 32
+
+
+def test_histogram_cpu_versions_act_on_elements_and_privatisation() -> None:
+    assert "elements-several-per-unit" in codes("histogram", "perfect", "mic")
+    assert "elements-several-per-unit" not in codes("histogram", "mic_v1")
+    assert "store-privatise" in codes("histogram", "mic_v1")  # a copy per thread: next step
+    v1 = codes("histogram", "x86_avx512_v1")
+    assert "store-contention" not in v1 and "store-privatise" not in v1  # private copies
+
+
+def test_spmv_versions_and_the_irregular_feedback() -> None:
+    assert "elements-several-per-unit" in codes("spmv", "perfect", "gpu")
+    assert "elements-several-per-unit" not in codes("spmv", "gpu_v1")
+    (imbalance,) = codes("spmv", "gpu_v1")["loop-data-bounds-imbalance"]
+    assert imbalance.value_map["imbalance"].numeric == 3
+    strides = codes("spmv", "gpu_v2")["loop-data-bounds-stride"]
+    assert {m.value_map["stride_bytes"].numeric for m in strides} == {128}  # GROUP * 4 B
+    lanes = codes("spmv", "perfect", "x86_avx512")["loop-data-bounds-stride"]
+    assert all("data-dependent positions" in m.text for m in lanes)
+    v1 = codes("spmv", "x86_avx512_v1")["loop-data-bounds-stride"]
+    assert all("lock-step" not in m.text for m in v1)  # one lane per thread
