@@ -165,3 +165,20 @@ def test_spmv_versions_and_the_irregular_feedback() -> None:
     assert all("data-dependent positions" in m.text for m in lanes)
     v1 = codes("spmv", "x86_avx512_v1")["loop-data-bounds-stride"]
     assert all("lock-step" not in m.text for m in v1)  # one lane per thread
+
+
+@pytest.mark.parametrize("name", [n for a, n in CASES if a == "spmv"])
+def test_spmv_on_the_power_law_matrix_on_pocl(name: str) -> None:
+    """The realistic input (reference.py's `powerlaw`: a few very long rows in a band)."""
+    from mcl.codegen import select_device
+
+    reference = load_reference(kernels_dir() / "spmv" / "reference.py")
+    sizes = {"nrows": 613, "ncols": 601, "nnz": 9001}
+    _, args = make_inputs(reference, sizes, seed=5, kind="powerlaw")
+    leaf = series("spmv").version(name).leaf_for("cpu")  # type: ignore[union-attr]
+    assert leaf is not None
+    measured = measure_program(program("spmv", name), "spmv", leaf, library(), args,
+                               select_device(None), repeat=1, reference=reference,
+                               expected=expected_outputs(reference, args),
+                               work=reference.work(sizes))
+    assert measured.problem is None and measured.verified is True
