@@ -182,3 +182,47 @@ def test_spmv_on_the_power_law_matrix_on_pocl(name: str) -> None:
                                expected=expected_outputs(reference, args),
                                work=reference.work(sizes))
     assert measured.problem is None and measured.verified is True
+
+
+# Codes each row of `mcl report` shows (at the paper's sizes), and codes it must not:
+# the change of a version removes what it acts on.
+REPORT_ROWS = {
+    "histogram": {
+        "gpu": ({"store-privatise", "store-contention", "units-over-limit"}, set()),
+        "gpu_v1": ({"store-contention"}, {"store-privatise", "units-over-limit"}),
+        "nvidia": ({"shared-mem-parallelism"}, set()),
+        "hopper": ({"store-privatise"}, set()),
+        "hopper_v1": ({"store-contention"}, {"store-privatise"}),
+        "mic": ({"elements-several-per-unit", "store-privatise"}, set()),
+        "mic_v1": ({"store-privatise"}, {"elements-several-per-unit"}),
+        "x86_avx512_v1": (set(), {"store-contention", "store-privatise"}),
+    },
+    "spmv": {
+        "gpu": ({"elements-several-per-unit", "loop-data-bounds-imbalance"}, set()),
+        "gpu_v1": ({"loop-data-bounds-imbalance", "loop-data-bounds-stride"},
+                   {"elements-several-per-unit"}),
+        "hopper": ({"loop-data-bounds-stride"}, set()),
+        "x86_avx512": ({"loop-data-bounds-stride", "loop-data-bounds-imbalance"}, set()),
+        "x86_avx512_v1": ({"loop-data-bounds-stride"}, set()),
+    },
+}
+
+
+@pytest.mark.parametrize("app", APPS)
+def test_mcl_report_rows_carry_the_irregular_feedback(app: str, tmp_path: Any) -> None:
+    import json
+
+    from mcl.cli import main
+
+    out = tmp_path / "report.json"
+    values = H if app == "histogram" else S
+    defines = [x for k, v in values.items() for x in ("-D", f"{k}={v}")]
+    # translated rows need the row they translate
+    sources = {"gpu_v1", "nvidia_v1"} if app == "histogram" else {"gpu_v2"}
+    versions = ",".join(sorted({"perfect", *sources, *REPORT_ROWS[app]}))
+    assert main(["report", str(kernels_dir() / app), *defines, "--all", "--versions", versions,
+                 "--format", "json", "-o", str(out)]) == 0
+    rows = {row["name"]: set(row["codes"]) for row in json.loads(out.read_text())["rows"]}
+    for name, (present, absent) in REPORT_ROWS[app].items():
+        assert present <= rows[name], (name, present - rows[name])
+        assert not absent & rows[name], (name, absent & rows[name])
