@@ -340,17 +340,11 @@ def lane_stride(facts: KernelFacts, access: Access, lane: Loop) -> Any | None:
     index = _index_with_data_loops(facts, access)
     if layout is None or index is None:
         return None
-    counters = {facts.evaluator.counter(x) for x in facts.loops}
-    index = index.subs({c: 0 for c in counters - {facts.evaluator.counter(lane)}
-                        if c in index.free_symbols and c not in _lane_counters(facts, lane)})
+    # the same iteration of every for-loop (counter 0); the units are sampled
+    index = index.subs({facts.evaluator.counter(x): 0 for x in facts.loops if x.kind == "for"})
     samples = _sampled(facts, [index], lane)
     steps = {b[0] - a[0] for trial in samples for a, b in zip(trial, trial[1:], strict=False)}
     return steps.pop() * layout[0] if len(steps) == 1 else None
-
-
-def _lane_counters(facts: KernelFacts, lane: Loop) -> set[Any]:
-    """Counters that sampling varies freely: all but the data loops' own (held at 0)."""
-    return {facts.evaluator.counter(x) for x in facts.loops if x.kind == "foreach"}
 
 
 def loop_value(facts: KernelFacts, loop: Loop) -> Any | None:
