@@ -80,3 +80,19 @@ async def test_no_feedback_when_it_is_switched_off(client: LanguageClient) -> No
     assert list(await wait_for(client, uri, lambda ds: True)) == []
     assert not has_feedback(client.diagnostics[uri])
     await close_document(client, uri)
+
+
+async def test_an_incremental_edit_is_applied_before_the_check(client: LanguageClient
+                                                               ) -> None:
+    """Editors send the changed range only (incremental sync): the fix of one word."""
+    text = MATMUL.read_text().replace("c[i, j] = sum;", "c[i, j] = summ;")
+    uri = open_document(client, MATMUL, text)
+    await wait_for(client, uri, lambda ds: bool(errors(ds)))
+    start = position_of(text, "summ")
+    client.text_document_did_change(lsp.DidChangeTextDocumentParams(
+        lsp.VersionedTextDocumentIdentifier(uri=uri, version=2),
+        [lsp.TextDocumentContentChangePartial(
+            range=lsp.Range(start, lsp.Position(start.line, start.character + 4)),
+            text="sum")]))
+    assert list(await wait_for(client, uri, lambda ds: not errors(ds))) == []
+    await close_document(client, uri)
