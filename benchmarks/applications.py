@@ -179,10 +179,24 @@ def branch_versions(series: Any, kind: str, library: Any, every: bool) -> list[A
     return chosen
 
 
+def peer_outputs(value: object, names: Iterable[str], expected: Any) -> dict[str, np.ndarray]:
+    """A peer's result by output name: an array is the reference's first output, a tuple
+    or list its first outputs in order (Black-Scholes: call, put); what is not an array
+    is left out, so only the outputs a peer returns are checked."""
+    values = list(value) if isinstance(value, (tuple, list)) else [value]
+    out = {}
+    for name, item in zip(names, values, strict=False):
+        got = as_numpy(item)
+        if got is not None:
+            want = expected[name]
+            out[name] = got.reshape(want.shape) if got.size == want.size else got
+    return out
+
+
 def run_case(module: ModuleType, defines: dict[str, int], kind: str, queue: Any,
              library: Any, rounds: int, only: list[str] | None, every: bool) -> Case:
     """The versions (benchmarks/harness.run_version: built once, `rounds` runs, verified)
-    and the peers (time_cuda / time_cpu, their first output verified) on one size, all on
+    and the peers (time_cuda / time_cpu, the outputs they return verified) on one size, all on
     the same inputs."""
     from mcl.report.series import load_series
     from mcl.verify import load_reference, verify
@@ -202,21 +216,18 @@ def run_case(module: ModuleType, defines: dict[str, int], kind: str, queue: Any,
                              result.ratio))
 
     timer = harness.time_cuda if kind == "gpu" and _has_cuda() else harness.time_cpu
-    (output, *_) = reference.outputs
     for peer in module.peers(kind):
         row = Row(peer.name, "peer")
         case.rows.append(row)
         try:
             run = peer.prepare(dict(inputs))
-            got = as_numpy(run())  # also loads the libraries and lets them pick plans
+            got = peer_outputs(run(), reference.outputs, expected)  # also loads libraries
             row.times = timer(run, max(1, rounds))
         except Exception as exc:  # noqa: BLE001 - a peer that cannot run is reported, not fatal
             row.problem = f"{type(exc).__name__}: {exc}".splitlines()[0]
             continue
-        if got is not None:
-            want = expected[output]
-            got = got.reshape(want.shape) if got.size == want.size else got
-            checks = verify(reference, expected, {output: got}, sizes)
+        if got:
+            checks = [c for c in verify(reference, expected, got, sizes) if c.name in got]
             row.verified = all(c.ok for c in checks)
             row.error_ratio = max((c.ratio for c in checks), default=0.0)
     return case

@@ -16,8 +16,8 @@ def test_cpu_versions_and_numpy_peer_agree_with_the_reference(app: str, n: int) 
     script = _script()
     (module,) = script.app_modules([app])
     assert module.UNIT == "GB/s"
-    case = script.run_case(module, {"n": n}, "cpu", None, default_library(), 1,
-                           script.wall_timer, None, False)
+    queue = script.harness.open_device(None).queue
+    case = script.run_case(module, {"n": n}, "cpu", queue, default_library(), 1, None, False)
     rows = {r.name: r for r in case.rows}
     versions = [r for r in case.rows if r.kind == "version"]
     assert {r.leaf for r in versions} == {"x86_avx512"}
@@ -36,3 +36,16 @@ def test_gpu_sizes_and_peers_are_the_papers_and_the_issues() -> None:
     # bytes: A and B once, x and y; 20 bytes per option
     assert gesummv.work({"n": 10})["bytes"] == 4 * (200 + 20)
     assert blackscholes.work({"n": 10})["bytes"] == 200
+
+
+def test_a_peer_returning_several_outputs_is_checked_on_each() -> None:
+    """Black-Scholes' peers return (call, put): both are checked; a peer that returns only
+    the first output is checked on that one."""
+    import numpy as np
+
+    script = _script()
+    expected = {"call": np.ones(3, np.float32), "put": np.zeros(3, np.float32)}
+    got = script.peer_outputs((np.ones(3), np.zeros(3)), ("call", "put"), expected)
+    assert set(got) == {"call", "put"}
+    assert set(script.peer_outputs(np.ones(3), ("call", "put"), expected)) == {"call"}
+    assert script.peer_outputs("not an array", ("call", "put"), expected) == {}
