@@ -194,7 +194,8 @@ def peer_outputs(value: object, names: Iterable[str], expected: Any) -> dict[str
 
 
 def run_case(module: ModuleType, defines: dict[str, int], kind: str, queue: Any,
-             library: Any, rounds: int, only: list[str] | None, every: bool) -> Case:
+             library: Any, rounds: int, only: list[str] | None, every: bool,
+             tuned: bool = False) -> Case:
     """The versions (benchmarks/harness.run_version: built once, `rounds` runs, verified)
     and the peers (time_cuda / time_cpu, the outputs they return verified) on one size, all on
     the same inputs."""
@@ -210,8 +211,10 @@ def run_case(module: ModuleType, defines: dict[str, int], kind: str, queue: Any,
         if only is not None and spec.name not in only:
             continue
         leaf = spec.leaf_for(kind) or ""
-        result = harness.run_version(spec.path, leaf, queue, defines, rounds)
-        case.rows.append(Row(spec.name, "version", leaf, list(result.times), result.verified,
+        result = harness.run_version(spec.path, leaf, queue, defines, rounds, tuned=tuned)
+        # a version built with its .tuned.toml constants (mcl tune) says so
+        name = f"{spec.name} (tuned)" if result.constants else spec.name
+        case.rows.append(Row(name, "version", leaf, list(result.times), result.verified,
                              result.problem.splitlines()[0] if result.problem else None,
                              result.ratio))
 
@@ -348,6 +351,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME=N",
                         help="override a size of every application that has it (tests)")
     parser.add_argument("--rounds", type=int, default=5, help="rounds (default 5)")
+    parser.add_argument("--tuned", action="store_true",
+                        help="build each version with the constants of its .tuned.toml for "
+                        "this device, where it has one (mcl tune; docs/tuning.md)")
     parser.add_argument("--json", metavar="FILE", help="also write the results as JSON "
                         "(raw output belongs under benchmarks/results/)")
     args = parser.parse_args(argv)
@@ -372,7 +378,7 @@ def main(argv: list[str] | None = None) -> int:
         for defines in apply_defines(module.sizes(kind), overrides):
             copy_runs.append(harness.copy_bandwidth(opened.queue, rounds=3))
             case = run_case(module, defines, kind, opened.queue, library, args.rounds, only,
-                            args.all_versions)
+                            args.all_versions, args.tuned)
             copy_runs.append(harness.copy_bandwidth(opened.queue, rounds=3))
             print_rows(case)
             cases.append(case)
