@@ -18,6 +18,7 @@ from textx import metamodel_from_file
 from textx.exceptions import TextXSyntaxError
 
 from mcl.diagnostics import MclError, Span, error
+from mcl.gc_pause import gc_paused
 from mcl.mcpl.ast import Module
 from mcl.mcpl.build import ModelBuilder, build_module, declared_hwd_names
 from mcl.resources import hwdescs_dir
@@ -59,6 +60,11 @@ def parse_source(
     """Parse one MCPL module. `hwd_names` are the hardware-description names whose dotted
     chains become `HwdConst`; by default the bundled descriptions. The module's own function
     prefixes and single-name imports always count as description names too."""
+    with gc_paused():  # allocation-heavy and free of cycles (mcl/gc_pause.py)
+        return _parse_source(text, file, hwd_names)
+
+
+def _parse_source(text: str, file: str, hwd_names: Iterable[str] | None) -> Module:
     try:
         model = metamodel().model_from_str(text, file_name=file)
     except TextXSyntaxError as exc:
