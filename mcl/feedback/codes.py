@@ -44,6 +44,8 @@ TITLES: dict[str, str] = {
     "cache-not-affine": "no cache figures for an index that is not affine",
     "cache-oriented": "make every access benefit from the cache (cache-oriented architecture)",
     "cache-temporary-size": "fit a temporary array to the caches",
+    # the roofline (issue 17, docs/hardware.md)
+    "roofline": "the bound and the attainable performance (roofline)",
     # performance feedback functions (paper 6.5)
     "shared-mem-parallelism": "fewer blocks per SMP than it has slots",
     "memory-access-optimal": "coalescing and bank conflicts",

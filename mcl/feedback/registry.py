@@ -30,6 +30,7 @@ from mcl.feedback import (
     memory,
     opstats,
     reuse,
+    roofline,
     transfers,
     unit_counts,
 )
@@ -62,6 +63,8 @@ BUILTIN: tuple[Analysis, ...] = (
              description="units beyond a par_group's limit"),
     Analysis("irregular", irregular.irregular_access,
              description="data-dependent stores and loop bounds (issue 14)"),
+    Analysis("roofline", roofline.roofline, roofline.has_peak,
+             description="the roofline: bound and attainable performance (issue 17)"),
 )
 ENTRY_POINT_GROUP = "mcl.feedback_analyses"
 

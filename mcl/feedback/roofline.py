@@ -1,0 +1,262 @@
+"""The roofline: which roof bounds a kernel at its level, and what it can attain.
+
+The paper names, as future work (section 8), telling the programmer how close a kernel is
+to what the hardware can do. With the operation statistics of section 6.2 and the peaks a
+description states (mcl.hdl.peak, docs/hardware.md) the roofline model (Williams et al.,
+CACM 2009) answers it: the kernel's floating-point operations over the bytes it moves to
+and from each memory level is its arithmetic intensity against that level; the level
+bounds it at intensity × bandwidth, the execution units at their peak; the lowest of
+these roofs is the performance it can attain, and the kernel needs at least the largest
+of the times they imply.
+
+- operations: the computational instructions of opstats (2nmp for matmul);
+- bytes per memory level: opstats' loads and stores of each memory space, times the
+  element size of the arrays in it (registers and spaces whose level states no bandwidth
+  are no roof); caches are not levels of their own — the counts assume every access
+  reaches its memory, so a run whose caches serve the reuse can beat the roof.
+
+`roofline_of` is the figures, for `mcl run`, `mcl report --run` and the plots
+(mcl.report.roofline_plot); the analysis below is the feedback message (code `roofline`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import sympy
+
+from mcl.feedback.budget import budget
+from mcl.feedback.counting import tidy
+from mcl.feedback.emit import Emitter
+from mcl.feedback.messages import Message, Severity
+from mcl.feedback.opstats import COMPUTATIONAL, DATA, function_costs
+from mcl.feedback.analysis import AnalysisContext
+from mcl.feedback.sizes import element_bytes
+from mcl.feedback.values import evaluate
+from mcl.hdl.peak import bandwidth, peak_flops
+from mcl.mcpl import ast
+
+COMPUTE = "compute"
+
+
+@dataclass(frozen=True)
+class Level:
+    """One memory level the kernel uses: the bytes it moves there (symbolic) and the
+    level's bandwidth in bytes/s."""
+
+    space: str
+    bytes: Any
+    bandwidth: float
+
+
+@dataclass(frozen=True)
+class Roofline:
+    level: str  # the hardware description
+    dtype: str  # "float" or "double"
+    flops: Any  # symbolic
+    peak: float  # flop/s
+    levels: tuple[Level, ...]
+    approximate: bool = False  # the counts are upper bounds
+
+    def intensity(self, level: Level) -> Any:
+        return sympy.cancel(self.flops / level.bytes)
+
+    def times(self, values: Mapping[str, Any]) -> dict[str, float] | None:
+        """Seconds each roof needs at `values` (None when a size is missing)."""
+        out: dict[str, float] = {}
+        for name, amount, rate in self._roofs():
+            number = evaluate(amount, values).numeric
+            if number is None:
+                return None
+            out[name] = float(number) / rate if rate > 0 else math.inf
+        return out
+
+    def bound(self, values: Mapping[str, Any]) -> str | None:
+        """`compute` or the memory space whose roof is lowest at `values`; without
+        values, the one every size gives (a constant intensity), else None."""
+        times = self.times(values)
+        if times is not None:
+            return max(times, key=lambda k: times[k])
+        per_flop = {}
+        for name, amount, rate in self._roofs():
+            ratio = sympy.cancel(amount / self.flops) / rate
+            if ratio.free_symbols:
+                return None
+            per_flop[name] = float(ratio)
+        return max(per_flop, key=lambda k: per_flop[k])
+
+    def min_seconds(self, values: Mapping[str, Any]) -> float | None:
+        times = self.times(values)
+        return max(times.values()) if times else None
+
+    def attainable(self, values: Mapping[str, Any]) -> float | None:
+        """flop/s at the lowest roof (None when a size is missing)."""
+        seconds = self.min_seconds(values)
+        flops = evaluate(self.flops, values).numeric
+        if seconds is None or flops is None:
+            return None
+        return float(flops) / seconds if seconds > 0 else self.peak
+
+    def fraction(self, values: Mapping[str, Any], seconds: float) -> float | None:
+        """How much of the attainable performance a run of `seconds` reached: the least
+        time the roofs allow over the time measured (the same operations either way)."""
+        least = self.min_seconds(values)
+        if least is None or seconds <= 0:
+            return None
+        return least / seconds
+
+    def attainable_symbolic(self) -> Any:
+        """GFLOP/s at the lowest roof, as a formula in the kernel's sizes."""
+        roofs = [sympy.Float(self.peak * 1e-9, 4)]
+        roofs += [sympy.Float(lv.bandwidth * 1e-9, 4) * self.intensity(lv) for lv in self.levels]
+        return sympy.Min(*roofs) if len(roofs) > 1 else roofs[0]
+
+    def _roofs(self) -> list[tuple[str, Any, float]]:
+        return [(COMPUTE, self.flops, self.peak),
+                *((lv.space, lv.bytes, lv.bandwidth) for lv in self.levels)]
+
+
+def roofline_of(function: ast.Function, program: Any, hwd: Any) -> Roofline | None:
+    """The roofs of `function` at its level `hwd`, or None where the description states
+    no peak (for the kernel's floating-point type) or the kernel does no arithmetic."""
+    return context_roofline(AnalysisContext(function, program, hwd))
+
+
+def context_roofline(ctx: AnalysisContext) -> Roofline | None:
+    """`roofline_of` for an analysis context (its facts shared with the other analyses)."""
+    hwd, function = ctx.hwd, ctx.function
+    dtype = _dtype(function)
+    peak = peak_flops(hwd, dtype)
+    if peak is None or not math.isfinite(peak):
+        return None
+    facts = ctx.facts
+    costs = function_costs(facts)
+    flops = costs.total(COMPUTATIONAL)
+    if flops == 0:
+        return None
+    moved: dict[str, Any] = defaultdict(lambda: sympy.Integer(0))
+    for (cat, _kind, _unit, key), count in costs.entries.items():
+        if cat != DATA or key is None:
+            continue
+        space, size = _space_and_size(facts, key)
+        moved[space] += count * size
+    levels = []
+    for space, amount in moved.items():
+        bw = bandwidth(hwd, space)
+        if bw is None or tidy(amount) == 0:
+            continue  # registers, or a level without a stated bandwidth
+        levels.append(Level(space, tidy(amount), bw.bytes_per_s))
+    return Roofline(hwd.name, dtype, flops, peak, tuple(levels), bool(costs.approximations))
+
+
+def _dtype(function: ast.Function) -> str:
+    """float64 when an array parameter holds doubles (the kernel computes in double)."""
+    for p in function.params:
+        t = p.type.element if isinstance(p.type, ast.ArrayType) else p.type
+        if isinstance(t, ast.Prim) and t.name == "double":
+            return "double"
+    return "float"
+
+
+def _space_and_size(facts: Any, key: tuple[str, str]) -> tuple[str, Any]:
+    """The memory space of an access-count key and the bytes of one element there: a
+    parameter's own element type; for a space, the largest element of the arrays the
+    function declares in it."""
+    from mcl.feedback.kernel import Scope
+
+    empty = Scope(None, None, None)
+    if key[0] == "param":
+        p = facts.param(key[1])
+        if p is not None:
+            return p.space or "?", element_bytes(p.type, facts.view.lookup_type,
+                                                 facts.evaluator, empty)
+        return "?", sympy.Integer(0)
+    sizes = [element_bytes(b.type, facts.view.lookup_type, facts.evaluator,
+                           b.scope or empty)
+             for b in facts.bindings if b.root is b and b.space == key[1]]
+    numbers = [s for s in sizes if isinstance(s, sympy.Integer)]
+    return key[1], max(numbers) if numbers else (sizes[0] if sizes else sympy.Integer(4))
+
+
+# ----------------------------------------------------------------------------- message
+
+
+def has_peak(hwd: Any) -> bool:
+    return peak_flops(hwd) is not None
+
+
+def roofline(ctx: AnalysisContext) -> list[Message]:
+    """Arithmetic intensity against each memory level, the bound and the attainable
+    performance at the given sizes."""
+    roof = context_roofline(ctx)
+    if roof is None:
+        return []
+    # The figures come from opstats' counts, already made; what is left is display
+    # (factoring a long formula), which gets a budget of its own so that the analyses
+    # before this one, which spent the kernel's, do not leave it unfactored.
+    with budget():
+        return [_message(roof, Emitter(ctx.facts, "roofline", ctx.values), ctx.function,
+                         ctx.values)]
+
+
+def _message(roof: Roofline, emit: Emitter, function: ast.Function,
+             values: Mapping[str, Any]) -> Message:
+    figures: dict[str, Any] = {"flops": roof.flops}
+    against = []
+    for lv in roof.levels:
+        figures[f"bytes_{lv.space}"] = lv.bytes
+        figures[f"intensity_{lv.space}"] = roof.intensity(lv)
+        against.append(f"{{intensity_{lv.space}}} flop/B against {lv.space} "
+                       f"({rate_text(lv.bandwidth, 'B/s')})")
+    figures["attainable_gflops"] = roof.attainable_symbolic()
+    bound = roof.bound(values)
+    seconds = roof.min_seconds(values)
+    text = (f"roofline at {roof.level} ({rate_text(roof.peak, 'FLOP/s')} {roof.dtype}): "
+            + ("arithmetic intensity " + ", ".join(against) if against
+               else "no memory level with a bandwidth") + "; ")
+    hint = None
+    if bound is None:
+        text += "the bound depends on the sizes"
+        needs = sorted({s.name for s in sympy.sympify(roof.flops).free_symbols}
+                       | {s.name for lv in roof.levels for s in lv.bytes.free_symbols})
+        hint = "give the sizes for the bound: " + " ".join(f"-D {n}=..." for n in needs)
+    else:
+        text += f"bound by {describe_bound(bound)}"
+    if seconds is not None:
+        attainable = roof.attainable(values) or 0.0
+        text += (f", attainable {rate_text(attainable, 'FLOP/s')} "
+                 f"({percent(attainable / roof.peak)} of peak), at least "
+                 f"{seconds_text(seconds)}")
+    return emit.message("roofline", Severity.INFO, text, function.span, figures,
+                        approximate=roof.approximate, hint=hint)
+
+
+def describe_bound(bound: str) -> str:
+    return "the arithmetic peak (compute)" if bound == COMPUTE else \
+        f"{bound} memory bandwidth"
+
+
+def percent(x: float) -> str:
+    """63%, 1.2%, 0.042%: two significant digits below 10%."""
+    return f"{x:.0%}" if x >= 0.1 else f"{x * 100:.2g}%"
+
+
+def seconds_text(s: float) -> str:
+    for factor, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
+        if s >= factor:
+            return f"{s / factor:.3g} {unit}"
+    return f"{s * 1e9:.3g} ns"
+
+
+def rate_text(x: float, unit: str) -> str:
+    """66.9 TFLOP/s, 3.35 TB/s, 837 GFLOP/s."""
+    if math.isinf(x):
+        return f"unlimited {unit}"
+    for factor, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M")):
+        if x >= factor:
+            return f"{x / factor:.3g} {prefix}{unit}"
+    return f"{x:.3g} {unit}"
