@@ -18,6 +18,7 @@ from mcl.commands import (
     hwd,
     lsp,
     report,
+    roofline,
     run,
     translate,
     tune,
@@ -28,7 +29,7 @@ from mcl.render import render_diagnostics
 
 # The sub-commands, in help order. Plain imports: a command module that fails to import
 # makes `mcl` fail loudly instead of silently offering one command less.
-COMMANDS = (hwd, check, translate, run, codegen, tune, report, demo, devices, lsp)
+COMMANDS = (hwd, check, translate, run, codegen, tune, report, roofline, demo, devices, lsp)
 
 
 def build_parser() -> argparse.ArgumentParser:

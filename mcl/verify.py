@@ -66,6 +66,14 @@ class Reference:
         extra = scaled(dict(sizes)) if callable(scaled) else {}
         return {**self.tolerance, **extra}
 
+    @property
+    def peer(self) -> tuple[str, Any] | None:
+        """(name, function) of the optional peer: the same computation by a tuned library
+        on the host (`PEER = "numpy a @ b"`, `def peer(args)`), timed beside the versions
+        when they run on a CPU device (`mcl report --run`)."""
+        fn = getattr(self.module, "peer", None)
+        return (str(getattr(self.module, "PEER", "peer")), fn) if callable(fn) else None
+
     def work(self, sizes: Mapping[str, int]) -> tuple[float, str] | None:
         """(amount, unit) of one run for rate reporting: flops or bytes moved."""
         if hasattr(self.module, "flops"):

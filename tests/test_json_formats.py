@@ -102,6 +102,9 @@ def test_report_with_a_run(capsys: pytest.CaptureFixture[str]) -> None:
     measured = [r["performance"] for r in doc["rows"] if r["performance"]]
     assert [m["leaf"] for m in measured] == ["x86_avx512"]  # the PoCL CPU device
     assert measured[0]["verified"] is True and measured[0]["seconds"] > 0
+    reached = measured[0]["roofline"]  # issue 17: from the run's own time
+    assert reached["level"] == "x86_avx512"
+    assert reached["fraction"] == pytest.approx(reached["least_seconds"] / measured[0]["seconds"])
 
 
 def test_report_run_shows_progress_on_a_terminal_only(
@@ -141,6 +144,27 @@ def test_run(how: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     else:
         assert doc["verified"] is None and doc["outputs"] == []
     assert (doc["executor"] == "opencl") == ("--target" in how)
+    assert (doc["roofline"] is not None) == ("--target" in how)
+
+
+def test_run_reports_the_fraction_of_the_roof(capsys: pytest.CaptureFixture[str]) -> None:
+    """issue 17: vectoradd moves 12 bytes per element at x86_avx512's 33 GB/s; the fraction
+    is that least time over the run's own median kernel time."""
+    from mcl.resources import kernels_dir
+
+    n = 100_000
+    kernel = str(kernels_dir() / "vectoradd" / "perfect.mcpl")
+    assert main(["run", kernel, "--target", "x86_avx512", "--repeat", "3", "-D", f"n={n}",
+                 "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    reached = doc["roofline"]
+    assert reached["bound"] == "main"
+    assert reached["least_seconds"] == pytest.approx(12 * n / 33e9)
+    assert reached["fraction"] == pytest.approx(12 * n / 33e9 / doc["seconds"])
+    assert main(["run", kernel, "--target", "x86_avx512", "-D", f"n={n}"]) == 0
+    line = capsys.readouterr().out.splitlines()[-1]
+    assert line.startswith("reached ") and "of the attainable 2.75 GFLOP/s" in line
+    assert "bound by main memory bandwidth" in line
 
 
 def test_run_json_reports_a_wrong_result(tmp_path: Path,

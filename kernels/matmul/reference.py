@@ -35,6 +35,15 @@ def reference(args: dict[str, object]) -> dict[str, np.ndarray]:
     return {"c": (a @ b).astype(np.float32)}
 
 
+# The peer `mcl report --run` times beside the versions on a CPU device (issue 17): numpy's
+# float32 product, which calls the BLAS numpy was built with (OpenBLAS).
+PEER = "numpy a @ b (float32, OpenBLAS)"
+
+
+def peer(args: dict[str, object]) -> object:
+    return np.asarray(args["a"]) @ np.asarray(args["b"])
+
+
 def flops(sizes: dict[str, int]) -> int:
     """One multiply and one add per (i, j, k) (the paper's Table II: 2nmp)."""
     return 2 * sizes["n"] * sizes["m"] * sizes["p"]

@@ -61,6 +61,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="terminal table (default), Markdown, or one JSON document (schema "
                    "mcl/schemas/report.schema.json)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the table to FILE")
+    p.add_argument("--plot", metavar="OUT",
+                   help="with --run: draw the series (measured rate per version, its roof and "
+                   "the peer) to OUT, a .png or .svg file (needs matplotlib: mcl[plot])")
     add_hwd_path_argument(p)
     p.set_defaults(func=run)
 
@@ -74,6 +77,13 @@ def run(args: argparse.Namespace) -> int:
     if (args.target or args.device) and not args.run:
         raise MclError(error("report-needs-run", "--target and --device only apply with --run",
                              hint="add --run to measure the versions"))
+    if args.plot:
+        if not args.run:
+            raise MclError(error("report-needs-run", "--plot draws measured versions",
+                                 hint="add --run to measure the versions"))
+        from mcl.report.plots import check_plot_path
+
+        check_plot_path(args.plot)
     library = library_from_args(args)
     if args.target:
         from mcl.translate.levels import require_level
@@ -86,13 +96,24 @@ def run(args: argparse.Namespace) -> int:
     count = len(series.versions)
     with _status(f"analysing {count} version{'s' if count != 1 else ''}"):
         rows = build_rows(series, library, values, everything=args.everything)
-    measurements = _measure(series, rows, library, args, values) if args.run else {}
+    measurements, peers = _measure(series, rows, library, args, values) if args.run \
+        else ({}, {})
     title = series.title + (_sizes_text(values) if values else "")
+    if args.plot:
+        import json
+
+        from mcl.report.plots import save, series_figure
+        from mcl.report.render import render_json
+
+        document = json.loads(render_json(series.title, values, rows, measurements, peers))
+        out = save(series_figure(document, title), args.plot)
+        print(f"mcl report: wrote {out}", file=sys.stderr)
     if args.format in ("markdown", "json"):
         from mcl.report.render import render_json, render_markdown
 
-        text = (render_markdown(title, rows, measurements, args.run) if args.format == "markdown"
-                else render_json(series.title, values, rows, measurements))
+        text = (render_markdown(title, rows, measurements, args.run, peers)
+                if args.format == "markdown"
+                else render_json(series.title, values, rows, measurements, peers))
         if args.output:
             Path(args.output).write_text(text, encoding="utf-8")
         else:
@@ -105,9 +126,9 @@ def run(args: argparse.Namespace) -> int:
         if args.output:
             with open(args.output, "w", encoding="utf-8") as f:
                 render_rich(title, rows, measurements, args.run,
-                            Console(file=f, width=200, highlight=False))
+                            Console(file=f, width=200, highlight=False), peers)
         else:
-            render_rich(title, rows, measurements, args.run, Console(highlight=False))
+            render_rich(title, rows, measurements, args.run, Console(highlight=False), peers)
     failed = [r.name for r in rows if r.problem]
     wrong = [name for name, m in measurements.items() if m.verified is False]
     for name in failed:
@@ -143,9 +164,10 @@ def _sizes_text(values: dict[str, Any]) -> str:
 
 
 def _measure(series: Any, rows: list[Any], library: HwdLibrary, args: argparse.Namespace,
-             values: Mapping[str, Any]) -> dict[str, Any]:
+             values: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """Run the rows that name a leaf for this device (or can reach --target), with the
-    sizes among the `-D` values the feedback used (one parse of `-D`)."""
+    sizes among the `-D` values the feedback used (one parse of `-D`); on a CPU device
+    also the reference's peer, in the same run."""
     from mcl.codegen import select_device
     from mcl.report.measure import Measurement, can_reach, device_type, measure_program
     from mcl.verify import expected_outputs, load_reference, make_inputs, sizes_from
@@ -173,7 +195,13 @@ def _measure(series: Any, rows: list[Any], library: HwdLibrary, args: argparse.N
                 row.program, reference.function, leaf, library, inputs, device,
                 repeat=args.repeat, reference=reference, expected=expected,
                 work=reference.work(sizes))
-    return out
+    peers = {}
+    if kind == "cpu" and reference.peer is not None:
+        from mcl.report.measure import measure_peer
+
+        name, fn = reference.peer
+        peers[name] = measure_peer(fn, inputs, args.repeat, reference.work(sizes))
+    return out, peers
 
 
 def _stderr_console() -> Any:

@@ -243,6 +243,18 @@ def report_opencl(prepared: PreparedRun, target: str, result: Any, repeat: int) 
 
     # rich wraps at the terminal's width: the steps of a run make a long line.
     Console(highlight=False).print(f"  apart from the kernel: {prepared.timings.text()}")
+    reached = run_roofline(prepared, target, seconds)
+    if reached is not None:
+        print(f"reached {reached.text}")
+
+
+def run_roofline(prepared: PreparedRun, target: str, seconds: float) -> Any:
+    """The fraction of the attainable performance the run reached (mcl.report.attained),
+    or None where the leaf states no peak."""
+    from mcl.report.attained import run_attained
+
+    return run_attained(prepared.program, prepared.function, target, prepared.library,
+                        prepared.sizes, seconds)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -311,6 +323,10 @@ def run_json(args: argparse.Namespace) -> int:
     def finite(x: float) -> float | None:
         return float(x) if math.isfinite(x) else None
 
+    from dataclasses import asdict
+
+    reached = run_roofline(prepared, args.target, seconds) if args.target else None
+
     document = {
         "schema_version": SCHEMA_VERSION, "file": args.file, "function": prepared.function,
         "level": prepared.level, "executor": "opencl" if args.target else "interpreter",
@@ -322,6 +338,7 @@ def run_json(args: argparse.Namespace) -> int:
                      "max_rel": finite(c.max_rel), "mismatches": c.mismatches, "ok": c.ok,
                      "bound": finite(c.bound), "ratio": finite(c.ratio), "rule": c.rule}
                     for c in checks],
+        "roofline": asdict(reached) if reached is not None else None,
     }
     print(json.dumps(document, indent=2))
     return 1 if checked and not document["verified"] else 0

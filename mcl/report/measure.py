@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mcl.diagnostics import MclError
+from mcl.report.attained import Attained
 
 if TYPE_CHECKING:
     from mcl.hdl.library import HwdLibrary
@@ -28,6 +29,7 @@ class Measurement:
     unit: str = ""  # "GFLOP/s" or "GB/s"
     verified: bool | None = None  # outputs match the reference; None when not compared
     problem: str | None = None  # why there is no figure
+    roofline: Attained | None = None  # the fraction of the attainable performance reached
 
     @property
     def text(self) -> str:
@@ -35,6 +37,10 @@ class Measurement:
             return f"({self.problem})"
         figure = f"{self.rate:.3g} {self.unit}" if self.rate is not None else \
             f"{self.seconds * 1e3:.3g} ms"
+        if self.roofline is not None:
+            from mcl.feedback.roofline import percent
+
+            figure += f" ({percent(self.roofline.fraction)} of roof)"
         if self.verified is False:
             figure += " WRONG"
         return figure
@@ -131,4 +137,38 @@ def measure_program(program: Any, function: str, leaf: str, library: HwdLibrary,
     from mcl.verify import rate_of
 
     rate, unit = rate_of(work, seconds)
-    return Measurement(leaf, describe(device), seconds, rate, unit, verified)
+    from mcl.report.attained import run_attained
+
+    reached = run_attained(program, function, leaf, library, args, seconds)
+    return Measurement(leaf, describe(device), seconds, rate, unit, verified, roofline=reached)
+
+
+@dataclass(frozen=True)
+class PeerMeasurement:
+    """The peer timed beside the versions: wall time of the host function (median)."""
+
+    seconds: float
+    rate: float | None
+    unit: str
+
+    @property
+    def text(self) -> str:
+        return f"{self.rate:.3g} {self.unit}" if self.rate is not None else \
+            f"{self.seconds * 1e3:.3g} ms"
+
+
+def measure_peer(fn: Any, args: Mapping[str, Any], repeat: int,
+                 work: tuple[float, str] | None) -> PeerMeasurement:
+    """Time `fn(args)` `repeat` times after one warm-up call; the median."""
+    import statistics
+    import time
+
+    fn(dict(args))
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn(dict(args))
+        times.append(time.perf_counter() - start)
+    seconds = statistics.median(times)
+    rate, unit = rate_of(work, seconds)
+    return PeerMeasurement(seconds, rate, unit)

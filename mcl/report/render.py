@@ -24,7 +24,7 @@ def _cells(row: Row, measurement: Measurement | None, measured: bool,
 
 
 def render_rich(title: str, rows: list[Row], measurements: Mapping[str, Measurement],
-                measured: bool, console: Any) -> None:
+                measured: bool, console: Any, peers: Mapping[str, Any] | None = None) -> None:
     from rich.table import Table
     from rich.text import Text
 
@@ -45,10 +45,12 @@ def render_rich(title: str, rows: list[Row], measurements: Mapping[str, Measurem
                        lambda lines: "\n".join(f"• {line}" for line in lines))
         table.add_row(*(Text(c) for c in cells))
     console.print(table)
+    for line in _peer_lines(peers):
+        console.print(line)
 
 
 def render_markdown(title: str, rows: list[Row], measurements: Mapping[str, Measurement],
-                    measured: bool) -> str:
+                    measured: bool, peers: Mapping[str, Any] | None = None) -> str:
     headers = [*HEADERS, *(["performance"] if measured else [])]
     out = [f"**{_escape(title)}**", "", "| " + " | ".join(headers) + " |",
            "|" + "---|" * len(headers)]
@@ -61,7 +63,13 @@ def render_markdown(title: str, rows: list[Row], measurements: Mapping[str, Meas
                        lambda lines: "<br>".join(f"• {_escape(line)}" for line in lines))
         cells = [cells[0], cells[1], _escape(cells[2]), cells[3], *map(_escape, cells[4:])]
         out.append("| " + " | ".join(cells) + " |")
-    return "\n".join(out) + "\n"
+    lines = _peer_lines(peers)
+    return "\n".join(out + ([""] + lines if lines else [])) + "\n"
+
+
+def _peer_lines(peers: Mapping[str, Any] | None) -> list[str]:
+    return [f"peer, measured in the same run: {name}: {p.text}"
+            for name, p in (peers or {}).items()]
 
 
 def _escape(text: str) -> str:
@@ -70,7 +78,8 @@ def _escape(text: str) -> str:
 
 
 def render_json(title: str, values: Mapping[str, Any], rows: list[Row],
-                measurements: Mapping[str, Measurement]) -> str:
+                measurements: Mapping[str, Measurement],
+                peers: Mapping[str, Any] | None = None) -> str:
     import json
     from dataclasses import asdict
 
@@ -85,5 +94,6 @@ def render_json(title: str, values: Mapping[str, Any], rows: list[Row],
             "problem": row.problem,
             "performance": asdict(measurements[row.name]) if row.name in measurements else None,
         } for row in rows],
+        "peers": {name: asdict(p) for name, p in (peers or {}).items()},
     }
     return json.dumps(document, indent=2) + "\n"

@@ -209,7 +209,7 @@ def test_severity_filter_in_text_and_json(capsys) -> None:
     _, out = run(capsys, str(MATMUL), "--level", "fermi", "--severity", "suggestion", *SIZES)
     severities = {h.group(4) for h in map(HEAD.match, out.splitlines()) if h}
     assert severities == {"suggestion"}
-    assert out.splitlines()[0].endswith(": 3 suggestions (23 more below --severity suggestion)")
+    assert out.splitlines()[0].endswith(": 3 suggestions (24 more below --severity suggestion)")
     _, out = run(capsys, str(MATMUL), "--level", "fermi", "--severity", "suggestion",
                  "--format", "json", *SIZES)
     document = json.loads(out)

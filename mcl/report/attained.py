@@ -1,0 +1,70 @@
+"""How far a run got towards its roof (issue 17): the fraction of the attainable
+performance (mcl.feedback.roofline) that a measured kernel time reached.
+
+The roof belongs to the leaf the OpenCL was generated from: the program is translated
+there (as code generation does) and the roofline of its function is taken at the run's
+sizes. The fraction is the least time the roofs allow over the run's own median kernel
+time — both count the same operations, so no reference's idea of the work enters it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from mcl.diagnostics import MclError
+
+
+@dataclass(frozen=True)
+class Attained:
+    level: str  # the leaf whose roofs apply
+    bound: str  # "compute" or the memory space of the lowest roof
+    attainable: float  # flop/s at the lowest roof
+    least_seconds: float  # the least time the roofs allow
+    fraction: float  # least_seconds / the run's time
+
+    @property
+    def text(self) -> str:
+        from mcl.feedback.roofline import describe_bound, percent, rate_text
+
+        return (f"{percent(self.fraction)} of the attainable {rate_text(self.attainable, 'FLOP/s')} "
+                f"(roofline at {self.level}: bound by {describe_bound(self.bound)})")
+
+
+def leaf_roofline(program: Any, function: str, leaf: str, library: Any) -> Any:
+    """The Roofline of `function` of `program` translated to `leaf`, or None (no peak at
+    the leaf, or the program cannot be translated or analysed there)."""
+    from mcl.feedback.roofline import roofline_of
+
+    try:
+        if program.main.function(function).hwd != leaf:
+            from mcl.translate import translate_program
+
+            program = translate_program(program, leaf, library).program
+        found = program.main.function(function)
+        return roofline_of(found, program, library.get(leaf)) if found is not None else None
+    except MclError:
+        return None
+
+
+def attained(roof: Any, sizes: Mapping[str, Any], seconds: float) -> Attained | None:
+    """The fraction of `roof`'s attainable performance a run of `seconds` reached at
+    `sizes`; None without a roof, sizes for every figure, or a time."""
+    if roof is None:
+        return None
+    values = {k: v for k, v in sizes.items() if isinstance(v, int) and not isinstance(v, bool)}
+    fraction = roof.fraction(values, seconds)
+    least, attainable, bound = roof.min_seconds(values), roof.attainable(values), \
+        roof.bound(values)
+    if fraction is None or least is None or attainable is None or bound is None:
+        return None
+    return Attained(roof.level, bound, attainable, least, fraction)
+
+
+def run_attained(program: Any, function: str, leaf: str, library: Any,
+                 sizes: Mapping[str, Any], seconds: float) -> Attained | None:
+    """`attained` for a run of `function` generated from `leaf`."""
+    if seconds <= 0:
+        return None
+    return attained(leaf_roofline(program, function, leaf, library), sizes, seconds)
