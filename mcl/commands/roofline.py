@@ -18,13 +18,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from mcl.commands.options import (
+    add_define_argument,
+    add_device_argument,
+    add_hwd_path_argument,
+    add_include_argument,
+    add_repeat_argument,
+    library_from_args,
+)
 from mcl.diagnostics import MclError, error
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from mcl.commands.options import add_include_argument
-    from mcl.hdl.library import add_hwd_path_argument
-
     p = sub.add_parser(
         "roofline",
         help="the roofline of kernel versions: bound, attainable performance, chart",
@@ -39,13 +44,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("kernels", nargs="+", metavar="K.mcpl|DIR", help="kernel files or series folders")
     p.add_argument("--level", metavar="LEAF",
                    help="translate every kernel to LEAF first (default: each at its own level)")
-    p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME=VALUE",
-                   help="a kernel size (repeatable); the bound and attainable figures need them")
+    add_define_argument(p, "a kernel size; the bound and attainable figures need them")
     p.add_argument("--run", action="store_true",
                    help="run each version's OpenCL from its level and plot the measurement")
-    p.add_argument("--device", metavar="SPEC", help="with --run: OpenCL device (as mcl run)")
-    p.add_argument("--repeat", type=int, default=3, metavar="N",
-                   help="with --run: median of N runs (default 3)")
+    add_device_argument(p, when="with --run: ")
+    add_repeat_argument(p, default=3, when="with --run: ")
     p.add_argument("--plot", metavar="OUT", help="draw the chart to OUT (.png or .svg)")
     p.add_argument("--format", choices=("text", "json"), default="text",
                    help="text (default) or one JSON document (mcl/schemas/roofline.schema.json)")
@@ -56,7 +59,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from mcl.feedback.values import collect_values
-    from mcl.hdl.library import library_from_args
 
     if args.repeat < 1:
         raise MclError(error("roofline-repeat", "--repeat needs a positive count"))

@@ -29,12 +29,12 @@ from typing import Any
 
 import sympy
 
+from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.budget import budget
 from mcl.feedback.counting import tidy
 from mcl.feedback.emit import Emitter
 from mcl.feedback.messages import Message, Severity
 from mcl.feedback.opstats import COMPUTATIONAL, DATA, function_costs
-from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.sizes import element_bytes
 from mcl.feedback.values import evaluate
 from mcl.hdl.peak import bandwidth, peak_flops

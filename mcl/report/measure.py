@@ -170,5 +170,7 @@ def measure_peer(fn: Any, args: Mapping[str, Any], repeat: int,
         fn(dict(args))
         times.append(time.perf_counter() - start)
     seconds = statistics.median(times)
+    from mcl.verify import rate_of
+
     rate, unit = rate_of(work, seconds)
     return PeerMeasurement(seconds, rate, unit)

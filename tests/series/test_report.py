@@ -189,7 +189,11 @@ def test_cli_markdown_and_run_on_pocl(tmp_path: Path, capsys: pytest.CaptureFixt
     text = out.read_text()
     assert text.startswith("**tiny — n = 5, m = 7, p = 3**")
     assert "one more element per thread" in text
-    assert text.count("GFLOP/s") == 2 and "WRONG" not in text
+    table = [line for line in text.splitlines() if line.startswith("| perfect")]
+    assert sum("GFLOP/s" in line for line in table) == 2 and "WRONG" not in text
+    # issue 17: each run's fraction of its roof; the reference's peer in the same run
+    assert sum("% of roof)" in line for line in table) == 2
+    assert "\npeer, measured in the same run: numpy a @ b" in text
 
 
 def test_cli_rich_output(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
@@ -229,4 +233,4 @@ def test_cli_target_runs_only_versions_above_the_leaf(tmp_path: Path) -> None:
     assert rc == 0
     rows = {line.split(" | ")[0].strip("| "): line for line in out.read_text().splitlines()}
     assert rows["fermi_v1"].endswith("(fermi is not above hopper) |")
-    assert rows["gpu_v1"].endswith("GFLOP/s |")
+    assert re.search(r"GFLOP/s \([\d.]+% of roof\) \|$", rows["gpu_v1"])
