@@ -178,6 +178,29 @@ def prepare_versions(names: list[str], kind: str, target: str | None, device: An
     return results, sessions
 
 
+def roof_fractions(results: list[Result], library: Any, sizes: dict[str, int]
+                   ) -> dict[str, Any]:
+    """Each version's fraction of the attainable performance at its leaf (issue 17,
+    mcl.report.attained), from its best time; None where the leaf states no peak."""
+    from mcl.mcpl.loader import load_program
+    from mcl.report.attained import run_attained
+    from mcl.report.series import load_series
+
+    series = load_series(REPO / "kernels" / "matmul", library)
+    out: dict[str, Any] = {}
+    for r in results:
+        spec = series.version(r.version or r.name)
+        if r.best is None or not r.leaf or spec is None or spec.path is None:
+            continue
+        program = load_program(spec.path, (), library)
+        out[r.name] = run_attained(program, "matmul", r.leaf, library, sizes, r.best)
+    return out
+
+
+def _asdict_or_none(x: Any) -> dict[str, Any] | None:
+    return asdict(x) if x is not None else None
+
+
 def launch_text(generated: Any, inputs: dict[str, Any]) -> str:
     """`352 x 1` for 352 work-groups of 1 work-item (per launch, `+` between launches)."""
     from mcl.codegen.runner import launch_values, ndrange_of
@@ -267,11 +290,17 @@ def main(argv: list[str] | None = None) -> int:
                 result.verified = all(c.ok for c in verify(reference, expected, run.outputs, inputs))
 
     _print(results, vendor_times, vendor_problems, flops, units)
+    roofs = roof_fractions(results, library, {"n": args.size, "m": args.size, "p": args.size})
+    for name, reached in roofs.items():
+        if reached is not None:
+            print(f"{name}: {reached.text}")
     if args.json:
         Path(args.json).write_text(json.dumps({
             "device": describe(device), "kind": kind, "size": args.size, "rounds": args.rounds,
             "compute_units": units,
-            "versions": [asdict(r) | {"best_gflops": gflops(flops, r.best)} for r in results],
+            "versions": [asdict(r) | {"best_gflops": gflops(flops, r.best),
+                                      "roofline": _asdict_or_none(roofs.get(r.name))}
+                         for r in results],
             "vendors": {k: {"times": v, "best_gflops": gflops(flops, min(v))}
                         for k, v in vendor_times.items()},
             "vendor_problems": vendor_problems,
