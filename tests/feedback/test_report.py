@@ -217,7 +217,7 @@ def test_severity_filter_in_text_and_json(capsys) -> None:
     _, out = run(capsys, str(MATMUL), "--level", "fermi", "--severity", "warning", *SIZES)
     assert not [h for h in map(HEAD.match, out.splitlines()) if h]
     assert out.splitlines()[0].endswith(
-        ": nothing at this severity (26 more below --severity warning)")
+        ": nothing at this severity (27 more below --severity warning)")
     # --severity alone asks for feedback
     _, out = run(capsys, str(MATMUL), "--severity", "info")
     assert out.startswith("feedback for matmul at level perfect")
