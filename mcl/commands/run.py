@@ -245,7 +245,7 @@ def report_opencl(prepared: PreparedRun, target: str, result: Any, repeat: int) 
     Console(highlight=False).print(f"  apart from the kernel: {prepared.timings.text()}")
     reached = run_roofline(prepared, target, seconds)
     if reached is not None:
-        print(f"reached {reached.text}")
+        Console(highlight=False).print(f"  reached {reached.text}")
 
 
 def run_roofline(prepared: PreparedRun, target: str, seconds: float) -> Any:
