@@ -86,6 +86,17 @@ def analysed_reads(facts: KernelFacts) -> list[Access]:
             and facts.spaces.addressable(a.space)]
 
 
+def redefining_loops(acc: Access) -> set[Loop]:
+    """The for-loops around `acc` in which its array is written (paper 6.3: reuse is
+    counted "taking into account where v was last defined"). Every iteration of such a
+    loop may define the element anew (gpu (v2)'s `l_a[k]`, copied again for each row
+    ei), so its iterations do not read one value: loading it once outside the loop
+    would change the result. A foreach is not one: its units write together and, after
+    the barrier, read what the others wrote, so they do share one value."""
+    return {loop for write in acc.binding.root.writes for loop in write.item.loops
+            if loop.kind == "for" and loop in acc.item.loops}
+
+
 def find_reuse(facts: KernelFacts) -> list[Finding]:
     return facts.cached("reuse.findings", _find)
 
@@ -99,7 +110,9 @@ def _find(facts: KernelFacts) -> list[Finding]:
         if not loops:
             continue
         deps = ev.subscript_deps(acc.node, acc.item.scope)
-        independent = tuple(loop for loop in loops if loop not in deps)
+        redefined = redefining_loops(acc)
+        independent = tuple(loop for loop in loops
+                            if loop not in deps and loop not in redefined)
         if independent:
             # Each element is loaded once per iteration of the independent loops that
             # passes the `if`s constraining them (`j < m` after a split into blocks).
@@ -237,6 +250,20 @@ def _more(accesses: Any, distinct: Any) -> bool:
 # ----------------------------------------------------------------------------- messages
 
 
+def _guarded_load(ev: Any, acc: Access, serial: list[Loop]) -> str:
+    """An `if` inside the hoisted loops that tests what the subscripts use (`if (i < n)`
+    for `a[i, k]`) may be what keeps them in bounds: the hoisted load must stay under it."""
+    outer = {id(g.node) for x in serial for g in x.guards}
+    deps = ev.subscript_deps(acc.node, acc.item.scope)
+    inner = [g for g in acc.item.guards
+             if id(g.node) not in outer and ev.deps(g.cond, g.scope) & deps]
+    if not inner:
+        return ""
+    lines = sorted({g.span.line for g in inner if g.span is not None})
+    where = _conjunction([f"line {n}" for n in lines]) if lines else "around it"
+    return f", under the same `if` ({where})"
+
+
 def _conjunction(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
@@ -257,10 +284,11 @@ def data_reuse(ctx: AnalysisContext) -> list[Message]:
             figures = {"reuse": finding.reuse}
             figures.update({f"iterations_{x.name}": ev.trips(x) for x in finding.independent})
             hint = None
-            serial = [x.name for x in finding.independent if x.kind == "for"]
+            serial = [x for x in finding.independent if x.kind == "for"]
             if serial:
-                hint = (f"load {text} once outside for-loop {_conjunction(serial)} and keep "
-                        "the value in a register")
+                hint = (f"load {text} once outside for-loop "
+                        f"{_conjunction([x.name for x in serial])} and keep the value in a "
+                        f"register{_guarded_load(ev, acc, serial)}")
             either = "either" if len(names) == 2 else "any"
             dependence = (f"does not depend on {names[0]}" if len(names) == 1
                           else f"does not depend on {either} of {_conjunction(names)}")

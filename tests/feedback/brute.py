@@ -8,7 +8,10 @@ tracer observes. To trace the tiled kernel versions (hundreds of thousands of st
 even at the smallest sizes) in a fraction of a second, the function is compiled to a
 Python function with counters, not interpreted node by node. `foreach` runs its units
 one after another, which gives the same counts for every kernel whose control flow does
-not depend on data written by other units.
+not depend on data written by other units; a foreach whose body holds a `barrier` runs
+its units in phases from barrier to barrier (each unit a generator), so the order of the
+logged accesses is one the hardware could produce and `Trace.memory` tells which write
+every read sees (reuse respecting redefinition, paper 6.3).
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ class Trace:
     slots: list[_AccessSlot] = field(default_factory=list)  # access sites
     # (slot, element index, values of the loops around the site (slot.loops))
     log: list[tuple[int, tuple[int, ...], tuple[int, ...]]] = field(default_factory=list)
+    # per log entry: (the array instance accessed, the value read, or written by a store)
+    memory: list[tuple[Any, Any]] = field(default_factory=list)
 
     def per_slot(self) -> Counter:
         if not hasattr(self, "_per_slot"):
@@ -78,13 +83,14 @@ class Tracer:
         compiled = _compile(self.program, function)
         counts = [0] * len(compiled.count_slots)
         log: list[tuple[int, tuple[int, ...], tuple[int, ...]]] = []
+        memory: list[tuple[Any, Any]] = []
         call_args = []
         for p in function.params:
             value = args[p.name]
             call_args.append(value.copy() if isinstance(value, np.ndarray) else value)
-        compiled.entry(counts, log, *call_args)
+        compiled.entry(counts, log, memory, *call_args)
         return Trace(dict(zip(compiled.count_slots, counts, strict=True)),
-                     compiled.access_slots, log)
+                     compiled.access_slots, log, memory)
 
 
 # ----------------------------------------------------------------------------- compiler
@@ -156,9 +162,10 @@ class _Compiler:
             var = _Var(self.fresh(p.name), p.type, p.name if traced else None)
             scope[p.name] = var
             params.append(var.py)
-        head = ["C", "LOG"] if traced else []
+        head = ["C", "LOG", "MEM"] if traced else []
         self.lines = [f"def F_{f.name}({', '.join(head + params)}):"]
         self.loops: list[tuple[int, str]] = []
+        self.phased: list[str | None] = []  # groups of the foreach statements around
         self.block(f.body.stmts, [self.constants, scope], 1)
         self.lines.append("    return None")
         return self.lines
@@ -234,13 +241,36 @@ class _Compiler:
         elif isinstance(s, ast.Foreach):
             self.count(depth, s, "count")
             var = _Var(self.fresh(s.var), ast.Prim("int"))
-            self.emit(depth, f"for {var.py} in range(int({self.expr(s.count, scopes, None)})):")
+            count = f"range(int({self.expr(s.count, scopes, None)}))"
             self.loops.append((id(s), var.py))
-            self.block((s.body,), [*scopes, {s.var: var}], depth + 1)
+            if self.traced and _has_barrier(s.body):
+                self.phased_foreach(s, var, count, scopes, depth)
+            else:
+                self.emit(depth, f"for {var.py} in {count}:")
+                self.block((s.body,), [*scopes, {s.var: var}], depth + 1)
             self.loops.pop()
         elif isinstance(s, ast.For):
             self.for_(s, scopes, depth)
-        # Barrier: nothing to do sequentially
+        elif isinstance(s, ast.Barrier) and self.phased:
+            self.emit(depth, "yield")
+
+    def phased_foreach(self, s: ast.Foreach, var: _Var, count: str, scopes: list[dict],
+                       depth: int) -> None:
+        """Units as generators that stop at each barrier. A foreach directly inside one
+        over the same par_group is another dimension of the same units (Fig. 2): it
+        passes each phase up instead of finishing its units first."""
+        unit = self.fresh("unit")
+        self.emit(depth, f"def {unit}({var.py}):")
+        self.phased.append(s.group)
+        self.block((s.body,), [*scopes, {s.var: var}], depth + 1)
+        self.phased.pop()
+        self.emit(depth + 1, "yield from ()")
+        units = f"[{unit}({var.py}) for {var.py} in {count}]"
+        if self.phased and self.phased[-1] == s.group:
+            self.emit(depth, f"yield from _phases({units})")
+        else:
+            self.emit(depth, f"for _ in _phases({units}):")
+            self.emit(depth + 1, "pass")
 
     def decl(self, s: ast.Decl, scopes: list[dict], depth: int) -> None:
         var = _Var(self.fresh(s.name), s.type)
@@ -309,6 +339,7 @@ class _Compiler:
             self.emit(depth, f"{var.py}[{idx}] = {value}")
             if log and self.traced:
                 self.emit(depth, f"LOG.append(({self._log_args(target, 'w', var, idx)}))")
+                self.emit(depth, f"MEM.append(({var.py}, {var.py}[{idx}].item()))")
         else:
             self.emit(depth, f"{var.py} = {_convert(var.type, value)}")
 
@@ -323,6 +354,7 @@ class _Compiler:
             self.emit(depth, f"{var.py}[{idx}] = {fn(old)}")
             if self.traced:
                 self.emit(depth, f"LOG.append(({self._log_args(target, 'rw', var, idx)}))")
+                self.emit(depth, f"MEM.append(({var.py}, {old}))")
         else:
             self.emit(depth, f"{old} = {var.py}")
             self.emit(depth, f"{var.py} = {_convert(var.type, fn(old))}")
@@ -355,7 +387,7 @@ class _Compiler:
                 if not self.traced:
                     return f"{var.py}[({', '.join(index)},)].item()"
                 idx = f"({', '.join(index)},)"
-                return f"_ld(LOG, {var.py}, {self._log_args(e, mode or 'r', var, idx)})"
+                return f"_ld(LOG, MEM, {var.py}, {self._log_args(e, mode or 'r', var, idx)})"
             return f"{var.py}[({', '.join(index)},)]" if index else var.py
         if isinstance(e, ast.Unary):
             inner = self.expr(e.operand, scopes, None)
@@ -409,6 +441,18 @@ def _function(program: Any, name: str) -> ast.Function | None:
     return None
 
 
+def _has_barrier(s: Any) -> bool:
+    if isinstance(s, ast.Barrier):
+        return True
+    if isinstance(s, ast.Block):
+        return any(_has_barrier(x) for x in s.stmts)
+    if isinstance(s, ast.If):
+        return _has_barrier(s.then) or (s.orelse is not None and _has_barrier(s.orelse))
+    if isinstance(s, (ast.For, ast.Foreach)):
+        return _has_barrier(s.body)
+    return False
+
+
 def _lookup(name: str, scopes: list[dict]) -> _Var:
     for scope in reversed(scopes):
         if name in scope:
@@ -435,9 +479,24 @@ def _convert(t: Any, value: str) -> str:
 # ----------------------------------------------------------------------------- runtime
 
 
-def _ld(log: list, array: Any, slot: int, index: tuple[int, ...], loops: tuple) -> Any:
+def _ld(log: list, memory: list, array: Any, slot: int, index: tuple[int, ...],
+        loops: tuple) -> Any:
     log.append((slot, index, loops))
-    return array[index].item()
+    value = array[index].item()
+    memory.append((array, value))
+    return value
+
+
+_DONE = object()
+
+
+def _phases(units: list[Any]) -> Any:
+    """Advance every unit to its next barrier, phase after phase (a generator itself: a
+    foreach nested in one over the same par_group passes each phase up)."""
+    while units:
+        units = [u for u in units if next(u, _DONE) is not _DONE]
+        if units:
+            yield
 
 
 def _arith(op: str, a: Any, b: Any) -> Any:
@@ -475,4 +534,4 @@ _BUILTINS = {
 _NATIVE = {"+": "+", "-": "-", "*": "*", "<": "<", "<=": "<=", ">": ">", ">=": ">=",
            "==": "==", "!=": "!=", "<<": "<<", ">>": ">>"}
 
-_RUNTIME = {"np": np, "_ld": _ld, "_arith": _arith, "_BUILTINS": _BUILTINS}
+_RUNTIME = {"np": np, "_ld": _ld, "_arith": _arith, "_BUILTINS": _BUILTINS, "_phases": _phases}

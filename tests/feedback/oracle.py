@@ -145,6 +145,68 @@ def _check_ratio(finding: RatioReuse, loops: tuple[int, ...], scope: set[int], e
     return []
 
 
+def read_versions(trace: Trace) -> list[Any]:
+    """Per log entry, the write whose value it reads (paper 6.3, "where v was last
+    defined"): replaying the trace in the order it ran, each store starts a new version
+    of its element; an element never stored has its initial version. Entries that only
+    write get None."""
+    current: dict[tuple[int, tuple[int, ...]], Any] = {}
+    out: list[Any] = []
+    for n, ((slot, index, _), (array, _value)) in enumerate(
+            zip(trace.log, trace.memory, strict=True)):
+        key = (id(array), index)
+        mode = trace.slots[slot].mode
+        out.append(current.setdefault(key, ("initial", key)) if "r" in mode else None)
+        if "w" in mode:
+            current[key] = ("write", n)
+    return out
+
+
+def check_reads_per_version(facts: KernelFacts, trace: Trace, sizes: dict[str, int]
+                            ) -> list[str]:
+    """Per written value, how many reads see it: for a `reuse-independent` finding, the
+    reads of one version of an element with the loops the subscript depends on fixed
+    (the other loops' iterations are the reuse) must number `reuse` (at most, when
+    approximate). A value redefined inside a loop is not reused across that loop, and
+    loading it once outside that loop would change the result."""
+    versions = read_versions(trace)
+    by_slot: dict[int, list[int]] = defaultdict(list)
+    for n, (slot, _, _) in enumerate(trace.log):
+        by_slot[slot].append(n)
+    problems = []
+    for finding in find_reuse(facts):
+        if not isinstance(finding, LoopReuse):
+            continue
+        reuse = _number(finding.reuse, sizes)
+        independent = {id(x.node) for x in finding.independent}
+        for k, site in enumerate(trace.slots):
+            if site.node != id(finding.access.node) or "r" not in site.mode:
+                continue
+            fixed = _positions(site.loops, lambda x, ind=independent: x not in ind)
+            reads: dict[tuple, int] = defaultdict(int)
+            seen_by: dict[tuple, set] = defaultdict(set)  # fixed loops -> versions read
+            for n in by_slot[k]:
+                key = tuple(trace.log[n][2][j] for j in fixed)
+                reads[(versions[n], *key)] += 1
+                seen_by[key].add(versions[n])
+            where = f"{finding.access.node.span}"
+            mixed = [key for key, vs in seen_by.items() if len(vs) > 1]
+            if mixed:  # loading it once outside those loops would change the result
+                problems.append(f"{where}: reused across {finding.independent}, but the "
+                                f"iterations read {len(seen_by[mixed[0]])} different "
+                                f"values (redefined in between) at {mixed[0]}")
+            seen = set(reads.values())
+            if not seen or reuse is None:
+                continue
+            if finding.exact and seen != {reuse}:
+                problems.append(f"{where}: reuse {finding.reuse} = {reuse}, but one value "
+                                f"is read {sorted(seen)} times")
+            elif max(seen) > reuse:
+                problems.append(f"{where}: reuse bound {reuse} < {max(seen)} reads of one "
+                                "value")
+    return problems
+
+
 def check_transfers(facts: KernelFacts, trace: Trace, args: dict[str, Any],
                     sizes: dict[str, int]) -> list[str]:
     """Bytes of every array parameter moved, in the direction the trace uses it."""

@@ -43,6 +43,7 @@ def test_symbolic_figures_match_brute_force(case: Case, data: st.DataObject) -> 
     problems = (oracle.check_executions(facts, trace, sizes)
                 + oracle.check_data_accesses(facts, trace, sizes)
                 + oracle.check_reuse(facts, trace, sizes)
+                + oracle.check_reads_per_version(facts, trace, sizes)
                 + oracle.check_transfers(facts, trace, args, sizes))
     assert not problems, "\n".join(problems)
 
