@@ -49,6 +49,7 @@ from mcl.mcpl.ast import (
     ViewDecl,
     walk,
 )
+from mcl.mcpl.nesting import ARRAY, SCALAR
 
 _MUL = BINARY_PRECEDENCE["*"]
 _ID_FUNCTION = {
@@ -252,7 +253,9 @@ class KernelEmitter:
                     continue
                 assert isinstance(d, Decl)
                 is_array = isinstance(d.type, ArrayType)
-                space, address_space = self.body.spaces.resolve(d.spaces, is_array, d.span)
+                space, address_space = self.body.spaces.resolve(
+                    d.spaces, ARRAY if is_array else SCALAR, d.span,
+                    self.body.spaces.hwd.par_group(lv.foreach.group))
                 if address_space != "local" or d.init is not None:
                     raise MclError(
                         error(

@@ -66,6 +66,7 @@ from mcl.mcpl.ast import (
     transform,
     walk,
 )
+from mcl.mcpl.nesting import PARAMETER, SCALAR
 from mcl.mcpl.types import INT_MAX, INT_MIN
 from mcl.mcpl.visitor import StrictVisitor
 
@@ -219,12 +220,7 @@ class ModuleEmitter:
     needs: Needs = field(default_factory=Needs)
 
     def __post_init__(self) -> None:
-        defaults = [s.name for s in self.hwd.default_spaces()]
-        self.spaces = SpaceResolver(
-            self.mapping,
-            defaults[0] if defaults else None,
-            defaults[-1] if defaults else None,
-        )
+        self.spaces = SpaceResolver(self.mapping, self.hwd)
         self.uses_double = any(
             isinstance(n, Prim) and n.name == "double" for n in walk(self.source.module)
         )
@@ -347,7 +343,8 @@ class ModuleEmitter:
         param_args: list[tuple[str, KernelArg]] = []
         for p in f.params:
             is_array = isinstance(p.type, ArrayType)
-            space, address_space = self.spaces.resolve(p.spaces, is_array, p.span)
+            space, address_space = self.spaces.resolve(
+                p.spaces, PARAMETER if is_array else SCALAR, p.span)
             element_t = p.type.element if isinstance(p.type, ArrayType) else p.type
             is_struct = isinstance(element_t, NamedType)
             var = scope.declare(

@@ -22,6 +22,7 @@ from mcl.codegen.unroll import constant_count as _constant_count
 from mcl.codegen.unroll import for_trip_count, wants_unroll
 from mcl.codegen.vectorize import vector_copy
 from mcl.diagnostics import MclError, Span, error
+from mcl.hdl.model import HardwareDescription, ParGroup
 from mcl.mcpl.ast import (
     ArrayType,
     Assign,
@@ -45,6 +46,7 @@ from mcl.mcpl.ast import (
     ViewDecl,
     walk,
 )
+from mcl.mcpl.nesting import ARRAY, SCALAR, default_space
 from mcl.mcpl.visitor import StrictVisitor
 
 INDENT = "    "
@@ -71,17 +73,23 @@ def contains_barrier(s: object) -> bool:
 @dataclass(frozen=True)
 class SpaceResolver:
     """The memory space of a declaration or parameter and its OpenCL address space.
-    Without a space modifier, arrays and parameters take the outermost default space and
-    scalars the innermost (hdl.md 3.2)."""
+    Without a space modifier: `mcl.mcpl.nesting.default_space` (parameters the outermost
+    default space; arrays declared in a work-item its registers, a private array)."""
 
     mapping: OpenCLMapping
-    array_default: str | None
-    scalar_default: str | None
+    hwd: HardwareDescription
 
     def resolve(
-        self, spaces: tuple[str, ...], is_array: bool, span: Span | None
+        self, spaces: tuple[str, ...], kind: str, span: Span | None, level: ParGroup | None = None
     ) -> tuple[str | None, str]:
-        space = spaces[0] if spaces else (self.array_default if is_array else self.scalar_default)
+        """`kind`: nesting.PARAMETER, ARRAY or SCALAR; `level`: the par_group the
+        declaration stands in (default: the executing unit's, inside a work-item)."""
+        if spaces:
+            space: str | None = spaces[0]
+        else:
+            where = level if level is not None else self.hwd.executing_unit().group
+            found = default_space(self.hwd, kind, where)
+            space = found.name if found is not None else None
         if space is None:
             return None, "private"
         entry = self.mapping.spaces.get(space)
@@ -295,7 +303,7 @@ class BodyEmitter(StrictVisitor):
 
     def scalar_decl_text(self, d: Decl) -> str:
         init = f" = {self.x(d.init)}" if d.init is not None else ""
-        space, _ = self.spaces.resolve(d.spaces, False, d.span)
+        space, _ = self.spaces.resolve(d.spaces, SCALAR, d.span)
         var = self.printer.scope.declare(Var(d.name, d.type, "private", space))
         const = "const " if d.const else ""
         return f"{const}{self.c_type(d.type, d.span)} {var.cname}{init}"
@@ -305,7 +313,8 @@ class BodyEmitter(StrictVisitor):
         alone, so it is private (spaces shared by several units are declared at the
         level of their par_group, see `kernels.py`)."""
         is_array = isinstance(d.type, ArrayType)
-        space, address_space = self.spaces.resolve(d.spaces, is_array, d.span)
+        space, address_space = self.spaces.resolve(d.spaces, ARRAY if is_array else SCALAR,
+                                                   d.span)
         if address_space == "local":
             raise MclError(
                 error(

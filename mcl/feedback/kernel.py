@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from mcl.diagnostics import Span
 from mcl.mcpl import ast
 from mcl.mcpl.builtins import BUILTINS, SIGNATURE_CALLS
+from mcl.mcpl.nesting import ARRAY, PARAMETER, SCALAR, default_space
 
 if TYPE_CHECKING:
     from mcl.feedback.program_view import ProgramView
@@ -278,7 +279,7 @@ class _Builder:
     def bind(self, name: str, kind: str, type_: ast.Type | None, node: Any, scope: Scope | None,
              loops: tuple[Loop, ...], spaces: tuple[str, ...] = (),
              init: ast.Expr | None = None) -> Binding:
-        space = self.spaces.resolve(spaces, type_, kind)
+        space = self.spaces.resolve(spaces, type_, kind, loops)
         b = Binding(name, kind, type_, node, getattr(node, "span", None), space, loops, scope,
                     init)
         self.bindings.append(b)
@@ -511,23 +512,32 @@ class _Builder:
 class SpaceFacts:
     """Memory-space facts of the description the function is analysed for."""
 
-    def __init__(self, hwd: HardwareDescription):
+    def __init__(self, hwd: HardwareDescription, function: ast.Function | None = None):
         self.hwd = hwd
-        defaults = [s.name for s in hwd.default_spaces()]
-        self.outer_default = defaults[0] if defaults else None
-        self.inner_default = defaults[-1] if defaults else None
+        # A function without foreach runs in its caller's executing unit.
+        inside = function is not None and not any(
+            isinstance(n, ast.Foreach) for n in ast.walk(function.body))
+        self.host_level = hwd.executing_unit().group if inside else None
         self._addressable: dict[str, bool] = {}
 
-    def resolve(self, spaces: tuple[str, ...], type_: ast.Type | None, kind: str) -> str | None:
+    def resolve(self, spaces: tuple[str, ...], type_: ast.Type | None, kind: str,
+                loops: tuple[Loop, ...] = ()) -> str | None:
+        """The declared space, else the default of `mcl.mcpl.nesting.default_space` (the
+        rule the checker, translation and code generator follow): parameters and
+        constant arrays the outermost default, an array declared in the executing unit
+        its registers, scalars the innermost default."""
         if spaces:
             return spaces[0]
-        if kind == "loop":
-            return self.inner_default
-        # hdl.md 3.2: arrays and parameters default to the outermost default space,
-        # scalars to the innermost one.
-        if isinstance(type_, ast.ArrayType):
-            return self.outer_default
-        return self.inner_default
+        if not isinstance(type_, ast.ArrayType) or kind == "loop":
+            what = SCALAR
+        elif kind in ("param", "constant"):
+            what = PARAMETER
+        else:
+            what = ARRAY
+        groups = [loop.group for loop in loops if loop.kind == "foreach"]
+        level = self.hwd.par_group(groups[-1] or "") if groups else self.host_level
+        space = default_space(self.hwd, what, level)
+        return space.name if space is not None else None
 
     def addressable(self, space: str | None) -> bool:
         """Is `space` held by addressable memory? Scalars in registers (or in a space no
@@ -585,7 +595,7 @@ def build_facts(function: ast.Function, program: Any, hwd: HardwareDescription,
     from mcl.feedback.symbolic import Evaluator
 
     view = ProgramView.of(program, function)
-    spaces = SpaceFacts(hwd)
+    spaces = SpaceFacts(hwd, function)
     builder = _Builder(function, hwd, spaces, view)
     scope = Scope(None, None, None)
     for const in view.constants():

@@ -46,6 +46,9 @@ from mcl.feedback.symbolic import param_symbol
 from mcl.mcpl import ast
 
 COMPUTATIONAL, DATA, INDEXING_OPS, CONTROL_OPS = "computational", "data", "indexing", "control"
+# Loads and stores of output-defining blocks to registers (a space no addressable memory
+# holds: `float[4] sums;` in a thread, `reg` arrays): counted apart, never memory traffic.
+REGISTERS = "registers"
 HOST = "host"
 
 # (category, kind, unit, space key) -> count; kind is "arith", "load" or "store"; the
@@ -112,7 +115,7 @@ def _compute_costs(facts: KernelFacts) -> Costs:
                 costs.add((_category(block, role, "arith"), "arith", unit, None), n * count)
         for acc in item.accesses:
             key = _space_key(acc.binding)
-            cat = _category(block, acc.role, "access")
+            cat = _in_registers(facts, _category(block, acc.role, "access"), key)
             if acc.reads:
                 costs.add((cat, "load", unit, key), count)
             if acc.writes:
@@ -130,6 +133,13 @@ def _category(block: str, role: str, what: str) -> str:
     if what == "access":
         return DATA
     return {VALUE: COMPUTATIONAL, INDEX: INDEXING_OPS}.get(role, CONTROL_OPS)
+
+
+def _in_registers(facts: KernelFacts, category: str, key: tuple[str, str]) -> str:
+    """A data access to a space no addressable memory holds is a register access."""
+    if category == DATA and key[0] == "space" and not facts.spaces.addressable(key[1]):
+        return REGISTERS
+    return category
 
 
 def _space_key(b: Binding) -> tuple[str, str]:
@@ -164,6 +174,8 @@ def _add_call(facts: KernelFacts, item: Item, block: str, role: str, call: ast.C
             actual = args.get(key[1])
             b = item.scope.lookup(ast.root_name(actual) or "") if actual is not None else None
             key = _space_key(b) if b is not None else ("space", "?")
+            if key[1] != "?":
+                new_cat = _in_registers(facts, new_cat, key)
         costs.add((new_cat, kind, unit, key), sympy.sympify(n).xreplace(subst) * count)
     for span, why in inner.approximations:
         costs.approximations.append((span, f"in {call.func}: {why}"))
@@ -232,22 +244,23 @@ def _per_unit_space(facts: KernelFacts, costs: Costs, emit: Emitter, approximate
                     ) -> list[Message]:
     """Loads and stores per executing par_unit and memory space (paper 6.2: "data-accesses
     with the memory-space, and which par_unit performs the operation")."""
-    spaces: dict[tuple[str, str], dict[str, Any]] = defaultdict(
+    spaces: dict[tuple[str, str, str], dict[str, Any]] = defaultdict(
         lambda: {"load": sympy.Integer(0), "store": sympy.Integer(0)})
     for (cat, kind, unit, key), n in costs.entries.items():
-        if cat != DATA or key is None:
+        if cat not in (DATA, REGISTERS) or key is None:
             continue
         space = key[1]
         if key[0] == "param":
             p = facts.param(key[1])
             space = p.space if p is not None and p.space else "?"
-        spaces[(unit, space)][kind] += n
+        spaces[(unit, space, cat)][kind] += n
     out = []
-    for (unit, space), counts in sorted(spaces.items()):
+    for (unit, space, cat), counts in sorted(spaces.items()):
+        where = (f"registers ({space}), not memory" if cat == REGISTERS
+                 else f"memory space {space}")
         out.append(emit.message(
             "opstats-memory", Severity.INFO,
-            f"{unit} accesses memory space {space}: {{loads:load|loads}} and "
-            "{stores:store|stores}",
+            f"{unit} accesses {where}: {{loads:load|loads}} and {{stores:store|stores}}",
             facts.function.span,
             {"loads": tidy(counts["load"]), "stores": tidy(counts["store"])},
             approximate=approximate))

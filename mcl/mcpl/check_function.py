@@ -419,8 +419,9 @@ class FunctionChecker(ExpressionChecker):
             return
         if host and not d.spaces and not is_array:
             return
-        spaces = effective_spaces(self.hwd, d.spaces, is_array)
-        problem = declaration_problem(self.hwd, self.level(), spaces)
+        level = self.level()
+        spaces = effective_spaces(self.hwd, d.spaces, is_array, level)
+        problem = declaration_problem(self.hwd, level, spaces)
         if problem is not None:
             message, hint = problem
             span = d.span

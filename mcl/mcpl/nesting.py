@@ -84,7 +84,7 @@ def declarable_spaces(hwd: HardwareDescription, level: ParGroup | None) -> list[
     """Memory spaces a declaration at `level` may live in: those declared in the scope of
     that level (the unit, or the par_group directly inside it, whose units share it), and
     the spaces of the parallelism root (device memory, which may hold data of any unit:
-    `float[x] sums;` in a thread defaults to `main`, hdl.md 3.2)."""
+    `main float[x] sums;` in a thread)."""
     scope = level_scope(hwd, level)
     allowed: list[Scope] = [scope, hwd.parallelism]
     inner = getattr(scope, "inner", None)
@@ -93,18 +93,46 @@ def declarable_spaces(hwd: HardwareDescription, level: ParGroup | None) -> list[
     return [s for s in hwd.memory_spaces() if any(s.scope is a for a in allowed)]
 
 
-def effective_spaces(
-    hwd: HardwareDescription, spaces: tuple[str, ...], is_array: bool
-) -> list[MemorySpace]:
-    """The memory spaces a variable may live in: the named ones (several modifiers mean
-    'either', mcpl.md §3), else the default one: arrays and parameters default to the
-    outermost default space, scalars to the innermost (hdl.md 3.2)."""
-    if spaces:
-        return [s for s in (hwd.memory_space(n) for n in spaces) if s is not None]
+PARAMETER, ARRAY, SCALAR = "parameter", "array", "scalar"
+
+
+def default_space(
+    hwd: HardwareDescription, kind: str, level: ParGroup | None
+) -> MemorySpace | None:
+    """The memory space of a declaration without a space modifier (mcpl.md §3, "Default
+    memory spaces"; one rule for the checker, the translation, the feedback and the code
+    generator):
+
+    - a parameter (and a module constant): the outermost default space, the memory the
+      host passes data in (`dev`, `global`);
+    - an array declared in a function: the innermost default space that may be declared
+      at its `level` — in the executing unit its registers (`float[4] sums;` in a thread
+      is that thread's own, a private array in OpenCL); at an outer level the innermost
+      default declarable there (on the host, the outermost);
+    - a scalar: the innermost default space (hdl.md 3.2).
+    """
     defaults = hwd.default_spaces()
     if not defaults:
-        return []
-    return [defaults[0] if is_array else defaults[-1]]
+        return None
+    if kind == PARAMETER:
+        return defaults[0]
+    if kind == ARRAY:
+        allowed = declarable_spaces(hwd, level)
+        return next((s for s in reversed(defaults) if s in allowed), defaults[0])
+    return defaults[-1]
+
+
+def effective_spaces(
+    hwd: HardwareDescription, spaces: tuple[str, ...], is_array: bool,
+    level: ParGroup | None = None,
+) -> list[MemorySpace]:
+    """The memory spaces a declared variable may live in: the named ones (several
+    modifiers mean 'either', mcpl.md §3), else its default one (`default_space`) at
+    `level`."""
+    if spaces:
+        return [s for s in (hwd.memory_space(n) for n in spaces) if s is not None]
+    space = default_space(hwd, ARRAY if is_array else SCALAR, level)
+    return [space] if space is not None else []
 
 
 def declaration_problem(

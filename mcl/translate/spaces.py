@@ -5,10 +5,11 @@ to the hardware-description side: `mcl.hdl.equivalence.equivalent_space`. This m
 only visits the function and rewrites names.
 
 The paper leaves out declarations in the default space; we handle them: a declaration
-without a modifier lives in the source's default space for its kind (arrays and
-parameters the outermost default, scalars the innermost, hdl.md 3.2). It stays without a
-modifier when the equivalent space is also the target's default for that kind, and gets
-the equivalent space written out otherwise. Primitive constant declarations have no
+without a modifier lives in the source's default space for its kind and level
+(`mcl.mcpl.nesting.default_space`: parameters the outermost default, arrays declared in
+a unit the innermost default declarable there, scalars the innermost). It stays without
+a modifier when the equivalent space is also the target's default for that kind, and
+gets the equivalent space written out otherwise. Primitive constant declarations have no
 memory space and are left alone (TRANSLATEDECL line 2).
 """
 
@@ -18,28 +19,36 @@ from dataclasses import replace
 
 from mcl.diagnostics import Diagnostic, MclError, Span, error
 from mcl.hdl.equivalence import equivalent_space
-from mcl.hdl.model import HardwareDescription, MemorySpace
+from mcl.hdl.model import MemorySpace, ParGroup
 from mcl.mcpl import ast
+from mcl.mcpl.nesting import ARRAY, PARAMETER, SCALAR, default_space
 from mcl.translate.step import Step
 
 
 def translate_spaces(function: ast.Function, step: Step) -> ast.Function:
     """TRANSLATEDECLARATIONS and TRANSLATEBARRIERS for one step."""
     spaces = _SpaceTranslator(step)
+    levels = _declaration_levels(function)
+    source = step.source
+    # A function without foreach runs in its caller's executing unit.
+    has_foreach = any(isinstance(n, ast.Foreach) for n in ast.walk(function.body))
+    host_level = None if has_foreach else source.executing_unit().group
 
     def visit(node: object) -> object | None:
         if isinstance(node, ast.Decl):
             if node.const and not node.spaces and isinstance(node.type, ast.Prim):
                 return None
-            outer = isinstance(node.type, ast.ArrayType)
-            return replace(node, spaces=spaces.translate(node.spaces, outer, node.span))
+            group = levels.get(id(node))
+            level = source.par_group(group) if group is not None else host_level
+            kind = ARRAY if isinstance(node.type, ast.ArrayType) else SCALAR
+            return replace(node, spaces=spaces.translate(node.spaces, kind, node.span, level))
         if isinstance(node, ast.Barrier):
-            (name,) = spaces.translate((node.space,), outer=False, span=node.span)
+            (name,) = spaces.translate((node.space,), SCALAR, span=node.span)
             return replace(node, space=name)
         return None
 
     params = tuple(
-        replace(p, spaces=spaces.translate(p.spaces, outer=True, span=p.span))
+        replace(p, spaces=spaces.translate(p.spaces, PARAMETER, span=p.span))
         for p in function.params
     )
     return replace(function, params=params, body=ast.transform(function.body, visit))
@@ -50,13 +59,14 @@ class _SpaceTranslator:
         self.step = step
         self.cache: dict[str, MemorySpace] = {}
 
-    def translate(self, names: tuple[str, ...], outer: bool, span: Span | None) -> tuple[str, ...]:
+    def translate(self, names: tuple[str, ...], kind: str, span: Span | None,
+                  level: ParGroup | None = None) -> tuple[str, ...]:
         if not names:
-            source_default = _default(self.step.source, outer)
+            source_default = default_space(self.step.source, kind, level)
             if source_default is None:
                 return ()
             to = self.equivalent(source_default.name, span)
-            target_default = _default(self.step.target, outer)
+            target_default = default_space(self.step.target, kind, self._target_level(level))
             return () if target_default is not None and target_default.name == to.name else (to.name,)
         out: list[str] = []
         for name in names:
@@ -64,6 +74,16 @@ class _SpaceTranslator:
             if to_name not in out:
                 out.append(to_name)
         return tuple(out)
+
+    def _target_level(self, level: ParGroup | None) -> ParGroup | None:
+        """The target's par_group a declaration at source `level` ends up in: the body of
+        the innermost foreach that the source foreach becomes (Appendix A.4)."""
+        if level is None:
+            return None
+        if level is self.step.source.executing_unit().group:
+            return self.step.target.executing_unit().group
+        targets = self.step.groups_for(level.name)
+        return targets[-1] if targets else self.step.target.par_group(level.name)
 
     def equivalent(self, name: str, span: Span | None) -> MemorySpace:
         if name not in self.cache:
@@ -85,13 +105,28 @@ class _SpaceTranslator:
         return self.cache[name]
 
 
-def _default(hwd: HardwareDescription, outer: bool) -> MemorySpace | None:
-    """hdl.md 3.2: arrays and parameters default to the outermost default space, scalars
-    to the innermost."""
-    defaults = hwd.default_spaces()
-    if not defaults:
-        return None
-    return defaults[0] if outer else defaults[-1]
+def _declaration_levels(function: ast.Function) -> dict[int, str]:
+    """id of each declaration inside a foreach -> the par_group of the innermost one."""
+    out: dict[int, str] = {}
+
+    def walk(s: object, group: str | None) -> None:
+        if isinstance(s, ast.Decl) and group is not None:
+            out[id(s)] = group
+        elif isinstance(s, ast.Block):
+            for x in s.stmts:
+                walk(x, group)
+        elif isinstance(s, ast.If):
+            walk(s.then, group)
+            if s.orelse is not None:
+                walk(s.orelse, group)
+        elif isinstance(s, ast.Foreach):
+            walk(s.body, s.group)
+        elif isinstance(s, ast.For):
+            walk(s.init, group)
+            walk(s.body, group)
+
+    walk(function.body, None)
+    return out
 
 
 def _at_code(d: Diagnostic, span: Span | None) -> Diagnostic:

@@ -46,14 +46,16 @@ def check_executions(facts: KernelFacts, trace: Trace, sizes: dict[str, int]) ->
 
 
 def check_data_accesses(facts: KernelFacts, trace: Trace, sizes: dict[str, int]) -> list[str]:
-    """Loads and stores of the output-defining blocks, for functions without calls (a
-    callee's accesses are counted through its own facts)."""
+    """Loads and stores of the output-defining blocks to memory, for functions without
+    calls (a callee's accesses are counted through its own facts); accesses to registers
+    (a space no addressable memory holds) are not memory traffic (issue 11)."""
     if any(item.calls and any(facts.callee(c.func) for c, _ in item.calls)
            for item in facts.items):
         return []
     kinds = classify(facts)
     costs = function_costs(facts)
-    nodes = {id(a.node): a for a in facts.accesses if kinds[id(a.item)] == OUTPUT}
+    nodes = {id(a.node): a for a in facts.accesses
+             if kinds[id(a.item)] == OUTPUT and facts.spaces.addressable(a.space)}
     used = trace.per_slot()
     loads = sum(used[k] for k, s in enumerate(trace.slots) if s.node in nodes and "r" in s.mode)
     stores = sum(used[k] for k, s in enumerate(trace.slots)
