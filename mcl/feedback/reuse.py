@@ -97,6 +97,16 @@ def redefining_loops(acc: Access) -> set[Loop]:
             if loop.kind == "for" and loop in acc.item.loops}
 
 
+def reuse_loops(acc: Access) -> tuple[Loop, ...]:
+    """The loops whose iterations may read one value of the element `acc` reads: those
+    inside the array's declaration (a `local` array declared in a block sees only the
+    loops inside that block) that do not define it anew (`redefining_loops`)."""
+    declared = acc.binding.root.loops
+    redefined = redefining_loops(acc)
+    return tuple(loop for loop in acc.item.loops
+                 if loop not in declared and loop not in redefined)
+
+
 def find_reuse(facts: KernelFacts) -> list[Finding]:
     return facts.cached("reuse.findings", _find)
 
@@ -105,14 +115,11 @@ def _find(facts: KernelFacts) -> list[Finding]:
     ev = facts.evaluator
     out: list[Finding] = []
     for acc in analysed_reads(facts):
-        declared = acc.binding.root.loops
-        loops = tuple(loop for loop in acc.item.loops if loop not in declared)
+        loops = reuse_loops(acc)
         if not loops:
             continue
         deps = ev.subscript_deps(acc.node, acc.item.scope)
-        redefined = redefining_loops(acc)
-        independent = tuple(loop for loop in loops
-                            if loop not in deps and loop not in redefined)
+        independent = tuple(loop for loop in loops if loop not in deps)
         if independent:
             # Each element is loaded once per iteration of the independent loops that
             # passes the `if`s constraining them (`j < m` after a split into blocks).

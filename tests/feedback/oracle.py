@@ -14,7 +14,7 @@ from brute import Trace
 from mcl.feedback.blocks import OUTPUT, classify
 from mcl.feedback.kernel import COND, COUNT, IF, INIT, STEP, STMT, KernelFacts
 from mcl.feedback.opstats import DATA, executions, function_costs
-from mcl.feedback.reuse import LoopReuse, RatioReuse, find_reuse
+from mcl.feedback.reuse import LoopReuse, RatioReuse, find_reuse, reuse_loops
 from mcl.feedback.transfers import parameter_bytes
 from mcl.feedback.values import evaluate
 
@@ -82,7 +82,7 @@ def check_reuse(facts: KernelFacts, trace: Trace, sizes: dict[str, int]) -> list
     problems = []
     for finding in find_reuse(facts):
         acc = finding.access
-        scope = {id(x.node) for x in acc.item.loops if x not in acc.binding.root.loops}
+        scope = {id(x.node) for x in reuse_loops(acc)}
         for site, entries in trace.sites(id(acc.node)):
             if "r" not in site.mode or not entries:
                 continue

@@ -196,11 +196,13 @@ def test_fermi_v1_reads_the_filter_through_the_constant_cache() -> None:
     assert about(after, "memory-faster-space", "f", v1)  # ... and the advice to undo it
 
 
-def test_fermi_feedback_wrongly_sees_reuse_of_the_tile_across_phases() -> None:
-    """l_a is overwritten in every phase y: the 'loaded fh times' reuse is not there."""
-    (msg,) = about(feedback("fermi_v1", None, ("reuse",)), "reuse-independent", "l_a",
-                   program("fermi_v1"))
-    assert loops(msg) == {"y"} and msg.value_map["reuse"].numeric == 9
+def test_fermi_feedback_sees_no_reuse_of_the_tile_across_phases() -> None:
+    """l_a is overwritten in every phase y: the 'loaded fh times' reuse is not there
+    (issue 11: reuse respects where a value was last defined), in neither form."""
+    messages = feedback("fermi_v1", None, ("reuse",))
+    assert not about(messages, "reuse-independent", "l_a", program("fermi_v1"))
+    for msg in about(messages, "reuse-ratio", "l_a", program("fermi_v1")):
+        assert " y" not in msg.text.split(" over loops ")[1].split(" touch ")[0]
 
 
 def _space(messages: tuple[Message, ...], space: str) -> Message:
@@ -212,7 +214,8 @@ def test_hopper_v1_cuts_the_shared_memory_loads_and_pays_in_occupancy() -> None:
     before = feedback("nvidia_v1", "hopper", ("opstats", "functions"))
     after = feedback("hopper_v1", None, ("opstats", "functions"))
     (summary,) = [m for m in before if m.code == "opstats-summary"]
-    assert summary.value_map["arithmetic_intensity"].numeric < 0.5
+    # the register sums are not memory traffic (issue 11): below 1 on shared memory alone
+    assert summary.value_map["arithmetic_intensity"].numeric < 1
     shared_before = _space(before, "shared").value_map["loads"].numeric
     shared_after = _space(after, "shared").value_map["loads"].numeric
     assert shared_before == 2 * 4096 * 4096 * 81  # two per multiply-add: f and a
