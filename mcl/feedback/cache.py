@@ -71,6 +71,7 @@ class LoopLines:
     worst: Any
     classification: str
     lockstep: int | None = None  # size of the lock-step group the loop's units load in
+    fully_used: bool = False  # lock-step units touch neighbouring or the same elements
     shared_by: Any = None  # units that use one instance of the cache at once
     assumption: str | None = None
     exact: bool = True
@@ -251,9 +252,10 @@ def _loop_lines(hwd: HardwareDescription, loop: Loop, cache: MemoryInfo, stride:
         best, worst, note = strides.grouped_lines(iterations, size, stride, touched, line,
                                                   values)
         shared = strides.compare(best, "<", iterations, values)
+        used = bool(strides.compare(sympy.Abs(stride), "<=", touched, values))
         return LoopLines(loop, cache, stride, iterations, best, worst,
                          BENEFITS if shared else NO_BENEFIT, lockstep=size, assumption=note,
-                         exact=exact)
+                         exact=exact, fully_used=used)
     if loop.kind == "foreach":
         # Units that do not run in lock-step share a line only when they use the same
         # cache at the same time: at most the slots of the unit holding the cache.
@@ -318,11 +320,14 @@ def _parent_unit(loop: Loop, hwd: HardwareDescription) -> str | None:
 
 
 def _loop_message(emit: Emitter, access: Access, text: str, same: list[LoopLines],
-                  values: Mapping[str, Any], reused: bool = True) -> Message | None:
+                  values: Mapping[str, Any], reused: bool = True,
+                  lanes: LoopLines | None = None) -> Message | None:
     """Section 6.4's verdict on one access in one loop, saying why (where the elements of
     consecutive iterations or units lie) and, where something can be done, what to try.
     `reused`: the elements are accessed more than once (paper 6.3); a loop that fetches a
-    line per iteration costs something only then, when the lines could have been kept."""
+    line per iteration costs something only then, when the lines could have been kept.
+    `lanes`: the lock-step units around the access (a warp) load neighbouring elements
+    together, using every byte of the lines they fetch."""
     r = same[0]
     if strides.compare(r.iterations, "<=", 1, values):
         return None  # a single iteration: there is nothing to share
@@ -365,6 +370,20 @@ def _loop_message(emit: Emitter, access: Access, text: str, same: list[LoopLines
                     f"{sharing}, worst case {{worst_lines}} (every {unit} fetches its own)")
             hint = (f"compute more per {unit}, so that fewer {group} fetch the same lines "
                     f"of {array}")
+    elif r.classification == NO_BENEFIT and lanes is not None:
+        # Reason per lock-step group (a warp): each iteration, its units fetch lines they
+        # use completely (coalesced); another loop order or a transposed array would make
+        # every unit of the group touch its own line.
+        verb = "store" if access.writes and not access.reads else "load"
+        parent = _parent_unit(lanes.loop, hwd)
+        together = (f"the {lanes.lockstep} {lanes.loop.group} of a {parent}" if parent
+                    else f"{lanes.lockstep} {lanes.loop.group} in lock-step")
+        figures["lines_per_iteration"] = lanes.best
+        body = (f"{where} does not benefit from {caches}, and loses nothing: consecutive "
+                "iterations lie {stride_bytes} B apart, so every iteration fetches new "
+                f"lines, but {together} {verb} neighbouring elements together, "
+                "{lines_per_iteration:line|lines} of {line_bytes} B that they use "
+                "completely (coalesced)")
     elif r.classification == NO_BENEFIT:
         body = (f"{where} does not benefit from {caches}: consecutive iterations lie "
                 "{stride_bytes} B apart, a line of {line_bytes} B or more, so every "
@@ -520,9 +539,11 @@ def cache_messages(facts: KernelFacts, values: Mapping[str, Any] | None = None) 
                 "strides of its loops are not constant", access.node.span,
                 loops=tuple(access.item.loops)))
             continue
+        coalesced = {id(r.cache): r for r in result if r.lockstep is not None and r.fully_used}
         for same in _agreeing(result):
+            lanes = coalesced.get(id(same[0].cache)) if same[0].loop.kind == "for" else None
             message = _loop_message(emit, access, text, same, values,
-                                    (id(access.binding.root), text) in reused)
+                                    (id(access.binding.root), text) in reused, lanes)
             if message is not None:
                 messages.append(message)
     for binding in facts.bindings:
