@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from mcl.interp.program import is_library_stub
 from mcl.mcpl import ast
 
 
@@ -407,7 +408,9 @@ class _Compiler:
 
     def call(self, call: ast.Call, scopes: list[dict], depth: int) -> str:
         callee = _function(self.program, call.func)
-        if callee is not None:
+        # a library function whose body only states its signature (mcl_builtin_read/write)
+        # is computed natively, as the interpreter does (mcl.interp.program.is_library_stub)
+        if callee is not None and not is_library_stub(callee):
             if callee.name not in self.done and callee not in self.pending:
                 self.pending.append(callee)
             args = []
@@ -526,6 +529,8 @@ def _arith(op: str, a: Any, b: Any) -> Any:
 
 _BUILTINS = {
     "sqrt": math.sqrt, "exp": math.exp, "log": math.log, "sin": math.sin, "cos": math.cos,
+    "exp2": lambda x: 2.0 ** x, "log2": math.log2, "log10": math.log10, "tanh": math.tanh,
+    "rsqrt": lambda x: 1.0 / math.sqrt(x), "tan": math.tan, "atan": math.atan,
     "fabs": abs, "abs": abs, "min": min, "max": max, "pow": math.pow,
     "floor": math.floor, "ceil": math.ceil, "toFloat": float, "toDouble": float,
     "toInt": int,
