@@ -16,6 +16,7 @@ import pytest
 
 from mcl.codegen import generate_module
 from mcl.codegen.host_eval import HostInterpreter, evaluate
+from mcl.feedback.kernel import build_facts
 from mcl.hdl.library import default_library
 from mcl.interp import run_function
 from mcl.mcpl import ast
@@ -116,6 +117,7 @@ PASSES: dict[str, Callable[[ast.Module], Any]] = {
     "translate": lambda m: translate_module(m, "x86_avx512", LIBRARY),
     "codegen": lambda m: generate_module(m, "x86_avx512", LIBRARY),
     "host": _host,
+    "feedback": lambda m: build_facts(m.functions[0], _program(m), LIBRARY.get("x86_avx512")),
 }
 
 

@@ -357,7 +357,12 @@ class _Builder:
             return scope
         if isinstance(s, ast.For):
             return self.for_(s, scope, loops, guards)
-        return scope  # Barrier: synchronisation only, no operations
+        if isinstance(s, ast.Barrier):
+            return scope  # synchronisation only, no operations
+        # A statement kind without a rule here would be left out of every count: fail
+        # loudly instead of giving feedback on part of the kernel (docs/architecture.md).
+        ast.check_node(s)
+        raise ast.UnknownNodeError(f"feedback has no rule for {type(s).__name__} statements")
 
     def decl(self, s: ast.Decl, scope: Scope, loops: tuple[Loop, ...],
              guards: tuple[Guard, ...]) -> Scope:
@@ -496,6 +501,9 @@ class _Builder:
             return
         if isinstance(e, ast.Call):
             self.call(item, e, role)
+            return
+        ast.check_node(e)
+        raise ast.UnknownNodeError(f"feedback has no rule for {type(e).__name__} expressions")
 
     def call(self, item: Item, call: ast.Call, role: str) -> None:
         if call.func in SIGNATURE_CALLS:
