@@ -125,12 +125,13 @@ def _versions(items: list[str], library: Any) -> list[tuple[str, Path]]:
 
 def _point(name: str, path: Path, library: Any, values: dict[str, Any],
            args: argparse.Namespace) -> tuple[dict[str, Any] | None, str]:
+    from mcl.commands.codegen import load_checked
     from mcl.feedback.roofline import roofline_of
-    from mcl.mcpl.loader import load_program
     from mcl.report.measure import can_reach
 
     try:
-        program = load_program(path, args.include_dirs, library)
+        # checked, as for mcl check and codegen: no roofline of a kernel with errors
+        program = load_checked(path, args.include_dirs, library)
         reference = _reference(path)
         function = _function(program, reference)
         level = args.level or function.hwd
@@ -146,7 +147,8 @@ def _point(name: str, path: Path, library: Any, values: dict[str, Any],
             function = program.main.function(function.name)
         roof = roofline_of(function, program, library.get(level))
     except MclError as exc:
-        return None, exc.diagnostics[0].message.splitlines()[0]
+        # the first diagnostic with its file:line:col, as mcl check prints it
+        return None, str(exc.diagnostics[0]).splitlines()[0]
     if roof is None:
         return None, f"{level} states no peak (docs/hardware.md)"
     point = point_document(name, str(path), roof, values)

@@ -74,3 +74,18 @@ def test_message_without_sizes_asks_for_them():
 def test_no_roofline_without_a_peak(level):
     assert by_code(feedback(KERNELS / "matmul/perfect.mcpl", level, values=PAPER),
                    "roofline") == []
+
+
+def test_mcl_roofline_does_not_analyse_a_kernel_with_errors(tmp_path, capsys):
+    # the checker runs first (as for mcl check and codegen): the version is skipped with
+    # its error at file:line:col, not given a roofline of a kernel that is not valid MCPL
+    from mcl.cli import main
+
+    bad = tmp_path / "bad.mcpl"
+    bad.write_text("perfect void f(int n, float[n] a) {\n"
+                   "  foreach (int i in n threads) { a[i] = b; }\n}\n")
+    rc = main(["roofline", str(bad), "--level", "fermi", "-D", "n=64"])
+    out = capsys.readouterr().out
+    assert rc == 1
+    assert "bad.mcpl:2:" in out and "error: unknown variable 'b'" in out
+    assert "flop/B" not in out
