@@ -135,7 +135,9 @@ def test_blackscholes_xeon_phi_v1_interleaves_the_lanes() -> None:
     assert "elements-several-per-unit" not in codes(feedback(B, "mic_v1"))
     for array in ("s", "x", "t", "call", "put"):
         assert _in_loop(about(B, before, "cache-no-benefit", array, prog), "vi"), array
-    assert codes(feedback(B, "xeon_phi_v1"), SUGGESTION) == {"cache-oriented"}
+    # nothing left to act on: the cache-oriented note is a fact once no access needs a change
+    assert codes(feedback(B, "xeon_phi_v1"), SUGGESTION) == set()
+    assert "cache-oriented" in codes(feedback(B, "xeon_phi_v1"))
 
 
 def test_blackscholes_x86_avx512_v2_undoes_what_the_feedback_asked_for_in_v1() -> None:

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import sympy
 
-from mcl.feedback.messages import Message
+from mcl.feedback.messages import Message, Severity
 from mcl.feedback.registry import analyse
 from mcl.report.headline import array_of
 from mcl.translate import translate_program
@@ -155,8 +155,28 @@ def test_xeon_phi_v1_bTemp_of_4p_bytes_should_fit_the_caches() -> None:
     (temp,) = [msg for msg in messages if msg.code == "cache-temporary-size"]
     assert "bTemp" in temp.text
     assert sympy.simplify(temp.value_map["size_bytes"].symbolic - 4 * p) == 0
-    # c is written inside the loop over ei, a line per iteration: what xeon_phi (v2) fixes
-    assert about(messages, "cache-no-benefit", "c", at_level("xeon_phi_v1"))
+    # the step to xeon_phi (v2): shrinking bTemp splits loop k, so c's sums need a
+    # temporary of their own first (the paper's reason for acting on c before bTemp)
+    assert temp.hint is not None and "partial results in a temporary" in temp.hint
+    # c is stored inside the loop over ei, a line per iteration, but the 16 lanes store
+    # whole lines: a fact, never a suggestion (it would contradict the lock-step view)
+    on_c = about(messages, "cache-no-benefit", "c", at_level("xeon_phi_v1"))
+    assert on_c and all(msg.severity == Severity.INFO for msg in on_c)
+    assert [msg for msg in on_c if "loop ei " in msg.text and "loses nothing" in msg.text]
+
+
+@pytest.mark.parametrize("name, acting", [("xeon_phi_v1", True), ("xeon_phi_v2", True),
+                                          ("xeon_phi_v3", False)])
+def test_cache_oriented_is_a_suggestion_only_while_a_cache_message_says_what_to_change(
+        name: str, acting: bool) -> None:
+    """Paper 5.2: at xeon_phi (v3) "the compiler gives us no longer feedback we can act
+    on"; the standing "make sure every access benefits" turns into a fact there."""
+    messages = feedback(name, None, ("cache",))
+    (oriented,) = [msg for msg in messages if msg.code == "cache-oriented"]
+    others = [msg for msg in messages
+              if msg.code != "cache-oriented" and msg.severity == Severity.SUGGESTION]
+    assert bool(others) == acting
+    assert oriented.severity == (Severity.SUGGESTION if acting else Severity.INFO)
 
 
 def test_xeon_phi_v3_small_bTemp_no_longer_draws_the_size_message() -> None:
