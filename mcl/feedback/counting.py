@@ -59,16 +59,32 @@ def iterations(ev: Evaluator, loops: Sequence[Loop], weight: Any = 1,
 
 def grid_stride(ev: Evaluator, loop: Loop, loops: Sequence[Loop], weight: Any
                 ) -> tuple[list[Loop], Any] | None:
+    """The closed form of `collapse_grid_stride` for a count: the loops it replaces (the
+    for-loop and the foreach loops of its start) and how often the nest runs in all, or
+    None when `loop` is no such loop in `loops` (or the weight, or another loop's trip
+    count, uses one of their counters)."""
+    collapse = collapse_grid_stride(ev, loop, loops)
+    if collapse is None:
+        return None
+    used = set(collapse.weights)
+    if sympy.sympify(weight).free_symbols & used or any(
+            ev.trips(other).free_symbols & used for other in loops
+            if other not in collapse.loops):
+        return None
+    return collapse.loops, collapse.passing
+
+
+def collapse_grid_stride(ev: Evaluator, loop: Loop, loops: Sequence[Loop]) -> Collapse | None:
     """The grid-stride loop, the most common loop of GPU code:
     `for (i = bi * nrThreads + ti; i < n; i += nrBlocks * nrThreads)` inside the foreach
     loops over bi and ti. Its start enumerates c + u * [0, P) one to one over the units
     (P = nrBlocks * nrThreads) and its step is u * P, so the units and the for-loop
     together visit every i = c + u * x, x = 0, 1, ... below n exactly once: the nest runs
-    max(0, ceiling((n - c) / u)) times in all. Summing the per-unit trip count
+    max(0, ceiling((n - c) / u)) times in all, and x is one counter over that interval
+    (`weights`: x = sum(weights[t] * t)). Summing the per-unit trip count
     ceiling((n - c - u * x) / (u * P)) unit by unit has no closed form SymPy finds (it
-    summed term by term: minutes). Returns the loops the closed form replaces (the
-    for-loop and the foreach loops of its start) and the count, or None when `loop` is no
-    such loop in `loops` (or the weight uses one of their counters)."""
+    summed term by term: minutes), and the distinct elements of a subscript need x, not
+    a trip count that depends on the unit. None when `loop` is no such loop in `loops`."""
     shape = ev.shape(loop)
     if shape.bounds is None or not shape.exact:
         return None
@@ -89,13 +105,11 @@ def grid_stride(ev: Evaluator, loop: Loop, loops: Sequence[Loop], weight: Any
     terms, unit, product, _, _ = enumeration
     if not identical(step, unit * product):
         return None
-    removed = [loop] + [counters[t] for _, t in terms]
-    used = {shape.counter} | set(aff.coefs)
-    if sympy.sympify(weight).free_symbols & used or any(
-            ev.trips(other).free_symbols & used for other in loops if other not in removed):
-        return None
+    weights = {t: ratio(c, unit) for c, t in terms}
+    weights[shape.counter] = ratio(step, unit)
     span = bound - aff.const + (1 if op == "<=" else 0)
-    return removed, sympy.Max(0, _ceiling_ratio(span, unit))
+    return Collapse([loop] + [counters[t] for _, t in terms], weights,
+                    sympy.Max(0, _ceiling_ratio(span, unit)))
 
 
 def _grid_stride_terms(ev: Evaluator, loops: Sequence[Loop], f: Any) -> tuple[Any, bool] | None:

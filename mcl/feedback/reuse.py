@@ -18,6 +18,7 @@ spaces from them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,8 +28,10 @@ from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.blocks import OUTPUT, classify
 from mcl.feedback.counting import (
     Affine,
+    Collapse,
     Condition,
     affine,
+    collapse_grid_stride,
     collapse_guard,
     conditioned_iterations,
     conditions,
@@ -72,6 +75,8 @@ class RatioReuse:
 @dataclass(frozen=True, eq=False)
 class Unpredictable:
     access: Access
+    # why the distinct elements cannot be counted; None: the index is not affine
+    reason: str | None = None
 
 
 Finding = LoopReuse | RatioReuse | Unpredictable
@@ -144,8 +149,10 @@ def _ratios(facts: KernelFacts, acc: Access, loops: tuple[Loop, ...]) -> list[Fi
     if any(idx is None for idx in indices):
         return [Unpredictable(acc)]
     trips = {ev.counter(loop): ev.trips(loop) for loop in loops}
-    rectangular = all(ev.shape(loop).exact and not (trips[ev.counter(loop)].free_symbols
-                                                    & all_counters) for loop in loops)
+    strides = _grid_strides(ev, loops)
+    strided = {loop for collapse in strides for loop in collapse.loops}
+    rectangular = all(loop in strided or (ev.shape(loop).exact and not (
+        trips[ev.counter(loop)].free_symbols & all_counters)) for loop in loops)
     out: list[Finding] = []
     for d, idx in enumerate(indices):
         assert idx is not None
@@ -156,11 +163,14 @@ def _ratios(facts: KernelFacts, acc: Access, loops: tuple[Loop, ...]) -> list[Fi
         # and, when it bounds the same split index, the elements too.
         guards = _guards_on(ev, acc, dloops)
         accesses, exact = _guarded_count(ev, dloops, guards)
-        guarded = _apply_guards(ev, [idx], dloops, guards)
+        guarded = _apply_guards(ev, [idx], dloops, guards, strides)
         if guarded is None:  # the guards' effect on the elements is unknown: an upper bound
             exact = False
             guarded = ([idx], {ev.counter(x): ev.trips(x) for x in dloops})
         (gidx,), gtrips = guarded
+        tangled = _tangled(ev, gtrips, loops)
+        if tangled:
+            return [Unpredictable(acc, tangled)]
         distinct, exact_distinct = distinct_values(
             [(c, gtrips[t]) for t, c in gidx.coefs.items()])
         if _more(accesses, distinct):
@@ -171,10 +181,13 @@ def _ratios(facts: KernelFacts, acc: Access, loops: tuple[Loop, ...]) -> list[Fi
         guards = _guards_on(ev, acc, loops)
         accesses, exact = _guarded_count(ev, loops, guards)
         known = [i for i in indices if i is not None]
-        guarded = _apply_guards(ev, known, loops, guards)
+        guarded = _apply_guards(ev, known, loops, guards, strides)
         if guarded is None:
             exact = False
             guarded = (known, trips)
+        tangled = _tangled(ev, guarded[1], loops)
+        if tangled:
+            return out + [Unpredictable(acc, tangled)]
         extents = [ev.sym(x, acc.binding.scope or acc.item.scope) for x in dims(acc.binding)]
         distinct, exact_distinct = distinct_tuples(guarded[0], guarded[1], extents)
         if _more(accesses, distinct):
@@ -190,34 +203,75 @@ def _guarded_count(ev: Any, loops: tuple[Loop, ...], conds: list[Condition]
     return count, exact
 
 
+def _grid_strides(ev: Any, loops: tuple[Loop, ...]) -> list[Collapse]:
+    """The grid-stride loops among `loops` (`for (r = b; r < h; r += nrBlocks)`), each
+    collapsed with the foreach loops its start runs over into one counter."""
+    out: list[Collapse] = []
+    taken: set[Loop] = set()
+    for loop in loops:
+        if loop.kind != "for":
+            continue
+        collapse = collapse_grid_stride(ev, loop, [x for x in loops if x not in taken])
+        if collapse is not None:
+            out.append(collapse)
+            taken.update(collapse.loops)
+    return out
+
+
+def _tangled(ev: Any, trips: dict[Any, Any], loops: tuple[Loop, ...]) -> str | None:
+    """Why the distinct elements cannot be counted: a trip count left that depends on
+    another loop's counter (it would show the analysis's internal counters)."""
+    counters = {ev.counter(loop): loop for loop in loops}
+    for loop in loops:
+        if ev.counter(loop) in trips and trips[ev.counter(loop)].free_symbols & set(counters):
+            return (f"the iterations of loop {loop.name} depend on the iteration of an "
+                    "enclosing loop in a way the distinct elements cannot be counted")
+    return None
+
+
 def _apply_guards(ev: Any, indices: list[Affine], loops: tuple[Loop, ...],
-                  guards: list[Condition]) -> tuple[list[Affine], dict[Any, Any]] | None:
-    """The indices with the `if`s applied: a guard on the same split index as the
-    subscripts (`j < w` for `a[i, j + x]`, j = bj * T + tj) turns the loops it constrains
-    into one counter over the `passing` values. None when a guard constrains the
-    subscripts in another way."""
+                  guards: list[Condition], strides: Sequence[Collapse] = ()
+                  ) -> tuple[list[Affine], dict[Any, Any]] | None:
+    """The indices with the grid-stride loops and the `if`s applied: a grid-stride loop
+    with the units its start runs over (`collapse_grid_stride`), and a guard on the same
+    split index as the subscripts (`j < w` for `a[i, j + x]`, j = bj * T + tj), turn the
+    loops they constrain into one counter over the `passing` values. None when a guard
+    constrains the subscripts in another way."""
     trips = {ev.counter(loop): ev.trips(loop) for loop in loops}
     coefs = [dict(idx.coefs) for idx in indices]
     remaining = list(loops)
+    for collapse in strides:
+        if all(loop in remaining for loop in collapse.loops) and \
+                _merge(coefs, trips, collapse):
+            remaining = [loop for loop in remaining if loop not in collapse.loops]
     for guard in guards:
-        collapse = collapse_guard(ev, guard, remaining)
-        if collapse is None:
+        found = collapse_guard(ev, guard, remaining)
+        if found is None or not _merge(coefs, trips, found):
             return None
-        merged = sympy.Dummy("x", integer=True, nonnegative=True)
-        for c in coefs:
-            ratios = {ratio(c.get(t, 0), w) for t, w in collapse.weights.items()}
-            if len(ratios) != 1:
-                return None
-            factor = ratios.pop()
-            for t in collapse.weights:
-                c.pop(t, None)
-            if factor != 0:
-                c[merged] = factor
-        for t in collapse.weights:
-            del trips[t]
-        trips[merged] = collapse.passing
-        remaining = [loop for loop in remaining if loop not in collapse.loops]
+        remaining = [loop for loop in remaining if loop not in found.loops]
     return [Affine(c, idx.const) for c, idx in zip(coefs, indices, strict=True)], trips
+
+
+def _merge(coefs: list[dict[Any, Any]], trips: dict[Any, Any], collapse: Collapse) -> bool:
+    """Replace the counters of `collapse` by one counter over its `passing` values in
+    every index (in place); False, changing nothing, when an index does not use them in
+    the collapse's proportions."""
+    factors = []
+    for c in coefs:
+        ratios = {ratio(c.get(t, 0), w) for t, w in collapse.weights.items()}
+        if len(ratios) != 1:
+            return False
+        factors.append(ratios.pop())
+    merged = sympy.Dummy("x", integer=True, nonnegative=True)
+    for c, factor in zip(coefs, factors, strict=True):
+        for t in collapse.weights:
+            c.pop(t, None)
+        if factor != 0:
+            c[merged] = factor
+    for t in collapse.weights:
+        del trips[t]
+    trips[merged] = collapse.passing
+    return True
 
 
 def _guards_on(ev: Any, acc: Access, loops: tuple[Loop, ...]) -> list[Any]:
@@ -321,8 +375,10 @@ def data_reuse(ctx: AnalysisContext) -> list[Message]:
                 hint="neighbouring units or iterations load the same elements: tile these "
                      "loops and keep a tile in a faster memory, or in registers"))
         else:
+            why = finding.reason or (f"the index of {text} is not an affine function of "
+                                     "the loop variables")
             out.append(emit.message(
                 "reuse-unpredictable", Severity.INFO,
-                f"the index of {text} is not an affine function of the loop variables: "
-                "its data reuse cannot be determined statically", span, None, loops))
+                f"{why}: the data reuse of {text} cannot be determined statically",
+                span, None, loops))
     return out
