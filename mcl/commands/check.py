@@ -108,8 +108,9 @@ def add_feedback_arguments(parser: argparse.ArgumentParser) -> None:
                             "the default), suggestion (suggestions and warnings) or "
                             "warning; implies --feedback")
     group.add_argument("-v", "--verbose", action="store_true",
-                       help="list every value under every feedback message, also "
-                            "those its text shows")
+                       help="show every feedback message, also the facts with nothing "
+                            "to act on (hidden by default), and every value under each, "
+                            "also those its text shows")
 
 
 def feedback_options(args: argparse.Namespace) -> FeedbackOptions | None:

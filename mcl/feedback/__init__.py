@@ -9,8 +9,9 @@ analysis: `opstats` (6.2), `transfers`, `reuse` (6.3), `memory` (6.3, faster mem
 `elements` (several elements per unit), `cache` (6.4) and `functions` (6.5). They share
 the facts of a function (`kernel`: loops, statements, accesses; `symbolic`: SymPy values;
 `counting`: exact sums and distinct counts). `values` reads `-D`/`--values`, `emit`
-builds message texts from figures, `codes` names every message code, `render_text` /
-`render_json` print reports, `stage` runs and reports it for `mcl check` (`--severity`,
+builds message texts from figures, `codes` names every message code, `visibility` says
+which messages a report shows without `--verbose`, `render_text` / `render_json` print
+reports, `stage` runs and reports it for `mcl check` (`--severity`,
 `--verbose`).
 
 Attributes are loaded lazily so that importing this package (e.g. for `mcl check`

@@ -4,6 +4,10 @@ A report opens with a summary of what to act on: the warnings and suggestions, o
 per code with its title and the places it is about ("compute several elements per unit:
 c[i, j] (line 13)"). A code without a title here (a user's feedback function) is
 summarised by the start of its message.
+
+`HEADLINE_FACTS` are the facts worth reading without asking for more: what `mcl check`
+shows by default and what `mcl report`'s feedback column quotes (mcl.feedback.visibility
+holds the one rule; docs/feedback.md, "What a report shows").
 """
 
 from __future__ import annotations
@@ -59,6 +63,17 @@ TITLES: dict[str, str] = {
     "function-failed": "feedback function failed",
     "function-not-static": "feedback function cannot complete",
 }
+
+
+# The facts (info messages) a programmer reads first, as the paper's Table II quotes them:
+# operation counts, transfers in total, coalescing and bank conflicts, occupancy, data
+# reuse (of the kernel's parameters only, mcl.feedback.visibility), and the roofline. The
+# other facts of the catalogue (every array x loop cache fact, per-parameter transfers,
+# overhead and per-space counts, ...) have nothing to act on: shown with `-v`.
+HEADLINE_FACTS = frozenset({
+    "opstats-summary", "transfers-total", "reuse-independent", "reuse-ratio",
+    "memory-access-optimal", "occupancy", "shared-mem-parallelism", "roofline",
+})
 
 
 def title(code: str, text: str = "") -> str:

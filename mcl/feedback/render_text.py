@@ -8,7 +8,10 @@ For every analysed function:
 - the messages grouped by the loops around them, in source order, most pressing first
   within a group (warnings, suggestions, then facts), each with its severity, the source
   line and a marker under the expression, the values the text does not already show
-  (all of them with `verbose`), and a hint of what to try.
+  (all of them with `verbose`), and a hint of what to try;
+- only the messages shown by default (mcl.feedback.visibility: warnings, suggestions and
+  the headline facts) unless `verbose`, with one last line that counts the others by
+  analysis and says that `-v` shows them.
 
 File names print relative to the current directory when the file lies below it, as
 compilers print them; the JSON report keeps them as given.
@@ -17,7 +20,7 @@ compilers print them; the JSON report keeps them as given.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from rich.console import Console
@@ -87,24 +90,40 @@ class _Sources:
         return text if 0 < len(text) <= _SUBJECT_WIDTH else None
 
 
-def render_feedback(messages: Iterable[Message], console: Console | None = None,
+def render_feedback(messages: Sequence[Message], console: Console | None = None,
                     levels: dict[str, str] | None = None, *, verbose: bool = False,
-                    minimum: Severity = Severity.INFO) -> None:
+                    minimum: Severity = Severity.INFO,
+                    by_default: Sequence[bool] | None = None) -> None:
     """Print the report. `levels` names the level each function was analysed at; only
-    messages at least as pressing as `minimum` are shown (`--severity`); `verbose` lists
-    every value of every message, also those its text shows."""
+    messages at least as pressing as `minimum` are shown (`--severity`), and of those only
+    the ones `by_default` marks (mcl.feedback.visibility) unless `verbose`, which also
+    lists every value of every message, also those its text shows."""
     console = console or Console(highlight=False, soft_wrap=True)
     sources = _Sources()
-    by_function: dict[str, list[Message]] = {}
-    for m in messages:
-        by_function.setdefault(m.function, []).append(m)
+    by_function: dict[str, list[tuple[Message, bool]]] = {}
+    marks = by_default if by_default is not None else [True] * len(messages)
+    for m, mark in zip(messages, marks, strict=True):
+        by_function.setdefault(m.function, []).append((m, mark))
     for function, group in by_function.items():
-        shown = [m for m in group if at_least(m, minimum)]
-        files = {m.span.file for m in group if m.span is not None}
+        pressing = [(m, mark) for m, mark in group if at_least(m, minimum)]
+        shown = [m for m, mark in pressing if mark or verbose]
+        quiet = [m for m, mark in pressing if not (mark or verbose)]
+        files = {m.span.file for m, _ in group if m.span is not None}
         _function_report(function, shown, len(group) - len(shown), console, sources,
                          (levels or {}).get(function), verbose, minimum,
                          files.pop() if len(files) == 1 else None)
+        if quiet:
+            console.print(_quiet_line(quiet))
         console.print()
+
+
+def _quiet_line(quiet: list[Message]) -> Text:
+    """What the default view left out, by analysis, and how to see it."""
+    kinds = Counter(m.analysis for m in quiet)
+    parts = ", ".join(f"{n} {analysis}" for analysis, n in kinds.most_common())
+    what = "fact" if len(quiet) == 1 else "facts"
+    return Text(f"  {len(quiet)} more {what} with nothing to act on ({parts}) not shown; "
+                "-v shows every message", style="dim")
 
 
 def _function_report(function: str, messages: list[Message], hidden: int, console: Console,
@@ -143,9 +162,13 @@ def _title(function: str, messages: list[Message], level: str | None, hidden: in
     parts = [f"{counts[s]} {_PLURAL[s] if counts[s] != 1 else s.value}"
              for s in (Severity.WARNING, Severity.SUGGESTION, Severity.INFO) if counts[s]]
     head += Text(": " + (", ".join(parts) if parts else
-                         "nothing to report" if not hidden else "nothing at this severity"))
+                         "nothing to report" if not hidden else
+                         "nothing to act on" if minimum == Severity.INFO else
+                         "nothing at this severity"))
     if hidden:
-        head += Text(f" ({hidden} more below --severity {minimum.value})", style="dim")
+        why = (f"below --severity {minimum.value}" if minimum != Severity.INFO
+               else "with -v")
+        head += Text(f" ({hidden} more {why})", style="dim")
     return head
 
 

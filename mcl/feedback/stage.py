@@ -31,7 +31,8 @@ class FeedbackOptions:
     defines: Sequence[str] = ()  # -D name=value
     values_files: Sequence[str] = ()  # --values FILE (TOML); -D wins
     minimum: Severity = Severity.INFO  # --severity: only messages at least this pressing
-    verbose: bool = False  # --verbose: every value under every message
+    # --verbose: every message (also those with nothing to act on) and every value under it
+    verbose: bool = False
 
 
 @dataclass
@@ -42,25 +43,35 @@ class FileFeedback:
     levels: dict[str, str]  # analysed function -> its level
     seconds: float
     options: FeedbackOptions = field(default_factory=FeedbackOptions)
+    # per message: shown without --verbose (mcl.feedback.visibility); empty: all of them
+    by_default: list[bool] = field(default_factory=list)
+
+    def shown_by_default(self) -> list[bool]:
+        return self.by_default or [True] * len(self.messages)
 
 
 def run_feedback(program: Any, library: HwdLibrary, options: FeedbackOptions) -> FileFeedback:
     """Analyse every kernel of a checked program (mcl.feedback.registry.analyse_program)."""
     from mcl.feedback.registry import analyse_program
     from mcl.feedback.values import collect_values
+    from mcl.feedback.visibility import shown_by_default
 
     values = collect_values(options.defines, options.values_files)
     start = time.perf_counter()
     messages, levels = analyse_program(program, library, values)
-    return FileFeedback(messages, levels, time.perf_counter() - start, options)
+    return FileFeedback(messages, levels, time.perf_counter() - start, options,
+                        shown_by_default(messages, program))
 
 
 def json_report(reports: Iterable[FileFeedback]) -> dict[str, Any]:
-    """The `"messages"` of the `--format json` document."""
+    """The `"messages"` of the `--format json` document: all of them (at `--severity`),
+    each marked with whether the text report shows it without `--verbose`."""
     from mcl.feedback.messages import at_least
     from mcl.feedback.render_json import message_to_json
 
-    return {"messages": [message_to_json(m) for r in reports for m in r.messages
+    return {"messages": [{**message_to_json(m), "shown_by_default": shown}
+                         for r in reports
+                         for m, shown in zip(r.messages, r.shown_by_default(), strict=True)
                          if at_least(m, r.options.minimum)]}
 
 
@@ -76,4 +87,4 @@ def text_report(reports: Iterable[FileFeedback]) -> None:
     console = Console(highlight=False, soft_wrap=True)
     for r in reports:
         render_feedback(r.messages, console, r.levels, verbose=r.options.verbose,
-                        minimum=r.options.minimum)
+                        minimum=r.options.minimum, by_default=r.shown_by_default())

@@ -169,7 +169,8 @@ class MclLanguageServer(LanguageServer):
         self._publish(uri, version, [
             *state.check_diagnostics,
             *(diagnostic(d, path) for d in feedback.diagnostics),
-            *(feedback_diagnostic(m) for m in state.feedback)])
+            # what `mcl check` shows without -v; the rest is on hover over the access
+            *(feedback_diagnostic(m) for m in state.feedback if m.shown_by_default)])
 
     def _recheck_users(self, changed: Path) -> None:
         """Check the open kernels that use `changed` again: every kernel for a

@@ -66,6 +66,8 @@ class MessageRecord:
     approximate: bool
     figures: tuple[FigureRecord, ...]
     needs: tuple[str, ...]
+    # published as a diagnostic (mcl.feedback.visibility); the others only on hover
+    shown_by_default: bool = True
 
 
 @dataclass
@@ -183,17 +185,19 @@ def _run(job: FeedbackJob, libraries: Libraries, result: FeedbackResult) -> None
     if job.level is not None:
         result.diagnostics += checked.diagnostics
     if checked.feedback is not None:
-        result.messages = [_record(m) for m in checked.feedback.messages]
+        feedback = checked.feedback
+        result.messages = [_record(m, shown) for m, shown
+                           in zip(feedback.messages, feedback.shown_by_default(), strict=True)]
 
 
-def _record(m: Any) -> MessageRecord:
+def _record(m: Any, shown_by_default: bool = True) -> MessageRecord:
     figures = tuple(
         FigureRecord(name, str(v.symbolic), v.numeric, bool(getattr(v, "estimated", False)))
         for name, v in m.values)
     return MessageRecord(
         severity=m.severity.value, analysis=m.analysis, code=m.code, text=m.text,
         span=m.span, hint=m.hint, function=m.function, approximate=m.approximate,
-        figures=figures, needs=tuple(m.needs))
+        figures=figures, needs=tuple(m.needs), shown_by_default=shown_by_default)
 
 
 # ----------------------------------------------------------------------- the server side

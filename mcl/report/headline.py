@@ -1,55 +1,95 @@
 """Which feedback messages go into the table's feedback column.
 
 Table II lists, per version, the feedback the programmer acts on — not every figure the
-analyses compute. The engine reports much more (every access in every loop for the
-caches), so the column keeps:
-- every suggestion (the actionable messages), with the cache messages collapsed to the
-  costliest loop per array (the most best-case line fetches) and a count of the others;
-- the facts Table II quotes: operation counts, transfers, coalescing/bank conflicts,
-  occupancy, and data reuse of the kernel's parameters (not of its temporaries);
-- warnings, except the note that counts under an `if` are upper bounds;
-and drops a fact that is word for word the one of the previous row (transfers appear at
-the first level with a host and stay silent after, as in the paper), and repeats of a
-line (two accesses of `a` in the same loops say the same).
+analyses compute. The column shows what `mcl check` shows by default
+(mcl.feedback.visibility: every warning and suggestion, the headline facts), less:
+- the note that counts under an `if` are upper bounds (`QUIET_WARNINGS`) and the roofline
+  (`--run` gives each version's fraction of its roof in the performance column);
+- repeats of a line (two accesses of `a` in the same loops say the same);
+with the cache suggestions collapsed to the costliest loop per array (the most best-case
+line fetches) and a count of the others.
+
+A fact that is word for word the one of the row the version was made from is not repeated
+in full: the row ends with one short line naming such facts, "(unchanged) …", so that a
+row never looks as if a fact had gone. Transfers are the exception, as in the paper: they
+appear at the first level with a host and where they change, and stay silent otherwise
+(they belong to the kernel's parameters, which no refinement of the series changes).
 `--all` shows every message.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
+from mcl.feedback.codes import title
 from mcl.feedback.messages import Message, Severity
+from mcl.feedback.visibility import REUSE, Visibility, array_of
 
-FACTS = frozenset({
-    "opstats-summary", "transfers-total", "reuse-independent", "reuse-ratio",
-    "memory-access-optimal", "occupancy", "shared-mem-parallelism",
-})
+__all__ = ["QUIET_WARNINGS", "Headline", "array_of", "headline", "headline_messages"]
+
 QUIET_WARNINGS = frozenset({"opstats-approximate"})
+NOT_IN_TABLE = frozenset({"roofline"})
+SILENT_WHEN_UNCHANGED = frozenset({"transfers-total"})
 CACHE_COLLAPSED = frozenset({"cache-no-benefit", "cache-may-benefit", "cache-unpredictable"})
-REUSE = frozenset({"reuse-independent", "reuse-ratio"})
+UNCHANGED = "(unchanged)"
+_HEAD_WIDTH = 40  # a longer head of a text is named by its code's title
+
+
+@dataclass
+class Headline:
+    """One row's feedback column: its lines (the last one "(unchanged) …" when facts
+    persist) and the full texts of the facts that line names."""
+
+    lines: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+
+
+def headline(messages: list[Message], previous: list[Message], program: Any,
+             everything: bool = False) -> Headline:
+    """The feedback column of one row; `previous` are the messages of the row it was made
+    from."""
+    if everything:
+        return Headline([m.text for m in messages])
+    rule = Visibility(program)
+    earlier = {(m.code, _short(m)) for m in previous}
+    kept: list[Message] = []
+    unchanged: list[Message] = []
+    for m in messages:
+        if not rule.shown(m) or m.code in QUIET_WARNINGS or m.code in NOT_IN_TABLE:
+            continue
+        if m.severity != Severity.INFO or (m.code, _short(m)) not in earlier:
+            kept.append(m)  # advice stays as long as it applies
+        elif m.code not in SILENT_WHEN_UNCHANGED:
+            unchanged.append(m)
+    lines = list(dict.fromkeys(_collapse_cache(kept, rule)))  # one line per distinct text
+    if unchanged:
+        lines.append(_unchanged_line(unchanged, rule))
+    return Headline(lines, list(dict.fromkeys(m.text for m in unchanged)))
 
 
 def headline_messages(messages: list[Message], previous: list[Message], program: Any,
                       everything: bool = False) -> list[str]:
-    """The lines of one row's feedback column; `previous` are the messages of the row it
-    was made from."""
-    if everything:
-        return [m.text for m in messages]
-    parameters = _parameter_arrays(program)
-    earlier = {(m.code, _short(m)) for m in previous}
-    kept: list[Message] = []
+    """The lines of one row's feedback column."""
+    return headline(messages, previous, program, everything).lines
+
+
+def _unchanged_line(messages: list[Message], rule: Visibility) -> str:
+    """"(unchanged) #computational instructions; data reuse of a, b": each persisting fact
+    by the head of its text (before the first colon), with the arrays of the reuse facts,
+    so that the markdown table stays narrow."""
+    subjects: dict[str, list[str]] = {}
     for m in messages:
-        if m.severity == Severity.SUGGESTION:
-            kept.append(m)
-        elif m.severity == Severity.WARNING:
-            if m.code not in QUIET_WARNINGS:
-                kept.append(m)
-        elif m.code in FACTS:
-            if m.code in REUSE and array_of(m, program) not in parameters:
-                continue
-            if (m.code, _short(m)) not in earlier:
-                kept.append(m)
-    return list(dict.fromkeys(_collapse_cache(kept, program)))  # one line per distinct text
+        head = m.text.split(":")[0].strip()
+        if len(head) > _HEAD_WIDTH:
+            head = title(m.code, m.text)
+        array = rule.array_of(m) if m.code in REUSE else None
+        found = subjects.setdefault(head, [])
+        if array and array not in found:
+            found.append(array)
+    parts = [head + (f" of {', '.join(arrays)}" if arrays else "")
+             for head, arrays in subjects.items()]
+    return f"{UNCHANGED} " + "; ".join(parts)
 
 
 def _short(m: Message) -> str:
@@ -65,7 +105,7 @@ def _short(m: Message) -> str:
             f"#data accesses: {show(figures['data_accesses'])}")
 
 
-def _collapse_cache(messages: list[Message], program: Any) -> list[str]:
+def _collapse_cache(messages: list[Message], rule: Visibility) -> list[str]:
     """One cache message per (array, code): the loop with the most best-case fetches."""
     best: dict[tuple[str, str], Message] = {}
     hidden: dict[tuple[str, str], int] = {}
@@ -74,7 +114,7 @@ def _collapse_cache(messages: list[Message], program: Any) -> list[str]:
         if m.code not in CACHE_COLLAPSED:
             order.append(m)
             continue
-        key = (array_of(m, program) or m.text, m.code)
+        key = (rule.array_of(m) or m.text, m.code)
         if key not in best:
             best[key] = m
             hidden[key] = 0
@@ -98,27 +138,3 @@ def _collapse_cache(messages: list[Message], program: Any) -> list[str]:
 def _lines(m: Message) -> float:
     value = m.value_map.get("best_lines")
     return float(value.numeric) if value is not None and value.numeric is not None else -1.0
-
-
-def _parameter_arrays(program: Any) -> set[str]:
-    if program is None:
-        return set()
-    from mcl.mcpl import ast
-
-    return {p.name for f in program.main.functions for p in f.params
-            if isinstance(p.type, ast.ArrayType)}
-
-
-def array_of(m: Message, program: Any) -> str | None:
-    """The array a message is about: the root of the indexed expression at its span."""
-    if program is None or m.span is None:
-        return None
-    from mcl.mcpl import ast
-
-    for f in program.main.functions:
-        if f.name != m.function:
-            continue
-        for node in ast.walk(f.body):
-            if isinstance(node, ast.Index) and node.span == m.span:
-                return ast.root_name(node)
-    return None

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcl.diagnostics import MclError, Severity
 from mcl.feedback.messages import Message
-from mcl.report.headline import headline_messages
+from mcl.report.headline import headline
 from mcl.report.series import Series, VersionSpec
 
 if TYPE_CHECKING:
@@ -23,6 +23,8 @@ class Row:
     level: str = ""
     messages: list[Message] = field(default_factory=list)  # every feedback message
     shown: list[str] = field(default_factory=list)  # the lines of the feedback column
+    # the full texts of the facts its "(unchanged) ..." line names (mcl.report.headline)
+    unchanged: list[str] = field(default_factory=list)
     problem: str | None = None  # why the row has no program or no feedback
 
     @property
@@ -45,8 +47,9 @@ def build_rows(series: Series, library: HwdLibrary, values: Mapping[str, Any] | 
             except MclError as exc:
                 row.problem = "; ".join(d.message for d in exc.diagnostics)
         parent = _derived_from(spec, rows, by_name, library)
-        row.shown = headline_messages(row.messages, parent.messages if parent else [],
-                                      row.program, everything)
+        column = headline(row.messages, parent.messages if parent else [], row.program,
+                          everything)
+        row.shown, row.unchanged = column.lines, column.unchanged
         rows.append(row)
         by_name[spec.name] = row
     return rows

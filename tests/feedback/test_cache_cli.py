@@ -35,7 +35,10 @@ def test_xeon_phi_in_json(capsys):
 
 
 def test_fermi_in_the_rich_report(capsys):
+    """The cache facts have nothing to act on here: shown with -v (issue 11, item 5)."""
     assert main(["check", MATMUL, "--level", "fermi", *SIZES]) == 0
+    assert "[cache-" not in capsys.readouterr().out
+    assert main(["check", MATMUL, "--level", "fermi", "-v", *SIZES]) == 0
     out = capsys.readouterr().out
     assert "b[k, j] in loop bi may benefit from the cache l1" in out
     assert ("best case ceiling(n/8) (= 256) line fetches of 128 B when the 8 blocks that use "

@@ -185,10 +185,52 @@ def test_affine_but_not_static_indices_are_facts_not_warnings() -> None:
 def test_summary_lists_what_to_act_on_before_the_messages(capsys) -> None:
     _, out = run(capsys, str(MATMUL), "--level", "gpu", *SIZES)
     lines = out.splitlines()
-    assert lines[0].endswith(": 2 suggestions, 9 info")
+    assert lines[0].endswith(": 2 suggestions, 4 info (5 more with -v)")
     assert lines[1] == "  suggestion  share reused data in a faster memory: a[i, k] (line 11)"
     assert lines[2] == "  suggestion  compute several elements per unit: c[i, j] (line 13)"
     assert lines[3] == ""
+
+
+def _codes_shown(out: str) -> list[str]:
+    return re.findall(r"^  \S+:\d+:\d+: \w+: .* \[([a-z0-9-]+)\]$", out, re.MULTILINE)
+
+
+def test_facts_with_nothing_to_act_on_are_shown_only_with_verbose(capsys) -> None:
+    """Issue 11, item 5: perfect at fermi had a cache message for every array x loop pair
+    (27 messages). By default the report shows the suggestions and the headline facts,
+    says how many others there are and how to see them; -v and the JSON have them all."""
+    _, out = run(capsys, str(MATMUL), "--level", "fermi", *SIZES)
+    shown = _codes_shown(out)
+    assert sorted(shown) == sorted([
+        "opstats-summary", "transfers-total", "memory-access-optimal", "roofline",
+        "memory-faster-space", "reuse-independent", "reuse-independent",
+        "elements-several-per-unit"])
+    lines = out.splitlines()
+    assert lines[0].endswith(": 2 suggestions, 6 info (19 more with -v)")
+    (quiet,) = [line for line in lines if "nothing to act on" in line]
+    assert quiet == ("  19 more facts with nothing to act on (14 cache, 3 transfers, "
+                     "2 opstats) not shown; -v shows every message")
+    _, verbose = run(capsys, str(MATMUL), "--level", "fermi", "-v", *SIZES)
+    every = _codes_shown(verbose)
+    assert len(every) == 27 and "nothing to act on" not in verbose
+    assert {"cache-benefits", "cache-no-benefit", "transfers-parameter"} <= set(every)
+    _, out = run(capsys, str(MATMUL), "--level", "fermi", "--format", "json", *SIZES)
+    messages = json.loads(out)["messages"]
+    assert len(messages) == 27  # machines get every message, marked
+    assert sorted(m["code"] for m in messages if m["shown_by_default"]) == sorted(shown)
+
+
+def test_reuse_of_a_temporary_is_hidden_and_of_a_parameter_shown(capsys) -> None:
+    """fermi_v1 stages a in the shared array l_a: the reuse of l_a is bookkeeping inside
+    the kernel, the reuse of the parameters a and b is what the paper's table quotes; the
+    fully refined version has no suggestion left."""
+    fermi_v1 = KERNELS / "matmul" / "fermi_v1.mcpl"
+    _, out = run(capsys, str(fermi_v1), *SIZES)
+    reused = re.findall(r"info: data reuse: (\w+)\[", out)
+    assert sorted(reused) == ["a", "b"]
+    assert "suggestion" not in out.splitlines()[0]
+    _, verbose = run(capsys, str(fermi_v1), "-v", *SIZES)
+    assert "l_a" in re.findall(r"info: data reuse: (\w+)\[", verbose)
 
 
 def test_messages_are_ordered_by_severity_within_a_loop(capsys) -> None:

@@ -98,8 +98,11 @@ async def test_a_kernel_below_mcl_level_gets_feedback_at_its_own_level(
         client: LanguageClient) -> None:
     """`mcl.level = gpu` applies to every file; fermi_v1 is already at fermi, below gpu:
     the command line's error (translate-upward) becomes a note, and the feedback is that
-    of fermi (the cache analysis runs only on descriptions with caches, gpu has none)."""
+    of fermi (the cache analysis runs only on descriptions with caches, gpu has none).
+    Published are the messages `mcl check` shows by default; the cache facts of every
+    access and loop, with nothing to act on, are on hover over the access."""
     path = KERNELS / "matmul" / "fermi_v1.mcpl"
+    text = path.read_text()
     uri = open_document(client, path)
     diagnostics = await wait_for(client, uri, has_feedback)
     (note,) = [d for d in diagnostics if d.code == "translate-upward"]
@@ -107,5 +110,8 @@ async def test_a_kernel_below_mcl_level_gets_feedback_at_its_own_level(
     assert "feedback is at the kernel's own level" in note.message
     assert not [d for d in diagnostics if d.severity == lsp.DiagnosticSeverity.Error]
     codes = {str(d.code) for d in diagnostics if d.source == "mcl feedback"}
-    assert "memory-access-optimal" in codes and "cache-no-benefit" in codes, codes
+    assert "memory-access-optimal" in codes and "reuse-independent" in codes, codes
+    assert not {c for c in codes if c.startswith("cache-")}, codes
+    value = await hover_text(client, uri, position_of(text, "bkj = b[k, j]", offset=6))
+    assert "**cache-no-benefit** (info): b[k, j] in loop bj" in value
     await close_document(client, uri)

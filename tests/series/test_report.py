@@ -10,7 +10,7 @@ import pytest
 from mcl.cli import main
 from mcl.diagnostics import MclError, Span
 from mcl.feedback.messages import Message, Severity, Value
-from mcl.report.headline import headline_messages
+from mcl.report.headline import headline, headline_messages
 from mcl.report.measure import Measurement
 from mcl.report.render import render_markdown
 from mcl.report.rows import Row, build_rows
@@ -173,9 +173,31 @@ def test_rows_of_a_series_with_a_translation(tmp_path: Path) -> None:
         ("perfect", "perfect", None), ("acc", "accelerator", None)]
     assert any(line.startswith("#computational instructions: 2*m*n*p (= 1,024)")
                for line in rows[0].shown)
-    # the translation adds the transfers and does not repeat the unchanged counts
+    # the translation adds the transfers and does not repeat the unchanged counts in full:
+    # it names them, in short, on a last line (issue 11, item 5)
     assert any("pcie transfers" in line for line in rows[1].shown)
     assert not any(line.startswith("#computational") for line in rows[1].shown)
+    assert rows[1].shown[-1] == "(unchanged) #computational instructions; data reuse of a, b"
+    assert [text.split(" ")[:3] for text in rows[1].unchanged] == [
+        ["#computational", "instructions:", "2*m*n*p"], ["data", "reuse:", "a[i,"],
+        ["data", "reuse:", "b[k,"]]
+    assert rows[1].unchanged[0] in [m.text for m in rows[0].messages]
+    assert not [line for line in rows[0].shown if "(unchanged)" in line]  # nothing before
+
+
+def test_a_persisting_fact_is_marked_unchanged_and_transfers_stay_silent() -> None:
+    counts = _message("opstats-summary", "#computational instructions: 2*m*n*p")
+    transfers = _message("transfers-total", "pcie transfers: 4*n*p")
+    occupancy = _message("occupancy", "occupancy: 8 blocks per SM (100%)")
+    moved = _message("occupancy", "occupancy: 4 blocks per SM (50%)")
+    suggestion = _message("elements-several-per-unit", "compute more", Severity.SUGGESTION)
+    column = headline([counts, transfers, occupancy, suggestion],
+                      [counts, transfers, moved, suggestion], None)
+    assert column.lines == ["occupancy: 8 blocks per SM (100%)", "compute more",
+                            "(unchanged) #computational instructions"]
+    assert column.unchanged == ["#computational instructions: 2*m*n*p"]
+    long = _message("opstats-summary", "x" * 80)
+    assert headline([long], [long], None).lines == ["(unchanged) operation counts"]
 
 
 def test_cli_markdown_and_run_on_pocl(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
