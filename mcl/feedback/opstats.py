@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +32,7 @@ from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.blocks import CONTROL_FLOW, INDEXING, UNUSED, classify
 from mcl.feedback.counting import guarded_iterations, tidy
 from mcl.feedback.emit import Emitter
+from mcl.feedback.guard_values import branch_runs
 from mcl.feedback.kernel import (
     COND,
     INDEX,
@@ -61,6 +63,10 @@ Key = tuple[str, str, str, Any]
 class Costs:
     entries: dict[Key, Any] = field(default_factory=lambda: defaultdict(lambda: sympy.Integer(0)))
     approximations: list[tuple[Any, str]] = field(default_factory=list)  # (span, why)
+    # the `if`s whose effect the counts could not collapse (each branch once)
+    unresolved: list[Guard] = field(default_factory=list)
+    # the `if`s that, at the sizes given, take the same branch in every iteration
+    decided: list[Guard] = field(default_factory=list)
 
     def add(self, key: Key, count: Any) -> None:
         self.entries[key] = self.entries[key] + count
@@ -95,11 +101,31 @@ def _executions(facts: KernelFacts, item: Item) -> tuple[Any, bool, list[Guard]]
     return count, exact and exact_loop, unresolved
 
 
-def function_costs(facts: KernelFacts) -> Costs:
-    return facts.cached("opstats.costs", _compute_costs)
+def function_costs(facts: KernelFacts, values: Mapping[str, Any] | None = None) -> Costs:
+    """The counts of a function. With `values`, an `if` the counts could not collapse
+    symbolically but that takes the same branch in every iteration at those sizes (an
+    edge guard of a tiled kernel at a multiple of the tile) is applied: its branch runs
+    every time or never, and the counts are exact for sizes at which that holds."""
+    costs = facts.cached("opstats.costs", lambda f: _compute_costs(f, {}))
+    if not values or not costs.unresolved:
+        return costs
+    decided: dict[tuple[int, bool], bool] = {}
+    for g in costs.unresolved:
+        runs = branch_runs(facts.evaluator, g, values)
+        if runs is not None:
+            decided[_guard_key(g)] = runs
+    if not decided:
+        return costs
+    key = "opstats.costs." + ",".join(f"{k}={v}" for k, v in sorted(decided.items()))
+    return facts.cached(key, lambda f: _compute_costs(f, decided))
 
 
-def _compute_costs(facts: KernelFacts) -> Costs:
+def _guard_key(g: Guard) -> tuple[int, bool]:
+    return (id(g.node), g.then)
+
+
+def _compute_costs(facts: KernelFacts, decided: Mapping[tuple[int, bool], bool]) -> Costs:
+    """`decided`: the branches that run always (True) or never (False) at given sizes."""
     kinds = classify(facts)
     costs = Costs()
     unit_name = facts.hwd.executing_unit().name
@@ -108,6 +134,13 @@ def _compute_costs(facts: KernelFacts) -> Costs:
         if block == UNUSED:
             continue
         count, exact, unresolved = executions(facts, item)
+        known = [g for g in unresolved if _guard_key(g) in decided]
+        for g in known:
+            if not any(_guard_key(d) == _guard_key(g) for d in costs.decided):
+                costs.decided.append(g)
+        if any(not decided[_guard_key(g)] for g in known):
+            continue  # a branch that never runs at these sizes
+        unresolved = [g for g in unresolved if _guard_key(g) not in decided]
         unit = HOST if item.on_host else unit_name
         _note_approximations(facts, item, unresolved, costs)
         for role, n in item.ops.items():
@@ -184,6 +217,8 @@ def _add_call(facts: KernelFacts, item: Item, block: str, role: str, call: ast.C
 def _note_approximations(facts: KernelFacts, item: Item, unresolved: list[Guard],
                         costs: Costs) -> None:
     for guard in unresolved:
+        if not any(_guard_key(g) == _guard_key(guard) for g in costs.unresolved):
+            costs.unresolved.append(guard)
         line = f" at line {guard.span.line}" if guard.span else ""
         costs.approximations.append(
             (guard.span, f"the if{line} may limit how often its statements run: counts "
@@ -203,7 +238,7 @@ def _note_approximations(facts: KernelFacts, item: Item, unresolved: list[Guard]
 def operation_statistics(ctx: AnalysisContext) -> list[Message]:
     """Computational instructions, data accesses and arithmetic intensity (paper 6.2)."""
     function, facts, values = ctx.function, ctx.facts, ctx.values
-    costs = function_costs(facts)
+    costs = function_costs(facts, values)
     emit = Emitter(facts, "opstats", values)
     approximate = bool(costs.approximations)
     computational = costs.total(COMPUTATIONAL)
@@ -218,6 +253,14 @@ def operation_statistics(ctx: AnalysisContext) -> list[Message]:
     if data != 0:
         figures["arithmetic_intensity"] = sympy.cancel(computational / data)
         text += "; arithmetic intensity {arithmetic_intensity} instructions per access"
+    if costs.decided:
+        # The counts hold for the sizes given (and all sizes at which these `if`s decide
+        # the same way), not for every size: say which `if`s were decided.
+        lines = sorted({g.span.line for g in costs.decided if g.span})
+        ifs = ("the if at line " + str(lines[0]) if len(lines) == 1 else
+               "the ifs at lines " + ", ".join(map(str, lines[:-1])) + f" and {lines[-1]}")
+        text += (f"; counted for sizes at which {ifs} take{'s' if len(lines) == 1 else ''}"
+                 " the same branch in every iteration, as at the sizes given")
     out = [emit.message("opstats-summary", Severity.INFO, text, function.span, figures,
                         approximate=approximate)]
     out.append(emit.message(

@@ -134,7 +134,7 @@ def context_roofline(ctx: AnalysisContext) -> Roofline | None:
     if peak is None or not math.isfinite(peak):
         return None
     facts = ctx.facts
-    costs = function_costs(facts)
+    costs = function_costs(facts, ctx.values)
     flops = costs.total(COMPUTATIONAL)
     if flops == 0:
         return None

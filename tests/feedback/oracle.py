@@ -53,7 +53,7 @@ def check_data_accesses(facts: KernelFacts, trace: Trace, sizes: dict[str, int])
            for item in facts.items):
         return []
     kinds = classify(facts)
-    costs = function_costs(facts)
+    costs = function_costs(facts, sizes)  # the `if`s decided at these sizes applied
     nodes = {id(a.node): a for a in facts.accesses
              if kinds[id(a.item)] == OUTPUT and facts.spaces.addressable(a.space)}
     used = trace.per_slot()
