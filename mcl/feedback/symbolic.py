@@ -129,6 +129,12 @@ class Evaluator:
                 return left / right
             if op == "%":
                 return sympy.Mod(left, right)
+            if op in ("<<", ">>") and left.is_integer and right.is_integer \
+                    and right.is_nonnegative:
+                # The integer meaning of mcl.mcpl.operators.shift_left/right: a * 2^b and
+                # floor(a / 2^b) (arithmetic shift). gesummv's `half = WARP_SIZE >> step`
+                # was opaque and every access through it "depends on data".
+                return left * 2**right if op == "<<" else sympy.floor(left / 2**right)
             if op == "^":
                 return left**right
             if op in _RELATIONS:
