@@ -26,6 +26,7 @@ TITLES: dict[str, str] = {
     "reuse-ratio": "data reuse ratio",
     "reuse-unpredictable": "data reuse unknown",
     "memory-faster-space": "share reused data in a faster memory",
+    "memory-broadcast": "read-only data broadcast by its cache",
     # several elements per unit
     "elements-several-per-unit": "compute several elements per unit",
     # units beyond a par_group's limit

@@ -292,11 +292,15 @@ def collapse_guard(ev: Evaluator, condition: Condition, loops: Sequence[Loop],
     many of their iterations pass it. None when the condition is not of that form (or
     when `weight` or another loop's bounds use the constrained counters)."""
     cond = condition.rel
+    if isinstance(cond, sympy.Unequality):  # `t != 0` is `!(t == 0)`
+        cond, condition = sympy.Eq(cond.lhs, cond.rhs, evaluate=False), Condition(
+            sympy.Eq(cond.lhs, cond.rhs, evaluate=False), not condition.holds,
+            condition.guard)
     if not isinstance(cond, (sympy.StrictLessThan, sympy.LessThan, sympy.StrictGreaterThan,
-                             sympy.GreaterThan)):
+                             sympy.GreaterThan, sympy.Equality)):
         return None
     op = {sympy.StrictLessThan: "<", sympy.LessThan: "<=", sympy.StrictGreaterThan: ">",
-          sympy.GreaterThan: ">="}[type(cond)]
+          sympy.GreaterThan: ">=", sympy.Equality: "=="}[type(cond)]
     counters = {ev.counter(loop): loop for loop in loops}
     all_counters = {ev.counter(loop) for loop in ev.loops}
     aff = affine(ev, cond.lhs - cond.rhs, list(counters), all_counters)
@@ -306,7 +310,7 @@ def collapse_guard(ev: Evaluator, condition: Condition, loops: Sequence[Loop],
     if all(_truth(sympy.Lt(c, 0)) for c in coefs.values()):
         coefs = {t: -c for t, c in coefs.items()}
         const = -aff.const
-        op = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}[op]
+        op = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "=="}[op]
     else:
         const = aff.const
     enumeration = _enumeration(ev, coefs, counters, all_counters)
@@ -319,6 +323,13 @@ def collapse_guard(ev: Evaluator, condition: Condition, loops: Sequence[Loop],
             ev.trips(loop).free_symbols & removed_counters
             for loop in loops if loop not in removed):
         return None
+    if op == "==":
+        # `t == 0` (the first unit of a reduction writes the result): e = unit * x is 0
+        # for x = 0 only, one of the `product` values. Other constants: not counted.
+        if not identical(const, 0):
+            return None
+        passing = sympy.Integer(1) if condition.holds else product - 1
+        return Collapse(removed, {t: ratio(c, unit) for c, t in terms}, passing)
     # e OP 0 with e = const + unit * x, x in [0, product): x < -const / unit, ...
     limit = -const / unit
     below = sympy.ceiling(limit) if op in ("<", ">=") else sympy.floor(limit) + 1

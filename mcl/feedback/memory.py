@@ -14,6 +14,14 @@ G: declared in G or around it, so every unit of G sees the same copy (gpu: `loca
 (`HardwareDescription.is_faster`: interconnect bandwidth/latency, then proximity to the
 execution units, then capacity). Read-only spaces are not proposed: the kernel could not
 fill them.
+
+Not proposed either (issue 11: a hint that would slow a kernel down is worse than none):
+moving an element out of a read-only space that a cache of its own holds (fermi's
+`constant` and its constant cache) when the units of a lock-step group all read the same
+element at once. The cache broadcasts one element to the whole warp in one access; a
+copy in `shared` costs a store, a barrier and the same broadcast load. Convolution fermi
+(v1) moved its filter into `constant` for this reason (paper section 7, Table III); the
+message `memory-broadcast` says so instead.
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ from typing import TYPE_CHECKING
 import sympy
 
 from mcl.feedback.analysis import AnalysisContext
+from mcl.feedback.cache import cached_spaces, lockstep_group
 from mcl.feedback.emit import Emitter, expr_text, loop_text
 from mcl.feedback.kernel import Loop
 from mcl.feedback.messages import Message, Severity
@@ -64,6 +73,9 @@ def faster_memory(ctx: AnalysisContext) -> list[Message]:
             candidates = list(finding.sharing)
         else:  # Unpredictable: nothing to propose
             continue
+        if _broadcast(hwd, finding, current):
+            out.append(_broadcast_message(emit, finding, current))
+            continue
         # One proposal per space: the warps and the threads of a block that all load an
         # element can share one copy in `shared`.
         by_space: dict[str, list[Loop]] = {}
@@ -78,6 +90,34 @@ def faster_memory(ctx: AnalysisContext) -> list[Message]:
         for space, loops in by_space.items():
             out.append(_proposal(emit, finding, space, current, loops))
     return out
+
+
+def _broadcast(hwd: HardwareDescription, finding: LoopReuse | RatioReuse,
+               current: str | None) -> bool:
+    """Is `finding` a read of a cached read-only space that every lock-step group makes
+    for one element at a time (its lanes' loop among the loops it does not depend on)?"""
+    if current is None or not isinstance(finding, LoopReuse):
+        return False
+    space = hwd.memory_space(current)
+    if space is None or not getattr(space, "read_only", False) or current not in cached_spaces(hwd):
+        return False
+    lanes = lockstep_group(hwd)
+    return lanes is not None and any(
+        x.kind == "foreach" and x.group == lanes[0] for x in finding.independent)
+
+
+def _broadcast_message(emit: Emitter, finding: LoopReuse | RatioReuse,
+                       current: str | None) -> Message:
+    lanes = lockstep_group(emit.facts.hwd)
+    assert lanes is not None
+    caches = " and ".join(c.node.name for c in cached_spaces(emit.facts.hwd)[current or ""])
+    text = expr_text(finding.access.node)
+    return emit.message(
+        "memory-broadcast", Severity.INFO,
+        f"{text}: the {lanes[1]} {lanes[0]} that run in lock-step read the same element of "
+        f"{current} at once, and {caches} broadcasts it to all of them in one access: a "
+        "faster memory would not be faster here", finding.access.node.span, None,
+        finding.access.item.loops)
 
 
 def _proposal(emit: Emitter, finding: LoopReuse | RatioReuse, space: str, current: str | None,

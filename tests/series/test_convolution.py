@@ -182,8 +182,8 @@ def test_nvidia_scarce_memory_two_blocks_per_smp_then_four() -> None:
 
 def test_fermi_v1_reads_the_filter_through_the_constant_cache() -> None:
     """fermi (auto): memory access already optimal, f copied by every block; fermi (v1):
-    no copy, f[y, x] a warp-wide read of the constant cache — which the feedback then
-    proposes to move back into shared memory (a finding: it ranks spaces by speed only)."""
+    no copy, f[y, x] a warp-wide read of the constant cache — which the feedback once
+    proposed to move back into shared memory; now it says the cache broadcasts it."""
     translated = program("nvidia_v1", "fermi")
     before = feedback("nvidia_v1", "fermi", ("functions", "reuse"))
     assert "memory-access-optimal" in codes(before)
@@ -193,7 +193,8 @@ def test_fermi_v1_reads_the_filter_through_the_constant_cache() -> None:
     after = feedback("fermi_v1", None, ("functions", "reuse", "memory", "cache"))
     assert "memory-access-optimal" in codes(after)
     assert about(after, "cache-benefits", "f", v1)  # the warp's broadcast
-    assert about(after, "memory-faster-space", "f", v1)  # ... and the advice to undo it
+    assert not about(after, "memory-faster-space", "f", v1)  # no advice to undo it
+    assert about(after, "memory-broadcast", "f", v1)
 
 
 def test_fermi_feedback_sees_no_reuse_of_the_tile_across_phases() -> None:
