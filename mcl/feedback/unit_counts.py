@@ -3,7 +3,7 @@
 A par_group with a finite count (`max_nr_units = 65535` blocks at fermi, 1024 threads per
 block at gpu) bounds how many units one foreach, or the foreach statements over the same
 group directly nested in it (Fig. 2's `i` and `j`), may run inside one enclosing unit; the
-interpreter refuses a run that asks for more (`mcl.interp.unit_limits`). When the values
+interpreter refuses a run that asks for more (`mcl.translate.unit_limits`). When the values
 given with `-D` make the count of such a foreach exceed the bound, the kernel cannot run
 on the description's hardware as written: this analysis says so before anything runs.
 """
@@ -23,14 +23,14 @@ if TYPE_CHECKING:
 
 
 def has_unit_limits(hwd: HardwareDescription) -> bool:
-    from mcl.interp.unit_limits import unit_limit
+    from mcl.translate.unit_limits import unit_limit
 
     return any(unit_limit(hwd, g.name) is not None for g in hwd.par_groups())
 
 
 def units_over_limit(ctx: AnalysisContext) -> list[Message]:
     """Warn where a foreach runs more units of a par_group than the description allows."""
-    from mcl.interp.unit_limits import unit_limit
+    from mcl.translate.unit_limits import unit_limit
 
     hwd, facts, values = ctx.hwd, ctx.facts, ctx.values
     emit = Emitter(facts, "unit_counts", values)

@@ -196,8 +196,21 @@ def _parse_cached(text: str, file: str) -> HdlFile:
 
 
 def parse_hdl_file(path: str | Path) -> HdlFile:
+    """Parse a file. A text parsed before, in this process or (the same text under the same
+    name) in an earlier one, is not parsed again: see `mcl.hdl.parse_cache`."""
     path = Path(path)
-    return parse_hdl(read_source(path, "hdl-io"), str(path))
+    return _parse_file_text(read_source(path, "hdl-io"), str(path))
+
+
+@lru_cache(maxsize=256)
+def _parse_file_text(text: str, file: str) -> HdlFile:
+    from mcl.hdl import parse_cache
+
+    tree = parse_cache.load(text, file)
+    if tree is None:
+        tree = parse_hdl(text, file)  # a syntax error raises here, so it is never stored
+        parse_cache.store(text, file, tree)
+    return tree
 
 
 def _syntax_diagnostic(exc, text: str, file: str):

@@ -28,10 +28,10 @@ from mcl.interp.compile_expr import (
     with_cast,
 )
 from mcl.interp.lockstep import BarrierToken, ForeachInfo, lockstep, resolving_root
-from mcl.interp.unit_limits import UnitLimit, unit_limit
 from mcl.interp.values import POISON, StructValue, scalar_name
 from mcl.mcpl import ast
 from mcl.mcpl.operators import COMPOUND
+from mcl.translate.unit_limits import UnitLimit, unit_limit
 
 if TYPE_CHECKING:
     from mcl.interp.engine import Engine

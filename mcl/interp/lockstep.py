@@ -43,7 +43,7 @@ class ForeachInfo:
     is_root: bool
     span: Span | None
     # Slot of each unit's frame holding how many units of `group` run inside one
-    # enclosing unit so far (`mcl.interp.unit_limits`); None when the group is unlimited.
+    # enclosing unit so far (`mcl.translate.unit_limits`); None when the group is unlimited.
     units_slot: int | None = None
 
 

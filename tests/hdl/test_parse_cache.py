@@ -1,0 +1,194 @@
+"""The on-disk cache of parsed `.hdl` files (mcl.hdl.parse_cache): it must never change
+what a load gives — an edited file is parsed again, a broken or foreign entry is ignored,
+a folder that cannot be written only costs the speed-up, and errors stay the parser's."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import pickle
+import shutil
+from pathlib import Path
+
+import pytest
+
+from mcl.diagnostics import MclError
+from mcl.hdl import parse_cache
+from mcl.hdl import syntax as S
+from mcl.hdl.library import load_library, load_paths
+from mcl.resources import hwdescs_dir
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch) -> Path:
+    """An empty cache folder of this test, and no parse left over in this process."""
+    folder = tmp_path / "cache"
+    monkeypatch.setenv(parse_cache.ENV_VAR, str(folder))
+    S._parse_file_text.cache_clear()
+    yield folder / "hdl"
+    S._parse_file_text.cache_clear()
+
+
+@pytest.fixture
+def descriptions(tmp_path) -> Path:
+    """A copy of the bundled descriptions that a test may edit."""
+    folder = tmp_path / "hwdescs"
+    folder.mkdir()
+    for file in hwdescs_dir().glob("*.hdl"):
+        shutil.copy(file, folder)
+    return folder
+
+
+def textx_forbidden(monkeypatch) -> None:
+    """From now on, parsing with textX fails the test: every tree must come from the cache."""
+    def refuse(text: str, file: str) -> S.HdlFile:
+        raise AssertionError(f"{file} was parsed again")
+
+    S._parse_file_text.cache_clear()
+    monkeypatch.setattr(S, "parse_hdl", refuse)
+
+
+def entries(folder: Path) -> list[Path]:
+    return sorted(folder.glob("*.pickle")) if folder.is_dir() else []
+
+
+def summary(hwd) -> list[tuple]:
+    """What a built description says, node by node (the model's classes compare by
+    identity)."""
+    groups = [(g.name, g.nr_units, g.max_nr_units, [(s.name, s.default, s.read_only, s.span)
+                                                  for s in g.spaces], g.span)
+              for g in hwd.par_groups()]
+    nodes = [(n.kind, n.path, n.values, sorted(n.flags), n.args, n.span)
+             for n in hwd.device.walk()]
+    return [hwd.name, hwd.parent, hwd.file, hwd.span, groups, nodes]
+
+
+def blocks_limit(hwd) -> int:
+    return hwd.value("hierarchy.blocks.max_nr_units").value
+
+
+def fresh_parse(file: Path) -> S.HdlFile:
+    return S._parse_cached.__wrapped__(file.read_text(), str(file))
+
+
+def test_a_second_load_reads_every_file_from_the_cache_and_builds_the_same_library(
+        cache, descriptions, monkeypatch):
+    first = load_paths([descriptions])
+    assert len(entries(cache)) == len(list(descriptions.glob("*.hdl"))) == 10
+    textx_forbidden(monkeypatch)
+    second = load_paths([descriptions])
+    assert second.names() == first.names()
+    for name in first.names():
+        assert summary(second[name]) == summary(first[name])
+        assert S.parse_hdl_file(descriptions / f"{name}.hdl") == \
+            fresh_parse(descriptions / f"{name}.hdl")
+
+
+def test_an_edited_file_is_parsed_again(cache, descriptions):
+    fermi = descriptions / "fermi.hdl"
+    before = S.parse_hdl_file(fermi)
+    old = blocks_limit(load_paths([descriptions])["fermi"])
+    text = fermi.read_text()
+    assert "max_nr_units = 65535" in text
+    fermi.write_text(text.replace("max_nr_units = 65535", "max_nr_units = 777"))
+    S._parse_file_text.cache_clear()  # as a new process: only the disk cache knows fermi
+    after = S.parse_hdl_file(fermi)
+    assert after != before and after == fresh_parse(fermi)
+    library = load_paths([descriptions])
+    assert (old, blocks_limit(library["fermi"])) == (65535, 777)
+    assert len(entries(cache)) == 10  # the entry of fermi.hdl was replaced, not added
+
+
+def test_the_same_text_under_another_name_has_its_own_spans(cache, descriptions, tmp_path):
+    S.parse_hdl_file(descriptions / "gpu.hdl")
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    shutil.copy(descriptions / "gpu.hdl", other)
+    S._parse_file_text.cache_clear()
+    tree = S.parse_hdl_file(other / "gpu.hdl")
+    assert tree.file == str(other / "gpu.hdl") == tree.name_span.file
+
+
+def test_a_read_only_cache_is_used_and_an_unwritable_one_changes_nothing(
+        cache, descriptions, monkeypatch, tmp_path):
+    expected = load_paths([descriptions])
+    cache.chmod(0o555)
+    try:
+        S._parse_file_text.cache_clear()
+        with monkeypatch.context() as m:
+            textx_forbidden(m)
+            assert summary(load_paths([descriptions])["fermi"]) == summary(expected["fermi"])
+        (descriptions / "gpu.hdl").write_text(
+            (descriptions / "gpu.hdl").read_text() + "\n// edited\n")
+        S._parse_file_text.cache_clear()
+        assert summary(load_paths([descriptions])["fermi"]) == summary(expected["fermi"])
+    finally:
+        cache.chmod(0o755)
+    # A cache folder that cannot even be created (it would lie inside a plain file).
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv(parse_cache.ENV_VAR, str(blocker / "cache"))
+    S._parse_file_text.cache_clear()
+    assert summary(load_paths([descriptions])["fermi"]) == summary(expected["fermi"])
+    assert blocker.read_text() == ""
+
+
+@pytest.mark.parametrize("damage", ["truncated", "garbage", "other key", "not a tree",
+                                    "runs code"])
+def test_a_damaged_or_foreign_entry_is_ignored_and_replaced(
+        cache, descriptions, damage, tmp_path):
+    gpu = descriptions / "gpu.hdl"
+    good = S.parse_hdl_file(gpu)
+    (entry,) = entries(cache)
+    data = entry.read_bytes()
+    marker = tmp_path / "ran"
+    entry.write_bytes({
+        "truncated": data[: len(data) // 2],
+        "garbage": b"\x00not a pickle at all",
+        "other key": pickle.dumps((b"0" * 32, dataclasses.replace(good, blocks=()))),
+        "not a tree": pickle.dumps((parse_cache._key(gpu.read_text(), str(gpu)), ("gpu",))),
+        "runs code": pickle.dumps(_RunsCode(str(marker))),
+    }[damage])
+    S._parse_file_text.cache_clear()
+    assert S.parse_hdl_file(gpu) == good
+    assert not marker.exists()
+    assert entries(cache) == [entry]
+    assert parse_cache.load(gpu.read_text(), str(gpu)) == good  # replaced by a good entry
+
+
+class _RunsCode:
+    """An entry that would create a file when unpickled by a plain `pickle.load`."""
+
+    def __init__(self, path: str):
+        self.path = path
+
+    def __reduce__(self):
+        return (os.mkdir, (self.path,))
+
+
+def test_syntax_errors_are_never_cached_and_read_as_without_a_cache(
+        cache, tmp_path, monkeypatch):
+    broken = tmp_path / "broken.hdl"
+    broken.write_text("hardware_description broken;\nmemory m {\n  capacity = ;\n}\n")
+    messages = []
+    for value in (str(cache.parent), ""):
+        monkeypatch.setenv(parse_cache.ENV_VAR, value)
+        for _ in range(2):
+            S._parse_file_text.cache_clear()
+            with pytest.raises(MclError) as info:
+                S.parse_hdl_file(broken)
+            messages.append([str(d) for d in info.value.diagnostics])
+    assert all(m == messages[0] for m in messages) and "syntax error" in messages[0][0]
+    assert entries(cache) == []
+
+
+def test_an_empty_cache_variable_turns_the_cache_off(monkeypatch, tmp_path):
+    monkeypatch.setenv(parse_cache.ENV_VAR, "")
+    assert parse_cache.cache_dir() is None
+    monkeypatch.delenv(parse_cache.ENV_VAR)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert parse_cache.cache_dir() == tmp_path / "mcl" / "hdl"
+    S._parse_file_text.cache_clear()
+    assert load_library(use_env=False).names()  # the bundled library, through the cache
+    assert len(entries(tmp_path / "mcl" / "hdl")) == 10
+    S._parse_file_text.cache_clear()
