@@ -232,9 +232,15 @@ def access_lines(facts: KernelFacts, access: Access, caches: list[MemoryInfo],
             trips = sympy.sympify(trips).subs({c: 0 for c in outer})
             exact = False
             note = f"the iterations of loop {loop.name} vary; counted for the first ones"
+        # Caches with the same line size, shared by as many units, give the same figures
+        # (fermi's and hopper's l1 and l2): computed once, for the first of them.
+        computed: dict[tuple[int, Any], LoopLines] = {}
         for cache in caches:
-            r = _loop_lines(facts.hwd, loop, cache, stride, trips, touched, access, values,
-                            lockstep, exact)
+            key = (int(cache.line_size or 0), _units_sharing(facts.hwd, loop, cache, lockstep))
+            if key not in computed:
+                computed[key] = _loop_lines(facts.hwd, loop, cache, stride, trips, touched,
+                                            access, values, lockstep, exact)
+            r = replace(computed[key], cache=cache)
             if note:
                 r = replace(r, assumption="; ".join(x for x in (r.assumption, note) if x))
             results.append(r)
@@ -257,12 +263,7 @@ def _loop_lines(hwd: HardwareDescription, loop: Loop, cache: MemoryInfo, stride:
                          BENEFITS if shared else NO_BENEFIT, lockstep=size, assumption=note,
                          exact=exact, fully_used=used)
     if loop.kind == "foreach":
-        # Units that do not run in lock-step share a line only when they use the same
-        # cache at the same time: at most the slots of the unit holding the cache.
-        shared_by = None
-        group = hwd.par_group(loop.group or "")
-        if group is not None and group.unit is not None:
-            shared_by = concurrent_units(hwd, group.unit.name, cache)
+        shared_by = _units_sharing(hwd, loop, cache, lockstep)
         best, _, note = strides.grouped_lines(iterations, shared_by, stride, touched, line,
                                               values)
     else:
@@ -283,6 +284,19 @@ def _loop_lines(hwd: HardwareDescription, loop: Loop, cache: MemoryInfo, stride:
         kind = MAY_BENEFIT
     return LoopLines(loop, cache, stride, iterations, best, worst, kind, shared_by=shared_by,
                      assumption=note, exact=exact)
+
+
+def _units_sharing(hwd: HardwareDescription, loop: Loop, cache: MemoryInfo,
+                   lockstep: tuple[str, int] | None) -> Any | None:
+    """For a foreach whose units do not run in lock-step: they share a line only when they
+    use the same cache at the same time, at most the slots of the unit holding the cache.
+    None for other loops (and where there is no finite bound)."""
+    if loop.kind != "foreach" or (lockstep is not None and loop.group == lockstep[0]):
+        return None
+    group = hwd.par_group(loop.group or "")
+    if group is None or group.unit is None:
+        return None
+    return concurrent_units(hwd, group.unit.name, cache)
 
 
 # ----------------------------------------------------------------------------- messages

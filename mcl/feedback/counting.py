@@ -445,9 +445,8 @@ def distinct_values(terms: Sequence[tuple[Any, Any]]) -> tuple[Any, bool]:
         # Two counters with the same coefficient sweep an interval of N1 + N2 - 1 values.
         merged[c] = merged[c] + n - 1 if c in merged else n
     items = _sorted_by_coefficient(list(merged.items()))
-    bound = _upper_bound(list(merged.items()))
     if items is None:
-        return bound, False
+        return _upper_bound(list(merged.items())), False
     if len(items) == 1:
         return items[0][1], True
     g = reduce(sympy.gcd, [c for c, _ in items])
@@ -469,7 +468,8 @@ def distinct_values(terms: Sequence[tuple[Any, Any]]) -> tuple[Any, bool]:
             count = count * n  # translates beyond the largest value: all disjoint
             is_progression = False
         else:
-            return bound, False
+            # Not computed before it is needed: the minimum of two long figures is slow.
+            return _upper_bound(list(merged.items())), False
         top = top + c * (n - 1)
     return tidy(count), True
 

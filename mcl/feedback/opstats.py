@@ -93,12 +93,20 @@ def _executions(facts: KernelFacts, item: Item) -> tuple[Any, bool, list[Guard]]
     ev = facts.evaluator
     weight: Any = 1
     exact_loop = True
-    if item.kind in (COND, STEP) and item.loop is not None:
+    header = item.kind in (COND, STEP) and item.loop is not None
+    if header:
+        assert item.loop is not None
         shape = ev.shape(item.loop)
         weight = shape.trips + 1 if item.kind == COND else shape.trips
         exact_loop = shape.exact
-    count, exact, unresolved = guarded_iterations(ev, item.loops, item.guards, weight)
-    return count, exact and exact_loop, unresolved
+    # The statements of one body run equally often: counted once (the loops, the guards
+    # and, for a loop header, which header of which loop determine the count).
+    where = ".".join(str(id(x)) for x in (*item.loops, *item.guards))
+    kind = f"{item.kind}.{id(item.loop)}" if header else ""
+    count, exact, unresolved = facts.cached(
+        f"opstats.count.{len(item.loops)}.{where}.{kind}",
+        lambda f: guarded_iterations(ev, item.loops, item.guards, weight))
+    return count, exact and exact_loop, list(unresolved)
 
 
 def function_costs(facts: KernelFacts, values: Mapping[str, Any] | None = None) -> Costs:

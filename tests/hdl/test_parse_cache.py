@@ -8,6 +8,8 @@ import dataclasses
 import os
 import pickle
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -192,3 +194,12 @@ def test_an_empty_cache_variable_turns_the_cache_off(monkeypatch, tmp_path):
     assert load_library(use_env=False).names()  # the bundled library, through the cache
     assert len(entries(tmp_path / "mcl" / "hdl")) == 10
     S._parse_file_text.cache_clear()
+
+
+def test_a_later_process_loads_the_library_without_textx(tmp_path):
+    code = ("import sys; from mcl.hdl.library import load_library; "
+            "print(len(load_library(use_env=False)), 'textx' in sys.modules)")
+    env = {**os.environ, parse_cache.ENV_VAR: str(tmp_path)}
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           check=True, env=env).stdout.split() for _ in range(2)]
+    assert runs == [["10", "True"], ["10", "False"]]
