@@ -21,7 +21,10 @@ Reports, for KERNEL (default kernels/matmul/perfect.mcpl) at LEVEL (default gpu)
   analysis:       all analyses of every kernel of the file, from the translated program to
                   the messages (facts rebuilt every run: nothing cached between runs);
   check stage:    the feedback stage as `mcl check` runs it (analysis + values);
-  end to end:     `python -m mcl check KERNEL --level LEVEL -D ...` in a fresh process.
+  end to end:     `python -m mcl check KERNEL --level LEVEL -D ...` in a fresh process,
+                  and as a ratio to its peer measured in the same rounds, interleaved:
+                  `python -c "import sympy"` (the floor of any command that analyses),
+                  so that machines of different speed and load can be compared.
 """
 
 from __future__ import annotations
@@ -123,6 +126,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--level", default="gpu")
     parser.add_argument("--repeat", type=int, default=None)
     parser.add_argument("-D", dest="defines", action="append", default=None)
+    parser.add_argument("--rounds", type=int, default=7,
+                        help="end-to-end rounds (each: import sympy, then mcl check)")
     parser.add_argument("--all", action="store_true",
                         help="every bundled kernel at every level, a process per case")
     parser.add_argument("--one", nargs="+", metavar="ARG", help=argparse.SUPPRESS)
@@ -169,8 +174,11 @@ def main(argv: list[str] | None = None) -> None:
         run_feedback(program, library, options)
         stage_runs.append(time.perf_counter() - t)
 
-    e2e = []
-    for _ in range(3):
+    e2e, peer = [], []
+    for _ in range(args.rounds):
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "import sympy"], check=True)
+        peer.append(time.perf_counter() - t)
         t = time.perf_counter()
         subprocess.run([sys.executable, "-m", "mcl", "check", args.kernel, "--level", args.level,
                         *[f"-D{d}" for d in defines]], capture_output=True, check=True,
@@ -184,6 +192,9 @@ def main(argv: list[str] | None = None) -> None:
           f"{_ms(runs)}")
     print(f"  check stage:   {_ms(stage_runs)}")
     print(f"  end to end:    {_ms(e2e)} (process start, parse, translate, check, feedback)")
+    print(f"  import sympy:  {_ms(peer)} (a fresh process, interleaved with the above)")
+    print(f"  ratio:         end to end / import sympy = "
+          f"{statistics.median(e2e) / statistics.median(peer):.2f} (medians)")
 
 
 if __name__ == "__main__":

@@ -91,7 +91,8 @@ def _value(e: Any, env: dict[Any, Any], rows: int, budget: _Budget) -> Any:
 
 
 def _cached_sum(e: Any, env: dict[Any, Any], budget: _Budget) -> Any:
-    key = (e, tuple(sorted((str(s), v) for s, v in env.items() if s in e.free_symbols)))
+    free = e.free_symbols  # computed anew on every access: once, not once per value
+    key = (e, tuple(sorted((str(s), v) for s, v in env.items() if s in free)))
     if key not in _SUMS:
         if len(_SUMS) > _CACHE_SIZE:
             _SUMS.clear()

@@ -59,8 +59,9 @@ def evaluate(expr: Any, values: Mapping[str, Number]) -> Value:
     import sympy
 
     expr = sympy.sympify(expr)
-    subs = {s: values[s.name] for s in expr.free_symbols if s.name in values}
-    missing = tuple(sorted({s.name for s in expr.free_symbols if s.name not in values}))
+    free = expr.free_symbols  # SymPy walks the whole expression for it each time
+    subs = {s: values[s.name] for s in free if s.name in values}
+    missing = tuple(sorted({s.name for s in free if s.name not in values}))
     if missing:
         return Value(expr, None, missing)
     if expr.has(sympy.Sum):
