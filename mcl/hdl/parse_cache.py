@@ -29,7 +29,6 @@ import io
 import os
 import pickle
 import sys
-import tempfile
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -111,6 +110,8 @@ def store(text: str, file: str, tree: HdlFile) -> None:
     folder = cache_dir()
     if folder is None:
         return
+    import tempfile  # only when writing: most commands find every file cached
+
     try:
         folder.mkdir(parents=True, exist_ok=True)
         data = pickle.dumps((_key(text, file), tree), protocol=pickle.HIGHEST_PROTOCOL)
