@@ -50,7 +50,12 @@ def cache_dir() -> Path | None:
     configured = os.environ.get(ENV_VAR)
     if configured is not None:
         return Path(configured) / "hdl" if configured.strip() else None
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    base = os.environ.get("XDG_CACHE_HOME")
+    if not base:
+        try:
+            base = str(Path.home() / ".cache")
+        except (RuntimeError, KeyError, OSError):  # no home directory: no cache
+            return None
     return Path(base) / "mcl" / "hdl"
 
 

@@ -203,3 +203,16 @@ def test_a_later_process_loads_the_library_without_textx(tmp_path):
     runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                            check=True, env=env).stdout.split() for _ in range(2)]
     assert runs == [["10", "True"], ["10", "False"]]
+
+
+def test_without_a_home_directory_there_is_no_cache_and_no_error(monkeypatch):
+    def no_home() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.delenv(parse_cache.ENV_VAR)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setattr(Path, "home", staticmethod(no_home))
+    assert parse_cache.cache_dir() is None
+    S._parse_file_text.cache_clear()
+    assert load_library(use_env=False).names()
+    S._parse_file_text.cache_clear()
