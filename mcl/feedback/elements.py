@@ -2,42 +2,33 @@
 analysis 5).
 
 "It may be beneficial to consider computing more than one element of c per thread." The
-advice applies when the description has a finite number of execution slots for the
-executing par_unit, the kernel launches more units than that, and each unit writes a
-single output element (its store is inside foreach statements only, not in a for-loop).
-Where the description's slots are unlimited (perfect, accelerator) the analysis does not
-run at all.
+advice applies when the kernel launches more units than the description keeps resident
+(`mcl.feedback.resident`: the slots of its outermost execution units, fermi's 15 SMs x 48
+warps x 32 threads, not the 480 ALUs that execute some of them in one cycle) and each
+unit writes a single output element (its store is inside foreach statements only, not in
+a for-loop). Where the description's slots are unlimited (perfect, accelerator) the
+analysis does not run at all.
+
+A store whose address depends on data (`atomicAdd(hist[image[i, j]], 1)`) is no output
+element of its unit: many units update the same few addresses, and the irregular analysis
+says so (store-contention, with privatisation as the cure: store-privatise), so this
+analysis leaves such stores to it.
 """
 
 from __future__ import annotations
 
-import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.blocks import OUTPUT, classify
 from mcl.feedback.counting import iterations
 from mcl.feedback.emit import Emitter, expr_text
+from mcl.feedback.irregular import contended
 from mcl.feedback.kernel import Loop
 from mcl.feedback.messages import Message, Severity
+from mcl.feedback.resident import resident_units
 from mcl.feedback.values import evaluate
 from mcl.mcpl import ast
-
-if TYPE_CHECKING:
-    from mcl.hdl.model import HardwareDescription
-
-
-def concurrent_units(hwd: HardwareDescription) -> float:
-    """How many executing units the device runs at once (slots x number of execution
-    units); math.inf when unlimited."""
-    unit = hwd.executing_unit().name
-    capacities = [info.slots * info.nr_units for info in hwd.execution_units_for(unit)]
-    finite = [c for c in capacities if c != math.inf]
-    return max(finite) if finite else math.inf
-
-
-def finite_slots(hwd: HardwareDescription) -> bool:
-    return concurrent_units(hwd) != math.inf
 
 
 def several_elements(ctx: AnalysisContext) -> list[Message]:
@@ -47,11 +38,12 @@ def several_elements(ctx: AnalysisContext) -> list[Message]:
     ev = facts.evaluator
     kinds = classify(facts)
     unit = hwd.executing_unit().name
-    capacity = concurrent_units(hwd)
+    resident = resident_units(hwd)
+    capacity = resident.units
     outputs = {p.name for p in facts.params if "w" in facts.param_modes.get(p.name, "")}
     stores = [a for a in facts.accesses
               if a.writes and a.binding.root.name in outputs and a.binding.root.kind == "param"
-              and kinds[id(a.item)] == OUTPUT]
+              and kinds[id(a.item)] == OUTPUT and not contended(facts, a, values)]
     if not stores or any(not _one_per_unit(a.item.loops) for a in stores):
         return []
     out: list[Message] = []
@@ -69,13 +61,16 @@ def several_elements(ctx: AnalysisContext) -> list[Message]:
         out.append(emit.message(
             "elements-several-per-unit", Severity.SUGGESTION,
             f"each {unit} computes one element of {name}, and the kernel launches {{units}} "
-            f"{unit}s while {hwd.name} runs at most {{concurrent}} at a time: it may be "
-            f"beneficial to compute more than one element of {name} per {unit}",
+            f"{unit}s while {hwd.name} keeps at most {{concurrent}} resident "
+            f"({resident.explain()}): it may be beneficial to compute more than one "
+            f"element of {name} per {unit}",
             acc.node.span, {"units": units, "concurrent": capacity},
             acc.item.loops, approximate=not exact,
             hint=(f"let each {unit} compute several elements of {name} in a for-loop, and "
-                  f"launch fewer {unit}s (e.g. split `{expr_text(_count(foreach[0]))}` "
-                  "by the number of elements per unit)")))
+                  f"launch fewer {unit}s, but no fewer than the {int(capacity):,} "
+                  f"{hwd.name} keeps resident (e.g. split "
+                  f"`{expr_text(_count(foreach[0]))}` by the number of elements per "
+                  f"{unit})")))
     return out
 
 

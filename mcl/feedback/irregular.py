@@ -42,12 +42,12 @@ import sympy
 from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.cache import lockstep_group, loops_since_declaration, unpredictable_reasons
 from mcl.feedback.counting import iterations
-from mcl.feedback.elements import concurrent_units
 from mcl.feedback.emit import Emitter, expr_text
 from mcl.feedback.kernel import Access, KernelFacts, Loop
 from mcl.feedback.layout import element_layout, extents, flat_index
 from mcl.feedback.memory import faster_space
 from mcl.feedback.messages import Message, Severity
+from mcl.feedback.resident import concurrent_units
 from mcl.feedback.strides import loop_stride
 from mcl.feedback.symbolic import iterations_symbol
 from mcl.feedback.values import evaluate
@@ -124,6 +124,14 @@ def store_contention(facts: KernelFacts, access: Access,
                       updates, concurrent, _is_atomic(access))
 
 
+def contended(facts: KernelFacts, access: Access, values: Mapping[str, Any]) -> bool:
+    """Is `access` a store at a data-dependent address that more than one unit writes
+    into (the store-contention message)? Such a store is no element of its own unit's:
+    the several-elements advice leaves it to this analysis."""
+    c = store_contention(facts, access, values)
+    return c is not None and _more_than_one(c.writers, values)
+
+
 def _is_atomic(access: Access) -> bool:
     for node in ast.walk(access.item.node):
         if isinstance(node, ast.Call) and node.func in ATOMICS and node.args \
@@ -193,15 +201,23 @@ def _store_messages(emit: Emitter, c: Contention) -> list[Message]:
             f"{unit}s without atomicAdd: {unit}s that meet at one address lose updates",
             acc.node.span, figures, acc.item.loops,
             hint=f"use atomicAdd({text}, ...), or give each {unit} its own copy"))
+    plan = privatisation(facts, c)
+    # The problem of such a store is contention, not the work per unit (issue 11): the
+    # message says so, and the several-elements advice is not given for it (`contended`).
     out.append(emit.message(
         "store-contention", Severity.INFO,
+        ("atomic contention: " if c.atomic else "") +
         f"{text} is written at an address that depends on data ({why}): {{writers}} "
-        f"{unit}s write into one copy of {name} ({{concurrent}} at a time) at "
-        f"{{distinct}} distinct addresses: at most {{per_address}} concurrent writers per address "
-        f"when the values are spread evenly, all {{concurrent}} on one address when they "
-        f"are equal; updates of one address run one after another",
-        acc.node.span, figures, acc.item.loops))
-    plan = privatisation(facts, c)
+        f"{unit}s write into one copy of {name} ({{concurrent}} of them resident at once) "
+        f"at {{distinct}} distinct addresses: at most {{per_address}} concurrent writers per "
+        f"address when the values are spread evenly, all {{concurrent}} on one address when "
+        f"they are equal; updates of one address run one after another",
+        acc.node.span, figures, acc.item.loops,
+        hint=(f"privatise {name}: " + (
+            "see the store-privatise message" if plan is not None else
+            f"give groups of {unit}s their own copy and add the copies into {name} at "
+            "the end") + f"; computing several elements per {unit} does not remove "
+            "the contention")))
     if plan is None:
         return out
     copies = _product(ev.trips(x) for x in plan.outer)
@@ -486,7 +502,7 @@ def irregular_access(ctx: AnalysisContext) -> list[Message]:
         if c is not None and id(acc.node) not in seen:
             seen.add(id(acc.node))
             if _more_than_one(c.writers, values):  # a copy per unit: nothing to contend
-                out += _store_messages(emit, c)
+                out += _store_messages(emit, c)  # as `contended` says
     for d in data_loops(facts):
         out += _loop_messages(emit, d)
     return out

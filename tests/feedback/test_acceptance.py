@@ -136,7 +136,7 @@ def test_several_elements_not_advised_when_all_units_fit():
     assert by_code(feedback(MATMUL, level="mic", values={"n": 100, "m": 100}),
                    "elements-several-per-unit")
     assert not by_code(feedback(MATMUL, level="mic", values={"n": 2, "m": 16}),
-                       "elements-several-per-unit")  # 32 vectors, 960 at a time
+                       "elements-several-per-unit")  # 32 vectors, 3,840 resident
 
 
 def test_read_write_parameters_and_data_dependent_indices():

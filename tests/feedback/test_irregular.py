@@ -135,11 +135,12 @@ def test_mic_proposes_a_copy_per_thread_and_says_it_does_not_pay_with_one_elemen
     assert msg.value_map["merge_updates"].numeric > msg.value_map["updates"].numeric
 
 
-def test_concurrent_writers_are_the_device_slots() -> None:
+def test_concurrent_writers_are_the_resident_threads() -> None:
     (msg,) = by_code(feedback(HISTOGRAM, "fermi", values={"h": 16384, "w": 16384}),
                      "store-contention")
-    assert msg.value_map["concurrent"].numeric == 480  # 15 SMPs x 32 threads
-    assert msg.value_map["per_address"].numeric == pytest.approx(480 / 256)
+    # mcl/feedback/resident.py: 15 SMs x 48 warps x 32 threads (not the 480 ALUs)
+    assert msg.value_map["concurrent"].numeric == 15 * 48 * 32
+    assert msg.value_map["per_address"].numeric == pytest.approx(15 * 48 * 32 / 256)
 
 
 RACE = """
