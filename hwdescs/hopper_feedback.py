@@ -23,7 +23,15 @@ occupancy_table.cu); tests/feedback/test_occupancy_hopper.py checks every one.
 from __future__ import annotations
 
 from mcl.feedback.kernel_api import Kernel
-from mcl.feedback.occupancy import Multiprocessor, blocks_per_sm, kernel_usage, multiprocessor
+from mcl.feedback.occupancy import (
+    GRID,
+    Multiprocessor,
+    figures,
+    kernel_usage,
+    multiprocessor,
+    occupancy_hint,
+    verdict_for,
+)
 
 REGISTER_ALLOCATION_UNIT = 256  # registers per warp are a multiple of this
 SHARED_ALLOCATION_UNIT = 128  # bytes
@@ -51,43 +59,33 @@ def hopper_multiprocessor(kernel: Kernel) -> Multiprocessor:
 
 
 def occupancy(kernel: Kernel):
-    """Blocks and warps per SM, and what limits them."""
+    """Blocks and warps per SM, what limits them, and a change that raises them
+    (`mcl.feedback.occupancy.verdict`, the rule nvidia's function uses too)."""
     sm = hopper_multiprocessor(kernel)
     usage, registers = kernel_usage(kernel, sm)
     if usage.threads == 0:
         return None
     usage = type(usage)(usage.threads, min(usage.registers_per_thread,
                                            MAX_REGISTERS_PER_THREAD), usage.shared_bytes)
-    result = blocks_per_sm(sm.resources, usage)
+    v = verdict_for(kernel, sm, usage)
     warp_slots = int(sm.resources.warp_slots)
-    limiting = [name for name in result.limiting if name != "block slots"] or ["block slots"]
-    full = result.warps >= warp_slots
+    if v.limiting == (GRID,):
+        limited = (f"the grid of {v.grid_blocks:,} blocks for {int(v.multiprocessors):,} "
+                   "SMs")
+    elif v.full:
+        limited = (f"{v.limiting[0]}, all {int(v.slots_in_use):,} {v.limiting[0][:-1]} "
+                   "slots in use")
+    else:
+        limited = " and ".join(v.limiting)
     text = ("occupancy: {blocks_per_sm:block|blocks} per SM ({warps_per_sm} of "
-            f"{{warp_slots}} warps, {100 * result.warps // warp_slots}%), limited by "
-            f"{' and '.join(limiting)} ({{threads_per_block}} threads, "
+            f"{{warp_slots}} warps, {100 * v.warps // warp_slots}%), limited by "
+            f"{limited} ({{threads_per_block}} threads, "
             "{shared_bytes_per_block} B " + f"{sm.shared_space} memory and about "
             "{registers_per_thread_estimate} registers per thread per block)")
-    advice = [ADVICE[name] for name in limiting if name in ADVICE]
-    if advice and not full:
-        text += ": " + "; ".join(dict.fromkeys(advice))
-    figures = {"blocks_per_sm": result.blocks, "warps_per_sm": result.warps,
-               "warp_slots": warp_slots, "threads_per_block": usage.threads,
-               "shared_bytes_per_block": usage.shared_bytes,
-               "registers_per_thread_estimate": usage.registers_per_thread}
-    figures.update({f"limit_{name.replace(' ', '_')}": limit
-                    for name, limit in result.limits.items()})
+    if v.advice:
+        text += ": " + "; ".join(v.advice)
+    values = {"blocks_per_sm": v.blocks, "warps_per_sm": v.warps, "warp_slots": warp_slots,
+              **figures(v, usage)}
     return kernel.message(
-        text, severity="info" if full else "suggestion", code="occupancy", values=figures,
-        hint=("more warps per SM hide memory latency; each limit_* value is the number of "
-              f"blocks one resource allows; registers per thread are estimated from "
-              f"{registers.basis}"))
-
-
-# What to try for each limiting resource.
-ADVICE = {
-    "registers": "keep fewer values per thread in registers (fewer elements per thread)",
-    "shared memory": "use less shared memory per block (smaller tiles, or phases)",
-    "threads": "use fewer threads per block",
-    "warps": "use fewer threads per block",
-    "block slots": "use more threads per block",
-}
+        text, severity="suggestion" if v.advice else "info", code="occupancy",
+        values=values, hint=occupancy_hint(v, "SM", registers.basis))

@@ -83,17 +83,19 @@ def test_translate(capsys: pytest.CaptureFixture[str]) -> None:
 def test_report(capsys: pytest.CaptureFixture[str]) -> None:
     from mcl.resources import kernels_dir
 
+    # 256 x 256 threads: more than the 16,384 gpu keeps resident, so the several-elements
+    # advice is among the codes
     doc = document(["report", str(kernels_dir() / "matmul"), "--versions", "gpu_v1,gpu_v2",
-                    "-D", "n=64", "-D", "m=64", "-D", "p=64", "--format", "json"], capsys)
+                    "-D", "n=256", "-D", "m=256", "-D", "p=256", "--format", "json"], capsys)
     jsonschema.validate(doc, load_schema("report"))
-    assert doc["values"] == {"n": 64, "m": 64, "p": 64}
+    assert doc["values"] == {"n": 256, "m": 256, "p": 256}
     row, after = doc["rows"]
     assert row["name"] == "gpu_v1" and row["level"] == "gpu" and not row["translated"]
     assert "elements-several-per-unit" in row["codes"] and row["performance"] is None
     assert row["unchanged"] == []  # the first row shown has nothing to compare with
     # gpu_v2 leaves the operation counts as they were: named on the "(unchanged)" line
     assert after["feedback"][-1].startswith("(unchanged) #computational instructions")
-    assert after["unchanged"][0].startswith("#computational instructions: 2*m*n*p (= 524,288)")
+    assert after["unchanged"][0].startswith("#computational instructions: 2*m*n*p (= 33,554,432)")
 
 
 def test_report_with_a_run(capsys: pytest.CaptureFixture[str]) -> None:

@@ -11,6 +11,14 @@ Newer GPUs allocate registers per warp in fixed units, split the register file o
 sub-partitions and round shared memory up to an allocation unit plus a per-block
 reservation; `SmResources` carries these granularities (1 and 0 mean "exact").
 `multiprocessor` and `kernel_usage` read both sides from a feedback function's `Kernel`.
+
+`verdict` is the one rule both functions use to say what limits occupancy and what to
+change (issue 11): the grid first (a kernel of fewer blocks than the multiprocessors hold
+leaves slots empty whatever a block needs), nothing when every thread (warp) slot is
+already in use, else a change of one limiting resource that the model shows raises the
+warps per multiprocessor -- fewer registers, less shared memory (the paper's phases), or
+another number of threads per block (more when the block slots limit) -- and no advice
+when no single change does.
 """
 
 from __future__ import annotations
@@ -19,7 +27,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcl.hdl.model import ParUnit
+from mcl.hdl.model import ParUnit, product_of_counts
 
 # Resource names, as they appear in the messages.
 BLOCK_SLOTS = "block slots"
@@ -112,6 +120,8 @@ class Multiprocessor:
     shared_space: str | None
     block_unit: str
     thread_unit: str
+    count: float = 1  # multiprocessors of the device (15 SMs on fermi, 132 on hopper)
+    max_threads: float = math.inf  # threads per block the par_groups allow
 
 
 def multiprocessor(kernel: Any, **rules: int) -> Multiprocessor:
@@ -153,7 +163,12 @@ def multiprocessor(kernel: Any, **rules: int) -> Multiprocessor:
         shared_bytes=shared_bytes,
         warp_slots=slots(warp_units[0]) if warp_units else math.inf, warp_size=warp_size,
         **rules)
-    return Multiprocessor(resources, shared_space, block, thread)
+    count = product_of_counts(a.count() for a in node.ancestors()
+                              if a.kind.endswith("_group"))
+    chain = hwd.group_chain(thread)
+    first = next(k for k, g in enumerate(chain) if g.unit is not None and g.unit.name == block)
+    max_threads = product_of_counts(g.count for g in chain[first + 1:])
+    return Multiprocessor(resources, shared_space, block, thread, count, max_threads)
 
 
 def kernel_usage(kernel: Any, sm: Multiprocessor) -> tuple[BlockUsage, Any]:
@@ -163,3 +178,183 @@ def kernel_usage(kernel: Any, sm: Multiprocessor) -> tuple[BlockUsage, Any]:
     registers = kernel.context.registers_per_thread()
     shared = kernel.context.space_bytes(sm.shared_space) if sm.shared_space else 0
     return BlockUsage(threads, registers.value, shared), registers
+
+
+# ----------------------------------------------------------------------------- advice
+
+GRID = "the grid"
+
+
+@dataclass(frozen=True)
+class Change:
+    """A change of one resource and the warps per multiprocessor it gives (more than now:
+    `verdict` keeps no other)."""
+
+    resource: str
+    text: str
+    usage: BlockUsage  # what one block needs after the change (the same for GRID)
+    warps: int
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Blocks per multiprocessor with the grid counted, what limits them, and the changes
+    that would raise the warps per multiprocessor (each checked with `blocks_per_sm`)."""
+
+    occupancy: Occupancy  # what the resources of one block allow
+    blocks: int  # blocks per multiprocessor, at most what the grid gives each
+    warps: int
+    limiting: tuple[str, ...]  # resources that allow no more (GRID: too few blocks)
+    changes: tuple[Change, ...]  # each raises the warps per multiprocessor
+    multiprocessors: float
+    grid_blocks: int | None = None  # blocks the kernel launches (None: not known)
+    slots_in_use: float = 0  # when all thread (warp) slots are in use: their number
+
+    @property
+    def advice(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(c.text for c in self.changes))
+
+    @property
+    def full(self) -> bool:
+        """Every thread (warp) slot is in use: no change raises occupancy."""
+        return self.slots_in_use > 0
+
+
+def verdict(sm: SmResources, block: BlockUsage, multiprocessors: float = math.inf,
+            grid_blocks: int | None = None, max_threads: float = math.inf) -> Verdict:
+    """The occupancy of `block` on `sm` and what to change (feedback.md, "Occupancy").
+
+    Advice is only given for a change that raises the warps a multiprocessor runs at once
+    (the paper's section 5.1: more blocks per SMP hide memory latency): none when every
+    thread or warp slot is already in use; a grid of fewer blocks than the
+    multiprocessors hold limits before any per-block resource does."""
+    occ = blocks_per_sm(sm, block)
+    if grid_blocks is not None and multiprocessors != math.inf:
+        given = math.ceil(grid_blocks / multiprocessors)  # blocks the busiest one receives
+        if given < occ.blocks:
+            wanted = int(occ.blocks * multiprocessors)
+            more = Change(GRID, f"launch at least {wanted:,} blocks, smaller ones if the work "
+                          "is fixed", block, occ.warps)
+            return Verdict(occ, given, given * occ.warps_per_block, (GRID,), (more,),
+                           multiprocessors, grid_blocks)
+    for name, slots, per_block in ((THREADS, sm.thread_slots, block.threads),
+                                   (WARPS, sm.warp_slots, occ.warps_per_block)):
+        if slots != math.inf and occ.blocks * per_block >= slots:
+            return Verdict(occ, occ.blocks, occ.warps, (name,), (), multiprocessors,
+                           grid_blocks, slots)
+    limiting = tuple(name for name in occ.limiting if name != BLOCK_SLOTS) or \
+        tuple(name for name in occ.limiting if name == BLOCK_SLOTS)
+    changes = [c for name in occ.limiting
+               for c in [_change(sm, block, occ, name, max_threads)] if c is not None]
+    return Verdict(occ, occ.blocks, occ.warps, limiting, tuple(changes), multiprocessors,
+                   grid_blocks)
+
+
+def _change(sm: SmResources, block: BlockUsage, occ: Occupancy, name: str,
+            max_threads: float) -> Change | None:
+    """The change of resource `name` alone that raises the warps per multiprocessor the
+    most (the least change among those); None when no change of it alone does."""
+    def warps(usage: BlockUsage) -> int:
+        return blocks_per_sm(sm, usage).warps
+
+    if name == REGISTERS:
+        for regs in range(block.registers_per_thread - 1, 0, -1):
+            usage = BlockUsage(block.threads, regs, block.shared_bytes)
+            if warps(usage) > occ.warps:
+                return Change(name, "keep fewer values per thread in registers, at most "
+                              f"{regs} registers per thread", usage, warps(usage))
+        return None
+    if name == SHARED_MEMORY:
+        for more in range(occ.blocks + 1, int(min(occ.block_slots, 64)) + 1):
+            per_block = sm.shared_bytes // more - sm.shared_reserved
+            per_block = per_block // sm.shared_unit * sm.shared_unit
+            usage = BlockUsage(block.threads, block.registers_per_thread, int(per_block))
+            if 0 < per_block < block.shared_bytes and warps(usage) > occ.warps:
+                return Change(name, "load/store shared memory in phases, at most "
+                              f"{_bytes(per_block)} per block", usage, warps(usage))
+        return None
+    # threads, warps or block slots: another number of threads per block
+    top = min(max_threads, sm.thread_slots)
+    best: tuple[tuple[int, int], int] | None = None
+    for threads in range(sm.warp_size, int(top if top != math.inf else 1024) + 1,
+                         sm.warp_size):
+        got = warps(BlockUsage(threads, block.registers_per_thread, block.shared_bytes))
+        key = (got, -abs(threads - block.threads))  # most warps, nearest to the current
+        if got > occ.warps and (best is None or key > best[0]):
+            best = (key, threads)
+    if best is None:
+        return None
+    (got, _), threads = best
+    direction = "more" if threads > block.threads else "fewer"
+    return Change(name, f"use {direction} threads per block: {threads} give {got} warps",
+                  BlockUsage(threads, block.registers_per_thread, block.shared_bytes), got)
+
+
+def _bytes(value: float) -> str:
+    n = int(value)
+    return f"{n // 1024} kB" if n >= 1024 and n % 1024 == 0 else f"{n:,} B"
+
+
+# ----------------------------------------------------------------------------- messages
+
+
+def verdict_for(kernel: Any, sm: Multiprocessor, usage: BlockUsage) -> Verdict:
+    """`verdict` for a feedback function's kernel: the grid is the blocks the kernel
+    launches when the values give them (else unknown, and the hint says so)."""
+    from mcl.feedback.kernel_api import MissingValues
+
+    group = next((g.name for g in kernel.facts.hwd.par_groups()
+                  if g.unit is not None and g.unit.name == sm.block_unit), None)
+    grid: int | None = None
+    if group is not None:
+        try:
+            grid = kernel.context.units(group)
+        except MissingValues:
+            grid = None
+    return verdict(sm.resources, usage, sm.count, grid, sm.max_threads)
+
+
+def limit_phrase(v: Verdict, multiprocessors: str = "SMPs") -> str:
+    """`shared memory limits`, `threads limit`, `threads and registers limit`: what allows
+    no more blocks, with the verb agreeing (the paper: "shared memory limits"); the grid
+    with its figures; full slots with the figure that shows nothing is left."""
+    if v.limiting == (GRID,):
+        return (f"the grid of {v.grid_blocks:,} blocks for {_count(v.multiprocessors)} "
+                f"{multiprocessors} limits")
+    plural = len(v.limiting) > 1 or v.limiting[0] not in (SHARED_MEMORY, GRID)
+    text = f"{' and '.join(v.limiting)} limit{'' if plural else 's'}"
+    if v.full:
+        who = "the block already uses" if v.blocks == 1 else f"the {v.blocks} blocks already use"
+        text += (f", but {who} all {_count(v.slots_in_use)} {v.limiting[0][:-1]} slots: "
+                 "nothing to gain")
+    return text
+
+
+def figures(v: Verdict, usage: BlockUsage) -> dict[str, Any]:
+    """The values of an occupancy message: what a block needs, what each resource allows
+    (`limit_*`) and the blocks the grid has when known."""
+    out: dict[str, Any] = {"threads_per_block": usage.threads,
+                           "shared_bytes_per_block": usage.shared_bytes,
+                           "registers_per_thread_estimate": usage.registers_per_thread}
+    out.update({f"limit_{name.replace(' ', '_')}": limit
+                for name, limit in v.occupancy.limits.items()})
+    if v.grid_blocks is not None:
+        out["grid_blocks"] = v.grid_blocks
+    return out
+
+
+def occupancy_hint(v: Verdict, multiprocessor_name: str, basis: str) -> str:
+    hint = (f"more warps per {multiprocessor_name} hide memory latency; each limit_* value is "
+            "the number of blocks one resource allows; registers per thread are estimated "
+            f"from {basis}")
+    if v.grid_blocks is None and v.multiprocessors != math.inf:
+        hint += (f"; a grid of fewer than {_count(v.blocks * v.multiprocessors)} blocks "
+                 "would limit it further: give the sizes (-D) to check")
+    if any("threads per block" in a for a in v.advice):
+        hint += ("; another number of threads per block is counted with the same registers "
+                 "per thread and shared memory per block")
+    return hint
+
+
+def _count(n: float) -> str:
+    return f"{int(n):,}"
