@@ -5,8 +5,9 @@ analysis 5).
 advice applies when the kernel launches more units than the description keeps resident
 (`mcl.feedback.resident`: the slots of its outermost execution units, fermi's 15 SMs x 48
 warps x 32 threads, not the 480 ALUs that execute some of them in one cycle) and each
-unit writes a single output element (its store is inside foreach statements only, not in
-a for-loop). Where the description's slots are unlimited (perfect, accelerator) the
+unit writes a single output element of its own (its store is inside foreach statements
+only, not in a for-loop, and its subscripts depend on every one of them: a warp that
+reduces a row into one element shares it). Where the description's slots are unlimited (perfect, accelerator) the
 analysis does not run at all.
 
 A store whose address depends on data (`atomicAdd(hist[image[i, j]], 1)`) is no output
@@ -43,7 +44,8 @@ def several_elements(ctx: AnalysisContext) -> list[Message]:
     outputs = {p.name for p in facts.params if "w" in facts.param_modes.get(p.name, "")}
     stores = [a for a in facts.accesses
               if a.writes and a.binding.root.name in outputs and a.binding.root.kind == "param"
-              and kinds[id(a.item)] == OUTPUT and not contended(facts, a, values)]
+              and kinds[id(a.item)] == OUTPUT and not contended(facts, a, values)
+              and not _shared_element(facts, a)]
     if not stores or any(not _one_per_unit(a.item.loops) for a in stores):
         return []
     out: list[Message] = []
@@ -72,6 +74,19 @@ def several_elements(ctx: AnalysisContext) -> list[Message]:
                   f"`{expr_text(_count(foreach[0]))}` by the number of elements per "
                   f"{unit})")))
     return out
+
+
+def _shared_element(facts: Any, access: Any) -> bool:
+    """Do several units write the same element: a foreach of more than one unit whose
+    variable the subscripts do not depend on (a warp that adds up one row of gesummv into
+    `y[i]`, stored by its thread 0)? Then no unit computes an element of its own, and
+    the work per element is already divided."""
+    ev = facts.evaluator
+    deps: set[Any] = set()
+    for index in access.indices:
+        deps |= ev.deps(index, access.item.scope)
+    return any(x.kind == "foreach" and x not in deps and ev.trips(x) != 1
+               for x in access.item.loops)
 
 
 def _one_per_unit(loops: tuple[Any, ...]) -> bool:

@@ -72,3 +72,10 @@ def test_histogram_scatter_is_contention_not_elements_per_unit(level: str) -> No
     assert contention.text.startswith("atomic contention: hist[image[i, j]]")
     assert contention.hint is not None and "privatise hist" in contention.hint
     assert by_code(messages, "store-privatise")  # where the copies go
+
+
+def test_a_warp_that_reduces_one_element_is_not_one_element_per_thread() -> None:
+    # gesummv fermi (v1): the 32 threads of a warp add up one row, thread 0 stores y[i];
+    # 131,072 threads exceed the 23,040 resident, but no thread has an element of its own
+    messages = feedback(KERNELS / "gesummv" / "fermi_v1.mcpl", values={"n": 4096})
+    assert not by_code(messages, "elements-several-per-unit")
