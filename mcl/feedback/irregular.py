@@ -233,7 +233,11 @@ def _store_messages(emit: Emitter, c: Contention) -> list[Message]:
     owner_unit = owner[:-1] if owner.endswith("s") else owner
     where = (f"in {plan.space} (faster than {acc.binding.root.space})" if plan.faster
              else f"in {plan.space}")
-    text_out = (f"privatise {name}: a copy per {owner_unit} {where} of {{copy_bytes}} bytes, "
+    # The suggestion a report shows by default names the problem too (store-contention is
+    # a fact): atomic updates of few addresses queue.
+    text_out = ((f"atomic contention on the {{distinct}} addresses of {name}: " if c.atomic
+                 else "") +
+                f"privatise {name}: a copy per {owner_unit} {where} of {{copy_bytes}} bytes, "
                 f"shared by its {{sharers}} {unit}s, cuts the writers per copy from "
                 f"{{writers}} to {{sharers}}; adding the {{copies}} copies into {name} at "
                 f"the end costs {{merge_updates}} updates against the {{updates}} of now")

@@ -71,7 +71,10 @@ def test_histogram_scatter_is_contention_not_elements_per_unit(level: str) -> No
     (contention,) = by_code(messages, "store-contention")
     assert contention.text.startswith("atomic contention: hist[image[i, j]]")
     assert contention.hint is not None and "privatise hist" in contention.hint
-    assert by_code(messages, "store-privatise")  # where the copies go
+    (privatise,) = by_code(messages, "store-privatise")  # where the copies go
+    # the suggestion, shown by default, names the problem as well
+    assert privatise.text.startswith("atomic contention on the 256 addresses of hist: "
+                                     "privatise hist: a copy per ")
 
 
 def test_a_warp_that_reduces_one_element_is_not_one_element_per_thread() -> None:
