@@ -163,8 +163,7 @@ def multiprocessor(kernel: Any, **rules: int) -> Multiprocessor:
         shared_bytes=shared_bytes,
         warp_slots=slots(warp_units[0]) if warp_units else math.inf, warp_size=warp_size,
         **rules)
-    count = product_of_counts(a.count() for a in node.ancestors()
-                              if a.kind.endswith("_group"))
+    count = node.copies()
     chain = hwd.group_chain(thread)
     first = next(k for k, g in enumerate(chain) if g.unit is not None and g.unit.name == block)
     max_threads = product_of_counts(g.count for g in chain[first + 1:])

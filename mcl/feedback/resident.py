@@ -80,6 +80,7 @@ def _held(hwd: HardwareDescription, node: DeviceNode, chain: list, unit: str
           ) -> Resident | None:
     """The units of `unit` one kind of execution unit holds, over all its copies."""
     options: list[Resident] = []
+    nodes = node.copies()
     for k, group in enumerate(chain):
         if group.unit is None:
             continue
@@ -89,8 +90,6 @@ def _held(hwd: HardwareDescription, node: DeviceNode, chain: list, unit: str
         inner = chain[k + 1:]
         per_slot = product_of_counts(g.count for g in inner)
         exact = all(g.exact for g in inner)
-        nodes = product_of_counts(a.count() for a in node.ancestors()
-                                  if a.kind.endswith("_group"))
         options.append(Resident(product_of_counts((slots, per_slot, nodes)), unit,
                                 node.name, nodes, slots, group.unit.name, per_slot,
                                 exact))

@@ -166,6 +166,12 @@ class DeviceNode:
                 return q.value
         return 1
 
+    def copies(self) -> Number:
+        """How many of this node the device has: the product of the counts of the groups
+        around it (fermi's smp: 15; a simd_unit: its group's units times the smps)."""
+        return product_of_counts(a.count() for a in self.ancestors()
+                                 if a.kind.endswith("_group"))
+
 
 @dataclass(frozen=True)
 class MemoryInfo:
@@ -440,13 +446,12 @@ class HardwareDescription:
             slots = node.slots_for(unit)
             if slots is None:
                 continue
-            groups = [a.count() for a in node.ancestors() if a.kind.endswith("_group")]
             # A lone load_store_unit (perfect's, one per core) does not run in lock-step with
             # anything; only a simd/load_store group, or a unit inside one, does.
             simd = node.kind in LOCKSTEP_GROUP_KINDS | {"simd_unit"} or any(
                 a.kind in LOCKSTEP_GROUP_KINDS for a in node.ancestors()
             )
-            found.append(ExecUnitInfo(node, slots, product_of_counts(groups), simd))
+            found.append(ExecUnitInfo(node, slots, node.copies(), simd))
         return sorted(found, key=lambda info: info.node.depth)  # stable: declaration order
 
     def lockstep(self, unit: str) -> ParGroup | None:

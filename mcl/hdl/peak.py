@@ -82,8 +82,7 @@ def compute_peaks(hwd: HardwareDescription, dtype: str = "float") -> list[Comput
         clock = _clock(node)
         if per_cycle is None or clock is None:
             continue
-        groups = [a.count() for a in node.ancestors() if a.kind.endswith("_group")]
-        found.append(ComputePeak(dtype, node.path, product_of_counts(groups), clock, per_cycle))
+        found.append(ComputePeak(dtype, node.path, node.copies(), clock, per_cycle))
     return found
 
 
