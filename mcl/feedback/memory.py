@@ -73,8 +73,9 @@ def faster_memory(ctx: AnalysisContext) -> list[Message]:
             candidates = list(finding.sharing)
         else:  # Unpredictable: nothing to propose
             continue
-        if _broadcast(hwd, finding, current):
-            out.append(_broadcast_message(emit, finding, current))
+        broadcast = _broadcast(emit, finding, current)
+        if broadcast is not None:
+            out.append(broadcast)
             continue
         # One proposal per space: the warps and the threads of a block that all load an
         # element can share one copy in `shared`.
@@ -92,32 +93,28 @@ def faster_memory(ctx: AnalysisContext) -> list[Message]:
     return out
 
 
-def _broadcast(hwd: HardwareDescription, finding: LoopReuse | RatioReuse,
-               current: str | None) -> bool:
-    """Is `finding` a read of a cached read-only space that every lock-step group makes
-    for one element at a time (its lanes' loop among the loops it does not depend on)?"""
+def _broadcast(emit: Emitter, finding: LoopReuse | RatioReuse, current: str | None
+               ) -> Message | None:
+    """`memory-broadcast` when `finding` is a read of a cached read-only space that every
+    lock-step group makes for one element at a time (its lanes' loop among the loops it
+    does not depend on); None otherwise."""
+    hwd = emit.facts.hwd
     if current is None or not isinstance(finding, LoopReuse):
-        return False
+        return None
     space = hwd.memory_space(current)
-    if space is None or not getattr(space, "read_only", False) or current not in cached_spaces(hwd):
-        return False
+    caches = cached_spaces(hwd).get(current)
     lanes = lockstep_group(hwd)
-    return lanes is not None and any(
-        x.kind == "foreach" and x.group == lanes[0] for x in finding.independent)
-
-
-def _broadcast_message(emit: Emitter, finding: LoopReuse | RatioReuse,
-                       current: str | None) -> Message:
-    lanes = lockstep_group(emit.facts.hwd)
-    assert lanes is not None
-    caches = " and ".join(c.node.name for c in cached_spaces(emit.facts.hwd)[current or ""])
+    if space is None or not getattr(space, "read_only", False) or not caches \
+            or lanes is None or not any(x.kind == "foreach" and x.group == lanes[0]
+                                        for x in finding.independent):
+        return None
     text = expr_text(finding.access.node)
     return emit.message(
         "memory-broadcast", Severity.INFO,
         f"{text}: the {lanes[1]} {lanes[0]} that run in lock-step read the same element of "
-        f"{current} at once, and {caches} broadcasts it to all of them in one access: a "
-        "faster memory would not be faster here", finding.access.node.span, None,
-        finding.access.item.loops)
+        f"{current} at once, and {' and '.join(c.node.name for c in caches)} broadcasts it "
+        "to all of them in one access: a faster memory would not be faster here",
+        finding.access.node.span, None, finding.access.item.loops)
 
 
 def _proposal(emit: Emitter, finding: LoopReuse | RatioReuse, space: str, current: str | None,
