@@ -63,10 +63,10 @@ Key = tuple[str, str, str, Any]
 class Costs:
     entries: dict[Key, Any] = field(default_factory=lambda: defaultdict(lambda: sympy.Integer(0)))
     approximations: list[tuple[Any, str]] = field(default_factory=list)  # (span, why)
-    # the `if`s whose effect the counts could not collapse (each branch once)
-    unresolved: list[Guard] = field(default_factory=list)
-    # the `if`s that, at the sizes given, take the same branch in every iteration
-    decided: list[Guard] = field(default_factory=list)
+    # the `if`s whose effect the counts could not collapse, by (if, branch)
+    unresolved: dict[tuple[int, bool], Guard] = field(default_factory=dict)
+    # those that, at the sizes given, take the same branch in every iteration
+    decided: dict[tuple[int, bool], Guard] = field(default_factory=dict)
 
     def add(self, key: Key, count: Any) -> None:
         self.entries[key] = self.entries[key] + count
@@ -118,7 +118,7 @@ def function_costs(facts: KernelFacts, values: Mapping[str, Any] | None = None) 
     if not values or not costs.unresolved:
         return costs
     decided: dict[tuple[int, bool], bool] = {}
-    for g in costs.unresolved:
+    for g in costs.unresolved.values():
         runs = branch_runs(facts.evaluator, g, values)
         if runs is not None:
             decided[_guard_key(g)] = runs
@@ -143,9 +143,7 @@ def _compute_costs(facts: KernelFacts, decided: Mapping[tuple[int, bool], bool])
             continue
         count, exact, unresolved = executions(facts, item)
         known = [g for g in unresolved if _guard_key(g) in decided]
-        for g in known:
-            if not any(_guard_key(d) == _guard_key(g) for d in costs.decided):
-                costs.decided.append(g)
+        costs.decided.update((_guard_key(g), g) for g in known)
         if any(not decided[_guard_key(g)] for g in known):
             continue  # a branch that never runs at these sizes
         unresolved = [g for g in unresolved if _guard_key(g) not in decided]
@@ -225,8 +223,7 @@ def _add_call(facts: KernelFacts, item: Item, block: str, role: str, call: ast.C
 def _note_approximations(facts: KernelFacts, item: Item, unresolved: list[Guard],
                         costs: Costs) -> None:
     for guard in unresolved:
-        if not any(_guard_key(g) == _guard_key(guard) for g in costs.unresolved):
-            costs.unresolved.append(guard)
+        costs.unresolved.setdefault(_guard_key(guard), guard)
         line = f" at line {guard.span.line}" if guard.span else ""
         costs.approximations.append(
             (guard.span, f"the if{line} may limit how often its statements run: counts "
@@ -264,7 +261,7 @@ def operation_statistics(ctx: AnalysisContext) -> list[Message]:
     if costs.decided:
         # The counts hold for the sizes given (and all sizes at which these `if`s decide
         # the same way), not for every size: say which `if`s were decided.
-        lines = sorted({g.span.line for g in costs.decided if g.span})
+        lines = sorted({g.span.line for g in costs.decided.values() if g.span})
         ifs = ("the if at line " + str(lines[0]) if len(lines) == 1 else
                "the ifs at lines " + ", ".join(map(str, lines[:-1])) + f" and {lines[-1]}")
         text += (f"; counted for sizes at which {ifs} take{'s' if len(lines) == 1 else ''}"

@@ -222,10 +222,10 @@ def _tangled(ev: Any, trips: dict[Any, Any], loops: tuple[Loop, ...]) -> str | N
     """Why the distinct elements cannot be counted: a trip count left that depends on
     another loop's counter (it would show the analysis's internal counters)."""
     counters = {ev.counter(loop): loop for loop in loops}
-    for loop in loops:
-        if ev.counter(loop) in trips and trips[ev.counter(loop)].free_symbols & set(counters):
-            return (f"the iterations of loop {loop.name} depend on the iteration of an "
-                    "enclosing loop in a way the distinct elements cannot be counted")
+    for t, n in trips.items():
+        if t in counters and n.free_symbols & counters.keys():
+            return (f"the iterations of loop {counters[t].name} depend on the iteration of "
+                    "an enclosing loop in a way the distinct elements cannot be counted")
     return None
 
 
