@@ -117,15 +117,18 @@ def function_costs(facts: KernelFacts, values: Mapping[str, Any] | None = None) 
     costs = facts.cached("opstats.costs", lambda f: _compute_costs(f, {}))
     if not values or not costs.unresolved:
         return costs
+    # once per set of values (opstats and the roofline both ask)
+    return facts.cached(f"opstats.costs.at.{sorted(values.items())}",
+                        lambda f: _decided_costs(f, costs, values))
+
+
+def _decided_costs(facts: KernelFacts, costs: Costs, values: Mapping[str, Any]) -> Costs:
     decided: dict[tuple[int, bool], bool] = {}
     for g in costs.unresolved.values():
         runs = branch_runs(facts.evaluator, g, values)
         if runs is not None:
             decided[_guard_key(g)] = runs
-    if not decided:
-        return costs
-    key = "opstats.costs." + ",".join(f"{k}={v}" for k, v in sorted(decided.items()))
-    return facts.cached(key, lambda f: _compute_costs(f, decided))
+    return _compute_costs(facts, decided) if decided else costs
 
 
 def _guard_key(g: Guard) -> tuple[int, bool]:
