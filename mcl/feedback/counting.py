@@ -293,9 +293,8 @@ def collapse_guard(ev: Evaluator, condition: Condition, loops: Sequence[Loop],
     when `weight` or another loop's bounds use the constrained counters)."""
     cond = condition.rel
     if isinstance(cond, sympy.Unequality):  # `t != 0` is `!(t == 0)`
-        cond, condition = sympy.Eq(cond.lhs, cond.rhs, evaluate=False), Condition(
-            sympy.Eq(cond.lhs, cond.rhs, evaluate=False), not condition.holds,
-            condition.guard)
+        cond = sympy.Eq(cond.lhs, cond.rhs, evaluate=False)
+        condition = Condition(cond, not condition.holds, condition.guard)
     if not isinstance(cond, (sympy.StrictLessThan, sympy.LessThan, sympy.StrictGreaterThan,
                              sympy.GreaterThan, sympy.Equality)):
         return None
