@@ -128,7 +128,7 @@ def _temporary_beside(path: Path) -> Iterator[Path]:
             temporary.unlink()
 
 
-def write_with(path: str | Path, writer: Callable[[Path], None]) -> Path:
+def write_with(path: str | Path, writer: Callable[[Path], object]) -> Path:
     """Let `writer` write the file at a temporary path beside `path`, then rename it into
     place; every OSError is one `output-write` diagnostic and leaves `path` as it was."""
     out = Path(path)
