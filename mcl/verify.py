@@ -477,7 +477,9 @@ def print_report(
 ) -> bool:
     """Print the comparison table; True when every output matched."""
     console = console or Console(highlight=False)
-    console.print(report_table(checks, title))
+    from mcl.tables import print_table
+
+    print_table(console, report_table(checks, title))
     return all(c.ok for c in checks)
 
 

@@ -100,6 +100,7 @@ def run(args: argparse.Namespace) -> int:
     from mcl.codegen.mapping import load_mapping
     from mcl.commands.codegen import load_checked
     from mcl.output_files import check_output_file, check_output_folder
+    from mcl.tables import print_table
     from mcl.tune.search import run_search
     from mcl.tune.space import space_from_source
     from mcl.tune.tuned_file import TunedConfig, tuned_path, write_tuned
@@ -181,7 +182,7 @@ def run(args: argparse.Namespace) -> int:
         if work:
             row.append(f"{rate_of(work, r['time'] * 1e-3)[0]:.1f}")
         table.add_row(*row)
-    console.print(table)
+    print_table(console, table)
     if result.best is None:
         console.print("[bold red]no configuration ran and verified; nothing written[/]")
         return 1
