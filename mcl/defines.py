@@ -50,3 +50,28 @@ def parse_define(text: str) -> tuple[str, Number]:
 def parse_defines(texts: Iterable[str]) -> dict[str, Number]:
     """Every `-D` of a command line; a later definition of a name wins."""
     return dict(parse_define(t) for t in texts)
+
+
+# The range of each MCPL scalar type a value can be given for (mcpl.md §2): `int` is
+# OpenCL C's 32-bit int, `byte` its uchar, `float` its 32-bit float.
+_INTEGER_RANGES = {"int": (-(2**31), 2**31 - 1), "byte": (0, 255)}
+_FLOAT_MAX = {"float": 3.4028234663852886e38, "double": math.inf}
+
+
+def type_problem(value: Number, type_name: str) -> str | None:
+    """Why `value` cannot be a value of the MCPL scalar type `type_name` ("not a whole
+    number", "outside the range of int (...)"), or None when it can."""
+    if type_name in _INTEGER_RANGES:
+        low, high = _INTEGER_RANGES[type_name]
+        if not isinstance(value, int):
+            return "not a whole number"
+        if not low <= value <= high:
+            return f"outside the range of {type_name} ({low} to {high})"
+    elif type_name in _FLOAT_MAX:
+        try:
+            too_big = abs(float(value)) > _FLOAT_MAX[type_name]
+        except OverflowError:  # an integer beyond any double
+            too_big = True
+        if too_big:
+            return f"outside the range of {type_name}"
+    return None

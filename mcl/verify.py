@@ -20,7 +20,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from mcl.defines import Number
+from mcl.defines import Number, type_problem
 from mcl.defines import parse_defines as parse_values
 from mcl.diagnostics import MclError, Span, did_you_mean, error
 
@@ -175,6 +175,10 @@ def sizes_from(values: Mapping[str, Number], known: Mapping[str, int], *, strict
                 error("verify-define", f"-D {name}={value}: a size is an integer, not {value}",
                       None, hint=f"write -D {name}={int(value)} or another whole number")
             )
+        why = type_problem(value, "int")  # sizes are the kernel's int parameters
+        if why is not None:
+            raise MclError(error("verify-define", f"-D {name}={value}: a size is {why}", None,
+                                 hint="give a size an int can hold"))
         sizes[name] = value
     return sizes
 
@@ -473,7 +477,9 @@ def print_report(
 ) -> bool:
     """Print the comparison table; True when every output matched."""
     console = console or Console(highlight=False)
-    console.print(report_table(checks, title))
+    from mcl.tables import print_table
+
+    print_table(console, report_table(checks, title))
     return all(c.ok for c in checks)
 
 

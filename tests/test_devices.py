@@ -50,3 +50,43 @@ def test_pyopencl_ctx_selects_the_device(monkeypatch: pytest.MonkeyPatch,
     assert main(["devices"]) == 0
     marked = [line for line in capsys.readouterr().out.splitlines() if "used by default" in line]
     assert marked[0].split()[0] == str(info.index)
+
+
+def test_the_default_is_the_bundled_pocl_whatever_the_order() -> None:
+    """Other platforms (Debian's PoCL has the same name) may come first or last: the
+    default stays the CPU device of the PoCL inside the installed pyopencl."""
+    from mcl.codegen.bundled_pocl import bundled_platform_handles
+    from mcl.codegen.runner import default_device
+
+    devices = list_devices()
+    bundled = bundled_platform_handles()
+    assert bundled, "the pyopencl wheel carries a PoCL (pocl-binary-distribution)"
+    expected = [d for info, d in devices if d.platform.int_ptr in bundled and info.kind == "cpu"]
+    assert len(expected) == 1
+    assert default_device(devices) == expected[0]
+    assert default_device(list(reversed(devices))) == expected[0]
+    assert select_device() == expected[0]
+
+
+def test_without_a_bundled_pocl_the_first_pocl_cpu_device(monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    from types import SimpleNamespace
+
+    from mcl.codegen import bundled_pocl
+    from mcl.codegen.runner import DeviceInfo, default_device
+
+    monkeypatch.setattr(bundled_pocl, "bundled_platform_handles", lambda: frozenset())
+
+    def device(n: int) -> SimpleNamespace:
+        return SimpleNamespace(platform=SimpleNamespace(int_ptr=n))
+
+    gpu = (DeviceInfo(0, 0, 0, "NVIDIA CUDA", "H100", "gpu"), device(1))
+    pocl = (DeviceInfo(1, 1, 0, "Portable Computing Language", "pthread", "cpu"), device(2))
+    assert default_device([gpu, pocl]) is pocl[1]
+    assert default_device([gpu]) is gpu[1]
+
+
+def test_devices_marks_the_bundled_platform(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["devices"]) == 0
+    marked = [line for line in capsys.readouterr().out.splitlines() if "bundled with mcl" in line]
+    assert len(marked) == 1 and "(used by default)" in marked[0]

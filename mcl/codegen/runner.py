@@ -3,8 +3,9 @@ numpy inputs, run the function's host program (launch sizes and scalar arguments
 from its sizes, as the generated C++ host code does), read the results back and report
 kernel time from OpenCL profiling events.
 
-Device selection (`--device SPEC`): by default the PoCL CPU device (pocl-binary-
-distribution ships it, so tests run anywhere); `SPEC` picks another one: `P:D` (platform
+Device selection (`--device SPEC`): by default the CPU device of the PoCL that comes
+with mcl (pocl-binary-distribution ships it, so tests run anywhere), even when other
+platforms such as the system's own PoCL are listed before it (`default_device`); `SPEC` picks another one: `P:D` (platform
 and device index), `N` (index in the list of all devices), a case-insensitive substring
 of the platform, vendor, device name or type (`nvidia`, `gpu`), or `auto`: the first
 device of the type the leaf's mapping prefers (`device_type`: a GPU for fermi), else the
@@ -121,10 +122,7 @@ def select_device(spec: str | None = None, preferred_type: str | None = None) ->
                 return device
         spec = None
     if spec is None:
-        for info, device in devices:
-            if "portable computing language" in info.platform.lower() and info.kind == "cpu":
-                return device
-        return devices[0][1]
+        return default_device(devices)
     text = spec.strip()
     if ":" in text and all(part.strip().isdigit() for part in text.split(":", 1)):
         p, d = (int(part) for part in text.split(":", 1))
@@ -147,6 +145,24 @@ def select_device(spec: str | None = None, preferred_type: str | None = None) ->
             hint="devices: " + "; ".join(str(info) for info, _ in devices),
         )
     )
+
+
+def default_device(devices: list[tuple[DeviceInfo, Any]]) -> Any:
+    """The device used without `--device`, $MCL_DEVICE or $PYOPENCL_CTX: the CPU device of
+    the PoCL that comes with mcl (mcl.codegen.bundled_pocl), whatever other platforms are
+    installed and in whatever order; without it the first PoCL CPU device, else the first
+    device."""
+    from mcl.codegen.bundled_pocl import bundled_platform_handles
+
+    bundled = bundled_platform_handles()
+    cpus = [(info, d) for info, d in devices if info.kind == "cpu"]
+    for _, device in cpus:
+        if device.platform.int_ptr in bundled:
+            return device
+    for info, device in cpus:
+        if "portable computing language" in info.platform.lower():
+            return device
+    return devices[0][1]
 
 
 def describe(device: Any) -> str:

@@ -169,6 +169,26 @@ def check_file(
     return checked
 
 
+def check_description(path: Path, args: argparse.Namespace) -> CheckedFile:
+    """A hardware description (`mcl check mycpu.hdl`): loaded with the library of the
+    command (its parent must be there), with its own errors and warnings."""
+    from mcl.hdl.library import library_with
+    from mcl.source_files import read_source
+
+    checked = CheckedFile(path)
+    try:
+        read_source(path, "hdl-io")  # a missing file is 'cannot read', as for MCPL
+        library = library_with([*args.hwd_path, path], bundled=not args.no_bundled)
+    except MclError as exc:
+        checked.diagnostics = exc.diagnostics
+        return checked
+    here = path.resolve()
+    checked.diagnostics = [*library.failed.get(path.stem, []),
+                           *(w for w in library.warnings
+                             if w.span and Path(w.span.file).resolve() == here)]
+    return checked
+
+
 def _count(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
@@ -194,7 +214,8 @@ def run(args: argparse.Namespace) -> int:
         _report([CheckedFile(Path(f), diagnostics=exc.diagnostics) for f in args.files[:1]], args)
         return 1
     feedback = feedback_options(args)
-    files = [check_file(Path(f), args.include_dirs, library, translate, feedback)
+    files = [check_description(Path(f), args) if f.endswith(".hdl")
+             else check_file(Path(f), args.include_dirs, library, translate, feedback)
              for f in args.files]
     _report(files, args)
     return 1 if any(f.errors for f in files) else 0

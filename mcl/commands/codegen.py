@@ -5,6 +5,7 @@ written above the leaf is translated down first."""
 from __future__ import annotations
 
 import argparse
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -42,6 +43,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="folder for the generated files (default: MODULE_LEAF)",
     )
     p.add_argument(
+        "--force",
+        action="store_true",
+        help="replace files in DIR that mcl codegen did not write (or symbolic links); "
+        "without it they are left alone and nothing is written",
+    )
+    p.add_argument(
         "--no-tuned",
         action="store_true",
         help="ignore the kernel's .tuned.toml (mcl tune) and use the constants as written",
@@ -65,6 +72,10 @@ def load_checked(path: str | Path, include_dirs: list[str], library: HwdLibrary)
 
 def run(args: argparse.Namespace) -> int:
     from mcl.codegen import emit_harness, generate_module
+    from mcl.output_files import check_output_folder, write_generated_folder
+
+    if args.output:
+        check_output_folder(args.output, "-o")
     library = library_from_args(args)
     program = load_checked(args.file, args.include_dirs, library)
     from mcl.tune.tuned_file import best_tuned, describe_tuned
@@ -83,19 +94,13 @@ def run(args: argparse.Namespace) -> int:
                 "statements, so there is no kernel to generate",
             )
         )
-    out = Path(args.output or f"{generated.name}_{args.target}")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        files = emit_harness(generated).files()
-        for name, text in files.items():
-            (out / name).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise MclError(
-            error("codegen-io", f"cannot write to {out}: {exc.strerror or exc}")
-        ) from None
+    out = check_output_folder(args.output or f"{generated.name}_{args.target}", "-o")
+    files = emit_harness(generated).files()
+    write_generated_folder(out, files, force=args.force)
     kernels = sum(len(f.kernels) for f in generated.functions)
     print(f"generated {kernels} kernel(s) of {generated.name} for {args.target} in {out}/:")
     for name in files:
         print(f"  {out / name}")
-    print(f"build: cmake -S {out} -B {out}/build && cmake --build {out}/build")
+    build = shlex.quote(str(out / "build"))
+    print(f"build: cmake -S {shlex.quote(str(out))} -B {build} && cmake --build {build}")
     return 0

@@ -1,8 +1,9 @@
 """`mcl devices`: the OpenCL platforms and devices, with what to pass to `--device`.
 
 Each line gives the index (`--device N`), the platform and device index (`--device P:D`,
-also `PYOPENCL_CTX=P:D`), the type, the name and the platform; the device used when no
-`--device`, $MCL_DEVICE or $PYOPENCL_CTX is given is marked.
+also `PYOPENCL_CTX=P:D`), the type, the name and the platform (the PoCL that comes with mcl is marked "bundled with mcl"); the
+device used when no `--device`, $MCL_DEVICE or $PYOPENCL_CTX is given is marked: the
+bundled PoCL's CPU device, whatever else is installed (mcl.codegen.runner.default_device).
 """
 
 from __future__ import annotations
@@ -28,10 +29,16 @@ def run(args: argparse.Namespace) -> int:
     if not devices:
         print("no OpenCL device found; install a driver (pip install pocl-binary-distribution)")
         return 1
+    from mcl.codegen.bundled_pocl import bundled_platform_handles
+
     chosen = select_device()
+    bundled = bundled_platform_handles()
     rows = [("N", "P:D", "type", "device", "platform", "")]
     rows += [(str(info.index), f"{info.platform_index}:{info.device_index}", info.kind,
-              info.name, info.platform, "(used by default)" if device == chosen else "")
+              info.name,
+              info.platform + (" (bundled with mcl)" if device.platform.int_ptr in bundled
+                               else ""),
+              "(used by default)" if device == chosen else "")
              for info, device in devices]
     # Plain aligned columns: never cut or wrapped, whatever the terminal width.
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]

@@ -18,6 +18,7 @@ from rich.text import Text
 from rich.tree import Tree
 
 from mcl.commands.options import add_hwd_path_argument, library_from_args
+from mcl.tables import print_table
 
 if TYPE_CHECKING:
     from mcl.hdl.library import HwdLibrary
@@ -187,8 +188,8 @@ def run_show(args: argparse.Namespace) -> int:
     console.print(head)
     console.print(_hierarchy_tree(hwd))
     console.print(_device_tree(hwd))
-    console.print(_memory_table(hwd))
-    console.print(_execution_table(hwd))
+    print_table(console, _memory_table(hwd))
+    print_table(console, _execution_table(hwd))
     functions = hwd.feedback_functions()
     if functions:
         console.print("performance feedback: " + ", ".join(

@@ -13,7 +13,6 @@ import argparse
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mcl.commands.options import (
@@ -24,6 +23,7 @@ from mcl.commands.options import (
     library_from_args,
 )
 from mcl.diagnostics import MclError, error
+from mcl.output_files import check_output_file, say_written, write_text
 
 if TYPE_CHECKING:
     from mcl.hdl.library import HwdLibrary
@@ -77,6 +77,8 @@ def run(args: argparse.Namespace) -> int:
     if (args.target or args.device) and not args.run:
         raise MclError(error("report-needs-run", "--target and --device only apply with --run",
                              hint="add --run to measure the versions"))
+    if args.output:
+        check_output_file(args.output, "-o")
     if args.plot:
         if not args.run:
             raise MclError(error("report-needs-run", "--plot draws measured versions",
@@ -107,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
 
         document = json.loads(render_json(series.title, values, rows, measurements, peers))
         out = save(series_figure(document, title), args.plot)
-        print(f"mcl report: wrote {out}", file=sys.stderr)
+        say_written(out, stdout_is_data=not args.output)
     if args.format in ("markdown", "json"):
         from mcl.report.render import render_json, render_markdown
 
@@ -115,7 +117,8 @@ def run(args: argparse.Namespace) -> int:
                 if args.format == "markdown"
                 else render_json(series.title, values, rows, measurements, peers))
         if args.output:
-            Path(args.output).write_text(text, encoding="utf-8")
+            write_text(args.output, text)
+            say_written(args.output, stdout_is_data=False)
         else:
             sys.stdout.write(text)
     else:
@@ -124,9 +127,13 @@ def run(args: argparse.Namespace) -> int:
         from mcl.report.render import render_rich
 
         if args.output:
-            with open(args.output, "w", encoding="utf-8") as f:
-                render_rich(title, rows, measurements, args.run,
-                            Console(file=f, width=200, highlight=False), peers)
+            import io
+
+            buffer = io.StringIO()
+            render_rich(title, rows, measurements, args.run,
+                        Console(file=buffer, width=200, highlight=False), peers)
+            write_text(args.output, buffer.getvalue())
+            say_written(args.output, stdout_is_data=False)
         else:
             render_rich(title, rows, measurements, args.run, Console(highlight=False), peers)
     failed = [r.name for r in rows if r.problem]

@@ -27,6 +27,7 @@ from mcl.commands.options import (
     library_from_args,
 )
 from mcl.diagnostics import MclError, error
+from mcl.output_files import say_written
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -92,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
         from mcl.report.plots import roofline_figure, save
 
         out = save(roofline_figure(document), args.plot)
-        print(f"wrote {out}", file=sys.stderr if args.format == "json" else sys.stdout)
+        say_written(out, stdout_is_data=args.format == "json")
     return 0 if points else 1
 
 

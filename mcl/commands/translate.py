@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from mcl.commands.options import add_hwd_path_argument, add_include_argument, library_from_args
 from mcl.diagnostics import Diagnostic, MclError, Severity, error
 from mcl.mcpl.check import check_program
 from mcl.mcpl.loader import load_program
 from mcl.mcpl.printer import print_module
+from mcl.output_files import check_output_file, say_written, write_text
 from mcl.render import render_diagnostics
 from mcl.translate import translate_program
 from mcl.translate.levels import require_level
@@ -40,6 +40,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.output:
+        check_output_file(args.output, "-o")
     library = library_from_args(args)
     require_level(library, args.to)
     program = load_program(args.file, args.include_dirs, library)
@@ -86,12 +88,8 @@ def run(args: argparse.Namespace) -> int:
     elif result.notes:
         render_diagnostics(list(result.notes))
     if args.output:
-        try:
-            Path(args.output).write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise MclError(
-                error("translate-io", f"cannot write {args.output}: {exc.strerror or exc}")
-            ) from None
+        write_text(args.output, text)
+        say_written(args.output, stdout_is_data=args.format == "json")
     elif args.format == "text":
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
     return 0

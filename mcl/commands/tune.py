@@ -99,6 +99,8 @@ def run(args: argparse.Namespace) -> int:
     from mcl.codegen import select_device
     from mcl.codegen.mapping import load_mapping
     from mcl.commands.codegen import load_checked
+    from mcl.output_files import check_output_file, check_output_folder
+    from mcl.tables import print_table
     from mcl.tune.search import run_search
     from mcl.tune.space import space_from_source
     from mcl.tune.tuned_file import TunedConfig, tuned_path, write_tuned
@@ -112,6 +114,10 @@ def run(args: argparse.Namespace) -> int:
     )
 
     path = Path(args.file)
+    if not args.no_write:
+        check_output_file(tuned_path(path), "the tuned file")
+    if not args.no_cache:
+        check_output_folder(path.with_name(f".{path.stem}.tune-cache"), "the tuning cache")
     library = library_from_args(args)
     program = load_checked(path, args.include_dirs, library)
     reference = load_reference(reference_for(path))
@@ -176,7 +182,7 @@ def run(args: argparse.Namespace) -> int:
         if work:
             row.append(f"{rate_of(work, r['time'] * 1e-3)[0]:.1f}")
         table.add_row(*row)
-    console.print(table)
+    print_table(console, table)
     if result.best is None:
         console.print("[bold red]no configuration ran and verified; nothing written[/]")
         return 1

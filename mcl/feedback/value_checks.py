@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from mcl.defines import type_problem
 from mcl.diagnostics import Diagnostic, error
 from mcl.mcpl import ast
 from mcl.mcpl.constfold import Constant, FoldError, fold_binary, fold_unary
@@ -24,7 +25,9 @@ def value_errors(function: ast.Function, values: Mapping[str, Constant]) -> list
     known = {k: v for k, v in values.items() if k in params}
     if not known:
         return []
-    diags: list[Diagnostic] = []
+    diags = _type_errors(function, known)
+    if diags:  # folding with a value its parameter cannot hold would mislead
+        return diags
     for node in ast.walk(function):
         if isinstance(node, ast.Binary) and node.op in ("/", "%"):
             divisor = _value(node.right, known)
@@ -47,6 +50,27 @@ def value_errors(function: ast.Function, values: Mapping[str, Constant]) -> list
                     "a foreach count must be at least 1",
                 ))
     return diags
+
+
+def _type_errors(function: ast.Function, values: Mapping[str, Constant]) -> list[Diagnostic]:
+    """A value that its parameter's type cannot hold: `-D n=2048.5` for `int n` would give
+    fractional counts, and `-D n=1e40` is no int at all (mcl.defines.type_problem)."""
+    diags = []
+    for param in function.params:
+        if param.name in values and isinstance(param.type, ast.Prim):
+            value = values[param.name]
+            why = type_problem(value, param.type.name)
+            if why is not None:
+                diags.append(error(
+                    "values-type",
+                    f"-D {param.name}={value}: '{param.name}' is {_article(param.type.name)}"
+                    f" {param.type.name} parameter, and {value} is {why}",
+                    param.span, f"give '{param.name}' a value its type can hold"))
+    return diags
+
+
+def _article(word: str) -> str:
+    return "an" if word[0] in "aeiou" else "a"
 
 
 def _shown(e: ast.Expr, values: Mapping[str, Constant]) -> str:

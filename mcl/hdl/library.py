@@ -81,7 +81,11 @@ class HwdLibrary:
 
     def path(self, frm: str, to: str) -> list[str]:
         """Names from `frm` down to `to`, both included: path('perfect', 'fermi') ==
-        ['perfect', 'accelerator', 'gpu', 'nvidia', 'fermi']. MclError if `to` is not below."""
+        ['perfect', 'accelerator', 'gpu', 'nvidia', 'fermi']. MclError if `to` is not below
+        (or, for a description that did not load, its errors)."""
+        for name in (frm, to):
+            if name in self.failed:
+                raise MclError(self.failed[name])
         return self.hierarchy.path(frm, to)
 
     def parent(self, name: str) -> str | None:

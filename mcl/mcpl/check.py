@@ -114,6 +114,14 @@ class _ModuleChecker:
 
     # -- hardware descriptions -----------------------------------------------------
     def unknown_hwd(self, name: str, span: Span | None, what: str) -> None:
+        failed = getattr(self.env.library, "failed", {}).get(name)
+        if failed:  # it exists but did not load: its own errors, where they are
+            self.diags.append(error(
+                "mcpl-hwd-not-loaded",
+                f"hardware description '{name}' {what} did not load", span,
+                "fix the errors in its file, shown below"))
+            self.diags += [d for d in failed if d not in self.diags]
+            return
         self.diags.append(
             error(
                 "mcpl-unknown-hwd",

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from mcl.diagnostics import MclError, error
+from mcl.output_files import check_output_file, write_with
 
 FORMATS = (".png", ".svg")
 MEMORY_COLOURS = ("dimgray", "tab:olive", "tab:cyan", "tab:pink")
@@ -41,18 +42,23 @@ def _pyplot() -> Any:
 
 
 def check_plot_path(path: str) -> Path:
-    """The output file of `--plot`, checked before any work is done."""
+    """The output file of `--plot`, checked before any work is done: a format we can
+    tell, in a folder we can write (mcl.output_files)."""
     out = Path(path)
     if out.suffix.lower() not in FORMATS:
         raise MclError(error("plot-format", f"--plot {path}: cannot tell the format",
                              hint="name a .png or .svg file"))
-    return out
+    return check_output_file(out, "--plot")
 
 
 def save(figure: Any, path: str | Path) -> Path:
     out = check_plot_path(str(path))
-    figure.savefig(out, dpi=110, bbox_inches="tight")
-    _pyplot().close(figure)
+    fmt = out.suffix.lower().lstrip(".")
+    try:
+        write_with(out, lambda temporary: figure.savefig(temporary, dpi=110,
+                                                          bbox_inches="tight", format=fmt))
+    finally:
+        _pyplot().close(figure)
     return out
 
 
@@ -141,6 +147,11 @@ def roofline_figure(doc: Mapping[str, Any], title: str | None = None) -> Any:
     if not points:
         raise MclError(error("plot-nothing", "no version in the document has a roofline",
                              hint="choose a level with a peak (docs/hardware.md)"))
+    points = [p for p in points if _numeric(p)]
+    if not points:
+        raise MclError(error("plot-no-sizes", "the chart needs numbers, and the figures of "
+                             "these versions are symbolic in their sizes",
+                             hint="give the sizes with -D, e.g. -D n=2048"))
     fig, ax = plt.subplots(figsize=(7.5, 5))
     xs = [lv["intensity"] for p in points for lv in p["levels"] if lv["intensity"]]
     lo, hi = min(xs + [1.0]) / 4, max(xs + [1.0]) * 4
@@ -178,6 +189,13 @@ def roofline_figure(doc: Mapping[str, Any], title: str | None = None) -> Any:
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, loc="lower right")
     return fig
+
+
+def _numeric(p: Mapping[str, Any]) -> bool:
+    """Whether version `p` has a place on the chart: numeric intensities, and a measured
+    or an attainable rate (without -D sizes they are symbolic: null in the document)."""
+    rate = p.get("measured") or p.get("attainable") is not None
+    return bool(rate) and all(lv["intensity"] is not None for lv in p["levels"])
 
 
 def _point_intensity(p: Mapping[str, Any]) -> float:

@@ -8,6 +8,7 @@ from typing import Any
 
 from mcl.report.measure import Measurement
 from mcl.report.rows import Row
+from mcl.tables import print_table
 
 HEADERS = ("version", "level", "change compared to the previous version", "feedback")
 
@@ -31,20 +32,22 @@ def render_rich(title: str, rows: list[Row], measurements: Mapping[str, Measurem
     table = Table(title=title, show_lines=True, expand=True)
     table.add_column(HEADERS[0], style="bold", no_wrap=True)
     table.add_column(HEADERS[1], style="cyan", no_wrap=True)
-    table.add_column(HEADERS[2], ratio=2)
-    table.add_column(HEADERS[3], ratio=4)
+    # min_width: the narrowest these prose columns stay readable at (mcl.tables)
+    table.add_column(HEADERS[2], ratio=2, min_width=24)
+    table.add_column(HEADERS[3], ratio=4, min_width=40)
     if measured:
-        table.add_column("performance", justify="right", no_wrap=True)
+        table.add_column("performance", justify="right", min_width=24)
     branch = None
     for row in rows:
         if row.spec.branch != branch:
             branch = row.spec.branch
-            table.add_row(Text(branch, style="bold magenta"),
-                          *([""] * (len(table.columns) - 1)))
+            if branch:  # a series without branches has no section rows
+                table.add_row(Text(branch, style="bold magenta"),
+                              *([""] * (len(table.columns) - 1)))
         cells = _cells(row, measurements.get(row.name), measured,
                        lambda lines: "\n".join(f"• {line}" for line in lines))
         table.add_row(*(Text(c) for c in cells))
-    console.print(table)
+    print_table(console, table)
     for line in _peer_lines(peers):
         console.print(line)
 

@@ -22,7 +22,11 @@ class Library(Protocol):
 
 
 def require_level(library: Library, name: str, span: Span | None = None, what: str = "level") -> None:
-    """A clear error with a did-you-mean hint for an unknown description name."""
+    """A clear error with a did-you-mean hint for an unknown description name; for a
+    description that did not load, its own errors, where they are."""
+    failed = getattr(library, "failed", {})  # mcl.hdl.library.HwdLibrary's, by name
+    if name in failed:
+        raise MclError(failed[name])
     names = list(library.names())
     if name not in names:
         raise MclError(

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from mcl.diagnostics import MclError, error
+from mcl.output_files import write_text
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -113,8 +114,7 @@ def write_tuned(kernel: str | Path, config: TunedConfig) -> Path:
             lines.append(f"time_ms = {c.time_ms!r}")
         for k, v in c.extra.items():
             lines.append(f"{k} = {_toml_value(v)}")
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
+    return write_text(path, "\n".join(lines) + "\n")
 
 
 def best_tuned(

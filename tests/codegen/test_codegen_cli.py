@@ -12,6 +12,7 @@ from mcl.codegen import generate_module, select_device
 from mcl.codegen.runner import list_devices
 from mcl.diagnostics import MclError
 from mcl.mcpl.loader import load_program
+from mcl.output_files import marker_line
 from mcl.resources import kernels_dir
 
 from .support import library
@@ -29,7 +30,8 @@ def test_codegen_writes_kernels_and_harness(
         ["matmul.cl", "matmul.h", "matmul.cpp", "mcl_opencl.h", "main.cpp", "CMakeLists.txt"]
     )
     expected = generate_module(load_program(MATMUL, library=library()), "fermi", library())
-    assert (out / "matmul.cl").read_text() == expected.opencl
+    # the file is the generated OpenCL after codegen's marker line (mcl.output_files)
+    assert (out / "matmul.cl").read_text() == marker_line("matmul.cl") + expected.opencl
     assert "find_package(OpenCL REQUIRED)" in (out / "CMakeLists.txt").read_text()
     assert (
         "double matmul(Module& module, int n, int m, int p, float* c, const float* a, "

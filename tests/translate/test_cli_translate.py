@@ -31,7 +31,7 @@ def test_prints_valid_mcpl_for_the_target_level(capsys):
 def test_output_file_passes_mcl_check(capsys, tmp_path: Path):
     out_file = tmp_path / "matmul_gpu.mcpl"
     rc, out, _ = run(capsys, "translate", MATMUL, "--to", "gpu", "-o", str(out_file))
-    assert rc == 0 and out == ""
+    assert rc == 0 and out == f"wrote {out_file}\n"
     assert parse_source(out_file.read_text()).functions[0].hwd == "gpu"
     rc, out, err = run(capsys, "check", str(out_file))
     assert rc == 0 and "0 errors, 0 warnings" in out
@@ -114,4 +114,4 @@ def test_unreadable_inputs_are_diagnostics(capsys, tmp_path: Path, bad: str):
 def test_an_unwritable_output_is_a_diagnostic(capsys, tmp_path: Path):
     rc, out, err = run(capsys, "translate", MATMUL, "--to", "gpu", "-o", str(tmp_path))
     assert rc == 1 and out == ""
-    assert "cannot write" in err and "Is a directory" in err and "Traceback" not in err
+    assert "is a folder, not a file" in err and "Traceback" not in err
