@@ -1,0 +1,640 @@
+"""Write a hardware description (and its OpenCL mapping) from a query.
+
+The library level the description specializes follows the kind of device (paper
+section 5: a leaf specializes the level closest to it): an NVIDIA GPU of compute
+capability 9.x specializes `hopper` (same parallelism hierarchy, so every hopper kernel
+translates one-to-one to it), another NVIDIA GPU `nvidia`, any other GPU `gpu`, a CPU
+`cpu`. Every figure carries a comment saying where it came from; what no query gives and
+no `--measure` measured is left out (a missing roof is better than an invented one).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcl.detect.facts import (
+    Figure,
+    compute_capability,
+    device_kind,
+    device_name,
+    figure,
+    is_nvidia,
+    text,
+)
+from mcl.detect.nvidia_specs import sm_spec
+from mcl.diagnostics import MclError, error
+
+COMMENT_COLUMN = 34
+
+
+@dataclass(frozen=True)
+class Measurements:
+    """What `--measure` found (measure.py), each None where not measured. Bandwidths in
+    bytes/s counting bytes read and written, the peak in float32 flop/s."""
+
+    copy_bytes_per_s: float | None = None
+    fma_flops: float | None = None
+    host_to_device: float | None = None
+    device_to_host: float | None = None
+    notes: dict[str, str] = field(default_factory=dict)  # how each was measured
+
+
+@dataclass(frozen=True)
+class Generated:
+    name: str
+    parent: str
+    hdl: str
+    mapping: str
+
+
+def default_name(q: dict[str, Any]) -> str:
+    """An HDL identifier from the device's name: `NVIDIA H100 80GB HBM3` ->
+    `nvidia_h100_80gb_hbm3`."""
+    words = re.sub(r"\([^)]*\)", " ", device_name(q).lower())
+    slug = "_".join(w for w in re.split(r"[^a-z0-9]+", words) if w)[:40].strip("_")
+    if not slug:
+        slug = "device"
+    return slug if slug[0].isalpha() else "d_" + slug
+
+
+def parent_level(q: dict[str, Any]) -> str:
+    kind = device_kind(q)
+    if kind == "cpu":
+        return "cpu"
+    if kind != "gpu":
+        raise MclError(error(
+            "detect-unsupported-device",
+            f"'{device_name(q)}' is an OpenCL {kind} device; mcl hwd detect describes GPUs "
+            "and CPUs", hint="pick a GPU or CPU with --device (see mcl devices), or "
+            "--device host"))
+    if is_nvidia(q):
+        cc = compute_capability(q)
+        return "hopper" if cc is not None and cc[0] == 9 else "nvidia"
+    return "gpu"
+
+
+def generate(q: dict[str, Any], name: str | None = None,
+             measured: Measurements | None = None) -> Generated:
+    """The description of the queried device, named `name` (default: from the device)."""
+    name = name or default_name(q)
+    measured = measured or Measurements()
+    parent = parent_level(q)
+    if parent == "cpu":
+        hdl, mapping = _cpu(q, name, measured)
+    elif parent == "gpu":
+        hdl, mapping = _gpu(q, name, measured)
+    else:
+        hdl, mapping = _nvidia(q, name, parent, measured)
+    return Generated(name, parent, hdl, mapping)
+
+
+# ------------------------------------------------------------------ text helpers
+
+
+class Lines:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def add(self, code: str, comment: str = "") -> None:
+        """One line, its comment aligned as in the bundled descriptions; a long comment
+        goes on as further comment lines under it."""
+        if not comment:
+            self.lines.append(code)
+            return
+        indent = max(COMMENT_COLUMN, len(code) + 1)
+        width = max(40, 96 - indent - 3)
+        chunks = _wrap(comment, width)
+        self.lines.append(code.ljust(indent) + "// " + chunks[0])
+        self.lines += [" " * indent + "// " + c for c in chunks[1:]]
+
+    def text(self) -> str:
+        return "\n".join(self.lines) + "\n"
+
+
+def _wrap(comment: str, width: int) -> list[str]:
+    out: list[str] = []
+    line = ""
+    for word in comment.split():
+        if line and len(line) + 1 + len(word) > width:
+            out.append(line)
+            line = word
+        else:
+            line = f"{line} {word}".strip()
+    return out + [line] if line else out or [""]
+
+
+def _size(n: float) -> str:
+    """A byte count as HDL writes it (binary prefixes for sizes, hdl.md §1)."""
+    n = int(n)
+    for unit, factor in (("GB", 1024 ** 3), ("MB", 1024 ** 2), ("kB", 1024)):
+        if n % factor == 0 and n >= factor:
+            return f"{n // factor} {unit}"
+    return f"{n} B"
+
+
+def _rate(bytes_per_s: float) -> str:
+    """A bandwidth in whole MB/s (decimal prefixes for rates)."""
+    return f"{round(bytes_per_s / 1e6)} MB/s"
+
+
+def _gbs(bytes_per_s: float) -> str:
+    return f"{bytes_per_s / 1e9:.1f} GB/s"
+
+
+def _header(q: dict[str, Any], name: str, parent: str, what: str) -> list[str]:
+    device = device_name(q)
+    lines = [f"// {name} — {device}, {what}.",
+             "// Written by `mcl hwd detect` from the device's own answers (each figure's comment",
+             "// says which); edit what you know better. docs/hdl.md: \"Bring your own machine\"."]
+    for section, label in (("opencl", "OpenCL"), ("cuda", "CUDA")):
+        if section in q:
+            extra = text(q, section, "driver_version") or text(q, section, "version")
+            lines.append(f"// {label}: {text(q, section, 'name') or device}"
+                         + (f" ({extra})" if extra else "")
+                         + (f", platform {text(q, section, 'platform')}"
+                            if text(q, section, "platform") else ""))
+    return lines + [f"hardware_description {name};", f"specializes {parent};", ""]
+
+
+def _bandwidth_line(lines: Lines, nominal: tuple[float, str] | None, measured: float | None,
+                    how: str) -> None:
+    """`bandwidth = ...;` with the measured figure where there is one (the roofline's
+    roof, docs/hdl.md "Peak throughput"), the nominal one beside it in the comment."""
+    nominal_text = f"nominal {_gbs(nominal[0])} ({nominal[1]})" if nominal else "no nominal figure"
+    if measured is not None:
+        lines.add(f"  bandwidth = {_rate(measured)};",
+                  f"measured {_gbs(measured)} ({how}); {nominal_text}")
+    elif nominal is not None:
+        lines.add(f"  bandwidth = {_rate(nominal[0])};",
+                  f"{nominal_text}; not measured (mcl hwd detect --measure)")
+    else:
+        lines.add("  // bandwidth: no query gives it; mcl hwd detect --measure measures it")
+
+
+def _pcie(lines: Lines, measured: Measurements, mem: str) -> None:
+    lines.add("interconnect pcie {")
+    lines.add(f"  connects({mem}, host);")
+    lines.add("  latency = 1000 cycles;", "as accelerator (hardware.md)")
+    both = [b for b in (measured.host_to_device, measured.device_to_host) if b]
+    if both:
+        lines.add(f"  bandwidth = {_rate(min(both))};",
+                  "measured, the slower direction: host to device "
+                  f"{_gbs(measured.host_to_device or 0)}, device to host "
+                  f"{_gbs(measured.device_to_host or 0)} ("
+                  + measured.notes.get("transfer", "pinned buffers") + ")")
+    else:
+        lines.add("  // bandwidth: no query gives the link; mcl hwd detect --measure measures it")
+    lines.add("}")
+
+
+def _fp_block(lines: Lines, nominal_flops: float, measured: Measurements, per_lane: str,
+              double_cost: tuple[float, str] | None) -> None:
+    """`instructions fp`: one float32 FMA per lane per cycle nominally; measured, the cost
+    is what makes the peak (units x clock x 2 / cost) equal the measured rate."""
+    lines.add("instructions fp {")
+    if measured.fma_flops:
+        cost = nominal_flops / measured.fma_flops
+        lines.add(f"  op(\"fma\", {cost:.3g});",
+                  f"measured {measured.fma_flops / 1e9:.1f} GFLOP/s float32 ("
+                  + measured.notes.get("fma", "FMA chains") + f"); nominal {nominal_flops / 1e9:.1f}"
+                  f" GFLOP/s at {per_lane}: the cost is nominal/measured")
+    else:
+        lines.add("  op(\"fma\", 1);", f"nominal: {per_lane}; not measured "
+                  "(mcl hwd detect --measure)")
+    if double_cost is not None:
+        cost, source = double_cost
+        lines.add(f"  op(\"fma_double\", {cost:.3g});", source)
+    lines.add("}")
+
+
+# ------------------------------------------------------------------ CPU
+
+
+def _simd(q: dict[str, Any]) -> tuple[int, int, str]:
+    """(float lanes, vector registers, source) from the ISA flags, else OpenCL."""
+    flags = set((q.get("host") or {}).get("flags") or [])
+    if "avx512f" in flags:
+        return 16, 32, "/proc/cpuinfo flags: avx512f (512-bit vectors, 32 zmm registers)"
+    if "avx" in flags:
+        return 8, 16, "/proc/cpuinfo flags: avx (256-bit vectors, 16 ymm registers)"
+    if "asimd" in flags:
+        return 4, 32, "/proc/cpuinfo features: asimd (128-bit NEON, 32 vector registers)"
+    if "sse2" in flags or "sse" in flags:
+        return 4, 16, "/proc/cpuinfo flags: sse (128-bit vectors, 16 xmm registers)"
+    width = figure(q, ("opencl", "native_vector_width_float"))
+    if width is not None:
+        return width.int, 16, width.source + " (register count assumed: 16)"
+    return 4, 16, "as cpu (no ISA flags or OpenCL vector width found)"
+
+
+def _cpu(q: dict[str, Any], name: str, measured: Measurements) -> tuple[str, str]:
+    host = q.get("host") or {}
+    lanes, nregs, simd_source = _simd(q)
+    sockets = figure(q, ("host", "sockets")) or Figure(1, "assumed: 1 (no /proc/cpuinfo)")
+    cores = figure(q, ("host", "cores_per_socket")) or figure(q, ("opencl", "max_compute_units"))
+    cores = cores or Figure(1, "assumed: 1")
+    threads = figure(q, ("host", "threads_per_core")) or Figure(1, "assumed: 1")
+    clock = figure(q, ("host", "max_mhz"), ("opencl", "max_clock_frequency"), ("host", "mhz"))
+    memory = figure(q, ("host", "mem_total_kb"))
+    flags = set(host.get("flags") or [])
+    fma = bool(flags & {"fma", "avx512f", "asimd"}) or not flags
+    caches = host.get("caches") or []
+    total_cores = sockets.int * cores.int
+
+    lines = Lines()
+    lines.lines += _header(q, name, "cpu", "a multicore CPU")
+    lines.add("parallelism hierarchy {")
+    lines.add("  memory_space main {")
+    lines.add("    default;")
+    lines.add("  }")
+    lines.add("  par_group threads {")
+    lines.add("    max_nr_units = unlimited;", "as cpu")
+    lines.add("    par_unit thread {")
+    lines.add("      par_group vectors {")
+    lines.add(f"        max_nr_units = {lanes};", f"float lanes: {simd_source}")
+    lines.add("        cpu.hierarchy.threads.thread.vectors.vector;")
+    lines.add("      }")
+    lines.add("    }")
+    lines.add("  }")
+    lines.add("}")
+    lines.add("")
+    lines.add(f"device {name} {{")
+    lines.add("  mem;")
+    lines.add("  ic;")
+    lines.add("  sockets;")
+    lines.add("}")
+    lines.add("")
+    lines.add("memory mem {")
+    lines.add("  space(main);")
+    if memory is not None:
+        lines.add(f"  capacity = {memory.int} kB;", memory.source)
+    else:
+        mem = figure(q, ("opencl", "global_mem_size"))
+        if mem is not None:
+            lines.add(f"  capacity = {_size(mem.value)};", mem.source)
+    lines.add("}")
+    lines.add("")
+    lines.add("interconnect ic {")
+    lines.add("  connects(mem, sockets.socket[*]);")
+    _bandwidth_line(lines, None, measured.copy_bytes_per_s,
+                    measured.notes.get("copy", "OpenCL copy kernel"))
+    lines.add("}")
+    lines.add("")
+    per_core, per_socket = [], []
+    for cache in caches:
+        level, size, instances = cache["level"], cache["size"], cache["instances"]
+        block = f"l{level}"
+        source = (f"/sys/.../cache/index*: L{level} {cache['type']} {_size(size)} x "
+                  f"{instances} instance{'s' if instances != 1 else ''}")
+        if instances >= total_cores:
+            per_core.append(block)
+            capacity = size
+        else:
+            per_socket.append(block)
+            capacity = size * instances // sockets.int
+            if instances != sockets.int:
+                source += f", {_size(capacity)} per socket"
+        lines.add(f"cache {block} {{")
+        lines.add("  space(main);")
+        lines.add(f"  capacity = {_size(capacity)};", source)
+        if cache.get("line"):
+            lines.add(f"  cache_line_size = {cache['line']} B;",
+                      f"/sys/.../cache/index*/coherency_line_size: {cache['line']}")
+        lines.add("}")
+        lines.add("")
+    lines.add("device_group sockets {")
+    lines.add(f"  nr_units = {sockets.int};", sockets.source)
+    lines.add("  device_unit socket {")
+    for block in per_socket:
+        lines.add(f"    {block};")
+    lines.add("    cores;")
+    lines.add("  }")
+    lines.add("}")
+    lines.add("")
+    lines.add("memory regs {")
+    lines.add("  space(reg);")
+    lines.add("  addressable = false;")
+    lines.add(f"  capacity = {nregs} * {lanes * 32} bit;", simd_source)
+    lines.add("}")
+    lines.add("")
+    lines.add("execution_group cores {")
+    lines.add(f"  nr_units = {cores.int};", cores.source)
+    lines.add("  execution_unit core {")
+    lines.add(f"    slots(thread, {threads.int});", threads.source)
+    if clock is not None:
+        lines.add(f"    clock_frequency = {clock.value:.0f} MHz;", clock.source)
+    else:
+        lines.add("    // clock_frequency: no query gave it (no compute peak without it)")
+    lines.add("    regs;")
+    for block in per_core:
+        lines.add(f"    {block};")
+    lines.add("    vector_unit;")
+    lines.add("    vector_memory;")
+    lines.add("  }")
+    lines.add("}")
+    lines.add("")
+    lines.add("simd_group vector_unit {")
+    lines.add(f"  nr_units = {lanes};", f"float lanes: {simd_source}")
+    lines.add("  slots(thread, 1);")
+    lines.add("  simd_unit lane {")
+    lines.add("    slots(vector, 1);")
+    lines.add("    perfect.ops;")
+    lines.add("    fp;")
+    lines.add("  }")
+    lines.add("}")
+    lines.add("")
+    nominal = total_cores * lanes * 2 * (clock.value * 1e6 if clock else 0)
+    per_lane = ("one fused multiply-add per lane per cycle (one vector FMA a cycle per core; "
+                "cores with two FMA pipes do twice that)" if fma else
+                "no FMA instruction (flags lack fma): a multiply and an add per lane per cycle")
+    lines.add("// Floating-point instructions of a core (docs/hdl.md, \"Peak throughput\").")
+    _fp_block(lines, nominal, measured, per_lane,
+              (2, "float64: half the lanes of a vector (an assumption: most CPUs run float64 "
+                  "FMA at the float32 instruction rate)"))
+    lines.add("")
+    lines.add("load_store_group vector_memory {")
+    lines.add(f"  nr_units = {lanes};", "vector loads and stores move all lanes at once")
+    lines.add("  slots(thread, 1);")
+    lines.add("  load_store_unit lane {")
+    lines.add("    slots(vector, 1);")
+    lines.add("    perfect.memory_ops;")
+    lines.add("  }")
+    lines.add("}")
+    mapping = _mapping(name, "cpu", [
+        "# A thread is a work-group and its vector lanes are the work-items of that group:",
+        "# PoCL's CPU device vectorises across the work-items of a group (as x86_avx512).",
+    ], {"threads": ("work-group", 0), "vectors": ("work-item", 0)},
+        {"main": ("global", "global"), "reg": ("private", None)}, vector_width=0)
+    return lines.text(), mapping
+
+
+def _mapping(name: str, device_type: str, comment: list[str],
+             groups: dict[str, tuple[str, int]], spaces: dict[str, tuple[str, str | None]],
+             vector_width: int) -> str:
+    out = [f"# OpenCL mapping of `{name}` (paper sections 4.4 and 7), written by mcl hwd detect",
+           "# beside its .hdl; read by mcl.codegen.mapping (docs/codegen.md).", "#",
+           *comment, f'device_type = "{device_type}"', "", "[par_groups]"]
+    out += [f'{g} = {{ role = "{role}", dim = {dim} }}' for g, (role, dim) in groups.items()]
+    out += ["", "[spaces]"]
+    for space, (address, barrier) in spaces.items():
+        out.append(f'{space} = {{ address_space = "{address}"'
+                   + (f', barrier = "{barrier}"' if barrier else "") + " }")
+    if vector_width:
+        out += ["", "[codegen]", f"vector_width = {vector_width}"]
+    return "\n".join(out) + "\n"
+
+
+# ------------------------------------------------------------------ GPUs
+
+
+def _memory_bandwidth(q: dict[str, Any]) -> tuple[float, str] | None:
+    """Nominal device-memory bandwidth from CUDA: memory clock x bus width x 2 (double
+    data rate)."""
+    cuda = q.get("cuda") or {}
+    khz, bits = cuda.get("MEMORY_CLOCK_RATE"), cuda.get("GLOBAL_MEMORY_BUS_WIDTH")
+    if not khz or not bits:
+        return None
+    return (khz * 1e3 * 2 * bits / 8,
+            f"CUDA MEMORY_CLOCK_RATE {khz / 1000:g} MHz x GLOBAL_MEMORY_BUS_WIDTH {bits} bit x 2")
+
+
+def _gpu_common(lines: Lines, q: dict[str, Any], space: str, memory_blocks: str,
+                measured: Measurements, processors: str) -> None:
+    """mem, pcie, ic and l2 of a GPU: the blocks every GPU description has."""
+    mem = figure(q, ("cuda", "total_mem"), ("opencl", "global_mem_size"))
+    lines.add("memory mem {")
+    lines.add(memory_blocks)
+    if mem is not None:
+        lines.add(f"  capacity = {_size(mem.value)};", mem.source)
+    lines.add("}")
+    lines.add("")
+    lines.add("interconnect ic {")
+    lines.add(f"  connects(mem, {processors}[*]);")
+    _bandwidth_line(lines, _memory_bandwidth(q), measured.copy_bytes_per_s,
+                    measured.notes.get("copy", "OpenCL copy kernel"))
+    lines.add("}")
+    lines.add("")
+    _pcie(lines, measured, "mem")
+    lines.add("")
+    l2 = figure(q, ("cuda", "L2_CACHE_SIZE"), ("opencl", "global_mem_cache_size"))
+    line = figure(q, ("opencl", "global_mem_cacheline_size"))
+    lines.add("cache l2 {")
+    lines.add(f"  space({space});")
+    if space == "global":
+        lines.add("  space(local);")
+    if l2 is not None:
+        lines.add(f"  capacity = {_size(l2.value)};", l2.source)
+    if line is not None:
+        lines.add(f"  cache_line_size = {line.int} B;", line.source)
+    lines.add("}")
+    lines.add("")
+
+
+def _gpu(q: dict[str, Any], name: str, measured: Measurements) -> tuple[str, str]:
+    units = figure(q, ("opencl", "max_compute_units")) or Figure(1, "assumed: 1")
+    group = figure(q, ("opencl", "max_work_group_size")) or Figure(1024, "as gpu")
+    clock = figure(q, ("opencl", "max_clock_frequency"))
+    local = figure(q, ("opencl", "local_mem_size"))
+    simds, width = figure(q, ("opencl", "simd_per_compute_unit_amd")), figure(
+        q, ("opencl", "simd_width_amd"))
+    if simds is not None and width is not None:
+        lanes = Figure(simds.value * width.value, f"{simds.source} x {width.source}")
+    else:
+        lanes = Figure(32, "as gpu (OpenCL does not say how many lanes a compute unit has)")
+    lines = Lines()
+    lines.lines += _header(q, name, "gpu", "a GPU")
+    for code, comment in (
+            ("parallelism hierarchy {", ""), ("  memory_space dev {", ""),
+            ("    default;", ""), ("  }", ""), ("  par_group blocks {", ""),
+            ("    max_nr_units = 65535;", "as gpu (OpenCL states no limit on work-groups)"),
+            ("    par_unit block {", ""), ("      memory_space local {", ""), ("      }", ""),
+            ("      par_group threads {", ""),
+            (f"        max_nr_units = {group.int};", group.source),
+            ("        perfect.hierarchy.threads.thread;", ""), ("      }", ""), ("    }", ""),
+            ("  }", ""), ("}", ""), ("", ""), (f"device {name} {{", ""), ("  mem;", ""),
+            ("  accelerator.host;", ""), ("  pcie;", ""), ("  ic;", ""), ("  l2;", ""),
+            ("  processors;", ""), ("}", ""), ("", "")):
+        lines.add(code, comment)
+    _gpu_common(lines, q, "dev", "  space(dev);", measured, "processors.processor")
+    lines.add("memory on_chip {")
+    lines.add("  space(local);")
+    if local is not None:
+        lines.add(f"  capacity = {_size(local.value)};", local.source)
+    lines.add("}")
+    lines.add("")
+    lines.add("memory regs {")
+    lines.add("  space(reg);")
+    lines.add("  addressable = false;")
+    lines.add("}")
+    lines.add("")
+    lines.add("execution_group processors {")
+    lines.add(f"  nr_units = {units.int};", units.source)
+    lines.add("  execution_unit processor {")
+    lines.add("    slots(block, 1);", "as gpu (OpenCL does not say how many work-groups a "
+              "compute unit holds)")
+    if clock is not None:
+        lines.add(f"    clock_frequency = {clock.int} MHz;", clock.source)
+    lines.add("    on_chip;")
+    lines.add("    regs;")
+    lines.add("    execution_group alus {")
+    lines.add(f"      nr_units = {lanes.int};", lanes.source)
+    lines.add("      execution_unit alu {")
+    lines.add("        slots(thread, 1);")
+    lines.add("        perfect.ops;")
+    lines.add("        fp;")
+    lines.add("      }")
+    lines.add("    }")
+    lines.add("    load_store_group lsus {")
+    lines.add(f"      nr_units = {lanes.int};", "one per lane, as gpu")
+    lines.add("      load_store_unit lsu {")
+    lines.add("        slots(thread, 1);")
+    lines.add("        perfect.memory_ops;")
+    lines.add("      }")
+    lines.add("    }")
+    lines.add("  }")
+    lines.add("}")
+    lines.add("")
+    nominal = units.value * lanes.value * 2 * (clock.value * 1e6 if clock else 0)
+    _fp_block(lines, nominal, measured, "one float32 fused multiply-add per lane per cycle",
+              None)
+    mapping = _mapping(name, "gpu", [
+        "# A block is a work-group, its threads the work-items of that group."],
+        {"blocks": ("work-group", 0), "threads": ("work-item", 0)},
+        {"dev": ("global", "global"), "local": ("local", "local"), "reg": ("private", None)},
+        vector_width=0)
+    return lines.text(), mapping
+
+
+def _nvidia(q: dict[str, Any], name: str, parent: str,
+            measured: Measurements) -> tuple[str, str]:
+    cc = compute_capability(q)
+    major, minor, cc_source = cc if cc is not None else (9, 0, "assumed")
+    spec, spec_source = sm_spec(major, minor)
+    sms = figure(q, ("cuda", "MULTIPROCESSOR_COUNT"), ("opencl", "max_compute_units"))
+    sms = sms or Figure(1, "assumed: 1")
+    warp = figure(q, ("cuda", "WARP_SIZE"), ("opencl", "warp_size_nv")) or Figure(32, "NVIDIA: 32")
+    per_block = figure(q, ("cuda", "MAX_THREADS_PER_BLOCK"), ("opencl", "max_work_group_size"))
+    per_block = per_block or Figure(1024, "CUDA guide: 1024")
+    grid = figure(q, ("cuda", "MAX_GRID_DIM_X")) or Figure(
+        2147483647, f"{spec_source}: 2^31 - 1 blocks in grid dimension x")
+    clock_khz = figure(q, ("cuda", "CLOCK_RATE"))
+    clock = (Figure(clock_khz.value / 1000, clock_khz.source + " kHz") if clock_khz
+             else figure(q, ("opencl", "max_clock_frequency")))
+    shared_sm = figure(q, ("cuda", "MAX_SHARED_MEMORY_PER_MULTIPROCESSOR")) or Figure(
+        spec.max_shared_kb * 1024, f"{spec_source}: {spec.max_shared_kb} kB per SM")
+    regs = figure(q, ("cuda", "MAX_REGISTERS_PER_MULTIPROCESSOR")) or Figure(
+        65536, f"{spec_source}: 64 K registers per SM")
+    threads_sm = figure(q, ("cuda", "MAX_THREADS_PER_MULTIPROCESSOR")) or Figure(
+        spec.threads_per_sm, f"{spec_source}: {spec.threads_per_sm} threads per SM")
+    blocks_sm = figure(q, ("cuda", "MAX_BLOCKS_PER_MULTIPROCESSOR")) or Figure(
+        spec.blocks_per_sm, f"{spec_source}: {spec.blocks_per_sm} blocks per SM")
+    warps_sm = threads_sm.int // warp.int
+    parts = spec.partitions
+    lanes = spec.fp32_lanes // parts
+    lsus = spec.lsus // parts
+    l1 = spec.l1_shared_kb * 1024 - shared_sm.int
+    smp_bytes = spec.lsus * 4  # a 4 B word per load/store unit per cycle
+    cc_text = f"compute capability {major}.{minor} ({cc_source}), {spec.architecture}"
+
+    lines = Lines()
+    lines.lines += _header(q, name, parent, cc_text)
+    for code, comment in (
+            ("parallelism hierarchy {", ""), ("  memory_space global {", ""),
+            ("    default;", ""), ("  }", ""), ("  memory_space constant {", ""),
+            ("    read_only;", "as hopper"), ("  }", ""), ("  par_group blocks {", ""),
+            (f"    max_nr_units = {grid.int};", grid.source),
+            ("    par_unit block {", ""), ("      memory_space shared {", ""), ("      }", ""),
+            ("      par_group warps {", ""),
+            (f"        max_nr_units = {per_block.int // warp.int};",
+             f"{per_block.source} threads per block / {warp.int}"),
+            ("        par_unit warp {", ""), ("          par_group threads {", ""),
+            (f"            nr_units = {warp.int};", warp.source),
+            ("            nvidia.hierarchy.blocks.block.threads.thread;", "reg and local"),
+            ("          }", ""), ("        }", ""), ("      }", ""), ("    }", ""), ("  }", ""),
+            ("}", ""), ("", ""), (f"device {name} {{", ""), ("  mem;", ""),
+            ("  accelerator.host;", ""), ("  pcie;", ""), ("  ic;", ""), ("  l2;", ""),
+            ("  smps;", ""), ("}", ""), ("", "")):
+        lines.add(code, comment)
+    _gpu_common(lines, q, "global", "  space(global);\n  space(constant);\n  space(local);",
+                measured, "smps.smp")
+    lines.add("memory on_chip {")
+    lines.add("  space(shared);")
+    lines.add(f"  capacity = {_size(shared_sm.value)};", shared_sm.source + " per SM")
+    lines.add("  nr_banks = 32;", "NVIDIA since Kepler: 32 banks of 4 B")
+    if clock is not None:
+        lines.add(f"  bandwidth = {smp_bytes} * {clock.value:.0f} MB/s;",
+                  f"per SM: its {spec.lsus} load/store units ({spec_source}) move a 4 B word "
+                  "each per cycle")
+    lines.add("}")
+    lines.add("")
+    if l1 > 0:
+        lines.add("cache l1 {")
+        lines.add("  space(global);")
+        lines.add("  space(local);")
+        lines.add(f"  capacity = {_size(l1)};", f"{spec_source}: L1 + shared "
+                  f"{spec.l1_shared_kb} kB per SM, less the shared memory above")
+        lines.add("  cache_line_size = 128 B;", "NVIDIA: 128 B lines")
+        lines.add("}")
+        lines.add("")
+    lines.add("memory regs {")
+    lines.add("  space(reg);")
+    lines.add("  addressable = false;")
+    lines.add(f"  capacity = {regs.int} * 32 bit;", regs.source)
+    lines.add("}")
+    lines.add("")
+    lines.add("execution_group smps {")
+    lines.add(f"  nr_units = {sms.int};", sms.source)
+    lines.add("  execution_unit smp {")
+    lines.add(f"    slots(block, {blocks_sm.int});", blocks_sm.source)
+    lines.add(f"    slots(warp, {warps_sm});", f"{threads_sm.source} / {warp.int}")
+    lines.add(f"    slots(thread, {threads_sm.int});", threads_sm.source)
+    if clock is not None:
+        lines.add(f"    clock_frequency = {clock.value:.0f} MHz;", clock.source)
+    lines.add("    on_chip;")
+    if l1 > 0:
+        lines.add("    l1;")
+    lines.add("    regs;")
+    lines.add("    execution_group partitions {")
+    lines.add(f"      nr_units = {parts};", f"{spec_source}: {parts} processing blocks per SM")
+    lines.add("      execution_unit partition {")
+    lines.add(f"        slots(warp, {warps_sm // parts});",
+              f"{warps_sm} warps per SM over {parts} processing blocks")
+    lines.add("        simd_group alus {")
+    lines.add(f"          nr_units = {lanes};",
+              f"{spec_source}: {spec.fp32_lanes} FP32 lanes per SM")
+    lines.add("          slots(warp, 1);", "a warp executes in lock-step")
+    lines.add("          simd_unit alu {")
+    lines.add("            slots(thread, 1);")
+    lines.add("            perfect.ops;")
+    lines.add("            fp;")
+    lines.add("          }")
+    lines.add("        }")
+    lines.add("        load_store_group lsus {")
+    lines.add(f"          nr_units = {lsus};", f"{spec_source}: {spec.lsus} LD/ST units per SM")
+    lines.add("          slots(warp, 1);", "the loads of a warp are issued together")
+    lines.add("          load_store_unit lsu {")
+    lines.add("            slots(thread, 1);")
+    lines.add("            perfect.memory_ops;")
+    lines.add("          }")
+    lines.add("        }")
+    lines.add("      }")
+    lines.add("    }")
+    lines.add("  }")
+    lines.add("}")
+    lines.add("")
+    nominal = sms.value * spec.fp32_lanes * 2 * (clock.value * 1e6 if clock else 0)
+    _fp_block(lines, nominal, measured, "one float32 FMA per lane per cycle",
+              (spec.fp32_lanes / spec.fp64_per_clock,
+               f"{spec_source}: {spec.fp64_per_clock} FP64 results per clock per SM for its "
+               f"{spec.fp32_lanes} FP32 lanes"))
+    mapping = _mapping(name, "gpu", [
+        "# A block is a work-group; the warps and threads of a block are its work-items,",
+        "# threads along dimension 0 (a warp of the MCPL code is a warp of the hardware) and",
+        "# warps along dimension 1 (as hopper).",
+    ], {"blocks": ("work-group", 0), "warps": ("work-item", 1), "threads": ("work-item", 0)},
+        {"global": ("global", "global"), "constant": ("constant", None),
+         "shared": ("local", "local"), "local": ("private", None), "reg": ("private", None)},
+        vector_width=4)
+    return lines.text(), mapping
