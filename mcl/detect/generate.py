@@ -189,23 +189,37 @@ def _pcie(lines: Lines, measured: Measurements, mem: str) -> None:
     lines.add("}")
 
 
+def _ops(measured: Measurements) -> str:
+    """The lane's operators: perfect's at cost 1, or (measured) none beyond `fp`, which
+    then states them at the measured rate (mcl.hdl.peak takes the fastest instruction)."""
+    return "// + and - in fp below (measured)" if measured.fma_flops else "perfect.ops;"
+
+
 def _fp_block(lines: Lines, nominal_flops: float, measured: Measurements, per_lane: str,
-              double_cost: tuple[float, str] | None) -> None:
+              double_cost: tuple[str, str] | None) -> None:
     """`instructions fp`: one float32 FMA per lane per cycle nominally; measured, the cost
     is what makes the peak (units x clock x 2 / cost) equal the measured rate."""
     lines.add("instructions fp {")
+    cost = 100
     if measured.fma_flops:
-        cost = nominal_flops / measured.fma_flops
-        lines.add(f"  op(\"fma\", {cost:.3g});",
+        cost = round(100 * nominal_flops / measured.fma_flops)  # HDL numbers are integers
+        lines.add(f"  op(\"fma\", {cost} / 100);",
                   f"measured {measured.fma_flops / 1e9:.1f} GFLOP/s float32 ("
                   + measured.notes.get("fma", "FMA chains") + f"); nominal {nominal_flops / 1e9:.1f}"
                   f" GFLOP/s at {per_lane}: the cost is nominal/measured")
+        lines.add(f"  op((+), {cost} / 100);", "adds and subtracts at the same measured rate "
+                  "(they replace perfect.ops, whose cost 1 would otherwise set the peak)")
+        lines.add(f"  op((-), {cost} / 100);")
     else:
         lines.add("  op(\"fma\", 1);", f"nominal: {per_lane}; not measured "
                   "(mcl hwd detect --measure)")
     if double_cost is not None:
-        cost, source = double_cost
-        lines.add(f"  op(\"fma_double\", {cost:.3g});", source)
+        double, source = double_cost
+        if measured.fma_flops:  # float64 scaled as float32 was (not measured itself)
+            lines.add(f"  op(\"fma_double\", {double} * {cost} / 100);",
+                      source + "; scaled by the float32 measured/nominal ratio")
+        else:
+            lines.add(f"  op(\"fma_double\", {double});", source)
     lines.add("}")
 
 
@@ -340,7 +354,7 @@ def _cpu(q: dict[str, Any], name: str, measured: Measurements) -> tuple[str, str
     lines.add("  slots(thread, 1);")
     lines.add("  simd_unit lane {")
     lines.add("    slots(vector, 1);")
-    lines.add("    perfect.ops;")
+    lines.add("    " + _ops(measured))
     lines.add("    fp;")
     lines.add("  }")
     lines.add("}")
@@ -351,7 +365,7 @@ def _cpu(q: dict[str, Any], name: str, measured: Measurements) -> tuple[str, str
                 "no FMA instruction (flags lack fma): a multiply and an add per lane per cycle")
     lines.add("// Floating-point instructions of a core (docs/hdl.md, \"Peak throughput\").")
     _fp_block(lines, nominal, measured, per_lane,
-              (2, "float64: half the lanes of a vector (an assumption: most CPUs run float64 "
+              ("2", "float64: half the lanes of a vector (an assumption: most CPUs run float64 "
                   "FMA at the float32 instruction rate)"))
     lines.add("")
     lines.add("load_store_group vector_memory {")
@@ -482,7 +496,7 @@ def _gpu(q: dict[str, Any], name: str, measured: Measurements) -> tuple[str, str
     lines.add(f"      nr_units = {lanes.int};", lanes.source)
     lines.add("      execution_unit alu {")
     lines.add("        slots(thread, 1);")
-    lines.add("        perfect.ops;")
+    lines.add("        " + _ops(measured))
     lines.add("        fp;")
     lines.add("      }")
     lines.add("    }")
@@ -607,7 +621,7 @@ def _nvidia(q: dict[str, Any], name: str, parent: str,
     lines.add("          slots(warp, 1);", "a warp executes in lock-step")
     lines.add("          simd_unit alu {")
     lines.add("            slots(thread, 1);")
-    lines.add("            perfect.ops;")
+    lines.add("            " + _ops(measured))
     lines.add("            fp;")
     lines.add("          }")
     lines.add("        }")
@@ -626,7 +640,7 @@ def _nvidia(q: dict[str, Any], name: str, parent: str,
     lines.add("")
     nominal = sms.value * spec.fp32_lanes * 2 * (clock.value * 1e6 if clock else 0)
     _fp_block(lines, nominal, measured, "one float32 FMA per lane per cycle",
-              (spec.fp32_lanes / spec.fp64_per_clock,
+              (f"{spec.fp32_lanes} / {spec.fp64_per_clock}",
                f"{spec_source}: {spec.fp64_per_clock} FP64 results per clock per SM for its "
                f"{spec.fp32_lanes} FP32 lanes"))
     mapping = _mapping(name, "gpu", [
