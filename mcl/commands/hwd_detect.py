@@ -167,7 +167,11 @@ def _validate(generated: Any) -> dict[str, Any]:
         (Path(folder) / f"{generated.name}.opencl.toml").write_text(generated.mapping)
         library = library_with([folder])
         if generated.name in library.failed:
-            raise MclError(library.failed[generated.name])
+            raise MclError([error(
+                "detect-invalid", f"the description written for '{generated.name}' does not "
+                "load (errors below); nothing was written",
+                hint="a bug of mcl hwd detect: report it with the file of --save-query"),
+                *library.failed[generated.name]])
         hwd = library.get(generated.name)
         load_mapping(hwd)
         return {"peak_flops": {"float": peak_flops(hwd, "float"),

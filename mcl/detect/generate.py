@@ -27,6 +27,7 @@ from mcl.detect.nvidia_specs import sm_spec
 from mcl.diagnostics import MclError, error
 
 COMMENT_COLUMN = 34
+GPU_THREADS = 1024  # gpu.hdl's threads per block (the paper's Fig. 8)
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,10 @@ def parent_level(q: dict[str, Any]) -> str:
     if is_nvidia(q):
         cc = compute_capability(q)
         return "hopper" if cc is not None and cc[0] == 9 else "nvidia"
-    return "gpu"
+    group = figure(q, ("opencl", "max_work_group_size"))
+    # gpu allows 1024 threads a block; a device with smaller work-groups cannot refine it
+    # (hdl.md §3.4: a child's counts are at least as large), so it refines accelerator.
+    return "gpu" if group is None or group.value >= GPU_THREADS else "accelerator"
 
 
 def generate(q: dict[str, Any], name: str | None = None,
@@ -83,8 +87,8 @@ def generate(q: dict[str, Any], name: str | None = None,
     parent = parent_level(q)
     if parent == "cpu":
         hdl, mapping = _cpu(q, name, measured)
-    elif parent == "gpu":
-        hdl, mapping = _gpu(q, name, measured)
+    elif parent in ("gpu", "accelerator"):
+        hdl, mapping = _gpu(q, name, parent, measured)
     else:
         hdl, mapping = _nvidia(q, name, parent, measured)
     return Generated(name, parent, hdl, mapping)
@@ -200,23 +204,23 @@ def _fp_block(lines: Lines, nominal_flops: float, measured: Measurements, per_la
     """`instructions fp`: one float32 FMA per lane per cycle nominally; measured, the cost
     is what makes the peak (units x clock x 2 / cost) equal the measured rate."""
     lines.add("instructions fp {")
-    cost = 100
+    cost = 1000
     if measured.fma_flops:
-        cost = round(100 * nominal_flops / measured.fma_flops)  # HDL numbers are integers
-        lines.add(f"  op(\"fma\", {cost} / 100);",
+        cost = round(1000 * nominal_flops / measured.fma_flops)  # HDL numbers are integers
+        lines.add(f"  op(\"fma\", {cost} / 1000);",
                   f"measured {measured.fma_flops / 1e9:.1f} GFLOP/s float32 ("
                   + measured.notes.get("fma", "FMA chains") + f"); nominal {nominal_flops / 1e9:.1f}"
                   f" GFLOP/s at {per_lane}: the cost is nominal/measured")
-        lines.add(f"  op((+), {cost} / 100);", "adds and subtracts at the same measured rate "
+        lines.add(f"  op((+), {cost} / 1000);", "adds and subtracts at the same measured rate "
                   "(they replace perfect.ops, whose cost 1 would otherwise set the peak)")
-        lines.add(f"  op((-), {cost} / 100);")
+        lines.add(f"  op((-), {cost} / 1000);")
     else:
         lines.add("  op(\"fma\", 1);", f"nominal: {per_lane}; not measured "
                   "(mcl hwd detect --measure)")
     if double_cost is not None:
         double, source = double_cost
         if measured.fma_flops:  # float64 scaled as float32 was (not measured itself)
-            lines.add(f"  op(\"fma_double\", {double} * {cost} / 100);",
+            lines.add(f"  op(\"fma_double\", {double} * {cost} / 1000);",
                       source + "; scaled by the float32 measured/nominal ratio")
         else:
             lines.add(f"  op(\"fma_double\", {double});", source)
@@ -446,7 +450,8 @@ def _gpu_common(lines: Lines, q: dict[str, Any], space: str, memory_blocks: str,
     lines.add("")
 
 
-def _gpu(q: dict[str, Any], name: str, measured: Measurements) -> tuple[str, str]:
+def _gpu(q: dict[str, Any], name: str, parent: str,
+         measured: Measurements) -> tuple[str, str]:
     units = figure(q, ("opencl", "max_compute_units")) or Figure(1, "assumed: 1")
     group = figure(q, ("opencl", "max_work_group_size")) or Figure(1024, "as gpu")
     clock = figure(q, ("opencl", "max_clock_frequency"))
@@ -458,7 +463,8 @@ def _gpu(q: dict[str, Any], name: str, measured: Measurements) -> tuple[str, str
     else:
         lanes = Figure(32, "as gpu (OpenCL does not say how many lanes a compute unit has)")
     lines = Lines()
-    lines.lines += _header(q, name, "gpu", "a GPU")
+    lines.lines += _header(q, name, parent, "a GPU" if parent == "gpu" else
+                           f"a GPU whose work-groups hold fewer than gpu's {GPU_THREADS} threads")
     for code, comment in (
             ("parallelism hierarchy {", ""), ("  memory_space dev {", ""),
             ("    default;", ""), ("  }", ""), ("  par_group blocks {", ""),

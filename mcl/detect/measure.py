@@ -76,8 +76,10 @@ def measure(device: Any, query: dict[str, Any], repeat: int = 5,
     # Several times the last-level cache, and at most an eighth of device memory.
     cache = max([int(c.get("size", 0)) * int(c.get("instances", 1))
                  for c in (query.get("host") or {}).get("caches", [])]
-                + [int(ocl.get("global_mem_cache_size", 0))])
-    size = copy_bytes or min(max(8 * cache, 64 << 20), int(ocl.get("global_mem_size", 1 << 30)) // 8)
+                + [int(ocl.get("global_mem_cache_size", 0)),
+                   int((query.get("cuda") or {}).get("L2_CACHE_SIZE", 0))])
+    floor = (256 if kind == "gpu" else 64) << 20  # a GPU needs more bytes in flight
+    size = copy_bytes or min(max(8 * cache, floor), int(ocl.get("global_mem_size", 1 << 30)) // 8)
     size -= size % (16 * 1024)
     program = cl.Program(ctx, COPY_SOURCE).build()
     src = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, size)
