@@ -143,6 +143,11 @@ def _rate(bytes_per_s: float) -> str:
     return f"{round(bytes_per_s / 1e6)} MB/s"
 
 
+def _frequency(mhz: float) -> str:
+    """A clock as HDL writes it: whole MHz, else kHz (HDL numbers are integers)."""
+    return f"{int(mhz)} MHz" if float(mhz).is_integer() else f"{round(mhz * 1000)} kHz"
+
+
 def _gbs(bytes_per_s: float) -> str:
     return f"{bytes_per_s / 1e9:.1f} GB/s"
 
@@ -204,23 +209,24 @@ def _fp_block(lines: Lines, nominal_flops: float, measured: Measurements, per_la
     """`instructions fp`: one float32 FMA per lane per cycle nominally; measured, the cost
     is what makes the peak (units x clock x 2 / cost) equal the measured rate."""
     lines.add("instructions fp {")
-    cost = 1000
+    cost = ""
     if measured.fma_flops:
-        cost = round(1000 * nominal_flops / measured.fma_flops)  # HDL numbers are integers
-        lines.add(f"  op(\"fma\", {cost} / 1000);",
+        # HDL numbers are integers: the cost is nominal MFLOP/s over measured MFLOP/s.
+        cost = f"{round(nominal_flops / 1e6)} / {max(1, round(measured.fma_flops / 1e6))}"
+        lines.add(f"  op(\"fma\", {cost});",
                   f"measured {measured.fma_flops / 1e9:.1f} GFLOP/s float32 ("
                   + measured.notes.get("fma", "FMA chains") + f"); nominal {nominal_flops / 1e9:.1f}"
                   f" GFLOP/s at {per_lane}: the cost is nominal/measured")
-        lines.add(f"  op((+), {cost} / 1000);", "adds and subtracts at the same measured rate "
+        lines.add(f"  op((+), {cost});", "adds and subtracts at the same measured rate "
                   "(they replace perfect.ops, whose cost 1 would otherwise set the peak)")
-        lines.add(f"  op((-), {cost} / 1000);")
+        lines.add(f"  op((-), {cost});")
     else:
         lines.add("  op(\"fma\", 1);", f"nominal: {per_lane}; not measured "
                   "(mcl hwd detect --measure)")
     if double_cost is not None:
         double, source = double_cost
-        if measured.fma_flops:  # float64 scaled as float32 was (not measured itself)
-            lines.add(f"  op(\"fma_double\", {double} * {cost} / 1000);",
+        if cost:  # float64 scaled as float32 was (not measured itself)
+            lines.add(f"  op(\"fma_double\", {double} * {cost});",
                       source + "; scaled by the float32 measured/nominal ratio")
         else:
             lines.add(f"  op(\"fma_double\", {double});", source)
@@ -342,7 +348,7 @@ def _cpu(q: dict[str, Any], name: str, measured: Measurements) -> tuple[str, str
     lines.add("  execution_unit core {")
     lines.add(f"    slots(thread, {threads.int});", threads.source)
     if clock is not None:
-        lines.add(f"    clock_frequency = {clock.value:.0f} MHz;", clock.source)
+        lines.add(f"    clock_frequency = {_frequency(clock.value)};", clock.source)
     else:
         lines.add("    // clock_frequency: no query gave it (no compute peak without it)")
     lines.add("    regs;")
@@ -355,9 +361,9 @@ def _cpu(q: dict[str, Any], name: str, measured: Measurements) -> tuple[str, str
     lines.add("")
     lines.add("simd_group vector_unit {")
     lines.add(f"  nr_units = {lanes};", f"float lanes: {simd_source}")
-    lines.add("  slots(thread, 1);")
+    lines.add("  slots(thread, 1);", "a thread issues one vector instruction at a time (as cpu)")
     lines.add("  simd_unit lane {")
-    lines.add("    slots(vector, 1);")
+    lines.add("    slots(vector, 1);", "a lane runs one vector lane (as cpu)")
     lines.add("    " + _ops(measured))
     lines.add("    fp;")
     lines.add("  }")
@@ -374,9 +380,9 @@ def _cpu(q: dict[str, Any], name: str, measured: Measurements) -> tuple[str, str
     lines.add("")
     lines.add("load_store_group vector_memory {")
     lines.add(f"  nr_units = {lanes};", "vector loads and stores move all lanes at once")
-    lines.add("  slots(thread, 1);")
+    lines.add("  slots(thread, 1);", "a thread issues one vector instruction at a time (as cpu)")
     lines.add("  load_store_unit lane {")
-    lines.add("    slots(vector, 1);")
+    lines.add("    slots(vector, 1);", "a lane runs one vector lane (as cpu)")
     lines.add("    perfect.memory_ops;")
     lines.add("  }")
     lines.add("}")
@@ -495,13 +501,13 @@ def _gpu(q: dict[str, Any], name: str, parent: str,
     lines.add("    slots(block, 1);", "as gpu (OpenCL does not say how many work-groups a "
               "compute unit holds)")
     if clock is not None:
-        lines.add(f"    clock_frequency = {clock.int} MHz;", clock.source)
+        lines.add(f"    clock_frequency = {_frequency(clock.value)};", clock.source)
     lines.add("    on_chip;")
     lines.add("    regs;")
     lines.add("    execution_group alus {")
     lines.add(f"      nr_units = {lanes.int};", lanes.source)
     lines.add("      execution_unit alu {")
-    lines.add("        slots(thread, 1);")
+    lines.add("        slots(thread, 1);", "one thread per lane (as gpu)")
     lines.add("        " + _ops(measured))
     lines.add("        fp;")
     lines.add("      }")
@@ -509,7 +515,7 @@ def _gpu(q: dict[str, Any], name: str, parent: str,
     lines.add("    load_store_group lsus {")
     lines.add(f"      nr_units = {lanes.int};", "one per lane, as gpu")
     lines.add("      load_store_unit lsu {")
-    lines.add("        slots(thread, 1);")
+    lines.add("        slots(thread, 1);", "one thread per lane (as gpu)")
     lines.add("        perfect.memory_ops;")
     lines.add("      }")
     lines.add("    }")
@@ -611,7 +617,7 @@ def _nvidia(q: dict[str, Any], name: str, parent: str,
     lines.add(f"    slots(warp, {warps_sm});", f"{threads_sm.source} / {warp.int}")
     lines.add(f"    slots(thread, {threads_sm.int});", threads_sm.source)
     if clock is not None:
-        lines.add(f"    clock_frequency = {clock.value:.0f} MHz;", clock.source)
+        lines.add(f"    clock_frequency = {_frequency(clock.value)};", clock.source)
     lines.add("    on_chip;")
     if l1 > 0:
         lines.add("    l1;")
@@ -626,7 +632,7 @@ def _nvidia(q: dict[str, Any], name: str, parent: str,
               f"{spec_source}: {spec.fp32_lanes} FP32 lanes per SM")
     lines.add("          slots(warp, 1);", "a warp executes in lock-step")
     lines.add("          simd_unit alu {")
-    lines.add("            slots(thread, 1);")
+    lines.add("            slots(thread, 1);", "one thread per lane (as hopper)")
     lines.add("            " + _ops(measured))
     lines.add("            fp;")
     lines.add("          }")
@@ -635,7 +641,7 @@ def _nvidia(q: dict[str, Any], name: str, parent: str,
     lines.add(f"          nr_units = {lsus};", f"{spec_source}: {spec.lsus} LD/ST units per SM")
     lines.add("          slots(warp, 1);", "the loads of a warp are issued together")
     lines.add("          load_store_unit lsu {")
-    lines.add("            slots(thread, 1);")
+    lines.add("            slots(thread, 1);", "one thread per lane (as hopper)")
     lines.add("            perfect.memory_ops;")
     lines.add("          }")
     lines.add("        }")
