@@ -7,10 +7,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from mcl.cli import main
 from mcl.detect.query import query_host
+from mcl.schemas import load_schema
 
 DATA = Path(__file__).parent / "data"
 
@@ -78,6 +80,7 @@ def test_detect_json_names_the_files_and_peaks(tmp_path: Path,
     assert main(["hwd", "detect", "--from-query", str(DATA / "mi210_query.json"), "-o",
                  str(tmp_path), "--name", "mi", "--format", "json"]) == 0
     document = json.loads(capsys.readouterr().out)
+    jsonschema.validate(document, load_schema("hwd-detect"))
     assert document["name"] == "mi" and document["parent"] == "gpu"
     assert document["files"] == [str(tmp_path / "mi.hdl"), str(tmp_path / "mi.opencl.toml")]
     assert document["peak_flops"]["float"] == pytest.approx(104 * 64 * 2 * 1.7e9)
@@ -146,3 +149,35 @@ def test_a_kernel_translated_to_a_detected_cpu_runs_verified(tmp_path: Path) -> 
     kernel = Path(__file__).parents[2] / "kernels/matmul/perfect.mcpl"
     assert main(["run", str(kernel), "--level", "zen3", "--target", "zen3", "--verify",
                  "--hwd-path", str(tmp_path)]) == 0
+
+
+def test_devices_suggests_detect_until_a_description_matches(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.delenv("MCL_DEVICE", raising=False)
+    monkeypatch.delenv("PYOPENCL_CTX", raising=False)
+    monkeypatch.delenv("MCL_HWD_PATH", raising=False)
+    assert main(["devices"]) == 0
+    assert "mcl hwd detect" in capsys.readouterr().err
+    assert main(["hwd", "detect", "-o", str(tmp_path)]) == 0  # the default device
+    capsys.readouterr()
+    monkeypatch.setenv("MCL_HWD_PATH", str(tmp_path))
+    assert main(["devices"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_a_bundled_machine_matches_its_device() -> None:
+    from types import SimpleNamespace
+
+    import pyopencl as cl
+
+    from mcl.detect.match import matching_description
+    from mcl.hdl.library import default_library
+
+    def device(name: str, vendor: str) -> SimpleNamespace:
+        return SimpleNamespace(name=name, vendor=vendor, type=cl.device_type.GPU,
+                               platform=SimpleNamespace(name=vendor))
+
+    library = default_library()
+    assert matching_description(device("NVIDIA H100 80GB HBM3", "NVIDIA"), library) == "hopper"
+    assert matching_description(device("NVIDIA A100-SXM4-40GB", "NVIDIA"), library) is None
