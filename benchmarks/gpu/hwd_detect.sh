@@ -5,7 +5,7 @@
 # shipped hopper version to it and run them verified there, and measure the peers of its
 # measured peaks in the same run (PyTorch device copy and float32 matrix product).
 # Also records the host CPU's query. Writes into $OUT (default ./hwd-detect-out):
-#   gpu.hdl gpu.opencl.toml gpu_query.json host_query.json compare.md log.txt
+#   detected_gpu.hdl detected_gpu.opencl.toml gpu_query.json host_query.json compare.md log.txt
 set -u
 OUT=${OUT:-./hwd-detect-out}
 mkdir -p "$OUT"
@@ -14,15 +14,15 @@ PY=${PY:-python3}
 WORK=$(mktemp -d)
 nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem,memory.total --format=csv
 $PY -m mcl devices
-$PY -m mcl hwd detect --device nvidia -o "$WORK" --name gpu --measure \
+$PY -m mcl hwd detect --device nvidia -o "$WORK" --name detected_gpu --measure \
     --save-query "$OUT/gpu_query.json" --force
-cp "$WORK/gpu.hdl" "$WORK/gpu.opencl.toml" "$OUT/"
+cp "$WORK/detected_gpu.hdl" "$WORK/detected_gpu.opencl.toml" "$OUT/"
 $PY -m mcl hwd detect --device host -o "$WORK/host" --save-query "$OUT/host_query.json"
-$PY -m mcl hwd show gpu --hwd-path "$WORK" | head -40
-$PY benchmarks/hwd_compare.py hopper gpu --hwd-path "$WORK" | tee "$OUT/compare.md"
+$PY -m mcl hwd show detected_gpu --hwd-path "$WORK" | head -40
+$PY benchmarks/hwd_compare.py hopper detected_gpu --hwd-path "$WORK" | tee "$OUT/compare.md"
 pass=0; fail=0
 for f in kernels/*/hopper_v*.mcpl; do
-    if $PY -m mcl run "$f" --level gpu --target gpu --device nvidia --verify \
+    if $PY -m mcl run "$f" --level detected_gpu --target detected_gpu --device nvidia --verify \
         --hwd-path "$WORK" > "$WORK/run.txt" 2>&1; then
         pass=$((pass + 1)); echo "PASS $f: $(tail -1 "$WORK/run.txt")"
     else

@@ -198,6 +198,45 @@ def _pcie(lines: Lines, measured: Measurements, mem: str) -> None:
     lines.add("}")
 
 
+Statement = tuple[str, str] | None  # (code, comment); None: left out
+
+
+def _block(lines: Lines, head: str, statements: list[Statement]) -> None:
+    """`head { statements }` and a blank line; statements indented by two."""
+    lines.add(f"{head} {{")
+    for statement in statements:
+        if statement is not None:
+            lines.add(f"  {statement[0]}", statement[1])
+    lines.add("}")
+    lines.add("")
+
+
+def _capacity(fig: Figure | None) -> Statement:
+    return None if fig is None else (f"capacity = {_size(fig.value)};", fig.source)
+
+
+def _unit_group(lines: Lines, indent: str, kinds: tuple[str, str], names: tuple[str, str],
+                count: tuple[int, str], slots: list[tuple[str, str, str]], body: list[str]
+                ) -> None:
+    """A group of lanes and its unit (`simd_group vector_unit { ... simd_unit lane ... }`):
+    `count` the number of units and its source; `slots` (level, par_unit, comment) with
+    level "group" or "unit", each one slot; `body` the unit's instruction blocks."""
+    group_kind, unit_kind = kinds
+    lines.add(f"{indent}{group_kind} {names[0]} {{")
+    lines.add(f"{indent}  nr_units = {count[0]};", count[1])
+    for level, unit, comment in slots:
+        if level == "group":
+            lines.add(f"{indent}  slots({unit}, 1);", comment)
+    lines.add(f"{indent}  {unit_kind} {names[1]} {{")
+    for level, unit, comment in slots:
+        if level == "unit":
+            lines.add(f"{indent}    slots({unit}, 1);", comment)
+    for statement in body:
+        lines.add(f"{indent}    {statement}")
+    lines.add(f"{indent}  }}")
+    lines.add(f"{indent}}}")
+
+
 def _ops(measured: Measurements) -> str:
     """The lane's operators: perfect's at cost 1, or (measured) none beyond `fp`, which
     then states them at the measured rate (mcl.hdl.peak takes the fastest instruction)."""
@@ -290,16 +329,10 @@ def _cpu(q: dict[str, Any], name: str, measured: Measurements) -> tuple[str, str
     lines.add("  sockets;")
     lines.add("}")
     lines.add("")
-    lines.add("memory mem {")
-    lines.add("  space(main);")
-    if memory is not None:
-        lines.add(f"  capacity = {memory.int} kB;", memory.source)
-    else:
-        mem = figure(q, ("opencl", "global_mem_size"))
-        if mem is not None:
-            lines.add(f"  capacity = {_size(mem.value)};", mem.source)
-    lines.add("}")
-    lines.add("")
+    _block(lines, "memory mem", [
+        ("space(main);", ""),
+        (f"capacity = {memory.int} kB;", memory.source) if memory is not None
+        else _capacity(figure(q, ("opencl", "global_mem_size")))])
     lines.add("interconnect ic {")
     lines.add("  connects(mem, sockets.socket[*]);")
     _bandwidth_line(lines, None, measured.copy_bytes_per_s,
@@ -320,14 +353,11 @@ def _cpu(q: dict[str, Any], name: str, measured: Measurements) -> tuple[str, str
             capacity = size * instances // sockets.int
             if instances != sockets.int:
                 source += f", {_size(capacity)} per socket"
-        lines.add(f"cache {block} {{")
-        lines.add("  space(main);")
-        lines.add(f"  capacity = {_size(capacity)};", source)
-        if cache.get("line"):
-            lines.add(f"  cache_line_size = {cache['line']} B;",
-                      f"/sys/.../cache/index*/coherency_line_size: {cache['line']}")
-        lines.add("}")
-        lines.add("")
+        line = cache.get("line")
+        _block(lines, f"cache {block}", [
+            ("space(main);", ""), _capacity(Figure(capacity, source)),
+            (f"cache_line_size = {line} B;", f"/sys/.../cache/index*/coherency_line_size: "
+             f"{line}") if line else None])
     lines.add("device_group sockets {")
     lines.add(f"  nr_units = {sockets.int};", sockets.source)
     lines.add("  device_unit socket {")
@@ -337,12 +367,8 @@ def _cpu(q: dict[str, Any], name: str, measured: Measurements) -> tuple[str, str
     lines.add("  }")
     lines.add("}")
     lines.add("")
-    lines.add("memory regs {")
-    lines.add("  space(reg);")
-    lines.add("  addressable = false;")
-    lines.add(f"  capacity = {nregs} * {lanes * 32} bit;", simd_source)
-    lines.add("}")
-    lines.add("")
+    _block(lines, "memory regs", [("space(reg);", ""), ("addressable = false;", ""),
+                                  (f"capacity = {nregs} * {lanes * 32} bit;", simd_source)])
     lines.add("execution_group cores {")
     lines.add(f"  nr_units = {cores.int};", cores.source)
     lines.add("  execution_unit core {")
@@ -359,15 +385,11 @@ def _cpu(q: dict[str, Any], name: str, measured: Measurements) -> tuple[str, str
     lines.add("  }")
     lines.add("}")
     lines.add("")
-    lines.add("simd_group vector_unit {")
-    lines.add(f"  nr_units = {lanes};", f"float lanes: {simd_source}")
-    lines.add("  slots(thread, 1);", "a thread issues one vector instruction at a time (as cpu)")
-    lines.add("  simd_unit lane {")
-    lines.add("    slots(vector, 1);", "a lane runs one vector lane (as cpu)")
-    lines.add("    " + _ops(measured))
-    lines.add("    fp;")
-    lines.add("  }")
-    lines.add("}")
+    issue = "a thread issues one vector instruction at a time (as cpu)"
+    _unit_group(lines, "", ("simd_group", "simd_unit"), ("vector_unit", "lane"),
+                (lanes, f"float lanes: {simd_source}"),
+                [("group", "thread", issue), ("unit", "vector", "one vector lane (as cpu)")],
+                [_ops(measured), "fp;"])
     lines.add("")
     nominal = total_cores * lanes * 2 * (clock.value * 1e6 if clock else 0)
     per_lane = ("one fused multiply-add per lane per cycle (one vector FMA a cycle per core; "
@@ -378,14 +400,10 @@ def _cpu(q: dict[str, Any], name: str, measured: Measurements) -> tuple[str, str
               ("2", "float64: half the lanes of a vector (an assumption: most CPUs run float64 "
                   "FMA at the float32 instruction rate)"))
     lines.add("")
-    lines.add("load_store_group vector_memory {")
-    lines.add(f"  nr_units = {lanes};", "vector loads and stores move all lanes at once")
-    lines.add("  slots(thread, 1);", "a thread issues one vector instruction at a time (as cpu)")
-    lines.add("  load_store_unit lane {")
-    lines.add("    slots(vector, 1);", "a lane runs one vector lane (as cpu)")
-    lines.add("    perfect.memory_ops;")
-    lines.add("  }")
-    lines.add("}")
+    _unit_group(lines, "", ("load_store_group", "load_store_unit"), ("vector_memory", "lane"),
+                (lanes, "vector loads and stores move all lanes at once"),
+                [("group", "thread", issue), ("unit", "vector", "one vector lane (as cpu)")],
+                ["perfect.memory_ops;"])
     mapping = _mapping(name, "cpu", [
         "# A thread is a work-group and its vector lanes are the work-items of that group:",
         "# PoCL's CPU device vectorises across the work-items of a group (as x86_avx512).",
@@ -424,16 +442,12 @@ def _memory_bandwidth(q: dict[str, Any]) -> tuple[float, str] | None:
             f"CUDA MEMORY_CLOCK_RATE {khz / 1000:g} MHz x GLOBAL_MEMORY_BUS_WIDTH {bits} bit x 2")
 
 
-def _gpu_common(lines: Lines, q: dict[str, Any], space: str, memory_blocks: str,
+def _gpu_common(lines: Lines, q: dict[str, Any], spaces: list[str], cached: list[str],
                 measured: Measurements, processors: str) -> None:
-    """mem, pcie, ic and l2 of a GPU: the blocks every GPU description has."""
+    """mem, pcie, ic and l2 of a GPU: the blocks every GPU description has; device memory
+    holds `spaces`, the L2 caches `cached`."""
     mem = figure(q, ("cuda", "total_mem"), ("opencl", "global_mem_size"))
-    lines.add("memory mem {")
-    lines.add(memory_blocks)
-    if mem is not None:
-        lines.add(f"  capacity = {_size(mem.value)};", mem.source)
-    lines.add("}")
-    lines.add("")
+    _block(lines, "memory mem", [(f"space({s});", "") for s in spaces] + [_capacity(mem)])
     lines.add("interconnect ic {")
     lines.add(f"  connects(mem, {processors}[*]);")
     _bandwidth_line(lines, _memory_bandwidth(q), measured.copy_bytes_per_s,
@@ -444,16 +458,9 @@ def _gpu_common(lines: Lines, q: dict[str, Any], space: str, memory_blocks: str,
     lines.add("")
     l2 = figure(q, ("cuda", "L2_CACHE_SIZE"), ("opencl", "global_mem_cache_size"))
     line = figure(q, ("opencl", "global_mem_cacheline_size"))
-    lines.add("cache l2 {")
-    lines.add(f"  space({space});")
-    if space == "global":
-        lines.add("  space(local);")
-    if l2 is not None:
-        lines.add(f"  capacity = {_size(l2.value)};", l2.source)
-    if line is not None:
-        lines.add(f"  cache_line_size = {line.int} B;", line.source)
-    lines.add("}")
-    lines.add("")
+    _block(lines, "cache l2", [(f"space({s});", "") for s in cached] + [
+        _capacity(l2), None if line is None else (f"cache_line_size = {line.int} B;",
+                                                  line.source)])
 
 
 def _gpu(q: dict[str, Any], name: str, parent: str,
@@ -483,18 +490,9 @@ def _gpu(q: dict[str, Any], name: str, parent: str,
             ("  accelerator.host;", ""), ("  pcie;", ""), ("  ic;", ""), ("  l2;", ""),
             ("  processors;", ""), ("}", ""), ("", "")):
         lines.add(code, comment)
-    _gpu_common(lines, q, "dev", "  space(dev);", measured, "processors.processor")
-    lines.add("memory on_chip {")
-    lines.add("  space(local);")
-    if local is not None:
-        lines.add(f"  capacity = {_size(local.value)};", local.source)
-    lines.add("}")
-    lines.add("")
-    lines.add("memory regs {")
-    lines.add("  space(reg);")
-    lines.add("  addressable = false;")
-    lines.add("}")
-    lines.add("")
+    _gpu_common(lines, q, ["dev"], ["dev"], measured, "processors.processor")
+    _block(lines, "memory on_chip", [("space(local);", ""), _capacity(local)])
+    _block(lines, "memory regs", [("space(reg);", ""), ("addressable = false;", "")])
     lines.add("execution_group processors {")
     lines.add(f"  nr_units = {units.int};", units.source)
     lines.add("  execution_unit processor {")
@@ -504,21 +502,11 @@ def _gpu(q: dict[str, Any], name: str, parent: str,
         lines.add(f"    clock_frequency = {_frequency(clock.value)};", clock.source)
     lines.add("    on_chip;")
     lines.add("    regs;")
-    lines.add("    execution_group alus {")
-    lines.add(f"      nr_units = {lanes.int};", lanes.source)
-    lines.add("      execution_unit alu {")
-    lines.add("        slots(thread, 1);", "one thread per lane (as gpu)")
-    lines.add("        " + _ops(measured))
-    lines.add("        fp;")
-    lines.add("      }")
-    lines.add("    }")
-    lines.add("    load_store_group lsus {")
-    lines.add(f"      nr_units = {lanes.int};", "one per lane, as gpu")
-    lines.add("      load_store_unit lsu {")
-    lines.add("        slots(thread, 1);", "one thread per lane (as gpu)")
-    lines.add("        perfect.memory_ops;")
-    lines.add("      }")
-    lines.add("    }")
+    per_lane = [("unit", "thread", "one thread per lane (as gpu)")]
+    _unit_group(lines, "    ", ("execution_group", "execution_unit"), ("alus", "alu"),
+                (lanes.int, lanes.source), per_lane, [_ops(measured), "fp;"])
+    _unit_group(lines, "    ", ("load_store_group", "load_store_unit"), ("lsus", "lsu"),
+                (lanes.int, "one per lane, as gpu"), per_lane, ["perfect.memory_ops;"])
     lines.add("  }")
     lines.add("}")
     lines.add("")
@@ -583,33 +571,23 @@ def _nvidia(q: dict[str, Any], name: str, parent: str,
             ("  accelerator.host;", ""), ("  pcie;", ""), ("  ic;", ""), ("  l2;", ""),
             ("  smps;", ""), ("}", ""), ("", "")):
         lines.add(code, comment)
-    _gpu_common(lines, q, "global", "  space(global);\n  space(constant);\n  space(local);",
-                measured, "smps.smp")
-    lines.add("memory on_chip {")
-    lines.add("  space(shared);")
-    lines.add(f"  capacity = {_size(shared_sm.value)};", shared_sm.source + " per SM")
-    lines.add("  nr_banks = 32;", "NVIDIA since Kepler: 32 banks of 4 B")
-    if clock is not None:
-        lines.add(f"  bandwidth = {smp_bytes} * {clock.value:.0f} MB/s;",
-                  f"per SM: its {spec.lsus} load/store units ({spec_source}) move a 4 B word "
-                  "each per cycle")
-    lines.add("}")
-    lines.add("")
+    _gpu_common(lines, q, ["global", "constant", "local"], ["global", "local"], measured,
+                "smps.smp")
+    _block(lines, "memory on_chip", [
+        ("space(shared);", ""), _capacity(Figure(shared_sm.value, shared_sm.source + " per SM")),
+        ("nr_banks = 32;", "NVIDIA since Kepler: 32 banks of 4 B"),
+        None if clock is None else (
+            f"bandwidth = {smp_bytes} * {clock.value:.0f} MB/s;",
+            f"per SM: its {spec.lsus} load/store units ({spec_source}) move a 4 B word each "
+            "per cycle")])
     if l1 > 0:
-        lines.add("cache l1 {")
-        lines.add("  space(global);")
-        lines.add("  space(local);")
-        lines.add(f"  capacity = {_size(l1)};", f"{spec_source}: L1 + shared "
-                  f"{spec.l1_shared_kb} kB per SM, less the shared memory above")
-        lines.add("  cache_line_size = 128 B;", "NVIDIA: 128 B lines")
-        lines.add("}")
-        lines.add("")
-    lines.add("memory regs {")
-    lines.add("  space(reg);")
-    lines.add("  addressable = false;")
-    lines.add(f"  capacity = {regs.int} * 32 bit;", regs.source)
-    lines.add("}")
-    lines.add("")
+        _block(lines, "cache l1", [
+            ("space(global);", ""), ("space(local);", ""),
+            _capacity(Figure(l1, f"{spec_source}: L1 + shared {spec.l1_shared_kb} kB per SM, "
+                             "less the shared memory above")),
+            ("cache_line_size = 128 B;", "NVIDIA: 128 B lines")])
+    _block(lines, "memory regs", [("space(reg);", ""), ("addressable = false;", ""),
+                                  (f"capacity = {regs.int} * 32 bit;", regs.source)])
     lines.add("execution_group smps {")
     lines.add(f"  nr_units = {sms.int};", sms.source)
     lines.add("  execution_unit smp {")
@@ -627,24 +605,15 @@ def _nvidia(q: dict[str, Any], name: str, parent: str,
     lines.add("      execution_unit partition {")
     lines.add(f"        slots(warp, {warps_sm // parts});",
               f"{warps_sm} warps per SM over {parts} processing blocks")
-    lines.add("        simd_group alus {")
-    lines.add(f"          nr_units = {lanes};",
-              f"{spec_source}: {spec.fp32_lanes} FP32 lanes per SM")
-    lines.add("          slots(warp, 1);", "a warp executes in lock-step")
-    lines.add("          simd_unit alu {")
-    lines.add("            slots(thread, 1);", "one thread per lane (as hopper)")
-    lines.add("            " + _ops(measured))
-    lines.add("            fp;")
-    lines.add("          }")
-    lines.add("        }")
-    lines.add("        load_store_group lsus {")
-    lines.add(f"          nr_units = {lsus};", f"{spec_source}: {spec.lsus} LD/ST units per SM")
-    lines.add("          slots(warp, 1);", "the loads of a warp are issued together")
-    lines.add("          load_store_unit lsu {")
-    lines.add("            slots(thread, 1);", "one thread per lane (as hopper)")
-    lines.add("            perfect.memory_ops;")
-    lines.add("          }")
-    lines.add("        }")
+    thread = ("unit", "thread", "one thread per lane (as hopper)")
+    _unit_group(lines, "        ", ("simd_group", "simd_unit"), ("alus", "alu"),
+                (lanes, f"{spec_source}: {spec.fp32_lanes} FP32 lanes per SM"),
+                [("group", "warp", "a warp executes in lock-step"), thread],
+                [_ops(measured), "fp;"])
+    _unit_group(lines, "        ", ("load_store_group", "load_store_unit"), ("lsus", "lsu"),
+                (lsus, f"{spec_source}: {spec.lsus} LD/ST units per SM"),
+                [("group", "warp", "the loads of a warp are issued together"), thread],
+                ["perfect.memory_ops;"])
     lines.add("      }")
     lines.add("    }")
     lines.add("  }")

@@ -49,7 +49,7 @@ def _sum_macro(width: int) -> str:
     return "(" + " + ".join(f"(v).s{c}" for c in names) + ")"
 
 
-def _best(run: Any, repeat: int) -> float:
+def best_time(run: Any, repeat: int) -> float:
     """The shortest of `repeat` runs (seconds) after one warm-up; `run()` returns its
     OpenCL event."""
     run().wait()
@@ -87,7 +87,7 @@ def measure(device: Any, query: dict[str, Any], repeat: int = 5,
     cl.enqueue_fill_buffer(queue, src, np.float32(1), 0, size).wait()
     kernel = cl.Kernel(program, "copy4")
     kernel.set_args(src, dst)
-    seconds = _best(lambda: cl.enqueue_nd_range_kernel(queue, kernel, (size // 16,), None),
+    seconds = best_time(lambda: cl.enqueue_nd_range_kernel(queue, kernel, (size // 16,), None),
                     repeat)
     copy = 2 * size / seconds
     notes["copy"] = f"OpenCL float4 copy of {size >> 20} MiB, read + written, best of {repeat}"
@@ -112,7 +112,7 @@ def measure(device: Any, query: dict[str, Any], repeat: int = 5,
         if time.perf_counter() - start > fma_seconds / 4 or iters > 1 << 26:
             break
         iters *= 4
-    seconds = _best(lambda: cl.enqueue_nd_range_kernel(queue, kernel, (items,), local), repeat)
+    seconds = best_time(lambda: cl.enqueue_nd_range_kernel(queue, kernel, (items,), local), repeat)
     fma = items * iters * CHAINS * width * 2 / seconds
     notes["fma"] = (f"{items} work-items x {CHAINS} chains of {iters} {vt} FMAs, best of "
                     f"{repeat}")
@@ -134,6 +134,6 @@ def _transfers(ctx: Any, queue: Any, size: int, repeat: int) -> tuple[float, flo
     host, _ = cl.enqueue_map_buffer(queue, pinned, cl.map_flags.READ | cl.map_flags.WRITE, 0,
                                     (size,), np.uint8)
     device = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, size)
-    to_device = size / _best(lambda: cl.enqueue_copy(queue, device, host), repeat)
-    from_device = size / _best(lambda: cl.enqueue_copy(queue, host, device), repeat)
+    to_device = size / best_time(lambda: cl.enqueue_copy(queue, device, host), repeat)
+    from_device = size / best_time(lambda: cl.enqueue_copy(queue, host, device), repeat)
     return to_device, from_device
