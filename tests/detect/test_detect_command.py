@@ -181,3 +181,24 @@ def test_a_bundled_machine_matches_its_device() -> None:
     library = default_library()
     assert matching_description(device("NVIDIA H100 80GB HBM3", "NVIDIA"), library) == "hopper"
     assert matching_description(device("NVIDIA A100-SXM4-40GB", "NVIDIA"), library) is None
+
+
+def test_the_roofline_reads_its_roofs_from_a_measured_description(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """matmul at the detected CPU: the peak and the main-memory bandwidth of the roofline
+    are the measured figures the description states."""
+    from mcl.detect.generate import Measurements, generate
+
+    measured = Measurements(copy_bytes_per_s=21.5e9, fma_flops=97.25e9)
+    generated = generate(json.loads((DATA / "epyc_avx2_query.json").read_text()), "zen3",
+                         measured)
+    (tmp_path / "zen3.hdl").write_text(generated.hdl)
+    (tmp_path / "zen3.opencl.toml").write_text(generated.mapping)
+    kernel = Path(__file__).parents[2] / "kernels/matmul/perfect.mcpl"
+    assert main(["roofline", str(kernel), "--level", "zen3", "--hwd-path", str(tmp_path),
+                 "-D", "n=512", "-D", "m=512", "-D", "p=512", "--format", "json"]) == 0
+    [point] = json.loads(capsys.readouterr().out)["points"]
+    assert point["peak"] == pytest.approx(measured.fma_flops, rel=1e-5)
+    [level] = point["levels"]
+    assert level["space"] == "main"
+    assert level["bandwidth"] == pytest.approx(measured.copy_bytes_per_s, rel=1e-5)

@@ -1,0 +1,83 @@
+"""The peaks `mcl hwd detect --measure` writes, against their peers measured in the same
+run on the same machine: device-memory copy bandwidth against numpy's copy of arrays of
+the same size, and the float32 FMA peak against OpenBLAS SGEMM (numpy float32 matmul).
+The acceptance of `hwd detect` on a CPU is each ratio within 20% (docs/hdl.md).
+
+    PYTHONPATH=. python benchmarks/hwd_detect_peers.py [--device SPEC] [--rounds N]
+
+Each line is one round (measure, then the peers); the last line is the median ratio.
+Raw output: benchmarks/results/*-hwd-detect-peers.log.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+
+def best_seconds(run, repeat: int = 5) -> float:
+    run()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def main(argv: list[str] | None = None) -> int:
+    from mcl.codegen.runner import describe, select_device
+    from mcl.detect.measure import measure
+    from mcl.detect.query import query
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--device", default=None, help="OpenCL CPU device (as mcl run --device)")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--n", type=int, default=2048, help="SGEMM size")
+    args = ap.parse_args(argv)
+    device = select_device(args.device)
+    q = query(device)
+    print(f"device: {describe(device)}")
+    print(f"numpy {np.__version__}; BLAS: "
+          + ", ".join(str(i.get("internal_api", "")) + " " + str(i.get("version", ""))
+                      for i in _blas_info()))
+    a = np.random.default_rng(0).random((args.n, args.n), dtype=np.float32)
+    copy_ratios, fma_ratios = [], []
+    for r in range(args.rounds):
+        m = measure(device, q)
+        assert m.copy_bytes_per_s and m.fma_flops
+        size = int(m.notes["copy"].split(" MiB")[0].rsplit(" ", 1)[1]) << 20
+        src = np.ones(size // 4, np.float32)
+        dst = np.empty_like(src)
+        numpy_copy = 2 * size / best_seconds(lambda d=dst, s=src: np.copyto(d, s))
+        sgemm = 2 * args.n ** 3 / best_seconds(lambda: a @ a, 3)
+        copy_ratios.append(m.copy_bytes_per_s / numpy_copy)
+        fma_ratios.append(m.fma_flops / sgemm)
+        print(f"round {r}: copy {m.copy_bytes_per_s / 1e9:.1f} GB/s vs numpy "
+              f"{numpy_copy / 1e9:.1f} GB/s (ratio {copy_ratios[-1]:.2f}); FMA "
+              f"{m.fma_flops / 1e9:.1f} GFLOP/s vs SGEMM {sgemm / 1e9:.1f} GFLOP/s "
+              f"(ratio {fma_ratios[-1]:.2f}) [{m.notes['copy']}; {m.notes['fma']}]")
+    print(f"median ratio: copy {statistics.median(copy_ratios):.2f}, "
+          f"FMA/SGEMM {statistics.median(fma_ratios):.2f}")
+    return 0
+
+
+def _blas_info() -> list[dict]:
+    try:
+        from threadpoolctl import threadpool_info
+
+        return [i for i in threadpool_info() if i.get("user_api") == "blas"]
+    except ImportError:
+        return []
+
+
+if __name__ == "__main__":
+    sys.exit(main())
