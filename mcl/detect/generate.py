@@ -11,6 +11,7 @@ no `--measure` measured is left out (a missing roof is better than an invented o
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -201,7 +202,7 @@ def _pcie(lines: Lines, measured: Measurements, mem: str) -> None:
 Statement = tuple[str, str] | None  # (code, comment); None: left out
 
 
-def _block(lines: Lines, head: str, statements: list[Statement]) -> None:
+def _block(lines: Lines, head: str, statements: Sequence[Statement]) -> None:
     """`head { statements }` and a blank line; statements indented by two."""
     lines.add(f"{head} {{")
     for statement in statements:
@@ -447,7 +448,7 @@ def _gpu_common(lines: Lines, q: dict[str, Any], spaces: list[str], cached: list
     """mem, pcie, ic and l2 of a GPU: the blocks every GPU description has; device memory
     holds `spaces`, the L2 caches `cached`."""
     mem = figure(q, ("cuda", "total_mem"), ("opencl", "global_mem_size"))
-    _block(lines, "memory mem", [(f"space({s});", "") for s in spaces] + [_capacity(mem)])
+    _block(lines, "memory mem", [*((f"space({s});", "") for s in spaces), _capacity(mem)])
     lines.add("interconnect ic {")
     lines.add(f"  connects(mem, {processors}[*]);")
     _bandwidth_line(lines, _memory_bandwidth(q), measured.copy_bytes_per_s,
@@ -458,9 +459,9 @@ def _gpu_common(lines: Lines, q: dict[str, Any], spaces: list[str], cached: list
     lines.add("")
     l2 = figure(q, ("cuda", "L2_CACHE_SIZE"), ("opencl", "global_mem_cache_size"))
     line = figure(q, ("opencl", "global_mem_cacheline_size"))
-    _block(lines, "cache l2", [(f"space({s});", "") for s in cached] + [
-        _capacity(l2), None if line is None else (f"cache_line_size = {line.int} B;",
-                                                  line.source)])
+    _block(lines, "cache l2", [*((f"space({s});", "") for s in cached), _capacity(l2),
+                               None if line is None else (f"cache_line_size = {line.int} B;",
+                                                          line.source)])
 
 
 def _gpu(q: dict[str, Any], name: str, parent: str,
