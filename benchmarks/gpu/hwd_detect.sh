@@ -4,8 +4,11 @@
 # compare the description with hwdescs/hopper.hdl figure by figure, translate every
 # shipped hopper version to it and run them verified there, and measure the peers of its
 # measured peaks in the same run (PyTorch device copy and float32 matrix product).
-# Also records the host CPU's query. Writes into $OUT (default ./hwd-detect-out):
-#   detected_gpu.hdl detected_gpu.opencl.toml gpu_query.json host_query.json compare.md log.txt
+# Then the same for the host CPU through PoCL: detect with --measure, matmul and
+# convolution verified on it, and its measured roofs against numpy copy and OpenBLAS
+# SGEMM (benchmarks/hwd_detect_peers.py). Writes into $OUT (default ./hwd-detect-out):
+#   detected_gpu.hdl detected_gpu.opencl.toml gpu_query.json compare.md
+#   detected_cpu.hdl cpu_query.json log.txt
 set -u
 OUT=${OUT:-./hwd-detect-out}
 mkdir -p "$OUT"
@@ -17,7 +20,6 @@ $PY -m mcl devices
 $PY -m mcl hwd detect --device nvidia -o "$WORK" --name detected_gpu --measure \
     --save-query "$OUT/gpu_query.json" --force
 cp "$WORK/detected_gpu.hdl" "$WORK/detected_gpu.opencl.toml" "$OUT/"
-$PY -m mcl hwd detect --device host -o "$WORK/host" --save-query "$OUT/host_query.json"
 $PY -m mcl hwd show detected_gpu --hwd-path "$WORK" | head -40
 $PY benchmarks/hwd_compare.py hopper detected_gpu --hwd-path "$WORK" | tee "$OUT/compare.md"
 pass=0; fail=0
@@ -44,3 +46,11 @@ print(f"peer: torch device copy {2 * x.numel() * 4 / best(lambda: y.copy_(x)) / 
 n = 8192; a = torch.rand(n, n, device="cuda"); b = torch.rand(n, n, device="cuda")
 print(f"peer: torch float32 matmul (no TF32) {2 * n ** 3 / best(lambda: a @ b) / 1e12:.2f} TFLOP/s")
 PEER
+$PY -m mcl hwd detect --device portable -o "$WORK/cpu" --name detected_cpu --measure \
+    --save-query "$OUT/cpu_query.json"
+cp "$WORK/cpu/detected_cpu.hdl" "$OUT/"
+for k in matmul convolution; do
+    $PY -m mcl run "kernels/$k/perfect.mcpl" --level detected_cpu --target detected_cpu \
+        --device portable --verify --hwd-path "$WORK/cpu" 2>&1 | tail -1
+done
+$PY benchmarks/hwd_detect_peers.py --device portable --rounds 3

@@ -202,3 +202,37 @@ def test_the_roofline_reads_its_roofs_from_a_measured_description(
     [level] = point["levels"]
     assert level["space"] == "main"
     assert level["bandwidth"] == pytest.approx(measured.copy_bytes_per_s, rel=1e-5)
+
+
+def test_the_cuda_query_reads_the_driver_attributes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """cuda-bindings' driver API, stood in for by a module answering as the H100 did
+    (tests/detect/data/h100_query.json): the query returns what the driver returned."""
+    import enum
+    import sys
+    from types import ModuleType, SimpleNamespace
+
+    from mcl.detect.query import CUDA_ATTRIBUTES, query_cuda
+
+    recorded = json.loads((DATA / "h100_query.json").read_text())["cuda"]
+    result = enum.Enum("CUresult", "CUDA_SUCCESS CUDA_ERROR_INVALID_VALUE")
+    attribute = enum.Enum("CUdevice_attribute",
+                          [f"CU_DEVICE_ATTRIBUTE_{a}" for a in CUDA_ATTRIBUTES])
+    ok = result.CUDA_SUCCESS
+
+    def get_attribute(which: enum.Enum, device: int) -> tuple:
+        name = which.name.removeprefix("CU_DEVICE_ATTRIBUTE_")
+        if name not in recorded:
+            return result.CUDA_ERROR_INVALID_VALUE, 0
+        return ok, recorded[name]
+
+    driver = SimpleNamespace(
+        CUresult=result, CUdevice_attribute=attribute,
+        cuInit=lambda flags: (ok,), cuDeviceGet=lambda ordinal: (ok, ordinal),
+        cuDeviceGetName=lambda size, device: (ok, recorded["name"].encode() + b"\0" * 8),
+        cuDeviceTotalMem=lambda device: (ok, recorded["total_mem"]),
+        cuDeviceGetAttribute=get_attribute)
+    bindings = ModuleType("cuda.bindings")
+    bindings.driver = driver  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "cuda", ModuleType("cuda"))
+    monkeypatch.setitem(sys.modules, "cuda.bindings", bindings)
+    assert query_cuda(0) == recorded
