@@ -21,9 +21,11 @@ DATA = Path(__file__).parent / "data"
 H100 = "h100_query.json"           # recorded: NVIDIA OpenCL + cuda-bindings on an H100 SXM
 XEON = "xeon_host_query.json"      # recorded: the GPU machine's host (AVX-512), no OpenCL
 EPYC = "pocl_epyc_query.json"      # recorded: PoCL's CPU device on an AVX-512 EPYC
+XEON_POCL = "xeon_pocl_query.json"  # recorded: PoCL's CPU device on the GPU machine's Xeon
 AVX2 = "epyc_avx2_query.json"      # transcribed: an AVX2 EPYC without AVX-512
 MI210 = "mi210_query.json"         # transcribed: an AMD GPU through ROCm's OpenCL
-PARENTS = {H100: "hopper", XEON: "cpu", EPYC: "cpu", AVX2: "cpu", MI210: "gpu"}
+PARENTS = {H100: "hopper", XEON: "cpu", EPYC: "cpu", XEON_POCL: "cpu", AVX2: "cpu",
+           MI210: "gpu"}
 
 
 def recorded(name: str) -> dict:
@@ -74,7 +76,8 @@ def _cpu_peak(q: dict, lanes: int) -> float:
     return cores * lanes * 2 * mhz * 1e6
 
 
-@pytest.mark.parametrize(("name", "lanes"), [(XEON, 16), (EPYC, 16), (AVX2, 8)])
+@pytest.mark.parametrize(("name", "lanes"), [(XEON, 16), (EPYC, 16), (XEON_POCL, 16),
+                                            (AVX2, 8)])
 def test_a_cpu_s_lanes_come_from_its_isa_and_its_peak_from_cores_and_clock(
         name: str, lanes: int, tmp_path: Path) -> None:
     q, hwd = described(name, tmp_path)
@@ -86,7 +89,7 @@ def test_a_cpu_s_lanes_come_from_its_isa_and_its_peak_from_cores_and_clock(
     assert bandwidth(hwd, "main") is None  # not measured: no invented roof
 
 
-@pytest.mark.parametrize("name", [XEON, EPYC, AVX2])
+@pytest.mark.parametrize("name", [XEON, EPYC, XEON_POCL, AVX2])
 def test_a_cpu_s_caches_are_its_sysfs_caches(name: str, tmp_path: Path) -> None:
     q, hwd = described(name, tmp_path)
     host = q["host"]
