@@ -42,20 +42,11 @@ __kernel void copy(__global const float4 *in, __global float4 *out) {
 FMA_PER_ITER = 4 * 16  # chains x lanes
 
 
-def best_time(queue, launch, rounds: int) -> float:
-    launch().wait()  # warm-up (and compilation on first use)
-    times = []
-    for _ in range(rounds):
-        event = launch()
-        event.wait()
-        times.append((event.profile.end - event.profile.start) * 1e-9)
-    return min(times)
-
-
 def main(argv: list[str] | None = None) -> int:
     import pyopencl as cl
 
     from mcl.codegen.runner import describe, select_device
+    from mcl.detect.measure import best_time
     from mcl.hdl.library import default_library
     from mcl.hdl.peak import bandwidths, peak_flops
 
@@ -80,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     items = args.items or max(1024, 8 * lanes)
     out = cl.Buffer(ctx, cl.mem_flags.WRITE_ONLY, 4 * items)
     fma, copy = cl.Kernel(program, "fma_peak"), cl.Kernel(program, "copy")
-    seconds = best_time(queue, lambda: fma(queue, (items,), None, out, np.float32(0.999),
+    seconds = best_time(lambda: fma(queue, (items,), None, out, np.float32(0.999),
                                            np.float32(1e-3), np.int32(args.iters)), args.rounds)
     flops = 2.0 * FMA_PER_ITER * items * args.iters / seconds
 
@@ -88,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     src = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 16 * n)
     dst = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 16 * n)
     cl.enqueue_fill_buffer(queue, src, np.float32(1), 0, 16 * n).wait()
-    copy_s = best_time(queue, lambda: copy(queue, (n,), None, src, dst), args.rounds)
+    copy_s = best_time(lambda: copy(queue, (n,), None, src, dst), args.rounds)
     copy_bw = 2.0 * 16 * n / copy_s
 
     memory = next((b for b in bandwidths(hwd) if b.instances == 1), None)

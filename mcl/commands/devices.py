@@ -45,4 +45,18 @@ def run(args: argparse.Namespace) -> int:
     for row in rows:
         print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
               .rstrip())
+    _hint_detect(chosen)
     return 0
+
+
+def _hint_detect(device: object) -> None:
+    """On stderr, where no description (bundled, $MCL_HWD_PATH) describes the default
+    device: how to write one (mcl.detect.match)."""
+    import sys
+
+    from mcl.detect.match import detect_hint
+    from mcl.hdl.library import default_library
+
+    hint = detect_hint(device, default_library())
+    if hint:
+        print(hint, file=sys.stderr)

@@ -1,4 +1,5 @@
-"""`mcl hwd list | show NAME | path FROM TO`: look at the hardware descriptions.
+"""`mcl hwd list | show NAME | path FROM TO | detect`: look at the hardware descriptions
+(`detect` writes one for the local machine: mcl/commands/hwd_detect.py).
 
 `list` prints the hierarchy of descriptions as a tree (the paper's Fig. 4), `show` one
 resolved description (its parallelism hierarchy and its device: memories, caches,
@@ -58,13 +59,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_hwd_path_argument(p)
     p.set_defaults(func=run_path)
 
+    from mcl.commands.hwd_detect import register as register_detect
+
+    register_detect(hwd_sub)
+
 
 def _missing_subcommand(parser: argparse.ArgumentParser) -> int:
     """`mcl hwd` alone: usage on stderr and exit status 2, as `mcl` alone."""
     import sys
 
     parser.print_usage(sys.stderr)
-    print("mcl hwd: error: a subcommand is required: list, show or path", file=sys.stderr)
+    print("mcl hwd: error: a subcommand is required: list, show, path or detect", file=sys.stderr)
     return 2
 
 

@@ -64,7 +64,8 @@ def test_hwd_path_option_and_broken_file(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("argv", [["hwd", "--help"], ["hwd", "list", "--help"],
-                                  ["hwd", "show", "--help"], ["hwd", "path", "--help"]])
+                                  ["hwd", "show", "--help"], ["hwd", "path", "--help"],
+                                  ["hwd", "detect", "--help"]])
 def test_help_everywhere(capsys, argv):
     with pytest.raises(SystemExit) as exc:
         main(argv)
@@ -76,4 +77,4 @@ def test_hwd_without_subcommand_prints_usage_on_stderr(capsys):
     # As `mcl` alone (issue 19): usage on stderr, exit status 2.
     code, out, err = run(capsys, "hwd")
     assert code == 2 and out == "" and err.startswith("usage: mcl hwd")
-    assert "list, show or path" in err
+    assert "list, show, path or detect" in err
