@@ -1,8 +1,8 @@
 """mcl's diagnostics and feedback messages as LSP diagnostics.
 
 mcl spans are 1-based with an exclusive end column; LSP ranges are 0-based with an
-exclusive end. Columns count characters (code points); LSP's default counts UTF-16 units,
-which differ only after a character outside the Basic Multilingual Plane on the line.
+exclusive end. Both count characters (code points) here; the server turns them into the
+client's units on the way out (mcl.lsp.encoding).
 """
 
 from __future__ import annotations

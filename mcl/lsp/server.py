@@ -23,18 +23,22 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import unquote
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
+from pygls.uris import to_fs_path
 
 from mcl import __version__
-from mcl.lsp import actions, completion, hover, navigation
+from mcl.lsp import actions, completion, encoding, hover, navigation
 from mcl.lsp.analysis import CheckResult, Libraries, check_document, is_hdl
 from mcl.lsp.config import ClientSettings, effective
 from mcl.lsp.convert import diagnostic, feedback_diagnostic, same_file
 from mcl.lsp.lookup import module_at
 from mcl.lsp.worker import FeedbackJob, FeedbackResult, FeedbackWorker, MessageRecord
-from mcl.source_files import set_overlay
+from mcl.source_files import set_overlay, source_lines
 
 log = logging.getLogger("mcl.lsp")
 
@@ -70,9 +74,16 @@ def _deep_executor() -> ThreadPoolExecutor:
     return executor
 
 
+class MclProtocol(LanguageServerProtocol):
+    @lsp_method(lsp.INITIALIZE)
+    def lsp_initialize(self, params: lsp.InitializeParams) -> Any:
+        encoding.prefer_utf32(params.capabilities)  # before pygls picks the encoding
+        return (yield from super().lsp_initialize(params))
+
+
 class MclLanguageServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("mcl", __version__)
+        super().__init__("mcl", __version__, protocol_cls=MclProtocol)
         self.settings = ClientSettings()
         self.libraries = Libraries()
         self.documents: dict[str, DocumentState] = {}
@@ -198,8 +209,33 @@ class MclLanguageServer(LanguageServer):
 
     def _publish(self, uri: str, version: int | None, diagnostics: list[lsp.Diagnostic]
                  ) -> None:
-        self.text_document_publish_diagnostics(
-            lsp.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=diagnostics))
+        self.text_document_publish_diagnostics(self.to_client(
+            lsp.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=diagnostics),
+            uri))
+
+    # ------------------------------------------------------------------ positions
+
+    def lines(self, uri: str) -> list[str]:
+        """The lines of `uri` as mcl numbers them: the open document's text, else the
+        file on disk (a module or description an answer points into)."""
+        document = self.workspace.text_documents.get(unquote(uri))
+        try:
+            if document is not None:
+                text = document.source
+            else:
+                path = to_fs_path(uri)
+                text = Path(path).read_text(encoding="utf-8-sig") if path else ""
+        except (OSError, UnicodeDecodeError, ValueError):
+            return []
+        return source_lines(text.replace("\r\n", "\n").replace("\r", "\n"))
+
+    def from_client(self, value: T, uri: str) -> T:
+        """A request's positions in mcl's characters (mcl.lsp.encoding)."""
+        return encoding.incoming(self.workspace.position_codec, value, uri, self.lines)
+
+    def to_client(self, value: T, uri: str) -> T:
+        """An answer with its ranges in the client's units (mcl.lsp.encoding)."""
+        return encoding.outgoing(self.workspace.position_codec, value, uri, self.lines)
 
     def close(self, uri: str) -> None:
         state = self.documents.pop(uri, None)
@@ -295,9 +331,10 @@ def shutdown(ls: MclLanguageServer, params: Any) -> None:
 # logged and answered with "nothing here", never with a dead server.
 
 
-def _answer(ls: MclLanguageServer, what: str, work: Any) -> Any:
+def _answer(ls: MclLanguageServer, what: str, uri: str, work: Callable[[], T]) -> T | None:
+    """`work()`, its ranges in the client's units; None after logging an exception."""
     try:
-        return work()
+        return ls.to_client(work(), uri)
     except Exception as exc:  # noqa: BLE001 - see above
         log.exception("%s failed", what)
         ls.window_log_message(lsp.LogMessageParams(
@@ -313,12 +350,12 @@ def _from_last_good(ls: MclLanguageServer, uri: str, what: str,
     if state is None or path is None or state.last_good is None:
         return None
     good = state.last_good
-    return _answer(ls, what, lambda: work(state, path, good))
+    return _answer(ls, what, uri, lambda: work(state, path, good))
 
 
 @server.feature(lsp.TEXT_DOCUMENT_HOVER)
 def on_hover(ls: MclLanguageServer, params: lsp.HoverParams) -> lsp.Hover | None:
-    pos = params.position
+    pos = ls.from_client(params.position, params.text_document.uri)
 
     def work(state: DocumentState, path: Path, good: CheckResult) -> lsp.Hover | None:
         if is_hdl(path):
@@ -334,7 +371,8 @@ def on_hover(ls: MclLanguageServer, params: lsp.HoverParams) -> lsp.Hover | None
 @server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
 def on_definition(ls: MclLanguageServer, params: lsp.DefinitionParams
                   ) -> lsp.Location | None:
-    pos, uri = params.position, params.text_document.uri
+    uri = params.text_document.uri
+    pos = ls.from_client(params.position, uri)
 
     def work(state: DocumentState, path: Path, good: CheckResult) -> lsp.Location | None:
         if is_hdl(path):
@@ -372,12 +410,12 @@ def on_completion(ls: MclLanguageServer, params: lsp.CompletionParams
         library = good.library if good is not None else None
         if library is None:
             library = ls.libraries.get(effective(ls.settings, path).hwd_path)
-        pos = params.position
+        pos = ls.from_client(params.position, params.text_document.uri)
         return completion.kernel_completions(good.program if good else None, library,
                                              effective(ls.settings, path).level, path,
                                              pos.line, pos.character)
 
-    return _answer(ls, "completion", work)
+    return _answer(ls, "completion", params.text_document.uri, work)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION)
@@ -391,10 +429,11 @@ def on_code_action(ls: MclLanguageServer, params: lsp.CodeActionParams
         state = ls.documents.get(uri)
         program = state.last_good.program if state and state.last_good else None
         text = ls.workspace.get_text_document(uri).source
-        return actions.code_actions(uri, path, text, program, params.context.diagnostics,
+        asked = ls.from_client(params.context.diagnostics, uri)
+        return actions.code_actions(uri, path, text, program, asked,
                                     effective(ls.settings, path)) or None
 
-    return _answer(ls, "codeAction", work)
+    return _answer(ls, "codeAction", params.text_document.uri, work)
 
 
 def start(tcp: int | None = None, host: str = "127.0.0.1") -> None:
