@@ -27,8 +27,6 @@ from urllib.parse import unquote
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol
-from pygls.protocol.language_server import lsp_method
 from pygls.uris import to_fs_path
 
 from mcl import __version__
@@ -37,6 +35,7 @@ from mcl.lsp.analysis import CheckResult, Libraries, check_document, is_hdl
 from mcl.lsp.config import ClientSettings, effective
 from mcl.lsp.convert import diagnostic, feedback_diagnostic, same_file
 from mcl.lsp.lookup import module_at
+from mcl.lsp.protocol import MclProtocol, OneLine
 from mcl.lsp.worker import FeedbackJob, FeedbackResult, FeedbackWorker, MessageRecord
 from mcl.source_files import set_overlay, source_lines
 
@@ -74,13 +73,6 @@ def _deep_executor() -> ThreadPoolExecutor:
     return executor
 
 
-class MclProtocol(LanguageServerProtocol):
-    @lsp_method(lsp.INITIALIZE)
-    def lsp_initialize(self, params: lsp.InitializeParams) -> Any:
-        encoding.prefer_utf32(params.capabilities)  # before pygls picks the encoding
-        return (yield from super().lsp_initialize(params))
-
-
 class MclLanguageServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("mcl", __version__, protocol_cls=MclProtocol)
@@ -89,6 +81,14 @@ class MclLanguageServer(LanguageServer):
         self.documents: dict[str, DocumentState] = {}
         self.checks = _deep_executor()
         self._worker: FeedbackWorker | None = None
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        # a message pygls could not decode: bad UTF-8 is recovered (mcl.lsp.protocol)
+        if isinstance(error, UnicodeDecodeError) and isinstance(self.protocol, MclProtocol) \
+                and self.protocol.recover_bad_utf8(error):
+            return
+        log.warning("could not handle a message: %s: %s", type(error).__name__, error)
+        super().report_server_error(error, source)
 
     @property
     def worker(self) -> FeedbackWorker:
@@ -438,6 +438,8 @@ def on_code_action(ls: MclLanguageServer, params: lsp.CodeActionParams
 
 def start(tcp: int | None = None, host: str = "127.0.0.1") -> None:
     logging.basicConfig(level=logging.WARNING, format="mcl lsp: %(message)s")
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(OneLine())
     if tcp is not None:
         server.start_tcp(host, tcp)
     else:
