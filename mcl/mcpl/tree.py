@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from arpeggio import NonTerminal, Terminal
+from arpeggio import NonTerminal, Terminal  # type: ignore[import-untyped]
 from textx.const import MULT_ONEORMORE, MULT_ZEROORMORE, RULE_ABSTRACT, RULE_MATCH
 
 
@@ -29,7 +29,7 @@ class TreeModelBuilder:
 
     def __init__(self, metamodel: Any) -> None:
         self.metamodel = metamodel
-        self._classes: dict[str, type] = {}
+        self._classes: dict[str, Any] = {}
         self._defaults: dict[str, Callable[[], dict[str, Any]]] = {}
         self._processors: dict[str, Callable[[Any], Any]] = dict(metamodel._obj_processors)
 
@@ -99,7 +99,7 @@ class TreeModelBuilder:
         processor = self._processors.get(node.rule_name)
         return processor(value) if processor is not None else value
 
-    def _class_of(self, name: str, mclass: Any) -> type:
+    def _class_of(self, name: str, mclass: Any) -> Any:
         """A plain class named after the rule, and the factory of its attributes'
         defaults (textX's: a list for `*=`/`+=`, the base type's zero, else None)."""
         probe = mclass.__new__(mclass)
