@@ -1,7 +1,9 @@
 """The pygls server of `mcl lsp` (docs/editor.md).
 
-Every edit schedules an analysis of its document after a short debounce (`mcl.debounceMs`,
-200 ms by default; none on open and save). The analysis has two stages:
+Every edit schedules an analysis of its document, at once or after `mcl.debounceMs` when
+the client sets one. A newer edit cancels the analysis not yet started, so edits that
+arrive while a check runs are coalesced: the check thread then takes only the newest. The
+analysis has two stages:
 
 1. the quick check (mcl.lsp.analysis) on a thread of its own, whose diagnostics are
    published at once;
