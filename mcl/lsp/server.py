@@ -399,25 +399,29 @@ def on_symbols(ls: MclLanguageServer, params: lsp.DocumentSymbolParams
     return _from_last_good(ls, params.text_document.uri, "documentSymbol", work)
 
 
-@server.feature(lsp.TEXT_DOCUMENT_COMPLETION,
-                lsp.CompletionOptions(trigger_characters=[" ", "("]))
+# No trigger characters: clients ask for completion as a word is typed (identifier
+# characters), which is when a name can be completed; a space or `(` is not.
+@server.feature(lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions())
 def on_completion(ls: MclLanguageServer, params: lsp.CompletionParams
                   ) -> list[lsp.CompletionItem] | None:
+    uri = params.text_document.uri
+
     def work() -> list[lsp.CompletionItem] | None:
-        path = _path(params.text_document.uri)
+        path = _path(uri)
         if path is None or is_hdl(path):
             return None
-        state = ls.documents.get(params.text_document.uri)
+        state = ls.documents.get(uri)
         good = state.last_good if state is not None else None
         library = good.library if good is not None else None
         if library is None:
             library = ls.libraries.get(effective(ls.settings, path).hwd_path)
-        pos = ls.from_client(params.position, params.text_document.uri)
+        pos = ls.from_client(params.position, uri)
+        text = ls.workspace.get_text_document(uri).source
         return completion.kernel_completions(good.program if good else None, library,
                                              effective(ls.settings, path).level, path,
-                                             pos.line, pos.character)
+                                             text, pos.line, pos.character)
 
-    return _answer(ls, "completion", params.text_document.uri, work)
+    return _answer(ls, "completion", uri, work)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION)

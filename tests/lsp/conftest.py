@@ -41,8 +41,9 @@ def make_client_fixture(settings: dict[str, Any], env: dict[str, str] | None = N
                         scope="module")
     async def client(lsp_client: LanguageClient):
         lsp_client.set_configuration({"mcl": {"debounceMs": 50, **settings}})
-        await lsp_client.initialize_session(lsp.InitializeParams(
+        result = await lsp_client.initialize_session(lsp.InitializeParams(
             capabilities=capabilities(), root_uri=ROOT.as_uri()))
+        SERVER_CAPABILITIES[id(lsp_client)] = result.capabilities
         yield
         await lsp_client.shutdown_session()
 
@@ -50,6 +51,8 @@ def make_client_fixture(settings: dict[str, Any], env: dict[str, str] | None = N
 
 
 _versions: dict[str, int] = {}
+# What the server announced to each client (by the client's id()).
+SERVER_CAPABILITIES: dict[int, lsp.ServerCapabilities] = {}
 
 
 def open_document(client: LanguageClient, path: Path, text: str | None = None) -> str:

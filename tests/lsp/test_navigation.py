@@ -1,4 +1,4 @@
-"""Go to definition, document symbols, completion and code actions of `mcl lsp`."""
+"""Go to definition, document symbols and code actions of `mcl lsp`."""
 
 from __future__ import annotations
 
@@ -83,28 +83,6 @@ async def test_document_symbols_are_functions_and_their_foreach_nests(
         names.append(node.name)
     assert names[:2] == ["foreach bi in n blocks", "foreach bj in nrBlocksM blocks"]
     assert names[-1].startswith("foreach tj in") and names[-1].endswith("threads")
-    await close_document(client, uri)
-
-
-async def test_completion_offers_the_par_groups_below_the_enclosing_foreach(
-        client: LanguageClient) -> None:
-    text = GPU_V1.read_text()
-    uri = open_document(client, GPU_V1)
-    await wait_for(client, uri, lambda ds: True)
-
-    async def labels(position: lsp.Position) -> dict[str, lsp.CompletionItem]:
-        answer = await client.text_document_completion_async(lsp.CompletionParams(
-            lsp.TextDocumentIdentifier(uri), position))
-        items = answer.items if isinstance(answer, lsp.CompletionList) else answer or []
-        return {item.label: item for item in items}
-
-    inside_blocks = await labels(position_of(text, "foreach (int tj", offset=-1))
-    assert "foreach" in inside_blocks and "barrier" in inside_blocks
-    assert inside_blocks["threads"].kind == lsp.CompletionItemKind.Class
-    assert "blocks" not in inside_blocks  # a blocks foreach cannot nest in blocks
-    at_top = await labels(position_of(text, "foreach (int bi", offset=-1))
-    assert {"blocks", "threads"} <= set(at_top)
-    assert inside_blocks["local"].kind == lsp.CompletionItemKind.Variable
     await close_document(client, uri)
 
 
