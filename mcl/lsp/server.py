@@ -363,8 +363,9 @@ def on_hover(ls: MclLanguageServer, params: lsp.HoverParams) -> lsp.Hover | None
         if is_hdl(path):
             text = hover.hdl_hover(good.hdl, good.library, pos.line, pos.character)
         else:
+            source = ls.workspace.get_text_document(params.text_document.uri).source
             text = hover.kernel_hover(good.program, good.library, state.feedback, path,
-                                      pos.line, pos.character)
+                                      source, pos.line, pos.character)
         return lsp.Hover(lsp.MarkupContent(lsp.MarkupKind.Markdown, text)) if text else None
 
     return _from_last_good(ls, params.text_document.uri, "hover", work)
