@@ -28,11 +28,12 @@ from typing import Any, TypeVar
 from urllib.parse import unquote
 
 from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from mcl import __version__
-from mcl.lsp import actions, completion, encoding, hover, navigation
+from mcl.lsp import actions, completion, encoding, hover, navigation, references
 from mcl.lsp.analysis import CheckResult, Libraries, check_document, is_hdl
 from mcl.lsp.config import ClientSettings, effective
 from mcl.lsp.convert import diagnostic, feedback_diagnostic, same_file
@@ -385,6 +386,50 @@ def on_definition(ls: MclLanguageServer, params: lsp.DefinitionParams
                                             pos.line, pos.character)
 
     return _from_last_good(ls, uri, "definition", work)
+
+
+def _target(ls: MclLanguageServer, uri: str, path: Path, good: CheckResult,
+            position: lsp.Position) -> tuple[references.Target, Any] | None:
+    if is_hdl(path) or good.program is None:
+        return None
+    pos = ls.from_client(position, uri)
+    word = navigation.word_at(ls.workspace.get_text_document(uri).source, pos.line,
+                              pos.character)
+    return references.target_at(good.program, path, word, pos.line, pos.character)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_REFERENCES)
+def on_references(ls: MclLanguageServer, params: lsp.ReferenceParams
+                  ) -> list[lsp.Location] | None:
+    uri = params.text_document.uri
+
+    def work(state: DocumentState, path: Path, good: CheckResult) -> list[lsp.Location] | None:
+        found = _target(ls, uri, path, good, params.position)
+        if found is None:
+            return None
+        spans = references.references(good.program, *found)
+        if not params.context.include_declaration:
+            spans = spans[1:]
+        return references.locations(spans)
+
+    return _from_last_good(ls, uri, "references", work)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_RENAME)
+def on_rename(ls: MclLanguageServer, params: lsp.RenameParams) -> lsp.WorkspaceEdit | None:
+    problem = references.rename_problem(params.new_name)
+    if problem is not None:
+        raise JsonRpcInvalidParams(problem)  # the client shows it; nothing is renamed
+    uri = params.text_document.uri
+
+    def work(state: DocumentState, path: Path, good: CheckResult) -> lsp.WorkspaceEdit | None:
+        found = _target(ls, uri, path, good, params.position)
+        if found is None:
+            return None
+        return references.rename_edit(references.references(good.program, *found),
+                                      params.new_name)
+
+    return _from_last_good(ls, uri, "rename", work)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
