@@ -33,7 +33,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from mcl import __version__
-from mcl.lsp import actions, completion, encoding, hover, navigation, references
+from mcl.lsp import actions, completion, encoding, hover, navigation, outline, references
 from mcl.lsp.analysis import CheckResult, Libraries, check_document, is_hdl
 from mcl.lsp.config import ClientSettings, effective
 from mcl.lsp.convert import diagnostic, feedback_diagnostic, same_file
@@ -430,6 +430,49 @@ def on_rename(ls: MclLanguageServer, params: lsp.RenameParams) -> lsp.WorkspaceE
                                       params.new_name)
 
     return _from_last_good(ls, uri, "rename", work)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_FOLDING_RANGE)
+def on_folding(ls: MclLanguageServer, params: lsp.FoldingRangeParams
+               ) -> list[lsp.FoldingRange] | None:
+    uri = params.text_document.uri
+
+    def work(state: DocumentState, path: Path, good: CheckResult
+             ) -> list[lsp.FoldingRange] | None:
+        if is_hdl(path):
+            return None
+        return outline.folding_ranges(module_at(good.program, path),
+                                      ls.workspace.get_text_document(uri).source)
+
+    return _from_last_good(ls, uri, "foldingRange", work)
+
+
+@server.feature(lsp.WORKSPACE_SYMBOL)
+def on_workspace_symbol(ls: MclLanguageServer, params: lsp.WorkspaceSymbolParams
+                        ) -> list[lsp.WorkspaceSymbol] | None:
+    programs = [s.last_good.program for s in ls.documents.values()
+                if s.last_good is not None and s.last_good.program is not None]
+    # each symbol's range lies in its own file (`uri` is only the fallback)
+    return _answer(ls, "workspace/symbol", "",
+                   lambda: outline.workspace_symbols(programs, params.query))
+
+
+@server.feature(lsp.TEXT_DOCUMENT_SIGNATURE_HELP,
+                lsp.SignatureHelpOptions(trigger_characters=["(", ","]))
+def on_signature_help(ls: MclLanguageServer, params: lsp.SignatureHelpParams
+                      ) -> lsp.SignatureHelp | None:
+    uri = params.text_document.uri
+
+    def work(state: DocumentState, path: Path, good: CheckResult
+             ) -> lsp.SignatureHelp | None:
+        if is_hdl(path):
+            return None
+        pos = ls.from_client(params.position, uri)
+        return outline.signature_help(good.program, module_at(good.program, path),
+                                      ls.workspace.get_text_document(uri).source,
+                                      pos.line, pos.character)
+
+    return _from_last_good(ls, uri, "signatureHelp", work)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
