@@ -33,7 +33,16 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from mcl import __version__
-from mcl.lsp import actions, completion, encoding, hover, navigation, outline, references
+from mcl.lsp import (
+    actions,
+    completion,
+    encoding,
+    formatting,
+    hover,
+    navigation,
+    outline,
+    references,
+)
 from mcl.lsp.analysis import CheckResult, Libraries, check_document, is_hdl
 from mcl.lsp.config import ClientSettings, effective
 from mcl.lsp.convert import diagnostic, feedback_diagnostic, same_file
@@ -52,6 +61,7 @@ class DocumentState:
     """What the server knows of one open document."""
 
     check: CheckResult | None = None
+    check_version: int | None = None  # the document version `check` is of
     last_good: CheckResult | None = None  # the last check whose program parsed
     feedback: list[MessageRecord] = field(default_factory=list)
     check_diagnostics: list[lsp.Diagnostic] = field(default_factory=list)
@@ -146,7 +156,7 @@ class MclLanguageServer(LanguageServer):
         result = await loop.run_in_executor(self.checks, check_document, path, settings,
                                             self.libraries)
         state = self.state(uri)
-        state.check = result
+        state.check, state.check_version = result, version
         if result.program is not None or result.hdl is not None:
             state.last_good = result
         state.feedback = []
@@ -473,6 +483,31 @@ def on_signature_help(ls: MclLanguageServer, params: lsp.SignatureHelpParams
                                       pos.line, pos.character)
 
     return _from_last_good(ls, uri, "signatureHelp", work)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_FORMATTING)
+def on_formatting(ls: MclLanguageServer, params: lsp.DocumentFormattingParams
+                  ) -> list[lsp.TextEdit] | None:
+    uri = params.text_document.uri
+
+    def work() -> list[lsp.TextEdit] | None:
+        state, path = ls.documents.get(uri), _path(uri)
+        document = ls.workspace.get_text_document(uri)
+        if state is None or path is None or is_hdl(path):
+            return None
+        check = state.check
+        if check is None or state.check_version != document.version or \
+                check.program is None or check.errors:
+            ls.window_log_message(lsp.LogMessageParams(
+                lsp.MessageType.Info, "mcl: not formatted: the file has errors or is "
+                "being checked"))
+            return None
+        module = module_at(check.program, path)
+        names = check.library.names() if check.library is not None else None
+        return formatting.format_edits(module, document.source, names) \
+            if module is not None else None
+
+    return _answer(ls, "formatting", uri, work)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
