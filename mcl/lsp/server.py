@@ -160,7 +160,9 @@ class MclLanguageServer(LanguageServer):
         if result.program is not None or result.hdl is not None:
             state.last_good = result
         state.feedback = []
-        state.check_diagnostics = [diagnostic(d, path) for d in result.diagnostics]
+        module = module_at(result.program, path)
+        imports = module.imports if module is not None else ()
+        state.check_diagnostics = [diagnostic(d, path, imports) for d in result.diagnostics]
         self._publish(uri, version, state.check_diagnostics)
         if edited:
             self._recheck_users(path)
@@ -192,7 +194,7 @@ class MclLanguageServer(LanguageServer):
                  feedback.seconds)
         self._publish(uri, version, [
             *state.check_diagnostics,
-            *(diagnostic(d, path) for d in feedback.diagnostics),
+            *(diagnostic(d, path, imports) for d in feedback.diagnostics),
             # what `mcl check` shows without -v; the rest is on hover over the access
             *(feedback_diagnostic(m) for m in state.feedback if m.shown_by_default)])
 
