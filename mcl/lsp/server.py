@@ -297,10 +297,43 @@ def initialize(ls: MclLanguageServer, params: lsp.InitializeParams) -> None:
         ls.settings = ClientSettings.parse(params.initialization_options)
 
 
+# Files whose saved changes change a kernel's diagnostics without an edit of the kernel:
+# the project settings (docs/user-guide.md) and the descriptions.
+WATCHED = ("**/mcl.toml", "**/pyproject.toml", "**/*.hdl")
+
+
 @server.feature(lsp.INITIALIZED)
 async def initialized(ls: MclLanguageServer, params: lsp.InitializedParams) -> None:
     await ls.pull_settings()
     ls.worker  # noqa: B018 - start the feedback worker now: it warms up while you type
+    ls.reanalyse_all()
+    await _watch_files(ls)
+
+
+async def _watch_files(ls: MclLanguageServer) -> None:
+    """Ask the client to report changes of the WATCHED files, where it can."""
+    workspace = ls.client_capabilities.workspace
+    watched = workspace.did_change_watched_files if workspace is not None else None
+    if watched is None or not watched.dynamic_registration:
+        return
+    options = lsp.DidChangeWatchedFilesRegistrationOptions(
+        watchers=[lsp.FileSystemWatcher(glob_pattern=g) for g in WATCHED])
+    try:
+        await ls.client_register_capability_async(lsp.RegistrationParams(registrations=[
+            lsp.Registration(id="mcl-watched-files",
+                             method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                             register_options=options)]))
+    except Exception as exc:  # noqa: BLE001 - a client that refuses still gets edits checked
+        log.info("client/registerCapability failed: %s", exc)
+
+
+@server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+def watched_files_changed(ls: MclLanguageServer, params: lsp.DidChangeWatchedFilesParams
+                          ) -> None:
+    """A saved mcl.toml or description: check every open document again (a description
+    may be used by any kernel; settings are read from disk at each check)."""
+    if any(change.uri.endswith(".hdl") for change in params.changes):
+        ls.libraries.invalidate()
     ls.reanalyse_all()
 
 
