@@ -67,12 +67,21 @@ def constant_text(node: ast.HwdConst, library: Any) -> str:
     name = node.path[0]
     if library is None or name not in library:
         return f"`{dotted}`: description `{name}` is not loaded"
-    value = library.get(name).value(node.path)
-    if value is None:
+    shown = constant_value(node, library)
+    if shown is None:
         return f"`{dotted}`: no such property in `{name}`"
-    shown = _quantity(value) if hasattr(value, "unit") or isinstance(value, bool) \
-        else _number(value)
     return f"`{dotted}` = {shown} (hardware description `{name}`)"
+
+
+def constant_value(node: ast.HwdConst, library: Any) -> str | None:
+    """The value of a description constant as shown to the user; None if unknown."""
+    if library is None or node.path[0] not in library:
+        return None
+    value = library.get(node.path[0]).value(node.path)
+    if value is None:
+        return None
+    return _quantity(value) if hasattr(value, "unit") or isinstance(value, bool) \
+        else _number(value)
 
 
 def _on_header(foreach: ast.Foreach, line: int) -> bool:

@@ -39,6 +39,7 @@ from mcl.lsp import (
     encoding,
     formatting,
     hover,
+    inlay,
     navigation,
     outline,
     references,
@@ -543,6 +544,23 @@ def on_formatting(ls: MclLanguageServer, params: lsp.DocumentFormattingParams
             if module is not None else None
 
     return _answer(ls, "formatting", uri, work)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_INLAY_HINT)
+def on_inlay_hint(ls: MclLanguageServer, params: lsp.InlayHintParams
+                  ) -> list[lsp.InlayHint] | None:
+    uri = params.text_document.uri
+
+    def work(state: DocumentState, path: Path, good: CheckResult
+             ) -> list[lsp.InlayHint] | None:
+        module = module_at(good.program, path) if not is_hdl(path) else None
+        if module is None:
+            return None
+        values = effective(ls.settings, path).value_map
+        return inlay.inlay_hints(module, good.library, values, params.range.start.line,
+                                 params.range.end.line)
+
+    return _from_last_good(ls, uri, "inlayHint", work)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
