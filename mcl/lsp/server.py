@@ -43,6 +43,7 @@ from mcl.lsp import (
     navigation,
     outline,
     references,
+    tokens,
 )
 from mcl.lsp.analysis import CheckResult, Libraries, check_document, is_hdl
 from mcl.lsp.config import ClientSettings, effective
@@ -561,6 +562,29 @@ def on_inlay_hint(ls: MclLanguageServer, params: lsp.InlayHintParams
                                  params.range.end.line)
 
     return _from_last_good(ls, uri, "inlayHint", work)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, tokens.LEGEND)
+def on_semantic_tokens(ls: MclLanguageServer, params: lsp.SemanticTokensParams
+                       ) -> lsp.SemanticTokens | None:
+    uri = params.text_document.uri
+
+    def work() -> lsp.SemanticTokens | None:
+        state, path = ls.documents.get(uri), _path(uri)
+        if state is None or path is None or is_hdl(path):
+            return None
+        document = ls.workspace.get_text_document(uri)
+        check = state.check
+        current = check is not None and state.check_version == document.version \
+            and check.program is not None
+        module = module_at(check.program, path) if current and check else None
+        program = check.program if current and check else None
+        library = check.library if check is not None else None
+        units = ls.workspace.position_codec.client_num_units
+        return lsp.SemanticTokens(data=tokens.semantic_tokens(
+            document.source, module, program, library, units))
+
+    return _answer(ls, "semanticTokens", uri, work)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
