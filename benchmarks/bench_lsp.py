@@ -147,14 +147,14 @@ def main() -> int:
     lines = [f"mcl lsp latency after an edit ({args.edits} edits per kernel, debounce "
              f"{debounce}, -D {VALUES}); goals: diagnostics median <= 100 ms, p95 <= 250 "
              "ms; feedback median <= 500 ms",
-             f"{'kernel':<34} {'diag med':>8} {'p95':>6} {'peer':>6} {'ratio':>5} "
+             f"{'kernel':<40} {'diag med':>8} {'p95':>6} {'peer':>6} {'ratio':>5} "
              f"{'fb med':>7} {'peer':>6} {'ratio':>5}"]
     raw = []
     for path, (check, feedback) in zip(paths, results, strict=True):
         plain, full = peers(path, min(args.edits, 5))
         name = str(path.resolve().relative_to(REPO))
         lines.append(
-            f"{name:<34} {statistics.median(check) * ms:8.1f} {p95(check) * ms:6.1f} "
+            f"{name:<40} {statistics.median(check) * ms:8.1f} {p95(check) * ms:6.1f} "
             f"{plain * ms:6.1f} {statistics.median(check) / plain:5.2f} "
             f"{statistics.median(feedback) * ms:7.1f} {full * ms:6.1f} "
             f"{statistics.median(feedback) / full:5.2f}")

@@ -29,8 +29,11 @@ class TreeModelBuilder:
 
     def __init__(self, metamodel: Any) -> None:
         self.metamodel = metamodel
-        self._classes: dict[str, Any] = {}
-        self._defaults: dict[str, Callable[[], dict[str, Any]]] = {}
+        # per rule object of the parser: what a node of it becomes (looked up once)
+        self._plans: dict[Any, tuple[Any, ...]] = {}
+        # per rule object of a child: (attribute, assignment operator), or None for a
+        # keyword or punctuation
+        self._assignments: dict[Any, tuple[str, str] | None] = {}
         self._processors: dict[str, Callable[[Any], Any]] = dict(metamodel._obj_processors)
 
     def parse(self, text: str, file: str) -> Any:
@@ -45,8 +48,10 @@ class TreeModelBuilder:
     def node(self, node: Any) -> Any:
         if isinstance(node, Terminal):
             return self._match(node)
-        mclass = node.rule._tx_class
-        kind = mclass._tx_type
+        plan = self._plans.get(node.rule)
+        if plan is None:
+            plan = self._plan(node.rule)
+        kind = plan[0]
         if kind == RULE_ABSTRACT:
             # the concrete rule that matched (textX: the first child that is neither a
             # terminal nor a match rule; with one child, that child)
@@ -58,35 +63,42 @@ class TreeModelBuilder:
             return self.node(node[0])
         if kind == RULE_MATCH:
             return self._match(node)
-        name = node.rule_name
-        cls = self._classes.get(name)
-        if cls is None:
-            cls = self._class_of(name, mclass)
+        _, cls, fixed, lists = plan
         inst = cls.__new__(cls)
-        inst.__dict__.update(self._defaults[name]())
-        inst._tx_position = node.position
-        inst._tx_position_end = node.position_end
+        values = inst.__dict__
+        values.update(fixed)
+        for attr in lists:
+            values[attr] = []
+        values["_tx_position"] = node.position
+        values["_tx_position_end"] = node.position_end
+        assignments = self._assignments
         for child in node:
-            if isinstance(child, Terminal) or not child.rule_name.startswith("__asgn"):
+            rule = child.rule
+            how = assignments[rule] if rule in assignments else self._assignment(child)
+            if how is None:
                 continue  # a keyword or punctuation
-            attr = child.rule._attr_name
-            op = child.rule_name.rsplit("_", 1)[-1]
+            attr, op = how
             if op == "optional":
-                setattr(inst, attr, True)
+                values[attr] = True
             elif op == "plain":
                 value = self.node(child[0])
-                current = getattr(inst, attr)
+                current = values[attr]
                 if isinstance(current, list):
                     current.append(value)
                 else:
-                    setattr(inst, attr, value)
+                    values[attr] = value
             else:  # list, oneormore, zeroormore
-                values = getattr(inst, attr)
-                if values is None:
-                    values = []
-                    setattr(inst, attr, values)
-                values.extend(self.node(n) for n in child if n.rule_name != "sep")
+                if values[attr] is None:
+                    values[attr] = []
+                values[attr].extend(self.node(n) for n in child if n.rule_name != "sep")
         return inst
+
+    def _assignment(self, child: Any) -> tuple[str, str] | None:
+        how = None
+        if not isinstance(child, Terminal) and child.rule_name.startswith("__asgn"):
+            how = (child.rule._attr_name, child.rule_name.rsplit("_", 1)[-1])
+        self._assignments[child.rule] = how
+        return how
 
     def _match(self, node: Any) -> Any:
         """The value of a match rule (a token), as textX gives it."""
@@ -99,22 +111,20 @@ class TreeModelBuilder:
         processor = self._processors.get(node.rule_name)
         return processor(value) if processor is not None else value
 
-    def _class_of(self, name: str, mclass: Any) -> Any:
-        """A plain class named after the rule, and the factory of its attributes'
-        defaults (textX's: a list for `*=`/`+=`, the base type's zero, else None)."""
-        probe = mclass.__new__(mclass)
-        self.metamodel._init_obj_attrs(probe)
-        fixed = {a: v for a, v in vars(probe).items() if not isinstance(v, list)}
-        lists = [a.name for a in mclass._tx_attrs.values()
-                 if a.mult in (MULT_ZEROORMORE, MULT_ONEORMORE)]
-
-        def defaults() -> dict[str, Any]:
-            values = dict(fixed)
-            for attr in lists:
-                values[attr] = []
-            return values
-
-        cls = type(name, (), {"__slots__": ("__dict__",)})
-        self._classes[name] = cls
-        self._defaults[name] = defaults
-        return cls
+    def _plan(self, rule: Any) -> tuple[Any, ...]:
+        """What a node of `rule` becomes: an abstract or match rule's kind, or for a
+        common rule a plain class named after it and its attributes' defaults (textX's:
+        a list for `*=`/`+=`, the base type's zero, else None)."""
+        mclass = rule._tx_class
+        kind = mclass._tx_type
+        if kind in (RULE_ABSTRACT, RULE_MATCH):
+            plan: tuple[Any, ...] = (kind,)
+        else:
+            probe = mclass.__new__(mclass)
+            self.metamodel._init_obj_attrs(probe)
+            fixed = {a: v for a, v in vars(probe).items() if not isinstance(v, list)}
+            lists = tuple(a.name for a in mclass._tx_attrs.values()
+                          if a.mult in (MULT_ZEROORMORE, MULT_ONEORMORE))
+            plan = (kind, type(rule.rule_name, (), {}), fixed, lists)
+        self._plans[rule] = plan
+        return plan
