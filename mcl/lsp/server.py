@@ -479,19 +479,45 @@ def on_rename(ls: MclLanguageServer, params: lsp.RenameParams) -> lsp.WorkspaceE
     return _from_last_good(ls, uri, "rename", work)
 
 
+def _from_kernel(ls: MclLanguageServer, uri: str, what: str,
+                 work: Callable[[Path, CheckResult, Any, str], T]) -> T | None:
+    """`work(path, last good check, module, text)` for an open kernel (not a
+    description) that parsed once; `text` is the document's current text."""
+    def on_kernel(state: DocumentState, path: Path, good: CheckResult) -> T | None:
+        module = module_at(good.program, path) if not is_hdl(path) else None
+        if module is None:
+            return None
+        return work(path, good, module, ls.workspace.get_text_document(uri).source)
+
+    return _from_last_good(ls, uri, what, on_kernel)
+
+
 @server.feature(lsp.TEXT_DOCUMENT_FOLDING_RANGE)
 def on_folding(ls: MclLanguageServer, params: lsp.FoldingRangeParams
                ) -> list[lsp.FoldingRange] | None:
+    return _from_kernel(ls, params.text_document.uri, "foldingRange",
+                        lambda path, good, module, text: outline.folding_ranges(module, text))
+
+
+@server.feature(lsp.TEXT_DOCUMENT_SIGNATURE_HELP,
+                lsp.SignatureHelpOptions(trigger_characters=["(", ","]))
+def on_signature_help(ls: MclLanguageServer, params: lsp.SignatureHelpParams
+                      ) -> lsp.SignatureHelp | None:
     uri = params.text_document.uri
+    pos = ls.from_client(params.position, uri)
+    return _from_kernel(ls, uri, "signatureHelp", lambda path, good, module, text:
+                        outline.signature_help(good.program, module, text, pos.line,
+                                               pos.character))
 
-    def work(state: DocumentState, path: Path, good: CheckResult
-             ) -> list[lsp.FoldingRange] | None:
-        if is_hdl(path):
-            return None
-        return outline.folding_ranges(module_at(good.program, path),
-                                      ls.workspace.get_text_document(uri).source)
 
-    return _from_last_good(ls, uri, "foldingRange", work)
+@server.feature(lsp.TEXT_DOCUMENT_INLAY_HINT)
+def on_inlay_hint(ls: MclLanguageServer, params: lsp.InlayHintParams
+                  ) -> list[lsp.InlayHint] | None:
+    first, last = params.range.start.line, params.range.end.line
+    return _from_kernel(ls, params.text_document.uri, "inlayHint",
+                        lambda path, good, module, text: inlay.inlay_hints(
+                            module, good.library, effective(ls.settings, path).value_map,
+                            first, last))
 
 
 @server.feature(lsp.WORKSPACE_SYMBOL)
@@ -502,24 +528,6 @@ def on_workspace_symbol(ls: MclLanguageServer, params: lsp.WorkspaceSymbolParams
     # each symbol's range lies in its own file (`uri` is only the fallback)
     return _answer(ls, "workspace/symbol", "",
                    lambda: outline.workspace_symbols(programs, params.query))
-
-
-@server.feature(lsp.TEXT_DOCUMENT_SIGNATURE_HELP,
-                lsp.SignatureHelpOptions(trigger_characters=["(", ","]))
-def on_signature_help(ls: MclLanguageServer, params: lsp.SignatureHelpParams
-                      ) -> lsp.SignatureHelp | None:
-    uri = params.text_document.uri
-
-    def work(state: DocumentState, path: Path, good: CheckResult
-             ) -> lsp.SignatureHelp | None:
-        if is_hdl(path):
-            return None
-        pos = ls.from_client(params.position, uri)
-        return outline.signature_help(good.program, module_at(good.program, path),
-                                      ls.workspace.get_text_document(uri).source,
-                                      pos.line, pos.character)
-
-    return _from_last_good(ls, uri, "signatureHelp", work)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_FORMATTING)
@@ -545,23 +553,6 @@ def on_formatting(ls: MclLanguageServer, params: lsp.DocumentFormattingParams
             if module is not None else None
 
     return _answer(ls, "formatting", uri, work)
-
-
-@server.feature(lsp.TEXT_DOCUMENT_INLAY_HINT)
-def on_inlay_hint(ls: MclLanguageServer, params: lsp.InlayHintParams
-                  ) -> list[lsp.InlayHint] | None:
-    uri = params.text_document.uri
-
-    def work(state: DocumentState, path: Path, good: CheckResult
-             ) -> list[lsp.InlayHint] | None:
-        module = module_at(good.program, path) if not is_hdl(path) else None
-        if module is None:
-            return None
-        values = effective(ls.settings, path).value_map
-        return inlay.inlay_hints(module, good.library, values, params.range.start.line,
-                                 params.range.end.line)
-
-    return _from_last_good(ls, uri, "inlayHint", work)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, tokens.LEGEND)

@@ -65,6 +65,16 @@ def open_document(client: LanguageClient, path: Path, text: str | None = None) -
     return uri
 
 
+async def opened(client: LanguageClient, path: Path, text: str | None = None
+                 ) -> tuple[str, str]:
+    """Open `path` (with `text`, else the file's), wait for its first diagnostics, and
+    give its uri and text."""
+    text = path.read_text() if text is None else text
+    uri = open_document(client, path, text)
+    await wait_for(client, uri, lambda ds: True)
+    return uri, text
+
+
 def replace_text(client: LanguageClient, uri: str, text: str) -> None:
     """A whole-document change, as a client sends after a keystroke."""
     _versions[uri] += 1
