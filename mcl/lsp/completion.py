@@ -1,10 +1,18 @@
-"""Completion: MCPL keywords, and the memory spaces and par_group names valid at the
-cursor's level (the description of the function around it, or `mcl.level`). Inside a
-foreach only the par_groups nested below its own are offered: a foreach over `blocks`
-holds one over `threads`, never the other way round (section 3.1)."""
+"""Completion: the names in scope at the cursor (variables, parameters, functions,
+constants and types of the module and those its imports export, built-ins), MCPL
+keywords, and the par_groups a foreach may use there and the memory spaces of the
+cursor's level (the description of the function around it, or `mcl.level`).
+
+The par_groups offered are exactly those the checker accepts at that nesting
+(mcl.mcpl.nesting.nesting_problem, the paper's Figure 6): outside all foreach
+statements the outermost group, inside a foreach over a group that group again
+(multi-dimensional parallelism, Fig. 2) and the group directly below it.
+
+Nothing is offered inside a comment: completion is for code."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -12,16 +20,43 @@ from lsprotocol import types as lsp
 
 from mcl.lsp import lookup
 from mcl.mcpl import ast
+from mcl.mcpl.builtins import BUILTINS
+from mcl.mcpl.nesting import nesting_problem
 from mcl.mcpl.parse import KEYWORDS
+from mcl.mcpl.printer import print_type
+
+# `//` to the end of the line, `/* ... */` (also unterminated: the cursor is inside it)
+_COMMENT = re.compile(r"//[^\n]*|/\*(?:.|\n)*?(?:\*/|$)")
+
+
+def in_comment(text: str, line: int, character: int) -> bool:
+    """Is the 0-based position inside a comment of `text`?"""
+    lines = text.split("\n")
+    if not 0 <= line < len(lines):
+        return False
+    offset = sum(len(x) + 1 for x in lines[:line]) + min(character, len(lines[line]))
+    for m in _COMMENT.finditer(text):
+        if m.start() >= offset:
+            return False
+        if offset <= m.end() and not (m.group(0).startswith("/*")
+                                      and m.group(0).endswith("*/") and offset == m.end()):
+            return True
+    return False
 
 
 def kernel_completions(program: Any, library: Any, level: str | None, path: Path,
-                       line: int, character: int) -> list[lsp.CompletionItem]:
+                       text: str, line: int, character: int) -> list[lsp.CompletionItem]:
+    if in_comment(text, line, character):
+        return []
     items = [lsp.CompletionItem(k, kind=lsp.CompletionItemKind.Keyword) for k in sorted(KEYWORDS)]
-    if library is None:
-        return items
     module = lookup.module_at(program, path)
     found = lookup.find(module, line, character) if module is not None else None
+    if found is not None:
+        items += _names_in_scope(program, found, line, character)
+    items += [lsp.CompletionItem(name, kind=lsp.CompletionItemKind.Function,
+                                 detail="built-in") for name in sorted(BUILTINS)]
+    if library is None:
+        return items
     function = found.function if found is not None else None
     name = function.hwd if function is not None else level
     if name is None or name not in library:
@@ -29,16 +64,44 @@ def kernel_completions(program: Any, library: Any, level: str | None, path: Path
                                      detail="hardware description") for n in library.names()]
         return items
     hwd = library.get(name)
-    groups = hwd.par_groups()
     foreach = found.innermost_of(ast.Foreach) if found is not None else None
-    if foreach is not None:
-        names = [g.name for g in groups]
-        if foreach.group in names:
-            groups = groups[names.index(foreach.group) + 1:]
-    for g in groups:
-        items.append(lsp.CompletionItem(g.name, kind=lsp.CompletionItemKind.Class,
-                                        detail=f"par_group of {hwd.name}"))
+    outer = hwd.par_group(foreach.group) if foreach is not None else None
+    if foreach is None or outer is not None:
+        for g in hwd.par_groups():
+            if nesting_problem(hwd, outer, g) is None:
+                items.append(lsp.CompletionItem(g.name, kind=lsp.CompletionItemKind.Class,
+                                                detail=f"par_group of {hwd.name}"))
     for s in hwd.memory_spaces():
         items.append(lsp.CompletionItem(s.name, kind=lsp.CompletionItemKind.Variable,
                                         detail=f"memory space of {hwd.name}"))
     return items
+
+
+def _names_in_scope(program: Any, found: lookup.Found, line: int, character: int
+                    ) -> list[lsp.CompletionItem]:
+    """Variables visible at the position (innermost declaration of each name), then the
+    functions, constants and types of the module and of the modules it imports."""
+    items: dict[str, lsp.CompletionItem] = {}
+    here = (line + 1, character + 1)
+    if found.function is not None:
+        visible = [d for d in lookup.declarations(found.function) if d.start <= here <= d.end]
+        for d in sorted(visible, key=lambda d: d.start):  # inner ones replace outer ones
+            items[d.name] = lsp.CompletionItem(
+                d.name, kind=lsp.CompletionItemKind.Variable,
+                detail=f"{d.kind}: {_type_of(d.node)}".rstrip(": "))
+    module = found.module
+    kinds = (("function", lsp.CompletionItemKind.Function),
+             ("constant", lsp.CompletionItemKind.Constant),
+             ("type", lsp.CompletionItemKind.Struct))
+    for kind, item_kind in kinds:
+        names = program.visible_names(kind, module) if program is not None else set()
+        for name in sorted(names):
+            items.setdefault(name, lsp.CompletionItem(name, kind=item_kind, detail=kind))
+    return list(items.values())
+
+
+def _type_of(node: Any) -> str:
+    type_ = getattr(node, "type", None)
+    if type_ is None and isinstance(node, ast.Foreach | ast.For):
+        return "int"
+    return print_type(type_) if type_ is not None else ""

@@ -11,7 +11,10 @@ from typing import Any
 from mcl.diagnostics import MclError
 from mcl.settings import Settings, find_settings
 
-DEFAULT_DEBOUNCE_S = 0.2
+# No pause by default: edits that arrive while a check runs are coalesced (the check
+# thread takes only the newest; mcl/lsp/server.py), so checking at once keeps up with
+# typing and the diagnostics follow an edit by one check, not by a pause plus a check.
+DEFAULT_DEBOUNCE_S = 0.0
 
 
 @dataclass(frozen=True)

@@ -1,13 +1,15 @@
 """mcl's diagnostics and feedback messages as LSP diagnostics.
 
 mcl spans are 1-based with an exclusive end column; LSP ranges are 0-based with an
-exclusive end. Columns count characters (code points); LSP's default counts UTF-16 units,
-which differ only after a character outside the Basic Multilingual Plane on the line.
+exclusive end. Both count characters (code points) here; the server turns them into the
+client's units on the way out (mcl.lsp.encoding).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from lsprotocol import types as lsp
 
@@ -66,23 +68,47 @@ def _location(span: Span, text: str) -> lsp.DiagnosticRelatedInformation:
         lsp.Location(Path(span.file).resolve().as_uri(), to_range(span)), text)
 
 
-def diagnostic(d: Diagnostic, path: Path) -> lsp.Diagnostic:
-    """One mcl diagnostic on the document at `path`; one about another file (an imported
-    module) stands at the start of the document and names its place."""
+def diagnostic(d: Diagnostic, path: Path, imports: Sequence[Any] = ()) -> lsp.Diagnostic:
+    """One mcl diagnostic on the document at `path`. One about another file (an imported
+    module) stands on the `import` line that brings that file in (`imports`: the
+    document's ast.Import nodes), names its place, and points there as related
+    information."""
     here = d.span is None or same_file(d.span, path)
     message = d.message if here else f"{d.span}: {d.message}"
-    related = []
+    related: list[lsp.DiagnosticRelatedInformation | None] = []
+    if not here and d.span is not None:
+        related.append(_location(d.span, d.message))
     if d.hint:
         related.append(_location(d.span, "hint: " + d.hint) if d.span else None)
     related += [_location(d.span, "note: " + n) if d.span else None for n in d.notes]
+    if here:
+        where = to_range(d.span)
+    else:
+        line = import_of(d.span, imports)
+        where = to_range(line.span) if line is not None else START
     return lsp.Diagnostic(
-        range=to_range(d.span) if here else START,
+        range=where,
         message=message + (f"\nhint: {d.hint}" if d.hint and d.span is None else ""),
         severity=_SEVERITY.get(d.severity, lsp.DiagnosticSeverity.Error),
         code=d.code,
         source=SOURCE,
         related_information=[r for r in related if r is not None] or None,
     )
+
+
+def import_of(span: Span | None, imports: Sequence[Any]) -> Any:
+    """The import that brings in the file of `span`: the one whose dotted path names the
+    file (`import lib.math.complex;` for .../lib/math/complex.mcl); for a file imported
+    further down, the first import of a module (descriptions are single names)."""
+    if span is None or not imports:
+        return None
+    file = Path(span.file).with_suffix("")
+    for imp in imports:
+        parts = imp.dotted.split(".")
+        if file.parts[-len(parts):] == tuple(parts):
+            return imp
+    modules = [imp for imp in imports if "." in imp.dotted]
+    return (modules or list(imports))[0]
 
 
 def feedback_diagnostic(m: MessageRecord) -> lsp.Diagnostic:

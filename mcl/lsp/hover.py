@@ -1,6 +1,8 @@
-"""Hover texts (Markdown): a variable's type and memory space, an array access's feedback
-figures (reuse, caches: symbolic and numeric), a foreach's par_group and its unit limits
-in the description, and a description's resolved definition."""
+"""Hover texts (Markdown): a variable's type and memory space (where it is used and where
+it is declared), a called function's signature, a memory space's place in the
+description, an array access's feedback figures (reuse, caches: symbolic and numeric), a
+foreach's par_group and its unit limits in the description, and a description's
+resolved definition."""
 
 from __future__ import annotations
 
@@ -11,24 +13,40 @@ from mcl.lsp import lookup
 from mcl.lsp.convert import contains
 from mcl.lsp.worker import MessageRecord
 from mcl.mcpl import ast
-from mcl.mcpl.printer import print_expr, print_type
+from mcl.mcpl.builtins import BUILTINS
+from mcl.mcpl.nesting import ARRAY, PARAMETER, SCALAR, default_space
+from mcl.mcpl.printer import print_expr, print_param, print_type
 
 
 def kernel_hover(program: Any, library: Any, feedback: list[MessageRecord], path: Path,
-                 line: int, character: int) -> str | None:
+                 text: str, line: int, character: int) -> str | None:
+    from mcl.lsp.navigation import word_at
+
     module = lookup.module_at(program, path)
     if module is None:
         return None
     found = lookup.find(module, line, character)
     node = found.innermost
     hwd = _description(library, found.function)
+    word = word_at(text, line, character)
     parts: list[str] = []
     access = found.innermost_of(ast.Index)
     foreach = found.innermost_of(ast.Foreach)
+    declaring = found.innermost_of(ast.Decl, ast.Param)
     if isinstance(node, ast.Name):
         declared = lookup.declaration_of(found, node.name, line, character)
         if declared is not None:
-            parts.append(variable_text(declared, hwd))
+            parts.append(variable_text(declared, hwd, _level(found, declared.node, hwd)))
+    elif isinstance(node, ast.Call) and word == node.func:
+        parts.append(call_text(program, module, node.func))
+    elif hwd is not None and word is not None and hwd.memory_space(word) is not None \
+            and (declaring is not None or isinstance(node, ast.Barrier)):
+        parts.append(space_text(hwd, word))
+    elif declaring is not None and word == declaring.name:
+        kind = "parameter" if isinstance(declaring, ast.Param) else (
+            "constant" if found.function is None else "variable")
+        declared = lookup.Declaration(declaring.name, declaring, kind, (0, 0), (0, 0))
+        parts.append(variable_text(declared, hwd, _level(found, declaring, hwd)))
     elif foreach is not None and (node is foreach or _on_header(foreach, line)):
         parts.append(foreach_text(foreach, hwd))
     elif isinstance(node, ast.Function) and hwd is not None:
@@ -49,12 +67,21 @@ def constant_text(node: ast.HwdConst, library: Any) -> str:
     name = node.path[0]
     if library is None or name not in library:
         return f"`{dotted}`: description `{name}` is not loaded"
-    value = library.get(name).value(node.path)
-    if value is None:
+    shown = constant_value(node, library)
+    if shown is None:
         return f"`{dotted}`: no such property in `{name}`"
-    shown = _quantity(value) if hasattr(value, "unit") or isinstance(value, bool) \
-        else _number(value)
     return f"`{dotted}` = {shown} (hardware description `{name}`)"
+
+
+def constant_value(node: ast.HwdConst, library: Any) -> str | None:
+    """The value of a description constant as shown to the user; None if unknown."""
+    if library is None or node.path[0] not in library:
+        return None
+    value = library.get(node.path[0]).value(node.path)
+    if value is None:
+        return None
+    return _quantity(value) if hasattr(value, "unit") or isinstance(value, bool) \
+        else _number(value)
 
 
 def _on_header(foreach: ast.Foreach, line: int) -> bool:
@@ -67,7 +94,46 @@ def _description(library: Any, function: ast.Function | None) -> Any:
     return library.get(function.hwd)
 
 
-def variable_text(d: lookup.Declaration, hwd: Any) -> str:
+def call_text(program: Any, module: ast.Module, name: str) -> str:
+    """The signature of a called function: the program's own, else a built-in's."""
+    target = program.lookup_function(name, module) if program is not None else None
+    if isinstance(target, ast.Function):
+        params = ", ".join(print_param(p) for p in target.params)
+        where = target.span.file if target.span is not None else ""
+        return (f"```mcpl\n{target.hwd} {print_type(target.ret)} {target.name}({params})\n```"
+                + (f"\n\n{where}" if where else ""))
+    if name in BUILTINS:
+        return f"```mcpl\n{BUILTINS[name].signature}\n```\n\nbuilt-in"
+    return f"`{name}`: unknown function"
+
+
+def space_text(hwd: Any, name: str) -> str:
+    """A memory space: where the description declares it, which units share it."""
+    from mcl.mcpl.nesting import scope_label
+
+    space = hwd.memory_space(name)
+    flags = [f for f, on in (("default", space.default), ("read-only", space.read_only)) if on]
+    sharing = [g.name for g in hwd.shared_by(name)]
+    lines = [f"**memory space** `{name}` of `{hwd.name}`"
+             + (f" ({', '.join(flags)})" if flags else ""),
+             "", f"- declared in {scope_label(space.scope)}"]
+    if sharing:
+        lines.append("- shared by the units of " + ", ".join(f"`{g}`" for g in sharing)
+                     + f": `barrier({name})` orders their accesses")
+    return "\n".join(lines)
+
+
+def _level(found: lookup.Found, node: Any, hwd: Any) -> Any:
+    """The par_group of the innermost foreach around the declaration `node` (None:
+    outside all, and for parameters)."""
+    if hwd is None or isinstance(node, ast.Param) or node.span is None:
+        return None
+    chain = lookup.find(found.module, node.span.line - 1, node.span.column - 1).chain
+    around = [n for n in chain if isinstance(n, ast.Foreach) and n is not node]
+    return hwd.par_group(around[-1].group) if around else None
+
+
+def variable_text(d: lookup.Declaration, hwd: Any, level: Any = None) -> str:
     node = d.node
     if isinstance(node, ast.Foreach):
         return f"**{d.name}**: foreach index (`int`), one value per unit of `{node.group}`"
@@ -78,20 +144,23 @@ def variable_text(d: lookup.Declaration, hwd: Any) -> str:
     if spaces:
         where = "memory space " + ", ".join(f"`{s}`" for s in spaces)
     else:
-        where = _default_space(node, hwd)
+        space = default_space_of(node, hwd, level)
+        where = f"memory space `{space.name}` (the default)" if space is not None \
+            else "no memory space written"
     const = "const " if getattr(node, "const", False) else ""
     return f"**{d.name}**: {d.kind}, `{const}{typ}`, {where}"
 
 
-def _default_space(node: Any, hwd: Any) -> str:
-    """hdl.md 3.2: without a modifier, arrays and parameters live in the outermost default
-    space, scalars in the innermost."""
-    defaults = hwd.default_spaces() if hwd is not None else []
-    if not defaults:
-        return "no memory space written"
-    array = isinstance(getattr(node, "type", None), ast.ArrayType)
-    space = defaults[0] if array or isinstance(node, ast.Param) else defaults[-1]
-    return f"memory space `{space.name}` (the default)"
+def default_space_of(node: Any, hwd: Any, level: Any) -> Any:
+    """The memory space a declaration without a modifier lives in (mcl.mcpl.nesting's
+    rule, hdl.md 3.2), at `level` (the par_group around it); None without defaults."""
+    if hwd is None:
+        return None
+    if isinstance(node, ast.Param):
+        kind = PARAMETER
+    else:
+        kind = ARRAY if isinstance(getattr(node, "type", None), ast.ArrayType) else SCALAR
+    return default_space(hwd, kind, level)
 
 
 def foreach_text(foreach: ast.Foreach, hwd: Any) -> str:

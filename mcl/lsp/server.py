@@ -1,7 +1,9 @@
 """The pygls server of `mcl lsp` (docs/editor.md).
 
-Every edit schedules an analysis of its document after a short debounce (`mcl.debounceMs`,
-200 ms by default; none on open and save). The analysis has two stages:
+Every edit schedules an analysis of its document, at once or after `mcl.debounceMs` when
+the client sets one. A newer edit cancels the analysis not yet started, so edits that
+arrive while a check runs are coalesced: the check thread then takes only the newest. The
+analysis has two stages:
 
 1. the quick check (mcl.lsp.analysis) on a thread of its own, whose diagnostics are
    published at once;
@@ -23,18 +25,33 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import unquote
 
 from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
 
 from mcl import __version__
-from mcl.lsp import actions, completion, hover, navigation
+from mcl.lsp import (
+    actions,
+    completion,
+    encoding,
+    formatting,
+    hover,
+    inlay,
+    navigation,
+    outline,
+    references,
+    tokens,
+)
 from mcl.lsp.analysis import CheckResult, Libraries, check_document, is_hdl
 from mcl.lsp.config import ClientSettings, effective
 from mcl.lsp.convert import diagnostic, feedback_diagnostic, same_file
 from mcl.lsp.lookup import module_at
+from mcl.lsp.protocol import MclProtocol, OneLine
 from mcl.lsp.worker import FeedbackJob, FeedbackResult, FeedbackWorker, MessageRecord
-from mcl.source_files import set_overlay
+from mcl.source_files import set_overlay, source_lines
 
 log = logging.getLogger("mcl.lsp")
 
@@ -46,6 +63,7 @@ class DocumentState:
     """What the server knows of one open document."""
 
     check: CheckResult | None = None
+    check_version: int | None = None  # the document version `check` is of
     last_good: CheckResult | None = None  # the last check whose program parsed
     feedback: list[MessageRecord] = field(default_factory=list)
     check_diagnostics: list[lsp.Diagnostic] = field(default_factory=list)
@@ -72,12 +90,20 @@ def _deep_executor() -> ThreadPoolExecutor:
 
 class MclLanguageServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("mcl", __version__)
+        super().__init__("mcl", __version__, protocol_cls=MclProtocol)
         self.settings = ClientSettings()
         self.libraries = Libraries()
         self.documents: dict[str, DocumentState] = {}
         self.checks = _deep_executor()
         self._worker: FeedbackWorker | None = None
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        # a message pygls could not decode: bad UTF-8 is recovered (mcl.lsp.protocol)
+        if isinstance(error, UnicodeDecodeError) and isinstance(self.protocol, MclProtocol) \
+                and self.protocol.recover_bad_utf8(error):
+            return
+        log.warning("could not handle a message: %s: %s", type(error).__name__, error)
+        super().report_server_error(error, source)
 
     @property
     def worker(self) -> FeedbackWorker:
@@ -132,11 +158,13 @@ class MclLanguageServer(LanguageServer):
         result = await loop.run_in_executor(self.checks, check_document, path, settings,
                                             self.libraries)
         state = self.state(uri)
-        state.check = result
+        state.check, state.check_version = result, version
         if result.program is not None or result.hdl is not None:
             state.last_good = result
         state.feedback = []
-        state.check_diagnostics = [diagnostic(d, path) for d in result.diagnostics]
+        module = module_at(result.program, path)
+        imports = module.imports if module is not None else ()
+        state.check_diagnostics = [diagnostic(d, path, imports) for d in result.diagnostics]
         self._publish(uri, version, state.check_diagnostics)
         if edited:
             self._recheck_users(path)
@@ -168,7 +196,7 @@ class MclLanguageServer(LanguageServer):
                  feedback.seconds)
         self._publish(uri, version, [
             *state.check_diagnostics,
-            *(diagnostic(d, path) for d in feedback.diagnostics),
+            *(diagnostic(d, path, imports) for d in feedback.diagnostics),
             # what `mcl check` shows without -v; the rest is on hover over the access
             *(feedback_diagnostic(m) for m in state.feedback if m.shown_by_default)])
 
@@ -198,8 +226,33 @@ class MclLanguageServer(LanguageServer):
 
     def _publish(self, uri: str, version: int | None, diagnostics: list[lsp.Diagnostic]
                  ) -> None:
-        self.text_document_publish_diagnostics(
-            lsp.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=diagnostics))
+        self.text_document_publish_diagnostics(self.to_client(
+            lsp.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=diagnostics),
+            uri))
+
+    # ------------------------------------------------------------------ positions
+
+    def lines(self, uri: str) -> list[str]:
+        """The lines of `uri` as mcl numbers them: the open document's text, else the
+        file on disk (a module or description an answer points into)."""
+        document = self.workspace.text_documents.get(unquote(uri))
+        try:
+            if document is not None:
+                text = document.source
+            else:
+                path = to_fs_path(uri)
+                text = Path(path).read_text(encoding="utf-8-sig") if path else ""
+        except (OSError, UnicodeDecodeError, ValueError):
+            return []
+        return source_lines(text.replace("\r\n", "\n").replace("\r", "\n"))
+
+    def from_client(self, value: T, uri: str) -> T:
+        """A request's positions in mcl's characters (mcl.lsp.encoding)."""
+        return encoding.incoming(self.workspace.position_codec, value, uri, self.lines)
+
+    def to_client(self, value: T, uri: str) -> T:
+        """An answer with its ranges in the client's units (mcl.lsp.encoding)."""
+        return encoding.outgoing(self.workspace.position_codec, value, uri, self.lines)
 
     def close(self, uri: str) -> None:
         state = self.documents.pop(uri, None)
@@ -246,10 +299,43 @@ def initialize(ls: MclLanguageServer, params: lsp.InitializeParams) -> None:
         ls.settings = ClientSettings.parse(params.initialization_options)
 
 
+# Files whose saved changes change a kernel's diagnostics without an edit of the kernel:
+# the project settings (docs/user-guide.md) and the descriptions.
+WATCHED = ("**/mcl.toml", "**/pyproject.toml", "**/*.hdl")
+
+
 @server.feature(lsp.INITIALIZED)
 async def initialized(ls: MclLanguageServer, params: lsp.InitializedParams) -> None:
     await ls.pull_settings()
     ls.worker  # noqa: B018 - start the feedback worker now: it warms up while you type
+    ls.reanalyse_all()
+    await _watch_files(ls)
+
+
+async def _watch_files(ls: MclLanguageServer) -> None:
+    """Ask the client to report changes of the WATCHED files, where it can."""
+    workspace = ls.client_capabilities.workspace
+    watched = workspace.did_change_watched_files if workspace is not None else None
+    if watched is None or not watched.dynamic_registration:
+        return
+    options = lsp.DidChangeWatchedFilesRegistrationOptions(
+        watchers=[lsp.FileSystemWatcher(glob_pattern=g) for g in WATCHED])
+    try:
+        await ls.client_register_capability_async(lsp.RegistrationParams(registrations=[
+            lsp.Registration(id="mcl-watched-files",
+                             method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                             register_options=options)]))
+    except Exception as exc:  # noqa: BLE001 - a client that refuses still gets edits checked
+        log.info("client/registerCapability failed: %s", exc)
+
+
+@server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+def watched_files_changed(ls: MclLanguageServer, params: lsp.DidChangeWatchedFilesParams
+                          ) -> None:
+    """A saved mcl.toml or description: check every open document again (a description
+    may be used by any kernel; settings are read from disk at each check)."""
+    if any(change.uri.endswith(".hdl") for change in params.changes):
+        ls.libraries.invalidate()
     ls.reanalyse_all()
 
 
@@ -295,9 +381,10 @@ def shutdown(ls: MclLanguageServer, params: Any) -> None:
 # logged and answered with "nothing here", never with a dead server.
 
 
-def _answer(ls: MclLanguageServer, what: str, work: Any) -> Any:
+def _answer(ls: MclLanguageServer, what: str, uri: str, work: Callable[[], T]) -> T | None:
+    """`work()`, its ranges in the client's units; None after logging an exception."""
     try:
-        return work()
+        return ls.to_client(work(), uri)
     except Exception as exc:  # noqa: BLE001 - see above
         log.exception("%s failed", what)
         ls.window_log_message(lsp.LogMessageParams(
@@ -313,19 +400,20 @@ def _from_last_good(ls: MclLanguageServer, uri: str, what: str,
     if state is None or path is None or state.last_good is None:
         return None
     good = state.last_good
-    return _answer(ls, what, lambda: work(state, path, good))
+    return _answer(ls, what, uri, lambda: work(state, path, good))
 
 
 @server.feature(lsp.TEXT_DOCUMENT_HOVER)
 def on_hover(ls: MclLanguageServer, params: lsp.HoverParams) -> lsp.Hover | None:
-    pos = params.position
+    pos = ls.from_client(params.position, params.text_document.uri)
 
     def work(state: DocumentState, path: Path, good: CheckResult) -> lsp.Hover | None:
         if is_hdl(path):
             text = hover.hdl_hover(good.hdl, good.library, pos.line, pos.character)
         else:
+            source = ls.workspace.get_text_document(params.text_document.uri).source
             text = hover.kernel_hover(good.program, good.library, state.feedback, path,
-                                      pos.line, pos.character)
+                                      source, pos.line, pos.character)
         return lsp.Hover(lsp.MarkupContent(lsp.MarkupKind.Markdown, text)) if text else None
 
     return _from_last_good(ls, params.text_document.uri, "hover", work)
@@ -334,7 +422,8 @@ def on_hover(ls: MclLanguageServer, params: lsp.HoverParams) -> lsp.Hover | None
 @server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
 def on_definition(ls: MclLanguageServer, params: lsp.DefinitionParams
                   ) -> lsp.Location | None:
-    pos, uri = params.position, params.text_document.uri
+    uri = params.text_document.uri
+    pos = ls.from_client(params.position, uri)
 
     def work(state: DocumentState, path: Path, good: CheckResult) -> lsp.Location | None:
         if is_hdl(path):
@@ -344,6 +433,149 @@ def on_definition(ls: MclLanguageServer, params: lsp.DefinitionParams
                                             pos.line, pos.character)
 
     return _from_last_good(ls, uri, "definition", work)
+
+
+def _target(ls: MclLanguageServer, uri: str, path: Path, good: CheckResult,
+            position: lsp.Position) -> tuple[references.Target, Any] | None:
+    if is_hdl(path) or good.program is None:
+        return None
+    pos = ls.from_client(position, uri)
+    word = navigation.word_at(ls.workspace.get_text_document(uri).source, pos.line,
+                              pos.character)
+    return references.target_at(good.program, path, word, pos.line, pos.character)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_REFERENCES)
+def on_references(ls: MclLanguageServer, params: lsp.ReferenceParams
+                  ) -> list[lsp.Location] | None:
+    uri = params.text_document.uri
+
+    def work(state: DocumentState, path: Path, good: CheckResult) -> list[lsp.Location] | None:
+        found = _target(ls, uri, path, good, params.position)
+        if found is None:
+            return None
+        spans = references.references(good.program, *found)
+        if not params.context.include_declaration:
+            spans = spans[1:]
+        return references.locations(spans)
+
+    return _from_last_good(ls, uri, "references", work)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_RENAME)
+def on_rename(ls: MclLanguageServer, params: lsp.RenameParams) -> lsp.WorkspaceEdit | None:
+    problem = references.rename_problem(params.new_name)
+    if problem is not None:
+        raise JsonRpcInvalidParams(problem)  # the client shows it; nothing is renamed
+    uri = params.text_document.uri
+
+    def work(state: DocumentState, path: Path, good: CheckResult) -> lsp.WorkspaceEdit | None:
+        found = _target(ls, uri, path, good, params.position)
+        if found is None:
+            return None
+        return references.rename_edit(references.references(good.program, *found),
+                                      params.new_name)
+
+    return _from_last_good(ls, uri, "rename", work)
+
+
+def _from_kernel(ls: MclLanguageServer, uri: str, what: str,
+                 work: Callable[[Path, CheckResult, Any, str], T]) -> T | None:
+    """`work(path, last good check, module, text)` for an open kernel (not a
+    description) that parsed once; `text` is the document's current text."""
+    def on_kernel(state: DocumentState, path: Path, good: CheckResult) -> T | None:
+        module = module_at(good.program, path) if not is_hdl(path) else None
+        if module is None:
+            return None
+        return work(path, good, module, ls.workspace.get_text_document(uri).source)
+
+    return _from_last_good(ls, uri, what, on_kernel)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_FOLDING_RANGE)
+def on_folding(ls: MclLanguageServer, params: lsp.FoldingRangeParams
+               ) -> list[lsp.FoldingRange] | None:
+    return _from_kernel(ls, params.text_document.uri, "foldingRange",
+                        lambda path, good, module, text: outline.folding_ranges(module, text))
+
+
+@server.feature(lsp.TEXT_DOCUMENT_SIGNATURE_HELP,
+                lsp.SignatureHelpOptions(trigger_characters=["(", ","]))
+def on_signature_help(ls: MclLanguageServer, params: lsp.SignatureHelpParams
+                      ) -> lsp.SignatureHelp | None:
+    uri = params.text_document.uri
+    pos = ls.from_client(params.position, uri)
+    return _from_kernel(ls, uri, "signatureHelp", lambda path, good, module, text:
+                        outline.signature_help(good.program, module, text, pos.line,
+                                               pos.character))
+
+
+@server.feature(lsp.TEXT_DOCUMENT_INLAY_HINT)
+def on_inlay_hint(ls: MclLanguageServer, params: lsp.InlayHintParams
+                  ) -> list[lsp.InlayHint] | None:
+    first, last = params.range.start.line, params.range.end.line
+    return _from_kernel(ls, params.text_document.uri, "inlayHint",
+                        lambda path, good, module, text: inlay.inlay_hints(
+                            module, good.library, effective(ls.settings, path).value_map,
+                            first, last))
+
+
+@server.feature(lsp.WORKSPACE_SYMBOL)
+def on_workspace_symbol(ls: MclLanguageServer, params: lsp.WorkspaceSymbolParams
+                        ) -> list[lsp.WorkspaceSymbol] | None:
+    programs = [s.last_good.program for s in ls.documents.values()
+                if s.last_good is not None and s.last_good.program is not None]
+    # each symbol's range lies in its own file (`uri` is only the fallback)
+    return _answer(ls, "workspace/symbol", "",
+                   lambda: outline.workspace_symbols(programs, params.query))
+
+
+@server.feature(lsp.TEXT_DOCUMENT_FORMATTING)
+def on_formatting(ls: MclLanguageServer, params: lsp.DocumentFormattingParams
+                  ) -> list[lsp.TextEdit] | None:
+    uri = params.text_document.uri
+
+    def work() -> list[lsp.TextEdit] | None:
+        state, path = ls.documents.get(uri), _path(uri)
+        document = ls.workspace.get_text_document(uri)
+        if state is None or path is None or is_hdl(path):
+            return None
+        check = state.check
+        if check is None or state.check_version != document.version or \
+                check.program is None or check.errors:
+            ls.window_log_message(lsp.LogMessageParams(
+                lsp.MessageType.Info, "mcl: not formatted: the file has errors or is "
+                "being checked"))
+            return None
+        module = module_at(check.program, path)
+        names = check.library.names() if check.library is not None else None
+        return formatting.format_edits(module, document.source, names) \
+            if module is not None else None
+
+    return _answer(ls, "formatting", uri, work)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, tokens.LEGEND)
+def on_semantic_tokens(ls: MclLanguageServer, params: lsp.SemanticTokensParams
+                       ) -> lsp.SemanticTokens | None:
+    uri = params.text_document.uri
+
+    def work() -> lsp.SemanticTokens | None:
+        state, path = ls.documents.get(uri), _path(uri)
+        if state is None or path is None or is_hdl(path):
+            return None
+        document = ls.workspace.get_text_document(uri)
+        check = state.check
+        current = check is not None and state.check_version == document.version \
+            and check.program is not None
+        module = module_at(check.program, path) if current and check else None
+        program = check.program if current and check else None
+        library = check.library if check is not None else None
+        units = ls.workspace.position_codec.client_num_units
+        return lsp.SemanticTokens(data=tokens.semantic_tokens(
+            document.source, module, program, library, units))
+
+    return _answer(ls, "semanticTokens", uri, work)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
@@ -359,25 +591,29 @@ def on_symbols(ls: MclLanguageServer, params: lsp.DocumentSymbolParams
     return _from_last_good(ls, params.text_document.uri, "documentSymbol", work)
 
 
-@server.feature(lsp.TEXT_DOCUMENT_COMPLETION,
-                lsp.CompletionOptions(trigger_characters=[" ", "("]))
+# No trigger characters: clients ask for completion as a word is typed (identifier
+# characters), which is when a name can be completed; a space or `(` is not.
+@server.feature(lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions())
 def on_completion(ls: MclLanguageServer, params: lsp.CompletionParams
                   ) -> list[lsp.CompletionItem] | None:
+    uri = params.text_document.uri
+
     def work() -> list[lsp.CompletionItem] | None:
-        path = _path(params.text_document.uri)
+        path = _path(uri)
         if path is None or is_hdl(path):
             return None
-        state = ls.documents.get(params.text_document.uri)
+        state = ls.documents.get(uri)
         good = state.last_good if state is not None else None
         library = good.library if good is not None else None
         if library is None:
             library = ls.libraries.get(effective(ls.settings, path).hwd_path)
-        pos = params.position
+        pos = ls.from_client(params.position, uri)
+        text = ls.workspace.get_text_document(uri).source
         return completion.kernel_completions(good.program if good else None, library,
                                              effective(ls.settings, path).level, path,
-                                             pos.line, pos.character)
+                                             text, pos.line, pos.character)
 
-    return _answer(ls, "completion", work)
+    return _answer(ls, "completion", uri, work)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION)
@@ -391,14 +627,17 @@ def on_code_action(ls: MclLanguageServer, params: lsp.CodeActionParams
         state = ls.documents.get(uri)
         program = state.last_good.program if state and state.last_good else None
         text = ls.workspace.get_text_document(uri).source
-        return actions.code_actions(uri, path, text, program, params.context.diagnostics,
+        asked = ls.from_client(params.context.diagnostics, uri)
+        return actions.code_actions(uri, path, text, program, asked,
                                     effective(ls.settings, path)) or None
 
-    return _answer(ls, "codeAction", work)
+    return _answer(ls, "codeAction", params.text_document.uri, work)
 
 
 def start(tcp: int | None = None, host: str = "127.0.0.1") -> None:
     logging.basicConfig(level=logging.WARNING, format="mcl lsp: %(message)s")
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(OneLine())
     if tcp is not None:
         server.start_tcp(host, tcp)
     else:

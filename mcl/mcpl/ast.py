@@ -416,14 +416,27 @@ def root_name(e: Expr) -> str | None:
     return e.name if isinstance(e, Name) else None
 
 
+def _node_fields(cls: type) -> tuple[str, ...]:
+    """The fields of a node class that may hold child nodes (all but `span`), looked up
+    once per class: `children` runs for every node of every pass."""
+    names = _NODE_FIELDS.get(cls)
+    if names is None:
+        names = tuple(f.name for f in fields(cls) if f.name != "span")
+        _NODE_FIELDS[cls] = names
+    return names
+
+
+_NODE_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
 def children(node: object) -> Iterator[object]:
     """Direct child nodes of any AST node (dataclass fields that are nodes or tuples of nodes).
     Raises `UnknownNodeError` for an object that is not an AST node."""
-    check_node(node)
-    for f in fields(node):  # type: ignore[arg-type]
-        if f.name == "span":
-            continue
-        value = getattr(node, f.name)
+    cls = type(node)
+    if cls not in NODE_CLASSES:
+        check_node(node)
+    for name in _node_fields(cls):
+        value = getattr(node, name)
         if isinstance(value, tuple):
             for item in value:
                 if isinstance(item, tuple):

@@ -41,8 +41,9 @@ def make_client_fixture(settings: dict[str, Any], env: dict[str, str] | None = N
                         scope="module")
     async def client(lsp_client: LanguageClient):
         lsp_client.set_configuration({"mcl": {"debounceMs": 50, **settings}})
-        await lsp_client.initialize_session(lsp.InitializeParams(
+        result = await lsp_client.initialize_session(lsp.InitializeParams(
             capabilities=capabilities(), root_uri=ROOT.as_uri()))
+        SERVER_CAPABILITIES[id(lsp_client)] = result.capabilities
         yield
         await lsp_client.shutdown_session()
 
@@ -50,6 +51,8 @@ def make_client_fixture(settings: dict[str, Any], env: dict[str, str] | None = N
 
 
 _versions: dict[str, int] = {}
+# What the server announced to each client (by the client's id()).
+SERVER_CAPABILITIES: dict[int, lsp.ServerCapabilities] = {}
 
 
 def open_document(client: LanguageClient, path: Path, text: str | None = None) -> str:
@@ -60,6 +63,16 @@ def open_document(client: LanguageClient, path: Path, text: str | None = None) -
     client.text_document_did_open(lsp.DidOpenTextDocumentParams(lsp.TextDocumentItem(
         uri, language, 1, path.read_text() if text is None else text)))
     return uri
+
+
+async def opened(client: LanguageClient, path: Path, text: str | None = None
+                 ) -> tuple[str, str]:
+    """Open `path` (with `text`, else the file's), wait for its first diagnostics, and
+    give its uri and text."""
+    text = path.read_text() if text is None else text
+    uri = open_document(client, path, text)
+    await wait_for(client, uri, lambda ds: True)
+    return uri, text
 
 
 def replace_text(client: LanguageClient, uri: str, text: str) -> None:

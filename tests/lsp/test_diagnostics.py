@@ -96,3 +96,25 @@ async def test_an_incremental_edit_is_applied_before_the_check(client: LanguageC
             text="sum")]))
     assert list(await wait_for(client, uri, lambda ds: not errors(ds))) == []
     await close_document(client, uri)
+
+
+async def test_an_error_in_an_imported_module_stands_on_the_import_line(
+        client: LanguageClient, tmp_path) -> None:
+    (tmp_path / "lib").mkdir()
+    library = "module shapes;\nexport area;\n\nperfect float area(float w) {\n  return w * ;\n}\n"
+    (tmp_path / "lib" / "shapes.mcpl").write_text(library)
+    text = ("// a kernel\nimport perfect;\nimport lib.shapes;\n\n"
+            "perfect void k(int n, float[n] a) {\n"
+            "  foreach (int i in n threads) { a[i] = area(a[i]); }\n}\n")
+    (tmp_path / "main.mcpl").write_text(text)
+    uri = open_document(client, tmp_path / "main.mcpl")
+    (error,) = errors(await wait_for(client, uri, lambda ds: bool(errors(ds))))
+    assert error.code == "mcpl-syntax"
+    line = position_of(text, "import lib.shapes;")
+    assert error.range.start == line
+    assert error.range.end == lsp.Position(line.line, len("import lib.shapes;"))
+    assert error.related_information is not None
+    real = error.related_information[0].location
+    assert real.uri == (tmp_path / "lib" / "shapes.mcpl").resolve().as_uri()
+    assert real.range.start == position_of(library, ";\n}")
+    await close_document(client, uri)

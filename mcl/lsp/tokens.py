@@ -1,0 +1,151 @@
+"""Semantic tokens: highlighting from what the names are, for editors whose MCPL mode
+has no syntax highlighting of its own (the editor setups of docs/editor.md).
+
+The text is scanned for comments, numbers and words; keywords are known from the
+grammar, and the other words are classified from the parsed module when it is the
+current text: functions (user and built-in), parameters, variables, constants (read-only
+variables), user types, the description names and par_groups (namespaces) and the
+memory spaces (modifiers). While the text does not parse, only the scan's tokens are
+sent."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from lsprotocol import types as lsp
+
+from mcl.diagnostics import Span
+from mcl.lsp import lookup
+from mcl.mcpl import ast
+from mcl.mcpl.builtins import BUILTINS
+from mcl.mcpl.parse import KEYWORDS
+from mcl.mcpl.positions import SourceText, head
+
+TYPES = ["namespace", "type", "struct", "parameter", "variable", "function", "keyword",
+         "comment", "number", "modifier"]
+MODIFIERS = ["declaration", "readonly", "defaultLibrary"]
+LEGEND = lsp.SemanticTokensLegend(token_types=TYPES, token_modifiers=MODIFIERS)
+_PRIMS = frozenset({"void", "int", "float", "double", "byte", "bool"})
+_SCAN = re.compile(r"(?P<comment>//[^\n]*|/\*(?:.|\n)*?(?:\*/|\Z))"
+                   r"|(?P<number>0[xX][0-9a-fA-F]+|(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?)"
+                   r"|(?P<word>[A-Za-z_][A-Za-z0-9_]*)")
+
+Kind = tuple[str, tuple[str, ...]]  # token type, modifiers
+
+
+def semantic_tokens(text: str, module: ast.Module | None, program: Any, library: Any,
+                    units: Callable[[str], int]) -> list[int]:
+    """The LSP encoding (relative positions, in the client's units: `units(text)`)."""
+    kinds = _classify(module, program, library) if module is not None else {}
+    lines = text.split("\n")
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+    found: list[tuple[int, int, int, int, int]] = []  # line, start, length, type, mods
+    row = 0
+    for m in _SCAN.finditer(text):
+        while starts[row + 1] <= m.start():
+            row += 1
+        column = m.start() - starts[row]
+        if m.lastgroup == "comment":
+            for i, piece in enumerate(m.group(0).split("\n")):
+                if piece:
+                    found.append(_token(lines, row + i, column if i == 0 else 0, len(piece),
+                                        ("comment", ()), units))
+            continue
+        word = m.group(0)
+        if m.lastgroup == "number":
+            kind: Kind | None = ("number", ())
+        elif word in _PRIMS:
+            kind = ("type", ("defaultLibrary",))
+        elif word in KEYWORDS:
+            kind = ("keyword", ())
+        else:
+            kind = kinds.get((row + 1, column + 1))
+        if kind is not None:
+            found.append(_token(lines, row, column, len(word), kind, units))
+    data: list[int] = []
+    last_line = last_start = 0
+    for row, start, length, type_, mods in sorted(found):
+        data += [row - last_line, start - last_start if row == last_line else start,
+                 length, type_, mods]
+        last_line, last_start = row, start
+    return data
+
+
+def _token(lines: list[str], line: int, column: int, length: int, kind: Kind,
+           units: Callable[[str], int]) -> tuple[int, int, int, int, int]:
+    text = lines[line]
+    mods = sum(1 << MODIFIERS.index(m) for m in kind[1])
+    return (line, units(text[:column]), units(text[column:column + length]),
+            TYPES.index(kind[0]), mods)
+
+
+def _classify(module: ast.Module, program: Any, library: Any) -> dict[tuple[int, int], Kind]:
+    """(line, column) of each classified word of `module` -> its kind."""
+    kinds: dict[tuple[int, int], Kind] = {}
+
+    def mark(span: Span | None, kind: Kind) -> None:
+        if span is not None:
+            kinds[(span.line, span.column)] = kind
+
+    def word(node: Any, name: str, kind: Kind) -> None:
+        span = getattr(node, "span", None)
+        if span is not None:
+            mark(SourceText(span.file).word(name, span), kind)
+
+    for c in module.constants:
+        word(c, c.name, ("variable", ("declaration", "readonly")))
+        _expressions(c, module, None, program, kinds, mark)
+    for t in module.types:
+        word(t, t.name, ("struct", ("declaration",)))
+    for f in module.functions:
+        mark(head(f.span, len(f.hwd)), ("namespace", ()))
+        word(f, f.name, ("function", ("declaration",)))
+        for p in f.params:
+            word(p, p.name, ("parameter", ("declaration",)))
+            for space in p.spaces:
+                word(p, space, ("modifier", ()))
+        for node in ast.walk(f.body):
+            if isinstance(node, ast.Decl):
+                word(node, node.name, ("variable", ("declaration",)))
+                for space in node.spaces:
+                    word(node, space, ("modifier", ()))
+            elif isinstance(node, ast.Foreach):
+                word(node, node.var, ("variable", ("declaration",)))
+                word(node, node.group, ("namespace", ()))
+            elif isinstance(node, ast.Barrier):
+                word(node, node.space, ("modifier", ()))
+        _expressions(f, module, f, program, kinds, mark)
+    return kinds
+
+
+def _expressions(top: Any, module: ast.Module, function: ast.Function | None, program: Any,
+                 kinds: dict[tuple[int, int], Kind],
+                 mark: Callable[[Span | None, Kind], None]) -> None:
+    found = lookup.Found(module, function)
+    for node in ast.walk(top):
+        if isinstance(node, ast.Name) and node.span is not None:
+            declared = lookup.declaration_of(found, node.name, node.span.line - 1,
+                                             node.span.column - 1)
+            if declared is None:
+                kind: Kind = ("variable", ("readonly",))  # an imported constant
+            elif declared.kind == "parameter":
+                kind = ("parameter", ())
+            elif declared.kind == "constant":
+                kind = ("variable", ("readonly",))
+            else:
+                kind = ("variable", ())
+            mark(node.span, kind)
+        elif isinstance(node, ast.Call):
+            builtin = node.func in BUILTINS and (
+                program is None or not isinstance(program.lookup_function(node.func, module),
+                                                  ast.Function))
+            mark(head(node.span, len(node.func)),
+                 ("function", ("defaultLibrary",) if builtin else ()))
+        elif isinstance(node, ast.NamedType):
+            mark(head(node.span, len(node.name)), ("struct", ()))
+        elif isinstance(node, ast.HwdConst):
+            mark(head(node.span, len(node.path[0])), ("namespace", ()))
