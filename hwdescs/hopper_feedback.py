@@ -23,6 +23,7 @@ occupancy_table.cu); tests/feedback/test_occupancy_hopper.py checks every one.
 from __future__ import annotations
 
 from mcl.feedback.kernel_api import Kernel
+from mcl.feedback.lockstep import divergence_messages, memory_access_messages
 from mcl.feedback.occupancy import (
     GRID,
     Multiprocessor,
@@ -89,3 +90,16 @@ def occupancy(kernel: Kernel):
     return kernel.message(
         text, severity="suggestion" if v.advice else "info", code="occupancy",
         values=values, hint=occupancy_hint(v, "SM", registers.basis))
+
+
+def load_store_optimality(kernel: Kernel):
+    """Coalescing of global loads/stores (128 B L1 lines) and bank conflicts of
+    shared-memory accesses (32 banks of 4 B; CUDA C++ Programming Guide, compute
+    capability 9.0, "Shared Memory") for the active threads of each warp, the analysis
+    fermi's function makes (mcl.feedback.lockstep)."""
+    return memory_access_messages(kernel)
+
+
+def divergence(kernel: Kernel):
+    """Branches the threads of one warp take different ways (mcl.feedback.lockstep)."""
+    return divergence_messages(kernel)
