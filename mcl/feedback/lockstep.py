@@ -167,6 +167,7 @@ def memory_access_messages(kernel: Kernel) -> list[Message]:
             groups = list(instruction_lanes(kernel, warp, instruction))
         except MissingValues as exc:  # collect every name, then ask for all at once
             missing.update(exc.names)
+            missing.update(_address_needs(kernel, instruction))
             continue
         except NotStatic as exc:
             messages.append(kernel.message(
@@ -226,6 +227,17 @@ def memory_access_messages(kernel: Kernel) -> list[Message]:
             code="memory-access-optimal",
             values={"coalesced": coalesced, "conflict_free": conflict_free}))
     return messages
+
+
+def _address_needs(kernel: Kernel, instruction: MemoryInstruction) -> set[str]:
+    """The names the address of `instruction` needs besides those of the unit counts."""
+    try:
+        kernel.evaluator.address(instruction)
+    except MissingValues as exc:
+        return set(exc.names)
+    except NotStatic:
+        pass
+    return set()
 
 
 def divergence_messages(kernel: Kernel) -> list[Message]:
