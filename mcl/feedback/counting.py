@@ -323,11 +323,13 @@ def collapse_guard(ev: Evaluator, condition: Condition, loops: Sequence[Loop],
             for loop in loops if loop not in removed):
         return None
     if op == "==":
-        # `t == 0` (the first unit of a reduction writes the result): e = unit * x is 0
-        # for x = 0 only, one of the `product` values. Other constants: not counted.
-        if not identical(const, 0):
+        # `t == 0` (the first unit of a reduction writes the result) and `ty == BH - 1`
+        # (the last row loads the bottom halo): e = const + unit * x is 0 for one x, one
+        # of the `product` values, when that x is an integer in [0, product).
+        hit = _equal_hit(-const / unit, product)
+        if hit is None:
             return None
-        passing = sympy.Integer(1) if condition.holds else product - 1
+        passing = hit if condition.holds else product - hit
         return Collapse(removed, {t: ratio(c, unit) for c, t in terms}, passing)
     # e OP 0 with e = const + unit * x, x in [0, product): x < -const / unit, ...
     limit = -const / unit
@@ -341,6 +343,22 @@ def collapse_guard(ev: Evaluator, condition: Condition, loops: Sequence[Loop],
     if not condition.holds:
         passing = product - passing
     return Collapse(removed, {t: ratio(c, unit) for c, t in terms}, passing)
+
+
+def _equal_hit(x: Any, product: Any) -> Any:
+    """1 when `x` is an integer in [0, product), 0 when it is not, None when that cannot
+    be decided for every value of the sizes."""
+    x = sympy.sympify(x)
+    if identical(x, 0):
+        return sympy.Integer(1)
+    if x.is_integer is False:
+        return sympy.Integer(0)
+    inside = (_truth(sympy.Ge(x, 0)), _truth(sympy.Lt(x, product)))
+    if x.is_integer and inside == (True, True):
+        return sympy.Integer(1)
+    if False in inside:
+        return sympy.Integer(0)
+    return None
 
 
 def _enumeration(ev: Evaluator, coefs: dict[Any, Any], counters: dict[Any, Loop],

@@ -259,3 +259,31 @@ def test_odd_and_even_lanes_diverge_and_a_branch_on_the_warp_does_not(tmp_path, 
     # 32 lanes each, and warps 4-7 not at all)
     added = _warps(trace, facts, "dst[i]", "r")
     assert sorted(added) == [0, 1, 2, 3] and {len(a) for a in added.values()} == {32}
+
+
+@pytest.mark.parametrize("level", ["fermi", "hopper"])
+@pytest.mark.parametrize(("h", "w"), [(16, 64), (24, 96)])
+def test_halo_rows_are_counted_for_the_units_that_load_them(tmp_path, library, level, h, w):
+    """`ty == 0 && tx < 7` and the last-row guard `ty == 8 - 1` are counted exactly (the
+    brute force agrees on every count and reuse figure); the loads that fill the shared
+    tile are neither reuse nor a candidate for shared memory."""
+    import oracle
+
+    program, function, hwd = _load(tmp_path, HALO, level, library)
+    sizes = {"h": h, "w": w}
+    facts = build_facts(function, program, hwd)
+    trace = _trace(program, function, hwd, sizes)
+    problems = (oracle.check_executions(facts, trace, sizes)
+                + oracle.check_data_accesses(facts, trace, sizes)
+                + oracle.check_reuse(facts, trace, sizes))
+    assert not problems, problems
+    messages = analyse(function, program, hwd, sizes)
+    assert not [m for m in messages if m.code == "opstats-approximate"]
+    fills = [m for m in messages if m.code in ("memory-faster-space", "reuse-independent")
+             and m.span is not None and m.span.line in (7, 9, 12)]
+    assert not fills, fills
+    (memory,) = [m for m in messages if m.code == "opstats-memory" and "global" in m.text]
+    blocks = (h // 8) * (w // 32)
+    assert _values(memory)["loads"] == blocks * (256 + 7 + 32) == sum(
+        n for k, n in trace.per_slot().items()
+        if trace.slots[k].param == "a" and "r" in trace.slots[k].mode)
