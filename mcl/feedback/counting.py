@@ -237,8 +237,51 @@ def conditioned_iterations(ev: Evaluator, loops: Sequence[Loop], conds: Sequence
             continue
         remaining = [loop for loop in remaining if loop not in collapsed.loops]
         f = f * collapsed.passing
+    if unresolved:
+        unrolled = _unrolled(ev, loops, conds, weight, unresolved)
+        if unrolled is not None:
+            return unrolled
     value, exact = iterations(ev, remaining, f)
     return value, exact and not unresolved, unresolved
+
+
+# A for-loop of at most this many iterations (a constant) is counted iteration by
+# iteration when a guard inside it uses its variable.
+MAX_UNROLLED = 64
+
+
+def _unrolled(ev: Evaluator, loops: Sequence[Loop], conds: Sequence[Condition],
+              weight: Any, unresolved: Sequence[Condition]
+              ) -> tuple[Any, bool, list[Condition]] | None:
+    """A guard that depends on a for-loop of few, constant iterations (`if (t < s)` in a
+    tree reduction's `for (s = 128; s > 0; s >>= 1)`), counted per iteration: the sum
+    over the loop's values of the count with that value put in. None when no such loop
+    makes every condition countable."""
+    for loop in loops:
+        trips = sympy.sympify(ev.trips(loop))
+        t = ev.counter(loop)
+        if loop.kind != "for" or not trips.is_Integer or not 0 <= trips <= MAX_UNROLLED \
+                or not any(t in getattr(c.rel, "free_symbols", ()) for c in unresolved) \
+                or any(t in sympy.sympify(ev.trips(x)).free_symbols for x in loops):
+            continue
+        rest = [x for x in loops if x is not loop]
+        total = sympy.Integer(0)
+        for k in range(int(trips)):
+            at = {t: sympy.Integer(k)}
+            fixed = [Condition(sympy.sympify(c.rel).xreplace(at), c.holds, c.guard)
+                     for c in conds]
+            decided = [c for c in fixed if c.rel in (sympy.true, sympy.false)]
+            if any((c.rel is sympy.true) != c.holds for c in decided):
+                continue  # no unit runs the statement in this iteration
+            fixed = [c for c in fixed if c not in decided]
+            value, exact, left = conditioned_iterations(
+                ev, rest, fixed, sympy.sympify(weight).xreplace(at))
+            if left or not exact:
+                break
+            total += value
+        else:
+            return tidy(total), True, []
+    return None
 
 
 @dataclass(frozen=True, eq=False)
