@@ -179,25 +179,25 @@ def memory_access_messages(kernel: Kernel) -> list[Message]:
             continue  # no unit of the examined block runs it
         element = instruction.element_bytes or BANK_WORD_BYTES
         if banked:
-            banks = int(banked[0].nr_banks)
+            banks = int(banked[0].nr_banks or 0)  # nonzero: filtered above
             conflicts = [(lanes, bank_conflict(addresses, banks, BANK_WORD_BYTES))
                          for lanes, addresses in groups]
-            lanes, result = max(conflicts, key=lambda c: c[1].degree)
-            if result.conflict:
+            lanes, conflict = max(conflicts, key=lambda c: c[1].degree)
+            if conflict.conflict:
                 messages.append(kernel.message(
                     f"{instruction.kind} of {instruction.text} in {instruction.space} memory: "
                     "{conflict_degree}-way bank conflict for " + lanes_phrase(lanes, warp)
                     + ": the accesses to one bank run one after another ("
-                    f"{banks} banks of {BANK_WORD_BYTES} B; bank {result.bank} is hit most)",
+                    f"{banks} banks of {BANK_WORD_BYTES} B; bank {conflict.bank} is hit most)",
                     span=instruction.span, code="bank-conflict",
-                    values={"conflict_degree": result.degree, "banks": banks,
+                    values={"conflict_degree": conflict.degree, "banks": banks,
                             "active_lanes": len(lanes.active)},
                     hint="pad the array or change the index so that consecutive threads "
                          "use consecutive words"))
             else:
                 conflict_free += 1
         else:
-            line = int(caches[0].line_size)
+            line = int(caches[0].line_size or 0)  # nonzero: filtered above
             lines = [(lanes, coalescing(addresses, element, line))
                      for lanes, addresses in groups]
             lanes, result = max(lines, key=lambda c: c[1].lines - c[1].minimum)
