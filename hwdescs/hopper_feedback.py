@@ -24,15 +24,7 @@ from __future__ import annotations
 
 from mcl.feedback.kernel_api import Kernel
 from mcl.feedback.lockstep import divergence_messages, memory_access_messages
-from mcl.feedback.occupancy import (
-    GRID,
-    Multiprocessor,
-    figures,
-    kernel_usage,
-    multiprocessor,
-    occupancy_hint,
-    verdict_for,
-)
+from mcl.feedback.occupancy import Multiprocessor, multiprocessor, occupancy_message
 
 REGISTER_ALLOCATION_UNIT = 256  # registers per warp are a multiple of this
 SHARED_ALLOCATION_UNIT = 128  # bytes
@@ -62,34 +54,7 @@ def hopper_multiprocessor(kernel: Kernel) -> Multiprocessor:
 def occupancy(kernel: Kernel):
     """Blocks and warps per SM, what limits them, and a change that raises them
     (`mcl.feedback.occupancy.verdict`, the rule nvidia's function uses too)."""
-    sm = hopper_multiprocessor(kernel)
-    usage, registers = kernel_usage(kernel, sm)
-    if usage.threads == 0:
-        return None
-    usage = type(usage)(usage.threads, min(usage.registers_per_thread,
-                                           MAX_REGISTERS_PER_THREAD), usage.shared_bytes)
-    v = verdict_for(kernel, sm, usage)
-    warp_slots = int(sm.resources.warp_slots)
-    if v.limiting == (GRID,):
-        limited = (f"the grid of {v.grid_blocks:,} blocks for {int(v.multiprocessors):,} "
-                   "SMs")
-    elif v.full:
-        limited = (f"{v.limiting[0]}, all {int(v.slots_in_use):,} {v.limiting[0][:-1]} "
-                   "slots in use")
-    else:
-        limited = " and ".join(v.limiting)
-    text = ("occupancy: {blocks_per_sm:block|blocks} per SM ({warps_per_sm} of "
-            f"{{warp_slots}} warps, {100 * v.warps // warp_slots}%), limited by "
-            f"{limited} ({{threads_per_block}} threads, "
-            "{shared_bytes_per_block} B " + f"{sm.shared_space} memory and about "
-            "{registers_per_thread_estimate} registers per thread per block)")
-    if v.advice:
-        text += ": " + "; ".join(v.advice)
-    values = {"blocks_per_sm": v.blocks, "warps_per_sm": v.warps, "warp_slots": warp_slots,
-              **figures(v, usage)}
-    return kernel.message(
-        text, severity="suggestion" if v.advice else "info", code="occupancy",
-        values=values, hint=occupancy_hint(v, "SM", registers.basis))
+    return occupancy_message(kernel, hopper_multiprocessor(kernel), MAX_REGISTERS_PER_THREAD)
 
 
 def load_store_optimality(kernel: Kernel):
