@@ -57,12 +57,19 @@ def occupancy(kernel: Kernel):
     return occupancy_message(kernel, hopper_multiprocessor(kernel), MAX_REGISTERS_PER_THREAD)
 
 
+# CUDA C++ Programming Guide, compute capability 5.x and later, "Global Memory": a
+# warp's global accesses are served in 32-byte transactions (sectors of the 128 B
+# lines, hopper.hdl's l2 comment): four rows of 32 B each are as cheap as one 128 B
+# row. HDL states the line size but not the sector size.
+SECTOR_BYTES = 32
+
+
 def load_store_optimality(kernel: Kernel):
-    """Coalescing of global loads/stores (128 B L1 lines) and bank conflicts of
+    """Coalescing of global loads/stores (in 32 B sectors) and bank conflicts of
     shared-memory accesses (32 banks of 4 B; CUDA C++ Programming Guide, compute
     capability 9.0, "Shared Memory") for the active threads of each warp, the analysis
     fermi's function makes (mcl.feedback.lockstep)."""
-    return memory_access_messages(kernel)
+    return memory_access_messages(kernel, SECTOR_BYTES)
 
 
 def divergence(kernel: Kernel):

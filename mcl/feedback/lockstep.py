@@ -33,7 +33,7 @@ from mcl.feedback.kernel_api import (
     UnitCursor,
 )
 from mcl.feedback.messages import Message
-from mcl.feedback.warp_access import bank_conflict, coalescing
+from mcl.feedback.warp_access import BankConflict, bank_conflict, coalescing
 from mcl.hdl.model import HardwareDescription, ParGroup, ParUnit
 
 # A block has at most 32 warps on every NVIDIA GPU we describe (1024 threads); beyond
@@ -126,6 +126,91 @@ def instruction_lanes(kernel: Kernel, lockstep: ParGroup, instruction: MemoryIns
         yield lanes, addresses
 
 
+# A for-loop of at most this many iterations, inside the units, whose variable moves a
+# unit's address (a thread's VEC neighbouring elements, `for (v = 0; v < VEC; v++)`)
+# is followed through all its iterations when deciding coalescing.
+MAX_FILL_TRIPS = 16
+
+
+def fill_loops(kernel: Kernel, instruction: MemoryInstruction) -> list[Loop]:
+    """The for-loops inside the units around `instruction` with few, constant iterations:
+    the warp's accesses over all their iterations (the elements each thread handles one
+    after another) fill the lines that one iteration leaves part-used."""
+    loops = instruction.access.item.loops
+    inner = max((k for k, x in enumerate(loops) if x.kind == "foreach"), default=-1)
+    out = []
+    for loop in loops[inner + 1:]:
+        try:
+            trips = kernel.evaluator.trips(loop)
+        except (MissingValues, NotStatic):
+            continue
+        if loop.kind == "for" and 1 < trips <= MAX_FILL_TRIPS:
+            out.append(loop)
+    return out
+
+
+def filled_addresses(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstruction,
+                     lanes: Lanes, loops: Sequence[Loop]) -> list[int]:
+    """The addresses the active lanes of one lock-step group touch over every iteration
+    of `loops` (guards decided at each)."""
+    walk = LockstepWalk(kernel, lockstep, instruction.access.item.loops)
+    ev = kernel.evaluator
+    addresses = []
+    counts = [ev.trips(loop) for loop in loops]
+    try:
+        for combination in range(math.prod(counts)):
+            for loop, count in zip(loops, counts, strict=True):
+                combination, here = divmod(combination, count)
+                ev.set_position(loop, here)
+            for lane in lanes.active:
+                walk.at(lanes, lane)
+                if ev.holds(instruction.access.item.guards) is not False:
+                    addresses.append(ev.address(instruction))
+    finally:
+        walk.reset()
+        for loop in loops:
+            ev.set_position(loop, 0)
+    return addresses
+
+
+# Widths of one access to banked memory that the hardware serves in parts of the warp
+# (CUDA C++ Programming Guide, "Shared Memory", compute capability 5.x and later: a
+# 64-bit access is split into half-warp requests, a 128-bit one into quarter-warps).
+WIDE_ACCESS_BYTES = (8, 16)
+
+
+def wide_conflict(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstruction,
+                  lanes: Lanes, banks: int) -> BankConflict | None:
+    """The conflict degree when each lane's accesses over the innermost loop, a fill loop
+    of 2 or 4 iterations, are neighbouring, aligned 4-byte words that one 64- or 128-bit access reads (hopper
+    (v2)'s `l_b[..][tj * VEC + v]`, which the OpenCL compiler reads with one 128-bit
+    load): the worst part of the warp. None when the accesses are not of that form."""
+    innermost = instruction.access.item.loops[-1:]
+    loops = [x for x in fill_loops(kernel, instruction) if x in innermost]
+    if not loops or instruction.element_bytes != BANK_WORD_BYTES:
+        return None
+    width = kernel.evaluator.trips(loops[0]) * BANK_WORD_BYTES
+    if width not in WIDE_ACCESS_BYTES:
+        return None
+    per_lane = []
+    for lane in lanes.active:
+        one = Lanes(lanes.group, lanes.size, (lane,))
+        words = filled_addresses(kernel, lockstep, instruction, one, loops)
+        if words != list(range(words[0], words[0] + width, BANK_WORD_BYTES)) \
+                or words[0] % width:
+            return None
+        per_lane.append((lane, words))
+    part = lanes.size * BANK_WORD_BYTES // width
+    worst = BankConflict(0, 0)
+    for start in range(0, lanes.size, part):
+        phase = [a for lane, words in per_lane if start <= lane < start + part
+                 for a in words]
+        if phase:
+            worst = max(worst, bank_conflict(phase, banks, BANK_WORD_BYTES),
+                        key=lambda c: c.degree)
+    return worst
+
+
 def lanes_phrase(lanes: Lanes, lockstep: ParGroup) -> str:
     """'the 32 threads of a warp', or 'the 8 active threads of warp 0' (the names of the
     description's lock-step par_group and the par_unit around it)."""
@@ -142,11 +227,14 @@ def lanes_phrase(lanes: Lanes, lockstep: ParGroup) -> str:
 BANK_WORD_BYTES = 4
 
 
-def memory_access_messages(kernel: Kernel) -> list[Message]:
+def memory_access_messages(kernel: Kernel, transaction_bytes: int | None = None
+                           ) -> list[Message]:
     """Coalescing of loads/stores in cached spaces and bank conflicts of accesses to banked
     memory, for the active lanes of each lock-step group of a block (the paper's section
     5.1, fermi: "the memory access patterns of a, b, and c are optimal, and [...] there
-    are no bank conflicts in the access of shared memory")."""
+    are no bank conflicts in the access of shared memory"). A global access moves whole
+    lines of the innermost cache, or, where the architecture moves less (`transaction_bytes`:
+    hopper's 32 B sectors), units of that size."""
     hwd = kernel.hwd.description
     thread = hwd.executing_unit().name
     warp = hwd.lockstep(thread)
@@ -183,6 +271,10 @@ def memory_access_messages(kernel: Kernel) -> list[Message]:
             conflicts = [(lanes, bank_conflict(addresses, banks, BANK_WORD_BYTES))
                          for lanes, addresses in groups]
             lanes, conflict = max(conflicts, key=lambda c: c[1].degree)
+            wide = wide_conflict(kernel, warp, instruction, lanes, banks) \
+                if conflict.conflict else None
+            if wide is not None:
+                conflict = wide
             if conflict.conflict:
                 messages.append(kernel.message(
                     f"{instruction.kind} of {instruction.text} in {instruction.space} memory: "
@@ -197,16 +289,20 @@ def memory_access_messages(kernel: Kernel) -> list[Message]:
             else:
                 conflict_free += 1
         else:
-            line = int(caches[0].line_size or 0)  # nonzero: filtered above
+            line = transaction_bytes or int(caches[0].line_size or 0)  # nonzero: filtered
+            unit = "line" if transaction_bytes is None else "sector"
             lines = [(lanes, coalescing(addresses, element, line))
                      for lanes, addresses in groups]
             lanes, result = max(lines, key=lambda c: c[1].lines - c[1].minimum)
-            if result.optimal:
-                coalesced += 1
+            filling = fill_loops(kernel, instruction) if not result.optimal else []
+            if result.optimal or (filling and coalescing(
+                    filled_addresses(kernel, warp, instruction, lanes, filling), element,
+                    line).optimal):
+                coalesced += 1  # (over the iterations of `filling`, the lines fill up)
             else:
                 messages.append(kernel.message(
                     f"{instruction.kind} of {instruction.text} is not coalesced: "
-                    + lanes_phrase(lanes, warp) + " touch {lines:line|lines} of "
+                    + lanes_phrase(lanes, warp) + f" touch {{lines:{unit}|{unit}s}} of "
                     "{line_bytes} B where {minimum_lines} would do, so the warp moves more "
                     "memory than it uses", span=instruction.span,
                     code="uncoalesced", values={"lines": result.lines,

@@ -287,3 +287,94 @@ def test_halo_rows_are_counted_for_the_units_that_load_them(tmp_path, library, l
     assert _values(memory)["loads"] == blocks * (256 + 7 + 32) == sum(
         n for k, n in trace.per_slot().items()
         if trace.slots[k].param == "a" and "r" in trace.slots[k].mode)
+
+
+# Each warp reads 4 rows of 8 floats of a (4 lines of 128 B, but 4 sectors of 32 B: all
+# bytes used), and each thread stores and reads VEC = 4 neighbouring floats in a loop.
+VECTORS = """
+LEVEL void vectors(int n, global float[n, 64] a, global float[n, 128] c,
+                   global float[n] d) {
+  foreach (int b in n / 4 blocks) {
+    shared float[1024] tile;
+    foreach (int w in 1 warps) {
+      foreach (int t in 32 threads) {
+        float x = a[b * 4 + t / 8, t % 8];
+        for (int v = 0; v < 4; v++) {
+          tile[t * 4 + v] = x;
+          c[b * 4, t * 4 + v] = x;
+        }
+        barrier(shared);
+        float s = 0.0;
+        for (int v = 0; v < 4; v++) {
+          s += tile[t * 8 + v] + tile[t * 32 + v];
+        }
+        d[b * 4 + t % 4] = s;
+      }
+    }
+  }
+}
+"""
+
+
+def _lanes(trace: Trace, facts, text: str, mode: str) -> list[tuple[int, int, int]]:
+    """(lane, iteration of the innermost for-loop, byte address) of warp 0 of block 0."""
+    loops = {id(x.node): x for x in facts.loops}
+    nodes = {id(a.node) for a in facts.accesses if print_expr(a.node) == text}
+    out = []
+    for n, (slot, index, values) in enumerate(trace.log):
+        site = trace.slots[slot]
+        if site.node not in nodes or mode not in site.mode:
+            continue
+        at = {loops[k].name: v for k, v in zip(site.loops, values, strict=True)}
+        if at["b"] or at["w"]:
+            continue
+        array = trace.memory[n][0]
+        out.append((at["t"], at.get("v", 0),
+                    int(np.ravel_multi_index(index, array.shape)) * 4))
+    return out
+
+
+def _units(addresses: list[int], size: int) -> int:
+    return len({b // size for a in addresses for b in (a, a + 3)})
+
+
+@pytest.mark.parametrize("level", ["fermi", "hopper"])
+def test_lines_sectors_and_wide_shared_accesses(tmp_path, library, level):
+    program, function, hwd = _load(tmp_path, VECTORS, level, library)
+    sizes = {"n": 8}
+    messages = _feedback(program, function, hwd, sizes)
+    facts = build_facts(function, program, hwd)
+    trace = _trace(program, function, hwd, sizes)
+    size = 128 if level == "fermi" else 32  # fermi's L1 lines, hopper's sectors
+    rows = [a for _, _, a in _lanes(trace, facts, "a[b * 4 + t / 8, t % 8]", "r")]
+    wanted = (_units(rows, size), -(-len(rows) * 4 // size))
+    found = _message(messages, "uncoalesced", "a[b * 4 + t / 8, t % 8]")
+    assert wanted == ((4, 1) if level == "fermi" else (4, 4))
+    if wanted[0] == wanted[1]:
+        assert found is None
+    else:
+        assert found is not None
+        assert (_values(found)["lines"], _values(found)["minimum_lines"]) == wanted
+    # c[b * 4, t * 4 + v]: one iteration of v leaves 3 of 4 floats of each line unused,
+    # the 4 iterations fill every line: coalesced, as the trace's union shows
+    stores = _lanes(trace, facts, "c[b * 4, t * 4 + v]", "w")
+    first = [a for _, v, a in stores if v == 0]
+    every = [a for _, _, a in stores]
+    assert _units(first, size) > -(-len(first) * 4 // size)
+    assert _units(every, size) == -(-len(every) * 4 // size)
+    assert _message(messages, "uncoalesced", "c[b * 4, t * 4 + v]") is None
+    # the VEC = 4 floats of a thread are one 128-bit access, served a quarter warp (8
+    # threads) at a time: the worst bank of any quarter
+    for text, scalar in (("tile[t * 4 + v]", 4), ("tile[t * 8 + v]", 8),
+                         ("tile[t * 32 + v]", 32)):
+        accesses = _lanes(trace, facts, text, "w" if text == "tile[t * 4 + v]" else "r")
+        assert _degree([a for _, v, a in accesses if v == 0]) == scalar
+        quarters = max(_degree([a for lane, _, a in accesses if q <= lane < q + 8])
+                       for q in range(0, 32, 8))
+        found = _message(messages, "bank-conflict", f"of {text} ")
+        if quarters == 1:
+            assert found is None, found
+        else:
+            assert found is not None and _values(found)["conflict_degree"] == quarters
+    assert {_values(m)["conflict_degree"] for m in messages if m.code == "bank-conflict"
+            } == {2, 8}
