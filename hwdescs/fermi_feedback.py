@@ -1,5 +1,10 @@
 """Performance feedback functions of `fermi.hdl` (the paper's section 5.1, "fermi").
 
+`occupancy`: blocks and warps per SM, what limits them (the grid first: 4 blocks on the
+GTX480's 15 SMs leave 11 idle), and a change that raises them, with the allocation rules
+of compute capability 2.0 (CUDA Occupancy Calculator: registers allocated per warp in
+units of 64, at most 63 per thread; shared memory in units of 128 B).
+
 `load_store_optimality`: "the compiler can give feedback on the complex memory-access rules
 of the fermi architecture. It tells us that the memory access patterns of a, b, and c are
 optimal, and that there are no bank conflicts in the access of shared memory."
@@ -22,6 +27,7 @@ threads whose guards hold, in every warp of a block that runs it
 from __future__ import annotations
 
 from mcl.feedback.kernel_api import Kernel
+from mcl.feedback.occupancy import multiprocessor, occupancy_message
 from mcl.feedback.lockstep import divergence_messages, memory_access_messages
 
 
@@ -34,3 +40,16 @@ def load_store_optimality(kernel: Kernel):
 def divergence(kernel: Kernel):
     """Branches the threads of one warp take different ways (mcl.feedback.lockstep)."""
     return divergence_messages(kernel)
+
+
+REGISTER_ALLOCATION_UNIT = 64  # registers per warp are a multiple of this (cc 2.0)
+SHARED_ALLOCATION_UNIT = 128  # bytes
+MAX_REGISTERS_PER_THREAD = 63  # CUDA cc 2.0
+
+
+def occupancy(kernel: Kernel):
+    """Blocks and warps per SM, what limits them, and a change that raises them
+    (`mcl.feedback.occupancy`, the rule hopper's and nvidia's functions use)."""
+    sm = multiprocessor(kernel, register_unit=REGISTER_ALLOCATION_UNIT,
+                        shared_unit=SHARED_ALLOCATION_UNIT)
+    return occupancy_message(kernel, sm, MAX_REGISTERS_PER_THREAD)

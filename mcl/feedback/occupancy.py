@@ -336,7 +336,8 @@ def figures(v: Verdict, usage: BlockUsage) -> dict[str, Any]:
                            "shared_bytes_per_block": usage.shared_bytes,
                            "registers_per_thread_estimate": usage.registers_per_thread}
     out.update({f"limit_{name.replace(' ', '_')}": limit
-                for name, limit in v.occupancy.limits.items()})
+                for name, limit in v.occupancy.limits.items()
+                if not (isinstance(limit, float) and math.isnan(limit))})  # no such slots
     if v.grid_blocks is not None:
         out["grid_blocks"] = v.grid_blocks
     return out
