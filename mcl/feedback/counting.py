@@ -16,6 +16,8 @@ upper bound (non-rectangular nests, coefficient patterns without a closed form).
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cmp_to_key, reduce
@@ -238,11 +240,54 @@ def conditioned_iterations(ev: Evaluator, loops: Sequence[Loop], conds: Sequence
         remaining = [loop for loop in remaining if loop not in collapsed.loops]
         f = f * collapsed.passing
     if unresolved:
-        unrolled = _unrolled(ev, loops, conds, weight, unresolved)
-        if unrolled is not None:
-            return unrolled
+        counted = _unrolled(ev, loops, conds, weight, unresolved) or \
+            _enumerated(ev, loops, conds, weight, unresolved)
+        if counted is not None:
+            return counted
     value, exact = iterations(ev, remaining, f)
     return value, exact and not unresolved, unresolved
+
+
+# Units or iterations enumerated one by one to decide a condition no closed form counts
+# (`t % 2 == 0`, `t % (2 * s) == 0` of a reduction tree).
+MAX_ENUMERATED = 1024
+
+
+def _enumerated(ev: Evaluator, loops: Sequence[Loop], conds: Sequence[Condition],
+                weight: Any, unresolved: Sequence[Condition]
+                ) -> tuple[Any, bool, list[Condition]] | None:
+    """Conditions on loops of constant trip counts (at most MAX_ENUMERATED points
+    together) decided point by point: the points that pass, times the iterations of the
+    other loops. None when a condition also needs a size or another loop's counter, or
+    the weight or a trip count depends on the enumerated counters."""
+    symbols: set[Any] = set()
+    for c in unresolved:
+        symbols |= getattr(c.rel, "free_symbols", set())
+    chosen = [x for x in loops if ev.counter(x) in symbols]
+    counters = [ev.counter(x) for x in chosen]
+    trips = [sympy.sympify(ev.trips(x)) for x in chosen]
+    if not chosen or not all(t.is_Integer and t >= 0 for t in trips) \
+            or math.prod(int(t) for t in trips) > MAX_ENUMERATED \
+            or set(counters) & sympy.sympify(weight).free_symbols \
+            or any(set(counters) & sympy.sympify(ev.trips(x)).free_symbols for x in loops):
+        return None
+    involved = [c for c in conds if set(counters) & getattr(c.rel, "free_symbols", set())]
+    passing = 0
+    for point in itertools.product(*(range(int(t)) for t in trips)):
+        at = dict(zip(counters, (sympy.Integer(v) for v in point), strict=True))
+        runs = True
+        for c in involved:
+            value = sympy.sympify(c.rel).xreplace(at)
+            if value is not sympy.true and value is not sympy.false:
+                return None  # it needs more than the enumerated counters
+            if (value is sympy.true) != c.holds:
+                runs = False
+                break
+        passing += runs
+    rest = [x for x in loops if x not in chosen]
+    others = [c for c in conds if c not in involved]
+    value, exact, left = conditioned_iterations(ev, rest, others, weight)
+    return tidy(passing * value), exact, left
 
 
 # A for-loop of at most this many iterations (a constant) is counted iteration by

@@ -1,7 +1,8 @@
 """GPU idioms counted exactly, checked against a brute-force trace (brute.py): a tree
 reduction's `for (s = 128; s > 0; s >>= 1)` with `if (t < s)` inside (counted per
-iteration, no `-D iters_s`), a halving loop written `s = s / 2`, and an if/else whose
-branches different threads take, each branch counted for the threads that take it."""
+iteration, no `-D iters_s`), a halving loop written `s = s / 2`, the shipped gpu
+reduction's `t % (2 * s) == 0`, and an if/else whose branches different threads take,
+each branch counted for the threads that take it."""
 
 from __future__ import annotations
 
@@ -119,6 +120,22 @@ def test_if_else_counts_each_branch_for_the_threads_that_take_it(tmp_path, libra
     program, function, hwd = _case(tmp_path, SCAN, level, library)
     facts = _check(program, function, hwd, {"n": 128}, {"y": 128, "x": 128})
     inexact = {item.span.line for item in facts.items if not executions(facts, item)[1]}
-    # the step loop's `t >= d` / else: exact; the branches on `t % 2` (a modulo of the
-    # thread) stay upper bounds, marked approximate, which the brute force checked
-    assert inexact == {21, 23}, inexact
+    # the step loop's `t >= d` / else (a closed form per iteration of d) and the branches
+    # on `t % 2` (the 64 threads enumerated): exact, and equal to the brute force
+    assert not inexact, inexact
+
+
+def test_the_shipped_reduction_tree_is_exact(library):
+    """kernels/reduction/gpu_v1.mcpl: `if (t % (2 * s) == 0 && t + s < BLOCK)` in
+    `for (s = 1; s < BLOCK; s *= 2)`: 255 additions per block, as the trace counts."""
+    from mcl.resources import kernels_dir
+
+    path = kernels_dir() / "reduction" / "gpu_v1.mcpl"
+    program = load_program(path, (), library)
+    function = program.main.function("reduction")
+    hwd = library.get(function.hwd)
+    sizes = {"n": 700, "chunk": 300}
+    facts = _check(program, function, hwd, sizes, {"partial": 3, "x": 700})
+    tree = [item for item in facts.items if item.kind == "stmt" and item.span is not None
+            and item.span.line == 30]
+    assert tree and all(executions(facts, item)[1] for item in tree)
