@@ -137,5 +137,5 @@ def test_the_shipped_reduction_tree_is_exact(library):
     sizes = {"n": 700, "chunk": 300}
     facts = _check(program, function, hwd, sizes, {"partial": 3, "x": 700})
     tree = [item for item in facts.items if item.kind == "stmt" and item.span is not None
-            and item.span.line == 30]
+            and item.span.line == 31]
     assert tree and all(executions(facts, item)[1] for item in tree)
