@@ -23,15 +23,8 @@ occupancy_table.cu); tests/feedback/test_occupancy_hopper.py checks every one.
 from __future__ import annotations
 
 from mcl.feedback.kernel_api import Kernel
-from mcl.feedback.occupancy import (
-    GRID,
-    Multiprocessor,
-    figures,
-    kernel_usage,
-    multiprocessor,
-    occupancy_hint,
-    verdict_for,
-)
+from mcl.feedback.lockstep import divergence_messages, memory_access_messages
+from mcl.feedback.occupancy import Multiprocessor, multiprocessor, occupancy_message
 
 REGISTER_ALLOCATION_UNIT = 256  # registers per warp are a multiple of this
 SHARED_ALLOCATION_UNIT = 128  # bytes
@@ -61,31 +54,24 @@ def hopper_multiprocessor(kernel: Kernel) -> Multiprocessor:
 def occupancy(kernel: Kernel):
     """Blocks and warps per SM, what limits them, and a change that raises them
     (`mcl.feedback.occupancy.verdict`, the rule nvidia's function uses too)."""
-    sm = hopper_multiprocessor(kernel)
-    usage, registers = kernel_usage(kernel, sm)
-    if usage.threads == 0:
-        return None
-    usage = type(usage)(usage.threads, min(usage.registers_per_thread,
-                                           MAX_REGISTERS_PER_THREAD), usage.shared_bytes)
-    v = verdict_for(kernel, sm, usage)
-    warp_slots = int(sm.resources.warp_slots)
-    if v.limiting == (GRID,):
-        limited = (f"the grid of {v.grid_blocks:,} blocks for {int(v.multiprocessors):,} "
-                   "SMs")
-    elif v.full:
-        limited = (f"{v.limiting[0]}, all {int(v.slots_in_use):,} {v.limiting[0][:-1]} "
-                   "slots in use")
-    else:
-        limited = " and ".join(v.limiting)
-    text = ("occupancy: {blocks_per_sm:block|blocks} per SM ({warps_per_sm} of "
-            f"{{warp_slots}} warps, {100 * v.warps // warp_slots}%), limited by "
-            f"{limited} ({{threads_per_block}} threads, "
-            "{shared_bytes_per_block} B " + f"{sm.shared_space} memory and about "
-            "{registers_per_thread_estimate} registers per thread per block)")
-    if v.advice:
-        text += ": " + "; ".join(v.advice)
-    values = {"blocks_per_sm": v.blocks, "warps_per_sm": v.warps, "warp_slots": warp_slots,
-              **figures(v, usage)}
-    return kernel.message(
-        text, severity="suggestion" if v.advice else "info", code="occupancy",
-        values=values, hint=occupancy_hint(v, "SM", registers.basis))
+    return occupancy_message(kernel, hopper_multiprocessor(kernel), MAX_REGISTERS_PER_THREAD)
+
+
+# CUDA C++ Programming Guide, compute capability 5.x and later, "Global Memory": a
+# warp's global accesses are served in 32-byte transactions (sectors of the 128 B
+# lines, hopper.hdl's l2 comment): four rows of 32 B each are as cheap as one 128 B
+# row. HDL states the line size but not the sector size.
+SECTOR_BYTES = 32
+
+
+def load_store_optimality(kernel: Kernel):
+    """Coalescing of global loads/stores (in 32 B sectors) and bank conflicts of
+    shared-memory accesses (32 banks of 4 B; CUDA C++ Programming Guide, compute
+    capability 9.0, "Shared Memory") for the active threads of each warp, the analysis
+    fermi's function makes (mcl.feedback.lockstep)."""
+    return memory_access_messages(kernel, SECTOR_BYTES)
+
+
+def divergence(kernel: Kernel):
+    """Branches the threads of one warp take different ways (mcl.feedback.lockstep)."""
+    return divergence_messages(kernel)

@@ -57,6 +57,7 @@ TITLES: dict[str, str] = {
     "uncoalesced": "uncoalesced global memory access",
     "bank-conflict": "shared-memory bank conflict",
     "warp-access-unknown": "access pattern of a warp unknown",
+    "divergence": "divergent branch",
     "occupancy": "occupancy below 100%",
     "function-needs-values": "feedback function needs values",
     "function-missing": "feedback function not found",

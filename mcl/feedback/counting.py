@@ -16,6 +16,8 @@ upper bound (non-rectangular nests, coefficient patterns without a closed form).
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cmp_to_key, reduce
@@ -237,8 +239,94 @@ def conditioned_iterations(ev: Evaluator, loops: Sequence[Loop], conds: Sequence
             continue
         remaining = [loop for loop in remaining if loop not in collapsed.loops]
         f = f * collapsed.passing
+    if unresolved:
+        counted = _unrolled(ev, loops, conds, weight, unresolved) or \
+            _enumerated(ev, loops, conds, weight, unresolved)
+        if counted is not None:
+            return counted
     value, exact = iterations(ev, remaining, f)
     return value, exact and not unresolved, unresolved
+
+
+# Units or iterations enumerated one by one to decide a condition no closed form counts
+# (`t % 2 == 0`, `t % (2 * s) == 0` of a reduction tree).
+MAX_ENUMERATED = 1024
+
+
+def _enumerated(ev: Evaluator, loops: Sequence[Loop], conds: Sequence[Condition],
+                weight: Any, unresolved: Sequence[Condition]
+                ) -> tuple[Any, bool, list[Condition]] | None:
+    """Conditions on loops of constant trip counts (at most MAX_ENUMERATED points
+    together) decided point by point: the points that pass, times the iterations of the
+    other loops. None when a condition also needs a size or another loop's counter, or
+    the weight or a trip count depends on the enumerated counters."""
+    symbols: set[Any] = set()
+    for c in unresolved:
+        symbols |= getattr(c.rel, "free_symbols", set())
+    chosen = [x for x in loops if ev.counter(x) in symbols]
+    counters = [ev.counter(x) for x in chosen]
+    trips = [sympy.sympify(ev.trips(x)) for x in chosen]
+    if not chosen or not all(t.is_Integer and t >= 0 for t in trips) \
+            or math.prod(int(t) for t in trips) > MAX_ENUMERATED \
+            or set(counters) & sympy.sympify(weight).free_symbols \
+            or any(set(counters) & sympy.sympify(ev.trips(x)).free_symbols for x in loops):
+        return None
+    involved = [c for c in conds if set(counters) & getattr(c.rel, "free_symbols", set())]
+    passing = 0
+    for point in itertools.product(*(range(int(t)) for t in trips)):
+        at = dict(zip(counters, (sympy.Integer(v) for v in point), strict=True))
+        runs = True
+        for c in involved:
+            value = sympy.sympify(c.rel).xreplace(at)
+            if value is not sympy.true and value is not sympy.false:
+                return None  # it needs more than the enumerated counters
+            if (value is sympy.true) != c.holds:
+                runs = False
+                break
+        passing += runs
+    rest = [x for x in loops if x not in chosen]
+    others = [c for c in conds if c not in involved]
+    value, exact, left = conditioned_iterations(ev, rest, others, weight)
+    return tidy(passing * value), exact, left
+
+
+# A for-loop of at most this many iterations (a constant) is counted iteration by
+# iteration when a guard inside it uses its variable.
+MAX_UNROLLED = 64
+
+
+def _unrolled(ev: Evaluator, loops: Sequence[Loop], conds: Sequence[Condition],
+              weight: Any, unresolved: Sequence[Condition]
+              ) -> tuple[Any, bool, list[Condition]] | None:
+    """A guard that depends on a for-loop of few, constant iterations (`if (t < s)` in a
+    tree reduction's `for (s = 128; s > 0; s >>= 1)`), counted per iteration: the sum
+    over the loop's values of the count with that value put in. None when no such loop
+    makes every condition countable."""
+    for loop in loops:
+        trips = sympy.sympify(ev.trips(loop))
+        t = ev.counter(loop)
+        if loop.kind != "for" or not trips.is_Integer or not 0 <= trips <= MAX_UNROLLED \
+                or not any(t in getattr(c.rel, "free_symbols", ()) for c in unresolved) \
+                or any(t in sympy.sympify(ev.trips(x)).free_symbols for x in loops):
+            continue
+        rest = [x for x in loops if x is not loop]
+        total = sympy.Integer(0)
+        for k in range(int(trips)):
+            at = {t: sympy.Integer(k)}
+            fixed = [Condition(sympy.sympify(c.rel).xreplace(at), c.holds, c.guard)
+                     for c in conds]
+            decided = [c for c in fixed if c.rel in (sympy.true, sympy.false)]
+            if any((c.rel is sympy.true) != c.holds for c in decided):
+                continue  # no unit runs the statement in this iteration
+            fixed = [c for c in fixed if c not in decided]
+            value, exact, left = conditioned_iterations(
+                ev, rest, fixed, sympy.sympify(weight).xreplace(at))
+            if left or not exact:
+                break
+            total += value
+        else:
+            return tidy(total), True, []
+    return None
 
 
 @dataclass(frozen=True, eq=False)
@@ -323,11 +411,13 @@ def collapse_guard(ev: Evaluator, condition: Condition, loops: Sequence[Loop],
             for loop in loops if loop not in removed):
         return None
     if op == "==":
-        # `t == 0` (the first unit of a reduction writes the result): e = unit * x is 0
-        # for x = 0 only, one of the `product` values. Other constants: not counted.
-        if not identical(const, 0):
+        # `t == 0` (the first unit of a reduction writes the result) and `ty == BH - 1`
+        # (the last row loads the bottom halo): e = const + unit * x is 0 for one x, one
+        # of the `product` values, when that x is an integer in [0, product).
+        hit = _equal_hit(-const / unit, product)
+        if hit is None:
             return None
-        passing = sympy.Integer(1) if condition.holds else product - 1
+        passing = hit if condition.holds else product - hit
         return Collapse(removed, {t: ratio(c, unit) for c, t in terms}, passing)
     # e OP 0 with e = const + unit * x, x in [0, product): x < -const / unit, ...
     limit = -const / unit
@@ -341,6 +431,22 @@ def collapse_guard(ev: Evaluator, condition: Condition, loops: Sequence[Loop],
     if not condition.holds:
         passing = product - passing
     return Collapse(removed, {t: ratio(c, unit) for c, t in terms}, passing)
+
+
+def _equal_hit(x: Any, product: Any) -> Any:
+    """1 when `x` is an integer in [0, product), 0 when it is not, None when that cannot
+    be decided for every value of the sizes."""
+    x = sympy.sympify(x)
+    if identical(x, 0):
+        return sympy.Integer(1)
+    if x.is_integer is False:
+        return sympy.Integer(0)
+    inside = (_truth(sympy.Ge(x, 0)), _truth(sympy.Lt(x, product)))
+    if x.is_integer and inside == (True, True):
+        return sympy.Integer(1)
+    if False in inside:
+        return sympy.Integer(0)
+    return None
 
 
 def _enumeration(ev: Evaluator, coefs: dict[Any, Any], counters: dict[Any, Loop],

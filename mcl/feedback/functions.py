@@ -130,17 +130,28 @@ def _where(node: DeviceNode | None) -> str:
     return f" (named by {node.path} in {Path(node.span.file).name}:{node.span.line})"
 
 
-def call_function(name: str, fn: FeedbackFunction, kernel: Kernel) -> list[Message]:
-    """Call one feedback function; its failures become warnings."""
+def _needs_values(kernel: Kernel, functions: list[str], names: list[str]) -> Message:
+    given = " ".join(f"-D {n}=..." for n in names)
+    text = (f"performance feedback function {functions[0]} needs a value for "
+            f"{', '.join(names)} to complete its analysis" if len(functions) == 1 else
+            f"performance feedback functions {', '.join(functions)} need a value for "
+            f"{', '.join(names)} to complete their analyses")
+    return kernel.message(text, severity=Severity.WARNING, code="function-needs-values",
+                          hint=f"give it on the command line: {given}")
+
+
+def call_function(name: str, fn: FeedbackFunction, kernel: Kernel,
+                  needs: dict[str, tuple[str, ...]] | None = None) -> list[Message]:
+    """Call one feedback function; its failures become warnings. The names of values it
+    needs go into `needs` (by function) when given, for one request for all functions."""
     where = _where(kernel.node)
     try:
         return as_messages(fn(kernel), kernel)
     except MissingValues as exc:
-        given = " ".join(f"-D {n}=..." for n in exc.names)
-        return [kernel.message(
-            f"performance feedback function {name} needs a value for "
-            f"{', '.join(exc.names)} to complete its analysis", severity=Severity.WARNING,
-            code="function-needs-values", hint=f"give it on the command line: {given}")]
+        if needs is not None:
+            needs[name] = exc.names
+            return []
+        return [_needs_values(kernel, [name], list(exc.names))]
     except NotStatic as exc:
         return [kernel.message(f"performance feedback function {name} cannot complete its "
                                f"analysis: {exc}", severity=Severity.WARNING,
@@ -155,6 +166,7 @@ def feedback_function_messages(facts: Any, values: Mapping[str, Any]) -> list[Me
     """Call every function the description names, in the order it names them."""
     hwd = facts.hwd
     messages: list[Message] = []
+    needs: dict[str, tuple[str, ...]] = {}
     for name, node in hwd.feedback_functions():
         kernel = Kernel(facts, values, node, name)
         try:
@@ -170,7 +182,10 @@ def feedback_function_messages(facts: Any, values: Mapping[str, Any]) -> list[Me
                 "no Python function of that name was found", severity=Severity.WARNING,
                 code="function-missing", hint="looked in " + "; ".join(searched)))
             continue
-        messages += call_function(name, fn, kernel)
+        messages += call_function(name, fn, kernel, needs)
+    if needs:  # one request for every function that needs values (fermi's two: one warning)
+        kernel = Kernel(facts, values, None, "")
+        messages.append(_needs_values(kernel, list(needs), sorted(set().union(*needs.values()))))
     return messages
 
 

@@ -37,7 +37,7 @@ import sympy
 
 from mcl.diagnostics import Span
 from mcl.feedback.emit import fill
-from mcl.feedback.kernel import Access, Binding, KernelFacts, Loop
+from mcl.feedback.kernel import Access, Binding, Guard, KernelFacts, Loop
 from mcl.feedback.layout import element_count, element_layout, flat_index, type_bytes
 from mcl.feedback.messages import Message, Severity
 from mcl.feedback.values import evaluate
@@ -184,6 +184,12 @@ class UnitCursor:
         for loop in self.loops:
             self.evaluator.set_position(loop, 0)
 
+    def seek(self, position: int) -> None:
+        """Move to the unit at `position` (0-based, innermost dimension fastest)."""
+        for loop, count in reversed(list(zip(self.loops, self.counts, strict=True))):
+            position, here = divmod(position, max(count, 1))
+            self.evaluator.set_position(loop, here)
+
     def increment(self) -> bool:
         """Move to the next unit; False (and back to the first unit) after the last one."""
         for loop, count in reversed(list(zip(self.loops, self.counts, strict=True))):
@@ -261,6 +267,29 @@ class Evaluator:
     def number(self, expr: Any) -> Number:
         """A SymPy expression of the kernel as a number, with the user's values and the
         current positions of the loops."""
+        return number(self.substitute(expr))
+
+    def holds(self, guards: Iterable[Guard]) -> bool | None:
+        """Do the statements under `guards` run for the current units and iterations?
+        True or False when every condition is decided there, None when one depends on
+        data or cannot be expressed (the caller then assumes they run)."""
+        result: bool | None = True
+        for guard in guards:
+            rel = self.facts.evaluator.sym(guard.cond, guard.scope)
+            try:
+                value = self.substitute(rel) if rel is not None else None
+            except NotStatic:
+                value = None
+            if value is not sympy.true and value is not sympy.false:
+                result = None
+                continue
+            if (value is sympy.true) != guard.then:
+                return False
+        return result
+
+    def substitute(self, expr: Any) -> Any:
+        """`expr` with the user's values and the current positions of the loops put in:
+        a number, or a truth value for a condition."""
         expr = sympy.sympify(expr)
         subs: dict[Any, Any] = {}
         missing: set[str] = set()
@@ -279,8 +308,8 @@ class Evaluator:
         # xreplace: a plain symbol-for-number replacement, much faster than subs
         result = sympy.sympify(expr.xreplace(subs)) if subs else expr
         if result.free_symbols:  # a counter inside another loop's trip count, ...
-            result = self.number(result)
-        return number(result)
+            result = self.substitute(result)
+        return result
 
     def _binding(self, name: str, at: MemoryInstruction | None) -> Binding | None:
         if at is not None:

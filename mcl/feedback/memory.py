@@ -33,7 +33,7 @@ import sympy
 from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.cache import cached_spaces, lockstep_group
 from mcl.feedback.emit import Emitter, expr_text, loop_text
-from mcl.feedback.kernel import Loop
+from mcl.feedback.kernel import Access, Loop
 from mcl.feedback.messages import Message, Severity
 from mcl.feedback.reuse import LoopReuse, RatioReuse, find_reuse
 from mcl.hdl.model import ParGroup, ParUnit
@@ -86,11 +86,17 @@ def faster_memory(ctx: AnalysisContext) -> list[Message]:
                 continue
             seen.add(key)
             space = faster_space(hwd, loop.group, current)
-            if space is not None:
+            if space is not None and not _fills(acc, space):
                 by_space.setdefault(space, []).append(loop)
         for space, loops in by_space.items():
             out.append(_proposal(emit, finding, space, current, loops))
     return out
+
+
+def _fills(acc: Access, space: str) -> bool:
+    """Is `acc` the load that fills an array in `space` (`tile[..] = a[..]`)? It is then
+    what the proposal would have the kernel write, not a candidate for it."""
+    return any(b.root.space == space and b.root.is_array for b in acc.item.defs)
 
 
 def _broadcast(emit: Emitter, finding: LoopReuse | RatioReuse, current: str | None

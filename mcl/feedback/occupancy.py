@@ -336,7 +336,8 @@ def figures(v: Verdict, usage: BlockUsage) -> dict[str, Any]:
                            "shared_bytes_per_block": usage.shared_bytes,
                            "registers_per_thread_estimate": usage.registers_per_thread}
     out.update({f"limit_{name.replace(' ', '_')}": limit
-                for name, limit in v.occupancy.limits.items()})
+                for name, limit in v.occupancy.limits.items()
+                if not (isinstance(limit, float) and math.isnan(limit))})  # no such slots
     if v.grid_blocks is not None:
         out["grid_blocks"] = v.grid_blocks
     return out
@@ -357,3 +358,36 @@ def occupancy_hint(v: Verdict, multiprocessor_name: str, basis: str) -> str:
 
 def _count(n: float) -> str:
     return f"{int(n):,}"
+
+
+def occupancy_message(kernel: Any, sm: Multiprocessor, max_registers: int) -> Any:
+    """The `occupancy` message of a GPU description's feedback function (hopper, fermi):
+    blocks and warps per SM, what limits them, and a change that raises them (`verdict`);
+    registers per thread capped at the architecture's `max_registers`."""
+    usage, registers = kernel_usage(kernel, sm)
+    if usage.threads == 0:
+        return None
+    usage = type(usage)(usage.threads, min(usage.registers_per_thread, max_registers),
+                        usage.shared_bytes)
+    v = verdict_for(kernel, sm, usage)
+    warp_slots = int(sm.resources.warp_slots)
+    if v.limiting == (GRID,):
+        limited = (f"the grid of {v.grid_blocks:,} blocks for {int(v.multiprocessors):,} "
+                   "SMs")
+    elif v.full:
+        limited = (f"{v.limiting[0]}, all {int(v.slots_in_use):,} {v.limiting[0][:-1]} "
+                   "slots in use")
+    else:
+        limited = " and ".join(v.limiting)
+    text = ("occupancy: {blocks_per_sm:block|blocks} per SM ({warps_per_sm} of "
+            f"{{warp_slots}} warps, {100 * v.warps // warp_slots}%), limited by "
+            f"{limited} ({{threads_per_block}} threads, "
+            "{shared_bytes_per_block} B " + f"{sm.shared_space} memory and about "
+            "{registers_per_thread_estimate} registers per thread per block)")
+    if v.advice:
+        text += ": " + "; ".join(v.advice)
+    values = {"blocks_per_sm": v.blocks, "warps_per_sm": v.warps, "warp_slots": warp_slots,
+              **figures(v, usage)}
+    return kernel.message(
+        text, severity="suggestion" if v.advice else "info", code="occupancy",
+        values=values, hint=occupancy_hint(v, "SM", registers.basis))

@@ -132,6 +132,8 @@ def _find(facts: KernelFacts) -> list[Finding]:
             counters = {ev.counter(x) for x in loops}
             exact = exact and all(not (ev.trips(x).free_symbols & counters)
                                   for x in independent)
+            if exact and reuse == 1:
+                continue  # a guard lets one iteration load it (`ty == 0`): no reuse
             out.append(LoopReuse(acc, loops, independent, reuse, exact))
         else:
             out += _ratios(facts, acc, loops)

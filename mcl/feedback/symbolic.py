@@ -77,6 +77,7 @@ class Evaluator:
         self._shaping: dict[int, sympy.Symbol] = {}
         self._content: dict[int, frozenset[Loop]] | None = None
         self._memo: dict[Any, Any] = {}
+        self._stepping: set[int] = set()  # for-loops whose step is being followed
 
     def memo(self, key: Any, compute: Any) -> Any:
         """`compute()` once per key: results derived from the program that several
@@ -257,6 +258,13 @@ class Evaluator:
                 unknown.value = start + inc * t
                 unknown.affine = True
             return unknown
+        if kind == "div":
+            trips = _halving_trips(start, bound, inc, op)
+            if trips is None:
+                unknown.reason = (f"cannot count the iterations of for-loop {loop.name}: "
+                                  "a dividing step needs constant bounds")
+                return unknown
+            return LoopShape(t, sympy.floor(start / inc**t), trips, True, False)
         if kind == "mul":
             trips = _geometric_trips(start, bound, inc, op)
             if trips is None:
@@ -302,11 +310,16 @@ class Evaluator:
             loop = b.loop
             node = loop.node
             extra: frozenset[Loop] = frozenset()
-            if isinstance(node, ast.For):
+            if isinstance(node, ast.For) and id(loop) not in self._stepping:
                 init = node.init.init if isinstance(node.init, ast.Decl) else node.init.value
                 extra = self.deps(init, loop.scope)
                 if isinstance(node.step, ast.Assign):
-                    extra |= self.deps(node.step.value, loop.body_scope) - {loop}
+                    # `h = h / 2` names the variable again: its own loop, not a cycle
+                    self._stepping.add(id(loop))
+                    try:
+                        extra |= self.deps(node.step.value, loop.body_scope) - {loop}
+                    finally:
+                        self._stepping.discard(id(loop))
             return frozenset({loop}) | extra | self.content_deps(b)
         if b.single_assignment and b.scope is not None:
             return self.deps(b.init, b.scope)
@@ -420,6 +433,11 @@ def _step(step: ast.Stmt, var: str) -> tuple[str, ast.Expr] | None:
         return "add", ast.Unary("-", step.value)
     if step.op == "*=":
         return "mul", step.value
+    if step.op == "<<=":
+        return "mul", ast.Binary("<<", ast.IntLit(1), step.value)
+    if step.op in ("/=", ">>="):  # a tree reduction's `s >>= 1`, `s /= 2`
+        return "div", (step.value if step.op == "/=" else
+                       ast.Binary("<<", ast.IntLit(1), step.value))
     if step.op == "=" and isinstance(step.value, ast.Binary):
         v = step.value
         if v.op in ("+", "*") and _is_var(v.right, var):
@@ -431,6 +449,9 @@ def _step(step: ast.Stmt, var: str) -> tuple[str, ast.Expr] | None:
                 return "add", ast.Unary("-", v.right)
             if v.op == "*":
                 return "mul", v.right
+            if v.op in ("/", ">>"):
+                return "div", (v.right if v.op == "/" else
+                               ast.Binary("<<", ast.IntLit(1), v.right))
     return None
 
 
@@ -494,6 +515,30 @@ def _ceil_div(a: Any, b: Any) -> Any:
     if b == 1:
         return a
     return sympy.ceiling(a / b)
+
+
+_RELATION_HOLDS = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b,
+                   ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
+                   "!=": lambda a, b: a != b}
+
+
+def _halving_trips(start: Any, bound: Any, divisor: Any, op: str) -> Any:
+    """Iterations of `v = start; v OP bound; v /= divisor` (or `v >>= k`) for constant,
+    non-negative start and bound and a divisor > 1, counted by running the loop: the
+    tree reduction's `for (s = 128; s > 0; s >>= 1)` runs 8 times. The values are
+    floor(start / divisor^t) (integer division of non-negative numbers nests). None
+    when not constant or when the loop would not end (`s >= 0`)."""
+    if not all(x.is_Integer for x in (start, bound, divisor)) or divisor < 2 \
+            or start < 0 or op not in _RELATION_HOLDS:
+        return None
+    holds = _RELATION_HOLDS[op]
+    v, trips = int(start), 0
+    while holds(v, int(bound)):
+        trips += 1
+        if v == 0 or trips > 64:  # v stays at 0 for ever
+            return None
+        v //= int(divisor)
+    return sympy.Integer(trips)
 
 
 def _geometric_trips(start: Any, bound: Any, factor: Any, op: str) -> Any:

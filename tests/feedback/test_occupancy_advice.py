@@ -31,8 +31,9 @@ def library():
 def function_message(name: str, library, values):
     program = load_program(HERE / "kernels" / name, (), library)
     function = program.main.functions[0]
-    (message,) = analyse(function, program, library.get(function.hwd), values,
-                         only=["functions"])
+    (message,) = [m for m in analyse(function, program, library.get(function.hwd), values,
+                                     only=["functions"])
+                  if m.code in ("occupancy", "shared-mem-parallelism")]
     return message
 
 

@@ -69,4 +69,6 @@ def test_gesummv_reduction_at_fermi_is_judged_not_data() -> None:
     messages = feedback(KERNELS / "gesummv" / "fermi_v1.mcpl", values={"n": 4096})
     assert not by_code(messages, "warp-access-unknown")
     (optimal,) = by_code(messages, "memory-access-optimal")
-    assert "no bank conflicts in the 14 shared-memory accesses" in optimal.text
+    # 13 of the 14: the store of 0.0 in the else-branch of `jx < n` runs for no thread
+    # of the first block's first phase at n = 4096, so no warp's access is examined
+    assert "no bank conflicts in the 13 shared-memory accesses" in optimal.text

@@ -81,7 +81,8 @@ def test_hopper_facts(lib):
     assert (mem.capacity, l1.capacity, l2.capacity, l2.line_size) == (80 * GB, 28 * KB, 50 * MB, 128)
     assert hopper.memories_for("shared")[0].capacity == 228 * KB
     assert hopper.link("mem", "smp").bandwidth.value == 3350 * 10**9 * 8
-    assert [n for n, _ in hopper.feedback_functions()] == ["occupancy"]
+    assert [n for n, _ in hopper.feedback_functions()] == [
+        "occupancy", "divergence", "load_store_optimality"]
 
 
 def test_mic_and_xeon_phi(lib):

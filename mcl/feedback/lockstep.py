@@ -1,0 +1,414 @@
+"""What the units of one lock-step group (a warp) do together, for the feedback functions
+of the GPU descriptions (the paper's section 6.5: "coalesced memory access for threads and
+the number of bank conflicts for threads"; fermi's `load_store_optimality`).
+
+The evaluator steps through the units of a block the way the hardware groups them: the
+foreach statements over the lock-step par_group and over the par_groups between it and
+the par_unit that declares memory (fermi: warps x threads inside a block) form one space,
+innermost dimension fastest, cut into lock-step groups of the group's size (the first 32
+units are the first warp). Every other unit and every for-loop stays at its first index.
+
+A statement under an `if` runs only for the lanes whose guards hold ("active lanes"):
+a halo load under `if (ty == 0 && tx < 8)` is 8 lanes of the first warp, and a last-row
+load under `if (ty == BH - 1)` is the last warp's. The guards are decided lane by lane
+with the values of `-D` (exact enumeration); a guard that depends on data leaves the
+lane active (the hardware may run it). Only the lock-step groups with active lanes count,
+and of those the one that costs most is reported.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import sympy
+
+from mcl.feedback.kernel import Guard, Loop
+from mcl.feedback.kernel_api import (
+    Kernel,
+    MemoryInstruction,
+    MissingValues,
+    NotStatic,
+    UnitCursor,
+)
+from mcl.feedback.messages import Message
+from mcl.feedback.warp_access import BankConflict, bank_conflict, coalescing
+from mcl.hdl.model import HardwareDescription, ParGroup, ParUnit
+
+# A block has at most 32 warps on every NVIDIA GPU we describe (1024 threads); beyond
+# this many lock-step groups the rest of a block is not examined.
+MAX_GROUPS = 64
+
+
+def block_groups(hwd: HardwareDescription, lockstep: ParGroup) -> set[str]:
+    """The lock-step par_group and those around it up to the par_unit that declares a
+    memory space (the block, with its shared memory): the units stepped through to find
+    every lock-step group of one block."""
+    chain = hwd.par_groups()
+    names = {lockstep.name}
+    for group in reversed(chain[:chain.index(lockstep)]):
+        if group.unit is None or group.unit.spaces:
+            break
+        names.add(group.name)
+    return names
+
+
+@dataclass(frozen=True)
+class Lanes:
+    """One lock-step group: its number in the block, its size, and the positions (0-based,
+    in the group) of the lanes that run the statement."""
+
+    group: int
+    size: int
+    active: tuple[int, ...]
+
+    @property
+    def partial(self) -> bool:
+        return len(self.active) < self.size
+
+
+class LockstepWalk:
+    """Steps the evaluator through the lock-step groups of one block around `loops`."""
+
+    def __init__(self, kernel: Kernel, lockstep: ParGroup, loops: Sequence[Loop]):
+        self.kernel = kernel
+        self.size = int(lockstep.count)
+        groups = block_groups(kernel.hwd.description, lockstep)
+        chosen = [loop for loop in loops if loop.kind == "foreach" and loop.group in groups]
+        self.cursor = UnitCursor(kernel.evaluator, lockstep.name, chosen)
+
+    def groups(self, every: bool) -> Iterator[tuple[int, range]]:
+        """(group number, unit positions) of the first lock-step group, or of every one
+        of the block (at most MAX_GROUPS)."""
+        count = self.cursor.count
+        total = min(math.ceil(count / self.size), MAX_GROUPS) if every else min(1, count)
+        for g in range(total):
+            yield g, range(g * self.size, min((g + 1) * self.size, count))
+
+    def lanes(self, guards: Sequence[Guard], every: bool) -> Iterator[Lanes]:
+        """The lock-step groups with at least one lane that runs under `guards`; the
+        evaluator is left at the last active lane of each when it is yielded."""
+        try:
+            for g, positions in self.groups(every):
+                active = []
+                for p in positions:
+                    self.cursor.seek(p)
+                    if self.kernel.evaluator.holds(guards) is not False:
+                        active.append(p - positions.start)
+                if active:
+                    yield Lanes(g, len(positions), tuple(active))
+        finally:
+            self.cursor.reset()
+
+    def at(self, lanes: Lanes, lane: int) -> None:
+        """Move the evaluator to one lane of a lock-step group."""
+        self.cursor.seek(lanes.group * self.size + lane)
+
+    def reset(self) -> None:
+        self.cursor.reset()
+
+
+def instruction_lanes(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstruction
+                      ) -> Iterator[tuple[Lanes, list[int]]]:
+    """For each lock-step group of one block that runs `instruction`, its active lanes
+    and the byte addresses they touch. Every group is examined, not only the first (as
+    the paper's function does): in a row of 126 floats the second warp's row straddles
+    two lines although the first warp's does not."""
+    guards = instruction.access.item.guards
+    walk = LockstepWalk(kernel, lockstep, instruction.access.item.loops)
+    for lanes in list(walk.lanes(guards, every=True)):
+        addresses = []
+        for lane in lanes.active:
+            walk.at(lanes, lane)
+            addresses.append(kernel.evaluator.address(instruction))
+        walk.reset()
+        yield lanes, addresses
+
+
+# A for-loop of at most this many iterations, inside the units, whose variable moves a
+# unit's address (a thread's VEC neighbouring elements, `for (v = 0; v < VEC; v++)`)
+# is followed through all its iterations when deciding coalescing.
+MAX_FILL_TRIPS = 16
+
+
+def fill_loops(kernel: Kernel, instruction: MemoryInstruction) -> list[Loop]:
+    """The for-loops inside the units around `instruction` with few, constant iterations:
+    the warp's accesses over all their iterations (the elements each thread handles one
+    after another) fill the lines that one iteration leaves part-used."""
+    loops = instruction.access.item.loops
+    inner = max((k for k, x in enumerate(loops) if x.kind == "foreach"), default=-1)
+    out = []
+    for loop in loops[inner + 1:]:
+        try:
+            trips = kernel.evaluator.trips(loop)
+        except (MissingValues, NotStatic):
+            continue
+        if loop.kind == "for" and 1 < trips <= MAX_FILL_TRIPS:
+            out.append(loop)
+    return out
+
+
+def filled_addresses(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstruction,
+                     lanes: Lanes, loops: Sequence[Loop]) -> list[int]:
+    """The addresses the active lanes of one lock-step group touch over every iteration
+    of `loops` (guards decided at each)."""
+    walk = LockstepWalk(kernel, lockstep, instruction.access.item.loops)
+    ev = kernel.evaluator
+    addresses = []
+    counts = [ev.trips(loop) for loop in loops]
+    try:
+        for combination in range(math.prod(counts)):
+            for loop, count in zip(loops, counts, strict=True):
+                combination, here = divmod(combination, count)
+                ev.set_position(loop, here)
+            for lane in lanes.active:
+                walk.at(lanes, lane)
+                if ev.holds(instruction.access.item.guards) is not False:
+                    addresses.append(ev.address(instruction))
+    finally:
+        walk.reset()
+        for loop in loops:
+            ev.set_position(loop, 0)
+    return addresses
+
+
+# Widths of one access to banked memory that the hardware serves in parts of the warp
+# (CUDA C++ Programming Guide, "Shared Memory", compute capability 5.x and later: a
+# 64-bit access is split into half-warp requests, a 128-bit one into quarter-warps).
+WIDE_ACCESS_BYTES = (8, 16)
+
+
+def wide_conflict(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstruction,
+                  lanes: Lanes, banks: int) -> BankConflict | None:
+    """The conflict degree when each lane's accesses over the innermost loop, a fill loop
+    of 2 or 4 iterations, are neighbouring, aligned 4-byte words that one 64- or 128-bit access reads (hopper
+    (v2)'s `l_b[..][tj * VEC + v]`, which the OpenCL compiler reads with one 128-bit
+    load): the worst part of the warp. None when the accesses are not of that form."""
+    innermost = instruction.access.item.loops[-1:]
+    loops = [x for x in fill_loops(kernel, instruction) if x in innermost]
+    if not loops or instruction.element_bytes != BANK_WORD_BYTES:
+        return None
+    width = kernel.evaluator.trips(loops[0]) * BANK_WORD_BYTES
+    if width not in WIDE_ACCESS_BYTES:
+        return None
+    per_lane = []
+    for lane in lanes.active:
+        one = Lanes(lanes.group, lanes.size, (lane,))
+        words = filled_addresses(kernel, lockstep, instruction, one, loops)
+        if words != list(range(words[0], words[0] + width, BANK_WORD_BYTES)) \
+                or words[0] % width:
+            return None
+        per_lane.append((lane, words))
+    part = lanes.size * BANK_WORD_BYTES // width
+    worst = BankConflict(0, 0)
+    for start in range(0, lanes.size, part):
+        phase = [a for lane, words in per_lane if start <= lane < start + part
+                 for a in words]
+        if phase:
+            worst = max(worst, bank_conflict(phase, banks, BANK_WORD_BYTES),
+                        key=lambda c: c.degree)
+    return worst
+
+
+def lanes_phrase(lanes: Lanes, lockstep: ParGroup) -> str:
+    """'the 32 threads of a warp', or 'the 8 active threads of warp 0' (the names of the
+    description's lock-step par_group and the par_unit around it)."""
+    units = lockstep.unit.name + "s" if lockstep.unit is not None else lockstep.name
+    parent = lockstep.parent
+    group = parent.name if isinstance(parent, ParUnit) else "lock-step group"
+    if lanes.partial:
+        return f"the {len(lanes.active)} active {units} of {group} {lanes.group}"
+    return f"the {lanes.size} {units} of a {group}"
+
+
+# Fermi tuning guide / CUDA C Programming Guide 2.x and 9.0: banks are 32 bits wide. HDL
+# states the number of banks (nr_banks) but not their width.
+BANK_WORD_BYTES = 4
+
+
+def memory_access_messages(kernel: Kernel, transaction_bytes: int | None = None
+                           ) -> list[Message]:
+    """Coalescing of loads/stores in cached spaces and bank conflicts of accesses to banked
+    memory, for the active lanes of each lock-step group of a block (the paper's section
+    5.1, fermi: "the memory access patterns of a, b, and c are optimal, and [...] there
+    are no bank conflicts in the access of shared memory"). A global access moves whole
+    lines of the innermost cache, or, where the architecture moves less (`transaction_bytes`:
+    hopper's 32 B sectors), units of that size."""
+    hwd = kernel.hwd.description
+    thread = hwd.executing_unit().name
+    warp = hwd.lockstep(thread)
+    if warp is None:
+        return []
+    messages = []
+    coalesced = conflict_free = 0
+    missing: set[str] = set()
+    for instruction in kernel.instructions:
+        if instruction.unit != thread or not instruction.indices:
+            continue
+        memories = hwd.memories_for(instruction.space)
+        caches = [m for m in memories if m.is_cache and m.line_size]
+        banked = [m for m in memories if not m.is_cache and m.nr_banks]
+        if not caches and not banked:
+            continue
+        try:
+            groups = list(instruction_lanes(kernel, warp, instruction))
+        except MissingValues as exc:  # collect every name, then ask for all at once
+            missing.update(exc.names)
+            missing.update(_address_needs(kernel, instruction))
+            continue
+        except NotStatic as exc:
+            messages.append(kernel.message(
+                f"{instruction.kind} of {instruction.text}: cannot tell whether it is "
+                f"optimal for a warp: {exc}", span=instruction.span, severity="warning",
+                code="warp-access-unknown"))
+            continue
+        if not groups:
+            continue  # no unit of the examined block runs it
+        element = instruction.element_bytes or BANK_WORD_BYTES
+        if banked:
+            banks = int(banked[0].nr_banks or 0)  # nonzero: filtered above
+            conflicts = [(lanes, bank_conflict(addresses, banks, BANK_WORD_BYTES))
+                         for lanes, addresses in groups]
+            lanes, conflict = max(conflicts, key=lambda c: c[1].degree)
+            wide = wide_conflict(kernel, warp, instruction, lanes, banks) \
+                if conflict.conflict else None
+            if wide is not None:
+                conflict = wide
+            if conflict.conflict:
+                messages.append(kernel.message(
+                    f"{instruction.kind} of {instruction.text} in {instruction.space} memory: "
+                    "{conflict_degree}-way bank conflict for " + lanes_phrase(lanes, warp)
+                    + ": the accesses to one bank run one after another ("
+                    f"{banks} banks of {BANK_WORD_BYTES} B; bank {conflict.bank} is hit most)",
+                    span=instruction.span, code="bank-conflict",
+                    values={"conflict_degree": conflict.degree, "banks": banks,
+                            "active_lanes": len(lanes.active)},
+                    hint="pad the array or change the index so that consecutive threads "
+                         "use consecutive words"))
+            else:
+                conflict_free += 1
+        else:
+            line = transaction_bytes or int(caches[0].line_size or 0)  # nonzero: filtered
+            unit = "line" if transaction_bytes is None else "sector"
+            lines = [(lanes, coalescing(addresses, element, line))
+                     for lanes, addresses in groups]
+            lanes, result = max(lines, key=lambda c: c[1].lines - c[1].minimum)
+            filling = fill_loops(kernel, instruction) if not result.optimal else []
+            if result.optimal or (filling and coalescing(
+                    filled_addresses(kernel, warp, instruction, lanes, filling), element,
+                    line).optimal):
+                coalesced += 1  # (over the iterations of `filling`, the lines fill up)
+            else:
+                messages.append(kernel.message(
+                    f"{instruction.kind} of {instruction.text} is not coalesced: "
+                    + lanes_phrase(lanes, warp) + f" touch {{lines:{unit}|{unit}s}} of "
+                    "{line_bytes} B where {minimum_lines} would do, so the warp moves more "
+                    "memory than it uses", span=instruction.span,
+                    code="uncoalesced", values={"lines": result.lines,
+                                                "minimum_lines": result.minimum,
+                                                "line_bytes": line,
+                                                "active_lanes": len(lanes.active)},
+                    hint="let consecutive threads access consecutive elements"))
+    if missing:
+        raise MissingValues(missing)
+    if not messages and (coalesced or conflict_free):
+        parts = []
+        if coalesced:
+            parts.append("all {coalesced} global loads/stores are coalesced")
+        parts.append("no bank conflicts in the {conflict_free} shared-memory accesses"
+                     if conflict_free else "no shared-memory accesses")
+        messages.append(kernel.message(
+            "optimal memory access: " + ", ".join(parts), severity="info",
+            code="memory-access-optimal",
+            values={"coalesced": coalesced, "conflict_free": conflict_free}))
+    return messages
+
+
+def _address_needs(kernel: Kernel, instruction: MemoryInstruction) -> set[str]:
+    """The names the address of `instruction` needs besides those of the unit counts."""
+    try:
+        kernel.evaluator.address(instruction)
+    except MissingValues as exc:
+        return set(exc.names)
+    except NotStatic:
+        pass
+    return set()
+
+
+def divergence_messages(kernel: Kernel) -> list[Message]:
+    """Branches whose condition differs between the active lanes of one lock-step group
+    (the paper's section 2: a simd_group "executes in lock-step"; CUDA C Programming
+    Guide, SIMT architecture: "if threads of a warp diverge via a data-dependent
+    conditional branch, the warp executes each branch path taken, disabling threads that
+    are not on that path"). An if/else taken both ways runs both paths one after the
+    other (a suggestion); an if that only some lanes take leaves the others idle while
+    it runs (a fact). The figure is the lanes on each path of the group that diverges
+    most; the conditions are decided lane by lane, for-loops at their first iteration."""
+    hwd = kernel.hwd.description
+    thread = hwd.executing_unit().name
+    warp = hwd.lockstep(thread)
+    if warp is None:
+        return []
+    messages = []
+    missing: set[str] = set()
+    for item in kernel.facts.items:
+        if item.kind != "if" or item.on_host:
+            continue
+        node = item.node
+        guard = Guard(node, True, item.scope)
+        walk = LockstepWalk(kernel, warp, item.loops)
+        try:
+            split = _split(kernel, walk, item.guards, guard)
+        except MissingValues as exc:
+            missing.update(exc.names)
+            continue
+        if split is None:
+            continue
+        lanes, taken = split
+        active = len(lanes.active)
+        both = node.orelse is not None
+        text = ("divergent branch: " + lanes_phrase(lanes, warp) + " take different paths ({lanes_then} the "
+                "then-branch, {lanes_else} " + ("the else-branch" if both else "skip it")
+                + "): ")
+        if both:
+            text += ("the warp runs both paths one after the other, each with only part "
+                     "of its lanes")
+        else:
+            text += "the other lanes wait while the then-branch runs"
+        messages.append(kernel.message(
+            text, span=node.span, severity="suggestion" if both else "info",
+            code="divergence",
+            # The cost: of the lane slots the group issues for the branch (one pass of
+            # `size` lanes per path it runs), the share that does work.
+            values={"lanes_then": taken, "lanes_else": active - taken,
+                    "lane_efficiency": sympy.Rational(active if both else taken,
+                                                      (2 if both else 1) * lanes.size)},
+            hint="let the lanes of one warp take the same path: branch on a value that is "
+                 "the same for a whole warp (e.g. the warp's index), or give each path to "
+                 "other warps" if both else None))
+    if missing:
+        raise MissingValues(missing)
+    return messages
+
+
+def _split(kernel: Kernel, walk: LockstepWalk, outer: Sequence[Guard], guard: Guard
+           ) -> tuple[Lanes, int] | None:
+    """The lock-step group where the active lanes split most evenly on `guard`, with the
+    number that take it; None when no group splits (or a lane cannot be decided)."""
+    best: tuple[Lanes, int] | None = None
+    for lanes in list(walk.lanes(outer, every=True)):
+        taken = 0
+        for lane in lanes.active:
+            walk.at(lanes, lane)
+            holds = kernel.evaluator.holds((guard,))
+            if holds is None:
+                walk.reset()
+                return None
+            taken += holds
+        walk.reset()
+        if 0 < taken < len(lanes.active) and (
+                best is None or min(taken, len(lanes.active) - taken)
+                > min(best[1], len(best[0].active) - best[1])):
+            best = (lanes, taken)
+    return best

@@ -1,0 +1,380 @@
+"""The warp analyses of the GPU leaves (fermi, hopper): lines per warp, bank-conflict
+degree and divergence, for the active lanes of guarded statements, checked against a
+brute-force trace (brute.py) of the first block: the trace's accesses at one site,
+grouped into warps, give the lines and bank words that mcl.feedback.lockstep must
+report, computed here without it."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import pytest
+from brute import Trace, Tracer
+
+from mcl.feedback.kernel import build_facts
+from mcl.feedback.messages import Message
+from mcl.feedback.registry import analyse
+from mcl.hdl.library import default_library
+from mcl.mcpl import ast
+from mcl.mcpl.loader import load_program
+from mcl.mcpl.printer import print_expr
+
+WARP = 32
+LINE = 128
+BANKS, WORD = 32, 4
+
+# A halo tile: the interior loaded by every thread, the top row by 7 threads of warp 0
+# (5 apart), the bottom row by the last warp only (`ty == BH - 1`), read back twice.
+HALO = """
+LEVEL void halo(int h, int w, global float[h + 2, w + 2] a, global float[h, w] b) {
+  foreach (int bi in h / 8 blocks) {
+    foreach (int bj in w / 32 blocks) {
+      shared float[10][72] tile;
+      foreach (int ty in 8 warps) {
+        foreach (int tx in 32 threads) {
+          tile[ty + 1][tx + 1] = a[bi * 8 + ty + 1, bj * 32 + tx];
+          if (ty == 0 && tx < 7) {
+            tile[0][tx * 5] = a[bi * 8, bj * 32 + tx * 5];
+          }
+          if (ty == 8 - 1) {
+            tile[9][tx] = a[bi * 8 + 9, bj * 32 + tx];
+          }
+          barrier(shared);
+          b[bi * 8 + ty, bj * 32 + tx] = tile[ty][tx] + tile[ty + 2][tx * 2 + 1];
+        }
+      }
+    }
+  }
+}
+"""
+
+# An unpadded tile transpose: the column read tile[tx][ty] is a 32-way conflict; a
+# guarded one (the lanes tx < 4 only) is a 4-way one.
+TRANSPOSE = """
+LEVEL void transpose(int n, global float[n, n] dst, global float[n, n] src) {
+  foreach (int bi in n / 32 blocks) {
+    foreach (int bj in n / 32 blocks) {
+      shared float[32][32] tile;
+      foreach (int ty in 32 warps) {
+        foreach (int tx in 32 threads) {
+          tile[ty][tx] = src[bi * 32 + ty, bj * 32 + tx];
+          barrier(shared);
+          dst[bj * 32 + ty, bi * 32 + tx] = tile[tx][ty];
+          if (tx < 4) {
+            dst[bj * 32 + ty, bi * 32 + tx] = tile[tx][31 - ty] + 1.0;
+          }
+        }
+      }
+    }
+  }
+}
+"""
+
+# Odd and even lanes on different paths; a branch on the warp index is uniform.
+ODD_EVEN = """
+LEVEL void oddeven(int n, global float[n] dst, global float[n] src) {
+  foreach (int b in n / 256 blocks) {
+    foreach (int w in 8 warps) {
+      foreach (int t in 32 threads) {
+        int i = b * 256 + w * 32 + t;
+        if (t % 2 == 0) {
+          dst[i] = src[i] * 2.0;
+        } else {
+          dst[i] = src[i] + 1.0;
+        }
+        if (w < 4) {
+          dst[i] = dst[i] + 1.0;
+        }
+      }
+    }
+  }
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def library():
+    return default_library()
+
+
+def _load(tmp_path: Path, source: str, level: str, library):
+    path = tmp_path / f"k_{level}.mcpl"
+    path.write_text(source.replace("LEVEL", level))
+    program = load_program(path, (), library)
+    function = program.main.functions[0]
+    return program, function, library.get(function.hwd)
+
+
+def _feedback(program, function, hwd, sizes) -> list[Message]:
+    return analyse(function, program, hwd, sizes, only=["functions"])
+
+
+def _trace(program, function, hwd, sizes) -> Trace:
+    rng = np.random.default_rng(1)
+    args: dict = dict(sizes)
+    for p in function.params:
+        if isinstance(p.type, ast.ArrayType):
+            shape = tuple(int(eval(print_expr(d), {}, dict(sizes)))  # noqa: S307
+                          for g in p.type.dims for d in g)
+            args[p.name] = rng.random(shape)
+    return Tracer(program, hwd).run(function, args)
+
+
+def _warps(trace: Trace, facts, text: str, mode: str) -> dict[int, list[int]]:
+    """Byte addresses per warp of the first block at the access sites printed `text`:
+    a unit's warp is its position (warps x threads, threads fastest) divided by 32."""
+    loops = {id(x.node): x for x in facts.loops}
+    nodes = {id(a.node) for a in facts.accesses if print_expr(a.node) == text}
+    per_warp: dict[int, list[int]] = defaultdict(list)
+    for n, (slot, index, values) in enumerate(trace.log):
+        site = trace.slots[slot]
+        if site.node not in nodes or mode not in site.mode:
+            continue
+        at = {loops[k].group: v for k, v in zip(site.loops, values, strict=True)
+              if loops[k].kind == "foreach"}
+        if at.get("blocks", 0):
+            continue  # the first block only (bi and bj both 0: every blocks loop at 0)
+        if any(v for k, v in zip(site.loops, values, strict=True)
+               if loops[k].group == "blocks"):
+            continue
+        position = at.get("warps", 0) * WARP + at["threads"]
+        array = trace.memory[n][0]
+        flat = int(np.ravel_multi_index(index, array.shape))
+        per_warp[position // WARP].append(flat * 4)
+    return per_warp
+
+
+def _lines(addresses: list[int]) -> int:
+    """128 B lines the 4-byte elements touch."""
+    return len({b // LINE for a in addresses for b in (a, a + 3)})
+
+
+def _degree(addresses: list[int]) -> int:
+    """Most distinct 4-byte words in one of 32 banks."""
+    banks: dict[int, set[int]] = defaultdict(set)
+    for a in addresses:
+        banks[(a // WORD) % BANKS].add(a // WORD)
+    return max(len(v) for v in banks.values())
+
+
+def _message(messages: list[Message], code: str, text: str) -> Message | None:
+    found = [m for m in messages if m.code == code and text in m.text]
+    assert len(found) <= 1, found
+    return found[0] if found else None
+
+
+def _values(message: Message) -> dict:
+    return {k: v.numeric for k, v in message.values}
+
+
+def _check_accesses(tmp_path, source, level, sizes, library, sites) -> list[Message]:
+    """For each (text, mode, banked) site: the reported lines / conflict degree and
+    active lanes are those of the worst warp of the brute-force trace."""
+    program, function, hwd = _load(tmp_path, source, level, library)
+    messages = _feedback(program, function, hwd, sizes)
+    facts = build_facts(function, program, hwd)
+    trace = _trace(program, function, hwd, sizes)
+    for text, mode, banked in sites:
+        warps = _warps(trace, facts, text, mode)
+        assert warps, text
+        kind = "load" if mode == "r" else "store"
+        if banked:
+            degree, lanes = max((_degree(a), len(a)) for a in warps.values())
+            message = _message(messages, "bank-conflict", f"{kind} of {text} ")
+            if degree == 1:
+                assert message is None, message
+            else:
+                assert message is not None, (text, degree)
+                assert _values(message)["conflict_degree"] == degree
+                assert _values(message)["active_lanes"] == lanes
+        else:
+            worst = max(warps.values(),
+                        key=lambda a: _lines(a) - -(-len(set(a)) * 4 // LINE))
+            lines, minimum = _lines(worst), -(-len(set(worst)) * 4 // LINE)
+            message = _message(messages, "uncoalesced", f"{kind} of {text} ")
+            if lines == minimum:
+                assert message is None, message
+            else:
+                assert message is not None, (text, lines, minimum)
+                v = _values(message)
+                assert (v["lines"], v["minimum_lines"], v["active_lanes"]) == (
+                    lines, minimum, len(worst))
+    return messages
+
+
+HALO_SITES = [("a[bi * 8 + ty + 1, bj * 32 + tx]", "r", False),
+              ("a[bi * 8, bj * 32 + tx * 5]", "r", False),
+              ("a[bi * 8 + 9, bj * 32 + tx]", "r", False),
+              ("tile[0][tx * 5]", "w", True),
+              ("tile[9][tx]", "w", True),
+              ("tile[ty + 2][tx * 2 + 1]", "r", True),
+              ("b[bi * 8 + ty, bj * 32 + tx]", "w", False)]
+
+
+@pytest.mark.parametrize("level", ["fermi", "hopper"])
+@pytest.mark.parametrize("w", [64, 96, 126])
+def test_guarded_halo_loads_count_only_their_active_lanes(tmp_path, library, level, w):
+    messages = _check_accesses(tmp_path, HALO, level, {"h": 16, "w": w}, library,
+                               HALO_SITES)
+    top = _message(messages, "uncoalesced", "a[bi * 8, bj * 32 + tx * 5]")
+    if w == 126:  # rows of 128 floats: the 7 lanes' 31 floats stay in one line
+        assert top is None
+    # the stride-5 store of 7 lanes: words 0, 5, ..., 30 fall in 7 different banks
+    assert _message(messages, "bank-conflict", "tile[0][tx * 5]") is None
+
+
+@pytest.mark.parametrize("level", ["fermi", "hopper"])
+def test_unpadded_transpose_is_a_32_way_conflict_and_a_guard_limits_it(tmp_path, library,
+                                                                       level):
+    sites = [("tile[tx][ty]", "r", True), ("tile[ty][tx]", "w", True),
+             ("tile[tx][31 - ty]", "r", True),
+             ("src[bi * 32 + ty, bj * 32 + tx]", "r", False)]
+    messages = _check_accesses(tmp_path, TRANSPOSE, level, {"n": 64}, library, sites)
+    conflicts = sorted(_values(m)["conflict_degree"] for m in messages
+                       if m.code == "bank-conflict")
+    # as the trace says: the unguarded column read is 32-way, the one under tx < 4 4-way
+    assert conflicts == [4, 32]
+
+
+@pytest.mark.parametrize("level", ["fermi", "hopper"])
+def test_odd_and_even_lanes_diverge_and_a_branch_on_the_warp_does_not(tmp_path, library,
+                                                                      level):
+    program, function, hwd = _load(tmp_path, ODD_EVEN, level, library)
+    sizes = {"n": 512}
+    messages = [m for m in _feedback(program, function, hwd, sizes)
+                if m.code == "divergence"]
+    facts = build_facts(function, program, hwd)
+    trace = _trace(program, function, hwd, sizes)
+    then = _warps(trace, facts, "src[i]", "r")  # both branches read src[i]: all lanes
+    doubled = {w: [a for a in addresses if (a // 4) % 2 == 0] for w, addresses in
+               then.items()}  # the lanes whose element is even ran the then-branch
+    (message,) = messages
+    assert message.span.line == 7 and message.severity.value == "suggestion"
+    v = _values(message)
+    assert v["lanes_then"] == len(doubled[0]) == 16 and v["lanes_else"] == 16
+    assert v["lane_efficiency"] == pytest.approx(0.5)
+    # the branch on w < 4: every warp's lanes agree (the trace: warps 0-3 ran it, all
+    # 32 lanes each, and warps 4-7 not at all)
+    added = _warps(trace, facts, "dst[i]", "r")
+    assert sorted(added) == [0, 1, 2, 3] and {len(a) for a in added.values()} == {32}
+
+
+@pytest.mark.parametrize("level", ["fermi", "hopper"])
+@pytest.mark.parametrize(("h", "w"), [(16, 64), (24, 96)])
+def test_halo_rows_are_counted_for_the_units_that_load_them(tmp_path, library, level, h, w):
+    """`ty == 0 && tx < 7` and the last-row guard `ty == 8 - 1` are counted exactly (the
+    brute force agrees on every count and reuse figure); the loads that fill the shared
+    tile are neither reuse nor a candidate for shared memory."""
+    import oracle
+
+    program, function, hwd = _load(tmp_path, HALO, level, library)
+    sizes = {"h": h, "w": w}
+    facts = build_facts(function, program, hwd)
+    trace = _trace(program, function, hwd, sizes)
+    problems = (oracle.check_executions(facts, trace, sizes)
+                + oracle.check_data_accesses(facts, trace, sizes)
+                + oracle.check_reuse(facts, trace, sizes))
+    assert not problems, problems
+    messages = analyse(function, program, hwd, sizes)
+    assert not [m for m in messages if m.code == "opstats-approximate"]
+    fills = [m for m in messages if m.code in ("memory-faster-space", "reuse-independent")
+             and m.span is not None and m.span.line in (7, 9, 12)]
+    assert not fills, fills
+    (memory,) = [m for m in messages if m.code == "opstats-memory" and "global" in m.text]
+    blocks = (h // 8) * (w // 32)
+    assert _values(memory)["loads"] == blocks * (256 + 7 + 32) == sum(
+        n for k, n in trace.per_slot().items()
+        if trace.slots[k].param == "a" and "r" in trace.slots[k].mode)
+
+
+# Each warp reads 4 rows of 8 floats of a (4 lines of 128 B, but 4 sectors of 32 B: all
+# bytes used), and each thread stores and reads VEC = 4 neighbouring floats in a loop.
+VECTORS = """
+LEVEL void vectors(int n, global float[n, 64] a, global float[n, 128] c,
+                   global float[n] d) {
+  foreach (int b in n / 4 blocks) {
+    shared float[1024] tile;
+    foreach (int w in 1 warps) {
+      foreach (int t in 32 threads) {
+        float x = a[b * 4 + t / 8, t % 8];
+        for (int v = 0; v < 4; v++) {
+          tile[t * 4 + v] = x;
+          c[b * 4, t * 4 + v] = x;
+        }
+        barrier(shared);
+        float s = 0.0;
+        for (int v = 0; v < 4; v++) {
+          s += tile[t * 8 + v] + tile[t * 32 + v];
+        }
+        d[b * 4 + t % 4] = s;
+      }
+    }
+  }
+}
+"""
+
+
+def _lanes(trace: Trace, facts, text: str, mode: str) -> list[tuple[int, int, int]]:
+    """(lane, iteration of the innermost for-loop, byte address) of warp 0 of block 0."""
+    loops = {id(x.node): x for x in facts.loops}
+    nodes = {id(a.node) for a in facts.accesses if print_expr(a.node) == text}
+    out = []
+    for n, (slot, index, values) in enumerate(trace.log):
+        site = trace.slots[slot]
+        if site.node not in nodes or mode not in site.mode:
+            continue
+        at = {loops[k].name: v for k, v in zip(site.loops, values, strict=True)}
+        if at["b"] or at["w"]:
+            continue
+        array = trace.memory[n][0]
+        out.append((at["t"], at.get("v", 0),
+                    int(np.ravel_multi_index(index, array.shape)) * 4))
+    return out
+
+
+def _units(addresses: list[int], size: int) -> int:
+    return len({b // size for a in addresses for b in (a, a + 3)})
+
+
+@pytest.mark.parametrize("level", ["fermi", "hopper"])
+def test_lines_sectors_and_wide_shared_accesses(tmp_path, library, level):
+    program, function, hwd = _load(tmp_path, VECTORS, level, library)
+    sizes = {"n": 8}
+    messages = _feedback(program, function, hwd, sizes)
+    facts = build_facts(function, program, hwd)
+    trace = _trace(program, function, hwd, sizes)
+    size = 128 if level == "fermi" else 32  # fermi's L1 lines, hopper's sectors
+    rows = [a for _, _, a in _lanes(trace, facts, "a[b * 4 + t / 8, t % 8]", "r")]
+    wanted = (_units(rows, size), -(-len(rows) * 4 // size))
+    found = _message(messages, "uncoalesced", "a[b * 4 + t / 8, t % 8]")
+    assert wanted == ((4, 1) if level == "fermi" else (4, 4))
+    if wanted[0] == wanted[1]:
+        assert found is None
+    else:
+        assert found is not None
+        assert (_values(found)["lines"], _values(found)["minimum_lines"]) == wanted
+    # c[b * 4, t * 4 + v]: one iteration of v leaves 3 of 4 floats of each line unused,
+    # the 4 iterations fill every line: coalesced, as the trace's union shows
+    stores = _lanes(trace, facts, "c[b * 4, t * 4 + v]", "w")
+    first = [a for _, v, a in stores if v == 0]
+    every = [a for _, _, a in stores]
+    assert _units(first, size) > -(-len(first) * 4 // size)
+    assert _units(every, size) == -(-len(every) * 4 // size)
+    assert _message(messages, "uncoalesced", "c[b * 4, t * 4 + v]") is None
+    # the VEC = 4 floats of a thread are one 128-bit access, served a quarter warp (8
+    # threads) at a time: the worst bank of any quarter
+    for text, scalar in (("tile[t * 4 + v]", 4), ("tile[t * 8 + v]", 8),
+                         ("tile[t * 32 + v]", 32)):
+        accesses = _lanes(trace, facts, text, "w" if text == "tile[t * 4 + v]" else "r")
+        assert _degree([a for _, v, a in accesses if v == 0]) == scalar
+        quarters = max(_degree([a for lane, _, a in accesses if q <= lane < q + 8])
+                       for q in range(0, 32, 8))
+        found = _message(messages, "bank-conflict", f"of {text} ")
+        if quarters == 1:
+            assert found is None, found
+        else:
+            assert found is not None and _values(found)["conflict_degree"] == quarters
+    assert {_values(m)["conflict_degree"] for m in messages if m.code == "bank-conflict"
+            } == {2, 8}
