@@ -28,6 +28,7 @@ from typing import Any
 from mcl.diagnostics import MclError, Span, error
 from mcl.grammar_converter import GrammarConverter
 from mcl.mcpl import ast as A
+from mcl.mcpl import types as T
 from mcl.source_files import SourcePositions
 
 
@@ -339,11 +340,16 @@ class ModelBuilder(GrammarConverter):
 
     def rule_NumberLit(self, p: Any) -> A.Expr:
         text, span = p.text, self.span(p)
-        if text[:2] in ("0x", "0X"):
-            return A.IntLit(int(text, 16), span=span)
-        if any(c in text for c in ".eE"):
+        hexadecimal = text[:2] in ("0x", "0X")
+        if not hexadecimal and any(c in text for c in ".eE"):
             return A.FloatLit(float(text), text, span=span)
-        return A.IntLit(int(text), span=span)
+        digits = text[2:] if hexadecimal else text
+        if len(digits.lstrip("0")) > T.HUGE_LITERAL_DIGITS:
+            # Far outside every C type; converting thousands of digits costs quadratic
+            # time (Python refuses beyond 4,300), and the checker rejects any value past
+            # 32 bits, so one stand-in above that bound keeps the diagnostic.
+            return A.IntLit(T.HUGE_LITERAL, span=span)
+        return A.IntLit(int(digits, 16 if hexadecimal else 10), span=span)
 
     def rule_BoolLit(self, p: Any) -> A.Expr:
         return A.BoolLit(p.text == "true", span=self.span(p))

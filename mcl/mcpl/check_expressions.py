@@ -340,12 +340,15 @@ class ExpressionChecker(StrictVisitor):
         generated, and C would silently make it a `long` or truncate it."""
         if T.INT_MIN <= e.value <= T.INT_MAX:
             return True
+        shown = str(e.value) if abs(e.value) < T.HUGE_LITERAL else "of more than 40 digits"
         self.error(
             "mcpl-int-range",
-            f"integer literal {e.value} does not fit in a 32-bit int "
+            f"integer literal {shown} does not fit in a 32-bit int "
             f"({T.INT_MIN} .. {T.INT_MAX})",
             e.span,
-            f"use a float literal ({e.value}.0) if a floating-point value is meant",
+            f"use a float literal ({shown}.0) if a floating-point value is meant"
+            if abs(e.value) < T.HUGE_LITERAL
+            else "write a smaller value",
         )
         return False
 
