@@ -539,8 +539,8 @@ class ExpressionChecker(StrictVisitor):
             return
         for index, size in zip(e.indices, sizes):
             value, bound = self.constant(index), self.constant(size)
-            if not isinstance(value, int) or not isinstance(bound, int):
-                continue
+            if not isinstance(value, int) or not isinstance(bound, int) or bound < 1:
+                continue  # (a size below 1 is reported with the declaration)
             if not 0 <= value < bound:
                 self.error(
                     "mcpl-index-range",
