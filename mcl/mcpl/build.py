@@ -285,23 +285,37 @@ class ModelBuilder(GrammarConverter):
     def unary(self, u: Any) -> A.Expr:
         result = self.power(u.operand)
         for op in reversed(u.ops):
-            span = _join(self.span(op), result.span)
-            if (
-                op.op == "-"
-                and isinstance(result, (A.IntLit, A.FloatLit))
-                and not (is_negative_literal(result))
-            ):
-                result = _negated_literal(result, span)
-            else:
-                result = A.Unary(op.op, result, span=span)
+            result = self.prefixed(op, result)
         return result
+
+    def prefixed(self, op: Any, operand: A.Expr) -> A.Expr:
+        span = _join(self.span(op), operand.span)
+        if (
+            op.op == "-"
+            and isinstance(operand, (A.IntLit, A.FloatLit))
+            and not (is_negative_literal(operand))
+        ):
+            return _negated_literal(operand, span)
+        return A.Unary(op.op, operand, span=span)
 
     def power(self, p: Any) -> A.Expr:
         base = self.postfix(p.base)
-        if p.exponent is None:
+        if not p.exponents:
             return base
-        # `^` is right-associative: the exponent is itself a unary/power expression.
-        return A.Binary("^", base, self.unary(p.exponent), span=self.span(p))
+        # `^` is right-associative and an exponent is a unary expression: `a ^ -b ^ c` is
+        # a ^ (-(b ^ c)). Folded from the right, without recursion.
+        whole = self.span(p)
+        items = [((), p.base, base)] + [(e.ops, e.base, None) for e in p.exponents]
+        result: A.Expr | None = None
+        for ops, node, built in reversed(items):
+            operand = built if built is not None else self.postfix(node)
+            if result is not None:
+                operand = A.Binary("^", operand, result, span=_join(operand.span, whole))
+            for op in reversed(ops):
+                operand = self.prefixed(op, operand)
+            result = operand
+        assert result is not None
+        return result
 
     def postfix(self, p: Any) -> A.Expr:
         suffixes = p.suffixes
