@@ -231,7 +231,11 @@ def conditioned_iterations(ev: Evaluator, loops: Sequence[Loop], conds: Sequence
     f = sympy.sympify(weight)
     unresolved: list[Condition] = []
     for cond in conds:
-        collapsed = collapse_guard(ev, cond, remaining, f)
+        # Every statement inside a nest of `if`s asks about all the conditions around it:
+        # each (condition, loops, weight) is collapsed once, so deep nests stay linear in
+        # the sympy work.
+        key = ("collapse", id(cond), tuple(id(loop) for loop in remaining), f)
+        collapsed = ev.memo(key, lambda c=cond, r=remaining, w=f: collapse_guard(ev, c, r, w))
         if collapsed is None:
             unresolved.append(cond)
             continue
