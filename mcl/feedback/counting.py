@@ -216,11 +216,8 @@ def guarded_iterations(ev: Evaluator, loops: Sequence[Loop], guards: Sequence[Gu
     translation generates) is counted exactly, also inside `&&`; the guards with other
     conditions are returned as unresolved, and the count is then an upper bound."""
     value, exact, unresolved = conditioned_iterations(ev, loops, conditions(ev, guards), weight)
-    guards_left: list[Guard] = []
-    for cond in unresolved:
-        if cond.guard not in guards_left:
-            guards_left.append(cond.guard)
-    return value, exact, guards_left
+    guards_left = {id(cond.guard): cond.guard for cond in unresolved}  # once each, in order
+    return value, exact, list(guards_left.values())
 
 
 def conditioned_iterations(ev: Evaluator, loops: Sequence[Loop], conds: Sequence[Condition],
