@@ -143,6 +143,18 @@ def load_reference(path: str | Path) -> Reference:
                 hint="see the reference.py contract in kernels/README.md",
             )
         )
+    tolerance = getattr(module, "TOLERANCE", {})
+    if not (isinstance(tolerance, Mapping) and set(tolerance) <= {"rtol", "atol"} and all(
+            isinstance(v, int | float) and not isinstance(v, bool) for v in tolerance.values())):
+        raise MclError(
+            error(
+                "verify-reference-contract",
+                f"{path}: TOLERANCE must be a dict of 'rtol' and 'atol' numbers, not "
+                f"{tolerance!r:.80}",
+                where,
+                hint='e.g. TOLERANCE = {"rtol": 1e-5, "atol": 1e-6}',
+            )
+        )
     return Reference(path, module)
 
 
@@ -355,8 +367,9 @@ def compare_output(
 def compare_bounded(
     name: str, got: Any, expected: np.ndarray, bound: np.ndarray, rule: str = ""
 ) -> OutputCheck:
-    """|got - expected| <= bound per element. NaN never matches (uninitialised memory is
-    NaN in the interpreter)."""
+    """|got - expected| <= bound per element. NaN matches only a NaN of the reference
+    (uninitialised memory is NaN in the interpreter), an infinity only the same infinity
+    (inf - inf is NaN, which no bound holds)."""
     got_arr = np.asarray(got)
     if got_arr.shape != expected.shape:
         return OutputCheck(
@@ -373,10 +386,12 @@ def compare_bounded(
     g = got_arr.astype(np.float64)
     e = expected.astype(np.float64)
     bound = np.broadcast_to(np.asarray(bound, dtype=np.float64), e.shape)
-    diff = np.abs(g - e)
+    with np.errstate(invalid="ignore"):
+        same = (g == e) | (np.isnan(g) & np.isnan(e))  # inf == inf; NaN where both are
+        diff = np.where(same, 0.0, np.abs(g - e))
     bad = ~(diff <= bound)  # NaN compares False, so it counts as bad
     with np.errstate(divide="ignore", invalid="ignore"):
-        rel = np.where(e != 0, diff / np.abs(e), np.where(diff == 0, 0.0, np.inf))
+        rel = np.where(diff == 0, 0.0, np.where(e != 0, diff / np.abs(e), np.inf))
         ratios = np.where(bound > 0, diff / bound, np.where(diff == 0, 0.0, np.inf))
     has_nan = bool(np.isnan(diff).any())
     max_abs = float(np.max(diff, initial=0.0)) if not has_nan else float("nan")

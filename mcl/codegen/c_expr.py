@@ -184,15 +184,16 @@ class ExprPrinter(StrictVisitor):
         return f"{left} {e.op} {right}", prec
 
     def _power(self, e: Binary) -> str:
+        # Each operand is rendered once: rendering one twice doubles the work at every
+        # level of a chain `a ^ b ^ c ^ ...`, exponential in its length.
         left_t, right_t = self.scope.type_of(e.left), self.scope.type_of(e.right)
-        a, b = self.expr(e.left), self.expr(e.right)
         if left_t == INT and right_t == INT:
             self.needs.helpers.add("mcl_ipow")
-            return f"mcl_ipow({a}, {b})"
+            return f"mcl_ipow({self.expr(e.left)}, {self.expr(e.right)})"
         if self.language == "cpp":
-            return f"std::pow({a}, {b})"
+            return f"std::pow({self.expr(e.left)}, {self.expr(e.right)})"
         if right_t == INT:
-            return f"pown({self.as_float(e.left)}, {b})"
+            return f"pown({self.as_float(e.left)}, {self.expr(e.right)})"
         return f"pow({self.as_float(e.left)}, {self.as_float(e.right)})"
 
     def as_float(self, e: Expr) -> str:

@@ -125,6 +125,7 @@ def prepare(args: argparse.Namespace) -> PreparedRun:
     library = library_from_args(args)
     program = load_program(path, args.include_dirs, library)
     _raise_errors(check_program(program, library))
+    source = program
     if args.level:
         from mcl.translate import translate_program
         from mcl.translate.levels import require_level
@@ -137,6 +138,7 @@ def prepare(args: argparse.Namespace) -> PreparedRun:
     reference = load_reference(args.reference or reference_for(path))
     name = args.function or reference.function
     function = program.main.function(name)
+    source_function = source.main.function(name)
     if function is None:
         raise MclError(
             error(
@@ -148,6 +150,13 @@ def prepare(args: argparse.Namespace) -> PreparedRun:
             )
         )
     overrides = parse_defines(args.defines, reference.sizes)
+    if args.target:
+        # OpenCL checks no index: an access past a buffer corrupts the host's memory, so
+        # one the sizes make certain is refused before anything is allocated.
+        from mcl.mcpl.extents import extent_errors
+
+        _raise_errors(extent_errors(source_function or function,
+                                    {**reference.sizes, **overrides}))
     device = None
     if args.target:
         from mcl.codegen import select_device

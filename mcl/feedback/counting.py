@@ -218,11 +218,8 @@ def guarded_iterations(ev: Evaluator, loops: Sequence[Loop], guards: Sequence[Gu
     translation generates) is counted exactly, also inside `&&`; the guards with other
     conditions are returned as unresolved, and the count is then an upper bound."""
     value, exact, unresolved = conditioned_iterations(ev, loops, conditions(ev, guards), weight)
-    guards_left: list[Guard] = []
-    for cond in unresolved:
-        if cond.guard not in guards_left:
-            guards_left.append(cond.guard)
-    return value, exact, guards_left
+    guards_left = {id(cond.guard): cond.guard for cond in unresolved}  # once each, in order
+    return value, exact, list(guards_left.values())
 
 
 def conditioned_iterations(ev: Evaluator, loops: Sequence[Loop], conds: Sequence[Condition],
@@ -233,7 +230,11 @@ def conditioned_iterations(ev: Evaluator, loops: Sequence[Loop], conds: Sequence
     f = sympy.sympify(weight)
     unresolved: list[Condition] = []
     for cond in conds:
-        collapsed = collapse_guard(ev, cond, remaining, f)
+        # Every statement inside a nest of `if`s asks about all the conditions around it:
+        # each (condition, loops, weight) is collapsed once, so deep nests stay linear in
+        # the sympy work.
+        key = ("collapse", id(cond), tuple(id(loop) for loop in remaining), f)
+        collapsed = ev.memo(key, lambda c=cond, r=remaining, w=f: collapse_guard(ev, c, r, w))
         if collapsed is None:
             unresolved.append(cond)
             continue

@@ -278,7 +278,11 @@ class Evaluator:
             unknown.affine = True
             return unknown
         counters = {shape.counter for shape in self._shapes.values()}
-        if _curved(trips, counters):
+        if not trips.free_symbols & counters and trips.is_nonnegative is not True:
+            # `k < m - 100`: a loop whose bound lies below its start runs 0 times, not a
+            # negative number of times (no counter in it, so the sums stay closed).
+            trips = sympy.Max(0, trips)
+        elif _curved(trips, counters):
             # `k < min(4, p - l*l)`: the bound falls below the start for large l, and a
             # loop then runs 0 times, not a negative number of times. (Linear bounds, as
             # in triangular and tiled loops, stay unclamped: they do not cross.)
@@ -542,14 +546,16 @@ def _halving_trips(start: Any, bound: Any, divisor: Any, op: str) -> Any:
 
 
 def _geometric_trips(start: Any, bound: Any, factor: Any, op: str) -> Any:
-    """Iterations of `v = start; v < bound; v *= factor` for start > 0, factor > 1."""
+    """Iterations of `v = start; v < bound; v *= factor` for start > 0, factor > 1. A bound
+    at or below the start (`k < -5`, or a counter that is 0) runs no iteration: the ratio
+    is kept at least 1, where the logarithm is real and finite."""
     if not (start.is_positive and factor.is_number and factor > 1):
         return None
-    if op == "<":
-        return sympy.Max(0, sympy.ceiling(sympy.log(bound / start, factor)))
-    if op == "<=":
-        return sympy.Max(0, sympy.floor(sympy.log(bound / start, factor)) + 1)
-    return None
+    if op == "<=":  # integers: v <= b is v < b + 1
+        bound = bound + 1
+    elif op != "<":
+        return None
+    return sympy.Max(0, sympy.ceiling(sympy.log(sympy.Max(1, bound / start), factor)))
 
 
 # Points at which `identical` tries two expressions: distinct primes, small and large (a

@@ -15,12 +15,13 @@ from mcl.defines import type_problem
 from mcl.diagnostics import Diagnostic, error
 from mcl.mcpl import ast
 from mcl.mcpl.constfold import Constant, FoldError, fold_binary, fold_unary
+from mcl.mcpl.extents import extent_errors
 from mcl.mcpl.printer import print_expr
 
 
 def value_errors(function: ast.Function, values: Mapping[str, Constant]) -> list[Diagnostic]:
-    """Divisions by zero and foreach counts below 1 that the values of `function`'s
-    parameters cause, each located at the expression."""
+    """Divisions by zero, foreach counts below 1 and accesses outside an array that the
+    values of `function`'s parameters cause, each located at the expression."""
     params = {p.name for p in function.params}
     known = {k: v for k, v in values.items() if k in params}
     if not known:
@@ -49,7 +50,7 @@ def value_errors(function: ast.Function, values: Mapping[str, Constant]) -> list
                     node.count.span or node.span,
                     "a foreach count must be at least 1",
                 ))
-    return diags
+    return diags + extent_errors(function, known)
 
 
 def _type_errors(function: ast.Function, values: Mapping[str, Constant]) -> list[Diagnostic]:

@@ -6,6 +6,8 @@ hdl.md §3.2–3.3 on the way: the shape of the parallelism hierarchy, the requi
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass, field
 
 from mcl.diagnostics import Diagnostic, Span, did_you_mean, error, warning
@@ -311,6 +313,12 @@ class Builder:
             if self._arity(arg, 2, "slots(PAR_UNIT, N)", at):
                 self._known(arg[0], units, "hdl-unknown-par-unit", f"slots({arg[0]}, ...)",
                             "par_unit", at)
+                count = arg[1].value if isinstance(arg[1], Quantity) else arg[1]
+                if isinstance(count, bool) or not isinstance(count, (int, float)) \
+                        or not 1 <= count < math.inf or count % 1:
+                    # The analyses divide by the slots (units per issue cycle).
+                    self._error("hdl-bad-argument", f"slots({arg[0]}, N) needs a whole "
+                                f"number N of at least 1, not {count}", at)
         for i, arg in enumerate(node.args.get("connects", [])):
             at = self._report[(id(node), "connects", i)]
             if self._arity(arg, 2, "connects(A, B)", at):

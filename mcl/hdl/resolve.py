@@ -259,6 +259,9 @@ class Resolver:
                         stmt.value.span)
             return None
         unit = value.unit if isinstance(value, Quantity) else default_unit(stmt.name)
+        if not _bounded(number):
+            self._too_large(stmt.name, stmt.value.span)
+            return None
         if stmt.value.unit:
             info = self._unit(stmt.value, stmt.name)
             if info is None:
@@ -271,6 +274,9 @@ class Resolver:
                             stmt.value.unit_span or stmt.value.span)
                 return None
             number, unit = _scale(number, info.factor), info.unit
+            if not _bounded(number):
+                self._too_large(stmt.name, stmt.value.span)
+                return None
         if number < 0:
             self._error("hdl-bad-value", f"{stmt.name} cannot be negative", stmt.value.span)
             return None
@@ -281,6 +287,11 @@ class Resolver:
                         f"not {number:g}", stmt.value.span)
             return None
         return Quantity(number, unit)
+
+    def _too_large(self, what: str, span: Span | None) -> None:
+        self._error("hdl-bad-value", f"{what} is too large: at most {MAX_VALUE:.0e} is "
+                    "accepted", span, "no hardware has more; write `unlimited` if no bound "
+                    "is meant")
 
     def _argument(self, desc: str, arg: UnitExpr) -> ArgValue | None:
         expr = arg.expr
@@ -302,6 +313,9 @@ class Resolver:
         if isinstance(number, (bool, str)):
             self._error("hdl-bad-value", f"a unit cannot follow {_describe(value)}", arg.span)
             return None
+        if not _bounded(number):
+            self._too_large("this value", arg.span)
+            return None
         return Quantity(_scale(number, info.factor), info.unit)
 
     def _unit(self, arg: UnitExpr, prop: str | None):
@@ -318,6 +332,9 @@ class Resolver:
     def _evaluate(self, desc: str, expr: Expr) -> ArgValue | None:
         """Numbers (int, float, math.inf), bools, strings, or Quantities from references."""
         if isinstance(expr, Number):
+            if not _bounded(expr.value):
+                self._too_large("this number", expr.span)
+                return None
             return expr.value
         if isinstance(expr, Word):
             return {"unlimited": math.inf, "true": True, "false": False}[expr.word]
@@ -354,6 +371,16 @@ class Resolver:
 
     def _error(self, code: str, message: str, span: Span | None, hint: str | None = None) -> None:
         self.diagnostics.append(error(code, message, span, hint))
+
+
+# Every figure a description states (bytes, cycles, Hz, counts) is far below this; larger
+# values only overflow the floating-point arithmetic of the analyses (and the float()
+# conversion of a huge int), so they are refused where they are read.
+MAX_VALUE = 10**18
+
+
+def _bounded(number: float) -> bool:
+    return number in (math.inf, -math.inf) or -MAX_VALUE <= number <= MAX_VALUE
 
 
 def _arith(op: str, a: float, b: float) -> float | int | None:

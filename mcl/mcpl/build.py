@@ -28,6 +28,7 @@ from typing import Any
 from mcl.diagnostics import MclError, Span, error
 from mcl.grammar_converter import GrammarConverter
 from mcl.mcpl import ast as A
+from mcl.mcpl import types as T
 from mcl.source_files import SourcePositions
 
 
@@ -284,23 +285,37 @@ class ModelBuilder(GrammarConverter):
     def unary(self, u: Any) -> A.Expr:
         result = self.power(u.operand)
         for op in reversed(u.ops):
-            span = _join(self.span(op), result.span)
-            if (
-                op.op == "-"
-                and isinstance(result, (A.IntLit, A.FloatLit))
-                and not (is_negative_literal(result))
-            ):
-                result = _negated_literal(result, span)
-            else:
-                result = A.Unary(op.op, result, span=span)
+            result = self.prefixed(op, result)
         return result
+
+    def prefixed(self, op: Any, operand: A.Expr) -> A.Expr:
+        span = _join(self.span(op), operand.span)
+        if (
+            op.op == "-"
+            and isinstance(operand, (A.IntLit, A.FloatLit))
+            and not (is_negative_literal(operand))
+        ):
+            return _negated_literal(operand, span)
+        return A.Unary(op.op, operand, span=span)
 
     def power(self, p: Any) -> A.Expr:
         base = self.postfix(p.base)
-        if p.exponent is None:
+        if not p.exponents:
             return base
-        # `^` is right-associative: the exponent is itself a unary/power expression.
-        return A.Binary("^", base, self.unary(p.exponent), span=self.span(p))
+        # `^` is right-associative and an exponent is a unary expression: `a ^ -b ^ c` is
+        # a ^ (-(b ^ c)). Folded from the right, without recursion.
+        whole = self.span(p)
+        items = [((), p.base, base)] + [(e.ops, e.base, None) for e in p.exponents]
+        result: A.Expr | None = None
+        for ops, node, built in reversed(items):
+            operand = built if built is not None else self.postfix(node)
+            if result is not None:
+                operand = A.Binary("^", operand, result, span=_join(operand.span, whole))
+            for op in reversed(ops):
+                operand = self.prefixed(op, operand)
+            result = operand
+        assert result is not None
+        return result
 
     def postfix(self, p: Any) -> A.Expr:
         suffixes = p.suffixes
@@ -339,11 +354,16 @@ class ModelBuilder(GrammarConverter):
 
     def rule_NumberLit(self, p: Any) -> A.Expr:
         text, span = p.text, self.span(p)
-        if text[:2] in ("0x", "0X"):
-            return A.IntLit(int(text, 16), span=span)
-        if any(c in text for c in ".eE"):
+        hexadecimal = text[:2] in ("0x", "0X")
+        if not hexadecimal and any(c in text for c in ".eE"):
             return A.FloatLit(float(text), text, span=span)
-        return A.IntLit(int(text), span=span)
+        digits = text[2:] if hexadecimal else text
+        if len(digits.lstrip("0")) > T.HUGE_LITERAL_DIGITS:
+            # Far outside every C type; converting thousands of digits costs quadratic
+            # time (Python refuses beyond 4,300), and the checker rejects any value past
+            # 32 bits, so one stand-in above that bound keeps the diagnostic.
+            return A.IntLit(T.HUGE_LITERAL, span=span)
+        return A.IntLit(int(digits, 16 if hexadecimal else 10), span=span)
 
     def rule_BoolLit(self, p: Any) -> A.Expr:
         return A.BoolLit(p.text == "true", span=self.span(p))

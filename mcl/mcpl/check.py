@@ -22,9 +22,11 @@ from mcl.mcpl import types as T
 from mcl.mcpl.access import AccessTable
 from mcl.mcpl.barriers import barrier_warnings
 from mcl.mcpl.check_function import FunctionChecker
+from mcl.mcpl.divergence import divergence_diagnostics
 from mcl.mcpl.environment import ModuleEnv, resolve_callee
 from mcl.mcpl.positions import SourceText, head
 from mcl.mcpl.recursion import recursion_errors
+from mcl.mcpl.uninitialised import uninitialised_diagnostics
 
 if TYPE_CHECKING:
     from mcl.hdl.library import HwdLibrary
@@ -71,7 +73,9 @@ def check_program(program: Any, library: HwdLibrary) -> list[Diagnostic]:
             diags += _ModuleChecker(env, hwd_imports.get(qualified, ())).run()
         diags += recursion_errors(program)
         if not any(d.severity is Severity.ERROR for d in diags):
-            diags += [w for f in program.main.functions for w in barrier_warnings(f)]
+            for f in program.main.functions:
+                diags += barrier_warnings(f) + divergence_diagnostics(f)
+                diags += uninitialised_diagnostics(f)
     except RecursionError:
         # The parser folds long operator chains without recursion; the walks over the tree
         # recurse, so a sum of thousands of terms is reported rather than crashing.

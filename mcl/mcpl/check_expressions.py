@@ -116,6 +116,15 @@ class ExpressionChecker(StrictVisitor):
                 e.span,
                 "convert with toInt(...)",
             )
+        value = self.constant(e)
+        if value is not None and value < 1:
+            # OpenCL cannot allocate it, and every access of it is out of bounds.
+            self.error(
+                "mcpl-array-size",
+                f"this array size is {value}: an array needs at least 1 element",
+                e.span,
+                "check the size expression; a size must be at least 1",
+            )
         for node in ast.walk(e):
             if isinstance(node, ast.Index):
                 self.error(
@@ -340,12 +349,15 @@ class ExpressionChecker(StrictVisitor):
         generated, and C would silently make it a `long` or truncate it."""
         if T.INT_MIN <= e.value <= T.INT_MAX:
             return True
+        shown = str(e.value) if abs(e.value) < T.HUGE_LITERAL else "of more than 40 digits"
         self.error(
             "mcpl-int-range",
-            f"integer literal {e.value} does not fit in a 32-bit int "
+            f"integer literal {shown} does not fit in a 32-bit int "
             f"({T.INT_MIN} .. {T.INT_MAX})",
             e.span,
-            f"use a float literal ({e.value}.0) if a floating-point value is meant",
+            f"use a float literal ({shown}.0) if a floating-point value is meant"
+            if abs(e.value) < T.HUGE_LITERAL
+            else "write a smaller value",
         )
         return False
 
@@ -371,6 +383,8 @@ class ExpressionChecker(StrictVisitor):
         op = e.op
         if op in _ARITHMETIC or op in INTEGER_OPS or op in _BITWISE:
             self.fold(e, lambda: fold_binary(op, self.constant(e.left), self.constant(e.right)))
+            if op == "-" and id(e) not in self.folded and _same_name(e.left, e.right):
+                self.folded[id(e)] = 0  # `n - n` is 0 whatever n is, so `x / (n - n)` is caught
         if op in ("<<", ">>"):
             self.shift_count(e)
         if op in _LOGICAL:
@@ -501,7 +515,54 @@ class ExpressionChecker(StrictVisitor):
                 f"index all dimensions of each group, e.g. {example}",
             )
             return T.UNKNOWN
+        self.check_constant_indices(e)
         return base.after_index()
+
+    def declared_sizes(self, e: ast.Index) -> tuple[ast.Expr, ...] | None:
+        """The written sizes of the outermost bracket group of the array `e` indexes, when
+        `e` indexes a variable or parameter by its name."""
+        if not isinstance(e.base, ast.Name):
+            return None
+        sym = self.scopes.lookup(e.base.name)
+        node = sym.node if sym is not None else None
+        declared = getattr(node, "type", None)
+        if not isinstance(declared, ast.ArrayType) or getattr(node, "view", None) is not None:
+            return None
+        return declared.dims[0]
+
+    def check_constant_indices(self, e: ast.Index) -> None:
+        """`t[4]` or `t[-1]` on `float[4] t`: a constant index outside a size the checker
+        knows is out of bounds for every unit (OpenCL does not check; Oclgrind or the
+        interpreter would fail later)."""
+        sizes = self.declared_sizes(e)
+        if sizes is None or len(sizes) != len(e.indices):
+            return
+        for index, size in zip(e.indices, sizes):
+            value, bound = self.constant(index), self.constant(size)
+            if not isinstance(value, int) or not isinstance(bound, int) or bound < 1:
+                continue  # (a size below 1 is reported with the declaration)
+            if not 0 <= value < bound:
+                self.error(
+                    "mcpl-index-range",
+                    f"index {value} is out of range: {print_expr(e.base)} has "
+                    f"{bound} element{'s' if bound != 1 else ''} in this dimension "
+                    f"(0 .. {bound - 1})",
+                    index.span or e.span,
+                    "indices count from 0 to the size minus 1",
+                )
+
+    def check_narrow(self, target: T.VType, value: ast.Expr) -> None:
+        """`byte b = 300;`: a constant stored in a byte (8 bits, unsigned as in the
+        interpreter and the generated `uchar`) must fit, or it silently wraps."""
+        v = self.constant(value)
+        if target == T.Scalar("byte") and isinstance(v, int) and not 0 <= v <= T.BYTE_MAX:
+            self.error(
+                "mcpl-byte-range",
+                f"{v} does not fit in a byte (0 .. {T.BYTE_MAX}): it would wrap to "
+                f"{v % (T.BYTE_MAX + 1)}",
+                value.span,
+                "use an int variable, or a value in 0 .. 255",
+            )
 
     def field(self, e: ast.Field) -> T.VType:
         base = self.expr(e.base)
@@ -709,3 +770,7 @@ def _constant_paths(hwd: HardwareDescription) -> list[str]:
             break
         parts.append(group.unit.name)
     return paths
+
+
+def _same_name(a: ast.Expr, b: ast.Expr) -> bool:
+    return isinstance(a, ast.Name) and isinstance(b, ast.Name) and a.name == b.name

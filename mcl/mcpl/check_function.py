@@ -317,6 +317,8 @@ class FunctionChecker(ExpressionChecker):
                     s.value.span,
                     T.conversion_hint(target, value),
                 )
+            else:
+                self.check_narrow(target, s.value)
         else:
             op = s.op[:-1]
             needs_int = op in INTEGER_OPS
@@ -362,6 +364,8 @@ class FunctionChecker(ExpressionChecker):
                     d.init.span,
                     T.conversion_hint(vt, it),
                 )
+            else:
+                self.check_narrow(vt, d.init)
         host = not self.frames and self.has_foreach and self.hwd is not None
         self.check_declaration_level(d, isinstance(vt, T.Array), host)
         sym = Symbol(
@@ -480,6 +484,8 @@ class FunctionChecker(ExpressionChecker):
                 s.count.span,
             )
         self.check_count_sign(s)
+        if group is not None:
+            self.check_count_limit(s, group)
         for node in ast.walk(s.count):
             if isinstance(node, ast.Name):
                 sym = self.scopes.lookup(node.name)
@@ -552,6 +558,24 @@ class FunctionChecker(ExpressionChecker):
                     s.count.span,
                     "make sure the count is at least 1, e.g. max(1, ...) or a guard",
                 )
+
+    def check_count_limit(self, s: ast.Foreach, group: ParGroup) -> None:
+        """`foreach (int t in 5000 threads)` where the level allows 1,024 threads per block:
+        the description bounds the units of a par_group (paper section 4.2), and a launch
+        beyond it fails, or the generated kernel demands a work-group size the device
+        rejects."""
+        value = self.constant(s.count)
+        limit = group.count
+        if not isinstance(value, int) or not value > limit:
+            return
+        self.error(
+            "mcpl-foreach-limit",
+            f"this foreach runs {value} {s.group}, but '{self.hwd.name if self.hwd else ''}' "
+            f"allows at most {limit:g} in one group",
+            s.count.span,
+            f"use at most {limit:g} {s.group} and let each unit do more work (a for loop), "
+            "or move the extra units to an enclosing par_group",
+        )
 
     def unknown_par_group(self, s: ast.Foreach) -> None:
         assert self.hwd is not None

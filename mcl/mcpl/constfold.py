@@ -49,7 +49,8 @@ def fold_unary(op: str, value: Constant | None) -> Constant | None:
 def fold_binary(op: str, left: Constant | None, right: Constant | None) -> Constant | None:
     """The value of `left op right` when it is a constant, else None. Raises FoldError for
     a division by zero and for results no C type holds. A product with a constant integer
-    zero is zero whatever the other operand is (`0 * n`), so `i % (0 * n)` is caught."""
+    zero is zero whatever the other operand is (`0 * n`), and so is a quotient of zero
+    (`0 / n`), so `i % (0 * n)` and `100 % (0 / n)` are caught."""
     if op == "*" and (left == 0 and _is_int(left) or right == 0 and _is_int(right)):
         return 0 if (left is None or _is_int(left)) and (right is None or _is_int(right)) else None
     if op in ("/", "%") and _is_int(right) and right == 0 and (left is None or _is_int(left)):
@@ -58,6 +59,8 @@ def fold_binary(op: str, left: Constant | None, right: Constant | None) -> Const
             f"integer {'division' if op == '/' else 'remainder'} by zero",
             "the divisor is always 0 here; C leaves the result undefined",
         )
+    if op in ("/", "%") and left == 0 and _is_int(left) and right is None:
+        return 0  # `0 / n` is 0 for every n but 0, which is a division by zero anyway
     if left is None or right is None or op not in ("+", "-", "*", "/", "%", "^"):
         return None  # shifts and bit operations wrap in practice; their counts are checked
     if _is_int(left) and _is_int(right):

@@ -23,6 +23,11 @@ NUMERIC_RANK = {"byte": 0, "int": 1, "float": 2, "double": 3}
 INT_BITS = 32
 INT_MIN = -(2 ** (INT_BITS - 1))
 INT_MAX = 2 ** (INT_BITS - 1) - 1
+BYTE_MAX = 255  # a byte is unsigned 8 bits (OpenCL's uchar)
+# An integer literal of more digits stands for any value past every C type (the parser
+# keeps this one value for it, the checker reports it without printing the digits).
+HUGE_LITERAL_DIGITS = 40
+HUGE_LITERAL = 10**HUGE_LITERAL_DIGITS
 INTEGRAL = frozenset({"byte", "int"})
 FLOATING = frozenset({"float", "double"})
 

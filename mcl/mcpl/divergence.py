@@ -1,0 +1,222 @@
+"""What the units of one foreach do differently: barriers not all of them reach, and
+elements all of them write (docs/checker.md, "Units that disagree").
+
+The units of a foreach run the same body (paper section 4.3), each with its own index. A
+value computed from the index, or assigned under a condition on it, may differ between
+them: it is *divergent*. Two rules follow:
+
+- A barrier synchronises the units of its foreach: every one of them must reach it, the
+  same number of times. A barrier under a divergent condition (`if (t < 16)`), in a loop
+  whose trip count is divergent (`k < t`), or after a `return` that only some units take,
+  is reached by some units only; in OpenCL that is undefined behaviour, in practice a
+  hang or a wrong result. Reported as an error.
+- An element of an array declared outside the foreach, written with subscripts that do
+  not depend on the unit (`a[0] = ...` for every thread, `a[t]` in every block), is
+  written by all units at once, with no order between them: a write-write race. Reported
+  as a warning unless a divergent condition guards the write (`if (t == 0)` picks one
+  unit; which units a condition picks is beyond a syntactic check) or the foreach has
+  one unit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from mcl.diagnostics import Diagnostic, error, warning
+from mcl.mcpl import ast
+from mcl.mcpl.printer import print_expr
+from mcl.mcpl.varying import header_names, names_in
+
+
+def divergence_diagnostics(function: ast.Function) -> list[Diagnostic]:
+    """Divergent barriers (errors) and write-write races (warnings) in `function`."""
+    found: list[Diagnostic] = []
+    for foreach in _foreach_statements(function.body):
+        divergent = divergent_names(foreach.body, {foreach.var})
+        if not _has_nested_foreach(foreach.body):
+            _Barriers(divergent, found).stmt(foreach.body, divergent=False)
+        if not (isinstance(foreach.count, ast.IntLit) and foreach.count.value == 1):
+            _Races(foreach, divergent, found).stmt(foreach.body, guarded=False)
+    return found
+
+
+def _foreach_statements(node: object) -> Iterator[ast.Foreach]:
+    for n in ast.walk(node):
+        if isinstance(n, ast.Foreach):
+            yield n
+
+
+def _has_nested_foreach(body: ast.Stmt) -> bool:
+    return any(True for _ in _foreach_statements(body))
+
+
+def divergent_names(body: ast.Stmt, seeds: set[str]) -> set[str]:
+    """The variables of `body` whose value may differ between its units: the seeds (the
+    index), what is computed from a divergent value, and what is assigned under a divergent
+    condition or in a loop with a divergent trip count."""
+    names = set(seeds)
+    while True:
+        before = len(names)
+        _DivergentNames(names).stmt(body, False)
+        if len(names) == before:
+            return names
+
+
+class _DivergentNames:
+    def __init__(self, names: set[str]) -> None:
+        self.names = names
+
+    def reads_divergent(self, e: object) -> bool:
+        return e is not None and bool(names_in(e) & self.names)
+
+    def bind(self, target: ast.Expr, divergent: bool) -> None:
+        name = ast.root_name(target)
+        if name is not None and divergent:
+            self.names.add(name)
+
+    def stmt(self, s: ast.Stmt | None, ctx: bool) -> None:
+        if s is None:
+            return
+        if isinstance(s, ast.Block):
+            for stmt in s.stmts:
+                self.stmt(stmt, ctx)
+        elif isinstance(s, ast.Decl):
+            if s.init is not None and (ctx or self.reads_divergent(s.init)):
+                self.names.add(s.name)
+        elif isinstance(s, ast.Assign):
+            self.bind(s.target, ctx or self.reads_divergent(s.value)
+                      or self.reads_divergent(s.target))
+        elif isinstance(s, ast.IncDec):
+            self.bind(s.target, ctx or self.reads_divergent(s.target))
+        elif isinstance(s, ast.Swap):
+            either = ctx or self.reads_divergent(s.left) or self.reads_divergent(s.right)
+            self.bind(s.left, either)
+            self.bind(s.right, either)
+        elif isinstance(s, ast.If):
+            inner = ctx or self.reads_divergent(s.cond)
+            self.stmt(s.then, inner)
+            self.stmt(s.orelse, inner)
+        elif isinstance(s, ast.For):
+            inner = ctx or bool(header_names(s) & self.names)
+            if inner:
+                self.names.add(s.var)
+            self.stmt(s.body, inner)
+        elif isinstance(s, ast.Foreach):
+            self.stmt(s.body, ctx)
+
+
+class _Barriers:
+    """Barriers that some units of the innermost foreach do not reach."""
+
+    def __init__(self, divergent: set[str], found: list[Diagnostic]) -> None:
+        self.divergent = divergent
+        self.found = found
+        self.exit: ast.Return | None = None  # a return only some units take, seen before
+
+    def is_divergent(self, e: object) -> bool:
+        return bool(names_in(e) & self.divergent)
+
+    def stmt(self, s: ast.Stmt | None, divergent: bool, why: str = "") -> None:
+        if s is None:
+            return
+        if isinstance(s, ast.Block):
+            for stmt in s.stmts:
+                self.stmt(stmt, divergent, why)
+        elif isinstance(s, ast.If):
+            if not divergent and self.is_divergent(s.cond):
+                divergent = True
+                why = f"inside 'if ({print_expr(s.cond)})', which not every unit takes"
+            self.stmt(s.then, divergent, why)
+            self.stmt(s.orelse, divergent, why)
+        elif isinstance(s, ast.For):
+            if not divergent and header_names(s) & self.divergent:
+                divergent = True
+                why = (f"in for-loop '{s.var}', whose number of iterations differs between "
+                       "the units")
+            self.stmt(s.body, divergent, why)
+        elif isinstance(s, ast.Return):
+            if divergent and self.exit is None:
+                self.exit = s
+        elif isinstance(s, ast.Barrier):
+            self.barrier(s, divergent, why)
+
+    def barrier(self, s: ast.Barrier, divergent: bool, why: str) -> None:
+        if not divergent and self.exit is not None:
+            line = self.exit.span.line if self.exit.span else "?"
+            why = f"after the return at line {line}, which some units take"
+        elif not divergent:
+            return
+        self.found.append(error(
+            "mcpl-barrier-divergence",
+            f"barrier({s.space}) is not reached by every unit of its foreach: it stands {why}",
+            s.span,
+            "every unit must reach a barrier, the same number of times (OpenCL leaves it "
+            "undefined; it usually hangs); move the barrier out of the condition or loop, "
+            "and guard only the work",
+        ))
+
+
+class _Races:
+    """Writes of one element of an outer array by every unit of a foreach."""
+
+    def __init__(self, foreach: ast.Foreach, divergent: set[str],
+                 found: list[Diagnostic]) -> None:
+        self.foreach = foreach
+        self.divergent = divergent
+        self.found = found
+        self.inner: set[str] = set()  # arrays and scalars declared inside the foreach
+
+    def is_divergent(self, e: object) -> bool:
+        return bool(names_in(e) & self.divergent)
+
+    def stmt(self, s: ast.Stmt | None, guarded: bool) -> None:
+        if s is None:
+            return
+        if isinstance(s, ast.Block):
+            for stmt in s.stmts:
+                self.stmt(stmt, guarded)
+        elif isinstance(s, ast.Decl):
+            self.inner.add(s.name)
+            if s.view is not None:
+                self.inner.add(s.view.name)
+        elif isinstance(s, ast.ViewDecl):
+            self.inner.add(s.view.name)
+        elif isinstance(s, ast.If):
+            inner = guarded or self.is_divergent(s.cond)
+            self.stmt(s.then, inner)
+            self.stmt(s.orelse, inner)
+        elif isinstance(s, ast.For):
+            self.inner.add(s.var)
+            self.stmt(s.body, guarded or bool(header_names(s) & self.divergent))
+        elif isinstance(s, ast.Foreach):
+            self.inner.add(s.var)
+            self.stmt(s.body, guarded)
+        elif isinstance(s, ast.Assign | ast.IncDec) and not guarded:
+            self.write(s.target)
+        elif isinstance(s, ast.Swap) and not guarded:
+            self.write(s.left)
+            self.write(s.right)
+
+    def write(self, target: ast.Expr) -> None:
+        root = ast.root_name(target)
+        if root is None or root in self.inner or not isinstance(target, ast.Index):
+            return
+        if any(self.is_divergent(index) for index in _subscripts(target)):
+            return  # each unit writes its own element
+        f = self.foreach
+        self.found.append(warning(
+            "mcpl-write-race",
+            f"every unit of foreach '{f.var}' ({print_expr(f.count)} {f.group}) writes "
+            f"'{print_expr(target)}', the same element, with no order between them",
+            target.span,
+            f"index the element by '{f.var}' (or a value computed from it), guard the "
+            f"write to one unit (`if ({f.var} == 0)`), or use atomicAdd",
+        ))
+
+
+def _subscripts(e: ast.Expr) -> Iterator[ast.Expr]:
+    """The subscripts along an lvalue (`c[i].re[k]`: i and k), not its root variable."""
+    while isinstance(e, ast.Index | ast.Field):
+        if isinstance(e, ast.Index):
+            yield from e.indices
+        e = e.base

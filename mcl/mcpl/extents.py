@@ -1,0 +1,291 @@
+"""Array accesses outside their extents, for given values of the parameters.
+
+`mcl run --target` allocates each array from its declared extent and launches the
+generated kernel; OpenCL does not check an index, so `a[i]` for i up to 999 on
+`float[4] a` writes past the buffer and corrupts the host's heap (the driver's memory on
+a CPU device). The interpreter finds it during the run; this check finds it before
+anything is allocated, from the kernel's text and the sizes, and `mcl check -D` reports
+the same.
+
+For every access of an array whose extents are known numbers, the check looks for a
+*witness*: values of the foreach indices and loop variables around the access, each at
+the first or last value its loop gives it (outer loops first, so inner bounds that
+depend on outer variables are honoured), that satisfy every condition around the access
+and put a subscript outside the array. Only a witness is reported, with its values, so
+the check never refuses a correct kernel; what it cannot evaluate (data-dependent values,
+variables assigned after their declaration, code after a `return`) it leaves to the
+interpreter. The search is bounded: at most 2^MAX_DEPTH points per access and
+MAX_POINTS per function.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Union
+
+from mcl.diagnostics import Diagnostic, error
+from mcl.mcpl import ast
+from mcl.mcpl.constfold import FoldError, fold_binary, fold_unary
+from mcl.mcpl.printer import print_expr
+from mcl.mcpl.varying import assigned_names
+
+MAX_DEPTH = 10
+MAX_POINTS = 200_000
+
+Value = Union[int, float, bool, None]
+
+
+@dataclass(frozen=True)
+class _Loop:
+    var: str
+    start: ast.Expr | None  # None for a foreach: 0 .. count - 1
+    bound: ast.Expr
+    op: str  # "<", "<=", ">", ">=" (a foreach: "<")
+    step: int
+
+
+@dataclass(frozen=True)
+class _Let:
+    name: str
+    value: ast.Expr | None  # None: a value the check cannot know
+
+
+@dataclass(frozen=True)
+class _Guard:
+    cond: ast.Expr
+    holds: bool
+
+
+Frame = Union[_Loop, _Let, _Guard]
+
+
+def extent_errors(function: ast.Function, values: Mapping[str, object]) -> list[Diagnostic]:
+    """An error for each access of `function` that leaves its array for some units, with
+    the parameters at `values`."""
+    params: dict[str, Value] = {
+        p.name: v for p in function.params
+        if isinstance(v := values.get(p.name), int) and not isinstance(v, bool)
+    }
+    if not params:
+        return []
+    search = _Search(params, assigned_names(function.body))
+    arrays = {p.name: p.type for p in function.params if isinstance(p.type, ast.ArrayType)}
+    search.block(function.body, [], arrays)
+    return search.found
+
+
+class _Search:
+    def __init__(self, params: dict[str, Value], reassigned: set[str]) -> None:
+        self.params = params
+        self.reassigned = reassigned
+        self.found: list[Diagnostic] = []
+        self.points = 0
+
+    # -- the statements around each access --------------------------------------------
+    def block(self, s: ast.Stmt | None, frames: list[Frame],
+              arrays: dict[str, ast.ArrayType]) -> bool:
+        """Walk `s`; False once code after it may not run for every unit (a return)."""
+        if s is None:
+            return True
+        if isinstance(s, ast.Block):
+            frames, arrays = list(frames), dict(arrays)
+            for stmt in s.stmts:
+                if not self.block(stmt, frames, arrays):
+                    return False
+                if isinstance(stmt, ast.Decl):
+                    self.declare(stmt, frames, arrays)
+            return True
+        if isinstance(s, ast.Foreach):
+            self.accesses(s.count, frames, arrays)
+            loop = _Loop(s.var, None, s.count, "<", 1)
+            self.block(s.body, [*frames, loop], arrays)
+            return True
+        if isinstance(s, ast.For):
+            return self.loop(s, frames, arrays)
+        if isinstance(s, ast.If):
+            self.accesses(s.cond, frames, arrays)
+            then = self.block(s.then, [*frames, _Guard(s.cond, True)], arrays)
+            orelse = self.block(s.orelse, [*frames, _Guard(s.cond, False)], arrays)
+            return then and orelse
+        if isinstance(s, ast.Return):
+            self.accesses(s.value, frames, arrays)
+            return False
+        for child in ast.children(s):
+            if isinstance(child, ast.ArrayType | ast.Prim | ast.NamedType | ast.View):
+                continue
+            self.accesses(child, frames, arrays)
+        return True
+
+    def declare(self, d: ast.Decl, frames: list[Frame],
+                arrays: dict[str, ast.ArrayType]) -> None:
+        arrays.pop(d.name, None)
+        if isinstance(d.type, ast.ArrayType) and d.view is None:
+            arrays[d.name] = d.type
+        known = d.init is not None and d.name not in self.reassigned
+        frames.append(_Let(d.name, d.init if known else None))
+
+    def loop(self, s: ast.For, frames: list[Frame], arrays: dict[str, ast.ArrayType]) -> bool:
+        init = s.init
+        start = init.init if isinstance(init, ast.Decl) else init.value
+        step = _step(s.step, s.var)
+        cond = s.cond
+        shape: Frame = _Let(s.var, None)
+        if (start is not None and step and isinstance(cond, ast.Binary)
+                and cond.op in ("<", "<=", ">", ">=") and isinstance(cond.left, ast.Name)
+                and cond.left.name == s.var and s.var not in assigned_names(s.body)
+                and (step > 0) == (cond.op in ("<", "<="))):
+            shape = _Loop(s.var, start, cond.right, cond.op, step)
+        self.accesses(start, frames, arrays)
+        return self.block(s.body, [*frames, shape], arrays)
+
+    # -- accesses ---------------------------------------------------------------------
+    def accesses(self, e: object, frames: list[Frame], arrays: dict[str, ast.ArrayType]
+                 ) -> None:
+        if e is None or not arrays:
+            return
+        for node in ast.walk(e):
+            if (isinstance(node, ast.Index) and isinstance(node.base, ast.Name)
+                    and node.base.name in arrays):
+                declared = arrays[node.base.name]
+                if len(declared.dims) == 1 and len(declared.dims[0]) == len(node.indices):
+                    self.access(node, declared.dims[0], frames)
+
+    def access(self, node: ast.Index, dims: tuple[ast.Expr, ...], frames: list[Frame]) -> None:
+        sizes = [_eval(d, self.params) for d in dims]
+        if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in sizes):
+            return
+        if sum(isinstance(f, _Loop) for f in frames) > MAX_DEPTH:
+            return
+        for env in self.points_of(frames, dict(self.params)):
+            for index, size in zip(node.indices, sizes, strict=True):
+                value = _eval(index, env)
+                if isinstance(value, int) and not isinstance(value, bool) \
+                        and not 0 <= value < size:  # type: ignore[operator]
+                    named = {n.name for d in dims for n in ast.walk(d) if isinstance(n, ast.Name)}
+                    for f in frames:
+                        named |= _names(f)
+                    self.report(node, index, value, size, env, named)  # type: ignore[arg-type]
+                    return
+
+    def points_of(self, frames: list[Frame], env: dict[str, Value]) -> Iterator[dict]:
+        """The points (outer variables first, each at an end of its range) that satisfy
+        every condition of `frames`."""
+        if not frames:
+            yield env
+            return
+        if self.points >= MAX_POINTS:
+            return
+        self.points += 1
+        frame, rest = frames[0], frames[1:]
+        if isinstance(frame, _Let):
+            value = _eval(frame.value, env) if frame.value is not None else None
+            yield from self.points_of(rest, {**env, frame.name: value})
+        elif isinstance(frame, _Guard):
+            if _eval(frame.cond, env) is frame.holds:
+                yield from self.points_of(rest, env)
+        else:
+            for value in _ends(frame, env):
+                yield from self.points_of(rest, {**env, frame.var: value})
+
+    def report(self, node: ast.Index, index: ast.Expr, value: int, size: int,
+               env: Mapping[str, Value], named: set[str]) -> None:
+        sizes = sorted(name for name in named if name in self.params)
+        used = sorted({n.name for n in ast.walk(index) if isinstance(n, ast.Name)
+                       and n.name not in self.params and env.get(n.name) is not None})
+        at = ", ".join(f"{name} = {env[name]}" for name in sizes)
+        if used:
+            at += (" and " if at else "") + ", ".join(f"{name} = {env[name]}" for name in used)
+        self.found.append(error(
+            "values-index-range",
+            f"with {at}, '{print_expr(index)}' is {value}, outside "
+            f"'{print_expr(node.base)}' ({size} element{'s' if size != 1 else ''} in this "
+            "dimension): the access would read or write memory that is not the array's",
+            index.span or node.span,
+            "check the array's size against the units and loops that index it; "
+            "`mcl run --interp` shows every access",
+        ))
+
+
+def _ends(loop: _Loop, env: Mapping[str, Value]) -> list[int]:
+    """The first and last value of a loop's variable at `env`, [] when it runs none."""
+    bound = _eval(loop.bound, env)
+    start = 0 if loop.start is None else _eval(loop.start, env)
+    if not (_is_int(bound) and _is_int(start)):
+        return []
+    assert isinstance(bound, int) and isinstance(start, int)
+    if loop.start is None:  # a foreach: units 0 .. count - 1
+        return [0, bound - 1] if bound >= 1 else []
+    last_ok = {"<": bound - 1, "<=": bound, ">": bound + 1, ">=": bound}[loop.op]
+    span = last_ok - start
+    if span * loop.step < 0:
+        return []  # runs no iteration
+    last = start + loop.step * (span // loop.step)
+    return [start, last] if last != start else [start]
+
+
+def _step(step: ast.IncDec | ast.Assign, var: str) -> int:
+    """The constant step of a loop's variable (0 when it is not one)."""
+    if not (isinstance(step.target, ast.Name) and step.target.name == var):
+        return 0
+    if isinstance(step, ast.IncDec):
+        return 1 if step.op == "++" else -1
+    if step.op in ("+=", "-=") and isinstance(step.value, ast.IntLit) and step.value.value:
+        return step.value.value if step.op == "+=" else -step.value.value
+    return 0
+
+
+def _is_int(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+_COMPARE = {
+    "<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b, "==": lambda a, b: a == b, "!=": lambda a, b: a != b,
+}
+
+
+def _eval(e: ast.Expr | None, env: Mapping[str, Value]) -> Value:
+    """The value of `e` at `env` with C's integer semantics; None when unknown."""
+    try:
+        return _value(e, env)
+    except (FoldError, RecursionError, TypeError):
+        return None
+
+
+def _value(e: ast.Expr | None, env: Mapping[str, Value]) -> Value:
+    if isinstance(e, ast.IntLit | ast.BoolLit):
+        return e.value
+    if isinstance(e, ast.Name):
+        return env.get(e.name)
+    if isinstance(e, ast.Unary):
+        operand = _value(e.operand, env)
+        if e.op == "!":
+            return (not operand) if isinstance(operand, bool) else None
+        return fold_unary(e.op, operand) if _is_int(operand) else None
+    if isinstance(e, ast.Binary):
+        left = _value(e.left, env)
+        if e.op in ("&&", "||") and isinstance(left, bool):
+            if left is (e.op == "||"):
+                return left  # C's short circuit
+            right = _value(e.right, env)
+            return right if isinstance(right, bool) else None
+        right = _value(e.right, env)
+        if not (_is_int(left) and _is_int(right)):
+            return None
+        if e.op in _COMPARE:
+            return bool(_COMPARE[e.op](left, right))
+        result = fold_binary(e.op, left, right)
+        return result if _is_int(result) else None
+    if isinstance(e, ast.Call) and e.func in ("min", "max") and len(e.args) == 2:
+        args = [_value(a, env) for a in e.args]
+        if all(_is_int(a) for a in args):
+            return (min if e.func == "min" else max)(args)  # type: ignore[type-var]
+    return None
+
+
+def _names(frame: Frame) -> set[str]:
+    exprs = ([frame.start, frame.bound] if isinstance(frame, _Loop) else
+             [frame.value] if isinstance(frame, _Let) else [frame.cond])
+    return {n.name for e in exprs if e is not None for n in ast.walk(e)
+            if isinstance(n, ast.Name)}

@@ -1,0 +1,173 @@
+"""Scalar variables read before they are set (docs/checker.md, "Uninitialised variables").
+
+A local scalar declared without a value (`float x;`, `for (int e; e < n; e++)`) holds
+whatever the register held: the interpreter reads a marker value (-2^31 for an int, so a
+loop on it runs about 2^31 times) and the generated OpenCL reads garbage. The check is a
+definite-assignment walk in program order, linear in the size of the body:
+
+- a read of a variable that no path has set yet is an error (`mcpl-uninitialised`);
+- a read of a variable that some paths set and others do not (assigned in one branch of
+  an `if`, or only inside a loop that may run no iteration) is a warning.
+
+A loop body is walked once: what the body assigns anywhere counts as possibly set at its
+top (an earlier iteration may have set it), nothing more as surely set. Arrays and user
+types are left out (their elements are set one by one); so is a variable passed to a
+user function, which may set it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from mcl.diagnostics import Diagnostic, error, warning
+from mcl.mcpl import ast
+from mcl.mcpl.builtins import BUILTINS
+
+
+def uninitialised_diagnostics(function: ast.Function) -> list[Diagnostic]:
+    walk = _Walk()
+    walk.stmt(function.body, _State())
+    return walk.found
+
+
+@dataclass
+class _State:
+    surely: set[str] = field(default_factory=set)  # set on every path so far
+    maybe: set[str] = field(default_factory=set)  # set on some path so far
+    ended: bool = False  # after a return: the rest of the block does not run
+
+    def copy(self) -> _State:
+        return _State(set(self.surely), set(self.maybe), self.ended)
+
+    def set(self, name: str) -> None:
+        self.surely.add(name)
+        self.maybe.add(name)
+
+
+def _join(a: _State, b: _State) -> _State:
+    if a.ended:
+        return b
+    if b.ended:
+        return a
+    return _State(a.surely & b.surely, a.maybe | b.maybe)
+
+
+def _set_in(node: object) -> set[str]:
+    """Every scalar `node` may set: assignment targets, initialised declarations, loop
+    variables."""
+    names: set[str] = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Assign | ast.IncDec) and isinstance(n.target, ast.Name):
+            names.add(n.target.name)
+        elif isinstance(n, ast.Decl) and n.init is not None:
+            names.add(n.name)
+        elif isinstance(n, ast.Call) and n.func not in BUILTINS:
+            names.update(a.name for a in n.args if isinstance(a, ast.Name))
+    return names
+
+
+class _Walk:
+    def __init__(self) -> None:
+        self.tracked: set[str] = set()  # declared without a value
+        self.reported: set[str] = set()
+        self.found: list[Diagnostic] = []
+
+    def read(self, e: ast.Expr | None, state: _State) -> None:
+        if e is None or state.ended:
+            return
+        for n in ast.walk(e):
+            if isinstance(n, ast.Call) and n.func not in BUILTINS:
+                # Passed to a user function, which may set it: not a read we can judge.
+                for a in n.args:
+                    if isinstance(a, ast.Name):
+                        state.set(a.name)
+            if isinstance(n, ast.Name):
+                self.check(n, state)
+
+    def check(self, n: ast.Name, state: _State) -> None:
+        name = n.name
+        if name not in self.tracked or name in state.surely or name in self.reported:
+            return
+        self.reported.add(name)
+        if name in state.maybe:
+            self.found.append(warning(
+                "mcpl-uninitialised",
+                f"'{name}' may be read before it is set: some paths to here do not set it",
+                n.span,
+                f"give '{name}' a value where it is declared",
+            ))
+        else:
+            self.found.append(error(
+                "mcpl-uninitialised",
+                f"'{name}' is read before it is set: it has no value here",
+                n.span,
+                f"give '{name}' a value where it is declared, e.g. `= 0`",
+            ))
+
+    def stmt(self, s: ast.Stmt | None, state: _State) -> _State:
+        if s is None or state.ended:
+            return state
+        if isinstance(s, ast.Block):
+            for stmt in s.stmts:
+                state = self.stmt(stmt, state)
+        elif isinstance(s, ast.Decl):
+            self.decl(s, state)
+        elif isinstance(s, ast.Assign):
+            self.subscripts(s.target, state)
+            self.read(s.value, state)
+            if s.op != "=" or not isinstance(s.target, ast.Name):
+                self.read(s.target, state)
+            if isinstance(s.target, ast.Name):
+                state.set(s.target.name)
+        elif isinstance(s, ast.IncDec):
+            self.read(s.target, state)
+        elif isinstance(s, ast.Swap):
+            self.read(s.left, state)
+            self.read(s.right, state)
+        elif isinstance(s, ast.CallStmt):
+            self.read(s.call, state)
+        elif isinstance(s, ast.Return):
+            self.read(s.value, state)
+            state.ended = True
+        elif isinstance(s, ast.If):
+            self.read(s.cond, state)
+            then = self.stmt(s.then, state.copy())
+            orelse = self.stmt(s.orelse, state.copy())
+            state = _join(then, orelse)
+        elif isinstance(s, ast.For):
+            state = self.loop(s, state)
+        elif isinstance(s, ast.Foreach):
+            self.read(s.count, state)
+            state = self.stmt(s.body, state)
+            state.ended = False  # a return ends one unit, not the code after the foreach
+        return state
+
+    def decl(self, d: ast.Decl, state: _State) -> None:
+        if d.init is not None:
+            self.read(d.init, state)
+            state.set(d.name)
+        elif isinstance(d.type, ast.Prim) and d.view is None:
+            self.tracked.add(d.name)
+            state.surely.discard(d.name)
+            state.maybe.discard(d.name)
+        else:
+            state.set(d.name)  # arrays and user types: set element by element
+
+    def subscripts(self, target: ast.Expr, state: _State) -> None:
+        while isinstance(target, ast.Index | ast.Field):
+            if isinstance(target, ast.Index):
+                for index in target.indices:
+                    self.read(index, state)
+            target = target.base
+
+    def loop(self, s: ast.For, state: _State) -> _State:
+        state = self.stmt(s.init, state)
+        later = _set_in(s.body) | _set_in(s.step)  # set by an earlier iteration, perhaps
+        self.read(s.cond, state.copy())  # evaluated once before any iteration
+        top = state.copy()
+        top.maybe |= later
+        body = self.stmt(s.body, top.copy())
+        self.stmt(s.step, body)
+        after = state.copy()
+        after.maybe |= later
+        return after
