@@ -167,8 +167,98 @@ class RunResult:
         return statistics.median(self.kernel_times_s) if self.kernel_times_s else 0.0
 
 
-class Session:
-    """A built program on one device; run any of the module's functions on it."""
+class SessionBase:
+    """The run of a module's function on one device, whatever the API: arrays to
+    buffers, the host program with its launches, results back, device times. Backends
+    (OpenCL below, CUDA in mcl.codegen.cuda_runner) supply the device operations."""
+
+    generated: GeneratedModule
+
+    def run(self, function: str, args: dict[str, Any], repeat: int = 1) -> RunResult:
+        plan = self.generated.function(function)
+        if plan is None:
+            names = ", ".join(f.name for f in self.generated.functions) or "none"
+            raise MclError(
+                error(
+                    "run-unknown-function",
+                    f"no kernel function '{function}' (functions with foreach statements: {names})",
+                )
+            )
+        env = self._environment(plan, args)
+        arrays = {p.name: self._array(p, args, env) for p in plan.params if p.is_array}
+        buffers = {name: self._buffer(a, plan.param(name)) for name, a in arrays.items()}
+        times: list[float] = []
+        uploads: list[Any] = []
+        for _ in range(max(1, repeat)):
+            uploads = [self._upload(buffers[name], a)  # every repetition
+                       for name, a in arrays.items() if a.size]  # starts from the inputs
+            events: list[Any] = []
+
+            def launch(k: int, values: dict[str, Number], events: list[Any] = events) -> None:
+                events.append(self._launch(plan.kernels[k], values, buffers, args))
+
+            HostInterpreter(launch).run(plan.host_body, dict(env))
+            self._finish()
+            times.append(self._seconds([ev for ev in events if ev]))
+        outputs = {}
+        downloads = []
+        for p in plan.params:
+            if p.is_array and p.written:
+                out = np.empty_like(arrays[p.name])
+                if out.size:
+                    downloads.append(self._download(out, buffers[p.name]))
+                outputs[p.name] = out.reshape(np.shape(args[p.name]))
+        self._finish()
+        return RunResult(outputs, times, self.device_name(), self._seconds(uploads),
+                         self._seconds(downloads))
+
+    def _environment(self, plan: FunctionPlan, args: dict[str, Any]) -> dict[str, Number]:
+        return launch_environment(self.generated, plan, args)
+
+    def _array(self, p: ParamPlan, args: dict[str, Any], env: dict[str, Number]) -> np.ndarray:
+        value = np.asarray(args[p.name])
+        expected = int(evaluate(p.size, env)) if p.size is not None else value.size
+        if value.size != expected:
+            raise MclError(
+                error(
+                    "run-array-size",
+                    f"array '{p.name}' has {value.size} elements; its declaration needs {expected}",
+                )
+            )
+        dtype = value.dtype if p.is_struct else numpy_dtype(p.element)
+        return np.ascontiguousarray(value, dtype=dtype).reshape(-1)
+
+    # ------------------------------------------------------------------ the backend's part
+    def device_name(self) -> str:
+        raise NotImplementedError
+
+    def _buffer(self, a: np.ndarray, p: ParamPlan) -> Any:
+        raise NotImplementedError
+
+    def _upload(self, buffer: Any, a: np.ndarray) -> Any:
+        """Start copying `a` to `buffer`; a handle for `_seconds`."""
+        raise NotImplementedError
+
+    def _download(self, out: np.ndarray, buffer: Any) -> Any:
+        raise NotImplementedError
+
+    def _launch(
+        self, k: KernelPlan, env: dict[str, Number], buffers: dict[str, Any], args: dict[str, Any]
+    ) -> Any:
+        """Start kernel `k`; a handle for `_seconds`, or None when it has no units."""
+        raise NotImplementedError
+
+    def _finish(self) -> None:
+        """Wait until everything started has finished."""
+        raise NotImplementedError
+
+    def _seconds(self, handles: list[Any]) -> float:
+        """Device seconds of the finished operations of `handles`."""
+        raise NotImplementedError
+
+
+class Session(SessionBase):
+    """A built program on one OpenCL device; run any of the module's functions on it."""
 
     def __init__(
         self,
@@ -212,43 +302,20 @@ class Session:
                 )
             ) from exc
 
-    def run(self, function: str, args: dict[str, Any], repeat: int = 1) -> RunResult:
-        plan = self.generated.function(function)
-        if plan is None:
-            names = ", ".join(f.name for f in self.generated.functions) or "none"
-            raise MclError(
-                error(
-                    "run-unknown-function",
-                    f"no kernel function '{function}' (functions with foreach statements: {names})",
-                )
-            )
-        env = self._environment(plan, args)
-        arrays = {p.name: self._array(p, args, env) for p in plan.params if p.is_array}
-        buffers = {name: self._buffer(a, plan.param(name)) for name, a in arrays.items()}
-        times: list[float] = []
-        uploads: list[Any] = []
-        for _ in range(max(1, repeat)):
-            uploads = [_cl().enqueue_copy(self.queue, buffers[name], a)  # every repetition
-                       for name, a in arrays.items() if a.size]  # starts from the inputs
-            events: list[Any] = []
+    def device_name(self) -> str:
+        return describe(self.device)
 
-            def launch(k: int, values: dict[str, Number], events: list[Any] = events) -> None:
-                events.append(self._launch(plan.kernels[k], values, buffers, args))
+    def _upload(self, buffer: Any, a: np.ndarray) -> Any:
+        return _cl().enqueue_copy(self.queue, buffer, a)
 
-            HostInterpreter(launch).run(plan.host_body, dict(env))
-            self.queue.finish()
-            times.append(sum((ev.profile.end - ev.profile.start) * 1e-9 for ev in events if ev))
-        outputs = {}
-        downloads = []
-        for p in plan.params:
-            if p.is_array and p.written:
-                out = np.empty_like(arrays[p.name])
-                if out.size:
-                    downloads.append(_cl().enqueue_copy(self.queue, out, buffers[p.name]))
-                outputs[p.name] = out.reshape(np.shape(args[p.name]))
+    def _download(self, out: np.ndarray, buffer: Any) -> Any:
+        return _cl().enqueue_copy(self.queue, out, buffer)
+
+    def _finish(self) -> None:
         self.queue.finish()
-        return RunResult(outputs, times, describe(self.device), _profiled(uploads),
-                         _profiled(downloads))
+
+    def _seconds(self, handles: list[Any]) -> float:
+        return _profiled(handles)
 
     # ------------------------------------------------------------------ parts
     def _kernel(self, k: KernelPlan, env: dict[str, Number]) -> Any:
@@ -259,22 +326,6 @@ class Session:
         if (key, k.name) not in self.kernels:
             self.kernels[key, k.name] = getattr(self.programs[key], k.name)
         return self.kernels[key, k.name]
-
-    def _environment(self, plan: FunctionPlan, args: dict[str, Any]) -> dict[str, Number]:
-        return launch_environment(self.generated, plan, args)
-
-    def _array(self, p: ParamPlan, args: dict[str, Any], env: dict[str, Number]) -> np.ndarray:
-        value = np.asarray(args[p.name])
-        expected = int(evaluate(p.size, env)) if p.size is not None else value.size
-        if value.size != expected:
-            raise MclError(
-                error(
-                    "run-array-size",
-                    f"array '{p.name}' has {value.size} elements; its declaration needs {expected}",
-                )
-            )
-        dtype = value.dtype if p.is_struct else numpy_dtype(p.element)
-        return np.ascontiguousarray(value, dtype=dtype).reshape(-1)
 
     def _buffer(self, a: np.ndarray, p: ParamPlan) -> Any:
         cl = _cl()

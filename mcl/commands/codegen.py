@@ -42,6 +42,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="folder for the generated files (default: MODULE_LEAF)",
     )
     p.add_argument(
+        "--lang",
+        choices=("opencl", "cuda"),
+        default="opencl",
+        help="kernel language: opencl (default; LEAF.opencl.toml) or cuda (MODULE.cu, for "
+        "leaves with a LEAF.cuda.toml such as hopper and fermi; docs/codegen.md)",
+    )
+    p.add_argument(
         "--no-tuned",
         action="store_true",
         help="ignore the kernel's .tuned.toml (mcl tune) and use the constants as written",
@@ -63,6 +70,10 @@ def load_checked(path: str | Path, include_dirs: list[str], library: HwdLibrary)
     return program
 
 
+def files_first(files: dict[str, str]) -> str:
+    return next(iter(files))
+
+
 def run(args: argparse.Namespace) -> int:
     from mcl.codegen import emit_harness, generate_module
     library = library_from_args(args)
@@ -74,7 +85,8 @@ def run(args: argparse.Namespace) -> int:
     if config is not None:
         print(describe_tuned(config, args.file))
     overrides = config.constants if config is not None else None
-    generated = generate_module(program, args.target, library, overrides=overrides)
+    generated = generate_module(program, args.target, library, overrides=overrides,
+                                language=args.lang)
     if not generated.functions:
         raise MclError(
             error(
@@ -86,7 +98,11 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.output or f"{generated.name}_{args.target}")
     try:
         out.mkdir(parents=True, exist_ok=True)
-        files = emit_harness(generated).files()
+        files = (
+            {f"{generated.name}.cu": generated.opencl}
+            if args.lang == "cuda"
+            else emit_harness(generated).files()
+        )
         for name, text in files.items():
             (out / name).write_text(text, encoding="utf-8")
     except OSError as exc:
@@ -97,5 +113,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"generated {kernels} kernel(s) of {generated.name} for {args.target} in {out}/:")
     for name in files:
         print(f"  {out / name}")
-    print(f"build: cmake -S {out} -B {out}/build && cmake --build {out}/build")
+    if args.lang == "cuda":
+        print(f"compile: nvcc -cubin -arch={generated.arch or 'sm_90'} {out / files_first(files)}")
+    else:
+        print(f"build: cmake -S {out} -B {out}/build && cmake --build {out}/build")
     return 0
