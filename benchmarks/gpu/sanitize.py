@@ -2,7 +2,7 @@
 at every leaf with a CUDA mapping, through the CUDA backend, on the GPU machine:
 
     PYTHONPATH=. python3 benchmarks/gpu/sanitize.py [--sizes prime,paper]
-        [--tools memcheck,racecheck,synccheck,initcheck] [--paper-tools memcheck]
+        [--tools memcheck,racecheck,synccheck,initcheck] [--paper-tools memcheck,synccheck]
         [--out benchmarks/results/sanitize] [--timeout 540] [--only SUBSTRING]
 
 Each tool runs one process per size set: `compute-sanitizer --tool T python3
@@ -82,8 +82,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="prime,paper")
     parser.add_argument("--tools", default="memcheck,racecheck,synccheck,initcheck")
-    parser.add_argument("--paper-tools", default="memcheck",
-                        help="the tools that also run at paper sizes (default memcheck)")
+    parser.add_argument("--paper-tools", default="memcheck,synccheck",
+                        help="the tools that also run at paper sizes (default memcheck,synccheck)")
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks/results/sanitize")
     parser.add_argument("--timeout", type=float, default=540, help="seconds per process")
     parser.add_argument("--only", default="", help="substring of the case ids to run")
