@@ -364,7 +364,51 @@ class Session(SessionBase):
                 value = env[a.name]
                 kernel.set_arg(i, np.array(value, dtype=numpy_dtype(a.element)))
         global_size = [g * s for g, s in zip(groups, local, strict=True)]
-        return cl.enqueue_nd_range_kernel(self.queue, kernel, global_size, local)
+        try:
+            return cl.enqueue_nd_range_kernel(self.queue, kernel, global_size, local)
+        except cl.RuntimeError as exc:
+            if "OUT_OF_RESOURCES" not in str(exc):
+                raise
+            raise self._out_of_resources(k, kernel, local, env) from None
+
+    def _out_of_resources(self, k: KernelPlan, kernel: Any, local: list[int],
+                          env: dict[str, Number]) -> MclError:
+        """The driver's OUT_OF_RESOURCES as one line with the figures the OpenCL API
+        gives: the kernel's own work-group limit (its registers on a GPU), its local
+        memory (declared and sized by the host) against the device's."""
+        cl = _cl()
+        info = cl.kernel_work_group_info
+        limit = kernel.get_work_group_info(info.WORK_GROUP_SIZE, self.device)
+        declared = kernel.get_work_group_info(info.LOCAL_MEM_SIZE, self.device)
+        dynamic = sum(
+            (int(evaluate(a.size, env)) if a.size is not None else 1)
+            * (numpy_dtype(a.element).itemsize if not a.is_struct else 1)
+            for a in k.args if a.kind == "local")
+        return MclError(error(
+            "run-resources",
+            resource_message(k.name, local, limit, declared, dynamic,
+                             self.device.local_mem_size, describe(self.device)),
+            k.span, hint="use fewer work-items per group, fewer values per work-item or "
+            "smaller local tiles; --backend cuda names the registers where the device is "
+            "NVIDIA's"))
+
+
+def resource_message(kernel: str, local: list[int], limit: int, declared: int, dynamic: int,
+                     device_local: int, device: str) -> str:
+    """Which resource a launch that the OpenCL driver refused exceeds, with the figures."""
+    items = int(np.prod(local))
+    shape = "x".join(map(str, local))
+    if items > limit:
+        return (f"kernel {kernel} needs work-groups of {shape} = {items} work-items; with its "
+                f"registers and private memory, {device} runs it in work-groups of at most "
+                f"{limit}")
+    if declared + dynamic > device_local:
+        return (f"kernel {kernel} needs {declared + dynamic} bytes of local memory per "
+                f"work-group ({declared} declared, {dynamic} sized by the host); {device} "
+                f"has {device_local}")
+    return (f"{device} refused kernel {kernel} (OUT_OF_RESOURCES) although its work-groups "
+            f"of {items} work-items are within its limit of {limit} and its "
+            f"{declared + dynamic} bytes of local memory within the device's {device_local}")
 
 
 def _profiled(events: list[Any]) -> float:
