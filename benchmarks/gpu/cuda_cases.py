@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             outcome = runner()
         except MclError as exc:
-            outcome = {"status": "error", "problem": str(exc).splitlines()[0]}
+            outcome = {"status": "error", "problem": exc.diagnostics[0].message.splitlines()[0]}
         except Exception as exc:  # noqa: BLE001 - reported per case, the others still run
             outcome = {"status": "crash", "problem": f"{type(exc).__name__}: {exc}",
                        "traceback": traceback.format_exc()}
