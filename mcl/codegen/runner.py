@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import statistics
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -173,6 +174,8 @@ class SessionBase:
     (OpenCL below, CUDA in mcl.codegen.cuda_runner) supply the device operations."""
 
     generated: GeneratedModule
+    programs: dict[str, Any]  # by build options, "" for none
+    kernels: dict[tuple[str, str], Any]  # by (build options, kernel name)
 
     def run(self, function: str, args: dict[str, Any], repeat: int = 1) -> RunResult:
         plan = self.generated.function(function)
@@ -228,7 +231,24 @@ class SessionBase:
         dtype = value.dtype if p.is_struct else numpy_dtype(p.element)
         return np.ascontiguousarray(value, dtype=dtype).reshape(-1)
 
+    def _cached_kernel(self, k: KernelPlan, env: dict[str, Number],
+                       find: Callable[[Any], Any]) -> Any:
+        """Kernel `k` of the program built for the launch's options (private arrays sized
+        by the kernel's sizes: KernelPlan.defines), each program built once; `find` takes
+        the kernel out of a program."""
+        options = build_options(k, env)
+        key = " ".join(options)
+        if key not in self.programs:
+            self.programs[key] = self._build(options)
+        if (key, k.name) not in self.kernels:
+            self.kernels[key, k.name] = find(self.programs[key])
+        return self.kernels[key, k.name]
+
     # ------------------------------------------------------------------ the backend's part
+    def _build(self, options: tuple[str, ...]) -> Any:
+        """The program (module) built with the extra compiler `options`."""
+        raise NotImplementedError
+
     def device_name(self) -> str:
         raise NotImplementedError
 
@@ -319,13 +339,7 @@ class Session(SessionBase):
 
     # ------------------------------------------------------------------ parts
     def _kernel(self, k: KernelPlan, env: dict[str, Number]) -> Any:
-        options = build_options(k, env)
-        key = " ".join(options)
-        if key not in self.programs:
-            self.programs[key] = self._build(options)
-        if (key, k.name) not in self.kernels:
-            self.kernels[key, k.name] = getattr(self.programs[key], k.name)
-        return self.kernels[key, k.name]
+        return self._cached_kernel(k, env, lambda program: getattr(program, k.name))
 
     def _buffer(self, a: np.ndarray, p: ParamPlan) -> Any:
         cl = _cl()
