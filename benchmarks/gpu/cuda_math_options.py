@@ -2,7 +2,8 @@
 through OpenCL (NVIDIA's driver), through CUDA with NVRTC's defaults (IEEE-rounded
 division and square root), and through CUDA with the accuracy OpenCL C allows by default
 (division within 2.5 ulp, sqrt within 3 ulp: `-prec-div=false -prec-sqrt=false`), in the
-same rounds, each output verified against numpy:
+same rounds, and with denormals flushed to zero (`-ftz=true`) and with `-use_fast_math`,
+each output verified against numpy:
 
     PYTHONPATH=. python3 benchmarks/gpu/cuda_math_options.py [--app blackscholes]
         [--versions gpu_v1,hopper_v1] [-D n=16000000] [--rounds 10]
@@ -23,6 +24,8 @@ if str(REPO) not in sys.path:
 BUILDS = {
     "CUDA, NVRTC defaults": (),
     "CUDA, -prec-div=false -prec-sqrt=false": ("-prec-div=false", "-prec-sqrt=false"),
+    "CUDA, -ftz=true": ("-ftz=true",),
+    "CUDA, -use_fast_math": ("-use_fast_math",),
 }
 
 

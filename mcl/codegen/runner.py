@@ -393,36 +393,39 @@ class Session(SessionBase):
         cl = _cl()
         info = cl.kernel_work_group_info
         limit = kernel.get_work_group_info(info.WORK_GROUP_SIZE, self.device)
-        declared = kernel.get_work_group_info(info.LOCAL_MEM_SIZE, self.device)
+        used = kernel.get_work_group_info(info.LOCAL_MEM_SIZE, self.device)
         dynamic = sum(
             (int(evaluate(a.size, env)) if a.size is not None else 1)
             * (numpy_dtype(a.element).itemsize if not a.is_struct else 1)
             for a in k.args if a.kind == "local")
         return MclError(error(
             "run-resources",
-            resource_message(k.name, local, limit, declared, dynamic,
+            resource_message(k.name, local, limit, used, dynamic,
                              self.device.local_mem_size, describe(self.device)),
             k.span, hint="use fewer work-items per group, fewer values per work-item or "
             "smaller local tiles; --backend cuda names the registers where the device is "
             "NVIDIA's"))
 
 
-def resource_message(kernel: str, local: list[int], limit: int, declared: int, dynamic: int,
+def resource_message(kernel: str, local: list[int], limit: int, used: int, dynamic: int,
                      device_local: int, device: str) -> str:
-    """Which resource a launch that the OpenCL driver refused exceeds, with the figures."""
+    """Which resource a launch that the OpenCL driver refused exceeds, with the figures.
+    `used` is the kernel's CL_KERNEL_LOCAL_MEM_SIZE, which counts the local-memory
+    arguments already set (OpenCL 1.2, clGetKernelWorkGroupInfo); `dynamic` is their
+    size."""
     items = int(np.prod(local))
     shape = "x".join(map(str, local))
+    total = used if used >= dynamic else used + dynamic
     if items > limit:
         return (f"kernel {kernel} needs work-groups of {shape} = {items} work-items; with its "
                 f"registers and private memory, {device} runs it in work-groups of at most "
                 f"{limit}")
-    if declared + dynamic > device_local:
-        return (f"kernel {kernel} needs {declared + dynamic} bytes of local memory per "
-                f"work-group ({declared} declared, {dynamic} sized by the host); {device} "
-                f"has {device_local}")
+    if total > device_local:
+        return (f"kernel {kernel} needs {total} bytes of local memory per work-group "
+                f"({dynamic} of them sized by the host); {device} has {device_local}")
     return (f"{device} refused kernel {kernel} (OUT_OF_RESOURCES) although its work-groups "
-            f"of {items} work-items are within its limit of {limit} and its "
-            f"{declared + dynamic} bytes of local memory within the device's {device_local}")
+            f"of {items} work-items are within its limit of {limit} and its {total} bytes "
+            f"of local memory within the device's {device_local}")
 
 
 def _profiled(events: list[Any]) -> float:

@@ -70,12 +70,9 @@ def load_checked(path: str | Path, include_dirs: list[str], library: HwdLibrary)
     return program
 
 
-def files_first(files: dict[str, str]) -> str:
-    return next(iter(files))
-
-
 def run(args: argparse.Namespace) -> int:
     from mcl.codegen import emit_harness, generate_module
+    from mcl.codegen.host_cpp import emit_cuda_cmake
     library = library_from_args(args)
     program = load_checked(args.file, args.include_dirs, library)
     from mcl.tune.tuned_file import best_tuned, describe_tuned
@@ -99,7 +96,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         out.mkdir(parents=True, exist_ok=True)
         files = (
-            {f"{generated.name}.cu": generated.opencl}
+            {f"{generated.name}.cu": generated.opencl,
+             "CMakeLists.txt": emit_cuda_cmake(generated)}
             if args.lang == "cuda"
             else emit_harness(generated).files()
         )
@@ -113,8 +111,5 @@ def run(args: argparse.Namespace) -> int:
     print(f"generated {kernels} kernel(s) of {generated.name} for {args.target} in {out}/:")
     for name in files:
         print(f"  {out / name}")
-    if args.lang == "cuda":
-        print(f"compile: nvcc -cubin -arch={generated.arch or 'sm_90'} {out / files_first(files)}")
-    else:
-        print(f"build: cmake -S {out} -B {out}/build && cmake --build {out}/build")
+    print(f"build: cmake -S {out} -B {out}/build && cmake --build {out}/build")
     return 0
