@@ -403,8 +403,8 @@ class Session(SessionBase):
             resource_message(k.name, local, limit, used, dynamic,
                              self.device.local_mem_size, describe(self.device)),
             k.span, hint="use fewer work-items per group, fewer values per work-item or "
-            "smaller local tiles; --backend cuda names the registers where the device is "
-            "NVIDIA's"))
+            "smaller local tiles; on an NVIDIA GPU, --backend cuda lets a block opt in to "
+            "more shared memory"))
 
 
 def resource_message(kernel: str, local: list[int], limit: int, used: int, dynamic: int,
