@@ -72,7 +72,6 @@ def load_checked(path: str | Path, include_dirs: list[str], library: HwdLibrary)
 
 def run(args: argparse.Namespace) -> int:
     from mcl.codegen import emit_harness, generate_module
-    from mcl.codegen.host_cpp import emit_cuda_cmake
     library = library_from_args(args)
     program = load_checked(args.file, args.include_dirs, library)
     from mcl.tune.tuned_file import best_tuned, describe_tuned
@@ -95,12 +94,7 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.output or f"{generated.name}_{args.target}")
     try:
         out.mkdir(parents=True, exist_ok=True)
-        files = (
-            {f"{generated.name}.cu": generated.opencl,
-             "CMakeLists.txt": emit_cuda_cmake(generated)}
-            if args.lang == "cuda"
-            else emit_harness(generated).files()
-        )
+        files = emit_harness(generated).files()
         for name, text in files.items():
             (out / name).write_text(text, encoding="utf-8")
     except OSError as exc:
