@@ -82,12 +82,17 @@ inline Context open_context(const char* spec = nullptr)
     return ctx;
 }
 
+// Releases the stream and this program's hold on the device's primary context.
 inline void close_context(Context& ctx)
 {
-    if (ctx.stream) cuStreamDestroy(ctx.stream);
-    if (ctx.context) cuDevicePrimaryCtxRelease(ctx.device);
-    ctx.stream = nullptr;
-    ctx.context = nullptr;
+    if (ctx.stream) {
+        cuStreamDestroy(ctx.stream);
+        ctx.stream = nullptr;
+    }
+    if (ctx.context) {
+        cuDevicePrimaryCtxRelease(ctx.device);
+        ctx.context = nullptr;
+    }
 }
 
 // `source` compiled with NVRTC for the device's architecture (options: "-DNAME=VALUE ...").
