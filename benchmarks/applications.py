@@ -59,6 +59,7 @@ class Row:
     verified: bool | None = None
     problem: str | None = None
     error_ratio: float | None = None  # worst |error| / error bound of its output
+    backend: str = "opencl"  # how a version ran: opencl or cuda (peers: their own way)
 
     @property
     def best(self) -> float | None:
@@ -100,6 +101,11 @@ class Case:
 
     def perfect(self) -> Row | None:
         return next((r for r in self.measured("version") if r.name == "perfect"), None)
+
+    def on_backend(self, backend: str) -> Case:
+        """The case with the versions that ran through `backend` (and all peers)."""
+        rows = [r for r in self.rows if r.kind == "peer" or r.backend == backend]
+        return Case(self.app, self.unit, self.defines, self.work, rows)
 
 
 def _rate(work: dict[str, float], unit: str, seconds: float | None) -> float | None:
@@ -195,7 +201,8 @@ def peer_outputs(value: object, names: Iterable[str], expected: Any) -> dict[str
 
 def run_case(module: ModuleType, defines: dict[str, int], kind: str, queue: Any,
              library: Any, rounds: int, only: list[str] | None, every: bool,
-             tuned: bool = False) -> Case:
+             tuned: bool = False, backends: tuple[str, ...] = ("opencl",),
+             cuda_device: Any = None) -> Case:
     """The versions (benchmarks/harness.run_version: built once, `rounds` runs, verified)
     and the peers (time_cuda / time_cpu, the outputs they return verified) on one size, all on
     the same inputs."""
@@ -211,12 +218,14 @@ def run_case(module: ModuleType, defines: dict[str, int], kind: str, queue: Any,
         if only is not None and spec.name not in only:
             continue
         leaf = spec.leaf_for(kind) or ""
-        result = harness.run_version(spec.path, leaf, queue, defines, rounds, tuned=tuned)
-        # a version built with its .tuned.toml constants (mcl tune) says so
-        name = f"{spec.name} (tuned)" if result.constants else spec.name
-        case.rows.append(Row(name, "version", leaf, list(result.times), result.verified,
-                             result.problem.splitlines()[0] if result.problem else None,
-                             result.ratio))
+        for backend in backends:
+            result = harness.run_version(spec.path, leaf, queue, defines, rounds, tuned=tuned,
+                                         backend=backend, cuda_device=cuda_device)
+            # a version built with its .tuned.toml constants (mcl tune) says so
+            name = f"{spec.name} (tuned)" if result.constants else spec.name
+            case.rows.append(Row(name, "version", leaf, list(result.times), result.verified,
+                                 result.problem.splitlines()[0] if result.problem else None,
+                                 result.ratio, backend))
 
     timer = harness.time_cuda if kind == "gpu" and _has_cuda() else harness.time_cpu
     for peer in module.peers(kind):
@@ -304,7 +313,24 @@ def print_rows(case: Case) -> None:
         check = {None: "", True: "ok", False: "WRONG"}[row.verified]
         median = _rate(case.work, case.unit, row.median)
         print(f"  {row.name:<34}{row.leaf:<12}{_fmt(case.rate(row)):>10}{_fmt(median):>10}"
-              f"  {check}")
+              f"  {check}" + (f"  ({row.backend})" if row.kind == "version" else ""))
+
+
+def print_backend_ratios(cases: list[Case]) -> None:
+    """Per version and size: OpenCL time over CUDA time of the same generated kernel in
+    the same run (above 1: the CUDA build is faster)."""
+    print(f"\n{'application':<14}{'sizes':<28}{'version':<22}{'OpenCL':>10}{'CUDA':>10}"
+          f"{'OpenCL/CUDA':>13}")
+    for case in cases:
+        sizes = ", ".join(f"{k}={v}" for k, v in case.defines.items())
+        opencl = {r.name: r for r in case.rows if r.kind == "version" and r.backend == "opencl"}
+        for row in case.rows:
+            if row.kind != "version" or row.backend != "cuda" or row.name not in opencl:
+                continue
+            peer = opencl[row.name]
+            print(f"{case.app:<14}{sizes[:27]:<28}{row.name[:21]:<22}"
+                  f"{_fmt(case.rate(peer)):>10}{_fmt(case.rate(row)):>10}"
+                  f"{_ratio(peer, row):>13}")
 
 
 def to_json(cases: list[Case], meta: dict[str, Any], copy_times: list[float]) -> dict[str, Any]:
@@ -354,6 +380,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tuned", action="store_true",
                         help="build each version with the constants of its .tuned.toml for "
                         "this device, where it has one (mcl tune; docs/tuning.md)")
+    parser.add_argument("--backend", choices=("opencl", "cuda", "both"), default="opencl",
+                        help="run the versions as OpenCL (default), as CUDA through NVIDIA's "
+                        "driver API (mcl[cuda]; NVIDIA GPUs), or both in the same run with "
+                        "the ratio per version")
     parser.add_argument("--json", metavar="FILE", help="also write the results as JSON "
                         "(raw output belongs under benchmarks/results/)")
     args = parser.parse_args(argv)
@@ -372,13 +402,20 @@ def main(argv: list[str] | None = None) -> int:
     print(f"device: {opened.name} ({kind}); best of {args.rounds} rounds", flush=True)
 
     overrides = parse_overrides(args.defines)
+    backends = ("opencl", "cuda") if args.backend == "both" else (args.backend,)
+    cuda_device = None
+    if "cuda" in backends:
+        from mcl.codegen.cuda_runner import select_cuda_device
+
+        cuda_device = select_cuda_device(None)
+        print(f"CUDA device: {cuda_device.name} ({cuda_device.platform.name})", flush=True)
     copy_runs: list[float] = []
     cases = []
     for module in modules:
         for defines in apply_defines(module.sizes(kind), overrides):
             copy_runs.append(harness.copy_bandwidth(opened.queue, rounds=3))
             case = run_case(module, defines, kind, opened.queue, library, args.rounds, only,
-                            args.all_versions, args.tuned)
+                            args.all_versions, args.tuned, backends, cuda_device)
             copy_runs.append(harness.copy_bandwidth(opened.queue, rounds=3))
             print_rows(case)
             cases.append(case)
@@ -387,9 +424,16 @@ def main(argv: list[str] | None = None) -> int:
     peak, peak_text = fma_peak(device, kind)
     if peak_text:
         print(f"FP32 FMA peak: {peak_text}")
-    print_table(cases, copy_gbs, peak)
+    for backend in backends:
+        if len(backends) > 1:
+            print(f"\nversions through {backend}:")
+        print_table([c.on_backend(backend) for c in cases], copy_gbs, peak)
+    if len(backends) > 1:
+        print_backend_ratios(cases)
     if args.json:
         meta = {"device": opened.name, "kind": kind, "rounds": args.rounds,
+                "backends": list(backends),
+                "cuda_device": cuda_device.name if cuda_device is not None else None,
                 "fma_peak_gflops": peak, "fma_peak": peak_text}
         Path(args.json).write_text(json.dumps(to_json(cases, meta, copy_runs), indent=2),
                                    encoding="utf-8")

@@ -216,8 +216,11 @@ def prepared_inputs(reference: Any, defines: Mapping[str, int], seed: int,
 
 def run_version(kernel_file: str | Path, leaf: str, queue: Any, defines: Mapping[str, int],
                 rounds: int, tuned: bool = False, seed: int = 0,
-                inputs: str | None = None) -> RunResult:
-    """Run one kernel version on the queue's device, verified (see the module docstring)."""
+                inputs: str | None = None, backend: str = "opencl",
+                cuda_device: Any = None) -> RunResult:
+    """Run one kernel version on the queue's device, verified (see the module docstring);
+    with `backend="cuda"`, its generated CUDA on `cuda_device` (the same constants as the
+    OpenCL build: a .tuned.toml entry of the queue's device applies to both)."""
     from mcl.diagnostics import MclError
     from mcl.hdl.library import default_library
     from mcl.mcpl.loader import load_program
@@ -236,8 +239,9 @@ def run_version(kernel_file: str | Path, leaf: str, queue: Any, defines: Mapping
         return result
     overrides = tuned_overrides(program, leaf, queue.device, args) if tuned else None
     result.constants = overrides
+    device = cuda_device if backend == "cuda" else queue.device
     session, problem = prepare_session(program, reference.function, leaf, library,
-                                       queue.device, overrides, queue=queue)
+                                       device, overrides, queue=queue, backend=backend)
     if session is None:
         result.problem = problem
         return result

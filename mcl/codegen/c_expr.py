@@ -1,7 +1,7 @@
-"""Print MCPL expressions as OpenCL C (kernels) or C++ (host statements).
+"""Print MCPL expressions as OpenCL C or CUDA C++ (kernels) or C++ (host statements).
 
-The two languages share C's expression syntax; they differ in the built-ins (OpenCL's
-`fmin` and `atomic_add` versus `std::fmin`), so one printer serves both.
+The languages share C's expression syntax; they differ in the built-ins (OpenCL's
+`fmin` and `atomic_add` versus `std::fmin`, CUDA's `atomicAdd`), so one printer serves all.
 """
 
 from __future__ import annotations
@@ -51,6 +51,11 @@ ATOMICS = {
     "atomicXor": "atomic_xor",
     "atomicAddFloat": "",  # a compare-and-swap loop (OpenCL 1.x has no float atomics)
 }
+# The same in CUDA, whose atomics on int and float carry MCPL's names; OpenCL's
+# atomic_inc/atomic_dec (add or subtract one) are CUDA's atomicAdd/atomicSub of 1 (CUDA's
+# own atomicInc wraps at a bound).
+CUDA_ATOMICS = {name: name for name in ATOMICS} | {"atomicAddFloat": "atomicAdd"}
+_CUDA_STEP = {"atomicInc": ("atomicAdd", "1"), "atomicDec": ("atomicSub", "1")}
 
 
 def int_literal(e: IntLit) -> str:
@@ -88,7 +93,7 @@ class Needs:
 @dataclass
 class ExprPrinter(StrictVisitor):
     scope: Scope
-    language: str = "opencl"  # or "cpp"
+    language: str = "opencl"  # or "cuda" (kernels), "cpp" (host)
     access: dict[str, dict[str, str]] = field(default_factory=dict)  # function -> param -> mode
     needs: Needs = field(default_factory=Needs)
     float_suffix: str = "f"
@@ -192,6 +197,9 @@ class ExprPrinter(StrictVisitor):
             return f"mcl_ipow({self.expr(e.left)}, {self.expr(e.right)})"
         if self.language == "cpp":
             return f"std::pow({self.expr(e.left)}, {self.expr(e.right)})"
+        if right_t == INT and self.language == "cuda":
+            # CUDA's pow(float, int) overload: exact for small integral exponents like pown.
+            return f"pow({self.as_float(e.left)}, {self.expr(e.right)})"
         if right_t == INT:
             return f"pown({self.as_float(e.left)}, {self.expr(e.right)})"
         return f"pow({self.as_float(e.left)}, {self.as_float(e.right)})"
@@ -243,6 +251,8 @@ class ExprPrinter(StrictVisitor):
             x = self.as_float(args[0])
             if cpp:
                 return f"({self.expr(args[1])} = std::cos({x}), std::sin({x}))"
+            if self.language == "cuda":
+                return f"({self.expr(args[1])} = cos({x}), sin({x}))"
             return f"sincos({x}, &{self.wrap(args[1], UNARY)})"
         if f in ATOMICS:
             return self._atomic(e)
@@ -272,6 +282,14 @@ class ExprPrinter(StrictVisitor):
                 error("codegen-atomic", f"{e.func} on memory in the {space} address space", e.span)
             )
         pointer = f"&{self.wrap(target, UNARY)}"
+        if self.language == "cuda":
+            if t not in (INT, FLOAT) or (t == FLOAT and e.func not in ("atomicAdd",
+                                                                      "atomicAddFloat")):
+                raise MclError(
+                    error("codegen-atomic", f"{e.func} needs an int or float target", e.span)
+                )
+            name, *step = _CUDA_STEP.get(e.func, (CUDA_ATOMICS[e.func],))
+            return f"{name}({', '.join([pointer, *operands, *step])})"
         if e.func == "atomicAddFloat" or (e.func == "atomicAdd" and t == FLOAT):
             helper = f"mcl_atomic_add_float_{space}"
             self.needs.helpers.add(helper)

@@ -52,11 +52,23 @@ from mcl.mcpl.ast import (
 from mcl.mcpl.nesting import ARRAY, SCALAR
 
 _MUL = BINARY_PRECEDENCE["*"]
-_ID_FUNCTION = {
-    "work-group": "get_group_id",
-    "work-item": "get_local_id",
-    "global": "get_global_id",
-}
+# CUDA: the block's dynamic shared memory, which arrays sized by the host point into.
+SHARED_BUFFER = "mcl_shared"
+
+
+def shared_offset(cname: str) -> str:
+    """CUDA: the kernel argument that holds the byte offset of a host-sized shared array."""
+    return f"mcl_offset_{cname}"
+
+
+def dynamic_shared_layout(sizes: list[int]) -> tuple[list[int], int]:
+    """CUDA: byte offsets of the host-sized shared arrays of `sizes` bytes in the block's
+    dynamic shared memory, each on a 16-byte boundary (vector copies), and the total."""
+    offsets, total = [], 0
+    for size in sizes:
+        offsets.append(total)
+        total += -(-max(1, size) // 16) * 16
+    return offsets, total
 
 
 @dataclass(frozen=True)
@@ -175,8 +187,10 @@ class KernelEmitter:
             local_args = self._shared_declarations(levels)
             for lv in levels:
                 self._index_declaration(lv, levels)
+            dialect = self.mapping.dialect
             guard = " && ".join(
-                f"(int)get_global_id({d}) < {self.printer.wrap(total, BINARY_PRECEDENCE['<'] + 1)}"
+                f"{dialect.unit_index('global', d)} < "
+                f"{self.printer.wrap(total, BINARY_PRECEDENCE['<'] + 1)}"
                 for d, total in nd.guards
             )
             if guard:
@@ -193,17 +207,23 @@ class KernelEmitter:
         for v in local_args:
             assert isinstance(v.type, ArrayType)
             element = v.type.element
-            signature.append(f"__local {element_type(element)}* restrict {v.cname}")
+            if self.mapping.dialect.is_cuda:
+                signature.append(f"const int {shared_offset(v.cname)}")
+            else:
+                signature.append(f"__local {element_type(element)}* restrict {v.cname}")
             size = product(flat_dims(v.type))
             args.append(
                 KernelArg(v.name, "local", element.name, size, isinstance(element, NamedType))
             )
         attribute = self._work_group_size_attribute(nd)
+        keyword = self.mapping.dialect.kernel_keyword
+        # OpenCL puts the attribute before `void`, CUDA's launch bounds come after it.
         header = (
-            f"__kernel{attribute} void {name}(\n"
-            + ",\n".join(f"{INDENT}{s}" for s in signature)
-            + ")"
+            f"{keyword} void{attribute} {name}(\n"
+            if self.mapping.dialect.is_cuda
+            else f"{keyword}{attribute} void {name}(\n"
         )
+        header += ",\n".join(f"{INDENT}{s}" for s in signature) + ")"
         defines = tuple(self.body.specialised)
         text = f"// {self.function.name}{where(top.span).replace('  //', ',')}\n"
         for macro, size in defines:
@@ -226,7 +246,7 @@ class KernelEmitter:
             if (x.mapping.role, x.mapping.dim) == (lv.mapping.role, lv.mapping.dim)
         ]
         k = same.index(lv)
-        linear = f"(int){_ID_FUNCTION[lv.mapping.role]}({lv.mapping.dim})"
+        linear = self.mapping.dialect.unit_index(lv.mapping.role, lv.mapping.dim)
         inner = product([x.foreach.count for x in same[k + 1 :]])
         text = linear
         if k + 1 < len(same):
@@ -246,6 +266,7 @@ class KernelEmitter:
         kernel arguments whose size the host sets at launch."""
         dynamic: list[Var] = []
         scope = self.printer.scope
+        shared = self.mapping.dialect.shared_keyword
         for lv in levels:
             for d in lv.decls:
                 if isinstance(d, ViewDecl):
@@ -269,28 +290,48 @@ class KernelEmitter:
                 if not isinstance(d.type, ArrayType):
                     assert isinstance(d.type, Prim | NamedType)
                     var = scope.declare(Var(d.name, d.type, "local", space))
-                    self.body.line(1, f"__local {element_type(d.type)} {var.cname};", d.span)
+                    self.body.line(
+                        1, f"{shared} {element_type(d.type)} {var.cname};", d.span
+                    )
                 elif self._is_constant(flat_dims(d.type)):
                     var = scope.declare(Var(d.name, d.type, "local", space))
                     size = self.printer.expr(product(flat_dims(d.type)))
                     # 16-byte aligned for the vector copies of vectorize.py
-                    aligned = " __attribute__((aligned(16)))" if self.mapping.vector_width else ""
+                    aligned = self.mapping.dialect.aligned16 if self.mapping.vector_width else ""
                     self.body.line(
                         1,
-                        f"__local {element_type(d.type.element)} {var.cname}[{size}]{aligned};",
+                        f"{shared} {element_type(d.type.element)} {var.cname}[{size}]{aligned};",
                         d.span,
                     )
                 else:
                     var = scope.declare(Var(d.name, d.type, "local", space, kind="param"))
                     dynamic.append(var)
-                    self.body.line(
-                        1,
-                        f"// {var.cname}: __local memory sized by the host (kernel argument)",
-                        d.span,
-                    )
+                    if self.mapping.dialect.is_cuda:
+                        self._dynamic_shared(var, len(dynamic) == 1, d)
+                    else:
+                        self.body.line(
+                            1,
+                            f"// {var.cname}: __local memory sized by the host (kernel argument)",
+                            d.span,
+                        )
                 if d.view is not None:
                     self.body.view(var, d.view, 1, d.span)
         return dynamic
+
+    def _dynamic_shared(self, var: Var, first: bool, d: Decl) -> None:
+        """CUDA has one dynamic shared buffer per block (its size is a launch parameter):
+        an array sized by the host is a pointer into it at a byte offset that the host
+        passes as the kernel argument (`dynamic_shared_layout`)."""
+        assert isinstance(var.type, ArrayType) and isinstance(var.type.element, Prim | NamedType)
+        if first:
+            self.body.line(1, f"extern __shared__ __align__(16) unsigned char {SHARED_BUFFER}[];")
+        element = element_type(var.type.element)
+        self.body.line(
+            1,
+            f"{element}* const {var.cname} = ({element}*)({SHARED_BUFFER} + "
+            f"{shared_offset(var.cname)});  // shared memory sized by the host",
+            d.span,
+        )
 
     def _is_constant(self, exprs: list[Expr]) -> bool:
         for e in exprs:
@@ -320,8 +361,7 @@ class KernelEmitter:
                 sizes.append(str(value))
             else:
                 return ""
-        sizes += ["1"] * (3 - len(nd.local))
-        return f" __attribute__((reqd_work_group_size({', '.join(sizes)})))"
+        return self.mapping.dialect.group_size_attribute(sizes)
 
 
 def _mcpl(e: Expr) -> str:

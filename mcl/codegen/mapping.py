@@ -35,6 +35,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from mcl.codegen.dialect import DIALECTS, Dialect
 from mcl.diagnostics import MclError, Span, did_you_mean, error
 from mcl.hdl.model import HardwareDescription
 
@@ -49,6 +50,22 @@ BARRIERS = ("local", "global", "local+global")
 DEVICE_TYPES = ("gpu", "cpu", "accelerator", "all")
 
 DEFAULT_UNROLL = 16
+
+# A `<leaf>.cuda.toml` names the same constructs in CUDA's words; they are read into the
+# model below (whose words are OpenCL's), so one emitter serves both (mcl.codegen.dialect).
+CUDA_ROLES = {"block": "work-group", "thread": "work-item", "global": "global", "loop": "loop"}
+CUDA_SPACES = {"global": "global", "shared": "local", "constant": "constant",
+               "register": "private"}
+# __syncthreads() orders the block's shared and global accesses alike.
+CUDA_BARRIERS = {"block": "local+global"}
+# The words a mapping file of each language uses: (roles, address spaces, barriers), each
+# word -> the model's word.
+VOCABULARY: dict[str, tuple[dict[str, str], dict[str, str], dict[str, str]]] = {
+    "opencl": ({r: r for r in ROLES}, {a: a for a in ADDRESS_SPACES}, {b: b for b in BARRIERS}),
+    "cuda": (CUDA_ROLES, CUDA_SPACES, CUDA_BARRIERS),
+}
+# CUDA architectures are written sm_XY (compute capability X.Y).
+_ARCH_PREFIX = "sm_"
 
 # The OpenCL fence flags of each barrier kind in the mapping file.
 FENCE_FLAGS = {
@@ -89,6 +106,12 @@ class OpenCLMapping:
     # Copy loops of exactly this many contiguous floats become one vector access
     # (vectorize.py); 0: never.
     vector_width: int = 0
+    language: str = "opencl"  # the kernel language: a key of mcl.codegen.dialect.DIALECTS
+    arch: str | None = None  # CUDA: the leaf's architecture, e.g. "sm_90"
+
+    @property
+    def dialect(self) -> Dialect:
+        return DIALECTS[self.language]
 
     def group(self, name: str) -> ParGroupMapping:
         return self.par_groups[name]
@@ -97,47 +120,65 @@ class OpenCLMapping:
         return self.spaces[name]
 
 
-def mapping_path(hwd: HardwareDescription) -> Path:
-    """`<leaf>.opencl.toml` in the folder of the description's `.hdl` file."""
+def mapping_path(hwd: HardwareDescription, language: str = "opencl") -> Path:
+    """`<leaf>.<language>.toml` in the folder of the description's `.hdl` file."""
     from mcl.resources import hwdescs_dir
 
     folder = Path(hwd.file).parent if getattr(hwd, "file", "") else hwdescs_dir()
-    return folder / f"{hwd.name}.opencl.toml"
+    return folder / f"{hwd.name}.{language}.toml"
 
 
-def load_mapping(hwd: HardwareDescription, path: Path | None = None) -> OpenCLMapping:
-    """Read and validate the mapping of leaf `hwd` (errors carry the file and the key)."""
-    path = path or mapping_path(hwd)
+def load_mapping(
+    hwd: HardwareDescription, path: Path | None = None, language: str = "opencl"
+) -> OpenCLMapping:
+    """Read and validate the `language` mapping of leaf `hwd` (errors carry the file and
+    the key)."""
+    path = path or mapping_path(hwd, language)
     if not path.is_file():
+        title = "CUDA" if language == "cuda" else "OpenCL"
         raise MclError(
             error(
                 "codegen-no-mapping",
-                f"'{hwd.name}' has no OpenCL mapping: {path} does not exist",
-                hint="code is generated only from leaf descriptions that have a "
-                "<name>.opencl.toml next to their .hdl file",
+                f"'{hwd.name}' has no {title} mapping: {path} does not exist",
+                hint=f"{title} code is generated only from leaf descriptions that have a "
+                f"<name>.{language}.toml next to their .hdl file",
             )
         )
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise MclError(error("codegen-mapping-syntax", f"{path}: {exc}", _file_span(path))) from exc
-    return parse_mapping(data, str(path), hwd)
+    return parse_mapping(data, str(path), hwd, language)
 
 
-def parse_mapping(data: dict, file: str, hwd: HardwareDescription | None = None) -> OpenCLMapping:
-    """Validate the TOML data of a mapping file; with `hwd`, also check that the par_groups
-    and spaces named exist in it and that all of them are mapped."""
+def parse_mapping(
+    data: dict, file: str, hwd: HardwareDescription | None = None, language: str = "opencl"
+) -> OpenCLMapping:
+    """Validate the TOML data of a mapping file in `language`'s words; with `hwd`, also
+    check that the par_groups and spaces named exist in it and that all of them are
+    mapped."""
     problems: list[str] = []
     name = hwd.name if hwd is not None else str(data.get("hwd", Path(file).stem.split(".")[0]))
-    _unknown_keys(data, {"device_type", "par_groups", "spaces", "hwd", "codegen"}, "", problems)
+    keys = {"device_type", "par_groups", "spaces", "hwd", "codegen"}
+    _unknown_keys(data, keys | {"arch"} if language == "cuda" else keys, "", problems)
     device_type = data.get("device_type", "all")
     if device_type not in DEVICE_TYPES:
         problems.append(f"device_type: '{device_type}' is not one of {', '.join(DEVICE_TYPES)}")
-
+    arch = data.get("arch")
+    if arch is not None and not (
+        isinstance(arch, str) and arch.startswith(_ARCH_PREFIX) and arch[3:].isdigit()
+    ):
+        problems.append(f"arch: {arch!r} is not a CUDA architecture such as \"sm_90\"")
+        arch = None
+    words = VOCABULARY[language]
     groups = {
-        k: _par_group(k, v, problems) for k, v in _table(data, "par_groups", problems).items()
+        k: _par_group(k, v, problems, words[0])
+        for k, v in _table(data, "par_groups", problems).items()
     }
-    spaces = {k: _space(k, v, problems) for k, v in _table(data, "spaces", problems).items()}
+    spaces = {
+        k: _space(k, v, problems, words[1], words[2])
+        for k, v in _table(data, "spaces", problems).items()
+    }
 
     if hwd is not None:
         known_groups = [g.name for g in hwd.par_groups()]
@@ -174,6 +215,8 @@ def parse_mapping(data: dict, file: str, hwd: HardwareDescription | None = None)
         spaces={k: v for k, v in spaces.items() if v is not None},
         unroll=unroll,
         vector_width=vector_width,
+        language=language,
+        arch=arch,
     )
 
 
@@ -196,16 +239,19 @@ def _unknown_keys(table: dict, allowed: set[str], where: str, problems: list[str
             problems.append(f"{where}{key}: unknown key" + (f" ({hint})" if hint else ""))
 
 
-def _par_group(name: str, entry: object, problems: list[str]) -> ParGroupMapping | None:
+def _par_group(
+    name: str, entry: object, problems: list[str], roles: dict[str, str]
+) -> ParGroupMapping | None:
     where = f"par_groups.{name}"
     if not isinstance(entry, dict):
         problems.append(f'{where}: expected a table such as {{ role = "work-item", dim = 0 }}')
         return None
     _unknown_keys(entry, {"role", "dim", "group_size"}, where + ".", problems)
-    role = entry.get("role")
-    if role not in ROLES:
-        problems.append(f"{where}.role: '{role}' is not one of {', '.join(ROLES)}")
+    word = entry.get("role")
+    if word not in roles:
+        problems.append(f"{where}.role: '{word}' is not one of {', '.join(roles)}")
         return None
+    role = roles[word]
     dim = entry.get("dim", 0)
     if not isinstance(dim, int) or isinstance(dim, bool) or not 0 <= dim <= 2:
         problems.append(f"{where}.dim: {dim!r} is not an NDRange dimension 0, 1 or 2")
@@ -213,30 +259,39 @@ def _par_group(name: str, entry: object, problems: list[str]) -> ParGroupMapping
     group_size = entry.get("group_size")
     if role == "global":
         if not isinstance(group_size, int) or isinstance(group_size, bool) or group_size < 1:
-            problems.append(f"{where}.group_size: role 'global' needs a positive group_size")
+            problems.append(f"{where}.group_size: role '{word}' needs a positive group_size")
             return None
     elif group_size is not None:
         problems.append(f"{where}.group_size: only role 'global' takes a group_size")
     return ParGroupMapping(role=role, dim=dim, group_size=group_size)
 
 
-def _space(name: str, entry: object, problems: list[str]) -> SpaceMapping | None:
+def _space(
+    name: str,
+    entry: object,
+    problems: list[str],
+    address_spaces: dict[str, str],
+    barriers: dict[str, str],
+) -> SpaceMapping | None:
     where = f"spaces.{name}"
     if not isinstance(entry, dict):
         problems.append(f'{where}: expected a table such as {{ address_space = "global" }}')
         return None
     _unknown_keys(entry, {"address_space", "barrier"}, where + ".", problems)
     address_space = entry.get("address_space")
-    if address_space not in ADDRESS_SPACES:
+    if address_space not in address_spaces:
         problems.append(
-            f"{where}.address_space: '{address_space}' is not one of {', '.join(ADDRESS_SPACES)}"
+            f"{where}.address_space: '{address_space}' is not one of {', '.join(address_spaces)}"
         )
         return None
     barrier = entry.get("barrier")
-    if barrier is not None and barrier not in BARRIERS:
-        problems.append(f"{where}.barrier: '{barrier}' is not one of {', '.join(BARRIERS)}")
+    if barrier is not None and barrier not in barriers:
+        problems.append(f"{where}.barrier: '{barrier}' is not one of {', '.join(barriers)}")
         return None
-    return SpaceMapping(address_space=address_space, barrier=barrier)
+    return SpaceMapping(
+        address_space=address_spaces[address_space],
+        barrier=barriers[barrier] if barrier is not None else None,
+    )
 
 
 def _names_match(

@@ -106,6 +106,8 @@ class GeneratedModule:
     types: tuple[TypeDef, ...]
     constants: tuple[Decl, ...]
     uses_double: bool = False
+    language: str = "opencl"  # of the kernel source in `opencl`: "opencl" or "cuda"
+    arch: str | None = None  # CUDA: the leaf's architecture (its mapping's `arch`)
 
     def function(self, name: str) -> FunctionPlan | None:
         return next((f for f in self.functions if f.name == name), None)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import statistics
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -183,8 +184,117 @@ class RunResult:
         return statistics.median(self.kernel_times_s) if self.kernel_times_s else 0.0
 
 
-class Session:
-    """A built program on one device; run any of the module's functions on it."""
+class SessionBase:
+    """The run of a module's function on one device, whatever the API: arrays to
+    buffers, the host program with its launches, results back, device times. Backends
+    (OpenCL below, CUDA in mcl.codegen.cuda_runner) supply the device operations."""
+
+    generated: GeneratedModule
+    programs: dict[str, Any]  # by build options, "" for none
+    kernels: dict[tuple[str, str], Any]  # by (build options, kernel name)
+
+    def run(self, function: str, args: dict[str, Any], repeat: int = 1) -> RunResult:
+        plan = self.generated.function(function)
+        if plan is None:
+            names = ", ".join(f.name for f in self.generated.functions) or "none"
+            raise MclError(
+                error(
+                    "run-unknown-function",
+                    f"no kernel function '{function}' (functions with foreach statements: {names})",
+                )
+            )
+        env = self._environment(plan, args)
+        arrays = {p.name: self._array(p, args, env) for p in plan.params if p.is_array}
+        buffers = {name: self._buffer(a, plan.param(name)) for name, a in arrays.items()}
+        times: list[float] = []
+        uploads: list[Any] = []
+        for _ in range(max(1, repeat)):
+            uploads = [self._upload(buffers[name], a)  # every repetition
+                       for name, a in arrays.items() if a.size]  # starts from the inputs
+            events: list[Any] = []
+
+            def launch(k: int, values: dict[str, Number], events: list[Any] = events) -> None:
+                events.append(self._launch(plan.kernels[k], values, buffers, args))
+
+            HostInterpreter(launch).run(plan.host_body, dict(env))
+            self._finish()
+            times.append(self._seconds([ev for ev in events if ev]))
+        outputs = {}
+        downloads = []
+        for p in plan.params:
+            if p.is_array and p.written:
+                out = np.empty_like(arrays[p.name])
+                if out.size:
+                    downloads.append(self._download(out, buffers[p.name]))
+                outputs[p.name] = out.reshape(np.shape(args[p.name]))
+        self._finish()
+        return RunResult(outputs, times, self.device_name(), self._seconds(uploads),
+                         self._seconds(downloads))
+
+    def _environment(self, plan: FunctionPlan, args: dict[str, Any]) -> dict[str, Number]:
+        return launch_environment(self.generated, plan, args)
+
+    def _array(self, p: ParamPlan, args: dict[str, Any], env: dict[str, Number]) -> np.ndarray:
+        value = np.asarray(args[p.name])
+        expected = int(evaluate(p.size, env)) if p.size is not None else value.size
+        if value.size != expected:
+            raise MclError(
+                error(
+                    "run-array-size",
+                    f"array '{p.name}' has {value.size} elements; its declaration needs {expected}",
+                )
+            )
+        dtype = value.dtype if p.is_struct else numpy_dtype(p.element)
+        return np.ascontiguousarray(value, dtype=dtype).reshape(-1)
+
+    def _cached_kernel(self, k: KernelPlan, env: dict[str, Number],
+                       find: Callable[[Any], Any]) -> Any:
+        """Kernel `k` of the program built for the launch's options (private arrays sized
+        by the kernel's sizes: KernelPlan.defines), each program built once; `find` takes
+        the kernel out of a program."""
+        options = build_options(k, env)
+        key = " ".join(options)
+        if key not in self.programs:
+            self.programs[key] = self._build(options)
+        if (key, k.name) not in self.kernels:
+            self.kernels[key, k.name] = find(self.programs[key])
+        return self.kernels[key, k.name]
+
+    # ------------------------------------------------------------------ the backend's part
+    def _build(self, options: tuple[str, ...]) -> Any:
+        """The program (module) built with the extra compiler `options`."""
+        raise NotImplementedError
+
+    def device_name(self) -> str:
+        raise NotImplementedError
+
+    def _buffer(self, a: np.ndarray, p: ParamPlan) -> Any:
+        raise NotImplementedError
+
+    def _upload(self, buffer: Any, a: np.ndarray) -> Any:
+        """Start copying `a` to `buffer`; a handle for `_seconds`."""
+        raise NotImplementedError
+
+    def _download(self, out: np.ndarray, buffer: Any) -> Any:
+        raise NotImplementedError
+
+    def _launch(
+        self, k: KernelPlan, env: dict[str, Number], buffers: dict[str, Any], args: dict[str, Any]
+    ) -> Any:
+        """Start kernel `k`; a handle for `_seconds`, or None when it has no units."""
+        raise NotImplementedError
+
+    def _finish(self) -> None:
+        """Wait until everything started has finished."""
+        raise NotImplementedError
+
+    def _seconds(self, handles: list[Any]) -> float:
+        """Device seconds of the finished operations of `handles`."""
+        raise NotImplementedError
+
+
+class Session(SessionBase):
+    """A built program on one OpenCL device; run any of the module's functions on it."""
 
     def __init__(
         self,
@@ -228,69 +338,24 @@ class Session:
                 )
             ) from exc
 
-    def run(self, function: str, args: dict[str, Any], repeat: int = 1) -> RunResult:
-        plan = self.generated.function(function)
-        if plan is None:
-            names = ", ".join(f.name for f in self.generated.functions) or "none"
-            raise MclError(
-                error(
-                    "run-unknown-function",
-                    f"no kernel function '{function}' (functions with foreach statements: {names})",
-                )
-            )
-        env = self._environment(plan, args)
-        arrays = {p.name: self._array(p, args, env) for p in plan.params if p.is_array}
-        buffers = {name: self._buffer(a, plan.param(name)) for name, a in arrays.items()}
-        times: list[float] = []
-        uploads: list[Any] = []
-        for _ in range(max(1, repeat)):
-            uploads = [_cl().enqueue_copy(self.queue, buffers[name], a)  # every repetition
-                       for name, a in arrays.items() if a.size]  # starts from the inputs
-            events: list[Any] = []
+    def device_name(self) -> str:
+        return describe(self.device)
 
-            def launch(k: int, values: dict[str, Number], events: list[Any] = events) -> None:
-                events.append(self._launch(plan.kernels[k], values, buffers, args))
+    def _upload(self, buffer: Any, a: np.ndarray) -> Any:
+        return _cl().enqueue_copy(self.queue, buffer, a)
 
-            HostInterpreter(launch).run(plan.host_body, dict(env))
-            self.queue.finish()
-            times.append(sum((ev.profile.end - ev.profile.start) * 1e-9 for ev in events if ev))
-        outputs = {}
-        downloads = []
-        for p in plan.params:
-            if p.is_array and p.written:
-                out = np.empty_like(arrays[p.name])
-                if out.size:
-                    downloads.append(_cl().enqueue_copy(self.queue, out, buffers[p.name]))
-                outputs[p.name] = out.reshape(np.shape(args[p.name]))
+    def _download(self, out: np.ndarray, buffer: Any) -> Any:
+        return _cl().enqueue_copy(self.queue, out, buffer)
+
+    def _finish(self) -> None:
         self.queue.finish()
-        return RunResult(outputs, times, describe(self.device), _profiled(uploads),
-                         _profiled(downloads))
+
+    def _seconds(self, handles: list[Any]) -> float:
+        return _profiled(handles)
 
     # ------------------------------------------------------------------ parts
     def _kernel(self, k: KernelPlan, env: dict[str, Number]) -> Any:
-        options = build_options(k, env)
-        key = " ".join(options)
-        if key not in self.programs:
-            self.programs[key] = self._build(options)
-        if (key, k.name) not in self.kernels:
-            self.kernels[key, k.name] = getattr(self.programs[key], k.name)
-        return self.kernels[key, k.name]
-
-    def _environment(self, plan: FunctionPlan, args: dict[str, Any]) -> dict[str, Number]:
-        return launch_environment(self.generated, plan, args)
-
-    def _array(self, p: ParamPlan, args: dict[str, Any], env: dict[str, Number]) -> np.ndarray:
-        value = np.asarray(args[p.name])
-        expected = int(evaluate(p.size, env)) if p.size is not None else value.size
-        if value.size != expected:
-            raise MclError(
-                error(
-                    "run-array-size",
-                    f"array '{p.name}' has {value.size} elements; its declaration needs {expected}",
-                )
-            )
-        dtype = value.dtype if p.is_struct else numpy_dtype(p.element)
-        return np.ascontiguousarray(value, dtype=dtype).reshape(-1)
+        return self._cached_kernel(k, env, lambda program: getattr(program, k.name))
 
     def _buffer(self, a: np.ndarray, p: ParamPlan) -> Any:
         cl = _cl()
@@ -329,7 +394,54 @@ class Session:
                 value = env[a.name]
                 kernel.set_arg(i, np.array(value, dtype=numpy_dtype(a.element)))
         global_size = [g * s for g, s in zip(groups, local, strict=True)]
-        return cl.enqueue_nd_range_kernel(self.queue, kernel, global_size, local)
+        try:
+            return cl.enqueue_nd_range_kernel(self.queue, kernel, global_size, local)
+        except cl.RuntimeError as exc:
+            if "OUT_OF_RESOURCES" not in str(exc):
+                raise
+            raise self._out_of_resources(k, kernel, local, env) from None
+
+    def _out_of_resources(self, k: KernelPlan, kernel: Any, local: list[int],
+                          env: dict[str, Number]) -> MclError:
+        """The driver's OUT_OF_RESOURCES as one line with the figures the OpenCL API
+        gives: the kernel's own work-group limit (its registers on a GPU), its local
+        memory (declared and sized by the host) against the device's."""
+        cl = _cl()
+        info = cl.kernel_work_group_info
+        limit = kernel.get_work_group_info(info.WORK_GROUP_SIZE, self.device)
+        used = kernel.get_work_group_info(info.LOCAL_MEM_SIZE, self.device)
+        dynamic = sum(
+            (int(evaluate(a.size, env)) if a.size is not None else 1)
+            * (numpy_dtype(a.element).itemsize if not a.is_struct else 1)
+            for a in k.args if a.kind == "local")
+        return MclError(error(
+            "run-resources",
+            resource_message(k.name, local, limit, used, dynamic,
+                             self.device.local_mem_size, describe(self.device)),
+            k.span, hint="use fewer work-items per group, fewer values per work-item or "
+            "smaller local tiles; on an NVIDIA GPU, --backend cuda lets a block opt in to "
+            "more shared memory"))
+
+
+def resource_message(kernel: str, local: list[int], limit: int, used: int, dynamic: int,
+                     device_local: int, device: str) -> str:
+    """Which resource a launch that the OpenCL driver refused exceeds, with the figures.
+    `used` is the kernel's CL_KERNEL_LOCAL_MEM_SIZE, which counts the local-memory
+    arguments already set (OpenCL 1.2, clGetKernelWorkGroupInfo); `dynamic` is their
+    size."""
+    items = int(np.prod(local))
+    shape = "x".join(map(str, local))
+    total = used if used >= dynamic else used + dynamic
+    if items > limit:
+        return (f"kernel {kernel} needs work-groups of {shape} = {items} work-items; with its "
+                f"registers and private memory, {device} runs it in work-groups of at most "
+                f"{limit}")
+    if total > device_local:
+        return (f"kernel {kernel} needs {total} bytes of local memory per work-group "
+                f"({dynamic} of them sized by the host); {device} has {device_local}")
+    return (f"{device} refused kernel {kernel} (OUT_OF_RESOURCES) although its work-groups "
+            f"of {items} work-items are within its limit of {limit} and its {total} bytes "
+            f"of local memory within the device's {device_local}")
 
 
 def _profiled(events: list[Any]) -> float:

@@ -192,7 +192,7 @@ class BodyEmitter(StrictVisitor):
         self.loop_foreach(s, indent)
 
     def visit_Barrier(self, s: Barrier, indent: int) -> None:
-        self.line(indent, f"barrier({self.fence(s)});", s.span)
+        self.line(indent, self.mapping.dialect.barrier(self.fence(s)), s.span)
 
     def visit_Return(self, s: Return, indent: int) -> None:
         value = f" {self.x(s.value)}" if s.value is not None else ""
@@ -218,6 +218,7 @@ class BodyEmitter(StrictVisitor):
             self.constants,
             self.is_constant,
             self.x,
+            self.mapping.dialect,
         )
         if text is None:
             return False
@@ -331,7 +332,7 @@ class BodyEmitter(StrictVisitor):
             size = self.constant_size(d.type, d.name, d.span)
             var = self.printer.scope.declare(Var(d.name, d.type, "private", space))
             const = "const " if d.const else ""
-            aligned = " __attribute__((aligned(16)))" if self.mapping.vector_width else ""
+            aligned = self.mapping.dialect.aligned16 if self.mapping.vector_width else ""
             self.line(
                 indent,
                 f"{const}{element_type(d.type.element)} {var.cname}[{size}]{aligned};",
@@ -379,7 +380,7 @@ class BodyEmitter(StrictVisitor):
         var = self.printer.scope.declare(
             Var(view.name, view.type, source.address_space, source.space, kind=source.kind)
         )
-        qualifier = "" if source.address_space == "private" else f"__{source.address_space} "
+        qualifier = self.mapping.dialect.qualifier(source.address_space)
         element = element_type(view.type.element, in_buffer=source.kind == "param")
         comment = where(span) or "  //"
         self.lines.append(

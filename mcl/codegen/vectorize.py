@@ -12,7 +12,10 @@ falls back to VEC scalar accesses, or worse, a slow path):
   of its largest built-in type; `__local` and private arrays are declared
   `__attribute__((aligned(16)))` when the mapping asks for vectors). Then the copy is a
   cast to `floatN` pointers, which tells the compiler the alignment; with contiguity
-  alone it is `vstoreN(vloadN(...))`, which needs only float alignment.
+  alone it is `vstoreN(vloadN(...))`, which needs only float alignment. CUDA has no
+  unaligned vector access, so there contiguity alone leaves the scalar loop (cudaMalloc
+  and the driver's allocations start on 256-byte boundaries, `__shared__` and private
+  arrays are `__align__(16)`).
 Anything else stays a scalar loop.
 """
 
@@ -23,6 +26,7 @@ from typing import Any
 
 import sympy
 
+from mcl.codegen.dialect import OPENCL, Dialect
 from mcl.codegen.host_eval import Number
 from mcl.codegen.layout import flat_dims, index_chain, linear_offset
 from mcl.codegen.unroll import for_trip_count
@@ -112,6 +116,7 @@ def vector_copy(
     constants: Mapping[str, Number],
     is_constant: Callable[[str], bool],
     print_expr: Callable[[Expr], str],
+    dialect: Dialect = OPENCL,
 ) -> str | None:
     """The statement that copies the loop's `width` floats at once, or None."""
     if width not in WIDTHS or for_trip_count(s, constants, is_constant) != width:
@@ -143,11 +148,13 @@ def vector_copy(
             return None
         used |= {n.name for n in walk(offset) if isinstance(n, Name) and n.name in constants}
         at_zero = transform(e, lambda n: _at_zero(n, s.var))
-        qualifier = "" if var.address_space == "private" else f"__{var.address_space} "
+        qualifier = dialect.qualifier(var.address_space)
         sides.append((f"&{print_expr(at_zero)}", qualifier, _multiple_of(base, width)))
     (dst, dst_q, dst_aligned), (src, src_q, src_aligned) = sides
     if dst_aligned and src_aligned:
         copy = f"*({dst_q}float{width}*){dst} = *({src_q}const float{width}*){src};"
+    elif dialect.is_cuda:
+        return None
     else:
         copy = f"vstore{width}(vload{width}(0, {src}), 0, {dst});"
     return guard(sorted(used), constants) + copy

@@ -49,6 +49,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "without it they are left alone and nothing is written",
     )
     p.add_argument(
+        "--lang",
+        choices=("opencl", "cuda"),
+        default="opencl",
+        help="kernel language: opencl (default; LEAF.opencl.toml) or cuda (MODULE.cu, for "
+        "leaves with a LEAF.cuda.toml such as hopper and fermi; docs/codegen.md)",
+    )
+    p.add_argument(
         "--no-tuned",
         action="store_true",
         help="ignore the kernel's .tuned.toml (mcl tune) and use the constants as written",
@@ -85,7 +92,8 @@ def run(args: argparse.Namespace) -> int:
     if config is not None:
         print(describe_tuned(config, args.file))
     overrides = config.constants if config is not None else None
-    generated = generate_module(program, args.target, library, overrides=overrides)
+    generated = generate_module(program, args.target, library, overrides=overrides,
+                                language=args.lang)
     if not generated.functions:
         raise MclError(
             error(

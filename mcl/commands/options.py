@@ -64,6 +64,19 @@ def add_device_argument(parser: Parser, when: str = "") -> None:
     )
 
 
+BACKENDS = ("opencl", "cuda")
+
+
+def add_backend_argument(parser: Parser, when: str = "") -> None:
+    """`--backend opencl|cuda`: how generated kernels run (docs/codegen.md, "CUDA")."""
+    parser.add_argument(
+        "--backend", choices=BACKENDS, default="opencl",
+        help=f"{when}opencl (default: pyopencl, any OpenCL device) or cuda (generated CUDA "
+        "through NVIDIA's driver API, NVIDIA leaves only; needs mcl[cuda]); with cuda, "
+        "--device is a CUDA device number or name",
+    )
+
+
 def add_repeat_argument(parser: Parser, default: int, when: str = "") -> None:
     """`--repeat N`: run N times and report the median kernel time."""
     parser.add_argument(

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mcl.commands.options import (
+    add_backend_argument,
     add_define_argument,
     add_device_argument,
     add_hwd_path_argument,
@@ -73,6 +74,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="generate OpenCL from the leaf LEAF and run it through pyopencl (docs/codegen.md)",
     )
     add_device_argument(p, when="with --target: ")
+    add_backend_argument(p, when="with --target: ")
     p.add_argument(
         "--verify",
         action="store_true",
@@ -159,10 +161,7 @@ def prepare(args: argparse.Namespace) -> PreparedRun:
                                     {**reference.sizes, **overrides}))
     device = None
     if args.target:
-        from mcl.codegen import select_device
-        from mcl.codegen.mapping import load_mapping
-
-        device = select_device(args.device, load_mapping(library.get(args.target)).device_type)
+        device = _select_device(args, library)
     # Memory first: a run at the paper's sizes that cannot fit is an error with the figures
     # before anything is allocated, not a MemoryError or a driver failure halfway through.
     check_footprint(function, {**reference.sizes, **overrides}, device,
@@ -176,6 +175,23 @@ def prepare(args: argparse.Namespace) -> PreparedRun:
             expected = expected_outputs(reference, inputs)
     return PreparedRun(path, program, name, function.hwd, library, reference, sizes, inputs,
                        expected, device, timings)
+
+
+def _select_device(args: argparse.Namespace, library: HwdLibrary) -> Any:
+    """The device of --target: an OpenCL device, or with --backend cuda a CUDA device
+    (after checking that the leaf has a CUDA mapping, so a missing mapping is reported
+    before the driver is asked)."""
+    from mcl.codegen.mapping import load_mapping
+
+    backend = getattr(args, "backend", "opencl")
+    mapping = load_mapping(library.get(args.target), language=backend)
+    if backend == "cuda":
+        from mcl.codegen.cuda_runner import select_cuda_device
+
+        return select_cuda_device(args.device)
+    from mcl.codegen import select_device
+
+    return select_device(args.device, mapping.device_type)
 
 
 def execute_interp(prepared: PreparedRun) -> dict[str, Any]:
@@ -205,18 +221,21 @@ def finish(prepared: PreparedRun, results: dict[str, Any], how: str, seconds: fl
 
 
 def execute_opencl(
-    prepared: PreparedRun, target: str, device: str | None, repeat: int, tuned: bool = True
+    prepared: PreparedRun, target: str, device: str | None, repeat: int, tuned: bool = True,
+    backend: str = "opencl",
 ) -> Any:
-    """Generate OpenCL from leaf `target` and run it through pyopencl (mcl.codegen), with
+    """Generate OpenCL (or CUDA with `backend="cuda"`) from leaf `target` and run it
+    through pyopencl (mcl.codegen) or NVIDIA's driver API (mcl.codegen.cuda_runner), with
     the constants of the kernel's `.tuned.toml` for this device and sizes when present."""
-    from mcl.codegen import Session, generate_module, select_device
-    from mcl.codegen.mapping import load_mapping
+    from mcl.codegen import Session, generate_module
     from mcl.codegen.runner import describe
     from mcl.tune.tuned_file import best_tuned, describe_tuned
 
     chosen = prepared.device
     if chosen is None:
-        chosen = select_device(device, load_mapping(prepared.library.get(target)).device_type)
+        chosen = _select_device(
+            argparse.Namespace(target=target, device=device, backend=backend), prepared.library
+        )
     config = (
         best_tuned(prepared.path, target, describe(chosen), prepared.sizes) if tuned else None
     )
@@ -224,10 +243,16 @@ def execute_opencl(
         print(describe_tuned(config, prepared.path))
     overrides = config.constants if config is not None else None
     timings = prepared.timings
-    with timings.step("build", f"generating OpenCL for {target} and building it"):
+    language = "CUDA" if backend == "cuda" else "OpenCL"
+    with timings.step("build", f"generating {language} for {target} and building it"):
         generated = generate_module(prepared.program, target, prepared.library,
-                                    overrides=overrides)
-        session = Session(generated, chosen)
+                                    overrides=overrides, language=backend)
+        if backend == "cuda":
+            from mcl.codegen.cuda_runner import CudaSession
+
+            session: Any = CudaSession(generated, chosen)
+        else:
+            session = Session(generated, chosen)
     with timings.step("run", f"running {prepared.function} ({repeat}x) on {describe(chosen)}"):
         result = session.run(prepared.function, prepared.args, repeat)
     timings.pop("run")  # its parts: transfers here, kernel time in the report line
@@ -276,12 +301,13 @@ def run(args: argparse.Namespace) -> int:
             raise MclError(error("run-repeat", "--repeat needs a positive count", None))
         prepared = prepare(args)
         result = execute_opencl(
-            prepared, args.target, args.device, args.repeat, not args.no_tuned
+            prepared, args.target, args.device, args.repeat, not args.no_tuned, args.backend
         )
         report_opencl(prepared, args.target, result, args.repeat)
         if not args.verify:
             return 0
-        return finish(prepared, result.outputs, f"OpenCL {args.target}", result.kernel_time_s)
+        how = f"{'CUDA' if args.backend == 'cuda' else 'OpenCL'} {args.target}"
+        return finish(prepared, result.outputs, how, result.kernel_time_s)
     if not args.interp:
         raise MclError(
             error(
@@ -319,7 +345,7 @@ def run_json(args: argparse.Namespace) -> int:
     with contextlib.redirect_stdout(sys.stderr):
         if args.target:
             result = execute_opencl(prepared, args.target, args.device, args.repeat,
-                                    not args.no_tuned)
+                                    not args.no_tuned, args.backend)
             outputs, seconds, device = result.outputs, result.kernel_time_s, result.device
         else:
             start = time.perf_counter()
@@ -338,7 +364,7 @@ def run_json(args: argparse.Namespace) -> int:
 
     document = {
         "schema_version": SCHEMA_VERSION, "file": args.file, "function": prepared.function,
-        "level": prepared.level, "executor": "opencl" if args.target else "interpreter",
+        "level": prepared.level, "executor": args.backend if args.target else "interpreter",
         "target": args.target, "device": device, "sizes": dict(prepared.sizes),
         "repeat": args.repeat if args.target else 1, "seconds": seconds,
         "verified": all(c.ok for c in checks) if checked else None,

@@ -69,10 +69,11 @@ def can_reach(library: HwdLibrary, level: str, leaf: str) -> bool:
 
 def prepare_session(program: Any, function: str, leaf: str, library: HwdLibrary, device: Any,
                     overrides: Mapping[str, Any] | None = None,
-                    queue: Any = None) -> tuple[Any, str | None]:
+                    queue: Any = None, backend: str = "opencl") -> tuple[Any, str | None]:
     """A codegen Session with `function` of `program` (any level at or above `leaf`)
     built for `device` (named constants set by `overrides`), or (None, why not); with
-    `queue`, on that command queue (and its device) instead."""
+    `queue`, on that command queue (and its device) instead; with `backend="cuda"`, a
+    CudaSession of the generated CUDA on CUDA device `device`."""
     from mcl.codegen import Session, generate_module
 
     try:
@@ -83,7 +84,12 @@ def prepare_session(program: Any, function: str, leaf: str, library: HwdLibrary,
             from mcl.translate import translate_program
 
             program = translate_program(program, leaf, library).program
-        generated = generate_module(program, leaf, library, overrides=overrides)
+        generated = generate_module(program, leaf, library, overrides=overrides,
+                                    language=backend)
+        if backend == "cuda":
+            from mcl.codegen.cuda_runner import CudaSession
+
+            return CudaSession(generated, device), None
         return Session(generated, device, queue=queue), None
     except MclError as exc:
         return None, exc.diagnostics[0].message.splitlines()[0]

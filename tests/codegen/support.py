@@ -49,3 +49,24 @@ def run(generated: GeneratedModule, function: str, args: dict[str, Any]) -> dict
 
 def kernel_folders() -> list[Path]:
     return sorted(p for p in kernels_dir().iterdir() if (p / "reference.py").is_file())
+
+
+def versions_at_leaves(language: str) -> list[tuple[Path, str]]:
+    """(kernel file, leaf) for every shipped version (`kernels/*/*.mcpl`, so new series
+    are picked up) at every leaf it can be translated to that has a `language` mapping
+    (`<leaf>.<language>.toml`): the leaf itself for a version written for it, the leaves
+    below the level of one written higher up."""
+    from mcl.codegen.mapping import mapping_path
+    from mcl.translate.levels import descendants
+
+    lib = library()
+    leaves = [n for n in lib.leaves() if mapping_path(lib.get(n), language).is_file()]
+    out = []
+    for folder in kernel_folders():
+        for path in sorted(folder.glob("*.mcpl")):
+            program = load_program(path, library=lib)
+            levels = {f.hwd for f in program.main.functions if f.hwd in lib.names()}
+            for level in sorted(levels):
+                reach = [level, *descendants(lib, level)]
+                out += [(path, leaf) for leaf in leaves if leaf in reach]
+    return sorted(set(out))
