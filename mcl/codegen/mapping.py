@@ -109,12 +109,18 @@ def load_mapping(hwd: HardwareDescription, path: Path | None = None) -> OpenCLMa
     """Read and validate the mapping of leaf `hwd` (errors carry the file and the key)."""
     path = path or mapping_path(hwd)
     if not path.is_file():
+        from mcl.codegen.lisp_mapping import lisp_path, load_lisp_mapping
+
+        original = lisp_path(hwd)
+        if original is not None:
+            return parse_mapping(load_lisp_mapping(original, hwd), str(original), hwd)
         raise MclError(
             error(
                 "codegen-no-mapping",
                 f"'{hwd.name}' has no OpenCL mapping: {path} does not exist",
                 hint="code is generated only from leaf descriptions that have a "
-                "<name>.opencl.toml next to their .hdl file",
+                "<name>.opencl.toml next to their .hdl file (or the original MCL's "
+                "codegen/<name>.lisp beside their folder)",
             )
         )
     try:

@@ -57,6 +57,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_hwd_path_argument(p)
     p.set_defaults(func=run_path)
 
+    from mcl.commands import hwd_import
+
+    hwd_import.register(hwd_sub)
+
 
 def _missing_subcommand(parser: argparse.ArgumentParser) -> int:
     """`mcl hwd` alone: usage on stderr and exit status 2, as `mcl` alone."""
