@@ -282,8 +282,19 @@ class ModelBuilder(GrammarConverter):
         return _fold_binary(operands, ops)
 
     def unary(self, u: Any) -> A.Expr:
-        result = self.power(u.operand)
-        for op in reversed(u.ops):
+        if u.ops and u.operand.exponent is not None:
+            # Unary operators bind tighter than every binary operator, `^` included, as in
+            # the original MCL and C: `-x ^ 2` is `(-x) ^ 2` (the checker warns where the
+            # other reading would differ, mcpl-unary-power).
+            base = self.signed(u.ops, self.postfix(u.operand.base))
+            exponent = self.unary(u.operand.exponent)
+            return A.Binary("^", base, exponent, span=_join(base.span, exponent.span))
+        return self.signed(u.ops, self.power(u.operand))
+
+    def signed(self, ops: list[Any], result: A.Expr) -> A.Expr:
+        for op in reversed(ops):
+            if op.op == "+":
+                continue  # unary plus leaves a number as it is (C's integer promotion aside)
             span = _join(self.span(op), result.span)
             if (
                 op.op == "-"
@@ -341,6 +352,8 @@ class ModelBuilder(GrammarConverter):
         text, span = p.text, self.span(p)
         if text[:2] in ("0x", "0X"):
             return A.IntLit(int(text, 16), span=span)
+        if text[:2] in ("0o", "0O"):
+            return A.IntLit(int(text[2:], 8), span=span)
         if any(c in text for c in ".eE"):
             return A.FloatLit(float(text), text, span=span)
         return A.IntLit(int(text), span=span)
