@@ -134,6 +134,12 @@ def load_reference(path: str | Path) -> Reference:
     missing = [name for name in REQUIRED if not hasattr(module, name)]
     if not any(hasattr(module, name) for name in TOLERANCE_RULES):
         missing.append(" or ".join(TOLERANCE_RULES))
+    tolerance = getattr(module, "TOLERANCE", {})
+    if not isinstance(tolerance, Mapping) or not set(tolerance) <= {"rtol", "atol"}:
+        raise MclError(error(
+            "verify-reference-contract",
+            f"{path}: TOLERANCE is {tolerance!r}, not a dict with rtol and/or atol", where,
+            hint='write e.g. TOLERANCE = {"rtol": 1e-5, "atol": 1e-6}'))
     if missing:
         raise MclError(
             error(

@@ -347,10 +347,23 @@ class ModuleEmitter:
                 p.spaces, PARAMETER if is_array else SCALAR, p.span)
             element_t = p.type.element if isinstance(p.type, ArrayType) else p.type
             is_struct = isinstance(element_t, NamedType)
+            written_scalar = not is_array and "w" in modes.get(p.name, "")
             var = scope.declare(
-                Var(p.name, p.type, address_space if is_array else "private", space, kind="param")
+                Var(p.name, p.type, address_space if is_array else "global" if written_scalar
+                    else "private", space, by_pointer=written_scalar, kind="param")
             )
-            if isinstance(p.type, ArrayType):
+            if written_scalar:
+                # A written scalar (a reduction's sum, a peak's location) is a result: the
+                # original MCL passes it by pointer (paper 4.3), here a one-element __global
+                # buffer the host copies in and back like an array's.
+                one = IntLit(1)
+                ctype = element_type(element_t, True)
+                params.append(ParamPlan(p.name, element_t.name, True, one,
+                                        modes.get(p.name, "rw"), is_struct, "global",
+                                        scalar=True))
+                param_args.append((f"__global {ctype}* restrict {var.cname}",
+                                   KernelArg(p.name, "buffer", element_t.name, one, is_struct)))
+            elif isinstance(p.type, ArrayType):
                 if address_space not in ("global", "constant"):
                     raise MclError(
                         error(
@@ -372,15 +385,6 @@ class ModuleEmitter:
                     (text, KernelArg(p.name, "buffer", element_t.name, size, is_struct))
                 )
             else:
-                if "w" in modes.get(p.name, ""):
-                    raise MclError(
-                        error(
-                            "codegen-written-scalar",
-                            f"kernel '{f.name}' writes its scalar "
-                            f"parameter '{p.name}'; a kernel can only return results in arrays",
-                            p.span,
-                        )
-                    )
                 params.append(
                     ParamPlan(p.name, element_t.name, False, None, "r", is_struct, "private")
                 )
