@@ -63,6 +63,7 @@ from mcl.mcpl.ast import (
     Stmt,
     Type,
     TypeDef,
+    ViewDecl,
     transform,
     walk,
 )
@@ -526,6 +527,18 @@ def split_host(f: Function) -> tuple[tuple[HostStmt, ...], list[Foreach], dict[s
     return body, splitter.nests, splitter.host_vars
 
 
+def _with_views(nest: Foreach, views: tuple[ViewDecl, ...]) -> Foreach:
+    """`nest` with `views` declared first in its innermost foreach (where the kernel's
+    statements stand, whichever par_groups enclose them)."""
+    body = nest.body
+    inner = body.stmts[0] if isinstance(body, Block) and len(body.stmts) == 1 else body
+    if isinstance(inner, Foreach):
+        body = _with_views(inner, views)
+    else:
+        body = Block((*views, body), span=body.span)
+    return Foreach(nest.var, nest.count, nest.group, body, span=nest.span)
+
+
 class _HostSplitter(StrictVisitor):
     """The host side of a function's statements: every statement kind has a rule (a
     statement the host cannot run is a diagnostic); a new kind raises UnknownNodeError."""
@@ -533,10 +546,19 @@ class _HostSplitter(StrictVisitor):
     def __init__(self) -> None:
         self.nests: list[Foreach] = []
         self.host_vars: dict[str, Var] = {}
+        self.views: list[ViewDecl] = []
 
     def visit_Foreach(self, s: Foreach) -> HostStmt:
+        if self.views:  # the views declared before it, declared again in its kernel
+            s = _with_views(s, tuple(self.views))
         self.nests.append(s)
         return Launch(len(self.nests) - 1, span=s.span)
+
+    def visit_ViewDecl(self, s: ViewDecl) -> HostStmt:
+        # A view outside all foreach (a parameter's `as`, or the original MCL's views at
+        # function level) only renames storage: each kernel after it declares it again.
+        self.views.append(s)
+        return Block((), span=s.span)
 
     def visit_Decl(self, s: Decl) -> HostStmt:
         if isinstance(s.type, ArrayType) or isinstance(s.type, NamedType):
@@ -587,7 +609,7 @@ class _HostSplitter(StrictVisitor):
             )
         )
 
-    visit_CallStmt = visit_Swap = visit_Barrier = visit_ViewDecl = not_on_host
+    visit_CallStmt = visit_Swap = visit_Barrier = not_on_host
 
 
 # ---------------------------------------------------------------------- entry points

@@ -119,3 +119,127 @@ def test_malformed_literals_are_syntax_errors(source):
 
     with pytest.raises(MclError):
         value(source)
+
+
+def device(program, function: str, args: dict, leaf: str = "x86_avx512") -> dict:
+    from mcl.codegen import generate_module
+    from tests.codegen.support import run
+
+    return run(generate_module(program, leaf, default_library()), function, args)
+
+
+def interpreted(program, function: str, args: dict) -> dict:
+    copies = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in args.items()}
+    return run_function(program, function, copies, default_library())
+
+
+VIEWS = """
+perfect void pairs(int n, float[n] a as float[n/4][4] a4, float[n] out as float[n/8][2][4] o8) {
+  a4 as float[n/8][2][4] a8 as float[n/2][2] a2;
+  foreach (int i in n/8 threads) {
+    o8[i][0][0] = a8[i][1][3] + a4[2 * i][0];
+    o8[i][1][2] = a2[4 * i + 1][1];
+  }
+}
+"""
+
+
+def test_views_of_parameters_and_chains_of_views(tmp_path):
+    program, diagnostics = load(tmp_path, VIEWS)
+    assert errors(diagnostics) == []
+    n = 40
+    a = np.arange(n, dtype=np.float32) * 1.5
+    args = {"n": n, "a": a, "out": np.zeros(n, dtype=np.float32)}
+    expected = np.zeros(n, dtype=np.float32)
+    for i in range(n // 8):
+        expected[8 * i] = a[8 * i + 7] + a[8 * i]
+        expected[8 * i + 6] = a[8 * i + 3]
+    for result in (interpreted(program, "pairs", args), device(program, "pairs", args),
+                   device(program, "pairs", args, "fermi")):
+        np.testing.assert_array_equal(result["out"], expected)
+
+
+CPLX = """
+package lib.math;
+module cplx;
+export Complex, assign;
+
+type Complex {
+  float real;
+  float imag;
+}
+
+perfect void assign(Complex a, const Complex b) {
+  a.real = b.imag;
+  a.imag = b.real;
+}
+"""
+
+QUALIFIED = """
+import lib.math.cplx;
+
+perfect void swapParts(int n, lib.math.cplx.Complex[n] out, lib.math.cplx.Complex[n] inp) {
+  foreach (int i in n threads) {
+    lib.math.cplx.Complex t;
+    lib.math.cplx.assign(t, inp[i]);
+    lib.math.cplx.assign(out[i], t);
+  }
+}
+"""
+
+
+def test_qualified_types_and_calls(tmp_path):
+    (tmp_path / "lib" / "math").mkdir(parents=True)
+    (tmp_path / "lib" / "math" / "cplx.mcl").write_text(CPLX, encoding="utf-8")
+    program, diagnostics = load(tmp_path, QUALIFIED)
+    assert errors(diagnostics) == []
+    dtype = np.dtype([("real", "f4"), ("imag", "f4")])
+    inp = np.zeros(5, dtype=dtype)
+    inp["real"], inp["imag"] = np.arange(5), -np.arange(5)
+    args = {"n": 5, "out": np.zeros(5, dtype=dtype), "inp": inp}
+    for result in (interpreted(program, "swapParts", args),
+                   device(program, "swapParts", args)):
+        np.testing.assert_array_equal(result["out"]["real"], inp["real"])
+        np.testing.assert_array_equal(result["out"]["imag"], inp["imag"])
+
+
+def test_a_qualifier_must_name_an_imported_module():
+    from mcl.diagnostics import MclError
+
+    source = QUALIFIED.replace("import lib.math.cplx;", "")
+    with pytest.raises(MclError) as caught:
+        parse_source(source)
+    (diagnostic,) = caught.value.diagnostics
+    assert diagnostic.code == "mcpl-unknown-module"
+    assert "import lib.math.cplx;" in (diagnostic.hint or "")
+
+
+BETWEEN = """
+gpu void fill(int n, float[n] a) {
+  foreach (int b in n / 32 blocks) {
+    int base = b * 32 + 1;
+    foreach (int t in 32 threads) {
+      a[base - 1 + t] = toFloat(base + t);
+    }
+  }
+}
+"""
+
+
+def test_a_scalar_declared_between_foreach_levels(tmp_path):
+    program, diagnostics = load(tmp_path, BETWEEN)
+    assert errors(diagnostics) == []
+    args = {"n": 96, "a": np.zeros(96, dtype=np.float32)}
+    expected = np.arange(96, dtype=np.float32) + 1
+    for result in (interpreted(program, "fill", args), device(program, "fill", args, "fermi"),
+                   device(program, "fill", args, "hopper")):
+        np.testing.assert_array_equal(result["a"], expected)
+
+
+def test_a_scalar_between_foreach_levels_that_is_written_again_is_an_error(tmp_path):
+    # Written by the threads, it would be one variable per block here and one per thread
+    # on the device: not accepted.
+    source = BETWEEN.replace("a[base - 1 + t]", "base += 0;\n      a[base - 1 + t]")
+    _, diagnostics = load(tmp_path, source)
+    assert any(d.code == "mcpl-declaration-level" and d.severity == Severity.ERROR
+               for d in diagnostics)
