@@ -65,50 +65,20 @@ def test_unary_minus_binds_tighter_than_power_and_is_warned_where_it_matters(tmp
     assert np.allclose(result["out"], expected)
 
 
-HEX_HDL = """
-hardware_description hexdev;
-specializes perfect;
+def hex_hdl() -> str:
+    """The user description of the feedback tests with its numbers written in hex."""
+    from tests.feedback.user_hwd import user_hdl
 
-parallelism hierarchy {
-  perfect.hierarchy.main;
-  perfect.hierarchy.threads;
-}
-
-device hexdev {
-  mem;
-  ic;
-  cores;
-}
-
-memory mem {
-  space(main);
-  capacity = 0x400 MB;
-}
-
-interconnect ic {
-  connects(mem, cores.core[*]);
-  latency = 0x10 cycles;
-}
-
-execution_group cores {
-  nr_units = 0x8;
-  execution_unit core {
-    slots(thread, 2);
-    perfect.ops;
-    load_store_unit lsu {
-      slots(thread, 1);
-      perfect.memory_ops;
-    }
-  }
-}
-"""
+    text = user_hdl("count_loads").replace("capacity = 1 GB", "capacity = 0x400 MB")
+    text = text.replace("latency = 10 cycles", "latency = 0x10 cycles")
+    return text.replace("nr_units = 4", "nr_units = 0x8")
 
 
 def test_hexadecimal_integers_in_hdl(tmp_path):
-    (tmp_path / "hexdev.hdl").write_text(HEX_HDL, encoding="utf-8")
+    (tmp_path / "mydev.hdl").write_text(hex_hdl(), encoding="utf-8")
     library = load_library([str(tmp_path)])
-    assert "hexdev" not in library.failed
-    hwd = library.get("hexdev")
+    assert "mydev" not in library.failed
+    hwd = library.get("mydev")
     assert hwd.value("cores.nr_units").value == 8
     assert hwd.value("ic.latency").value == 16
 
