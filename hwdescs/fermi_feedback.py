@@ -27,8 +27,8 @@ threads whose guards hold, in every warp of a block that runs it
 from __future__ import annotations
 
 from mcl.feedback.kernel_api import Kernel
-from mcl.feedback.occupancy import multiprocessor, occupancy_message
 from mcl.feedback.lockstep import divergence_messages, memory_access_messages
+from mcl.feedback.occupancy import multiprocessor, occupancy_message
 
 
 def load_store_optimality(kernel: Kernel):

@@ -134,6 +134,12 @@ def load_reference(path: str | Path) -> Reference:
     missing = [name for name in REQUIRED if not hasattr(module, name)]
     if not any(hasattr(module, name) for name in TOLERANCE_RULES):
         missing.append(" or ".join(TOLERANCE_RULES))
+    tolerance = getattr(module, "TOLERANCE", {})
+    if not isinstance(tolerance, Mapping) or not set(tolerance) <= {"rtol", "atol"}:
+        raise MclError(error(
+            "verify-reference-contract",
+            f"{path}: TOLERANCE is {tolerance!r}, not a dict with rtol and/or atol", where,
+            hint='write e.g. TOLERANCE = {"rtol": 1e-5, "atol": 1e-6}'))
     if missing:
         raise MclError(
             error(
@@ -258,7 +264,7 @@ def expected_outputs(ref: Reference, args: Mapping[str, Any]) -> Expected:
     """The reference's expected outputs and their error bounds (`error_bounds`), computed
     on copies so the arguments stay untouched. Call it BEFORE the run: a faulty kernel may
     overwrite its inputs."""
-    values = {k: np.asarray(v) for k, v in _call_reference(ref, "reference", _copies(args)).items()}
+    values = _fields(_call_reference(ref, "reference", _copies(args)))
     bounds, rules = error_bounds(ref, args, values)
     return Expected(values, bounds, rules)
 
@@ -280,13 +286,49 @@ def gamma(k: np.ndarray | int, model: str = "probabilistic") -> np.ndarray:
     return np.minimum(worst, likely)
 
 
+def field_arrays(name: str, value: Any) -> dict[str, np.ndarray]:
+    """An output as the plain arrays verification compares: itself, or for a value of a
+    user type (a numpy structured array) one array per field, named `out.real`, nested
+    fields `out.pos.x`, array fields with their extra dimensions (each field has its own
+    error bound: a struct is not a number)."""
+    array = np.asarray(value)
+    if array.dtype.names is None:
+        return {name: array}
+    out: dict[str, np.ndarray] = {}
+    for field in array.dtype.names:
+        out.update(field_arrays(f"{name}.{field}", array[field]))
+    return out
+
+
+def _fields(values: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    out: dict[str, np.ndarray] = {}
+    for name, value in values.items():
+        out.update(field_arrays(name, value))
+    return out
+
+
+def _output_names(output: str, expected: Mapping[str, Any]) -> list[str]:
+    """The compared names of one reference output: itself or its fields."""
+    return [n for n in expected if n == output or n.startswith(output + ".")] or [output]
+
+
+def _absolute(v: np.ndarray) -> np.ndarray:
+    """|v| of the float elements, fields of structured arrays included."""
+    if v.dtype.names is None:
+        return np.abs(v) if v.dtype.kind == "f" else v.copy()
+    out = v.copy()
+    for field in v.dtype.names:
+        out[field] = _absolute(np.asarray(v[field]))
+    return out
+
+
 def _float_magnitudes(args: Mapping[str, Any]) -> dict[str, Any]:
     """The arguments with every float replaced by its absolute value (integers, which
     index, are kept): the reference run on them gives Σ|terms| per output element."""
     out: dict[str, Any] = {}
     for k, v in args.items():
-        if isinstance(v, np.ndarray) and v.dtype.kind == "f":
-            out[k] = np.abs(v)
+        if isinstance(v, np.ndarray) and (v.dtype.kind == "f" or v.dtype.names is not None):
+            out[k] = _absolute(v)
         elif isinstance(v, (float, np.floating)):
             out[k] = type(v)(abs(v))
         else:
@@ -306,7 +348,7 @@ def error_bounds(ref: Reference, args: Mapping[str, Any], expected: Mapping[str,
     float32 once); else the fixed TOLERANCE, atol + rtol·|expected| (numpy's allclose)."""
     module = ref.module
     if hasattr(module, "error_bound"):
-        given = _call_reference(ref, "error_bound", _copies(args), dict(expected))
+        given = _fields(_call_reference(ref, "error_bound", _copies(args), dict(expected)))
         return ({n: np.broadcast_to(np.asarray(given[n], dtype=np.float64), expected[n].shape)
                  for n in expected if n in given}, {n: "error_bound()" for n in expected})
     if hasattr(module, "error_terms"):
@@ -316,13 +358,15 @@ def error_bounds(ref: Reference, args: Mapping[str, Any], expected: Mapping[str,
         magnitudes: dict[str, np.ndarray] | None = None
         bounds, rules = {}, {}
         for name, e in expected.items():
-            k = np.asarray(per_output.get(name, 0))
+            # Terms given for a struct output apply to each of its fields.
+            root = name.split(".")[0]
+            k = np.asarray(per_output.get(name, per_output.get(root, 0)))
             if not k.any():  # exact results: integer counts, pure data movement
                 bounds[name], rules[name] = np.zeros(e.shape), "exact"
                 continue
             if magnitudes is None:
-                magnitudes = {n: np.asarray(v, dtype=np.float64) for n, v in _call_reference(
-                    ref, "reference", _float_magnitudes(args)).items()}
+                magnitudes = {n: np.asarray(v, dtype=np.float64) for n, v in _fields(
+                    _call_reference(ref, "reference", _float_magnitudes(args))).items()}
             # Σ|terms| came back rounded to float32: 2u more covers that rounding.
             bounds[name] = gamma(k + 1, model) * magnitudes[name] * (1 + 2 * U32)
             kmax = int(k.max())
@@ -421,8 +465,11 @@ def verify(
     bounds = getattr(expected, "bounds", {})
     rules = getattr(expected, "rules", {})
     tol = ref.tolerance_for(_sizes_of(ref, sizes))
+    if not hasattr(expected, "bounds"):
+        expected = _fields(expected)
+    results = _fields(results)
     checks = []
-    for name in ref.outputs:
+    for name in (n for output in ref.outputs for n in _output_names(output, expected)):
         if name not in expected:
             raise MclError(
                 error("verify-reference-contract", f"reference() gives no value for '{name}'", None)

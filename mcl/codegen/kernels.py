@@ -184,9 +184,12 @@ class KernelEmitter:
         lines = self.body.lines = []
         self.body.specialised = []
         with self.body.nested():
-            local_args = self._shared_declarations(levels)
+            replicated: list[Decl] = []
+            local_args = self._shared_declarations(levels, replicated)
             for lv in levels:
                 self._index_declaration(lv, levels)
+            for d in replicated:  # after the indices their initialisers may read
+                self.body.stmt(d, 1)
             dialect = self.mapping.dialect
             guard = " && ".join(
                 f"{dialect.unit_index('global', d)} < "
@@ -260,10 +263,13 @@ class KernelEmitter:
         comment = f"{comment} {header}" if comment else f"  // {header}"
         self.body.lines.append(f"{INDENT}const int {var.cname} = {text};{comment}")
 
-    def _shared_declarations(self, levels: list[Level]) -> list[Var]:
+    def _shared_declarations(self, levels: list[Level], replicated: list[Decl]) -> list[Var]:
         """Declarations between foreach statements: memory shared by the work-items of a
         group (`__local`). Constant sizes are declared in the kernel; other sizes are
-        kernel arguments whose size the host sets at launch."""
+        kernel arguments whose size the host sets at launch. A private scalar with an
+        initialiser (the original MCL's `int base = b * 32;` between the blocks and the
+        threads; the checker makes sure it is never written again) goes to `replicated`:
+        every work-item computes it."""
         dynamic: list[Var] = []
         scope = self.printer.scope
         shared = self.mapping.dialect.shared_keyword
@@ -277,6 +283,9 @@ class KernelEmitter:
                 space, address_space = self.body.spaces.resolve(
                     d.spaces, ARRAY if is_array else SCALAR, d.span,
                     self.body.spaces.hwd.par_group(lv.foreach.group))
+                if address_space == "private" and not is_array and d.init is not None:
+                    replicated.append(d)
+                    continue
                 if address_space != "local" or d.init is not None:
                     raise MclError(
                         error(

@@ -136,12 +136,20 @@ def load_mapping(
     path = path or mapping_path(hwd, language)
     if not path.is_file():
         title = "CUDA" if language == "cuda" else "OpenCL"
+        if language == "opencl":
+            from mcl.codegen.lisp_mapping import lisp_path, load_lisp_mapping
+
+            original = lisp_path(hwd)
+            if original is not None:
+                return parse_mapping(load_lisp_mapping(original, hwd), str(original), hwd)
+        original_hint = (" (or the original MCL's codegen/<name>.lisp beside their folder)"
+                         if language == "opencl" else "")
         raise MclError(
             error(
                 "codegen-no-mapping",
                 f"'{hwd.name}' has no {title} mapping: {path} does not exist",
                 hint=f"{title} code is generated only from leaf descriptions that have a "
-                f"<name>.{language}.toml next to their .hdl file",
+                f"<name>.{language}.toml next to their .hdl file{original_hint}",
             )
         )
     try:

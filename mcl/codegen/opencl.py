@@ -64,6 +64,7 @@ from mcl.mcpl.ast import (
     Stmt,
     Type,
     TypeDef,
+    ViewDecl,
     transform,
     walk,
 )
@@ -357,10 +358,23 @@ class ModuleEmitter:
                 p.spaces, PARAMETER if is_array else SCALAR, p.span)
             element_t = p.type.element if isinstance(p.type, ArrayType) else p.type
             is_struct = isinstance(element_t, NamedType)
+            written_scalar = not is_array and "w" in modes.get(p.name, "")
             var = scope.declare(
-                Var(p.name, p.type, address_space if is_array else "private", space, kind="param")
+                Var(p.name, p.type, address_space if is_array else "global" if written_scalar
+                    else "private", space, by_pointer=written_scalar, kind="param")
             )
-            if isinstance(p.type, ArrayType):
+            if written_scalar:
+                # A written scalar (a reduction's sum, a peak's location) is a result: the
+                # original MCL passes it by pointer (paper 4.3), here a one-element __global
+                # buffer the host copies in and back like an array's.
+                one = IntLit(1)
+                ctype = element_type(element_t, True)
+                params.append(ParamPlan(p.name, element_t.name, True, one,
+                                        modes.get(p.name, "rw"), is_struct, "global",
+                                        scalar=True))
+                param_args.append((f"__global {ctype}* restrict {var.cname}",
+                                   KernelArg(p.name, "buffer", element_t.name, one, is_struct)))
+            elif isinstance(p.type, ArrayType):
                 if address_space not in ("global", "constant"):
                     raise MclError(
                         error(
@@ -386,15 +400,6 @@ class ModuleEmitter:
                     (text, KernelArg(p.name, "buffer", element_t.name, size, is_struct))
                 )
             else:
-                if "w" in modes.get(p.name, ""):
-                    raise MclError(
-                        error(
-                            "codegen-written-scalar",
-                            f"kernel '{f.name}' writes its scalar "
-                            f"parameter '{p.name}'; a kernel can only return results in arrays",
-                            p.span,
-                        )
-                    )
                 params.append(
                     ParamPlan(p.name, element_t.name, False, None, "r", is_struct, "private")
                 )
@@ -539,6 +544,18 @@ def split_host(f: Function) -> tuple[tuple[HostStmt, ...], list[Foreach], dict[s
     return body, splitter.nests, splitter.host_vars
 
 
+def _with_views(nest: Foreach, views: tuple[ViewDecl, ...]) -> Foreach:
+    """`nest` with `views` declared first in its innermost foreach (where the kernel's
+    statements stand, whichever par_groups enclose them)."""
+    body = nest.body
+    inner = body.stmts[0] if isinstance(body, Block) and len(body.stmts) == 1 else body
+    if isinstance(inner, Foreach):
+        body = _with_views(inner, views)
+    else:
+        body = Block((*views, body), span=body.span)
+    return Foreach(nest.var, nest.count, nest.group, body, span=nest.span)
+
+
 class _HostSplitter(StrictVisitor):
     """The host side of a function's statements: every statement kind has a rule (a
     statement the host cannot run is a diagnostic); a new kind raises UnknownNodeError."""
@@ -546,10 +563,19 @@ class _HostSplitter(StrictVisitor):
     def __init__(self) -> None:
         self.nests: list[Foreach] = []
         self.host_vars: dict[str, Var] = {}
+        self.views: list[ViewDecl] = []
 
     def visit_Foreach(self, s: Foreach) -> HostStmt:
+        if self.views:  # the views declared before it, declared again in its kernel
+            s = _with_views(s, tuple(self.views))
         self.nests.append(s)
         return Launch(len(self.nests) - 1, span=s.span)
+
+    def visit_ViewDecl(self, s: ViewDecl) -> HostStmt:
+        # A view outside all foreach (a parameter's `as`, or the original MCL's views at
+        # function level) only renames storage: each kernel after it declares it again.
+        self.views.append(s)
+        return Block((), span=s.span)
 
     def visit_Decl(self, s: Decl) -> HostStmt:
         if isinstance(s.type, ArrayType) or isinstance(s.type, NamedType):
@@ -600,7 +626,7 @@ class _HostSplitter(StrictVisitor):
             )
         )
 
-    visit_CallStmt = visit_Swap = visit_Barrier = visit_ViewDecl = not_on_host
+    visit_CallStmt = visit_Swap = visit_Barrier = not_on_host
 
 
 # ---------------------------------------------------------------------- entry points

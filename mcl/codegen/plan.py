@@ -27,6 +27,9 @@ class ParamPlan:
     access: str = "rw"
     is_struct: bool = False
     address_space: str = "global"
+    # A written scalar parameter: a one-element buffer (is_array, size 1) whose value the
+    # host returns as a scalar.
+    scalar: bool = False
 
     @property
     def written(self) -> bool:

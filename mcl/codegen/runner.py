@@ -27,6 +27,7 @@ import numpy as np
 from mcl.codegen.c_names import numpy_dtype
 from mcl.codegen.host_eval import HostInterpreter, Number, evaluate
 from mcl.codegen.plan import FunctionPlan, GeneratedModule, KernelPlan, ParamPlan
+from mcl.codegen.struct_layout import from_layout, struct_dtype, to_layout
 from mcl.diagnostics import MclError, error
 
 DEVICE_ENV = "MCL_DEVICE"
@@ -228,6 +229,9 @@ class SessionBase:
                     downloads.append(self._download(out, buffers[p.name]))
                 outputs[p.name] = out.reshape(np.shape(args[p.name]))
         self._finish()
+        for p in plan.params:
+            if p.is_struct and p.name in outputs:  # back in the caller's dtype
+                outputs[p.name] = from_layout(outputs[p.name], np.asarray(args[p.name]).dtype)
         return RunResult(outputs, times, self.device_name(), self._seconds(uploads),
                          self._seconds(downloads))
 
@@ -244,8 +248,20 @@ class SessionBase:
                     f"array '{p.name}' has {value.size} elements; its declaration needs {expected}",
                 )
             )
-        dtype = value.dtype if p.is_struct else numpy_dtype(p.element)
-        return np.ascontiguousarray(value, dtype=dtype).reshape(-1)
+        if p.is_struct:
+            return to_layout(self._structured(p.name, value), self._layout(p.element)).reshape(-1)
+        return np.ascontiguousarray(value, dtype=numpy_dtype(p.element)).reshape(-1)
+
+    def _layout(self, type_name: str) -> np.dtype:
+        return struct_dtype(type_name, {t.name: t for t in self.generated.types})
+
+    @staticmethod
+    def _structured(name: str, value: np.ndarray) -> np.ndarray:
+        if value.dtype.names is None:
+            raise MclError(error(
+                "run-struct-fields", f"argument '{name}' is of a user type but has dtype "
+                f"{value.dtype}", hint="pass a numpy structured array with the type's fields"))
+        return value
 
     def _cached_kernel(self, k: KernelPlan, env: dict[str, Number],
                        find: Callable[[Any], Any]) -> Any:
@@ -386,10 +402,11 @@ class Session(SessionBase):
                 kernel.set_arg(i, buffers[a.name])
             elif a.kind == "local":
                 elements = int(evaluate(a.size, env)) if a.size is not None else 1
-                size = numpy_dtype(a.element).itemsize if not a.is_struct else 1
+                size = (self._layout(a.element) if a.is_struct else numpy_dtype(a.element)).itemsize
                 kernel.set_arg(i, cl.LocalMemory(max(1, elements * size)))
             elif a.kind == "scalar" and a.is_struct:
-                kernel.set_arg(i, np.asarray(args[a.name]))
+                record = self._structured(a.name, np.asarray(args[a.name]))
+                kernel.set_arg(i, to_layout(record, self._layout(a.element)))
             else:
                 value = env[a.name]
                 kernel.set_arg(i, np.array(value, dtype=numpy_dtype(a.element)))

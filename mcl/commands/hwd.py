@@ -63,6 +63,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     register_detect(hwd_sub)
 
+    from mcl.commands import hwd_import
+
+    hwd_import.register(hwd_sub)
+
 
 def _missing_subcommand(parser: argparse.ArgumentParser) -> int:
     """`mcl hwd` alone: usage on stderr and exit status 2, as `mcl` alone."""

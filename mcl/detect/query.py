@@ -74,7 +74,7 @@ def query_cuda(ordinal: int = 0) -> dict[str, Any] | None:
     """The CUDA section for device `ordinal`, or None where cuda-bindings or a CUDA
     driver is missing (then the OpenCL figures stand alone)."""
     try:
-        from cuda.bindings import driver  # type: ignore[import-not-found]
+        from cuda.bindings import driver
     except ImportError:
         return None
     try:

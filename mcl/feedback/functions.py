@@ -10,7 +10,10 @@ in a hardware description." A block of a description names one with
 2. in `<stem>_feedback.py` next to the `.hdl` file the naming block was written in (a
    block reused from `nvidia.hdl` finds its function in `nvidia_feedback.py`);
 3. through the entry-point group `mcl.feedback_functions` of installed packages, under
-   the entry point's name NAME (`myfn = "mypkg.feedback:myfn"`).
+   the entry point's name NAME (`myfn = "mypkg.feedback:myfn"`);
+4. among the bundled implementations (`hwdescs/*_feedback.py`), `<description>_feedback.py`
+   first: a user folder that copies the original MCL's descriptions names functions mcl
+   ships (`load_store_optimality`, `shared_mem_parallelism`) without bringing modules.
 
 A function returns nothing (or ""), a string, a `Message` (`kernel.message(...)`), or an
 iterable of those. Problems never stop `mcl check`: a missing function, a module that
@@ -104,7 +107,24 @@ def find_function(name: str, hwd: HardwareDescription, node: DeviceNode | None =
                 raise ModuleLoadError(Path(ep.value), exc) from exc
             if callable(fn):
                 return fn, searched
+    for path in bundled_modules(hwd):
+        if path in candidate_modules(hwd, node):
+            continue
+        searched.append(str(path))
+        fn = getattr(load_module(path), name, None)
+        if callable(fn):
+            return fn, searched
     return None, searched
+
+
+def bundled_modules(hwd: HardwareDescription) -> list[Path]:
+    """The bundled feedback modules, the one named after `hwd` first (the paper's 6.5:
+    functions belong to descriptions, and a same-named description is the best match)."""
+    from mcl.resources import hwdescs_dir
+
+    modules = sorted(hwdescs_dir().glob("*" + MODULE_SUFFIX))
+    own = [p for p in modules if p.name == hwd.name + MODULE_SUFFIX]
+    return own + [p for p in modules if p not in own]
 
 
 def as_messages(result: Any, kernel: Kernel) -> list[Message]:

@@ -359,7 +359,8 @@ class _Converter(GrammarConverter):
         return String(a.value, self.pos.span_of(a))
 
     def rule_IntLiteral(self, a) -> Number:
-        return Number(int(a.value), self.pos.span_of(a))
+        return Number(int(a.value, 16 if a.value[:2] in ("0x", "0X") else 10),
+                      self.pos.span_of(a))
 
     def rule_QualRef(self, q) -> QualName:
         return self.qual(q)

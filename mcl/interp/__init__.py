@@ -22,6 +22,7 @@ import numpy as np
 
 from mcl.diagnostics import MclError, did_you_mean, error
 from mcl.interp.engine import Engine
+from mcl.interp.records import is_structured, to_records, write_back
 from mcl.interp.values import DTYPES, StructValue, convert, scalar_name
 from mcl.mcpl import ast
 
@@ -50,6 +51,7 @@ def run_function(
     function = _find_function(engine, name)
     engine.entry = function
     given = {**(values or {}), **args}
+    structured = _records_of(engine, function, given)
     bound = [_bind(function, p, given) for p in function.params]
     # IEEE float semantics: x / 0.0 is inf, as on a device; compiling folds constants, so
     # it runs under the same rule (no numpy warnings on the user's terminal).
@@ -73,9 +75,34 @@ def run_function(
     result = {
         p.name: frame[slot] for p, slot in zip(function.params, compiled.param_slots, strict=False)
     }
+    for name, target in structured.items():
+        write_back(result[name], target)
+        result[name] = target
     if scalar_name(function.ret) != "void":
         result["return"] = ret
     return result
+
+
+def _records_of(engine: Engine, function: ast.Function, given: dict[str, object]
+                ) -> dict[str, np.ndarray]:
+    """Replace structured numpy arguments of user-type parameters in `given` by records
+    (records.py); the arrays to write the results back into, by parameter name."""
+    module = engine.scope.module_of(function)
+    structured: dict[str, np.ndarray] = {}
+    for p in function.params:
+        value = given.get(p.name)
+        t = p.type.element if isinstance(p.type, ast.ArrayType) else p.type
+        if not isinstance(t, ast.NamedType) or not is_structured(value):
+            continue
+        try:
+            given[p.name] = to_records(value, t.name,  # type: ignore[arg-type]
+                                       lambda n: engine.scope.type_def(n, module))
+        except ValueError as exc:
+            raise MclError(error("interp-argument", f"argument '{p.name}' of "
+                                 f"'{function.name}': {exc}", p.span)) from None
+        if isinstance(value, np.ndarray):
+            structured[p.name] = value
+    return structured
 
 
 def _find_function(engine: Engine, name: str) -> ast.Function:

@@ -173,9 +173,11 @@ BINARY_PRECEDENCE: dict[str, int] = {
     "*": 9,
     "/": 9,
     "%": 9,
-    "^": 11,  # power binds tighter than unary minus on its left operand: -a^2 == -(a^2)
+    "^": 11,  # power, right-associative
 }
-UNARY_PRECEDENCE = 10
+# Unary `-` and `!` bind tighter than every binary operator, `^` included, as in the
+# original MCL and C: `-a ^ 2` is `(-a) ^ 2`.
+UNARY_PRECEDENCE = 12
 RIGHT_ASSOCIATIVE = frozenset({"^"})
 NON_ASSOCIATIVE = frozenset({"==", "!=", "<", "<=", ">", ">="})  # comparisons do not chain
 

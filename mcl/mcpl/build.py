@@ -63,6 +63,7 @@ class ModelBuilder(GrammarConverter):
         self.file = file
         self.hwd_names = frozenset(hwd_names)
         self.own_functions: frozenset[str] = frozenset()
+        self.modules: frozenset[str] = frozenset()  # what may qualify a name: imports, own
 
     def span(self, obj: Any) -> Span:
         return self.pos.span_of(obj)
@@ -83,6 +84,10 @@ class ModelBuilder(GrammarConverter):
         self.own_functions = frozenset(
             item.name for item in m.items if self.matched_rule(item) == "Function"
         )
+        own = [*(m.package.parts if m.package else []), *([m.name] if m.name else [])]
+        self.modules = frozenset(
+            [".".join(item.path.parts) for item in m.items if self.matched_rule(item) == "Import"]
+            + ([".".join(own)] if own else []))
         for item in m.items:
             node = self.convert(item)
             if isinstance(node, tuple):  # an export line: names
@@ -125,14 +130,30 @@ class ModelBuilder(GrammarConverter):
         )
 
     def rule_Function(self, f: Any) -> A.Function:
+        params = tuple(self.param(p) for p in f.params)
+        body = self.rule_Block(f.body)
+        # Views of parameters (`float[n] a as float[n/4][4] a2`) are view statements at
+        # the start of the body: the same storage under another shape (mcpl.md 3).
+        views = [v for p in f.params for v in self.chained_views(p.name, p.views)]
+        if views:
+            body = A.Block((*views, *body.stmts), span=body.span)
         return A.Function(
             hwd=f.hwd,
             ret=self.type(f.ret),
             name=f.name,
-            params=tuple(self.param(p) for p in f.params),
-            body=self.rule_Block(f.body),
+            params=params,
+            body=body,
             span=self.span(f),
         )
+
+    def chained_views(self, source: str, chain: list[Any]) -> list[A.ViewDecl]:
+        """`source as T1 b as T2 c`: b views source, c views b."""
+        out = []
+        for link in chain:
+            view = self.view(link.view)
+            out.append(A.ViewDecl(source, view, span=self.span(link)))
+            source = view.name
+        return out
 
     def _modifiers(self, mods: list[Any]) -> tuple[tuple[str, ...], bool]:
         words = [self.convert(m) for m in mods]
@@ -161,11 +182,30 @@ class ModelBuilder(GrammarConverter):
         return A.Prim(p.name, span=self.span(p))
 
     def rule_NamedTypeRef(self, n: Any) -> A.NamedType:
+        self.check_qualifier(n.qualifier, n.name, self.span(n))
         return A.NamedType(n.name, tuple(self.expr(a) for a in n.args), span=self.span(n))
+
+    def check_qualifier(self, qualifier: list[str], name: str, span: Span | None) -> None:
+        """`lib.math.cplx.Complex`: the original MCL's names qualified by the module that
+        defines them. The qualifier must be a module the file imports (or the file's
+        own); the name is then resolved as an unqualified one (mcpl.md 2)."""
+        if not qualifier:
+            return
+        dotted = ".".join(qualifier)
+        if dotted not in self.modules:
+            raise MclError(error(
+                "mcpl-unknown-module", f"'{dotted}.{name}': '{dotted}' is not a module "
+                "this file imports", span,
+                hint=f"add `import {dotted};`" + (
+                    f" (imported: {', '.join(sorted(self.modules))})" if self.modules else "")))
 
     # ----------------------------------------------------------------- statements
 
     def decl(self, d: Any, span: Span) -> A.Decl:
+        if d.more:
+            raise MclError(error("mcpl-syntax", "a chain of views belongs in a statement of "
+                                 "its own", self.span(d.more[0]),
+                                 hint="declare the array first, then `a as T1 b as T2 c;`"))
         spaces, const = self._modifiers(d.mods)
         return A.Decl(
             type=self.type(d.type),
@@ -194,13 +234,35 @@ class ModelBuilder(GrammarConverter):
         return self.convert(s)
 
     def rule_Block(self, b: Any) -> A.Block:
-        return A.Block(tuple(self.stmt(s) for s in b.stmts), span=self.span(b))
+        stmts: list[A.Stmt] = []
+        for s in b.stmts:
+            if self.matched_rule(s) in ("DeclStmt", "ViewDeclStmt") and (
+                    s.decl.more if self.matched_rule(s) == "DeclStmt" else s.more):
+                stmts += self.chain_statements(s)
+            else:
+                stmts.append(self.stmt(s))
+        return A.Block(tuple(stmts), span=self.span(b))
+
+    def chain_statements(self, s: Any) -> list[A.Stmt]:
+        """A declaration or view statement followed by more views (`a as T1 b as T2 c;`,
+        the original MCL's chained views): one statement per view."""
+        if self.matched_rule(s) == "DeclStmt":
+            more, s.decl.more = s.decl.more, []
+            first: A.Stmt = self.decl(s.decl, self.span(s))
+            last = s.decl.view.name if s.decl.view is not None else s.decl.name
+        else:
+            first = A.ViewDecl(s.source, self.view(s.view), span=self.span(s))
+            more, last = s.more, s.view.name
+        return [first, *self.chained_views(last, more)]
 
     def rule_DeclStmt(self, s: Any) -> A.Decl:
         return self.decl(s.decl, self.span(s))
 
-    def rule_ViewDeclStmt(self, s: Any) -> A.ViewDecl:
-        return A.ViewDecl(s.source, self.view(s.view), span=self.span(s))
+    def rule_ViewDeclStmt(self, s: Any) -> A.Stmt:
+        view = A.ViewDecl(s.source, self.view(s.view), span=self.span(s))
+        if s.more:  # a chain standing alone as a statement (a foreach body)
+            return A.Block((view, *self.chained_views(s.view.name, s.more)), span=view.span)
+        return view
 
     def rule_Foreach(self, s: Any) -> A.Foreach:
         return A.Foreach(
@@ -283,12 +345,14 @@ class ModelBuilder(GrammarConverter):
         return _fold_binary(operands, ops)
 
     def unary(self, u: Any) -> A.Expr:
-        result = self.power(u.operand)
-        for op in reversed(u.ops):
-            result = self.prefixed(op, result)
-        return result
+        # Unary operators bind tighter than every binary operator, `^` included, as in the
+        # original MCL and C: `-x ^ 2` is `(-x) ^ 2` (the checker warns where the other
+        # reading would differ, mcpl-unary-power).
+        return self.power(u.operand, u.ops)
 
     def prefixed(self, op: Any, operand: A.Expr) -> A.Expr:
+        if op.op == "+":
+            return operand  # unary plus leaves a number as it is (C's integer promotion aside)
         span = _join(self.span(op), operand.span)
         if (
             op.op == "-"
@@ -298,21 +362,18 @@ class ModelBuilder(GrammarConverter):
             return _negated_literal(operand, span)
         return A.Unary(op.op, operand, span=span)
 
-    def power(self, p: Any) -> A.Expr:
-        base = self.postfix(p.base)
-        if not p.exponents:
-            return base
-        # `^` is right-associative and an exponent is a unary expression: `a ^ -b ^ c` is
-        # a ^ (-(b ^ c)). Folded from the right, without recursion.
-        whole = self.span(p)
-        items = [((), p.base, base)] + [(e.ops, e.base, None) for e in p.exponents]
+    def power(self, p: Any, ops: Any = ()) -> A.Expr:
+        """`ops` (the unary operators before the chain) apply to its first operand."""
+        # `^` is right-associative and each operand carries its own unary operators:
+        # `-a ^ -b ^ c` is (-a) ^ ((-b) ^ c). Folded from the right, without recursion.
+        items = [(ops, p.base)] + [(e.ops, e.base) for e in p.exponents]
         result: A.Expr | None = None
-        for ops, node, built in reversed(items):
-            operand = built if built is not None else self.postfix(node)
-            if result is not None:
-                operand = A.Binary("^", operand, result, span=_join(operand.span, whole))
-            for op in reversed(ops):
+        for prefix, node in reversed(items):
+            operand = self.postfix(node)
+            for op in reversed(prefix):
                 operand = self.prefixed(op, operand)
+            if result is not None:
+                operand = A.Binary("^", operand, result, span=_join(operand.span, result.span))
             result = operand
         assert result is not None
         return result
@@ -320,6 +381,9 @@ class ModelBuilder(GrammarConverter):
     def postfix(self, p: Any) -> A.Expr:
         suffixes = p.suffixes
         primary = p.primary
+        calls = [s for s in suffixes if getattr(s, "call", None) is not None]
+        if calls:
+            return self.qualified_call(p, calls)
         if (
             suffixes
             and self.matched_rule(primary) == "NameOrCall"
@@ -331,6 +395,28 @@ class ModelBuilder(GrammarConverter):
             return A.HwdConst(path, span=self.span(p))
         result: A.Expr = self.convert(primary)
         for s in suffixes:
+            result = self.convert(s)(result)
+        return result
+
+    def qualified_call(self, p: Any, calls: list[Any]) -> A.Expr:
+        """`lib.math.cplx.assign(a, b)` (then perhaps indexed or a field of the result)."""
+        suffixes, primary = p.suffixes, p.primary
+        at = suffixes.index(calls[0])
+        path = suffixes[:at]
+        if (self.matched_rule(primary) != "NameOrCall" or primary.call is not None
+                or any(self.matched_rule(s) != "FieldSuffix" for s in path)):
+            raise MclError(error("mcpl-syntax", "only a function, perhaps qualified by its "
+                                 "module (`lib.math.cplx.assign(...)`), can be called",
+                                 self.span(calls[0])))
+        last = suffixes[at]
+        span = _join(self.span(primary), self.span(last))
+        self.check_qualifier([primary.name, *(s.name for s in path)], last.name, span)
+        args = tuple(self.expr(a) for a in last.call.args)
+        result: A.Expr = A.Call(last.name, args, span=span)
+        for s in suffixes[at + 1:]:
+            if getattr(s, "call", None) is not None:
+                raise MclError(error("mcpl-syntax", "the result of a call cannot be called",
+                                     self.span(s)))
             result = self.convert(s)(result)
         return result
 
@@ -354,16 +440,16 @@ class ModelBuilder(GrammarConverter):
 
     def rule_NumberLit(self, p: Any) -> A.Expr:
         text, span = p.text, self.span(p)
-        hexadecimal = text[:2] in ("0x", "0X")
-        if not hexadecimal and any(c in text for c in ".eE"):
+        base = {"0x": 16, "0X": 16, "0o": 8, "0O": 8}.get(text[:2], 10)
+        if base == 10 and any(c in text for c in ".eE"):
             return A.FloatLit(float(text), text, span=span)
-        digits = text[2:] if hexadecimal else text
+        digits = text if base == 10 else text[2:]
         if len(digits.lstrip("0")) > T.HUGE_LITERAL_DIGITS:
             # Far outside every C type; converting thousands of digits costs quadratic
             # time (Python refuses beyond 4,300), and the checker rejects any value past
             # 32 bits, so one stand-in above that bound keeps the diagnostic.
             return A.IntLit(T.HUGE_LITERAL, span=span)
-        return A.IntLit(int(digits, 16 if hexadecimal else 10), span=span)
+        return A.IntLit(int(digits, base), span=span)
 
     def rule_BoolLit(self, p: Any) -> A.Expr:
         return A.BoolLit(p.text == "true", span=self.span(p))

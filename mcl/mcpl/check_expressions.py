@@ -19,6 +19,7 @@ from mcl.hdl.model import HardwareDescription, Quantity
 from mcl.mcpl import ast
 from mcl.mcpl import types as T
 from mcl.mcpl.access import call_arg_modes, lvalue_parts
+from mcl.mcpl.build import is_negative_literal
 from mcl.mcpl.builtins import BUILTINS, SIGNATURE_CALLS, Builtin
 from mcl.mcpl.constfold import Constant, FoldError, fold_binary, fold_unary
 from mcl.mcpl.environment import ModuleEnv
@@ -378,6 +379,27 @@ class ExpressionChecker(StrictVisitor):
             else "shift the other way by a positive count",
         )
 
+    def unary_power(self, e: ast.Binary) -> None:
+        """`-x ^ 2` written without parentheses is `(-x) ^ 2` (mcpl.md 6: unary operators
+        bind tightest, as in the original MCL); say so where `-(x ^ 2)` would differ, that
+        is unless the exponent is an odd integer literal under a minus."""
+        left = e.left
+        sign = left.op if isinstance(left, ast.Unary) else "-" if is_negative_literal(left) \
+            else None
+        if sign is None or left.span is None or e.span is None:
+            return
+        if (left.span.line, left.span.column) != (e.span.line, e.span.column):
+            return  # written `(-x) ^ 2`: the reader said which one
+        odd = isinstance(e.right, ast.IntLit) and e.right.value % 2 == 1
+        if sign == "-" and odd:
+            return
+        text = print_expr(e)
+        other = print_expr(ast.Unary(sign, ast.Binary("^", _unsigned(left), e.right)))
+        self.warn("mcpl-unary-power",
+                  f"`{sign}` binds tighter than `^` (as in the original MCL and C): this is "
+                  f"{text}, not {other}", e.span,
+                  f"write {text} or {other} to say which one you mean")
+
     def binary(self, e: ast.Binary) -> T.VType:
         lt, rt = self.expr(e.left), self.expr(e.right)
         op = e.op
@@ -387,6 +409,8 @@ class ExpressionChecker(StrictVisitor):
                 self.folded[id(e)] = 0  # `n - n` is 0 whatever n is, so `x / (n - n)` is caught
         if op in ("<<", ">>"):
             self.shift_count(e)
+        if op == "^":
+            self.unary_power(e)
         if op in _LOGICAL:
             if not (T.is_bool(lt) and T.is_bool(rt)):
                 self.error(
@@ -537,7 +561,7 @@ class ExpressionChecker(StrictVisitor):
         sizes = self.declared_sizes(e)
         if sizes is None or len(sizes) != len(e.indices):
             return
-        for index, size in zip(e.indices, sizes):
+        for index, size in zip(e.indices, sizes, strict=True):
             value, bound = self.constant(index), self.constant(size)
             if not isinstance(value, int) or not isinstance(bound, int) or bound < 1:
                 continue  # (a size below 1 is reported with the declaration)
@@ -774,3 +798,14 @@ def _constant_paths(hwd: HardwareDescription) -> list[str]:
 
 def _same_name(a: ast.Expr, b: ast.Expr) -> bool:
     return isinstance(a, ast.Name) and isinstance(b, ast.Name) and a.name == b.name
+
+
+def _unsigned(e: ast.Expr) -> ast.Expr:
+    """The operand of a unary operator or the magnitude of a negative literal."""
+    if isinstance(e, ast.Unary):
+        return e.operand
+    if isinstance(e, ast.IntLit):
+        return ast.IntLit(-e.value, span=e.span)
+    if isinstance(e, ast.FloatLit):
+        return ast.FloatLit(-e.value, e.text.lstrip("-"), span=e.span)
+    return e

@@ -416,12 +416,33 @@ class FunctionChecker(ExpressionChecker):
                     deps.append(sym)
         return deps
 
+    def rewritten(self, name: str) -> bool:
+        """Whether the function may write a variable called `name` after declaring it: an
+        assignment, ++/--, a swap, or passing it to a call (which may write it)."""
+        for node in ast.walk(self.function.body):
+            targets: list[ast.Expr] = []
+            if isinstance(node, (ast.Assign, ast.IncDec)):
+                targets = [node.target]
+            elif isinstance(node, ast.Swap):
+                targets = [node.left, node.right]
+            elif isinstance(node, ast.Call):
+                targets = list(node.args)
+            if any(lvalue_parts(t)[0] is not None and lvalue_parts(t)[0].name == name  # type: ignore[union-attr]
+                   for t in targets):
+                return True
+        return False
+
     def check_declaration_level(self, d: ast.Decl, is_array: bool, host: bool) -> None:
         """Fig. 6: a declaration's nesting matches the nesting of its memory space; host
         scalars without a space hold sizes (Fig. 9) and live on the host."""
         if self.hwd is None or self.misplaced or (self.frames and self.frames[-1].group is None):
             return
         if host and not d.spaces and not is_array:
+            return
+        if not d.spaces and not is_array and d.init is not None and not self.rewritten(d.name):
+            # The original MCL declares scalars between foreach levels (`int base = b * 32;`
+            # inside the blocks, outside the threads): each unit below holds the value in
+            # its registers. Never written again, every reading gives the same value.
             return
         level = self.level()
         spaces = effective_spaces(self.hwd, d.spaces, is_array, level)

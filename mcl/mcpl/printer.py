@@ -157,10 +157,10 @@ def _print_binary(e: A.Binary) -> str:
     left_parens = lp < level or (lp == level and (right_assoc or non_assoc))
     right_parens = rp < level or (rp == level and not right_assoc)
     if e.op == "^":
-        # The grammar reads the exponent as a unary expression (`a ^ -b`), but the base
-        # must be a postfix expression: `(-a) ^ 2`, whereas `-a ^ 2` means `-(a ^ 2)`.
+        # `-a ^ 2` reads as `(-a) ^ 2`, but a reader who learnt the mathematical order
+        # (and the checker's mcpl-unary-power) wants the parentheses written out.
         left_parens = lp < _POSTFIX_PREC
-        right_parens = rp < A.UNARY_PRECEDENCE
+        right_parens = rp < level
     return f"{_wrap(e.left, left_parens)} {e.op} {_wrap(e.right, right_parens)}"
 
 

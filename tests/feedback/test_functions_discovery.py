@@ -140,3 +140,37 @@ def test_a_function_returning_something_else_is_reported(tmp_path, result):
         "def count_loads(kernel):\n    return object()\n"
     (message,) = run(tmp_path, module=module)
     assert message.code == "function-failed" and "returned" in message.text
+
+
+def test_a_user_folder_naming_a_bundled_function_gets_the_bundled_one(tmp_path):
+    # The original MCL's folder names shared_mem_parallelism without bringing a module.
+    library, _, _ = user_setup(tmp_path, function="shared_mem_parallelism", module=None)
+    hwd = library.get("mydev")
+    name, node = hwd.feedback_functions()[0]
+    fn, searched = functions.find_function(name, hwd, node)
+    assert callable(fn) and fn.__name__ == "shared_mem_parallelism"
+    assert searched[0] == str(tmp_path / "hwd" / "mydev_feedback.py")
+    assert searched[-1] == str(hwdescs_dir() / "nvidia_feedback.py")
+
+
+def test_the_bundled_function_runs_in_the_analysis(tmp_path, monkeypatch):
+    import mcl.resources
+
+    bundled = tmp_path / "bundled"
+    bundled.mkdir()
+    (bundled / "other_feedback.py").write_text(COUNT_LOADS)
+    monkeypatch.setattr(mcl.resources, "hwdescs_dir", lambda: bundled)
+    (message,) = run(tmp_path, {"n": 1000}, module=None)
+    assert message.text == "2 loads for 1000 threads on 4 cores"
+
+
+def test_a_user_module_still_wins_over_the_bundled_function(tmp_path):
+    module = "def load_store_optimality(kernel):\n    return 'mine'\n"
+    (message,) = run(tmp_path, function="load_store_optimality", module=module)
+    assert message.text == "mine"
+
+
+def test_a_missing_function_lists_the_bundled_modules_searched(tmp_path):
+    (message,) = run(tmp_path, function="no_such_function", module=None)
+    assert message.code == "function-missing"
+    assert str(hwdescs_dir() / "fermi_feedback.py") in message.hint

@@ -338,8 +338,8 @@ def test_minus_on_a_literal_makes_a_negative_literal() -> None:
     assert expr("-x") == A.Unary("-", n("x"))
     assert expr("-(1)") == i(-1)
     assert expr("a - 1") == A.Binary("-", n("a"), i(1))
-    # A power binds tighter than the sign: -2^2 is -(2^2), not (-2)^2.
-    assert expr("-2 ^ 2") == A.Unary("-", A.Binary("^", i(2), i(2)))
+    # The sign binds tighter than a power, as in the original MCL: -2^2 is (-2)^2.
+    assert expr("-2 ^ 2") == A.Binary("^", i(-2), i(2))
 
 
 def test_names_that_start_with_keywords_are_names() -> None:

@@ -36,7 +36,10 @@ SAME = [
     ("a || b || c", "(a || b) || c"),
     ("-a * b", "(-a) * b"),
     ("!a && b", "(!a) && b"),
-    ("-a ^ 2", "-(a ^ 2)"),
+    ("-a ^ 2", "(-a) ^ 2"),
+    ("!a ^ b", "(!a) ^ b"),
+    ("a ^ -b ^ c", "a ^ ((-b) ^ c)"),
+    ("-a ^ b ^ c", "(-a) ^ (b ^ c)"),
     ("a ^ b ^ c", "a ^ (b ^ c)"),
     ("a ^ -b", "a ^ (-b)"),
     ("a ^ -b * c", "(a ^ (-b)) * c"),
@@ -53,10 +56,12 @@ def test_precedence(plain: str, grouped: str) -> None:
     assert expr(plain) == expr(grouped)
 
 
-def test_power_is_right_associative_and_binds_tighter_than_minus() -> None:
+def test_power_is_right_associative_and_unary_minus_binds_tighter() -> None:
+    # As in the original MCL and C: unary operators bind tighter than every binary one.
     assert expr("a ^ b ^ c") == A.Binary("^", A.Name("a"), A.Binary("^", A.Name("b"), A.Name("c")))
-    assert expr("-a ^ 2") == A.Unary("-", A.Binary("^", A.Name("a"), A.IntLit(2)))
-    assert expr("(-a) ^ 2") == A.Binary("^", A.Unary("-", A.Name("a")), A.IntLit(2))
+    assert expr("-a ^ 2") == A.Binary("^", A.Unary("-", A.Name("a")), A.IntLit(2))
+    assert expr("-(a ^ 2)") == A.Unary("-", A.Binary("^", A.Name("a"), A.IntLit(2)))
+    assert expr("-2 ^ 2") == A.Binary("^", A.IntLit(-2), A.IntLit(2))
 
 
 def test_the_table_matches_the_parser() -> None:

@@ -81,7 +81,7 @@ def e(src: str) -> A.Expr:
         "a - (b - c)",
         "a - b - c",
         "a / (b * c)",
-        "-a ^ 2",
+        "-(a ^ 2)",
         "(-a) ^ 2",
         "a ^ b ^ c",
         "(a ^ b) ^ c",
@@ -109,6 +109,13 @@ def e(src: str) -> A.Expr:
 def test_minimal_parentheses(src: str) -> None:
     # Each example is written with exactly the parentheses it needs.
     assert print_expr(e(src)) == src
+
+
+def test_a_signed_base_of_a_power_is_printed_in_parentheses() -> None:
+    # `-a ^ 2` is `(-a) ^ 2` (as in the original MCL); printed, it says so.
+    assert print_expr(e("-a ^ 2")) == "(-a) ^ 2"
+    assert print_expr(e("a ^ -b ^ c")) == "a ^ (-b) ^ c"
+    assert e(print_expr(e("a ^ -b ^ c"))) == e("a ^ -b ^ c")
 
 
 def test_constructed_trees_get_the_parentheses_they_need() -> None:

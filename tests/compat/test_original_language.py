@@ -1,0 +1,215 @@
+"""The original MCL's language as a program written for it uses it (docs/mcpl.md):
+each feature with the original's meaning, run through the interpreter where a value
+shows it. The kernels are small ones written for these tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mcl.diagnostics import Severity
+from mcl.hdl.library import default_library, load_library
+from mcl.interp import run_function
+from mcl.mcpl import ast as A
+from mcl.mcpl.check import check_program
+from mcl.mcpl.loader import load_program
+from mcl.mcpl.parse import parse_source
+
+
+def load(tmp_path: Path, source: str):
+    path = tmp_path / "k.mcl"
+    path.write_text(source, encoding="utf-8")
+    program = load_program(path, library=default_library())
+    diagnostics = check_program(program, default_library())
+    return program, diagnostics
+
+
+def errors(diagnostics) -> list[str]:
+    return [str(d) for d in diagnostics if d.severity == Severity.ERROR]
+
+
+def value(src: str) -> A.Expr:
+    return parse_source(f"perfect void f() {{ x = {src}; }}").functions[0].body.stmts[0].value
+
+
+def test_octal_literals_and_unary_plus():
+    assert value("0o17") == A.IntLit(15)
+    assert value("+5") == A.IntLit(5)
+    assert value("a + +b") == A.Binary("+", A.Name("a"), A.Name("b"))
+    assert value("-(+3)") == A.IntLit(-3)
+
+
+UNARY_POWER = """
+perfect void f(int n, float[n] out, float[n] x) {
+  foreach (int i in n threads) {
+    out[i] = -x[i] ^ 2 + (-x[i]) ^ 3 - -x[i] ^ 3;
+  }
+}
+"""
+
+
+def test_unary_minus_binds_tighter_than_power_and_is_warned_where_it_matters(tmp_path):
+    program, diagnostics = load(tmp_path, UNARY_POWER)
+    assert errors(diagnostics) == []
+    warned = [d for d in diagnostics if d.code == "mcpl-unary-power"]
+    # Only `-x[i] ^ 2`: `(-x[i]) ^ 3` is written out, and an odd power reads the same.
+    assert len(warned) == 1 and warned[0].span.column == 14
+    assert "(-x[i]) ^ 2, not -(x[i] ^ 2)" in warned[0].message
+    x = np.array([1.5, -2.0, 3.0], dtype=np.float32)
+    out = np.zeros(3, dtype=np.float32)
+    result = run_function(program, "f", {"n": 3, "out": out, "x": x})
+    # (-x)^2 + (-x)^3 - (-x)^3; the other reading, -(x^2) + (-x)^3 + x^3, is -x^2.
+    expected = x.astype(np.float64) ** 2
+    assert np.allclose(result["out"], expected)
+
+
+def hex_hdl() -> str:
+    """The user description of the feedback tests with its numbers written in hex."""
+    from tests.feedback.user_hwd import user_hdl
+
+    text = user_hdl("count_loads").replace("capacity = 1 GB", "capacity = 0x400 MB")
+    text = text.replace("latency = 10 cycles", "latency = 0x10 cycles")
+    return text.replace("nr_units = 4", "nr_units = 0x8")
+
+
+def test_hexadecimal_integers_in_hdl(tmp_path):
+    (tmp_path / "mydev.hdl").write_text(hex_hdl(), encoding="utf-8")
+    library = load_library([str(tmp_path)])
+    assert "mydev" not in library.failed
+    hwd = library.get("mydev")
+    assert hwd.value("cores.nr_units").value == 8
+    assert hwd.value("ic.latency").value == 16
+
+
+@pytest.mark.parametrize("source", ["0x", "0o8"])
+def test_malformed_literals_are_syntax_errors(source):
+    from mcl.diagnostics import MclError
+
+    with pytest.raises(MclError):
+        value(source)
+
+
+def device(program, function: str, args: dict, leaf: str = "x86_avx512") -> dict:
+    from mcl.codegen import generate_module
+    from tests.codegen.support import run
+
+    return run(generate_module(program, leaf, default_library()), function, args)
+
+
+def interpreted(program, function: str, args: dict) -> dict:
+    copies = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in args.items()}
+    return run_function(program, function, copies, default_library())
+
+
+VIEWS = """
+perfect void pairs(int n, float[n] a as float[n/4][4] a4, float[n] out as float[n/8][2][4] o8) {
+  a4 as float[n/8][2][4] a8 as float[n/2][2] a2;
+  foreach (int i in n/8 threads) {
+    o8[i][0][0] = a8[i][1][3] + a4[2 * i][0];
+    o8[i][1][2] = a2[4 * i + 1][1];
+  }
+}
+"""
+
+
+def test_views_of_parameters_and_chains_of_views(tmp_path):
+    program, diagnostics = load(tmp_path, VIEWS)
+    assert errors(diagnostics) == []
+    n = 40
+    a = np.arange(n, dtype=np.float32) * 1.5
+    args = {"n": n, "a": a, "out": np.zeros(n, dtype=np.float32)}
+    expected = np.zeros(n, dtype=np.float32)
+    for i in range(n // 8):
+        expected[8 * i] = a[8 * i + 7] + a[8 * i]
+        expected[8 * i + 6] = a[8 * i + 3]
+    for result in (interpreted(program, "pairs", args), device(program, "pairs", args),
+                   device(program, "pairs", args, "fermi")):
+        np.testing.assert_array_equal(result["out"], expected)
+
+
+CPLX = """
+package lib.math;
+module cplx;
+export Complex, assign;
+
+type Complex {
+  float real;
+  float imag;
+}
+
+perfect void assign(Complex a, const Complex b) {
+  a.real = b.imag;
+  a.imag = b.real;
+}
+"""
+
+QUALIFIED = """
+import lib.math.cplx;
+
+perfect void swapParts(int n, lib.math.cplx.Complex[n] out, lib.math.cplx.Complex[n] inp) {
+  foreach (int i in n threads) {
+    lib.math.cplx.Complex t;
+    lib.math.cplx.assign(t, inp[i]);
+    lib.math.cplx.assign(out[i], t);
+  }
+}
+"""
+
+
+def test_qualified_types_and_calls(tmp_path):
+    (tmp_path / "lib" / "math").mkdir(parents=True)
+    (tmp_path / "lib" / "math" / "cplx.mcl").write_text(CPLX, encoding="utf-8")
+    program, diagnostics = load(tmp_path, QUALIFIED)
+    assert errors(diagnostics) == []
+    dtype = np.dtype([("real", "f4"), ("imag", "f4")])
+    inp = np.zeros(5, dtype=dtype)
+    inp["real"], inp["imag"] = np.arange(5), -np.arange(5)
+    args = {"n": 5, "out": np.zeros(5, dtype=dtype), "inp": inp}
+    for result in (interpreted(program, "swapParts", args),
+                   device(program, "swapParts", args)):
+        np.testing.assert_array_equal(result["out"]["real"], inp["real"])
+        np.testing.assert_array_equal(result["out"]["imag"], inp["imag"])
+
+
+def test_a_qualifier_must_name_an_imported_module():
+    from mcl.diagnostics import MclError
+
+    source = QUALIFIED.replace("import lib.math.cplx;", "")
+    with pytest.raises(MclError) as caught:
+        parse_source(source)
+    (diagnostic,) = caught.value.diagnostics
+    assert diagnostic.code == "mcpl-unknown-module"
+    assert "import lib.math.cplx;" in (diagnostic.hint or "")
+
+
+BETWEEN = """
+gpu void fill(int n, float[n] a) {
+  foreach (int b in n / 32 blocks) {
+    int base = b * 32 + 1;
+    foreach (int t in 32 threads) {
+      a[base - 1 + t] = toFloat(base + t);
+    }
+  }
+}
+"""
+
+
+def test_a_scalar_declared_between_foreach_levels(tmp_path):
+    program, diagnostics = load(tmp_path, BETWEEN)
+    assert errors(diagnostics) == []
+    args = {"n": 96, "a": np.zeros(96, dtype=np.float32)}
+    expected = np.arange(96, dtype=np.float32) + 1
+    for result in (interpreted(program, "fill", args), device(program, "fill", args, "fermi"),
+                   device(program, "fill", args, "hopper")):
+        np.testing.assert_array_equal(result["a"], expected)
+
+
+def test_a_scalar_between_foreach_levels_that_is_written_again_is_an_error(tmp_path):
+    # Written by the threads, it would be one variable per block here and one per thread
+    # on the device: not accepted.
+    source = BETWEEN.replace("a[base - 1 + t]", "base += 0;\n      a[base - 1 + t]")
+    _, diagnostics = load(tmp_path, source)
+    assert any(d.code == "mcpl-declaration-level" and d.severity == Severity.ERROR
+               for d in diagnostics)
