@@ -48,7 +48,8 @@ class Generated:
     name: str
     parent: str
     hdl: str
-    mapping: str
+    mapping: str  # NAME.opencl.toml
+    cuda_mapping: str | None = None  # NAME.cuda.toml, NVIDIA GPUs only
 
 
 def default_name(q: dict[str, Any]) -> str:
@@ -92,6 +93,7 @@ def generate(q: dict[str, Any], name: str | None = None,
         hdl, mapping = _gpu(q, name, parent, measured)
     else:
         hdl, mapping = _nvidia(q, name, parent, measured)
+        return Generated(name, parent, hdl, mapping, _cuda_mapping(q, name))
     return Generated(name, parent, hdl, mapping)
 
 
@@ -415,10 +417,11 @@ def _cpu(q: dict[str, Any], name: str, measured: Measurements) -> tuple[str, str
 
 def _mapping(name: str, device_type: str, comment: list[str],
              groups: dict[str, tuple[str, int]], spaces: dict[str, tuple[str, str | None]],
-             vector_width: int) -> str:
-    out = [f"# OpenCL mapping of `{name}` (paper sections 4.4 and 7), written by mcl hwd detect",
-           "# beside its .hdl; read by mcl.codegen.mapping (docs/codegen.md).", "#",
-           *comment, f'device_type = "{device_type}"', "", "[par_groups]"]
+             vector_width: int, language: str = "OpenCL", settings: tuple[str, ...] = ()
+             ) -> str:
+    out = [f"# {language} mapping of `{name}` (paper sections 4.4 and 7), written by mcl hwd "
+           "detect", "# beside its .hdl; read by mcl.codegen.mapping (docs/codegen.md).", "#",
+           *comment, f'device_type = "{device_type}"', *settings, "", "[par_groups]"]
     out += [f'{g} = {{ role = "{role}", dim = {dim} }}' for g, (role, dim) in groups.items()]
     out += ["", "[spaces]"]
     for space, (address, barrier) in spaces.items():
@@ -427,6 +430,21 @@ def _mapping(name: str, device_type: str, comment: list[str],
     if vector_width:
         out += ["", "[codegen]", f"vector_width = {vector_width}"]
     return "\n".join(out) + "\n"
+
+
+def _cuda_mapping(q: dict[str, Any], name: str) -> str:
+    """hopper.cuda.toml's mapping in CUDA's words, for the device's architecture."""
+    cc = compute_capability(q)
+    major, minor = (cc[0], cc[1]) if cc is not None else (9, 0)
+    return _mapping(name, "gpu", [
+        "# A block of the MCPL code is a CUDA thread block; its warps and threads are the",
+        "# block's threads, threads along x and warps along y (as hopper).",
+        "# The architecture: the device's compute capability.",
+    ], {"blocks": ("block", 0), "warps": ("thread", 1), "threads": ("thread", 0)},
+        {"global": ("global", "block"), "constant": ("constant", None),
+         "shared": ("shared", "block"), "local": ("register", None),
+         "reg": ("register", None)},
+        vector_width=4, language="CUDA", settings=(f'arch = "sm_{major}{minor}"',))
 
 
 # ------------------------------------------------------------------ GPUs

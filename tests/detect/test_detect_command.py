@@ -63,7 +63,8 @@ def test_detect_writes_both_files_and_refuses_to_overwrite(tmp_path: Path,
     out = capsys.readouterr().out
     assert "specializes hopper" in out and "float peak: 66,908.2 GFLOP/s" in out
     hdl = tmp_path / "nvidia_h100_80gb_hbm3.hdl"
-    assert hdl.is_file() and (tmp_path / "nvidia_h100_80gb_hbm3.opencl.toml").is_file()
+    for suffix in (".opencl.toml", ".cuda.toml"):
+        assert (tmp_path / f"nvidia_h100_80gb_hbm3{suffix}").is_file()
     hdl.write_text("// edited by hand\n")
     assert main(args) == 1
     err = capsys.readouterr().err
