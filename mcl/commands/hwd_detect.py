@@ -21,7 +21,8 @@ from typing import Any
 from mcl.diagnostics import MclError, error
 
 HOST = "host"
-OUTPUT_SUFFIXES = (".hdl", ".opencl.toml", ".cuda.toml")  # the .cuda.toml for NVIDIA GPUs
+# What detect may write (.cuda.toml for NVIDIA GPUs, _feedback.py for Hopper GPUs).
+OUTPUT_SUFFIXES = (".hdl", ".opencl.toml", ".cuda.toml", "_feedback.py")
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -84,6 +85,8 @@ def run(args: argparse.Namespace) -> int:
     written = {f"{name}.hdl": generated.hdl, f"{name}.opencl.toml": generated.mapping}
     if generated.cuda_mapping is not None:
         written[f"{name}.cuda.toml"] = generated.cuda_mapping
+    if generated.feedback is not None:
+        written[f"{name}_feedback.py"] = generated.feedback
     for file, text in written.items():
         (out / file).write_text(text)
     files = [str(out / file) for file in written]

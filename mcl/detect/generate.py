@@ -30,6 +30,18 @@ from mcl.diagnostics import MclError, error
 COMMENT_COLUMN = 34
 GPU_THREADS = 1024  # gpu.hdl's threads per block (the paper's Fig. 8)
 
+# A Hopper GPU's occupancy follows hopper's allocation rules (compute capability 9.x), read
+# from the description's own figures; the function is found in NAME_feedback.py next to
+# NAME.hdl (mcl.feedback.functions).
+HOPPER_FEEDBACK = '''"""Performance feedback functions of {name}.hdl, written by mcl hwd detect: a GPU of
+compute capability 9.x allocates registers and shared memory by hopper's rules
+(hwdescs/hopper_feedback.py), applied to the figures of {name}.hdl."""
+
+from mcl._hwdescs.hopper_feedback import occupancy
+
+__all__ = ["occupancy"]
+'''
+
 
 @dataclass(frozen=True)
 class Measurements:
@@ -50,6 +62,7 @@ class Generated:
     hdl: str
     mapping: str  # NAME.opencl.toml
     cuda_mapping: str | None = None  # NAME.cuda.toml, NVIDIA GPUs only
+    feedback: str | None = None  # NAME_feedback.py, where the parent's functions apply
 
 
 def default_name(q: dict[str, Any]) -> str:
@@ -93,7 +106,8 @@ def generate(q: dict[str, Any], name: str | None = None,
         hdl, mapping = _gpu(q, name, parent, measured)
     else:
         hdl, mapping = _nvidia(q, name, parent, measured)
-        return Generated(name, parent, hdl, mapping, _cuda_mapping(q, name))
+        feedback = HOPPER_FEEDBACK.format(name=name) if parent == "hopper" else None
+        return Generated(name, parent, hdl, mapping, _cuda_mapping(q, name), feedback)
     return Generated(name, parent, hdl, mapping)
 
 
@@ -615,6 +629,9 @@ def _nvidia(q: dict[str, Any], name: str, parent: str,
     lines.add(f"    slots(thread, {threads_sm.int});", threads_sm.source)
     if clock is not None:
         lines.add(f"    clock_frequency = {_frequency(clock.value)};", clock.source)
+    if parent == "hopper":
+        lines.add('    performance_feedback("occupancy");',
+                  f"hopper's occupancy rules ({name}_feedback.py)")
     lines.add("    on_chip;")
     if l1 > 0:
         lines.add("    l1;")

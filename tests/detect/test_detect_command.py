@@ -237,3 +237,25 @@ def test_the_cuda_query_reads_the_driver_attributes(monkeypatch: pytest.MonkeyPa
     monkeypatch.setitem(sys.modules, "cuda", ModuleType("cuda"))
     monkeypatch.setitem(sys.modules, "cuda.bindings", bindings)
     assert query_cuda(0) == recorded
+
+
+def _occupancy_messages(argv: list[str], capsys: pytest.CaptureFixture[str]) -> list[str]:
+    main(argv)
+    document = json.loads(capsys.readouterr().out)
+    return [m["message"] for m in document["messages"] if m.get("code") == "occupancy"]
+
+
+def test_a_detected_hopper_gpu_keeps_hopper_s_occupancy_feedback(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The H100's description names hopper's occupancy function (NAME_feedback.py beside
+    it); with the same figures as hopper.hdl it says what hopper says."""
+    assert main(["hwd", "detect", "--from-query", str(DATA / "h100_query.json"), "-o",
+                 str(tmp_path), "--name", "h100"]) == 0
+    assert (tmp_path / "h100_feedback.py").is_file()
+    capsys.readouterr()
+    kernel = str(Path(__file__).parents[2] / "kernels/matmul/hopper_v1.mcpl")
+    sizes = ["-D", "n=4096", "-D", "m=4096", "-D", "p=4096", "--format", "json"]
+    detected = _occupancy_messages(["check", kernel, "--feedback", "--level", "h100",
+                                    "--hwd-path", str(tmp_path), *sizes], capsys)
+    bundled = _occupancy_messages(["check", kernel, "--feedback", *sizes], capsys)
+    assert detected and detected == bundled
