@@ -170,17 +170,18 @@ def _gbs(bytes_per_s: float) -> str:
 
 
 def _header(q: dict[str, Any], name: str, parent: str, what: str) -> list[str]:
-    device = device_name(q)
+    device = " ".join(device_name(q).split())  # a device name on one comment line
     lines = [f"// {name} — {device}, {what}.",
              "// Written by `mcl hwd detect` from the device's own answers (each figure's comment",
              "// says which); edit what you know better. docs/hdl.md: \"Bring your own machine\"."]
     for section, label in (("opencl", "OpenCL"), ("cuda", "CUDA")):
         if section in q:
             extra = text(q, section, "driver_version") or text(q, section, "version")
-            lines.append(f"// {label}: {text(q, section, 'name') or device}"
-                         + (f" ({extra})" if extra else "")
-                         + (f", platform {text(q, section, 'platform')}"
-                            if text(q, section, "platform") else ""))
+            line = (f"{label}: {text(q, section, 'name') or device}"
+                    + (f" ({extra})" if extra else "")
+                    + (f", platform {text(q, section, 'platform')}"
+                       if text(q, section, "platform") else ""))
+            lines.append("// " + " ".join(line.split()))
     return lines + [f"hardware_description {name};", f"specializes {parent};", ""]
 
 

@@ -232,10 +232,13 @@ def test_the_cuda_query_reads_the_driver_attributes(monkeypatch: pytest.MonkeyPa
         cuDeviceGetName=lambda size, device: (ok, recorded["name"].encode() + b"\0" * 8),
         cuDeviceTotalMem=lambda device: (ok, recorded["total_mem"]),
         cuDeviceGetAttribute=get_attribute)
+    module = ModuleType("cuda.bindings.driver")
+    module.__dict__.update(vars(driver))
     bindings = ModuleType("cuda.bindings")
-    bindings.driver = driver  # type: ignore[attr-defined]
+    bindings.driver = module  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "cuda", ModuleType("cuda"))
     monkeypatch.setitem(sys.modules, "cuda.bindings", bindings)
+    monkeypatch.setitem(sys.modules, "cuda.bindings.driver", module)
     assert query_cuda(0) == recorded
 
 
