@@ -262,3 +262,23 @@ def test_a_detected_hopper_gpu_keeps_hopper_s_occupancy_feedback(
                                     "--hwd-path", str(tmp_path), *sizes], capsys)
     bundled = _occupancy_messages(["check", kernel, "--feedback", *sizes], capsys)
     assert detected and detected == bundled
+
+
+@pytest.mark.parametrize(("cuda_name", "kept"), [("NVIDIA H100 80GB HBM3", True),
+                                                 ("NVIDIA A100-SXM4-40GB", False)])
+def test_cuda_figures_are_kept_only_for_the_same_device(
+        cuda_name: str, kept: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """CUDA numbers devices its own way: an answer about another device is dropped."""
+    from types import SimpleNamespace
+
+    import pyopencl as cl
+
+    from mcl.detect import query as query_module
+
+    monkeypatch.setattr(query_module, "query_cuda",
+                        lambda ordinal=0: {"name": cuda_name, "MULTIPROCESSOR_COUNT": 108})
+    device = SimpleNamespace(name="NVIDIA H100 80GB HBM3", vendor="NVIDIA Corporation",
+                             type=cl.device_type.GPU, platform=SimpleNamespace(name="NVIDIA CUDA"))
+    q = query_module.query(device)
+    assert q["opencl"]["name"] == "NVIDIA H100 80GB HBM3" and q["opencl"]["type"] == "gpu"
+    assert ("cuda" in q) == kept
