@@ -19,7 +19,6 @@ import argparse
 import os
 import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -27,15 +26,11 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from benchmarks.harness import time_cpu  # noqa: E402
+
 
 def best_seconds(run, repeat: int = 5) -> float:
-    run()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return min(times)
+    return min(time_cpu(run, repeat))
 
 
 def threaded_copy(dst: np.ndarray, src: np.ndarray, pool, workers: int) -> None:

@@ -3,7 +3,8 @@
 Queries the OpenCL device (plus CUDA through cuda-bindings for an NVIDIA GPU, plus the
 host's /proc and /sys for a CPU), optionally measures bandwidths and the FMA peak
 (`--measure`), and writes NAME.hdl and NAME.opencl.toml into DIR, ready for
-`--hwd-path DIR`. `--save-query FILE` keeps the raw query; `--from-query FILE` generates
+`--hwd-path DIR` (plus NAME.cuda.toml, the CUDA mapping, for an NVIDIA GPU).
+`--save-query FILE` keeps the raw query; `--from-query FILE` generates
 from one recorded earlier (or on another machine) without touching the hardware.
 The logic lives in mcl.detect; this module is the command line around it.
 """
@@ -20,6 +21,8 @@ from typing import Any
 from mcl.diagnostics import MclError, error
 
 HOST = "host"
+# What detect may write (.cuda.toml for NVIDIA GPUs, _feedback.py for Hopper GPUs).
+OUTPUT_SUFFIXES = (".hdl", ".opencl.toml", ".cuda.toml", "_feedback.py")
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -27,22 +30,23 @@ def register(hwd_sub: argparse._SubParsersAction) -> None:
     p = hwd_sub.add_parser(
         "detect", help="describe the local GPU or CPU as a new leaf description",
         description="Query an OpenCL device (and CUDA for an NVIDIA GPU, the host's /proc "
-        "and /sys for a CPU) and write NAME.hdl and NAME.opencl.toml into DIR, every figure "
-        "commented with where it came from. The description specializes hopper (an NVIDIA "
-        "GPU of compute capability 9.x), nvidia (another NVIDIA GPU), gpu (any other GPU) "
-        "or cpu. Use it with --hwd-path DIR (docs/hdl.md, \"Bring your own machine\").")
+        "and /sys for a CPU) and write NAME.hdl and NAME.opencl.toml (and NAME.cuda.toml for "
+        "an NVIDIA GPU) into DIR, every figure commented with where it came from. The "
+        "description specializes hopper (an NVIDIA GPU of compute capability 9.x), nvidia "
+        "(another NVIDIA GPU), gpu (any other GPU; accelerator if its work-groups are "
+        "smaller than gpu's) or cpu. Use it with --hwd-path DIR (docs/hdl.md, \"Bring your "
+        "own machine\").")
     p.add_argument("--device", metavar="SPEC",
                    help="OpenCL device: P:D, N or a name as in `mcl devices`; `host` for the "
                    "host CPU without OpenCL (default: the device mcl run uses)")
     p.add_argument("-o", "--output", metavar="DIR", default=".",
-                   help="folder for NAME.hdl and NAME.opencl.toml (default: .)")
+                   help="folder for the files (default: .)")
     p.add_argument("--name", help="description name (default: from the device's name, "
                    "e.g. nvidia_h100_80gb_hbm3)")
     p.add_argument("--measure", action="store_true",
                    help="also measure device-memory copy bandwidth, the float32 FMA peak "
                    "and host<->device bandwidth (a few seconds) and use them as the roofs")
-    p.add_argument("--force", action="store_true", help="overwrite existing NAME.hdl and "
-                   "NAME.opencl.toml")
+    p.add_argument("--force", action="store_true", help="overwrite existing files")
     p.add_argument("--save-query", metavar="FILE",
                    help="also write the raw device query as JSON (what --from-query reads)")
     p.add_argument("--from-query", metavar="FILE",
@@ -78,9 +82,14 @@ def run(args: argparse.Namespace) -> int:
         measured = measure(device, q)
     generated = generate(q, name, measured)
     peaks = _validate(generated)
-    (out / f"{name}.hdl").write_text(generated.hdl)
-    (out / f"{name}.opencl.toml").write_text(generated.mapping)
-    files = [str(out / f"{name}.hdl"), str(out / f"{name}.opencl.toml")]
+    written = {f"{name}.hdl": generated.hdl, f"{name}.opencl.toml": generated.mapping}
+    if generated.cuda_mapping is not None:
+        written[f"{name}.cuda.toml"] = generated.cuda_mapping
+    if generated.feedback is not None:
+        written[f"{name}_feedback.py"] = generated.feedback
+    for file, text in written.items():
+        (out / file).write_text(text)
+    files = [str(out / file) for file in written]
     if args.format == "json":
         from mcl.schemas import SCHEMA_VERSION
 
@@ -88,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
                           "parent": generated.parent, "files": files,
                           "measured": measured is not None, **peaks}, indent=2))
         return 0
-    print(f"wrote {files[0]} and {files[1]}: {name} specializes {generated.parent}")
+    print(f"wrote {', '.join(files)}: {name} specializes {generated.parent}")
     for line in _peak_lines(peaks):
         print("  " + line)
     print(f"next: mcl hwd show {name} --hwd-path {out}")
@@ -149,7 +158,8 @@ def _check_name(name: str, out: Path, force: bool) -> None:
     if name in library_with([], bundled=True).names():
         raise MclError(error("detect-name-taken", f"'{name}' is a bundled description",
                              hint="pick another with --name"))
-    existing = [p for p in (out / f"{name}.hdl", out / f"{name}.opencl.toml") if p.exists()]
+    existing = [out / f"{name}{suffix}" for suffix in OUTPUT_SUFFIXES
+                if (out / f"{name}{suffix}").exists()]
     if existing and not force:
         raise MclError(error("detect-output", f"{existing[0]} exists",
                              hint="pass --force to overwrite it, or pick --name or -o"))

@@ -30,6 +30,18 @@ from mcl.diagnostics import MclError, error
 COMMENT_COLUMN = 34
 GPU_THREADS = 1024  # gpu.hdl's threads per block (the paper's Fig. 8)
 
+# A Hopper GPU's occupancy follows hopper's allocation rules (compute capability 9.x), read
+# from the description's own figures; the function is found in NAME_feedback.py next to
+# NAME.hdl (mcl.feedback.functions).
+HOPPER_FEEDBACK = '''"""Performance feedback functions of {name}.hdl, written by mcl hwd detect: a GPU of
+compute capability 9.x allocates registers and shared memory by hopper's rules
+(hwdescs/hopper_feedback.py), applied to the figures of {name}.hdl."""
+
+from mcl._hwdescs.hopper_feedback import occupancy
+
+__all__ = ["occupancy"]
+'''
+
 
 @dataclass(frozen=True)
 class Measurements:
@@ -48,7 +60,9 @@ class Generated:
     name: str
     parent: str
     hdl: str
-    mapping: str
+    mapping: str  # NAME.opencl.toml
+    cuda_mapping: str | None = None  # NAME.cuda.toml, NVIDIA GPUs only
+    feedback: str | None = None  # NAME_feedback.py, where the parent's functions apply
 
 
 def default_name(q: dict[str, Any]) -> str:
@@ -92,6 +106,8 @@ def generate(q: dict[str, Any], name: str | None = None,
         hdl, mapping = _gpu(q, name, parent, measured)
     else:
         hdl, mapping = _nvidia(q, name, parent, measured)
+        feedback = HOPPER_FEEDBACK.format(name=name) if parent == "hopper" else None
+        return Generated(name, parent, hdl, mapping, _cuda_mapping(q, name), feedback)
     return Generated(name, parent, hdl, mapping)
 
 
@@ -154,17 +170,18 @@ def _gbs(bytes_per_s: float) -> str:
 
 
 def _header(q: dict[str, Any], name: str, parent: str, what: str) -> list[str]:
-    device = device_name(q)
+    device = " ".join(device_name(q).split())  # a device name on one comment line
     lines = [f"// {name} — {device}, {what}.",
              "// Written by `mcl hwd detect` from the device's own answers (each figure's comment",
              "// says which); edit what you know better. docs/hdl.md: \"Bring your own machine\"."]
     for section, label in (("opencl", "OpenCL"), ("cuda", "CUDA")):
         if section in q:
             extra = text(q, section, "driver_version") or text(q, section, "version")
-            lines.append(f"// {label}: {text(q, section, 'name') or device}"
-                         + (f" ({extra})" if extra else "")
-                         + (f", platform {text(q, section, 'platform')}"
-                            if text(q, section, "platform") else ""))
+            line = (f"{label}: {text(q, section, 'name') or device}"
+                    + (f" ({extra})" if extra else "")
+                    + (f", platform {text(q, section, 'platform')}"
+                       if text(q, section, "platform") else ""))
+            lines.append("// " + " ".join(line.split()))
     return lines + [f"hardware_description {name};", f"specializes {parent};", ""]
 
 
@@ -415,10 +432,11 @@ def _cpu(q: dict[str, Any], name: str, measured: Measurements) -> tuple[str, str
 
 def _mapping(name: str, device_type: str, comment: list[str],
              groups: dict[str, tuple[str, int]], spaces: dict[str, tuple[str, str | None]],
-             vector_width: int) -> str:
-    out = [f"# OpenCL mapping of `{name}` (paper sections 4.4 and 7), written by mcl hwd detect",
-           "# beside its .hdl; read by mcl.codegen.mapping (docs/codegen.md).", "#",
-           *comment, f'device_type = "{device_type}"', "", "[par_groups]"]
+             vector_width: int, language: str = "OpenCL", settings: tuple[str, ...] = ()
+             ) -> str:
+    out = [f"# {language} mapping of `{name}` (paper sections 4.4 and 7), written by mcl hwd "
+           "detect", "# beside its .hdl; read by mcl.codegen.mapping (docs/codegen.md).", "#",
+           *comment, f'device_type = "{device_type}"', *settings, "", "[par_groups]"]
     out += [f'{g} = {{ role = "{role}", dim = {dim} }}' for g, (role, dim) in groups.items()]
     out += ["", "[spaces]"]
     for space, (address, barrier) in spaces.items():
@@ -427,6 +445,21 @@ def _mapping(name: str, device_type: str, comment: list[str],
     if vector_width:
         out += ["", "[codegen]", f"vector_width = {vector_width}"]
     return "\n".join(out) + "\n"
+
+
+def _cuda_mapping(q: dict[str, Any], name: str) -> str:
+    """hopper.cuda.toml's mapping in CUDA's words, for the device's architecture."""
+    cc = compute_capability(q)
+    major, minor = (cc[0], cc[1]) if cc is not None else (9, 0)
+    return _mapping(name, "gpu", [
+        "# A block of the MCPL code is a CUDA thread block; its warps and threads are the",
+        "# block's threads, threads along x and warps along y (as hopper).",
+        "# The architecture: the device's compute capability.",
+    ], {"blocks": ("block", 0), "warps": ("thread", 1), "threads": ("thread", 0)},
+        {"global": ("global", "block"), "constant": ("constant", None),
+         "shared": ("shared", "block"), "local": ("register", None),
+         "reg": ("register", None)},
+        vector_width=4, language="CUDA", settings=(f'arch = "sm_{major}{minor}"',))
 
 
 # ------------------------------------------------------------------ GPUs
@@ -597,6 +630,9 @@ def _nvidia(q: dict[str, Any], name: str, parent: str,
     lines.add(f"    slots(thread, {threads_sm.int});", threads_sm.source)
     if clock is not None:
         lines.add(f"    clock_frequency = {_frequency(clock.value)};", clock.source)
+    if parent == "hopper":
+        lines.add('    performance_feedback("occupancy");',
+                  f"hopper's occupancy rules ({name}_feedback.py)")
     lines.add("    on_chip;")
     if l1 > 0:
         lines.add("    l1;")

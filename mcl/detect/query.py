@@ -17,6 +17,7 @@ the prefix, the host section what /proc/cpuinfo, /proc/meminfo and
 
 from __future__ import annotations
 
+import importlib
 import os
 import platform
 from pathlib import Path
@@ -74,7 +75,7 @@ def query_cuda(ordinal: int = 0) -> dict[str, Any] | None:
     """The CUDA section for device `ordinal`, or None where cuda-bindings or a CUDA
     driver is missing (then the OpenCL figures stand alone)."""
     try:
-        from cuda.bindings import driver
+        driver: Any = importlib.import_module("cuda.bindings.driver")
     except ImportError:
         return None
     try:
@@ -205,6 +206,8 @@ def query(device: Any | None, cuda_ordinal: int | None = None,
     vendor = result.get("opencl", {}).get("vendor", "")
     if kind == "gpu" and "nvidia" in vendor.lower():
         cuda = query_cuda(cuda_ordinal or 0)
-        if cuda is not None:
+        # CUDA numbers devices its own way (CUDA_VISIBLE_DEVICES): use it only when it
+        # names the same device as OpenCL does.
+        if cuda is not None and cuda.get("name") == result["opencl"].get("name"):
             result["cuda"] = cuda
     return result

@@ -63,7 +63,8 @@ def test_detect_writes_both_files_and_refuses_to_overwrite(tmp_path: Path,
     out = capsys.readouterr().out
     assert "specializes hopper" in out and "float peak: 66,908.2 GFLOP/s" in out
     hdl = tmp_path / "nvidia_h100_80gb_hbm3.hdl"
-    assert hdl.is_file() and (tmp_path / "nvidia_h100_80gb_hbm3.opencl.toml").is_file()
+    for suffix in (".opencl.toml", ".cuda.toml"):
+        assert (tmp_path / f"nvidia_h100_80gb_hbm3{suffix}").is_file()
     hdl.write_text("// edited by hand\n")
     assert main(args) == 1
     err = capsys.readouterr().err
@@ -231,8 +232,53 @@ def test_the_cuda_query_reads_the_driver_attributes(monkeypatch: pytest.MonkeyPa
         cuDeviceGetName=lambda size, device: (ok, recorded["name"].encode() + b"\0" * 8),
         cuDeviceTotalMem=lambda device: (ok, recorded["total_mem"]),
         cuDeviceGetAttribute=get_attribute)
+    module = ModuleType("cuda.bindings.driver")
+    module.__dict__.update(vars(driver))
     bindings = ModuleType("cuda.bindings")
-    bindings.driver = driver  # type: ignore[attr-defined]
+    bindings.driver = module  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "cuda", ModuleType("cuda"))
     monkeypatch.setitem(sys.modules, "cuda.bindings", bindings)
+    monkeypatch.setitem(sys.modules, "cuda.bindings.driver", module)
     assert query_cuda(0) == recorded
+
+
+def _occupancy_messages(argv: list[str], capsys: pytest.CaptureFixture[str]) -> list[str]:
+    main(argv)
+    document = json.loads(capsys.readouterr().out)
+    return [m["message"] for m in document["messages"] if m.get("code") == "occupancy"]
+
+
+def test_a_detected_hopper_gpu_keeps_hopper_s_occupancy_feedback(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The H100's description names hopper's occupancy function (NAME_feedback.py beside
+    it); with the same figures as hopper.hdl it says what hopper says."""
+    assert main(["hwd", "detect", "--from-query", str(DATA / "h100_query.json"), "-o",
+                 str(tmp_path), "--name", "h100"]) == 0
+    assert (tmp_path / "h100_feedback.py").is_file()
+    capsys.readouterr()
+    kernel = str(Path(__file__).parents[2] / "kernels/matmul/hopper_v1.mcpl")
+    sizes = ["-D", "n=4096", "-D", "m=4096", "-D", "p=4096", "--format", "json"]
+    detected = _occupancy_messages(["check", kernel, "--feedback", "--level", "h100",
+                                    "--hwd-path", str(tmp_path), *sizes], capsys)
+    bundled = _occupancy_messages(["check", kernel, "--feedback", *sizes], capsys)
+    assert detected and detected == bundled
+
+
+@pytest.mark.parametrize(("cuda_name", "kept"), [("NVIDIA H100 80GB HBM3", True),
+                                                 ("NVIDIA A100-SXM4-40GB", False)])
+def test_cuda_figures_are_kept_only_for_the_same_device(
+        cuda_name: str, kept: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """CUDA numbers devices its own way: an answer about another device is dropped."""
+    from types import SimpleNamespace
+
+    import pyopencl as cl
+
+    from mcl.detect import query as query_module
+
+    monkeypatch.setattr(query_module, "query_cuda",
+                        lambda ordinal=0: {"name": cuda_name, "MULTIPROCESSOR_COUNT": 108})
+    device = SimpleNamespace(name="NVIDIA H100 80GB HBM3", vendor="NVIDIA Corporation",
+                             type=cl.device_type.GPU, platform=SimpleNamespace(name="NVIDIA CUDA"))
+    q = query_module.query(device)
+    assert q["opencl"]["name"] == "NVIDIA H100 80GB HBM3" and q["opencl"]["type"] == "gpu"
+    assert ("cuda" in q) == kept

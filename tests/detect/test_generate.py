@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -187,3 +188,30 @@ def test_the_default_name_is_an_identifier_from_the_device() -> None:
     assert default_name(recorded(XEON)) == "intel_xeon_processor"
     assert default_name({"query_version": 1, "opencl": {"name": "8 core", "type": "gpu"}}) \
         == "d_8_core"
+
+
+def test_an_nvidia_gpu_also_gets_a_cuda_mapping_for_its_architecture() -> None:
+    """NAME.cuda.toml mirrors NAME.opencl.toml in CUDA's words (the format of
+    hwdescs/hopper.cuda.toml): the same par_groups and spaces, the device's sm_XY."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pyproject installs tomli there
+        import tomli as tomllib
+
+    q = recorded(H100)
+    generated = generate(q, "detected")
+    assert generated.cuda_mapping is not None
+    cuda = tomllib.loads(generated.cuda_mapping)
+    opencl = tomllib.loads(generated.mapping)
+    major, minor = q["cuda"]["COMPUTE_CAPABILITY_MAJOR"], q["cuda"]["COMPUTE_CAPABILITY_MINOR"]
+    assert cuda["arch"] == f"sm_{major}{minor}"
+    assert set(cuda["par_groups"]) == set(opencl["par_groups"])
+    assert set(cuda["spaces"]) == set(opencl["spaces"])
+    roles = {"work-group": "block", "work-item": "thread"}
+    for group, mapped in opencl["par_groups"].items():
+        assert cuda["par_groups"][group] == {"role": roles[mapped["role"]], "dim": mapped["dim"]}
+    q["opencl"]["compute_capability_minor_nv"] = 6
+    del q["cuda"]
+    assert 'arch = "sm_96"' in (generate(q, "detected").cuda_mapping or "")
+    for name in (EPYC, MI210):
+        assert generate(recorded(name), "detected").cuda_mapping is None
