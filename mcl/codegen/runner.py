@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import statistics
+import time
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
@@ -176,6 +177,9 @@ class RunResult:
     device: str = ""
     to_device_s: float = 0.0  # host-to-device copies of one repetition (profiling time)
     from_device_s: float = 0.0  # device-to-host copies of the outputs
+    # What the first repetition took beyond its kernels: mostly the device compiler, which
+    # (PoCL) finishes each kernel only at its first launch, for its work-group size.
+    first_launch_s: float = 0.0
 
     @property
     def kernel_time_s(self) -> float:
@@ -243,7 +247,9 @@ class Session:
         buffers = {name: self._buffer(a, plan.param(name)) for name, a in arrays.items()}
         times: list[float] = []
         uploads: list[Any] = []
+        first_wall: float | None = None
         for _ in range(max(1, repeat)):
+            started = time.perf_counter()
             uploads = [_cl().enqueue_copy(self.queue, buffers[name], a)  # every repetition
                        for name, a in arrays.items() if a.size]  # starts from the inputs
             events: list[Any] = []
@@ -254,6 +260,8 @@ class Session:
             HostInterpreter(launch).run(plan.host_body, dict(env))
             self.queue.finish()
             times.append(sum((ev.profile.end - ev.profile.start) * 1e-9 for ev in events if ev))
+            if first_wall is None:
+                first_wall = time.perf_counter() - started
         outputs = {}
         downloads = []
         for p in plan.params:
@@ -263,8 +271,9 @@ class Session:
                     downloads.append(_cl().enqueue_copy(self.queue, out, buffers[p.name]))
                 outputs[p.name] = out.reshape(np.shape(args[p.name]))
         self.queue.finish()
+        first_launch = max(0.0, (first_wall or 0.0) - times[0] - _profiled(uploads))
         return RunResult(outputs, times, describe(self.device), _profiled(uploads),
-                         _profiled(downloads))
+                         _profiled(downloads), first_launch)
 
     # ------------------------------------------------------------------ parts
     def _kernel(self, k: KernelPlan, env: dict[str, Number]) -> Any:

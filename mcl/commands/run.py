@@ -219,9 +219,18 @@ def execute_opencl(
         generated = generate_module(prepared.program, target, prepared.library,
                                     overrides=overrides)
         session = Session(generated, chosen)
-    with timings.step("run", f"running {prepared.function} ({repeat}x) on {describe(chosen)}"):
+    from mcl.codegen.pocl_cache import compiled_kernels
+
+    before = compiled_kernels()
+    with timings.step("run", f"running {prepared.function} ({repeat}x) on {describe(chosen)}; "
+                      "the first launch compiles the kernels for the device"):
         result = session.run(prepared.function, prepared.args, repeat)
-    timings.pop("run")  # its parts: transfers here, kernel time in the report line
+    timings.pop("run")  # its parts: the device compile and transfers here, kernel time in
+    # the report line
+    after = compiled_kernels() if before is not None else None
+    timings["device compile"] = result.first_launch_s
+    if before is not None and after is not None and after <= before:
+        timings.notes["device compile"] = "cached"
     timings["to device"], timings["from device"] = result.to_device_s, result.from_device_s
     return result
 
