@@ -266,14 +266,12 @@ def run(args: argparse.Namespace, main: Callable[[list[str]], int] | None = None
 
 
 def _length_note(steps: int, no_run: bool) -> str:
-    """What the demo will take, said before it starts: most of it is analysing the series
-    and, with the runs, PoCL compiling each kernel at its first launch (docs/codegen.md)."""
+    """What the demo will take, said before it starts, in one line: most of it is
+    analysing the series and, with the runs, PoCL compiling each kernel at its first
+    launch (cached for later runs, docs/codegen.md)."""
     if no_run:
-        return (f"{steps} steps, under 30 s on a quiet machine (longer when it is busy), "
-                "most of it analysing the series; no OpenCL runs.")
-    return (f"{steps} steps, about 30 s on a quiet machine (two minutes when it is busy): "
-            "most of it analysing the series and PoCL compiling the kernels on their first "
-            "run (cached for later runs); --no-run skips the OpenCL runs.")
+        return f"{steps} steps, under 30 s (longer on a busy machine); no OpenCL runs."
+    return f"{steps} steps, about 30 s (2 min on a busy machine); --no-run skips the runs."
 
 
 def _shorten(arg: str) -> str:
