@@ -1,4 +1,4 @@
-"""Every file mcl writes goes through here (docs/reliability.md, "Output files").
+"""Every file mcl writes goes through here (docs/user-guide.md, "Output files").
 
 Two rules, one place:
 
