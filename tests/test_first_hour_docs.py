@@ -69,3 +69,24 @@ def test_check_summary_counts_the_feedback_warnings_apart(
     word = "warning" if warnings == 1 else "warnings"
     assert out.rstrip().endswith(
         f"x86_avx512_v3.mcpl: 0 errors, 0 warnings (and {warnings} feedback {word} above)")
+
+
+def test_the_interpreter_guide_shows_what_run_prints(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/interpreter.md quotes a whole `mcl run --interp` (table included); only the
+    time on its first line may differ."""
+    text = (ROOT / "docs" / "interpreter.md").read_text(encoding="utf-8")
+    command = "$ mcl run kernels/matmul/perfect.mcpl --interp -D n=13\n"
+    quoted = text[text.index(command) + len(command):].split("```", 1)[0].splitlines()
+    monkeypatch.setenv("COLUMNS", "100")
+    assert main(["run", str(kernels_dir() / "matmul" / "perfect.mcpl"), "--interp",
+                 "-D", "n=13"]) == 0
+    printed = [line.rstrip() for line in capsys.readouterr().out.splitlines()]
+
+    def timeless(line: str) -> str:
+        return re.sub(r"interpreter, [\d.]+ ms", "interpreter, T ms", line)
+
+    assert [timeless(line) for line in printed] == [timeless(line) for line in quoted], (
+        "docs/interpreter.md's `mcl run --interp` example is stale: paste the output of "
+        "`COLUMNS=100 mcl run kernels/matmul/perfect.mcpl --interp -D n=13`")
