@@ -51,7 +51,7 @@ def is_generated(path: Path) -> bool:
         return False
     try:
         with path.open(encoding="utf-8", errors="replace") as f:
-            return GENERATED_MARKER in f.readline()
+            return GENERATED_MARKER in f.readline(400)  # a binary file has no short line
     except OSError:
         return False
 
