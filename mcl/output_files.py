@@ -1,4 +1,4 @@
-"""Every file mcl writes goes through here (docs/reliability.md, "Output files").
+"""Every file mcl writes goes through here (docs/user-guide.md, "Output files").
 
 Two rules, one place:
 
@@ -51,7 +51,7 @@ def is_generated(path: Path) -> bool:
         return False
     try:
         with path.open(encoding="utf-8", errors="replace") as f:
-            return GENERATED_MARKER in f.readline()
+            return GENERATED_MARKER in f.readline(400)  # a binary file has no short line
     except OSError:
         return False
 

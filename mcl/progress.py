@@ -16,7 +16,12 @@ DELAY_S = 1.0
 
 
 class Timings(dict[str, float]):
-    """Seconds per named step, in the order they ran."""
+    """Seconds per named step, in the order they ran; `notes` adds a word to a step's
+    text (`device compile (cached)`), not to its name in JSON."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.notes: dict[str, str] = {}
 
     @contextmanager
     def step(self, name: str, label: str, console: Console | None = None,
@@ -35,7 +40,9 @@ class Timings(dict[str, float]):
             self[name] = self.get(name, 0.0) + time.perf_counter() - start
 
     def text(self) -> str:
-        return " · ".join(f"{name} {_seconds(s)}" for name, s in self.items())
+        return " · ".join(
+            f"{name}{' (' + self.notes[name] + ')' if name in self.notes else ''} {_seconds(s)}"
+            for name, s in self.items())
 
 
 def _seconds(s: float) -> str:

@@ -47,11 +47,12 @@ def fits(table: Table, width: int) -> bool:
     return needed <= width
 
 
-def _natural_width(column: Column) -> int:
-    """The widest cell of `column`; of its header only the longest word, since a header
-    wraps at its spaces ("max abs / err")."""
-    header_word = max((len(w) for w in _plain(column.header).split()), default=0)
-    return max([header_word, *(_natural(c) for c in column._cells)])
+def _natural_width(column: Column, whole_header: bool = False) -> int:
+    """The widest cell of `column`; of its header, unless `whole_header`, only the longest
+    word, since a header can wrap at its spaces ("max abs / err")."""
+    header = _plain(column.header)
+    head = len(header) if whole_header else max((len(w) for w in header.split()), default=0)
+    return max([head, *(_natural(c) for c in column._cells)])
 
 
 def _readable_width(column: Column) -> int:
@@ -65,10 +66,14 @@ def print_table(console: Console, table: Table) -> None:
         column.overflow = "fold"
         column.no_wrap = False
     if fits(table, console.width):
-        for column in table.columns:
-            if not column.min_width and not column.ratio:
-                # its natural width, so that rich narrows only the columns that wrap well
-                column.width = _natural_width(column)
+        fixed = [c for c in table.columns if not c.min_width and not c.ratio]
+        # headers on one line when that fits too
+        whole = 1 + sum(_natural_width(c, whole_header=True) + _COLUMN_CHROME
+                        for c in fixed) + sum(_readable_width(c) + _COLUMN_CHROME
+                                              for c in table.columns if c not in fixed)
+        for column in fixed:
+            # its natural width, so that rich narrows only the columns that wrap well
+            column.width = _natural_width(column, whole_header=whole <= console.width)
         console.print(table)
     else:
         print_blocks(console, table)

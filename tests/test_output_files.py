@@ -95,26 +95,23 @@ def test_an_output_file_that_is_a_folder_fails_before_the_work(
     assert "is a folder, not a file" in _one_error(capsys.readouterr().err)
 
 
-def test_tune_checks_its_tuned_file_before_the_work(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(("blocker", "extra", "named"), [
+    ("k.tuned.toml", [], "the tuned file"),  # the file it would write is a folder
+    (".k.tune-cache", ["--no-write"], "the tuning cache"),  # the cache folder is a file
+])
+def test_tune_checks_its_outputs_before_the_work(
+    blocker: str, extra: list[str], named: str, tmp_path: Path,
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     _no_work(monkeypatch)
     kernel = tmp_path / "k.mcpl"
     kernel.write_text((MATMUL_DIR / "x86_avx512_v3.mcpl").read_text())
-    (tmp_path / "k.tuned.toml").mkdir()  # the file it would write is a folder
-    assert main(["tune", str(kernel), "--target", "x86_avx512"]) == 1
-    assert "the tuned file" in _one_error(capsys.readouterr().err)
-
-
-def test_tune_checks_its_cache_folder_before_the_work(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    _no_work(monkeypatch)
-    kernel = tmp_path / "k.mcpl"
-    kernel.write_text((MATMUL_DIR / "x86_avx512_v3.mcpl").read_text())
-    (tmp_path / ".k.tune-cache").write_text("a file where the cache folder goes\n")
-    assert main(["tune", str(kernel), "--target", "x86_avx512", "--no-write"]) == 1
-    assert "the tuning cache" in _one_error(capsys.readouterr().err)
+    if blocker.endswith(".toml"):
+        (tmp_path / blocker).mkdir()
+    else:
+        (tmp_path / blocker).write_text("a file where a folder goes\n")
+    assert main(["tune", str(kernel), "--target", "x86_avx512", *extra]) == 1
+    assert named in _one_error(capsys.readouterr().err)
 
 
 def _disk_full(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -20,6 +20,7 @@ from mcl.cli import main
 from mcl.resources import kernels_dir
 
 WIDTHS = (80, 120)
+PRINT_TABLE = mcl.tables.print_table  # before the fixture replaces it
 _SPACE = re.compile(r"\s+")
 
 
@@ -31,11 +32,9 @@ def _compact(text: str) -> str:
 def printed(monkeypatch: pytest.MonkeyPatch) -> list[Table]:
     """The tables the command hands to print_table (copies, before it changes them)."""
     tables: list[Table] = []
-    real = mcl.tables.print_table
-
     def recording(console: Console, table: Table) -> None:
         tables.append(copy.deepcopy(table))
-        real(console, table)
+        PRINT_TABLE(console, table)
 
     for module in ("mcl.tables", "mcl.report.render", "mcl.commands.hwd"):
         monkeypatch.setattr(f"{module}.print_table", recording)
@@ -44,7 +43,7 @@ def printed(monkeypatch: pytest.MonkeyPatch) -> list[Table]:
 
 def _render(table: Table, width: int) -> str:
     buffer = io.StringIO()
-    mcl.tables.print_table(Console(file=buffer, width=width, color_system=None,
+    PRINT_TABLE(Console(file=buffer, width=width, color_system=None,
                                    force_terminal=False), copy.deepcopy(table))
     return buffer.getvalue()
 
@@ -142,7 +141,7 @@ def test_check_lines_are_never_cut(capsys: pytest.CaptureFixture[str],
 def test_block_layout_keeps_sections_and_multi_line_cells() -> None:
     table = Table(title="t")
     table.add_column("name")
-    table.add_column("text", min_width=40)
+    table.add_column("text")  # no readable min_width: 152 columns wide, so blocks at 80
     table.add_row("section", "")
     table.add_row("v1", "• " + "x" * 150 + "\n• second line")
     text = _render(table, 80)

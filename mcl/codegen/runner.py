@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import statistics
+import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -178,6 +179,9 @@ class RunResult:
     device: str = ""
     to_device_s: float = 0.0  # host-to-device copies of one repetition (profiling time)
     from_device_s: float = 0.0  # device-to-host copies of the outputs
+    # What the first repetition took beyond its kernels: mostly the device compiler, which
+    # (PoCL) finishes each kernel only at its first launch, for its work-group size.
+    first_launch_s: float = 0.0
 
     @property
     def kernel_time_s(self) -> float:
@@ -209,7 +213,9 @@ class SessionBase:
         buffers = {name: self._buffer(a, plan.param(name)) for name, a in arrays.items()}
         times: list[float] = []
         uploads: list[Any] = []
+        first_wall: float | None = None
         for _ in range(max(1, repeat)):
+            started = time.perf_counter()
             uploads = [self._upload(buffers[name], a)  # every repetition
                        for name, a in arrays.items() if a.size]  # starts from the inputs
             events: list[Any] = []
@@ -220,6 +226,8 @@ class SessionBase:
             HostInterpreter(launch).run(plan.host_body, dict(env))
             self._finish()
             times.append(self._seconds([ev for ev in events if ev]))
+            if first_wall is None:
+                first_wall = time.perf_counter() - started
         outputs = {}
         downloads = []
         for p in plan.params:
@@ -232,8 +240,11 @@ class SessionBase:
         for p in plan.params:
             if p.is_struct and p.name in outputs:  # back in the caller's dtype
                 outputs[p.name] = from_layout(outputs[p.name], np.asarray(args[p.name]).dtype)
+        # The first repetition's wall time beyond its kernels and copies: the device's own
+        # compile of the kernels at their first launch (PoCL compiles there).
+        first_launch = max(0.0, (first_wall or 0.0) - times[0] - self._seconds(uploads))
         return RunResult(outputs, times, self.device_name(), self._seconds(uploads),
-                         self._seconds(downloads))
+                         self._seconds(downloads), first_launch)
 
     def _environment(self, plan: FunctionPlan, args: dict[str, Any]) -> dict[str, Number]:
         return launch_environment(self.generated, plan, args)

@@ -197,6 +197,12 @@ def summary(files: list[CheckedFile]) -> str:
     errors = sum(f.errors for f in files)
     warnings = sum(f.warnings for f in files)
     counts = f"{_count(errors, 'error')}, {_count(warnings, 'warning')}"
+    # The checker's counts; the feedback's warnings are advice, counted apart so that a
+    # report that opens with "1 warning" does not end with "0 warnings" unexplained.
+    advice = sum(m.severity == FeedbackSeverity.WARNING
+                 for f in files if f.feedback for m in f.feedback.messages)
+    if advice:
+        counts += f" (and {_count(advice, 'feedback warning')} above)"
     if len(files) == 1:
         return f"{files[0].path.name}: {counts}"
     return f"{len(files)} files checked: {counts}"

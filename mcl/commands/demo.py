@@ -235,8 +235,10 @@ def run(args: argparse.Namespace, main: Callable[[list[str]], int] | None = None
         console.width = min(console.width, MAX_WIDTH)
     sizes = [f"{name}=2048" for name in ("n", "m", "p")]
     demo = Demo(console, sizes)
+    steps = _steps(args, sizes)
+    console.print(Text(_length_note(len(steps), args.no_run), style="dim"))
     failed: list[str] = []
-    for number, step in enumerate(_steps(args, sizes), start=1):
+    for number, step in enumerate(steps, start=1):
         console.print()
         console.print(Rule(Text(f"{number}. {step.title}", style="bold"), align="left"))
         console.print(Text(step.why, style="italic"))
@@ -261,6 +263,15 @@ def run(args: argparse.Namespace, main: Callable[[list[str]], int] | None = None
         "(copy kernels/matmul/perfect.mcpl, edit, and run `mcl check FILE --level gpu`)."
     )
     return 0
+
+
+def _length_note(steps: int, no_run: bool) -> str:
+    """What the demo will take, said before it starts, in one line: most of it is
+    analysing the series and, with the runs, PoCL compiling each kernel at its first
+    launch (cached for later runs, docs/codegen.md)."""
+    if no_run:
+        return f"{steps} steps, under 30 s (longer on a busy machine); no OpenCL runs."
+    return f"{steps} steps, about 30 s (2 min on a busy machine); --no-run skips the runs."
 
 
 def _shorten(arg: str) -> str:

@@ -240,7 +240,9 @@ def _progress(total: int) -> Iterator[Callable[[str], None]]:
         done = [0]
 
         def advance(name: str) -> None:
-            bar.update(task, completed=done[0], description=f"running {name}")
+            # PoCL compiles a kernel at its first launch: most of a version's wait
+            bar.update(task, completed=done[0],
+                       description=f"running {name} (compiling it for the device first)")
             done[0] += 1
 
         yield advance

@@ -15,6 +15,8 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -195,10 +197,69 @@ def _select_device(args: argparse.Namespace, library: HwdLibrary) -> Any:
 
 
 def execute_interp(prepared: PreparedRun) -> dict[str, Any]:
-    """Run the prepared kernel with the reference interpreter (arrays change in place)."""
+    """Run the prepared kernel with the reference interpreter (arrays change in place),
+    with an estimate and a progress bar once the run shows it will be long."""
     from mcl.interp import run_function
+    from mcl.interp.progress import listening
 
-    return run_function(prepared.program, prepared.function, prepared.args, prepared.library)
+    sizes = " ".join(f"{k}={v}" for k, v in prepared.sizes.items())
+    smaller = f"-D {next(iter(prepared.sizes), 'n')}=64"
+    with _interp_progress(sizes, smaller) as tell, listening(tell):
+        return run_function(prepared.program, prepared.function, prepared.args,
+                            prepared.library)
+
+
+# After this long, the interpreter's rate so far gives the estimate; a run estimated
+# to take longer than LONG_RUN_S is announced with a hint to use smaller sizes.
+ESTIMATE_AFTER_S = 2.0
+LONG_RUN_S = 10.0
+
+
+@contextmanager
+def _interp_progress(sizes: str, smaller: str) -> Iterator[Callable[[int, int], None]]:
+    """`tell(done, total)` for the interpreter's outermost foreach: once the run has taken
+    ESTIMATE_AFTER_S, the time it will take from the rate so far; a long run is announced
+    on stderr with a hint, and shows a progress bar there on a terminal."""
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+    console = Console(stderr=True, highlight=False)
+    bar = Progress(TextColumn("interpreting"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
+                   TimeRemainingColumn(), console=console, transient=True,
+                   disable=not console.is_terminal)
+    start = time.perf_counter()
+    state: dict[str, Any] = {"announced": False, "task": None}
+
+    def tell(done: int, total: int) -> None:
+        elapsed = time.perf_counter() - start
+        if state["task"] is not None:
+            bar.update(state["task"], completed=done, total=total)
+            return
+        if state["announced"] or elapsed < ESTIMATE_AFTER_S:
+            return
+        state["announced"] = True
+        estimate = elapsed / done * total
+        if estimate < LONG_RUN_S:
+            return
+        console.print(f"mcl run: the interpreter runs one unit at a time; at {sizes} this run "
+                      f"will take about {_duration(estimate)} ({done} of {total} units in "
+                      f"{elapsed:.1f} s). Smaller sizes check the same code much faster, "
+                      f"e.g. {smaller}.", soft_wrap=True)
+        bar.start()
+        state["task"] = bar.add_task("interpreting", total=total, completed=done)
+
+    try:
+        yield tell
+    finally:
+        bar.stop()
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 def finish(prepared: PreparedRun, results: dict[str, Any], how: str, seconds: float) -> int:
@@ -253,9 +314,18 @@ def execute_opencl(
             session: Any = CudaSession(generated, chosen)
         else:
             session = Session(generated, chosen)
-    with timings.step("run", f"running {prepared.function} ({repeat}x) on {describe(chosen)}"):
+    from mcl.codegen.pocl_cache import compiled_kernels
+
+    before = compiled_kernels()
+    with timings.step("run", f"running {prepared.function} ({repeat}x) on {describe(chosen)}; "
+                      "the first launch compiles the kernels for the device"):
         result = session.run(prepared.function, prepared.args, repeat)
-    timings.pop("run")  # its parts: transfers here, kernel time in the report line
+    timings.pop("run")  # its parts: the device compile and transfers here, kernel time in
+    # the report line
+    after = compiled_kernels() if before is not None else None
+    timings["device compile"] = result.first_launch_s
+    if before is not None and after is not None and after <= before:
+        timings.notes["device compile"] = "cached"
     timings["to device"], timings["from device"] = result.to_device_s, result.from_device_s
     return result
 

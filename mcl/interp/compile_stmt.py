@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from mcl.diagnostics import Span
+from mcl.interp import progress
 from mcl.interp.compile_expr import (
     PRIM,
     CExpr,
@@ -425,10 +426,12 @@ class FunctionCompiler(ExprCompiler):
         b_run = body.run
         prepare = _units_preparer(count, template, limit, units_slot, enclosing, is_root, s)
 
+        outermost = enclosing is None
         if not body.open_roots:
             # No barrier synchronises these units: run them one after another.
             def run_units(f: Frame) -> None:
                 n, base = prepare(f)
+                tell = progress.listener() if outermost else None
                 for i in range(n):
                     unit = base.copy()
                     unit[0] = f
@@ -437,6 +440,8 @@ class FunctionCompiler(ExprCompiler):
                         b_run(unit)
                     except ReturnSignal:
                         pass  # `return` ends this unit only
+                    if tell is not None:
+                        tell(i + 1, n)
 
             return CStmt(run_units)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -60,11 +61,12 @@ def test_mcl_run_reports_the_steps_apart_from_the_kernel(capsys: pytest.CaptureF
     assert main(["run", path, "--target", "fermi", "-D", "n=100000", "--verify"]) == 0
     words = " ".join(capsys.readouterr().out.split())  # the line wraps at the terminal width
     line = words[words.index("apart from the kernel:"):]
-    for step in ("inputs", "reference", "build", "to device", "from device"):
+    for step in ("inputs", "reference", "build", "device compile", "to device", "from device"):
         assert step in line
     assert main(["run", path, "--target", "fermi", "-D", "n=1000", "--format", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert set(doc["timings"]) == {"inputs", "build", "to device", "from device"}  # no reference
+    assert set(doc["timings"]) == {"inputs", "build", "device compile", "to device",
+                                   "from device"}  # no reference
     assert all(v >= 0 for v in doc["timings"].values())
 
 
@@ -79,3 +81,36 @@ def test_the_spinner_shows_only_for_slow_steps() -> None:
     assert "slow step" in console.export_text()
     assert list(timings) == ["quick", "slow"] and timings["slow"] >= 0.4
     assert "slow" in timings.text() and "ms" in timings.text()
+
+
+def test_the_device_compile_is_its_own_step_and_cached_the_second_time(
+    capsys: pytest.CaptureFixture, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PoCL compiles a kernel at its first launch: a step of its own, not hidden in the
+    kernel's run; the second run of the same kernel finds it in PoCL's cache."""
+    path = str(kernels_dir() / "vectoradd" / "perfect.mcpl")
+    for _ in range(2):
+        assert main(["run", path, "--target", "fermi", "-D", "n=1000"]) == 0
+        words = " ".join(capsys.readouterr().out.split())
+    assert "· device compile (cached) " in words
+
+
+def test_pocl_cache_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from mcl.codegen.pocl_cache import compiled_kernels
+
+    monkeypatch.setenv("POCL_CACHE_DIR", str(tmp_path / "none"))
+    assert compiled_kernels() is None
+    monkeypatch.setenv("POCL_CACHE_DIR", str(tmp_path))
+    assert compiled_kernels() == frozenset()
+    so = tmp_path / "AC" / "HASH" / "k" / "4-1-1-goffs0-smallgrid" / "k.so"
+    so.parent.mkdir(parents=True)
+    so.write_bytes(b"")
+    assert compiled_kernels() == {str(so)}
+
+
+def test_timings_notes_show_in_the_text_not_the_names() -> None:
+    timings = Timings()
+    timings["device compile"] = 0.028
+    timings.notes["device compile"] = "cached"
+    assert timings.text() == "device compile (cached) 28 ms" and list(timings) == [
+        "device compile"]
