@@ -1,0 +1,153 @@
+"""`mcl profile FILE --target LEAF [-D name=value ...] [--function NAME] [--ncu PATH]
+[--counters CSV] [--report PATH] [--format text|json]`: run the kernel's generated CUDA
+under Nsight Compute and print each figure of mcl's feedback beside the counter that
+measures it, flagged where the two differ by more than the figure's tolerance
+(docs/profile.md). `--counters` reads a recorded CSV report instead of running ncu.
+Exit status 0 when the comparison was made (flags are findings, not failures), 1 on
+errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from mcl.commands.options import (
+    add_define_argument,
+    add_hwd_path_argument,
+    add_include_argument,
+    library_from_args,
+)
+from mcl.diagnostics import MclError, error
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "profile",
+        help="measure a kernel with Nsight Compute and compare with the feedback",
+        description=(
+            "Run the CUDA generated from leaf LEAF under Nsight Compute (ncu) and print "
+            "each figure of the performance feedback (time bound, DRAM traffic, "
+            "coalescing, bank conflicts, occupancy, registers, spills, divergence) beside "
+            "the hardware counter that measures it, with a flag where they differ by more "
+            "than the stated tolerance and the likely reason (docs/profile.md). Needs the "
+            "CUDA backend (mcl[cuda]) and a CUDA toolkit's ncu."
+        ),
+    )
+    p.add_argument("file", metavar="FILE", help="MCPL kernel (.mcpl or .mcl)")
+    p.add_argument("--target", metavar="LEAF", required=True,
+                   help="leaf to generate CUDA from (e.g. hopper)")
+    add_define_argument(p, "set a size of the reference, e.g. -D n=4096")
+    p.add_argument("--function", metavar="NAME",
+                   help="function to profile (default: the reference's)")
+    p.add_argument("--reference", metavar="PATH",
+                   help="numpy reference (default: reference.py beside FILE)")
+    p.add_argument("--ncu", metavar="PATH", help="Nsight Compute's ncu (default: ncu on "
+                   "PATH, then /usr/local/cuda/bin/ncu)")
+    p.add_argument("--counters", metavar="CSV", help="compare with a recorded report "
+                   "(`ncu --import R --csv --page raw --print-units base`) instead of "
+                   "running ncu")
+    p.add_argument("--report", metavar="PATH", help="keep ncu's report (.ncu-rep) at PATH "
+                   "for Nsight Compute's own views")
+    p.add_argument("--save-counters", metavar="CSV", help="also write the counters read "
+                   "(the CSV --counters takes) to CSV")
+    p.add_argument("--format", choices=("text", "json"), default="text",
+                   help="text (default) or one JSON document on stdout (schema "
+                   "mcl/schemas/profile.schema.json)")
+    add_include_argument(p)
+    add_hwd_path_argument(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from mcl.profile.compare import compare
+    from mcl.profile.counters import parse_raw_csv, totals
+    from mcl.profile.leaf import at_leaf, predict_at_leaf
+    from mcl.verify import load_reference, parse_defines, reference_for
+
+    path = Path(args.file)
+    library = library_from_args(args)
+    library.get(args.target)  # an unknown leaf is an error before anything runs
+    reference = load_reference(args.reference or reference_for(path))
+    function = args.function or reference.function
+    sizes = {**reference.sizes, **parse_defines(args.defines, reference.sizes)}
+    program = at_leaf(path, args.include_dirs, library, function, args.target)
+    if program.main.function(function) is None:
+        raise MclError(error("run-unknown-function", f"{path} defines no function "
+                             f"'{function}'", None, hint="choose one with --function NAME"))
+    csv_text = _counters(args, function, sizes)
+    if args.save_counters:
+        _write(Path(args.save_counters), csv_text)
+    launches = parse_raw_csv(csv_text)
+    if not launches:
+        raise MclError(error("profile-no-kernel", "ncu measured no kernel launch", None,
+                             hint="does the function launch a kernel at these sizes?"))
+    prediction = predict_at_leaf(program, library, function, args.target, sizes)
+    figures = compare(prediction, totals(launches))
+    document = _document(args, function, sizes, launches, prediction, figures)
+    if args.format == "json":
+        import json
+
+        print(json.dumps(document, indent=2))
+    else:
+        from mcl.profile.render import render
+
+        render(document)
+    return 0
+
+
+def _counters(args: argparse.Namespace, function: str, sizes: dict[str, int]) -> str:
+    if args.counters:
+        try:
+            return Path(args.counters).read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            raise MclError(error("profile-counters", f"--counters {args.counters}: "
+                                 f"{exc.strerror}", None)) from None
+    from mcl.profile.ncu import find_ncu, profile, run_command
+
+    ncu = find_ncu(args.ncu)
+    argv = run_command(args.file, args.target, function,
+                       [f"{k}={v}" for k, v in sizes.items()], args.include_dirs,
+                       args.hwd_path)
+    if args.report:
+        return profile(ncu, argv, Path(args.report))
+    with tempfile.TemporaryDirectory(prefix="mcl-profile-") as folder:
+        return profile(ncu, argv, Path(folder) / "profile.ncu-rep")
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise MclError(error("profile-counters", f"--save-counters {path}: "
+                             f"{exc.strerror}", None)) from None
+
+
+def _document(args: argparse.Namespace, function: str, sizes: dict[str, int],
+              launches: list[Any], prediction: Any, figures: list[Any]) -> dict[str, Any]:
+    from mcl.schemas import SCHEMA_VERSION
+
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "file": args.file,
+        "function": function,
+        "target": args.target,
+        "sizes": sizes,
+        "kernels": [{"name": k.kernel, "metrics": k.metrics} for k in launches],
+        "figures": [{
+            "kind": f.kind, "title": f.title, "unit": f.unit, "predicted": f.predicted,
+            "measured": f.measured, "error": f.error, "tolerance": f.tolerance, "ok": f.ok,
+            "reason": f.reason, "note": f.note} for f in figures],
+        "per_line": [{"line": a.line, "kind": kind, "predicted": a.value,
+                      "message": a.text}
+                     for kind, items in (("sectors-load", prediction.sectors_per_request),
+                                         ("bank-conflicts", prediction.conflict_degree),
+                                         ("branch-efficiency", prediction.branch_efficiency))
+                     for a in items],
+        "suggestions": [{"line": s.line, "code": s.code, "message": s.message,
+                         "estimated_gain": s.estimated_gain}
+                        for s in prediction.suggestions],
+        "flags": sum(f.ok is False for f in figures),
+    }
