@@ -37,7 +37,9 @@ def at_leaf(path: Path, include_dirs: Sequence[str], library: Any, function: str
     if found is not None and found.hwd != leaf:
         from mcl.translate import translate_program
 
-        program = translate_program(program, leaf, library).program
+        translated = translate_program(program, leaf, library).program
+        assert translated is not None  # translate_program always sets the program
+        program = translated
         _raise_errors(check_program(program, library))
     return program
 
