@@ -10,6 +10,7 @@ the device name. Without a driver or a device, one line says which is missing.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +24,11 @@ from mcl.codegen.nvrtc import compile_cuda
 from mcl.codegen.plan import GeneratedModule, KernelPlan, ParamPlan
 from mcl.codegen.runner import SessionBase, build_options, ndrange_of
 from mcl.diagnostics import MclError, error
+
+# Set (by `mcl profile`, mcl.profile.ncu): NVRTC adds line information, so Nsight
+# Compute can attribute each machine instruction to the MCPL line its #line names; it
+# does not change the machine code.
+LINEINFO_ENV = "MCL_CUDA_LINEINFO"
 
 # Shared memory a block gets without opting in (cuFuncSetAttribute), on every CUDA GPU.
 DEFAULT_SHARED_BYTES = 48 * 1024
@@ -203,8 +209,9 @@ class CudaSession(SessionBase):
                 driver.cuMemFree(pointer)
 
     def _build(self, options: tuple[str, ...]) -> Any:
+        lineinfo = ("--generate-line-info",) if os.environ.get(LINEINFO_ENV) else ()
         compiled = compile_cuda(self.generated.opencl, f"{self.generated.name}.cu",
-                                self.device.arch, (*self.options, *options))
+                                self.device.arch, (*self.options, *options, *lineinfo))
         result, module = self.driver.cuModuleLoadData(compiled.cubin)
         _check(result, "cuModuleLoadData")
         return module

@@ -21,6 +21,7 @@ from mcl.commands.options import (
     library_from_args,
 )
 from mcl.diagnostics import MclError, error
+from mcl.profile.counters import Pages
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -65,6 +66,8 @@ def run(args: argparse.Namespace) -> int:
     from mcl.profile.compare import compare
     from mcl.profile.counters import parse_raw_csv, totals
     from mcl.profile.leaf import at_leaf, predict_at_leaf
+    from mcl.profile.line_compare import compare_lines
+    from mcl.profile.source_lines import for_file, parse_source_csv
     from mcl.verify import load_reference, parse_defines, reference_for
 
     path = Path(args.file)
@@ -77,16 +80,18 @@ def run(args: argparse.Namespace) -> int:
     if program.main.function(function) is None:
         raise MclError(error("run-unknown-function", f"{path} defines no function "
                              f"'{function}'", None, hint="choose one with --function NAME"))
-    csv_text = _counters(args, function, sizes)
+    pages = _counters(args, function, sizes)
     if args.save_counters:
-        _write(Path(args.save_counters), csv_text)
-    launches = parse_raw_csv(csv_text)
+        _write(Path(args.save_counters), pages.raw)
+        _write(source_page_path(Path(args.save_counters)), pages.source)
+    launches = parse_raw_csv(pages.raw)
     if not launches:
         raise MclError(error("profile-no-kernel", "ncu measured no kernel launch", None,
                              hint="does the function launch a kernel at these sizes?"))
     prediction = predict_at_leaf(program, library, function, args.target, sizes)
     figures = compare(prediction, totals(launches))
-    document = _document(args, function, sizes, launches, prediction, figures)
+    lines = compare_lines(prediction, for_file(parse_source_csv(pages.source), path.name))
+    document = _document(args, function, sizes, launches, prediction, figures, lines)
     if args.format == "json":
         import json
 
@@ -98,13 +103,16 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _counters(args: argparse.Namespace, function: str, sizes: dict[str, int]) -> str:
+def source_page_path(raw: Path) -> Path:
+    """Where the source page of a recorded raw page lies: X.csv beside X.source.csv."""
+    return raw.with_name(raw.stem + ".source.csv")
+
+
+def _counters(args: argparse.Namespace, function: str, sizes: dict[str, int]) -> Pages:
     if args.counters:
-        try:
-            return Path(args.counters).read_text(encoding="utf-8", errors="replace")
-        except OSError as exc:
-            raise MclError(error("profile-counters", f"--counters {args.counters}: "
-                                 f"{exc.strerror}", None)) from None
+        raw = Path(args.counters)
+        source = source_page_path(raw)
+        return Pages(_read(raw), _read(source) if source.is_file() else "")
     from mcl.profile.ncu import find_ncu, profile, run_command
 
     ncu = find_ncu(args.ncu)
@@ -117,6 +125,14 @@ def _counters(args: argparse.Namespace, function: str, sizes: dict[str, int]) ->
         return profile(ncu, argv, Path(folder) / "profile.ncu-rep")
 
 
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise MclError(error("profile-counters", f"--counters {path}: {exc.strerror}",
+                             None)) from None
+
+
 def _write(path: Path, text: str) -> None:
     try:
         path.write_text(text, encoding="utf-8")
@@ -126,7 +142,8 @@ def _write(path: Path, text: str) -> None:
 
 
 def _document(args: argparse.Namespace, function: str, sizes: dict[str, int],
-              launches: list[Any], prediction: Any, figures: list[Any]) -> dict[str, Any]:
+              launches: list[Any], prediction: Any, figures: list[Any], lines: list[Any]
+              ) -> dict[str, Any]:
     from mcl.schemas import SCHEMA_VERSION
 
     return {
@@ -140,14 +157,11 @@ def _document(args: argparse.Namespace, function: str, sizes: dict[str, int],
             "kind": f.kind, "title": f.title, "unit": f.unit, "predicted": f.predicted,
             "measured": f.measured, "error": f.error, "tolerance": f.tolerance, "ok": f.ok,
             "reason": f.reason, "note": f.note} for f in figures],
-        "per_line": [{"line": a.line, "kind": kind, "predicted": a.value,
-                      "message": a.text}
-                     for kind, items in (("sectors-load", prediction.sectors_per_request),
-                                         ("bank-conflicts", prediction.conflict_degree),
-                                         ("branch-efficiency", prediction.branch_efficiency))
-                     for a in items],
+        "per_line": [{"line": r.line, "kind": r.kind, "predicted": r.predicted,
+                      "measured": r.measured, "ok": r.ok, "reason": r.reason,
+                      "message": r.message} for r in lines],
         "suggestions": [{"line": s.line, "code": s.code, "message": s.message,
                          "estimated_gain": s.estimated_gain}
                         for s in prediction.suggestions],
-        "flags": sum(f.ok is False for f in figures),
+        "flags": sum(f.ok is False for f in figures) + sum(not r.ok for r in lines),
     }

@@ -21,6 +21,7 @@ METRICS: dict[str, str] = {
     "gpu__time_duration.sum": "kernel time (ns)",
     "dram__bytes_read.sum": "bytes read from device memory",
     "dram__bytes_write.sum": "bytes written to device memory",
+    "lts__t_sectors_srcunit_tex_op_write.sum": "32 B sectors the SMs wrote to the L2 cache",
     "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": "32 B sectors of global loads",
     "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": "global load requests (one a warp)",
     "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum": "32 B sectors of global stores",
@@ -49,6 +50,15 @@ METRICS: dict[str, str] = {
 # The CSV columns that describe a launch rather than measure it.
 KERNEL_NAME = "Kernel Name"
 ID = "ID"
+
+
+@dataclass(frozen=True)
+class Pages:
+    """The two CSV pages of a report: per launch (raw), and per source line (source; empty
+    where none was recorded)."""
+
+    raw: str
+    source: str
 
 
 @dataclass

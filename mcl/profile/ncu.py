@@ -18,8 +18,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from mcl.codegen.cuda_runner import LINEINFO_ENV
 from mcl.diagnostics import MclError, error
-from mcl.profile.counters import METRICS
+from mcl.profile.counters import METRICS, Pages
 
 # Where CUDA toolkits put ncu when it is not on PATH.
 TOOLKIT_PLACES = ("/usr/local/cuda/bin/ncu", "/opt/nvidia/nsight-compute/ncu")
@@ -60,14 +61,16 @@ def run_command(file: str, leaf: str, function: str, defines: Sequence[str],
 
 
 def profile(ncu: str, run_argv: Sequence[str], report: Path, timeout: float = 600
-            ) -> str:
-    """Profile `run_argv` into `report` (.ncu-rep) and return its CSV raw page."""
-    collect = [ncu, "--metrics", ",".join(METRICS), "--target-processes", "all",
+            ) -> Pages:
+    """Profile `run_argv` into `report` (.ncu-rep) and return its CSV pages."""
+    collect = [ncu, "--metrics", ",".join(METRICS), "--section", "SourceCounters",
+               "--target-processes", "all",
                "--force-overwrite", "--export", str(report), *run_argv]
     env = dict(os.environ)
     # The child imports the same mcl as this process, also from a source checkout.
     root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+    env[LINEINFO_ENV] = "1"  # machine instructions attributed to MCPL lines
     done = _call(collect, env, timeout)
     output = done.stdout + done.stderr
     if PERMISSION_CODE in output:
@@ -82,8 +85,16 @@ def profile(ncu: str, run_argv: Sequence[str], report: Path, timeout: float = 60
             "profile-run", f"the profiled run failed (ncu exit status {done.returncode})"
             + (f": {last}" if last else ""), None,
             hint="run the kernel alone: " + " ".join(run_argv[1:])))
-    exported = _call([ncu, "--import", str(report), "--csv", "--page", "raw",
-                      "--print-units", "base"], env, timeout)
+    raw = export(ncu, report, ["--page", "raw", "--print-units", "base"], env, timeout)
+    source = export(ncu, report, ["--page", "source", "--print-source", "cuda,sass"], env,
+                    timeout)
+    return Pages(raw, source)
+
+
+def export(ncu: str, report: Path, page: list[str], env: dict[str, str], timeout: float
+           ) -> str:
+    """A page of `report` as CSV."""
+    exported = _call([ncu, "--import", str(report), "--csv", *page], env, timeout)
     if exported.returncode != 0:
         raise MclError(error("profile-csv", f"ncu could not read its report {report}: "
                              + _last_lines(exported.stdout + exported.stderr), None))

@@ -33,6 +33,7 @@ class AccessPrediction:
     line: int
     text: str
     value: float
+    line_bytes: float | None = None  # for a coalescing figure: the cache line it counts
 
 
 @dataclass
@@ -57,7 +58,8 @@ class Prediction:
     sectors_per_request: list[AccessPrediction] = field(default_factory=list)
     conflict_free: bool | None = None
     conflict_degree: list[AccessPrediction] = field(default_factory=list)
-    theoretical_occupancy_pct: float | None = None
+    theoretical_occupancy_pct: float | None = None  # what the resources allow
+    occupancy_pct: float | None = None  # with the grid's own limit: what a run can reach
     registers_per_thread: float | None = None
     branch_efficiency: list[AccessPrediction] = field(default_factory=list)
     suggestions: list[Suggestion] = field(default_factory=list)
@@ -73,6 +75,25 @@ def numeric(values: Mapping[str, Any], name: str) -> float | None:
     return float(value)
 
 
+# The resource limits of the occupancy message (blocks per SM each allows); the grid's
+# limit is left out of the theoretical figure, as CUDA's occupancy calculator and Nsight
+# Compute's "theoretical occupancy" leave it out.
+RESOURCE_LIMITS = ("limit_block_slots", "limit_threads", "limit_warps", "limit_registers",
+                   "limit_shared_memory")
+
+
+def occupancy(p: Prediction, values: Mapping[str, Any]) -> None:
+    warps, slots = numeric(values, "warps_per_sm"), numeric(values, "warp_slots")
+    blocks = numeric(values, "blocks_per_sm")
+    p.registers_per_thread = numeric(values, "registers_per_thread_estimate")
+    if warps is None or not slots:
+        return
+    p.occupancy_pct = p.theoretical_occupancy_pct = 100.0 * warps / slots
+    limits = [v for name in RESOURCE_LIMITS if (v := numeric(values, name)) is not None]
+    if limits and blocks:
+        p.theoretical_occupancy_pct = 100.0 * min(limits) * (warps / blocks) / slots
+
+
 def predict(function: str, messages: Iterable[Mapping[str, Any]]) -> Prediction:
     """The figures of `function` in the messages of a `--format json` document."""
     p = Prediction(function)
@@ -85,10 +106,7 @@ def predict(function: str, messages: Iterable[Mapping[str, Any]]) -> Prediction:
             p.dram_read_bytes = numeric(values, "bytes_in")
             p.dram_write_bytes = numeric(values, "bytes_out")
         elif code == "occupancy":
-            warps, slots = numeric(values, "warps_per_sm"), numeric(values, "warp_slots")
-            if warps is not None and slots:
-                p.theoretical_occupancy_pct = 100.0 * warps / slots
-            p.registers_per_thread = numeric(values, "registers_per_thread_estimate")
+            occupancy(p, values)
         elif code == "memory-access-optimal":
             p.all_coalesced = bool(numeric(values, "coalesced"))
             p.conflict_free = bool(numeric(values, "conflict_free"))
@@ -97,7 +115,7 @@ def predict(function: str, messages: Iterable[Mapping[str, Any]]) -> Prediction:
             if lines is not None and size:
                 p.all_coalesced = False
                 p.sectors_per_request.append(
-                    AccessPrediction(line, text, lines * size / SECTOR_BYTES))
+                    AccessPrediction(line, text, lines * size / SECTOR_BYTES, size))
         elif code == "bank-conflict":
             degree = numeric(values, "conflict_degree")
             if degree is not None:

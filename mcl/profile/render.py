@@ -57,10 +57,31 @@ def render(document: Mapping[str, Any], console: Any = None) -> None:
         console.print(f"[bold red]![{number}][/] {reason}")
     if not reasons:
         console.print("every compared figure is within its tolerance")
-    for line in document["per_line"]:
-        console.print(f"  line {line['line']}: predicted {line['kind']} "
-                      f"{line['predicted']:.3g} ({line['message']})")
+    rows = document["per_line"]
+    if rows:
+        console.print(line_table(rows))
     for s in document["suggestions"]:
         gain = (f"estimated gain {s['estimated_gain']:.2f}x" if s["estimated_gain"]
                 else "no estimated gain stated")
         console.print(f"  suggestion at line {s['line']} ({s['code']}): {gain}")
+
+
+# What the two numbers of a per-line row are, by kind (mcl.profile.line_compare).
+LINE_UNITS = {"coalescing": "sectors/request", "bank-conflicts": "way",
+              "divergence": "efficiency % / divergent branches"}
+
+
+def line_table(rows: list[Mapping[str, Any]]) -> Any:
+    """Per MCPL line: the feedback's figure, the counters', a flag with its reason."""
+    from rich.table import Table
+
+    table = Table(title="per MCPL line (Nsight Compute source counters)",
+                  title_justify="left")
+    for column, justify in (("line", "right"), ("figure", "left"), ("predicted", "right"),
+                            ("measured", "right"), ("", "left")):
+        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    for r in rows:
+        flag = "[green]ok[/]" if r["ok"] else f"[bold red]![/] {r['reason']}"
+        table.add_row(str(r["line"]), f"{r['kind']} [dim]({LINE_UNITS[r['kind']]})[/]",
+                      quantity(r["predicted"], ""), quantity(r["measured"], ""), flag)
+    return table

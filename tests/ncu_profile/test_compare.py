@@ -16,7 +16,7 @@ def figure(kind: str, p: Prediction, counters: dict[str, float]):
 
 def test_every_kind_appears_once_and_nothing_is_compared_without_counters() -> None:
     figures = compare(Prediction("f"), {})
-    assert len({f.kind for f in figures}) == len(figures) == 12
+    assert len({f.kind for f in figures}) == len(figures) == 13
     # without counters no figure is judged (spills: no local instructions counted)
     assert all(f.ok is None for f in figures)
 
@@ -38,8 +38,19 @@ def test_dram_bytes_within_15_percent(measured: float, ok: bool) -> None:
         f = figure(kind, p, counters)
         assert f.ok is ok
         assert f.error == pytest.approx((measured - 100) / 100)
-        if not ok:
-            assert ("cache" in f.reason) if measured > 100 else ("guard" in f.reason)
+    read = figure("dram-read", p, counters)
+    written = figure("dram-write", p, counters)
+    if not ok:
+        assert ("cache" in read.reason) if measured > 100 else ("guard" in read.reason)
+        assert "writes back" in written.reason
+
+
+@pytest.mark.parametrize(("sectors", "ok"), [(3.6, True), (3.3, False), (4.7, False)])
+def test_stored_bytes_are_the_sectors_written_to_l2(sectors: float, ok: bool) -> None:
+    p = Prediction("f", dram_write_bytes=128.0)
+    f = figure("stored-bytes", p, {"lts__t_sectors_srcunit_tex_op_write.sum": sectors})
+    assert f.measured == pytest.approx(32 * sectors)
+    assert f.ok is ok
 
 
 def test_time_estimate_within_25_percent_and_absent_without_one() -> None:
@@ -90,7 +101,7 @@ def test_theoretical_occupancy_is_exact_and_blames_registers() -> None:
 
 @pytest.mark.parametrize(("achieved", "ok"), [(40.0, True), (39.9, False)])
 def test_achieved_occupancy_within_10_points(achieved: float, ok: bool) -> None:
-    p = Prediction("f", theoretical_occupancy_pct=50.0)
+    p = Prediction("f", theoretical_occupancy_pct=100.0, occupancy_pct=50.0)
     key = "sm__warps_active.avg.pct_of_peak_sustained_active"
     assert figure("occupancy-achieved", p, {key: achieved}).ok is ok
 

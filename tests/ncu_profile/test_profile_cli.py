@@ -71,19 +71,30 @@ def test_text_table(recorded: Path, capsys) -> None:
     assert max(len(line) for line in out.splitlines()) <= 80  # readable at 80 columns
 
 
+SOURCE_PAGE = """"File Path","/home/u/kernels/vectoradd/perfect.mcpl"
+"Function Name","vectoradd"
+"Line No","Source","Instructions Executed","L1 Tag Requests Global","L2 Theoretical \
+Sectors Global","L2 Theoretical Sectors Global Ideal"
+"4","<Unable to open source file>","96","10","40","40"
+"","      LDG.E R2, desc[UR4][R2.64]","32","10","40","40"
+"""
+
+
 def fake_ncu(tmp_path: Path, answer: str, status: int = 0, report: bool = True) -> Path:
     """An executable that logs its arguments; collecting, it prints `answer` and writes
     the report; importing, it prints the recorded raw page."""
     log = tmp_path / "calls.jsonl"
     page = tmp_path / "page.csv"
     page.write_text(raw_page([("vectoradd_k0", COUNTERS)]))
+    source = tmp_path / "source.csv"
+    source.write_text(SOURCE_PAGE)
     script = tmp_path / "ncu"
     script.write_text(f"""#!{sys.executable}
 import json, sys
 argv = sys.argv[1:]
 open({str(log)!r}, "a").write(json.dumps(argv) + "\\n")
 if "--import" in argv:
-    print(open({str(page)!r}).read())
+    print(open({str(source)!r} if "source" in argv else {str(page)!r}).read())
     sys.exit(0)
 print({answer!r})
 if {report!r}:
@@ -101,8 +112,8 @@ def test_ncu_wraps_mcl_run_and_its_report_is_read_back(tmp_path: Path, capsys) -
                         "--ncu", str(ncu), "--format", "json",
                         "--save-counters", str(saved)], capsys)
     assert rc == 0, err
-    collect, imported = [json.loads(line) for line in (tmp_path / "calls.jsonl")
-                         .read_text().splitlines()]
+    collect, imported, source = [json.loads(line) for line in (tmp_path / "calls.jsonl")
+                                 .read_text().splitlines()]
     run_argv = collect[collect.index(sys.executable):]
     assert run_argv[1:5] == ["-m", "mcl", "run", VECTORADD]
     assert ["--target", "hopper", "--backend", "cuda"] == run_argv[5:9]
@@ -111,8 +122,15 @@ def test_ncu_wraps_mcl_run_and_its_report_is_read_back(tmp_path: Path, capsys) -
     assert "dram__bytes_read.sum" in metrics
     assert imported[:2] == ["--import", collect[collect.index("--export") + 1]]
     assert ["--csv", "--page", "raw", "--print-units", "base"] == imported[2:]
-    assert json.loads(out)["kernels"][0]["name"] == "vectoradd_k0"
+    assert ["--csv", "--page", "source", "--print-source", "cuda,sass"] == source[2:]
+    document = json.loads(out)
+    assert document["kernels"][0]["name"] == "vectoradd_k0"
     assert "vectoradd_k0" in saved.read_text()
+    assert (tmp_path / "saved.source.csv").read_text().strip() == SOURCE_PAGE.strip()
+    # the source page's line 4 of perfect.mcpl: 10 requests of 40 sectors where 40 are
+    # ideal: coalesced, as the feedback says nothing against it
+    [row] = [r for r in document["per_line"] if r["line"] == 4]
+    assert (row["kind"], row["measured"], row["ok"]) == ("coalescing", 4.0, True)
 
 
 def one_line_error(rc: int, err: str, code_words: str) -> None:
