@@ -60,7 +60,7 @@ def case_name(path: Path) -> str:
     return f"{path.parent.name}-{path.stem}"
 
 
-def collect(folder: Path, small: bool, timeout: float) -> int:
+def collect(folder: Path, small: bool, timeout: float, only: list[str]) -> int:
     """Profile every case into `folder`: NAME.csv (ncu's raw page), NAME.json (mcl
     profile's document), NAME.log (its stderr); a summary line per case on stdout."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -68,6 +68,8 @@ def collect(folder: Path, small: bool, timeout: float) -> int:
     failures = 0
     for path in case_files():
         name = case_name(path)
+        if only and not any(word in name for word in only):
+            continue
         defines = [f"{k}={v}" for k, v in sizes.get(path.parent.name, {}).items()]
         argv = [sys.executable, "-m", "mcl", "profile", str(path), "--target", LEAF,
                 "--format", "json", "--save-counters", str(folder / f"{name}.csv")]
@@ -92,7 +94,8 @@ def analyse(folder: Path) -> dict[str, Any]:
     """Compare every recorded case again with this checkout's feedback."""
     sizes = paper_sizes()
     cases = []
-    for csv_path in sorted(folder.glob("*.csv")):
+    for csv_path in sorted(p for p in folder.glob("*.csv")
+                           if not p.name.endswith(".source.csv")):
         app, stem = csv_path.stem.split("-", 1)
         path = REPO / "kernels" / app / f"{stem}.mcpl"
         recorded = json.loads((folder / f"{csv_path.stem}.json").read_text() or "{}")
@@ -106,9 +109,19 @@ def analyse(folder: Path) -> dict[str, Any]:
             cases.append({"case": csv_path.stem, "error": done.stderr.strip()})
             continue
         document = json.loads(done.stdout)
+        lines = [{**r, "kind": f"line:{r['kind']}", "error": line_error(r)}
+                 for r in document["per_line"]]
         cases.append({"case": csv_path.stem, "sizes": defines,
-                      "figures": document["figures"]})
+                      "figures": document["figures"] + lines})
     return {"cases": cases, "summary": summarise(cases)}
+
+
+def line_error(row: dict[str, Any]) -> float | None:
+    """The relative error of a per-line figure; none for divergence (a count against a
+    lane efficiency)."""
+    if row["kind"] == "divergence" or not row["predicted"] or row["measured"] is None:
+        return None
+    return (row["measured"] - row["predicted"]) / row["predicted"]
 
 
 def summarise(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -121,16 +134,17 @@ def summarise(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
     rows = []
     for kind, figures in kinds.items():
         compared = [f for f in figures if f["ok"] is not None]
-        errors = sorted((abs(f["error"]), f) for f in compared if f["error"] is not None)
-        magnitudes = [e for e, _ in errors]
+        errors = sorted((f for f in compared if f["error"] is not None),
+                        key=lambda f: abs(f["error"]))
+        magnitudes = [abs(f["error"]) for f in errors]
         rows.append({
-            "kind": kind, "compared": len(compared),
+            "kind": kind, "cases": len({f["case"] for f in figures}), "compared": len(compared),
             "flagged": sum(f["ok"] is False for f in compared),
             "flagged_cases": [f["case"] for f in compared if f["ok"] is False],
             "median": statistics.median(magnitudes) if magnitudes else None,
             "p90": percentile(magnitudes, 0.9) if magnitudes else None,
-            "worst": errors[-1][1]["error"] if errors else None,
-            "worst_case": errors[-1][1]["case"] if errors else None,
+            "worst": errors[-1]["error"] if errors else None,
+            "worst_case": errors[-1]["case"] if errors else None,
         })
     return rows
 
@@ -161,11 +175,13 @@ def main() -> int:
     step.add_argument("--analyse", metavar="DIR", help="compare the reports in DIR")
     parser.add_argument("--small", action="store_true", help="--collect at small sizes")
     parser.add_argument("--timeout", type=float, default=240, help="seconds per case")
+    parser.add_argument("--cases", nargs="*", default=[], metavar="WORD",
+                        help="--collect only the cases whose name holds a WORD")
     parser.add_argument("--json", metavar="PATH", help="--analyse: also write the cases "
                         "and the summary as JSON")
     args = parser.parse_args()
     if args.collect:
-        return collect(Path(args.collect), args.small, args.timeout)
+        return collect(Path(args.collect), args.small, args.timeout, args.cases)
     result = analyse(Path(args.analyse))
     print(table(result["summary"]))
     for case in result["cases"]:

@@ -129,7 +129,7 @@ def stored_bytes(p: Prediction, c: Mapping[str, float]) -> Figure:
         figure = replace(figure, reason=(
             "partly written sectors or elements stored more than once" if measured >
             p.dram_write_bytes else "a guard or data-dependent store left part of the "
-            "output unwritten"))
+            "output unwritten, or the writes are atomic updates, which are not stores"))
     return figure
 
 

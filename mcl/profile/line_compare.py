@@ -3,11 +3,10 @@ their MCPL line (mcl.profile.source_lines). A line the feedback says nothing abo
 compared too where the counters show a problem there: a miss of the analysis is what the
 comparison is for.
 
-- coalescing: the feedback counts cache lines of a warp's access (`uncoalesced`: lines of
-  line_bytes where minimum_lines would do); the hardware counts 32-byte sectors. A warp
-  touching L lines touches between L and L x line_bytes / 32 sectors, so a flagged access
-  is right when its measured sectors per request lie in that range, and an access the
-  feedback leaves unflagged is right when its sectors are the ideal ones (within 10%).
+- coalescing: the excess of a warp's accesses, measured as sectors over the ideal sectors
+  for the addresses of its active lanes (1: coalesced); the feedback's `uncoalesced`
+  states lines where minimum_lines would do. Lines and sectors differ in size, so the
+  verdicts are compared: excess on the device exactly where the feedback reports one.
 - bank conflicts: wavefronts over ideal wavefronts (1: none) against the degree of the
   `bank-conflict` message, or 1 where there is none.
 - divergence: a line with divergent branches against a `divergence` message there.
@@ -17,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mcl.profile.prediction import SECTOR_BYTES, Prediction
+from mcl.profile.prediction import Prediction
 from mcl.profile.source_lines import LineCounters
 
 EXCESS = 1.10  # measured/ideal above this is a real excess, not rounding at the edges
@@ -40,27 +39,30 @@ def compare_lines(p: Prediction, lines: dict[int, LineCounters]) -> list[LineFig
 
 
 def _coalescing(p: Prediction, lines: dict[int, LineCounters]) -> list[LineFigure]:
+    """Sectors over ideal sectors (1: coalesced) against the feedback's verdict: a flagged
+    access must show an excess, an unflagged one none. The feedback counts lines where the
+    hardware counts sectors, so only the verdict is held to, not the size of the excess;
+    the row shows the feedback's lines over minimum lines beside the measured excess."""
     flagged = {a.line: a for a in p.sectors_per_request}
     rows = []
     for number in sorted(set(flagged) | set(lines)):
         counters = lines.get(number)
-        measured = counters.sectors_per_request if counters else None
-        ideal = counters.ratio("global_sectors_ideal", "global_requests") if counters \
+        measured = counters.ratio("global_sectors", "global_sectors_ideal") if counters \
             else None
         access = flagged.get(number)
-        if access is not None:
-            most = access.value  # lines x line_bytes / 32
-            least = most * SECTOR_BYTES / access.line_bytes if access.line_bytes else most
-            ok = measured is None or least / EXCESS <= measured <= most * EXCESS
-            rows.append(LineFigure(
-                number, "coalescing", most, measured, ok,
-                None if ok else "the warp touches other sectors than the analysis counts "
-                "(alignment, or lanes a guard idles)", access.text))
-        elif measured is not None and ideal:
-            ok = measured <= ideal * EXCESS
-            rows.append(LineFigure(
-                number, "coalescing", ideal, measured, ok,
-                None if ok else "uncoalesced access the feedback did not report", None))
+        if measured is None and access is None:
+            continue
+        predicted = access.excess if access is not None else 1.0
+        if measured is None:
+            ok, reason = True, None
+        elif access is not None and measured <= EXCESS:
+            ok, reason = False, "the access is coalesced on the device"
+        elif access is None and measured > EXCESS:
+            ok, reason = False, "uncoalesced access the feedback did not report"
+        else:
+            ok, reason = True, None
+        rows.append(LineFigure(number, "coalescing", predicted, measured, ok, reason,
+                               access.text if access is not None else None))
     return rows
 
 
@@ -93,7 +95,7 @@ def _divergence(p: Prediction, lines: dict[int, LineCounters]) -> list[LineFigur
     rows = []
     for number in sorted(set(flagged) | set(lines)):
         counters = lines.get(number)
-        measured = counters.values.get("divergent_branches") if counters else None
+        measured = counters.values.get("divergent_branches", 0.0) if counters else None
         access = flagged.get(number)
         if not measured and access is None:
             continue

@@ -33,7 +33,7 @@ class AccessPrediction:
     line: int
     text: str
     value: float
-    line_bytes: float | None = None  # for a coalescing figure: the cache line it counts
+    excess: float | None = None  # for a coalescing figure: lines over minimum lines
 
 
 @dataclass
@@ -114,8 +114,9 @@ def predict(function: str, messages: Iterable[Mapping[str, Any]]) -> Prediction:
             lines, size = numeric(values, "lines"), numeric(values, "line_bytes")
             if lines is not None and size:
                 p.all_coalesced = False
+                least = numeric(values, "minimum_lines") or 1.0
                 p.sectors_per_request.append(
-                    AccessPrediction(line, text, lines * size / SECTOR_BYTES, size))
+                    AccessPrediction(line, text, lines * size / SECTOR_BYTES, lines / least))
         elif code == "bank-conflict":
             degree = numeric(values, "conflict_degree")
             if degree is not None:

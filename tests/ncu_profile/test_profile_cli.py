@@ -127,10 +127,10 @@ def test_ncu_wraps_mcl_run_and_its_report_is_read_back(tmp_path: Path, capsys) -
     assert document["kernels"][0]["name"] == "vectoradd_k0"
     assert "vectoradd_k0" in saved.read_text()
     assert (tmp_path / "saved.source.csv").read_text().strip() == SOURCE_PAGE.strip()
-    # the source page's line 4 of perfect.mcpl: 10 requests of 40 sectors where 40 are
-    # ideal: coalesced, as the feedback says nothing against it
+    # the source page's line 4 of perfect.mcpl: 40 sectors where 40 are ideal:
+    # coalesced, as the feedback says nothing against it
     [row] = [r for r in document["per_line"] if r["line"] == 4]
-    assert (row["kind"], row["measured"], row["ok"]) == ("coalescing", 4.0, True)
+    assert (row["kind"], row["measured"], row["ok"]) == ("coalescing", 1.0, True)
 
 
 def one_line_error(rc: int, err: str, code_words: str) -> None:
