@@ -98,7 +98,10 @@ def analyse(folder: Path) -> dict[str, Any]:
                            if not p.name.endswith(".source.csv")):
         app, stem = csv_path.stem.split("-", 1)
         path = REPO / "kernels" / app / f"{stem}.mcpl"
-        recorded = json.loads((folder / f"{csv_path.stem}.json").read_text() or "{}")
+        # the sizes `mcl profile` ran at, where its document was kept; else the paper's
+        document_path = folder / f"{csv_path.stem}.json"
+        recorded = json.loads(document_path.read_text() or "{}") \
+            if document_path.is_file() else {}
         defines = recorded.get("sizes") or sizes.get(app, {})
         argv = [sys.executable, "-m", "mcl", "profile", str(path), "--target", LEAF,
                 "--format", "json", "--counters", str(csv_path)]
