@@ -136,10 +136,13 @@ def clblast_vendor(a: np.ndarray, b: np.ndarray, device: Any) -> Callable[[], fl
 
 def prepare_versions(names: list[str], kind: str, target: str | None, device: Any,
                      library: Any, inputs: dict[str, Any] | None = None,
-                     tuned: bool = False) -> tuple[list[Result], dict[str, Any]]:
+                     tuned: bool = False, cuda_device: Any = None
+                     ) -> tuple[list[Result], dict[str, Any]]:
     """A built OpenCL session per version (translated to its leaf for this device), with
     the constants written in the kernel; with `tuned`, also a row "VERSION (tuned)" with
-    the constants of the version's .tuned.toml for this device (nearest sizes)."""
+    the constants of the version's .tuned.toml for this device (nearest sizes); with
+    `cuda_device`, also a row "VERSION [cuda]" per row: the generated CUDA of the same
+    version and constants on that device."""
     from mcl.mcpl.loader import load_program
     from mcl.report.measure import prepare_session, tuned_overrides
     from mcl.report.series import load_series
@@ -166,9 +169,16 @@ def prepare_versions(names: list[str], kind: str, target: str | None, device: An
                 row = Result(f"{name} (tuned)", leaf, version=name, constants=overrides)
                 results.append(row)
                 variants.append((row, overrides))
+        if cuda_device is not None:
+            for row, overrides in list(variants):
+                twin = Result(f"{row.name} [cuda]", leaf, version=name, constants=overrides)
+                results.append(twin)
+                variants.append((twin, overrides))
         for row, overrides in variants:
-            session, problem = prepare_session(program, "matmul", leaf, library, device,
-                                               overrides)
+            backend = "cuda" if row.name.endswith("[cuda]") else "opencl"
+            session, problem = prepare_session(
+                program, "matmul", leaf, library,
+                cuda_device if backend == "cuda" else device, overrides, backend=backend)
             if session is None:
                 row.problem = problem
                 continue
@@ -216,6 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(REPO))
     from mcl.codegen import select_device
     from mcl.codegen.runner import describe
+    from mcl.diagnostics import MclError
     from mcl.hdl.library import default_library
     from mcl.report.measure import device_errors, device_type
     from mcl.report.series import load_series
@@ -235,6 +246,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tuned", action="store_true",
                         help="also run each version with the constants of its .tuned.toml "
                         "for this device (mcl tune), as a row 'VERSION (tuned)'")
+    parser.add_argument("--backend", choices=("opencl", "both"), default="opencl",
+                        help="both: also each version's generated CUDA on the first CUDA "
+                        "device, as a row 'VERSION [cuda]' timed in the same rounds")
     args = parser.parse_args(argv)
 
     library = default_library()
@@ -254,8 +268,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"device: {describe(device)} ({kind}, {units} compute units); n = m = p = "
           f"{args.size}; best and median of {args.rounds} rounds", flush=True)
 
+    cuda_device = None
+    if args.backend == "both":
+        from mcl.codegen.cuda_runner import select_cuda_device
+
+        cuda_device = select_cuda_device(None)
     results, sessions = prepare_versions(names, kind, args.target, device, library, inputs,
-                                         args.tuned)
+                                         args.tuned, cuda_device)
     vendors: dict[str, Callable[[], float]] = {}
     vendor_problems: dict[str, str] = {}
     a, b = inputs["a"], inputs["b"]
@@ -283,6 +302,10 @@ def main(argv: list[str] | None = None) -> int:
                 run = session.run("matmul", dict(inputs), 1)
             except device_errors() as exc:  # e.g. gpu_v3's p-sized local tile at 4096
                 result.problem = f"the device refused to run it: {exc}"
+                sessions.pop(result.name)
+                continue
+            except MclError as exc:  # the CUDA runner's one-line errors
+                result.problem = str(exc).splitlines()[0]
                 sessions.pop(result.name)
                 continue
             result.times.append(run.kernel_time_s)

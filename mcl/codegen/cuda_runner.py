@@ -10,7 +10,6 @@ the device name. Without a driver or a device, one line says which is missing.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -22,13 +21,8 @@ from mcl.codegen.host_eval import Number, evaluate
 from mcl.codegen.kernels import dynamic_shared_layout
 from mcl.codegen.nvrtc import compile_cuda
 from mcl.codegen.plan import GeneratedModule, KernelPlan, ParamPlan
-from mcl.codegen.runner import SessionBase, build_options, ndrange_of
+from mcl.codegen.runner import SessionBase, ndrange_of
 from mcl.diagnostics import MclError, error
-
-# Set (by `mcl profile`, mcl.profile.ncu): NVRTC adds line information, so Nsight
-# Compute can attribute each machine instruction to the MCPL line its #line names; it
-# does not change the machine code.
-LINEINFO_ENV = "MCL_CUDA_LINEINFO"
 
 # Shared memory a block gets without opting in (cuFuncSetAttribute), on every CUDA GPU.
 DEFAULT_SHARED_BYTES = 48 * 1024
@@ -191,8 +185,8 @@ class CudaSession(SessionBase):
         _check(result, "cuCtxSetCurrent")
         result, self.stream = self.driver.cuStreamCreate(0)
         _check(result, "cuStreamCreate")
-        self.modules: dict[str, Any] = {"": self._build(())}
-        self.kernels: dict[tuple[str, str], _Kernel] = {}
+        self.programs = {"": self._build(())}  # CUDA modules by build options
+        self.kernels = {}
         self.allocations: list[Any] = []
         self.shared_per_block = _attribute(
             self.driver, "CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN",
@@ -209,9 +203,11 @@ class CudaSession(SessionBase):
                 driver.cuMemFree(pointer)
 
     def _build(self, options: tuple[str, ...]) -> Any:
-        lineinfo = ("--generate-line-info",) if os.environ.get(LINEINFO_ENV) else ()
+        # Line information (no cost at run time): compute-sanitizer and Nsight Compute
+        # name the MCPL lines of the #line directives.
         compiled = compile_cuda(self.generated.opencl, f"{self.generated.name}.cu",
-                                self.device.arch, (*self.options, *options, *lineinfo))
+                                self.device.arch,
+                                ("--generate-line-info", *self.options, *options))
         result, module = self.driver.cuModuleLoadData(compiled.cubin)
         _check(result, "cuModuleLoadData")
         return module
@@ -269,27 +265,25 @@ class CudaSession(SessionBase):
 
     # ------------------------------------------------------------------ kernels
     def _kernel(self, k: KernelPlan, env: dict[str, Number]) -> _Kernel:
-        options = build_options(k, env)
-        key = " ".join(options)
-        if key not in self.modules:
-            self.modules[key] = self._build(options)
-        if (key, k.name) not in self.kernels:
-            result, function = self.driver.cuModuleGetFunction(self.modules[key], k.name.encode())
-            _check(result, "cuModuleGetFunction")
-            attr = self.driver.CUfunction_attribute
+        kernel: _Kernel = self._cached_kernel(k, env, lambda module: self._function(module, k))
+        return kernel
 
-            def get(name: str) -> int:
-                result, value = self.driver.cuFuncGetAttribute(getattr(attr, name), function)
-                _check(result, "cuFuncGetAttribute")
-                return int(value)
+    def _function(self, module: Any, k: KernelPlan) -> _Kernel:
+        result, function = self.driver.cuModuleGetFunction(module, k.name.encode())
+        _check(result, "cuModuleGetFunction")
+        attr = self.driver.CUfunction_attribute
 
-            self.kernels[key, k.name] = _Kernel(
-                function,
-                get("CU_FUNC_ATTRIBUTE_NUM_REGS"),
-                get("CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES"),
-                get("CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK"),
-            )
-        return self.kernels[key, k.name]
+        def get(name: str) -> int:
+            result, value = self.driver.cuFuncGetAttribute(getattr(attr, name), function)
+            _check(result, "cuFuncGetAttribute")
+            return int(value)
+
+        return _Kernel(
+            function,
+            get("CU_FUNC_ATTRIBUTE_NUM_REGS"),
+            get("CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES"),
+            get("CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK"),
+        )
 
     def _launch(
         self, k: KernelPlan, env: dict[str, Number], buffers: dict[str, Any], args: dict[str, Any]

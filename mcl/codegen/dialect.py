@@ -74,26 +74,13 @@ class Dialect:
         return []
 
 
-OPENCL = Dialect(
-    name="opencl",
-    suffix=".cl",
-    kernel_keyword="__kernel",
-    device_function="",
-    restrict="restrict",
-    shared_keyword="__local",
-    aligned16=" __attribute__((aligned(16)))",
-)
-
-CUDA = Dialect(
-    name="cuda",
-    suffix=".cu",
-    # C linkage: the runner and the host harness find kernels by their MCPL names.
-    kernel_keyword='extern "C" __global__',
-    device_function="__device__ ",
-    restrict="__restrict__",
-    shared_keyword="__shared__",
-    aligned16=" __align__(16)",
-)
+# Fields in order: name, suffix, kernel keyword, device-function prefix, restrict, shared
+# keyword, 16-byte alignment. CUDA kernels have C linkage: the runner and the host harness
+# find them by their MCPL names.
+OPENCL = Dialect("opencl", ".cl", "__kernel", "", "restrict", "__local",
+                 " __attribute__((aligned(16)))")
+CUDA = Dialect("cuda", ".cu", 'extern "C" __global__', "__device__ ", "__restrict__",
+               "__shared__", " __align__(16)")
 
 DIALECTS = {d.name: d for d in (OPENCL, CUDA)}
 LANGUAGES = tuple(DIALECTS)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import statistics
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -173,6 +174,8 @@ class SessionBase:
     (OpenCL below, CUDA in mcl.codegen.cuda_runner) supply the device operations."""
 
     generated: GeneratedModule
+    programs: dict[str, Any]  # by build options, "" for none
+    kernels: dict[tuple[str, str], Any]  # by (build options, kernel name)
 
     def run(self, function: str, args: dict[str, Any], repeat: int = 1) -> RunResult:
         plan = self.generated.function(function)
@@ -228,7 +231,24 @@ class SessionBase:
         dtype = value.dtype if p.is_struct else numpy_dtype(p.element)
         return np.ascontiguousarray(value, dtype=dtype).reshape(-1)
 
+    def _cached_kernel(self, k: KernelPlan, env: dict[str, Number],
+                       find: Callable[[Any], Any]) -> Any:
+        """Kernel `k` of the program built for the launch's options (private arrays sized
+        by the kernel's sizes: KernelPlan.defines), each program built once; `find` takes
+        the kernel out of a program."""
+        options = build_options(k, env)
+        key = " ".join(options)
+        if key not in self.programs:
+            self.programs[key] = self._build(options)
+        if (key, k.name) not in self.kernels:
+            self.kernels[key, k.name] = find(self.programs[key])
+        return self.kernels[key, k.name]
+
     # ------------------------------------------------------------------ the backend's part
+    def _build(self, options: tuple[str, ...]) -> Any:
+        """The program (module) built with the extra compiler `options`."""
+        raise NotImplementedError
+
     def device_name(self) -> str:
         raise NotImplementedError
 
@@ -319,13 +339,7 @@ class Session(SessionBase):
 
     # ------------------------------------------------------------------ parts
     def _kernel(self, k: KernelPlan, env: dict[str, Number]) -> Any:
-        options = build_options(k, env)
-        key = " ".join(options)
-        if key not in self.programs:
-            self.programs[key] = self._build(options)
-        if (key, k.name) not in self.kernels:
-            self.kernels[key, k.name] = getattr(self.programs[key], k.name)
-        return self.kernels[key, k.name]
+        return self._cached_kernel(k, env, lambda program: getattr(program, k.name))
 
     def _buffer(self, a: np.ndarray, p: ParamPlan) -> Any:
         cl = _cl()
@@ -364,7 +378,54 @@ class Session(SessionBase):
                 value = env[a.name]
                 kernel.set_arg(i, np.array(value, dtype=numpy_dtype(a.element)))
         global_size = [g * s for g, s in zip(groups, local, strict=True)]
-        return cl.enqueue_nd_range_kernel(self.queue, kernel, global_size, local)
+        try:
+            return cl.enqueue_nd_range_kernel(self.queue, kernel, global_size, local)
+        except cl.RuntimeError as exc:
+            if "OUT_OF_RESOURCES" not in str(exc):
+                raise
+            raise self._out_of_resources(k, kernel, local, env) from None
+
+    def _out_of_resources(self, k: KernelPlan, kernel: Any, local: list[int],
+                          env: dict[str, Number]) -> MclError:
+        """The driver's OUT_OF_RESOURCES as one line with the figures the OpenCL API
+        gives: the kernel's own work-group limit (its registers on a GPU), its local
+        memory (declared and sized by the host) against the device's."""
+        cl = _cl()
+        info = cl.kernel_work_group_info
+        limit = kernel.get_work_group_info(info.WORK_GROUP_SIZE, self.device)
+        used = kernel.get_work_group_info(info.LOCAL_MEM_SIZE, self.device)
+        dynamic = sum(
+            (int(evaluate(a.size, env)) if a.size is not None else 1)
+            * (numpy_dtype(a.element).itemsize if not a.is_struct else 1)
+            for a in k.args if a.kind == "local")
+        return MclError(error(
+            "run-resources",
+            resource_message(k.name, local, limit, used, dynamic,
+                             self.device.local_mem_size, describe(self.device)),
+            k.span, hint="use fewer work-items per group, fewer values per work-item or "
+            "smaller local tiles; on an NVIDIA GPU, --backend cuda lets a block opt in to "
+            "more shared memory"))
+
+
+def resource_message(kernel: str, local: list[int], limit: int, used: int, dynamic: int,
+                     device_local: int, device: str) -> str:
+    """Which resource a launch that the OpenCL driver refused exceeds, with the figures.
+    `used` is the kernel's CL_KERNEL_LOCAL_MEM_SIZE, which counts the local-memory
+    arguments already set (OpenCL 1.2, clGetKernelWorkGroupInfo); `dynamic` is their
+    size."""
+    items = int(np.prod(local))
+    shape = "x".join(map(str, local))
+    total = used if used >= dynamic else used + dynamic
+    if items > limit:
+        return (f"kernel {kernel} needs work-groups of {shape} = {items} work-items; with its "
+                f"registers and private memory, {device} runs it in work-groups of at most "
+                f"{limit}")
+    if total > device_local:
+        return (f"kernel {kernel} needs {total} bytes of local memory per work-group "
+                f"({dynamic} of them sized by the host); {device} has {device_local}")
+    return (f"{device} refused kernel {kernel} (OUT_OF_RESOURCES) although its work-groups "
+            f"of {items} work-items are within its limit of {limit} and its {total} bytes "
+            f"of local memory within the device's {device_local}")
 
 
 def _profiled(events: list[Any]) -> float:

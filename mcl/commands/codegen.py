@@ -70,10 +70,6 @@ def load_checked(path: str | Path, include_dirs: list[str], library: HwdLibrary)
     return program
 
 
-def files_first(files: dict[str, str]) -> str:
-    return next(iter(files))
-
-
 def run(args: argparse.Namespace) -> int:
     from mcl.codegen import emit_harness, generate_module
     library = library_from_args(args)
@@ -98,11 +94,7 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.output or f"{generated.name}_{args.target}")
     try:
         out.mkdir(parents=True, exist_ok=True)
-        files = (
-            {f"{generated.name}.cu": generated.opencl}
-            if args.lang == "cuda"
-            else emit_harness(generated).files()
-        )
+        files = emit_harness(generated).files()
         for name, text in files.items():
             (out / name).write_text(text, encoding="utf-8")
     except OSError as exc:
@@ -113,8 +105,5 @@ def run(args: argparse.Namespace) -> int:
     print(f"generated {kernels} kernel(s) of {generated.name} for {args.target} in {out}/:")
     for name in files:
         print(f"  {out / name}")
-    if args.lang == "cuda":
-        print(f"compile: nvcc -cubin -arch={generated.arch or 'sm_90'} {out / files_first(files)}")
-    else:
-        print(f"build: cmake -S {out} -B {out}/build && cmake --build {out}/build")
+    print(f"build: cmake -S {out} -B {out}/build && cmake --build {out}/build")
     return 0

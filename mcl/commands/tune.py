@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from mcl.commands.options import (
+    add_backend_argument,
     add_define_argument,
     add_device_argument,
     add_hwd_path_argument,
@@ -33,6 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("file", metavar="FILE", help="MCPL kernel (.mcpl)")
     p.add_argument("--target", required=True, metavar="LEAF", help="leaf description")
     add_device_argument(p)
+    add_backend_argument(p)
     add_define_argument(p, "a size of the reference, e.g. -D n=4096")
     p.add_argument(
         "--param",
@@ -127,8 +130,13 @@ def run(args: argparse.Namespace) -> int:
                 hint="add `// tune: 4, 8, 16` above a constant, or give --param NAME=4,8,16",
             )
         )
-    mapping = load_mapping(library.get(args.target))
-    device = select_device(args.device, mapping.device_type)
+    mapping = load_mapping(library.get(args.target), language=args.backend)
+    if args.backend == "cuda":
+        from mcl.codegen.cuda_runner import select_cuda_device
+
+        device: Any = select_cuda_device(args.device)
+    else:
+        device = select_device(args.device, mapping.device_type)
     options = {"max_fevals": args.max_fevals} if args.max_fevals else None
     result = run_search(
         program,
@@ -147,6 +155,7 @@ def run(args: argparse.Namespace) -> int:
         args.iterations,
         args.progress,
         not args.no_cache,
+        args.backend,
     )
     console = Console(highlight=False)
     built = result.space

@@ -18,7 +18,6 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from mcl.codegen.cuda_runner import LINEINFO_ENV
 from mcl.diagnostics import MclError, error
 from mcl.profile.counters import METRICS, Pages
 
@@ -70,7 +69,6 @@ def profile(ncu: str, run_argv: Sequence[str], report: Path, timeout: float = 60
     # The child imports the same mcl as this process, also from a source checkout.
     root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
-    env[LINEINFO_ENV] = "1"  # machine instructions attributed to MCPL lines
     done = _call(collect, env, timeout)
     output = done.stdout + done.stderr
     if PERMISSION_CODE in output:

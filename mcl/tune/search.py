@@ -94,16 +94,18 @@ def build_space(
     library: HwdLibrary,
     space: SearchSpace,
     args: Mapping[str, Any],
+    language: str = "opencl",
 ) -> Space:
-    """Generate every configuration of `space`; keep those the rules and the description
-    allow (with their code and launch) and say why the others are ruled out."""
+    """Generate every configuration of `space` (as OpenCL, or CUDA with
+    `language="cuda"`); keep those the rules and the description allow (with their code
+    and launch) and say why the others are ruled out."""
     from mcl.codegen import generate_module
     from mcl.codegen.mapping import load_mapping
     from mcl.codegen.opencl import codegen_input
     from mcl.codegen.runner import build_options, launch_values, ndrange_of
 
     hwd = library.get(target)
-    mapping = load_mapping(hwd)
+    mapping = load_mapping(hwd, language=language)
     constants = list(codegen_input(program, target, library).constants)
     out = Space(list(space.params))
     for config in space.configurations():
@@ -248,17 +250,21 @@ def run_search(
     iterations: int = 7,
     progress: bool = False,
     use_cache: bool = True,
+    backend: str = "opencl",
 ) -> TuneResult:
+    """Tune on `device`: an OpenCL device, or with `backend="cuda"` a CUDA device
+    (mcl.codegen.cuda_runner.CudaDevice) through Kernel Tuner's cuda-python backend."""
     kt = kernel_tuner()
     from mcl.codegen import generate_module
     from mcl.codegen.runner import describe, list_devices
     from mcl.verify import verify
 
-    built = build_space(program, function, target, library, space, args)
+    built = build_space(program, function, target, library, space, args, backend)
     if not built.candidates:
         return TuneResult(None, None, [], [], built, describe(device))
     first = next(iter(built.candidates.values()))
-    generated = generate_module(program, target, library, overrides=first.config)
+    generated = generate_module(program, target, library, overrides=first.config,
+                                language=backend)
     plan = generated.function(function)
     assert plan is not None  # build_space found it
     kernel = plan.kernels[0]
@@ -309,9 +315,12 @@ def run_search(
         return int(checked.get(built.key(p), bool(p.get("verified", 0))))
 
     platform_index, device_index = 0, 0
-    for info, d in list_devices():
-        if d == device:
-            platform_index, device_index = info.platform_index, info.device_index
+    if backend == "cuda":
+        device_index = device.ordinal
+    else:
+        for info, d in list_devices():
+            if d == device:
+                platform_index, device_index = info.platform_index, info.device_index
     cache = cache_file(kernel_path, target, describe(device), sizes, built) if use_cache else None
     if cache is not None:
         cache.parent.mkdir(parents=True, exist_ok=True)
@@ -360,7 +369,9 @@ def run_search(
             restrictions=allowed,
             answer=answer,
             verify=check,
-            lang="OpenCL",
+            # Kernel Tuner's cuda-python backend compiles to PTX with the NVRTC it finds:
+            # one newer than the driver makes PTX the driver refuses (docs/tuning.md).
+            lang="nvcuda" if backend == "cuda" else "OpenCL",
             platform=platform_index,
             device=device_index,
             iterations=iterations,
