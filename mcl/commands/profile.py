@@ -16,6 +16,7 @@ from typing import Any
 
 from mcl.commands.options import (
     add_define_argument,
+    add_format_argument,
     add_hwd_path_argument,
     add_include_argument,
     library_from_args,
@@ -54,9 +55,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "for Nsight Compute's own views")
     p.add_argument("--save-counters", metavar="CSV", help="also write the counters read "
                    "(the CSV --counters takes) to CSV")
-    p.add_argument("--format", choices=("text", "json"), default="text",
-                   help="text (default) or one JSON document on stdout (schema "
-                   "mcl/schemas/profile.schema.json)")
+    add_format_argument(p, "profile")
     add_include_argument(p)
     add_hwd_path_argument(p)
     p.set_defaults(func=run)

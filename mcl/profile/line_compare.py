@@ -14,9 +14,10 @@ comparison is for.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from mcl.profile.prediction import Prediction
+from mcl.profile.prediction import AccessPrediction, Prediction
 from mcl.profile.source_lines import LineCounters
 
 EXCESS = 1.10  # measured/ideal above this is a real excess, not rounding at the edges
@@ -34,78 +35,77 @@ class LineFigure:
 
 
 def compare_lines(p: Prediction, lines: dict[int, LineCounters]) -> list[LineFigure]:
-    rows = _coalescing(p, lines) + _conflicts(p, lines) + _divergence(p, lines)
+    rows = (_per_line("coalescing", p.sectors_per_request, lines, _excess, _coalescing)
+            + _per_line("bank-conflicts", p.conflict_degree, lines,
+                        lambda c: c.conflict_degree, _conflicts)
+            + _per_line("divergence", p.branch_efficiency, lines,
+                        lambda c: c.values.get("divergent_branches", 0.0), _divergence))
     return sorted(rows, key=lambda r: (r.line, r.kind))
 
 
-def _coalescing(p: Prediction, lines: dict[int, LineCounters]) -> list[LineFigure]:
+# A verdict: the predicted figure, whether the line agrees, and why not; None where there
+# is nothing to compare on the line.
+Verdict = tuple[float | None, bool, str | None] | None
+
+
+def _per_line(kind: str, flagged: list[AccessPrediction], lines: dict[int, LineCounters],
+              measure: Callable[[LineCounters], float | None],
+              judge: Callable[[AccessPrediction | None, float | None], Verdict]
+              ) -> list[LineFigure]:
+    """One row per line the feedback names or the counters measure, judged by `judge`."""
+    named = {a.line: a for a in flagged}
+    rows = []
+    for number in sorted(set(named) | set(lines)):
+        counters = lines.get(number)
+        measured = measure(counters) if counters is not None else None
+        access = named.get(number)
+        verdict = judge(access, measured)
+        if verdict is not None:
+            predicted, ok, reason = verdict
+            rows.append(LineFigure(number, kind, predicted, measured, ok, reason,
+                                   access.text if access is not None else None))
+    return rows
+
+
+def _excess(c: LineCounters) -> float | None:
+    return c.ratio("global_sectors", "global_sectors_ideal")
+
+
+def _coalescing(access: AccessPrediction | None, measured: float | None) -> Verdict:
     """Sectors over ideal sectors (1: coalesced) against the feedback's verdict: a flagged
     access must show an excess, an unflagged one none. The feedback counts lines where the
     hardware counts sectors, so only the verdict is held to, not the size of the excess;
     the row shows the feedback's lines over minimum lines beside the measured excess."""
-    flagged = {a.line: a for a in p.sectors_per_request}
-    rows = []
-    for number in sorted(set(flagged) | set(lines)):
-        counters = lines.get(number)
-        measured = counters.ratio("global_sectors", "global_sectors_ideal") if counters \
-            else None
-        access = flagged.get(number)
-        if measured is None and access is None:
-            continue
-        predicted = access.excess if access is not None else 1.0
-        if measured is None:
-            ok, reason = True, None
-        elif access is not None and measured <= EXCESS:
-            ok, reason = False, "the access is coalesced on the device"
-        elif access is None and measured > EXCESS:
-            ok, reason = False, "uncoalesced access the feedback did not report"
-        else:
-            ok, reason = True, None
-        rows.append(LineFigure(number, "coalescing", predicted, measured, ok, reason,
-                               access.text if access is not None else None))
-    return rows
+    if measured is None and access is None:
+        return None
+    predicted = access.excess if access is not None else 1.0
+    if measured is not None and access is not None and measured <= EXCESS:
+        return predicted, False, "the access is coalesced on the device"
+    if measured is not None and access is None and measured > EXCESS:
+        return predicted, False, "uncoalesced access the feedback did not report"
+    return predicted, True, None
 
 
-def _conflicts(p: Prediction, lines: dict[int, LineCounters]) -> list[LineFigure]:
-    flagged = {a.line: a for a in p.conflict_degree}
-    rows = []
-    for number in sorted(set(flagged) | set(lines)):
-        counters = lines.get(number)
-        measured = counters.conflict_degree if counters else None
-        access = flagged.get(number)
-        predicted = access.value if access is not None else 1.0
-        if measured is None and access is None:
-            continue
-        if measured is None:
-            ok, reason = True, None
-        elif measured > predicted * EXCESS:
-            ok, reason = False, ("bank conflict the feedback did not report" if access is None
-                                 else "a worse conflict than the feedback reports")
-        elif predicted > 1 and measured < EXCESS:
-            ok, reason = False, "the predicted conflict did not happen on the device"
-        else:
-            ok, reason = True, None
-        rows.append(LineFigure(number, "bank-conflicts", predicted, measured, ok, reason,
-                               access.text if access is not None else None))
-    return rows
+def _conflicts(access: AccessPrediction | None, measured: float | None) -> Verdict:
+    if measured is None and access is None:
+        return None
+    predicted = access.value if access is not None else 1.0
+    if measured is not None and measured > predicted * EXCESS:
+        return predicted, False, ("bank conflict the feedback did not report"
+                                  if access is None else
+                                  "a worse conflict than the feedback reports")
+    if measured is not None and predicted > 1 and measured < EXCESS:
+        return predicted, False, "the predicted conflict did not happen on the device"
+    return predicted, True, None
 
 
-def _divergence(p: Prediction, lines: dict[int, LineCounters]) -> list[LineFigure]:
-    flagged = {a.line: a for a in p.branch_efficiency}
-    rows = []
-    for number in sorted(set(flagged) | set(lines)):
-        counters = lines.get(number)
-        measured = counters.values.get("divergent_branches", 0.0) if counters else None
-        access = flagged.get(number)
-        if not measured and access is None:
-            continue
-        ok = bool(measured) == (access is not None) or measured is None
-        reason = None
-        if not ok:
-            reason = ("divergent branches the feedback did not report (a guard, or a loop "
-                      "whose trip count differs between lanes)" if access is None else
-                      "the predicted divergence did not happen on the device")
-        rows.append(LineFigure(number, "divergence",
-                               access.value if access is not None else None, measured, ok,
-                               reason, access.text if access is not None else None))
-    return rows
+def _divergence(access: AccessPrediction | None, measured: float | None) -> Verdict:
+    if not measured and access is None:
+        return None
+    predicted = access.value if access is not None else None
+    if measured is None or bool(measured) == (access is not None):
+        return predicted, True, None
+    return predicted, False, (
+        "divergent branches the feedback did not report (a guard, or a loop whose trip "
+        "count differs between lanes)" if access is None else
+        "the predicted divergence did not happen on the device")
