@@ -71,7 +71,15 @@ def run(args: argparse.Namespace) -> int:
 
     path = Path(args.file)
     library = library_from_args(args)
-    library.get(args.target)  # an unknown leaf is an error before anything runs
+    from mcl.codegen.mapping import load_mapping
+
+    # before anything runs: an unknown leaf, one without CUDA, an output that cannot be
+    # written
+    load_mapping(library.get(args.target), language="cuda")
+    for option, value in (("--save-counters", args.save_counters), ("--report", args.report)):
+        if value and not Path(value).resolve().parent.is_dir():
+            raise MclError(error("profile-output", f"{option} {value}: its folder does not "
+                                 "exist", None, hint="create the folder first"))
     reference = load_reference(args.reference or reference_for(path))
     function = args.function or reference.function
     sizes = {**reference.sizes, **parse_defines(args.defines, reference.sizes)}

@@ -179,3 +179,14 @@ def test_unknown_leaf_and_bad_counter_file(tmp_path: Path, capsys) -> None:
     rc, _, err = run(["profile", VECTORADD, "--target", "hopper", "--counters",
                       str(tmp_path / "missing.csv")], capsys)
     one_line_error(rc, err, "--counters")
+
+
+def test_checked_before_anything_runs(tmp_path: Path, capsys) -> None:
+    ncu = fake_ncu(tmp_path, "==PROF== Disconnected")
+    rc, _, err = run(["profile", VECTORADD, "--target", "x86_avx512", "--ncu", str(ncu)],
+                     capsys)
+    one_line_error(rc, err, "has no CUDA mapping")
+    rc, _, err = run(["profile", VECTORADD, "--target", "hopper", "--ncu", str(ncu),
+                      "--save-counters", str(tmp_path / "missing" / "x.csv")], capsys)
+    one_line_error(rc, err, "its folder does not exist")
+    assert not (tmp_path / "calls.jsonl").exists()  # ncu never ran
