@@ -115,8 +115,54 @@ def analyse(folder: Path) -> dict[str, Any]:
         lines = [{**r, "kind": f"line:{r['kind']}", "error": line_error(r)}
                  for r in document["per_line"]]
         cases.append({"case": csv_path.stem, "sizes": defines,
-                      "figures": document["figures"] + lines})
-    return {"cases": cases, "summary": summarise(cases)}
+                      "figures": document["figures"] + lines,
+                      "suggestions": document["suggestions"]})
+    return {"cases": cases, "summary": summarise(cases), "steps": series_steps(cases)}
+
+
+def series_steps(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each step hopper_vK -> hopper_vK+1 of an application: the measured gain (the
+    kernel time before over after), the roofline bounds, and the suggestions of the
+    version before with the gain each states (the refinement acted on one of them)."""
+    def figure(case: dict[str, Any], kind: str, side: str) -> float | None:
+        found = [f[side] for f in case.get("figures", []) if f["kind"] == kind]
+        return found[0] if found else None
+
+    by_name = {c["case"]: c for c in cases if "figures" in c}
+    steps = []
+    for name, before in sorted(by_name.items()):
+        app, _, version = name.partition(f"-{LEAF}_v")
+        if not version.isdigit():
+            continue
+        after = by_name.get(f"{app}-{LEAF}_v{int(version) + 1}")
+        if after is None:
+            continue
+        t0, t1 = figure(before, "time-bound", "measured"), figure(after, "time-bound",
+                                                                   "measured")
+        steps.append({
+            "step": f"{app} v{version} -> v{int(version) + 1}",
+            "seconds": [t0, t1], "measured_gain": t0 / t1 if t0 and t1 else None,
+            "bounds": [figure(before, "time-bound", "predicted"),
+                       figure(after, "time-bound", "predicted")],
+            "suggestions": [{"line": s["line"], "code": s["code"],
+                             "estimated_gain": s["estimated_gain"]}
+                            for s in before.get("suggestions", [])],
+        })
+    return steps
+
+
+def steps_table(steps: list[dict[str, Any]]) -> str:
+    lines = ["| step | measured before -> after | measured gain | suggestions before "
+             "(estimated gain) |", "|---|---|---:|---|"]
+    for s in steps:
+        t0, t1 = s["seconds"]
+        times = f"{t0 * 1e6:.1f} -> {t1 * 1e6:.1f} us" if t0 and t1 else "-"
+        gain = f"{s['measured_gain']:.2f}x" if s["measured_gain"] else "-"
+        said = ", ".join(f"{x['code']} (line {x['line']}: "
+                         + (f"{x['estimated_gain']:.2f}x" if x["estimated_gain"]
+                            else "none stated") + ")" for x in s["suggestions"]) or "none"
+        lines.append(f"| {s['step']} | {times} | {gain} | {said} |")
+    return "\n".join(lines)
 
 
 def line_error(row: dict[str, Any]) -> float | None:
@@ -187,6 +233,8 @@ def main() -> int:
         return collect(Path(args.collect), args.small, args.timeout, args.cases)
     result = analyse(Path(args.analyse))
     print(table(result["summary"]))
+    print()
+    print(steps_table(result["steps"]))
     for case in result["cases"]:
         if "error" in case:
             print(f"{case['case']}: {case['error']}")

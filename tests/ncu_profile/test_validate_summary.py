@@ -42,3 +42,22 @@ def test_line_errors() -> None:
     assert line_error({"kind": "coalescing", "predicted": 1.0, "measured": 4.5}) == 3.5
     assert line_error({"kind": "divergence", "predicted": 50.0, "measured": 12}) is None
     assert line_error({"kind": "bank-conflicts", "predicted": 1.0, "measured": None}) is None
+
+
+def test_series_steps_pair_consecutive_versions() -> None:
+    from benchmarks.validate_feedback import series_steps, steps_table
+
+    def case(name: str, seconds: float, bound: float, suggestions: list) -> dict:
+        return {"case": name, "suggestions": suggestions, "figures": [
+            {"kind": "time-bound", "predicted": bound, "measured": seconds}]}
+
+    occupancy = {"line": 9, "code": "occupancy", "estimated_gain": None}
+    steps = series_steps([case("mm-hopper_v1", 6e-3, 2e-3, [occupancy]),
+                          case("mm-hopper_v2", 4e-3, 2e-3, []),
+                          case("mm-perfect", 1.0, 0.5, []),
+                          case("gv-hopper_v2", 1e-3, 1e-4, [])])  # no v3: no step
+    assert [s["step"] for s in steps] == ["mm v1 -> v2"]
+    assert steps[0]["measured_gain"] == 1.5
+    assert steps[0]["suggestions"] == [occupancy]
+    assert "| mm v1 -> v2 | 6000.0 -> 4000.0 us | 1.50x | occupancy (line 9: none stated) |" \
+        in steps_table(steps)
