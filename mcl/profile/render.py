@@ -67,8 +67,8 @@ def render(document: Mapping[str, Any], console: Any = None) -> None:
 
 
 # What the two numbers of a per-line row are, by kind (mcl.profile.line_compare).
-LINE_UNITS = {"coalescing": "sectors/request", "bank-conflicts": "way",
-              "divergence": "efficiency % / divergent branches"}
+LINE_UNITS = {"coalescing": "over ideal", "bank-conflicts": "way",
+              "divergence": "lanes % / branches"}
 
 
 def line_table(rows: list[Mapping[str, Any]]) -> Any:
