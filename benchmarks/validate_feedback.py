@@ -121,48 +121,19 @@ def analyse(folder: Path) -> dict[str, Any]:
 
 
 def series_steps(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each step hopper_vK -> hopper_vK+1 of an application: the measured gain (the
-    kernel time before over after), the roofline bounds, and the suggestions of the
-    version before with the gain each states (the refinement acted on one of them)."""
-    def figure(case: dict[str, Any], kind: str, side: str) -> float | None:
-        found = [f[side] for f in case.get("figures", []) if f["kind"] == kind]
-        return found[0] if found else None
+    """Each step hopper_vK -> hopper_vK+1 of an application (mcl.profile.series)."""
+    from mcl.profile.series import steps
 
-    by_name = {c["case"]: c for c in cases if "figures" in c}
-    steps = []
-    for name, before in sorted(by_name.items()):
-        app, _, version = name.partition(f"-{LEAF}_v")
-        if not version.isdigit():
-            continue
-        after = by_name.get(f"{app}-{LEAF}_v{int(version) + 1}")
-        if after is None:
-            continue
-        t0, t1 = figure(before, "time-bound", "measured"), figure(after, "time-bound",
-                                                                   "measured")
-        steps.append({
-            "step": f"{app} v{version} -> v{int(version) + 1}",
-            "seconds": [t0, t1], "measured_gain": t0 / t1 if t0 and t1 else None,
-            "bounds": [figure(before, "time-bound", "predicted"),
-                       figure(after, "time-bound", "predicted")],
-            "suggestions": [{"line": s["line"], "code": s["code"],
-                             "estimated_gain": s["estimated_gain"]}
-                            for s in before.get("suggestions", [])],
-        })
-    return steps
-
-
-def steps_table(steps: list[dict[str, Any]]) -> str:
-    lines = ["| step | measured before -> after | measured gain | suggestions before "
-             "(estimated gain) |", "|---|---|---:|---|"]
-    for s in steps:
-        t0, t1 = s["seconds"]
-        times = f"{t0 * 1e6:.1f} -> {t1 * 1e6:.1f} us" if t0 and t1 else "-"
-        gain = f"{s['measured_gain']:.2f}x" if s["measured_gain"] else "-"
-        said = ", ".join(f"{x['code']} (line {x['line']}: "
-                         + (f"{x['estimated_gain']:.2f}x" if x["estimated_gain"]
-                            else "none stated") + ")" for x in s["suggestions"]) or "none"
-        lines.append(f"| {s['step']} | {times} | {gain} | {said} |")
-    return "\n".join(lines)
+    by_app: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+    for case in cases:
+        app, _, version = case["case"].partition(f"-{LEAF}_v")
+        if version.isdigit() and "figures" in case:
+            by_app.setdefault(app, []).append((int(version), case))
+    found = []
+    for app, versions in sorted(by_app.items()):
+        found += steps([(f"{app} v{k}", case) for k, case in sorted(versions)
+                        if any(k + d in dict(versions) for d in (-1, 1))])
+    return found
 
 
 def line_error(row: dict[str, Any]) -> float | None:
@@ -234,6 +205,8 @@ def main() -> int:
     result = analyse(Path(args.analyse))
     print(table(result["summary"]))
     print()
+    from mcl.profile.series import steps_table
+
     print(steps_table(result["steps"]))
     for case in result["cases"]:
         if "error" in case:

@@ -4,7 +4,7 @@ estimated gains. Narrow enough for 80 columns: the reasons go below the table.""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 
@@ -84,4 +84,23 @@ def line_table(rows: list[Mapping[str, Any]]) -> Any:
         flag = "[green]ok[/]" if r["ok"] else f"[bold red]![/] {r['reason']}"
         table.add_row(str(r["line"]), f"{r['kind']} [dim]({LINE_UNITS[r['kind']]})[/]",
                       quantity(r["predicted"], ""), quantity(r["measured"], ""), flag)
+    return table
+
+
+def steps_table(steps: Sequence[Mapping[str, Any]]) -> Any:
+    """The steps of a series (mcl.profile.series) as a rich table."""
+    from rich.table import Table
+
+    from mcl.profile.series import suggestions_text
+
+    table = Table(title="series steps: measured gain beside the suggestions followed",
+                  title_justify="left")
+    for column, justify in (("step", "left"), ("before -> after", "right"),
+                            ("gain", "right"), ("suggestions before (estimated gain)", "left")):
+        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    for s in steps:
+        t0, t1 = s["seconds"]
+        table.add_row(s["step"], f"{quantity(t0, 's')} -> {quantity(t1, 's')}",
+                      f"{s['measured_gain']:.2f}x" if s["measured_gain"] else "-",
+                      suggestions_text(s))
     return table

@@ -190,3 +190,30 @@ def test_checked_before_anything_runs(tmp_path: Path, capsys) -> None:
                       "--save-counters", str(tmp_path / "missing" / "x.csv")], capsys)
     one_line_error(rc, err, "its folder does not exist")
     assert not (tmp_path / "calls.jsonl").exists()  # ncu never ran
+
+
+def test_a_series_folder(tmp_path: Path, capsys) -> None:
+    """gesummv's hopper versions against one recorded report each (the same report for
+    all three here: a gain of exactly 1)."""
+    recorded = tmp_path / "counters"
+    recorded.mkdir()
+    data = Path(__file__).parent / "data"
+    for version in (1, 2, 3):
+        for suffix in (".csv", ".source.csv"):
+            (recorded / f"gesummv-hopper_v{version}{suffix}").write_text(
+                (data / f"gesummv-hopper_v1{suffix}").read_text())
+    rc, out, err = run(["profile", str(KERNELS / "gesummv"), "--target", "hopper",
+                        "--counters", str(recorded), "--format", "json"], capsys)
+    assert rc == 0, err
+    document = json.loads(out)
+    assert [Path(v["file"]).name for v in document["versions"]] == [
+        "hopper_v1.mcpl", "hopper_v2.mcpl", "hopper_v3.mcpl"]
+    for version in document["versions"]:
+        jsonschema.validate(version, load_schema("profile"))
+    assert [s["step"] for s in document["steps"]] == ["hopper_v1 -> hopper_v2",
+                                                      "hopper_v2 -> hopper_v3"]
+    assert all(s["measured_gain"] == 1.0 for s in document["steps"])
+    assert all(s["suggestions"] is not None for s in document["steps"])
+    rc, _, err = run(["profile", str(KERNELS / "vectoradd"), "--target", "hopper",
+                      "--counters", str(recorded)], capsys)
+    one_line_error(rc, err, "a series needs two or more versions")

@@ -45,7 +45,8 @@ def test_line_errors() -> None:
 
 
 def test_series_steps_pair_consecutive_versions() -> None:
-    from benchmarks.validate_feedback import series_steps, steps_table
+    from benchmarks.validate_feedback import series_steps
+    from mcl.profile.series import steps_table
 
     def case(name: str, seconds: float, bound: float, suggestions: list) -> dict:
         return {"case": name, "suggestions": suggestions, "figures": [
@@ -56,8 +57,8 @@ def test_series_steps_pair_consecutive_versions() -> None:
                           case("mm-hopper_v2", 4e-3, 2e-3, []),
                           case("mm-perfect", 1.0, 0.5, []),
                           case("gv-hopper_v2", 1e-3, 1e-4, [])])  # no v3: no step
-    assert [s["step"] for s in steps] == ["mm v1 -> v2"]
+    assert [s["step"] for s in steps] == ["mm v1 -> mm v2"]
     assert steps[0]["measured_gain"] == 1.5
     assert steps[0]["suggestions"] == [occupancy]
-    assert "| mm v1 -> v2 | 6000.0 -> 4000.0 us | 1.50x | occupancy (line 9: none stated) |" \
+    assert "| mm v1 -> mm v2 | 6000.0 -> 4000.0 us | 1.50x | occupancy (line 9: none stated) |" \
         in steps_table(steps)
