@@ -206,6 +206,7 @@ def test_a_series_folder(tmp_path: Path, capsys) -> None:
                         "--counters", str(recorded), "--format", "json"], capsys)
     assert rc == 0, err
     document = json.loads(out)
+    jsonschema.validate(document, load_schema("profile-series"))
     assert [Path(v["file"]).name for v in document["versions"]] == [
         "hopper_v1.mcpl", "hopper_v2.mcpl", "hopper_v3.mcpl"]
     for version in document["versions"]:
