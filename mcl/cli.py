@@ -17,6 +17,7 @@ from mcl.commands import (
     devices,
     hwd,
     lsp,
+    profile,
     report,
     roofline,
     run,
@@ -29,7 +30,8 @@ from mcl.render import render_diagnostics
 
 # The sub-commands, in help order. Plain imports: a command module that fails to import
 # makes `mcl` fail loudly instead of silently offering one command less.
-COMMANDS = (hwd, check, translate, run, codegen, tune, report, roofline, demo, devices, lsp)
+COMMANDS = (hwd, check, translate, run, codegen, tune, profile, report, roofline, demo, devices,
+            lsp)
 
 
 def build_parser() -> argparse.ArgumentParser:

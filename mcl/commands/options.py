@@ -99,3 +99,11 @@ def apply_settings(args: argparse.Namespace, settings: Settings) -> None:
         args.level = settings.level
     if getattr(args, "command", None) in _VALUES_COMMANDS and hasattr(args, "defines"):
         args.defines = [f"{k}={v}" for k, v in settings.values.items()] + list(args.defines)
+
+
+def add_format_argument(parser: Parser, schema: str) -> None:
+    """`--format text|json`: the text report, or one JSON document on stdout that follows
+    mcl/schemas/SCHEMA.schema.json."""
+    parser.add_argument("--format", choices=("text", "json"), default="text",
+                        help="text (default) or one JSON document on stdout (schema "
+                        f"mcl/schemas/{schema}.schema.json)")

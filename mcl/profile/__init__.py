@@ -1,0 +1,1 @@
+"""`mcl profile`: the feedback held against the counters of Nsight Compute (docs/profile.md)."""

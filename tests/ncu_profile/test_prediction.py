@@ -1,0 +1,88 @@
+"""What `mcl profile` reads from the feedback (mcl.profile.prediction, mcl.profile.leaf):
+the figures of the JSON messages, checked against counts made from the kernel's own
+inputs and against the messages as written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mcl.hdl.library import load_library
+from mcl.profile.leaf import at_leaf, predict_at_leaf
+from mcl.profile.prediction import predict
+from mcl.verify import load_reference, make_inputs
+
+KERNELS = Path(__file__).resolve().parents[2] / "kernels"
+
+
+@pytest.fixture(scope="module")
+def library():
+    return load_library(use_env=False)
+
+
+def test_compulsory_traffic_is_the_bytes_of_the_arrays_read_and_written(library) -> None:
+    path = KERNELS / "gesummv" / "hopper_v1.mcpl"
+    reference = load_reference(KERNELS / "gesummv" / "reference.py")
+    sizes, inputs = make_inputs(reference, {"n": 300}, 0)
+    program = at_leaf(path, [], library, "gesummv", "hopper")
+    p = predict_at_leaf(program, library, "gesummv", "hopper", sizes)
+    read = sum(inputs[name].nbytes for name in ("a", "b", "x"))  # the arrays it reads
+    assert p.dram_read_bytes == read
+    assert p.dram_write_bytes == inputs["y"].nbytes
+    # the bound: the least time the roofs allow, positive and bound by a memory
+    assert p.bound_seconds is not None and p.bound_seconds > 0
+    assert p.bound_by is not None
+
+
+def test_occupancy_from_the_occupancy_message(library) -> None:
+    path = KERNELS / "gesummv" / "hopper_v1.mcpl"
+    program = at_leaf(path, [], library, "gesummv", "hopper")
+    p = predict_at_leaf(program, library, "gesummv", "hopper", {"n": 4096})
+    # 512 blocks of 256 threads for 132 SMs: 4 blocks (32 of 64 warps) where the grid
+    # allows, all 64 warps where only the resources limit (about 14 registers per thread,
+    # 3 kB of shared memory: 8 blocks by the 2048 thread slots)
+    assert p.occupancy_pct == pytest.approx(100 * 32 / 64)
+    assert p.theoretical_occupancy_pct == pytest.approx(100.0)
+    assert p.registers_per_thread is not None and p.registers_per_thread > 0
+
+
+def test_a_portable_kernel_is_predicted_after_translation(library) -> None:
+    program = at_leaf(KERNELS / "vectoradd" / "perfect.mcpl", [], library, "vectoradd",
+                      "hopper")
+    assert program.main.function("vectoradd").hwd == "hopper"
+    p = predict_at_leaf(program, library, "vectoradd", "hopper", {"n": 1000})
+    assert (p.dram_read_bytes, p.dram_write_bytes) == (8000, 4000)
+
+
+def message(code: str, values: dict, line: int = 5, severity: str = "info") -> dict:
+    return {"function": "f", "code": code, "values": values, "line": line,
+            "message": f"{code} at {line}", "severity": severity}
+
+
+def test_access_figures_from_the_lockstep_messages() -> None:
+    p = predict("f", [
+        message("uncoalesced", {"lines": 8, "minimum_lines": 1, "line_bytes": 128}, 12),
+        message("bank-conflict", {"conflict_degree": 32, "banks": 32}, 20),
+        message("divergence", {"lanes_then": 16, "lanes_else": 16,
+                               "lane_efficiency": 0.5}, 30, "suggestion"),
+        message("occupancy", {"warps_per_sm": 48, "warp_slots": 64,
+                              "registers_per_thread_estimate": {"numeric": 40}}),
+        message("roofline", {"estimated_seconds": 2e-3}),
+        {**message("occupancy", {"warps_per_sm": 8, "warp_slots": 64}), "function": "g"},
+    ])
+    assert [(a.line, a.value) for a in p.sectors_per_request] == [(12, 32.0)]
+    assert p.all_coalesced is False and p.conflict_free is False
+    assert [(a.line, a.value) for a in p.conflict_degree] == [(20, 32.0)]
+    assert [(a.line, a.value) for a in p.branch_efficiency] == [(30, 50.0)]
+    assert p.theoretical_occupancy_pct == 75.0  # g's message is not f's
+    assert p.registers_per_thread == 40.0
+    assert p.estimated_seconds == 2e-3
+    assert [(s.line, s.code, s.estimated_gain) for s in p.suggestions] == [
+        (30, "divergence", None)]
+
+
+def test_optimal_access_means_coalesced_and_conflict_free() -> None:
+    p = predict("f", [message("memory-access-optimal", {"coalesced": 3,
+                                                        "conflict_free": 0})])
+    assert p.all_coalesced is True and p.conflict_free is False

@@ -1,0 +1,64 @@
+"""benchmarks/validate_feedback.py's summary: per figure kind the compared and flagged
+figures and the error's median, 90th percentile and worst, computed by hand here."""
+
+from __future__ import annotations
+
+import statistics
+
+from benchmarks.validate_feedback import line_error, percentile, summarise, table
+
+
+def fig(kind: str, error: float | None, ok: bool | None) -> dict:
+    return {"kind": kind, "error": error, "ok": ok}
+
+
+def test_percentile_is_the_nearest_rank() -> None:
+    values = [float(v) for v in range(1, 11)]
+    assert percentile(values, 0.9) == 9.0
+    assert percentile(values, 0.5) == 5.0
+    assert percentile([3.0], 0.9) == 3.0
+
+
+def test_summary_per_kind() -> None:
+    cases = [
+        {"case": "a", "figures": [fig("dram-read", 0.05, True), fig("spills", None, True)]},
+        {"case": "b", "figures": [fig("dram-read", -0.40, False), fig("spills", None, None)]},
+        {"case": "c", "figures": [fig("dram-read", 0.10, True)]},
+        {"case": "d", "error": "the run failed"},
+    ]
+    rows = {r["kind"]: r for r in summarise(cases)}
+    read = rows["dram-read"]
+    assert (read["compared"], read["flagged"], read["flagged_cases"]) == (3, 1, ["b"])
+    assert read["median"] == statistics.median([0.05, 0.40, 0.10])
+    assert read["p90"] == 0.40
+    assert (read["worst"], read["worst_case"]) == (-0.40, "b")  # the sign is kept
+    spills = rows["spills"]
+    assert (spills["compared"], spills["median"], spills["worst_case"]) == (1, None, None)
+    text = table(list(rows.values()))
+    assert "| dram-read | 3 | 1 | 10% | 40% | -40% (b) |" in text
+
+
+def test_line_errors() -> None:
+    assert line_error({"kind": "coalescing", "predicted": 1.0, "measured": 4.5}) == 3.5
+    assert line_error({"kind": "divergence", "predicted": 50.0, "measured": 12}) is None
+    assert line_error({"kind": "bank-conflicts", "predicted": 1.0, "measured": None}) is None
+
+
+def test_series_steps_pair_consecutive_versions() -> None:
+    from benchmarks.validate_feedback import series_steps
+    from mcl.profile.series import steps_table
+
+    def case(name: str, seconds: float, bound: float, suggestions: list) -> dict:
+        return {"case": name, "suggestions": suggestions, "figures": [
+            {"kind": "time-bound", "predicted": bound, "measured": seconds}]}
+
+    occupancy = {"line": 9, "code": "occupancy", "estimated_gain": None}
+    steps = series_steps([case("mm-hopper_v1", 6e-3, 2e-3, [occupancy]),
+                          case("mm-hopper_v2", 4e-3, 2e-3, []),
+                          case("mm-perfect", 1.0, 0.5, []),
+                          case("gv-hopper_v2", 1e-3, 1e-4, [])])  # no v3: no step
+    assert [s["step"] for s in steps] == ["mm v1 -> mm v2"]
+    assert steps[0]["measured_gain"] == 1.5
+    assert steps[0]["suggestions"] == [occupancy]
+    assert "| mm v1 -> mm v2 | 6000.0 -> 4000.0 us | 1.50x | occupancy (line 9: none stated) |" \
+        in steps_table(steps)
