@@ -105,6 +105,10 @@ class MclLanguageServer(LanguageServer):
         log.warning("could not handle a message: %s: %s", type(error).__name__, error)
         super().report_server_error(error, source)
 
+    def stop_worker(self) -> None:
+        if self._worker is not None:
+            self._worker.close()
+
     @property
     def worker(self) -> FeedbackWorker:
         if self._worker is None:
@@ -372,8 +376,7 @@ def did_close(ls: MclLanguageServer, params: lsp.DidCloseTextDocumentParams) -> 
 
 @server.feature(lsp.SHUTDOWN)
 def shutdown(ls: MclLanguageServer, params: Any) -> None:
-    if ls._worker is not None:
-        ls._worker.close()
+    ls.stop_worker()
 
 
 # ---------------------------------------------------------------------- requests
