@@ -10,7 +10,9 @@ warm up, and then makes N edits, one at a time (a comment that grows and shrinks
 kernel stays valid and every edit is analysed in full). For each edit it records the time
 from sending `didChange` to the first `publishDiagnostics` of that version (the check's)
 and to the second (with the feedback). The server runs with its default debounce unless
-`--debounce-ms` is given: the figures are what a user feels after a keystroke.
+`--debounce-ms` is given: the figures are what a user feels after a keystroke. It also
+records the server process's CPU time from each edit to its diagnostics (/proc, Linux):
+on a machine shared with other jobs the wall time stretches, the CPU time much less.
 
 Peers measured in the same run, in this process: `check_file` (what the check stage
 does) and `check_file` with feedback (what the worker does), on the same file; the
