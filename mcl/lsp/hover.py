@@ -37,8 +37,9 @@ def kernel_hover(program: Any, library: Any, feedback: list[MessageRecord], path
         declared = lookup.declaration_of(found, node.name, line, character)
         if declared is not None:
             parts.append(variable_text(declared, hwd, _level(found, declared.node, hwd)))
-    elif isinstance(node, ast.Call) and word == node.func:
-        parts.append(call_text(program, module, node.func))
+    elif isinstance(node, ast.Call) and word == node.func or \
+            isinstance(node, ast.Function) and word == node.name:
+        parts.append(call_text(program, module, word))
     elif hwd is not None and word is not None and hwd.memory_space(word) is not None \
             and (declaring is not None or isinstance(node, ast.Barrier)):
         parts.append(space_text(hwd, word))

@@ -105,6 +105,10 @@ class MclLanguageServer(LanguageServer):
         log.warning("could not handle a message: %s: %s", type(error).__name__, error)
         super().report_server_error(error, source)
 
+    def stop_worker(self) -> None:
+        if self._worker is not None:
+            self._worker.close()
+
     @property
     def worker(self) -> FeedbackWorker:
         if self._worker is None:
@@ -372,8 +376,7 @@ def did_close(ls: MclLanguageServer, params: lsp.DidCloseTextDocumentParams) -> 
 
 @server.feature(lsp.SHUTDOWN)
 def shutdown(ls: MclLanguageServer, params: Any) -> None:
-    if ls._worker is not None:
-        ls._worker.close()
+    ls.stop_worker()
 
 
 # ---------------------------------------------------------------------- requests
@@ -531,28 +534,31 @@ def on_workspace_symbol(ls: MclLanguageServer, params: lsp.WorkspaceSymbolParams
 
 
 @server.feature(lsp.TEXT_DOCUMENT_FORMATTING)
-def on_formatting(ls: MclLanguageServer, params: lsp.DocumentFormattingParams
-                  ) -> list[lsp.TextEdit] | None:
+async def on_formatting(ls: MclLanguageServer, params: lsp.DocumentFormattingParams
+                        ) -> list[lsp.TextEdit] | None:
+    """Formatting parses each rewritten definition again (mcl.lsp.formatting): on the
+    check thread, never on the event loop."""
     uri = params.text_document.uri
-
-    def work() -> list[lsp.TextEdit] | None:
-        state, path = ls.documents.get(uri), _path(uri)
-        document = ls.workspace.get_text_document(uri)
-        if state is None or path is None or is_hdl(path):
-            return None
-        check = state.check
-        if check is None or state.check_version != document.version or \
-                check.program is None or check.errors:
-            ls.window_log_message(lsp.LogMessageParams(
-                lsp.MessageType.Info, "mcl: not formatted: the file has errors or is "
-                "being checked"))
-            return None
-        module = module_at(check.program, path)
-        names = check.library.names() if check.library is not None else None
-        return formatting.format_edits(module, document.source, names) \
-            if module is not None else None
-
-    return _answer(ls, "formatting", uri, work)
+    state, path = ls.documents.get(uri), _path(uri)
+    document = ls.workspace.get_text_document(uri)
+    if state is None or path is None or is_hdl(path):
+        return None
+    check = state.check
+    if check is None or state.check_version != document.version or \
+            check.program is None or check.errors:
+        ls.window_log_message(lsp.LogMessageParams(
+            lsp.MessageType.Info, "mcl: not formatted: the file has errors or is being "
+            "checked"))
+        return None
+    module = module_at(check.program, path)
+    if module is None:
+        return None
+    names = check.library.names() if check.library is not None else None
+    source = document.source
+    edits = await asyncio.get_running_loop().run_in_executor(
+        ls.checks, lambda: _answer(ls, "formatting", uri,
+                                   lambda: formatting.format_edits(module, source, names)))
+    return edits
 
 
 @server.feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, tokens.LEGEND)

@@ -28,6 +28,14 @@ class TreeModelBuilder:
     """Converts parse trees of one metamodel; the per-rule tables are built on first use."""
 
     def __init__(self, metamodel: Any) -> None:
+        # textX would resolve a cross-reference (`x=[Rule]`) to an object; this builder
+        # would leave the name. The MCPL grammar has none: say so if one is ever added.
+        for cls in metamodel:
+            for attr in getattr(cls, "_tx_attrs", {}).values():
+                if attr.ref and not attr.cont:
+                    raise NotImplementedError(
+                        f"{cls.__name__}.{attr.name} is a cross-reference, which "
+                        "mcl/mcpl/tree.py does not resolve")
         self.metamodel = metamodel
         # per rule object of the parser: what a node of it becomes (looked up once)
         self._plans: dict[Any, tuple[Any, ...]] = {}

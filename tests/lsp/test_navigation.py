@@ -258,6 +258,9 @@ async def test_hover_on_calls(client: LanguageClient) -> None:
     uri, text = await opened(client, BLACKSCHOLES)
     own = await hover_text(client, uri, position_of(text, "cnd(d1)"))
     assert "perfect float cnd(float d)" in own
+    # on the function's own name where it is defined: the same signature
+    assert "perfect float cnd(float d)" in await hover_text(
+        client, uri, position_of(text, "cnd(float d)"))
     builtin = await hover_text(client, uri, position_of(text, "sqrt(t[i])"))
     assert "float sqrt(number x)" in builtin and "built-in" in builtin
     await close_document(client, uri)

@@ -154,3 +154,15 @@ def test_shutdown_and_exit_end_the_process_with_one_line_per_bad_message(
     log = server.process.stderr.read().decode()
     assert "Traceback" not in log
     assert log.count("invalid params") == 2  # the two bad hovers, one line each
+
+
+def test_exit_without_shutdown_ends_the_process_with_1() -> None:
+    client = RawClient()
+    try:
+        client.send("initialize", {"capabilities": {}}, id=1)
+        client.wait_for(lambda m: m.get("id") == 1)
+        client.send("exit")
+        assert client.process.wait(timeout=TIMEOUT_S) == 1  # the protocol's rule
+    finally:
+        client.process.kill()
+        client.process.wait()

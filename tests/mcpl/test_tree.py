@@ -50,3 +50,14 @@ def test_the_same_ast_as_textx_builds(path: Path) -> None:
 ])
 def test_small_modules_and_every_attribute_kind(text: str) -> None:
     assert _outcome(parse_source, text, "m.mcpl") == _outcome(_with_textx_model, text, "m.mcpl")
+
+
+def test_a_grammar_with_a_cross_reference_is_refused() -> None:
+    """textX resolves `b=[A]` to an object; the builder would leave a name, so it says so
+    instead of building a different model."""
+    from textx import metamodel_from_str
+
+    from mcl.mcpl.tree import TreeModelBuilder
+
+    with pytest.raises(NotImplementedError, match="cross-reference"):
+        TreeModelBuilder(metamodel_from_str("M: a=A b=[A]; A: name=ID;"))
