@@ -201,8 +201,8 @@ class ModelBuilder(GrammarConverter):
 
     # ----------------------------------------------------------------- statements
 
-    def decl(self, d: Any, span: Span) -> A.Decl:
-        if d.more:
+    def decl(self, d: Any, span: Span, chained: bool = False) -> A.Decl:
+        if d.more and not chained:
             raise MclError(error("mcpl-syntax", "a chain of views belongs in a statement of "
                                  "its own", self.span(d.more[0]),
                                  hint="declare the array first, then `a as T1 b as T2 c;`"))
@@ -247,8 +247,8 @@ class ModelBuilder(GrammarConverter):
         """A declaration or view statement followed by more views (`a as T1 b as T2 c;`,
         the original MCL's chained views): one statement per view."""
         if self.matched_rule(s) == "DeclStmt":
-            more, s.decl.more = s.decl.more, []
-            first: A.Stmt = self.decl(s.decl, self.span(s))
+            more = s.decl.more
+            first: A.Stmt = self.decl(s.decl, self.span(s), chained=True)
             last = s.decl.view.name if s.decl.view is not None else s.decl.name
         else:
             first = A.ViewDecl(s.source, self.view(s.view), span=self.span(s))

@@ -213,3 +213,18 @@ def test_a_scalar_between_foreach_levels_that_is_written_again_is_an_error(tmp_p
     _, diagnostics = load(tmp_path, source)
     assert any(d.code == "mcpl-declaration-level" and d.severity == Severity.ERROR
                for d in diagnostics)
+
+
+def test_a_declaration_with_a_chain_of_views_is_one_statement_per_view():
+    body = parse_source("perfect void f() { float[8] x as float[4][2] y as float[2][2][2] z; }"
+                        ).functions[0].body.stmts
+    assert [type(s).__name__ for s in body] == ["Decl", "ViewDecl"]
+    assert body[0].view.name == "y" and (body[1].source, body[1].view.name) == ("y", "z")
+
+
+def test_a_chain_of_views_outside_a_statement_is_an_error():
+    from mcl.diagnostics import MclError
+
+    with pytest.raises(MclError) as caught:
+        parse_source("const float[4] X as float[2][2] Y as float[4][1] Z;")
+    assert "statement of its own" in caught.value.diagnostics[0].message
