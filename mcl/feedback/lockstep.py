@@ -240,7 +240,7 @@ def memory_access_messages(kernel: Kernel, transaction_bytes: int | None = None
     warp = hwd.lockstep(thread)
     if warp is None:
         return []
-    messages = []
+    messages: list[Message] = []
     coalesced = conflict_free = 0
     missing: set[str] = set()
     for instruction in kernel.instructions:
@@ -345,10 +345,8 @@ def divergence_messages(kernel: Kernel) -> list[Message]:
     other (a suggestion); an if that only some lanes take leaves the others idle while
     it runs (a fact). The figure is the lanes on each path of the group that diverges
     most; the conditions are decided lane by lane, for-loops at their first iteration."""
-    hwd = kernel.hwd.description
-    thread = hwd.executing_unit().name
-    warp = hwd.lockstep(thread)
-    if warp is None:
+    warp = kernel.hwd.description.lockstep(kernel.hwd.description.executing_unit().name)
+    if warp is None:  # no lock-step group: every unit runs its own path
         return []
     messages = []
     missing: set[str] = set()
