@@ -283,8 +283,9 @@ def _message(roof: Roofline, emit: Emitter, function: ast.Function,
     hint = None
     if bound is None:
         text += "the bound depends on the sizes"
-        needs = sorted({s.name for s in sympy.sympify(roof.flops).free_symbols}
-                       | {s.name for lv in roof.levels for s in lv.bytes.free_symbols})
+        needs = sorted(({s.name for s in sympy.sympify(roof.flops).free_symbols}
+                        | {s.name for lv in roof.levels for s in lv.bytes.free_symbols})
+                       - set(values))  # never ask again for a value that was given
         hint = "give the sizes for the bound: " + " ".join(f"-D {n}=..." for n in needs)
     else:
         text += f"bound by {describe_bound(bound)}"

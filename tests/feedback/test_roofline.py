@@ -133,3 +133,11 @@ def test_the_bound_needs_no_more_traffic_than_a_brute_force_run_moves(app):
     (level,) = [lv for lv in roofline_of(function, program, hwd).levels
                 if lv.space == "global"]
     assert evaluate(level.bytes, sizes).numeric <= distinct
+
+
+def test_the_hint_asks_only_for_values_not_given():
+    # spmv's row loop depends on data (iters_k); nrows was given and is not asked again
+    (m,) = by_code(feedback(KERNELS / "spmv/perfect.mcpl", "hopper",
+                            values={"nrows": 4096, "ncols": 4096, "nnz": 65536}), "roofline")
+    assert m.hint is not None and "-D iters_k=..." in m.hint
+    assert "nrows" not in m.hint and "ncols" not in m.hint
