@@ -1,7 +1,7 @@
 """Performance feedback functions of `fermi.hdl` (the paper's section 5.1, "fermi").
 
-`occupancy`: blocks and warps per SM, what limits them (the grid first: 4 blocks on the
-GTX480's 15 SMs leave 11 idle), and a change that raises them, with the allocation rules
+`occupancy`: blocks and warps per SM and what limits them, with advice for the grid only
+(4 blocks on the GTX480's 15 SMs leave 11 idle), by the allocation rules
 of compute capability 2.0 (CUDA Occupancy Calculator: registers allocated per warp in
 units of 64, at most 63 per thread; shared memory in units of 128 B).
 
@@ -52,4 +52,7 @@ def occupancy(kernel: Kernel):
     (`mcl.feedback.occupancy`, the rule hopper's and nvidia's functions use)."""
     sm = multiprocessor(kernel, register_unit=REGISTER_ALLOCATION_UNIT,
                         shared_unit=SHARED_ALLOCATION_UNIT)
-    return occupancy_message(kernel, sm, MAX_REGISTERS_PER_THREAD)
+    # Only the grid is advised: the cc 2.0 rules above are not checked against a
+    # measurement as hopper's are, and registers per thread are an estimate; fewer
+    # registers than a register-tiled kernel keeps (fermi (v1)) would slow it.
+    return occupancy_message(kernel, sm, MAX_REGISTERS_PER_THREAD, advise_resources=False)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import sympy
 
@@ -30,9 +30,12 @@ from mcl.feedback.kernel_api import (
     MemoryInstruction,
     MissingValues,
     NotStatic,
+    Number,
     UnitCursor,
 )
-from mcl.feedback.messages import Message
+from mcl.feedback.messages import Message, Severity
+from mcl.feedback.opstats import executions
+from mcl.feedback.values import evaluate
 from mcl.feedback.warp_access import BankConflict, bank_conflict, coalescing
 from mcl.hdl.model import HardwareDescription, ParGroup, ParUnit
 
@@ -240,7 +243,10 @@ def memory_access_messages(kernel: Kernel, transaction_bytes: int | None = None
     warp = hwd.lockstep(thread)
     if warp is None:
         return []
-    messages = []
+    messages: list[Message] = []
+    # (space, warp executions, transactions per execution, the fewest that would do)
+    costs: list[tuple[str, Number | None, int, int]] = []
+    pending: list[tuple[str, Number | None, int, dict, Message]] = []
     coalesced = conflict_free = 0
     missing: set[str] = set()
     for instruction in kernel.instructions:
@@ -266,6 +272,7 @@ def memory_access_messages(kernel: Kernel, transaction_bytes: int | None = None
         if not groups:
             continue  # no unit of the examined block runs it
         element = instruction.element_bytes or BANK_WORD_BYTES
+        runs = _warp_runs(kernel, instruction, groups[0][0])
         if banked:
             banks = int(banked[0].nr_banks or 0)  # nonzero: filtered above
             conflicts = [(lanes, bank_conflict(addresses, banks, BANK_WORD_BYTES))
@@ -275,8 +282,10 @@ def memory_access_messages(kernel: Kernel, transaction_bytes: int | None = None
                 if conflict.conflict else None
             if wide is not None:
                 conflict = wide
+            costs.append((instruction.space, runs, conflict.degree, 1))
             if conflict.conflict:
-                messages.append(kernel.message(
+                pending.append((instruction.space, runs, conflict.degree - 1, {},
+                                kernel.message(
                     f"{instruction.kind} of {instruction.text} in {instruction.space} memory: "
                     "{conflict_degree}-way bank conflict for " + lanes_phrase(lanes, warp)
                     + ": the accesses to one bank run one after another ("
@@ -285,7 +294,7 @@ def memory_access_messages(kernel: Kernel, transaction_bytes: int | None = None
                     values={"conflict_degree": conflict.degree, "banks": banks,
                             "active_lanes": len(lanes.active)},
                     hint="pad the array or change the index so that consecutive threads "
-                         "use consecutive words"))
+                         "use consecutive words")))
             else:
                 conflict_free += 1
         else:
@@ -299,8 +308,11 @@ def memory_access_messages(kernel: Kernel, transaction_bytes: int | None = None
                     filled_addresses(kernel, warp, instruction, lanes, filling), element,
                     line).optimal):
                 coalesced += 1  # (over the iterations of `filling`, the lines fill up)
+                costs.append((instruction.space, runs, result.minimum, result.minimum))
             else:
-                messages.append(kernel.message(
+                costs.append((instruction.space, runs, result.lines, result.minimum))
+                pending.append((instruction.space, runs, result.lines - result.minimum,
+                                {}, kernel.message(
                     f"{instruction.kind} of {instruction.text} is not coalesced: "
                     + lanes_phrase(lanes, warp) + f" touch {{lines:{unit}|{unit}s}} of "
                     "{line_bytes} B where {minimum_lines} would do, so the warp moves more "
@@ -309,9 +321,11 @@ def memory_access_messages(kernel: Kernel, transaction_bytes: int | None = None
                                                 "minimum_lines": result.minimum,
                                                 "line_bytes": line,
                                                 "active_lanes": len(lanes.active)},
-                    hint="let consecutive threads access consecutive elements"))
+                    hint="let consecutive threads access consecutive elements")))
     if missing:
         raise MissingValues(missing)
+    messages += [_with_gain(message, runs, extra, costs, space)
+                 for space, runs, extra, _, message in pending]
     if not messages and (coalesced or conflict_free):
         parts = []
         if coalesced:
@@ -323,6 +337,38 @@ def memory_access_messages(kernel: Kernel, transaction_bytes: int | None = None
             code="memory-access-optimal",
             values={"coalesced": coalesced, "conflict_free": conflict_free}))
     return messages
+
+
+# A change that saves less than this share of a space's transactions is a fact, not a
+# suggestion (as Nsight Compute's rules stay quiet below a small estimated speedup).
+MIN_GAIN = 0.03
+
+
+def _warp_runs(kernel: Kernel, instruction: MemoryInstruction, lanes: Lanes
+               ) -> Number | None:
+    """How often one lock-step group issues `instruction` in the kernel: its executions
+    (opstats, per unit) over the active units of a group; None without the sizes."""
+    count, _, _ = executions(kernel.facts, instruction.access.item)
+    value = evaluate(count, kernel.values).numeric
+    return None if value is None else value / max(len(lanes.active), 1)
+
+
+def _with_gain(message: Message, runs: Number | None, extra: int,
+               costs: list[tuple[str, Number | None, int, int]], space: str) -> Message:
+    """The estimated gain of removing `extra` transactions per execution: the share of
+    all transactions of the space the kernel issues (at the sizes given) that it saves.
+    Under MIN_GAIN the message is a fact."""
+    if runs is None or any(r is None for s, r, _, _ in costs if s == space):
+        return message
+    total = sum(r * cost for s, r, cost, _ in costs if s == space and r is not None)
+    gain = runs * extra / total if total else 0.0
+    text = message.text + (f"; fixing it saves about {gain:.0%} of the kernel's {space} "
+                           "memory transactions" if gain >= 0.01 else
+                           f"; fixing it saves under 1% of the kernel's {space} memory "
+                           "transactions")
+    return replace(message, text=text, severity=(
+        message.severity if gain >= MIN_GAIN else Severity.INFO),
+        values=(*message.values, ("estimated_gain", evaluate(gain, {}))))
 
 
 def _address_needs(kernel: Kernel, instruction: MemoryInstruction) -> set[str]:
@@ -345,10 +391,8 @@ def divergence_messages(kernel: Kernel) -> list[Message]:
     other (a suggestion); an if that only some lanes take leaves the others idle while
     it runs (a fact). The figure is the lanes on each path of the group that diverges
     most; the conditions are decided lane by lane, for-loops at their first iteration."""
-    hwd = kernel.hwd.description
-    thread = hwd.executing_unit().name
-    warp = hwd.lockstep(thread)
-    if warp is None:
+    warp = kernel.hwd.description.lockstep(kernel.hwd.description.executing_unit().name)
+    if warp is None:  # no lock-step group: every unit runs its own path
         return []
     messages = []
     missing: set[str] = set()

@@ -24,7 +24,7 @@ when no single change does.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from mcl.hdl.model import ParUnit, product_of_counts
@@ -360,16 +360,21 @@ def _count(n: float) -> str:
     return f"{int(n):,}"
 
 
-def occupancy_message(kernel: Any, sm: Multiprocessor, max_registers: int) -> Any:
+def occupancy_message(kernel: Any, sm: Multiprocessor, max_registers: int,
+                      advise_resources: bool = True) -> Any:
     """The `occupancy` message of a GPU description's feedback function (hopper, fermi):
     blocks and warps per SM, what limits them, and a change that raises them (`verdict`);
-    registers per thread capped at the architecture's `max_registers`."""
+    registers per thread capped at the architecture's `max_registers`. Without
+    `advise_resources` only the grid gets advice (allocation rules that no measurement
+    has checked: a fact, not a change that might slow the kernel)."""
     usage, registers = kernel_usage(kernel, sm)
     if usage.threads == 0:
         return None
     usage = type(usage)(usage.threads, min(usage.registers_per_thread, max_registers),
                         usage.shared_bytes)
     v = verdict_for(kernel, sm, usage)
+    if not advise_resources and v.limiting != (GRID,):
+        v = replace(v, changes=())
     warp_slots = int(sm.resources.warp_slots)
     if v.limiting == (GRID,):
         limited = (f"the grid of {v.grid_blocks:,} blocks for {int(v.multiprocessors):,} "

@@ -12,8 +12,10 @@ of the times they imply.
 - operations: the computational instructions of opstats (2nmp for matmul);
 - bytes per memory level: opstats' loads and stores of each memory space, times the
   element size of the arrays in it (registers and spaces whose level states no bandwidth
-  are no roof); caches are not levels of their own — the counts assume every access
-  reaches its memory, so a run whose caches serve the reuse can beat the roof.
+  are no roof). Where a cache holds the space, only the compulsory traffic must reach
+  the level (each array parameter once per direction, at most what its accesses move),
+  so that "at least" is a lower bound whatever the caches serve; the count of every
+  access stays as the worst case (`bytes_<space>_no_reuse`).
 
 `roofline_of` is the figures, for `mcl run`, `mcl report --run` and the plots
 (mcl.report.roofline_plot); the analysis below is the feedback message (code `roofline`).
@@ -36,6 +38,8 @@ from mcl.feedback.emit import Emitter
 from mcl.feedback.messages import Message, Severity
 from mcl.feedback.opstats import COMPUTATIONAL, DATA, function_costs
 from mcl.feedback.sizes import element_bytes
+from mcl.feedback.symbolic import at_least, identical
+from mcl.feedback.transfers import parameter_bytes
 from mcl.feedback.values import evaluate
 from mcl.hdl.peak import bandwidth, peak_flops
 from mcl.mcpl import ast
@@ -51,6 +55,7 @@ class Level:
     space: str
     bytes: Any
     bandwidth: float
+    no_reuse: Any = None  # the bytes when every access reached the level (worst case)
 
 
 @dataclass(frozen=True)
@@ -92,6 +97,16 @@ class Roofline:
     def min_seconds(self, values: Mapping[str, Any]) -> float | None:
         times = self.times(values)
         return max(times.values()) if times else None
+
+    def no_reuse(self) -> Roofline | None:
+        """The worst case: every access reaches its level, as if no cache served any
+        reuse (None when no level has compulsory traffic below its accesses)."""
+        if all(lv.no_reuse is None for lv in self.levels):
+            return None
+        levels = tuple(Level(lv.space, lv.no_reuse if lv.no_reuse is not None else lv.bytes,
+                             lv.bandwidth) for lv in self.levels)
+        return Roofline(self.level, self.dtype, self.flops, self.peak, levels,
+                        self.approximate)
 
     def attainable(self, values: Mapping[str, Any]) -> float | None:
         """flop/s at the lowest roof (None when a size is missing)."""
@@ -139,18 +154,61 @@ def context_roofline(ctx: AnalysisContext) -> Roofline | None:
     if flops == 0:
         return None
     moved: dict[str, Any] = defaultdict(lambda: sympy.Integer(0))
+    per_param: dict[str, Any] = defaultdict(lambda: sympy.Integer(0))
     for (cat, _kind, _unit, key), count in costs.entries.items():
         if cat != DATA or key is None:
             continue
         space, size = _space_and_size(facts, key)
         moved[space] += count * size
+        if key[0] == "param":
+            per_param[key[1]] += count * size
+    cached = {s for m in hwd.caches() for s in m.spaces}
+    compulsory = _compulsory(facts, per_param, cached)
     levels = []
     for space, amount in moved.items():
         bw = bandwidth(hwd, space)
         if bw is None or tidy(amount) == 0:
             continue  # registers, or a level without a stated bandwidth
-        levels.append(Level(space, tidy(amount), bw.bytes_per_s))
+        least = compulsory.get(space)
+        if least is None or identical(least, amount):
+            levels.append(Level(space, tidy(amount), bw.bytes_per_s))
+        else:
+            levels.append(Level(space, tidy(least), bw.bytes_per_s, tidy(amount)))
     return Roofline(hwd.name, dtype, flops, peak, tuple(levels), bool(costs.approximations))
+
+
+def _compulsory(facts: Any, per_param: Mapping[str, Any], cached: set[str]
+                ) -> dict[str, Any]:
+    """Per space that a cache holds: the bytes that must move between the level and the
+    units however well the caches serve the reuse (Williams et al.'s "compulsory"
+    traffic): each array parameter once in every direction the kernel uses it, at most
+    what its accesses move; a parameter read through a subscript that depends on data
+    (`x[cols[k]]`) may touch only part of the array, so it counts nothing; the space's
+    other arrays as counted."""
+    out: dict[str, Any] = {}
+    whole = {name: (mode, size) for name, mode, size in parameter_bytes(facts)}
+    irregular = {a.binding.root.name for a in facts.accesses
+                 if a.binding.root.kind == "param"
+                 and any(facts.evaluator.is_opaque(s) for i in a.indices
+                         for s in getattr(facts.evaluator.sym(i, a.item.scope),
+                                          "free_symbols", ()))}
+    for space in cached:
+        total = sympy.Integer(0)
+        for name, counted in per_param.items():
+            p = facts.param(name)
+            if p is None or p.space != space:
+                continue
+            if name in irregular or name not in whole:
+                continue
+            mode, size = whole[name]
+            directions = ("r" in mode) + ("w" in mode)
+            whole_bytes = directions * size
+            # each element moved once at least: the array's bytes wherever the accesses
+            # move as much (every probed size), else the smaller of the two
+            total += whole_bytes if at_least(counted, whole_bytes) else \
+                sympy.Min(counted, whole_bytes)
+        out[space] = total
+    return out
 
 
 def _dtype(function: ast.Function) -> str:
@@ -210,8 +268,12 @@ def _message(roof: Roofline, emit: Emitter, function: ast.Function,
     for lv in roof.levels:
         figures[f"bytes_{lv.space}"] = lv.bytes
         figures[f"intensity_{lv.space}"] = roof.intensity(lv)
+        compulsory = ""
+        if lv.no_reuse is not None:  # the worst case: no cache serves any reuse
+            figures[f"bytes_{lv.space}_no_reuse"] = lv.no_reuse
+            compulsory = ", compulsory traffic"
         against.append(f"{{intensity_{lv.space}}} flop/B against {lv.space} "
-                       f"({rate_text(lv.bandwidth, 'B/s')})")
+                       f"({rate_text(lv.bandwidth, 'B/s')}{compulsory})")
     figures["attainable_gflops"] = roof.attainable_symbolic()
     bound = roof.bound(values)
     seconds = roof.min_seconds(values)
@@ -221,8 +283,9 @@ def _message(roof: Roofline, emit: Emitter, function: ast.Function,
     hint = None
     if bound is None:
         text += "the bound depends on the sizes"
-        needs = sorted({s.name for s in sympy.sympify(roof.flops).free_symbols}
-                       | {s.name for lv in roof.levels for s in lv.bytes.free_symbols})
+        needs = sorted(({s.name for s in sympy.sympify(roof.flops).free_symbols}
+                        | {s.name for lv in roof.levels for s in lv.bytes.free_symbols})
+                       - set(values))  # never ask again for a value that was given
         hint = "give the sizes for the bound: " + " ".join(f"-D {n}=..." for n in needs)
     else:
         text += f"bound by {describe_bound(bound)}"
@@ -231,6 +294,11 @@ def _message(roof: Roofline, emit: Emitter, function: ast.Function,
         text += (f", attainable {rate_text(attainable, 'FLOP/s')} "
                  f"({percent(attainable / roof.peak)} of peak), at least "
                  f"{seconds_text(seconds)}")
+        worst = roof.no_reuse()
+        worst_seconds = worst.min_seconds(values) if worst is not None else None
+        if worst_seconds is not None and worst_seconds > seconds * 1.01:
+            text += (f" ({seconds_text(worst_seconds)} in the worst case, if no cache "
+                     "served any reuse)")
     return emit.message("roofline", Severity.INFO, text, function.span, figures,
                         approximate=roof.approximate, hint=hint)
 

@@ -590,6 +590,22 @@ def identical(a: Any, b: Any) -> bool:
     return sympy.simplify(difference) == 0
 
 
+def at_least(a: Any, b: Any) -> bool:
+    """Is a >= b at every probe point (positive sizes, small and large)? A heuristic for
+    picking the simpler of two forms of a bound, not a proof."""
+    difference = sympy.expand(sympy.sympify(a) - sympy.sympify(b))
+    symbols = sorted(difference.free_symbols, key=str)
+    for probe in _PROBES:
+        point = {s: probe[k % len(probe)] + k // len(probe) for k, s in enumerate(symbols)}
+        try:
+            value = difference.xreplace(point)
+        except (TypeError, ValueError, ZeroDivisionError):
+            return False
+        if not value.is_number or value.is_negative is not False:
+            return False
+    return True
+
+
 def ratio(a: Any, b: Any) -> Any:
     """a / b with common factors cancelled (`(2*m + 2)/(m + 1)` is 2): coefficients of
     loop counters are rational functions of the sizes, where `sympy.cancel` does what

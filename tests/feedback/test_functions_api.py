@@ -35,7 +35,9 @@ def kernel_at(path: Path, level: str | None, library, values=None) -> Kernel:
     assert not errors, errors
     function = program.main.functions[0]
     hwd = library.get(function.hwd)
-    name, node = hwd.feedback_functions()[0] if hwd.feedback_functions() else ("", None)
+    named = dict(hwd.feedback_functions())  # fermi's load_store_optimality, when named
+    name = "load_store_optimality" if "load_store_optimality" in named else next(iter(named), "")
+    node = named.get(name)
     return Kernel(build_facts(function, program, hwd), values or {}, node, name)
 
 

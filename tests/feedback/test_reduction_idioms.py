@@ -19,12 +19,13 @@ from mcl.mcpl.loader import load_program
 
 TREE = """
 LEVEL void tree(int n, global float[n / 256] partial, global float[n] x) {
-  foreach (int b in n / 256 blocks) {
+  int blocks = n / 256;
+  foreach (int b in blocks blocks) {
     shared float[256] tmp;
     foreach (int w in 8 warps) {
       foreach (int tt in 32 threads) {
+        tmp[w * 32 + tt] = x[b * 256 + w * 32 + tt];
         int t = w * 32 + tt;
-        tmp[t] = x[b * 256 + t];
         barrier(shared);
         for (int s = 128; s > 0; s >>= 1) {
           if (t < s) {
