@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from mcl.codegen.c_names import numpy_dtype
-from mcl.codegen.host_eval import Number, evaluate
+from mcl.codegen.host_eval import Number
 from mcl.codegen.kernels import dynamic_shared_layout
 from mcl.codegen.nvrtc import compile_cuda
 from mcl.codegen.plan import GeneratedModule, KernelPlan, ParamPlan
@@ -293,12 +293,7 @@ class CudaSession(SessionBase):
             return None  # a foreach with no units: nothing to run
         kernel = self._kernel(k, env)
         local_args = [a for a in k.args if a.kind == "local"]
-        sizes = [
-            (int(evaluate(a.size, env)) if a.size is not None else 1)
-            * (numpy_dtype(a.element).itemsize if not a.is_struct else 1)
-            for a in local_args
-        ]
-        offsets, dynamic = dynamic_shared_layout(sizes)
+        offsets, dynamic = dynamic_shared_layout([self._local_bytes(a, env) for a in local_args])
         self._check_resources(k, kernel, local, dynamic)
         if kernel.static_shared + dynamic > DEFAULT_SHARED_BYTES:
             _check(self.driver.cuFuncSetAttribute(
@@ -313,7 +308,7 @@ class CudaSession(SessionBase):
             elif a.kind == "local":
                 values.append(np.array([offset_of[a.name]], dtype=np.int32))
             elif a.kind == "scalar" and a.is_struct:
-                values.append(np.ascontiguousarray(args[a.name]))
+                values.append(self._struct_argument(a, args))
             else:
                 values.append(np.array([env[a.name]], dtype=numpy_dtype(a.element)))
         # cuLaunchKernel reads the argument values through these pointers when called.

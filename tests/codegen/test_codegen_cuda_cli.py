@@ -21,6 +21,7 @@ from mcl.codegen.plan import KernelPlan
 from mcl.codegen.runner import resource_message
 from mcl.diagnostics import MclError
 from mcl.mcpl.loader import load_program
+from mcl.output_files import marker_line
 from mcl.resources import kernels_dir
 
 from .support import library
@@ -44,7 +45,7 @@ def test_codegen_lang_cuda_writes_kernels_and_harness(
                                language="cuda")
     assert sorted(p.name for p in out.iterdir()) == sorted(
         ["matmul.cu", "matmul.h", "matmul.cpp", "mcl_cuda.h", "main.cpp", "CMakeLists.txt"])
-    assert (out / "matmul.cu").read_text() == expected.opencl
+    assert (out / "matmul.cu").read_text() == marker_line("matmul.cu") + expected.opencl
     cmake = (out / "CMakeLists.txt").read_text()
     assert "project(matmul_mcl LANGUAGES CXX CUDA)" in cmake
     assert "set(CMAKE_CUDA_ARCHITECTURES 90)" in cmake  # hopper.cuda.toml's arch
