@@ -4,20 +4,16 @@ For each version, in one process and the same rounds:
 - its OpenCL build through NVIDIA's OpenCL driver (profiling times);
 - its CUDA build through the driver API (CUDA events around each launch, as
   `mcl run --backend cuda`);
-- the PTX that NVIDIA's OpenCL compiler made of the OpenCL build, loaded with
-  cuModuleLoadData and launched through the same CUDA runner (CUDA events): same timing
-  method as the CUDA build, same code as the OpenCL build. If it is as fast as the OpenCL
-  build, the code NVRTC makes is the difference; if as slow as the CUDA build, the
-  measurement (or the launch) is.
+- the CUDA build with BATCH launches between one pair of events (the host's time to
+  issue a launch then overlaps the previous kernel).
+If the batched CUDA build is as fast as the OpenCL build, the measurement (the host's
+launch time between the events) is the difference; if not, the code or the launch is.
 Every output is verified. Then per build the PTX instruction statistics (double
 precision, division, square root, the transcendental approximations, FMAs, 64-bit integer
 arithmetic, non-coherent loads) and the registers the driver gives each kernel.
 
     PYTHONPATH=. python3 benchmarks/gpu/cuda_opencl_ptx.py \
         --case blackscholes:hopper_v1:n=16000000 --case gesummv:hopper_v3:n=4096 [--rounds 10]
-
-Kernels with host-sized shared memory are left out of the PTX cross-run (OpenCL passes a
-__local pointer, CUDA an offset into the dynamic shared memory).
 """
 
 from __future__ import annotations
@@ -88,24 +84,6 @@ def opencl_ptx(session: Any, key: str = "") -> str:
     return bytes(binary).rstrip(b"\0").decode(errors="replace")
 
 
-def ptx_session(generated: Any, device: Any, opencl: Any) -> Any:
-    """A CUDA session whose modules are the OpenCL build's PTX (`opencl` a built
-    OpenCL session of the same function)."""
-    from mcl.codegen.cuda_runner import CudaSession, _check
-
-    class OpenCLPtxSession(CudaSession):
-        def _build(self, options: tuple[str, ...]) -> Any:
-            key = " ".join(options)
-            if key not in opencl.programs:
-                opencl.programs[key] = opencl._build(options)
-            result, module = self.driver.cuModuleLoadData(
-                opencl_ptx(opencl, key).encode() + b"\0")
-            _check(result, "cuModuleLoadData (OpenCL's PTX)")
-            return module
-
-    return OpenCLPtxSession(generated, device)
-
-
 BATCH = 20  # launches between one pair of CUDA events in the batched build
 
 
@@ -168,10 +146,6 @@ def main(argv: list[str] | None = None) -> int:
         builds: dict[str, Any] = {"OpenCL": opencl}
         builds["CUDA (NVRTC)"] = CudaSession(cuda_module, cuda_device)
         builds[f"CUDA, {BATCH} launches/event"] = batched_session(cuda_module, cuda_device)
-        has_local = any(a.kind == "local" for f in cuda_module.functions for k in f.kernels
-                        for a in k.args)
-        if not has_local:
-            builds["OpenCL's PTX via CUDA"] = ptx_session(cuda_module, cuda_device, opencl)
         print(f"\n{app} {version} at {sizes}")
         best: dict[str, float] = {}
         checked: dict[str, bool] = {}
@@ -194,9 +168,8 @@ def main(argv: list[str] | None = None) -> int:
                 ptxs = {"OpenCL": opencl_ptx(opencl, key if key in opencl.programs else ""),
                         "CUDA (NVRTC)": nvrtc_ptx(cuda_module.opencl, cuda_device.arch,
                                                   options)}
-                regs = {"CUDA (NVRTC)": _registers(cuda_session, k.name)}
-                if "OpenCL's PTX via CUDA" in builds:
-                    regs["OpenCL"] = _registers(builds["OpenCL's PTX via CUDA"], k.name)
+                regs = {"CUDA (NVRTC)": _registers(cuda_session, k.name),
+                        "OpenCL": _opencl_registers(opencl, k.name)}
                 for name, ptx in ptxs.items():
                     stats = ptx_statistics(ptx, k.name)
                     print(f"  PTX of {k.name}, {name:<13} registers {regs.get(name, '?')!s:>4}  "
@@ -213,6 +186,23 @@ def _options(k: Any, inputs: dict[str, Any], generated: Any, function: str) -> t
         if plan.name == k.name:
             return build_options(plan, values)
     return ()
+
+
+def _opencl_registers(session: Any, name: str) -> int | str:
+    """Registers per thread that NVIDIA's OpenCL driver gave the kernel: its PTX JIT-compiled
+    by the same driver through the CUDA driver API (cuModuleLoadData), as a figure only."""
+    from mcl.codegen.cuda_runner import driver_module
+
+    driver = driver_module()
+    result, module = driver.cuModuleLoadData(opencl_ptx(session).encode() + b"\0")
+    if result != driver.CUresult.CUDA_SUCCESS:
+        return "?"
+    result, function = driver.cuModuleGetFunction(module, name.encode())
+    if result != driver.CUresult.CUDA_SUCCESS:
+        return "?"
+    result, value = driver.cuFuncGetAttribute(
+        driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NUM_REGS, function)
+    return int(value) if result == driver.CUresult.CUDA_SUCCESS else "?"
 
 
 def _registers(session: Any, name: str) -> int | str:

@@ -75,6 +75,8 @@ class _FakeDriver:
     array as the driver does and hands them, by parameter name, to `kernel`."""
 
     CUresult = _Result
+    CU_MEMHOSTALLOC_DEVICEMAP = 2
+    CUstreamWaitValue_flags = SimpleNamespace(CU_STREAM_WAIT_VALUE_GEQ=0)
     CUfunction_attribute = SimpleNamespace(
         CU_FUNC_ATTRIBUTE_NUM_REGS="regs", CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES="static",
         CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK="threads",
@@ -84,6 +86,26 @@ class _FakeDriver:
         self.session, self.kernel = session, kernel
         self.memory: dict[int, bytearray] = {}
         self.launches: list[dict[str, Any]] = []
+        self.host_words: list[Any] = []
+        self.waits: list[tuple[int, int]] = []  # (device address, value) of stream waits
+
+    def cuMemHostAlloc(self, size: int, flags: int) -> tuple[Any, int]:
+        assert flags == self.CU_MEMHOSTALLOC_DEVICEMAP
+        self.host_words.append(ctypes.create_string_buffer(size))
+        return _Result.CUDA_SUCCESS, ctypes.addressof(self.host_words[-1])
+
+    def cuMemHostGetDevicePointer(self, host: int, flags: int) -> tuple[Any, int]:
+        return _Result.CUDA_SUCCESS, host  # unified addressing: the same address
+
+    def cuStreamWaitValue32(self, stream: Any, address: int, value: int,
+                            flags: int) -> tuple[Any]:
+        self.waits.append((address, value))
+        return (_Result.CUDA_SUCCESS,)
+
+    def held(self) -> bool:
+        """Whether the last stream wait is still waiting (its word below the value)."""
+        address, value = self.waits[-1]
+        return ctypes.c_uint32.from_address(address).value < value
 
     def cuMemAlloc(self, size: int) -> tuple[Any, int]:
         handle = 4096 * (len(self.memory) + 1)
@@ -115,7 +137,7 @@ class _FakeDriver:
                     self.session._layout(a.element).itemsize if a.is_struct else 4)
             values[a.name] = ctypes.string_at(pointer, size)
         self.launches.append({"grid": (gx, gy, gz), "block": (bx, by, bz), "shared": shared,
-                              "args": values})
+                              "args": values, "held": self.held()})
         self.kernel(self, values, (gx, gy, gz))
         return (_Result.CUDA_SUCCESS,)
 
@@ -145,6 +167,9 @@ class _FakeDriver:
     def cuMemFree(self, pointer: int) -> tuple[Any]:
         return (_Result.CUDA_SUCCESS,)
 
+    def cuMemFreeHost(self, pointer: int) -> tuple[Any]:
+        return (_Result.CUDA_SUCCESS,)
+
 
 def _scaled_kernel(driver: _FakeDriver, values: dict[str, bytes], grid: tuple[int, ...]) -> None:
     """`scaled` in numpy, on the bytes the launch passed (the device layout of Complex)."""
@@ -163,6 +188,8 @@ def _scaled_kernel(driver: _FakeDriver, values: dict[str, bytes], grid: tuple[in
 
 
 def _session(generated: GeneratedModule) -> tuple[CudaSession, _FakeDriver]:
+    """A CudaSession on the fake driver (made without __init__, which asks a real driver
+    for the device)."""
     session = object.__new__(CudaSession)
     session.generated = generated
     session.device = SimpleNamespace(name="fake GPU", platform=SimpleNamespace(name="fake"))
@@ -183,6 +210,7 @@ def test_the_cuda_runner_passes_structs_shared_structs_and_returns_written_scala
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, n: int, m: int) -> None:
     session, driver = _session(_generated(tmp_path))
     monkeypatch.setattr(cuda_runner, "driver_module", lambda: driver)
+    session.gate = cuda_runner.LaunchGate(driver)
     rng = np.random.default_rng(3)
     a = np.zeros(n, USER_COMPLEX)
     a["real"], a["imag"] = rng.uniform(-1, 1, n), rng.uniform(-1, 1, n)
@@ -191,6 +219,9 @@ def test_the_cuda_runner_passes_structs_shared_structs_and_returns_written_scala
     result = session.run("scaled", {"n": n, "m": m, "scale": scale, "total": np.float32(1.5),
                                     "out": np.zeros(n, USER_COMPLEX), "a": a})
     launch = driver.launches[0]
+    # issued while the stream waited (the events time the kernel, not the host), and
+    # released afterwards
+    assert launch["held"] and not driver.held()
     layout = struct_dtype("Complex", {t.name: t for t in session.generated.types})
     # the struct argument: the device layout's bytes (real first), not the caller's
     assert launch["args"]["scale"] == np.array((0.5, -2.0), layout).tobytes()
