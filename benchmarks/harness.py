@@ -126,18 +126,8 @@ def torch_copy_bandwidth(nbytes: int = 256 * MiB, rounds: int = 5) -> float | No
     return 2 * (nbytes // 4 * 4) / min(times) / 1e9
 
 
-# About 200 us at the H100's 1.98 GHz: longer than the host takes to issue a peer's calls.
-HOLD_CYCLES = 400_000
-
-
 def time_cuda(fn: Callable[[], Any], rounds: int) -> list[float]:
-    """Seconds of each call of `fn` (CUDA events, torch), after one warm-up call.
-
-    The GPU is kept busy (a spin kernel of HOLD_CYCLES) while the host records the start
-    event and issues the call's launches, so the events time the GPU's work alone, as
-    OpenCL profiling and `mcl run --backend cuda` (cuda_runner.LaunchGate) time ours;
-    otherwise the host's launch time (10-20 us per launch on the H100, measured) would
-    count against the peer."""
+    """Seconds of each call of `fn` (CUDA events, torch), after one warm-up call."""
     import torch
 
     fn()
@@ -146,7 +136,6 @@ def time_cuda(fn: Callable[[], Any], rounds: int) -> list[float]:
     for _ in range(rounds):
         start = torch.cuda.Event(enable_timing=True)
         end = torch.cuda.Event(enable_timing=True)
-        torch.cuda._sleep(HOLD_CYCLES)
         start.record()
         fn()
         end.record()
