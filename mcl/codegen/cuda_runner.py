@@ -10,6 +10,7 @@ the device name. Without a driver or a device, one line says which is missing.
 
 from __future__ import annotations
 
+import ctypes
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -17,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from mcl.codegen.c_names import numpy_dtype
-from mcl.codegen.host_eval import Number, evaluate
+from mcl.codegen.host_eval import Number
 from mcl.codegen.kernels import dynamic_shared_layout
 from mcl.codegen.nvrtc import compile_cuda
 from mcl.codegen.plan import GeneratedModule, KernelPlan, ParamPlan
@@ -159,6 +160,42 @@ def select_cuda_device(spec: str | None = None) -> CudaDevice:
     )
 
 
+class LaunchGate:
+    """Holds a stream until the host has issued a timed launch, so that the CUDA events
+    around it time the kernel alone, as OpenCL's profiling start and end do.
+
+    Why: the begin event is recorded on an idle stream, so the GPU stamps it at once,
+    while the host is still issuing the launch (tens of microseconds through Python and the
+    bindings); without the gate that host time counts as kernel time. Measured on the H100
+    (docs/performance.md): 10-20 us per launch, 0.73-0.90 of OpenCL's speed for kernels of
+    50-150 us that ran as fast as OpenCL's once the launches were issued ahead. The stream
+    waits (cuStreamWaitValue32) on a word of mapped host memory that the host writes after
+    recording the end event."""
+
+    def __init__(self, driver: Any):
+        self.driver = driver
+        result, self.host = driver.cuMemHostAlloc(4, driver.CU_MEMHOSTALLOC_DEVICEMAP)
+        _check(result, "cuMemHostAlloc")
+        result, self.device = driver.cuMemHostGetDevicePointer(self.host, 0)
+        _check(result, "cuMemHostGetDevicePointer")
+        self.word = ctypes.c_uint32.from_address(int(self.host))
+        self.word.value = self.value = 0
+
+    def hold(self, stream: Any) -> bool:
+        """Make `stream` wait for the next release; False where the device cannot."""
+        self.value = (self.value + 1) & 0xFFFFFFFF
+        (result,) = self.driver.cuStreamWaitValue32(
+            stream, self.device, self.value,
+            self.driver.CUstreamWaitValue_flags.CU_STREAM_WAIT_VALUE_GEQ)
+        return bool(result == self.driver.CUresult.CUDA_SUCCESS)
+
+    def release(self) -> None:
+        self.word.value = self.value
+
+    def free(self) -> None:
+        self.driver.cuMemFreeHost(self.host)
+
+
 @dataclass
 class _Kernel:
     function: Any
@@ -185,6 +222,7 @@ class CudaSession(SessionBase):
         _check(result, "cuCtxSetCurrent")
         result, self.stream = self.driver.cuStreamCreate(0)
         _check(result, "cuStreamCreate")
+        self.gate = LaunchGate(self.driver)
         self.programs = {"": self._build(())}  # CUDA modules by build options
         self.kernels = {}
         self.allocations: list[Any] = []
@@ -201,6 +239,9 @@ class CudaSession(SessionBase):
         if driver is not None:
             for pointer in getattr(self, "allocations", []):
                 driver.cuMemFree(pointer)
+            gate = getattr(self, "gate", None)
+            if gate is not None:
+                gate.free()
 
     def _build(self, options: tuple[str, ...]) -> Any:
         # Line information (no cost at run time): compute-sanitizer and Nsight Compute
@@ -293,12 +334,7 @@ class CudaSession(SessionBase):
             return None  # a foreach with no units: nothing to run
         kernel = self._kernel(k, env)
         local_args = [a for a in k.args if a.kind == "local"]
-        sizes = [
-            (int(evaluate(a.size, env)) if a.size is not None else 1)
-            * (numpy_dtype(a.element).itemsize if not a.is_struct else 1)
-            for a in local_args
-        ]
-        offsets, dynamic = dynamic_shared_layout(sizes)
+        offsets, dynamic = dynamic_shared_layout([self._local_bytes(a, env) for a in local_args])
         self._check_resources(k, kernel, local, dynamic)
         if kernel.static_shared + dynamic > DEFAULT_SHARED_BYTES:
             _check(self.driver.cuFuncSetAttribute(
@@ -313,7 +349,7 @@ class CudaSession(SessionBase):
             elif a.kind == "local":
                 values.append(np.array([offset_of[a.name]], dtype=np.int32))
             elif a.kind == "scalar" and a.is_struct:
-                values.append(np.ascontiguousarray(args[a.name]))
+                values.append(self._struct_argument(a, args))
             else:
                 values.append(np.array([env[a.name]], dtype=numpy_dtype(a.element)))
         # cuLaunchKernel reads the argument values through these pointers when called.
@@ -330,7 +366,12 @@ class CudaSession(SessionBase):
                     f"{'x'.join(map(str, groups))} blocks of {'x'.join(map(str, local))} "
                     f"threads on {self.device_name()}: {_name(result)}", k.span))
 
-        return self._timed(start)
+        held = self.gate.hold(self.stream)
+        try:
+            return self._timed(start)
+        finally:
+            if held:  # also when the launch failed: the stream must not wait forever
+                self.gate.release()
 
     def _check_resources(self, k: KernelPlan, kernel: _Kernel, local: list[int],
                          dynamic: int) -> None:

@@ -372,7 +372,9 @@ class ModuleEmitter:
                 params.append(ParamPlan(p.name, element_t.name, True, one,
                                         modes.get(p.name, "rw"), is_struct, "global",
                                         scalar=True))
-                param_args.append((f"__global {ctype}* restrict {var.cname}",
+                dialect = self.mapping.dialect
+                param_args.append((f"{dialect.qualifier('global')}{ctype}* {dialect.restrict} "
+                                   f"{var.cname}",
                                    KernelArg(p.name, "buffer", element_t.name, one, is_struct)))
             elif isinstance(p.type, ArrayType):
                 if address_space not in ("global", "constant"):

@@ -27,7 +27,7 @@ import numpy as np
 
 from mcl.codegen.c_names import numpy_dtype
 from mcl.codegen.host_eval import HostInterpreter, Number, evaluate
-from mcl.codegen.plan import FunctionPlan, GeneratedModule, KernelPlan, ParamPlan
+from mcl.codegen.plan import FunctionPlan, GeneratedModule, KernelArg, KernelPlan, ParamPlan
 from mcl.codegen.struct_layout import from_layout, struct_dtype, to_layout
 from mcl.diagnostics import MclError, error
 
@@ -266,6 +266,19 @@ class SessionBase:
     def _layout(self, type_name: str) -> np.dtype:
         return struct_dtype(type_name, {t.name: t for t in self.generated.types})
 
+    def _local_bytes(self, a: KernelArg, env: dict[str, Number]) -> int:
+        """Bytes of the group-shared array `a` that the host sizes at a launch (a user
+        type's elements in its device layout, mcl.codegen.struct_layout)."""
+        elements = int(evaluate(a.size, env)) if a.size is not None else 1
+        element = self._layout(a.element) if a.is_struct else numpy_dtype(a.element)
+        return elements * element.itemsize
+
+    def _struct_argument(self, a: KernelArg, args: dict[str, Any]) -> np.ndarray:
+        """The bytes of a user-type scalar argument `a`: the caller's record in the
+        device layout."""
+        record = self._structured(a.name, np.asarray(args[a.name]))
+        return to_layout(record, self._layout(a.element))
+
     @staticmethod
     def _structured(name: str, value: np.ndarray) -> np.ndarray:
         if value.dtype.names is None:
@@ -412,12 +425,9 @@ class Session(SessionBase):
             if a.kind == "buffer":
                 kernel.set_arg(i, buffers[a.name])
             elif a.kind == "local":
-                elements = int(evaluate(a.size, env)) if a.size is not None else 1
-                size = (self._layout(a.element) if a.is_struct else numpy_dtype(a.element)).itemsize
-                kernel.set_arg(i, cl.LocalMemory(max(1, elements * size)))
+                kernel.set_arg(i, cl.LocalMemory(max(1, self._local_bytes(a, env))))
             elif a.kind == "scalar" and a.is_struct:
-                record = self._structured(a.name, np.asarray(args[a.name]))
-                kernel.set_arg(i, to_layout(record, self._layout(a.element)))
+                kernel.set_arg(i, self._struct_argument(a, args))
             else:
                 value = env[a.name]
                 kernel.set_arg(i, np.array(value, dtype=numpy_dtype(a.element)))
@@ -438,10 +448,7 @@ class Session(SessionBase):
         info = cl.kernel_work_group_info
         limit = kernel.get_work_group_info(info.WORK_GROUP_SIZE, self.device)
         used = kernel.get_work_group_info(info.LOCAL_MEM_SIZE, self.device)
-        dynamic = sum(
-            (int(evaluate(a.size, env)) if a.size is not None else 1)
-            * (numpy_dtype(a.element).itemsize if not a.is_struct else 1)
-            for a in k.args if a.kind == "local")
+        dynamic = sum(self._local_bytes(a, env) for a in k.args if a.kind == "local")
         return MclError(error(
             "run-resources",
             resource_message(k.name, local, limit, used, dynamic,
