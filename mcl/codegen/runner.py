@@ -242,8 +242,10 @@ class SessionBase:
                 outputs[p.name] = from_layout(outputs[p.name], np.asarray(args[p.name]).dtype)
         # The first repetition's wall time beyond its kernels and copies: the device's own
         # compile of the kernels at their first launch (PoCL compiles there).
-        first_launch = max(0.0, (first_wall or 0.0) - times[0] - self._seconds(uploads))
-        return RunResult(outputs, times, self.device_name(), self._seconds(uploads),
+        # (`_seconds` once per handle: a backend may release the handles it has read.)
+        upload_s = self._seconds(uploads)
+        first_launch = max(0.0, (first_wall or 0.0) - times[0] - upload_s)
+        return RunResult(outputs, times, self.device_name(), upload_s,
                          self._seconds(downloads), first_launch)
 
     def _environment(self, plan: FunctionPlan, args: dict[str, Any]) -> dict[str, Number]:

@@ -88,6 +88,7 @@ class _FakeDriver:
         self.launches: list[dict[str, Any]] = []
         self.host_words: list[Any] = []
         self.waits: list[tuple[int, int]] = []  # (device address, value) of stream waits
+        self.destroyed: list[object] = []  # events after cuEventDestroy
 
     def cuMemHostAlloc(self, size: int, flags: int) -> tuple[Any, int]:
         assert flags == self.CU_MEMHOSTALLOC_DEVICEMAP
@@ -153,9 +154,13 @@ class _FakeDriver:
         return (_Result.CUDA_SUCCESS,)
 
     def cuEventElapsedTime(self, begin: Any, end: Any) -> tuple[Any, float]:
+        # A destroyed event cannot be read again (the driver answers with an error).
+        assert not any(e is begin or e is end for e in self.destroyed), \
+            "an event was read after cuEventDestroy"
         return _Result.CUDA_SUCCESS, 0.5
 
     def cuEventDestroy(self, event: Any) -> tuple[Any]:
+        self.destroyed.append(event)
         return (_Result.CUDA_SUCCESS,)
 
     def cuStreamSynchronize(self, stream: Any) -> tuple[Any]:
