@@ -275,13 +275,16 @@ class ModelBuilder(GrammarConverter):
         field or an element (`b.data as float[4][4] d;`, `a[2] as ...`); mcl's views
         rename a whole array in every pass, so that form is refused with a way round."""
         if s.parts:
+            by_function = "pass the part to a function whose parameter has the view"
+            whole = (f"view all of '{s.source}' with the part's index as a leading "
+                     f"dimension (`{s.source} as float[m][4][4] v;`, then `v[2][i][j]`), "
+                     f"or {by_function}")
             raise MclError(error(
                 "mcpl-view-of-part",
                 f"a view of a part of '{s.source}' (an element or a field) is not "
                 "supported: a view renames a whole array", self.span(s.parts[0]),
-                hint=f"view all of '{s.source}' with the part's index as a leading "
-                     f"dimension (`{s.source} as float[m][4][4] v;`, then `v[2][i][j]`), "
-                     "or pass the part to a function whose parameter has the view"))
+                hint=by_function if any(self.matched_rule(p) == "FieldSuffix"
+                                        for p in s.parts) else whole))
         return str(s.source)
 
     def rule_ViewDeclStmt(self, s: Any) -> A.Stmt:
