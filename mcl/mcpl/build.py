@@ -166,6 +166,18 @@ class ModelBuilder(GrammarConverter):
         return "const"
 
     def param(self, p: Any) -> A.Param:
+        if p.init is not None:
+            # The original MCL parses `int n = 10` here and gives it two meanings: its
+            # OpenCL generator leaves the value out of the kernel's signature (the
+            # caller's argument is used) yet substitutes it for `n` in the sizes of
+            # local arrays. Either reading alone would change some program's results.
+            raise MclError(error(
+                "mcpl-param-initialiser",
+                f"parameter '{p.name}' has an initialiser; the original MCL drops it from "
+                "the kernel's signature but uses it for local array sizes, so mcl gives "
+                "it no meaning", self.span(p.init),
+                hint=f"remove `= ...` and give the value when running (`-D {p.name}=...`), "
+                     "or declare a top-level `const`"))
         spaces, const = self._modifiers(p.mods)
         return A.Param(self.type(p.type), p.name, spaces, const, span=self.span(p))
 
@@ -251,15 +263,32 @@ class ModelBuilder(GrammarConverter):
             first: A.Stmt = self.decl(s.decl, self.span(s), chained=True)
             last = s.decl.view.name if s.decl.view is not None else s.decl.name
         else:
-            first = A.ViewDecl(s.source, self.view(s.view), span=self.span(s))
+            first = A.ViewDecl(self.view_source(s), self.view(s.view), span=self.span(s))
             more, last = s.more, s.view.name
         return [first, *self.chained_views(last, more)]
 
     def rule_DeclStmt(self, s: Any) -> A.Decl:
         return self.decl(s.decl, self.span(s))
 
+    def view_source(self, s: Any) -> str:
+        """The array a view statement views: a whole one. The original MCL also views a
+        field or an element (`b.data as float[4][4] d;`, `a[2] as ...`); mcl's views
+        rename a whole array in every pass, so that form is refused with a way round."""
+        if s.parts:
+            by_function = "pass the part to a function whose parameter has the view"
+            whole = (f"view all of '{s.source}' with the part's index as a leading "
+                     f"dimension (`{s.source} as float[m][4][4] v;`, then `v[2][i][j]`), "
+                     f"or {by_function}")
+            raise MclError(error(
+                "mcpl-view-of-part",
+                f"a view of a part of '{s.source}' (an element or a field) is not "
+                "supported: a view renames a whole array", self.span(s.parts[0]),
+                hint=by_function if any(self.matched_rule(p) == "FieldSuffix"
+                                        for p in s.parts) else whole))
+        return str(s.source)
+
     def rule_ViewDeclStmt(self, s: Any) -> A.Stmt:
-        view = A.ViewDecl(s.source, self.view(s.view), span=self.span(s))
+        view = A.ViewDecl(self.view_source(s), self.view(s.view), span=self.span(s))
         if s.more:  # a chain standing alone as a statement (a foreach body)
             return A.Block((view, *self.chained_views(s.view.name, s.more)), span=view.span)
         return view

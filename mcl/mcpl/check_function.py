@@ -350,7 +350,19 @@ class FunctionChecker(ExpressionChecker):
         self.check_spaces(d.spaces, d.span)
         if d.init is not None:
             it = self.expr(d.init)
-            if isinstance(vt, T.Array):
+            if isinstance(vt, T.Array) and isinstance(it, T.Array):
+                # The original MCL accepts `float[w] row = input[2];` but prints it as C
+                # (`float row[w] = input[...]`), which C compilers refuse: neither a copy
+                # nor an alias is defined, so mcl does not pick one (docs/mcpl.md 10).
+                self.error(
+                    "mcpl-array-initialiser",
+                    f"'{d.name}' is initialised from an array; the original MCL leaves "
+                    "open whether that copies or aliases it, so mcl does neither",
+                    d.init.span,
+                    "to alias, pass the part to a function taking an array parameter; "
+                    "to copy, assign the elements in a for loop",
+                )
+            elif isinstance(vt, T.Array):
                 self.error(
                     "mcpl-type-mismatch",
                     "an array cannot be initialised with a value",

@@ -228,3 +228,147 @@ def test_a_chain_of_views_outside_a_statement_is_an_error():
     with pytest.raises(MclError) as caught:
         parse_source("const float[4] X as float[2][2] Y as float[4][1] Z;")
     assert "statement of its own" in caught.value.diagnostics[0].message
+
+
+# The original MCL's forms whose meaning mcl does not take on (docs/mcpl.md 10): each is
+# parsed and refused with a reason and a way round, never a bare syntax error.
+
+def refused(tmp_path: Path, capsys, source: str) -> tuple[str, str]:
+    """The one error line `mcl check` prints for `source` (exit 1, no traceback), and all
+    it printed."""
+    from mcl.cli import main
+
+    path = tmp_path / "k.mcl"
+    path.write_text(source, encoding="utf-8")
+    assert main(["check", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if ": error: " in line]
+    assert len(lines) == 1, err
+    return lines[0], err
+
+
+PARAM_INIT = """
+perfect void fill(int n = 10, float[n] a) {
+  foreach (int i in n threads) { a[i] = 1.0; }
+}
+"""
+
+
+def test_an_initialiser_in_a_parameter_list_is_refused_with_the_reason(tmp_path, capsys):
+    line, err = refused(tmp_path, capsys, PARAM_INIT)
+    assert line.endswith("[mcpl-param-initialiser]")
+    assert "k.mcl:2:27: error: parameter 'n' has an initialiser" in line
+    assert "local array sizes" in line
+
+
+PART_VIEW = """
+perfect void part(int n, float[n][16] a, float[n] out) {
+  foreach (int i in n threads) {
+    a[i] as float[4][4] d;
+    out[i] = d[1][2];
+  }
+}
+"""
+
+
+def test_a_view_of_an_element_is_refused_with_the_reason(tmp_path, capsys):
+    line, err = refused(tmp_path, capsys, PART_VIEW)
+    assert "k.mcl:4:6: error: a view of a part of 'a'" in line
+    assert line.endswith("[mcpl-view-of-part]")
+    assert "hint: view all of 'a' with the part's index as a leading dimension" in err
+
+
+def test_a_view_of_a_field_is_refused_with_the_reason(tmp_path, capsys):
+    source = """
+type Tile {
+  float[16] data;
+}
+
+perfect void field(Tile b, float[4] out) {
+  b.data as float[4][4] d;
+  foreach (int i in 4 threads) { out[i] = d[i][i]; }
+}
+"""
+    line, err = refused(tmp_path, capsys, source)
+    assert "k.mcl:7:4: error: a view of a part of 'b'" in line
+    assert line.endswith("[mcpl-view-of-part]")
+    # b is no array: the hint offers only the function parameter
+    assert "hint: pass the part to a function" in err and "leading dimension" not in err
+
+
+ROW_INIT = """
+perfect void second(int h, int w, float[h][w] input, float[w] out) {
+  float[w] row = input[2];
+  foreach (int j in w threads) { out[j] = row[j]; }
+}
+"""
+
+
+def test_an_array_initialised_from_an_array_is_refused_with_the_reason(tmp_path, capsys):
+    line, err = refused(tmp_path, capsys, ROW_INIT)
+    assert "k.mcl:3:18: error: 'row' is initialised from an array" in line
+    assert "copies or aliases" in line and line.endswith("[mcpl-array-initialiser]")
+
+
+# The way round both hints offer: the part passed to a function whose parameter views it.
+PART_VIA_FUNCTION = """
+perfect void diagonal(float[16] r as float[4][4] d, float[4] o) {
+  for (int k = 0; k < 4; k++) {
+    o[k] = d[k][k] + d[3 - k][k];
+  }
+}
+
+perfect void diagonals(int n, float[n][16] a, float[n][4] out) {
+  foreach (int i in n threads) {
+    diagonal(a[i], out[i]);
+  }
+}
+"""
+
+
+def test_the_way_round_a_view_of_a_part_gives_the_views_meaning(tmp_path):
+    program, diagnostics = load(tmp_path, PART_VIA_FUNCTION)
+    assert errors(diagnostics) == []
+    n = 7
+    a = np.arange(n * 16, dtype=np.float32).reshape(n, 16) * 0.5
+    args = {"n": n, "a": a, "out": np.zeros((n, 4), dtype=np.float32)}
+    tiles = a.reshape(n, 4, 4)
+    k = np.arange(4)
+    expected = tiles[:, k, k] + tiles[:, 3 - k, k]
+    for result in (interpreted(program, "diagonals", args),
+                   device(program, "diagonals", args)):
+        np.testing.assert_array_equal(result["out"], expected)
+
+
+FIELD_VIA_FUNCTION = """
+type Tile {
+  float[16] data;
+}
+
+perfect void diagonal(float[16] r as float[4][4] d, float[4] o) {
+  for (int k = 0; k < 4; k++) {
+    o[k] = d[k][k] - d[k][3 - k];
+  }
+}
+
+perfect void fields(int n, Tile[n] b, float[n][4] out) {
+  foreach (int i in n threads) {
+    diagonal(b[i].data, out[i]);
+  }
+}
+"""
+
+
+def test_the_way_round_a_view_of_a_field_gives_the_views_meaning(tmp_path):
+    program, diagnostics = load(tmp_path, FIELD_VIA_FUNCTION)
+    assert errors(diagnostics) == []
+    n = 5
+    b = np.zeros(n, dtype=np.dtype([("data", "f4", (16,))]))
+    b["data"] = np.arange(n * 16, dtype=np.float32).reshape(n, 16) ** 1.5
+    args = {"n": n, "b": b, "out": np.zeros((n, 4), dtype=np.float32)}
+    tiles = b["data"].reshape(n, 4, 4)
+    k = np.arange(4)
+    expected = tiles[:, k, k] - tiles[:, k, 3 - k]
+    for result in (interpreted(program, "fields", args), device(program, "fields", args)):
+        np.testing.assert_allclose(result["out"], expected, rtol=1e-6)
