@@ -5,6 +5,7 @@ together and turns failures into diagnostics, never tracebacks."""
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import shlex
 import sys
@@ -63,7 +64,9 @@ def main(argv: list[str] | None = None) -> int:
         from mcl.settings import find_settings
 
         apply_settings(args, find_settings())
-        return int(run_with_deep_stack(lambda: args.func(args)) or 0)
+        status = int(run_with_deep_stack(lambda: args.func(args)) or 0)
+        sys.stdout.flush()  # a full disk or a closed pipe is reported here, not at exit
+        return status
     except MclError as exc:
         render_diagnostics(exc.diagnostics)
         return 1
@@ -80,12 +83,39 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
+        _drop_stdout()
         return 0
+    except OSError as exc:
+        if exc.errno not in _OUTPUT_ERRNOS:
+            if os.environ.get("MCL_DEBUG"):
+                raise
+            print(internal_error_text(exc, sys.argv[1:] if argv is None else argv),
+                  file=sys.stderr)
+            return 2
+        # The machine's condition, not a bug: a full disk, a quota, a failing device.
+        _drop_stdout()
+        print(f"mcl: error: could not write the output: {exc.strerror or exc}",
+              file=sys.stderr)
+        return 1
     except Exception as exc:  # noqa: BLE001 - last line of defence: no tracebacks for users
         if os.environ.get("MCL_DEBUG"):
             raise
         print(internal_error_text(exc, sys.argv[1:] if argv is None else argv), file=sys.stderr)
         return 2
+
+
+# Write errors that say the output cannot be written (full disk, quota, file too large, a
+# device error), as opposed to a bug in mcl.
+_OUTPUT_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO}
+
+
+def _drop_stdout() -> None:
+    """Send what is still buffered for standard output nowhere, so that Python's flush at
+    exit does not fail a second time with a message of its own."""
+    try:
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - lives until the process ends
+    except OSError:
+        pass
 
 
 def internal_error_text(exc: BaseException, argv: list[str]) -> str:

@@ -252,3 +252,16 @@ def test_codegen_prints_a_shell_quoted_build_command(
     assert build.startswith("build: ")
     words = shlex.split(build.removeprefix("build: "))
     assert words[:5] == ["cmake", "-S", str(out), "-B", str(out / "build")]
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")
+def test_standard_output_on_a_full_disk_is_one_line_and_exit_1() -> None:
+    import subprocess
+    import sys
+
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "mcl", "hwd", "list"], stdout=full,
+                              stderr=subprocess.PIPE, text=True, timeout=120)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        "mcl: error: could not write the output: No space left on device"]

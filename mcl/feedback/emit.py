@@ -152,7 +152,10 @@ def loop_text(ev: Any, loop: Loop, figure: str | None = None) -> str:
     figures, the count is a `{figure=nrThreadsM}` field: it shows its number too."""
     if loop.kind == "foreach":
         assert isinstance(loop.node, ast.Foreach)
-        return f"{_count(expr_text(loop.node.count), figure)} {loop.group} {loop.name}"
+        count = expr_text(loop.node.count)
+        # One unit of a par_group: "1 unit of vectors v", not "1 vectors v".
+        units = f"unit of {loop.group}" if count == "1" else loop.group
+        return f"{_count(count, figure)} {units} {loop.name}"
     node = loop.node
     assert isinstance(node, ast.For)
     init = node.init.init if isinstance(node.init, ast.Decl) else node.init.value
