@@ -9,7 +9,7 @@ namely by reducing the amount of shared memory by using multiple store-load phas
 What limits the blocks and what to change come from `mcl.feedback.occupancy.verdict`, the
 rule hopper's `occupancy` uses too: advice only for a change that raises the warps per
 SMP, none when all thread slots are in use, and the grid first when it has too few
-blocks (issue 11).
+blocks.
 """
 
 from __future__ import annotations

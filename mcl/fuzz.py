@@ -1,4 +1,4 @@
-"""Fuzzing the toolchain (issue 20; docs/reliability.md).
+"""Fuzzing the toolchain (docs/reliability.md).
 
 The promise under test: on any input, `mcl` prints diagnostics or results, never a
 traceback or an "internal error" (exit status 2), and never hangs. Inputs are mutations of

@@ -5,7 +5,7 @@ exceptions, textX model objects, AST nodes); nearly all are freed by reference c
 and the one cyclic structure, the textX model with its parent links, lives until the
 parse ends anyway. The cyclic collector nevertheless runs every 700 allocations and its
 full collections scan every live object, so on a large source it spends a share of
-the time that grows with the tree (issue 20: 25 % at 30 KB, 40 % at 300 KB of MCPL;
+the time that grows with the tree (25 % at 30 KB, 40 % at 300 KB of MCPL;
 benchmarks/bench_frontend_scaling.py). Pausing it changes no result and, as measured,
 not the peak memory either; it is restored when the block ends, also on an exception.
 """

@@ -1,4 +1,4 @@
-"""Project settings: `[tool.mcl]` in pyproject.toml, or an `mcl.toml` (issue 19).
+"""Project settings: `[tool.mcl]` in pyproject.toml, or an `mcl.toml`.
 
 The nearest of the two found from the working directory upwards (in one folder, mcl.toml
 wins) supplies defaults for every command:

@@ -1,6 +1,6 @@
 """`mcl roofline K.mcpl|DIR ... [--level LEAF] [-D name=value ...] [--run [--device SPEC]
 [--repeat N]] [--plot OUT.png|OUT.svg] [--format text|json]`: the roofline of each kernel
-version (issue 17, docs/feedback.md `roofline`).
+version (docs/feedback.md `roofline`).
 
 Each file (or each hand-written version of a folder's series.toml) is analysed at
 `--level` (translated there first) or at its own level: its arithmetic intensity against

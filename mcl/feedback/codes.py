@@ -31,7 +31,7 @@ TITLES: dict[str, str] = {
     "elements-several-per-unit": "compute several elements per unit",
     # units beyond a par_group's limit
     "units-over-limit": "more units than the par_group allows",
-    # irregular access (issue 14)
+    # irregular access
     "store-contention": "concurrent writers per data-dependent address",
     "store-race": "data-dependent updates without atomicAdd",
     "store-privatise": "privatise a contended array",
@@ -49,7 +49,7 @@ TITLES: dict[str, str] = {
     "cache-not-affine": "no cache figures for an index that is not affine",
     "cache-oriented": "make every access benefit from the cache (cache-oriented architecture)",
     "cache-temporary-size": "fit a temporary array to the caches",
-    # the roofline (issue 17, docs/hardware.md)
+    # the roofline (docs/hardware.md)
     "roofline": "the bound and the attainable performance (roofline)",
     # performance feedback functions (paper 6.5)
     "shared-mem-parallelism": "fewer blocks per SMP than it has slots",

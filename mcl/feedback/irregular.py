@@ -1,5 +1,5 @@
 """Irregular access: stores at data-dependent addresses and loops with data-dependent
-bounds (issue 14; the paper's irregular applications of section 7, histogram and spmv).
+bounds (the paper's irregular applications of section 7, histogram and spmv).
 
 Sections 6.3 and 6.4 give up on an index that depends on array values ("unpredictable").
 Two things can still be said honestly, from the description and the code alone:
@@ -202,7 +202,7 @@ def _store_messages(emit: Emitter, c: Contention) -> list[Message]:
             acc.node.span, figures, acc.item.loops,
             hint=f"use atomicAdd({text}, ...), or give each {unit} its own copy"))
     plan = privatisation(facts, c)
-    # The problem of such a store is contention, not the work per unit (issue 11): the
+    # The problem of such a store is contention, not the work per unit: the
     # message says so, and the several-elements advice is not given for it (`contended`).
     out.append(emit.message(
         "store-contention", Severity.INFO,

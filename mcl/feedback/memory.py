@@ -15,7 +15,7 @@ G: declared in G or around it, so every unit of G sees the same copy (gpu: `loca
 execution units, then capacity). Read-only spaces are not proposed: the kernel could not
 fill them.
 
-Not proposed either (issue 11: a hint that would slow a kernel down is worse than none):
+Not proposed either (a hint that would slow a kernel down is worse than none):
 moving an element out of a read-only space that a cache of its own holds (fermi's
 `constant` and its constant cache) when the units of a lock-step group all read the same
 element at once. The cache broadcasts one element to the whole warp in one access; a

@@ -13,7 +13,7 @@ reservation; `SmResources` carries these granularities (1 and 0 mean "exact").
 `multiprocessor` and `kernel_usage` read both sides from a feedback function's `Kernel`.
 
 `verdict` is the one rule both functions use to say what limits occupancy and what to
-change (issue 11): the grid first (a kernel of fewer blocks than the multiprocessors hold
+change: the grid first (a kernel of fewer blocks than the multiprocessors hold
 leaves slots empty whatever a block needs), nothing when every thread (warp) slot is
 already in use, else a change of one limiting resource that the model shows raises the
 warps per multiprocessor -- fewer registers, less shared memory (the paper's phases), or

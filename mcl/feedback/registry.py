@@ -63,9 +63,9 @@ BUILTIN: tuple[Analysis, ...] = (
     Analysis("unit_counts", unit_counts.units_over_limit, unit_counts.has_unit_limits,
              description="units beyond a par_group's limit"),
     Analysis("irregular", irregular.irregular_access,
-             description="data-dependent stores and loop bounds (issue 14)"),
+             description="data-dependent stores and loop bounds"),
     Analysis("roofline", roofline.roofline, roofline.has_peak,
-             description="the roofline: bound and attainable performance (issue 17)"),
+             description="the roofline: bound and attainable performance"),
 )
 ENTRY_POINT_GROUP = "mcl.feedback_analyses"
 

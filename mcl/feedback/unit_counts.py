@@ -1,4 +1,4 @@
-"""Units beyond a par_group's limit (issue 19): a warning, never silence.
+"""Units beyond a par_group's limit: a warning, never silence.
 
 A par_group with a finite count (`max_nr_units = 65535` blocks at fermi, 1024 threads per
 block at gpu) bounds how many units one foreach, or the foreach statements over the same

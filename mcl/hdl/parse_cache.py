@@ -1,5 +1,5 @@
 """An on-disk cache of parsed `.hdl` files, so that a command does not run textX on the
-same ten descriptions every time (issue 11: `mcl check` runs on every save in an editor,
+same ten descriptions every time (`mcl check` runs on every save in an editor,
 and parsing the library was about a third of its time).
 
 What is stored is mcl's own tree of one file (`mcl.hdl.syntax.HdlFile`: frozen

@@ -1,6 +1,6 @@
 """The reference interpreter: runs an MCPL function at any level on numpy arrays.
 
-It is the oracle of the project (issue 4): a kernel and every translation of it must give
+It is the oracle of the project: a kernel and every translation of it must give
 the same results here, and those must equal the numpy reference of `kernels/<app>/`.
 
     result = run_function(module, "matmul", {"n": 4, ..., "c": c, "a": a, "b": b}, library)

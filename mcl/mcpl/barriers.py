@@ -1,4 +1,4 @@
-"""A static check for missing barriers (issue 20; docs/checker.md).
+"""A static check for missing barriers (docs/checker.md).
 
 An array declared inside the body of a foreach is one array per unit of that foreach,
 and the units of the foreach statements nested inside share it (paper section 4.3: the

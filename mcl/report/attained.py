@@ -1,4 +1,4 @@
-"""How far a run got towards its roof (issue 17): the fraction of the attainable
+"""How far a run got towards its roof: the fraction of the attainable
 performance (mcl.feedback.roofline) that a measured kernel time reached.
 
 The roof belongs to the leaf the OpenCL was generated from: the program is translated

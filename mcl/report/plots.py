@@ -1,4 +1,4 @@
-"""Pictures of the refinement (issue 17), drawn with matplotlib (the optional extra `plot`)
+"""Pictures of the refinement, drawn with matplotlib (the optional extra `plot`)
 from recorded JSON documents, so a plot can be redrawn from any saved run:
 
 - `series_figure(doc)`: the series version by version — the measured rate of each version
