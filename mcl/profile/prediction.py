@@ -75,6 +75,17 @@ def numeric(values: Mapping[str, Any], name: str) -> float | None:
     return float(value)
 
 
+def speedup(saved_share: float | None) -> float | None:
+    """The speed-up factor a message's `estimated_gain` promises at most. The feedback
+    states the gain as the share of its memory space's transactions a fix saves
+    (docs/feedback.md, *Estimated gain*); a kernel bound by that space runs in the time of
+    the transactions left, 1 / (1 - share) times faster, and one bound elsewhere gains
+    less, so the factor is an upper bound, as Nsight Compute's "estimated speedup" is."""
+    if saved_share is None or not 0.0 <= saved_share < 1.0:
+        return None
+    return 1.0 / (1.0 - saved_share)
+
+
 # The resource limits of the occupancy message (blocks per SM each allows); the grid's
 # limit is left out of the theoretical figure, as CUDA's occupancy calculator and Nsight
 # Compute's "theoretical occupancy" leave it out.
@@ -130,5 +141,5 @@ def predict(function: str, messages: Iterable[Mapping[str, Any]]) -> Prediction:
             p.estimated_seconds = estimate
         if m.get("severity") == "suggestion":
             p.suggestions.append(Suggestion(line, str(code), text,
-                                            numeric(values, "estimated_gain")))
+                                            speedup(numeric(values, "estimated_gain"))))
     return p
