@@ -34,6 +34,7 @@ class AccessPrediction:
     text: str
     value: float
     excess: float | None = None  # for a coalescing figure: lines over minimum lines
+    store: bool | None = None  # for a coalescing figure: a store (None: not stated)
 
 
 @dataclass
@@ -73,6 +74,13 @@ def numeric(values: Mapping[str, Any], name: str) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return float(value)
+
+
+def store_flag(values: Mapping[str, Any]) -> bool | None:
+    """Whether an `uncoalesced` message is about a store (value `store`), None where the
+    message does not say (feedback older than the value)."""
+    flag = numeric(values, "store")
+    return None if flag is None else bool(flag)
 
 
 def speedup(saved_share: float | None) -> float | None:
@@ -127,7 +135,8 @@ def predict(function: str, messages: Iterable[Mapping[str, Any]]) -> Prediction:
                 p.all_coalesced = False
                 least = numeric(values, "minimum_lines") or 1.0
                 p.sectors_per_request.append(
-                    AccessPrediction(line, text, lines * size / SECTOR_BYTES, lines / least))
+                    AccessPrediction(line, text, lines * size / SECTOR_BYTES, lines / least,
+                                     store_flag(values)))
         elif code == "bank-conflict":
             degree = numeric(values, "conflict_degree")
             if degree is not None:

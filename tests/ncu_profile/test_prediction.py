@@ -113,6 +113,8 @@ def test_the_gain_of_a_real_uncoalesced_message_is_read(library) -> None:
     share = stated[0]["values"]["estimated_gain"]["numeric"]
     # loads take 4 sectors a warp, the store 32 where 4 would do: 28 of 36 saved
     assert share == pytest.approx(28 / 36)
+    assert stated[0]["values"]["store"]["numeric"] == 1  # the column store, not the load
     p = predict("transpose", messages)
+    assert [a.store for a in p.sectors_per_request] == [True]
     gains = [s.estimated_gain for s in p.suggestions if s.code == "uncoalesced"]
     assert gains == [pytest.approx(36 / 8)]
