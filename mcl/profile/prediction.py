@@ -116,10 +116,12 @@ def occupancy(p: Prediction, values: Mapping[str, Any]) -> None:
 def predict(function: str, messages: Iterable[Mapping[str, Any]]) -> Prediction:
     """The figures of `function` in the messages of a `--format json` document."""
     p = Prediction(function)
+    codes: set[str] = set()
     for m in messages:
         if m.get("function") not in (function, None):
             continue
         code, values, line = m.get("code"), m.get("values") or {}, int(m.get("line") or 0)
+        codes.add(str(code))
         text = str(m.get("message", ""))
         if code == "transfers-total":
             p.dram_read_bytes = numeric(values, "bytes_in")
@@ -151,4 +153,18 @@ def predict(function: str, messages: Iterable[Mapping[str, Any]]) -> Prediction:
         if m.get("severity") == "suggestion":
             p.suggestions.append(Suggestion(line, str(code), text,
                                             speedup(numeric(values, "estimated_gain"))))
+    silent_means_optimal(p, codes)
     return p
+
+
+def silent_means_optimal(p: Prediction, codes: set[str]) -> None:
+    """The lock-step analysis states its "optimal memory access" fact only where it has
+    nothing to report. Where it reported a bank conflict but no uncoalesced access (or
+    the other way round) and examined every access (no `warp-access-unknown`), the other
+    kind of access is optimal all the same."""
+    if "warp-access-unknown" in codes:
+        return
+    if p.all_coalesced is None and "bank-conflict" in codes:
+        p.all_coalesced = True
+    if p.conflict_free is None and "uncoalesced" in codes:
+        p.conflict_free = True

@@ -118,3 +118,16 @@ def test_the_gain_of_a_real_uncoalesced_message_is_read(library) -> None:
     assert [a.store for a in p.sectors_per_request] == [True]
     gains = [s.estimated_gain for s in p.suggestions if s.code == "uncoalesced"]
     assert gains == [pytest.approx(36 / 8)]
+
+
+def test_an_analysis_that_reports_one_kind_of_access_calls_the_other_optimal() -> None:
+    conflict = message("bank-conflict", {"conflict_degree": 2}, 20)
+    strided = message("uncoalesced", {"lines": 8, "minimum_lines": 1, "line_bytes": 32}, 9)
+    p = predict("f", [conflict])
+    assert (p.all_coalesced, p.conflict_free) == (True, False)
+    p = predict("f", [strided])
+    assert (p.all_coalesced, p.conflict_free) == (False, True)
+    # an access it could not examine leaves the other kind unknown
+    p = predict("f", [conflict, message("warp-access-unknown", {}, 30)])
+    assert (p.all_coalesced, p.conflict_free) == (None, False)
+    assert predict("f", []).all_coalesced is None
