@@ -320,7 +320,8 @@ def memory_access_messages(kernel: Kernel, transaction_bytes: int | None = None
                     code="uncoalesced", values={"lines": result.lines,
                                                 "minimum_lines": result.minimum,
                                                 "line_bytes": line,
-                                                "active_lanes": len(lanes.active)},
+                                                "active_lanes": len(lanes.active),
+                                                "store": int(instruction.kind == "store")},
                     hint="let consecutive threads access consecutive elements")))
     if missing:
         raise MissingValues(missing)

@@ -133,15 +133,19 @@ def stored_bytes(p: Prediction, c: Mapping[str, float]) -> Figure:
     return figure
 
 
-def _sectors(kind: str, title: str, p: Prediction, measured: float | None) -> Figure:
-    """The kernel's average sectors per request against the worst access the analysis
-    names (or the ideal when it calls every access coalesced): an average cannot exceed
-    its worst access, so a measurement above it shows an access the analysis missed."""
-    worst = [a.value for a in p.sectors_per_request]
+def _sectors(kind: str, title: str, p: Prediction, measured: float | None,
+             stores: bool) -> Figure:
+    """The kernel's average sectors per request against the worst access of the same
+    direction (loads or stores) the analysis names (or the ideal when it calls every
+    access coalesced): an average cannot exceed its worst access, so a measurement above
+    it shows an access the analysis missed. An access whose direction the feedback does
+    not state counts for both."""
+    worst = [a.value for a in p.sectors_per_request if a.store in (stores, None)]
     if worst:
         predicted: float | None = max(max(worst), IDEAL_SECTORS_4B)
-    elif p.all_coalesced:
-        predicted = IDEAL_SECTORS_4B
+    elif p.all_coalesced or (p.sectors_per_request and all(
+            a.store is not None for a in p.sectors_per_request)):
+        predicted = IDEAL_SECTORS_4B  # (every uncoalesced access goes the other way)
     else:
         predicted = None
     ok = None if predicted is None or measured is None else measured <= predicted * 1.10
@@ -157,13 +161,13 @@ def _sectors(kind: str, title: str, p: Prediction, measured: float | None) -> Fi
 def sectors_load(p: Prediction, c: Mapping[str, float]) -> Figure:
     return _sectors("sectors-load", "global load sectors per request", p,
                     _ratio(c, ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",),
-                           ("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",)))
+                           ("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",)), False)
 
 
 def sectors_store(p: Prediction, c: Mapping[str, float]) -> Figure:
     return _sectors("sectors-store", "global store sectors per request", p,
                     _ratio(c, ("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",),
-                           ("l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",)))
+                           ("l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",)), True)
 
 
 def bank_conflicts(p: Prediction, c: Mapping[str, float]) -> Figure:

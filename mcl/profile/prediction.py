@@ -34,6 +34,7 @@ class AccessPrediction:
     text: str
     value: float
     excess: float | None = None  # for a coalescing figure: lines over minimum lines
+    store: bool | None = None  # for a coalescing figure: a store (None: not stated)
 
 
 @dataclass
@@ -75,6 +76,24 @@ def numeric(values: Mapping[str, Any], name: str) -> float | None:
     return float(value)
 
 
+def store_flag(values: Mapping[str, Any]) -> bool | None:
+    """Whether an `uncoalesced` message is about a store (value `store`), None where the
+    message does not say (feedback older than the value)."""
+    flag = numeric(values, "store")
+    return None if flag is None else bool(flag)
+
+
+def speedup(saved_share: float | None) -> float | None:
+    """The speed-up factor a message's `estimated_gain` promises at most. The feedback
+    states the gain as the share of its memory space's transactions a fix saves
+    (docs/feedback.md, *Estimated gain*); a kernel bound by that space runs in the time of
+    the transactions left, 1 / (1 - share) times faster, and one bound elsewhere gains
+    less, so the factor is an upper bound, as Nsight Compute's "estimated speedup" is."""
+    if saved_share is None or not 0.0 <= saved_share < 1.0:
+        return None
+    return 1.0 / (1.0 - saved_share)
+
+
 # The resource limits of the occupancy message (blocks per SM each allows); the grid's
 # limit is left out of the theoretical figure, as CUDA's occupancy calculator and Nsight
 # Compute's "theoretical occupancy" leave it out.
@@ -97,10 +116,12 @@ def occupancy(p: Prediction, values: Mapping[str, Any]) -> None:
 def predict(function: str, messages: Iterable[Mapping[str, Any]]) -> Prediction:
     """The figures of `function` in the messages of a `--format json` document."""
     p = Prediction(function)
+    codes: set[str] = set()
     for m in messages:
         if m.get("function") not in (function, None):
             continue
         code, values, line = m.get("code"), m.get("values") or {}, int(m.get("line") or 0)
+        codes.add(str(code))
         text = str(m.get("message", ""))
         if code == "transfers-total":
             p.dram_read_bytes = numeric(values, "bytes_in")
@@ -116,7 +137,8 @@ def predict(function: str, messages: Iterable[Mapping[str, Any]]) -> Prediction:
                 p.all_coalesced = False
                 least = numeric(values, "minimum_lines") or 1.0
                 p.sectors_per_request.append(
-                    AccessPrediction(line, text, lines * size / SECTOR_BYTES, lines / least))
+                    AccessPrediction(line, text, lines * size / SECTOR_BYTES, lines / least,
+                                     store_flag(values)))
         elif code == "bank-conflict":
             degree = numeric(values, "conflict_degree")
             if degree is not None:
@@ -130,5 +152,19 @@ def predict(function: str, messages: Iterable[Mapping[str, Any]]) -> Prediction:
             p.estimated_seconds = estimate
         if m.get("severity") == "suggestion":
             p.suggestions.append(Suggestion(line, str(code), text,
-                                            numeric(values, "estimated_gain")))
+                                            speedup(numeric(values, "estimated_gain"))))
+    silent_means_optimal(p, codes)
     return p
+
+
+def silent_means_optimal(p: Prediction, codes: set[str]) -> None:
+    """The lock-step analysis states its "optimal memory access" fact only where it has
+    nothing to report. Where it reported a bank conflict but no uncoalesced access (or
+    the other way round) and examined every access (no `warp-access-unknown`), the other
+    kind of access is optimal all the same."""
+    if "warp-access-unknown" in codes:
+        return
+    if p.all_coalesced is None and "bank-conflict" in codes:
+        p.all_coalesced = True
+    if p.conflict_free is None and "uncoalesced" in codes:
+        p.conflict_free = True

@@ -115,3 +115,22 @@ def test_spills_and_branch_efficiency() -> None:
     assert not figure("branch-efficiency", p, {key: 94.9}).ok
     half = Prediction("f", branch_efficiency=[AccessPrediction(3, "divergent", 50.0)])
     assert figure("branch-efficiency", half, {key: 60.0}).ok
+
+
+def test_sectors_of_loads_and_stores_against_accesses_of_their_own_direction() -> None:
+    # a transpose: the row load is coalesced (4 sectors a request), the column store
+    # touches 32 sectors; the load figure must not take the store's 32 as its bound
+    loads = {"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": 8e6,
+             "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": 1e6}
+    stores = {"l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum": 32e6,
+              "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum": 1e6}
+    column_store = Prediction("f", all_coalesced=False, sectors_per_request=[
+        AccessPrediction(5, "store of b[j, i] is not coalesced", 32.0, 8.0, store=True)])
+    load = figure("sectors-load", column_store, loads)
+    assert (load.predicted, load.ok) == (4.0, False)  # 8 measured: a load it missed
+    store = figure("sectors-store", column_store, stores)
+    assert (store.predicted, store.ok) == (32.0, True)
+    # a message that does not say its direction bounds both, as before
+    unstated = Prediction("f", all_coalesced=False, sectors_per_request=[
+        AccessPrediction(5, "b[j, i] is not coalesced", 32.0, 8.0)])
+    assert figure("sectors-load", unstated, loads).predicted == 32.0

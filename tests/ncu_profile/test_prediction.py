@@ -86,3 +86,48 @@ def test_optimal_access_means_coalesced_and_conflict_free() -> None:
     p = predict("f", [message("memory-access-optimal", {"coalesced": 3,
                                                         "conflict_free": 0})])
     assert p.all_coalesced is True and p.conflict_free is False
+
+
+def test_a_stated_share_of_saved_transactions_becomes_a_speedup_factor() -> None:
+    # the feedback states the share of the space's transactions a fix saves; profile
+    # shows a speed-up factor: saving 3/4 of the transactions of a space that bounds the
+    # kernel leaves a quarter of its time
+    p = predict("f", [message("uncoalesced", {"lines": 8, "minimum_lines": 2,
+                                              "line_bytes": 32,
+                                              "estimated_gain": {"numeric": 0.75}},
+                              12, "suggestion")])
+    assert [(s.line, s.estimated_gain) for s in p.suggestions] == [(12, 4.0)]
+
+
+def test_the_gain_of_a_real_uncoalesced_message_is_read(library) -> None:
+    # transpose's column store: a warp's 32 threads touch 32 sectors where 4 would do,
+    # while its row load touches 4: per warp 36 global sectors, 28 of which a fix saves
+    from mcl.profile.leaf import feedback_messages
+
+    program = at_leaf(KERNELS / "transpose" / "perfect.mcpl", [], library, "transpose",
+                      "hopper")
+    messages = feedback_messages(program, library, {"n": 256, "m": 256})
+    stated = [m for m in messages if m["code"] == "uncoalesced"
+              and m["severity"] == "suggestion"]
+    assert stated, "the column store of b is reported as uncoalesced"
+    share = stated[0]["values"]["estimated_gain"]["numeric"]
+    # loads take 4 sectors a warp, the store 32 where 4 would do: 28 of 36 saved
+    assert share == pytest.approx(28 / 36)
+    assert stated[0]["values"]["store"]["numeric"] == 1  # the column store, not the load
+    p = predict("transpose", messages)
+    assert [a.store for a in p.sectors_per_request] == [True]
+    gains = [s.estimated_gain for s in p.suggestions if s.code == "uncoalesced"]
+    assert gains == [pytest.approx(36 / 8)]
+
+
+def test_an_analysis_that_reports_one_kind_of_access_calls_the_other_optimal() -> None:
+    conflict = message("bank-conflict", {"conflict_degree": 2}, 20)
+    strided = message("uncoalesced", {"lines": 8, "minimum_lines": 1, "line_bytes": 32}, 9)
+    p = predict("f", [conflict])
+    assert (p.all_coalesced, p.conflict_free) == (True, False)
+    p = predict("f", [strided])
+    assert (p.all_coalesced, p.conflict_free) == (False, True)
+    # an access it could not examine leaves the other kind unknown
+    p = predict("f", [conflict, message("warp-access-unknown", {}, 30)])
+    assert (p.all_coalesced, p.conflict_free) == (None, False)
+    assert predict("f", []).all_coalesced is None
