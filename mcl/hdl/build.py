@@ -7,7 +7,6 @@ hdl.md §3.2–3.3 on the way: the shape of the parallelism hierarchy, the requi
 from __future__ import annotations
 
 import math
-
 from dataclasses import dataclass, field
 
 from mcl.diagnostics import Diagnostic, Span, did_you_mean, error, warning

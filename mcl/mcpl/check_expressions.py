@@ -537,7 +537,7 @@ class ExpressionChecker(StrictVisitor):
         sizes = self.declared_sizes(e)
         if sizes is None or len(sizes) != len(e.indices):
             return
-        for index, size in zip(e.indices, sizes):
+        for index, size in zip(e.indices, sizes, strict=True):
             value, bound = self.constant(index), self.constant(size)
             if not isinstance(value, int) or not isinstance(bound, int) or bound < 1:
                 continue  # (a size below 1 is reported with the declaration)
