@@ -97,10 +97,10 @@ class _DivergentNames:
             self.stmt(s.then, inner)
             self.stmt(s.orelse, inner)
         elif isinstance(s, ast.For):
-            inner = ctx or bool(header_names(s) & self.names)
-            if inner:
-                self.names.add(s.var)
-            self.stmt(s.body, inner)
+            header = bool(header_names(s) & self.names)
+            if header:  # (a loop variable is scoped to its loop: a divergent branch around
+                self.names.add(s.var)  # the loop alone leaves its values alike)
+            self.stmt(s.body, ctx or header)
         elif isinstance(s, ast.Foreach):
             self.stmt(s.body, ctx)
 
