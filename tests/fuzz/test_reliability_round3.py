@@ -254,3 +254,20 @@ def test_power_chains_render_each_operand_once(monkeypatch: pytest.MonkeyPatch,
                     encoding="utf-8")
     assert main(["codegen", "--target", "fermi", "-o", str(tmp_path / "out"), str(path)]) == 0
     assert calls["n"] < 40 * terms  # 2^30 before
+
+
+def test_a_description_number_of_thousands_of_digits_is_too_large(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found by `mcl.fuzz` (round 3): the HDL parser converted the digits with int(),
+    which Python refuses past 4,300 digits."""
+    folder = tmp_path / "hwd"
+    folder.mkdir()
+    text = (REPO / "hwdescs/gpu.hdl").read_text(encoding="utf-8")
+    assert "max_nr_units = 1024;" in text
+    (folder / "gpu.hdl").write_text(
+        text.replace("max_nr_units = 1024;", "max_nr_units = " + "9" * 4301 + ";"),
+        encoding="utf-8")
+    assert main(["hwd", "show", "gpu", "--hwd-path", str(folder)]) == 1
+    err = capsys.readouterr().err
+    assert "this number is too large" in err and "internal error" not in err
