@@ -27,8 +27,8 @@ from dataclasses import dataclass
 
 from mcl.diagnostics import Diagnostic, Span, warning
 from mcl.mcpl import ast
-from mcl.mcpl.printer import print_expr
 from mcl.mcpl.divergence import divergent_names
+from mcl.mcpl.printer import print_expr
 from mcl.mcpl.varying import assigned_names
 
 
