@@ -170,11 +170,13 @@ class _Races:
         return bool(names_in(e) & self.divergent)
 
     def stmt(self, s: ast.Stmt | None, guarded: bool) -> None:
-        if s is None:
-            return
+        stmts = s.stmts if isinstance(s, ast.Block) else () if s is None else (s,)
+        for one in stmts:
+            self.single(one, guarded)
+
+    def single(self, s: ast.Stmt, guarded: bool) -> None:
         if isinstance(s, ast.Block):
-            for stmt in s.stmts:
-                self.stmt(stmt, guarded)
+            self.stmt(s, guarded)
         elif isinstance(s, ast.Decl):
             self.inner.add(s.name)
             if s.view is not None:
