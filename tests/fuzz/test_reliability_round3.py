@@ -271,3 +271,11 @@ def test_a_description_number_of_thousands_of_digits_is_too_large(
     assert main(["hwd", "show", "gpu", "--hwd-path", str(folder)]) == 1
     err = capsys.readouterr().err
     assert "this number is too large" in err and "internal error" not in err
+
+
+def test_a_result_argument_of_a_builtin_is_set_not_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = _kernel("    float c;\n    float s = sincos(a[i], c);\n    a[i] = s + c;")
+    status, doc = _run(tmp_path, capsys, source, ["--no-feedback"])
+    assert (status, doc["files"][0]["diagnostics"]) == (0, [])
