@@ -51,15 +51,17 @@ def marker_columns(src: str, span: Span) -> tuple[int, int]:
 # generated code must not print 1 MB (twice, with the marker) for one error.
 EXCERPT_CELLS = 100
 _CONTEXT_CELLS = 40  # cells kept before the marker when the line is cut
+_LINES = "\t\n"  # kept in messages, hints and notes
 
 
-def escape_controls(text: str) -> str:
+def escape_controls(text: str, keep: str = "\t") -> str:
     """`text` with control and bidirectional-override characters written as escapes
     (`\\x00`, `\\u202e`): echoed raw, they would reorder or hide what the terminal shows.
-    Tabs stay (source lines expand them)."""
+    The characters of `keep` stay (tabs, which source lines expand; the line breaks of a
+    message that quotes a compiler's log)."""
     if text.isprintable():
         return text
-    return "".join(c if c == "\t" or c.isprintable() else _escape(c) for c in text)
+    return "".join(c if c in keep or c.isprintable() else _escape(c) for c in text)
 
 
 def _escape(c: str) -> str:
@@ -110,7 +112,7 @@ def render_diagnostics(diags: list[Diagnostic], console: Console | None = None) 
         if d.span:
             head.append(f"{d.span}: ", style="bold")
         head.append(f"{d.severity.value}", style=_STYLE[d.severity])
-        head.append(f": {escape_controls(d.message)}")
+        head.append(f": {escape_controls(d.message, keep=_LINES)}")
         head.append(f" [{d.code}]", style="dim")
         print_line(head)
         if d.span:
@@ -122,9 +124,11 @@ def render_diagnostics(diags: list[Diagnostic], console: Console | None = None) 
                 marker = " " * start + "^" + "~" * (width - 1)
                 print_line(Text(" " * (len(gutter) - 2) + "| ", style="dim") + Text(marker, style=_STYLE[d.severity]))
         if d.hint:
-            print_line(Text("      = hint: ", style="bold cyan") + Text(escape_controls(d.hint)))
+            print_line(Text("      = hint: ", style="bold cyan")
+                       + Text(escape_controls(d.hint, keep=_LINES)))
         for note in d.notes:
-            print_line(Text("      = note: ", style="bold cyan") + Text(escape_controls(note)))
+            print_line(Text("      = note: ", style="bold cyan")
+                       + Text(escape_controls(note, keep=_LINES)))
 
 
 def span_to_json(span: Span | None) -> dict:

@@ -279,3 +279,18 @@ def test_a_result_argument_of_a_builtin_is_set_not_read(
     source = _kernel("    float c;\n    float s = sincos(a[i], c);\n    a[i] = s + c;")
     status, doc = _run(tmp_path, capsys, source, ["--no-feedback"])
     assert (status, doc["files"][0]["diagnostics"]) == (0, [])
+
+
+def test_diagnostics_escape_control_characters_and_cut_long_lines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "k.mcpl"
+    path.write_text(_kernel("    a[i] = b\u202eX\x00;"), encoding="utf-8")
+    assert main(["check", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "\u202e" not in err and "\x00" not in err
+    assert "b\\u202eX\\x00;" in err
+    path.write_text(_kernel("    a[i] = " + "1.0 + " * 200_000 + " ) zz;"), encoding="utf-8")
+    assert main(["check", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "[mcpl-syntax]" in err and len(err) < 1000  # 1.2 MB of source on that line
