@@ -60,6 +60,7 @@ HDL_TOKENS = (
 HOSTILE_NUMBERS = (
     "0", "1", "-1", "-5", "2", "31", "32", "2147483647", "2147483648", "4294967296",
     "99999999999999999999", "0.0", "1e99999", "1e-99999", "3.5", "0x0", "0xFFFFFFFF",
+    "1" + "0" * 309, "9" * 4301,  # past a double; past Python's int-to-string limit
 )
 LEVELS = ("perfect", "accelerator", "cpu", "gpu", "mic", "nvidia", "fermi", "hopper",
           "xeon_phi", "x86_avx512")
@@ -134,6 +135,98 @@ def token_soup(rng: random.Random, grammar: tuple[str, ...], length: int) -> str
     words = [rng.choice(grammar) if rng.random() < 0.8 else rng.choice(HOSTILE_NUMBERS)
              for _ in range(length)]
     return " ".join(words)
+
+
+# The classes of kernels an independent fuzzer found failures in (docs/reliability.md,
+# "Round 3"): each template is a loop, expression or statement that used to crash an
+# analysis, hang a stage, or pass `mcl check` silently. `generated_kernel` puts a few of
+# them, with hostile numbers, in the body of a one-dimensional kernel
+# `perfect void k(int n, int m, main float[n] a, main float[n] b)`, which
+# GENERATED_REFERENCE can run.
+_BOUNDS = ("i", "n", "m", "m - 100", "-5", "0", "1", "n - n", "toInt(toFloat(i) * 100.0)",
+           "toInt(exp(toFloat(i)))", "n * m")
+_STARTS = ("0", "1", "2", "3", "i", "m", "-1", "n")
+
+
+def _loop(rng: random.Random, depth: int) -> str:
+    var = f"k{depth}"
+    start, bound = rng.choice(_STARTS), rng.choice(_BOUNDS)
+    step = rng.choice((f"{var} *= 2", f"{var} *= 3", f"{var} /= 2", f"{var} >>= 1",
+                       f"{var}++", f"{var} += 4", f"{var}--"))
+    op = rng.choice(("<", "<=", ">", ">=", "!="))
+    inner = _statement(rng, depth + 1) if depth < 2 and rng.random() < 0.5 else "s += b[i];"
+    loop = f"for (int {var} = {start}; {var} {op} {bound}; {step}) {{ {inner} }}"
+    return loop if _terminates(start, op, step) else f"{ENDLESS} {loop}"
+
+
+# Marks a loop that may never end (`k = 0; k < n; k *= 2`): a program may loop forever,
+# so such a kernel is checked and analysed but not run.
+ENDLESS = "/* may not end */"
+
+
+def _terminates(start: str, op: str, step: str) -> bool:
+    if op in ("<", "<="):
+        return step.endswith(("++", "+= 4")) or (step.endswith(("*= 2", "*= 3"))
+                                                  and start in ("1", "2", "3"))
+    return op in (">", ">=") and step.endswith("--")
+
+
+def _power_chain(rng: random.Random) -> str:
+    terms = rng.choice(("b[i]", "2.0", "toFloat(i)", "1.0001"))
+    return "s += " + " ^ ".join([terms] * rng.randint(2, 300)) + ";"
+
+
+def _if_nest(rng: random.Random) -> str:
+    body = "s += b[i];"
+    for level in range(rng.randint(1, 300)):
+        body = f"if (i > {level}) {{ {body} }}"
+    return body
+
+
+def _statement(rng: random.Random, depth: int = 0) -> str:
+    number = rng.choice(HOSTILE_NUMBERS)
+    return rng.choice((
+        lambda: _loop(rng, depth),
+        lambda: _power_chain(rng),
+        lambda: _if_nest(rng),
+        lambda: f"s += toFloat({number});",
+        lambda: f"int q{depth} = {rng.choice(('100 % (0 / n)', 'i / (n - n)', '7 / 0'))}; "
+                f"s += toFloat(q{depth});",
+        lambda: f"byte c{depth} = {rng.choice(('300', '255', '-1', number))}; "
+                f"s += toFloat(c{depth});",
+        lambda: f"float[4] t{depth}; t{depth}[{rng.choice(('0', '3', '4', '-1'))}] = 1.0; "
+                f"s += t{depth}[0];",
+        lambda: f"float u{depth}; s += u{depth};",
+        lambda: f"for (int e{depth}; e{depth} < n; e{depth}++) {{ s += 1.0; }}",
+        lambda: f"a[{rng.choice(('0', 'i', 'i + 1', 'n', 'm', 'i * 2'))}] = s;",
+        lambda: f"float[{rng.choice(('0', '2 - 5', 'n / (n - n)', '8'))}] v{depth}; "
+                f"s += 1.0;",
+    ))()
+
+
+def generated_kernel(rng: random.Random) -> str:
+    """A kernel made of the classes above (see the comment on _BOUNDS)."""
+    body = "\n    ".join(_statement(rng) for _ in range(rng.randint(1, 4)))
+    return ("perfect void k(int n, int m, main float[n] a, main float[n] b) {\n"
+            "  foreach (int i in n threads) {\n    float s = 0.0;\n    " + body
+            + "\n    a[i] = s;\n  }\n}\n")
+
+
+# A reference for `generated_kernel`'s signature: `mcl run` needs inputs and outputs; the
+# comparison itself may fail (the kernels compute anything), a crash or hang may not.
+GENERATED_REFERENCE = """\
+import numpy as np
+FUNCTION = "k"
+SIZES = {"n": 37, "m": 5}
+OUTPUTS = ("a",)
+TOLERANCE = {"rtol": 1e-5, "atol": 1e-5}
+def inputs(sizes, rng):
+    n = sizes["n"]
+    return {"n": n, "m": sizes["m"], "a": np.zeros(n, np.float32),
+            "b": rng.uniform(-1.0, 1.0, n).astype(np.float32)}
+def reference(args):
+    return {"a": np.zeros(args["n"], np.float32)}
+"""
 
 
 # ----------------------------------------------------------------------------- running
@@ -232,6 +325,34 @@ def run_mcpl(text: str, name: str, rng: random.Random, budget: float, folder: Pa
     return Outcome("ok")
 
 
+def run_generated(text: str, rng: random.Random, budget: float, folder: Path,
+                  execute: float) -> Outcome:
+    """A `generated_kernel` through check (with feedback at a random level), and, when it
+    passes and with probability `execute`, translate, codegen and `mcl run` with the
+    interpreter or on the default OpenCL device (PoCL in CI)."""
+    path = folder / "generated.mcpl"
+    path.write_text(text, encoding="utf-8")
+    (folder / "reference.py").write_text(GENERATED_REFERENCE, encoding="utf-8")
+    sizes = ["-D", f"n={rng.choice(DEFINE_VALUES[1:])}", "-D", f"m={rng.choice(DEFINE_VALUES)}"]
+    level, leaf = rng.choice(LEVELS), rng.choice(LEAVES)
+    argv = ["check", "--level", level, "--format", "json", *sizes, str(path)]
+    status, err = run_command(argv, budget)
+    failure = _failure(argv, status, err)
+    if failure is not None or status != 0 or rng.random() >= execute or ENDLESS in text:
+        return failure or Outcome("ok" if status == 0 else "diagnostics")
+    run_sizes = ["-D", f"n={rng.choice((1, 2, 7, 37, 100))}", "-D", f"m={rng.choice((0, 1, 5, 9))}"]
+    runs = (["run", "--interp", *run_sizes, str(path)],
+            ["run", "--target", rng.choice(("fermi", "x86_avx512")), *run_sizes, str(path)])
+    for argv in (["translate", "--to", level, str(path)],
+                 ["codegen", "--target", leaf, "-o", str(folder / "out"), str(path)],
+                 rng.choice(runs)):
+        status, err = run_command(argv, budget)
+        failure = _failure(argv, status, err)
+        if failure is not None:
+            return failure
+    return Outcome("ok")
+
+
 def run_hdl(text: str, name: str, budget: float, folder: Path) -> Outcome:
     """Load one HDL input as a user description and show it."""
     hwd = folder / "hwd"
@@ -261,7 +382,11 @@ class Tally:
 
 def campaign(kind: str, count: int, seed: int, budget: float, save: Path | None,
              deep_fraction: float, report: Callable[[str], None], tally: Tally,
-             deadline: float | None = None) -> None:
+             deadline: float | None = None, generated_fraction: float = 0.0,
+             execute: float = 0.0) -> None:
+    """Fuzz `count` inputs of `kind` ("mcpl" or "hdl"); a share `generated_fraction` of
+    the MCPL inputs are `generated_kernel`s, of which a share `execute` that pass check
+    also run (`run_generated`)."""
     rng = random.Random(f"{kind}-{seed}")
     seeds = mcpl_seeds() if kind == "mcpl" else hdl_seeds()
     grammar = MCPL_TOKENS if kind == "mcpl" else HDL_TOKENS
@@ -272,9 +397,16 @@ def campaign(kind: str, count: int, seed: int, budget: float, save: Path | None,
                 report(f"{kind}: stopped at the time limit after {i} inputs")
                 break
             name, text = rng.choice(seeds)
-            text = (token_soup(rng, grammar, rng.randint(1, 40)) if rng.random() < 0.05
-                    else mutate(text, rng, grammar))
-            if kind == "mcpl":
+            generated = kind == "mcpl" and rng.random() < generated_fraction
+            if generated:
+                name, text = "generated.mcpl", generated_kernel(rng)
+            elif rng.random() < 0.05:
+                text = token_soup(rng, grammar, rng.randint(1, 40))
+            else:
+                text = mutate(text, rng, grammar)
+            if generated:
+                outcome = run_generated(text, rng, budget, folder, execute)
+            elif kind == "mcpl":
                 outcome = run_mcpl(text, name, rng, budget, folder, rng.random() < deep_fraction)
             else:
                 outcome = run_hdl(text, name, budget, folder)
@@ -306,6 +438,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--deep-fraction", type=float, default=0.3,
                         help="share of MCPL inputs that pass `check` which also go through "
                         "feedback, translation and codegen (default 0.3)")
+    parser.add_argument("--generated", type=float, default=0.3,
+                        help="share of MCPL inputs generated from the classes of round 3 "
+                        "(doubling loops, ^ chains, deep if nests, ...) instead of mutated "
+                        "(default 0.3)")
+    parser.add_argument("--execute", type=float, default=0.05,
+                        help="share of generated inputs that pass check which also go "
+                        "through translate, codegen and `mcl run` (--interp or --target "
+                        "on the default OpenCL device; default 0.05)")
     parser.add_argument("--minutes", type=float, default=None,
                         help="stop each campaign after this many minutes")
     parser.add_argument("--save", type=Path, default=Path("fuzz-failures"),
@@ -320,7 +460,7 @@ def main(argv: list[str] | None = None) -> int:
     for kind, count in (("hdl", args.hdl), ("mcpl", args.mcpl)):
         deadline = time.monotonic() + args.minutes * 60 if args.minutes else None
         campaign(kind, count, args.seed, args.budget, args.save, args.deep_fraction, report,
-                 tally, deadline)
+                 tally, deadline, args.generated, args.execute)
     crashes = sum(1 for _, o, _ in tally.failures if o.kind == "crash")
     hangs = sum(1 for _, o, _ in tally.failures if o.kind == "hang")
     elapsed = time.monotonic() - start

@@ -47,6 +47,58 @@ def marker_columns(src: str, span: Span) -> tuple[int, int]:
     return _marker_columns(src, span)
 
 
+# A shown source line is cut to about this many cells around its marker: a 1 MB line of
+# generated code must not print 1 MB (twice, with the marker) for one error.
+EXCERPT_CELLS = 100
+_CONTEXT_CELLS = 40  # cells kept before the marker when the line is cut
+_LINES = "\t\n"  # kept in messages, hints and notes
+
+
+def escape_controls(text: str, keep: str = "\t") -> str:
+    """`text` with control and bidirectional-override characters written as escapes
+    (`\\x00`, `\\u202e`): echoed raw, they would reorder or hide what the terminal shows.
+    The characters of `keep` stay (tabs, which source lines expand; the line breaks of a
+    message that quotes a compiler's log)."""
+    if text.isprintable():
+        return text
+    return "".join(c if c in keep or c.isprintable() else _escape(c) for c in text)
+
+
+def _escape(c: str) -> str:
+    code = ord(c)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 \
+        else f"\\U{code:08x}"
+
+
+def source_excerpt(src: str, span: Span, to_line_end: bool = False) -> tuple[str, int, int]:
+    """The text to show for source line `src` under a diagnostic at `span`, and the
+    display offset and width of its marker: tabs expanded, control characters escaped,
+    and a long line cut around the marker (with `…` where text was left out). A span over
+    several lines is marked at its start, or to the end of its first line."""
+    if span.end_line != span.line:
+        end = len(src) + 1 if to_line_end else span.column + 1
+        span = Span(span.file, span.line, span.column, span.line, end)
+    first, last = span.column - 1, max(span.end_column - 1, span.column)
+    before = escape_controls(src[:first]).expandtabs(TAB_SIZE)
+    marked = escape_controls(src[first:last])
+    after = escape_controls(src[last:])
+    start, width = cell_len(before), max(cell_len(marked.expandtabs(TAB_SIZE)), 1)
+    if start + width + cell_len(after) <= EXCERPT_CELLS and src.isprintable():
+        return src.expandtabs(TAB_SIZE), *_marker_columns(src, span)
+    shown_before = before
+    if start > _CONTEXT_CELLS:
+        shown_before = "…" + before[-_CONTEXT_CELLS:]
+    room = max(EXCERPT_CELLS - cell_len(shown_before), 10)
+    marked = marked.expandtabs(TAB_SIZE)
+    if cell_len(marked) > room:
+        marked = marked[:room] + "…"
+        after = ""
+    elif cell_len(marked) + cell_len(after) > room:
+        after = after[: room - cell_len(marked)] + "…"
+    width = min(width, cell_len(marked))
+    return shown_before + marked + after, cell_len(shown_before), max(width, 1)
+
+
 def render_diagnostics(diags: list[Diagnostic], console: Console | None = None) -> None:
     """Print each diagnostic as `file:line:col: severity: message`, the source line, a marker
     under the offending text, and the hint. Every line is printed whole (`soft_wrap`): the
@@ -60,21 +112,23 @@ def render_diagnostics(diags: list[Diagnostic], console: Console | None = None) 
         if d.span:
             head.append(f"{d.span}: ", style="bold")
         head.append(f"{d.severity.value}", style=_STYLE[d.severity])
-        head.append(f": {d.message}")
+        head.append(f": {escape_controls(d.message, keep=_LINES)}")
         head.append(f" [{d.code}]", style="dim")
         print_line(head)
         if d.span:
             src = _source_line(d.span.file, d.span.line, cache)
             if src is not None:
                 gutter = f"{d.span.line:>5} | "
-                print_line(Text(gutter, style="dim") + Text(src.expandtabs(TAB_SIZE)))
-                start, width = _marker_columns(src, d.span)
+                shown, start, width = source_excerpt(src, d.span)
+                print_line(Text(gutter, style="dim") + Text(shown))
                 marker = " " * start + "^" + "~" * (width - 1)
                 print_line(Text(" " * (len(gutter) - 2) + "| ", style="dim") + Text(marker, style=_STYLE[d.severity]))
         if d.hint:
-            print_line(Text("      = hint: ", style="bold cyan") + Text(d.hint))
+            print_line(Text("      = hint: ", style="bold cyan")
+                       + Text(escape_controls(d.hint, keep=_LINES)))
         for note in d.notes:
-            print_line(Text("      = note: ", style="bold cyan") + Text(note))
+            print_line(Text("      = note: ", style="bold cyan")
+                       + Text(escape_controls(note, keep=_LINES)))
 
 
 def span_to_json(span: Span | None) -> dict:

@@ -30,7 +30,7 @@ from mcl.diagnostics import Span
 from mcl.feedback.codes import title
 from mcl.feedback.emit import number_text
 from mcl.feedback.messages import SEVERITY_ORDER, Message, Severity, Value, at_least, sort_key
-from mcl.render import TAB_SIZE, marker_columns
+from mcl.render import source_excerpt
 from mcl.source_files import source_lines
 
 _STYLE = {Severity.INFO: "bold cyan", Severity.SUGGESTION: "bold green",
@@ -231,10 +231,8 @@ def _source(span: Span, severity: Severity, console: Console, sources: _Sources)
     if src is None:
         return
     gutter = f"{span.line:>7} | "
-    console.print(Text(gutter, style="dim") + Text(src.expandtabs(TAB_SIZE)))
-    if span.end_line != span.line:  # mark to the end of the first line
-        span = Span(span.file, span.line, span.column, span.line, len(src) + 1)
-    start, width = marker_columns(src, span)
+    shown, start, width = source_excerpt(src, span, to_line_end=True)
+    console.print(Text(gutter, style="dim") + Text(shown))
     console.print(Text(" " * (len(gutter) - 2) + "| ", style="dim")
                   + Text(" " * start + "^" + "~" * (width - 1), style=_STYLE[severity]))
 

@@ -37,6 +37,9 @@ ARGUMENT_PROPERTIES = ("slots", "connects", "space", "op", "performance_feedback
 # --------------------------------------------------------------------------- expressions
 
 
+HUGE_DIGITS = 40  # an integer literal of more digits stands for 10^40
+
+
 @dataclass(frozen=True)
 class Number:
     value: int
@@ -359,8 +362,14 @@ class _Converter(GrammarConverter):
         return String(a.value, self.pos.span_of(a))
 
     def rule_IntLiteral(self, a) -> Number:
-        return Number(int(a.value, 16 if a.value[:2] in ("0x", "0X") else 10),
-                      self.pos.span_of(a))
+        text = str(a.value)
+        base = 16 if text[:2] in ("0x", "0X") else 10
+        digits = (text[2:] if base == 16 else text).lstrip("0")
+        # Thousands of digits cost quadratic time to convert (Python refuses past 4,300);
+        # any value past 40 digits is refused as too large where it is read, so one
+        # stand-in above that bound keeps the diagnostic.
+        value = 10**HUGE_DIGITS if len(digits) > HUGE_DIGITS else int(text, base)
+        return Number(value, self.pos.span_of(a))
 
     def rule_QualRef(self, q) -> QualName:
         return self.qual(q)

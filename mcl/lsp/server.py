@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -379,6 +380,20 @@ def shutdown(ls: MclLanguageServer, params: Any) -> None:
     ls.stop_worker()
 
 
+# After `exit`, pygls closes its streams and calls sys.exit, which waits for every thread:
+# an analysis of a large document could keep the process alive for minutes. The editor
+# expects the server gone, so a daemon timer ends the process if it still runs then.
+EXIT_GRACE_S = 0.5
+
+
+@server.feature(lsp.EXIT)
+def on_exit(ls: MclLanguageServer, params: Any) -> None:
+    code = 0 if getattr(ls.protocol, "_shutdown", False) else 1
+    timer = threading.Timer(EXIT_GRACE_S, os._exit, args=(code,))
+    timer.daemon = True
+    timer.start()
+
+
 # ---------------------------------------------------------------------- requests
 # Each answers from the document's last results, in a few milliseconds; an exception is
 # logged and answered with "nothing here", never with a dead server.
@@ -640,10 +655,28 @@ def on_code_action(ls: MclLanguageServer, params: lsp.CodeActionParams
     return _answer(ls, "codeAction", params.text_document.uri, work)
 
 
+class OneLineFormatter(logging.Formatter):
+    """One line per record: an exception (a malformed message, a failed analysis) is
+    named with its type and text; the traceback only with MCL_DEBUG=1, so an editor's log
+    stays readable whatever a client sends."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        if os.environ.get("MCL_DEBUG"):
+            return super().format(record)
+        plain = logging.makeLogRecord({**record.__dict__, "exc_info": None, "exc_text": None})
+        line = (super().format(plain).splitlines() or [""])[0]  # (pygls puts tracebacks
+        if not record.exc_info:  # in some messages' text too)
+            return line
+        exc = record.exc_info[1]
+        detail = (str(exc).splitlines() or [""])[0]
+        return f"{line}: {type(exc).__name__}: {detail}"
+
+
 def start(tcp: int | None = None, host: str = "127.0.0.1") -> None:
-    logging.basicConfig(level=logging.WARNING, format="mcl lsp: %(message)s")
-    for handler in logging.getLogger().handlers:
-        handler.addFilter(OneLine())
+    handler = logging.StreamHandler()
+    handler.setFormatter(OneLineFormatter("mcl lsp: %(message)s"))
+    handler.addFilter(OneLine())  # pygls' repeats of a record already logged are dropped
+    logging.basicConfig(level=logging.WARNING, handlers=[handler])
     if tcp is not None:
         server.start_tcp(host, tcp)
     else:

@@ -27,8 +27,9 @@ from dataclasses import dataclass
 
 from mcl.diagnostics import Diagnostic, Span, warning
 from mcl.mcpl import ast
+from mcl.mcpl.divergence import divergent_names
 from mcl.mcpl.printer import print_expr
-from mcl.mcpl.varying import varying_names
+from mcl.mcpl.varying import assigned_names
 
 
 @dataclass(frozen=True)
@@ -37,11 +38,15 @@ class _Access:
     array: str
     indices: tuple[ast.Expr, ...]
     node: ast.Expr
+    # The branch conditions around the access (condition, holds), and the variables whose
+    # value changed since the first pass of the loops around it (their second pass).
+    guards: tuple[tuple[ast.Expr, bool], ...] = ()
+    epoch: frozenset[str] = frozenset()
 
 
 def barrier_warnings(function: ast.Function) -> list[Diagnostic]:
     """Warnings for the accesses of shared arrays in `function` that no barrier orders."""
-    found: dict[tuple[Span | None, Span | None], Diagnostic] = {}
+    found: dict[frozenset[Span | None], Diagnostic] = {}
     _visit(function.body, set(), found)
     return list(found.values())
 
@@ -72,9 +77,15 @@ class _Walker:
         self.shared = shared
         self.found = found
         indices = {n.var for n in ast.walk(foreach) if isinstance(n, ast.Foreach)}
-        self.varying = varying_names([foreach.body], indices)
+        # What differs between units: the indices and what is computed from them (a
+        # variable every unit updates alike, such as the `cur` of a double buffer, is the
+        # same in all of them).
+        self.varying = divergent_names(foreach.body, indices)
+        self.counts = {n.var: n.count for n in ast.walk(foreach) if isinstance(n, ast.Foreach)}
         self.body = foreach.body
         self.private: set[str] = set()  # shadowing declarations inside the units
+        self.guards: tuple[tuple[ast.Expr, bool], ...] = ()
+        self.epoch: frozenset[str] = frozenset()
 
     def run(self) -> None:
         self.stmt(self.body, frozenset(), selected=False)
@@ -93,17 +104,27 @@ class _Walker:
         if isinstance(s, ast.If):
             pending = self.access(self.reads(s.cond), pending, selected)
             picks = selected or self.selects_units(s.cond)
+            around = self.guards
+            self.guards = (*around, (s.cond, True))
             then = self.stmt(s.then, pending, picks)
+            self.guards = (*around, (s.cond, False))
             orelse = self.stmt(s.orelse, pending, picks) if s.orelse is not None else pending
+            self.guards = around
             return then | orelse
         if isinstance(s, ast.For):
             pending = self.stmt(s.init, pending, selected)
-            entry = pending
+            entry, before = pending, self.epoch
             for _ in range(2):  # the second pass sees the previous iteration's accesses
                 pending = self.access(self.reads(s.cond), pending, selected)
                 pending = self.stmt(s.body, pending, selected)
                 pending = self.stmt(s.step, pending, selected)
                 pending = entry | pending
+                # In the next iteration the loop variable, and what the body assigns,
+                # hold other values than in the accesses pending from this one. (Those
+                # that differ between units keep their name: the same expression of the
+                # unit's own values is taken to be its own element, as in one iteration.)
+                self.epoch = before | (({s.var} | assigned_names(s.body)) - self.varying)
+            self.epoch = before
             return pending
         if isinstance(s, ast.Decl):
             if s.name in self.shared:
@@ -147,7 +168,8 @@ class _Walker:
         if not (isinstance(base, ast.Name) and groups and base.name in self.shared
                 and base.name not in self.private):
             return []
-        return [_Access(kind, base.name, tuple(i for g in groups for i in g), e)]
+        return [_Access(kind, base.name, tuple(i for g in groups for i in g), e, self.guards,
+                        self.epoch)]
 
     def subscript_reads(self, e: ast.Expr) -> list[_Access]:
         out: list[_Access] = []
@@ -187,7 +209,12 @@ class _Walker:
         two agree on every subscript that depends on the unit."""
         if len(first.indices) != len(second.indices):
             return True
-        pairs = list(zip(first.indices, second.indices, strict=True))
+        changed = first.epoch ^ second.epoch  # values from another iteration: renamed
+        earlier = tuple(_renamed(i, changed) for i in first.indices)
+        pairs = list(zip(earlier, second.indices, strict=True))
+        if any(self.disjoint(x, [(_renamed(c, changed), h) for c, h in first.guards],
+                             y, second.guards) for x, y in pairs):
+            return False  # the units touch different parts: a guarded tree or scan step
         if any(not self.depends(x) and not self.depends(y) and _never_equal(x, y)
                for x, y in pairs):
             return False  # another part of the array: `l_a[cur]` and `l_a[1 - cur]`
@@ -196,15 +223,49 @@ class _Walker:
             return True  # every unit touches the same element
         return any(x != y for x, y in per_unit)
 
+    def disjoint(self, x: ast.Expr, x_guards: list[tuple[ast.Expr, bool]], y: ast.Expr,
+                 y_guards: Iterable[tuple[ast.Expr, bool]]) -> bool:
+        """Do subscripts `x` and `y`, each of the form `t + c` for a unit index t, cover
+        disjoint ranges for the units their guards admit (`if (t < s) tmp[t] += tmp[t +
+        s]`: the writes cover 0 .. s-1, the reads s .. 2s-1)? Decided when the bounds
+        differ by a constant; anything else may overlap."""
+        rx, ry = self.element_range(x, x_guards), self.element_range(y, list(y_guards))
+        if rx is None or ry is None:
+            return False
+        return any(_constant_below(high, low) for high, low in ((rx[1], ry[0]), (ry[1], rx[0]))
+                   if high is not None and low is not None)
+
+    def element_range(self, e: ast.Expr, guards: list[tuple[ast.Expr, bool]]
+                      ) -> tuple[dict | None, dict | None] | None:
+        form = _linear(e)
+        if form is None:
+            return None
+        units = [v for v in form if v in self.counts]
+        if len(units) != 1 or form[units[0]] != 1 or any(
+                v.rstrip("'") in self.varying for v in form if v not in (units[0], "")):
+            return None
+        unit = units[0]
+        offset = {k: v for k, v in form.items() if k != unit}
+        count = _linear(self.counts[unit])
+        low: dict | None = {"": 0}
+        high = _add(count, {"": -1}) if count is not None else None
+        for cond, holds in guards:
+            bound = _unit_bound(cond, holds, unit)
+            if bound is not None and not {v.rstrip("'") for v in _linear_names(bound[1])} & self.varying:
+                low, high = (bound[1], high) if bound[0] == "low" else (low, bound[1])
+        return (_add(low, offset) if low is not None else None,
+                _add(high, offset) if high is not None else None)
+
     def depends(self, e: ast.Expr) -> bool:
-        return any(isinstance(n, ast.Name) and n.name in self.varying for n in ast.walk(e))
+        return any(isinstance(n, ast.Name) and n.name.rstrip("'") in self.varying
+                   for n in ast.walk(e))
 
     def selects_units(self, cond: ast.Expr) -> bool:
         return any(isinstance(n, ast.Binary) and n.op in ("==", "%") and self.depends(n)
                    for n in ast.walk(cond))
 
     def report(self, first: _Access, second: _Access) -> None:
-        key = (first.node.span, second.node.span)
+        key = frozenset((first.node.span, second.node.span))  # each pair once, either order
         if key in self.found or first.node.span is None:
             return
         where = first.node.span
@@ -264,3 +325,47 @@ def _linear(e: ast.Expr) -> dict[str, int] | None:
             out[k] = out.get(k, 0) + sign * v
         return out
     return None
+
+
+def _renamed(e: ast.Expr, names: frozenset[str]) -> ast.Expr:
+    """`e` with each of `names` replaced by a fresh name (its value in another iteration)."""
+    if not names:
+        return e
+    return ast.transform(e, lambda n: ast.Name(n.name + "'", span=n.span)
+                         if isinstance(n, ast.Name) and n.name in names else None)
+
+
+def _add(a: dict, b: dict) -> dict:
+    out = dict(a)
+    for k, v in b.items():
+        out[k] = out.get(k, 0) + v
+    return {k: v for k, v in out.items() if v or k == ""}
+
+
+def _constant_below(high: dict, low: dict) -> bool:
+    """Is high < low for every value of the variables (their difference a constant)?"""
+    difference = _add(high, {k: -v for k, v in low.items()})
+    return set(difference) <= {""} and difference.get("", 0) < 0
+
+
+def _linear_names(form: dict) -> set[str]:
+    return {k for k in form if k}
+
+
+def _unit_bound(cond: ast.Expr, holds: bool, unit: str) -> tuple[str, dict] | None:
+    """A bound `t < e` (as ("high", e - 1)) or `t >= e` (("low", e)) that the branch
+    condition puts on unit index `t`, also negated (the else branch)."""
+    if not (isinstance(cond, ast.Binary) and cond.op in ("<", "<=", ">", ">=")):
+        return None
+    op, left, right = cond.op, cond.left, cond.right
+    if isinstance(right, ast.Name) and right.name == unit:
+        op, left, right = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}[op], right, left
+    if not (isinstance(left, ast.Name) and left.name == unit):
+        return None
+    if not holds:
+        op = {"<": ">=", "<=": ">", ">": "<=", ">=": "<"}[op]
+    form = _linear(right)
+    if form is None:
+        return None
+    return {"<": ("high", _add(form, {"": -1})), "<=": ("high", form),
+            ">": ("low", _add(form, {"": 1})), ">=": ("low", form)}[op]

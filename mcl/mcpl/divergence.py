@@ -97,10 +97,10 @@ class _DivergentNames:
             self.stmt(s.then, inner)
             self.stmt(s.orelse, inner)
         elif isinstance(s, ast.For):
-            inner = ctx or bool(header_names(s) & self.names)
-            if inner:
-                self.names.add(s.var)
-            self.stmt(s.body, inner)
+            header = bool(header_names(s) & self.names)
+            if header:  # (a loop variable is scoped to its loop: a divergent branch around
+                self.names.add(s.var)  # the loop alone leaves its values alike)
+            self.stmt(s.body, ctx or header)
         elif isinstance(s, ast.Foreach):
             self.stmt(s.body, ctx)
 
@@ -170,11 +170,13 @@ class _Races:
         return bool(names_in(e) & self.divergent)
 
     def stmt(self, s: ast.Stmt | None, guarded: bool) -> None:
-        if s is None:
-            return
+        stmts = s.stmts if isinstance(s, ast.Block) else () if s is None else (s,)
+        for one in stmts:
+            self.single(one, guarded)
+
+    def single(self, s: ast.Stmt, guarded: bool) -> None:
         if isinstance(s, ast.Block):
-            for stmt in s.stmts:
-                self.stmt(stmt, guarded)
+            self.stmt(s, guarded)
         elif isinstance(s, ast.Decl):
             self.inner.add(s.name)
             if s.view is not None:

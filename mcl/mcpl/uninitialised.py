@@ -61,9 +61,17 @@ def _set_in(node: object) -> set[str]:
             names.add(n.target.name)
         elif isinstance(n, ast.Decl) and n.init is not None:
             names.add(n.name)
-        elif isinstance(n, ast.Call) and n.func not in BUILTINS:
-            names.update(a.name for a in n.args if isinstance(a, ast.Name))
+        elif isinstance(n, ast.Call):
+            names.update(_written_arguments(n))
     return names
+
+
+def _written_arguments(call: ast.Call) -> list[str]:
+    """The variables a call may set: every name passed to a user function (its
+    parameters may be written), the names in a built-in's "w" positions."""
+    builtin = BUILTINS.get(call.func)
+    return [a.name for k, a in enumerate(call.args) if isinstance(a, ast.Name) and (
+        builtin is None or (k < len(builtin.modes) and builtin.modes[k] == "w"))]
 
 
 class _Walk:
@@ -76,11 +84,11 @@ class _Walk:
         if e is None or state.ended:
             return
         for n in ast.walk(e):
-            if isinstance(n, ast.Call) and n.func not in BUILTINS:
-                # Passed to a user function, which may set it: not a read we can judge.
-                for a in n.args:
-                    if isinstance(a, ast.Name):
-                        state.set(a.name)
+            if isinstance(n, ast.Call):
+                # Passed to a user function, which may set it, or as the result argument
+                # of a built-in (sincos's cosine): set there, not read.
+                for a in _written_arguments(n):
+                    state.set(a)
             if isinstance(n, ast.Name):
                 self.check(n, state)
 

@@ -56,6 +56,19 @@ def test_mutated_mcpl_never_crashes_or_hangs(
     _assert_no_failure(outcome, text)
 
 
+@seed(34)
+@settings(max_examples=int(40 * SCALE), **FUZZ_SETTINGS)
+@given(st.randoms(use_true_random=False))
+def test_generated_round3_kernels_never_crash_or_hang(rng: random.Random) -> None:
+    """Kernels built from the classes of round 3 (doubling loops, ^ chains, deep if nests,
+    huge literals, ...): check with feedback, and for a few, translate, codegen and
+    `mcl run` with the interpreter or on the OpenCL device."""
+    text = fuzz.generated_kernel(rng)
+    with tempfile.TemporaryDirectory() as tmp:
+        outcome = fuzz.run_generated(text, rng, BUDGET, Path(tmp), execute=0.1)
+    _assert_no_failure(outcome, text)
+
+
 @seed(20)
 @settings(max_examples=int(100 * SCALE), **FUZZ_SETTINGS)
 @given(st.sampled_from(HDL_SEEDS), st.randoms(use_true_random=False), st.booleans())

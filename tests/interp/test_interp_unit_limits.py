@@ -125,4 +125,5 @@ def test_mcl_run_reports_the_reduction_with_too_large_a_block(
     reference = str(REDUCTION.parent / "reference.py")
     assert main(["run", str(big), "--interp", "--reference", reference, "-D", "n=3000"]) == 1
     err = capsys.readouterr().err
-    assert "interp-foreach-count" in err and "1024" in err and "gpu_v1.mcpl:19:" in err
+    # `mcl check` (run first) now reports it, before the interpreter would
+    assert "mcpl-foreach-limit" in err and "1024" in err and "gpu_v1.mcpl:19:" in err

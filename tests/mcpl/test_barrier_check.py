@@ -90,3 +90,22 @@ def test_no_warning_on_the_shipped_kernels(path: Path,
 def test_no_warning_on_translated_barriers(level: str,
                                           capsys: pytest.CaptureFixture[str]) -> None:
     assert _warnings(REPO / "kernels/reduction/gpu_v1.mcpl", capsys, "--level", level) == []
+
+
+BARRIER_KERNELS = REPO / "tests/mcpl/barrier_kernels"
+
+
+@pytest.mark.parametrize("name", ["guarded_tree", "double_buffered_scan"])
+def test_guarded_reductions_and_double_buffers_are_not_races(
+        name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Which units touch which elements in each phase between barriers: a guard `t < s`
+    keeps the writes (0 .. s-1) apart from the reads (s .. 2s-1); `buf[1 - cur, t]` and
+    `buf[cur, ...]` are different halves (cur is the same in every unit)."""
+    assert _warnings(BARRIER_KERNELS / f"{name}.mcpl", capsys) == []
+
+
+def test_tree_reduction_without_its_barrier_is_one_finding(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    found = _warnings(BARRIER_KERNELS / "tree_without_barrier.mcpl", capsys)
+    assert len(found) == 1  # the pair once, not once per order
+    assert "'tmp[t + s]' reads" in found[0]["message"] and "('tmp[t]'" in found[0]["message"]
