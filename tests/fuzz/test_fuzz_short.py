@@ -88,13 +88,18 @@ def test_a_hang_is_a_failure(wait: str) -> None:
     """The budget really interrupts a command, whether it computes (CPU time) or waits
     (wall-clock time, ten times the budget): `Hang` passes through the CLI's last line of
     defence and the run reports a hang."""
+    import threading
     import time
 
     from mcl.commands import check
 
+    stop = threading.Event()  # the command runs on a thread of its own (deep_stack), which
+    # the budget leaves behind: it must end, or it spins beside every later test
+
     def busy(args: object) -> int:
-        while True:
+        while not stop.is_set():
             sum(range(1000))
+        return 0
 
     original = check.run
     check.run = busy if wait == "busy" else (lambda args: time.sleep(30) or 0)  # type: ignore[assignment]
@@ -103,6 +108,7 @@ def test_a_hang_is_a_failure(wait: str) -> None:
         status, _ = fuzz.run_command(["check", "x.mcpl"], budget=0.2)
     finally:
         check.run = original
+        stop.set()
     assert status is None and time.monotonic() - start < 10
     assert fuzz._failure(["check"], status, "") == fuzz.Outcome("hang", "check", "")
 
