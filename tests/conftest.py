@@ -12,3 +12,35 @@ def _private_parse_cache(tmp_path_factory):
     with pytest.MonkeyPatch.context() as m:
         m.setenv("MCL_CACHE_DIR", str(tmp_path_factory.mktemp("mcl-cache")))
         yield
+
+
+# The slow tier: modules that build and run generated code (OpenCL on PoCL, Oclgrind, the
+# C++ harness, NVRTC), run whole refinement series, drive editors or fuzz. `pytest -m "not
+# slow"` leaves them out (the fast tier); the whole suite runs them. One list, here.
+SLOW_MODULES = (
+    "tests/series/",
+    "tests/oclgrind/",
+    "tests/kernels/",
+    "tests/tune/",
+    "tests/fuzz/",
+    "tests/codegen/test_codegen_cuda.py",
+    "tests/codegen/test_codegen_cuda_cli.py",
+    "tests/codegen/test_codegen_cuda_types.py",
+    "tests/codegen/test_codegen_harness.py",
+    "tests/codegen/test_codegen_sanitize.py",
+    "tests/codegen/test_codegen_kernels.py",
+    "tests/codegen/test_codegen_tunable.py",
+    "tests/feedback/test_brute_force.py",
+    "tests/interp/test_interp_kernels.py",
+    "tests/compat/test_user_types.py",
+    "tests/lsp/test_neovim.py",
+    "tests/test_demo.py",
+    "tests/test_quickstart.py",
+)
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    for item in items:
+        path = item.nodeid.split("::", 1)[0]
+        if path.startswith(SLOW_MODULES):
+            item.add_marker(pytest.mark.slow)
