@@ -218,8 +218,8 @@ def guarded_iterations(ev: Evaluator, loops: Sequence[Loop], guards: Sequence[Gu
     translation generates) is counted exactly, also inside `&&`; the guards with other
     conditions are returned as unresolved, and the count is then an upper bound."""
     value, exact, unresolved = conditioned_iterations(ev, loops, conditions(ev, guards), weight)
-    guards_left = {id(cond.guard): cond.guard for cond in unresolved}  # once each, in order
-    return value, exact, list(guards_left.values())
+    guards_left = dict.fromkeys(cond.guard for cond in unresolved)  # once each, in order
+    return value, exact, list(guards_left)
 
 
 def conditioned_iterations(ev: Evaluator, loops: Sequence[Loop], conds: Sequence[Condition],
@@ -233,7 +233,9 @@ def conditioned_iterations(ev: Evaluator, loops: Sequence[Loop], conds: Sequence
         # Every statement inside a nest of `if`s asks about all the conditions around it:
         # each (condition, loops, weight) is collapsed once, so deep nests stay linear in
         # the sympy work.
-        key = ("collapse", id(cond), tuple(id(loop) for loop in remaining), f)
+        # (The objects themselves are the key, not their id(): a memo that keeps them
+        # alive cannot meet a new object at the address of a collected one.)
+        key = ("collapse", cond, tuple(remaining), f)
         collapsed = ev.memo(key, lambda c=cond, r=remaining, w=f: collapse_guard(ev, c, r, w))
         if collapsed is None:
             unresolved.append(cond)
