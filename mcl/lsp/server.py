@@ -380,20 +380,6 @@ def shutdown(ls: MclLanguageServer, params: Any) -> None:
     ls.stop_worker()
 
 
-# After `exit`, pygls closes its streams and calls sys.exit, which waits for every thread:
-# an analysis of a large document could keep the process alive for minutes. The editor
-# expects the server gone, so a daemon timer ends the process if it still runs then.
-EXIT_GRACE_S = 0.5
-
-
-@server.feature(lsp.EXIT)
-def on_exit(ls: MclLanguageServer, params: Any) -> None:
-    code = 0 if getattr(ls.protocol, "_shutdown", False) else 1
-    timer = threading.Timer(EXIT_GRACE_S, os._exit, args=(code,))
-    timer.daemon = True
-    timer.start()
-
-
 # ---------------------------------------------------------------------- requests
 # Each answers from the document's last results, in a few milliseconds; an exception is
 # logged and answered with "nothing here", never with a dead server.
