@@ -13,7 +13,7 @@ import numpy as np
 from mcl.codegen import generate_module, load_mapping
 from mcl.codegen.statements import SpaceResolver
 from mcl.diagnostics import Severity
-from mcl.feedback.kernel import build_facts
+from mcl.feedback.facts.kernel import build_facts
 from mcl.feedback.registry import analyse
 from mcl.hdl.library import default_library
 from mcl.interp import run_function

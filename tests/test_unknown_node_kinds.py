@@ -16,7 +16,7 @@ import pytest
 
 from mcl.codegen import generate_module
 from mcl.codegen.host_eval import HostInterpreter, evaluate
-from mcl.feedback.kernel import build_facts
+from mcl.feedback.facts.kernel import build_facts
 from mcl.hdl.library import default_library
 from mcl.interp import run_function
 from mcl.mcpl import ast

@@ -127,7 +127,7 @@ def _versions(items: list[str], library: Any) -> list[tuple[str, Path]]:
 def _point(name: str, path: Path, library: Any, values: dict[str, Any],
            args: argparse.Namespace) -> tuple[dict[str, Any] | None, str]:
     from mcl.commands.codegen import load_checked
-    from mcl.feedback.roofline import roofline_of
+    from mcl.feedback.analyses.roofline import roofline_of
     from mcl.report.measure import can_reach
 
     try:
@@ -216,7 +216,7 @@ def _measure(program: Any, function: str, level: str, library: Any, reference: A
 
 
 def _print_text(document: dict[str, Any]) -> None:
-    from mcl.feedback.roofline import describe_bound, percent, rate_text
+    from mcl.feedback.analyses.roofline import describe_bound, percent, rate_text
 
     print(document["title"])
     for p in document["points"]:

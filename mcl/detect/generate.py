@@ -32,7 +32,7 @@ GPU_THREADS = 1024  # gpu.hdl's threads per block (the paper's Fig. 8)
 
 # A Hopper GPU's occupancy follows hopper's allocation rules (compute capability 9.x), read
 # from the description's own figures; the function is found in NAME_feedback.py next to
-# NAME.hdl (mcl.feedback.functions).
+# NAME.hdl (mcl.feedback.analyses.functions).
 HOPPER_FEEDBACK = '''"""Performance feedback functions of {name}.hdl, written by mcl hwd detect: a GPU of
 compute capability 9.x allocates registers and shared memory by hopper's rules
 (hwdescs/hopper_feedback.py), applied to the figures of {name}.hdl."""

@@ -3,16 +3,26 @@ paper, sections 5 and 6.2-6.5; docs/feedback.md).
 
     analyse(function, program, hwd, values) -> list[Message]
 
-runs every analysis that applies to the description (`registry` lists them; `analysis`
-defines an `Analysis` record and the `AnalysisContext` each one gets); one module per
-analysis: `opstats` (6.2), `transfers`, `reuse` (6.3), `memory` (6.3, faster memories),
-`elements` (several elements per unit), `cache` (6.4) and `functions` (6.5). They share
-the facts of a function (`kernel`: loops, statements, accesses; `symbolic`: SymPy values;
-`counting`: exact sums and distinct counts). `values` reads `-D`/`--values`, `emit`
-builds message texts from figures, `codes` names every message code, `visibility` says
-which messages a report shows without `--verbose`, `render_text` / `render_json` print
-reports, `stage` runs and reports it for `mcl check` (`--severity`,
-`--verbose`).
+runs every analysis that applies to the description. The package has four layers, each
+importing only those below it (docs/architecture.md, "Feedback in layers"):
+
+- the engine, here at the top: `registry` (which analyses run, and running them),
+  `analysis` (the `Analysis` record and the `AnalysisContext` each one gets), `budget`
+  (the time budget), `stage` (feedback for `mcl check`), `messages` (what an analysis
+  returns), `codes` (titles of the message codes), `values` and `value_checks` (the
+  user's `-D` values), `emit` (building message texts from figures);
+- `facts/`: what the analyses know about one function, derived once and shared
+  (`kernel`: loops, statements, accesses; `symbolic`: SymPy values; `counting`: exact
+  sums and distinct counts; ...);
+- `analyses/`: one module per analysis (`opstats` 6.2, `transfers`, `reuse` 6.3,
+  `memory` 6.3, `elements`, `cache` 6.4, `functions` 6.5, `unit_counts`, `irregular`,
+  `roofline`), each reading facts and never another analysis;
+- `render/`: `text` and `json_report` print reports, `visibility` says which messages a
+  report shows without `--verbose`.
+
+The API of the description's performance feedback functions (paper 6.5) stays at the
+top, where `hwdescs/*_feedback.py` import it: `kernel_api` (the `Kernel` object),
+`program_view`, `lockstep`, `warp_access` and `occupancy`.
 
 Attributes are loaded lazily so that importing this package (e.g. for `mcl check`
 without feedback) does not import SymPy.

@@ -4,7 +4,7 @@ An analysis is an `Analysis` record: a name, a predicate on the hardware descrip
 (which analyses run depends on what the description exposes: feedback.md, "Principles"),
 and a function of one `AnalysisContext`. The context carries everything an analysis may
 use -- the function, its program, the description, the user's values -- and the facts of
-the function (`mcl.feedback.kernel.KernelFacts`), built on first use and shared by all
+the function (`mcl.feedback.facts.kernel.KernelFacts`), built on first use and shared by all
 analyses of the same context. Nothing is found through import side effects or caches
 keyed by object identity: `mcl.feedback.registry` lists the analyses and makes one
 context per analysed function.
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from mcl.feedback.kernel import KernelFacts
+    from mcl.feedback.facts.kernel import KernelFacts
     from mcl.feedback.messages import Message
     from mcl.hdl.model import HardwareDescription
     from mcl.mcpl.ast import Function, Module
@@ -39,7 +39,7 @@ class AnalysisContext:
         """The facts of the function (loops, items, accesses, SymPy evaluator), built once
         per context: the analyses of one run share them."""
         if self._facts is None:
-            from mcl.feedback.kernel import build_facts
+            from mcl.feedback.facts.kernel import build_facts
 
             self._facts = build_facts(self.function, self.program, self.hwd)
         return self._facts

@@ -6,7 +6,7 @@ c[i, j] (line 13)"). A code without a title here (a user's feedback function) is
 summarised by the start of its message.
 
 `HEADLINE_FACTS` are the facts worth reading without asking for more: what `mcl check`
-shows by default and what `mcl report`'s feedback column quotes (mcl.feedback.visibility
+shows by default and what `mcl report`'s feedback column quotes (mcl.feedback.render.visibility
 holds the one rule; docs/feedback.md, "What a report shows").
 """
 
@@ -69,7 +69,7 @@ TITLES: dict[str, str] = {
 
 # The facts (info messages) a programmer reads first, as the paper's Table II quotes them:
 # operation counts, transfers in total, coalescing and bank conflicts, occupancy, data
-# reuse (of the kernel's parameters only, mcl.feedback.visibility), and the roofline. The
+# reuse (of the kernel's parameters only, mcl.feedback.render.visibility), and the roofline. The
 # other facts of the catalogue (every array x loop cache fact, per-parameter transfers,
 # overhead and per-space counts, ...) have nothing to act on: shown with `-v`.
 HEADLINE_FACTS = frozenset({

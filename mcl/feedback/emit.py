@@ -10,7 +10,7 @@ from typing import Any
 
 from mcl.diagnostics import Span
 from mcl.feedback.budget import spent
-from mcl.feedback.kernel import KernelFacts, Loop
+from mcl.feedback.facts.kernel import KernelFacts, Loop
 from mcl.feedback.messages import Message, Severity, Value
 from mcl.feedback.values import evaluate
 from mcl.mcpl import ast

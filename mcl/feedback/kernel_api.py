@@ -37,8 +37,8 @@ import sympy
 
 from mcl.diagnostics import Span
 from mcl.feedback.emit import fill
-from mcl.feedback.kernel import Access, Binding, Guard, KernelFacts, Loop
-from mcl.feedback.layout import element_count, element_layout, flat_index, type_bytes
+from mcl.feedback.facts.kernel import Access, Binding, Guard, KernelFacts, Loop
+from mcl.feedback.facts.layout import element_count, element_layout, flat_index, type_bytes
 from mcl.feedback.messages import Message, Severity
 from mcl.feedback.values import evaluate
 from mcl.hdl.model import DeviceNode, HardwareDescription, Quantity

@@ -24,7 +24,8 @@ from dataclasses import dataclass, replace
 
 import sympy
 
-from mcl.feedback.kernel import Guard, Loop
+from mcl.feedback.analyses.opstats import executions
+from mcl.feedback.facts.kernel import Guard, Loop
 from mcl.feedback.kernel_api import (
     Kernel,
     MemoryInstruction,
@@ -34,7 +35,6 @@ from mcl.feedback.kernel_api import (
     UnitCursor,
 )
 from mcl.feedback.messages import Message, Severity
-from mcl.feedback.opstats import executions
 from mcl.feedback.values import evaluate
 from mcl.feedback.warp_access import BankConflict, bank_conflict, coalescing
 from mcl.hdl.model import HardwareDescription, ParGroup, ParUnit

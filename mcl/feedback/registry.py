@@ -21,21 +21,21 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from mcl.diagnostics import MclError, closest_names
-from mcl.feedback import (
+from mcl.feedback import kernel_api
+from mcl.feedback.analyses import (
     cache,
     elements,
     functions,
     irregular,
-    kernel_api,
     memory,
     opstats,
-    resident,
     reuse,
     roofline,
     transfers,
     unit_counts,
 )
 from mcl.feedback.analysis import Analysis, AnalysisContext
+from mcl.feedback.facts import resident
 from mcl.feedback.messages import Message, Severity, sort_key
 from mcl.feedback.value_checks import value_errors
 
@@ -157,7 +157,7 @@ def unknown_value_messages(functions: Iterable[Function], values: Mapping[str, A
                            ) -> list[Message]:
     """A warning for each `-D` name that is no parameter of an analysed function (a typo
     would otherwise silently leave figures symbolic). `iters_V`, the iteration count of a
-    loop with data-dependent bounds, and `max_iters_V`, its maximum (mcl.feedback.irregular),
+    loop with data-dependent bounds, and `max_iters_V`, its maximum (mcl.feedback.analyses.irregular),
     are always accepted."""
     known: set[str] = set()
     for f in functions:

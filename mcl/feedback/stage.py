@@ -43,7 +43,7 @@ class FileFeedback:
     levels: dict[str, str]  # analysed function -> its level
     seconds: float
     options: FeedbackOptions = field(default_factory=FeedbackOptions)
-    # per message: shown without --verbose (mcl.feedback.visibility); empty: all of them
+    # per message: shown without --verbose (mcl.feedback.render.visibility); empty: all of them
     by_default: list[bool] = field(default_factory=list)
 
     def shown_by_default(self) -> list[bool]:
@@ -53,8 +53,8 @@ class FileFeedback:
 def run_feedback(program: Any, library: HwdLibrary, options: FeedbackOptions) -> FileFeedback:
     """Analyse every kernel of a checked program (mcl.feedback.registry.analyse_program)."""
     from mcl.feedback.registry import analyse_program
+    from mcl.feedback.render.visibility import shown_by_default
     from mcl.feedback.values import collect_values
-    from mcl.feedback.visibility import shown_by_default
 
     values = collect_values(options.defines, options.values_files)
     start = time.perf_counter()
@@ -67,7 +67,7 @@ def json_report(reports: Iterable[FileFeedback]) -> dict[str, Any]:
     """The `"messages"` of the `--format json` document: all of them (at `--severity`),
     each marked with whether the text report shows it without `--verbose`."""
     from mcl.feedback.messages import at_least
-    from mcl.feedback.render_json import message_to_json
+    from mcl.feedback.render.json_report import message_to_json
 
     return {"messages": [{**message_to_json(m), "shown_by_default": shown}
                          for r in reports
@@ -82,7 +82,7 @@ def text_report(reports: Iterable[FileFeedback]) -> None:
         return
     from rich.console import Console
 
-    from mcl.feedback.render_text import render_feedback
+    from mcl.feedback.render.text import render_feedback
 
     console = Console(highlight=False, soft_wrap=True)
     for r in reports:

@@ -67,7 +67,7 @@ def evaluate(expr: Any, values: Mapping[str, Number]) -> Value:
     if expr.has(sympy.Sum):
         # Not `doit`: SymPy adds a long sum term by term, symbolically (minutes); nor
         # `xreplace`: rebuilding the Min/Max of a summand with numbers is slow too.
-        from mcl.feedback.sums import sum_number
+        from mcl.feedback.facts.sums import sum_number
 
         number, estimated = sum_number(expr, subs)
         return Value(expr, None if number is None else to_number(number), (), estimated)

@@ -2,7 +2,7 @@
 
 The paper names, as future work, telling the programmer how close a kernel is to what the
 hardware can do (section 8); these figures are the roofs of that comparison
-(mcl.feedback.roofline). Nothing here is new syntax: a description states them with the
+(mcl.feedback.analyses.roofline). Nothing here is new syntax: a description states them with the
 properties HDL already has (docs/hdl.md, "Peak throughput"):
 
 - arithmetic: every execution or SIMD unit that executes arithmetic instructions (an

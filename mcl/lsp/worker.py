@@ -66,7 +66,7 @@ class MessageRecord:
     approximate: bool
     figures: tuple[FigureRecord, ...]
     needs: tuple[str, ...]
-    # published as a diagnostic (mcl.feedback.visibility); the others only on hover
+    # published as a diagnostic (mcl.feedback.render.visibility); the others only on hover
     shown_by_default: bool = True
 
 

@@ -1,5 +1,5 @@
 """How far a run got towards its roof: the fraction of the attainable
-performance (mcl.feedback.roofline) that a measured kernel time reached.
+performance (mcl.feedback.analyses.roofline) that a measured kernel time reached.
 
 The roof belongs to the leaf the OpenCL was generated from: the program is translated
 there (as code generation does) and the roofline of its function is taken at the run's
@@ -26,7 +26,7 @@ class Attained:
 
     @property
     def text(self) -> str:
-        from mcl.feedback.roofline import describe_bound, percent, rate_text
+        from mcl.feedback.analyses.roofline import describe_bound, percent, rate_text
 
         return (f"{percent(self.fraction)} of the attainable {rate_text(self.attainable, 'FLOP/s')} "
                 f"(roofline at {self.level}: bound by {describe_bound(self.bound)})")
@@ -35,7 +35,7 @@ class Attained:
 def leaf_roofline(program: Any, function: str, leaf: str, library: Any) -> Any:
     """The Roofline of `function` of `program` translated to `leaf`, or None (no peak at
     the leaf, or the program cannot be translated or analysed there)."""
-    from mcl.feedback.roofline import roofline_of
+    from mcl.feedback.analyses.roofline import roofline_of
 
     try:
         if program.main.function(function).hwd != leaf:

@@ -2,7 +2,7 @@
 
 Table II lists, per version, the feedback the programmer acts on — not every figure the
 analyses compute. The column shows what `mcl check` shows by default
-(mcl.feedback.visibility: every warning and suggestion, the headline facts), less:
+(mcl.feedback.render.visibility: every warning and suggestion, the headline facts), less:
 - the note that counts under an `if` are upper bounds (`QUIET_WARNINGS`) and the roofline
   (`--run` gives each version's fraction of its roof in the performance column);
 - repeats of a line (two accesses of `a` in the same loops say the same);
@@ -24,7 +24,7 @@ from typing import Any
 
 from mcl.feedback.codes import title
 from mcl.feedback.messages import Message, Severity
-from mcl.feedback.visibility import REUSE, Visibility, array_of
+from mcl.feedback.render.visibility import REUSE, Visibility, array_of
 
 __all__ = ["QUIET_WARNINGS", "Headline", "array_of", "headline", "headline_messages"]
 

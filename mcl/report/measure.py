@@ -38,7 +38,7 @@ class Measurement:
         figure = f"{self.rate:.3g} {self.unit}" if self.rate is not None else \
             f"{self.seconds * 1e3:.3g} ms"
         if self.roofline is not None:
-            from mcl.feedback.roofline import percent
+            from mcl.feedback.analyses.roofline import percent
 
             figure += f" ({percent(self.roofline.fraction)} of roof)"
         if self.verified is False:

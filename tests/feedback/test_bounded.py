@@ -17,9 +17,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mcl.feedback.budget import budget, spent
-from mcl.feedback.kernel import build_facts
+from mcl.feedback.facts.kernel import build_facts
+from mcl.feedback.facts.sums import sum_number
 from mcl.feedback.registry import analyse, analyse_program
-from mcl.feedback.sums import sum_number
 from mcl.hdl.library import default_library
 from mcl.mcpl import ast
 from mcl.mcpl.loader import load_program

@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mcl.diagnostics import Severity as DiagnosticSeverity
-from mcl.feedback import cache
-from mcl.feedback.kernel import build_facts
+from mcl.feedback.analyses import cache
+from mcl.feedback.facts.kernel import build_facts
 from mcl.feedback.messages import Severity
 from mcl.feedback.registry import applicable
 from mcl.feedback.values import evaluate

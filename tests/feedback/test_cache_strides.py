@@ -7,7 +7,7 @@ import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcl.feedback import strides
+from mcl.feedback.facts import strides
 
 
 def lines_touched(addresses: list[int], element: int, line: int) -> int:

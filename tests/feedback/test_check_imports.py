@@ -1,6 +1,6 @@
 """What `mcl check` with feedback imports: SymPy, but not numpy through the interpreter
 (issue 11, item 4: the check runs on every save in an editor). numpy comes in only for a
-figure that is an unevaluated sum (mcl.feedback.sums)."""
+figure that is an unevaluated sum (mcl.feedback.facts.sums)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Exact symbolic counting: distinct values of affine indices, triangular and tiled
-loop nests, guards from translation (mcl.feedback.counting)."""
+loop nests, guards from translation (mcl.feedback.facts.counting)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from conftest import by_code, feedback_source
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcl.feedback.counting import distinct_values
+from mcl.feedback.facts.counting import distinct_values
 from mcl.feedback.values import evaluate
 
 h, fh, w = sympy.symbols("h fh w", integer=True, positive=True)

@@ -10,8 +10,8 @@ from conftest import KERNELS, feedback, load_kernel
 
 from mcl.feedback import registry
 from mcl.feedback.analysis import Analysis, AnalysisContext
-from mcl.feedback.blocks import CONTROL_FLOW, INDEXING, OUTPUT, classify
-from mcl.feedback.kernel import COND, COUNT, INIT, STEP, STMT, build_facts
+from mcl.feedback.facts.blocks import CONTROL_FLOW, INDEXING, OUTPUT, classify
+from mcl.feedback.facts.kernel import COND, COUNT, INIT, STEP, STMT, build_facts
 from mcl.feedback.messages import Message, Severity
 from mcl.hdl.library import default_library
 
@@ -122,7 +122,7 @@ def test_analysis_does_not_mutate_the_program() -> None:
 
 
 def test_faster_space_is_shared_by_the_units_of_the_foreach(library) -> None:
-    from mcl.feedback.memory import faster_space
+    from mcl.feedback.analyses.memory import faster_space
 
     gpu = library.get("gpu")
     assert faster_space(gpu, "threads", "dev") == "local"  # local lives in the block

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from mcl.diagnostics import Severity as DiagnosticSeverity
-from mcl.feedback.kernel import build_facts
+from mcl.feedback.facts.kernel import build_facts
 from mcl.feedback.kernel_api import Kernel, MissingValues, NotStatic
 from mcl.feedback.messages import Severity
 from mcl.hdl.library import default_library

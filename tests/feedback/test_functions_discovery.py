@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from user_hwd import KERNEL, user_hdl
 
-from mcl.feedback import functions
+from mcl.feedback.analyses import functions
 from mcl.feedback.messages import Severity
 from mcl.feedback.registry import analyse, applicable
 from mcl.hdl.library import default_library, load_library

@@ -17,9 +17,9 @@ from brute import Tracer
 from conftest import KERNELS, by_code, feedback, load_kernel
 from oracle import _number, check_data_accesses
 
-from mcl.feedback.blocks import OUTPUT, classify
-from mcl.feedback.kernel import build_facts
-from mcl.feedback.opstats import DATA, function_costs
+from mcl.feedback.analyses.opstats import DATA, function_costs
+from mcl.feedback.facts.blocks import OUTPUT, classify
+from mcl.feedback.facts.kernel import build_facts
 
 
 def _run(name: str, sizes: dict[str, int]) -> tuple[Any, Any]:

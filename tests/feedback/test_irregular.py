@@ -1,4 +1,4 @@
-"""Irregular-access feedback (mcl/feedback/irregular.py) against brute-force counts: the
+"""Irregular-access feedback (mcl/feedback/analyses/irregular.py) against brute-force counts: the
 traced kernels' data-dependent stores (distinct addresses, writers per copy) and loops
 with data-dependent bounds (stride inside the loop, row-length statistics, lock-step
 efficiency)."""
@@ -13,8 +13,8 @@ import pytest
 from brute import Tracer
 from conftest import KERNELS, by_code, feedback, feedback_source, load_kernel
 
-from mcl.feedback.irregular import data_loops, element_stride, store_contention
-from mcl.feedback.kernel import build_facts
+from mcl.feedback.analyses.irregular import data_loops, element_stride, store_contention
+from mcl.feedback.facts.kernel import build_facts
 from mcl.feedback.values import evaluate
 
 HISTOGRAM = KERNELS / "histogram" / "perfect.mcpl"
@@ -138,7 +138,7 @@ def test_mic_proposes_a_copy_per_thread_and_says_it_does_not_pay_with_one_elemen
 def test_concurrent_writers_are_the_resident_threads() -> None:
     (msg,) = by_code(feedback(HISTOGRAM, "fermi", values={"h": 16384, "w": 16384}),
                      "store-contention")
-    # mcl/feedback/resident.py: 15 SMs x 48 warps x 32 threads (not the 480 ALUs)
+    # mcl/feedback/facts/resident.py: 15 SMs x 48 warps x 32 threads (not the 480 ALUs)
     assert msg.value_map["concurrent"].numeric == 15 * 48 * 32
     assert msg.value_map["per_address"].numeric == pytest.approx(15 * 48 * 32 / 256)
 
@@ -231,7 +231,7 @@ def test_the_imbalance_asks_for_the_average_and_the_maximum_by_name() -> None:
 def test_a_group_of_threads_per_row_reads_neighbouring_elements_as_the_trace() -> None:
     """spmv gpu (v2) at hopper: the 32 threads of a warp share a row, so they start at
     neighbouring non-zeros (the lane stride) and step by 32 elements (the loop stride)."""
-    from mcl.feedback.irregular import lane_stride
+    from mcl.feedback.analyses.irregular import lane_stride
 
     rng = np.random.default_rng(3)
     nrows, ncols = 19, 80

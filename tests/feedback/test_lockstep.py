@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from brute import Trace, Tracer
 
-from mcl.feedback.kernel import build_facts
+from mcl.feedback.facts.kernel import build_facts
 from mcl.feedback.messages import Message
 from mcl.feedback.registry import analyse
 from mcl.hdl.library import default_library

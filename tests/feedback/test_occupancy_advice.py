@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from mcl.feedback import occupancy
-from mcl.feedback.functions import load_module
+from mcl.feedback.analyses.functions import load_module
 from mcl.feedback.messages import Severity
 from mcl.feedback.registry import analyse
 from mcl.hdl.library import default_library
@@ -77,7 +77,7 @@ def test_without_the_sizes_the_hint_says_the_grid_is_unknown(library):
 
 @pytest.fixture(scope="module")
 def hopper_sm(library, tmp_path_factory):
-    from mcl.feedback.kernel import build_facts
+    from mcl.feedback.facts.kernel import build_facts
     from mcl.feedback.kernel_api import Kernel
 
     program = load_program(HERE / "kernels" / "hopper_small_grid.mcpl", (), library)

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from mcl.feedback import occupancy
-from mcl.feedback.functions import find_function, load_module
-from mcl.feedback.kernel import build_facts
+from mcl.feedback.analyses.functions import find_function, load_module
+from mcl.feedback.facts.kernel import build_facts
 from mcl.feedback.kernel_api import Kernel
 from mcl.feedback.messages import Severity
 from mcl.feedback.registry import analyse

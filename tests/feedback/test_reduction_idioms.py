@@ -11,8 +11,8 @@ import oracle
 import pytest
 from brute import Tracer
 
-from mcl.feedback.kernel import build_facts
-from mcl.feedback.opstats import executions
+from mcl.feedback.analyses.opstats import executions
+from mcl.feedback.facts.kernel import build_facts
 from mcl.feedback.registry import analyse
 from mcl.hdl.library import default_library
 from mcl.mcpl.loader import load_program

@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 from mcl.cli import main
 from mcl.feedback import codes
 from mcl.feedback.emit import fill, readable
+from mcl.feedback.facts.symbolic import ceiling_div, identical, integer_quotient
 from mcl.feedback.messages import SEVERITY_ORDER, Severity, Value
-from mcl.feedback.render_text import display_path
-from mcl.feedback.symbolic import ceiling_div, identical, integer_quotient
+from mcl.feedback.render.text import display_path
 from mcl.feedback.values import evaluate
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -304,7 +304,7 @@ def test_two_files_with_the_same_function_get_a_report_each(capsys) -> None:
 def _codes_in_sources() -> set[str]:
     """Every message code the analyses and the bundled feedback functions can emit."""
     found: set[str] = set()
-    sources = [*(ROOT / "mcl" / "feedback").glob("*.py"), *(ROOT / "hwdescs").glob("*.py")]
+    sources = [*(ROOT / "mcl" / "feedback").rglob("*.py"), *(ROOT / "hwdescs").glob("*.py")]
     for path in sources:
         text = path.read_text()
         found |= set(re.findall(r'code="([a-z0-9-]+)"', text))

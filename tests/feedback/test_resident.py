@@ -1,5 +1,5 @@
 """One rule for how many units a level runs at once (issue 11, item 5;
-mcl/feedback/resident.py): the several-elements advice compares the units a kernel
+mcl/feedback/facts/resident.py): the several-elements advice compares the units a kernel
 launches with the units the description keeps resident (the slots of its outermost
 execution units), at every level, and is not given on a store whose address depends on
 data (histogram's scatter), where the problem is atomic contention."""
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import KERNELS, by_code, feedback
 
-from mcl.feedback.resident import resident_units
+from mcl.feedback.facts.resident import resident_units
 from mcl.hdl.library import default_library
 
 HERE = Path(__file__).parent / "kernels"

@@ -7,7 +7,7 @@ import pytest
 import sympy
 from conftest import KERNELS, by_code, feedback, load_kernel
 
-from mcl.feedback.roofline import COMPUTE, roofline_of
+from mcl.feedback.analyses.roofline import COMPUTE, roofline_of
 
 PAPER = {"n": 2048, "m": 2048, "p": 2048}  # the paper's matmul (section 7)
 

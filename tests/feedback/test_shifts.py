@@ -11,7 +11,7 @@ from conftest import KERNELS, by_code, feedback, feedback_source
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcl.feedback.kernel import build_facts
+from mcl.feedback.facts.kernel import build_facts
 from mcl.hdl.library import default_library
 from mcl.mcpl.operators import shift_left, shift_right
 from mcl.mcpl.parse import parse_source

@@ -8,8 +8,8 @@ from typing import Any
 
 import sympy
 
-from mcl.feedback.kernel import Binding, Scope, dims
-from mcl.feedback.symbolic import Evaluator
+from mcl.feedback.facts.kernel import Binding, Scope, dims
+from mcl.feedback.facts.symbolic import Evaluator
 from mcl.mcpl import ast
 
 PRIMITIVE_BYTES = {"byte": 1, "bool": 1, "int": 4, "float": 4, "double": 8}

@@ -19,9 +19,9 @@ import sympy
 
 from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.emit import Emitter, number_text, readable
-from mcl.feedback.kernel import KernelFacts
+from mcl.feedback.facts.kernel import KernelFacts
+from mcl.feedback.facts.sizes import binding_bytes
 from mcl.feedback.messages import Message, Severity
-from mcl.feedback.sizes import binding_bytes
 
 if TYPE_CHECKING:
     from mcl.hdl.model import HardwareDescription

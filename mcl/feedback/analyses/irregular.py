@@ -39,17 +39,21 @@ from typing import Any
 
 import sympy
 
+from mcl.feedback.analyses.cache import (
+    lockstep_group,
+    loops_since_declaration,
+    unpredictable_reasons,
+)
+from mcl.feedback.analyses.memory import faster_space
 from mcl.feedback.analysis import AnalysisContext
-from mcl.feedback.cache import lockstep_group, loops_since_declaration, unpredictable_reasons
-from mcl.feedback.counting import iterations
 from mcl.feedback.emit import Emitter, expr_text
-from mcl.feedback.kernel import Access, KernelFacts, Loop
-from mcl.feedback.layout import element_layout, extents, flat_index
-from mcl.feedback.memory import faster_space
+from mcl.feedback.facts.counting import iterations
+from mcl.feedback.facts.kernel import Access, KernelFacts, Loop
+from mcl.feedback.facts.layout import element_layout, extents, flat_index
+from mcl.feedback.facts.resident import concurrent_units
+from mcl.feedback.facts.strides import loop_stride
+from mcl.feedback.facts.symbolic import iterations_symbol
 from mcl.feedback.messages import Message, Severity
-from mcl.feedback.resident import concurrent_units
-from mcl.feedback.strides import loop_stride
-from mcl.feedback.symbolic import iterations_symbol
 from mcl.feedback.values import evaluate
 from mcl.mcpl import ast
 
@@ -371,7 +375,7 @@ def loop_value(facts: KernelFacts, loop: Loop) -> Any | None:
     """The variable of a for-loop with data-dependent bounds as `start + step * counter`
     (the start an unknown from data); None when the step is not a fixed addition. The
     evaluator keeps such a variable opaque, as its trip count is unknown."""
-    from mcl.feedback.symbolic import _step
+    from mcl.feedback.facts.symbolic import _step
 
     ev = facts.evaluator
     node = loop.node

@@ -33,15 +33,15 @@ from typing import Any
 
 import sympy
 
-from mcl.feedback import strides
+from mcl.feedback.analyses.reuse import LoopReuse, RatioReuse, find_reuse
 from mcl.feedback.analysis import AnalysisContext
-from mcl.feedback.counting import affine
 from mcl.feedback.emit import Emitter
-from mcl.feedback.kernel import Access, Binding, KernelFacts, Loop, Scope
-from mcl.feedback.layout import element_count, element_layout, flat_index
+from mcl.feedback.facts import strides
+from mcl.feedback.facts.counting import affine
+from mcl.feedback.facts.kernel import Access, Binding, KernelFacts, Loop, Scope
+from mcl.feedback.facts.layout import element_count, element_layout, flat_index
+from mcl.feedback.facts.symbolic import identical
 from mcl.feedback.messages import Message, Severity
-from mcl.feedback.reuse import LoopReuse, RatioReuse, find_reuse
-from mcl.feedback.symbolic import identical
 from mcl.hdl.model import UNLIMITED, HardwareDescription, MemoryInfo, Parallelism
 from mcl.mcpl import ast
 from mcl.mcpl.printer import print_expr

@@ -1,6 +1,6 @@
 """Operation statistics (paper section 6.2, Table II row `perfect`).
 
-For the output-defining, control-flow and indexing blocks (`mcl.feedback.blocks`) count,
+For the output-defining, control-flow and indexing blocks (`mcl.feedback.facts.blocks`) count,
 per executing par_unit and memory space, the arithmetic instructions, loads and stores,
 multiplied by how many times each block runs; report the computational instructions, the
 data accesses and the arithmetic intensity. Matmul at perfect: 2nmp computational
@@ -29,11 +29,11 @@ from typing import Any
 import sympy
 
 from mcl.feedback.analysis import AnalysisContext
-from mcl.feedback.blocks import CONTROL_FLOW, INDEXING, UNUSED, classify
-from mcl.feedback.counting import guarded_iterations, tidy
 from mcl.feedback.emit import Emitter
-from mcl.feedback.guard_values import branch_runs
-from mcl.feedback.kernel import (
+from mcl.feedback.facts.blocks import CONTROL_FLOW, INDEXING, UNUSED, classify
+from mcl.feedback.facts.counting import guarded_iterations, tidy
+from mcl.feedback.facts.guard_values import branch_runs
+from mcl.feedback.facts.kernel import (
     COND,
     INDEX,
     STEP,
@@ -43,8 +43,8 @@ from mcl.feedback.kernel import (
     Item,
     KernelFacts,
 )
+from mcl.feedback.facts.symbolic import param_symbol
 from mcl.feedback.messages import Message, Severity
-from mcl.feedback.symbolic import param_symbol
 from mcl.mcpl import ast
 
 COMPUTATIONAL, DATA, INDEXING_OPS, CONTROL_OPS = "computational", "data", "indexing", "control"

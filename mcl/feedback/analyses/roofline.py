@@ -31,15 +31,15 @@ from typing import Any
 
 import sympy
 
+from mcl.feedback.analyses.opstats import COMPUTATIONAL, DATA, function_costs
+from mcl.feedback.analyses.transfers import parameter_bytes
 from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.budget import budget
-from mcl.feedback.counting import tidy
 from mcl.feedback.emit import Emitter
+from mcl.feedback.facts.counting import tidy
+from mcl.feedback.facts.sizes import element_bytes
+from mcl.feedback.facts.symbolic import at_least, identical
 from mcl.feedback.messages import Message, Severity
-from mcl.feedback.opstats import COMPUTATIONAL, DATA, function_costs
-from mcl.feedback.sizes import element_bytes
-from mcl.feedback.symbolic import at_least, identical
-from mcl.feedback.transfers import parameter_bytes
 from mcl.feedback.values import evaluate
 from mcl.hdl.peak import bandwidth, peak_flops
 from mcl.mcpl import ast
@@ -224,7 +224,7 @@ def _space_and_size(facts: Any, key: tuple[str, str]) -> tuple[str, Any]:
     """The memory space of an access-count key and the bytes of one element there: a
     parameter's own element type; for a space, the largest element of the arrays the
     function declares in it."""
-    from mcl.feedback.kernel import Scope
+    from mcl.feedback.facts.kernel import Scope
 
     empty = Scope(None, None, None)
     if key[0] == "param":

@@ -3,7 +3,7 @@ analysis 5).
 
 "It may be beneficial to consider computing more than one element of c per thread." The
 advice applies when the kernel launches more units than the description keeps resident
-(`mcl.feedback.resident`: the slots of its outermost execution units, fermi's 15 SMs x 48
+(`mcl.feedback.facts.resident`: the slots of its outermost execution units, fermi's 15 SMs x 48
 warps x 32 threads, not the 480 ALUs that execute some of them in one cycle) and each
 unit writes a single output element of its own (its store is inside foreach statements
 only, not in a for-loop, and its subscripts depend on every one of them: a warp that
@@ -20,14 +20,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from mcl.feedback.analyses.irregular import contended
 from mcl.feedback.analysis import AnalysisContext
-from mcl.feedback.blocks import OUTPUT, classify
-from mcl.feedback.counting import iterations
 from mcl.feedback.emit import Emitter, expr_text
-from mcl.feedback.irregular import contended
-from mcl.feedback.kernel import Loop
+from mcl.feedback.facts.blocks import OUTPUT, classify
+from mcl.feedback.facts.counting import iterations
+from mcl.feedback.facts.kernel import Loop
+from mcl.feedback.facts.resident import resident_units
 from mcl.feedback.messages import Message, Severity
-from mcl.feedback.resident import resident_units
 from mcl.feedback.values import evaluate
 from mcl.mcpl import ast
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 
-from mcl.feedback.kernel import COND, COUNT, IF, INIT, STEP, Binding, Item, KernelFacts
+from mcl.feedback.facts.kernel import COND, COUNT, IF, INIT, STEP, Binding, Item, KernelFacts
 
 OUTPUT = "output-defining"
 CONTROL_FLOW = "control-flow"

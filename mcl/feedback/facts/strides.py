@@ -6,7 +6,7 @@ these values to determine the stride that a loop causes in the array expression.
 stride and the cache-line size follow the best case (fewest lines the loop can fetch) and
 the worst case (a line per iteration, or per unit that can use the cache at once).
 
-Everything here is pure SymPy arithmetic on a flattened index; `mcl.feedback.cache` turns
+Everything here is pure SymPy arithmetic on a flattened index; `mcl.feedback.analyses.cache` turns
 MCPL accesses into such indices. The formulas are built in closed form, never through
 `sympy.simplify`: simplifying a `Piecewise` of `floor`s took seconds per access and gave
 no more readable result than the forms below (`ceiling(n/8)`, `4*floor(n/120) +
@@ -20,7 +20,7 @@ from typing import Any
 
 import sympy
 
-from mcl.feedback.symbolic import ceiling_div
+from mcl.feedback.facts.symbolic import ceiling_div
 
 
 def loop_stride(index: Any, var: Any, start: Any, step: Any) -> Any:

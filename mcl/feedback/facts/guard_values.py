@@ -18,8 +18,8 @@ from typing import Any
 
 import sympy
 
-from mcl.feedback.kernel import Guard
-from mcl.feedback.symbolic import Evaluator
+from mcl.feedback.facts.kernel import Guard
+from mcl.feedback.facts.symbolic import Evaluator
 
 Interval = tuple[Any, Any]  # (low, high) as SymPy numbers, inclusive; ±oo allowed
 

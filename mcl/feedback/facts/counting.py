@@ -26,8 +26,8 @@ from typing import Any
 import sympy
 
 from mcl.feedback.budget import spent
-from mcl.feedback.kernel import Guard, Loop
-from mcl.feedback.symbolic import Evaluator, identical, ratio
+from mcl.feedback.facts.kernel import Guard, Loop
+from mcl.feedback.facts.symbolic import Evaluator, identical, ratio
 
 
 def iterations(ev: Evaluator, loops: Sequence[Loop], weight: Any = 1,

@@ -12,7 +12,7 @@ only sees the loops inside that block):
   dimensions. Convolution (Fig. 16), first dimension of `a[i + y, j + x]`: h*fh accesses
   over h + fh - 1 distinct rows (the paper rounds this to h + fh).
 
-`find_reuse` returns the findings as data; `mcl.feedback.memory` proposes faster memory
+`find_reuse` returns the findings as data; `mcl.feedback.analyses.memory` proposes faster memory
 spaces from them.
 """
 
@@ -25,8 +25,9 @@ from typing import Any
 import sympy
 
 from mcl.feedback.analysis import AnalysisContext
-from mcl.feedback.blocks import OUTPUT, classify
-from mcl.feedback.counting import (
+from mcl.feedback.emit import Emitter, expr_text, loop_text
+from mcl.feedback.facts.blocks import OUTPUT, classify
+from mcl.feedback.facts.counting import (
     Affine,
     Collapse,
     Condition,
@@ -38,10 +39,9 @@ from mcl.feedback.counting import (
     distinct_tuples,
     distinct_values,
 )
-from mcl.feedback.emit import Emitter, expr_text, loop_text
-from mcl.feedback.kernel import Access, KernelFacts, Loop, dims
+from mcl.feedback.facts.kernel import Access, KernelFacts, Loop, dims
+from mcl.feedback.facts.symbolic import identical, ratio
 from mcl.feedback.messages import Message, Severity
-from mcl.feedback.symbolic import identical, ratio
 
 
 @dataclass(frozen=True, eq=False)

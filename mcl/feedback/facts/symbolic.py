@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, cast
 import sympy
 
 from mcl.feedback.budget import spent
-from mcl.feedback.kernel import Binding, Loop, Scope
+from mcl.feedback.facts.kernel import Binding, Loop, Scope
 from mcl.mcpl import ast
 
 if TYPE_CHECKING:

@@ -5,7 +5,7 @@ the feedback functions (6.5: coalescing, bank conflicts) need the byte an access
 Arrays are stored row-major over all their dimensions, outermost bracket group first
 (`float[n, m] c`: c[i, j] is element i*m + j; a view `a as float[n/t][t] a2` addresses
 the storage of `a` with its own shape). Records (user types) are laid out field after
-field without padding. Sizes of types come from `mcl.feedback.sizes`.
+field without padding. Sizes of types come from `mcl.feedback.facts.sizes`.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from typing import Any, cast
 
 import sympy
 
-from mcl.feedback.kernel import Access, Binding, KernelFacts, Scope, dims
-from mcl.feedback.sizes import element_bytes
+from mcl.feedback.facts.kernel import Access, Binding, KernelFacts, Scope, dims
+from mcl.feedback.facts.sizes import element_bytes
 from mcl.mcpl import ast
 
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from mcl.feedback.analysis import AnalysisContext
-from mcl.feedback.counting import iterations
 from mcl.feedback.emit import Emitter
+from mcl.feedback.facts.counting import iterations
 from mcl.feedback.messages import Message, Severity
 from mcl.feedback.values import evaluate
 

@@ -30,12 +30,12 @@ from typing import TYPE_CHECKING
 
 import sympy
 
+from mcl.feedback.analyses.cache import cached_spaces, lockstep_group
+from mcl.feedback.analyses.reuse import LoopReuse, RatioReuse, find_reuse
 from mcl.feedback.analysis import AnalysisContext
-from mcl.feedback.cache import cached_spaces, lockstep_group
 from mcl.feedback.emit import Emitter, expr_text, loop_text
-from mcl.feedback.kernel import Access, Loop
+from mcl.feedback.facts.kernel import Access, Loop
 from mcl.feedback.messages import Message, Severity
-from mcl.feedback.reuse import LoopReuse, RatioReuse, find_reuse
 from mcl.hdl.model import ParGroup, ParUnit
 
 if TYPE_CHECKING:

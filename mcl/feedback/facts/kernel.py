@@ -7,7 +7,7 @@ The walk is scope-aware (MCPL names may be re-declared in sibling blocks, e.g. t
 control-flow-graph block at statement granularity), which variables it defines and uses
 in value and in index positions, the operations it performs per execution, and the
 loops and `if`s around it. Symbolic values are computed afterwards by
-`mcl.feedback.symbolic.Evaluator`, which follows the recorded scopes.
+`mcl.feedback.facts.symbolic.Evaluator`, which follows the recorded scopes.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from mcl.mcpl.builtins import BUILTINS, SIGNATURE_CALLS
 from mcl.mcpl.nesting import ARRAY, PARAMETER, SCALAR, default_space
 
 if TYPE_CHECKING:
+    from mcl.feedback.facts.symbolic import Evaluator
     from mcl.feedback.program_view import ProgramView
-    from mcl.feedback.symbolic import Evaluator
     from mcl.hdl.model import HardwareDescription
 
 # Roles of an operation inside an item: in the value it computes, or inside array
@@ -599,8 +599,8 @@ def dims(b: Binding) -> tuple[ast.Expr, ...]:
 def build_facts(function: ast.Function, program: Any, hwd: HardwareDescription,
                 _stack: tuple[str, ...] = ()) -> KernelFacts:
     """Gather the facts of `function` analysed at description `hwd`."""
+    from mcl.feedback.facts.symbolic import Evaluator
     from mcl.feedback.program_view import ProgramView
-    from mcl.feedback.symbolic import Evaluator
 
     view = ProgramView.of(program, function)
     spaces = SpaceFacts(hwd, function)

@@ -9,7 +9,7 @@ For every analysed function:
   within a group (warnings, suggestions, then facts), each with its severity, the source
   line and a marker under the expression, the values the text does not already show
   (all of them with `verbose`), and a hint of what to try;
-- only the messages shown by default (mcl.feedback.visibility: warnings, suggestions and
+- only the messages shown by default (mcl.feedback.render.visibility: warnings, suggestions and
   the headline facts) unless `verbose`, with one last line that counts the others by
   analysis and says that `-v` shows them.
 
@@ -96,7 +96,7 @@ def render_feedback(messages: Sequence[Message], console: Console | None = None,
                     by_default: Sequence[bool] | None = None) -> None:
     """Print the report. `levels` names the level each function was analysed at; only
     messages at least as pressing as `minimum` are shown (`--severity`), and of those only
-    the ones `by_default` marks (mcl.feedback.visibility) unless `verbose`, which also
+    the ones `by_default` marks (mcl.feedback.render.visibility) unless `verbose`, which also
     lists every value of every message, also those its text shows."""
     console = console or Console(highlight=False, soft_wrap=True)
     sources = _Sources()
