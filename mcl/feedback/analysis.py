@@ -14,14 +14,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
-    from mcl.feedback.facts.kernel import KernelFacts
+    from mcl.feedback.facts.kernel import Derived, KernelFacts
     from mcl.feedback.messages import Message
     from mcl.hdl.model import HardwareDescription
     from mcl.mcpl.ast import Function, Module
     from mcl.mcpl.loader import Program
+
+D = TypeVar("D", bound="Derived")
 
 
 @dataclass
@@ -43,6 +45,11 @@ class AnalysisContext:
 
             self._facts = build_facts(self.function, self.program, self.hwd)
         return self._facts
+
+    def get(self, kind: type[D]) -> D:
+        """A derived fact of the function (`ReuseFacts`, `OperationCosts`, ...), shared
+        with the other analyses of this context."""
+        return self.facts.get(kind)
 
 
 Predicate = Callable[["HardwareDescription"], bool]

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 
 import sympy
 
-from mcl.feedback.analyses.opstats import executions
+from mcl.feedback.facts.costs import executions
 from mcl.feedback.facts.kernel import Guard, Loop
 from mcl.feedback.kernel_api import (
     Kernel,

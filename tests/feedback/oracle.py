@@ -11,11 +11,11 @@ from typing import Any
 
 from brute import Trace
 
-from mcl.feedback.analyses.opstats import DATA, executions, function_costs
-from mcl.feedback.analyses.reuse import LoopReuse, RatioReuse, find_reuse, reuse_loops
-from mcl.feedback.analyses.transfers import parameter_bytes
 from mcl.feedback.facts.blocks import OUTPUT, classify
+from mcl.feedback.facts.costs import DATA, executions, function_costs
 from mcl.feedback.facts.kernel import COND, COUNT, IF, INIT, STEP, STMT, KernelFacts
+from mcl.feedback.facts.reuse import LoopReuse, RatioReuse, find_reuse, reuse_loops
+from mcl.feedback.facts.sizes import parameter_bytes
 from mcl.feedback.values import evaluate
 
 _TRACE_KIND = {STMT: "stmt", IF: "if", INIT: "init", COND: "cond", STEP: "step",

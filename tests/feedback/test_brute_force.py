@@ -57,8 +57,8 @@ def test_the_cases_cover_every_kernel_and_the_checks_have_work() -> None:
     for case in CASES:
         program, function, hwd = load(case)
         facts = build_facts(function, program, hwd)
-        from mcl.feedback.analyses.opstats import executions
-        from mcl.feedback.analyses.reuse import find_reuse
+        from mcl.feedback.facts.costs import executions
+        from mcl.feedback.facts.reuse import find_reuse
 
         for item in facts.items:
             total_items += 1

@@ -13,7 +13,9 @@ from hypothesis import strategies as st
 
 from mcl.diagnostics import Severity as DiagnosticSeverity
 from mcl.feedback.analyses import cache
+from mcl.feedback.facts.hardware import cached_spaces
 from mcl.feedback.facts.kernel import build_facts
+from mcl.feedback.facts.predictable import loops_since_declaration
 from mcl.feedback.messages import Severity
 from mcl.feedback.registry import applicable
 from mcl.feedback.values import evaluate
@@ -230,7 +232,7 @@ xeon_phi void f(int n, dev float[n] out) {
   }
 }""", library)
     access = next(a for a in facts.accesses if a.binding.name == "tmp" and a.writes)
-    assert [loop.name for loop in cache.loops_since_declaration(access)] == ["k"]
+    assert [loop.name for loop in loops_since_declaration(access)] == ["k"]
 
 
 # ----------------------------------------------------------------------------- brute force
@@ -298,7 +300,7 @@ def check_against_simulation(tmp_path, library, threads, start, stop, step, row,
     facts = facts_of(tmp_path, source, library)
     per_loop, sizes, iterations = simulate(threads, start, stop, step, row[1], col[1])
     access = next(a for a in facts.accesses if a.binding.name == "a")
-    caches = cache.cached_spaces(facts.hwd)["dev"]
+    caches = cached_spaces(facts.hwd)["dev"]
     results = cache.access_lines(facts, access, caches, sizes)
     assert not isinstance(results, cache.Unpredictable)
     l1 = {r.loop.name: r for r in results if r.cache.node.name == "l1"}
@@ -355,7 +357,7 @@ x86_avx512 void walk(int n, int p, main float[n, p] a, main float[n] out) {
   }
 }""", library)
     access = next(a for a in facts.accesses if a.binding.name == "a")
-    caches = cache.cached_spaces(facts.hwd)["main"]
+    caches = cached_spaces(facts.hwd)["main"]
     (k_lines,) = [r for r in cache.access_lines(facts, access, caches, {})
                   if r.loop.name == "k" and r.cache.node.name == "l1"]
     assert k_lines.best.free_symbols and sympy.Symbol("p", integer=True, positive=True) \

@@ -122,7 +122,7 @@ def test_analysis_does_not_mutate_the_program() -> None:
 
 
 def test_faster_space_is_shared_by_the_units_of_the_foreach(library) -> None:
-    from mcl.feedback.analyses.memory import faster_space
+    from mcl.feedback.facts.hardware import faster_space
 
     gpu = library.get("gpu")
     assert faster_space(gpu, "threads", "dev") == "local"  # local lives in the block

@@ -9,7 +9,7 @@ from brute import Tracer
 from conftest import by_code, feedback_source
 from oracle import _number
 
-from mcl.feedback.analyses.opstats import DATA, function_costs
+from mcl.feedback.facts.costs import DATA, function_costs
 from mcl.feedback.facts.kernel import build_facts
 from mcl.hdl.library import default_library
 from mcl.mcpl.parse import parse_source

@@ -17,8 +17,8 @@ from brute import Tracer
 from conftest import KERNELS, by_code, feedback, load_kernel
 from oracle import _number, check_data_accesses
 
-from mcl.feedback.analyses.opstats import DATA, function_costs
 from mcl.feedback.facts.blocks import OUTPUT, classify
+from mcl.feedback.facts.costs import DATA, function_costs
 from mcl.feedback.facts.kernel import build_facts
 
 

@@ -13,7 +13,8 @@ import pytest
 from brute import Tracer
 from conftest import KERNELS, by_code, feedback, feedback_source, load_kernel
 
-from mcl.feedback.analyses.irregular import data_loops, element_stride, store_contention
+from mcl.feedback.analyses.irregular import data_loops, element_stride
+from mcl.feedback.facts.contention import store_contention
 from mcl.feedback.facts.kernel import build_facts
 from mcl.feedback.values import evaluate
 

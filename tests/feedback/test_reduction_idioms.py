@@ -11,7 +11,7 @@ import oracle
 import pytest
 from brute import Tracer
 
-from mcl.feedback.analyses.opstats import executions
+from mcl.feedback.facts.costs import executions
 from mcl.feedback.facts.kernel import build_facts
 from mcl.feedback.registry import analyse
 from mcl.hdl.library import default_library

@@ -12,8 +12,8 @@ import pytest
 from brute import Tracer
 from conftest import by_code, feedback, load_kernel
 
-from mcl.feedback.analyses.reuse import RatioReuse, Unpredictable, find_reuse
 from mcl.feedback.facts.kernel import build_facts
+from mcl.feedback.facts.reuse import RatioReuse, Unpredictable, find_reuse
 
 KERNEL = Path(__file__).parent / "kernels" / "grid_stride_reuse.mcpl"
 

@@ -33,13 +33,15 @@ from typing import Any
 
 import sympy
 
-from mcl.feedback.analyses.reuse import LoopReuse, RatioReuse, find_reuse
 from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.emit import Emitter
 from mcl.feedback.facts import strides
 from mcl.feedback.facts.counting import affine
-from mcl.feedback.facts.kernel import Access, Binding, KernelFacts, Loop, Scope
+from mcl.feedback.facts.hardware import cached_spaces, lockstep_group
+from mcl.feedback.facts.kernel import Access, Binding, KernelFacts, Loop
 from mcl.feedback.facts.layout import element_count, element_layout, flat_index
+from mcl.feedback.facts.predictable import loops_since_declaration, unpredictable_reasons
+from mcl.feedback.facts.reuse import LoopReuse, RatioReuse, ReuseFacts
 from mcl.feedback.facts.symbolic import identical
 from mcl.feedback.messages import Message, Severity
 from mcl.hdl.model import UNLIMITED, HardwareDescription, MemoryInfo, Parallelism
@@ -87,16 +89,6 @@ class Unpredictable:
 
 
 # ----------------------------------------------------------------------------- the hardware
-
-
-def cached_spaces(hwd: HardwareDescription) -> dict[str, list[MemoryInfo]]:
-    """Memory space -> the caches holding it, inner to outer."""
-    result: dict[str, list[MemoryInfo]] = {}
-    for space in hwd.memory_spaces():
-        caches = [m for m in hwd.memories_for(space.name) if m.is_cache and m.line_size]
-        if caches:
-            result[space.name] = caches
-    return result
 
 
 def has_caches(hwd: HardwareDescription) -> bool:
@@ -153,52 +145,7 @@ def concurrent_units(hwd: HardwareDescription, unit: str, cache: MemoryInfo) -> 
     return sympy.Integer(int(bound))
 
 
-def lockstep_group(hwd: HardwareDescription) -> tuple[str, int] | None:
-    """(par_group, units) of the lock-step group the executing unit loads in, if any."""
-    try:
-        group = hwd.lockstep(hwd.executing_unit().name)
-    except (KeyError, ValueError):
-        return None
-    if group is None or group.count in (None, UNLIMITED):
-        return None
-    return group.name, int(group.count)
-
-
 # ----------------------------------------------------------------------------- the program
-
-
-def unpredictable_reasons(facts: KernelFacts, expr: ast.Expr, scope: Scope,
-                          seen: frozenset[int] = frozenset()) -> list[str]:
-    """Section 6.4: "Array expressions are unpredictable if an array expression contains
-    non-loop variables that are written or originating from arrays"."""
-    reasons: list[str] = []
-    for node in ast.walk(expr):
-        if isinstance(node, ast.Index):
-            reasons.append(f"it depends on the values of array {ast.root_name(node)}")
-        elif isinstance(node, ast.Call) and node.func not in ("min", "max", "abs"):
-            reasons.append(f"it depends on the result of {node.func}()")
-        elif isinstance(node, ast.Name):
-            b = scope.lookup(node.name)
-            if b is None or id(b) in seen:
-                continue
-            if b.kind == "loop":
-                shape = facts.evaluator.shape(b.loop) if b.loop is not None else None
-                if shape is not None and not shape.affine:
-                    reasons.append(shape.reason or f"loop variable {b.name} does not advance "
-                                   "by a fixed step")
-            elif b.single_assignment and b.scope is not None and b.init is not None:
-                reasons += unpredictable_reasons(facts, b.init, b.scope, seen | {id(b)})
-            elif b.kind in ("local", "constant") and not b.is_array:
-                reasons.append(f"it depends on {b.name}, which is written in the kernel")
-    return list(dict.fromkeys(reasons))
-
-
-def loops_since_declaration(access: Access) -> list[Loop]:
-    """The loops around an access that lie inside the declaration of its variable (paper
-    6.4: "the surrounding loops taking into account where the variable was last
-    defined")."""
-    declared = access.binding.root.loops
-    return [loop for loop in access.item.loops if loop not in declared]
 
 
 # ----------------------------------------------------------------------------- analysis
@@ -526,7 +473,8 @@ def cache_messages(facts: KernelFacts, values: Mapping[str, Any] | None = None) 
     emit = Emitter(facts, ANALYSIS, values)
     messages: list[Message] = []
     # Section 6.3: the reads whose elements are loaded more than once.
-    reused = {(id(f.access.binding.root), print_expr(f.access.node)) for f in find_reuse(facts)
+    reused = {(id(f.access.binding.root), print_expr(f.access.node))
+              for f in facts.get(ReuseFacts).findings
               if isinstance(f, (LoopReuse, RatioReuse))}
     seen: set[tuple] = set()
     for access in facts.accesses:

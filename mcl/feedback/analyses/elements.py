@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcl.feedback.analyses.irregular import contended
 from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.emit import Emitter, expr_text
 from mcl.feedback.facts.blocks import OUTPUT, classify
+from mcl.feedback.facts.contention import contended
 from mcl.feedback.facts.counting import iterations
 from mcl.feedback.facts.kernel import Loop
 from mcl.feedback.facts.resident import resident_units

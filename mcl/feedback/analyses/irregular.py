@@ -39,25 +39,17 @@ from typing import Any
 
 import sympy
 
-from mcl.feedback.analyses.cache import (
-    lockstep_group,
-    loops_since_declaration,
-    unpredictable_reasons,
-)
-from mcl.feedback.analyses.memory import faster_space
 from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.emit import Emitter, expr_text
-from mcl.feedback.facts.counting import iterations
+from mcl.feedback.facts.contention import Contention, more_than_one, product, store_contention
+from mcl.feedback.facts.hardware import faster_space, lockstep_group
 from mcl.feedback.facts.kernel import Access, KernelFacts, Loop
-from mcl.feedback.facts.layout import element_layout, extents, flat_index
-from mcl.feedback.facts.resident import concurrent_units
+from mcl.feedback.facts.layout import element_layout, flat_index
 from mcl.feedback.facts.strides import loop_stride
 from mcl.feedback.facts.symbolic import iterations_symbol
 from mcl.feedback.messages import Message, Severity
 from mcl.feedback.values import evaluate
 from mcl.mcpl import ast
-
-ATOMICS = ("atomicAdd",)
 
 
 def max_iterations_symbol(loop: Loop) -> sympy.Symbol:
@@ -67,88 +59,6 @@ def max_iterations_symbol(loop: Loop) -> sympy.Symbol:
 
 
 # ----------------------------------------------------------------------------- stores
-
-
-@dataclass(frozen=True)
-class Contention:
-    """The figures of one data-dependent store (see the module docstring)."""
-
-    access: Access
-    reasons: tuple[str, ...]  # why the address depends on data
-    distinct: Any  # addresses of one copy the store can reach
-    sharing: tuple[Loop, ...]  # foreach loops whose units write into one copy
-    writers: Any  # units that write into one copy
-    updates: Any  # updates of one copy (writers times the for-loop iterations)
-    concurrent: Any  # writers that run at once
-    atomic: bool
-
-
-def data_dependent(facts: KernelFacts, expr: ast.Expr, scope: Any) -> bool:
-    ev = facts.evaluator
-    value = ev.sym(expr, scope)
-    return any(ev.is_opaque(s) for s in getattr(value, "free_symbols", ()))
-
-
-def store_contention(facts: KernelFacts, access: Access,
-                     values: Mapping[str, Any] | None = None) -> Contention | None:
-    """The contention figures of a store whose address depends on data; None otherwise."""
-    if not (access.writes and access.element and access.binding.is_array):
-        return None
-    ev = facts.evaluator
-    scope = access.item.scope
-    sizes = extents(facts, access.binding)
-    if len(sizes) != len(access.indices):
-        return None
-    distinct = sympy.Integer(1)
-    selectors: set[Loop] = set()
-    reasons: list[str] = []
-    for index, size in zip(access.indices, sizes, strict=True):
-        if data_dependent(facts, index, scope):
-            distinct = distinct * size
-            reasons += unpredictable_reasons(facts, index, scope)
-        else:
-            selectors |= ev.deps(index, scope)
-    if not reasons:
-        return None
-    inside = [x for x in loops_since_declaration(access) if x not in selectors]
-    sharing = tuple(x for x in inside if x.kind == "foreach")
-    writers = _product(ev.trips(x) for x in sharing)
-    # Updates of one copy: the iterations of the loops inside the declaration; a loop
-    # whose trips depend on an outer loop (a grid-stride walk) counts for the first copy.
-    updates, _ = iterations(ev, inside)
-    outer = {ev.counter(x) for x in facts.loops} & updates.free_symbols
-    updates = sympy.sympify(updates).subs({t: 0 for t in outer})
-    cap = concurrent_units(facts.hwd)
-    # At most the units the device runs at once write concurrently; a symbolic count of
-    # writers is taken to exceed them (it grows with the problem).
-    known = evaluate(writers, values or {}).numeric
-    concurrent = writers if cap == float("inf") or (known is not None and known <= cap) \
-        else sympy.Integer(int(cap))
-    return Contention(access, tuple(dict.fromkeys(reasons)), distinct, sharing, writers,
-                      updates, concurrent, _is_atomic(access))
-
-
-def contended(facts: KernelFacts, access: Access, values: Mapping[str, Any]) -> bool:
-    """Is `access` a store at a data-dependent address that more than one unit writes
-    into (the store-contention message)? Such a store is no element of its own unit's:
-    the several-elements advice leaves it to this analysis."""
-    c = store_contention(facts, access, values)
-    return c is not None and _more_than_one(c.writers, values)
-
-
-def _is_atomic(access: Access) -> bool:
-    for node in ast.walk(access.item.node):
-        if isinstance(node, ast.Call) and node.func in ATOMICS and node.args \
-                and node.args[0] is access.node:
-            return True
-    return False
-
-
-def _product(factors: Any) -> Any:
-    out = sympy.Integer(1)
-    for f in factors:
-        out = out * f
-    return out
 
 
 @dataclass(frozen=True)
@@ -198,7 +108,7 @@ def _store_messages(emit: Emitter, c: Contention) -> list[Message]:
                "per_address": per_address, "updates": c.updates}
     why = "; ".join(c.reasons)
     out = []
-    if not c.atomic and _more_than_one(c.writers, emit.values):
+    if not c.atomic and more_than_one(c.writers, emit.values):
         out.append(emit.message(
             "store-race", Severity.WARNING,
             f"{text} is updated at an address that depends on data ({why}) by {{writers}} "
@@ -224,8 +134,8 @@ def _store_messages(emit: Emitter, c: Contention) -> list[Message]:
             "the contention")))
     if plan is None:
         return out
-    copies = _product(ev.trips(x) for x in plan.outer)
-    sharers = _product(ev.trips(x) for x in plan.inner)
+    copies = product(ev.trips(x) for x in plan.outer)
+    sharers = product(ev.trips(x) for x in plan.inner)
     layout = element_layout(facts, acc.binding, acc.field)
     element = layout[0] if layout else 4
     per_copy = c.updates / copies
@@ -257,11 +167,6 @@ def _store_messages(emit: Emitter, c: Contention) -> list[Message]:
     out.append(emit.message("store-privatise", Severity.SUGGESTION, text_out, acc.node.span,
                             figures, acc.item.loops, hint=hint))
     return out
-
-
-def _more_than_one(figure: Any, values: Mapping[str, Any]) -> bool:
-    number = evaluate(figure, values).numeric
-    return number is None or number > 1
 
 
 def _less(a: Any, b: Any, values: Mapping[str, Any]) -> bool:
@@ -474,7 +379,7 @@ def _imbalance(emit: Emitter, d: DataLoop, bounds: str, lanes: list[Loop],
     loop = d.loop
     ev = emit.facts.evaluator
     avg, top = iterations_symbol(loop), max_iterations_symbol(loop)
-    units = _product(ev.trips(x) for x in d.varying)
+    units = product(ev.trips(x) for x in d.varying)
     who = " and ".join(f"{x.group} {x.name}" for x in d.varying)
     figures = {"units": units, "average": avg, "maximum": top, "imbalance": top / avg,
                "efficiency": avg / top}
@@ -509,7 +414,7 @@ def irregular_access(ctx: AnalysisContext) -> list[Message]:
         c = store_contention(facts, acc, values)
         if c is not None and id(acc.node) not in seen:
             seen.add(id(acc.node))
-            if _more_than_one(c.writers, values):  # a copy per unit: nothing to contend
+            if more_than_one(c.writers, values):  # a copy per unit: nothing to contend
                 out += _store_messages(emit, c)  # as `contended` says
     for d in data_loops(facts):
         out += _loop_messages(emit, d)

@@ -30,11 +30,11 @@ from typing import TYPE_CHECKING
 
 import sympy
 
-from mcl.feedback.analyses.cache import cached_spaces, lockstep_group
-from mcl.feedback.analyses.reuse import LoopReuse, RatioReuse, find_reuse
 from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.emit import Emitter, expr_text, loop_text
+from mcl.feedback.facts.hardware import cached_spaces, faster_space, lockstep_group
 from mcl.feedback.facts.kernel import Access, Loop
+from mcl.feedback.facts.reuse import LoopReuse, RatioReuse, ReuseFacts
 from mcl.feedback.messages import Message, Severity
 from mcl.hdl.model import ParGroup, ParUnit
 
@@ -46,24 +46,13 @@ def has_several_spaces(hwd: HardwareDescription) -> bool:
     return len(hwd.memory_spaces()) > 1
 
 
-def faster_space(hwd: HardwareDescription, group: str, current: str | None) -> str | None:
-    """The fastest writable space visible to all units of `group` that is faster than
-    `current`; None when there is none."""
-    if current is None:
-        return None
-    candidates = [s.name for s in hwd.visible_spaces(group)
-                  if s.name != current and not s.read_only and hwd.is_faster(s.name, current)]
-    best = [c for c in candidates if not any(hwd.is_faster(o, c) for o in candidates if o != c)]
-    return best[0] if best else None
-
-
 def faster_memory(ctx: AnalysisContext) -> list[Message]:
     """Reused data that the units of a foreach could share in a faster memory space."""
     hwd, facts = ctx.hwd, ctx.facts
     emit = Emitter(facts, "memory", ctx.values)
     out: list[Message] = []
     seen: set[tuple[int, int]] = set()
-    for finding in find_reuse(facts):
+    for finding in ctx.get(ReuseFacts).findings:
         acc = finding.access
         current = acc.binding.root.space
         candidates: list[Loop] = []

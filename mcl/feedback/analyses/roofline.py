@@ -31,13 +31,12 @@ from typing import Any
 
 import sympy
 
-from mcl.feedback.analyses.opstats import COMPUTATIONAL, DATA, function_costs
-from mcl.feedback.analyses.transfers import parameter_bytes
 from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.budget import budget
 from mcl.feedback.emit import Emitter
+from mcl.feedback.facts.costs import COMPUTATIONAL, DATA, function_costs
 from mcl.feedback.facts.counting import tidy
-from mcl.feedback.facts.sizes import element_bytes
+from mcl.feedback.facts.sizes import element_bytes, parameter_bytes
 from mcl.feedback.facts.symbolic import at_least, identical
 from mcl.feedback.messages import Message, Severity
 from mcl.feedback.values import evaluate

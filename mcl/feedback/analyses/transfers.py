@@ -19,8 +19,7 @@ import sympy
 
 from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.emit import Emitter, number_text, readable
-from mcl.feedback.facts.kernel import KernelFacts
-from mcl.feedback.facts.sizes import binding_bytes
+from mcl.feedback.facts.sizes import parameter_bytes
 from mcl.feedback.messages import Message, Severity
 
 if TYPE_CHECKING:
@@ -29,17 +28,6 @@ if TYPE_CHECKING:
 
 def has_host(hwd: HardwareDescription) -> bool:
     return bool(hwd.has_host())
-
-
-def parameter_bytes(facts: KernelFacts) -> list[tuple[str, str, Any]]:
-    """(parameter, mode, bytes) for every array parameter the kernel reads or writes."""
-    out = []
-    for b in facts.params:
-        mode = facts.param_modes.get(b.name, "")
-        if b.is_array and mode:
-            out.append((b.name, mode, binding_bytes(b, facts.view.lookup_type,
-                                                    facts.evaluator)))
-    return out
 
 
 def transfers(ctx: AnalysisContext) -> list[Message]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcl.diagnostics import Span
 from mcl.mcpl import ast
@@ -218,6 +218,20 @@ class Item:
         )
 
 
+class Derived:
+    """A fact derived from the facts of one function and shared by the analyses that need
+    it: an analysis asks `ctx.get(ReuseFacts)` (or `facts.get(...)`) instead of importing
+    the analysis that computes it, so analyses depend on facts and never on each other
+    (docs/architecture.md, "Feedback in layers")."""
+
+    @classmethod
+    def derive(cls: type[D], facts: KernelFacts) -> D:
+        raise NotImplementedError(f"{cls.__name__} does not say how it is derived")
+
+
+D = TypeVar("D", bound=Derived)
+
+
 @dataclass(eq=False)
 class KernelFacts:
     function: ast.Function
@@ -234,13 +248,17 @@ class KernelFacts:
     spaces: SpaceFacts
     stack: tuple[str, ...] = ()  # the functions being analysed around a callee
     _callees: dict[str, KernelFacts | None] = field(default_factory=dict)
-    memo: dict[str, Any] = field(default_factory=dict)  # results shared between analyses
+    _derived: dict[type[Derived], Derived] = field(default_factory=dict, repr=False)
 
-    def cached(self, key: str, compute: Any) -> Any:
-        """`compute(self)` once per facts object (classification, costs, reuse ...)."""
-        if key not in self.memo:
-            self.memo[key] = compute(self)
-        return self.memo[key]
+    def get(self, kind: type[D]) -> D:
+        """The derived fact `kind` of this function (its reuse findings, its operation
+        counts, ...), derived on the first request: every analysis that asks later gets
+        the same object."""
+        found = self._derived.get(kind)
+        if found is None:
+            found = self._derived[kind] = kind.derive(self)
+        assert isinstance(found, kind)
+        return found
 
     def param(self, name: str) -> Binding | None:
         return next((p for p in self.params if p.name == name), None)

@@ -10,11 +10,12 @@ field without padding. Sizes of types come from `mcl.feedback.facts.sizes`.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 import sympy
 
-from mcl.feedback.facts.kernel import Access, Binding, KernelFacts, Scope, dims
+from mcl.feedback.facts.kernel import Access, Binding, Derived, KernelFacts, Scope, dims
 from mcl.feedback.facts.sizes import element_bytes
 from mcl.mcpl import ast
 
@@ -91,7 +92,21 @@ def flat_index(facts: KernelFacts, access: Access) -> Any:
     """The element offset of an access in its array's storage (SymPy, in the loops'
     counters and the kernel's parameters). Computed once per access: the cache analysis
     and every step of a feedback function through a warp ask for it."""
-    return facts.cached(f"layout.flat_index.{id(access)}", lambda f: _flat_index(f, access))
+    known = facts.get(FlatIndices).by_access
+    if access not in known:
+        known[access] = _flat_index(facts, access)
+    return known[access]
+
+
+@dataclass(frozen=True)
+class FlatIndices(Derived):
+    """The element offsets of a function's accesses, each computed on first request."""
+
+    by_access: dict[Access, Any] = field(default_factory=dict)
+
+    @classmethod
+    def derive(cls, facts: KernelFacts) -> FlatIndices:
+        return cls()
 
 
 def _flat_index(facts: KernelFacts, access: Access) -> Any:

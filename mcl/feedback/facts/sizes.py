@@ -8,7 +8,7 @@ from typing import Any
 
 import sympy
 
-from mcl.feedback.facts.kernel import Binding, Scope, dims
+from mcl.feedback.facts.kernel import Binding, KernelFacts, Scope, dims
 from mcl.feedback.facts.symbolic import Evaluator
 from mcl.mcpl import ast
 
@@ -70,3 +70,14 @@ def _local_dims(t: ast.ArrayType) -> list[Any]:
 
 def _product(xs: list[Any]) -> Any:
     return reduce(lambda a, b: a * b, xs, sympy.Integer(1))
+
+
+def parameter_bytes(facts: KernelFacts) -> list[tuple[str, str, Any]]:
+    """(parameter, mode, bytes) for every array parameter the kernel reads or writes."""
+    out = []
+    for b in facts.params:
+        mode = facts.param_modes.get(b.name, "")
+        if b.is_array and mode:
+            out.append((b.name, mode, binding_bytes(b, facts.view.lookup_type,
+                                                    facts.evaluator)))
+    return out

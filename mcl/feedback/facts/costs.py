@@ -1,0 +1,263 @@
+"""What a function costs: its instructions, loads and stores per category, executing unit
+and memory space, each multiplied by how many times it runs (paper section 6.2; the
+categories are explained in mcl.feedback.analyses.opstats, which reports them).
+
+`OperationCosts` and `Executions` are derived once per function and shared: the
+operation statistics, the roofline and the lock-step walk of the feedback functions all
+count with them. Calls are counted through the callee's own costs ("the call-graph is
+analyzed from the leaves up").
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import sympy
+
+from mcl.feedback.facts.blocks import CONTROL_FLOW, INDEXING, UNUSED, classify
+from mcl.feedback.facts.counting import guarded_iterations, tidy
+from mcl.feedback.facts.guard_values import branch_runs
+from mcl.feedback.facts.kernel import (
+    COND,
+    INDEX,
+    STEP,
+    VALUE,
+    Binding,
+    Derived,
+    Guard,
+    Item,
+    KernelFacts,
+)
+from mcl.feedback.facts.symbolic import param_symbol
+from mcl.mcpl import ast
+
+COMPUTATIONAL, DATA, INDEXING_OPS, CONTROL_OPS = "computational", "data", "indexing", "control"
+# Loads and stores of output-defining blocks to registers (a space no addressable memory
+# holds: `float[4] sums;` in a thread, `reg` arrays): counted apart, never memory traffic.
+REGISTERS = "registers"
+HOST = "host"
+
+# (category, kind, unit, space key) -> count; kind is "arith", "load" or "store"; the
+# space key is ("space", NAME), or ("param", NAME) for a parameter (a callee's parameter
+# takes the space of the caller's argument).
+Key = tuple[str, str, str, Any]
+
+
+@dataclass
+class Costs:
+    entries: dict[Key, Any] = field(default_factory=lambda: defaultdict(lambda: sympy.Integer(0)))
+    approximations: list[tuple[Any, str]] = field(default_factory=list)  # (span, why)
+    # the `if`s whose effect the counts could not collapse, by (if, branch)
+    unresolved: dict[tuple[int, bool], Guard] = field(default_factory=dict)
+    # those that, at the sizes given, take the same branch in every iteration
+    decided: dict[tuple[int, bool], Guard] = field(default_factory=dict)
+
+    def add(self, key: Key, count: Any) -> None:
+        self.entries[key] = self.entries[key] + count
+
+    def total(self, category: str, kind: str | None = None, unit: str | None = None,
+              space: str | None = None) -> Any:
+        out = sympy.Integer(0)
+        for (cat, k, u, s), n in self.entries.items():
+            if cat == category and kind in (None, k) and unit in (None, u) and (
+                    space is None or (s is not None and s[1] == space)):
+                out += n
+        return tidy(out)
+
+
+Count = tuple[Any, bool, list[Guard]]  # how many times, exactly?, the guards not counted
+
+
+@dataclass(frozen=True)
+class Executions(Derived):
+    """How many times the items of one function run, each counted once: by item, and by
+    place (the statements of one body run equally often)."""
+
+    by_item: dict[Item, Count] = field(default_factory=dict)
+    # (loops, guards, header kind, header loop) -> count
+    by_place: dict[tuple[Any, ...], tuple[Any, bool, Any]] = field(default_factory=dict)
+
+    @classmethod
+    def derive(cls, facts: KernelFacts) -> Executions:
+        return cls()
+
+
+@dataclass(frozen=True)
+class OperationCosts(Derived):
+    """The costs of one function, and those at each set of values given (an `if` decided
+    by the values changes them)."""
+
+    costs: Costs
+    at_values: dict[str, Costs] = field(default_factory=dict)
+
+    @classmethod
+    def derive(cls, facts: KernelFacts) -> OperationCosts:
+        return cls(_compute_costs(facts, {}))
+
+
+def executions(facts: KernelFacts, item: Item) -> Count:
+    """How many times an item runs: its loops' iterations that pass the `if`s around it;
+    a loop condition runs once more than the body, a step once per iteration. Also
+    returns the guards that could not be counted exactly (the count is then an upper
+    bound)."""
+    known = facts.get(Executions).by_item
+    if item not in known:
+        known[item] = _executions(facts, item)
+    return known[item]
+
+
+def _executions(facts: KernelFacts, item: Item) -> tuple[Any, bool, list[Guard]]:
+    ev = facts.evaluator
+    weight: Any = 1
+    exact_loop = True
+    header = item.kind in (COND, STEP) and item.loop is not None
+    if header:
+        assert item.loop is not None
+        shape = ev.shape(item.loop)
+        weight = shape.trips + 1 if item.kind == COND else shape.trips
+        exact_loop = shape.exact
+    # The statements of one body run equally often: counted once (the loops, the guards
+    # and, for a loop header, which header of which loop determine the count).
+    place = (tuple(item.loops), tuple(item.guards), *((item.kind, item.loop) if header else ()))
+    counts = facts.get(Executions).by_place
+    if place not in counts:
+        counts[place] = guarded_iterations(ev, item.loops, item.guards, weight)
+    count, exact, unresolved = counts[place]
+    return count, exact and exact_loop, list(unresolved)
+
+
+def function_costs(facts: KernelFacts, values: Mapping[str, Any] | None = None) -> Costs:
+    """The counts of a function. With `values`, an `if` the counts could not collapse
+    symbolically but that takes the same branch in every iteration at those sizes (an
+    edge guard of a tiled kernel at a multiple of the tile) is applied: its branch runs
+    every time or never, and the counts are exact for sizes at which that holds."""
+    derived = facts.get(OperationCosts)
+    costs = derived.costs
+    if not values or not costs.unresolved:
+        return costs
+    # once per set of values (opstats and the roofline both ask)
+    key = str(sorted(values.items()))
+    if key not in derived.at_values:
+        derived.at_values[key] = _decided_costs(facts, costs, values)
+    return derived.at_values[key]
+
+
+def _decided_costs(facts: KernelFacts, costs: Costs, values: Mapping[str, Any]) -> Costs:
+    decided: dict[tuple[int, bool], bool] = {}
+    for g in costs.unresolved.values():
+        runs = branch_runs(facts.evaluator, g, values)
+        if runs is not None:
+            decided[_guard_key(g)] = runs
+    return _compute_costs(facts, decided) if decided else costs
+
+
+def _guard_key(g: Guard) -> tuple[int, bool]:
+    return (id(g.node), g.then)
+
+
+def _compute_costs(facts: KernelFacts, decided: Mapping[tuple[int, bool], bool]) -> Costs:
+    """`decided`: the branches that run always (True) or never (False) at given sizes."""
+    kinds = classify(facts)
+    costs = Costs()
+    unit_name = facts.hwd.executing_unit().name
+    for item in facts.items:
+        block = kinds[id(item)]
+        if block == UNUSED:
+            continue
+        count, exact, unresolved = executions(facts, item)
+        known = [g for g in unresolved if _guard_key(g) in decided]
+        costs.decided.update((_guard_key(g), g) for g in known)
+        if any(not decided[_guard_key(g)] for g in known):
+            continue  # a branch that never runs at these sizes
+        unresolved = [g for g in unresolved if _guard_key(g) not in decided]
+        unit = HOST if item.on_host else unit_name
+        _note_approximations(facts, item, unresolved, costs)
+        for role, n in item.ops.items():
+            if n:
+                costs.add((_category(block, role, "arith"), "arith", unit, None), n * count)
+        for acc in item.accesses:
+            key = _space_key(acc.binding)
+            cat = _in_registers(facts, _category(block, acc.role, "access"), key)
+            if acc.reads:
+                costs.add((cat, "load", unit, key), count)
+            if acc.writes:
+                costs.add((cat, "store", unit, key), count)
+        for call, role in item.calls:
+            _add_call(facts, item, block, role, call, count, unit, costs)
+    return costs
+
+
+def _category(block: str, role: str, what: str) -> str:
+    if block == CONTROL_FLOW:
+        return CONTROL_OPS
+    if block == INDEXING:
+        return INDEXING_OPS
+    if what == "access":
+        return DATA
+    return {VALUE: COMPUTATIONAL, INDEX: INDEXING_OPS}.get(role, CONTROL_OPS)
+
+
+def _in_registers(facts: KernelFacts, category: str, key: tuple[str, str]) -> str:
+    """A data access to a space no addressable memory holds is a register access."""
+    if category == DATA and key[0] == "space" and not facts.spaces.addressable(key[1]):
+        return REGISTERS
+    return category
+
+
+def _space_key(b: Binding) -> tuple[str, str]:
+    root = b.root
+    if root.kind == "param":
+        return ("param", root.name)
+    return ("space", root.space or "?")
+
+
+def _add_call(facts: KernelFacts, item: Item, block: str, role: str, call: ast.Call,
+              count: Any, unit: str, costs: Costs) -> None:
+    callee = facts.callee(call.func)
+    if callee is None:
+        return
+    inner = function_costs(callee)
+    subst = {}
+    args: dict[str, ast.Expr] = {}
+    for param, arg in zip(callee.function.params, call.args, strict=False):
+        args[param.name] = arg
+        if not isinstance(param.type, ast.ArrayType):
+            subst[param_symbol(param.name, param.type)] = facts.evaluator.sym(arg, item.scope)
+    for (cat, kind, _unit, key), n in inner.entries.items():
+        if block == CONTROL_FLOW:
+            new_cat = CONTROL_OPS
+        elif block == INDEXING:
+            new_cat = INDEXING_OPS
+        elif cat == COMPUTATIONAL and role != VALUE:
+            new_cat = INDEXING_OPS
+        else:
+            new_cat = cat
+        if key is not None and key[0] == "param":
+            actual = args.get(key[1])
+            b = item.scope.lookup(ast.root_name(actual) or "") if actual is not None else None
+            key = _space_key(b) if b is not None else ("space", "?")
+            if key[1] != "?":
+                new_cat = _in_registers(facts, new_cat, key)
+        costs.add((new_cat, kind, unit, key), sympy.sympify(n).xreplace(subst) * count)
+    for span, why in inner.approximations:
+        costs.approximations.append((span, f"in {call.func}: {why}"))
+
+
+def _note_approximations(facts: KernelFacts, item: Item, unresolved: list[Guard],
+                        costs: Costs) -> None:
+    for guard in unresolved:
+        costs.unresolved.setdefault(_guard_key(guard), guard)
+        line = f" at line {guard.span.line}" if guard.span else ""
+        costs.approximations.append(
+            (guard.span, f"the if{line} may limit how often its statements run: counts "
+                         "inside it are upper bounds"))
+    loops = list(item.loops) + ([item.loop] if item.loop is not None else [])
+    for loop in loops:
+        shape = facts.evaluator.shape(loop)
+        if not shape.exact:
+            costs.approximations.append(
+                (loop.span, f"{shape.reason or 'unknown iteration count'}: the count "
+                            f"uses {shape.trips} for its iterations"))
