@@ -150,11 +150,10 @@ def _pressing(messages: list[Any]) -> list[Any]:
     """What to act on, as the table's feedback column picks it (mcl.report.headline):
     suggestions first, then warnings other than the quiet ones."""
     from mcl.feedback.messages import Severity
-    from mcl.report.headline import QUIET_WARNINGS
+    from mcl.report.headline import left_out
 
     return ([m for m in messages if m.severity == Severity.SUGGESTION]
-            + [m for m in messages
-               if m.severity == Severity.WARNING and m.code not in QUIET_WARNINGS])
+            + [m for m in messages if m.severity == Severity.WARNING and not left_out(m)])
 
 
 def _compact_table(demo: Demo) -> bool:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
+    from mcl.feedback.codes import MessageCode
     from mcl.feedback.facts.kernel import Derived, KernelFacts
     from mcl.feedback.messages import Message
     from mcl.hdl.model import HardwareDescription
@@ -62,9 +63,11 @@ def always(_hwd: HardwareDescription) -> bool:
 
 @dataclass(frozen=True)
 class Analysis:
-    """A feedback analysis: `run(context)` for descriptions where `applies(hwd)`."""
+    """A feedback analysis: `run(context)` for descriptions where `applies(hwd)`; `codes`
+    declares every message code it emits (mcl.feedback.codes reads them)."""
 
     name: str
     run: AnalysisFn
     applies: Predicate = always
     description: str = ""
+    codes: tuple[MessageCode, ...] = ()

@@ -1,86 +1,75 @@
-"""The stable message codes and their short titles (docs/feedback.md is the catalogue).
+"""The stable message codes: each declared once, by the module that emits it, as a
+`MessageCode` (title, severities, whether a report shows it by default, how `mcl report`'s
+feedback column treats it, and its section of the catalogue, docs/feedback.md). This
+module gathers the declarations; the titles of a report's summary, the rule of what a
+report shows without `-v` (mcl.feedback.render.visibility) and the rules of the feedback
+column (mcl.report.headline) are all read from them.
 
 A report opens with a summary of what to act on: the warnings and suggestions, one line
 per code with its title and the places it is about ("compute several elements per unit:
-c[i, j] (line 13)"). A code without a title here (a user's feedback function) is
-summarised by the start of its message.
-
-`HEADLINE_FACTS` are the facts worth reading without asking for more: what `mcl check`
-shows by default and what `mcl report`'s feedback column quotes (mcl.feedback.render.visibility
-holds the one rule; docs/feedback.md, "What a report shows").
+c[i, j] (line 13)"). A code nobody declared (a user's feedback function) is summarised by
+the start of its message.
 """
 
 from __future__ import annotations
 
-TITLES: dict[str, str] = {
-    # opstats (paper 6.2)
-    "opstats-summary": "operation counts",
-    "opstats-overhead": "indexing and control-flow overhead",
-    "opstats-memory": "loads and stores per memory space",
-    "opstats-approximate": "counts that are upper bounds",
-    # transfers
-    "transfers-parameter": "host <-> device transfer of a parameter",
-    "transfers-total": "host <-> device transfers",
-    # reuse and faster memories (paper 6.3)
-    "reuse-independent": "data reuse",
-    "reuse-ratio": "data reuse ratio",
-    "reuse-unpredictable": "data reuse unknown",
-    "memory-faster-space": "share reused data in a faster memory",
-    "memory-broadcast": "read-only data broadcast by its cache",
-    # several elements per unit
-    "elements-several-per-unit": "compute several elements per unit",
-    # units beyond a par_group's limit
-    "units-over-limit": "more units than the par_group allows",
-    # irregular access
-    "store-contention": "concurrent writers per data-dependent address",
-    "store-race": "data-dependent updates without atomicAdd",
-    "store-privatise": "privatise a contended array",
-    "loop-data-bounds-stride": "stride inside a loop with data-dependent bounds",
-    "loop-data-bounds-imbalance": "load imbalance of data-dependent trip counts",
-    # the time budget of the analyses
-    "feedback-budget": "analysis out of time: figures approximate",
-    # values
-    "values-unknown-name": "value for a name the kernel does not have",
-    # cache (paper 6.4)
-    "cache-benefits": "accesses that benefit from the cache",
-    "cache-may-benefit": "accesses that may benefit from the cache",
-    "cache-no-benefit": "accesses that do not benefit from the cache",
-    "cache-unpredictable": "unpredictable cache behaviour",
-    "cache-not-affine": "no cache figures for an index that is not affine",
-    "cache-oriented": "make every access benefit from the cache (cache-oriented architecture)",
-    "cache-temporary-size": "fit a temporary array to the caches",
-    # the roofline (docs/hardware.md)
-    "roofline": "the bound and the attainable performance (roofline)",
-    # performance feedback functions (paper 6.5)
-    "shared-mem-parallelism": "fewer blocks per SMP than it has slots",
-    "memory-access-optimal": "coalescing and bank conflicts",
-    "uncoalesced": "uncoalesced global memory access",
-    "bank-conflict": "shared-memory bank conflict",
-    "warp-access-unknown": "access pattern of a warp unknown",
-    "divergence": "divergent branch",
-    "occupancy": "occupancy below 100%",
-    "function-needs-values": "feedback function needs values",
-    "function-missing": "feedback function not found",
-    "function-module-error": "feedback function module does not load",
-    "function-failed": "feedback function failed",
-    "function-not-static": "feedback function cannot complete",
-}
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+
+from mcl.feedback.messages import Severity
+
+# How `mcl report`'s feedback column (mcl.report.headline) treats a code's messages.
+IN_COLUMN = "in the column"
+LEFT_OUT = "left out"  # the note that counts are upper bounds; the roofline (--run has it)
+SILENT_WHEN_UNCHANGED = "silent when unchanged"  # transfers: only where they change
+COLLAPSED = "collapsed"  # cache advice: the costliest loop per array, and a count
 
 
-# The facts (info messages) a programmer reads first, as the paper's Table II quotes them:
-# operation counts, transfers in total, coalescing and bank conflicts, occupancy, data
-# reuse (of the kernel's parameters only, mcl.feedback.render.visibility), and the roofline. The
-# other facts of the catalogue (every array x loop cache fact, per-parameter transfers,
-# overhead and per-space counts, ...) have nothing to act on: shown with `-v`.
-HEADLINE_FACTS = frozenset({
-    "opstats-summary", "transfers-total", "reuse-independent", "reuse-ratio",
-    "memory-access-optimal", "occupancy", "shared-mem-parallelism", "roofline",
-})
+@dataclass(frozen=True)
+class MessageCode:
+    """One message code as the module that emits it declares it."""
+
+    code: str
+    title: str  # the summary's name for it
+    severities: tuple[Severity, ...]  # what it is emitted as, the usual one first
+    anchor: str  # the heading of its section in docs/feedback.md, as a link anchor
+    # An info fact a programmer reads first, as the paper's Table II quotes them (shown
+    # without -v); the other facts (every array x loop cache fact, per-parameter
+    # transfers, ...) have nothing to act on.
+    headline: bool = False
+    # A fact about one array: a headline only for the kernel's parameters (a temporary's
+    # reuse is the kernel's own bookkeeping; Table II quotes the inputs'), and named by
+    # its array where a report's column says it is unchanged.
+    per_array: bool = False
+    column: str = IN_COLUMN
+
+
+@cache
+def declared() -> Mapping[str, MessageCode]:
+    """Every declared code, by name: the engine's own and those of every analysis (the
+    `codes` of its `Analysis` record, which the analysis module declares). A code is
+    declared once (tests/feedback/test_report.py); should an installed package declare a
+    built-in code again, the built-in declaration stands."""
+    from mcl.feedback import registry
+
+    found: dict[str, MessageCode] = {}
+    sources = [*registry.MESSAGE_CODES, *(c for a in registry.analyses() for c in a.codes)]
+    for c in sources:
+        found.setdefault(c.code, c)  # the engine's and the built-in ones first
+    return found
 
 
 def title(code: str, text: str = "") -> str:
     """The title of `code`, or the start of the message text for a code of its own."""
-    if code in TITLES:
-        return TITLES[code]
+    known = declared().get(code)
+    if known is not None:
+        return known.title
     head = text.split(":")[0].strip()
     return head if len(head) <= 60 else head[:57] + "..."
+
+
+def column(code: str) -> str:
+    """How `mcl report`'s feedback column treats the messages of `code`."""
+    known = declared().get(code)
+    return known.column if known is not None else IN_COLUMN

@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 
 import sympy
 
+from mcl.feedback.codes import MessageCode
 from mcl.feedback.facts.costs import executions
 from mcl.feedback.facts.kernel import Guard, Loop
 from mcl.feedback.kernel_api import (
@@ -38,6 +39,22 @@ from mcl.feedback.messages import Message, Severity
 from mcl.feedback.values import evaluate
 from mcl.feedback.warp_access import BankConflict, bank_conflict, coalescing
 from mcl.hdl.model import HardwareDescription, ParGroup, ParUnit
+
+# The codes of the messages built here for the descriptions' feedback functions
+# (mcl.feedback.codes; the catalogue is docs/feedback.md).
+DOCS = "performance-feedback-functions-functions-paper-65"  # its section of docs/feedback.md
+MESSAGE_CODES = (
+    MessageCode("memory-access-optimal", "coalescing and bank conflicts",
+                (Severity.INFO,), DOCS, headline=True),
+    MessageCode("uncoalesced", "uncoalesced global memory access",
+                (Severity.SUGGESTION, Severity.INFO), DOCS),
+    MessageCode("bank-conflict", "shared-memory bank conflict",
+                (Severity.SUGGESTION, Severity.INFO), DOCS),
+    MessageCode("warp-access-unknown", "access pattern of a warp unknown",
+                (Severity.WARNING,), DOCS),
+    MessageCode("divergence", "divergent branch", (Severity.SUGGESTION, Severity.INFO), DOCS),
+)
+
 
 # A block has at most 32 warps on every NVIDIA GPU we describe (1024 threads); beyond
 # this many lock-step groups the rest of a block is not examined.

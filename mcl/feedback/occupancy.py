@@ -27,7 +27,20 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from mcl.feedback.codes import MessageCode
+from mcl.feedback.messages import Severity
 from mcl.hdl.model import ParUnit, product_of_counts
+
+# The codes of the messages built here for the descriptions' feedback functions
+# (mcl.feedback.codes; the catalogue is docs/feedback.md).
+DOCS = "performance-feedback-functions-functions-paper-65"  # its section of docs/feedback.md
+MESSAGE_CODES = (
+    MessageCode("occupancy", "occupancy below 100%",
+                (Severity.INFO, Severity.SUGGESTION), DOCS, headline=True),
+    MessageCode("shared-mem-parallelism", "fewer blocks per SMP than it has slots",
+                (Severity.INFO, Severity.SUGGESTION), DOCS, headline=True),
+)
+
 
 # Resource names, as they appear in the messages.
 BLOCK_SLOTS = "block slots"

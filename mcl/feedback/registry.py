@@ -21,7 +21,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from mcl.diagnostics import MclError, closest_names
-from mcl.feedback import kernel_api
+from mcl.feedback import kernel_api, lockstep, occupancy
 from mcl.feedback.analyses import (
     cache,
     elements,
@@ -35,6 +35,7 @@ from mcl.feedback.analyses import (
     unit_counts,
 )
 from mcl.feedback.analysis import Analysis, AnalysisContext
+from mcl.feedback.codes import MessageCode
 from mcl.feedback.facts import resident
 from mcl.feedback.messages import Message, Severity, sort_key
 from mcl.feedback.value_checks import value_errors
@@ -47,25 +48,38 @@ if TYPE_CHECKING:
 # The built-in analyses, in report order.
 BUILTIN: tuple[Analysis, ...] = (
     Analysis("opstats", opstats.operation_statistics,
-             description="operation statistics (paper 6.2)"),
+             description="operation statistics (paper 6.2)", codes=opstats.MESSAGE_CODES),
     Analysis("transfers", transfers.transfers, transfers.has_host,
-             description="host <-> device transfers"),
-    Analysis("reuse", reuse.data_reuse, description="data reuse (paper 6.3)"),
+             description="host <-> device transfers", codes=transfers.MESSAGE_CODES),
+    Analysis("reuse", reuse.data_reuse, description="data reuse (paper 6.3)",
+             codes=reuse.MESSAGE_CODES),
     Analysis("memory", memory.faster_memory, memory.has_several_spaces,
-             description="faster memory proposals (6.3)"),
+             description="faster memory proposals (6.3)", codes=memory.MESSAGE_CODES),
     Analysis("elements", elements.several_elements, resident.finite_slots,
-             description="several elements per unit"),
+             description="several elements per unit", codes=elements.MESSAGE_CODES),
     Analysis("cache", cache.cache_analysis, cache.has_caches,
-             description="cache behaviour (paper 6.4)"),
+             description="cache behaviour (paper 6.4)", codes=cache.MESSAGE_CODES),
+    # The descriptions' functions build their messages with lockstep and occupancy.
     Analysis(kernel_api.ANALYSIS, functions.feedback_functions_analysis,
              functions.names_functions,
-             description="performance feedback functions of the description (paper 6.5)"),
+             description="performance feedback functions of the description (paper 6.5)",
+             codes=(*functions.MESSAGE_CODES, *lockstep.MESSAGE_CODES,
+                    *occupancy.MESSAGE_CODES)),
     Analysis("unit_counts", unit_counts.units_over_limit, unit_counts.has_unit_limits,
-             description="units beyond a par_group's limit"),
+             description="units beyond a par_group's limit", codes=unit_counts.MESSAGE_CODES),
     Analysis("irregular", irregular.irregular_access,
-             description="data-dependent stores and loop bounds"),
+             description="data-dependent stores and loop bounds",
+             codes=irregular.MESSAGE_CODES),
     Analysis("roofline", roofline.roofline, roofline.has_peak,
-             description="the roofline: bound and attainable performance"),
+             description="the roofline: bound and attainable performance",
+             codes=roofline.MESSAGE_CODES),
+)
+# The codes of the engine's own messages (mcl.feedback.codes).
+MESSAGE_CODES = (
+    MessageCode("feedback-budget", "analysis out of time: figures approximate",
+                (Severity.WARNING,), "time-budget-feedback-budget"),
+    MessageCode("values-unknown-name", "value for a name the kernel does not have",
+                (Severity.WARNING,), "values-values"),
 )
 ENTRY_POINT_GROUP = "mcl.feedback_analyses"
 

@@ -3,8 +3,9 @@
 Table II lists, per version, the feedback the programmer acts on — not every figure the
 analyses compute. The column shows what `mcl check` shows by default
 (mcl.feedback.render.visibility: every warning and suggestion, the headline facts), less:
-- the note that counts under an `if` are upper bounds (`QUIET_WARNINGS`) and the roofline
-  (`--run` gives each version's fraction of its roof in the performance column);
+- the note that counts under an `if` are upper bounds and the roofline (`--run` gives
+  each version's fraction of its roof in the performance column): the codes declared
+  `LEFT_OUT` (mcl.feedback.codes, where every rule of this column is declared per code);
 - repeats of a line (two accesses of `a` in the same loops say the same);
 with the cache suggestions collapsed to the costliest loop per array (the most best-case
 line fetches) and a count of the others.
@@ -22,16 +23,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcl.feedback.codes import title
+from mcl.feedback.codes import COLLAPSED, LEFT_OUT, SILENT_WHEN_UNCHANGED, column, declared, title
 from mcl.feedback.messages import Message, Severity
-from mcl.feedback.render.visibility import REUSE, Visibility, array_of
+from mcl.feedback.render.visibility import Visibility, array_of
 
-__all__ = ["QUIET_WARNINGS", "Headline", "array_of", "headline", "headline_messages"]
+__all__ = ["Headline", "array_of", "headline", "headline_messages", "left_out"]
 
-QUIET_WARNINGS = frozenset({"opstats-approximate"})
-NOT_IN_TABLE = frozenset({"roofline"})
-SILENT_WHEN_UNCHANGED = frozenset({"transfers-total"})
-CACHE_COLLAPSED = frozenset({"cache-no-benefit", "cache-may-benefit", "cache-unpredictable"})
 UNCHANGED = "(unchanged)"
 _HEAD_WIDTH = 40  # a longer head of a text is named by its code's title
 
@@ -56,11 +53,11 @@ def headline(messages: list[Message], previous: list[Message], program: Any,
     kept: list[Message] = []
     unchanged: list[Message] = []
     for m in messages:
-        if not rule.shown(m) or m.code in QUIET_WARNINGS or m.code in NOT_IN_TABLE:
+        if not rule.shown(m) or left_out(m):
             continue
         if m.severity != Severity.INFO or (m.code, _short(m)) not in earlier:
             kept.append(m)  # advice stays as long as it applies
-        elif m.code not in SILENT_WHEN_UNCHANGED:
+        elif column(m.code) != SILENT_WHEN_UNCHANGED:
             unchanged.append(m)
     lines = list(dict.fromkeys(_collapse_cache(kept, rule)))  # one line per distinct text
     if unchanged:
@@ -74,6 +71,12 @@ def headline_messages(messages: list[Message], previous: list[Message], program:
     return headline(messages, previous, program, everything).lines
 
 
+def left_out(m: Message) -> bool:
+    """Does the feedback column leave `m` out whatever it says (its code is declared
+    `LEFT_OUT`)?"""
+    return column(m.code) == LEFT_OUT
+
+
 def _unchanged_line(messages: list[Message], rule: Visibility) -> str:
     """"(unchanged) #computational instructions; data reuse of a, b": each persisting fact
     by the head of its text (before the first colon), with the arrays of the reuse facts,
@@ -83,7 +86,8 @@ def _unchanged_line(messages: list[Message], rule: Visibility) -> str:
         head = m.text.split(":")[0].strip()
         if len(head) > _HEAD_WIDTH:
             head = title(m.code, m.text)
-        array = rule.array_of(m) if m.code in REUSE else None
+        code = declared().get(m.code)
+        array = rule.array_of(m) if code is not None and code.per_array else None
         found = subjects.setdefault(head, [])
         if array and array not in found:
             found.append(array)
@@ -111,7 +115,7 @@ def _collapse_cache(messages: list[Message], rule: Visibility) -> list[str]:
     hidden: dict[tuple[str, str], int] = {}
     order: list[Message | tuple[str, str]] = []
     for m in messages:
-        if m.code not in CACHE_COLLAPSED:
+        if column(m.code) != COLLAPSED:
             order.append(m)
             continue
         key = (rule.array_of(m) or m.text, m.code)

@@ -313,18 +313,64 @@ def _codes_in_sources() -> set[str]:
     return found
 
 
-def test_every_code_has_a_title_and_a_catalogue_entry() -> None:
+def _catalogue_sections() -> dict[str, str]:
+    """docs/feedback.md's sections by the anchor of their heading (as GitHub makes it)."""
+    text = (ROOT / "docs" / "feedback.md").read_text()
+    parts = re.split(r"^(#{2,3} .*)$", text, flags=re.M)
+    sections: dict[str, str] = {}
+    for heading, body in zip(parts[1::2], parts[2::2], strict=True):
+        words = re.sub(r"[^\w\- ]", "", heading.lstrip("#").strip().lower())
+        sections[words.replace(" ", "-")] = body
+    return sections
+
+
+def test_every_code_is_declared_once_and_in_its_catalogue_section() -> None:
     emitted = _codes_in_sources()
     assert {"opstats-summary", "memory-faster-space", "cache-no-benefit", "occupancy",
             "uncoalesced", "cache-not-affine"} <= emitted
-    catalogue = (ROOT / "docs" / "feedback.md").read_text()
-    assert not [c for c in emitted if c not in codes.TITLES]
-    assert not [c for c in codes.TITLES if f"`{c}`" not in catalogue]
+    declared = codes.declared()
+    assert not [c for c in emitted if c not in declared]
+    from mcl.feedback import registry
+
+    every = [*registry.MESSAGE_CODES, *(c for a in registry.BUILTIN for c in a.codes)]
+    assert len({c.code for c in every}) == len(every)  # nobody declares a code twice
+    sections = _catalogue_sections()
+    for c in every:
+        assert c.severities and c.title, c
+        assert c.anchor in sections, f"{c.code}: no section #{c.anchor} in docs/feedback.md"
+        assert f"`{c.code}`" in sections[c.anchor], f"{c.code} is not in #{c.anchor}"
+
+
+@pytest.mark.parametrize("path, level, sizes", [
+    ("matmul/fermi_v1.mcpl", None, {"n": 1000, "m": 1000, "p": 1000}),
+    ("matmul/xeon_phi_v1.mcpl", None, {"n": 1000, "m": 1000, "p": 1000}),
+    ("histogram/gpu_v1.mcpl", None, {"h": 1000, "w": 1000}),
+    ("spmv/perfect.mcpl", "gpu", {}),
+])
+def test_messages_carry_a_declared_code_and_severity(path, level, sizes) -> None:
+    messages = feedback(KERNELS / path, level, values=sizes)
+    declared = codes.declared()
+    assert len({m.code for m in messages}) >= 4
+    for m in messages:
+        assert m.code in declared, m.code
+        assert m.severity in declared[m.code].severities, (m.code, m.severity)
+
+
+def test_the_headline_rules_come_from_the_declarations() -> None:
+    declared = codes.declared()
+    headline = {c for c, d in declared.items() if d.headline}
+    # the facts the paper's Table II quotes (docs/feedback.md, "What a report shows")
+    assert {"opstats-summary", "transfers-total", "reuse-independent", "roofline",
+            "memory-access-optimal", "occupancy"} <= headline
+    assert "cache-benefits" not in headline and "transfers-parameter" not in headline
+    assert codes.column("opstats-approximate") == codes.LEFT_OUT
+    assert codes.column("transfers-total") == codes.SILENT_WHEN_UNCHANGED
+    assert codes.column("a-code-of-my-own") == codes.IN_COLUMN
 
 
 def test_unknown_codes_are_summarised_by_their_text() -> None:
     assert codes.title("per-core", "250 threads per core: too many") == "250 threads per core"
-    assert codes.title("uncoalesced", "whatever") == codes.TITLES["uncoalesced"]
+    assert codes.title("uncoalesced", "whatever") == codes.declared()["uncoalesced"].title
 
 
 def test_figures_of_one_are_singular() -> None:

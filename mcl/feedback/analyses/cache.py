@@ -34,6 +34,7 @@ from typing import Any
 import sympy
 
 from mcl.feedback.analysis import AnalysisContext
+from mcl.feedback.codes import COLLAPSED, MessageCode
 from mcl.feedback.emit import Emitter
 from mcl.feedback.facts import strides
 from mcl.feedback.facts.counting import affine
@@ -47,6 +48,26 @@ from mcl.feedback.messages import Message, Severity
 from mcl.hdl.model import UNLIMITED, HardwareDescription, MemoryInfo, Parallelism
 from mcl.mcpl import ast
 from mcl.mcpl.printer import print_expr
+
+# The codes of this analysis (mcl.feedback.codes; the catalogue is docs/feedback.md).
+DOCS = "cache-behaviour-cache-paper-64"  # its section of docs/feedback.md
+MESSAGE_CODES = (
+    MessageCode("cache-benefits", "accesses that benefit from the cache", (Severity.INFO,), DOCS),
+    MessageCode("cache-may-benefit", "accesses that may benefit from the cache",
+                (Severity.INFO,), DOCS, column=COLLAPSED),
+    MessageCode("cache-no-benefit", "accesses that do not benefit from the cache",
+                (Severity.INFO, Severity.SUGGESTION), DOCS, column=COLLAPSED),
+    MessageCode("cache-unpredictable", "unpredictable cache behaviour",
+                (Severity.WARNING,), DOCS, column=COLLAPSED),
+    MessageCode("cache-not-affine", "no cache figures for an index that is not affine",
+                (Severity.INFO,), DOCS),
+    MessageCode("cache-oriented",
+                "make every access benefit from the cache (cache-oriented architecture)",
+                (Severity.SUGGESTION, Severity.INFO), DOCS),
+    MessageCode("cache-temporary-size", "fit a temporary array to the caches",
+                (Severity.SUGGESTION,), DOCS),
+)
+
 
 ANALYSIS = "cache"
 

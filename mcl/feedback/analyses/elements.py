@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from mcl.feedback.analysis import AnalysisContext
+from mcl.feedback.codes import MessageCode
 from mcl.feedback.emit import Emitter, expr_text
 from mcl.feedback.facts.blocks import OUTPUT, classify
 from mcl.feedback.facts.contention import contended
@@ -30,6 +31,13 @@ from mcl.feedback.facts.resident import resident_units
 from mcl.feedback.messages import Message, Severity
 from mcl.feedback.values import evaluate
 from mcl.mcpl import ast
+
+# The codes of this analysis (mcl.feedback.codes; the catalogue is docs/feedback.md).
+DOCS = "several-elements-per-unit-elements"  # its section of docs/feedback.md
+MESSAGE_CODES = (
+    MessageCode("elements-several-per-unit", "compute several elements per unit",
+                (Severity.SUGGESTION,), DOCS),
+)
 
 
 def several_elements(ctx: AnalysisContext) -> list[Message]:

@@ -32,9 +32,24 @@ from types import ModuleType
 from typing import Any
 
 from mcl.feedback.analysis import AnalysisContext
+from mcl.feedback.codes import MessageCode
 from mcl.feedback.kernel_api import Kernel, MissingValues, NotStatic
 from mcl.feedback.messages import Message, Severity
 from mcl.hdl.model import DeviceNode, HardwareDescription
+
+# The codes of this analysis (mcl.feedback.codes; the catalogue is docs/feedback.md).
+DOCS = "performance-feedback-functions-functions-paper-65"  # its section of docs/feedback.md
+MESSAGE_CODES = (
+    MessageCode("function-needs-values", "feedback function needs values",
+                (Severity.WARNING,), DOCS),
+    MessageCode("function-missing", "feedback function not found", (Severity.WARNING,), DOCS),
+    MessageCode("function-module-error", "feedback function module does not load",
+                (Severity.WARNING,), DOCS),
+    MessageCode("function-failed", "feedback function failed", (Severity.WARNING,), DOCS),
+    MessageCode("function-not-static", "feedback function cannot complete",
+                (Severity.WARNING,), DOCS),
+)
+
 
 ENTRY_POINT_GROUP = "mcl.feedback_functions"
 MODULE_SUFFIX = "_feedback.py"

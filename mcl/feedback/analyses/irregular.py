@@ -40,6 +40,7 @@ from typing import Any
 import sympy
 
 from mcl.feedback.analysis import AnalysisContext
+from mcl.feedback.codes import MessageCode
 from mcl.feedback.emit import Emitter, expr_text
 from mcl.feedback.facts.contention import Contention, more_than_one, product, store_contention
 from mcl.feedback.facts.hardware import faster_space, lockstep_group
@@ -50,6 +51,20 @@ from mcl.feedback.facts.symbolic import iterations_symbol
 from mcl.feedback.messages import Message, Severity
 from mcl.feedback.values import evaluate
 from mcl.mcpl import ast
+
+# The codes of this analysis (mcl.feedback.codes; the catalogue is docs/feedback.md).
+DOCS = "irregular-access-irregular"  # its section of docs/feedback.md
+MESSAGE_CODES = (
+    MessageCode("store-contention", "concurrent writers per data-dependent address",
+                (Severity.INFO,), DOCS),
+    MessageCode("store-race", "data-dependent updates without atomicAdd",
+                (Severity.WARNING,), DOCS),
+    MessageCode("store-privatise", "privatise a contended array", (Severity.SUGGESTION,), DOCS),
+    MessageCode("loop-data-bounds-stride", "stride inside a loop with data-dependent bounds",
+                (Severity.INFO,), DOCS),
+    MessageCode("loop-data-bounds-imbalance", "load imbalance of data-dependent trip counts",
+                (Severity.INFO, Severity.SUGGESTION), DOCS),
+)
 
 
 def max_iterations_symbol(loop: Loop) -> sympy.Symbol:

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 import sympy
 
 from mcl.feedback.analysis import AnalysisContext
+from mcl.feedback.codes import MessageCode
 from mcl.feedback.emit import Emitter, expr_text, loop_text
 from mcl.feedback.facts.hardware import cached_spaces, faster_space, lockstep_group
 from mcl.feedback.facts.kernel import Access, Loop
@@ -40,6 +41,16 @@ from mcl.hdl.model import ParGroup, ParUnit
 
 if TYPE_CHECKING:
     from mcl.hdl.model import HardwareDescription
+
+
+# The codes of this analysis (mcl.feedback.codes; the catalogue is docs/feedback.md).
+DOCS = "faster-memory-memory-paper-63"  # its section of docs/feedback.md
+MESSAGE_CODES = (
+    MessageCode("memory-faster-space", "share reused data in a faster memory",
+                (Severity.SUGGESTION,), DOCS),
+    MessageCode("memory-broadcast", "read-only data broadcast by its cache",
+                (Severity.INFO,), DOCS),
+)
 
 
 def has_several_spaces(hwd: HardwareDescription) -> bool:

@@ -27,6 +27,7 @@ from typing import Any
 import sympy
 
 from mcl.feedback.analysis import AnalysisContext
+from mcl.feedback.codes import LEFT_OUT, MessageCode
 from mcl.feedback.emit import Emitter
 from mcl.feedback.facts.costs import (
     COMPUTATIONAL,
@@ -40,6 +41,17 @@ from mcl.feedback.facts.costs import (
 from mcl.feedback.facts.counting import tidy
 from mcl.feedback.facts.kernel import KernelFacts
 from mcl.feedback.messages import Message, Severity
+
+# The codes of this analysis (mcl.feedback.codes; the catalogue is docs/feedback.md).
+DOCS = "operation-statistics-opstats-paper-62"  # its section of docs/feedback.md
+MESSAGE_CODES = (
+    MessageCode("opstats-summary", "operation counts", (Severity.INFO,), DOCS, headline=True),
+    MessageCode("opstats-overhead", "indexing and control-flow overhead", (Severity.INFO,), DOCS),
+    MessageCode("opstats-memory", "loads and stores per memory space", (Severity.INFO,), DOCS),
+    MessageCode("opstats-approximate", "counts that are upper bounds",
+                (Severity.WARNING,), DOCS, column=LEFT_OUT),
+)
+
 
 # ----------------------------------------------------------------------------- messages
 

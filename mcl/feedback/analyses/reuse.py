@@ -8,10 +8,22 @@ from __future__ import annotations
 from typing import Any
 
 from mcl.feedback.analysis import AnalysisContext
+from mcl.feedback.codes import MessageCode
 from mcl.feedback.emit import Emitter, expr_text, loop_text
 from mcl.feedback.facts.kernel import Access, Loop
 from mcl.feedback.facts.reuse import LoopReuse, RatioReuse, ReuseFacts
 from mcl.feedback.messages import Message, Severity
+
+# The codes of this analysis (mcl.feedback.codes; the catalogue is docs/feedback.md).
+DOCS = "data-reuse-reuse-paper-63"  # its section of docs/feedback.md
+MESSAGE_CODES = (
+    MessageCode("reuse-independent", "data reuse",
+                (Severity.INFO,), DOCS, headline=True, per_array=True),
+    MessageCode("reuse-ratio", "data reuse ratio",
+                (Severity.INFO,), DOCS, headline=True, per_array=True),
+    MessageCode("reuse-unpredictable", "data reuse unknown", (Severity.INFO,), DOCS),
+)
+
 
 # ----------------------------------------------------------------------------- messages
 

@@ -33,6 +33,7 @@ import sympy
 
 from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.budget import budget
+from mcl.feedback.codes import LEFT_OUT, MessageCode
 from mcl.feedback.emit import Emitter
 from mcl.feedback.facts.costs import COMPUTATIONAL, DATA, function_costs
 from mcl.feedback.facts.counting import tidy
@@ -42,6 +43,14 @@ from mcl.feedback.messages import Message, Severity
 from mcl.feedback.values import evaluate
 from mcl.hdl.peak import bandwidth, peak_flops
 from mcl.mcpl import ast
+
+# The codes of this analysis (mcl.feedback.codes; the catalogue is docs/feedback.md).
+DOCS = "roofline-roofline-levels-with-a-peak"  # its section of docs/feedback.md
+MESSAGE_CODES = (
+    MessageCode("roofline", "the bound and the attainable performance (roofline)",
+                (Severity.INFO,), DOCS, headline=True, column=LEFT_OUT),
+)
+
 
 COMPUTE = "compute"
 

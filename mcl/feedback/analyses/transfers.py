@@ -18,12 +18,23 @@ from typing import TYPE_CHECKING, Any
 import sympy
 
 from mcl.feedback.analysis import AnalysisContext
+from mcl.feedback.codes import SILENT_WHEN_UNCHANGED, MessageCode
 from mcl.feedback.emit import Emitter, number_text, readable
 from mcl.feedback.facts.sizes import parameter_bytes
 from mcl.feedback.messages import Message, Severity
 
 if TYPE_CHECKING:
     from mcl.hdl.model import HardwareDescription
+
+
+# The codes of this analysis (mcl.feedback.codes; the catalogue is docs/feedback.md).
+DOCS = "transfers-transfers-levels-with-a-host"  # its section of docs/feedback.md
+MESSAGE_CODES = (
+    MessageCode("transfers-parameter", "host <-> device transfer of a parameter",
+                (Severity.INFO,), DOCS),
+    MessageCode("transfers-total", "host <-> device transfers",
+                (Severity.INFO,), DOCS, headline=True, column=SILENT_WHEN_UNCHANGED),
+)
 
 
 def has_host(hwd: HardwareDescription) -> bool:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from mcl.feedback.analysis import AnalysisContext
+from mcl.feedback.codes import MessageCode
 from mcl.feedback.emit import Emitter
 from mcl.feedback.facts.counting import iterations
 from mcl.feedback.messages import Message, Severity
@@ -20,6 +21,14 @@ from mcl.feedback.values import evaluate
 
 if TYPE_CHECKING:
     from mcl.hdl.model import HardwareDescription
+
+
+# The codes of this analysis (mcl.feedback.codes; the catalogue is docs/feedback.md).
+DOCS = "units-beyond-a-par_groups-limit-unit_counts"  # its section of docs/feedback.md
+MESSAGE_CODES = (
+    MessageCode("units-over-limit", "more units than the par_group allows",
+                (Severity.WARNING,), DOCS),
+)
 
 
 def has_unit_limits(hwd: HardwareDescription) -> bool:

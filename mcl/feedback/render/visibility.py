@@ -3,10 +3,11 @@ behind `mcl check`'s default view (`-v` shows the rest), the `shown_by_default` 
 its JSON, the diagnostics the editor publishes, and `mcl report`'s feedback column
 (mcl.report.headline, which leaves out a little more).
 
-Shown by default: every warning and suggestion, and the facts of `codes.HEADLINE_FACTS`,
-data reuse only for the kernel's parameters (a temporary's reuse is the kernel's own
-bookkeeping; paper Table II quotes the inputs'). A fact whose code the catalogue does not
-know comes from a user's feedback function (paper 6.5) and is shown: mcl cannot tell
+Shown by default: every warning and suggestion, and the facts whose code is declared a
+headline (`MessageCode.headline`, mcl.feedback.codes), a fact about one array
+(`per_array`: data reuse) only for the kernel's parameters (a temporary's reuse is the
+kernel's own bookkeeping; paper Table II quotes the inputs'). A fact whose code nobody
+declared comes from a user's feedback function (paper 6.5) and is shown: mcl cannot tell
 whether it matters. Everything else, e.g. the cache fact of every array x loop pair, has
 nothing to act on and is hidden.
 """
@@ -17,10 +18,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from mcl.diagnostics import Span
-from mcl.feedback.codes import HEADLINE_FACTS, TITLES
+from mcl.feedback.codes import declared
 from mcl.feedback.messages import Message, Severity
-
-REUSE = frozenset({"reuse-independent", "reuse-ratio"})
 
 
 class Visibility:
@@ -46,11 +45,12 @@ class Visibility:
         return None if m.span is None else self._arrays.get((m.function, m.span))
 
     def shown(self, m: Message) -> bool:
-        if m.severity != Severity.INFO or m.code not in TITLES:
+        code = declared().get(m.code)
+        if m.severity != Severity.INFO or code is None:
             return True
-        if m.code not in HEADLINE_FACTS:
+        if not code.headline:
             return False
-        return m.code not in REUSE or self.array_of(m) in self.parameters
+        return not code.per_array or self.array_of(m) in self.parameters
 
 
 def shown_by_default(messages: Sequence[Message], program: Any) -> list[bool]:
