@@ -7,11 +7,12 @@ description exposes (feedback.md, "Principles": no host -> no transfer report; n
 execution slots -> no advice to compute several elements per unit; no cache -> no cache
 analysis).
 
-Adding an analysis: write a module in `mcl/feedback/` with a function
-`(ctx: AnalysisContext) -> list[Message]` and add an `Analysis(name, function, when,
-description=...)` row for it to `BUILTIN` below (plain imports: a module that fails to
-import fails loudly); a separate package can offer `Analysis` objects through the
-entry-point group `mcl.feedback_analyses` instead.
+Adding an analysis: write a module in `mcl/feedback/analyses/` with a function
+`(ctx: AnalysisContext) -> list[Message]` and the declarations of its message codes
+(`MESSAGE_CODES`), and add an `Analysis(name, function, when, description=...,
+codes=...)` row for it to `BUILTIN` below (plain imports: a module that fails to import
+fails loudly); a separate package can offer `Analysis` objects through the entry-point
+group `mcl.feedback_analyses` instead (docs/architecture.md, "Feedback in layers").
 """
 
 from __future__ import annotations
