@@ -9,11 +9,11 @@ importing only those below it (docs/architecture.md, "Feedback in layers"):
 - the engine, here at the top: `registry` (which analyses run, and running them),
   `analysis` (the `Analysis` record and the `AnalysisContext` each one gets), `budget`
   (the time budget), `stage` (feedback for `mcl check`), `messages` (what an analysis
-  returns), `codes` (titles of the message codes), `values` and `value_checks` (the
-  user's `-D` values), `emit` (building message texts from figures);
+  returns), `codes` (the message codes the analyses declare), `values` and
+  `value_checks` (the user's `-D` values), `emit` (building message texts from figures);
 - `facts/`: what the analyses know about one function, derived once and shared
   (`kernel`: loops, statements, accesses; `symbolic`: SymPy values; `counting`: exact
-  sums and distinct counts; ...);
+  sums and distinct counts; `reuse`, `costs`, ...: derived facts, `ctx.get(ReuseFacts)`);
 - `analyses/`: one module per analysis (`opstats` 6.2, `transfers`, `reuse` 6.3,
   `memory` 6.3, `elements`, `cache` 6.4, `functions` 6.5, `unit_counts`, `irregular`,
   `roofline`), each reading facts and never another analysis;
