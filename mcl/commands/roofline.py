@@ -16,7 +16,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcl.commands.options import (
     add_define_argument,
@@ -28,6 +28,9 @@ from mcl.commands.options import (
 )
 from mcl.diagnostics import MclError, error
 from mcl.output_files import say_written
+
+if TYPE_CHECKING:
+    from mcl.mcpl.loader import Program
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -139,12 +142,9 @@ def _point(name: str, path: Path, library: Any, values: dict[str, Any],
         if level != function.hwd:
             if not can_reach(library, function.hwd, level):
                 return None, f"{function.hwd} is not above {level}"
-            from mcl.translate import translate_program
+            from mcl import pipeline
 
-            translated = translate_program(program, level, library).program
-            if translated is None:
-                return None, f"no translation to {level}"
-            program = translated
+            program = pipeline.lower(program, level, library, function.name).program
             function = program.main.function(function.name)
         roof = roofline_of(function, program, library.get(level))
     except MclError as exc:
@@ -189,13 +189,13 @@ def _reference(path: Path) -> Any:
         return None
 
 
-def _function(program: Any, reference: Any) -> Any:
+def _function(program: Program, reference: Any) -> Any:
     if reference is not None and program.main.function(reference.function) is not None:
         return program.main.function(reference.function)
     return program.main.functions[-1]
 
 
-def _measure(program: Any, function: str, level: str, library: Any, reference: Any,
+def _measure(program: Program, function: str, level: str, library: Any, reference: Any,
              args: argparse.Namespace, roof: Any) -> dict[str, Any] | None:
     if reference is None:
         return None

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcl.diagnostics import Diagnostic, MclError, Severity
 from mcl.lsp.config import Effective
+
+if TYPE_CHECKING:
+    from mcl.mcpl.loader import Program
 
 HDL_SUFFIX = ".hdl"
 
@@ -28,7 +31,7 @@ class CheckResult:
     """One check of one document: its diagnostics and, when it parsed, its program."""
 
     diagnostics: list[Diagnostic] = field(default_factory=list)
-    program: Any = None  # mcl.mcpl.loader.Program
+    program: Program | None = None
     library: Any = None  # mcl.hdl.library.HwdLibrary
     hdl: Any = None  # mcl.hdl.syntax.HdlFile of an .hdl document
 

@@ -150,19 +150,17 @@ def _warm_up(libraries: Libraries) -> None:
 
 
 def _run(job: FeedbackJob, libraries: Libraries, result: FeedbackResult) -> None:
-    from mcl.source_files import _OVERLAYS, set_overlay
+    from mcl.source_files import overlays, replace_overlays
 
     delay = float(os.environ.get(DELAY_ENV, "0") or 0)
     if delay > 0:
         time.sleep(delay)
     hdl_texts = {p: t for p, t in job.overlays if p.endswith(".hdl")}
-    if set(hdl_texts.items()) != {(p, t) for p, t in _OVERLAYS.items() if p.endswith(".hdl")}:
+    if set(hdl_texts.items()) != {(p, t) for p, t in overlays().items() if p.endswith(".hdl")}:
         libraries.invalidate()  # a description buffer changed
-    _OVERLAYS.clear()
-    for p, text in job.overlays:
-        set_overlay(p, text)
+    replace_overlays(job.overlays)
     library = libraries.get(job.hwd_path)
-    from mcl.commands.check import _translator, check_file
+    from mcl.commands.check import check_file
     from mcl.feedback.stage import FeedbackOptions
 
     if job.level is not None:
@@ -171,8 +169,7 @@ def _run(job: FeedbackJob, libraries: Libraries, result: FeedbackResult) -> None
         require_level(library, job.level)
     # What `mcl check FILE --level L -D name=value` does, step for step.
     options = FeedbackOptions(defines=tuple(f"{name}={value}" for name, value in job.values))
-    checked = check_file(Path(job.path), list(job.include), library, _translator(job.level),
-                         options)
+    checked = check_file(Path(job.path), list(job.include), library, job.level, options)
     upward = [d for d in checked.diagnostics if d.code == "translate-upward"]
     if upward:
         # `mcl.level` applies to every file; one already at or below it is analysed at
