@@ -83,6 +83,7 @@ class SourceCheck:
     program: Program | None = None
     diagnostics: list[Diagnostic] = field(default_factory=list)
     level: str | None = None  # the level the program was translated to
+    feedback: FileFeedback | None = None  # when asked for and the program is clean
 
     def checked(self) -> CheckedProgram | None:
         """The program with its diagnostics, once it loaded."""
@@ -130,20 +131,24 @@ def translate(checked: CheckedProgram, level: str, library: HwdLibrary) -> Check
 
 
 def check_source(path: str | Path, include_dirs: Iterable[str | Path], library: HwdLibrary,
-                 level: str | None = None) -> SourceCheck:
-    """load -> check (-> translate to `level` -> check, when the source is clean), with
-    every error as a diagnostic: what `mcl check` and the editor show."""
+                 level: str | None = None, options: FeedbackOptions | None = None
+                 ) -> SourceCheck:
+    """load -> check (-> translate to `level` -> check, when the source is clean) (->
+    feedback with `options`, when the result is clean), with every error as a diagnostic:
+    what `mcl check` and the editor show."""
     found = SourceCheck()
     try:
         found.program = load(path, include_dirs, library)
         checked = check(found.program, library)
         found.diagnostics = list(checked.diagnostics)
-        if level is None or checked.errors:
-            return found
-        lowered = translate(checked, level, library)
-        found.program, found.level = lowered.program, level
-        # The source's warnings stay: the translation is checked on top of them.
-        found.diagnostics += lowered.diagnostics
+        if level is not None and not checked.errors:
+            lowered = translate(checked, level, library)
+            found.program, found.level = lowered.program, level
+            # The source's warnings stay: the translation is checked on top of them.
+            found.diagnostics += lowered.diagnostics
+        program = found.checked()
+        if options is not None and program is not None and not program.errors:
+            found.feedback = feedback(program, library, options)
     except MclError as exc:
         found.diagnostics += exc.diagnostics
     return found

@@ -132,16 +132,8 @@ def check_file(
     is given, analyse one file."""
     from mcl import pipeline
 
-    found = pipeline.check_source(path, include_dirs, library, level)
-    checked = CheckedFile(path, found.program, found.diagnostics)
-    program = found.checked()
-    if checked.errors or program is None or feedback is None:
-        return checked
-    try:
-        checked.feedback = pipeline.feedback(program, library, feedback)
-    except MclError as exc:
-        checked.diagnostics += exc.diagnostics
-    return checked
+    found = pipeline.check_source(path, include_dirs, library, level, feedback)
+    return CheckedFile(path, found.program, found.diagnostics, found.feedback)
 
 
 def check_description(path: Path, args: argparse.Namespace) -> CheckedFile:

@@ -77,9 +77,9 @@ def check_document(path: Path, settings: Effective, libraries: Libraries) -> Che
     except MclError as exc:
         result.diagnostics += exc.diagnostics
         return result
-    from mcl.commands.check import check_file
+    from mcl.pipeline import check_source
 
-    checked = check_file(path, list(settings.include), result.library)
+    checked = check_source(path, settings.include, result.library)
     result.program = checked.program
     result.diagnostics += checked.diagnostics
     if result.program is None:

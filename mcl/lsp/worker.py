@@ -21,7 +21,6 @@ import threading
 import time
 from dataclasses import dataclass, field, replace
 from multiprocessing.connection import Connection
-from pathlib import Path
 from typing import Any
 
 from mcl.diagnostics import Diagnostic, MclError, Severity, Span
@@ -160,8 +159,8 @@ def _run(job: FeedbackJob, libraries: Libraries, result: FeedbackResult) -> None
         libraries.invalidate()  # a description buffer changed
     replace_overlays(job.overlays)
     library = libraries.get(job.hwd_path)
-    from mcl.commands.check import check_file
     from mcl.feedback.stage import FeedbackOptions
+    from mcl.pipeline import check_source
 
     if job.level is not None:
         from mcl.translate.levels import require_level
@@ -169,12 +168,12 @@ def _run(job: FeedbackJob, libraries: Libraries, result: FeedbackResult) -> None
         require_level(library, job.level)
     # What `mcl check FILE --level L -D name=value` does, step for step.
     options = FeedbackOptions(defines=tuple(f"{name}={value}" for name, value in job.values))
-    checked = check_file(Path(job.path), list(job.include), library, job.level, options)
+    checked = check_source(job.path, job.include, library, job.level, options)
     upward = [d for d in checked.diagnostics if d.code == "translate-upward"]
     if upward:
         # `mcl.level` applies to every file; one already at or below it is analysed at
         # its own level, with a note instead of the command line's error.
-        checked = check_file(Path(job.path), list(job.include), library, None, options)
+        checked = check_source(job.path, job.include, library, None, options)
         result.diagnostics += [replace(
             d, severity=Severity.NOTE,
             message=f"{d.message}; mcl.level is {job.level}, so the feedback is at the "
