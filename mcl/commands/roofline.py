@@ -30,6 +30,7 @@ from mcl.diagnostics import MclError, error
 from mcl.output_files import say_written
 
 if TYPE_CHECKING:
+    from mcl.mcpl.ast import Function
     from mcl.mcpl.loader import Program
 
 
@@ -129,23 +130,23 @@ def _versions(items: list[str], library: Any) -> list[tuple[str, Path]]:
 
 def _point(name: str, path: Path, library: Any, values: dict[str, Any],
            args: argparse.Namespace) -> tuple[dict[str, Any] | None, str]:
-    from mcl.commands.codegen import load_checked
+    from mcl import pipeline
     from mcl.feedback.roofline import roofline_of
     from mcl.report.measure import can_reach
 
     try:
         # checked, as for mcl check and codegen: no roofline of a kernel with errors
-        program = load_checked(path, args.include_dirs, library)
+        program = pipeline.checked_at(path, args.include_dirs, library).program
         reference = _reference(path)
         function = _function(program, reference)
         level = args.level or function.hwd
         if level != function.hwd:
             if not can_reach(library, function.hwd, level):
                 return None, f"{function.hwd} is not above {level}"
-            from mcl import pipeline
-
             program = pipeline.lower(program, level, library, function.name).program
-            function = program.main.function(function.name)
+            translated = program.main.function(function.name)
+            assert translated is not None  # translation keeps every function's name
+            function = translated
         roof = roofline_of(function, program, library.get(level))
     except MclError as exc:
         # the first diagnostic with its file:line:col, as mcl check prints it
@@ -189,10 +190,9 @@ def _reference(path: Path) -> Any:
         return None
 
 
-def _function(program: Program, reference: Any) -> Any:
-    if reference is not None and program.main.function(reference.function) is not None:
-        return program.main.function(reference.function)
-    return program.main.functions[-1]
+def _function(program: Program, reference: Any) -> Function:
+    found = program.main.function(reference.function) if reference is not None else None
+    return found if found is not None else program.main.functions[-1]
 
 
 def _measure(program: Program, function: str, level: str, library: Any, reference: Any,
