@@ -99,9 +99,9 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
+    from mcl import pipeline
     from mcl.codegen import select_device
     from mcl.codegen.mapping import load_mapping
-    from mcl import pipeline
     from mcl.output_files import check_output_file, check_output_folder
     from mcl.tables import print_table
     from mcl.tune.search import run_search
