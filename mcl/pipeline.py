@@ -20,7 +20,7 @@ module calls the loader, the checker and the translator in a row.
 named pass (`load`, `check`, `translate`), as a compiler's lowering log does.
 
 Heavy modules (the translator, feedback, code generation) are imported where they are
-used, so `mcl check` without `--level` never imports them.
+used, so loading and checking a kernel never imports them.
 """
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ from typing import TYPE_CHECKING
 
 from mcl.diagnostics import Diagnostic, MclError, Severity, error
 from mcl.mcpl.ast import Module, has_foreach
-from mcl.mcpl.loader import Program
+from mcl.mcpl.check import check_program
+from mcl.mcpl.loader import Program, as_program, load_program
 
 if TYPE_CHECKING:
     from mcl.codegen.host_eval import Number
@@ -98,8 +99,6 @@ class SourceCheck:
 def load(path: str | Path, include_dirs: Iterable[str | Path], library: HwdLibrary
          ) -> Program:
     """Parse `path` and the modules it imports (MclError on syntax and import errors)."""
-    from mcl.mcpl.loader import load_program
-
     program = load_program(path, list(include_dirs), library)
     _dump("load", program)
     return program
@@ -108,8 +107,6 @@ def load(path: str | Path, include_dirs: Iterable[str | Path], library: HwdLibra
 def check(program: Program, library: HwdLibrary, level: str | None = None,
           notes: Sequence[Diagnostic] = ()) -> CheckedProgram:
     """Check `program` (mcpl.md section 5); `notes` (the translation's) go first."""
-    from mcl.mcpl.check import check_program
-
     checked = CheckedProgram(program, (*notes, *check_program(program, library)), level,
                              tuple(notes))
     _dump("check", program, level)
@@ -173,7 +170,7 @@ def lower(program: Program, level: str, library: HwdLibrary, function: str | Non
     `function` (else any function with foreach statements) is written at a level above
     it; as it is otherwise. MclError when the translation does not check."""
     if not needs_translation(program.main, level, library, function):
-        return CheckedProgram(program, (), level)
+        return CheckedProgram(program)
     translated = translate(CheckedProgram(program), level, library)
     translated.valid()
     return translated
@@ -211,7 +208,6 @@ def generate(program: Program | Module, target: str, library: HwdLibrary,
     translates the program to nvidia, then it translates to fermi, and from there the
     compiler generates OpenCL and C++ code"). A lone module is a program of one module."""
     from mcl.codegen.opencl import generate_module, require_leaf
-    from mcl.mcpl.loader import as_program
 
     require_leaf(target, library)  # before any translation is tried
     at_leaf = lower(as_program(program), target, library).program
