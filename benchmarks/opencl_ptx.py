@@ -55,7 +55,8 @@ def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(REPO))
     import pyopencl as cl
 
-    from mcl.codegen import generate_module, select_device
+    from mcl import pipeline
+    from mcl.codegen import select_device
     from mcl.codegen.mapping import load_mapping
     from mcl.hdl.library import default_library
     from mcl.mcpl.loader import load_program
@@ -89,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.no_unroll:
             mapping = dataclasses.replace(mapping, unroll=0)
         overrides = tuned_overrides(program, leaf, device, sizes) if args.tuned else None
-        generated = generate_module(program, leaf, library, mapping, overrides=overrides)
+        generated = pipeline.generate(program, leaf, library, mapping, overrides=overrides)
         nvidia = "nvidia" in device.platform.name.lower()
         options = ["-cl-nv-verbose"] if nvidia else []
         built = cl.Program(context, generated.opencl).build(options=options)

@@ -13,6 +13,7 @@ MCPL's syntax errors (mcl/mcpl/parse.py) use it, so a position means the same ev
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,18 @@ def set_overlay(path: str | Path, text: str | None) -> None:
         _OVERLAYS.pop(key, None)
     else:
         _OVERLAYS[key] = text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def overlays() -> dict[str, str]:
+    """Every unsaved buffer: resolved path -> text (a copy)."""
+    return dict(_OVERLAYS)
+
+
+def replace_overlays(buffers: Iterable[tuple[str, str]]) -> None:
+    """Read exactly `buffers` (path, text) from now on, and every other file from disk."""
+    _OVERLAYS.clear()
+    for path, text in buffers:
+        set_overlay(path, text)
 
 
 def overlay_text(path: str | Path) -> str | None:

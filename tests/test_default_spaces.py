@@ -10,7 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from mcl.codegen import generate_module, load_mapping
+from mcl import pipeline
+from mcl.codegen import load_mapping
 from mcl.codegen.statements import SpaceResolver
 from mcl.diagnostics import Severity
 from mcl.feedback.facts.kernel import build_facts
@@ -97,7 +98,7 @@ def test_code_generator_resolves_a_register_array_to_a_private_one(tmp_path: Pat
     assert resolver.resolve((), PARAMETER, None)[1] == "global"
     program = load_program(kernels_dir() / "matmul" / "gpu_v3.mcpl", library=LIB)
     fermi = translate_program(program, "fermi", LIB).program
-    opencl = generate_module(fermi, "fermi", LIB).opencl
+    opencl = pipeline.generate(fermi, "fermi", LIB).opencl
     assert "float sums[" in opencl and "__global float sums" not in opencl
 
 

@@ -72,7 +72,7 @@ def cases(kind: str, only: str) -> list[dict[str, Any]]:
 
 def run_case(case: dict[str, Any], device: Any) -> dict[str, Any]:
     from benchmarks.harness import prepared_inputs
-    from mcl.codegen import generate_module
+    from mcl import pipeline
     from mcl.codegen.cuda_runner import CudaSession
     from mcl.commands.codegen import load_checked
     from mcl.hdl.library import default_library
@@ -84,7 +84,7 @@ def run_case(case: dict[str, Any], device: Any) -> dict[str, Any]:
     # the inputs and the reference's outputs are kept for the next version of the kernel
     sizes, args, expected = prepared_inputs(reference, case["sizes"], 0, None)
     program = load_checked(path, [], library)
-    generated = generate_module(program, case["leaf"], library, language="cuda")
+    generated = pipeline.generate(program, case["leaf"], library, language="cuda")
     result = CudaSession(generated, device).run(reference.function, dict(args))
     checks = verify(reference, expected, result.outputs, sizes)
     return {"status": "ok" if all(c.ok for c in checks) else "WRONG",
@@ -95,14 +95,14 @@ def run_case(case: dict[str, Any], device: Any) -> dict[str, Any]:
 def run_planted(path: Path, device: Any) -> dict[str, Any]:
     import numpy as np
 
-    from mcl.codegen import generate_module
+    from mcl import pipeline
     from mcl.codegen.cuda_runner import CudaSession
     from mcl.hdl.library import default_library
     from mcl.mcpl.loader import load_program
 
     library = default_library()
     program = load_program(path, library=library)
-    generated = generate_module(program, "hopper", library, language="cuda")
+    generated = pipeline.generate(program, "hopper", library, language="cuda")
     n = 64
     CudaSession(generated, device).run(path.stem, {"n": n, "a": np.zeros(n, np.float32)})
     return {"status": "ran"}

@@ -39,7 +39,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from benchmarks.harness import prepared_inputs
-    from mcl.codegen import Session, generate_module, select_device
+    from mcl import pipeline
+    from mcl.codegen import Session, select_device
     from mcl.codegen.cuda_runner import CudaSession, select_cuda_device
     from mcl.commands.codegen import load_checked
     from mcl.hdl.library import default_library
@@ -55,9 +56,9 @@ def main(argv: list[str] | None = None) -> int:
     for version in args.versions.split(","):
         path = folder / f"{version}.mcpl"
         program = load_checked(path, [], library)
-        sessions = {"OpenCL": Session(generate_module(program, "hopper", library),
+        sessions = {"OpenCL": Session(pipeline.generate(program, "hopper", library),
                                       opencl_device)}
-        cuda = generate_module(program, "hopper", library, language="cuda")
+        cuda = pipeline.generate(program, "hopper", library, language="cuda")
         sessions |= {name: CudaSession(cuda, cuda_device, options)
                      for name, options in BUILDS.items()}
         best: dict[str, float] = {}

@@ -122,7 +122,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from benchmarks.harness import prepared_inputs
-    from mcl.codegen import Session, generate_module, select_device
+    from mcl import pipeline
+    from mcl.codegen import Session, select_device
     from mcl.codegen.cuda_runner import CudaSession, select_cuda_device
     from mcl.commands.codegen import load_checked
     from mcl.hdl.library import default_library
@@ -140,8 +141,8 @@ def main(argv: list[str] | None = None) -> int:
         reference = load_reference(folder / "reference.py")
         sizes, inputs, expected = prepared_inputs(reference, defines, 0, None)
         program = load_checked(folder / f"{version}.mcpl", [], library)
-        cl_module = generate_module(program, "hopper", library)
-        cuda_module = generate_module(program, "hopper", library, language="cuda")
+        cl_module = pipeline.generate(program, "hopper", library)
+        cuda_module = pipeline.generate(program, "hopper", library, language="cuda")
         opencl = Session(cl_module, opencl_device)
         builds: dict[str, Any] = {"OpenCL": opencl}
         builds["CUDA (NVRTC)"] = CudaSession(cuda_module, cuda_device)

@@ -112,12 +112,13 @@ def compile_cuda(
         nvrtc.nvrtcDestroyProgram(program)
 
 
-def _log(nvrtc: Any, program: Any) -> str:
-    result, size = nvrtc.nvrtcGetProgramLogSize(program)
+def _log(nvrtc: Any, handle: Any) -> str:
+    """The compile log of NVRTC program `handle`."""
+    result, size = nvrtc.nvrtcGetProgramLogSize(handle)
     if result != nvrtc.nvrtcResult.NVRTC_SUCCESS or size <= 1:
         return ""
     buffer = b" " * size
-    nvrtc.nvrtcGetProgramLog(program, buffer)
+    nvrtc.nvrtcGetProgramLog(handle, buffer)
     return buffer.rstrip(b"\0").decode(errors="replace")
 
 

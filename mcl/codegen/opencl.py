@@ -6,7 +6,9 @@ fermi but also a configuration file that tells the compiler how the programming
 abstractions defined in hardware description fermi can be mapped to OpenCL". Functions
 written above the leaf are translated down first (4.4: "we can generate code for fermi
 from a program written in gpu. First, the compiler translates the program to nvidia, then
-it translates to fermi, and from there the compiler generates OpenCL and C++ code").
+it translates to fermi, and from there the compiler generates OpenCL and C++ code"): the
+translation is mcl.pipeline's, which checks its result; this module takes a program whose
+kernels are already at the leaf.
 
 A function with foreach statements becomes one kernel per top-level foreach nest (one for
 the usual function); statements outside all foreach run on the host (Fig. 9's dimension
@@ -20,7 +22,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from mcl.codegen.c_expr import ExprPrinter, Needs, by_reference, instance_name
 from mcl.codegen.constants import used_constants
@@ -65,9 +67,11 @@ from mcl.mcpl.ast import (
     Type,
     TypeDef,
     ViewDecl,
+    has_foreach,
     transform,
     walk,
 )
+from mcl.mcpl.loader import Program, as_program
 from mcl.mcpl.nesting import PARAMETER, SCALAR
 from mcl.mcpl.types import INT_MAX, INT_MIN
 from mcl.mcpl.visitor import StrictVisitor
@@ -98,26 +102,21 @@ class CodegenInput:
         return kernel or (Path(self.module.file).stem if self.module.file else "module")
 
 
-def has_foreach(f: Function) -> bool:
-    return any(isinstance(n, Foreach) for n in walk(f.body))
-
-
 # ---------------------------------------------------------------------- program -> input
 
 
 def codegen_input(
-    program: Any, target: str, library: Library, overrides: Mapping[str, Number] | None = None
+    program: Program | Module, target: str, library: Library,
+    overrides: Mapping[str, Number] | None = None
 ) -> CodegenInput:
-    """Gather a program (a `mcl.mcpl.loader.Program` or a lone `Module`) for code
-    generation at leaf `target`: translate the main module down first if needed, and
-    replace description constants by their values. `overrides` give named constants other
-    values (`mcl tune`, a `.tuned.toml`): as if the MCPL said so, host code included."""
-    main: Module = program.main if hasattr(program, "main") else program
-    others: list[Module] = [m for m in getattr(program, "modules", {}).values() if m is not main]
-    if any(f.hwd != target and has_foreach(f) for f in main.functions):
-        from mcl.translate import translate_module
-
-        main = translate_module(main, target, library).module
+    """Gather a program (or a lone module) whose kernels are at leaf `target` for code
+    generation, and replace description constants by their values. `overrides` give
+    named constants other values (`mcl tune`, a `.tuned.toml`): as if the MCPL said so,
+    host code included."""
+    program = as_program(program)
+    main = program.main
+    others: list[Module] = [m for m in program.modules.values() if m is not main]
+    _require_at_leaf(main, target, library)
     main = resolve_hwd_constants(main, library)
     functions: dict[str, Function] = {}
     types: dict[str, TypeDef] = {}
@@ -160,17 +159,33 @@ def override_constants(constants: list[Decl], overrides: Mapping[str, Number]) -
     return out
 
 
-def _access(program: Any) -> dict[str, dict[str, str]]:
+def _access(program: Program) -> dict[str, dict[str, str]]:
     """Read/write modes of every parameter from the checker (paper 4.3: "the compiler can
-    automatically infer which variables are constant or written"); a lone module is a
-    program of one module."""
+    automatically infer which variables are constant or written")."""
     from mcl.mcpl.check import infer_access
-    from mcl.mcpl.loader import Program
 
-    if not hasattr(program, "main"):
-        program = Program(main=program, modules={program.name or "main": program})
     modes = infer_access(program)
     return {getattr(f, "name", f): dict(params) for f, params in modes.items()}
+
+
+def _require_at_leaf(main: Module, target: str, library: Library) -> None:
+    """Kernels written above the leaf are translated by the pipeline (mcl.pipeline.generate),
+    which checks the translation; code generated here from them would be wrong."""
+    ancestors = getattr(library, "ancestors", None)
+    above = set(ancestors(target)) if ancestors is not None and target in library.names() \
+        else set()
+    for f in main.functions:
+        if f.hwd in above and has_foreach(f):
+            raise MclError(
+                error(
+                    "codegen-above-leaf",
+                    f"'{f.name}' is written for {f.hwd}, above the leaf {target}: code is "
+                    "generated from a program translated to the leaf",
+                    f.span,
+                    hint=f"translate it first (mcl.pipeline.generate does; on the command "
+                    f"line: mcl translate FILE --to {target})",
+                )
+            )
 
 
 def resolve_hwd_constants(module: Module, library: Library) -> Module:
@@ -635,7 +650,7 @@ class _HostSplitter(StrictVisitor):
 
 
 def generate_module(
-    program: Any,
+    program: Program | Module,
     target: str,
     library: HwdLibrary,
     mapping: OpenCLMapping | None = None,
@@ -645,8 +660,17 @@ def generate_module(
 ) -> GeneratedModule:
     """Kernel source (OpenCL C, or CUDA C++ with `language="cuda"`) and launch plans for
     every function with foreach statements of the main module of `program` (a loader
-    Program or a Module), at leaf `target`; named constants take the values of `overrides`
-    where given."""
+    Program or a Module) whose kernels are at leaf `target` (mcl.pipeline.generate
+    translates them there); named constants take the values of `overrides` where given."""
+    require_leaf(target, library)
+    hwd = library.get(target)
+    source = codegen_input(program, target, library, overrides)
+    mapping = mapping or load_mapping(hwd, language=language)
+    return ModuleEmitter(source, hwd, mapping).emit(only)
+
+
+def require_leaf(target: str, library: HwdLibrary) -> None:
+    """Code comes from leaves only (paper 4.4)."""
     is_leaf = getattr(library, "is_leaf", None)
     if is_leaf is not None and not is_leaf(target):
         raise MclError(
@@ -657,15 +681,11 @@ def generate_module(
                 hint="pick one of: " + ", ".join(n for n in library.names() if is_leaf(n)),
             )
         )
-    hwd = library.get(target)
-    source = codegen_input(program, target, library, overrides)
-    mapping = mapping or load_mapping(hwd, language=language)
-    return ModuleEmitter(source, hwd, mapping).emit(only)
 
 
 def emit_opencl(
     function: Function,
-    program: Any,
+    program: Program | Module,
     target_hwd: HardwareDescription,
     mapping: OpenCLMapping,
     library: Library | None = None,
@@ -674,7 +694,7 @@ def emit_opencl(
     call, the constants and types they use)."""
     if library is None:
         library = _SingleLibrary(target_hwd)
-    main = program.main if hasattr(program, "main") else program
+    main = as_program(program).main
     if function not in main.functions:
         main = Module(None, None, None, (), (), (), (function,), file=main.file)
         program = main

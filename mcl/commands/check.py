@@ -2,10 +2,9 @@
 parse and check MCPL kernels (mcpl.md §5), print the diagnostics with the source line and a
 marker, and a one-line summary. Exit status 0 when no file has errors, 1 otherwise.
 
-The work is a short pipeline per file: load (parse + imports) -> optionally translate to
-`--level` -> check -> performance feedback (mcl.feedback.stage) on files without errors,
-when asked for: with `--level`, `-D`, `--values`, `--severity` or `--feedback` (and not
-`--no-feedback`).
+Each file goes through mcl.pipeline: load (parse + imports) -> check -> with `--level`,
+translate -> check -> performance feedback on files without errors, when asked for: with
+`--level`, `-D`, `--values`, `--severity` or `--feedback` (and not `--no-feedback`).
 
 Heavy modules are imported inside `run`, so `mcl --help` and the other commands do not pay
 for them, and this path never imports sympy, numpy or pyopencl.
@@ -15,10 +14,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from mcl.commands.options import (
     add_define_argument,
@@ -33,12 +31,12 @@ from mcl.feedback.stage import (
     FeedbackOptions,
     FileFeedback,
     json_report,
-    run_feedback,
     text_report,
 )
 
 if TYPE_CHECKING:
     from mcl.hdl.library import HwdLibrary
+    from mcl.mcpl.loader import Program
 
 
 @dataclass
@@ -46,7 +44,7 @@ class CheckedFile:
     """One file on its way through `mcl check`."""
 
     path: Path
-    program: Any = None  # mcl.mcpl.loader.Program, once loaded (translated with --level)
+    program: Program | None = None  # once loaded (translated with --level)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     feedback: FileFeedback | None = None  # performance feedback, when asked for and clean
 
@@ -123,50 +121,19 @@ def feedback_options(args: argparse.Namespace) -> FeedbackOptions | None:
                            FeedbackSeverity(args.severity or "info"), args.verbose)
 
 
-def _translator(level: str | None) -> Callable[[Any, Any], Any] | None:
-    """With `--level`, a function from a loaded program to the translated one."""
-    if level is None:
-        return None
-    from mcl.translate import translate_program
-
-    def translate(program: Any, library: HwdLibrary) -> Any:
-        result = translate_program(program, level, library)
-        return result.program, list(result.notes)
-
-    return translate
-
-
 def check_file(
     path: Path,
     include_dirs: list[str],
     library: HwdLibrary,
-    translate: Callable[[Any, Any], Any] | None = None,
+    level: str | None = None,
     feedback: FeedbackOptions | None = None,
 ) -> CheckedFile:
-    """Load, (translate,) check and, when clean and `feedback` is given, analyse one file."""
-    from mcl.mcpl.check import check_program
-    from mcl.mcpl.loader import load_program
+    """Load, check (translate to `level` and check again) and, when clean and `feedback`
+    is given, analyse one file."""
+    from mcl import pipeline
 
-    checked = CheckedFile(path)
-    try:
-        checked.program = load_program(path, include_dirs, library)
-        if translate is not None:
-            # The source is checked first: translation assumes a valid kernel.
-            checked.diagnostics = check_program(checked.program, library)
-            if checked.errors:
-                return checked
-            checked.program, notes = translate(checked.program, library)
-            checked.diagnostics += notes
-        checked.diagnostics += check_program(checked.program, library)
-    except MclError as exc:
-        checked.diagnostics += exc.diagnostics
-        return checked
-    if not checked.errors and feedback is not None:
-        try:
-            checked.feedback = run_feedback(checked.program, library, feedback)
-        except MclError as exc:
-            checked.diagnostics += exc.diagnostics
-    return checked
+    found = pipeline.check_source(path, include_dirs, library, level, feedback)
+    return CheckedFile(path, found.program, found.diagnostics, found.feedback)
 
 
 def check_description(path: Path, args: argparse.Namespace) -> CheckedFile:
@@ -211,7 +178,6 @@ def summary(files: list[CheckedFile]) -> str:
 def run(args: argparse.Namespace) -> int:
     try:
         library = library_from_args(args)
-        translate = _translator(args.level)
         if args.level is not None:
             from mcl.translate.levels import require_level
 
@@ -221,7 +187,7 @@ def run(args: argparse.Namespace) -> int:
         return 1
     feedback = feedback_options(args)
     files = [check_description(Path(f), args) if f.endswith(".hdl")
-             else check_file(Path(f), args.include_dirs, library, translate, feedback)
+             else check_file(Path(f), args.include_dirs, library, args.level, feedback)
              for f in args.files]
     _report(files, args)
     return 1 if any(f.errors for f in files) else 0

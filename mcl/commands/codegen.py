@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mcl.commands.options import add_hwd_path_argument, add_include_argument, library_from_args
-from mcl.diagnostics import MclError, Severity, error
+from mcl.diagnostics import MclError, error
 
 if TYPE_CHECKING:
     from mcl.hdl.library import HwdLibrary
@@ -67,18 +67,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def load_checked(path: str | Path, include_dirs: list[str], library: HwdLibrary) -> Program:
     """The program of `path`, checked: code is only generated for valid kernels."""
-    from mcl.mcpl.check import check_program
-    from mcl.mcpl.loader import load_program
+    from mcl import pipeline
 
-    program = load_program(path, include_dirs, library)
-    errors = [d for d in check_program(program, library) if d.severity == Severity.ERROR]
-    if errors:
-        raise MclError(errors)
-    return program
+    return pipeline.checked_at(path, include_dirs, library).program
 
 
 def run(args: argparse.Namespace) -> int:
-    from mcl.codegen import emit_harness, generate_module
+    from mcl import pipeline
+    from mcl.codegen import emit_harness
     from mcl.output_files import check_output_folder, write_generated_folder
 
     if args.output:
@@ -92,8 +88,8 @@ def run(args: argparse.Namespace) -> int:
     if config is not None:
         print(describe_tuned(config, args.file))
     overrides = config.constants if config is not None else None
-    generated = generate_module(program, args.target, library, overrides=overrides,
-                                language=args.lang)
+    generated = pipeline.generate(program, args.target, library, overrides=overrides,
+                                  language=args.lang)
     if not generated.functions:
         raise MclError(
             error(

@@ -16,7 +16,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcl.commands.options import (
     add_define_argument,
@@ -28,6 +28,10 @@ from mcl.commands.options import (
 )
 from mcl.diagnostics import MclError, error
 from mcl.output_files import say_written
+
+if TYPE_CHECKING:
+    from mcl.mcpl.ast import Function
+    from mcl.mcpl.loader import Program
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -126,26 +130,23 @@ def _versions(items: list[str], library: Any) -> list[tuple[str, Path]]:
 
 def _point(name: str, path: Path, library: Any, values: dict[str, Any],
            args: argparse.Namespace) -> tuple[dict[str, Any] | None, str]:
-    from mcl.commands.codegen import load_checked
+    from mcl import pipeline
     from mcl.feedback.analyses.roofline import roofline_of
     from mcl.report.measure import can_reach
 
     try:
         # checked, as for mcl check and codegen: no roofline of a kernel with errors
-        program = load_checked(path, args.include_dirs, library)
+        program = pipeline.checked_at(path, args.include_dirs, library).program
         reference = _reference(path)
         function = _function(program, reference)
         level = args.level or function.hwd
         if level != function.hwd:
             if not can_reach(library, function.hwd, level):
                 return None, f"{function.hwd} is not above {level}"
-            from mcl.translate import translate_program
-
-            translated = translate_program(program, level, library).program
-            if translated is None:
-                return None, f"no translation to {level}"
-            program = translated
-            function = program.main.function(function.name)
+            program = pipeline.lower(program, level, library, function.name).program
+            translated = program.main.function(function.name)
+            assert translated is not None  # translation keeps every function's name
+            function = translated
         roof = roofline_of(function, program, library.get(level))
     except MclError as exc:
         # the first diagnostic with its file:line:col, as mcl check prints it
@@ -189,13 +190,12 @@ def _reference(path: Path) -> Any:
         return None
 
 
-def _function(program: Any, reference: Any) -> Any:
-    if reference is not None and program.main.function(reference.function) is not None:
-        return program.main.function(reference.function)
-    return program.main.functions[-1]
+def _function(program: Program, reference: Any) -> Function:
+    found = program.main.function(reference.function) if reference is not None else None
+    return found if found is not None else program.main.functions[-1]
 
 
-def _measure(program: Any, function: str, level: str, library: Any, reference: Any,
+def _measure(program: Program, function: str, level: str, library: Any, reference: Any,
              args: argparse.Namespace, roof: Any) -> dict[str, Any] | None:
     if reference is None:
         return None

@@ -35,6 +35,7 @@ from mcl.progress import Timings
 
 if TYPE_CHECKING:
     from mcl.hdl.library import HwdLibrary
+    from mcl.mcpl.loader import Program
 
 
 @dataclass
@@ -42,7 +43,7 @@ class PreparedRun:
     """Everything an executor needs, and what `finish` compares against."""
 
     path: Path
-    program: Any  # mcl.mcpl.loader.Program (translated with --level)
+    program: Program  # mcl.mcpl.loader.Program (translated with --level)
     function: str
     level: str  # the function's hardware description after translation
     library: HwdLibrary
@@ -112,9 +113,8 @@ def prepare(args: argparse.Namespace) -> PreparedRun:
     """Load and check the kernel (translating it with --level), and build its inputs and
     expected outputs from the reference (only when they are compared), after checking that
     the run's memory fits the host and the --target device."""
+    from mcl import pipeline
     from mcl.footprint import check_footprint
-    from mcl.mcpl.check import check_program
-    from mcl.mcpl.loader import load_program
     from mcl.verify import (
         expected_outputs,
         load_reference,
@@ -127,18 +127,13 @@ def prepare(args: argparse.Namespace) -> PreparedRun:
     if args.seed < 0:
         raise MclError(error("run-seed", f"--seed {args.seed}: the seed cannot be negative", None))
     library = library_from_args(args)
-    program = load_program(path, args.include_dirs, library)
-    _raise_errors(check_program(program, library))
-    source = program
+    checked = pipeline.check(pipeline.load(path, args.include_dirs, library), library)
+    source = program = checked.valid()
     if args.level:
-        from mcl.translate import translate_program
         from mcl.translate.levels import require_level
 
         require_level(library, args.level)
-        translated = translate_program(program, args.level, library).program
-        assert translated is not None  # translate_program always sets the program
-        program = translated
-        _raise_errors(check_program(program, library))
+        program = pipeline.translate(checked, args.level, library).valid()
     reference = load_reference(args.reference or reference_for(path))
     name = args.function or reference.function
     function = program.main.function(name)
@@ -288,7 +283,8 @@ def execute_opencl(
     """Generate OpenCL (or CUDA with `backend="cuda"`) from leaf `target` and run it
     through pyopencl (mcl.codegen) or NVIDIA's driver API (mcl.codegen.cuda_runner), with
     the constants of the kernel's `.tuned.toml` for this device and sizes when present."""
-    from mcl.codegen import Session, generate_module
+    from mcl import pipeline
+    from mcl.codegen import Session
     from mcl.codegen.runner import describe
     from mcl.tune.tuned_file import best_tuned, describe_tuned
 
@@ -306,8 +302,8 @@ def execute_opencl(
     timings = prepared.timings
     language = "CUDA" if backend == "cuda" else "OpenCL"
     with timings.step("build", f"generating {language} for {target} and building it"):
-        generated = generate_module(prepared.program, target, prepared.library,
-                                    overrides=overrides, language=backend)
+        generated = pipeline.generate(prepared.program, target, prepared.library,
+                                      overrides=overrides, language=backend)
         if backend == "cuda":
             from mcl.codegen.cuda_runner import CudaSession
 

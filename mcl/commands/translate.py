@@ -7,14 +7,12 @@ from __future__ import annotations
 import argparse
 import sys
 
+from mcl import pipeline
 from mcl.commands.options import add_hwd_path_argument, add_include_argument, library_from_args
 from mcl.diagnostics import Diagnostic, MclError, Severity, error
-from mcl.mcpl.check import check_program
-from mcl.mcpl.loader import load_program
 from mcl.mcpl.printer import print_module
 from mcl.output_files import check_output_file, say_written, write_text
 from mcl.render import render_diagnostics
-from mcl.translate import translate_program
 from mcl.translate.levels import require_level
 
 
@@ -44,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
         check_output_file(args.output, "-o")
     library = library_from_args(args)
     require_level(library, args.to)
-    program = load_program(args.file, args.include_dirs, library)
+    program = pipeline.load(args.file, args.include_dirs, library)
     if not program.main.functions:
         # Printing the input back unchanged (or nothing, for an empty file) and exiting 0
         # would hide a wrong file name or an empty file.
@@ -58,13 +56,10 @@ def run(args: argparse.Namespace) -> int:
             )
         )
     # Translation assumes a valid kernel: report its problems at their own lines first.
-    problems = check_program(program, library)
-    errors = [d for d in problems if d.severity == Severity.ERROR]
-    if errors:
-        raise MclError(errors)
-    result = translate_program(program, args.to, library)
-    assert result.program is not None
-    invalid = [d for d in check_program(result.program, library) if d.severity == Severity.ERROR]
+    checked = pipeline.check(program, library)
+    checked.valid()
+    result = pipeline.translate(checked, args.to, library)
+    invalid = result.errors
     if invalid:
         raise MclError(
             Diagnostic(
@@ -75,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
                 notes=tuple(str(d) for d in invalid),
             )
         )
-    text = print_module(result.module)
+    text = print_module(result.main)
     if args.format == "json":
         import json
 

@@ -99,9 +99,9 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
+    from mcl import pipeline
     from mcl.codegen import select_device
     from mcl.codegen.mapping import load_mapping
-    from mcl.commands.codegen import load_checked
     from mcl.output_files import check_output_file, check_output_folder
     from mcl.tables import print_table
     from mcl.tune.search import run_search
@@ -122,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.no_cache:
         check_output_folder(path.with_name(f".{path.stem}.tune-cache"), "the tuning cache")
     library = library_from_args(args)
-    program = load_checked(path, args.include_dirs, library)
+    program = pipeline.checked_at(path, args.include_dirs, library).program
     reference = load_reference(reference_for(path))
     sizes, inputs = make_inputs(reference, parse_defines(args.defines, reference.sizes), args.seed)
     expected = expected_outputs(reference, inputs)

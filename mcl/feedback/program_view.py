@@ -8,16 +8,20 @@ the result of a translation); this view answers the same questions for both.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcl.mcpl import ast
 from mcl.mcpl.access import AccessTable
 from mcl.mcpl.builtins import BUILTINS
 from mcl.mcpl.check import infer_access
 
+if TYPE_CHECKING:
+    from mcl.mcpl.ast import Module
+    from mcl.mcpl.loader import Program
+
 
 class ProgramView:
-    def __init__(self, program: Any, function: ast.Function):
+    def __init__(self, program: Program | Module, function: ast.Function):
         self.program = program
         self.function = function
         self.module = self._module_of(function)
@@ -25,7 +29,7 @@ class ProgramView:
         self._inferred: Any = _UNSET
 
     @staticmethod
-    def of(program: Any, function: ast.Function) -> ProgramView:
+    def of(program: Program | Module, function: ast.Function) -> ProgramView:
         return ProgramView(program, function)
 
     # -- modules ---------------------------------------------------------------------

@@ -44,7 +44,8 @@ from mcl.feedback.value_checks import value_errors
 if TYPE_CHECKING:
     from mcl.hdl.library import HwdLibrary
     from mcl.hdl.model import HardwareDescription
-    from mcl.mcpl.ast import Function
+    from mcl.mcpl.ast import Function, Module
+    from mcl.mcpl.loader import Program
 
 # The built-in analyses, in report order.
 BUILTIN: tuple[Analysis, ...] = (
@@ -109,7 +110,7 @@ def applicable(hwd: HardwareDescription, among: Sequence[Analysis] | None = None
     return [a for a in (analyses() if among is None else among) if a.applies(hwd)]
 
 
-def analyse(function: Function, program: Any, hwd: HardwareDescription,
+def analyse(function: Function, program: Program | Module, hwd: HardwareDescription,
             values: Mapping[str, Any] | None = None, only: Iterable[str] | None = None,
             among: Sequence[Analysis] | None = None) -> list[Message]:
     """All feedback on `function` at level `hwd`, in source order: the analyses of
@@ -147,13 +148,15 @@ def kernels_of(module: Any) -> list[Function]:
     return [f for f in module.functions if f.name not in called]
 
 
-def analyse_program(program: Any, library: HwdLibrary, values: Mapping[str, Any] | None = None
+def analyse_program(program: Program | Module, library: HwdLibrary, values: Mapping[str, Any] | None = None
                     ) -> tuple[list[Message], dict[str, str]]:
     """Feedback on every kernel of the program's main module, each at its own level (the
     level `mcl check --level` translated it to). Returns the messages and the level of
     each analysed function."""
     values = dict(values or {})
-    module = program.main if hasattr(program, "main") else program
+    from mcl.mcpl.loader import as_program
+
+    module = as_program(program).main
     messages: list[Message] = []
     levels: dict[str, str] = {}
     kernels = kernels_of(module)

@@ -20,6 +20,7 @@ from mcl.feedback.messages import Message, Severity
 
 if TYPE_CHECKING:
     from mcl.hdl.library import HwdLibrary
+    from mcl.mcpl.loader import Program
 
 SEVERITIES = ("info", "suggestion", "warning")
 
@@ -50,7 +51,7 @@ class FileFeedback:
         return self.by_default or [True] * len(self.messages)
 
 
-def run_feedback(program: Any, library: HwdLibrary, options: FeedbackOptions) -> FileFeedback:
+def run_feedback(program: Program, library: HwdLibrary, options: FeedbackOptions) -> FileFeedback:
     """Analyse every kernel of a checked program (mcl.feedback.registry.analyse_program)."""
     from mcl.feedback.registry import analyse_program
     from mcl.feedback.render.visibility import shown_by_default

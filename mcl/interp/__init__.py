@@ -16,7 +16,7 @@ is an `MclError` with a source position, never a Python traceback.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -28,12 +28,14 @@ from mcl.mcpl import ast
 
 if TYPE_CHECKING:
     from mcl.hdl.library import HwdLibrary
+    from mcl.mcpl.ast import Module
+    from mcl.mcpl.loader import Program
 
 __all__ = ["run_function", "StructValue"]
 
 
 def run_function(
-    program_or_module: Any,
+    program_or_module: Program | Module,
     name: str,
     args: Mapping[str, object],
     library: HwdLibrary | None = None,

@@ -14,10 +14,12 @@ from mcl.mcpl.builtins import BUILTINS
 
 if TYPE_CHECKING:
     from mcl.hdl.library import HwdLibrary
+    from mcl.mcpl.ast import Module
+    from mcl.mcpl.loader import Program
 
 
 class Engine:
-    def __init__(self, program_or_module: Any, library: HwdLibrary | None = None):
+    def __init__(self, program_or_module: Program | Module, library: HwdLibrary | None = None):
         self.scope = ProgramScope(program_or_module)
         self.library = library
         self._compiled: dict[int, CompiledFunction] = {}

@@ -9,10 +9,14 @@ checker already passed never fails here on a visibility subtlety) in every loade
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from mcl.mcpl import ast
 from mcl.mcpl.builtins import SIGNATURE_CALLS
+
+if TYPE_CHECKING:
+    from mcl.mcpl.ast import Module
+    from mcl.mcpl.loader import Program
 
 
 def module_key(module: ast.Module) -> str:
@@ -27,14 +31,13 @@ def module_key(module: ast.Module) -> str:
 class ProgramScope:
     """The modules of one run and lookups across them."""
 
-    def __init__(self, program_or_module: Any):
+    def __init__(self, program_or_module: Program | Module):
         if isinstance(program_or_module, ast.Module):
             self.main = program_or_module
             modules: Iterable[ast.Module] = [program_or_module]
         else:
             self.main = program_or_module.main
-            found = getattr(program_or_module, "modules", ())
-            modules = found.values() if isinstance(found, dict) else found
+            modules = program_or_module.modules.values()
         self.modules: list[ast.Module] = [self.main] + [m for m in modules if m is not self.main]
         self._by_key = {module_key(m): m for m in self.modules}
         self._module_of: dict[int, ast.Module] = {}

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
@@ -21,13 +21,16 @@ from mcl.lsp.config import Effective
 from mcl.lsp.convert import contains
 from mcl.mcpl import ast
 
+if TYPE_CHECKING:
+    from mcl.mcpl.loader import Program
+
 PLACEHOLDER = 1024
 # The words of mcl.mcpl.barriers' warning: the array, and where the first access stands.
 _SHARED_ARRAY = re.compile(r"shared array '([A-Za-z_][A-Za-z0-9_]*)'")
 _FIRST_ACCESS = re.compile(r"at line (\d+), column (\d+)")
 
 
-def code_actions(uri: str, path: Path, text: str, program: Any,
+def code_actions(uri: str, path: Path, text: str, program: Program | None,
                  diagnostics: Sequence[lsp.Diagnostic], settings: Effective) -> list[lsp.CodeAction]:
     out = []
     for d in diagnostics:
@@ -44,7 +47,7 @@ def code_actions(uri: str, path: Path, text: str, program: Any,
     return out
 
 
-def insert_barrier(uri: str, path: Path, text: str, program: Any, d: lsp.Diagnostic
+def insert_barrier(uri: str, path: Path, text: str, program: Program | None, d: lsp.Diagnostic
                    ) -> lsp.CodeAction | None:
     """`barrier(S);` before the statement that holds the second access, in the innermost
     block that holds both accesses: between them in program order, or, when the first

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcl.diagnostics import Diagnostic, MclError, Severity
 from mcl.lsp.config import Effective
+
+if TYPE_CHECKING:
+    from mcl.mcpl.loader import Program
 
 HDL_SUFFIX = ".hdl"
 
@@ -28,7 +31,7 @@ class CheckResult:
     """One check of one document: its diagnostics and, when it parsed, its program."""
 
     diagnostics: list[Diagnostic] = field(default_factory=list)
-    program: Any = None  # mcl.mcpl.loader.Program
+    program: Program | None = None
     library: Any = None  # mcl.hdl.library.HwdLibrary
     hdl: Any = None  # mcl.hdl.syntax.HdlFile of an .hdl document
 
@@ -74,9 +77,9 @@ def check_document(path: Path, settings: Effective, libraries: Libraries) -> Che
     except MclError as exc:
         result.diagnostics += exc.diagnostics
         return result
-    from mcl.commands.check import check_file
+    from mcl.pipeline import check_source
 
-    checked = check_file(path, list(settings.include), result.library)
+    checked = check_source(path, settings.include, result.library)
     result.program = checked.program
     result.diagnostics += checked.diagnostics
     if result.program is None:
@@ -84,10 +87,10 @@ def check_document(path: Path, settings: Effective, libraries: Libraries) -> Che
     return result
 
 
-def _parsed_only(path: Path, library: Any) -> Any:
+def _parsed_only(path: Path, library: Any) -> Program | None:
     """The module alone when the program does not load (a missing import): navigation
     and symbols still work on a file whose imports are broken."""
-    from mcl.mcpl.loader import Program, module_name
+    from mcl.mcpl.loader import module_name
     from mcl.mcpl.parse import parse_file
 
     try:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
@@ -24,6 +24,9 @@ from mcl.mcpl.builtins import BUILTINS
 from mcl.mcpl.nesting import nesting_problem
 from mcl.mcpl.parse import KEYWORDS
 from mcl.mcpl.printer import print_type
+
+if TYPE_CHECKING:
+    from mcl.mcpl.loader import DefinitionKind, Program
 
 # `//` to the end of the line, `/* ... */` (also unterminated: the cursor is inside it)
 _COMMENT = re.compile(r"//[^\n]*|/\*(?:.|\n)*?(?:\*/|$)")
@@ -44,7 +47,7 @@ def in_comment(text: str, line: int, character: int) -> bool:
     return False
 
 
-def kernel_completions(program: Any, library: Any, level: str | None, path: Path,
+def kernel_completions(program: Program | None, library: Any, level: str | None, path: Path,
                        text: str, line: int, character: int) -> list[lsp.CompletionItem]:
     if in_comment(text, line, character):
         return []
@@ -77,7 +80,7 @@ def kernel_completions(program: Any, library: Any, level: str | None, path: Path
     return items
 
 
-def _names_in_scope(program: Any, found: lookup.Found, line: int, character: int
+def _names_in_scope(program: Program | None, found: lookup.Found, line: int, character: int
                     ) -> list[lsp.CompletionItem]:
     """Variables visible at the position (innermost declaration of each name), then the
     functions, constants and types of the module and of the modules it imports."""
@@ -90,7 +93,8 @@ def _names_in_scope(program: Any, found: lookup.Found, line: int, character: int
                 d.name, kind=lsp.CompletionItemKind.Variable,
                 detail=f"{d.kind}: {_type_of(d.node)}".rstrip(": "))
     module = found.module
-    kinds = (("function", lsp.CompletionItemKind.Function),
+    kinds: tuple[tuple[DefinitionKind, lsp.CompletionItemKind], ...] = (
+        ("function", lsp.CompletionItemKind.Function),
              ("constant", lsp.CompletionItemKind.Constant),
              ("type", lsp.CompletionItemKind.Struct))
     for kind, item_kind in kinds:

@@ -7,7 +7,7 @@ resolved definition."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcl.lsp import lookup
 from mcl.lsp.convert import contains
@@ -17,8 +17,11 @@ from mcl.mcpl.builtins import BUILTINS
 from mcl.mcpl.nesting import ARRAY, PARAMETER, SCALAR, default_space
 from mcl.mcpl.printer import print_expr, print_param, print_type
 
+if TYPE_CHECKING:
+    from mcl.mcpl.loader import Program
 
-def kernel_hover(program: Any, library: Any, feedback: list[MessageRecord], path: Path,
+
+def kernel_hover(program: Program | None, library: Any, feedback: list[MessageRecord], path: Path,
                  text: str, line: int, character: int) -> str | None:
     from mcl.lsp.navigation import word_at
 
@@ -95,7 +98,7 @@ def _description(library: Any, function: ast.Function | None) -> Any:
     return library.get(function.hwd)
 
 
-def call_text(program: Any, module: ast.Module, name: str) -> str:
+def call_text(program: Program | None, module: ast.Module, name: str) -> str:
     """The signature of a called function: the program's own, else a built-in's."""
     target = program.lookup_function(name, module) if program is not None else None
     if isinstance(target, ast.Function):

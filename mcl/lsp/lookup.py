@@ -6,11 +6,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcl.lsp.convert import contains, same_file
 from mcl.mcpl import ast
 from mcl.mcpl.positions import SourceText
+
+if TYPE_CHECKING:
+    from mcl.mcpl.loader import Program
 
 
 @dataclass
@@ -30,7 +33,7 @@ class Found:
         return next((n for n in reversed(self.chain) if isinstance(n, kinds)), None)
 
 
-def module_at(program: Any, path: Path) -> ast.Module | None:
+def module_at(program: Program | None, path: Path) -> ast.Module | None:
     """The module of `program` that came from `path` (the main one, normally)."""
     if program is None:
         return None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
@@ -18,6 +18,9 @@ from mcl.lsp import lookup
 from mcl.lsp.convert import to_range
 from mcl.mcpl import ast
 from mcl.mcpl.printer import print_expr
+
+if TYPE_CHECKING:
+    from mcl.mcpl.loader import Program
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -44,11 +47,11 @@ def _file_start(file: str | Path) -> lsp.Location:
     return lsp.Location(Path(file).resolve().as_uri(), start)
 
 
-def kernel_definition(program: Any, library: Any, path: Path, text: str, line: int,
+def kernel_definition(program: Program | None, library: Any, path: Path, text: str, line: int,
                       character: int) -> lsp.Location | None:
     module = lookup.module_at(program, path)
     word = word_at(text, line, character)
-    if module is None or word is None:
+    if program is None or module is None or word is None:
         return None
     found = lookup.find(module, line, character)
     node = found.innermost
@@ -60,9 +63,9 @@ def kernel_definition(program: Any, library: Any, path: Path, text: str, line: i
         return location(lookup.name_span(target, word)) if isinstance(
             target, ast.Function) else None
     if isinstance(node, ast.NamedType) and node.name == word:
-        target = program.lookup_type(word, module)
-        return location(lookup.name_span(target, word)) if isinstance(
-            target, ast.TypeDef) else None
+        typedef = program.lookup_type(word, module)
+        return location(lookup.name_span(typedef, word)) if isinstance(
+            typedef, ast.TypeDef) else None
     if isinstance(node, ast.Import):
         return _import_target(program, library, node)
     if library is None:
@@ -77,7 +80,7 @@ def kernel_definition(program: Any, library: Any, path: Path, text: str, line: i
     return None
 
 
-def _import_target(program: Any, library: Any, imp: ast.Import) -> lsp.Location | None:
+def _import_target(program: Program, library: Any, imp: ast.Import) -> lsp.Location | None:
     file = program.files.get(imp.dotted)
     if file is not None:
         return _file_start(file)

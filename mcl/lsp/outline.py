@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
@@ -20,6 +20,9 @@ from mcl.lsp.convert import to_range
 from mcl.mcpl import ast
 from mcl.mcpl.builtins import BUILTINS
 from mcl.mcpl.printer import print_param, print_type
+
+if TYPE_CHECKING:
+    from mcl.mcpl.loader import Program
 
 _FOLDED = (ast.Function, ast.TypeDef, ast.Block, ast.Foreach, ast.For, ast.If)
 _LINE_COMMENT = re.compile(r"\s*//")
@@ -77,7 +80,7 @@ def workspace_symbols(programs: list[Any], query: str) -> list[lsp.WorkspaceSymb
     return out
 
 
-def signature_help(program: Any, module: ast.Module | None, text: str, line: int,
+def signature_help(program: Program | None, module: ast.Module | None, text: str, line: int,
                    character: int) -> lsp.SignatureHelp | None:
     """The signature of the call whose argument list holds the cursor, with the argument
     the cursor is in."""
@@ -104,7 +107,7 @@ def signature_help(program: Any, module: ast.Module | None, text: str, line: int
     return None
 
 
-def _signature(program: Any, module: ast.Module | None, name: str, active: int
+def _signature(program: Program | None, module: ast.Module | None, name: str, active: int
                ) -> lsp.SignatureHelp | None:
     target = program.lookup_function(name, module) \
         if program is not None and module is not None else None

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
@@ -25,6 +25,9 @@ from mcl.mcpl.parse import KEYWORDS
 from mcl.mcpl.positions import SourceText, head
 from mcl.source_files import SourcePositions
 
+if TYPE_CHECKING:
+    from mcl.mcpl.loader import Program
+
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
@@ -35,7 +38,7 @@ class Target:
     node: Any  # the declaring node
 
 
-def target_at(program: Any, path: Path, word: str | None, line: int, character: int
+def target_at(program: Program, path: Path, word: str | None, line: int, character: int
               ) -> tuple[Target, ast.Module] | None:
     """The definition the name under the 0-based position stands for."""
     module = lookup.module_at(program, path)
@@ -71,7 +74,7 @@ def _declared_name(node: Any) -> str | None:
     return node.var if isinstance(node, ast.Foreach) else getattr(node, "name", None)
 
 
-def references(program: Any, target: Target, module: ast.Module) -> list[Span]:
+def references(program: Program, target: Target, module: ast.Module) -> list[Span]:
     """Where `target` is named: its declaration first, then every use."""
     spans: list[Span | None] = [lookup.name_span(target.node, target.name)]
     modules = [module] if target.kind == "variable" else list(program.modules.values())
@@ -91,7 +94,7 @@ def references(program: Any, target: Target, module: ast.Module) -> list[Span]:
     return out
 
 
-def _uses_in(program: Any, module: ast.Module, target: Target) -> Iterator[Span | None]:
+def _uses_in(program: Program, module: ast.Module, target: Target) -> Iterator[Span | None]:
     name = target.name
     tops: list[tuple[ast.Function | None, Any]] = [(f, f) for f in module.functions]
     tops += [(None, c) for c in module.constants] + [(None, t) for t in module.types]
@@ -123,7 +126,7 @@ def _exported_at(file: str, name: str) -> Iterator[Span]:
             yield positions.span(m.start(), m.end())
 
 
-def _resolves(program: Any, module: ast.Module, function: ast.Function | None, span: Span,
+def _resolves(program: Program, module: ast.Module, function: ast.Function | None, span: Span,
               target: Target) -> bool:
     found = lookup.Found(module, function)
     declared = lookup.declaration_of(found, target.name, span.line - 1, span.column - 1)

@@ -458,6 +458,7 @@ def on_references(ls: MclLanguageServer, params: lsp.ReferenceParams
         found = _target(ls, uri, path, good, params.position)
         if found is None:
             return None
+        assert good.program is not None  # _target found one in it
         spans = references.references(good.program, *found)
         if not params.context.include_declaration:
             spans = spans[1:]
@@ -477,6 +478,7 @@ def on_rename(ls: MclLanguageServer, params: lsp.RenameParams) -> lsp.WorkspaceE
         found = _target(ls, uri, path, good, params.position)
         if found is None:
             return None
+        assert good.program is not None  # _target found one in it
         return references.rename_edit(references.references(good.program, *found),
                                       params.new_name)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
@@ -22,6 +22,9 @@ from mcl.mcpl import ast
 from mcl.mcpl.builtins import BUILTINS
 from mcl.mcpl.parse import KEYWORDS
 from mcl.mcpl.positions import SourceText, head
+
+if TYPE_CHECKING:
+    from mcl.mcpl.loader import Program
 
 TYPES = ["namespace", "type", "struct", "parameter", "variable", "function", "keyword",
          "comment", "number", "modifier"]
@@ -35,7 +38,7 @@ _SCAN = re.compile(r"(?P<comment>//[^\n]*|/\*(?:.|\n)*?(?:\*/|\Z))"
 Kind = tuple[str, tuple[str, ...]]  # token type, modifiers
 
 
-def semantic_tokens(text: str, module: ast.Module | None, program: Any, library: Any,
+def semantic_tokens(text: str, module: ast.Module | None, program: Program | None, library: Any,
                     units: Callable[[str], int]) -> list[int]:
     """The LSP encoding (relative positions, in the client's units: `units(text)`)."""
     kinds = _classify(module, program, library) if module is not None else {}
@@ -83,7 +86,7 @@ def _token(lines: list[str], line: int, column: int, length: int, kind: Kind,
             TYPES.index(kind[0]), mods)
 
 
-def _classify(module: ast.Module, program: Any, library: Any) -> dict[tuple[int, int], Kind]:
+def _classify(module: ast.Module, program: Program | None, library: Any) -> dict[tuple[int, int], Kind]:
     """(line, column) of each classified word of `module` -> its kind."""
     kinds: dict[tuple[int, int], Kind] = {}
 
@@ -122,7 +125,7 @@ def _classify(module: ast.Module, program: Any, library: Any) -> dict[tuple[int,
     return kinds
 
 
-def _expressions(top: Any, module: ast.Module, function: ast.Function | None, program: Any,
+def _expressions(top: Any, module: ast.Module, function: ast.Function | None, program: Program | None,
                  kinds: dict[tuple[int, int], Kind],
                  mark: Callable[[Span | None, Kind], None]) -> None:
     found = lookup.Found(module, function)

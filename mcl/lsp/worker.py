@@ -21,7 +21,6 @@ import threading
 import time
 from dataclasses import dataclass, field, replace
 from multiprocessing.connection import Connection
-from pathlib import Path
 from typing import Any
 
 from mcl.diagnostics import Diagnostic, MclError, Severity, Span
@@ -150,20 +149,18 @@ def _warm_up(libraries: Libraries) -> None:
 
 
 def _run(job: FeedbackJob, libraries: Libraries, result: FeedbackResult) -> None:
-    from mcl.source_files import _OVERLAYS, set_overlay
+    from mcl.source_files import overlays, replace_overlays
 
     delay = float(os.environ.get(DELAY_ENV, "0") or 0)
     if delay > 0:
         time.sleep(delay)
     hdl_texts = {p: t for p, t in job.overlays if p.endswith(".hdl")}
-    if set(hdl_texts.items()) != {(p, t) for p, t in _OVERLAYS.items() if p.endswith(".hdl")}:
+    if set(hdl_texts.items()) != {(p, t) for p, t in overlays().items() if p.endswith(".hdl")}:
         libraries.invalidate()  # a description buffer changed
-    _OVERLAYS.clear()
-    for p, text in job.overlays:
-        set_overlay(p, text)
+    replace_overlays(job.overlays)
     library = libraries.get(job.hwd_path)
-    from mcl.commands.check import _translator, check_file
     from mcl.feedback.stage import FeedbackOptions
+    from mcl.pipeline import check_source
 
     if job.level is not None:
         from mcl.translate.levels import require_level
@@ -171,13 +168,12 @@ def _run(job: FeedbackJob, libraries: Libraries, result: FeedbackResult) -> None
         require_level(library, job.level)
     # What `mcl check FILE --level L -D name=value` does, step for step.
     options = FeedbackOptions(defines=tuple(f"{name}={value}" for name, value in job.values))
-    checked = check_file(Path(job.path), list(job.include), library, _translator(job.level),
-                         options)
+    checked = check_source(job.path, job.include, library, job.level, options)
     upward = [d for d in checked.diagnostics if d.code == "translate-upward"]
     if upward:
         # `mcl.level` applies to every file; one already at or below it is analysed at
         # its own level, with a note instead of the command line's error.
-        checked = check_file(Path(job.path), list(job.include), library, None, options)
+        checked = check_source(job.path, job.include, library, None, options)
         result.diagnostics += [replace(
             d, severity=Severity.NOTE,
             message=f"{d.message}; mcl.level is {job.level}, so the feedback is at the "

@@ -460,6 +460,12 @@ def walk(node: object) -> Iterator[object]:
         stack.extend(reversed(tuple(children(current))))
 
 
+def has_foreach(f: Function) -> bool:
+    """Does `f` hold foreach statements (a kernel, run on the device, rather than a host
+    or device function)?"""
+    return any(isinstance(n, Foreach) for n in walk(f.body))
+
+
 def transform(node: T, fn: Callable[[object], object | None]) -> T:
     """Bottom-up rebuild: children are transformed first, then `fn(new_node)` may return a
     replacement (or None to keep it). Never mutates the input; raises `UnknownNodeError`

@@ -30,6 +30,7 @@ from mcl.mcpl.uninitialised import uninitialised_diagnostics
 
 if TYPE_CHECKING:
     from mcl.hdl.library import HwdLibrary
+    from mcl.mcpl.loader import Program
 
 __all__ = ["access_table", "check_program", "infer_access"]
 
@@ -39,7 +40,7 @@ def _library_names(library: HwdLibrary) -> set[str]:
     return set(names() if callable(names) else names)
 
 
-def access_table(program: Any) -> AccessTable:
+def access_table(program: Program) -> AccessTable:
     """Parameter access modes of every function of `program`, to a fixed point over calls
     (section 4.3: 'the whole call hierarchy has to be fully specified')."""
     functions: list[tuple[ast.Function, Any]] = []
@@ -49,7 +50,7 @@ def access_table(program: Any) -> AccessTable:
     return AccessTable(functions)
 
 
-def infer_access(program: Any) -> dict[str, dict[str, str]]:
+def infer_access(program: Program) -> dict[str, dict[str, str]]:
     """For each function (by name; a function of the main module wins over a library
     function of the same name), the access mode of each parameter: "r", "w", "rw", or ""
     when the function never uses it."""
@@ -62,12 +63,12 @@ def infer_access(program: Any) -> dict[str, dict[str, str]]:
     return result
 
 
-def check_program(program: Any, library: HwdLibrary) -> list[Diagnostic]:
+def check_program(program: Program, library: HwdLibrary) -> list[Diagnostic]:
     """Check every module of `program` against mcpl.md §5; diagnostics sorted by position."""
     try:
         table = access_table(program)
         diags: list[Diagnostic] = []
-        hwd_imports = getattr(program, "hwd_imports", {})
+        hwd_imports = program.hwd_imports
         for qualified, module in program.modules.items():
             env = ModuleEnv(program, module, library, table)
             diags += _ModuleChecker(env, hwd_imports.get(qualified, ())).run()

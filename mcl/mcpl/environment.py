@@ -19,9 +19,10 @@ from mcl.mcpl.constfold import Constant, FoldError, fold_binary, fold_unary
 
 if TYPE_CHECKING:
     from mcl.hdl.library import HwdLibrary
+    from mcl.mcpl.loader import DefinitionKind, Program
 
 
-def resolve_callee(program: Any, module: ast.Module, name: str) -> ast.Function | Builtin | None:
+def resolve_callee(program: Program, module: ast.Module, name: str) -> ast.Function | Builtin | None:
     """A called name as seen from `module`: a user or library function first (the standard
     library may define built-in names in MCPL), then a built-in (mcpl.md §4)."""
     found = program.lookup_function(name, module)
@@ -31,7 +32,7 @@ def resolve_callee(program: Any, module: ast.Module, name: str) -> ast.Function 
 class ModuleEnv:
     """Names visible in `module` of `program` (a `mcl.mcpl.loader.Program`)."""
 
-    def __init__(self, program: Any, module: ast.Module, library: HwdLibrary, table: AccessTable):
+    def __init__(self, program: Program, module: ast.Module, library: HwdLibrary, table: AccessTable):
         self.program = program
         self.module = module
         self.library = library
@@ -102,7 +103,7 @@ class ModuleEnv:
             return fold_binary(e.op, self._fold(e.left, busy), self._fold(e.right, busy))
         return None
 
-    def names(self, kind: str) -> set[str]:
+    def names(self, kind: DefinitionKind) -> set[str]:
         if kind not in self._names:
             self._names[kind] = set(self.program.visible_names(kind, self.module))
         return self._names[kind]

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 EXTENSIONS = (".mcpl", ".mcl")
 ENV_PATH = "MCL_PATH"
 
-_Kind = Literal["function", "type", "constant"]
+DefinitionKind = Literal["function", "type", "constant"]  # what a module defines by name
 
 
 @dataclass(frozen=True)
@@ -114,7 +114,7 @@ class Program:
         """The top-level constant `name` as seen from `from_module`, or a Diagnostic."""
         return self._lookup("constant", name, from_module, span, ())
 
-    def visible_names(self, kind: _Kind, from_module: Module | str) -> set[str]:
+    def visible_names(self, kind: DefinitionKind, from_module: Module | str) -> set[str]:
         """Names of the given kind that `from_module` can use."""
         _, mod = self._module(from_module)
         names = {d.name for d in _definitions(mod, kind)}
@@ -124,7 +124,7 @@ class Program:
 
     def _lookup(
         self,
-        kind: _Kind,
+        kind: DefinitionKind,
         name: str,
         from_module: Module | str,
         span: Span | None,
@@ -180,7 +180,7 @@ class Program:
         )
 
 
-def _definitions(module: Module, kind: _Kind) -> tuple[Any, ...]:
+def _definitions(module: Module, kind: DefinitionKind) -> tuple[Any, ...]:
     if kind == "function":
         return module.functions
     if kind == "type":
@@ -188,7 +188,7 @@ def _definitions(module: Module, kind: _Kind) -> tuple[Any, ...]:
     return module.constants
 
 
-def _find(module: Module, kind: _Kind, name: str) -> Any:
+def _find(module: Module, kind: DefinitionKind, name: str) -> Any:
     return next((d for d in _definitions(module, kind) if d.name == name), None)
 
 
@@ -319,6 +319,13 @@ class _Loader:
             hint=f"looked for {relative} (or .mcl) in {searched}; add its source root "
             f"with -I DIR or {ENV_PATH}",
         )
+
+
+def as_program(program: Program | Module) -> Program:
+    """`program`, or a lone module as a program of that one module."""
+    if isinstance(program, Program):
+        return program
+    return Program(main=program, modules={program.name or "main": program})
 
 
 def load_program(

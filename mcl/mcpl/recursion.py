@@ -4,14 +4,17 @@ which a cycle of calls would make endless."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from mcl.diagnostics import Diagnostic, error
 from mcl.mcpl import ast
 from mcl.mcpl.environment import resolve_callee
 
+if TYPE_CHECKING:
+    from mcl.mcpl.loader import Program
 
-def recursion_errors(program: Any) -> list[Diagnostic]:
+
+def recursion_errors(program: Program) -> list[Diagnostic]:
     """One error per function that can call itself, at its first call that leads back."""
     calls: dict[int, list[tuple[ast.Call, ast.Function]]] = {}
     functions: list[ast.Function] = []

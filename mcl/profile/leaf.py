@@ -5,13 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mcl.commands.run import _raise_errors
 from mcl.profile.prediction import Prediction, predict
 
+if TYPE_CHECKING:
+    from mcl.mcpl.loader import Program
 
-def feedback_messages(program: Any, library: Any, sizes: Mapping[str, int]
+
+def feedback_messages(program: Program, library: Any, sizes: Mapping[str, int]
                       ) -> list[dict[str, Any]]:
     """Every feedback message of `program` (verbose), as the JSON document holds them."""
     from mcl.feedback.messages import Severity as FeedbackSeverity
@@ -28,23 +30,13 @@ def at_leaf(path: Path, include_dirs: Sequence[str], library: Any, function: str
             leaf: str) -> Any:
     """The program of `path`, translated to `leaf` when `function` is written higher up
     (code generation does the same), after a clean check."""
-    from mcl.mcpl.check import check_program
-    from mcl.mcpl.loader import load_program
+    from mcl import pipeline
 
-    program = load_program(path, list(include_dirs), library)
-    _raise_errors(check_program(program, library))
-    found = program.main.function(function)
-    if found is not None and found.hwd != leaf:
-        from mcl.translate import translate_program
-
-        translated = translate_program(program, leaf, library).program
-        assert translated is not None  # translate_program always sets the program
-        program = translated
-        _raise_errors(check_program(program, library))
-    return program
+    program = pipeline.checked_at(path, include_dirs, library).program
+    return pipeline.lower(program, leaf, library, function).program
 
 
-def predict_at_leaf(program: Any, library: Any, function: str, leaf: str,
+def predict_at_leaf(program: Program, library: Any, function: str, leaf: str,
                     sizes: Mapping[str, int]) -> Prediction:
     from mcl.report.attained import leaf_roofline
 

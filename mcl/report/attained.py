@@ -11,9 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcl.diagnostics import MclError
+
+if TYPE_CHECKING:
+    from mcl.mcpl.loader import Program
 
 
 @dataclass(frozen=True)
@@ -32,16 +35,15 @@ class Attained:
                 f"(roofline at {self.level}: bound by {describe_bound(self.bound)})")
 
 
-def leaf_roofline(program: Any, function: str, leaf: str, library: Any) -> Any:
+def leaf_roofline(program: Program, function: str, leaf: str, library: Any) -> Any:
     """The Roofline of `function` of `program` translated to `leaf`, or None (no peak at
     the leaf, or the program cannot be translated or analysed there)."""
     from mcl.feedback.analyses.roofline import roofline_of
 
     try:
-        if program.main.function(function).hwd != leaf:
-            from mcl.translate import translate_program
+        from mcl import pipeline
 
-            program = translate_program(program, leaf, library).program
+        program = pipeline.lower(program, leaf, library, function).program
         found = program.main.function(function)
         return roofline_of(found, program, library.get(leaf)) if found is not None else None
     except MclError:
@@ -62,7 +64,7 @@ def attained(roof: Any, sizes: Mapping[str, Any], seconds: float) -> Attained | 
     return Attained(roof.level, bound, attainable, least, fraction)
 
 
-def run_attained(program: Any, function: str, leaf: str, library: Any,
+def run_attained(program: Program, function: str, leaf: str, library: Any,
                  sizes: Mapping[str, Any], seconds: float) -> Attained | None:
     """`attained` for a run of `function` generated from `leaf`."""
     if seconds <= 0:

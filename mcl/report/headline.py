@@ -21,11 +21,14 @@ appear at the first level with a host and where they change, and stay silent oth
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from mcl.feedback.codes import COLLAPSED, LEFT_OUT, SILENT_WHEN_UNCHANGED, column, declared, title
 from mcl.feedback.messages import Message, Severity
 from mcl.feedback.render.visibility import Visibility, array_of
+
+if TYPE_CHECKING:
+    from mcl.mcpl.loader import Program
 
 __all__ = ["Headline", "array_of", "headline", "headline_messages", "left_out"]
 
@@ -42,7 +45,7 @@ class Headline:
     unchanged: list[str] = field(default_factory=list)
 
 
-def headline(messages: list[Message], previous: list[Message], program: Any,
+def headline(messages: list[Message], previous: list[Message], program: Program | None,
              everything: bool = False) -> Headline:
     """The feedback column of one row; `previous` are the messages of the row it was made
     from."""
@@ -65,7 +68,7 @@ def headline(messages: list[Message], previous: list[Message], program: Any,
     return Headline(lines, list(dict.fromkeys(m.text for m in unchanged)))
 
 
-def headline_messages(messages: list[Message], previous: list[Message], program: Any,
+def headline_messages(messages: list[Message], previous: list[Message], program: Program | None,
                       everything: bool = False) -> list[str]:
     """The lines of one row's feedback column."""
     return headline(messages, previous, program, everything).lines

@@ -18,6 +18,7 @@ from mcl.report.attained import Attained
 
 if TYPE_CHECKING:
     from mcl.hdl.library import HwdLibrary
+    from mcl.mcpl.loader import Program
 
 
 @dataclass(frozen=True)
@@ -67,25 +68,25 @@ def can_reach(library: HwdLibrary, level: str, leaf: str) -> bool:
     return level == leaf or level in library.ancestors(leaf)
 
 
-def prepare_session(program: Any, function: str, leaf: str, library: HwdLibrary, device: Any,
+def prepare_session(program: Program, function: str, leaf: str, library: HwdLibrary, device: Any,
                     overrides: Mapping[str, Any] | None = None,
                     queue: Any = None, backend: str = "opencl") -> tuple[Any, str | None]:
     """A codegen Session with `function` of `program` (any level at or above `leaf`)
     built for `device` (named constants set by `overrides`), or (None, why not); with
     `queue`, on that command queue (and its device) instead; with `backend="cuda"`, a
     CudaSession of the generated CUDA on CUDA device `device`."""
-    from mcl.codegen import Session, generate_module
+    from mcl import pipeline
+    from mcl.codegen import Session
 
     try:
-        level = program.main.function(function).hwd
-        if level != leaf:
-            if not can_reach(library, level, leaf):
-                return None, f"{level} is not above {leaf}"
-            from mcl.translate import translate_program
-
-            program = translate_program(program, leaf, library).program
-        generated = generate_module(program, leaf, library, overrides=overrides,
-                                    language=backend)
+        found = program.main.function(function)
+        if found is None:
+            return None, f"{program.main.file} defines no function '{function}'"
+        level = found.hwd
+        if level != leaf and not can_reach(library, level, leaf):
+            return None, f"{level} is not above {leaf}"
+        generated = pipeline.generate(program, leaf, library, overrides=overrides,
+                                      language=backend)
         if backend == "cuda":
             from mcl.codegen.cuda_runner import CudaSession
 
@@ -97,7 +98,7 @@ def prepare_session(program: Any, function: str, leaf: str, library: HwdLibrary,
         return None, f"the device refused to build it: {exc}"
 
 
-def tuned_overrides(program: Any, leaf: str, device: Any, args: Mapping[str, Any]
+def tuned_overrides(program: Program, leaf: str, device: Any, args: Mapping[str, Any]
                     ) -> dict[str, Any] | None:
     """The constants `mcl tune` found best for this kernel file, leaf, device and sizes
     (the nearest tuned sizes), or None."""
@@ -109,13 +110,13 @@ def tuned_overrides(program: Any, leaf: str, device: Any, args: Mapping[str, Any
             device = select_device()
         except MclError:
             return None
-    file = getattr(getattr(program, "main", None), "file", None)
+    file = program.main.file
     sizes = {k: int(v) for k, v in args.items() if isinstance(v, int) and not isinstance(v, bool)}
     config = best_tuned(file, leaf, describe(device), sizes) if file else None
     return dict(config.constants) if config is not None else None
 
 
-def measure_program(program: Any, function: str, leaf: str, library: HwdLibrary,
+def measure_program(program: Program, function: str, leaf: str, library: HwdLibrary,
                     args: Mapping[str, Any], device: Any, *, repeat: int = 3,
                     reference: Any = None, expected: Mapping[str, Any] | None = None,
                     work: tuple[float, str] | None = None, tuned: bool = True) -> Measurement:

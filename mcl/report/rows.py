@@ -7,19 +7,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from mcl.diagnostics import MclError, Severity
+from mcl.diagnostics import MclError
 from mcl.feedback.messages import Message
 from mcl.report.headline import headline
 from mcl.report.series import Series, VersionSpec
 
 if TYPE_CHECKING:
     from mcl.hdl.library import HwdLibrary
+    from mcl.mcpl.loader import Program
 
 
 @dataclass
 class Row:
     spec: VersionSpec
-    program: Any = None  # mcl.mcpl.loader.Program at the row's level; None when it failed
+    program: Program | None = None  # mcl.mcpl.loader.Program at the row's level; None when it failed
     level: str = ""
     messages: list[Message] = field(default_factory=list)  # every feedback message
     shown: list[str] = field(default_factory=list)  # the lines of the feedback column
@@ -75,8 +76,7 @@ def _derived_from(spec: VersionSpec, rows: list[Row], by_name: dict[str, Row],
 
 
 def _load(spec: VersionSpec, by_name: dict[str, Row], library: HwdLibrary) -> Row:
-    from mcl.mcpl.check import check_program
-    from mcl.mcpl.loader import load_program
+    from mcl import pipeline
 
     row = Row(spec)
     try:
@@ -85,13 +85,12 @@ def _load(spec: VersionSpec, by_name: dict[str, Row], library: HwdLibrary) -> Ro
             if source.program is None:
                 row.problem = f"{spec.source} did not load"
                 return row
-            from mcl.translate import translate_program
-
-            program = translate_program(source.program, spec.level or "", library).program
+            checked = pipeline.translate(pipeline.CheckedProgram(source.program),
+                                         spec.level or "", library)
         else:
             assert spec.path is not None  # a version that is not a translation has a file
-            program = load_program(spec.path, (), library)
-        errors = [d for d in check_program(program, library) if d.severity == Severity.ERROR]
+            checked = pipeline.check(pipeline.load(spec.path, (), library), library)
+        program, errors = checked.program, checked.errors
     except MclError as exc:
         row.problem = "; ".join(d.message for d in exc.diagnostics)
         return row
@@ -103,12 +102,12 @@ def _load(spec: VersionSpec, by_name: dict[str, Row], library: HwdLibrary) -> Ro
     return row
 
 
-def _level(program: Any) -> str:
+def _level(program: Program) -> str:
     levels = sorted({f.hwd for f in program.main.functions})
     return ", ".join(levels)
 
 
-def _analyse(program: Any, library: HwdLibrary, values: Mapping[str, Any]) -> list[Message]:
+def _analyse(program: Program, library: HwdLibrary, values: Mapping[str, Any]) -> list[Message]:
     from mcl.feedback.registry import analyse_program
 
     messages, _ = analyse_program(program, library, values)

@@ -36,6 +36,7 @@ from mcl.tune.space import SearchSpace, constant_values, description_problems, r
 
 if TYPE_CHECKING:
     from mcl.hdl.library import HwdLibrary
+    from mcl.mcpl.loader import Program
 
 Key = tuple[Number, ...]
 BLOCK_NAMES = ("block_size_x", "block_size_y", "block_size_z")
@@ -88,7 +89,7 @@ def kernel_tuner() -> Any:
 
 
 def build_space(
-    program: Any,
+    program: Program,
     function: str,
     target: str,
     library: HwdLibrary,
@@ -99,11 +100,14 @@ def build_space(
     """Generate every configuration of `space` (as OpenCL, or CUDA with
     `language="cuda"`); keep those the rules and the description allow (with their code
     and launch) and say why the others are ruled out."""
+    from mcl import pipeline
     from mcl.codegen import generate_module
     from mcl.codegen.mapping import load_mapping
     from mcl.codegen.opencl import codegen_input
     from mcl.codegen.runner import build_options, launch_values, ndrange_of
 
+    # Translated once, not once per configuration: the constants change, the code does not.
+    program = pipeline.lower(program, target, library).program
     hwd = library.get(target)
     mapping = load_mapping(hwd, language=language)
     constants = list(codegen_input(program, target, library).constants)
@@ -234,7 +238,7 @@ def cache_file(
 
 
 def run_search(
-    program: Any,
+    program: Program,
     kernel_path: Path,
     function: str,
     target: str,
@@ -255,7 +259,7 @@ def run_search(
     """Tune on `device`: an OpenCL device, or with `backend="cuda"` a CUDA device
     (mcl.codegen.cuda_runner.CudaDevice) through Kernel Tuner's cuda-python backend."""
     kt = kernel_tuner()
-    from mcl.codegen import generate_module
+    from mcl import pipeline
     from mcl.codegen.runner import describe, list_devices
     from mcl.verify import verify
 
@@ -263,8 +267,8 @@ def run_search(
     if not built.candidates:
         return TuneResult(None, None, [], [], built, describe(device))
     first = next(iter(built.candidates.values()))
-    generated = generate_module(program, target, library, overrides=first.config,
-                                language=backend)
+    generated = pipeline.generate(program, target, library, overrides=first.config,
+                                  language=backend)
     plan = generated.function(function)
     assert plan is not None  # build_space found it
     kernel = plan.kernels[0]

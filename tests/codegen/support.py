@@ -9,7 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from mcl.codegen import GeneratedModule, Session, generate_module
+from mcl import pipeline
+from mcl.codegen import GeneratedModule, Session
 from mcl.codegen.mapping import parse_mapping, tomllib
 from mcl.diagnostics import Severity
 from mcl.hdl.library import default_library
@@ -40,7 +41,7 @@ def generate(program: Any, target: str, mapping_toml: str | None = None) -> Gene
     if mapping_toml is not None:
         hwd = library().get(target)
         mapping = parse_mapping(tomllib.loads(mapping_toml), f"{target}.test.toml", hwd)
-    return generate_module(program, target, library(), mapping)
+    return pipeline.generate(program, target, library(), mapping)
 
 
 def run(generated: GeneratedModule, function: str, args: dict[str, Any]) -> dict[str, np.ndarray]:

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from mcl import pipeline
 from mcl.cli import main
-from mcl.codegen import generate_module, select_device
+from mcl.codegen import select_device
 from mcl.codegen.runner import list_devices
 from mcl.diagnostics import MclError
 from mcl.mcpl.loader import load_program
@@ -29,7 +30,7 @@ def test_codegen_writes_kernels_and_harness(
     assert names == sorted(
         ["matmul.cl", "matmul.h", "matmul.cpp", "mcl_opencl.h", "main.cpp", "CMakeLists.txt"]
     )
-    expected = generate_module(load_program(MATMUL, library=library()), "fermi", library())
+    expected = pipeline.generate(load_program(MATMUL, library=library()), "fermi", library())
     # the file is the generated OpenCL after codegen's marker line (mcl.output_files)
     assert (out / "matmul.cl").read_text() == marker_line("matmul.cl") + expected.opencl
     assert "find_package(OpenCL REQUIRED)" in (out / "CMakeLists.txt").read_text()

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from mcl.codegen import generate_module, load_mapping
+from mcl import pipeline
+from mcl.codegen import load_mapping
 from mcl.codegen.kernels import dynamic_shared_layout
 from mcl.codegen.mapping import parse_mapping, tomllib
 from mcl.codegen.nvrtc import check_arch, compile_cuda, supported_archs
@@ -40,7 +41,7 @@ def test_every_nvidia_leaf_and_version_is_covered() -> None:
     ("path", "leaf"), CASES, ids=[f"{p.parent.name}/{p.stem}-{leaf}" for p, leaf in CASES]
 )
 def test_shipped_version_compiles_with_nvrtc(path: Path, leaf: str) -> None:
-    generated = generate_module(load_checked(path, [], library()), leaf, library(),
+    generated = pipeline.generate(load_checked(path, [], library()), leaf, library(),
                                 language="cuda")
     assert generated.language == "cuda"
     source = generated.opencl
@@ -64,7 +65,7 @@ perfect void f(int n, float[n] a) {
 }
 """,
     )
-    source = generate_module(program, "hopper", library(), language="cuda").opencl
+    source = pipeline.generate(program, "hopper", library(), language="cuda").opencl
     lines = source.split("\n")
     for k, text in enumerate(lines):
         if re.search(r"//\s*kernel\.mcpl:\d+$", text) and not text.lstrip().startswith("//"):

@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
+from mcl import pipeline
 from mcl.cli import main
-from mcl.codegen import cuda_runner, generate_module
+from mcl.codegen import cuda_runner
 from mcl.codegen.cuda_runner import CudaSession, _Kernel
 from mcl.codegen.plan import KernelPlan
 from mcl.codegen.runner import resource_message
@@ -41,7 +42,7 @@ def test_codegen_lang_cuda_writes_kernels_and_harness(
     out = tmp_path / "gen"
     assert main(["codegen", MATMUL, "--target", "hopper", "--lang", "cuda", "--no-tuned",
                  "-o", str(out)]) == 0
-    expected = generate_module(load_program(MATMUL, library=library()), "hopper", library(),
+    expected = pipeline.generate(load_program(MATMUL, library=library()), "hopper", library(),
                                language="cuda")
     assert sorted(p.name for p in out.iterdir()) == sorted(
         ["matmul.cu", "matmul.h", "matmul.cpp", "mcl_cuda.h", "main.cpp", "CMakeLists.txt"])

@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from mcl.codegen import cuda_runner, generate_module
+from mcl import pipeline
+from mcl.codegen import cuda_runner
 from mcl.codegen.cuda_runner import CudaSession
 from mcl.codegen.kernels import dynamic_shared_layout
 from mcl.codegen.nvrtc import compile_cuda
@@ -51,7 +52,7 @@ USER_COMPLEX = np.dtype([("imag", "f4"), ("real", "f4")])
 
 
 def _generated(tmp_path: Path) -> GeneratedModule:
-    return generate_module(load(tmp_path, SCALED), "hopper", library(), language="cuda")
+    return pipeline.generate(load(tmp_path, SCALED), "hopper", library(), language="cuda")
 
 
 def test_struct_scalars_shared_structs_and_written_scalars_compile_with_nvrtc(

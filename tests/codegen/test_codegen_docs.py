@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mcl.codegen import generate_module
+from mcl import pipeline
 from mcl.mcpl.loader import load_program
 from mcl.resources import kernels_dir
 
@@ -20,7 +20,7 @@ def test_docs_show_the_current_matmul_code_for_fermi() -> None:
     start = text.index(MARKER) + len(MARKER)
     listing = text[start : text.index("```", start)]
     source = kernels_dir() / "matmul" / "perfect.mcpl"
-    generated = generate_module(load_program(source, library=library()), "fermi", library())
+    generated = pipeline.generate(load_program(source, library=library()), "fermi", library())
     assert listing == generated.opencl, (
         "docs/codegen.md is out of date: replace the listing with the output of "
         "`mcl codegen kernels/matmul/perfect.mcpl --target fermi` (matmul.cl)"

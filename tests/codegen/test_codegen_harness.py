@@ -12,7 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mcl.codegen import emit_harness, generate_module
+from mcl import pipeline
+from mcl.codegen import emit_harness
 from mcl.mcpl.loader import load_program
 from mcl.resources import kernels_dir
 from mcl.verify import expected_outputs, load_reference, make_inputs, verify
@@ -66,7 +67,7 @@ def _run(driver: Path, function: str, data: Path, scalars: dict[str, object]) ->
 def test_harness_builds_runs_and_matches_numpy(tmp_path: Path, kernel: str, leaf: str) -> None:
     folder = kernels_dir() / kernel
     program = load_program(folder / "perfect.mcpl", library=library())
-    generated = generate_module(program, leaf, library())
+    generated = pipeline.generate(program, leaf, library())
     driver = _build(generated, tmp_path)
     ref = load_reference(folder / "reference.py")
     sizes, args = make_inputs(ref, {}, seed=3)
@@ -93,7 +94,7 @@ def test_harness_builds_runs_and_matches_numpy(tmp_path: Path, kernel: str, leaf
 
 
 def test_harness_runs_host_loops_and_several_kernels(tmp_path: Path) -> None:
-    generated = generate_module(load(tmp_path, TWOPHASE), "x86_avx512", library())
+    generated = pipeline.generate(load(tmp_path, TWOPHASE), "x86_avx512", library())
     source = emit_harness(generated).source
     assert "for (int it = 0; it < iters; it++) {" in source
     assert source.count("cl_kernel kernel = clCreateKernel(") == 2

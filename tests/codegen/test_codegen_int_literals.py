@@ -20,6 +20,7 @@ from mcl.mcpl.check import check_program
 from mcl.mcpl.loader import load_program
 from mcl.mcpl.parse import parse_source
 from mcl.mcpl.types import INT_MAX, INT_MIN
+from mcl.translate import translate_module
 
 from .support import generate, library, load, run
 
@@ -46,7 +47,8 @@ def test_mcl_codegen_stops_at_the_checker_with_positions(
 def test_an_out_of_range_literal_that_slipped_past_the_checker_is_an_internal_error():
     # generate_module does not run the checker itself: a pass that produced such a literal
     # gets a clear internal error instead of a `.cl` that C would read differently.
-    module = parse_source(REPRO, file="lit.mcpl")
+    module = translate_module(parse_source(REPRO, file="lit.mcpl"), "x86_avx512",
+                              library()).module
     with pytest.raises(MclError) as exc:
         generate_module(module, "x86_avx512", library())
     (d,) = exc.value.diagnostics

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from mcl.codegen import Session, generate_module
+from mcl import pipeline
+from mcl.codegen import Session
 from mcl.mcpl.loader import load_program
 from mcl.resources import kernels_dir
 from mcl.verify import expected_outputs, load_reference, make_inputs, verify
@@ -50,7 +51,7 @@ def _check(session: Session, ref, sizes: dict[str, int]) -> None:
 def test_perfect_kernel_runs_and_verifies_from_every_leaf(folder: Path, leaf: str) -> None:
     ref = load_reference(folder / "reference.py")
     program = load_program(folder / "perfect.mcpl", library=library())
-    session = Session(generate_module(program, leaf, library()))
+    session = Session(pipeline.generate(program, leaf, library()))
     _check(session, ref, {})  # the reference's own, non-divisible sizes
     _check(session, ref, _divisible(folder, ref.sizes))
 
@@ -78,7 +79,7 @@ def _refined_versions() -> list[tuple[Path, str]]:
 def test_refined_versions_run_from_the_leaves_below_them(path: Path, leaf: str) -> None:
     ref = load_reference(path.parent / "reference.py")
     program = load_program(path, library=library())
-    _check(Session(generate_module(program, leaf, library())), ref, {})
+    _check(Session(pipeline.generate(program, leaf, library())), ref, {})
 
 
 def test_divisible_sizes_name_shipped_kernels() -> None:

@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mcl.codegen import generate_module, load_mapping, run_function
+from mcl import pipeline
+from mcl.codegen import load_mapping, run_function
 from mcl.codegen.mapping import mapping_path, parse_mapping, tomllib
 from mcl.diagnostics import MclError
 from mcl.hdl.library import load_library
@@ -132,7 +133,7 @@ def test_user_description_brings_its_own_mapping(tmp_path: Path) -> None:
     lib = load_library([tmp_path])
     assert lib.is_leaf("mycpu")
     program = load_program(kernels_dir() / "vectoradd" / "perfect.mcpl", library=lib)
-    generated = generate_module(program, "mycpu", lib)
+    generated = pipeline.generate(program, "mycpu", lib)
     assert "mycpu.opencl.toml" in generated.opencl
     assert "for (int " in generated.opencl  # the vectors became a loop
     n = 37

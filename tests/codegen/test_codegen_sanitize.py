@@ -11,7 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mcl.codegen import emit_harness, generate_module
+from mcl import pipeline
+from mcl.codegen import emit_harness
 from mcl.mcpl.loader import load_program
 from mcl.resources import kernels_dir
 from mcl.verify import expected_outputs, load_reference, make_inputs, verify
@@ -24,14 +25,14 @@ pytestmark = pytest.mark.sanitize
 
 def test_cmake_offers_the_sanitize_option() -> None:
     program = load_program(kernels_dir() / "vectoradd" / "perfect.mcpl", library=library())
-    cmake = emit_harness(generate_module(program, "hopper", library())).files()["CMakeLists.txt"]
+    cmake = emit_harness(pipeline.generate(program, "hopper", library())).files()["CMakeLists.txt"]
     assert 'option(MCL_SANITIZE "build with -fsanitize=address,undefined" OFF)' in cmake
 
 
 def test_matmul_harness_is_clean_under_asan_and_ubsan(tmp_path: Path) -> None:
     folder = kernels_dir() / "matmul"
     program = load_program(folder / "perfect.mcpl", library=library())
-    driver = _build(generate_module(program, "fermi", library()), tmp_path,
+    driver = _build(pipeline.generate(program, "fermi", library()), tmp_path,
                     ("-DMCL_SANITIZE=ON", "-DCMAKE_BUILD_TYPE=Debug"))
     linked = subprocess.run(["ldd", str(driver)], capture_output=True, text=True).stdout
     assert "libasan" in linked and "libubsan" in linked, linked

@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from mcl.codegen import Session, generate_module
+from mcl import pipeline
+from mcl.codegen import Session
 from mcl.diagnostics import MclError
 from mcl.mcpl.loader import load_program
 from mcl.resources import kernels_dir
@@ -90,13 +91,13 @@ def test_generation_time_override_equals_the_written_value(tmp_path: Path) -> No
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     program = load(tmp_path / "a", TILED)
-    overridden = generate_module(program, "fermi", library(), overrides={"TILE": 8})
+    overridden = pipeline.generate(program, "fermi", library(), overrides={"TILE": 8})
     written = generate(load(tmp_path / "b", TILED.replace("TILE = 4", "TILE = 8")), "fermi")
     assert overridden.opencl.replace(str(tmp_path / "a"), "") == written.opencl.replace(
         str(tmp_path / "b"), ""
     )
     with pytest.raises(MclError, match="no top-level constant 'TILES'"):
-        generate_module(program, "fermi", library(), overrides={"TILES": 8})
+        pipeline.generate(program, "fermi", library(), overrides={"TILES": 8})
 
 
 @pytest.mark.parametrize(
@@ -112,7 +113,7 @@ def test_unrolled_series_kernels_verify_on_pocl(
     version: str, leaf: str, overrides: dict[str, int], size: int
 ) -> None:
     program = load_program(kernels_dir() / "matmul" / f"{version}.mcpl", library=library())
-    g = generate_module(program, leaf, library(), overrides=overrides)
+    g = pipeline.generate(program, leaf, library(), overrides=overrides)
     assert "#pragma unroll" in g.opencl
     rng = np.random.default_rng(size)
     n, m, p = size, size + 3, size - 5

@@ -92,10 +92,10 @@ def test_malformed_literals_are_syntax_errors(source):
 
 
 def device(program, function: str, args: dict, leaf: str = "x86_avx512") -> dict:
-    from mcl.codegen import generate_module
+    from mcl import pipeline
     from tests.codegen.support import run
 
-    return run(generate_module(program, leaf, default_library()), function, args)
+    return run(pipeline.generate(program, leaf, default_library()), function, args)
 
 
 def interpreted(program, function: str, args: dict) -> dict:

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from mcl import pipeline
 from mcl.cli import main
-from mcl.codegen import generate_module, load_mapping
+from mcl.codegen import load_mapping
 from mcl.codegen.nvrtc import compile_cuda
 from mcl.commands.codegen import load_checked
 from mcl.hdl.library import load_library
@@ -30,7 +31,7 @@ def test_a_detected_h100_generates_cuda_that_nvrtc_compiles(tmp_path: Path) -> N
     assert {g: (e.role, e.dim) for g, e in mapping.par_groups.items()} == {
         g: (e.role, e.dim) for g, e in hopper.par_groups.items()}
     program = load_checked(kernels_dir() / "matmul" / "hopper_v1.mcpl", [], library)
-    generated = generate_module(program, "h100", library, language="cuda")
+    generated = pipeline.generate(program, "h100", library, language="cuda")
     assert generated.language == "cuda" and "blockIdx.x" in generated.opencl
     compiled = compile_cuda(generated.opencl, "matmul.cu", mapping.arch,
                             warnings_as_errors=True)

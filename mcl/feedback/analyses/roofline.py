@@ -27,7 +27,7 @@ import math
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sympy
 
@@ -43,6 +43,10 @@ from mcl.feedback.messages import Message, Severity
 from mcl.feedback.values import evaluate
 from mcl.hdl.peak import bandwidth, peak_flops
 from mcl.mcpl import ast
+
+if TYPE_CHECKING:
+    from mcl.mcpl.ast import Module
+    from mcl.mcpl.loader import Program
 
 # The codes of this analysis (mcl.feedback.codes; the catalogue is docs/feedback.md).
 DOCS = "roofline-roofline-levels-with-a-peak"  # its section of docs/feedback.md
@@ -143,7 +147,7 @@ class Roofline:
                 *((lv.space, lv.bytes, lv.bandwidth) for lv in self.levels)]
 
 
-def roofline_of(function: ast.Function, program: Any, hwd: Any) -> Roofline | None:
+def roofline_of(function: ast.Function, program: Program | Module, hwd: Any) -> Roofline | None:
     """The roofs of `function` at its level `hwd`, or None where the description states
     no peak (for the kernel's floating-point type) or the kernel does no arithmetic."""
     return context_roofline(AnalysisContext(function, program, hwd))

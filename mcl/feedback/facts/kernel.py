@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from mcl.feedback.facts.symbolic import Evaluator
     from mcl.feedback.program_view import ProgramView
     from mcl.hdl.model import HardwareDescription
+    from mcl.mcpl.ast import Module
+    from mcl.mcpl.loader import Program
 
 # Roles of an operation inside an item: in the value it computes, or inside array
 # subscripts (paper 6.2: indexing is overhead, not computation).
@@ -236,7 +238,7 @@ D = TypeVar("D", bound=Derived)
 class KernelFacts:
     function: ast.Function
     hwd: HardwareDescription
-    program: Any
+    program: Program | Module
     params: list[Binding]
     bindings: list[Binding]
     loops: list[Loop]
@@ -614,7 +616,7 @@ def dims(b: Binding) -> tuple[ast.Expr, ...]:
 # ----------------------------------------------------------------------------- entry
 
 
-def build_facts(function: ast.Function, program: Any, hwd: HardwareDescription,
+def build_facts(function: ast.Function, program: Program | Module, hwd: HardwareDescription,
                 _stack: tuple[str, ...] = ()) -> KernelFacts:
     """Gather the facts of `function` analysed at description `hwd`."""
     from mcl.feedback.facts.symbolic import Evaluator

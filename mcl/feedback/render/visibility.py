@@ -15,18 +15,21 @@ nothing to act on and is hidden.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from mcl.diagnostics import Span
 from mcl.feedback.codes import declared
 from mcl.feedback.messages import Message, Severity
+
+if TYPE_CHECKING:
+    from mcl.mcpl.loader import Program
 
 
 class Visibility:
     """The rule for the messages of one program (its parameters and array accesses are
     looked up once)."""
 
-    def __init__(self, program: Any) -> None:
+    def __init__(self, program: Program | None) -> None:
         self._arrays: dict[tuple[str, Span | None], str | None] = {}
         self.parameters: set[str] = set()
         if program is None:
@@ -53,12 +56,12 @@ class Visibility:
         return not code.per_array or self.array_of(m) in self.parameters
 
 
-def shown_by_default(messages: Sequence[Message], program: Any) -> list[bool]:
+def shown_by_default(messages: Sequence[Message], program: Program | None) -> list[bool]:
     """For each message: does a report show it without `-v`?"""
     rule = Visibility(program)
     return [rule.shown(m) for m in messages]
 
 
-def array_of(m: Message, program: Any) -> str | None:
+def array_of(m: Message, program: Program | None) -> str | None:
     """The array message `m` is about, in `program`."""
     return Visibility(program).array_of(m)

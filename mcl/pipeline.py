@@ -1,0 +1,251 @@
+"""The pass list: the one place that says in which order a kernel goes through mcl.
+
+    load -> check -> translate to a level -> check -> feedback | interpret | generate
+
+(the paper's outer process, sections 4.4 and 6.1: a kernel is written for one hardware
+description, translated down the hierarchy, and code is generated from a leaf). Every
+command, the report, tuning and the language server go through these functions; no other
+module calls the loader, the checker and the translator in a row.
+
+    load(path, include_dirs, library) -> Program              parse + imports
+    check(program, library) -> CheckedProgram                  the checker's diagnostics
+    translate(checked, level, library) -> CheckedProgram       translate, then check again
+    check_source(path, include_dirs, library, level)           the first three, errors kept
+    checked_at(path, include_dirs, library, level=None)        the same, errors raised
+    lower(program, level, library, function=None)              a clean program down to level
+    feedback(checked, library, options) -> FileFeedback        performance feedback
+    generate(program, target, library, ...) -> GeneratedModule kernel code at a leaf
+
+`MCL_DUMP=after:<pass>[,after:<pass>...]` prints the program as MCPL to stderr after each
+named pass (`load`, `check`, `translate`), as a compiler's lowering log does.
+
+Heavy modules (the translator, feedback, code generation) are imported where they are
+used, so loading and checking a kernel never imports them.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from mcl.diagnostics import Diagnostic, MclError, Severity, error
+from mcl.mcpl.ast import Module, has_foreach
+from mcl.mcpl.check import check_program
+from mcl.mcpl.loader import Program, as_program, load_program
+
+if TYPE_CHECKING:
+    from mcl.codegen.host_eval import Number
+    from mcl.codegen.mapping import OpenCLMapping
+    from mcl.codegen.plan import GeneratedModule
+    from mcl.feedback.stage import FeedbackOptions, FileFeedback
+    from mcl.hdl.library import HwdLibrary
+
+# The passes whose result MCL_DUMP can print, in the order they run.
+PASSES = ("load", "check", "translate")
+DUMP_ENV = "MCL_DUMP"
+
+
+@dataclass(frozen=True)
+class CheckedProgram:
+    """The checker's output: the program, its diagnostics (with the translation's notes
+    before them when it was translated) and the level it was translated to (None: as
+    written, each function at its own level)."""
+
+    program: Program
+    diagnostics: tuple[Diagnostic, ...] = ()
+    level: str | None = None
+    notes: tuple[Diagnostic, ...] = ()  # the translation's alone (also in `diagnostics`)
+
+    @property
+    def main(self) -> Module:
+        return self.program.main
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity == Severity.ERROR]
+
+    def valid(self) -> Program:
+        """The program, or MclError with the checker's errors."""
+        errors = self.errors
+        if errors:
+            raise MclError(errors)
+        return self.program
+
+
+@dataclass
+class SourceCheck:
+    """`check_source`'s answer: the program as far as it got (None when it did not load)
+    and every diagnostic on the way, also the loader's and the translator's errors."""
+
+    program: Program | None = None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    level: str | None = None  # the level the program was translated to
+    feedback: FileFeedback | None = None  # when asked for and the program is clean
+
+    def checked(self) -> CheckedProgram | None:
+        """The program with its diagnostics, once it loaded."""
+        if self.program is None:
+            return None
+        return CheckedProgram(self.program, tuple(self.diagnostics), self.level)
+
+
+# ------------------------------------------------------------------------- the passes
+
+
+def load(path: str | Path, include_dirs: Iterable[str | Path], library: HwdLibrary
+         ) -> Program:
+    """Parse `path` and the modules it imports (MclError on syntax and import errors)."""
+    program = load_program(path, list(include_dirs), library)
+    _dump("load", program)
+    return program
+
+
+def check(program: Program, library: HwdLibrary, level: str | None = None,
+          notes: Sequence[Diagnostic] = ()) -> CheckedProgram:
+    """Check `program` (mcpl.md section 5); `notes` (the translation's) go first."""
+    checked = CheckedProgram(program, (*notes, *check_program(program, library)), level,
+                             tuple(notes))
+    _dump("check", program, level)
+    return checked
+
+
+def translate(checked: CheckedProgram, level: str, library: HwdLibrary) -> CheckedProgram:
+    """Translate a clean program to `level` (the paper's Appendix A) and check the result:
+    translation assumes a valid kernel, so errors stop here (MclError)."""
+    from mcl.translate import translate_program
+
+    result = translate_program(checked.valid(), level, library)
+    assert result.program is not None  # translate_program always sets the program
+    _dump("translate", result.program, level)
+    return check(result.program, library, level, result.notes)
+
+
+# ------------------------------------------------------------------ the usual sequences
+
+
+def check_source(path: str | Path, include_dirs: Iterable[str | Path], library: HwdLibrary,
+                 level: str | None = None, options: FeedbackOptions | None = None
+                 ) -> SourceCheck:
+    """load -> check (-> translate to `level` -> check, when the source is clean) (->
+    feedback with `options`, when the result is clean), with every error as a diagnostic:
+    what `mcl check` and the editor show."""
+    found = SourceCheck()
+    try:
+        found.program = load(path, include_dirs, library)
+        checked = check(found.program, library)
+        found.diagnostics = list(checked.diagnostics)
+        if level is not None and not checked.errors:
+            lowered = translate(checked, level, library)
+            found.program, found.level = lowered.program, level
+            # The source's warnings stay: the translation is checked on top of them.
+            found.diagnostics += lowered.diagnostics
+        program = found.checked()
+        if options is not None and program is not None and not program.errors:
+            found.feedback = feedback(program, library, options)
+    except MclError as exc:
+        found.diagnostics += exc.diagnostics
+    return found
+
+
+def checked_at(path: str | Path, include_dirs: Iterable[str | Path], library: HwdLibrary,
+               level: str | None = None) -> CheckedProgram:
+    """load -> check (-> translate to `level` -> check); MclError with the errors of the
+    first pass that has any."""
+    checked = check(load(path, include_dirs, library), library)
+    checked.valid()
+    if level is None:
+        return checked
+    translated = translate(checked, level, library)
+    translated.valid()
+    return translated
+
+
+def lower(program: Program, level: str, library: HwdLibrary, function: str | None = None
+          ) -> CheckedProgram:
+    """A program that checked clean, at `level`: translated (and checked again) when
+    `function` (else any function with foreach statements) is written at a level above
+    it; as it is otherwise. MclError when the translation does not check."""
+    if not needs_translation(program.main, level, library, function):
+        return CheckedProgram(program)
+    translated = translate(CheckedProgram(program), level, library)
+    translated.valid()
+    return translated
+
+
+def needs_translation(main: Module, level: str, library: HwdLibrary,
+                      function: str | None = None) -> bool:
+    """Is a function that has to run at `level` written above it? With `function`, that
+    one; else every kernel (a function with foreach statements). A function of another
+    branch of the hierarchy is not translated (the translator leaves it, with a note)."""
+    if function is not None:
+        found = main.function(function)
+        return found is not None and found.hwd != level
+    above = set(library.ancestors(level)) if level in library else set()
+    return any(f.hwd in above and has_foreach(f) for f in main.functions)
+
+
+# ---------------------------------------------------------------------- the consumers
+
+
+def feedback(checked: CheckedProgram, library: HwdLibrary, options: FeedbackOptions
+             ) -> FileFeedback:
+    """Performance feedback on every kernel of a clean program, at its level."""
+    from mcl.feedback.stage import run_feedback
+
+    return run_feedback(checked.valid(), library, options)
+
+
+def generate(program: Program | Module, target: str, library: HwdLibrary,
+             mapping: OpenCLMapping | None = None, only: set[str] | None = None,
+             overrides: Mapping[str, Number] | None = None, language: str = "opencl"
+             ) -> GeneratedModule:
+    """Kernel code for leaf `target` from a program that checked clean, translated there
+    first when its kernels are written above it (section 4.4: "First, the compiler
+    translates the program to nvidia, then it translates to fermi, and from there the
+    compiler generates OpenCL and C++ code"). A lone module is a program of one module."""
+    from mcl.codegen.opencl import generate_module, require_leaf
+
+    require_leaf(target, library)  # before any translation is tried
+    at_leaf = lower(as_program(program), target, library).program
+    return generate_module(at_leaf, target, library, mapping, only, overrides, language)
+
+
+# ---------------------------------------------------------------------------- MCL_DUMP
+
+
+def dump_after() -> frozenset[str]:
+    """The passes MCL_DUMP asks to print after; MclError for a value it cannot mean."""
+    value = os.environ.get(DUMP_ENV, "").strip()
+    if not value:
+        return frozenset()
+    wanted = set()
+    for item in value.split(","):
+        kind, _, name = item.strip().partition(":")
+        if kind != "after" or name not in PASSES:
+            raise MclError(
+                error(
+                    "pipeline-dump",
+                    f"{DUMP_ENV}={value}: '{item.strip()}' names no pass",
+                    None,
+                    hint="write after:PASS, PASS one of " + ", ".join(PASSES)
+                    + " (several separated by commas)",
+                )
+            )
+        wanted.add(name)
+    return frozenset(wanted)
+
+
+def _dump(name: str, program: Program, level: str | None = None) -> None:
+    if name not in dump_after():
+        return
+    from mcl.mcpl.printer import print_module
+
+    where = f" at {level}" if level else ""
+    text = print_module(program.main)
+    # An MCPL comment: the dump of one pass is itself a module the parser reads.
+    sys.stderr.write(f"// {DUMP_ENV} after:{name}{where}: {program.main.file or ''}\n"
+                     f"{text if text.endswith(chr(10)) else text + chr(10)}")

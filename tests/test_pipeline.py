@@ -1,0 +1,168 @@
+"""mcl/pipeline.py: the one pass list (load -> check -> translate -> check -> feedback |
+interpret | generate), MCL_DUMP, and that no other module of mcl spells the order out."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from mcl import pipeline
+from mcl.cli import main
+from mcl.codegen import generate_module
+from mcl.diagnostics import MclError, Severity
+from mcl.hdl.library import default_library
+from mcl.mcpl.parse import parse_source
+from mcl.mcpl.printer import print_module
+from mcl.resources import kernels_dir
+
+ROOT = Path(__file__).resolve().parents[1]
+MATMUL = kernels_dir() / "matmul" / "perfect.mcpl"
+LIBRARY = default_library()
+# A dumped program starts with this comment line; the pass and level follow it.
+DUMP_HEADER = re.compile(r"^// MCL_DUMP after:(\w+)(?: at (\w+))?: ", re.M)
+
+BROKEN = """\
+perfect void k(int n, float[n] a) {
+  foreach (int i in n threads) {
+    a[i] = undefined_name;
+  }
+}
+"""
+
+
+def _dumps(err: str) -> list[tuple[str, str]]:
+    return [(m.group(1), m.group(2) or "") for m in DUMP_HEADER.finditer(err)]
+
+
+def test_the_passes_run_in_the_order_of_the_pass_list(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("MCL_DUMP", ",".join(f"after:{p}" for p in pipeline.PASSES))
+    found = pipeline.check_source(MATMUL, (), LIBRARY, "gpu")
+    assert not [d for d in found.diagnostics if d.severity == Severity.ERROR]
+    assert _dumps(capsys.readouterr().err) == [
+        ("load", ""), ("check", ""), ("translate", "gpu"), ("check", "gpu")]
+    assert found.level == "gpu" and found.program is not None
+    assert {f.hwd for f in found.program.main.functions} == {"gpu"}
+
+
+def test_dump_after_translate_prints_what_mcl_translate_prints(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["translate", str(MATMUL), "--to", "gpu"]) == 0
+    translated = capsys.readouterr().out
+    monkeypatch.setenv("MCL_DUMP", "after:translate")
+    assert main(["check", str(MATMUL), "--level", "gpu", "--no-feedback"]) == 0
+    err = capsys.readouterr().err
+    assert _dumps(err) == [("translate", "gpu")]
+    header, dumped = err.split("\n", 1)
+    assert header.endswith(str(MATMUL))
+    assert dumped == translated
+    # The dump is MCPL: it parses back and prints the same.
+    assert print_module(parse_source(dumped, "dumped.mcpl", LIBRARY.names())) == dumped
+
+
+def test_no_dump_without_the_variable(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("MCL_DUMP", raising=False)
+    pipeline.check_source(MATMUL, (), LIBRARY, "gpu")
+    assert "MCL_DUMP" not in capsys.readouterr().err
+
+
+def test_a_failed_check_stops_before_translation_with_its_diagnostics(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "broken.mcpl"
+    path.write_text(BROKEN)
+    monkeypatch.setenv("MCL_DUMP", "after:load,after:translate")
+    found = pipeline.check_source(path, (), LIBRARY, "gpu")
+    errors = [d for d in found.diagnostics if d.severity == Severity.ERROR]
+    assert errors and all(d.span is not None and d.span.line == 3 for d in errors)
+    assert "undefined_name" in errors[0].message
+    assert _dumps(capsys.readouterr().err) == [("load", "")]  # never translated
+    assert found.level is None and found.program is not None
+    assert {f.hwd for f in found.program.main.functions} == {"perfect"}
+    with pytest.raises(MclError) as exc:
+        pipeline.checked_at(path, (), LIBRARY, "gpu")
+    assert [d.code for d in exc.value.diagnostics] == [d.code for d in errors]
+
+
+def test_translate_refuses_a_program_with_errors(tmp_path: Path) -> None:
+    path = tmp_path / "broken.mcpl"
+    path.write_text(BROKEN)
+    checked = pipeline.check(pipeline.load(path, (), LIBRARY), LIBRARY)
+    assert checked.errors
+    with pytest.raises(MclError) as exc:
+        pipeline.translate(checked, "gpu", LIBRARY)
+    assert list(exc.value.diagnostics) == checked.errors
+
+
+def test_an_unknown_pass_in_mcl_dump_is_a_one_line_error(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("MCL_DUMP", "after:parse")
+    assert main(["translate", str(MATMUL), "--to", "gpu"]) == 1
+    err = capsys.readouterr().err
+    assert "MCL_DUMP=after:parse" in err and "after:parse' names no pass" in err
+    assert "load, check, translate" in err
+    assert "Traceback" not in err
+
+
+def test_codegen_takes_a_program_at_the_leaf_and_the_pipeline_translates_it_there() -> None:
+    checked = pipeline.checked_at(MATMUL, (), LIBRARY)
+    with pytest.raises(MclError) as exc:
+        generate_module(checked.program, "fermi", LIBRARY)
+    (d,) = exc.value.diagnostics
+    assert d.code == "codegen-above-leaf" and "'matmul' is written for perfect" in d.message
+    at_leaf = pipeline.lower(checked.program, "fermi", LIBRARY)
+    assert {f.hwd for f in at_leaf.main.functions} == {"fermi"} and not at_leaf.errors
+    assert (pipeline.generate(checked.program, "fermi", LIBRARY).opencl
+            == generate_module(at_leaf.program, "fermi", LIBRARY).opencl)
+
+
+def test_lower_leaves_a_program_already_at_the_level_alone() -> None:
+    program = pipeline.checked_at(kernels_dir() / "matmul" / "fermi_v1.mcpl", (),
+                                  LIBRARY).program
+    assert pipeline.lower(program, "fermi", LIBRARY).program is program
+
+
+# The entry points of the stages the pass list orders, and the modules allowed to call
+# them: the pipeline, and the packages that define them (which call their own parts).
+STAGE_ENTRY_POINTS = {"load_program", "check_program", "translate_program",
+                      "translate_module", "translate_function"}
+ALLOWED = ("mcl/pipeline.py", "mcl/translate/", "mcl/mcpl/check.py", "mcl/mcpl/loader.py")
+
+
+def _stage_uses(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            found += [f"{node.lineno}: imports {a.name}" for a in node.names
+                      if a.name in STAGE_ENTRY_POINTS]
+        elif isinstance(node, ast.Attribute) and node.attr in STAGE_ENTRY_POINTS:
+            found.append(f"{node.lineno}: uses .{node.attr}")
+    return found
+
+
+def test_no_module_outside_the_pipeline_spells_the_stage_order() -> None:
+    offenders = [
+        f"{path.relative_to(ROOT)}:{use}"
+        for path in sorted((ROOT / "mcl").rglob("*.py"))
+        if not str(path.relative_to(ROOT)).startswith(ALLOWED)
+        for use in _stage_uses(path)
+    ]
+    assert offenders == []
+
+
+def test_the_stage_scan_sees_a_driver_that_calls_the_translator(tmp_path: Path) -> None:
+    # The scan above must be able to fail: a driver written the old way is caught.
+    driver = tmp_path / "driver.py"
+    driver.write_text("from mcl.translate import translate_program\n"
+                      "import mcl.mcpl.check as c\n"
+                      "def f(p, lib):\n    return c.check_program(p, lib)\n")
+    assert _stage_uses(driver) == ["1: imports translate_program", "4: uses .check_program"]
