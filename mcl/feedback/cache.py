@@ -132,8 +132,8 @@ def concurrent_units(hwd: HardwareDescription, unit: str, cache: MemoryInfo) -> 
     if home is None:
         bound = infos[0].slots * infos[0].nr_units
     else:
-        around = {id(home), *(id(a) for a in home.ancestors())}
-        above = [i for i in infos if id(i.node) in around]
+        around = {home, *home.ancestors()}
+        above = [i for i in infos if i.node in around]
         below = [i for i in infos if any(a is home for a in i.node.ancestors())]
         if above:
             bound = above[-1].slots
@@ -168,7 +168,7 @@ def lockstep_group(hwd: HardwareDescription) -> tuple[str, int] | None:
 
 
 def unpredictable_reasons(facts: KernelFacts, expr: ast.Expr, scope: Scope,
-                          seen: frozenset[int] = frozenset()) -> list[str]:
+                          seen: frozenset[Binding] = frozenset()) -> list[str]:
     """Section 6.4: "Array expressions are unpredictable if an array expression contains
     non-loop variables that are written or originating from arrays"."""
     reasons: list[str] = []
@@ -179,7 +179,7 @@ def unpredictable_reasons(facts: KernelFacts, expr: ast.Expr, scope: Scope,
             reasons.append(f"it depends on the result of {node.func}()")
         elif isinstance(node, ast.Name):
             b = scope.lookup(node.name)
-            if b is None or id(b) in seen:
+            if b is None or b in seen:
                 continue
             if b.kind == "loop":
                 shape = facts.evaluator.shape(b.loop) if b.loop is not None else None
@@ -187,7 +187,7 @@ def unpredictable_reasons(facts: KernelFacts, expr: ast.Expr, scope: Scope,
                     reasons.append(shape.reason or f"loop variable {b.name} does not advance "
                                    "by a fixed step")
             elif b.single_assignment and b.scope is not None and b.init is not None:
-                reasons += unpredictable_reasons(facts, b.init, b.scope, seen | {id(b)})
+                reasons += unpredictable_reasons(facts, b.init, b.scope, seen | {b})
             elif b.kind in ("local", "constant") and not b.is_array:
                 reasons.append(f"it depends on {b.name}, which is written in the kernel")
     return list(dict.fromkeys(reasons))
@@ -312,7 +312,7 @@ def _agreeing(results: list[LoopLines]) -> list[list[LoopLines]]:
     message (inner cache first)."""
     groups: dict[tuple, list[LoopLines]] = {}
     for r in results:
-        groups.setdefault((id(r.loop), r.classification), []).append(r)
+        groups.setdefault((r.loop, r.classification), []).append(r)
     return list(groups.values())
 
 
@@ -526,7 +526,7 @@ def cache_messages(facts: KernelFacts, values: Mapping[str, Any] | None = None) 
     emit = Emitter(facts, ANALYSIS, values)
     messages: list[Message] = []
     # Section 6.3: the reads whose elements are loaded more than once.
-    reused = {(id(f.access.binding.root), print_expr(f.access.node)) for f in find_reuse(facts)
+    reused = {(f.access.binding.root, print_expr(f.access.node)) for f in find_reuse(facts)
               if isinstance(f, (LoopReuse, RatioReuse))}
     seen: set[tuple] = set()
     for access in facts.accesses:
@@ -534,7 +534,7 @@ def cache_messages(facts: KernelFacts, values: Mapping[str, Any] | None = None) 
         if not caches or not access.element:
             continue
         text = print_expr(access.node)
-        key = (id(access.binding.root), text, tuple(id(loop) for loop in access.item.loops))
+        key = (access.binding.root, text, access.item.loops)
         if key in seen:
             continue
         seen.add(key)
@@ -559,11 +559,11 @@ def cache_messages(facts: KernelFacts, values: Mapping[str, Any] | None = None) 
                 "strides of its loops are not constant", access.node.span,
                 loops=tuple(access.item.loops)))
             continue
-        coalesced = {id(r.cache): r for r in result if r.lockstep is not None and r.fully_used}
+        coalesced = {r.cache: r for r in result if r.lockstep is not None and r.fully_used}
         for same in _agreeing(result):
-            lanes = coalesced.get(id(same[0].cache)) if same[0].loop.kind == "for" else None
+            lanes = coalesced.get(same[0].cache) if same[0].loop.kind == "for" else None
             message = _loop_message(emit, access, text, same, values,
-                                    (id(access.binding.root), text) in reused, lanes)
+                                    (access.binding.root, text) in reused, lanes)
             if message is not None:
                 messages.append(message)
     for binding in facts.bindings:

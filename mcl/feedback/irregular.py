@@ -51,6 +51,7 @@ from mcl.feedback.resident import concurrent_units
 from mcl.feedback.strides import loop_stride
 from mcl.feedback.symbolic import iterations_symbol
 from mcl.feedback.values import evaluate
+from mcl.identity import Ref
 from mcl.mcpl import ast
 
 ATOMICS = ("atomicAdd",)
@@ -500,11 +501,11 @@ def irregular_access(ctx: AnalysisContext) -> list[Message]:
     facts, values = ctx.facts, ctx.values
     emit = Emitter(facts, "irregular", values)
     out: list[Message] = []
-    seen: set[int] = set()
+    seen: set[Ref[ast.Expr]] = set()  # an access node once, wherever it stands
     for acc in facts.accesses:
         c = store_contention(facts, acc, values)
-        if c is not None and id(acc.node) not in seen:
-            seen.add(id(acc.node))
+        if c is not None and Ref(acc.node) not in seen:
+            seen.add(Ref(acc.node))
             if _more_than_one(c.writers, values):  # a copy per unit: nothing to contend
                 out += _store_messages(emit, c)  # as `contended` says
     for d in data_loops(facts):

@@ -13,6 +13,7 @@ loops and `if`s around it. Symbolic values are computed afterwards by
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -234,9 +235,9 @@ class KernelFacts:
     spaces: SpaceFacts
     stack: tuple[str, ...] = ()  # the functions being analysed around a callee
     _callees: dict[str, KernelFacts | None] = field(default_factory=dict)
-    memo: dict[str, Any] = field(default_factory=dict)  # results shared between analyses
+    memo: dict[Hashable, Any] = field(default_factory=dict)  # results shared between analyses
 
-    def cached(self, key: str, compute: Any) -> Any:
+    def cached(self, key: Hashable, compute: Any) -> Any:
         """`compute(self)` once per facts object (classification, costs, reuse ...)."""
         if key not in self.memo:
             self.memo[key] = compute(self)

@@ -91,7 +91,7 @@ def flat_index(facts: KernelFacts, access: Access) -> Any:
     """The element offset of an access in its array's storage (SymPy, in the loops'
     counters and the kernel's parameters). Computed once per access: the cache analysis
     and every step of a feedback function through a warp ask for it."""
-    return facts.cached(f"layout.flat_index.{id(access)}", lambda f: _flat_index(f, access))
+    return facts.cached(("layout.flat_index", access), lambda f: _flat_index(f, access))
 
 
 def _flat_index(facts: KernelFacts, access: Access) -> Any:

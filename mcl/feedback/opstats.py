@@ -45,6 +45,7 @@ from mcl.feedback.kernel import (
 )
 from mcl.feedback.messages import Message, Severity
 from mcl.feedback.symbolic import param_symbol
+from mcl.identity import Ref
 from mcl.mcpl import ast
 
 COMPUTATIONAL, DATA, INDEXING_OPS, CONTROL_OPS = "computational", "data", "indexing", "control"
@@ -57,6 +58,7 @@ HOST = "host"
 # space key is ("space", NAME), or ("param", NAME) for a parameter (a callee's parameter
 # takes the space of the caller's argument).
 Key = tuple[str, str, str, Any]
+GuardKey = tuple[Ref[ast.If], bool]  # an `if` (the place, not its text) and a branch
 
 
 @dataclass
@@ -64,9 +66,9 @@ class Costs:
     entries: dict[Key, Any] = field(default_factory=lambda: defaultdict(lambda: sympy.Integer(0)))
     approximations: list[tuple[Any, str]] = field(default_factory=list)  # (span, why)
     # the `if`s whose effect the counts could not collapse, by (if, branch)
-    unresolved: dict[tuple[int, bool], Guard] = field(default_factory=dict)
+    unresolved: dict[GuardKey, Guard] = field(default_factory=dict)
     # those that, at the sizes given, take the same branch in every iteration
-    decided: dict[tuple[int, bool], Guard] = field(default_factory=dict)
+    decided: dict[GuardKey, Guard] = field(default_factory=dict)
 
     def add(self, key: Key, count: Any) -> None:
         self.entries[key] = self.entries[key] + count
@@ -86,7 +88,7 @@ def executions(facts: KernelFacts, item: Item) -> tuple[Any, bool, list[Guard]]:
     a loop condition runs once more than the body, a step once per iteration. Also
     returns the guards that could not be counted exactly (the count is then an upper
     bound)."""
-    return facts.cached(f"opstats.executions.{id(item)}", lambda f: _executions(f, item))
+    return facts.cached(("opstats.executions", item), lambda f: _executions(f, item))
 
 
 def _executions(facts: KernelFacts, item: Item) -> tuple[Any, bool, list[Guard]]:
@@ -101,10 +103,9 @@ def _executions(facts: KernelFacts, item: Item) -> tuple[Any, bool, list[Guard]]
         exact_loop = shape.exact
     # The statements of one body run equally often: counted once (the loops, the guards
     # and, for a loop header, which header of which loop determine the count).
-    where = ".".join(str(id(x)) for x in (*item.loops, *item.guards))
-    kind = f"{item.kind}.{id(item.loop)}" if header else ""
+    kind = (item.kind, item.loop) if header else None
     count, exact, unresolved = facts.cached(
-        f"opstats.count.{len(item.loops)}.{where}.{kind}",
+        ("opstats.count", item.loops, item.guards, kind),
         lambda f: guarded_iterations(ev, item.loops, item.guards, weight))
     return count, exact and exact_loop, list(unresolved)
 
@@ -123,7 +124,7 @@ def function_costs(facts: KernelFacts, values: Mapping[str, Any] | None = None) 
 
 
 def _decided_costs(facts: KernelFacts, costs: Costs, values: Mapping[str, Any]) -> Costs:
-    decided: dict[tuple[int, bool], bool] = {}
+    decided: dict[GuardKey, bool] = {}
     for g in costs.unresolved.values():
         runs = branch_runs(facts.evaluator, g, values)
         if runs is not None:
@@ -131,17 +132,17 @@ def _decided_costs(facts: KernelFacts, costs: Costs, values: Mapping[str, Any]) 
     return _compute_costs(facts, decided) if decided else costs
 
 
-def _guard_key(g: Guard) -> tuple[int, bool]:
-    return (id(g.node), g.then)
+def _guard_key(g: Guard) -> GuardKey:
+    return (Ref(g.node), g.then)
 
 
-def _compute_costs(facts: KernelFacts, decided: Mapping[tuple[int, bool], bool]) -> Costs:
+def _compute_costs(facts: KernelFacts, decided: Mapping[GuardKey, bool]) -> Costs:
     """`decided`: the branches that run always (True) or never (False) at given sizes."""
     kinds = classify(facts)
     costs = Costs()
     unit_name = facts.hwd.executing_unit().name
     for item in facts.items:
-        block = kinds[id(item)]
+        block = kinds[item]
         if block == UNUSED:
             continue
         count, exact, unresolved = executions(facts, item)

@@ -42,6 +42,7 @@ from mcl.feedback.emit import Emitter, expr_text, loop_text
 from mcl.feedback.kernel import Access, KernelFacts, Loop, dims
 from mcl.feedback.messages import Message, Severity
 from mcl.feedback.symbolic import identical, ratio
+from mcl.identity import Ref
 
 
 @dataclass(frozen=True, eq=False)
@@ -87,7 +88,7 @@ def analysed_reads(facts: KernelFacts) -> list[Access]:
     space no addressable memory holds): reading those again costs nothing."""
     kinds = classify(facts)
     return [a for a in facts.accesses
-            if a.reads and a.element and kinds[id(a.item)] == OUTPUT
+            if a.reads and a.element and kinds[a.item] == OUTPUT
             and facts.spaces.addressable(a.space)]
 
 
@@ -316,10 +317,10 @@ def _more(accesses: Any, distinct: Any) -> bool:
 def _guarded_load(ev: Any, acc: Access, serial: list[Loop]) -> str:
     """An `if` inside the hoisted loops that tests what the subscripts use (`if (i < n)`
     for `a[i, k]`) may be what keeps them in bounds: the hoisted load must stay under it."""
-    outer = {id(g.node) for x in serial for g in x.guards}
+    outer = {Ref(g.node) for x in serial for g in x.guards}
     deps = ev.subscript_deps(acc.node, acc.item.scope)
     inner = [g for g in acc.item.guards
-             if id(g.node) not in outer and ev.deps(g.cond, g.scope) & deps]
+             if Ref(g.node) not in outer and ev.deps(g.cond, g.scope) & deps]
     if not inner:
         return ""
     lines = sorted({g.span.line for g in inner if g.span is not None})

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from mcl.diagnostics import Diagnostic, Span, did_you_mean
 from mcl.hdl.model import HardwareDescription, ParGroup
+from mcl.identity import Ref
 from mcl.mcpl import ast
 from mcl.mcpl import types as T
 from mcl.mcpl.access import lvalue_parts
@@ -69,7 +70,7 @@ class FunctionChecker(ExpressionChecker):
         self.has_foreach = _contains_foreach(function.body)
         # Foreach statements with another foreach inside: their bodies are not innermost.
         self.nesting = {
-            id(n)
+            Ref(n)
             for n in ast.walk(function.body)
             if isinstance(n, ast.Foreach) and _contains_foreach(n.body)
         }
@@ -118,7 +119,7 @@ class FunctionChecker(ExpressionChecker):
         frame = self.frames[-1]
         if frame.group is None:
             return DEVICE  # unknown par_group: already reported, do not cascade
-        if id(frame.foreach) in self.nesting or not is_executing_level(self.hwd, frame.group):
+        if Ref(frame.foreach) in self.nesting or not is_executing_level(self.hwd, frame.group):
             return OUTER
         return DEVICE
 
@@ -343,7 +344,7 @@ class FunctionChecker(ExpressionChecker):
         if root is not None and self.depends_on_index(s.value):
             sym = self.scopes.lookup(root.name)
             if sym is not None:
-                self.tainted.add(id(sym))
+                self.tainted.add(sym)
 
     def decl(self, d: ast.Decl, kind: Kind = Kind.LOCAL) -> None:
         vt = self.resolve_type(d.type)
@@ -393,7 +394,7 @@ class FunctionChecker(ExpressionChecker):
         if d.init is not None:
             sym.deps = self.constant_deps(d.init)
             if self.depends_on_index(d.init):
-                self.tainted.add(id(sym))
+                self.tainted.add(sym)
         self.declare(sym, d.span)
         if d.view is not None:
             self.view(d.view, sym, d.span)
@@ -522,7 +523,7 @@ class FunctionChecker(ExpressionChecker):
         for node in ast.walk(s.count):
             if isinstance(node, ast.Name):
                 sym = self.scopes.lookup(node.name)
-                if sym is not None and id(sym) in self.tainted:
+                if sym is not None and sym in self.tainted:
                     why = (
                         "is the index of an enclosing foreach"
                         if sym.kind is Kind.INDEX
@@ -559,7 +560,7 @@ class FunctionChecker(ExpressionChecker):
         try:
             with self.scopes.nested():
                 index = Symbol(s.var, Kind.INDEX, T.INT, s, s.span, const=True)
-                self.tainted.add(id(index))
+                self.tainted.add(index)
                 self.declare(index, s.span)
                 index.used = True  # an unused index is normal (`foreach (int i in 1 ...)`)
                 self.nested(s.body)
@@ -687,13 +688,13 @@ class FunctionChecker(ExpressionChecker):
     def written(self, sym: Symbol) -> bool:
         if sym.kind is Kind.PARAM:
             return "w" in self.param_modes.get(sym.name, "")
-        return "w" in self.effects.get(id(sym.node), "")
+        return "w" in self.effects.get(Ref(sym.node), "")
 
     def check_sizes(self) -> None:
         """Rule 6, decided now that every write is known."""
-        reported: set[tuple[int, int]] = set()
+        reported: set[tuple[Symbol, Span | None]] = set()
         for sym, span, via in self.size_uses:
-            key = (id(sym), id(span))
+            key = (sym, span)
             if key in reported:
                 continue
             if sym.kind is Kind.LOCAL:

@@ -20,6 +20,7 @@ from dataclasses import replace
 from mcl.diagnostics import Diagnostic, MclError, Span, error
 from mcl.hdl.equivalence import equivalent_space
 from mcl.hdl.model import MemorySpace, ParGroup
+from mcl.identity import Ref
 from mcl.mcpl import ast
 from mcl.mcpl.nesting import ARRAY, PARAMETER, SCALAR, default_space
 from mcl.translate.step import Step
@@ -38,7 +39,7 @@ def translate_spaces(function: ast.Function, step: Step) -> ast.Function:
         if isinstance(node, ast.Decl):
             if node.const and not node.spaces and isinstance(node.type, ast.Prim):
                 return None
-            group = levels.get(id(node))
+            group = levels.get(Ref(node))
             level = source.par_group(group) if group is not None else host_level
             kind = ARRAY if isinstance(node.type, ast.ArrayType) else SCALAR
             return replace(node, spaces=spaces.translate(node.spaces, kind, node.span, level))
@@ -105,13 +106,14 @@ class _SpaceTranslator:
         return self.cache[name]
 
 
-def _declaration_levels(function: ast.Function) -> dict[int, str]:
-    """id of each declaration inside a foreach -> the par_group of the innermost one."""
-    out: dict[int, str] = {}
+def _declaration_levels(function: ast.Function) -> dict[Ref[ast.Decl], str]:
+    """Each declaration inside a foreach (the place: equal declarations may stand in
+    different foreach statements) -> the par_group of the innermost one."""
+    out: dict[Ref[ast.Decl], str] = {}
 
     def walk(s: object, group: str | None) -> None:
         if isinstance(s, ast.Decl) and group is not None:
-            out[id(s)] = group
+            out[Ref(s)] = group
         elif isinstance(s, ast.Block):
             for x in s.stmts:
                 walk(x, group)
