@@ -19,11 +19,11 @@ Every visitor raises `UnknownNodeError` for an object whose class is not one of 
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NoReturn
 
 from mcl.mcpl.ast import NODE_CLASSES, UnknownNodeError, check_node, children
 
-__all__ = ["NodeVisitor", "StrictVisitor", "UnknownNodeError"]
+__all__ = ["NodeVisitor", "StrictVisitor", "UnknownNodeError", "unknown_node"]
 
 _METHOD_NAMES: dict[type, str] = {cls: "visit_" + cls.__name__ for cls in NODE_CLASSES}
 
@@ -72,3 +72,12 @@ class StrictVisitor(NodeVisitor):
         check_node(node)
         raise UnknownNodeError(f"{type(self).__name__} has no rule for {type(node).__name__} nodes")
 
+
+
+def unknown_node(node: NoReturn, rule_of: str) -> NoReturn:
+    """The last arm of an exhaustive `match` over node kinds (`case _: unknown_node(s,
+    "…")`). mypy proves no known kind reaches it (the argument must be narrowed to
+    `NoReturn`, the bottom type, as for `typing.assert_never`); at run time an object of another class stops
+    the pass with `UnknownNodeError` instead of being skipped."""
+    check_node(node)
+    raise UnknownNodeError(f"{rule_of} has no rule for {type(node).__name__} nodes")
