@@ -33,12 +33,17 @@ from mcl.mcpl.nesting import (
 from mcl.mcpl.positions import SourceText, head
 from mcl.mcpl.printer import print_expr
 from mcl.mcpl.scopes import Kind, Symbol
-from mcl.mcpl.visitor import UnknownNodeError
+from mcl.mcpl.visitor import unknown_node
 
 # Placement of a statement (Fig. 6): where executing statements may stand.
 DEVICE = "device"  # innermost foreach of the executing unit, or a function without foreach
 HOST = "host"  # outside all foreach statements of a function that has some
 OUTER = "outer"  # inside a foreach, but not the innermost one of the executing unit
+
+# The statements that execute (rule 4 places them); declarations, blocks and foreach
+# statements have rules of their own.
+Executing = (ast.Assign | ast.IncDec | ast.CallStmt | ast.Swap | ast.If | ast.For | ast.Barrier
+             | ast.Return)
 
 
 @dataclass
@@ -159,7 +164,7 @@ class FunctionChecker(ExpressionChecker):
     def visit_Foreach(self, s: ast.Foreach) -> None:
         self.foreach(s)
 
-    def _placed(self, s: ast.Stmt) -> None:
+    def _placed(self, s: Executing) -> None:
         """An executing statement: where it stands (rule 4), then what it does."""
         misplaced = self.check_placement(s)
         self.misplaced += misplaced
@@ -234,59 +239,69 @@ class FunctionChecker(ExpressionChecker):
         )
         return True
 
-    def executing(self, s: ast.Stmt) -> None:
-        if isinstance(s, ast.Assign):
-            self.assign(s)
-        elif isinstance(s, ast.IncDec):
-            t = self.expr(s.target)
-            self.check_lvalue(s.target, f"'{s.op}'")
-            if not T.is_numeric(t):
-                self.error(
-                    "mcpl-type-mismatch",
-                    f"'{s.op}' needs a number, not {t}",
-                    s.span,
-                )
-            self.write_site(s.target, s.target.span, None)
-        elif isinstance(s, ast.CallStmt):
-            if s.call.func in SIGNATURE_CALLS:
-                self.signature_call(s.call)
+    def executing(self, s: Executing) -> None:
+        match s:
+            case ast.Assign():
+                self.assign(s)
+            case ast.IncDec():
+                self.inc_dec(s)
+            case ast.CallStmt():
+                if s.call.func in SIGNATURE_CALLS:
+                    self.signature_call(s.call)
+                else:
+                    self.call(s.call, statement=True)
+            case ast.Swap():
+                self.swap(s)
+            case ast.If():
+                self.condition(s.cond, "if")
+                self.nested(s.then)
+                if s.orelse is not None:
+                    self.nested(s.orelse)
+            case ast.For():
+                self.for_(s)
+            case ast.Barrier():
+                self.barrier(s)
+            case ast.Return():
+                self.return_(s)
+            case _:
+                unknown_node(s, "the checker")
+
+    def inc_dec(self, s: ast.IncDec) -> None:
+        t = self.expr(s.target)
+        self.check_lvalue(s.target, f"'{s.op}'")
+        if not T.is_numeric(t):
+            self.error(
+                "mcpl-type-mismatch",
+                f"'{s.op}' needs a number, not {t}",
+                s.span,
+            )
+        self.write_site(s.target, s.target.span, None)
+
+    def swap(self, s: ast.Swap) -> None:
+        lt, rt = self.expr(s.left), self.expr(s.right)
+        self.check_lvalue(s.left, "'<=>'")
+        self.check_lvalue(s.right, "'<=>'")
+        if not (T.assignable(lt, rt) and T.assignable(rt, lt)):
+            self.error(
+                "mcpl-type-mismatch",
+                f"cannot swap {lt} and {rt}: both sides need the same type",
+                s.span,
+            )
+        self.write_site(s.left, s.left.span, None)
+        self.write_site(s.right, s.right.span, None)
+
+    def for_(self, s: ast.For) -> None:
+        with self.scopes.nested():
+            if isinstance(s.init, ast.Decl):
+                self.decl(s.init, kind=Kind.LOOP)
             else:
-                self.call(s.call, statement=True)
-        elif isinstance(s, ast.Swap):
-            lt, rt = self.expr(s.left), self.expr(s.right)
-            self.check_lvalue(s.left, "'<=>'")
-            self.check_lvalue(s.right, "'<=>'")
-            if not (T.assignable(lt, rt) and T.assignable(rt, lt)):
-                self.error(
-                    "mcpl-type-mismatch",
-                    f"cannot swap {lt} and {rt}: both sides need the same type",
-                    s.span,
-                )
-            self.write_site(s.left, s.left.span, None)
-            self.write_site(s.right, s.right.span, None)
-        elif isinstance(s, ast.If):
-            self.condition(s.cond, "if")
-            self.nested(s.then)
-            if s.orelse is not None:
-                self.nested(s.orelse)
-        elif isinstance(s, ast.For):
-            with self.scopes.nested():
-                if isinstance(s.init, ast.Decl):
-                    self.decl(s.init, kind=Kind.LOOP)
-                else:
-                    self.assign(s.init)
-                self.condition(s.cond, "for")
-                if isinstance(s.step, ast.Assign):
-                    self.assign(s.step)
-                else:
-                    self.executing(s.step)
-                self.nested(s.body)
-        elif isinstance(s, ast.Barrier):
-            self.barrier(s)
-        elif isinstance(s, ast.Return):
-            self.return_(s)
-        else:
-            raise UnknownNodeError(f"the checker has no rule for {type(s).__name__} statements")
+                self.assign(s.init)
+            self.condition(s.cond, "for")
+            if isinstance(s.step, ast.Assign):
+                self.assign(s.step)
+            else:
+                self.executing(s.step)
+            self.nested(s.body)
 
     def condition(self, e: ast.Expr, what: str) -> None:
         t = self.expr(e)
