@@ -29,6 +29,7 @@ import sympy
 from mcl.feedback.budget import spent
 from mcl.feedback.kernel import Binding, Loop, Scope
 from mcl.mcpl import ast
+from mcl.mcpl.visitor import unknown_node
 
 if TYPE_CHECKING:
     from mcl.hdl.model import HardwareDescription
@@ -295,19 +296,23 @@ class Evaluator:
     # ------------------------------------------------------------------ dependencies
     def deps(self, e: ast.Expr | None, scope: Scope) -> frozenset[Loop]:
         """The loops whose iteration the value of `e` depends on."""
-        if e is None or isinstance(e, (ast.IntLit, ast.FloatLit, ast.BoolLit, ast.HwdConst)):
-            return frozenset()
-        if isinstance(e, ast.Name):
-            b = scope.lookup(e.name)
-            return self.binding_deps(b) if b is not None else frozenset()
-        if isinstance(e, (ast.Index, ast.Field)):
-            found = self.subscript_deps(e, scope)
-            b = scope.lookup(ast.root_name(e) or "")
-            return found | self.content_deps(b) if b is not None else found
-        out: frozenset[Loop] = frozenset()
-        for child in ast.children(e):
-            out |= self.deps(cast(ast.Expr, child), scope)  # the children of an Expr
-        return out
+        match e:
+            case None | ast.IntLit() | ast.FloatLit() | ast.BoolLit() | ast.HwdConst():
+                return frozenset()
+            case ast.Name():
+                b = scope.lookup(e.name)
+                return self.binding_deps(b) if b is not None else frozenset()
+            case ast.Index() | ast.Field():
+                found = self.subscript_deps(e, scope)
+                b = scope.lookup(ast.root_name(e) or "")
+                return found | self.content_deps(b) if b is not None else found
+            case ast.Unary() | ast.Binary() | ast.Call():
+                out: frozenset[Loop] = frozenset()
+                for child in ast.children(e):
+                    out |= self.deps(cast(ast.Expr, child), scope)  # the children of an Expr
+                return out
+            case _:
+                unknown_node(e, "feedback's dependencies")
 
     def binding_deps(self, b: Binding) -> frozenset[Loop]:
         if b.kind == "loop" and b.loop is not None:

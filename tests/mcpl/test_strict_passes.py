@@ -62,6 +62,8 @@ KNOWN_MATCHES = {
     "mcl/mcpl/divergence.py:_Barriers.stmt",
     "mcl/mcpl/divergence.py:_Races.single",
     "mcl/mcpl/uninitialised.py:_Walk.stmt",
+    "mcl/feedback/symbolic.py:Evaluator.deps",
+    "mcl/translate/spaces.py:_declarations_in",
 }
 
 
