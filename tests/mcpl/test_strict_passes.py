@@ -64,6 +64,7 @@ KNOWN_MATCHES = {
     "mcl/mcpl/uninitialised.py:_Walk.stmt",
     "mcl/feedback/symbolic.py:Evaluator.deps",
     "mcl/translate/spaces.py:_declarations_in",
+    "mcl/lsp/lookup.py:_in_stmt",
 }
 
 
