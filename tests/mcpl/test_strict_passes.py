@@ -65,6 +65,7 @@ KNOWN_MATCHES = {
     "mcl/feedback/symbolic.py:Evaluator.deps",
     "mcl/translate/spaces.py:_declarations_in",
     "mcl/lsp/lookup.py:_in_stmt",
+    "mcl/mcpl/extents.py:_Search.block",
 }
 
 
