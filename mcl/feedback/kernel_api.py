@@ -207,15 +207,15 @@ class Evaluator:
     def __init__(self, facts: KernelFacts, values: Mapping[str, Number]):
         self.facts = facts
         self.values = dict(values)
-        self._positions: dict[int, int] = {}
+        self._positions: dict[Loop, int] = {}
         self._counters = {facts.evaluator.counter(loop): loop for loop in facts.loops}
 
     # -- state --------------------------------------------------------------------------
     def position(self, loop: Loop) -> int:
-        return self._positions.get(id(loop), 0)
+        return self._positions.get(loop, 0)
 
     def set_position(self, loop: Loop, position: int) -> None:
-        self._positions[id(loop)] = position
+        self._positions[loop] = position
 
     def iteration(self, loop_var: str, k: int) -> None:
         """Evaluate as if for-loop `loop_var` were in its k-th iteration (default 0)."""

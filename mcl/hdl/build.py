@@ -74,8 +74,9 @@ class Builder:
     source: HdlFile
     top: list[RBlock]
     diagnostics: list[Diagnostic] = field(default_factory=list)
-    _report: dict = field(default_factory=dict)  # node id / (node id, prop, i) -> Span
-    _built_from: dict[int, RBlock] = field(default_factory=dict)
+    # DeviceNode hashes by identity (eq=False): node / (node, prop, i) -> Span
+    _report: dict = field(default_factory=dict)
+    _built_from: dict[DeviceNode, RBlock] = field(default_factory=dict)
 
     def build(self) -> HardwareDescription | None:
         name = self.source.name
@@ -234,18 +235,18 @@ class Builder:
         if block.via is not None and block.via.file == self.source.file:
             report = block.via
         here = block.name_span if mine or report is None else report
-        self._report[id(node)] = here
-        self._built_from[id(node)] = block
+        self._report[node] = here
+        self._built_from[node] = block
         for prop in block.props:
             if prop.kind == "flag":
                 node.flags.add(prop.name)
-                self._report[(id(node), prop.name, 0)] = prop.span if mine else here
+                self._report[(node, prop.name, 0)] = prop.span if mine else here
             elif prop.kind == "valued":
                 node.values[prop.name] = prop.value  # type: ignore[assignment]
-                self._report[(id(node), prop.name, 0)] = prop.span if mine else here
+                self._report[(node, prop.name, 0)] = prop.span if mine else here
             else:
                 args = node.args.setdefault(prop.name, [])
-                self._report[(id(node), prop.name, len(args))] = prop.span if mine else here
+                self._report[(node, prop.name, len(args))] = prop.span if mine else here
                 args.append(tuple(prop.value))  # type: ignore[arg-type]
         # Paths are relative to the device (or to the top-level block): 'smps.smp.on_chip'.
         for child in block.blocks:
@@ -254,9 +255,9 @@ class Builder:
         return node
 
     def _check_device(self, hwd: HardwareDescription) -> None:
-        used = {self._built_from[id(n)].span for n in hwd.device.walk()}
+        used = {self._built_from[n].span for n in hwd.device.walk()}
         trees = [hwd.device] + [
-            t for t in hwd.blocks.values() if self._built_from[id(t)].span not in used
+            t for t in hwd.blocks.values() if self._built_from[t].span not in used
         ]
         for tree in trees:
             for node in tree.walk():
@@ -266,11 +267,11 @@ class Builder:
             # out ("not shown"), and they must load unchanged: a warning, not an error.
             self.diagnostics.append(warning(
                 "hdl-missing-load-store", f"the device of '{hwd.name}' has no load_store_unit",
-                self._report[id(hwd.device)],
+                self._report[hwd.device],
                 "the feedback on memory accesses needs one (the paper's section 4.2)"))
 
     def _check_node(self, hwd: HardwareDescription, node: DeviceNode) -> None:
-        where = self._report[id(node)]
+        where = self._report[node]
         if node.kind in HIERARCHY_KINDS:
             self._error("hdl-misplaced-block",
                         f"{node.kind} '{node.name}' belongs in the parallelism block, "
@@ -303,12 +304,12 @@ class Builder:
         spaces = [s.name for s in hwd.memory_spaces()]
         units = [u.name for u in hwd.par_units()]
         for i, arg in enumerate(node.args.get("space", [])):
-            at = self._report[(id(node), "space", i)]
+            at = self._report[(node, "space", i)]
             if self._arity(arg, 1, "space(MEMORY_SPACE)", at):
                 self._known(arg[0], spaces, "hdl-unknown-space", f"space({arg[0]})",
                             "memory space", at)
         for i, arg in enumerate(node.args.get("slots", [])):
-            at = self._report[(id(node), "slots", i)]
+            at = self._report[(node, "slots", i)]
             if self._arity(arg, 2, "slots(PAR_UNIT, N)", at):
                 self._known(arg[0], units, "hdl-unknown-par-unit", f"slots({arg[0]}, ...)",
                             "par_unit", at)
@@ -319,7 +320,7 @@ class Builder:
                     self._error("hdl-bad-argument", f"slots({arg[0]}, N) needs a whole "
                                 f"number N of at least 1, not {count}", at)
         for i, arg in enumerate(node.args.get("connects", [])):
-            at = self._report[(id(node), "connects", i)]
+            at = self._report[(node, "connects", i)]
             if self._arity(arg, 2, "connects(A, B)", at):
                 names = sorted({n.name for n in hwd.device.walk()} |
                                {n.path for n in hwd.device.walk()})
@@ -331,10 +332,10 @@ class Builder:
             if len(arg) != 1 or not isinstance(arg[0], str):
                 self._error("hdl-bad-argument",
                             'performance_feedback takes one name: performance_feedback("NAME")',
-                            self._report[(id(node), "performance_feedback", i)])
+                            self._report[(node, "performance_feedback", i)])
 
     def _prop_span(self, node: DeviceNode, prop: str) -> Span | None:
-        return self._report.get((id(node), prop, 0), self._report[id(node)])
+        return self._report.get((node, prop, 0), self._report[node])
 
     def _arity(self, arg: tuple, n: int, form: str, at: Span | None) -> bool:
         if len(arg) == n:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from mcl.diagnostics import Span
+from mcl.identity import Ref
 from mcl.interp import progress
 from mcl.interp.compile_expr import (
     PRIM,
@@ -49,13 +50,13 @@ class ReturnSignal(Exception):
 
 @dataclass
 class CStmt:
-    """A compiled statement. `open_roots` holds the ids of root foreach statements outside
+    """A compiled statement. `open_roots` holds the root foreach statements outside
     this statement that resolve barriers inside it; `gen` is set exactly when it is
     non-empty."""
 
     run: Fn
     gen: Gen | None = None
-    open_roots: frozenset[int] = field(default_factory=frozenset)
+    open_roots: frozenset[Ref[ast.Foreach]] = field(default_factory=frozenset)
 
 
 def _unreachable(_f: Frame) -> None:
@@ -413,7 +414,7 @@ class FunctionCompiler(ExprCompiler):
         if limit is not None:  # a hidden slot: the units of the group so far
             units_slot = self.slot_counts[self.level]
             self.slot_counts[self.level] += 1
-        self.foreach_stack.append(ForeachInfo(id(s), s.group, is_root, s.span, units_slot))
+        self.foreach_stack.append(ForeachInfo(Ref(s), s.group, is_root, s.span, units_slot))
         try:
             body = self._scoped(s.body)
             nslots = self.slot_counts[self.level]
@@ -448,7 +449,7 @@ class FunctionCompiler(ExprCompiler):
         b_gen = body.gen
         assert b_gen is not None
         where = f"'foreach (int {s.var} in ... {s.group})'" + (f" at {s.span}" if s.span else "")
-        root_id = id(s) if is_root else None
+        root_id = Ref(s) if is_root else None
 
         def unit_gen(f: Frame, base: list[Any], i: int) -> Iterator[BarrierToken]:
             unit = base.copy()
@@ -464,7 +465,7 @@ class FunctionCompiler(ExprCompiler):
             units = [unit_gen(f, base, i) for i in range(n)]
             yield from lockstep(units, root_id, where)
 
-        open_roots = body.open_roots - {id(s)}
+        open_roots = body.open_roots - {Ref(s)}
         if open_roots:
             return CStmt(_unreachable, gen, open_roots)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from mcl.diagnostics import MclError, Span
+from mcl.identity import Ref
 from mcl.interp.compile_expr import PRIM, ExprCompiler, Frame, fail, with_cast
 from mcl.interp.compile_stmt import FunctionCompiler, ReturnSignal, reshape_view
 from mcl.interp.program import ProgramScope, is_library_stub
@@ -22,10 +23,10 @@ class Engine:
     def __init__(self, program_or_module: Program | Module, library: HwdLibrary | None = None):
         self.scope = ProgramScope(program_or_module)
         self.library = library
-        self._compiled: dict[int, CompiledFunction] = {}
-        self._constants: dict[tuple[int, str], tuple[object, ast.Type]] = {}
+        self._compiled: dict[Ref[ast.Function], CompiledFunction] = {}
+        self._constants: dict[tuple[Ref[ast.Module], str], tuple[object, ast.Type]] = {}
         self._hwds: dict[str, Any] = {}
-        self._writes: dict[int, set[str]] = {}
+        self._writes: dict[Ref[ast.Function], set[str]] = {}
         self.entry: ast.Function | None = None  # the function being run (not a callee)
 
     # -- hardware descriptions --------------------------------------------------------
@@ -67,7 +68,7 @@ class Engine:
     # -- module-level names -----------------------------------------------------------
     def constant_value(self, decl: ast.Decl, module: ast.Module) -> tuple[object, ast.Type]:
         """The value of a top-level `const` (evaluated once, in its own module)."""
-        key = (id(module), decl.name)
+        key = (Ref(module), decl.name)
         if key not in self._constants:
             if decl.init is None:
                 raise fail("const", f"constant '{decl.name}' has no value", decl.span)
@@ -81,7 +82,7 @@ class Engine:
         return value, t
 
     def compiled(self, function: ast.Function) -> CompiledFunction:
-        key = id(function)
+        key = Ref(function)
         if key not in self._compiled:
             compiled = CompiledFunction(self, function, self.scope.module_of(function))
             self._compiled[key] = compiled  # before building: recursive calls find it
@@ -91,7 +92,7 @@ class Engine:
     def written_params(self, function: ast.Function) -> set[str]:
         """Parameters a function may write: assignment targets, and arguments passed to
         callees at positions they write (built-ins by their signature)."""
-        key = id(function)
+        key = Ref(function)
         if key in self._writes:
             return self._writes[key]
         self._writes[key] = set()  # recursion: assume nothing more

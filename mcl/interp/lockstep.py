@@ -23,6 +23,8 @@ from dataclasses import dataclass
 
 from mcl.diagnostics import MclError, Span, error
 from mcl.hdl.model import HardwareDescription, Parallelism, ParGroup, ParUnit
+from mcl.identity import Ref
+from mcl.mcpl import ast
 
 
 @dataclass(frozen=True, eq=False)
@@ -30,7 +32,7 @@ class BarrierToken:
     """What a unit yields when it reaches a barrier statement (one token per statement)."""
 
     space: str
-    root: int  # id of the root foreach that resolves this barrier
+    root: Ref[ast.Foreach]  # the root foreach that resolves this barrier
     span: Span | None
 
 
@@ -38,7 +40,7 @@ class BarrierToken:
 class ForeachInfo:
     """A foreach on the compile-time stack around a statement."""
 
-    id: int
+    id: Ref[ast.Foreach]  # the statement itself (equal foreach statements are distinct roots)
     group: str
     is_root: bool
     span: Span | None
@@ -87,7 +89,7 @@ def resolving_root(
 
 
 def lockstep(
-    units: list[Iterator[BarrierToken]], root_id: int | None, where: str
+    units: list[Iterator[BarrierToken]], root_id: Ref[ast.Foreach] | None, where: str
 ) -> Generator[BarrierToken, None, None]:
     """Run `units` phase by phase; yield the tokens of barriers that an outer root resolves.
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from mcl.identity import Ref
 from mcl.mcpl import ast
 from mcl.mcpl.builtins import SIGNATURE_CALLS
 
@@ -40,13 +41,13 @@ class ProgramScope:
             modules = program_or_module.modules.values()
         self.modules: list[ast.Module] = [self.main] + [m for m in modules if m is not self.main]
         self._by_key = {module_key(m): m for m in self.modules}
-        self._module_of: dict[int, ast.Module] = {}
+        self._module_of: dict[Ref[ast.Function], ast.Module] = {}
         for m in self.modules:
             for f in m.functions:
-                self._module_of[id(f)] = m
+                self._module_of[Ref(f)] = m
 
     def module_of(self, function: ast.Function) -> ast.Module:
-        return self._module_of.get(id(function), self.main)
+        return self._module_of.get(Ref(function), self.main)
 
     def _search_order(self, module: ast.Module) -> list[ast.Module]:
         imported = [self._by_key[i.dotted] for i in module.imports if i.dotted in self._by_key]

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from mcl.lsp.convert import contains, same_file
 from mcl.mcpl import ast
 from mcl.mcpl.positions import SourceText
+from mcl.mcpl.visitor import unknown_node
 
 if TYPE_CHECKING:
     from mcl.mcpl.loader import Program
@@ -94,32 +95,39 @@ def _bounds(span: Any) -> tuple[tuple[int, int], tuple[int, int]]:
     return (span.line, span.column), (span.end_line, span.end_column)
 
 
-def _in_stmt(stmt: Any, scope: tuple[tuple[int, int], tuple[int, int]]
+def _in_stmt(stmt: ast.Stmt, scope: tuple[tuple[int, int], tuple[int, int]]
              ) -> Iterator[Declaration]:
-    if isinstance(stmt, ast.Block):
-        inner = _bounds(stmt.span)
-        for s in stmt.stmts:
-            yield from _in_stmt(s, inner)
-    elif isinstance(stmt, ast.Decl):
-        start = _bounds(stmt.span)[0]
-        yield Declaration(stmt.name, stmt, "variable", start, scope[1])
-        if stmt.view is not None:
-            yield Declaration(stmt.view.name, stmt.view, "view", start, scope[1])
-    elif isinstance(stmt, ast.ViewDecl):
-        yield Declaration(stmt.view.name, stmt.view, "view", _bounds(stmt.span)[0], scope[1])
-    elif isinstance(stmt, ast.For):
-        own = _bounds(stmt.span)
-        if isinstance(stmt.init, ast.Decl):
-            yield Declaration(stmt.init.name, stmt.init, "loop variable", *own)
-        yield from _in_stmt(stmt.body, own)
-    elif isinstance(stmt, ast.Foreach):
-        own = _bounds(stmt.span)
-        yield Declaration(stmt.var, stmt, "foreach index", *own)
-        yield from _in_stmt(stmt.body, own)
-    elif isinstance(stmt, ast.If):
-        yield from _in_stmt(stmt.then, _bounds(stmt.then.span))
-        if stmt.orelse is not None:
-            yield from _in_stmt(stmt.orelse, _bounds(stmt.orelse.span))
+    match stmt:
+        case ast.Block():
+            inner = _bounds(stmt.span)
+            for s in stmt.stmts:
+                yield from _in_stmt(s, inner)
+        case ast.Decl():
+            start = _bounds(stmt.span)[0]
+            yield Declaration(stmt.name, stmt, "variable", start, scope[1])
+            if stmt.view is not None:
+                yield Declaration(stmt.view.name, stmt.view, "view", start, scope[1])
+        case ast.ViewDecl():
+            yield Declaration(stmt.view.name, stmt.view, "view", _bounds(stmt.span)[0],
+                              scope[1])
+        case ast.For():
+            own = _bounds(stmt.span)
+            if isinstance(stmt.init, ast.Decl):
+                yield Declaration(stmt.init.name, stmt.init, "loop variable", *own)
+            yield from _in_stmt(stmt.body, own)
+        case ast.Foreach():
+            own = _bounds(stmt.span)
+            yield Declaration(stmt.var, stmt, "foreach index", *own)
+            yield from _in_stmt(stmt.body, own)
+        case ast.If():
+            yield from _in_stmt(stmt.then, _bounds(stmt.then.span))
+            if stmt.orelse is not None:
+                yield from _in_stmt(stmt.orelse, _bounds(stmt.orelse.span))
+        case (ast.Assign() | ast.IncDec() | ast.CallStmt() | ast.Swap() | ast.Barrier()
+              | ast.Return()):
+            pass  # declares nothing
+        case _:
+            unknown_node(stmt, "the language server's declarations")
 
 
 def declaration_of(found: Found, name: str, line: int, character: int) -> Declaration | None:

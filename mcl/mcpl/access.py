@@ -19,9 +19,10 @@ A mode is a string: "r" (read), "w" (written), "rw" (both) or "" (never used), s
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
+from mcl.identity import Ref
 from mcl.mcpl import ast
 from mcl.mcpl.builtins import BUILTINS, SIGNATURE_CALLS
 from mcl.mcpl.scopes import ScopeStack
@@ -29,6 +30,8 @@ from mcl.mcpl.visitor import StrictVisitor
 
 # Access modes of a callee's parameters, by callee name, or None when the name is unknown.
 CalleeModes = Callable[[str], "tuple[str, ...] | None"]
+# Access mode of each declared variable, by its declaring node (Param, Decl, View, Foreach)
+Effects = dict[Ref[object], str]
 
 
 def merge(a: str, b: str) -> str:
@@ -61,16 +64,16 @@ def lvalue_parts(e: ast.Expr) -> tuple[ast.Name | None, list[ast.Expr]]:
 
 class _Effects(StrictVisitor):
     """One walk over a function body, resolving names through block scopes, recording how
-    each declared variable is accessed. Keys are the declaring nodes' ids (two `int k = 0`
+    each declared variable is accessed. Keys are `Ref`s to the declaring nodes (two `int k = 0`
     declarations in different loops are equal dataclasses but distinct variables)."""
 
     def __init__(self, callee_modes: CalleeModes) -> None:
         self.callee_modes = callee_modes
-        self.scopes: ScopeStack[int] = ScopeStack()
-        self.modes: dict[int, str] = {}
+        self.scopes: ScopeStack[Ref[object]] = ScopeStack()
+        self.modes: dict[Ref[object], str] = {}
 
-    def declare(self, name: str, node: object, storage: int | None = None) -> None:
-        key = id(node) if storage is None else storage
+    def declare(self, name: str, node: object, storage: Ref[object] | None = None) -> None:
+        key = Ref(node) if storage is None else storage
         self.modes.setdefault(key, "")
         self.scopes.declare(name, key)
 
@@ -131,7 +134,7 @@ class _Effects(StrictVisitor):
         self.declare(d.name, d)
         if d.view is not None:
             self.type_sizes(d.view.type)
-            self.declare(d.view.name, d.view, storage=id(d))
+            self.declare(d.view.name, d.view, storage=Ref(d))
 
     def stmt(self, s: ast.Stmt) -> None:
         self.visit(s)
@@ -193,8 +196,8 @@ class _Effects(StrictVisitor):
             self.stmt(s)
 
 
-def function_effects(function: ast.Function, callee_modes: CalleeModes) -> dict[int, str]:
-    """Access mode of every variable `function` declares, keyed by `id()` of the declaring
+def function_effects(function: ast.Function, callee_modes: CalleeModes) -> Effects:
+    """Access mode of every variable `function` declares, keyed by a `Ref` to the declaring
     node (Param, Decl, View, Foreach; a For's variable is its init Decl). Array sizes in the
     signature are not counted as reads: they describe the arguments, they do not use them."""
     effects = _Effects(callee_modes)
@@ -212,26 +215,26 @@ class AccessTable:
     """
 
     def __init__(self, functions: list[tuple[ast.Function, Callable[[str], Any]]]) -> None:
-        self._params: dict[int, dict[str, str]] = {
-            id(f): {p.name: "" for p in f.params} for f, _ in functions
+        self._params: dict[Ref[ast.Function], dict[str, str]] = {
+            Ref(f): {p.name: "" for p in f.params} for f, _ in functions
         }
-        self._effects: dict[int, dict[int, str]] = {}
+        self._effects: dict[Ref[ast.Function], Effects] = {}
         changed = True
         while changed:
             changed = False
             for function, resolve in functions:
                 effects = function_effects(function, self._callee_modes(resolve))
-                self._effects[id(function)] = effects
-                modes = {p.name: effects.get(id(p), "") for p in function.params}
-                if modes != self._params[id(function)]:
-                    self._params[id(function)] = modes
+                self._effects[Ref(function)] = effects
+                modes = {p.name: effects.get(Ref(p), "") for p in function.params}
+                if modes != self._params[Ref(function)]:
+                    self._params[Ref(function)] = modes
                     changed = True
 
     def _callee_modes(self, resolve: Callable[[str], Any]) -> CalleeModes:
         def modes(name: str) -> tuple[str, ...] | None:
             callee = resolve(name)
             if isinstance(callee, ast.Function):
-                known = self._params.get(id(callee))
+                known = self._params.get(Ref(callee))
                 if known is None:  # a function outside the table: assume it reads
                     return tuple("r" for _ in callee.params)
                 return tuple(known[p.name] for p in callee.params)
@@ -248,11 +251,9 @@ class AccessTable:
 
     def params(self, function: ast.Function) -> dict[str, str]:
         """Mode of each parameter of `function`, in declaration order."""
-        return dict(self._params.get(id(function), {}))
+        return dict(self._params.get(Ref(function), {}))
 
-    def effects(self, function: ast.Function) -> dict[int, str]:
-        """Mode of every variable `function` declares, keyed by id() of the declaring node."""
-        return self._effects.get(id(function), {})
-
-    def functions(self) -> Iterator[int]:
-        return iter(self._params)
+    def effects(self, function: ast.Function) -> Effects:
+        """Mode of every variable `function` declares, keyed by a `Ref` to the declaring
+        node."""
+        return self._effects.get(Ref(function), {})

@@ -2,8 +2,8 @@
 
 textX parses; `mcl.mcpl.build` converts the textX model once into these frozen dataclasses.
 Passes never touch textX objects and never mutate a tree: they build new ones with
-`dataclasses.replace`. Passes traverse the tree with `mcl.mcpl.visitor` (a
-`NodeVisitor`/`NodeTransformer` pair) or, for simple searches, with `walk`/`children`/
+`dataclasses.replace`. Passes traverse the tree with `mcl.mcpl.visitor` (`NodeVisitor`,
+`StrictVisitor`) or, for simple searches, with `walk`/`children` below, and rewrite it with
 `transform` below; all of them raise `UnknownNodeError` on an object whose class is not
 in `NODE_CLASSES`, so a node kind the passes were not taught fails loudly.
 

@@ -30,6 +30,7 @@ from mcl.mcpl import ast
 from mcl.mcpl.divergence import divergent_names
 from mcl.mcpl.printer import print_expr
 from mcl.mcpl.varying import assigned_names
+from mcl.mcpl.visitor import unknown_node
 
 
 @dataclass(frozen=True)
@@ -53,23 +54,29 @@ def barrier_warnings(function: ast.Function) -> list[Diagnostic]:
 
 def _visit(s: ast.Stmt | None, shared: set[str], found: dict) -> None:
     """Find the foreach statements whose units share arrays declared around them."""
-    if isinstance(s, ast.Block):
-        declared = set(shared)
-        for stmt in s.stmts:
-            _visit(stmt, declared, found)
-            if isinstance(stmt, ast.Decl) and isinstance(stmt.type, ast.ArrayType):
-                declared.add(stmt.name)
-    elif isinstance(s, ast.Foreach):
-        if shared:
-            _Walker(s, shared, found).run()
-        # Arrays declared in this body are shared by the units of foreach statements in it
-        # (those declared further out were covered by the walk just made).
-        _visit(s.body, set(), found)
-    elif isinstance(s, ast.For):
-        _visit(s.body, shared, found)
-    elif isinstance(s, ast.If):
-        _visit(s.then, shared, found)
-        _visit(s.orelse, shared, found)
+    match s:
+        case ast.Block():
+            declared = set(shared)
+            for stmt in s.stmts:
+                _visit(stmt, declared, found)
+                if isinstance(stmt, ast.Decl) and isinstance(stmt.type, ast.ArrayType):
+                    declared.add(stmt.name)
+        case ast.Foreach():
+            if shared:
+                _Walker(s, shared, found).run()
+            # Arrays declared in this body are shared by the units of foreach statements
+            # in it (those declared further out were covered by the walk just made).
+            _visit(s.body, set(), found)
+        case ast.For():
+            _visit(s.body, shared, found)
+        case ast.If():
+            _visit(s.then, shared, found)
+            _visit(s.orelse, shared, found)
+        case (None | ast.Decl() | ast.ViewDecl() | ast.Assign() | ast.IncDec() | ast.CallStmt()
+              | ast.Swap() | ast.Barrier() | ast.Return()):
+            pass  # holds no statement, so no foreach
+        case _:
+            unknown_node(s, "the barrier check")
 
 
 class _Walker:
@@ -93,64 +100,77 @@ class _Walker:
     # Each statement maps the accesses pending since the last barrier to those after it.
     def stmt(self, s: ast.Stmt, pending: frozenset[_Access], selected: bool
              ) -> frozenset[_Access]:
-        if isinstance(s, ast.Barrier):
-            return frozenset()
-        if isinstance(s, ast.Block):
-            for stmt in s.stmts:
-                pending = self.stmt(stmt, pending, selected)
-            return pending
-        if isinstance(s, ast.Foreach):
-            return self.stmt(s.body, pending | self.expr(s.count, pending, selected), selected)
-        if isinstance(s, ast.If):
-            pending = self.access(self.reads(s.cond), pending, selected)
-            picks = selected or self.selects_units(s.cond)
-            around = self.guards
-            self.guards = (*around, (s.cond, True))
-            then = self.stmt(s.then, pending, picks)
-            self.guards = (*around, (s.cond, False))
-            orelse = self.stmt(s.orelse, pending, picks) if s.orelse is not None else pending
-            self.guards = around
-            return then | orelse
-        if isinstance(s, ast.For):
-            pending = self.stmt(s.init, pending, selected)
-            entry, before = pending, self.epoch
-            for _ in range(2):  # the second pass sees the previous iteration's accesses
-                pending = self.access(self.reads(s.cond), pending, selected)
-                pending = self.stmt(s.body, pending, selected)
-                pending = self.stmt(s.step, pending, selected)
-                pending = entry | pending
-                # In the next iteration the loop variable, and what the body assigns,
-                # hold other values than in the accesses pending from this one. (Those
-                # that differ between units keep their name: the same expression of the
-                # unit's own values is taken to be its own element, as in one iteration.)
-                self.epoch = before | (({s.var} | assigned_names(s.body)) - self.varying)
-            self.epoch = before
-            return pending
-        if isinstance(s, ast.Decl):
-            if s.name in self.shared:
-                self.private.add(s.name)
-            return self.expr(s.init, pending, selected) if s.init is not None else pending
-        if isinstance(s, ast.Assign):
-            pending = self.access(self.reads(s.value) + self.subscript_reads(s.target),
-                                  pending, selected)
-            if s.op != "=":
-                pending = self.access(self.element(s.target, "read"), pending, selected)
-            return self.access(self.element(s.target, "write"), pending, selected)
-        if isinstance(s, ast.IncDec):
-            pending = self.access(self.subscript_reads(s.target) + self.element(
-                s.target, "read"), pending, selected)
-            return self.access(self.element(s.target, "write"), pending, selected)
-        if isinstance(s, ast.Swap):
-            for side in (s.left, s.right):
-                pending = self.access(self.subscript_reads(side) + self.element(side, "read"),
+        match s:
+            case ast.Barrier():
+                return frozenset()
+            case ast.Block():
+                for stmt in s.stmts:
+                    pending = self.stmt(stmt, pending, selected)
+                return pending
+            case ast.Foreach():
+                return self.stmt(s.body, pending | self.expr(s.count, pending, selected),
+                                 selected)
+            case ast.If():
+                return self.if_(s, pending, selected)
+            case ast.For():
+                return self.for_(s, pending, selected)
+            case ast.Decl():
+                if s.name in self.shared:
+                    self.private.add(s.name)
+                return self.expr(s.init, pending, selected) if s.init is not None else pending
+            case ast.Assign():
+                pending = self.access(self.reads(s.value) + self.subscript_reads(s.target),
                                       pending, selected)
-            for side in (s.left, s.right):
-                pending = self.access(self.element(side, "write"), pending, selected)
-            return pending
-        if isinstance(s, ast.CallStmt):
-            return self.expr(s.call, pending, selected)
-        if isinstance(s, ast.Return):
-            return self.expr(s.value, pending, selected) if s.value is not None else pending
+                if s.op != "=":
+                    pending = self.access(self.element(s.target, "read"), pending, selected)
+                return self.access(self.element(s.target, "write"), pending, selected)
+            case ast.IncDec():
+                pending = self.access(self.subscript_reads(s.target) + self.element(
+                    s.target, "read"), pending, selected)
+                return self.access(self.element(s.target, "write"), pending, selected)
+            case ast.Swap():
+                for side in (s.left, s.right):
+                    pending = self.access(self.subscript_reads(side) + self.element(side, "read"),
+                                          pending, selected)
+                for side in (s.left, s.right):
+                    pending = self.access(self.element(side, "write"), pending, selected)
+                return pending
+            case ast.CallStmt():
+                return self.expr(s.call, pending, selected)
+            case ast.Return():
+                return self.expr(s.value, pending, selected) if s.value is not None else pending
+            case ast.ViewDecl():
+                return pending  # names memory declared before: no access of its own
+            case _:
+                unknown_node(s, "the barrier check")
+
+    def if_(self, s: ast.If, pending: frozenset[_Access], selected: bool
+            ) -> frozenset[_Access]:
+        pending = self.access(self.reads(s.cond), pending, selected)
+        picks = selected or self.selects_units(s.cond)
+        around = self.guards
+        self.guards = (*around, (s.cond, True))
+        then = self.stmt(s.then, pending, picks)
+        self.guards = (*around, (s.cond, False))
+        orelse = self.stmt(s.orelse, pending, picks) if s.orelse is not None else pending
+        self.guards = around
+        return then | orelse
+
+    def for_(self, s: ast.For, pending: frozenset[_Access], selected: bool
+             ) -> frozenset[_Access]:
+        pending = self.stmt(s.init, pending, selected)
+        entry, before = pending, self.epoch
+        for _ in range(2):  # the second pass sees the previous iteration's accesses
+            pending = self.access(self.reads(s.cond), pending, selected)
+            pending = self.stmt(s.body, pending, selected)
+            pending = self.stmt(s.step, pending, selected)
+            pending = entry | pending
+            # In the next iteration the loop variable, and what the body assigns,
+            # hold other values than in the accesses pending from this one. (Those
+            # that differ between units keep their name: the same expression of the
+            # unit's own values is taken to be its own element, as in one iteration.)
+            self.epoch = before | (({s.var} | assigned_names(s.body)) - self.varying)
+        self.epoch = before
         return pending
 
     def expr(self, e: ast.Expr | None, pending: frozenset[_Access], selected: bool

@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 from mcl.diagnostics import Diagnostic, Span, did_you_mean, error, warning
 from mcl.hdl.model import HardwareDescription, Quantity
+from mcl.identity import Ref
 from mcl.mcpl import ast
 from mcl.mcpl import types as T
 from mcl.mcpl.access import call_arg_modes, lvalue_parts
@@ -55,14 +56,15 @@ class ExpressionChecker(StrictVisitor):
         self.source = source
         self.diags: list[Diagnostic] = []
         self.scopes: ScopeStack[Symbol] = ScopeStack()
-        self.tainted: set[int] = set()  # ids of symbols that depend on a foreach index
+        self.tainted: set[Symbol] = set()  # symbols that depend on a foreach index
         self.declared: list[Symbol] = []  # every symbol declared so far, in or out of scope
         # Array sizes that use parameters or locals: (symbol, where, through which local);
         # decided once all writes are known (rule 6).
         self.size_uses: list[tuple[Symbol, Span | None, Symbol]] = []
-        # Values of the constant expressions typed so far, by id() of the node: filled
+        # Values of the constant expressions typed so far, by the node (a `Ref`: equal
+        # expressions elsewhere may name other variables): filled
         # bottom-up as `expr` descends, so folding costs nothing extra (mcl.mcpl.constfold).
-        self.folded: dict[int, Constant] = {}
+        self.folded: dict[Ref[ast.Expr], Constant] = {}
 
     def error(self, code: str, message: str, span: Span | None, hint: str | None = None) -> None:
         self.diags.append(error(code, message, span or self.function.span, hint))
@@ -238,7 +240,7 @@ class ExpressionChecker(StrictVisitor):
         for node in ast.walk(e):
             if isinstance(node, ast.Name):
                 sym = self.scopes.lookup(node.name)
-                if sym is not None and id(sym) in self.tainted:
+                if sym is not None and sym in self.tainted:
                     return True
         return False
 
@@ -266,7 +268,7 @@ class ExpressionChecker(StrictVisitor):
 
     def constant(self, e: ast.Expr) -> Constant | None:
         """The value of `e` if the checker found it to be a constant (after `expr(e)`)."""
-        return self.folded.get(id(e))
+        return self.folded.get(Ref(e))
 
     def expr(self, e: ast.Expr) -> T.VType:
         """The type of `e`, reporting what is wrong inside it."""
@@ -274,12 +276,12 @@ class ExpressionChecker(StrictVisitor):
 
     def visit_IntLit(self, e: ast.IntLit) -> T.VType:
         if self.int_literal(e):
-            self.folded[id(e)] = e.value
+            self.folded[Ref(e)] = e.value
         return T.INT
 
     def visit_FloatLit(self, e: ast.FloatLit) -> T.VType:
         if math.isfinite(e.value):
-            self.folded[id(e)] = e.value
+            self.folded[Ref(e)] = e.value
         else:
             self.error(
                 "mcpl-float-range",
@@ -301,7 +303,7 @@ class ExpressionChecker(StrictVisitor):
         if const is not None:
             value = self.env.constant_value(e.name)
             if value is not None:
-                self.folded[id(e)] = value
+                self.folded[Ref(e)] = value
             return self.env.constant_type(e.name)
         self.unknown_name(e.name, e.span)
         return T.UNKNOWN
@@ -343,7 +345,7 @@ class ExpressionChecker(StrictVisitor):
             self.error(exc.code, exc.message, where or e.span, exc.hint)
             return
         if value is not None:
-            self.folded[id(e)] = value
+            self.folded[Ref(e)] = value
 
     def int_literal(self, e: ast.IntLit) -> bool:
         """An int is 32 bits (as in OpenCL C): a literal that does not fit cannot be
@@ -405,8 +407,8 @@ class ExpressionChecker(StrictVisitor):
         op = e.op
         if op in _ARITHMETIC or op in INTEGER_OPS or op in _BITWISE:
             self.fold(e, lambda: fold_binary(op, self.constant(e.left), self.constant(e.right)))
-            if op == "-" and id(e) not in self.folded and _same_name(e.left, e.right):
-                self.folded[id(e)] = 0  # `n - n` is 0 whatever n is, so `x / (n - n)` is caught
+            if op == "-" and Ref(e) not in self.folded and _same_name(e.left, e.right):
+                self.folded[Ref(e)] = 0  # `n - n` is 0 whatever n is, so `x / (n - n)` is caught
         if op in ("<<", ">>"):
             self.shift_count(e)
         if op == "^":

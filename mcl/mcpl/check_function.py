@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from mcl.diagnostics import Diagnostic, Span, did_you_mean
 from mcl.hdl.model import HardwareDescription, ParGroup
+from mcl.identity import Ref
 from mcl.mcpl import ast
 from mcl.mcpl import types as T
 from mcl.mcpl.access import lvalue_parts
@@ -32,12 +33,17 @@ from mcl.mcpl.nesting import (
 from mcl.mcpl.positions import SourceText, head
 from mcl.mcpl.printer import print_expr
 from mcl.mcpl.scopes import Kind, Symbol
-from mcl.mcpl.visitor import UnknownNodeError
+from mcl.mcpl.visitor import unknown_node
 
 # Placement of a statement (Fig. 6): where executing statements may stand.
 DEVICE = "device"  # innermost foreach of the executing unit, or a function without foreach
 HOST = "host"  # outside all foreach statements of a function that has some
 OUTER = "outer"  # inside a foreach, but not the innermost one of the executing unit
+
+# The statements that execute (rule 4 places them); declarations, blocks and foreach
+# statements have rules of their own.
+Executing = (ast.Assign | ast.IncDec | ast.CallStmt | ast.Swap | ast.If | ast.For | ast.Barrier
+             | ast.Return)
 
 
 @dataclass
@@ -69,7 +75,7 @@ class FunctionChecker(ExpressionChecker):
         self.has_foreach = _contains_foreach(function.body)
         # Foreach statements with another foreach inside: their bodies are not innermost.
         self.nesting = {
-            id(n)
+            Ref(n)
             for n in ast.walk(function.body)
             if isinstance(n, ast.Foreach) and _contains_foreach(n.body)
         }
@@ -118,7 +124,7 @@ class FunctionChecker(ExpressionChecker):
         frame = self.frames[-1]
         if frame.group is None:
             return DEVICE  # unknown par_group: already reported, do not cascade
-        if id(frame.foreach) in self.nesting or not is_executing_level(self.hwd, frame.group):
+        if Ref(frame.foreach) in self.nesting or not is_executing_level(self.hwd, frame.group):
             return OUTER
         return DEVICE
 
@@ -158,7 +164,7 @@ class FunctionChecker(ExpressionChecker):
     def visit_Foreach(self, s: ast.Foreach) -> None:
         self.foreach(s)
 
-    def _placed(self, s: ast.Stmt) -> None:
+    def _placed(self, s: Executing) -> None:
         """An executing statement: where it stands (rule 4), then what it does."""
         misplaced = self.check_placement(s)
         self.misplaced += misplaced
@@ -233,59 +239,69 @@ class FunctionChecker(ExpressionChecker):
         )
         return True
 
-    def executing(self, s: ast.Stmt) -> None:
-        if isinstance(s, ast.Assign):
-            self.assign(s)
-        elif isinstance(s, ast.IncDec):
-            t = self.expr(s.target)
-            self.check_lvalue(s.target, f"'{s.op}'")
-            if not T.is_numeric(t):
-                self.error(
-                    "mcpl-type-mismatch",
-                    f"'{s.op}' needs a number, not {t}",
-                    s.span,
-                )
-            self.write_site(s.target, s.target.span, None)
-        elif isinstance(s, ast.CallStmt):
-            if s.call.func in SIGNATURE_CALLS:
-                self.signature_call(s.call)
+    def executing(self, s: Executing) -> None:
+        match s:
+            case ast.Assign():
+                self.assign(s)
+            case ast.IncDec():
+                self.inc_dec(s)
+            case ast.CallStmt():
+                if s.call.func in SIGNATURE_CALLS:
+                    self.signature_call(s.call)
+                else:
+                    self.call(s.call, statement=True)
+            case ast.Swap():
+                self.swap(s)
+            case ast.If():
+                self.condition(s.cond, "if")
+                self.nested(s.then)
+                if s.orelse is not None:
+                    self.nested(s.orelse)
+            case ast.For():
+                self.for_(s)
+            case ast.Barrier():
+                self.barrier(s)
+            case ast.Return():
+                self.return_(s)
+            case _:
+                unknown_node(s, "the checker")
+
+    def inc_dec(self, s: ast.IncDec) -> None:
+        t = self.expr(s.target)
+        self.check_lvalue(s.target, f"'{s.op}'")
+        if not T.is_numeric(t):
+            self.error(
+                "mcpl-type-mismatch",
+                f"'{s.op}' needs a number, not {t}",
+                s.span,
+            )
+        self.write_site(s.target, s.target.span, None)
+
+    def swap(self, s: ast.Swap) -> None:
+        lt, rt = self.expr(s.left), self.expr(s.right)
+        self.check_lvalue(s.left, "'<=>'")
+        self.check_lvalue(s.right, "'<=>'")
+        if not (T.assignable(lt, rt) and T.assignable(rt, lt)):
+            self.error(
+                "mcpl-type-mismatch",
+                f"cannot swap {lt} and {rt}: both sides need the same type",
+                s.span,
+            )
+        self.write_site(s.left, s.left.span, None)
+        self.write_site(s.right, s.right.span, None)
+
+    def for_(self, s: ast.For) -> None:
+        with self.scopes.nested():
+            if isinstance(s.init, ast.Decl):
+                self.decl(s.init, kind=Kind.LOOP)
             else:
-                self.call(s.call, statement=True)
-        elif isinstance(s, ast.Swap):
-            lt, rt = self.expr(s.left), self.expr(s.right)
-            self.check_lvalue(s.left, "'<=>'")
-            self.check_lvalue(s.right, "'<=>'")
-            if not (T.assignable(lt, rt) and T.assignable(rt, lt)):
-                self.error(
-                    "mcpl-type-mismatch",
-                    f"cannot swap {lt} and {rt}: both sides need the same type",
-                    s.span,
-                )
-            self.write_site(s.left, s.left.span, None)
-            self.write_site(s.right, s.right.span, None)
-        elif isinstance(s, ast.If):
-            self.condition(s.cond, "if")
-            self.nested(s.then)
-            if s.orelse is not None:
-                self.nested(s.orelse)
-        elif isinstance(s, ast.For):
-            with self.scopes.nested():
-                if isinstance(s.init, ast.Decl):
-                    self.decl(s.init, kind=Kind.LOOP)
-                else:
-                    self.assign(s.init)
-                self.condition(s.cond, "for")
-                if isinstance(s.step, ast.Assign):
-                    self.assign(s.step)
-                else:
-                    self.executing(s.step)
-                self.nested(s.body)
-        elif isinstance(s, ast.Barrier):
-            self.barrier(s)
-        elif isinstance(s, ast.Return):
-            self.return_(s)
-        else:
-            raise UnknownNodeError(f"the checker has no rule for {type(s).__name__} statements")
+                self.assign(s.init)
+            self.condition(s.cond, "for")
+            if isinstance(s.step, ast.Assign):
+                self.assign(s.step)
+            else:
+                self.executing(s.step)
+            self.nested(s.body)
 
     def condition(self, e: ast.Expr, what: str) -> None:
         t = self.expr(e)
@@ -343,7 +359,7 @@ class FunctionChecker(ExpressionChecker):
         if root is not None and self.depends_on_index(s.value):
             sym = self.scopes.lookup(root.name)
             if sym is not None:
-                self.tainted.add(id(sym))
+                self.tainted.add(sym)
 
     def decl(self, d: ast.Decl, kind: Kind = Kind.LOCAL) -> None:
         vt = self.resolve_type(d.type)
@@ -393,7 +409,7 @@ class FunctionChecker(ExpressionChecker):
         if d.init is not None:
             sym.deps = self.constant_deps(d.init)
             if self.depends_on_index(d.init):
-                self.tainted.add(id(sym))
+                self.tainted.add(sym)
         self.declare(sym, d.span)
         if d.view is not None:
             self.view(d.view, sym, d.span)
@@ -522,7 +538,7 @@ class FunctionChecker(ExpressionChecker):
         for node in ast.walk(s.count):
             if isinstance(node, ast.Name):
                 sym = self.scopes.lookup(node.name)
-                if sym is not None and id(sym) in self.tainted:
+                if sym is not None and sym in self.tainted:
                     why = (
                         "is the index of an enclosing foreach"
                         if sym.kind is Kind.INDEX
@@ -559,7 +575,7 @@ class FunctionChecker(ExpressionChecker):
         try:
             with self.scopes.nested():
                 index = Symbol(s.var, Kind.INDEX, T.INT, s, s.span, const=True)
-                self.tainted.add(id(index))
+                self.tainted.add(index)
                 self.declare(index, s.span)
                 index.used = True  # an unused index is normal (`foreach (int i in 1 ...)`)
                 self.nested(s.body)
@@ -687,13 +703,13 @@ class FunctionChecker(ExpressionChecker):
     def written(self, sym: Symbol) -> bool:
         if sym.kind is Kind.PARAM:
             return "w" in self.param_modes.get(sym.name, "")
-        return "w" in self.effects.get(id(sym.node), "")
+        return "w" in self.effects.get(Ref(sym.node), "")
 
     def check_sizes(self) -> None:
         """Rule 6, decided now that every write is known."""
-        reported: set[tuple[int, int]] = set()
+        reported: set[tuple[Symbol, Span | None]] = set()
         for sym, span, via in self.size_uses:
-            key = (id(sym), id(span))
+            key = (sym, span)
             if key in reported:
                 continue
             if sym.kind is Kind.LOCAL:

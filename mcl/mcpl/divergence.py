@@ -26,6 +26,7 @@ from mcl.diagnostics import Diagnostic, error, warning
 from mcl.mcpl import ast
 from mcl.mcpl.printer import print_expr
 from mcl.mcpl.varying import header_names, names_in
+from mcl.mcpl.visitor import unknown_node
 
 
 def divergence_diagnostics(function: ast.Function) -> list[Diagnostic]:
@@ -75,35 +76,37 @@ class _DivergentNames:
             self.names.add(name)
 
     def stmt(self, s: ast.Stmt | None, ctx: bool) -> None:
-        if s is None:
-            return
-        if isinstance(s, ast.Block):
-            for stmt in s.stmts:
-                self.stmt(stmt, ctx)
-        elif isinstance(s, ast.Decl):
-            if s.init is not None and (ctx or self.reads_divergent(s.init)):
-                self.names.add(s.name)
-        elif isinstance(s, ast.Assign):
-            self.bind(s.target, ctx or self.reads_divergent(s.value)
-                      or self.reads_divergent(s.target))
-        elif isinstance(s, ast.IncDec):
-            self.bind(s.target, ctx or self.reads_divergent(s.target))
-        elif isinstance(s, ast.Swap):
-            either = ctx or self.reads_divergent(s.left) or self.reads_divergent(s.right)
-            self.bind(s.left, either)
-            self.bind(s.right, either)
-        elif isinstance(s, ast.If):
-            inner = ctx or self.reads_divergent(s.cond)
-            self.stmt(s.then, inner)
-            self.stmt(s.orelse, inner)
-        elif isinstance(s, ast.For):
-            header = bool(header_names(s) & self.names)
-            if header:  # (a loop variable is scoped to its loop: a divergent branch around
-                self.names.add(s.var)  # the loop alone leaves its values alike)
-            self.stmt(s.body, ctx or header)
-        elif isinstance(s, ast.Foreach):
-            self.stmt(s.body, ctx)
-
+        match s:
+            case ast.Block():
+                for stmt in s.stmts:
+                    self.stmt(stmt, ctx)
+            case ast.Decl():
+                if s.init is not None and (ctx or self.reads_divergent(s.init)):
+                    self.names.add(s.name)
+            case ast.Assign():
+                self.bind(s.target, ctx or self.reads_divergent(s.value)
+                          or self.reads_divergent(s.target))
+            case ast.IncDec():
+                self.bind(s.target, ctx or self.reads_divergent(s.target))
+            case ast.Swap():
+                either = ctx or self.reads_divergent(s.left) or self.reads_divergent(s.right)
+                self.bind(s.left, either)
+                self.bind(s.right, either)
+            case ast.If():
+                inner = ctx or self.reads_divergent(s.cond)
+                self.stmt(s.then, inner)
+                self.stmt(s.orelse, inner)
+            case ast.For():
+                header = bool(header_names(s) & self.names)
+                if header:  # (a loop variable is scoped to its loop: a divergent branch
+                    self.names.add(s.var)  # around the loop alone leaves its values alike)
+                self.stmt(s.body, ctx or header)
+            case ast.Foreach():
+                self.stmt(s.body, ctx)
+            case None | ast.ViewDecl() | ast.CallStmt() | ast.Barrier() | ast.Return():
+                pass  # binds no value (a call's output arguments are arrays: elements)
+            case _:
+                unknown_node(s, "the divergence analysis")
 
 class _Barriers:
     """Barriers that some units of the innermost foreach do not reach."""
@@ -117,28 +120,34 @@ class _Barriers:
         return bool(names_in(e) & self.divergent)
 
     def stmt(self, s: ast.Stmt | None, divergent: bool, why: str = "") -> None:
-        if s is None:
-            return
-        if isinstance(s, ast.Block):
-            for stmt in s.stmts:
-                self.stmt(stmt, divergent, why)
-        elif isinstance(s, ast.If):
-            if not divergent and self.is_divergent(s.cond):
-                divergent = True
-                why = f"inside 'if ({print_expr(s.cond)})', which not every unit takes"
-            self.stmt(s.then, divergent, why)
-            self.stmt(s.orelse, divergent, why)
-        elif isinstance(s, ast.For):
-            if not divergent and header_names(s) & self.divergent:
-                divergent = True
-                why = (f"in for-loop '{s.var}', whose number of iterations differs between "
-                       "the units")
-            self.stmt(s.body, divergent, why)
-        elif isinstance(s, ast.Return):
-            if divergent and self.exit is None:
-                self.exit = s
-        elif isinstance(s, ast.Barrier):
-            self.barrier(s, divergent, why)
+        match s:
+            case ast.Block():
+                for stmt in s.stmts:
+                    self.stmt(stmt, divergent, why)
+            case ast.If():
+                if not divergent and self.is_divergent(s.cond):
+                    divergent = True
+                    why = f"inside 'if ({print_expr(s.cond)})', which not every unit takes"
+                self.stmt(s.then, divergent, why)
+                self.stmt(s.orelse, divergent, why)
+            case ast.For():
+                if not divergent and header_names(s) & self.divergent:
+                    divergent = True
+                    why = (f"in for-loop '{s.var}', whose number of iterations differs "
+                           "between the units")
+                self.stmt(s.body, divergent, why)
+            case ast.Return():
+                if divergent and self.exit is None:
+                    self.exit = s
+            case ast.Barrier():
+                self.barrier(s, divergent, why)
+            case (None | ast.Foreach() | ast.Decl() | ast.ViewDecl() | ast.Assign() | ast.IncDec()
+                  | ast.CallStmt() | ast.Swap()):
+                # A nested foreach's barriers are checked with its own units (the caller
+                # walks the innermost foreach); the rest holds no barrier and no return.
+                pass
+            case _:
+                unknown_node(s, "the barrier divergence check")
 
     def barrier(self, s: ast.Barrier, divergent: bool, why: str) -> None:
         if not divergent and self.exit is not None:
@@ -175,29 +184,36 @@ class _Races:
             self.single(one, guarded)
 
     def single(self, s: ast.Stmt, guarded: bool) -> None:
-        if isinstance(s, ast.Block):
-            self.stmt(s, guarded)
-        elif isinstance(s, ast.Decl):
-            self.inner.add(s.name)
-            if s.view is not None:
+        match s:
+            case ast.Block():
+                self.stmt(s, guarded)
+            case ast.Decl():
+                self.inner.add(s.name)
+                if s.view is not None:
+                    self.inner.add(s.view.name)
+            case ast.ViewDecl():
                 self.inner.add(s.view.name)
-        elif isinstance(s, ast.ViewDecl):
-            self.inner.add(s.view.name)
-        elif isinstance(s, ast.If):
-            inner = guarded or self.is_divergent(s.cond)
-            self.stmt(s.then, inner)
-            self.stmt(s.orelse, inner)
-        elif isinstance(s, ast.For):
-            self.inner.add(s.var)
-            self.stmt(s.body, guarded or bool(header_names(s) & self.divergent))
-        elif isinstance(s, ast.Foreach):
-            self.inner.add(s.var)
-            self.stmt(s.body, guarded)
-        elif isinstance(s, ast.Assign | ast.IncDec) and not guarded:
-            self.write(s.target)
-        elif isinstance(s, ast.Swap) and not guarded:
-            self.write(s.left)
-            self.write(s.right)
+            case ast.If():
+                inner = guarded or self.is_divergent(s.cond)
+                self.stmt(s.then, inner)
+                self.stmt(s.orelse, inner)
+            case ast.For():
+                self.inner.add(s.var)
+                self.stmt(s.body, guarded or bool(header_names(s) & self.divergent))
+            case ast.Foreach():
+                self.inner.add(s.var)
+                self.stmt(s.body, guarded)
+            case ast.Assign() | ast.IncDec():
+                if not guarded:
+                    self.write(s.target)
+            case ast.Swap():
+                if not guarded:
+                    self.write(s.left)
+                    self.write(s.right)
+            case ast.CallStmt() | ast.Barrier() | ast.Return():
+                pass  # writes no element by assignment
+            case _:
+                unknown_node(s, "the write race check")
 
     def write(self, target: ast.Expr) -> None:
         root = ast.root_name(target)

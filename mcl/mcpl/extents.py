@@ -29,6 +29,7 @@ from mcl.mcpl import ast
 from mcl.mcpl.constfold import FoldError, fold_binary, fold_unary
 from mcl.mcpl.printer import print_expr
 from mcl.mcpl.varying import assigned_names
+from mcl.mcpl.visitor import unknown_node
 
 MAX_DEPTH = 10
 MAX_POINTS = 200_000
@@ -86,36 +87,43 @@ class _Search:
     def block(self, s: ast.Stmt | None, frames: list[Frame],
               arrays: dict[str, ast.ArrayType]) -> bool:
         """Walk `s`; False once code after it may not run for every unit (a return)."""
-        if s is None:
-            return True
-        if isinstance(s, ast.Block):
-            frames, arrays = list(frames), dict(arrays)
-            for stmt in s.stmts:
-                if not self.block(stmt, frames, arrays):
-                    return False
-                if isinstance(stmt, ast.Decl):
-                    self.declare(stmt, frames, arrays)
-            return True
-        if isinstance(s, ast.Foreach):
-            self.accesses(s.count, frames, arrays)
-            loop = _Loop(s.var, None, s.count, "<", 1)
-            self.block(s.body, [*frames, loop], arrays)
-            return True
-        if isinstance(s, ast.For):
-            return self.loop(s, frames, arrays)
-        if isinstance(s, ast.If):
-            self.accesses(s.cond, frames, arrays)
-            then = self.block(s.then, [*frames, _Guard(s.cond, True)], arrays)
-            orelse = self.block(s.orelse, [*frames, _Guard(s.cond, False)], arrays)
-            return then and orelse
-        if isinstance(s, ast.Return):
-            self.accesses(s.value, frames, arrays)
-            return False
-        for child in ast.children(s):
-            if isinstance(child, ast.ArrayType | ast.Prim | ast.NamedType | ast.View):
-                continue
-            self.accesses(child, frames, arrays)
-        return True
+        match s:
+            case None:
+                return True
+            case ast.Block():
+                frames, arrays = list(frames), dict(arrays)
+                for stmt in s.stmts:
+                    if not self.block(stmt, frames, arrays):
+                        return False
+                    if isinstance(stmt, ast.Decl):
+                        self.declare(stmt, frames, arrays)
+                return True
+            case ast.Foreach():
+                self.accesses(s.count, frames, arrays)
+                loop = _Loop(s.var, None, s.count, "<", 1)
+                self.block(s.body, [*frames, loop], arrays)
+                return True
+            case ast.For():
+                return self.loop(s, frames, arrays)
+            case ast.If():
+                self.accesses(s.cond, frames, arrays)
+                then = self.block(s.then, [*frames, _Guard(s.cond, True)], arrays)
+                orelse = self.block(s.orelse, [*frames, _Guard(s.cond, False)], arrays)
+                return then and orelse
+            case ast.Return():
+                self.accesses(s.value, frames, arrays)
+                return False
+            case (ast.Decl() | ast.ViewDecl() | ast.Assign() | ast.IncDec() | ast.CallStmt()
+                  | ast.Swap() | ast.Barrier()):
+                # Straight-line statements: the accesses in their expressions (types and
+                # views name sizes, not accesses).
+                for child in ast.children(s):
+                    if isinstance(child, ast.ArrayType | ast.Prim | ast.NamedType | ast.View):
+                        continue
+                    self.accesses(child, frames, arrays)
+                return True
+            case _:
+                unknown_node(s, "the extents check")
 
     def declare(self, d: ast.Decl, frames: list[Frame],
                 arrays: dict[str, ast.ArrayType]) -> None:

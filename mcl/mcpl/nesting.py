@@ -43,15 +43,15 @@ def nesting_problem(
         )
     if inner is outer or (outer.unit is not None and outer.unit.inner is inner):
         return None
-    position = {id(g): i for i, g in enumerate(chain)}
-    if position.get(id(inner), 0) < position.get(id(outer), 0):
+    position = {g: i for i, g in enumerate(chain)}
+    if position.get(inner, 0) < position.get(outer, 0):
         return (
             f"a foreach over '{inner.name}' cannot stand inside a foreach over '{outer.name}': "
             f"'{inner.name}' encloses '{outer.name}' in the hierarchy of '{hwd.name}'",
             "swap the two foreach statements; the hierarchy is "
             + " > ".join(g.name for g in chain),
         )
-    skipped = chain[position[id(outer)] + 1 : position[id(inner)]]
+    skipped = chain[position[outer] + 1 : position[inner]]
     return (
         f"a foreach over '{inner.name}' inside a foreach over '{outer.name}' skips "
         + ", ".join(f"'{g.name}'" for g in skipped)

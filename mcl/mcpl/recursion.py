@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mcl.diagnostics import Diagnostic, error
+from mcl.identity import Ref
 from mcl.mcpl import ast
 from mcl.mcpl.environment import resolve_callee
 
@@ -16,12 +17,12 @@ if TYPE_CHECKING:
 
 def recursion_errors(program: Program) -> list[Diagnostic]:
     """One error per function that can call itself, at its first call that leads back."""
-    calls: dict[int, list[tuple[ast.Call, ast.Function]]] = {}
+    calls: dict[Ref[ast.Function], list[tuple[ast.Call, ast.Function]]] = {}
     functions: list[ast.Function] = []
     for module in program.modules.values():
         for f in module.functions:
             functions.append(f)
-            out = calls.setdefault(id(f), [])
+            out = calls.setdefault(Ref(f), [])
             for node in ast.walk(f.body):
                 if isinstance(node, ast.Call):
                     callee = resolve_callee(program, module, node.func)
@@ -29,7 +30,7 @@ def recursion_errors(program: Program) -> list[Diagnostic]:
                         out.append((node, callee))
     diags = []
     for f in functions:
-        for call, callee in calls[id(f)]:
+        for call, callee in calls[Ref(f)]:
             path = _path(callee, f, calls)
             if path is not None:
                 through = "" if not path[:-1] else " through " + ", ".join(
@@ -45,19 +46,19 @@ def recursion_errors(program: Program) -> list[Diagnostic]:
 
 
 def _path(start: ast.Function, goal: ast.Function,
-          calls: dict[int, list[tuple[ast.Call, ast.Function]]]) -> list[ast.Function] | None:
+          calls: dict[Ref[ast.Function], list[tuple[ast.Call, ast.Function]]]) -> list[ast.Function] | None:
     """Functions from `start` to `goal` along calls (both included), or None."""
-    previous: dict[int, ast.Function | None] = {id(start): None}
+    previous: dict[Ref[ast.Function], ast.Function | None] = {Ref(start): None}
     queue = [start]
     while queue:
         current = queue.pop(0)
         if current is goal:
             path = [current]
-            while (before := previous[id(path[-1])]) is not None:
+            while (before := previous[Ref(path[-1])]) is not None:
                 path.append(before)
             return path[::-1]
-        for _, callee in calls.get(id(current), []):
-            if id(callee) not in previous:
-                previous[id(callee)] = current
+        for _, callee in calls.get(Ref(current), []):
+            if Ref(callee) not in previous:
+                previous[Ref(callee)] = current
                 queue.append(callee)
     return None

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from mcl.diagnostics import Diagnostic, error, warning
 from mcl.mcpl import ast
 from mcl.mcpl.builtins import BUILTINS
+from mcl.mcpl.visitor import unknown_node
 
 
 def uninitialised_diagnostics(function: ast.Function) -> list[Diagnostic]:
@@ -113,41 +114,48 @@ class _Walk:
             ))
 
     def stmt(self, s: ast.Stmt | None, state: _State) -> _State:
-        if s is None or state.ended:
+        if state.ended:
             return state
-        if isinstance(s, ast.Block):
-            for stmt in s.stmts:
-                state = self.stmt(stmt, state)
-        elif isinstance(s, ast.Decl):
-            self.decl(s, state)
-        elif isinstance(s, ast.Assign):
-            self.subscripts(s.target, state)
-            self.read(s.value, state)
-            if s.op != "=" or not isinstance(s.target, ast.Name):
+        match s:
+            case None | ast.Barrier():
+                pass
+            case ast.ViewDecl():
+                pass  # names an array declared before: no scalar is set or read
+            case ast.Block():
+                for stmt in s.stmts:
+                    state = self.stmt(stmt, state)
+            case ast.Decl():
+                self.decl(s, state)
+            case ast.Assign():
+                self.subscripts(s.target, state)
+                self.read(s.value, state)
+                if s.op != "=" or not isinstance(s.target, ast.Name):
+                    self.read(s.target, state)
+                if isinstance(s.target, ast.Name):
+                    state.set(s.target.name)
+            case ast.IncDec():
                 self.read(s.target, state)
-            if isinstance(s.target, ast.Name):
-                state.set(s.target.name)
-        elif isinstance(s, ast.IncDec):
-            self.read(s.target, state)
-        elif isinstance(s, ast.Swap):
-            self.read(s.left, state)
-            self.read(s.right, state)
-        elif isinstance(s, ast.CallStmt):
-            self.read(s.call, state)
-        elif isinstance(s, ast.Return):
-            self.read(s.value, state)
-            state.ended = True
-        elif isinstance(s, ast.If):
-            self.read(s.cond, state)
-            then = self.stmt(s.then, state.copy())
-            orelse = self.stmt(s.orelse, state.copy())
-            state = _join(then, orelse)
-        elif isinstance(s, ast.For):
-            state = self.loop(s, state)
-        elif isinstance(s, ast.Foreach):
-            self.read(s.count, state)
-            state = self.stmt(s.body, state)
-            state.ended = False  # a return ends one unit, not the code after the foreach
+            case ast.Swap():
+                self.read(s.left, state)
+                self.read(s.right, state)
+            case ast.CallStmt():
+                self.read(s.call, state)
+            case ast.Return():
+                self.read(s.value, state)
+                state.ended = True
+            case ast.If():
+                self.read(s.cond, state)
+                then = self.stmt(s.then, state.copy())
+                orelse = self.stmt(s.orelse, state.copy())
+                state = _join(then, orelse)
+            case ast.For():
+                state = self.loop(s, state)
+            case ast.Foreach():
+                self.read(s.count, state)
+                state = self.stmt(s.body, state)
+                state.ended = False  # a return ends one unit, not the code after the foreach
+            case _:
+                unknown_node(s, "the initialisation check")
         return state
 
     def decl(self, d: ast.Decl, state: _State) -> None:

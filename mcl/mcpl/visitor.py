@@ -1,5 +1,6 @@
-"""One traversal mechanism for the MCPL AST: a `NodeVisitor`/`NodeTransformer` pair in the
-manner of pycparser's `c_ast.NodeVisitor` and Python's `ast.NodeVisitor`.
+"""One traversal mechanism for the MCPL AST: visitors in the manner of pycparser's
+`c_ast.NodeVisitor` and Python's `ast.NodeVisitor`. A pass that rewrites the tree uses
+`mcl.mcpl.ast.transform` (bottom-up rebuild; the one way to rewrite).
 
 `visitor.visit(node, *args)` calls the method `visit_<ClassName>(node, *args)` of the node's
 class; extra arguments (an indentation level, a scope) are passed through unchanged. A node
@@ -7,8 +8,6 @@ without such a method goes to `generic_visit`:
 
 - `NodeVisitor.generic_visit` visits the node's children (for analyses that care about a
   few node kinds and search the rest);
-- `NodeTransformer.generic_visit` rebuilds the node from its transformed children, so a
-  transformer overrides only the kinds it rewrites;
 - `StrictVisitor.generic_visit` raises `UnknownNodeError`: passes that must give every node
   kind a meaning (interpretation, code generation, printing) derive from it, so a node kind
   they were not taught stops them instead of being skipped.
@@ -20,12 +19,11 @@ Every visitor raises `UnknownNodeError` for an object whose class is not one of 
 
 from __future__ import annotations
 
-from dataclasses import fields, replace
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NoReturn
 
 from mcl.mcpl.ast import NODE_CLASSES, UnknownNodeError, check_node, children
 
-__all__ = ["NodeTransformer", "NodeVisitor", "StrictVisitor", "UnknownNodeError"]
+__all__ = ["NodeVisitor", "StrictVisitor", "UnknownNodeError", "unknown_node"]
 
 _METHOD_NAMES: dict[type, str] = {cls: "visit_" + cls.__name__ for cls in NODE_CLASSES}
 
@@ -75,27 +73,11 @@ class StrictVisitor(NodeVisitor):
         raise UnknownNodeError(f"{type(self).__name__} has no rule for {type(node).__name__} nodes")
 
 
-class NodeTransformer(NodeVisitor):
-    """A visitor that returns a (new) node for each node visited. `generic_visit` rebuilds
-    the node from its visited children with `dataclasses.replace` and returns the node
-    itself where nothing changed; the input tree is never mutated."""
 
-    def generic_visit(self, node: Any, *args: Any, **kwargs: Any) -> Any:
-        check_node(node)
-        changes = {}
-        for f in fields(node):
-            if f.name == "span":
-                continue
-            value = getattr(node, f.name)
-            new = self._visit_value(value, args, kwargs)
-            if new is not value:
-                changes[f.name] = new
-        return replace(node, **changes) if changes else node
-
-    def _visit_value(self, value: object, args: tuple[Any, ...], kwargs: dict[str, Any]) -> object:
-        if isinstance(value, tuple):
-            items = tuple(self._visit_value(v, args, kwargs) for v in value)
-            return value if all(a is b for a, b in zip(items, value, strict=True)) else items
-        if hasattr(value, "__dataclass_fields__"):
-            return self.visit(value, *args, **kwargs)
-        return value
+def unknown_node(node: NoReturn, rule_of: str) -> NoReturn:
+    """The last arm of an exhaustive `match` over node kinds (`case _: unknown_node(s,
+    "…")`). mypy proves no known kind reaches it (the argument must be narrowed to
+    `NoReturn`, the bottom type, as for `typing.assert_never`); at run time an object of another class stops
+    the pass with `UnknownNodeError` instead of being skipped."""
+    check_node(node)
+    raise UnknownNodeError(f"{rule_of} has no rule for {type(node).__name__} nodes")

@@ -20,8 +20,10 @@ from dataclasses import replace
 from mcl.diagnostics import Diagnostic, MclError, Span, error
 from mcl.hdl.equivalence import equivalent_space
 from mcl.hdl.model import MemorySpace, ParGroup
+from mcl.identity import Ref
 from mcl.mcpl import ast
 from mcl.mcpl.nesting import ARRAY, PARAMETER, SCALAR, default_space
+from mcl.mcpl.visitor import unknown_node
 from mcl.translate.step import Step
 
 
@@ -38,7 +40,7 @@ def translate_spaces(function: ast.Function, step: Step) -> ast.Function:
         if isinstance(node, ast.Decl):
             if node.const and not node.spaces and isinstance(node.type, ast.Prim):
                 return None
-            group = levels.get(id(node))
+            group = levels.get(Ref(node))
             level = source.par_group(group) if group is not None else host_level
             kind = ARRAY if isinstance(node.type, ast.ArrayType) else SCALAR
             return replace(node, spaces=spaces.translate(node.spaces, kind, node.span, level))
@@ -105,28 +107,36 @@ class _SpaceTranslator:
         return self.cache[name]
 
 
-def _declaration_levels(function: ast.Function) -> dict[int, str]:
-    """id of each declaration inside a foreach -> the par_group of the innermost one."""
-    out: dict[int, str] = {}
-
-    def walk(s: object, group: str | None) -> None:
-        if isinstance(s, ast.Decl) and group is not None:
-            out[id(s)] = group
-        elif isinstance(s, ast.Block):
-            for x in s.stmts:
-                walk(x, group)
-        elif isinstance(s, ast.If):
-            walk(s.then, group)
-            if s.orelse is not None:
-                walk(s.orelse, group)
-        elif isinstance(s, ast.Foreach):
-            walk(s.body, s.group)
-        elif isinstance(s, ast.For):
-            walk(s.init, group)
-            walk(s.body, group)
-
-    walk(function.body, None)
+def _declaration_levels(function: ast.Function) -> dict[Ref[ast.Decl], str]:
+    """Each declaration inside a foreach (the place: equal declarations may stand in
+    different foreach statements) -> the par_group of the innermost one."""
+    out: dict[Ref[ast.Decl], str] = {}
+    _declarations_in(function.body, None, out)
     return out
+
+
+def _declarations_in(s: ast.Stmt, group: str | None, out: dict[Ref[ast.Decl], str]) -> None:
+    match s:
+        case ast.Decl():
+            if group is not None:
+                out[Ref(s)] = group
+        case ast.Block():
+            for x in s.stmts:
+                _declarations_in(x, group, out)
+        case ast.If():
+            _declarations_in(s.then, group, out)
+            if s.orelse is not None:
+                _declarations_in(s.orelse, group, out)
+        case ast.Foreach():
+            _declarations_in(s.body, s.group, out)
+        case ast.For():
+            _declarations_in(s.init, group, out)
+            _declarations_in(s.body, group, out)
+        case (ast.ViewDecl() | ast.Assign() | ast.IncDec() | ast.CallStmt() | ast.Swap()
+              | ast.Barrier() | ast.Return()):
+            pass  # declares no variable that needs a space (a view shares its array's)
+        case _:
+            unknown_node(s, "space translation")
 
 
 def _at_code(d: Diagnostic, span: Span | None) -> Diagnostic:

@@ -55,7 +55,7 @@ def check_data_accesses(facts: KernelFacts, trace: Trace, sizes: dict[str, int])
     kinds = classify(facts)
     costs = function_costs(facts, sizes)  # the `if`s decided at these sizes applied
     nodes = {id(a.node): a for a in facts.accesses
-             if kinds[id(a.item)] == OUTPUT and facts.spaces.addressable(a.space)}
+             if kinds[a.item] == OUTPUT and facts.spaces.addressable(a.space)}
     used = trace.per_slot()
     loads = sum(used[k] for k, s in enumerate(trace.slots) if s.node in nodes and "r" in s.mode)
     stores = sum(used[k] for k, s in enumerate(trace.slots)

@@ -91,7 +91,7 @@ def test_matmul_blocks() -> None:
     for item in facts.items:
         node = item.node
         text = print_expr(node) if item.kind == COND else print_stmt(node).strip()
-        by_text[(item.kind, text)] = kinds[id(item)]
+        by_text[(item.kind, text)] = kinds[item]
     assert by_text[(STMT, "float sum = 0.0;")] == OUTPUT
     assert by_text[(STMT, "sum += a[i, k] * b[k, j];")] == OUTPUT
     assert by_text[(STMT, "c[i, j] = sum;")] == OUTPUT

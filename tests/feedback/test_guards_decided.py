@@ -49,7 +49,7 @@ def test_at_a_multiple_of_the_tiles_the_counts_are_exact_and_match_a_trace(
     assert not check_data_accesses(facts, trace, sizes)
     kinds = classify(facts)
     nodes = {id(a.node) for a in facts.accesses
-             if kinds[id(a.item)] == OUTPUT and facts.spaces.addressable(a.space)}
+             if kinds[a.item] == OUTPUT and facts.spaces.addressable(a.space)}
     used = trace.per_slot()
     for kind, mode in (("load", "r"), ("store", "w")):  # exact: equal to the trace
         seen = sum(used[k] for k, s in enumerate(trace.slots) if s.node in nodes

@@ -145,8 +145,8 @@ def concurrent_units(hwd: HardwareDescription, unit: str, cache: MemoryInfo) -> 
     if home is None:
         bound = infos[0].slots * infos[0].nr_units
     else:
-        around = {id(home), *(id(a) for a in home.ancestors())}
-        above = [i for i in infos if id(i.node) in around]
+        around = {home, *home.ancestors()}
+        above = [i for i in infos if i.node in around]
         below = [i for i in infos if any(a is home for a in i.node.ancestors())]
         if above:
             bound = above[-1].slots
@@ -280,7 +280,7 @@ def _agreeing(results: list[LoopLines]) -> list[list[LoopLines]]:
     message (inner cache first)."""
     groups: dict[tuple, list[LoopLines]] = {}
     for r in results:
-        groups.setdefault((id(r.loop), r.classification), []).append(r)
+        groups.setdefault((r.loop, r.classification), []).append(r)
     return list(groups.values())
 
 
@@ -494,7 +494,7 @@ def cache_messages(facts: KernelFacts, values: Mapping[str, Any] | None = None) 
     emit = Emitter(facts, ANALYSIS, values)
     messages: list[Message] = []
     # Section 6.3: the reads whose elements are loaded more than once.
-    reused = {(id(f.access.binding.root), print_expr(f.access.node))
+    reused = {(f.access.binding.root, print_expr(f.access.node))
               for f in facts.get(ReuseFacts).findings
               if isinstance(f, (LoopReuse, RatioReuse))}
     seen: set[tuple] = set()
@@ -503,7 +503,7 @@ def cache_messages(facts: KernelFacts, values: Mapping[str, Any] | None = None) 
         if not caches or not access.element:
             continue
         text = print_expr(access.node)
-        key = (id(access.binding.root), text, tuple(id(loop) for loop in access.item.loops))
+        key = (access.binding.root, text, access.item.loops)
         if key in seen:
             continue
         seen.add(key)
@@ -528,11 +528,11 @@ def cache_messages(facts: KernelFacts, values: Mapping[str, Any] | None = None) 
                 "strides of its loops are not constant", access.node.span,
                 loops=tuple(access.item.loops)))
             continue
-        coalesced = {id(r.cache): r for r in result if r.lockstep is not None and r.fully_used}
+        coalesced = {r.cache: r for r in result if r.lockstep is not None and r.fully_used}
         for same in _agreeing(result):
-            lanes = coalesced.get(id(same[0].cache)) if same[0].loop.kind == "for" else None
+            lanes = coalesced.get(same[0].cache) if same[0].loop.kind == "for" else None
             message = _loop_message(emit, access, text, same, values,
-                                    (id(access.binding.root), text) in reused, lanes)
+                                    (access.binding.root, text) in reused, lanes)
             if message is not None:
                 messages.append(message)
     for binding in facts.bindings:

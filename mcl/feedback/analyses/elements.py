@@ -52,7 +52,7 @@ def several_elements(ctx: AnalysisContext) -> list[Message]:
     outputs = {p.name for p in facts.params if "w" in facts.param_modes.get(p.name, "")}
     stores = [a for a in facts.accesses
               if a.writes and a.binding.root.name in outputs and a.binding.root.kind == "param"
-              and kinds[id(a.item)] == OUTPUT and not contended(facts, a, values)
+              and kinds[a.item] == OUTPUT and not contended(facts, a, values)
               and not _shared_element(facts, a)]
     if not stores or any(not _one_per_unit(a.item.loops) for a in stores):
         return []

@@ -50,6 +50,7 @@ from mcl.feedback.facts.strides import loop_stride
 from mcl.feedback.facts.symbolic import iterations_symbol
 from mcl.feedback.messages import Message, Severity
 from mcl.feedback.values import evaluate
+from mcl.identity import Ref
 from mcl.mcpl import ast
 
 # The codes of this analysis (mcl.feedback.codes; the catalogue is docs/feedback.md).
@@ -424,11 +425,11 @@ def irregular_access(ctx: AnalysisContext) -> list[Message]:
     facts, values = ctx.facts, ctx.values
     emit = Emitter(facts, "irregular", values)
     out: list[Message] = []
-    seen: set[int] = set()
+    seen: set[Ref[ast.Expr]] = set()  # an access node once, wherever it stands
     for acc in facts.accesses:
         c = store_contention(facts, acc, values)
-        if c is not None and id(acc.node) not in seen:
-            seen.add(id(acc.node))
+        if c is not None and Ref(acc.node) not in seen:
+            seen.add(Ref(acc.node))
             if more_than_one(c.writers, values):  # a copy per unit: nothing to contend
                 out += _store_messages(emit, c)  # as `contended` says
     for d in data_loops(facts):

@@ -62,7 +62,7 @@ def faster_memory(ctx: AnalysisContext) -> list[Message]:
     hwd, facts = ctx.hwd, ctx.facts
     emit = Emitter(facts, "memory", ctx.values)
     out: list[Message] = []
-    seen: set[tuple[int, int]] = set()
+    seen: set[tuple[Access, Loop]] = set()
     for finding in ctx.get(ReuseFacts).findings:
         acc = finding.access
         current = acc.binding.root.space
@@ -81,7 +81,7 @@ def faster_memory(ctx: AnalysisContext) -> list[Message]:
         # element can share one copy in `shared`.
         by_space: dict[str, list[Loop]] = {}
         for loop in candidates:
-            key = (id(acc), id(loop))
+            key = (acc, loop)
             if key in seen or loop.group is None:
                 continue
             seen.add(key)

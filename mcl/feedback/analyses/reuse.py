@@ -13,6 +13,7 @@ from mcl.feedback.emit import Emitter, expr_text, loop_text
 from mcl.feedback.facts.kernel import Access, Loop
 from mcl.feedback.facts.reuse import LoopReuse, RatioReuse, ReuseFacts
 from mcl.feedback.messages import Message, Severity
+from mcl.identity import Ref
 
 # The codes of this analysis (mcl.feedback.codes; the catalogue is docs/feedback.md).
 DOCS = "data-reuse-reuse-paper-63"  # its section of docs/feedback.md
@@ -31,10 +32,10 @@ MESSAGE_CODES = (
 def _guarded_load(ev: Any, acc: Access, serial: list[Loop]) -> str:
     """An `if` inside the hoisted loops that tests what the subscripts use (`if (i < n)`
     for `a[i, k]`) may be what keeps them in bounds: the hoisted load must stay under it."""
-    outer = {id(g.node) for x in serial for g in x.guards}
+    outer = {Ref(g.node) for x in serial for g in x.guards}
     deps = ev.subscript_deps(acc.node, acc.item.scope)
     inner = [g for g in acc.item.guards
-             if id(g.node) not in outer and ev.deps(g.cond, g.scope) & deps]
+             if Ref(g.node) not in outer and ev.deps(g.cond, g.scope) & deps]
     if not inner:
         return ""
     lines = sorted({g.span.line for g in inner if g.span is not None})

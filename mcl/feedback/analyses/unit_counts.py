@@ -16,6 +16,7 @@ from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.codes import MessageCode
 from mcl.feedback.emit import Emitter
 from mcl.feedback.facts.counting import iterations
+from mcl.feedback.facts.kernel import Loop
 from mcl.feedback.messages import Message, Severity
 from mcl.feedback.values import evaluate
 
@@ -45,19 +46,19 @@ def units_over_limit(ctx: AnalysisContext) -> list[Message]:
     emit = Emitter(facts, "unit_counts", values)
     foreach = [loop for loop in facts.loops if loop.kind == "foreach"]
     out: list[Message] = []
-    reported: set[int] = set()
+    reported: set[Loop] = set()
     for loop in foreach:
         if any(_same_group_child(x, loop) for x in foreach):
             continue  # the innermost of a nest over one group measures the whole nest
         nest = _nest(loop)
         limit = unit_limit(hwd, loop.group or "")
-        if limit is None or id(nest[0]) in reported:
+        if limit is None or nest[0] in reported:
             continue
         units, exact = iterations(facts.evaluator, nest)
         count = evaluate(units, values).numeric
         if count is None or count <= limit.limit:
             continue
-        reported.add(id(nest[0]))
+        reported.add(nest[0])
         where = f"per {limit.per}" if limit.per else "in all"
         bound = "exactly" if limit.exact else "at most"
         names = " and ".join(f"{x.name}" for x in nest)

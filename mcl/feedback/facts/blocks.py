@@ -29,49 +29,48 @@ UNUSED = "unused"
 _CONTROL_KINDS = frozenset({INIT, COND, STEP, COUNT, IF})
 
 
-def classify(facts: KernelFacts) -> dict[int, str]:
-    """The block kind of every item, keyed by id(item)."""
-    defs_of: dict[int, list[Item]] = defaultdict(list)
+def classify(facts: KernelFacts) -> dict[Item, str]:
+    """The block kind of every item."""
+    defs_of: dict[Binding, list[Item]] = defaultdict(list)
     for item in facts.items:
         for b in item.defs:
-            defs_of[id(b)].append(item)
+            defs_of[b].append(item)
             if b.root is not b:
-                defs_of[id(b.root)].append(item)
+                defs_of[b.root].append(item)
 
     def definers(bindings: Iterable[Binding]) -> list[Item]:
         out: list[Item] = []
         for b in bindings:
-            out += defs_of.get(id(b), [])
+            out += defs_of.get(b, [])
             if b.root is not b:
-                out += defs_of.get(id(b.root), [])
+                out += defs_of.get(b.root, [])
         return out
 
-    written = {id(p) for p in facts.params if "w" in facts.param_modes.get(p.name, "")}
+    written = {p for p in facts.params if "w" in facts.param_modes.get(p.name, "")}
     roots = [it for it in facts.items
-             if it.returns or any(id(b.root) in written for b in it.defs)]
+             if it.returns or any(b.root in written for b in it.defs)]
     output = _closure(roots, lambda it: definers(it.value_uses))
     control = _closure([it for it in facts.items if it.kind in _CONTROL_KINDS],
                        lambda it: definers(it.value_uses | it.index_uses), exclude=output)
-    seeds = definers(b for it in facts.items if id(it) in output or id(it) in control
+    seeds = definers(b for it in facts.items if it in output or it in control
                      for b in it.index_uses)
     indexing = _closure(seeds, lambda it: definers(it.value_uses | it.index_uses),
                         exclude=output | control)
-    kinds: dict[int, str] = {}
+    kinds: dict[Item, str] = {}
     for item in facts.items:
-        key = id(item)
-        kinds[key] = (OUTPUT if key in output else CONTROL_FLOW if key in control
-                      else INDEXING if key in indexing else UNUSED)
+        kinds[item] = (OUTPUT if item in output else CONTROL_FLOW if item in control
+                       else INDEXING if item in indexing else UNUSED)
     return kinds
 
 
-def _closure(seeds: list[Item], successors, exclude: set[int] | frozenset[int] = frozenset()
-             ) -> set[int]:
-    seen: set[int] = set()
-    work = [it for it in seeds if id(it) not in exclude]
+def _closure(seeds: list[Item], successors, exclude: set[Item] | frozenset[Item] = frozenset()
+             ) -> set[Item]:
+    seen: set[Item] = set()
+    work = [it for it in seeds if it not in exclude]
     while work:
         item = work.pop()
-        if id(item) in seen:
+        if item in seen:
             continue
-        seen.add(id(item))
-        work.extend(s for s in successors(item) if id(s) not in seen and id(s) not in exclude)
+        seen.add(item)
+        work.extend(s for s in successors(item) if s not in seen and s not in exclude)
     return seen

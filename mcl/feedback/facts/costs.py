@@ -32,6 +32,7 @@ from mcl.feedback.facts.kernel import (
     KernelFacts,
 )
 from mcl.feedback.facts.symbolic import param_symbol
+from mcl.identity import Ref
 from mcl.mcpl import ast
 
 COMPUTATIONAL, DATA, INDEXING_OPS, CONTROL_OPS = "computational", "data", "indexing", "control"
@@ -44,6 +45,7 @@ HOST = "host"
 # space key is ("space", NAME), or ("param", NAME) for a parameter (a callee's parameter
 # takes the space of the caller's argument).
 Key = tuple[str, str, str, Any]
+GuardKey = tuple[Ref[ast.If], bool]  # an `if` (the place, not its text) and a branch
 
 
 @dataclass
@@ -51,9 +53,9 @@ class Costs:
     entries: dict[Key, Any] = field(default_factory=lambda: defaultdict(lambda: sympy.Integer(0)))
     approximations: list[tuple[Any, str]] = field(default_factory=list)  # (span, why)
     # the `if`s whose effect the counts could not collapse, by (if, branch)
-    unresolved: dict[tuple[int, bool], Guard] = field(default_factory=dict)
+    unresolved: dict[GuardKey, Guard] = field(default_factory=dict)
     # those that, at the sizes given, take the same branch in every iteration
-    decided: dict[tuple[int, bool], Guard] = field(default_factory=dict)
+    decided: dict[GuardKey, Guard] = field(default_factory=dict)
 
     def add(self, key: Key, count: Any) -> None:
         self.entries[key] = self.entries[key] + count
@@ -146,7 +148,7 @@ def function_costs(facts: KernelFacts, values: Mapping[str, Any] | None = None) 
 
 
 def _decided_costs(facts: KernelFacts, costs: Costs, values: Mapping[str, Any]) -> Costs:
-    decided: dict[tuple[int, bool], bool] = {}
+    decided: dict[GuardKey, bool] = {}
     for g in costs.unresolved.values():
         runs = branch_runs(facts.evaluator, g, values)
         if runs is not None:
@@ -154,17 +156,17 @@ def _decided_costs(facts: KernelFacts, costs: Costs, values: Mapping[str, Any]) 
     return _compute_costs(facts, decided) if decided else costs
 
 
-def _guard_key(g: Guard) -> tuple[int, bool]:
-    return (id(g.node), g.then)
+def _guard_key(g: Guard) -> GuardKey:
+    return (Ref(g.node), g.then)
 
 
-def _compute_costs(facts: KernelFacts, decided: Mapping[tuple[int, bool], bool]) -> Costs:
+def _compute_costs(facts: KernelFacts, decided: Mapping[GuardKey, bool]) -> Costs:
     """`decided`: the branches that run always (True) or never (False) at given sizes."""
     kinds = classify(facts)
     costs = Costs()
     unit_name = facts.hwd.executing_unit().name
     for item in facts.items:
-        block = kinds[id(item)]
+        block = kinds[item]
         if block == UNUSED:
             continue
         count, exact, unresolved = executions(facts, item)

@@ -352,7 +352,7 @@ class Condition:
 def conditions(ev: Evaluator, guards: Sequence[Guard]) -> list[Condition]:
     out = []
     for g in guards:
-        out += ev.memo(("conditions", id(g)), lambda g=g: _guard_conditions(ev, g))
+        out += ev.memo(("conditions", g), lambda g=g: _guard_conditions(ev, g))
     return out
 
 

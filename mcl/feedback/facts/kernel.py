@@ -20,6 +20,7 @@ from mcl.diagnostics import Span
 from mcl.mcpl import ast
 from mcl.mcpl.builtins import BUILTINS, SIGNATURE_CALLS
 from mcl.mcpl.nesting import ARRAY, PARAMETER, SCALAR, default_space
+from mcl.mcpl.visitor import unknown_node
 
 if TYPE_CHECKING:
     from mcl.feedback.facts.symbolic import Evaluator
@@ -314,75 +315,75 @@ class _Builder:
     def stmt(self, s: ast.Stmt, scope: Scope, loops: tuple[Loop, ...],
              guards: tuple[Guard, ...]) -> Scope:
         """Walk one statement; returns the scope after it (declarations extend it)."""
-        if isinstance(s, ast.Block):
-            self.block(s.stmts, scope, loops, guards)
-            return scope
-        if isinstance(s, ast.Decl):
-            return self.decl(s, scope, loops, guards)
-        if isinstance(s, ast.ViewDecl):
-            source = scope.lookup(s.source)
-            view = self.bind(s.view.name, "view", s.view.type, s.view, scope, loops)
-            view.storage = source
-            view.space = source.root.space if source else view.space
-            return scope.declare(view)
-        if isinstance(s, ast.Assign):
-            item = self.item(STMT, s, scope, loops, guards)
-            compound = s.op != "="
-            self.lvalue(item, s.target, "rw" if compound else "w", s.value)
-            if compound:
-                item.ops[VALUE] += 1
-            self.expr(item, s.value, VALUE)
-            return scope
-        if isinstance(s, ast.IncDec):
-            item = self.item(STMT, s, scope, loops, guards)
-            self.lvalue(item, s.target, "rw", None)
-            item.ops[VALUE] += 1
-            return scope
-        if isinstance(s, ast.CallStmt):
-            item = self.item(STMT, s, scope, loops, guards)
-            self.expr(item, s.call, VALUE)
-            return scope
-        if isinstance(s, ast.Swap):
-            item = self.item(STMT, s, scope, loops, guards)
-            self.lvalue(item, s.left, "rw", None)
-            self.lvalue(item, s.right, "rw", None)
-            for side in (s.left, s.right):
-                b = _root_binding(side, scope)
-                if b is not None:
-                    item.value_uses.add(b)
-            return scope
-        if isinstance(s, ast.Return):
-            item = self.item(STMT, s, scope, loops, guards)
-            item.returns = True
-            if s.value is not None:
+        match s:
+            case ast.Block():
+                self.block(s.stmts, scope, loops, guards)
+                return scope
+            case ast.Decl():
+                return self.decl(s, scope, loops, guards)
+            case ast.ViewDecl():
+                source = scope.lookup(s.source)
+                view = self.bind(s.view.name, "view", s.view.type, s.view, scope, loops)
+                view.storage = source
+                view.space = source.root.space if source else view.space
+                return scope.declare(view)
+            case ast.Assign():
+                item = self.item(STMT, s, scope, loops, guards)
+                compound = s.op != "="
+                self.lvalue(item, s.target, "rw" if compound else "w", s.value)
+                if compound:
+                    item.ops[VALUE] += 1
                 self.expr(item, s.value, VALUE)
-            return scope
-        if isinstance(s, ast.If):
-            item = self.item(IF, s, scope, loops, guards)
-            self.expr(item, s.cond, VALUE)
-            self.stmt(s.then, scope, loops, (*guards, Guard(s, True, scope)))
-            if s.orelse is not None:
-                self.stmt(s.orelse, scope, loops, (*guards, Guard(s, False, scope)))
-            return scope
-        if isinstance(s, ast.Foreach):
-            var = self.bind(s.var, "loop", ast.Prim("int"), s, scope, loops)
-            body_scope = scope.declare(var)
-            loop = Loop("foreach", s, var, loops, guards, scope, body_scope)
-            var.loop = loop
-            self.loops.append(loop)
-            count = self.item(COUNT, s, scope, loops, guards, loop)
-            count.defs.add(var)
-            self.expr(count, s.count, VALUE)
-            self.stmt(s.body, body_scope, (*loops, loop), guards)
-            return scope
-        if isinstance(s, ast.For):
-            return self.for_(s, scope, loops, guards)
-        if isinstance(s, ast.Barrier):
-            return scope  # synchronisation only, no operations
-        # A statement kind without a rule here would be left out of every count: fail
-        # loudly instead of giving feedback on part of the kernel (docs/architecture.md).
-        ast.check_node(s)
-        raise ast.UnknownNodeError(f"feedback has no rule for {type(s).__name__} statements")
+            case ast.IncDec():
+                item = self.item(STMT, s, scope, loops, guards)
+                self.lvalue(item, s.target, "rw", None)
+                item.ops[VALUE] += 1
+            case ast.CallStmt():
+                item = self.item(STMT, s, scope, loops, guards)
+                self.expr(item, s.call, VALUE)
+            case ast.Swap():
+                item = self.item(STMT, s, scope, loops, guards)
+                self.lvalue(item, s.left, "rw", None)
+                self.lvalue(item, s.right, "rw", None)
+                for side in (s.left, s.right):
+                    b = _root_binding(side, scope)
+                    if b is not None:
+                        item.value_uses.add(b)
+            case ast.Return():
+                item = self.item(STMT, s, scope, loops, guards)
+                item.returns = True
+                if s.value is not None:
+                    self.expr(item, s.value, VALUE)
+            case ast.If():
+                item = self.item(IF, s, scope, loops, guards)
+                self.expr(item, s.cond, VALUE)
+                self.stmt(s.then, scope, loops, (*guards, Guard(s, True, scope)))
+                if s.orelse is not None:
+                    self.stmt(s.orelse, scope, loops, (*guards, Guard(s, False, scope)))
+            case ast.Foreach():
+                self.foreach(s, scope, loops, guards)
+            case ast.For():
+                return self.for_(s, scope, loops, guards)
+            case ast.Barrier():
+                pass  # synchronisation only, no operations
+            case _:
+                # A statement kind without a rule here would be left out of every count:
+                # fail loudly instead of giving feedback on part of the kernel
+                # (docs/architecture.md).
+                unknown_node(s, "feedback")
+        return scope
+
+    def foreach(self, s: ast.Foreach, scope: Scope, loops: tuple[Loop, ...],
+                guards: tuple[Guard, ...]) -> None:
+        var = self.bind(s.var, "loop", ast.Prim("int"), s, scope, loops)
+        body_scope = scope.declare(var)
+        loop = Loop("foreach", s, var, loops, guards, scope, body_scope)
+        var.loop = loop
+        self.loops.append(loop)
+        count = self.item(COUNT, s, scope, loops, guards, loop)
+        count.defs.add(var)
+        self.expr(count, s.count, VALUE)
+        self.stmt(s.body, body_scope, (*loops, loop), guards)
 
     def decl(self, s: ast.Decl, scope: Scope, loops: tuple[Loop, ...],
              guards: tuple[Guard, ...]) -> Scope:
@@ -480,50 +481,52 @@ class _Builder:
     def expr(self, item: Item, e: ast.Expr | None, role: str, mode: str = "r") -> None:
         """Record the uses, operations and accesses of an expression evaluated in `role`.
         `mode` is how the enclosing call accesses this argument ("r", "w", "rw")."""
-        if e is None or isinstance(e, (ast.IntLit, ast.FloatLit, ast.BoolLit, ast.HwdConst)):
+        match e:
+            case None | ast.IntLit() | ast.FloatLit() | ast.BoolLit() | ast.HwdConst():
+                pass
+            case ast.Name():
+                self.name(item, e, role, mode)
+            case ast.Index() | ast.Field():
+                self.element(item, e, role, mode)
+            case ast.Unary():
+                item.ops[role] += 1
+                self.expr(item, e.operand, role)
+            case ast.Binary():
+                item.ops[role] += 1
+                self.expr(item, e.left, role)
+                self.expr(item, e.right, role)
+            case ast.Call():
+                self.call(item, e, role)
+            case _:
+                unknown_node(e, "feedback")
+
+    def name(self, item: Item, e: ast.Name, role: str, mode: str) -> None:
+        b = item.scope.lookup(e.name)
+        if b is None:
             return
-        if isinstance(e, ast.Name):
-            b = item.scope.lookup(e.name)
-            if b is None:
-                return
-            if "w" in mode:
-                self.lvalue(item, e, mode, None)
-                return
-            (item.value_uses if role == VALUE else item.index_uses).add(b)
-            if not b.is_array and b.kind in ("local", "param") and self.spaces.addressable(
-                    b.space):
-                self.add_access(item, e, b, "r", (), role)
+        if "w" in mode:
+            self.lvalue(item, e, mode, None)
             return
-        if isinstance(e, (ast.Index, ast.Field)):
-            b = _root_binding(e, item.scope)
-            indices, field_name = _subscripts(e)
-            if b is not None and "w" in mode:
-                self.lvalue(item, e, mode, None)
-                return
-            for sub in indices:
-                self.expr(item, sub, INDEX)
-            if b is None:
-                return
-            (item.value_uses if role == VALUE else item.index_uses).add(b)
-            if indices and len(indices) >= _rank(b):
-                self.add_access(item, e, b, "r", indices, role, field_name)
-            elif not indices and not b.is_array and self.spaces.addressable(b.space):
-                self.add_access(item, e, b, "r", (), role, field_name)
+        (item.value_uses if role == VALUE else item.index_uses).add(b)
+        if not b.is_array and b.kind in ("local", "param") and self.spaces.addressable(
+                b.space):
+            self.add_access(item, e, b, "r", (), role)
+
+    def element(self, item: Item, e: ast.Index | ast.Field, role: str, mode: str) -> None:
+        b = _root_binding(e, item.scope)
+        indices, field_name = _subscripts(e)
+        if b is not None and "w" in mode:
+            self.lvalue(item, e, mode, None)
             return
-        if isinstance(e, ast.Unary):
-            item.ops[role] += 1
-            self.expr(item, e.operand, role)
+        for sub in indices:
+            self.expr(item, sub, INDEX)
+        if b is None:
             return
-        if isinstance(e, ast.Binary):
-            item.ops[role] += 1
-            self.expr(item, e.left, role)
-            self.expr(item, e.right, role)
-            return
-        if isinstance(e, ast.Call):
-            self.call(item, e, role)
-            return
-        ast.check_node(e)
-        raise ast.UnknownNodeError(f"feedback has no rule for {type(e).__name__} expressions")
+        (item.value_uses if role == VALUE else item.index_uses).add(b)
+        if indices and len(indices) >= _rank(b):
+            self.add_access(item, e, b, "r", indices, role, field_name)
+        elif not indices and not b.is_array and self.spaces.addressable(b.space):
+            self.add_access(item, e, b, "r", (), role, field_name)
 
     def call(self, item: Item, call: ast.Call, role: str) -> None:
         if call.func in SIGNATURE_CALLS:

@@ -6,12 +6,12 @@ declaration of its variable. The cache and irregular analyses share both rules.
 
 from __future__ import annotations
 
-from mcl.feedback.facts.kernel import Access, KernelFacts, Loop, Scope
+from mcl.feedback.facts.kernel import Access, Binding, KernelFacts, Loop, Scope
 from mcl.mcpl import ast
 
 
 def unpredictable_reasons(facts: KernelFacts, expr: ast.Expr, scope: Scope,
-                          seen: frozenset[int] = frozenset()) -> list[str]:
+                          seen: frozenset[Binding] = frozenset()) -> list[str]:
     """Section 6.4: "Array expressions are unpredictable if an array expression contains
     non-loop variables that are written or originating from arrays"."""
     reasons: list[str] = []
@@ -22,7 +22,7 @@ def unpredictable_reasons(facts: KernelFacts, expr: ast.Expr, scope: Scope,
             reasons.append(f"it depends on the result of {node.func}()")
         elif isinstance(node, ast.Name):
             b = scope.lookup(node.name)
-            if b is None or id(b) in seen:
+            if b is None or b in seen:
                 continue
             if b.kind == "loop":
                 shape = facts.evaluator.shape(b.loop) if b.loop is not None else None
@@ -30,7 +30,7 @@ def unpredictable_reasons(facts: KernelFacts, expr: ast.Expr, scope: Scope,
                     reasons.append(shape.reason or f"loop variable {b.name} does not advance "
                                    "by a fixed step")
             elif b.single_assignment and b.scope is not None and b.init is not None:
-                reasons += unpredictable_reasons(facts, b.init, b.scope, seen | {id(b)})
+                reasons += unpredictable_reasons(facts, b.init, b.scope, seen | {b})
             elif b.kind in ("local", "constant") and not b.is_array:
                 reasons.append(f"it depends on {b.name}, which is written in the kernel")
     return list(dict.fromkeys(reasons))

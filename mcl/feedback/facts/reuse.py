@@ -85,7 +85,7 @@ def analysed_reads(facts: KernelFacts) -> list[Access]:
     space no addressable memory holds): reading those again costs nothing."""
     kinds = classify(facts)
     return [a for a in facts.accesses
-            if a.reads and a.element and kinds[id(a.item)] == OUTPUT
+            if a.reads and a.element and kinds[a.item] == OUTPUT
             and facts.spaces.addressable(a.space)]
 
 

@@ -11,6 +11,7 @@ import sympy
 from mcl.feedback.facts.kernel import Binding, KernelFacts, Scope, dims
 from mcl.feedback.facts.symbolic import Evaluator
 from mcl.mcpl import ast
+from mcl.mcpl.printer import print_expr
 
 PRIMITIVE_BYTES = {"byte": 1, "bool": 1, "int": 4, "float": 4, "double": 8}
 
@@ -64,7 +65,10 @@ def _local_dims(t: ast.ArrayType) -> list[Any]:
             elif isinstance(d, ast.Name):
                 out.append(sympy.Symbol(d.name, integer=True, positive=True))
             else:
-                out.append(sympy.Symbol(f"size_of_{id(d)}", integer=True, positive=True))
+                # Named by its text: equal sizes are one symbol, and the name is the same
+                # in every run.
+                out.append(sympy.Symbol(f"size_of({print_expr(d)})", integer=True,
+                                        positive=True))
     return out
 
 

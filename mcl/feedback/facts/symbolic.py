@@ -29,6 +29,7 @@ import sympy
 from mcl.feedback.budget import spent
 from mcl.feedback.facts.kernel import Binding, Loop, Scope
 from mcl.mcpl import ast
+from mcl.mcpl.visitor import unknown_node
 
 if TYPE_CHECKING:
     from mcl.hdl.model import HardwareDescription
@@ -71,13 +72,13 @@ class Evaluator:
         self.hwd = hwd
         self.bindings = bindings
         self.loops = loops
-        self._values: dict[int, Any] = {}
-        self._opaque: dict[int, sympy.Symbol] = {}
-        self._shapes: dict[int, LoopShape] = {}
-        self._shaping: dict[int, sympy.Symbol] = {}
-        self._content: dict[int, frozenset[Loop]] | None = None
+        self._values: dict[Binding, Any] = {}
+        self._opaque: dict[Binding, sympy.Symbol] = {}
+        self._shapes: dict[Loop, LoopShape] = {}
+        self._shaping: dict[Loop, sympy.Symbol] = {}
+        self._content: dict[Binding, frozenset[Loop]] | None = None
         self._memo: dict[Any, Any] = {}
-        self._stepping: set[int] = set()  # for-loops whose step is being followed
+        self._stepping: set[Loop] = set()  # for-loops whose step is being followed
 
     def memo(self, key: Any, compute: Any) -> Any:
         """`compute()` once per key: results derived from the program that several
@@ -171,12 +172,12 @@ class Evaluator:
         return sympy.Integer(int(number)) if float(number).is_integer() else sympy.Float(number)
 
     def binding_value(self, b: Binding) -> Any:
-        key = id(b)
+        key = b
         if key in self._values:
             return self._values[key]
         if b.kind == "loop" and b.loop is not None:
-            if id(b.loop) in self._shaping:  # asked while normalising this very loop
-                return self._shaping[id(b.loop)]
+            if b.loop in self._shaping:  # asked while normalising this very loop
+                return self._shaping[b.loop]
             return self.shape(b.loop).value
         if b.kind == "param":
             value = param_symbol(b.name, b.type)
@@ -194,9 +195,9 @@ class Evaluator:
 
     def opaque(self, b: Binding) -> sympy.Symbol:
         """A stand-in for a value not known statically (written several times, or data)."""
-        if id(b) not in self._opaque:
-            self._opaque[id(b)] = sympy.Dummy(b.name)
-        return self._opaque[id(b)]
+        if b not in self._opaque:
+            self._opaque[b] = sympy.Dummy(b.name)
+        return self._opaque[b]
 
     def is_opaque(self, s: sympy.Basic) -> bool:
         return isinstance(s, sympy.Dummy) and not any(
@@ -205,7 +206,7 @@ class Evaluator:
 
     # ------------------------------------------------------------------ loops
     def shape(self, loop: Loop) -> LoopShape:
-        key = id(loop)
+        key = loop
         if key not in self._shapes:
             marker = sympy.Dummy(loop.name)
             self._shaping[key] = marker
@@ -295,35 +296,39 @@ class Evaluator:
     # ------------------------------------------------------------------ dependencies
     def deps(self, e: ast.Expr | None, scope: Scope) -> frozenset[Loop]:
         """The loops whose iteration the value of `e` depends on."""
-        if e is None or isinstance(e, (ast.IntLit, ast.FloatLit, ast.BoolLit, ast.HwdConst)):
-            return frozenset()
-        if isinstance(e, ast.Name):
-            b = scope.lookup(e.name)
-            return self.binding_deps(b) if b is not None else frozenset()
-        if isinstance(e, (ast.Index, ast.Field)):
-            found = self.subscript_deps(e, scope)
-            b = scope.lookup(ast.root_name(e) or "")
-            return found | self.content_deps(b) if b is not None else found
-        out: frozenset[Loop] = frozenset()
-        for child in ast.children(e):
-            out |= self.deps(cast(ast.Expr, child), scope)  # the children of an Expr
-        return out
+        match e:
+            case None | ast.IntLit() | ast.FloatLit() | ast.BoolLit() | ast.HwdConst():
+                return frozenset()
+            case ast.Name():
+                b = scope.lookup(e.name)
+                return self.binding_deps(b) if b is not None else frozenset()
+            case ast.Index() | ast.Field():
+                found = self.subscript_deps(e, scope)
+                b = scope.lookup(ast.root_name(e) or "")
+                return found | self.content_deps(b) if b is not None else found
+            case ast.Unary() | ast.Binary() | ast.Call():
+                out: frozenset[Loop] = frozenset()
+                for child in ast.children(e):
+                    out |= self.deps(cast(ast.Expr, child), scope)  # the children of an Expr
+                return out
+            case _:
+                unknown_node(e, "feedback's dependencies")
 
     def binding_deps(self, b: Binding) -> frozenset[Loop]:
         if b.kind == "loop" and b.loop is not None:
             loop = b.loop
             node = loop.node
             extra: frozenset[Loop] = frozenset()
-            if isinstance(node, ast.For) and id(loop) not in self._stepping:
+            if isinstance(node, ast.For) and loop not in self._stepping:
                 init = node.init.init if isinstance(node.init, ast.Decl) else node.init.value
                 extra = self.deps(init, loop.scope)
                 if isinstance(node.step, ast.Assign):
                     # `h = h / 2` names the variable again: its own loop, not a cycle
-                    self._stepping.add(id(loop))
+                    self._stepping.add(loop)
                     try:
                         extra |= self.deps(node.step.value, loop.body_scope) - {loop}
                     finally:
-                        self._stepping.discard(id(loop))
+                        self._stepping.discard(loop)
             return frozenset({loop}) | extra | self.content_deps(b)
         if b.single_assignment and b.scope is not None:
             return self.deps(b.init, b.scope)
@@ -336,7 +341,7 @@ class Evaluator:
         if self._content is None:
             self._solve_content()
         assert self._content is not None
-        return self._content.get(id(b.root), frozenset()) | self._content.get(id(b), frozenset())
+        return self._content.get(b.root, frozenset()) | self._content.get(b, frozenset())
 
     def _solve_content(self) -> None:
         # A fixed point: contents may depend on each other (`x = y; y = x + k;`).
@@ -347,8 +352,8 @@ class Evaluator:
             changed = False
             for b in written:
                 new = self._write_deps(b)
-                if new != self._content.get(id(b), frozenset()):
-                    self._content[id(b)] = new
+                if new != self._content.get(b, frozenset()):
+                    self._content[b] = new
                     changed = True
 
     def _write_deps(self, b: Binding) -> frozenset[Loop]:
