@@ -90,7 +90,7 @@ def check_document(path: Path, settings: Effective, libraries: Libraries) -> Che
 def _parsed_only(path: Path, library: Any) -> Program | None:
     """The module alone when the program does not load (a missing import): navigation
     and symbols still work on a file whose imports are broken."""
-    from mcl.mcpl.loader import module_name
+    from mcl.mcpl.loader import Program, module_name
     from mcl.mcpl.parse import parse_file
 
     try:

@@ -11,6 +11,7 @@ from check_support import BROKEN, REPO, TEST_HWDS
 
 from mcl.cli import main
 from mcl.commands import check as check_command
+from mcl.feedback import stage as feedback_stage
 from mcl.feedback.stage import FeedbackOptions, FileFeedback
 
 MATMUL = REPO / "kernels" / "matmul" / "perfect.mcpl"
@@ -158,7 +159,7 @@ def test_feedback_runs_on_clean_files_only(
         return FileFeedback([], {}, 0.0, options)
 
     monkeypatch.setattr(check_command, "feedback_options", real_feedback_options)
-    monkeypatch.setattr(check_command, "run_feedback", fake_feedback)
+    monkeypatch.setattr(feedback_stage, "run_feedback", fake_feedback)
     code, out, err = run(capsys, "-D", "n=4", str(MATMUL), str(BROKEN / "returns.mcpl"))
     assert code == 1
     assert ran == [("matmul", ("n=4",))]

@@ -53,8 +53,8 @@ PARTIAL: dict[str, dict[str, frozenset[str]]] = {
 # The passes converted to exhaustive matches: the search below must find them, so it
 # cannot pass by finding nothing.
 KNOWN_MATCHES = {
-    "mcl/feedback/kernel.py:_Builder.stmt",
-    "mcl/feedback/kernel.py:_Builder.expr",
+    "mcl/feedback/facts/kernel.py:_Builder.stmt",
+    "mcl/feedback/facts/kernel.py:_Builder.expr",
     "mcl/mcpl/barriers.py:_visit",
     "mcl/mcpl/barriers.py:_Walker.stmt",
     "mcl/mcpl/check_function.py:FunctionChecker.executing",
@@ -62,7 +62,7 @@ KNOWN_MATCHES = {
     "mcl/mcpl/divergence.py:_Barriers.stmt",
     "mcl/mcpl/divergence.py:_Races.single",
     "mcl/mcpl/uninitialised.py:_Walk.stmt",
-    "mcl/feedback/symbolic.py:Evaluator.deps",
+    "mcl/feedback/facts/symbolic.py:Evaluator.deps",
     "mcl/translate/spaces.py:_declarations_in",
     "mcl/lsp/lookup.py:_in_stmt",
     "mcl/mcpl/extents.py:_Search.block",
