@@ -8,16 +8,17 @@ grammars, identifiers renamed, hostile numbers (0, -1, 2^31, 1e99999) put in pla
 numbers, and now and then a raw byte changed. Each MCPL input goes through `mcl check`;
 one that passes goes on, with random `-D` values, through `check --level L` (translation
 and performance feedback), `translate --to L` and `codegen --target LEAF`. Each HDL input
-is loaded with `mcl hwd show` and `mcl hwd list`. Every command runs in-process under a
-budget of CPU time (and ten times that of wall-clock time); running past it is a hang, a
-failure like a crash.
+is loaded with `mcl hwd show` and `mcl hwd list`. Every command runs in a forked child
+under a budget of CPU time (and ten times that of wall-clock time); running past it is a
+hang, dying of a signal is a signal, failures like a crash.
 
 The mutation functions take a `random.Random`, so the seeded test run
 (`tests/fuzz/test_fuzz_short.py`, through Hypothesis) and the long run share them:
 
-    python -m mcl.fuzz --mcpl 100000 --hdl 10000 --seed 1 [--budget 20] [--jobs 1]
+    python -m mcl.fuzz --mcpl 100000 --hdl 10000 --seed 1 [--budget 20]
 
-prints one line per failure (with the input saved under --save) and a summary.
+prints one line per failure (with the input saved under --save) and a summary. Several
+processes with different seeds can run at once (docs/reliability.md, "Fuzzing").
 """
 
 from __future__ import annotations
@@ -343,10 +344,20 @@ _WARM = ("mcl.cli", "mcl.commands.check", "mcl.commands.translate", "mcl.command
          "mcl.commands.run", "mcl.commands.hwd", "mcl.feedback.registry", "sympy", "numpy")
 
 
+_warmed: list[bool] = []
+
+
 def _warm() -> None:
+    """Import what commands load and build the grammars once, in this process."""
+    if _warmed:
+        return
+    _warmed.append(True)
     for name in _WARM:
         with contextlib.suppress(ImportError):
             importlib.import_module(name)
+    seeds = sorted(kernels_dir().glob("*/perfect.mcpl"))
+    if seeds:
+        _run_here(["check", "--no-feedback", str(seeds[0])], 60.0)
 
 
 def _run_here(argv: list[str], budget: float) -> tuple[int | None, str]:
