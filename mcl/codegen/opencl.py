@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mcl.codegen.bracket_depth import nesting_errors
 from mcl.codegen.c_expr import ExprPrinter, Needs, by_reference, instance_name
 from mcl.codegen.constants import used_constants
 from mcl.codegen.dialect import line_directives
@@ -660,7 +661,13 @@ def generate_module(
     hwd = library.get(target)
     source = codegen_input(program, target, library, overrides)
     mapping = mapping or load_mapping(hwd, language=language)
-    return ModuleEmitter(source, hwd, mapping).emit(only)
+    generated = ModuleEmitter(source, hwd, mapping).emit(only)
+    if language == "opencl":
+        main = program.main if hasattr(program, "main") else program
+        problems = nesting_errors(generated.opencl, generated.name, getattr(main, "file", None))
+        if problems:
+            raise MclError(problems)
+    return generated
 
 
 def emit_opencl(
