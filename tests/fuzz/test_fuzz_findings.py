@@ -146,3 +146,18 @@ def test_divergence_of_a_nest_is_decided_lane_by_lane(
         if 0 < taken < len(active):
             expected.append((taken, len(active) - taken))
     assert found == sorted(expected) and len(expected) == 4
+
+
+def test_proving_two_figures_equal_does_not_add_up_sums(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A geometric loop with a float-dependent bound inside one that multiplies by 3:
+    the roofline's test whether two traffic figures are equal ran `sympy.simplify` on a
+    difference of nested sums, which tried to add them up symbolically for minutes.
+    Simplifying leaves the sums alone now; the figures stay (approximate)."""
+    source = _kernel("for (int k0 = 1; k0 != -5; k0 *= 3) { for (int k1 = 1; "
+                     "k1 <= toInt(toFloat(i) * 100.0); k1 *= 2) { s += b[i]; } }")
+    code, doc, err = _check(tmp_path, capsys, source,
+                            ["--level", "hopper", "-D", "n=7", "-D", "m=32"])
+    assert code == 0 and "internal error" not in err
+    assert any(x["code"] == "roofline" for x in doc["messages"])
