@@ -6,7 +6,7 @@ was exponential in a `^` chain, the parser quadratic in it, feedback quadratic o
 
 For each size N it builds a kernel whose body is a chain `b[i] ^ b[i] ^ ...` of N terms
 (stages `parse`, `check`, `codegen`) or N nested `if (i > k) { ... }` (stage
-`feedback`), and times the stage in one warm process in CPU time
+`feedback` at the perfect level, `fermi` with the description's feedback functions), and times the stage in one warm process in CPU time
 (`time.process_time`, which a loaded machine disturbs far less than wall time). Printed:
 seconds, and the time per unit of size relative to the smallest size, a ratio that stays
 near 1 for linear work and doubles with every doubling of N for quadratic work.
@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-STAGES = ("parse", "check", "codegen", "feedback")
+STAGES = ("parse", "check", "codegen", "feedback", "fermi")
 
 
 def power_chain(n: int) -> str:
@@ -56,6 +56,8 @@ def stage(name: str, path: Path, out: Path) -> Callable[[], object]:
         return lambda: check_program(load_program(path, [], library), library)
     if name == "codegen":
         return lambda: main(["codegen", "--target", "fermi", "-o", str(out), str(path)])
+    if name == "fermi":  # with the description's feedback functions (divergence, ...)
+        return lambda: main(["check", "--level", "fermi", "-D", "n=1000", str(path)])
     return lambda: main(["check", "--feedback", "-D", "n=1000", str(path)])
 
 
@@ -65,7 +67,7 @@ def measure(stages: list[str], sizes: list[int]) -> list[tuple[str, int, float]]
         for name in stages:
             for n in sizes:
                 path = Path(tmp) / f"{name}{n}.mcpl"
-                path.write_text(if_nest(n) if name == "feedback" else power_chain(n),
+                path.write_text(if_nest(n) if name in ("feedback", "fermi") else power_chain(n),
                                 encoding="utf-8")
                 run = stage(name, path, Path(tmp) / f"out{name}{n}")
                 with contextlib.redirect_stdout(io.StringIO()), \

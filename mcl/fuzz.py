@@ -8,25 +8,32 @@ grammars, identifiers renamed, hostile numbers (0, -1, 2^31, 1e99999) put in pla
 numbers, and now and then a raw byte changed. Each MCPL input goes through `mcl check`;
 one that passes goes on, with random `-D` values, through `check --level L` (translation
 and performance feedback), `translate --to L` and `codegen --target LEAF`. Each HDL input
-is loaded with `mcl hwd show` and `mcl hwd list`. Every command runs in-process under a
-budget of CPU time (and ten times that of wall-clock time); running past it is a hang, a
-failure like a crash.
+is loaded with `mcl hwd show` and `mcl hwd list`. Every command runs in a forked child
+under a budget of CPU time (and ten times that of wall-clock time); running past it is a
+hang, dying of a signal is a signal, failures like a crash.
 
 The mutation functions take a `random.Random`, so the seeded test run
 (`tests/fuzz/test_fuzz_short.py`, through Hypothesis) and the long run share them:
 
-    python -m mcl.fuzz --mcpl 100000 --hdl 10000 --seed 1 [--budget 20] [--jobs 1]
+    python -m mcl.fuzz --mcpl 100000 --hdl 10000 --seed 1 [--budget 20]
 
-prints one line per failure (with the input saved under --save) and a summary.
+prints one line per failure (with the input saved under --save) and a summary. Several
+processes with different seeds can run at once (docs/reliability.md, "Fuzzing").
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import faulthandler
+import importlib
 import io
+import json
+import math
+import os
 import random
 import re
+import resource
 import signal
 import sys
 import tempfile
@@ -239,14 +246,17 @@ class Hang(BaseException):
 
 @dataclass
 class Outcome:
-    kind: str  # "ok" (went through every stage), "diagnostics" (stopped at check), "crash", "hang"
+    # "ok" (went through every stage), "diagnostics" (stopped at check), "crash" (exit
+    # status 2 or an escaped exception), "signal" (the process died of one: SIGSEGV in
+    # an OpenCL driver, SIGABRT from a corrupted heap), "hang"
+    kind: str
     stage: str = ""  # the command line that failed
     detail: str = ""
 
 
-# A command's budget counts its CPU time (ITIMER_PROF), so that a machine busy with other
-# work does not turn a slow run into a "hang"; a wall-clock limit of WALL_FACTOR times the
-# budget still stops a command that waits forever.
+# A command's budget counts its CPU time, so that a machine busy with other work does
+# not turn a slow run into a "hang"; a wall-clock limit of WALL_FACTOR times the budget
+# still stops a command that waits forever.
 WALL_FACTOR = 10
 
 
@@ -268,10 +278,106 @@ def _budget(seconds: float) -> Iterator[None]:
 
 
 def run_command(argv: list[str], budget: float) -> tuple[int | None, str]:
-    """Run `mcl ARGV` in-process with its output captured: (status, stderr). The status is
-    None when the command used more than `budget` seconds of CPU (or ten times that of
-    wall-clock time); an exception that escapes the CLI
-    (which should catch them all) counts as status 2."""
+    """Run `mcl ARGV` with its output captured: (status, stderr). The status is None when
+    the command used more than `budget` seconds of CPU (or ten times that of wall-clock
+    time), minus the number of the signal that ended it, and 2 for an exception that
+    escaped the CLI (which should catch them all).
+
+    Each command runs in a forked child: a signal (a driver's SIGSEGV) ends the child, not
+    the campaign, and a command past its budget is killed, not left running in a thread
+    beside the next one (a command runs on its own thread, `mcl.deep_stack`, which an
+    alarm in the main thread cannot stop)."""
+    if not hasattr(os, "fork"):
+        return _run_here(argv, budget)
+    _warm()
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: run, report through the pipe, never return
+        os.close(read)
+        code = 2
+        try:
+            # The alarm (`_budget`) stops Python code; the limit stops a child stuck in
+            # native code (a driver, GMP inside SymPy), where no signal handler runs.
+            cpu = math.ceil(budget) + 1
+            resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+            faulthandler.disable()  # a test runner's: the signal is the parent's to report
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 1)  # what drivers and compilers print themselves
+            os.dup2(devnull, 2)
+            status, err = _run_here(argv, budget)
+            os.write(write, json.dumps([status, err[-4000:]]).encode())
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write)
+    period = budget * WALL_FACTOR
+    deadline, used = time.monotonic() + period, 0.0
+    try:
+        while True:
+            done, wait_status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            if time.monotonic() > deadline:
+                now = _cpu_seconds(pid)
+                if now is not None and now - used > period / (4 * WALL_FACTOR):
+                    # Still computing, only slowly: a machine busy with other work, not
+                    # a command that waits. Its CPU limit ends it if it runs too long.
+                    deadline, used = time.monotonic() + period, now
+                    continue
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                return None, "killed at the wall-clock limit, waiting"
+            time.sleep(0.01)
+        with os.fdopen(read, "rb") as pipe:
+            data = pipe.read()
+        read = -1
+    finally:
+        if read >= 0:
+            os.close(read)
+    if os.WIFSIGNALED(wait_status):
+        number = os.WTERMSIG(wait_status)
+        if number == signal.SIGXCPU:
+            return None, f"past {budget:g} s of CPU time"
+        return -number, f"killed by {signal.Signals(number).name}"
+    if not data:
+        return 2, f"the command ended the process (exit status {os.WEXITSTATUS(wait_status)})"
+    status, err = json.loads(data)
+    return status, err
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    """CPU time a running child has used (Linux's /proc), or None where unknown."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+# Modules a command loads, imported before the first fork so that each child starts with
+# them (importing them anew cost a child about a second).
+_WARM = ("mcl.cli", "mcl.commands.check", "mcl.commands.translate", "mcl.commands.codegen",
+         "mcl.commands.run", "mcl.commands.hwd", "mcl.feedback.registry", "sympy", "numpy")
+
+
+_warmed: list[bool] = []
+
+
+def _warm() -> None:
+    """Import what commands load and build the grammars once, in this process."""
+    if _warmed:
+        return
+    _warmed.append(True)
+    for name in _WARM:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
+    seeds = sorted(kernels_dir().glob("*/perfect.mcpl"))
+    if seeds:
+        _run_here(["check", "--no-feedback", str(seeds[0])], 60.0)
+
+
+def _run_here(argv: list[str], budget: float) -> tuple[int | None, str]:
+    """`mcl ARGV` in this process under `budget` seconds of CPU time."""
     from mcl.cli import main
 
     err = io.StringIO()
@@ -288,9 +394,14 @@ def run_command(argv: list[str], budget: float) -> tuple[int | None, str]:
     return status, err.getvalue()
 
 
+FAILURES = ("crash", "signal", "hang")
+
+
 def _failure(argv: list[str], status: int | None, err: str) -> Outcome | None:
     if status is None:
         return Outcome("hang", " ".join(argv), err[-500:])
+    if status < 0:
+        return Outcome("signal", " ".join(argv), err[-2000:])
     if status not in (0, 1):
         return Outcome("crash", " ".join(argv), err[-2000:])
     return None
@@ -412,7 +523,7 @@ def campaign(kind: str, count: int, seed: int, budget: float, save: Path | None,
                 outcome = run_hdl(text, name, budget, folder)
             tally.inputs[kind] += 1
             tally.inputs[f"{kind} {outcome.kind}"] += 1
-            if outcome.kind in ("crash", "hang"):
+            if outcome.kind in FAILURES:
                 kept = None
                 if save is not None:
                     save.mkdir(parents=True, exist_ok=True)
@@ -461,12 +572,11 @@ def main(argv: list[str] | None = None) -> int:
         deadline = time.monotonic() + args.minutes * 60 if args.minutes else None
         campaign(kind, count, args.seed, args.budget, args.save, args.deep_fraction, report,
                  tally, deadline, args.generated, args.execute)
-    crashes = sum(1 for _, o, _ in tally.failures if o.kind == "crash")
-    hangs = sum(1 for _, o, _ in tally.failures if o.kind == "hang")
+    counts = Counter(o.kind for _, o, _ in tally.failures)
     elapsed = time.monotonic() - start
     print(f"fuzz: {tally.inputs['mcpl']} MCPL and {tally.inputs['hdl']} HDL inputs in "
-          f"{elapsed:.0f} s (seed {args.seed}, budget {args.budget:g} s): {crashes} crashes, "
-          f"{hangs} hangs; outcomes: "
+          f"{elapsed:.0f} s (seed {args.seed}, budget {args.budget:g} s): {counts['crash']} crashes, "
+          f"{counts['signal']} signals, {counts['hang']} hangs; outcomes: "
           + ", ".join(f"{k}: {v}" for k, v in sorted(tally.inputs.items()) if " " in k))
     return 1 if tally.failures else 0
 

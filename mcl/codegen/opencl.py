@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from mcl.codegen.bracket_depth import nesting_errors
 from mcl.codegen.c_expr import ExprPrinter, Needs, by_reference, instance_name
 from mcl.codegen.constants import used_constants
 from mcl.codegen.dialect import line_directives
@@ -666,7 +667,12 @@ def generate_module(
     hwd = library.get(target)
     source = codegen_input(program, target, library, overrides)
     mapping = mapping or load_mapping(hwd, language=language)
-    return ModuleEmitter(source, hwd, mapping).emit(only)
+    generated = ModuleEmitter(source, hwd, mapping).emit(only)
+    if language == "opencl":
+        problems = nesting_errors(generated.opencl, generated.name, as_program(program).main.file)
+        if problems:
+            raise MclError(problems)
+    return generated
 
 
 def require_leaf(target: str, library: HwdLibrary) -> None:

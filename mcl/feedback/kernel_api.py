@@ -36,6 +36,7 @@ from typing import Any
 import sympy
 
 from mcl.diagnostics import Span
+from mcl.feedback.budget import spent
 from mcl.feedback.emit import fill
 from mcl.feedback.facts.kernel import Access, Binding, Guard, KernelFacts, Loop
 from mcl.feedback.facts.layout import element_count, element_layout, flat_index, type_bytes
@@ -59,6 +60,12 @@ class MissingValues(Exception):
 
 class NotStatic(Exception):
     """A value depends on data (array contents, variables written in the kernel)."""
+
+
+class OutOfTime(Exception):
+    """The feedback functions used up their time budget (mcl.feedback.budget): every
+    value the interface computes asks it, since a function may compute thousands (a
+    warp's lanes for each `if` of a deep nest), which the budget cannot interrupt."""
 
 
 def number(x: Any) -> Number:
@@ -154,6 +161,29 @@ def _executing_unit(facts: KernelFacts, loops: tuple[Loop, ...]) -> str | None:
 # ----------------------------------------------------------------------------- evaluator
 
 
+def _difference(rel: Any) -> tuple[str, Any] | None:
+    """(operator, lhs - rhs) of a comparison of two numeric expressions, else None."""
+    if isinstance(rel, sympy.core.relational.Relational) and rel.rel_op in _SIGN_HOLDS \
+            and isinstance(rel.lhs, sympy.Expr) and isinstance(rel.rhs, sympy.Expr):
+        return rel.rel_op, rel.lhs - rel.rhs
+    return None
+
+
+def _sign(x: Any) -> int | None:
+    """-1, 0 or 1 for a finite real SymPy number; None for anything else."""
+    if x.is_Rational:
+        p = x.p
+    elif x.is_Float and x.is_finite:
+        p = float(x)
+    else:
+        return None
+    return (p > 0) - (p < 0)
+
+
+_SIGN_HOLDS = {"<": lambda s: s < 0, "<=": lambda s: s <= 0, ">": lambda s: s > 0,
+               ">=": lambda s: s >= 0, "==": lambda s: s == 0, "!=": lambda s: s != 0}
+
+
 class UnitCursor:
     """Steps through the units of the foreach statements over one par_group (nested ones
     count as one multi-dimensional space, the innermost fastest, so the first 32 steps
@@ -209,6 +239,7 @@ class Evaluator:
         self.values = dict(values)
         self._positions: dict[Loop, int] = {}
         self._counters = {facts.evaluator.counter(loop): loop for loop in facts.loops}
+        self._conditions: dict[Guard, tuple[Any, tuple[str, Any] | None]] = {}
 
     # -- state --------------------------------------------------------------------------
     def position(self, loop: Loop) -> int:
@@ -275,9 +306,8 @@ class Evaluator:
         data or cannot be expressed (the caller then assumes they run)."""
         result: bool | None = True
         for guard in guards:
-            rel = self.facts.evaluator.sym(guard.cond, guard.scope)
             try:
-                value = self.substitute(rel) if rel is not None else None
+                value = self._decide(guard)
             except NotStatic:
                 value = None
             if value is not sympy.true and value is not sympy.false:
@@ -287,9 +317,29 @@ class Evaluator:
                 return False
         return result
 
+    def _decide(self, guard: Guard) -> Any:
+        """The condition of `guard` for the current units and iterations: sympy.true or
+        sympy.false when decided. A comparison is decided from the sign of the difference
+        of its sides: a warp's lanes decide each `if` once per lane, and building a
+        SymPy relation of two numbers costs five times more."""
+        if guard not in self._conditions:
+            rel = self.facts.evaluator.sym(guard.cond, guard.scope)
+            self._conditions[guard] = (rel, _difference(rel))
+        rel, difference = self._conditions[guard]
+        if rel is None:
+            return None
+        if difference is not None:
+            op, expr = difference
+            sign = _sign(self.substitute(expr))
+            if sign is not None:
+                return sympy.true if _SIGN_HOLDS[op](sign) else sympy.false
+        return self.substitute(rel)
+
     def substitute(self, expr: Any) -> Any:
         """`expr` with the user's values and the current positions of the loops put in:
         a number, or a truth value for a condition."""
+        if spent():
+            raise OutOfTime
         expr = sympy.sympify(expr)
         subs: dict[Any, Any] = {}
         missing: set[str] = set()

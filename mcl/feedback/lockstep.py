@@ -414,6 +414,7 @@ def divergence_messages(kernel: Kernel) -> list[Message]:
         return []
     messages = []
     missing: set[str] = set()
+    reaching: dict[tuple[tuple[Loop, ...], tuple[Guard, ...]], list[Lanes]] = {}
     for item in kernel.facts.items:
         if item.kind != "if" or item.on_host:
             continue
@@ -421,7 +422,8 @@ def divergence_messages(kernel: Kernel) -> list[Message]:
         guard = Guard(node, True, item.scope)
         walk = LockstepWalk(kernel, warp, item.loops)
         try:
-            split = _split(kernel, walk, item.guards, guard)
+            split = _split(kernel, walk, _active_lanes(kernel, walk, tuple(item.guards), reaching),
+                           guard)
         except MissingValues as exc:
             missing.update(exc.names)
             continue
@@ -454,12 +456,39 @@ def divergence_messages(kernel: Kernel) -> list[Message]:
     return messages
 
 
-def _split(kernel: Kernel, walk: LockstepWalk, outer: Sequence[Guard], guard: Guard
+def _active_lanes(kernel: Kernel, walk: LockstepWalk, guards: tuple[Guard, ...],
+                  known: dict[tuple[tuple[Loop, ...], tuple[Guard, ...]], list[Lanes]]
+                  ) -> list[Lanes]:
+    """`walk.lanes(guards, every=True)`, from the lanes active under all guards but the
+    last (`known`, by loops and guards): the `if`s of a nest share the guards around
+    them, so each lane decides each condition once, not once per `if` inside it."""
+    key = (tuple(walk.cursor.loops), guards)
+    if key not in known:
+        if not guards:
+            known[key] = list(walk.lanes((), every=True))
+        else:
+            found = []
+            for lanes in _active_lanes(kernel, walk, guards[:-1], known):
+                kept = []
+                try:
+                    for lane in lanes.active:
+                        walk.at(lanes, lane)
+                        if kernel.evaluator.holds(guards[-1:]) is not False:
+                            kept.append(lane)
+                finally:
+                    walk.reset()
+                if kept:
+                    found.append(Lanes(lanes.group, lanes.size, tuple(kept)))
+            known[key] = found
+    return known[key]
+
+
+def _split(kernel: Kernel, walk: LockstepWalk, active: list[Lanes], guard: Guard
            ) -> tuple[Lanes, int] | None:
-    """The lock-step group where the active lanes split most evenly on `guard`, with the
-    number that take it; None when no group splits (or a lane cannot be decided)."""
+    """The lock-step group where the `active` lanes split most evenly on `guard`, with
+    the number that take it; None when no group splits (or a lane cannot be decided)."""
     best: tuple[Lanes, int] | None = None
-    for lanes in list(walk.lanes(outer, every=True)):
+    for lanes in active:
         taken = 0
         for lane in lanes.active:
             walk.at(lanes, lane)

@@ -16,7 +16,7 @@ from mcl.diagnostics import Diagnostic, error
 from mcl.mcpl import ast
 from mcl.mcpl.constfold import Constant, FoldError, fold_binary, fold_unary
 from mcl.mcpl.extents import extent_errors
-from mcl.mcpl.printer import print_expr
+from mcl.mcpl.printer import print_expr, print_stmt
 
 
 def value_errors(function: ast.Function, values: Mapping[str, Constant]) -> list[Diagnostic]:
@@ -50,7 +50,40 @@ def value_errors(function: ast.Function, values: Mapping[str, Constant]) -> list
                     node.count.span or node.span,
                     "a foreach count must be at least 1",
                 ))
+        elif isinstance(node, ast.For):
+            diags += _endless_loop(node, known)
     return diags + extent_errors(function, known)
+
+
+def _endless_loop(loop: ast.For, values: Mapping[str, Constant]) -> list[Diagnostic]:
+    """A multiplying loop (`k *= 2`, `k <<= 1`) whose start the values make 0, or
+    negative under `k < b`: the variable never grows, so the loop does not end where its
+    condition holds. The trip count ceiling(log_f(b / start)) of the analyses holds only
+    for a start above 0 (integer parameters are sizes, taken to be positive)."""
+    from mcl.feedback.facts.symbolic import _normalise_cond, _step
+
+    init = loop.init.init if isinstance(loop.init, ast.Decl) else loop.init.value
+    step, cond = _step(loop.step, loop.var), _normalise_cond(loop.cond, loop.var)
+    if init is None or step is None or step[0] != "mul" or not _shown(init, values):
+        return []
+    start, factor = _value(init, values), _value(step[1], values)
+    if not isinstance(start, int):
+        return []
+    if start == 0:
+        why = "leaves it there"
+    elif start < 0 and isinstance(factor, int) and factor > 1 and cond is not None \
+            and cond[0] in ("<", "<="):
+        why = "only makes it smaller"
+    else:
+        return []
+    return [error(
+        "values-endless-loop",
+        f"with {_shown(init, values)}, '{loop.var}' starts at {start} and "
+        f"'{print_stmt(loop.step).rstrip(';')}' {why}: the loop does not end for a unit where "
+        f"'{print_expr(loop.cond)}' holds",
+        init.span or loop.span,
+        "a loop that multiplies its variable needs a start above 0",
+    )]
 
 
 def _type_errors(function: ast.Function, values: Mapping[str, Constant]) -> list[Diagnostic]:

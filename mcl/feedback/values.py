@@ -72,7 +72,11 @@ def evaluate(expr: Any, values: Mapping[str, Number]) -> Value:
         number, estimated = sum_number(expr, subs)
         return Value(expr, None if number is None else to_number(number), (), estimated)
     # xreplace: plain symbol-for-number replacement, much faster than subs
-    result = expr.xreplace({s: sympy.sympify(v) for s, v in subs.items()}) if subs else expr
+    try:
+        result = expr.xreplace({s: sympy.sympify(v) for s, v in subs.items()}) if subs else expr
+    except (TypeError, ValueError, ZeroDivisionError):
+        # a value outside a closed form's domain: `Max(1, n/m)` with m = 0 is not a number
+        return Value(expr, None, ())
     return Value(expr, to_number(result), ())
 
 

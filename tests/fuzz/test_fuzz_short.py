@@ -37,7 +37,7 @@ def _mcpl_input(base: tuple[str, str], rng: random.Random, soup: bool) -> tuple[
 
 
 def _assert_no_failure(outcome: fuzz.Outcome, text: str) -> None:
-    assert outcome.kind not in ("crash", "hang"), (
+    assert outcome.kind not in fuzz.FAILURES, (
         f"{outcome.kind} in `mcl {outcome.stage}`:\n{outcome.detail}\n--- input ---\n{text}")
 
 
@@ -111,6 +111,27 @@ def test_a_hang_is_a_failure(wait: str) -> None:
         stop.set()
     assert status is None and time.monotonic() - start < 10
     assert fuzz._failure(["check"], status, "") == fuzz.Outcome("hang", "check", "")
+
+
+@pytest.mark.parametrize("end", ["abort", "segfault"])
+def test_a_signal_is_a_failure_of_its_own_and_the_campaign_goes_on(end: str) -> None:
+    """A command that dies of a signal (a driver's SIGSEGV, glibc's abort on a corrupted
+    heap) runs in a child: the fuzzer reports it and carries on."""
+    import os
+    import signal
+
+    from mcl.commands import check
+
+    number = signal.SIGABRT if end == "abort" else signal.SIGSEGV
+    original = check.run
+    check.run = lambda args: os.kill(os.getpid(), number) or 0  # type: ignore[assignment]
+    try:
+        status, err = fuzz.run_command(["check", "x.mcpl"], budget=5)
+    finally:
+        check.run = original
+    assert status == -number and signal.Signals(number).name in err
+    assert fuzz._failure(["check"], status, err).kind == "signal"
+    assert fuzz.run_command(["check", "--help"], budget=5)[0] == 0
 
 
 def test_mutations_change_the_input_and_stay_reproducible() -> None:

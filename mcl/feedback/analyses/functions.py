@@ -26,14 +26,16 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from importlib.metadata import entry_points
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from mcl.feedback.analysis import AnalysisContext
+from mcl.feedback.budget import budget, default_seconds
 from mcl.feedback.codes import MessageCode
-from mcl.feedback.kernel_api import Kernel, MissingValues, NotStatic
+from mcl.feedback.kernel_api import Kernel, MissingValues, NotStatic, OutOfTime
 from mcl.feedback.messages import Message, Severity
 from mcl.hdl.model import DeviceNode, HardwareDescription
 
@@ -187,6 +189,8 @@ def call_function(name: str, fn: FeedbackFunction, kernel: Kernel,
             needs[name] = exc.names
             return []
         return [_needs_values(kernel, [name], list(exc.names))]
+    except OutOfTime:
+        return []  # the caller reports it (feedback_function_messages)
     except NotStatic as exc:
         return [kernel.message(f"performance feedback function {name} cannot complete its "
                                f"analysis: {exc}", severity=Severity.WARNING,
@@ -202,26 +206,49 @@ def feedback_function_messages(facts: Any, values: Mapping[str, Any]) -> list[Me
     hwd = facts.hwd
     messages: list[Message] = []
     needs: dict[str, tuple[str, ...]] = {}
-    for name, node in hwd.feedback_functions():
-        kernel = Kernel(facts, values, node, name)
-        try:
-            fn, searched = find_function(name, hwd, node)
-        except ModuleLoadError as exc:
-            messages.append(kernel.message(
-                f"cannot load the module of performance feedback function {name}: {exc}",
-                severity=Severity.WARNING, code="function-module-error"))
-            continue
-        if fn is None:
-            messages.append(kernel.message(
-                f"{hwd.name} names performance feedback function {name}{_where(node)}, but "
-                "no Python function of that name was found", severity=Severity.WARNING,
-                code="function-missing", hint="looked in " + "; ".join(searched)))
-            continue
-        messages += call_function(name, fn, kernel, needs)
+    with budget(FUNCTIONS_BUDGET * default_seconds()) as spending:
+        for name, node in hwd.feedback_functions():
+            spending.cut = False
+            found = _function_messages(facts, values, name, node, needs)
+            if spending.cut:
+                found = [replace(m, approximate=True) for m in found] + [Kernel(
+                    facts, values, node, name).message(
+                    f"performance feedback function {name} ran out of its time budget "
+                    f"({spending.seconds:g} s of CPU time, for all the description's "
+                    "functions together) and was stopped: what it found before is marked "
+                    "approximate", severity=Severity.WARNING, code="feedback-budget",
+                    hint="set MCL_FEEDBACK_BUDGET=SECONDS for a larger budget")]
+            messages += found
     if needs:  # one request for every function that needs values (fermi's two: one warning)
         kernel = Kernel(facts, values, None, "")
         messages.append(_needs_values(kernel, list(needs), sorted(set().union(*needs.values()))))
     return messages
+
+
+# The feedback functions of one kernel may use this many times the budget of the
+# analyses (mcl.feedback.budget) together: a function decides each warp's lanes one by one
+# (mcl.feedback.lockstep), seconds for the shipped kernels' largest blocks, and has no
+# cheap fallback but stopping.
+FUNCTIONS_BUDGET = 5
+
+
+def _function_messages(facts: Any, values: Mapping[str, Any], name: str, node: DeviceNode,
+                       needs: dict[str, tuple[str, ...]]) -> list[Message]:
+    """The messages of one function the description names (or why there are none)."""
+    hwd = facts.hwd
+    kernel = Kernel(facts, values, node, name)
+    try:
+        fn, searched = find_function(name, hwd, node)
+    except ModuleLoadError as exc:
+        return [kernel.message(
+            f"cannot load the module of performance feedback function {name}: {exc}",
+            severity=Severity.WARNING, code="function-module-error")]
+    if fn is None:
+        return [kernel.message(
+            f"{hwd.name} names performance feedback function {name}{_where(node)}, but "
+            "no Python function of that name was found", severity=Severity.WARNING,
+            code="function-missing", hint="looked in " + "; ".join(searched))]
+    return call_function(name, fn, kernel, needs)
 
 
 def names_functions(hwd: HardwareDescription) -> bool:

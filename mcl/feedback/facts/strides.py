@@ -49,7 +49,10 @@ def compare(a: Any, op: str, b: Any, values: Mapping[str, Any] | None = None
     of two ceilings and asking it costs a hundred times more."""
     difference = sympy.expand(sympy.sympify(a) - sympy.sympify(b))
     if values and difference.free_symbols:
-        difference = difference.xreplace(by_name(difference, values))
+        try:
+            difference = difference.xreplace(by_name(difference, values))
+        except (TypeError, ValueError, ZeroDivisionError):
+            return None  # a value outside a closed form's domain (`Max(1, n/m)`, m = 0)
     if difference.is_number:
         try:
             sign = _SIGN[op](complex(difference).real)

@@ -64,11 +64,16 @@ def sum_number(expr: Any, values: Mapping[Any, Any] | None = None, points: int =
     budget = _Budget(points)
     env = {s: float(v) for s, v in (values or {}).items()}
     try:
-        value = _value(sympy.sympify(expr), env, 1, budget)
+        # numpy's warnings on a division by 0 or a log of 0 would reach the user's
+        # terminal; a value that is not finite is no count (None) instead
+        with np.errstate(all="ignore"):
+            value = _scalar(_value(sympy.sympify(expr), env, 1, budget))
     except (TypeError, ValueError, ArithmeticError, AttributeError, NameError,
             NotImplementedError, KeyError):
         return None, False
-    return _scalar(value), budget.approximate
+    if isinstance(value, float) and not np.isfinite(value):
+        return None, False
+    return value, budget.approximate
 
 
 def _value(e: Any, env: dict[Any, Any], rows: int, budget: _Budget) -> Any:

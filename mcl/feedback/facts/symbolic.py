@@ -592,7 +592,9 @@ def identical(a: Any, b: Any) -> bool:
             continue
     if spent():
         return False  # not proven: the callers take their approximate path
-    return sympy.simplify(difference) == 0
+    # doit=False: SymPy would otherwise try to add up every Sum in it symbolically, which
+    # has no bound (a nested geometric loop with a float-dependent bound ran for minutes)
+    return sympy.simplify(difference, doit=False) == 0
 
 
 def at_least(a: Any, b: Any) -> bool:
