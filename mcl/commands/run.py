@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mcl.commands import run_multi
 from mcl.commands.options import (
     add_backend_argument,
     add_define_argument,
@@ -105,6 +106,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     add_include_argument(p)
     add_hwd_path_argument(p)
+    run_multi.add_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -162,7 +164,7 @@ def prepare(args: argparse.Namespace) -> PreparedRun:
         _raise_errors(extent_errors(source_function or function,
                                     {**reference.sizes, **overrides}))
     device = None
-    if args.target:
+    if args.target and not run_multi.is_multi(args):  # several devices: each worker's own
         device = _select_device(args, library)
     # Memory first: a run at the paper's sizes that cannot fit is an error with the figures
     # before anything is allocated, not a MemoryError or a driver failure halfway through.
@@ -370,10 +372,14 @@ def run(args: argparse.Namespace) -> int:
         if args.repeat < 1:
             raise MclError(error("run-repeat", "--repeat needs a positive count", None))
         prepared = prepare(args)
-        result = execute_opencl(
-            prepared, args.target, args.device, args.repeat, not args.no_tuned, args.backend
-        )
-        report_opencl(prepared, args.target, result, args.repeat)
+        if run_multi.is_multi(args):
+            result = run_multi.execute_multi(prepared, args)
+            run_multi.report_multi(prepared, args.target, result, args.repeat)
+        else:
+            result = execute_opencl(
+                prepared, args.target, args.device, args.repeat, not args.no_tuned,
+                args.backend)
+            report_opencl(prepared, args.target, result, args.repeat)
         if not args.verify:
             return 0
         how = f"{'CUDA' if args.backend == 'cuda' else 'OpenCL'} {args.target}"
@@ -412,8 +418,12 @@ def run_json(args: argparse.Namespace) -> int:
     if args.repeat < 1:
         raise MclError(error("run-repeat", "--repeat needs a positive count", None))
     prepared = prepare(args)
+    multi = None
     with contextlib.redirect_stdout(sys.stderr):
-        if args.target:
+        if args.target and run_multi.is_multi(args):
+            multi = run_multi.execute_multi(prepared, args)
+            outputs, seconds, device = multi.outputs, multi.kernel_time_s, multi.device
+        elif args.target:
             result = execute_opencl(prepared, args.target, args.device, args.repeat,
                                     not args.no_tuned, args.backend)
             outputs, seconds, device = result.outputs, result.kernel_time_s, result.device
@@ -445,6 +455,8 @@ def run_json(args: argparse.Namespace) -> int:
                     for c in checks],
         "roofline": asdict(reached) if reached is not None else None,
     }
+    if multi is not None:
+        document["multi"] = run_multi.devices_document(multi)
     print(json.dumps(document, indent=2))
     return 1 if checked and not document["verified"] else 0
 

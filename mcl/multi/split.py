@@ -185,7 +185,7 @@ class _Walk:
                 touched.unbounded_write = touched.unbounded_write or arg
 
     def read(self, node: ast.Index, env: Env) -> None:
-        touched = self.touched[node.base.name]  # type: ignore[attr-defined]
+        touched = self.touched[_base(node)]
         rows = interval_of(node.indices[0], env)
         if rows is None:
             touched.unbounded_read = True
@@ -195,9 +195,9 @@ class _Walk:
 
     def write(self, target: ast.Expr, env: Env, atomic: bool) -> None:
         element = _element(target)
-        if element is None or element.base.name not in self.arrays:  # type: ignore[attr-defined]
+        if element is None or _base(element) not in self.arrays:
             return
-        touched = self.touched[element.base.name]  # type: ignore[attr-defined]
+        touched = self.touched[_base(element)]
         if atomic:
             touched.atomic = touched.atomic or element
         else:
@@ -207,6 +207,11 @@ class _Walk:
             touched.unbounded_write = touched.unbounded_write or element
         else:
             touched.writes = _hull(touched.writes, rows)
+
+
+def _base(element: ast.Index) -> str:
+    """The array an access `x[i, ...]` reads or writes."""
+    return element.base.name if isinstance(element.base, ast.Name) else ""
 
 
 def _element(target: ast.Expr) -> ast.Index | None:
@@ -343,7 +348,7 @@ def _first_write(function: ast.Function, array: str) -> ast.Index | None:
     for node in ast.walk(function.body):
         target = node.target if isinstance(node, ast.Assign | ast.IncDec) else None
         element = _element(target) if target is not None else None
-        if element is not None and element.base.name == array:  # type: ignore[attr-defined]
+        if element is not None and _base(element) == array:
             return element
     return None
 

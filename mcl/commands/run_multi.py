@@ -1,0 +1,87 @@
+"""`mcl run FILE --target LEAF --devices LIST|all [--scheduler ADDRESS]`: one kernel split
+across several devices on Dask (mcl.multi; docs/scaling.md). `mcl run` calls these for
+`--devices` or `--scheduler`; preparing the inputs and verifying the outputs are its own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from mcl.diagnostics import MclError, error
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--devices", metavar="LIST",
+        help="with --target: split the kernel's blocks across several devices, one Dask "
+        "worker each: device specs as --device takes them, comma-separated (0,1; a CPU "
+        "named twice is shared), or `all` (docs/scaling.md)")
+    p.add_argument(
+        "--scheduler", metavar="ADDRESS",
+        help="with --target: split the kernel across the workers of this running Dask "
+        "cluster (e.g. tcp://node1:8786, started by dask-jobqueue) instead of a local one")
+
+
+def is_multi(args: argparse.Namespace) -> bool:
+    return bool(getattr(args, "devices", None) or getattr(args, "scheduler", None))
+
+
+def execute_multi(prepared: Any, args: argparse.Namespace) -> Any:
+    """Split the prepared kernel, run its ranges on the cluster, assemble the outputs:
+    an `mcl.multi.run.MultiResult`."""
+    from mcl.codegen import generate_module
+    from mcl.codegen.mapping import load_mapping
+    from mcl.multi.cluster import connect, device_slots
+    from mcl.multi.run import run_split
+    from mcl.multi.split import split_program
+
+    if getattr(args, "backend", "opencl") != "opencl":
+        raise MclError(error("run-devices-backend", "--devices and --scheduler run OpenCL "
+                             "kernels", hint="leave out --backend cuda"))
+    mapping = load_mapping(prepared.library.get(args.target))
+    slots = None if args.scheduler else device_slots(args.devices, mapping.device_type)
+    with prepared.timings.step("build", f"splitting {prepared.function} and generating "
+                               f"OpenCL for {args.target}"):
+        split = split_program(prepared.program, prepared.function, args.target,
+                              prepared.library, prepared.args)
+        generated = generate_module(split.program, args.target, prepared.library)
+
+    def tell(line: str) -> None:
+        print(f"mcl run: {line}", file=sys.stderr, flush=True)
+
+    with connect(slots, args.scheduler) as client:
+        return run_split(client, split, generated, prepared.function, prepared.args,
+                         args.repeat, tell)
+
+
+def report_multi(prepared: Any, target: str, result: Any, repeat: int) -> None:
+    """The kernel time of the slowest device and the rate, then a line per device."""
+    from rich.console import Console
+
+    from mcl.multi.run import describe_devices
+    from mcl.verify import format_rate
+
+    seconds = result.kernel_time_s
+    sizes = " ".join(f"{k}={v}" for k, v in prepared.sizes.items())
+    line = (f"{prepared.function} ({target}) on {sizes}: kernel time {seconds * 1e3:.3f} ms "
+            "(the slowest device)")
+    if repeat > 1:
+        line += f" (median of {repeat})"
+    rate = format_rate(prepared.reference.work(prepared.sizes), seconds)
+    if rate:
+        line += f", {rate}"
+    print(f"{line} on {result.device}; end to end {result.end_to_end_s * 1e3:.1f} ms")
+    for device_line in describe_devices(result):
+        print(device_line)
+    Console(highlight=False).print(f"  apart from the kernel: {prepared.timings.text()}")
+
+
+def devices_document(result: Any) -> dict[str, Any]:
+    """The `multi` member of `mcl run --format json`."""
+    from dataclasses import asdict
+
+    return {"blocks": result.blocks, "end_to_end_s": result.end_to_end_s,
+            "calibrated": result.calibrated,
+            "devices": [asdict(d) for d in result.devices]}
