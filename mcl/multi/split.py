@@ -104,7 +104,7 @@ class _Walk:
                 self.loop(s, env)
             case ast.If(cond=cond, then=then, orelse=orelse):
                 self.expr(cond, env)
-                self.stmt(then, env)
+                self.stmt(then, _narrowed(cond, env))
                 self.stmt(orelse, env)
             case ast.Assign(target=target, op=op, value=value):
                 self.write(target, env, atomic=False)
@@ -207,6 +207,39 @@ class _Walk:
             touched.unbounded_write = touched.unbounded_write or element
         else:
             touched.writes = _hull(touched.writes, rows)
+
+
+_FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "=="}
+
+
+def _narrowed(cond: ast.Expr, env: dict[str, Interval | None]) -> dict[str, Interval | None]:
+    """`env` where `cond` holds: each conjunct `name < bound` (<=, >, >=, ==, either
+    side) narrows the name's interval (`if (t < ROWS && ...)` around a write)."""
+    out = dict(env)
+    conjuncts = [cond]
+    while conjuncts:
+        c = conjuncts.pop()
+        if not isinstance(c, ast.Binary):
+            continue
+        if c.op == "&&":
+            conjuncts += [c.left, c.right]
+            continue
+        if c.op not in _FLIPPED:
+            continue
+        name, op, other = ((c.left, c.op, c.right) if isinstance(c.left, ast.Name)
+                           else (c.right, _FLIPPED[c.op], c.left))
+        if not isinstance(name, ast.Name):
+            continue
+        now, bound = out.get(name.name), interval_of(other, out)
+        if now is None or bound is None:
+            continue
+        lo, hi = now.lo, now.hi
+        if op in ("<", "<=", "=="):
+            hi = min(hi, bound.hi - (op == "<"))
+        if op in (">", ">=", "=="):
+            lo = max(lo, bound.lo + (op == ">"))
+        out[name.name] = Interval(lo, max(lo, hi))
+    return out
 
 
 def _base(element: ast.Index) -> str:
