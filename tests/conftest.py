@@ -22,6 +22,8 @@ SLOW_MODULES = (
     "tests/oclgrind/",
     "tests/kernels/",
     "tests/tune/",
+    "tests/multi/test_multi_run.py",
+    "tests/multi/test_split_kernels.py",
     "tests/fuzz/",
     "tests/codegen/test_codegen_cuda.py",
     "tests/codegen/test_codegen_cuda_cli.py",

@@ -95,7 +95,8 @@ def connect(slots: list[DeviceSlot] | None, scheduler: str | None) -> Iterator[A
         for i, slot in enumerate(slots)}
     cluster = SpecCluster(
         workers=workers,
-        scheduler={"cls": Scheduler, "options": {"host": "127.0.0.1", "dashboard_address": None}},
+        scheduler={"cls": Scheduler, "options": {"host": "127.0.0.1", "dashboard": False,
+                                               "dashboard_address": "127.0.0.1:0"}},
         silence_logs=logging.ERROR)
     try:
         with Client(cluster) as client:

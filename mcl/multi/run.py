@@ -72,7 +72,7 @@ def run_split(client: Any, split: Split, generated: Any, function: str,
     """Run `split` (generated once as `generated`) on every worker of `client`."""
     from mcl.multi import worker as w
 
-    addresses = sorted(client.scheduler_info()["workers"])
+    addresses = sorted(workers(client))
     if not addresses:
         raise MclError(error("run-no-workers", "the Dask cluster has no workers",
                              hint="start workers (`dask worker ADDRESS`) or leave out "
@@ -130,6 +130,14 @@ def _run_pieces(client: Any, split: Split, shared: Any, function: str,
         f"to device {r.to_device_s * 1e3:.3f} ms, from device {r.from_device_s * 1e3:.3f} ms"))
 
 
+def workers(client: Any) -> set[str]:
+    """The addresses of the cluster's workers, asked of the scheduler now (the client's
+    `scheduler_info()` returns a cache that a background refresh without the workers
+    may just have replaced)."""
+    identity = client.sync(client.scheduler.identity, n_workers=-1)
+    return set(identity.get("workers", {}))
+
+
 def _gather(client: Any, futures: Mapping[Any, str], what: Mapping[str, str],
             done: Callable[[str, Any], None] | None = None) -> dict[str, Any]:
     """The result of each future by worker, watching that every worker still holding one
@@ -142,13 +150,13 @@ def _gather(client: Any, futures: Mapping[Any, str], what: Mapping[str, str],
                 continue
             del pending[future]
             if future.status != "finished":
-                _raise_failure(future, address, what[address])
+                _raise_failure(client, future, address, what[address])
             results[address] = future.result()
             if done is not None:
                 done(address, results[address])
         if not pending:
             break
-        alive = set(client.scheduler_info()["workers"])
+        alive = workers(client)
         lost = [a for a in pending.values() if a not in alive]
         if lost:
             for future in pending:
@@ -158,14 +166,17 @@ def _gather(client: Any, futures: Mapping[Any, str], what: Mapping[str, str],
     return results
 
 
-def _raise_failure(future: Any, address: str, doing: str) -> None:
+def _raise_failure(client: Any, future: Any, address: str, doing: str) -> None:
+    """The error of a failed future: the worker's own MclError, or a lost worker (its
+    data gone with it, whatever Dask calls the failure), or the exception in one line."""
     from distributed.core import CommClosedError
     from distributed.scheduler import KilledWorker
 
     exception = future.exception()
     if isinstance(exception, MclError):
         raise exception
-    if isinstance(exception, KilledWorker | CommClosedError):
+    if isinstance(exception, KilledWorker | CommClosedError) \
+            or address not in workers(client):
         raise _lost(address, doing)
     raise MclError(error("run-worker-failed", f"worker {address} failed while {doing}: "
                          f"{type(exception).__name__}: {exception}"))

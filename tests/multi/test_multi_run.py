@@ -1,0 +1,94 @@
+"""`mcl run --devices` / `--scheduler` on a real Dask cluster: two worker processes, each
+on a share of the CPU through PoCL, run matmul, convolution, histogram and Black-Scholes
+split between them and verify the assembled outputs; an unsplittable kernel gets its one
+line; a worker killed mid-run ends the run with one error and no output."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from mcl.cli import main
+from mcl.codegen import generate_module, select_device
+from mcl.codegen.runner import list_devices
+from mcl.diagnostics import MclError
+from mcl.multi.cluster import connect, device_slots
+from mcl.multi.run import run_split, workers
+from mcl.multi.split import split_program
+from mcl.resources import kernels_dir
+
+from .support import CASES, case, library
+
+
+def default_twice() -> str:
+    """The default device named twice: two workers sharing the CPU."""
+    default = select_device(None)
+    index = next(i for i, (_, d) in enumerate(list_devices()) if d.int_ptr == default.int_ptr)
+    return f"{index},{index}"
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Any]:
+    with connect(device_slots(default_twice(), "cpu"), None) as client:
+        yield client
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_split_run_verifies(name: str, cluster: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    relative, sizes = CASES[name]
+    defines = [a for k, v in sizes.items() for a in ("-D", f"{k}={v}")]
+    argv = ["run", str(kernels_dir() / relative), "--target", "hopper", *defines, "--verify",
+            "--scheduler", cluster.scheduler.address, "--format", "json"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    document = json.loads(captured.out)
+    assert document["verified"] is True
+    devices = document["multi"]["devices"]
+    assert len(devices) == 2 and all(d["count"] > 0 for d in devices)
+    assert sum(d["count"] for d in devices) == document["multi"]["blocks"]
+    assert document["seconds"] == max(d["kernel_s"] for d in devices)
+    assert captured.err.count(" done, kernel ") == 2  # progress per device
+
+
+def test_unsplittable_kernel_gets_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    transpose = kernels_dir() / "transpose" / "perfect.mcpl"
+    argv = ["run", str(transpose), "--target", "hopper", "-D", "n=300", "--verify",
+            "--devices", default_twice()]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert "error: cannot split 'transpose' across devices: 'b[j, i]' of array 'b'" in err
+    assert "Traceback" not in err
+
+
+def test_killed_worker_gives_an_error_and_no_output() -> None:
+    program, reference, _, inputs, _, _ = case("blackscholes")
+    split = split_program(program, reference.function, "hopper", library(), inputs)
+    generated = generate_module(split.program, "hopper", library())
+    with connect(device_slots(default_twice(), "cpu"), None) as client:
+        pids = client.run(os.getpid)
+        killed: list[str] = []
+
+        def tell(line: str) -> None:
+            """Kill the first worker as soon as its range is sent, and wait until the
+            scheduler knows."""
+            if " sent" in line and not killed:
+                address = line.split("[", 1)[1].split("]", 1)[0]
+                os.kill(pids[address], signal.SIGKILL)
+                killed.append(address)
+                deadline = time.monotonic() + 30
+                while address in workers(client):
+                    assert time.monotonic() < deadline
+                    time.sleep(0.05)
+
+        with pytest.raises(MclError) as caught:
+            run_split(client, split, generated, reference.function, inputs, 1, tell)
+    (diagnostic,) = caught.value.diagnostics
+    assert diagnostic.code == "run-worker-lost"
+    assert killed and killed[0] in diagnostic.message, diagnostic.message
+    assert "no output was assembled" in diagnostic.message
