@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+import jsonschema
 import pytest
 
 from mcl.cli import main
@@ -22,6 +23,7 @@ from mcl.multi.cluster import connect, device_slots
 from mcl.multi.run import run_split, workers
 from mcl.multi.split import split_program
 from mcl.resources import kernels_dir
+from mcl.schemas import load_schema
 
 from .support import CASES, case, library
 
@@ -48,6 +50,7 @@ def test_split_run_verifies(name: str, cluster: Any, capsys: pytest.CaptureFixtu
     assert main(argv) == 0
     captured = capsys.readouterr()
     document = json.loads(captured.out)
+    jsonschema.validate(document, load_schema("run"))
     assert document["verified"] is True
     devices = document["multi"]["devices"]
     assert len(devices) == 2 and all(d["count"] > 0 for d in devices)
