@@ -24,6 +24,7 @@ SLOW_MODULES = (
     "tests/tune/",
     "tests/multi/test_multi_run.py",
     "tests/multi/test_split_kernels.py",
+    "tests/multi/test_multi_tune.py",
     "tests/fuzz/",
     "tests/codegen/test_codegen_cuda.py",
     "tests/codegen/test_codegen_cuda_cli.py",

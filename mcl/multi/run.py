@@ -77,7 +77,7 @@ def run_split(client: Any, split: Split, generated: Any, function: str,
         raise MclError(error("run-no-workers", "the Dask cluster has no workers",
                              hint="start workers (`dask worker ADDRESS`) or leave out "
                              "--scheduler to let mcl start them"))
-    names = _gather(client, {client.submit(w.device_name, workers=[a], pure=False,
+    names = gather(client, {client.submit(w.device_name, workers=[a], pure=False,
                                            allow_other_workers=False): a
                              for a in addresses}, {a: "naming its device" for a in addresses})
     shared = client.scatter(generated, broadcast=True, hash=False)
@@ -125,7 +125,7 @@ def _run_pieces(client: Any, split: Split, shared: Any, function: str,
                               pure=False, allow_other_workers=False)] = a
         what[a] = f"blocks {piece.first}..{piece.first + piece.count - 1}"
         tell(f"{names[a]} [{a}]: {what[a]} of {split.blocks} sent")
-    return _gather(client, futures, what, lambda a, r: tell(
+    return gather(client, futures, what, lambda a, r: tell(
         f"{names[a]} [{a}]: {what[a]} done, kernel {r.kernel_s * 1e3:.3f} ms, "
         f"to device {r.to_device_s * 1e3:.3f} ms, from device {r.from_device_s * 1e3:.3f} ms"))
 
@@ -138,7 +138,7 @@ def workers(client: Any) -> set[str]:
     return set(identity.get("workers", {}))
 
 
-def _gather(client: Any, futures: Mapping[Any, str], what: Mapping[str, str],
+def gather(client: Any, futures: Mapping[Any, str], what: Mapping[str, str],
             done: Callable[[str, Any], None] | None = None) -> dict[str, Any]:
     """The result of each future by worker, watching that every worker still holding one
     is alive: a lost worker ends the run (MclError) instead of waiting for ever."""
