@@ -26,6 +26,9 @@ from mcl.multi.split import Piece, Split, ranges
 # The calibration run's share of the blocks: a few per worker, enough for a kernel
 # time well above the launch overhead, little next to the run itself.
 CALIBRATION_SHARE = 8
+# Calibration repetitions: the median of three leaves out the first launch, which PoCL
+# and NVIDIA's driver may spend compiling or touching cold memory.
+CALIBRATION_REPEAT = 3
 POLL_S = 0.05
 
 
@@ -90,8 +93,8 @@ def run_split(client: Any, split: Split, generated: Any, function: str,
              f"{len(addresses)} devices")
         trial = {a: split.piece(min(i * count, blocks - count), count)
                  for i, a in enumerate(addresses)}
-        measured = _run_pieces(client, split, shared, function, args, 1, trial, names,
-                               lambda _: None)
+        measured = _run_pieces(client, split, shared, function, args, CALIBRATION_REPEAT,
+                               trial, names, lambda _: None)
         for a, result in measured.items():
             speeds[a] = count / max(result.kernel_s, 1e-9)
     weights = [speeds[a] or 1.0 for a in addresses]

@@ -95,3 +95,26 @@ def test_killed_worker_gives_an_error_and_no_output() -> None:
     assert diagnostic.code == "run-worker-lost"
     assert killed and killed[0] in diagnostic.message, diagnostic.message
     assert "no output was assembled" in diagnostic.message
+
+
+def test_unlike_devices_are_calibrated(capsys: pytest.CaptureFixture[str]) -> None:
+    """The system's PoCL beside the bundled one (scripts/test installs pocl-opencl-icd):
+    two device names, so a calibration run sizes the ranges."""
+    named: dict[str, int] = {}
+    for info, _ in list_devices():
+        named.setdefault(info.name, info.index)
+    if len(named) < 2:
+        pytest.skip("needs two OpenCL devices of different names (pocl-opencl-icd beside "
+                    "the bundled PoCL, as scripts/test installs)")
+    first, second = list(named.values())[:2]
+    relative, sizes = CASES["blackscholes"]
+    defines = [a for k, v in sizes.items() for a in ("-D", f"{k}={v}")]
+    argv = ["run", str(kernels_dir() / relative), "--target", "hopper", *defines, "--verify",
+            "--devices", f"{first},{second}", "--format", "json"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    document = json.loads(captured.out)
+    assert document["verified"] is True and document["multi"]["calibrated"] is True
+    assert "calibrating:" in captured.err
+    speeds = [d["blocks_per_s"] for d in document["multi"]["devices"]]
+    assert speeds and all(s is not None and s > 0 for s in speeds)
