@@ -366,7 +366,7 @@ def run_roofline(prepared: PreparedRun, target: str, seconds: float) -> Any:
 def run(args: argparse.Namespace) -> int:
     if getattr(args, "format", "text") == "json":
         return run_json(args)
-    if args.target:
+    if args.target or run_multi.is_multi(args):
         if args.interp:
             raise MclError(error("run-executor", "choose one of --interp and --target", None))
         if args.repeat < 1:

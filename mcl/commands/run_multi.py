@@ -37,6 +37,9 @@ def execute_multi(prepared: Any, args: argparse.Namespace) -> Any:
     from mcl.multi.run import run_split
     from mcl.multi.split import split_program
 
+    if not args.target:
+        raise MclError(error("run-devices-target", "--devices and --scheduler split a "
+                             "generated kernel", hint="add --target LEAF"))
     if getattr(args, "backend", "opencl") != "opencl":
         raise MclError(error("run-devices-backend", "--devices and --scheduler run OpenCL "
                              "kernels", hint="leave out --backend cuda"))
@@ -47,6 +50,11 @@ def execute_multi(prepared: Any, args: argparse.Namespace) -> Any:
         split = split_program(prepared.program, prepared.function, args.target,
                               prepared.library, prepared.args)
         generated = generate_module(split.program, args.target, prepared.library)
+    if slots:  # refuse overlapping writes before any worker starts (run_split checks again)
+        from mcl.multi.split import ranges
+
+        split.check_disjoint([split.piece(first, count) for first, count
+                              in ranges(split.blocks, [1.0] * len(slots)) if count])
 
     def tell(line: str) -> None:
         print(f"mcl run: {line}", file=sys.stderr, flush=True)
