@@ -334,17 +334,8 @@ def execute_opencl(
 
 def report_opencl(prepared: PreparedRun, target: str, result: Any, repeat: int) -> None:
     """Kernel time and the rate the reference defines (GFLOP/s or GB/s, as Table III; mcl.verify.rate_of)."""
-    from mcl.verify import format_rate
-
     seconds = result.kernel_time_s
-    sizes = " ".join(f"{k}={v}" for k, v in prepared.sizes.items())
-    line = f"{prepared.function} ({target}) on {sizes}: kernel time {seconds * 1e3:.3f} ms"
-    if repeat > 1:
-        line += f" (median of {repeat})"
-    rate = format_rate(prepared.reference.work(prepared.sizes), seconds)
-    if rate:
-        line += f", {rate}"
-    print(f"{line} on {result.device}")
+    print(f"{kernel_line(prepared, target, seconds, repeat)} on {result.device}")
     from rich.console import Console
 
     # rich wraps at the terminal's width: the steps of a run make a long line.
@@ -352,6 +343,22 @@ def report_opencl(prepared: PreparedRun, target: str, result: Any, repeat: int) 
     reached = run_roofline(prepared, target, seconds)
     if reached is not None:
         Console(highlight=False).print(f"  reached {reached.text}")
+
+
+def kernel_line(prepared: PreparedRun, target: str, seconds: float, repeat: int,
+                whose: str = "") -> str:
+    """`matmul (hopper) on n=... : kernel time 1.234 ms (median of 5), 12.3 GFLOP/s`;
+    `whose` says whose time it is (a split run's slowest device)."""
+    from mcl.verify import format_rate
+
+    sizes = " ".join(f"{k}={v}" for k, v in prepared.sizes.items())
+    line = f"{prepared.function} ({target}) on {sizes}: kernel time {seconds * 1e3:.3f} ms"
+    if whose:
+        line += f" ({whose})"
+    if repeat > 1:
+        line += f" (median of {repeat})"
+    rate = format_rate(prepared.reference.work(prepared.sizes), seconds)
+    return f"{line}, {rate}" if rate else line
 
 
 def run_roofline(prepared: PreparedRun, target: str, seconds: float) -> Any:

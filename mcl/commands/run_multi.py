@@ -68,18 +68,10 @@ def report_multi(prepared: Any, target: str, result: Any, repeat: int) -> None:
     """The kernel time of the slowest device and the rate, then a line per device."""
     from rich.console import Console
 
+    from mcl.commands.run import kernel_line
     from mcl.multi.run import describe_devices
-    from mcl.verify import format_rate
 
-    seconds = result.kernel_time_s
-    sizes = " ".join(f"{k}={v}" for k, v in prepared.sizes.items())
-    line = (f"{prepared.function} ({target}) on {sizes}: kernel time {seconds * 1e3:.3f} ms "
-            "(the slowest device)")
-    if repeat > 1:
-        line += f" (median of {repeat})"
-    rate = format_rate(prepared.reference.work(prepared.sizes), seconds)
-    if rate:
-        line += f", {rate}"
+    line = kernel_line(prepared, target, result.kernel_time_s, repeat, "the slowest device")
     print(f"{line} on {result.device}; end to end {result.end_to_end_s * 1e3:.1f} ms")
     for device_line in describe_devices(result):
         print(device_line)
