@@ -106,7 +106,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     add_include_argument(p)
     add_hwd_path_argument(p)
-    run_multi.add_arguments(p)
+    run_multi.add_arguments(p, "with --target: split the kernel's blocks across")
     p.set_defaults(func=run)
 
 

@@ -12,16 +12,17 @@ from typing import Any
 from mcl.diagnostics import MclError, error
 
 
-def add_arguments(p: argparse.ArgumentParser) -> None:
+def add_arguments(p: argparse.ArgumentParser, purpose: str) -> None:
+    """`--devices` and `--scheduler`; `purpose` says what the workers do."""
     p.add_argument(
         "--devices", metavar="LIST",
-        help="with --target: split the kernel's blocks across several devices, one Dask "
-        "worker each: device specs as --device takes them, comma-separated (0,1; a CPU "
-        "named twice is shared), or `all` (docs/scaling.md)")
+        help=f"{purpose} several devices, one Dask worker each: device specs as --device "
+        "takes them, comma-separated (0,1; a CPU named twice is shared), or `all` "
+        "(docs/scaling.md)")
     p.add_argument(
         "--scheduler", metavar="ADDRESS",
-        help="with --target: split the kernel across the workers of this running Dask "
-        "cluster (e.g. tcp://node1:8786, started by dask-jobqueue) instead of a local one")
+        help=f"{purpose} the workers of this running Dask cluster (e.g. tcp://node1:8786, "
+        "started by dask-jobqueue) instead of a local one")
 
 
 def is_multi(args: argparse.Namespace) -> bool:

@@ -79,7 +79,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="search on every worker of a Dask cluster at once (the devices of --devices, "
         "default all, or the workers of --scheduler), a part of the configurations each; "
         "devices of one name share a search, and each name gets its entry (docs/scaling.md)")
-    run_multi.add_arguments(p)
+    run_multi.add_arguments(p, "with --parallel: search on")
     add_include_argument(p)
     add_hwd_path_argument(p)
     p.set_defaults(func=run)

@@ -52,7 +52,8 @@ class MultiResult:
     outputs: dict[str, Any]
     devices: list[DeviceRun]
     blocks: int
-    end_to_end_s: float  # from sending the first input to the last output assembled
+    end_to_end_s: float  # from sending the first input to the last output assembled, the
+    # kernels built beforehand; it holds every repetition (each copies its inputs again)
     calibrated: bool = False
     idle: list[str] = field(default_factory=list)  # workers given no blocks
 
@@ -84,6 +85,9 @@ def run_split(client: Any, split: Split, generated: Any, function: str,
                                            allow_other_workers=False): a
                              for a in addresses}, {a: "naming its device" for a in addresses})
     shared = client.scatter(generated, broadcast=True, hash=False)
+    gather(client, {client.submit(w.build, shared, workers=[a], pure=False,
+                                  allow_other_workers=False): a for a in addresses},
+           {a: "building the kernels" for a in addresses})
     speeds: dict[str, float | None] = {a: None for a in addresses}
     blocks = split.blocks
     calibrate = len(set(names.values())) > 1 and blocks >= 2 * len(addresses)

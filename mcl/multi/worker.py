@@ -73,6 +73,14 @@ def device_name() -> str:
     return str(describe(sessions.device))
 
 
+def build(generated: Any) -> str:
+    """Build the module's program on the worker's device ahead of the timed run (NVIDIA
+    compiles here; PoCL compiles each kernel at its first launch)."""
+    sessions = _sessions()
+    sessions.session(generated)
+    return str(sessions.device.name)
+
+
 def run_piece(generated: Any, function: str, args: dict[str, Any], repeat: int) -> PieceResult:
     """Run one range (its arguments from `Split.args`) on the worker's device."""
     started = time.perf_counter()
