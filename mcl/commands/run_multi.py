@@ -46,11 +46,13 @@ def execute_multi(prepared: Any, args: argparse.Namespace) -> Any:
                              "kernels", hint="leave out --backend cuda"))
     mapping = load_mapping(prepared.library.get(args.target))
     slots = None if args.scheduler else device_slots(args.devices, mapping.device_type)
+    overrides = _tuned(prepared, args, slots)
     with prepared.timings.step("build", f"splitting {prepared.function} and generating "
                                f"OpenCL for {args.target}"):
         split = split_program(prepared.program, prepared.function, args.target,
-                              prepared.library, prepared.args)
-        generated = generate_module(split.program, args.target, prepared.library)
+                              prepared.library, prepared.args, overrides)
+        generated = generate_module(split.program, args.target, prepared.library,
+                                    overrides=overrides)
     if slots:  # refuse overlapping writes before any worker starts (run_split checks again)
         from mcl.multi.split import ranges
 
@@ -63,6 +65,22 @@ def execute_multi(prepared: Any, args: argparse.Namespace) -> Any:
     with connect(slots, args.scheduler) as client:
         return run_split(client, split, generated, prepared.function, prepared.args,
                          args.repeat, tell)
+
+
+def _tuned(prepared: Any, args: argparse.Namespace, slots: list[Any] | None) -> Any:
+    """The constants of the kernel's .tuned.toml where every device of --devices has one
+    name (one code runs on all of them); None otherwise, and with --scheduler, whose
+    devices are known only once the run has started."""
+    from mcl.tune.tuned_file import best_tuned, describe_tuned
+
+    names = {slot.name for slot in slots or []}
+    if args.no_tuned or len(names) != 1:
+        return None
+    config = best_tuned(prepared.path, args.target, names.pop(), prepared.sizes)
+    if config is None:
+        return None
+    print(describe_tuned(config, prepared.path))
+    return config.constants
 
 
 def report_multi(prepared: Any, target: str, result: Any, repeat: int) -> None:

@@ -28,13 +28,14 @@ class DeviceSlot:
 
     label: str  # as `mcl devices` lists it
     env: dict[str, str]
+    name: str = ""  # as `mcl run` reports it (and a .tuned.toml names it)
 
 
 def device_slots(spec: str, preferred_type: str | None) -> list[DeviceSlot]:
     """The workers of `--devices SPEC`: `all` (every device of the leaf's preferred type,
     else every device) or a comma-separated list of device specs as `--device` takes
     them; a device may be named more than once (its workers share it)."""
-    from mcl.codegen.runner import list_devices, select_device
+    from mcl.codegen.runner import describe, list_devices, select_device
 
     devices = list_devices()
     if spec.strip() == "all":
@@ -62,7 +63,7 @@ def device_slots(spec: str, preferred_type: str | None) -> list[DeviceSlot]:
         elif info.kind == "cpu":
             share = str(max(1, cores // shares[device.int_ptr]))
             env |= {"POCL_CPU_MAX_CU_NUM": share, "POCL_MAX_PTHREAD_COUNT": share}
-        slots.append(DeviceSlot(str(info), env))
+        slots.append(DeviceSlot(str(info), env, describe(device)))
     return slots
 
 

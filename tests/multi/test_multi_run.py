@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import jsonschema
@@ -17,13 +19,14 @@ import pytest
 
 from mcl.cli import main
 from mcl.codegen import generate_module, select_device
-from mcl.codegen.runner import list_devices
+from mcl.codegen.runner import describe, list_devices
 from mcl.diagnostics import MclError
 from mcl.multi.cluster import connect, device_slots
 from mcl.multi.run import run_split, workers
 from mcl.multi.split import split_program
 from mcl.resources import kernels_dir
 from mcl.schemas import load_schema
+from mcl.tune.tuned_file import TunedConfig, write_tuned
 
 from .support import CASES, case, library
 
@@ -118,3 +121,25 @@ def test_unlike_devices_are_calibrated(capsys: pytest.CaptureFixture[str]) -> No
     assert "calibrating:" in captured.err
     speeds = [d["blocks_per_s"] for d in document["multi"]["devices"]]
     assert speeds and all(s is not None and s > 0 for s in speeds)
+
+
+def test_split_run_uses_the_tuned_constants(tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """A .tuned.toml entry for the devices' one name changes the tiles; the ranges follow
+    (64-row tiles: twice as many blocks) and the output still verifies."""
+    kernel = kernels_dir() / "matmul" / "hopper_v1.mcpl"
+    shutil.copy(kernel, tmp_path / kernel.name)
+    shutil.copy(kernel.with_name("reference.py"), tmp_path / "reference.py")
+    copy = tmp_path / kernel.name
+    write_tuned(copy, TunedConfig("hopper", describe(select_device(None)), "matmul",
+                                  {"n": 300, "m": 70, "p": 21},
+                                  {"NR_WARPS": 4, "TILE_I": 64, "TILE_J": 128, "TILE_K": 8},
+                                  1.0, {}))
+    argv = ["run", str(copy), "--target", "hopper", "-D", "n=300", "-D", "m=70", "-D", "p=21",
+            "--verify", "--devices", default_twice(), "--format", "json"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert "using the tuned constants of hopper_v1.tuned.toml" in captured.err
+    document = json.loads(captured.out)
+    assert document["verified"] is True
+    assert document["multi"]["blocks"] == (300 + 63) // 64
