@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mcl.commands import run_multi
 from mcl.commands.options import (
     add_backend_argument,
     add_define_argument,
@@ -106,6 +107,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     add_include_argument(p)
     add_hwd_path_argument(p)
+    run_multi.add_arguments(p, "with --target: split the kernel's blocks across")
     p.set_defaults(func=run)
 
 
@@ -157,7 +159,7 @@ def prepare(args: argparse.Namespace) -> PreparedRun:
         _raise_errors(extent_errors(source_function or function,
                                     {**reference.sizes, **overrides}))
     device = None
-    if args.target:
+    if args.target and not run_multi.is_multi(args):  # several devices: each worker's own
         device = _select_device(args, library)
     # Memory first: a run at the paper's sizes that cannot fit is an error with the figures
     # before anything is allocated, not a MemoryError or a driver failure halfway through.
@@ -328,17 +330,8 @@ def execute_opencl(
 
 def report_opencl(prepared: PreparedRun, target: str, result: Any, repeat: int) -> None:
     """Kernel time and the rate the reference defines (GFLOP/s or GB/s, as Table III; mcl.verify.rate_of)."""
-    from mcl.verify import format_rate
-
     seconds = result.kernel_time_s
-    sizes = " ".join(f"{k}={v}" for k, v in prepared.sizes.items())
-    line = f"{prepared.function} ({target}) on {sizes}: kernel time {seconds * 1e3:.3f} ms"
-    if repeat > 1:
-        line += f" (median of {repeat})"
-    rate = format_rate(prepared.reference.work(prepared.sizes), seconds)
-    if rate:
-        line += f", {rate}"
-    print(f"{line} on {result.device}")
+    print(f"{kernel_line(prepared, target, seconds, repeat)} on {result.device}")
     from rich.console import Console
 
     # rich wraps at the terminal's width: the steps of a run make a long line.
@@ -346,6 +339,22 @@ def report_opencl(prepared: PreparedRun, target: str, result: Any, repeat: int) 
     reached = run_roofline(prepared, target, seconds)
     if reached is not None:
         Console(highlight=False).print(f"  reached {reached.text}")
+
+
+def kernel_line(prepared: PreparedRun, target: str, seconds: float, repeat: int,
+                whose: str = "") -> str:
+    """`matmul (hopper) on n=... : kernel time 1.234 ms (median of 5), 12.3 GFLOP/s`;
+    `whose` says whose time it is (a split run's slowest device)."""
+    from mcl.verify import format_rate
+
+    sizes = " ".join(f"{k}={v}" for k, v in prepared.sizes.items())
+    line = f"{prepared.function} ({target}) on {sizes}: kernel time {seconds * 1e3:.3f} ms"
+    if whose:
+        line += f" ({whose})"
+    if repeat > 1:
+        line += f" (median of {repeat})"
+    rate = format_rate(prepared.reference.work(prepared.sizes), seconds)
+    return f"{line}, {rate}" if rate else line
 
 
 def run_roofline(prepared: PreparedRun, target: str, seconds: float) -> Any:
@@ -360,16 +369,20 @@ def run_roofline(prepared: PreparedRun, target: str, seconds: float) -> Any:
 def run(args: argparse.Namespace) -> int:
     if getattr(args, "format", "text") == "json":
         return run_json(args)
-    if args.target:
+    if args.target or run_multi.is_multi(args):
         if args.interp:
             raise MclError(error("run-executor", "choose one of --interp and --target", None))
         if args.repeat < 1:
             raise MclError(error("run-repeat", "--repeat needs a positive count", None))
         prepared = prepare(args)
-        result = execute_opencl(
-            prepared, args.target, args.device, args.repeat, not args.no_tuned, args.backend
-        )
-        report_opencl(prepared, args.target, result, args.repeat)
+        if run_multi.is_multi(args):
+            result = run_multi.execute_multi(prepared, args)
+            run_multi.report_multi(prepared, args.target, result, args.repeat)
+        else:
+            result = execute_opencl(
+                prepared, args.target, args.device, args.repeat, not args.no_tuned,
+                args.backend)
+            report_opencl(prepared, args.target, result, args.repeat)
         if not args.verify:
             return 0
         how = f"{'CUDA' if args.backend == 'cuda' else 'OpenCL'} {args.target}"
@@ -408,8 +421,12 @@ def run_json(args: argparse.Namespace) -> int:
     if args.repeat < 1:
         raise MclError(error("run-repeat", "--repeat needs a positive count", None))
     prepared = prepare(args)
+    multi = None
     with contextlib.redirect_stdout(sys.stderr):
-        if args.target:
+        if args.target and run_multi.is_multi(args):
+            multi = run_multi.execute_multi(prepared, args)
+            outputs, seconds, device = multi.outputs, multi.kernel_time_s, multi.device
+        elif args.target:
             result = execute_opencl(prepared, args.target, args.device, args.repeat,
                                     not args.no_tuned, args.backend)
             outputs, seconds, device = result.outputs, result.kernel_time_s, result.device
@@ -441,6 +458,8 @@ def run_json(args: argparse.Namespace) -> int:
                     for c in checks],
         "roofline": asdict(reached) if reached is not None else None,
     }
+    if multi is not None:
+        document["multi"] = run_multi.devices_document(multi)
     print(json.dumps(document, indent=2))
     return 1 if checked and not document["verified"] else 0
 

@@ -6,9 +6,11 @@ write it to FILE's `.tuned.toml` (docs/tuning.md)."""
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
+from mcl.commands import run_multi
 from mcl.commands.options import (
     add_backend_argument,
     add_define_argument,
@@ -72,6 +74,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--no-write", action="store_true", help="do not write the .tuned.toml")
     p.add_argument("--seed", type=int, default=0, help="seed of the input generator")
+    p.add_argument(
+        "--parallel", action="store_true",
+        help="search on every worker of a Dask cluster at once (the devices of --devices, "
+        "default all, or the workers of --scheduler), a part of the configurations each; "
+        "devices of one name share a search, and each name gets its entry (docs/scaling.md)")
+    run_multi.add_arguments(p, "with --parallel: search on")
     add_include_argument(p)
     add_hwd_path_argument(p)
     p.set_defaults(func=run)
@@ -96,23 +104,19 @@ def parse_params(items: list[str]) -> dict[str, list[int | float]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rich.console import Console
-    from rich.table import Table
 
     from mcl import pipeline
     from mcl.codegen import select_device
     from mcl.codegen.mapping import load_mapping
     from mcl.output_files import check_output_file, check_output_folder
-    from mcl.tables import print_table
     from mcl.tune.search import run_search
     from mcl.tune.space import space_from_source
-    from mcl.tune.tuned_file import TunedConfig, tuned_path, write_tuned
+    from mcl.tune.tuned_file import tuned_path
     from mcl.verify import (
         expected_outputs,
         load_reference,
         make_inputs,
         parse_defines,
-        rate_of,
         reference_for,
     )
 
@@ -137,13 +141,29 @@ def run(args: argparse.Namespace) -> int:
             )
         )
     mapping = load_mapping(library.get(args.target), language=args.backend)
+    options = {"max_fevals": args.max_fevals} if args.max_fevals else None
+    if args.parallel:
+        from mcl.multi.cluster import connect, device_slots
+        from mcl.multi.tune import TuneJob, tune_parallel
+
+        if args.backend != "opencl":
+            raise MclError(error("tune-parallel-backend", "--parallel tunes OpenCL kernels",
+                                 hint="leave out --backend cuda"))
+        job = TuneJob(program, str(path), reference.function, args.target, library, space,
+                      str(reference_for(path)), dict(sizes), inputs, expected, args.strategy,
+                      options, args.iterations, not args.no_cache)
+        slots = None if args.scheduler else device_slots(args.devices or "all",
+                                                         mapping.device_type)
+        with connect(slots, args.scheduler) as client:
+            results = tune_parallel(client, job, lambda line: print(
+                f"mcl tune: {line}", file=sys.stderr, flush=True))
+        return max(_report(args, path, reference, sizes, r) for r in results.values())
     if args.backend == "cuda":
         from mcl.codegen.cuda_runner import select_cuda_device
 
         device: Any = select_cuda_device(args.device)
     else:
         device = select_device(args.device, mapping.device_type)
-    options = {"max_fevals": args.max_fevals} if args.max_fevals else None
     result = run_search(
         program,
         path,
@@ -163,6 +183,20 @@ def run(args: argparse.Namespace) -> int:
         not args.no_cache,
         args.backend,
     )
+    return _report(args, path, reference, sizes, result)
+
+
+def _report(args: argparse.Namespace, path: Path, reference: Any, sizes: dict[str, int],
+            result: Any) -> int:
+    """Print a search's result and write its best configuration for its device; the
+    exit status."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from mcl.tables import print_table
+    from mcl.tune.tuned_file import TunedConfig, tuned_path, write_tuned
+    from mcl.verify import rate_of
+
     console = Console(highlight=False)
     built = result.space
     size_text = " ".join(f"{k}={v}" for k, v in sizes.items())

@@ -1,0 +1,106 @@
+"""`mcl run FILE --target LEAF --devices LIST|all [--scheduler ADDRESS]`: one kernel split
+across several devices on Dask (mcl.multi; docs/scaling.md). `mcl run` calls these for
+`--devices` or `--scheduler`; preparing the inputs and verifying the outputs are its own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from mcl.diagnostics import MclError, error
+
+
+def add_arguments(p: argparse.ArgumentParser, purpose: str) -> None:
+    """`--devices` and `--scheduler`; `purpose` says what the workers do."""
+    p.add_argument(
+        "--devices", metavar="LIST",
+        help=f"{purpose} several devices, one Dask worker each: device specs as --device "
+        "takes them, comma-separated (0,1; a CPU named twice is shared), or `all` "
+        "(docs/scaling.md)")
+    p.add_argument(
+        "--scheduler", metavar="ADDRESS",
+        help=f"{purpose} the workers of this running Dask cluster (e.g. tcp://node1:8786, "
+        "started by dask-jobqueue) instead of a local one")
+
+
+def is_multi(args: argparse.Namespace) -> bool:
+    return bool(getattr(args, "devices", None) or getattr(args, "scheduler", None))
+
+
+def execute_multi(prepared: Any, args: argparse.Namespace) -> Any:
+    """Split the prepared kernel, run its ranges on the cluster, assemble the outputs:
+    an `mcl.multi.run.MultiResult`."""
+    from mcl.codegen import generate_module
+    from mcl.codegen.mapping import load_mapping
+    from mcl.multi.cluster import connect, device_slots
+    from mcl.multi.run import run_split
+    from mcl.multi.split import split_program
+
+    if not args.target:
+        raise MclError(error("run-devices-target", "--devices and --scheduler split a "
+                             "generated kernel", hint="add --target LEAF"))
+    if getattr(args, "backend", "opencl") != "opencl":
+        raise MclError(error("run-devices-backend", "--devices and --scheduler run OpenCL "
+                             "kernels", hint="leave out --backend cuda"))
+    mapping = load_mapping(prepared.library.get(args.target))
+    slots = None if args.scheduler else device_slots(args.devices, mapping.device_type)
+    overrides = _tuned(prepared, args, slots)
+    with prepared.timings.step("build", f"splitting {prepared.function} and generating "
+                               f"OpenCL for {args.target}"):
+        split = split_program(prepared.program, prepared.function, args.target,
+                              prepared.library, prepared.args, overrides)
+        generated = generate_module(split.program, args.target, prepared.library,
+                                    overrides=overrides)
+    if slots:  # refuse overlapping writes before any worker starts (run_split checks again)
+        from mcl.multi.split import ranges
+
+        split.check_disjoint([split.piece(first, count) for first, count
+                              in ranges(split.blocks, [1.0] * len(slots)) if count])
+
+    def tell(line: str) -> None:
+        print(f"mcl run: {line}", file=sys.stderr, flush=True)
+
+    with connect(slots, args.scheduler) as client:
+        return run_split(client, split, generated, prepared.function, prepared.args,
+                         args.repeat, tell)
+
+
+def _tuned(prepared: Any, args: argparse.Namespace, slots: list[Any] | None) -> Any:
+    """The constants of the kernel's .tuned.toml where every device of --devices has one
+    name (one code runs on all of them); None otherwise, and with --scheduler, whose
+    devices are known only once the run has started."""
+    from mcl.tune.tuned_file import best_tuned, describe_tuned
+
+    names = {slot.name for slot in slots or []}
+    if args.no_tuned or len(names) != 1:
+        return None
+    config = best_tuned(prepared.path, args.target, names.pop(), prepared.sizes)
+    if config is None:
+        return None
+    print(describe_tuned(config, prepared.path))
+    return config.constants
+
+
+def report_multi(prepared: Any, target: str, result: Any, repeat: int) -> None:
+    """The kernel time of the slowest device and the rate, then a line per device."""
+    from rich.console import Console
+
+    from mcl.commands.run import kernel_line
+    from mcl.multi.run import describe_devices
+
+    line = kernel_line(prepared, target, result.kernel_time_s, repeat, "the slowest device")
+    print(f"{line} on {result.device}; end to end {result.end_to_end_s * 1e3:.1f} ms")
+    for device_line in describe_devices(result):
+        print(device_line)
+    Console(highlight=False).print(f"  apart from the kernel: {prepared.timings.text()}")
+
+
+def devices_document(result: Any) -> dict[str, Any]:
+    """The `multi` member of `mcl run --format json`."""
+    from dataclasses import asdict
+
+    return {"blocks": result.blocks, "end_to_end_s": result.end_to_end_s,
+            "calibrated": result.calibrated,
+            "devices": [asdict(d) for d in result.devices]}

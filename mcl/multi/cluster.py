@@ -1,0 +1,107 @@
+"""The Dask cluster a split kernel runs on: one worker process per device.
+
+Without `--scheduler`, mcl starts a local cluster (`distributed.SpecCluster`, the class
+`LocalCluster` is built on, because every worker needs its own environment): one `Nanny`
+with one thread per device of `--devices`, its device named by MCL_DEVICE. An NVIDIA GPU
+is pinned with CUDA_VISIBLE_DEVICES, so the worker's driver sees that GPU alone; a CPU
+device named several times (PoCL) is shared: each of its workers runs PoCL on its share
+of the cores (POCL_CPU_MAX_CU_NUM). With `--scheduler ADDRESS`, the workers of that
+cluster are used as they are, each on the device its environment names (docs/scaling.md
+shows a dask-jobqueue setup); the rest of the run is the same code.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from mcl.diagnostics import MclError, error
+
+
+@dataclass(frozen=True)
+class DeviceSlot:
+    """A worker to start: the device it serves and the environment that pins it there."""
+
+    label: str  # as `mcl devices` lists it
+    env: dict[str, str]
+    name: str = ""  # as `mcl run` reports it (and a .tuned.toml names it)
+
+
+def device_slots(spec: str, preferred_type: str | None) -> list[DeviceSlot]:
+    """The workers of `--devices SPEC`: `all` (every device of the leaf's preferred type,
+    else every device) or a comma-separated list of device specs as `--device` takes
+    them; a device may be named more than once (its workers share it)."""
+    from mcl.codegen.runner import describe, list_devices, select_device
+
+    devices = list_devices()
+    if spec.strip() == "all":
+        chosen = [d for info, d in devices if info.kind == preferred_type] or \
+            [d for _, d in devices]
+    else:
+        parts = [p.strip() for p in spec.split(",")]
+        if not all(parts):
+            raise MclError(error("run-devices", f"--devices {spec}: an empty device in the "
+                                 "list", hint="e.g. --devices 0,1 or --devices all"))
+        chosen = [select_device(p) for p in parts]
+    infos = {d.int_ptr: info for info, d in devices}
+    shares = Counter(d.int_ptr for d in chosen)
+    cores = os.cpu_count() or 1
+    slots = []
+    for device in chosen:
+        info = infos[device.int_ptr]
+        env = {"MCL_DEVICE": f"{info.platform_index}:{info.device_index}"}
+        if "nvidia" in info.platform.lower() or "cuda" in info.platform.lower():
+            # The worker's OpenCL and CUDA see this GPU alone, as device 0 of the platform.
+            ordinal = sum(1 for i, _ in devices if i.platform_index == info.platform_index
+                          and i.device_index < info.device_index)
+            env = {"CUDA_VISIBLE_DEVICES": str(ordinal),
+                   "MCL_DEVICE": f"{info.platform_index}:0"}
+        elif info.kind == "cpu":
+            share = str(max(1, cores // shares[device.int_ptr]))
+            env |= {"POCL_CPU_MAX_CU_NUM": share, "POCL_MAX_PTHREAD_COUNT": share}
+        slots.append(DeviceSlot(str(info), env, describe(device)))
+    return slots
+
+
+@contextmanager
+def connect(slots: list[DeviceSlot] | None, scheduler: str | None) -> Iterator[Any]:
+    """A `distributed.Client` of the cluster: `scheduler`'s, or a local one with a worker
+    per slot (closed again afterwards)."""
+    import logging
+
+    try:
+        from distributed import Client, Nanny, Scheduler, SpecCluster
+    except ImportError:
+        raise MclError(error("run-no-dask", "--devices and --scheduler run on Dask, which "
+                             "is not installed",
+                             hint="pip install 'mcl[dask]' (the distributed package)")) from None
+    if scheduler is not None:
+        try:
+            client = Client(scheduler, timeout="20s")
+        except (OSError, TimeoutError) as e:
+            raise MclError(error("run-scheduler", f"--scheduler {scheduler}: cannot connect "
+                                 f"({e})", hint="start it with `dask scheduler` (or a "
+                                 "dask-jobqueue cluster) and pass the address it prints")) from None
+        with client:
+            yield client
+        return
+    assert slots
+    workers = {
+        f"mcl-{i}": {"cls": Nanny, "options": {
+            "nthreads": 1, "env": slot.env, "host": "127.0.0.1", "silence_logs": logging.ERROR}}
+        for i, slot in enumerate(slots)}
+    cluster = SpecCluster(
+        workers=workers,
+        scheduler={"cls": Scheduler, "options": {"host": "127.0.0.1", "dashboard": False,
+                                               "dashboard_address": "127.0.0.1:0"}},
+        silence_logs=logging.ERROR)
+    try:
+        with Client(cluster) as client:
+            client.wait_for_workers(len(slots))
+            yield client
+    finally:
+        cluster.close()

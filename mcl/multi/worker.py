@@ -1,0 +1,91 @@
+"""What runs inside a Dask worker: the worker's one device, and ranges of a kernel on it.
+
+A worker serves one device, named by its environment (MCL_DEVICE, read by
+`mcl.codegen.select_device`; GPUs pinned with CUDA_VISIBLE_DEVICES), whether mcl started
+the worker (`mcl.multi.cluster`) or the user did (`dask-jobqueue`, `dask worker`). The
+device and the built kernels of the current module live in a `DeviceSessions` plugin of
+the worker, so a calibration run and the real run build the program once.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from distributed.diagnostics.plugin import WorkerPlugin
+
+PLUGIN = "mcl-device-sessions"
+
+
+@dataclass(frozen=True)
+class PieceResult:
+    """One range's outputs and times on one device."""
+
+    outputs: dict[str, Any]
+    device: str
+    kernel_s: float  # median kernel time of the repetitions
+    to_device_s: float
+    from_device_s: float
+    wall_s: float  # the task's time on the worker: build (first time), copies, kernels
+
+
+class DeviceSessions(WorkerPlugin):
+    """The worker's device and one `Session` per generated module (by its source)."""
+
+    name = PLUGIN
+
+    def __init__(self) -> None:
+        self.sessions: dict[str, Any] = {}
+        self.device: Any = None
+
+    def session(self, generated: Any) -> Any:
+        from mcl.codegen import Session, select_device
+
+        if self.device is None:
+            self.device = select_device(None)
+        key = generated.opencl
+        if key not in self.sessions:
+            self.sessions = {key: Session(generated, self.device)}  # one module at a time
+        return self.sessions[key]
+
+
+def _sessions() -> DeviceSessions:
+    from distributed import get_worker
+
+    worker = get_worker()
+    plugin = worker.plugins.get(PLUGIN)
+    if not isinstance(plugin, DeviceSessions):
+        # A worker the user started: the plugin arrives with the first task.
+        plugin = DeviceSessions()
+        worker.plugins[PLUGIN] = plugin
+    return plugin
+
+
+def device_name() -> str:
+    """The worker's device, as `mcl devices` names it."""
+    from mcl.codegen import select_device
+    from mcl.codegen.runner import describe
+
+    sessions = _sessions()
+    if sessions.device is None:
+        sessions.device = select_device(None)
+    return str(describe(sessions.device))
+
+
+def build(generated: Any) -> str:
+    """Build the module's program on the worker's device ahead of the timed run (NVIDIA
+    compiles here; PoCL compiles each kernel at its first launch)."""
+    sessions = _sessions()
+    sessions.session(generated)
+    return str(sessions.device.name)
+
+
+def run_piece(generated: Any, function: str, args: dict[str, Any], repeat: int) -> PieceResult:
+    """Run one range (its arguments from `Split.args`) on the worker's device."""
+    started = time.perf_counter()
+    session = _sessions().session(generated)
+    result = session.run(function, args, repeat)
+    return PieceResult(dict(result.outputs), result.device, result.kernel_time_s,
+                       result.to_device_s, result.from_device_s,
+                       time.perf_counter() - started)

@@ -1,0 +1,145 @@
+"""`mcl run --devices` / `--scheduler` on a real Dask cluster: two worker processes, each
+on a share of the CPU through PoCL, run matmul, convolution, histogram and Black-Scholes
+split between them and verify the assembled outputs; an unsplittable kernel gets its one
+line; a worker killed mid-run ends the run with one error and no output."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from mcl.cli import main
+from mcl.codegen import generate_module, select_device
+from mcl.codegen.runner import describe, list_devices
+from mcl.diagnostics import MclError
+from mcl.multi.cluster import connect, device_slots
+from mcl.multi.run import run_split, workers
+from mcl.multi.split import split_program
+from mcl.resources import kernels_dir
+from mcl.schemas import load_schema
+from mcl.tune.tuned_file import TunedConfig, write_tuned
+
+from .support import CASES, case, library
+
+
+def default_twice() -> str:
+    """The default device named twice: two workers sharing the CPU."""
+    default = select_device(None)
+    index = next(i for i, (_, d) in enumerate(list_devices()) if d.int_ptr == default.int_ptr)
+    return f"{index},{index}"
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Any]:
+    with connect(device_slots(default_twice(), "cpu"), None) as client:
+        yield client
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_split_run_verifies(name: str, cluster: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    relative, sizes = CASES[name]
+    defines = [a for k, v in sizes.items() for a in ("-D", f"{k}={v}")]
+    argv = ["run", str(kernels_dir() / relative), "--target", "hopper", *defines, "--verify",
+            "--scheduler", cluster.scheduler.address, "--format", "json"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    document = json.loads(captured.out)
+    jsonschema.validate(document, load_schema("run"))
+    assert document["verified"] is True
+    devices = document["multi"]["devices"]
+    assert len(devices) == 2 and all(d["count"] > 0 for d in devices)
+    assert sum(d["count"] for d in devices) == document["multi"]["blocks"]
+    assert document["seconds"] == max(d["kernel_s"] for d in devices)
+    assert captured.err.count(" done, kernel ") == 2  # progress per device
+
+
+def test_unsplittable_kernel_gets_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    transpose = kernels_dir() / "transpose" / "perfect.mcpl"
+    argv = ["run", str(transpose), "--target", "hopper", "-D", "n=300", "--verify",
+            "--devices", default_twice()]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert "error: cannot split 'transpose' across devices: 'b[j, i]' of array 'b'" in err
+    assert "Traceback" not in err
+
+
+def test_killed_worker_gives_an_error_and_no_output() -> None:
+    program, reference, _, inputs, _, _ = case("blackscholes")
+    split = split_program(program, reference.function, "hopper", library(), inputs)
+    generated = generate_module(split.program, "hopper", library())
+    with connect(device_slots(default_twice(), "cpu"), None) as client:
+        pids = client.run(os.getpid)
+        killed: list[str] = []
+
+        def tell(line: str) -> None:
+            """Kill the first worker as soon as its range is sent, and wait until the
+            scheduler knows."""
+            if " sent" in line and not killed:
+                address = line.split("[", 1)[1].split("]", 1)[0]
+                os.kill(pids[address], signal.SIGKILL)
+                killed.append(address)
+                deadline = time.monotonic() + 30
+                while address in workers(client):
+                    assert time.monotonic() < deadline
+                    time.sleep(0.05)
+
+        with pytest.raises(MclError) as caught:
+            run_split(client, split, generated, reference.function, inputs, 1, tell)
+    (diagnostic,) = caught.value.diagnostics
+    assert diagnostic.code == "run-worker-lost"
+    assert killed and killed[0] in diagnostic.message, diagnostic.message
+    assert "no output was assembled" in diagnostic.message
+
+
+def test_unlike_devices_are_calibrated(capsys: pytest.CaptureFixture[str]) -> None:
+    """The system's PoCL beside the bundled one (scripts/test installs pocl-opencl-icd):
+    two device names, so a calibration run sizes the ranges."""
+    named: dict[str, int] = {}
+    for info, _ in list_devices():
+        named.setdefault(info.name, info.index)
+    if len(named) < 2:
+        pytest.skip("needs two OpenCL devices of different names (pocl-opencl-icd beside "
+                    "the bundled PoCL, as scripts/test installs)")
+    first, second = list(named.values())[:2]
+    relative, sizes = CASES["blackscholes"]
+    defines = [a for k, v in sizes.items() for a in ("-D", f"{k}={v}")]
+    argv = ["run", str(kernels_dir() / relative), "--target", "hopper", *defines, "--verify",
+            "--devices", f"{first},{second}", "--format", "json"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    document = json.loads(captured.out)
+    assert document["verified"] is True and document["multi"]["calibrated"] is True
+    assert "calibrating:" in captured.err
+    speeds = [d["blocks_per_s"] for d in document["multi"]["devices"]]
+    assert speeds and all(s is not None and s > 0 for s in speeds)
+
+
+def test_split_run_uses_the_tuned_constants(tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """A .tuned.toml entry for the devices' one name changes the tiles; the ranges follow
+    (64-row tiles: twice as many blocks) and the output still verifies."""
+    kernel = kernels_dir() / "matmul" / "hopper_v1.mcpl"
+    shutil.copy(kernel, tmp_path / kernel.name)
+    shutil.copy(kernel.with_name("reference.py"), tmp_path / "reference.py")
+    copy = tmp_path / kernel.name
+    write_tuned(copy, TunedConfig("hopper", describe(select_device(None)), "matmul",
+                                  {"n": 300, "m": 70, "p": 21},
+                                  {"NR_WARPS": 4, "TILE_I": 64, "TILE_J": 128, "TILE_K": 8},
+                                  1.0, {}))
+    argv = ["run", str(copy), "--target", "hopper", "-D", "n=300", "-D", "m=70", "-D", "p=21",
+            "--verify", "--devices", default_twice(), "--format", "json"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert "using the tuned constants of hopper_v1.tuned.toml" in captured.err
+    document = json.loads(captured.out)
+    assert document["verified"] is True
+    assert document["multi"]["blocks"] == (300 + 63) // 64

@@ -1,0 +1,34 @@
+"""`mcl tune --parallel` on a real Dask cluster of two PoCL workers sharing the CPU: the
+workers search interleaved parts of the planted space of tests/tune and together find
+what the one-device search finds, with the same counts and one .tuned.toml entry."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from mcl.cli import main
+from mcl.resources import kernels_dir
+from mcl.tune.tuned_file import read_tuned
+from tests.tune.test_tune import PLANTED, SIZES
+
+from .test_multi_run import default_twice
+
+pytest.importorskip("kernel_tuner")
+
+
+def test_parallel_tune_finds_the_planted_best(tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    shutil.copy(kernels_dir() / "matmul" / "reference.py", tmp_path / "reference.py")
+    planted = tmp_path / "planted.mcpl"
+    planted.write_text(PLANTED, encoding="utf-8")
+    argv = ["tune", str(planted), "--target", "hopper", *SIZES, "--iterations", "3",
+            "--parallel", "--devices", default_twice(), "--no-cache"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert "8 configurations, 5 ruled out, 3 run, 1 with wrong outputs" in captured.out
+    assert captured.err.count("done, ") == 2  # both workers searched a part
+    (entry,) = read_tuned(planted)
+    assert entry.constants == {"PASSES": 1, "NR_WARPS": 1, "STRIDE": 1}
