@@ -186,10 +186,8 @@ class LaneEmitter:
         constants stay symbols, so the proof holds for any value a build gives them."""
         names = {n.name for n in walk(offset) if isinstance(n, Name)}
         varying = names & self.varying
-        if not varying or any(
-            v != self.lanes.var and (self._affine(v) is None or self._affine(v).limit is not None)
-            for v in varying
-        ):
+        bases = {v: self._affine(v) for v in varying - {self.lanes.var}}
+        if not varying or any(a is None or a.limit is not None for a in bases.values()):
             return None
         if not _only_linear(offset, varying):
             return None
@@ -201,7 +199,6 @@ class LaneEmitter:
         expanded = sympy.expand(expr)
         if sympy.expand(expanded - expanded.subs(lane, 0)) != lane:
             return None
-        bases = {v: self._affine(v) for v in varying - {self.lanes.var}}
 
         def at_lane_zero(node: object) -> object | None:
             if isinstance(node, Name) and node.name == self.lanes.var:
@@ -284,7 +281,9 @@ class LaneEmitter:
             sides.append(text)
         return f"{sides[0]} {e.op} {sides[1]}", prec
 
-    def _array(self, e: Index) -> tuple[Var, list[Expr], list[Expr]]:
+    def _array(self, e: Index) -> tuple[Var, Prim, list[Expr], list[Expr]]:
+        """The array variable, its element type (float or int), the indices and the
+        array's dimensions."""
         base, indices = index_chain(e)
         if not isinstance(base, Name):
             raise NotVectorisable("an access through an expression")
@@ -294,10 +293,10 @@ class LaneEmitter:
         dims = flat_dims(var.type)
         if len(indices) != len(dims):
             raise NotVectorisable("a sub-array")
-        return var, indices, dims
+        return var, var.type.element, indices, dims
 
     def _load(self, e: Index) -> str:
-        var, indices, dims = self._array(e)
+        var, element_type, indices, dims = self._array(e)
         if var.name in self.lane_arrays:
             if any(self.is_varying(i) for i in indices):
                 raise NotVectorisable(f"'{var.name}' indexed by the lane")
@@ -305,7 +304,7 @@ class LaneEmitter:
         offset = linear_offset(indices, dims)
         pointer = var.cname
         base = self._lane_base(offset)
-        element = "float" if var.type.element == FLOAT else "int"
+        element = "float" if element_type == FLOAT else "int"
         if base is not None:
             return self._vload(f"&{pointer}[{self.body.printer.expr(base)}]", element)
         gathered = self._gather(pointer, self.x(offset), element)
@@ -421,11 +420,11 @@ class LaneEmitter:
         if s.op == "%=" and (self.is_varying(s.target) or self.is_varying(s.value)):
             raise NotVectorisable("a varying %=")
         if isinstance(s.target, Index):
-            var, indices, dims = self._array(s.target)
+            var, element_type, indices, dims = self._array(s.target)
             if var.name not in self.lane_arrays and (
                 self.is_varying(s.value) or any(self.is_varying(i) for i in indices)
             ):
-                self._store(var, linear_offset(indices, dims), s, indent, mask=None)
+                self._store(var, element_type, linear_offset(indices, dims), s, indent, None)
                 return
             if var.name in self.lane_arrays and any(self.is_varying(i) for i in indices):
                 raise NotVectorisable(f"'{var.name}' indexed by the lane")
@@ -433,16 +432,19 @@ class LaneEmitter:
             raise NotVectorisable("an assignment of another type")
         self.body.line(indent, f"{self.x(s.target)} {s.op} {self.x(s.value)};", s.span)
 
-    def _store(self, var: Var, offset: Expr, s: Assign, indent: int, mask: str | None) -> None:
+    def _store(
+        self, var: Var, element_type: Prim, offset: Expr, s: Assign, indent: int,
+        mask: str | None,
+    ) -> None:
         """A store of the lanes into a shared array: one vector store when contiguous and
         unmasked, else one scalar store per (allowed) lane."""
         if s.op != "=":
             raise NotVectorisable(f"'{s.op}' into a shared array")
         if not self.is_varying(offset):
             raise NotVectorisable("all lanes store to one element")
-        element = "float" if var.type.element == FLOAT else "int"
+        element = "float" if element_type == FLOAT else "int"
         value = self.x(s.value)
-        if self.is_varying(s.value) and self._kind(s.value) != var.type.element:
+        if self.is_varying(s.value) and self._kind(s.value) != element_type:
             raise NotVectorisable("a store of another type")
         base = self._lane_base(offset) if mask is None else None
         if base is not None:
@@ -497,11 +499,11 @@ class LaneEmitter:
             for st in _stmts(branch) if branch is not None else ():
                 if not (isinstance(st, Assign) and isinstance(st.target, Index)):
                     raise NotVectorisable("a statement other than a store under a varying if")
-                var, indices, dims = self._array(st.target)
+                var, element_type, indices, dims = self._array(st.target)
                 if var.name in self.lane_arrays:
                     raise NotVectorisable("a private array written under a varying if")
                 self._own(st.target)
-                self._store(var, linear_offset(indices, dims), st, indent + 1,
+                self._store(var, element_type, linear_offset(indices, dims), st, indent + 1,
                             mask="mcl_mask" if mask == "mcl_mask" else "(!mcl_mask)")
         self.body.line(indent, "}")
 
