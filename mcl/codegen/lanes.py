@@ -67,6 +67,7 @@ from mcl.mcpl.ast import (
     walk,
 )
 from mcl.mcpl.nesting import ARRAY, SCALAR
+from mcl.mcpl.varying import assigned_names, varying_names
 
 WIDTHS = (2, 4, 8, 16)
 # OpenCL's vloadN/vstoreN go up to 8 components on every PoCL build (see the module's
@@ -101,7 +102,9 @@ class LaneEmitter:
     lane_arrays: set[str] = field(default_factory=set)
     declared: set[str] = field(default_factory=set)
     written: set[str] = field(default_factory=set)
-    affine: list[dict[str, Affine]] = field(default_factory=lambda: [{}])
+    # Per block: the lane-affine ints declared in it (None: a declaration that hides one
+    # of an outer block).
+    affine: list[dict[str, Affine | None]] = field(default_factory=lambda: [{}])
 
     # ------------------------------------------------------------------ entry
     def emit(self, indent: int) -> None:
@@ -127,32 +130,17 @@ class LaneEmitter:
 
     # ------------------------------------------------------------------ analysis
     def _classify(self, stmts: tuple[Stmt, ...]) -> None:
-        """Which names are varying: the lane index, private arrays declared in the body
-        and scalars that are ever given a varying value (by name: a shadowed name is
-        varying if any of its declarations is)."""
-        self.varying = {self.lanes.var}
-        nodes = [n for s in stmts for n in walk(s)]
-        for n in nodes:
+        """Which names are varying (mcl.mcpl.varying, the rule the barrier check uses): the
+        lane index, the private arrays declared in the body and whatever the body assigns
+        or computes from them (by name: a shadowed name is varying if any of its
+        declarations is)."""
+        for n in (n for s in stmts for n in walk(s)):
             if isinstance(n, Decl):
                 self.declared.add(n.name)
-            if isinstance(n, Decl) and isinstance(n.type, ArrayType):
-                self.lane_arrays.add(n.name)
-            elif isinstance(n, Assign | IncDec) and isinstance(n.target, Name):
-                self.written.add(n.target.name)
-        self.varying |= self.lane_arrays
-        changed = True
-        while changed:
-            changed = False
-            for n in nodes:
-                if isinstance(n, Decl) and n.init is not None:
-                    target, value = n.name, n.init
-                elif isinstance(n, Assign) and isinstance(n.target, Name):
-                    target, value = n.target.name, n.value
-                else:
-                    continue
-                if target not in self.varying and self.is_varying(value):
-                    self.varying.add(target)
-                    changed = True
+                if isinstance(n.type, ArrayType):
+                    self.lane_arrays.add(n.name)
+        self.written = {name for s in stmts for name in assigned_names(s)}
+        self.varying = varying_names(stmts, {self.lanes.var} | self.lane_arrays)
 
     def is_varying(self, e: Expr) -> bool:
         return any(isinstance(n, Name) and n.name in self.varying for n in walk(e))
@@ -384,6 +372,7 @@ class LaneEmitter:
         init = f" = {self.x(d.init)}" if d.init is not None else ""
         space, _ = self.body.spaces.resolve(d.spaces, SCALAR, d.span)
         element = "float" if d.type == FLOAT else "int"
+        self.affine[-1][d.name] = None
         if d.type == INT and d.init is not None and d.name not in self.written:
             self._affine_decl(d, d.init, indent)
         var = scope.declare(Var(d.name, d.type, "private", space))

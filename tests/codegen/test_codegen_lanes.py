@@ -188,3 +188,30 @@ def test_matmul_x86_avx512_v1_runs_its_register_tile_as_vectors() -> None:
     assert "float16 sums[ELEMS_I * ELEMS_J];" in text
     assert "sums[ei * ELEMS_J + ej] += aik * bk[ej];" in text  # 16 lanes per multiply-add
     assert "j_lane0 + 15 <= j_limit ? (float16)(vload8(0, &b[k * m + j_lane0])" in text
+
+
+SHADOW = """
+x86_avx512 void shadow(int n, main float[n] a, main float[n] b) {
+  foreach (int t in n / 16 threads) {
+    foreach (int v in 16 vectors) {
+      int j = t * 16 + v;
+      float x = a[j];
+      if (n > 0) {
+        int j = t * 16 + v * 0 + 3;
+        x += a[j];
+      }
+      b[t * 16 + v] = x;
+    }
+  }
+}
+"""
+
+
+def test_an_inner_declaration_hides_a_lane_affine_index(tmp_path: Path) -> None:
+    """The inner j is the same in every lane: its access gathers, it is not read as the
+    outer j's vector."""
+    g = generate(load(tmp_path, SHADOW), "x86_avx512")
+    assert "a[(j).s0]" in g.opencl
+    a = np.random.default_rng(3).random(32, dtype=np.float32)
+    b = run(g, "shadow", {"n": 32, "a": a, "b": 0 * a})["b"]
+    np.testing.assert_allclose(b, a + np.repeat(a.reshape(2, 16)[:, 3], 16), rtol=1e-6)
