@@ -44,6 +44,7 @@ from mcl.codegen.scope import FLOAT, INT, Var
 from mcl.codegen.statements import BodyEmitter
 from mcl.codegen.unroll import for_trip_count
 from mcl.codegen.vectorize import _sympy, guard
+from mcl.mcpl import ast
 from mcl.mcpl.ast import (
     BINARY_PRECEDENCE,
     ArrayType,
@@ -54,8 +55,6 @@ from mcl.mcpl.ast import (
     Decl,
     Expr,
     For,
-    Foreach,
-    If,
     IncDec,
     Index,
     IntLit,
@@ -96,7 +95,7 @@ class LaneEmitter:
     """Emits the body of the lane foreach `lanes` as vector code into `body.lines`."""
 
     body: BodyEmitter
-    lanes: Foreach
+    lanes: ast.Foreach
     width: int
     varying: set[str] = field(default_factory=set)
     lane_arrays: set[str] = field(default_factory=set)
@@ -220,13 +219,11 @@ class LaneEmitter:
         return start, affine
 
     # ------------------------------------------------------------------ expressions
-    def x(self, e: Expr) -> str:
-        """`e` as C: a scalar when uniform, a vector expression when varying."""
-        return self._p(e)[0]
-
-    def _wrap(self, e: Expr, prec: int) -> str:
+    def x(self, e: Expr, prec: int = 0) -> str:
+        """`e` as C: a scalar when uniform, a vector expression when varying; in
+        parentheses where it could not stand as an operand of an operator of `prec`."""
         text, p = self._p(e)
-        return text if p >= prec else f"({text})"
+        return f"({text})" if p < prec else text
 
     def _p(self, e: Expr) -> tuple[str, int]:
         if not self.is_varying(e):
@@ -237,14 +234,14 @@ class LaneEmitter:
             return self.body.printer._p(e)
         if isinstance(e, Unary):
             self._kind(e.operand)
-            operand = self._wrap(e.operand, UNARY)
+            operand = self.x(e.operand, UNARY)
             return f"{e.op}({operand})", UNARY
         if isinstance(e, Binary):
             return self._binary(e)
         if isinstance(e, Call) and e.func in ("min", "max") and len(e.args) == 2:
             if any(self._kind(a) != INT for a in e.args):
                 raise NotVectorisable(f"{e.func} of floats (fmin's NaN rules)")
-            a, b = (self._wrap(arg, 100) for arg in e.args)
+            a, b = (self.x(arg, 100) for arg in e.args)
             op = "<" if e.func == "min" else ">"
             return f"{a} {op} {b} ? {a} : {b}", 0
         if isinstance(e, Index):
@@ -263,7 +260,7 @@ class LaneEmitter:
         prec = BINARY_PRECEDENCE[e.op]
         sides = []
         for side, p in ((e.left, prec), (e.right, prec + 1)):
-            text = self._wrap(side, p)
+            text = self.x(side, p)
             if not self.is_varying(side) and kinds == {FLOAT} and self._kind(side) == INT:
                 text = f"(float)({text})"
             sides.append(text)
@@ -332,7 +329,7 @@ class LaneEmitter:
             self.body.line(indent, f"{self.x(s.target)}{s.op};", s.span)
         elif isinstance(s, For):
             self._for(s, indent)
-        elif isinstance(s, If):
+        elif isinstance(s, ast.If):
             self._if(s, indent)
         else:
             raise NotVectorisable(f"a {type(s).__name__} statement in the lanes")
@@ -467,7 +464,7 @@ class LaneEmitter:
                     self.stmt(st, indent + 1)
         self.body.line(indent, "}")
 
-    def _if(self, s: If, indent: int) -> None:
+    def _if(self, s: ast.If, indent: int) -> None:
         if not self.is_varying(s.cond):
             self.body.line(indent, f"if ({self.body.x(s.cond)}) {{", s.span)
             with self._nested():
