@@ -85,13 +85,16 @@ def test_unknown_space_is_an_error() -> None:
         (("spaces", "shared", "barrier"), "yes", "spaces.shared.barrier"),
         (("spaces", "shared", "bariers"), "local", "spaces.shared.bariers: unknown key"),
         (("device_type",), "fpga", "device_type"),
+        # the lanes are a par_group of work-items (vector components of one work-item)
+        (("codegen", "lanes"), "blocks", "codegen.lanes: 'blocks' is not a par_group of role"),
+        (("codegen", "lanes"), "lanez", "codegen.lanes: 'lanez' is not a par_group of role"),
     ],
 )
 def test_bad_values_name_their_key(path: tuple, value: object, expected: str) -> None:
     data = _fermi_data()
     table = data
     for key in path[:-1]:
-        table = table[key]
+        table = table.setdefault(key, {})
     table[path[-1]] = value
     assert any(expected in m for m in _errors(data))
 
