@@ -19,7 +19,8 @@ result:
   builds no kernel that calls a built-in on 16-component vectors);
 - loops and the conditions of `if` statements are uniform, except an `if` whose
   branches only store into arrays shared with the host or the work-group, which
-  becomes one scalar store per lane that the condition allows;
+  becomes one scalar store per lane that the condition allows (its value and index are
+  computed in every lane, so they read no shared array and do not divide);
 - private arrays of the lanes are indexed with uniform indices (an array of vectors);
 - a varying access to a shared array is one vector load or store (`vload16`) when its
   offset is `base + lane` with `base` uniform (coefficient 1, proven symbolically with
@@ -489,9 +490,22 @@ class LaneEmitter:
                 if var.name in self.lane_arrays:
                     raise NotVectorisable("a private array written under a varying if")
                 self._own(st.target)
+                for e in (st.value, *indices):
+                    self._computable_in_every_lane(e)
                 self._store(var, element_type, linear_offset(indices, dims), st, indent + 1,
                             mask="mcl_mask" if mask == "mcl_mask" else "(!mcl_mask)")
         self.body.line(indent, "}")
+
+    def _computable_in_every_lane(self, e: Expr) -> None:
+        """Under a varying `if` the value and the index are computed in every lane, also
+        in those whose work-item would not have run the store: so they may not read a
+        shared array (the index may lie outside it there) nor divide (by a zero)."""
+        for n in walk(e):
+            root = self.body.printer.scope.root_var(n) if isinstance(n, Index) else None
+            if root is not None and root.name not in self.lane_arrays:
+                raise NotVectorisable("a read of a shared array under a varying if")
+            if isinstance(n, Binary) and n.op in ("/", "%"):
+                raise NotVectorisable("a division under a varying if")
 
 
 def _only_linear(e: Expr, names: set[str]) -> bool:

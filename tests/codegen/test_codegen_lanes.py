@@ -37,10 +37,11 @@ x86_avx512 void kinds(int n, main float[n] a, main float[n] twice, main float[n]
       }
       clamped[i] = acc[1];
       int g = t * LANES + v;
+      float y = a[(g * 7) % n];
       if (g < n) {
         twice[g] = acc[1];
         spread[2 * g + 1] = acc[2];
-        gathered[g] = a[(g * 7) % n];
+        gathered[g] = y;
         ids[g] = g * 2 - 1;
       }
     }
@@ -90,6 +91,31 @@ x86_avx512 void f(int n, main float[n] a, main float[n] b) {
       reg float[16] p;
       p[v] = a[t * 16 + v];
       b[t * 16 + v] = p[v];
+    }
+  }
+}
+""",
+    "a read of a shared array under a varying if": """
+x86_avx512 void f(int n, main float[n] a, main float[n] b) {
+  foreach (int t in n / 16 threads) {
+    foreach (int v in 16 vectors) {
+      if (v < 8) {
+        b[t * 16 + v] = a[t * 16 + v];
+      } else {
+        b[t * 16 + v] = 0.0;
+      }
+    }
+  }
+}
+""",
+    "a division under a varying if": """
+x86_avx512 void f(int n, main float[n] a, main float[n] b) {
+  foreach (int t in n / 16 threads) {
+    foreach (int v in 16 vectors) {
+      int d = v - 8;
+      if (d != 0) {
+        b[t * 16 + v] = 8 / d + 0.0;
+      }
     }
   }
 }
@@ -167,6 +193,9 @@ def test_what_is_not_proven_keeps_the_work_items(tmp_path: Path, reason: str) ->
             np.concatenate([np.cumsum(r) - r for r in rows]),
         "min of floats": np.minimum(a, 0.5),
         "indexed by the lane": a,
+        "a read of a shared array under a varying if": np.where(np.arange(32) % 16 < 8, a, 0),
+        "a division under a varying if": np.array(
+            [0.0 if k % 16 == 8 else float(int(8 / (k % 16 - 8))) for k in range(32)]),
         "other than a store under a varying if": np.minimum(a, 0.5),
     }[reason]
     np.testing.assert_allclose(b, expected, rtol=1e-5)
