@@ -252,6 +252,10 @@ class LaneEmitter:
     def _binary(self, e: Binary) -> tuple[str, int]:
         if e.op == "^" or (e.op == "%" and self._kind(e) == FLOAT):
             raise NotVectorisable(f"a varying '{e.op}' (a built-in function in C)")
+        if e.op in ("&&", "||"):
+            # Vector && and || evaluate both sides in every lane: the right side must be
+            # safe where a work-item would have skipped it.
+            self._computable_in_every_lane(e.right, "the right side of a varying " + e.op)
         kinds = {self._kind(side) for side in (e.left, e.right) if self.is_varying(side)}
         other = [side for side in (e.left, e.right) if not self.is_varying(side)]
         if len(kinds) > 1 or (
@@ -496,16 +500,17 @@ class LaneEmitter:
                             mask="mcl_mask" if mask == "mcl_mask" else "(!mcl_mask)")
         self.body.line(indent, "}")
 
-    def _computable_in_every_lane(self, e: Expr) -> None:
-        """Under a varying `if` the value and the index are computed in every lane, also
-        in those whose work-item would not have run the store: so they may not read a
-        shared array (the index may lie outside it there) nor divide (by a zero)."""
+    def _computable_in_every_lane(self, e: Expr, where: str = "a varying if") -> None:
+        """Under a varying `if` (and on the right of a varying && or ||) an expression is
+        computed in every lane, also in those whose work-item would not have computed it:
+        so it may not read a shared array (the index may lie outside it there) nor divide
+        (by a zero)."""
         for n in walk(e):
             root = self.body.printer.scope.root_var(n) if isinstance(n, Index) else None
             if root is not None and root.name not in self.lane_arrays:
-                raise NotVectorisable("a read of a shared array under a varying if")
+                raise NotVectorisable(f"a read of a shared array in {where}")
             if isinstance(n, Binary) and n.op in ("/", "%"):
-                raise NotVectorisable("a division under a varying if")
+                raise NotVectorisable(f"a division in {where}")
 
 
 def _only_linear(e: Expr, names: set[str]) -> bool:

@@ -95,7 +95,7 @@ x86_avx512 void f(int n, main float[n] a, main float[n] b) {
   }
 }
 """,
-    "a read of a shared array under a varying if": """
+    "a read of a shared array in a varying if": """
 x86_avx512 void f(int n, main float[n] a, main float[n] b) {
   foreach (int t in n / 16 threads) {
     foreach (int v in 16 vectors) {
@@ -108,7 +108,20 @@ x86_avx512 void f(int n, main float[n] a, main float[n] b) {
   }
 }
 """,
-    "a division under a varying if": """
+    "a read of a shared array in the right side of a varying &&": """
+x86_avx512 void f(int n, main float[n] a, main float[n] b) {
+  foreach (int t in n / 16 threads) {
+    foreach (int v in 16 vectors) {
+      int i = t * 16 + v;
+      b[i] = 0.0;
+      if (i < n - 3 && a[i + 3] > 0.5) {
+        b[i] = 1.0;
+      }
+    }
+  }
+}
+""",
+    "a division in a varying if": """
 x86_avx512 void f(int n, main float[n] a, main float[n] b) {
   foreach (int t in n / 16 threads) {
     foreach (int v in 16 vectors) {
@@ -193,8 +206,10 @@ def test_what_is_not_proven_keeps_the_work_items(tmp_path: Path, reason: str) ->
             np.concatenate([np.cumsum(r) - r for r in rows]),
         "min of floats": np.minimum(a, 0.5),
         "indexed by the lane": a,
-        "a read of a shared array under a varying if": np.where(np.arange(32) % 16 < 8, a, 0),
-        "a division under a varying if": np.array(
+        "a read of a shared array in the right side of a varying &&": np.append(
+            (a[3:] > 0.5).astype(np.float32), [0.0, 0.0, 0.0]),
+        "a read of a shared array in a varying if": np.where(np.arange(32) % 16 < 8, a, 0),
+        "a division in a varying if": np.array(
             [0.0 if k % 16 == 8 else float(int(8 / (k % 16 - 8))) for k in range(32)]),
         "other than a store under a varying if": np.minimum(a, 0.5),
     }[reason]
