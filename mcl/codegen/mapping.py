@@ -222,6 +222,9 @@ def parse_mapping(
     ):
         problems.append(f"codegen.lanes: {lanes!r} is not a par_group of role 'work-item' here")
         lanes = None
+    if lanes is not None and language != "opencl":
+        problems.append("codegen.lanes: lanes as vectors are generated for OpenCL only")
+        lanes = None
     if problems:
         raise MclError(
             [error("codegen-mapping", f"{file}: {p}", _file_span(Path(file))) for p in problems]

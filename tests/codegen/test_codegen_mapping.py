@@ -144,3 +144,12 @@ def test_user_description_brings_its_own_mapping(tmp_path: Path) -> None:
         generated, "vectoradd", {"n": n, "a": a, "b": b, "c": np.zeros(n, np.float32)}
     )
     np.testing.assert_array_equal(out.outputs["c"], a + b)
+
+
+def test_lanes_as_vectors_are_opencl_only() -> None:
+    data = tomllib.loads((hwdescs_dir() / "hopper.cuda.toml").read_text())
+    data.setdefault("codegen", {})["lanes"] = "threads"
+    with pytest.raises(MclError) as exc:
+        parse_mapping(data, "/x/hopper.cuda.toml", library().get("hopper"), "cuda")
+    assert any("codegen.lanes: lanes as vectors are generated for OpenCL only" in d.message
+               for d in exc.value.diagnostics)
