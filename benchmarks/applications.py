@@ -79,6 +79,12 @@ class Case:
     defines: dict[str, int]
     work: dict[str, float]
     rows: list[Row] = field(default_factory=list)
+    inputs: str | None = None  # the reference's input kind (None: its `inputs`)
+
+    @property
+    def label(self) -> str:
+        """The application as the table names it, with its input kind if not the usual."""
+        return f"{self.app} {self.inputs}" if self.inputs else self.app
 
     def rate(self, row: Row) -> float | None:
         """The primary figure (GFLOP/s or GB/s) of a row's best time."""
@@ -105,7 +111,7 @@ class Case:
     def on_backend(self, backend: str) -> Case:
         """The case with the versions that ran through `backend` (and all peers)."""
         rows = [r for r in self.rows if r.kind == "peer" or r.backend == backend]
-        return Case(self.app, self.unit, self.defines, self.work, rows)
+        return Case(self.app, self.unit, self.defines, self.work, rows, self.inputs)
 
 
 def _rate(work: dict[str, float], unit: str, seconds: float | None) -> float | None:
@@ -202,17 +208,18 @@ def peer_outputs(value: object, names: Iterable[str], expected: Any) -> dict[str
 def run_case(module: ModuleType, defines: dict[str, int], kind: str, queue: Any,
              library: Any, rounds: int, only: list[str] | None, every: bool,
              tuned: bool = False, backends: tuple[str, ...] = ("opencl",),
-             cuda_device: Any = None) -> Case:
+             cuda_device: Any = None, inputs: str | None = None) -> Case:
     """The versions (benchmarks/harness.run_version: built once, `rounds` runs, verified)
     and the peers (time_cuda / time_cpu, the outputs they return verified) on one size, all on
-    the same inputs."""
+    the same inputs (of the reference's kind `inputs`, e.g. spmv's "powerlaw")."""
     from mcl.report.series import load_series
     from mcl.verify import load_reference, verify
 
     folder = REPO / "kernels" / module.NAME
     reference = load_reference(folder / "reference.py")
-    sizes, inputs, expected = harness.prepared_inputs(reference, defines, 0, None)
-    case = Case(module.NAME, module.UNIT, dict(defines), dict(module.work(defines)))
+    sizes, arrays, expected = harness.prepared_inputs(reference, defines, 0, inputs)
+    case = Case(module.NAME, module.UNIT, dict(defines), dict(module.work(defines)),
+                inputs=inputs)
 
     for spec in branch_versions(load_series(folder, library), kind, library, every):
         if only is not None and spec.name not in only:
@@ -220,7 +227,8 @@ def run_case(module: ModuleType, defines: dict[str, int], kind: str, queue: Any,
         leaf = spec.leaf_for(kind) or ""
         for backend in backends:
             result = harness.run_version(spec.path, leaf, queue, defines, rounds, tuned=tuned,
-                                         backend=backend, cuda_device=cuda_device)
+                                         inputs=inputs, backend=backend,
+                                         cuda_device=cuda_device)
             # a version built with its .tuned.toml constants (mcl tune) says so
             name = f"{spec.name} (tuned)" if result.constants else spec.name
             case.rows.append(Row(name, "version", leaf, list(result.times), result.verified,
@@ -232,7 +240,7 @@ def run_case(module: ModuleType, defines: dict[str, int], kind: str, queue: Any,
         row = Row(peer.name, "peer")
         case.rows.append(row)
         try:
-            run = peer.prepare(dict(inputs))
+            run = peer.prepare(dict(arrays))
             got = peer_outputs(run(), reference.outputs, expected)  # also loads libraries
             row.times = timer(run, max(1, rounds))
         except Exception as exc:  # noqa: BLE001 - a peer that cannot run is reported, not fatal
@@ -274,7 +282,7 @@ def print_table(cases: list[Case], copy_gbs: float | None, peak: float | None = 
         for number, peer in enumerate(peers):
             gbs = case.gbs(best) if best and case.unit == "GB/s" else None
             share = gbs / copy_gbs * 100 if gbs and copy_gbs else None
-            head = (f"{case.app:<14}{sizes:<28}" if number == 0 else " " * 42)
+            head = (f"{case.label:<14}{sizes:<28}" if number == 0 else " " * 42)
             print(head + f"{_fmt(case.rate(perfect) if perfect else None):>10}"
                   f"{_fmt(case.rate(best) if best else None):>10}  "
                   f"{(best.name if best else '-'):<16}"
@@ -289,9 +297,9 @@ def print_table(cases: list[Case], copy_gbs: float | None, peak: float | None = 
     for case in cases:
         for row in case.rows:
             if row.problem:
-                print(f"{case.app} {row.name}: not measured ({row.problem})")
+                print(f"{case.label} {row.name}: not measured ({row.problem})")
             elif row.verified is False:
-                print(f"{case.app} {row.name}: output does NOT match the reference (worst "
+                print(f"{case.label} {row.name}: output does NOT match the reference (worst "
                       f"error {row.error_ratio:.3g} x the bound)"
                       + ("; ranked anyway, as a peer" if row.kind == "peer" else ""))
 
@@ -305,7 +313,7 @@ def _ratio(slower: Row | None, faster: Row | None) -> str:
 
 def print_rows(case: Case) -> None:
     sizes = ", ".join(f"{k}={v}" for k, v in case.defines.items())
-    print(f"\n{case.app} ({sizes}): {case.unit}, best and median of the rounds")
+    print(f"\n{case.label} ({sizes}): {case.unit}, best and median of the rounds")
     for row in case.rows:
         if row.problem:
             print(f"  {row.name:<34}{row.leaf:<12}({row.problem})")
@@ -328,7 +336,7 @@ def print_backend_ratios(cases: list[Case]) -> None:
             if row.kind != "version" or row.backend != "cuda" or row.name not in opencl:
                 continue
             peer = opencl[row.name]
-            print(f"{case.app:<14}{sizes[:27]:<28}{row.name[:21]:<22}"
+            print(f"{case.label:<14}{sizes[:27]:<28}{row.name[:21]:<22}"
                   f"{_fmt(case.rate(peer)):>10}{_fmt(case.rate(row)):>10}"
                   f"{_ratio(peer, row):>13}")
 
@@ -340,7 +348,8 @@ def to_json(cases: list[Case], meta: dict[str, Any], copy_times: list[float]) ->
     for case in cases:
         best, perfect = case.best_version(), case.perfect()
         out["cases"].append({
-            "app": case.app, "unit": case.unit, "defines": case.defines, "work": case.work,
+            "app": case.app, "inputs": case.inputs, "unit": case.unit,
+            "defines": case.defines, "work": case.work,
             "rows": [asdict(r) | {"best_rate": case.rate(r), "best_gbs": case.gbs(r),
                                   "median_rate": _rate(case.work, case.unit, r.median)}
                      for r in case.rows],
@@ -413,12 +422,14 @@ def main(argv: list[str] | None = None) -> int:
     cases = []
     for module in modules:
         for defines in apply_defines(module.sizes(kind), overrides):
-            copy_runs.append(harness.copy_bandwidth(opened.queue, rounds=3))
-            case = run_case(module, defines, kind, opened.queue, library, args.rounds, only,
-                            args.all_versions, args.tuned, backends, cuda_device)
-            copy_runs.append(harness.copy_bandwidth(opened.queue, rounds=3))
-            print_rows(case)
-            cases.append(case)
+            for inputs in getattr(module, "INPUTS", (None,)):
+                copy_runs.append(harness.copy_bandwidth(opened.queue, rounds=3))
+                case = run_case(module, defines, kind, opened.queue, library, args.rounds,
+                                only, args.all_versions, args.tuned, backends, cuda_device,
+                                inputs)
+                copy_runs.append(harness.copy_bandwidth(opened.queue, rounds=3))
+                print_rows(case)
+                cases.append(case)
     copy_gbs = max(copy_runs, default=None)
     print(f"\ncopy bandwidth (device buffer copy, read + write): {_fmt(copy_gbs)} GB/s")
     peak, peak_text = fma_peak(device, kind)

@@ -41,12 +41,18 @@ def run_with_threads(threads: int, args: argparse.Namespace) -> dict:
         env = dict(os.environ)
         env.update({name: str(threads) for name in THREAD_VARIABLES})
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+        load_before = os.getloadavg()[0]
         done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
         if not out.is_file():
             raise SystemExit(f"matmul_series.py failed with {threads} threads:\n"
                              f"{done.stdout}\n{done.stderr}")
-        print(done.stdout, flush=True)
-        return json.loads(out.read_text())
+        # The machine may be shared: the 1-minute load average before and after the run
+        # goes with the figures (the ratio to numpy, timed in the same rounds, is what
+        # load disturbs least).
+        load = (load_before, os.getloadavg()[0])
+        print(done.stdout + f"load average (1 min) before and after: {load[0]:.2f}, "
+              f"{load[1]:.2f}\n", flush=True)
+        return json.loads(out.read_text()) | {"load_average": load}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -87,8 +93,11 @@ def main(argv: list[str] | None = None) -> int:
                                if n != vendor and row.get(n) and row.get(vendor))
             print(f"{t} threads, against {vendor}: {ratios}")
     if args.json:
-        Path(args.json).write_text(json.dumps({"size": args.size, "device": first["device"],
-                                               "gflops": table}, indent=2), encoding="utf-8")
+        Path(args.json).write_text(json.dumps({
+            "size": args.size, "device": first["device"], "gflops": table,
+            "load_average": {t: data["load_average"] for t, data in runs.items()},
+            "rounds": args.rounds, "versions": args.versions,
+        }, indent=2), encoding="utf-8")
     return 0
 
 

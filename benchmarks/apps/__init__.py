@@ -8,6 +8,9 @@ A module defines:
     def sizes(device_type) -> list[dict[str, int]]      the paper's sizes on "gpu" / "cpu"
     def work(defines) -> {"flop": ..., "bytes": ...}    the minimal work and traffic of one run
     def peers(device_type) -> list[Peer]                the best known implementations
+    INPUTS: tuple[str | None, ...]              optional: the input kinds, one row each
+                                                (None: reference.py's `inputs`; "powerlaw":
+                                                its `powerlaw_inputs`); default (None,)
 
 A peer's `prepare(args)` gets the reference.py inputs (numpy arrays and ints), moves them
 where the peer needs them (torch cuda tensors, cupy arrays) and returns a callable that

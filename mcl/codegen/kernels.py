@@ -26,11 +26,13 @@ from dataclasses import dataclass, field
 
 from mcl.codegen.c_expr import ExprPrinter
 from mcl.codegen.host_eval import static_int
+from mcl.codegen.lanes import WIDTHS, LaneEmitter, NotVectorisable
 from mcl.codegen.layout import flat_dims, product
 from mcl.codegen.mapping import OpenCLMapping, ParGroupMapping
 from mcl.codegen.plan import KernelArg, KernelPlan
 from mcl.codegen.scope import Var
 from mcl.codegen.statements import INDENT, BodyEmitter, element_type, where
+from mcl.codegen.unroll import constant_count
 from mcl.diagnostics import MclError, error
 from mcl.mcpl.ast import (
     BINARY_PRECEDENCE,
@@ -180,7 +182,36 @@ class KernelEmitter:
 
     def emit(self, name: str, top: Foreach) -> tuple[str, KernelPlan]:
         levels, work = nest_levels(top, self.mapping)
+        lanes = self._lane_level(levels)
+        note = ""
+        if lanes is not None:
+            try:
+                return self._emit(name, top, levels[:-1], work, lanes)
+            except NotVectorisable as why:
+                # The kernel is generated again from the start, as work-items.
+                note = (f"// the lanes of '{lanes[0].foreach.group}' are work-items, not "
+                        f"vectors: {why}\n")
+        text, plan = self._emit(name, top, levels, work, None)
+        return note + text, plan
+
+    def _lane_level(self, levels: list[Level]) -> tuple[Level, int] | None:
+        """The innermost level and its width when the mapping makes its units the
+        components of OpenCL vectors (lanes.py) and its count is a vector width."""
+        if not levels or self.mapping.lanes is None:
+            return None
+        last = levels[-1]
+        if last.foreach.group != self.mapping.lanes or last.mapping.role != "work-item":
+            return None
+        width = constant_count(last.foreach.count, self.body.constants, self.body.is_constant)
+        return (last, width) if width in WIDTHS else None
+
+    def _emit(
+        self, name: str, top: Foreach, levels: list[Level], work: Stmt,
+        lanes: tuple[Level, int] | None,
+    ) -> tuple[str, KernelPlan]:
         nd = ndrange(levels)
+        if lanes is not None and nd.guards:
+            raise NotVectorisable("work-items of role 'global' are guarded")
         lines = self.body.lines = []
         self.body.specialised = []
         with self.body.nested():
@@ -196,7 +227,9 @@ class KernelEmitter:
                 f"{self.printer.wrap(total, BINARY_PRECEDENCE['<'] + 1)}"
                 for d, total in nd.guards
             )
-            if guard:
+            if lanes is not None:
+                LaneEmitter(self.body, lanes[0].foreach, lanes[1]).emit(1)
+            elif guard:
                 self.body.guarded(_stmts(work), guard, 1)
             else:
                 self.body.body(work, 1)

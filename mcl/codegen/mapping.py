@@ -17,6 +17,8 @@ can be mapped to OpenCL and C++ constructs." That file is `<leaf>.opencl.toml`, 
     [codegen]                                # optional; defaults shown
     unroll = 16                              # `#pragma unroll` on loops of <= 16 steps (0: off)
     vector_width = 0                         # copy loops of 4 floats as one float4 (0: off)
+    lanes = "vectors"                        # this par_group's units are the components of
+                                             # OpenCL vectors (lanes.py); default: none
 
 Roles of a par_group (its foreach statements become):
   work-group  the work-groups of NDRange dimension `dim` (get_group_id)
@@ -106,6 +108,9 @@ class OpenCLMapping:
     # Copy loops of exactly this many contiguous floats become one vector access
     # (vectorize.py); 0: never.
     vector_width: int = 0
+    # The par_group whose units become the components of OpenCL vectors (lanes.py) when
+    # it is the innermost foreach of a kernel; None: work-items as any other.
+    lanes: str | None = None
     language: str = "opencl"  # the kernel language: a key of mcl.codegen.dialect.DIALECTS
     arch: str | None = None  # CUDA: the leaf's architecture, e.g. "sm_90"
 
@@ -202,7 +207,7 @@ def parse_mapping(
         if "global" in roles and roles - {"global", "loop"}:
             problems.append(f"par_groups: dimension {dim} mixes role 'global' with {sorted(roles)}")
     codegen = _table(data, "codegen", problems)
-    _unknown_keys(codegen, {"unroll", "vector_width"}, "codegen.", problems)
+    _unknown_keys(codegen, {"unroll", "vector_width", "lanes"}, "codegen.", problems)
     unroll = codegen.get("unroll", DEFAULT_UNROLL)
     if not isinstance(unroll, int) or isinstance(unroll, bool) or unroll < 0:
         problems.append(f"codegen.unroll: {unroll!r} is not a trip count >= 0")
@@ -211,6 +216,15 @@ def parse_mapping(
     if vector_width not in (0, 2, 4, 8, 16) or isinstance(vector_width, bool):
         problems.append(f"codegen.vector_width: {vector_width!r} is not 0, 2, 4, 8 or 16")
         vector_width = 0
+    lanes = codegen.get("lanes")
+    if lanes is not None and not (
+        isinstance(lanes, str) and (g := groups.get(lanes)) is not None and g.role == "work-item"
+    ):
+        problems.append(f"codegen.lanes: {lanes!r} is not a par_group of role 'work-item' here")
+        lanes = None
+    if lanes is not None and language != "opencl":
+        problems.append("codegen.lanes: lanes as vectors are generated for OpenCL only")
+        lanes = None
     if problems:
         raise MclError(
             [error("codegen-mapping", f"{file}: {p}", _file_span(Path(file))) for p in problems]
@@ -223,6 +237,7 @@ def parse_mapping(
         spaces={k: v for k, v in spaces.items() if v is not None},
         unroll=unroll,
         vector_width=vector_width,
+        lanes=lanes,
         language=language,
         arch=arch,
     )

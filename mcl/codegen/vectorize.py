@@ -160,7 +160,7 @@ def vector_copy(
     return guard(sorted(used), constants) + copy
 
 
-def guard(names: list[str], constants: Mapping[str, Number]) -> str:
+def guard(names: list[str], constants: Mapping[str, Number], what: str = "vector copy") -> str:
     """The proof used these constants' values: a build that overrides one of them (-D)
     stops with an error instead of running a copy that may be misaligned."""
     names = [n for n in names if isinstance(constants[n], int)]

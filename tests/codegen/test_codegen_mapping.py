@@ -86,13 +86,16 @@ def test_unknown_space_is_an_error() -> None:
         (("spaces", "shared", "barrier"), "yes", "spaces.shared.barrier"),
         (("spaces", "shared", "bariers"), "local", "spaces.shared.bariers: unknown key"),
         (("device_type",), "fpga", "device_type"),
+        # the lanes are a par_group of work-items (vector components of one work-item)
+        (("codegen", "lanes"), "blocks", "codegen.lanes: 'blocks' is not a par_group of role"),
+        (("codegen", "lanes"), "lanez", "codegen.lanes: 'lanez' is not a par_group of role"),
     ],
 )
 def test_bad_values_name_their_key(path: tuple, value: object, expected: str) -> None:
     data = _fermi_data()
     table = data
     for key in path[:-1]:
-        table = table[key]
+        table = table.setdefault(key, {})
     table[path[-1]] = value
     assert any(expected in m for m in _errors(data))
 
@@ -142,3 +145,12 @@ def test_user_description_brings_its_own_mapping(tmp_path: Path) -> None:
         generated, "vectoradd", {"n": n, "a": a, "b": b, "c": np.zeros(n, np.float32)}
     )
     np.testing.assert_array_equal(out.outputs["c"], a + b)
+
+
+def test_lanes_as_vectors_are_opencl_only() -> None:
+    data = tomllib.loads((hwdescs_dir() / "hopper.cuda.toml").read_text())
+    data.setdefault("codegen", {})["lanes"] = "threads"
+    with pytest.raises(MclError) as exc:
+        parse_mapping(data, "/x/hopper.cuda.toml", library().get("hopper"), "cuda")
+    assert any("codegen.lanes: lanes as vectors are generated for OpenCL only" in d.message
+               for d in exc.value.diagnostics)

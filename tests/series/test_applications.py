@@ -124,3 +124,27 @@ def test_fma_peak_only_for_nvidia_gpus() -> None:
     assert peak == pytest.approx(132 * 128 * 2 * 1.98) and "1980 MHz" in text
     assert fma_peak(h100, "cpu") == (None, "")
     assert fma_peak(types.SimpleNamespace(vendor="AMD"), "gpu") == (None, "")
+
+
+def test_transpose_reduction_and_both_spmv_inputs_are_rows(tmp_path: Path) -> None:
+    """Transpose and reduction are rows against the copy bandwidth; spmv runs once per
+    input kind, the power-law one on its own matrix (another row-length spread)."""
+    out = tmp_path / "r.json"
+    rc = _script().main(["--apps", "transpose,reduction,spmv", "-D", "n=45", "-D", "m=31",
+                         "-D", "chunk=16", "-D", "nrows=70", "-D", "ncols=50", "-D", "nnz=600",
+                         "--rounds", "1", "--versions", "perfect", "--json", str(out)])
+    assert rc == 0
+    cases = {(c["app"], c["inputs"]): c for c in json.loads(out.read_text())["cases"]}
+    assert set(cases) == {("transpose", None), ("reduction", None), ("spmv", None),
+                          ("spmv", "powerlaw")}
+    for case in cases.values():
+        rows = {r["name"]: r for r in case["rows"]}
+        assert rows["perfect"]["verified"], case["app"]
+        assert all(r["verified"] for r in case["rows"] if r["kind"] == "peer"), case["app"]
+    assert cases[("transpose", None)]["unit"] == cases[("reduction", None)]["unit"] == "GB/s"
+    reference = load_reference(REPO / "kernels" / "spmv" / "reference.py")
+    from mcl.verify import make_inputs
+
+    spread = {kind: np.diff(make_inputs(reference, {"nrows": 70, "ncols": 50, "nnz": 600}, 0,
+                                        kind)[1]["rowptr"]).max() for kind in (None, "powerlaw")}
+    assert spread["powerlaw"] > spread[None]
