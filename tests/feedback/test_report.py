@@ -21,8 +21,8 @@ from mcl.feedback.emit import fill, readable
 from mcl.feedback.messages import SEVERITY_ORDER, Severity, Value
 from mcl.feedback.render_text import display_path
 from mcl.feedback.symbolic import ceiling_div, identical
-from mcl.mcpl.symbolic_values import integer_quotient
 from mcl.feedback.values import evaluate
+from mcl.mcpl.symbolic_values import integer_quotient
 
 ROOT = Path(__file__).resolve().parents[2]
 MATMUL = KERNELS / "matmul" / "perfect.mcpl"
