@@ -11,8 +11,9 @@ import sympy
 from mcl.feedback.kernel import Binding, Scope, dims
 from mcl.feedback.symbolic import Evaluator
 from mcl.mcpl import ast
+from mcl.mcpl.types import PRIMITIVES
 
-PRIMITIVE_BYTES = {"byte": 1, "bool": 1, "int": 4, "float": 4, "double": 8}
+PRIMITIVE_BYTES = {p.name: p.size for p in PRIMITIVES.values() if p.size}
 
 
 def element_bytes(t: ast.Type | None, lookup_type: Any, ev: Evaluator, scope: Scope) -> Any:
