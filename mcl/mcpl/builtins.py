@@ -33,6 +33,9 @@ class Builtin:
     signature: str  # for hints
     python: Callable[..., Any] | None = None  # C semantics on host values
     symbolic: Callable[..., Any] | None = None  # on SymPy expressions
+    # Non-decreasing in every argument, where defined: the range of the result over boxes
+    # of arguments is `python` at the lower and at the upper ends (`IntervalValues`).
+    monotone: bool = False
 
     @property
     def arity(self) -> int:
@@ -130,20 +133,26 @@ def _power(a: Any, b: Any) -> Any:
 _MATH1_SYMPY = {"sqrt": "sqrt", "exp": "exp", "log": "log", "sin": "sin", "cos": "cos",
                 "fabs": "Abs", "floor": "floor", "ceil": "ceiling"}
 
+_MONOTONE = frozenset({"sqrt", "exp", "log", "floor", "ceil"})
+
 _TABLE = [
     Builtin("toFloat", ("r",), _fixed(T.FLOAT), "float toFloat(number x)",
-            _numpy_scalar("float32"), _identity),
-    Builtin("toInt", ("r",), _fixed(T.INT), "int toInt(number x)", _to_int, _sympy_trunc),
+            _numpy_scalar("float32"), _identity, monotone=True),
+    Builtin("toInt", ("r",), _fixed(T.INT), "int toInt(number x)", _to_int, _sympy_trunc,
+            monotone=True),
     Builtin("toDouble", ("r",), _fixed(T.DOUBLE), "double toDouble(number x)",
-            _numpy_scalar("float64"), _identity),
+            _numpy_scalar("float64"), _identity, monotone=True),
     *(
         Builtin(name, ("r",), _math1, f"float {name}(number x)",
-                _numpy(name), _sympy(sympy_name))  # numpy's names are C's
+                _numpy(name), _sympy(sympy_name),  # numpy's names are C's
+                monotone=name in _MONOTONE)
         for name, sympy_name in _MATH1_SYMPY.items()
     ),
     Builtin("abs", ("r",), _same, "number abs(number x)", abs, _sympy("Abs")),
-    Builtin("min", ("r", "r"), _wider2, "number min(number a, number b)", min, _sympy("Min")),
-    Builtin("max", ("r", "r"), _wider2, "number max(number a, number b)", max, _sympy("Max")),
+    Builtin("min", ("r", "r"), _wider2, "number min(number a, number b)", min, _sympy("Min"),
+            monotone=True),
+    Builtin("max", ("r", "r"), _wider2, "number max(number a, number b)", max, _sympy("Max"),
+            monotone=True),
     Builtin("pow", ("r", "r"), _pow, "float pow(number x, number y)", _float_pow, _power),
     # OpenCL's sincos: returns sin(x) and stores cos(x) in its second argument.
     Builtin("sincos", ("r", "w"), _math1, "float sincos(number x, float cosine)"),

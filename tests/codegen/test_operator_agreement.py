@@ -2,7 +2,8 @@
 float expressions give the same value in the reference interpreter, in host evaluation
 (`mcl.codegen.host_eval`, what the generated host computes for sizes) and in the
 generated OpenCL run on the PoCL device; and the other domains of the one evaluator
-(`mcl.mcpl.evaluate`: SymPy for feedback) agree with host evaluation's C semantics.
+(`mcl.mcpl.evaluate`: SymPy for feedback, intervals) agree with host evaluation's C
+semantics.
 
 Each example is a batch of expressions compiled into one kernel, so the OpenCL compiler
 runs once per example. An expression MCPL leaves undefined (int overflow, a shift count
@@ -25,6 +26,7 @@ from mcl.diagnostics import MclError
 from mcl.interp import run_function
 from mcl.mcpl import ast
 from mcl.mcpl.evaluate import Evaluator, NotEvaluable
+from mcl.mcpl.intervals import Interval, IntervalValues
 from mcl.mcpl.parse import parse_source
 from mcl.mcpl.symbolic_values import SymPyValues, trunc
 
@@ -307,3 +309,60 @@ def test_sympy_domain_keeps_simple_forms_for_sizes() -> None:
     # A sign not known: C's truncation stays explicit.
     unknown = _SYMPY.value(_parsed(Expr("(i0 / 2)", "int")), {"i0": i})
     assert unknown == trunc(i / 2) and unknown.xreplace({i: -7}) == -3
+
+
+class _Boxes(Evaluator[Interval, dict[str, Interval]]):
+    def name(self, e: ast.Name, env: dict[str, Interval]) -> Interval:
+        return env[e.name]
+
+
+_INTERVALS = _Boxes(IntervalValues())
+# How far each name's interval reaches below and above its value (quarters for floats).
+REACH = st.tuples(*(st.tuples(st.integers(0, 6), st.integers(0, 6))
+                    for _ in INT_VARS + FLOAT_VARS))
+
+
+def _boxes(env: dict[str, Any], reach: tuple[tuple[int, int], ...]) -> dict[str, Interval]:
+    boxes = {}
+    for (name, value), (below, above) in zip(env.items(), reach, strict=True):
+        if name in INT_VARS:
+            boxes[name] = Interval(value - below, value + above)
+        else:
+            boxes[name] = Interval(float(value) - below / 4, float(value) + above / 4, "float")
+    return boxes
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@example(text="(i1 / i0)", values=((2, -7, -1), (1.25, -2.5, 0.0)), reach=((0, 0),) * 6)
+@example(text="(i1 % i0)", values=((2, -7, -1), (1.25, -2.5, 0.0)), reach=((1, 2),) * 6)
+@example(text="(i0 ^ i2)", values=((2, -7, -1), (1.25, -2.5, 0.0)), reach=((0, 3),) * 6)
+@example(text="(i1 ^ i0)", values=((2, -3, 0), (1.25, -2.5, 0.0)), reach=((1, 1),) * 6)
+@example(text="toInt((f1 / f0))", values=((2, -7, -1), (1.0, -1.5, 0.0)), reach=((2, 1),) * 6)
+@given(text=st.one_of(st.sampled_from(SYMPY_EDGES), SYMBOLIC_EXPRESSIONS.map(lambda e: e.text),
+                      ARITHMETIC.map(lambda e: e.text)),
+       values=VALUES, reach=REACH)
+def test_interval_domain_contains_c_values(
+    text: str, values: tuple[tuple[int, ...], tuple[float, ...]],
+    reach: tuple[tuple[int, int], ...],
+) -> None:
+    """The C value at a point of the names' intervals lies in the expression's interval;
+    with single values for the names (a constant) an int expression's interval is the one
+    value, and there is always one."""
+    comparison = any(c in text.replace("<<", "").replace(">>", "") for c in "<>=!")
+    expr = _parsed(Expr(text, "bool" if comparison else "int"))
+    env: dict[str, Any] = {v: x for v, x in zip(INT_VARS, values[0], strict=True)}
+    env.update({v: np.float32(x) for v, x in zip(FLOAT_VARS, values[1], strict=True)})
+    try:
+        c_value = evaluate(expr, dict(env))
+    except MclError:
+        return  # MCPL defines no value here
+    point = _INTERVALS.value(expr, _boxes(env, ((0, 0),) * len(reach)))
+    number = float(c_value) if point.kind == "float" else int(c_value)
+    assert number in point, (text, env, point, c_value)
+    if point.kind == "int" and "toInt" not in text:
+        assert point.lo == point.hi == number, (text, env, point, c_value)
+    try:
+        box = _INTERVALS.value(expr, _boxes(env, reach))
+    except NotEvaluable:
+        return  # no range given (an operation undefined somewhere in the box): no claim
+    assert number in box, (text, env, reach, box, c_value)
