@@ -40,8 +40,10 @@ class trunc(sympy.Function):  # noqa: N801 - the name figures print, as C's trun
             return sympy.ceiling(x)
         return None  # the sign is not known: stays trunc(x)
 
-    def _eval_is_integer(self) -> bool | None:
-        return self.args[0].is_finite
+    def _eval_is_integer(self) -> bool:
+        # Always: the argument's only non-finite values come from a division by zero,
+        # which MCPL defines no value for.
+        return True
 
 
 def integer_quotient(a: Any, d: Any) -> Any:
