@@ -54,14 +54,29 @@ def integer_quotient(a: Any, d: Any) -> Any:
     of the two forms has fewer terms is kept."""
     if a.is_Integer and d.is_Integer and d != 0:
         return sympy.Integer(ops.c_div(int(a), int(d)))
-    quotient = a / d
-    if quotient.is_nonnegative is not True:
-        return trunc(quotient)
+    if not (nonnegative(a) and d.is_positive) and not nonnegative(a / d):
+        return trunc(a / d)
+    return _floor_quotient(a, d)
+
+
+def nonnegative(e: Any) -> bool:
+    """Is e >= 0 for all values of its symbols? SymPy's assumptions, helped for positive
+    integers (the kernel's sizes): with n = n' + 1 and n' >= 0, `n + chunk - 1` is
+    `n' + chunk' + 1`, which SymPy sees is positive."""
+    if e.is_nonnegative:
+        return True
+    shifted = {s: sympy.Dummy(s.name, integer=True, nonnegative=True) + 1
+               for s in e.free_symbols if s.is_integer and s.is_positive}
+    return bool(shifted) and e.xreplace(shifted).is_nonnegative is True
+
+
+def _floor_quotient(a: Any, d: Any) -> Any:
+    """floor(a / d), written ceiling((a - d + 1) / d) when that has fewer terms."""
     if d.is_positive:
         b = sympy.expand(a - d + 1)
         if len(sympy.Add.make_args(b)) < len(sympy.Add.make_args(sympy.expand(a))):
             return sympy.ceiling(b / d)
-    return sympy.floor(quotient)
+    return sympy.floor(a / d)
 
 
 def remainder(a: Any, d: Any) -> Any:
@@ -69,7 +84,7 @@ def remainder(a: Any, d: Any) -> Any:
     a == trunc(a / d) * d + a % d. SymPy's Mod where both signs are known to agree with it."""
     if a.is_Integer and d.is_Integer and d != 0:
         return sympy.Integer(ops.c_mod(int(a), int(d)))
-    if a.is_nonnegative and d.is_positive:
+    if nonnegative(a) and d.is_positive:
         return sympy.Mod(a, d)
     return a - d * trunc(a / d)
 
