@@ -93,6 +93,7 @@ class Evaluator(Generic[V, Env]):
                 args = [self.value(a, env) for a in e.args]
                 return self.operate(e, domain.call, e.func, args)
             case _:
+                ast.check_node(e)  # a kind MCPL does not have is a compiler bug, not data
                 return self.other(e, env)
 
     def operate(self, e: ast.Expr, operation: Callable[..., V], *args: Any) -> V:
