@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import numpy as np
 
-# MCPL primitive -> (OpenCL C type, host C++ type, numpy dtype, size in bytes)
+from mcl.mcpl import types as T
+
+# MCPL primitive -> (OpenCL C type, host C++ type, numpy dtype, size in bytes), from the one
+# table of primitive types; void has no values to store.
 PRIMITIVES: dict[str, tuple[str, str, str, int]] = {
-    "int": ("int", "cl_int", "int32", 4),
-    "float": ("float", "cl_float", "float32", 4),
-    "double": ("double", "cl_double", "float64", 8),
-    "byte": ("uchar", "cl_uchar", "uint8", 1),
-    # bool is not allowed in kernel arguments or buffers: stored as a byte there.
-    "bool": ("bool", "cl_uchar", "uint8", 1),
+    p.name: (p.opencl, p.host, p.buffer_dtype, p.size)
+    for p in T.PRIMITIVES.values() if p.name != "void"
 }
 
 _C_KEYWORDS = """

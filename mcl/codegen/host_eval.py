@@ -18,108 +18,57 @@ from mcl.diagnostics import MclError, error
 from mcl.mcpl import operators as ops
 from mcl.mcpl.ast import (
     Assign,
-    Binary,
     Block,
-    BoolLit,
-    Call,
     Decl,
     Expr,
-    FloatLit,
     For,
+    HwdConst,
     If,
     IncDec,
-    IntLit,
     Name,
     Node,
     Prim,
-    Unary,
     UnknownNodeError,
     walk,
 )
+from mcl.mcpl.evaluate import CValues, Evaluator, NotEvaluable
 from mcl.mcpl.visitor import StrictVisitor
 
 Number = ops.Number
 
 
-def _floating(x: Number) -> Number:
-    # C converts an int argument of a math function to double.
-    return x if ops.is_floating(x) else np.float64(x)
-
-
-def _to_int(x: Number) -> int:
-    # C's cast truncates toward zero; a value outside the int range has no defined result.
-    return ops.int_result(int(x), f"toInt({x})")
-
-
-# Host functions keep C's precision: float (np.float32) arguments give float results.
-_CALLS: dict[str, Callable[..., Number]] = {
-    "toFloat": np.float32,
-    "toDouble": np.float64,
-    "toInt": _to_int,
-    "min": min,
-    "max": max,
-    "abs": abs,
-    "fabs": lambda x: abs(_floating(x)),
-    "sqrt": lambda x: np.sqrt(_floating(x)),
-    "floor": lambda x: np.floor(_floating(x)),
-    "ceil": lambda x: np.ceil(_floating(x)),
-    "exp": lambda x: np.exp(_floating(x)),
-    "log": lambda x: np.log(_floating(x)),
-    "pow": lambda a, b: ops.binary("^", _floating(a), _floating(b)),
-}
-
-
 def evaluate(e: Expr, env: dict[str, Number]) -> Number:
     """The value of `e` with the host variables `env`."""
-    return _EVALUATOR.visit(e, env)
+    return _EVALUATOR.value(e, env)
 
 
-class _Evaluator(StrictVisitor):
-    """One rule per expression kind; any other node is a diagnostic."""
+class _HostEvaluation(Evaluator[Number, dict[str, Number]]):
+    """C semantics (`CValues`) on the host's variables; what the host cannot compute, and
+    every operation MCPL leaves undefined, is a diagnostic at the expression."""
 
-    def generic_visit(self, node: Any, *args: Any, **kwargs: Any) -> Number:
-        raise MclError(
-            error("codegen-host-expr", f"cannot compute {type(node).__name__} on the host", node.span)
-        )
-
-    def visit_IntLit(self, e: IntLit, env: dict[str, Number]) -> Number:
-        return e.value
-
-    def visit_FloatLit(self, e: FloatLit, env: dict[str, Number]) -> Number:
-        return np.float32(e.value)  # an MCPL float literal is a float, as `0.5f` in C
-
-    def visit_BoolLit(self, e: BoolLit, env: dict[str, Number]) -> Number:
-        return e.value
-
-    def visit_Name(self, e: Name, env: dict[str, Number]) -> Number:
+    def name(self, e: Name, env: dict[str, Number]) -> Number:
         if e.name not in env:
             raise MclError(
                 error("codegen-host-name", f"'{e.name}' has no value on the host", e.span)
             )
         return env[e.name]
 
-    def visit_Unary(self, e: Unary, env: dict[str, Number]) -> Number:
-        v = evaluate(e.operand, env)
-        if e.op == "!":
-            return not v
-        return _checked(lambda: ops.negate(v), e)
+    def hwd_constant(self, e: HwdConst, env: dict[str, Number]) -> Number:
+        return self.other(e, env)
 
-    def visit_Binary(self, e: Binary, env: dict[str, Number]) -> Number:
-        if e.op == "&&":
-            return bool(evaluate(e.left, env)) and bool(evaluate(e.right, env))
-        if e.op == "||":
-            return bool(evaluate(e.left, env)) or bool(evaluate(e.right, env))
-        a, b = evaluate(e.left, env), evaluate(e.right, env)
-        return _checked(lambda: ops.binary(e.op, a, b), e)
+    def other(self, e: Expr, env: dict[str, Number]) -> Number:
+        raise MclError(
+            error("codegen-host-expr", f"cannot compute {type(e).__name__} on the host", e.span)
+        )
 
-    def visit_Call(self, e: Call, env: dict[str, Number]) -> Number:
-        if e.func not in _CALLS:
-            return self.generic_visit(e)
-        args = [evaluate(a, env) for a in e.args]
-        return _checked(lambda: _CALLS[e.func](*args), e)
+    def operate(self, e: Expr, operation: Callable[..., Number], *args: Any) -> Number:
+        try:
+            return _checked(lambda: operation(*args), e)
+        except NotEvaluable:
+            return self.other(e, {})
 
 
-_EVALUATOR = _Evaluator()
+_EVALUATOR = _HostEvaluation(CValues())
 
 
 def _target_name(target: Expr) -> str:

@@ -179,7 +179,7 @@ class LaneEmitter:
             return None
         if not _only_linear(offset, varying):
             return None
-        expr = _sympy(offset, self.lanes.var, {}, {})
+        expr = _sympy(offset, self.lanes.var, {})
         lane = sympy.Symbol(self.lanes.var, integer=True)
         for v in varying - {self.lanes.var}:
             expr = expr.subs(sympy.Symbol(f"n_{v}", integer=True),
@@ -210,7 +210,7 @@ class LaneEmitter:
         affine = self._affine(j)
         if affine is None or affine.limit is None or not _only_linear(offset, varying):
             return None
-        expr = sympy.expand(_sympy(offset, j, {}, {}))
+        expr = sympy.expand(_sympy(offset, j, {}))
         symbol = sympy.Symbol(j, integer=True)
         if sympy.expand(expr - expr.subs(symbol, 0)) != symbol:
             return None

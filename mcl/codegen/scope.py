@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from mcl.codegen.c_names import c_name
 from mcl.codegen.layout import flat_dims, remaining_type
 from mcl.diagnostics import MclError, Span, error
+from mcl.mcpl import types as T
 from mcl.mcpl.ast import (
     ArrayType,
     Binary,
@@ -34,6 +35,7 @@ from mcl.mcpl.ast import (
     TypeDef,
     Unary,
 )
+from mcl.mcpl.builtins import BUILTINS
 from mcl.mcpl.visitor import StrictVisitor
 
 INT = Prim("int")
@@ -41,29 +43,6 @@ FLOAT = Prim("float")
 DOUBLE = Prim("double")
 BOOL = Prim("bool")
 VOID = Prim("void")
-
-# Built-ins available everywhere (spec mcpl.md section 4) and the type of their result:
-# "float" means float, or double for a double argument; "promote" the widest argument.
-BUILTIN_RESULT = {
-    "toFloat": "float!",
-    "toInt": "int!",
-    "toDouble": "double!",
-    "sqrt": "float",
-    "exp": "float",
-    "log": "float",
-    "sin": "float",
-    "cos": "float",
-    "fabs": "float",
-    "pow": "float",
-    "floor": "float",
-    "ceil": "float",
-    "abs": "promote",
-    "min": "promote",
-    "max": "promote",
-    "atomicAdd": "promote",
-    "sincos": "float",  # OpenCL's: returns sin(x), stores cos(x) in its second argument
-}
-
 
 @dataclass(frozen=True)
 class Var:
@@ -123,24 +102,22 @@ class Scope:
 
     def call_type(self, e: Call) -> Type:
         f = self.functions.get(e.func)
-        kind = BUILTIN_RESULT.get(e.func)
-        if f is not None and (kind is None or not signature_only(f)):
+        builtin = BUILTINS.get(e.func)
+        if f is not None and (builtin is None or not signature_only(f)):
             return f.ret
-        if kind is None:
+        if builtin is None:
             raise MclError(
                 error("codegen-unknown-function", f"unknown function '{e.func}'", e.span)
             )
-        if kind.endswith("!"):
-            return Prim(kind[:-1])
-        if kind == "void":
-            return VOID
-        arg_types = [self.type_of(a) for a in e.args]
-        if kind == "float":
-            return DOUBLE if any(t == DOUBLE for t in arg_types) else FLOAT
-        result = arg_types[0] if arg_types else INT
-        for t in arg_types[1:] if e.func != "atomicAdd" else ():
-            result = promote(result, t)
-        return result
+        # The checker's typing of the built-in (mcl.mcpl.builtins), one table for both.
+        result = builtin.result([T.from_ast(self.type_of(a)) for a in e.args])
+        if isinstance(result, T.Scalar):
+            return Prim(result.name)
+        if isinstance(result, T.Struct):
+            return NamedType(result.name)
+        raise MclError(
+            error("codegen-builtin-type", f"cannot type {e.func}(...) in code generation", e.span)
+        )
 
     def field_type(self, t: Type, name: str, span: Span | None) -> Type:
         if isinstance(t, NamedType) and t.name in self.types:

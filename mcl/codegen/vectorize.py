@@ -46,40 +46,58 @@ from mcl.mcpl.ast import (
     transform,
     walk,
 )
+from mcl.mcpl.evaluate import Evaluator
+from mcl.mcpl.symbolic_values import SymPyValues
 
 WIDTHS = (2, 4, 8, 16)
 
 
-def _sympy(e: Expr, var: str, constants: Mapping[str, Number], opaque: dict[str, Any]) -> Any:
-    """`e` as a sympy expression; None when the loop variable hides in an opaque term."""
-    if isinstance(e, IntLit):
-        return sympy.Integer(e.value)
-    if isinstance(e, Name):
-        if e.name == var:
-            return sympy.Symbol(var, integer=True)
-        if e.name in constants and isinstance(constants[e.name], int):
-            return sympy.Integer(int(constants[e.name]))
+class _HiddenVariable(Exception):
+    """The loop variable inside a division, a call, ...: not provably contiguous."""
+
+
+class _Offsets(Evaluator[Any, dict[str, Any]]):
+    """An index as a SymPy expression (`SymPyValues`) in the loop variable: + - * and
+    negation are the domain's, anything else is an opaque symbol, the same for equal
+    subexpressions (`/` and `%` terms may hold v in ways contiguity cannot see)."""
+
+    def __init__(self, var: str, constants: Mapping[str, Number]):
+        super().__init__(SymPyValues())
+        self.var = var
+        self.constants = constants
+
+    def name(self, e: Name, env: dict[str, Any]) -> Any:
+        if e.name == self.var:
+            return sympy.Symbol(self.var, integer=True)
+        if e.name in self.constants and isinstance(self.constants[e.name], int):
+            return sympy.Integer(int(self.constants[e.name]))
         return sympy.Symbol(f"n_{e.name}", integer=True)
-    if isinstance(e, Unary) and e.op == "-":
-        inner = _sympy(e.operand, var, constants, opaque)
-        return None if inner is None else -inner
-    if isinstance(e, Binary) and e.op in ("+", "-", "*"):
-        a = _sympy(e.left, var, constants, opaque)
-        b = _sympy(e.right, var, constants, opaque)
-        if a is None or b is None:
-            return None
-        return a + b if e.op == "+" else a - b if e.op == "-" else a * b
-    if any(isinstance(n, Name) and n.name == var for n in walk(e)):
-        return None  # v inside a division, a call, ...: not provably contiguous
-    key = repr(e)
-    if key not in opaque:
-        opaque[key] = sympy.Symbol(f"opaque_{len(opaque)}", integer=True)
-    return opaque[key]
+
+    def operate(self, e: Expr, operation: Callable[..., Any], *args: Any) -> Any:
+        if isinstance(e, Binary) and e.op in ("+", "-", "*") or isinstance(e, Unary) and e.op == "-":
+            return operation(*args)
+        return self.other(e, {})
+
+    def other(self, e: Expr, env: dict[str, Any]) -> Any:
+        if any(isinstance(n, Name) and n.name == self.var for n in walk(e)):
+            raise _HiddenVariable
+        key = repr(e)
+        if key not in env:
+            env[key] = sympy.Symbol(f"opaque_{len(env)}", integer=True)
+        return env[key]
+
+
+def _sympy(e: Expr, var: str, constants: Mapping[str, Number]) -> Any:
+    """`e` as a sympy expression; None when the loop variable hides in an opaque term."""
+    try:
+        return _Offsets(var, constants).value(e, {})
+    except _HiddenVariable:
+        return None
 
 
 def _base(offset: Expr, var: str, constants: Mapping[str, Number]) -> Any:
     """The offset's value at v = 0 when the offset is exactly `base + v`, else None."""
-    expr = _sympy(offset, var, constants, {})
+    expr = _sympy(offset, var, constants)
     if expr is None:
         return None
     v = sympy.Symbol(var, integer=True)

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from mcl.defines import type_problem
 from mcl.diagnostics import Diagnostic, error
 from mcl.mcpl import ast
-from mcl.mcpl.constfold import Constant, FoldError, fold_binary, fold_unary
+from mcl.mcpl.constfold import Constant, FoldError, fold
 from mcl.mcpl.extents import extent_errors
 from mcl.mcpl.printer import print_expr, print_stmt
 
@@ -114,18 +114,6 @@ def _shown(e: ast.Expr, values: Mapping[str, Constant]) -> str:
 
 def _value(e: ast.Expr, values: Mapping[str, Constant]) -> Constant | None:
     try:
-        return _fold(e, values)
+        return fold(e, values.get)
     except (FoldError, RecursionError):
         return None
-
-
-def _fold(e: ast.Expr, values: Mapping[str, Constant]) -> Constant | None:
-    if isinstance(e, (ast.IntLit, ast.FloatLit)):
-        return e.value
-    if isinstance(e, ast.Name):
-        return values.get(e.name)
-    if isinstance(e, ast.Unary):
-        return fold_unary(e.op, _fold(e.operand, values))
-    if isinstance(e, ast.Binary):
-        return fold_binary(e.op, _fold(e.left, values), _fold(e.right, values))
-    return None

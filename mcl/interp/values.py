@@ -23,6 +23,8 @@ from typing import Any
 import numpy as np
 
 from mcl.mcpl import ast
+from mcl.mcpl.types import NUMERIC_RANK as BASE_RANK
+from mcl.mcpl.types import PRIMITIVE_NAMES
 
 DTYPES: dict[str, type] = {
     "float": np.float32,
@@ -40,9 +42,11 @@ POISON: dict[str, object] = {
     "bool": False,
 }
 
-SCALARS = frozenset({"int", "float", "double", "byte", "bool"})
+SCALARS = PRIMITIVE_NAMES - {"void"}
 INTEGRAL = frozenset({"int", "byte", "bool"})
-NUMERIC_RANK = {"bool": 0, "byte": 0, "int": 1, "float": 2, "double": 3}
+# bool computes as an int here (`mcl.mcpl.types.NUMERIC_RANK` has no bool: the checker
+# rejects arithmetic on it, the interpreter's `&`, `|` and `!` take it).
+NUMERIC_RANK = {"bool": 0, **BASE_RANK}
 
 
 def scalar_name(t: ast.Type | None) -> str | None:

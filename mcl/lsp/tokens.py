@@ -22,6 +22,7 @@ from mcl.mcpl import ast
 from mcl.mcpl.builtins import BUILTINS
 from mcl.mcpl.parse import KEYWORDS
 from mcl.mcpl.positions import SourceText, head
+from mcl.mcpl.types import PRIMITIVE_NAMES
 
 if TYPE_CHECKING:
     from mcl.mcpl.loader import Program
@@ -30,7 +31,7 @@ TYPES = ["namespace", "type", "struct", "parameter", "variable", "function", "ke
          "comment", "number", "modifier"]
 MODIFIERS = ["declaration", "readonly", "defaultLibrary"]
 LEGEND = lsp.SemanticTokensLegend(token_types=TYPES, token_modifiers=MODIFIERS)
-_PRIMS = frozenset({"void", "int", "float", "double", "byte", "bool"})
+_PRIMS = PRIMITIVE_NAMES
 _SCAN = re.compile(r"(?P<comment>//[^\n]*|/\*(?:.|\n)*?(?:\*/|\Z))"
                    r"|(?P<number>0[xX][0-9a-fA-F]+|(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?)"
                    r"|(?P<word>[A-Za-z_][A-Za-z0-9_]*)")

@@ -12,12 +12,16 @@ one definition (`mcl.mcpl.operators`), so the checker and `mcl run` agree on wha
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeGuard
 
+from mcl.mcpl import ast
 from mcl.mcpl import types as T
+from mcl.mcpl.evaluate import Evaluator
 
 Constant = int | float
+Lookup = Callable[[str], "Constant | None"]
 
 
 @dataclass
@@ -120,3 +124,50 @@ def _float_overflow() -> FoldError:
         "this constant overflows to infinity",
         "use a smaller value; the largest double is about 1.8e308",
     )
+
+
+class FoldValues:
+    """The domain of constant folding (`mcl.mcpl.evaluate`): a number, or None for a value
+    that is not a constant; `fold_unary` and `fold_binary` are its operators."""
+
+    def integer(self, value: int) -> Constant | None:
+        return value
+
+    def floating(self, value: float) -> Constant | None:
+        return value
+
+    def boolean(self, value: bool) -> Constant | None:
+        return None
+
+    def unary(self, op: str, operand: Constant | None) -> Constant | None:
+        return fold_unary(op, operand)
+
+    def binary(self, op: str, left: Constant | None, right: Constant | None) -> Constant | None:
+        return fold_binary(op, left, right)
+
+    def logical(self, op: str, left: Constant | None,
+                right: Callable[[], Constant | None]) -> Constant | None:
+        return None
+
+    def call(self, name: str, args: list[Constant | None]) -> Constant | None:
+        return None
+
+
+class _Folding(Evaluator["Constant | None", Lookup]):
+    def name(self, e: ast.Name, env: Lookup) -> Constant | None:
+        return env(e.name)
+
+    def hwd_constant(self, e: ast.HwdConst, env: Lookup) -> Constant | None:
+        return None
+
+    def other(self, e: ast.Expr, env: Lookup) -> Constant | None:
+        return None
+
+
+_FOLDING = _Folding(FoldValues())
+
+
+def fold(e: ast.Expr, lookup: Lookup) -> Constant | None:
+    """The value of `e` when it is a constant, with `lookup` giving the values of names
+    (None: not a constant). Raises FoldError as `fold_binary` does."""
+    return _FOLDING.value(e, lookup)

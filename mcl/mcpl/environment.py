@@ -15,7 +15,7 @@ from mcl.mcpl import ast
 from mcl.mcpl import types as T
 from mcl.mcpl.access import AccessTable, CalleeModes
 from mcl.mcpl.builtins import BUILTINS, Builtin
-from mcl.mcpl.constfold import Constant, FoldError, fold_binary, fold_unary
+from mcl.mcpl.constfold import Constant, FoldError, fold
 
 if TYPE_CHECKING:
     from mcl.hdl.library import HwdLibrary
@@ -93,15 +93,7 @@ class ModuleEnv:
         return value
 
     def _fold(self, e: ast.Expr, busy: frozenset[str]) -> Constant | None:
-        if isinstance(e, (ast.IntLit, ast.FloatLit)):
-            return e.value
-        if isinstance(e, ast.Name):
-            return self.constant_value(e.name, busy)
-        if isinstance(e, ast.Unary):
-            return fold_unary(e.op, self._fold(e.operand, busy))
-        if isinstance(e, ast.Binary):
-            return fold_binary(e.op, self._fold(e.left, busy), self._fold(e.right, busy))
-        return None
+        return fold(e, lambda name: self.constant_value(name, busy))
 
     def names(self, kind: DefinitionKind) -> set[str]:
         if kind not in self._names:

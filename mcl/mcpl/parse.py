@@ -23,6 +23,7 @@ from mcl.gc_pause import gc_paused
 from mcl.mcpl.ast import Module
 from mcl.mcpl.build import ModelBuilder, build_module, declared_hwd_names
 from mcl.mcpl.tree import TreeModelBuilder
+from mcl.mcpl.types import PRIMITIVE_NAMES
 from mcl.resources import hwdescs_dir
 from mcl.source_files import SourcePositions, read_source
 
@@ -123,7 +124,7 @@ _OPERAND_STARTS = {"a name", "a number", "true or false", "'('", "'-' or '!'"}
 # done, listing `[`, `.`, `^` and `(` as well only adds noise.
 _POSTFIX_NOISE = {"'['", "'.'", "'^'", "'('"}
 
-_PRIMS = frozenset({"void", "int", "float", "double", "byte", "bool"})
+_PRIMS = PRIMITIVE_NAMES
 _TOKEN_AT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+(\.\d*)?([eE][+-]?\d+)?|\S")
 
 

@@ -16,7 +16,33 @@ from dataclasses import dataclass
 
 from mcl.mcpl import ast
 
-NUMERIC_RANK = {"byte": 0, "int": 1, "float": 2, "double": 3}
+
+@dataclass(frozen=True)
+class Primitive:
+    """One of MCPL's primitive types (mcpl.md §2) and how the rest of the toolchain spells
+    and stores it."""
+
+    name: str
+    size: int  # bytes in memory (bool is stored as a byte)
+    rank: int | None  # in C's usual arithmetic conversions; None: not a number
+    opencl: str  # OpenCL C (and CUDA) type
+    host: str  # the generated C++ host's type
+    buffer_dtype: str  # numpy dtype of a host buffer of this type
+
+
+# The one table of primitive types: the parser, the checker, code generation, the
+# interpreter, the feedback's byte counts and the language server read it.
+PRIMITIVES: dict[str, Primitive] = {p.name: p for p in (
+    Primitive("void", 0, None, "void", "void", ""),
+    # bool is no number (compare explicitly); kernel arguments and buffers hold it as a byte
+    Primitive("bool", 1, None, "bool", "cl_uchar", "uint8"),
+    Primitive("byte", 1, 0, "uchar", "cl_uchar", "uint8"),  # unsigned 8 bits
+    Primitive("int", 4, 1, "int", "cl_int", "int32"),
+    Primitive("float", 4, 2, "float", "cl_float", "float32"),
+    Primitive("double", 8, 3, "double", "cl_double", "float64"),
+)}
+PRIMITIVE_NAMES = frozenset(PRIMITIVES)
+NUMERIC_RANK = {p.name: p.rank for p in PRIMITIVES.values() if p.rank is not None}
 # `int` is a 32-bit signed integer, as in OpenCL C, the language MCPL is generated to:
 # literals must fit, and a shift count must lie in 0..INT_BITS-1 (anything else is
 # undefined in C).

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Mapping
-from functools import partial
+from collections.abc import Mapping
 
 from mcl.hdl.model import HardwareDescription, Parallelism, ParGroup, ParUnit, Quantity
 from mcl.mcpl import ast
 from mcl.mcpl import operators as ops
+from mcl.mcpl.evaluate import Evaluator, IntValues, NotEvaluable
 
 # hdl.md 3.1: the parallelism block is named `hierarchy` (`parallelism hierarchy { ... }`).
 _DEFAULT_ROOT = "hierarchy"
@@ -57,11 +57,13 @@ def _as_int(value: object) -> int | None:
 
 class StaticInts:
     """Evaluates integer expressions whose value does not depend on the kernel's sizes:
-    literals, description constants, and names bound in `known`."""
+    literals, description constants, and names bound in `known`, with C semantics on ints
+    (`IntValues`)."""
 
     def __init__(self, descriptions: Mapping[str, HardwareDescription], known: Mapping[str, int]):
         self._descriptions = descriptions
         self._known = dict(known)
+        self._walk = _StaticWalk(IntValues())
 
     def bind(self, name: str, expr: ast.Expr) -> None:
         value = self.value(expr)
@@ -71,31 +73,32 @@ class StaticInts:
             self._known[name] = value
 
     def value(self, e: ast.Expr) -> int | None:
-        if isinstance(e, ast.IntLit):
-            return e.value
-        if isinstance(e, ast.Name):
-            return self._known.get(e.name)
-        if isinstance(e, ast.HwdConst):
-            hwd = self._descriptions.get(e.path[0])
-            return _as_int(hwd.value(e.path)) if hwd is not None else None
-        if isinstance(e, ast.Unary) and e.op == "-":
-            v = self.value(e.operand)
-            return None if v is None else _int_or_none(ops.negate, v)
-        if isinstance(e, ast.Binary) and e.op in ops.INT_OPS:
-            left, right = self.value(e.left), self.value(e.right)
-            if left is None or right is None:
-                return None
-            return _int_or_none(partial(ops.int_binary, e.op), left, right)
-        return None
+        """The value of `e`, or None (not known) where MCPL defines none: a count believed
+        known wrongly could drop a guard, an unknown one only keeps it."""
+        try:
+            return int(self._walk.value(e, self))
+        except (NotEvaluable, ops.OperatorError):
+            return None
+
+    def known(self, name: str) -> int:
+        if name not in self._known:
+            raise NotEvaluable(name)
+        return self._known[name]
+
+    def description_value(self, path: tuple[str, ...]) -> int:
+        hwd = self._descriptions.get(path[0])
+        value = _as_int(hwd.value(path)) if hwd is not None else None
+        if value is None:
+            raise NotEvaluable(".".join(path))
+        return value
 
 
-def _int_or_none(operation: Callable[..., int | float], *args: int) -> int | None:
-    """The value of an int operation, or None (not known) where MCPL defines none: a count
-    believed known wrongly could drop a guard, an unknown one only keeps it."""
-    try:
-        return int(operation(*args))
-    except ops.OperatorError:
-        return None
+class _StaticWalk(Evaluator[ops.Number, StaticInts]):
+    def name(self, e: ast.Name, env: StaticInts) -> ops.Number:
+        return env.known(e.name)
+
+    def hwd_constant(self, e: ast.HwdConst, env: StaticInts) -> ops.Number:
+        return env.description_value(e.path)
 
 
 def host_constants(function: ast.Function, module: ast.Module, statics: StaticInts) -> StaticInts:

@@ -18,10 +18,11 @@ from hypothesis import strategies as st
 from mcl.cli import main
 from mcl.feedback import codes
 from mcl.feedback.emit import fill, readable
-from mcl.feedback.facts.symbolic import ceiling_div, identical, integer_quotient
+from mcl.feedback.facts.symbolic import ceiling_div, identical
 from mcl.feedback.messages import SEVERITY_ORDER, Severity, Value
 from mcl.feedback.render.text import display_path
 from mcl.feedback.values import evaluate
+from mcl.mcpl.symbolic_values import integer_quotient
 
 ROOT = Path(__file__).resolve().parents[2]
 MATMUL = KERNELS / "matmul" / "perfect.mcpl"

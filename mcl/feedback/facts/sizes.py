@@ -12,8 +12,9 @@ from mcl.feedback.facts.kernel import Binding, KernelFacts, Scope, dims
 from mcl.feedback.facts.symbolic import Evaluator
 from mcl.mcpl import ast
 from mcl.mcpl.printer import print_expr
+from mcl.mcpl.types import PRIMITIVES
 
-PRIMITIVE_BYTES = {"byte": 1, "bool": 1, "int": 4, "float": 4, "double": 8}
+PRIMITIVE_BYTES = {p.name: p.size for p in PRIMITIVES.values() if p.size}
 
 
 def element_bytes(t: ast.Type | None, lookup_type: Any, ev: Evaluator, scope: Scope) -> Any:

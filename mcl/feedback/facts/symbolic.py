@@ -9,8 +9,9 @@ symbolic vocabulary").
 - Every loop gets a counter `t >= 0` and its variable is `start + step * t`; the loop runs
   `trips` times. So an index is affine exactly when it is affine in the counters, and
   "taking into account the offsets and steps of the loops" (paper 6.3) is built in.
-- Integer division is `floor(a / b)` (sizes are non-negative, where C's truncation and
-  the floor agree), and the rounding-up idiom `(m + T - 1) / T` is `ceiling(m / T)`; a
+- Operators mean what they mean in C (`mcl.mcpl.symbolic_values`): integer division is
+  `floor(a / b)` where the quotient is provably non-negative (sizes are positive), else
+  `trunc(a / b)`, and the rounding-up idiom `(m + T - 1) / T` is `ceiling(m / T)`; a
   value that cannot be known statically (an array element, a variable written several
   times) is an opaque symbol, and the expression is not affine.
 
@@ -21,6 +22,7 @@ dependencies of variable v including the dependencies of the indexing variables"
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
@@ -29,6 +31,9 @@ import sympy
 from mcl.feedback.budget import spent
 from mcl.feedback.facts.kernel import Binding, Loop, Scope
 from mcl.mcpl import ast
+from mcl.mcpl.evaluate import Evaluator as EvaluatorBase
+from mcl.mcpl.evaluate import NotEvaluable
+from mcl.mcpl.symbolic_values import SymPyValues
 from mcl.mcpl.visitor import unknown_node
 
 if TYPE_CHECKING:
@@ -79,6 +84,7 @@ class Evaluator:
         self._content: dict[Binding, frozenset[Loop]] | None = None
         self._memo: dict[Any, Any] = {}
         self._stepping: set[Loop] = set()  # for-loops whose step is being followed
+        self._walker = _SymbolicWalk(self)
 
     def memo(self, key: Any, compute: Any) -> Any:
         """`compute()` once per key: results derived from the program that several
@@ -90,74 +96,7 @@ class Evaluator:
     # ------------------------------------------------------------------ values
     def sym(self, e: ast.Expr | None, scope: Scope) -> Any:
         """The SymPy value of `e` in `scope`; opaque symbols for what cannot be known."""
-        if e is None:
-            return None
-        if isinstance(e, ast.IntLit):
-            return sympy.Integer(e.value)
-        if isinstance(e, ast.FloatLit):
-            return sympy.Float(e.value)
-        if isinstance(e, ast.BoolLit):
-            return sympy.true if e.value else sympy.false
-        if isinstance(e, ast.Name):
-            b = scope.lookup(e.name)
-            return self.binding_value(b) if b is not None else sympy.Symbol(e.name)
-        if isinstance(e, ast.HwdConst):
-            return self.hwd_constant(e.path)
-        if isinstance(e, ast.Unary):
-            v = self.sym(e.operand, scope)
-            boolean = not isinstance(v, sympy.Expr)
-            if e.op == "-" and not boolean:
-                return -v
-            return sympy.Not(v) if e.op == "!" and boolean else _opaque(e)
-        if isinstance(e, ast.Binary):
-            return self._binary(e, scope)
-        if isinstance(e, ast.Call):
-            return self._call(e, scope)
-        return _opaque(e)  # an array element or a field: data, unknown statically
-
-    def _binary(self, e: ast.Binary, scope: Scope) -> Any:
-        left, right = self.sym(e.left, scope), self.sym(e.right, scope)
-        op = e.op
-        try:
-            if op == "+":
-                return left + right
-            if op == "-":
-                return left - right
-            if op == "*":
-                return left * right
-            if op == "/":
-                if left.is_integer and right.is_integer:
-                    return integer_quotient(left, right)
-                return left / right
-            if op == "%":
-                return sympy.Mod(left, right)
-            if op in ("<<", ">>") and left.is_integer and right.is_integer \
-                    and right.is_nonnegative:
-                # The integer meaning of mcl.mcpl.operators.shift_left/right: a * 2^b and
-                # floor(a / 2^b) (arithmetic shift). gesummv's `half = WARP_SIZE >> step`
-                # was opaque and every access through it "depends on data".
-                return left * 2**right if op == "<<" else sympy.floor(left / 2**right)
-            if op == "^":
-                return left**right
-            if op in _RELATIONS:
-                return _RELATIONS[op](left, right)
-            if op == "&&":
-                return sympy.And(left, right)
-            if op == "||":
-                return sympy.Or(left, right)
-        except (TypeError, AttributeError, sympy.SympifyError):
-            pass
-        return _opaque(e)
-
-    def _call(self, e: ast.Call, scope: Scope) -> Any:
-        args = [self.sym(a, scope) for a in e.args]
-        fn = _FUNCTIONS.get(e.func)
-        if fn is None or any(not isinstance(a, sympy.Expr) for a in args):
-            return _opaque(e)
-        try:
-            return fn(*args)
-        except (TypeError, ValueError):
-            return _opaque(e)
+        return None if e is None else self._walker.value(e, scope)
 
     def hwd_constant(self, path: tuple[str, ...]) -> Any:
         # The kernel's level or one above it, from the library the kernel was loaded
@@ -385,38 +324,36 @@ class Evaluator:
 
 # ----------------------------------------------------------------------------- helpers
 
-_RELATIONS = {
-    "<": sympy.Lt,
-    "<=": sympy.Le,
-    ">": sympy.Gt,
-    ">=": sympy.Ge,
-    "==": sympy.Eq,
-    "!=": sympy.Ne,
-}
-
-_FUNCTIONS = {
-    "min": sympy.Min,
-    "max": sympy.Max,
-    "abs": sympy.Abs,
-    "fabs": sympy.Abs,
-    "floor": sympy.floor,
-    "ceil": sympy.ceiling,
-    "sqrt": sympy.sqrt,
-    "exp": sympy.exp,
-    "log": sympy.log,
-    "sin": sympy.sin,
-    "cos": sympy.cos,
-    "pow": lambda a, b: a**b,
-    "toFloat": lambda a: a,
-    "toDouble": lambda a: a,
-    "toInt": lambda a: a if getattr(a, "is_integer", False) else sympy.floor(a),
-}
-
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "!=": "!="}
 
 
 def _opaque(e: ast.Expr) -> sympy.Symbol:
     return sympy.Dummy("data")
+
+
+class _SymbolicWalk(EvaluatorBase[Any, Scope]):
+    """MCPL's operators on SymPy values (`SymPyValues`); names are the bindings' values and
+    what has no symbolic value (data, an operation SymPy cannot express) an opaque symbol."""
+
+    def __init__(self, owner: Evaluator):
+        super().__init__(SymPyValues())
+        self.owner = owner
+
+    def name(self, e: ast.Name, env: Scope) -> Any:
+        b = env.lookup(e.name)
+        return self.owner.binding_value(b) if b is not None else sympy.Symbol(e.name)
+
+    def hwd_constant(self, e: ast.HwdConst, env: Scope) -> Any:
+        return self.owner.hwd_constant(e.path)
+
+    def other(self, e: ast.Expr, env: Scope) -> Any:
+        return _opaque(e)  # an array element or a field: data, unknown statically
+
+    def operate(self, e: ast.Expr, operation: Callable[..., Any], *args: Any) -> Any:
+        try:
+            return operation(*args)
+        except NotEvaluable:
+            return _opaque(e)
 
 
 def _normalise_cond(cond: ast.Expr, var: str) -> tuple[str, ast.Expr] | None:
@@ -496,19 +433,6 @@ def _additive_trips(start: Any, bound: Any, inc: Any, op: str) -> Any:
         trips = (bound - start) / inc
         return trips if trips.is_integer or trips.is_integer is None else None
     return None
-
-
-def integer_quotient(a: Any, d: Any) -> Any:
-    """`a / d` on integers: floor(a / d) (sizes are non-negative, where C's truncation
-    and the floor agree). The rounding-up idiom `(m + T - 1) / T` (the translator's
-    `nrBlocksM`, Appendix A) is written ceiling(m / T), as a programmer reads it: for
-    integers a and d > 0, floor((b + d - 1) / d) = ceiling(b / d) exactly. Whichever of
-    the two forms has fewer terms is kept."""
-    if d.is_positive:
-        b = sympy.expand(a - d + 1)
-        if len(sympy.Add.make_args(b)) < len(sympy.Add.make_args(sympy.expand(a))):
-            return sympy.ceiling(b / d)
-    return sympy.floor(a / d)
 
 
 def ceiling_div(a: Any, d: Any) -> Any:

@@ -1,0 +1,193 @@
+"""MCPL's operators on SymPy expressions: the symbolic domain of `mcl.mcpl.evaluate`.
+
+C truncates an integer quotient toward zero, gives a remainder the sign of the dividend,
+and `toInt` truncates too (docs/mcpl.md §6.1); SymPy's `floor` and `Mod` round toward
+minus infinity. Where SymPy's assumptions prove an operand's sign (the kernel's sizes are
+positive integers, loop counters non-negative), the two agree and the familiar forms stay:
+`floor(n/32)`, `ceiling(m/16)`, `Mod(i, 4)`. Otherwise the value is `trunc(...)`, a SymPy
+function that truncates toward zero and becomes a number once its argument is one, so
+substituting values for the symbols gives what the generated code computes.
+
+Integers and floating values are told apart by SymPy's `is_integer`, as in the paper's
+symbolic feedback (section 6.3): an `int` size is an integer symbol, a `float` one real.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import sympy
+
+from mcl.mcpl import operators as ops
+from mcl.mcpl.builtins import BUILTINS
+from mcl.mcpl.evaluate import NotEvaluable
+
+
+class trunc(sympy.Function):  # noqa: N801 - the name figures print, as C's trunc
+    """x truncated toward zero: C's integer conversion of a floating value, and with it
+    C's integer quotient trunc(a/b)."""
+
+    @classmethod
+    def eval(cls, x: Any) -> Any:
+        if x.is_Number and x.is_finite:
+            return sympy.Integer(int(x))  # int() truncates toward zero
+        if x.is_integer:
+            return x
+        if x.is_nonnegative:
+            return sympy.floor(x)
+        if x.is_nonpositive:
+            return sympy.ceiling(x)
+        return None  # the sign is not known: stays trunc(x)
+
+    def _eval_is_integer(self) -> bool:
+        # Always: the argument's only non-finite values come from a division by zero,
+        # which MCPL defines no value for.
+        return True
+
+
+def integer_quotient(a: Any, d: Any) -> Any:
+    """`a / d` on integers: C truncates toward zero. Where the quotient is provably
+    non-negative that is floor(a / d), and the rounding-up idiom `(m + T - 1) / T` (the
+    translator's `nrBlocksM`, Appendix A) is written ceiling(m / T), as a programmer reads
+    it: for integers a and d > 0, floor((b + d - 1) / d) = ceiling(b / d) exactly. Whichever
+    of the two forms has fewer terms is kept."""
+    if a.is_Integer and d.is_Integer and d != 0:
+        return sympy.Integer(ops.c_div(int(a), int(d)))
+    if not (nonnegative(a) and d.is_positive) and not nonnegative(a / d):
+        return trunc(a / d)
+    return _floor_quotient(a, d)
+
+
+def nonnegative(e: Any) -> bool:
+    """Is e >= 0 for all values of its symbols? SymPy's assumptions, helped for positive
+    integers (the kernel's sizes): with n = n' + 1 and n' >= 0, `n + chunk - 1` is
+    `n' + chunk' + 1`, which SymPy sees is positive."""
+    if e.is_nonnegative:
+        return True
+    shifted = {s: sympy.Dummy(s.name, integer=True, nonnegative=True) + 1
+               for s in e.free_symbols if s.is_integer and s.is_positive}
+    return bool(shifted) and e.xreplace(shifted).is_nonnegative is True
+
+
+def _floor_quotient(a: Any, d: Any) -> Any:
+    """floor(a / d), written ceiling((a - d + 1) / d) when that has fewer terms."""
+    if d.is_positive:
+        b = sympy.expand(a - d + 1)
+        if len(sympy.Add.make_args(b)) < len(sympy.Add.make_args(sympy.expand(a))):
+            return sympy.ceiling(b / d)
+    return sympy.floor(a / d)
+
+
+def remainder(a: Any, d: Any) -> Any:
+    """C's `a % d` (and fmod on floating values): the sign of the dividend, so that
+    a == trunc(a / d) * d + a % d. SymPy's Mod where both signs are known to agree with it."""
+    if a.is_Integer and d.is_Integer and d != 0:
+        return sympy.Integer(ops.c_mod(int(a), int(d)))
+    if nonnegative(a) and d.is_positive:
+        return sympy.Mod(a, d)
+    return a - d * trunc(a / d)
+
+
+def power(a: Any, b: Any) -> Any:
+    """`a ^ b`: on integers a negative exponent gives 1 / a^|b| truncated toward zero, as
+    integer division would (`mcl.mcpl.operators.int_pow`)."""
+    if not (a.is_integer and b.is_integer) or b.is_nonnegative:
+        return a**b
+    if a.is_Integer and b.is_Integer:
+        try:
+            return sympy.Integer(ops.int_pow(int(a), int(b)))
+        except ops.OperatorError as exc:
+            raise NotEvaluable(str(exc)) from None
+    return trunc(a**b)
+
+
+def _bits(op: str, a: Any, b: Any) -> Any:
+    if a.is_Integer and b.is_Integer:
+        try:
+            return sympy.Integer(ops.INT_OPS[op](int(a), int(b)))
+        except ops.OperatorError as exc:
+            raise NotEvaluable(str(exc)) from None
+    if op in ("<<", ">>") and a.is_integer and b.is_integer and b.is_nonnegative:
+        # The integer meaning of operators.shift_left/right: a * 2^b and floor(a / 2^b)
+        # (an arithmetic shift floors, for negative a too). gesummv's
+        # `half = WARP_SIZE >> step` was opaque and every access through it "depended on
+        # data".
+        return a * 2**b if op == "<<" else sympy.floor(a / 2**b)
+    raise NotEvaluable(f"'{op}' of symbols")
+
+
+_RELATIONS = {
+    "<": sympy.Lt,
+    "<=": sympy.Le,
+    ">": sympy.Gt,
+    ">=": sympy.Ge,
+    "==": sympy.Eq,
+    "!=": sympy.Ne,
+}
+
+
+def _quotient(a: Any, b: Any) -> Any:
+    if a.is_integer and b.is_integer:
+        return integer_quotient(a, b)
+    return a / b
+
+
+_ARITHMETIC: dict[str, Callable[[Any, Any], Any]] = {
+    "+": lambda a, b: a + b,
+    "-": lambda a, b: a - b,
+    "*": lambda a, b: a * b,
+    "/": _quotient,
+    "%": remainder,
+    "^": power,
+}
+
+
+class SymPyValues:
+    """MCPL's operators on SymPy expressions; an operation without a symbolic value raises
+    `NotEvaluable` (the client makes it an opaque symbol)."""
+
+    def integer(self, value: int) -> Any:
+        return sympy.Integer(value)
+
+    def floating(self, value: float) -> Any:
+        return sympy.Float(value)
+
+    def boolean(self, value: bool) -> Any:
+        return sympy.true if value else sympy.false
+
+    def unary(self, op: str, operand: Any) -> Any:
+        number = isinstance(operand, sympy.Expr)
+        if op == "-" and number:
+            return -operand
+        if op == "!" and not number:
+            return sympy.Not(operand)
+        raise NotEvaluable(f"'{op}' of {operand}")
+
+    def binary(self, op: str, left: Any, right: Any) -> Any:
+        try:
+            if op in _ARITHMETIC:
+                return _ARITHMETIC[op](left, right)
+            if op in _RELATIONS:
+                return _RELATIONS[op](left, right)
+            if op in ops.INT_OPS:
+                return _bits(op, left, right)
+        except (TypeError, AttributeError, sympy.SympifyError) as exc:
+            raise NotEvaluable(str(exc)) from None
+        raise NotEvaluable(f"operator '{op}'")
+
+    def logical(self, op: str, left: Any, right: Callable[[], Any]) -> Any:
+        try:
+            return sympy.And(left, right()) if op == "&&" else sympy.Or(left, right())
+        except (TypeError, AttributeError, sympy.SympifyError) as exc:
+            raise NotEvaluable(str(exc)) from None
+
+    def call(self, name: str, args: list[Any]) -> Any:
+        builtin = BUILTINS.get(name)
+        if builtin is None or builtin.symbolic is None or len(args) != builtin.arity \
+                or any(not isinstance(a, sympy.Expr) for a in args):
+            raise NotEvaluable(f"{name}(...)")
+        try:
+            return builtin.symbolic(*args)
+        except (TypeError, ValueError) as exc:
+            raise NotEvaluable(str(exc)) from None
