@@ -72,5 +72,13 @@ def test_affine_bounds_are_exact() -> None:
 
 def test_unknown_without_an_integer_interval() -> None:
     assert interval_of(b("+", NI, ast.Name("data")), {"i": Interval(0, 3)}) is None
-    assert interval_of(b("/", NI, NJ), {"i": Interval(0, 3), "j": Interval(-1, 1)}) is None
     assert interval_of(ast.Index(ast.Name("a"), (NI,)), {"i": Interval(0, 3)}) is None
+
+
+def test_a_divisor_that_may_be_zero_bounds_the_defined_quotients() -> None:
+    """i / j is undefined at j = 0 (C); the bound covers every quotient that is defined."""
+    bound = interval_of(b("/", NI, NJ), {"i": Interval(-3, 3), "j": Interval(-1, 1)})
+    assert bound is not None
+    values = [int(int_binary("/", i, j)) for i in range(-3, 4) for j in (-1, 1)]
+    assert bound.lo <= min(values) and max(values) <= bound.hi
+    assert interval_of(b("/", NI, NJ), {"i": Interval(0, 3), "j": Interval(0, 0)}) is None
