@@ -134,6 +134,9 @@ def main(argv: list[str] | None = None) -> int:
     # inputs again); the kernels are built before the timed run.
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--no-tune", action="store_true")
+    parser.add_argument("--apps", default=",".join(a[0] for a in APPS),
+                        help="comma-separated applications to split (default all; none: "
+                        "only the tuning)")
     args = parser.parse_args(argv)
 
     devices = args.device_list.split(",") if args.device_list else device_indices(args.kind)
@@ -145,7 +148,10 @@ def main(argv: list[str] | None = None) -> int:
                                "runs": [], "tune": []}
     print(f"host-to-device bandwidth (GB/s): {results['h2d_GBps']}")
     failed = False
+    wanted = set(filter(None, args.apps.split(",")))
     for app, version, scaled, paper in APPS:
+        if app not in wanted:
+            continue
         base = SMALL[app] if args.small else paper
         for factor in (1, SCALE):
             sizes = {**base, scaled: base[scaled] * factor}
