@@ -127,7 +127,9 @@ def _run_pieces(client: Any, split: Split, shared: Any, function: str,
     futures = {}
     what = {}
     for a, piece in pieces.items():
-        data = client.scatter(split.args(args, piece), workers=[a], hash=False)
+        # A list of one: Dask takes a dict's keys as the data's keys, so every range's
+        # dict of arguments would share the keys 'a', 'n', ... and overwrite each other.
+        (data,) = client.scatter([split.args(args, piece)], workers=[a], hash=False)
         futures[client.submit(w.run_piece, shared, function, data, repeat, workers=[a],
                               pure=False, allow_other_workers=False)] = a
         what[a] = f"blocks {piece.first}..{piece.first + piece.count - 1}"

@@ -13,7 +13,7 @@ import pytest
 import sympy
 
 from mcl.cli import main
-from mcl.feedback import strides, sums
+from mcl.feedback.facts import strides, sums
 from mcl.feedback.values import evaluate
 
 
