@@ -56,7 +56,7 @@ def integer_quotient(a: Any, d: Any) -> Any:
         return sympy.Integer(ops.c_div(int(a), int(d)))
     if not (nonnegative(a) and d.is_positive) and not nonnegative(a / d):
         return trunc(a / d)
-    return _floor_quotient(a, d)
+    return floor_quotient(a, d)
 
 
 def nonnegative(e: Any) -> bool:
@@ -70,7 +70,7 @@ def nonnegative(e: Any) -> bool:
     return bool(shifted) and e.xreplace(shifted).is_nonnegative is True
 
 
-def _floor_quotient(a: Any, d: Any) -> Any:
+def floor_quotient(a: Any, d: Any) -> Any:
     """floor(a / d), written ceiling((a - d + 1) / d) when that has fewer terms."""
     if d.is_positive:
         b = sympy.expand(a - d + 1)

@@ -31,7 +31,7 @@ SMALL = {"n": st.integers(1, 300), "p": st.integers(1, 40), "nb": st.integers(1,
          "s": st.integers(1, 9)}
 LARGE_N = {"n": st.integers(1, 40_000)}
 EXACT = {"grid_stride": LARGE_N, "grid_stride_symbolic": LARGE_N, "min_bound": {},
-         "triangular": {}, "tiled": {}, "strided": {}}
+         "triangular": {}, "tiled": {}, "strided": {}, "padded": {}}
 
 
 def _load(name: str) -> tuple[object, ast.Function, object]:
@@ -114,6 +114,21 @@ def test_min_bound_count_is_exact() -> None:
     expected = p * sum(max(0, min(4, p - outer * outer)) for outer in range(p))
     assert summary.value_map["computational"].numeric == expected
     assert not summary.approximate
+
+
+def test_a_padded_tile_count_is_exact_and_closed() -> None:
+    """`(len + 7) / 8 * 8` truncates toward zero; counted as a floor it still closes
+    (ceiling of the tile's length), and a negative padded length runs no iterations."""
+    program, function, hwd = _load("padded")
+    for p, s in ((100, 5), (37, 40), (1, -20), (16, 13)):
+        messages = analyse(function, program, hwd, {"p": p, "s": s}, only=["opstats"])
+        summary = next(m for m in messages if m.code == "opstats-summary")
+        tiles = (p + 15) // 16
+        per_unit = (sum(8 * (-(-min(16, p - 16 * b) // 8)) for b in range(tiles))
+                    + max(0, 8 * int((s - 20 + 7) / 8)))
+        computational = summary.value_map["computational"]
+        assert computational.numeric == p * per_unit, (p, s)
+        assert not computational.symbolic.has(sympy.Sum)
 
 
 def test_long_sums_are_estimated_and_marked() -> None:

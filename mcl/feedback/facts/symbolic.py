@@ -33,7 +33,7 @@ from mcl.feedback.facts.kernel import Binding, Loop, Scope
 from mcl.mcpl import ast
 from mcl.mcpl.evaluate import Evaluator as EvaluatorBase
 from mcl.mcpl.evaluate import NotEvaluable
-from mcl.mcpl.symbolic_values import SymPyValues
+from mcl.mcpl.symbolic_values import SymPyValues, floor_quotient, trunc
 from mcl.mcpl.visitor import unknown_node
 
 if TYPE_CHECKING:
@@ -217,6 +217,7 @@ class Evaluator:
             unknown.value = start + inc * t
             unknown.affine = True
             return unknown
+        trips = _floored(trips)
         counters = {shape.counter for shape in self._shapes.values()}
         if not trips.free_symbols & counters and trips.is_nonnegative is not True:
             # `k < m - 100`: a loop whose bound lies below its start runs 0 times, not a
@@ -419,6 +420,20 @@ def _curved(e: Any, counters: set[Any]) -> bool:
         return sympy.Poly(e, *present).total_degree() > 1
     except sympy.PolynomialError:
         return True
+
+
+def _floored(trips: Any) -> Any:
+    """A count rounded up in C, `(len + 7) / 8 * 8`, truncates toward zero (a trunc that
+    SymPy cannot sum); as a count it may be floored instead: for c > 0, c*trunc(x) and
+    c*floor(x) agree where x >= 0, and where x < 0 both are <= 0, a loop that runs 0
+    times, which the clamp below (or the bounds' not crossing) makes of either. Floors and
+    ceilings of a counter are what the sums close over."""
+    coefficient, rest = sympy.sympify(trips).as_coeff_Mul()
+    if isinstance(rest, trunc) and coefficient.is_positive:
+        numerator, denominator = sympy.fraction(sympy.together(rest.args[0]))
+        if denominator.is_positive:
+            return coefficient * floor_quotient(numerator, denominator)
+    return trips
 
 
 def _additive_trips(start: Any, bound: Any, inc: Any, op: str) -> Any:
