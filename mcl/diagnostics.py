@@ -61,7 +61,8 @@ def error(code: str, message: str, span: Span | None = None, hint: str | None = 
     return Diagnostic(Severity.ERROR, code, message, span, hint)
 
 
-def warning(code: str, message: str, span: Span | None = None, hint: str | None = None) -> Diagnostic:
+def warning(code: str, message: str, span: Span | None = None,
+            hint: str | None = None) -> Diagnostic:
     return Diagnostic(Severity.WARNING, code, message, span, hint)
 
 

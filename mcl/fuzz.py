@@ -530,9 +530,9 @@ def campaign(kind: str, count: int, seed: int, budget: float, save: Path | None,
                     kept = save / f"{kind}-{seed}-{i}-{name}"
                     kept.write_text(text, encoding="utf-8", errors="replace")
                 tally.failures.append((kind, outcome, kept))
+                last = outcome.detail.strip().splitlines()[-1] if outcome.detail.strip() else ""
                 report(f"{outcome.kind.upper()} {kind} #{i} ({name}) in `mcl {outcome.stage}`"
-                       f"{' saved as ' + str(kept) if kept else ''}: "
-                       f"{outcome.detail.strip().splitlines()[-1] if outcome.detail.strip() else ''}")
+                       f"{' saved as ' + str(kept) if kept else ''}: {last}")
             if (i + 1) % 1000 == 0:
                 report(f"{kind}: {i + 1} inputs, {len(tally.failures)} failures so far")
 
@@ -575,7 +575,8 @@ def main(argv: list[str] | None = None) -> int:
     counts = Counter(o.kind for _, o, _ in tally.failures)
     elapsed = time.monotonic() - start
     print(f"fuzz: {tally.inputs['mcpl']} MCPL and {tally.inputs['hdl']} HDL inputs in "
-          f"{elapsed:.0f} s (seed {args.seed}, budget {args.budget:g} s): {counts['crash']} crashes, "
+          f"{elapsed:.0f} s (seed {args.seed}, budget {args.budget:g} s): "
+          f"{counts['crash']} crashes, "
           f"{counts['signal']} signals, {counts['hang']} hangs; outcomes: "
           + ", ".join(f"{k}: {v}" for k, v in sorted(tally.inputs.items()) if " " in k))
     return 1 if tally.failures else 0

@@ -5,8 +5,9 @@ kernel time from OpenCL profiling events.
 
 Device selection (`--device SPEC`): by default the CPU device of the PoCL that comes
 with mcl (pocl-binary-distribution ships it, so tests run anywhere), even when other
-platforms such as the system's own PoCL are listed before it (`default_device`); `SPEC` picks another one: `P:D` (platform
-and device index), `N` (index in the list of all devices), a case-insensitive substring
+platforms such as the system's own PoCL are listed before it (`default_device`); `SPEC`
+picks another one: `P:D` (platform and device index), `N` (index in the list of all
+devices), a case-insensitive substring
 of the platform, vendor, device name or type (`nvidia`, `gpu`), or `auto`: the first
 device of the type the leaf's mapping prefers (`device_type`: a GPU for fermi), else the
 default. Without `--device`, $MCL_DEVICE is read, then $PYOPENCL_CTX as pyopencl reads it

@@ -74,7 +74,8 @@ class _Offsets(Evaluator[Any, dict[str, Any]]):
         return sympy.Symbol(f"n_{e.name}", integer=True)
 
     def operate(self, e: Expr, operation: Callable[..., Any], *args: Any) -> Any:
-        if isinstance(e, Binary) and e.op in ("+", "-", "*") or isinstance(e, Unary) and e.op == "-":
+        if (isinstance(e, Binary) and e.op in ("+", "-", "*")
+                or isinstance(e, Unary) and e.op == "-"):
             return operation(*args)
         return self.other(e, {})
 

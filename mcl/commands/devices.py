@@ -1,9 +1,10 @@
 """`mcl devices`: the OpenCL platforms and devices, with what to pass to `--device`.
 
 Each line gives the index (`--device N`), the platform and device index (`--device P:D`,
-also `PYOPENCL_CTX=P:D`), the type, the name and the platform (the PoCL that comes with mcl is marked "bundled with mcl"); the
-device used when no `--device`, $MCL_DEVICE or $PYOPENCL_CTX is given is marked: the
-bundled PoCL's CPU device, whatever else is installed (mcl.codegen.runner.default_device).
+also `PYOPENCL_CTX=P:D`), the type, the name and the platform (the PoCL that comes with mcl
+is marked "bundled with mcl"); the device used when no `--device`, $MCL_DEVICE or
+$PYOPENCL_CTX is given is marked: the bundled PoCL's CPU device, whatever else is installed
+(mcl.codegen.runner.default_device).
 """
 
 from __future__ import annotations

@@ -46,7 +46,8 @@ def register(sub: argparse._SubParsersAction) -> None:
             "the roofline chart with each version as a point."
         ),
     )
-    p.add_argument("kernels", nargs="+", metavar="K.mcpl|DIR", help="kernel files or series folders")
+    p.add_argument("kernels", nargs="+", metavar="K.mcpl|DIR",
+                   help="kernel files or series folders")
     p.add_argument("--level", metavar="LEAF",
                    help="translate every kernel to LEAF first (default: each at its own level)")
     add_define_argument(p, "a kernel size; the bound and attainable figures need them")

@@ -329,7 +329,8 @@ def execute_opencl(
 
 
 def report_opencl(prepared: PreparedRun, target: str, result: Any, repeat: int) -> None:
-    """Kernel time and the rate the reference defines (GFLOP/s or GB/s, as Table III; mcl.verify.rate_of)."""
+    """Kernel time and the rate the reference defines (GFLOP/s or GB/s, as Table III;
+    mcl.verify.rate_of)."""
     seconds = result.kernel_time_s
     print(f"{kernel_line(prepared, target, seconds, repeat)} on {result.device}")
     from rich.console import Console

@@ -47,7 +47,8 @@ def figure(q: dict[str, Any], *keys: tuple[str, str]) -> Figure | None:
             continue
         name = SOURCE_NAMES.get((section, key)) or (
             f"CUDA CU_DEVICE_ATTRIBUTE_{key}" if section == "cuda" else f"{section} {key}")
-        shown = f"{value:g}" if isinstance(value, float) and not value.is_integer() else f"{int(value)}"
+        shown = (f"{value:g}" if isinstance(value, float) and not value.is_integer()
+                 else f"{int(value)}")
         return Figure(value, f"{name}: {shown}")
     return None
 

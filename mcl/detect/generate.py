@@ -33,14 +33,16 @@ GPU_THREADS = 1024  # gpu.hdl's threads per block (the paper's Fig. 8)
 # A Hopper GPU's occupancy follows hopper's allocation rules (compute capability 9.x), read
 # from the description's own figures; the function is found in NAME_feedback.py next to
 # NAME.hdl (mcl.feedback.analyses.functions).
-HOPPER_FEEDBACK = '''"""Performance feedback functions of {name}.hdl, written by mcl hwd detect: a GPU of
-compute capability 9.x allocates registers and shared memory by hopper's rules
+HOPPER_FEEDBACK = (
+    '"""Performance feedback functions of {name}.hdl, written by mcl hwd detect: a GPU of\n'
+    '''compute capability 9.x allocates registers and shared memory by hopper's rules
 (hwdescs/hopper_feedback.py), applied to the figures of {name}.hdl."""
 
 from mcl._hwdescs.hopper_feedback import occupancy
 
 __all__ = ["occupancy"]
 '''
+)
 
 
 @dataclass(frozen=True)
@@ -272,7 +274,8 @@ def _fp_block(lines: Lines, nominal_flops: float, measured: Measurements, per_la
         cost = f"{round(nominal_flops / 1e6)} / {max(1, round(measured.fma_flops / 1e6))}"
         lines.add(f"  op(\"fma\", {cost});",
                   f"measured {measured.fma_flops / 1e9:.1f} GFLOP/s float32 ("
-                  + measured.notes.get("fma", "FMA chains") + f"); nominal {nominal_flops / 1e9:.1f}"
+                  + measured.notes.get("fma", "FMA chains")
+                  + f"); nominal {nominal_flops / 1e9:.1f}"
                   f" GFLOP/s at {per_lane}: the cost is nominal/measured")
         lines.add(f"  op((+), {cost});", "adds and subtracts at the same measured rate "
                   "(they replace perfect.ops, whose cost 1 would otherwise set the peak)")

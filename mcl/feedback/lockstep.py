@@ -202,9 +202,10 @@ WIDE_ACCESS_BYTES = (8, 16)
 def wide_conflict(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstruction,
                   lanes: Lanes, banks: int) -> BankConflict | None:
     """The conflict degree when each lane's accesses over the innermost loop, a fill loop
-    of 2 or 4 iterations, are neighbouring, aligned 4-byte words that one 64- or 128-bit access reads (hopper
-    (v2)'s `l_b[..][tj * VEC + v]`, which the OpenCL compiler reads with one 128-bit
-    load): the worst part of the warp. None when the accesses are not of that form."""
+    of 2 or 4 iterations, are neighbouring, aligned 4-byte words that one 64- or 128-bit
+    access reads (hopper (v2)'s `l_b[..][tj * VEC + v]`, which the OpenCL compiler reads
+    with one 128-bit load): the worst part of the warp. None when the accesses are not of
+    that form."""
     innermost = instruction.access.item.loops[-1:]
     loops = [x for x in fill_loops(kernel, instruction) if x in innermost]
     if not loops or instruction.element_bytes != BANK_WORD_BYTES:
@@ -432,7 +433,8 @@ def divergence_messages(kernel: Kernel) -> list[Message]:
         lanes, taken = split
         active = len(lanes.active)
         both = node.orelse is not None
-        text = ("divergent branch: " + lanes_phrase(lanes, warp) + " take different paths ({lanes_then} the "
+        text = ("divergent branch: " + lanes_phrase(lanes, warp)
+                + " take different paths ({lanes_then} the "
                 "then-branch, {lanes_else} " + ("the else-branch" if both else "skip it")
                 + "): ")
         if both:

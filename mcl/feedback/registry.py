@@ -148,7 +148,8 @@ def kernels_of(module: Any) -> list[Function]:
     return [f for f in module.functions if f.name not in called]
 
 
-def analyse_program(program: Program | Module, library: HwdLibrary, values: Mapping[str, Any] | None = None
+def analyse_program(program: Program | Module, library: HwdLibrary,
+                    values: Mapping[str, Any] | None = None
                     ) -> tuple[list[Message], dict[str, str]]:
     """Feedback on every kernel of the program's main module, each at its own level (the
     level `mcl check --level` translated it to). Returns the messages and the level of
@@ -175,8 +176,8 @@ def unknown_value_messages(functions: Iterable[Function], values: Mapping[str, A
                            ) -> list[Message]:
     """A warning for each `-D` name that is no parameter of an analysed function (a typo
     would otherwise silently leave figures symbolic). `iters_V`, the iteration count of a
-    loop with data-dependent bounds, and `max_iters_V`, its maximum (mcl.feedback.analyses.irregular),
-    are always accepted."""
+    loop with data-dependent bounds, and `max_iters_V`, its maximum
+    (mcl.feedback.analyses.irregular), are always accepted."""
     known: set[str] = set()
     for f in functions:
         known |= {p.name for p in f.params}

@@ -45,7 +45,8 @@ def value_errors(function: ast.Function, values: Mapping[str, Constant]) -> list
             if count is not None and count < 1:
                 diags.append(error(
                     "values-empty-foreach",
-                    f"with {_shown(node.count, known)}, the count '{print_expr(node.count)}' of this foreach is "
+                    f"with {_shown(node.count, known)}, the count '{print_expr(node.count)}'"
+                    " of this foreach is "
                     f"{count}: it runs no units",
                     node.count.span or node.span,
                     "a foreach count must be at least 1",

@@ -106,8 +106,8 @@ class Builder:
                         self.source.name_span, "add `parallelism hierarchy { ... }`")
             return None
         for extra in found[1:]:
-            self._error("hdl-duplicate-parallelism", "a description has exactly one parallelism block",
-                        extra.where)
+            self._error("hdl-duplicate-parallelism",
+                        "a description has exactly one parallelism block", extra.where)
         if found[0].name != "hierarchy":
             self._error("hdl-parallelism-name",
                         f"the parallelism block must be named 'hierarchy', not '{found[0].name}'",
@@ -153,7 +153,8 @@ class Builder:
         allowed = _HIERARCHY_CHILDREN.get(block.kind, ())
         for child in block.blocks:
             if child.kind not in allowed:
-                where = f"a {block.kind}" if block.kind != "parallelism" else "the parallelism block"
+                where = (f"a {block.kind}" if block.kind != "parallelism"
+                         else "the parallelism block")
                 expected = " or ".join(allowed) if allowed else "no blocks"
                 self._error("hdl-misplaced-block",
                             f"{child.kind} '{child.name}' is not allowed in {where}",

@@ -216,7 +216,8 @@ EXEC_KINDS = frozenset({
     "execution_group", "execution_unit", "simd_group", "simd_unit",
     "load_store_group", "load_store_unit",
 })  # fmt: skip
-LOCKSTEP_GROUP_KINDS = frozenset({"simd_group", "load_store_group"})  # a load_store_group is a simd_group
+# a load_store_group is a simd_group
+LOCKSTEP_GROUP_KINDS = frozenset({"simd_group", "load_store_group"})
 MEMORY_KINDS = frozenset({"memory", "cache"})
 
 

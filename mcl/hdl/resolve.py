@@ -166,7 +166,8 @@ class Resolver:
                     "hdl-duplicate-block",
                     f"two blocks named '{b.name}' in {block.kind} '{block.name}'",
                     b.where,
-                    f"the first is at line {seen[b.name].where.line}; names in one scope must differ",
+                    f"the first is at line {seen[b.name].where.line};"
+                    " names in one scope must differ",
                 )
             else:
                 seen[b.name] = b
@@ -230,7 +231,8 @@ class Resolver:
                             f"'{name}': {node.kind} '{node.name}' has no property '{part}'",
                             name.span)
                 return None
-            self._unknown(name, part, [b.name for b in node.blocks], f"block in {node.kind} '{node.name}'")
+            self._unknown(name, part, [b.name for b in node.blocks],
+                          f"block in {node.kind} '{node.name}'")
             return None
         return node
 

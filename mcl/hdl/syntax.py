@@ -194,7 +194,8 @@ def _parse_cached(text: str, file: str) -> HdlFile:
     except TextXSyntaxError as exc:
         raise MclError(_syntax_diagnostic(exc, text, file)) from None
     except TextXError as exc:  # pragma: no cover - the grammar has no cross references
-        raise MclError(error("hdl-syntax", f"cannot parse: {exc}", Span.point(file, 1, 1))) from None
+        raise MclError(
+            error("hdl-syntax", f"cannot parse: {exc}", Span.point(file, 1, 1))) from None
     return _Converter(_Positions(text, file)).file(model)
 
 

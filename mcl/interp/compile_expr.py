@@ -320,7 +320,8 @@ class ExprCompiler(StrictVisitor):
 
     def visit_IntLit(self, e: ast.IntLit) -> CExpr:
         if not ops.INT_MIN <= e.value <= ops.INT_MAX:
-            raise fail("int-overflow", f"the literal {e.value} does not fit in a 32-bit int", e.span)
+            raise fail("int-overflow", f"the literal {e.value} does not fit in a 32-bit int",
+                       e.span)
         return constant(e.value, PRIM["int"])
 
     def visit_FloatLit(self, e: ast.FloatLit) -> CExpr:

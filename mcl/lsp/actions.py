@@ -31,7 +31,8 @@ _FIRST_ACCESS = re.compile(r"at line (\d+), column (\d+)")
 
 
 def code_actions(uri: str, path: Path, text: str, program: Program | None,
-                 diagnostics: Sequence[lsp.Diagnostic], settings: Effective) -> list[lsp.CodeAction]:
+                 diagnostics: Sequence[lsp.Diagnostic],
+                 settings: Effective) -> list[lsp.CodeAction]:
     out = []
     for d in diagnostics:
         if d.code == "mcpl-missing-barrier":

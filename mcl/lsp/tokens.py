@@ -87,7 +87,8 @@ def _token(lines: list[str], line: int, column: int, length: int, kind: Kind,
             TYPES.index(kind[0]), mods)
 
 
-def _classify(module: ast.Module, program: Program | None, library: Any) -> dict[tuple[int, int], Kind]:
+def _classify(module: ast.Module, program: Program | None,
+              library: Any) -> dict[tuple[int, int], Kind]:
     """(line, column) of each classified word of `module` -> its kind."""
     kinds: dict[tuple[int, int], Kind] = {}
 
@@ -126,7 +127,8 @@ def _classify(module: ast.Module, program: Program | None, library: Any) -> dict
     return kinds
 
 
-def _expressions(top: Any, module: ast.Module, function: ast.Function | None, program: Program | None,
+def _expressions(top: Any, module: ast.Module, function: ast.Function | None,
+                 program: Program | None,
                  kinds: dict[tuple[int, int], Kind],
                  mark: Callable[[Span | None, Kind], None]) -> None:
     found = lookup.Found(module, function)

@@ -29,8 +29,8 @@ from mcl.lsp.analysis import Libraries
 # Tests only: seconds every analysis sleeps first, to stand for a slow one
 # (tests/lsp/test_responsiveness.py).
 DELAY_ENV = "MCL_LSP_FEEDBACK_DELAY"
-CANCEL_WAIT_S = 2.0
-READY = "ready"  # the worker's first message: imports done, library loaded  # how long a cancelled job may take to stop before the worker is replaced
+CANCEL_WAIT_S = 2.0  # how long a cancelled job may take to stop before the worker is replaced
+READY = "ready"  # the worker's first message: imports done, library loaded
 
 
 @dataclass(frozen=True)

@@ -302,7 +302,9 @@ class Block:
     span: Span | None = _span()
 
 
-Stmt = Union[Decl, ViewDecl, Assign, IncDec, CallStmt, Swap, If, For, Foreach, Barrier, Return, Block]
+Stmt = Union[
+    Decl, ViewDecl, Assign, IncDec, CallStmt, Swap, If, For, Foreach, Barrier, Return, Block
+]
 
 
 @dataclass(frozen=True)

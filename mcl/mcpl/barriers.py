@@ -271,7 +271,8 @@ class _Walker:
         high = _add(count, {"": -1}) if count is not None else None
         for cond, holds in guards:
             bound = _unit_bound(cond, holds, unit)
-            if bound is not None and not {v.rstrip("'") for v in _linear_names(bound[1])} & self.varying:
+            if (bound is not None
+                    and not {v.rstrip("'") for v in _linear_names(bound[1])} & self.varying):
                 low, high = (bound[1], high) if bound[0] == "low" else (low, bound[1])
         return (_add(low, offset) if low is not None else None,
                 _add(high, offset) if high is not None else None)

@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from mcl.mcpl.loader import DefinitionKind, Program
 
 
-def resolve_callee(program: Program, module: ast.Module, name: str) -> ast.Function | Builtin | None:
+def resolve_callee(program: Program, module: ast.Module,
+                   name: str) -> ast.Function | Builtin | None:
     """A called name as seen from `module`: a user or library function first (the standard
     library may define built-in names in MCPL), then a built-in (mcpl.md §4)."""
     found = program.lookup_function(name, module)
@@ -32,7 +33,8 @@ def resolve_callee(program: Program, module: ast.Module, name: str) -> ast.Funct
 class ModuleEnv:
     """Names visible in `module` of `program` (a `mcl.mcpl.loader.Program`)."""
 
-    def __init__(self, program: Program, module: ast.Module, library: HwdLibrary, table: AccessTable):
+    def __init__(self, program: Program, module: ast.Module, library: HwdLibrary,
+                 table: AccessTable):
         self.program = program
         self.module = module
         self.library = library

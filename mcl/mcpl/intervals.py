@@ -236,7 +236,8 @@ class IntervalValues:
 
         try:
             with np.errstate(all="ignore"):
-                ends = [builtin.python(*(a.lo for a in args)), builtin.python(*(a.hi for a in args))]
+                ends = [builtin.python(*(a.lo for a in args)),
+                        builtin.python(*(a.hi for a in args))]
         except (ops.OperatorError, ValueError, OverflowError) as exc:
             raise NotEvaluable(str(exc)) from None
         if ops.is_floating(ends[0]) or ops.is_floating(ends[1]):

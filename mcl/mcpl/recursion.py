@@ -46,7 +46,8 @@ def recursion_errors(program: Program) -> list[Diagnostic]:
 
 
 def _path(start: ast.Function, goal: ast.Function,
-          calls: dict[Ref[ast.Function], list[tuple[ast.Call, ast.Function]]]) -> list[ast.Function] | None:
+          calls: dict[Ref[ast.Function], list[tuple[ast.Call, ast.Function]]]
+          ) -> list[ast.Function] | None:
     """Functions from `start` to `goal` along calls (both included), or None."""
     previous: dict[Ref[ast.Function], ast.Function | None] = {Ref(start): None}
     queue = [start]

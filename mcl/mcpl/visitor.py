@@ -77,7 +77,7 @@ class StrictVisitor(NodeVisitor):
 def unknown_node(node: NoReturn, rule_of: str) -> NoReturn:
     """The last arm of an exhaustive `match` over node kinds (`case _: unknown_node(s,
     "…")`). mypy proves no known kind reaches it (the argument must be narrowed to
-    `NoReturn`, the bottom type, as for `typing.assert_never`); at run time an object of another class stops
-    the pass with `UnknownNodeError` instead of being skipped."""
+    `NoReturn`, the bottom type, as for `typing.assert_never`); at run time an object of
+    another class stops the pass with `UnknownNodeError` instead of being skipped."""
     check_node(node)
     raise UnknownNodeError(f"{rule_of} has no rule for {type(node).__name__} nodes")

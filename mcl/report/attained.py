@@ -31,7 +31,8 @@ class Attained:
     def text(self) -> str:
         from mcl.feedback.analyses.roofline import describe_bound, percent, rate_text
 
-        return (f"{percent(self.fraction)} of the attainable {rate_text(self.attainable, 'FLOP/s')} "
+        return (f"{percent(self.fraction)} of the attainable "
+                f"{rate_text(self.attainable, 'FLOP/s')} "
                 f"(roofline at {self.level}: bound by {describe_bound(self.bound)})")
 
 

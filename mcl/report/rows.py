@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 @dataclass
 class Row:
     spec: VersionSpec
-    program: Program | None = None  # mcl.mcpl.loader.Program at the row's level; None when it failed
+    # mcl.mcpl.loader.Program at the row's level; None when it failed
+    program: Program | None = None
     level: str = ""
     messages: list[Message] = field(default_factory=list)  # every feedback message
     shown: list[str] = field(default_factory=list)  # the lines of the feedback column

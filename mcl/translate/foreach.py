@@ -233,7 +233,8 @@ class _ForeachTranslator:
                 body = self.place(_body_stmts(s.body), prologue, cond, s.group, origin)
                 out.append(replace(s, body=ast.Block(tuple(body), span=s.body.span)))
             elif isinstance(s, ast.Block):
-                out.append(replace(s, stmts=tuple(self.place(list(s.stmts), prologue, cond, group, origin))))
+                out.append(replace(s, stmts=tuple(
+                    self.place(list(s.stmts), prologue, cond, group, origin))))
             elif isinstance(s, (ast.Decl, ast.ViewDecl)):
                 out.append(s)
             else:

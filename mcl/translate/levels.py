@@ -21,7 +21,8 @@ class Library(Protocol):
     def names(self) -> list[str]: ...
 
 
-def require_level(library: Library, name: str, span: Span | None = None, what: str = "level") -> None:
+def require_level(library: Library, name: str, span: Span | None = None,
+                  what: str = "level") -> None:
     """A clear error with a did-you-mean hint for an unknown description name; for a
     description that did not load, its own errors, where they are."""
     failed = getattr(library, "failed", {})  # mcl.hdl.library.HwdLibrary's, by name
@@ -59,7 +60,8 @@ def descendants(library: Library, name: str) -> list[str]:
     return sorted(found, key=lambda n: (len(lineage(library, n)), n))
 
 
-def upward_error(library: Library, function: str, level: str, target: str, span: Span | None) -> MclError:
+def upward_error(library: Library, function: str, level: str, target: str,
+                 span: Span | None) -> MclError:
     """Target above the function's level: the path would have to go up."""
     chain = lineage(library, level)
     up = list(reversed(chain[chain.index(target):]))
@@ -74,7 +76,8 @@ def upward_error(library: Library, function: str, level: str, target: str, span:
     )
 
 
-def sideways_error(library: Library, function: str, level: str, target: str, span: Span | None) -> MclError:
+def sideways_error(library: Library, function: str, level: str, target: str,
+                   span: Span | None) -> MclError:
     """Target on another branch: the path would go up to a common ancestor and down again."""
     mine, theirs = lineage(library, level), lineage(library, target)
     common = [a for a, b in zip(mine, theirs, strict=False) if a == b][-1]

@@ -69,7 +69,8 @@ class _SpaceTranslator:
                 return ()
             to = self.equivalent(source_default.name, span)
             target_default = default_space(self.step.target, kind, self._target_level(level))
-            return () if target_default is not None and target_default.name == to.name else (to.name,)
+            return (() if target_default is not None and target_default.name == to.name
+                    else (to.name,))
         out: list[str] = []
         for name in names:
             to_name = self.equivalent(name, span).name

@@ -7,8 +7,8 @@ advice applies when the kernel launches more units than the description keeps re
 warps x 32 threads, not the 480 ALUs that execute some of them in one cycle) and each
 unit writes a single output element of its own (its store is inside foreach statements
 only, not in a for-loop, and its subscripts depend on every one of them: a warp that
-reduces a row into one element shares it). Where the description's slots are unlimited (perfect, accelerator) the
-analysis does not run at all.
+reduces a row into one element shares it). Where the description's slots are unlimited
+(perfect, accelerator) the analysis does not run at all.
 
 A store whose address depends on data (`atomicAdd(hist[image[i, j]], 1)`) is no output
 element of its unit: many units update the same few addresses, and the irregular analysis

@@ -634,7 +634,8 @@ def _component(dims: list[int], indices: Sequence[Affine], trips: dict[Any, Any]
         strides.append(reduce(lambda a, b: a * b, later, sympy.Integer(1)))
     terms = []
     for t in counters:
-        c = sum((indices[d].coefs.get(t, 0) * s for d, s in zip(dims, strides, strict=True)), sympy.Integer(0))
+        c = sum((indices[d].coefs.get(t, 0) * s for d, s in zip(dims, strides, strict=True)),
+                sympy.Integer(0))
         terms.append((sympy.expand(c), trips[t]))
     return distinct_values(terms)
 

@@ -1,4 +1,5 @@
-"""Does an `if` decide nothing at the sizes given? (Noise: a guard that takes one branch everywhere is no finding.)
+"""Does an `if` decide nothing at the sizes given? (Noise: a guard that takes one branch
+everywhere is no finding.)
 
 Tiled kernels guard their edges (`if (i < n && k < p)` with `i = bi * TILE + e / TILE_K`).
 The operation counts cannot always collapse such a guard symbolically (a division or a

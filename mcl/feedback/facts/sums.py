@@ -5,8 +5,9 @@ A count without a closed form stays an exact `Sum` over loop counters (e.g. a lo
 `min(4, p - l*l)` inside a loop over `l`). SymPy's `doit` adds such a sum term by term,
 symbolically: p = 100000 took minutes. Here the summand is compiled once and evaluated on
 all counter values at a time (in floating point, values within rounding error of an
-integer taken as that integer before a `ceiling` or `floor`); a sum with more terms than `POINTS` is estimated from evenly
-spaced samples instead, and the result says it is an approximation.
+integer taken as that integer before a `ceiling` or `floor`); a sum with more terms than
+`POINTS` is estimated from evenly spaced samples instead, and the result says it is an
+approximation.
 """
 
 from __future__ import annotations
