@@ -6,8 +6,9 @@ was exponential in a `^` chain, the parser quadratic in it, feedback quadratic o
 
 For each size N it builds a kernel whose body is a chain `b[i] ^ b[i] ^ ...` of N terms
 (stages `parse`, `check`, `codegen`) or N nested `if (i > k) { ... }` (stage
-`feedback` at the perfect level, `fermi` with the description's feedback functions), and times the stage in one warm process in CPU time
-(`time.process_time`, which a loaded machine disturbs far less than wall time). Printed:
+`feedback` at the perfect level, `fermi` with the description's feedback functions), and
+times the stage in one warm process in CPU time (`time.process_time`, which a loaded
+machine disturbs far less than wall time). Printed:
 seconds, and the time per unit of size relative to the smallest size, a ratio that stays
 near 1 for linear work and doubles with every doubling of N for quadratic work.
 """

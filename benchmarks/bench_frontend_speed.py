@@ -6,9 +6,10 @@ Times `parse_source` (textX's parser, the model built from its parse tree by
 mcl/mcpl/tree.py, the AST by mcl/mcpl/build.py) on kernels/matmul/hopper_v2.mcpl, the
 largest shipped kernel, and on 1 MB sources made of copies of it and of
 kernels/matmul/perfect.mcpl (functions renamed apart): a third of hopper_v2 is comments,
-which parse fast; perfect.mcpl is nearly all code. The peer, measured in the same run on the same text, is the same front end with
-textX's own model construction (`metamodel().model_from_str`) in place of tree.py:
-the ratio is what building the model from the parse tree saves. CPU time of the process
+which parse fast; perfect.mcpl is nearly all code. The peer, measured in the same run on
+the same text, is the same front end with textX's own model construction
+(`metamodel().model_from_str`) in place of tree.py: the ratio is what building the model
+from the parse tree saves. CPU time of the process
 (`time.process_time`), which a loaded machine disturbs far less than wall time; the
 median of N runs (the 1 MB source: of max(N // 10, 1)).
 """

@@ -186,7 +186,8 @@ def main() -> int:
     every = [c for check, _, _ in results for c in check]
     lines.append(f"all kernels: diagnostics median {statistics.median(every) * ms:.1f} ms, "
                  f"p95 {p95(every) * ms:.1f} ms; feedback median "
-                 f"{statistics.median([f for _, fb, _ in results for f in fb]) * ms:.1f} ms; server CPU "
+                 f"{statistics.median([f for _, fb, _ in results for f in fb]) * ms:.1f} ms;"
+                 " server CPU "
                  f"per edit to the diagnostics, median "
                  f"{statistics.median([c for _, _, cs in results for c in cs]) * ms:.0f} ms "
                  "(10 ms steps: the server's own work, which the wall time approaches on an idle "

@@ -17,8 +17,9 @@ other work slows both alike:
 Each figure is the best of `--rounds` rounds (the least disturbed one); the median is
 printed too. `--tuned` adds a row per version with the constants `mcl tune` wrote to its
 .tuned.toml for this device. Each row also shows its NDRange at this size (work-groups x
-work-items per group), to compare with the device's compute units. The ratios at the end are the ones docs/performance.md asks for: the best
-version against perfect and against each vendor library.
+work-items per group), to compare with the device's compute units. The ratios at the end
+are the ones docs/performance.md asks for: the best version against perfect and against
+each vendor library.
 """
 
 from __future__ import annotations
@@ -310,7 +311,8 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             result.times.append(run.kernel_time_s)
             if expected is not None and result.verified is None:
-                result.verified = all(c.ok for c in verify(reference, expected, run.outputs, inputs))
+                result.verified = all(
+                    c.ok for c in verify(reference, expected, run.outputs, inputs))
 
     _print(results, vendor_times, vendor_problems, flops, units)
     roofs = roof_fractions(results, library, {"n": args.size, "m": args.size, "p": args.size})

@@ -189,7 +189,8 @@ def test_contiguous_accesses_are_one_vector_load_and_store(tmp_path: Path) -> No
     # a build that changes the lane count stops instead of running 16-lane code
     assert "#if (LANES) != 16\n#error" in g.opencl
     a = np.random.default_rng(0).random(48, dtype=np.float32)
-    np.testing.assert_allclose(run(g, "scale", {"n": 48, "a": a, "b": 0 * a})["b"], a * 3 + 1, rtol=1e-6)
+    np.testing.assert_allclose(run(g, "scale", {"n": 48, "a": a, "b": 0 * a})["b"], a * 3 + 1,
+                               rtol=1e-6)
 
 
 @pytest.mark.parametrize("reason", sorted(FALLBACKS))
@@ -221,7 +222,8 @@ def test_a_lane_count_that_is_no_vector_width_keeps_the_work_items(tmp_path: Pat
     g = generate(load(tmp_path, source), "x86_avx512")
     assert "mcl_lane" not in g.opencl and "get_local_id(0)" in g.opencl
     a = np.random.default_rng(2).random(36, dtype=np.float32)
-    np.testing.assert_allclose(run(g, "scale", {"n": 36, "a": a, "b": 0 * a})["b"], a * 3 + 1, rtol=1e-6)
+    np.testing.assert_allclose(run(g, "scale", {"n": 36, "a": a, "b": 0 * a})["b"], a * 3 + 1,
+                               rtol=1e-6)
 
 
 def test_matmul_x86_avx512_v1_runs_its_register_tile_as_vectors() -> None:

@@ -30,7 +30,8 @@ def test_the_host_query_reads_topology_caches_and_memory(tmp_path: Path) -> None
     for cpu in range(8):
         socket, core = cpu // 4, (cpu // 2) % 2
         processors.append(f"processor\t: {cpu}\nmodel name\t: Test CPU\nphysical id\t: {socket}\n"
-                          f"core id\t\t: {core}\ncpu MHz\t\t: 2000.000\nflags\t\t: sse2 avx avx2 fma\n")
+                          f"core id\t\t: {core}\ncpu MHz\t\t: 2000.000\n"
+                          "flags\t\t: sse2 avx avx2 fma\n")
         base = f"sys/devices/system/cpu/cpu{cpu}/cache"
         first = cpu - cpu % 2
         for index, (level, kind, size, shared) in enumerate([

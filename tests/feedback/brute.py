@@ -294,7 +294,8 @@ class _Compiler:
         self.count(depth, s.init, "init")
         if isinstance(s.init, ast.Decl):
             var = _Var(self.fresh(s.init.name), s.init.type)
-            self.emit(depth, f"{var.py} = {_convert(s.init.type, self.expr(s.init.init, scopes, None))}")
+            self.emit(depth, f"{var.py} = "
+                      f"{_convert(s.init.type, self.expr(s.init.init, scopes, None))}")
             inner[-1][s.init.name] = var
         else:
             self.store(s.init.target, self.expr(s.init.value, scopes, None), scopes, depth)

@@ -63,7 +63,8 @@ def test_matmul_gpu_gives_the_three_messages_of_the_paper():
     (local,) = by_code(messages, "memory-faster-space")
     assert local.text.startswith("a[i, k] loaded for nrThreadsM threads tj: local memory")
     # (2) b[k, j] is accessed for n blocks bi
-    reuse = {msg.text.split(" is accessed")[0]: msg for msg in by_code(messages, "reuse-independent")}
+    reuse = {msg.text.split(" is accessed")[0]: msg
+             for msg in by_code(messages, "reuse-independent")}
     b = reuse["data reuse: b[k, j]"]
     assert "n (= 2,048) blocks bi" in b.text and value(b, "reuse").symbolic == n
     a = reuse["data reuse: a[i, k]"]

@@ -141,7 +141,8 @@ def test_values_that_depend_on_data_are_not_static(library):
 
 
 def test_shared_memory_per_block(library):
-    for name, expected in (("nvidia_shared48.mcpl", 48 * 1024), ("nvidia_shared12.mcpl", 12 * 1024)):
+    for name, expected in (("nvidia_shared48.mcpl", 48 * 1024),
+                           ("nvidia_shared12.mcpl", 12 * 1024)):
         kernel = kernel_at(KERNELS / name, None, library)
         assert kernel.context.space_bytes("shared") == expected
         assert kernel.context.units_per("thread", "block") == 128

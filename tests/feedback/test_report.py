@@ -425,7 +425,8 @@ perfect void f(int n, int m, main float[n, m] a, main float[m, n] b) {
     }
   }
 }""", level="x86_avx512", values={"n": 64, "m": 64})
-    (b_j,) = [m for m in by_code(once, "cache-no-benefit") if m.text.startswith("b[j, i] in loop j ")]
+    (b_j,) = [m for m in by_code(once, "cache-no-benefit")
+              if m.text.startswith("b[j, i] in loop j ")]
     assert b_j.severity == Severity.INFO and "each element is accessed once" in b_j.text
     transpose = feedback(KERNELS / "transpose" / "perfect.mcpl", level="xeon_phi",
                          values={"n": 2048, "m": 2048})

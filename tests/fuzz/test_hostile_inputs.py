@@ -131,7 +131,8 @@ def test_description_memory_without_addressable_line(
     assert "addressable = false;" in text
     (hwd / "hopper.hdl").write_text(text.replace("addressable = false;", ""), encoding="utf-8")
     code = main(["check", "--hwd-path", str(hwd), "--level", "hopper", "--format", "json",
-                 "-D", "n=64", "-D", "m=64", "-D", "p=64", str(REPO / "kernels/matmul/perfect.mcpl")])
+                 "-D", "n=64", "-D", "m=64", "-D", "p=64",
+                 str(REPO / "kernels/matmul/perfect.mcpl")])
     assert code == 0
     assert json.loads(capsys.readouterr().out)["messages"]
 

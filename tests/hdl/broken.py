@@ -64,7 +64,8 @@ def errors_of(folder: Path) -> list[Diagnostic]:
     return errors
 
 
-def broken(folder: Path, old: str, new: str, base: str = MINI, name: str = "mini") -> list[Diagnostic]:
+def broken(folder: Path, old: str, new: str, base: str = MINI,
+           name: str = "mini") -> list[Diagnostic]:
     """Replace `old` by `new` in `base` (which must contain it), load, return the errors."""
     assert old in base, old
     write(folder, base.replace(old, new, 1), name)

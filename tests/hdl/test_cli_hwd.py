@@ -22,7 +22,8 @@ def test_list_shows_the_tree(capsys):
     assert any("fermi" in line and "(leaf)" in line for line in lines)
     # nvidia's children are drawn under it, indented further.
     nvidia = next(i for i, line in enumerate(lines) if "nvidia" in line)
-    assert "fermi" in lines[nvidia + 1] and lines[nvidia + 1].index("fermi") > lines[nvidia].index("nvidia")
+    assert ("fermi" in lines[nvidia + 1]
+            and lines[nvidia + 1].index("fermi") > lines[nvidia].index("nvidia"))
     for name in ("accelerator", "gpu", "hopper", "mic", "xeon_phi", "cpu", "x86_avx512"):
         assert name in out
 

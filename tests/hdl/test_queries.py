@@ -78,7 +78,8 @@ def test_hopper_facts(lib):
     assert hopper.lockstep("thread") is hopper.par_group("threads")
     assert [m.node.name for m in hopper.memories_for("global")] == ["mem", "l1", "l2"]
     mem, l1, l2 = hopper.memories_for("global")
-    assert (mem.capacity, l1.capacity, l2.capacity, l2.line_size) == (80 * GB, 28 * KB, 50 * MB, 128)
+    assert (mem.capacity, l1.capacity, l2.capacity, l2.line_size) == (
+        80 * GB, 28 * KB, 50 * MB, 128)
     assert hopper.memories_for("shared")[0].capacity == 228 * KB
     assert hopper.link("mem", "smp").bandwidth.value == 3350 * 10**9 * 8
     assert [n for n, _ in hopper.feedback_functions()] == [

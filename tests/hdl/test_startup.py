@@ -43,7 +43,8 @@ def test_path_upwards_or_sideways_is_an_error() -> None:
 
 
 def test_cycles_are_found_once_each_in_parent_order() -> None:
-    tree = Hierarchy(["perfect", "a", "b", "c", "d"], {"a": "b", "b": "c", "c": "a", "d": "perfect"})
+    tree = Hierarchy(["perfect", "a", "b", "c", "d"],
+                     {"a": "b", "b": "c", "c": "a", "d": "perfect"})
     assert tree.cycles() == [["c", "b", "a"]]
     assert tree.ancestors("a") == ["c", "b"]  # farthest first; cut short inside the cycle
     assert tree.ancestors_first() == ["perfect", "d", "a", "b", "c"]

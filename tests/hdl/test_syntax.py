@@ -72,7 +72,8 @@ def test_expressions_are_left_associative_with_precedence():
 
 
 def test_atoms():
-    (stmt,) = parse_block('op((+), "load", unlimited, true, false, a.b.c[*], gpu.h.x.nr_units);').body
+    (stmt,) = parse_block(
+        'op((+), "load", unlimited, true, false, a.b.c[*], gpu.h.x.nr_units);').body
     ops, string, unl, t, f, star, prop = (a.expr for a in stmt.args)
     assert ops == S.OpLiteral("+", ops.span)
     assert string.value == "load"
@@ -89,7 +90,8 @@ def test_operator_literals(op):
 
 def test_reference_statements_may_span_lines():
     (ref,) = parse_block("perfect.hierarchy.\n   threads.thread;").body
-    assert isinstance(ref, S.RefStmt) and ref.name.parts == ("perfect", "hierarchy", "threads", "thread")
+    assert (isinstance(ref, S.RefStmt)
+            and ref.name.parts == ("perfect", "hierarchy", "threads", "thread"))
 
 
 def test_comments_are_skipped():
@@ -153,7 +155,8 @@ def test_non_utf8_files_are_reported_at_the_byte(tmp_path):
     ("unit", "prop", "factor", "normal"),
     [("B", None, 1, "B"), ("kB", None, 1024, "B"), ("MB", None, 1024**2, "B"),
      ("GB", None, 1024**3, "B"), ("bit", None, 0.125, "B"), ("kbit", "width", 1024, "bit"),
-     ("GB/s", None, 8 * 10**9, "bit/s"), ("bit/s", None, 1, "bit/s"), ("Mbit/s", None, 10**6, "bit/s"),
+     ("GB/s", None, 8 * 10**9, "bit/s"), ("bit/s", None, 1, "bit/s"),
+     ("Mbit/s", None, 10**6, "bit/s"),
      ("MHz", None, 10**6, "Hz"), ("cycles", None, 1, "cycles"), ("cycle", None, 1, "cycles"),
      ("s", None, 1, "s"), ("ks", None, 1000, "s")],
 )

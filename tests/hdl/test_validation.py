@@ -162,7 +162,8 @@ def test_two_top_level_blocks_of_the_same_name(tmp_path):
 
 
 def test_property_stated_twice(tmp_path):
-    e = the_error(broken(tmp_path, "  capacity = 48 kB;", "  capacity = 48 kB;\n  capacity = 4 kB;"),
+    e = the_error(broken(tmp_path, "  capacity = 48 kB;",
+                         "  capacity = 48 kB;\n  capacity = 4 kB;"),
                   "hdl-duplicate-property")
     assert "'capacity'" in e.message
 
@@ -201,7 +202,8 @@ def test_hierarchy_without_par_group(tmp_path):
 
 
 def test_par_group_with_two_par_units(tmp_path):
-    e = the_error(broken(tmp_path, "    par_unit thread {", "    par_unit extra { }\n    par_unit thread {"),
+    e = the_error(broken(tmp_path, "    par_unit thread {",
+                         "    par_unit extra { }\n    par_unit thread {"),
                   "hdl-second-par_unit")
     assert "'thread'" in e.message
 
@@ -214,7 +216,8 @@ def test_block_in_the_wrong_place(tmp_path):
 
 
 def test_property_in_the_wrong_place(tmp_path):
-    e = the_error(broken(tmp_path, "  capacity = 48 kB;", "  capacity = 48 kB;\n  cache_line_size = 64 B;"),
+    e = the_error(broken(tmp_path, "  capacity = 48 kB;",
+                         "  capacity = 48 kB;\n  cache_line_size = 64 B;"),
                   "hdl-misplaced-property")
     assert "'cache_line_size'" in e.message and "cache" in e.hint
 
@@ -250,7 +253,8 @@ def test_child_with_more_units_than_parent(tmp_path):
                           "    memory_space local { }\n  par_group threads {\n    nr_units = 2048;")
     child = child.replace("      memory_space reg { default; }\n    }\n  }",
                           "      memory_space reg { default; }\n    }\n  }\n  }\n  }")
-    child = child.replace("slots(thread, 1);\n    load", "slots(thread, 1);\n  slots(block, 1);\n    load")
+    child = child.replace("slots(thread, 1);\n    load",
+                          "slots(thread, 1);\n  slots(block, 1);\n    load")
     write(tmp_path, child, "tiny")
     e = the_error(errors_of(tmp_path), "hdl-not-equivalent")
     assert "from less than to" in e.message and "'threads'" in e.message

@@ -164,7 +164,8 @@ def test_shift_counts_outside_0_to_31_are_errors(count: str) -> None:
 def test_constant_operations_that_fail_are_errors_only_when_they_run() -> None:
     # Folding `1 << -1` or `1 / 0` while compiling raised a raw ValueError (a traceback)
     # or an error for code that never runs.
-    src = "perfect void f(main int[2] r) {\n  if (false) { r[0] = 1 << -1; r[0] = 1 / 0; }\n  r[1] = 5;\n}"
+    src = ("perfect void f(main int[2] r) {\n"
+           "  if (false) { r[0] = 1 << -1; r[0] = 1 / 0; }\n  r[1] = 5;\n}")
     r = np.zeros(2, dtype=np.int32)
     run(src, "f", {"r": r})
     assert r.tolist() == [0, 5]

@@ -172,7 +172,8 @@ async def test_imports_jump_to_the_module_and_an_edited_module_reaches_its_impor
 
 
 # ---------------------------------------------------------------------- completion
-# Completion: names in scope, the par_groups that may nest at the cursor, memory spaces, nothing inside comments.
+# Completion: names in scope, the par_groups that may nest at the cursor, memory spaces, nothing
+# inside comments.
 
 
 async def _labels(client: LanguageClient, uri: str, position: lsp.Position
@@ -238,7 +239,8 @@ async def test_nothing_inside_a_comment(client: LanguageClient) -> None:
 
 
 # ---------------------------------------------------------------------- hover
-# Hover on declarations, calls and memory spaces (on uses of variables, accesses and foreach statements: test_feedback.py).
+# Hover on declarations, calls and memory spaces (on uses of variables, accesses and foreach
+# statements: test_feedback.py).
 
 
 async def test_hover_on_declarations(client: LanguageClient) -> None:

@@ -21,7 +21,8 @@ SOURCES = [
     *sorted(BROKEN.glob("*.mcpl")),
     HERE / "paper_style" / "app" / "twiddle.mcpl",
 ]
-_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+(?:\.\d*)?(?:[eE][+-]?\d+)?|<=>|[-+*/%<>=!&|^]=?|\S")
+_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+(?:\.\d*)?(?:[eE][+-]?\d+)?"
+                    r"|<=>|[-+*/%<>=!&|^]=?|\S")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 

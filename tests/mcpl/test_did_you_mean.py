@@ -33,7 +33,8 @@ def test_names_that_differ_only_in_case_are_all_offered() -> None:
 
 
 def test_the_checker_suggests_a_par_group_written_in_another_case(tmp_path: Path) -> None:
-    src = "perfect void k(int n, main float[n] a) {\n  foreach (int i in n Threads) { a[i] = 0.0; }\n}\n"
+    src = ("perfect void k(int n, main float[n] a) {\n"
+           "  foreach (int i in n Threads) { a[i] = 0.0; }\n}\n")
     (d,) = check_text(tmp_path, src)
     assert d.code == "mcpl-unknown-par-group" and d.hint == "did you mean 'threads'?"
     assert (d.span.line, d.span.column) == (2, 23)

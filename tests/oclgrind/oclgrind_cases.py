@@ -36,7 +36,8 @@ MAX_TILE = 256
 def _reference_sizes(folder: Path) -> dict[str, int]:
     text = (folder / "reference.py").read_text(encoding="utf-8")
     found = re.search(r"^SIZES\s*=\s*(\{[^}]*\})", text, re.M)
-    return {k: int(v) for k, v in json.loads(found.group(1).replace("'", '"')).items()} if found else {}
+    return ({k: int(v) for k, v in json.loads(found.group(1).replace("'", '"')).items()}
+            if found else {})
 
 
 def _function_level(path: Path, function: str) -> str | None:

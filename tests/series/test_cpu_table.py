@@ -36,6 +36,7 @@ def test_each_row_is_a_share_of_numpy_in_the_same_run(tmp_path: Path, monkeypatc
                    "2": {"v1": 9.0, "v2": 12.0, "numpy (OpenBLAS)": 24.0}},
         "load_average": {"1": [1.0, 2.0], "2": [2.0, 3.5]}}))
     rows = script.table(["r.json"]).splitlines()
-    assert rows[0] == "| device | size | threads | v1 | v2 | numpy (OpenBLAS) | load average before, after |"
+    assert rows[0] == ("| device | size | threads | v1 | v2 | numpy (OpenBLAS)"
+                       " | load average before, after |")
     assert rows[2] == "| cpu X | 64³ | 1 | 5.0 (25%) | - | 20.0 | 1.0, 2.0 |"
     assert rows[3] == "| cpu X | 64³ | 2 | 9.0 (38%) | 12.0 (50%) | 24.0 | 2.0, 3.5 |"

@@ -203,7 +203,8 @@ def test_barriers_stay_outside_the_guard_and_declarations_are_hoisted():
     )
 
 
-@pytest.mark.parametrize(("src", "step"), [(FLAT_MATMUL, FLAT_TO_BLOCKY), (REDUCTION, BLOCKY_TO_WARPY)])
+@pytest.mark.parametrize(("src", "step"),
+                         [(FLAT_MATMUL, FLAT_TO_BLOCKY), (REDUCTION, BLOCKY_TO_WARPY)])
 def test_generated_guards_point_at_the_count_they_come_from(src: str, step: Step):
     # Guards used to have no span, so a diagnostic about one could not be placed.
     f = translate(src, step)
@@ -263,7 +264,8 @@ def test_a_barrier_in_a_loop_over_a_value_computed_per_unit_is_an_error():
 
 
 def test_generated_names_do_not_clash_with_existing_ones():
-    src = FLAT_MATMUL.replace("float sum = 0.0;", "float sum = 0.0; float bj = 1.0; int nrThreadsM = 2;")
+    src = FLAT_MATMUL.replace("float sum = 0.0;",
+                              "float sum = 0.0; float bj = 1.0; int nrThreadsM = 2;")
     f = translate(src, FLAT_TO_BLOCKY)
     assert [s.name for s in f.body.stmts[:2]] == ["nrThreadsM2", "nrBlocksM"]
     nest = f.body.stmts[2]
@@ -313,7 +315,8 @@ def test_translation_does_not_mutate_its_input():
 def test_splitting_an_outer_par_group_puts_indexing_and_guard_inside_the_executing_units():
     groupy, clustery = groups_like(), clusters_like()
     step = Step(
-        groupy, clustery, mapping(groupy, clustery, {"groups": ["clusters", "groups"], "threads": ["threads"]})
+        groupy, clustery,
+        mapping(groupy, clustery, {"groups": ["clusters", "groups"], "threads": ["threads"]}),
     )
     src = """
     groupy void f(int n, dev float[n, 64] x) {
@@ -359,7 +362,8 @@ def test_splitting_an_outer_par_group_puts_indexing_and_guard_inside_the_executi
 def test_a_statement_above_the_executing_units_cannot_take_the_indexing_statement():
     groupy, clustery = groups_like(), clusters_like()
     step = Step(
-        groupy, clustery, mapping(groupy, clustery, {"groups": ["clusters", "groups"], "threads": ["threads"]})
+        groupy, clustery,
+        mapping(groupy, clustery, {"groups": ["clusters", "groups"], "threads": ["threads"]}),
     )
     src = "groupy void f(int n, dev float[n] x) { foreach (int g in n groups) { x[g] = 1.0; } }"
     f = parse_source(src, hwd_names={"groupy"}).functions[0]

@@ -84,7 +84,8 @@ def test_memory_spaces_of_declarations_and_barriers_follow_appendix_a3():
 
 
 def test_functions_of_other_branches_are_left_alone_with_a_note():
-    src = MATMUL + "\nsidey void other(int n, dev float[n] x) { foreach (int i in n threads) { x[i] = 0.0; } }"
+    src = MATMUL + ("\nsidey void other(int n, dev float[n] x)"
+                    " { foreach (int i in n threads) { x[i] = 0.0; } }")
     module = parse(src)
     result = translate_module(module, "warpy", LIB)
     assert result.module.functions[1] == module.functions[1]

@@ -48,7 +48,8 @@ def test_matmul_to_gpu_has_the_structure_of_fig_9():
     assert [(x.var, x.group) for x in (bi, bj, tj)] == [
         ("bi", "blocks"), ("bj", "blocks"), ("tj", "threads"),
     ]
-    assert [bi.count, bj.count, tj.count] == [ast.Name("n"), ast.Name("nrBlocksM"), ast.Name("nrThreadsM")]
+    assert [bi.count, bj.count, tj.count] == [
+        ast.Name("n"), ast.Name("nrBlocksM"), ast.Name("nrThreadsM")]
     assert len(bi.body.stmts) == 1 and len(bj.body.stmts) == 1
     # Lines 8-9: indexing statements; lines 11-15 unchanged, under the guard for j < m.
     index, guarded = tj.body.stmts[:2], tj.body.stmts[2:]

@@ -29,7 +29,8 @@ def hwd_consts(f: ast.Function) -> list[tuple[str, ...]]:
 
 
 def translated(app: str, level: str) -> ast.Function:
-    module = parse_file(kernels_dir() / app / "perfect.mcpl", hwd_names=set(default_library().names()))
+    module = parse_file(kernels_dir() / app / "perfect.mcpl",
+                        hwd_names=set(default_library().names()))
     return translate_module(module, level, default_library()).module.functions[0]
 
 
