@@ -2,11 +2,12 @@
 
 The languages share C's expression syntax; they differ in the built-ins (OpenCL's
 `fmin` and `atomic_add` versus `std::fmin`, CUDA's `atomicAdd`), so one printer serves all.
+It writes a built-in as its row of `mcl.mcpl.builtins.BUILTINS` spells it (`c`, `c_int`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,32 +31,35 @@ from mcl.mcpl.ast import (
     Param,
     Unary,
 )
+from mcl.mcpl.builtins import BUILTINS, Builtin, CAtomic, CCast, CRule
 from mcl.mcpl.types import INT_MAX, INT_MIN
 from mcl.mcpl.visitor import StrictVisitor
 
 ATOM = 100
 UNARY = 12
-_FLOAT_MATH = ("sqrt", "exp", "log", "sin", "cos", "fabs", "floor", "ceil")
-# MCPL atomics (the built-in atomicAdd and the stdlib's lib.atomic) -> OpenCL 1.1 atomics.
-ATOMICS = {
-    "atomicAdd": "atomic_add",
-    "atomicSub": "atomic_sub",
-    "atomicMin": "atomic_min",
-    "atomicMax": "atomic_max",
-    "atomicInc": "atomic_inc",
-    "atomicDec": "atomic_dec",
-    "atomicExch": "atomic_xchg",
-    "atomicCAS": "atomic_cmpxchg",
-    "atomicAnd": "atomic_and",
-    "atomicOr": "atomic_or",
-    "atomicXor": "atomic_xor",
-    "atomicAddFloat": "",  # a compare-and-swap loop (OpenCL 1.x has no float atomics)
+# lib.atomic's functions (mcl/mcpl/stdlib/lib/atomic.mcpl; not built-ins, so not in
+# BUILTINS) -> OpenCL 1.1 and CUDA atomics. CUDA's atomics on int and float carry MCPL's
+# names; OpenCL's atomic_inc/atomic_dec (add or subtract one) are CUDA's atomicAdd/atomicSub
+# of 1 (CUDA's own atomicInc wraps at a bound). atomicAddFloat has no OpenCL 1.x function:
+# a compare-and-swap loop.
+_LIBRARY_ATOMICS = {
+    "atomicSub": CAtomic("atomic_sub", "atomicSub"),
+    "atomicMin": CAtomic("atomic_min", "atomicMin"),
+    "atomicMax": CAtomic("atomic_max", "atomicMax"),
+    "atomicInc": CAtomic("atomic_inc", "atomicAdd", ("1",)),
+    "atomicDec": CAtomic("atomic_dec", "atomicSub", ("1",)),
+    "atomicExch": CAtomic("atomic_xchg", "atomicExch"),
+    "atomicCAS": CAtomic("atomic_cmpxchg", "atomicCAS"),
+    "atomicAnd": CAtomic("atomic_and", "atomicAnd"),
+    "atomicOr": CAtomic("atomic_or", "atomicOr"),
+    "atomicXor": CAtomic("atomic_xor", "atomicXor"),
+    "atomicAddFloat": CAtomic("", "atomicAdd"),
 }
-# The same in CUDA, whose atomics on int and float carry MCPL's names; OpenCL's
-# atomic_inc/atomic_dec (add or subtract one) are CUDA's atomicAdd/atomicSub of 1 (CUDA's
-# own atomicInc wraps at a bound).
-CUDA_ATOMICS = {name: name for name in ATOMICS} | {"atomicAddFloat": "atomicAdd"}
-_CUDA_STEP = {"atomicInc": ("atomicAdd", "1"), "atomicDec": ("atomicSub", "1")}
+# MCPL's atomics: the built-in ones (their BUILTINS rows) and lib.atomic's (whose atomicAdd
+# is the built-in's).
+ATOMICS: dict[str, CAtomic] = {
+    b.name: b.c for b in BUILTINS.values() if isinstance(b.c, CAtomic)
+} | _LIBRARY_ATOMICS
 
 
 def int_literal(e: IntLit) -> str:
@@ -227,33 +231,9 @@ class ExprPrinter(StrictVisitor):
         callee = self.scope.functions.get(f)
         if callee is not None and not signature_only(callee):
             return self._user_call(e)
-        cpp = self.language == "cpp"
-        std = "std::" if cpp else ""
-        if f in ("toFloat", "toInt", "toDouble"):
-            target = {"toFloat": "float", "toInt": "int", "toDouble": "double"}[f]
-            self.needs.double |= target == "double"
-            return f"({target}){self.wrap(args[0], UNARY)}"
-        if f in _FLOAT_MATH:
-            return f"{std}{f}({self.as_float(args[0])})"
-        if f == "pow":
-            return f"{std}pow({self.as_float(args[0])}, {self.as_float(args[1])})"
-        if f == "abs":
-            if self.scope.is_float(args[0]):
-                return f"{std}fabs({self.expr(args[0])})"
-            # OpenCL's abs(int) returns uint; keep MCPL's int.
-            return f"std::abs({self.expr(args[0])})" if cpp else f"(int)abs({self.expr(args[0])})"
-        if f in ("min", "max"):
-            if any(self.scope.is_float(a) for a in args):
-                return f"{std}f{f}({', '.join(self.as_float(a) for a in args)})"
-            items = ", ".join(self.expr(a) for a in args)
-            return f"std::{f}<cl_int>({items})" if cpp else f"{f}({items})"
-        if f == "sincos":  # float sincos(x, cosine): returns sin(x), stores cos(x)
-            x = self.as_float(args[0])
-            if cpp:
-                return f"({self.expr(args[1])} = std::cos({x}), std::sin({x}))"
-            if self.language == "cuda":
-                return f"({self.expr(args[1])} = cos({x}), sin({x}))"
-            return f"sincos({x}, &{self.wrap(args[1], UNARY)})"
+        builtin = BUILTINS.get(f)
+        if builtin is not None:
+            return self._builtin(builtin, e)
         if f in ATOMICS:
             return self._atomic(e)
         if callee is not None:
@@ -263,8 +243,35 @@ class ExprPrinter(StrictVisitor):
                 self.as_float(a) if p.type in (FLOAT, DOUBLE) else self.expr(a)
                 for p, a in zip(callee.params, args, strict=False)
             )
-            return f"{std}{f}({items})"
+            return f"{'std::' if self.language == 'cpp' else ''}{f}({items})"
         raise MclError(error("codegen-unknown-function", f"unknown function '{f}'", e.span))
+
+    def _builtin(self, builtin: Builtin, e: Call) -> str:
+        """A call of a built-in as its row of BUILTINS spells it."""
+        c = builtin.c
+        if isinstance(c, CCast):
+            self.needs.double |= c.type == "double"
+            return f"({c.type}){self.wrap(e.args[0], UNARY)}"
+        if isinstance(c, CAtomic):
+            return self._atomic(e)
+        if isinstance(c, CRule):
+            return C_RULES[c.name](self, e)
+        if builtin.c_int is not None and not any(self.scope.is_float(a) for a in e.args):
+            c = builtin.c_int
+        name = {"opencl": c.opencl, "cuda": c.cuda, "cpp": c.host}[self.language]
+        items = ", ".join(self.as_float(a) if c.floating else self.expr(a) for a in e.args)
+        return f"{name}({items})"
+
+    def _sincos(self, e: Call) -> str:
+        """float sincos(x, cosine): returns sin(x) and stores cos(x); CUDA and C++ have no
+        such function, so they store cos(x) and yield sin(x) in a comma expression."""
+        x = self.as_float(e.args[0])
+        cosine = e.args[1]
+        if self.language == "cpp":
+            return f"({self.expr(cosine)} = std::cos({x}), std::sin({x}))"
+        if self.language == "cuda":
+            return f"({self.expr(cosine)} = cos({x}), sin({x}))"
+        return f"sincos({x}, &{self.wrap(cosine, UNARY)})"
 
     def _atomic(self, e: Call) -> str:
         """MCPL's atomics as OpenCL 1.1 atomic functions on __global or __local memory."""
@@ -288,8 +295,8 @@ class ExprPrinter(StrictVisitor):
                 raise MclError(
                     error("codegen-atomic", f"{e.func} needs an int or float target", e.span)
                 )
-            name, *step = _CUDA_STEP.get(e.func, (CUDA_ATOMICS[e.func],))
-            return f"{name}({', '.join([pointer, *operands, *step])})"
+            atomic = ATOMICS[e.func]
+            return f"{atomic.cuda}({', '.join([pointer, *operands, *atomic.cuda_operands])})"
         if e.func == "atomicAddFloat" or (e.func == "atomicAdd" and t == FLOAT):
             helper = f"mcl_atomic_add_float_{space}"
             self.needs.helpers.add(helper)
@@ -298,7 +305,7 @@ class ExprPrinter(StrictVisitor):
             raise MclError(
                 error("codegen-atomic", f"{e.func} needs an int or float target", e.span)
             )
-        return f"{ATOMICS[e.func]}({', '.join([pointer, *operands])})"
+        return f"{ATOMICS[e.func].opencl}({', '.join([pointer, *operands])})"
 
     def _user_call(self, e: Call) -> str:
         callee = self.scope.functions[e.func]
@@ -332,6 +339,10 @@ class ExprPrinter(StrictVisitor):
             if var.by_pointer:
                 return var.cname
         return f"&{self.wrap(e, UNARY)}"
+
+
+# The rules named by the CRule spellings of BUILTINS.
+C_RULES: dict[str, Callable[[ExprPrinter, Call], str]] = {"sincos": ExprPrinter._sincos}
 
 
 def by_reference(param: Param, modes: Mapping[str, str]) -> bool:

@@ -202,7 +202,7 @@ def mapping_data(text: str, hwd: HardwareDescription | None = None) -> tuple[dic
     from mcl.codegen.c_expr import ATOMICS
 
     for name, funcs in _entries(facts.get("builtin-funcs", []), "builtin-funcs"):
-        ours = ATOMICS.get(name)
+        ours = ATOMICS[name].opencl if name in ATOMICS else None
         if funcs and ours != funcs[0]:
             problems.append(f":builtin-funcs {name}: the original calls {funcs[0]}, mcl "
                             f"{ours or 'does not know it'}")

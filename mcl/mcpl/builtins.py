@@ -11,6 +11,11 @@ Values: `python` computes the function with C's semantics on the host's values
 (`mcl.mcpl.evaluate.CValues`: ints, and numpy floats keeping C's precision), `symbolic` on
 SymPy expressions (`mcl.mcpl.symbolic_values.SymPyValues`). Both import numpy or SymPy
 only when called: `mcl check` loads neither for a kernel that needs neither.
+
+Spellings: `c` (and `c_int` where C has a separate function for ints) says how code
+generation writes a call in OpenCL C, in CUDA and in the host's C++ (docs/codegen.md,
+"Built-ins"); `mcl.codegen.c_expr` reads it and only adds the printing (conversions of the
+arguments, pointers, precedence). Plain strings, so this layer imports nothing of codegen.
 """
 
 from __future__ import annotations
@@ -26,16 +31,70 @@ SIGNATURE_CALLS = {"mcl_builtin_read": "r", "mcl_builtin_write": "w"}
 
 
 @dataclass(frozen=True)
+class CFunction:
+    """A call `NAME(arguments)` with NAME `opencl` in OpenCL C kernels, `cuda` in CUDA kernels
+    and `host` in the host's C++. NAME is the text before the parenthesised arguments: a
+    function, qualified on the host (`std::sqrt`, `std::min<cl_int>`: cl_int makes both
+    arguments one type), or a cast of one (`(int)abs`: OpenCL's abs(int) returns uint, MCPL's
+    abs an int). `floating`: each argument is converted to float first, as C's math
+    functions take floating arguments (an int argument of `sqrt` is ambiguous in OpenCL)."""
+
+    opencl: str
+    cuda: str
+    host: str
+    floating: bool = False
+
+
+@dataclass(frozen=True)
+class CCast:
+    """A C cast `(type)x`, the same in every language (MCPL's conversions, mcpl.md §4)."""
+
+    type: str
+
+
+@dataclass(frozen=True)
+class CAtomic:
+    """An atomic read-modify-write of the element named by the first argument, written by
+    code generation's atomic rule (a pointer to the element; a float in OpenCL 1.x, which
+    has no float atomics, a compare-and-swap loop; a private variable a plain update).
+    `opencl`: the OpenCL 1.1 function on an int ("" where there is none); `cuda`: CUDA's,
+    called with `cuda_operands` after the call's own operands."""
+
+    opencl: str
+    cuda: str
+    cuda_operands: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class CRule:
+    """Printed by rule `name` of `mcl.codegen.c_expr.C_RULES`: the call is no single
+    function in every language (`sincos` stores through a pointer in OpenCL only)."""
+
+    name: str
+
+
+CSpelling = CFunction | CCast | CAtomic | CRule
+
+
+def c_math(name: str) -> CFunction:
+    """C's math function `name` on floating arguments: `std::name` on the host."""
+    return CFunction(name, name, f"std::{name}", floating=True)
+
+
+@dataclass(frozen=True)
 class Builtin:
     name: str
     modes: tuple[str, ...]  # per argument: "r", "w" or "rw"
     result: Callable[[list[T.VType]], T.VType]
     signature: str  # for hints
+    c: CSpelling  # how code generation writes a call
     python: Callable[..., Any] | None = None  # C semantics on host values
     symbolic: Callable[..., Any] | None = None  # on SymPy expressions
     # Non-decreasing in every argument, where defined: the range of the result over boxes
     # of arguments is `python` at the lower and at the upper ends (`IntervalValues`).
     monotone: bool = False
+    # The spelling of a call whose arguments are all ints, where C's function differs.
+    c_int: CFunction | None = None
 
     @property
     def arity(self) -> int:
@@ -136,28 +195,32 @@ _MATH1_SYMPY = {"sqrt": "sqrt", "exp": "exp", "log": "log", "sin": "sin", "cos":
 _MONOTONE = frozenset({"sqrt", "exp", "log", "floor", "ceil"})
 
 _TABLE = [
-    Builtin("toFloat", ("r",), _fixed(T.FLOAT), "float toFloat(number x)",
+    Builtin("toFloat", ("r",), _fixed(T.FLOAT), "float toFloat(number x)", CCast("float"),
             _numpy_scalar("float32"), _identity, monotone=True),
-    Builtin("toInt", ("r",), _fixed(T.INT), "int toInt(number x)", _to_int, _sympy_trunc,
-            monotone=True),
+    Builtin("toInt", ("r",), _fixed(T.INT), "int toInt(number x)", CCast("int"), _to_int,
+            _sympy_trunc, monotone=True),
     Builtin("toDouble", ("r",), _fixed(T.DOUBLE), "double toDouble(number x)",
-            _numpy_scalar("float64"), _identity, monotone=True),
+            CCast("double"), _numpy_scalar("float64"), _identity, monotone=True),
     *(
-        Builtin(name, ("r",), _math1, f"float {name}(number x)",
+        Builtin(name, ("r",), _math1, f"float {name}(number x)", c_math(name),
                 _numpy(name), _sympy(sympy_name),  # numpy's names are C's
                 monotone=name in _MONOTONE)
         for name, sympy_name in _MATH1_SYMPY.items()
     ),
-    Builtin("abs", ("r",), _same, "number abs(number x)", abs, _sympy("Abs")),
-    Builtin("min", ("r", "r"), _wider2, "number min(number a, number b)", min, _sympy("Min"),
-            monotone=True),
-    Builtin("max", ("r", "r"), _wider2, "number max(number a, number b)", max, _sympy("Max"),
-            monotone=True),
-    Builtin("pow", ("r", "r"), _pow, "float pow(number x, number y)", _float_pow, _power),
+    Builtin("abs", ("r",), _same, "number abs(number x)", c_math("fabs"), abs, _sympy("Abs"),
+            c_int=CFunction("(int)abs", "(int)abs", "std::abs")),
+    Builtin("min", ("r", "r"), _wider2, "number min(number a, number b)", c_math("fmin"), min,
+            _sympy("Min"), monotone=True, c_int=CFunction("min", "min", "std::min<cl_int>")),
+    Builtin("max", ("r", "r"), _wider2, "number max(number a, number b)", c_math("fmax"), max,
+            _sympy("Max"), monotone=True, c_int=CFunction("max", "max", "std::max<cl_int>")),
+    Builtin("pow", ("r", "r"), _pow, "float pow(number x, number y)", c_math("pow"),
+            _float_pow, _power),
     # OpenCL's sincos: returns sin(x) and stores cos(x) in its second argument.
-    Builtin("sincos", ("r", "w"), _math1, "float sincos(number x, float cosine)"),
+    Builtin("sincos", ("r", "w"), _math1, "float sincos(number x, float cosine)",
+            CRule("sincos")),
     # Adds `value` to the element `target` atomically; returns the old value (as CUDA).
-    Builtin("atomicAdd", ("rw", "r"), _same, "number atomicAdd(number target, number value)"),
+    Builtin("atomicAdd", ("rw", "r"), _same, "number atomicAdd(number target, number value)",
+            CAtomic("atomic_add", "atomicAdd")),
 ]
 
 BUILTINS: dict[str, Builtin] = {b.name: b for b in _TABLE}
