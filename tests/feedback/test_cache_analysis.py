@@ -364,3 +364,79 @@ x86_avx512 void walk(int n, int p, main float[n, p] a, main float[n] out) {
         in k_lines.best.free_symbols
     for p in (1, 5, 16, 17, 100):
         assert evaluate(k_lines.best, {"p": p}).numeric == lines([k * 4 for k in range(p)])
+
+
+# ----------------------------------------------------------------------------- overflow
+
+# One thread's 16 vectors read a whole line of b per iteration of k; loop e reads the same
+# elements again. Whether they come back from l1 (32 kB) depends on p lines fitting it.
+OVERFLOW = """
+xeon_phi void f(int n, int p, dev float[p, 16] b, dev float[n, 16] out) {{
+  foreach (int t in n threads) {{
+    foreach (int v in 16 vectors) {{
+{body}
+    }}
+  }}
+}}"""
+AS_WRITTEN = """      for (int e = 0; e < 4; e++) {
+        float s = 0.0;
+        for (int k = 0; k < p; k++) {
+          s += b[k, v];
+        }
+        out[t, v] = out[t, v] + s;
+      }"""
+BLOCKED = """      for (int kb = 0; kb < p; kb += 256) {
+        for (int e = 0; e < 4; e++) {
+          float s = 0.0;
+          for (int k = kb; k < min(kb + 256, p); k++) {
+            s += b[k, v];
+          }
+          out[t, v] = out[t, v] + s;
+        }
+      }"""
+
+
+def lru_fetches(rows: list[int], capacity_lines: int) -> int:
+    """Brute force: lines of b one core's l1 fetches for a stream of row indices (a row of
+    16 floats is one 64 B line), fully associative, least recently used replaced."""
+    cached: dict[int, None] = {}
+    fetches = 0
+    for row in rows:
+        if row in cached:
+            cached.pop(row)
+        else:
+            fetches += 1
+            if len(cached) == capacity_lines:
+                cached.pop(next(iter(cached)))
+        cached[row] = None
+    return fetches
+
+
+@pytest.mark.parametrize("p", [256, 512, 1024])
+def test_lines_that_overflow_l1_before_an_outer_loop_reuses_them(tmp_path, library, p):
+    facts = facts_of(tmp_path, OVERFLOW.format(body=AS_WRITTEN), library)
+    messages = about(cache.cache_messages(facts, {"p": p, "n": 4}), "b[k, v]", "k")
+    stream = [k for _ in range(4) for k in range(p)]
+    fetched = lru_fetches(stream, 32 * 1024 // 64)
+    overflow = [m for m in messages if "more than l1 holds" in m.text]
+    if p * 64 > 32 * 1024:
+        # every use misses: loop e gains nothing from l1, as the message says
+        assert fetched == 4 * p
+        (msg,) = overflow
+        assert msg.severity == Severity.SUGGESTION and msg.code == "cache-no-benefit"
+        assert "loop e, which uses the same elements again" in msg.text
+        assert numbers(msg)["footprint_bytes"] == 64 * p
+    else:
+        assert fetched == p  # p lines fit: loop e finds them in l1
+        assert not overflow
+        assert all(m.severity == Severity.INFO for m in messages)
+
+
+def test_the_overflow_hint_blocks_the_loop_and_fetches_each_line_once(tmp_path, library):
+    p = 1024
+    blocked = [k for kb in range(0, p, 256) for _ in range(4)
+               for k in range(kb, min(kb + 256, p))]
+    assert lru_fetches(blocked, 32 * 1024 // 64) == p < 4 * p  # fewer lines, never more
+    facts = facts_of(tmp_path, OVERFLOW.format(body=BLOCKED), library)
+    messages = cache.cache_messages(facts, {"p": p, "n": 4})
+    assert not [m for m in messages if "more than l1 holds" in m.text]

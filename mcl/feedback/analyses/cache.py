@@ -303,13 +303,15 @@ def _parent_unit(loop: Loop, hwd: HardwareDescription) -> str | None:
 
 def _loop_message(emit: Emitter, access: Access, text: str, same: list[LoopLines],
                   values: Mapping[str, Any], reused: bool = True,
-                  lanes: LoopLines | None = None) -> Message | None:
+                  lanes: LoopLines | None = None,
+                  reusing: tuple[Loop, ...] = ()) -> Message | None:
     """Section 6.4's verdict on one access in one loop, saying why (where the elements of
     consecutive iterations or units lie) and, where something can be done, what to try.
     `reused`: the elements are accessed more than once (paper 6.3); a loop that fetches a
     line per iteration costs something only then, when the lines could have been kept.
     `lanes`: the lock-step units around the access (a warp) load neighbouring elements
-    together, using every byte of the lines they fetch."""
+    together, using every byte of the lines they fetch. `reusing`: the loops around the
+    access whose counters its index does not use (section 6.3's simple form)."""
     r = same[0]
     if strides.compare(r.iterations, "<=", 1, values):
         return None  # a single iteration: there is nothing to share
@@ -352,6 +354,9 @@ def _loop_message(emit: Emitter, access: Access, text: str, same: list[LoopLines
                     f"{sharing}, worst case {{worst_lines}} (every {unit} fetches its own)")
             hint = (f"compute more per {unit}, so that fewer {group} fetch the same lines "
                     f"of {array}")
+    elif r.classification == NO_BENEFIT and lanes is not None and (
+            overflow := _overflow(r, lanes, same, access, reusing, values)) is not None:
+        body, hint, severity = _overflow_text(where, r, lanes, overflow, array, figures)
     elif r.classification == NO_BENEFIT and lanes is not None:
         # Reason per lock-step group (a warp): each iteration, its units fetch lines they
         # use completely (coalesced); another loop order or a transposed array would make
@@ -406,6 +411,62 @@ def _loop_message(emit: Emitter, access: Access, text: str, same: list[LoopLines
     return emit.message(CODES[r.classification], severity, body, access.node.span, figures,
                         tuple(access.item.loops), approximate=not r.exact or bool(r.assumption),
                         hint=hint)
+
+
+@dataclass(frozen=True)
+class Overflow:
+    """The lines one run of a loop fetches for one access are more than a cache holds,
+    and an enclosing loop uses the same elements again: they are fetched again."""
+
+    outer: Loop  # the nearest enclosing `for` loop that reuses the elements
+    cache: MemoryInfo  # the largest cache they overflow
+    held_by: MemoryInfo | None  # the smallest cache that holds them, if any
+
+
+def _overflow(r: LoopLines, lanes: LoopLines, same: list[LoopLines], access: Access,
+              reusing: tuple[Loop, ...], values: Mapping[str, Any]) -> Overflow | None:
+    """Section 6.4 judges one loop; its "loses nothing" holds only while the lines come
+    back from the cache when an enclosing loop reuses them (the paper's xeon_phi step:
+    the p lines of b's column in loop k overflow the 32 kB l1 before loop ei reads them
+    again). One run of the loop fetches `iterations * lines_per_iteration` distinct lines
+    (consecutive iterations lie a line or more apart), a lower bound of what the cache
+    must hold between two uses: beyond its capacity no replacement policy keeps them all.
+    None when no enclosing loop reuses the elements, or the overflow is not certain."""
+    loops = tuple(access.item.loops)
+    inner = loops.index(r.loop) if r.loop in loops else -1
+    outer = next((lp for lp in reversed(loops[:max(inner, 0)])
+                  if lp.kind == "for" and lp in reusing), None)
+    if outer is None:
+        return None
+    footprint = r.iterations * lanes.best * int(r.cache.line_size or 0)
+    sized = sorted((x.cache for x in same if x.cache.capacity not in (None, UNLIMITED)),
+                   key=lambda c: float(c.capacity or 0))
+    over = [c for c in sized if strides.compare(footprint, ">", c.capacity, values)]
+    if not over:
+        return None
+    holds = [c for c in sized if strides.compare(footprint, "<=", c.capacity, values)]
+    return Overflow(outer, over[-1], holds[0] if holds else None)
+
+
+def _overflow_text(where: str, r: LoopLines, lanes: LoopLines, o: Overflow, array: str | None,
+                   figures: dict[str, Any]) -> tuple[str, str, Severity]:
+    """The message for an `Overflow`: what is fetched again and what to change."""
+    name = o.cache.node.name
+    figures["lines_per_iteration"] = lanes.best
+    figures["footprint_bytes"] = r.iterations * lanes.best * int(r.cache.line_size or 0)
+    figures["cache_bytes"] = sympy.Integer(int(o.cache.capacity or 0))
+    again = (f"from {o.held_by.node.name}" if o.held_by is not None
+             else "from memory")
+    body = (f"{where} does not benefit from {name}: consecutive iterations lie "
+            "{stride_bytes} B apart, so every iteration fetches new lines, "
+            "{iterations:iteration|iterations} x {lines_per_iteration:line|lines} of "
+            "{line_bytes} B ({footprint_bytes} B) per run of the loop, more than "
+            f"{name} holds ({{cache_bytes}} B): loop {o.outer.name}, which uses the same "
+            f"elements again, fetches them again {again}")
+    hint = (f"copy the elements of {array} that loop {r.loop.name} uses into a temporary "
+            f"before loop {o.outer.name}, or run loop {r.loop.name} in blocks whose lines "
+            f"fit {name} with loop {o.outer.name} inside the block loop")
+    return body, hint, Severity.SUGGESTION
 
 
 def _lockstep_text(where: str, caches: str, r: LoopLines, hwd: HardwareDescription,
@@ -497,6 +558,8 @@ def cache_messages(facts: KernelFacts, values: Mapping[str, Any] | None = None) 
     reused = {(f.access.binding.root, print_expr(f.access.node))
               for f in facts.get(ReuseFacts).findings
               if isinstance(f, (LoopReuse, RatioReuse))}
+    independent = {(f.access.binding.root, print_expr(f.access.node)): f.independent
+                   for f in facts.get(ReuseFacts).findings if isinstance(f, LoopReuse)}
     seen: set[tuple] = set()
     for access in facts.accesses:
         caches = spaces.get(access.space or "")
@@ -532,7 +595,8 @@ def cache_messages(facts: KernelFacts, values: Mapping[str, Any] | None = None) 
         for same in _agreeing(result):
             lanes = coalesced.get(same[0].cache) if same[0].loop.kind == "for" else None
             message = _loop_message(emit, access, text, same, values,
-                                    (access.binding.root, text) in reused, lanes)
+                                    (access.binding.root, text) in reused, lanes,
+                                    independent.get((access.binding.root, text), ()))
             if message is not None:
                 messages.append(message)
     for binding in facts.bindings:
