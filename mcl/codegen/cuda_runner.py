@@ -11,7 +11,8 @@ the device name. Without a driver or a device, one line says which is missing.
 from __future__ import annotations
 
 import ctypes
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -160,6 +161,17 @@ def select_cuda_device(spec: str | None = None) -> CudaDevice:
     )
 
 
+def launch_gate_wanted(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether to hold the stream until a launch is issued (`LaunchGate`). Not under a
+    CUDA tool injected into the process (Nsight Compute, Nsight Systems,
+    compute-sanitizer set CUDA_INJECTION64_PATH): such a tool serialises each launch and
+    returns from cuLaunchKernel only when the kernel has run, which a held stream never
+    does — the host would wait for the kernel and the kernel for the host. The tool times
+    the kernel itself. MCL_CUDA_LAUNCH_GATE=0 turns the gate off by hand."""
+    env = os.environ if environ is None else environ
+    return not env.get("CUDA_INJECTION64_PATH") and env.get("MCL_CUDA_LAUNCH_GATE") != "0"
+
+
 class LaunchGate:
     """Holds a stream until the host has issued a timed launch, so that the CUDA events
     around it time the kernel alone, as OpenCL's profiling start and end do.
@@ -222,7 +234,7 @@ class CudaSession(SessionBase):
         _check(result, "cuCtxSetCurrent")
         result, self.stream = self.driver.cuStreamCreate(0)
         _check(result, "cuStreamCreate")
-        self.gate = LaunchGate(self.driver)
+        self.gate = LaunchGate(self.driver) if launch_gate_wanted() else None
         self.programs = {"": self._build(())}  # CUDA modules by build options
         self.kernels = {}
         self.allocations: list[Any] = []
@@ -366,12 +378,12 @@ class CudaSession(SessionBase):
                     f"{'x'.join(map(str, groups))} blocks of {'x'.join(map(str, local))} "
                     f"threads on {self.device_name()}: {_name(result)}", k.span))
 
-        held = self.gate.hold(self.stream)
+        held = self.gate.hold(self.stream) if self.gate is not None else False
         try:
             return self._timed(start)
         finally:
-            if held:  # also when the launch failed: the stream must not wait forever
-                self.gate.release()
+            if held and self.gate is not None:  # also when the launch failed: the
+                self.gate.release()  # stream must not wait forever
 
     def _check_resources(self, k: KernelPlan, kernel: _Kernel, local: list[int],
                          dynamic: int) -> None:

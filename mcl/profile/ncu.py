@@ -69,6 +69,9 @@ def profile(ncu: str, run_argv: Sequence[str], report: Path, timeout: float = 60
     # The child imports the same mcl as this process, also from a source checkout.
     root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+    # ncu serialises launches: a stream held until the launch returns would never run
+    # (mcl.codegen.cuda_runner.launch_gate_wanted); ncu times the kernel itself.
+    env["MCL_CUDA_LAUNCH_GATE"] = "0"
     done = _call(collect, env, timeout)
     output = done.stdout + done.stderr
     if PERMISSION_CODE in output:

@@ -106,6 +106,8 @@ class _FakeDriver:
 
     def held(self) -> bool:
         """Whether the last stream wait is still waiting (its word below the value)."""
+        if not self.waits:
+            return False
         address, value = self.waits[-1]
         return ctypes.c_uint32.from_address(address).value < value
 
@@ -243,3 +245,32 @@ def test_the_cuda_runner_passes_structs_shared_structs_and_returns_written_scala
     assert total.shape == ()  # a written scalar comes back as a scalar
     assert abs(float(total) - (1.5 + a["real"].astype(np.float64).sum())) < 1e-4
     assert result.kernel_time_s == pytest.approx(0.5e-3)
+
+
+@pytest.mark.parametrize("environ, wanted", [
+    ({}, True),
+    ({"CUDA_INJECTION64_PATH": "/opt/nsight-compute/libInjection.so"}, False),
+    ({"MCL_CUDA_LAUNCH_GATE": "0"}, False),
+    ({"MCL_CUDA_LAUNCH_GATE": "1"}, True),
+])
+def test_no_launch_gate_under_a_cuda_tool(environ: dict[str, str], wanted: bool) -> None:
+    # a tool that serialises launches would wait for a kernel whose stream waits for the
+    # host: Nsight Compute hung on every kernel with the gate
+    assert cuda_runner.launch_gate_wanted(environ) is wanted
+
+
+def test_without_the_gate_a_launch_never_waits(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    session, driver = _session(_generated(tmp_path))
+    monkeypatch.setattr(cuda_runner, "driver_module", lambda: driver)
+    session.gate = None
+    n, m = 4 * 37, 37
+    a = np.zeros(n, USER_COMPLEX)
+    a["real"] = np.arange(n)
+    scale = np.zeros((), USER_COMPLEX)
+    scale["real"] = 1.0
+    result = session.run("scaled", {"n": n, "m": m, "scale": scale, "total": np.float32(0.0),
+                                    "out": np.zeros(n, USER_COMPLEX), "a": a})
+    assert driver.waits == [] and len(driver.launches) == 1
+    np.testing.assert_allclose(result.outputs["out"]["real"],
+                               a.reshape(-1, m)[:, ::-1].reshape(-1)["real"])
