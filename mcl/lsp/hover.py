@@ -13,16 +13,18 @@ from mcl.lsp import lookup
 from mcl.lsp.convert import contains
 from mcl.lsp.worker import MessageRecord
 from mcl.mcpl import ast
-from mcl.mcpl.builtins import BUILTINS
+from mcl.mcpl.builtins import Builtin
 from mcl.mcpl.nesting import ARRAY, PARAMETER, SCALAR, default_space
 from mcl.mcpl.printer import print_expr, print_param, print_type
 
 if TYPE_CHECKING:
     from mcl.mcpl.loader import Program
+    from mcl.mcpl.sidetables import Binding, SideTables
 
 
-def kernel_hover(program: Program | None, library: Any, feedback: list[MessageRecord], path: Path,
-                 text: str, line: int, character: int) -> str | None:
+def kernel_hover(program: Program | None, tables: SideTables, library: Any,
+                 feedback: list[MessageRecord], path: Path, text: str, line: int,
+                 character: int) -> str | None:
     from mcl.lsp.navigation import word_at
 
     module = lookup.module_at(program, path)
@@ -36,21 +38,21 @@ def kernel_hover(program: Program | None, library: Any, feedback: list[MessageRe
     access = found.innermost_of(ast.Index)
     foreach = found.innermost_of(ast.Foreach)
     declaring = found.innermost_of(ast.Decl, ast.Param)
+    declared = tables.binding_declared_by(declaring) if declaring is not None else None
     if isinstance(node, ast.Name):
-        declared = lookup.declaration_of(found, node.name, line, character)
-        if declared is not None:
-            parts.append(variable_text(declared, hwd, _level(found, declared.node, hwd)))
-    elif isinstance(node, ast.Call) and word == node.func or \
-            isinstance(node, ast.Function) and word == node.name:
-        parts.append(call_text(program, module, word))
+        bound = tables.binding_of(node)
+        if bound is not None:
+            parts.append(variable_text(bound, hwd, _level(found, bound.node, hwd)))
+    elif isinstance(node, ast.Call) and word == node.func:
+        bound = tables.binding_of(node)
+        parts.append(call_text(bound.node if bound is not None else None, word))
+    elif isinstance(node, ast.Function) and word == node.name:
+        parts.append(call_text(node, word))
     elif hwd is not None and word is not None and hwd.memory_space(word) is not None \
             and (declaring is not None or isinstance(node, ast.Barrier)):
         parts.append(space_text(hwd, word))
-    elif declaring is not None and word == declaring.name:
-        kind = "parameter" if isinstance(declaring, ast.Param) else (
-            "constant" if found.function is None else "variable")
-        declared = lookup.Declaration(declaring.name, declaring, kind, (0, 0), (0, 0))
-        parts.append(variable_text(declared, hwd, _level(found, declaring, hwd)))
+    elif declared is not None and word == declared.name:
+        parts.append(variable_text(declared, hwd, _level(found, declared.node, hwd)))
     elif foreach is not None and (node is foreach or _on_header(foreach, line)):
         parts.append(foreach_text(foreach, hwd))
     elif isinstance(node, ast.Function) and hwd is not None:
@@ -98,16 +100,16 @@ def _description(library: Any, function: ast.Function | None) -> Any:
     return library.get(function.hwd)
 
 
-def call_text(program: Program | None, module: ast.Module, name: str) -> str:
-    """The signature of a called function: the program's own, else a built-in's."""
-    target = program.lookup_function(name, module) if program is not None else None
+def call_text(target: object, name: str) -> str:
+    """The signature of a called function (as the checker resolved the call: the
+    program's own function, else a built-in)."""
     if isinstance(target, ast.Function):
         params = ", ".join(print_param(p) for p in target.params)
         where = target.span.file if target.span is not None else ""
         return (f"```mcpl\n{target.hwd} {print_type(target.ret)} {target.name}({params})\n```"
                 + (f"\n\n{where}" if where else ""))
-    if name in BUILTINS:
-        return f"```mcpl\n{BUILTINS[name].signature}\n```\n\nbuilt-in"
+    if isinstance(target, Builtin):
+        return f"```mcpl\n{target.signature}\n```\n\nbuilt-in"
     return f"`{name}`: unknown function"
 
 
@@ -137,7 +139,7 @@ def _level(found: lookup.Found, node: Any, hwd: Any) -> Any:
     return hwd.par_group(around[-1].group) if around else None
 
 
-def variable_text(d: lookup.Declaration, hwd: Any, level: Any = None) -> str:
+def variable_text(d: Binding, hwd: Any, level: Any = None) -> str:
     node = d.node
     if isinstance(node, ast.Foreach):
         return f"**{d.name}**: foreach index (`int`), one value per unit of `{node.group}`"
@@ -152,7 +154,7 @@ def variable_text(d: lookup.Declaration, hwd: Any, level: Any = None) -> str:
         where = f"memory space `{space.name}` (the default)" if space is not None \
             else "no memory space written"
     const = "const " if getattr(node, "const", False) else ""
-    return f"**{d.name}**: {d.kind}, `{const}{typ}`, {where}"
+    return f"**{d.name}**: {d.kind.value}, `{const}{typ}`, {where}"
 
 
 def default_space_of(node: Any, hwd: Any, level: Any) -> Any:

@@ -21,6 +21,7 @@ from mcl.mcpl.printer import print_expr
 
 if TYPE_CHECKING:
     from mcl.mcpl.loader import Program
+    from mcl.mcpl.sidetables import SideTables
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -47,25 +48,23 @@ def _file_start(file: str | Path) -> lsp.Location:
     return lsp.Location(Path(file).resolve().as_uri(), start)
 
 
-def kernel_definition(program: Program | None, library: Any, path: Path, text: str, line: int,
-                      character: int) -> lsp.Location | None:
+def kernel_definition(program: Program | None, tables: SideTables, library: Any, path: Path,
+                      text: str, line: int, character: int) -> lsp.Location | None:
     module = lookup.module_at(program, path)
     word = word_at(text, line, character)
     if program is None or module is None or word is None:
         return None
     found = lookup.find(module, line, character)
     node = found.innermost
-    if isinstance(node, ast.Name):
-        declared = lookup.declaration_of(found, word, line, character)
-        return location(lookup.name_span(declared.node, word)) if declared else None
-    if isinstance(node, ast.Call) and node.func == word:
-        target = program.lookup_function(word, module)
-        return location(lookup.name_span(target, word)) if isinstance(
-            target, ast.Function) else None
-    if isinstance(node, ast.NamedType) and node.name == word:
-        typedef = program.lookup_type(word, module)
-        return location(lookup.name_span(typedef, word)) if isinstance(
-            typedef, ast.TypeDef) else None
+    if isinstance(node, ast.Name) or isinstance(node, ast.Call) and node.func == word or \
+            isinstance(node, ast.NamedType) and node.name == word:
+        # A variable, constant, function or type, as the checker resolved it (a built-in
+        # function has no declaration to go to).
+        bound = tables.binding_of(node)
+        declared = bound.node if bound is not None else None
+        return location(lookup.name_span(declared, word)) if isinstance(
+            declared, ast.Param | ast.Decl | ast.Foreach | ast.View | ast.Function
+            | ast.TypeDef) else None
     if isinstance(node, ast.Import):
         return _import_target(program, library, node)
     if library is None:
