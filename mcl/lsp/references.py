@@ -25,12 +25,12 @@ from mcl.mcpl import ast
 from mcl.mcpl.parse import KEYWORDS
 from mcl.mcpl.positions import SourceText, head
 from mcl.mcpl.scopes import Kind
+from mcl.mcpl.sidetables import Binding, SideTables, Use
 from mcl.mcpl.visitor import unknown_node
 from mcl.source_files import SourcePositions
 
 if TYPE_CHECKING:
     from mcl.mcpl.loader import Program
-    from mcl.mcpl.sidetables import Binding, SideTables, Use
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
