@@ -6,12 +6,13 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import pytest
 from check_support import library
 
 from mcl import pipeline
 from mcl.mcpl import ast
 from mcl.mcpl import types as T
-from mcl.mcpl.builtins import BUILTINS
+from mcl.mcpl.builtins import BUILTINS, SIGNATURE_CALLS
 from mcl.mcpl.scopes import Kind
 
 
@@ -239,3 +240,23 @@ def test_unknown_names_have_no_binding(tmp_path: Path) -> None:
     [y] = _names(found.program.main, "y")
     assert found.tables.binding_of(y) is None
     assert found.tables.type_of(y) == T.UNKNOWN
+
+
+SHIPPED = sorted(Path(__file__).resolve().parents[2].glob("kernels/*/*.mcpl"))
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_every_name_and_expression_of_a_shipped_kernel_is_in_the_tables(path: Path) -> None:
+    checked = pipeline.checked_at(path, [], library())
+    for module in checked.program.modules.values():
+        for node in ast.walk(module):
+            if isinstance(node, ast.Name | ast.Call | ast.Field | ast.NamedType):
+                if isinstance(node, ast.Call) and node.func in SIGNATURE_CALLS:
+                    continue  # a library's access signature names no function
+                bound = checked.binding_of(node)
+                assert bound is not None, (node, node.span)
+                name = node.func if isinstance(node, ast.Call) else node.name
+                assert bound.name == name
+            if isinstance(node, ast.Index | ast.Binary | ast.Name | ast.Call):
+                found = checked.type_of(node)
+                assert found is not None and found != T.UNKNOWN, (node, node.span)
