@@ -132,6 +132,11 @@ def _in_stmt(stmt: ast.Stmt, scope: tuple[tuple[int, int], tuple[int, int]]
             unknown_node(stmt, "the language server's declarations")
 
 
+def names(use: ast.Name | ast.Call | ast.NamedType) -> str:
+    """The name a use of a declaration writes."""
+    return use.func if isinstance(use, ast.Call) else use.name
+
+
 def name_span(node: Any, name: str) -> Any:
     """Where `name` stands inside a declaring node (the node's span if not found)."""
     span = getattr(node, "span", None)

@@ -59,22 +59,35 @@ def target_at(program: Program, tables: SideTables, path: Path, word: str | None
     if module is None or word is None:
         return None
     found = lookup.find(module, line, character)
-    node = found.innermost
-    bound: Binding | None = None
-    if isinstance(node, ast.Name) and node.name == word or \
-            isinstance(node, ast.Call) and node.func == word or \
-            isinstance(node, ast.NamedType) and node.name == word:
-        bound = tables.binding_of(node)
-    elif isinstance(node, ast.Function | ast.TypeDef) and node.name == word:
-        bound = tables.binding_declared_by(node)
-    else:
-        declaring = found.innermost_of(ast.Decl, ast.Param, ast.Foreach, ast.View)
-        if declaring is not None and _declared_name(declaring) == word:
-            bound = tables.binding_declared_by(declaring)
+    bound = _binding_at(found.innermost, word, found, tables)
     kind = _TARGET_KINDS.get(bound.kind) if bound is not None else None
     if bound is None or kind is None:  # nothing, a built-in or a field
         return None
     return Target(word, kind, bound), module
+
+
+def _binding_at(node: ast.Node | None, word: str, found: lookup.Found, tables: SideTables
+                ) -> Binding | None:
+    """The binding `word` stands for at `node`, the innermost node around the cursor: a
+    use's, a function's or type's own, else that of the declaration around the cursor."""
+    match node:
+        case ast.Name() | ast.Call() | ast.NamedType() if lookup.names(node) == word:
+            return tables.binding_of(node)
+        case ast.Function() | ast.TypeDef() if node.name == word:
+            return tables.binding_declared_by(node)
+        case (None | ast.Name() | ast.Call() | ast.NamedType() | ast.Function() | ast.TypeDef()
+              | ast.Prim() | ast.ArrayType() | ast.IntLit() | ast.FloatLit() | ast.BoolLit()
+              | ast.HwdConst() | ast.Index() | ast.Field() | ast.Unary() | ast.Binary()
+              | ast.Decl() | ast.ViewDecl() | ast.Assign() | ast.IncDec() | ast.CallStmt()
+              | ast.Swap() | ast.If() | ast.For() | ast.Foreach() | ast.Barrier() | ast.Return()
+              | ast.Block() | ast.Launch() | ast.Param() | ast.Import() | ast.Module()
+              | ast.View()):
+            declaring = found.innermost_of(ast.Decl, ast.Param, ast.Foreach, ast.View)
+            if declaring is not None and _declared_name(declaring) == word:
+                return tables.binding_declared_by(declaring)
+            return None
+        case _:
+            unknown_node(node, "the language server's references")
 
 
 def _declared_name(node: Any) -> str | None:

@@ -70,6 +70,8 @@ KNOWN_MATCHES = {
     "mcl/codegen/lanes.py:LaneEmitter.stmt",
     "mcl/codegen/statements.py:BodyEmitter.guarded_barrier_stmt",
     "mcl/lsp/references.py:_name_span",
+    "mcl/lsp/references.py:_binding_at",
+    "mcl/lsp/navigation.py:_definition_at",
 }
 
 
