@@ -32,8 +32,8 @@ from mcl.mcpl.scopes import Kind
 
 # What a name can stand for: a variable's declaring node, a top-level constant (a Decl),
 # a function, a built-in function, a user type.
-Declaring = Union[ast.Param, ast.Decl, ast.Foreach, ast.View, ast.ViewDecl, ast.Function,
-                  ast.TypeDef, Builtin]
+Declaring = Union[ast.Param, ast.Decl, ast.Foreach, ast.View, ast.Function, ast.TypeDef,
+                  Builtin]
 # The nodes that name a declaration.
 Use = Union[ast.Name, ast.Call, ast.Field, ast.NamedType, ast.ViewDecl]
 
