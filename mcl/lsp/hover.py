@@ -131,8 +131,10 @@ def space_text(hwd: Any, name: str) -> str:
 
 def _level(found: lookup.Found, node: Any, hwd: Any) -> Any:
     """The par_group of the innermost foreach around the declaration `node` (None:
-    outside all, and for parameters)."""
-    if hwd is None or isinstance(node, ast.Param) or node.span is None:
+    outside all, and for parameters and declarations of another module: an imported
+    constant)."""
+    if hwd is None or isinstance(node, ast.Param) or node.span is None \
+            or not lookup.in_file(node.span, Path(found.module.file)):
         return None
     chain = lookup.find(found.module, node.span.line - 1, node.span.column - 1).chain
     around = [n for n in chain if isinstance(n, ast.Foreach) and n is not node]

@@ -128,3 +128,24 @@ def _decoded(data: list[int]) -> dict[tuple[int, int], tuple[str, set[str]]]:
         out[(line, column)] = (tokens.TYPES[kind],
                                {m for j, m in enumerate(tokens.MODIFIERS) if mods >> j & 1})
     return out
+
+
+def test_an_imported_constant_goes_to_and_hovers_from_its_own_module(tmp_path: Path) -> None:
+    (tmp_path / "util").mkdir()
+    (tmp_path / "util" / "sizes.mcpl").write_text(
+        "package util;\nmodule sizes;\nimport perfect;\nexport WIDTH;\n"
+        "const int WIDTH = 16;\n", encoding="utf-8")
+    text = ("import util.sizes;\nperfect void k(float[WIDTH] a) {\n"
+            "  foreach (int i in WIDTH threads) {\n    a[i] = 0.0;\n  }\n}\n")
+    path = tmp_path / "k.mcpl"
+    path.write_text(text, encoding="utf-8")
+    found = pipeline.check_source(path, [tmp_path], load_library([], use_env=False))
+    assert found.program is not None and not found.diagnostics
+    line = 2
+    column = text.split("\n")[line].index("WIDTH")
+    where = navigation.kernel_definition(found.program, found.tables, None, path, text, line,
+                                         column)
+    assert where is not None and where.uri.endswith("util/sizes.mcpl")
+    assert where.range.start.line == 4
+    shown = hover.kernel_hover(found.program, found.tables, None, [], path, text, line, column)
+    assert shown is not None and shown.startswith("**WIDTH**: constant, `const int`")
