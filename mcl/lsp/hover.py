@@ -16,10 +16,11 @@ from mcl.mcpl import ast
 from mcl.mcpl.builtins import Builtin
 from mcl.mcpl.nesting import ARRAY, PARAMETER, SCALAR, default_space
 from mcl.mcpl.printer import print_expr, print_param, print_type
+from mcl.mcpl.sidetables import Binding, SideTables
+from mcl.mcpl.visitor import unknown_node
 
 if TYPE_CHECKING:
     from mcl.mcpl.loader import Program
-    from mcl.mcpl.sidetables import Binding, SideTables
 
 
 def kernel_hover(program: Program | None, tables: SideTables, library: Any,
@@ -31,39 +32,53 @@ def kernel_hover(program: Program | None, tables: SideTables, library: Any,
     if module is None:
         return None
     found = lookup.find(module, line, character)
-    node = found.innermost
-    hwd = _description(library, found.function)
     word = word_at(text, line, character)
-    parts: list[str] = []
+    parts = [_node_text(found.innermost, word, found, tables, library, line)]
     access = found.innermost_of(ast.Index)
-    foreach = found.innermost_of(ast.Foreach)
-    declaring = found.innermost_of(ast.Decl, ast.Param)
-    declared = tables.binding_declared_by(declaring) if declaring is not None else None
-    if isinstance(node, ast.Name):
-        bound = tables.binding_of(node)
-        if bound is not None:
-            parts.append(variable_text(bound, hwd, _level(found, bound.node, hwd)))
-    elif isinstance(node, ast.Call) and word == node.func:
-        bound = tables.binding_of(node)
-        parts.append(call_text(bound.node if bound is not None else None, word))
-    elif isinstance(node, ast.Function) and word == node.name:
-        parts.append(call_text(node, word))
-    elif hwd is not None and word is not None and hwd.memory_space(word) is not None \
-            and (declaring is not None or isinstance(node, ast.Barrier)):
-        parts.append(space_text(hwd, word))
-    elif declared is not None and word == declared.name:
-        parts.append(variable_text(declared, hwd, _level(found, declared.node, hwd)))
-    elif foreach is not None and (node is foreach or _on_header(foreach, line)):
-        parts.append(foreach_text(foreach, hwd))
-    elif isinstance(node, ast.Function) and hwd is not None:
-        parts.append(description_text(hwd))
-    elif isinstance(node, ast.Import) and library is not None and node.dotted in library:
-        parts.append(description_text(library.get(node.dotted)))
-    elif isinstance(node, ast.HwdConst):
-        parts.append(constant_text(node, library))
     if access is not None:
         parts += access_texts(access, feedback)
     return "\n\n---\n\n".join(p for p in parts if p) or None
+
+
+def _node_text(node: ast.Node | None, word: str | None, found: lookup.Found,
+               tables: SideTables, library: Any, line: int) -> str | None:
+    """What the hover says of `node`, the innermost node around the cursor on `line`."""
+    hwd = _description(library, found.function)
+    foreach = found.innermost_of(ast.Foreach)
+    declaring = found.innermost_of(ast.Decl, ast.Param)
+    declared = tables.binding_declared_by(declaring) if declaring is not None else None
+    match node:
+        case ast.Name():
+            bound = tables.binding_of(node)
+            return variable_text(bound, hwd, _level(found, bound.node, hwd)) \
+                if bound is not None else None
+        case ast.Call() if word == node.func:
+            bound = tables.binding_of(node)
+            return call_text(bound.node if bound is not None else None, word)
+        case ast.Function() if word == node.name:
+            return call_text(node, word)
+        case _ if hwd is not None and word is not None and hwd.memory_space(word) is not None \
+                and (declaring is not None or isinstance(node, ast.Barrier)):
+            return space_text(hwd, word)
+        case _ if declared is not None and word == declared.name:
+            return variable_text(declared, hwd, _level(found, declared.node, hwd))
+        case _ if foreach is not None and (node is foreach or _on_header(foreach, line)):
+            return foreach_text(foreach, hwd)
+        case ast.Function() if hwd is not None:
+            return description_text(hwd)
+        case ast.Import() if library is not None and node.dotted in library:
+            return description_text(library.get(node.dotted))
+        case ast.HwdConst():
+            return constant_text(node, library)
+        case (None | ast.Call() | ast.Function() | ast.Import() | ast.Prim() | ast.NamedType()
+              | ast.ArrayType() | ast.IntLit() | ast.FloatLit() | ast.BoolLit() | ast.Index()
+              | ast.Field() | ast.Unary() | ast.Binary() | ast.Decl() | ast.ViewDecl()
+              | ast.Assign() | ast.IncDec() | ast.CallStmt() | ast.Swap() | ast.If() | ast.For()
+              | ast.Foreach() | ast.Barrier() | ast.Return() | ast.Block() | ast.Launch()
+              | ast.Param() | ast.TypeDef() | ast.Module() | ast.View()):
+            return None  # nothing to say of it
+        case _:
+            unknown_node(node, "hover")
 
 
 def constant_text(node: ast.HwdConst, library: Any) -> str:

@@ -72,6 +72,7 @@ KNOWN_MATCHES = {
     "mcl/lsp/references.py:_name_span",
     "mcl/lsp/references.py:_binding_at",
     "mcl/lsp/navigation.py:_definition_at",
+    "mcl/lsp/hover.py:_node_text",
 }
 
 
