@@ -36,6 +36,7 @@ from mcl.diagnostics import Diagnostic, MclError, Severity, error
 from mcl.mcpl.ast import Module, has_foreach
 from mcl.mcpl.check import check_program
 from mcl.mcpl.loader import Program, as_program, load_program
+from mcl.mcpl.sidetables import Binding, SideTables, Use
 
 if TYPE_CHECKING:
     from mcl.codegen.host_eval import Number
@@ -43,6 +44,8 @@ if TYPE_CHECKING:
     from mcl.codegen.plan import GeneratedModule
     from mcl.feedback.stage import FeedbackOptions, FileFeedback
     from mcl.hdl.library import HwdLibrary
+    from mcl.mcpl import ast
+    from mcl.mcpl import types as T
 
 # The passes whose result MCL_DUMP can print, in the order they run.
 PASSES = ("load", "check", "translate")
@@ -52,13 +55,26 @@ DUMP_ENV = "MCL_DUMP"
 @dataclass(frozen=True)
 class CheckedProgram:
     """The checker's output: the program, its diagnostics (with the translation's notes
-    before them when it was translated) and the level it was translated to (None: as
-    written, each function at its own level)."""
+    before them when it was translated), the level it was translated to (None: as
+    written, each function at its own level) and the checker's side tables (the type of
+    each expression, the declaration each name stands for: `mcl.mcpl.sidetables`). A
+    `CheckedProgram` made without a check (`lower` of a program that needs no
+    translation) has empty tables."""
 
     program: Program
     diagnostics: tuple[Diagnostic, ...] = ()
     level: str | None = None
     notes: tuple[Diagnostic, ...] = ()  # the translation's alone (also in `diagnostics`)
+    tables: SideTables = field(default_factory=SideTables, compare=False, repr=False)
+
+    def type_of(self, e: ast.Expr) -> T.VType | None:
+        """The checker's type of the expression `e` of this program."""
+        return self.tables.type_of(e)
+
+    def binding_of(self, use: Use) -> Binding | None:
+        """The declaration the name in `use` (a Name, Call, Field, NamedType or ViewDecl
+        of this program) stands for."""
+        return self.tables.binding_of(use)
 
     @property
     def main(self) -> Module:
@@ -85,12 +101,14 @@ class SourceCheck:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     level: str | None = None  # the level the program was translated to
     feedback: FileFeedback | None = None  # when asked for and the program is clean
+    tables: SideTables = field(default_factory=SideTables)  # the last check's, of `program`
 
     def checked(self) -> CheckedProgram | None:
         """The program with its diagnostics, once it loaded."""
         if self.program is None:
             return None
-        return CheckedProgram(self.program, tuple(self.diagnostics), self.level)
+        return CheckedProgram(self.program, tuple(self.diagnostics), self.level,
+                              tables=self.tables)
 
 
 # ------------------------------------------------------------------------- the passes
@@ -107,8 +125,9 @@ def load(path: str | Path, include_dirs: Iterable[str | Path], library: HwdLibra
 def check(program: Program, library: HwdLibrary, level: str | None = None,
           notes: Sequence[Diagnostic] = ()) -> CheckedProgram:
     """Check `program` (mcpl.md section 5); `notes` (the translation's) go first."""
-    checked = CheckedProgram(program, (*notes, *check_program(program, library)), level,
-                             tuple(notes))
+    tables = SideTables()
+    checked = CheckedProgram(program, (*notes, *check_program(program, library, tables)),
+                             level, tuple(notes), tables)
     _dump("check", program, level)
     return checked
 
@@ -137,10 +156,10 @@ def check_source(path: str | Path, include_dirs: Iterable[str | Path], library: 
     try:
         found.program = load(path, include_dirs, library)
         checked = check(found.program, library)
-        found.diagnostics = list(checked.diagnostics)
+        found.diagnostics, found.tables = list(checked.diagnostics), checked.tables
         if level is not None and not checked.errors:
             lowered = translate(checked, level, library)
-            found.program, found.level = lowered.program, level
+            found.program, found.level, found.tables = lowered.program, level, lowered.tables
             # The source's warnings stay: the translation is checked on top of them.
             found.diagnostics += lowered.diagnostics
         program = found.checked()

@@ -27,6 +27,7 @@ from mcl.codegen.runtime_cpp import RUNTIME_HEADER
 from mcl.codegen.scope import Scope, Var
 from mcl.codegen.statements import where
 from mcl.diagnostics import MclError, error
+from mcl.mcpl import ast
 from mcl.mcpl.ast import (
     ArrayType,
     Assign,
@@ -39,6 +40,7 @@ from mcl.mcpl.ast import (
     NamedType,
     Prim,
 )
+from mcl.mcpl.visitor import unknown_node
 
 I = "    "  # noqa: E741 - one indentation step
 
@@ -370,37 +372,46 @@ class FunctionWriter:
 
     def stmt(self, s: HostStmt, depth: int) -> list[str]:
         pad = I * depth
-        if isinstance(s, Launch):
-            return self.launch(self.f.kernels[s.kernel], depth)
-        if isinstance(s, Decl):
-            # split_host keeps only scalars on the host
-            assert isinstance(s.type, Prim)
-            init = f" = {self.x(s.init)}" if s.init is not None else " = 0"
-            return [f"{pad}{cpp_type(s.type.name)} {c_name(s.name)}{init};{where(s.span)}"]
-        if isinstance(s, Assign):
-            return [f"{pad}{self.x(s.target)} {s.op} {self.x(s.value)};{where(s.span)}"]
-        if isinstance(s, IncDec):
-            return [f"{pad}{self.x(s.target)}{s.op};{where(s.span)}"]
-        if isinstance(s, Block):
-            return [
-                f"{pad}{{",
-                *(x for st in s.stmts for x in self.stmt(st, depth + 1)),
-                f"{pad}}}",
-            ]
-        if isinstance(s, If):
-            out = [f"{pad}if ({self.x(s.cond)}) {{{where(s.span)}", *self.stmt(s.then, depth + 1)]
-            if s.orelse is not None:
-                out += [f"{pad}}} else {{", *self.stmt(s.orelse, depth + 1)]
-            return [*out, f"{pad}}}"]
-        if isinstance(s, For):
-            init = self.stmt(s.init, 0)[0].split("  //")[0].rstrip(";")
-            step = self.stmt(s.step, 0)[0].split("  //")[0].rstrip(";")
-            return [
-                f"{pad}for ({init}; {self.x(s.cond)}; {step}) {{{where(s.span)}",
-                *self.stmt(s.body, depth + 1),
-                f"{pad}}}",
-            ]
-        raise MclError(error("codegen-host-stmt", f"cannot print {type(s).__name__} on the host"))
+        match s:
+            case Launch():
+                return self.launch(self.f.kernels[s.kernel], depth)
+            case Decl():
+                # split_host keeps only scalars on the host
+                assert isinstance(s.type, Prim)
+                init = f" = {self.x(s.init)}" if s.init is not None else " = 0"
+                return [f"{pad}{cpp_type(s.type.name)} {c_name(s.name)}{init};{where(s.span)}"]
+            case Assign():
+                return [f"{pad}{self.x(s.target)} {s.op} {self.x(s.value)};{where(s.span)}"]
+            case IncDec():
+                return [f"{pad}{self.x(s.target)}{s.op};{where(s.span)}"]
+            case Block():
+                return [
+                    f"{pad}{{",
+                    *(x for st in s.stmts for x in self.stmt(st, depth + 1)),
+                    f"{pad}}}",
+                ]
+            case If():
+                out = [f"{pad}if ({self.x(s.cond)}) {{{where(s.span)}",
+                       *self.stmt(s.then, depth + 1)]
+                if s.orelse is not None:
+                    out += [f"{pad}}} else {{", *self.stmt(s.orelse, depth + 1)]
+                return [*out, f"{pad}}}"]
+            case For():
+                init = self.stmt(s.init, 0)[0].split("  //")[0].rstrip(";")
+                step = self.stmt(s.step, 0)[0].split("  //")[0].rstrip(";")
+                return [
+                    f"{pad}for ({init}; {self.x(s.cond)}; {step}) {{{where(s.span)}",
+                    *self.stmt(s.body, depth + 1),
+                    f"{pad}}}",
+                ]
+            case (ast.ViewDecl() | ast.CallStmt() | ast.Swap() | ast.Foreach() | ast.Barrier()
+                  | ast.Return()):
+                # Host code computes scalars (split_host leaves the device statements in
+                # the kernels): one here is a plan that cannot run on the host.
+                raise MclError(error("codegen-host-stmt",
+                                     f"cannot print {type(s).__name__} on the host"))
+            case _:
+                unknown_node(s, "the host code printer")
 
     def launch(self, k: KernelPlan, depth: int) -> list[str]:
         pad, inner = I * depth, I * (depth + 1)

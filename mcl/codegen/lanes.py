@@ -68,6 +68,7 @@ from mcl.mcpl.ast import (
 )
 from mcl.mcpl.nesting import ARRAY, SCALAR
 from mcl.mcpl.varying import assigned_names, varying_names
+from mcl.mcpl.visitor import unknown_node
 
 WIDTHS = (2, 4, 8, 16)
 # OpenCL's vloadN/vstoreN go up to 8 components on every PoCL build (see the module's
@@ -229,25 +230,31 @@ class LaneEmitter:
     def _p(self, e: Expr) -> tuple[str, int]:
         if not self.is_varying(e):
             return self.body.printer._p(e)
-        if isinstance(e, Name):
-            if e.name == self.lanes.var:
-                return _LANE, 100
-            return self.body.printer._p(e)
-        if isinstance(e, Unary):
-            self._kind(e.operand)
-            operand = self.x(e.operand, UNARY)
-            return f"{e.op}({operand})", UNARY
-        if isinstance(e, Binary):
-            return self._binary(e)
-        if isinstance(e, Call) and e.func in ("min", "max") and len(e.args) == 2:
-            if any(self._kind(a) != INT for a in e.args):
-                raise NotVectorisable(f"{e.func} of floats (fmin's NaN rules)")
-            a, b = (self.x(arg, 100) for arg in e.args)
-            op = "<" if e.func == "min" else ">"
-            return f"{a} {op} {b} ? {a} : {b}", 0
-        if isinstance(e, Index):
-            return self._load(e), 100
-        raise NotVectorisable(f"a varying {type(e).__name__}")
+        match e:
+            case Name():
+                if e.name == self.lanes.var:
+                    return _LANE, 100
+                return self.body.printer._p(e)
+            case Unary():
+                self._kind(e.operand)
+                operand = self.x(e.operand, UNARY)
+                return f"{e.op}({operand})", UNARY
+            case Binary():
+                return self._binary(e)
+            case Call() if e.func in ("min", "max") and len(e.args) == 2:
+                if any(self._kind(a) != INT for a in e.args):
+                    raise NotVectorisable(f"{e.func} of floats (fmin's NaN rules)")
+                a, b = (self.x(arg, 100) for arg in e.args)
+                op = "<" if e.func == "min" else ">"
+                return f"{a} {op} {b} ? {a} : {b}", 0
+            case Index():
+                return self._load(e), 100
+            case (Call() | ast.Field() | ast.IntLit() | ast.FloatLit() | ast.BoolLit()
+                  | ast.HwdConst()):
+                # Literals are never varying; a varying field or call has no vector form.
+                raise NotVectorisable(f"a varying {type(e).__name__}")
+            case _:
+                unknown_node(e, "the lane printer")
 
     def _binary(self, e: Binary) -> tuple[str, int]:
         if e.op == "^" or (e.op == "%" and self._kind(e) == FLOAT):
@@ -317,27 +324,31 @@ class LaneEmitter:
 
     # ------------------------------------------------------------------ statements
     def stmt(self, s: Stmt, indent: int) -> None:
-        if isinstance(s, Block):
-            self.body.line(indent, "{")
-            with self._nested():
-                for st in s.stmts:
-                    self.stmt(st, indent + 1)
-            self.body.line(indent, "}")
-        elif isinstance(s, Decl):
-            self._decl(s, indent)
-        elif isinstance(s, Assign):
-            self._assign(s, indent)
-        elif isinstance(s, IncDec):
-            if self.is_varying(s.target) and not isinstance(s.target, Name):
-                raise NotVectorisable("++ on an array element of the lanes")
-            self._own(s.target)
-            self.body.line(indent, f"{self.x(s.target)}{s.op};", s.span)
-        elif isinstance(s, For):
-            self._for(s, indent)
-        elif isinstance(s, ast.If):
-            self._if(s, indent)
-        else:
-            raise NotVectorisable(f"a {type(s).__name__} statement in the lanes")
+        match s:
+            case Block():
+                self.body.line(indent, "{")
+                with self._nested():
+                    for st in s.stmts:
+                        self.stmt(st, indent + 1)
+                self.body.line(indent, "}")
+            case Decl():
+                self._decl(s, indent)
+            case Assign():
+                self._assign(s, indent)
+            case IncDec():
+                if self.is_varying(s.target) and not isinstance(s.target, Name):
+                    raise NotVectorisable("++ on an array element of the lanes")
+                self._own(s.target)
+                self.body.line(indent, f"{self.x(s.target)}{s.op};", s.span)
+            case For():
+                self._for(s, indent)
+            case ast.If():
+                self._if(s, indent)
+            case (ast.ViewDecl() | ast.CallStmt() | ast.Swap() | ast.Foreach() | ast.Barrier()
+                  | ast.Return()):
+                raise NotVectorisable(f"a {type(s).__name__} statement in the lanes")
+            case _:
+                unknown_node(s, "the lane printer")
 
     def _own(self, target: Expr) -> None:
         """Writes go to variables declared in the lane body or to elements of shared

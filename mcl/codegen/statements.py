@@ -47,7 +47,7 @@ from mcl.mcpl.ast import (
     walk,
 )
 from mcl.mcpl.nesting import ARRAY, SCALAR, default_space
-from mcl.mcpl.visitor import StrictVisitor
+from mcl.mcpl.visitor import StrictVisitor, unknown_node
 
 INDENT = "    "
 
@@ -421,30 +421,34 @@ class BodyEmitter(StrictVisitor):
         flush()
 
     def guarded_barrier_stmt(self, s: Stmt, cond: str, indent: int) -> None:
-        if isinstance(s, Barrier):
-            self.stmt(s, indent)
-        elif isinstance(s, Block):
-            self.line(indent, "{")
-            with self.nested():
-                self.guarded(s.stmts, cond, indent + 1)
-            self.line(indent, "}")
-        elif isinstance(s, For):
-            with self.nested():
-                self.line(indent, f"for ({self.for_header(s)}) {{", s.span)
+        match s:
+            case Block():
+                self.line(indent, "{")
                 with self.nested():
-                    self.guarded(_stmts(s.body), cond, indent + 1)
-            self.line(indent, "}")
-        elif isinstance(s, If):
-            self.line(indent, f"if ({self.x(s.cond)}) {{", s.span)
-            with self.nested():
-                self.guarded(_stmts(s.then), cond, indent + 1)
-            if s.orelse is not None:
-                self.line(indent, "} else {")
+                    self.guarded(s.stmts, cond, indent + 1)
+                self.line(indent, "}")
+            case For():
                 with self.nested():
-                    self.guarded(_stmts(s.orelse), cond, indent + 1)
-            self.line(indent, "}")
-        else:
-            self.stmt(s, indent)
+                    self.line(indent, f"for ({self.for_header(s)}) {{", s.span)
+                    with self.nested():
+                        self.guarded(_stmts(s.body), cond, indent + 1)
+                self.line(indent, "}")
+            case If():
+                self.line(indent, f"if ({self.x(s.cond)}) {{", s.span)
+                with self.nested():
+                    self.guarded(_stmts(s.then), cond, indent + 1)
+                if s.orelse is not None:
+                    self.line(indent, "} else {")
+                    with self.nested():
+                        self.guarded(_stmts(s.orelse), cond, indent + 1)
+                self.line(indent, "}")
+            case (Barrier() | Decl() | ViewDecl() | Assign() | IncDec() | CallStmt() | Swap()
+                  | Foreach() | Return()):
+                # The barrier itself, or a statement around which the guard is split: as
+                # it stands (the statements between barriers are guarded by `guarded`).
+                self.stmt(s, indent)
+            case _:
+                unknown_node(s, "the guarded barrier printer")
 
 
 def _stmts(s: Stmt) -> tuple[Stmt, ...]:

@@ -22,7 +22,7 @@ from mcl.lsp.convert import contains
 from mcl.mcpl import ast
 
 if TYPE_CHECKING:
-    from mcl.mcpl.loader import Program
+    from mcl.lsp.analysis import CheckResult
 
 PLACEHOLDER = 1024
 # The words of mcl.mcpl.barriers' warning: the array, and where the first access stands.
@@ -30,13 +30,15 @@ _SHARED_ARRAY = re.compile(r"shared array '([A-Za-z_][A-Za-z0-9_]*)'")
 _FIRST_ACCESS = re.compile(r"at line (\d+), column (\d+)")
 
 
-def code_actions(uri: str, path: Path, text: str, program: Program | None,
+def code_actions(uri: str, path: Path, text: str, good: CheckResult | None,
                  diagnostics: Sequence[lsp.Diagnostic],
                  settings: Effective) -> list[lsp.CodeAction]:
+    """The quick fixes for `diagnostics`; `good` is the document's last check that
+    parsed."""
     out = []
     for d in diagnostics:
-        if d.code == "mcpl-missing-barrier":
-            action = insert_barrier(uri, path, text, program, d)
+        if d.code == "mcpl-missing-barrier" and good is not None:
+            action = insert_barrier(uri, path, text, good, d)
             if action is not None:
                 out.append(action)
     needs = sorted({n for d in diagnostics if isinstance(d.data, dict)
@@ -48,19 +50,23 @@ def code_actions(uri: str, path: Path, text: str, program: Program | None,
     return out
 
 
-def insert_barrier(uri: str, path: Path, text: str, program: Program | None, d: lsp.Diagnostic
+def insert_barrier(uri: str, path: Path, text: str, good: CheckResult, d: lsp.Diagnostic
                    ) -> lsp.CodeAction | None:
     """`barrier(S);` before the statement that holds the second access, in the innermost
     block that holds both accesses: between them in program order, or, when the first
     stands later in a loop (the next iteration's access), at the top of the loop body."""
     array = _SHARED_ARRAY.search(d.message)
     first = _FIRST_ACCESS.search(d.message)
-    module = lookup.module_at(program, path)
+    module = lookup.module_at(good.program, path)
     if array is None or first is None or module is None:
         return None
     line, column = d.range.start.line, d.range.start.character
     found = lookup.find(module, line, column)
-    declared = lookup.declaration_of(found, array.group(1), line, column)
+    # The array's name in the access the warning marks (or nearest around it), as the
+    # checker resolved it.
+    use = next((n for around in reversed(found.chain) for n in ast.walk(around)
+                if isinstance(n, ast.Name) and n.name == array.group(1)), None)
+    declared = good.tables.binding_of(use) if use is not None else None
     if declared is None or not isinstance(declared.node, ast.Decl) or not declared.node.spaces:
         return None
     space = declared.node.spaces[0]

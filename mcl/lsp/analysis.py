@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcl.diagnostics import Diagnostic, MclError, Severity
 from mcl.lsp.config import Effective
+from mcl.mcpl.sidetables import SideTables
 
 if TYPE_CHECKING:
     from mcl.mcpl.loader import Program
@@ -28,10 +29,13 @@ def is_hdl(path: Path) -> bool:
 
 @dataclass
 class CheckResult:
-    """One check of one document: its diagnostics and, when it parsed, its program."""
+    """One check of one document: its diagnostics and, when it parsed, its program with
+    the checker's side tables (what each name stands for, the type of each expression:
+    hover, definitions, references and highlighting read them)."""
 
     diagnostics: list[Diagnostic] = field(default_factory=list)
     program: Program | None = None
+    tables: SideTables = field(default_factory=SideTables)
     library: Any = None  # mcl.hdl.library.HwdLibrary
     hdl: Any = None  # mcl.hdl.syntax.HdlFile of an .hdl document
 
@@ -80,10 +84,16 @@ def check_document(path: Path, settings: Effective, libraries: Libraries) -> Che
     from mcl.pipeline import check_source
 
     checked = check_source(path, settings.include, result.library)
-    result.program = checked.program
+    result.program, result.tables = checked.program, checked.tables
     result.diagnostics += checked.diagnostics
     if result.program is None:
         result.program = _parsed_only(path, result.library)
+        if result.program is not None:
+            # Its names as far as they resolve without the missing imports (the errors
+            # about them are the loader's, already in the diagnostics).
+            from mcl.pipeline import check
+
+            result.tables = check(result.program, result.library).tables
     return result
 
 

@@ -13,55 +13,72 @@ from mcl.lsp import lookup
 from mcl.lsp.convert import contains
 from mcl.lsp.worker import MessageRecord
 from mcl.mcpl import ast
-from mcl.mcpl.builtins import BUILTINS
+from mcl.mcpl.builtins import Builtin
 from mcl.mcpl.nesting import ARRAY, PARAMETER, SCALAR, default_space
 from mcl.mcpl.printer import print_expr, print_param, print_type
+from mcl.mcpl.sidetables import Binding, SideTables
+from mcl.mcpl.visitor import unknown_node
 
 if TYPE_CHECKING:
     from mcl.mcpl.loader import Program
 
 
-def kernel_hover(program: Program | None, library: Any, feedback: list[MessageRecord], path: Path,
-                 text: str, line: int, character: int) -> str | None:
+def kernel_hover(program: Program | None, tables: SideTables, library: Any,
+                 feedback: list[MessageRecord], path: Path, text: str, line: int,
+                 character: int) -> str | None:
     from mcl.lsp.navigation import word_at
 
     module = lookup.module_at(program, path)
     if module is None:
         return None
     found = lookup.find(module, line, character)
-    node = found.innermost
-    hwd = _description(library, found.function)
     word = word_at(text, line, character)
-    parts: list[str] = []
+    parts = [_node_text(found.innermost, word, found, tables, library, line)]
     access = found.innermost_of(ast.Index)
-    foreach = found.innermost_of(ast.Foreach)
-    declaring = found.innermost_of(ast.Decl, ast.Param)
-    if isinstance(node, ast.Name):
-        declared = lookup.declaration_of(found, node.name, line, character)
-        if declared is not None:
-            parts.append(variable_text(declared, hwd, _level(found, declared.node, hwd)))
-    elif isinstance(node, ast.Call) and word == node.func or \
-            isinstance(node, ast.Function) and word == node.name:
-        parts.append(call_text(program, module, word))
-    elif hwd is not None and word is not None and hwd.memory_space(word) is not None \
-            and (declaring is not None or isinstance(node, ast.Barrier)):
-        parts.append(space_text(hwd, word))
-    elif declaring is not None and word == declaring.name:
-        kind = "parameter" if isinstance(declaring, ast.Param) else (
-            "constant" if found.function is None else "variable")
-        declared = lookup.Declaration(declaring.name, declaring, kind, (0, 0), (0, 0))
-        parts.append(variable_text(declared, hwd, _level(found, declaring, hwd)))
-    elif foreach is not None and (node is foreach or _on_header(foreach, line)):
-        parts.append(foreach_text(foreach, hwd))
-    elif isinstance(node, ast.Function) and hwd is not None:
-        parts.append(description_text(hwd))
-    elif isinstance(node, ast.Import) and library is not None and node.dotted in library:
-        parts.append(description_text(library.get(node.dotted)))
-    elif isinstance(node, ast.HwdConst):
-        parts.append(constant_text(node, library))
     if access is not None:
         parts += access_texts(access, feedback)
     return "\n\n---\n\n".join(p for p in parts if p) or None
+
+
+def _node_text(node: ast.Node | None, word: str | None, found: lookup.Found,
+               tables: SideTables, library: Any, line: int) -> str | None:
+    """What the hover says of `node`, the innermost node around the cursor on `line`."""
+    hwd = _description(library, found.function)
+    foreach = found.innermost_of(ast.Foreach)
+    declaring = found.innermost_of(ast.Decl, ast.Param)
+    declared = tables.binding_declared_by(declaring) if declaring is not None else None
+    match node:
+        case ast.Name():
+            bound = tables.binding_of(node)
+            return variable_text(bound, hwd, _level(found, bound.node, hwd)) \
+                if bound is not None else None
+        case ast.Call() if word == node.func:
+            bound = tables.binding_of(node)
+            return call_text(bound.node if bound is not None else None, word)
+        case ast.Function() if word == node.name:
+            return call_text(node, word)
+        case _ if hwd is not None and word is not None and hwd.memory_space(word) is not None \
+                and (declaring is not None or isinstance(node, ast.Barrier)):
+            return space_text(hwd, word)
+        case _ if declared is not None and word == declared.name:
+            return variable_text(declared, hwd, _level(found, declared.node, hwd))
+        case _ if foreach is not None and (node is foreach or _on_header(foreach, line)):
+            return foreach_text(foreach, hwd)
+        case ast.Function() if hwd is not None:
+            return description_text(hwd)
+        case ast.Import() if library is not None and node.dotted in library:
+            return description_text(library.get(node.dotted))
+        case ast.HwdConst():
+            return constant_text(node, library)
+        case (None | ast.Call() | ast.Function() | ast.Import() | ast.Prim() | ast.NamedType()
+              | ast.ArrayType() | ast.IntLit() | ast.FloatLit() | ast.BoolLit() | ast.Index()
+              | ast.Field() | ast.Unary() | ast.Binary() | ast.Decl() | ast.ViewDecl()
+              | ast.Assign() | ast.IncDec() | ast.CallStmt() | ast.Swap() | ast.If() | ast.For()
+              | ast.Foreach() | ast.Barrier() | ast.Return() | ast.Block() | ast.Launch()
+              | ast.Param() | ast.TypeDef() | ast.Module() | ast.View()):
+            return None  # nothing to say of it
+        case _:
+            unknown_node(node, "hover")
 
 
 def constant_text(node: ast.HwdConst, library: Any) -> str:
@@ -98,16 +115,16 @@ def _description(library: Any, function: ast.Function | None) -> Any:
     return library.get(function.hwd)
 
 
-def call_text(program: Program | None, module: ast.Module, name: str) -> str:
-    """The signature of a called function: the program's own, else a built-in's."""
-    target = program.lookup_function(name, module) if program is not None else None
+def call_text(target: object, name: str) -> str:
+    """The signature of a called function (as the checker resolved the call: the
+    program's own function, else a built-in)."""
     if isinstance(target, ast.Function):
         params = ", ".join(print_param(p) for p in target.params)
         where = target.span.file if target.span is not None else ""
         return (f"```mcpl\n{target.hwd} {print_type(target.ret)} {target.name}({params})\n```"
                 + (f"\n\n{where}" if where else ""))
-    if name in BUILTINS:
-        return f"```mcpl\n{BUILTINS[name].signature}\n```\n\nbuilt-in"
+    if isinstance(target, Builtin):
+        return f"```mcpl\n{target.signature}\n```\n\nbuilt-in"
     return f"`{name}`: unknown function"
 
 
@@ -129,15 +146,17 @@ def space_text(hwd: Any, name: str) -> str:
 
 def _level(found: lookup.Found, node: Any, hwd: Any) -> Any:
     """The par_group of the innermost foreach around the declaration `node` (None:
-    outside all, and for parameters)."""
-    if hwd is None or isinstance(node, ast.Param) or node.span is None:
+    outside all, and for parameters and declarations of another module: an imported
+    constant)."""
+    if hwd is None or isinstance(node, ast.Param) or node.span is None \
+            or not lookup.in_file(node.span, Path(found.module.file)):
         return None
     chain = lookup.find(found.module, node.span.line - 1, node.span.column - 1).chain
     around = [n for n in chain if isinstance(n, ast.Foreach) and n is not node]
     return hwd.par_group(around[-1].group) if around else None
 
 
-def variable_text(d: lookup.Declaration, hwd: Any, level: Any = None) -> str:
+def variable_text(d: Binding, hwd: Any, level: Any = None) -> str:
     node = d.node
     if isinstance(node, ast.Foreach):
         return f"**{d.name}**: foreach index (`int`), one value per unit of `{node.group}`"
@@ -152,7 +171,7 @@ def variable_text(d: lookup.Declaration, hwd: Any, level: Any = None) -> str:
         where = f"memory space `{space.name}` (the default)" if space is not None \
             else "no memory space written"
     const = "const " if getattr(node, "const", False) else ""
-    return f"**{d.name}**: {d.kind}, `{const}{typ}`, {where}"
+    return f"**{d.name}**: {d.kind.value}, `{const}{typ}`, {where}"
 
 
 def default_space_of(node: Any, hwd: Any, level: Any) -> Any:

@@ -1,5 +1,7 @@
-"""What stands at a position of a kernel: the nodes around it and, for a variable, the
-declaration it refers to (mcpl.md §5 rule 1: block scopes, innermost wins)."""
+"""What stands at a position of a kernel: the nodes around it, and the variables
+declared there with the extent of their scopes (mcpl.md §5 rule 1), for completion: the
+names visible at a cursor that no name stands at yet. What a written name refers to is
+the checker's answer, its side tables (`CheckResult.tables`, mcl.mcpl.sidetables)."""
 
 from __future__ import annotations
 
@@ -130,23 +132,9 @@ def _in_stmt(stmt: ast.Stmt, scope: tuple[tuple[int, int], tuple[int, int]]
             unknown_node(stmt, "the language server's declarations")
 
 
-def declaration_of(found: Found, name: str, line: int, character: int) -> Declaration | None:
-    """The declaration `name` refers to at the 0-based position: the innermost one in
-    scope there, else a top-level constant of the module."""
-    here = (line + 1, character + 1)
-    best: Declaration | None = None
-    if found.function is not None:
-        for d in declarations(found.function):
-            if d.name == name and d.start <= here <= d.end:
-                if best is None or d.start >= best.start:
-                    best = d
-    if best is not None:
-        return best
-    for c in found.module.constants:
-        if c.name == name:
-            bounds = _bounds(c.span)
-            return Declaration(c.name, c, "constant", bounds[0], bounds[1])
-    return None
+def names(use: ast.Name | ast.Call | ast.NamedType) -> str:
+    """The name a use of a declaration writes."""
+    return use.func if isinstance(use, ast.Call) else use.name
 
 
 def name_span(node: Any, name: str) -> Any:

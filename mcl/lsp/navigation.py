@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types as lsp
 
@@ -17,10 +17,10 @@ from mcl.diagnostics import Span
 from mcl.lsp import lookup
 from mcl.lsp.convert import to_range
 from mcl.mcpl import ast
+from mcl.mcpl.loader import Program
 from mcl.mcpl.printer import print_expr
-
-if TYPE_CHECKING:
-    from mcl.mcpl.loader import Program
+from mcl.mcpl.sidetables import SideTables
+from mcl.mcpl.visitor import unknown_node
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -47,37 +47,61 @@ def _file_start(file: str | Path) -> lsp.Location:
     return lsp.Location(Path(file).resolve().as_uri(), start)
 
 
-def kernel_definition(program: Program | None, library: Any, path: Path, text: str, line: int,
-                      character: int) -> lsp.Location | None:
+def kernel_definition(program: Program | None, tables: SideTables, library: Any, path: Path,
+                      text: str, line: int, character: int) -> lsp.Location | None:
     module = lookup.module_at(program, path)
     word = word_at(text, line, character)
     if program is None or module is None or word is None:
         return None
     found = lookup.find(module, line, character)
-    node = found.innermost
-    if isinstance(node, ast.Name):
-        declared = lookup.declaration_of(found, word, line, character)
-        return location(lookup.name_span(declared.node, word)) if declared else None
-    if isinstance(node, ast.Call) and node.func == word:
-        target = program.lookup_function(word, module)
-        return location(lookup.name_span(target, word)) if isinstance(
-            target, ast.Function) else None
-    if isinstance(node, ast.NamedType) and node.name == word:
-        typedef = program.lookup_type(word, module)
-        return location(lookup.name_span(typedef, word)) if isinstance(
-            typedef, ast.TypeDef) else None
-    if isinstance(node, ast.Import):
-        return _import_target(program, library, node)
-    if library is None:
-        return None
-    if isinstance(node, ast.Function) and word == node.hwd and word in library:
-        return _description(library, word)
+    return _definition_at(found.innermost, word, found, program, tables, library)
+
+
+def _definition_at(node: ast.Node | None, word: str, found: lookup.Found, program: Program,
+                   tables: SideTables, library: Any) -> lsp.Location | None:
+    """The definition of `word` at `node`, the innermost node around the cursor."""
+    match node:
+        case None:
+            return None
+        case ast.Name():
+            return _declaration(tables, node, word)
+        case ast.Call() | ast.NamedType() if lookup.names(node) == word:
+            return _declaration(tables, node, word)
+        case ast.Import():
+            return _import_target(program, library, node)
+        case ast.Function() if library is not None and word == node.hwd and word in library:
+            return _description(library, word)
+        case (ast.Name() | ast.Call() | ast.NamedType() | ast.Function() | ast.Prim()
+              | ast.ArrayType() | ast.IntLit() | ast.FloatLit() | ast.BoolLit() | ast.HwdConst()
+              | ast.Index() | ast.Field() | ast.Unary() | ast.Binary() | ast.Decl()
+              | ast.ViewDecl() | ast.Assign() | ast.IncDec() | ast.CallStmt() | ast.Swap()
+              | ast.If() | ast.For() | ast.Foreach() | ast.Barrier() | ast.Return()
+              | ast.Block() | ast.Launch() | ast.Param() | ast.TypeDef() | ast.Module()
+              | ast.View()):
+            return _par_group(found, library, word)
+        case _:
+            unknown_node(node, "go to definition")
+
+
+def _declaration(tables: SideTables, use: ast.Name | ast.Call | ast.NamedType, word: str
+                 ) -> lsp.Location | None:
+    """Where the variable, constant, function or type `use` names is declared, as the
+    checker resolved it (a built-in function has no declaration to go to)."""
+    bound = tables.binding_of(use)
+    declared = bound.node if bound is not None else None
+    return location(lookup.name_span(declared, word)) if isinstance(
+        declared, ast.Param | ast.Decl | ast.Foreach | ast.View | ast.Function
+        | ast.TypeDef) else None
+
+
+def _par_group(found: lookup.Found, library: Any, word: str) -> lsp.Location | None:
+    """The par_group `word` of the innermost foreach around the cursor, if it names it."""
     foreach = found.innermost_of(ast.Foreach)
-    if foreach is not None and word == foreach.group and found.function is not None \
-            and found.function.hwd in library:
-        group = library.get(found.function.hwd).par_group(word)
-        return location(group.span) if group is not None else None
-    return None
+    if library is None or foreach is None or word != foreach.group \
+            or found.function is None or found.function.hwd not in library:
+        return None
+    group = library.get(found.function.hwd).par_group(word)
+    return location(group.span) if group is not None else None
 
 
 def _import_target(program: Program, library: Any, imp: ast.Import) -> lsp.Location | None:

@@ -3,9 +3,10 @@
 A name under the cursor stands for one definition: a variable (mcpl.md §5 rule 1: the
 innermost declaration in scope), a top-level constant, a function or a user type, the
 last three as the program resolves them from each module (mcl.mcpl.loader: own
-definitions, then the imported modules' exports). A reference is every place whose name
-resolves to that same definition, so a local that shadows a constant is not one of the
-constant's references."""
+definitions, then the imported modules' exports). The checker has resolved every name
+already: its side tables (mcl.mcpl.sidetables) give the binding of the name under the
+cursor, and the references are the uses bound to that same binding, so a local that
+shadows a constant is not one of the constant's references."""
 
 from __future__ import annotations
 
@@ -23,6 +24,9 @@ from mcl.lsp.convert import to_range
 from mcl.mcpl import ast
 from mcl.mcpl.parse import KEYWORDS
 from mcl.mcpl.positions import SourceText, head
+from mcl.mcpl.scopes import Kind
+from mcl.mcpl.sidetables import Binding, SideTables, Use
+from mcl.mcpl.visitor import unknown_node
 from mcl.source_files import SourcePositions
 
 if TYPE_CHECKING:
@@ -35,51 +39,69 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 class Target:
     name: str
     kind: str  # variable, constant, function, type
-    node: Any  # the declaring node
+    binding: Binding  # the checker's: its node is the declaring node
+
+    @property
+    def node(self) -> Any:
+        return self.binding.node
 
 
-def target_at(program: Program, path: Path, word: str | None, line: int, character: int
-              ) -> tuple[Target, ast.Module] | None:
-    """The definition the name under the 0-based position stands for."""
+_TARGET_KINDS = {Kind.CONSTANT: "constant", Kind.FUNCTION: "function", Kind.TYPE: "type",
+                 Kind.PARAM: "variable", Kind.LOCAL: "variable", Kind.LOOP: "variable",
+                 Kind.INDEX: "variable", Kind.VIEW: "variable"}
+
+
+def target_at(program: Program, tables: SideTables, path: Path, word: str | None, line: int,
+              character: int) -> tuple[Target, ast.Module] | None:
+    """The definition the name under the 0-based position stands for, as the checker
+    resolved it (`tables`): a use, or the declaration itself."""
     module = lookup.module_at(program, path)
     if module is None or word is None:
         return None
     found = lookup.find(module, line, character)
-    node = found.innermost
-    if isinstance(node, ast.Name) and node.name == word:
-        declared = lookup.declaration_of(found, word, line, character)
-        if declared is not None:
-            kind = "constant" if declared.kind == "constant" else "variable"
-            return Target(word, kind, declared.node), module
-        constant = program.lookup_constant(word, module)
-        return (Target(word, "constant", constant), module) \
-            if isinstance(constant, ast.Decl) else None
-    if isinstance(node, ast.Call) and node.func == word or \
-            isinstance(node, ast.Function) and node.name == word:
-        function = program.lookup_function(word, module)
-        return (Target(word, "function", function), module) \
-            if isinstance(function, ast.Function) else None
-    if isinstance(node, ast.NamedType | ast.TypeDef) and node.name == word:
-        typedef = program.lookup_type(word, module)
-        return (Target(word, "type", typedef), module) \
-            if isinstance(typedef, ast.TypeDef) else None
-    declaring = found.innermost_of(ast.Decl, ast.Param, ast.Foreach, ast.View)
-    if declaring is not None and _declared_name(declaring) == word:
-        top = found.function is None and isinstance(declaring, ast.Decl)
-        return Target(word, "constant" if top else "variable", declaring), module
-    return None
+    bound = _binding_at(found.innermost, word, found, tables)
+    kind = _TARGET_KINDS.get(bound.kind) if bound is not None else None
+    if bound is None or kind is None:  # nothing, a built-in or a field
+        return None
+    return Target(word, kind, bound), module
+
+
+def _binding_at(node: ast.Node | None, word: str, found: lookup.Found, tables: SideTables
+                ) -> Binding | None:
+    """The binding `word` stands for at `node`, the innermost node around the cursor: a
+    use's, a function's or type's own, else that of the declaration around the cursor."""
+    match node:
+        case ast.Name() | ast.Call() | ast.NamedType() if lookup.names(node) == word:
+            return tables.binding_of(node)
+        case ast.Function() | ast.TypeDef() if node.name == word:
+            return tables.binding_declared_by(node)
+        case (None | ast.Name() | ast.Call() | ast.NamedType() | ast.Function() | ast.TypeDef()
+              | ast.Prim() | ast.ArrayType() | ast.IntLit() | ast.FloatLit() | ast.BoolLit()
+              | ast.HwdConst() | ast.Index() | ast.Field() | ast.Unary() | ast.Binary()
+              | ast.Decl() | ast.ViewDecl() | ast.Assign() | ast.IncDec() | ast.CallStmt()
+              | ast.Swap() | ast.If() | ast.For() | ast.Foreach() | ast.Barrier() | ast.Return()
+              | ast.Block() | ast.Launch() | ast.Param() | ast.Import() | ast.Module()
+              | ast.View()):
+            declaring = found.innermost_of(ast.Decl, ast.Param, ast.Foreach, ast.View)
+            if declaring is not None and _declared_name(declaring) == word:
+                return tables.binding_declared_by(declaring)
+            return None
+        case _:
+            unknown_node(node, "the language server's references")
 
 
 def _declared_name(node: Any) -> str | None:
     return node.var if isinstance(node, ast.Foreach) else getattr(node, "name", None)
 
 
-def references(program: Program, target: Target, module: ast.Module) -> list[Span]:
-    """Where `target` is named: its declaration first, then every use."""
+def references(tables: SideTables, target: Target) -> list[Span]:
+    """Where `target` is named: its declaration first, then every use the checker bound
+    to it (in every module of the program), in the order of the files."""
     spans: list[Span | None] = [lookup.name_span(target.node, target.name)]
-    modules = [module] if target.kind == "variable" else list(program.modules.values())
-    for m in modules:
-        spans += _uses_in(program, m, target)
+    uses: list[Span] = [s for s in map(_name_span, tables.uses_of(target.binding))
+                        if s is not None]
+    uses.sort(key=lambda s: (s.file, s.line, s.column))
+    spans += uses
     if target.kind != "variable" and spans[0] is not None:
         spans += _exported_at(spans[0].file, target.name)
     seen: set[tuple[str, int, int]] = set()
@@ -94,23 +116,22 @@ def references(program: Program, target: Target, module: ast.Module) -> list[Spa
     return out
 
 
-def _uses_in(program: Program, module: ast.Module, target: Target) -> Iterator[Span | None]:
-    name = target.name
-    tops: list[tuple[ast.Function | None, Any]] = [(f, f) for f in module.functions]
-    tops += [(None, c) for c in module.constants] + [(None, t) for t in module.types]
-    for function, top in tops:
-        for node in ast.walk(top):
-            if isinstance(node, ast.Name) and node.name == name and node.span is not None:
-                if _resolves(program, module, function, node.span, target):
-                    yield node.span
-            elif isinstance(node, ast.Call) and node.func == name and \
-                    target.kind == "function" and node.span is not None:
-                if program.lookup_function(name, module) is target.node:
-                    yield head(node.span, len(name))
-            elif isinstance(node, ast.NamedType) and node.name == name and \
-                    target.kind == "type" and node.span is not None:
-                if program.lookup_type(name, module) is target.node:
-                    yield head(node.span, len(name))
+def _name_span(use: Use) -> Span | None:
+    """Where the name stands in a node that names a declaration."""
+    match use:
+        case ast.Name():
+            return use.span
+        case ast.Call():
+            return head(use.span, len(use.func)) if use.span is not None else None
+        case ast.NamedType():
+            return head(use.span, len(use.name)) if use.span is not None else None
+        case ast.ViewDecl():
+            return lookup.name_span(use, use.source)  # `a as float[n][2] pairs;`
+        case ast.Field():
+            return SourceText(use.span.file).word(use.name, use.span, start=use.base.span) \
+                if use.span is not None else None
+        case _:
+            unknown_node(use, "the language server's references")
 
 
 _EXPORT = re.compile(r"(?<![A-Za-z0-9_])export\s[^;]*;")
@@ -124,16 +145,6 @@ def _exported_at(file: str, name: str) -> Iterator[Span]:
     for export in _EXPORT.finditer(positions.text):
         for m in word.finditer(positions.text, export.start(), export.end()):
             yield positions.span(m.start(), m.end())
-
-
-def _resolves(program: Program, module: ast.Module, function: ast.Function | None, span: Span,
-              target: Target) -> bool:
-    found = lookup.Found(module, function)
-    declared = lookup.declaration_of(found, target.name, span.line - 1, span.column - 1)
-    if declared is not None:
-        return declared.node is target.node
-    return target.kind == "constant" and \
-        program.lookup_constant(target.name, module) is target.node
 
 
 def locations(spans: list[Span]) -> list[lsp.Location]:

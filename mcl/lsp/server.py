@@ -52,6 +52,7 @@ from mcl.lsp.convert import diagnostic, feedback_diagnostic, same_file
 from mcl.lsp.lookup import module_at
 from mcl.lsp.protocol import MclProtocol, OneLine
 from mcl.lsp.worker import FeedbackJob, FeedbackResult, FeedbackWorker, MessageRecord
+from mcl.mcpl.sidetables import SideTables
 from mcl.source_files import set_overlay, source_lines
 
 log = logging.getLogger("mcl.lsp")
@@ -416,8 +417,8 @@ def on_hover(ls: MclLanguageServer, params: lsp.HoverParams) -> lsp.Hover | None
             text = hover.hdl_hover(good.hdl, good.library, pos.line, pos.character)
         else:
             source = ls.workspace.get_text_document(params.text_document.uri).source
-            text = hover.kernel_hover(good.program, good.library, state.feedback, path,
-                                      source, pos.line, pos.character)
+            text = hover.kernel_hover(good.program, good.tables, good.library,
+                                      state.feedback, path, source, pos.line, pos.character)
         return lsp.Hover(lsp.MarkupContent(lsp.MarkupKind.Markdown, text)) if text else None
 
     return _from_last_good(ls, params.text_document.uri, "hover", work)
@@ -433,8 +434,8 @@ def on_definition(ls: MclLanguageServer, params: lsp.DefinitionParams
         if is_hdl(path):
             return navigation.hdl_definition(good.hdl, good.library, pos.line, pos.character)
         text = ls.workspace.get_text_document(uri).source
-        return navigation.kernel_definition(good.program, good.library, path, text,
-                                            pos.line, pos.character)
+        return navigation.kernel_definition(good.program, good.tables, good.library, path,
+                                            text, pos.line, pos.character)
 
     return _from_last_good(ls, uri, "definition", work)
 
@@ -446,7 +447,8 @@ def _target(ls: MclLanguageServer, uri: str, path: Path, good: CheckResult,
     pos = ls.from_client(position, uri)
     word = navigation.word_at(ls.workspace.get_text_document(uri).source, pos.line,
                               pos.character)
-    return references.target_at(good.program, path, word, pos.line, pos.character)
+    return references.target_at(good.program, good.tables, path, word, pos.line,
+                                pos.character)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_REFERENCES)
@@ -459,7 +461,7 @@ def on_references(ls: MclLanguageServer, params: lsp.ReferenceParams
         if found is None:
             return None
         assert good.program is not None  # _target found one in it
-        spans = references.references(good.program, *found)
+        spans = references.references(good.tables, found[0])
         if not params.context.include_declaration:
             spans = spans[1:]
         return references.locations(spans)
@@ -479,8 +481,8 @@ def on_rename(ls: MclLanguageServer, params: lsp.RenameParams) -> lsp.WorkspaceE
         if found is None:
             return None
         assert good.program is not None  # _target found one in it
-        return references.rename_edit(references.references(good.program, *found),
-                                      params.new_name)
+        return references.rename_edit(
+            references.references(good.tables, found[0]), params.new_name)
 
     return _from_last_good(ls, uri, "rename", work)
 
@@ -578,11 +580,11 @@ def on_semantic_tokens(ls: MclLanguageServer, params: lsp.SemanticTokensParams
         current = check is not None and state.check_version == document.version \
             and check.program is not None
         module = module_at(check.program, path) if current and check else None
-        program = check.program if current and check else None
+        tables = check.tables if current and check else SideTables()
         library = check.library if check is not None else None
         units = ls.workspace.position_codec.client_num_units
         return lsp.SemanticTokens(data=tokens.semantic_tokens(
-            document.source, module, program, library, units))
+            document.source, module, tables, library, units))
 
     return _answer(ls, "semanticTokens", uri, work)
 
@@ -634,10 +636,10 @@ def on_code_action(ls: MclLanguageServer, params: lsp.CodeActionParams
         if path is None or is_hdl(path):
             return None
         state = ls.documents.get(uri)
-        program = state.last_good.program if state and state.last_good else None
+        good = state.last_good if state else None
         text = ls.workspace.get_text_document(uri).source
         asked = ls.from_client(params.context.diagnostics, uri)
-        return actions.code_actions(uri, path, text, program, asked,
+        return actions.code_actions(uri, path, text, good, asked,
                                     effective(ls.settings, path)) or None
 
     return _answer(ls, "codeAction", params.text_document.uri, work)

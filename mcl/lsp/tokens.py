@@ -17,15 +17,14 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types as lsp
 
 from mcl.diagnostics import Span
-from mcl.lsp import lookup
 from mcl.mcpl import ast
-from mcl.mcpl.builtins import BUILTINS
 from mcl.mcpl.parse import KEYWORDS
 from mcl.mcpl.positions import SourceText, head
+from mcl.mcpl.scopes import Kind as Binds
 from mcl.mcpl.types import PRIMITIVE_NAMES
 
 if TYPE_CHECKING:
-    from mcl.mcpl.loader import Program
+    from mcl.mcpl.sidetables import SideTables
 
 TYPES = ["namespace", "type", "struct", "parameter", "variable", "function", "keyword",
          "comment", "number", "modifier"]
@@ -39,10 +38,12 @@ _SCAN = re.compile(r"(?P<comment>//[^\n]*|/\*(?:.|\n)*?(?:\*/|\Z))"
 Kind = tuple[str, tuple[str, ...]]  # token type, modifiers
 
 
-def semantic_tokens(text: str, module: ast.Module | None, program: Program | None, library: Any,
+def semantic_tokens(text: str, module: ast.Module | None, tables: SideTables, library: Any,
                     units: Callable[[str], int]) -> list[int]:
-    """The LSP encoding (relative positions, in the client's units: `units(text)`)."""
-    kinds = _classify(module, program, library) if module is not None else {}
+    """The LSP encoding (relative positions, in the client's units: `units(text)`); the
+    names classified as the checker resolved them (`tables`, of the program `module` is
+    part of)."""
+    kinds = _classify(module, tables, library) if module is not None else {}
     lines = text.split("\n")
     starts = [0]
     for line in lines:
@@ -87,7 +88,7 @@ def _token(lines: list[str], line: int, column: int, length: int, kind: Kind,
             TYPES.index(kind[0]), mods)
 
 
-def _classify(module: ast.Module, program: Program | None,
+def _classify(module: ast.Module, tables: SideTables,
               library: Any) -> dict[tuple[int, int], Kind]:
     """(line, column) of each classified word of `module` -> its kind."""
     kinds: dict[tuple[int, int], Kind] = {}
@@ -103,7 +104,7 @@ def _classify(module: ast.Module, program: Program | None,
 
     for c in module.constants:
         word(c, c.name, ("variable", ("declaration", "readonly")))
-        _expressions(c, module, None, program, kinds, mark)
+        _expressions(c, tables, mark)
     for t in module.types:
         word(t, t.name, ("struct", ("declaration",)))
     for f in module.functions:
@@ -123,32 +124,25 @@ def _classify(module: ast.Module, program: Program | None,
                 word(node, node.group, ("namespace", ()))
             elif isinstance(node, ast.Barrier):
                 word(node, node.space, ("modifier", ()))
-        _expressions(f, module, f, program, kinds, mark)
+        _expressions(f, tables, mark)
     return kinds
 
 
-def _expressions(top: Any, module: ast.Module, function: ast.Function | None,
-                 program: Program | None,
-                 kinds: dict[tuple[int, int], Kind],
+def _expressions(top: Any, tables: SideTables,
                  mark: Callable[[Span | None, Kind], None]) -> None:
-    found = lookup.Found(module, function)
     for node in ast.walk(top):
         if isinstance(node, ast.Name) and node.span is not None:
-            declared = lookup.declaration_of(found, node.name, node.span.line - 1,
-                                             node.span.column - 1)
-            if declared is None:
-                kind: Kind = ("variable", ("readonly",))  # an imported constant
-            elif declared.kind == "parameter":
+            bound = tables.binding_of(node)
+            if bound is None or bound.kind is Binds.CONSTANT:
+                kind: Kind = ("variable", ("readonly",))  # (unresolved: assumed a constant)
+            elif bound.kind is Binds.PARAM:
                 kind = ("parameter", ())
-            elif declared.kind == "constant":
-                kind = ("variable", ("readonly",))
             else:
                 kind = ("variable", ())
             mark(node.span, kind)
         elif isinstance(node, ast.Call):
-            builtin = node.func in BUILTINS and (
-                program is None or not isinstance(program.lookup_function(node.func, module),
-                                                  ast.Function))
+            bound = tables.binding_of(node)
+            builtin = bound is not None and bound.kind is Binds.BUILTIN
             mark(head(node.span, len(node.func)),
                  ("function", ("defaultLibrary",) if builtin else ()))
         elif isinstance(node, ast.NamedType):

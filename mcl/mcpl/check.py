@@ -26,6 +26,7 @@ from mcl.mcpl.divergence import divergence_diagnostics
 from mcl.mcpl.environment import ModuleEnv, resolve_callee
 from mcl.mcpl.positions import SourceText, head
 from mcl.mcpl.recursion import recursion_errors
+from mcl.mcpl.sidetables import SideTables
 from mcl.mcpl.uninitialised import uninitialised_diagnostics
 
 if TYPE_CHECKING:
@@ -63,14 +64,18 @@ def infer_access(program: Program) -> dict[str, dict[str, str]]:
     return result
 
 
-def check_program(program: Program, library: HwdLibrary) -> list[Diagnostic]:
-    """Check every module of `program` against mcpl.md §5; diagnostics sorted by position."""
+def check_program(program: Program, library: HwdLibrary, tables: SideTables | None = None
+                  ) -> list[Diagnostic]:
+    """Check every module of `program` against mcpl.md §5; diagnostics sorted by position.
+    With `tables`, record there the type of every expression and the declaration of
+    every name (`mcl.mcpl.sidetables`; the pipeline's `CheckedProgram` holds them)."""
+    tables = tables if tables is not None else SideTables()
     try:
         table = access_table(program)
         diags: list[Diagnostic] = []
         hwd_imports = program.hwd_imports
         for qualified, module in program.modules.items():
-            env = ModuleEnv(program, module, library, table)
+            env = ModuleEnv(program, module, library, table, tables)
             diags += _ModuleChecker(env, hwd_imports.get(qualified, ())).run()
         diags += recursion_errors(program)
         if not any(d.severity is Severity.ERROR for d in diags):
@@ -112,6 +117,7 @@ class _ModuleChecker:
         for typedef in self.module.types:
             self.check_typedef(typedef)
         for function in self.module.functions:
+            self.env.function_binding(function)
             hwd = self.hardware_description(function)
             checker = FunctionChecker(self.env, function, hwd, self.source)
             self.diags += checker.run()
@@ -199,6 +205,7 @@ class _ModuleChecker:
         )
         checker = FunctionChecker(self.env, constants, None, self.source)
         for c in self.module.constants:
+            self.env.constant_binding(c)
             # The grammar only admits `const` at the top (no global variables, section 4.3).
             if c.spaces:
                 self.diags.append(
@@ -230,11 +237,15 @@ class _ModuleChecker:
                         T.conversion_hint(t, value),
                     )
                 )
+        checker.record_bindings()
         self.diags += checker.diags
 
     def check_typedef(self, typedef: ast.TypeDef) -> None:
         """`type Complex { float real; float imag; }`, `type Tile(int n) { float[n] d; }`:
         field types resolve and sizes use the type's parameters or constants."""
+        self.env.typedef_binding(typedef)
+        for f in typedef.fields:  # before the walk below, which would make them variables
+            self.env.field_binding(f)
         as_function = ast.Function(
             "",
             ast.Prim("void"),

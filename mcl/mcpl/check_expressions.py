@@ -28,6 +28,7 @@ from mcl.mcpl.nesting import effective_spaces
 from mcl.mcpl.positions import SourceText, head
 from mcl.mcpl.printer import print_expr, print_type
 from mcl.mcpl.scopes import Kind, ScopeStack, Symbol
+from mcl.mcpl.sidetables import Binding, Declaring, Use
 from mcl.mcpl.visitor import StrictVisitor
 
 _ARITHMETIC = frozenset({"+", "-", "*", "/", "^"})
@@ -65,6 +66,8 @@ class ExpressionChecker(StrictVisitor):
         # expressions elsewhere may name other variables): filled
         # bottom-up as `expr` descends, so folding costs nothing extra (mcl.mcpl.constfold).
         self.folded: dict[Ref[ast.Expr], Constant] = {}
+        # The names resolved to variables so far, for the side tables (`record_bindings`).
+        self.uses: list[tuple[Use, Symbol]] = []
 
     def error(self, code: str, message: str, span: Span | None, hint: str | None = None) -> None:
         self.diags.append(error(code, message, span or self.function.span, hint))
@@ -87,6 +90,7 @@ class ExpressionChecker(StrictVisitor):
                 for arg in t.args:
                     self.expr(arg)
                 return T.UNKNOWN
+            self.env.tables.bind(t, self.env.typedef_binding(typedef))
             for arg in t.args:
                 self.size_expr(arg)
             if len(t.args) != len(typedef.params):
@@ -271,8 +275,31 @@ class ExpressionChecker(StrictVisitor):
         return self.folded.get(Ref(e))
 
     def expr(self, e: ast.Expr) -> T.VType:
-        """The type of `e`, reporting what is wrong inside it."""
-        return self.visit(e)
+        """The type of `e`, reporting what is wrong inside it (and recording it in the
+        side tables)."""
+        t: T.VType = self.visit(e)
+        self.env.tables.record_type(e, t)
+        return t
+
+    def bind(self, use: Use, sym: Symbol) -> None:
+        """`use` names the variable `sym`: recorded in the side tables by `record_bindings`,
+        once the walk is done (a parameter's type is known only after every parameter is
+        declared, and `float[n] a, int n` uses `n` before that)."""
+        self.uses.append((use, sym))
+
+    def record_bindings(self) -> None:
+        """The bindings of the variables declared and used so far, into the side tables."""
+        for sym in self.declared:
+            self.binding(sym)  # every declaration has its binding, used or not
+        for use, sym in self.uses:
+            self.env.tables.bind(use, self.binding(sym))
+        self.uses.clear()
+
+    def binding(self, sym: Symbol) -> Binding:
+        """The side tables' binding of a declared variable (one per declaration)."""
+        node: Declaring = sym.node  # type: ignore[assignment]  # Symbol.node is a declaring node
+        return self.env.tables.declare(node, sym.name, sym.kind, sym.type, sym.spaces,
+                                       sym.const)
 
     def visit_IntLit(self, e: ast.IntLit) -> T.VType:
         if self.int_literal(e):
@@ -298,9 +325,11 @@ class ExpressionChecker(StrictVisitor):
         sym = self.scopes.lookup(e.name)
         if sym is not None:
             sym.used = True
+            self.bind(e, sym)
             return sym.type
         const = self.env.constant(e.name)
         if const is not None:
+            self.env.tables.bind(e, self.env.constant_binding(const))
             value = self.env.constant_value(e.name)
             if value is not None:
                 self.folded[Ref(e)] = value
@@ -606,6 +635,7 @@ class ExpressionChecker(StrictVisitor):
             return T.UNKNOWN
         for f in typedef.fields:
             if f.name == e.name:
+                self.env.tables.bind(e, self.env.field_binding(f))
                 return self.env.field_type(f)
         self.error(
             "mcpl-unknown-field",
@@ -648,9 +678,11 @@ class ExpressionChecker(StrictVisitor):
             self.diags.append(self.env.function_problem(c.func, head(c.span, len(c.func))))
             return T.UNKNOWN
         if callee is not None:
+            self.env.tables.bind(c, self.env.function_binding(callee))
             result = self.user_call(c, callee, arg_types, modes)
         else:
             assert builtin is not None
+            self.env.tables.bind(c, self.env.builtin_binding(builtin))
             result = self.builtin_call(c, builtin, arg_types)
         self.check_aliasing(c, arg_types, modes, callee)
         if result == T.VOID and not statement:

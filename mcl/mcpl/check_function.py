@@ -249,7 +249,7 @@ class FunctionChecker(ExpressionChecker):
                 if s.call.func in SIGNATURE_CALLS:
                     self.signature_call(s.call)
                 else:
-                    self.call(s.call, statement=True)
+                    self.env.tables.record_type(s.call, self.call(s.call, statement=True))
             case ast.Swap():
                 self.swap(s)
             case ast.If():
@@ -517,6 +517,7 @@ class FunctionChecker(ExpressionChecker):
             source = Symbol(s.source, Kind.LOCAL, T.UNKNOWN, s, s.span)
         else:
             source.used = True
+            self.bind(s, source)
         self.view(s.view, source, s.span)
 
     def foreach(self, s: ast.Foreach) -> None:
@@ -685,6 +686,7 @@ class FunctionChecker(ExpressionChecker):
 
     def finish(self) -> None:
         self.check_sizes()
+        self.record_bindings()
         for sym in self.declared:
             self.check_needs_space(sym)
             if (

@@ -16,6 +16,8 @@ from mcl.mcpl import types as T
 from mcl.mcpl.access import AccessTable, CalleeModes
 from mcl.mcpl.builtins import BUILTINS, Builtin
 from mcl.mcpl.constfold import Constant, FoldError, fold
+from mcl.mcpl.scopes import Kind
+from mcl.mcpl.sidetables import Binding, SideTables
 
 if TYPE_CHECKING:
     from mcl.hdl.library import HwdLibrary
@@ -34,11 +36,13 @@ class ModuleEnv:
     """Names visible in `module` of `program` (a `mcl.mcpl.loader.Program`)."""
 
     def __init__(self, program: Program, module: ast.Module, library: HwdLibrary,
-                 table: AccessTable):
+                 table: AccessTable, tables: SideTables | None = None):
         self.program = program
         self.module = module
         self.library = library
         self.table = table
+        # Where the checker records types and bindings (one for the whole program).
+        self.tables = tables if tables is not None else SideTables()
         self._names: dict[str, set[str]] = {}
         self._constant_values: dict[str, Constant | None] = {}
         self.callee_modes: CalleeModes = table.callee_modes(self.callee)
@@ -110,6 +114,25 @@ class ModuleEnv:
 
     def type_names(self) -> set[str]:
         return self.names("type")
+
+    # -- the bindings of declarations outside function bodies (the side tables) -------
+    def constant_binding(self, decl: ast.Decl) -> Binding:
+        return self.tables.declare(decl, decl.name, Kind.CONSTANT, T.from_ast(decl.type),
+                                   const=True)
+
+    def function_binding(self, function: ast.Function) -> Binding:
+        return self.tables.declare(function, function.name, Kind.FUNCTION,
+                                   self.return_type(function))
+
+    def builtin_binding(self, builtin: Builtin) -> Binding:
+        # Its result type depends on the arguments: each call's is in the types table.
+        return self.tables.declare(builtin, builtin.name, Kind.BUILTIN, T.UNKNOWN)
+
+    def typedef_binding(self, typedef: ast.TypeDef) -> Binding:
+        return self.tables.declare(typedef, typedef.name, Kind.TYPE, T.Struct(typedef.name))
+
+    def field_binding(self, decl: ast.Decl) -> Binding:
+        return self.tables.declare(decl, decl.name, Kind.FIELD, self.field_type(decl))
 
     # -- checker types of declarations -----------------------------------------------
     def constant_type(self, name: str) -> T.VType:

@@ -24,6 +24,13 @@ class Kind(str, Enum):
     LOOP = "loop variable"
     INDEX = "foreach index"
     VIEW = "view"
+    # The declarations outside function bodies that names resolve to (the side tables,
+    # mcl.mcpl.sidetables); block scopes never hold these.
+    FIELD = "field"
+    CONSTANT = "constant"
+    FUNCTION = "function"
+    BUILTIN = "built-in function"
+    TYPE = "type"
 
 
 @dataclass(eq=False)

@@ -65,6 +65,14 @@ KNOWN_MATCHES = {
     "mcl/translate/spaces.py:_declarations_in",
     "mcl/lsp/lookup.py:_in_stmt",
     "mcl/mcpl/extents.py:_Search.block",
+    "mcl/codegen/host_cpp.py:FunctionWriter.stmt",
+    "mcl/codegen/lanes.py:LaneEmitter._p",
+    "mcl/codegen/lanes.py:LaneEmitter.stmt",
+    "mcl/codegen/statements.py:BodyEmitter.guarded_barrier_stmt",
+    "mcl/lsp/references.py:_name_span",
+    "mcl/lsp/references.py:_binding_at",
+    "mcl/lsp/navigation.py:_definition_at",
+    "mcl/lsp/hover.py:_node_text",
 }
 
 
