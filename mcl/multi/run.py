@@ -118,11 +118,7 @@ def run_split(client: Any, job: SplitRun, tell: Tell) -> MultiResult:
     """Run `job.split` (generated once as `job.generated`) on every worker of `client`."""
     from mcl.multi import worker as w
 
-    addresses = sorted(workers(client))
-    if not addresses:
-        raise MclError(error("run-no-workers", "the Dask cluster has no workers",
-                             hint="start workers (`dask worker ADDRESS`) or leave out "
-                             "--scheduler to let mcl start them"))
+    addresses = required_workers(client)
     names = gather(client, {client.submit(w.device_name, workers=[a], pure=False,
                                            allow_other_workers=False): a
                              for a in addresses}, {a: "naming its device" for a in addresses})
@@ -310,6 +306,16 @@ class _Dispatch:
 
 def _span(piece: Piece) -> str:
     return f"{piece.first}..{piece.first + piece.count - 1}"
+
+
+def required_workers(client: Any) -> list[str]:
+    """The cluster's worker addresses, sorted; none is an error."""
+    addresses = sorted(workers(client))
+    if not addresses:
+        raise MclError(error("run-no-workers", "the Dask cluster has no workers",
+                             hint="start workers (`dask worker ADDRESS`) or leave out "
+                             "--scheduler to let mcl start them"))
+    return addresses
 
 
 def workers(client: Any) -> set[str]:

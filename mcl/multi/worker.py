@@ -78,6 +78,16 @@ def device_name() -> str:
     return str(describe(sessions.device))
 
 
+def warm(modules: tuple[str, ...]) -> str:
+    """Import `modules` and open the worker's device ahead of the work (while the client
+    still prepares it); the device's name, as `device_name`."""
+    import importlib
+
+    for module in modules:
+        importlib.import_module(module)
+    return device_name()
+
+
 def build(generated: Any) -> str:
     """Build the module's program on the worker's device ahead of the timed run (NVIDIA
     compiles here; PoCL compiles each kernel at its first launch)."""
