@@ -152,8 +152,8 @@ def run_split(client: Any, job: SplitRun, tell: Tell) -> MultiResult:
             plan = {a: [d.piece for d in done if d.worker == a] for a in addresses}
             plan = {a: pieces for a, pieces in plan.items() if pieces}
     finally:
-        if job.rounds > 1:
-            client.run(w.forget_kept)
+        if job.rounds > 1:  # a worker lost meanwhile has nothing left to release
+            client.run(w.forget_kept, on_error="ignore")
     return MultiResult(outputs, devices, blocks, rounds[-1].end_to_end_s,
                        any(s is not None for s in speeds.values()),
                        [a for a in addresses if a not in {d.worker for d in devices}],

@@ -221,3 +221,15 @@ def test_a_kept_input_is_copied_to_the_device_once() -> None:
     read_only = sum(1 for p in plan.params if p.is_array and not p.written)
     assert read_only > 0 and sorted(kept) and len(kept) == read_only
     assert counts == [written + read_only, written]
+
+
+@pytest.mark.parametrize("flag", ["--chunks", "--rounds"])
+def test_a_count_below_one_gets_one_line(flag: str, capsys: pytest.CaptureFixture[str]) -> None:
+    relative, sizes = CASES["blackscholes"]
+    defines = [a for k, v in sizes.items() for a in ("-D", f"{k}={v}")]
+    argv = ["run", str(kernels_dir() / relative), "--target", "hopper", *defines,
+            "--devices", default_twice(), flag, "0"]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert f"error: {flag} 0: needs a positive count" in err and "[run-devices-count]" in err
+    assert "Traceback" not in err
