@@ -38,15 +38,16 @@ def case(name: str) -> tuple[Any, Any, dict[str, int], dict[str, Any], dict[str,
 
 def slow_down(seconds: float) -> None:
     """In a Dask worker (`Client.run`): make every run of a range on this worker sleep
-    `seconds` first, as a device busy with other work would."""
+    `seconds` first, as a device busy with other work would; 0 undoes it."""
     import time
 
     from mcl.codegen import runner
 
-    run = runner.Session.run
+    run = getattr(runner.Session, "unslowed_run", runner.Session.run)
+    runner.Session.unslowed_run = run  # type: ignore[attr-defined]
 
     def slowed(self: Any, *args: Any, **kwargs: Any) -> Any:
         time.sleep(seconds)
         return run(self, *args, **kwargs)
 
-    runner.Session.run = slowed  # type: ignore[method-assign]
+    runner.Session.run = slowed if seconds else run  # type: ignore[method-assign]

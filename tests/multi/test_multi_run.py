@@ -149,7 +149,7 @@ def test_split_run_uses_the_tuned_constants(tmp_path: Path,
     assert document["multi"]["blocks"] == (300 + 63) // 64
 
 
-def test_a_slowed_worker_leaves_its_ranges_to_the_other() -> None:
+def test_a_slowed_worker_leaves_its_ranges_to_the_other(cluster: Any) -> None:
     """Eight ranges, four first placed on each worker; one worker sleeps before every
     range, so the other runs out first and takes the slowed one's last ranges. The
     assembled outputs still verify."""
@@ -158,12 +158,14 @@ def test_a_slowed_worker_leaves_its_ranges_to_the_other() -> None:
     program, reference, sizes, inputs, expected, _ = case("blackscholes")
     split = split_program(program, reference.function, "hopper", library(), inputs)
     generated = generate_module(split.program, "hopper", library())
-    with connect(device_slots(default_twice(), "cpu"), None) as client:
-        slow = sorted(workers(client))[0]
-        client.run(slow_down, 0.3, workers=[slow])
-        lines: list[str] = []
-        result = run_split(client, SplitRun(split, generated, reference.function, inputs,
-                                            chunks=4), lines.append)
+    slow = sorted(workers(cluster))[0]
+    cluster.run(slow_down, 0.3, workers=[slow])
+    lines: list[str] = []
+    try:
+        result = run_split(cluster, SplitRun(split, generated, reference.function, inputs,
+                                             chunks=4), lines.append)
+    finally:
+        cluster.run(slow_down, 0, workers=[slow])
     assert all(c.ok for c in verify(reference, expected, result.outputs, sizes))
     ran = {d.worker: d for d in result.devices}
     fast = next(a for a in ran if a != slow)
