@@ -106,31 +106,30 @@ def parse_params(items: list[str]) -> dict[str, list[int | float]]:
 
 @dataclass(frozen=True)
 class Prepared:
-    """The kernel, its reference, inputs and expected outputs, and the values to try."""
+    """The kernel, its reference, the sizes asked for and the values to try: checked
+    before any worker starts."""
 
     program: Any
     reference: Any
-    sizes: dict[str, int]
-    inputs: dict[str, Any]
-    expected: dict[str, Any]
+    overrides: dict[str, int]
     space: Any
+
+    def data(self, seed: int) -> tuple[dict[str, int], dict[str, Any], dict[str, Any]]:
+        """The sizes, the inputs and the reference's outputs."""
+        from mcl.verify import expected_outputs, make_inputs
+
+        sizes, inputs = make_inputs(self.reference, self.overrides, seed)
+        return sizes, inputs, expected_outputs(self.reference, inputs)
 
 
 def prepare(args: argparse.Namespace, path: Path, library: Any) -> Prepared:
     from mcl import pipeline
     from mcl.tune.space import space_from_source
-    from mcl.verify import (
-        expected_outputs,
-        load_reference,
-        make_inputs,
-        parse_defines,
-        reference_for,
-    )
+    from mcl.verify import load_reference, parse_defines, reference_for
 
     program = pipeline.checked_at(path, args.include_dirs, library).program
     reference = load_reference(reference_for(path))
-    sizes, inputs = make_inputs(reference, parse_defines(args.defines, reference.sizes), args.seed)
-    expected = expected_outputs(reference, inputs)
+    overrides = parse_defines(args.defines, reference.sizes)
     space = space_from_source(program.main, path, parse_params(args.param))
     if not space.params:
         raise MclError(
@@ -141,7 +140,7 @@ def prepare(args: argparse.Namespace, path: Path, library: Any) -> Prepared:
                 hint="add `// tune: 4, 8, 16` above a constant, or give --param NAME=4,8,16",
             )
         )
-    return Prepared(program, reference, sizes, inputs, expected, space)
+    return Prepared(program, reference, overrides, space)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -163,6 +162,7 @@ def run(args: argparse.Namespace) -> int:
     if args.parallel:
         return run_parallel(args, path, library, mapping.device_type, options)
     prepared = prepare(args, path, library)
+    sizes, inputs, expected = prepared.data(args.seed)
     if args.backend == "cuda":
         from mcl.codegen.cuda_runner import select_cuda_device
 
@@ -178,9 +178,9 @@ def run(args: argparse.Namespace) -> int:
         device,
         prepared.space,
         prepared.reference,
-        prepared.sizes,
-        prepared.inputs,
-        prepared.expected,
+        sizes,
+        inputs,
+        expected,
         args.strategy,
         options,
         args.iterations,
@@ -188,13 +188,13 @@ def run(args: argparse.Namespace) -> int:
         not args.no_cache,
         args.backend,
     )
-    return _report(args, path, prepared.reference, prepared.sizes, result)
+    return _report(args, path, prepared.reference, sizes, result)
 
 
 def run_parallel(args: argparse.Namespace, path: Path, library: Any, device_type: str | None,
                  options: dict[str, Any] | None) -> int:
-    """`--parallel`: the workers start and warm up while the kernel, its inputs and every
-    configuration's code are prepared here (mcl.multi.tune)."""
+    """`--parallel`: the kernel checked first, then the workers start and warm up while
+    its inputs and every configuration's code are made here (mcl.multi.tune)."""
     from mcl.multi.cluster import device_slots, starting
     from mcl.multi.tune import WARM, TuneJob, tune_parallel
     from mcl.tune.search import build_space
@@ -203,18 +203,19 @@ def run_parallel(args: argparse.Namespace, path: Path, library: Any, device_type
     if args.backend != "opencl":
         raise MclError(error("tune-parallel-backend", "--parallel tunes OpenCL kernels",
                              hint="leave out --backend cuda"))
+    p = prepare(args, path, library)
     slots = None if args.scheduler else device_slots(args.devices or "all", device_type)
     with starting(slots, args.scheduler, WARM) as started:
-        p = prepare(args, path, library)
+        sizes, inputs, expected = p.data(args.seed)
         built = build_space(p.program, p.reference.function, args.target, library, p.space,
-                            p.inputs)
+                            inputs)
         job = TuneJob(p.program, str(path), p.reference.function, args.target, library,
-                      p.space, str(reference_for(path)), dict(p.sizes), p.inputs, p.expected,
+                      p.space, str(reference_for(path)), dict(sizes), inputs, expected,
                       args.strategy, options, args.iterations, not args.no_cache)
         cluster = started()
         results = tune_parallel(cluster.client, job, built, lambda line: print(
             f"mcl tune: {line}", file=sys.stderr, flush=True), cluster.names)
-    return max(_report(args, path, p.reference, p.sizes, r) for r in results.values())
+    return max(_report(args, path, p.reference, sizes, r) for r in results.values())
 
 
 def _report(args: argparse.Namespace, path: Path, reference: Any, sizes: dict[str, int],
