@@ -3,13 +3,18 @@
 
     python3 benchmarks/gpu/multi_gpu.py --json $OUT/multi-gpu.json         # every GPU
     python3 benchmarks/gpu/multi_gpu.py --small --device-list 1,1 --leaf hopper  # PoCL check
+    python3 benchmarks/gpu/multi_gpu.py --no-tune --chunks 4 --rounds 5 --json $OUT/m.json
 
 For each application (matmul, convolution, Black-Scholes; the leaf versions of
 APPS) at the paper's size of benchmarks/apps and at SCALE times as many rows of the split
 dimension: `mcl run --devices D --format json --verify` with D the first 1, 2, 4, ... of
 the devices, each through the same Dask code path. Recorded per run: the kernel time of
 the slowest device (no transfers), the end-to-end time (inputs sent, ranges run, outputs
-assembled), per-device times and ranges, and whether the output verified. Parallel
+assembled), per-device times and ranges, and whether the output verified; with
+`--chunks K` each device's share is K ranges (work stealing), with `--rounds N` every run
+is N rounds with the inputs kept on the workers after the first, and each round's
+end-to-end and host-to-device times are recorded (the kernel time and efficiency are the
+last round's). Parallel
 efficiency on N devices is t(1) / (N * t(N)), a ratio within this run. The host's
 host-to-device bandwidth is measured in the same run on every device (a pyopencl copy of
 256 MiB of pageable numpy memory, the copy `mcl run` makes), the figure that bounds the
@@ -85,15 +90,16 @@ def h2d_bandwidth(spec: str, nbytes: int = 256 * MiB, rounds: int = 5) -> float:
 
 
 def run_split(path: Path, leaf: str, sizes: dict[str, int], devices: list[str],
-              repeat: int) -> dict[str, Any]:
+              repeat: int, chunks: int = 1, rounds: int = 1) -> dict[str, Any]:
     defines = [a for k, v in sizes.items() for a in ("-D", f"{k}={v}")]
+    modes = ["--chunks", str(chunks), "--rounds", str(rounds)]
     rc, out, err, wall = mcl("run", str(path), "--target", leaf, *defines, "--verify",
                              "--repeat", str(repeat), "--devices", ",".join(devices),
-                             "--format", "json")
+                             *modes, "--format", "json")
     record: dict[str, Any] = {"devices": devices, "rc": rc, "wall_s": wall,
                               "command": f"mcl run {path.relative_to(REPO)} --target {leaf} "
                               f"{' '.join(defines)} --verify --repeat {repeat} --devices "
-                              f"{','.join(devices)} --format json"}
+                              f"{','.join(devices)} {' '.join(modes)} --format json"}
     try:
         document = json.loads(out)
     except json.JSONDecodeError:
@@ -133,6 +139,10 @@ def main(argv: list[str] | None = None) -> int:
     # One repetition: the end-to-end time then holds one run (each repetition copies its
     # inputs again); the kernels are built before the timed run.
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--chunks", type=int, default=1,
+                        help="ranges per device (mcl run --chunks: work stealing)")
+    parser.add_argument("--rounds", type=int, default=1, help="rounds per run (mcl run "
+                        "--rounds: the inputs kept on the workers after the first)")
     parser.add_argument("--no-tune", action="store_true")
     parser.add_argument("--apps", default=",".join(a[0] for a in APPS),
                         help="comma-separated applications to split (default all; none: "
@@ -144,6 +154,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no {args.kind} device", file=sys.stderr)
         return 1
     results: dict[str, Any] = {"devices": devices, "leaf": args.leaf, "scale": SCALE,
+                               "chunks": args.chunks, "rounds": args.rounds,
                                "h2d_GBps": {d: h2d_bandwidth(d) for d in sorted(set(devices))},
                                "runs": [], "tune": []}
     print(f"host-to-device bandwidth (GB/s): {results['h2d_GBps']}")
@@ -158,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
             single: float | None = None
             for n in counts(len(devices)):
                 record = run_split(KERNELS / app / version, args.leaf, sizes, devices[:n],
-                                   args.repeat)
+                                   args.repeat, args.chunks, args.rounds)
                 record |= {"app": app, "sizes": sizes, "n": n}
                 ok = record.get("verified") is True
                 failed |= not ok
@@ -173,6 +184,11 @@ def main(argv: list[str] | None = None) -> int:
                       f"end to end {multi.get('end_to_end_s', float('nan')) * 1e3:.1f} ms, "
                       f"efficiency {record.get('efficiency', float('nan')):.3f}, "
                       f"verified {record.get('verified')} {record.get('error') or ''}", flush=True)
+                if len(multi.get("rounds") or []) > 1:
+                    print("  rounds, end to end ms: " + ", ".join(
+                        f"{r['end_to_end_s'] * 1e3:.1f}" for r in multi["rounds"]) + "; ranges "
+                        "per device (taken from others): " + ", ".join(
+                        f"{d['ranges']} ({d['stolen']})" for d in multi["devices"]), flush=True)
     if not args.no_tune:
         app, version = TUNE_KERNEL
         sizes = SMALL[app] if args.small else dict(APPS[0][3])

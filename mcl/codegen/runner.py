@@ -199,7 +199,12 @@ class SessionBase:
     programs: dict[str, Any]  # by build options, "" for none
     kernels: dict[tuple[str, str], Any]  # by (build options, kernel name)
 
-    def run(self, function: str, args: dict[str, Any], repeat: int = 1) -> RunResult:
+    def run(self, function: str, args: dict[str, Any], repeat: int = 1,
+            kept: dict[str, Any] | None = None) -> RunResult:
+        """Run `function` `repeat` times, each repetition from the inputs. `kept`, when
+        given, holds the device buffers of the arrays the function only reads, by name,
+        from an earlier run of the same arguments (this run fills it): those are not
+        copied again (`mcl run --rounds`, docs/scaling.md)."""
         plan = self.generated.function(function)
         if plan is None:
             names = ", ".join(f.name for f in self.generated.functions) or "none"
@@ -211,14 +216,18 @@ class SessionBase:
             )
         env = self._environment(plan, args)
         arrays = {p.name: self._array(p, args, env) for p in plan.params if p.is_array}
-        buffers = {name: self._buffer(a, plan.param(name)) for name, a in arrays.items()}
+        read_only = {name for name in arrays if not plan.param(name).written}
+        resident = set(kept) & read_only if kept is not None else set()
+        buffers = {name: kept[name] if kept is not None and name in resident
+                   else self._buffer(a, plan.param(name)) for name, a in arrays.items()}
         times: list[float] = []
         uploads: list[Any] = []
         first_wall: float | None = None
         for _ in range(max(1, repeat)):
             started = time.perf_counter()
-            uploads = [self._upload(buffers[name], a)  # every repetition
-                       for name, a in arrays.items() if a.size]  # starts from the inputs
+            uploads = [self._upload(buffers[name], a)  # every repetition starts from the
+                       for name, a in arrays.items()  # inputs, but those kept on the device
+                       if a.size and name not in resident]
             events: list[Any] = []
 
             def launch(k: int, values: dict[str, Number], events: list[Any] = events) -> None:
@@ -244,6 +253,8 @@ class SessionBase:
         # The first repetition's wall time beyond its kernels and copies: the device's own
         # compile of the kernels at their first launch (PoCL compiles there).
         # (`_seconds` once per handle: a backend may release the handles it has read.)
+        if kept is not None:
+            kept.update({name: buffers[name] for name in read_only})
         upload_s = self._seconds(uploads)
         first_launch = max(0.0, (first_wall or 0.0) - times[0] - upload_s)
         return RunResult(outputs, times, self.device_name(), upload_s,

@@ -108,6 +108,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_include_argument(p)
     add_hwd_path_argument(p)
     run_multi.add_arguments(p, "with --target: split the kernel's blocks across")
+    run_multi.add_run_arguments(p)
     p.set_defaults(func=run)
 
 

@@ -25,6 +25,20 @@ def add_arguments(p: argparse.ArgumentParser, purpose: str) -> None:
         "started by dask-jobqueue) instead of a local one")
 
 
+def add_run_arguments(p: argparse.ArgumentParser) -> None:
+    """`mcl run`'s own options of a split run: ranges per device and rounds."""
+    p.add_argument(
+        "--chunks", type=int, default=1, metavar="K",
+        help="with --devices or --scheduler: split each device's share into K ranges; a "
+        "device that runs out takes the last range of a slower one (work stealing; "
+        "default 1: one range per device)")
+    p.add_argument(
+        "--rounds", type=int, default=1, metavar="N",
+        help="with --devices or --scheduler: run the split kernel N times, the inputs "
+        "kept on the workers and their devices after the first; the report is the last "
+        "round's (default 1)")
+
+
 def is_multi(args: argparse.Namespace) -> bool:
     return bool(getattr(args, "devices", None) or getattr(args, "scheduler", None))
 
@@ -36,7 +50,7 @@ def execute_multi(prepared: Any, args: argparse.Namespace) -> Any:
     from mcl.codegen import generate_module
     from mcl.codegen.mapping import load_mapping
     from mcl.multi.cluster import connect, device_slots
-    from mcl.multi.run import run_split
+    from mcl.multi.run import SplitRun, run_split
     from mcl.multi.split import split_program
 
     if not args.target:
@@ -45,6 +59,10 @@ def execute_multi(prepared: Any, args: argparse.Namespace) -> Any:
     if getattr(args, "backend", "opencl") != "opencl":
         raise MclError(error("run-devices-backend", "--devices and --scheduler run OpenCL "
                              "kernels", hint="leave out --backend cuda"))
+    for flag, value in (("--chunks", args.chunks), ("--rounds", args.rounds)):
+        if value < 1:
+            raise MclError(error("run-devices-count", f"{flag} {value}: needs a positive "
+                                 "count", hint=f"e.g. {flag} 4"))
     mapping = load_mapping(prepared.library.get(args.target))
     slots = None if args.scheduler else device_slots(args.devices, mapping.device_type)
     overrides = _tuned(prepared, args, slots)
@@ -66,9 +84,10 @@ def execute_multi(prepared: Any, args: argparse.Namespace) -> Any:
     def tell(line: str) -> None:
         print(f"mcl run: {line}", file=sys.stderr, flush=True)
 
+    job = SplitRun(split, generated, prepared.function, prepared.args, args.repeat,
+                   args.chunks, args.rounds)
     with connect(slots, args.scheduler) as client:
-        return run_split(client, split, generated, prepared.function, prepared.args,
-                         args.repeat, tell)
+        return run_split(client, job, tell)
 
 
 def _tuned(prepared: Any, args: argparse.Namespace, slots: list[Any] | None) -> Any:
@@ -96,6 +115,12 @@ def report_multi(prepared: Any, target: str, result: Any, repeat: int) -> None:
 
     line = kernel_line(prepared, target, result.kernel_time_s, repeat, "the slowest device")
     print(f"{line} on {result.device}; end to end {result.end_to_end_s * 1e3:.1f} ms")
+    if len(result.rounds) > 1:
+        first = result.rounds[0]
+        print(f"  round {len(result.rounds)} of {len(result.rounds)}, the inputs kept on the "
+              f"workers and devices since round 1 (end to end {first.end_to_end_s * 1e3:.1f} "
+              f"ms, to device {first.to_device_s * 1e3:.3f} ms); every round: "
+              + ", ".join(f"{r.end_to_end_s * 1e3:.1f}" for r in result.rounds) + " ms")
     for device_line in describe_devices(result):
         print(device_line)
     Console(highlight=False).print(f"  apart from the kernel: {prepared.timings.text()}")
@@ -106,5 +131,6 @@ def devices_document(result: Any) -> dict[str, Any]:
     from dataclasses import asdict
 
     return {"blocks": result.blocks, "end_to_end_s": result.end_to_end_s,
-            "calibrated": result.calibrated,
+            "calibrated": result.calibrated, "chunks": result.chunks,
+            "rounds": [asdict(r) for r in result.rounds],
             "devices": [asdict(d) for d in result.devices]}

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -103,33 +104,32 @@ def parse_params(items: list[str]) -> dict[str, list[int | float]]:
     return params
 
 
-def run(args: argparse.Namespace) -> int:
+@dataclass(frozen=True)
+class Prepared:
+    """The kernel, its reference, the sizes asked for and the values to try: checked
+    before any worker starts."""
 
+    program: Any
+    reference: Any
+    overrides: dict[str, int]
+    space: Any
+
+    def data(self, seed: int) -> tuple[dict[str, int], dict[str, Any], dict[str, Any]]:
+        """The sizes, the inputs and the reference's outputs."""
+        from mcl.verify import expected_outputs, make_inputs
+
+        sizes, inputs = make_inputs(self.reference, self.overrides, seed)
+        return sizes, inputs, expected_outputs(self.reference, inputs)
+
+
+def prepare(args: argparse.Namespace, path: Path, library: Any) -> Prepared:
     from mcl import pipeline
-    from mcl.codegen import select_device
-    from mcl.codegen.mapping import load_mapping
-    from mcl.output_files import check_output_file, check_output_folder
-    from mcl.tune.search import run_search
     from mcl.tune.space import space_from_source
-    from mcl.tune.tuned_file import tuned_path
-    from mcl.verify import (
-        expected_outputs,
-        load_reference,
-        make_inputs,
-        parse_defines,
-        reference_for,
-    )
+    from mcl.verify import load_reference, parse_defines, reference_for
 
-    path = Path(args.file)
-    if not args.no_write:
-        check_output_file(tuned_path(path), "the tuned file")
-    if not args.no_cache:
-        check_output_folder(path.with_name(f".{path.stem}.tune-cache"), "the tuning cache")
-    library = library_from_args(args)
     program = pipeline.checked_at(path, args.include_dirs, library).program
     reference = load_reference(reference_for(path))
-    sizes, inputs = make_inputs(reference, parse_defines(args.defines, reference.sizes), args.seed)
-    expected = expected_outputs(reference, inputs)
+    overrides = parse_defines(args.defines, reference.sizes)
     space = space_from_source(program.main, path, parse_params(args.param))
     if not space.params:
         raise MclError(
@@ -140,24 +140,29 @@ def run(args: argparse.Namespace) -> int:
                 hint="add `// tune: 4, 8, 16` above a constant, or give --param NAME=4,8,16",
             )
         )
+    return Prepared(program, reference, overrides, space)
+
+
+def run(args: argparse.Namespace) -> int:
+
+    from mcl.codegen import select_device
+    from mcl.codegen.mapping import load_mapping
+    from mcl.output_files import check_output_file, check_output_folder
+    from mcl.tune.search import run_search
+    from mcl.tune.tuned_file import tuned_path
+
+    path = Path(args.file)
+    if not args.no_write:
+        check_output_file(tuned_path(path), "the tuned file")
+    if not args.no_cache:
+        check_output_folder(path.with_name(f".{path.stem}.tune-cache"), "the tuning cache")
+    library = library_from_args(args)
     mapping = load_mapping(library.get(args.target), language=args.backend)
     options = {"max_fevals": args.max_fevals} if args.max_fevals else None
     if args.parallel:
-        from mcl.multi.cluster import connect, device_slots
-        from mcl.multi.tune import TuneJob, tune_parallel
-
-        if args.backend != "opencl":
-            raise MclError(error("tune-parallel-backend", "--parallel tunes OpenCL kernels",
-                                 hint="leave out --backend cuda"))
-        job = TuneJob(program, str(path), reference.function, args.target, library, space,
-                      str(reference_for(path)), dict(sizes), inputs, expected, args.strategy,
-                      options, args.iterations, not args.no_cache)
-        slots = None if args.scheduler else device_slots(args.devices or "all",
-                                                         mapping.device_type)
-        with connect(slots, args.scheduler) as client:
-            results = tune_parallel(client, job, lambda line: print(
-                f"mcl tune: {line}", file=sys.stderr, flush=True))
-        return max(_report(args, path, reference, sizes, r) for r in results.values())
+        return run_parallel(args, path, library, mapping.device_type, options)
+    prepared = prepare(args, path, library)
+    sizes, inputs, expected = prepared.data(args.seed)
     if args.backend == "cuda":
         from mcl.codegen.cuda_runner import select_cuda_device
 
@@ -165,14 +170,14 @@ def run(args: argparse.Namespace) -> int:
     else:
         device = select_device(args.device, mapping.device_type)
     result = run_search(
-        program,
+        prepared.program,
         path,
-        reference.function,
+        prepared.reference.function,
         args.target,
         library,
         device,
-        space,
-        reference,
+        prepared.space,
+        prepared.reference,
         sizes,
         inputs,
         expected,
@@ -183,7 +188,34 @@ def run(args: argparse.Namespace) -> int:
         not args.no_cache,
         args.backend,
     )
-    return _report(args, path, reference, sizes, result)
+    return _report(args, path, prepared.reference, sizes, result)
+
+
+def run_parallel(args: argparse.Namespace, path: Path, library: Any, device_type: str | None,
+                 options: dict[str, Any] | None) -> int:
+    """`--parallel`: the kernel checked first, then the workers start and warm up while
+    its inputs and every configuration's code are made here (mcl.multi.tune)."""
+    from mcl.multi.cluster import device_slots, starting
+    from mcl.multi.tune import WARM, TuneJob, tune_parallel
+    from mcl.tune.search import build_space
+    from mcl.verify import reference_for
+
+    if args.backend != "opencl":
+        raise MclError(error("tune-parallel-backend", "--parallel tunes OpenCL kernels",
+                             hint="leave out --backend cuda"))
+    p = prepare(args, path, library)
+    slots = None if args.scheduler else device_slots(args.devices or "all", device_type)
+    with starting(slots, args.scheduler, WARM) as started:
+        sizes, inputs, expected = p.data(args.seed)
+        built = build_space(p.program, p.reference.function, args.target, library, p.space,
+                            inputs)
+        job = TuneJob(p.program, str(path), p.reference.function, args.target, library,
+                      p.space, str(reference_for(path)), dict(sizes), inputs, expected,
+                      args.strategy, options, args.iterations, not args.no_cache)
+        cluster = started()
+        results = tune_parallel(cluster.client, job, built, lambda line: print(
+            f"mcl tune: {line}", file=sys.stderr, flush=True), cluster.names)
+    return max(_report(args, path, p.reference, sizes, r) for r in results.values())
 
 
 def _report(args: argparse.Namespace, path: Path, reference: Any, sizes: dict[str, int],

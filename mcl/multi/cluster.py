@@ -13,8 +13,10 @@ shows a dask-jobqueue setup); the rest of the run is the same code.
 from __future__ import annotations
 
 import os
+import threading
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -105,3 +107,53 @@ def connect(slots: list[DeviceSlot] | None, scheduler: str | None) -> Iterator[A
             yield client
     finally:
         cluster.close()
+
+
+@dataclass(frozen=True)
+class Started:
+    """A cluster that `starting` brought up: its client, and each worker's device name
+    (the workers warmed up)."""
+
+    client: Any
+    names: dict[str, str]
+
+
+@contextmanager
+def starting(slots: list[DeviceSlot] | None, scheduler: str | None,
+             modules: tuple[str, ...]) -> Iterator[Callable[[], Started]]:
+    """`connect` in a background thread, each worker then importing `modules` and opening
+    its device (`mcl.multi.worker.warm`), while the caller prepares the work; yields the
+    function that waits for it. Worker processes start in seconds (Python, Dask, the
+    device's driver), time the caller spends making inputs and generating code."""
+    from mcl.multi import worker as w
+    from mcl.multi.run import gather, workers
+
+    ready: Future[Started] = Future()
+    stop = threading.Event()
+    closing: list[BaseException] = []  # an error closing the cluster, raised by the caller
+
+    def hold() -> None:
+        try:
+            with connect(slots, scheduler) as client:
+                addresses = sorted(workers(client))
+                names = gather(client, {client.submit(w.warm, modules, workers=[a], pure=False,
+                                                      allow_other_workers=False): a
+                                        for a in addresses},
+                               {a: "importing and opening its device" for a in addresses})
+                ready.set_result(Started(client, names))
+                stop.wait()
+        except BaseException as e:  # the caller's `result()` raises it, not this thread
+            if not ready.done():
+                ready.set_exception(e)
+            else:
+                closing.append(e)
+
+    thread = threading.Thread(target=hold, name="mcl-cluster", daemon=True)
+    thread.start()
+    try:
+        yield ready.result
+    finally:
+        stop.set()
+        thread.join()
+    if closing:
+        raise closing[0]

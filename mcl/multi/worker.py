@@ -4,7 +4,10 @@ A worker serves one device, named by its environment (MCL_DEVICE, read by
 `mcl.codegen.select_device`; GPUs pinned with CUDA_VISIBLE_DEVICES), whether mcl started
 the worker (`mcl.multi.cluster`) or the user did (`dask-jobqueue`, `dask worker`). The
 device and the built kernels of the current module live in a `DeviceSessions` plugin of
-the worker, so a calibration run and the real run build the program once.
+the worker, so a calibration run and the real run build the program once. With rounds
+(`mcl run --rounds`), the plugin also keeps the device buffers of the arrays a range only
+reads, by the Dask key of the range's arguments, so a later round of the same range does
+not copy them to the device again.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ class DeviceSessions(WorkerPlugin):
     def __init__(self) -> None:
         self.sessions: dict[str, Any] = {}
         self.device: Any = None
+        self.kept: dict[str, dict[str, Any]] = {}  # by arguments' key: buffers by array
 
     def session(self, generated: Any) -> Any:
         from mcl.codegen import Session, select_device
@@ -47,6 +51,7 @@ class DeviceSessions(WorkerPlugin):
         key = generated.opencl
         if key not in self.sessions:
             self.sessions = {key: Session(generated, self.device)}  # one module at a time
+            self.kept = {}  # buffers of the previous module's context
         return self.sessions[key]
 
 
@@ -73,6 +78,16 @@ def device_name() -> str:
     return str(describe(sessions.device))
 
 
+def warm(modules: tuple[str, ...]) -> str:
+    """Import `modules` and open the worker's device ahead of the work (while the client
+    still prepares it); the device's name, as `device_name`."""
+    import importlib
+
+    for module in modules:
+        importlib.import_module(module)
+    return device_name()
+
+
 def build(generated: Any) -> str:
     """Build the module's program on the worker's device ahead of the timed run (NVIDIA
     compiles here; PoCL compiles each kernel at its first launch)."""
@@ -81,11 +96,27 @@ def build(generated: Any) -> str:
     return str(sessions.device.name)
 
 
-def run_piece(generated: Any, function: str, args: dict[str, Any], repeat: int) -> PieceResult:
-    """Run one range (its arguments from `Split.args`) on the worker's device."""
+def run_piece(generated: Any, function: str, args: dict[str, Any], repeat: int,
+              kept: str | None = None) -> PieceResult:
+    """Run one range (its arguments from `Split.args`) on the worker's device; with
+    `kept`, the Dask key of `args`, the arrays it only reads stay on the device for the
+    next run of the same arguments."""
     started = time.perf_counter()
-    session = _sessions().session(generated)
-    result = session.run(function, args, repeat)
+    sessions = _sessions()
+    session = sessions.session(generated)
+    buffers = None if kept is None else sessions.kept.setdefault(kept, {})
+    result = session.run(function, args, repeat, buffers)
     return PieceResult(dict(result.outputs), result.device, result.kernel_time_s,
                        result.to_device_s, result.from_device_s,
                        time.perf_counter() - started)
+
+
+def forget_kept(dask_worker: Any) -> int:
+    """Release the device buffers kept for later rounds (`Client.run` at the end of a
+    run); the number of ranges they were kept for."""
+    plugin = dask_worker.plugins.get(PLUGIN)
+    if not isinstance(plugin, DeviceSessions):
+        return 0
+    count = len(plugin.kept)
+    plugin.kept = {}
+    return count

@@ -255,22 +255,20 @@ def run_search(
     progress: bool = False,
     use_cache: bool = True,
     backend: str = "opencl",
-    part: tuple[int, int] = (0, 1),
+    built: Space | None = None,
 ) -> TuneResult:
     """Tune on `device`: an OpenCL device, or with `backend="cuda"` a CUDA device
     (mcl.codegen.cuda_runner.CudaDevice) through Kernel Tuner's cuda-python backend.
-    `part=(i, n)` searches the i-th of n interleaved parts of the allowed configurations
-    (`mcl tune --parallel`: one part per device of a kind, mcl.multi.tune)."""
+    `built`, where given, is the space `build_space` made already, or a part of it
+    (`mcl tune --parallel` sends each worker the code of its configurations,
+    mcl.multi.tune)."""
     kt = kernel_tuner()
     from mcl import pipeline
     from mcl.codegen.runner import describe, list_devices
     from mcl.verify import verify
 
-    built = build_space(program, function, target, library, space, args, backend)
-    index, parts = part
-    if parts > 1:
-        built.candidates = {key: built.candidates[key]
-                            for key in sorted(built.candidates)[index::parts]}
+    if built is None:
+        built = build_space(program, function, target, library, space, args, backend)
     if not built.candidates:
         return TuneResult(None, None, [], [], built, describe(device))
     first = next(iter(built.candidates.values()))

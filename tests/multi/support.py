@@ -34,3 +34,20 @@ def case(name: str) -> tuple[Any, Any, dict[str, int], dict[str, Any], dict[str,
     sizes, inputs = make_inputs(reference, sizes, 0, None)
     return (load_program(path, library=library()), reference, sizes, inputs,
             expected_outputs(reference, inputs), str(path))
+
+
+def slow_down(seconds: float) -> None:
+    """In a Dask worker (`Client.run`): make every run of a range on this worker sleep
+    `seconds` first, as a device busy with other work would; 0 undoes it."""
+    import time
+
+    from mcl.codegen import runner
+
+    run = getattr(runner.Session, "unslowed_run", runner.Session.run)
+    runner.Session.unslowed_run = run  # type: ignore[attr-defined]
+
+    def slowed(self: Any, *args: Any, **kwargs: Any) -> Any:
+        time.sleep(seconds)
+        return run(self, *args, **kwargs)
+
+    runner.Session.run = slowed if seconds else run  # type: ignore[method-assign]

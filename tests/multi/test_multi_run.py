@@ -1,7 +1,9 @@
 """`mcl run --devices` / `--scheduler` on a real Dask cluster: two worker processes, each
 on a share of the CPU through PoCL, run matmul, convolution, histogram and Black-Scholes
 split between them and verify the assembled outputs; an unsplittable kernel gets its one
-line; a worker killed mid-run ends the run with one error and no output."""
+line; a worker killed mid-run ends the run with one error and no output; with more ranges
+than devices a slowed worker leaves ranges to the other; rounds keep the inputs on the
+workers and their devices."""
 
 from __future__ import annotations
 
@@ -22,13 +24,14 @@ from mcl.codegen import generate_module, select_device
 from mcl.codegen.runner import describe, list_devices
 from mcl.diagnostics import MclError
 from mcl.multi.cluster import connect, device_slots
-from mcl.multi.run import run_split, workers
+from mcl.multi.run import SplitRun, run_split, workers
 from mcl.multi.split import split_program
+from mcl.multi.worker import forget_kept
 from mcl.resources import kernels_dir
 from mcl.schemas import load_schema
 from mcl.tune.tuned_file import TunedConfig, write_tuned
 
-from .support import CASES, case, library
+from .support import CASES, case, library, slow_down
 
 
 def default_twice() -> str:
@@ -93,7 +96,8 @@ def test_killed_worker_gives_an_error_and_no_output() -> None:
                     time.sleep(0.05)
 
         with pytest.raises(MclError) as caught:
-            run_split(client, split, generated, reference.function, inputs, 1, tell)
+            run_split(client, SplitRun(split, generated, reference.function, inputs),
+                      tell)
     (diagnostic,) = caught.value.diagnostics
     assert diagnostic.code == "run-worker-lost"
     assert killed and killed[0] in diagnostic.message, diagnostic.message
@@ -143,3 +147,91 @@ def test_split_run_uses_the_tuned_constants(tmp_path: Path,
     document = json.loads(captured.out)
     assert document["verified"] is True
     assert document["multi"]["blocks"] == (300 + 63) // 64
+
+
+def test_a_slowed_worker_leaves_its_ranges_to_the_other(cluster: Any) -> None:
+    """Eight ranges, four first placed on each worker; one worker sleeps before every
+    range, so the other runs out first and takes the slowed one's last ranges. The
+    assembled outputs still verify."""
+    from mcl.verify import verify
+
+    program, reference, sizes, inputs, expected, _ = case("blackscholes")
+    split = split_program(program, reference.function, "hopper", library(), inputs)
+    generated = generate_module(split.program, "hopper", library())
+    slow = sorted(workers(cluster))[0]
+    cluster.run(slow_down, 0.3, workers=[slow])
+    lines: list[str] = []
+    try:
+        result = run_split(cluster, SplitRun(split, generated, reference.function, inputs,
+                                             chunks=4), lines.append)
+    finally:
+        cluster.run(slow_down, 0, workers=[slow])
+    assert all(c.ok for c in verify(reference, expected, result.outputs, sizes))
+    ran = {d.worker: d for d in result.devices}
+    fast = next(a for a in ran if a != slow)
+    assert ran[fast].ranges > ran[slow].ranges, ran
+    assert ran[fast].stolen > 0 and ran[slow].stolen == 0
+    assert sum(d.ranges for d in result.devices) == 8
+    assert sum(d.count for d in result.devices) == split.blocks
+    assert sum(" done, kernel " in line for line in lines) == 8  # progress per range
+
+
+def test_rounds_keep_the_inputs_on_the_workers(cluster: Any,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    relative, sizes = CASES["blackscholes"]
+    defines = [a for k, v in sizes.items() for a in ("-D", f"{k}={v}")]
+    argv = ["run", str(kernels_dir() / relative), "--target", "hopper", *defines, "--verify",
+            "--scheduler", cluster.scheduler.address, "--rounds", "3", "--chunks", "2",
+            "--format", "json"]
+    assert main(argv) == 0
+    document = json.loads(capsys.readouterr().out)
+    jsonschema.validate(document, load_schema("run"))
+    assert document["verified"] is True  # the last round's outputs, from the kept inputs
+    multi = document["multi"]
+    assert len(multi["rounds"]) == 3 and multi["chunks"] == 2
+    assert multi["end_to_end_s"] == multi["rounds"][-1]["end_to_end_s"]
+    assert sum(d["ranges"] for d in multi["devices"]) == 4
+    # Each worker released what it kept for the rounds at the end of the run.
+    assert sum(cluster.run(forget_kept).values()) == 0
+
+
+def test_a_kept_input_is_copied_to_the_device_once() -> None:
+    """Session.run with `kept`: the arrays the kernel only reads are copied by the first
+    run and not by the next; the written ones by both; the outputs stay right."""
+    from mcl.codegen import Session
+    from mcl.verify import verify
+
+    program, reference, sizes, inputs, expected, _ = case("blackscholes")
+    session = Session(generate_module(program, "hopper", library()))
+    copied: list[int] = []
+    upload = session._upload
+
+    def counting(buffer: Any, a: Any) -> Any:
+        copied.append(a.nbytes)
+        return upload(buffer, a)
+
+    session._upload = counting  # type: ignore[method-assign]
+    kept: dict[str, Any] = {}
+    counts = []
+    for _ in range(2):
+        copied.clear()
+        result = session.run(reference.function, dict(inputs), 1, kept)
+        assert all(c.ok for c in verify(reference, expected, result.outputs, sizes))
+        counts.append(len(copied))
+    plan = session.generated.function(reference.function)
+    written = sum(1 for p in plan.params if p.is_array and p.written)
+    read_only = sum(1 for p in plan.params if p.is_array and not p.written)
+    assert read_only > 0 and sorted(kept) and len(kept) == read_only
+    assert counts == [written + read_only, written]
+
+
+@pytest.mark.parametrize("flag", ["--chunks", "--rounds"])
+def test_a_count_below_one_gets_one_line(flag: str, capsys: pytest.CaptureFixture[str]) -> None:
+    relative, sizes = CASES["blackscholes"]
+    defines = [a for k, v in sizes.items() for a in ("-D", f"{k}={v}")]
+    argv = ["run", str(kernels_dir() / relative), "--target", "hopper", *defines,
+            "--devices", default_twice(), flag, "0"]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert f"error: {flag} 0: needs a positive count" in err and "[run-devices-count]" in err
+    assert "Traceback" not in err
