@@ -45,8 +45,8 @@ LEAF = "hopper"
 # bank conflicts, which transpose's hopper_v1 pads away)
 EXTRA = ("reduction/gpu_v1.mcpl", "transpose/gpu_v1.mcpl")
 # The idiom corpus (benchmarks/validation_corpus/NAME/hopper.mcpl, a reference.py beside
-# each) at paper-like sizes: 64 to 200 MB of compulsory traffic each, so that one launch
-# under ncu is long enough to measure and every replay stays well under 15 s.
+# each) at paper-like sizes: about 100 to 140 MB of compulsory traffic each, so that one
+# launch under ncu is long enough to measure and every replay stays well under 15 s.
 CORPUS_FOLDER = REPO / "benchmarks" / "validation_corpus"
 CORPUS: dict[str, dict[str, int]] = {
     "scan": {"n": 1 << 24},
