@@ -152,18 +152,24 @@ def analyse(folder: Path) -> dict[str, Any]:
 
 
 def series_steps(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each step hopper_vK -> hopper_vK+1 of an application (mcl.profile.series)."""
+    """Each step between consecutive versions LEVEL_vK of an application, LEVEL hopper or
+    a level above it (transpose gpu_v1 -> hopper_v1, hopper_vK -> hopper_vK+1), in the
+    order of the hierarchy and then of K (mcl.profile.series)."""
+    from mcl.hdl.library import default_library
     from mcl.profile.series import steps
 
-    by_app: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+    levels = [*default_library().ancestors(LEAF), LEAF]
+    by_app: dict[str, list[tuple[int, int, str, dict[str, Any]]]] = {}
     for case in cases:
-        app, _, version = case["case"].partition(f"-{LEAF}_v")
-        if version.isdigit() and "figures" in case:
-            by_app.setdefault(app, []).append((int(version), case))
+        app, _, version = case["case"].partition("-")
+        level, _, k = version.rpartition("_v")
+        if level in levels and k.isdigit() and "figures" in case:
+            label = f"{app} v{k}" if level == LEAF else f"{app} {version}"
+            by_app.setdefault(app, []).append((levels.index(level), int(k), label, case))
     found = []
-    for app, versions in sorted(by_app.items()):
-        found += steps([(f"{app} v{k}", case) for k, case in sorted(versions)
-                        if any(k + d in dict(versions) for d in (-1, 1))])
+    for _, versions in sorted(by_app.items()):
+        found += steps([(label, case) for _, _, label, case in sorted(
+            versions, key=lambda v: v[:2])])
     return found
 
 
