@@ -16,8 +16,12 @@ how many are flagged (outside the tolerance docs/profile.md states), and the med
 90th percentile and worst of the relative error |measured - predicted| / predicted.
 
 Cases: each application's hopper_v*.mcpl, and its perfect.mcpl (plus reduction's
-gpu_v1, a block-level tree in shared memory) translated to hopper, at the paper's sizes
-(benchmarks/paper_sizes.py); `--small` uses the references' small sizes.
+gpu_v1, a block-level tree in shared memory, and transpose's gpu_v1, an unpadded tile)
+translated to hopper, at the paper's sizes (benchmarks/paper_sizes.py); and the idiom
+corpus of benchmarks/validation_corpus/ (cases `idiom-NAME`: block scan, stencil with
+halo, batched small GEMM, ELL SpMV, softmax row reduction) at the sizes of CORPUS below.
+`--small` uses the references' small sizes; `--cases idiom transpose-gpu_v1` collects
+only the cases whose name holds one of the words.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import statistics
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +41,29 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 LEAF = "hopper"
-EXTRA = ("reduction/gpu_v1.mcpl",)  # a shared-memory tree reduction
+# a shared-memory tree reduction; a transpose through a tile without padding (32-way
+# bank conflicts, which transpose's hopper_v1 pads away)
+EXTRA = ("reduction/gpu_v1.mcpl", "transpose/gpu_v1.mcpl")
+# The idiom corpus (benchmarks/validation_corpus/NAME/hopper.mcpl, a reference.py beside
+# each) at paper-like sizes: about 100 to 140 MB of compulsory traffic each, so that one
+# launch under ncu is long enough to measure and every replay stays well under 15 s.
+CORPUS_FOLDER = REPO / "benchmarks" / "validation_corpus"
+CORPUS: dict[str, dict[str, int]] = {
+    "scan": {"n": 1 << 24},
+    "stencil": {"h": 4096, "w": 4096},
+    "batched_gemm": {"nb": 1 << 15, "m": 16},
+    "ell_spmv": {"n": 1 << 20, "ncols": 1 << 20, "width": 16},
+    "softmax": {"rows": 1 << 14, "m": 1024},
+}
+
+
+@dataclass(frozen=True)
+class Case:
+    """One kernel file profiled at `sizes` (-D), named `name` in the raw output."""
+
+    name: str
+    path: Path
+    sizes: dict[str, int]
 
 
 def paper_sizes() -> dict[str, dict[str, int]]:
@@ -50,27 +77,28 @@ def paper_sizes() -> dict[str, dict[str, int]]:
     return found
 
 
-def case_files() -> list[Path]:
+def cases() -> list[Case]:
+    """The shipped versions (APP-VERSION, at the paper's sizes), then the idiom corpus
+    (idiom-NAME)."""
     kernels = REPO / "kernels"
     files = sorted(kernels.glob(f"*/{LEAF}_v*.mcpl")) + sorted(kernels.glob("*/perfect.mcpl"))
-    return files + [kernels / extra for extra in EXTRA]
-
-
-def case_name(path: Path) -> str:
-    return f"{path.parent.name}-{path.stem}"
+    sizes = paper_sizes()
+    found = [Case(f"{path.parent.name}-{path.stem}", path, sizes.get(path.parent.name, {}))
+             for path in files + [kernels / extra for extra in EXTRA]]
+    return found + [Case(f"idiom-{name}", CORPUS_FOLDER / name / f"{LEAF}.mcpl", dict(at))
+                    for name, at in CORPUS.items()]
 
 
 def collect(folder: Path, small: bool, timeout: float, only: list[str]) -> int:
     """Profile every case into `folder`: NAME.csv (ncu's raw page), NAME.json (mcl
     profile's document), NAME.log (its stderr); a summary line per case on stdout."""
     folder.mkdir(parents=True, exist_ok=True)
-    sizes = {} if small else paper_sizes()
     failures = 0
-    for path in case_files():
-        name = case_name(path)
+    for case in cases():
+        name, path = case.name, case.path
         if only and not any(word in name for word in only):
             continue
-        defines = [f"{k}={v}" for k, v in sizes.get(path.parent.name, {}).items()]
+        defines = [] if small else [f"{k}={v}" for k, v in case.sizes.items()]
         argv = [sys.executable, "-m", "mcl", "profile", str(path), "--target", LEAF,
                 "--format", "json", "--save-counters", str(folder / f"{name}.csv")]
         for d in defines:
@@ -92,47 +120,56 @@ def collect(folder: Path, small: bool, timeout: float, only: list[str]) -> int:
 
 def analyse(folder: Path) -> dict[str, Any]:
     """Compare every recorded case again with this checkout's feedback."""
-    sizes = paper_sizes()
-    cases = []
+    known = {case.name: case for case in cases()}
+    compared: list[dict[str, Any]] = []
     for csv_path in sorted(p for p in folder.glob("*.csv")
                            if not p.name.endswith(".source.csv")):
-        app, stem = csv_path.stem.split("-", 1)
-        path = REPO / "kernels" / app / f"{stem}.mcpl"
-        # the sizes `mcl profile` ran at, where its document was kept; else the paper's
+        case = known.get(csv_path.stem)
+        if case is None:
+            compared.append({"case": csv_path.stem, "error": "no such case in this checkout"})
+            continue
+        # the sizes `mcl profile` ran at, where its document was kept; else the case's
         document_path = folder / f"{csv_path.stem}.json"
         recorded = json.loads(document_path.read_text() or "{}") \
             if document_path.is_file() else {}
-        defines = recorded.get("sizes") or sizes.get(app, {})
-        argv = [sys.executable, "-m", "mcl", "profile", str(path), "--target", LEAF,
+        defines = recorded.get("sizes") or case.sizes
+        argv = [sys.executable, "-m", "mcl", "profile", str(case.path), "--target", LEAF,
                 "--format", "json", "--counters", str(csv_path)]
         for k, v in defines.items():
             argv += ["-D", f"{k}={v}"]
         done = subprocess.run(argv, capture_output=True, text=True, check=False, cwd=REPO)
         if done.returncode != 0:
-            cases.append({"case": csv_path.stem, "error": done.stderr.strip()})
+            compared.append({"case": csv_path.stem, "error": done.stderr.strip()})
             continue
         document = json.loads(done.stdout)
         lines = [{**r, "kind": f"line:{r['kind']}", "error": line_error(r)}
                  for r in document["per_line"]]
-        cases.append({"case": csv_path.stem, "sizes": defines,
-                      "figures": document["figures"] + lines,
-                      "suggestions": document["suggestions"]})
-    return {"cases": cases, "summary": summarise(cases), "steps": series_steps(cases)}
+        compared.append({"case": csv_path.stem, "sizes": defines,
+                         "figures": document["figures"] + lines,
+                         "suggestions": document["suggestions"]})
+    return {"cases": compared, "summary": summarise(compared),
+            "steps": series_steps(compared)}
 
 
 def series_steps(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each step hopper_vK -> hopper_vK+1 of an application (mcl.profile.series)."""
+    """Each step between consecutive versions LEVEL_vK of an application, LEVEL hopper or
+    a level above it (transpose gpu_v1 -> hopper_v1, hopper_vK -> hopper_vK+1), in the
+    order of the hierarchy and then of K (mcl.profile.series)."""
+    from mcl.hdl.library import default_library
     from mcl.profile.series import steps
 
-    by_app: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+    levels = [*default_library().ancestors(LEAF), LEAF]
+    by_app: dict[str, list[tuple[int, int, str, dict[str, Any]]]] = {}
     for case in cases:
-        app, _, version = case["case"].partition(f"-{LEAF}_v")
-        if version.isdigit() and "figures" in case:
-            by_app.setdefault(app, []).append((int(version), case))
+        app, _, version = case["case"].partition("-")
+        level, _, k = version.rpartition("_v")
+        if level in levels and k.isdigit() and "figures" in case:
+            label = f"{app} v{k}" if level == LEAF else f"{app} {version}"
+            by_app.setdefault(app, []).append((levels.index(level), int(k), label, case))
     found = []
-    for app, versions in sorted(by_app.items()):
-        found += steps([(f"{app} v{k}", case) for k, case in sorted(versions)
-                        if any(k + d in dict(versions) for d in (-1, 1))])
+    for _, versions in sorted(by_app.items()):
+        found += steps([(label, case) for _, _, label, case in sorted(
+            versions, key=lambda v: v[:2])])
     return found
 
 

@@ -6,12 +6,19 @@ report, computed here without it."""
 
 from __future__ import annotations
 
-from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
 import pytest
 from brute import Trace, Tracer
+from warp_trace import (
+    LINE,
+    conflict_degree,
+    count_lines,
+    find_message,
+    numeric_values,
+    warp_addresses,
+)
 
 from mcl.feedback.facts.kernel import build_facts
 from mcl.feedback.messages import Message
@@ -20,10 +27,6 @@ from mcl.hdl.library import default_library
 from mcl.mcpl import ast
 from mcl.mcpl.loader import load_program
 from mcl.mcpl.printer import print_expr
-
-WARP = 32
-LINE = 128
-BANKS, WORD = 32, 4
 
 # A halo tile: the interior loaded by every thread, the top row by 7 threads of warp 0
 # (5 apart), the bottom row by the last warp only (`ty == BH - 1`), read back twice.
@@ -122,53 +125,6 @@ def _trace(program, function, hwd, sizes) -> Trace:
     return Tracer(program, hwd).run(function, args)
 
 
-def _warps(trace: Trace, facts, text: str, mode: str) -> dict[int, list[int]]:
-    """Byte addresses per warp of the first block at the access sites printed `text`:
-    a unit's warp is its position (warps x threads, threads fastest) divided by 32."""
-    loops = {id(x.node): x for x in facts.loops}
-    nodes = {id(a.node) for a in facts.accesses if print_expr(a.node) == text}
-    per_warp: dict[int, list[int]] = defaultdict(list)
-    for n, (slot, index, values) in enumerate(trace.log):
-        site = trace.slots[slot]
-        if site.node not in nodes or mode not in site.mode:
-            continue
-        at = {loops[k].group: v for k, v in zip(site.loops, values, strict=True)
-              if loops[k].kind == "foreach"}
-        if at.get("blocks", 0):
-            continue  # the first block only (bi and bj both 0: every blocks loop at 0)
-        if any(v for k, v in zip(site.loops, values, strict=True)
-               if loops[k].group == "blocks"):
-            continue
-        position = at.get("warps", 0) * WARP + at["threads"]
-        array = trace.memory[n][0]
-        flat = int(np.ravel_multi_index(index, array.shape))
-        per_warp[position // WARP].append(flat * 4)
-    return per_warp
-
-
-def _lines(addresses: list[int], line: int = LINE) -> int:
-    """Lines (fermi: 128 B; hopper: sectors of 32 B) the 4-byte elements touch."""
-    return len({b // line for a in addresses for b in (a, a + 3)})
-
-
-def _degree(addresses: list[int]) -> int:
-    """Most distinct 4-byte words in one of 32 banks."""
-    banks: dict[int, set[int]] = defaultdict(set)
-    for a in addresses:
-        banks[(a // WORD) % BANKS].add(a // WORD)
-    return max(len(v) for v in banks.values())
-
-
-def _message(messages: list[Message], code: str, text: str) -> Message | None:
-    found = [m for m in messages if m.code == code and text in m.text]
-    assert len(found) <= 1, found
-    return found[0] if found else None
-
-
-def _values(message: Message) -> dict:
-    return {k: v.numeric for k, v in message.values}
-
-
 def _check_accesses(tmp_path, source, level, sizes, library, sites) -> list[Message]:
     """For each (text, mode, banked) site: the reported lines / conflict degree and
     active lanes are those of the worst warp of the brute-force trace."""
@@ -177,29 +133,29 @@ def _check_accesses(tmp_path, source, level, sizes, library, sites) -> list[Mess
     facts = build_facts(function, program, hwd)
     trace = _trace(program, function, hwd, sizes)
     for text, mode, banked in sites:
-        warps = _warps(trace, facts, text, mode)
+        warps = warp_addresses(trace, facts, text, mode)
         assert warps, text
         kind = "load" if mode == "r" else "store"
         if banked:
-            degree, lanes = max((_degree(a), len(a)) for a in warps.values())
-            message = _message(messages, "bank-conflict", f"{kind} of {text} ")
+            degree, lanes = max((conflict_degree(a), len(a)) for a in warps.values())
+            message = find_message(messages, "bank-conflict", f"{kind} of {text} ")
             if degree == 1:
                 assert message is None, message
             else:
                 assert message is not None, (text, degree)
-                assert _values(message)["conflict_degree"] == degree
-                assert _values(message)["active_lanes"] == lanes
+                assert numeric_values(message)["conflict_degree"] == degree
+                assert numeric_values(message)["active_lanes"] == lanes
         else:
             size = LINE if level == "fermi" else 32  # hopper moves 32 B sectors
             worst = max(warps.values(),
-                        key=lambda a: _lines(a, size) - -(-len(set(a)) * 4 // size))
-            lines, minimum = _lines(worst, size), -(-len(set(worst)) * 4 // size)
-            message = _message(messages, "uncoalesced", f"{kind} of {text} ")
+                        key=lambda a: count_lines(a, size) - -(-len(set(a)) * 4 // size))
+            lines, minimum = count_lines(worst, size), -(-len(set(worst)) * 4 // size)
+            message = find_message(messages, "uncoalesced", f"{kind} of {text} ")
             if lines == minimum:
                 assert message is None, message
             else:
                 assert message is not None, (text, lines, minimum)
-                v = _values(message)
+                v = numeric_values(message)
                 assert (v["lines"], v["minimum_lines"], v["active_lanes"]) == (
                     lines, minimum, len(worst))
     return messages
@@ -219,11 +175,11 @@ HALO_SITES = [("a[bi * 8 + ty + 1, bj * 32 + tx]", "r", False),
 def test_guarded_halo_loads_count_only_their_active_lanes(tmp_path, library, level, w):
     messages = _check_accesses(tmp_path, HALO, level, {"h": 16, "w": w}, library,
                                HALO_SITES)
-    top = _message(messages, "uncoalesced", "a[bi * 8, bj * 32 + tx * 5]")
+    top = find_message(messages, "uncoalesced", "a[bi * 8, bj * 32 + tx * 5]")
     if w == 126 and level == "fermi":  # rows of 128 floats: 7 lanes' 31 floats, one line
         assert top is None
     # the stride-5 store of 7 lanes: words 0, 5, ..., 30 fall in 7 different banks
-    assert _message(messages, "bank-conflict", "tile[0][tx * 5]") is None
+    assert find_message(messages, "bank-conflict", "tile[0][tx * 5]") is None
 
 
 @pytest.mark.parametrize("level", ["fermi", "hopper"])
@@ -233,12 +189,12 @@ def test_unpadded_transpose_is_a_32_way_conflict_and_a_guard_limits_it(tmp_path,
              ("tile[tx][31 - ty]", "r", True),
              ("src[bi * 32 + ty, bj * 32 + tx]", "r", False)]
     messages = _check_accesses(tmp_path, TRANSPOSE, level, {"n": 64}, library, sites)
-    conflicts = sorted(_values(m)["conflict_degree"] for m in messages
+    conflicts = sorted(numeric_values(m)["conflict_degree"] for m in messages
                        if m.code == "bank-conflict")
     # as the trace says: the unguarded column read is 32-way, the one under tx < 4 4-way
     # estimated gain: per warp, the row store takes 1 pass of the banks, the column read
     # 32 and the guarded read 4 (its 4 lanes): 31 and 3 of the 37 passes are the conflicts
-    gains = sorted(_values(m)["estimated_gain"] for m in messages
+    gains = sorted(numeric_values(m)["estimated_gain"] for m in messages
                    if m.code == "bank-conflict")
     assert gains == pytest.approx([3 / 37, 31 / 37])
     assert all(m.severity.value == "suggestion" for m in messages
@@ -255,17 +211,17 @@ def test_odd_and_even_lanes_diverge_and_a_branch_on_the_warp_does_not(tmp_path, 
                 if m.code == "divergence"]
     facts = build_facts(function, program, hwd)
     trace = _trace(program, function, hwd, sizes)
-    then = _warps(trace, facts, "src[i]", "r")  # both branches read src[i]: all lanes
+    then = warp_addresses(trace, facts, "src[i]", "r")  # both branches read src[i]: all lanes
     doubled = {w: [a for a in addresses if (a // 4) % 2 == 0] for w, addresses in
                then.items()}  # the lanes whose element is even ran the then-branch
     (message,) = messages
     assert message.span.line == 7 and message.severity.value == "suggestion"
-    v = _values(message)
+    v = numeric_values(message)
     assert v["lanes_then"] == len(doubled[0]) == 16 and v["lanes_else"] == 16
     assert v["lane_efficiency"] == pytest.approx(0.5)
     # the branch on w < 4: every warp's lanes agree (the trace: warps 0-3 ran it, all
     # 32 lanes each, and warps 4-7 not at all)
-    added = _warps(trace, facts, "dst[i]", "r")
+    added = warp_addresses(trace, facts, "dst[i]", "r")
     assert sorted(added) == [0, 1, 2, 3] and {len(a) for a in added.values()} == {32}
 
 
@@ -292,7 +248,7 @@ def test_halo_rows_are_counted_for_the_units_that_load_them(tmp_path, library, l
     assert not fills, fills
     (memory,) = [m for m in messages if m.code == "opstats-memory" and "global" in m.text]
     blocks = (h // 8) * (w // 32)
-    assert _values(memory)["loads"] == blocks * (256 + 7 + 32) == sum(
+    assert numeric_values(memory)["loads"] == blocks * (256 + 7 + 32) == sum(
         n for k, n in trace.per_slot().items()
         if trace.slots[k].param == "a" and "r" in trace.slots[k].mode)
 
@@ -356,13 +312,13 @@ def test_lines_sectors_and_wide_shared_accesses(tmp_path, library, level):
     size = 128 if level == "fermi" else 32  # fermi's L1 lines, hopper's sectors
     rows = [a for _, _, a in _lanes(trace, facts, "a[b * 4 + t / 8, t % 8]", "r")]
     wanted = (_units(rows, size), -(-len(rows) * 4 // size))
-    found = _message(messages, "uncoalesced", "a[b * 4 + t / 8, t % 8]")
+    found = find_message(messages, "uncoalesced", "a[b * 4 + t / 8, t % 8]")
     assert wanted == ((4, 1) if level == "fermi" else (4, 4))
     if wanted[0] == wanted[1]:
         assert found is None
     else:
         assert found is not None
-        assert (_values(found)["lines"], _values(found)["minimum_lines"]) == wanted
+        assert (numeric_values(found)["lines"], numeric_values(found)["minimum_lines"]) == wanted
     # c[b * 4, t * 4 + v]: one iteration of v leaves 3 of 4 floats of each line unused,
     # the 4 iterations fill every line: coalesced, as the trace's union shows
     stores = _lanes(trace, facts, "c[b * 4, t * 4 + v]", "w")
@@ -370,21 +326,21 @@ def test_lines_sectors_and_wide_shared_accesses(tmp_path, library, level):
     every = [a for _, _, a in stores]
     assert _units(first, size) > -(-len(first) * 4 // size)
     assert _units(every, size) == -(-len(every) * 4 // size)
-    assert _message(messages, "uncoalesced", "c[b * 4, t * 4 + v]") is None
+    assert find_message(messages, "uncoalesced", "c[b * 4, t * 4 + v]") is None
     # the VEC = 4 floats of a thread are one 128-bit access, served a quarter warp (8
     # threads) at a time: the worst bank of any quarter
     for text, scalar in (("tile[t * 4 + v]", 4), ("tile[t * 8 + v]", 8),
                          ("tile[t * 32 + v]", 32)):
         accesses = _lanes(trace, facts, text, "w" if text == "tile[t * 4 + v]" else "r")
-        assert _degree([a for _, v, a in accesses if v == 0]) == scalar
-        quarters = max(_degree([a for lane, _, a in accesses if q <= lane < q + 8])
+        assert conflict_degree([a for _, v, a in accesses if v == 0]) == scalar
+        quarters = max(conflict_degree([a for lane, _, a in accesses if q <= lane < q + 8])
                        for q in range(0, 32, 8))
-        found = _message(messages, "bank-conflict", f"of {text} ")
+        found = find_message(messages, "bank-conflict", f"of {text} ")
         if quarters == 1:
             assert found is None, found
         else:
-            assert found is not None and _values(found)["conflict_degree"] == quarters
-    assert {_values(m)["conflict_degree"] for m in messages if m.code == "bank-conflict"
+            assert found is not None and numeric_values(found)["conflict_degree"] == quarters
+    assert {numeric_values(m)["conflict_degree"] for m in messages if m.code == "bank-conflict"
             } == {2, 8}
 
 
@@ -400,5 +356,5 @@ def test_a_conflict_that_saves_under_three_percent_is_a_fact(library):
                                      {"n": 4096}) if m.code == "bank-conflict"]
     assert messages
     for m in messages:
-        assert m.severity.value == "info" and _values(m)["estimated_gain"] < 0.03
+        assert m.severity.value == "info" and numeric_values(m)["estimated_gain"] < 0.03
         assert "fixing it saves under 1% of the kernel's shared memory" in m.text

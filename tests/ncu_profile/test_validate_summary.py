@@ -62,3 +62,19 @@ def test_series_steps_pair_consecutive_versions() -> None:
     assert steps[0]["suggestions"] == [occupancy]
     assert "| mm v1 -> mm v2 | 6000.0 -> 4000.0 us | 1.50x | occupancy (line 9: none stated) |" \
         in steps_table(steps)
+
+
+def test_series_steps_cross_levels_in_the_order_of_the_hierarchy() -> None:
+    """A version written above hopper (transpose gpu_v1) comes before the hopper versions
+    made from it; cases of other kinds (reduction's lone gpu_v1, the idiom corpus) make
+    no step."""
+    from benchmarks.validate_feedback import series_steps
+
+    def case(name: str) -> dict:
+        return {"case": name, "suggestions": [], "figures": [
+            {"kind": "time-bound", "predicted": 1e-4, "measured": 2e-4}]}
+
+    steps = series_steps([case("transpose-hopper_v1"), case("transpose-gpu_v1"),
+                          case("transpose-perfect"), case("reduction-gpu_v1"),
+                          case("idiom-scan"), case("mm-hopper_v2"), case("mm-hopper_v1")])
+    assert [s["step"] for s in steps] == ["mm v1 -> mm v2", "transpose gpu_v1 -> transpose v1"]

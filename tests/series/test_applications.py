@@ -148,3 +148,19 @@ def test_transpose_reduction_and_both_spmv_inputs_are_rows(tmp_path: Path) -> No
     spread = {kind: np.diff(make_inputs(reference, {"nrows": 70, "ncols": 50, "nnz": 600}, 0,
                                         kind)[1]["rowptr"]).max() for kind in (None, "powerlaw")}
     assert spread["powerlaw"] > spread[None]
+
+
+def test_every_transpose_version_is_timed_against_the_copy_bandwidth(tmp_path: Path) -> None:
+    """The transpose series' GPU versions run at their leaf (hopper) with --all-versions,
+    beside perfect, in the run that measures the copy bandwidth they are a share of."""
+    out = tmp_path / "r.json"
+    rc = _script().main(["--apps", "transpose", "-D", "n=45", "-D", "m=31", "--rounds", "1",
+                         "--all-versions", "--json", str(out)])
+    assert rc == 0
+    data = json.loads(out.read_text())
+    (case,) = data["cases"]
+    versions = {r["name"]: r for r in case["rows"] if r["kind"] == "version"}
+    assert set(versions) == {"perfect", "gpu_v1", "hopper_v1"}
+    assert versions["gpu_v1"]["leaf"] == versions["hopper_v1"]["leaf"] == "hopper"
+    assert all(r["verified"] and r["times"] for r in versions.values())
+    assert data["copy_gbs"]["best"] > 0

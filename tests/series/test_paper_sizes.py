@@ -50,5 +50,7 @@ def test_paper_sizes_cover_every_kernel_and_gpu_versions() -> None:
     library = default_library()
     names = [p.name for p, _ in script.versions("reduction", "gpu", "hopper", library)]
     assert names == ["perfect.mcpl", "gpu_v1.mcpl"]
+    names = [p.name for p, _ in script.versions("transpose", "gpu", "hopper", library)]
+    assert names == ["perfect.mcpl", "gpu_v1.mcpl", "hopper_v1.mcpl"]
     assert [p.name for p, _ in script.versions("reduction", "cpu", "x86_avx512", library)] \
         == ["perfect.mcpl"]
