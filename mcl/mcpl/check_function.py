@@ -482,20 +482,27 @@ class FunctionChecker(ExpressionChecker):
                 span = self.source.word(spaces[0].name, d.span)
             self.error("mcpl-declaration-level", f"'{d.name}': {message}", span, hint)
 
-    def view(self, v: ast.View, source: Symbol, span: Span | None) -> None:
+    def view(self, v: ast.View, source: Symbol, span: Span | None,
+             part: ast.Expr | None = None) -> None:
+        """`source as T v`, or a view of a part of `source` (an element or a field): one
+        rule for both, on the type of what is viewed."""
         vt = self.resolve_type(v.type)
-        if not isinstance(source.type, (T.Array, T.Unknown)):
+        viewed = source.type if part is None else self.expr(part)
+        what = source.name if part is None else print_expr(part)
+        if not isinstance(viewed, (T.Array, T.Unknown)):
             self.error(
                 "mcpl-type-mismatch",
-                f"'{source.name}' is not an array, so it has no view",
+                f"'{what}' is not an array, so it has no view",
                 span,
+                "a view gives another shape to an array, or to an element or a field that "
+                "is an array",
             )
-        elif isinstance(vt, T.Array) and isinstance(source.type, T.Array):
-            if vt.element != source.type.element and not isinstance(source.type.element, T.Unknown):
+        elif isinstance(vt, T.Array) and isinstance(viewed, T.Array):
+            if vt.element != viewed.element and not isinstance(viewed.element, T.Unknown):
                 self.error(
                     "mcpl-type-mismatch",
                     f"view '{v.name}' has elements of type {vt.element}, but "
-                    f"'{source.name}' holds {source.type.element}",
+                    f"'{what}' holds {viewed.element}",
                     v.span or span,
                 )
         sym = Symbol(
@@ -515,9 +522,11 @@ class FunctionChecker(ExpressionChecker):
         if source is None:
             self.unknown_name(s.source, self.source.word(s.source, s.span))
             source = Symbol(s.source, Kind.LOCAL, T.UNKNOWN, s, s.span)
+            part = None
         else:
             source.used = True
-        self.view(s.view, source, s.span)
+            part = s.part
+        self.view(s.view, source, s.span, part)
 
     def foreach(self, s: ast.Foreach) -> None:
         group: ParGroup | None = None
