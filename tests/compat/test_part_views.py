@@ -269,3 +269,55 @@ def test_feedback_counts_a_view_of_an_element_as_accesses_of_the_array(tmp_path,
     assert "load of d[x][x] is not coalesced" in part  # 16 floats apart per thread
     assert "global: 4*n (= 16,384) loads and n (= 4,096) stores" in part
     assert part == whole.replace("d[i][x][x]", "d[x][x]")
+
+
+# Translating to fermi splits the 30 threads into warps of 32 and guards them with
+# `t < 30`; a view read after the barrier is declared before the guard.
+ACROSS_BARRIER = """
+gpu void g(int n, dev float[n][32] a, dev float[n][30] out) {
+  foreach (int r in n blocks) {
+    local float[32] s;
+    VIEW_BETWEEN
+    foreach (int t in 30 threads) {
+      VIEW_INSIDE
+      s[t] = row[ROW(t / 8)][t % 8];
+      barrier(local);
+      out[r][t] = s[29 - t] + row[ROW(0)][1];
+    }
+  }
+}
+"""
+
+
+def across_barrier(between: str, inside: str, row: str) -> str:
+    return (ACROSS_BARRIER.replace("VIEW_BETWEEN", between).replace("VIEW_INSIDE", inside)
+            .replace("ROW(t / 8)", row.format("t / 8")).replace("ROW(0)", row.format("0")))
+
+
+@pytest.mark.parametrize(("between", "inside", "row"), [
+    ("a[r] as float[4][8] row;", "", "{}"),
+    ("", "a as float[n][4][8] row;", "r][{}"),
+], ids=["part-between-levels", "whole-inside"])
+def test_a_view_read_after_a_barrier_in_a_guarded_foreach(tmp_path, between, inside, row):
+    program, diagnostics = load(tmp_path, across_barrier(between, inside, row))
+    assert errors(diagnostics) == []
+    n = 3
+    a = np.arange(n * 32, dtype=np.float32).reshape(n, 32)
+    args = {"n": n, "a": a, "out": np.zeros((n, 30), dtype=np.float32)}
+    t = np.arange(30)
+    expected = a[:, 29 - t] + a[:, 1:2]
+    for result in (interpreted(program, "g", args), device(program, "g", args, "fermi")):
+        np.testing.assert_array_equal(result["out"], expected)
+
+
+def test_a_view_of_a_part_per_unit_read_after_a_guarded_barrier_is_one_error(tmp_path):
+    from mcl.diagnostics import MclError
+
+    program, diagnostics = load(tmp_path, across_barrier("", "a[r] as float[4][8] row;", "{}"))
+    assert errors(diagnostics) == []
+    with pytest.raises(MclError) as exc:
+        pipeline.generate(program, "fermi", default_library())
+    (diagnostic,) = exc.value.diagnostics
+    assert diagnostic.code == "translate-unsafe-guard"
+    assert "view 'row' is used after a barrier, and what it views, 'a[r]'" in diagnostic.message
+    assert "declare the view before the foreach whose units are guarded" in diagnostic.hint
