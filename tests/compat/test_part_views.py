@@ -321,3 +321,26 @@ def test_a_view_of_a_part_per_unit_read_after_a_guarded_barrier_is_one_error(tmp
     assert diagnostic.code == "translate-unsafe-guard"
     assert "view 'row' is used after a barrier, and what it views, 'a[r]'" in diagnostic.message
     assert "declare the view before the foreach whose units are guarded" in diagnostic.hint
+
+
+HOST_INDEX = """
+perfect void h(int n, float[n][8] a, float[n] out) {
+  int k = n / 2;
+  a[k] as float[2][4] mid;
+  foreach (int i in n threads) {
+    out[i] = mid[i % 2][i % 4];
+  }
+}
+"""
+
+
+def test_a_view_outside_all_foreach_indexed_by_a_host_variable(tmp_path: Path) -> None:
+    program, diagnostics = load(tmp_path, HOST_INDEX)
+    assert errors(diagnostics) == []
+    n = 7
+    a = np.arange(n * 8, dtype=np.float32).reshape(n, 8) - 20
+    args = {"n": n, "a": a, "out": np.zeros(n, dtype=np.float32)}
+    i = np.arange(n)
+    expected = a[n // 2].reshape(2, 4)[i % 2, i % 4]
+    for result in (interpreted(program, "h", args), device(program, "h", args)):
+        np.testing.assert_array_equal(result["out"], expected)
