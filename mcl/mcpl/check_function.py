@@ -505,6 +505,7 @@ class FunctionChecker(ExpressionChecker):
                     f"'{what}' holds {viewed.element}",
                     v.span or span,
                 )
+            self.view_size(v, self.viewed_sizes(source, part), what, span)
         sym = Symbol(
             v.name,
             Kind.VIEW,
@@ -516,6 +517,43 @@ class FunctionChecker(ExpressionChecker):
             storage=source,
         )
         self.declare(sym, v.span or span)
+
+    def view_size(self, v: ast.View, sizes: tuple[ast.Expr, ...] | None, what: str,
+                  span: Span | None) -> None:
+        """A view needs no more elements than the storage it views holds (the rule the
+        interpreter applies when it runs), checked here where both counts are constants."""
+        needed, held = self.element_count(_sizes(v.type)), self.element_count(sizes)
+        if needed is not None and held is not None and needed > held:
+            self.error(
+                "mcpl-array-size",
+                f"view '{v.name}' needs {needed} elements, but '{what}' holds {held}",
+                v.span or span,
+                "a view gives the storage it views another shape: its sizes multiply to at "
+                "most the elements that storage holds",
+            )
+
+    def element_count(self, sizes: tuple[ast.Expr, ...] | None) -> int | None:
+        count = 1
+        for size in sizes if sizes is not None else (None,):
+            value = self.constant(size) if size is not None else None
+            if not isinstance(value, int) or isinstance(value, bool):
+                return None
+            count *= value
+        return count
+
+    @staticmethod
+    def viewed_sizes(source: Symbol, part: ast.Expr | None) -> tuple[ast.Expr, ...] | None:
+        """The sizes of the storage a view views, as declared: the whole array's, or those
+        an element of it leaves (`a[i]` of `float[n][16] a`: 16); None for a field (its
+        sizes belong to its type) and for what is not a declared array."""
+        declared = getattr(source.node, "type", None)
+        steps = 0
+        while isinstance(part, ast.Index):
+            steps, part = steps + 1, part.base
+        if part is not None and not isinstance(part, ast.Name) or not isinstance(
+                declared, ast.ArrayType):
+            return None
+        return _sizes(declared, steps)
 
     def view_decl(self, s: ast.ViewDecl) -> None:
         source = self.scopes.lookup(s.source)
@@ -764,3 +802,8 @@ class FunctionChecker(ExpressionChecker):
             self.source.word(sym.name, sym.span) if sym.kind is not Kind.PARAM else sym.span,
             "add a memory-space modifier, one of: " + ", ".join(spaces),
         )
+
+
+def _sizes(t: ast.ArrayType, skip: int = 0) -> tuple[ast.Expr, ...]:
+    """The sizes of an array type past its first `skip` bracket groups."""
+    return tuple(size for group in t.dims[skip:] for size in group)

@@ -220,12 +220,22 @@ perfect void f(int n, float[n][16] a, int[n] out) {
         in line
 
 
+def test_a_view_larger_than_its_part_is_one_error(tmp_path: Path, capsys) -> None:
+    line, err = refused(tmp_path, capsys, ELEMENT.replace("float[4][4] t", "float[5][4] t"))
+    assert "k.mcl:4:13: error: view 't' needs 20 elements, but 'a[i]' holds 16" in line
+    assert line.endswith("[mcpl-array-size]")
+    assert "hint: a view gives the storage it views another shape" in err
+
+
 def test_a_view_larger_than_its_part_stops_the_interpreter(tmp_path: Path) -> None:
     from mcl.diagnostics import MclError
 
-    program, diagnostics = load(tmp_path, ELEMENT.replace("float[4][4] t", "float[5][4] t"))
+    # a size known only when the kernel runs: the interpreter applies the rule
+    source = ELEMENT.replace("float[4][4] t", "float[w][4] t").replace("int n,", "int n, int w,")
+    program, diagnostics = load(tmp_path, source)
     assert errors(diagnostics) == []
-    args = {"n": 2, "a": np.zeros((2, 16), np.float32), "diag": np.zeros((2, 4), np.float32)}
+    args = {"n": 2, "w": 5, "a": np.zeros((2, 16), np.float32),
+            "diag": np.zeros((2, 4), np.float32)}
     with pytest.raises(MclError) as exc:
         interpreted(program, "tiles", args)
     assert "view 't' of shape (5, 4) needs 20 elements, its array has 16" in str(exc.value)
