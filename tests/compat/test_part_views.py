@@ -354,3 +354,45 @@ def test_a_view_outside_all_foreach_indexed_by_a_host_variable(tmp_path: Path) -
     expected = a[n // 2].reshape(2, 4)[i % 2, i % 4]
     for result in (interpreted(program, "h", args), device(program, "h", args)):
         np.testing.assert_array_equal(result["out"], expected)
+
+
+FIELD_FEEDBACK = """
+type Tile {
+  int tag;
+  float[16] data;
+}
+
+fermi void fields(int n, global Tile[n] b, global float[n] out) {
+  foreach (int bk in (n + 31) / 32 blocks) {
+    foreach (int w in 1 warps) {
+      foreach (int t in 32 threads) {
+        int i = bk * 32 + t;
+        if (i < n) {
+          VIEW
+          out[i] = E13 + F33;
+          F01 = F01 + 1.0;
+        }
+      }
+    }
+  }
+}
+"""
+
+
+def test_feedback_counts_a_view_of_a_field_as_accesses_of_the_records(tmp_path, capsys):
+    def written(view: str, e13: str, f33: str, f01: str) -> str:
+        return (FIELD_FEEDBACK.replace("VIEW", view).replace("E13", e13)
+                .replace("F33", f33).replace("F01", f01))
+
+    viewed = _feedback(tmp_path, capsys, "viewed", written(
+        "b[i].data as float[2][8] e as float[4][4] f;", "e[1][3]", "f[3][3]", "f[0][1]"))
+    direct = _feedback(tmp_path, capsys, "direct", written(
+        "", "b[i].data[11]", "b[i].data[15]", "b[i].data[1]"))
+
+    def figures(text: str, code: str) -> str:
+        (line,) = [x for x in text.splitlines() if x.endswith(f"[{code}]")]
+        return line
+
+    for code in ("opstats-summary", "opstats-memory", "roofline"):
+        assert figures(viewed, code) == figures(direct, code)
+    assert "3*n (= 12,288) loads" in figures(viewed, "opstats-memory")

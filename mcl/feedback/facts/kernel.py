@@ -127,9 +127,12 @@ class Binding:
         then lie inside records: their offset is not a count of its elements."""
         if self.storage is None:
             return False
-        here = self.part is not None and any(isinstance(n, ast.Field)
-                                             for n in ast.walk(self.part))
-        return here or self.storage.through_field
+        step = self.part
+        while isinstance(step, ast.Index | ast.Field):  # the chain, not its subscripts
+            if isinstance(step, ast.Field):
+                return True
+            step = step.base
+        return self.storage.through_field
 
     @property
     def single_assignment(self) -> bool:
