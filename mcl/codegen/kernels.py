@@ -215,7 +215,7 @@ class KernelEmitter:
         lines = self.body.lines = []
         self.body.specialised = []
         with self.body.nested():
-            replicated: list[Decl] = []
+            replicated: list[Decl | ViewDecl] = []
             local_args = self._shared_declarations(levels, replicated)
             for lv in levels:
                 self._index_declaration(lv, levels)
@@ -296,20 +296,22 @@ class KernelEmitter:
         comment = f"{comment} {header}" if comment else f"  // {header}"
         self.body.lines.append(f"{INDENT}const int {var.cname} = {text};{comment}")
 
-    def _shared_declarations(self, levels: list[Level], replicated: list[Decl]) -> list[Var]:
+    def _shared_declarations(self, levels: list[Level], replicated: list[Decl | ViewDecl]
+                             ) -> list[Var]:
         """Declarations between foreach statements: memory shared by the work-items of a
         group (`__local`). Constant sizes are declared in the kernel; other sizes are
         kernel arguments whose size the host sets at launch. A private scalar with an
         initialiser (the original MCL's `int base = b * 32;` between the blocks and the
         threads; the checker makes sure it is never written again) goes to `replicated`:
-        every work-item computes it."""
+        every work-item computes it after the indices, and so do the views (a view of an
+        element, `a[b] as float[4][8] row;`, reads the index of its level)."""
         dynamic: list[Var] = []
         scope = self.printer.scope
         shared = self.mapping.dialect.shared_keyword
         for lv in levels:
             for d in lv.decls:
                 if isinstance(d, ViewDecl):
-                    self.body.stmt(d, 1)
+                    replicated.append(d)
                     continue
                 assert isinstance(d, Decl)
                 is_array = isinstance(d.type, ArrayType)

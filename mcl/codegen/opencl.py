@@ -376,9 +376,11 @@ class ModuleEmitter:
             element_t = p.type.element if isinstance(p.type, ArrayType) else p.type
             is_struct = isinstance(element_t, NamedType)
             written_scalar = not is_array and "w" in modes.get(p.name, "")
+            written = "w" in (modes.get(p.name, "rw") or "r") if is_array else written_scalar
             var = scope.declare(
                 Var(p.name, p.type, address_space if is_array else "global" if written_scalar
-                    else "private", space, by_pointer=written_scalar, kind="param")
+                    else "private", space, by_pointer=written_scalar, kind="param",
+                    readonly=not written)
             )
             if written_scalar:
                 # A written scalar (a reduction's sum, a peak's location) is a result: the
@@ -405,7 +407,7 @@ class ModuleEmitter:
                         )
                     )
                 mode = modes.get(p.name, "rw") or "r"
-                const = "const " if "w" not in mode else ""
+                const = "const " if var.readonly else ""
                 dialect = self.mapping.dialect
                 text = (
                     f"{dialect.qualifier(address_space)}{const}{element_type(element_t, True)}* "
@@ -568,11 +570,26 @@ def _with_views(nest: Foreach, views: tuple[ViewDecl, ...]) -> Foreach:
     statements stand, whichever par_groups enclose them)."""
     body = nest.body
     inner = body.stmts[0] if isinstance(body, Block) and len(body.stmts) == 1 else body
+    between = _between_levels(body)
     if isinstance(inner, Foreach):
         body = _with_views(inner, views)
+    elif between is not None:  # declarations between the levels, then the next level
+        *decls, level = between
+        assert isinstance(level, Foreach)
+        body = Block((*decls, _with_views(level, views)), span=body.span)
     else:
         body = Block((*views, body), span=body.span)
     return Foreach(nest.var, nest.count, nest.group, body, span=nest.span)
+
+
+def _between_levels(body: Stmt) -> tuple[Stmt, ...] | None:
+    """The statements of a foreach body that are declarations followed by one foreach
+    (`a[b] as float[4][8] row;` between the blocks and the threads); None otherwise."""
+    stmts = body.stmts if isinstance(body, Block) else (body,)
+    if stmts and isinstance(stmts[-1], Foreach) and all(
+            isinstance(s, Decl | ViewDecl) for s in stmts[:-1]):
+        return stmts
+    return None
 
 
 class _HostSplitter(StrictVisitor):

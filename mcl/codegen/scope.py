@@ -48,7 +48,8 @@ VOID = Prim("void")
 class Var:
     """A variable of the generated code. `address_space` is the OpenCL one ('global',
     'local', 'constant', 'private'); `by_pointer` marks a scalar or struct parameter of a
-    helper function that is passed by reference (it is written)."""
+    helper function that is passed by reference (it is written); `readonly` a kernel
+    parameter the kernel never writes, declared const, so a view of it points to const."""
 
     name: str
     type: Type
@@ -56,6 +57,7 @@ class Var:
     space: str | None = None
     by_pointer: bool = False
     kind: str = "local"  # param | local | index | host | constant
+    readonly: bool = False  # a kernel parameter declared const (never written)
 
     @property
     def cname(self) -> str:

@@ -47,6 +47,7 @@ from mcl.mcpl.ast import (
     walk,
 )
 from mcl.mcpl.nesting import ARRAY, SCALAR, default_space
+from mcl.mcpl.printer import print_expr
 from mcl.mcpl.visitor import StrictVisitor, unknown_node
 
 INDENT = "    "
@@ -155,7 +156,7 @@ class BodyEmitter(StrictVisitor):
 
     def visit_ViewDecl(self, s: ViewDecl, indent: int) -> None:
         source = self.printer.scope.lookup(s.source, s.span)
-        self.view(source, s.view, indent, s.span)
+        self.view(source, s.view, indent, s.span, s.part)
 
     def visit_Assign(self, s: Assign, indent: int) -> None:
         self.line(indent, f"{self.assignment(s)};", s.span)
@@ -375,17 +376,25 @@ class BodyEmitter(StrictVisitor):
         self.specialised.append((macro, product(dims)))
         return macro
 
-    def view(self, source: Var, view: View, indent: int, span: Span | None) -> None:
-        """`a as float[n/t][t] a2`: a pointer to the same storage, indexed with its shape."""
+    def view(self, source: Var, view: View, indent: int, span: Span | None,
+             part: Expr | None = None) -> None:
+        """`a as float[n/t][t] a2`: a pointer to the same storage, indexed with its shape;
+        for a view of a part (`a[i] as ...`, `b.data as ...`), to the part's first element,
+        its subscripts evaluated here (the pointer a call would pass for the part)."""
+        start = source.cname if part is None else self.x(part)
+        viewed = source.name if part is None else print_expr(part)
         var = self.printer.scope.declare(
-            Var(view.name, view.type, source.address_space, source.space, kind=source.kind)
+            Var(view.name, view.type, source.address_space, source.space, kind=source.kind,
+                readonly=source.readonly)
         )
         qualifier = self.mapping.dialect.qualifier(source.address_space)
+        if source.readonly:
+            qualifier += "const "
         element = element_type(view.type.element, in_buffer=source.kind == "param")
         comment = where(span) or "  //"
         self.lines.append(
-            f"{INDENT * indent}{qualifier}{element}* const {var.cname} = {source.cname};"
-            f"{comment} (view of {source.name})"
+            f"{INDENT * indent}{qualifier}{element}* const {var.cname} = {start};"
+            f"{comment} (view of {viewed})"
         )
 
     # ------------------------------------------------------------------ guards

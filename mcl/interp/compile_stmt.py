@@ -33,6 +33,7 @@ from mcl.interp.lockstep import BarrierToken, ForeachInfo, lockstep, resolving_r
 from mcl.interp.values import POISON, StructValue, scalar_name
 from mcl.mcpl import ast
 from mcl.mcpl.operators import COMPOUND
+from mcl.mcpl.printer import print_expr
 from mcl.translate.unit_limits import UnitLimit, unit_limit
 
 if TYPE_CHECKING:
@@ -168,8 +169,17 @@ class FunctionCompiler(ExprCompiler):
             return lambda target, f: _copy_array(target, fn(f), span)
         return lambda target, f: _copy_struct(target, fn(f))
 
-    def _bind_view(self, source: Any, view: ast.View) -> CStmt:
-        load = self.loader(source)
+    def _bind_view(self, source: Any, view: ast.View, part: ast.Expr | None = None) -> CStmt:
+        """Bind `view` to the storage of `source`, or of the part of it `part` denotes (an
+        element or a field, evaluated here: its subscripts' values now)."""
+        if part is None:
+            load = self.loader(source)
+        else:
+            viewed = self.expr(part)
+            if not isinstance(viewed.type, ast.ArrayType):
+                raise fail("type", f"'{print_expr(part)}' is not an array, so it has no view",
+                           part.span)
+            load = viewed.fn
         shape = self.shape_fn(view.type)
         var = self.declare(view.name, view.type)
         slot, span = var.slot, view.span
@@ -183,9 +193,9 @@ class FunctionCompiler(ExprCompiler):
         source = self.lookup(s.source)
         if source is None:
             raise fail("unknown-name", f"unknown name '{s.source}'", s.span)
-        if not isinstance(source.type, ast.ArrayType):
+        if s.part is None and not isinstance(source.type, ast.ArrayType):
             raise fail("type", f"'{s.source}' is not an array, so it has no view", s.span)
-        return self._bind_view(source, s.view)
+        return self._bind_view(source, s.view, s.part)
 
     def visit_Assign(self, s: ast.Assign) -> CStmt:
         rhs = self.expr(s.value)

@@ -144,6 +144,8 @@ class _Effects(StrictVisitor):
 
     def visit_ViewDecl(self, s: ast.ViewDecl) -> None:
         self.type_sizes(s.view.type)
+        if s.part is not None:  # the subscripts of a viewed element are read, once
+            self.access(s.part, "")
         source = self.scopes.lookup(s.source)
         self.declare(s.view.name, s.view, storage=source)
 

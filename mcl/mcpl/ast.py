@@ -211,11 +211,22 @@ class View:
 
 @dataclass(frozen=True)
 class ViewDecl:
-    """Statement `a as float[n/t][t] a2;` declaring a view of existing array `source`."""
+    """Statement `a as float[n/t][t] a2;` declaring a view of existing array `source`.
+
+    `part` is set for a view of a part of `source`, as the original MCL writes it: an
+    element or a field (`a[i] as float[4][4] d;`, `b.data as float[4][4] d;`). It is the
+    part's expression, rooted at `source`; its subscripts are evaluated where the view is
+    declared, as for a part passed to a function (mcpl.md 4)."""
 
     source: str
     view: View
     span: Span | None = _span()
+    part: Expr | None = None
+
+    @property
+    def viewed(self) -> Expr:
+        """What the view views: the part, or the whole array as a name."""
+        return self.part if self.part is not None else Name(self.source, span=self.span)
 
 
 @dataclass(frozen=True)

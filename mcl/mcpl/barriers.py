@@ -140,7 +140,11 @@ class _Walker:
             case ast.Return():
                 return self.expr(s.value, pending, selected) if s.value is not None else pending
             case ast.ViewDecl():
-                return pending  # names memory declared before: no access of its own
+                # names memory declared before: no access of its own, but the subscripts
+                # of a viewed element are read
+                if s.part is None:
+                    return pending
+                return self.access(self.subscript_reads(s.part), pending, selected)
             case _:
                 unknown_node(s, "the barrier check")
 

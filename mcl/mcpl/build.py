@@ -263,32 +263,31 @@ class ModelBuilder(GrammarConverter):
             first: A.Stmt = self.decl(s.decl, self.span(s), chained=True)
             last = s.decl.view.name if s.decl.view is not None else s.decl.name
         else:
-            first = A.ViewDecl(self.view_source(s), self.view(s.view), span=self.span(s))
+            first = self.view_statement(s)
             more, last = s.more, s.view.name
         return [first, *self.chained_views(last, more)]
 
     def rule_DeclStmt(self, s: Any) -> A.Decl:
         return self.decl(s.decl, self.span(s))
 
-    def view_source(self, s: Any) -> str:
-        """The array a view statement views: a whole one. The original MCL also views a
-        field or an element (`b.data as float[4][4] d;`, `a[2] as ...`); mcl's views
-        rename a whole array in every pass, so that form is refused with a way round."""
+    def view_statement(self, s: Any) -> A.ViewDecl:
+        """`a as T v;`, or the original MCL's view of a part of `a`: an element or a
+        field (`a[i] as float[4][4] d;`, `b.data as float[4][4] d;`, mcpl.md 4)."""
+        span = self.span(s)
+        part: A.Expr | None = None
         if s.parts:
-            by_function = "pass the part to a function whose parameter has the view"
-            whole = (f"view all of '{s.source}' with the part's index as a leading "
-                     f"dimension (`{s.source} as float[m][4][4] v;`, then `v[2][i][j]`), "
-                     f"or {by_function}")
-            raise MclError(error(
-                "mcpl-view-of-part",
-                f"a view of a part of '{s.source}' (an element or a field) is not "
-                "supported: a view renames a whole array", self.span(s.parts[0]),
-                hint=by_function if any(self.matched_rule(p) == "FieldSuffix"
-                                        for p in s.parts) else whole))
-        return str(s.source)
+            part = A.Name(s.source, span=Span.point(span.file, span.line, span.column,
+                                                    len(s.source)))
+            for p in s.parts:
+                if getattr(p, "call", None) is not None:
+                    raise MclError(error("mcpl-syntax", "a view views storage, not the "
+                                         "result of a call", self.span(p),
+                                         hint="view an array, an element or a field"))
+                part = self.convert(p)(part)
+        return A.ViewDecl(str(s.source), self.view(s.view), span=span, part=part)
 
     def rule_ViewDeclStmt(self, s: Any) -> A.Stmt:
-        view = A.ViewDecl(self.view_source(s), self.view(s.view), span=self.span(s))
+        view = self.view_statement(s)
         if s.more:  # a chain standing alone as a statement (a foreach body)
             return A.Block((view, *self.chained_views(s.view.name, s.more)), span=view.span)
         return view

@@ -482,22 +482,30 @@ class FunctionChecker(ExpressionChecker):
                 span = self.source.word(spaces[0].name, d.span)
             self.error("mcpl-declaration-level", f"'{d.name}': {message}", span, hint)
 
-    def view(self, v: ast.View, source: Symbol, span: Span | None) -> None:
+    def view(self, v: ast.View, source: Symbol, span: Span | None,
+             part: ast.Expr | None = None) -> None:
+        """`source as T v`, or a view of a part of `source` (an element or a field): one
+        rule for both, on the type of what is viewed."""
         vt = self.resolve_type(v.type)
-        if not isinstance(source.type, (T.Array, T.Unknown)):
+        viewed = source.type if part is None else self.expr(part)
+        what = source.name if part is None else print_expr(part)
+        if not isinstance(viewed, (T.Array, T.Unknown)):
             self.error(
                 "mcpl-type-mismatch",
-                f"'{source.name}' is not an array, so it has no view",
+                f"'{what}' is not an array, so it has no view",
                 span,
+                "a view gives another shape to an array, or to an element or a field that "
+                "is an array",
             )
-        elif isinstance(vt, T.Array) and isinstance(source.type, T.Array):
-            if vt.element != source.type.element and not isinstance(source.type.element, T.Unknown):
+        elif isinstance(vt, T.Array) and isinstance(viewed, T.Array):
+            if vt.element != viewed.element and not isinstance(viewed.element, T.Unknown):
                 self.error(
                     "mcpl-type-mismatch",
                     f"view '{v.name}' has elements of type {vt.element}, but "
-                    f"'{source.name}' holds {source.type.element}",
+                    f"'{what}' holds {viewed.element}",
                     v.span or span,
                 )
+            self.view_size(v, self.viewed_sizes(source, part), what, span)
         sym = Symbol(
             v.name,
             Kind.VIEW,
@@ -510,15 +518,54 @@ class FunctionChecker(ExpressionChecker):
         )
         self.declare(sym, v.span or span)
 
+    def view_size(self, v: ast.View, sizes: tuple[ast.Expr, ...] | None, what: str,
+                  span: Span | None) -> None:
+        """A view needs no more elements than the storage it views holds (the rule the
+        interpreter applies when it runs), checked here where both counts are constants."""
+        needed, held = self.element_count(_sizes(v.type)), self.element_count(sizes)
+        if needed is not None and held is not None and needed > held:
+            self.error(
+                "mcpl-array-size",
+                f"view '{v.name}' needs {needed} elements, but '{what}' holds {held}",
+                v.span or span,
+                "a view gives the storage it views another shape: its sizes multiply to at "
+                "most the elements that storage holds",
+            )
+
+    def element_count(self, sizes: tuple[ast.Expr, ...] | None) -> int | None:
+        count = 1
+        for size in sizes if sizes is not None else (None,):
+            value = self.constant(size) if size is not None else None
+            if not isinstance(value, int) or isinstance(value, bool):
+                return None
+            count *= value
+        return count
+
+    @staticmethod
+    def viewed_sizes(source: Symbol, part: ast.Expr | None) -> tuple[ast.Expr, ...] | None:
+        """The sizes of the storage a view views, as declared: the whole array's, or those
+        an element of it leaves (`a[i]` of `float[n][16] a`: 16); None for a field (its
+        sizes belong to its type) and for what is not a declared array."""
+        declared = getattr(source.node, "type", None)
+        steps = 0
+        while isinstance(part, ast.Index):
+            steps, part = steps + 1, part.base
+        if part is not None and not isinstance(part, ast.Name) or not isinstance(
+                declared, ast.ArrayType):
+            return None
+        return _sizes(declared, steps)
+
     def view_decl(self, s: ast.ViewDecl) -> None:
         source = self.scopes.lookup(s.source)
         if source is None:
             self.unknown_name(s.source, self.source.word(s.source, s.span))
             source = Symbol(s.source, Kind.LOCAL, T.UNKNOWN, s, s.span)
+            part = None
         else:
             source.used = True
             self.bind(s, source)
-        self.view(s.view, source, s.span)
+            part = s.part
+        self.view(s.view, source, s.span, part)
 
     def foreach(self, s: ast.Foreach) -> None:
         group: ParGroup | None = None
@@ -757,3 +804,8 @@ class FunctionChecker(ExpressionChecker):
             self.source.word(sym.name, sym.span) if sym.kind is not Kind.PARAM else sym.span,
             "add a memory-space modifier, one of: " + ", ".join(spaces),
         )
+
+
+def _sizes(t: ast.ArrayType, skip: int = 0) -> tuple[ast.Expr, ...]:
+    """The sizes of an array type past its first `skip` bracket groups."""
+    return tuple(size for group in t.dims[skip:] for size in group)

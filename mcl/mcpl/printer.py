@@ -119,7 +119,7 @@ class _Printer(StrictVisitor):
     visit_Decl = visit_Assign = visit_IncDec = _simple_line
 
     def visit_ViewDecl(self, s: A.ViewDecl, indent: int) -> list[str]:
-        return [f"{INDENT * indent}{s.source} {_view(s.view)};"]
+        return [f"{INDENT * indent}{print_expr(s.viewed)} {_view(s.view)};"]
 
     def visit_CallStmt(self, s: A.CallStmt, indent: int) -> list[str]:
         return [f"{INDENT * indent}{print_expr(s.call)};"]

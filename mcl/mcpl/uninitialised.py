@@ -120,7 +120,10 @@ class _Walk:
             case None | ast.Barrier():
                 pass
             case ast.ViewDecl():
-                pass  # names an array declared before: no scalar is set or read
+                # names an array declared before: no scalar is set; the subscripts of a
+                # viewed element are read
+                if s.part is not None:
+                    self.subscripts(s.part, state)
             case ast.Block():
                 for stmt in s.stmts:
                     state = self.stmt(stmt, state)

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 
 from mcl.diagnostics import MclError, error
 from mcl.mcpl import ast
+from mcl.mcpl.printer import print_expr
 from mcl.mcpl.varying import assigned_names, header_names, names_in, varying_names
 from mcl.mcpl.visitor import StrictVisitor
 
@@ -89,11 +90,33 @@ def _close(
             hoisted.append(ast.Decl(s.type, s.name, s.spaces, False, None, s.view, span=s.span))
             kept.append(ast.Assign(ast.Name(s.name, span=s.span), "=", s.init, span=s.span))
             continue
+        if isinstance(s, ast.ViewDecl) and s.view.name in read_later:
+            _hoistable_view(s, bound_inside, varying)
+            hoisted.append(s)  # names storage: nothing to evaluate but a part's subscripts
+            continue
         kept.append(s)
         if isinstance(s, ast.Decl):
             bound_inside.add(s.name)
         bound_inside |= assigned_names(s)
     return hoisted + ([ast.If(cond, ast.Block(tuple(kept)), span=cond.span)] if kept else [])
+
+
+def _hoistable_view(s: ast.ViewDecl, bound_inside: set[str], varying: set[str]) -> None:
+    """A view read after a barrier is declared before the guard, where every unit, also
+    one that fails the guard, evaluates the subscripts of a part it views: they must not
+    differ between units (`_safe_for_every_unit`) nor read what the guarded part sets."""
+    if names_in(s.viewed) & bound_inside or not _safe_for_every_unit(s.part, varying):
+        raise MclError(
+            error(
+                "translate-unsafe-guard",
+                f"cannot guard this body: view '{s.view.name}' is used after a barrier, and "
+                f"what it views, '{print_expr(s.viewed)}', differs between units",
+                s.span,
+                hint="declare the view before the foreach whose units are guarded (between "
+                "the levels, where its subscripts are the same for all those units), or "
+                "view the part again, under another name, after the barrier",
+            )
+        )
 
 
 def _safe_for_every_unit(init: ast.Expr | None, varying: set[str]) -> bool:

@@ -98,6 +98,7 @@ class Binding:
     scope: Scope | None  # names visible to its initialiser
     init: ast.Expr | None = None
     storage: Binding | None = None  # a view names the memory of another array
+    part: ast.Expr | None = None  # what a view of a part views (`a[i]`, `b.data`)
     loop: Loop | None = None  # the loop it indexes, for loop variables
     writes: list[Write] = field(default_factory=list)
 
@@ -108,6 +109,30 @@ class Binding:
     @property
     def root(self) -> Binding:
         return self.storage.root if self.storage is not None else self
+
+    @property
+    def prefix(self) -> tuple[ast.Expr, ...]:
+        """The subscripts that select, in the root's storage, the part a view views: those
+        of `a[i] as float[4][4] d` (and of the views it views), outermost first. An
+        access `d[x][y]` is an access of `a` at `prefix + (x, y)`: the view's accesses
+        are accesses of the underlying array (mcpl.md 4)."""
+        if self.storage is None:
+            return ()
+        own = _subscripts(self.part)[0] if self.part is not None else ()
+        return self.storage.prefix + own
+
+    @property
+    def through_field(self) -> bool:
+        """Does a view (or a view it views) view a field (`b.data as ...`)? Its elements
+        then lie inside records: their offset is not a count of its elements."""
+        if self.storage is None:
+            return False
+        step = self.part
+        while isinstance(step, ast.Index | ast.Field):  # the chain, not its subscripts
+            if isinstance(step, ast.Field):
+                return True
+            step = step.base
+        return self.storage.through_field
 
     @property
     def single_assignment(self) -> bool:
@@ -326,6 +351,9 @@ class _Builder:
                 view = self.bind(s.view.name, "view", s.view.type, s.view, scope, loops)
                 view.storage = source
                 view.space = source.root.space if source else view.space
+                if s.part is not None:
+                    view.part = s.part
+                    self.part_subscripts(s, scope, loops, guards)
                 return scope.declare(view)
             case ast.Assign():
                 item = self.item(STMT, s, scope, loops, guards)
@@ -372,6 +400,17 @@ class _Builder:
                 # (docs/architecture.md).
                 unknown_node(s, "feedback")
         return scope
+
+    def part_subscripts(self, s: ast.ViewDecl, scope: Scope, loops: tuple[Loop, ...],
+                        guards: tuple[Guard, ...]) -> None:
+        """A view of a part computes the part's subscripts once, where it is declared
+        (indexing work, paper 6.2); the part itself is not loaded."""
+        assert s.part is not None
+        subscripts = _subscripts(s.part)[0]
+        if subscripts:
+            item = self.item(STMT, s, scope, loops, guards)
+            for sub in subscripts:
+                self.expr(item, sub, INDEX)
 
     def foreach(self, s: ast.Foreach, scope: Scope, loops: tuple[Loop, ...],
                 guards: tuple[Guard, ...]) -> None:
@@ -474,6 +513,8 @@ class _Builder:
     def add_access(self, item: Item, node: ast.Expr, b: Binding, mode: str,
                    indices: tuple[ast.Expr, ...], role: str, field_name: str | None = None
                    ) -> None:
+        if indices:  # an element of a view of a part: of the part's element (Binding.prefix)
+            indices = b.prefix + tuple(indices)
         acc = Access(node, b, mode, tuple(indices), item, role, field_name)
         item.accesses.append(acc)
         self.accesses.append(acc)

@@ -45,7 +45,7 @@ def element_layout(facts: KernelFacts, binding: Binding, field: str | None = Non
     field in the element); the field is the whole element when None. None when a size is
     not known statically."""
     root = binding.root
-    if not isinstance(root.type, ast.ArrayType):
+    if not isinstance(root.type, ast.ArrayType) or binding.through_field:
         return None
     record = type_bytes(facts, root.type.element, root.scope)
     if record is None:
@@ -110,11 +110,30 @@ class FlatIndices(Derived):
 
 
 def _flat_index(facts: KernelFacts, access: Access) -> Any:
-    sizes = extents(facts, access.binding)
+    strides = _strides(facts, access.binding)
     offset = sympy.Integer(0)
     for k, index in enumerate(access.indices):
-        term = facts.evaluator.sym(index, access.item.scope)
-        for extent in sizes[k + 1:]:
-            term = term * extent
-        offset = offset + term
+        # subscripts past the array's own (a field's, `c[i].v[k]`) count one element each
+        stride = strides[k] if k < len(strides) else sympy.Integer(1)
+        offset = offset + facts.evaluator.sym(index, access.item.scope) * stride
     return sympy.expand(offset)
+
+
+def _strides(facts: KernelFacts, binding: Binding) -> list[Any]:
+    """The element strides of the subscripts of an access through `binding`, row-major in
+    its extents. A view of a part (`a[i] as float[4][4] d`) first has those of the part's
+    subscripts (Binding.prefix), each in the extents of the array it indexes."""
+    own = _row_major(extents(facts, binding))
+    if binding.storage is None:
+        return own
+    selecting = len(binding.prefix) - len(binding.storage.prefix)
+    return _strides(facts, binding.storage)[:len(binding.storage.prefix) + selecting] + own
+
+
+def _row_major(sizes: list[Any]) -> list[Any]:
+    strides: list[Any] = []
+    stride: Any = sympy.Integer(1)
+    for extent in reversed(sizes):
+        strides.insert(0, stride)
+        stride = stride * extent
+    return strides

@@ -320,6 +320,9 @@ class Evaluator:
                 for sub in e.indices:
                     out |= self.deps(sub, scope)
             e = e.base
+        b = scope.lookup(e.name) if isinstance(e, ast.Name) else None
+        for sub in b.prefix if b is not None else ():  # the part a view of a part views
+            out |= self.deps(sub, scope)
         return out
 
 
