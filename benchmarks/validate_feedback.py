@@ -123,8 +123,8 @@ def analyse(folder: Path) -> dict[str, Any]:
 
 
 def halves(names: list[str]) -> tuple[list[str], list[str]]:
-    """The cases with a time estimate, in name order, split in two: the odd-numbered
-    positions (1, 3, ...) are the calibration half the time model's one fitted constant
+    """The recorded cases, in name order, split in two: the odd-numbered positions (1, 3,
+    ...) are the calibration half the time model's one fitted constant
     (mcl.feedback.analyses.timemodel.ACHIEVED_BANDWIDTH) was set on, the even-numbered
     ones (0, 2, ...) the held-out half."""
     ordered = sorted(names)
@@ -136,7 +136,8 @@ def estimate_halves(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
     half (`halves`)."""
     errors = {c["case"]: f["error"] for c in cases for f in c.get("figures", [])
               if f["kind"] == "time-estimate" and f["error"] is not None}
-    calibration, held_out = halves(list(errors))
+    calibration, held_out = ([c for c in half if c in errors]
+                             for half in halves([c["case"] for c in cases]))
     rows = []
     for name, chosen in (("all", list(errors)), ("calibration half", calibration),
                          ("held-out half", held_out)):
@@ -258,7 +259,7 @@ def pays_table(rows: list[dict[str, Any]]) -> str:
              "measured gain |", "|---|---|---|---|---:|---|---:|"]
     for r in rows:
         followed = (f"{r['suggestion']} ({gain(r['suggestion_gain'])})" if r["suggestion"]
-                    else "none: a fact, or beyond the feedback")
+                    else "none: the header quotes a fact, or none")
         acted = r["acted_on"] if len(r["acted_on"]) <= 70 else r["acted_on"][:67] + "..."
         lines.append(f"| {r['step']} | {acted} | {followed} | {us(r['estimates'])} | "
                      f"{gain(r['estimated_gain'])} | {us(r['seconds'])} | "

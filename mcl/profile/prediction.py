@@ -143,7 +143,9 @@ def predict(function: str, messages: Iterable[Mapping[str, Any]]) -> Prediction:
         if code == "time-estimate" and (
                 estimate := numeric(values, "estimated_seconds")) is not None:
             p.estimated_seconds = estimate
-        if m.get("severity") == "suggestion":
+        # a suggestion, or one the time model weighed at under 3% (a fact since)
+        if m.get("severity") == "suggestion" or (
+                code != "time-estimate" and numeric(values, "estimated_gain") is not None):
             p.suggestions.append(Suggestion(line, str(code), text,
                                             numeric(values, "estimated_gain"),
                                             numeric(values, "estimated_seconds_after")))

@@ -77,6 +77,7 @@ def test_the_time_estimate_is_held_out_on_half_the_cases() -> None:
     assert (calibration, held_out) == (["b", "d"], ["a", "c"])
     cases = [{"case": name, "figures": [{"kind": "time-estimate", "error": error}]}
              for name, error in (("a", 0.1), ("b", -0.5), ("c", 0.3), ("d", 0.2))]
+    cases.append({"case": "e", "figures": []})  # no estimate: in the held-out half, unused
     rows = {r["cases"]: r for r in estimate_halves(cases)}
     assert rows["all"]["median"] == pytest.approx(0.25)
     assert rows["calibration half"]["worst_case"] == "b"
