@@ -4,25 +4,27 @@ already states, and what each suggestion would save (docs/feedback.md, "Time est
 The roofline (section 8 of the paper's future work, mcl.feedback.analyses.roofline) says
 how fast a kernel could be at best; a programmer choosing between suggestions needs the
 model's estimate of how fast it is, and of how fast it would be after each change, in the
-manner of Nsight Compute's "estimated speedup". The estimate is the largest of four
-times, each one figure of the feedback over one figure of the description:
+manner of Nsight Compute's "estimated speedup". The estimate is the largest of three
+limits, each built from figures of the feedback over figures of the description:
 
 - device memory: the compulsory bytes of each space the level's memory holds (the
   roofline's `bytes_<space>`) over its bandwidth times `ACHIEVED_BANDWIDTH`;
-- on-chip memory: every byte the shared-memory accesses move, every byte the global
-  accesses move through the L1 (the roofline's `bytes_<space>_no_reuse`), and the
-  transactions that bank conflicts and uncoalesced accesses add (their messages'
-  `warp_executions` x extra transactions), over the banked memory's bandwidth (hopper's
-  and fermi's L1 and shared memory are one SRAM);
-- compute: the floating-point operations over the arithmetic peak;
+- the SM: compute (the floating-point operations over the arithmetic peak) plus on-chip
+  memory (every byte the shared-memory accesses move, every byte the global accesses
+  move through the L1, the roofline's `bytes_<space>_no_reuse`, and the transactions
+  that bank conflicts and uncoalesced accesses add, their messages' `warp_executions` x
+  extra transactions, over the banked memory's bandwidth: hopper's and fermi's L1 and
+  shared memory are one SRAM). The two add: the same warp schedulers issue both;
 - latency (Little's law, as Hong and Kim's MWP model, ISCA 2009): an SM completes at
   most `warps x loads in flight per warp` global loads per memory latency, so its
   warp-level global loads take `loads x latency / (warps x loads in flight)`; the warps
   per SM are the occupancy message's, the loads in flight per warp the global loads of
   the kernel's most frequent statement body, the latency the description's interconnect
   `latency` at the SM clock for the compulsory share of the bytes and the cache's
-  `latency` (hopper's l2) for the share the caches serve. A grid that does not fill the SMs evenly runs the busiest
-  one longer (its blocks over the average), which scales the on-chip and latency terms.
+  `latency` (hopper's l2) for the share the caches serve.
+
+A grid that does not fill the SMs evenly runs the busiest one longer (its blocks over
+the average), which scales the SM and latency terms.
 
 Every suggestion the model can re-evaluate gets `estimated_seconds_after` and
 `estimated_gain` (before over after): the occupancy message's change at its
@@ -59,8 +61,10 @@ MESSAGE_CODES = (
 )
 
 # The share of a memory's stated bandwidth a streaming kernel reaches. Calibrated on the
-# even-numbered half of the validation cases (docs/validation.md, "Time estimate"): the
-# median of measured over stated bandwidth of those bound by device memory.
+# calibration half of the validation cases (the odd positions of the recorded cases in
+# name order; benchmarks/validate_feedback.py --calibrate, docs/validation.md "Time
+# estimate"): the median, over those the model calls bound by device memory, of the
+# compulsory traffic's time at the stated bandwidth over the measured time (0.737).
 ACHIEVED_BANDWIDTH = 0.74
 # A change whose estimated gain is below this factor is a fact, not a suggestion (as
 # Nsight Compute's rules stay quiet below a small estimated speedup).
