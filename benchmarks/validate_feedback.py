@@ -11,7 +11,11 @@ Two steps, so the GPU is held only for the measurement:
         --json benchmarks/results/DATE-h100-validate-feedback.json
 
 `--analyse` runs `mcl profile --counters` on each recorded CSV, so an improved analysis
-is measured again without a GPU. The table gives, per figure kind, the cases compared,
+is measured again without a GPU. It also prints the time model's error over all cases,
+its calibration half and its held-out half, the series steps (measured and estimated gain
+side by side) and docs/feedback.md's "feedback pays" table; `--calibrate DIR` prints the
+achieved device-memory bandwidth on the calibration half (the time model's one fitted
+constant). The table gives, per figure kind, the cases compared,
 how many are flagged (outside the tolerance docs/profile.md states), and the median,
 90th percentile and worst of the relative error |measured - predicted| / predicted.
 
