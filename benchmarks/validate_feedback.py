@@ -11,7 +11,11 @@ Two steps, so the GPU is held only for the measurement:
         --json benchmarks/results/DATE-h100-validate-feedback.json
 
 `--analyse` runs `mcl profile --counters` on each recorded CSV, so an improved analysis
-is measured again without a GPU. The table gives, per figure kind, the cases compared,
+is measured again without a GPU. It also prints the time model's error over all cases,
+its calibration half and its held-out half, the series steps (measured and estimated gain
+side by side) and docs/feedback.md's "feedback pays" table; `--calibrate DIR` prints the
+achieved device-memory bandwidth on the calibration half (the time model's one fitted
+constant). The table gives, per figure kind, the cases compared,
 how many are flagged (outside the tolerance docs/profile.md states), and the median,
 90th percentile and worst of the relative error |measured - predicted| / predicted.
 
@@ -28,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import subprocess
 import sys
@@ -122,8 +127,7 @@ def analyse(folder: Path) -> dict[str, Any]:
     """Compare every recorded case again with this checkout's feedback."""
     known = {case.name: case for case in cases()}
     compared: list[dict[str, Any]] = []
-    for csv_path in sorted(p for p in folder.glob("*.csv")
-                           if not p.name.endswith(".source.csv")):
+    for csv_path in raw_pages(folder):
         case = known.get(csv_path.stem)
         if case is None:
             compared.append({"case": csv_path.stem, "error": "no such case in this checkout"})
@@ -147,8 +151,158 @@ def analyse(folder: Path) -> dict[str, Any]:
         compared.append({"case": csv_path.stem, "sizes": defines,
                          "figures": document["figures"] + lines,
                          "suggestions": document["suggestions"]})
-    return {"cases": compared, "summary": summarise(compared),
-            "steps": series_steps(compared)}
+    steps = series_steps(compared)
+    return {"cases": compared, "summary": summarise(compared), "steps": steps,
+            "time_estimate": estimate_halves(compared),
+            "pays": feedback_pays(steps, compared, folder.name)}
+
+
+def halves(names: list[str]) -> tuple[list[str], list[str]]:
+    """The recorded cases, in name order, split in two: the odd-numbered positions (1, 3,
+    ...) are the calibration half the time model's one fitted constant
+    (mcl.feedback.analyses.timemodel.ACHIEVED_BANDWIDTH) was set on, the even-numbered
+    ones (0, 2, ...) the held-out half."""
+    ordered = sorted(names)
+    return ordered[1::2], ordered[0::2]
+
+
+def estimate_halves(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The time estimate's error over all cases, the calibration half and the held-out
+    half (`halves`)."""
+    errors = {c["case"]: f["error"] for c in cases for f in c.get("figures", [])
+              if f["kind"] == "time-estimate" and f["error"] is not None}
+    calibration, held_out = ([c for c in half if c in errors]
+                             for half in halves([c["case"] for c in cases]))
+    rows = []
+    for name, chosen in (("all", list(errors)), ("calibration half", calibration),
+                         ("held-out half", held_out)):
+        magnitudes = sorted(abs(errors[c]) for c in chosen)
+        worst = max(chosen, key=lambda c: abs(errors[c]), default=None)
+        rows.append({"cases": name, "compared": len(chosen), "names": sorted(chosen),
+                     "median": statistics.median(magnitudes) if magnitudes else None,
+                     "p90": percentile(magnitudes, 0.9) if magnitudes else None,
+                     "within_25": sum(m <= 0.25 for m in magnitudes),
+                     "worst": errors[worst] if worst else None, "worst_case": worst})
+    return rows
+
+
+def estimate_table(rows: list[dict[str, Any]]) -> str:
+    def pct(x: float | None) -> str:
+        return "-" if x is None else f"{100 * x:+.0f}%" if x < 0 else f"{100 * x:.0f}%"
+
+    lines = ["| time estimate, cases | compared | within 25% | median | p90 | worst (case) |",
+             "|---|---:|---:|---:|---:|---|"]
+    for r in rows:
+        lines.append(f"| {r['cases']} | {r['compared']} | {r['within_25']} | "
+                     f"{pct(r['median'])} | {pct(r['p90'])} | {pct(r['worst'])} "
+                     f"({r['worst_case']}) |")
+    return "\n".join(lines)
+
+
+def calibrate(folder: Path) -> dict[str, Any]:
+    """The achieved share of the stated device-memory bandwidth on the calibration half
+    (`halves`): for each of its cases the time model calls bound by device memory, the
+    compulsory traffic's time at the stated bandwidth over the measured time; their
+    median is what ACHIEVED_BANDWIDTH states."""
+    from mcl.feedback.analyses.timemodel import ACHIEVED_BANDWIDTH
+
+    known = {case.name: case for case in cases()}
+    measured = {}
+    for csv_path in raw_pages(folder):
+        from mcl.profile.counters import parse_raw_csv, totals
+
+        counters = totals(parse_raw_csv(csv_path.read_text()))
+        if counters.get("gpu__time_duration.sum"):
+            measured[csv_path.stem] = counters["gpu__time_duration.sum"] * 1e-9
+    calibration, _ = halves(list(measured))
+    shares = {}
+    for name in calibration:
+        case = known.get(name)
+        if case is None:
+            continue
+        argv = [sys.executable, "-m", "mcl", "check", str(case.path), "--level", LEAF,
+                "--format", "json"]
+        for k, v in case.sizes.items():
+            argv += ["-D", f"{k}={v}"]
+        done = subprocess.run(argv, capture_output=True, text=True, check=False, cwd=REPO)
+        facts = [m for m in json.loads(done.stdout or "{}").get("messages", [])
+                 if m["code"] == "time-estimate"]
+        if not facts:
+            continue
+        values = {k: v["numeric"] for k, v in facts[0]["values"].items()}
+        if values["estimated_seconds"] == values["seconds_device_memory"]:
+            stated = values["seconds_device_memory"] * ACHIEVED_BANDWIDTH
+            shares[name] = stated / measured[name]
+    return {"calibration_cases": calibration, "device_memory_bound": shares,
+            "median": statistics.median(shares.values()) if shares else None,
+            "stated_constant": ACHIEVED_BANDWIDTH}
+
+
+def raw_pages(folder: Path) -> list[Path]:
+    """The recorded raw pages of a validation folder (not the per-line source pages)."""
+    return sorted(p for p in folder.glob("*.csv") if not p.name.endswith(".source.csv"))
+
+
+# What each step of a hopper series acted on, from the `// change:` header of the version
+# after it: the text the header quotes after `feedback "`.
+QUOTED = re.compile(r'feedback "([^"]+)"')
+
+
+def acted_on(app: str, version: int) -> str:
+    from mcl.report.series import change_of
+
+    return change_of(REPO / "kernels" / app / f"{LEAF}_v{version}.mcpl") or ""
+
+
+def feedback_pays(steps: list[dict[str, Any]], cases: list[dict[str, Any]],
+                  source: str = "2026-11-26-h100-validate-feedback") -> list[dict[str, Any]]:
+    """For every step of a hopper series: what it acted on (the `// change:` header), the
+    suggestion of the version before it that the header quotes, with the gain that
+    suggestion's message estimated, the model's estimate before and after, and the gain
+    measured (ncu's kernel times of the validation)."""
+    rows = []
+    for step in steps:
+        before, after = step["step"].split(" -> ")
+        app, version = after.rsplit(" v", 1)
+        change = acted_on(app, int(version))
+        quoted = QUOTED.search(change)
+        head = quoted.group(1).split(":")[0].strip() if quoted else None
+        # "mm v1" is the case mm-hopper_v1; "transpose gpu_v1" (above hopper) transpose-gpu_v1
+        app0, _, version0 = before.partition(" ")
+        name0 = f"{app0}-{LEAF}_{version0}" if version0[1:].isdigit() else f"{app0}-{version0}"
+        suggestions = next((c.get("suggestions", []) for c in cases
+                            if c["case"] == name0), [])
+        followed = [s for s in suggestions
+                    if head and s["message"].split(":")[0].strip() == head]
+        rows.append({"step": step["step"], "acted_on": quoted.group(1) if quoted else change,
+                     "suggestion": followed[0]["code"] if followed else None,
+                     "suggestion_gain": followed[0]["estimated_gain"] if followed else None,
+                     "estimates": step.get("estimates"),
+                     "estimated_gain": step.get("estimated_gain"),
+                     "seconds": step["seconds"], "measured_gain": step["measured_gain"],
+                     "measurement": f"ncu gpu__time_duration, {source} (H100, base clocks)"})
+    return rows
+
+
+def pays_table(rows: list[dict[str, Any]]) -> str:
+    def gain(x: float | None) -> str:
+        return f"{x:.2f}x" if x else "-"
+
+    def us(pair: list[float | None] | None) -> str:
+        a, b = pair or (None, None)
+        return f"{a * 1e6:.1f} -> {b * 1e6:.1f} us" if a and b else "-"
+
+    lines = ["| step | acted on | suggestion followed (its estimated gain) | model estimate "
+             "before -> after | estimated gain | measured before -> after (ncu) | "
+             "measured gain |", "|---|---|---|---|---:|---|---:|"]
+    for r in rows:
+        followed = (f"{r['suggestion']} ({gain(r['suggestion_gain'])})" if r["suggestion"]
+                    else "none: the header quotes a fact, or none")
+        acted = r["acted_on"] if len(r["acted_on"]) <= 70 else r["acted_on"][:67] + "..."
+        lines.append(f"| {r['step']} | {acted} | {followed} | {us(r['estimates'])} | "
+                     f"{gain(r['estimated_gain'])} | {us(r['seconds'])} | "
+                     f"{gain(r['measured_gain'])} |")
+    return "\n".join(lines)
 
 
 def series_steps(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -230,6 +384,8 @@ def main() -> int:
     step = parser.add_mutually_exclusive_group(required=True)
     step.add_argument("--collect", metavar="DIR", help="profile every case into DIR (GPU)")
     step.add_argument("--analyse", metavar="DIR", help="compare the reports in DIR")
+    step.add_argument("--calibrate", metavar="DIR", help="the achieved device-memory "
+                      "bandwidth on the calibration half of the cases in DIR")
     parser.add_argument("--small", action="store_true", help="--collect at small sizes")
     parser.add_argument("--timeout", type=float, default=240, help="seconds per case")
     parser.add_argument("--cases", nargs="*", default=[], metavar="WORD",
@@ -239,12 +395,20 @@ def main() -> int:
     args = parser.parse_args()
     if args.collect:
         return collect(Path(args.collect), args.small, args.timeout, args.cases)
+    if args.calibrate:
+        found = calibrate(Path(args.calibrate))
+        print(json.dumps(found, indent=2))
+        return 0
     result = analyse(Path(args.analyse))
     print(table(result["summary"]))
+    print()
+    print(estimate_table(result["time_estimate"]))
     print()
     from mcl.profile.series import steps_table
 
     print(steps_table(result["steps"]))
+    print()
+    print(pays_table(result["pays"]))
     for case in result["cases"]:
         if "error" in case:
             print(f"{case['case']}: {case['error']}")

@@ -235,7 +235,8 @@ def _document(file: str, target: str, function: str, sizes: dict[str, int],
                       "measured": r.measured, "ok": r.ok, "reason": r.reason,
                       "message": r.message} for r in lines],
         "suggestions": [{"line": s.line, "code": s.code, "message": s.message,
-                         "estimated_gain": s.estimated_gain}
+                         "estimated_gain": s.estimated_gain,
+                         "estimated_seconds_after": s.estimated_seconds_after}
                         for s in prediction.suggestions],
         "flags": sum(f.ok is False for f in figures) + sum(not r.ok for r in lines),
     }

@@ -37,6 +37,9 @@ class AnalysisContext:
     program: Program | Module
     hwd: HardwareDescription
     values: Mapping[str, Any] = field(default_factory=dict)
+    # The messages of the analyses that ran before this one (mcl.feedback.registry): what
+    # an analysis that `revises` (the time model) reads and returns revised.
+    earlier: tuple[Message, ...] = ()
     _facts: KernelFacts | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -73,3 +76,6 @@ class Analysis:
     applies: Predicate = always
     description: str = ""
     codes: tuple[MessageCode, ...] = ()
+    # `run` returns the earlier messages of the function (`context.earlier`), revised, with
+    # its own: the time model states each suggestion's gain in its message.
+    revises: bool = False

@@ -173,3 +173,11 @@ def _count(text: str, figure: str | None) -> str:
     if figure is None or any(c in text for c in "{}|:="):
         return text
     return f"{{{figure}={text}}}"
+
+
+def seconds_text(s: float) -> str:
+    """1.23 ms, 45.6 µs: three significant digits in the largest unit below `s`."""
+    for factor, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
+        if s >= factor:
+            return f"{s / factor:.3g} {unit}"
+    return f"{s * 1e9:.3g} ns"

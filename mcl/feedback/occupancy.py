@@ -406,6 +406,10 @@ def occupancy_message(kernel: Any, sm: Multiprocessor, max_registers: int,
         text += ": " + "; ".join(v.advice)
     values = {"blocks_per_sm": v.blocks, "warps_per_sm": v.warps, "warp_slots": warp_slots,
               **figures(v, usage)}
+    if v.multiprocessors != math.inf:
+        values["multiprocessors"] = int(v.multiprocessors)
+    if v.changes:  # the most warps a change advised gives (the time model's "after")
+        values["warps_per_sm_after"] = max(c.warps for c in v.changes)
     return kernel.message(
         text, severity="suggestion" if v.advice else "info", code="occupancy",
         values=values, hint=occupancy_hint(v, "SM", registers.basis))

@@ -32,6 +32,7 @@ from mcl.feedback.analyses import (
     opstats,
     reuse,
     roofline,
+    timemodel,
     transfers,
     unit_counts,
 )
@@ -75,6 +76,10 @@ BUILTIN: tuple[Analysis, ...] = (
     Analysis("roofline", roofline.roofline, roofline.has_peak,
              description="the roofline: bound and attainable performance",
              codes=roofline.MESSAGE_CODES),
+    # Last: it reads the messages of all the others and states each suggestion's gain.
+    Analysis("timemodel", timemodel.time_model, timemodel.has_time_model,
+             description="the time model: estimate and each suggestion's gain",
+             codes=timemodel.MESSAGE_CODES, revises=True),
 )
 # The codes of the engine's own messages (mcl.feedback.codes).
 MESSAGE_CODES = (
@@ -124,7 +129,10 @@ def analyse(function: Function, program: Program | Module, hwd: HardwareDescript
         for a in applicable(hwd, among):
             if wanted is None or a.name in wanted:
                 b.cut = False
+                context.earlier = tuple(messages)
                 found = a.run(context)
+                if a.revises:  # the earlier messages come back, revised
+                    found, messages = found[len(messages):], found[:len(messages)]
                 if b.cut:
                     found = [replace(m, approximate=True) for m in found]
                     found.append(Message(

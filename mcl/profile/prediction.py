@@ -5,8 +5,8 @@ analysis shows up in `mcl profile` without a change here.
 
 Which message gives which figure (docs/profile.md, "What is compared"):
 
-- time: the least time the roofs allow (roofline), and an estimate where a message
-  carries `estimated_seconds`;
+- time: the least time the roofs allow (roofline), and the time model's estimate
+  (`time-estimate`: `estimated_seconds`);
 - DRAM traffic: `transfers-total` (bytes_in: every byte the kernel reads must come from
   device memory once; bytes_out: every byte it writes must go there once);
 - coalescing: `uncoalesced` (lines x line_bytes per warp request, per access) or
@@ -14,7 +14,8 @@ Which message gives which figure (docs/profile.md, "What is compared"):
 - bank conflicts: `bank-conflict` (conflict_degree per access) or `memory-access-optimal`;
 - occupancy: `occupancy` (warps_per_sm of warp_slots; registers_per_thread_estimate);
 - divergence: `divergence` (lane_efficiency per branch);
-- suggestions: every suggestion, with its estimated gain where it states one.
+- suggestions: every suggestion, with the time model's estimated gain (the estimate before
+  over the estimate after its change, `estimated_gain`) where it states one.
 """
 
 from __future__ import annotations
@@ -42,7 +43,9 @@ class Suggestion:
     line: int
     code: str
     message: str
-    estimated_gain: float | None  # a speed-up factor, where the message states one
+    # the time model's speed-up factor (estimate before over after), where it states one
+    estimated_gain: float | None
+    estimated_seconds_after: float | None = None
 
 
 @dataclass
@@ -81,17 +84,6 @@ def store_flag(values: Mapping[str, Any]) -> bool | None:
     message does not say (feedback older than the value)."""
     flag = numeric(values, "store")
     return None if flag is None else bool(flag)
-
-
-def speedup(saved_share: float | None) -> float | None:
-    """The speed-up factor a message's `estimated_gain` promises at most. The feedback
-    states the gain as the share of its memory space's transactions a fix saves
-    (docs/feedback.md, *Estimated gain*); a kernel bound by that space runs in the time of
-    the transactions left, 1 / (1 - share) times faster, and one bound elsewhere gains
-    less, so the factor is an upper bound, as Nsight Compute's "estimated speedup" is."""
-    if saved_share is None or not 0.0 <= saved_share < 1.0:
-        return None
-    return 1.0 / (1.0 - saved_share)
 
 
 # The resource limits of the occupancy message (blocks per SM each allows); the grid's
@@ -148,11 +140,15 @@ def predict(function: str, messages: Iterable[Mapping[str, Any]]) -> Prediction:
             efficiency = numeric(values, "lane_efficiency")
             if efficiency is not None:
                 p.branch_efficiency.append(AccessPrediction(line, text, 100.0 * efficiency))
-        if (estimate := numeric(values, "estimated_seconds")) is not None:
+        if code == "time-estimate" and (
+                estimate := numeric(values, "estimated_seconds")) is not None:
             p.estimated_seconds = estimate
-        if m.get("severity") == "suggestion":
+        # a suggestion, or one the time model weighed at under 3% (a fact since)
+        if m.get("severity") == "suggestion" or (
+                code != "time-estimate" and numeric(values, "estimated_gain") is not None):
             p.suggestions.append(Suggestion(line, str(code), text,
-                                            speedup(numeric(values, "estimated_gain"))))
+                                            numeric(values, "estimated_gain"),
+                                            numeric(values, "estimated_seconds_after")))
     silent_means_optimal(p, codes)
     return p
 

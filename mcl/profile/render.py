@@ -61,7 +61,9 @@ def render(document: Mapping[str, Any], console: Any = None) -> None:
     if rows:
         console.print(line_table(rows))
     for s in document["suggestions"]:
-        gain = (f"estimated gain {s['estimated_gain']:.2f}x" if s["estimated_gain"]
+        gain = (f"estimated gain {s['estimated_gain']:.2f}x (the model's "
+                f"{s['estimated_seconds_after'] * 1e6:.1f} us after the change)"
+                if s["estimated_gain"] and s.get("estimated_seconds_after")
                 else "no estimated gain stated")
         console.print(f"  suggestion at line {s['line']} ({s['code']}): {gain}")
 

@@ -1,7 +1,9 @@
 """The steps of a refinement series under the profiler: for each version and the one
-made from it, the measured gain (kernel time before over after), the roofline bound of
-each, and the suggestions the version before carried with the gain each message states.
-That is where a suggestion's promise meets its result (docs/profile.md, "A series")."""
+made from it, the measured gain (kernel time before over after), the roofline bound and
+the time model's estimate of each, the gain the model predicts (its estimate before over
+its estimate after), and the suggestions the version before carried with the gain each
+message states. That is where a suggestion's promise meets its result (docs/profile.md,
+"A series")."""
 
 from __future__ import annotations
 
@@ -14,17 +16,24 @@ def _figure(document: Mapping[str, Any], kind: str, side: str) -> float | None:
     return found[0] if found else None
 
 
+def ratio(before: float | None, after: float | None) -> float | None:
+    return before / after if before and after else None
+
+
 def steps(versions: Sequence[tuple[str, Mapping[str, Any]]]) -> list[dict[str, Any]]:
     """One step per consecutive pair of (name, `mcl profile` document)."""
     found = []
     for (name0, before), (name1, after) in zip(versions, versions[1:], strict=False):
         t0 = _figure(before, "time-bound", "measured")
         t1 = _figure(after, "time-bound", "measured")
+        e0 = _figure(before, "time-estimate", "predicted")
+        e1 = _figure(after, "time-estimate", "predicted")
         found.append({
             "step": f"{name0} -> {name1}",
-            "seconds": [t0, t1], "measured_gain": t0 / t1 if t0 and t1 else None,
+            "seconds": [t0, t1], "measured_gain": ratio(t0, t1),
             "bounds": [_figure(before, "time-bound", "predicted"),
                        _figure(after, "time-bound", "predicted")],
+            "estimates": [e0, e1], "estimated_gain": ratio(e0, e1),
             "suggestions": [{"line": s["line"], "code": s["code"],
                              "estimated_gain": s["estimated_gain"]}
                             for s in before.get("suggestions", [])],
@@ -32,15 +41,24 @@ def steps(versions: Sequence[tuple[str, Mapping[str, Any]]]) -> list[dict[str, A
     return found
 
 
+def _us(pair: Sequence[float | None]) -> str:
+    a, b = pair
+    return f"{a * 1e6:.1f} -> {b * 1e6:.1f} us" if a and b else "-"
+
+
+def _gain(x: float | None) -> str:
+    return f"{x:.2f}x" if x else "-"
+
+
 def steps_table(found: list[dict[str, Any]]) -> str:
-    """The steps as a Markdown table."""
-    lines = ["| step | measured before -> after | measured gain | suggestions before "
-             "(estimated gain) |", "|---|---|---:|---|"]
+    """The steps as a Markdown table: measured and estimated gain side by side."""
+    lines = ["| step | measured before -> after | measured gain | model estimate before -> "
+             "after | estimated gain | suggestions before (estimated gain) |",
+             "|---|---|---:|---|---:|---|"]
     for s in found:
-        t0, t1 = s["seconds"]
-        times = f"{t0 * 1e6:.1f} -> {t1 * 1e6:.1f} us" if t0 and t1 else "-"
-        gain = f"{s['measured_gain']:.2f}x" if s["measured_gain"] else "-"
-        lines.append(f"| {s['step']} | {times} | {gain} | {suggestions_text(s)} |")
+        lines.append(f"| {s['step']} | {_us(s['seconds'])} | {_gain(s['measured_gain'])} | "
+                     f"{_us(s.get('estimates', [None, None]))} | "
+                     f"{_gain(s.get('estimated_gain'))} | {suggestions_text(s)} |")
     return "\n".join(lines)
 
 

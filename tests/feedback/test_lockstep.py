@@ -194,7 +194,7 @@ def test_unpadded_transpose_is_a_32_way_conflict_and_a_guard_limits_it(tmp_path,
     # as the trace says: the unguarded column read is 32-way, the one under tx < 4 4-way
     # estimated gain: per warp, the row store takes 1 pass of the banks, the column read
     # 32 and the guarded read 4 (its 4 lanes): 31 and 3 of the 37 passes are the conflicts
-    gains = sorted(numeric_values(m)["estimated_gain"] for m in messages
+    gains = sorted(numeric_values(m)["transactions_saved"] for m in messages
                    if m.code == "bank-conflict")
     assert gains == pytest.approx([3 / 37, 31 / 37])
     assert all(m.severity.value == "suggestion" for m in messages
@@ -356,5 +356,5 @@ def test_a_conflict_that_saves_under_three_percent_is_a_fact(library):
                                      {"n": 4096}) if m.code == "bank-conflict"]
     assert messages
     for m in messages:
-        assert m.severity.value == "info" and numeric_values(m)["estimated_gain"] < 0.03
+        assert m.severity.value == "info" and numeric_values(m)["transactions_saved"] < 0.03
         assert "fixing it saves under 1% of the kernel's shared memory" in m.text

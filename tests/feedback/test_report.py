@@ -205,19 +205,19 @@ def test_facts_with_nothing_to_act_on_are_shown_only_with_verbose(capsys) -> Non
     assert sorted(shown) == sorted([
         "opstats-summary", "transfers-total", "memory-access-optimal", "roofline",
         "memory-faster-space", "reuse-independent", "reuse-independent",
-        "elements-several-per-unit", "occupancy"])
+        "elements-several-per-unit", "occupancy", "time-estimate"])
     lines = out.splitlines()
-    assert lines[0].endswith(": 2 suggestions, 7 info (19 more with -v)")
+    assert lines[0].endswith(": 2 suggestions, 8 info (19 more with -v)")
     (quiet,) = [line for line in lines if "nothing to act on" in line]
     assert quiet == ("  19 more facts with nothing to act on (14 cache, 3 transfers, "
                      "2 opstats) not shown; -v shows every message")
     _, verbose = run(capsys, str(MATMUL), "--level", "fermi", "-v", *SIZES)
     every = _codes_shown(verbose)
-    assert len(every) == 28 and "nothing to act on" not in verbose
+    assert len(every) == 29 and "nothing to act on" not in verbose
     assert {"cache-benefits", "cache-no-benefit", "transfers-parameter"} <= set(every)
     _, out = run(capsys, str(MATMUL), "--level", "fermi", "--format", "json", *SIZES)
     messages = json.loads(out)["messages"]
-    assert len(messages) == 28  # machines get every message, marked
+    assert len(messages) == 29  # machines get every message, marked
     assert sorted(m["code"] for m in messages if m["shown_by_default"]) == sorted(shown)
 
 
@@ -253,7 +253,7 @@ def test_severity_filter_in_text_and_json(capsys) -> None:
     _, out = run(capsys, str(MATMUL), "--level", "fermi", "--severity", "suggestion", *SIZES)
     severities = {h.group(4) for h in map(HEAD.match, out.splitlines()) if h}
     assert severities == {"suggestion"}
-    assert out.splitlines()[0].endswith(": 2 suggestions (26 more below --severity suggestion)")
+    assert out.splitlines()[0].endswith(": 2 suggestions (27 more below --severity suggestion)")
     _, out = run(capsys, str(MATMUL), "--level", "fermi", "--severity", "suggestion",
                  "--format", "json", *SIZES)
     document = json.loads(out)
@@ -261,7 +261,7 @@ def test_severity_filter_in_text_and_json(capsys) -> None:
     _, out = run(capsys, str(MATMUL), "--level", "fermi", "--severity", "warning", *SIZES)
     assert not [h for h in map(HEAD.match, out.splitlines()) if h]
     assert out.splitlines()[0].endswith(
-        ": nothing at this severity (28 more below --severity warning)")
+        ": nothing at this severity (29 more below --severity warning)")
     # --severity alone asks for feedback
     _, out = run(capsys, str(MATMUL), "--severity", "info")
     assert out.startswith("feedback for matmul at level perfect")

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import statistics
 
+import pytest
+
 from benchmarks.validate_feedback import line_error, percentile, summarise, table
 
 
@@ -48,20 +50,24 @@ def test_series_steps_pair_consecutive_versions() -> None:
     from benchmarks.validate_feedback import series_steps
     from mcl.profile.series import steps_table
 
-    def case(name: str, seconds: float, bound: float, suggestions: list) -> dict:
+    def case(name: str, seconds: float, bound: float, suggestions: list,
+             estimate: float | None = None) -> dict:
         return {"case": name, "suggestions": suggestions, "figures": [
-            {"kind": "time-bound", "predicted": bound, "measured": seconds}]}
+            {"kind": "time-bound", "predicted": bound, "measured": seconds},
+            {"kind": "time-estimate", "predicted": estimate, "measured": seconds}]}
 
-    occupancy = {"line": 9, "code": "occupancy", "estimated_gain": None}
-    steps = series_steps([case("mm-hopper_v1", 6e-3, 2e-3, [occupancy]),
-                          case("mm-hopper_v2", 4e-3, 2e-3, []),
+    occupancy = {"line": 9, "code": "occupancy", "estimated_gain": 1.25}
+    steps = series_steps([case("mm-hopper_v1", 6e-3, 2e-3, [occupancy], 5e-3),
+                          case("mm-hopper_v2", 4e-3, 2e-3, [], 4e-3),
                           case("mm-perfect", 1.0, 0.5, []),
                           case("gv-hopper_v2", 1e-3, 1e-4, [])])  # no v3: no step
     assert [s["step"] for s in steps] == ["mm v1 -> mm v2"]
     assert steps[0]["measured_gain"] == 1.5
+    # the model's estimate before over after, beside the measured gain
+    assert steps[0]["estimates"] == [5e-3, 4e-3] and steps[0]["estimated_gain"] == 1.25
     assert steps[0]["suggestions"] == [occupancy]
-    assert "| mm v1 -> mm v2 | 6000.0 -> 4000.0 us | 1.50x | occupancy (line 9: none stated) |" \
-        in steps_table(steps)
+    assert ("| mm v1 -> mm v2 | 6000.0 -> 4000.0 us | 1.50x | 5000.0 -> 4000.0 us | 1.25x | "
+            "occupancy (line 9: 1.25x) |") in steps_table(steps)
 
 
 def test_series_steps_cross_levels_in_the_order_of_the_hierarchy() -> None:
@@ -78,3 +84,18 @@ def test_series_steps_cross_levels_in_the_order_of_the_hierarchy() -> None:
                           case("transpose-perfect"), case("reduction-gpu_v1"),
                           case("idiom-scan"), case("mm-hopper_v2"), case("mm-hopper_v1")])
     assert [s["step"] for s in steps] == ["mm v1 -> mm v2", "transpose gpu_v1 -> transpose v1"]
+
+
+def test_the_time_estimate_is_held_out_on_half_the_cases() -> None:
+    from benchmarks.validate_feedback import estimate_halves, halves
+
+    calibration, held_out = halves(["d", "a", "c", "b"])
+    assert (calibration, held_out) == (["b", "d"], ["a", "c"])
+    cases = [{"case": name, "figures": [{"kind": "time-estimate", "error": error}]}
+             for name, error in (("a", 0.1), ("b", -0.5), ("c", 0.3), ("d", 0.2))]
+    cases.append({"case": "e", "figures": []})  # no estimate: in the held-out half, unused
+    rows = {r["cases"]: r for r in estimate_halves(cases)}
+    assert rows["all"]["median"] == pytest.approx(0.25)
+    assert rows["calibration half"]["worst_case"] == "b"
+    assert rows["held-out half"]["median"] == pytest.approx(0.2)
+    assert rows["held-out half"]["within_25"] == 1

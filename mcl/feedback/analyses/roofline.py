@@ -34,7 +34,7 @@ import sympy
 from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.budget import budget
 from mcl.feedback.codes import LEFT_OUT, MessageCode
-from mcl.feedback.emit import Emitter
+from mcl.feedback.emit import Emitter, seconds_text
 from mcl.feedback.facts.costs import COMPUTATIONAL, DATA, function_costs
 from mcl.feedback.facts.counting import tidy
 from mcl.feedback.facts.sizes import element_bytes, parameter_bytes
@@ -323,13 +323,6 @@ def describe_bound(bound: str) -> str:
 def percent(x: float) -> str:
     """63%, 1.2%, 0.042%: two significant digits below 10%."""
     return f"{x:.0%}" if x >= 0.1 else f"{x * 100:.2g}%"
-
-
-def seconds_text(s: float) -> str:
-    for factor, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
-        if s >= factor:
-            return f"{s / factor:.3g} {unit}"
-    return f"{s * 1e9:.3g} ns"
 
 
 def rate_text(x: float, unit: str) -> str:

@@ -1,0 +1,184 @@
+"""The time model of the GPU leaves (mcl.feedback.analyses.timemodel; docs/feedback.md,
+"Time estimate"): its formula on figures each term of which is checked by hand, each
+suggestion's estimate after its change against the model's estimate of the changed
+kernel, and no gain where the model lacks a figure."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from conftest import KERNELS, feedback
+
+from mcl.diagnostics import Span
+from mcl.feedback.analyses import timemodel
+from mcl.feedback.analyses.timemodel import (
+    ACHIEVED_BANDWIDTH,
+    COMPUTE,
+    DEVICE_MEMORY,
+    LATENCY,
+    ON_CHIP,
+    SM,
+    Figures,
+)
+from mcl.feedback.messages import Message, Severity, Value
+from mcl.feedback.registry import analyse
+from mcl.mcpl.loader import load_program
+
+
+def _figures(**changes: float) -> Figures:
+    base = Figures(multiprocessors=2, clock_hz=1e9, warps_per_sm=4, flops=1e9,
+                   peak_flops=1e12, device_seconds=1e-3, on_chip_bytes=1e9,
+                   on_chip_bandwidth=1e12, extra_bytes=1e9, loads_per_sm=1e5,
+                   loads_in_flight=2, latency_s=1e-6, wave_tail=1.5)
+    return replace(base, **changes)
+
+
+def test_each_term_is_its_figure_over_its_rate() -> None:
+    f = _figures()
+    terms = f.terms
+    # 1 ms at the stated bandwidth, of which the kernel reaches ACHIEVED_BANDWIDTH
+    assert terms[DEVICE_MEMORY] == pytest.approx(1e-3 / ACHIEVED_BANDWIDTH)
+    # (1 GB + 1 GB of conflicts) at 1 TB/s, on the busiest SM's 1.5 times the average
+    assert terms[ON_CHIP] == pytest.approx(2e9 / 1e12 * 1.5)
+    assert terms[COMPUTE] == pytest.approx(1e9 / 1e12 * 1.5)
+    # Little's law: 1e5 loads x 1.5 x 1 us, 4 warps x 2 loads in flight at a time
+    assert terms[LATENCY] == pytest.approx(1e5 * 1.5 * 1e-6 / 8)
+    assert f.limits[SM] == pytest.approx(terms[COMPUTE] + terms[ON_CHIP])
+    assert f.seconds == pytest.approx(terms[LATENCY]) and f.limit == LATENCY
+
+
+def test_the_largest_limit_is_the_estimate() -> None:
+    f = _figures(latency_s=1e-9)  # latency hidden: the SM's 3 ms + 1.5 ms limit
+    assert f.limit == SM and f.seconds == pytest.approx(3e-3 + 1.5e-3)
+    f = _figures(latency_s=1e-9, device_seconds=1.0)
+    assert f.limit == DEVICE_MEMORY and f.seconds == pytest.approx(1.0 / ACHIEVED_BANDWIDTH)
+
+
+def _message(code: str, severity: Severity = Severity.SUGGESTION, **values: float) -> Message:
+    return Message(severity, "functions", code, f"{code} text", Span("k.mcpl", 1, 1, 1, 2),
+                   tuple((k, Value(v, v)) for k, v in values.items()), "k")
+
+
+def test_an_occupancy_suggestion_is_weighed_at_its_warps() -> None:
+    f = _figures()
+    m = _message("occupancy", warps_per_sm=4, warps_per_sm_after=8)
+    changed = timemodel.with_gain(m, f)
+    after = dict(changed.values)
+    # twice the warps halve the latency term: 18.75 ms -> 9.375 ms, still the limit
+    assert after["estimated_seconds_after"].numeric == pytest.approx(f.seconds / 2)
+    assert after["estimated_gain"].numeric == pytest.approx(2.0)
+    assert changed.severity == Severity.SUGGESTION and "(2.00x)" in changed.text
+
+
+def test_a_gain_under_three_percent_makes_a_fact() -> None:
+    f = _figures(latency_s=1e-9, device_seconds=1.0)  # bound by device memory
+    m = _message("occupancy", warps_per_sm=4, warps_per_sm_after=8)
+    changed = timemodel.with_gain(m, f)
+    assert changed.severity == Severity.INFO
+    assert dict(changed.values)["estimated_gain"].numeric == pytest.approx(1.0)
+    assert "limited by device memory either way" in changed.text
+
+
+def test_a_conflict_without_its_extra_passes() -> None:
+    # 1e6 warp executions of a 3-way conflict: 2 extra passes of 32 banks x 4 B each
+    m = _message("bank-conflict", conflict_degree=3, banks=32, warp_executions=1e6)
+    assert timemodel.after(_figures(), m) == _figures(extra_bytes=1e9 - 1e6 * 2 * 128)
+
+
+def test_a_change_the_model_does_not_capture_states_no_gain() -> None:
+    f = _figures()
+    for m in (_message("memory-faster-space"), _message("elements-several-per-unit"),
+              _message("occupancy", warps_per_sm=4),  # no change advised
+              _message("uncoalesced", lines=32, minimum_lines=4, line_bytes=32)):  # no runs
+        assert timemodel.with_gain(m, f) == m
+
+
+# A tile transpose; WIDTH 32 is a 32-way conflict on the column read, 33 (padded) none.
+TRANSPOSE = """
+hopper void transpose(int n, global float[n, n] dst, global float[n, n] src) {
+  foreach (int bi in n / 32 blocks) {
+    foreach (int bj in n / 32 blocks) {
+      shared float[32][WIDTH] tile;
+      foreach (int ty in 32 warps) {
+        foreach (int tx in 32 threads) {
+          tile[ty][tx] = src[bi * 32 + ty, bj * 32 + tx];
+          barrier(shared);
+          dst[bj * 32 + ty, bi * 32 + tx] = tile[tx][ty] * 2.0;
+        }
+      }
+    }
+  }
+}
+"""
+
+# One warp per block (BLOCK = 32 threads): the 32 block slots of an SM hold 32 of its 64
+# warps, and the occupancy message advises 64 threads per block.
+SCALE = """
+hopper void scale(int n, global float[n] a, global float[n] b) {
+  foreach (int bi in n / (WARPS * 32) blocks) {
+    foreach (int w in WARPS warps) {
+      foreach (int t in 32 threads) {
+        int i = (bi * WARPS + w) * 32 + t;
+        b[i] = 2.0 * a[i];
+      }
+    }
+  }
+}
+"""
+
+
+def _messages(tmp_path: Path, library, source: str, name: str, sizes: dict) -> list[Message]:
+    path = tmp_path / f"{name}.mcpl"
+    path.write_text(source)
+    program = load_program(path, (), library)
+    function = program.main.functions[0]
+    return analyse(function, program, library.get(function.hwd), sizes)
+
+
+def _estimate(messages: list[Message]) -> float:
+    found = [m for m in messages if m.code == "time-estimate"]
+    assert len(found) == 1
+    return float(dict(found[0].values)["estimated_seconds"].numeric)
+
+
+def _after(message: Message) -> float:
+    return float(dict(message.values)["estimated_seconds_after"].numeric)
+
+
+def test_the_conflict_s_after_time_is_the_padded_kernel_s_estimate(tmp_path, library) -> None:
+    sizes = {"n": 8192}
+    unpadded = _messages(tmp_path, library, TRANSPOSE.replace("WIDTH", "32"), "t32", sizes)
+    padded = _messages(tmp_path, library, TRANSPOSE.replace("WIDTH", "33"), "t33", sizes)
+    conflict = [m for m in unpadded if m.code == "bank-conflict"]
+    assert len(conflict) == 1 and not [m for m in padded if m.code == "bank-conflict"]
+    assert _after(conflict[0]) == pytest.approx(_estimate(padded), rel=1e-9)
+    assert _estimate(unpadded) > _estimate(padded)
+
+
+def test_the_occupancy_after_time_is_the_larger_block_s_estimate(tmp_path, library) -> None:
+    # 132 SMs x 64 warps x 32 threads x 4: every grid fills the SMs evenly
+    sizes = {"n": 132 * 64 * 32 * 4}
+    one = _messages(tmp_path, library, SCALE.replace("WARPS", "1"), "w1", sizes)
+    two = _messages(tmp_path, library, SCALE.replace("WARPS", "2"), "w2", sizes)
+    occupancy = [m for m in one if m.code == "occupancy"]
+    assert len(occupancy) == 1
+    values = dict(occupancy[0].values)
+    assert values["warps_per_sm"].numeric == 32 and values["warps_per_sm_after"].numeric == 64
+    assert "64 give 64 warps" in occupancy[0].text
+    assert _after(occupancy[0]) == pytest.approx(_estimate(two), rel=1e-9)
+
+
+def test_without_the_sizes_no_estimate_and_no_gain(tmp_path, library) -> None:
+    messages = _messages(tmp_path, library, TRANSPOSE.replace("WIDTH", "32"), "t", {})
+    assert not [m for m in messages if m.code == "time-estimate"]
+    assert not [m for m in messages if "estimated_gain" in dict(m.values)]
+
+
+def test_a_faster_space_suggestion_states_no_gain() -> None:
+    messages = feedback(KERNELS / "matmul" / "perfect.mcpl", "hopper",
+                        values={"n": 1024, "m": 1024, "p": 1024})
+    assert _estimate(messages) > 0
+    faster = [m for m in messages if m.code == "memory-faster-space"]
+    assert faster and all("estimated_gain" not in dict(m.values) for m in faster)
