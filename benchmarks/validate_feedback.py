@@ -97,6 +97,8 @@ def cases() -> list[Case]:
 def collect(folder: Path, small: bool, timeout: float, only: list[str]) -> int:
     """Profile every case into `folder`: NAME.csv (ncu's raw page), NAME.json (mcl
     profile's document), NAME.log (its stderr); a summary line per case on stdout."""
+    from mcl.profile.ncu import run_group
+
     folder.mkdir(parents=True, exist_ok=True)
     failures = 0
     for case in cases():
@@ -110,8 +112,7 @@ def collect(folder: Path, small: bool, timeout: float, only: list[str]) -> int:
             argv += ["-D", d]
         start = time.perf_counter()
         try:
-            done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
-                                  check=False, cwd=REPO)
+            done = run_group(argv, timeout, cwd=REPO)  # ncu's profiled run killed with it
             status, out, err = done.returncode, done.stdout, done.stderr
         except subprocess.TimeoutExpired:
             status, out, err = 124, "", f"timed out after {timeout:.0f} s"

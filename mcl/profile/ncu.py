@@ -11,8 +11,10 @@ ncu replays each kernel once per pass, flushing the caches before each (its defa
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -102,11 +104,28 @@ def export(ncu: str, report: Path, page: list[str], env: dict[str, str], timeout
     return exported.stdout
 
 
+def run_group(argv: Sequence[str], timeout: float, env: dict[str, str] | None = None,
+              cwd: str | Path | None = None) -> subprocess.CompletedProcess[str]:
+    """`subprocess.run` in a process group of its own, the whole group killed on a
+    timeout: ncu starts the profiled run as its child, and killing ncu alone left that
+    run (and its GPU context, and ncu's lock) behind for the next profile to wait on.
+    Raises subprocess.TimeoutExpired as `subprocess.run` does."""
+    with subprocess.Popen(list(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True, env=env, cwd=cwd, start_new_session=True) as child:
+        try:
+            out, err = child.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(child.pid, signal.SIGKILL)
+            child.communicate()
+            raise
+    return subprocess.CompletedProcess(list(argv), child.returncode, out, err)
+
+
 def _call(argv: Sequence[str], env: dict[str, str], timeout: float
           ) -> subprocess.CompletedProcess[str]:
     try:
-        return subprocess.run(list(argv), capture_output=True, text=True, env=env,
-                              timeout=timeout, check=False)
+        return run_group(argv, timeout, env)
     except subprocess.TimeoutExpired:
         raise MclError(error("profile-timeout", f"ncu did not finish in {timeout:.0f} s",
                              None, hint="profile smaller sizes (-D)")) from None
