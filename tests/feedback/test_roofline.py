@@ -141,3 +141,14 @@ def test_the_hint_asks_only_for_values_not_given():
                             values={"nrows": 4096, "ncols": 4096, "nnz": 65536}), "roofline")
     assert m.hint is not None and "-D iters_k=..." in m.hint
     assert "nrows" not in m.hint and "ncols" not in m.hint
+
+
+@pytest.mark.parametrize("share, text", [
+    (0.63, "63%"), (0.1, "10%"), (0.099999, "10%"), (0.05, "5%"), (0.012, "1.2%"),
+    (0.00042, "0.042%"), (9.9e-7, "0.000099%"), (0.0, "0%")])
+def test_a_share_of_the_roof_is_never_written_in_exponent_notation(share: float,
+                                                                     text: str) -> None:
+    # a tiny kernel on a loaded machine reached 9.9e-07 of its roof, printed "9.9e-05%"
+    from mcl.feedback.analyses.roofline import percent
+
+    assert percent(share) == text

@@ -321,8 +321,17 @@ def describe_bound(bound: str) -> str:
 
 
 def percent(x: float) -> str:
-    """63%, 1.2%, 0.042%: two significant digits below 10%."""
-    return f"{x:.0%}" if x >= 0.1 else f"{x * 100:.2g}%"
+    """63%, 1.2%, 0.042%, 0.000099%: two significant digits below 10%, never in
+    exponent notation (a tiny kernel's share of its roof is still read as a percentage)."""
+    if x >= 0.1:
+        return f"{x:.0%}"
+    value = x * 100
+    if value <= 0 or not math.isfinite(value):
+        return f"{value:g}%"
+    value = float(f"{value:.2g}")  # two significant digits, then written out in full
+    digits = max(0, 1 - math.floor(math.log10(value)))
+    text = f"{value:.{digits}f}"
+    return (text.rstrip("0").rstrip(".") if "." in text else text) + "%"
 
 
 def rate_text(x: float, unit: str) -> str:
