@@ -31,7 +31,7 @@ from mcl.mcpl.nesting import (
     nesting_problem,
 )
 from mcl.mcpl.positions import SourceText, head
-from mcl.mcpl.printer import print_expr
+from mcl.mcpl.printer import print_expr, print_type
 from mcl.mcpl.scopes import Kind, Symbol
 from mcl.mcpl.visitor import unknown_node
 
@@ -375,8 +375,9 @@ class FunctionChecker(ExpressionChecker):
                     f"'{d.name}' is initialised from an array; the original MCL leaves "
                     "open whether that copies or aliases it, so mcl does neither",
                     d.init.span,
-                    "to alias, pass the part to a function taking an array parameter; "
-                    "to copy, assign the elements in a for loop",
+                    f"to alias, declare a view of it: `{print_expr(d.init)} as "
+                    f"{print_type(d.type)} {d.name};`; to copy, assign the elements in a "
+                    "for loop",
                 )
             elif isinstance(vt, T.Array):
                 self.error(

@@ -4,6 +4,7 @@ shows it. The kernels are small ones written for these tests."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -313,6 +314,15 @@ def test_an_array_initialised_from_an_array_is_refused_with_the_reason(tmp_path,
     line, err = refused(tmp_path, capsys, ROW_INIT)
     assert "k.mcl:3:18: error: 'row' is initialised from an array" in line
     assert "copies or aliases" in line and line.endswith("[mcpl-array-initialiser]")
+    # the hint's view, written as it says, checks and aliases the row
+    view = re.search(r"declare a view of it: `([^`]+)`", err)
+    assert view is not None, err
+    assert view.group(1) == "input[2] as float[w] row;"
+    fixed = tmp_path / "fixed.mcl"
+    fixed.write_text(ROW_INIT.replace("float[w] row = input[2];", view.group(1)))
+    from mcl.cli import main
+
+    assert main(["check", str(fixed)]) == 0
 
 
 # The part passed to a function whose parameter views it: the same meaning as a view of the
