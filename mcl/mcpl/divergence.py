@@ -35,7 +35,7 @@ def divergence_diagnostics(function: ast.Function) -> list[Diagnostic]:
     for foreach in _foreach_statements(function.body):
         divergent = divergent_names(foreach.body, {foreach.var})
         if not _has_nested_foreach(foreach.body):
-            _Barriers(divergent, found).stmt(foreach.body, divergent=False)
+            _Barriers(foreach, divergent, found).stmt(foreach.body, divergent=False)
         if not (isinstance(foreach.count, ast.IntLit) and foreach.count.value == 1):
             _Races(foreach, divergent, found).stmt(foreach.body, guarded=False)
     return found
@@ -111,10 +111,13 @@ class _DivergentNames:
 class _Barriers:
     """Barriers that some units of the innermost foreach do not reach."""
 
-    def __init__(self, divergent: set[str], found: list[Diagnostic]) -> None:
+    def __init__(self, foreach: ast.Foreach, divergent: set[str],
+                 found: list[Diagnostic]) -> None:
+        self.foreach = foreach
         self.divergent = divergent
         self.found = found
         self.exit: ast.Return | None = None  # a return only some units take, seen before
+        self.only_if: str | None = None  # the condition under which every unit takes it
 
     def is_divergent(self, e: object) -> bool:
         return bool(names_in(e) & self.divergent)
@@ -125,17 +128,29 @@ class _Barriers:
                 for stmt in s.stmts:
                     self.stmt(stmt, divergent, why)
             case ast.If():
-                if not divergent and self.is_divergent(s.cond):
-                    divergent = True
-                    why = f"inside 'if ({print_expr(s.cond)})', which not every unit takes"
+                outer = self.only_if
+                # (under a condition that is divergent only for some sizes, a condition
+                # that certainly is still makes the barrier an error)
+                if (not divergent or outer is not None) and self.is_divergent(s.cond):
+                    taken = unit_range_test(s.cond, self.foreach, self.divergent)
+                    if taken is None or taken is False:
+                        divergent, self.only_if = True, None
+                        why = f"inside 'if ({print_expr(s.cond)})', which not every unit takes"
+                    elif isinstance(taken, str) and not divergent:
+                        divergent, self.only_if = True, taken
+                        why = (f"inside 'if ({print_expr(s.cond)})', which every unit takes "
+                               f"only if {taken}")
                 self.stmt(s.then, divergent, why)
                 self.stmt(s.orelse, divergent, why)
+                self.only_if = outer
             case ast.For():
-                if not divergent and header_names(s) & self.divergent:
-                    divergent = True
+                outer = self.only_if
+                if (not divergent or outer is not None) and header_names(s) & self.divergent:
+                    divergent, self.only_if = True, None
                     why = (f"in for-loop '{s.var}', whose number of iterations differs "
                            "between the units")
                 self.stmt(s.body, divergent, why)
+                self.only_if = outer
             case ast.Return():
                 if divergent and self.exit is None:
                     self.exit = s
@@ -155,14 +170,50 @@ class _Barriers:
             why = f"after the return at line {line}, which some units take"
         elif not divergent:
             return
+        hint = ("every unit must reach a barrier, the same number of times (OpenCL leaves it "
+                "undefined; it usually hangs); move the barrier out of the condition or loop, "
+                "and guard only the work")
+        if self.only_if is not None and self.exit is None:
+            # Decided by sizes the check does not know: said as a possibility, with the
+            # condition that makes it safe (the interpreter and the run decide it).
+            self.found.append(warning(
+                "mcpl-barrier-divergence",
+                f"barrier({s.space}) may not be reached by every unit of its foreach: it "
+                f"stands {why}", s.span, hint))
+            return
         self.found.append(error(
             "mcpl-barrier-divergence",
             f"barrier({s.space}) is not reached by every unit of its foreach: it stands {why}",
-            s.span,
-            "every unit must reach a barrier, the same number of times (OpenCL leaves it "
-            "undefined; it usually hangs); move the barrier out of the condition or loop, "
-            "and guard only the work",
-        ))
+            s.span, hint))
+
+
+_FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
+
+
+def unit_range_test(cond: ast.Expr, foreach: ast.Foreach, divergent: set[str]
+                    ) -> bool | str | None:
+    """Whether every unit of `foreach` (indices 0 .. count - 1) takes `cond` when it
+    compares the index itself with a value the same for every unit (`t < n`, `16 > t`):
+    True when every unit or none takes it (decided on constants), False when some do and
+    some do not, or the condition on the sizes under which every unit takes it, as text
+    (`n >= 256`); None for any other condition."""
+    if not isinstance(cond, ast.Binary) or cond.op not in _FLIPPED:
+        return None
+    op, left, right = cond.op, cond.left, cond.right
+    if isinstance(right, ast.Name) and right.name == foreach.var:
+        op, left, right = _FLIPPED[op], right, left
+    if not (isinstance(left, ast.Name) and left.name == foreach.var) \
+            or names_in(right) & divergent:
+        return None
+    count = foreach.count
+    bound, size = print_expr(right), print_expr(count)
+    every = {"<": f"{bound} >= {size}", "<=": f"{bound} >= {size} - 1",
+             ">": f"{bound} < 0", ">=": f"{bound} <= 0"}[op]
+    if isinstance(right, ast.IntLit) and isinstance(count, ast.IntLit):
+        e, c = right.value, count.value
+        takes = [{"<": u < e, "<=": u <= e, ">": u > e, ">=": u >= e}[op] for u in (0, c - 1)]
+        return takes[0] == takes[1]  # monotone in the index: the ends decide
+    return every
 
 
 class _Races:
