@@ -63,6 +63,23 @@ def divergent_names(body: ast.Stmt, seeds: set[str]) -> set[str]:
             return names
 
 
+def loop_header_divergent(loop: ast.For, divergent: set[str]) -> bool:
+    """Whether the trip count of `loop` may differ between units: its header reads a
+    divergent value. A loop that declares its variable (`for (int i = n / 2; ...)`) starts
+    it afresh, so an earlier loop's `i` of the same name (`for (int i = t; ...)`) does not
+    make it divergent."""
+    names = header_names(loop)
+    if isinstance(loop.init, ast.Decl):
+        names = names - {loop.var} | _step_reads(loop)
+    return bool(names & divergent)
+
+
+def _step_reads(loop: ast.For) -> set[str]:
+    """What the step reads besides the loop's own variable (`i += t`)."""
+    step = loop.step
+    return (names_in(step.value) - {loop.var}) if isinstance(step, ast.Assign) else set()
+
+
 class _DivergentNames:
     def __init__(self, names: set[str]) -> None:
         self.names = names
@@ -97,7 +114,7 @@ class _DivergentNames:
                 self.stmt(s.then, inner)
                 self.stmt(s.orelse, inner)
             case ast.For():
-                header = bool(header_names(s) & self.names)
+                header = loop_header_divergent(s, self.names)
                 if header:  # (a loop variable is scoped to its loop: a divergent branch
                     self.names.add(s.var)  # around the loop alone leaves its values alike)
                 self.stmt(s.body, ctx or header)
@@ -145,7 +162,8 @@ class _Barriers:
                 self.only_if = outer
             case ast.For():
                 outer = self.only_if
-                if (not divergent or outer is not None) and header_names(s) & self.divergent:
+                if (not divergent or outer is not None) and loop_header_divergent(
+                        s, self.divergent):
                     divergent, self.only_if = True, None
                     why = (f"in for-loop '{s.var}', whose number of iterations differs "
                            "between the units")
