@@ -71,7 +71,7 @@ class DocumentState:
     feedback: list[MessageRecord] = field(default_factory=list)
     check_diagnostics: list[lsp.Diagnostic] = field(default_factory=list)
     task: asyncio.Task | None = None
-    feedback_running: bool = False
+    feedback_job: FeedbackJob | None = None  # the job in or for the worker now
 
 
 def _deep_executor() -> ThreadPoolExecutor:
@@ -129,8 +129,8 @@ class MclLanguageServer(LanguageServer):
         state = self.state(uri)
         if state.task is not None and not state.task.done():
             state.task.cancel()
-        if state.feedback_running:
-            self.worker.cancel()
+        if state.feedback_job is not None:
+            self.worker.cancel(state.feedback_job)
             self.window_log_message(lsp.LogMessageParams(
                 lsp.MessageType.Log, f"mcl: feedback cancelled, {uri} changed"))
         state.task = asyncio.ensure_future(self._analyse(uri, delay, edited))
@@ -168,7 +168,7 @@ class MclLanguageServer(LanguageServer):
         # after a clean check, as if it had started then.
         job = self._feedback_job(path, settings)
         running = loop.run_in_executor(None, self.worker.run, job) if job else None
-        state.feedback_running = job is not None
+        state.feedback_job = job
         try:
             result = await loop.run_in_executor(self.checks, check_document, path, settings,
                                                 self.libraries)
@@ -184,7 +184,8 @@ class MclLanguageServer(LanguageServer):
                 self.worker.cancel(job)
             raise
         finally:
-            state.feedback_running = False
+            if state.feedback_job is job:  # not yet the job of a newer edit
+                state.feedback_job = None
         if feedback.cancelled or self.workspace.get_text_document(uri).version != version:
             return
         if feedback.failure:
@@ -287,8 +288,8 @@ class MclLanguageServer(LanguageServer):
         state = self.documents.pop(uri, None)
         if state is not None and state.task is not None:
             state.task.cancel()
-        if state is not None and state.feedback_running:
-            self.worker.cancel()
+        if state is not None and state.feedback_job is not None:
+            self.worker.cancel(state.feedback_job)
         document = self.workspace.get_text_document(uri)
         if document.path is not None:
             set_overlay(document.path, None)
