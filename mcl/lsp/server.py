@@ -7,11 +7,9 @@ analysis has two stages:
 
 1. the quick check (mcl.lsp.analysis) on a thread of its own, whose diagnostics are
    published at once;
-2. performance feedback in the worker process (mcl.lsp.worker), published with the
-   check's diagnostics when it is done. The worker starts with the check, on the other
-   core, and loads and checks the kernel itself; when the check finds errors its job is
-   cancelled and nothing more is published, as if it had started only after a clean
-   check. A newer edit of the document cancels both; the worker is interrupted.
+2. after a clean check, performance feedback in the worker process (mcl.lsp.worker),
+   published with the check's diagnostics when it is done. A newer edit of the document
+   cancels the stage it is in; the worker is interrupted.
 
 Requests (hover, definition, ...) read the last results of the document and never wait
 for the feedback. No pass ever runs on the event loop, so the loop always answers.
@@ -49,11 +47,11 @@ from mcl.lsp import (
     tokens,
 )
 from mcl.lsp.analysis import CheckResult, Libraries, check_document, is_hdl
-from mcl.lsp.config import ClientSettings, Effective, effective
+from mcl.lsp.config import ClientSettings, effective
 from mcl.lsp.convert import diagnostic, feedback_diagnostic, same_file
 from mcl.lsp.lookup import module_at
 from mcl.lsp.protocol import MclProtocol, OneLine
-from mcl.lsp.worker import FeedbackJob, FeedbackWorker, MessageRecord
+from mcl.lsp.worker import FeedbackJob, FeedbackResult, FeedbackWorker, MessageRecord
 from mcl.source_files import set_overlay, source_lines
 
 log = logging.getLogger("mcl.lsp")
@@ -71,7 +69,7 @@ class DocumentState:
     feedback: list[MessageRecord] = field(default_factory=list)
     check_diagnostics: list[lsp.Diagnostic] = field(default_factory=list)
     task: asyncio.Task | None = None
-    feedback_job: FeedbackJob | None = None  # the job in or for the worker now
+    feedback_running: bool = False
 
 
 def _deep_executor() -> ThreadPoolExecutor:
@@ -129,8 +127,8 @@ class MclLanguageServer(LanguageServer):
         state = self.state(uri)
         if state.task is not None and not state.task.done():
             state.task.cancel()
-        if state.feedback_job is not None:
-            self.worker.cancel(state.feedback_job)
+        if state.feedback_running:
+            self.worker.cancel()
             self.window_log_message(lsp.LogMessageParams(
                 lsp.MessageType.Log, f"mcl: feedback cancelled, {uri} changed"))
         state.task = asyncio.ensure_future(self._analyse(uri, delay, edited))
@@ -162,30 +160,36 @@ class MclLanguageServer(LanguageServer):
             self.libraries.invalidate()  # kernels see the edited description
         settings = effective(self.settings, path)
         loop = asyncio.get_running_loop()
+        result = await loop.run_in_executor(self.checks, check_document, path, settings,
+                                            self.libraries)
         state = self.state(uri)
-        # The worker starts at once, beside the check (it loads and checks the kernel
-        # itself), so the feedback comes the check's time sooner; it is published only
-        # after a clean check, as if it had started then.
-        job = self._feedback_job(path, settings)
-        running = loop.run_in_executor(None, self.worker.run, job) if job else None
-        state.feedback_job = job
+        state.check, state.check_version = result, version
+        if result.program is not None or result.hdl is not None:
+            state.last_good = result
+        state.feedback = []
+        module = module_at(result.program, path)
+        imports = module.imports if module is not None else ()
+        state.check_diagnostics = [diagnostic(d, path, imports) for d in result.diagnostics]
+        self._publish(uri, version, state.check_diagnostics)
+        if edited:
+            self._recheck_users(path)
+        if is_hdl(path):
+            return
+        if result.errors or not self.settings.feedback:
+            return
+        job = FeedbackJob(
+            path=str(path),
+            overlays=tuple(self._overlays()),
+            hwd_path=settings.hwd_path,
+            include=settings.include,
+            level=settings.level,
+            values=settings.values,
+        )
+        state.feedback_running = True
         try:
-            result = await loop.run_in_executor(self.checks, check_document, path, settings,
-                                                self.libraries)
-            imports = self._publish_check(uri, path, version, result, edited)
-            if job is None or running is None:
-                return
-            if result.errors:
-                self.worker.cancel(job)  # feedback is for clean kernels
-                return
-            feedback = await running
-        except Exception:
-            if job is not None:
-                self.worker.cancel(job)
-            raise
+            feedback: FeedbackResult = await loop.run_in_executor(None, self.worker.run, job)
         finally:
-            if state.feedback_job is job:  # not yet the job of a newer edit
-                state.feedback_job = None
+            state.feedback_running = False
         if feedback.cancelled or self.workspace.get_text_document(uri).version != version:
             return
         if feedback.failure:
@@ -200,35 +204,6 @@ class MclLanguageServer(LanguageServer):
             *(diagnostic(d, path, imports) for d in feedback.diagnostics),
             # what `mcl check` shows without -v; the rest is on hover over the access
             *(feedback_diagnostic(m) for m in state.feedback if m.shown_by_default)])
-
-    def _feedback_job(self, path: Path, settings: Effective) -> FeedbackJob | None:
-        """The feedback job of a kernel, None where there is no feedback to compute."""
-        if is_hdl(path) or not self.settings.feedback:
-            return None
-        return FeedbackJob(
-            path=str(path),
-            overlays=tuple(self._overlays()),
-            hwd_path=settings.hwd_path,
-            include=settings.include,
-            level=settings.level,
-            values=settings.values,
-        )
-
-    def _publish_check(self, uri: str, path: Path, version: int | None, result: CheckResult,
-                       edited: bool) -> tuple[Any, ...]:
-        """Keep and publish a check's result; the imports of the checked module."""
-        state = self.state(uri)
-        state.check, state.check_version = result, version
-        if result.program is not None or result.hdl is not None:
-            state.last_good = result
-        state.feedback = []
-        module = module_at(result.program, path)
-        imports = module.imports if module is not None else ()
-        state.check_diagnostics = [diagnostic(d, path, imports) for d in result.diagnostics]
-        self._publish(uri, version, state.check_diagnostics)
-        if edited:
-            self._recheck_users(path)
-        return tuple(imports)
 
     def _recheck_users(self, changed: Path) -> None:
         """Check the open kernels that use `changed` again: every kernel for a
@@ -288,8 +263,8 @@ class MclLanguageServer(LanguageServer):
         state = self.documents.pop(uri, None)
         if state is not None and state.task is not None:
             state.task.cancel()
-        if state is not None and state.feedback_job is not None:
-            self.worker.cancel(state.feedback_job)
+        if state is not None and state.feedback_running:
+            self.worker.cancel()
         document = self.workspace.get_text_document(uri)
         if document.path is not None:
             set_overlay(document.path, None)

@@ -212,7 +212,7 @@ class FeedbackWorker:
         self._process: Any = None
         self._conn: Connection | None = None
         self._ready = False
-        self._current: FeedbackJob | None = None  # the job in the worker
+        self._running = False  # a job is in the worker
         self._wanted: FeedbackJob | None = None  # the newest job; older ones are stale
         self._closed = False
         self._start()
@@ -242,7 +242,7 @@ class FeedbackWorker:
                     self._ready = conn.recv() == READY
                 if self._closed or self._wanted is not job:
                     return FeedbackResult(cancelled=True)
-                self._current = job
+                self._running = True
                 conn.send(job)
                 return conn.recv()
             except (EOFError, OSError, BrokenPipeError, AssertionError):
@@ -250,17 +250,13 @@ class FeedbackWorker:
                 self._ready = False
                 return FeedbackResult(cancelled=True)
             finally:
-                self._current = None
+                self._running = False
 
-    def cancel(self, job: FeedbackJob | None = None) -> None:
-        """Interrupt the job of the running `run`, if any; it returns a cancelled result.
-        With `job`, only that one, in the worker or waiting to be sent: the job of
-        another document goes on."""
-        if job is None or self._wanted is job:
-            self._wanted = None
+    def cancel(self) -> None:
+        """Interrupt the job of the running `run`, if any; it returns a cancelled result."""
+        self._wanted = None
         process = self._process
-        if self._current is None or (job is not None and self._current is not job) \
-                or process is None or not process.is_alive():
+        if not self._running or process is None or not process.is_alive():
             return
         if hasattr(signal, "SIGUSR1") and process.pid is not None:
             try:

@@ -140,9 +140,9 @@ async def _only_the_check(client: LanguageClient, uri: str, seconds: float) -> N
 
 async def test_feedback_follows_the_edits_between_clean_and_broken(client: LanguageClient
                                                                    ) -> None:
-    """The feedback job starts beside the check: for a broken version its result is
-    never published, and the feedback of a clean version is that of the text, whatever
-    came before (clean, broken, clean again: the same messages)."""
+    """A broken version gets the check's diagnostics and nothing after them, and the
+    feedback of a clean version is that of the text, whatever came before (clean,
+    broken, clean again: the same messages)."""
     text = MATMUL.read_text()
     broken = text.replace("float sum = 0.0;", "float sum = undeclared;")
     assert broken != text
