@@ -192,6 +192,12 @@ def main() -> int:
                  f"{statistics.median([c for _, _, cs in results for c in cs]) * ms:.0f} ms "
                  "(10 ms steps: the server's own work, which the wall time approaches on an idle "
                  "machine)")
+    count = len(results)
+    lines.append(
+        "kernels meeting each goal: diagnostics median <= 100 ms "
+        f"{sum(statistics.median(c) <= 0.1 for c, _, _ in results)}/{count}, p95 <= 250 ms "
+        f"{sum(p95(c) <= 0.25 for c, _, _ in results)}/{count}; feedback median <= 500 ms "
+        f"{sum(statistics.median(f) <= 0.5 for _, f, _ in results)}/{count}")
     report = "\n".join(lines + raw)
     print(report)
     if args.out:

@@ -38,6 +38,7 @@ import sympy
 from mcl.diagnostics import Span
 from mcl.feedback.budget import spent
 from mcl.feedback.emit import fill
+from mcl.feedback.exact import Exact, exact_function
 from mcl.feedback.facts.kernel import Access, Binding, Guard, KernelFacts, Loop
 from mcl.feedback.facts.layout import element_count, element_layout, flat_index, type_bytes
 from mcl.feedback.messages import Message, Severity
@@ -231,6 +232,12 @@ class UnitCursor:
         return False
 
 
+# Evaluations between two readings of the budget's clock (mcl.feedback.budget): reading
+# the thread's CPU time is a system call, which costs as much as an evaluation compiled by
+# mcl.feedback.exact, and a lock-step walk makes thousands.
+CLOCK_EVERY = 16
+
+
 class Evaluator:
     """Numbers from the program, computed on demand (paper 6.5)."""
 
@@ -240,6 +247,9 @@ class Evaluator:
         self._positions: dict[Loop, int] = {}
         self._counters = {facts.evaluator.counter(loop): loop for loop in facts.loops}
         self._conditions: dict[Guard, tuple[Any, tuple[str, Any] | None]] = {}
+        self._compiled: dict[Any, tuple[Exact, tuple[Loop, ...]] | None] = {}
+        self._exact_values = dict(self.values)
+        self._evaluations = 0
 
     # -- state --------------------------------------------------------------------------
     def position(self, loop: Loop) -> int:
@@ -338,9 +348,52 @@ class Evaluator:
     def substitute(self, expr: Any) -> Any:
         """`expr` with the user's values and the current positions of the loops put in:
         a number, or a truth value for a condition."""
-        if spent():
+        self._evaluations += 1
+        if self._evaluations % CLOCK_EVERY == 1 and spent():
             raise OutOfTime
         expr = sympy.sympify(expr)
+        exact = self._exact(expr)
+        if exact is not None:
+            function, loops = exact
+            try:
+                return function(*[self.position(loop) for loop in loops])
+            except ArithmeticError:
+                pass  # a division by zero: SymPy's answer (zoo, nan) below
+        return self._substitute(expr)
+
+    def _exact(self, expr: Any) -> tuple[Exact, tuple[Loop, ...]] | None:
+        """`expr` compiled (mcl.feedback.exact) as a function of the positions of the
+        loops it depends on, with the user's values in; None where it is not compiled
+        (it depends on data, misses a value, or has a part SymPy must compute). Kept by
+        expression for as long as the values stay: a lock-step walk evaluates a few
+        expressions at every lane."""
+        if self.values != self._exact_values:
+            self._exact_values = dict(self.values)
+            self._compiled.clear()
+        if expr in self._compiled:
+            return self._compiled[expr]
+        loops: dict[Any, Loop] = {}
+        constants: dict[Any, int] = {}
+        for s in expr.free_symbols:
+            loop = self._counters.get(s)
+            if loop is not None:
+                loops[s] = loop
+            elif self.facts.evaluator.is_opaque(s) or s.name not in self.values:
+                return None  # the errors of `_substitute`, which says which
+            elif type(value := self.values[s.name]) is int:  # not a bool, not a float
+                constants[s] = int(value)
+            else:
+                break  # a float: SymPy rounds, step by step
+        else:
+            function = exact_function(expr, list(loops), constants)
+            found = (function, tuple(loops.values())) if function is not None else None
+            self._compiled[expr] = found
+            return found
+        self._compiled[expr] = None
+        return None
+
+    def _substitute(self, expr: Any) -> Any:
+        """`substitute` through SymPy, for every expression."""
         subs: dict[Any, Any] = {}
         missing: set[str] = set()
         for s in expr.free_symbols:

@@ -12,6 +12,7 @@ written? used?) are checked when the walk is done, from the read/write inference
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from mcl.diagnostics import Diagnostic, Span, did_you_mean
@@ -58,6 +59,23 @@ def _contains_foreach(node: object) -> bool:
     return any(isinstance(n, ast.Foreach) for n in ast.walk(node))
 
 
+def _written_names(body: object) -> Iterator[str]:
+    """The variables a body may write: targets of assignments, ++/-- and swaps, and the
+    arguments of calls (which may write them)."""
+    for node in ast.walk(body):
+        targets: list[ast.Expr] = []
+        if isinstance(node, (ast.Assign, ast.IncDec)):
+            targets = [node.target]
+        elif isinstance(node, ast.Swap):
+            targets = [node.left, node.right]
+        elif isinstance(node, ast.Call):
+            targets = list(node.args)
+        for target in targets:
+            root = lvalue_parts(target)[0]
+            if root is not None:
+                yield root.name
+
+
 class FunctionChecker(ExpressionChecker):
     def __init__(
         self,
@@ -80,6 +98,7 @@ class FunctionChecker(ExpressionChecker):
             if isinstance(n, ast.Foreach) and _contains_foreach(n.body)
         }
         self.misplaced = 0  # > 0 inside a statement already reported as misplaced
+        self._written: frozenset[str] | None = None  # `rewritten`'s names, once asked
         self.is_signature_only = any(
             isinstance(s, ast.CallStmt) and s.call.func in SIGNATURE_CALLS
             for s in ast.walk(function.body)
@@ -448,18 +467,9 @@ class FunctionChecker(ExpressionChecker):
     def rewritten(self, name: str) -> bool:
         """Whether the function may write a variable called `name` after declaring it: an
         assignment, ++/--, a swap, or passing it to a call (which may write it)."""
-        for node in ast.walk(self.function.body):
-            targets: list[ast.Expr] = []
-            if isinstance(node, (ast.Assign, ast.IncDec)):
-                targets = [node.target]
-            elif isinstance(node, ast.Swap):
-                targets = [node.left, node.right]
-            elif isinstance(node, ast.Call):
-                targets = list(node.args)
-            if any(lvalue_parts(t)[0] is not None and lvalue_parts(t)[0].name == name  # type: ignore[union-attr]
-                   for t in targets):
-                return True
-        return False
+        if self._written is None:  # one walk of the body for all its declarations
+            self._written = frozenset(_written_names(self.function.body))
+        return name in self._written
 
     def check_declaration_level(self, d: ast.Decl, is_array: bool, host: bool) -> None:
         """Fig. 6: a declaration's nesting matches the nesting of its memory space; host

@@ -4,6 +4,8 @@ shows their figures."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
@@ -11,11 +13,13 @@ from pytest_lsp import LanguageClient
 from .conftest import (
     KERNELS,
     close_document,
+    errors,
     has_feedback,
     hover_text,
     make_client_fixture,
     open_document,
     position_of,
+    replace_text,
     wait_for,
 )
 
@@ -114,4 +118,42 @@ async def test_a_kernel_below_mcl_level_gets_feedback_at_its_own_level(
     assert not {c for c in codes if c.startswith("cache-")}, codes
     value = await hover_text(client, uri, position_of(text, "bkj = b[k, j]", offset=6))
     assert "**cache-no-benefit** (info): b[k, j] in loop bj" in value
+    await close_document(client, uri)
+
+
+def _shown(diagnostics: list[lsp.Diagnostic]) -> list[tuple[str, str, str]]:
+    return sorted((str(d.code), d.message, str(d.range)) for d in diagnostics)
+
+
+async def _only_the_check(client: LanguageClient, uri: str, seconds: float) -> None:
+    """The check's diagnostics, with errors, stay what is published for `seconds`
+    (longer than the feedback of matmul takes, here at gpu): nothing of the feedback
+    job, not even the errors of its own check, follows them."""
+    checked = await wait_for(client, uri, lambda ds: bool(errors(ds)))
+    assert not has_feedback(checked)
+    loop = asyncio.get_running_loop()
+    end = loop.time() + seconds
+    while loop.time() < end:
+        assert _shown(list(client.diagnostics[uri])) == _shown(list(checked))
+        await asyncio.sleep(0.02)
+
+
+async def test_feedback_follows_the_edits_between_clean_and_broken(client: LanguageClient
+                                                                   ) -> None:
+    """A broken version gets the check's diagnostics and nothing after them, and the
+    feedback of a clean version is that of the text, whatever came before (clean,
+    broken, clean again: the same messages)."""
+    text = MATMUL.read_text()
+    broken = text.replace("float sum = 0.0;", "float sum = undeclared;")
+    assert broken != text
+    uri = open_document(client, MATMUL, broken)
+    await _only_the_check(client, uri, 4.0)
+    replace_text(client, uri, text)
+    first = await wait_for(client, uri, has_feedback)
+    assert not errors(first)
+    replace_text(client, uri, broken)
+    await _only_the_check(client, uri, 4.0)
+    replace_text(client, uri, text)
+    again = await wait_for(client, uri, has_feedback)
+    assert _shown(list(again)) == _shown(list(first))
     await close_document(client, uri)

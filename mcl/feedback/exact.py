@@ -1,0 +1,115 @@
+"""SymPy expressions as Python functions with exact arithmetic, for evaluating one
+expression at many points.
+
+The lock-step walk of the feedback functions (mcl.feedback.lockstep) decides the guards
+and computes the address of every lane of every warp: thousands of evaluations of a few
+expressions per kernel, each of which, through `xreplace`, rebuilds the SymPy tree (about
+0.1 ms). `exact_function` turns an expression of integers, rationals, `floor`, `ceiling`,
+`Mod`, `Min`, `Max`, comparisons and `And`/`Or`/`Not` into a Python function of its
+symbols that computes with `int` and `fractions.Fraction`: the same exact numbers SymPy
+computes, as SymPy objects, in a few microseconds. Anything else (floats, powers with a
+fractional exponent, `Piecewise`, infinities) is not compiled; the caller then
+substitutes with SymPy as before. A division by zero raises ZeroDivisionError where SymPy
+answers `zoo` or `nan`: callers catch ArithmeticError and ask SymPy.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from fractions import Fraction
+from typing import Any
+
+import sympy
+
+Exact = Callable[..., Any]
+
+
+class _Unsupported(Exception):
+    """An expression outside what `compile_exact` prints."""
+
+
+def _inverse(x: int | Fraction) -> Fraction:
+    return 1 / Fraction(x)
+
+
+def _as_sympy(x: int | Fraction | bool) -> Any:
+    if isinstance(x, bool):  # before int: a bool is an int
+        return sympy.true if x else sympy.false
+    if isinstance(x, int):
+        return sympy.Integer(x)
+    return sympy.Rational(x.numerator, x.denominator)
+
+
+_NAMESPACE: dict[str, Any] = {
+    "_floor": math.floor, "_ceil": math.ceil, "_max": max, "_min": min, "_abs": abs,
+    "_inverse": _inverse, "_as_sympy": _as_sympy,
+}
+
+# SymPy function -> the Python function of _NAMESPACE that computes it exactly.
+_CALLS: dict[type, str] = {
+    sympy.floor: "_floor", sympy.ceiling: "_ceil", sympy.Max: "_max", sympy.Min: "_min",
+    sympy.Abs: "_abs",
+}
+_RELATIONS: dict[type, str] = {
+    sympy.StrictLessThan: "<", sympy.LessThan: "<=", sympy.StrictGreaterThan: ">",
+    sympy.GreaterThan: ">=", sympy.Equality: "==", sympy.Unequality: "!=",
+}
+_JOINS: dict[type, str] = {sympy.Add: " + ", sympy.Mul: " * ", sympy.And: " and ",
+                           sympy.Or: " or "}
+
+
+def _source(expr: Any, names: dict[Any, str], bound: dict[str, Any]) -> str:
+    """Python source computing `expr`, each of its symbols spelled as `names` says and
+    its fractions bound in `bound`; _Unsupported for what the module docstring excludes."""
+    def arg(i: int) -> str:
+        return _source(expr.args[i], names, bound)
+
+    def args() -> str:
+        return ", ".join(_source(a, names, bound) for a in expr.args)
+
+    if expr.is_Symbol:
+        if expr not in names:
+            raise _Unsupported(str(expr))
+        return names[expr]
+    if expr.is_Integer:
+        return f"({int(expr)})"
+    if expr.is_Rational:
+        name = f"_q{len(bound)}"
+        bound[name] = Fraction(expr.p, expr.q)
+        return name
+    if expr is sympy.true or expr is sympy.false:
+        return str(bool(expr))
+    kind = type(expr)
+    if kind in _JOINS:
+        return "(" + _JOINS[kind].join(_source(a, names, bound) for a in expr.args) + ")"
+    if kind in _RELATIONS:
+        return f"({arg(0)} {_RELATIONS[kind]} {arg(1)})"
+    if kind is sympy.Not:
+        return f"(not {arg(0)})"
+    if kind is sympy.Mod:
+        return f"({arg(0)} % {arg(1)})"
+    if kind is sympy.Pow and expr.exp.is_Integer:
+        k = int(expr.exp)
+        return f"({arg(0)} ** {k})" if k >= 0 else f"_inverse({arg(0)} ** {-k})"
+    if kind in _CALLS:
+        return f"{_CALLS[kind]}({args()})"
+    raise _Unsupported(kind.__name__)
+
+
+def exact_function(expr: Any, variables: Sequence[Any], constants: dict[Any, int]
+                   ) -> Exact | None:
+    """A function of `variables` (SymPy symbols, given as Python ints) that returns
+    `expr` with them and `constants` put in, as the SymPy number (or truth value) that
+    substituting them gives; None when `expr` has a part outside what this module
+    prints."""
+    names = {v: f"_x{i}" for i, v in enumerate(variables)}
+    names.update({s: f"({int(value)})" for s, value in constants.items()})
+    bound = dict(_NAMESPACE)
+    try:
+        body = _source(expr, names, bound)
+    except (_Unsupported, RecursionError):
+        return None
+    source = f"lambda {', '.join(names[v] for v in variables)}: _as_sympy({body})"
+    function: Exact = eval(source, bound)  # noqa: S307 - source printed above
+    return function

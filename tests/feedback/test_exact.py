@@ -1,0 +1,88 @@
+"""mcl.feedback.exact: a compiled expression gives what SymPy's substitution gives, as the
+same SymPy objects, and declines what it cannot compute exactly."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pytest
+import sympy
+
+from mcl.feedback import kernel_api
+from mcl.feedback.exact import exact_function
+from mcl.feedback.stage import FeedbackOptions
+from mcl.hdl.library import load_library
+from mcl.pipeline import check_source
+
+KERNELS = Path(__file__).resolve().parents[2] / "kernels"
+
+t = sympy.Dummy("t", integer=True, nonnegative=True)
+w = sympy.Dummy("w", integer=True, nonnegative=True)
+n = sympy.Symbol("n")
+
+# What the lock-step walk evaluates (hopper_v2's guards and addresses), and the rest of
+# what the compiler prints: rationals, negative powers, Min/Max/Abs, Not, Or, Eq, Ne.
+EXPRESSIONS = [
+    128 * w * n + 4 * sympy.Mod(t, 16) + 64 * n * sympy.floor(t / 4),
+    sympy.And(128 * w + sympy.Mod(t, 4) < n, 4 * sympy.floor(t / 16) >= w - 3),
+    sympy.Or(sympy.Eq(t, w), sympy.Ne(sympy.Mod(t + 32 * w, 128), 7)),
+    sympy.Not(t <= w),
+    t - sympy.ceiling(n / 8) + 1,
+    sympy.Rational(3, 7) * t + (w + 1) ** -2,
+    sympy.Max(t, w, n / 3) - sympy.Min(t - w, 2) + sympy.Abs(t - w),
+    sympy.floor(sympy.Rational(1, 3) * t - w / 5) * sympy.Mod(t - 5 * w, 3),
+    sympy.Integer(8),
+    sympy.true,
+]
+
+
+@pytest.mark.parametrize("expr", EXPRESSIONS, ids=str)
+def test_compiled_equals_sympy(expr: sympy.Basic) -> None:
+    function = exact_function(expr, [t, w], {n: 37})
+    assert function is not None
+    for a, b in itertools.product(range(0, 40, 3), range(0, 9)):
+        want = expr.xreplace({t: a, w: b, n: 37})
+        got = function(a, b)
+        assert type(got) is type(want) and got == want, (a, b)
+
+
+def test_division_by_zero_raises_for_sympy_to_answer() -> None:
+    function = exact_function(1 / t, [t], {})
+    assert function is not None
+    with pytest.raises(ArithmeticError):
+        function(0)
+    assert function(4) == sympy.Rational(1, 4)
+
+
+@pytest.mark.parametrize("expr", [t * sympy.Float(1.5), sympy.sqrt(t), t ** sympy.Rational(1, 2),
+                                  sympy.Piecewise((t, t > 2), (w, True)), t + sympy.oo,
+                                  t + n],
+                         ids=str)
+def test_what_is_not_exact_is_not_compiled(expr: sympy.Basic) -> None:
+    # floats round step by step in SymPy, roots and Piecewise are not printed, and a
+    # symbol with no value (n here) is the caller's error to report
+    assert exact_function(expr, [t, w], {}) is None
+
+
+def test_feedback_functions_evaluate_as_sympy_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every evaluation of the feedback functions on a kernel whose warps are walked lane
+    by lane (guards, addresses, trip counts) gives what SymPy's substitution gives, and
+    most are compiled."""
+    fast = kernel_api.Evaluator.substitute
+    seen = {"compiled": 0, "all": 0}
+
+    def both(self: kernel_api.Evaluator, expr: object) -> object:
+        got = fast(self, expr)
+        want = self._substitute(sympy.sympify(expr))
+        assert type(got) is type(want) and got == want, expr
+        seen["all"] += 1
+        seen["compiled"] += self._compiled.get(sympy.sympify(expr)) is not None
+        return got
+
+    monkeypatch.setattr(kernel_api.Evaluator, "substitute", both)
+    library = load_library(partial=True)
+    options = FeedbackOptions(defines=("n=200", "m=130", "p=70"))
+    found = check_source(KERNELS / "matmul" / "fermi_v1.mcpl", [], library, None, options)
+    assert found.feedback is not None and found.feedback.messages
+    assert seen["all"] > 100 and seen["compiled"] > seen["all"] // 2
