@@ -155,8 +155,7 @@ class _Barriers:
                         why = f"inside 'if ({print_expr(s.cond)})', which not every unit takes"
                     elif isinstance(taken, str) and not divergent:
                         divergent, self.only_if = True, taken
-                        why = (f"inside 'if ({print_expr(s.cond)})', which every unit takes "
-                               f"only if {taken}")
+                        why = f"inside 'if ({print_expr(s.cond)})', which {taken}"
                 self.stmt(s.then, divergent, why)
                 self.stmt(s.orelse, divergent, why)
                 self.only_if = outer
@@ -211,27 +210,32 @@ _FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
 def unit_range_test(cond: ast.Expr, foreach: ast.Foreach, divergent: set[str]
                     ) -> bool | str | None:
     """Whether every unit of `foreach` (indices 0 .. count - 1) takes `cond` when it
-    compares the index itself with a value the same for every unit (`t < n`, `16 > t`):
-    True when every unit or none takes it (decided on constants), False when some do and
-    some do not, or the condition on the sizes under which every unit takes it, as text
-    (`n >= 256`); None for any other condition."""
+    compares the index with a value the same for every unit (`t < n`, `16 > t`): True
+    when every unit or none takes it (decided on constants), False when some do and some
+    do not, or, where it depends on a size, what it depends on as the end of a sentence
+    (`every unit takes only if n >= 256`; for a value computed from the index, `some units
+    may skip, depending on n`); None for any other condition (then it is divergent)."""
     if not isinstance(cond, ast.Binary) or cond.op not in _FLIPPED:
         return None
     op, left, right = cond.op, cond.left, cond.right
-    if isinstance(right, ast.Name) and right.name == foreach.var:
+    if names_in(right) & divergent and not names_in(left) & divergent:
         op, left, right = _FLIPPED[op], right, left
-    if not (isinstance(left, ast.Name) and left.name == foreach.var) \
-            or names_in(right) & divergent:
+    if names_in(right) & divergent or not names_in(left) & divergent:
         return None
     count = foreach.count
     bound, size = print_expr(right), print_expr(count)
+    if not (isinstance(left, ast.Name) and left.name == foreach.var):
+        # a value computed from the index (`ti = w * 32 + t` after translation): which
+        # units pass depends on the size, but on how is beyond a syntactic check
+        return None if isinstance(right, ast.IntLit) else \
+            f"some units may skip, depending on {bound}"
     every = {"<": f"{bound} >= {size}", "<=": f"{bound} >= {size} - 1",
              ">": f"{bound} < 0", ">=": f"{bound} <= 0"}[op]
     if isinstance(right, ast.IntLit) and isinstance(count, ast.IntLit):
         e, c = right.value, count.value
         takes = [{"<": u < e, "<=": u <= e, ">": u > e, ">=": u >= e}[op] for u in (0, c - 1)]
         return takes[0] == takes[1]  # monotone in the index: the ends decide
-    return every
+    return f"every unit takes only if {every}"
 
 
 class _Races:

@@ -387,3 +387,37 @@ def test_a_field_passed_to_a_viewing_parameter_has_the_views_meaning(tmp_path):
     expected = tiles[:, k, k] - tiles[:, k, 3 - k]
     for result in (interpreted(program, "fields", args), device(program, "fields", args)):
         np.testing.assert_allclose(result["out"], expected, rtol=1e-6)
+
+
+# Item 6 of the original's kernels: barriers inside `if (ti < n)` with 256 threads, which
+# every thread passes when n >= 256 (how the original runs them). Translated to fermi the
+# index becomes `wti * 32 + tti`; neither reading may refuse the kernel.
+GUARDED_BARRIER = """
+gpu void sums(int n, dev float[n] x, dev float[4] out) {
+  foreach (int b in 4 blocks) {
+    local float[256] s;
+    foreach (int t in 256 threads) {
+      if (t < n) {
+        s[t] = x[t];
+        barrier(local);
+        if (t == 0) {
+          out[b] = s[0] + s[255];
+        }
+      }
+    }
+  }
+}
+"""
+
+
+def test_a_barrier_under_index_below_a_size_is_a_warning_at_every_level(tmp_path, capsys):
+    from mcl.cli import main
+
+    path = tmp_path / "k.mcpl"
+    path.write_text(GUARDED_BARRIER)
+    assert main(["check", str(path), "--level", "fermi"]) == 0
+    err = capsys.readouterr().err
+    warnings = [line for line in err.splitlines() if "[mcpl-barrier-divergence]" in line]
+    assert any("every unit takes only if n >= 256" in line for line in warnings), err
+    assert any("some units may skip, depending on n" in line for line in warnings), err
+    assert all(": warning: " in line for line in warnings)
