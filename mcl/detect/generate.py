@@ -479,16 +479,30 @@ def _memory_bandwidth(q: dict[str, Any]) -> tuple[float, str] | None:
             f"CUDA MEMORY_CLOCK_RATE {khz / 1000:g} MHz x GLOBAL_MEMORY_BUS_WIDTH {bits} bit x 2")
 
 
+# Load latencies (SM cycles) the time model reads (docs/feedback.md, Time estimate), by
+# NVIDIA compute capability major: no query states them, mcl does not measure them, so a
+# detected GPU gets the figures its bundled description cites (hwdescs/hopper.hdl).
+LATENCIES: dict[int, dict[str, Statement]] = {
+    9: {"ic": ("latency = 600 cycles;", "as hopper.hdl: third-party H100 memory-hierarchy "
+                                        "tables, not measured by mcl"),
+        "l2": ("latency = 200 cycles;", "as hopper.hdl: the same tables, not measured")},
+}
+
+
 def _gpu_common(lines: Lines, q: dict[str, Any], spaces: list[str], cached: list[str],
-                measured: Measurements, processors: str) -> None:
+                measured: Measurements, processors: str,
+                latency: dict[str, Statement] | None = None) -> None:
     """mem, pcie, ic and l2 of a GPU: the blocks every GPU description has; device memory
-    holds `spaces`, the L2 caches `cached`."""
+    holds `spaces`, the L2 caches `cached`; `latency` the ic's and l2's latencies."""
+    latency = latency or {}
     mem = figure(q, ("cuda", "total_mem"), ("opencl", "global_mem_size"))
     _block(lines, "memory mem", [*((f"space({s});", "") for s in spaces), _capacity(mem)])
     lines.add("interconnect ic {")
     lines.add(f"  connects(mem, {processors}[*]);")
     _bandwidth_line(lines, _memory_bandwidth(q), measured.copy_bytes_per_s,
                     measured.notes.get("copy", "OpenCL copy kernel"))
+    if (ic := latency.get("ic")) is not None:
+        lines.add(f"  {ic[0]}", ic[1])
     lines.add("}")
     lines.add("")
     _pcie(lines, measured, "mem")
@@ -497,7 +511,7 @@ def _gpu_common(lines: Lines, q: dict[str, Any], spaces: list[str], cached: list
     line = figure(q, ("opencl", "global_mem_cacheline_size"))
     _block(lines, "cache l2", [*((f"space({s});", "") for s in cached), _capacity(l2),
                                None if line is None else (f"cache_line_size = {line.int} B;",
-                                                          line.source)])
+                                                          line.source), latency.get("l2")])
 
 
 def _gpu(q: dict[str, Any], name: str, parent: str,
@@ -609,7 +623,7 @@ def _nvidia(q: dict[str, Any], name: str, parent: str,
             ("  smps;", ""), ("}", ""), ("", "")):
         lines.add(code, comment)
     _gpu_common(lines, q, ["global", "constant", "local"], ["global", "local"], measured,
-                "smps.smp")
+                "smps.smp", LATENCIES.get(major))
     _block(lines, "memory on_chip", [
         ("space(shared);", ""), _capacity(Figure(shared_sm.value, shared_sm.source + " per SM")),
         ("nr_banks = 32;", "NVIDIA since Kepler: 32 banks of 4 B"),
