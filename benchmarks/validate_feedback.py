@@ -187,15 +187,17 @@ def estimate_halves(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
-def estimate_table(rows: list[dict[str, Any]]) -> str:
-    def pct(x: float | None) -> str:
-        return "-" if x is None else f"{100 * x:+.0f}%" if x < 0 else f"{100 * x:.0f}%"
+def _pct(x: float | None) -> str:
+    """A relative error as a percentage, the sign kept where it is negative."""
+    return "-" if x is None else f"{100 * x:+.0f}%" if x < 0 else f"{100 * x:.0f}%"
 
+
+def estimate_table(rows: list[dict[str, Any]]) -> str:
     lines = ["| time estimate, cases | compared | within 25% | median | p90 | worst (case) |",
              "|---|---:|---:|---:|---:|---|"]
     for r in rows:
         lines.append(f"| {r['cases']} | {r['compared']} | {r['within_25']} | "
-                     f"{pct(r['median'])} | {pct(r['p90'])} | {pct(r['worst'])} "
+                     f"{_pct(r['median'])} | {_pct(r['p90'])} | {_pct(r['worst'])} "
                      f"({r['worst_case']}) |")
     return "\n".join(lines)
 
@@ -286,12 +288,8 @@ def feedback_pays(steps: list[dict[str, Any]], cases: list[dict[str, Any]],
 
 
 def pays_table(rows: list[dict[str, Any]]) -> str:
-    def gain(x: float | None) -> str:
-        return f"{x:.2f}x" if x else "-"
-
-    def us(pair: list[float | None] | None) -> str:
-        a, b = pair or (None, None)
-        return f"{a * 1e6:.1f} -> {b * 1e6:.1f} us" if a and b else "-"
+    from mcl.profile.series import gain_text as gain
+    from mcl.profile.series import seconds_pair_text as us
 
     lines = ["| step | acted on | suggestion followed (its estimated gain) | model estimate "
              "before -> after | estimated gain | measured before -> after (ncu) | "
@@ -368,15 +366,12 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def table(summary: list[dict[str, Any]]) -> str:
-    def pct(x: float | None) -> str:
-        return "-" if x is None else f"{100 * x:+.0f}%" if x < 0 else f"{100 * x:.0f}%"
-
     lines = ["| figure | compared | flagged | median | p90 | worst (case) |",
              "|---|---:|---:|---:|---:|---|"]
     for r in summary:
-        worst = f"{pct(r['worst'])} ({r['worst_case']})" if r["worst_case"] else "-"
+        worst = f"{_pct(r['worst'])} ({r['worst_case']})" if r["worst_case"] else "-"
         lines.append(f"| {r['kind']} | {r['compared']} | {r['flagged']} | "
-                     f"{pct(r['median'])} | {pct(r['p90'])} | {worst} |")
+                     f"{_pct(r['median'])} | {_pct(r['p90'])} | {worst} |")
     return "\n".join(lines)
 
 

@@ -68,16 +68,10 @@ def loop_header_divergent(loop: ast.For, divergent: set[str]) -> bool:
     divergent value. A loop that declares its variable (`for (int i = n / 2; ...)`) starts
     it afresh, so an earlier loop's `i` of the same name (`for (int i = t; ...)`) does not
     make it divergent."""
-    names = header_names(loop)
+    names = header_names(loop)  # (its step's reads included: `i += t` is divergent)
     if isinstance(loop.init, ast.Decl):
-        names = names - {loop.var} | _step_reads(loop)
+        names = names - {loop.var}
     return bool(names & divergent)
-
-
-def _step_reads(loop: ast.For) -> set[str]:
-    """What the step reads besides the loop's own variable (`i += t`)."""
-    step = loop.step
-    return (names_in(step.value) - {loop.var}) if isinstance(step, ast.Assign) else set()
 
 
 class _DivergentNames:

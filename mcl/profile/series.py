@@ -41,12 +41,14 @@ def steps(versions: Sequence[tuple[str, Mapping[str, Any]]]) -> list[dict[str, A
     return found
 
 
-def _us(pair: Sequence[float | None]) -> str:
-    a, b = pair
+def seconds_pair_text(pair: Sequence[float | None] | None) -> str:
+    """`before -> after` in microseconds, or `-` where either is unknown."""
+    a, b = pair or (None, None)
     return f"{a * 1e6:.1f} -> {b * 1e6:.1f} us" if a and b else "-"
 
 
-def _gain(x: float | None) -> str:
+def gain_text(x: float | None) -> str:
+    """A speed-up factor as `1.23x`, or `-` where none is known."""
     return f"{x:.2f}x" if x else "-"
 
 
@@ -56,9 +58,10 @@ def steps_table(found: list[dict[str, Any]]) -> str:
              "after | estimated gain | suggestions before (estimated gain) |",
              "|---|---|---:|---|---:|---|"]
     for s in found:
-        lines.append(f"| {s['step']} | {_us(s['seconds'])} | {_gain(s['measured_gain'])} | "
-                     f"{_us(s.get('estimates', [None, None]))} | "
-                     f"{_gain(s.get('estimated_gain'))} | {suggestions_text(s)} |")
+        lines.append(f"| {s['step']} | {seconds_pair_text(s['seconds'])} | "
+                     f"{gain_text(s['measured_gain'])} | "
+                     f"{seconds_pair_text(s.get('estimates'))} | "
+                     f"{gain_text(s.get('estimated_gain'))} | {suggestions_text(s)} |")
     return "\n".join(lines)
 
 

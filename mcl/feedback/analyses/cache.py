@@ -421,6 +421,7 @@ class Overflow:
     outer: Loop  # the nearest enclosing `for` loop that reuses the elements
     cache: MemoryInfo  # the largest cache they overflow
     held_by: MemoryInfo | None  # the smallest cache that holds them, if any
+    footprint: Any  # bytes of the lines one run of the loop fetches
 
 
 def _overflow(r: LoopLines, lanes: LoopLines, same: list[LoopLines], access: Access,
@@ -445,7 +446,7 @@ def _overflow(r: LoopLines, lanes: LoopLines, same: list[LoopLines], access: Acc
     if not over:
         return None
     holds = [c for c in sized if strides.compare(footprint, "<=", c.capacity, values)]
-    return Overflow(outer, over[-1], holds[0] if holds else None)
+    return Overflow(outer, over[-1], holds[0] if holds else None, footprint)
 
 
 def _overflow_text(where: str, r: LoopLines, lanes: LoopLines, o: Overflow, array: str | None,
@@ -453,7 +454,7 @@ def _overflow_text(where: str, r: LoopLines, lanes: LoopLines, o: Overflow, arra
     """The message for an `Overflow`: what is fetched again and what to change."""
     name = o.cache.node.name
     figures["lines_per_iteration"] = lanes.best
-    figures["footprint_bytes"] = r.iterations * lanes.best * int(r.cache.line_size or 0)
+    figures["footprint_bytes"] = o.footprint
     figures["cache_bytes"] = sympy.Integer(int(o.cache.capacity or 0))
     again = (f"from {o.held_by.node.name}" if o.held_by is not None
              else "from memory")
