@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -205,16 +206,26 @@ def run_parallel(args: argparse.Namespace, path: Path, library: Any, device_type
                              hint="leave out --backend cuda"))
     p = prepare(args, path, library)
     slots = None if args.scheduler else device_slots(args.devices or "all", device_type)
+    def tell(line: str) -> None:
+        print(f"mcl tune: {line}", file=sys.stderr, flush=True)
+
+    # Each phase's time is printed: the parts that do not shrink with more workers
+    # (inputs, code generation, the cluster's start) bound what --parallel can gain.
+    clock = time.perf_counter()
     with starting(slots, args.scheduler, WARM) as started:
         sizes, inputs, expected = p.data(args.seed)
+        tell(f"inputs and reference made in {time.perf_counter() - clock:.1f} s")
         built = build_space(p.program, p.reference.function, args.target, library, p.space,
                             inputs)
+        tell(f"{len(built.candidates)} configurations generated, {len(built.ruled_out)} "
+             f"ruled out, at {time.perf_counter() - clock:.1f} s")
         job = TuneJob(p.program, str(path), p.reference.function, args.target, library,
                       p.space, str(reference_for(path)), dict(sizes), inputs, expected,
                       args.strategy, options, args.iterations, not args.no_cache)
         cluster = started()
-        results = tune_parallel(cluster.client, job, built, lambda line: print(
-            f"mcl tune: {line}", file=sys.stderr, flush=True), cluster.names)
+        tell(f"{len(cluster.names)} worker(s) ready at {time.perf_counter() - clock:.1f} s")
+        results = tune_parallel(cluster.client, job, built, tell, cluster.names)
+        tell(f"search done at {time.perf_counter() - clock:.1f} s")
     return max(_report(args, path, p.reference, sizes, r) for r in results.values())
 
 

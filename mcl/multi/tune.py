@@ -25,6 +25,7 @@ together are exactly the one-device search.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -115,6 +116,7 @@ def tune_parallel(client: Any, job: TuneJob, built: Any, tell: Any,
     queues = {name: batches(keys, len(group), job.strategy) for name, group in groups.items()}
     total = {name: len(queue) for name, queue in queues.items()}
     flying: dict[Any, tuple[str, str]] = {}
+    sent: dict[Any, float] = {}
     results: dict[str, list[Any]] = {name: [] for name in groups}
 
     def submit(a: str) -> None:
@@ -125,18 +127,21 @@ def tune_parallel(client: Any, job: TuneJob, built: Any, tell: Any,
             future = client.submit(tune_part, shared, piece, workers=[a], pure=False,
                                    allow_other_workers=False)
             flying[future] = (a, f"tuning {len(part)} configurations")
+            sent[future] = time.perf_counter()
 
     for a in addresses:
         submit(a)
     while flying:
         for future in finished(client, flying):
             a, _ = flying.pop(future)
+            took = time.perf_counter() - sent.pop(future)
             result = future.result()
             results[names[a]].append(result)
             name = names[a]
             run = len(result.evaluated)
             tell(f"{name} [{a}]: batch done, {run} configuration{'s' if run != 1 else ''} "
-                 f"run; {len(results[name])} of {total[name]} batches done on this kind")
+                 f"run in {took:.1f} s; {len(results[name])} of {total[name]} batches done "
+                 "on this kind")
             submit(a)
     return {name: _merged(built, parts, name) for name, parts in results.items()}
 

@@ -32,5 +32,10 @@ def test_parallel_tune_finds_the_planted_best(tmp_path: Path,
     done = [line for line in captured.err.splitlines() if "batch done" in line]
     assert len(done) == 3  # brute force: a batch of one per allowed configuration here
     assert len({line.split("[", 1)[1].split("]", 1)[0] for line in done}) == 2  # both ran
+    # Each phase is timed, so a user sees what more workers cannot shorten.
+    assert "3 configurations generated, 5 ruled out, at" in captured.err
+    assert "2 worker(s) ready at" in captured.err
+    assert all(" s; " in line and "run in " in line for line in done)
+    assert "search done at" in captured.err
     (entry,) = read_tuned(planted)
     assert entry.constants == {"PASSES": 1, "NR_WARPS": 1, "STRIDE": 1}
