@@ -144,6 +144,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=1, help="rounds per run (mcl run "
                         "--rounds: the inputs kept on the workers after the first)")
     parser.add_argument("--no-tune", action="store_true")
+    parser.add_argument("--factors", default=f"1,{SCALE}",
+                        help=f"size factors to run (default 1,{SCALE}: the paper's size and "
+                        f"{SCALE} times as many rows)")
     parser.add_argument("--apps", default=",".join(a[0] for a in APPS),
                         help="comma-separated applications to split (default all; none: "
                         "only the tuning)")
@@ -164,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
         if app not in wanted:
             continue
         base = SMALL[app] if args.small else paper
-        for factor in (1, SCALE):
+        for factor in (int(f) for f in args.factors.split(",")):
             sizes = {**base, scaled: base[scaled] * factor}
             single: float | None = None
             for n in counts(len(devices)):
