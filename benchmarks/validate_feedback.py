@@ -247,8 +247,9 @@ def raw_pages(folder: Path) -> list[Path]:
 
 
 # What each step of a hopper series acted on, from the `// change:` header of the version
-# after it: the text the header quotes after `feedback "`.
-QUOTED = re.compile(r'feedback "([^"]+)"')
+# after it: the text the header quotes after `feedback "` or, for a step from a level
+# above, `feedback on LEVEL (vK) "`.
+QUOTED = re.compile(r'feedback(?: on [^"]*)? "([^"]+)"')
 
 
 def acted_on(app: str, version: int) -> str:
