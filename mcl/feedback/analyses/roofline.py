@@ -37,7 +37,7 @@ from mcl.feedback.codes import LEFT_OUT, MessageCode
 from mcl.feedback.emit import Emitter, seconds_text
 from mcl.feedback.facts.costs import COMPUTATIONAL, DATA, function_costs
 from mcl.feedback.facts.counting import tidy
-from mcl.feedback.facts.sizes import element_bytes, parameter_bytes
+from mcl.feedback.facts.sizes import parameter_bytes, space_and_size
 from mcl.feedback.facts.symbolic import at_least, identical
 from mcl.feedback.messages import Message, Severity
 from mcl.feedback.values import evaluate
@@ -237,26 +237,6 @@ def _dtype(function: ast.Function) -> str:
         if isinstance(t, ast.Prim) and t.name == "double":
             return "double"
     return "float"
-
-
-def space_and_size(facts: Any, key: tuple[str, str]) -> tuple[str, Any]:
-    """The memory space of an access-count key and the bytes of one element there: a
-    parameter's own element type; for a space, the largest element of the arrays the
-    function declares in it."""
-    from mcl.feedback.facts.kernel import Scope
-
-    empty = Scope(None, None, None)
-    if key[0] == "param":
-        p = facts.param(key[1])
-        if p is not None:
-            return p.space or "?", element_bytes(p.type, facts.view.lookup_type,
-                                                 facts.evaluator, empty)
-        return "?", sympy.Integer(0)
-    sizes = [element_bytes(b.type, facts.view.lookup_type, facts.evaluator,
-                           b.scope or empty)
-             for b in facts.bindings if b.root is b and b.space == key[1]]
-    numbers = [s for s in sizes if isinstance(s, sympy.Integer)]
-    return key[1], max(numbers) if numbers else (sizes[0] if sizes else sympy.Integer(4))
 
 
 # ----------------------------------------------------------------------------- message

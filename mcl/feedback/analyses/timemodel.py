@@ -58,12 +58,11 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from mcl.diagnostics import Span
-from mcl.feedback.analyses.roofline import space_and_size
 from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.codes import LEFT_OUT, MessageCode
 from mcl.feedback.emit import Emitter, seconds_text
 from mcl.feedback.facts.costs import COMPUTATIONAL, DATA, executions, part_costs
-from mcl.feedback.facts.sizes import parameter_bytes
+from mcl.feedback.facts.sizes import parameter_bytes, space_and_size
 from mcl.feedback.messages import Message, Severity
 from mcl.feedback.values import evaluate
 from mcl.hdl.model import Quantity
