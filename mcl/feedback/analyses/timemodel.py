@@ -290,11 +290,12 @@ def phase_of(span: Span | None, barriers: Sequence[tuple[int, int]]) -> int:
 
 
 def _phases(ctx: AnalysisContext, whole: Phase, cached: Sequence[str], shared: Any,
-            messages: Sequence[Message], threads_per_warp_sms: float
-            ) -> tuple[Phase, ...] | None:
+            messages: Sequence[Message], lanes_sms: float) -> tuple[Phase, ...] | None:
     """The kernel's phases between barriers: each its share of the whole kernel's
     figures (so the phases add up to them), the compulsory traffic of a parameter in the
-    phase that first moves it in each direction, the accesses' conflicts in theirs."""
+    phase that first moves it in each direction, the accesses' conflicts in theirs; the
+    warp-level loads of the busiest SM (thread-level loads over `lanes_sms`, the warp
+    size times the SMs)."""
     facts = ctx.facts
     barriers = barrier_places(ctx.function)
     count = len(barriers) + 1
@@ -305,8 +306,7 @@ def _phases(ctx: AnalysisContext, whole: Phase, cached: Sequence[str], shared: A
     if any(part is None for part in parts):
         return None
     counted = [part for part in parts if part is not None]
-    totals = [sum(part[i] for part in counted) for i in range(3)]
-    loads = totals[2] / threads_per_warp_sms
+    totals = [sum(part[i] for part in counted) for i in range(2)]
     device = _device_shares(ctx, barriers, cached)
     extra = [0.0] * count
     for m in messages:
@@ -314,13 +314,13 @@ def _phases(ctx: AnalysisContext, whole: Phase, cached: Sequence[str], shared: A
     phases = []
     for i, (on_chip, flops, part_loads) in enumerate(counted):
         phases.append(Phase(whole.device_seconds * device[i],
-                            whole.on_chip_bytes * _share(on_chip, totals[0], i, count),
-                            whole.flops * _share(flops, totals[1], i, count),
-                            loads * _share(part_loads, totals[2], i, count), extra[i]))
+                            whole.on_chip_bytes * _share(on_chip, totals[0], i),
+                            whole.flops * _share(flops, totals[1], i),
+                            part_loads / lanes_sms, extra[i]))
     return tuple(phases)
 
 
-def _share(part: float, total: float, index: int, count: int) -> float:
+def _share(part: float, total: float, index: int) -> float:
     """A phase's share of a figure; where nothing is counted, the whole in the first."""
     if total > 0:
         return part / total
