@@ -291,3 +291,28 @@ def test_barrier_places_are_in_source_order(tmp_path, library) -> None:
     path.write_text(COPY)
     function = load_program(path, (), library).main.functions[0]
     assert barrier_places(function) == [(8, 9)]
+
+
+def test_the_parts_of_a_kernel_count_what_the_whole_counts(tmp_path, library) -> None:
+    # the phases' counts (part_costs) add up to the function's, entry by entry
+    from mcl.feedback.analysis import AnalysisContext
+    from mcl.feedback.facts.costs import function_costs, part_costs
+
+    path = tmp_path / "t.mcpl"
+    path.write_text(TRANSPOSE.replace("WIDTH", "32"))
+    program = load_program(path, (), library)
+    function = program.main.functions[0]
+    ctx = AnalysisContext(function, program, library.get("hopper"), {"n": 256})
+    facts = ctx.facts
+    barriers = barrier_places(function)
+    parts: list[set] = [set(), set()]
+    for item in facts.items:
+        parts[phase_of(item.span, barriers)].add(item)
+    assert all(parts)  # statements on both sides of the barrier
+    whole = function_costs(facts, ctx.values).entries
+    summed: dict = {}
+    for items in parts:
+        for key, count in part_costs(facts, ctx.values, items).entries.items():
+            summed[key] = summed.get(key, 0) + count
+    assert {k: v for k, v in summed.items() if v != 0} == \
+        {k: v for k, v in whole.items() if v != 0}
