@@ -202,10 +202,33 @@ def estimate_table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def estimate_cases_table(cases: list[dict[str, Any]]) -> str:
+    """Per case: its half (`halves`), the roofline bound, the time model's estimate, the
+    measured time and the error (measured - estimated) / estimated."""
+    from mcl.feedback.emit import seconds_text
+
+    calibration, _ = halves([c["case"] for c in cases])
+    lines = ["| case | half | bound | estimate | measured | error |",
+             "|---|---|---:|---:|---:|---:|"]
+    for case in sorted(cases, key=lambda c: c["case"]):
+        figures = {f["kind"]: f for f in case.get("figures", [])}
+        estimate, bound = figures.get("time-estimate"), figures.get("time-bound")
+        if estimate is None:
+            continue
+        half = "calibration" if case["case"] in calibration else "held out"
+        cells = [seconds_text(x) if x is not None else "-"
+                 for x in (bound["predicted"] if bound else None, estimate["predicted"],
+                           estimate["measured"])]
+        lines.append(f"| {case['case']} | {half} | {' | '.join(cells)} | "
+                     f"{_pct(estimate['error'])} |")
+    return "\n".join(lines)
+
+
 def calibrate(folder: Path) -> dict[str, Any]:
     """The achieved share of the stated device-memory bandwidth on the calibration half
-    (`halves`): for each of its cases the time model calls bound by device memory, the
-    compulsory traffic's time at the stated bandwidth over the measured time; their
+    (`halves`): for each of its cases the time model calls bound by device memory (the
+    phases it limits take most of the estimate), the compulsory traffic's time at the
+    stated bandwidth over the measured time less the time of the other phases; their
     median is what ACHIEVED_BANDWIDTH states."""
     from mcl.feedback.analyses.timemodel import ACHIEVED_BANDWIDTH
 
@@ -233,9 +256,12 @@ def calibrate(folder: Path) -> dict[str, Any]:
         if not facts:
             continue
         values = {k: v["numeric"] for k, v in facts[0]["values"].items()}
-        if values["estimated_seconds"] == values["seconds_device_memory"]:
+        # the time of the phases (between barriers) device memory does not limit: what
+        # the model adds to the device-memory term, left out of the measured time
+        other = values["estimated_seconds"] - values["seconds_device_memory"]
+        if other < values["seconds_device_memory"] and measured[name] > other:
             stated = values["seconds_device_memory"] * ACHIEVED_BANDWIDTH
-            shares[name] = stated / measured[name]
+            shares[name] = stated / (measured[name] - other)
     return {"calibration_cases": calibration, "device_memory_bound": shares,
             "median": statistics.median(shares.values()) if shares else None,
             "stated_constant": ACHIEVED_BANDWIDTH}
@@ -247,8 +273,9 @@ def raw_pages(folder: Path) -> list[Path]:
 
 
 # What each step of a hopper series acted on, from the `// change:` header of the version
-# after it: the text the header quotes after `feedback "`.
-QUOTED = re.compile(r'feedback "([^"]+)"')
+# after it: the text the header quotes after `feedback "` or, for a step from a level
+# above, `feedback on LEVEL (vK) "`.
+QUOTED = re.compile(r'feedback(?: on [^"]*)? "([^"]+)"')
 
 
 def acted_on(app: str, version: int) -> str:
@@ -399,6 +426,8 @@ def main() -> int:
     print(table(result["summary"]))
     print()
     print(estimate_table(result["time_estimate"]))
+    print()
+    print(estimate_cases_table(result["cases"]))
     print()
     from mcl.profile.series import steps_table
 

@@ -41,7 +41,8 @@ def predict_at_leaf(program: Program, library: Any, function: str, leaf: str,
     from mcl.report.attained import leaf_roofline
 
     prediction = predict(function, feedback_messages(program, library, sizes))
-    roof = leaf_roofline(program, function, leaf, library)
+    # a kernel without arithmetic is bound by its traffic all the same
+    roof = leaf_roofline(program, function, leaf, library, memory_only=True)
     if roof is not None:
         prediction.bound_seconds = roof.min_seconds(sizes)
         prediction.bound_by = roof.bound(sizes)

@@ -36,9 +36,11 @@ class Attained:
                 f"(roofline at {self.level}: bound by {describe_bound(self.bound)})")
 
 
-def leaf_roofline(program: Program, function: str, leaf: str, library: Any) -> Any:
+def leaf_roofline(program: Program, function: str, leaf: str, library: Any,
+                  memory_only: bool = False) -> Any:
     """The Roofline of `function` of `program` translated to `leaf`, or None (no peak at
-    the leaf, or the program cannot be translated or analysed there)."""
+    the leaf, or the program cannot be translated or analysed there); with `memory_only`,
+    a kernel without arithmetic gets its memory roofs (`roofline_of`)."""
     from mcl.feedback.analyses.roofline import roofline_of
 
     try:
@@ -46,7 +48,8 @@ def leaf_roofline(program: Program, function: str, leaf: str, library: Any) -> A
 
         program = pipeline.lower(program, leaf, library, function).program
         found = program.main.function(function)
-        return roofline_of(found, program, library.get(leaf)) if found is not None else None
+        return roofline_of(found, program, library.get(leaf), memory_only) \
+            if found is not None else None
     except MclError:
         return None
 

@@ -21,18 +21,27 @@ from mcl.feedback.analyses.timemodel import (
     ON_CHIP,
     SM,
     Figures,
+    Phase,
+    barrier_places,
+    phase_of,
 )
 from mcl.feedback.messages import Message, Severity, Value
 from mcl.feedback.registry import analyse
+from mcl.hdl.peak import bandwidth
 from mcl.mcpl.loader import load_program
+
+PHASE = ("device_seconds", "on_chip_bytes", "flops", "loads_per_sm", "extra_bytes")
 
 
 def _figures(**changes: float) -> Figures:
-    base = Figures(multiprocessors=2, clock_hz=1e9, warps_per_sm=4, flops=1e9,
-                   peak_flops=1e12, device_seconds=1e-3, on_chip_bytes=1e9,
-                   on_chip_bandwidth=1e12, extra_bytes=1e9, loads_per_sm=1e5,
-                   loads_in_flight=2, latency_s=1e-6, wave_tail=1.5)
-    return replace(base, **changes)
+    """One phase (a kernel without barriers); `changes` to it or to the figures."""
+    phase = replace(Phase(device_seconds=1e-3, on_chip_bytes=1e9, flops=1e9,
+                          loads_per_sm=1e5, extra_bytes=1e9),
+                    **{k: v for k, v in changes.items() if k in PHASE})
+    base = Figures(multiprocessors=2, clock_hz=1e9, warps_per_sm=4, peak_flops=1e12,
+                   on_chip_bandwidth=1e12, loads_in_flight=2, latency_s=1e-6,
+                   phases=(phase,), wave_tail=1.5)
+    return replace(base, **{k: v for k, v in changes.items() if k not in PHASE})
 
 
 def test_each_term_is_its_figure_over_its_rate() -> None:
@@ -182,3 +191,128 @@ def test_a_faster_space_suggestion_states_no_gain() -> None:
     assert _estimate(messages) > 0
     faster = [m for m in messages if m.code == "memory-faster-space"]
     assert faster and all("estimated_gain" not in dict(m.values) for m in faster)
+
+
+def test_phases_between_barriers_add_each_its_largest_limit() -> None:
+    # a load phase bound by device memory (1 ms), a compute phase by the SM (2 ms + 1 ms):
+    # the barrier keeps them apart, so the kernel takes both, not the larger
+    load = Phase(device_seconds=1e-3 * ACHIEVED_BANDWIDTH, on_chip_bytes=0.0, flops=0.0,
+                 loads_per_sm=0.0)
+    work = Phase(device_seconds=0.0, on_chip_bytes=1e9, flops=2e9, loads_per_sm=0.0)
+    f = replace(_figures(latency_s=1e-9), phases=(load, work), wave_tail=1.0)
+    assert f.phase_limits(load)[DEVICE_MEMORY] == pytest.approx(1e-3)
+    assert f.phase_limits(work)[SM] == pytest.approx(3e-3)
+    assert f.seconds == pytest.approx(1e-3 + 3e-3)
+    # the figures over every phase are the sums; the limit is the one of most time
+    assert f.limits[DEVICE_MEMORY] == pytest.approx(1e-3)
+    assert f.limits[SM] == pytest.approx(3e-3) and f.limit == SM
+    # one phase holding both is the largest of its limits, as before
+    both = Phase(load.device_seconds, work.on_chip_bytes, work.flops, 0.0)
+    assert replace(f, phases=(both,)).seconds == pytest.approx(3e-3)
+
+
+def test_a_conflict_changes_only_its_own_phase() -> None:
+    # the conflicting access at line 5 stands after the barrier at line 4: phase 1
+    one = Phase(1e-3, 1e9, 1e9, 1e5, extra_bytes=5e8)
+    two = Phase(1e-3, 1e9, 1e9, 1e5, extra_bytes=1e9)
+    f = replace(_figures(), phases=(one, two), barriers=((4, 3),))
+    m = replace(_message("bank-conflict", conflict_degree=3, banks=32, warp_executions=1e6),
+                span=Span("k.mcpl", 5, 7, 5, 9))
+    changed = timemodel.after(f, m)
+    assert changed is not None
+    assert changed.phases[0] == one
+    assert changed.phases[1].extra_bytes == pytest.approx(1e9 - 1e6 * 2 * 128)
+
+
+def test_a_statement_s_phase_is_the_barriers_before_it() -> None:
+    barriers = [(4, 3), (9, 5)]
+    assert phase_of(Span("k", 2, 1, 2, 5), barriers) == 0
+    assert phase_of(Span("k", 4, 9, 4, 12), barriers) == 1  # after it on its line
+    assert phase_of(Span("k", 12, 1, 12, 2), barriers) == 2
+    assert phase_of(None, barriers) == 0
+
+
+# A block copy through shared memory, no arithmetic: a load phase and a store phase.
+COPY = """
+hopper void copy(int n, global float[n] b, global float[n] a) {
+  foreach (int bi in n / 256 blocks) {
+    shared float[256] tile;
+    foreach (int w in 8 warps) {
+      foreach (int t in 32 threads) {
+        tile[w * 32 + t] = a[bi * 256 + w * 32 + t];
+        barrier(shared);
+        b[bi * 256 + w * 32 + t] = tile[w * 32 + t];
+      }
+    }
+  }
+}
+"""
+
+
+def test_a_kernel_without_arithmetic_gets_a_bound_and_an_estimate(tmp_path, library) -> None:
+    n = 132 * 8 * 256 * 4  # whole waves
+    messages = _messages(tmp_path, library, COPY, "copy", {"n": n})
+    roof = [m for m in messages if m.code == "roofline"]
+    assert len(roof) == 1 and "no arithmetic" in roof[0].text
+    values = dict(roof[0].values)
+    assert values["flops"].numeric == 0 and "intensity_global" not in values
+    # 4 B read and 4 B written per element, once each: the compulsory traffic
+    assert values["bytes_global"].numeric == 8 * n
+    estimate = [m for m in messages if m.code == "time-estimate"]
+    assert len(estimate) == 1
+    figures = dict(estimate[0].values)
+    assert figures["phases"].numeric == 2
+    # the read in the phase before the barrier, the write after it: each half the
+    # traffic, each phase as long as its own device-memory time at most
+    hopper = library.get("hopper")
+    rate = bandwidth(hopper, "global")
+    assert rate is not None
+    device = 8 * n / rate.bytes_per_s / ACHIEVED_BANDWIDTH
+    assert figures["seconds_device_memory"].numeric == pytest.approx(device)
+    assert _estimate(messages) >= device
+
+
+def test_the_unpadded_transpose_s_conflict_states_a_gain_without_arithmetic(
+        tmp_path, library) -> None:
+    # TRANSPOSE without its multiplication: no flops, the conflict weighed all the same
+    source = TRANSPOSE.replace(" * 2.0", "")
+    unpadded = _messages(tmp_path, library, source.replace("WIDTH", "32"), "m32",
+                         {"n": 8192})
+    padded = _messages(tmp_path, library, source.replace("WIDTH", "33"), "m33", {"n": 8192})
+    conflict = [m for m in unpadded if m.code == "bank-conflict"]
+    assert len(conflict) == 1
+    gain = dict(conflict[0].values)["estimated_gain"].numeric
+    assert gain == pytest.approx(_estimate(unpadded) / _estimate(padded), rel=1e-9)
+    assert gain > 1.03 and conflict[0].severity == Severity.SUGGESTION
+
+
+def test_barrier_places_are_in_source_order(tmp_path, library) -> None:
+    path = tmp_path / "copy.mcpl"
+    path.write_text(COPY)
+    function = load_program(path, (), library).main.functions[0]
+    assert barrier_places(function) == [(8, 9)]
+
+
+def test_the_parts_of_a_kernel_count_what_the_whole_counts(tmp_path, library) -> None:
+    # the phases' counts (part_costs) add up to the function's, entry by entry
+    from mcl.feedback.analysis import AnalysisContext
+    from mcl.feedback.facts.costs import function_costs, part_costs
+
+    path = tmp_path / "t.mcpl"
+    path.write_text(TRANSPOSE.replace("WIDTH", "32"))
+    program = load_program(path, (), library)
+    function = program.main.functions[0]
+    ctx = AnalysisContext(function, program, library.get("hopper"), {"n": 256})
+    facts = ctx.facts
+    barriers = barrier_places(function)
+    parts: list[set] = [set(), set()]
+    for item in facts.items:
+        parts[phase_of(item.span, barriers)].add(item)
+    assert all(parts)  # statements on both sides of the barrier
+    whole = function_costs(facts, ctx.values).entries
+    summed: dict = {}
+    for items in parts:
+        for key, count in part_costs(facts, ctx.values, items).entries.items():
+            summed[key] = summed.get(key, 0) + count
+    assert {k: v for k, v in summed.items() if v != 0} == \
+        {k: v for k, v in whole.items() if v != 0}

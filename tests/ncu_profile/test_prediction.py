@@ -112,8 +112,8 @@ def test_the_gain_of_a_real_uncoalesced_message_is_read(library) -> None:
     program = at_leaf(KERNELS / "transpose" / "perfect.mcpl", [], library, "transpose",
                       "hopper")
     messages = feedback_messages(program, library, {"n": 256, "m": 256})
-    stated = [m for m in messages if m["code"] == "uncoalesced"
-              and m["severity"] == "suggestion"]
+    # a suggestion, or a fact where the time model weighs it at under 3%
+    stated = [m for m in messages if m["code"] == "uncoalesced"]
     assert stated, "the column store of b is reported as uncoalesced"
     share = stated[0]["values"]["transactions_saved"]["numeric"]
     # loads take 4 sectors a warp, the store 32 where 4 would do: 28 of 36 saved
@@ -121,8 +121,11 @@ def test_the_gain_of_a_real_uncoalesced_message_is_read(library) -> None:
     assert stated[0]["values"]["store"]["numeric"] == 1  # the column store, not the load
     p = predict("transpose", messages)
     assert [a.store for a in p.sectors_per_request] == [True]
-    # transpose does no arithmetic: no roofline, so the time model states no gain
-    assert [s.estimated_gain for s in p.suggestions if s.code == "uncoalesced"] == [None]
+    # transpose does no arithmetic, yet its memory roofs give the time model its figures:
+    # a gain is stated (bound by device memory either way: about 1x, so a fact)
+    gains = [s.estimated_gain for s in p.suggestions if s.code == "uncoalesced"]
+    assert len(gains) == 1 and gains[0] is not None and gains[0] == pytest.approx(1.0, abs=0.03)
+    assert stated[0]["severity"] == "info" and "either way" in stated[0]["message"]
 
 
 def test_an_analysis_that_reports_one_kind_of_access_calls_the_other_optimal() -> None:

@@ -37,7 +37,7 @@ from mcl.feedback.codes import LEFT_OUT, MessageCode
 from mcl.feedback.emit import Emitter, seconds_text
 from mcl.feedback.facts.costs import COMPUTATIONAL, DATA, function_costs
 from mcl.feedback.facts.counting import tidy
-from mcl.feedback.facts.sizes import element_bytes, parameter_bytes
+from mcl.feedback.facts.sizes import parameter_bytes, space_and_size
 from mcl.feedback.facts.symbolic import at_least, identical
 from mcl.feedback.messages import Message, Severity
 from mcl.feedback.values import evaluate
@@ -98,6 +98,8 @@ class Roofline:
         times = self.times(values)
         if times is not None:
             return max(times, key=lambda k: times[k])
+        if self.flops == 0:
+            return None  # no arithmetic: which memory bounds it depends on the sizes
         per_flop = {}
         for name, amount, rate in self._roofs():
             ratio = sympy.cancel(amount / self.flops) / rate
@@ -147,13 +149,16 @@ class Roofline:
                 *((lv.space, lv.bytes, lv.bandwidth) for lv in self.levels)]
 
 
-def roofline_of(function: ast.Function, program: Program | Module, hwd: Any) -> Roofline | None:
+def roofline_of(function: ast.Function, program: Program | Module, hwd: Any,
+                memory_only: bool = False) -> Roofline | None:
     """The roofs of `function` at its level `hwd`, or None where the description states
-    no peak (for the kernel's floating-point type) or the kernel does no arithmetic."""
-    return context_roofline(AnalysisContext(function, program, hwd))
+    no peak (for the kernel's floating-point type) or the kernel does no arithmetic; with
+    `memory_only`, a kernel without arithmetic that moves data gets its memory roofs (no
+    intensity to plot, but a bound: its compulsory traffic over the bandwidth)."""
+    return context_roofline(AnalysisContext(function, program, hwd), memory_only)
 
 
-def context_roofline(ctx: AnalysisContext) -> Roofline | None:
+def context_roofline(ctx: AnalysisContext, memory_only: bool = False) -> Roofline | None:
     """`roofline_of` for an analysis context (its facts shared with the other analyses)."""
     hwd, function = ctx.hwd, ctx.function
     dtype = _dtype(function)
@@ -163,14 +168,14 @@ def context_roofline(ctx: AnalysisContext) -> Roofline | None:
     facts = ctx.facts
     costs = function_costs(facts, ctx.values)
     flops = costs.total(COMPUTATIONAL)
-    if flops == 0:
+    if flops == 0 and not memory_only:
         return None
     moved: dict[str, Any] = defaultdict(lambda: sympy.Integer(0))
     per_param: dict[str, Any] = defaultdict(lambda: sympy.Integer(0))
     for (cat, _kind, _unit, key), count in costs.entries.items():
         if cat != DATA or key is None:
             continue
-        space, size = _space_and_size(facts, key)
+        space, size = space_and_size(facts, key)
         moved[space] += count * size
         if key[0] == "param":
             per_param[key[1]] += count * size
@@ -186,6 +191,8 @@ def context_roofline(ctx: AnalysisContext) -> Roofline | None:
             levels.append(Level(space, tidy(amount), bw.bytes_per_s))
         else:
             levels.append(Level(space, tidy(least), bw.bytes_per_s, tidy(amount)))
+    if flops == 0 and not levels:
+        return None
     return Roofline(hwd.name, dtype, flops, peak, tuple(levels), bool(costs.approximations))
 
 
@@ -232,26 +239,6 @@ def _dtype(function: ast.Function) -> str:
     return "float"
 
 
-def _space_and_size(facts: Any, key: tuple[str, str]) -> tuple[str, Any]:
-    """The memory space of an access-count key and the bytes of one element there: a
-    parameter's own element type; for a space, the largest element of the arrays the
-    function declares in it."""
-    from mcl.feedback.facts.kernel import Scope
-
-    empty = Scope(None, None, None)
-    if key[0] == "param":
-        p = facts.param(key[1])
-        if p is not None:
-            return p.space or "?", element_bytes(p.type, facts.view.lookup_type,
-                                                 facts.evaluator, empty)
-        return "?", sympy.Integer(0)
-    sizes = [element_bytes(b.type, facts.view.lookup_type, facts.evaluator,
-                           b.scope or empty)
-             for b in facts.bindings if b.root is b and b.space == key[1]]
-    numbers = [s for s in sizes if isinstance(s, sympy.Integer)]
-    return key[1], max(numbers) if numbers else (sizes[0] if sizes else sympy.Integer(4))
-
-
 # ----------------------------------------------------------------------------- message
 
 
@@ -262,7 +249,7 @@ def has_peak(hwd: Any) -> bool:
 def roofline(ctx: AnalysisContext) -> list[Message]:
     """Arithmetic intensity against each memory level, the bound and the attainable
     performance at the given sizes."""
-    roof = context_roofline(ctx)
+    roof = context_roofline(ctx, memory_only=True)
     if roof is None:
         return []
     # The figures come from opstats' counts, already made; what is left is display
@@ -276,21 +263,26 @@ def roofline(ctx: AnalysisContext) -> list[Message]:
 def _message(roof: Roofline, emit: Emitter, function: ast.Function,
              values: Mapping[str, Any]) -> Message:
     figures: dict[str, Any] = {"flops": roof.flops}
+    moves = roof.flops == 0  # data movement only: no intensity, a bound all the same
     against = []
     for lv in roof.levels:
         figures[f"bytes_{lv.space}"] = lv.bytes
-        figures[f"intensity_{lv.space}"] = roof.intensity(lv)
+        if not moves:
+            figures[f"intensity_{lv.space}"] = roof.intensity(lv)
         compulsory = ""
         if lv.no_reuse is not None:  # the worst case: no cache serves any reuse
             figures[f"bytes_{lv.space}_no_reuse"] = lv.no_reuse
             compulsory = ", compulsory traffic"
-        against.append(f"{{intensity_{lv.space}}} flop/B against {lv.space} "
-                       f"({rate_text(lv.bandwidth, 'B/s')}{compulsory})")
-    figures["attainable_gflops"] = roof.attainable_symbolic()
+        amount = f"{{bytes_{lv.space}}} B to" if moves else \
+            f"{{intensity_{lv.space}}} flop/B against"
+        against.append(f"{amount} {lv.space} ({rate_text(lv.bandwidth, 'B/s')}{compulsory})")
+    if not moves:
+        figures["attainable_gflops"] = roof.attainable_symbolic()
     bound = roof.bound(values)
     seconds = roof.min_seconds(values)
     text = (f"roofline at {roof.level} ({rate_text(roof.peak, 'FLOP/s')} {roof.dtype}): "
-            + ("arithmetic intensity " + ", ".join(against) if against
+            + ("no arithmetic, data movement only: " + ", ".join(against) if moves
+               else "arithmetic intensity " + ", ".join(against) if against
                else "no memory level with a bandwidth") + "; ")
     hint = None
     if bound is None:
@@ -303,9 +295,10 @@ def _message(roof: Roofline, emit: Emitter, function: ast.Function,
         text += f"bound by {describe_bound(bound)}"
     if seconds is not None:
         attainable = roof.attainable(values) or 0.0
-        text += (f", attainable {rate_text(attainable, 'FLOP/s')} "
-                 f"({percent(attainable / roof.peak)} of peak), at least "
-                 f"{seconds_text(seconds)}")
+        text += ", at least " if moves else (
+            f", attainable {rate_text(attainable, 'FLOP/s')} "
+            f"({percent(attainable / roof.peak)} of peak), at least ")
+        text += seconds_text(seconds)
         worst = roof.no_reuse()
         worst_seconds = worst.min_seconds(values) if worst is not None else None
         if worst_seconds is not None and worst_seconds > seconds * 1.01:

@@ -4,8 +4,9 @@ already states, and what each suggestion would save (docs/feedback.md, "Time est
 The roofline (section 8 of the paper's future work, mcl.feedback.analyses.roofline) says
 how fast a kernel could be at best; a programmer choosing between suggestions needs the
 model's estimate of how fast it is, and of how fast it would be after each change, in the
-manner of Nsight Compute's "estimated speedup". The estimate is the largest of three
-limits, each built from figures of the feedback over figures of the description:
+manner of Nsight Compute's "estimated speedup". Each phase of the kernel (below) takes
+the largest of three limits, each built from figures of the feedback over figures of
+the description:
 
 - device memory: the compulsory bytes of each space the level's memory holds (the
   roofline's `bytes_<space>`) over its bandwidth times `ACHIEVED_BANDWIDTH`;
@@ -23,8 +24,18 @@ limits, each built from figures of the feedback over figures of the description:
   `latency` at the SM clock for the compulsory share of the bytes and the cache's
   `latency` (hopper's l2) for the share the caches serve.
 
+The warps of an SM overlap the three limits, but not across a barrier: it holds every
+warp of a block until all arrive, and the blocks of a wave reach their barriers
+together, so the work on either side of one does not overlap. The kernel is split at
+its barriers into phases (the statements between two barriers in the source), each
+with its share of the figures: its own statements' on-chip bytes, flops and loads, the
+compulsory traffic of each array in the first phase that reads it and the first that
+writes it, the extra transactions of each access in its own. The estimate is the sum
+over the phases of each one's largest limit; a kernel without barriers is one phase.
+
 A grid that does not fill the SMs evenly runs the busiest one longer (its blocks over
-the average), which scales the SM and latency terms.
+the average), which scales the SM and latency terms. A kernel without arithmetic has
+its memory roofs all the same (mcl.feedback.analyses.roofline, `flops` = 0).
 
 Every suggestion the model can re-evaluate gets `estimated_seconds_after` and
 `estimated_gain` (before over after): the occupancy message's change at its
@@ -40,19 +51,23 @@ This analysis runs last: it reads the messages of the analyses before it
 
 from __future__ import annotations
 
+import bisect
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from mcl.diagnostics import Span
 from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.codes import LEFT_OUT, MessageCode
 from mcl.feedback.emit import Emitter, seconds_text
-from mcl.feedback.facts.costs import DATA, executions, function_costs
+from mcl.feedback.facts.costs import COMPUTATIONAL, DATA, executions, part_costs
+from mcl.feedback.facts.sizes import parameter_bytes, space_and_size
 from mcl.feedback.messages import Message, Severity
 from mcl.feedback.values import evaluate
 from mcl.hdl.model import Quantity
 from mcl.hdl.peak import Bandwidth, bandwidth, compute_peaks, peak_flops
+from mcl.mcpl import ast
 
 DOCS = "time-estimate-timemodel"  # its section of docs/feedback.md
 MESSAGE_CODES = (
@@ -64,7 +79,8 @@ MESSAGE_CODES = (
 # calibration half of the validation cases (the odd positions of the recorded cases in
 # name order; benchmarks/validate_feedback.py --calibrate, docs/validation.md "Time
 # estimate"): the median, over those the model calls bound by device memory, of the
-# compulsory traffic's time at the stated bandwidth over the measured time (0.737).
+# compulsory traffic's time at the stated bandwidth over the measured time (0.737; 0.758
+# with the phases between barriers, left at 0.74 so that the phases are compared alone).
 ACHIEVED_BANDWIDTH = 0.74
 # A change whose estimated gain is below this factor is a fact, not a suggestion (as
 # Nsight Compute's rules stay quiet below a small estimated speedup).
@@ -78,53 +94,87 @@ OCCUPANCY, UNCOALESCED, BANK_CONFLICT = "occupancy", "uncoalesced", "bank-confli
 
 
 @dataclass(frozen=True)
+class Phase:
+    """One part of the kernel between barriers (the whole kernel where it has none): what
+    it asks of each limit, at the sizes given."""
+
+    device_seconds: float  # its compulsory bytes over the stated bandwidth, every space
+    on_chip_bytes: float  # shared bytes and global bytes through the L1
+    flops: float
+    loads_per_sm: float  # warp-level global loads of the busiest SM
+    extra_bytes: float = 0.0  # the on-chip bytes conflicts and uncoalesced accesses add
+
+
+@dataclass(frozen=True)
 class Figures:
     """What the model reads, at the sizes given: from the description, the roofline's and
-    occupancy's messages and the operation counts."""
+    occupancy's messages and the operation counts, the kernel's parts split at its
+    barriers."""
 
     multiprocessors: float
     clock_hz: float
     warps_per_sm: float
-    flops: float
     peak_flops: float
-    device_seconds: float  # compulsory bytes over the stated bandwidth, every space
-    on_chip_bytes: float  # shared bytes and global bytes through the L1
     on_chip_bandwidth: float  # bytes/s, all SMs
-    extra_bytes: float  # the on-chip bytes conflicts and uncoalesced accesses add
-    loads_per_sm: float  # warp-level global loads of the busiest SM
     loads_in_flight: int  # per warp
     latency_s: float
+    phases: tuple[Phase, ...]
     wave_tail: float = 1.0  # blocks of the busiest SM over the average
+    barriers: tuple[tuple[int, int], ...] = ()  # where they stand (`barrier_places`)
 
-    @property
-    def terms(self) -> dict[str, float]:
-        """Seconds each part needs alone."""
+    def phase_terms(self, p: Phase) -> dict[str, float]:
+        """Seconds each part of one phase needs alone."""
         return {
-            DEVICE_MEMORY: self.device_seconds / ACHIEVED_BANDWIDTH,
-            ON_CHIP: (self.on_chip_bytes + self.extra_bytes) / self.on_chip_bandwidth
+            DEVICE_MEMORY: p.device_seconds / ACHIEVED_BANDWIDTH,
+            ON_CHIP: (p.on_chip_bytes + p.extra_bytes) / self.on_chip_bandwidth
             * self.wave_tail,
-            COMPUTE: self.flops / self.peak_flops * self.wave_tail,
-            LATENCY: self.loads_per_sm * self.wave_tail * self.latency_s
+            COMPUTE: p.flops / self.peak_flops * self.wave_tail,
+            LATENCY: p.loads_per_sm * self.wave_tail * self.latency_s
             / (self.warps_per_sm * self.loads_in_flight),
         }
 
-    @property
-    def limits(self) -> dict[str, float]:
-        """The three limits: device memory, the SM's issue (its arithmetic and its
-        on-chip accesses come from the same warp schedulers: their times add) and
-        latency; the warps of an SM overlap the three."""
-        t = self.terms
+    def phase_limits(self, p: Phase) -> dict[str, float]:
+        """The three limits of one phase: device memory, the SM's issue (its arithmetic
+        and its on-chip accesses come from the same warp schedulers: their times add) and
+        latency; the warps of an SM overlap the three within the phase."""
+        t = self.phase_terms(p)
         return {DEVICE_MEMORY: t[DEVICE_MEMORY], SM: t[COMPUTE] + t[ON_CHIP],
                 LATENCY: t[LATENCY]}
 
     @property
+    def terms(self) -> dict[str, float]:
+        """Seconds each part needs alone, over every phase."""
+        return _sums(self.phase_terms(p) for p in self.phases)
+
+    @property
+    def limits(self) -> dict[str, float]:
+        """Each limit over every phase."""
+        return _sums(self.phase_limits(p) for p in self.phases)
+
+    @property
     def seconds(self) -> float:
-        return max(self.limits.values())
+        """The phases one after the other, each as long as its largest limit: a barrier
+        holds the warps of a block until all arrive, so the work on either side of it
+        does not overlap (docs/feedback.md, "Time estimate")."""
+        return sum(max(self.phase_limits(p).values()) for p in self.phases)
 
     @property
     def limit(self) -> str:
-        limits = self.limits
-        return max(limits, key=lambda k: limits[k])
+        """The limit of the phases that take most of the time."""
+        spent: dict[str, float] = {}
+        for p in self.phases:
+            limits = self.phase_limits(p)
+            name = max(limits, key=lambda k: limits[k])
+            spent[name] = spent.get(name, 0.0) + limits[name]
+        return max(spent, key=lambda k: spent[k])
+
+
+def _sums(parts: Iterable[dict[str, float]]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for part in parts:
+        for k, v in part.items():
+            out[k] = out.get(k, 0.0) + v
+    return out
 
 
 # ----------------------------------------------------------------------------- figures
@@ -209,36 +259,130 @@ def figures_of(ctx: AnalysisContext, messages: Sequence[Message]) -> Figures | N
                          compulsory / through_cache if through_cache else 1.0)
     if latency is None:
         return None
-    loads, in_flight = _global_loads(ctx, cached)
-    if loads is None:
+    lanes = _warp_size(hwd)
+    whole = Phase(device, on_chip, float(flops or 0.0), 0.0)
+    phases = _phases(ctx, whole, cached, shared.source, messages, lanes * sms)
+    if phases is None:
         return None
     grid = _number(occupancy, "grid_blocks")
     tail = math.ceil(grid / sms) / (grid / sms) if grid else 1.0
-    lanes = _warp_size(hwd)
-    return Figures(sms, clock, float(warps), float(flops or 0.0), float(peak or 1.0), device,
-                   on_chip, shared.bytes_per_s, sum(_extra_bytes(m) for m in messages),
-                   loads / lanes / sms, in_flight, float(latency or 0.0), tail)
+    return Figures(sms, clock, float(warps), float(peak or 1.0), shared.bytes_per_s,
+                   _in_flight(ctx, cached), float(latency or 0.0), phases, tail,
+                   tuple(barrier_places(ctx.function)))
+
+
+# ----------------------------------------------------------------------------- phases
+
+
+def barrier_places(function: ast.Function) -> list[tuple[int, int]]:
+    """Where the function's barriers stand, (line, column), in source order."""
+    return sorted((n.span.line, n.span.column) for n in ast.walk(function)
+                  if isinstance(n, ast.Barrier) and n.span is not None)
+
+
+def phase_of(span: Span | None, barriers: Sequence[tuple[int, int]]) -> int:
+    """The phase a statement at `span` belongs to: the barriers before it in the source.
+    A loop around barriers repeats its phases; the counts of each are its statements'
+    over every iteration, so the loop's share of each phase is still its own."""
+    if span is None:
+        return 0
+    return bisect.bisect_left(barriers, (span.line, span.column))
+
+
+def _phases(ctx: AnalysisContext, whole: Phase, cached: Sequence[str], shared: Any,
+            messages: Sequence[Message], lanes_sms: float) -> tuple[Phase, ...] | None:
+    """The kernel's phases between barriers: each its share of the whole kernel's
+    figures (so the phases add up to them), the compulsory traffic of a parameter in the
+    phase that first moves it in each direction, the accesses' conflicts in theirs; the
+    warp-level loads of the busiest SM (thread-level loads over `lanes_sms`, the warp
+    size times the SMs)."""
+    facts = ctx.facts
+    barriers = barrier_places(ctx.function)
+    count = len(barriers) + 1
+    by_phase: list[set[Any]] = [set() for _ in range(count)]
+    for item in facts.items:
+        by_phase[phase_of(item.span, barriers)].add(item)
+    parts = [_part(ctx, items, cached, shared) for items in by_phase]
+    if any(part is None for part in parts):
+        return None
+    counted = [part for part in parts if part is not None]
+    totals = [sum(part[i] for part in counted) for i in range(2)]
+    device = _device_shares(ctx, barriers, cached)
+    extra = [0.0] * count
+    for m in messages:
+        extra[min(phase_of(m.span, barriers), count - 1)] += _extra_bytes(m)
+    phases = []
+    for i, (on_chip, flops, part_loads) in enumerate(counted):
+        phases.append(Phase(whole.device_seconds * device[i],
+                            whole.on_chip_bytes * _share(on_chip, totals[0], i),
+                            whole.flops * _share(flops, totals[1], i),
+                            part_loads / lanes_sms, extra[i]))
+    return tuple(phases)
+
+
+def _share(part: float, total: float, index: int) -> float:
+    """A phase's share of a figure; where nothing is counted, the whole in the first."""
+    if total > 0:
+        return part / total
+    return 1.0 if index == 0 else 0.0
+
+
+def _part(ctx: AnalysisContext, items: set[Any], cached: Sequence[str], shared: Any
+          ) -> tuple[float, float, float] | None:
+    """The on-chip bytes, flops and thread-level global loads of some statements."""
+    facts = ctx.facts
+    costs = part_costs(facts, ctx.values, items)
+    hwd = ctx.hwd
+    on_chip = loads = 0.0
+    for (cat, kind, _unit, key), count in costs.entries.items():
+        if cat != DATA or key is None:
+            continue
+        number = evaluate(count, ctx.values).numeric
+        if number is None:
+            return None
+        space, size = space_and_size(facts, key)
+        rate = bandwidth(hwd, space)
+        element = evaluate(size, ctx.values).numeric
+        if rate is None or element is None:
+            continue
+        if rate.source == shared or space in cached:
+            on_chip += float(number) * float(element)
+        if kind == "load" and space in cached:
+            loads += float(number)
+    flops = evaluate(costs.total(COMPUTATIONAL), ctx.values).numeric
+    if flops is None:
+        return None
+    return on_chip, float(flops), loads
+
+
+def _device_shares(ctx: AnalysisContext, barriers: Sequence[tuple[int, int]],
+                   cached: Sequence[str]) -> list[float]:
+    """Each phase's share of the compulsory traffic: every array parameter's bytes, once
+    per direction, in the first phase that reads it and the first that writes it (the
+    roofline's compulsory traffic, each array moved once)."""
+    facts = ctx.facts
+    count = len(barriers) + 1
+    first: dict[tuple[str, str], int] = {}
+    for a in facts.accesses:
+        root = a.binding.root
+        if root.kind != "param" or a.space not in cached:
+            continue
+        phase = phase_of(a.item.span, barriers)
+        for direction in ("r" if a.reads else "") + ("w" if a.writes else ""):
+            key = (root.name, direction)
+            first[key] = min(first.get(key, phase), phase)
+    sizes = {name: evaluate(size, ctx.values).numeric
+             for name, _mode, size in parameter_bytes(facts)}
+    weights = [0.0] * count
+    for (name, _direction), phase in first.items():
+        weights[phase] += float(sizes.get(name) or 0.0)
+    total = sum(weights)
+    return [w / total for w in weights] if total > 0 else [1.0] + [0.0] * (count - 1)
 
 
 def _warp_size(hwd: Any) -> int:
     lockstep = hwd.lockstep(hwd.executing_unit().name)
     return int(lockstep.count) if lockstep is not None else 1
-
-
-def _global_loads(ctx: AnalysisContext, cached: Sequence[str]) -> tuple[float | None, int]:
-    """The thread-level loads of the cached spaces (opstats' count) and how many of them
-    one warp has in flight: the loads of the statement body that runs most often."""
-    facts = ctx.facts
-    costs = function_costs(facts, ctx.values)
-    total = 0.0
-    for (cat, kind, _unit, key), count in costs.entries.items():
-        if cat != DATA or kind != "load" or key is None or _space(facts, key) not in cached:
-            continue
-        number = evaluate(count, ctx.values).numeric
-        if number is None:
-            return None, 1
-        total += float(number)
-    return total, _in_flight(ctx, cached)
 
 
 def _in_flight(ctx: AnalysisContext, cached: Sequence[str]) -> int:
@@ -253,13 +397,6 @@ def _in_flight(ctx: AnalysisContext, cached: Sequence[str]) -> int:
                 runs.append(float(number))
     most = max(runs, default=0.0)
     return max(1, sum(r >= 0.99 * most for r in runs)) if most else 1
-
-
-def _space(facts: Any, key: tuple[str, str]) -> str | None:
-    if key[0] == "param":
-        p = facts.param(key[1])
-        return p.space if p is not None else None
-    return key[1]
 
 
 def _extra_bytes(m: Message) -> float:
@@ -292,7 +429,11 @@ def after(f: Figures, m: Message) -> Figures | None:
         warps = _number(m, "warps_per_sm_after")
         return replace(f, warps_per_sm=warps) if warps else None
     if m.code in (UNCOALESCED, BANK_CONFLICT) and _number(m, "warp_executions") is not None:
-        return replace(f, extra_bytes=max(0.0, f.extra_bytes - _extra_bytes(m)))
+        at = min(phase_of(m.span, f.barriers), len(f.phases) - 1)
+        phases = list(f.phases)
+        phases[at] = replace(phases[at],
+                             extra_bytes=max(0.0, phases[at].extra_bytes - _extra_bytes(m)))
+        return replace(f, phases=tuple(phases))
     return None
 
 
@@ -331,24 +472,30 @@ def with_gain(m: Message, f: Figures) -> Message:
 
 def _fact(ctx: AnalysisContext, f: Figures) -> Message:
     terms = f.terms
+    working = sum(any(v > 0 for v in f.phase_limits(p).values()) for p in f.phases)
     figures: dict[str, Any] = {"estimated_seconds": f.seconds,
                                **{"seconds_" + k.replace(" ", "_").replace("-", "_"): v
                                   for k, v in terms.items()},
+                               "phases": working,
                                "warps_per_sm": f.warps_per_sm,
                                "loads_in_flight": f.loads_in_flight,
                                "latency_seconds": f.latency_s}
     limits = f.limits
-    text = (f"time estimate: {seconds_text(f.seconds)}, limited by {f.limit}: device memory "
-            f"{seconds_text(limits[DEVICE_MEMORY])}, the SM {seconds_text(limits[SM])} "
-            f"(compute {seconds_text(terms[COMPUTE])} + on-chip memory "
-            f"{seconds_text(terms[ON_CHIP])}), latency {seconds_text(limits[LATENCY])} "
-            f"({int(f.warps_per_sm)} warps per SM, {f.loads_in_flight} global "
-            f"load{'s' if f.loads_in_flight != 1 else ''} in flight per warp)")
+    phases = (f" over {working} phases between barriers, each as long as its largest limit"
+              if working > 1 else "")
+    text = (f"time estimate: {seconds_text(f.seconds)}{phases}, limited by {f.limit}: "
+            f"device memory {seconds_text(limits[DEVICE_MEMORY])}, the SM "
+            f"{seconds_text(limits[SM])} (compute {seconds_text(terms[COMPUTE])} + on-chip "
+            f"memory {seconds_text(terms[ON_CHIP])}), latency "
+            f"{seconds_text(limits[LATENCY])} ({int(f.warps_per_sm)} warps per SM, "
+            f"{f.loads_in_flight} global load{'s' if f.loads_in_flight != 1 else ''} in "
+            "flight per warp)")
     emit = Emitter(ctx.facts, "timemodel", ctx.values)
     return emit.message("time-estimate", Severity.INFO, text, ctx.function.span, figures,
-                        hint="the largest of the three limits is the estimate (docs/"
-                        "feedback.md, \"Time estimate\"); each suggestion the model can "
-                        "weigh states the estimate after its change")
+                        hint="the largest of the three limits is the estimate, or, where "
+                        "barriers split the kernel, the sum over its phases of each one's "
+                        "largest (docs/feedback.md, \"Time estimate\"); each suggestion the "
+                        "model can weigh states the estimate after its change")
 
 
 def has_time_model(hwd: Any) -> bool:

@@ -148,26 +148,41 @@ def function_costs(facts: KernelFacts, values: Mapping[str, Any] | None = None) 
 
 
 def _decided_costs(facts: KernelFacts, costs: Costs, values: Mapping[str, Any]) -> Costs:
+    decided = _decided(facts, costs, values)
+    return _compute_costs(facts, decided) if decided else costs
+
+
+def _decided(facts: KernelFacts, costs: Costs, values: Mapping[str, Any]
+             ) -> dict[GuardKey, bool]:
     decided: dict[GuardKey, bool] = {}
     for g in costs.unresolved.values():
         runs = branch_runs(facts.evaluator, g, values)
         if runs is not None:
             decided[_guard_key(g)] = runs
-    return _compute_costs(facts, decided) if decided else costs
+    return decided
+
+
+def part_costs(facts: KernelFacts, values: Mapping[str, Any], items: set[Item]) -> Costs:
+    """The counts of the statements `items` of a function alone (one part of it, as the
+    time model's phases between barriers), by the rule of `function_costs`."""
+    decided = _decided(facts, facts.get(OperationCosts).costs, values) if values else {}
+    return _compute_costs(facts, decided, items)
 
 
 def _guard_key(g: Guard) -> GuardKey:
     return (Ref(g.node), g.then)
 
 
-def _compute_costs(facts: KernelFacts, decided: Mapping[GuardKey, bool]) -> Costs:
-    """`decided`: the branches that run always (True) or never (False) at given sizes."""
+def _compute_costs(facts: KernelFacts, decided: Mapping[GuardKey, bool],
+                   only: set[Item] | None = None) -> Costs:
+    """`decided`: the branches that run always (True) or never (False) at given sizes;
+    `only`: the items to count (all where None)."""
     kinds = classify(facts)
     costs = Costs()
     unit_name = facts.hwd.executing_unit().name
     for item in facts.items:
         block = kinds[item]
-        if block == UNUSED:
+        if block == UNUSED or (only is not None and item not in only):
             continue
         count, exact, unresolved = executions(facts, item)
         known = [g for g in unresolved if _guard_key(g) in decided]

@@ -86,3 +86,21 @@ def parameter_bytes(facts: KernelFacts) -> list[tuple[str, str, Any]]:
             out.append((b.name, mode, binding_bytes(b, facts.view.lookup_type,
                                                     facts.evaluator)))
     return out
+
+
+def space_and_size(facts: Any, key: tuple[str, str]) -> tuple[str, Any]:
+    """The memory space of an access-count key and the bytes of one element there: a
+    parameter's own element type; for a space, the largest element of the arrays the
+    function declares in it."""
+    empty = Scope(None, None, None)
+    if key[0] == "param":
+        p = facts.param(key[1])
+        if p is not None:
+            return p.space or "?", element_bytes(p.type, facts.view.lookup_type,
+                                                 facts.evaluator, empty)
+        return "?", sympy.Integer(0)
+    sizes = [element_bytes(b.type, facts.view.lookup_type, facts.evaluator,
+                           b.scope or empty)
+             for b in facts.bindings if b.root is b and b.space == key[1]]
+    numbers = [s for s in sizes if isinstance(s, sympy.Integer)]
+    return key[1], max(numbers) if numbers else (sizes[0] if sizes else sympy.Integer(4))
