@@ -163,7 +163,12 @@ class _Walker:
     def for_(self, s: ast.For, pending: frozenset[_Access], selected: bool
              ) -> frozenset[_Access]:
         pending = self.stmt(s.init, pending, selected)
-        entry, before = pending, self.epoch
+        entry, before, around = pending, self.epoch, self.varying
+        if isinstance(s.init, ast.Decl):
+            # A loop that declares its variable starts it afresh: an earlier loop's `i`
+            # (`for (int i = t; ...)`, divergent) says nothing of this one's (`for (int i =
+            # n / 2; ...)`), which is divergent only when its own header or body makes it so.
+            self.varying = divergent_names(s, around - {s.var})
         for _ in range(2):  # the second pass sees the previous iteration's accesses
             pending = self.access(self.reads(s.cond), pending, selected)
             pending = self.stmt(s.body, pending, selected)
@@ -174,7 +179,7 @@ class _Walker:
             # that differ between units keep their name: the same expression of the
             # unit's own values is taken to be its own element, as in one iteration.)
             self.epoch = before | (({s.var} | assigned_names(s.body)) - self.varying)
-        self.epoch = before
+        self.epoch, self.varying = before, around
         return pending
 
     def expr(self, e: ast.Expr | None, pending: frozenset[_Access], selected: bool
