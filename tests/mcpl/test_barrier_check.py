@@ -130,3 +130,25 @@ def test_planted_races_with_a_reused_loop_name_are_found(
     found = _warnings(BARRIER_KERNELS / f"{name}.mcpl", capsys)
     reads = {d["message"].split("'")[1]: d["line"] for d in found if "' reads" in d["message"]}
     assert reads == read_lines and len(found) == len(read_lines)
+
+
+def _translated_warnings(path: Path, level: str) -> list[str]:
+    """The missing-barrier findings of the translated program alone (`mcl check --level`
+    shows those the source's check has not already made)."""
+    from mcl.hdl.library import default_library
+    from mcl.pipeline import checked_at
+
+    checked = checked_at(path, (), default_library(), level)
+    return [d.message for d in checked.diagnostics if d.code == "mcpl-missing-barrier"]
+
+
+@pytest.mark.parametrize("level", ["fermi", "hopper"])
+@pytest.mark.parametrize(("name", "races"), [
+    ("guarded_tree", 0), ("reused_name_tree", 0),
+    ("tree_without_barrier", 1), ("reused_name_tree_without_barrier", 2)])
+def test_the_translated_reduction_reads_like_the_source(
+        level: str, name: str, races: int) -> None:
+    """Translated to a level with warps, the thread index is a flattened one (`int t = wt *
+    nrThreadsBlock + tt;`), at least 0 like the index it replaces, so the guard `t < s`
+    keeps the step's writes and reads apart there too, and a removed barrier still shows."""
+    assert len(_translated_warnings(BARRIER_KERNELS / f"{name}.mcpl", level)) == races
