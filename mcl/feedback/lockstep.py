@@ -452,10 +452,11 @@ def divergence_messages(kernel: Kernel) -> list[Message]:
             continue
         node = item.node
         walk = LockstepWalk(kernel, warp, item.loops)
-        loops = _iterated_loops(kernel, item.loops)
+        guard = Guard(node, True, item.scope)
+        loops = _iterated_loops(kernel, item.loops, (*item.guards, guard))
         try:
-            found = _diverge(kernel, walk, tuple(item.guards), Guard(node, True, item.scope),
-                             loops, reaching, both=node.orelse is not None)
+            found = _diverge(kernel, walk, tuple(item.guards), guard, loops, reaching,
+                             both=node.orelse is not None)
         except MissingValues as exc:
             missing.update(exc.names)
             continue
@@ -501,19 +502,27 @@ def _divergence_message(kernel: Kernel, warp: ParGroup, node: ast.If, found: _Di
              "warps" if both else None)
 
 
-def _iterated_loops(kernel: Kernel, loops: Sequence[Loop]) -> list[Loop]:
+def _iterated_loops(kernel: Kernel, loops: Sequence[Loop], guards: Sequence[Guard]
+                    ) -> list[Loop]:
     """The for-loops inside the units around a branch whose iterations the walk follows:
-    those with a trip count known from the values and the same for every unit and every
-    iteration around (no loop counter in it), innermost first while their iterations
-    together stay within MAX_ITERATIONS; outermost first."""
+    those that `guards` (the branch's condition and those around it) depend on, with a
+    trip count known from the values and the same for every unit and every iteration
+    around (no loop counter in it), innermost first while their iterations together stay
+    within MAX_ITERATIONS; outermost first. (A loop the conditions do not depend on
+    splits the lanes alike in every iteration: its first one stands for all.)"""
     inner = max((k for k, x in enumerate(loops) if x.kind == "foreach"), default=-1)
     symbolic = kernel.facts.evaluator
     counters = {symbolic.counter(loop) for loop in kernel.facts.loops}
+    read: set[sympy.Symbol] = set()
+    for guard in guards:
+        condition = symbolic.sym(guard.cond, guard.scope)
+        if condition is not None:
+            read |= sympy.sympify(condition).free_symbols
     chosen: list[Loop] = []
     total = 1
     for loop in reversed(loops[inner + 1:]):
         shape = symbolic.shape(loop)
-        if loop.kind != "for" or not shape.exact or \
+        if loop.kind != "for" or not shape.exact or shape.counter not in read or \
                 sympy.sympify(shape.trips).free_symbols & counters:
             continue
         try:

@@ -360,8 +360,9 @@ def test_a_conflict_that_saves_under_three_percent_is_a_fact(library):
         assert "fixing it saves under 1% of the kernel's shared memory" in m.text
 
 
-# A tree reduction whose steps `s` below the warp's size split warp 0 (`tid < s`), and a
-# loop whose if/else splits every warp in all but its first iteration (`tid % 8 < 2 * k`).
+# A tree reduction whose steps `s` below the warp's size split warp 0 (`tid < s`), a loop
+# whose if/else splits every warp in all but its first iteration (`tid % 8 < 2 * k`), and
+# a loop whose branch does not depend on it (`tid % 2 == 0`: alike in every iteration).
 STEPS = """
 LEVEL void steps(int n, global float[n] x, global float[n / 256] out,
                  global float[n] hits, global float[n] misses) {
@@ -383,6 +384,11 @@ LEVEL void steps(int n, global float[n] x, global float[n / 256] out,
             hits[b * 256 + tid] = tmp[0];
           } else {
             misses[b * 256 + tid] = tmp[0];
+          }
+        }
+        for (int r = 0; r < 4; r++) {
+          if (tid % 2 == 0) {
+            x[b * 256 + tid] = tmp[r];
           }
         }
         if (tid == 0) {
@@ -416,9 +422,10 @@ def test_the_steps_of_a_loop_that_split_a_warp_are_counted(tmp_path, library, le
     messages = {m.span.line: m for m in _feedback(program, function, hwd, sizes)
                 if m.code == "divergence"}
     warps, lanes = 8, 32
-    reduce, pick, last = (next(n for n, text in enumerate(STEPS.splitlines(), 1)
-                               if f"if ({c})" in text)
-                          for c in ("tid < s", "tid % 8 < 2 * k", "tid == 0"))
+    reduce, pick, alike, last = (next(n for n, text in enumerate(STEPS.splitlines(), 1)
+                                      if f"if ({c})" in text)
+                                 for c in ("tid < s", "tid % 8 < 2 * k", "tid % 2 == 0",
+                                           "tid == 0"))
 
     tree = _lanes_per_step(trace, facts, "tmp[tid + s]")  # (warp, (s,)) -> lanes adding
     steps = [128 >> k for k in range(8)]
@@ -442,5 +449,9 @@ def test_the_steps_of_a_loop_that_split_a_warp_are_counted(tmp_path, library, le
     assert v["idle_lanes"] == warps * lanes * len(both)
     assert (v["lanes_then"], v["lanes_else"]) == (16, 16)
     assert messages[pick].severity.value == "suggestion"
-    # `tid == 0` has no loop around it: its message is as before, without iterations
-    assert "iterations" not in numeric_values(messages[last])
+    # `tid == 0` has no loop around it, and `tid % 2 == 0` does not depend on `r`: their
+    # messages are as without loops, without iterations
+    for line in (alike, last):
+        assert "iterations" not in numeric_values(messages[line])
+    assert (numeric_values(messages[alike])["lanes_then"],
+            numeric_values(messages[alike])["lanes_else"]) == (16, 16)
