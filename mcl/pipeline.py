@@ -161,13 +161,34 @@ def check_source(path: str | Path, include_dirs: Iterable[str | Path], library: 
             lowered = translate(checked, level, library)
             found.program, found.level, found.tables = lowered.program, level, lowered.tables
             # The source's warnings stay: the translation is checked on top of them.
-            found.diagnostics += lowered.diagnostics
+            found.diagnostics += _new_findings(found.diagnostics, lowered.diagnostics)
         program = found.checked()
         if options is not None and program is not None and not program.errors:
             found.feedback = feedback(program, library, options)
     except MclError as exc:
         found.diagnostics += exc.diagnostics
     return found
+
+
+def _new_findings(source: Sequence[Diagnostic], translated: Sequence[Diagnostic]
+                  ) -> list[Diagnostic]:
+    """The translated program's diagnostics that the source's check has not already made.
+
+    Translation keeps the source's spans, so a rule that fires on the source fires again
+    on its translation at the same place (a barrier under `if (ti < n)` read before and
+    after translation, with `local` renamed `shared` or the index recomputed in the
+    message). The checker cannot tell the two readings apart: it checks one program,
+    whichever it is given. Here, the one place where the two readings meet, a finding of
+    the same rule and severity at the same source position is kept once, in the source's
+    words, which name what the user wrote; a translated finding with no span is kept.
+    """
+    def where(d: Diagnostic) -> tuple[object, ...] | None:
+        if d.span is None:
+            return None
+        return d.code, d.severity, d.span.file, d.span.line, d.span.column
+
+    seen = {where(d) for d in source} - {None}
+    return [d for d in translated if where(d) is None or where(d) not in seen]
 
 
 def checked_at(path: str | Path, include_dirs: Iterable[str | Path], library: HwdLibrary,

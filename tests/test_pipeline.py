@@ -166,3 +166,36 @@ def test_the_stage_scan_sees_a_driver_that_calls_the_translator(tmp_path: Path) 
                       "import mcl.mcpl.check as c\n"
                       "def f(p, lib):\n    return c.check_program(p, lib)\n")
     assert _stage_uses(driver) == ["1: imports translate_program", "4: uses .check_program"]
+
+
+UNCERTAIN = ROOT / "tests/mcpl/barrier_kernels/uncertain_barriers.mcpl"
+
+
+@pytest.mark.parametrize("level", [None, "gpu", "nvidia", "fermi", "hopper"])
+def test_a_finding_of_the_source_and_its_translation_is_reported_once(
+        level: str | None) -> None:
+    """The source's check and the translated program's both read the two barriers under
+    `if (ti < n)` (at nvidia as barrier(shared), at fermi with a recomputed `ti`): each
+    is one warning, in the source's words."""
+    found = pipeline.check_source(UNCERTAIN, (), LIBRARY, level).diagnostics
+    lines = UNCERTAIN.read_text(encoding="utf-8").splitlines()
+    barriers = [i + 1 for i, line in enumerate(lines) if "barrier(local)" in line]
+    assert [(d.code, d.span.line if d.span else None) for d in found] == [
+        ("mcpl-barrier-divergence", line) for line in barriers]
+    assert all("barrier(local)" in d.message and "n >= nrThreads" in d.message for d in found)
+
+
+def test_a_finding_only_the_translation_makes_stays() -> None:
+    """What the source's check did not find at that place and for that rule (another
+    position, rule or severity) is the translation's own and is kept."""
+    from mcl.diagnostics import Span, error, warning
+
+    here, there = Span.point("k.mcpl", 3, 5), Span.point("k.mcpl", 4, 5)
+    source = [warning("mcpl-barrier-divergence", "source", here)]
+    translated = [warning("mcpl-barrier-divergence", "again", here),
+                  warning("mcpl-barrier-divergence", "elsewhere", there),
+                  warning("mcpl-missing-barrier", "other rule", here),
+                  error("mcpl-barrier-divergence", "certain now", here),
+                  warning("translate-note", "no place")]
+    kept = pipeline._new_findings(source, translated)
+    assert [d.message for d in kept] == ["elsewhere", "other rule", "certain now", "no place"]

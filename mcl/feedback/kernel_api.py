@@ -258,6 +258,10 @@ class Evaluator:
     def set_position(self, loop: Loop, position: int) -> None:
         self._positions[loop] = position
 
+    def moved(self) -> frozenset[tuple[Loop, int]]:
+        """The loops away from their first iteration, with their positions."""
+        return frozenset((loop, p) for loop, p in self._positions.items() if p)
+
     def iteration(self, loop_var: str, k: int) -> None:
         """Evaluate as if for-loop `loop_var` were in its k-th iteration (default 0)."""
         for loop in self.facts.loops:

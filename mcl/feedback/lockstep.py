@@ -18,6 +18,7 @@ and of those the one that costs most is reported.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -39,6 +40,7 @@ from mcl.feedback.messages import Message, Severity
 from mcl.feedback.values import evaluate
 from mcl.feedback.warp_access import BankConflict, bank_conflict, coalescing
 from mcl.hdl.model import HardwareDescription, ParGroup, ParUnit
+from mcl.mcpl import ast
 
 # The codes of the messages built here for the descriptions' feedback functions
 # (mcl.feedback.codes; the catalogue is docs/feedback.md).
@@ -404,6 +406,29 @@ def _address_needs(kernel: Kernel, instruction: MemoryInstruction) -> set[str]:
     return set()
 
 
+# The iterations of the for-loops around a branch, inside the units, that the walk
+# follows one by one: a tree reduction's `if (t < s)` splits a warp only in its steps
+# with s below the warp's size, which the first iteration does not show. Beyond this many
+# iterations (of the loops together), the outer loops stay at their first iteration.
+MAX_ITERATIONS = 64
+
+
+@dataclass(frozen=True)
+class _Divergence:
+    """How one branch splits the lanes of the lock-step groups over the iterations the
+    walk follows: the group that splits most evenly (`taken` of its active lanes take the
+    then-branch), in how many of the `iterations` some group splits, and the lane slots
+    that wait while a path they do not take runs (summed over those groups and
+    iterations), with the loop variables' values in each divergent iteration."""
+
+    lanes: Lanes
+    taken: int
+    divergent: int
+    iterations: int
+    idle: int
+    at: tuple[tuple[int, ...], ...]
+
+
 def divergence_messages(kernel: Kernel) -> list[Message]:
     """Branches whose condition differs between the active lanes of one lock-step group
     (the paper's section 2: a simd_group "executes in lock-step"; CUDA C Programming
@@ -412,62 +437,155 @@ def divergence_messages(kernel: Kernel) -> list[Message]:
     are not on that path"). An if/else taken both ways runs both paths one after the
     other (a suggestion); an if that only some lanes take leaves the others idle while
     it runs (a fact). The figure is the lanes on each path of the group that diverges
-    most; the conditions are decided lane by lane, for-loops at their first iteration."""
+    most; the conditions are decided lane by lane, in each iteration of the for-loops
+    around the branch whose trip count is the same for every unit (up to MAX_ITERATIONS),
+    other loops at their first iteration. Where such loops are followed, the message
+    says in which iterations the lanes diverge and the lane slots that wait."""
     warp = kernel.hwd.description.lockstep(kernel.hwd.description.executing_unit().name)
     if warp is None:  # no lock-step group: every unit runs its own path
         return []
     messages = []
     missing: set[str] = set()
-    reaching: dict[tuple[tuple[Loop, ...], tuple[Guard, ...]], list[Lanes]] = {}
+    reaching: dict[tuple[object, ...], list[Lanes]] = {}
     for item in kernel.facts.items:
         if item.kind != "if" or item.on_host:
             continue
         node = item.node
-        guard = Guard(node, True, item.scope)
         walk = LockstepWalk(kernel, warp, item.loops)
+        guard = Guard(node, True, item.scope)
+        loops = _iterated_loops(kernel, item.loops, (*item.guards, guard))
         try:
-            split = _split(kernel, walk, _active_lanes(kernel, walk, tuple(item.guards), reaching),
-                           guard)
+            found = _diverge(kernel, walk, tuple(item.guards), guard, loops, reaching,
+                             both=node.orelse is not None)
         except MissingValues as exc:
             missing.update(exc.names)
             continue
-        if split is None:
-            continue
-        lanes, taken = split
-        active = len(lanes.active)
-        both = node.orelse is not None
-        text = ("divergent branch: " + lanes_phrase(lanes, warp)
-                + " take different paths ({lanes_then} the "
-                "then-branch, {lanes_else} " + ("the else-branch" if both else "skip it")
-                + "): ")
-        if both:
-            text += ("the warp runs both paths one after the other, each with only part "
-                     "of its lanes")
-        else:
-            text += "the other lanes wait while the then-branch runs"
-        messages.append(kernel.message(
-            text, span=node.span, severity="suggestion" if both else "info",
-            code="divergence",
-            # The cost: of the lane slots the group issues for the branch (one pass of
-            # `size` lanes per path it runs), the share that does work.
-            values={"lanes_then": taken, "lanes_else": active - taken,
-                    "lane_efficiency": sympy.Rational(active if both else taken,
-                                                      (2 if both else 1) * lanes.size)},
-            hint="let the lanes of one warp take the same path: branch on a value that is "
-                 "the same for a whole warp (e.g. the warp's index), or give each path to "
-                 "other warps" if both else None))
+        if found is not None:
+            messages.append(_divergence_message(kernel, warp, node, found, loops))
     if missing:
         raise MissingValues(missing)
     return messages
 
 
+def _divergence_message(kernel: Kernel, warp: ParGroup, node: ast.If, found: _Divergence,
+                        loops: Sequence[Loop]) -> Message:
+    lanes, taken = found.lanes, found.taken
+    active = len(lanes.active)
+    both = node.orelse is not None
+    text = ("divergent branch: " + lanes_phrase(lanes, warp)
+            + " take different paths ({lanes_then} the "
+            "then-branch, {lanes_else} " + ("the else-branch" if both else "skip it") + ")")
+    values: dict[str, object] = {"lanes_then": taken, "lanes_else": active - taken}
+    if loops:
+        names = ", ".join(f"'{loop.name}'" for loop in loops)
+        if len(loops) == 1:  # (`s = 16, 8, 4`; of several loops, `i = 0, j = 1; ...`)
+            at = f"{loops[0].name} = " + ", ".join(str(v) for (v,) in found.at)
+        else:
+            at = "; ".join(", ".join(f"{loop.name} = {v}" for loop, v in zip(
+                loops, point, strict=True)) for point in found.at)
+        text += (" in {divergent_iterations} of the {iterations:iteration|iterations} of "
+                 f"loop{'s' if len(loops) > 1 else ''} {names} ({at}), "
+                 "{idle_lanes:lane slot|lane slots} idle")
+        values |= {"divergent_iterations": found.divergent, "iterations": found.iterations,
+                   "idle_lanes": found.idle}
+    text += ": " + ("the warp runs both paths one after the other, each with only part of "
+                    "its lanes" if both else "the other lanes wait while the then-branch runs")
+    # The cost: of the lane slots the group issues for the branch (one pass of `size`
+    # lanes per path it runs), the share that does work.
+    values["lane_efficiency"] = sympy.Rational(active if both else taken,
+                                               (2 if both else 1) * lanes.size)
+    return kernel.message(
+        text, span=node.span, severity="suggestion" if both else "info", code="divergence",
+        values=values,
+        hint="let the lanes of one warp take the same path: branch on a value that is the "
+             "same for a whole warp (e.g. the warp's index), or give each path to other "
+             "warps" if both else None)
+
+
+def _iterated_loops(kernel: Kernel, loops: Sequence[Loop], guards: Sequence[Guard]
+                    ) -> list[Loop]:
+    """The for-loops inside the units around a branch whose iterations the walk follows:
+    those that `guards` (the branch's condition and those around it) depend on, with a
+    trip count known from the values and the same for every unit and every iteration
+    around (no loop counter in it), innermost first while their iterations together stay
+    within MAX_ITERATIONS; outermost first. (A loop the conditions do not depend on
+    splits the lanes alike in every iteration: its first one stands for all.)"""
+    inner = max((k for k, x in enumerate(loops) if x.kind == "foreach"), default=-1)
+    symbolic = kernel.facts.evaluator
+    counters = {symbolic.counter(loop) for loop in kernel.facts.loops}
+    read: set[sympy.Symbol] = set()
+    for guard in guards:
+        condition = symbolic.sym(guard.cond, guard.scope)
+        if condition is not None:
+            read |= sympy.sympify(condition).free_symbols
+    chosen: list[Loop] = []
+    total = 1
+    for loop in reversed(loops[inner + 1:]):
+        shape = symbolic.shape(loop)
+        if loop.kind != "for" or not shape.exact or shape.counter not in read or \
+                sympy.sympify(shape.trips).free_symbols & counters:
+            continue
+        try:
+            trips = kernel.evaluator.trips(loop)
+        except (MissingValues, NotStatic):
+            continue  # (stays at its first iteration, as without the values)
+        if trips < 2:
+            continue
+        if total * trips > MAX_ITERATIONS:
+            break
+        chosen.insert(0, loop)
+        total *= trips
+    return chosen
+
+
+def _diverge(kernel: Kernel, walk: LockstepWalk, guards: tuple[Guard, ...], guard: Guard,
+             loops: Sequence[Loop], reaching: dict[tuple[object, ...], list[Lanes]],
+             both: bool) -> _Divergence | None:
+    """How `guard` splits the lock-step groups in each iteration of `loops`; None when no
+    group splits in any (or a lane cannot be decided)."""
+    ev = kernel.evaluator
+    best: tuple[Lanes, int] | None = None
+    divergent = idle = 0
+    at: list[tuple[int, ...]] = []
+    points = list(itertools.product(*(range(ev.trips(loop)) for loop in loops)))
+    try:
+        for point in points:
+            for loop, position in zip(loops, point, strict=True):
+                ev.set_position(loop, position)
+            splits = _splits(kernel, walk, _active_lanes(kernel, walk, guards, reaching),
+                             guard)
+            if splits is None:
+                return None
+            if not splits:
+                continue
+            divergent += 1
+            at.append(tuple(int(ev.number(kernel.facts.evaluator.shape(loop).value))
+                            for loop in loops))
+            idle += sum(len(lanes.active) if both else len(lanes.active) - taken
+                        for lanes, taken in splits)
+            for lanes, taken in splits:
+                if best is None or _evenness(lanes, taken) > _evenness(*best):
+                    best = (lanes, taken)
+    finally:
+        for loop in loops:
+            ev.set_position(loop, 0)
+    if best is None:
+        return None
+    return _Divergence(best[0], best[1], divergent, len(points), idle, tuple(at))
+
+
+def _evenness(lanes: Lanes, taken: int) -> int:
+    return min(taken, len(lanes.active) - taken)
+
+
 def _active_lanes(kernel: Kernel, walk: LockstepWalk, guards: tuple[Guard, ...],
-                  known: dict[tuple[tuple[Loop, ...], tuple[Guard, ...]], list[Lanes]]
+                  known: dict[tuple[object, ...], list[Lanes]]
                   ) -> list[Lanes]:
     """`walk.lanes(guards, every=True)`, from the lanes active under all guards but the
     last (`known`, by loops and guards): the `if`s of a nest share the guards around
     them, so each lane decides each condition once, not once per `if` inside it."""
-    key = (tuple(walk.cursor.loops), guards)
+    # (and the iteration the walk is at: it follows some loops iteration by iteration)
+    key = (tuple(walk.cursor.loops), guards, kernel.evaluator.moved())
     if key not in known:
         if not guards:
             known[key] = list(walk.lanes((), every=True))
@@ -488,11 +606,11 @@ def _active_lanes(kernel: Kernel, walk: LockstepWalk, guards: tuple[Guard, ...],
     return known[key]
 
 
-def _split(kernel: Kernel, walk: LockstepWalk, active: list[Lanes], guard: Guard
-           ) -> tuple[Lanes, int] | None:
-    """The lock-step group where the `active` lanes split most evenly on `guard`, with
-    the number that take it; None when no group splits (or a lane cannot be decided)."""
-    best: tuple[Lanes, int] | None = None
+def _splits(kernel: Kernel, walk: LockstepWalk, active: list[Lanes], guard: Guard
+            ) -> list[tuple[Lanes, int]] | None:
+    """The lock-step groups whose `active` lanes split on `guard`, each with the number
+    that take it; None when a lane cannot be decided."""
+    found = []
     for lanes in active:
         taken = 0
         for lane in lanes.active:
@@ -503,8 +621,6 @@ def _split(kernel: Kernel, walk: LockstepWalk, active: list[Lanes], guard: Guard
                 return None
             taken += holds
         walk.reset()
-        if 0 < taken < len(lanes.active) and (
-                best is None or min(taken, len(lanes.active) - taken)
-                > min(best[1], len(best[0].active) - best[1])):
-            best = (lanes, taken)
-    return best
+        if 0 < taken < len(lanes.active):
+            found.append((lanes, taken))
+    return found

@@ -89,6 +89,7 @@ class _Walker:
         # same in all of them).
         self.varying = divergent_names(foreach.body, indices)
         self.counts = {n.var: n.count for n in ast.walk(foreach) if isinstance(n, ast.Foreach)}
+        self.flat = _flat_indices(foreach.body, self.counts)
         self.body = foreach.body
         self.private: set[str] = set()  # shadowing declarations inside the units
         self.guards: tuple[tuple[ast.Expr, bool], ...] = ()
@@ -163,7 +164,12 @@ class _Walker:
     def for_(self, s: ast.For, pending: frozenset[_Access], selected: bool
              ) -> frozenset[_Access]:
         pending = self.stmt(s.init, pending, selected)
-        entry, before = pending, self.epoch
+        entry, before, around = pending, self.epoch, self.varying
+        if isinstance(s.init, ast.Decl):
+            # A loop that declares its variable starts it afresh: an earlier loop's `i`
+            # (`for (int i = t; ...)`, divergent) says nothing of this one's (`for (int i =
+            # n / 2; ...)`), which is divergent only when its own header or body makes it so.
+            self.varying = divergent_names(s, around - {s.var})
         for _ in range(2):  # the second pass sees the previous iteration's accesses
             pending = self.access(self.reads(s.cond), pending, selected)
             pending = self.stmt(s.body, pending, selected)
@@ -174,7 +180,7 @@ class _Walker:
             # that differ between units keep their name: the same expression of the
             # unit's own values is taken to be its own element, as in one iteration.)
             self.epoch = before | (({s.var} | assigned_names(s.body)) - self.varying)
-        self.epoch = before
+        self.epoch, self.varying = before, around
         return pending
 
     def expr(self, e: ast.Expr | None, pending: frozenset[_Access], selected: bool
@@ -264,14 +270,14 @@ class _Walker:
         form = _linear(e)
         if form is None:
             return None
-        units = [v for v in form if v in self.counts]
+        units = [v for v in form if v in self.counts or v in self.flat]
         if len(units) != 1 or form[units[0]] != 1 or any(
                 v.rstrip("'") in self.varying for v in form if v not in (units[0], "")):
             return None
         unit = units[0]
         offset = {k: v for k, v in form.items() if k != unit}
-        count = _linear(self.counts[unit])
-        low: dict | None = {"": 0}
+        count = _linear(self.counts[unit]) if unit in self.counts else None
+        low: dict | None = {"": 0}  # (a flattened index starts at 0 too; its end is left open)
         high = _add(count, {"": -1}) if count is not None else None
         for cond, holds in guards:
             bound = _unit_bound(cond, holds, unit)
@@ -306,6 +312,31 @@ class _Walker:
             f"{second.node.span.line if second.node.span else '?'}, or index only this "
             "unit's elements",
         )
+
+
+def _flat_indices(body: ast.Stmt, counts: dict[str, ast.Expr]) -> set[str]:
+    """The variables that number the units of nested foreach statements from 0, as
+    translation writes a thread's index within its block (`int t = wt * nrThreadsBlock +
+    tt;`, docs/translation.md): declared once from a sum of indices, each times nothing or
+    an inner foreach's count, and never assigned. Each is at least 0, like an index."""
+    declared = [d for d in ast.walk(body) if isinstance(d, ast.Decl)]
+    names = [d.name for d in declared]
+    assigned = assigned_names(body)
+    return {d.name for d in declared
+            if d.init is not None and names.count(d.name) == 1 and d.name not in assigned
+            and _is_flat(d.init, counts)}
+
+
+def _is_flat(e: ast.Expr, counts: dict[str, ast.Expr]) -> bool:
+    match e:
+        case ast.Binary(op="+"):
+            return _is_flat(e.left, counts) and _is_flat(e.right, counts)
+        case ast.Binary(op="*"):
+            return any(_is_flat(index, counts) and factor in counts.values()
+                       for index, factor in ((e.left, e.right), (e.right, e.left)))
+        case ast.Name():
+            return e.name in counts
+    return False
 
 
 def _never_equal(x: ast.Expr, y: ast.Expr) -> bool:

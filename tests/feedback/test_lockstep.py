@@ -358,3 +358,100 @@ def test_a_conflict_that_saves_under_three_percent_is_a_fact(library):
     for m in messages:
         assert m.severity.value == "info" and numeric_values(m)["transactions_saved"] < 0.03
         assert "fixing it saves under 1% of the kernel's shared memory" in m.text
+
+
+# A tree reduction whose steps `s` below the warp's size split warp 0 (`tid < s`), a loop
+# whose if/else splits every warp in all but its first iteration (`tid % 8 < 2 * k`), and
+# a loop whose branch does not depend on it (`tid % 2 == 0`: alike in every iteration).
+STEPS = """
+LEVEL void steps(int n, global float[n] x, global float[n / 256] out,
+                 global float[n] hits, global float[n] misses) {
+  foreach (int b in n / 256 blocks) {
+    shared float[256] tmp;
+    foreach (int w in 8 warps) {
+      foreach (int t in 32 threads) {
+        int tid = w * 32 + t;
+        tmp[tid] = x[b * 256 + tid];
+        barrier(shared);
+        for (int s = 128; s > 0; s >>= 1) {
+          if (tid < s) {
+            tmp[tid] += tmp[tid + s];
+          }
+          barrier(shared);
+        }
+        for (int k = 0; k < 4; k++) {
+          if (tid % 8 < 2 * k) {
+            hits[b * 256 + tid] = tmp[0];
+          } else {
+            misses[b * 256 + tid] = tmp[0];
+          }
+        }
+        for (int r = 0; r < 4; r++) {
+          if (tid % 2 == 0) {
+            x[b * 256 + tid] = tmp[r];
+          }
+        }
+        if (tid == 0) {
+          out[b] = tmp[0];
+        }
+      }
+    }
+  }
+}
+"""
+
+
+def _lanes_per_step(trace, facts, text: str) -> dict[tuple[int, tuple], int]:
+    """From the trace: per (warp, loop values) of the first block, the lanes that ran the
+    access printed `text` (the lanes on the path that holds it)."""
+    return {key: len(a) for key, a in
+            warp_addresses(trace, facts, text, "r" if "+ s" in text else "w",
+                           by_iteration=True).items()}
+
+
+@pytest.mark.parametrize("level", ["fermi", "hopper"])
+def test_the_steps_of_a_loop_that_split_a_warp_are_counted(tmp_path, library, level):
+    """Each iteration of the loops around a branch is decided lane by lane: the divergent
+    iterations, their loop values and the idle lane slots are those of the brute-force
+    trace (a lane is idle in a warp that splits: while the then-branch runs, if it skips
+    it; with an else, during the path it does not take)."""
+    program, function, hwd = _load(tmp_path, STEPS, level, library)
+    sizes = {"n": 256}
+    facts = build_facts(function, program, hwd)
+    trace = _trace(program, function, hwd, sizes)
+    messages = {m.span.line: m for m in _feedback(program, function, hwd, sizes)
+                if m.code == "divergence"}
+    warps, lanes = 8, 32
+    reduce, pick, alike, last = (next(n for n, text in enumerate(STEPS.splitlines(), 1)
+                                      if f"if ({c})" in text)
+                                 for c in ("tid < s", "tid % 8 < 2 * k", "tid % 2 == 0",
+                                           "tid == 0"))
+
+    tree = _lanes_per_step(trace, facts, "tmp[tid + s]")  # (warp, (s,)) -> lanes adding
+    steps = [128 >> k for k in range(8)]
+    split = {s: [n for (w, (v,)), n in tree.items() if v == s and 0 < n < lanes]
+             for s in steps}
+    divergent = [s for s in steps if split[s]]
+    assert divergent == [16, 8, 4, 2, 1]  # warp 0 alone, once s is below 32
+    v = numeric_values(messages[reduce])
+    assert v["divergent_iterations"] == len(divergent) and v["iterations"] == len(steps)
+    assert v["idle_lanes"] == sum(lanes - n for s in steps for n in split[s]) == 129
+    assert (v["lanes_then"], v["lanes_else"]) == (16, 16)
+    assert "(s = 16, 8, 4, 2, 1)" in messages[reduce].text
+
+    hits = _lanes_per_step(trace, facts, "hits[b * 256 + tid]")  # (warp, (k,)) -> lanes
+    both = [k for k in range(4) if any(0 < hits.get((w, (k,)), 0) < lanes
+                                       for w in range(warps))]
+    assert both == [1, 2, 3]
+    v = numeric_values(messages[pick])
+    assert v["divergent_iterations"] == len(both) and v["iterations"] == 4
+    # an if/else: every lane of a split warp waits while the other path runs
+    assert v["idle_lanes"] == warps * lanes * len(both)
+    assert (v["lanes_then"], v["lanes_else"]) == (16, 16)
+    assert messages[pick].severity.value == "suggestion"
+    # `tid == 0` has no loop around it, and `tid % 2 == 0` does not depend on `r`: their
+    # messages are as without loops, without iterations
+    for line in (alike, last):
+        assert "iterations" not in numeric_values(messages[line])
+    assert (numeric_values(messages[alike])["lanes_then"],
+            numeric_values(messages[alike])["lanes_else"]) == (16, 16)

@@ -153,6 +153,36 @@ def test_scan_counts_and_warps_match_the_trace(n: int, library: Any) -> None:
     assert v["lanes_then"] + v["lanes_else"] == 32 and v["lanes_then"] in split
 
 
+@pytest.mark.slow  # (a trace of two rows: 4 s)
+def test_softmax_trees_diverge_in_their_last_steps(library: Any) -> None:
+    """`if (tid < half)` in the trees of softmax: every lane of warp 0 adds while half
+    >= 32, and from half = 16 on only the lanes below half do (warps 1 .. 7 none). The
+    brute-force trace counts, per step, the lanes of each warp that read the upper half;
+    each of the four branches reports those steps and the lane slots left idle."""
+    facts, trace, messages, _ = _traced("softmax", {"rows": 2, "m": 300}, library)
+    lines = path("softmax").read_text().splitlines()
+    reads = [n for n, text in enumerate(lines, 1) if "other = red[tid + half];" in text]
+    branches = [n for n, text in enumerate(lines, 1) if "if (tid < half)" in text]
+    assert len(reads) == 2 and len(branches) == 4
+    for read in reads:
+        steps = warp_addresses(trace, facts, "red[tid + half]", "r", by_iteration=True,
+                               line=read)
+        halves = sorted({half for _, (half,) in steps}, reverse=True)
+        split = {half: [len(a) for (_, (h,)), a in steps.items() if h == half
+                        and 0 < len(a) < 32] for half in halves}
+        divergent = [h for h in halves if split[h]]
+        # (warp 0's lanes: all 32 read while half >= 32; below, half of them)
+        assert divergent == [16, 8, 4, 2, 1] and [split[h] for h in divergent] == [
+            [16], [8], [4], [2], [1]]
+        idle = sum(32 - n for h in divergent for n in split[h])
+        for branch in branches:
+            (m,) = [m for m in messages if m.code == "divergence" and m.span.line == branch]
+            v = numeric_values(m)
+            assert (v["divergent_iterations"], v["iterations"], v["idle_lanes"]) == (
+                len(divergent), len(halves), idle)
+            assert "(half = 16, 8, 4, 2, 1)" in m.text
+
+
 @pytest.mark.parametrize(("h", "w"), [(16, 64), (19, 45)])
 def test_stencil_counts_and_warps_match_the_trace(h: int, w: int, library: Any) -> None:
     sizes = {"h": h, "w": w}

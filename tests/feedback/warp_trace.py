@@ -20,13 +20,15 @@ BANKS, WORD = 32, 4
 
 
 def warp_addresses(trace: Trace, facts: Any, text: str, mode: str,
-                   by_iteration: bool = False) -> dict[Any, list[int]]:
+                   by_iteration: bool = False, line: int | None = None
+                   ) -> dict[Any, list[int]]:
     """Byte addresses per warp of the first block at the access sites printed `text`:
     a unit's warp is its position (warps x threads, threads fastest) divided by 32.
     `by_iteration`: per warp and iteration of the for-loops around the site, as a warp
-    issues them (key: (warp, loop values))."""
+    issues them (key: (warp, loop values)). `line`: only the sites on that line."""
     loops = {id(x.node): x for x in facts.loops}
-    nodes = {id(a.node) for a in facts.accesses if print_expr(a.node) == text}
+    nodes = {id(a.node) for a in facts.accesses if print_expr(a.node) == text
+             and (line is None or (a.node.span is not None and a.node.span.line == line))}
     per_warp: dict[Any, list[int]] = defaultdict(list)
     for n, (slot, index, values) in enumerate(trace.log):
         site = trace.slots[slot]

@@ -109,3 +109,46 @@ def test_tree_reduction_without_its_barrier_is_one_finding(
     found = _warnings(BARRIER_KERNELS / "tree_without_barrier.mcpl", capsys)
     assert len(found) == 1  # the pair once, not once per order
     assert "'tmp[t + s]' reads" in found[0]["message"] and "('tmp[t]'" in found[0]["message"]
+
+
+def test_a_reduction_loop_reusing_a_divergent_loops_name_is_not_a_race(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """`for (int i = 128; ...)` after a grid-stride `for (int i = b * 256 + t; ...)`: the
+    second `i` is a new variable, the same in every unit, so its guard `t < i` keeps the
+    step's writes and reads apart (the original MCL distribution's findPeak pattern)."""
+    assert _warnings(BARRIER_KERNELS / "reused_name_tree.mcpl", capsys) == []
+
+
+@pytest.mark.parametrize(("name", "read_lines"), [
+    # the loop's barrier removed: each step reads what the previous step wrote
+    ("reused_name_tree_without_barrier", {"best[t + i]": 23, "at[t + i]": 26}),
+    # the barrier before the loop removed: the first step reads the other units' stores
+    ("reused_name_tree_without_first_barrier", {"best[t + i]": 22, "at[t + i]": 25}),
+])
+def test_planted_races_with_a_reused_loop_name_are_found(
+        name: str, read_lines: dict[str, int], capsys: pytest.CaptureFixture[str]) -> None:
+    found = _warnings(BARRIER_KERNELS / f"{name}.mcpl", capsys)
+    reads = {d["message"].split("'")[1]: d["line"] for d in found if "' reads" in d["message"]}
+    assert reads == read_lines and len(found) == len(read_lines)
+
+
+def _translated_warnings(path: Path, level: str) -> list[str]:
+    """The missing-barrier findings of the translated program alone (`mcl check --level`
+    shows those the source's check has not already made)."""
+    from mcl.hdl.library import default_library
+    from mcl.pipeline import checked_at
+
+    checked = checked_at(path, (), default_library(), level)
+    return [d.message for d in checked.diagnostics if d.code == "mcpl-missing-barrier"]
+
+
+@pytest.mark.parametrize("level", ["fermi", "hopper"])
+@pytest.mark.parametrize(("name", "races"), [
+    ("guarded_tree", 0), ("reused_name_tree", 0),
+    ("tree_without_barrier", 1), ("reused_name_tree_without_barrier", 2)])
+def test_the_translated_reduction_reads_like_the_source(
+        level: str, name: str, races: int) -> None:
+    """Translated to a level with warps, the thread index is a flattened one (`int t = wt *
+    nrThreadsBlock + tt;`), at least 0 like the index it replaces, so the guard `t < s`
+    keeps the step's writes and reads apart there too, and a removed barrier still shows."""
+    assert len(_translated_warnings(BARRIER_KERNELS / f"{name}.mcpl", level)) == races
