@@ -39,6 +39,7 @@ from mcl.feedback.facts.counting import (
     distinct_values,
 )
 from mcl.feedback.facts.kernel import Access, Derived, KernelFacts, Loop, dims
+from mcl.feedback.facts.layout import element_layout, flat_index
 from mcl.feedback.facts.symbolic import identical, ratio
 
 
@@ -147,6 +148,40 @@ def _find(facts: KernelFacts) -> list[Finding]:
         else:
             out += _ratios(facts, acc, loops)
     return out
+
+
+def footprint_bytes(facts: KernelFacts, acc: Access, loops: Sequence[Loop], line: int
+                    ) -> Any | None:
+    """An upper bound of the bytes of the cache lines of `line` bytes that `acc` touches
+    over all iterations of `loops`, the loops around them at one iteration (one block's
+    run of its threads' loops): the fewer of the lines of the distinct elements and those
+    the flattened offsets' span can touch. The `if`s around the access are not applied
+    (they only remove elements). None when an index is not affine in the loops' counters,
+    a trip count depends on another counter or an element's size is not static."""
+    ev = facts.evaluator
+    layout = element_layout(facts, acc.binding, acc.field)
+    if layout is None:
+        return None
+    counters = [ev.counter(loop) for loop in loops]
+    all_counters = {ev.counter(loop) for loop in facts.loops}
+    trips = {ev.counter(loop): sympy.sympify(ev.trips(loop)) for loop in loops}
+    if any(n.free_symbols & all_counters for n in trips.values()):
+        return None
+    indices = [affine(ev, ev.sym(sub, acc.item.scope), counters, all_counters)
+               for sub in acc.indices]
+    flat = affine(ev, flat_index(facts, acc), counters, all_counters)
+    if flat is None or any(idx is None for idx in indices):
+        return None
+    extents = [ev.sym(x, acc.binding.scope or acc.item.scope) for x in dims(acc.binding)]
+    elements, _ = distinct_tuples([i for i in indices if i is not None], trips, extents)
+    # Offsets c * t, t < N, span sum(|c| * (N - 1)) + 1 elements; a span of S bytes lies
+    # on at most ceiling(S / line) + 1 lines (it need not start on one).
+    span = sum((abs(c) * (trips[t] - 1) for t, c in flat.coefs.items()), sympy.Integer(1))
+    record = layout[0]
+    # An element lies on one line when its size divides the line's, else it may straddle
+    per_element = -(-record // line) + (0 if line % record == 0 else 1)
+    lines = sympy.Min(elements * per_element, sympy.ceiling(span * record / line) + 1)
+    return lines * line
 
 
 def _ratios(facts: KernelFacts, acc: Access, loops: tuple[Loop, ...]) -> list[Finding]:
