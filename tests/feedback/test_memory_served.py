@@ -121,7 +121,7 @@ def test_a_warp_uniform_weight_reloaded_in_a_loop_gets_a_register_hint() -> None
     (register,) = _about(messages, "memory-register", "weight[r]")
     assert register.severity == Severity.SUGGESTION
     assert "32 threads that run in lock-step" in register.text
-    assert register.hint is not None and "before loop k" in register.hint
+    assert register.hint is not None and "once outside for-loop k" in register.hint
     # every warp reads one element per iteration (one transaction, a broadcast) ...
     per_iteration = warp_addresses(trace, facts, "weight[r]", "r", by_iteration=True)
     assert per_iteration and all(len(set(a)) == 1 for a in per_iteration.values())
@@ -135,7 +135,7 @@ def test_a_warp_uniform_weight_reloaded_in_a_loop_gets_a_register_hint() -> None
 
 
 def test_the_register_hint_keeps_the_result(tmp_path: Path) -> None:
-    """Applying the hint (a local variable loaded before loop k) computes the same y."""
+    """Applying the hint (a local variable loaded outside loop k) computes the same y."""
     sizes = {"n": 300, "rows": 3, "cols": 5}
     source = UNIFORM.read_text()
     hoisted = source.replace(

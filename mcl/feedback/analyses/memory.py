@@ -50,10 +50,11 @@ hand-written CUDA copies of translated kernels: docs/feedback.md, "Faster memory
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import sympy
 
+from mcl.feedback.analyses.reuse import register_hint
 from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.codes import MessageCode
 from mcl.feedback.emit import Emitter, expr_text, loop_text
@@ -146,9 +147,7 @@ def _register(emit: Emitter, finding: LoopReuse | RatioReuse) -> Message | None:
     ev = emit.facts.evaluator
     if not again or all(identical(ev.trips(x), 1) for x in again):
         return None
-    iterations = sympy.Integer(1)
-    for loop in again:
-        iterations = iterations * ev.trips(loop)
+    iterations = _units(emit, again)
     acc = finding.access
     text = expr_text(acc.node)
     return emit.message(
@@ -159,8 +158,7 @@ def _register(emit: Emitter, finding: LoopReuse | RatioReuse) -> Message | None:
         f"would do): keep it in a register (a copy in a faster memory would not be faster: "
         f"the {lanes[1]} {lanes[0]} load one element in one transaction from any space)",
         acc.node.span, {"iterations": iterations}, acc.item.loops,
-        hint=f"load {text} into a local variable before loop {again[0].name} and use that "
-             "variable inside it")
+        hint=register_hint(ev, acc, again))
 
 
 def _served(ctx: AnalysisContext, emit: Emitter, finding: LoopReuse | RatioReuse, space: str,
@@ -185,9 +183,7 @@ def _served(ctx: AnalysisContext, emit: Emitter, finding: LoopReuse | RatioReuse
                                 int(line))
     if footprint is None or not compare(footprint, "<=", capacity, ctx.values):
         return None
-    units = sympy.Integer(1)
-    for loop in loops:
-        units = units * emit.facts.evaluator.trips(loop)
+    units = _units(emit, loops)
     sharers = loops[-1].group
     owner = _owner(hwd, space)
     name = cache.node.name
@@ -238,12 +234,9 @@ def _broadcast(emit: Emitter, finding: LoopReuse | RatioReuse, current: str | No
 
 def _proposal(emit: Emitter, finding: LoopReuse | RatioReuse, space: str, current: str | None,
               loops: list[Loop]) -> Message:
-    ev = emit.facts.evaluator
     acc = finding.access
     what = _what(emit, finding, loops)
-    units = sympy.Integer(1)
-    for loop in loops:
-        units = units * ev.trips(loop)
+    units = _units(emit, loops)
     sharers = loops[-1].group
     owner = _owner(emit.facts.hwd, space)
     return emit.message(
@@ -253,6 +246,14 @@ def _proposal(emit: Emitter, finding: LoopReuse | RatioReuse, space: str, curren
         acc.node.span, {"units": units}, acc.item.loops,
         hint=(f"declare a `{space}` array for the elements the {sharers} share, load it "
               f"together (one element per unit), then barrier({space}) before using it"))
+
+
+def _units(emit: Emitter, loops: list[Loop]) -> Any:
+    """The iterations of `loops` together: the units that share, or the re-reads."""
+    units = sympy.Integer(1)
+    for loop in loops:
+        units = units * emit.facts.evaluator.trips(loop)
+    return units
 
 
 def _what(emit: Emitter, finding: LoopReuse | RatioReuse, loops: list[Loop]) -> str:

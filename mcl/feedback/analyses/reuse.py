@@ -43,6 +43,14 @@ def _guarded_load(ev: Any, acc: Access, serial: list[Loop]) -> str:
     return f", under the same `if` ({where})"
 
 
+def register_hint(ev: Any, acc: Access, serial: list[Loop]) -> str:
+    """The hint to load `acc` once outside the for-loops `serial` that re-read it (the
+    `memory-register` suggestion gives it too)."""
+    return (f"load {expr_text(acc.node)} once outside for-loop "
+            f"{_conjunction([x.name for x in serial])} and keep the value in a "
+            f"register{_guarded_load(ev, acc, serial)}")
+
+
 def _conjunction(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
@@ -62,12 +70,8 @@ def data_reuse(ctx: AnalysisContext) -> list[Message]:
             names = [x.name for x in finding.independent]
             figures = {"reuse": finding.reuse}
             figures.update({f"iterations_{x.name}": ev.trips(x) for x in finding.independent})
-            hint = None
             serial = [x for x in finding.independent if x.kind == "for"]
-            if serial:
-                hint = (f"load {text} once outside for-loop "
-                        f"{_conjunction([x.name for x in serial])} and keep the value in a "
-                        f"register{_guarded_load(ev, acc, serial)}")
+            hint = register_hint(ev, acc, serial) if serial else None
             either = "either" if len(names) == 2 else "any"
             dependence = (f"does not depend on {names[0]}" if len(names) == 1
                           else f"does not depend on {either} of {_conjunction(names)}")
