@@ -54,13 +54,18 @@ from typing import TYPE_CHECKING, Any
 
 import sympy
 
-from mcl.feedback.analyses.reuse import register_hint
 from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.codes import MessageCode
 from mcl.feedback.emit import Emitter, expr_text, loop_text
 from mcl.feedback.facts.hardware import cached_spaces, faster_space, lockstep_group
 from mcl.feedback.facts.kernel import Access, Loop
-from mcl.feedback.facts.reuse import LoopReuse, RatioReuse, ReuseFacts, footprint_bytes
+from mcl.feedback.facts.reuse import (
+    LoopReuse,
+    RatioReuse,
+    ReuseFacts,
+    footprint_bytes,
+    register_hint,
+)
 from mcl.feedback.facts.strides import compare
 from mcl.feedback.facts.symbolic import identical
 from mcl.feedback.messages import Message, Severity

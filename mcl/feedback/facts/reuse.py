@@ -25,6 +25,7 @@ from typing import Any
 
 import sympy
 
+from mcl.feedback.emit import expr_text
 from mcl.feedback.facts.blocks import OUTPUT, classify
 from mcl.feedback.facts.counting import (
     Affine,
@@ -42,6 +43,7 @@ from mcl.feedback.facts.counting import (
 from mcl.feedback.facts.kernel import Access, Derived, KernelFacts, Loop, dims
 from mcl.feedback.facts.layout import element_layout, flat_index
 from mcl.feedback.facts.symbolic import identical, ratio
+from mcl.identity import Ref
 
 
 @dataclass(frozen=True, eq=False)
@@ -121,6 +123,32 @@ class ReuseFacts(Derived):
     @classmethod
     def derive(cls, facts: KernelFacts) -> ReuseFacts:
         return cls(tuple(_find(facts)))
+
+
+def _guarded_load(ev: Any, acc: Access, serial: list[Loop]) -> str:
+    """An `if` inside the hoisted loops that tests what the subscripts use (`if (i < n)`
+    for `a[i, k]`) may be what keeps them in bounds: the hoisted load must stay under it."""
+    outer = {Ref(g.node) for x in serial for g in x.guards}
+    deps = ev.subscript_deps(acc.node, acc.item.scope)
+    inner = [g for g in acc.item.guards
+             if Ref(g.node) not in outer and ev.deps(g.cond, g.scope) & deps]
+    if not inner:
+        return ""
+    lines = sorted({g.span.line for g in inner if g.span is not None})
+    where = _names([f"line {n}" for n in lines]) if lines else "around it"
+    return f", under the same `if` ({where})"
+
+
+def register_hint(ev: Any, acc: Access, serial: list[Loop]) -> str:
+    """The hint to load `acc` once outside the for-loops `serial` that re-read it
+    (`reuse-independent` and the `memory-register` suggestion give it)."""
+    return (f"load {expr_text(acc.node)} once outside for-loop "
+            f"{_names([x.name for x in serial])} and keep the value in a "
+            f"register{_guarded_load(ev, acc, serial)}")
+
+
+def _names(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def find_reuse(facts: KernelFacts) -> tuple[Finding, ...]:
