@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 import sympy
-from conftest import by_code, feedback
+from conftest import KERNELS, by_code, feedback, load_kernel
 from test_memory_served import _run
 from warp_trace import LINE, count_lines, numeric_values, warp_addresses
 
 from mcl.feedback.facts.counting import split_counters
+from mcl.feedback.facts.kernel import build_facts
 from mcl.feedback.facts.reuse import RatioReuse, Unpredictable, find_reuse
 from mcl.feedback.values import evaluate
 
@@ -84,3 +85,17 @@ def test_split_tile_gets_the_cache_fact_with_a_bound_the_trace_respects() -> Non
     # 16 rows of 18 floats: 1 or 2 lines each
     assert touched <= numeric_values(served)["footprint_bytes"] <= 2 * 16 * LINE
     assert not by_code(feedback(TILE, values={"n": 1024}), "reuse-unpredictable")
+
+
+@pytest.mark.parametrize("version", ["hopper_v1", "hopper_v3"])
+def test_the_shipped_hopper_matmul_tiles_get_exact_figures(version: str) -> None:
+    """matmul hopper (v1, v3) read their shared tiles at `ti + THREADS_I * ei` and
+    `ei / VEC * THREADS_I * VEC + ti * VEC + ei % VEC`, ti = tid % THREADS_I: split, the
+    reads of l_a and l_b get exact ratios (test_brute_force.py holds them against the
+    trace) instead of reuse-unpredictable."""
+    program, library = load_kernel(KERNELS / "matmul" / f"{version}.mcpl")
+    function = program.main.functions[-1]
+    facts = build_facts(function, program, library.get(function.hwd))
+    tiles = [f for f in find_reuse(facts) if f.access.binding.root.name in ("l_a", "l_b")]
+    assert {f.access.binding.root.name for f in tiles} == {"l_a", "l_b"}
+    assert all(isinstance(f, RatioReuse) and f.exact for f in tiles)
