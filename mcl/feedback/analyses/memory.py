@@ -22,11 +22,35 @@ element at once. The cache broadcasts one element to the whole warp in one acces
 copy in `shared` costs a store, a barrier and the same broadcast load. Convolution fermi
 (v1) moved its filter into `constant` for this reason (paper section 7, Table III); the
 message `memory-broadcast` says so instead.
+
+Two more cases where a copy in `shared` would not pay (measured on an H100 with
+hand-written CUDA copies of translated kernels: docs/feedback.md, "Faster memory"):
+
+- A warp-uniform load (`memory-register`): the element does not depend on any foreach
+  over the lanes of the lock-step group (every thread of a warp reads the same one), so
+  the warp loads it in one transaction, a broadcast, from `global` through the L1 as
+  from `shared`: a copy in `shared` adds a store and a barrier and saves no transaction.
+  What costs is loading it again: when the innermost loops around the read are
+  for-loops it does not depend on (`weight[r]` inside `for k`), every thread loads the
+  same element in each of their iterations, and loading it once into a local variable
+  before the outermost of them keeps it in a register for all of them. Only those
+  loops: a dependent loop inside one (`for k { for r { w[r] } }`) changes the element
+  between two reuses, and keeping all of them would need an array in registers.
+  Without such loops (each thread reads the element once) the `shared` proposal stays,
+  subject to the next case.
+- Overlap the cache already serves (`memory-cache-serves`): at a level whose
+  description has a cache in front of the current space (hopper's l1 for `global`),
+  the units of one block reuse each other's elements through that cache as long as the
+  lines the block touches in its run fit it (`footprint_bytes`, an upper bound): a
+  FIR filter's `x[i + k]`, 256 + taps - 1 floats per block, or its `w[k]`. A copy in
+  `shared` then moves the same bytes once more and adds a barrier (20% slower for the
+  FIR filter). The proposal becomes that fact. A block whose elements do not fit
+  (matmul's rows of `a` over the whole loop over k, the paper's tiles) keeps it.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import sympy
 
@@ -35,9 +59,17 @@ from mcl.feedback.codes import MessageCode
 from mcl.feedback.emit import Emitter, expr_text, loop_text
 from mcl.feedback.facts.hardware import cached_spaces, faster_space, lockstep_group
 from mcl.feedback.facts.kernel import Access, Loop
-from mcl.feedback.facts.reuse import LoopReuse, RatioReuse, ReuseFacts
+from mcl.feedback.facts.reuse import (
+    LoopReuse,
+    RatioReuse,
+    ReuseFacts,
+    footprint_bytes,
+    register_hint,
+)
+from mcl.feedback.facts.strides import compare
+from mcl.feedback.facts.symbolic import identical
 from mcl.feedback.messages import Message, Severity
-from mcl.hdl.model import ParGroup, ParUnit
+from mcl.hdl.model import UNLIMITED, ParGroup, ParUnit
 
 if TYPE_CHECKING:
     from mcl.hdl.model import HardwareDescription
@@ -49,6 +81,10 @@ MESSAGE_CODES = (
     MessageCode("memory-faster-space", "share reused data in a faster memory",
                 (Severity.SUGGESTION,), DOCS),
     MessageCode("memory-broadcast", "read-only data broadcast by its cache",
+                (Severity.INFO,), DOCS),
+    MessageCode("memory-register", "keep a warp-uniform element in a register",
+                (Severity.SUGGESTION,), DOCS),
+    MessageCode("memory-cache-serves", "a cache already serves the reuse between units",
                 (Severity.INFO,), DOCS),
 )
 
@@ -88,9 +124,87 @@ def faster_memory(ctx: AnalysisContext) -> list[Message]:
             space = faster_space(hwd, loop.group, current)
             if space is not None and not _fills(acc, space):
                 by_space.setdefault(space, []).append(loop)
+        register = _register(emit, finding) if by_space else None
+        if register is not None:
+            out.append(register)
+            continue
         for space, loops in by_space.items():
-            out.append(_proposal(emit, finding, space, current, loops))
+            out.append(_served(ctx, emit, finding, space, current, loops)
+                       or _proposal(emit, finding, space, current, loops))
     return out
+
+
+def _register(emit: Emitter, finding: LoopReuse | RatioReuse) -> Message | None:
+    """`memory-register` for a warp-uniform read that the innermost loops around it
+    re-read (the module docstring says when); None otherwise."""
+    lanes = lockstep_group(emit.facts.hwd)
+    if lanes is None or not isinstance(finding, LoopReuse):
+        return None
+    loops = finding.access.item.loops
+    lane_loops = [x for x in loops if x.kind == "foreach" and x.group == lanes[0]]
+    if not lane_loops or not all(x in finding.independent for x in lane_loops):
+        return None
+    again: list[Loop] = []
+    for loop in reversed(loops):
+        if loop.kind != "for" or loop not in finding.independent:
+            break
+        again.insert(0, loop)
+    ev = emit.facts.evaluator
+    if not again or all(identical(ev.trips(x), 1) for x in again):
+        return None
+    iterations = _units(emit, again)
+    acc = finding.access
+    text = expr_text(acc.node)
+    return emit.message(
+        "memory-register", Severity.SUGGESTION,
+        f"{text} is one element for the {lanes[1]} {lanes[0]} that run in lock-step, and "
+        f"each of them loads it again in each of the "
+        f"{_conjunction([loop_text(ev, x) for x in again])} ({{iterations}} loads where one "
+        f"would do): keep it in a register (a copy in a faster memory would not be faster: "
+        f"the {lanes[1]} {lanes[0]} load one element in one transaction from any space)",
+        acc.node.span, {"iterations": iterations}, acc.item.loops,
+        hint=register_hint(ev, acc, again))
+
+
+def _served(ctx: AnalysisContext, emit: Emitter, finding: LoopReuse | RatioReuse, space: str,
+            current: str | None, loops: list[Loop]) -> Message | None:
+    """`memory-cache-serves` instead of a proposal of `space` when the innermost cache in
+    front of `current` holds every line the block's units touch of the array (the module
+    docstring says why); None otherwise."""
+    hwd = emit.facts.hwd
+    caches = cached_spaces(hwd).get(current or "")
+    if not caches:
+        return None
+    cache = caches[0]
+    line, capacity = cache.line_size, cache.capacity
+    if not line or capacity is None or capacity == UNLIMITED:
+        return None
+    acc = finding.access
+    outside = [i for i, x in enumerate(acc.item.loops) if x.kind == "foreach"
+               and x.group is not None and space not in _visible(hwd, x.group)]
+    inside = acc.item.loops[outside[-1] + 1:] if outside else acc.item.loops
+    declared = acc.binding.root.loops
+    footprint = footprint_bytes(emit.facts, acc, [x for x in inside if x not in declared],
+                                int(line))
+    if footprint is None or not compare(footprint, "<=", capacity, ctx.values):
+        return None
+    units = _units(emit, loops)
+    sharers = loops[-1].group
+    owner = _owner(hwd, space)
+    name = cache.node.name
+    return emit.message(
+        "memory-cache-serves", Severity.INFO,
+        f"{_what(emit, finding, loops)}: {name} already serves the reuse between the "
+        f"{{units}} {sharers}{f' of a {owner}' if owner else ''}: the lines they touch "
+        f"({{footprint_bytes}} B at most) fit its {{cache_bytes}} B, and a copy in {space} "
+        f"would add a store and a barrier for the same loads",
+        acc.node.span, {"units": units, "footprint_bytes": footprint,
+                        "cache_bytes": sympy.Integer(int(capacity))},
+        acc.item.loops)
+
+
+def _visible(hwd: HardwareDescription, group: str) -> set[str]:
+    return {s.name for s in hwd.visible_spaces(group)}
 
 
 def _fills(acc: Access, space: str) -> bool:
@@ -125,18 +239,9 @@ def _broadcast(emit: Emitter, finding: LoopReuse | RatioReuse, current: str | No
 
 def _proposal(emit: Emitter, finding: LoopReuse | RatioReuse, space: str, current: str | None,
               loops: list[Loop]) -> Message:
-    ev = emit.facts.evaluator
     acc = finding.access
-    text = expr_text(acc.node)
-    if isinstance(finding, LoopReuse):
-        what = f"{text} loaded for {_conjunction([loop_text(ev, loop) for loop in loops])}"
-    else:
-        loop = loops[0]
-        what = f"{text} touches the same elements from different {loop.group} " \
-               f"{loop.name} in dimension {(finding.dimension or 0) + 1}"
-    units = sympy.Integer(1)
-    for loop in loops:
-        units = units * ev.trips(loop)
+    what = _what(emit, finding, loops)
+    units = _units(emit, loops)
     sharers = loops[-1].group
     owner = _owner(emit.facts.hwd, space)
     return emit.message(
@@ -146,6 +251,25 @@ def _proposal(emit: Emitter, finding: LoopReuse | RatioReuse, space: str, curren
         acc.node.span, {"units": units}, acc.item.loops,
         hint=(f"declare a `{space}` array for the elements the {sharers} share, load it "
               f"together (one element per unit), then barrier({space}) before using it"))
+
+
+def _units(emit: Emitter, loops: list[Loop]) -> Any:
+    """The iterations of `loops` together: the units that share, or the re-reads."""
+    units = sympy.Integer(1)
+    for loop in loops:
+        units = units * emit.facts.evaluator.trips(loop)
+    return units
+
+
+def _what(emit: Emitter, finding: LoopReuse | RatioReuse, loops: list[Loop]) -> str:
+    """What the units of `loops` share: the element or the elements of one dimension."""
+    text = expr_text(finding.access.node)
+    if isinstance(finding, LoopReuse):
+        ev = emit.facts.evaluator
+        return f"{text} loaded for {_conjunction([loop_text(ev, loop) for loop in loops])}"
+    loop = loops[0]
+    return f"{text} touches the same elements from different {loop.group} {loop.name} " \
+           f"in dimension {(finding.dimension or 0) + 1}"
 
 
 def _owner(hwd: HardwareDescription, space: str) -> str | None:

@@ -5,15 +5,11 @@ simple form, the loops a read does not depend on, and the advanced form, the reu
 
 from __future__ import annotations
 
-from typing import Any
-
 from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.codes import MessageCode
 from mcl.feedback.emit import Emitter, expr_text, loop_text
-from mcl.feedback.facts.kernel import Access, Loop
-from mcl.feedback.facts.reuse import LoopReuse, RatioReuse, ReuseFacts
+from mcl.feedback.facts.reuse import LoopReuse, RatioReuse, ReuseFacts, register_hint
 from mcl.feedback.messages import Message, Severity
-from mcl.identity import Ref
 
 # The codes of this analysis (mcl.feedback.codes; the catalogue is docs/feedback.md).
 DOCS = "data-reuse-reuse-paper-63"  # its section of docs/feedback.md
@@ -27,20 +23,6 @@ MESSAGE_CODES = (
 
 
 # ----------------------------------------------------------------------------- messages
-
-
-def _guarded_load(ev: Any, acc: Access, serial: list[Loop]) -> str:
-    """An `if` inside the hoisted loops that tests what the subscripts use (`if (i < n)`
-    for `a[i, k]`) may be what keeps them in bounds: the hoisted load must stay under it."""
-    outer = {Ref(g.node) for x in serial for g in x.guards}
-    deps = ev.subscript_deps(acc.node, acc.item.scope)
-    inner = [g for g in acc.item.guards
-             if Ref(g.node) not in outer and ev.deps(g.cond, g.scope) & deps]
-    if not inner:
-        return ""
-    lines = sorted({g.span.line for g in inner if g.span is not None})
-    where = _conjunction([f"line {n}" for n in lines]) if lines else "around it"
-    return f", under the same `if` ({where})"
 
 
 def _conjunction(items: list[str]) -> str:
@@ -62,12 +44,8 @@ def data_reuse(ctx: AnalysisContext) -> list[Message]:
             names = [x.name for x in finding.independent]
             figures = {"reuse": finding.reuse}
             figures.update({f"iterations_{x.name}": ev.trips(x) for x in finding.independent})
-            hint = None
             serial = [x for x in finding.independent if x.kind == "for"]
-            if serial:
-                hint = (f"load {text} once outside for-loop "
-                        f"{_conjunction([x.name for x in serial])} and keep the value in a "
-                        f"register{_guarded_load(ev, acc, serial)}")
+            hint = register_hint(ev, acc, serial) if serial else None
             either = "either" if len(names) == 2 else "any"
             dependence = (f"does not depend on {names[0]}" if len(names) == 1
                           else f"does not depend on {either} of {_conjunction(names)}")

@@ -539,6 +539,70 @@ def affine(ev: Evaluator, expr: Any, counters: Sequence[Any], all_counters: set[
     return Affine(coefs, const)
 
 
+@dataclass(frozen=True)
+class Split:
+    """Indices with counters split into a quotient and a remainder piece (`split_counters`)."""
+
+    exprs: list[Any]
+    trips: dict[Any, Any]  # every counter's trip count, a split counter's by its pieces'
+    pieces: dict[Any, tuple[Any, Any]]  # split counter -> (quotient, remainder) counters
+
+
+def split_counters(exprs: Sequence[Any], trips: dict[Any, Any]) -> Split | None:
+    """`floor(t / d)` and `Mod(t, d)` of a counter t over N iterations, N a multiple of
+    the constant d (a flat thread index split into 2-D: `tid / 16`, `tid % 16`), as two
+    counters: t = d*q + r with q over N/d and r over d iterations, each pair (q, r) once,
+    so floor(t/d) = q and Mod(t, d) = r, and the indices are affine again. SymPy already
+    takes the multiples of d out of the floor (`floor((32*w + t)/16)` is
+    `2*w + floor(t/16)`). None when there is nothing to split, or a counter is divided by
+    two constants or over a trip count that is not (provably) a multiple."""
+    divisors: dict[Any, set[int]] = {}
+    for e in exprs:
+        for node in sympy.preorder_traversal(sympy.sympify(e)):
+            found = _quotient(node, trips) if isinstance(node, sympy.floor) else \
+                _remainder(node, trips) if isinstance(node, sympy.Mod) else None
+            if found is not None:
+                divisors.setdefault(found[0], set()).add(found[1])
+    if not divisors or any(len(d) != 1 for d in divisors.values()):
+        return None
+    out_trips = dict(trips)
+    pieces: dict[Any, tuple[Any, Any]] = {}
+    replace: dict[Any, Any] = {}
+    for t, (d,) in divisors.items():
+        outer = sympy.sympify(trips[t]) / d
+        if outer.is_integer is not True:
+            return None
+        # Symbols, not Dummies (the evaluator takes a Dummy that is no counter for a value
+        # known only at run time), named apart by the counter's own unique index.
+        key = getattr(t, "dummy_index", t)
+        q, r = (sympy.Symbol(f"{t}.{key}{x}{d}", integer=True, nonnegative=True)
+                for x in "/%")
+        pieces[t] = (q, r)
+        del out_trips[t]
+        out_trips[q], out_trips[r] = outer, sympy.Integer(d)
+        replace[sympy.floor(t / d)] = q
+        replace[sympy.Mod(t, d)] = r
+    whole = {t: d * pieces[t][0] + pieces[t][1] for t, (d,) in divisors.items()}
+    exprs = [sympy.sympify(e).xreplace(replace).xreplace(whole) for e in exprs]
+    return Split(exprs, out_trips, pieces)
+
+
+def _quotient(node: Any, trips: dict[Any, Any]) -> tuple[Any, int] | None:
+    """(t, d) for `floor(t / d)`, t a counter in `trips` and d > 1 a constant."""
+    c, t = node.args[0].as_coeff_Mul()
+    if t in trips and c.is_Rational and c.p == 1 and c.q > 1:
+        return t, int(c.q)
+    return None
+
+
+def _remainder(node: Any, trips: dict[Any, Any]) -> tuple[Any, int] | None:
+    """(t, d) for `Mod(t, d)`, t a counter in `trips` and d > 1 a constant."""
+    t, d = node.args
+    if t in trips and d.is_Integer and d > 1:
+        return t, int(d)
+    return None
+
+
 # ----------------------------------------------------------------------------- distinct
 
 

@@ -25,6 +25,7 @@ from typing import Any
 
 import sympy
 
+from mcl.feedback.emit import expr_text
 from mcl.feedback.facts.blocks import OUTPUT, classify
 from mcl.feedback.facts.counting import (
     Affine,
@@ -37,9 +38,12 @@ from mcl.feedback.facts.counting import (
     conditions,
     distinct_tuples,
     distinct_values,
+    split_counters,
 )
 from mcl.feedback.facts.kernel import Access, Derived, KernelFacts, Loop, dims
+from mcl.feedback.facts.layout import element_layout, flat_index
 from mcl.feedback.facts.symbolic import identical, ratio
+from mcl.identity import Ref
 
 
 @dataclass(frozen=True, eq=False)
@@ -121,6 +125,32 @@ class ReuseFacts(Derived):
         return cls(tuple(_find(facts)))
 
 
+def _guarded_load(ev: Any, acc: Access, serial: list[Loop]) -> str:
+    """An `if` inside the hoisted loops that tests what the subscripts use (`if (i < n)`
+    for `a[i, k]`) may be what keeps them in bounds: the hoisted load must stay under it."""
+    outer = {Ref(g.node) for x in serial for g in x.guards}
+    deps = ev.subscript_deps(acc.node, acc.item.scope)
+    inner = [g for g in acc.item.guards
+             if Ref(g.node) not in outer and ev.deps(g.cond, g.scope) & deps]
+    if not inner:
+        return ""
+    lines = sorted({g.span.line for g in inner if g.span is not None})
+    where = _names([f"line {n}" for n in lines]) if lines else "around it"
+    return f", under the same `if` ({where})"
+
+
+def register_hint(ev: Any, acc: Access, serial: list[Loop]) -> str:
+    """The hint to load `acc` once outside the for-loops `serial` that re-read it
+    (`reuse-independent` and the `memory-register` suggestion give it)."""
+    return (f"load {expr_text(acc.node)} once outside for-loop "
+            f"{_names([x.name for x in serial])} and keep the value in a "
+            f"register{_guarded_load(ev, acc, serial)}")
+
+
+def _names(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
 def find_reuse(facts: KernelFacts) -> tuple[Finding, ...]:
     return facts.get(ReuseFacts).findings
 
@@ -149,35 +179,81 @@ def _find(facts: KernelFacts) -> list[Finding]:
     return out
 
 
+def footprint_bytes(facts: KernelFacts, acc: Access, loops: Sequence[Loop], line: int
+                    ) -> Any | None:
+    """An upper bound of the bytes of the cache lines of `line` bytes that `acc` touches
+    over all iterations of `loops`, the loops around them at one iteration (one block's
+    run of its threads' loops): the fewer of the lines of the distinct elements and those
+    the flattened offsets' span can touch. The `if`s around the access are not applied
+    (they only remove elements). None when an index is affine neither in the loops'
+    counters nor in their split pieces (`affine_pieces`), a trip count depends on another
+    counter or an element's size is not static."""
+    ev = facts.evaluator
+    layout = element_layout(facts, acc.binding, acc.field)
+    if layout is None:
+        return None
+    all_counters = {ev.counter(loop) for loop in facts.loops}
+    found = affine_pieces(facts, [*(ev.sym(sub, acc.item.scope) for sub in acc.indices),
+                                  flat_index(facts, acc)], loops)
+    if found is None:
+        return None
+    (*indices, flat), trips, _ = found
+    if any(sympy.sympify(n).free_symbols & all_counters for n in trips.values()):
+        return None
+    extents = [ev.sym(x, acc.binding.scope or acc.item.scope) for x in dims(acc.binding)]
+    elements, _ = distinct_tuples(indices, trips, extents)
+    record = layout[0]
+    # An element lies on one line when its size divides the line's, else it may straddle
+    per_element = -(-record // line) + (0 if line % record == 0 else 1)
+    bounds = [elements * per_element, _span_lines(flat, trips, record, line)]
+    if len(indices) > 1 and len(indices) == len(extents) and acc.field is None:
+        # Row-major: the elements of one row (one tuple of the other subscripts) lie
+        # within the last subscript's span (a 16 x 18 tile of a wide array: 16 rows of
+        # 72 B, not 288 lines).
+        rows, _ = distinct_tuples(indices[:-1], trips, extents[:-1])
+        bounds.append(rows * _span_lines(indices[-1], trips, record, line))
+    return sympy.Min(*bounds) * line
+
+
+def _span_lines(index: Affine, trips: dict[Any, Any], record: int, line: int) -> Any:
+    """Lines an affine offset (in elements of `record` bytes) can touch: c * t over
+    t < N spans sum(|c| * (N - 1)) + 1 elements, and S bytes lie on at most
+    ceiling(S / line) + 1 lines (they need not start on one)."""
+    span = sum((abs(c) * (trips[t] - 1) for t, c in index.coefs.items()), sympy.Integer(1))
+    return sympy.ceiling(span * record / line) + 1
+
+
 def _ratios(facts: KernelFacts, acc: Access, loops: tuple[Loop, ...]) -> list[Finding]:
     """Advanced data reuse: per dimension and for all dimensions (paper 6.3)."""
     ev = facts.evaluator
-    counters = [ev.counter(loop) for loop in loops]
     all_counters = {ev.counter(loop) for loop in facts.loops}
-    indices: list[Affine | None] = []
-    for sub in acc.indices:
-        indices.append(affine(ev, ev.sym(sub, acc.item.scope), counters, all_counters))
-    if any(idx is None for idx in indices):
+    found = _indices(facts, acc, loops)
+    if found is None:
         return [Unpredictable(acc)]
-    trips = {ev.counter(loop): ev.trips(loop) for loop in loops}
+    indices, trips, own = found
     strides = _grid_strides(ev, loops)
     strided = {loop for collapse in strides for loop in collapse.loops}
     rectangular = all(loop in strided or (ev.shape(loop).exact and not (
-        trips[ev.counter(loop)].free_symbols & all_counters)) for loop in loops)
+        sympy.sympify(ev.trips(loop)).free_symbols & all_counters)) for loop in loops)
     out: list[Finding] = []
     for d, idx in enumerate(indices):
-        assert idx is not None
-        dloops = tuple(loop for loop in loops if ev.counter(loop) in idx.coefs)
+        dloops = tuple(loop for loop in loops if idx.coefs.keys() & set(own[loop]))
         if not dloops:
             continue
         # An `if` that limits these loops (`j < w` after a split) limits the accesses
         # and, when it bounds the same split index, the elements too.
         guards = _guards_on(ev, acc, dloops)
         accesses, exact = _guarded_count(ev, dloops, guards)
-        guarded = _apply_guards(ev, [idx], dloops, guards, strides)
+        # A piece of a split loop that this dimension does not use varies another one,
+        # as a loop the dimension does not use (`tid % 16` for the row `tid / 16`): the
+        # accesses count the pieces it uses (a split is taken only without guards).
+        for c in {c for loop in dloops for c in own[loop]} - idx.coefs.keys():
+            accesses = accesses / trips[c]
+        base = {c: trips[c] for c in idx.coefs}
+        guarded = _apply_guards(ev, [idx], dloops, guards, strides, base)
         if guarded is None:  # the guards' effect on the elements is unknown: an upper bound
             exact = False
-            guarded = ([idx], {ev.counter(x): ev.trips(x) for x in dloops})
+            guarded = ([idx], base)
         (gidx,), gtrips = guarded
         tangled = _tangled(ev, gtrips, loops)
         if tangled:
@@ -187,15 +263,14 @@ def _ratios(facts: KernelFacts, acc: Access, loops: tuple[Loop, ...]) -> list[Fi
         if _more(accesses, distinct):
             out.append(RatioReuse(acc, d, dloops, accesses, distinct,
                                   exact and exact_distinct and rectangular,
-                                  _sharing(ev, idx, dloops)))
+                                  _sharing(idx, dloops, own, trips)))
     if len(indices) > 1:
         guards = _guards_on(ev, acc, loops)
         accesses, exact = _guarded_count(ev, loops, guards)
-        known = [i for i in indices if i is not None]
-        guarded = _apply_guards(ev, known, loops, guards, strides)
+        guarded = _apply_guards(ev, indices, loops, guards, strides, trips)
         if guarded is None:
             exact = False
-            guarded = (known, trips)
+            guarded = (indices, trips)
         tangled = _tangled(ev, guarded[1], loops)
         if tangled:
             return out + [Unpredictable(acc, tangled)]
@@ -205,6 +280,44 @@ def _ratios(facts: KernelFacts, acc: Access, loops: tuple[Loop, ...]) -> list[Fi
             out.append(RatioReuse(acc, None, loops, accesses, distinct,
                                   exact and exact_distinct and rectangular))
     return out
+
+
+def _indices(facts: KernelFacts, acc: Access, loops: tuple[Loop, ...]
+             ) -> tuple[list[Affine], dict[Any, Any], dict[Loop, tuple[Any, ...]]] | None:
+    """The subscripts of `acc` as `affine_pieces` of `loops`. A split is only taken
+    without `if`s or grid-stride loops among `loops`: those apply to whole counters."""
+    ev = facts.evaluator
+    found = affine_pieces(facts, [ev.sym(sub, acc.item.scope) for sub in acc.indices], loops)
+    if found is not None and any(len(c) > 1 for c in found[2].values()) and (
+            _guards_on(ev, acc, loops) or _grid_strides(ev, loops)):
+        return None
+    return found
+
+
+def affine_pieces(facts: KernelFacts, exprs: Sequence[Any], loops: Sequence[Loop]
+                  ) -> tuple[list[Affine], dict[Any, Any], dict[Loop, tuple[Any, ...]]] | None:
+    """`exprs` as affine functions of counters, each counter's trip count and each loop's
+    counters: its own, or the quotient and remainder pieces of a flat index that the
+    expressions split (`tid / 16`, `tid % 16`: `split_counters`). None when an
+    expression is affine neither way."""
+    ev = facts.evaluator
+    counters = [ev.counter(loop) for loop in loops]
+    all_counters = {ev.counter(loop) for loop in facts.loops}
+    trips = {ev.counter(loop): ev.trips(loop) for loop in loops}
+    own: dict[Loop, tuple[Any, ...]] = {loop: (ev.counter(loop),) for loop in loops}
+    indices = [affine(ev, e, counters, all_counters) for e in exprs]
+    if all(idx is not None for idx in indices):
+        return [i for i in indices if i is not None], trips, own
+    split = split_counters(exprs, trips)
+    if split is None:
+        return None
+    for loop in loops:
+        own[loop] = split.pieces.get(ev.counter(loop), own[loop])
+    pieces = [c for loop in loops for c in own[loop]]
+    indices = [affine(ev, e, pieces, all_counters | set(pieces)) for e in split.exprs]
+    if any(idx is None for idx in indices):
+        return None
+    return [i for i in indices if i is not None], split.trips, own
 
 
 def _guarded_count(ev: Any, loops: tuple[Loop, ...], conds: list[Condition]
@@ -241,14 +354,15 @@ def _tangled(ev: Any, trips: dict[Any, Any], loops: tuple[Loop, ...]) -> str | N
 
 
 def _apply_guards(ev: Any, indices: list[Affine], loops: tuple[Loop, ...],
-                  guards: list[Condition], strides: Sequence[Collapse] = ()
-                  ) -> tuple[list[Affine], dict[Any, Any]] | None:
+                  guards: list[Condition], strides: Sequence[Collapse],
+                  counted: dict[Any, Any]) -> tuple[list[Affine], dict[Any, Any]] | None:
     """The indices with the grid-stride loops and the `if`s applied: a grid-stride loop
     with the units its start runs over (`collapse_grid_stride`), and a guard on the same
     split index as the subscripts (`j < w` for `a[i, j + x]`, j = bj * T + tj), turn the
-    loops they constrain into one counter over the `passing` values. None when a guard
-    constrains the subscripts in another way."""
-    trips = {ev.counter(loop): ev.trips(loop) for loop in loops}
+    loops they constrain into one counter over the `passing` values. `counted`: the trip
+    count of each counter of `loops`. None when a guard constrains the subscripts in
+    another way."""
+    trips = dict(counted)
     coefs = [dict(idx.coefs) for idx in indices]
     remaining = list(loops)
     for collapse in strides:
@@ -291,10 +405,12 @@ def _guards_on(ev: Any, acc: Access, loops: tuple[Loop, ...]) -> list[Any]:
     return [c for c in conditions(ev, acc.item.guards) if c.loops(ev, loops)]
 
 
-def _sharing(ev: Any, idx: Affine, dloops: tuple[Loop, ...]) -> tuple[Loop, ...]:
+def _sharing(idx: Affine, dloops: tuple[Loop, ...], own: dict[Loop, tuple[Any, ...]],
+             trips: dict[Any, Any]) -> tuple[Loop, ...]:
     """Foreach loops whose units touch the same elements as another loop in this
     dimension (paper 6.3, proposing faster memories, second case: "on each pair of loops
-    for each dimension")."""
+    for each dimension"). `own`: each loop's counters (two for a split one, of which the
+    dimension may use one), `trips` their trip counts."""
     out = []
     for f in dloops:
         if f.kind != "foreach":
@@ -302,9 +418,12 @@ def _sharing(ev: Any, idx: Affine, dloops: tuple[Loop, ...]) -> tuple[Loop, ...]
         for other in dloops:
             if other is f:
                 continue
-            pair = [(idx.coefs[ev.counter(x)], ev.trips(x)) for x in (f, other)]
-            distinct, _ = distinct_values(pair)
-            if _differs(ev.trips(f) * ev.trips(other), distinct):
+            counters = [c for c in (*own[f], *own[other]) if c in idx.coefs]
+            distinct, _ = distinct_values([(idx.coefs.get(c, 0), trips[c]) for c in counters])
+            iterations = sympy.Integer(1)
+            for c in counters:
+                iterations = iterations * trips[c]
+            if _differs(iterations, distinct):
                 out.append(f)
                 break
     return tuple(out)
