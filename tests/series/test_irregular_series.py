@@ -195,6 +195,55 @@ def test_spmv_on_the_power_law_matrix_on_pocl(name: str) -> None:
     assert measured.problem is None and measured.verified is True
 
 
+
+def _csr_args(lengths: list[int], ncols: int) -> dict[str, Any]:
+    """A CSR matrix with the given row lengths (columns 0, 1, ... of each row)."""
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    rowptr = np.concatenate(([0], np.cumsum(lengths))).astype(np.int32)
+    cols = np.concatenate([np.arange(n) for n in lengths] or [[]]).astype(np.int32)
+    return {"nrows": len(lengths), "ncols": ncols, "nnz": int(rowptr[-1]),
+            "y": np.full(len(lengths), 9.0, dtype=np.float32),  # not 0: the kernel clears y
+            "rowptr": rowptr, "cols": cols,
+            "vals": rng.uniform(-1.0, 1.0, int(rowptr[-1])).astype(np.float32),
+            "x": rng.uniform(-1.0, 1.0, ncols).astype(np.float32)}
+
+
+@pytest.mark.parametrize("lengths", [
+    [0, 0, 0, 5000, 1, 0, 2, 1999, 0, 0],  # empty rows around a row of several tiles
+    [0] * 7,  # no non-zeros at all
+    [1] * 1800 + [0] * 5 + [3000] + [7] * 300,  # one-element rows, then a long one
+], ids=["long-rows-and-empty-ones", "no-non-zeros", "short-then-long"])
+def test_spmv_hopper_v2_splits_rows_across_threads_and_tiles(lengths: list[int]) -> None:
+    """hopper_v2 cuts the work by non-zeros: a row may cross threads (joined by the
+    segmented scan) and tiles (atomicAdd into y, which the kernel clears first); empty
+    rows belong to no thread."""
+    from mcl.codegen import select_device
+
+    reference = load_reference(kernels_dir() / "spmv" / "reference.py")
+    args = _csr_args(lengths, 5000)
+    sizes = {k: args[k] for k in ("nrows", "ncols", "nnz")}
+    measured = measure_program(program("spmv", "hopper_v2"), "spmv", "hopper", library(), args,
+                               select_device(None), repeat=2, reference=reference,
+                               expected=expected_outputs(reference, args),
+                               work=reference.work(sizes))
+    assert measured.problem is None and measured.verified is True
+
+
+def test_spmv_hopper_v2_acts_on_the_imbalance_of_power_law_rows() -> None:
+    """With the power-law matrix's row statistics (its longest row of 10^6 has 30,039
+    non-zeros) the feedback on hopper_v1 names the imbalance its change removes."""
+    stats = {**S, "iters_k": 20, "max_iters_k": 30039}
+    for name, present in (("hopper_v1", True), ("hopper_v2", False)):
+        prog = program("spmv", name)
+        function = prog.main.function("spmv")
+        found = [m for m in analyse(function, prog, library().get(function.hwd), stats)
+                 if m.code == "loop-data-bounds-imbalance"]
+        assert bool(found) == present, name
+        if present:
+            assert found[0].value_map["imbalance"].numeric > 1000
+
 # Codes each row of `mcl report` shows (at the paper's sizes), and codes it must not:
 # the change of a version removes what it acts on.
 REPORT_ROWS = {

@@ -1,0 +1,103 @@
+"""The GPU Table IV rows of docs/performance.md, made from the JSON files that
+benchmarks/applications.py writes (`--json`), never typed by hand.
+
+    python benchmarks/table4.py benchmarks/results/A.json [B.json ...]   # print it
+    python benchmarks/table4.py --write docs/performance.md              # refresh it
+
+With --write, the block between `<!-- table4: FILE ... -->` and `<!-- end table4 -->` in
+the document is replaced by the table of the files its first line names. Each row is one
+application, size and input kind of one run: the naive version, the best version, every
+peer of the same run and the ratios, and for GB/s applications the share of the copy
+bandwidth measured in the same run (applications.py's own figures: its Case decides what
+is best and what counts).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:  # run as a script
+    sys.path.insert(0, str(REPO))
+from benchmarks.applications import Case, Row, _fmt, _ratio  # noqa: E402
+
+BLOCK = re.compile(r"<!-- table4: (?P<files>[^>]*?) -->\n.*?<!-- end table4 -->", re.DOTALL)
+ROW_FIELDS = {f.name for f in fields(Row)}
+
+
+def cases(run: dict[str, Any]) -> list[Case]:
+    """The cases of one applications.py JSON file, as the script measured them."""
+    out = []
+    for c in run["cases"]:
+        rows = [Row(**{k: v for k, v in r.items() if k in ROW_FIELDS}) for r in c["rows"]]
+        out.append(Case(c["app"], c["unit"], c["defines"], c["work"], rows, c["inputs"]))
+    return out
+
+
+def _sizes(defines: dict[str, int]) -> str:
+    return ", ".join(f"{k} = {v:,}" for k, v in defines.items())
+
+
+def row(case: Case, copy_gbs: float | None) -> str:
+    best, perfect = case.best_version(), case.perfect()
+    peers = case.measured("peer")
+    peer_text = "; ".join(f"{p.name}: {_fmt(case.rate(p))}" for p in peers) or "-"
+    ratios = " / ".join(_ratio(p, best) for p in peers) or "-"
+    share = "-"
+    if case.unit == "GB/s" and best and copy_gbs:
+        share = f"{(case.gbs(best) or 0.0) / copy_gbs * 100:.0f}%"
+    best_text = f"{_fmt(case.rate(best))} ({best.name})" if best else "-"
+    return (f"| {case.label} | {_sizes(case.defines)} | {case.unit} | "
+            f"{_fmt(case.rate(perfect) if perfect else None)} | {best_text} | {peer_text} | "
+            f"{_ratio(perfect, best)} | {ratios} | {share} |")
+
+
+def table(files: list[str]) -> str:
+    """The markdown table of the applications.py results in `files` (paths from REPO)."""
+    lines = ["| application | size | unit | perfect | best mcl (version) | peers (same run) | "
+             "best/perfect | best/peer | % of copy |",
+             "|---|---|---|---:|---:|---|---:|---:|---:|"]
+    devices = []
+    for f in files:
+        run = json.loads((REPO / f).read_text(encoding="utf-8"))
+        copy_gbs = run.get("copy_gbs", {}).get("best")
+        devices.append(f"{run.get('device', '?')}, copy {_fmt(copy_gbs)} GB/s")
+        lines += [row(c, copy_gbs) for c in cases(run)]
+    sources = ", ".join(f"`{f}` ({d})" for f, d in zip(files, devices, strict=True))
+    return "\n".join(lines) + ("\n\nBest of the rounds; every ratio is within one run. Made "
+                               f"by benchmarks/table4.py from {sources}.")
+
+
+def refresh(document: str) -> str:
+    """`document` with each table4 block made again from the files it names."""
+    def block(match: re.Match[str]) -> str:
+        return (f"<!-- table4: {match['files']} -->\n{table(match['files'].split())}\n"
+                "<!-- end table4 -->")
+
+    return BLOCK.sub(block, document)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("files", nargs="*", help="applications.py JSON files (from the "
+                        "repository root)")
+    parser.add_argument("--write", metavar="DOC", help="refresh the table4 blocks of DOC")
+    args = parser.parse_args(argv)
+    if args.write:
+        path = Path(args.write)
+        path.write_text(refresh(path.read_text(encoding="utf-8")), encoding="utf-8")
+        return 0
+    if not args.files:
+        parser.error("name the JSON files, or --write DOC")
+    print(table(args.files))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

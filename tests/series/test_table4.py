@@ -1,0 +1,53 @@
+"""benchmarks/table4.py: the GPU Table IV rows of docs/performance.md are the ones the
+script makes from the applications.py results it names (nobody edits the figures)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _script() -> types.ModuleType:
+    spec = importlib.util.spec_from_file_location("table4", REPO / "benchmarks" / "table4.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["table4"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_document_holds_the_table_of_its_files() -> None:
+    document = (REPO / "docs" / "performance.md").read_text(encoding="utf-8")
+    assert "<!-- table4: " in document
+    assert _script().refresh(document) == document
+
+
+def _row(name: str, kind: str, times: list[float], verified: bool | None) -> dict:
+    return {"name": name, "kind": kind, "leaf": "hopper", "times": times,
+            "verified": verified, "problem": None, "error_ratio": 0.1, "backend": "opencl",
+            "best_rate": None, "best_gbs": None, "median_rate": None}
+
+
+def test_a_row_ranks_verified_versions_against_every_peer_of_the_run(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    script = _script()
+    monkeypatch.setattr(script, "REPO", tmp_path)
+    (tmp_path / "r.json").write_text(json.dumps({
+        "device": "GPU X", "copy_gbs": {"runs": [900.0, 1000.0], "best": 1000.0},
+        "cases": [{"app": "copy", "inputs": "wide", "unit": "GB/s", "defines": {"n": 4096},
+                   "work": {"bytes": 1e9},
+                   "rows": [_row("perfect", "version", [0.004, 0.002], True),
+                            _row("v2", "version", [0.0015], True),
+                            _row("v3", "version", [0.001], False),  # wrong: not ranked
+                            _row("lib", "peer", [0.003], True)]}]}))
+    lines = script.table(["r.json"]).splitlines()
+    assert lines[2] == ("| copy wide | n = 4,096 | GB/s | 500.0 | 666.7 (v2) | lib: 333.3 | "
+                        "1.33x | 2.00x | 67% |")
+    assert "`r.json` (GPU X, copy 1000.0 GB/s)" in lines[-1]
