@@ -33,7 +33,8 @@ def _inverse(x: int | Fraction) -> Fraction:
     return 1 / Fraction(x)
 
 
-def _as_sympy(x: int | Fraction | bool) -> Any:
+def as_sympy(x: int | Fraction | bool) -> Any:
+    """The SymPy number (or truth value) of what a compiled function returns."""
     if isinstance(x, bool):  # before int: a bool is an int
         return sympy.true if x else sympy.false
     if isinstance(x, int):
@@ -43,7 +44,7 @@ def _as_sympy(x: int | Fraction | bool) -> Any:
 
 _NAMESPACE: dict[str, Any] = {
     "_floor": math.floor, "_ceil": math.ceil, "_max": max, "_min": min, "_abs": abs,
-    "_inverse": _inverse, "_as_sympy": _as_sympy,
+    "_inverse": _inverse,
 }
 
 # SymPy function -> the Python function of _NAMESPACE that computes it exactly.
@@ -100,9 +101,10 @@ def _source(expr: Any, names: dict[Any, str], bound: dict[str, Any]) -> str:
 def exact_function(expr: Any, variables: Sequence[Any], constants: dict[Any, int]
                    ) -> Exact | None:
     """A function of `variables` (SymPy symbols, given as Python ints) that returns
-    `expr` with them and `constants` put in, as the SymPy number (or truth value) that
-    substituting them gives; None when `expr` has a part outside what this module
-    prints."""
+    `expr` with them and `constants` put in, as a Python `int`, `Fraction` or `bool`
+    (`as_sympy` makes it the SymPy number or truth value that substituting them gives:
+    callers that want a plain number skip SymPy altogether); None when `expr` has a part
+    outside what this module prints."""
     names = {v: f"_x{i}" for i, v in enumerate(variables)}
     names.update({s: f"({int(value)})" for s, value in constants.items()})
     bound = dict(_NAMESPACE)
@@ -110,6 +112,6 @@ def exact_function(expr: Any, variables: Sequence[Any], constants: dict[Any, int
         body = _source(expr, names, bound)
     except (_Unsupported, RecursionError):
         return None
-    source = f"lambda {', '.join(names[v] for v in variables)}: _as_sympy({body})"
+    source = f"lambda {', '.join(names[v] for v in variables)}: {body}"
     function: Exact = eval(source, bound)  # noqa: S307 - source printed above
     return function
