@@ -35,6 +35,8 @@ EXPRESSIONS = [
     sympy.floor(sympy.Rational(1, 3) * t - w / 5) * sympy.Mod(t - 5 * w, 3),
     sympy.Integer(8),
     sympy.true,
+    # the halving step of a reduction tree: the exponent is computed
+    t - sympy.floor(32 * 2 ** (-w - 1)) + (sympy.Rational(2, 3)) ** (w - 4),
 ]
 
 
@@ -54,6 +56,14 @@ def test_division_by_zero_raises_for_sympy_to_answer() -> None:
     with pytest.raises(ArithmeticError):
         function(0)
     assert as_sympy(function(4)) == sympy.Rational(1, 4)
+
+
+def test_a_fractional_computed_exponent_raises_for_sympy_to_answer() -> None:
+    function = exact_function(4 ** (t / 2), [t], {})
+    assert function is not None
+    assert as_sympy(function(6)) == 64
+    with pytest.raises(ArithmeticError):
+        function(1)
 
 
 @pytest.mark.parametrize("expr", [t * sympy.Float(1.5), sympy.sqrt(t), t ** sympy.Rational(1, 2),
