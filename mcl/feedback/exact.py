@@ -2,15 +2,17 @@
 expression at many points.
 
 The lock-step walk of the feedback functions (mcl.feedback.lockstep) decides the guards
-and computes the address of every lane of every warp: thousands of evaluations of a few
+and computes the address of every lane of every warp, and the operation counts decide a
+guard point by point (mcl.feedback.facts.counting): thousands of evaluations of a few
 expressions per kernel, each of which, through `xreplace`, rebuilds the SymPy tree (about
 0.1 ms). `exact_function` turns an expression of integers, rationals, `floor`, `ceiling`,
-`Mod`, `Min`, `Max`, comparisons and `And`/`Or`/`Not` into a Python function of its
-symbols that computes with `int` and `fractions.Fraction`: the same exact numbers SymPy
-computes, as SymPy objects, in a few microseconds. Anything else (floats, powers with a
-fractional exponent, `Piecewise`, infinities) is not compiled; the caller then
-substitutes with SymPy as before. A division by zero raises ZeroDivisionError where SymPy
-answers `zoo` or `nan`: callers catch ArithmeticError and ask SymPy.
+`Mod`, `Min`, `Max`, powers, comparisons and `And`/`Or`/`Not` into a Python function of
+its symbols that computes with `int` and `fractions.Fraction`: the same exact numbers
+SymPy computes, in a few microseconds (`as_sympy` gives them as SymPy objects). Anything
+else (floats, powers with a constant fractional exponent, `Piecewise`, infinities) is not
+compiled; the caller then substitutes with SymPy as before. Where SymPy's answer is not
+an exact number (a division by zero: `zoo` or `nan`; a power whose computed exponent is
+fractional: a root) the function raises ArithmeticError: callers catch it and ask SymPy.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from fractions import Fraction
-from typing import Any
+from typing import Any, cast
 
 import sympy
 
@@ -33,7 +35,20 @@ def _inverse(x: int | Fraction) -> Fraction:
     return 1 / Fraction(x)
 
 
-def _as_sympy(x: int | Fraction | bool) -> Any:
+def _power(base: int | Fraction, exponent: int | Fraction) -> int | Fraction:
+    """`base ** exponent` for an exponent computed at run time (`2 ** (-s - 1)` of a
+    reduction tree's halving step): exact for an integral exponent; ArithmeticError for a
+    fractional one (a root), which the caller then asks SymPy."""
+    if isinstance(exponent, Fraction) and exponent.denominator != 1:
+        raise ArithmeticError("a fractional power")
+    k = int(exponent)
+    # int ** int of a non-negative exponent is an int (typeshed cannot tell the sign)
+    power = cast("int | Fraction", base ** abs(k))
+    return power if k >= 0 else _inverse(power)
+
+
+def as_sympy(x: int | Fraction | bool) -> Any:
+    """The SymPy number (or truth value) of what a compiled function returns."""
     if isinstance(x, bool):  # before int: a bool is an int
         return sympy.true if x else sympy.false
     if isinstance(x, int):
@@ -43,7 +58,7 @@ def _as_sympy(x: int | Fraction | bool) -> Any:
 
 _NAMESPACE: dict[str, Any] = {
     "_floor": math.floor, "_ceil": math.ceil, "_max": max, "_min": min, "_abs": abs,
-    "_inverse": _inverse, "_as_sympy": _as_sympy,
+    "_inverse": _inverse, "_power": _power,
 }
 
 # SymPy function -> the Python function of _NAMESPACE that computes it exactly.
@@ -92,6 +107,8 @@ def _source(expr: Any, names: dict[Any, str], bound: dict[str, Any]) -> str:
     if kind is sympy.Pow and expr.exp.is_Integer:
         k = int(expr.exp)
         return f"({arg(0)} ** {k})" if k >= 0 else f"_inverse({arg(0)} ** {-k})"
+    if kind is sympy.Pow and not expr.exp.is_number:
+        return f"_power({arg(0)}, {arg(1)})"
     if kind in _CALLS:
         return f"{_CALLS[kind]}({args()})"
     raise _Unsupported(kind.__name__)
@@ -100,9 +117,10 @@ def _source(expr: Any, names: dict[Any, str], bound: dict[str, Any]) -> str:
 def exact_function(expr: Any, variables: Sequence[Any], constants: dict[Any, int]
                    ) -> Exact | None:
     """A function of `variables` (SymPy symbols, given as Python ints) that returns
-    `expr` with them and `constants` put in, as the SymPy number (or truth value) that
-    substituting them gives; None when `expr` has a part outside what this module
-    prints."""
+    `expr` with them and `constants` put in, as a Python `int`, `Fraction` or `bool`
+    (`as_sympy` makes it the SymPy number or truth value that substituting them gives:
+    callers that want a plain number skip SymPy altogether); None when `expr` has a part
+    outside what this module prints."""
     names = {v: f"_x{i}" for i, v in enumerate(variables)}
     names.update({s: f"({int(value)})" for s, value in constants.items()})
     bound = dict(_NAMESPACE)
@@ -110,6 +128,6 @@ def exact_function(expr: Any, variables: Sequence[Any], constants: dict[Any, int
         body = _source(expr, names, bound)
     except (_Unsupported, RecursionError):
         return None
-    source = f"lambda {', '.join(names[v] for v in variables)}: _as_sympy({body})"
+    source = f"lambda {', '.join(names[v] for v in variables)}: {body}"
     function: Exact = eval(source, bound)  # noqa: S307 - source printed above
     return function

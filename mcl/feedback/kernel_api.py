@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import sympy
@@ -38,7 +39,7 @@ import sympy
 from mcl.diagnostics import Span
 from mcl.feedback.budget import spent
 from mcl.feedback.emit import fill
-from mcl.feedback.exact import Exact, exact_function
+from mcl.feedback.exact import Exact, as_sympy, exact_function
 from mcl.feedback.facts.kernel import Access, Binding, Guard, KernelFacts, Loop
 from mcl.feedback.facts.layout import element_count, element_layout, flat_index, type_bytes
 from mcl.feedback.messages import Message, Severity
@@ -77,6 +78,17 @@ def number(x: Any) -> Number:
     if value.is_Integer or (value.is_number and value == sympy.floor(value)):
         return int(value)
     return float(value)
+
+
+def evaluated_number(value: Any) -> Number:
+    """`number` of what `Evaluator._evaluate` returns: a compiled expression's int or
+    Fraction directly (`number` of its SymPy form gives the same), SymPy's value as
+    `number` takes it."""
+    if type(value) is int:
+        return value
+    if type(value) is Fraction:
+        return value.numerator if value.denominator == 1 else float(value)
+    return number(as_sympy(value) if type(value) is bool else value)
 
 
 # ----------------------------------------------------------------------------- hardware
@@ -171,7 +183,12 @@ def _difference(rel: Any) -> tuple[str, Any] | None:
 
 
 def _sign(x: Any) -> int | None:
-    """-1, 0 or 1 for a finite real SymPy number; None for anything else."""
+    """-1, 0 or 1 for a finite real SymPy number, or for the int or Fraction of a
+    compiled expression; None for anything else."""
+    if type(x) is int or type(x) is Fraction:
+        return (x > 0) - (x < 0)
+    if isinstance(x, bool):
+        return None
     if x.is_Rational:
         p = x.p
     elif x.is_Float and x.is_finite:
@@ -249,6 +266,7 @@ class Evaluator:
         self._conditions: dict[Guard, tuple[Any, tuple[str, Any] | None]] = {}
         self._compiled: dict[Any, tuple[Exact, tuple[Loop, ...]] | None] = {}
         self._exact_values = dict(self.values)
+        self._trips: dict[Loop, int] = {}
         self._evaluations = 0
 
     # -- state --------------------------------------------------------------------------
@@ -285,7 +303,16 @@ class Evaluator:
 
     # -- values -------------------------------------------------------------------------
     def trips(self, loop: Loop) -> int:
-        return int(self.number(self.facts.evaluator.shape(loop).trips))
+        self._check_values()
+        if loop in self._trips:
+            return self._trips[loop]
+        expr = sympy.sympify(self.facts.evaluator.shape(loop).trips)
+        count = int(self.number(expr))
+        # A cursor asks every loop's count at every step of a warp's lanes; a count that
+        # no other loop's position changes is the same until the values change.
+        if not expr.free_symbols & self._counters.keys():
+            self._trips[loop] = count
+        return count
 
     def value(self, what: str | ast.Expr, at: MemoryInstruction | None = None) -> Number:
         """The value of a name or expression, where instruction `at` executes (the
@@ -311,8 +338,9 @@ class Evaluator:
 
     def number(self, expr: Any) -> Number:
         """A SymPy expression of the kernel as a number, with the user's values and the
-        current positions of the loops."""
-        return number(self.substitute(expr))
+        current positions of the loops. A compiled expression's value becomes the number
+        without a SymPy number built and taken apart for every lane."""
+        return evaluated_number(self._evaluate(expr))
 
     def holds(self, guards: Iterable[Guard]) -> bool | None:
         """Do the statements under `guards` run for the current units and iterations?
@@ -344,7 +372,7 @@ class Evaluator:
             return None
         if difference is not None:
             op, expr = difference
-            sign = _sign(self.substitute(expr))
+            sign = _sign(self._evaluate(expr))
             if sign is not None:
                 return sympy.true if _SIGN_HOLDS[op](sign) else sympy.false
         return self.substitute(rel)
@@ -352,6 +380,12 @@ class Evaluator:
     def substitute(self, expr: Any) -> Any:
         """`expr` with the user's values and the current positions of the loops put in:
         a number, or a truth value for a condition."""
+        value = self._evaluate(expr)
+        return as_sympy(value) if isinstance(value, (int, Fraction)) else value
+
+    def _evaluate(self, expr: Any) -> Any:
+        """`substitute`, except that a compiled expression's value stays the Python int,
+        Fraction or bool that mcl.feedback.exact computes."""
         self._evaluations += 1
         if self._evaluations % CLOCK_EVERY == 1 and spent():
             raise OutOfTime
@@ -371,9 +405,7 @@ class Evaluator:
         (it depends on data, misses a value, or has a part SymPy must compute). Kept by
         expression for as long as the values stay: a lock-step walk evaluates a few
         expressions at every lane."""
-        if self.values != self._exact_values:
-            self._exact_values = dict(self.values)
-            self._compiled.clear()
+        self._check_values()
         if expr in self._compiled:
             return self._compiled[expr]
         loops: dict[Any, Loop] = {}
@@ -395,6 +427,13 @@ class Evaluator:
             return found
         self._compiled[expr] = None
         return None
+
+    def _check_values(self) -> None:
+        """Forget what was computed with values a feedback function has since changed."""
+        if self.values != self._exact_values:
+            self._exact_values = dict(self.values)
+            self._compiled.clear()
+            self._trips.clear()
 
     def _substitute(self, expr: Any) -> Any:
         """`substitute` through SymPy, for every expression."""

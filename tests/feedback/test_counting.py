@@ -10,7 +10,7 @@ from conftest import by_code, feedback_source
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcl.feedback.facts.counting import distinct_values
+from mcl.feedback.facts.counting import Condition, _passing_points, distinct_values
 from mcl.feedback.values import evaluate
 
 h, fh, w = sympy.symbols("h fh w", integer=True, positive=True)
@@ -135,3 +135,22 @@ def test_data_dependent_bounds_and_ifs_are_flagged_and_named() -> None:
     assert "iters_k" in summary.needs  # the value the user can give with -D iters_k=...
     reasons = " ".join(m.text for m in by_code(messages, "opstats-approximate"))
     assert "for-loop k" in reasons and "the if at line 6" in reasons
+
+
+def test_points_passing_conditions_are_counted_as_sympy_decides_them() -> None:
+    """The enumeration of a guard's points (a reduction tree's `t % (2 * s) == 0`)
+    evaluates the compiled conditions; it counts what SymPy's substitution decides, and
+    declines a condition that needs a size."""
+    t, u = sympy.symbols("t u", integer=True, nonnegative=True)
+    n = sympy.Symbol("n", integer=True, positive=True)
+    conditions = [Condition(sympy.Eq(sympy.Mod(t, 4), 0), True, None),  # type: ignore[arg-type]
+                  Condition(t + 3 * u < 20, False, None),  # type: ignore[arg-type]
+                  Condition(sympy.Gt(t / 3 - u / 2, -1), True, None)]  # type: ignore[arg-type]
+    want = 0
+    for a, b in itertools.product(range(16), range(9)):
+        at = {t: a, u: b}
+        want += all((c.rel.xreplace(at) is sympy.true) == c.holds for c in conditions)
+    assert 0 < want < 16 * 9
+    assert _passing_points(conditions, [t, u], [16, 9]) == want
+    needs_size = [Condition(t < n, True, None)]  # type: ignore[arg-type]
+    assert _passing_points(needs_size, [t], [16]) is None

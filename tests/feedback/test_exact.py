@@ -4,13 +4,14 @@ same SymPy objects, and declines what it cannot compute exactly."""
 from __future__ import annotations
 
 import itertools
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
 import sympy
 
 from mcl.feedback import kernel_api
-from mcl.feedback.exact import exact_function
+from mcl.feedback.exact import as_sympy, exact_function
 from mcl.feedback.stage import FeedbackOptions
 from mcl.hdl.library import load_library
 from mcl.pipeline import check_source
@@ -34,6 +35,8 @@ EXPRESSIONS = [
     sympy.floor(sympy.Rational(1, 3) * t - w / 5) * sympy.Mod(t - 5 * w, 3),
     sympy.Integer(8),
     sympy.true,
+    # the halving step of a reduction tree: the exponent is computed
+    t - sympy.floor(32 * 2 ** (-w - 1)) + (sympy.Rational(2, 3)) ** (w - 4),
 ]
 
 
@@ -43,7 +46,7 @@ def test_compiled_equals_sympy(expr: sympy.Basic) -> None:
     assert function is not None
     for a, b in itertools.product(range(0, 40, 3), range(0, 9)):
         want = expr.xreplace({t: a, w: b, n: 37})
-        got = function(a, b)
+        got = as_sympy(function(a, b))
         assert type(got) is type(want) and got == want, (a, b)
 
 
@@ -52,7 +55,15 @@ def test_division_by_zero_raises_for_sympy_to_answer() -> None:
     assert function is not None
     with pytest.raises(ArithmeticError):
         function(0)
-    assert function(4) == sympy.Rational(1, 4)
+    assert as_sympy(function(4)) == sympy.Rational(1, 4)
+
+
+def test_a_fractional_computed_exponent_raises_for_sympy_to_answer() -> None:
+    function = exact_function(4 ** (t / 2), [t], {})
+    assert function is not None
+    assert as_sympy(function(6)) == 64
+    with pytest.raises(ArithmeticError):
+        function(1)
 
 
 @pytest.mark.parametrize("expr", [t * sympy.Float(1.5), sympy.sqrt(t), t ** sympy.Rational(1, 2),
@@ -67,22 +78,27 @@ def test_what_is_not_exact_is_not_compiled(expr: sympy.Basic) -> None:
 
 def test_feedback_functions_evaluate_as_sympy_does(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every evaluation of the feedback functions on a kernel whose warps are walked lane
-    by lane (guards, addresses, trip counts) gives what SymPy's substitution gives, and
-    most are compiled."""
-    fast = kernel_api.Evaluator.substitute
-    seen = {"compiled": 0, "all": 0}
+    by lane (guards, addresses, trip counts) gives what SymPy's substitution gives, as a
+    SymPy value and as a plain number, and most are compiled."""
+    fast = kernel_api.Evaluator._evaluate
+    seen = {"compiled": 0, "all": 0, "numbers": 0}
 
     def both(self: kernel_api.Evaluator, expr: object) -> object:
         got = fast(self, expr)
         want = self._substitute(sympy.sympify(expr))
-        assert type(got) is type(want) and got == want, expr
+        value = as_sympy(got) if isinstance(got, (int, Fraction)) else got
+        assert type(value) is type(want) and value == want, expr
+        if isinstance(want, sympy.Number):
+            number, plain = kernel_api.number(want), kernel_api.evaluated_number(got)
+            assert type(plain) is type(number) and plain == number, expr
+            seen["numbers"] += 1
         seen["all"] += 1
         seen["compiled"] += self._compiled.get(sympy.sympify(expr)) is not None
         return got
 
-    monkeypatch.setattr(kernel_api.Evaluator, "substitute", both)
+    monkeypatch.setattr(kernel_api.Evaluator, "_evaluate", both)
     library = load_library(partial=True)
     options = FeedbackOptions(defines=("n=200", "m=130", "p=70"))
     found = check_source(KERNELS / "matmul" / "fermi_v1.mcpl", [], library, None, options)
     assert found.feedback is not None and found.feedback.messages
-    assert seen["all"] > 100 and seen["compiled"] > seen["all"] // 2
+    assert seen["all"] > 100 and seen["compiled"] > seen["all"] // 2 and seen["numbers"] > 50

@@ -26,6 +26,7 @@ from typing import Any
 import sympy
 
 from mcl.feedback.budget import spent
+from mcl.feedback.exact import Exact, as_sympy, exact_function
 from mcl.feedback.facts.kernel import Guard, Loop
 from mcl.feedback.facts.symbolic import Evaluator, identical, ratio
 
@@ -275,22 +276,50 @@ def _enumerated(ev: Evaluator, loops: Sequence[Loop], conds: Sequence[Condition]
             or any(set(counters) & sympy.sympify(ev.trips(x)).free_symbols for x in loops):
         return None
     involved = [c for c in conds if set(counters) & getattr(c.rel, "free_symbols", set())]
+    # Every statement under these guards asks the same question: counted once.
+    passing = ev.memo(("enumerated", tuple(involved), tuple(chosen)),
+                      lambda: _passing_points(involved, counters, trips))
+    if passing is None:
+        return None
+    rest = [x for x in loops if x not in chosen]
+    others = [c for c in conds if c not in involved]
+    value, exact, left = conditioned_iterations(ev, rest, others, weight)
+    return tidy(passing * value), exact, left
+
+
+def _passing_points(involved: Sequence[Condition], counters: Sequence[Any],
+                    trips: Sequence[Any]) -> int | None:
+    """How many points of the counters' box (trip counts `trips`) pass every condition
+    of `involved`; None when a condition is not decided by the counters alone. Each
+    condition is compiled to exact arithmetic (mcl.feedback.exact: the truth values
+    SymPy's substitution gives, without rebuilding the tree at every point); one that
+    does not compile, or divides by zero at a point, is substituted with SymPy."""
+    tests = [(c, exact_function(c.rel, counters, {})) for c in involved]
     passing = 0
     for point in itertools.product(*(range(int(t)) for t in trips)):
-        at = dict(zip(counters, (sympy.Integer(v) for v in point), strict=True))
         runs = True
-        for c in involved:
-            value = sympy.sympify(c.rel).xreplace(at)
+        for c, function in tests:
+            value = _decided(c.rel, function, counters, point)
             if value is not sympy.true and value is not sympy.false:
                 return None  # it needs more than the enumerated counters
             if (value is sympy.true) != c.holds:
                 runs = False
                 break
         passing += runs
-    rest = [x for x in loops if x not in chosen]
-    others = [c for c in conds if c not in involved]
-    value, exact, left = conditioned_iterations(ev, rest, others, weight)
-    return tidy(passing * value), exact, left
+    return passing
+
+
+def _decided(rel: Any, function: Exact | None, counters: Sequence[Any],
+             point: tuple[int, ...]) -> Any:
+    """`rel` with the counters at `point`: through the compiled function where there is
+    one, through SymPy otherwise."""
+    if function is not None:
+        try:
+            return as_sympy(function(*point))
+        except ArithmeticError:
+            pass  # SymPy's answer (zoo, nan) decides
+    at = dict(zip(counters, (sympy.Integer(v) for v in point), strict=True))
+    return sympy.sympify(rel).xreplace(at)
 
 
 # A for-loop of at most this many iterations (a constant) is counted iteration by
@@ -316,8 +345,10 @@ def _unrolled(ev: Evaluator, loops: Sequence[Loop], conds: Sequence[Condition],
         total = sympy.Integer(0)
         for k in range(int(trips)):
             at = {t: sympy.Integer(k)}
-            fixed = [Condition(sympy.sympify(c.rel).xreplace(at), c.holds, c.guard)
-                     for c in conds]
+            # The same condition objects for every statement under these guards, so that
+            # the memo of `conditioned_iterations` (keyed by them) serves them all.
+            fixed = [ev.memo(("at", c, t, k), lambda c=c, at=at: Condition(
+                sympy.sympify(c.rel).xreplace(at), c.holds, c.guard)) for c in conds]
             decided = [c for c in fixed if c.rel in (sympy.true, sympy.false)]
             if any((c.rel is sympy.true) != c.holds for c in decided):
                 continue  # no unit runs the statement in this iteration
