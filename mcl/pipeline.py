@@ -122,9 +122,11 @@ def load(path: str | Path, include_dirs: Iterable[str | Path], library: HwdLibra
     return program
 
 
-def check(program: Program, library: HwdLibrary, level: str | None = None,
+def check(program: Program | Module, library: HwdLibrary, level: str | None = None,
           notes: Sequence[Diagnostic] = ()) -> CheckedProgram:
-    """Check `program` (mcpl.md section 5); `notes` (the translation's) go first."""
+    """Check `program` (mcpl.md section 5; a lone module is a program of one module);
+    `notes` (the translation's) go first."""
+    program = as_program(program)
     tables = SideTables()
     checked = CheckedProgram(program, (*notes, *check_program(program, library, tables)),
                              level, tuple(notes), tables)

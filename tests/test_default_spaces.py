@@ -104,7 +104,7 @@ def test_code_generator_resolves_a_register_array_to_a_private_one(tmp_path: Pat
 
 def test_interpreter_gives_every_unit_its_own_array() -> None:
     out = np.zeros(8, dtype=np.float32)
-    run_function(parse_source(PRIVATE), "own", {"n": 8, "out": out}, LIB)
+    run_function(pipeline.check(parse_source(PRIVATE), LIB), "own", {"n": 8, "out": out}, LIB)
     assert np.array_equal(out, 3 * np.arange(8, dtype=np.float32))
 
 
