@@ -83,10 +83,11 @@ def test_translation_keeps_the_register_array_without_a_modifier() -> None:
 def test_feedback_counts_gpu_v3_sums_as_registers() -> None:
     program = load_program(kernels_dir() / "matmul" / "gpu_v3.mcpl", library=LIB)
     function = program.main.function("matmul")
-    facts = build_facts(function, program, LIB.get("gpu"))
+    facts = build_facts(function, pipeline.check(program, LIB), LIB.get("gpu"))
     spaces = {b.name: b.space for b in facts.bindings if b.kind in ("param", "local")}
     assert (spaces["sums"], spaces["l_a"], spaces["c"]) == ("reg", "local", "dev")
-    messages = analyse(function, program, LIB.get("gpu"), {"n": 64, "m": 64, "p": 64},
+    checked = pipeline.check(program, LIB)
+    messages = analyse(function, checked, LIB.get("gpu"), {"n": 64, "m": 64, "p": 64},
                        only=("cache", "reuse", "memory"))
     assert not [m for m in messages if "sums" in m.text]
 

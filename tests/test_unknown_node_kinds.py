@@ -118,7 +118,8 @@ PASSES: dict[str, Callable[[ast.Module], Any]] = {
     "translate": lambda m: translate_module(m, "x86_avx512", LIBRARY),
     "codegen": lambda m: generate_module(m, "x86_avx512", LIBRARY),
     "host": _host,
-    "feedback": lambda m: build_facts(m.functions[0], _program(m), LIBRARY.get("x86_avx512")),
+    "feedback": lambda m: build_facts(m.functions[0], pipeline.check(_program(m), LIBRARY),
+                                      LIBRARY.get("x86_avx512")),
 }
 
 

@@ -135,7 +135,8 @@ def test_opencl_from_its_leaf_matches_numpy(name: str, case: str) -> None:
 def feedback(name: str, level: str | None, only: tuple[str, ...]) -> tuple[Message, ...]:
     prog = program(name, level)
     function = prog.main.function("convolution")
-    return tuple(analyse(function, prog, library().get(function.hwd), PAPER, only=only))
+    checked = pipeline.check(prog, library())
+    return tuple(analyse(function, checked, library().get(function.hwd), PAPER, only=only))
 
 
 def about(messages: tuple[Message, ...], code: str, array: str, prog: Any) -> list[Message]:

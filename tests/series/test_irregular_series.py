@@ -119,7 +119,9 @@ def codes(app: str, name: str, level: str | None = None) -> dict[str, list[Any]]
         prog = translate_program(prog, level, library()).program
     function = prog.main.function(app)
     out: dict[str, list[Any]] = {}
-    for msg in analyse(function, prog, library().get(function.hwd), H if app == "histogram" else S):
+    checked = pipeline.check(prog, library())
+    values = H if app == "histogram" else S
+    for msg in analyse(function, checked, library().get(function.hwd), values):
         out.setdefault(msg.code, []).append(msg)
     return out
 

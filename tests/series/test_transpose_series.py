@@ -51,7 +51,8 @@ def messages(name: str, level: str | None = None) -> list[Any]:
     if level is not None:
         prog = translate_program(prog, level, library()).program
     function = prog.main.function("transpose")
-    return list(analyse(function, prog, library().get(function.hwd), PAPER))
+    checked = pipeline.check(prog, library())
+    return list(analyse(function, checked, library().get(function.hwd), PAPER))
 
 
 def texts(found: list[Any], code: str) -> list[str]:
