@@ -59,8 +59,8 @@ class CheckedProgram:
     before them when it was translated), the level it was translated to (None: as
     written, each function at its own level) and the checker's side tables (the type of
     each expression, the declaration each name stands for: `mcl.mcpl.sidetables`). A
-    `CheckedProgram` made without a check (`lower` of a program that needs no
-    translation) has empty tables."""
+    `CheckedProgram` made without a check (`lower` of a bare `Program` that needs no
+    translation, for code generation) has empty tables."""
 
     program: Program
     diagnostics: tuple[Diagnostic, ...] = ()

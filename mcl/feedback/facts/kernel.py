@@ -53,6 +53,9 @@ class Names:
     # Nodes the walk made itself (the declared name of an initialised scalar, as the
     # access that writes it), which the checker never saw.
     made: dict[Ref[ast.Expr], Binding] = field(default_factory=dict)
+    # The variables a `for (k = 0; ...)` reuses as its index: only their uses look for
+    # the loop that carries them (`Scope.lookup`).
+    reused: set[Binding] = field(default_factory=set)
 
     def declared(self, use: ast.Expr) -> Binding | None:
         checked = self.tables.binding_of(use) if isinstance(use, ast.Name) else None
@@ -82,8 +85,8 @@ class Scope:
     def lookup(self, use: ast.Expr) -> Binding | None:
         """The binding whose value the name `use` reads here."""
         declared = self.names.declared(use) if self.names is not None else None
-        if declared is None:
-            return None
+        if declared is None or self.names is None or declared not in self.names.reused:
+            return declared
         scope: Scope | None = self
         while scope is not None:  # a `for (k = 0; ...)` around this point carries k
             carrier = scope.binding
@@ -537,6 +540,11 @@ class _Builder:
             var = self.bind(s.var, "loop", ast.Prim("int"), s, scope, loops,
                             init=s.init.value)
             var.reuses = outer
+            origin = outer
+            while origin is not None and origin.reuses is not None:
+                origin = origin.reuses
+            if origin is not None:
+                self.names.reused.add(origin)
             self.expr(init, s.init.value, VALUE)
             if outer is not None:
                 outer.writes.append(Write(init, s.init.target, s.init.value))
