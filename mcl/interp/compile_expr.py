@@ -342,7 +342,10 @@ class ExprCompiler(StrictVisitor):
         if binding.kind is Kind.CONSTANT:
             assert isinstance(binding.node, ast.Decl)
             return constant(self.engine.constant_value(binding.node), binding.type)
-        return CExpr(self.loader(self.vars[Ref(binding.node)]), binding.type)
+        var = self.vars.get(Ref(binding.node))
+        if var is None:  # bound to a declaration this function has not made (yet)
+            raise _unchecked(e.name, e.span)
+        return CExpr(self.loader(var), binding.type)
 
     def visit_HwdConst(self, e: ast.HwdConst) -> CExpr:
         value = self.engine.hwd_constant(e.path, e.span)

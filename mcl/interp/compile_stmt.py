@@ -179,7 +179,8 @@ class FunctionCompiler(ExprCompiler):
 
     def visit_ViewDecl(self, s: ast.ViewDecl) -> CStmt:
         source = self.var(s)
-        assert source is not None, "the checker allows views of arrays only"
+        if source is None:  # a constant: the checker allows views of arrays only
+            raise fail("type", f"'{s.source}' is not an array, so it has no view", s.span)
         return self._bind_view(source, s.view, s.part)
 
     def visit_Assign(self, s: ast.Assign) -> CStmt:

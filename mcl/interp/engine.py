@@ -72,8 +72,9 @@ class Engine:
     def type_def(self, t: ast.NamedType) -> ast.TypeDef:
         """The definition the written type `t` stands for."""
         binding = self.tables.binding_of(t)
-        assert binding is not None and isinstance(binding.node, ast.TypeDef), \
-            "the checker binds every user type of a clean program"
+        if binding is None or not isinstance(binding.node, ast.TypeDef):
+            raise fail("unknown-name", f"the checker resolved no type '{t.name}'", t.span,
+                       hint="`mcl check` says why")
         return binding.node
 
     def constant_value(self, decl: ast.Decl) -> object:
