@@ -54,23 +54,23 @@ IDIOM_VALUES = {"n": 100_000, "p": 100_000, "nb": 64, "s": 7, "nnz": 1_000_000,
 
 def one_case(kernel: str, level: str | None) -> dict[str, object]:
     """Analysis time of one kernel at one level (None: its own), in this process."""
+    from mcl import pipeline
     from mcl.hdl.library import default_library
-    from mcl.mcpl.loader import load_program
-    from mcl.translate import translate_program
 
     library = default_library()
-    program = load_program(kernel, (), library)
+    checked = pipeline.check(pipeline.load(kernel, (), library), library)
+    program = checked.program
     sizes = IDIOM_VALUES if kernel.startswith(IDIOMS) else SMALL
     values = {p.name: sizes.get(p.name, 2048) for f in program.main.functions
               for p in f.params}
     if kernel.startswith(IDIOMS):
         values.update({k: v for k, v in IDIOM_VALUES.items() if k.startswith("iters_")})
     if level is not None:
-        program = translate_program(program, level, library).program
+        checked = pipeline.translate(checked, level, library)
     from mcl.feedback import registry
 
     t, cpu = time.perf_counter(), time.thread_time()  # as the budget counts (budget.py)
-    messages, levels = registry.analyse_program(program, library, values)
+    messages, levels = registry.analyse_program(checked, library, values)
     seconds, cpu = time.perf_counter() - t, time.thread_time() - cpu
     return {"kernel": kernel, "level": level or ", ".join(sorted(set(levels.values()))),
             "seconds": seconds, "cpu": cpu, "messages": len(messages),
@@ -143,13 +143,12 @@ def main(argv: list[str] | None = None) -> None:
     args.repeat = args.repeat or 20
     defines = args.defines or DEFAULT_VALUES
 
+    from mcl import pipeline
     from mcl.hdl.library import default_library
-    from mcl.mcpl.loader import load_program
-    from mcl.translate import translate_program
 
     library = default_library()
-    program = translate_program(load_program(args.kernel, (), library), args.level,
-                                library).program
+    checked = pipeline.translate(
+        pipeline.check(pipeline.load(args.kernel, (), library), library), args.level, library)
 
     t = time.perf_counter()
     from mcl.feedback import registry
@@ -162,7 +161,7 @@ def main(argv: list[str] | None = None) -> None:
     messages: list = []
     for _ in range(args.repeat):
         t = time.perf_counter()
-        messages, _levels = registry.analyse_program(program, library, values)
+        messages, _levels = registry.analyse_program(checked, library, values)
         runs.append(time.perf_counter() - t)
 
     stage_runs = []
@@ -171,7 +170,7 @@ def main(argv: list[str] | None = None) -> None:
     options = FeedbackOptions(tuple(defines))
     for _ in range(max(3, args.repeat // 4)):
         t = time.perf_counter()
-        run_feedback(program, library, options)
+        run_feedback(checked, library, options)
         stage_runs.append(time.perf_counter() - t)
 
     e2e, peer = [], []

@@ -12,6 +12,7 @@ module calls the loader, the checker and the translator in a row.
     translate(checked, level, library) -> CheckedProgram       translate, then check again
     check_source(path, include_dirs, library, level)           the first three, errors kept
     checked_at(path, include_dirs, library, level=None)        the same, errors raised
+    checked(program, library) -> CheckedProgram                 a program with its side tables
     lower(program, level, library, function=None)              a clean program down to level
     feedback(checked, library, options) -> FileFeedback        performance feedback
     generate(program, target, library, ...) -> GeneratedModule kernel code at a leaf
@@ -58,8 +59,8 @@ class CheckedProgram:
     before them when it was translated), the level it was translated to (None: as
     written, each function at its own level) and the checker's side tables (the type of
     each expression, the declaration each name stands for: `mcl.mcpl.sidetables`). A
-    `CheckedProgram` made without a check (`lower` of a program that needs no
-    translation) has empty tables."""
+    `CheckedProgram` made without a check (`lower` of a bare `Program` that needs no
+    translation, for code generation) has empty tables."""
 
     program: Program
     diagnostics: tuple[Diagnostic, ...] = ()
@@ -122,9 +123,11 @@ def load(path: str | Path, include_dirs: Iterable[str | Path], library: HwdLibra
     return program
 
 
-def check(program: Program, library: HwdLibrary, level: str | None = None,
+def check(program: Program | Module, library: HwdLibrary, level: str | None = None,
           notes: Sequence[Diagnostic] = ()) -> CheckedProgram:
-    """Check `program` (mcpl.md section 5); `notes` (the translation's) go first."""
+    """Check `program` (mcpl.md section 5; a lone module is a program of one module);
+    `notes` (the translation's) go first."""
+    program = as_program(program)
     tables = SideTables()
     checked = CheckedProgram(program, (*notes, *check_program(program, library, tables)),
                              level, tuple(notes), tables)
@@ -204,14 +207,25 @@ def checked_at(path: str | Path, include_dirs: Iterable[str | Path], library: Hw
     return translated
 
 
-def lower(program: Program, level: str, library: HwdLibrary, function: str | None = None
-          ) -> CheckedProgram:
+def checked(program: CheckedProgram | Program | Module, library: HwdLibrary
+            ) -> CheckedProgram:
+    """`program` with the checker's side tables (what feedback and the interpreter read):
+    as it is when it was checked, else checked now."""
+    if isinstance(program, CheckedProgram):
+        return program
+    return check(program, library)
+
+
+def lower(program: CheckedProgram | Program, level: str, library: HwdLibrary,
+          function: str | None = None) -> CheckedProgram:
     """A program that checked clean, at `level`: translated (and checked again) when
     `function` (else any function with foreach statements) is written at a level above
-    it; as it is otherwise. MclError when the translation does not check."""
-    if not needs_translation(program.main, level, library, function):
-        return CheckedProgram(program)
-    translated = translate(CheckedProgram(program), level, library)
+    it; as it is otherwise (a bare `Program` then has no side tables: code generation
+    needs none). MclError when the translation does not check."""
+    given = program if isinstance(program, CheckedProgram) else CheckedProgram(program)
+    if not needs_translation(given.main, level, library, function):
+        return given
+    translated = translate(given, level, library)
     translated.valid()
     return translated
 
@@ -236,7 +250,8 @@ def feedback(checked: CheckedProgram, library: HwdLibrary, options: FeedbackOpti
     """Performance feedback on every kernel of a clean program, at its level."""
     from mcl.feedback.stage import run_feedback
 
-    return run_feedback(checked.valid(), library, options)
+    checked.valid()
+    return run_feedback(checked, library, options)
 
 
 def generate(program: Program | Module, target: str, library: HwdLibrary,

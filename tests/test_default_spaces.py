@@ -83,10 +83,11 @@ def test_translation_keeps_the_register_array_without_a_modifier() -> None:
 def test_feedback_counts_gpu_v3_sums_as_registers() -> None:
     program = load_program(kernels_dir() / "matmul" / "gpu_v3.mcpl", library=LIB)
     function = program.main.function("matmul")
-    facts = build_facts(function, program, LIB.get("gpu"))
+    facts = build_facts(function, pipeline.check(program, LIB), LIB.get("gpu"))
     spaces = {b.name: b.space for b in facts.bindings if b.kind in ("param", "local")}
     assert (spaces["sums"], spaces["l_a"], spaces["c"]) == ("reg", "local", "dev")
-    messages = analyse(function, program, LIB.get("gpu"), {"n": 64, "m": 64, "p": 64},
+    checked = pipeline.check(program, LIB)
+    messages = analyse(function, checked, LIB.get("gpu"), {"n": 64, "m": 64, "p": 64},
                        only=("cache", "reuse", "memory"))
     assert not [m for m in messages if "sums" in m.text]
 
@@ -104,7 +105,7 @@ def test_code_generator_resolves_a_register_array_to_a_private_one(tmp_path: Pat
 
 def test_interpreter_gives_every_unit_its_own_array() -> None:
     out = np.zeros(8, dtype=np.float32)
-    run_function(parse_source(PRIVATE), "own", {"n": 8, "out": out}, LIB)
+    run_function(pipeline.check(parse_source(PRIVATE), LIB), "own", {"n": 8, "out": out}, LIB)
     assert np.array_equal(out, 3 * np.arange(8, dtype=np.float32))
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from mcl import pipeline
 from mcl.codegen import generate_module
 from mcl.codegen.host_eval import HostInterpreter, evaluate
 from mcl.feedback.facts.kernel import build_facts
@@ -85,7 +86,7 @@ def _program(module: ast.Module) -> Program:
 
 def _interpret(module: ast.Module) -> Any:
     a = np.ones(4, np.float32)
-    return run_function(module, "f", {"n": 4, "a": a}, LIBRARY)
+    return run_function(pipeline.check(module, LIBRARY), "f", {"n": 4, "a": a}, LIBRARY)
 
 
 def _host(module: ast.Module) -> Any:
@@ -117,7 +118,8 @@ PASSES: dict[str, Callable[[ast.Module], Any]] = {
     "translate": lambda m: translate_module(m, "x86_avx512", LIBRARY),
     "codegen": lambda m: generate_module(m, "x86_avx512", LIBRARY),
     "host": _host,
-    "feedback": lambda m: build_facts(m.functions[0], _program(m), LIBRARY.get("x86_avx512")),
+    "feedback": lambda m: build_facts(m.functions[0], pipeline.check(_program(m), LIBRARY),
+                                      LIBRARY.get("x86_avx512")),
 }
 
 

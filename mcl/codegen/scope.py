@@ -4,6 +4,12 @@ Code generation needs a little type information the AST does not carry: whether 
 expression is an int or a float (built-ins such as abs/min/max/atomicAdd differ), which
 address space an array lives in (pointer qualifiers, atomics), and the shape of arrays
 (linearised indexing).
+
+It does not read the checker's side tables (docs/architecture.md, "The checker's side
+tables"): code generation works on a tree it rewrote (description constants folded,
+`-D`/tuned constants substituted, loops unrolled, lanes), whose new nodes the tables do
+not hold, and an array's C type needs its sizes, which the checker's types leave out; a
+second check of the rewritten module would still leave the sizes to this module.
 """
 
 from __future__ import annotations

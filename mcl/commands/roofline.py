@@ -137,18 +137,18 @@ def _point(name: str, path: Path, library: Any, values: dict[str, Any],
 
     try:
         # checked, as for mcl check and codegen: no roofline of a kernel with errors
-        program = pipeline.checked_at(path, args.include_dirs, library).program
+        checked = pipeline.checked_at(path, args.include_dirs, library)
         reference = _reference(path)
-        function = _function(program, reference)
+        function = _function(checked.program, reference)
         level = args.level or function.hwd
         if level != function.hwd:
             if not can_reach(library, function.hwd, level):
                 return None, f"{function.hwd} is not above {level}"
-            program = pipeline.lower(program, level, library, function.name).program
-            translated = program.main.function(function.name)
+            checked = pipeline.lower(checked, level, library, function.name)
+            translated = checked.main.function(function.name)
             assert translated is not None  # translation keeps every function's name
             function = translated
-        roof = roofline_of(function, program, library.get(level))
+        roof = roofline_of(function, checked, library.get(level))
     except MclError as exc:
         # the first diagnostic with its file:line:col, as mcl check prints it
         return None, str(exc.diagnostics[0]).splitlines()[0]
@@ -156,7 +156,7 @@ def _point(name: str, path: Path, library: Any, values: dict[str, Any],
         return None, f"{level} states no peak (docs/hardware.md)"
     point = point_document(name, str(path), roof, values)
     if args.run:
-        point["measured"] = _measure(program, function.name, level, library, reference,
+        point["measured"] = _measure(checked.program, function.name, level, library, reference,
                                      args, roof)
     return point, ""
 

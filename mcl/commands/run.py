@@ -37,6 +37,7 @@ from mcl.progress import Timings
 if TYPE_CHECKING:
     from mcl.hdl.library import HwdLibrary
     from mcl.mcpl.loader import Program
+    from mcl.pipeline import CheckedProgram
 
 
 @dataclass
@@ -44,7 +45,7 @@ class PreparedRun:
     """Everything an executor needs, and what `finish` compares against."""
 
     path: Path
-    program: Program  # mcl.mcpl.loader.Program (translated with --level)
+    checked: CheckedProgram  # the program (translated with --level) and its side tables
     function: str
     level: str  # the function's hardware description after translation
     library: HwdLibrary
@@ -54,6 +55,10 @@ class PreparedRun:
     expected: dict[str, Any]  # empty when the run is not compared (--target without --verify)
     device: Any = None  # the OpenCL device of --target, chosen before any allocation
     timings: Timings = field(default_factory=Timings)  # inputs, reference, build, transfers
+
+    @property
+    def program(self) -> Program:
+        return self.checked.program
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -131,12 +136,13 @@ def prepare(args: argparse.Namespace) -> PreparedRun:
         raise MclError(error("run-seed", f"--seed {args.seed}: the seed cannot be negative", None))
     library = library_from_args(args)
     checked = pipeline.check(pipeline.load(path, args.include_dirs, library), library)
-    source = program = checked.valid()
+    source = checked.valid()
     if args.level:
         from mcl.translate.levels import require_level
 
         require_level(library, args.level)
-        program = pipeline.translate(checked, args.level, library).valid()
+        checked = pipeline.translate(checked, args.level, library)
+    program = checked.valid()
     reference = load_reference(args.reference or reference_for(path))
     name = args.function or reference.function
     function = program.main.function(name)
@@ -173,7 +179,7 @@ def prepare(args: argparse.Namespace) -> PreparedRun:
     if args.interp or args.verify:
         with timings.step("reference", "computing the numpy reference and its error bounds"):
             expected = expected_outputs(reference, inputs)
-    return PreparedRun(path, program, name, function.hwd, library, reference, sizes, inputs,
+    return PreparedRun(path, checked, name, function.hwd, library, reference, sizes, inputs,
                        expected, device, timings)
 
 
@@ -203,7 +209,7 @@ def execute_interp(prepared: PreparedRun) -> dict[str, Any]:
     sizes = " ".join(f"{k}={v}" for k, v in prepared.sizes.items())
     smaller = f"-D {next(iter(prepared.sizes), 'n')}=64"
     with _interp_progress(sizes, smaller) as tell, listening(tell):
-        return run_function(prepared.program, prepared.function, prepared.args,
+        return run_function(prepared.checked, prepared.function, prepared.args,
                             prepared.library)
 
 

@@ -23,8 +23,9 @@ if TYPE_CHECKING:
     from mcl.feedback.facts.kernel import Derived, KernelFacts
     from mcl.feedback.messages import Message
     from mcl.hdl.model import HardwareDescription
-    from mcl.mcpl.ast import Function, Module
+    from mcl.mcpl.ast import Function
     from mcl.mcpl.loader import Program
+    from mcl.pipeline import CheckedProgram
 
 D = TypeVar("D", bound="Derived")
 
@@ -34,7 +35,7 @@ class AnalysisContext:
     """One function analysed at one level with the user's values."""
 
     function: Function
-    program: Program | Module
+    checked: CheckedProgram  # the program and the checker's side tables
     hwd: HardwareDescription
     values: Mapping[str, Any] = field(default_factory=dict)
     # The messages of the analyses that ran before this one (mcl.feedback.registry): what
@@ -49,8 +50,12 @@ class AnalysisContext:
         if self._facts is None:
             from mcl.feedback.facts.kernel import build_facts
 
-            self._facts = build_facts(self.function, self.program, self.hwd)
+            self._facts = build_facts(self.function, self.checked, self.hwd)
         return self._facts
+
+    @property
+    def program(self) -> Program:
+        return self.checked.program
 
     def get(self, kind: type[D]) -> D:
         """A derived fact of the function (`ReuseFacts`, `OperationCosts`, ...), shared

@@ -459,7 +459,7 @@ class Evaluator:
 
     def _binding(self, name: str, at: MemoryInstruction | None) -> Binding | None:
         if at is not None:
-            return at.access.item.scope.lookup(name)
+            return at.access.item.scope.named(name)
         candidates = [b for b in self.facts.bindings if b.name == name]
         candidates.sort(key=lambda b: len(b.loops))  # the outermost declaration first
         return candidates[0] if candidates else None

@@ -45,8 +45,8 @@ from mcl.feedback.value_checks import value_errors
 if TYPE_CHECKING:
     from mcl.hdl.library import HwdLibrary
     from mcl.hdl.model import HardwareDescription
-    from mcl.mcpl.ast import Function, Module
-    from mcl.mcpl.loader import Program
+    from mcl.mcpl.ast import Function
+    from mcl.pipeline import CheckedProgram
 
 # The built-in analyses, in report order.
 BUILTIN: tuple[Analysis, ...] = (
@@ -115,14 +115,15 @@ def applicable(hwd: HardwareDescription, among: Sequence[Analysis] | None = None
     return [a for a in (analyses() if among is None else among) if a.applies(hwd)]
 
 
-def analyse(function: Function, program: Program | Module, hwd: HardwareDescription,
+def analyse(function: Function, checked: CheckedProgram, hwd: HardwareDescription,
             values: Mapping[str, Any] | None = None, only: Iterable[str] | None = None,
             among: Sequence[Analysis] | None = None) -> list[Message]:
-    """All feedback on `function` at level `hwd`, in source order: the analyses of
+    """All feedback on `function` of a checked program (`mcl.pipeline.check`; the
+    analyses read its side tables) at level `hwd`, in source order: the analyses of
     `among` (default: all) that apply to `hwd`, only those named in `only` if given."""
     from mcl.feedback.budget import budget
 
-    context = AnalysisContext(function, program, hwd, dict(values or {}))
+    context = AnalysisContext(function, checked, hwd, dict(values or {}))
     wanted = set(only) if only is not None else None
     messages: list[Message] = []
     with budget() as b:
@@ -156,16 +157,14 @@ def kernels_of(module: Any) -> list[Function]:
     return [f for f in module.functions if f.name not in called]
 
 
-def analyse_program(program: Program | Module, library: HwdLibrary,
+def analyse_program(checked: CheckedProgram, library: HwdLibrary,
                     values: Mapping[str, Any] | None = None
                     ) -> tuple[list[Message], dict[str, str]]:
     """Feedback on every kernel of the program's main module, each at its own level (the
     level `mcl check --level` translated it to). Returns the messages and the level of
     each analysed function."""
     values = dict(values or {})
-    from mcl.mcpl.loader import as_program
-
-    module = as_program(program).main
+    module = checked.program.main
     messages: list[Message] = []
     levels: dict[str, str] = {}
     kernels = kernels_of(module)
@@ -175,7 +174,7 @@ def analyse_program(program: Program | Module, library: HwdLibrary,
     for f in kernels:
         hwd = library.get(f.hwd)
         levels[f.name] = f.hwd
-        messages += analyse(f, program, hwd, values)
+        messages += analyse(f, checked, hwd, values)
     messages += unknown_value_messages(kernels, values)
     return messages, levels
 

@@ -20,7 +20,7 @@ from mcl.feedback.messages import Message, Severity
 
 if TYPE_CHECKING:
     from mcl.hdl.library import HwdLibrary
-    from mcl.mcpl.loader import Program
+    from mcl.pipeline import CheckedProgram
 
 SEVERITIES = ("info", "suggestion", "warning")
 
@@ -51,7 +51,8 @@ class FileFeedback:
         return self.by_default or [True] * len(self.messages)
 
 
-def run_feedback(program: Program, library: HwdLibrary, options: FeedbackOptions) -> FileFeedback:
+def run_feedback(checked: CheckedProgram, library: HwdLibrary, options: FeedbackOptions
+                 ) -> FileFeedback:
     """Analyse every kernel of a checked program (mcl.feedback.registry.analyse_program)."""
     from mcl.feedback.registry import analyse_program
     from mcl.feedback.render.visibility import shown_by_default
@@ -59,9 +60,9 @@ def run_feedback(program: Program, library: HwdLibrary, options: FeedbackOptions
 
     values = collect_values(options.defines, options.values_files)
     start = time.perf_counter()
-    messages, levels = analyse_program(program, library, values)
+    messages, levels = analyse_program(checked, library, values)
     return FileFeedback(messages, levels, time.perf_counter() - start, options,
-                        shown_by_default(messages, program))
+                        shown_by_default(messages, checked.program))
 
 
 def json_report(reports: Iterable[FileFeedback]) -> dict[str, Any]:

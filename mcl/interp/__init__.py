@@ -3,7 +3,13 @@
 It is the oracle of the project: a kernel and every translation of it must give
 the same results here, and those must equal the numpy reference of `kernels/<app>/`.
 
-    result = run_function(module, "matmul", {"n": 4, ..., "c": c, "a": a, "b": b}, library)
+    checked = mcl.pipeline.check(program, library)   # or checked_at, translate, lower
+    result = run_function(checked, "matmul", {"n": 4, ..., "c": c, "a": a, "b": b}, library)
+
+It runs a `CheckedProgram` of the pipeline: which
+declaration each name stands for, and the types of names, fields, elements and calls, are
+the checker's side tables' (`mcl.mcpl.sidetables`), so the interpreter keeps no scopes of
+its own.
 
 Arrays are modified in place; the result maps every parameter to its final value (and
 `"return"` to the return value of a non-void function). Semantics are documented in
@@ -28,28 +34,29 @@ from mcl.mcpl import ast
 
 if TYPE_CHECKING:
     from mcl.hdl.library import HwdLibrary
-    from mcl.mcpl.ast import Module
-    from mcl.mcpl.loader import Program
+    from mcl.pipeline import CheckedProgram
 
 __all__ = ["run_function", "StructValue"]
 
 
 def run_function(
-    program_or_module: Program | Module,
+    checked: CheckedProgram,
     name: str,
     args: Mapping[str, object],
     library: HwdLibrary | None = None,
     *,
     values: Mapping[str, object] | None = None,
 ) -> dict[str, object]:
-    """Run function `name` of a `Module` or loaded `Program` with `args` (parameter name ->
-    value: Python/numpy scalars, numpy arrays of the declared shapes and dtypes).
+    """Run function `name` of a checked program (`mcl.pipeline.check`) with `args`
+    (parameter name -> value: Python/numpy scalars, numpy arrays of the declared shapes and
+    dtypes). A program with errors runs as far as the checker resolved it: a name it bound
+    to nothing, or an expression it could not type, is an error when compiled.
 
     `values` supplies scalars (usually sizes such as n) for parameters missing from `args`.
     `library` (an `HwdLibrary`) gives hardware-description constants and tells which units
     a barrier synchronises; without it, barriers synchronise the innermost foreach units.
     """
-    engine = Engine(program_or_module, library)
+    engine = Engine(checked, library)
     function = _find_function(engine, name)
     engine.entry = function
     given = {**(values or {}), **args}
@@ -89,7 +96,6 @@ def _records_of(engine: Engine, function: ast.Function, given: dict[str, object]
                 ) -> dict[str, np.ndarray]:
     """Replace structured numpy arguments of user-type parameters in `given` by records
     (records.py); the arrays to write the results back into, by parameter name."""
-    module = engine.scope.module_of(function)
     structured: dict[str, np.ndarray] = {}
     for p in function.params:
         value = given.get(p.name)
@@ -97,8 +103,7 @@ def _records_of(engine: Engine, function: ast.Function, given: dict[str, object]
         if not isinstance(t, ast.NamedType) or not is_structured(value):
             continue
         try:
-            given[p.name] = to_records(value, t.name,  # type: ignore[arg-type]
-                                       lambda n: engine.scope.type_def(n, module))
+            given[p.name] = to_records(value, t, engine.type_def)  # type: ignore[arg-type]
         except ValueError as exc:
             raise MclError(error("interp-argument", f"argument '{p.name}' of "
                                  f"'{function.name}': {exc}", p.span)) from None
@@ -108,9 +113,13 @@ def _records_of(engine: Engine, function: ast.Function, given: dict[str, object]
 
 
 def _find_function(engine: Engine, name: str) -> ast.Function:
-    function = engine.scope.main.function(name) or engine.scope.function(name, engine.scope.main)
+    """The function the caller names: one of the main module, else of a module it
+    imports."""
+    main = engine.program.main
+    modules = [main, *(m for m in engine.program.modules.values() if m is not main)]
+    function = next((f for m in modules if (f := m.function(name)) is not None), None)
     if function is None:
-        names = [f.name for m in engine.scope.modules for f in m.functions]
+        names = [f.name for m in modules for f in m.functions]
         raise MclError(
             error(
                 "interp-unknown-function",

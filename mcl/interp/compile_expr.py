@@ -10,6 +10,12 @@ variable is found at compile time as (levels up, slot), so access costs a few li
 indexings. Declarations inside a foreach unit therefore belong to that unit, and
 declarations at a par_group level (`local float[n] t;` inside `foreach blocks`) live in
 the frame that the units below share (mcpl.md §5 rule 4).
+
+Names and types come from the checked program's side tables (`mcl.mcpl.sidetables`): a
+name use is the variable of the declaration the checker bound it to (a variable's slot is
+keyed by its declaring node), a constant, a function or a user type likewise; the type of
+a name, a field, an element or a call is the checker's. The interpreter computes only
+what decides the arithmetic it runs: C's conversions of operators and built-ins.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from mcl.diagnostics import MclError, Span, error
+from mcl.identity import Ref
 from mcl.interp.natives import NATIVES
 from mcl.interp.program import is_library_stub
 from mcl.interp.values import (
@@ -34,7 +41,10 @@ from mcl.interp.values import (
 )
 from mcl.mcpl import ast
 from mcl.mcpl import operators as ops
-from mcl.mcpl.builtins import BUILTINS
+from mcl.mcpl import types as T
+from mcl.mcpl.builtins import Builtin
+from mcl.mcpl.scopes import Kind
+from mcl.mcpl.sidetables import Binding, Declaring, Use
 from mcl.mcpl.visitor import StrictVisitor
 
 if TYPE_CHECKING:
@@ -44,7 +54,7 @@ Frame = list
 Fn = Callable[[Frame], Any]
 _NOT_CONST = object()
 
-PRIM = {name: ast.Prim(name) for name in ("int", "float", "double", "bool", "byte", "void")}
+PRIM = {name: T.Scalar(name) for name in ("int", "float", "double", "bool", "byte", "void")}
 
 
 def fail(code: str, message: str, span: Span | None, hint: str | None = None) -> MclError:
@@ -56,7 +66,7 @@ class CExpr:
     """A compiled expression: closure, static type, and the value when it is constant."""
 
     fn: Fn
-    type: ast.Type
+    type: T.VType
     const: object = _NOT_CONST
 
     @property
@@ -68,7 +78,7 @@ class CExpr:
         return scalar_name(self.type)
 
 
-def constant(value: object, t: ast.Type) -> CExpr:
+def constant(value: object, t: T.VType) -> CExpr:
     return CExpr(lambda _f: value, t, value)
 
 
@@ -93,10 +103,9 @@ def _negate_int(fn: Fn, span: Span | None) -> Fn:
 
 @dataclass
 class Var:
-    name: str
     level: int  # frame level (0 = function frame, +1 per enclosing foreach unit)
     slot: int
-    type: ast.Type
+    type: T.VType
     const: bool = False
 
 
@@ -132,7 +141,7 @@ def frame_getter(up: int) -> Fn:
     return get
 
 
-def element_reader(t: ast.Type) -> Callable[[Any], Any] | None:
+def element_reader(t: T.VType) -> Callable[[Any], Any] | None:
     """Conversion applied to a value read from a numpy array (None: use as is)."""
     name = scalar_name(t)
     if name in ("int", "byte"):
@@ -142,12 +151,12 @@ def element_reader(t: ast.Type) -> Callable[[Any], Any] | None:
     return None
 
 
-def caster(from_t: ast.Type, to_t: ast.Type, span: Span | None) -> Callable[[Any], Any] | None:
+def caster(from_t: T.VType, to_t: T.VType, span: Span | None) -> Callable[[Any], Any] | None:
     """Conversion for storing a value of `from_t` into `to_t` (None when nothing to do)."""
     src, dst = scalar_name(from_t), scalar_name(to_t)
     if src is None or dst is None:
         if src != dst:
-            raise fail("type", f"cannot convert {_type_str(from_t)} to {_type_str(to_t)}", span)
+            raise fail("type", f"cannot convert {from_t} to {to_t}", span)
         return None
     if src == dst and dst not in ("byte",):
         return None
@@ -161,15 +170,7 @@ def caster(from_t: ast.Type, to_t: ast.Type, span: Span | None) -> Callable[[Any
     return cast
 
 
-def _type_str(t: ast.Type) -> str:
-    if isinstance(t, ast.Prim):
-        return t.name
-    if isinstance(t, ast.NamedType):
-        return t.name
-    return _type_str(t.element) + "[]" * len(t.dims)
-
-
-def with_cast(e: CExpr, to: ast.Type, node: ast.Expr | None, span: Span | None) -> CExpr:
+def with_cast(e: CExpr, to: T.VType, node: ast.Expr | None, span: Span | None) -> CExpr:
     """`e` converted to type `to`. A float literal converted to double keeps its full
     decimal precision (as C's double literals), not the float32 rounding."""
     dst = scalar_name(to)
@@ -192,48 +193,59 @@ def with_cast(e: CExpr, to: ast.Type, node: ast.Expr | None, span: Span | None) 
 
 
 class ExprCompiler(StrictVisitor):
-    """Scopes, variable slots and expression compilation for one function body."""
+    """Variable slots and expression compilation for one function body."""
 
-    def __init__(self, engine: Engine, function: ast.Function, module: ast.Module):
+    def __init__(self, engine: Engine, function: ast.Function):
         self.engine = engine
+        self.tables = engine.tables
         self.function = function
-        self.module = module
-        self.scopes: list[dict[str, Var]] = [{}]
+        # The variables declared so far, by declaring node: the checker bound every name
+        # use to one, so no scopes are needed to find it.
+        self.vars: dict[Ref[Declaring], Var] = {}
         self.level = 0
         self.slot_counts = [1]  # per open frame level; slot 0 is the parent link
 
     # -- variables --------------------------------------------------------------------
-    def declare(self, name: str, t: ast.Type, const: bool = False) -> Var:
+    def declare(self, node: Declaring) -> Var:
+        """A slot for the variable `node` declares, of the type the checker gave it."""
         slot = self.slot_counts[self.level]
         self.slot_counts[self.level] += 1
-        var = Var(name, self.level, slot, t, const)
-        self.scopes[-1][name] = var
+        binding = self.declared(node)
+        var = Var(self.level, slot, binding.type, binding.const)
+        self.vars[Ref(node)] = var
         return var
 
-    def lookup(self, name: str) -> Var | None:
-        for scope in reversed(self.scopes):
-            if name in scope:
-                return scope[name]
-        return None
+    def declared(self, node: Declaring) -> Binding:
+        """The checker's binding of the declaration `node`."""
+        found = self.tables.binding_declared_by(node)
+        if found is None or isinstance(found.type, T.Unknown):
+            raise _unchecked(node.var if isinstance(node, ast.Foreach) else node.name,
+                             getattr(node, "span", None))
+        return found
+
+    def bound(self, use: Use) -> Binding:
+        """The declaration the checker bound the name in `use` to."""
+        found = self.tables.binding_of(use)
+        if found is None:
+            raise _unchecked(_use_name(use), use.span)
+        return found
+
+    def var(self, use: ast.Name | ast.ViewDecl) -> Var | None:
+        """The variable `use` names (None: it names a top-level constant)."""
+        return self.vars.get(Ref(self.bound(use).node))
+
+    def type_of(self, e: ast.Expr) -> T.VType:
+        """The checker's type of `e`."""
+        found = self.tables.type_of(e)
+        if found is None or isinstance(found, T.Unknown):
+            raise fail("type", "the checker could not type this expression", e.span,
+                       hint="`mcl check` says why")
+        return found
 
     def loader(self, var: Var) -> Fn:
         return frame_loader(self.level - var.level, var.slot)
 
     # -- types ------------------------------------------------------------------------
-    def type_def(self, t: ast.NamedType, span: Span | None) -> ast.TypeDef:
-        found = self.engine.scope.type_def(t.name, self.module)
-        if found is None:
-            raise fail("unknown-name", f"unknown type '{t.name}'", span)
-        return found
-
-    def field_type(self, t: ast.Type, name: str, span: Span | None) -> ast.Type:
-        if not isinstance(t, ast.NamedType):
-            raise fail("type", f"field access '.{name}' on a value of type {_type_str(t)}", span)
-        for decl in self.type_def(t, span).fields:
-            if decl.name == name:
-                return decl.type
-        raise fail("unknown-name", f"type {t.name} has no field '{name}'", span)
-
     def shape_fn(self, t: ast.ArrayType) -> Fn:
         """Closure computing the concatenated numpy shape of an array type's sizes."""
         sizes = [with_cast(self.expr(e), PRIM["int"], e, e.span) for group in t.dims for e in group]
@@ -270,17 +282,16 @@ class ExprCompiler(StrictVisitor):
 
             return alloc
         if isinstance(t, ast.NamedType):
-            tdef = self.type_def(t, span)
-            return self._struct_allocator(t, tdef, span)
+            return self._struct_allocator(t, self.engine.type_def(t))
         return None
 
-    def _struct_allocator(self, t: ast.NamedType, tdef: ast.TypeDef, span: Span | None) -> Fn:
+    def _struct_allocator(self, t: ast.NamedType, tdef: ast.TypeDef) -> Fn:
         # Type parameters (`type Tile(int n)`) are bound in a frame of their own, so field
         # sizes such as `float[n] data` can use them.
-        saved = (self.scopes, self.level, self.slot_counts)
-        self.scopes, self.level, self.slot_counts = [{}], 0, [1]
+        saved = (self.level, self.slot_counts)
+        self.level, self.slot_counts = 0, [1]
         try:
-            params = [self.declare(p.name, p.type) for p in tdef.params]
+            params = [self.declare(p) for p in tdef.params]
             fields = []
             for decl in tdef.fields:
                 make = self.allocator(decl.type, decl.span)
@@ -288,14 +299,10 @@ class ExprCompiler(StrictVisitor):
                 fields.append((decl.name, make, poison))
             nslots = self.slot_counts[0]
         finally:
-            self.scopes, self.level, self.slot_counts = saved
-        if len(t.args) != len(params):
-            raise fail(
-                "type", f"type {t.name} takes {len(params)} arguments, {len(t.args)} given", span
-            )
+            self.level, self.slot_counts = saved
         args = [
             with_cast(self.expr(a), p.type, a, a.span).fn
-            for a, p in zip(t.args, params, strict=False)
+            for a, p in zip(t.args, params, strict=True)
         ]
         slots = [p.slot for p in params]
         name = t.name
@@ -331,14 +338,14 @@ class ExprCompiler(StrictVisitor):
         return constant(bool(e.value), PRIM["bool"])
 
     def visit_Name(self, e: ast.Name) -> CExpr:
-        var = self.lookup(e.name)
-        if var is not None:
-            return CExpr(self.loader(var), var.type)
-        found = self.engine.scope.constant(e.name, self.module)
-        if found is not None:
-            value, t = self.engine.constant_value(*found)
-            return constant(value, t)
-        raise fail("unknown-name", f"unknown name '{e.name}'", e.span)
+        binding = self.bound(e)
+        if binding.kind is Kind.CONSTANT:
+            assert isinstance(binding.node, ast.Decl)
+            return constant(self.engine.constant_value(binding.node), binding.type)
+        var = self.vars.get(Ref(binding.node))
+        if var is None:  # bound to a declaration this function has not made (yet)
+            raise _unchecked(e.name, e.span)
+        return CExpr(self.loader(var), binding.type)
 
     def visit_HwdConst(self, e: ast.HwdConst) -> CExpr:
         value = self.engine.hwd_constant(e.path, e.span)
@@ -351,17 +358,15 @@ class ExprCompiler(StrictVisitor):
         return constant(value, PRIM["int" if isinstance(value, int) else "double"])
 
     def visit_Field(self, e: ast.Field) -> CExpr:
-        base = self.expr(e.base)
-        t = self.field_type(base.type, e.name, e.span)
-        fn, name = base.fn, e.name
-        return CExpr(lambda f: fn(f).fields[name], t)
+        fn, name = self.expr(e.base).fn, e.name
+        return CExpr(lambda f: fn(f).fields[name], self.type_of(e))
 
     def visit_Index(self, e: ast.Index) -> CExpr:
         base, indices, t, names = self._index_chain(e)
         read = element_reader(t) if not isinstance(t, ast.ArrayType) else None
         return CExpr(_index_reader(base.fn, indices, read, e.span, names), t)
 
-    def _index_chain(self, e: ast.Index) -> tuple[CExpr, list[Fn], ast.Type, str]:
+    def _index_chain(self, e: ast.Index) -> tuple[CExpr, list[Fn], T.VType, str]:
         """Collapse `d2[ti, tj][ei, ej]` into one numpy index (ti, tj, ei, ej) on `d2`."""
         chain: list[ast.Index] = []
         node: ast.Expr = e
@@ -370,27 +375,8 @@ class ExprCompiler(StrictVisitor):
             node = node.base
         chain.reverse()
         base = self.expr(node)
-        t = base.type
-        indices: list[Fn] = []
-        for step in chain:
-            if not isinstance(t, ast.ArrayType):
-                raise fail("type", f"indexing a value of type {_type_str(t)}", step.span)
-            group = t.dims[0]
-            if len(step.indices) != len(group):
-                raise fail(
-                    "type",
-                    f"{len(step.indices)} indices given where the array's bracket group has "
-                    f"{len(group)}",
-                    step.span,
-                )
-            for index in step.indices:
-                ci = self.expr(index)
-                if ci.scalar not in ("int", "byte", "bool"):
-                    raise fail("type", "array indices must be integers", index.span)
-                indices.append(ci.fn)
-            t = ast.ArrayType(t.element, t.dims[1:]) if len(t.dims) > 1 else t.element
-        name = ast.root_name(e) or "array"
-        return base, indices, t, name
+        indices = [self.expr(index).fn for step in chain for index in step.indices]
+        return base, indices, self.type_of(e), ast.root_name(e) or "array"
 
     def visit_Unary(self, e: ast.Unary) -> CExpr:
         operand = self.expr(e.operand)
@@ -457,41 +443,26 @@ class ExprCompiler(StrictVisitor):
         return self.call(e)
 
     def call(self, e: ast.Call) -> CExpr:
-        target = self.engine.scope.function(e.func, self.module)
-        if target is not None and not is_library_stub(target):
+        target = self.bound(e).node
+        if isinstance(target, ast.Function) and not is_library_stub(target):
             return self._mcpl_call(e, target)
         if e.func in NATIVES:
             return self._native_call(e, target)
-        if target is not None:
-            raise fail(
-                "unsupported",
-                f"library function '{e.func}' has no implementation in the interpreter",
-                e.span,
-                hint="its body only states an access signature (mcl_builtin_read/write)",
-            )
-        raise fail("unknown-name", f"unknown function '{e.func}'", e.span)
+        raise fail(
+            "unsupported",
+            f"library function '{e.func}' has no implementation in the interpreter",
+            e.span,
+            hint="its body only states an access signature (mcl_builtin_read/write)",
+        )
 
-    def _native_call(self, e: ast.Call, declared: ast.Function | None) -> CExpr:
+    def _native_call(self, e: ast.Call, target: Declaring) -> CExpr:
         native = NATIVES[e.func]
         args = [self.expr(a) for a in e.args]
+        declared = target if isinstance(target, ast.Function) else None
         if declared is not None:
             writes = _declared_writes(declared)
-            if len(args) != len(declared.params):
-                raise fail(
-                    "arguments",
-                    f"'{e.func}' takes {len(declared.params)} arguments, {len(args)} given",
-                    e.span,
-                )
-        elif e.func in BUILTINS:
-            builtin = BUILTINS[e.func]
-            writes = {i for i, mode in enumerate(builtin.modes) if "w" in mode}
-            if len(args) != builtin.arity:
-                raise fail(
-                    "arguments",
-                    f"'{e.func}' takes {builtin.arity} arguments, {len(args)} given",
-                    e.span,
-                    hint=builtin.signature,
-                )
+        elif isinstance(target, Builtin):
+            writes = {i for i, mode in enumerate(target.modes) if "w" in mode}
         else:
             writes = set()
         kinds = []
@@ -523,7 +494,7 @@ class ExprCompiler(StrictVisitor):
             if i >= len(e.args):
                 continue
             ref, t = self.lvalue(e.args[i])
-            refs[i] = (ref, caster(PRIM[kinds[i] if i < len(kinds) else "float"], t, e.span))
+            refs[i] = (ref, caster(PRIM[kinds[i]], t, e.span))
 
         def call_native(f: Frame) -> Any:
             located = {i: ref(f) for i, (ref, _) in refs.items()}
@@ -543,25 +514,19 @@ class ExprCompiler(StrictVisitor):
 
     def _mcpl_call(self, e: ast.Call, target: ast.Function) -> CExpr:
         callee = self.engine.compiled(target)
-        params = target.params
-        if len(e.args) != len(params):
-            raise fail(
-                "arguments",
-                f"'{target.name}' takes {len(params)} arguments, {len(e.args)} given",
-                e.span,
-            )
         fns: list[Fn] = []
         copy_back: list[tuple[int, Fn, Callable | None]] = []
         written = callee.written_params
-        for i, (arg, param) in enumerate(zip(e.args, params, strict=False)):
+        for i, (arg, param) in enumerate(zip(e.args, target.params, strict=True)):
             ca = self.expr(arg)
-            if scalar_name(param.type) is not None:
-                fns.append(with_cast(ca, param.type, arg, arg.span).fn)
+            ptype = self.declared(param).type
+            if scalar_name(ptype) is not None:
+                fns.append(with_cast(ca, ptype, arg, arg.span).fn)
                 # Scalars are passed by reference unless constant (paper section 4.3);
                 # copy-in/copy-out is equivalent because MCPL forbids aliasing.
                 if param.name in written and not param.const and _is_lvalue(arg):
                     ref, t = self.lvalue(arg)
-                    copy_back.append((i, ref, caster(param.type, t, arg.span)))
+                    copy_back.append((i, ref, caster(ptype, t, arg.span)))
             else:
                 fns.append(ca.fn)
         span = e.span
@@ -581,29 +546,43 @@ class ExprCompiler(StrictVisitor):
                     container[key] = cast(value) if cast else value
                 return result
 
-        return CExpr(call, target.ret)
+        return CExpr(call, self.type_of(e))
 
     # -- lvalues ----------------------------------------------------------------------
-    def lvalue(self, e: ast.Expr) -> tuple[Callable[[Frame], tuple[Any, Any]], ast.Type]:
+    def lvalue(self, e: ast.Expr) -> tuple[Callable[[Frame], tuple[Any, Any]], T.VType]:
         """Closure locating an assignable place as (container, key), so that
         `container[key]` reads it and `container[key] = v` writes it, and its type."""
+        root: ast.Expr = e
+        while isinstance(root, (ast.Index, ast.Field)):
+            root = root.base
+        if isinstance(root, ast.Name) and ((var := self.var(root)) is None or var.const):
+            raise fail("const", f"cannot assign to constant '{root.name}'", e.span)
         if isinstance(e, ast.Name):
-            var = self.lookup(e.name)
-            if var is None:
-                if self.engine.scope.constant(e.name, self.module) is not None:
-                    raise fail("const", f"cannot assign to constant '{e.name}'", e.span)
-                raise fail("unknown-name", f"unknown name '{e.name}'", e.span)
+            var = self.var(e)
+            assert var is not None
             getter, slot = frame_getter(self.level - var.level), var.slot
             return (lambda f: (getter(f), slot)), var.type
         if isinstance(e, ast.Index):
             base, indices, t, name = self._index_chain(e)
             return _index_locator(base.fn, indices, e.span, name), t
-        if isinstance(e, ast.Field):
-            base = self.expr(e.base)
-            t = self.field_type(base.type, e.name, e.span)
-            fn, fname = base.fn, e.name
-            return (lambda f: (fn(f).fields, fname)), t
-        raise fail("type", "this expression cannot be assigned to", e.span)
+        if not isinstance(e, ast.Field):
+            raise fail("type", "this expression cannot be assigned to", e.span)
+        fn, fname = self.expr(e.base).fn, e.name
+        return (lambda f: (fn(f).fields, fname)), self.type_of(e)
+
+
+def _unchecked(name: str, span: Span | None) -> MclError:
+    # A program that did not check clean runs as far as the checker resolved it.
+    return fail("unknown-name", f"the checker resolved no declaration of '{name}'", span,
+                hint="`mcl check` says why")
+
+
+def _use_name(use: Use) -> str:
+    if isinstance(use, ast.Call):
+        return use.func
+    if isinstance(use, ast.ViewDecl):
+        return use.source
+    return use.name
 
 
 def _positioned(

@@ -25,6 +25,7 @@ from mcl.interp.compile_expr import (
     ExprCompiler,
     Fn,
     Frame,
+    Var,
     element_reader,
     fail,
     with_cast,
@@ -32,8 +33,8 @@ from mcl.interp.compile_expr import (
 from mcl.interp.lockstep import BarrierToken, ForeachInfo, lockstep, resolving_root
 from mcl.interp.values import POISON, StructValue, scalar_name
 from mcl.mcpl import ast
+from mcl.mcpl import types as T
 from mcl.mcpl.operators import COMPOUND
-from mcl.mcpl.printer import print_expr
 from mcl.translate.unit_limits import UnitLimit, unit_limit
 
 if TYPE_CHECKING:
@@ -101,8 +102,8 @@ def _sequence(parts: list[CStmt]) -> CStmt:
 class FunctionCompiler(ExprCompiler):
     """Compiles one function body (statements on top of `ExprCompiler`'s expressions)."""
 
-    def __init__(self, engine: Engine, function: ast.Function, module: ast.Module):
-        super().__init__(engine, function, module)
+    def __init__(self, engine: Engine, function: ast.Function):
+        super().__init__(engine, function)
         self.foreach_stack: list[ForeachInfo] = []
         self.hwd = engine.hwd(function.hwd)
 
@@ -111,11 +112,7 @@ class FunctionCompiler(ExprCompiler):
         return self.visit(s)
 
     def visit_Block(self, s: ast.Block) -> CStmt:
-        self.scopes.append({})
-        try:
-            parts = [self.stmt(x) for x in s.stmts]
-        finally:
-            self.scopes.pop()
+        parts = [self.stmt(x) for x in s.stmts]
         return _sequence(parts) if parts else CStmt(lambda _f: None)
 
     def visit_Decl(self, s: ast.Decl) -> CStmt:
@@ -123,7 +120,7 @@ class FunctionCompiler(ExprCompiler):
         init: CExpr | None = None
         if s.init is not None:
             init = self.expr(s.init)
-        var = self.declare(s.name, s.type, s.const)
+        var = self.declare(s)
         slot = var.slot
         parts = []
         if make is None:  # a scalar
@@ -131,7 +128,7 @@ class FunctionCompiler(ExprCompiler):
                 poison = POISON.get(scalar_name(s.type) or "")
                 parts.append(CStmt(lambda f: f.__setitem__(slot, poison)))
             else:
-                value = with_cast(init, s.type, s.init, s.span)
+                value = with_cast(init, var.type, s.init, s.span)
                 if value.is_const:
                     const = value.const
                     parts.append(CStmt(lambda f: f.__setitem__(slot, const)))
@@ -143,7 +140,7 @@ class FunctionCompiler(ExprCompiler):
 
                     parts.append(CStmt(assign))
         else:
-            store = self._aggregate_store(s.type, init, s.span)
+            store = self._aggregate_store(var.type, init, s.span)
 
             def declare(f: Frame) -> None:
                 f[slot] = value = make(f)
@@ -156,32 +153,23 @@ class FunctionCompiler(ExprCompiler):
         return _sequence(parts)
 
     def _aggregate_store(
-        self, t: ast.Type, init: CExpr | None, span: Span | None
+        self, t: T.VType, init: CExpr | None, span: Span | None
     ) -> Callable[[Any, Frame], None] | None:
         """For `Complex u = v;` or `float[n] b = a;`: copy the initial value into the new
         storage (C copies structs; arrays are copied element by element)."""
         if init is None:
             return None
-        if isinstance(t, ast.ArrayType) != isinstance(init.type, ast.ArrayType):
-            raise fail("type", "cannot initialise this declaration with that value", span)
         fn = init.fn
-        if isinstance(t, ast.ArrayType):
+        if isinstance(t, T.Array):
             return lambda target, f: _copy_array(target, fn(f), span)
         return lambda target, f: _copy_struct(target, fn(f))
 
-    def _bind_view(self, source: Any, view: ast.View, part: ast.Expr | None = None) -> CStmt:
+    def _bind_view(self, source: Var, view: ast.View, part: ast.Expr | None = None) -> CStmt:
         """Bind `view` to the storage of `source`, or of the part of it `part` denotes (an
         element or a field, evaluated here: its subscripts' values now)."""
-        if part is None:
-            load = self.loader(source)
-        else:
-            viewed = self.expr(part)
-            if not isinstance(viewed.type, ast.ArrayType):
-                raise fail("type", f"'{print_expr(part)}' is not an array, so it has no view",
-                           part.span)
-            load = viewed.fn
+        load = self.loader(source) if part is None else self.expr(part).fn
         shape = self.shape_fn(view.type)
-        var = self.declare(view.name, view.type)
+        var = self.declare(view)
         slot, span = var.slot, view.span
 
         def bind(f: Frame) -> None:
@@ -190,10 +178,8 @@ class FunctionCompiler(ExprCompiler):
         return CStmt(bind)
 
     def visit_ViewDecl(self, s: ast.ViewDecl) -> CStmt:
-        source = self.lookup(s.source)
-        if source is None:
-            raise fail("unknown-name", f"unknown name '{s.source}'", s.span)
-        if s.part is None and not isinstance(source.type, ast.ArrayType):
+        source = self.var(s)
+        if source is None:  # a constant: the checker allows views of arrays only
             raise fail("type", f"'{s.source}' is not an array, so it has no view", s.span)
         return self._bind_view(source, s.view, s.part)
 
@@ -209,8 +195,7 @@ class FunctionCompiler(ExprCompiler):
         self, target: ast.Expr, rhs: CExpr, node: ast.Expr | None, span: Span | None
     ) -> CStmt:
         locate, t = self.lvalue(target)
-        self._check_writable(target)
-        if isinstance(t, ast.ArrayType) or isinstance(t, ast.NamedType):
+        if isinstance(t, (T.Array, T.Struct)):
             store = self._aggregate_store(t, rhs, span)
             assert store is not None
 
@@ -220,7 +205,7 @@ class FunctionCompiler(ExprCompiler):
 
             return CStmt(assign_aggregate)
         fn = with_cast(rhs, t, node, span).fn
-        var = self.lookup(target.name) if isinstance(target, ast.Name) else None
+        var = self.var(target) if isinstance(target, ast.Name) else None
         if var is not None and var.level == self.level:
             slot = var.slot  # the hot case: a local scalar
 
@@ -240,10 +225,7 @@ class FunctionCompiler(ExprCompiler):
         self, target: ast.Expr, op: str, rhs: CExpr, node: ast.Expr | None, span: Span | None
     ) -> CStmt:
         locate, t = self.lvalue(target)
-        self._check_writable(target)
-        if scalar_name(t) is None:
-            raise fail("type", f"'{op}=' needs a scalar target", span)
-        var = self.lookup(target.name) if isinstance(target, ast.Name) else None
+        var = self.var(target) if isinstance(target, ast.Name) else None
         if var is not None and var.level == self.level:
             slot = var.slot
             current = CExpr(lambda f: f[slot], t)
@@ -267,12 +249,6 @@ class FunctionCompiler(ExprCompiler):
 
         return CStmt(update)
 
-    def _check_writable(self, target: ast.Expr) -> None:
-        name = ast.root_name(target)
-        var = self.lookup(name) if name else None
-        if var is not None and var.const:
-            raise fail("const", f"cannot assign to constant '{name}'", target.span)
-
     def visit_IncDec(self, s: ast.IncDec) -> CStmt:
         one = CExpr(lambda _f: 1, PRIM["int"], 1)
         return self._compound(s.target, "+" if s.op == "++" else "-", one, None, s.span)
@@ -286,9 +262,7 @@ class FunctionCompiler(ExprCompiler):
     def visit_Swap(self, s: ast.Swap) -> CStmt:
         left, lt = self.lvalue(s.left)
         right, rt = self.lvalue(s.right)
-        self._check_writable(s.left)
-        self._check_writable(s.right)
-        if scalar_name(lt) != scalar_name(rt) or (scalar_name(lt) is None and lt != rt):
+        if lt != rt:
             raise fail("type", "both sides of '<=>' must have the same type", s.span)
 
         def swap(f: Frame) -> None:
@@ -302,8 +276,8 @@ class FunctionCompiler(ExprCompiler):
 
     def visit_If(self, s: ast.If) -> CStmt:
         cond = self.expr(s.cond).fn
-        then = self._scoped(s.then)
-        orelse = self._scoped(s.orelse) if s.orelse is not None else None
+        then = self.stmt(s.then)
+        orelse = self.stmt(s.orelse) if s.orelse is not None else None
         t_run = then.run
         if orelse is None:
 
@@ -336,22 +310,11 @@ class FunctionCompiler(ExprCompiler):
 
         return CStmt(_unreachable, gen, open_roots)
 
-    def _scoped(self, s: ast.Stmt) -> CStmt:
-        self.scopes.append({})
-        try:
-            return self.stmt(s)
-        finally:
-            self.scopes.pop()
-
     def visit_For(self, s: ast.For) -> CStmt:
-        self.scopes.append({})
-        try:
-            init = self.stmt(s.init)
-            cond = self.expr(s.cond).fn
-            step = self.stmt(s.step)
-            body = self._scoped(s.body)
-        finally:
-            self.scopes.pop()
+        init = self.stmt(s.init)
+        cond = self.expr(s.cond).fn
+        step = self.stmt(s.step)
+        body = self.stmt(s.body)
         i_run, s_run, b_run = init.run, step.run, body.run
 
         def run(f: Frame) -> None:
@@ -380,7 +343,7 @@ class FunctionCompiler(ExprCompiler):
                 raise ReturnSignal(None)
 
             return CStmt(ret_void)
-        ret_type = self.function.ret
+        ret_type = self.declared(self.function).type
         value = self.expr(s.value)
         fn = (with_cast(value, ret_type, s.value, s.span) if scalar_name(ret_type) else value).fn
 
@@ -418,19 +381,17 @@ class FunctionCompiler(ExprCompiler):
         # A unit's frame: slot 0 links to the frame of whoever runs the foreach.
         self.level += 1
         self.slot_counts.append(1)
-        self.scopes.append({})
-        var_slot = self.declare(s.var, PRIM["int"]).slot
+        var_slot = self.declare(s).slot
         units_slot = None
         if limit is not None:  # a hidden slot: the units of the group so far
             units_slot = self.slot_counts[self.level]
             self.slot_counts[self.level] += 1
         self.foreach_stack.append(ForeachInfo(Ref(s), s.group, is_root, s.span, units_slot))
         try:
-            body = self._scoped(s.body)
+            body = self.stmt(s.body)
             nslots = self.slot_counts[self.level]
         finally:
             self.foreach_stack.pop()
-            self.scopes.pop()
             self.slot_counts.pop()
             self.level -= 1
         template: list[Any] = [None] * nslots

@@ -1,5 +1,6 @@
-"""The interpreter's state for one run: the program, the hardware-description library,
-and the functions compiled so far (each compiled once, on first call)."""
+"""The interpreter's state for one run: the checked program (its side tables say what each
+name stands for), the hardware-description library, and the functions compiled so far
+(each compiled once, on first call)."""
 
 from __future__ import annotations
 
@@ -7,24 +8,26 @@ from typing import TYPE_CHECKING, Any
 
 from mcl.diagnostics import MclError, Span
 from mcl.identity import Ref
-from mcl.interp.compile_expr import PRIM, ExprCompiler, Frame, fail, with_cast
+from mcl.interp.compile_expr import ExprCompiler, Frame, fail, with_cast
 from mcl.interp.compile_stmt import FunctionCompiler, ReturnSignal, reshape_view
-from mcl.interp.program import ProgramScope, is_library_stub
+from mcl.interp.program import is_library_stub
 from mcl.mcpl import ast
-from mcl.mcpl.builtins import BUILTINS
+from mcl.mcpl.builtins import Builtin
 
 if TYPE_CHECKING:
     from mcl.hdl.library import HwdLibrary
-    from mcl.mcpl.ast import Module
-    from mcl.mcpl.loader import Program
+    from mcl.pipeline import CheckedProgram
 
 
 class Engine:
-    def __init__(self, program_or_module: Program | Module, library: HwdLibrary | None = None):
-        self.scope = ProgramScope(program_or_module)
+    def __init__(self, checked: CheckedProgram, library: HwdLibrary | None = None):
+        # A program with errors runs as far as the checker resolved it (the interpreter's
+        # tests run recursion and host code that OpenCL forbids); `mcl run` runs clean ones.
+        self.program = checked.program
+        self.tables = checked.tables
         self.library = library
         self._compiled: dict[Ref[ast.Function], CompiledFunction] = {}
-        self._constants: dict[tuple[Ref[ast.Module], str], tuple[object, ast.Type]] = {}
+        self._constants: dict[Ref[ast.Decl], object] = {}
         self._hwds: dict[str, Any] = {}
         self._writes: dict[Ref[ast.Function], set[str]] = {}
         self.entry: ast.Function | None = None  # the function being run (not a callee)
@@ -66,25 +69,34 @@ class Engine:
         return int(number) if float(number).is_integer() else float(number)
 
     # -- module-level names -----------------------------------------------------------
-    def constant_value(self, decl: ast.Decl, module: ast.Module) -> tuple[object, ast.Type]:
-        """The value of a top-level `const` (evaluated once, in its own module)."""
-        key = (Ref(module), decl.name)
+    def type_def(self, t: ast.NamedType) -> ast.TypeDef:
+        """The definition the written type `t` stands for."""
+        binding = self.tables.binding_of(t)
+        if binding is None or not isinstance(binding.node, ast.TypeDef):
+            raise fail("unknown-name", f"the checker resolved no type '{t.name}'", t.span,
+                       hint="`mcl check` says why")
+        return binding.node
+
+    def constant_value(self, decl: ast.Decl) -> object:
+        """The value of a top-level `const` (evaluated once, at its first use)."""
+        key = Ref(decl)
         if key not in self._constants:
             if decl.init is None:
                 raise fail("const", f"constant '{decl.name}' has no value", decl.span)
-            self._constants[key] = (None, decl.type)  # guards against cyclic definitions
-            compiler = ExprCompiler(self, _NO_FUNCTION, module)
-            compiled = with_cast(compiler.expr(decl.init), decl.type, decl.init, decl.span)
-            self._constants[key] = (compiled.fn([None]), decl.type)
-        value, t = self._constants[key]
+            self._constants[key] = None  # guards against cyclic definitions
+            compiler = ExprCompiler(self, _NO_FUNCTION)
+            t = compiler.declared(decl).type
+            compiled = with_cast(compiler.expr(decl.init), t, decl.init, decl.span)
+            self._constants[key] = compiled.fn([None])
+        value = self._constants[key]
         if value is None:
             raise fail("const", f"constant '{decl.name}' is defined in terms of itself", decl.span)
-        return value, t
+        return value
 
     def compiled(self, function: ast.Function) -> CompiledFunction:
         key = Ref(function)
         if key not in self._compiled:
-            compiled = CompiledFunction(self, function, self.scope.module_of(function))
+            compiled = CompiledFunction(self, function)
             self._compiled[key] = compiled  # before building: recursive calls find it
             compiled.build()
         return self._compiled[key]
@@ -96,7 +108,6 @@ class Engine:
         if key in self._writes:
             return self._writes[key]
         self._writes[key] = set()  # recursion: assume nothing more
-        module = self.scope.module_of(function)
         names: set[str] = set()
         for node in ast.walk(function.body):
             if isinstance(node, (ast.Assign, ast.IncDec)):
@@ -104,7 +115,7 @@ class Engine:
             elif isinstance(node, ast.Swap):
                 names |= {ast.root_name(node.left) or "", ast.root_name(node.right) or ""}
             elif isinstance(node, ast.Call):
-                for i in self._written_positions(node, module):
+                for i in self._written_positions(node):
                     if i < len(node.args):
                         names.add(ast.root_name(node.args[i]) or "")
         if is_library_stub(function):
@@ -115,27 +126,26 @@ class Engine:
         self._writes[key] = result
         return result
 
-    def _written_positions(self, call: ast.Call, module: ast.Module) -> set[int]:
-        target = self.scope.function(call.func, module)
-        if target is not None:
+    def _written_positions(self, call: ast.Call) -> set[int]:
+        binding = self.tables.binding_of(call)
+        target = binding.node if binding is not None else None  # None: a signature call
+        if isinstance(target, ast.Function):
             written = self.written_params(target)
             return {i for i, p in enumerate(target.params) if p.name in written}
-        builtin = BUILTINS.get(call.func)
-        if builtin is not None:
-            return {i for i, mode in enumerate(builtin.modes) if "w" in mode}
+        if isinstance(target, Builtin):
+            return {i for i, mode in enumerate(target.modes) if "w" in mode}
         return set()
 
 
-_NO_FUNCTION = ast.Function("", PRIM["void"], "<constants>", (), ast.Block(()))
+_NO_FUNCTION = ast.Function("", ast.Prim("void"), "<constants>", (), ast.Block(()))
 
 
 class CompiledFunction:
     """A function compiled to closures; `invoke` runs it on a fresh frame."""
 
-    def __init__(self, engine: Engine, function: ast.Function, module: ast.Module):
+    def __init__(self, engine: Engine, function: ast.Function):
         self.engine = engine
         self.function = function
-        self.module = module
         self.written_params = engine.written_params(function)
         self.param_slots: list[int] = []
         self._shape_checks: list[tuple[int, str, Any]] = []
@@ -143,10 +153,9 @@ class CompiledFunction:
         self._nslots = 0
 
     def build(self) -> None:
-        compiler = FunctionCompiler(self.engine, self.function, self.module)
+        compiler = FunctionCompiler(self.engine, self.function)
         for p in self.function.params:
-            var = compiler.declare(p.name, p.type, p.const)
-            self.param_slots.append(var.slot)
+            self.param_slots.append(compiler.declare(p).slot)
         for p, slot in zip(self.function.params, self.param_slots, strict=False):
             if isinstance(p.type, ast.ArrayType):
                 self._shape_checks.append((slot, p.name, compiler.shape_fn(p.type)))

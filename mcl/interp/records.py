@@ -17,7 +17,8 @@ import numpy as np
 from mcl.interp.values import DTYPES, StructValue, convert
 from mcl.mcpl import ast
 
-TypeLookup = Callable[[str], "ast.TypeDef | None"]
+# The definition a written user type stands for (the checker's binding of it).
+TypeLookup = Callable[[ast.NamedType], ast.TypeDef]
 
 
 def is_structured(value: object) -> bool:
@@ -25,12 +26,10 @@ def is_structured(value: object) -> bool:
     return isinstance(value, (np.ndarray, np.void)) and value.dtype.names is not None
 
 
-def to_records(value: np.ndarray | np.void, type_name: str, lookup: TypeLookup) -> object:
+def to_records(value: np.ndarray | np.void, t: ast.NamedType, lookup: TypeLookup) -> object:
     """A structured array as an object array of StructValue (same shape), a record as one
     StructValue. Raises ValueError naming a field the user type lacks or the reverse."""
-    typedef = lookup(type_name)
-    if typedef is None:
-        raise ValueError(f"unknown user type {type_name}")
+    typedef, type_name = lookup(t), t.name
     names = [f.name for f in typedef.fields]
     given = list(value.dtype.names or ())
     if sorted(given) != sorted(names):
@@ -41,7 +40,7 @@ def to_records(value: np.ndarray | np.void, type_name: str, lookup: TypeLookup) 
                                        for f in typedef.fields})
     out = np.empty(value.shape, dtype=object)
     for index in np.ndindex(value.shape):
-        out[index] = to_records(value[index], type_name, lookup)
+        out[index] = to_records(value[index], t, lookup)
     return out
 
 
@@ -49,11 +48,11 @@ def _field(value: Any, t: ast.Type, lookup: TypeLookup) -> object:
     if isinstance(t, ast.Prim):
         return convert(value, t.name)
     if isinstance(t, ast.NamedType):
-        return to_records(value, t.name, lookup)
+        return to_records(value, t, lookup)
     assert isinstance(t, ast.ArrayType)
     element = t.element
     if isinstance(element, ast.NamedType):
-        return to_records(np.asarray(value), element.name, lookup)
+        return to_records(np.asarray(value), element, lookup)
     return np.array(value, dtype=DTYPES[element.name])
 
 

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from mcl.mcpl import ast
+from mcl.mcpl import types as T
 from mcl.mcpl.types import NUMERIC_RANK as BASE_RANK
 from mcl.mcpl.types import PRIMITIVE_NAMES
 
@@ -49,9 +50,10 @@ INTEGRAL = frozenset({"int", "byte", "bool"})
 NUMERIC_RANK = {"bool": 0, **BASE_RANK}
 
 
-def scalar_name(t: ast.Type | None) -> str | None:
-    """'int', 'float', ... for a primitive type, None for arrays and user types."""
-    return t.name if isinstance(t, ast.Prim) else None
+def scalar_name(t: ast.Type | T.VType | None) -> str | None:
+    """'int', 'float', ... for a primitive type (as written or as the checker's side tables
+    hold it), None for arrays and user types."""
+    return t.name if isinstance(t, (ast.Prim, T.Scalar)) else None
 
 
 def wider(a: str, b: str) -> str:

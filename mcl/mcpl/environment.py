@@ -118,7 +118,7 @@ class ModuleEnv:
     # -- the bindings of declarations outside function bodies (the side tables) -------
     def constant_binding(self, decl: ast.Decl) -> Binding:
         return self.tables.declare(decl, decl.name, Kind.CONSTANT, T.from_ast(decl.type),
-                                   const=True)
+                                   tuple(decl.spaces), const=True)
 
     def function_binding(self, function: ast.Function) -> Binding:
         return self.tables.declare(function, function.name, Kind.FUNCTION,

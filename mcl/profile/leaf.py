@@ -21,7 +21,9 @@ def feedback_messages(program: Program, library: Any, sizes: Mapping[str, int]
 
     options = FeedbackOptions(tuple(f"{k}={v}" for k, v in sizes.items()), (),
                               FeedbackSeverity.INFO, verbose=True)
-    report = run_feedback(program, library, options)
+    from mcl import pipeline
+
+    report = run_feedback(pipeline.checked(program, library), library, options)
     messages: list[dict[str, Any]] = json_report([report])["messages"]
     return messages
 

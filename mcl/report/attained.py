@@ -46,9 +46,9 @@ def leaf_roofline(program: Program, function: str, leaf: str, library: Any,
     try:
         from mcl import pipeline
 
-        program = pipeline.lower(program, leaf, library, function).program
-        found = program.main.function(function)
-        return roofline_of(found, program, library.get(leaf), memory_only) \
+        lowered = pipeline.lower(pipeline.checked(program, library), leaf, library, function)
+        found = lowered.main.function(function)
+        return roofline_of(found, lowered, library.get(leaf), memory_only) \
             if found is not None else None
     except MclError:
         return None

@@ -15,6 +15,7 @@ from mcl.report.series import Series, VersionSpec
 if TYPE_CHECKING:
     from mcl.hdl.library import HwdLibrary
     from mcl.mcpl.loader import Program
+    from mcl.pipeline import CheckedProgram
 
 
 @dataclass
@@ -22,6 +23,7 @@ class Row:
     spec: VersionSpec
     # mcl.mcpl.loader.Program at the row's level; None when it failed
     program: Program | None = None
+    checked: CheckedProgram | None = None  # the program with the checker's side tables
     level: str = ""
     messages: list[Message] = field(default_factory=list)  # every feedback message
     shown: list[str] = field(default_factory=list)  # the lines of the feedback column
@@ -45,7 +47,7 @@ def build_rows(series: Series, library: HwdLibrary, values: Mapping[str, Any] | 
         row = _load(spec, by_name, library)
         if row.program is not None:
             try:
-                row.messages = _analyse(row.program, library, values)
+                row.messages = _analyse(row.checked, library, values)
             except MclError as exc:
                 row.problem = "; ".join(d.message for d in exc.diagnostics)
         parent = _derived_from(spec, rows, by_name, library)
@@ -98,7 +100,7 @@ def _load(spec: VersionSpec, by_name: dict[str, Row], library: HwdLibrary) -> Ro
     if errors:
         row.problem = f"{len(errors)} check error(s), first: {errors[0]}"
         return row
-    row.program = program
+    row.program, row.checked = program, checked
     row.level = _level(program)
     return row
 
@@ -108,8 +110,10 @@ def _level(program: Program) -> str:
     return ", ".join(levels)
 
 
-def _analyse(program: Program, library: HwdLibrary, values: Mapping[str, Any]) -> list[Message]:
+def _analyse(checked: CheckedProgram | None, library: HwdLibrary, values: Mapping[str, Any]
+             ) -> list[Message]:
     from mcl.feedback.registry import analyse_program
 
-    messages, _ = analyse_program(program, library, values)
+    assert checked is not None  # a row with a program has its check
+    messages, _ = analyse_program(checked, library, values)
     return messages

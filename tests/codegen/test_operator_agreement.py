@@ -21,6 +21,7 @@ import sympy
 from hypothesis import HealthCheck, Phase, example, given, seed, settings
 from hypothesis import strategies as st
 
+from mcl import pipeline
 from mcl.codegen.host_eval import evaluate
 from mcl.diagnostics import MclError
 from mcl.interp import run_function
@@ -137,7 +138,8 @@ def _interpret(module: ast.Module, k: int, env: dict[str, object]) -> object:
     single = replace(module, functions=(replace(function, body=ast.Block((alone,))),))
     ri, rf = np.zeros(BATCH, np.int32), np.zeros(BATCH, np.float32)
     try:
-        run_function(single, "agree", {**env, "ri": ri, "rf": rf}, library())
+        run_function(pipeline.check(single, library()), "agree", {**env, "ri": ri, "rf": rf},
+                     library())
     except MclError as exc:
         return exc
     if isinstance(stmt, ast.If):

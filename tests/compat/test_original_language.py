@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from mcl import pipeline
 from mcl.diagnostics import Severity
 from mcl.hdl.library import default_library, load_library
 from mcl.interp import run_function
@@ -60,7 +61,8 @@ def test_unary_minus_binds_tighter_than_power_and_is_warned_where_it_matters(tmp
     assert "(-x[i]) ^ 2, not -(x[i] ^ 2)" in warned[0].message
     x = np.array([1.5, -2.0, 3.0], dtype=np.float32)
     out = np.zeros(3, dtype=np.float32)
-    result = run_function(program, "f", {"n": 3, "out": out, "x": x})
+    result = run_function(pipeline.check(program, default_library()), "f",
+                          {"n": 3, "out": out, "x": x})
     # (-x)^2 + (-x)^3 - (-x)^3; the other reading, -(x^2) + (-x)^3 + x^3, is -x^2.
     expected = x.astype(np.float64) ** 2
     assert np.allclose(result["out"], expected)
@@ -101,7 +103,8 @@ def device(program, function: str, args: dict, leaf: str = "x86_avx512") -> dict
 
 def interpreted(program, function: str, args: dict) -> dict:
     copies = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in args.items()}
-    return run_function(program, function, copies, default_library())
+    return run_function(pipeline.check(program, default_library()), function, copies,
+                        default_library())
 
 
 VIEWS = """

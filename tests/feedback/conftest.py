@@ -11,6 +11,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))  # brute.py, oracle.py, cases.py
 
+from mcl import pipeline
 from mcl.feedback.messages import Message  # noqa: E402
 from mcl.feedback.registry import analyse  # noqa: E402
 from mcl.hdl.library import default_library  # noqa: E402
@@ -41,7 +42,7 @@ def feedback(path: str | Path, level: str | None = None, function: str | None = 
              values: dict[str, Any] | None = None) -> list[Message]:
     program, library = load_kernel(path, level)
     f = program.main.function(function) if function else program.main.functions[-1]
-    return analyse(f, program, library.get(f.hwd), values or {})
+    return analyse(f, pipeline.check(program, library), library.get(f.hwd), values or {})
 
 
 def feedback_source(text: str, level: str = "perfect", values: dict[str, Any] | None = None
@@ -49,7 +50,8 @@ def feedback_source(text: str, level: str = "perfect", values: dict[str, Any] | 
     """Feedback on the last function of an MCPL source text (a lone module)."""
     module = parse_source(text)
     f = module.functions[-1]
-    return analyse(f, module, default_library().get(level), values or {})
+    library = default_library()
+    return analyse(f, pipeline.check(module, library), library.get(level), values or {})
 
 
 def by_code(messages: list[Message], code: str) -> list[Message]:

@@ -16,6 +16,7 @@ from brute import Tracer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from mcl import pipeline
 from mcl.feedback.budget import budget, spent
 from mcl.feedback.facts.kernel import build_facts
 from mcl.feedback.facts.sums import sum_number
@@ -70,7 +71,7 @@ def test_idiom_counts_match_brute_force(name: str, data: st.DataObject) -> None:
     strategies = {**SMALL, **EXACT[name]}
     sizes = {p.name: data.draw(strategies[p.name], label=p.name) for p in function.params
              if p.name in strategies}
-    facts = build_facts(function, program, hwd)
+    facts = build_facts(function, pipeline.check(program, default_library()), hwd)
     trace = Tracer(program, hwd).run(function, _args(function, sizes))
     problems = oracle.check_executions(facts, trace, sizes)
     assert not problems, "\n".join(problems)
@@ -80,7 +81,8 @@ def test_grid_stride_is_a_closed_form() -> None:
     """The grid-stride nest runs n times in all, whatever the step (no Sum left)."""
     for name in ("grid_stride", "grid_stride_symbolic"):
         program, function, hwd = _load(name)
-        messages = analyse(function, program, hwd, {}, only=["opstats"])
+        checked = pipeline.check(program, default_library())
+        messages = analyse(function, checked, hwd, {}, only=["opstats"])
         summary = next(m for m in messages if m.code == "opstats-summary")
         values = summary.value_map
         assert not values["computational"].symbolic.has(sympy.Sum)
@@ -98,7 +100,7 @@ def test_idioms_finish_within_the_budget_at_large_sizes(path: Path) -> None:
     values = {"n": 100_000, "p": 100_000, "nb": 64, "s": 7, "nnz": 1_000_000,
               "iters_k": 10}
     start = time.thread_time()
-    messages, _ = analyse_program(program, library, values)
+    messages, _ = analyse_program(pipeline.check(program, library), library, values)
     assert time.thread_time() - start < 5.0
     assert messages
     summary = next(m for m in messages if m.code == "opstats-summary")
@@ -108,7 +110,8 @@ def test_idioms_finish_within_the_budget_at_large_sizes(path: Path) -> None:
 def test_min_bound_count_is_exact() -> None:
     """max(0, min(4, p - l*l)) iterations: never a negative count."""
     program, function, hwd = _load("min_bound")
-    messages = analyse(function, program, hwd, {"p": 100_000}, only=["opstats"])
+    checked = pipeline.check(program, default_library())
+    messages = analyse(function, checked, hwd, {"p": 100_000}, only=["opstats"])
     summary = next(m for m in messages if m.code == "opstats-summary")
     p = 100_000
     expected = p * sum(max(0, min(4, p - outer * outer)) for outer in range(p))
@@ -121,7 +124,8 @@ def test_a_padded_tile_count_is_exact_and_closed() -> None:
     (ceiling of the tile's length), and a negative padded length runs no iterations."""
     program, function, hwd = _load("padded")
     for p, s in ((100, 5), (37, 40), (1, -20), (16, 13)):
-        messages = analyse(function, program, hwd, {"p": p, "s": s}, only=["opstats"])
+        checked = pipeline.check(program, default_library())
+        messages = analyse(function, checked, hwd, {"p": p, "s": s}, only=["opstats"])
         summary = next(m for m in messages if m.code == "opstats-summary")
         tiles = (p + 15) // 16
         per_unit = (sum(8 * (-(-min(16, p - 16 * b) // 8)) for b in range(tiles))
@@ -150,7 +154,8 @@ def test_a_spent_budget_marks_the_analysis_approximate(monkeypatch: pytest.Monke
     with budget() as b:
         assert spent() and b.cut
     program, function, hwd = _load("strided")
-    messages = analyse(function, program, hwd, {"n": 1000, "s": 3})
+    checked = pipeline.check(program, default_library())
+    messages = analyse(function, checked, hwd, {"n": 1000, "s": 3})
     warnings = [m for m in messages if m.code == "feedback-budget"]
     assert warnings
     cut = {m.analysis for m in warnings}

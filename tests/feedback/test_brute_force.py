@@ -16,7 +16,9 @@ from cases import Case, cases, load, reference
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from mcl import pipeline
 from mcl.feedback.facts.kernel import build_facts
+from mcl.hdl.library import default_library
 
 CASES = cases()
 
@@ -38,7 +40,7 @@ def test_symbolic_figures_match_brute_force(case: Case, data: st.DataObject) -> 
         args = ref.inputs(dict(sizes), np.random.default_rng(seed))
     except ValueError:  # sizes the kernel rejects (e.g. nnz > nrows * ncols)
         assume(False)
-    facts = build_facts(function, program, hwd)
+    facts = build_facts(function, pipeline.check(program, default_library()), hwd)
     trace = Tracer(program, hwd).run(function, args)
     problems = (oracle.check_executions(facts, trace, sizes)
                 + oracle.check_data_accesses(facts, trace, sizes)
@@ -56,7 +58,7 @@ def test_the_cases_cover_every_kernel_and_the_checks_have_work() -> None:
     exact_items = total_items = exact_findings = 0
     for case in CASES:
         program, function, hwd = load(case)
-        facts = build_facts(function, program, hwd)
+        facts = build_facts(function, pipeline.check(program, default_library()), hwd)
         from mcl.feedback.facts.costs import executions
         from mcl.feedback.facts.reuse import find_reuse
 

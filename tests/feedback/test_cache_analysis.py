@@ -11,6 +11,7 @@ import sympy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from mcl import pipeline
 from mcl.diagnostics import Severity as DiagnosticSeverity
 from mcl.feedback.analyses import cache
 from mcl.feedback.facts.hardware import cached_spaces
@@ -42,7 +43,7 @@ def facts_at(path: Path, level: str | None, library):
               if d.severity == DiagnosticSeverity.ERROR]
     assert not errors, errors
     function = program.main.functions[0]
-    return build_facts(function, program, library.get(function.hwd))
+    return build_facts(function, pipeline.check(program, library), library.get(function.hwd))
 
 
 def facts_of(tmp_path: Path, source: str, library, name: str = "kernel.mcpl"):

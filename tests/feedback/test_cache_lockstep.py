@@ -9,8 +9,10 @@ from __future__ import annotations
 import pytest
 from cases import Case, cases, load
 
+from mcl import pipeline
 from mcl.feedback.messages import Message, Severity
 from mcl.feedback.registry import analyse
+from mcl.hdl.library import default_library
 
 SIZES = {"n": 64, "m": 64, "p": 64, "h": 64, "w": 64, "fh": 3, "fw": 3, "nnz": 256,
          "nrows": 64, "ncols": 64, "nbins": 16}
@@ -21,14 +23,13 @@ FERMI = [c for c in cases() if c.level == "fermi" or (
 def _messages(case: Case) -> list[Message]:
     program, function, hwd = load(case)
     if hwd.name == "nvidia":  # no caches: analyse the kernel at fermi, its child
-        from mcl.hdl.library import default_library
         from mcl.translate import translate_program
 
         program = translate_program(program, "fermi", default_library()).program
         function = program.main.function(function.name)
         hwd = default_library().get("fermi")
     values = {k: v for k, v in SIZES.items() if any(p.name == k for p in function.params)}
-    return analyse(function, program, hwd, values)
+    return analyse(function, pipeline.check(program, default_library()), hwd, values)
 
 
 @pytest.mark.parametrize("case", FERMI, ids=[c.id for c in FERMI])

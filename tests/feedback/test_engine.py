@@ -8,6 +8,7 @@ import dataclasses
 import pytest
 from conftest import KERNELS, feedback, load_kernel
 
+from mcl import pipeline
 from mcl.feedback import registry
 from mcl.feedback.analysis import Analysis, AnalysisContext
 from mcl.feedback.facts.blocks import CONTROL_FLOW, INDEXING, OUTPUT, classify
@@ -52,7 +53,8 @@ def test_an_analysis_is_a_record_with_a_predicate_on_the_description() -> None:
     for level in (None, "gpu"):
         program, _ = load_kernel(MATMUL, level)
         f = program.main.function("matmul")
-        ran = [m for m in registry.analyse(f, program, library.get(f.hwd), {}, among=among)
+        checked = pipeline.check(program, library)
+        ran = [m for m in registry.analyse(f, checked, library.get(f.hwd), {}, among=among)
                if m.code == "test-only-ran"]
         assert bool(ran) == (level == "gpu")
     assert calls == ["gpu"]
@@ -77,13 +79,15 @@ def test_entry_points_must_offer_analysis_records(monkeypatch: pytest.MonkeyPatc
 def test_only_selects_analyses() -> None:
     program, library = load_kernel(MATMUL, "accelerator")
     f = program.main.function("matmul")
-    messages = registry.analyse(f, program, library.get("accelerator"), {}, only=["transfers"])
+    checked = pipeline.check(program, library)
+    messages = registry.analyse(f, checked, library.get("accelerator"), {}, only=["transfers"])
     assert messages and {m.analysis for m in messages} == {"transfers"}
 
 
 def test_matmul_blocks() -> None:
     program, library = load_kernel(MATMUL, "gpu")
-    facts = build_facts(program.main.function("matmul"), program, library.get("gpu"))
+    checked = pipeline.check(program, library)
+    facts = build_facts(program.main.function("matmul"), checked, library.get("gpu"))
     kinds = classify(facts)
     by_text = {}
     from mcl.mcpl.printer import print_expr, print_stmt
@@ -117,7 +121,7 @@ def test_analysis_does_not_mutate_the_program() -> None:
     program, library = load_kernel(MATMUL, "gpu")
     f = program.main.function("matmul")
     before = repr(f)
-    registry.analyse(f, program, library.get("gpu"), {"n": 4})
+    registry.analyse(f, pipeline.check(program, library), library.get("gpu"), {"n": 4})
     assert repr(f) == before
 
 

@@ -9,6 +9,7 @@ from brute import Tracer
 from conftest import by_code, feedback_source
 from oracle import _number
 
+from mcl import pipeline
 from mcl.feedback.facts.costs import DATA, function_costs
 from mcl.feedback.facts.kernel import build_facts
 from mcl.hdl.library import default_library
@@ -39,7 +40,7 @@ def test_first_unit_counts_match_a_trace(n: int) -> None:
     module = parse_source(SOURCE)
     function = module.functions[-1]
     hwd = default_library().get("gpu")
-    facts = build_facts(function, module, hwd)
+    facts = build_facts(function, pipeline.check(module, default_library()), hwd)
     costs = function_costs(facts)
     assert not costs.approximations
     trace = Tracer(module, hwd).run(function, {

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from mcl import pipeline
 from mcl.diagnostics import Severity as DiagnosticSeverity
 from mcl.feedback.facts.kernel import build_facts
 from mcl.feedback.kernel_api import Kernel, MissingValues, NotStatic
@@ -38,7 +39,8 @@ def kernel_at(path: Path, level: str | None, library, values=None) -> Kernel:
     named = dict(hwd.feedback_functions())  # fermi's load_store_optimality, when named
     name = "load_store_optimality" if "load_store_optimality" in named else next(iter(named), "")
     node = named.get(name)
-    return Kernel(build_facts(function, program, hwd), values or {}, node, name)
+    checked = pipeline.check(program, library)
+    return Kernel(build_facts(function, checked, hwd), values or {}, node, name)
 
 
 @pytest.fixture(scope="module")

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from user_hwd import KERNEL, user_hdl
 
+from mcl import pipeline
 from mcl.feedback.analyses import functions
 from mcl.feedback.messages import Severity
 from mcl.feedback.registry import analyse, applicable
@@ -41,7 +42,8 @@ def user_setup(tmp_path: Path, function: str = "count_loads", module: str | None
 
 def run(tmp_path, values=None, **kwargs):
     library, program, function = user_setup(tmp_path, **kwargs)
-    return analyse(function, program, library.get("mydev"), values or {}, only=["functions"])
+    checked = pipeline.check(program, library)
+    return analyse(function, checked, library.get("mydev"), values or {}, only=["functions"])
 
 
 def test_a_user_description_brings_its_own_function(tmp_path):

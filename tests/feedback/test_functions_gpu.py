@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mcl import pipeline
 from mcl.diagnostics import Severity as DiagnosticSeverity
 from mcl.feedback.messages import Severity
 from mcl.feedback.registry import analyse
@@ -37,7 +38,8 @@ def function_messages(path: Path, level: str | None, library, values):
     assert not errors, errors
     function = program.main.functions[0]
     # fermi's occupancy fact has tests of its own (test_occupancy_fermi.py)
-    return [m for m in analyse(function, program, library.get(function.hwd), values,
+    checked = pipeline.check(program, library)
+    return [m for m in analyse(function, checked, library.get(function.hwd), values,
                                only=["functions"]) if m.code != "occupancy"]
 
 

@@ -17,6 +17,7 @@ from brute import Tracer
 from conftest import KERNELS, by_code, feedback, load_kernel
 from oracle import _number, check_data_accesses
 
+from mcl import pipeline
 from mcl.feedback.facts.blocks import OUTPUT, classify
 from mcl.feedback.facts.costs import DATA, function_costs
 from mcl.feedback.facts.kernel import build_facts
@@ -26,7 +27,7 @@ def _run(name: str, sizes: dict[str, int]) -> tuple[Any, Any]:
     program, library = load_kernel(KERNELS / "matmul" / f"{name}.mcpl")
     function = program.main.function("matmul")
     hwd = library.get(function.hwd)
-    facts = build_facts(function, program, hwd)
+    facts = build_facts(function, pipeline.check(program, library), hwd)
     n, m, p = sizes["n"], sizes["m"], sizes["p"]
     rng = np.random.default_rng(0)
     args = {"n": n, "m": m, "p": p, "c": np.zeros((n, m), np.float32),

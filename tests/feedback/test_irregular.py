@@ -13,6 +13,7 @@ import pytest
 from brute import Tracer
 from conftest import KERNELS, by_code, feedback, feedback_source, load_kernel
 
+from mcl import pipeline
 from mcl.feedback.analyses.irregular import data_loops, element_stride
 from mcl.feedback.facts.contention import store_contention
 from mcl.feedback.facts.kernel import build_facts
@@ -54,7 +55,7 @@ def _store_log(program: Any, library: Any, args: dict[str, Any], array: str
                ) -> tuple[Any, list[tuple[tuple[int, ...], tuple[int, ...]]], Any]:
     function = _function(program)
     hwd = library.get(function.hwd)
-    facts = build_facts(function, program, hwd)
+    facts = build_facts(function, pipeline.check(program, library), hwd)
     trace = Tracer(program, hwd).run(function, args)
     (acc,) = [a for a in facts.accesses if a.writes and a.binding.name == array
               and store_contention(facts, a) is not None]
@@ -190,7 +191,7 @@ def test_spmv_strides_and_row_statistics_match_a_trace(kind: str, level: str | N
     program, library = load_kernel(SPMV, level)
     function = _function(program)
     hwd = library.get(function.hwd)
-    facts = build_facts(function, program, hwd)
+    facts = build_facts(function, pipeline.check(program, library), hwd)
     trace = Tracer(program, hwd).run(function, args)
     (d,) = data_loops(facts)
     for array in ("vals", "cols"):
@@ -240,7 +241,7 @@ def test_a_group_of_threads_per_row_reads_neighbouring_elements_as_the_trace() -
     program, library = load_kernel(KERNELS / "spmv" / "gpu_v2.mcpl", "hopper")
     function = _function(program)
     hwd = library.get(function.hwd)
-    facts = build_facts(function, program, hwd)
+    facts = build_facts(function, pipeline.check(program, library), hwd)
     (d,) = data_loops(facts)
     (acc,) = [a for a in facts.accesses if a.binding.name == "vals"]
     lane = next(x for x in acc.item.loops if x.group == "threads")

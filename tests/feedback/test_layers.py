@@ -9,6 +9,7 @@ from pathlib import Path
 
 from conftest import KERNELS, load_kernel
 
+from mcl import pipeline
 from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.facts.kernel import Derived, KernelFacts
 from mcl.feedback.facts.reuse import ReuseFacts
@@ -72,7 +73,8 @@ class _Counted(Derived):
 def _context() -> AnalysisContext:
     program, _ = load_kernel(KERNELS / "matmul" / "perfect.mcpl", None)
     f = program.main.function("matmul")
-    return AnalysisContext(f, program, default_library().get(f.hwd), {})
+    checked = pipeline.check(program, default_library())
+    return AnalysisContext(f, checked, default_library().get(f.hwd), {})
 
 
 def test_a_derived_fact_is_derived_once_per_function_and_shared() -> None:

@@ -20,6 +20,7 @@ from warp_trace import (
     warp_addresses,
 )
 
+from mcl import pipeline
 from mcl.feedback.facts.kernel import build_facts
 from mcl.feedback.messages import Message
 from mcl.feedback.registry import analyse
@@ -111,7 +112,8 @@ def _load(tmp_path: Path, source: str, level: str, library):
 
 
 def _feedback(program, function, hwd, sizes) -> list[Message]:
-    return analyse(function, program, hwd, sizes, only=["functions"])
+    return analyse(function, pipeline.check(program, default_library()), hwd, sizes,
+                   only=["functions"])
 
 
 def _trace(program, function, hwd, sizes) -> Trace:
@@ -130,7 +132,7 @@ def _check_accesses(tmp_path, source, level, sizes, library, sites) -> list[Mess
     active lanes are those of the worst warp of the brute-force trace."""
     program, function, hwd = _load(tmp_path, source, level, library)
     messages = _feedback(program, function, hwd, sizes)
-    facts = build_facts(function, program, hwd)
+    facts = build_facts(function, pipeline.check(program, library), hwd)
     trace = _trace(program, function, hwd, sizes)
     for text, mode, banked in sites:
         warps = warp_addresses(trace, facts, text, mode)
@@ -209,7 +211,7 @@ def test_odd_and_even_lanes_diverge_and_a_branch_on_the_warp_does_not(tmp_path, 
     sizes = {"n": 512}
     messages = [m for m in _feedback(program, function, hwd, sizes)
                 if m.code == "divergence"]
-    facts = build_facts(function, program, hwd)
+    facts = build_facts(function, pipeline.check(program, library), hwd)
     trace = _trace(program, function, hwd, sizes)
     then = warp_addresses(trace, facts, "src[i]", "r")  # both branches read src[i]: all lanes
     doubled = {w: [a for a in addresses if (a // 4) % 2 == 0] for w, addresses in
@@ -235,13 +237,13 @@ def test_halo_rows_are_counted_for_the_units_that_load_them(tmp_path, library, l
 
     program, function, hwd = _load(tmp_path, HALO, level, library)
     sizes = {"h": h, "w": w}
-    facts = build_facts(function, program, hwd)
+    facts = build_facts(function, pipeline.check(program, library), hwd)
     trace = _trace(program, function, hwd, sizes)
     problems = (oracle.check_executions(facts, trace, sizes)
                 + oracle.check_data_accesses(facts, trace, sizes)
                 + oracle.check_reuse(facts, trace, sizes))
     assert not problems, problems
-    messages = analyse(function, program, hwd, sizes)
+    messages = analyse(function, pipeline.check(program, library), hwd, sizes)
     assert not [m for m in messages if m.code == "opstats-approximate"]
     fills = [m for m in messages if m.code in ("memory-faster-space", "reuse-independent")
              and m.span is not None and m.span.line in (7, 9, 12)]
@@ -307,7 +309,7 @@ def test_lines_sectors_and_wide_shared_accesses(tmp_path, library, level):
     program, function, hwd = _load(tmp_path, VECTORS, level, library)
     sizes = {"n": 8}
     messages = _feedback(program, function, hwd, sizes)
-    facts = build_facts(function, program, hwd)
+    facts = build_facts(function, pipeline.check(program, library), hwd)
     trace = _trace(program, function, hwd, sizes)
     size = 128 if level == "fermi" else 32  # fermi's L1 lines, hopper's sectors
     rows = [a for _, _, a in _lanes(trace, facts, "a[b * 4 + t / 8, t % 8]", "r")]

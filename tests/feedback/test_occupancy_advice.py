@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from mcl import pipeline
 from mcl.feedback import occupancy
 from mcl.feedback.analyses.functions import load_module
 from mcl.feedback.messages import Severity
@@ -31,7 +32,8 @@ def library():
 def function_message(name: str, library, values):
     program = load_program(HERE / "kernels" / name, (), library)
     function = program.main.functions[0]
-    (message,) = [m for m in analyse(function, program, library.get(function.hwd), values,
+    checked = pipeline.check(program, library)
+    (message,) = [m for m in analyse(function, checked, library.get(function.hwd), values,
                                      only=["functions"])
                   if m.code in ("occupancy", "shared-mem-parallelism")]
     return message
@@ -83,7 +85,8 @@ def hopper_sm(library, tmp_path_factory):
     program = load_program(HERE / "kernels" / "hopper_small_grid.mcpl", (), library)
     hwd = library.get("hopper")
     name, node = hwd.feedback_functions()[0]
-    kernel = Kernel(build_facts(program.main.functions[0], program, hwd), {}, node, name)
+    checked = pipeline.check(program, library)
+    kernel = Kernel(build_facts(program.main.functions[0], checked, hwd), {}, node, name)
     module = load_module(hwdescs_dir() / "hopper_feedback.py")
     return module.hopper_multiprocessor(kernel)
 

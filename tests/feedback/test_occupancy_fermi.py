@@ -8,6 +8,7 @@ import math
 
 import pytest
 
+from mcl import pipeline
 from mcl.feedback.registry import analyse
 from mcl.hdl.library import default_library
 from mcl.mcpl.loader import load_program
@@ -39,7 +40,8 @@ def _occupancy(tmp_path, library, warps, shared, n):
     path.write_text(KERNEL.replace("WARPS", str(warps)).replace("SHARED", str(shared)))
     program = load_program(path, (), library)
     function = program.main.functions[0]
-    (message,) = [m for m in analyse(function, program, library.get("fermi"), {"n": n},
+    checked = pipeline.check(program, library)
+    (message,) = [m for m in analyse(function, checked, library.get("fermi"), {"n": n},
                                      only=["functions"]) if m.code == "occupancy"]
     return message, {k: v.numeric for k, v in message.values}
 

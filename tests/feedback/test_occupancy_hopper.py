@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from mcl import pipeline
 from mcl.feedback import occupancy
 from mcl.feedback.analyses.functions import find_function, load_module
 from mcl.feedback.facts.kernel import build_facts
@@ -53,7 +54,8 @@ def hopper_kernel(tmp_path: Path, library, threads: int = 256, shared_floats: in
     function = program.main.functions[0]
     hwd = library.get("hopper")
     name, node = hwd.feedback_functions()[0]
-    return Kernel(build_facts(function, program, hwd), {}, node, name), program
+    checked = pipeline.check(program, library)
+    return Kernel(build_facts(function, checked, hwd), {}, node, name), program
 
 
 @pytest.fixture(scope="module")
@@ -101,7 +103,8 @@ def test_the_table_exercises_every_limit(hopper_sm):
 def test_the_occupancy_message(tmp_path, library):
     _, program = hopper_kernel(tmp_path, library, threads=256, shared_floats=12 * 1024)
     function = program.main.functions[0]
-    (message,) = [m for m in analyse(function, program, library.get("hopper"), {},
+    checked = pipeline.check(program, library)
+    (message,) = [m for m in analyse(function, checked, library.get("hopper"), {},
                                      only=["functions"]) if m.code == "occupancy"]
     assert message.severity == Severity.SUGGESTION
     values = {k: v.numeric for k, v in message.values}

@@ -12,14 +12,16 @@ from brute import Tracer
 from cases import Case, load, reference
 from conftest import KERNELS, by_code, feedback_source
 
+from mcl import pipeline
 from mcl.feedback import analyse
+from mcl.hdl.library import default_library
 
 MATMUL = KERNELS / "matmul" / "perfect.mcpl"
 
 
 def _summary(case: Case, sizes: dict[str, int]) -> tuple[dict, list]:
     program, function, hwd = load(case)
-    messages = analyse(function, program, hwd, sizes)
+    messages = analyse(function, pipeline.check(program, default_library()), hwd, sizes)
     (summary,) = by_code(messages, "opstats-summary")
     return {k: v.numeric for k, v in summary.values}, messages
 

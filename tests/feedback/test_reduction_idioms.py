@@ -11,6 +11,7 @@ import oracle
 import pytest
 from brute import Tracer
 
+from mcl import pipeline
 from mcl.feedback.facts.costs import executions
 from mcl.feedback.facts.kernel import build_facts
 from mcl.feedback.registry import analyse
@@ -94,7 +95,7 @@ def _case(tmp_path, source, level, library):
 
 
 def _check(program, function, hwd, sizes, arrays):
-    facts = build_facts(function, program, hwd)
+    facts = build_facts(function, pipeline.check(program, default_library()), hwd)
     rng = np.random.default_rng(3)
     args = {**sizes, **{name: rng.random(size) for name, size in arrays.items()}}
     trace = Tracer(program, hwd).run(function, args)
@@ -111,7 +112,7 @@ def test_tree_reduction_is_counted_per_iteration(tmp_path, library, level, n):
     facts = _check(program, function, hwd, {"n": n}, {"partial": n // 256, "x": n})
     inexact = [item.span for item in facts.items if not executions(facts, item)[1]]
     assert not inexact, inexact  # every count exact: the brute force checked equality
-    messages = analyse(function, program, hwd, {"n": n})
+    messages = analyse(function, pipeline.check(program, library), hwd, {"n": n})
     assert not [m for m in messages if m.code in ("opstats-approximate", "values-needed")]
     assert not any("iters_" in m.text or "iters_" in (m.hint or "") for m in messages)
 

@@ -12,6 +12,7 @@ import pytest
 from brute import Tracer
 from conftest import by_code, feedback, load_kernel
 
+from mcl import pipeline
 from mcl.feedback.facts.kernel import build_facts
 from mcl.feedback.facts.reuse import RatioReuse, Unpredictable, find_reuse
 
@@ -22,7 +23,7 @@ def _facts() -> tuple[Any, Any, Any, Any]:
     program, library = load_kernel(KERNEL)
     function = program.main.function("smooth")
     hwd = library.get(function.hwd)
-    return program, function, hwd, build_facts(function, program, hwd)
+    return program, function, hwd, build_facts(function, pipeline.check(program, library), hwd)
 
 
 def test_the_grid_stride_loop_is_one_index_over_the_problem() -> None:

@@ -16,7 +16,9 @@ import numpy as np
 import pytest
 from conftest import KERNELS, by_code, feedback, load_kernel
 
+from mcl import pipeline
 from mcl.feedback.messages import Message
+from mcl.hdl.library import default_library
 from mcl.interp import run_function
 from mcl.mcpl.loader import load_program
 
@@ -94,7 +96,7 @@ def _run(path: Path, sizes: dict[str, int], seed: int) -> dict[str, np.ndarray]:
         if p.name not in sizes:
             shape = tuple(sizes[d.name] for g in p.type.dims for d in g)
             args[p.name] = rng.random(shape, dtype=np.float32)
-    result = run_function(program, function.name, args)
+    result = run_function(pipeline.check(program, default_library()), function.name, args)
     return {k: v for k, v in result.items() if isinstance(v, np.ndarray)}
 
 

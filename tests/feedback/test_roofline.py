@@ -7,6 +7,7 @@ import pytest
 import sympy
 from conftest import KERNELS, by_code, feedback, load_kernel
 
+from mcl import pipeline
 from mcl.feedback.analyses.roofline import COMPUTE, roofline_of
 
 PAPER = {"n": 2048, "m": 2048, "p": 2048}  # the paper's matmul (section 7)
@@ -15,7 +16,7 @@ PAPER = {"n": 2048, "m": 2048, "p": 2048}  # the paper's matmul (section 7)
 def roof(path: str, level: str | None = None):
     program, library = load_kernel(KERNELS / path, level)
     function = program.main.functions[-1]
-    return roofline_of(function, program, library.get(function.hwd))
+    return roofline_of(function, pipeline.check(program, library), library.get(function.hwd))
 
 
 def test_vectoradd_is_bound_by_global_memory_at_any_size():
@@ -130,7 +131,7 @@ def test_the_bound_needs_no_more_traffic_than_a_brute_force_run_moves(app):
                 touched.setdefault((site.param, mode), set()).add(index)
     # the kernels' elements are 4-byte floats and ints (the trace computes in 8 bytes)
     distinct = sum(len(v) * 4 for v in touched.values())
-    (level,) = [lv for lv in roofline_of(function, program, hwd).levels
+    (level,) = [lv for lv in roofline_of(function, pipeline.check(program, library), hwd).levels
                 if lv.space == "global"]
     assert evaluate(level.bytes, sizes).numeric <= distinct
 

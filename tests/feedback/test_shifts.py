@@ -11,6 +11,7 @@ from conftest import KERNELS, by_code, feedback, feedback_source
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mcl import pipeline
 from mcl.feedback.facts.kernel import build_facts
 from mcl.hdl.library import default_library
 from mcl.mcpl.operators import shift_left, shift_right
@@ -29,7 +30,8 @@ def _shift_expressions() -> dict[str, Any]:
     """The evaluator's expressions for `a >> s` and `a << s`."""
     module = parse_source(KERNEL)
     function = module.functions[-1]
-    facts = build_facts(function, module, default_library().get("perfect"))
+    checked = pipeline.check(module, default_library())
+    facts = build_facts(function, checked, default_library().get("perfect"))
     return {item.node.value.op: facts.evaluator.sym(item.node.value, item.scope)
             for item in facts.items}
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import KERNELS, feedback
 
+from mcl import pipeline
 from mcl.diagnostics import Span
 from mcl.feedback.analyses import timemodel
 from mcl.feedback.analyses.timemodel import (
@@ -143,7 +144,7 @@ def _messages(tmp_path: Path, library, source: str, name: str, sizes: dict) -> l
     path.write_text(source)
     program = load_program(path, (), library)
     function = program.main.functions[0]
-    return analyse(function, program, library.get(function.hwd), sizes)
+    return analyse(function, pipeline.check(program, library), library.get(function.hwd), sizes)
 
 
 def _estimate(messages: list[Message]) -> float:

@@ -10,7 +10,9 @@ from brute import Tracer
 from cases import Case, load, reference
 from conftest import KERNELS, by_code
 
+from mcl import pipeline
 from mcl.feedback import analyse
+from mcl.hdl.library import default_library
 
 
 @pytest.mark.parametrize("app", ["matmul", "convolution", "histogram", "spmv"])
@@ -21,7 +23,7 @@ def test_bytes_in_and_out_are_those_of_the_arrays_the_trace_reads_and_writes(app
     sizes = dict(ref.SIZES)
     args = ref.inputs(dict(sizes), np.random.default_rng(1))
     trace = Tracer(program, hwd).run(function, args)
-    messages = analyse(function, program, hwd, sizes)
+    messages = analyse(function, pipeline.check(program, default_library()), hwd, sizes)
     (total,) = by_code(messages, "transfers-total")
     bytes_in = sum(args[p].nbytes for p in trace.read_params)
     bytes_out = sum(args[p].nbytes for p in trace.written_params)
@@ -33,6 +35,7 @@ def test_bytes_in_and_out_are_those_of_the_arrays_the_trace_reads_and_writes(app
 
 def test_no_host_no_transfers() -> None:
     program, function, hwd = load(Case(KERNELS / "matmul" / "perfect.mcpl", None))
-    codes = {m.code for m in analyse(function, program, hwd, {"n": 4, "m": 4, "p": 4})}
+    checked = pipeline.check(program, default_library())
+    codes = {m.code for m in analyse(function, checked, hwd, {"n": 4, "m": 4, "p": 4})}
     assert "opstats-summary" in codes
     assert not {c for c in codes if c.startswith("transfers")}

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from conftest import by_code, feedback_source
 
+from mcl import pipeline
 from mcl.diagnostics import MclError
 from mcl.hdl.library import default_library
 from mcl.interp import run_function
@@ -28,7 +29,8 @@ gpu void scale(int n, dev float[n] a) {
 def _interpreter_refuses(n: int) -> bool:
     a = np.ones(n, dtype=np.float32)
     try:
-        run_function(parse_source(GPU), "scale", {"n": n, "a": a}, default_library())
+        run_function(pipeline.check(parse_source(GPU), default_library()), "scale",
+                     {"n": n, "a": a}, default_library())
     except MclError:
         return True
     return False

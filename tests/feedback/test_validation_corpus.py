@@ -23,6 +23,7 @@ from warp_trace import (
 )
 
 from benchmarks.validate_feedback import CORPUS, CORPUS_FOLDER, cases
+from mcl import pipeline
 from mcl.cli import main
 from mcl.feedback.facts.kernel import build_facts
 from mcl.feedback.messages import Message
@@ -98,7 +99,8 @@ def _traced(name: str, sizes: dict[str, int], library: Any
     reference = load_reference(CORPUS_FOLDER / name / "reference.py")
     _, args = make_inputs(reference, sizes, seed=1)
     trace = Tracer(prog, hwd).run(function, args)
-    return build_facts(function, prog, hwd), trace, analyse(function, prog, hwd, sizes), args
+    checked = pipeline.check(prog, library)
+    return build_facts(function, checked, hwd), trace, analyse(function, checked, hwd, sizes), args
 
 
 def _check_warps(facts: Any, trace: Any, messages: list[Message]) -> list[str]:

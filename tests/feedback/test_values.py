@@ -6,6 +6,7 @@ import pytest
 import sympy
 from conftest import KERNELS, by_code, feedback, load_kernel
 
+from mcl import pipeline
 from mcl.defines import parse_define
 from mcl.diagnostics import MclError
 from mcl.feedback.registry import analyse_program
@@ -66,7 +67,7 @@ def test_messages_are_numeric_only_when_every_name_is_known() -> None:
 
 def test_unknown_value_names_are_reported_with_a_suggestion() -> None:
     program, library = load_kernel(KERNELS / "matmul" / "perfect.mcpl")
-    messages, levels = analyse_program(program, library, {"nn": 4, "n": 4})
+    messages, levels = analyse_program(pipeline.check(program, library), library, {"nn": 4, "n": 4})
     (unknown,) = by_code(messages, "values-unknown-name")
     assert "'nn'" in unknown.text and unknown.hint and "'n'" in unknown.hint
     assert levels == {"matmul": "perfect"}

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from mcl import pipeline
 from mcl.diagnostics import Diagnostic, MclError
 from mcl.hdl.library import HwdLibrary, default_library
 from mcl.interp import run_function
@@ -27,8 +28,10 @@ def parse(source: str) -> Module:
 
 
 def run(source: str, name: str, args: dict[str, Any], **kw: Any) -> dict[str, Any]:
-    """Run `name` from `source` with the bundled hardware descriptions."""
-    return run_function(parse(source), name, args, kw.pop("library", library()), **kw)
+    """Run `name` from `source`, checked by the pipeline, with the bundled hardware
+    descriptions."""
+    checked = pipeline.check(parse(source), library())
+    return run_function(checked, name, args, kw.pop("library", library()), **kw)
 
 
 def run_error(source: str, name: str, args: dict[str, Any], **kw: Any) -> Diagnostic:

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from interp_helpers import FILE, library, position, run, run_error
 
+from mcl import pipeline
 from mcl.interp import run_function
 from mcl.mcpl.parse import parse_file
 from mcl.resources import kernels_dir
@@ -109,7 +110,8 @@ def test_shipped_gpu_reduction(n: int, chunk: int) -> None:
     x = np.random.default_rng(n).uniform(-1, 1, n).astype(np.float32)
     partial = np.zeros(-(-n // chunk), dtype=np.float32)
     run_function(
-        module, "reduction", {"n": n, "chunk": chunk, "partial": partial, "x": x}, library()
+        pipeline.check(module, library()), "reduction",
+        {"n": n, "chunk": chunk, "partial": partial, "x": x}, library()
     )
     padded = np.zeros(len(partial) * chunk)
     padded[:n] = x
@@ -123,7 +125,8 @@ def test_gpu_reduction_translated_to_fermi_still_computes_the_sum(n: int) -> Non
     fermi = translate_module(module, "fermi", library()).module
     x = np.random.default_rng(7).uniform(-1, 1, 300).astype(np.float32)
     partial = np.zeros(-(-300 // n), dtype=np.float32)
-    run_function(fermi, "reduction", {"n": 300, "chunk": n, "partial": partial, "x": x}, library())
+    run_function(pipeline.check(fermi, library()), "reduction",
+                 {"n": 300, "chunk": n, "partial": partial, "x": x}, library())
     padded = np.zeros(len(partial) * n)
     padded[:300] = x
     np.testing.assert_allclose(partial, padded.reshape(-1, n).sum(axis=1), rtol=1e-5, atol=1e-5)

@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 from interp_helpers import FILE, parse, position, run, run_error
 
+from mcl import pipeline
 from mcl.diagnostics import MclError
+from mcl.hdl.library import default_library
 from mcl.interp import run_function
 
 MATMUL_OFF_BY_ONE = """
@@ -111,7 +113,8 @@ def test_bad_arguments(change: dict, fragment: str) -> None:
 
 def test_unknown_function_suggests_a_name() -> None:
     with pytest.raises(MclError) as exc:
-        run_function(parse(MATMUL_OFF_BY_ONE), "matmull", _matmul_args(), None)
+        run_function(pipeline.check(parse(MATMUL_OFF_BY_ONE), default_library()), "matmull",
+                     _matmul_args(), None)
     assert "did you mean 'matmul'" in (exc.value.diagnostics[0].hint or "")
 
 

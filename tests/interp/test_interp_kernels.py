@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from interp_helpers import library
 
+from mcl import pipeline
 from mcl.interp import run_function
 from mcl.mcpl.loader import load_program
 from mcl.resources import kernels_dir
@@ -57,7 +58,7 @@ def test_kernel_matches_reference(path: Path, sizes: dict[str, int]) -> None:
     program = load_program(path, (), library())
     _, args = make_inputs(ref, sizes, seed=11)
     expected = expected_outputs(ref, args)
-    results = run_function(program, ref.function, args, library())
+    results = run_function(pipeline.check(program, library()), ref.function, args, library())
     checks = verify(ref, expected, results, args)
     assert all(c.ok for c in checks), checks
 
@@ -70,7 +71,8 @@ def test_a_wrong_kernel_fails_verification(tmp_path: Path) -> None:
     ref = load_reference(kernels_dir() / "matmul" / "reference.py")
     _, args = make_inputs(ref, {}, seed=0)
     expected = expected_outputs(ref, args)
-    results = run_function(load_program(wrong, (), library()), "matmul", args, library())
+    results = run_function(pipeline.check(load_program(wrong, (), library()), library()),
+                           "matmul", args, library())
     (check,) = verify(ref, expected, results, args)
     assert not check.ok and check.mismatches > 0 and check.max_abs > 1e-3
 
@@ -89,7 +91,7 @@ def test_matmul_16_cubed_is_fast() -> None:
         "b": rng.random((16, 16), dtype=np.float32),
     }
     start = time.perf_counter()
-    run_function(program, "matmul", args, library())
+    run_function(pipeline.check(program, library()), "matmul", args, library())
     elapsed = time.perf_counter() - start
     np.testing.assert_allclose(args["c"], args["a"] @ args["b"], rtol=1e-5)
     assert elapsed < 0.5

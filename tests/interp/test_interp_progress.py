@@ -7,7 +7,9 @@ from __future__ import annotations
 import pytest
 
 import mcl.commands.run as run_command
+from mcl import pipeline
 from mcl.cli import main
+from mcl.hdl.library import default_library
 from mcl.interp import run_function
 from mcl.interp.progress import listening
 from mcl.mcpl.loader import load_program
@@ -24,7 +26,7 @@ def test_the_outermost_foreach_reports_every_unit() -> None:
     args = {"n": n, "m": m, "p": p, "c": np.zeros((n, m), np.float32),
             "a": np.ones((n, p), np.float32), "b": np.ones((p, m), np.float32)}
     with listening(lambda done, total: seen.append((done, total))):
-        run_function(load_program(PERFECT), "matmul", args)
+        run_function(pipeline.check(load_program(PERFECT), default_library()), "matmul", args)
     assert seen == [(i, n) for i in range(1, n + 1)]  # one call per unit of foreach i
     assert (args["c"] == p).all()
 

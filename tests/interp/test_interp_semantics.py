@@ -288,9 +288,11 @@ perfect void uselib(int n, main float[2] out, main int[1] count) {
     program = load_program(tmp_path / "uselib.mcpl", (), library())
     out = np.zeros(2, dtype=np.float32)
     count = np.zeros(1, dtype=np.int32)
+    from mcl import pipeline
     from mcl.interp import run_function
 
-    run_function(program, "uselib", {"n": 13, "out": out, "count": count}, library())
+    run_function(pipeline.check(program, library()), "uselib",
+                 {"n": 13, "out": out, "count": count}, library())
     assert out[0] == np.float32(9.0) + np.float32(math.pi)
     assert out[1] == 1.5
     assert count[0] == 13

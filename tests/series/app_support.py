@@ -6,6 +6,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
+from mcl import pipeline
 from mcl.feedback.messages import Message, Severity
 from mcl.feedback.registry import analyse
 from mcl.mcpl.loader import load_program
@@ -68,7 +69,8 @@ def feedback(app: str, name: str, level: str | None = None) -> tuple[Message, ..
     paper's "(auto-translate)" rows)."""
     prog = at_level(app, name, level)
     function = prog.main.function(app)
-    return tuple(analyse(function, prog, library().get(function.hwd), FEEDBACK_SIZES[app]))
+    checked = pipeline.check(prog, library())
+    return tuple(analyse(function, checked, library().get(function.hwd), FEEDBACK_SIZES[app]))
 
 
 def codes(messages: tuple[Message, ...], severity: Severity | None = None) -> set[str]:

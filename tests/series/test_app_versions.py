@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from mcl import pipeline
 from mcl.interp import run_function
 from mcl.mcpl.check import check_program
 from mcl.report.measure import measure_program
@@ -71,7 +72,7 @@ def test_interpreter_matches_numpy(app: str, name: str, case: str) -> None:
     n = TILES[app][name] if case == "whole tiles" else SMALL_PRIME
     reference = load_reference(kernels_dir() / app / "reference.py")
     _, args = make_inputs(reference, {"n": n}, seed=3)
-    results = run_function(program(app, name), app, args, library())
+    results = run_function(pipeline.check(program(app, name), library()), app, args, library())
     assert _failures(app, results, args) == []
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from mcl import pipeline
 from mcl.codegen import select_device
 from mcl.feedback.messages import Message
 from mcl.feedback.registry import analyse
@@ -98,7 +99,8 @@ def _wrong(results: dict, args: dict) -> list:
 @pytest.mark.parametrize("name", VERSIONS)
 def test_interpreter_matches_numpy_on_primes(name: str) -> None:
     _, args = make_inputs(REFERENCE, {"h": 13, "w": 37, "fh": 3, "fw": 5}, seed=3)
-    assert _wrong(run_function(program(name), "convolution", args, library()), args) == []
+    checked = pipeline.check(program(name), library())
+    assert _wrong(run_function(checked, "convolution", args, library()), args) == []
 
 
 def _sizes(name: str, case: str) -> dict[str, int]:
@@ -133,7 +135,8 @@ def test_opencl_from_its_leaf_matches_numpy(name: str, case: str) -> None:
 def feedback(name: str, level: str | None, only: tuple[str, ...]) -> tuple[Message, ...]:
     prog = program(name, level)
     function = prog.main.function("convolution")
-    return tuple(analyse(function, prog, library().get(function.hwd), PAPER, only=only))
+    checked = pipeline.check(prog, library())
+    return tuple(analyse(function, checked, library().get(function.hwd), PAPER, only=only))
 
 
 def about(messages: tuple[Message, ...], code: str, array: str, prog: Any) -> list[Message]:

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import sympy
 
+from mcl import pipeline
 from mcl.feedback.messages import Message, Severity
 from mcl.feedback.registry import analyse
 from mcl.report.headline import array_of
@@ -37,7 +38,8 @@ def feedback(name: str, level: str | None = None, only: tuple[str, ...] | None =
              ) -> tuple[Message, ...]:
     prog = at_level(name, level)
     function = prog.main.function("matmul")
-    return tuple(analyse(function, prog, library().get(function.hwd), SIZES, only=only))
+    checked = pipeline.check(prog, library())
+    return tuple(analyse(function, checked, library().get(function.hwd), SIZES, only=only))
 
 
 def about(messages: tuple[Message, ...], code: str, array: str, prog: Any) -> list[Message]:

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from mcl import pipeline
 from mcl.feedback.messages import Severity
 from mcl.feedback.registry import analyse
 from mcl.interp import run_function
@@ -94,7 +95,7 @@ def test_interpreter_and_pocl_match_numpy(app: str, name: str, case: int) -> Non
     expected = expected_outputs(reference, args)
     if case == 0:
         _, fresh = make_inputs(reference, sizes, seed=11 + case)  # the interpreter updates hist
-        results = run_function(program(app, name), app, fresh, library())
+        results = run_function(pipeline.check(program(app, name), library()), app, fresh, library())
         assert [c for c in verify(reference, expected, results, args) if not c.ok] == []
     leaf = series(app).version(name).leaf_for("cpu")  # type: ignore[union-attr]
     assert leaf is not None
@@ -118,7 +119,9 @@ def codes(app: str, name: str, level: str | None = None) -> dict[str, list[Any]]
         prog = translate_program(prog, level, library()).program
     function = prog.main.function(app)
     out: dict[str, list[Any]] = {}
-    for msg in analyse(function, prog, library().get(function.hwd), H if app == "histogram" else S):
+    checked = pipeline.check(prog, library())
+    values = H if app == "histogram" else S
+    for msg in analyse(function, checked, library().get(function.hwd), values):
         out.setdefault(msg.code, []).append(msg)
     return out
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from mcl import pipeline
 from mcl.feedback.registry import analyse
 from mcl.interp import run_function
 from mcl.mcpl.check import check_program
@@ -50,7 +51,8 @@ def messages(name: str, level: str | None = None) -> list[Any]:
     if level is not None:
         prog = translate_program(prog, level, library()).program
     function = prog.main.function("transpose")
-    return list(analyse(function, prog, library().get(function.hwd), PAPER))
+    checked = pipeline.check(prog, library())
+    return list(analyse(function, checked, library().get(function.hwd), PAPER))
 
 
 def texts(found: list[Any], code: str) -> list[str]:
@@ -83,7 +85,7 @@ def test_checks_clean_translates_and_states_its_change(name: str) -> None:
 def test_interpreter_matches_numpy(name: str) -> None:
     reference = load_reference(FOLDER / "reference.py")
     _, args = make_inputs(reference, {"n": 37, "m": 45}, seed=3)
-    results = run_function(program(name), "transpose", args, library())
+    results = run_function(pipeline.check(program(name), library()), "transpose", args, library())
     assert [c for c in verify(reference, expected_outputs(reference, args), results, args)
             if not c.ok] == []
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from mcl import pipeline
 from mcl.interp import run_function
 from mcl.mcpl.check import check_program
 from mcl.report.measure import measure_program, prepare_session
@@ -90,7 +91,7 @@ def test_translates_to_every_leaf_below_it(name: str) -> None:
 def test_interpreter_matches_numpy(name: str, case: str) -> None:
     sizes = divisible_sizes(name) if case == "whole tiles" else SMALL_REMAINDER
     _, args = make_inputs(REFERENCE, sizes, seed=3)
-    results = run_function(program(name), "matmul", args, library())
+    results = run_function(pipeline.check(program(name), library()), "matmul", args, library())
     assert _matches(results, args) == []
 
 

@@ -10,6 +10,7 @@ from functools import cache
 import numpy as np
 import pytest
 
+from mcl import pipeline
 from mcl.hdl.library import HwdLibrary, default_library
 from mcl.interp import run_function
 from mcl.mcpl import ast
@@ -66,7 +67,8 @@ def test_barriers_in_loops_and_ifs_stay_reachable_for_any_thread_count(level: st
     outputs = {}
     for name, prog in (("gpu", source), (level, result.program)):
         out = np.zeros((n, m), dtype=np.float32)
-        run_function(prog, "neighbours", {"n": n, "m": m, "a": a.copy(), "out": out}, library())
+        run_function(pipeline.check(prog, library()), "neighbours",
+                     {"n": n, "m": m, "a": a.copy(), "out": out}, library())
         outputs[name] = out
     # row[t] ends as `mine` after the if; with one thread the if is skipped and row[t]
     # still holds 3 * mine from the loop.
@@ -111,5 +113,6 @@ def test_threads_past_the_count_never_evaluate_per_thread_arithmetic(m: int):
     source = program(DIVIDES_BY_DISTANCE)
     result = translate_program(source, "fermi", library())
     out = np.zeros(m, dtype=np.int32)
-    run_function(result.program, "distance", {"m": m, "out": out}, library())
+    run_function(pipeline.check(result.program, library()), "distance", {"m": m, "out": out},
+                 library())
     assert out.tolist() == [100 // (m - (t + 1) % m) for t in range(m)]

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mcl import pipeline
 from mcl.hdl.library import HwdLibrary, default_library
 from mcl.interp import run_function
 from mcl.mcpl import ast
@@ -43,6 +44,7 @@ def translated(level: str) -> ast.Module:
 @given(n=st.integers(0, 5), m=st.integers(0, 80))
 def test_every_index_pair_is_visited_once(level: str, n: int, m: int):
     x = np.zeros((n, m), dtype=np.int32)
-    run_function(translated(level), "touch", {"n": n, "m": m, "x": x}, library())
+    run_function(pipeline.check(translated(level), library()), "touch",
+                 {"n": n, "m": m, "x": x}, library())
     expected = 1 + np.arange(n * m, dtype=np.int32).reshape(n, m)
     assert np.array_equal(x, expected)

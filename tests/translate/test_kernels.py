@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from mcl import pipeline
 from mcl.diagnostics import Severity
 from mcl.hdl.library import HwdLibrary, default_library
 from mcl.interp import run_function
@@ -94,7 +95,7 @@ def run(path: Path, level: str | None, case: tuple[tuple[str, int], ...]) -> dic
     ref = load_reference(path.parent / "reference.py")
     _, args = make_inputs(ref, dict(case), seed=1)
     program = loaded(path) if level is None else translated(path, level).program
-    results = run_function(program, ref.function, args, library())
+    results = run_function(pipeline.check(program, library()), ref.function, args, library())
     return {name: np.array(results[name]) for name in ref.outputs}
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from mcl import pipeline
 from mcl.hdl.library import default_library
 from mcl.interp import run_function
 from mcl.mcpl import ast
@@ -88,7 +89,7 @@ def test_exact_division_and_guards_are_decided_with_the_bound_finally_used():
         program = Program(main=m, modules={"main": m})
         assert check_program(program, library) == []
         a = np.arange(8, dtype=np.float32)
-        run_function(program, "eight", {"a": a}, library)
+        run_function(pipeline.check(program, library), "eight", {"a": a}, library)
         assert np.array_equal(a, np.arange(8, dtype=np.float32) + 1), m.functions[0].hwd
 
 

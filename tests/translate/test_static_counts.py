@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from mcl import pipeline
 from mcl.hdl.library import default_library
 from mcl.interp import run_function
 from mcl.mcpl.parse import parse_source
@@ -49,5 +50,5 @@ def test_a_shadowed_name_is_not_taken_for_a_known_count(src: str, size: str, n: 
     library = default_library()
     module = translate_module(parse_source(src), "fermi", library).module
     a = np.zeros(n, dtype=np.float32)
-    run_function(module, "k", {size: n, "a": a}, library)
+    run_function(pipeline.check(module, library), "k", {size: n, "a": a}, library)
     assert a.tolist() == [1.0] * n

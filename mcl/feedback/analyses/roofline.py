@@ -45,8 +45,7 @@ from mcl.hdl.peak import bandwidth, peak_flops
 from mcl.mcpl import ast
 
 if TYPE_CHECKING:
-    from mcl.mcpl.ast import Module
-    from mcl.mcpl.loader import Program
+    from mcl.pipeline import CheckedProgram
 
 # The codes of this analysis (mcl.feedback.codes; the catalogue is docs/feedback.md).
 DOCS = "roofline-roofline-levels-with-a-peak"  # its section of docs/feedback.md
@@ -149,13 +148,14 @@ class Roofline:
                 *((lv.space, lv.bytes, lv.bandwidth) for lv in self.levels)]
 
 
-def roofline_of(function: ast.Function, program: Program | Module, hwd: Any,
+def roofline_of(function: ast.Function, checked: CheckedProgram, hwd: Any,
                 memory_only: bool = False) -> Roofline | None:
-    """The roofs of `function` at its level `hwd`, or None where the description states
-    no peak (for the kernel's floating-point type) or the kernel does no arithmetic; with
-    `memory_only`, a kernel without arithmetic that moves data gets its memory roofs (no
-    intensity to plot, but a bound: its compulsory traffic over the bandwidth)."""
-    return context_roofline(AnalysisContext(function, program, hwd), memory_only)
+    """The roofs of `function` of a checked program at its level `hwd`, or None where the
+    description states no peak (for the kernel's floating-point type) or the kernel does
+    no arithmetic; with `memory_only`, a kernel without arithmetic that moves data gets
+    its memory roofs (no intensity to plot, but a bound: its compulsory traffic over the
+    bandwidth)."""
+    return context_roofline(AnalysisContext(function, checked, hwd), memory_only)
 
 
 def context_roofline(ctx: AnalysisContext, memory_only: bool = False) -> Roofline | None:

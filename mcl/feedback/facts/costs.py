@@ -254,7 +254,7 @@ def _add_call(facts: KernelFacts, item: Item, block: str, role: str, call: ast.C
             new_cat = cat
         if key is not None and key[0] == "param":
             actual = args.get(key[1])
-            b = item.scope.lookup(ast.root_name(actual) or "") if actual is not None else None
+            b = item.scope.lookup_root(actual) if actual is not None else None
             key = _space_key(b) if b is not None else ("space", "?")
             if key[1] != "?":
                 new_cat = _in_registers(facts, new_cat, key)

@@ -2,12 +2,14 @@
 and array accesses, gathered in one walk of the AST (paper section 6: "the analysis
 techniques work directly on the abstract syntax tree").
 
-The walk is scope-aware (MCPL names may be re-declared in sibling blocks, e.g. two
-`for (int ei ...)` loops) and records, for every statement part ("item", the paper's
-control-flow-graph block at statement granularity), which variables it defines and uses
-in value and in index positions, the operations it performs per execution, and the
-loops and `if`s around it. Symbolic values are computed afterwards by
-`mcl.feedback.facts.symbolic.Evaluator`, which follows the recorded scopes.
+Which declaration a name use stands for is the checker's: the walk reads the checked
+program's side tables (`mcl.mcpl.sidetables`; MCPL names may be re-declared in sibling
+blocks, e.g. two `for (int ei ...)` loops, and the tables tell them apart). It records, for
+every statement part ("item", the paper's control-flow-graph block at statement
+granularity), which variables it defines and uses in value and in index positions, the
+operations it performs per execution, and the loops and `if`s around it. Symbolic values
+are computed afterwards by `mcl.feedback.facts.symbolic.Evaluator`, which follows the
+recorded scopes (`Scope`: what feedback adds to the checker's bindings).
 """
 
 from __future__ import annotations
@@ -17,17 +19,20 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcl.diagnostics import Span
+from mcl.identity import Ref
 from mcl.mcpl import ast
-from mcl.mcpl.builtins import BUILTINS, SIGNATURE_CALLS
+from mcl.mcpl.builtins import SIGNATURE_CALLS
 from mcl.mcpl.nesting import ARRAY, PARAMETER, SCALAR, default_space
+from mcl.mcpl.scopes import Kind
 from mcl.mcpl.visitor import unknown_node
 
 if TYPE_CHECKING:
     from mcl.feedback.facts.symbolic import Evaluator
     from mcl.feedback.program_view import ProgramView
     from mcl.hdl.model import HardwareDescription
-    from mcl.mcpl.ast import Module
     from mcl.mcpl.loader import Program
+    from mcl.mcpl.sidetables import Declaring, SideTables
+    from mcl.pipeline import CheckedProgram
 
 # Roles of an operation inside an item: in the value it computes, or inside array
 # subscripts (paper 6.2: indexing is overhead, not computation).
@@ -38,15 +43,70 @@ STMT, INIT, COND, STEP, COUNT, IF = "stmt", "init", "cond", "step", "count", "if
 
 
 @dataclass(eq=False)
+class Names:
+    """The bindings of one function's walk by declaration: the checker's side tables say
+    which declaration a name use stands for, this says which `Binding` of the walk that
+    declaration is."""
+
+    tables: SideTables
+    by_declaration: dict[Ref[Any], Binding] = field(default_factory=dict)
+    # Nodes the walk made itself (the declared name of an initialised scalar, as the
+    # access that writes it), which the checker never saw.
+    made: dict[Ref[ast.Expr], Binding] = field(default_factory=dict)
+    # The variables a `for (k = 0; ...)` reuses as its index: only their uses look for
+    # the loop that carries them (`Scope.lookup`).
+    reused: set[Binding] = field(default_factory=set)
+
+    def declared(self, use: ast.Expr) -> Binding | None:
+        checked = self.tables.binding_of(use) if isinstance(use, ast.Name) else None
+        if checked is None:
+            return self.made.get(Ref(use))
+        return self.by_declaration.get(Ref(checked.node))
+
+
+@dataclass(eq=False)
 class Scope:
-    """An immutable link in the chain of declarations visible at one point of the walk;
-    a snapshot is just a reference, so items remember exactly what their names meant."""
+    """An immutable link in the chain of declarations made by one point of the walk; a
+    snapshot is just a reference, so items remember exactly what their names meant.
+
+    It is not a binding table: which declaration a name use stands for is the checker's
+    (`Names`). A scope holds what feedback adds to it, the variable that carries a
+    declaration's value along the path at this point: inside `for (k = 0; ...)` the
+    loop's own index `k`, whose value the symbolic evaluator follows iteration by
+    iteration, where the checker's `k` is the variable declared before the loop; and,
+    by name, the binding behind a symbol of a symbolic value (SymPy symbols carry names,
+    not nodes: `named`)."""
 
     name: str | None
     binding: Binding | None
     parent: Scope | None
+    names: Names | None = None  # None: an empty scope, outside every function
 
-    def lookup(self, name: str) -> Binding | None:
+    def lookup(self, use: ast.Expr) -> Binding | None:
+        """The binding whose value the name `use` reads here."""
+        declared = self.names.declared(use) if self.names is not None else None
+        if declared is None or self.names is None or declared not in self.names.reused:
+            return declared
+        scope: Scope | None = self
+        while scope is not None:  # a `for (k = 0; ...)` around this point carries k
+            carrier = scope.binding
+            if carrier is not None and carrier.reuses is not None:
+                origin = carrier.reuses
+                while origin.reuses is not None:  # a `for (k = ...)` inside another
+                    origin = origin.reuses
+                if origin is declared:
+                    return carrier
+            scope = scope.parent
+        return declared
+
+    def lookup_root(self, e: ast.Expr) -> Binding | None:
+        """`lookup` of the array or struct an access (`a[i].x`) reads."""
+        while isinstance(e, (ast.Index, ast.Field)):
+            e = e.base
+        return self.lookup(e)
+
+    def named(self, name: str) -> Binding | None:
+        """The innermost binding called `name` declared by this point."""
         scope: Scope | None = self
         while scope is not None:
             if scope.name == name:
@@ -55,7 +115,7 @@ class Scope:
         return None
 
     def declare(self, binding: Binding) -> Scope:
-        return Scope(binding.name, binding, self)
+        return Scope(binding.name, binding, self, self.names)
 
 
 @dataclass(frozen=True, eq=False)
@@ -101,6 +161,9 @@ class Binding:
     part: ast.Expr | None = None  # what a view of a part views (`a[i]`, `b.data`)
     loop: Loop | None = None  # the loop it indexes, for loop variables
     writes: list[Write] = field(default_factory=list)
+    # `for (k = 0; ...)`: the variable declared before the loop whose name the loop's
+    # index takes inside it
+    reuses: Binding | None = None
 
     @property
     def is_array(self) -> bool:
@@ -264,7 +327,7 @@ D = TypeVar("D", bound=Derived)
 class KernelFacts:
     function: ast.Function
     hwd: HardwareDescription
-    program: Program | Module
+    checked: CheckedProgram
     params: list[Binding]
     bindings: list[Binding]
     loops: list[Loop]
@@ -288,6 +351,10 @@ class KernelFacts:
         assert isinstance(found, kind)
         return found
 
+    @property
+    def program(self) -> Program:
+        return self.checked.program
+
     def param(self, name: str) -> Binding | None:
         return next((p for p in self.params if p.name == name), None)
 
@@ -300,7 +367,7 @@ class KernelFacts:
             if callee is None or callee.name in self.stack:
                 self._callees[name] = None
             else:
-                self._callees[name] = build_facts(callee, self.program, self.hwd, self.stack)
+                self._callees[name] = build_facts(callee, self.checked, self.hwd, self.stack)
         return self._callees[name]
 
 
@@ -311,11 +378,12 @@ class _Builder:
     """One walk over one function body."""
 
     def __init__(self, function: ast.Function, hwd: HardwareDescription, spaces: SpaceFacts,
-                 view: ProgramView):
+                 view: ProgramView, names: Names):
         self.function = function
         self.hwd = hwd
         self.spaces = spaces
         self.view = view
+        self.names = names
         self.bindings: list[Binding] = []
         self.loops: list[Loop] = []
         self.items: list[Item] = []
@@ -323,11 +391,21 @@ class _Builder:
 
     # -- declarations --------------------------------------------------------------
     def bind(self, name: str, kind: str, type_: ast.Type | None, node: Any, scope: Scope | None,
-             loops: tuple[Loop, ...], spaces: tuple[str, ...] = (),
+             loops: tuple[Loop, ...], declaration: Declaring | None = None,
              init: ast.Expr | None = None) -> Binding:
+        """The binding of `declaration` (the node the checker's side tables know it by;
+        None for a `for` that reuses a variable declared before it), with the memory
+        space the checker's binding declares, else the default at this description
+        (`SpaceFacts.resolve`). The written type is kept: its sizes are what the symbolic
+        evaluator computes with, where the checker's type only has the shape."""
+        checked = self.names.tables.binding_declared_by(declaration) \
+            if declaration is not None else None
+        spaces = checked.spaces if checked is not None else ()
         space = self.spaces.resolve(spaces, type_, kind, loops)
         b = Binding(name, kind, type_, node, getattr(node, "span", None), space, loops, scope,
                     init)
+        if declaration is not None:
+            self.names.by_declaration[Ref(declaration)] = b
         self.bindings.append(b)
         return b
 
@@ -347,8 +425,10 @@ class _Builder:
             case ast.Decl():
                 return self.decl(s, scope, loops, guards)
             case ast.ViewDecl():
-                source = scope.lookup(s.source)
-                view = self.bind(s.view.name, "view", s.view.type, s.view, scope, loops)
+                checked = self.names.tables.binding_of(s)
+                source = self.names.by_declaration.get(Ref(checked.node)) \
+                    if checked is not None else None
+                view = self.bind(s.view.name, "view", s.view.type, s.view, scope, loops, s.view)
                 view.storage = source
                 view.space = source.root.space if source else view.space
                 if s.part is not None:
@@ -374,7 +454,7 @@ class _Builder:
                 self.lvalue(item, s.left, "rw", None)
                 self.lvalue(item, s.right, "rw", None)
                 for side in (s.left, s.right):
-                    b = _root_binding(side, scope)
+                    b = scope.lookup_root(side)
                     if b is not None:
                         item.value_uses.add(b)
             case ast.Return():
@@ -414,7 +494,7 @@ class _Builder:
 
     def foreach(self, s: ast.Foreach, scope: Scope, loops: tuple[Loop, ...],
                 guards: tuple[Guard, ...]) -> None:
-        var = self.bind(s.var, "loop", ast.Prim("int"), s, scope, loops)
+        var = self.bind(s.var, "loop", ast.Prim("int"), s, scope, loops, s)
         body_scope = scope.declare(var)
         loop = Loop("foreach", s, var, loops, guards, scope, body_scope)
         var.loop = loop
@@ -426,17 +506,19 @@ class _Builder:
 
     def decl(self, s: ast.Decl, scope: Scope, loops: tuple[Loop, ...],
              guards: tuple[Guard, ...]) -> Scope:
-        b = self.bind(s.name, "local", s.type, s, scope, loops, s.spaces, s.init)
+        b = self.bind(s.name, "local", s.type, s, scope, loops, s, s.init)
         if s.init is not None:
             item = self.item(STMT, s, scope, loops, guards)
             item.defs.add(b)
             if b.space is not None and self.spaces.addressable(b.space) and not b.is_array:
                 # The access is to the declared name (printed in feedback), not the Decl.
-                self.add_access(item, ast.Name(s.name, span=s.span), b, "w", (), VALUE)
+                written = ast.Name(s.name, span=s.span)
+                self.names.made[Ref(written)] = b
+                self.add_access(item, written, b, "w", (), VALUE)
             self.expr(item, s.init, VALUE)
         scope = scope.declare(b)
         if s.view is not None:
-            view = self.bind(s.view.name, "view", s.view.type, s.view, scope, loops)
+            view = self.bind(s.view.name, "view", s.view.type, s.view, scope, loops, s.view)
             view.storage = b
             view.space = b.space
             scope = scope.declare(view)
@@ -447,16 +529,22 @@ class _Builder:
         init = self.item(INIT, s.init, scope, loops, guards)
         if isinstance(s.init, ast.Decl):
             outer = None
-            var = self.bind(s.init.name, "loop", s.init.type, s, scope, loops, s.init.spaces,
+            var = self.bind(s.init.name, "loop", s.init.type, s, scope, loops, s.init,
                             s.init.init)
             if s.init.init is not None:
                 self.expr(init, s.init.init, VALUE)
         else:
             # `for (k = 0; ...)` reuses a variable declared before: inside the loop the
             # name means the loop index; outside it the variable is simply written.
-            outer = scope.lookup(s.var)
+            outer = scope.lookup(s.init.target)
             var = self.bind(s.var, "loop", ast.Prim("int"), s, scope, loops,
                             init=s.init.value)
+            var.reuses = outer
+            origin = outer
+            while origin is not None and origin.reuses is not None:
+                origin = origin.reuses
+            if origin is not None:
+                self.names.reused.add(origin)
             self.expr(init, s.init.value, VALUE)
             if outer is not None:
                 outer.writes.append(Write(init, s.init.target, s.init.value))
@@ -491,7 +579,7 @@ class _Builder:
     def lvalue(self, item: Item, target: ast.Expr, mode: str, value: ast.Expr | None) -> None:
         """A written place: records the definition, the store (and the load of a compound
         assignment) and the uses of its subscripts."""
-        b = _root_binding(target, item.scope)
+        b = item.scope.lookup_root(target)
         if b is None:
             return
         storage = b.root
@@ -542,7 +630,7 @@ class _Builder:
                 unknown_node(e, "feedback")
 
     def name(self, item: Item, e: ast.Name, role: str, mode: str) -> None:
-        b = item.scope.lookup(e.name)
+        b = item.scope.lookup(e)
         if b is None:
             return
         if "w" in mode:
@@ -554,7 +642,7 @@ class _Builder:
             self.add_access(item, e, b, "r", (), role)
 
     def element(self, item: Item, e: ast.Index | ast.Field, role: str, mode: str) -> None:
-        b = _root_binding(e, item.scope)
+        b = item.scope.lookup_root(e)
         indices, field_name = _subscripts(e)
         if b is not None and "w" in mode:
             self.lvalue(item, e, mode, None)
@@ -574,7 +662,8 @@ class _Builder:
             return
         item.calls.append((call, role))
         modes = self.view.callee_modes(call.func)
-        if call.func in BUILTINS and self.view.lookup_function(call.func) is None:
+        checked = self.names.tables.binding_of(call)
+        if checked is not None and checked.kind is Kind.BUILTIN:
             item.ops[role] += 1  # a built-in is one instruction (section 6.2)
         for k, arg in enumerate(call.args):
             mode = modes[k] if modes is not None and k < len(modes) else "r"
@@ -623,11 +712,6 @@ class SpaceFacts:
         return self._addressable[space]
 
 
-def _root_binding(e: ast.Expr, scope: Scope) -> Binding | None:
-    name = ast.root_name(e)
-    return scope.lookup(name) if name else None
-
-
 def _subscripts(e: ast.Expr) -> tuple[tuple[ast.Expr, ...], str | None]:
     """All subscripts of an access, outermost bracket group first, and its field name."""
     field_name = None
@@ -660,23 +744,25 @@ def dims(b: Binding) -> tuple[ast.Expr, ...]:
 # ----------------------------------------------------------------------------- entry
 
 
-def build_facts(function: ast.Function, program: Program | Module, hwd: HardwareDescription,
+def build_facts(function: ast.Function, checked: CheckedProgram, hwd: HardwareDescription,
                 _stack: tuple[str, ...] = ()) -> KernelFacts:
-    """Gather the facts of `function` analysed at description `hwd`."""
+    """Gather the facts of `function` of the checked program, analysed at description
+    `hwd`."""
     from mcl.feedback.facts.symbolic import Evaluator
     from mcl.feedback.program_view import ProgramView
 
-    view = ProgramView.of(program, function)
+    view = ProgramView.of(checked.program, function)
     spaces = SpaceFacts(hwd, function)
-    builder = _Builder(function, hwd, spaces, view)
-    scope = Scope(None, None, None)
+    names = Names(checked.tables)
+    builder = _Builder(function, hwd, spaces, view, names)
+    scope = Scope(None, None, None, names)
     for const in view.constants():
-        b = builder.bind(const.name, "constant", const.type, const, scope, (), const.spaces,
+        b = builder.bind(const.name, "constant", const.type, const, scope, (), const,
                          const.init)
         scope = scope.declare(b)
     params = []
     for p in function.params:
-        b = builder.bind(p.name, "param", p.type, p, scope, (), p.spaces)
+        b = builder.bind(p.name, "param", p.type, p, scope, (), p)
         params.append(b)
         scope = scope.declare(b)
     for b in params:  # array sizes may name any parameter of the signature
@@ -684,7 +770,7 @@ def build_facts(function: ast.Function, program: Program | Module, hwd: Hardware
     builder.block(function.body.stmts, scope, (), ())
 
     evaluator = Evaluator(hwd, builder.bindings, builder.loops)
-    facts = KernelFacts(function, hwd, program, params, builder.bindings, builder.loops,
+    facts = KernelFacts(function, hwd, checked, params, builder.bindings, builder.loops,
                         builder.items, builder.accesses, evaluator, view,
                         view.param_modes(function), spaces, (*_stack, function.name))
     return facts

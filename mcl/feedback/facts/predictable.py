@@ -21,7 +21,7 @@ def unpredictable_reasons(facts: KernelFacts, expr: ast.Expr, scope: Scope,
         elif isinstance(node, ast.Call) and node.func not in ("min", "max", "abs"):
             reasons.append(f"it depends on the result of {node.func}()")
         elif isinstance(node, ast.Name):
-            b = scope.lookup(node.name)
+            b = scope.lookup(node)
             if b is None or b in seen:
                 continue
             if b.kind == "loop":

@@ -240,11 +240,11 @@ class Evaluator:
             case None | ast.IntLit() | ast.FloatLit() | ast.BoolLit() | ast.HwdConst():
                 return frozenset()
             case ast.Name():
-                b = scope.lookup(e.name)
+                b = scope.lookup(e)
                 return self.binding_deps(b) if b is not None else frozenset()
             case ast.Index() | ast.Field():
                 found = self.subscript_deps(e, scope)
-                b = scope.lookup(ast.root_name(e) or "")
+                b = scope.lookup_root(e)
                 return found | self.content_deps(b) if b is not None else found
             case ast.Unary() | ast.Binary() | ast.Call():
                 out: frozenset[Loop] = frozenset()
@@ -320,7 +320,7 @@ class Evaluator:
                 for sub in e.indices:
                     out |= self.deps(sub, scope)
             e = e.base
-        b = scope.lookup(e.name) if isinstance(e, ast.Name) else None
+        b = scope.lookup(e) if isinstance(e, ast.Name) else None
         for sub in b.prefix if b is not None else ():  # the part a view of a part views
             out |= self.deps(sub, scope)
         return out
@@ -344,7 +344,7 @@ class _SymbolicWalk(EvaluatorBase[Any, Scope]):
         self.owner = owner
 
     def name(self, e: ast.Name, env: Scope) -> Any:
-        b = env.lookup(e.name)
+        b = env.lookup(e)
         return self.owner.binding_value(b) if b is not None else sympy.Symbol(e.name)
 
     def hwd_constant(self, e: ast.HwdConst, env: Scope) -> Any:
