@@ -36,9 +36,11 @@ from mcl.multi.run import finished, gather, required_workers
 # Modules a tuning worker imports while the client prepares (mcl.multi.worker.warm).
 WARM = ("kernel_tuner", "mcl.tune.search", "mcl.pipeline", "mcl.verify")
 # Batches per worker of a brute-force search: enough that a worker whose configurations
-# take longer hands the rest to the others, few enough that a batch (a Kernel Tuner
-# call, tens of ms of its own) holds several configurations of a large space.
-BATCHES_PER_WORKER = 4
+# take longer hands the rest to the others, few enough that a batch's own cost is paid
+# rarely. A batch is a Kernel Tuner call, and on an NVIDIA GPU that costs about 2.5 s
+# of its own (measured on 4 x H100, 51 configurations of matmul hopper_v2: search 16.0,
+# 17.9 and 20.0 s with 1, 2 and 4 batches per worker; docs/performance.md).
+BATCHES_PER_WORKER = 2
 
 
 @dataclass(frozen=True)

@@ -419,7 +419,7 @@ def test_the_steps_of_a_loop_that_split_a_warp_are_counted(tmp_path, library, le
     it; with an else, during the path it does not take)."""
     program, function, hwd = _load(tmp_path, STEPS, level, library)
     sizes = {"n": 256}
-    facts = build_facts(function, program, hwd)
+    facts = build_facts(function, pipeline.check(program, library), hwd)
     trace = _trace(program, function, hwd, sizes)
     messages = {m.span.line: m for m in _feedback(program, function, hwd, sizes)
                 if m.code == "divergence"}

@@ -15,6 +15,7 @@ from brute import Trace, Tracer
 from conftest import KERNELS, by_code, feedback, load_kernel
 from warp_trace import LINE, count_lines, numeric_values, warp_addresses
 
+from mcl import pipeline
 from mcl.feedback.facts.kernel import build_facts
 from mcl.feedback.messages import Message, Severity
 from mcl.feedback.registry import analyse
@@ -40,7 +41,9 @@ def _run(path: Path, sizes: dict[str, int]) -> tuple[list[Message], Any, Trace]:
                           for g in p.type.dims for d in g)
             args[p.name] = rng.random(shape)
     trace = Tracer(program, hwd).run(function, args)
-    return analyse(function, program, hwd, sizes), build_facts(function, program, hwd), trace
+    checked = pipeline.checked(program, library)
+    return (analyse(function, checked, hwd, sizes), build_facts(function, checked, hwd),
+            trace)
 
 
 def _about(messages: list[Message], code: str, text: str) -> list[Message]:

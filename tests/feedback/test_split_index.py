@@ -12,6 +12,7 @@ from conftest import KERNELS, by_code, feedback, load_kernel
 from test_memory_served import _run
 from warp_trace import LINE, count_lines, numeric_values, warp_addresses
 
+from mcl import pipeline
 from mcl.feedback.facts.counting import split_counters
 from mcl.feedback.facts.kernel import build_facts
 from mcl.feedback.facts.reuse import RatioReuse, Unpredictable, find_reuse
@@ -95,7 +96,7 @@ def test_the_shipped_hopper_matmul_tiles_get_exact_figures(version: str) -> None
     trace) instead of reuse-unpredictable."""
     program, library = load_kernel(KERNELS / "matmul" / f"{version}.mcpl")
     function = program.main.functions[-1]
-    facts = build_facts(function, program, library.get(function.hwd))
+    facts = build_facts(function, pipeline.check(program, library), library.get(function.hwd))
     tiles = [f for f in find_reuse(facts) if f.access.binding.root.name in ("l_a", "l_b")]
     assert {f.access.binding.root.name for f in tiles} == {"l_a", "l_b"}
     assert all(isinstance(f, RatioReuse) and f.exact for f in tiles)

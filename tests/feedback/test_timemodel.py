@@ -305,7 +305,8 @@ def test_the_parts_of_a_kernel_count_what_the_whole_counts(tmp_path, library) ->
     path.write_text(TRANSPOSE.replace("WIDTH", "32"))
     program = load_program(path, (), library)
     function = program.main.functions[0]
-    ctx = AnalysisContext(function, program, library.get("hopper"), {"n": 256})
+    ctx = AnalysisContext(function, pipeline.check(program, library), library.get("hopper"),
+                          {"n": 256})
     facts = ctx.facts
     barriers = barrier_places(function)
     parts: list[set] = [set(), set()]

@@ -194,11 +194,11 @@ def test_checked_before_anything_runs(tmp_path: Path, capsys) -> None:
 
 def test_a_series_folder(tmp_path: Path, capsys) -> None:
     """gesummv's hopper versions against one recorded report each (the same report for
-    all three here: a gain of exactly 1)."""
+    all four here: a gain of exactly 1)."""
     recorded = tmp_path / "counters"
     recorded.mkdir()
     data = Path(__file__).parent / "data"
-    for version in (1, 2, 3):
+    for version in (1, 2, 3, 4):
         for suffix in (".csv", ".source.csv"):
             (recorded / f"gesummv-hopper_v{version}{suffix}").write_text(
                 (data / f"gesummv-hopper_v1{suffix}").read_text())
@@ -208,11 +208,12 @@ def test_a_series_folder(tmp_path: Path, capsys) -> None:
     document = json.loads(out)
     jsonschema.validate(document, load_schema("profile-series"))
     assert [Path(v["file"]).name for v in document["versions"]] == [
-        "hopper_v1.mcpl", "hopper_v2.mcpl", "hopper_v3.mcpl"]
+        "hopper_v1.mcpl", "hopper_v2.mcpl", "hopper_v3.mcpl", "hopper_v4.mcpl"]
     for version in document["versions"]:
         jsonschema.validate(version, load_schema("profile"))
     assert [s["step"] for s in document["steps"]] == ["hopper_v1 -> hopper_v2",
-                                                      "hopper_v2 -> hopper_v3"]
+                                                      "hopper_v2 -> hopper_v3",
+                                                      "hopper_v3 -> hopper_v4"]
     assert all(s["measured_gain"] == 1.0 for s in document["steps"])
     assert all(s["suggestions"] is not None for s in document["steps"])
     rc, _, err = run(["profile", str(KERNELS / "vectoradd"), "--target", "hopper",

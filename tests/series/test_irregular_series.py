@@ -241,7 +241,8 @@ def test_spmv_hopper_v2_acts_on_the_imbalance_of_power_law_rows() -> None:
     for name, present in (("hopper_v1", True), ("hopper_v2", False)):
         prog = program("spmv", name)
         function = prog.main.function("spmv")
-        found = [m for m in analyse(function, prog, library().get(function.hwd), stats)
+        checked = pipeline.check(prog, library())
+        found = [m for m in analyse(function, checked, library().get(function.hwd), stats)
                  if m.code == "loop-data-bounds-imbalance"]
         assert bool(found) == present, name
         if present:
