@@ -260,3 +260,24 @@ def test_a_group_of_threads_per_row_reads_neighbouring_elements_as_the_trace() -
                   for a, b in zip(run, run[1:], strict=False)}
     assert lanes_apart == {lane_stride(facts, acc, lane) / 4} == {1}
     assert loop_apart == {element_stride(facts, acc, d.loop) / 4} == {32}
+
+
+@pytest.mark.parametrize("nrows", [1000, 1_000_000])
+def test_no_privatised_copy_larger_than_the_space_that_would_hold_it(nrows: int) -> None:
+    """spmv hopper (v2) adds into y at data-dependent rows: a copy of y per block in
+    shared is proposed while its 4 * nrows bytes fit the description's shared memory, and
+    not once they exceed it (4 MB in 228 KB would not launch); the contention's hint then
+    says why."""
+    from mcl.feedback.facts.hardware import space_capacity
+    from mcl.hdl.library import default_library
+
+    values = {"nrows": nrows, "ncols": nrows, "nnz": 20 * nrows}
+    messages = feedback(KERNELS / "spmv" / "hopper_v2.mcpl", values=values)
+    capacity = space_capacity(default_library().get("hopper"), "shared")
+    assert capacity is not None
+    fits = 4 * nrows <= capacity
+    proposals = by_code(messages, "store-privatise")
+    assert bool(proposals) == fits
+    assert all(m.value_map["copy_bytes"].numeric == 4 * nrows for m in proposals)
+    hints = [m.hint or "" for m in by_code(messages, "store-contention")]
+    assert hints and all(("does not fit shared" in h) != fits for h in hints)

@@ -43,7 +43,7 @@ from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.codes import MessageCode
 from mcl.feedback.emit import Emitter, expr_text
 from mcl.feedback.facts.contention import Contention, more_than_one, product, store_contention
-from mcl.feedback.facts.hardware import faster_space, lockstep_group
+from mcl.feedback.facts.hardware import faster_space, lockstep_group, space_capacity
 from mcl.feedback.facts.kernel import Access, KernelFacts, Loop
 from mcl.feedback.facts.layout import element_layout, flat_index
 from mcl.feedback.facts.strides import loop_stride
@@ -132,6 +132,9 @@ def _store_messages(emit: Emitter, c: Contention) -> list[Message]:
             acc.node.span, figures, acc.item.loops,
             hint=f"use atomicAdd({text}, ...), or give each {unit} its own copy"))
     plan = privatisation(facts, c)
+    too_large = plan is not None and _too_large(emit, c, plan.space)
+    if too_large:
+        plan = None  # a copy the space cannot hold is no proposal (it would not launch)
     # The problem of such a store is contention, not the work per unit: the
     # message says so, and the several-elements advice is not given for it (`contended`).
     out.append(emit.message(
@@ -146,8 +149,10 @@ def _store_messages(emit: Emitter, c: Contention) -> list[Message]:
         hint=(f"privatise {name}: " + (
             "see the store-privatise message" if plan is not None else
             f"give groups of {unit}s their own copy and add the copies into {name} at "
-            "the end") + f"; computing several elements per {unit} does not remove "
-            "the contention")))
+            "the end") + (f" (a whole copy of {name} does not fit {too_large}: copy the "
+                          "range of addresses a group writes, or sort the updates first)"
+                          if too_large else "")
+            + f"; computing several elements per {unit} does not remove the contention")))
     if plan is None:
         return out
     copies = product(ev.trips(x) for x in plan.outer)
@@ -183,6 +188,17 @@ def _store_messages(emit: Emitter, c: Contention) -> list[Message]:
     out.append(emit.message("store-privatise", Severity.SUGGESTION, text_out, acc.node.span,
                             figures, acc.item.loops, hint=hint))
     return out
+
+
+def _too_large(emit: Emitter, c: Contention, space: str) -> str:
+    """'space (N B)' when a copy of the contended array is known to exceed what `space`
+    holds (decided with the sizes given, never guessed); '' otherwise."""
+    capacity = space_capacity(emit.facts.hwd, space)
+    if capacity is None:
+        return ""
+    layout = element_layout(emit.facts, c.access.binding, c.access.field)
+    size = c.distinct * (layout[0] if layout else 4)
+    return f"{space} ({capacity:,} B)" if _less(capacity, size, emit.values) else ""
 
 
 def _less(a: Any, b: Any, values: Mapping[str, Any]) -> bool:

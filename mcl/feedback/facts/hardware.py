@@ -44,3 +44,14 @@ def faster_space(hwd: HardwareDescription, group: str, current: str | None) -> s
                   if s.name != current and not s.read_only and hwd.is_faster(s.name, current)]
     best = [c for c in candidates if not any(hwd.is_faster(o, c) for o in candidates if o != c)]
     return best[0] if best else None
+
+
+def space_capacity(hwd: HardwareDescription, space: str) -> int | None:
+    """Bytes of the memory (not a cache) that holds `space`, where the description states
+    them (UNLIMITED and unstated give None: no limit to hold a proposal against)."""
+    for memory in hwd.memories():
+        if memory.is_cache or space not in memory.spaces or memory.capacity is None:
+            continue
+        if memory.capacity != UNLIMITED:
+            return int(memory.capacity)
+    return None
