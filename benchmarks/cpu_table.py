@@ -13,16 +13,16 @@ before and after, since the test machine is shared.
 
 from __future__ import annotations
 
-import argparse
 import json
-import re
 import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:  # run as a script
+    sys.path.insert(0, str(REPO))
+from benchmarks import doc_blocks  # noqa: E402
+
 VENDOR = "numpy (OpenBLAS)"
-BLOCK = re.compile(r"<!-- cpu-table: (?P<files>[^>]*?) -->\n.*?<!-- end cpu-table -->",
-                   re.DOTALL)
 
 
 def table(files: list[str]) -> str:
@@ -54,27 +54,12 @@ def table(files: list[str]) -> str:
 
 def refresh(document: str) -> str:
     """`document` with each cpu-table block made again from the files it names."""
-    def block(match: re.Match[str]) -> str:
-        files = match["files"].split()
-        return f"<!-- cpu-table: {match['files']} -->\n{table(files)}\n<!-- end cpu-table -->"
-
-    return BLOCK.sub(block, document)
+    return doc_blocks.refresh(document, "cpu-table", table)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("files", nargs="*", help="pocl_scaling.py JSON files (from the "
-                        "repository root)")
-    parser.add_argument("--write", metavar="DOC", help="refresh the cpu-table blocks of DOC")
-    args = parser.parse_args(argv)
-    if args.write:
-        path = Path(args.write)
-        path.write_text(refresh(path.read_text(encoding="utf-8")), encoding="utf-8")
-        return 0
-    if not args.files:
-        parser.error("name the JSON files, or --write DOC")
-    print(table(args.files))
-    return 0
+    return doc_blocks.main(argv, __doc__.split("\n\n")[0], "cpu-table", "pocl_scaling.py",
+                           table)
 
 
 if __name__ == "__main__":

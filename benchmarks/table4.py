@@ -14,9 +14,7 @@ is best and what counts).
 
 from __future__ import annotations
 
-import argparse
 import json
-import re
 import sys
 from dataclasses import fields
 from pathlib import Path
@@ -25,9 +23,9 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:  # run as a script
     sys.path.insert(0, str(REPO))
+from benchmarks import doc_blocks  # noqa: E402
 from benchmarks.applications import Case, Row, _fmt, _ratio  # noqa: E402
 
-BLOCK = re.compile(r"<!-- table4: (?P<files>[^>]*?) -->\n.*?<!-- end table4 -->", re.DOTALL)
 ROW_FIELDS = {f.name for f in fields(Row)}
 
 
@@ -76,27 +74,12 @@ def table(files: list[str]) -> str:
 
 def refresh(document: str) -> str:
     """`document` with each table4 block made again from the files it names."""
-    def block(match: re.Match[str]) -> str:
-        return (f"<!-- table4: {match['files']} -->\n{table(match['files'].split())}\n"
-                "<!-- end table4 -->")
-
-    return BLOCK.sub(block, document)
+    return doc_blocks.refresh(document, "table4", table)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("files", nargs="*", help="applications.py JSON files (from the "
-                        "repository root)")
-    parser.add_argument("--write", metavar="DOC", help="refresh the table4 blocks of DOC")
-    args = parser.parse_args(argv)
-    if args.write:
-        path = Path(args.write)
-        path.write_text(refresh(path.read_text(encoding="utf-8")), encoding="utf-8")
-        return 0
-    if not args.files:
-        parser.error("name the JSON files, or --write DOC")
-    print(table(args.files))
-    return 0
+    return doc_blocks.main(argv, __doc__.split("\n\n")[0], "table4", "applications.py",
+                           table)
 
 
 if __name__ == "__main__":
