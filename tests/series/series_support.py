@@ -1,7 +1,11 @@
-"""Shared helpers of the series tests: the matmul series, its versions and their tiles."""
+"""Shared helpers of the series tests: the matmul series, its versions and their tiles, and
+the benchmark scripts as modules."""
 
 from __future__ import annotations
 
+import importlib.util
+import sys
+import types
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -12,6 +16,7 @@ from mcl.report.series import Series, load_series
 from mcl.resources import kernels_dir
 
 MATMUL = kernels_dir() / "matmul"
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
 # The tiles of each hand-written version along n, m and p: a size that is a multiple of
 # all of them takes no remainder path; the tests also use sizes that divide none.
@@ -81,3 +86,15 @@ def remainder_sizes(name: str) -> dict[str, int]:
     for (size, prime), tile in zip(SMALL_REMAINDER.items(), TILES[name], strict=True):
         out[size] = prime if tile == 1 else 2 * tile + (prime % tile or 1)
     return out
+
+
+def benchmark_script(name: str) -> types.ModuleType:
+    """benchmarks/NAME.py as a module, loaded once (registered in sys.modules: dataclasses
+    look their module up there)."""
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+        assert spec and spec.loader
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]

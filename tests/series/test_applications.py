@@ -3,9 +3,7 @@ contract, and a run measures versions and peers in one run, checking both output
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 import types
 from pathlib import Path
 
@@ -14,19 +12,13 @@ import pytest
 
 from mcl.verify import load_reference
 
+from .series_support import benchmark_script
+
 REPO = Path(__file__).resolve().parents[2]
-SCRIPT = REPO / "benchmarks" / "applications.py"
 
 
 def _script() -> types.ModuleType:
-    if "applications" in sys.modules:
-        return sys.modules["applications"]
-    spec = importlib.util.spec_from_file_location("applications", SCRIPT)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["applications"] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_script("applications")
 
 
 def test_every_app_module_keeps_the_contract() -> None:

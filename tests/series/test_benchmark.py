@@ -3,24 +3,17 @@ the ratios docs/performance.md asks for (a small size on the PoCL CPU device).""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
+import types
 from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "matmul_series.py"
+from .series_support import benchmark_script
 
 
-def _script():
-    if "matmul_series" in sys.modules:
-        return sys.modules["matmul_series"]
-    spec = importlib.util.spec_from_file_location("matmul_series", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["matmul_series"] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+def _script() -> types.ModuleType:
+    return benchmark_script("matmul_series")
 
 
 def test_cpu_run_prints_versions_vendor_and_ratios(tmp_path: Path,

@@ -3,22 +3,17 @@ makes from the raw results it names (so nobody edits the figures by hand)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 import types
 from pathlib import Path
+
+from .series_support import benchmark_script
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def _script() -> types.ModuleType:
-    spec = importlib.util.spec_from_file_location("cpu_table", REPO / "benchmarks" / "cpu_table.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["cpu_table"] = module
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_script("cpu_table")
 
 
 def test_the_document_holds_the_table_of_its_files() -> None:

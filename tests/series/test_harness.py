@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
+import types
 from pathlib import Path
 
 import numpy as np
@@ -11,16 +10,13 @@ import pytest
 
 from mcl.diagnostics import MclError
 
+from .series_support import benchmark_script
+
 REPO = Path(__file__).resolve().parents[2]
 
 
-def harness():
-    if "harness" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("harness", REPO / "benchmarks" / "harness.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["harness"] = module  # dataclasses look their module up there
-        spec.loader.exec_module(module)
-    return sys.modules["harness"]
+def harness() -> types.ModuleType:
+    return benchmark_script("harness")
 
 
 @pytest.fixture(scope="module")

@@ -3,24 +3,19 @@ script makes from the applications.py results it names (nobody edits the figures
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 import types
 from pathlib import Path
 
 import pytest
 
+from .series_support import benchmark_script
+
 REPO = Path(__file__).resolve().parents[2]
 
 
 def _script() -> types.ModuleType:
-    spec = importlib.util.spec_from_file_location("table4", REPO / "benchmarks" / "table4.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["table4"] = module
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_script("table4")
 
 
 def test_the_document_holds_the_table_of_its_files() -> None:
