@@ -134,6 +134,11 @@ def number_text(x: int | float) -> str:
     return text
 
 
+def conjunction(items: list[str]) -> str:
+    """`a`, `a and b`, `a, b and c`: a list in a message's text."""
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
 def expr_text(e: Any) -> str:
     """An expression (or statement) as MCPL source, e.g. `a[i, k]`."""
     from mcl.mcpl.printer import print_expr, print_stmt

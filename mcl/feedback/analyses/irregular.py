@@ -132,7 +132,9 @@ def _store_messages(emit: Emitter, c: Contention) -> list[Message]:
             acc.node.span, figures, acc.item.loops,
             hint=f"use atomicAdd({text}, ...), or give each {unit} its own copy"))
     plan = privatisation(facts, c)
-    too_large = plan is not None and _too_large(emit, c, plan.space)
+    layout = element_layout(facts, acc.binding, acc.field)
+    copy_bytes = c.distinct * (layout[0] if layout else 4)
+    too_large = plan is not None and _too_large(emit, copy_bytes, plan.space)
     if too_large:
         plan = None  # a copy the space cannot hold is no proposal (it would not launch)
     # The problem of such a store is contention, not the work per unit: the
@@ -157,12 +159,10 @@ def _store_messages(emit: Emitter, c: Contention) -> list[Message]:
         return out
     copies = product(ev.trips(x) for x in plan.outer)
     sharers = product(ev.trips(x) for x in plan.inner)
-    layout = element_layout(facts, acc.binding, acc.field)
-    element = layout[0] if layout else 4
     per_copy = c.updates / copies
     figures = {"copies": copies, "sharers": sharers, "distinct": c.distinct,
                "writers": c.writers,
-               "copy_bytes": c.distinct * element, "merge_updates": copies * c.distinct,
+               "copy_bytes": copy_bytes, "merge_updates": copies * c.distinct,
                "updates": c.updates, "updates_per_copy": per_copy}
     owner = (plan.outer[-1].group if plan.outer else None) or "kernel"
     owner_unit = owner[:-1] if owner.endswith("s") else owner
@@ -190,15 +190,13 @@ def _store_messages(emit: Emitter, c: Contention) -> list[Message]:
     return out
 
 
-def _too_large(emit: Emitter, c: Contention, space: str) -> str:
-    """'space (N B)' when a copy of the contended array is known to exceed what `space`
-    holds (decided with the sizes given, never guessed); '' otherwise."""
+def _too_large(emit: Emitter, copy_bytes: Any, space: str) -> str:
+    """'space (N B)' when a copy of `copy_bytes` is known to exceed what `space` holds
+    (decided with the sizes given, never guessed); '' otherwise."""
     capacity = space_capacity(emit.facts.hwd, space)
     if capacity is None:
         return ""
-    layout = element_layout(emit.facts, c.access.binding, c.access.field)
-    size = c.distinct * (layout[0] if layout else 4)
-    return f"{space} ({capacity:,} B)" if _less(capacity, size, emit.values) else ""
+    return f"{space} ({capacity:,} B)" if _less(capacity, copy_bytes, emit.values) else ""
 
 
 def _less(a: Any, b: Any, values: Mapping[str, Any]) -> bool:

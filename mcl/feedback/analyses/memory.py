@@ -56,7 +56,8 @@ import sympy
 
 from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.codes import MessageCode
-from mcl.feedback.emit import Emitter, expr_text, loop_text
+from mcl.feedback.emit import Emitter, conjunction, expr_text, loop_text
+from mcl.feedback.facts.contention import product
 from mcl.feedback.facts.hardware import cached_spaces, faster_space, lockstep_group
 from mcl.feedback.facts.kernel import Access, Loop
 from mcl.feedback.facts.reuse import (
@@ -159,7 +160,7 @@ def _register(emit: Emitter, finding: LoopReuse | RatioReuse) -> Message | None:
         "memory-register", Severity.SUGGESTION,
         f"{text} is one element for the {lanes[1]} {lanes[0]} that run in lock-step, and "
         f"each of them loads it again in each of the "
-        f"{_conjunction([loop_text(ev, x) for x in again])} ({{iterations}} loads where one "
+        f"{conjunction([loop_text(ev, x) for x in again])} ({{iterations}} loads where one "
         f"would do): keep it in a register (a copy in a faster memory would not be faster: "
         f"the {lanes[1]} {lanes[0]} load one element in one transaction from any space)",
         acc.node.span, {"iterations": iterations}, acc.item.loops,
@@ -255,10 +256,7 @@ def _proposal(emit: Emitter, finding: LoopReuse | RatioReuse, space: str, curren
 
 def _units(emit: Emitter, loops: list[Loop]) -> Any:
     """The iterations of `loops` together: the units that share, or the re-reads."""
-    units = sympy.Integer(1)
-    for loop in loops:
-        units = units * emit.facts.evaluator.trips(loop)
-    return units
+    return product(emit.facts.evaluator.trips(loop) for loop in loops)
 
 
 def _what(emit: Emitter, finding: LoopReuse | RatioReuse, loops: list[Loop]) -> str:
@@ -266,7 +264,7 @@ def _what(emit: Emitter, finding: LoopReuse | RatioReuse, loops: list[Loop]) -> 
     text = expr_text(finding.access.node)
     if isinstance(finding, LoopReuse):
         ev = emit.facts.evaluator
-        return f"{text} loaded for {_conjunction([loop_text(ev, loop) for loop in loops])}"
+        return f"{text} loaded for {conjunction([loop_text(ev, loop) for loop in loops])}"
     loop = loops[0]
     return f"{text} touches the same elements from different {loop.group} {loop.name} " \
            f"in dimension {(finding.dimension or 0) + 1}"
@@ -279,6 +277,3 @@ def _owner(hwd: HardwareDescription, space: str) -> str | None:
         return scope.name
     return scope.unit.name if isinstance(scope, ParGroup) and scope.unit is not None else None
 
-
-def _conjunction(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]

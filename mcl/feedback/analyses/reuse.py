@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.codes import MessageCode
-from mcl.feedback.emit import Emitter, expr_text, loop_text
+from mcl.feedback.emit import Emitter, conjunction, expr_text, loop_text
 from mcl.feedback.facts.reuse import LoopReuse, RatioReuse, ReuseFacts, register_hint
 from mcl.feedback.messages import Message, Severity
 
@@ -24,9 +24,6 @@ MESSAGE_CODES = (
 
 # ----------------------------------------------------------------------------- messages
 
-
-def _conjunction(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def data_reuse(ctx: AnalysisContext) -> list[Message]:
@@ -48,8 +45,8 @@ def data_reuse(ctx: AnalysisContext) -> list[Message]:
             hint = register_hint(ev, acc, serial) if serial else None
             either = "either" if len(names) == 2 else "any"
             dependence = (f"does not depend on {names[0]}" if len(names) == 1
-                          else f"does not depend on {either} of {_conjunction(names)}")
-            loops_text = _conjunction([loop_text(ev, x, f"iterations_{x.name}")
+                          else f"does not depend on {either} of {conjunction(names)}")
+            loops_text = conjunction([loop_text(ev, x, f"iterations_{x.name}")
                                        for x in finding.independent])
             out.append(emit.message(
                 "reuse-independent", Severity.INFO,
@@ -61,7 +58,7 @@ def data_reuse(ctx: AnalysisContext) -> list[Message]:
                        "distinct": finding.distinct}
             where = ("over all dimensions" if finding.dimension is None
                      else f"in dimension {finding.dimension + 1}")
-            over = _conjunction([x.name for x in finding.loops])
+            over = conjunction([x.name for x in finding.loops])
             out.append(emit.message(
                 "reuse-ratio", Severity.INFO,
                 f"data reuse of {text} {where}: {{accesses:access|accesses}} over loops "

@@ -25,8 +25,9 @@ from typing import Any
 
 import sympy
 
-from mcl.feedback.emit import expr_text
+from mcl.feedback.emit import conjunction, expr_text
 from mcl.feedback.facts.blocks import OUTPUT, classify
+from mcl.feedback.facts.contention import product
 from mcl.feedback.facts.counting import (
     Affine,
     Collapse,
@@ -135,7 +136,7 @@ def _guarded_load(ev: Any, acc: Access, serial: list[Loop]) -> str:
     if not inner:
         return ""
     lines = sorted({g.span.line for g in inner if g.span is not None})
-    where = _names([f"line {n}" for n in lines]) if lines else "around it"
+    where = conjunction([f"line {n}" for n in lines]) if lines else "around it"
     return f", under the same `if` ({where})"
 
 
@@ -143,12 +144,9 @@ def register_hint(ev: Any, acc: Access, serial: list[Loop]) -> str:
     """The hint to load `acc` once outside the for-loops `serial` that re-read it
     (`reuse-independent` and the `memory-register` suggestion give it)."""
     return (f"load {expr_text(acc.node)} once outside for-loop "
-            f"{_names([x.name for x in serial])} and keep the value in a "
+            f"{conjunction([x.name for x in serial])} and keep the value in a "
             f"register{_guarded_load(ev, acc, serial)}")
 
-
-def _names(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def find_reuse(facts: KernelFacts) -> tuple[Finding, ...]:
@@ -420,10 +418,7 @@ def _sharing(idx: Affine, dloops: tuple[Loop, ...], own: dict[Loop, tuple[Any, .
                 continue
             counters = [c for c in (*own[f], *own[other]) if c in idx.coefs]
             distinct, _ = distinct_values([(idx.coefs.get(c, 0), trips[c]) for c in counters])
-            iterations = sympy.Integer(1)
-            for c in counters:
-                iterations = iterations * trips[c]
-            if _differs(iterations, distinct):
+            if _differs(product(trips[c] for c in counters), distinct):
                 out.append(f)
                 break
     return tuple(out)
