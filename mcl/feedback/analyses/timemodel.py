@@ -261,14 +261,14 @@ def figures_of(ctx: AnalysisContext, messages: Sequence[Message]) -> Figures | N
         return None
     lanes = _warp_size(hwd)
     whole = Phase(device, on_chip, float(flops or 0.0), 0.0)
-    phases = _phases(ctx, whole, cached, shared.source, messages, lanes * sms)
+    barriers = tuple(barrier_places(ctx.function))
+    phases = _phases(ctx, barriers, whole, cached, shared.source, messages, lanes * sms)
     if phases is None:
         return None
     grid = _number(occupancy, "grid_blocks")
     tail = math.ceil(grid / sms) / (grid / sms) if grid else 1.0
     return Figures(sms, clock, float(warps), float(peak or 1.0), shared.bytes_per_s,
-                   _in_flight(ctx, cached), float(latency or 0.0), phases, tail,
-                   tuple(barrier_places(ctx.function)))
+                   _in_flight(ctx, cached), float(latency or 0.0), phases, tail, barriers)
 
 
 # ----------------------------------------------------------------------------- phases
@@ -289,15 +289,15 @@ def phase_of(span: Span | None, barriers: Sequence[tuple[int, int]]) -> int:
     return bisect.bisect_left(barriers, (span.line, span.column))
 
 
-def _phases(ctx: AnalysisContext, whole: Phase, cached: Sequence[str], shared: Any,
-            messages: Sequence[Message], lanes_sms: float) -> tuple[Phase, ...] | None:
-    """The kernel's phases between barriers: each its share of the whole kernel's
+def _phases(ctx: AnalysisContext, barriers: Sequence[tuple[int, int]], whole: Phase,
+            cached: Sequence[str], shared: Any, messages: Sequence[Message],
+            lanes_sms: float) -> tuple[Phase, ...] | None:
+    """The kernel's phases between `barriers`: each its share of the whole kernel's
     figures (so the phases add up to them), the compulsory traffic of a parameter in the
     phase that first moves it in each direction, the accesses' conflicts in theirs; the
     warp-level loads of the busiest SM (thread-level loads over `lanes_sms`, the warp
     size times the SMs)."""
     facts = ctx.facts
-    barriers = barrier_places(ctx.function)
     count = len(barriers) + 1
     by_phase: list[set[Any]] = [set() for _ in range(count)]
     for item in facts.items:

@@ -90,12 +90,9 @@ class Scope:
         scope: Scope | None = self
         while scope is not None:  # a `for (k = 0; ...)` around this point carries k
             carrier = scope.binding
-            if carrier is not None and carrier.reuses is not None:
-                origin = carrier.reuses
-                while origin.reuses is not None:  # a `for (k = ...)` inside another
-                    origin = origin.reuses
-                if origin is declared:
-                    return carrier
+            if carrier is not None and carrier.reuses is not None \
+                    and carrier.origin is declared:
+                return carrier
             scope = scope.parent
         return declared
 
@@ -164,6 +161,15 @@ class Binding:
     # `for (k = 0; ...)`: the variable declared before the loop whose name the loop's
     # index takes inside it
     reuses: Binding | None = None
+
+    @property
+    def origin(self) -> Binding:
+        """The declared variable behind a loop index that reuses it (through a `for (k =
+        ...)` inside another); the binding itself otherwise."""
+        b = self
+        while b.reuses is not None:
+            b = b.reuses
+        return b
 
     @property
     def is_array(self) -> bool:
@@ -540,11 +546,8 @@ class _Builder:
             var = self.bind(s.var, "loop", ast.Prim("int"), s, scope, loops,
                             init=s.init.value)
             var.reuses = outer
-            origin = outer
-            while origin is not None and origin.reuses is not None:
-                origin = origin.reuses
-            if origin is not None:
-                self.names.reused.add(origin)
+            if outer is not None:
+                self.names.reused.add(outer.origin)
             self.expr(init, s.init.value, VALUE)
             if outer is not None:
                 outer.writes.append(Write(init, s.init.target, s.init.value))
