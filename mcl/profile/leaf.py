@@ -11,11 +11,13 @@ from mcl.profile.prediction import Prediction, predict
 
 if TYPE_CHECKING:
     from mcl.mcpl.loader import Program
+    from mcl.pipeline import CheckedProgram
 
 
-def feedback_messages(program: Program, library: Any, sizes: Mapping[str, int]
-                      ) -> list[dict[str, Any]]:
-    """Every feedback message of `program` (verbose), as the JSON document holds them."""
+def feedback_messages(program: CheckedProgram | Program, library: Any,
+                      sizes: Mapping[str, int]) -> list[dict[str, Any]]:
+    """Every feedback message of `program` (verbose), as the JSON document holds them
+    (a bare `Program` is checked first)."""
     from mcl.feedback.messages import Severity as FeedbackSeverity
     from mcl.feedback.stage import FeedbackOptions, json_report, run_feedback
 
@@ -29,16 +31,17 @@ def feedback_messages(program: Program, library: Any, sizes: Mapping[str, int]
 
 
 def at_leaf(path: Path, include_dirs: Sequence[str], library: Any, function: str,
-            leaf: str) -> Any:
+            leaf: str) -> CheckedProgram:
     """The program of `path`, translated to `leaf` when `function` is written higher up
-    (code generation does the same), after a clean check."""
+    (code generation does the same), after a clean check: with its side tables, so the
+    feedback and the roofline of `predict_at_leaf` do not check it again."""
     from mcl import pipeline
 
-    program = pipeline.checked_at(path, include_dirs, library).program
-    return pipeline.lower(program, leaf, library, function).program
+    return pipeline.lower(pipeline.checked_at(path, include_dirs, library), leaf, library,
+                          function)
 
 
-def predict_at_leaf(program: Program, library: Any, function: str, leaf: str,
+def predict_at_leaf(program: CheckedProgram, library: Any, function: str, leaf: str,
                     sizes: Mapping[str, int]) -> Prediction:
     from mcl.report.attained import leaf_roofline
 

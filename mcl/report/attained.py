@@ -17,6 +17,7 @@ from mcl.diagnostics import MclError
 
 if TYPE_CHECKING:
     from mcl.mcpl.loader import Program
+    from mcl.pipeline import CheckedProgram
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,7 @@ class Attained:
                 f"(roofline at {self.level}: bound by {describe_bound(self.bound)})")
 
 
-def leaf_roofline(program: Program, function: str, leaf: str, library: Any,
+def leaf_roofline(program: CheckedProgram | Program, function: str, leaf: str, library: Any,
                   memory_only: bool = False) -> Any:
     """The Roofline of `function` of `program` translated to `leaf`, or None (no peak at
     the leaf, or the program cannot be translated or analysed there); with `memory_only`,
