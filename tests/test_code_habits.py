@@ -54,3 +54,49 @@ def test_no_id_keys_in_the_compiler() -> None:
         for line in id_calls(path.read_text(encoding="utf-8"))
     ]
     assert used == []
+
+
+def program_any(source: str) -> list[int]:
+    """Lines where a parameter or field named `program` is annotated `Any`: a program is a
+    `Program`, a `Module` or a `CheckedProgram`, and mypy checks what is done with it."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.arg) and node.arg == "program":
+            annotation = node.annotation
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) \
+                and node.target.id == "program":
+            annotation = node.annotation
+        else:
+            continue
+        if annotation is not None and "Any" in ast.unparse(annotation):
+            found.append(node.lineno)
+    return sorted(found)
+
+
+def test_program_any_is_found() -> None:
+    planted = "def f(program: Any) -> None: ...\nclass C:\n    program: 'Any'\n" \
+              "def g(program: Program, other: Any) -> None: ...\n"
+    assert program_any(planted) == [1, 3]
+
+
+def test_no_program_is_typed_any() -> None:
+    loose = [
+        f"{path.relative_to(ROOT)}:{line}"
+        for path in sorted((ROOT / "mcl").rglob("*.py"))
+        for line in program_any(path.read_text(encoding="utf-8"))
+    ]
+    assert loose == []
+
+
+def test_the_language_server_imports_nothing_from_the_commands() -> None:
+    # docs/architecture.md, "Layers import downwards only": the server calls the pipeline
+    # as `mcl check` does; a command's private helper is no API.
+    imports = [
+        f"{path.relative_to(ROOT)}:{node.lineno}"
+        for path in sorted((ROOT / "mcl" / "lsp").rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("mcl.commands")
+        or isinstance(node, ast.Import)
+        and any(a.name.startswith("mcl.commands") for a in node.names)
+    ]
+    assert imports == []
