@@ -23,11 +23,11 @@ def _expressions() -> list[str]:
     found = []
     for (lt, ln), (rt, rn) in product(NUMBERS.items(), repeat=2):
         found += [f"{ln} {op} {rn}" for op in ("+", "-", "*", "/")]
-        found += [f"min({ln}, {rn})", f"max({ln}, {rn})"]
+        found += [f"min({ln}, {rn})", f"max({ln}, {rn})", f"pow({ln}, {rn})"]
         if lt in INTEGRAL and rt in INTEGRAL:
             found += [f"{ln} {op} {rn}" for op in ("%", "&", "|", "<<")]
     for name in NUMBERS.values():
-        found += [f"-{name}", f"abs({name})"]
+        found += [f"-{name}", f"abs({name})", f"sqrt({name})", f"toInt({name})"]
     return found
 
 
