@@ -247,11 +247,9 @@ def signature_only(f: Function) -> bool:
 def promote(a: Type, b: Type) -> Type:
     """C's usual arithmetic conversions for the MCPL primitives (the language's rule,
     `mcl.mcpl.types.arithmetic`); a bool computes as an int."""
-    if not (isinstance(a, Prim) and isinstance(b, Prim)):
-        return INT
-    def number(t: Prim) -> str:
-        return t.name if t.name in T.NUMERIC_RANK else "int"
-    return Prim(T.arithmetic(number(a), number(b)))
+    a_name, b_name = (t.name if isinstance(t, Prim) and t.name in T.NUMERIC_RANK else "int"
+                      for t in (a, b))
+    return Prim(T.arithmetic(a_name, b_name))
 
 
 def decl_dims(d: Decl) -> list[Expr]:
