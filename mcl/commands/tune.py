@@ -10,7 +10,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcl.commands import run_multi
 from mcl.commands.options import (
@@ -22,6 +22,9 @@ from mcl.commands.options import (
     library_from_args,
 )
 from mcl.diagnostics import MclError, Span, error
+
+if TYPE_CHECKING:
+    from mcl.mcpl.loader import Program
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -110,7 +113,7 @@ class Prepared:
     """The kernel, its reference, the sizes asked for and the values to try: checked
     before any worker starts."""
 
-    program: Any
+    program: Program
     reference: Any
     overrides: dict[str, int]
     space: Any

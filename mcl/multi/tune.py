@@ -29,9 +29,12 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcl.multi.run import finished, gather, required_workers
+
+if TYPE_CHECKING:
+    from mcl.mcpl.loader import Program
 
 # Modules a tuning worker imports while the client prepares (mcl.multi.worker.warm).
 WARM = ("kernel_tuner", "mcl.tune.search", "mcl.pipeline", "mcl.verify")
@@ -48,7 +51,7 @@ class TuneJob:
     """What every worker needs, sent once (the reference by path: a module is not
     sent, the worker imports it)."""
 
-    program: Any
+    program: Program
     path: str
     function: str
     target: str

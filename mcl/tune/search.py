@@ -107,7 +107,8 @@ def build_space(
     from mcl.codegen.runner import build_options, launch_values, ndrange_of
 
     # Translated once, not once per configuration: the constants change, the code does not.
-    program = pipeline.lower(program, target, library).program
+    at_leaf = pipeline.lower(program, target, library)
+    program = at_leaf.program
     hwd = library.get(target)
     mapping = load_mapping(hwd, language=language)
     constants = list(codegen_input(program, target, library).constants)
@@ -120,7 +121,8 @@ def build_space(
             out.ruled_out[key] = problems
             continue
         try:
-            generated = generate_module(program, target, library, mapping, overrides=config)
+            generated = generate_module(program, target, library, mapping, overrides=config,
+                                        tables=at_leaf.tables)
         except MclError as exc:
             out.ruled_out[key] = [f"code generation: {exc.diagnostics[0].message}"]
             continue
