@@ -194,11 +194,18 @@ def _new_findings(source: Sequence[Diagnostic], translated: Sequence[Diagnostic]
     return [d for d in translated if where(d) is None or where(d) not in seen]
 
 
+def check_file(path: str | Path, include_dirs: Iterable[str | Path], library: HwdLibrary
+               ) -> CheckedProgram:
+    """load -> check, the checker's errors kept in the result (MclError only for what
+    stops loading: syntax and imports)."""
+    return check(load(path, include_dirs, library), library)
+
+
 def checked_at(path: str | Path, include_dirs: Iterable[str | Path], library: HwdLibrary,
                level: str | None = None) -> CheckedProgram:
     """load -> check (-> translate to `level` -> check); MclError with the errors of the
     first pass that has any."""
-    checked = check(load(path, include_dirs, library), library)
+    checked = check_file(path, include_dirs, library)
     checked.valid()
     if level is None:
         return checked
