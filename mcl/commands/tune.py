@@ -194,8 +194,10 @@ def run(args: argparse.Namespace) -> int:
 
 def run_parallel(args: argparse.Namespace, path: Path, library: Any, device_type: str | None,
                  options: dict[str, Any] | None) -> int:
-    """`--parallel`: the kernel checked first, then the workers start and warm up while
-    its inputs and every configuration's code are made here (mcl.multi.tune)."""
+    """`--parallel`: the workers start first, and import Kernel Tuner and open their
+    devices while the kernel is checked and its inputs and every configuration's code are
+    made here (mcl.multi.tune); the results are printed and written before the cluster
+    closes."""
     from mcl.multi.cluster import device_slots, starting
     from mcl.multi.tune import WARM, TuneJob, tune_parallel
     from mcl.tune.search import build_space
@@ -204,17 +206,18 @@ def run_parallel(args: argparse.Namespace, path: Path, library: Any, device_type
     if args.backend != "opencl":
         raise MclError(error("tune-parallel-backend", "--parallel tunes OpenCL kernels",
                              hint="leave out --backend cuda"))
-    p = prepare(args, path, library)
-    slots = None if args.scheduler else device_slots(args.devices or "all", device_type)
+    clock = time.perf_counter()
+
     def tell(line: str) -> None:
         print(f"mcl tune: {line}", file=sys.stderr, flush=True)
 
     # Each phase's time is printed: the parts that do not shrink with more workers
-    # (inputs, code generation, the cluster's start) bound what --parallel can gain.
-    clock = time.perf_counter()
+    # (inputs, code generation, the cluster's start and end) bound what --parallel gains.
+    slots = None if args.scheduler else device_slots(args.devices or "all", device_type)
     with starting(slots, args.scheduler, WARM) as started:
+        p = prepare(args, path, library)
         sizes, inputs, expected = p.data(args.seed)
-        tell(f"inputs and reference made in {time.perf_counter() - clock:.1f} s")
+        tell(f"inputs and reference made at {time.perf_counter() - clock:.1f} s")
         built = build_space(p.program, p.reference.function, args.target, library, p.space,
                             inputs)
         tell(f"{len(built.candidates)} configurations generated, {len(built.ruled_out)} "
@@ -226,7 +229,9 @@ def run_parallel(args: argparse.Namespace, path: Path, library: Any, device_type
         tell(f"{len(cluster.names)} worker(s) ready at {time.perf_counter() - clock:.1f} s")
         results = tune_parallel(cluster.client, job, built, tell, cluster.names)
         tell(f"search done at {time.perf_counter() - clock:.1f} s")
-    return max(_report(args, path, p.reference, sizes, r) for r in results.values())
+        status = max(_report(args, path, p.reference, sizes, r) for r in results.values())
+    tell(f"cluster closed at {time.perf_counter() - clock:.1f} s")
+    return status
 
 
 def _report(args: argparse.Namespace, path: Path, reference: Any, sizes: dict[str, int],

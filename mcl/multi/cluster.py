@@ -1,13 +1,21 @@
 """The Dask cluster a split kernel runs on: one worker process per device.
 
-Without `--scheduler`, mcl starts a local cluster (`distributed.SpecCluster`, the class
-`LocalCluster` is built on, because every worker needs its own environment): one `Nanny`
-with one thread per device of `--devices`, its device named by MCL_DEVICE. An NVIDIA GPU
-is pinned with CUDA_VISIBLE_DEVICES, so the worker's driver sees that GPU alone; a CPU
-device named several times (PoCL) is shared: each of its workers runs PoCL on its share
-of the cores (POCL_CPU_MAX_CU_NUM). With `--scheduler ADDRESS`, the workers of that
-cluster are used as they are, each on the device its environment names (docs/scaling.md
-shows a dask-jobqueue setup); the rest of the run is the same code.
+Without `--scheduler`, mcl starts a local cluster: a Dask scheduler in this process
+(`distributed.SpecCluster`, the class `LocalCluster` is built on) and one worker process
+per device of `--devices` (`python -m mcl.multi.worker`, one thread), its device named by
+MCL_DEVICE. An NVIDIA GPU is pinned with CUDA_VISIBLE_DEVICES, so the worker's driver
+sees that GPU alone; a CPU device named several times (PoCL) is shared: each of its
+workers runs PoCL on its share of the cores (POCL_CPU_MAX_CU_NUM). The worker processes
+are started first, before the scheduler: each imports Dask and the modules it is given
+and opens its device while the scheduler starts and the client prepares its work, and
+only then reads the scheduler's address from its standard input. No Dask nanny stands
+between: a worker that fails ends the run anyway, and the nanny would add a process
+start and a handshake to every worker's start and a graceful teardown to its end. A
+worker ends when its standard input closes, so none survives mcl, however mcl ends.
+
+With `--scheduler ADDRESS`, the workers of that cluster are used as they are, each on
+the device its environment names (docs/scaling.md shows a dask-jobqueue setup); the rest
+of the run is the same code.
 """
 
 from __future__ import annotations
@@ -69,14 +77,18 @@ def device_slots(spec: str, preferred_type: str | None) -> list[DeviceSlot]:
     return slots
 
 
-@contextmanager
-def connect(slots: list[DeviceSlot] | None, scheduler: str | None) -> Iterator[Any]:
-    """A `distributed.Client` of the cluster: `scheduler`'s, or a local one with a worker
-    per slot (closed again afterwards)."""
-    import logging
+# How long closing may take: the results are in hand by then, and a worker that has not
+# ended is killed (its device's driver frees what it held).
+CLOSE_S = 2.0
 
+
+@contextmanager
+def connect(slots: list[DeviceSlot] | None, scheduler: str | None,
+            modules: tuple[str, ...] = ()) -> Iterator[Any]:
+    """A `distributed.Client` of the cluster: `scheduler`'s, or a local one with a worker
+    per slot, each worker having imported `modules` (closed again afterwards)."""
     try:
-        from distributed import Client, Nanny, Scheduler, SpecCluster
+        from distributed import Client
     except ImportError:
         raise MclError(error("run-no-dask", "--devices and --scheduler run on Dask, which "
                              "is not installed",
@@ -92,21 +104,97 @@ def connect(slots: list[DeviceSlot] | None, scheduler: str | None) -> Iterator[A
             yield client
         return
     assert slots
-    workers = {
-        f"mcl-{i}": {"cls": Nanny, "options": {
-            "nthreads": 1, "env": slot.env, "host": "127.0.0.1", "silence_logs": logging.ERROR}}
-        for i, slot in enumerate(slots)}
-    cluster = SpecCluster(
-        workers=workers,
-        scheduler={"cls": Scheduler, "options": {"host": "127.0.0.1", "dashboard": False,
-                                               "dashboard_address": "127.0.0.1:0"}},
-        silence_logs=logging.ERROR)
+    with _local(slots, modules) as client:
+        yield client
+
+
+@contextmanager
+def _local(slots: list[DeviceSlot], modules: tuple[str, ...]) -> Iterator[Any]:
+    import logging
+
+    from distributed import Client, Scheduler, SpecCluster
+
+    processes = [_spawn(slot, f"mcl-{i}", modules) for i, slot in enumerate(slots)]
+    cluster = None
     try:
-        with Client(cluster) as client:
-            client.wait_for_workers(len(slots))
+        cluster = SpecCluster(
+            workers={},
+            scheduler={"cls": Scheduler, "options": {"host": "127.0.0.1", "dashboard": False,
+                                                   "dashboard_address": "127.0.0.1:0"}},
+            silence_logs=logging.ERROR)
+        for process in processes:
+            assert process.stdin is not None
+            process.stdin.write(f"{cluster.scheduler_address}\n".encode())
+            process.stdin.flush()
+        client = Client(cluster)
+        try:
+            _wait_for(client, processes)
             yield client
+        finally:
+            # The client first: with it gone, the scheduler loses no data it still holds
+            # for it when the workers end.
+            client.close(timeout=CLOSE_S)
     finally:
-        cluster.close()
+        _stop(processes)
+        if cluster is not None:
+            cluster.close(timeout=CLOSE_S)
+
+
+def _spawn(slot: DeviceSlot, name: str, modules: tuple[str, ...]) -> Any:
+    """Start the worker process of `slot` (`mcl.multi.worker.main`), its stderr kept in a
+    file that says why if it ends before it joins."""
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    # The worker imports what this process can (this mcl, wherever it was found, and the
+    # modules of functions sent to it), as a process of `multiprocessing` would.
+    path = os.pathsep.join(str(Path(p or ".").resolve()) for p in sys.path)
+    log = tempfile.TemporaryFile()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mcl.multi.worker", name, *modules], stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL, stderr=log, env={**os.environ, **slot.env, "PYTHONPATH": path})
+    process.log = log  # type: ignore[attr-defined]
+    return process
+
+
+def _wait_for(client: Any, processes: list[Any]) -> None:
+    """Until every worker has joined; a worker process that ended first is an error
+    (its last line of stderr says why)."""
+    import time
+
+    from mcl.multi.run import workers
+
+    while len(workers(client)) < len(processes):
+        for process in processes:
+            if process.poll() is not None:
+                process.log.seek(0)
+                lines = process.log.read().decode(errors="replace").strip().splitlines()
+                raise MclError(error("run-worker", f"a Dask worker ended before it joined "
+                                     f"(exit status {process.returncode}): "
+                                     f"{lines[-1] if lines else 'no message'}",
+                                     hint="run `mcl devices` to check the device, and "
+                                     "`python -m mcl.multi.worker NAME` to see the worker's "
+                                     "whole error"))
+        time.sleep(0.05)
+
+
+def _stop(processes: list[Any]) -> None:
+    """End the worker processes: their standard input closed (they exit at once), then
+    killed where one has not ended within CLOSE_S."""
+    import subprocess
+
+    for process in processes:
+        if process.stdin is not None and not process.stdin.closed:
+            process.stdin.close()
+    for process in processes:
+        try:
+            process.wait(timeout=CLOSE_S)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        process.log.close()
 
 
 @dataclass(frozen=True)
@@ -134,7 +222,7 @@ def starting(slots: list[DeviceSlot] | None, scheduler: str | None,
 
     def hold() -> None:
         try:
-            with connect(slots, scheduler) as client:
+            with connect(slots, scheduler, modules) as client:
                 addresses = sorted(workers(client))
                 names = gather(client, {client.submit(w.warm, modules, workers=[a], pure=False,
                                                       allow_other_workers=False): a

@@ -18,6 +18,8 @@ from typing import Any
 
 from distributed.diagnostics.plugin import WorkerPlugin
 
+from mcl.diagnostics import MclError
+
 PLUGIN = "mcl-device-sessions"
 
 
@@ -41,6 +43,7 @@ class DeviceSessions(WorkerPlugin):
     def __init__(self) -> None:
         self.sessions: dict[str, Any] = {}
         self.device: Any = None
+        self.context: Any = None  # held open from the start (`warm_up`)
         self.kept: dict[str, dict[str, Any]] = {}  # by arguments' key: buffers by array
 
     def session(self, generated: Any) -> Any:
@@ -80,12 +83,68 @@ def device_name() -> str:
 
 def warm(modules: tuple[str, ...]) -> str:
     """Import `modules` and open the worker's device ahead of the work (while the client
-    still prepares it); the device's name, as `device_name`."""
+    still prepares it; a worker mcl started has done both before it joined); the
+    device's name, as `device_name`."""
+    warm_up(_sessions(), modules)
+    return device_name()
+
+
+def main(argv: list[str]) -> None:
+    """A worker process of mcl's local cluster (`mcl.multi.cluster`): `argv` is its name
+    and the modules to import. It imports them and opens its device first, then reads the
+    scheduler's address from standard input (the client starts the scheduler meanwhile),
+    joins, and ends when its standard input closes."""
+    import asyncio
+    import logging
+    import os
+    import sys
+    import threading
+
+    from distributed import Worker
+
+    name, *modules = argv
+    logging.getLogger("distributed").setLevel(logging.ERROR)
+    sessions = DeviceSessions()
+    try:
+        warm_up(sessions, tuple(modules))
+    except MclError as e:  # the client reports this line (mcl.multi.cluster)
+        print(e.diagnostics[0].message, file=sys.stderr)
+        sys.exit(1)
+    address = sys.stdin.readline().strip()
+    if not address:
+        return
+
+    def orphaned() -> None:
+        sys.stdin.read()  # returns when the client closes the pipe or its process ends
+        os._exit(0)  # the results are the client's by then: no teardown to wait for
+
+    threading.Thread(target=orphaned, daemon=True).start()
+
+    async def serve() -> None:
+        async with Worker(address, nthreads=1, name=name, host="127.0.0.1",
+                          death_timeout=60) as worker:
+            worker.plugins[PLUGIN] = sessions
+            await worker.finished()
+
+    asyncio.run(serve())
+    os._exit(0)
+
+
+def warm_up(sessions: DeviceSessions, modules: tuple[str, ...]) -> None:
+    """Import `modules` and open the device of `sessions` with a context, so that the
+    driver's start (on NVIDIA, the CUDA driver's initialisation) is not paid by the
+    first task."""
     import importlib
+
+    import pyopencl as cl
+
+    from mcl.codegen import select_device
 
     for module in modules:
         importlib.import_module(module)
-    return device_name()
+    if sessions.device is None:
+        sessions.device = select_device(None)
+        sessions.context = cl.Context([sessions.device])
 
 
 def build(generated: Any) -> str:
@@ -120,3 +179,9 @@ def forget_kept(dask_worker: Any) -> int:
     count = len(plugin.kept)
     plugin.kept = {}
     return count
+
+
+if __name__ == "__main__":
+    import sys
+
+    main(sys.argv[1:])
