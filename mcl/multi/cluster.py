@@ -20,6 +20,7 @@ of the run is the same code.
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from collections import Counter
@@ -87,6 +88,22 @@ def connect(slots: list[DeviceSlot] | None, scheduler: str | None,
             modules: tuple[str, ...] = ()) -> Iterator[Any]:
     """A `distributed.Client` of the cluster: `scheduler`'s, or a local one with a worker
     per slot, each worker having imported `modules` (closed again afterwards)."""
+    with _connect(None if slots is None else (lambda: slots), None if slots is None
+                  else len(slots), scheduler, modules) as client:
+        yield client
+
+
+def planned_workers(spec: str) -> int | None:
+    """How many workers `--devices SPEC` starts, where that is known before the devices
+    are listed (a list of devices; not `all`)."""
+    return None if spec.strip() == "all" else len(spec.split(","))
+
+
+@contextmanager
+def _connect(slots_of: Callable[[], list[DeviceSlot]] | None, count: int | None,
+             scheduler: str | None, modules: tuple[str, ...]) -> Iterator[Any]:
+    """`connect`, the local workers' slots found by `slots_of`; `count` of them (where
+    known) start before it is called."""
     try:
         from distributed import Client
     except ImportError:
@@ -103,29 +120,36 @@ def connect(slots: list[DeviceSlot] | None, scheduler: str | None,
         with client:
             yield client
         return
-    assert slots
-    with _local(slots, modules) as client:
+    assert slots_of is not None
+    with _local(slots_of, count or 0, modules) as client:
         yield client
 
 
 @contextmanager
-def _local(slots: list[DeviceSlot], modules: tuple[str, ...]) -> Iterator[Any]:
+def _local(slots_of: Callable[[], list[DeviceSlot]], count: int,
+           modules: tuple[str, ...]) -> Iterator[Any]:
+    """The local cluster: `count` worker processes start at once and import `modules`
+    while the devices are listed (`slots_of`, which opens every OpenCL platform here) and
+    the scheduler starts; each is then sent its device's environment and the scheduler's
+    address."""
     import logging
 
     from distributed import Client, Scheduler, SpecCluster
 
-    processes = [_spawn(slot, f"mcl-{i}", modules) for i, slot in enumerate(slots)]
+    processes = [_spawn(f"mcl-{i}", modules) for i in range(count)]
     cluster = None
     try:
+        slots = slots_of()
+        processes += [_spawn(f"mcl-{i}", modules) for i in range(len(processes), len(slots))]
+        for process, slot in zip(processes, slots, strict=True):
+            _send(process, json.dumps(slot.env))
         cluster = SpecCluster(
             workers={},
             scheduler={"cls": Scheduler, "options": {"host": "127.0.0.1", "dashboard": False,
                                                    "dashboard_address": "127.0.0.1:0"}},
             silence_logs=logging.ERROR)
         for process in processes:
-            assert process.stdin is not None
-            process.stdin.write(f"{cluster.scheduler_address}\n".encode())
-            process.stdin.flush()
+            _send(process, cluster.scheduler_address)
         client = Client(cluster)
         try:
             _wait_for(client, processes)
@@ -140,9 +164,16 @@ def _local(slots: list[DeviceSlot], modules: tuple[str, ...]) -> Iterator[Any]:
             cluster.close(timeout=CLOSE_S)
 
 
-def _spawn(slot: DeviceSlot, name: str, modules: tuple[str, ...]) -> Any:
-    """Start the worker process of `slot` (`mcl.multi.worker.main`), its stderr kept in a
-    file that says why if it ends before it joins."""
+def _send(process: Any, line: str) -> None:
+    assert process.stdin is not None
+    process.stdin.write(f"{line}\n".encode())
+    process.stdin.flush()
+
+
+def _spawn(name: str, modules: tuple[str, ...]) -> Any:
+    """Start a worker process (`mcl.multi.worker.main`; its device's environment comes
+    later, on its standard input), its stderr kept in a file that says why if it ends
+    before it joins."""
     import subprocess
     import sys
     import tempfile
@@ -154,7 +185,7 @@ def _spawn(slot: DeviceSlot, name: str, modules: tuple[str, ...]) -> Any:
     log = tempfile.TemporaryFile()
     process = subprocess.Popen(
         [sys.executable, "-m", "mcl.multi.worker", name, *modules], stdin=subprocess.PIPE,
-        stdout=subprocess.DEVNULL, stderr=log, env={**os.environ, **slot.env, "PYTHONPATH": path})
+        stdout=subprocess.DEVNULL, stderr=log, env={**os.environ, "PYTHONPATH": path})
     process.log = log  # type: ignore[attr-defined]
     return process
 
@@ -207,12 +238,15 @@ class Started:
 
 
 @contextmanager
-def starting(slots: list[DeviceSlot] | None, scheduler: str | None,
+def starting(slots_of: Callable[[], list[DeviceSlot]] | None, count: int | None,
+             scheduler: str | None,
              modules: tuple[str, ...]) -> Iterator[Callable[[], Started]]:
     """`connect` in a background thread, each worker then importing `modules` and opening
     its device (`mcl.multi.worker.warm`), while the caller prepares the work; yields the
     function that waits for it. Worker processes start in seconds (Python, Dask, the
-    device's driver), time the caller spends making inputs and generating code."""
+    device's driver), time the caller spends checking the kernel, making inputs and
+    generating code. The local workers' devices are listed in that thread too
+    (`slots_of`), `count` workers (`planned_workers`) starting before."""
     from mcl.multi import worker as w
     from mcl.multi.run import gather, workers
 
@@ -222,7 +256,7 @@ def starting(slots: list[DeviceSlot] | None, scheduler: str | None,
 
     def hold() -> None:
         try:
-            with connect(slots, scheduler, modules) as client:
+            with _connect(slots_of, count, scheduler, modules) as client:
                 addresses = sorted(workers(client))
                 names = gather(client, {client.submit(w.warm, modules, workers=[a], pure=False,
                                                       allow_other_workers=False): a

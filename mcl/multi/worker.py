@@ -91,10 +91,13 @@ def warm(modules: tuple[str, ...]) -> str:
 
 def main(argv: list[str]) -> None:
     """A worker process of mcl's local cluster (`mcl.multi.cluster`): `argv` is its name
-    and the modules to import. It imports them and opens its device first, then reads the
-    scheduler's address from standard input (the client starts the scheduler meanwhile),
-    joins, and ends when its standard input closes."""
+    and the modules to import. It imports them first, then reads its device's
+    environment (a JSON object) from standard input and opens the device, then reads the
+    scheduler's address (the client lists the devices and starts the scheduler
+    meanwhile), joins, and ends when its standard input closes."""
     import asyncio
+    import importlib
+    import json
     import logging
     import os
     import sys
@@ -104,9 +107,15 @@ def main(argv: list[str]) -> None:
 
     name, *modules = argv
     logging.getLogger("distributed").setLevel(logging.ERROR)
+    for module in modules:  # no device is touched yet: its environment is not set
+        importlib.import_module(module)
+    line = sys.stdin.readline()
+    if not line.strip():
+        return
+    os.environ.update(json.loads(line))
     sessions = DeviceSessions()
     try:
-        warm_up(sessions, tuple(modules))
+        warm_up(sessions, ())
     except MclError as e:  # the client reports this line (mcl.multi.cluster)
         print(e.diagnostics[0].message, file=sys.stderr)
         sys.exit(1)
