@@ -101,9 +101,10 @@ def planned_workers(spec: str) -> int | None:
 
 @contextmanager
 def _connect(slots_of: Callable[[], list[DeviceSlot]] | None, count: int | None,
-             scheduler: str | None, modules: tuple[str, ...]) -> Iterator[Any]:
+             scheduler: str | None, modules: tuple[str, ...],
+             given_up: threading.Event | None = None) -> Iterator[Any]:
     """`connect`, the local workers' slots found by `slots_of`; `count` of them (where
-    known) start before it is called."""
+    known) start before it is called; `given_up`, once set, stops the wait for them."""
     try:
         from distributed import Client
     except ImportError:
@@ -121,13 +122,13 @@ def _connect(slots_of: Callable[[], list[DeviceSlot]] | None, count: int | None,
             yield client
         return
     assert slots_of is not None
-    with _local(slots_of, count or 0, modules) as client:
+    with _local(slots_of, count or 0, modules, given_up or threading.Event()) as client:
         yield client
 
 
 @contextmanager
-def _local(slots_of: Callable[[], list[DeviceSlot]], count: int,
-           modules: tuple[str, ...]) -> Iterator[Any]:
+def _local(slots_of: Callable[[], list[DeviceSlot]], count: int, modules: tuple[str, ...],
+           given_up: threading.Event) -> Iterator[Any]:
     """The local cluster: `count` worker processes start at once and import `modules`
     while the devices are listed (`slots_of`, which opens every OpenCL platform here) and
     the scheduler starts; each is then sent its device's environment and the scheduler's
@@ -138,6 +139,7 @@ def _local(slots_of: Callable[[], list[DeviceSlot]], count: int,
 
     processes = [_spawn(f"mcl-{i}", modules) for i in range(count)]
     cluster = None
+    joined = False
     try:
         slots = slots_of()
         processes += [_spawn(f"mcl-{i}", modules) for i in range(len(processes), len(slots))]
@@ -152,14 +154,15 @@ def _local(slots_of: Callable[[], list[DeviceSlot]], count: int,
             _send(process, cluster.scheduler_address)
         client = Client(cluster)
         try:
-            _wait_for(client, processes)
+            _wait_for(client, processes, given_up)
+            joined = True
             yield client
         finally:
             # The client first: with it gone, the scheduler loses no data it still holds
             # for it when the workers end.
             client.close(timeout=CLOSE_S)
     finally:
-        _stop(processes)
+        _stop(processes, CLOSE_S if joined else 0.0)
         if cluster is not None:
             cluster.close(timeout=CLOSE_S)
 
@@ -190,7 +193,12 @@ def _spawn(name: str, modules: tuple[str, ...]) -> Any:
     return process
 
 
-def _wait_for(client: Any, processes: list[Any]) -> None:
+class _GivenUp(Exception):
+    """The caller of `starting` left (an error in its own work) before the workers
+    joined: the cluster is closed without waiting for them."""
+
+
+def _wait_for(client: Any, processes: list[Any], given_up: threading.Event) -> None:
     """Until every worker has joined; a worker process that ended first is an error
     (its last line of stderr says why)."""
     import time
@@ -198,6 +206,8 @@ def _wait_for(client: Any, processes: list[Any]) -> None:
     from mcl.multi.run import workers
 
     while len(workers(client)) < len(processes):
+        if given_up.is_set():
+            raise _GivenUp
         for process in processes:
             if process.poll() is not None:
                 process.log.seek(0)
@@ -211,9 +221,10 @@ def _wait_for(client: Any, processes: list[Any]) -> None:
         time.sleep(0.05)
 
 
-def _stop(processes: list[Any]) -> None:
-    """End the worker processes: their standard input closed (they exit at once), then
-    killed where one has not ended within CLOSE_S."""
+def _stop(processes: list[Any], grace: float) -> None:
+    """End the worker processes: their standard input closed (a worker that has started
+    its `main` exits at once), then killed where one has not ended within `grace`
+    seconds (none for workers that never joined: nothing of theirs is wanted)."""
     import subprocess
 
     for process in processes:
@@ -221,7 +232,7 @@ def _stop(processes: list[Any]) -> None:
             process.stdin.close()
     for process in processes:
         try:
-            process.wait(timeout=CLOSE_S)
+            process.wait(timeout=grace)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
@@ -256,7 +267,7 @@ def starting(slots_of: Callable[[], list[DeviceSlot]] | None, count: int | None,
 
     def hold() -> None:
         try:
-            with _connect(slots_of, count, scheduler, modules) as client:
+            with _connect(slots_of, count, scheduler, modules, stop) as client:
                 addresses = sorted(workers(client))
                 names = gather(client, {client.submit(w.warm, modules, workers=[a], pure=False,
                                                       allow_other_workers=False): a

@@ -94,12 +94,13 @@ def main(argv: list[str]) -> None:
     and the modules to import. It imports them first, then reads its device's
     environment (a JSON object) from standard input and opens the device, then reads the
     scheduler's address (the client lists the devices and starts the scheduler
-    meanwhile), joins, and ends when its standard input closes."""
+    meanwhile) and joins. It ends as soon as its standard input closes, at any point."""
     import asyncio
     import importlib
     import json
     import logging
     import os
+    import queue
     import sys
     import threading
 
@@ -107,27 +108,26 @@ def main(argv: list[str]) -> None:
 
     name, *modules = argv
     logging.getLogger("distributed").setLevel(logging.ERROR)
+    lines: queue.Queue[str] = queue.Queue()
+
+    def read() -> None:
+        for line in sys.stdin:
+            lines.put(line)
+        # The client closed the pipe or its process ended: whatever this worker is doing
+        # (importing, running), its results are no longer wanted.
+        os._exit(0)
+
+    threading.Thread(target=read, daemon=True).start()
     for module in modules:  # no device is touched yet: its environment is not set
         importlib.import_module(module)
-    line = sys.stdin.readline()
-    if not line.strip():
-        return
-    os.environ.update(json.loads(line))
+    os.environ.update(json.loads(lines.get()))
     sessions = DeviceSessions()
     try:
         warm_up(sessions, ())
     except MclError as e:  # the client reports this line (mcl.multi.cluster)
         print(e.diagnostics[0].message, file=sys.stderr)
         sys.exit(1)
-    address = sys.stdin.readline().strip()
-    if not address:
-        return
-
-    def orphaned() -> None:
-        sys.stdin.read()  # returns when the client closes the pipe or its process ends
-        os._exit(0)  # the results are the client's by then: no teardown to wait for
-
-    threading.Thread(target=orphaned, daemon=True).start()
+    address = lines.get().strip()
 
     async def serve() -> None:
         async with Worker(address, nthreads=1, name=name, host="127.0.0.1",

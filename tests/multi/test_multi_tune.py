@@ -67,3 +67,17 @@ def test_a_worker_that_cannot_start_is_one_error_line_and_leaves_nothing() -> No
     message = raised.value.diagnostics[0].message
     assert "a Dask worker ended before it joined" in message and "\n" not in message
     assert not _workers_alive()
+
+
+def test_a_kernel_error_while_the_workers_start_leaves_no_worker(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The workers start before the kernel is checked; an error in the kernel is the
+    same one line as without --parallel, and the starting workers are ended."""
+    shutil.copy(kernels_dir() / "matmul" / "reference.py", tmp_path / "reference.py")
+    plain = tmp_path / "plain.mcpl"
+    plain.write_text(PLANTED.replace("// tune:", "// values:"), encoding="utf-8")
+    argv = ["tune", str(plain), "--target", "hopper", *SIZES, "--parallel", "--devices",
+            default_twice(), "--no-cache"]
+    assert main(argv) == 1
+    assert "plain.mcpl:1:1: error: plain.mcpl names no values to try" in capsys.readouterr().err
+    assert not _workers_alive()
