@@ -6,9 +6,9 @@ per device of `--devices` (`python -m mcl.multi.worker`, one thread), its device
 MCL_DEVICE. An NVIDIA GPU is pinned with CUDA_VISIBLE_DEVICES, so the worker's driver
 sees that GPU alone; a CPU device named several times (PoCL) is shared: each of its
 workers runs PoCL on its share of the cores (POCL_CPU_MAX_CU_NUM). The worker processes
-are started first, before the scheduler: each imports Dask and the modules it is given
-and opens its device while the scheduler starts and the client prepares its work, and
-only then reads the scheduler's address from its standard input. No Dask nanny stands
+are started first, before the devices are listed and the scheduler starts: each imports
+Dask and the modules it is given meanwhile, then reads its device's environment from its
+standard input and opens the device, then reads the scheduler's address. No Dask nanny stands
 between: a worker that fails ends the run anyway, and the nanny would add a process
 start and a handshake to every worker's start and a graceful teardown to its end. A
 worker ends when its standard input closes, so none survives mcl, however mcl ends.
@@ -144,6 +144,7 @@ def _local(slots_of: Callable[[], list[DeviceSlot]], count: int, modules: tuple[
         slots = slots_of()
         processes += [_spawn(f"mcl-{i}", modules) for i in range(len(processes), len(slots))]
         for process, slot in zip(processes, slots, strict=True):
+            process.label = slot.label
             _send(process, json.dumps(slot.env))
         cluster = SpecCluster(
             workers={},
@@ -212,12 +213,12 @@ def _wait_for(client: Any, processes: list[Any], given_up: threading.Event) -> N
             if process.poll() is not None:
                 process.log.seek(0)
                 lines = process.log.read().decode(errors="replace").strip().splitlines()
-                raise MclError(error("run-worker", f"a Dask worker ended before it joined "
-                                     f"(exit status {process.returncode}): "
+                raise MclError(error("run-worker", f"the Dask worker of {process.label} "
+                                     f"ended before it joined (exit status "
+                                     f"{process.returncode}): "
                                      f"{lines[-1] if lines else 'no message'}",
-                                     hint="run `mcl devices` to check the device, and "
-                                     "`python -m mcl.multi.worker NAME` to see the worker's "
-                                     "whole error"))
+                                     hint="`mcl devices` lists the devices; --devices "
+                                     "names them by number or P:D"))
         time.sleep(0.05)
 
 

@@ -65,7 +65,8 @@ def test_a_worker_that_cannot_start_is_one_error_line_and_leaves_nothing() -> No
                                                     None):
         pass
     message = raised.value.diagnostics[0].message
-    assert "a Dask worker ended before it joined" in message and "\n" not in message
+    assert "the Dask worker of none ended before it joined" in message
+    assert "no OpenCL device matches '97:97'" in message and "\n" not in message
     assert not _workers_alive()
 
 
