@@ -5,9 +5,10 @@ GPU says nothing about another, so each kind gets its own search and its own ent
 `.tuned.toml`. What a worker does once is kept off the critical path (docs/scaling.md,
 "Tuning on all devices"):
 
-- the client generates every configuration's code once (`build_space`) while the
-  cluster starts and each worker imports Kernel Tuner and opens its device
-  (`mcl.multi.cluster.starting`, `mcl.multi.worker.warm`); a worker is sent the code of
+- the client checks the kernel and generates every configuration's code once
+  (`build_space`) while the cluster starts and each worker imports Kernel Tuner and
+  opens its device (`mcl.multi.cluster.starting`, `mcl.multi.worker.main`, or
+  `mcl.multi.worker.warm` on the workers of `--scheduler`); a worker is sent the code of
   the configurations and generates none itself;
 - with the brute-force strategy each worker makes one Kernel Tuner call and pulls the
   configurations of its kind, one at a time, from a queue on the scheduler
