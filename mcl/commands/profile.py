@@ -96,7 +96,7 @@ def profile_file(args: argparse.Namespace, path: Path, library: Any,
     """The `mcl profile` document of one kernel file: measured (or read from `counters`)
     and compared."""
     from mcl.profile.compare import compare
-    from mcl.profile.counters import parse_raw_csv, totals
+    from mcl.profile.counters import parse_raw_csv, sm_clock_hz, totals
     from mcl.profile.leaf import at_leaf, predict_at_leaf
     from mcl.profile.line_compare import compare_lines
     from mcl.profile.source_lines import for_file, parse_source_csv
@@ -117,11 +117,14 @@ def profile_file(args: argparse.Namespace, path: Path, library: Any,
     if not launches:
         raise MclError(error("profile-no-kernel", "ncu measured no kernel launch", None,
                              hint="does the function launch a kernel at these sizes?"))
-    prediction = predict_at_leaf(program, library, function, args.target, sizes)
+    # the time model at the clock the kernel ran at (ncu locks it to base), so that its
+    # estimate and the measured time are of the same clock (docs/profile.md)
+    clock = sm_clock_hz(launches)
+    prediction = predict_at_leaf(program, library, function, args.target, sizes, clock)
     figures = compare(prediction, totals(launches))
     lines = compare_lines(prediction, for_file(parse_source_csv(pages.source), path.name))
     return _document(str(path), args.target, function, sizes, launches, prediction,
-                     figures, lines)
+                     figures, lines, clock)
 
 
 def series_versions(folder: Path, leaf: str) -> list[Path]:
@@ -216,8 +219,8 @@ def _write(path: Path, text: str) -> None:
 
 
 def _document(file: str, target: str, function: str, sizes: dict[str, int],
-              launches: list[Any], prediction: Any, figures: list[Any], lines: list[Any]
-              ) -> dict[str, Any]:
+              launches: list[Any], prediction: Any, figures: list[Any], lines: list[Any],
+              clock_hz: float | None = None) -> dict[str, Any]:
     from mcl.schemas import SCHEMA_VERSION
 
     return {
@@ -226,6 +229,7 @@ def _document(file: str, target: str, function: str, sizes: dict[str, int],
         "function": function,
         "target": target,
         "sizes": sizes,
+        "sm_clock_hz": clock_hz,
         "kernels": [{"name": k.kernel, "metrics": k.metrics} for k in launches],
         "figures": [{
             "kind": f.kind, "title": f.title, "unit": f.unit, "predicted": f.predicted,

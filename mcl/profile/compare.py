@@ -72,19 +72,23 @@ def time_bound(p: Prediction, c: Mapping[str, float]) -> Figure:
 
 
 def time_estimate(p: Prediction, c: Mapping[str, float]) -> Figure:
+    """The model's estimate, at the SM clock the kernel ran at where the counters give
+    it (its note says which), against the measured time."""
     measured = c.get("gpu__time_duration.sum")
     seconds = measured * 1e-9 if measured is not None else None
+    clock = (f"at the measured SM clock, {p.model_clock_hz / 1e9:.3g} GHz"
+             if p.model_clock_hz else "at the description's clock")
     if p.estimated_seconds is None or seconds is None:
         return Figure("time-estimate", "time vs model estimate", "s", p.estimated_seconds,
                       seconds, "within 25%", None,
                       note="no estimate at this leaf"
-                      if p.estimated_seconds is None else None)
+                      if p.estimated_seconds is None else clock)
     ok = _relative(p.estimated_seconds, seconds, 0.25)
     return Figure("time-estimate", "time vs model estimate", "s", p.estimated_seconds,
                   seconds, "within 25%", ok,
                   None if ok else "latency, occupancy or instruction overheads the model "
                   "does not weigh" if seconds > p.estimated_seconds else
-                  "the model counts traffic the caches served")
+                  "the model counts traffic the caches served", note=clock)
 
 
 def _dram(kind: str, title: str, predicted: float | None, measured: float | None) -> Figure:

@@ -19,6 +19,9 @@ from mcl.diagnostics import MclError, error
 # metric -> what it measures, in the words docs/profile.md uses
 METRICS: dict[str, str] = {
     "gpu__time_duration.sum": "kernel time (ns)",
+    # with the time, the clocks it ran at: ncu locks the SM clock to base by default
+    "gpc__cycles_elapsed.max": "SM clock cycles of the kernel (the slowest GPC)",
+    "dram__cycles_elapsed.avg": "device-memory clock cycles of the kernel",
     "dram__bytes_read.sum": "bytes read from device memory",
     "dram__bytes_write.sum": "bytes written to device memory",
     "lts__t_sectors_srcunit_tex_op_write.sum": "32 B sectors the SMs wrote to the L2 cache",
@@ -124,3 +127,17 @@ def totals(launches: list[Launch]) -> Mapping[str, float]:
             if values:
                 result[name] = sum(values)
     return result
+
+
+def sm_clock_hz(launches: list[Launch]) -> float | None:
+    """The SM clock the kernels ran at: the GPC cycles of the longest launch over its time
+    (Nsight Compute locks the clock to base by default, `--clock-control base`, below the
+    description's boost clock); None where the report lacks either."""
+    if not launches:
+        return None
+    longest = max(launches, key=lambda k: k.get("gpu__time_duration.sum") or 0.0)
+    cycles, nanoseconds = (longest.get("gpc__cycles_elapsed.max"),
+                           longest.get("gpu__time_duration.sum"))
+    if not cycles or not nanoseconds:
+        return None
+    return cycles / (nanoseconds * 1e-9)

@@ -65,6 +65,7 @@ class Prediction:
     theoretical_occupancy_pct: float | None = None  # what the resources allow
     occupancy_pct: float | None = None  # with the grid's own limit: what a run can reach
     registers_per_thread: float | None = None
+    model_clock_hz: float | None = None  # the SM clock of the estimate, where not stated
     branch_efficiency: list[AccessPrediction] = field(default_factory=list)
     suggestions: list[Suggestion] = field(default_factory=list)
 
@@ -143,6 +144,7 @@ def predict(function: str, messages: Iterable[Mapping[str, Any]]) -> Prediction:
         if code == "time-estimate" and (
                 estimate := numeric(values, "estimated_seconds")) is not None:
             p.estimated_seconds = estimate
+            p.model_clock_hz = numeric(values, "clock_hz")
         # a suggestion, or one the time model weighed at under 3% (a fact since)
         if m.get("severity") == "suggestion" or (
                 code != "time-estimate" and numeric(values, "estimated_gain") is not None):
