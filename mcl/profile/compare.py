@@ -217,7 +217,8 @@ def theoretical_occupancy(p: Prediction, c: Mapping[str, float]) -> Figure:
 
 def achieved_occupancy(p: Prediction, c: Mapping[str, float]) -> Figure:
     """Against the occupancy the feedback expects of this launch: the theoretical one, or
-    less where the grid has too few blocks to fill every SM."""
+    less where the grid's last wave leaves block slots empty or the grid has too few
+    blocks to fill every SM (prediction.wave_occupancy)."""
     measured = c.get("sm__warps_active.avg.pct_of_peak_sustained_active")
     predicted = p.occupancy_pct
     if predicted is None or measured is None:
