@@ -150,7 +150,7 @@ def instruction_lanes(kernel: Kernel, lockstep: ParGroup, instruction: MemoryIns
 
 # A for-loop of at most this many iterations, inside the units, whose variable moves a
 # unit's address (a thread's VEC neighbouring elements, `for (v = 0; v < VEC; v++)`)
-# is followed through all its iterations when deciding coalescing.
+# is followed through all its iterations when deciding whether a load is coalesced.
 MAX_FILL_TRIPS = 16
 
 
@@ -323,7 +323,12 @@ def memory_access_messages(kernel: Kernel, transaction_bytes: int | None = None
             lines = [(lanes, coalescing(addresses, element, line))
                      for lanes, addresses in groups]
             lanes, result = max(lines, key=lambda c: c[1].lines - c[1].minimum)
-            filling = fill_loops(kernel, instruction) if not result.optimal else []
+            # Only a load's lines fill up over a thread's iterations: the L1 keeps them
+            # for the next. A store is written through to the L2 request by request, each
+            # with its own part-used sectors (Nsight Compute's L2 write sectors of such
+            # stores, docs/validation.md), so it is judged per request.
+            filling = fill_loops(kernel, instruction) \
+                if not result.optimal and instruction.kind == "load" else []
             if result.optimal or (filling and coalescing(
                     filled_addresses(kernel, warp, instruction, lanes, filling), element,
                     line).optimal):
