@@ -351,6 +351,59 @@ def test_lines_sectors_and_wide_shared_accesses(tmp_path, library, level):
             } == {2, 8}
 
 
+# Each thread reads 10 neighbouring words of a shared row from word 2 t + START: from an
+# even word the compiler reads them as five 64-bit loads (convolution hopper_v2's
+# `l_a[..][COLS * tx + k]`, all 64-bit in Nsight Compute's access sizes), from an odd one
+# it cannot, and each 4-byte read of the warp hits every second bank twice.
+PAIRS = """
+LEVEL void pairs(int n, global float[n, 32] out) {
+  foreach (int b in n blocks) {
+    shared float[96] row;
+    foreach (int w in 1 warps) {
+      foreach (int t in 32 threads) {
+        for (int r = 0; r < 3; r++) {
+          row[r * 32 + t] = 1.0;
+        }
+        barrier(shared);
+        float s = 0.0;
+        for (int v = 0; v < 10; v++) {
+          s += row[2 * t + START + v];
+        }
+        out[b, t] = s;
+      }
+    }
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("start", [0, 1])
+def test_neighbouring_words_from_an_aligned_word_are_read_in_wide_accesses(tmp_path, library,
+                                                                           start):
+    source = PAIRS.replace("START", str(start))
+    program, function, hwd = _load(tmp_path, source, "hopper", library)
+    sizes = {"n": 2}
+    messages = _feedback(program, function, hwd, sizes)
+    facts = build_facts(function, pipeline.check(program, library), hwd)
+    trace = _trace(program, function, hwd, sizes)
+    text = f"row[2 * t + {start} + v]"
+    reads = _lanes(trace, facts, text, "r")
+    assert len(reads) == 32 * 10
+    if start == 0:  # five 64-bit loads, each served a half warp at a time
+        degree = max(conflict_degree([a for lane, k, a in reads
+                                      if k // 2 == pair and half <= lane < half + 16])
+                     for pair in range(5) for half in (0, 16))
+    else:  # ten 4-byte loads
+        degree = max(conflict_degree([a for _, k, a in reads if k == one])
+                     for one in range(10))
+    assert degree == (1 if start == 0 else 2)
+    found = find_message(messages, "bank-conflict", "of row[")
+    if degree == 1:
+        assert found is None, found
+    else:
+        assert found is not None and numeric_values(found)["conflict_degree"] == degree
+
+
 def test_a_conflict_that_saves_under_three_percent_is_a_fact(library):
     """gesummv hopper (v2): the last steps of its row reduction read l_tmp with 2 active
     threads, 2 ways: real, but a sliver of the shared-memory traffic of the kernel."""
