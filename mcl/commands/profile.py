@@ -1,8 +1,9 @@
 """`mcl profile FILE --target LEAF [-D name=value ...] [--function NAME] [--ncu PATH]
-[--counters CSV] [--report PATH] [--format text|json]`: run the kernel's generated CUDA
-under Nsight Compute and print each figure of mcl's feedback beside the counter that
-measures it, flagged where the two differ by more than the figure's tolerance
-(docs/profile.md). `--counters` reads a recorded CSV report instead of running ncu.
+[--counters CSV] [--report PATH] [--clock-control base|none] [--format text|json]`: run
+the kernel's generated CUDA under Nsight Compute and print each figure of mcl's feedback
+beside the counter that measures it, flagged where the two differ by more than the
+figure's tolerance (docs/profile.md), the time model at the SM clock the kernel ran at.
+`--counters` reads a recorded CSV report instead of running ncu.
 Exit status 0 when the comparison was made (flags are findings, not failures), 1 on
 errors.
 """
@@ -23,6 +24,7 @@ from mcl.commands.options import (
 )
 from mcl.diagnostics import MclError, error
 from mcl.profile.counters import Pages
+from mcl.profile.ncu import CLOCK_CONTROLS
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -56,6 +58,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "series, a folder of FOLDER-VERSION.csv")
     p.add_argument("--report", metavar="PATH", help="keep ncu's report (.ncu-rep) at PATH "
                    "for Nsight Compute's own views")
+    p.add_argument("--clock-control", choices=CLOCK_CONTROLS, default="base",
+                   help="ncu's clock control: base (default) locks the SM clock to base "
+                   "for every replay, none lets it boost; the time model is evaluated at "
+                   "the clock measured either way")
     p.add_argument("--save-counters", metavar="CSV", help="also write the counters read "
                    "(the CSV --counters takes) to CSV")
     add_format_argument(p, "profile")
@@ -197,9 +203,10 @@ def _counters(args: argparse.Namespace, path: Path, function: str, sizes: dict[s
                        [f"{k}={v}" for k, v in sizes.items()], args.include_dirs,
                        args.hwd_path)
     if args.report:
-        return profile(ncu, argv, Path(args.report))
+        return profile(ncu, argv, Path(args.report), clock_control=args.clock_control)
     with tempfile.TemporaryDirectory(prefix="mcl-profile-") as folder:
-        return profile(ncu, argv, Path(folder) / "profile.ncu-rep")
+        return profile(ncu, argv, Path(folder) / "profile.ncu-rep",
+                       clock_control=args.clock_control)
 
 
 def _read(path: Path) -> str:

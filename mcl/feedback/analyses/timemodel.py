@@ -34,7 +34,10 @@ writes it, the extra transactions of each access in its own. The estimate is the
 over the phases of each one's largest limit; a kernel without barriers is one phase.
 
 A grid that does not fill the SMs evenly runs the busiest one longer (its blocks over
-the average), which scales the SM and latency terms. A kernel without arithmetic has
+the average), which scales the SM and latency terms. The SM terms and the latencies are
+at the description's SM clock, or at the one the context gives (`mcl profile`: the clock
+the profiler ran the kernel at, below the stated boost clock; docs/feedback.md, "The
+clock"); device memory's bandwidth keeps its own clock. A kernel without arithmetic has
 its memory roofs all the same (mcl.feedback.analyses.roofline, `flops` = 0).
 
 Every suggestion the model can re-evaluate gets `estimated_seconds_after` and
