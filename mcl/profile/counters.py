@@ -50,6 +50,14 @@ METRICS: dict[str, str] = {
     "smsp__sass_branch_targets_threads_divergent.sum": "divergent branch targets",
 }
 
+# Figures the SourceCounters section (which `mcl profile` asks for) adds to the raw page:
+# read like the metrics, but not names `--metrics` takes.
+SECTION_FIGURES: dict[str, str] = {
+    "memory_l1_wavefronts_shared": "shared-memory wavefronts",
+    "memory_l1_wavefronts_shared_ideal": "shared-memory wavefronts without bank conflicts "
+    "(a 64-bit access takes 2, a 128-bit one 4)",
+}
+
 # The CSV columns that describe a launch rather than measure it.
 KERNEL_NAME = "Kernel Name"
 ID = "ID"
@@ -107,7 +115,8 @@ def parse_raw_csv(text: str) -> list[Launch]:
         record = dict(zip(header, row, strict=True))
         if not record[ID].strip().isdigit():  # the units row
             continue
-        metrics = {name: value for name, cell in record.items() if name in METRICS
+        metrics = {name: value for name, cell in record.items()
+                   if name in METRICS or name in SECTION_FIGURES
                    if (value := parse_number(cell)) is not None}
         launches.append(Launch(record.get(KERNEL_NAME, ""), metrics))
     return launches
@@ -121,8 +130,8 @@ def totals(launches: list[Launch]) -> Mapping[str, float]:
         return {}
     longest = max(launches, key=lambda k: k.get("gpu__time_duration.sum") or 0.0)
     result: dict[str, float] = dict(longest.metrics)
-    for name in METRICS:
-        if name.endswith(".sum"):
+    for name in (*METRICS, *SECTION_FIGURES):
+        if name.endswith(".sum") or name in SECTION_FIGURES:  # counts
             values = [v for k in launches if (v := k.get(name)) is not None]
             if values:
                 result[name] = sum(values)
