@@ -95,6 +95,10 @@ class MclLanguageServer(LanguageServer):
         super().__init__("mcl", __version__, protocol_cls=MclProtocol)
         self.settings = ClientSettings()
         self.libraries = Libraries()
+        # Every edit parses the file again: reuse its definitions that did not change.
+        from mcl.mcpl.parse import reuse_definitions
+
+        reuse_definitions()
         self.documents: dict[str, DocumentState] = {}
         self.checks = _deep_executor()
         self._worker: FeedbackWorker | None = None
