@@ -120,9 +120,11 @@ def test_a_new_line_converts_the_definitions_below_again(reuse: None) -> None:
     KERNEL.replace("a[i] = 0.0;", "a[i] = 0.0"),  # a syntax error in one definition
     KERNEL.replace("int b; };", "int b; } }"),  # an unbalanced brace
     KERNEL + "perfect void h(",  # text after the last definition
-    KERNEL.replace("/* a brace", "/* a brace */ */"),  # a comment that does not close
-])
-def test_a_syntax_error_is_the_whole_file_parse_s(broken: str, reuse: None) -> None:
+    KERNEL.replace("/* a brace", "/* a brace */ */"),  # a stray end of comment
+    KERNEL + "/* a comment that does not close",
+], ids=["syntax-error", "unbalanced-brace", "text-after", "stray-comment-end",
+        "comment-not-closed"])
+def test_a_syntax_error_is_the_whole_file_parses(broken: str, reuse: None) -> None:
     parse_source(KERNEL, "m.mcpl")
     whole = _whole(broken, "m.mcpl")
     assert isinstance(whole, list)
