@@ -667,6 +667,10 @@ def start(tcp: int | None = None, host: str = "127.0.0.1") -> None:
     handler.setFormatter(OneLineFormatter("mcl lsp: %(message)s"))
     handler.addFilter(OneLine())  # pygls' repeats of a record already logged are dropped
     logging.basicConfig(level=logging.WARNING, handlers=[handler])
+    # Every edit parses the file again: reuse its definitions that did not change.
+    from mcl.mcpl.parse import reuse_definitions
+
+    reuse_definitions()
     if tcp is not None:
         server.start_tcp(host, tcp)
     else:

@@ -100,6 +100,11 @@ def _serve(conn: Connection) -> None:
         signal.signal(signal.SIGUSR1, _interrupt)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the editor's Ctrl-C is not for us
     libraries = Libraries()
+    # Every job parses the file again: reuse its definitions that did not change, and with
+    # them the analyses of an unchanged program (`_run`).
+    from mcl.mcpl.parse import reuse_definitions
+
+    reuse_definitions()
     _warm_up(libraries)
     try:
         conn.send(READY)  # only now can a job be interrupted (see FeedbackWorker.cancel)
@@ -168,22 +173,71 @@ def _run(job: FeedbackJob, libraries: Libraries, result: FeedbackResult) -> None
         require_level(library, job.level)
     # What `mcl check FILE --level L -D name=value` does, step for step.
     options = FeedbackOptions(defines=tuple(f"{name}={value}" for name, value in job.values))
-    checked = check_source(job.path, job.include, library, job.level, options)
+    checked = check_source(job.path, job.include, library, job.level)
     upward = [d for d in checked.diagnostics if d.code == "translate-upward"]
     if upward:
         # `mcl.level` applies to every file; one already at or below it is analysed at
         # its own level, with a note instead of the command line's error.
-        checked = check_source(job.path, job.include, library, None, options)
+        checked = check_source(job.path, job.include, library, None)
         result.diagnostics += [replace(
             d, severity=Severity.NOTE,
             message=f"{d.message}; mcl.level is {job.level}, so the feedback is at the "
             "kernel's own level") for d in upward]
+    feedback = _feedback(checked, library, options)
     if job.level is not None:
         result.diagnostics += checked.diagnostics
-    if checked.feedback is not None:
-        feedback = checked.feedback
+    if feedback is not None:
         result.messages = [_record(m, shown) for m, shown
                            in zip(feedback.messages, feedback.shown_by_default(), strict=True)]
+
+
+# The last analysis: what it analysed and its feedback. Most edits leave the program as it
+# was (a comment, blanks) or change one definition; the parse reuses the definitions that
+# did not change (mcl.mcpl.parse.reuse_definitions), so an unchanged program is made of
+# the very same definitions as before, and its feedback is the same.
+_last: tuple[Any, Any, Any, Any] | None = None  # program, library, options, FileFeedback
+
+
+def _feedback(checked: Any, library: Any, options: Any) -> Any:
+    """The feedback `check_source` with `options` gives on `checked` (a SourceCheck),
+    reused when the program, library and options are those of the last job; an error
+    of the values joins the check's diagnostics, as there."""
+    global _last
+    program = checked.checked()
+    if program is None or program.errors:
+        return None
+    if _last is not None and _last[1] is library and _last[2] == options \
+            and _same_program(_last[0], program.program):
+        return _last[3]
+    from mcl.pipeline import feedback
+
+    try:
+        found = feedback(program, library, options)
+    except MclError as exc:
+        checked.diagnostics += exc.diagnostics
+        return None
+    _last = (program.program, library, options, found)
+    return found
+
+
+def _same_program(a: Any, b: Any) -> bool:
+    """Are programs `a` and `b` made of the same definitions (the same objects)?"""
+    return (a.modules.keys() == b.modules.keys() and a.files == b.files
+            and a.hwd_imports == b.hwd_imports and a.roots == b.roots
+            and _same_module(a.main, b.main)
+            and all(_same_module(a.modules[k], b.modules[k]) for k in a.modules))
+
+
+def _same_module(a: Any, b: Any) -> bool:
+    if a is b:
+        return True
+    if (a.package, a.name, a.exports, a.file, a.span) != \
+            (b.package, b.name, b.exports, b.file, b.span):
+        return False
+    parts = ((a.imports, b.imports), (a.constants, b.constants), (a.types, b.types),
+             (a.functions, b.functions))
+    return all(len(x) == len(y) and all(p is q for p, q in zip(x, y, strict=True))
+               for x, y in parts)
 
 
 def _record(m: Any, shown_by_default: bool = True) -> MessageRecord:

@@ -22,7 +22,7 @@ one, so mcpl.tx and this module cannot drift apart silently.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, MutableSequence
 from typing import Any
 
 from mcl.diagnostics import MclError, Span, error
@@ -64,9 +64,26 @@ class ModelBuilder(GrammarConverter):
         self.hwd_names = frozenset(hwd_names)
         self.own_functions: frozenset[str] = frozenset()
         self.modules: frozenset[str] = frozenset()  # what may qualify a name: imports, own
+        # Where the text the model was parsed from starts in `text`: a definition parsed
+        # alone (mcl.mcpl.parse, the editor's reuse of unchanged definitions) has
+        # positions relative to its own start.
+        self.base = 0
 
     def span(self, obj: Any) -> Span:
-        return self.pos.span_of(obj)
+        return self.pos.span(obj._tx_position + self.base, obj._tx_position_end + self.base)
+
+    def context(self, m: Any) -> tuple[frozenset[str], ...]:
+        """Set and return what converting an item of module `m` depends on besides the
+        item: the module's own functions, the module names that may qualify a name and
+        the description names."""
+        self.own_functions = frozenset(
+            item.name for item in m.items if self.matched_rule(item) == "Function"
+        )
+        own = [*(m.package.parts if m.package else []), *([m.name] if m.name else [])]
+        self.modules = frozenset(
+            [".".join(item.path.parts) for item in m.items if self.matched_rule(item) == "Import"]
+            + ([".".join(own)] if own else []))
+        return self.own_functions, self.modules, self.hwd_names
 
     @staticmethod
     def matched_rule(obj: Any) -> str:
@@ -75,21 +92,27 @@ class ModelBuilder(GrammarConverter):
 
     # ------------------------------------------------------------------ top level
 
-    def module(self, m: Any) -> A.Module:
+    def module(self, m: Any, parts: MutableSequence[tuple[int, Any]] | None = None
+               ) -> A.Module:
+        """The module of model `m`. `parts`, when given, has for each item the offset of
+        the text it was parsed from and its node when already converted (None: convert it
+        now, and write it there); `context(m)` has then been called."""
         exports: list[str] | None = None
         imports: list[A.Import] = []
         constants: list[A.Decl] = []
         types: list[A.TypeDef] = []
         functions: list[A.Function] = []
-        self.own_functions = frozenset(
-            item.name for item in m.items if self.matched_rule(item) == "Function"
-        )
-        own = [*(m.package.parts if m.package else []), *([m.name] if m.name else [])]
-        self.modules = frozenset(
-            [".".join(item.path.parts) for item in m.items if self.matched_rule(item) == "Import"]
-            + ([".".join(own)] if own else []))
-        for item in m.items:
-            node = self.convert(item)
+        if parts is None:
+            self.context(m)
+        span = self.span(m)
+        for k, item in enumerate(m.items):
+            if parts is not None:
+                self.base, node = parts[k]
+                if node is None:
+                    node = self.convert(item)
+                    parts[k] = (self.base, node)
+            else:
+                node = self.convert(item)
             if isinstance(node, tuple):  # an export line: names
                 exports = (exports or []) + list(node)
             elif isinstance(node, A.Import):
@@ -109,7 +132,7 @@ class ModelBuilder(GrammarConverter):
             types=tuple(types),
             functions=tuple(functions),
             file=self.file,
-            span=self.span(m),
+            span=span,
         )
 
     def rule_Export(self, e: Any) -> tuple[str, ...]:

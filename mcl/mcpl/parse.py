@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -71,6 +72,10 @@ def parse_source(
     chains become `HwdConst`; by default the bundled descriptions. The module's own function
     prefixes and single-name imports always count as description names too."""
     with gc_paused():  # allocation-heavy and free of cycles (mcl/gc_pause.py)
+        if _kept is not None:
+            module = _reusing_definitions(text, file, hwd_names, _kept)
+            if module is not None:
+                return module
         return _parse_source(text, file, hwd_names)
 
 
@@ -96,6 +101,138 @@ def _parse_source(text: str, file: str, hwd_names: Iterable[str] | None) -> Modu
         raise MclError(
             error("mcpl-syntax", "the code is nested too deeply", Span.point(file, 1, 1))
         ) from None
+
+
+# ------------------------------------------------------------- reusing unchanged definitions
+
+# The editor parses a file again after every keystroke, and a keystroke changes one
+# definition. With reuse on (`reuse_definitions`: the language server and its feedback
+# worker), each top-level definition is parsed alone and kept: per file, its model by its
+# text, and its AST by its text, the line and column where it starts and what its
+# conversion depends on (mcl.mcpl.build.ModelBuilder.context). An edit then parses only
+# the definition it touched (and, when it added or removed a line, converts those below it
+# again for their new positions), and an unchanged definition is the very same AST object
+# as before, which the feedback worker relies on to reuse its analyses.
+# Anything unusual (a syntax error, text between definitions) parses the whole file as
+# before, so the result and the errors are those of the whole-file parse.
+
+
+@dataclass
+class _Kept:
+    models: dict[str, Any] = field(default_factory=dict)  # definition text -> its model
+    nodes: dict[tuple[str, int, int], Any] = field(default_factory=dict)
+    context: tuple[frozenset[str], ...] = ()  # what `nodes` were converted with
+
+
+_kept: dict[str, _Kept] | None = None  # by file; None: reuse is off
+
+
+def reuse_definitions(on: bool = True) -> None:
+    """Keep the definitions of each file parsed from now on, and reuse those whose text
+    did not change (`on`: the language server's processes; off: forget them all)."""
+    global _kept
+    _kept = {} if on else None
+
+
+# The tokens that delimit top-level definitions: comments (which may hold braces and
+# semicolons), braces and semicolons. MCPL has no string literals.
+_DELIMITERS = re.compile(r"//[^\n]*|/\*[\s\S]*?\*/|[{};]")
+_COMMENTS = re.compile(r"//[^\n]*|/\*[\s\S]*?\*/")
+
+
+def definition_ends(text: str) -> list[int]:
+    """The offsets just past each top-level definition of `text` (its ';', or the '}'
+    that closes it, with a type's optional ';' after it)."""
+    ends: list[int] = []
+    depth = 0
+    closed = False  # the last end was a '}'
+    for m in _DELIMITERS.finditer(text):
+        token = m.group()
+        if token == "{":
+            depth += 1
+        elif token == "}":
+            depth -= 1
+            if depth == 0:
+                ends.append(m.end())
+                closed = True
+        elif token == ";" and depth == 0:
+            if closed and not _COMMENTS.sub("", text[ends[-1]:m.start()]).strip():
+                ends[-1] = m.end()
+            else:
+                ends.append(m.end())
+            closed = False
+    return ends
+
+
+class _Whole(Exception):
+    """The definitions cannot be parsed one by one: parse the whole file."""
+
+
+@dataclass
+class _Joined:
+    """The model of a module joined from its definitions' models (`ModelBuilder.module`
+    reads these attributes): positions in the whole text."""
+
+    items: list[Any]
+    package: Any
+    name: str | None
+    _tx_position: int
+    _tx_position_end: int
+
+
+def _reusing_definitions(text: str, file: str, hwd_names: Iterable[str] | None,
+                         kept_by_file: dict[str, _Kept]) -> Module | None:
+    """The module of `text`, parsed definition by definition with the kept ones reused;
+    None where only the whole-file parse can tell (then nothing is kept)."""
+    ends = definition_ends(text)
+    if not ends or _COMMENTS.sub("", text[ends[-1]:]).strip():
+        return None  # no definition, or text after the last that does not end one
+    old = kept_by_file.get(file, _Kept())
+    kept = _Kept()
+    models = []
+    try:
+        while len(ends) > 1 and not _definition_model(text[:ends[0]], file, old, kept).items:
+            del ends[0]  # the `package` and `module` lines go with the first definition
+        starts = [0, *ends[:-1]]
+        for start, end in zip(starts, ends, strict=True):
+            model = _definition_model(text[start:end], file, old, kept)
+            if len(model.items) != 1 or start > 0 and (model.package or model.name):
+                raise _Whole()
+            models.append(model)
+    except _Whole:
+        return None
+    joined = _Joined([m.items[0] for m in models], models[0].package, models[0].name,
+                     models[0]._tx_position, starts[-1] + models[-1]._tx_position_end)
+    names = set(library_hwd_names() if hwd_names is None else hwd_names)
+    names |= declared_hwd_names(joined)
+    builder = ModelBuilder(text, file, names)
+    kept.context = builder.context(joined)
+    reusable = old.nodes if old.context == kept.context else {}
+    keys = [(text[start:end], *builder.pos.linecol(start))
+            for start, end in zip(starts, ends, strict=True)]
+    parts = [(start, reusable.get(key)) for start, key in zip(starts, keys, strict=True)]
+    try:
+        module = builder.module(joined, parts)
+    except RecursionError:
+        return None
+    kept.nodes = {key: node for key, (_, node) in zip(keys, parts, strict=True)}
+    kept_by_file[file] = kept
+    return module
+
+
+def _definition_model(chunk: str, file: str, old: _Kept, kept: _Kept) -> Any:
+    """The model of the text of one definition parsed alone (kept in `old`, else parsed),
+    now kept in `kept`; _Whole when it does not parse."""
+    model = old.models.get(chunk)
+    if model is None:
+        try:
+            model = tree_builder().parse(chunk, file)
+        except (TextXSyntaxError, RecursionError):
+            raise _Whole() from None
+        if not hasattr(model, "items"):  # only comments
+            raise _Whole()
+    kept.models[chunk] = model
+    return model
 
 
 def parse_file(path: str | Path, hwd_names: Iterable[str] | None = None) -> Module:
