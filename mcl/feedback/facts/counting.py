@@ -178,7 +178,7 @@ def _added_up(term: Any, t: Any, trips: Any) -> Any:
     """A sum of numbers over a few iterations, added up (a thread's share of a 256-element
     clear, `ceiling((256 - t) / 256)` per thread; an inner sum whose outer counter is
     already a number); None for a term with other names or too many iterations."""
-    term = _numbers_added_up(term)
+    term, trips = _numbers_added_up(term), sympy.sympify(trips)
     if not (trips.is_Integer and trips <= _ADDED_UP and term.free_symbols <= {t}):
         return None
     return _numbers_added_up(sympy.Add(*(term.xreplace({t: sympy.Integer(k)})
@@ -198,9 +198,10 @@ def _numbers_added_up(e: Any) -> Any:
 
 def _bound_name(t: Any, f: Any) -> Any:
     """The variable of a sum a message may show: the loop's own name (`t` for the counter
-    `t_t`), not the internal counter, unless the summand holds another name like it."""
+    `t_t`), not the internal counter, unless the summand holds another name like it (a
+    size, or the variable of a sum inside it)."""
     name = t.name[2:] if t.name.startswith("t_") else t.name
-    if any(s.name == name for s in f.free_symbols):
+    if any(s.name == name for s in f.atoms(sympy.Symbol)):
         return t
     return sympy.Symbol(name, integer=True, nonnegative=True)
 
