@@ -94,9 +94,11 @@ def cases() -> list[Case]:
                     for name, at in CORPUS.items()]
 
 
-def collect(folder: Path, small: bool, timeout: float, only: list[str]) -> int:
+def collect(folder: Path, small: bool, timeout: float, only: list[str],
+            clock_control: str = "base") -> int:
     """Profile every case into `folder`: NAME.csv (ncu's raw page), NAME.json (mcl
-    profile's document), NAME.log (its stderr); a summary line per case on stdout."""
+    profile's document), NAME.log (its stderr); a summary line per case on stdout.
+    `clock_control` is ncu's (`mcl profile --clock-control`)."""
     from mcl.profile.ncu import run_group
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -107,7 +109,8 @@ def collect(folder: Path, small: bool, timeout: float, only: list[str]) -> int:
             continue
         defines = [] if small else [f"{k}={v}" for k, v in case.sizes.items()]
         argv = [sys.executable, "-m", "mcl", "profile", str(path), "--target", LEAF,
-                "--format", "json", "--save-counters", str(folder / f"{name}.csv")]
+                "--format", "json", "--save-counters", str(folder / f"{name}.csv"),
+                "--clock-control", clock_control]
         for d in defines:
             argv += ["-D", d]
         start = time.perf_counter()
@@ -228,30 +231,31 @@ def calibrate(folder: Path) -> dict[str, Any]:
     """The achieved share of the stated device-memory bandwidth on the calibration half
     (`halves`): for each of its cases the time model calls bound by device memory (the
     phases it limits take most of the estimate), the compulsory traffic's time at the
-    stated bandwidth over the measured time less the time of the other phases; their
+    stated bandwidth over the measured time less the time of the other phases, the model
+    evaluated at the SM clock the case ran at (as `mcl profile` evaluates it); their
     median is what ACHIEVED_BANDWIDTH states."""
     from mcl.feedback.analyses.timemodel import ACHIEVED_BANDWIDTH
+    from mcl.hdl.library import default_library
+    from mcl.profile.counters import parse_raw_csv, sm_clock_hz, totals
+    from mcl.profile.leaf import at_leaf, feedback_messages
 
     known = {case.name: case for case in cases()}
-    measured = {}
+    measured, clocks = {}, {}
     for csv_path in raw_pages(folder):
-        from mcl.profile.counters import parse_raw_csv, totals
-
-        counters = totals(parse_raw_csv(csv_path.read_text()))
+        launches = parse_raw_csv(csv_path.read_text())
+        counters = totals(launches)
         if counters.get("gpu__time_duration.sum"):
             measured[csv_path.stem] = counters["gpu__time_duration.sum"] * 1e-9
+            clocks[csv_path.stem] = sm_clock_hz(launches)
     calibration, _ = halves(list(measured))
+    library = default_library()
     shares = {}
     for name in calibration:
         case = known.get(name)
         if case is None:
             continue
-        argv = [sys.executable, "-m", "mcl", "check", str(case.path), "--level", LEAF,
-                "--format", "json"]
-        for k, v in case.sizes.items():
-            argv += ["-D", f"{k}={v}"]
-        done = subprocess.run(argv, capture_output=True, text=True, check=False, cwd=REPO)
-        facts = [m for m in json.loads(done.stdout or "{}").get("messages", [])
+        program = at_leaf(case.path, [], library, _function_of(case), LEAF)
+        facts = [m for m in feedback_messages(program, library, case.sizes, clocks[name])
                  if m["code"] == "time-estimate"]
         if not facts:
             continue
@@ -263,8 +267,16 @@ def calibrate(folder: Path) -> dict[str, Any]:
             stated = values["seconds_device_memory"] * ACHIEVED_BANDWIDTH
             shares[name] = stated / (measured[name] - other)
     return {"calibration_cases": calibration, "device_memory_bound": shares,
+            "sm_clock_hz": {n: clocks[n] for n in calibration},
             "median": statistics.median(shares.values()) if shares else None,
             "stated_constant": ACHIEVED_BANDWIDTH}
+
+
+def _function_of(case: Case) -> str:
+    """The function a case profiles: its reference's (the kernels/ contract)."""
+    from mcl.verify import load_reference, reference_for
+
+    return load_reference(reference_for(case.path)).function
 
 
 def raw_pages(folder: Path) -> list[Path]:
@@ -415,9 +427,13 @@ def main() -> int:
                         help="--collect only the cases whose name holds a WORD")
     parser.add_argument("--json", metavar="PATH", help="--analyse: also write the cases "
                         "and the summary as JSON")
+    parser.add_argument("--clock-control", choices=("base", "none"), default="base",
+                        help="--collect with ncu's clock control (base: the SM clock locked "
+                        "to base, ncu's default; none: free to boost)")
     args = parser.parse_args()
     if args.collect:
-        return collect(Path(args.collect), args.small, args.timeout, args.cases)
+        return collect(Path(args.collect), args.small, args.timeout, args.cases,
+                       args.clock_control)
     if args.calibrate:
         found = calibrate(Path(args.calibrate))
         print(json.dumps(found, indent=2))

@@ -194,11 +194,18 @@ def _new_findings(source: Sequence[Diagnostic], translated: Sequence[Diagnostic]
     return [d for d in translated if where(d) is None or where(d) not in seen]
 
 
+def check_file(path: str | Path, include_dirs: Iterable[str | Path], library: HwdLibrary
+               ) -> CheckedProgram:
+    """load -> check, the checker's errors kept in the result (MclError only for what
+    stops loading: syntax and imports)."""
+    return check(load(path, include_dirs, library), library)
+
+
 def checked_at(path: str | Path, include_dirs: Iterable[str | Path], library: HwdLibrary,
                level: str | None = None) -> CheckedProgram:
     """load -> check (-> translate to `level` -> check); MclError with the errors of the
     first pass that has any."""
-    checked = check(load(path, include_dirs, library), library)
+    checked = check_file(path, include_dirs, library)
     checked.valid()
     if level is None:
         return checked
@@ -254,19 +261,24 @@ def feedback(checked: CheckedProgram, library: HwdLibrary, options: FeedbackOpti
     return run_feedback(checked, library, options)
 
 
-def generate(program: Program | Module, target: str, library: HwdLibrary,
+def generate(program: CheckedProgram | Program | Module, target: str, library: HwdLibrary,
              mapping: OpenCLMapping | None = None, only: set[str] | None = None,
              overrides: Mapping[str, Number] | None = None, language: str = "opencl"
              ) -> GeneratedModule:
     """Kernel code for leaf `target` from a program that checked clean, translated there
     first when its kernels are written above it (section 4.4: "First, the compiler
     translates the program to nvidia, then it translates to fermi, and from there the
-    compiler generates OpenCL and C++ code"). A lone module is a program of one module."""
+    compiler generates OpenCL and C++ code"). A lone module is a program of one module.
+    Code generation reads the types of the checker's side tables: those of a
+    `CheckedProgram` at the leaf (no second check), of the translation's check, else
+    none (a bare program is not checked again here)."""
     from mcl.codegen.opencl import generate_module, require_leaf
 
     require_leaf(target, library)  # before any translation is tried
-    at_leaf = lower(as_program(program), target, library).program
-    return generate_module(at_leaf, target, library, mapping, only, overrides, language)
+    given = program if isinstance(program, CheckedProgram) else as_program(program)
+    at_leaf = lower(given, target, library)
+    return generate_module(at_leaf.program, target, library, mapping, only, overrides,
+                           language, at_leaf.tables)
 
 
 # ---------------------------------------------------------------------------- MCL_DUMP

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import re
+from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,24 +34,70 @@ ID_ALLOWED = {
 }
 
 
-def id_calls(source: str) -> list[int]:
-    """Lines of the calls of the built-in `id` in `source`."""
-    return [node.lineno for node in ast.walk(ast.parse(source))
+@cache
+def compiler_trees() -> tuple[tuple[str, ast.Module], ...]:
+    """Every module of `mcl/`, parsed once for the scans below: (path, tree)."""
+    return tuple((str(path.relative_to(ROOT)), ast.parse(path.read_text(encoding="utf-8")))
+                 for path in sorted((ROOT / "mcl").rglob("*.py")))
+
+
+def id_calls(tree: ast.Module) -> list[int]:
+    """Lines of the calls of the built-in `id` in `tree`."""
+    return [node.lineno for node in ast.walk(tree)
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
             and node.func.id == "id"]
 
 
 def test_id_calls_are_found() -> None:
     planted = "memo = {}\nmemo[id(node)] = 1\nseen = {id(x) for x in xs}\nkey = f'{id(e)}'\n"
-    assert id_calls(planted) == [2, 3, 4]
-    assert id_calls("node.id = 1\nx = ids(y)\n") == []
+    assert id_calls(ast.parse(planted)) == [2, 3, 4]
+    assert id_calls(ast.parse("node.id = 1\nx = ids(y)\n")) == []
 
 
 def test_no_id_keys_in_the_compiler() -> None:
-    used = [
-        f"{path.relative_to(ROOT)}:{line}"
-        for path in sorted((ROOT / "mcl").rglob("*.py"))
-        if str(path.relative_to(ROOT)) not in ID_ALLOWED
-        for line in id_calls(path.read_text(encoding="utf-8"))
-    ]
+    used = [f"{path}:{line}" for path, tree in compiler_trees() if path not in ID_ALLOWED
+            for line in id_calls(tree)]
     assert used == []
+
+
+def program_any(tree: ast.Module) -> list[int]:
+    """Lines where a parameter or field named `program` is annotated `Any`: a program is a
+    `Program`, a `Module` or a `CheckedProgram`, and mypy checks what is done with it."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.arg) and node.arg == "program":
+            annotation = node.annotation
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) \
+                and node.target.id == "program":
+            annotation = node.annotation
+        else:
+            continue
+        if annotation is not None and "Any" in ast.unparse(annotation):
+            found.append(node.lineno)
+    return sorted(found)
+
+
+def test_program_any_is_found() -> None:
+    planted = "def f(program: Any) -> None: ...\nclass C:\n    program: 'Any'\n" \
+              "def g(program: Program, other: Any) -> None: ...\n"
+    assert program_any(ast.parse(planted)) == [1, 3]
+
+
+def test_no_program_is_typed_any() -> None:
+    loose = [f"{path}:{line}" for path, tree in compiler_trees()
+             for line in program_any(tree)]
+    assert loose == []
+
+
+def test_the_language_server_imports_nothing_from_the_commands() -> None:
+    # docs/architecture.md, "Layers import downwards only": the server calls the pipeline
+    # as `mcl check` does; a command's private helper is no API.
+    imports = [
+        f"{path}:{node.lineno}"
+        for path, tree in compiler_trees() if path.startswith("mcl/lsp/")
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("mcl.commands")
+        or isinstance(node, ast.Import)
+        and any(a.name.startswith("mcl.commands") for a in node.names)
+    ]
+    assert imports == []

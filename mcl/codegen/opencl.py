@@ -19,7 +19,7 @@ become OpenCL functions, specialised per address space of their pointer paramete
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -42,7 +42,7 @@ from mcl.codegen.plan import (
     ParamPlan,
 )
 from mcl.codegen.prelude import HELPERS
-from mcl.codegen.scope import Scope, Var, signature_only
+from mcl.codegen.scope import CheckerTypes, Scope, Var, signature_only
 from mcl.codegen.statements import INDENT, BodyEmitter, SpaceResolver, element_type, where
 from mcl.diagnostics import MclError, error
 from mcl.hdl.model import HardwareDescription, Quantity
@@ -79,6 +79,7 @@ from mcl.mcpl.visitor import StrictVisitor
 
 if TYPE_CHECKING:
     from mcl.hdl.library import HwdLibrary
+    from mcl.mcpl.sidetables import SideTables
     from mcl.translate.levels import Library
 
 
@@ -92,6 +93,7 @@ class CodegenInput:
     types: Mapping[str, TypeDef]
     constants: tuple[Decl, ...]
     access: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    checker: CheckerTypes = field(default_factory=CheckerTypes)  # the checker's types
 
     @property
     def name(self) -> str:
@@ -108,17 +110,19 @@ class CodegenInput:
 
 def codegen_input(
     program: Program | Module, target: str, library: Library,
-    overrides: Mapping[str, Number] | None = None
+    overrides: Mapping[str, Number] | None = None, tables: SideTables | None = None
 ) -> CodegenInput:
     """Gather a program (or a lone module) whose kernels are at leaf `target` for code
     generation, and replace description constants by their values. `overrides` give
     named constants other values (`mcl tune`, a `.tuned.toml`): as if the MCPL said so,
-    host code included."""
+    host code included. `tables` are the checker's side tables of `program` (its types
+    follow the folding of description constants)."""
     program = as_program(program)
     main = program.main
     others: list[Module] = [m for m in program.modules.values() if m is not main]
     _require_at_leaf(main, target, library)
-    main = resolve_hwd_constants(main, library)
+    checker = CheckerTypes.of(tables)
+    main = resolve_hwd_constants(main, library, checker.carry)
     functions: dict[str, Function] = {}
     types: dict[str, TypeDef] = {}
     constants: list[Decl] = []
@@ -129,7 +133,7 @@ def codegen_input(
         constants += list(m.constants)
     if overrides:
         constants = override_constants(constants, overrides)
-    return CodegenInput(main, functions, types, tuple(constants), _access(program))
+    return CodegenInput(main, functions, types, tuple(constants), _access(program), checker)
 
 
 def override_constants(constants: list[Decl], overrides: Mapping[str, Number]) -> list[Decl]:
@@ -189,8 +193,10 @@ def _require_at_leaf(main: Module, target: str, library: Library) -> None:
             )
 
 
-def resolve_hwd_constants(module: Module, library: Library) -> Module:
-    """`gpu.hierarchy.blocks.block.threads.max_nr_units` -> 1024 (a pure pass)."""
+def resolve_hwd_constants(module: Module, library: Library,
+                          moved: Callable[[object, object], None] | None = None) -> Module:
+    """`gpu.hierarchy.blocks.block.threads.max_nr_units` -> 1024 (a pure pass; `moved` is
+    told of each node that takes another's place, `ast.transform`)."""
 
     def fold(node: object) -> object | None:
         if not isinstance(node, HwdConst):
@@ -224,7 +230,7 @@ def resolve_hwd_constants(module: Module, library: Library) -> Module:
             return IntLit(int(value), span=node.span)
         return FloatLit(float(value), repr(float(value)), span=node.span)
 
-    return transform(module, fold)
+    return transform(module, fold, moved)
 
 
 # ---------------------------------------------------------------------- the emitter
@@ -247,7 +253,8 @@ class ModuleEmitter:
 
     # ------------------------------------------------------------------ scopes
     def base_scope(self) -> Scope:
-        scope = Scope(dict(self.source.types), dict(self.source.functions))
+        scope = Scope(dict(self.source.types), dict(self.source.functions),
+                      checker=self.source.checker)
         for c in self.source.constants:
             scope.declare(Var(c.name, c.type, "constant", None, kind="constant"))
         return scope
@@ -676,14 +683,17 @@ def generate_module(
     only: set[str] | None = None,
     overrides: Mapping[str, Number] | None = None,
     language: str = "opencl",
+    tables: SideTables | None = None,
 ) -> GeneratedModule:
     """Kernel source (OpenCL C, or CUDA C++ with `language="cuda"`) and launch plans for
     every function with foreach statements of the main module of `program` (a loader
     Program or a Module) whose kernels are at leaf `target` (mcl.pipeline.generate
-    translates them there); named constants take the values of `overrides` where given."""
+    translates them there); named constants take the values of `overrides` where given.
+    `tables`: the checker's side tables of `program`, whose types code generation reads
+    (mcl.pipeline.generate passes them)."""
     require_leaf(target, library)
     hwd = library.get(target)
-    source = codegen_input(program, target, library, overrides)
+    source = codegen_input(program, target, library, overrides, tables)
     mapping = mapping or load_mapping(hwd, language=language)
     generated = ModuleEmitter(source, hwd, mapping).emit(only)
     if language == "opencl":

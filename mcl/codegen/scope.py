@@ -5,20 +5,30 @@ expression is an int or a float (built-ins such as abs/min/max/atomicAdd differ)
 address space an array lives in (pointer qualifiers, atomics), and the shape of arrays
 (linearised indexing).
 
-It does not read the checker's side tables (docs/architecture.md, "The checker's side
-tables"): code generation works on a tree it rewrote (description constants folded,
-`-D`/tuned constants substituted, loops unrolled, lanes), whose new nodes the tables do
-not hold, and an array's C type needs its sizes, which the checker's types leave out; a
-second check of the rewritten module would still leave the sizes to this module.
+The type of an expression is the checker's (docs/architecture.md, "The checker's side
+tables"): `CheckerTypes` holds the side tables' types of the program code is generated
+from, carried over to the node that takes an expression's place when code generation
+rewrites the tree (description constants folded: `ast.transform`'s `moved` hook). Typed
+here, by `_TypeOf`, are only
+- an array: its C type needs the sizes, which the declaration has and the checker's
+  types leave out (linearised indexing); the scalars and structs it holds are the
+  checker's again;
+- the nodes code generation builds itself (literals from folded constants, launch-size
+  and lane-offset arithmetic), and the tree of a program given without its checker's
+  tables (`generate_module` of a lone module, a split of `mcl run-multi`, the host
+  harness's statements): by the language's rules, which are the checker's tables
+  (`mcl.mcpl.types.arithmetic`, `mcl.mcpl.builtins`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from mcl.codegen.c_names import c_name
 from mcl.codegen.layout import flat_dims, remaining_type
 from mcl.diagnostics import MclError, Span, error
+from mcl.identity import Ref
 from mcl.mcpl import types as T
 from mcl.mcpl.ast import (
     ArrayType,
@@ -43,6 +53,9 @@ from mcl.mcpl.ast import (
 )
 from mcl.mcpl.builtins import BUILTINS
 from mcl.mcpl.visitor import StrictVisitor
+
+if TYPE_CHECKING:
+    from mcl.mcpl.sidetables import SideTables
 
 INT = Prim("int")
 FLOAT = Prim("float")
@@ -74,6 +87,35 @@ class Var:
         return isinstance(self.type, ArrayType)
 
 
+@dataclass(eq=False)
+class CheckerTypes:
+    """The checker's type of each expression of the tree code generation prints: those of
+    the side tables of the program it was given, and of each node that took a typed
+    node's place in a rewrite (`carry`)."""
+
+    types: dict[Ref[Expr], T.VType] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, tables: SideTables | None) -> CheckerTypes:
+        return cls(dict(tables.types) if tables is not None else {})
+
+    def carry(self, old: object, new: object) -> None:
+        """`new` stands where `old` stood (the `moved` hook of `ast.transform`)."""
+        found = self.types.get(Ref(old))  # type: ignore[arg-type]  # any node; Expr found
+        if found is not None:
+            self.types[Ref(new)] = found  # type: ignore[arg-type]  # it replaces an Expr
+
+    def scalar_or_struct(self, e: Expr) -> Prim | NamedType | None:
+        """The checker's type of `e` when it is a primitive or a user type (None: an
+        array, whose sizes the declaration has, or a node the checker did not type)."""
+        found = self.types.get(Ref(e))
+        if isinstance(found, T.Scalar):
+            return Prim(found.name)
+        if isinstance(found, T.Struct):
+            return NamedType(found.name)
+        return None
+
+
 @dataclass
 class Scope:
     """Nested lexical scopes of one generated function (a fresh object per function)."""
@@ -81,9 +123,10 @@ class Scope:
     types: dict[str, TypeDef]
     functions: dict[str, Function]
     frames: list[dict[str, Var]] = field(default_factory=lambda: [{}])
+    checker: CheckerTypes = field(default_factory=CheckerTypes)
 
     def child(self) -> Scope:
-        return Scope(self.types, self.functions, self.frames + [{}])
+        return Scope(self.types, self.functions, self.frames + [{}], self.checker)
 
     def declare(self, var: Var) -> Var:
         self.frames[-1][var.name] = var
@@ -103,8 +146,12 @@ class Scope:
 
     # ------------------------------------------------------------------ types
     def type_of(self, e: Expr) -> Type:
-        """The type of `e` in this scope (an expression kind without a rule raises
-        UnknownNodeError: `_TypeOf` is a StrictVisitor)."""
+        """The type of `e`: the checker's, else (an array, a node code generation built)
+        `_TypeOf`'s (an expression kind without a rule raises UnknownNodeError: it is a
+        StrictVisitor)."""
+        checked = self.checker.scalar_or_struct(e)
+        if checked is not None:
+            return checked
         result: Type = _TYPE_OF.visit(e, self)
         return result
 
@@ -198,11 +245,11 @@ def signature_only(f: Function) -> bool:
 
 
 def promote(a: Type, b: Type) -> Type:
-    """C's usual arithmetic conversions for the MCPL primitives."""
-    for wide in (DOUBLE, FLOAT):
-        if a == wide or b == wide:
-            return wide
-    return a if isinstance(a, Prim) and a.name != "bool" else INT
+    """C's usual arithmetic conversions for the MCPL primitives (the language's rule,
+    `mcl.mcpl.types.arithmetic`); a bool computes as an int."""
+    a_name, b_name = (t.name if isinstance(t, Prim) and t.name in T.NUMERIC_RANK else "int"
+                      for t in (a, b))
+    return Prim(T.arithmetic(a_name, b_name))
 
 
 def decl_dims(d: Decl) -> list[Expr]:

@@ -14,7 +14,7 @@ from mcl.diagnostics import MclError, error
 
 if TYPE_CHECKING:
     from mcl.hdl.library import HwdLibrary
-    from mcl.mcpl.loader import Program
+    from mcl.pipeline import CheckedProgram
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -65,11 +65,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def load_checked(path: str | Path, include_dirs: list[str], library: HwdLibrary) -> Program:
-    """The program of `path`, checked: code is only generated for valid kernels."""
+def load_checked(path: str | Path, include_dirs: list[str], library: HwdLibrary
+                 ) -> CheckedProgram:
+    """The program of `path`, checked: code is only generated for valid kernels, and code
+    generation reads the checker's types (no second check)."""
     from mcl import pipeline
 
-    return pipeline.checked_at(path, include_dirs, library).program
+    return pipeline.checked_at(path, include_dirs, library)
 
 
 def run(args: argparse.Namespace) -> int:

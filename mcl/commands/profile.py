@@ -1,8 +1,9 @@
 """`mcl profile FILE --target LEAF [-D name=value ...] [--function NAME] [--ncu PATH]
-[--counters CSV] [--report PATH] [--format text|json]`: run the kernel's generated CUDA
-under Nsight Compute and print each figure of mcl's feedback beside the counter that
-measures it, flagged where the two differ by more than the figure's tolerance
-(docs/profile.md). `--counters` reads a recorded CSV report instead of running ncu.
+[--counters CSV] [--report PATH] [--clock-control base|none] [--format text|json]`: run
+the kernel's generated CUDA under Nsight Compute and print each figure of mcl's feedback
+beside the counter that measures it, flagged where the two differ by more than the
+figure's tolerance (docs/profile.md), the time model at the SM clock the kernel ran at.
+`--counters` reads a recorded CSV report instead of running ncu.
 Exit status 0 when the comparison was made (flags are findings, not failures), 1 on
 errors.
 """
@@ -23,6 +24,7 @@ from mcl.commands.options import (
 )
 from mcl.diagnostics import MclError, error
 from mcl.profile.counters import Pages
+from mcl.profile.ncu import CLOCK_CONTROLS
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -56,6 +58,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "series, a folder of FOLDER-VERSION.csv")
     p.add_argument("--report", metavar="PATH", help="keep ncu's report (.ncu-rep) at PATH "
                    "for Nsight Compute's own views")
+    p.add_argument("--clock-control", choices=CLOCK_CONTROLS, default="base",
+                   help="ncu's clock control: base (default) locks the SM clock to base "
+                   "for every replay, none lets it boost; the time model is evaluated at "
+                   "the clock measured either way")
     p.add_argument("--save-counters", metavar="CSV", help="also write the counters read "
                    "(the CSV --counters takes) to CSV")
     add_format_argument(p, "profile")
@@ -96,7 +102,7 @@ def profile_file(args: argparse.Namespace, path: Path, library: Any,
     """The `mcl profile` document of one kernel file: measured (or read from `counters`)
     and compared."""
     from mcl.profile.compare import compare
-    from mcl.profile.counters import parse_raw_csv, totals
+    from mcl.profile.counters import parse_raw_csv, sm_clock_hz, totals
     from mcl.profile.leaf import at_leaf, predict_at_leaf
     from mcl.profile.line_compare import compare_lines
     from mcl.profile.source_lines import for_file, parse_source_csv
@@ -117,11 +123,14 @@ def profile_file(args: argparse.Namespace, path: Path, library: Any,
     if not launches:
         raise MclError(error("profile-no-kernel", "ncu measured no kernel launch", None,
                              hint="does the function launch a kernel at these sizes?"))
-    prediction = predict_at_leaf(program, library, function, args.target, sizes)
+    # the time model at the clock the kernel ran at (ncu locks it to base), so that its
+    # estimate and the measured time are of the same clock (docs/profile.md)
+    clock = sm_clock_hz(launches)
+    prediction = predict_at_leaf(program, library, function, args.target, sizes, clock)
     figures = compare(prediction, totals(launches))
     lines = compare_lines(prediction, for_file(parse_source_csv(pages.source), path.name))
     return _document(str(path), args.target, function, sizes, launches, prediction,
-                     figures, lines)
+                     figures, lines, clock)
 
 
 def series_versions(folder: Path, leaf: str) -> list[Path]:
@@ -194,9 +203,10 @@ def _counters(args: argparse.Namespace, path: Path, function: str, sizes: dict[s
                        [f"{k}={v}" for k, v in sizes.items()], args.include_dirs,
                        args.hwd_path)
     if args.report:
-        return profile(ncu, argv, Path(args.report))
+        return profile(ncu, argv, Path(args.report), clock_control=args.clock_control)
     with tempfile.TemporaryDirectory(prefix="mcl-profile-") as folder:
-        return profile(ncu, argv, Path(folder) / "profile.ncu-rep")
+        return profile(ncu, argv, Path(folder) / "profile.ncu-rep",
+                       clock_control=args.clock_control)
 
 
 def _read(path: Path) -> str:
@@ -216,8 +226,8 @@ def _write(path: Path, text: str) -> None:
 
 
 def _document(file: str, target: str, function: str, sizes: dict[str, int],
-              launches: list[Any], prediction: Any, figures: list[Any], lines: list[Any]
-              ) -> dict[str, Any]:
+              launches: list[Any], prediction: Any, figures: list[Any], lines: list[Any],
+              clock_hz: float | None = None) -> dict[str, Any]:
     from mcl.schemas import SCHEMA_VERSION
 
     return {
@@ -226,6 +236,7 @@ def _document(file: str, target: str, function: str, sizes: dict[str, int],
         "function": function,
         "target": target,
         "sizes": sizes,
+        "sm_clock_hz": clock_hz,
         "kernels": [{"name": k.kernel, "metrics": k.metrics} for k in launches],
         "figures": [{
             "kind": f.kind, "title": f.title, "unit": f.unit, "predicted": f.predicted,

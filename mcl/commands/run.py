@@ -135,8 +135,8 @@ def prepare(args: argparse.Namespace) -> PreparedRun:
     if args.seed < 0:
         raise MclError(error("run-seed", f"--seed {args.seed}: the seed cannot be negative", None))
     library = library_from_args(args)
-    checked = pipeline.check(pipeline.load(path, args.include_dirs, library), library)
-    source = checked.valid()
+    checked = pipeline.checked_at(path, args.include_dirs, library)
+    source = checked.program
     if args.level:
         from mcl.translate.levels import require_level
 
@@ -311,7 +311,7 @@ def execute_opencl(
     timings = prepared.timings
     language = "CUDA" if backend == "cuda" else "OpenCL"
     with timings.step("build", f"generating {language} for {target} and building it"):
-        generated = pipeline.generate(prepared.program, target, prepared.library,
+        generated = pipeline.generate(prepared.checked, target, prepared.library,
                                       overrides=overrides, language=backend)
         if backend == "cuda":
             from mcl.codegen.cuda_runner import CudaSession

@@ -73,6 +73,7 @@ def execute_multi(prepared: Any, args: argparse.Namespace) -> Any:
                                  prepared.function).program
         split = split_program(at_leaf, prepared.function, args.target,
                               prepared.library, prepared.args, overrides)
+        assert split.program is not None  # split_program sets it
         generated = generate_module(split.program, args.target, prepared.library,
                                     overrides=overrides)
     if slots:  # refuse overlapping writes before any worker starts (run_split checks again)

@@ -42,8 +42,8 @@ def run(args: argparse.Namespace) -> int:
         check_output_file(args.output, "-o")
     library = library_from_args(args)
     require_level(library, args.to)
-    program = pipeline.load(args.file, args.include_dirs, library)
-    if not program.main.functions:
+    checked = pipeline.check_file(args.file, args.include_dirs, library)
+    if not checked.main.functions:
         # Printing the input back unchanged (or nothing, for an empty file) and exiting 0
         # would hide a wrong file name or an empty file.
         raise MclError(
@@ -56,7 +56,6 @@ def run(args: argparse.Namespace) -> int:
             )
         )
     # Translation assumes a valid kernel: report its problems at their own lines first.
-    checked = pipeline.check(program, library)
     checked.valid()
     result = pipeline.translate(checked, args.to, library)
     invalid = result.errors

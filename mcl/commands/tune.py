@@ -10,7 +10,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcl.commands import run_multi
 from mcl.commands.options import (
@@ -22,6 +22,9 @@ from mcl.commands.options import (
     library_from_args,
 )
 from mcl.diagnostics import MclError, Span, error
+
+if TYPE_CHECKING:
+    from mcl.mcpl.loader import Program
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -110,7 +113,7 @@ class Prepared:
     """The kernel, its reference, the sizes asked for and the values to try: checked
     before any worker starts."""
 
-    program: Any
+    program: Program
     reference: Any
     overrides: dict[str, int]
     space: Any
@@ -157,11 +160,11 @@ def run(args: argparse.Namespace) -> int:
         check_output_file(tuned_path(path), "the tuned file")
     if not args.no_cache:
         check_output_folder(path.with_name(f".{path.stem}.tune-cache"), "the tuning cache")
-    library = library_from_args(args)
-    mapping = load_mapping(library.get(args.target), language=args.backend)
     options = {"max_fevals": args.max_fevals} if args.max_fevals else None
     if args.parallel:
-        return run_parallel(args, path, library, mapping.device_type, options)
+        return run_parallel(args, path, options)
+    library = library_from_args(args)
+    mapping = load_mapping(library.get(args.target), language=args.backend)
     prepared = prepare(args, path, library)
     sizes, inputs, expected = prepared.data(args.seed)
     if args.backend == "cuda":
@@ -192,11 +195,12 @@ def run(args: argparse.Namespace) -> int:
     return _report(args, path, prepared.reference, sizes, result)
 
 
-def run_parallel(args: argparse.Namespace, path: Path, library: Any, device_type: str | None,
-                 options: dict[str, Any] | None) -> int:
-    """`--parallel`: the kernel checked first, then the workers start and warm up while
-    its inputs and every configuration's code are made here (mcl.multi.tune)."""
-    from mcl.multi.cluster import device_slots, starting
+def run_parallel(args: argparse.Namespace, path: Path, options: dict[str, Any] | None) -> int:
+    """`--parallel`: the workers start first, and import Kernel Tuner and open their
+    devices while the devices are listed, the kernel is checked and its inputs and every
+    configuration's code are made here (mcl.multi.tune); the results are printed and
+    written before the cluster closes."""
+    from mcl.multi.cluster import DeviceSlot, device_slots, planned_workers, starting
     from mcl.multi.tune import WARM, TuneJob, tune_parallel
     from mcl.tune.search import build_space
     from mcl.verify import reference_for
@@ -204,17 +208,27 @@ def run_parallel(args: argparse.Namespace, path: Path, library: Any, device_type
     if args.backend != "opencl":
         raise MclError(error("tune-parallel-backend", "--parallel tunes OpenCL kernels",
                              hint="leave out --backend cuda"))
-    p = prepare(args, path, library)
-    slots = None if args.scheduler else device_slots(args.devices or "all", device_type)
+    clock = time.perf_counter()
+
     def tell(line: str) -> None:
         print(f"mcl tune: {line}", file=sys.stderr, flush=True)
 
     # Each phase's time is printed: the parts that do not shrink with more workers
-    # (inputs, code generation, the cluster's start) bound what --parallel can gain.
-    clock = time.perf_counter()
-    with starting(slots, args.scheduler, WARM) as started:
+    # (inputs, code generation, the cluster's start and end) bound what --parallel gains.
+    spec = args.devices or "all"
+
+    def slots() -> list[DeviceSlot]:  # in the cluster's thread, while this one prepares
+        from mcl.codegen.mapping import load_mapping
+
+        mapping = load_mapping(library_from_args(args).get(args.target), language="opencl")
+        return device_slots(spec, mapping.device_type)
+
+    with starting(None if args.scheduler else slots, planned_workers(spec), args.scheduler,
+                  WARM) as started:
+        library = library_from_args(args)
+        p = prepare(args, path, library)
         sizes, inputs, expected = p.data(args.seed)
-        tell(f"inputs and reference made in {time.perf_counter() - clock:.1f} s")
+        tell(f"inputs and reference made at {time.perf_counter() - clock:.1f} s")
         built = build_space(p.program, p.reference.function, args.target, library, p.space,
                             inputs)
         tell(f"{len(built.candidates)} configurations generated, {len(built.ruled_out)} "
@@ -226,7 +240,9 @@ def run_parallel(args: argparse.Namespace, path: Path, library: Any, device_type
         tell(f"{len(cluster.names)} worker(s) ready at {time.perf_counter() - clock:.1f} s")
         results = tune_parallel(cluster.client, job, built, tell, cluster.names)
         tell(f"search done at {time.perf_counter() - clock:.1f} s")
-    return max(_report(args, path, p.reference, sizes, r) for r in results.values())
+        status = max(_report(args, path, p.reference, sizes, r) for r in results.values())
+    tell(f"cluster closed at {time.perf_counter() - clock:.1f} s")
+    return status
 
 
 def _report(args: argparse.Namespace, path: Path, reference: Any, sizes: dict[str, int],

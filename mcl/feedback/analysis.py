@@ -41,6 +41,9 @@ class AnalysisContext:
     # The messages of the analyses that ran before this one (mcl.feedback.registry): what
     # an analysis that `revises` (the time model) reads and returns revised.
     earlier: tuple[Message, ...] = ()
+    # The SM clock (Hz) the time model is evaluated at where it is not the description's
+    # (mcl profile: the clock the profiler measured); None: the description's.
+    clock_hz: float | None = None
     _facts: KernelFacts | None = field(default=None, repr=False, compare=False)
 
     @property

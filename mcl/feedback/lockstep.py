@@ -150,7 +150,7 @@ def instruction_lanes(kernel: Kernel, lockstep: ParGroup, instruction: MemoryIns
 
 # A for-loop of at most this many iterations, inside the units, whose variable moves a
 # unit's address (a thread's VEC neighbouring elements, `for (v = 0; v < VEC; v++)`)
-# is followed through all its iterations when deciding coalescing.
+# is followed through all its iterations when deciding whether a load is coalesced.
 MAX_FILL_TRIPS = 16
 
 
@@ -203,34 +203,40 @@ WIDE_ACCESS_BYTES = (8, 16)
 
 def wide_conflict(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstruction,
                   lanes: Lanes, banks: int) -> BankConflict | None:
-    """The conflict degree when each lane's accesses over the innermost loop, a fill loop
-    of 2 or 4 iterations, are neighbouring, aligned 4-byte words that one 64- or 128-bit
-    access reads (hopper (v2)'s `l_b[..][tj * VEC + v]`, which the OpenCL compiler reads
-    with one 128-bit load): the worst part of the warp. None when the accesses are not of
-    that form."""
+    """The conflict degree when each lane's accesses over the innermost loop, a fill
+    loop, are neighbouring 4-byte words that the compiler reads in 64- or 128-bit
+    accesses: the widest that divides the loop's bytes and every lane's first word
+    (hopper (v2)'s `l_b[..][tj * VEC + v]`, one 128-bit load; convolution hopper_v2's
+    ten words `l_a[..][COLS * tx + k]` from an even word, five 64-bit loads, as Nsight
+    Compute's access sizes show, docs/validation.md). Each wide access is judged on its
+    own words and for its part of the warp; the worst of them. None when the accesses
+    are not of that form."""
     innermost = instruction.access.item.loops[-1:]
     loops = [x for x in fill_loops(kernel, instruction) if x in innermost]
     if not loops or instruction.element_bytes != BANK_WORD_BYTES:
         return None
-    width = kernel.evaluator.trips(loops[0]) * BANK_WORD_BYTES
-    if width not in WIDE_ACCESS_BYTES:
-        return None
+    span = kernel.evaluator.trips(loops[0]) * BANK_WORD_BYTES
     per_lane = []
     for lane in lanes.active:
         one = Lanes(lanes.group, lanes.size, (lane,))
         words = filled_addresses(kernel, lockstep, instruction, one, loops)
-        if words != list(range(words[0], words[0] + width, BANK_WORD_BYTES)) \
-                or words[0] % width:
+        if words != list(range(words[0], words[0] + span, BANK_WORD_BYTES)):
             return None
         per_lane.append((lane, words))
-    part = lanes.size * BANK_WORD_BYTES // width
+    width = next((w for w in sorted(WIDE_ACCESS_BYTES, reverse=True)
+                  if span % w == 0 and all(words[0] % w == 0 for _, words in per_lane)),
+                 None)
+    if width is None:
+        return None
+    part, step = lanes.size * BANK_WORD_BYTES // width, width // BANK_WORD_BYTES
     worst = BankConflict(0, 0)
-    for start in range(0, lanes.size, part):
-        phase = [a for lane, words in per_lane if start <= lane < start + part
-                 for a in words]
-        if phase:
-            worst = max(worst, bank_conflict(phase, banks, BANK_WORD_BYTES),
-                        key=lambda c: c.degree)
+    for first in range(0, span // BANK_WORD_BYTES, step):  # one wide access a step
+        for start in range(0, lanes.size, part):
+            phase = [a for lane, words in per_lane if start <= lane < start + part
+                     for a in words[first:first + step]]
+            if phase:
+                worst = max(worst, bank_conflict(phase, banks, BANK_WORD_BYTES),
+                            key=lambda c: c.degree)
     return worst
 
 
@@ -323,7 +329,12 @@ def memory_access_messages(kernel: Kernel, transaction_bytes: int | None = None
             lines = [(lanes, coalescing(addresses, element, line))
                      for lanes, addresses in groups]
             lanes, result = max(lines, key=lambda c: c[1].lines - c[1].minimum)
-            filling = fill_loops(kernel, instruction) if not result.optimal else []
+            # Only a load's lines fill up over a thread's iterations: the L1 keeps them
+            # for the next. A store is written through to the L2 request by request, each
+            # with its own part-used sectors (Nsight Compute's L2 write sectors of such
+            # stores, docs/validation.md), so it is judged per request.
+            filling = fill_loops(kernel, instruction) \
+                if not result.optimal and instruction.kind == "load" else []
             if result.optimal or (filling and coalescing(
                     filled_addresses(kernel, warp, instruction, lanes, filling), element,
                     line).optimal):

@@ -12,12 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 from mcl.mcpl import ast
 from mcl.mcpl.access import AccessTable
-from mcl.mcpl.builtins import BUILTINS
+from mcl.mcpl.builtins import BUILTINS, Builtin
 from mcl.mcpl.check import infer_access
 
 if TYPE_CHECKING:
     from mcl.mcpl.ast import Module
     from mcl.mcpl.loader import Program
+    from mcl.mcpl.sidetables import Declaring
 
 
 class ProgramView:
@@ -118,14 +119,13 @@ class ProgramView:
                               else infer_access(self.program))
         return self._inferred
 
-    def callee_modes(self, name: str) -> tuple[str, ...] | None:
-        """How a call of `name` accesses each argument; None for an unknown name."""
-        callee = self.lookup_function(name)
-        if callee is not None:
+    def callee_modes(self, callee: Declaring) -> tuple[str, ...] | None:
+        """How a call of `callee` (the declaration the checker bound the call to)
+        accesses each argument; None for a declaration that is not a function."""
+        if isinstance(callee, ast.Function):
             modes = self.param_modes(callee)
             return tuple(modes.get(p.name, "r") or "r" for p in callee.params)
-        builtin = BUILTINS.get(name)
-        return builtin.modes if builtin is not None else None
+        return callee.modes if isinstance(callee, Builtin) else None
 
 
 _UNSET = object()

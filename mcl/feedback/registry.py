@@ -117,13 +117,15 @@ def applicable(hwd: HardwareDescription, among: Sequence[Analysis] | None = None
 
 def analyse(function: Function, checked: CheckedProgram, hwd: HardwareDescription,
             values: Mapping[str, Any] | None = None, only: Iterable[str] | None = None,
-            among: Sequence[Analysis] | None = None) -> list[Message]:
+            among: Sequence[Analysis] | None = None, clock_hz: float | None = None
+            ) -> list[Message]:
     """All feedback on `function` of a checked program (`mcl.pipeline.check`; the
     analyses read its side tables) at level `hwd`, in source order: the analyses of
-    `among` (default: all) that apply to `hwd`, only those named in `only` if given."""
+    `among` (default: all) that apply to `hwd`, only those named in `only` if given;
+    the time model at `clock_hz` where given (AnalysisContext.clock_hz)."""
     from mcl.feedback.budget import budget
 
-    context = AnalysisContext(function, checked, hwd, dict(values or {}))
+    context = AnalysisContext(function, checked, hwd, dict(values or {}), clock_hz=clock_hz)
     wanted = set(only) if only is not None else None
     messages: list[Message] = []
     with budget() as b:
@@ -158,11 +160,11 @@ def kernels_of(module: Any) -> list[Function]:
 
 
 def analyse_program(checked: CheckedProgram, library: HwdLibrary,
-                    values: Mapping[str, Any] | None = None
+                    values: Mapping[str, Any] | None = None, clock_hz: float | None = None
                     ) -> tuple[list[Message], dict[str, str]]:
     """Feedback on every kernel of the program's main module, each at its own level (the
-    level `mcl check --level` translated it to). Returns the messages and the level of
-    each analysed function."""
+    level `mcl check --level` translated it to), the time model at `clock_hz` where given.
+    Returns the messages and the level of each analysed function."""
     values = dict(values or {})
     module = checked.program.main
     messages: list[Message] = []
@@ -174,7 +176,7 @@ def analyse_program(checked: CheckedProgram, library: HwdLibrary,
     for f in kernels:
         hwd = library.get(f.hwd)
         levels[f.name] = f.hwd
-        messages += analyse(f, checked, hwd, values)
+        messages += analyse(f, checked, hwd, values, clock_hz=clock_hz)
     messages += unknown_value_messages(kernels, values)
     return messages, levels
 

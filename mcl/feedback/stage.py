@@ -34,6 +34,9 @@ class FeedbackOptions:
     minimum: Severity = Severity.INFO  # --severity: only messages at least this pressing
     # --verbose: every message (also those with nothing to act on) and every value under it
     verbose: bool = False
+    # the SM clock (Hz) to evaluate the time model at instead of the description's: `mcl
+    # profile` passes the clock the profiler ran the kernel at (docs/profile.md)
+    clock_hz: float | None = None
 
 
 @dataclass
@@ -60,7 +63,7 @@ def run_feedback(checked: CheckedProgram, library: HwdLibrary, options: Feedback
 
     values = collect_values(options.defines, options.values_files)
     start = time.perf_counter()
-    messages, levels = analyse_program(checked, library, values)
+    messages, levels = analyse_program(checked, library, values, options.clock_hz)
     return FileFeedback(messages, levels, time.perf_counter() - start, options,
                         shown_by_default(messages, checked.program))
 

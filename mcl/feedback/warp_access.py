@@ -9,7 +9,6 @@ the degree of a shared-memory bank conflict.
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -29,16 +28,23 @@ class Coalescing:
 
 def coalescing(addresses: Iterable[int], element_bytes: int, line_bytes: int) -> Coalescing:
     """Lines touched by the accesses of one lock-step group, against the minimum: the
-    distinct bytes it needs, packed into aligned lines. Units reading the same element
-    share it (a broadcast), so one element for all units is optimal."""
+    distinct bytes it needs, packed one after another from its lowest address. Where the
+    data starts inside a line (`rowptr[i + 1]`), the lines its contiguous bytes straddle
+    are the least any order of the units could touch: only moving the data would save
+    one, so that access is coalesced (as Nsight Compute's ideal sectors count it,
+    docs/validation.md). Units reading the same element share it (a broadcast), so one
+    element for all units is optimal."""
     distinct = set(addresses)
     lines = {
         line
         for address in distinct
         for line in range(address // line_bytes, (address + element_bytes - 1) // line_bytes + 1)
     }
-    minimum = max(1, math.ceil(len(distinct) * element_bytes / line_bytes)) if distinct else 0
-    return Coalescing(len(lines), minimum)
+    if not distinct:
+        return Coalescing(0, 0)
+    low = min(distinct)
+    end = low + len(distinct) * element_bytes - 1
+    return Coalescing(len(lines), end // line_bytes - low // line_bytes + 1)
 
 
 @dataclass(frozen=True)

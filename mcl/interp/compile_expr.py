@@ -35,6 +35,7 @@ from mcl.interp.values import (
     DTYPES,
     POISON,
     StructValue,
+    computes_as,
     convert,
     scalar_name,
     wider,
@@ -387,7 +388,7 @@ class ExprCompiler(StrictVisitor):
             kind = operand.scalar
             if kind not in ("int", "byte", "float", "double", "bool"):
                 raise fail("type", "unary '-' needs a number", e.span)
-            t = PRIM["int"] if kind in ("byte", "bool") else operand.type
+            t = PRIM[computes_as(kind)]
             result = CExpr(_negate_int(fn, e.span) if t == PRIM["int"] else lambda f: -fn(f), t)
         else:
             raise fail("unsupported", f"unknown unary operator '{e.op}'", e.span)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mcl.interp.values import convert, wider
+from mcl.interp.values import computes_as, convert, wider
 
 Result = tuple[object, dict[int, object]]
 
@@ -41,7 +41,7 @@ def _math1_typing(ts: list[str]) -> tuple[list[str | None], str]:
 
 
 def _same_typing(ts: list[str]) -> tuple[list[str | None], str]:
-    kind = "int" if ts[0] in ("bool", "byte") else ts[0]
+    kind = computes_as(ts[0])
     return [kind], kind
 
 

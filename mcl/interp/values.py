@@ -24,7 +24,6 @@ import numpy as np
 
 from mcl.mcpl import ast
 from mcl.mcpl import types as T
-from mcl.mcpl.types import NUMERIC_RANK as BASE_RANK
 from mcl.mcpl.types import PRIMITIVE_NAMES
 
 DTYPES: dict[str, type] = {
@@ -45,9 +44,6 @@ POISON: dict[str, object] = {
 
 SCALARS = PRIMITIVE_NAMES - {"void"}
 INTEGRAL = frozenset({"int", "byte", "bool"})
-# bool computes as an int here (`mcl.mcpl.types.NUMERIC_RANK` has no bool: the checker
-# rejects arithmetic on it, the interpreter's `&`, `|` and `!` take it).
-NUMERIC_RANK = {"bool": 0, **BASE_RANK}
 
 
 def scalar_name(t: ast.Type | T.VType | None) -> str | None:
@@ -56,10 +52,16 @@ def scalar_name(t: ast.Type | T.VType | None) -> str | None:
     return t.name if isinstance(t, (ast.Prim, T.Scalar)) else None
 
 
+def computes_as(kind: str) -> str:
+    """The type a value of `kind` computes in: the language's rule (`mcl.mcpl.types.
+    promoted`), and a bool as an int (as C's, when a program with errors reaches it)."""
+    return "int" if kind == "bool" else T.promoted(kind)
+
+
 def wider(a: str, b: str) -> str:
-    """C's usual arithmetic conversions: the result type of `a OP b` (bool/byte act as int)."""
-    kind = a if NUMERIC_RANK[a] >= NUMERIC_RANK[b] else b
-    return "int" if kind in ("bool", "byte") else kind
+    """The result type of `a OP b`: the language's usual arithmetic conversions
+    (`mcl.mcpl.types.arithmetic`, one rule with the checker), a bool computing as an int."""
+    return T.arithmetic(computes_as(a), computes_as(b))
 
 
 def convert(value: Any, to: str) -> object:

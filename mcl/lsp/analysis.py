@@ -1,6 +1,7 @@
 """Diagnostics of an editor buffer: what `mcl check` says of a kernel and what `mcl hwd
-show` says of a description, through the same passes (mcl.commands.check,
-mcl.hdl.library). Unsaved buffers reach the passes through `mcl.source_files`'s overlays.
+show` says of a description, through the same passes (`mcl.pipeline.check_source`, as
+`mcl check`; mcl.hdl.library). Unsaved buffers reach the passes through
+`mcl.source_files`'s overlays.
 
 The check here is the quick one (parse, imports, check at the functions' own levels): it
 runs on every edit. Translating to `mcl.level` and the feedback analyses run in the

@@ -479,28 +479,36 @@ def has_foreach(f: Function) -> bool:
     return any(isinstance(n, Foreach) for n in walk(f.body))
 
 
-def transform(node: T, fn: Callable[[object], object | None]) -> T:
+def transform(node: T, fn: Callable[[object], object | None],
+              moved: Callable[[object, object], None] | None = None) -> T:
     """Bottom-up rebuild: children are transformed first, then `fn(new_node)` may return a
     replacement (or None to keep it). Never mutates the input; raises `UnknownNodeError`
-    on an object that is not an AST node."""
+    on an object that is not an AST node. `moved(old, new)` is told of every node that
+    the result has in another node's place (rebuilt around a changed child, or
+    replaced), so that a table about the old node's place can follow it (code
+    generation carries the checker's types this way)."""
     check_node(node)
     changes = {}
     for f in fields(node):  # type: ignore[arg-type]
         if f.name == "span":
             continue
         value = getattr(node, f.name)
-        new = _transform_value(value, fn)
+        new = _transform_value(value, fn, moved)
         if new is not value:
             changes[f.name] = new
     rebuilt = replace(node, **changes) if changes else node  # type: ignore[type-var]
     result = fn(rebuilt)
-    return rebuilt if result is None else result  # type: ignore[return-value]
+    out = rebuilt if result is None else result
+    if moved is not None and out is not node:
+        moved(node, out)
+    return out  # type: ignore[return-value]
 
 
-def _transform_value(value: object, fn: Callable[[object], object | None]) -> object:
+def _transform_value(value: object, fn: Callable[[object], object | None],
+                     moved: Callable[[object, object], None] | None) -> object:
     if hasattr(value, "__dataclass_fields__"):
-        return transform(value, fn)
+        return transform(value, fn, moved)
     if isinstance(value, tuple):
-        items = tuple(_transform_value(v, fn) for v in value)
+        items = tuple(_transform_value(v, fn, moved) for v in value)
         return value if all(a is b for a, b in zip(items, value, strict=True)) else items
     return value

@@ -113,6 +113,10 @@ def _same(args: list[T.VType]) -> T.VType:
     return args[0]
 
 
+def _promoted(args: list[T.VType]) -> T.VType:
+    return T.promote(args[0])
+
+
 def _wider2(args: list[T.VType]) -> T.VType:
     return T.wider(args[0], args[1])
 
@@ -207,7 +211,7 @@ _TABLE = [
                 monotone=name in _MONOTONE)
         for name, sympy_name in _MATH1_SYMPY.items()
     ),
-    Builtin("abs", ("r",), _same, "number abs(number x)", c_math("fabs"), abs, _sympy("Abs"),
+    Builtin("abs", ("r",), _promoted, "number abs(number x)", c_math("fabs"), abs, _sympy("Abs"),
             c_int=CFunction("(int)abs", "(int)abs", "std::abs")),
     Builtin("min", ("r", "r"), _wider2, "number min(number a, number b)", c_math("fmin"), min,
             _sympy("Min"), monotone=True, c_int=CFunction("min", "min", "std::min<cl_int>")),

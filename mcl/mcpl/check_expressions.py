@@ -359,7 +359,7 @@ class ExpressionChecker(StrictVisitor):
         if not T.is_numeric(t):
             self.error("mcpl-type-mismatch", f"unary '-' needs a number, not {t}", e.span)
             return T.UNKNOWN
-        return t
+        return T.promote(t)
 
     def visit_Binary(self, e: ast.Binary) -> T.VType:
         return self.binary(e)

@@ -140,14 +140,32 @@ def is_array(t: VType) -> bool:
     return isinstance(t, Array)
 
 
+def promoted(name: str) -> str:
+    """The type a value of the numeric primitive `name` computes in: C's integer
+    promotions, a byte (OpenCL's uchar) computes as an int; the others as themselves."""
+    return "int" if name == "byte" else name
+
+
+def arithmetic(a: str, b: str) -> str:
+    """The type `a OP b` computes in, for two numeric primitives: C's usual arithmetic
+    conversions, both operands promoted, then the wider one (int < float < double). The
+    checker's types, the interpreter's arithmetic and code generation's read this rule."""
+    a, b = promoted(a), promoted(b)
+    return a if NUMERIC_RANK[a] >= NUMERIC_RANK[b] else b
+
+
 def wider(a: VType, b: VType) -> VType:
-    """Result type of arithmetic on two numbers (C's usual conversions: byte < int < float <
-    double)."""
+    """Result type of arithmetic on two numbers (`arithmetic`: byte + byte is an int)."""
     if not (isinstance(a, Scalar) and isinstance(b, Scalar)):
         return UNKNOWN
     if a.name not in NUMERIC_RANK or b.name not in NUMERIC_RANK:
         return UNKNOWN  # an operand that is not a number was already reported
-    return a if NUMERIC_RANK[a.name] >= NUMERIC_RANK[b.name] else b
+    return Scalar(arithmetic(a.name, b.name))
+
+
+def promote(t: VType) -> VType:
+    """The type of `-x` and of `abs(x)` for a number `x` (`promoted`); others unchanged."""
+    return Scalar(promoted(t.name)) if isinstance(t, Scalar) and t.name in NUMERIC_RANK else t
 
 
 def floating(t: VType) -> VType:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -34,6 +34,10 @@ from mcl.mcpl import ast
 from mcl.mcpl.printer import print_expr
 from mcl.mcpl.varying import assigned_names
 from mcl.multi.intervals import Env, Interval, interval_of
+
+if TYPE_CHECKING:
+    from mcl.mcpl.loader import Program
+    from mcl.translate.levels import Library
 
 FIRST = "mcl_first"
 COUNT = "mcl_count"
@@ -284,12 +288,14 @@ class Split:
     """A kernel function split along its outermost foreach (`blocks` units)."""
 
     function: ast.Function  # at the leaf level, before the split
-    program: Any  # the program whose main function is the ranged kernel
+    ranged: ast.Function  # the kernel of one range
     blocks: int
     extents: dict[str, int]  # first extent of every array parameter
     added: set[str]  # arrays every range adds into (atomicAdd)
     foreach: ast.Foreach
     env: dict[str, Interval | None] = field(default_factory=dict)
+    # The program whose main module has `ranged` in the place of `function` (split_program).
+    program: Program | None = None
 
     def piece(self, first: int, count: int) -> Piece:
         """The rows of every array that blocks first .. first + count - 1 touch; refused
@@ -463,7 +469,7 @@ def plan_split(function: ast.Function, constants: Sequence[ast.Decl],
                  added, foreach, env)
 
 
-def split_program(program: Any, name: str, target: str, library: Any,
+def split_program(program: Program, name: str, target: str, library: Library,
                   values: Mapping[str, Any], overrides: Mapping[str, Any] | None = None
                   ) -> Split:
     """`plan_split` for function `name` of `program` at leaf `target` (translated there
@@ -476,7 +482,7 @@ def split_program(program: Any, name: str, target: str, library: Any,
         raise MclError(error("run-unknown-function", f"no function '{name}' to split"))
     split = plan_split(function, leaf.constants, values)
     main = replace(leaf.module, functions=tuple(
-        split.program if f is function else f for f in leaf.module.functions))
+        split.ranged if f is function else f for f in leaf.module.functions))
     modules = {key: main if m is program.main else m for key, m in program.modules.items()}
     split.program = replace(program, main=main, modules=modules)
     return split

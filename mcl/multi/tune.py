@@ -5,42 +5,42 @@ GPU says nothing about another, so each kind gets its own search and its own ent
 `.tuned.toml`. What a worker does once is kept off the critical path (docs/scaling.md,
 "Tuning on all devices"):
 
-- the client generates every configuration's code once (`build_space`) while the
-  cluster starts and each worker imports Kernel Tuner and opens its device
-  (`mcl.multi.cluster.starting`, `mcl.multi.worker.warm`); a worker is sent the code of
-  the configurations it runs and generates none itself;
-- with the brute-force strategy the allowed configurations are cut into small batches,
-  a queue per kind of device, and a worker takes the next batch when it finishes one,
-  so a worker whose configurations compile or run longer takes fewer (`batches`);
+- the client checks the kernel and generates every configuration's code once
+  (`build_space`) while the cluster starts and each worker imports Kernel Tuner and
+  opens its device (`mcl.multi.cluster.starting`, `mcl.multi.worker.main`, or
+  `mcl.multi.worker.warm` on the workers of `--scheduler`); a worker is sent the code of
+  the configurations and generates none itself;
+- with the brute-force strategy each worker makes one Kernel Tuner call and pulls the
+  configurations of its kind, one at a time, from a queue on the scheduler
+  (`mcl.tune.search.Pulled`): a worker whose configurations compile or run longer takes
+  fewer, no worker idles while another finishes a batch, and Kernel Tuner's cost per
+  call (context, inputs on the device, a warm-up run) is paid once per worker;
 - another strategy runs on each worker over the i-th of n interleaved parts, as the
   strategy needs its whole part at once.
 
-Each batch or part runs with Kernel Tuner's own sequential runner and verification, and
-a group's best is the fastest verified configuration of any. Kernel Tuner's parallel
-runner is built on Ray, a second cluster system beside Dask; batches keep its runner,
-cache and verification as they are on one device, and with brute force the batches
-together are exactly the one-device search.
+Each worker runs Kernel Tuner's own sequential runner and verification, and a group's
+best is the fastest verified configuration of any worker. Kernel Tuner's parallel runner
+is built on Ray, a second cluster system beside Dask; pulling keeps its runner, cache
+and verification as they are on one device, and with brute force the configurations the
+workers pull are together exactly the one-device search.
 """
 
 from __future__ import annotations
 
-import math
 import time
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcl.multi.run import finished, gather, required_workers
 
+if TYPE_CHECKING:
+    from mcl.mcpl.loader import Program
+
 # Modules a tuning worker imports while the client prepares (mcl.multi.worker.warm).
 WARM = ("kernel_tuner", "mcl.tune.search", "mcl.pipeline", "mcl.verify")
-# Batches per worker of a brute-force search: enough that a worker whose configurations
-# take longer hands the rest to the others, few enough that a batch's own cost is paid
-# rarely. A batch is a Kernel Tuner call, and on an NVIDIA GPU that costs about 2.5 s
-# of its own (measured on 4 x H100, 51 configurations of matmul hopper_v2: search 16.0,
-# 17.9 and 20.0 s with 1, 2 and 4 batches per worker; docs/performance.md).
-BATCHES_PER_WORKER = 2
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ class TuneJob:
     """What every worker needs, sent once (the reference by path: a module is not
     sent, the worker imports it)."""
 
-    program: Any
+    program: Program
     path: str
     function: str
     target: str
@@ -71,30 +71,40 @@ def _reference(path: str) -> Any:
     return load_reference(path)
 
 
-def tune_part(job: TuneJob, built: Any) -> Any:
+def tune_part(job: TuneJob, built: Any, pulled: str | None = None) -> Any:
     """On a worker: search the configurations of `built` (a `Space`, their code made by
-    the client) on the worker's device."""
+    the client) on the worker's device; with `pulled`, the name of a Dask queue of
+    indices into the sorted configurations, only those the worker takes from it, until
+    it takes None."""
     from pathlib import Path
 
     from mcl.codegen import select_device
     from mcl.tune.search import run_search
 
+    pull = None
+    tag = ""
+    if pulled is not None:
+        from distributed import Queue, get_worker
+
+        queue = Queue(pulled)
+        keys = sorted(built.candidates)
+
+        def pull() -> Any:
+            index = queue.get()
+            return None if index is None else keys[index]
+
+        tag = str(get_worker().name)
     return run_search(job.program, Path(job.path), job.function, job.target, job.library,
                       select_device(None), job.space, _reference(job.reference_path),
                       job.sizes, dict(job.inputs), job.expected, job.strategy, job.options,
-                      job.iterations, False, job.use_cache, "opencl", built=built)
+                      job.iterations, False, job.use_cache, "opencl", built=built,
+                      pull=pull, cache_tag=tag)
 
 
-def batches(keys: Sequence[Any], workers: int, strategy: str) -> list[list[Any]]:
-    """The configurations of one kind of device in the pieces its `workers` take: small
-    batches in order for brute force, else one interleaved part per worker (one worker:
-    one piece, a batch being a Kernel Tuner call of its own)."""
-    if workers == 1:
-        return [list(keys)] if keys else []
-    if strategy != "brute_force":
-        return [list(keys[i::workers]) for i in range(workers) if keys[i::workers]]
-    size = max(1, math.ceil(len(keys) / (workers * BATCHES_PER_WORKER)))
-    return [list(keys[i:i + size]) for i in range(0, len(keys), size)]
+def parts(keys: Sequence[Any], workers: int) -> list[list[Any]]:
+    """A strategy other than brute force needs its part of the space at once: one
+    interleaved part per worker (fewer where there are fewer configurations)."""
+    return [list(keys[i::workers]) for i in range(workers) if keys[i::workers]]
 
 
 def tune_parallel(client: Any, job: TuneJob, built: Any, tell: Any,
@@ -115,37 +125,50 @@ def tune_parallel(client: Any, job: TuneJob, built: Any, tell: Any,
         groups.setdefault(names[a], []).append(a)
     shared = client.scatter(job, broadcast=True, hash=False)
     keys = sorted(built.candidates)
-    queues = {name: batches(keys, len(group), job.strategy) for name, group in groups.items()}
-    total = {name: len(queue) for name, queue in queues.items()}
     flying: dict[Any, tuple[str, str]] = {}
-    sent: dict[Any, float] = {}
+    queues: list[tuple[Any, int]] = []  # each kind's queue and its number of workers
+    started = time.perf_counter()
+    for group in groups.values():
+        queue = None
+        if job.strategy == "brute_force":
+            from distributed import Queue
+
+            queue = Queue(f"mcl-tune-{uuid.uuid4().hex}", client=client)
+            queues.append((queue, len(group)))
+        for a, piece in _tasks(built, keys, group, queue is not None):
+            future = client.submit(tune_part, shared, piece, queue and queue.name,
+                                   workers=[a], pure=False, allow_other_workers=False)
+            flying[future] = (a, "tuning")
+    # Filled once the tasks are out: a worker sets up Kernel Tuner (context, inputs on the
+    # device) meanwhile, and waits at the queue only if it gets there first. The indices
+    # in order, then one None per worker to stop it.
+    for queue, count in queues:
+        for index in [*range(len(keys)), *[None] * count]:
+            queue.put(index)
     results: dict[str, list[Any]] = {name: [] for name in groups}
-
-    def submit(a: str) -> None:
-        queue = queues[names[a]]
-        if queue:
-            part = queue.pop(0)
-            piece = type(built)(built.names, {k: built.candidates[k] for k in part}, {})
-            future = client.submit(tune_part, shared, piece, workers=[a], pure=False,
-                                   allow_other_workers=False)
-            flying[future] = (a, f"tuning {len(part)} configurations")
-            sent[future] = time.perf_counter()
-
-    for a in addresses:
-        submit(a)
     while flying:
         for future in finished(client, flying):
             a, _ = flying.pop(future)
-            took = time.perf_counter() - sent.pop(future)
             result = future.result()
             results[names[a]].append(result)
-            name = names[a]
             run = len(result.evaluated)
-            tell(f"{name} [{a}]: batch done, {run} configuration{'s' if run != 1 else ''} "
-                 f"run in {took:.1f} s; {len(results[name])} of {total[name]} batches done "
-                 "on this kind")
-            submit(a)
+            tell(f"{names[a]} [{a}]: done, {run} configuration{'s' if run != 1 else ''} run "
+                 f"in {time.perf_counter() - started:.1f} s")
     return {name: _merged(built, parts, name) for name, parts in results.items()}
+
+
+def _tasks(built: Any, keys: Sequence[Any], group: Sequence[str],
+           pulled: bool) -> list[tuple[str, Any]]:
+    """Each worker of one kind and the configurations it is sent: the whole space where
+    the workers pull from a queue, else its interleaved part."""
+    if pulled:
+        return [(a, built) for a in group]
+    return [(a, _piece(built, part))
+            for a, part in zip(group, parts(keys, len(group)), strict=False)]
+
+
+def _piece(built: Any, part: Sequence[Any]) -> Any:
+    return type(built)(built.names, {k: built.candidates[k] for k in part}, {})
 
 
 def _merged(built: Any, parts: Sequence[Any], device: str) -> Any:

@@ -18,6 +18,8 @@ from typing import Any
 
 from distributed.diagnostics.plugin import WorkerPlugin
 
+from mcl.diagnostics import MclError
+
 PLUGIN = "mcl-device-sessions"
 
 
@@ -41,6 +43,7 @@ class DeviceSessions(WorkerPlugin):
     def __init__(self) -> None:
         self.sessions: dict[str, Any] = {}
         self.device: Any = None
+        self.context: Any = None  # held open from the start (`warm_up`)
         self.kept: dict[str, dict[str, Any]] = {}  # by arguments' key: buffers by array
 
     def session(self, generated: Any) -> Any:
@@ -80,12 +83,77 @@ def device_name() -> str:
 
 def warm(modules: tuple[str, ...]) -> str:
     """Import `modules` and open the worker's device ahead of the work (while the client
-    still prepares it); the device's name, as `device_name`."""
+    still prepares it; a worker mcl started has done both before it joined); the
+    device's name, as `device_name`."""
+    warm_up(_sessions(), modules)
+    return device_name()
+
+
+def main(argv: list[str]) -> None:
+    """A worker process of mcl's local cluster (`mcl.multi.cluster`): `argv` is its name
+    and the modules to import. It imports them first, then reads its device's
+    environment (a JSON object) from standard input and opens the device, then reads the
+    scheduler's address (the client lists the devices and starts the scheduler
+    meanwhile) and joins. It ends as soon as its standard input closes, at any point."""
+    import asyncio
     import importlib
+    import json
+    import logging
+    import os
+    import queue
+    import sys
+    import threading
+
+    from distributed import Worker
+
+    name, *modules = argv
+    logging.getLogger("distributed").setLevel(logging.ERROR)
+    lines: queue.Queue[str] = queue.Queue()
+
+    def read() -> None:
+        for line in sys.stdin:
+            lines.put(line)
+        # The client closed the pipe or its process ended: whatever this worker is doing
+        # (importing, running), its results are no longer wanted.
+        os._exit(0)
+
+    threading.Thread(target=read, daemon=True).start()
+    for module in modules:  # no device is touched yet: its environment is not set
+        importlib.import_module(module)
+    os.environ.update(json.loads(lines.get()))
+    sessions = DeviceSessions()
+    try:
+        warm_up(sessions, ())
+    except MclError as e:  # the client reports this line (mcl.multi.cluster)
+        print(e.diagnostics[0].message, file=sys.stderr)
+        sys.exit(1)
+    address = lines.get().strip()
+
+    async def serve() -> None:
+        async with Worker(address, nthreads=1, name=name, host="127.0.0.1",
+                          death_timeout=60) as worker:
+            worker.plugins[PLUGIN] = sessions
+            await worker.finished()
+
+    asyncio.run(serve())
+    os._exit(0)
+
+
+def warm_up(sessions: DeviceSessions, modules: tuple[str, ...]) -> None:
+    """Import `modules` and open the device of `sessions` with a context, so that the
+    driver's start (on NVIDIA, the CUDA driver's initialisation) is not paid by the
+    first task."""
+    import importlib
+
+    import pyopencl as cl
+
+    from mcl.codegen import select_device
 
     for module in modules:
         importlib.import_module(module)
-    return device_name()
+    if sessions.device is None:
+        sessions.device = select_device(None)
+        sessions.context = cl.Context([sessions.device])
 
 
 def build(generated: Any) -> str:
@@ -120,3 +188,9 @@ def forget_kept(dask_worker: Any) -> int:
     count = len(plugin.kept)
     plugin.kept = {}
     return count
+
+
+if __name__ == "__main__":
+    import sys
+
+    main(sys.argv[1:])

@@ -19,6 +19,9 @@ from mcl.diagnostics import MclError, error
 # metric -> what it measures, in the words docs/profile.md uses
 METRICS: dict[str, str] = {
     "gpu__time_duration.sum": "kernel time (ns)",
+    # with the time, the clocks it ran at: ncu locks the SM clock to base by default
+    "gpc__cycles_elapsed.max": "SM clock cycles of the kernel (the slowest GPC)",
+    "dram__cycles_elapsed.avg": "device-memory clock cycles of the kernel",
     "dram__bytes_read.sum": "bytes read from device memory",
     "dram__bytes_write.sum": "bytes written to device memory",
     "lts__t_sectors_srcunit_tex_op_write.sum": "32 B sectors the SMs wrote to the L2 cache",
@@ -45,6 +48,14 @@ METRICS: dict[str, str] = {
     "smsp__sass_inst_executed_op_local_st.sum": "local-memory stores (register spills)",
     "smsp__sass_average_branch_targets_threads_uniform.pct": "branch efficiency (%)",
     "smsp__sass_branch_targets_threads_divergent.sum": "divergent branch targets",
+}
+
+# Figures the SourceCounters section (which `mcl profile` asks for) adds to the raw page:
+# read like the metrics, but not names `--metrics` takes.
+SECTION_FIGURES: dict[str, str] = {
+    "memory_l1_wavefronts_shared": "shared-memory wavefronts",
+    "memory_l1_wavefronts_shared_ideal": "shared-memory wavefronts without bank conflicts "
+    "(a 64-bit access takes 2, a 128-bit one 4)",
 }
 
 # The CSV columns that describe a launch rather than measure it.
@@ -104,7 +115,8 @@ def parse_raw_csv(text: str) -> list[Launch]:
         record = dict(zip(header, row, strict=True))
         if not record[ID].strip().isdigit():  # the units row
             continue
-        metrics = {name: value for name, cell in record.items() if name in METRICS
+        metrics = {name: value for name, cell in record.items()
+                   if name in METRICS or name in SECTION_FIGURES
                    if (value := parse_number(cell)) is not None}
         launches.append(Launch(record.get(KERNEL_NAME, ""), metrics))
     return launches
@@ -118,9 +130,23 @@ def totals(launches: list[Launch]) -> Mapping[str, float]:
         return {}
     longest = max(launches, key=lambda k: k.get("gpu__time_duration.sum") or 0.0)
     result: dict[str, float] = dict(longest.metrics)
-    for name in METRICS:
-        if name.endswith(".sum"):
+    for name in (*METRICS, *SECTION_FIGURES):
+        if name.endswith(".sum") or name in SECTION_FIGURES:  # counts
             values = [v for k in launches if (v := k.get(name)) is not None]
             if values:
                 result[name] = sum(values)
     return result
+
+
+def sm_clock_hz(launches: list[Launch]) -> float | None:
+    """The SM clock the kernels ran at: the GPC cycles of the longest launch over its time
+    (Nsight Compute locks the clock to base by default, `--clock-control base`, below the
+    description's boost clock); None where the report lacks either."""
+    if not launches:
+        return None
+    longest = max(launches, key=lambda k: k.get("gpu__time_duration.sum") or 0.0)
+    cycles, nanoseconds = (longest.get("gpc__cycles_elapsed.max"),
+                           longest.get("gpu__time_duration.sum"))
+    if not cycles or not nanoseconds:
+        return None
+    return cycles / (nanoseconds * 1e-9)

@@ -15,14 +15,16 @@ if TYPE_CHECKING:
 
 
 def feedback_messages(program: CheckedProgram | Program, library: Any,
-                      sizes: Mapping[str, int]) -> list[dict[str, Any]]:
+                      sizes: Mapping[str, int], clock_hz: float | None = None
+                      ) -> list[dict[str, Any]]:
     """Every feedback message of `program` (verbose), as the JSON document holds them
-    (a bare `Program` is checked first)."""
+    (a bare `Program` is checked first), the time model at the SM clock `clock_hz` where
+    given (FeedbackOptions.clock_hz)."""
     from mcl.feedback.messages import Severity as FeedbackSeverity
     from mcl.feedback.stage import FeedbackOptions, json_report, run_feedback
 
     options = FeedbackOptions(tuple(f"{k}={v}" for k, v in sizes.items()), (),
-                              FeedbackSeverity.INFO, verbose=True)
+                              FeedbackSeverity.INFO, verbose=True, clock_hz=clock_hz)
     from mcl import pipeline
 
     report = run_feedback(pipeline.checked(program, library), library, options)
@@ -42,10 +44,13 @@ def at_leaf(path: Path, include_dirs: Sequence[str], library: Any, function: str
 
 
 def predict_at_leaf(program: CheckedProgram, library: Any, function: str, leaf: str,
-                    sizes: Mapping[str, int]) -> Prediction:
+                    sizes: Mapping[str, int], clock_hz: float | None = None) -> Prediction:
+    """The feedback's figures, the time model at the SM clock `clock_hz` where given (the
+    clock the profiler ran the kernel at). The roofline bound stays at the description's
+    clock: a faster clock only lowers it, so it bounds the measured time all the same."""
     from mcl.report.attained import leaf_roofline
 
-    prediction = predict(function, feedback_messages(program, library, sizes))
+    prediction = predict(function, feedback_messages(program, library, sizes, clock_hz))
     # a kernel without arithmetic is bound by its traffic all the same
     roof = leaf_roofline(program, function, leaf, library, memory_only=True)
     if roof is not None:

@@ -61,11 +61,18 @@ def run_command(file: str, leaf: str, function: str, defines: Sequence[str],
     return argv
 
 
-def profile(ncu: str, run_argv: Sequence[str], report: Path, timeout: float = 600
-            ) -> Pages:
+# Nsight Compute's `--clock-control`: `base` (its default) locks the SM clock to base
+# for the whole profile, so that every replay pass runs at the same clock; `none` lets it
+# boost as a free-running `mcl run` does. `mcl profile` reads the clock the kernel ran at
+# from its counters either way (mcl.profile.counters.sm_clock_hz).
+CLOCK_CONTROLS = ("base", "none")
+
+
+def profile(ncu: str, run_argv: Sequence[str], report: Path, timeout: float = 600,
+            clock_control: str = "base") -> Pages:
     """Profile `run_argv` into `report` (.ncu-rep) and return its CSV pages."""
     collect = [ncu, "--metrics", ",".join(METRICS), "--section", "SourceCounters",
-               "--target-processes", "all",
+               "--target-processes", "all", "--clock-control", clock_control,
                "--force-overwrite", "--export", str(report), *run_argv]
     env = dict(os.environ)
     # The child imports the same mcl as this process, also from a source checkout.

@@ -63,8 +63,9 @@ class Prediction:
     conflict_free: bool | None = None
     conflict_degree: list[AccessPrediction] = field(default_factory=list)
     theoretical_occupancy_pct: float | None = None  # what the resources allow
-    occupancy_pct: float | None = None  # with the grid's own limit: what a run can reach
+    occupancy_pct: float | None = None  # with the grid's waves: what a run can reach
     registers_per_thread: float | None = None
+    model_clock_hz: float | None = None  # the SM clock of the estimate, where not stated
     branch_efficiency: list[AccessPrediction] = field(default_factory=list)
     suggestions: list[Suggestion] = field(default_factory=list)
 
@@ -103,6 +104,26 @@ def occupancy(p: Prediction, values: Mapping[str, Any]) -> None:
     limits = [v for name in RESOURCE_LIMITS if (v := numeric(values, name)) is not None]
     if limits and blocks:
         p.theoretical_occupancy_pct = 100.0 * min(limits) * (warps / blocks) / slots
+        waves = wave_occupancy(values, min(limits), warps / blocks, slots)
+        if waves is not None:
+            p.occupancy_pct = waves
+
+
+def wave_occupancy(values: Mapping[str, Any], per_sm: float, warps_per_block: float,
+                   slots: float) -> float | None:
+    """The achieved occupancy (percent of the warp slots) of the launch's grid in waves,
+    where every block takes as long: full waves of `per_sm` blocks (what the resources
+    allow) on every SM, then the last wave's remaining blocks, one an SM; averaged as
+    Nsight Compute averages achieved occupancy, over the cycles an SM has work (an SM
+    without a block in the last wave is idle, not counted). A grid smaller than one wave
+    is its last wave. Blocks that finish unevenly only lower it: it is what the grid
+    allows, not a bound the device must reach. None where the grid is not known."""
+    grid, sms = numeric(values, "grid_blocks"), numeric(values, "multiprocessors")
+    if not grid or not sms or per_sm <= 0:
+        return None
+    full, rest = divmod(grid, per_sm * sms)
+    busy = full * sms + min(rest, sms)  # SM-waves with a block
+    return 100.0 * grid * warps_per_block / (busy * slots)
 
 
 def predict(function: str, messages: Iterable[Mapping[str, Any]]) -> Prediction:
@@ -143,6 +164,7 @@ def predict(function: str, messages: Iterable[Mapping[str, Any]]) -> Prediction:
         if code == "time-estimate" and (
                 estimate := numeric(values, "estimated_seconds")) is not None:
             p.estimated_seconds = estimate
+            p.model_clock_hz = numeric(values, "clock_hz")
         # a suggestion, or one the time model weighed at under 3% (a fact since)
         if m.get("severity") == "suggestion" or (
                 code != "time-estimate" and numeric(values, "estimated_gain") is not None):

@@ -92,7 +92,7 @@ def _load(spec: VersionSpec, by_name: dict[str, Row], library: HwdLibrary) -> Ro
                                          spec.level or "", library)
         else:
             assert spec.path is not None  # a version that is not a translation has a file
-            checked = pipeline.check(pipeline.load(spec.path, (), library), library)
+            checked = pipeline.check_file(spec.path, (), library)
         program, errors = checked.program, checked.errors
     except MclError as exc:
         row.problem = "; ".join(d.message for d in exc.diagnostics)

@@ -107,7 +107,8 @@ def build_space(
     from mcl.codegen.runner import build_options, launch_values, ndrange_of
 
     # Translated once, not once per configuration: the constants change, the code does not.
-    program = pipeline.lower(program, target, library).program
+    at_leaf = pipeline.lower(program, target, library)
+    program = at_leaf.program
     hwd = library.get(target)
     mapping = load_mapping(hwd, language=language)
     constants = list(codegen_input(program, target, library).constants)
@@ -120,7 +121,8 @@ def build_space(
             out.ruled_out[key] = problems
             continue
         try:
-            generated = generate_module(program, target, library, mapping, overrides=config)
+            generated = generate_module(program, target, library, mapping, overrides=config,
+                                        tables=at_leaf.tables)
         except MclError as exc:
             out.ruled_out[key] = [f"code generation: {exc.diagnostics[0].message}"]
             continue
@@ -218,9 +220,11 @@ class _Progress:
 
 
 def cache_file(
-    kernel: Path, target: str, device: str, sizes: Mapping[str, int], space: Space
+    kernel: Path, target: str, device: str, sizes: Mapping[str, int], space: Space,
+    tag: str = "",
 ) -> Path:
-    """Beside the kernel, one file per (source, leaf, device, sizes, space)."""
+    """Beside the kernel, one file per (source, leaf, device, sizes, space) and `tag`
+    (the worker of a parallel search: workers that pull from one space write apart)."""
     digest = hashlib.sha1(
         "\n".join(
             [
@@ -230,11 +234,36 @@ def cache_file(
                 repr(sorted(sizes.items())),
                 repr(space.names),
                 repr(sorted(space.candidates)),
+                *([tag] if tag else []),
             ]
         ).encode()
     ).hexdigest()[:12]
     safe = re.sub(r"[^A-Za-z0-9]+", "-", device).strip("-")[:40]
     return kernel.with_name(f".{kernel.stem}.tune-cache") / f"{target}-{safe}-{digest}.json"
+
+
+class Pulled:
+    """A Kernel Tuner strategy (an object with `tune`, which `tune_kernel` accepts as
+    its strategy) that runs the configurations `pull` hands out, one at a time, with
+    Kernel Tuner's runner, until `pull` returns None. Workers of `mcl tune --parallel`
+    each make one Kernel Tuner call and pull from one queue: Kernel Tuner's cost per
+    call (a device context, the inputs copied to the device, and a warm-up run of the
+    first configuration, which its sequential runner compiles and times twice) is paid
+    once per worker, and no worker idles while another still has a batch to finish."""
+
+    def __init__(self, pull: Callable[[], Key | None], space: Space) -> None:
+        self.pull = pull
+        self.space = space
+
+    def tune(self, searchspace: Any, runner: Any, tuning_options: Any) -> list[Any]:
+        del searchspace  # what runs is what `pull` hands out, a part of its configurations
+        results: list[Any] = []
+        while (key := self.pull()) is not None:
+            # Kernel Tuner's element: the constants in `names` order, then the work-group
+            # size (`run_search`'s tune_params).
+            element = (*key, *self.space.candidates[key].local)
+            results += runner.run([element], tuning_options)
+        return results
 
 
 def run_search(
@@ -256,12 +285,16 @@ def run_search(
     use_cache: bool = True,
     backend: str = "opencl",
     built: Space | None = None,
+    pull: Callable[[], Key | None] | None = None,
+    cache_tag: str = "",
 ) -> TuneResult:
     """Tune on `device`: an OpenCL device, or with `backend="cuda"` a CUDA device
     (mcl.codegen.cuda_runner.CudaDevice) through Kernel Tuner's cuda-python backend.
     `built`, where given, is the space `build_space` made already, or a part of it
     (`mcl tune --parallel` sends each worker the code of its configurations,
-    mcl.multi.tune)."""
+    mcl.multi.tune). With `pull`, the configurations run are those `pull` hands out, one
+    at a time until it returns None, in this one Kernel Tuner call (`Pulled`); `cache_tag`
+    then names this caller's own cache file beside the others'."""
     kt = kernel_tuner()
     from mcl import pipeline
     from mcl.codegen.runner import describe, list_devices
@@ -330,7 +363,8 @@ def run_search(
         for info, d in list_devices():
             if d == device:
                 platform_index, device_index = info.platform_index, info.device_index
-    cache = cache_file(kernel_path, target, describe(device), sizes, built) if use_cache else None
+    cache = (cache_file(kernel_path, target, describe(device), sizes, built, cache_tag)
+             if use_cache else None)
     if cache is not None:
         cache.parent.mkdir(parents=True, exist_ok=True)
 
@@ -386,7 +420,7 @@ def run_search(
             iterations=iterations,
             block_size_names=list(BLOCK_NAMES),
             quiet=True,
-            strategy=strategy,
+            strategy=strategy if pull is None else Pulled(pull, built),
             strategy_options=strategy_options or None,
             cache=str(cache) if cache is not None else None,
             metrics={"verified": verified_flag, OBJECTIVE: verified_time},

@@ -12,9 +12,7 @@ import numpy as np
 from mcl import pipeline
 from mcl.codegen import GeneratedModule, Session
 from mcl.codegen.mapping import parse_mapping, tomllib
-from mcl.diagnostics import Severity
 from mcl.hdl.library import default_library
-from mcl.mcpl.check import check_program
 from mcl.mcpl.loader import Program, load_program
 from mcl.resources import kernels_dir
 
@@ -26,17 +24,18 @@ def library() -> Any:
     return default_library()
 
 
-def load(tmp_path: Path, source: str, name: str = "kernel.mcpl") -> Program:
-    """Write `source` to a file and load it; the test kernels must pass the checker."""
+def load(tmp_path: Path, source: str, name: str = "kernel.mcpl") -> pipeline.CheckedProgram:
+    """Write `source` to a file, load and check it (the test kernels must pass the
+    checker): code generation reads the checker's types, as `mcl codegen` does."""
     path = tmp_path / name
     path.write_text(source, encoding="utf-8")
-    program = load_program(path, library=library())
-    errors = [d for d in check_program(program, library()) if d.severity == Severity.ERROR]
-    assert not errors, "\n".join(str(d) for d in errors)
-    return program
+    checked = pipeline.check(load_program(path, library=library()), library())
+    assert not checked.errors, "\n".join(str(d) for d in checked.errors)
+    return checked
 
 
-def generate(program: Any, target: str, mapping_toml: str | None = None) -> GeneratedModule:
+def generate(program: pipeline.CheckedProgram | Program, target: str,
+             mapping_toml: str | None = None) -> GeneratedModule:
     mapping = None
     if mapping_toml is not None:
         hwd = library().get(target)

@@ -89,9 +89,9 @@ def _int_lits(e: object) -> list[IntLit]:
 def test_a_description_constant_beyond_32_bits_is_a_clear_error(tmp_path: Path):
     # hopper's 80 GB of memory, in bytes.
     src = "hopper void k(global int[1] r) {\n  r[0] = hopper.mem.capacity / 1024;\n}\n"
-    program = load(tmp_path, src)
+    checked = load(tmp_path, src)
     with pytest.raises(MclError) as exc:
-        generate_module(program, "hopper", library())
+        generate_module(checked.program, "hopper", library(), tables=checked.tables)
     (d,) = exc.value.diagnostics
     assert d.code == "codegen-int-range"
     assert d.message == "hopper.mem.capacity = 85899345920 does not fit in a 32-bit int"

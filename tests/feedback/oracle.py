@@ -49,7 +49,7 @@ def check_data_accesses(facts: KernelFacts, trace: Trace, sizes: dict[str, int])
     """Loads and stores of the output-defining blocks to memory, for functions without
     calls (a callee's accesses are counted through its own facts); accesses to registers
     (a space no addressable memory holds) are not memory traffic (issue 11)."""
-    if any(item.calls and any(facts.callee(c.func) for c, _ in item.calls)
+    if any(item.calls and any(facts.callee(c) for c, _ in item.calls)
            for item in facts.items):
         return []
     kinds = classify(facts)

@@ -372,3 +372,34 @@ def test_the_register_hint_s_after_time_is_the_hoisted_kernel_s_estimate(
     assert gain == pytest.approx(_estimate(now) / _estimate(then), rel=1e-6)
     assert (hint.severity == Severity.SUGGESTION) == pays == (gain >= timemodel.MIN_GAIN)
     assert ("either way" in hint.text) != pays
+
+
+def _terms(messages: list[Message]) -> dict[str, float]:
+    [fact] = [m for m in messages if m.code == "time-estimate"]
+    return {k: float(v.numeric) for k, v in fact.values if v.numeric is not None}
+
+
+def test_at_another_sm_clock_the_sm_and_latency_terms_scale(tmp_path, library) -> None:
+    # the profiler's base clock (mcl profile): the SM's rates and the latencies in cycles
+    # follow the SM clock, device memory's bytes per second do not
+    source = TRANSPOSE.replace("WIDTH", "32")
+    path = tmp_path / "t.mcpl"
+    path.write_text(source)
+    program = load_program(path, (), library)
+    function = program.main.functions[0]
+    checked, hwd = pipeline.check(program, library), library.get(function.hwd)
+    stated = _terms(analyse(function, checked, hwd, {"n": 8192}))
+    assert "clock_hz" not in stated  # at the description's clock the fact says nothing of it
+    clock = 1.59e9
+    slow = analyse(function, checked, hwd, {"n": 8192}, clock_hz=clock)
+    measured = _terms(slow)
+    ratio = 1.98e9 / clock  # hopper.hdl's SM clock over the one given
+    assert measured["clock_hz"] == clock and measured["stated_clock_hz"] == 1.98e9
+    assert measured["seconds_device_memory"] == pytest.approx(stated["seconds_device_memory"])
+    for term in ("seconds_on_chip_memory", "seconds_latency", "latency_seconds"):
+        assert measured[term] == pytest.approx(stated[term] * ratio), term
+    [fact] = [m for m in slow if m.code == "time-estimate"]
+    assert "at an SM clock of 1.59 GHz (the description's 1.98 GHz scaled)" in fact.text
+    # the suggestion's gain is weighed at the same clock
+    [conflict] = [m for m in slow if m.code == "bank-conflict"]
+    assert _after(conflict) < measured["estimated_seconds"]

@@ -18,6 +18,7 @@ from warp_trace import (
     conflict_degree,
     count_lines,
     find_message,
+    least_lines,
     numeric_values,
     warp_addresses,
 )
@@ -124,9 +125,9 @@ def _check_warps(facts: Any, trace: Any, messages: list[Message]) -> list[str]:
                 problems.append(f"{kind} of {text}: degree {degree} of {lanes} lanes "
                                 f"traced, reported {got}")
             continue
-        worst = max(warps.values(), key=lambda a: count_lines(a, SECTOR)
-                    - -(-len(set(a)) * 4 // SECTOR))
-        lines, minimum = count_lines(worst, SECTOR), -(-len(set(worst)) * 4 // SECTOR)
+        worst = max(warps.values(),
+                    key=lambda a: count_lines(a, SECTOR) - least_lines(a, SECTOR))
+        lines, minimum = count_lines(worst, SECTOR), least_lines(worst, SECTOR)
         found = find_message(messages, "uncoalesced", f"{kind} of {text} ")
         got = None if found is None else (numeric_values(found)["lines"],
                                           numeric_values(found)["minimum_lines"])

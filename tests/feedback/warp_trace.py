@@ -56,6 +56,13 @@ def count_lines(addresses: list[int], line: int = LINE) -> int:
     return len({b // line for a in addresses for b in (a, a + 3)})
 
 
+def least_lines(addresses: list[int], line: int = LINE) -> int:
+    """The fewest lines the distinct 4-byte elements fit in, one after another from the
+    lowest address (data that starts inside a line straddles it in any order)."""
+    low = min(addresses)
+    return count_lines([low + 4 * k for k in range(len(set(addresses)))], line)
+
+
 def conflict_degree(addresses: list[int]) -> int:
     """Most distinct 4-byte words in one of 32 banks."""
     banks: dict[int, set[int]] = defaultdict(set)

@@ -90,6 +90,26 @@ def test_bank_conflicts_both_ways() -> None:
         "the predicted conflict did not happen on the device")
 
 
+def test_bank_conflicts_against_the_ideal_wavefronts_where_recorded() -> None:
+    # convolution hopper_v2 on an H100: five 64-bit loads a row take 2 wavefronts each
+    # without any conflict (1.79 wavefronts per instruction), none beyond the ideal
+    counters = {"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum": 5980160.0,
+                "smsp__sass_inst_executed_op_shared_ld.sum": 5980160.0 / 1.789,
+                "memory_l1_wavefronts_shared": 5980160.0,
+                "memory_l1_wavefronts_shared_ideal": 5980160.0}
+    free = figure("bank-conflicts", Prediction("f", conflict_free=True), counters)
+    assert free.measured == 1.0 and free.ok
+    # gesummv hopper_v2: its 2-way conflicts are 4,096 of 434,176 wavefronts, and show
+    named = Prediction("f", conflict_free=False,
+                       conflict_degree=[AccessPrediction(107, "2-way", 2.0)])
+    sliver = {"memory_l1_wavefronts_shared": 434176.0,
+              "memory_l1_wavefronts_shared_ideal": 430080.0}
+    assert figure("bank-conflicts", named, sliver).ok
+    exact = {"memory_l1_wavefronts_shared": 430080.0,
+             "memory_l1_wavefronts_shared_ideal": 430080.0}
+    assert figure("bank-conflicts", named, exact).ok is False
+
+
 def test_theoretical_occupancy_is_exact_and_blames_registers() -> None:
     p = Prediction("f", theoretical_occupancy_pct=50.0, registers_per_thread=14.0)
     assert figure("occupancy-theoretical", p,

@@ -9,7 +9,14 @@ import io
 import pytest
 
 from mcl.diagnostics import MclError
-from mcl.profile.counters import METRICS, Launch, parse_number, parse_raw_csv, totals
+from mcl.profile.counters import (
+    METRICS,
+    Launch,
+    parse_number,
+    parse_raw_csv,
+    sm_clock_hz,
+    totals,
+)
 
 LAUNCH_COLUMNS = ["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context",
                   "Stream", "Block Size", "Grid Size", "Device", "CC"]
@@ -74,3 +81,11 @@ def test_every_metric_is_a_documented_name() -> None:
     # ncu names: unit__counter[.rollup]; a typo makes ncu refuse the whole run.
     for name in METRICS:
         assert "__" in name and " " not in name, name
+
+
+def test_the_sm_clock_is_the_longest_launch_s_cycles_over_its_time() -> None:
+    short = Launch("a", {"gpu__time_duration.sum": 1e3, "gpc__cycles_elapsed.max": 1.98e3})
+    long = Launch("b", {"gpu__time_duration.sum": 2e6, "gpc__cycles_elapsed.max": 3.18e6})
+    assert sm_clock_hz([short, long]) == pytest.approx(1.59e9)
+    assert sm_clock_hz([Launch("c", {"gpu__time_duration.sum": 1e3})]) is None
+    assert sm_clock_hz([]) is None

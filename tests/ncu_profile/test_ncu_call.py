@@ -48,3 +48,18 @@ def _alive(pid: int) -> bool:
         return False
     status = Path(f"/proc/{pid}/stat")
     return status.exists() and status.read_text().split()[2] != "Z"
+
+
+@pytest.mark.parametrize("control", ["base", "none"])
+def test_the_clock_control_is_passed_to_ncu(tmp_path: Path, control: str) -> None:
+    # base (ncu's default) locks the SM clock for every replay; none lets it boost
+    seen = tmp_path / "argv.txt"
+    fake = tmp_path / "ncu"
+    fake.write_text(f'#!/bin/sh\nfor a in "$@"; do echo "$a"; done > {seen}\nexit 3\n')
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    with pytest.raises(MclError):
+        ncu.profile(str(fake), ["python", "-m", "mcl", "run"], tmp_path / "r.ncu-rep", 30,
+                    clock_control=control)
+    argv = seen.read_text().splitlines()
+    assert argv[argv.index("--clock-control") + 1] == control
+    assert argv.index("--clock-control") < argv.index("python")  # an option of ncu's

@@ -10,7 +10,7 @@ import pytest
 
 from mcl.hdl.library import load_library
 from mcl.profile.leaf import at_leaf, predict_at_leaf
-from mcl.profile.prediction import predict
+from mcl.profile.prediction import predict, wave_occupancy
 from mcl.verify import load_reference, make_inputs
 
 KERNELS = Path(__file__).resolve().parents[2] / "kernels"
@@ -39,10 +39,11 @@ def test_occupancy_from_the_occupancy_message(library) -> None:
     path = KERNELS / "gesummv" / "hopper_v1.mcpl"
     program = at_leaf(path, [], library, "gesummv", "hopper")
     p = predict_at_leaf(program, library, "gesummv", "hopper", {"n": 4096})
-    # 512 blocks of 256 threads for 132 SMs: 4 blocks (32 of 64 warps) where the grid
-    # allows, all 64 warps where only the resources limit (about 14 registers per thread,
-    # 3 kB of shared memory: 8 blocks by the 2048 thread slots)
-    assert p.occupancy_pct == pytest.approx(100 * 32 / 64)
+    # 512 blocks of 256 threads (8 warps) for 132 SMs, less than one wave of 8 blocks per
+    # SM: 512 x 8 warps over 132 SMs' 64 warp slots (46.9% measured, recorded counters);
+    # all 64 warps where only the resources limit (about 14 registers per thread, 3 kB
+    # of shared memory: 8 blocks by the 2048 thread slots)
+    assert p.occupancy_pct == pytest.approx(100 * 512 * 8 / (132 * 64))
     assert p.theoretical_occupancy_pct == pytest.approx(100.0)
     assert p.registers_per_thread is not None and p.registers_per_thread > 0
 
@@ -139,3 +140,43 @@ def test_an_analysis_that_reports_one_kind_of_access_calls_the_other_optimal() -
     p = predict("f", [conflict, message("warp-access-unknown", {}, 30)])
     assert (p.all_coalesced, p.conflict_free) == (None, False)
     assert predict("f", []).all_coalesced is None
+
+
+def _simulated_occupancy(grid: int, sms: int, per_sm: int, warps: int, slots: int) -> float:
+    """Brute force: blocks of equal length handed, in order, to the SM with a free slot
+    that has the fewest blocks (the breadth-first hand-out of the block scheduler), time
+    step by time step; the warps resident over the cycles each SM has a block, as Nsight
+    Compute's achieved occupancy averages them."""
+    finish: list[list[int]] = [[] for _ in range(sms)]  # per SM: when its blocks end
+    left, now, resident, busy = grid, 0, 0, 0
+    while left or any(finish):
+        for sm in finish:
+            sm[:] = [t for t in sm if t > now]
+        while left:
+            free = [i for i in range(sms) if len(finish[i]) < per_sm]
+            if not free:
+                break
+            finish[min(free, key=lambda i: len(finish[i]))].append(now + 1)
+            left -= 1
+        resident += sum(len(sm) for sm in finish) * warps
+        busy += sum(1 for sm in finish if sm)
+        now += 1
+    return 100.0 * resident / (busy * slots)
+
+
+@pytest.mark.parametrize(("grid", "sms", "per_sm", "warps"), [
+    (512, 132, 8, 8),  # under one wave (gesummv v1)
+    (3907, 132, 8, 8),  # 3.7 waves (Black-Scholes v1)
+    (65536, 132, 2, 32),  # 248.2 waves, 64 blocks in the last (vectoradd)
+    (4, 132, 2, 32),  # 4 blocks (gesummv perfect)
+    (30, 7, 3, 4), (21, 7, 3, 4), (22, 7, 3, 4),
+])
+def test_the_grid_s_waves_give_the_achieved_occupancy(grid: int, sms: int, per_sm: int,
+                                                      warps: int) -> None:
+    values = {"grid_blocks": grid, "multiprocessors": sms}
+    expected = _simulated_occupancy(grid, sms, per_sm, warps, 64)
+    assert wave_occupancy(values, per_sm, warps, 64) == pytest.approx(expected)
+
+
+def test_no_wave_occupancy_without_the_grid() -> None:
+    assert wave_occupancy({"multiprocessors": 132}, 8, 8, 64) is None

@@ -69,5 +69,11 @@ def test_gesummv_kernel_figures(capsys: pytest.CaptureFixture[str]) -> None:
     assert figures["dram-read"]["predicted"] == 4 * (2 * n * n + n)
     assert figures["occupancy-theoretical"]["measured"] == 100.0
     assert figures["time-bound"]["ok"] is True  # the bound is below the measured time
+    # ncu ran the SM at its base clock: the estimate is the model's at that clock
+    [launch] = document["kernels"]
+    clock = (launch["metrics"]["gpc__cycles_elapsed.max"]
+             / (launch["metrics"]["gpu__time_duration.sum"] * 1e-9))
+    assert document["sm_clock_hz"] == pytest.approx(clock) and 1.5e9 < clock < 1.7e9
+    assert figures["time-estimate"]["note"] == f"at the measured SM clock, {clock / 1e9:.3g} GHz"
     lines = {r["line"] for r in document["per_line"]}
     assert {48, 49, 76} <= lines  # a[i, j], b[i, j], y[i]

@@ -30,6 +30,7 @@ TILES: dict[str, tuple[int, int, int]] = {
     "hopper_v1": (128, 128, 8),
     "hopper_v2": (128, 128, 8),
     "hopper_v3": (128, 64, 16),
+    "hopper_v4": (128, 128, 8),
     "mic_v1": (4, 64, 1),
     "mic_v2": (4, 64, 1),
     "xeon_phi_v1": (4, 64, 1),

@@ -34,7 +34,10 @@ writes it, the extra transactions of each access in its own. The estimate is the
 over the phases of each one's largest limit; a kernel without barriers is one phase.
 
 A grid that does not fill the SMs evenly runs the busiest one longer (its blocks over
-the average), which scales the SM and latency terms. A kernel without arithmetic has
+the average), which scales the SM and latency terms. The SM terms and the latencies are
+at the description's SM clock, or at the one the context gives (`mcl profile`: the clock
+the profiler ran the kernel at, below the stated boost clock; docs/feedback.md, "The
+clock"); device memory's bandwidth keeps its own clock. A kernel without arithmetic has
 its memory roofs all the same (mcl.feedback.analyses.roofline, `flops` = 0).
 
 Every suggestion the model can re-evaluate gets `estimated_seconds_after` and
@@ -125,6 +128,7 @@ class Figures:
     phases: tuple[Phase, ...]
     wave_tail: float = 1.0  # blocks of the busiest SM over the average
     barriers: tuple[tuple[int, int], ...] = ()  # where they stand (`barrier_places`)
+    stated_clock_hz: float = 0.0  # the description's SM clock (0: the one evaluated at)
     lanes_sms: float = 1.0  # the warp size times the SMs: thread-level loads per warp load
     # the executions of each global load, by its place (line, column): `loads_in_flight`
     # comes from them (`in_flight`), and a change that runs one less often redoes it
@@ -132,6 +136,11 @@ class Figures:
     # what `latency_s` is made of (`mean_latency`): device memory's and the cache's
     # latency, the compulsory bytes and the bytes through the cache; () where not known
     latency_parts: tuple[float, ...] = ()
+
+    @property
+    def clock_given(self) -> bool:
+        """Evaluated at a clock other than the description's (mcl profile's measured one)."""
+        return bool(self.stated_clock_hz) and self.clock_hz != self.stated_clock_hz
 
     def phase_terms(self, p: Phase) -> dict[str, float]:
         """Seconds each part of one phase needs alone."""
@@ -249,7 +258,12 @@ def figures_of(ctx: AnalysisContext, messages: Sequence[Message]) -> Figures | N
     shared = _on_chip(hwd)
     if roof is None or occupancy is None or not peaks or shared is None:
         return None
-    clock = max(peaks, key=lambda p: p.flops).clock_hz
+    stated = max(peaks, key=lambda p: p.flops).clock_hz
+    # At another SM clock (the profiler's, AnalysisContext.clock_hz) the SM's rates scale
+    # with it (the arithmetic peak, the banked memory's bytes per cycle) and latencies in
+    # cycles are read at it; device memory states bytes per second on a clock of its own.
+    clock = ctx.clock_hz or stated
+    scale = clock / stated
     flops, peak = _number(roof, "flops"), peak_flops(hwd)
     warps, sms = _number(occupancy, "warps_per_sm"), _number(occupancy, "multiprocessors")
     cached = sorted({s for c in hwd.caches() for s in c.spaces})
@@ -285,10 +299,11 @@ def figures_of(ctx: AnalysisContext, messages: Sequence[Message]) -> Figures | N
     grid = _number(occupancy, "grid_blocks")
     tail = math.ceil(grid / sms) / (grid / sms) if grid else 1.0
     runs = _load_runs(ctx, cached)
-    return Figures(sms, clock, float(warps), float(peak or 1.0), shared.bytes_per_s,
-                   in_flight([r for _, r in runs]), latency, phases, tail,
-                   barriers, float(lanes * sms), tuple(runs),
-                   (*latencies, compulsory, through_cache))
+    return Figures(sms, clock, float(warps), float(peak or 1.0) * scale,
+                   shared.bytes_per_s * scale, in_flight([r for _, r in runs]), latency,
+                   phases, tail, barriers, stated, lanes_sms=float(lanes * sms),
+                   load_runs=tuple(runs),
+                   latency_parts=(*latencies, compulsory, through_cache))
 
 
 # ----------------------------------------------------------------------------- phases
@@ -539,7 +554,12 @@ def _fact(ctx: AnalysisContext, f: Figures) -> Message:
     limits = f.limits
     phases = (f" over {working} phases between barriers, each as long as its largest limit"
               if working > 1 else "")
-    text = (f"time estimate: {seconds_text(f.seconds)}{phases}, limited by {f.limit}: "
+    clock = ""
+    if f.clock_given:
+        figures |= {"clock_hz": f.clock_hz, "stated_clock_hz": f.stated_clock_hz}
+        clock = (f" at an SM clock of {f.clock_hz / 1e9:.3g} GHz (the description's "
+                 f"{f.stated_clock_hz / 1e9:.3g} GHz scaled)")
+    text = (f"time estimate{clock}: {seconds_text(f.seconds)}{phases}, limited by {f.limit}: "
             f"device memory {seconds_text(limits[DEVICE_MEMORY])}, the SM "
             f"{seconds_text(limits[SM])} (compute {seconds_text(terms[COMPUTE])} + on-chip "
             f"memory {seconds_text(terms[ON_CHIP])}), latency "

@@ -233,7 +233,7 @@ def _space_key(b: Binding) -> tuple[str, str]:
 
 def _add_call(facts: KernelFacts, item: Item, block: str, role: str, call: ast.Call,
               count: Any, unit: str, costs: Costs) -> None:
-    callee = facts.callee(call.func)
+    callee = facts.callee(call)
     if callee is None:
         return
     inner = function_costs(callee)

@@ -344,7 +344,7 @@ class KernelFacts:
     param_modes: dict[str, str]  # parameter -> "r", "w", "rw" or "" (section 4.3)
     spaces: SpaceFacts
     stack: tuple[str, ...] = ()  # the functions being analysed around a callee
-    _callees: dict[str, KernelFacts | None] = field(default_factory=dict)
+    _callees: dict[Ref[ast.Function], KernelFacts] = field(default_factory=dict)
     _derived: dict[type[Derived], Derived] = field(default_factory=dict, repr=False)
 
     def get(self, kind: type[D]) -> D:
@@ -364,17 +364,18 @@ class KernelFacts:
     def param(self, name: str) -> Binding | None:
         return next((p for p in self.params if p.name == name), None)
 
-    def callee(self, name: str) -> KernelFacts | None:
-        """Facts of a called MCPL function (None for built-ins, unknown names and
-        recursion), analysed at the same description: section 6.2 analyses the call
-        graph from the leaves up."""
-        if name not in self._callees:
-            callee = self.view.lookup_function(name)
-            if callee is None or callee.name in self.stack:
-                self._callees[name] = None
-            else:
-                self._callees[name] = build_facts(callee, self.checked, self.hwd, self.stack)
-        return self._callees[name]
+    def callee(self, call: ast.Call) -> KernelFacts | None:
+        """Facts of the MCPL function `call` calls, as the checker bound it (None for
+        built-ins, a name bound to nothing and recursion), analysed at the same
+        description: section 6.2 analyses the call graph from the leaves up."""
+        bound = self.checked.binding_of(call)
+        callee = bound.node if bound is not None else None
+        if not isinstance(callee, ast.Function) or callee.name in self.stack:
+            return None
+        key = Ref(callee)
+        if key not in self._callees:
+            self._callees[key] = build_facts(callee, self.checked, self.hwd, self.stack)
+        return self._callees[key]
 
 
 # ----------------------------------------------------------------------------- builder
@@ -664,8 +665,8 @@ class _Builder:
         if call.func in SIGNATURE_CALLS:
             return
         item.calls.append((call, role))
-        modes = self.view.callee_modes(call.func)
         checked = self.names.tables.binding_of(call)
+        modes = self.view.callee_modes(checked.node) if checked is not None else None
         if checked is not None and checked.kind is Kind.BUILTIN:
             item.ops[role] += 1  # a built-in is one instruction (section 6.2)
         for k, arg in enumerate(call.args):
