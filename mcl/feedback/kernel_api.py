@@ -444,7 +444,10 @@ class Evaluator:
             if loop is not None:
                 subs[s] = self.position(loop)
             elif self.facts.evaluator.is_opaque(s):
-                raise NotStatic(f"the value depends on data ({s.name})")
+                # the variable written from data, or just data (the evaluator's marker
+                # for a value read from an array: no name of the user's)
+                raise NotStatic("the value depends on data" +
+                                ("" if s.name == "data" else f" ({s.name})"))
             elif s.name in self.values:
                 subs[s] = sympy.sympify(self.values[s.name])
             else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 
+import pytest
 import sympy
 from conftest import by_code, feedback_source
 from hypothesis import given, settings
@@ -154,3 +155,29 @@ def test_points_passing_conditions_are_counted_as_sympy_decides_them() -> None:
     assert _passing_points(conditions, [t, u], [16, 9]) == want
     needs_size = [Condition(t < n, True, None)]  # type: ignore[arg-type]
     assert _passing_points(needs_size, [t], [16]) is None
+
+
+# A loop `for (e = t; e < 256; e += 32)` runs ceiling((256 - t) / 32) times in thread t;
+# its header and body over a warp's threads are a sum over t with no closed form.
+@pytest.mark.parametrize("offset", [0, 3, 7])
+def test_a_sum_over_the_threads_is_added_up_and_shows_no_internal_counter(offset: int
+                                                                           ) -> None:
+    """Over the 32 threads (the analysis's counter `_t_t` of loop t) a sum of numbers is
+    a number, equal to the brute-force sum; one that still holds a size (w) stays a sum,
+    over the loop's own name `t`, and equals the brute-force sum at every w."""
+    from mcl.feedback.facts.counting import _sum
+
+    t = sympy.Dummy("t_t", integer=True, nonnegative=True)
+    numbers = sympy.ceiling((256 - t - offset) / 32) + sympy.ceiling(-t / 256 - offset / 8) + 1
+    total = _sum(numbers, t, sympy.Integer(32))
+    assert total.is_Integer
+    assert total == sum(-(-(256 - x - offset) // 32) + -(-(-x - 32 * offset) // 256) + 1
+                        for x in range(32))
+    sized = sympy.ceiling((w - t) / 256) * h + offset
+    summed = _sum(sized, t, sympy.Integer(32))
+    assert "_t_" not in str(summed) and summed.has(sympy.Sum)
+    (bound,) = {v for s in summed.atoms(sympy.Sum) for v in s.variables}
+    assert bound.name == "t"
+    for h_, w_ in [(1, 5), (3, 300), (2, 1000)]:
+        value = evaluate(summed, {"h": h_, "w": w_}).numeric
+        assert value == sum(-(-(w_ - x) // 256) * h_ + offset for x in range(32))

@@ -281,3 +281,100 @@ def test_no_privatised_copy_larger_than_the_space_that_would_hold_it(nrows: int)
     assert all(m.value_map["copy_bytes"].numeric == 4 * nrows for m in proposals)
     hints = [m.hint or "" for m in by_code(messages, "store-contention")]
     assert hints and all(("does not fit shared" in h) != fits for h in hints)
+
+
+# ------------------------------------------------------- plain stores beside atomics
+
+SPMV_TILES = KERNELS / "spmv" / "hopper_v2.mcpl"
+
+
+def _small_tiles(text: str) -> str:
+    """hopper (v2) with tiles of 2 warps x 3 non-zeros per thread, so that a trace of a
+    few hundred non-zeros has rows that cross threads and tiles."""
+    text = text.replace("const int NR_WARPS = 8;", "const int NR_WARPS = 2;")
+    return text.replace("const int PER = 15;", "const int PER = 3;")
+
+
+def _conflicts(text: str, args: dict[str, Any]) -> dict[str, set[int]]:
+    """Brute force over a trace: the addresses of y that more than one unit of the tile
+    kernel writes, by the kind of write that makes them a race: `update` (a read-modify-
+    write without atomicAdd among them) and `store` (a plain store among them). Writes
+    of one unit are ordered; atomicAdds alone are not a race."""
+    from mcl.hdl.library import default_library
+    from mcl.mcpl import ast
+    from mcl.mcpl.parse import parse_source
+
+    module = parse_source(text)
+    function = module.functions[-1]
+    atomics = {id(n.args[0]) for n in ast.walk(function)
+               if isinstance(n, ast.Call) and n.func == "atomicAdd"}
+    library = default_library()
+    hwd = library.get(function.hwd)
+    facts = build_facts(function, pipeline.check(module, library), hwd)
+    tiles = next(x for x in facts.loops if x.kind == "foreach" and x.name == "tb")
+    foreach = {id(x.node) for x in facts.loops if x.kind == "foreach"}
+    trace = Tracer(module, hwd).run(function, args)
+    writes: dict[int, list[tuple[tuple[int, ...], str]]] = defaultdict(list)
+    for acc in facts.accesses:
+        if acc.binding.name != "y" or not acc.writes or tiles not in acc.item.loops:
+            continue
+        for slot, entries in trace.sites(id(acc.node)):
+            if "w" not in slot.mode:
+                continue
+            kind = ("atomic" if id(acc.node) in atomics else
+                    "update" if "r" in slot.mode else "store")
+            for index, values in entries:
+                unit = tuple(v for k, v in zip(slot.loops, values, strict=True)
+                             if k in foreach)
+                writes[index[0]].append((unit, kind))
+    out: dict[str, set[int]] = {"update": set(), "store": set()}
+    for address, log in writes.items():
+        if len({unit for unit, _ in log}) > 1:
+            for kind in ("update", "store"):
+                if any(k == kind for _, k in log):
+                    out[kind].add(address)
+    return out
+
+
+def _power_law_csr() -> dict[str, Any]:
+    rng = np.random.default_rng(5)
+    lengths = np.minimum(rng.zipf(1.6, 90), 60)
+    lengths[[3, 40]] = [250, 0]  # a row across tiles of 192, and an empty one
+    return _csr(90, 300, lengths, rng)
+
+
+def test_spmv_rows_stored_by_one_thread_are_no_race_but_plain_additions_are() -> None:
+    """spmv hopper (v2) stores a row with a plain store from the one thread that ends it
+    and adds the pieces of rows that cross tiles with atomicAdd: the trace shows no
+    address of y written by two units with anything but atomicAdd, and the analysis
+    gives no store-race (nor a privatisation of the plain stores). The same kernel with
+    the atomicAdds planted as plain `+=` is a race the trace shows and the analysis finds
+    at both additions."""
+    text = _small_tiles(SPMV_TILES.read_text())
+    args = _power_law_csr()
+    sizes = {k: args[k] for k in ("nrows", "ncols", "nnz")}
+    assert _conflicts(text, args) == {"update": set(), "store": set()}
+    messages = feedback_source(text, "hopper", sizes)
+    assert not by_code(messages, "store-race")
+    assert {m.span.line for m in by_code(messages, "store-privatise")} == {
+        i + 1 for i, line in enumerate(text.splitlines()) if "atomicAdd(y[" in line}
+    planted = text.replace("atomicAdd(y[firstRow], total);", "y[firstRow] += total;")
+    planted = planted.replace("atomicAdd(y[open], carrySum[t]);", "y[open] += carrySum[t];")
+    assert planted.count("+= total;") == 1 and planted.count("y[open] +=") == 1
+    conflicts = _conflicts(planted, args)
+    row = int(np.argmax(np.diff(args["rowptr"])))
+    assert row in conflicts["update"]  # the long row's pieces from two tiles
+    races = by_code(feedback_source(planted, "hopper", sizes), "store-race")
+    assert {m.span.line for m in races} == {
+        i + 1 for i, line in enumerate(planted.splitlines())
+        if "y[firstRow] +=" in line or "y[open] +=" in line}
+    assert all("lose updates" in m.text for m in races)
+
+
+def test_a_plain_store_that_reads_the_array_is_an_update() -> None:
+    """`hist[v] = hist[v] + 1` reads what it writes, as `+=` does: a race; a plain
+    scatter `out[perm[i]] = v` is none."""
+    spelled = RACE.replace("hist[values[i]] += 1", "hist[values[i]] = hist[values[i]] + 1")
+    assert by_code(feedback_source(spelled, values={"n": 100}), "store-race")
+    scatter = RACE.replace("hist[values[i]] += 1", "hist[values[i]] = i")
+    assert not by_code(feedback_source(scatter, values={"n": 100}), "store-race")

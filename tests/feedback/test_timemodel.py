@@ -322,6 +322,58 @@ def test_the_parts_of_a_kernel_count_what_the_whole_counts(tmp_path, library) ->
         {k: v for k, v in whole.items() if v != 0}
 
 
+def test_a_register_hint_without_its_reloads() -> None:
+    # the hint's load (line 1, column 1) and another, each 4e6 times: 2 in flight; kept in
+    # a register it runs 5 times less often, saving 3.2e6 thread loads (5e4 warp loads
+    # per SM at 64 lanes x SMs) through the l1 and their 12.8 MB
+    f = replace(_figures(), lanes_sms=64.0, load_runs=(((1, 1), 4e6), ((2, 5), 4e6)))
+    m = _message("memory-register", iterations=5, loads_saved=3.2e6, bytes_saved=1.28e7,
+                 through_cache=1)
+    changed = timemodel.after(f, m)
+    assert changed == replace(
+        f, phases=(replace(f.phases[0], on_chip_bytes=1e9 - 1.28e7, loads_per_sm=5e4),),
+        load_runs=(((1, 1), 8e5), ((2, 5), 4e6)), loads_in_flight=1)
+    # loads from a space no cache holds keep their latency term
+    m = _message("memory-register", iterations=5, loads_saved=3.2e6, bytes_saved=1.28e7,
+                 through_cache=0)
+    kept = timemodel.after(f, m)
+    assert kept is not None and kept.phases[0].loads_per_sm == f.phases[0].loads_per_sm
+
+
+UNIFORM = Path(__file__).parent / "kernels" / "uniform_weight_hopper.mcpl"
+LOOP = "for (int k = 0; k < cols; k++) {\n              sum += "
+
+
+@pytest.mark.parametrize(("factor", "sizes", "pays"), [
+    # x streams from device memory beside the weight: bound by it either way
+    ("x[r, k, i]", {"n": 1 << 20, "rows": 16, "cols": 64}, False),
+    # a few warps, bound by latency: with one load fewer in the loop body the model
+    # counts one load in flight per warp instead of two, which costs more than the
+    # reloads saved
+    ("x[r, k, i]", {"n": 512, "rows": 3, "cols": 5}, False),
+    # the weight is the only load in the loop: its reloads are the latency
+    ("sum", {"n": 1 << 20, "rows": 16, "cols": 64}, True),
+])
+def test_the_register_hint_s_after_time_is_the_hoisted_kernel_s_estimate(
+        tmp_path, library, factor: str, sizes: dict, pays: bool) -> None:
+    """The warp-uniform weight loaded once outside loop k (the hint applied): the model's
+    estimate of that kernel is the hint's estimate after; under 3% the hint is a fact."""
+    source = UNIFORM.read_text().replace("weight[r] * x[r, k, i]", f"weight[r] * {factor}")
+    loop = LOOP + f"weight[r] * {factor};"
+    assert loop in source
+    hoisted = source.replace(loop, "float wr = weight[r];\n            " +
+                             loop.replace("weight[r]", "wr"))
+    now = _messages(tmp_path, library, source, "u", sizes)
+    then = _messages(tmp_path, library, hoisted, "h", sizes)
+    (hint,) = [m for m in now if m.code == "memory-register"]
+    assert not [m for m in then if m.code == "memory-register"]
+    assert _after(hint) == pytest.approx(_estimate(then), rel=1e-6)
+    gain = float(dict(hint.values)["estimated_gain"].numeric)
+    assert gain == pytest.approx(_estimate(now) / _estimate(then), rel=1e-6)
+    assert (hint.severity == Severity.SUGGESTION) == pays == (gain >= timemodel.MIN_GAIN)
+    assert ("either way" in hint.text) != pays
+
+
 def _terms(messages: list[Message]) -> dict[str, float]:
     [fact] = [m for m in messages if m.code == "time-estimate"]
     return {k: float(v.numeric) for k, v in fact.values if v.numeric is not None}

@@ -19,6 +19,13 @@ Two things can still be said honestly, from the description and the code alone:
   A copy pays off only when it receives many more updates than it has elements (the
   merge adds `distinct` updates per copy): the message says when that is not the case.
 
+  All of this is about updates: a store that reads what it writes (`+=`, an atomic,
+  `hist[v] = hist[v] + 1`). A plain store at a data-dependent address (`y[r] = s`, a
+  scatter) loses nothing and queues behind nothing when each address has one writer,
+  which the data decides (spmv stores each row from the one thread that ends it), so it
+  gets none of these messages; two writers of one address would be the program's error
+  whatever the analysis said.
+
 * A for-loop `k = rowptr[i] .. rowptr[i + 1]` has an unknown trip count, but its variable
   still advances by a fixed step: an access affine in it (`vals[k]`, `cols[k]`) moves by
   a fixed stride per iteration, which is the stride reported. The trip count differs per
@@ -442,7 +449,8 @@ def irregular_access(ctx: AnalysisContext) -> list[Message]:
     seen: set[Ref[ast.Expr]] = set()  # an access node once, wherever it stands
     for acc in facts.accesses:
         c = store_contention(facts, acc, values)
-        if c is not None and Ref(acc.node) not in seen:
+        # A plain store is no update: nothing to lose, queue or privatise (`Contention`).
+        if c is not None and c.update and Ref(acc.node) not in seen:
             seen.add(Ref(acc.node))
             if more_than_one(c.writers, values):  # a copy per unit: nothing to contend
                 out += _store_messages(emit, c)  # as `contended` says

@@ -58,8 +58,10 @@ from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.codes import MessageCode
 from mcl.feedback.emit import Emitter, conjunction, expr_text, loop_text
 from mcl.feedback.facts.contention import product
+from mcl.feedback.facts.costs import executions
 from mcl.feedback.facts.hardware import cached_spaces, faster_space, lockstep_group
 from mcl.feedback.facts.kernel import Access, Loop
+from mcl.feedback.facts.layout import element_layout
 from mcl.feedback.facts.reuse import (
     LoopReuse,
     RatioReuse,
@@ -84,7 +86,7 @@ MESSAGE_CODES = (
     MessageCode("memory-broadcast", "read-only data broadcast by its cache",
                 (Severity.INFO,), DOCS),
     MessageCode("memory-register", "keep a warp-uniform element in a register",
-                (Severity.SUGGESTION,), DOCS),
+                (Severity.SUGGESTION, Severity.INFO), DOCS),
     MessageCode("memory-cache-serves", "a cache already serves the reuse between units",
                 (Severity.INFO,), DOCS),
 )
@@ -156,6 +158,15 @@ def _register(emit: Emitter, finding: LoopReuse | RatioReuse) -> Message | None:
     iterations = _units(emit, again)
     acc = finding.access
     text = expr_text(acc.node)
+    # What the time model weighs (mcl.feedback.analyses.timemodel): the loads of the
+    # element all units make now, but one per `iterations`, and whether they go through
+    # a cache to device memory (their latency counts then).
+    loads = executions(emit.facts, acc.item)[0]
+    saved = loads - loads / iterations
+    layout = element_layout(emit.facts, acc.binding, acc.field)
+    figures = {"iterations": iterations, "loads_saved": saved,
+               "bytes_saved": saved * (layout[0] if layout else 4),
+               "through_cache": int(acc.space in cached_spaces(emit.facts.hwd))}
     return emit.message(
         "memory-register", Severity.SUGGESTION,
         f"{text} is one element for the {lanes[1]} {lanes[0]} that run in lock-step, and "
@@ -163,8 +174,7 @@ def _register(emit: Emitter, finding: LoopReuse | RatioReuse) -> Message | None:
         f"{conjunction([loop_text(ev, x) for x in again])} ({{iterations}} loads where one "
         f"would do): keep it in a register (a copy in a faster memory would not be faster: "
         f"the {lanes[1]} {lanes[0]} load one element in one transaction from any space)",
-        acc.node.span, {"iterations": iterations}, acc.item.loops,
-        hint=register_hint(ev, acc, again))
+        acc.node.span, figures, acc.item.loops, hint=register_hint(ev, acc, again))
 
 
 def _served(ctx: AnalysisContext, emit: Emitter, finding: LoopReuse | RatioReuse, space: str,

@@ -43,8 +43,11 @@ its memory roofs all the same (mcl.feedback.analyses.roofline, `flops` = 0).
 Every suggestion the model can re-evaluate gets `estimated_seconds_after` and
 `estimated_gain` (before over after): the occupancy message's change at its
 `warps_per_sm_after`, an uncoalesced access or bank conflict without its extra
-transactions. A change the model does not capture (a load moved to a faster space, more
-elements per unit, a privatised store) states no gain. Under `MIN_GAIN` a suggestion is a
+transactions, a warp-uniform element kept in a register (`memory-register`) without the
+loads it saves (`loads_saved` and their `bytes_saved` off the on-chip bytes of its phase,
+and off its global loads when they go `through_cache`). A change the model does not
+capture (a load moved to a faster space, more elements per unit, a privatised store)
+states no gain. Under `MIN_GAIN` a suggestion is a
 fact. Without every figure (no peak, no latency, no occupancy, sizes missing) the model
 says nothing.
 
@@ -93,7 +96,8 @@ DEVICE_MEMORY, ON_CHIP, COMPUTE, LATENCY = "device memory", "on-chip memory", "c
     "latency"
 SM = "the SM (compute + on-chip memory)"
 # The suggestions the model re-evaluates.
-OCCUPANCY, UNCOALESCED, BANK_CONFLICT = "occupancy", "uncoalesced", "bank-conflict"
+OCCUPANCY, UNCOALESCED, BANK_CONFLICT, REGISTER = "occupancy", "uncoalesced", \
+    "bank-conflict", "memory-register"
 
 
 @dataclass(frozen=True)
@@ -125,6 +129,13 @@ class Figures:
     wave_tail: float = 1.0  # blocks of the busiest SM over the average
     barriers: tuple[tuple[int, int], ...] = ()  # where they stand (`barrier_places`)
     stated_clock_hz: float = 0.0  # the description's SM clock (0: the one evaluated at)
+    lanes_sms: float = 1.0  # the warp size times the SMs: thread-level loads per warp load
+    # the executions of each global load, by its place (line, column): `loads_in_flight`
+    # comes from them (`in_flight`), and a change that runs one less often redoes it
+    load_runs: tuple[tuple[tuple[int, int], float], ...] = ()
+    # what `latency_s` is made of (`mean_latency`): device memory's and the cache's
+    # latency, the compulsory bytes and the bytes through the cache; () where not known
+    latency_parts: tuple[float, ...] = ()
 
     @property
     def clock_given(self) -> bool:
@@ -214,12 +225,10 @@ def _seconds(latency: Any, clock_hz: float) -> float | None:
     return value if latency.unit == "s" else value / clock_hz
 
 
-def _latency_s(hwd: Any, space: str, clock_hz: float, compulsory_share: float
-               ) -> float | None:
-    """The mean latency of a global load: the link's to the memory holding `space` for
-    the compulsory share of the bytes (those must come from device memory), a cache's
-    that states one (hopper's l2) for the rest; the link's for all where no cache
-    states a latency."""
+def _latencies(hwd: Any, space: str, clock_hz: float) -> tuple[float, float] | None:
+    """The latency of a global load from device memory (the link's to the memory holding
+    `space`) and through a cache that states one (hopper's l2; the link's again where
+    none does); None where the link states none."""
     held = hwd.memories_for(space)
     link = hwd.link(held[0].node.path) if held else None
     memory = _seconds(link.latency if link is not None else None, clock_hz)
@@ -227,10 +236,18 @@ def _latency_s(hwd: Any, space: str, clock_hz: float, compulsory_share: float
         return None
     cached = [t for c in hwd.caches() if space in c.spaces
               if (t := _seconds(c.node.values.get("latency"), clock_hz)) is not None]
-    if not cached:
-        return memory
-    share = min(1.0, max(0.0, compulsory_share))
-    return memory * share + max(cached) * (1.0 - share)
+    return memory, max(cached) if cached else memory
+
+
+def mean_latency(latencies: tuple[float, float], compulsory: float, through_cache: float
+                 ) -> float:
+    """The mean latency of a global load: device memory's for the compulsory share of the
+    bytes through the cache (those must come from device memory), the cache's for the
+    rest."""
+    share = compulsory / through_cache if through_cache else 1.0
+    share = min(1.0, max(0.0, share))
+    memory, cache = latencies
+    return memory * share + cache * (1.0 - share)
 
 
 def figures_of(ctx: AnalysisContext, messages: Sequence[Message]) -> Figures | None:
@@ -269,10 +286,10 @@ def figures_of(ctx: AnalysisContext, messages: Sequence[Message]) -> Figures | N
                 on_chip += float(through_l1)
                 compulsory += float(v.numeric)
                 through_cache += float(through_l1)
-    latency = _latency_s(hwd, cached[0], clock,
-                         compulsory / through_cache if through_cache else 1.0)
-    if latency is None:
+    latencies = _latencies(hwd, cached[0], clock)
+    if latencies is None:
         return None
+    latency = mean_latency(latencies, compulsory, through_cache)
     lanes = _warp_size(hwd)
     whole = Phase(device, on_chip, float(flops or 0.0), 0.0)
     barriers = tuple(barrier_places(ctx.function))
@@ -281,9 +298,12 @@ def figures_of(ctx: AnalysisContext, messages: Sequence[Message]) -> Figures | N
         return None
     grid = _number(occupancy, "grid_blocks")
     tail = math.ceil(grid / sms) / (grid / sms) if grid else 1.0
+    runs = _load_runs(ctx, cached)
     return Figures(sms, clock, float(warps), float(peak or 1.0) * scale,
-                   shared.bytes_per_s * scale, _in_flight(ctx, cached), float(latency or 0.0),
-                   phases, tail, barriers, stated)
+                   shared.bytes_per_s * scale, in_flight([r for _, r in runs]), latency,
+                   phases, tail, barriers, stated, lanes_sms=float(lanes * sms),
+                   load_runs=tuple(runs),
+                   latency_parts=(*latencies, compulsory, through_cache))
 
 
 # ----------------------------------------------------------------------------- phases
@@ -400,16 +420,23 @@ def _warp_size(hwd: Any) -> int:
     return int(lockstep.count) if lockstep is not None else 1
 
 
-def _in_flight(ctx: AnalysisContext, cached: Sequence[str]) -> int:
-    """The global loads one warp has in flight: the loads of the statements that run
-    most often (one loop body), which do not wait for each other."""
+def _load_runs(ctx: AnalysisContext, cached: Sequence[str]
+               ) -> list[tuple[tuple[int, int], float]]:
+    """The executions of each global load of a parameter, by its place in the source."""
     facts = ctx.facts
-    runs = []
+    out = []
     for a in facts.accesses:
         if a.reads and a.space in cached and a.binding.root.kind == "param":
             number = evaluate(executions(facts, a.item)[0], ctx.values).numeric
+            span = a.node.span
             if number is not None:
-                runs.append(float(number))
+                out.append(((span.line, span.column) if span else (0, 0), float(number)))
+    return out
+
+
+def in_flight(runs: Sequence[float]) -> int:
+    """The global loads one warp has in flight: the loads of the statements that run
+    most often (one loop body), which do not wait for each other."""
     most = max(runs, default=0.0)
     return max(1, sum(r >= 0.99 * most for r in runs)) if most else 1
 
@@ -449,7 +476,36 @@ def after(f: Figures, m: Message) -> Figures | None:
         phases[at] = replace(phases[at],
                              extra_bytes=max(0.0, phases[at].extra_bytes - _extra_bytes(m)))
         return replace(f, phases=tuple(phases))
+    if m.code == REGISTER:
+        return _without_reloads(f, m)
     return None
+
+
+def _without_reloads(f: Figures, m: Message) -> Figures | None:
+    """The figures once a warp-uniform element is loaded once instead of again in each
+    iteration: its phase without the saved loads' on-chip bytes and, for loads through a
+    cache, without their warp-level loads (the latency term)."""
+    saved, size, cached, again = (_number(m, n) for n in (
+        "loads_saved", "bytes_saved", "through_cache", "iterations"))
+    if saved is None or size is None or cached is None or not again:
+        return None
+    at = min(phase_of(m.span, f.barriers), len(f.phases) - 1)
+    phases = list(f.phases)
+    p = phases[at]
+    loads = saved / f.lanes_sms if cached else 0.0
+    phases[at] = replace(p, on_chip_bytes=max(0.0, p.on_chip_bytes - size),
+                         loads_per_sm=max(0.0, p.loads_per_sm - loads))
+    # the load runs `again` times less often: it may leave the loads a warp has in flight
+    place = (m.span.line, m.span.column) if m.span else None
+    runs = tuple((k, r / again if k == place else r) for k, r in f.load_runs)
+    flying = in_flight([r for _, r in runs]) if runs else f.loads_in_flight
+    latency = f.latency_s
+    parts = f.latency_parts
+    if cached and len(parts) == 4:  # fewer bytes through the cache: more compulsory share
+        parts = (*parts[:3], max(0.0, parts[3] - size))
+        latency = mean_latency((parts[0], parts[1]), parts[2], parts[3])
+    return replace(f, phases=tuple(phases), load_runs=runs, loads_in_flight=flying,
+                   latency_s=latency, latency_parts=parts)
 
 
 # ----------------------------------------------------------------------------- messages

@@ -5,7 +5,10 @@ is written inside the foreach loops. The compiler can give this feedback because
 of a, b, and c are known in terms of parameters n, m, and p." Every array parameter the
 kernel reads moves host -> device, every one it writes moves device -> host (a parameter
 both read and written moves both ways); the time is bytes at the bandwidth of the
-interconnect between host and device memory.
+interconnect between host and device memory. A parameter whose every element the kernel's
+first foreach nest writes before any is read (`mcl.feedback.facts.overwritten`: spmv
+hopper (v2) clears `y`, then adds into it) does not move host -> device: its values on
+entry are never read.
 
 Runs only for descriptions with a host (feedback.md: "no host/interconnect -> no transfer
 report").
@@ -20,6 +23,7 @@ import sympy
 from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.codes import SILENT_WHEN_UNCHANGED, MessageCode
 from mcl.feedback.emit import Emitter, number_text, readable
+from mcl.feedback.facts.overwritten import overwritten_first
 from mcl.feedback.facts.sizes import parameter_bytes
 from mcl.feedback.messages import Message, Severity
 
@@ -50,20 +54,24 @@ def transfers(ctx: AnalysisContext) -> list[Message]:
     link_name = link.node.name if link is not None else "the host interconnect"
     out: list[Message] = []
     total_in, total_out = sympy.Integer(0), sympy.Integer(0)
+    cleared = overwritten_first(facts)
     for name, mode, size in parameter_bytes(facts):
         param = facts.param(name)
         span = param.span if param is not None else function.span
         size = readable(size)  # totals keep each parameter's readable term
         directions = []
-        if "r" in mode:
+        if "r" in mode and name not in cleared:
             total_in += size
             directions.append("host -> device (read by the kernel)")
         if "w" in mode:
             total_out += size
             directions.append("device -> host (written by the kernel)")
-        out.append(emit.message(
-            "transfers-parameter", Severity.INFO,
-            f"{name}: {{bytes}} bytes " + " and ".join(directions), span, {"bytes": size}))
+        text = f"{name}: {{bytes}} bytes " + " and ".join(directions)
+        if name in cleared:
+            text += (f"; nothing host -> device: the first kernel writes every element of "
+                     f"{name} before the kernel reads it")
+        out.append(emit.message("transfers-parameter", Severity.INFO, text, span,
+                                {"bytes": size}))
     if not out:
         return out
     figures: dict[str, Any] = {"bytes_in": total_in, "bytes_out": total_out,

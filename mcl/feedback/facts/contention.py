@@ -36,6 +36,11 @@ class Contention:
     updates: Any  # updates of one copy (writers times the for-loop iterations)
     concurrent: Any  # writers that run at once
     atomic: bool
+    # Does the store read what it writes (`+=`, `++`, an atomic, a value that reads the same
+    # array)? Only such an update loses updates when units meet at one address; a plain
+    # store (`y[r] = s`) is a scatter, correct when each address has one writer, which the
+    # data decides, not the code (spmv's rows stored by the thread that ends them).
+    update: bool
 
 
 def data_dependent(facts: KernelFacts, expr: ast.Expr, scope: Any) -> bool:
@@ -80,13 +85,13 @@ def store_contention(facts: KernelFacts, access: Access,
     concurrent = writers if cap == float("inf") or (known is not None and known <= cap) \
         else sympy.Integer(int(cap))
     return Contention(access, tuple(dict.fromkeys(reasons)), distinct, sharing, writers,
-                      updates, concurrent, _is_atomic(access))
+                      updates, concurrent, _is_atomic(access), _is_update(access))
 
 
 def contended(facts: KernelFacts, access: Access, values: Mapping[str, Any]) -> bool:
     """Is `access` a store at a data-dependent address that more than one unit writes
-    into (the store-contention message)? Such a store is no element of its own unit's:
-    the several-elements advice leaves it to this analysis."""
+    into (an update gets the store-contention message, a plain scatter none)? Such a
+    store is no element of its own unit's: the several-elements advice leaves it alone."""
     c = store_contention(facts, access, values)
     return c is not None and more_than_one(c.writers, values)
 
@@ -97,6 +102,13 @@ def _is_atomic(access: Access) -> bool:
                 and node.args[0] is access.node:
             return True
     return False
+
+
+def _is_update(access: Access) -> bool:
+    """Does the store read the array it writes, in the same statement?"""
+    root = access.binding.root
+    return access.reads or any(a is not access and a.reads and a.binding.root is root
+                               for a in access.item.accesses)
 
 
 def product(factors: Any) -> Any:

@@ -158,10 +158,52 @@ def _sum(f: Any, t: Any, trips: Any) -> Any:
     tiled = _tiled_sum(f, t, trips)
     if tiled is not None:
         return tiled
-    done = [_closed_sum(term, t, trips) for term in sympy.Add.make_args(sympy.expand(f))]
+    terms = sympy.Add.make_args(sympy.expand(f))
+    done = [_closed_sum(term, t, trips) for term in terms]
+    done = [d if d is not None else _added_up(term, t, trips)
+            for d, term in zip(done, terms, strict=True)]
     if all(d is not None for d in done):
         return sympy.Add(*done)
-    return sympy.Sum(f, (t, 0, trips - 1))
+    rest = sympy.Add(*(term for d, term in zip(done, terms, strict=True) if d is None))
+    closed = sympy.Add(*(d for d in done if d is not None))
+    bound = _bound_name(t, rest)
+    return closed + sympy.Sum(rest.xreplace({t: bound}), (bound, 0, trips - 1))
+
+
+# Iterations a sum of numbers is added up over, one by one (`_added_up`).
+_ADDED_UP = 4096
+
+
+def _added_up(term: Any, t: Any, trips: Any) -> Any:
+    """A sum of numbers over a few iterations, added up (a thread's share of a 256-element
+    clear, `ceiling((256 - t) / 256)` per thread; an inner sum whose outer counter is
+    already a number); None for a term with other names or too many iterations."""
+    term, trips = _numbers_added_up(term), sympy.sympify(trips)
+    if not (trips.is_Integer and trips <= _ADDED_UP and term.free_symbols <= {t}):
+        return None
+    return _numbers_added_up(sympy.Add(*(term.xreplace({t: sympy.Integer(k)})
+                                         for k in range(int(trips)))))
+
+
+def _numbers_added_up(e: Any) -> Any:
+    """`e` with every sum in it that names nothing but its own variable added up."""
+    def small(s: Any) -> bool:
+        return not s.free_symbols and all(
+            lo.is_Integer and hi.is_Integer and hi - lo < _ADDED_UP for _, lo, hi in s.limits)
+
+    if not e.has(sympy.Sum):
+        return e
+    return e.replace(lambda x: isinstance(x, sympy.Sum) and small(x), lambda x: x.doit())
+
+
+def _bound_name(t: Any, f: Any) -> Any:
+    """The variable of a sum a message may show: the loop's own name (`t` for the counter
+    `t_t`), not the internal counter, unless the summand holds another name like it (a
+    size, or the variable of a sum inside it)."""
+    name = t.name[2:] if t.name.startswith("t_") else t.name
+    if any(s.name == name for s in f.atoms(sympy.Symbol)):
+        return t
+    return sympy.Symbol(name, integer=True, nonnegative=True)
 
 
 def _closed_sum(f: Any, t: Any, trips: Any) -> Any:
