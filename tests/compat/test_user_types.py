@@ -107,7 +107,7 @@ def test_structured_arrays_give_the_same_results_in_the_interpreter_and_on_the_d
     args = mixed_inputs(13, packed)
     before = args["items"].copy()
     copies = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in args.items()}
-    interpreted = interpret(pipeline.check(program, library()), "update", copies)
+    interpreted = interpret(program, "update", copies)
     device = run(pipeline.generate(program, "x86_avx512", library()), "update", args)
     for got in (interpreted["items"], device["items"]):
         assert got.dtype == before.dtype  # the caller's own dtype comes back
@@ -127,7 +127,7 @@ def test_an_argument_without_the_types_fields_is_an_error(tmp_path):
     args = mixed_inputs(4, packed=True)
     args["items"] = np.zeros(4, dtype=[("x", "f4")])
     with pytest.raises(MclError) as interp_error:
-        interpret(pipeline.check(program, library()), "update", args)
+        interpret(program, "update", args)
     assert "not those of Mixed" in str(interp_error.value.diagnostics[0])
     with pytest.raises(MclError) as device_error:
         run(pipeline.generate(program, "x86_avx512", library()), "update", args)
