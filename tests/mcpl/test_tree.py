@@ -66,8 +66,9 @@ def test_a_grammar_with_a_cross_reference_is_refused() -> None:
         TreeModelBuilder(metamodel_from_str("M: a=A b=[A]; A: name=ID;"))
 
 
-# Comments are blanked out before the parse (mcl/mcpl/tree.py): the same AST, spans and
-# syntax errors as textX's parser, which skips them token by token.
+# Comments where they touch tokens, hide braces or never close: the same AST, spans and
+# syntax errors as textX's own model construction (and any change to how the parse skips
+# comments must keep them so).
 @pytest.mark.parametrize("text", [
     "/* a { b ; */ perfect void f(int n /* , int m */, main float[n] a) {\n"
     "  // } ;\n  a[0] = 1; /* two\nlines */ a[1] = 2 // at the end\n; }\n",
