@@ -12,6 +12,7 @@ after it gives the whole hint. The test checks that the checker reports exactly 
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from functools import cache
@@ -75,3 +76,13 @@ def expectations(path: Path) -> list[Expected]:
 def summary(d: Diagnostic) -> tuple:
     span = d.span
     return (span.line if span else 0, span.column if span else 0, d.severity.value, d.code)
+
+
+def ast_tree(node: object) -> object:
+    """The AST as nested tuples, spans included (AST equality ignores them)."""
+    if dataclasses.is_dataclass(node) and not isinstance(node, type):
+        return (type(node).__name__,
+                *((f.name, ast_tree(getattr(node, f.name))) for f in dataclasses.fields(node)))
+    if isinstance(node, tuple | list):
+        return tuple(ast_tree(v) for v in node)
+    return node

@@ -4,11 +4,11 @@ included -- and the very errors of the whole-file parse."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from check_support import ast_tree
 
 from mcl.diagnostics import MclError
 from mcl.mcpl import parse
@@ -26,19 +26,9 @@ def reuse() -> Iterator[None]:
     parse.reuse_definitions(False)
 
 
-def _tree(node: object) -> object:
-    """The AST as nested tuples, spans included (AST equality ignores them)."""
-    if dataclasses.is_dataclass(node) and not isinstance(node, type):
-        return (type(node).__name__,
-                *((f.name, _tree(getattr(node, f.name))) for f in dataclasses.fields(node)))
-    if isinstance(node, tuple | list):
-        return tuple(_tree(v) for v in node)
-    return node
-
-
 def _outcome(text: str, file: str) -> object:
     try:
-        return _tree(parse_source(text, file))
+        return ast_tree(parse_source(text, file))
     except MclError as exc:
         return [str(d) for d in exc.diagnostics]
 
@@ -103,7 +93,7 @@ def test_an_edit_reuses_the_definitions_it_did_not_touch(reuse: None) -> None:
     assert after.functions[0] is before.functions[0]
     assert after.constants[0] is before.constants[0]
     assert after.functions[1] is not before.functions[1]
-    assert _tree(after) == _whole(edited, "m.mcpl")
+    assert ast_tree(after) == _whole(edited, "m.mcpl")
 
 
 def test_a_new_line_converts_the_definitions_below_again(reuse: None) -> None:
@@ -113,7 +103,7 @@ def test_a_new_line_converts_the_definitions_below_again(reuse: None) -> None:
     assert after.constants[0] is before.constants[0]
     assert after.functions[0] is not before.functions[0]  # one line further down
     assert after.functions[0].span.line == before.functions[0].span.line + 1
-    assert _tree(after) == _whole(edited, "m.mcpl")
+    assert ast_tree(after) == _whole(edited, "m.mcpl")
 
 
 @pytest.mark.parametrize("broken", [
