@@ -34,6 +34,10 @@ EXPRESSIONS = [
     sympy.Max(t, w, n / 3) - sympy.Min(t - w, 2) + sympy.Abs(t - w),
     sympy.floor(sympy.Rational(1, 3) * t - w / 5) * sympy.Mod(t - 5 * w, 3),
     sympy.Integer(8),
+    # rounding of rational coefficients is printed as integer division: negative
+    # arguments, a constant term, a factor that is itself a fraction
+    sympy.ceiling(-t / 3 + w / 2 - sympy.Rational(5, 4)) + sympy.floor(-t / 6 + n / 4),
+    sympy.floor(t / (3 * (w + 1))) - sympy.ceiling(sympy.Rational(7, 2) * t / (w + 2)),
     sympy.true,
     # the halving step of a reduction tree: the exponent is computed
     t - sympy.floor(32 * 2 ** (-w - 1)) + (sympy.Rational(2, 3)) ** (w - 4),
