@@ -29,7 +29,7 @@ analysis"). A value that depends on array contents raises `NotStatic`.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -214,7 +214,7 @@ class UnitCursor:
 
     @property
     def counts(self) -> list[int]:
-        return [self.evaluator.trips(loop) for loop in self.loops]
+        return self.evaluator.trip_counts(self.loops)
 
     @property
     def count(self) -> int:
@@ -234,9 +234,12 @@ class UnitCursor:
 
     def seek(self, position: int) -> None:
         """Move to the unit at `position` (0-based, innermost dimension fastest)."""
-        for loop, count in reversed(list(zip(self.loops, self.counts, strict=True))):
-            position, here = divmod(position, max(count, 1))
-            self.evaluator.set_position(loop, here)
+        # (every count before any loop moves: a count may depend on another's position;
+        # a lock-step walk seeks once per lane and decision, so no list is built twice)
+        counts = self.counts
+        for k in range(len(counts) - 1, -1, -1):
+            position, here = divmod(position, counts[k] if counts[k] > 1 else 1)
+            self.evaluator.set_position(self.loops[k], here)
 
     def increment(self) -> bool:
         """Move to the next unit; False (and back to the first unit) after the last one."""
@@ -314,6 +317,13 @@ class Evaluator:
             self._trips[loop] = count
         return count
 
+    def trip_counts(self, loops: Sequence[Loop]) -> list[int]:
+        """`trips` of each of `loops`: what a cursor asks at every lane it moves to, so the
+        values are checked once and the kept counts read without a call each."""
+        self._check_values()
+        kept = self._trips
+        return [kept[loop] if loop in kept else self.trips(loop) for loop in loops]
+
     def value(self, what: str | ast.Expr, at: MemoryInstruction | None = None) -> Number:
         """The value of a name or expression, where instruction `at` executes (the
         function's outermost declarations when `at` is None)."""
@@ -389,12 +399,14 @@ class Evaluator:
         self._evaluations += 1
         if self._evaluations % CLOCK_EVERY == 1 and spent():
             raise OutOfTime
-        expr = sympy.sympify(expr)
+        if not isinstance(expr, sympy.Basic):
+            expr = sympy.sympify(expr)
         exact = self._exact(expr)
         if exact is not None:
             function, loops = exact
+            positions = self._positions
             try:
-                return function(*[self.position(loop) for loop in loops])
+                return function(*[positions.get(loop, 0) for loop in loops])
             except ArithmeticError:
                 pass  # a division by zero: SymPy's answer (zoo, nan) below
         return self._substitute(expr)
