@@ -129,7 +129,7 @@ def _scaled_source(expr: Any, names: dict[Any, str], bound: dict[str, Any]
     (D * expr) // D, ceiling(expr) exactly -((-D * expr) // D), as ints (what
     `math.floor` of the Fraction gives). None when no coefficient is fractional."""
     terms = expr.args if type(expr) is sympy.Add else (expr,)
-    split = []
+    split: list[tuple[Any, tuple[Any, ...]]] = []
     for term in terms:
         if term.is_Rational:
             split.append((term, ()))

@@ -346,6 +346,108 @@ class Evaluator:
         index = self.number(flat_index(self.facts, access)) if access.element else 0
         return int(index) * record + offset
 
+    # -- lanes together -------------------------------------------------------------------
+    # A lock-step walk asks the same question (a guard, an address) of every lane of a
+    # warp. Where the expression is compiled (mcl.feedback.exact) its lanes are computed
+    # in one `map` over the lanes' loop positions instead of moving the cursor and
+    # evaluating lane by lane; the answers are those of the lane-by-lane path, which
+    # remains for what is not compiled (and decides a lane the compiled function cannot).
+
+    def holds_each(self, cursor: UnitCursor, units: Sequence[int],
+                   guards: Sequence[Guard]) -> list[bool | None]:
+        """`holds(guards)` at each of `units` (positions of `cursor`). The cursor's loops
+        are left anywhere: the caller resets them."""
+        results: list[bool | None] = [True] * len(units)
+        pending = list(range(len(units)))  # the lanes no guard has ruled out yet
+        for guard in guards:
+            if not pending:
+                break
+            decided = self._decide_each(cursor, [units[i] for i in pending], guard)
+            still = []
+            for i, value in zip(pending, decided, strict=True):
+                if value is None:
+                    results[i] = None
+                    still.append(i)
+                elif value != guard.then:
+                    results[i] = False
+                else:
+                    still.append(i)
+            pending = still
+        return results
+
+    def addresses_each(self, cursor: UnitCursor, units: Sequence[int],
+                       instruction: MemoryInstruction) -> list[int]:
+        """`address(instruction)` at each of `units` (positions of `cursor`)."""
+        access = instruction.access
+        layout = element_layout(self.facts, access.binding, access.field)
+        if not units or layout is None or not access.element:
+            return [self._address_at(cursor, unit, instruction) for unit in units]
+        record, _, offset = layout
+        values = self._compiled_each(cursor, units, flat_index(self.facts, access))
+        if values is None:
+            return [self._address_at(cursor, unit, instruction) for unit in units]
+        return [int(evaluated_number(value)) * record + offset for value in values]
+
+    def _address_at(self, cursor: UnitCursor, unit: int, instruction: MemoryInstruction
+                    ) -> int:
+        cursor.seek(unit)
+        return self.address(instruction)
+
+    def _decide_each(self, cursor: UnitCursor, units: list[int], guard: Guard
+                     ) -> list[bool | None]:
+        """The condition of `guard` at each of `units`: True, False, or None where
+        `holds` takes it as undecided."""
+        rel, difference = self._condition(guard)
+        if rel is not None:
+            if difference is not None:
+                op, expr = difference
+                values = self._compiled_each(cursor, units, expr)
+                if values is not None and all(type(v) is int or type(v) is Fraction
+                                              for v in values):
+                    return [_SIGN_HOLDS[op]((v > 0) - (v < 0)) for v in values]
+            else:
+                values = self._compiled_each(cursor, units, rel)
+                if values is not None and all(type(v) is bool for v in values):
+                    return list(values)
+        out: list[bool | None] = []
+        for unit in units:
+            cursor.seek(unit)
+            try:
+                value = self._decide(guard)
+            except NotStatic:
+                value = None
+            out.append(None if value is not sympy.true and value is not sympy.false
+                       else value is sympy.true)
+        return out
+
+    def _compiled_each(self, cursor: UnitCursor, units: Sequence[int], expr: Any
+                       ) -> list[Any] | None:
+        """The compiled value of `expr` at each of `units`; None where it is not compiled,
+        a trip count of the cursor's loops depends on another loop's position, or a lane
+        needs SymPy's answer (a division by zero)."""
+        if not isinstance(expr, sympy.Basic):
+            expr = sympy.sympify(expr)
+        exact = self._exact(expr)
+        counts = self.trip_counts(cursor.loops)
+        if exact is None or not all(loop in self._trips for loop in cursor.loops):
+            return None
+        self._evaluations += len(units)
+        if spent():
+            raise OutOfTime
+        function, loops = exact
+        columns: dict[Loop, list[int]] = {loop: [] for loop in cursor.loops}
+        for unit in units:  # as UnitCursor.seek places a unit
+            for k in range(len(counts) - 1, -1, -1):
+                unit, here = divmod(unit, counts[k] if counts[k] > 1 else 1)
+                columns[cursor.loops[k]].append(here)
+        arguments = [columns[loop] if loop in columns
+                     else [self._positions.get(loop, 0)] * len(units) for loop in loops]
+        try:
+            return list(map(function, *arguments)) if loops else \
+                [function()] * len(units)
+        except ArithmeticError:
+            return None
+
     def number(self, expr: Any) -> Number:
         """A SymPy expression of the kernel as a number, with the user's values and the
         current positions of the loops. A compiled expression's value becomes the number
@@ -374,10 +476,7 @@ class Evaluator:
         sympy.false when decided. A comparison is decided from the sign of the difference
         of its sides: a warp's lanes decide each `if` once per lane, and building a
         SymPy relation of two numbers costs five times more."""
-        if guard not in self._conditions:
-            rel = self.facts.evaluator.sym(guard.cond, guard.scope)
-            self._conditions[guard] = (rel, _difference(rel))
-        rel, difference = self._conditions[guard]
+        rel, difference = self._condition(guard)
         if rel is None:
             return None
         if difference is not None:
@@ -386,6 +485,14 @@ class Evaluator:
             if sign is not None:
                 return sympy.true if _SIGN_HOLDS[op](sign) else sympy.false
         return self.substitute(rel)
+
+    def _condition(self, guard: Guard) -> tuple[Any, tuple[str, Any] | None]:
+        """The condition of `guard` (None where it cannot be expressed) and, for a
+        comparison, (operator, difference of its sides)."""
+        if guard not in self._conditions:
+            rel = self.facts.evaluator.sym(guard.cond, guard.scope)
+            self._conditions[guard] = (rel, _difference(rel))
+        return self._conditions[guard]
 
     def substitute(self, expr: Any) -> Any:
         """`expr` with the user's values and the current positions of the loops put in:
