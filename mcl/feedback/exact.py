@@ -66,6 +66,7 @@ _CALLS: dict[type, str] = {
     sympy.floor: "_floor", sympy.ceiling: "_ceil", sympy.Max: "_max", sympy.Min: "_min",
     sympy.Abs: "_abs",
 }
+_ROUNDING = (sympy.floor, sympy.ceiling)
 _RELATIONS: dict[type, str] = {
     sympy.StrictLessThan: "<", sympy.LessThan: "<=", sympy.StrictGreaterThan: ">",
     sympy.GreaterThan: ">=", sympy.Equality: "==", sympy.Unequality: "!=",
@@ -109,9 +110,41 @@ def _source(expr: Any, names: dict[Any, str], bound: dict[str, Any]) -> str:
         return f"({arg(0)} ** {k})" if k >= 0 else f"_inverse({arg(0)} ** {-k})"
     if kind is sympy.Pow and not expr.exp.is_number:
         return f"_power({arg(0)}, {arg(1)})"
+    if kind in _ROUNDING:
+        scaled = _scaled_source(expr.args[0], names, bound)
+        if scaled is not None:  # floor(a/q) as a // q: no Fraction built per evaluation
+            body, scale = scaled
+            return f"({body} // {scale})" if kind is sympy.floor else \
+                f"(-((-{body}) // {scale}))"
     if kind in _CALLS:
         return f"{_CALLS[kind]}({args()})"
     raise _Unsupported(kind.__name__)
+
+
+def _scaled_source(expr: Any, names: dict[Any, str], bound: dict[str, Any]
+                   ) -> tuple[str, int] | None:
+    """(source of D * `expr`, D) for the least D that makes the rational coefficients of
+    `expr`'s terms integers (a thread's warp `floor(t/32)`, a row `floor(t/16 + w/2)`):
+    D * expr is then computed without a Fraction, and floor(expr) is exactly
+    (D * expr) // D, ceiling(expr) exactly -((-D * expr) // D), as ints (what
+    `math.floor` of the Fraction gives). None when no coefficient is fractional."""
+    terms = expr.args if type(expr) is sympy.Add else (expr,)
+    split: list[tuple[Any, tuple[Any, ...]]] = []
+    for term in terms:
+        if term.is_Rational:
+            split.append((term, ()))
+        elif type(term) is sympy.Mul and term.args[0].is_Rational:
+            split.append((term.args[0], term.args[1:]))
+        else:
+            split.append((sympy.Integer(1), (term,)))
+    scale = math.lcm(*(int(c.q) for c, _ in split))
+    if scale == 1:
+        return None
+    parts = []
+    for coefficient, rest in split:
+        factor = int(coefficient * scale)
+        parts.append(" * ".join([f"({factor})"] + [_source(r, names, bound) for r in rest]))
+    return "(" + " + ".join(f"({part})" for part in parts) + ")", scale
 
 
 def exact_function(expr: Any, variables: Sequence[Any], constants: dict[Any, int]

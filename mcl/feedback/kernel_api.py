@@ -29,7 +29,7 @@ analysis"). A value that depends on array contents raises `NotStatic`.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -214,7 +214,7 @@ class UnitCursor:
 
     @property
     def counts(self) -> list[int]:
-        return [self.evaluator.trips(loop) for loop in self.loops]
+        return self.evaluator.trip_counts(self.loops)
 
     @property
     def count(self) -> int:
@@ -234,9 +234,12 @@ class UnitCursor:
 
     def seek(self, position: int) -> None:
         """Move to the unit at `position` (0-based, innermost dimension fastest)."""
-        for loop, count in reversed(list(zip(self.loops, self.counts, strict=True))):
-            position, here = divmod(position, max(count, 1))
-            self.evaluator.set_position(loop, here)
+        # (every count before any loop moves: a count may depend on another's position;
+        # a lock-step walk seeks once per lane and decision, so no list is built twice)
+        counts = self.counts
+        for k in range(len(counts) - 1, -1, -1):
+            position, here = divmod(position, counts[k] if counts[k] > 1 else 1)
+            self.evaluator.set_position(self.loops[k], here)
 
     def increment(self) -> bool:
         """Move to the next unit; False (and back to the first unit) after the last one."""
@@ -314,6 +317,13 @@ class Evaluator:
             self._trips[loop] = count
         return count
 
+    def trip_counts(self, loops: Sequence[Loop]) -> list[int]:
+        """`trips` of each of `loops`: what a cursor asks at every lane it moves to, so the
+        values are checked once and the kept counts read without a call each."""
+        self._check_values()
+        kept = self._trips
+        return [kept[loop] if loop in kept else self.trips(loop) for loop in loops]
+
     def value(self, what: str | ast.Expr, at: MemoryInstruction | None = None) -> Number:
         """The value of a name or expression, where instruction `at` executes (the
         function's outermost declarations when `at` is None)."""
@@ -335,6 +345,108 @@ class Evaluator:
         record, _, offset = layout
         index = self.number(flat_index(self.facts, access)) if access.element else 0
         return int(index) * record + offset
+
+    # -- lanes together -------------------------------------------------------------------
+    # A lock-step walk asks the same question (a guard, an address) of every lane of a
+    # warp. Where the expression is compiled (mcl.feedback.exact) its lanes are computed
+    # in one `map` over the lanes' loop positions instead of moving the cursor and
+    # evaluating lane by lane; the answers are those of the lane-by-lane path, which
+    # remains for what is not compiled (and decides a lane the compiled function cannot).
+
+    def holds_each(self, cursor: UnitCursor, units: Sequence[int],
+                   guards: Sequence[Guard]) -> list[bool | None]:
+        """`holds(guards)` at each of `units` (positions of `cursor`). The cursor's loops
+        are left anywhere: the caller resets them."""
+        results: list[bool | None] = [True] * len(units)
+        pending = list(range(len(units)))  # the lanes no guard has ruled out yet
+        for guard in guards:
+            if not pending:
+                break
+            decided = self._decide_each(cursor, [units[i] for i in pending], guard)
+            still = []
+            for i, value in zip(pending, decided, strict=True):
+                if value is None:
+                    results[i] = None
+                    still.append(i)
+                elif value != guard.then:
+                    results[i] = False
+                else:
+                    still.append(i)
+            pending = still
+        return results
+
+    def addresses_each(self, cursor: UnitCursor, units: Sequence[int],
+                       instruction: MemoryInstruction) -> list[int]:
+        """`address(instruction)` at each of `units` (positions of `cursor`)."""
+        access = instruction.access
+        layout = element_layout(self.facts, access.binding, access.field)
+        if not units or layout is None or not access.element:
+            return [self._address_at(cursor, unit, instruction) for unit in units]
+        record, _, offset = layout
+        values = self._compiled_each(cursor, units, flat_index(self.facts, access))
+        if values is None:
+            return [self._address_at(cursor, unit, instruction) for unit in units]
+        return [int(evaluated_number(value)) * record + offset for value in values]
+
+    def _address_at(self, cursor: UnitCursor, unit: int, instruction: MemoryInstruction
+                    ) -> int:
+        cursor.seek(unit)
+        return self.address(instruction)
+
+    def _decide_each(self, cursor: UnitCursor, units: list[int], guard: Guard
+                     ) -> list[bool | None]:
+        """The condition of `guard` at each of `units`: True, False, or None where
+        `holds` takes it as undecided."""
+        rel, difference = self._condition(guard)
+        if rel is not None:
+            if difference is not None:
+                op, expr = difference
+                values = self._compiled_each(cursor, units, expr)
+                if values is not None and all(type(v) is int or type(v) is Fraction
+                                              for v in values):
+                    return [_SIGN_HOLDS[op]((v > 0) - (v < 0)) for v in values]
+            else:
+                values = self._compiled_each(cursor, units, rel)
+                if values is not None and all(type(v) is bool for v in values):
+                    return list(values)
+        out: list[bool | None] = []
+        for unit in units:
+            cursor.seek(unit)
+            try:
+                value = self._decide(guard)
+            except NotStatic:
+                value = None
+            out.append(None if value is not sympy.true and value is not sympy.false
+                       else value is sympy.true)
+        return out
+
+    def _compiled_each(self, cursor: UnitCursor, units: Sequence[int], expr: Any
+                       ) -> list[Any] | None:
+        """The compiled value of `expr` at each of `units`; None where it is not compiled,
+        a trip count of the cursor's loops depends on another loop's position, or a lane
+        needs SymPy's answer (a division by zero)."""
+        if not isinstance(expr, sympy.Basic):
+            expr = sympy.sympify(expr)
+        exact = self._exact(expr)
+        counts = self.trip_counts(cursor.loops)
+        if exact is None or not all(loop in self._trips for loop in cursor.loops):
+            return None
+        self._evaluations += len(units)
+        if spent():
+            raise OutOfTime
+        function, loops = exact
+        columns: dict[Loop, list[int]] = {loop: [] for loop in cursor.loops}
+        for unit in units:  # as UnitCursor.seek places a unit
+            for k in range(len(counts) - 1, -1, -1):
+                unit, here = divmod(unit, counts[k] if counts[k] > 1 else 1)
+                columns[cursor.loops[k]].append(here)
+        arguments = [columns[loop] if loop in columns
+                     else [self._positions.get(loop, 0)] * len(units) for loop in loops]
+        try:
+            return list(map(function, *arguments)) if loops else \
+                [function()] * len(units)
+        except ArithmeticError:
+            return None
 
     def number(self, expr: Any) -> Number:
         """A SymPy expression of the kernel as a number, with the user's values and the
@@ -364,10 +476,7 @@ class Evaluator:
         sympy.false when decided. A comparison is decided from the sign of the difference
         of its sides: a warp's lanes decide each `if` once per lane, and building a
         SymPy relation of two numbers costs five times more."""
-        if guard not in self._conditions:
-            rel = self.facts.evaluator.sym(guard.cond, guard.scope)
-            self._conditions[guard] = (rel, _difference(rel))
-        rel, difference = self._conditions[guard]
+        rel, difference = self._condition(guard)
         if rel is None:
             return None
         if difference is not None:
@@ -376,6 +485,14 @@ class Evaluator:
             if sign is not None:
                 return sympy.true if _SIGN_HOLDS[op](sign) else sympy.false
         return self.substitute(rel)
+
+    def _condition(self, guard: Guard) -> tuple[Any, tuple[str, Any] | None]:
+        """The condition of `guard` (None where it cannot be expressed) and, for a
+        comparison, (operator, difference of its sides)."""
+        if guard not in self._conditions:
+            rel = self.facts.evaluator.sym(guard.cond, guard.scope)
+            self._conditions[guard] = (rel, _difference(rel))
+        return self._conditions[guard]
 
     def substitute(self, expr: Any) -> Any:
         """`expr` with the user's values and the current positions of the loops put in:
@@ -389,12 +506,14 @@ class Evaluator:
         self._evaluations += 1
         if self._evaluations % CLOCK_EVERY == 1 and spent():
             raise OutOfTime
-        expr = sympy.sympify(expr)
+        if not isinstance(expr, sympy.Basic):
+            expr = sympy.sympify(expr)
         exact = self._exact(expr)
         if exact is not None:
             function, loops = exact
+            positions = self._positions
             try:
-                return function(*[self.position(loop) for loop in loops])
+                return function(*[positions.get(loop, 0) for loop in loops])
             except ArithmeticError:
                 pass  # a division by zero: SymPy's answer (zoo, nan) below
         return self._substitute(expr)

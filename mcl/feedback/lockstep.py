@@ -113,15 +113,18 @@ class LockstepWalk:
         evaluator is left at the last active lane of each when it is yielded."""
         try:
             for g, positions in self.groups(every):
-                active = []
-                for p in positions:
-                    self.cursor.seek(p)
-                    if self.kernel.evaluator.holds(guards) is not False:
-                        active.append(p - positions.start)
+                decided = self.kernel.evaluator.holds_each(self.cursor, positions, guards)
+                active = [k for k, holds in enumerate(decided) if holds is not False]
+                if positions:
+                    self.cursor.seek(positions[-1])
                 if active:
                     yield Lanes(g, len(positions), tuple(active))
         finally:
             self.cursor.reset()
+
+    def units(self, lanes: Lanes) -> list[int]:
+        """The cursor positions of the active lanes of one lock-step group."""
+        return [lanes.group * self.size + lane for lane in lanes.active]
 
     def at(self, lanes: Lanes, lane: int) -> None:
         """Move the evaluator to one lane of a lock-step group."""
@@ -140,11 +143,11 @@ def instruction_lanes(kernel: Kernel, lockstep: ParGroup, instruction: MemoryIns
     guards = instruction.access.item.guards
     walk = LockstepWalk(kernel, lockstep, instruction.access.item.loops)
     for lanes in list(walk.lanes(guards, every=True)):
-        addresses = []
-        for lane in lanes.active:
-            walk.at(lanes, lane)
-            addresses.append(kernel.evaluator.address(instruction))
-        walk.reset()
+        try:
+            addresses = kernel.evaluator.addresses_each(walk.cursor, walk.units(lanes),
+                                                        instruction)
+        finally:
+            walk.reset()
         yield lanes, addresses
 
 
@@ -603,14 +606,13 @@ def _active_lanes(kernel: Kernel, walk: LockstepWalk, guards: tuple[Guard, ...],
         else:
             found = []
             for lanes in _active_lanes(kernel, walk, guards[:-1], known):
-                kept = []
                 try:
-                    for lane in lanes.active:
-                        walk.at(lanes, lane)
-                        if kernel.evaluator.holds(guards[-1:]) is not False:
-                            kept.append(lane)
+                    decided = kernel.evaluator.holds_each(walk.cursor, walk.units(lanes),
+                                                          guards[-1:])
                 finally:
                     walk.reset()
+                kept = [lane for lane, holds in zip(lanes.active, decided, strict=True)
+                        if holds is not False]
                 if kept:
                     found.append(Lanes(lanes.group, lanes.size, tuple(kept)))
             known[key] = found
@@ -623,15 +625,13 @@ def _splits(kernel: Kernel, walk: LockstepWalk, active: list[Lanes], guard: Guar
     that take it; None when a lane cannot be decided."""
     found = []
     for lanes in active:
-        taken = 0
-        for lane in lanes.active:
-            walk.at(lanes, lane)
-            holds = kernel.evaluator.holds((guard,))
-            if holds is None:
-                walk.reset()
-                return None
-            taken += holds
-        walk.reset()
+        try:
+            decided = kernel.evaluator.holds_each(walk.cursor, walk.units(lanes), (guard,))
+        finally:
+            walk.reset()
+        if None in decided:
+            return None
+        taken = decided.count(True)
         if 0 < taken < len(lanes.active):
             found.append((lanes, taken))
     return found

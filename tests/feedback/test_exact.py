@@ -34,6 +34,10 @@ EXPRESSIONS = [
     sympy.Max(t, w, n / 3) - sympy.Min(t - w, 2) + sympy.Abs(t - w),
     sympy.floor(sympy.Rational(1, 3) * t - w / 5) * sympy.Mod(t - 5 * w, 3),
     sympy.Integer(8),
+    # rounding of rational coefficients is printed as integer division: negative
+    # arguments, a constant term, a factor that is itself a fraction
+    sympy.ceiling(-t / 3 + w / 2 - sympy.Rational(5, 4)) + sympy.floor(-t / 6 + n / 4),
+    sympy.floor(t / (3 * (w + 1))) - sympy.ceiling(sympy.Rational(7, 2) * t / (w + 2)),
     sympy.true,
     # the halving step of a reduction tree: the exponent is computed
     t - sympy.floor(32 * 2 ** (-w - 1)) + (sympy.Rational(2, 3)) ** (w - 4),
@@ -81,10 +85,10 @@ def test_feedback_functions_evaluate_as_sympy_does(monkeypatch: pytest.MonkeyPat
     by lane (guards, addresses, trip counts) gives what SymPy's substitution gives, as a
     SymPy value and as a plain number, and most are compiled."""
     fast = kernel_api.Evaluator._evaluate
-    seen = {"compiled": 0, "all": 0, "numbers": 0}
+    lanes = kernel_api.Evaluator._compiled_each
+    seen = {"compiled": 0, "all": 0, "numbers": 0, "lanes": 0}
 
-    def both(self: kernel_api.Evaluator, expr: object) -> object:
-        got = fast(self, expr)
+    def same(self: kernel_api.Evaluator, expr: object, got: object) -> None:
         want = self._substitute(sympy.sympify(expr))
         value = as_sympy(got) if isinstance(got, (int, Fraction)) else got
         assert type(value) is type(want) and value == want, expr
@@ -92,13 +96,29 @@ def test_feedback_functions_evaluate_as_sympy_does(monkeypatch: pytest.MonkeyPat
             number, plain = kernel_api.number(want), kernel_api.evaluated_number(got)
             assert type(plain) is type(number) and plain == number, expr
             seen["numbers"] += 1
+
+    def both(self: kernel_api.Evaluator, expr: object) -> object:
+        got = fast(self, expr)
+        same(self, expr, got)
         seen["all"] += 1
         seen["compiled"] += self._compiled.get(sympy.sympify(expr)) is not None
         return got
 
+    def each(self: kernel_api.Evaluator, cursor: kernel_api.UnitCursor,
+             units: list[int], expr: object) -> list[object] | None:
+        # a warp's lanes computed together: each lane is what SymPy gives at that lane
+        got = lanes(self, cursor, units, expr)
+        for unit, value in zip(units, got or (), strict=False):
+            cursor.seek(unit)
+            same(self, expr, value)
+            seen["lanes"] += 1
+        return got
+
     monkeypatch.setattr(kernel_api.Evaluator, "_evaluate", both)
+    monkeypatch.setattr(kernel_api.Evaluator, "_compiled_each", each)
     library = load_library(partial=True)
     options = FeedbackOptions(defines=("n=200", "m=130", "p=70"))
     found = check_source(KERNELS / "matmul" / "fermi_v1.mcpl", [], library, None, options)
     assert found.feedback is not None and found.feedback.messages
-    assert seen["all"] > 100 and seen["compiled"] > seen["all"] // 2 and seen["numbers"] > 50
+    assert seen["all"] > 10 and seen["compiled"] > seen["all"] // 2 and seen["numbers"] > 50
+    assert seen["lanes"] > 1000  # the walk's lanes, computed together
