@@ -1,0 +1,143 @@
+"""An `if … else` whose condition depends on data counts as its larger branch, per kind
+of operation (docs/feedback.md, "Operation statistics"): every unit that runs the `if`
+runs one branch, so the larger count of each kind bounds either path. Checked against a
+brute-force trace (brute.py) of each path: the count is at least each path's and equals
+the larger per kind."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from brute import Tracer
+from conftest import by_code, feedback_source
+from oracle import _TRACE_KIND as TRACE_KIND
+
+from mcl import pipeline
+from mcl.feedback.facts.costs import (
+    COMPUTATIONAL,
+    DATA,
+    executions,
+    function_costs,
+    part_costs,
+)
+from mcl.feedback.facts.kernel import build_facts
+from mcl.feedback.values import evaluate
+from mcl.mcpl.loader import load_program
+
+# Per kind the larger branch differs: the then-branch has more loads and arithmetic, the
+# else-branch more stores; the loop inside the else-branch runs 3 times per unit.
+PICK = """
+perfect void pick(int n, main float[n] y, main float[n] z, main float[n] x) {
+  foreach (int i in n threads) {
+    if (x[i] > 0.5) {
+      y[i] = x[i] * 2.0 + x[i] * 3.0 + 1.0;
+    } else {
+      for (int k = 0; k < 3; k++) {
+        z[i] = 1.0;
+      }
+      y[i] = 4.0;
+    }
+  }
+}
+"""
+
+KINDS = ((COMPUTATIONAL, None), (DATA, "load"), (DATA, "store"))
+
+
+def _number(expr: Any, sizes: dict[str, int]) -> Any:
+    return evaluate(expr, sizes).numeric
+
+
+def _path(facts: Any, program: Any, x: np.ndarray) -> dict[tuple[str, Any], int]:
+    """What the kernel does on input `x`, per kind: each statement's cost per run (its
+    counted cost over its count) times how often the trace saw it run."""
+    n = len(x)
+    sizes = {"n": n}
+    trace = Tracer(program, facts.hwd).run(
+        facts.function, {"n": n, "x": x, "y": np.zeros(n), "z": np.zeros(n)})
+    out = dict.fromkeys(KINDS, 0)
+    for item in facts.items:
+        count = _number(executions(facts, item)[0], sizes)
+        seen = trace.counts[(id(item.node), TRACE_KIND[item.kind])]
+        alone = part_costs(facts, {}, {item})
+        for cat, kind in KINDS:
+            total = _number(alone.total(cat, kind), sizes)
+            if count:
+                out[(cat, kind)] += total * seen // count
+    return out
+
+
+@pytest.fixture
+def pick(tmp_path, library):
+    path = tmp_path / "pick.mcpl"
+    path.write_text(PICK)
+    program = load_program(path, (), library)
+    function = program.main.functions[0]
+    facts = build_facts(function, pipeline.check(program, library), library.get("perfect"))
+    return program, facts
+
+
+@pytest.mark.parametrize("n", [8, 37])
+def test_undecided_if_else_counts_the_larger_branch(pick, n):
+    program, facts = pick
+    costs = function_costs(facts, {"n": n})
+    counted = {k: _number(costs.total(*k), {"n": n}) for k in KINDS}
+    then = _path(facts, program, np.ones(n))
+    orelse = _path(facts, program, np.zeros(n))
+    mixed = _path(facts, program, np.random.default_rng(n).random(n))
+    assert then != orelse  # the branches differ, and in different kinds
+    assert then[(DATA, "load")] > orelse[(DATA, "load")]
+    assert then[(DATA, "store")] < orelse[(DATA, "store")]
+    for k in KINDS:
+        assert counted[k] >= mixed[k]
+        assert counted[k] == max(then[k], orelse[k]), k
+    assert costs.approximations  # an upper bound, and said to be one
+
+
+def test_the_message_says_the_larger_branch_was_counted():
+    messages = feedback_source(PICK)
+    (summary,) = by_code(messages, "opstats-summary")
+    assert summary.approximate
+    (note,) = {m.text for m in by_code(messages, "opstats-approximate")}
+    assert "if/else at line 4" in note and "larger branch" in note
+
+
+NESTED = """
+perfect void nested(int n, main float[n] y, main float[n] x) {
+  foreach (int i in n threads) {
+    if (x[i] > 0.5) {
+      if (x[i] > 0.7) {
+        y[i] = x[i] * 2.0;
+      }
+    } else {
+      y[i] = 1.0;
+    }
+  }
+}
+"""
+
+VARYING = """
+perfect void varying(int n, main float[n] y, main float[n] x) {
+  foreach (int i in n threads) {
+    if (x[i] > 0.5) {
+      for (int k = 0; k < i; k++) {
+        y[i] = 1.0;
+      }
+    } else {
+      y[i] = 2.0;
+    }
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("source", [NESTED, VARYING])
+def test_branches_whose_cost_varies_stay_summed(source):
+    """An `if` inside a branch, or a loop whose iterations depend on the unit, make a
+    branch cost differ from run to run: the larger total need not bound a mix of the
+    two, so both branches are counted in full, as before."""
+    texts = {m.text for m in by_code(feedback_source(source), "opstats-approximate")}
+    assert texts and not any("larger branch" in t for t in texts)
+    assert any("at line 4 may limit" in t for t in texts)
