@@ -132,11 +132,25 @@ perfect void varying(int n, main float[n] y, main float[n] x) {
 }
 """
 
+# `i < n / 2` bounds the then-branch to half the units; the else-branch runs for all.
+LIMITED = """
+perfect void limited(int n, main float[n] y, main float[n] x) {
+  foreach (int i in n threads) {
+    if (i < n / 2 && x[i] > 0.5) {
+      y[i] = x[i] * 2.0 + x[i] * 3.0;
+    } else {
+      y[i] = 1.0;
+    }
+  }
+}
+"""
 
-@pytest.mark.parametrize("source", [NESTED, VARYING])
+
+@pytest.mark.parametrize("source", [NESTED, VARYING, LIMITED])
 def test_branches_whose_cost_varies_stay_summed(source):
     """An `if` inside a branch, or a loop whose iterations depend on the unit, make a
-    branch cost differ from run to run: the larger total need not bound a mix of the
+    branch cost differ from run to run, and a condition that limits one branch counts
+    the branches over different units: the larger total need not bound a mix of the
     two, so both branches are counted in full, as before."""
     texts = {m.text for m in by_code(feedback_source(source), "opstats-approximate")}
     assert texts and not any("larger branch" in t for t in texts)
