@@ -11,10 +11,12 @@ from typing import Any
 import numpy as np
 import pytest
 from brute import Tracer
-from conftest import by_code, feedback_source
+from conftest import KERNELS, by_code, feedback_source, load_kernel
 from oracle import _TRACE_KIND as TRACE_KIND
+from oracle import _number, check_data_accesses
 
 from mcl import pipeline
+from mcl.feedback.facts.blocks import OUTPUT, classify
 from mcl.feedback.facts.costs import (
     COMPUTATIONAL,
     DATA,
@@ -23,7 +25,6 @@ from mcl.feedback.facts.costs import (
     part_costs,
 )
 from mcl.feedback.facts.kernel import build_facts
-from mcl.feedback.values import evaluate
 from mcl.mcpl.loader import load_program
 
 # Per kind the larger branch differs: the then-branch has more loads and arithmetic, the
@@ -44,10 +45,6 @@ perfect void pick(int n, main float[n] y, main float[n] z, main float[n] x) {
 """
 
 KINDS = ((COMPUTATIONAL, None), (DATA, "load"), (DATA, "store"))
-
-
-def _number(expr: Any, sizes: dict[str, int]) -> Any:
-    return evaluate(expr, sizes).numeric
 
 
 def _path(facts: Any, program: Any, x: np.ndarray) -> dict[tuple[str, Any], int]:
@@ -155,3 +152,31 @@ def test_branches_whose_cost_varies_stay_summed(source):
     texts = {m.text for m in by_code(feedback_source(source), "opstats-approximate")}
     assert texts and not any("larger branch" in t for t in texts)
     assert any("at line 4 may limit" in t for t in texts)
+
+
+@pytest.mark.slow
+def test_the_shipped_prefetch_store_is_counted_once_per_unit():
+    """kernels/matmul/hopper_v4.mcpl stores each prefetched element, or a zero past the
+    last phase, under `if ((l + 1) * TILE_K + e % TILE_K < p) … else …`: at p = 24 (three
+    phases) both branches run, neither in every iteration. Each unit stores once either
+    way, so the larger branch is the trace's count."""
+    program, library = load_kernel(KERNELS / "matmul" / "hopper_v4.mcpl")
+    function = program.main.function("matmul")
+    facts = build_facts(function, pipeline.check(program, library), library.get(function.hwd))
+    sizes = {"n": 128, "m": 128, "p": 24}
+    rng = np.random.default_rng(0)
+    trace = Tracer(program, facts.hwd).run(function, {
+        **sizes, "c": np.zeros((128, 128), np.float32),
+        "a": rng.random((128, 24), dtype=np.float32),
+        "b": rng.random((24, 128), dtype=np.float32)})
+    assert not check_data_accesses(facts, trace, sizes)
+    costs = function_costs(facts, sizes)
+    assert any("if/else at line 186" in why for _, why in costs.approximations)
+    kinds = classify(facts)
+    nodes = {id(a.node) for a in facts.accesses
+             if kinds[a.item] == OUTPUT and facts.spaces.addressable(a.space)}
+    used = trace.per_slot()
+    for kind, mode in (("load", "r"), ("store", "w")):
+        seen = sum(used[k] for k, s in enumerate(trace.slots)
+                   if s.node in nodes and mode in s.mode)
+        assert seen and _number(costs.total(DATA, kind), sizes) == seen, kind
