@@ -57,8 +57,13 @@ class Costs:
     unresolved: dict[GuardKey, Guard] = field(default_factory=dict)
     # those that, at the sizes given, take the same branch in every iteration
     decided: dict[GuardKey, Guard] = field(default_factory=dict)
+    # for one branch of an if/else counted apart: the function's costs, where each key
+    # takes its place in the statements' order (the roofline lists the spaces so)
+    whole: Costs | None = None
 
     def add(self, key: Key, count: Any) -> None:
+        if self.whole is not None:
+            self.whole.add(key, sympy.Integer(0))
         self.entries[key] = self.entries[key] + count
 
     def total(self, category: str, kind: str | None = None, unit: str | None = None,
@@ -201,7 +206,7 @@ def _compute_costs(facts: KernelFacts, decided: Mapping[GuardKey, bool],
         unit = HOST if item.on_host else unit_name
         into = costs
         if item.guards and item.guards[-1] in unresolved and Ref(item.guards[-1].node) in larger:
-            into = branches.setdefault(_guard_key(item.guards[-1]), Costs())
+            into = branches.setdefault(_guard_key(item.guards[-1]), Costs(whole=costs))
         _note_approximations(facts, item, unresolved, into, larger)
         for role, n in item.ops.items():
             if n:
