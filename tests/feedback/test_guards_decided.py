@@ -56,9 +56,11 @@ def test_at_a_multiple_of_the_tiles_the_counts_are_exact_and_match_a_trace(
         seen = sum(used[k] for k, s in enumerate(trace.slots) if s.node in nodes
                    and mode in s.mode)
         assert seen and _number(decided.total(DATA, kind), sizes) == seen
-    # and the else-branches that never run (zero padding) are no longer counted
+    # The upper bound without sizes holds: each if/else counts its larger branch there
+    # (the zero padding of a tile never adds to the copy it replaces), each if without
+    # else its branch in full.
     stores = _number(decided.total(DATA, "store"), sizes)
-    assert stores is not None and stores < _number(symbolic.total(DATA, "store"), sizes)
+    assert stores is not None and stores <= _number(symbolic.total(DATA, "store"), sizes)
 
 
 def test_sizes_that_cut_a_tile_keep_the_warning() -> None:

@@ -46,8 +46,9 @@ Every suggestion the model can re-evaluate gets `estimated_seconds_after` and
 transactions, a warp-uniform element kept in a register (`memory-register`) without the
 loads it saves (`loads_saved` and their `bytes_saved` off the on-chip bytes of its phase,
 and off its global loads when they go `through_cache`). A change the model does not
-capture (a load moved to a faster space, more elements per unit, a privatised store)
-states no gain. Under `MIN_GAIN` a suggestion is a
+capture (a load moved to a faster space, more elements per unit, a privatised store,
+balanced trip counts, fewer fetches again from a cache) states no gain: docs/feedback.md,
+"Each suggestion's gain", says for each what the model lacks. Under `MIN_GAIN` a suggestion is a
 fact. Without every figure (no peak, no latency, no occupancy, sizes missing) the model
 says nothing.
 

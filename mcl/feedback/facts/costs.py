@@ -22,6 +22,7 @@ from mcl.feedback.facts.counting import guarded_iterations, tidy
 from mcl.feedback.facts.guard_values import branch_runs
 from mcl.feedback.facts.kernel import (
     COND,
+    IF,
     INDEX,
     STEP,
     VALUE,
@@ -56,8 +57,13 @@ class Costs:
     unresolved: dict[GuardKey, Guard] = field(default_factory=dict)
     # those that, at the sizes given, take the same branch in every iteration
     decided: dict[GuardKey, Guard] = field(default_factory=dict)
+    # for one branch of an if/else counted apart: the function's costs, where each key
+    # takes its place in the statements' order (the roofline lists the spaces so)
+    whole: Costs | None = None
 
     def add(self, key: Key, count: Any) -> None:
+        if self.whole is not None:
+            self.whole.add(key, sympy.Integer(0))
         self.entries[key] = self.entries[key] + count
 
     def total(self, category: str, kind: str | None = None, unit: str | None = None,
@@ -111,7 +117,10 @@ def executions(facts: KernelFacts, item: Item) -> Count:
     return known[item]
 
 
-def _executions(facts: KernelFacts, item: Item) -> tuple[Any, bool, list[Guard]]:
+def _executions(facts: KernelFacts, item: Item, guards: tuple[Guard, ...] | None = None
+                ) -> tuple[Any, bool, list[Guard]]:
+    """`guards`: those to count under (the item's own where None)."""
+    guards = item.guards if guards is None else guards
     ev = facts.evaluator
     weight: Any = 1
     exact_loop = True
@@ -123,10 +132,10 @@ def _executions(facts: KernelFacts, item: Item) -> tuple[Any, bool, list[Guard]]
         exact_loop = shape.exact
     # The statements of one body run equally often: counted once (the loops, the guards
     # and, for a loop header, which header of which loop determine the count).
-    place = (tuple(item.loops), tuple(item.guards), *((item.kind, item.loop) if header else ()))
+    place = (tuple(item.loops), tuple(guards), *((item.kind, item.loop) if header else ()))
     counts = facts.get(Executions).by_place
     if place not in counts:
-        counts[place] = guarded_iterations(ev, item.loops, item.guards, weight)
+        counts[place] = guarded_iterations(ev, item.loops, guards, weight)
     count, exact, unresolved = counts[place]
     return count, exact and exact_loop, list(unresolved)
 
@@ -179,6 +188,10 @@ def _compute_costs(facts: KernelFacts, decided: Mapping[GuardKey, bool],
     `only`: the items to count (all where None)."""
     kinds = classify(facts)
     costs = Costs()
+    # The branches of the undecided `if … else`s counted as their larger branch: each
+    # branch apart, by (if, branch), then the larger of the two per key.
+    larger = facts.get(LargerBranch).ifs
+    branches: dict[GuardKey, Costs] = {}
     unit_name = facts.hwd.executing_unit().name
     for item in facts.items:
         block = kinds[item]
@@ -191,20 +204,78 @@ def _compute_costs(facts: KernelFacts, decided: Mapping[GuardKey, bool],
             continue  # a branch that never runs at these sizes
         unresolved = [g for g in unresolved if _guard_key(g) not in decided]
         unit = HOST if item.on_host else unit_name
-        _note_approximations(facts, item, unresolved, costs)
+        into = costs
+        if item.guards and item.guards[-1] in unresolved and Ref(item.guards[-1].node) in larger:
+            into = branches.setdefault(_guard_key(item.guards[-1]), Costs(whole=costs))
+        _note_approximations(facts, item, unresolved, into, larger)
         for role, n in item.ops.items():
             if n:
-                costs.add((_category(block, role, "arith"), "arith", unit, None), n * count)
+                into.add((_category(block, role, "arith"), "arith", unit, None), n * count)
         for acc in item.accesses:
             key = _space_key(acc.binding)
             cat = _in_registers(facts, _category(block, acc.role, "access"), key)
             if acc.reads:
-                costs.add((cat, "load", unit, key), count)
+                into.add((cat, "load", unit, key), count)
             if acc.writes:
-                costs.add((cat, "store", unit, key), count)
+                into.add((cat, "store", unit, key), count)
         for call, role in item.calls:
-            _add_call(facts, item, block, role, call, count, unit, costs)
+            _add_call(facts, item, block, role, call, count, unit, into)
+    _add_larger_branches(costs, branches)
     return costs
+
+
+def _add_larger_branches(costs: Costs, branches: Mapping[GuardKey, Costs]) -> None:
+    """Each undecided `if … else` adds, per key, the larger of its branches' counts: every
+    unit that runs the `if` runs one branch, so the larger per key bounds either path."""
+    for (ref, then), part in branches.items():
+        other = branches.get((ref, not then), Costs())
+        if not then and (ref, True) in branches:
+            continue  # added with the then-branch
+        for key in set(part.entries) | set(other.entries):
+            a, b = part.entries.get(key, sympy.Integer(0)), other.entries.get(key, sympy.Integer(0))
+            costs.add(key, tidy(sympy.Max(a, b)))
+        for both in (part, other):
+            costs.approximations += both.approximations
+            costs.unresolved.update(both.unresolved)
+
+
+@dataclass(frozen=True)
+class LargerBranch(Derived):
+    """The `if … else`s of a function whose condition the counts cannot decide and whose
+    branches each cost the same every time they run (no `if` inside them, no loop inside
+    them whose iterations depend on the loops around the `if`, and a count the condition
+    does not limit): those count as their larger branch, an upper bound of either path."""
+
+    ifs: frozenset[Ref[ast.If]] = frozenset()
+
+    @classmethod
+    def derive(cls, facts: KernelFacts) -> LargerBranch:
+        headers = {Ref(item.node): item for item in facts.items if item.kind == IF}
+        inside: dict[Ref[ast.If], list[Item]] = defaultdict(list)
+        for item in facts.items:
+            for g in item.guards:
+                inside[Ref(g.node)].append(item)
+        return cls(frozenset(ref for ref, items in inside.items()
+                             if ref.obj.orelse is not None and ref in headers
+                             and all(_uniform(facts, headers[ref], item) for item in items)))
+
+
+def _uniform(facts: KernelFacts, header: Item, item: Item) -> bool:
+    """Whether `item`, in a branch of the `if` of `header`, costs the same every time the
+    `if` runs and is counted as if every run of the `if` took its branch."""
+    ev = facts.evaluator
+    n = len(header.loops)
+    if item.guards[:-1] != header.guards or item.loops[:n] != header.loops:
+        return False  # inside another `if` within the branch
+    around = {ev.counter(loop) for loop in header.loops}
+    own = [*item.loops[n:], *([item.loop] if item.loop is not None else [])]
+    if any(sympy.sympify(ev.trips(loop)).free_symbols & around for loop in own):
+        return False
+    count, _, unresolved = executions(facts, item)
+    if item.guards[-1] not in unresolved:
+        return False
+    unguarded, _, _ = _executions(facts, item, item.guards[:-1])
+    return bool(sympy.expand(count - unguarded) == 0)
 
 
 def _category(block: str, role: str, what: str) -> str:
@@ -264,13 +335,16 @@ def _add_call(facts: KernelFacts, item: Item, block: str, role: str, call: ast.C
 
 
 def _note_approximations(facts: KernelFacts, item: Item, unresolved: list[Guard],
-                        costs: Costs) -> None:
+                        costs: Costs, larger: frozenset[Ref[ast.If]]) -> None:
     for guard in unresolved:
         costs.unresolved.setdefault(_guard_key(guard), guard)
         line = f" at line {guard.span.line}" if guard.span else ""
-        costs.approximations.append(
-            (guard.span, f"the if{line} may limit how often its statements run: counts "
-                         "inside it are upper bounds"))
+        why = (f"the if/else{line} is not decided: counted as its larger branch, per kind "
+               "of operation (an upper bound of either path)"
+               if Ref(guard.node) in larger else
+               f"the if{line} may limit how often its statements run: counts inside it are "
+               "upper bounds")
+        costs.approximations.append((guard.span, why))
     loops = list(item.loops) + ([item.loop] if item.loop is not None else [])
     for loop in loops:
         shape = facts.evaluator.shape(loop)
