@@ -134,9 +134,8 @@ class Figures:
     # the executions of each global load, by its place (line, column): `loads_in_flight`
     # comes from them (`in_flight`), and a change that runs one less often redoes it
     load_runs: tuple[tuple[tuple[int, int], float], ...] = ()
-    # what `latency_s` is made of (`mean_latency`): device memory's and the cache's
-    # latency, the compulsory bytes and the bytes through the cache; () where not known
-    latency_parts: tuple[float, ...] = ()
+    # what `latency_s` is made of; None where not known
+    latency_mix: LatencyMix | None = None
 
     @property
     def clock_given(self) -> bool:
@@ -240,15 +239,24 @@ def _latencies(hwd: Any, space: str, clock_hz: float) -> tuple[float, float] | N
     return memory, max(cached) if cached else memory
 
 
-def mean_latency(latencies: tuple[float, float], compulsory: float, through_cache: float
-                 ) -> float:
-    """The mean latency of a global load: device memory's for the compulsory share of the
-    bytes through the cache (those must come from device memory), the cache's for the
-    rest."""
-    share = compulsory / through_cache if through_cache else 1.0
-    share = min(1.0, max(0.0, share))
-    memory, cache = latencies
-    return memory * share + cache * (1.0 - share)
+@dataclass(frozen=True)
+class LatencyMix:
+    """What the mean latency of a global load is made of: device memory's latency and the
+    cache's (`_latencies`), the compulsory bytes and the bytes through the cache."""
+
+    memory_s: float
+    cache_s: float
+    compulsory_bytes: float
+    through_cache_bytes: float
+
+    @property
+    def mean_s(self) -> float:
+        """Device memory's latency for the compulsory share of the bytes through the cache
+        (those must come from device memory), the cache's for the rest."""
+        through = self.through_cache_bytes
+        share = self.compulsory_bytes / through if through else 1.0
+        share = min(1.0, max(0.0, share))
+        return self.memory_s * share + self.cache_s * (1.0 - share)
 
 
 def figures_of(ctx: AnalysisContext, messages: Sequence[Message]) -> Figures | None:
@@ -290,7 +298,7 @@ def figures_of(ctx: AnalysisContext, messages: Sequence[Message]) -> Figures | N
     latencies = _latencies(hwd, cached[0], clock)
     if latencies is None:
         return None
-    latency = mean_latency(latencies, compulsory, through_cache)
+    mix = LatencyMix(*latencies, compulsory, through_cache)
     lanes = _warp_size(hwd)
     whole = Phase(device, on_chip, float(flops or 0.0), 0.0)
     barriers = tuple(barrier_places(ctx.function))
@@ -301,10 +309,10 @@ def figures_of(ctx: AnalysisContext, messages: Sequence[Message]) -> Figures | N
     tail = math.ceil(grid / sms) / (grid / sms) if grid else 1.0
     runs = _load_runs(ctx, cached)
     return Figures(sms, clock, float(warps), float(peak or 1.0) * scale,
-                   shared.bytes_per_s * scale, in_flight([r for _, r in runs]), latency,
+                   shared.bytes_per_s * scale, in_flight([r for _, r in runs]), mix.mean_s,
                    phases, tail, barriers, stated, lanes_sms=float(lanes * sms),
                    load_runs=tuple(runs),
-                   latency_parts=(*latencies, compulsory, through_cache))
+                   latency_mix=mix)
 
 
 # ----------------------------------------------------------------------------- phases
@@ -500,13 +508,12 @@ def _without_reloads(f: Figures, m: Message) -> Figures | None:
     place = (m.span.line, m.span.column) if m.span else None
     runs = tuple((k, r / again if k == place else r) for k, r in f.load_runs)
     flying = in_flight([r for _, r in runs]) if runs else f.loads_in_flight
-    latency = f.latency_s
-    parts = f.latency_parts
-    if cached and len(parts) == 4:  # fewer bytes through the cache: more compulsory share
-        parts = (*parts[:3], max(0.0, parts[3] - size))
-        latency = mean_latency((parts[0], parts[1]), parts[2], parts[3])
+    latency, mix = f.latency_s, f.latency_mix
+    if cached and mix is not None:  # fewer bytes through the cache: more compulsory share
+        mix = replace(mix, through_cache_bytes=max(0.0, mix.through_cache_bytes - size))
+        latency = mix.mean_s
     return replace(f, phases=tuple(phases), load_runs=runs, loads_in_flight=flying,
-                   latency_s=latency, latency_parts=parts)
+                   latency_s=latency, latency_mix=mix)
 
 
 # ----------------------------------------------------------------------------- messages
