@@ -202,6 +202,15 @@ _SIGN_HOLDS = {"<": lambda s: s < 0, "<=": lambda s: s <= 0, ">": lambda s: s > 
                ">=": lambda s: s >= 0, "==": lambda s: s == 0, "!=": lambda s: s != 0}
 
 
+def unit_positions(position: int, counts: Sequence[int]) -> list[int]:
+    """Each loop's position for the unit at `position` of loops with `counts` iterations
+    (0-based, the innermost loop fastest; a loop of no or one iteration stays at 0)."""
+    here = [0] * len(counts)
+    for k in range(len(counts) - 1, -1, -1):
+        position, here[k] = divmod(position, counts[k] if counts[k] > 1 else 1)
+    return here
+
+
 class UnitCursor:
     """Steps through the units of the foreach statements over one par_group (nested ones
     count as one multi-dimensional space, the innermost fastest, so the first 32 steps
@@ -234,12 +243,9 @@ class UnitCursor:
 
     def seek(self, position: int) -> None:
         """Move to the unit at `position` (0-based, innermost dimension fastest)."""
-        # (every count before any loop moves: a count may depend on another's position;
-        # a lock-step walk seeks once per lane and decision, so no list is built twice)
-        counts = self.counts
-        for k in range(len(counts) - 1, -1, -1):
-            position, here = divmod(position, counts[k] if counts[k] > 1 else 1)
-            self.evaluator.set_position(self.loops[k], here)
+        # every count is read before any loop moves: a count may depend on another's position
+        for loop, here in zip(self.loops, unit_positions(position, self.counts), strict=True):
+            self.evaluator.set_position(loop, here)
 
     def increment(self) -> bool:
         """Move to the next unit; False (and back to the first unit) after the last one."""
@@ -437,9 +443,8 @@ class Evaluator:
         function, loops = exact
         columns: dict[Loop, list[int]] = {loop: [] for loop in cursor.loops}
         for unit in units:  # as UnitCursor.seek places a unit
-            for k in range(len(counts) - 1, -1, -1):
-                unit, here = divmod(unit, counts[k] if counts[k] > 1 else 1)
-                columns[cursor.loops[k]].append(here)
+            for loop, here in zip(cursor.loops, unit_positions(unit, counts), strict=True):
+                columns[loop].append(here)
         arguments = [columns[loop] if loop in columns
                      else [self._positions.get(loop, 0)] * len(units) for loop in loops]
         try:

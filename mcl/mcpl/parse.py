@@ -136,8 +136,9 @@ def reuse_definitions(on: bool = True) -> None:
 
 # The tokens that delimit top-level definitions: comments (which may hold braces and
 # semicolons), braces and semicolons. MCPL has no string literals.
-_DELIMITERS = re.compile(r"//[^\n]*|/\*[\s\S]*?\*/|[{};]")
-_COMMENTS = re.compile(r"//[^\n]*|/\*[\s\S]*?\*/")
+_COMMENT = r"//[^\n]*|/\*[\s\S]*?\*/"  # mcpl.tx's Comment rule
+_DELIMITERS = re.compile(_COMMENT + r"|[{};]")
+_COMMENTS = re.compile(_COMMENT)
 
 
 def definition_ends(text: str) -> list[int]:

@@ -154,7 +154,7 @@ def tune_parallel(client: Any, job: TuneJob, built: Any, tell: Any,
             run = len(result.evaluated)
             tell(f"{names[a]} [{a}]: done, {run} configuration{'s' if run != 1 else ''} run "
                  f"in {time.perf_counter() - started:.1f} s")
-    return {name: _merged(built, parts, name) for name, parts in results.items()}
+    return {name: _merged(built, found, name) for name, found in results.items()}
 
 
 def _tasks(built: Any, keys: Sequence[Any], group: Sequence[str],
@@ -171,12 +171,12 @@ def _piece(built: Any, part: Sequence[Any]) -> Any:
     return type(built)(built.names, {k: built.candidates[k] for k in part}, {})
 
 
-def _merged(built: Any, parts: Sequence[Any], device: str) -> Any:
-    """One kind's `TuneResult` from its batches' results, over the whole space."""
+def _merged(built: Any, found: Sequence[Any], device: str) -> Any:
+    """One kind's `TuneResult` from its workers' results, over the whole space."""
     from mcl.tune.search import TuneResult
 
-    timed = [r for r in parts if r.best is not None]
+    timed = [r for r in found if r.best is not None]
     best = min(timed, key=lambda r: r.best_time_ms) if timed else None
     return TuneResult(best.best if best else None, best.best_time_ms if best else None,
-                      [e for r in parts for e in r.evaluated],
-                      sorted({k for r in parts for k in r.wrong}, key=str), built, device)
+                      [e for r in found for e in r.evaluated],
+                      sorted({k for r in found for k in r.wrong}, key=str), built, device)

@@ -128,8 +128,7 @@ def totals(launches: list[Launch]) -> Mapping[str, float]:
     from the longest launch, which dominates the run's time."""
     if not launches:
         return {}
-    longest = max(launches, key=lambda k: k.get("gpu__time_duration.sum") or 0.0)
-    result: dict[str, float] = dict(longest.metrics)
+    result: dict[str, float] = dict(_longest(launches).metrics)
     for name in (*METRICS, *SECTION_FIGURES):
         if name.endswith(".sum") or name in SECTION_FIGURES:  # counts
             values = [v for k in launches if (v := k.get(name)) is not None]
@@ -144,9 +143,14 @@ def sm_clock_hz(launches: list[Launch]) -> float | None:
     description's boost clock); None where the report lacks either."""
     if not launches:
         return None
-    longest = max(launches, key=lambda k: k.get("gpu__time_duration.sum") or 0.0)
+    longest = _longest(launches)
     cycles, nanoseconds = (longest.get("gpc__cycles_elapsed.max"),
                            longest.get("gpu__time_duration.sum"))
     if not cycles or not nanoseconds:
         return None
     return cycles / (nanoseconds * 1e-9)
+
+
+def _longest(launches: list[Launch]) -> Launch:
+    """The launch that ran longest: the kernel whose figures stand for the run."""
+    return max(launches, key=lambda k: k.get("gpu__time_duration.sum") or 0.0)
