@@ -42,6 +42,7 @@ TILES: dict[str, tuple[int, int]] = {
     "fermi_v1": (8, 256),
     "hopper_v1": (64, 64),
     "hopper_v2": (32, 64),
+    "hopper_v3": (32, 64),
     "mic_v1": (4, 64),
     "mic_v2": (4, 64),
     "xeon_phi_v1": (12, 32),
