@@ -12,8 +12,10 @@ names MCPL takes as hardware descriptions), the Python and mcl versions and the 
 of the parser (grammar and conversion code), so an edited file, a moved file or a changed
 grammar is parsed again.
 
-- One entry per kind and file name (`<cache dir>/<kind>/<hash of the name>.pickle`),
-  overwritten when the file changes, so the cache does not grow with edits.
+- One entry per kind, file name and parser (`<cache dir>/<kind>/<hash of the name and
+  the parser's fingerprint>.pickle`), overwritten when the file changes, so the cache
+  does not grow with edits, and two installations of mcl that share the folder (a
+  release and a development checkout, two checkouts) do not overwrite each other's.
 - Only successful parses are stored: a file with a syntax error is parsed by textX every
   time, and its diagnostic is the parser's, word for word.
 - The cache is an optimisation and nothing more: a folder that cannot be created or
@@ -108,8 +110,8 @@ class ParseCache(Generic[Tree]):
         return digest.digest()
 
     def _entry(self, folder: Path, file: str) -> Path:
-        name = hashlib.sha256(file.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-        return folder / f"{name}.pickle"
+        name = hashlib.sha256(self.fingerprint + file.encode("utf-8", "surrogatepass"))
+        return folder / f"{name.hexdigest()[:32]}.pickle"
 
     def load(self, text: str, file: str, extra: str = "") -> Tree | None:
         """The cached parse of `text` (read from `file`, parsed with `extra`), or None."""

@@ -16,7 +16,7 @@ import pytest
 
 from mcl.diagnostics import MclError
 from mcl.mcpl import parse as P
-from mcl.parse_cache import ENV_VAR
+from mcl.parse_cache import ENV_VAR, ParseCache
 
 ROOT = Path(__file__).resolve().parents[2]
 KERNEL = ROOT / "kernels" / "matmul" / "perfect.mcpl"
@@ -151,3 +151,16 @@ def test_a_warm_check_skips_textx_and_prints_what_a_check_without_cache_prints(
     assert [r[1].splitlines()[-1] for r in runs] == ["True", "True", "False"]
     assert runs[0][0] == 0 and "time estimate" in runs[0][1]
     assert len({(code, out.rsplit("\n", 2)[0], err) for code, out, err in runs}) == 1
+
+
+def test_two_parsers_that_share_the_folder_keep_their_own_entries(
+        cache: Path, kernel: Path) -> None:
+    # Another installation of mcl (another checkout) with an edited parser: its entry of
+    # the same file must not replace this one's, or alternating between them parses anew.
+    other = ParseCache("mcpl", P.Module, (*P.CACHE.sources, "mcpl/printer.py"),
+                       P.CACHE.modules)
+    mine = P.parse_file(kernel)
+    names = "\0".join(sorted(P.library_hwd_names()))
+    other.store(kernel.read_text(), str(kernel), mine, names)
+    assert len(entries(cache)) == 2
+    assert repr(P.CACHE.load(kernel.read_text(), str(kernel), names)) == repr(mine)
