@@ -76,7 +76,8 @@ class ParseCache(Generic[Tree]):
 
     `sources`: the files (relative to the mcl package) whose text decides what a parse
     gives; `modules`: the only modules whose classes an entry may hold; `tree`: the class
-    of a whole tree, whose `file` attribute is the file name it was parsed under."""
+    of a whole tree (where it has a `file` attribute, the file name it was parsed under;
+    the loaded library of descriptions, read from several files, has none)."""
 
     def __init__(self, kind: str, tree: type[Tree], sources: tuple[str, ...],
                  modules: frozenset[str]):
@@ -124,7 +125,7 @@ class ParseCache(Generic[Tree]):
         except Exception:  # noqa: BLE001 - any unreadable or foreign entry is a miss
             return None
         if (key != self.key(text, file, extra) or not isinstance(tree, self.tree)
-                or getattr(tree, "file", None) != file):
+                or getattr(tree, "file", file) != file):
             return None
         return tree
 
