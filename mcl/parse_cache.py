@@ -66,8 +66,12 @@ class _TreeUnpickler(pickle.Unpickler):
         self.allowed = allowed
 
     def find_class(self, module: str, name: str) -> type:
-        if module in self.allowed:
-            return super().find_class(module, name)
+        # Classes only, by plain name: `Path.unlink` (a dotted name) or a function of an
+        # allowed module would let an entry run code when it is called.
+        if module in self.allowed and "." not in name:
+            found = super().find_class(module, name)
+            if isinstance(found, type):
+                return found
         raise pickle.UnpicklingError(f"{module}.{name} is not part of a parse tree")
 
 

@@ -294,3 +294,24 @@ def test_a_damaged_library_entry_is_ignored(cache, descriptions):
     entry.write_bytes(pickle.dumps(_RunsCode(str(cache / "ran"))))
     assert everything(load_paths([descriptions], partial=True)) == expected
     assert not (cache / "ran").exists()
+
+
+class _CallsAMethod:
+    """An entry that would delete a file through a method of an allowed module's class
+    (`pathlib.Path.unlink`, reached by a dotted name)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def __reduce__(self):
+        return (Path.unlink, (self.path,))
+
+
+def test_an_entry_cannot_call_a_method_of_an_allowed_class(cache, descriptions, tmp_path):
+    expected = everything(load_paths([descriptions], partial=True))
+    (entry,) = library_entries(cache)
+    victim = tmp_path / "victim"
+    victim.write_text("keep me")
+    entry.write_bytes(pickle.dumps(_CallsAMethod(victim), protocol=pickle.HIGHEST_PROTOCOL))
+    assert everything(load_paths([descriptions], partial=True)) == expected
+    assert victim.read_text() == "keep me"
