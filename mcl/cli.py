@@ -4,7 +4,7 @@ together and turns failures into diagnostics, never tracebacks.
 
 A command's module, and the libraries it brings (rich, textX, SymPy, ...), is imported
 only when that command runs: `mcl check` on every save in an editor should not pay for
-`mcl tune` (docs/performance.md, "Start-up"). Only `mcl --help` and a command line that
+`mcl tune` (docs/feedback.md, "Start-up"). Only `mcl --help` and a command line that
 names no known command import them all."""
 
 from __future__ import annotations
