@@ -1,41 +1,37 @@
 """The `mcl` command. Each sub-command lives in `mcl.commands.<name>`, with a
 `register(subparsers)` that declares its options; this module lists them, wires them
-together and turns failures into diagnostics, never tracebacks."""
+together and turns failures into diagnostics, never tracebacks.
+
+A command's module, and the libraries it brings (rich, textX, SymPy, ...), is imported
+only when that command runs: `mcl check` on every save in an editor should not pay for
+`mcl tune` (docs/feedback.md, "Start-up"). Only `mcl --help` and a command line that
+names no known command import them all."""
 
 from __future__ import annotations
 
 import argparse
 import errno
+import importlib
 import os
 import shlex
 import sys
+from collections.abc import Sequence
 
 from mcl import __version__
-from mcl.commands import (
-    check,
-    codegen,
-    demo,
-    devices,
-    hwd,
-    lsp,
-    profile,
-    report,
-    roofline,
-    run,
-    translate,
-    tune,
-)
 from mcl.deep_stack import run_with_deep_stack
 from mcl.diagnostics import MclError
 from mcl.render import render_diagnostics
 
-# The sub-commands, in help order. Plain imports: a command module that fails to import
-# makes `mcl` fail loudly instead of silently offering one command less.
-COMMANDS = (hwd, check, translate, run, codegen, tune, profile, report, roofline, demo, devices,
-            lsp)
+# The sub-commands, in help order; each is the module `mcl.commands.<name>`. Plain imports
+# when registered: a command module that fails to import makes `mcl` fail loudly instead
+# of silently offering one command less.
+COMMANDS = ("hwd", "check", "translate", "run", "codegen", "tune", "profile", "report",
+            "roofline", "demo", "devices", "lsp")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or, with `only`, of that one command alone (the same
+    options, usage and errors for it; no other command's module is imported)."""
     parser = argparse.ArgumentParser(
         prog="mcl",
         description=(
@@ -46,13 +42,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"mcl {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for command in COMMANDS:
-        command.register(sub)
+    for name in COMMANDS if only is None else (only,):
+        importlib.import_module(f"mcl.commands.{name}").register(sub)
     return parser
 
 
+def command_named(argv: Sequence[str]) -> str | None:
+    """The command a command line runs when it starts with one (`mcl check ...`); None
+    for anything else (`mcl --help`, `mcl --version`, a misspelt command), which the full
+    parser answers, with every command's name in its help and its errors."""
+    return argv[0] if argv and argv[0] in COMMANDS else None
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    parser = build_parser(command_named(sys.argv[1:] if argv is None else argv))
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         # As argparse tools do for a missing argument: usage on stderr, exit status 2.

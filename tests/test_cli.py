@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import argparse
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from mcl import __version__
-from mcl.cli import main
+from mcl.cli import COMMANDS, build_parser, main
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
@@ -39,3 +43,49 @@ def test_module_entry_point_runs() -> None:
     )
     assert out.returncode == 0
     assert "stepwise" in out.stdout or "hardware descriptions" in out.stdout
+
+
+def _command_parsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    (sub,) = (a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(sub.choices)
+
+
+def test_the_help_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["--help"])
+    assert exc.value.code == 0
+    listed = capsys.readouterr().out
+    assert all(f"    {name} " in listed for name in COMMANDS)
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_a_command_alone_parses_as_with_every_command(
+        name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    # `mcl NAME ...` builds the parser of NAME alone (its module only is imported): its
+    # help, and so its options, must be those it has among all the commands.
+    alone = _command_parsers(build_parser(only=name))
+    assert list(alone) == [name]
+    assert alone[name].format_help() == _command_parsers(build_parser())[name].format_help()
+    with pytest.raises(SystemExit) as exc:
+        main([name, "--help"])
+    assert exc.value.code == 0
+    assert capsys.readouterr().out.startswith(f"usage: mcl {name}")
+
+
+def test_a_misspelt_command_is_answered_with_every_command(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["chekc", "x.mcpl"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "invalid choice: 'chekc'" in err and all(f"'{name}'" in err for name in COMMANDS)
+
+
+def test_a_check_imports_no_other_command() -> None:
+    code = ("import sys, io, contextlib; from mcl.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    status = main(['check', 'kernels/matmul/perfect.mcpl'])\n"
+            "print(status, sorted(m for m in sys.modules if m.startswith('mcl.commands.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=ROOT).stdout.split(maxsplit=1)
+    assert out == ["0", "['mcl.commands.check', 'mcl.commands.options']\n"]

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from mcl.diagnostics import Diagnostic, MclError, did_you_mean, error
-from mcl.hdl.syntax import HdlFile
+
+if TYPE_CHECKING:
+    from mcl.hdl.syntax import HdlFile
 
 ROOT = "perfect"
 

@@ -18,6 +18,12 @@ A description with errors does not hide the others: with `partial=True` (what th
 commands use) the library holds every description that loads, and `failed` the errors of
 each that does not (a child of a failed description does not load either); asking for a
 failed one with `get` raises its errors.
+
+A library that loaded is kept on disk (mcl/parse_cache.py, kind `library`), keyed by the
+text of every file read, the paths, the notes and the sources of mcl/hdl: a later process
+that reads the same files unpickles it instead of parsing, resolving, building and
+checking them again, and does not import the modules that do that. A library with
+errors (MclError) is never kept.
 """
 
 from __future__ import annotations
@@ -27,15 +33,20 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mcl.diagnostics import Diagnostic, MclError, Severity, did_you_mean, error, warning
-from mcl.hdl.build import Builder
-from mcl.hdl.equivalence import check_hierarchy
 from mcl.hdl.hierarchy import ROOT, Hierarchy, description_graph
 from mcl.hdl.model import HardwareDescription
-from mcl.hdl.resolve import Resolver
-from mcl.hdl.syntax import HdlFile, parse_hdl_file
 from mcl.resources import hwdescs_dir
+from mcl.source_files import read_source
+
+if TYPE_CHECKING:
+    from mcl.hdl.syntax import HdlFile
+    from mcl.parse_cache import ParseCache
+
+# The parser, resolver, builder and checker of descriptions are imported where a library
+# is built: one read from the disk cache needs none of them.
 
 ENV_VAR = "MCL_HWD_PATH"
 
@@ -158,6 +169,48 @@ def load_paths(paths: Iterable[Path], notes: Iterable[Diagnostic] = (), *,
     MclError, unless `partial`: then only errors that belong to no description do (a path
     that is not there), and the library keeps what loads (`HwdLibrary.failed`)."""
     paths = list(paths)
+    found, problems = _found_files(paths, notes)
+    key = _cache_key(paths, found, problems, partial)
+    if key is not None:
+        cached = _library_cache().load(key, repr(paths))
+        if cached is not None:
+            return cached
+    library = _load_found(found, problems, partial)
+    library.sources = paths
+    if key is not None:
+        _library_cache().store(key, repr(paths), library)
+    return library
+
+
+@lru_cache(maxsize=1)
+def _library_cache() -> ParseCache[HwdLibrary]:
+    from mcl.parse_cache import ParseCache
+
+    here = Path(__file__).parent
+    return ParseCache(
+        "library", HwdLibrary,
+        sources=(*sorted(f"hdl/{p.name}" for p in here.iterdir() if p.suffix in (".py", ".tx")),
+                 "diagnostics.py", "grammar_converter.py", "source_files.py"),
+        modules=frozenset({"mcl.hdl.library", "mcl.hdl.hierarchy", "mcl.hdl.model",
+                           "mcl.diagnostics", "pathlib"}))
+
+
+def _cache_key(paths: list[Path], found: dict[str, Path], problems: list[Diagnostic],
+               partial: bool) -> str | None:
+    """What a library loaded from `found` depends on besides mcl's own sources, as one
+    text; None when a file cannot be read (the load reports that, and is not kept)."""
+    parts = [repr(paths), repr(problems), repr(partial)]
+    for name, file in sorted(found.items()):
+        try:
+            parts += [name, str(file), str(file.resolve()), read_source(file, "hdl-io")]
+        except (MclError, OSError):
+            return None
+    return "\0".join(parts)
+
+
+def _found_files(paths: list[Path], notes: Iterable[Diagnostic]
+                 ) -> tuple[dict[str, Path], list[Diagnostic]]:
+    """The `.hdl` file of each description name (later paths win) and the problems met."""
     found: dict[str, Path] = {}
     problems: list[Diagnostic] = list(notes)
     for path in paths:
@@ -171,6 +224,13 @@ def load_paths(paths: Iterable[Path], notes: Iterable[Diagnostic] = (), *,
                     "rename one of them; a folder with its own perfect.hdl replaces the "
                     "bundled library instead (docs/hdl.md)"))
             found[name] = file
+    return found, problems
+
+
+def _load_found(found: dict[str, Path], problems: list[Diagnostic], partial: bool
+                ) -> HwdLibrary:
+    from mcl.hdl.syntax import parse_hdl_file
+
     sources: dict[str, HdlFile] = {}
     failed: dict[str, list[Diagnostic]] = {}
     for name, file in sorted(found.items()):
@@ -193,7 +253,6 @@ def load_paths(paths: Iterable[Path], notes: Iterable[Diagnostic] = (), *,
     else:
         _raise_errors(problems)
         library = _build_partial(sources, problems, failed)
-    library.sources = paths
     return library
 
 
@@ -255,6 +314,10 @@ def _blame(diagnostics: list[Diagnostic], sources: dict[str, HdlFile]
 def build_library(sources: dict[str, HdlFile], problems: list[Diagnostic] | None = None
                   ) -> HwdLibrary:
     """Resolve, build and validate parsed descriptions (all of them reference each other)."""
+    from mcl.hdl.build import Builder
+    from mcl.hdl.equivalence import check_hierarchy
+    from mcl.hdl.resolve import Resolver
+
     problems = list(problems or [])
     graph, graph_problems = description_graph(sources)
     problems += graph_problems

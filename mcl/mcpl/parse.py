@@ -14,21 +14,32 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
-
-from textx import metamodel_from_file
-from textx.exceptions import TextXSyntaxError
+from typing import TYPE_CHECKING, Any
 
 from mcl.diagnostics import MclError, Span, error
 from mcl.gc_pause import gc_paused
 from mcl.mcpl.ast import Module
-from mcl.mcpl.build import ModelBuilder, build_module, declared_hwd_names
-from mcl.mcpl.tree import TreeModelBuilder
 from mcl.mcpl.types import PRIMITIVE_NAMES
+from mcl.parse_cache import ParseCache
 from mcl.resources import hwdescs_dir
 from mcl.source_files import SourcePositions, read_source
 
+if TYPE_CHECKING:
+    from textx.exceptions import TextXSyntaxError
+
+    from mcl.mcpl.tree import TreeModelBuilder
+
+# textX, the grammar and the model builders are imported where a text is parsed: a file
+# found in the parse cache needs none of them.
+
 GRAMMAR = Path(__file__).with_name("mcpl.tx")
+# Parsed modules on disk (mcl/parse_cache.py), keyed by their text, file name and the
+# description names; the sources are those of the parser and the tree it builds.
+CACHE = ParseCache(
+    "mcpl", Module,
+    sources=("mcpl/mcpl.tx", "mcpl/parse.py", "mcpl/tree.py", "mcpl/build.py", "mcpl/ast.py",
+             "mcpl/types.py", "diagnostics.py", "grammar_converter.py", "source_files.py"),
+    modules=frozenset({"mcl.mcpl.ast", "mcl.diagnostics"}))
 
 KEYWORDS = frozenset(
     "package module export import type void int float double byte bool as return foreach "
@@ -41,6 +52,10 @@ def metamodel() -> Any:
     """The textX metamodel, built once per process (about 20 ms)."""
     # autokwd: keyword-like literals ('for', 'in') only match whole words, so `format` or
     # `index` are ordinary names.
+    from textx import metamodel_from_file
+
+    from mcl.mcpl.build import ModelBuilder
+
     mm = metamodel_from_file(str(GRAMMAR), autokwd=True, memoization=False)
     ModelBuilder.check(mm, "mcpl")  # every rule of the grammar has its conversion
     return mm
@@ -50,6 +65,8 @@ def metamodel() -> Any:
 def tree_builder() -> TreeModelBuilder:
     """Builds the model straight from textX's parse tree (mcl/mcpl/tree.py: 3x faster
     than textX's own model construction, the same model)."""
+    from mcl.mcpl.tree import TreeModelBuilder
+
     return TreeModelBuilder(metamodel())
 
 
@@ -80,6 +97,10 @@ def parse_source(
 
 
 def _parse_source(text: str, file: str, hwd_names: Iterable[str] | None) -> Module:
+    from textx.exceptions import TextXSyntaxError
+
+    from mcl.mcpl.build import build_module, declared_hwd_names
+
     try:
         model = tree_builder().parse(text, file)
     except TextXSyntaxError as exc:
@@ -185,6 +206,8 @@ def _reusing_definitions(text: str, file: str, hwd_names: Iterable[str] | None,
                          kept_by_file: dict[str, _Kept]) -> Module | None:
     """The module of `text`, parsed definition by definition with the kept ones reused;
     None where only the whole-file parse can tell (then nothing is kept)."""
+    from mcl.mcpl.build import ModelBuilder, declared_hwd_names
+
     ends = definition_ends(text)
     if not ends or _COMMENTS.sub("", text[ends[-1]:]).strip():
         return None  # no definition, or text after the last that does not end one
@@ -224,6 +247,8 @@ def _reusing_definitions(text: str, file: str, hwd_names: Iterable[str] | None,
 def _definition_model(chunk: str, file: str, old: _Kept, kept: _Kept) -> Any:
     """The model of the text of one definition parsed alone (kept in `old`, else parsed),
     now kept in `kept`; _Whole when it does not parse."""
+    from textx.exceptions import TextXSyntaxError
+
     model = old.models.get(chunk)
     if model is None:
         try:
@@ -237,9 +262,20 @@ def _definition_model(chunk: str, file: str, old: _Kept, kept: _Kept) -> Any:
 
 
 def parse_file(path: str | Path, hwd_names: Iterable[str] | None = None) -> Module:
-    """Parse the MCPL file at `path` (`.mcpl`, or `.mcl` as in the original toolchain)."""
+    """Parse the MCPL file at `path` (`.mcpl`, or `.mcl` as in the original toolchain).
+    The same text under the same name, parsed with the same description names in an
+    earlier process, is read from the parse cache (mcl/parse_cache.py); not while
+    definitions are reused (the language server keeps its own, by object)."""
     path = Path(path)
-    return parse_source(read_source(path, "mcpl-io"), str(path), hwd_names)
+    text, file = read_source(path, "mcpl-io"), str(path)
+    if _kept is not None:
+        return parse_source(text, file, hwd_names)
+    names = "\0".join(sorted(library_hwd_names() if hwd_names is None else set(hwd_names)))
+    module = CACHE.load(text, file, names)
+    if module is None:
+        module = parse_source(text, file, hwd_names)  # a syntax error is never stored
+        CACHE.store(text, file, module, names)
+    return module
 
 
 # --------------------------------------------------------------------------- syntax errors

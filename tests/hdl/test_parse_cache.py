@@ -216,3 +216,102 @@ def test_without_a_home_directory_there_is_no_cache_and_no_error(monkeypatch):
     S._parse_file_text.cache_clear()
     assert load_library(use_env=False).names()
     S._parse_file_text.cache_clear()
+
+
+# ----------------------------------------------------------- the loaded library on disk
+
+
+def library_entries(cache: Path) -> list[Path]:
+    return entries(cache.parent / "library")
+
+
+def builder_forbidden(monkeypatch) -> None:
+    """From now on, building a description fails the test: the library must come whole
+    from the cache."""
+    from mcl.hdl import build
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the library was built again")
+
+    textx_forbidden(monkeypatch)
+    monkeypatch.setattr(build, "Builder", refuse)
+
+
+def everything(library) -> list:
+    return [library.names(), [summary(h) for h in library], library.hierarchy.edges,
+            [str(d) for d in library.warnings], library.sources,
+            {n: [str(d) for d in ds] for n, ds in library.failed.items()}]
+
+
+def test_a_loaded_library_is_read_back_whole_without_building(
+        cache, descriptions, monkeypatch):
+    first = load_paths([descriptions], partial=True)
+    assert len(library_entries(cache)) == 1
+    builder_forbidden(monkeypatch)
+    second = load_paths([descriptions], partial=True)
+    assert second is not first and everything(second) == everything(first)
+    # Identities within the library survive: each description's lineage holds the very
+    # descriptions above it.
+    fermi = second["fermi"]
+    assert fermi.lineage["nvidia"] is second["nvidia"]
+
+
+def test_an_edited_description_or_other_paths_build_the_library_again(
+        cache, descriptions, monkeypatch, tmp_path):
+    load_paths([descriptions], partial=True)
+    fermi = descriptions / "fermi.hdl"
+    fermi.write_text(fermi.read_text().replace("max_nr_units = 65535", "max_nr_units = 777"))
+    assert blocks_limit(load_paths([descriptions], partial=True)["fermi"]) == 777
+    extra = tmp_path / "mine"
+    extra.mkdir()
+    shutil.copy(fermi, extra / "fermi.hdl")
+    fermi.write_text(fermi.read_text().replace("max_nr_units = 777", "max_nr_units = 65535"))
+    assert blocks_limit(load_paths([descriptions], partial=True)["fermi"]) == 65535
+    both = load_paths([descriptions, extra], partial=True)
+    assert blocks_limit(both["fermi"]) == 777 and "hdl-shadowed" in str(both.warnings)
+    assert len(library_entries(cache)) == 2  # one per list of paths
+
+
+def test_a_library_with_failed_descriptions_is_kept_with_its_errors_and_errors_never(
+        cache, descriptions, monkeypatch):
+    gpu = descriptions / "gpu.hdl"
+    gpu.write_text(gpu.read_text().replace("hardware_description gpu;",
+                                           "hardware_description gpu;\nspecializes nowhere;"))
+    with pytest.raises(MclError):
+        load_paths([descriptions])  # not partial: the errors are raised, nothing kept
+    assert library_entries(cache) == []
+    first = load_paths([descriptions], partial=True)
+    assert "gpu" in first.failed and "fermi" in first.failed
+    builder_forbidden(monkeypatch)
+    assert everything(load_paths([descriptions], partial=True)) == everything(first)
+
+
+def test_a_damaged_library_entry_is_ignored(cache, descriptions):
+    expected = everything(load_paths([descriptions], partial=True))
+    (entry,) = library_entries(cache)
+    entry.write_bytes(entry.read_bytes()[:100])
+    assert everything(load_paths([descriptions], partial=True)) == expected
+    entry.write_bytes(pickle.dumps(_RunsCode(str(cache / "ran"))))
+    assert everything(load_paths([descriptions], partial=True)) == expected
+    assert not (cache / "ran").exists()
+
+
+class _CallsAMethod:
+    """An entry that would delete a file through a method of an allowed module's class
+    (`pathlib.Path.unlink`, reached by a dotted name)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def __reduce__(self):
+        return (Path.unlink, (self.path,))
+
+
+def test_an_entry_cannot_call_a_method_of_an_allowed_class(cache, descriptions, tmp_path):
+    expected = everything(load_paths([descriptions], partial=True))
+    (entry,) = library_entries(cache)
+    victim = tmp_path / "victim"
+    victim.write_text("keep me")
+    entry.write_bytes(pickle.dumps(_CallsAMethod(victim), protocol=pickle.HIGHEST_PROTOCOL))
+    assert everything(load_paths([descriptions], partial=True)) == expected
+    assert victim.read_text() == "keep me"
