@@ -9,7 +9,8 @@ the document is replaced by the table of the files its first line names. Each ro
 application, size and input kind of one run: the naive version, the best version, every
 peer of the same run and the ratios, and for GB/s applications the share of the copy
 bandwidth measured in the same run (applications.py's own figures: its Case decides what
-is best and what counts).
+is best and what counts). A run through both backends names the backend of its best version
+and compares it with perfect through the same backend.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from benchmarks import doc_blocks  # noqa: E402
 from benchmarks.applications import Case, Row, _fmt, _ratio  # noqa: E402
 
 ROW_FIELDS = {f.name for f in fields(Row)}
+BACKEND_NAMES = {"opencl": "OpenCL", "cuda": "CUDA"}
 
 
 def cases(run: dict[str, Any]) -> list[Case]:
@@ -42,15 +44,25 @@ def _sizes(defines: dict[str, int]) -> str:
     return ", ".join(f"{k} = {v:,}" for k, v in defines.items())
 
 
+def _best_and_perfect(case: Case) -> tuple[Row | None, Row | None, str]:
+    """The best version, the naive one to compare it with and the best's label suffix.
+    A run through both backends (`--backend both`) compares the best with perfect built
+    the same way, and names the backend: the same kernel is not as fast through each."""
+    best = case.best_version()
+    if best is None or len({r.backend for r in case.measured("version")}) < 2:
+        return best, case.perfect(), ""
+    return best, case.on_backend(best.backend).perfect(), f", {BACKEND_NAMES[best.backend]}"
+
+
 def row(case: Case, copy_gbs: float | None) -> str:
-    best, perfect = case.best_version(), case.perfect()
+    best, perfect, backend = _best_and_perfect(case)
     peers = case.measured("peer")
     peer_text = "; ".join(f"{p.name}: {_fmt(case.rate(p))}" for p in peers) or "-"
     ratios = " / ".join(_ratio(p, best) for p in peers) or "-"
     share = "-"
     if case.unit == "GB/s" and best and copy_gbs:
         share = f"{(case.gbs(best) or 0.0) / copy_gbs * 100:.0f}%"
-    best_text = f"{_fmt(case.rate(best))} ({best.name})" if best else "-"
+    best_text = f"{_fmt(case.rate(best))} ({best.name}{backend})" if best else "-"
     return (f"| {case.label} | {_sizes(case.defines)} | {case.unit} | "
             f"{_fmt(case.rate(perfect) if perfect else None)} | {best_text} | {peer_text} | "
             f"{_ratio(perfect, best)} | {ratios} | {share} |")

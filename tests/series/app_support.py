@@ -24,12 +24,12 @@ APPS = ("gesummv", "blackscholes")
 TILES: dict[str, dict[str, int]] = {
     "gesummv": {
         "perfect": 1, "gpu_v1": 512, "nvidia_v1": 256, "fermi_v1": 256, "hopper_v1": 256,
-        "hopper_v2": 256, "hopper_v3": 1024, "hopper_v4": 1024,
+        "hopper_v2": 256, "hopper_v3": 1024, "hopper_v4": 1024, "hopper_v5": 1024,
         "mic_v1": 64, "xeon_phi_v1": 32, "x86_avx512_v1": 32,
     },
     "blackscholes": {
-        "perfect": 1, "gpu_v1": 1024, "hopper_v1": 1024, "mic_v1": 256, "xeon_phi_v1": 256,
-        "x86_avx512_v1": 256, "x86_avx512_v2": 16,
+        "perfect": 1, "gpu_v1": 1024, "hopper_v1": 1024, "hopper_v2": 2048, "mic_v1": 256,
+        "xeon_phi_v1": 256, "x86_avx512_v1": 256, "x86_avx512_v2": 16,
     },
 }
 

@@ -218,16 +218,20 @@ def _csr_args(lengths: list[int], ncols: int) -> dict[str, Any]:
     [0] * 7,  # no non-zeros at all
     [1] * 1800 + [0] * 5 + [3000] + [7] * 300,  # one-element rows, then a long one
 ], ids=["long-rows-and-empty-ones", "no-non-zeros", "short-then-long"])
-def test_spmv_hopper_v2_splits_rows_across_threads_and_tiles(lengths: list[int]) -> None:
-    """hopper_v2 cuts the work by non-zeros: a row may cross threads (joined by the
-    segmented scan) and tiles (atomicAdd into y, which the kernel clears first); empty
-    rows belong to no thread."""
+@pytest.mark.parametrize("name", ["hopper_v2", "hopper_v3", "hopper_v4", "hopper_v5"])
+def test_spmv_rows_across_threads_chunks_and_tiles(lengths: list[int], name: str) -> None:
+    """hopper_v2 and v5 cut the work by non-zeros: a row may cross threads (joined by the
+    segmented scan) and tiles (atomicAdd into y, which the kernel clears first); v5's
+    window of rowptr overflows on the 1,800 one-element rows (its search falls back to
+    global memory). hopper_v3 and v4 take row blocks: the long rows need several chunks
+    of the staging buffer, and v4 joins their pieces across threads. Empty rows belong to
+    no thread and store 0."""
     from mcl.codegen import select_device
 
     reference = load_reference(kernels_dir() / "spmv" / "reference.py")
     args = _csr_args(lengths, 5000)
     sizes = {k: args[k] for k in ("nrows", "ncols", "nnz")}
-    measured = measure_program(program("spmv", "hopper_v2"), "spmv", "hopper", library(), args,
+    measured = measure_program(program("spmv", name), "spmv", "hopper", library(), args,
                                select_device(None), repeat=2, reference=reference,
                                expected=expected_outputs(reference, args),
                                work=reference.work(sizes))

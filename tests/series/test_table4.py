@@ -46,3 +46,22 @@ def test_a_row_ranks_verified_versions_against_every_peer_of_the_run(
     assert lines[2] == ("| copy wide | n = 4,096 | GB/s | 500.0 | 666.7 (v2) | lib: 333.3 | "
                         "1.33x | 2.00x | 67% |")
     assert "`r.json` (GPU X, copy 1000.0 GB/s)" in lines[-1]
+
+
+def test_a_run_through_both_backends_names_the_best_ones_and_compares_like_with_like(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    script = _script()
+    monkeypatch.setattr(script, "REPO", tmp_path)
+    rows = [_row("perfect", "version", [0.004], True), _row("v2", "version", [0.002], True),
+            _row("perfect", "version", [0.005], True), _row("v2", "version", [0.001], True),
+            _row("lib", "peer", [0.003], True)]
+    for r in rows[2:4]:
+        r["backend"] = "cuda"
+    (tmp_path / "r.json").write_text(json.dumps({
+        "device": "GPU X", "copy_gbs": {"runs": [1000.0], "best": 1000.0},
+        "cases": [{"app": "copy", "inputs": None, "unit": "GB/s", "defines": {"n": 4096},
+                   "work": {"bytes": 1e9}, "rows": rows}]}))
+    lines = script.table(["r.json"]).splitlines()
+    # the best is v2 through CUDA, over perfect through CUDA (200), not OpenCL's (250)
+    assert lines[2] == ("| copy | n = 4,096 | GB/s | 200.0 | 1000.0 (v2, CUDA) | lib: 333.3 | "
+                        "5.00x | 3.00x | 100% |")
