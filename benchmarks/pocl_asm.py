@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
-_LINE = re.compile(r"^\s*([0-9a-f]+):\s+(?:[0-9a-f]{2} )+\s*(\S+)\s*(.*)$")
 _JUMP = re.compile(r"^j[a-z]+$")
 _STACK = re.compile(r"\((%rsp|%rbp)\)|\((%rsp|%rbp),")
 
@@ -53,10 +52,24 @@ class Loop:
     def fmas(self) -> int:
         return sum(v for k, v in self.counts.items() if k.startswith("fma "))
 
+    @property
+    def fma_lanes(self) -> int:
+        """Float multiply-adds per pass through the loop (scalar FMAs count one)."""
+        return sum(self.counts[f"fma {w}"] * n for w, n in LANES.items()) \
+            + self.counts["fma scalar"]
+
+
+# Float lanes of a vector register.
+LANES = {"zmm": 16, "ymm": 8, "xmm": 4}
+
 
 def disassemble(shared_object: Path) -> list[Instruction]:
-    text = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(shared_object)],
-                          capture_output=True, text=True, check=True).stdout
+    return parse(subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(shared_object)],
+                                capture_output=True, text=True, check=True).stdout)
+
+
+def parse(text: str) -> list[Instruction]:
+    """The instructions of `objdump -d --no-show-raw-insn` output."""
     found = []
     for line in text.splitlines():
         parts = line.strip().split(None, 1)
@@ -75,7 +88,7 @@ def classify(ins: Instruction) -> list[str]:
     """The counters an instruction adds to: FMAs by register width, vector loads and
     stores, broadcasts, and stack loads and stores (AT&T syntax: the destination last)."""
     keys = []
-    width = next((w for w in ("zmm", "ymm", "xmm") if f"%{w}" in ins.operands), None)
+    width = next((w for w in LANES if f"%{w}" in ins.operands), None)
     if ins.mnemonic.startswith("vfmadd") or ins.mnemonic.startswith("vfnmadd"):
         keys.append(f"fma {width}" if width else "fma scalar")
     if "broadcast" in ins.mnemonic:
@@ -154,6 +167,26 @@ def build_and_launch(name: str, device: Any, library: Any, constants: dict[str, 
     return ", ".join(f"{k} = {v}" for k, v in sorted((overrides or {}).items())) or "as written"
 
 
+def hot_loop(name: str, device: Any, library: Any, constants: dict[str, int],
+             tuned: bool = False, size: int = 200) -> tuple[Loop, list[Instruction], str] | str:
+    """PoCL's micro-kernel of version `name` (built and launched with these constants in
+    the kernel cache of POCL_CACHE_DIR), all its instructions and the constants used; or
+    why there is none."""
+    cache = Path(os.environ["POCL_CACHE_DIR"])
+    before = set(cache.rglob("*.so"))
+    used = build_and_launch(name, device, library, constants, tuned, size)
+    if used is None:
+        return f"{name}: could not be built"
+    made = sorted(set(cache.rglob("*.so")) - before)
+    if not made:
+        return f"{name}: PoCL left no .so in {cache}"
+    code = disassemble(made[0])
+    hot = micro_kernel(loops(code))
+    if hot is None:
+        return f"{name}: no loop with FMAs in {made[0]}"
+    return hot, code, used
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--device", help="OpenCL device (default: the PoCL CPU device)")
@@ -162,13 +195,12 @@ def main(argv: list[str] | None = None) -> int:
                         metavar="NAME=VALUE", help="a named constant (repeatable)")
     parser.add_argument("--tuned", action="store_true", help="use each .tuned.toml")
     parser.add_argument("--size", type=int, default=200, help="n = m = p of the launch")
-    parser.add_argument("--out", metavar="DIR", help="write each version's disassembly")
+    parser.add_argument("--out", metavar="DIR", help="write each version's micro-kernel")
     args = parser.parse_args(argv)
     constants = {k: int(v) for k, v in (d.split("=", 1) for d in args.defines)}
 
     # PoCL reads its cache folder when the platform is first used: before pyopencl loads.
-    cache = tempfile.mkdtemp(prefix="pocl-asm-")
-    os.environ["POCL_CACHE_DIR"] = cache
+    os.environ["POCL_CACHE_DIR"] = tempfile.mkdtemp(prefix="pocl-asm-")
     sys.path.insert(0, str(REPO))
     from mcl.codegen import select_device
     from mcl.codegen.runner import describe
@@ -181,19 +213,11 @@ def main(argv: list[str] | None = None) -> int:
                "stack load", "stack store", "instructions")
     print(f"{'version':<18}" + "".join(f"{c:>13}" for c in columns) + "  constants")
     for name in [v.strip() for v in args.versions.split(",") if v.strip()]:
-        before = set(Path(cache).rglob("*.so"))
-        used = build_and_launch(name, device, library, constants, args.tuned, args.size)
-        if used is None:
+        found = hot_loop(name, device, library, constants, args.tuned, args.size)
+        if isinstance(found, str):
+            print(found)
             continue
-        made = sorted(set(Path(cache).rglob("*.so")) - before)
-        if not made:
-            print(f"{name}: PoCL left no .so in {cache}")
-            continue
-        code = disassemble(made[0])
-        hot = micro_kernel(loops(code))
-        if hot is None:
-            print(f"{name}: no loop in {made[0]}")
-            continue
+        hot, code, used = found
         print(f"{name:<18}" + "".join(f"{hot.counts[c]:>13}" for c in columns) + f"  {used}")
         if args.out:
             out = Path(args.out)
