@@ -236,6 +236,23 @@ def test_matmul_x86_avx512_v1_runs_its_register_tile_as_vectors() -> None:
     assert "j_lane0 + 15 <= j_limit ? (float16)(vload8(0, &b[k * m + j_lane0])" in text
 
 
+def test_matmul_x86_avx512_v4_packs_b_as_vectors_and_stores_whole_vectors() -> None:
+    """v4's packed block of b and its register tile are private arrays of float16; the
+    micro-kernel multiplies a broadcast of a by a vector of bPack; rows of c whose 16
+    columns are all inside c are stored as two vstore8 halves, the others lane by lane."""
+    from mcl.mcpl.loader import load_program
+
+    program = load_program(kernels_dir() / "matmul" / "x86_avx512_v4.mcpl", library=library())
+    text = _kernel_text(generate(program, "x86_avx512"))
+    assert "get_local_id" not in text
+    for array in ("bPack[BLOCK_K * NR_VECS]", "cTemp[ROWS * NR_VECS]",
+                  "sums[ELEMS_I * NR_VECS]"):
+        assert f"float16 {array};" in text
+    assert "sums[ei * NR_VECS + v] += aik * bPack[kk * NR_VECS + v];" in text
+    assert "vstore8(mcl_v.hi, 1, &c[i * m + j_lane0]);" in text
+    assert "if (mcl_mask.sf) c[mcl_i.sf] = mcl_v.sf;" in text
+
+
 SHADOW = """
 x86_avx512 void shadow(int n, main float[n] a, main float[n] b) {
   foreach (int t in n / 16 threads) {
