@@ -23,6 +23,8 @@ from typing import Any
 from arpeggio import NonTerminal, Terminal  # type: ignore[import-untyped]
 from textx.const import MULT_ONEORMORE, MULT_ZEROORMORE, RULE_ABSTRACT, RULE_MATCH
 
+from mcl.mcpl.peg import compile_parser
+
 
 class TreeModelBuilder:
     """Converts parse trees of one metamodel; the per-rule tables are built on first use."""
@@ -43,13 +45,22 @@ class TreeModelBuilder:
         # keyword or punctuation
         self._assignments: dict[Any, tuple[str, str] | None] = {}
         self._processors: dict[str, Callable[[Any], Any]] = dict(metamodel._obj_processors)
+        # The parse itself, compiled from the same parser (mcl/mcpl/peg.py: the same tree,
+        # several times faster); Arpeggio's own parse where it fails, for its error.
+        self._compiled: Callable[[str], Any] | None
+        try:
+            self._compiled = compile_parser(metamodel._parser_blueprint)
+        except NotImplementedError:
+            self._compiled = None
 
     def parse(self, text: str, file: str) -> Any:
         """The model of `text`; a syntax error raises textX's TextXSyntaxError, as
         `model_from_str` does."""
-        parser = self.metamodel._parser_blueprint.clone()
-        parser.file_name = file
-        tree = parser.parse(text)
+        tree = self._compiled(text) if self._compiled is not None else None
+        if tree is None:
+            parser = self.metamodel._parser_blueprint.clone()
+            parser.file_name = file
+            tree = parser.parse(text)
         return self.node(tree[0]) if len(tree) > 0 and isinstance(tree[0], NonTerminal) \
             else ""
 
