@@ -104,7 +104,9 @@ class _Compiler:
         # the first match of its rule, never fails and never backtracks, so one greedy
         # regular expression ends where it does.
         skipped = ws if comment is None else f"{ws}(?:(?:{comment.regex.pattern}){ws})*"
-        self.skip = re.compile(skipped, comment.regex.flags if comment else 0).match
+        # (It matches the empty string, so its match is never None.)
+        self.skip: Callable[[str, int], Any] = re.compile(
+            skipped, comment.regex.flags if comment else 0).match
         self.exprs: list[Any] = []  # what function k parses
         self.functions: list[Parse | None] = []
         self.links: list[tuple[list[Any], int, int]] = []  # (children, slot, function k)
