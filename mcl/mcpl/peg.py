@@ -47,7 +47,6 @@ from arpeggio import (  # type: ignore[import-untyped]
     StrMatch,
     Terminal,
     ZeroOrMore,
-    flatten,
 )
 
 # (text, position) -> (result, position after it), or None where it does not match
@@ -80,6 +79,17 @@ def _nonterminal(rule: Any, nodes: list[Any]) -> Any:
     node.comments = None
     node._filtered = False
     return node
+
+
+def _flatten(results: list[Any], into: list[Any]) -> list[Any]:
+    # arpeggio.flatten for what these functions return: the nodes, in order, of lists
+    # nested in lists (it asks every item for `__iter__`).
+    for item in results:
+        if type(item) is list:
+            _flatten(item, into)
+        else:
+            into.append(item)
+    return into
 
 
 _MATCHES = (RegExMatch, StrMatch, EndOfFile)
@@ -212,7 +222,7 @@ class _Compiler:
             return lambda result: None
         if not e.root:
             return lambda result: result
-        return lambda result: _nonterminal(e, flatten(result)) if result else result
+        return lambda result: _nonterminal(e, _flatten(result, [])) if result else result
 
     def sequence(self, e: Any, children: list[Any]) -> Parse:
         # the commonest expression: its rule wrapping is written out, not a call
@@ -229,7 +239,7 @@ class _Compiler:
                     results.append(result)
             if suppress or not results:
                 return None, pos
-            return (_nonterminal(e, flatten(results)) if root else results), pos
+            return (_nonterminal(e, _flatten(results, [])) if root else results), pos
         return sequence
 
     def choice(self, e: Any, children: list[Any]) -> Parse:
