@@ -152,9 +152,9 @@ def test_what_is_not_reproduced_falls_back_to_arpeggio() -> None:
     with pytest.raises(NotImplementedError):
         compile_parser(memoized._parser_blueprint)
     builder = TreeModelBuilder(memoized)
-    assert builder._compiled is None
+    assert builder.compiled is None
     model = builder.parse("x 1 x 2", "m")
     assert [x.n for x in model.xs] == [1, 2]
     plain = TreeModelBuilder(metamodel_from_str(grammar))
-    assert plain._compiled is not None
+    assert plain.compiled is not None
     assert [x.n for x in plain.parse("x 1 x 2", "m").xs] == [1, 2]
