@@ -98,8 +98,8 @@ _MATCHES = (RegExMatch, StrMatch, EndOfFile)
 class _Compiler:
     """The functions of one parser's expressions: one per expression, and one per use of
     a match (whether a string match is suppressed depends on where it stands). A function
-    calls its children through a list that `link` fills once every function exists, as
-    the grammar's rules refer to each other in cycles."""
+    calls its children through a list that `compile` fills once every function exists,
+    as the grammar's rules refer to each other in cycles."""
 
     def __init__(self, parser: Any) -> None:
         if parser.memoization or parser.reduce_tree or parser.in_lex_rule \
