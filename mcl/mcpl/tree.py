@@ -10,6 +10,8 @@ attributes with textX's defaults, `_tx_position` / `_tx_position_end`), in one r
 walk, so mcl.mcpl.build reads it unchanged and mcpl.tx stays the one source of the
 language: the rules' attributes, multiplicities and kinds come from the metamodel.
 
+The parse tree comes from mcl/mcpl/peg.py, Arpeggio's parse compiled to plain functions
+(the same tree), and from Arpeggio itself where that fails (for its syntax error).
 It relies on the shape of textX's parse tree (the attribute names `_tx_class`,
 `_attr_name` and the `__asgn_<op>` rule names of assignments, stable across textX 3-4);
 tests/mcpl/test_tree.py compares it with textX's own model on every shipped kernel.
@@ -22,6 +24,8 @@ from typing import Any
 
 from arpeggio import NonTerminal, Terminal  # type: ignore[import-untyped]
 from textx.const import MULT_ONEORMORE, MULT_ZEROORMORE, RULE_ABSTRACT, RULE_MATCH
+
+from mcl.mcpl.peg import compile_parser
 
 
 class TreeModelBuilder:
@@ -43,13 +47,23 @@ class TreeModelBuilder:
         # keyword or punctuation
         self._assignments: dict[Any, tuple[str, str] | None] = {}
         self._processors: dict[str, Callable[[Any], Any]] = dict(metamodel._obj_processors)
+        # The parse itself, compiled from the same parser (mcl/mcpl/peg.py: the same tree,
+        # 3 to 4 times as fast); Arpeggio parses again where it fails, for the error it
+        # reports. None: Arpeggio's parse only (a parser peg.py cannot reproduce).
+        self.compiled: Callable[[str], Any] | None
+        try:
+            self.compiled = compile_parser(metamodel._parser_blueprint)
+        except NotImplementedError:
+            self.compiled = None
 
     def parse(self, text: str, file: str) -> Any:
         """The model of `text`; a syntax error raises textX's TextXSyntaxError, as
         `model_from_str` does."""
-        parser = self.metamodel._parser_blueprint.clone()
-        parser.file_name = file
-        tree = parser.parse(text)
+        tree = self.compiled(text) if self.compiled is not None else None
+        if tree is None:
+            parser = self.metamodel._parser_blueprint.clone()
+            parser.file_name = file
+            tree = parser.parse(text)
         return self.node(tree[0]) if len(tree) > 0 and isinstance(tree[0], NonTerminal) \
             else ""
 

@@ -1,0 +1,320 @@
+"""Arpeggio's parse of mcpl.tx as plain Python functions (the front end's speed).
+
+textX makes an Arpeggio parser from mcpl.tx: a graph of parsing expressions, each of which
+parses through a generic method that saves and restores the position, keeps debugging,
+memoization and error bookkeeping and, on failure, raises `NoMatch` -- several Python calls
+and an exception for every expression tried, and most tries fail (docs/reliability.md,
+"Front-end speed"). `compile_parser` walks that same graph once and makes one function
+per expression that does what the expression's `parse` does, returning its result and the
+new position, or None where Arpeggio would raise. The result is the very parse tree
+Arpeggio builds (the same Terminal and NonTerminal nodes, rules, positions and values), so
+mcl/mcpl/tree.py reads it unchanged, and mcpl.tx stays the one source of the language:
+nothing of the grammar is written here.
+
+Only a successful parse is taken from here. Where it fails, the caller parses again with
+Arpeggio, which tracks the furthest failure and the tokens expected there: syntax errors
+are Arpeggio's, word for word. tests/mcpl/test_peg.py compares the two parse trees on
+every MCPL source of the repository and on truncated and mutated copies of them.
+
+What of Arpeggio's behaviour is reproduced (arpeggio/__init__.py, 2.0): whitespace and
+then comments (the comment rule over and over, whitespace after each) are skipped before
+every token; a string match directly inside a sequence is a suppressed terminal; a match
+of a rule is wrapped in a NonTerminal of its flattened children; an expression with an
+empty result (an optional that did not match, a repetition that matched nothing) adds
+nothing to its parent but keeps the position it reached, also inside an ordered choice,
+which then tries its next alternative from there, and a repetition stops at its first
+empty result without giving back its separator. Anything else in the graph (lexical
+rules, `ws`/`skipws`/`eolterm` settings of a rule, memoization, tree reduction,
+case-insensitive matching, other expression kinds) raises NotImplementedError, and the
+caller then parses with Arpeggio alone.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from arpeggio import (  # type: ignore[import-untyped]
+    And,
+    EndOfFile,
+    NonTerminal,
+    OneOrMore,
+    Optional,
+    OrderedChoice,
+    RegExMatch,
+    Sequence,
+    StrMatch,
+    Terminal,
+    ZeroOrMore,
+)
+
+# (text, position) -> (result, position after it), or None where it does not match
+Parse = Callable[[str, int], "tuple[Any, int] | None"]
+
+
+def _terminal(rule: Any, position: int, value: str, suppress: bool, extra: Any) -> Any:
+    # Terminal(rule, position, value, suppress=..., extra_info=...) without its two
+    # __init__ calls and assertions: the same slots, the same values.
+    node = Terminal.__new__(Terminal)
+    node.rule = rule
+    node.rule_name = rule.rule_name
+    node.position = position
+    node.error = False
+    node.comments = None
+    node.value = value
+    node.suppress = suppress
+    node.extra_info = extra
+    return node
+
+
+def _nonterminal(rule: Any, nodes: list[Any]) -> Any:
+    # NonTerminal(rule, nodes) for `nodes` already flattened (Arpeggio flattens again).
+    node = NonTerminal.__new__(NonTerminal)
+    node.extend(nodes)
+    node.rule = rule
+    node.rule_name = rule.rule_name
+    node.position = nodes[0].position if nodes else 0
+    node.error = False
+    node.comments = None
+    node._filtered = False
+    return node
+
+
+def _flatten(results: list[Any], into: list[Any]) -> list[Any]:
+    # arpeggio.flatten for what these functions return: the nodes, in order, of lists
+    # nested in lists (it asks every item for `__iter__`).
+    for item in results:
+        if type(item) is list:
+            _flatten(item, into)
+        else:
+            into.append(item)
+    return into
+
+
+_MATCHES = (RegExMatch, StrMatch, EndOfFile)
+
+
+class _Compiler:
+    """The functions of one parser's expressions: one per expression, and one per use of
+    a match (whether a string match is suppressed depends on where it stands). A function
+    calls its children through a list that `compile` fills once every function exists,
+    as the grammar's rules refer to each other in cycles."""
+
+    def __init__(self, parser: Any) -> None:
+        if parser.memoization or parser.reduce_tree or parser.in_lex_rule \
+                or not parser.skipws:
+            raise NotImplementedError("memoization, tree reduction, a lexical rule or "
+                                      "whitespace that is not skipped")
+        comment = parser.comments_model
+        if comment is not None and not isinstance(comment, RegExMatch):
+            raise NotImplementedError("a comment rule that is not one regular expression")
+        ws = f"[{re.escape(parser.ws)}]*"
+        # Arpeggio's skip, whitespace and then (a comment, whitespace)* with each comment
+        # the first match of its rule, never fails and never backtracks, so one greedy
+        # regular expression ends where it does.
+        skipped = ws if comment is None else f"{ws}(?:(?:{comment.regex.pattern}){ws})*"
+        # (It matches the empty string, so its match is never None.)
+        self.skip: Callable[[str, int], Any] = re.compile(
+            skipped, comment.regex.flags if comment else 0).match
+        self.exprs: list[Any] = []  # what function k parses
+        self.functions: list[Parse | None] = []
+        self.links: list[tuple[list[Any], int, int]] = []  # (children, slot, function k)
+
+    def compile(self, root: Any) -> Parse:
+        self.index(root)
+        k = 0
+        while k < len(self.exprs):  # `index` appends the expressions it meets
+            self.functions[k] = self.function(self.exprs[k])
+            k += 1
+        for children, slot, target in self.links:
+            children[slot] = self.functions[target]
+        top = self.functions[0]
+        assert top is not None
+        return top
+
+    def index(self, expr: Any) -> int:
+        for k, known in enumerate(self.exprs):
+            if known is expr:  # by identity: a StrMatch equals any other of its text
+                return k
+        self.exprs.append(expr)
+        self.functions.append(None)
+        return len(self.exprs) - 1
+
+    def children(self, exprs: list[Any], in_sequence: bool) -> list[Any]:
+        out: list[Any] = []
+        for expr in exprs:
+            if expr is None:  # a repetition without a separator
+                out.append(None)
+            elif isinstance(expr, _MATCHES):
+                out.append(self.match(expr, in_sequence))
+            else:
+                self.links.append((out, len(out), self.index(expr)))
+                out.append(None)
+        return out
+
+    def function(self, e: Any) -> Parse:
+        if getattr(e, "ws", None) is not None or getattr(e, "skipws", None) is not None \
+                or getattr(e, "eolterm", False):
+            raise NotImplementedError(f"a ws, skipws or eolterm setting on {e.name}")
+        kind = type(e)
+        if kind is Sequence:
+            return self.sequence(e, self.children(e.nodes, True))
+        if kind is OrderedChoice:
+            return self.choice(e, self.children(e.nodes, False))
+        if kind is Optional:
+            return self.optional(e, self.children(e.nodes, False))
+        if kind in (ZeroOrMore, OneOrMore):
+            return self.repetition(e, self.children([e.nodes[0], e.sep], False),
+                                   kind is OneOrMore)
+        if kind is And:
+            return self.predicate(e, self.children(e.nodes, False))
+        if isinstance(e, _MATCHES):  # only the root of the grammar could be one
+            return self.match(e, False)
+        raise NotImplementedError(f"the parsing expression {kind.__name__}")
+
+    # ----------------------------------------------------------------------- matches
+
+    def match(self, e: Any, in_sequence: bool) -> Parse:
+        """Match.parse: whitespace and comments skipped, then the match itself."""
+        skip = self.skip
+        if e.suppress:
+            raise NotImplementedError("a suppressed match")
+        if isinstance(e, EndOfFile):
+            def end_of_file(text: str, pos: int) -> tuple[Any, int] | None:
+                pos = skip(text, pos).end()
+                if pos != len(text):
+                    return None
+                return _terminal(EndOfFile(), pos, "", True, None), pos
+            return end_of_file
+        if isinstance(e, StrMatch):
+            if e.ignore_case:
+                raise NotImplementedError("a case-insensitive string match")
+            word: str = e.to_match
+            length = len(word)
+
+            def string(text: str, pos: int) -> tuple[Any, int] | None:
+                pos = skip(text, pos).end()
+                if not text.startswith(word, pos):
+                    return None
+                return _terminal(e, pos, word, in_sequence, None), pos + length
+            return string
+        regex = e.regex.match
+
+        def regular(text: str, pos: int) -> tuple[Any, int] | None:
+            pos = skip(text, pos).end()
+            m = regex(text, pos)
+            if m is None:
+                return None
+            matched = m.group()
+            if not matched:
+                return None, pos
+            return _terminal(e, pos, matched, False, m), pos + len(matched)
+        return regular
+
+    # ------------------------------------------------------------- other expressions
+
+    @staticmethod
+    def result(e: Any) -> Callable[[Any], Any]:
+        """ParsingExpression.parse on what `_parse` gave: nothing when suppressed, a rule's
+        match wrapped in a NonTerminal of the flattened list."""
+        if e.suppress:
+            return lambda result: None
+        if not e.root:
+            return lambda result: result
+        return lambda result: _nonterminal(e, _flatten(result, [])) if result else result
+
+    def sequence(self, e: Any, children: list[Any]) -> Parse:
+        # the commonest expression: its rule wrapping is written out, not a call
+        root, suppress = e.root, e.suppress
+
+        def sequence(text: str, pos: int) -> tuple[Any, int] | None:
+            results = []
+            for child in children:
+                found = child(text, pos)
+                if found is None:
+                    return None
+                result, pos = found
+                if result:
+                    results.append(result)
+            if suppress or not results:
+                return None, pos
+            return (_nonterminal(e, _flatten(results, [])) if root else results), pos
+        return sequence
+
+    def choice(self, e: Any, children: list[Any]) -> Parse:
+        finish = self.result(e)
+
+        def choice(text: str, pos: int) -> tuple[Any, int] | None:
+            start = pos
+            for child in children:
+                found = child(text, pos)
+                if found is None:
+                    pos = start
+                    continue
+                result, pos = found  # an empty result: the next tries from here
+                if result is not None:
+                    return finish([result]), pos
+            return None
+        return choice
+
+    def optional(self, e: Any, children: list[Any]) -> Parse:
+        finish = self.result(e)
+
+        def optional(text: str, pos: int) -> tuple[Any, int] | None:
+            found = children[0](text, pos)
+            if found is None:
+                return None, pos
+            result, pos = found
+            return (None if result is None else finish([result])), pos
+        return optional
+
+    def repetition(self, e: Any, children: list[Any], one_or_more: bool) -> Parse:
+        finish = self.result(e)
+
+        def repetition(text: str, pos: int) -> tuple[Any, int] | None:
+            item, separator = children
+            results: list[Any] = []
+            previous = None
+            while True:
+                here = pos
+                if separator is not None and previous:
+                    found = separator(text, pos)
+                    if found is None:
+                        pos = here
+                        break
+                    result, pos = found
+                    if result:
+                        results.append(result)
+                found = item(text, pos)
+                if found is None:
+                    if one_or_more and previous is None:
+                        return None
+                    pos = here
+                    break
+                previous, pos = found
+                if not previous:
+                    break
+                results.append(previous)
+            return finish(results), pos
+        return repetition
+
+    def predicate(self, e: Any, children: list[Any]) -> Parse:
+        def predicate(text: str, pos: int) -> tuple[Any, int] | None:
+            for child in children:
+                if child(text, pos) is None:
+                    return None
+            return None, pos
+        return predicate
+
+
+def compile_parser(parser: Any) -> Callable[[str], Any]:
+    """The parse of Arpeggio `parser` (textX's, with its whitespace and comment rule) as
+    Python functions: text -> the parse tree Arpeggio builds, or None where Arpeggio
+    raises NoMatch. NotImplementedError where the parser uses what is not reproduced."""
+    top = _Compiler(parser).compile(parser.parser_model)
+
+    def parse(text: str) -> Any:
+        found = top(text, 0)
+        return None if found is None else found[0]
+    return parse
