@@ -37,7 +37,8 @@ GRAMMAR = Path(__file__).with_name("mcpl.tx")
 # description names; the sources are those of the parser and the tree it builds.
 CACHE = ParseCache(
     "mcpl", Module,
-    sources=("mcpl/mcpl.tx", "mcpl/parse.py", "mcpl/tree.py", "mcpl/build.py", "mcpl/ast.py",
+    sources=("mcpl/mcpl.tx", "mcpl/parse.py", "mcpl/peg.py", "mcpl/tree.py", "mcpl/build.py",
+             "mcpl/ast.py",
              "mcpl/types.py", "diagnostics.py", "grammar_converter.py", "source_files.py"),
     modules=frozenset({"mcl.mcpl.ast", "mcl.diagnostics"}))
 
