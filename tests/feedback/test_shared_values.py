@@ -82,8 +82,8 @@ def test_every_kept_value_is_what_evaluating_again_gives() -> None:
             ev.sym(index, access.item.scope)
     kept = dict(ev._syms)
     assert len(kept) > 20
-    for (e, scope), value in kept.items():
-        assert ev._walker.value(e, scope) == value, e
+    for (node, scope), value in kept.items():
+        assert ev._walker.value(node.obj, scope) == value, node.obj
 
 
 SELF_BOUNDED = """

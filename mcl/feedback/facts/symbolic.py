@@ -30,6 +30,7 @@ import sympy
 
 from mcl.feedback.budget import spent
 from mcl.feedback.facts.kernel import Binding, Loop, Scope
+from mcl.identity import Ref
 from mcl.mcpl import ast
 from mcl.mcpl.evaluate import Evaluator as EvaluatorBase
 from mcl.mcpl.evaluate import NotEvaluable
@@ -83,7 +84,7 @@ class Evaluator:
         self._shaping: dict[Loop, sympy.Symbol] = {}
         self._content: dict[Binding, frozenset[Loop]] | None = None
         self._memo: dict[Any, Any] = {}
-        self._syms: dict[tuple[ast.Expr, Scope], Any] = {}
+        self._syms: dict[tuple[Ref[ast.Expr], Scope], Any] = {}
         self._data: set[sympy.Symbol] = set()  # the stand-ins for data (`data`)
         self._initialising = 0  # initialisers being evaluated (`binding_value`)
         self._stepping: set[Loop] = set()  # for-loops whose step is being followed
@@ -100,15 +101,16 @@ class Evaluator:
     def sym(self, e: ast.Expr | None, scope: Scope) -> Any:
         """The SymPy value of `e` in `scope`; opaque symbols for what cannot be known.
 
-        Kept by expression and scope: the analyses ask for the same guards and indices
-        (the operation counts, the kernel interface, the guards' values). A value is kept
+        Kept by expression (the node itself: equal nodes stand at other places) and
+        scope: the analyses ask for the same guards and indices (the operation counts,
+        the kernel interface, the guards' values). A value is kept
         only where asking again would give the same: not while a loop is being normalised
         or an initialiser evaluated (a name then stands for a marker or a stand-in for
         the time being), and not when it holds a fresh stand-in for data (`data`), which
         every evaluation makes anew."""
         if e is None:
             return None
-        key = (e, scope)
+        key = (Ref(e), scope)
         found = self._syms.get(key)
         if found is not None:
             return found
