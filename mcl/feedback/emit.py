@@ -3,6 +3,7 @@ loops around a source location, and printing expressions as the programmer wrote
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Mapping
@@ -54,10 +55,29 @@ def readable(expr: Any) -> Any:
     import sympy
 
     expr = sympy.sympify(expr)
-    if not isinstance(expr, sympy.Expr) or not expr.free_symbols or len(str(expr)) < 40:
+    if not isinstance(expr, sympy.Expr) or not _long(expr):
         return expr
     if spent() or expr.has(sympy.Sum):
         return expr  # factoring is for display only (and a sum does not factor)
+    return _factored(expr)
+
+
+# The figures of a kernel are formulas in its sizes, the same after every edit that
+# leaves them so, and every analysis shows some of them: each is printed and factored
+# once per process (the editor's worker analyses the kernel again at every edit). What
+# `readable` makes of a formula depends on the formula alone; SymPy's expressions are
+# immutable and compare by structure.
+@functools.lru_cache(maxsize=4096)
+def _long(expr: Any) -> bool:
+    """Is `expr` a formula in names, long enough to be worth factoring?"""
+    return bool(expr.free_symbols) and len(str(expr)) >= 40
+
+
+@functools.lru_cache(maxsize=4096)
+def _factored(expr: Any) -> Any:
+    """`readable` of a long formula without sums, with time left to factor."""
+    import sympy
+
     try:
         if not expr.is_rational_function():
             return expr

@@ -205,10 +205,23 @@ _SIGN_HOLDS = {"<": lambda s: s < 0, "<=": lambda s: s <= 0, ">": lambda s: s > 
 def unit_positions(position: int, counts: Sequence[int]) -> list[int]:
     """Each loop's position for the unit at `position` of loops with `counts` iterations
     (0-based, the innermost loop fastest; a loop of no or one iteration stays at 0)."""
-    here = [0] * len(counts)
-    for k in range(len(counts) - 1, -1, -1):
-        position, here[k] = divmod(position, counts[k] if counts[k] > 1 else 1)
-    return here
+    return [column[0] for column in unit_columns([position], counts)]
+
+
+def unit_columns(units: Sequence[int], counts: Sequence[int]) -> list[list[int]]:
+    """`unit_positions` of each of `units`, loop by loop: for each loop, its position at
+    each unit. A loop's position is the unit's position divided by the units of the loops
+    inside it, modulo its own count (a warp's lanes are placed one comprehension per loop,
+    not one division chain per lane)."""
+    columns: list[list[int]] = []
+    inner = 1  # the units of the loops inside this one
+    for count in reversed(counts):
+        count = count if count > 1 else 1
+        columns.append([unit // inner % count for unit in units] if count > 1
+                       else [0] * len(units))
+        inner *= count
+    columns.reverse()
+    return columns
 
 
 class UnitCursor:
@@ -441,10 +454,8 @@ class Evaluator:
         if spent():
             raise OutOfTime
         function, loops = exact
-        columns: dict[Loop, list[int]] = {loop: [] for loop in cursor.loops}
-        for unit in units:  # as UnitCursor.seek places a unit
-            for loop, here in zip(cursor.loops, unit_positions(unit, counts), strict=True):
-                columns[loop].append(here)
+        # as UnitCursor.seek places a unit
+        columns = dict(zip(cursor.loops, unit_columns(units, counts), strict=True))
         arguments = [columns[loop] if loop in columns
                      else [self._positions.get(loop, 0)] * len(units) for loop in loops]
         try:

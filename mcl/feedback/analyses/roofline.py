@@ -23,6 +23,7 @@ of the times they imply.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import defaultdict
 from collections.abc import Mapping
@@ -79,7 +80,7 @@ class Roofline:
     approximate: bool = False  # the counts are upper bounds
 
     def intensity(self, level: Level) -> Any:
-        return sympy.cancel(self.flops / level.bytes)
+        return _ratio(self.flops, level.bytes)
 
     def times(self, values: Mapping[str, Any]) -> dict[str, float] | None:
         """Seconds each roof needs at `values` (None when a size is missing)."""
@@ -101,7 +102,7 @@ class Roofline:
             return None  # no arithmetic: which memory bounds it depends on the sizes
         per_flop = {}
         for name, amount, rate in self._roofs():
-            ratio = sympy.cancel(amount / self.flops) / rate
+            ratio = _ratio(amount, self.flops) / rate
             if ratio.free_symbols:
                 return None
             per_flop[name] = float(ratio)
@@ -139,13 +140,29 @@ class Roofline:
 
     def attainable_symbolic(self) -> Any:
         """GFLOP/s at the lowest roof, as a formula in the kernel's sizes."""
-        roofs = [sympy.Float(self.peak * 1e-9, 4)]
-        roofs += [sympy.Float(lv.bandwidth * 1e-9, 4) * self.intensity(lv) for lv in self.levels]
-        return sympy.Min(*roofs) if len(roofs) > 1 else roofs[0]
+        return _attainable(self)
 
     def _roofs(self) -> list[tuple[str, Any, float]]:
         return [(COMPUTE, self.flops, self.peak),
                 *((lv.space, lv.bytes, lv.bandwidth) for lv in self.levels)]
+
+
+# The roofs are formulas in the kernel's sizes, the same after every edit that leaves the
+# counts as they were, and the editor's worker analyses the kernel again at every edit:
+# what SymPy takes milliseconds to simplify (a ratio of long polynomials, the least of
+# several of them) is computed once per process. SymPy's expressions are immutable and
+# compare by structure, so a formula equal to one seen before has the same result.
+@functools.lru_cache(maxsize=1024)
+def _ratio(numerator: Any, denominator: Any) -> Any:
+    return sympy.cancel(numerator / denominator)
+
+
+@functools.lru_cache(maxsize=256)
+def _attainable(roof: Roofline) -> Any:
+    """`Roofline.attainable_symbolic`."""
+    roofs = [sympy.Float(roof.peak * 1e-9, 4)]
+    roofs += [sympy.Float(lv.bandwidth * 1e-9, 4) * roof.intensity(lv) for lv in roof.levels]
+    return sympy.Min(*roofs) if len(roofs) > 1 else roofs[0]
 
 
 def roofline_of(function: ast.Function, checked: CheckedProgram, hwd: Any,

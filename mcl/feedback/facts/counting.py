@@ -269,8 +269,18 @@ def conditioned_iterations(ev: Evaluator, loops: Sequence[Loop], conds: Sequence
                            weight: Any = 1) -> tuple[Any, bool, list[Condition]]:
     """Iterations of `loops` (weighted) that satisfy `conds`; the conditions that could
     not be counted exactly are returned (the count is then an upper bound)."""
-    remaining = list(loops)
     f = sympy.sympify(weight)
+    # Every statement in the same loops and under the same guards asks the same question
+    # (the statements of a body, and each iteration of an unrolled loop around them).
+    value, exact, unresolved = ev.memo(("conditioned", tuple(loops), tuple(conds), f),
+                                       lambda: _conditioned(ev, loops, conds, f))
+    return value, exact, list(unresolved)
+
+
+def _conditioned(ev: Evaluator, loops: Sequence[Loop], conds: Sequence[Condition],
+                 f: Any) -> tuple[Any, bool, list[Condition]]:
+    weight = f
+    remaining = list(loops)
     unresolved: list[Condition] = []
     for cond in conds:
         # Every statement inside a nest of `if`s asks about all the conditions around it:
@@ -278,7 +288,8 @@ def conditioned_iterations(ev: Evaluator, loops: Sequence[Loop], conds: Sequence
         # the sympy work.
         # (The objects themselves are the key, not their id(): a memo that keeps them
         # alive cannot meet a new object at the address of a collected one.)
-        key = ("collapse", cond, tuple(remaining), f)
+        # The weight only matters through the counters it names (collapse_guard).
+        key = ("collapse", cond, tuple(remaining), frozenset(f.free_symbols))
         collapsed = ev.memo(key, lambda c=cond, r=remaining, w=f: collapse_guard(ev, c, r, w))
         if collapsed is None:
             unresolved.append(cond)

@@ -30,6 +30,7 @@ import sympy
 
 from mcl.feedback.budget import spent
 from mcl.feedback.facts.kernel import Binding, Loop, Scope
+from mcl.identity import Ref
 from mcl.mcpl import ast
 from mcl.mcpl.evaluate import Evaluator as EvaluatorBase
 from mcl.mcpl.evaluate import NotEvaluable
@@ -83,6 +84,9 @@ class Evaluator:
         self._shaping: dict[Loop, sympy.Symbol] = {}
         self._content: dict[Binding, frozenset[Loop]] | None = None
         self._memo: dict[Any, Any] = {}
+        self._syms: dict[tuple[Ref[ast.Expr], Scope], Any] = {}
+        self._data: set[sympy.Symbol] = set()  # the stand-ins for data (`data`)
+        self._initialising = 0  # initialisers being evaluated (`binding_value`)
         self._stepping: set[Loop] = set()  # for-loops whose step is being followed
         self._walker = _SymbolicWalk(self)
 
@@ -95,8 +99,33 @@ class Evaluator:
 
     # ------------------------------------------------------------------ values
     def sym(self, e: ast.Expr | None, scope: Scope) -> Any:
-        """The SymPy value of `e` in `scope`; opaque symbols for what cannot be known."""
-        return None if e is None else self._walker.value(e, scope)
+        """The SymPy value of `e` in `scope`; opaque symbols for what cannot be known.
+
+        Kept by expression (the node itself: equal nodes stand at other places) and
+        scope: the analyses ask for the same guards and indices (the operation counts,
+        the kernel interface, the guards' values). A value is kept
+        only where asking again would give the same: not while a loop is being normalised
+        or an initialiser evaluated (a name then stands for a marker or a stand-in for
+        the time being), and not when it holds a fresh stand-in for data (`data`), which
+        every evaluation makes anew."""
+        if e is None:
+            return None
+        key = (Ref(e), scope)
+        found = self._syms.get(key)
+        if found is not None:
+            return found
+        value = self._walker.value(e, scope)
+        if not self._shaping and not self._initialising \
+                and not getattr(value, "free_symbols", set()) & self._data:
+            self._syms[key] = value
+        return value
+
+    def data(self) -> sympy.Symbol:
+        """A stand-in for a value read from data (an array element, a field), a new one at
+        every evaluation, or one SymPy cannot express."""
+        symbol = sympy.Dummy("data")
+        self._data.add(symbol)
+        return symbol
 
     def hwd_constant(self, path: tuple[str, ...]) -> Any:
         # The kernel's level or one above it, from the library the kernel was loaded
@@ -122,7 +151,11 @@ class Evaluator:
             value = param_symbol(b.name, b.type)
         elif b.single_assignment and b.scope is not None:
             self._values[key] = self.opaque(b)  # guards against a self-referencing init
-            value = self.sym(b.init, b.scope)
+            self._initialising += 1
+            try:
+                value = self.sym(b.init, b.scope)
+            finally:
+                self._initialising -= 1
             if b.kind == "constant" and not isinstance(b.type, ast.ArrayType):
                 # A module constant is a name users may know: keep ints symbolic only when
                 # the initialiser is not a plain number.
@@ -331,10 +364,6 @@ class Evaluator:
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "!=": "!="}
 
 
-def _opaque(e: ast.Expr) -> sympy.Symbol:
-    return sympy.Dummy("data")
-
-
 class _SymbolicWalk(EvaluatorBase[Any, Scope]):
     """MCPL's operators on SymPy values (`SymPyValues`); names are the bindings' values and
     what has no symbolic value (data, an operation SymPy cannot express) an opaque symbol."""
@@ -351,13 +380,13 @@ class _SymbolicWalk(EvaluatorBase[Any, Scope]):
         return self.owner.hwd_constant(e.path)
 
     def other(self, e: ast.Expr, env: Scope) -> Any:
-        return _opaque(e)  # an array element or a field: data, unknown statically
+        return self.owner.data()  # an array element or a field: data, unknown statically
 
     def operate(self, e: ast.Expr, operation: Callable[..., Any], *args: Any) -> Any:
         try:
             return operation(*args)
         except NotEvaluable:
-            return _opaque(e)
+            return self.owner.data()
 
 
 def _normalise_cond(cond: ast.Expr, var: str) -> tuple[str, ast.Expr] | None:
