@@ -204,7 +204,7 @@ class _Compiler:
         elif isinstance(s, ast.ViewDecl):
             source = _lookup(s.source, scopes)
             var = _Var(self.fresh(s.view.name), s.view.type, source.param)
-            self.emit(depth, f"{var.py} = {source.py}.reshape({self.shape(s.view.type, scopes)})")
+            self.emit(depth, f"{var.py} = _view({source.py}, {self.shape(s.view.type, scopes)})")
             scopes[-1][s.view.name] = var
         elif isinstance(s, ast.Assign):
             self.count(depth, s, "stmt")
@@ -286,7 +286,7 @@ class _Compiler:
         scopes[-1][s.name] = var
         if s.view is not None:
             view = _Var(self.fresh(s.view.name), s.view.type)
-            self.emit(depth, f"{view.py} = {var.py}.reshape({self.shape(s.view.type, scopes)})")
+            self.emit(depth, f"{view.py} = _view({var.py}, {self.shape(s.view.type, scopes)})")
             scopes[-1][s.view.name] = view
 
     def for_(self, s: ast.For, scopes: list[dict], depth: int) -> None:
@@ -540,4 +540,12 @@ _BUILTINS = {
 _NATIVE = {"+": "+", "-": "-", "*": "*", "<": "<", "<=": "<=", ">": ">", ">=": ">=",
            "==": "==", "!=": "!=", "<<": "<<", ">>": ">>"}
 
-_RUNTIME = {"np": np, "_ld": _ld, "_arith": _arith, "_BUILTINS": _BUILTINS, "_phases": _phases}
+def _view(storage: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """The first elements of `storage` in another shape: a view may need fewer elements
+    than the storage holds (docs/mcpl.md, views), e.g. `a as float[n, n / 4][4]` when 4
+    does not divide n, which a kernel reads only where it does."""
+    return storage.reshape(-1)[:int(np.prod(shape))].reshape(shape)
+
+
+_RUNTIME = {"np": np, "_view": _view, "_ld": _ld, "_arith": _arith, "_BUILTINS": _BUILTINS,
+            "_phases": _phases}

@@ -55,16 +55,23 @@ def test_the_cases_cover_every_kernel_and_the_checks_have_work() -> None:
     reuse findings are exact (so the comparisons above are equalities)."""
     apps = {c.path.parent.name for c in CASES}
     assert {"matmul", "convolution", "histogram", "spmv", "blackscholes"} <= apps
-    exact_items = total_items = exact_findings = 0
+    # spmv's loops run over row lengths read from the matrix, so most of its counts are
+    # bounds by design (its versions that cut the work by non-zeros more so): the share of
+    # exact items is asked of the other applications, and of spmv only that it has some.
+    exact: dict[bool, int] = {True: 0, False: 0}
+    total: dict[bool, int] = {True: 0, False: 0}
+    exact_findings = 0
     for case in CASES:
         program, function, hwd = load(case)
         facts = build_facts(function, pipeline.check(program, default_library()), hwd)
         from mcl.feedback.facts.costs import executions
         from mcl.feedback.facts.reuse import find_reuse
 
+        data_bound = case.path.parent.name == "spmv"
         for item in facts.items:
-            total_items += 1
-            exact_items += executions(facts, item)[1]
+            total[data_bound] += 1
+            exact[data_bound] += executions(facts, item)[1]
         exact_findings += sum(getattr(f, "exact", False) for f in find_reuse(facts))
-    assert exact_items / total_items > 0.9
+    assert exact[False] / total[False] > 0.9
+    assert exact[True] / total[True] > 0.3
     assert exact_findings >= 30
