@@ -262,24 +262,40 @@ def test_a_group_of_threads_per_row_reads_neighbouring_elements_as_the_trace() -
     assert loop_apart == {element_stride(facts, acc, d.loop) / 4} == {32}
 
 
-@pytest.mark.parametrize("nrows", [1000, 1_000_000])
-def test_no_privatised_copy_larger_than_the_space_that_would_hold_it(nrows: int) -> None:
-    """spmv hopper (v2) adds into y at data-dependent rows: a copy of y per block in
-    shared is proposed while its 4 * nrows bytes fit the description's shared memory, and
-    not once they exceed it (4 MB in 228 KB would not launch); the contention's hint then
-    says why."""
+SCATTER = """
+const int NR_WARPS = 8;
+hopper void scatter(int n, int m, global int[m] hist, global int[n] values) {
+  foreach (int b in (n + 255) / 256 blocks) {
+    foreach (int w in NR_WARPS warps) {
+      foreach (int t in 32 threads) {
+        int i = b * 256 + w * 32 + t;
+        if (i < n) {
+          atomicAdd(hist[values[i]], 1);
+        }
+      }
+    }
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("m", [1000, 1_000_000])
+def test_no_privatised_copy_larger_than_the_space_that_would_hold_it(m: int) -> None:
+    """A hopper kernel adds into m bins at data-dependent addresses: a copy of the bins
+    per block in shared is proposed while its 4 * m bytes fit the description's shared
+    memory, and not once they exceed it (4 MB in 228 KB would not launch); the
+    contention's hint then says why."""
     from mcl.feedback.facts.hardware import space_capacity
     from mcl.hdl.library import default_library
 
-    values = {"nrows": nrows, "ncols": nrows, "nnz": 20 * nrows}
-    messages = feedback(KERNELS / "spmv" / "hopper_v2.mcpl", values=values)
+    messages = feedback_source(SCATTER, "hopper", {"n": 1 << 22, "m": m})
     capacity = space_capacity(default_library().get("hopper"), "shared")
     assert capacity is not None
-    fits = 4 * nrows <= capacity
+    fits = 4 * m <= capacity
     proposals = by_code(messages, "store-privatise")
     assert bool(proposals) == fits
-    assert all(m.value_map["copy_bytes"].numeric == 4 * nrows for m in proposals)
-    hints = [m.hint or "" for m in by_code(messages, "store-contention")]
+    assert all(m_.value_map["copy_bytes"].numeric == 4 * m for m_ in proposals)
+    hints = [m_.hint or "" for m_ in by_code(messages, "store-contention")]
     assert hints and all(("does not fit shared" in h) != fits for h in hints)
 
 
@@ -347,7 +363,8 @@ def test_spmv_rows_stored_by_one_thread_are_no_race_but_plain_additions_are() ->
     """spmv hopper (v2) stores a row with a plain store from the one thread that ends it
     and adds the pieces of rows that cross tiles with atomicAdd: the trace shows no
     address of y written by two units with anything but atomicAdd, and the analysis
-    gives no store-race (nor a privatisation of the plain stores). The same kernel with
+    gives no store-race, and no privatisation: every store of y runs under a condition
+    on data (`firstRow >= 0`, `open >= 0`), so its writers are upper bounds. The same kernel with
     the atomicAdds planted as plain `+=` is a race the trace shows and the analysis finds
     at both additions."""
     text = _small_tiles(SPMV_TILES.read_text())
@@ -356,8 +373,7 @@ def test_spmv_rows_stored_by_one_thread_are_no_race_but_plain_additions_are() ->
     assert _conflicts(text, args) == {"update": set(), "store": set()}
     messages = feedback_source(text, "hopper", sizes)
     assert not by_code(messages, "store-race")
-    assert {m.span.line for m in by_code(messages, "store-privatise")} == {
-        i + 1 for i, line in enumerate(text.splitlines()) if "atomicAdd(y[" in line}
+    assert not by_code(messages, "store-privatise")
     planted = text.replace("atomicAdd(y[firstRow], total);", "y[firstRow] += total;")
     planted = planted.replace("atomicAdd(y[open], carrySum[t]);", "y[open] += carrySum[t];")
     assert planted.count("+= total;") == 1 and planted.count("y[open] +=") == 1
@@ -378,3 +394,25 @@ def test_a_plain_store_that_reads_the_array_is_an_update() -> None:
     assert by_code(feedback_source(spelled, values={"n": 100}), "store-race")
     scatter = RACE.replace("hist[values[i]] += 1", "hist[values[i]] = i")
     assert not by_code(feedback_source(scatter, values={"n": 100}), "store-race")
+
+
+def test_no_privatisation_of_a_store_the_data_select() -> None:
+    """An update under a condition on data (`if (values[i] >= 0)`) runs where the data
+    say: its writers are upper bounds and a copy per group may only add its merge, so no
+    store-privatise is proposed; the contention message says its figures are bounds and
+    names the condition's line. The same update under a condition on the index alone
+    (`i < n`) gets the privatisation; as a plain `+=` the guarded one stays a race."""
+    sizes = {"n": 1 << 22, "m": 1000}
+    assert by_code(feedback_source(SCATTER, "hopper", sizes), "store-privatise")
+    guarded = SCATTER.replace("atomicAdd(hist[values[i]], 1);",
+                              "if (values[i] >= 0) {\n            atomicAdd(hist[values[i]], 1);"
+                              "\n          }")
+    assert guarded != SCATTER
+    messages = feedback_source(guarded, "hopper", sizes)
+    assert not by_code(messages, "store-privatise")
+    (contention,) = by_code(messages, "store-contention")
+    line = next(k + 1 for k, text in enumerate(guarded.splitlines()) if "if (values" in text)
+    assert "upper bounds" in (contention.hint or "")
+    assert f"condition at line {line} " in (contention.hint or "")
+    racy = guarded.replace("atomicAdd(hist[values[i]], 1);", "hist[values[i]] += 1;")
+    assert by_code(feedback_source(racy, "hopper", sizes), "store-race")

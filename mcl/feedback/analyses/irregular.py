@@ -49,7 +49,13 @@ import sympy
 from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.codes import MessageCode
 from mcl.feedback.emit import Emitter, expr_text
-from mcl.feedback.facts.contention import Contention, more_than_one, product, store_contention
+from mcl.feedback.facts.contention import (
+    Contention,
+    data_dependent,
+    more_than_one,
+    product,
+    store_contention,
+)
 from mcl.feedback.facts.hardware import faster_space, lockstep_group, space_capacity
 from mcl.feedback.facts.kernel import Access, KernelFacts, Loop
 from mcl.feedback.facts.layout import element_layout, flat_index
@@ -138,12 +144,31 @@ def _store_messages(emit: Emitter, c: Contention) -> list[Message]:
             f"{unit}s without atomicAdd: {unit}s that meet at one address lose updates",
             acc.node.span, figures, acc.item.loops,
             hint=f"use atomicAdd({text}, ...), or give each {unit} its own copy"))
-    plan = privatisation(facts, c)
+    # A store under a condition on data (`if (firstRow >= 0) rowSum[firstRow] += t`) runs
+    # where the data say, and kernels written that way usually let the data give each
+    # address one writer (spmv's rows joined by the unit that ends them): the writers and
+    # updates are upper bounds, contention is not known, and a copy per group would only
+    # add its merge. No privatisation is proposed for it (a hint that may slow a kernel
+    # down is worse than none); the contention figures stay, marked as bounds.
+    chosen_by_data = next((g for g in acc.item.guards
+                           if data_dependent(facts, g.cond, g.scope)), None)
+    plan = None if chosen_by_data is not None else privatisation(facts, c)
     layout = element_layout(facts, acc.binding, acc.field)
     copy_bytes = c.distinct * (layout[0] if layout else 4)
     too_large = plan is not None and _too_large(emit, copy_bytes, plan.space)
     if too_large:
         plan = None  # a copy the space cannot hold is no proposal (it would not launch)
+    if chosen_by_data is not None:
+        contention_hint = _chosen_by_data_hint(chosen_by_data, unit)
+    else:
+        contention_hint = (
+            f"privatise {name}: " + (
+                "see the store-privatise message" if plan is not None else
+                f"give groups of {unit}s their own copy and add the copies into {name} at "
+                "the end") + (f" (a whole copy of {name} does not fit {too_large}: copy the "
+                              "range of addresses a group writes, or sort the updates first)"
+                              if too_large else "")
+            + f"; computing several elements per {unit} does not remove the contention")
     # The problem of such a store is contention, not the work per unit: the
     # message says so, and the several-elements advice is not given for it (`contended`).
     out.append(emit.message(
@@ -155,13 +180,7 @@ def _store_messages(emit: Emitter, c: Contention) -> list[Message]:
         f"address when the values are spread evenly, all {{concurrent}} on one address when "
         f"they are equal; updates of one address run one after another",
         acc.node.span, figures, acc.item.loops,
-        hint=(f"privatise {name}: " + (
-            "see the store-privatise message" if plan is not None else
-            f"give groups of {unit}s their own copy and add the copies into {name} at "
-            "the end") + (f" (a whole copy of {name} does not fit {too_large}: copy the "
-                          "range of addresses a group writes, or sort the updates first)"
-                          if too_large else "")
-            + f"; computing several elements per {unit} does not remove the contention")))
+        hint=contention_hint))
     if plan is None:
         return out
     copies = product(ev.trips(x) for x in plan.outer)
@@ -195,6 +214,14 @@ def _store_messages(emit: Emitter, c: Contention) -> list[Message]:
     out.append(emit.message("store-privatise", Severity.SUGGESTION, text_out, acc.node.span,
                             figures, acc.item.loops, hint=hint))
     return out
+
+
+def _chosen_by_data_hint(guard: Any, unit: str) -> str:
+    """The contention hint of a store under a condition on data (`guard`)."""
+    line = guard.span.line if guard.span is not None else "?"
+    return (f"the store runs only where the condition at line {line} holds, which the data "
+            f"decide: these figures are upper bounds; if the data give each address one "
+            f"{unit} there, nothing contends, otherwise use atomicAdd or privatise")
 
 
 def _too_large(emit: Emitter, copy_bytes: Any, space: str) -> str:
