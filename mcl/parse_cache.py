@@ -34,6 +34,7 @@ import io
 import os
 import pickle
 import sys
+from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
 from typing import Generic, TypeVar
@@ -131,6 +132,15 @@ class ParseCache(Generic[Tree]):
         if (key != self.key(text, file, extra) or not isinstance(tree, self.tree)
                 or getattr(tree, "file", file) != file):
             return None
+        return tree
+
+    def through(self, text: str, file: str, make: Callable[[], Tree], extra: str = "") -> Tree:
+        """The cached parse of `text`, else `make()`'s, which is then kept. What `make`
+        raises (a syntax error) passes through and nothing is stored."""
+        tree = self.load(text, file, extra)
+        if tree is None:
+            tree = make()
+            self.store(text, file, tree, extra)
         return tree
 
     def store(self, text: str, file: str, tree: Tree, extra: str = "") -> None:

@@ -170,16 +170,13 @@ def load_paths(paths: Iterable[Path], notes: Iterable[Diagnostic] = (), *,
     that is not there), and the library keeps what loads (`HwdLibrary.failed`)."""
     paths = list(paths)
     found, problems = _found_files(paths, notes)
+    def build() -> HwdLibrary:
+        library = _load_found(found, problems, partial)
+        library.sources = paths
+        return library
+
     key = _cache_key(paths, found, problems, partial)
-    if key is not None:
-        cached = _library_cache().load(key, repr(paths))
-        if cached is not None:
-            return cached
-    library = _load_found(found, problems, partial)
-    library.sources = paths
-    if key is not None:
-        _library_cache().store(key, repr(paths), library)
-    return library
+    return build() if key is None else _library_cache().through(key, repr(paths), build)
 
 
 @lru_cache(maxsize=1)

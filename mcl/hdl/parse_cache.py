@@ -29,8 +29,3 @@ def _key(text: str, file: str) -> bytes:
 def load(text: str, file: str) -> HdlFile | None:
     """The cached parse of `text` (read from `file`), or None."""
     return CACHE.load(text, file)
-
-
-def store(text: str, file: str, tree: HdlFile) -> None:
-    """Remember the parse `tree` of `text` (nothing where the folder is not writable)."""
-    CACHE.store(text, file, tree)

@@ -210,11 +210,8 @@ def parse_hdl_file(path: str | Path) -> HdlFile:
 def _parse_file_text(text: str, file: str) -> HdlFile:
     from mcl.hdl import parse_cache
 
-    tree = parse_cache.load(text, file)
-    if tree is None:
-        tree = parse_hdl(text, file)  # a syntax error raises here, so it is never stored
-        parse_cache.store(text, file, tree)
-    return tree
+    # a syntax error raises in parse_hdl, so it is never stored
+    return parse_cache.CACHE.through(text, file, lambda: parse_hdl(text, file))
 
 
 def _syntax_diagnostic(exc, text: str, file: str):

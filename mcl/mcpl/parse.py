@@ -272,11 +272,8 @@ def parse_file(path: str | Path, hwd_names: Iterable[str] | None = None) -> Modu
     if _kept is not None:
         return parse_source(text, file, hwd_names)
     names = "\0".join(sorted(library_hwd_names() if hwd_names is None else set(hwd_names)))
-    module = CACHE.load(text, file, names)
-    if module is None:
-        module = parse_source(text, file, hwd_names)  # a syntax error is never stored
-        CACHE.store(text, file, module, names)
-    return module
+    # a syntax error raises in parse_source, so it is never stored
+    return CACHE.through(text, file, lambda: parse_source(text, file, hwd_names), names)
 
 
 # --------------------------------------------------------------------------- syntax errors
