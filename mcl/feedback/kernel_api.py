@@ -431,12 +431,7 @@ class Evaluator:
         out: list[bool | None] = []
         for unit in units:
             cursor.seek(unit)
-            try:
-                value = self._decide(guard)
-            except NotStatic:
-                value = None
-            out.append(None if value is not sympy.true and value is not sympy.false
-                       else value is sympy.true)
+            out.append(self._truth(guard))
         return out
 
     def _compiled_each(self, cursor: UnitCursor, units: Sequence[int], expr: Any
@@ -476,16 +471,22 @@ class Evaluator:
         data or cannot be expressed (the caller then assumes they run)."""
         result: bool | None = True
         for guard in guards:
-            try:
-                value = self._decide(guard)
-            except NotStatic:
-                value = None
-            if value is not sympy.true and value is not sympy.false:
+            value = self._truth(guard)
+            if value is None:
                 result = None
-                continue
-            if (value is sympy.true) != guard.then:
+            elif value != guard.then:
                 return False
         return result
+
+    def _truth(self, guard: Guard) -> bool | None:
+        """The condition of `guard` for the current units and iterations as a bool; None
+        where it depends on data or is not decided."""
+        try:
+            value = self._decide(guard)
+        except NotStatic:
+            return None
+        return None if value is not sympy.true and value is not sympy.false \
+            else value is sympy.true
 
     def _decide(self, guard: Guard) -> Any:
         """The condition of `guard` for the current units and iterations: sympy.true or

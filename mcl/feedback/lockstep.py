@@ -126,6 +126,14 @@ class LockstepWalk:
         """The cursor positions of the active lanes of one lock-step group."""
         return [lanes.group * self.size + lane for lane in lanes.active]
 
+    def holds(self, lanes: Lanes, guards: Sequence[Guard]) -> list[bool | None]:
+        """`Evaluator.holds(guards)` at each active lane of one lock-step group, the
+        evaluator back at the walk's start after."""
+        try:
+            return self.kernel.evaluator.holds_each(self.cursor, self.units(lanes), guards)
+        finally:
+            self.reset()
+
     def at(self, lanes: Lanes, lane: int) -> None:
         """Move the evaluator to one lane of a lock-step group."""
         self.cursor.seek(lanes.group * self.size + lane)
@@ -566,7 +574,7 @@ def _diverge(kernel: Kernel, walk: LockstepWalk, guards: tuple[Guard, ...], guar
         for point in points:
             for loop, position in zip(loops, point, strict=True):
                 ev.set_position(loop, position)
-            splits = _splits(kernel, walk, _active_lanes(kernel, walk, guards, reaching),
+            splits = _splits(walk, _active_lanes(kernel, walk, guards, reaching),
                              guard)
             if splits is None:
                 return None
@@ -606,11 +614,7 @@ def _active_lanes(kernel: Kernel, walk: LockstepWalk, guards: tuple[Guard, ...],
         else:
             found = []
             for lanes in _active_lanes(kernel, walk, guards[:-1], known):
-                try:
-                    decided = kernel.evaluator.holds_each(walk.cursor, walk.units(lanes),
-                                                          guards[-1:])
-                finally:
-                    walk.reset()
+                decided = walk.holds(lanes, guards[-1:])
                 kept = [lane for lane, holds in zip(lanes.active, decided, strict=True)
                         if holds is not False]
                 if kept:
@@ -619,16 +623,13 @@ def _active_lanes(kernel: Kernel, walk: LockstepWalk, guards: tuple[Guard, ...],
     return known[key]
 
 
-def _splits(kernel: Kernel, walk: LockstepWalk, active: list[Lanes], guard: Guard
+def _splits(walk: LockstepWalk, active: list[Lanes], guard: Guard
             ) -> list[tuple[Lanes, int]] | None:
     """The lock-step groups whose `active` lanes split on `guard`, each with the number
     that take it; None when a lane cannot be decided."""
     found = []
     for lanes in active:
-        try:
-            decided = kernel.evaluator.holds_each(walk.cursor, walk.units(lanes), (guard,))
-        finally:
-            walk.reset()
+        decided = walk.holds(lanes, (guard,))
         if None in decided:
             return None
         taken = decided.count(True)
