@@ -18,9 +18,8 @@ import sys
 from collections.abc import Sequence
 
 from mcl import __version__
+from mcl.dataclass_code import install as install_dataclass_code
 from mcl.deep_stack import run_with_deep_stack
-from mcl.diagnostics import MclError
-from mcl.render import render_diagnostics
 
 # The sub-commands, in help order; each is the module `mcl.commands.<name>`. Plain imports
 # when registered: a command module that fails to import makes `mcl` fail loudly instead
@@ -55,6 +54,10 @@ def command_named(argv: Sequence[str]) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # Before the first of mcl's dataclasses is made: their methods' code is kept on disk.
+    install_dataclass_code()
+    from mcl.diagnostics import MclError
+
     parser = build_parser(command_named(sys.argv[1:] if argv is None else argv))
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
@@ -71,6 +74,8 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()  # a full disk or a closed pipe is reported here, not at exit
         return status
     except MclError as exc:
+        from mcl.render import render_diagnostics  # rich: only when there is an error
+
         render_diagnostics(exc.diagnostics)
         return 1
     except RecursionError:
