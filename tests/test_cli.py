@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -89,3 +90,23 @@ def test_a_check_imports_no_other_command() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=ROOT).stdout.split(maxsplit=1)
     assert out == ["0", "['mcl.commands.check', 'mcl.commands.options']\n"]
+
+
+def test_a_warm_check_reads_no_metadata_and_compiles_no_dataclass(tmp_path: Path) -> None:
+    """The start-up of a check whose files are cached (docs/feedback.md, "Start-up"): no
+    textX, no package metadata (mcl.plugins), no dataclass method compiled from source
+    (mcl.dataclass_code); the first run fills the cache folder."""
+    code = ("import sys, io, contextlib; from mcl.cli import main\n"
+            "from mcl import dataclass_code\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    status = main(['check', 'kernels/matmul/perfect.mcpl', '--level', 'fermi',\n"
+            "                   '-D', 'n=64', '-D', 'm=64', '-D', 'p=64'])\n"
+            "table = dataclass_code._installed\n"
+            "print(status, table is not None and table.added,\n"
+            "      sorted(m for m in ('textx', 'importlib.metadata') if m in sys.modules))")
+    env = {**os.environ, "MCL_CACHE_DIR": str(tmp_path)}
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           check=True, cwd=ROOT, env=env).stdout.split(maxsplit=2)
+            for _ in range(2)]
+    assert runs[0][:2] == ["0", "True"]  # the first run compiled and kept them
+    assert runs[1] == ["0", "False", "[]\n"]
