@@ -23,6 +23,7 @@ from typing import NoReturn
 from mcl import __version__
 from mcl.dataclass_code import install as install_dataclass_code
 from mcl.deep_stack import run_with_deep_stack
+from mcl.module_code import install as install_module_code
 
 # The sub-commands, in help order; each is the module `mcl.commands.<name>`. Plain imports
 # when registered: a command module that fails to import makes `mcl` fail loudly instead
@@ -57,7 +58,10 @@ def command_named(argv: Sequence[str]) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    # Before the first of mcl's dataclasses is made: their methods' code is kept on disk.
+    # Before the command's modules are imported and the first of mcl's dataclasses is
+    # made: the modules' bytecode (where Python keeps none) and the dataclasses' methods
+    # are kept in the cache folder.
+    install_module_code()
     install_dataclass_code()
     from mcl.diagnostics import MclError
 

@@ -28,13 +28,12 @@ import builtins
 import dataclasses
 import importlib.util
 import marshal
-import os
 import sys
 from pathlib import Path
 from types import CodeType
 from typing import Any
 
-from mcl.parse_cache import cache_root, write_atomically
+from mcl.parse_cache import cache_root, read_private, write_atomically
 
 _MAGIC = importlib.util.MAGIC_NUMBER
 # Entries beyond which the table is started again from what this process used (the texts
@@ -83,16 +82,8 @@ class CodeTable:
 def load(path: Path) -> dict[str, CodeType]:
     """The table in `path`, or an empty one where it is missing, unreadable, written by
     another interpreter, or may have been written by someone else."""
-    try:
-        with open(path, "rb") as file:
-            info = os.fstat(file.fileno())
-            if (info.st_mode & 0o022 or hasattr(os, "getuid")
-                    and info.st_uid != os.getuid()):
-                return {}
-            data = file.read()
-    except OSError:
-        return {}
-    if not data.startswith(_MAGIC):
+    data = read_private(path)
+    if data is None or not data.startswith(_MAGIC):
         return {}
     try:
         table = marshal.loads(data[len(_MAGIC):])

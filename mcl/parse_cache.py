@@ -157,6 +157,19 @@ class ParseCache(Generic[Tree]):
         write_atomically(self._entry(folder, file), data)
 
 
+def read_private(path: Path) -> bytes | None:
+    """The bytes of `path` where it is the current user's file and no one else may write
+    it (what holds code that runs); None otherwise, or where it cannot be read."""
+    try:
+        with open(path, "rb") as file:
+            info = os.fstat(file.fileno())
+            if info.st_mode & 0o022 or hasattr(os, "getuid") and info.st_uid != os.getuid():
+                return None
+            return file.read()
+    except OSError:
+        return None
+
+
 def write_atomically(path: Path, data: bytes) -> None:
     """Write `data` to `path` through a temporary file of its folder (created if need be)
     and a rename, so that a reader never sees half of it; the file is the current user's
