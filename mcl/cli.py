@@ -58,11 +58,7 @@ def command_named(argv: Sequence[str]) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    # Before the command's modules are imported and the first of mcl's dataclasses is
-    # made: the modules' bytecode (where Python keeps none) and the dataclasses' methods
-    # are kept in the cache folder.
-    install_module_code()
-    install_dataclass_code()
+    # Here, not at the top: `run_program` sets up the caches of compiled code first.
     from mcl.diagnostics import MclError
 
     parser = build_parser(command_named(sys.argv[1:] if argv is None else argv))
@@ -134,7 +130,14 @@ def run_program() -> NoReturn:
     its process ends at once (`os._exit`) once the exit handlers have run and the output
     is flushed: the interpreter's teardown (freeing every object one by one, a last
     collection) took about a fifth of a check's time (docs/feedback.md, "Start-up").
-    Where the output cannot be flushed, the ordinary exit reports it as before."""
+    Where the output cannot be flushed, the ordinary exit reports it as before.
+
+    Before the command's modules are imported and the first of mcl's dataclasses is made,
+    the program has the modules' bytecode (where Python keeps none) and the dataclasses'
+    methods kept in the cache folder (mcl.module_code, mcl.dataclass_code): effects on
+    the whole process, which a caller of `main` does not get."""
+    install_module_code()
+    install_dataclass_code()
     quick = command_named(sys.argv[1:]) in QUICK_EXIT
     if quick:
         gc.disable()

@@ -97,7 +97,8 @@ def test_a_warm_check_reads_no_metadata_and_compiles_no_dataclass(tmp_path: Path
     textX, no package metadata (mcl.plugins), no dataclass method compiled from source
     (mcl.dataclass_code); the first run fills the cache folder."""
     code = ("import sys, io, contextlib; from mcl.cli import main\n"
-            "from mcl import dataclass_code\n"
+            "from mcl import dataclass_code, module_code\n"
+            "module_code.install(); dataclass_code.install()  # as run_program does\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n"
             "    status = main(['check', 'kernels/matmul/perfect.mcpl', '--level', 'fermi',\n"
             "                   '-D', 'n=64', '-D', 'm=64', '-D', 'p=64'])\n"

@@ -73,14 +73,15 @@ def test_a_file_others_may_write_or_a_broken_one_is_compiled_again(package: Path
 
 
 def test_a_check_without_bytecode_keeps_mcls_in_the_cache_folder(tmp_path: Path) -> None:
-    """`mcl check` where Python writes no bytecode: the second run reads every mcl module
-    it imports from the cache folder; nothing is written beside the sources."""
+    """`mcl check` where Python writes no bytecode: mcl's modules are loaded through the
+    cache folder, the first run writing what the second reads."""
     code = ("import sys, io, contextlib; from mcl.cli import main\n"
-            "from mcl.module_code import CachedSourceLoader\n"
+            "from mcl import module_code\n"
+            "module_code.install()  # as mcl.cli.run_program does\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n"
             "    status = main(['check', 'kernels/vectoradd/perfect.mcpl'])\n"
-            "loaders = [type(m.__spec__.loader).__name__ for n, m in sys.modules.items()\n"
-            "           if n.startswith('mcl.') and n in ('mcl.pipeline', 'mcl.mcpl.ast')]\n"
+            "loaders = [type(sys.modules[n].__spec__.loader).__name__\n"
+            "           for n in ('mcl.pipeline', 'mcl.mcpl.ast')]\n"
             "print(status, *loaders)")
     env = {**os.environ, "MCL_CACHE_DIR": str(tmp_path), "PYTHONDONTWRITEBYTECODE": "1"}
     for _ in range(2):
@@ -89,3 +90,16 @@ def test_a_check_without_bytecode_keeps_mcls_in_the_cache_folder(tmp_path: Path)
         assert out == ["0", "CachedSourceLoader", "CachedSourceLoader"]
     kept = {p.name.split(".")[0] for p in (tmp_path / "bytecode").rglob("*.pyc")}
     assert {"pipeline", "ast", "check"} <= kept
+
+
+def test_the_program_keeps_the_bytecode_and_main_alone_does_not(tmp_path: Path) -> None:
+    env = {**os.environ, "MCL_CACHE_DIR": str(tmp_path / "program"),
+           "PYTHONDONTWRITEBYTECODE": "1"}
+    subprocess.run([sys.executable, "-m", "mcl", "check", "kernels/vectoradd/perfect.mcpl"],
+                   capture_output=True, check=True, cwd=ROOT, env=env)
+    assert list((tmp_path / "program" / "bytecode").rglob("pipeline.*.pyc"))
+    env["MCL_CACHE_DIR"] = str(tmp_path / "main")
+    code = "from mcl.cli import main; main(['check', 'kernels/vectoradd/perfect.mcpl'])"
+    subprocess.run([sys.executable, "-c", code], capture_output=True, check=True, cwd=ROOT,
+                   env=env)
+    assert not (tmp_path / "main" / "bytecode").exists()
