@@ -94,7 +94,8 @@ def test_a_check_imports_no_other_command() -> None:
 
 def test_a_warm_check_reads_no_metadata_and_compiles_no_dataclass(tmp_path: Path) -> None:
     """The start-up of a check whose files are cached (docs/feedback.md, "Start-up"): no
-    textX, no package metadata (mcl.plugins), no dataclass method compiled from source
+    textX, no package metadata (mcl.plugins), no TOML parser for the project's
+    pyproject.toml (mcl.settings), no dataclass method compiled from source
     (mcl.dataclass_code); the first run fills the cache folder."""
     code = ("import sys, io, contextlib; from mcl.cli import main\n"
             "from mcl import dataclass_code, module_code\n"
@@ -104,7 +105,7 @@ def test_a_warm_check_reads_no_metadata_and_compiles_no_dataclass(tmp_path: Path
             "                   '-D', 'n=64', '-D', 'm=64', '-D', 'p=64'])\n"
             "table = dataclass_code._installed\n"
             "print(status, table is not None and table.added,\n"
-            "      sorted(m for m in ('textx', 'importlib.metadata') if m in sys.modules))")
+            "      sorted(m for m in ('textx', 'importlib.metadata', 'tomllib') if m in sys.modules))")
     env = {**os.environ, "MCL_CACHE_DIR": str(tmp_path)}
     runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                            check=True, cwd=ROOT, env=env).stdout.split(maxsplit=2)
