@@ -105,7 +105,8 @@ def test_a_warm_check_reads_no_metadata_and_compiles_no_dataclass(tmp_path: Path
             "                   '-D', 'n=64', '-D', 'm=64', '-D', 'p=64'])\n"
             "table = dataclass_code._installed\n"
             "print(status, table is not None and table.added,\n"
-            "      sorted(m for m in ('textx', 'importlib.metadata', 'tomllib') if m in sys.modules))")
+            "      sorted(m for m in ('textx', 'importlib.metadata', 'tomllib')\n"
+            "             if m in sys.modules))")
     env = {**os.environ, "MCL_CACHE_DIR": str(tmp_path)}
     runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                            check=True, cwd=ROOT, env=env).stdout.split(maxsplit=2)
