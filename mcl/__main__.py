@@ -1,5 +1,3 @@
-import sys
+from mcl.cli import run_program
 
-from mcl.cli import main
-
-sys.exit(main())
+run_program()

@@ -10,17 +10,20 @@ names no known command import them all."""
 from __future__ import annotations
 
 import argparse
+import atexit
 import errno
+import gc
 import importlib
 import os
 import shlex
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from mcl import __version__
+from mcl.dataclass_code import install as install_dataclass_code
 from mcl.deep_stack import run_with_deep_stack
-from mcl.diagnostics import MclError
-from mcl.render import render_diagnostics
+from mcl.module_code import install as install_module_code
 
 # The sub-commands, in help order; each is the module `mcl.commands.<name>`. Plain imports
 # when registered: a command module that fails to import makes `mcl` fail loudly instead
@@ -55,6 +58,9 @@ def command_named(argv: Sequence[str]) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # Here, not at the top: `run_program` sets up the caches of compiled code first.
+    from mcl.diagnostics import MclError
+
     parser = build_parser(command_named(sys.argv[1:] if argv is None else argv))
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
@@ -71,6 +77,8 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()  # a full disk or a closed pipe is reported here, not at exit
         return status
     except MclError as exc:
+        from mcl.render import render_diagnostics  # rich: only when there is an error
+
         render_diagnostics(exc.diagnostics)
         return 1
     except RecursionError:
@@ -107,6 +115,45 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
+# Commands whose process runs with the cyclic garbage collector off and ends without the
+# interpreter's teardown (`run_program`): short, they leave almost no cyclic garbage
+# (`mcl check` collects between files), start no threads that outlive them and leave no
+# file to be closed by a finaliser.
+QUICK_EXIT = frozenset({"check"})
+
+
+def run_program() -> NoReturn:
+    """The `mcl` program (the console script and `python -m mcl`): `main()`'s status as
+    the process's exit status. `mcl check` runs with the cyclic garbage collector off (its
+    full collections went through every object of SymPy's, again and again, for about
+    1,000 objects of cyclic garbage at perfect.mcpl, 10,000 at the largest kernels), and
+    its process ends at once (`os._exit`) once the exit handlers have run and the output
+    is flushed: the interpreter's teardown (freeing every object one by one, a last
+    collection) took about a fifth of a check's time (docs/feedback.md, "Start-up").
+    Where the output cannot be flushed, the ordinary exit reports it as before.
+
+    Before the command's modules are imported and the first of mcl's dataclasses is made,
+    the program has the modules' bytecode (where Python keeps none) and the dataclasses'
+    methods kept in the cache folder (mcl.module_code, mcl.dataclass_code): effects on
+    the whole process, which a caller of `main` does not get."""
+    install_module_code()
+    install_dataclass_code()
+    quick = command_named(sys.argv[1:]) in QUICK_EXIT
+    if quick:
+        gc.disable()
+    status = main()
+    if quick:
+        atexit._run_exitfuncs()
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
+        else:
+            os._exit(status)
+    sys.exit(status)
+
+
 # Write errors that say the output cannot be written (full disk, quota, file too large, a
 # device error), as opposed to a bug in mcl.
 _OUTPUT_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO}
@@ -139,4 +186,4 @@ def internal_error_text(exc: BaseException, argv: list[str]) -> str:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_program()

@@ -149,19 +149,42 @@ class ParseCache(Generic[Tree]):
         folder = self.folder()
         if folder is None:
             return
-        import tempfile  # only when writing: most commands find every file cached
-
         try:
-            folder.mkdir(parents=True, exist_ok=True)
             data = pickle.dumps((self.key(text, file, extra), tree),
                                 protocol=pickle.HIGHEST_PROTOCOL)
-            fd, temp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".pickle")
-            try:
-                with os.fdopen(fd, "wb") as out:
-                    out.write(data)
-                os.replace(temp, self._entry(folder, file))
-            except BaseException:
-                os.unlink(temp)
-                raise
-        except (OSError, pickle.PicklingError, RecursionError):
+        except (pickle.PicklingError, RecursionError):
             return
+        write_atomically(self._entry(folder, file), data)
+
+
+def read_private(path: Path) -> bytes | None:
+    """The bytes of `path` where it is the current user's file and no one else may write
+    it (what holds code that runs); None otherwise, or where it cannot be read."""
+    try:
+        with open(path, "rb") as file:
+            info = os.fstat(file.fileno())
+            if info.st_mode & 0o022 or hasattr(os, "getuid") and info.st_uid != os.getuid():
+                return None
+            return file.read()
+    except OSError:
+        return None
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Write `data` to `path` through a temporary file of its folder (created if need be)
+    and a rename, so that a reader never sees half of it; the file is the current user's
+    alone to read and write. Silently nothing where the folder is not writable."""
+    import tempfile  # only when writing: most commands find every file cached
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(data)
+            os.replace(temp, path)
+        except BaseException:
+            os.unlink(temp)
+            raise
+    except OSError:
+        return

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from mcl.diagnostics import MclError, Span, error
+from mcl.parse_cache import ParseCache
 
 
 @dataclass
@@ -50,16 +51,31 @@ def find_settings(start: Path | None = None) -> Settings:
     return Settings()
 
 
+# The tables of the files read, kept on disk by their text (mcl/parse_cache.py): every
+# command in a project reads its pyproject.toml, and importing tomllib and parsing the
+# file took about 8 ms of each `mcl check` (docs/feedback.md, "Start-up"). A table with
+# values pickle cannot restore without other classes (TOML's dates) is parsed (and
+# stored) each time.
+CACHE: ParseCache[dict[str, Any]] = ParseCache(
+    "settings", dict, sources=("settings.py",), modules=frozenset())
+
+
 def _toml(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise MclError(error("settings-io", f"cannot read {path}: {exc.strerror or exc}")
+                       ) from None
+    return CACHE.through(text, str(path), lambda: _parse(path, text))
+
+
+def _parse(path: Path, text: str) -> dict[str, Any]:
     if sys.version_info >= (3, 11):
         import tomllib
     else:
         import tomli as tomllib
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise MclError(error("settings-io", f"cannot read {path}: {exc.strerror or exc}")
-                       ) from None
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise MclError(error("settings-bad-file", f"{path} is not valid TOML: {exc}",
                              Span.point(path, 1, 1))) from None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -89,3 +90,51 @@ def test_a_check_imports_no_other_command() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=ROOT).stdout.split(maxsplit=1)
     assert out == ["0", "['mcl.commands.check', 'mcl.commands.options']\n"]
+
+
+def test_a_warm_check_reads_no_metadata_and_compiles_no_dataclass(tmp_path: Path) -> None:
+    """The start-up of a check whose files are cached (docs/feedback.md, "Start-up"): no
+    textX, no package metadata (mcl.plugins), no TOML parser for the project's
+    pyproject.toml (mcl.settings), no dataclass method compiled from source
+    (mcl.dataclass_code); the first run fills the cache folder."""
+    code = ("import sys, io, contextlib; from mcl.cli import main\n"
+            "from mcl import dataclass_code, module_code\n"
+            "module_code.install(); dataclass_code.install()  # as run_program does\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    status = main(['check', 'kernels/matmul/perfect.mcpl', '--level', 'fermi',\n"
+            "                   '-D', 'n=64', '-D', 'm=64', '-D', 'p=64'])\n"
+            "table = dataclass_code._installed\n"
+            "print(status, table is not None and table.added,\n"
+            "      sorted(m for m in ('textx', 'importlib.metadata', 'tomllib')\n"
+            "             if m in sys.modules))")
+    env = {**os.environ, "MCL_CACHE_DIR": str(tmp_path)}
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           check=True, cwd=ROOT, env=env).stdout.split(maxsplit=2)
+            for _ in range(2)]
+    assert runs[0][:2] == ["0", "True"]  # the first run compiled and kept them
+    assert runs[1] == ["0", "False", "[]\n"]
+
+
+def test_the_program_ends_a_check_with_its_output_status_and_exit_handlers(
+        tmp_path: Path) -> None:
+    """`python -m mcl check` (mcl.cli.run_program: no teardown, the collector off) prints
+    what `main` prints, with its exit status, and runs the exit handlers (the dataclass
+    code table is written at exit); several files are checked as one at a time."""
+    bad = tmp_path / "bad.mcpl"
+    bad.write_text("perfect void f(int n, float[n] a) { a[0] = undefined_name; }\n")
+    env = {**os.environ, "MCL_CACHE_DIR": str(tmp_path / "cache")}
+    for args, status in ((["kernels/matmul/perfect.mcpl", "--level", "fermi", "-D", "n=64",
+                           "-D", "m=64", "-D", "p=64"], 0),
+                         ([str(bad)], 1),
+                         (["kernels/vectoradd/perfect.mcpl", str(bad)], 1)):
+        program = subprocess.run([sys.executable, "-m", "mcl", "check", *args],
+                                 capture_output=True, text=True, cwd=ROOT, env=env)
+        # the first run wrote it, through the exit handlers that run_program runs
+        assert list((tmp_path / "cache").glob("dataclass-code-*.marshal"))
+        code = ("import sys; from mcl.cli import main\n"
+                f"sys.exit(main(['check', *{args!r}]))")
+        in_process = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                                    text=True, cwd=ROOT, env=env)
+        assert program.returncode == in_process.returncode == status
+        assert program.stdout == in_process.stdout and program.stdout.strip()
+        assert program.stderr == in_process.stderr

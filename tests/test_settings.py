@@ -78,3 +78,28 @@ def test_bad_settings_are_errors_with_the_file(project: Path, text: str, message
     assert main(["hwd", "list"]) == 1
     err = capsys.readouterr().err
     assert f"{project / 'mcl.toml'}:1:1: error: " in err and message in err
+
+
+def test_a_settings_file_is_parsed_once_per_text(project: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The table of a settings file is kept in the cache folder by its text
+    (mcl.settings.CACHE): a later command does not parse it again until it changes."""
+    from mcl import settings
+
+    parsed: list[str] = []
+    real = settings._parse
+    monkeypatch.setattr(settings, "_parse",
+                        lambda path, text: parsed.append(text) or real(path, text))
+    pyproject = project / "pyproject.toml"
+    pyproject.write_text('[project]\nname = "x"\n\n[tool.mcl]\nlevel = "gpu"\n')
+    assert find_settings().level == "gpu"
+    assert find_settings().level == "gpu"
+    assert len(parsed) == 1
+    pyproject.write_text('[project]\nname = "x"\n\n[tool.mcl]\nlevel = "cpu"\n')
+    assert find_settings().level == "cpu"
+    assert len(parsed) == 2
+    pyproject.write_text('[tool.mcl\nlevel = "cpu"\n')  # not TOML: the error every time
+    for _ in range(2):
+        with pytest.raises(MclError, match="not valid TOML"):
+            find_settings()
+    assert len(parsed) == 4

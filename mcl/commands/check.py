@@ -13,6 +13,7 @@ for them, and this path never imports sympy, numpy or pyopencl.
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -186,9 +187,13 @@ def run(args: argparse.Namespace) -> int:
         _report([CheckedFile(Path(f), diagnostics=exc.diagnostics) for f in args.files[:1]], args)
         return 1
     feedback = feedback_options(args)
-    files = [check_description(Path(f), args) if f.endswith(".hdl")
-             else check_file(Path(f), args.include_dirs, library, args.level, feedback)
-             for f in args.files]
+    files: list[CheckedFile] = []
+    for f in args.files:
+        if files:  # the cyclic garbage of the files before: a check process runs with
+            gc.collect()  # the collector off (mcl.cli.run_program)
+        files.append(check_description(Path(f), args) if f.endswith(".hdl")
+                     else check_file(Path(f), args.include_dirs, library, args.level,
+                                     feedback))
     _report(files, args)
     return 1 if any(f.errors for f in files) else 0
 

@@ -11,6 +11,7 @@ check` without feedback never pays for the SymPy import.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -42,7 +43,21 @@ class Value:
 
     @property
     def text(self) -> str:
-        return str(self.symbolic)
+        """`symbolic` as printed (`2*m*n*p`): what every report shows of the figure."""
+        try:
+            return printed(self.symbolic)
+        except TypeError:  # not hashable: not a SymPy expression nor a number
+            return str(self.symbolic)
+
+
+# The same figures appear in several messages, and each is printed again by the message
+# text, the report and its list of values (SymPy's printer: 0.1 ms and more per formula;
+# 323 times for 51 formulas at `mcl check kernels/matmul/perfect.mcpl --level fermi`):
+# printed once per process. SymPy's expressions are immutable, compare by structure and
+# print alike when equal (of the same type: `typed`, as 2 and 2.0 print apart).
+@functools.lru_cache(maxsize=4096, typed=True)
+def printed(symbolic: Any) -> str:
+    return str(symbolic)
 
 
 @dataclass(frozen=True)

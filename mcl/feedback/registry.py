@@ -41,6 +41,7 @@ from mcl.feedback.codes import MessageCode
 from mcl.feedback.facts import resident
 from mcl.feedback.messages import Message, Severity, sort_key
 from mcl.feedback.value_checks import value_errors
+from mcl.plugins import entry_points
 
 if TYPE_CHECKING:
     from mcl.hdl.library import HwdLibrary
@@ -97,8 +98,6 @@ def analyses() -> list[Analysis]:
 
 
 def _entry_point_analyses() -> list[Analysis]:
-    from importlib.metadata import entry_points
-
     found = []
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         obj = ep.load()

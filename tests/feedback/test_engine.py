@@ -61,15 +61,13 @@ def test_an_analysis_is_a_record_with_a_predicate_on_the_description() -> None:
 
 
 def test_entry_points_must_offer_analysis_records(monkeypatch: pytest.MonkeyPatch) -> None:
-    import importlib.metadata
-
     class EntryPoint:
         name, value = "bad", "somewhere:thing"
 
         def load(self) -> object:
             return lambda function, program, hwd, values: []
 
-    monkeypatch.setattr(importlib.metadata, "entry_points",
+    monkeypatch.setattr(registry, "entry_points",
                         lambda group: [EntryPoint()] if group == registry.ENTRY_POINT_GROUP
                         else [])
     with pytest.raises(TypeError, match="not an mcl.feedback.analysis.Analysis"):

@@ -27,7 +27,6 @@ import hashlib
 import importlib.util
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
-from importlib.metadata import entry_points
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -38,6 +37,7 @@ from mcl.feedback.codes import MessageCode
 from mcl.feedback.kernel_api import Kernel, MissingValues, NotStatic, OutOfTime
 from mcl.feedback.messages import Message, Severity
 from mcl.hdl.model import DeviceNode, HardwareDescription
+from mcl.plugins import entry_points
 
 # The codes of this analysis (mcl.feedback.codes; the catalogue is docs/feedback.md).
 DOCS = "performance-feedback-functions-functions-paper-65"  # its section of docs/feedback.md
