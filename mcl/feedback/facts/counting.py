@@ -311,12 +311,12 @@ MAX_ENUMERATED = 1024
 
 
 def _enumerated(ev: Evaluator, loops: Sequence[Loop], conds: Sequence[Condition],
-                weight: Any, unresolved: Sequence[Condition]
+                weight: Any, unresolved: Sequence[Condition], limit: int = MAX_ENUMERATED
                 ) -> tuple[Any, bool, list[Condition]] | None:
-    """Conditions on loops of constant trip counts (at most MAX_ENUMERATED points
-    together) decided point by point: the points that pass, times the iterations of the
-    other loops. None when a condition also needs a size or another loop's counter, or
-    the weight or a trip count depends on the enumerated counters."""
+    """Conditions on loops of constant trip counts (at most `limit` points together)
+    decided point by point: the points that pass, times the iterations of the other
+    loops. None when a condition also needs a size or another loop's counter, or the
+    weight or a trip count depends on the enumerated counters."""
     symbols: set[Any] = set()
     for c in unresolved:
         symbols |= getattr(c.rel, "free_symbols", set())
@@ -324,7 +324,7 @@ def _enumerated(ev: Evaluator, loops: Sequence[Loop], conds: Sequence[Condition]
     counters = [ev.counter(x) for x in chosen]
     trips = [sympy.sympify(ev.trips(x)) for x in chosen]
     if not chosen or not all(t.is_Integer and t >= 0 for t in trips) \
-            or math.prod(int(t) for t in trips) > MAX_ENUMERATED \
+            or math.prod(int(t) for t in trips) > limit \
             or set(counters) & sympy.sympify(weight).free_symbols \
             or any(set(counters) & sympy.sympify(ev.trips(x)).free_symbols for x in loops):
         return None
@@ -386,7 +386,15 @@ def _unrolled(ev: Evaluator, loops: Sequence[Loop], conds: Sequence[Condition],
     """A guard that depends on a for-loop of few, constant iterations (`if (t < s)` in a
     tree reduction's `for (s = 128; s > 0; s >>= 1)`), counted per iteration: the sum
     over the loop's values of the count with that value put in. None when no such loop
-    makes every condition countable."""
+    makes every condition countable.
+
+    Where the conditions need nothing but constant loops' counters (the loop's and
+    those of at most MAX_ENUMERATED points of the others: `if (ii < IN_H)` with ii of
+    `l`, `tx` and `ty`, `if (ir - r >= 0 && ir - r < FH)`), the points are enumerated
+    together with the loop's values instead (`_enumerated`): the same count, which
+    iteration by iteration would build a SymPy relation per value (1 to 3 ms each, the
+    most of an edit's analysis of convolution; docs/feedback.md, "Speed") and then
+    enumerate the same points value by value."""
     for loop in loops:
         trips = sympy.sympify(ev.trips(loop))
         t = ev.counter(loop)
@@ -394,6 +402,10 @@ def _unrolled(ev: Evaluator, loops: Sequence[Loop], conds: Sequence[Condition],
                 or not any(t in getattr(c.rel, "free_symbols", ()) for c in unresolved) \
                 or any(t in sympy.sympify(ev.trips(x)).free_symbols for x in loops):
             continue
+        together = _enumerated(ev, loops, conds, weight, unresolved,
+                               MAX_ENUMERATED * int(trips))
+        if together is not None and together[1] and not together[2]:
+            return together
         rest = [x for x in loops if x is not loop]
         total = sympy.Integer(0)
         for k in range(int(trips)):
