@@ -392,40 +392,59 @@ def _unrolled(ev: Evaluator, loops: Sequence[Loop], conds: Sequence[Condition],
     those of at most MAX_ENUMERATED points of the others: `if (ii < IN_H)` with ii of
     `l`, `tx` and `ty`, `if (ir - r >= 0 && ir - r < FH)`), the points are enumerated
     together with the loop's values instead (`_enumerated`): the same count, which
-    iteration by iteration would build a SymPy relation per value (1 to 3 ms each, the
-    most of an edit's analysis of convolution; docs/feedback.md, "Speed") and then
-    enumerate the same points value by value."""
+    iteration by iteration (`_per_iteration`) would build a SymPy relation per value (1
+    to 3 ms each, the most of an edit's analysis of convolution; docs/feedback.md,
+    "Speed") and then enumerate the same points value by value."""
+    for loop in _unrollable(ev, loops, unresolved):
+        together = _enumerated(ev, loops, conds, weight, unresolved,
+                               MAX_ENUMERATED * int(ev.trips(loop)))
+        if together is not None and together[1] and not together[2]:
+            return together
+        counted = _per_iteration(ev, loops, conds, weight, loop)
+        if counted is not None:
+            return counted
+    return None
+
+
+def _unrollable(ev: Evaluator, loops: Sequence[Loop], unresolved: Sequence[Condition]
+                ) -> list[Loop]:
+    """The for-loops of `loops` of at most MAX_UNROLLED constant iterations whose counter
+    an unresolved condition uses and no trip count does."""
+    out = []
     for loop in loops:
         trips = sympy.sympify(ev.trips(loop))
         t = ev.counter(loop)
-        if loop.kind != "for" or not trips.is_Integer or not 0 <= trips <= MAX_UNROLLED \
-                or not any(t in getattr(c.rel, "free_symbols", ()) for c in unresolved) \
-                or any(t in sympy.sympify(ev.trips(x)).free_symbols for x in loops):
-            continue
-        together = _enumerated(ev, loops, conds, weight, unresolved,
-                               MAX_ENUMERATED * int(trips))
-        if together is not None and together[1] and not together[2]:
-            return together
-        rest = [x for x in loops if x is not loop]
-        total = sympy.Integer(0)
-        for k in range(int(trips)):
-            at = {t: sympy.Integer(k)}
-            # The same condition objects for every statement under these guards, so that
-            # the memo of `conditioned_iterations` (keyed by them) serves them all.
-            fixed = [ev.memo(("at", c, t, k), lambda c=c, at=at: Condition(
-                sympy.sympify(c.rel).xreplace(at), c.holds, c.guard)) for c in conds]
-            decided = [c for c in fixed if c.rel in (sympy.true, sympy.false)]
-            if any((c.rel is sympy.true) != c.holds for c in decided):
-                continue  # no unit runs the statement in this iteration
-            fixed = [c for c in fixed if c not in decided]
-            value, exact, left = conditioned_iterations(
-                ev, rest, fixed, sympy.sympify(weight).xreplace(at))
-            if left or not exact:
-                break
-            total += value
-        else:
-            return tidy(total), True, []
-    return None
+        if loop.kind == "for" and trips.is_Integer and 0 <= trips <= MAX_UNROLLED \
+                and any(t in getattr(c.rel, "free_symbols", ()) for c in unresolved) \
+                and not any(t in sympy.sympify(ev.trips(x)).free_symbols for x in loops):
+            out.append(loop)
+    return out
+
+
+def _per_iteration(ev: Evaluator, loops: Sequence[Loop], conds: Sequence[Condition],
+                   weight: Any, loop: Loop) -> tuple[Any, bool, list[Condition]] | None:
+    """`_unrolled` by `loop`, value by value: the count of the other loops with the
+    value put into the conditions and the weight; None when a value leaves a condition
+    that is not counted exactly."""
+    t = ev.counter(loop)
+    rest = [x for x in loops if x is not loop]
+    total = sympy.Integer(0)
+    for k in range(int(ev.trips(loop))):
+        at = {t: sympy.Integer(k)}
+        # The same condition objects for every statement under these guards, so that
+        # the memo of `conditioned_iterations` (keyed by them) serves them all.
+        fixed = [ev.memo(("at", c, t, k), lambda c=c, at=at: Condition(
+            sympy.sympify(c.rel).xreplace(at), c.holds, c.guard)) for c in conds]
+        decided = [c for c in fixed if c.rel in (sympy.true, sympy.false)]
+        if any((c.rel is sympy.true) != c.holds for c in decided):
+            continue  # no unit runs the statement in this iteration
+        fixed = [c for c in fixed if c not in decided]
+        value, exact, left = conditioned_iterations(
+            ev, rest, fixed, sympy.sympify(weight).xreplace(at))
+        if left or not exact:
+            return None
+        total += value
+    return tidy(total), True, []
 
 
 @dataclass(frozen=True, eq=False)
