@@ -107,7 +107,7 @@ def fill(text: str, values: Mapping[str, Value]) -> tuple[str, tuple[str, ...]]:
         # A formula too long to read inside a sentence: the text gives its number, and
         # the report lists the formula under the message (the value is not "shown").
         brief = label is None and value.numeric is not None and \
-            len(str(value.symbolic)) > LONG_FORMULA
+            len(value.text) > LONG_FORMULA
         if name not in shown and not brief:
             shown.append(name)
         if brief and value.numeric is not None:
@@ -128,13 +128,13 @@ def _labelled(label: str, v: Value) -> str:
 
 def is_one(v: Value) -> bool:
     """Does a figure read as one (`1 line fetch`)? A symbolic figure reads as many."""
-    return v.numeric == 1 or str(v.symbolic) == "1"
+    return v.numeric == 1 or v.text == "1"
 
 
 def show(v: Value) -> str:
     """`2*m*n*p (= 17,179,869,184)`, a plain number as `4,096`, or just the expression
     when a value is missing."""
-    text = str(v.symbolic)
+    text = v.text
     if v.numeric is None:
         return text
     number = number_text(v.numeric)

@@ -11,6 +11,7 @@ check` without feedback never pays for the SymPy import.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -42,7 +43,24 @@ class Value:
 
     @property
     def text(self) -> str:
-        return str(self.symbolic)
+        """The formula as printed (`formula_text`)."""
+        return formula_text(self.symbolic)
+
+
+def formula_text(expr: Any) -> str:
+    """`str(expr)`. A SymPy formula is printed once per process: a message's text, its
+    report and the editor's worker each print its figures, and the worker analyses the
+    kernel again at every edit, which gives back the same formulas (docs/feedback.md,
+    "Speed"). SymPy's expressions are immutable, and two that compare equal have the
+    same structure, so the same text."""
+    if type(expr).__module__.startswith("sympy."):
+        return _printed(expr)
+    return str(expr)
+
+
+@functools.lru_cache(maxsize=4096)
+def _printed(expr: Any) -> str:
+    return str(expr)
 
 
 @dataclass(frozen=True)

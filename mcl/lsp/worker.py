@@ -242,7 +242,7 @@ def _same_module(a: Any, b: Any) -> bool:
 
 def _record(m: Any, shown_by_default: bool = True) -> MessageRecord:
     figures = tuple(
-        FigureRecord(name, str(v.symbolic), v.numeric, bool(getattr(v, "estimated", False)))
+        FigureRecord(name, v.text, v.numeric, bool(getattr(v, "estimated", False)))
         for name, v in m.values)
     return MessageRecord(
         severity=m.severity.value, analysis=m.analysis, code=m.code, text=m.text,

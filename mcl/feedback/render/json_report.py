@@ -16,7 +16,7 @@ def value_to_json(v: Value) -> dict[str, Any]:
     numeric = v.numeric
     if isinstance(numeric, float) and not math.isfinite(numeric):
         numeric = None  # JSON has no infinity; "unlimited" stays in the symbolic text
-    return {"symbolic": str(v.symbolic), "numeric": numeric}
+    return {"symbolic": v.text, "numeric": numeric}
 
 
 def message_to_json(m: Message) -> dict[str, Any]:

@@ -243,12 +243,12 @@ def _listed(values: Sequence[tuple[str, Value]], shown: Sequence[str], verbose: 
     as another value with the same figure (best case = worst case = p)."""
     if verbose:
         return list(values)
-    seen = {(str(v.symbolic), v.numeric) for name, v in values if name in shown}
-    return [(name, v) for name, v in values if (str(v.symbolic), v.numeric) not in seen]
+    seen = {(v.text, v.numeric) for name, v in values if name in shown}
+    return [(name, v) for name, v in values if (v.text, v.numeric) not in seen]
 
 
 def _value_line(name: str, v: Value, verbose: bool) -> Text:
-    symbolic = str(v.symbolic)
+    symbolic = v.text
     is_number = getattr(v.symbolic, "is_Number", False) and v.numeric is not None
     line = Text(f"        {name} = ", style="dim")
     line += Text(number_text(v.numeric) if is_number and v.numeric is not None else symbolic)
