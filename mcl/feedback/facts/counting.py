@@ -16,6 +16,7 @@ upper bound (non-rectangular nests, coefficient patterns without a closed form).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Sequence
@@ -859,4 +860,15 @@ def _upper_bound(items: list[tuple[Any, Any]]) -> Any:
     """At most one value per combination, and at most the width of the range."""
     product = reduce(lambda a, b: a * b, [n for _, n in items], sympy.Integer(1))
     width = sum((c * (n - 1) for c, n in items), sympy.Integer(0)) + 1
-    return sympy.Min(product, width)
+    return least(product, width)
+
+
+# The bounds of a count are formulas in the kernel's sizes, the same after every edit
+# that leaves them so, and the editor's worker analyses the kernel again at every edit:
+# the least of them, which SymPy finds by comparing every pair (tens of milliseconds for
+# long ones), is found once per process (docs/feedback.md, "Speed"). SymPy's expressions
+# are immutable and compare by structure, so equal bounds have the same least.
+@functools.lru_cache(maxsize=1024)
+def least(*bounds: Any) -> Any:
+    """`sympy.Min(*bounds)`."""
+    return sympy.Min(*bounds)
