@@ -394,8 +394,8 @@ def _unrolled(ev: Evaluator, loops: Sequence[Loop], conds: Sequence[Condition],
     `l`, `tx` and `ty`, `if (ir - r >= 0 && ir - r < FH)`), the points are enumerated
     together with the loop's values instead (`_enumerated`): the same count, which
     iteration by iteration (`_per_iteration`) would build a SymPy relation per value (1
-    to 3 ms each, the most of an edit's analysis of convolution; docs/feedback.md,
-    "Speed") and then enumerate the same points value by value."""
+    to 3 ms each: in all, a third of convolution's feedback after an edit; docs/editor.md,
+    "Latency") and then enumerate the same points value by value."""
     for loop in _unrollable(ev, loops, unresolved):
         together = _enumerated(ev, loops, conds, weight, unresolved,
                                MAX_ENUMERATED * int(ev.trips(loop)))
