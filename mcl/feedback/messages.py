@@ -52,9 +52,13 @@ def formula_text(expr: Any) -> str:
     report and the editor's worker each print its figures, and the worker analyses the
     kernel again at every edit, which gives back the same formulas (docs/feedback.md,
     "Speed"). SymPy's expressions are immutable, and two that compare equal have the
-    same structure, so the same text."""
+    same structure, so the same text. Anything else (a Python number; a mutable SymPy
+    object, which has no hash) is printed each time."""
     if type(expr).__module__.startswith("sympy."):
-        return _printed(expr)
+        try:
+            return _printed(expr)
+        except TypeError:
+            pass
     return str(expr)
 
 

@@ -17,6 +17,7 @@ alike = [
     [sympy.Float(0.1, 4), sympy.Float(0.1, 15), sympy.Rational(1, 10)],
     [n + 2, n + sympy.Float(2.0), sympy.Symbol("n") + 2, sympy.Dummy("n") + 2],
     [sympy.Min(n, 8), sympy.Min(8, n), sympy.ceiling(n / 8), 2 * n + 2],
+    [sympy.Matrix([[1, n]]), sympy.ImmutableMatrix([[1, n]])],  # the first has no hash
 ]
 
 
