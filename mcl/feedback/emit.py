@@ -12,7 +12,7 @@ from typing import Any
 from mcl.diagnostics import Span
 from mcl.feedback.budget import spent
 from mcl.feedback.facts.kernel import KernelFacts, Loop
-from mcl.feedback.messages import Message, Severity, Value, printed
+from mcl.feedback.messages import Message, Severity, Value, formula_text
 from mcl.feedback.values import evaluate
 from mcl.mcpl import ast
 
@@ -70,7 +70,7 @@ def readable(expr: Any) -> Any:
 @functools.lru_cache(maxsize=4096)
 def _long(expr: Any) -> bool:
     """Is `expr` a formula in names, long enough to be worth factoring?"""
-    return bool(expr.free_symbols) and len(printed(expr)) >= 40
+    return bool(expr.free_symbols) and len(formula_text(expr)) >= 40
 
 
 @functools.lru_cache(maxsize=4096)

@@ -43,21 +43,28 @@ class Value:
 
     @property
     def text(self) -> str:
-        """`symbolic` as printed (`2*m*n*p`): what every report shows of the figure."""
+        """The formula as printed (`formula_text`)."""
+        return formula_text(self.symbolic)
+
+
+def formula_text(expr: Any) -> str:
+    """`str(expr)`. A SymPy formula is printed once per process: a message's text, its
+    report and the editor's worker each print its figures, and the worker analyses the
+    kernel again at every edit, which gives back the same formulas (docs/feedback.md,
+    "Speed"). SymPy's expressions are immutable, and two that compare equal have the
+    same structure, so the same text. Anything else (a Python number; a mutable SymPy
+    object, which has no hash) is printed each time."""
+    if type(expr).__module__.startswith("sympy."):
         try:
-            return printed(self.symbolic)
-        except TypeError:  # not hashable: not a SymPy expression nor a number
-            return str(self.symbolic)
+            return _printed(expr)
+        except TypeError:
+            pass
+    return str(expr)
 
 
-# The same figures appear in several messages, and each is printed again by the message
-# text, the report and its list of values (SymPy's printer: 0.1 ms and more per formula;
-# 323 times for 51 formulas at `mcl check kernels/matmul/perfect.mcpl --level fermi`):
-# printed once per process. SymPy's expressions are immutable, compare by structure and
-# print alike when equal (of the same type: `typed`, as 2 and 2.0 print apart).
-@functools.lru_cache(maxsize=4096, typed=True)
-def printed(symbolic: Any) -> str:
-    return str(symbolic)
+@functools.lru_cache(maxsize=4096, typed=True)  # 2 and 2.0 print apart
+def _printed(expr: Any) -> str:
+    return str(expr)
 
 
 @dataclass(frozen=True)

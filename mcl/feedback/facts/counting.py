@@ -16,6 +16,7 @@ upper bound (non-rectangular nests, coefficient patterns without a closed form).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Sequence
@@ -311,12 +312,12 @@ MAX_ENUMERATED = 1024
 
 
 def _enumerated(ev: Evaluator, loops: Sequence[Loop], conds: Sequence[Condition],
-                weight: Any, unresolved: Sequence[Condition]
+                weight: Any, unresolved: Sequence[Condition], limit: int = MAX_ENUMERATED
                 ) -> tuple[Any, bool, list[Condition]] | None:
-    """Conditions on loops of constant trip counts (at most MAX_ENUMERATED points
-    together) decided point by point: the points that pass, times the iterations of the
-    other loops. None when a condition also needs a size or another loop's counter, or
-    the weight or a trip count depends on the enumerated counters."""
+    """Conditions on loops of constant trip counts (at most `limit` points together)
+    decided point by point: the points that pass, times the iterations of the other
+    loops. None when a condition also needs a size or another loop's counter, or the
+    weight or a trip count depends on the enumerated counters."""
     symbols: set[Any] = set()
     for c in unresolved:
         symbols |= getattr(c.rel, "free_symbols", set())
@@ -324,7 +325,7 @@ def _enumerated(ev: Evaluator, loops: Sequence[Loop], conds: Sequence[Condition]
     counters = [ev.counter(x) for x in chosen]
     trips = [sympy.sympify(ev.trips(x)) for x in chosen]
     if not chosen or not all(t.is_Integer and t >= 0 for t in trips) \
-            or math.prod(int(t) for t in trips) > MAX_ENUMERATED \
+            or math.prod(int(t) for t in trips) > limit \
             or set(counters) & sympy.sympify(weight).free_symbols \
             or any(set(counters) & sympy.sympify(ev.trips(x)).free_symbols for x in loops):
         return None
@@ -386,34 +387,65 @@ def _unrolled(ev: Evaluator, loops: Sequence[Loop], conds: Sequence[Condition],
     """A guard that depends on a for-loop of few, constant iterations (`if (t < s)` in a
     tree reduction's `for (s = 128; s > 0; s >>= 1)`), counted per iteration: the sum
     over the loop's values of the count with that value put in. None when no such loop
-    makes every condition countable."""
+    makes every condition countable.
+
+    Where the conditions need nothing but constant loops' counters (the loop's and
+    those of at most MAX_ENUMERATED points of the others: `if (ii < IN_H)` with ii of
+    `l`, `tx` and `ty`, `if (ir - r >= 0 && ir - r < FH)`), the points are enumerated
+    together with the loop's values instead (`_enumerated`): the same count, which
+    iteration by iteration (`_per_iteration`) would build a SymPy relation per value (1
+    to 3 ms each: in all, a third of convolution's feedback after an edit; docs/editor.md,
+    "Latency") and then enumerate the same points value by value."""
+    for loop in _unrollable(ev, loops, unresolved):
+        together = _enumerated(ev, loops, conds, weight, unresolved,
+                               MAX_ENUMERATED * int(ev.trips(loop)))
+        if together is not None and together[1] and not together[2]:
+            return together
+        counted = _per_iteration(ev, loops, conds, weight, loop)
+        if counted is not None:
+            return counted
+    return None
+
+
+def _unrollable(ev: Evaluator, loops: Sequence[Loop], unresolved: Sequence[Condition]
+                ) -> list[Loop]:
+    """The for-loops of `loops` of at most MAX_UNROLLED constant iterations whose counter
+    an unresolved condition uses and no trip count does."""
+    out = []
     for loop in loops:
         trips = sympy.sympify(ev.trips(loop))
         t = ev.counter(loop)
-        if loop.kind != "for" or not trips.is_Integer or not 0 <= trips <= MAX_UNROLLED \
-                or not any(t in getattr(c.rel, "free_symbols", ()) for c in unresolved) \
-                or any(t in sympy.sympify(ev.trips(x)).free_symbols for x in loops):
-            continue
-        rest = [x for x in loops if x is not loop]
-        total = sympy.Integer(0)
-        for k in range(int(trips)):
-            at = {t: sympy.Integer(k)}
-            # The same condition objects for every statement under these guards, so that
-            # the memo of `conditioned_iterations` (keyed by them) serves them all.
-            fixed = [ev.memo(("at", c, t, k), lambda c=c, at=at: Condition(
-                sympy.sympify(c.rel).xreplace(at), c.holds, c.guard)) for c in conds]
-            decided = [c for c in fixed if c.rel in (sympy.true, sympy.false)]
-            if any((c.rel is sympy.true) != c.holds for c in decided):
-                continue  # no unit runs the statement in this iteration
-            fixed = [c for c in fixed if c not in decided]
-            value, exact, left = conditioned_iterations(
-                ev, rest, fixed, sympy.sympify(weight).xreplace(at))
-            if left or not exact:
-                break
-            total += value
-        else:
-            return tidy(total), True, []
-    return None
+        if loop.kind == "for" and trips.is_Integer and 0 <= trips <= MAX_UNROLLED \
+                and any(t in getattr(c.rel, "free_symbols", ()) for c in unresolved) \
+                and not any(t in sympy.sympify(ev.trips(x)).free_symbols for x in loops):
+            out.append(loop)
+    return out
+
+
+def _per_iteration(ev: Evaluator, loops: Sequence[Loop], conds: Sequence[Condition],
+                   weight: Any, loop: Loop) -> tuple[Any, bool, list[Condition]] | None:
+    """`_unrolled` by `loop`, value by value: the count of the other loops with the
+    value put into the conditions and the weight; None when a value leaves a condition
+    that is not counted exactly."""
+    t = ev.counter(loop)
+    rest = [x for x in loops if x is not loop]
+    total = sympy.Integer(0)
+    for k in range(int(ev.trips(loop))):
+        at = {t: sympy.Integer(k)}
+        # The same condition objects for every statement under these guards, so that
+        # the memo of `conditioned_iterations` (keyed by them) serves them all.
+        fixed = [ev.memo(("at", c, t, k), lambda c=c, at=at: Condition(
+            sympy.sympify(c.rel).xreplace(at), c.holds, c.guard)) for c in conds]
+        decided = [c for c in fixed if c.rel in (sympy.true, sympy.false)]
+        if any((c.rel is sympy.true) != c.holds for c in decided):
+            continue  # no unit runs the statement in this iteration
+        fixed = [c for c in fixed if c not in decided]
+        value, exact, left = conditioned_iterations(
+            ev, rest, fixed, sympy.sympify(weight).xreplace(at))
+        if left or not exact:
+            return None
+        total += value
+    return tidy(total), True, []
 
 
 @dataclass(frozen=True, eq=False)
@@ -828,4 +860,15 @@ def _upper_bound(items: list[tuple[Any, Any]]) -> Any:
     """At most one value per combination, and at most the width of the range."""
     product = reduce(lambda a, b: a * b, [n for _, n in items], sympy.Integer(1))
     width = sum((c * (n - 1) for c, n in items), sympy.Integer(0)) + 1
-    return sympy.Min(product, width)
+    return least(product, width)
+
+
+# The bounds of a count are formulas in the kernel's sizes, the same after every edit
+# that leaves them so, and the editor's worker analyses the kernel again at every edit:
+# the least of them, which SymPy finds by comparing every pair (tens of milliseconds for
+# long ones), is found once per process (docs/feedback.md, "Speed"). SymPy's expressions
+# are immutable and compare by structure, so equal bounds have the same least.
+@functools.lru_cache(maxsize=1024)
+def least(*bounds: Any) -> Any:
+    """`sympy.Min(*bounds)`."""
+    return sympy.Min(*bounds)

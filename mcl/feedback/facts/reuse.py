@@ -39,6 +39,7 @@ from mcl.feedback.facts.counting import (
     conditions,
     distinct_tuples,
     distinct_values,
+    least,
     split_counters,
 )
 from mcl.feedback.facts.kernel import Access, Derived, KernelFacts, Loop, dims
@@ -210,7 +211,7 @@ def footprint_bytes(facts: KernelFacts, acc: Access, loops: Sequence[Loop], line
         # 72 B, not 288 lines).
         rows, _ = distinct_tuples(indices[:-1], trips, extents[:-1])
         bounds.append(rows * _span_lines(indices[-1], trips, record, line))
-    return sympy.Min(*bounds) * line
+    return least(*bounds) * line
 
 
 def _span_lines(index: Affine, trips: dict[Any, Any], record: int, line: int) -> Any:
