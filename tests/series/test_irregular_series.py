@@ -218,7 +218,8 @@ def _csr_args(lengths: list[int], ncols: int) -> dict[str, Any]:
     [0] * 7,  # no non-zeros at all
     [1] * 1800 + [0] * 5 + [3000] + [7] * 300,  # one-element rows, then a long one
 ], ids=["long-rows-and-empty-ones", "no-non-zeros", "short-then-long"])
-@pytest.mark.parametrize("name", ["hopper_v2", "hopper_v3", "hopper_v4", "hopper_v5"])
+@pytest.mark.parametrize("name", ["hopper_v2", "hopper_v3", "hopper_v4", "hopper_v5",
+                                  "hopper_v6"])
 def test_spmv_rows_across_threads_chunks_and_tiles(lengths: list[int], name: str) -> None:
     """hopper_v2 and v5 cut the work by non-zeros: a row may cross threads (joined by the
     segmented scan) and tiles (atomicAdd into y, which the kernel clears first); v5's
