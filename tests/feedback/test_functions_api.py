@@ -70,7 +70,7 @@ def test_context_units_and_memory(matmul):
     assert ctx.space_bytes("global") == 4 * (3 * 2048 * 2048)
     assert ctx.space_bytes("shared") == 0
     estimate = ctx.registers_per_thread()
-    assert estimate.value >= 4 and "may use more" in estimate.basis
+    assert estimate.value >= 4 and "may use more, or fewer" in estimate.basis
 
 
 def test_missing_values_are_reported_by_name(library):
