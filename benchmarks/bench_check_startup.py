@@ -13,7 +13,10 @@ checkout, e.g. main, to compare the two in the same rounds) in every cache state
   warm: a cache folder of the run's own (MCL_CACHE_DIR), filled before the first round;
   cold: an empty cache folder for every run (the first check after an edit of every
         file, or after an upgrade of mcl);
-  off:  MCL_CACHE_DIR= (no cache at all).
+  off:  MCL_CACHE_DIR= (no cache at all);
+  edited: the warm cache folder, and the kernel (the first .mcpl/.mcl argument) a copy
+        whose text no run has seen (a comment with the round appended): the check after
+        an edit, as an editor or a build runs it, where only the edited file is new.
 
 Reports the median wall-clock and CPU time (user + system of the child, from
 getrusage) of each, and each one's ratio to the SymPy import of the same rounds. On a
@@ -35,7 +38,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_ARGS = ["kernels/matmul/perfect.mcpl", "--level", "fermi", "-D", "n=2048",
                 "-D", "m=2048", "-D", "p=2048"]
-CACHE_STATES = ("warm", "cold", "off")
+CACHE_STATES = ("warm", "cold", "off", "edited")
 
 
 def timed(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]:
@@ -50,11 +53,22 @@ def timed(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, fl
     return wall, cpu
 
 
+def edited(check: list[str], repo: Path, folder: Path, n: int) -> list[str]:
+    """`check` with its kernel replaced by a copy in `folder` with a comment appended that
+    no earlier run has seen (its imports still found beside the original: `-I`)."""
+    at = next(k for k, arg in enumerate(check) if arg.endswith((".mcpl", ".mcl")))
+    original = (repo / check[at]).resolve()
+    folder.mkdir(parents=True)
+    copy = folder / original.name
+    copy.write_text(original.read_text() + f"\n// edited in round {n}\n")
+    return [*check[:at], str(copy), "-I", str(original.parent), *check[at + 1:]]
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--cache", default="warm,cold",
-                        help="comma-separated cache states: warm, cold, off")
+                        help="comma-separated cache states: warm, cold, off, edited")
     parser.add_argument("--repo", action="append", type=Path,
                         help="a checkout to run `python -m mcl` from (repeatable)")
     parser.add_argument("args", nargs="*", default=DEFAULT_ARGS)
@@ -69,16 +83,19 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory(prefix="mcl-startup-") as scratch:
         warm = {repo: str(Path(scratch) / f"warm-{i}") for i, repo in enumerate(repos)}
         for repo in repos:
-            if "warm" in states:
+            if "warm" in states or "edited" in states:
                 timed(check, repo, {**os.environ, "MCL_CACHE_DIR": warm[repo]})
         for n in range(options.rounds):
             runs["import sympy"].append(timed(peer, REPO, dict(os.environ)))
             for i, repo in enumerate(repos):
                 for state in states:
-                    folder = {"warm": warm[repo], "off": "",
+                    folder = {"warm": warm[repo], "off": "", "edited": warm[repo],
                               "cold": str(Path(scratch) / f"cold-{i}-{n}")}[state]
+                    command = check
+                    if state == "edited":
+                        command = edited(check, repo, Path(scratch) / f"edited-{i}-{n}", n)
                     runs.setdefault(f"{repo} {state}", []).append(
-                        timed(check, repo, {**os.environ, "MCL_CACHE_DIR": folder}))
+                        timed(command, repo, {**os.environ, "MCL_CACHE_DIR": folder}))
     print(f"mcl check {' '.join(options.args)}: medians of {options.rounds} rounds")
     peer_wall = statistics.median(w for w, _ in runs["import sympy"])
     peer_cpu = statistics.median(c for _, c in runs["import sympy"])
