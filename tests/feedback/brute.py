@@ -257,9 +257,12 @@ class _Compiler:
 
     def phased_foreach(self, s: ast.Foreach, var: _Var, count: str, scopes: list[dict],
                        depth: int) -> None:
-        """Units as generators that stop at each barrier. A foreach directly inside one
-        over the same par_group is another dimension of the same units (Fig. 2): it
-        passes each phase up instead of finishing its units first."""
+        """Units as generators that stop at each barrier. A foreach inside a phased one
+        passes each phase up instead of finishing its units first: over the same
+        par_group it is another dimension of the same units (Fig. 2), and over a smaller
+        one (threads inside warps) its units meet the barrier with all of the block's,
+        so a warp's threads must not run past a barrier before the other warps reach it
+        (they would read shared memory the others have not written yet)."""
         unit = self.fresh("unit")
         self.emit(depth, f"def {unit}({var.py}):")
         self.phased.append(s.group)
@@ -267,7 +270,7 @@ class _Compiler:
         self.phased.pop()
         self.emit(depth + 1, "yield from ()")
         units = f"[{unit}({var.py}) for {var.py} in {count}]"
-        if self.phased and self.phased[-1] == s.group:
+        if self.phased:
             self.emit(depth, f"yield from _phases({units})")
         else:
             self.emit(depth, f"for _ in _phases({units}):")
