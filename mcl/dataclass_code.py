@@ -33,7 +33,7 @@ from pathlib import Path
 from types import CodeType
 from typing import Any
 
-from mcl.parse_cache import cache_root, read_private, write_atomically
+from mcl.parse_cache import cache_root, read_marshalled, write_atomically
 
 _MAGIC = importlib.util.MAGIC_NUMBER
 # Entries beyond which the table is started again from what this process used (the texts
@@ -82,13 +82,7 @@ class CodeTable:
 def load(path: Path) -> dict[str, CodeType]:
     """The table in `path`, or an empty one where it is missing, unreadable, written by
     another interpreter, or may have been written by someone else."""
-    data = read_private(path)
-    if data is None or not data.startswith(_MAGIC):
-        return {}
-    try:
-        table = marshal.loads(data[len(_MAGIC):])
-    except (EOFError, ValueError, TypeError):
-        return {}
+    table = read_marshalled(path, _MAGIC)
     if not isinstance(table, dict) or not all(
             type(k) is str and type(v) is CodeType for k, v in table.items()):
         return {}

@@ -24,7 +24,7 @@ from importlib.machinery import ModuleSpec, PathFinder, SourceFileLoader
 from pathlib import Path
 from types import CodeType, ModuleType
 
-from mcl.parse_cache import cache_root, read_private, write_atomically
+from mcl.parse_cache import cache_root, read_marshalled, write_atomically
 
 _MAGIC = importlib.util.MAGIC_NUMBER
 
@@ -62,14 +62,9 @@ class CachedSourceLoader(SourceFileLoader):
         expected = header(Path(self.path))
         if where is None or expected is None:
             return super().get_code(fullname)
-        data = read_private(where)
-        if data is not None and data[:len(expected)] == expected:
-            try:
-                code = marshal.loads(data[len(expected):])
-            except (EOFError, ValueError, TypeError):
-                code = None
-            if isinstance(code, CodeType):
-                return code
+        code = read_marshalled(where, expected)
+        if isinstance(code, CodeType):
+            return code
         code = super().get_code(fullname)
         if code is not None:
             write_atomically(where, expected + marshal.dumps(code))

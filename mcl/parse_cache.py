@@ -31,13 +31,14 @@ from __future__ import annotations
 
 import hashlib
 import io
+import marshal
 import os
 import pickle
 import sys
 from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from mcl import __version__
 
@@ -167,6 +168,19 @@ def read_private(path: Path) -> bytes | None:
                 return None
             return file.read()
     except OSError:
+        return None
+
+
+def read_marshalled(path: Path, header: bytes = b"") -> Any:
+    """The value `marshal` wrote after `header` into `path`, a private file
+    (`read_private`); None where it is missing, not private, has another header, or is
+    cut short or damaged. The caller checks the value's type."""
+    data = read_private(path)
+    if data is None or not data.startswith(header):
+        return None
+    try:
+        return marshal.loads(data[len(header):])
+    except (EOFError, ValueError, TypeError):
         return None
 
 

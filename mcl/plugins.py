@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mcl.parse_cache import cache_root, write_atomically
+from mcl.parse_cache import cache_root, read_marshalled, write_atomically
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
@@ -67,10 +67,7 @@ def _read_installed() -> Found:
 
 
 def _load(path: Path, state: list[tuple[str, int]]) -> Found | None:
-    try:
-        kept = marshal.loads(path.read_bytes())
-    except (OSError, EOFError, ValueError, TypeError):
-        return None
+    kept = read_marshalled(path)
     if (isinstance(kept, tuple) and len(kept) == 3 and kept[0] == _FORMAT
             and kept[1] == state and isinstance(kept[2], dict)
             and set(kept[2]) == set(GROUPS)):
