@@ -9,6 +9,10 @@ syntax problem leaves as an `MclError` carrying a `Diagnostic` (file:line:col, a
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
+import marshal
+import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -20,7 +24,7 @@ from mcl.diagnostics import MclError, Span, error
 from mcl.gc_pause import gc_paused
 from mcl.mcpl.ast import Module
 from mcl.mcpl.types import PRIMITIVE_NAMES
-from mcl.parse_cache import ParseCache
+from mcl.parse_cache import ParseCache, read_marshalled, write_atomically
 from mcl.resources import hwdescs_dir
 from mcl.source_files import SourcePositions, read_source
 
@@ -30,7 +34,8 @@ if TYPE_CHECKING:
     from mcl.mcpl.tree import TreeModelBuilder
 
 # textX, the grammar and the model builders are imported where a text is parsed: a file
-# found in the parse cache needs none of them.
+# found in the parse cache needs none of them, and a text that parses with the kept tree
+# builder (`tree_builder`) needs none of textX.
 
 GRAMMAR = Path(__file__).with_name("mcpl.tx")
 # Parsed modules on disk (mcl/parse_cache.py), keyed by their text, file name and the
@@ -65,10 +70,54 @@ def metamodel() -> Any:
 @cache
 def tree_builder() -> TreeModelBuilder:
     """Builds the model straight from textX's parse tree (mcl/mcpl/tree.py: 3x faster
-    than textX's own model construction, the same model)."""
+    than textX's own model construction, the same model). Kept in mcl's cache folder as
+    plain data (`kept_builder`), so that a process that parses a text without a syntax
+    error imports none of textX and builds no metamodel (about 50 ms of a check after an
+    edit, docs/editor.md)."""
     from mcl.mcpl.tree import TreeModelBuilder
 
-    return TreeModelBuilder(metamodel())
+    path, header = kept_builder()
+    if path is not None:
+        table = read_marshalled(path, header)
+        if table is not None:
+            try:
+                return TreeModelBuilder.kept(table, metamodel)
+            except Exception:  # noqa: BLE001 - a table of any other shape: build anew
+                pass
+    builder = TreeModelBuilder(metamodel())
+    table = builder.table()
+    if path is not None and table is not None:
+        try:
+            data = header + marshal.dumps(table)
+        except ValueError:  # a default textX gives that marshal cannot write: keep none
+            return builder
+        write_atomically(path, data)
+    return builder
+
+
+def kept_builder() -> tuple[Path | None, bytes]:
+    """Where the tree builder is kept (mcl's cache folder, by the parser's fingerprint;
+    None when caching is off) and the header its file starts with. The fingerprint is the
+    parse cache's (the grammar, the sources that make the parser and the tree builder,
+    the Python and mcl versions) and Arpeggio's and textX's installation, as these
+    make the parsing expressions the table describes."""
+    # (Arpeggio is imported by the parser anyway; textX is only looked for)
+    import arpeggio  # type: ignore[import-untyped]
+
+    folder = CACHE.folder()
+    if folder is None:
+        return None, b""
+    spec = importlib.util.find_spec("textx")
+    origin = spec.origin if spec is not None else None
+    installed = [arpeggio.__version__]
+    for where in (origin, origin and os.path.dirname(origin)):  # reinstalled: new times
+        try:
+            info = os.stat(where) if where else None
+        except OSError:
+            info = None
+        installed.append(f"{info.st_mtime_ns}:{info.st_size}" if info else "-")
+    header = b"mcl-mcpl-tree-builder\0" + CACHE.fingerprint + "\0".join(installed).encode()
+    return folder / f"parser-{hashlib.sha256(header).hexdigest()[:32]}.marshal", header
 
 
 @cache
@@ -97,15 +146,20 @@ def parse_source(
         return _parse_source(text, file, hwd_names)
 
 
-def _parse_source(text: str, file: str, hwd_names: Iterable[str] | None) -> Module:
+def _syntax_error() -> type[TextXSyntaxError]:
+    """textX's syntax error, imported only once a parse has failed: an `except` clause
+    that names it by this call evaluates it only when an exception reaches it, so a
+    successful parse with the kept tree builder imports none of textX."""
     from textx.exceptions import TextXSyntaxError
 
+    return TextXSyntaxError
+
+
+def _parse_source(text: str, file: str, hwd_names: Iterable[str] | None) -> Module:
     from mcl.mcpl.build import build_module, declared_hwd_names
 
     try:
         model = tree_builder().parse(text, file)
-    except TextXSyntaxError as exc:
-        raise MclError(syntax_diagnostic(exc, text, file)) from None
     except RecursionError:
         raise MclError(
             error(
@@ -115,6 +169,8 @@ def _parse_source(text: str, file: str, hwd_names: Iterable[str] | None) -> Modu
                 hint="split deeply nested expressions or blocks into smaller pieces",
             )
         ) from None
+    except _syntax_error() as exc:
+        raise MclError(syntax_diagnostic(exc, text, file)) from None
     names = set(library_hwd_names() if hwd_names is None else hwd_names)
     names |= declared_hwd_names(model)
     try:
@@ -248,13 +304,13 @@ def _reusing_definitions(text: str, file: str, hwd_names: Iterable[str] | None,
 def _definition_model(chunk: str, file: str, old: _Kept, kept: _Kept) -> Any:
     """The model of the text of one definition parsed alone (kept in `old`, else parsed),
     now kept in `kept`; _Whole when it does not parse."""
-    from textx.exceptions import TextXSyntaxError
-
     model = old.models.get(chunk)
     if model is None:
         try:
             model = tree_builder().parse(chunk, file)
-        except (TextXSyntaxError, RecursionError):
+        except RecursionError:
+            raise _Whole() from None
+        except _syntax_error():
             raise _Whole() from None
         if not hasattr(model, "items"):  # only comments
             raise _Whole()

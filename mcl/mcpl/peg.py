@@ -92,114 +92,166 @@ def _flatten(results: list[Any], into: list[Any]) -> list[Any]:
     return into
 
 
+class KeptRule:
+    """What stands for a parsing expression in the trees of a kept parser (one described
+    in an earlier process, `build` without Arpeggio's graph): its rule name, all that the
+    nodes and mcl/mcpl/tree.py read of it."""
+
+    __slots__ = ("rule_name",)
+
+    def __init__(self, rule_name: str) -> None:
+        self.rule_name = rule_name
+
+    def __repr__(self) -> str:
+        return f"KeptRule({self.rule_name!r})"
+
+
 _MATCHES = (RegExMatch, StrMatch, EndOfFile)
+_MATCH_KINDS = ("string", "regex", "end")
+_KINDS = {Sequence: "sequence", OrderedChoice: "choice", Optional: "optional",
+          ZeroOrMore: "zero or more", OneOrMore: "one or more", And: "and"}
+
+# A parser as plain data (what `describe` gives, `build` reads, and mcl/mcpl/parse.py keeps
+# in mcl's cache folder): the regular expression of what is skipped before every token
+# (pattern, flags) and the expressions, the first the top one, each as
+# (kind, rule name, root, suppress, what it holds): the indices of its children (a
+# repetition's item and separator, -1 for none), a string match's text, a regular
+# expression's (pattern, flags), or nothing for the end of the file.
+Grammar = tuple[str, int, list[tuple[Any, ...]]]
+
+
+def describe(parser: Any) -> tuple[Grammar, list[Any]]:
+    """Arpeggio `parser` (textX's, with its whitespace and comment rule) as a `Grammar`,
+    and the parsing expressions in the order of its expressions. NotImplementedError where
+    the parser uses what is not reproduced."""
+    if parser.memoization or parser.reduce_tree or parser.in_lex_rule or not parser.skipws:
+        raise NotImplementedError("memoization, tree reduction, a lexical rule or "
+                                  "whitespace that is not skipped")
+    comment = parser.comments_model
+    if comment is not None and not isinstance(comment, RegExMatch):
+        raise NotImplementedError("a comment rule that is not one regular expression")
+    ws = f"[{re.escape(parser.ws)}]*"
+    # Arpeggio's skip, whitespace and then (a comment, whitespace)* with each comment the
+    # first match of its rule, never fails and never backtracks, so one greedy regular
+    # expression ends where it does (it matches the empty string: its match is never None).
+    skipped = ws if comment is None else f"{ws}(?:(?:{comment.regex.pattern}){ws})*"
+    exprs = [parser.parser_model]
+    known = {id(exprs[0]): 0}  # by identity: a StrMatch equals any other of its text
+
+    def index(expr: Any) -> int:
+        if expr is None:  # a repetition without a separator
+            return -1
+        if id(expr) not in known:
+            known[id(expr)] = len(exprs)
+            exprs.append(expr)
+        return known[id(expr)]
+
+    entries: list[tuple[Any, ...]] = []
+    while len(entries) < len(exprs):  # `index` appends the expressions it meets
+        e = exprs[len(entries)]
+        held: Any = None
+        if isinstance(e, _MATCHES):
+            if e.suppress:
+                raise NotImplementedError("a suppressed match")
+            if isinstance(e, EndOfFile):
+                kind = "end"
+            elif isinstance(e, StrMatch):
+                if e.ignore_case:
+                    raise NotImplementedError("a case-insensitive string match")
+                kind, held = "string", e.to_match
+            else:
+                kind, held = "regex", (e.regex.pattern, e.regex.flags)
+        else:
+            if getattr(e, "ws", None) is not None or getattr(e, "skipws", None) is not None \
+                    or getattr(e, "eolterm", False):
+                raise NotImplementedError(f"a ws, skipws or eolterm setting on {e.name}")
+            if type(e) not in _KINDS:
+                raise NotImplementedError(f"the parsing expression {type(e).__name__}")
+            kind = _KINDS[type(e)]
+            children = [e.nodes[0], e.sep] if kind in ("zero or more", "one or more") \
+                else e.nodes
+            held = tuple(index(child) for child in children)
+        entries.append((kind, e.rule_name, bool(e.root), bool(e.suppress), held))
+    return (skipped, comment.regex.flags if comment else 0, entries), exprs
 
 
 class _Compiler:
     """The functions of one parser's expressions: one per expression, and one per use of
     a match (whether a string match is suppressed depends on where it stands). A function
     calls its children through a list that `compile` fills once every function exists,
-    as the grammar's rules refer to each other in cycles."""
+    as the grammar's rules refer to each other in cycles. `rules`: the rule of each
+    expression's nodes."""
 
-    def __init__(self, parser: Any) -> None:
-        if parser.memoization or parser.reduce_tree or parser.in_lex_rule \
-                or not parser.skipws:
-            raise NotImplementedError("memoization, tree reduction, a lexical rule or "
-                                      "whitespace that is not skipped")
-        comment = parser.comments_model
-        if comment is not None and not isinstance(comment, RegExMatch):
-            raise NotImplementedError("a comment rule that is not one regular expression")
-        ws = f"[{re.escape(parser.ws)}]*"
-        # Arpeggio's skip, whitespace and then (a comment, whitespace)* with each comment
-        # the first match of its rule, never fails and never backtracks, so one greedy
-        # regular expression ends where it does.
-        skipped = ws if comment is None else f"{ws}(?:(?:{comment.regex.pattern}){ws})*"
-        # (It matches the empty string, so its match is never None.)
-        self.skip: Callable[[str, int], Any] = re.compile(
-            skipped, comment.regex.flags if comment else 0).match
-        self.exprs: list[Any] = []  # what function k parses
-        self.functions: list[Parse | None] = []
+    def __init__(self, grammar: Grammar, rules: list[Any]) -> None:
+        pattern, flags, self.entries = grammar
+        if len(rules) != len(self.entries):
+            raise ValueError("a rule for every expression")
+        self.skip: Callable[[str, int], Any] = re.compile(pattern, flags).match
+        self.rules = rules
+        self.functions: list[Parse | None] = [None] * len(self.entries)
         self.links: list[tuple[list[Any], int, int]] = []  # (children, slot, function k)
 
-    def compile(self, root: Any) -> Parse:
-        self.index(root)
-        k = 0
-        while k < len(self.exprs):  # `index` appends the expressions it meets
-            self.functions[k] = self.function(self.exprs[k])
-            k += 1
+    def compile(self) -> Parse:
+        for k, entry in enumerate(self.entries):
+            if entry[0] not in _MATCH_KINDS:
+                self.functions[k] = self.function(k)
         for children, slot, target in self.links:
             children[slot] = self.functions[target]
-        top = self.functions[0]
-        assert top is not None
+        top = self.functions[0] or self.match(0, False)  # only the root could be a match
         return top
 
-    def index(self, expr: Any) -> int:
-        for k, known in enumerate(self.exprs):
-            if known is expr:  # by identity: a StrMatch equals any other of its text
-                return k
-        self.exprs.append(expr)
-        self.functions.append(None)
-        return len(self.exprs) - 1
-
-    def children(self, exprs: list[Any], in_sequence: bool) -> list[Any]:
+    def children(self, indices: tuple[int, ...], in_sequence: bool) -> list[Any]:
         out: list[Any] = []
-        for expr in exprs:
-            if expr is None:  # a repetition without a separator
+        for k in indices:
+            if k < 0:  # a repetition without a separator
                 out.append(None)
-            elif isinstance(expr, _MATCHES):
-                out.append(self.match(expr, in_sequence))
+            elif self.entries[k][0] in _MATCH_KINDS:
+                out.append(self.match(k, in_sequence))
             else:
-                self.links.append((out, len(out), self.index(expr)))
+                self.links.append((out, len(out), k))
                 out.append(None)
         return out
 
-    def function(self, e: Any) -> Parse:
-        if getattr(e, "ws", None) is not None or getattr(e, "skipws", None) is not None \
-                or getattr(e, "eolterm", False):
-            raise NotImplementedError(f"a ws, skipws or eolterm setting on {e.name}")
-        kind = type(e)
-        if kind is Sequence:
-            return self.sequence(e, self.children(e.nodes, True))
-        if kind is OrderedChoice:
-            return self.choice(e, self.children(e.nodes, False))
-        if kind is Optional:
-            return self.optional(e, self.children(e.nodes, False))
-        if kind in (ZeroOrMore, OneOrMore):
-            return self.repetition(e, self.children([e.nodes[0], e.sep], False),
-                                   kind is OneOrMore)
-        if kind is And:
-            return self.predicate(e, self.children(e.nodes, False))
-        if isinstance(e, _MATCHES):  # only the root of the grammar could be one
-            return self.match(e, False)
-        raise NotImplementedError(f"the parsing expression {kind.__name__}")
+    def function(self, k: int) -> Parse:
+        kind, _, root, suppress, indices = self.entries[k]
+        rule = self.rules[k]
+        if kind == "sequence":
+            return self.sequence(rule, root, suppress, self.children(indices, True))
+        finish = self.result(rule, root, suppress)
+        children = self.children(indices, False)
+        if kind == "choice":
+            return self.choice(finish, children)
+        if kind == "optional":
+            return self.optional(finish, children)
+        if kind == "and":
+            return self.predicate(children)
+        return self.repetition(finish, children, kind == "one or more")
 
     # ----------------------------------------------------------------------- matches
 
-    def match(self, e: Any, in_sequence: bool) -> Parse:
+    def match(self, k: int, in_sequence: bool) -> Parse:
         """Match.parse: whitespace and comments skipped, then the match itself."""
         skip = self.skip
-        if e.suppress:
-            raise NotImplementedError("a suppressed match")
-        if isinstance(e, EndOfFile):
+        kind, _, _, _, held = self.entries[k]
+        rule = self.rules[k]
+        if kind == "end":
             def end_of_file(text: str, pos: int) -> tuple[Any, int] | None:
                 pos = skip(text, pos).end()
                 if pos != len(text):
                     return None
                 return _terminal(EndOfFile(), pos, "", True, None), pos
             return end_of_file
-        if isinstance(e, StrMatch):
-            if e.ignore_case:
-                raise NotImplementedError("a case-insensitive string match")
-            word: str = e.to_match
+        if kind == "string":
+            word: str = held
             length = len(word)
 
             def string(text: str, pos: int) -> tuple[Any, int] | None:
                 pos = skip(text, pos).end()
                 if not text.startswith(word, pos):
                     return None
-                return _terminal(e, pos, word, in_sequence, None), pos + length
+                return _terminal(rule, pos, word, in_sequence, None), pos + length
             return string
-        regex = e.regex.match
+        regex = re.compile(*held).match
 
         def regular(text: str, pos: int) -> tuple[Any, int] | None:
             pos = skip(text, pos).end()
@@ -209,25 +261,24 @@ class _Compiler:
             matched = m.group()
             if not matched:
                 return None, pos
-            return _terminal(e, pos, matched, False, m), pos + len(matched)
+            return _terminal(rule, pos, matched, False, m), pos + len(matched)
         return regular
 
     # ------------------------------------------------------------- other expressions
 
     @staticmethod
-    def result(e: Any) -> Callable[[Any], Any]:
+    def result(rule: Any, root: bool, suppress: bool) -> Callable[[Any], Any]:
         """ParsingExpression.parse on what `_parse` gave: nothing when suppressed, a rule's
         match wrapped in a NonTerminal of the flattened list."""
-        if e.suppress:
+        if suppress:
             return lambda result: None
-        if not e.root:
+        if not root:
             return lambda result: result
-        return lambda result: _nonterminal(e, _flatten(result, [])) if result else result
+        return lambda result: _nonterminal(rule, _flatten(result, [])) if result else result
 
-    def sequence(self, e: Any, children: list[Any]) -> Parse:
+    @staticmethod
+    def sequence(rule: Any, root: bool, suppress: bool, children: list[Any]) -> Parse:
         # the commonest expression: its rule wrapping is written out, not a call
-        root, suppress = e.root, e.suppress
-
         def sequence(text: str, pos: int) -> tuple[Any, int] | None:
             results = []
             for child in children:
@@ -239,12 +290,11 @@ class _Compiler:
                     results.append(result)
             if suppress or not results:
                 return None, pos
-            return (_nonterminal(e, _flatten(results, [])) if root else results), pos
+            return (_nonterminal(rule, _flatten(results, [])) if root else results), pos
         return sequence
 
-    def choice(self, e: Any, children: list[Any]) -> Parse:
-        finish = self.result(e)
-
+    @staticmethod
+    def choice(finish: Callable[[Any], Any], children: list[Any]) -> Parse:
         def choice(text: str, pos: int) -> tuple[Any, int] | None:
             start = pos
             for child in children:
@@ -258,9 +308,8 @@ class _Compiler:
             return None
         return choice
 
-    def optional(self, e: Any, children: list[Any]) -> Parse:
-        finish = self.result(e)
-
+    @staticmethod
+    def optional(finish: Callable[[Any], Any], children: list[Any]) -> Parse:
         def optional(text: str, pos: int) -> tuple[Any, int] | None:
             found = children[0](text, pos)
             if found is None:
@@ -269,9 +318,9 @@ class _Compiler:
             return (None if result is None else finish([result])), pos
         return optional
 
-    def repetition(self, e: Any, children: list[Any], one_or_more: bool) -> Parse:
-        finish = self.result(e)
-
+    @staticmethod
+    def repetition(finish: Callable[[Any], Any], children: list[Any],
+                   one_or_more: bool) -> Parse:
         def repetition(text: str, pos: int) -> tuple[Any, int] | None:
             item, separator = children
             results: list[Any] = []
@@ -299,7 +348,8 @@ class _Compiler:
             return finish(results), pos
         return repetition
 
-    def predicate(self, e: Any, children: list[Any]) -> Parse:
+    @staticmethod
+    def predicate(children: list[Any]) -> Parse:
         def predicate(text: str, pos: int) -> tuple[Any, int] | None:
             for child in children:
                 if child(text, pos) is None:
@@ -308,13 +358,20 @@ class _Compiler:
         return predicate
 
 
-def compile_parser(parser: Any) -> Callable[[str], Any]:
-    """The parse of Arpeggio `parser` (textX's, with its whitespace and comment rule) as
-    Python functions: text -> the parse tree Arpeggio builds, or None where Arpeggio
-    raises NoMatch. NotImplementedError where the parser uses what is not reproduced."""
-    top = _Compiler(parser).compile(parser.parser_model)
+def build(grammar: Grammar, rules: list[Any]) -> Callable[[str], Any]:
+    """The parse of `grammar` as Python functions: text -> its parse tree, with `rules[k]`
+    the rule of the nodes of expression k (Arpeggio's expressions, or `KeptRule`s), or
+    None where Arpeggio raises NoMatch."""
+    top = _Compiler(grammar, rules).compile()
 
     def parse(text: str) -> Any:
         found = top(text, 0)
         return None if found is None else found[0]
     return parse
+
+
+def compile_parser(parser: Any) -> Callable[[str], Any]:
+    """The parse of Arpeggio `parser` as Python functions: text -> the parse tree Arpeggio
+    builds, or None where Arpeggio raises NoMatch. NotImplementedError where the parser
+    uses what is not reproduced."""
+    return build(*describe(parser))

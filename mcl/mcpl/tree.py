@@ -23,13 +23,24 @@ from collections.abc import Callable
 from typing import Any
 
 from arpeggio import NonTerminal, Terminal  # type: ignore[import-untyped]
-from textx.const import MULT_ONEORMORE, MULT_ZEROORMORE, RULE_ABSTRACT, RULE_MATCH
 
-from mcl.mcpl.peg import compile_parser
+from mcl.mcpl.peg import Grammar, KeptRule, build, describe
+
+# What a node of a rule becomes (a plan's first item): textX's own words for the kinds of
+# rules, spelled here so that a kept builder need not import textX (textx.const).
+ABSTRACT, MATCH, COMMON = "abstract", "match", "common"
+
+# A builder as plain data (`TreeModelBuilder.table`, kept by mcl/mcpl/parse.py in mcl's
+# cache folder): the parser's `Grammar` and, for each of its expressions, the plan of its
+# nodes (None where no node of it is ever converted: (kind,) for an abstract or match
+# rule, (kind, class name, defaults, list attributes) for a common one) and the assignment
+# it stands for in its parent's node ((attribute, operator), or None).
+Table = tuple[Grammar, list[Any], list[Any]]
 
 
 class TreeModelBuilder:
-    """Converts parse trees of one metamodel; the per-rule tables are built on first use."""
+    """Converts parse trees of one metamodel; the per-rule tables are built on first use
+    (or read from a `Table`: `kept`)."""
 
     def __init__(self, metamodel: Any) -> None:
         # textX would resolve a cross-reference (`x=[Rule]`) to an object; this builder
@@ -40,7 +51,8 @@ class TreeModelBuilder:
                     raise NotImplementedError(
                         f"{cls.__name__}.{attr.name} is a cross-reference, which "
                         "mcl/mcpl/tree.py does not resolve")
-        self.metamodel = metamodel
+        self._metamodel: Any = metamodel
+        self._metamodel_factory: Callable[[], Any] | None = None
         # per rule object of the parser: what a node of it becomes (looked up once)
         self._plans: dict[Any, tuple[Any, ...]] = {}
         # per rule object of a child: (attribute, assignment operator), or None for a
@@ -51,10 +63,66 @@ class TreeModelBuilder:
         # 3 to 4 times as fast); Arpeggio parses again where it fails, for the error it
         # reports. None: Arpeggio's parse only (a parser peg.py cannot reproduce).
         self.compiled: Callable[[str], Any] | None
+        self._described: tuple[Grammar, list[Any]] | None
         try:
-            self.compiled = compile_parser(metamodel._parser_blueprint)
+            self._described = describe(metamodel._parser_blueprint)
+            self.compiled = build(*self._described)
         except NotImplementedError:
+            self._described = None
             self.compiled = None
+
+    @classmethod
+    def kept(cls, table: Table, metamodel: Callable[[], Any]) -> TreeModelBuilder:
+        """The builder of a `table` an earlier process made (`table()`): the same parse
+        and the same models, without textX; `metamodel` makes the metamodel, for
+        Arpeggio's parse where the parse fails (the syntax error textX reports)."""
+        grammar, plans, assignments = table
+        rules = [KeptRule(name) for _, name, *_ in grammar[2]]
+        if not len(rules) == len(plans) == len(assignments):
+            raise ValueError("a plan and an assignment for every expression")
+        self = cls.__new__(cls)
+        self._metamodel = None
+        self._metamodel_factory = metamodel
+        self._plans = {}
+        for rule, plan in zip(rules, plans, strict=True):
+            if plan is not None:
+                kind, *common = plan
+                self._plans[rule] = (kind,) if not common else (
+                    kind, type(common[0], (), {}), dict(common[1]), tuple(common[2]))
+        self._assignments = {rule: None if how is None else (how[0], how[1])
+                             for rule, how in zip(rules, assignments, strict=True)}
+        self._processors = {}
+        self._described = None
+        self.compiled = build(grammar, rules)
+        return self
+
+    def table(self) -> Table | None:
+        """This builder as plain data for `kept`; None where it has none (Arpeggio's parse
+        only, or a rule's value converted by a textX object processor)."""
+        if self._described is None:
+            return None
+        grammar, exprs = self._described
+        plans: list[Any] = []
+        assignments: list[Any] = []
+        for (kind, name, root, _, _), expr in zip(grammar[2], exprs, strict=True):
+            terminal = kind in ("string", "regex", "end")
+            if name in self._processors:
+                return None
+            assignments.append(self._assignment_of(expr, name, terminal))
+            plan = None
+            if root and not terminal and hasattr(expr, "_tx_class") \
+                    and not name.startswith("__asgn"):
+                plan = self._plans.get(expr) or self._plan(expr)
+                if len(plan) > 1:
+                    plan = (plan[0], name, plan[2], plan[3])
+            plans.append(plan)
+        return grammar, plans, assignments
+
+    @property
+    def metamodel(self) -> Any:
+        if self._metamodel is None and self._metamodel_factory is not None:
+            self._metamodel = self._metamodel_factory()
+        return self._metamodel
 
     def parse(self, text: str, file: str) -> Any:
         """The model of `text`; a syntax error raises textX's TextXSyntaxError, as
@@ -74,16 +142,17 @@ class TreeModelBuilder:
         if plan is None:
             plan = self._plan(node.rule)
         kind = plan[0]
-        if kind == RULE_ABSTRACT:
-            # the concrete rule that matched (textX: the first child that is neither a
-            # terminal nor a match rule; with one child, that child)
+        if kind == ABSTRACT:
+            # the concrete rule that matched (textX: the first child that is not a
+            # terminal, whose rule's class "is not RULE_MATCH" -- a class against a
+            # string, so any; with one child, that child)
             if len(node) > 1:
                 for child in node:
-                    if type(child) is not Terminal and child.rule._tx_class is not RULE_MATCH:
+                    if type(child) is not Terminal:
                         return self.node(child)
                 return "".join(str(child) for child in node)
             return self.node(node[0])
-        if kind == RULE_MATCH:
+        if kind == MATCH:
             return self._match(node)
         _, cls, fixed, lists = plan
         inst = cls.__new__(cls)
@@ -116,11 +185,17 @@ class TreeModelBuilder:
         return inst
 
     def _assignment(self, child: Any) -> tuple[str, str] | None:
-        how = None
-        if not isinstance(child, Terminal) and child.rule_name.startswith("__asgn"):
-            how = (child.rule._attr_name, child.rule_name.rsplit("_", 1)[-1])
+        how = self._assignment_of(child.rule, child.rule_name, isinstance(child, Terminal))
         self._assignments[child.rule] = how
         return how
+
+    @staticmethod
+    def _assignment_of(rule: Any, name: str, terminal: bool) -> tuple[str, str] | None:
+        """(attribute, operator) of a node of `rule` (named `name`, a `terminal` or not)
+        in its parent's: textX's assignments are rules named `__asgn_<operator>`."""
+        if terminal or not name.startswith("__asgn"):
+            return None
+        return rule._attr_name, name.rsplit("_", 1)[-1]
 
     def _match(self, node: Any) -> Any:
         """The value of a match rule (a token), as textX gives it."""
@@ -137,9 +212,11 @@ class TreeModelBuilder:
         """What a node of `rule` becomes: an abstract or match rule's kind, or for a
         common rule a plain class named after it and its attributes' defaults (textX's:
         a list for `*=`/`+=`, the base type's zero, else None)."""
+        from textx.const import MULT_ONEORMORE, MULT_ZEROORMORE, RULE_ABSTRACT, RULE_MATCH
+
         mclass = rule._tx_class
-        kind = mclass._tx_type
-        if kind in (RULE_ABSTRACT, RULE_MATCH):
+        kind = {RULE_ABSTRACT: ABSTRACT, RULE_MATCH: MATCH}.get(mclass._tx_type, COMMON)
+        if kind != COMMON:
             plan: tuple[Any, ...] = (kind,)
         else:
             probe = mclass.__new__(mclass)
