@@ -11,6 +11,14 @@ Arpeggio builds (the same Terminal and NonTerminal nodes, rules, positions and v
 mcl/mcpl/tree.py reads it unchanged, and mcpl.tx stays the one source of the language:
 nothing of the grammar is written here.
 
+The graph is first described as plain data (`describe`: a `Grammar` of tuples, strings
+and numbers), and the functions are made from that description (`build`), so that
+mcl/mcpl/parse.py can keep the description in mcl's cache folder and a later process can
+make the same functions without textX, its metamodel or Arpeggio's graph; the nodes' rules
+are then `KeptRule`s that carry the rule's name, all that is read of them. (Python source
+generated from the graph and compiled would also keep, but compiling it took tens of
+milliseconds in every process that had to make it; making the functions takes about 1 ms.)
+
 Only a successful parse is taken from here. Where it fails, the caller parses again with
 Arpeggio, which tracks the furthest failure and the tokens expected there: syntax errors
 are Arpeggio's, word for word. tests/mcpl/test_peg.py compares the two parse trees on
@@ -48,6 +56,8 @@ from arpeggio import (  # type: ignore[import-untyped]
     Terminal,
     ZeroOrMore,
 )
+
+from mcl.identity import Ref
 
 # (text, position) -> (result, position after it), or None where it does not match
 Parse = Callable[[str, int], "tuple[Any, int] | None"]
@@ -136,15 +146,16 @@ def describe(parser: Any) -> tuple[Grammar, list[Any]]:
     # expression ends where it does (it matches the empty string: its match is never None).
     skipped = ws if comment is None else f"{ws}(?:(?:{comment.regex.pattern}){ws})*"
     exprs = [parser.parser_model]
-    known = {id(exprs[0]): 0}  # by identity: a StrMatch equals any other of its text
+    known = {Ref(exprs[0]): 0}  # by identity: a StrMatch equals any other of its text
 
     def index(expr: Any) -> int:
         if expr is None:  # a repetition without a separator
             return -1
-        if id(expr) not in known:
-            known[id(expr)] = len(exprs)
+        key = Ref(expr)
+        if key not in known:
+            known[key] = len(exprs)
             exprs.append(expr)
-        return known[id(expr)]
+        return known[key]
 
     entries: list[tuple[Any, ...]] = []
     while len(entries) < len(exprs):  # `index` appends the expressions it meets

@@ -15,6 +15,13 @@ The parse tree comes from mcl/mcpl/peg.py, Arpeggio's parse compiled to plain fu
 It relies on the shape of textX's parse tree (the attribute names `_tx_class`,
 `_attr_name` and the `__asgn_<op>` rule names of assignments, stable across textX 3-4);
 tests/mcpl/test_tree.py compares it with textX's own model on every shipped kernel.
+
+What the builder takes from the metamodel (each rule's kind, class name, attributes'
+defaults and lists, and which child stands for which assignment) and the parser's
+description (mcl/mcpl/peg.py) are plain data too (`table`), which mcl/mcpl/parse.py keeps
+in mcl's cache folder: a builder made from it (`kept`) builds the same models without
+importing textX, which it imports, with the metamodel, only for a text the parse rejects
+(Arpeggio's parse, for its error). tests/mcpl/test_peg.py compares the two builders.
 """
 
 from __future__ import annotations
