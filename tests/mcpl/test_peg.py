@@ -260,7 +260,8 @@ def test_a_stale_or_damaged_kept_builder_is_made_again(fresh_cache: Path) -> Non
         assert _kept_file() != path and _kept_file().exists()
     finally:
         del parse_module.CACHE.__dict__["fingerprint"]
-    # a file anyone may write is not read (it describes code that runs: mcl.parse_cache)
+    # a file anyone may write is not read (it decides how every kernel parses:
+    # mcl.parse_cache.read_marshalled)
     path.write_bytes(good)
     path.chmod(0o666)
     parse_module.tree_builder.cache_clear()
