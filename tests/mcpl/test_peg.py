@@ -13,7 +13,7 @@ import random
 import re
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -90,7 +90,7 @@ def _kept(mm: Any) -> Callable[[str], Any]:
     rules = [KeptRule(name) for _, name, *_ in grammar[2]]
     parse: Any = build(grammar, rules)
     parse.stands_for = {id(rule): expr for rule, expr in zip(rules, exprs, strict=True)}
-    return parse  # type: ignore[no-any-return]
+    return parse
 
 
 @pytest.fixture(scope="module")
@@ -201,7 +201,7 @@ def _kept_file() -> Path:
 
 
 @pytest.fixture
-def fresh_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def fresh_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """An empty cache folder, and `tree_builder` made again on its next call."""
     monkeypatch.setenv("MCL_CACHE_DIR", str(tmp_path))
     parse_module.tree_builder.cache_clear()
