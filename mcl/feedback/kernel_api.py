@@ -287,6 +287,9 @@ class Evaluator:
         self._counters = {facts.evaluator.counter(loop): loop for loop in facts.loops}
         self._conditions: dict[Guard, tuple[Any, tuple[str, Any] | None]] = {}
         self._compiled: dict[Any, tuple[Exact, tuple[Loop, ...]] | None] = {}
+        # the free symbols of each expression `_substitute` was asked for (SymPy walks
+        # the whole tree at every call; values do not change them)
+        self._symbols: dict[Any, tuple[Any, ...]] = {}
         self._exact_values = dict(self.values)
         self._trips: dict[Loop, int] = {}
         self._evaluations = 0
@@ -551,7 +554,9 @@ class Evaluator:
             if loop is not None:
                 loops[s] = loop
             elif self.facts.evaluator.is_opaque(s) or s.name not in self.values:
-                return None  # the errors of `_substitute`, which says which
+                # `_substitute` raises the error, which says which; kept as not compiled
+                # like the others (a condition on data is asked at every lane)
+                break
             elif type(value := self.values[s.name]) is int:  # not a bool, not a float
                 constants[s] = int(value)
             else:
@@ -575,7 +580,12 @@ class Evaluator:
         """`substitute` through SymPy, for every expression."""
         subs: dict[Any, Any] = {}
         missing: set[str] = set()
-        for s in expr.free_symbols:
+        # A lock-step walk asks about an expression that is not compiled (a condition on
+        # data, `probe[mid] <= bs`) at every lane of every warp: its symbols are found once.
+        symbols = self._symbols.get(expr)
+        if symbols is None:
+            symbols = self._symbols[expr] = tuple(expr.free_symbols)
+        for s in symbols:
             loop = self._counters.get(s)
             if loop is not None:
                 subs[s] = self.position(loop)

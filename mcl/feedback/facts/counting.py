@@ -168,7 +168,42 @@ def _sum(f: Any, t: Any, trips: Any) -> Any:
     rest = sympy.Add(*(term for d, term in zip(done, terms, strict=True) if d is None))
     closed = sympy.Add(*(d for d in done if d is not None))
     bound = _bound_name(t, rest)
-    return closed + sympy.Sum(rest.xreplace({t: bound}), (bound, 0, trips - 1))
+    return closed + CountSum(rest.xreplace({t: bound}), (bound, 0, trips - 1))
+
+
+class CountSum(sympy.Sum):
+    """An unevaluated sum of a count, whose free symbols are found without rebuilding it.
+
+    SymPy's `Sum.free_symbols` first substitutes each variable for itself, which rebuilds
+    every node above the variable, and rebuilding a `Min` or `Max` compares its
+    arguments pairwise. Comparing asks whether an argument is a number, which for a sum
+    inside it asks for its free symbols again: a summand with minima of sums (the tiles of
+    a block whose share is cut at the last non-zero, `min(nnz, pb * chunk)`) took seconds
+    per figure, for nothing, since each variable is a symbol. Here they are the summand's
+    less the variables, plus the bounds', in SymPy's order, and kept: expressions are
+    immutable. Anything SymPy rebuilds from this sum (`func`) is again a `CountSum`."""
+
+    __slots__ = ("_free",)
+
+    @property
+    def free_symbols(self) -> set[Any]:
+        try:
+            return set(self._free)
+        except AttributeError:
+            pass
+        if all(isinstance(v, sympy.Symbol) for v in self.variables):
+            free = set(self.function.free_symbols)
+            for v, *bounds in self.limits:
+                if bounds:
+                    free.discard(v)
+                else:  # `Sum(f, (v,))`: v is no bound variable then
+                    free.add(v)
+                for b in bounds:
+                    free |= b.free_symbols
+        else:
+            free = super().free_symbols
+        self._free = frozenset(free)
+        return set(free)
 
 
 # Iterations a sum of numbers is added up over, one by one (`_added_up`).

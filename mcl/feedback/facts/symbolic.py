@@ -556,7 +556,7 @@ def identical(a: Any, b: Any) -> bool:
     for probe in _PROBES:
         point = {s: probe[k % len(probe)] + k // len(probe) for k, s in enumerate(symbols)}
         try:
-            value = difference.xreplace(point)
+            value = _summed(difference.xreplace(point))
             if value.is_number and value.is_zero is False:
                 return False
         except (TypeError, ValueError, ZeroDivisionError):
@@ -566,6 +566,28 @@ def identical(a: Any, b: Any) -> bool:
     # doit=False: SymPy would otherwise try to add up every Sum in it symbolically, which
     # has no bound (a nested geometric loop with a float-dependent bound ran for minutes)
     return sympy.simplify(difference, doit=False) == 0
+
+
+def _summed(value: Any) -> Any:
+    """`value` (an expression at a probe point) with each unevaluated sum in it replaced
+    by its exact integer value. SymPy cannot tell whether a number with a `Sum` in it is
+    zero, so such a difference was never disproved at the probes and went to
+    `sympy.simplify`, seconds on sums of minima (a block's share of the non-zeros) that
+    are different anyway. A sum whose value is not an exact integer (sampled, or a
+    fraction in floating point) stays: no disproof rests on rounding."""
+    if not isinstance(value, sympy.Basic) or not value.has(sympy.Sum):
+        return value
+    from mcl.feedback.facts.sums import sum_number
+
+    numbers = {}
+    for s in value.atoms(sympy.Sum):
+        if s.free_symbols:
+            continue  # a sum inside another, over the outer one's variable
+        number, approximate = sum_number(s)
+        if approximate or type(number) is not int:
+            return value
+        numbers[s] = sympy.Integer(number)
+    return value.xreplace(numbers)
 
 
 def at_least(a: Any, b: Any) -> bool:
