@@ -14,7 +14,8 @@ symbolic feedback (section 6.3): an `int` size is an integer symbol, a `float` o
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import sympy
@@ -65,9 +66,44 @@ def nonnegative(e: Any) -> bool:
     `n' + chunk' + 1`, which SymPy sees is positive."""
     if e.is_nonnegative:
         return True
+    # The shifted expression is rebuilt, and each `Min` and `Max` in it compares its
+    # arguments again: 45 ms for the tiles of a block's share of non-zeros,
+    # `(min(nnz, chunk + min(nnz, pb * chunk)) - min(nnz, pb * chunk) + T - 1) / T`, which
+    # the editor's worker asks again after every edit under new loop counters. The answer
+    # depends on the symbols' assumptions, not their names: asked once per process of the
+    # expression with its symbols renamed by position.
+    symbols = sorted(e.free_symbols, key=str)
+    return _shifted_nonnegative(renamed(e, {s: sympy.Symbol(f"_arg{k}", **s.assumptions0)
+                                            for k, s in enumerate(symbols)}))
+
+
+@functools.lru_cache(maxsize=1024)
+def _shifted_nonnegative(e: Any) -> bool:
     shifted = {s: sympy.Dummy(s.name, integer=True, nonnegative=True) + 1
                for s in e.free_symbols if s.is_integer and s.is_positive}
     return bool(shifted) and e.xreplace(shifted).is_nonnegative is True
+
+
+def renamed(e: Any, names: Mapping[Any, Any]) -> Any:
+    """`e.xreplace(names)` for `names` mapping symbols to symbols of the same assumptions
+    that `e` does not hold (a loop counter to the name a message shows, the symbols of
+    a compiled formula to positional ones), with every `Min` and `Max` rebuilt as it was.
+    SymPy's rebuild compares their arguments pairwise again (a few milliseconds each on
+    minima of ceilings: `min(pb * chunk, nnz)` of a block's share), though a renaming
+    can make no two of them comparable that were not: their order is SymPy's canonical
+    one either way."""
+    if e in names:
+        return names[e]
+    if not e.args:
+        return e
+    args = [renamed(a, names) for a in e.args]
+    if all(new is old for new, old in zip(args, e.args, strict=True)):
+        return e
+    if isinstance(e, (sympy.Min, sympy.Max)):
+        return e.func(*args, evaluate=False)
+    return e.func(*args)
+
+
 
 
 def floor_quotient(a: Any, d: Any) -> Any:

@@ -29,7 +29,7 @@ import sympy
 from mcl.feedback.budget import spent
 from mcl.feedback.exact import Exact, as_sympy, exact_function
 from mcl.feedback.facts.kernel import Guard, Loop
-from mcl.feedback.facts.symbolic import Evaluator, identical, ratio
+from mcl.feedback.facts.symbolic import Evaluator, identical, ratio, renamed
 
 
 def iterations(ev: Evaluator, loops: Sequence[Loop], weight: Any = 1,
@@ -168,7 +168,7 @@ def _sum(f: Any, t: Any, trips: Any) -> Any:
     rest = sympy.Add(*(term for d, term in zip(done, terms, strict=True) if d is None))
     closed = sympy.Add(*(d for d in done if d is not None))
     bound = _bound_name(t, rest)
-    return closed + CountSum(rest.xreplace({t: bound}), (bound, 0, trips - 1))
+    return closed + CountSum(renamed(rest, {t: bound}), (bound, 0, trips - 1))
 
 
 class CountSum(sympy.Sum):

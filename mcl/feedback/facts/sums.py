@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 import sympy
 
+from mcl.feedback.facts.symbolic import renamed
+
 # Summand evaluations allowed for one figure before sampling takes over.
 POINTS = 200_000
 # Values of a counter evaluated when a sum is sampled.
@@ -180,7 +182,7 @@ def _compiled(e: Any, env: dict[Any, Any], rows: int, budget: _Budget) -> Any:
     # assumptions, so the formula is rebuilt as it was): every analysis makes new
     # counters and stand-ins, and the editor analyses the kernel again at every edit,
     # so the same formula comes back under new names; lambdify is about 20 ms a formula.
-    canonical = e.xreplace({s: _positional(k, s) for k, s in enumerate(symbols)})
+    canonical = renamed(e, {s: _positional(k, s) for k, s in enumerate(symbols)})
     if canonical not in _COMPILED:
         if len(_COMPILED) > _CACHE_SIZE:
             _COMPILED.clear()

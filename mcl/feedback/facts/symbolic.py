@@ -34,7 +34,7 @@ from mcl.identity import Ref
 from mcl.mcpl import ast
 from mcl.mcpl.evaluate import Evaluator as EvaluatorBase
 from mcl.mcpl.evaluate import NotEvaluable
-from mcl.mcpl.symbolic_values import SymPyValues, floor_quotient, trunc
+from mcl.mcpl.symbolic_values import SymPyValues, floor_quotient, renamed, trunc
 from mcl.mcpl.visitor import unknown_node
 
 if TYPE_CHECKING:
@@ -88,6 +88,8 @@ class Evaluator:
         self._data: set[sympy.Symbol] = set()  # the stand-ins for data (`data`)
         self._initialising = 0  # initialisers being evaluated (`binding_value`)
         self._stepping: set[Loop] = set()  # for-loops whose step is being followed
+        # `binding_deps` of each binding, for the contents' dependencies as they stand
+        self._binding_deps: dict[Binding, frozenset[Loop]] = {}
         self._walker = _SymbolicWalk(self)
 
     def memo(self, key: Any, compute: Any) -> Any:
@@ -288,6 +290,20 @@ class Evaluator:
                 unknown_node(e, "feedback's dependencies")
 
     def binding_deps(self, b: Binding) -> frozenset[Loop]:
+        # Each use of a variable follows its initialiser, and that one's variables, again:
+        # a chain of single assignments (`bs`, `be`, `nrMine`, `len`, `ts`, `a`, `b` of a
+        # block's share of non-zeros) was walked once per use of every variable down it,
+        # 10^5 steps. Kept per binding until the contents' dependencies change (while
+        # `_solve_content` iterates), and not while a loop's step is followed (its answer
+        # then leaves that loop out).
+        if self._stepping:
+            return self._binding_deps_of(b)
+        found = self._binding_deps.get(b)
+        if found is None:
+            found = self._binding_deps[b] = self._binding_deps_of(b)
+        return found
+
+    def _binding_deps_of(self, b: Binding) -> frozenset[Loop]:
         if b.kind == "loop" and b.loop is not None:
             loop = b.loop
             node = loop.node
@@ -327,6 +343,7 @@ class Evaluator:
                 new = self._write_deps(b)
                 if new != self._content.get(b, frozenset()):
                     self._content[b] = new
+                    self._binding_deps.clear()
                     changed = True
 
     def _write_deps(self, b: Binding) -> frozenset[Loop]:
