@@ -29,7 +29,8 @@ import sympy
 from mcl.feedback.budget import spent
 from mcl.feedback.exact import Exact, as_sympy, exact_function
 from mcl.feedback.facts.kernel import Guard, Loop
-from mcl.feedback.facts.symbolic import Evaluator, identical, ratio, renamed
+from mcl.feedback.facts.symbolic import Evaluator, identical, ratio
+from mcl.mcpl.symbolic_values import renamed
 
 
 def iterations(ev: Evaluator, loops: Sequence[Loop], weight: Any = 1,
@@ -184,6 +185,7 @@ class CountSum(sympy.Sum):
     immutable. Anything SymPy rebuilds from this sum (`func`) is again a `CountSum`."""
 
     __slots__ = ("_free",)
+    _free: frozenset[Any]
 
     @property
     def free_symbols(self) -> set[Any]:

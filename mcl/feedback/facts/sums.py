@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import sympy
 
-from mcl.feedback.facts.symbolic import renamed
+from mcl.mcpl.symbolic_values import renamed
 
 # Summand evaluations allowed for one figure before sampling takes over.
 POINTS = 200_000

@@ -34,7 +34,7 @@ from mcl.identity import Ref
 from mcl.mcpl import ast
 from mcl.mcpl.evaluate import Evaluator as EvaluatorBase
 from mcl.mcpl.evaluate import NotEvaluable
-from mcl.mcpl.symbolic_values import SymPyValues, floor_quotient, renamed, trunc
+from mcl.mcpl.symbolic_values import SymPyValues, floor_quotient, trunc
 from mcl.mcpl.visitor import unknown_node
 
 if TYPE_CHECKING:
