@@ -169,20 +169,22 @@ def _sum(f: Any, t: Any, trips: Any) -> Any:
     rest = sympy.Add(*(term for d, term in zip(done, terms, strict=True) if d is None))
     closed = sympy.Add(*(d for d in done if d is not None))
     bound = _bound_name(t, rest)
-    return closed + CountSum(renamed(rest, {t: bound}), (bound, 0, trips - 1))
+    return closed + Sum(renamed(rest, {t: bound}), (bound, 0, trips - 1))
 
 
-class CountSum(sympy.Sum):
+class Sum(sympy.Sum):
     """An unevaluated sum of a count, whose free symbols are found without rebuilding it.
+    (Named as SymPy's: the order of a formula's terms, and so its text, follows the
+    names of their classes.)
 
     SymPy's `Sum.free_symbols` first substitutes each variable for itself, which rebuilds
     every node above the variable, and rebuilding a `Min` or `Max` compares its
     arguments pairwise. Comparing asks whether an argument is a number, which for a sum
-    inside it asks for its free symbols again: a summand with minima of sums (the tiles of
-    a block whose share is cut at the last non-zero, `min(nnz, pb * chunk)`) took seconds
-    per figure, for nothing, since each variable is a symbol. Here they are the summand's
-    less the variables, plus the bounds', in SymPy's order, and kept: expressions are
-    immutable. Anything SymPy rebuilds from this sum (`func`) is again a `CountSum`."""
+    asks for its free symbols again: figures with sums over minima (the tiles of a block
+    whose share is cut at the last non-zero, `min(nnz, pb * chunk)`) inside a `Max` took
+    seconds each, for nothing, since each variable is a symbol. Here they are the
+    summand's less the variables, plus the bounds', in SymPy's order, and kept:
+    expressions are immutable. Anything SymPy rebuilds from this sum (`func`) is again one of these."""
 
     __slots__ = ("_free",)
     _free: frozenset[Any]
