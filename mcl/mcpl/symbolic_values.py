@@ -15,7 +15,7 @@ symbolic feedback (section 6.3): an `int` size is an integer symbol, a `float` o
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import sympy
@@ -72,9 +72,7 @@ def nonnegative(e: Any) -> bool:
     # the editor's worker asks again after every edit under new loop counters. The answer
     # depends on the symbols' assumptions, not their names: asked once per process of the
     # expression with its symbols renamed by position.
-    symbols = sorted(e.free_symbols, key=str)
-    return _shifted_nonnegative(renamed(e, {s: sympy.Symbol(f"_arg{k}", **s.assumptions0)
-                                            for k, s in enumerate(symbols)}))
+    return _shifted_nonnegative(renamed(e, by_position(sorted(e.free_symbols, key=str))))
 
 
 @functools.lru_cache(maxsize=1024)
@@ -82,6 +80,14 @@ def _shifted_nonnegative(e: Any) -> bool:
     shifted = {s: sympy.Dummy(s.name, integer=True, nonnegative=True) + 1
                for s in e.free_symbols if s.is_integer and s.is_positive}
     return bool(shifted) and e.xreplace(shifted).is_nonnegative is True
+
+
+def by_position(symbols: Sequence[Any]) -> dict[Any, Any]:
+    """Each of `symbols` to the symbol of its position (`_arg0`, `_arg1`, ...) with its
+    assumptions: the names under which a formula is the same whatever its own symbols are
+    called (the editor analyses a kernel again at every edit, under new loop counters),
+    for what is kept by formula (compiled code, answers of SymPy's assumptions)."""
+    return {s: sympy.Symbol(f"_arg{k}", **s.assumptions0) for k, s in enumerate(symbols)}
 
 
 def renamed(e: Any, names: Mapping[Any, Any]) -> Any:
@@ -223,7 +229,30 @@ class SymPyValues:
         if builtin is None or builtin.symbolic is None or len(args) != builtin.arity \
                 or any(not isinstance(a, sympy.Expr) for a in args):
             raise NotEvaluable(f"{name}(...)")
+        if name not in _BY_POSITION:
+            try:
+                return builtin.symbolic(*args)
+            except (TypeError, ValueError) as exc:
+                raise NotEvaluable(str(exc)) from None
+        # `min` and `max`: SymPy compares the arguments pairwise (tens of milliseconds
+        # for the share of a block, `min(nnz, pb * chunk)`, with `chunk` a quotient of
+        # minima), and the editor evaluates the kernel again at every edit under new loop
+        # counters: computed once per process of the arguments with their symbols
+        # renamed by position, then named back.
+        symbols = sorted(set().union(*(a.free_symbols for a in args)), key=str)
+        positional = by_position(symbols)
         try:
-            return builtin.symbolic(*args)
+            found = _applied(name, tuple(renamed(a, positional) for a in args))
         except (TypeError, ValueError) as exc:
             raise NotEvaluable(str(exc)) from None
+        return renamed(found, {p: s for s, p in positional.items()})
+
+
+_BY_POSITION = frozenset({"min", "max"})
+
+
+@functools.lru_cache(maxsize=1024)
+def _applied(name: str, args: tuple[Any, ...]) -> Any:
+    builtin = BUILTINS[name]
+    assert builtin.symbolic is not None
+    return builtin.symbolic(*args)

@@ -56,7 +56,10 @@ def iterations(ev: Evaluator, loops: Sequence[Loop], weight: Any = 1,
         exact = exact and shape.exact
         t = shape.counter
         if t in f.free_symbols:
-            f = _sum(f, t, shape.trips)
+            # The same sum comes back for the statements under different guards that the
+            # counts collapse alike (the loads and stores of a tile's walk): added once.
+            f = ev.memo(("sum", f, t, shape.trips),
+                        lambda f=f, t=t, trips=shape.trips: _sum(f, t, trips))
         else:
             f = f * shape.trips
     return tidy(f), exact
@@ -184,7 +187,7 @@ class Sum(sympy.Sum):
     whose share is cut at the last non-zero, `min(nnz, pb * chunk)`) inside a `Max` took
     seconds each, for nothing, since each variable is a symbol. Here they are the
     summand's less the variables, plus the bounds', in SymPy's order, and kept:
-    expressions are immutable. Anything SymPy rebuilds from this sum (`func`) is again one of these."""
+    expressions are immutable. What SymPy rebuilds from this sum (`func`) is one too."""
 
     __slots__ = ("_free",)
     _free: frozenset[Any]
