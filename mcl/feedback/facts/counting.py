@@ -200,13 +200,9 @@ class Sum(sympy.Sum):
             pass
         if all(isinstance(v, sympy.Symbol) for v in self.variables):
             free = set(self.function.free_symbols)
-            for v, *bounds in self.limits:
-                if bounds:
-                    free.discard(v)
-                else:  # `Sum(f, (v,))`: v is no bound variable then
-                    free.add(v)
-                for b in bounds:
-                    free |= b.free_symbols
+            for v, low, high in self.limits:  # a Sum's limits always have both bounds
+                free.discard(v)
+                free |= low.free_symbols | high.free_symbols
         else:
             free = super().free_symbols
         self._free = frozenset(free)
