@@ -110,8 +110,6 @@ def renamed(e: Any, names: Mapping[Any, Any]) -> Any:
     return e.func(*args)
 
 
-
-
 def floor_quotient(a: Any, d: Any) -> Any:
     """floor(a / d), written ceiling((a - d + 1) / d) when that has fewer terms."""
     if d.is_positive:
