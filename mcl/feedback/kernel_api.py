@@ -287,6 +287,7 @@ class Evaluator:
         self._counters = {facts.evaluator.counter(loop): loop for loop in facts.loops}
         self._conditions: dict[Guard, tuple[Any, tuple[str, Any] | None]] = {}
         self._compiled: dict[Any, tuple[Exact, tuple[Loop, ...]] | None] = {}
+        self._symbols: dict[Any, tuple[Any, ...]] = {}
         self._exact_values = dict(self.values)
         self._trips: dict[Loop, int] = {}
         self._evaluations = 0
@@ -417,17 +418,20 @@ class Evaluator:
         """The condition of `guard` at each of `units`: True, False, or None where
         `holds` takes it as undecided."""
         rel, difference = self._condition(guard)
-        if rel is not None:
-            if difference is not None:
-                op, expr = difference
-                values = self._compiled_each(cursor, units, expr)
-                if values is not None and all(type(v) is int or type(v) is Fraction
-                                              for v in values):
-                    return [_SIGN_HOLDS[op]((v > 0) - (v < 0)) for v in values]
-            else:
-                values = self._compiled_each(cursor, units, rel)
-                if values is not None and all(type(v) is bool for v in values):
-                    return list(values)
+        if rel is None or any(self.facts.evaluator.is_opaque(s) for s in self._free(rel)):
+            # not expressed, or on data (`probe[mid] <= bs`): undecided at every lane, as
+            # `_truth` finds lane by lane
+            return [None] * len(units)
+        if difference is not None:
+            op, expr = difference
+            values = self._compiled_each(cursor, units, expr)
+            if values is not None and all(type(v) is int or type(v) is Fraction
+                                          for v in values):
+                return [_SIGN_HOLDS[op]((v > 0) - (v < 0)) for v in values]
+        else:
+            values = self._compiled_each(cursor, units, rel)
+            if values is not None and all(type(v) is bool for v in values):
+                return list(values)
         out: list[bool | None] = []
         for unit in units:
             cursor.seek(unit)
@@ -551,7 +555,9 @@ class Evaluator:
             if loop is not None:
                 loops[s] = loop
             elif self.facts.evaluator.is_opaque(s) or s.name not in self.values:
-                return None  # the errors of `_substitute`, which says which
+                # `_substitute` raises the error, which says which; kept as not compiled
+                # like the others (a condition on data is asked at every lane)
+                break
             elif type(value := self.values[s.name]) is int:  # not a bool, not a float
                 constants[s] = int(value)
             else:
@@ -571,11 +577,20 @@ class Evaluator:
             self._compiled.clear()
             self._trips.clear()
 
+    def _free(self, expr: Any) -> tuple[Any, ...]:
+        """The free symbols of `expr`, found once: a lock-step walk asks about the same
+        few expressions at every lane of every warp (SymPy walks the whole tree at every
+        call; values do not change them)."""
+        symbols = self._symbols.get(expr)
+        if symbols is None:
+            symbols = self._symbols[expr] = tuple(getattr(expr, "free_symbols", ()))
+        return symbols
+
     def _substitute(self, expr: Any) -> Any:
         """`substitute` through SymPy, for every expression."""
         subs: dict[Any, Any] = {}
         missing: set[str] = set()
-        for s in expr.free_symbols:
+        for s in self._free(expr):
             loop = self._counters.get(s)
             if loop is not None:
                 subs[s] = self.position(loop)

@@ -14,7 +14,8 @@ symbolic feedback (section 6.3): an `int` size is an integer symbol, a `float` o
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import sympy
@@ -65,9 +66,48 @@ def nonnegative(e: Any) -> bool:
     `n' + chunk' + 1`, which SymPy sees is positive."""
     if e.is_nonnegative:
         return True
+    # The shifted expression is rebuilt, and each `Min` and `Max` in it compares its
+    # arguments again: 45 ms for the tiles of a block's share of non-zeros,
+    # `(min(nnz, chunk + min(nnz, pb * chunk)) - min(nnz, pb * chunk) + T - 1) / T`, which
+    # the editor's worker asks again after every edit under new loop counters. The answer
+    # depends on the symbols' assumptions, not their names: asked once per process of the
+    # expression with its symbols renamed by position.
+    return _shifted_nonnegative(renamed(e, by_position(sorted(e.free_symbols, key=str))))
+
+
+@functools.lru_cache(maxsize=1024)
+def _shifted_nonnegative(e: Any) -> bool:
     shifted = {s: sympy.Dummy(s.name, integer=True, nonnegative=True) + 1
                for s in e.free_symbols if s.is_integer and s.is_positive}
     return bool(shifted) and e.xreplace(shifted).is_nonnegative is True
+
+
+def by_position(symbols: Sequence[Any]) -> dict[Any, Any]:
+    """Each of `symbols` to the symbol of its position (`_arg0`, `_arg1`, ...) with its
+    assumptions: the names under which a formula is the same whatever its own symbols are
+    called (the editor analyses a kernel again at every edit, under new loop counters),
+    for what is kept by formula (compiled code, answers of SymPy's assumptions)."""
+    return {s: sympy.Symbol(f"_arg{k}", **s.assumptions0) for k, s in enumerate(symbols)}
+
+
+def renamed(e: Any, names: Mapping[Any, Any]) -> Any:
+    """`e.xreplace(names)` for `names` mapping symbols to symbols of the same assumptions
+    that `e` does not hold (a loop counter to the name a message shows, the symbols of
+    a compiled formula to positional ones), with every `Min` and `Max` rebuilt as it was.
+    SymPy's rebuild compares their arguments pairwise again (a few milliseconds each on
+    minima of ceilings: `min(pb * chunk, nnz)` of a block's share), though a renaming
+    can make no two of them comparable that were not: their order is SymPy's canonical
+    one either way."""
+    if e in names:
+        return names[e]
+    if not e.args:
+        return e
+    args = [renamed(a, names) for a in e.args]
+    if all(new is old for new, old in zip(args, e.args, strict=True)):
+        return e
+    if isinstance(e, (sympy.Min, sympy.Max)):
+        return e.func(*args, evaluate=False)
+    return e.func(*args)
 
 
 def floor_quotient(a: Any, d: Any) -> Any:
@@ -187,7 +227,30 @@ class SymPyValues:
         if builtin is None or builtin.symbolic is None or len(args) != builtin.arity \
                 or any(not isinstance(a, sympy.Expr) for a in args):
             raise NotEvaluable(f"{name}(...)")
+        if name not in _BY_POSITION:
+            try:
+                return builtin.symbolic(*args)
+            except (TypeError, ValueError) as exc:
+                raise NotEvaluable(str(exc)) from None
+        # `min` and `max`: SymPy compares the arguments pairwise (tens of milliseconds
+        # for the share of a block, `min(nnz, pb * chunk)`, with `chunk` a quotient of
+        # minima), and the editor evaluates the kernel again at every edit under new loop
+        # counters: computed once per process of the arguments with their symbols
+        # renamed by position, then named back.
+        symbols = sorted(set().union(*(a.free_symbols for a in args)), key=str)
+        positional = by_position(symbols)
         try:
-            return builtin.symbolic(*args)
+            found = _applied(name, tuple(renamed(a, positional) for a in args))
         except (TypeError, ValueError) as exc:
             raise NotEvaluable(str(exc)) from None
+        return renamed(found, {p: s for s, p in positional.items()})
+
+
+_BY_POSITION = frozenset({"min", "max"})
+
+
+@functools.lru_cache(maxsize=1024)
+def _applied(name: str, args: tuple[Any, ...]) -> Any:
+    builtin = BUILTINS[name]
+    assert builtin.symbolic is not None
+    return builtin.symbolic(*args)

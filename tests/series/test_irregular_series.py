@@ -219,7 +219,8 @@ def _csr_args(lengths: list[int], ncols: int) -> dict[str, Any]:
     [1] * 1800 + [0] * 5 + [3000] + [7] * 300,  # one-element rows, then a long one
 ], ids=["long-rows-and-empty-ones", "no-non-zeros", "short-then-long"])
 @pytest.mark.parametrize("name", ["hopper_v2", "hopper_v3", "hopper_v4", "hopper_v5",
-                                  "hopper_v6"])
+                                  "hopper_v6", "hopper_v7", "hopper_v8",
+                                  "hopper_v9"])
 def test_spmv_rows_across_threads_chunks_and_tiles(lengths: list[int], name: str) -> None:
     """hopper_v2 and v5 cut the work by non-zeros: a row may cross threads (joined by the
     segmented scan) and tiles (atomicAdd into y, which the kernel clears first); v5's
@@ -237,6 +238,31 @@ def test_spmv_rows_across_threads_chunks_and_tiles(lengths: list[int], name: str
                                expected=expected_outputs(reference, args),
                                work=reference.work(sizes))
     assert measured.problem is None and measured.verified is True
+
+
+@pytest.mark.parametrize("lengths", [
+    [0, 0, 0, 5000, 1, 0, 2, 1999, 0, 0],
+    [1] * 1800 + [0] * 5 + [3000] + [7] * 300,
+    [3] * 1000 + [0] * 50 + [2] * 77 + [5001],  # nnz = 8,155: not a multiple of 4
+], ids=["long-rows-and-empty-ones", "short-then-long", "uneven-nnz"])
+@pytest.mark.parametrize("name", ["hopper_v7", "hopper_v8", "hopper_v9"])
+def test_spmv_blocks_of_several_tiles(lengths: list[int], name: str) -> None:
+    """hopper_v7 to v9 launch at most NR_BLOCKS blocks, each a range of several tiles
+    that takes the next tile's first row from the last one (v9 also its loads): at the
+    sizes above, one tile per block would leave that path untested, so the grid is cut
+    to 2 blocks of one warp (tiles of 32 * PER non-zeros)."""
+    from mcl.codegen import select_device
+    from mcl.report.measure import prepare_session
+
+    reference = load_reference(kernels_dir() / "spmv" / "reference.py")
+    args = _csr_args(lengths, 5001)
+    sizes = {k: args[k] for k in ("nrows", "ncols", "nnz")}
+    session, problem = prepare_session(program("spmv", name), "spmv", "hopper", library(),
+                                       select_device(None), {"NR_BLOCKS": 2, "NR_WARPS": 1})
+    assert session is not None, problem
+    run = session.run("spmv", dict(args), 1)
+    checks = verify(reference, expected_outputs(reference, args), run.outputs, sizes)
+    assert checks and all(c.ok for c in checks)
 
 
 def test_spmv_hopper_v2_acts_on_the_imbalance_of_power_law_rows() -> None:

@@ -204,6 +204,12 @@ def context_roofline(ctx: AnalysisContext, memory_only: bool = False) -> Rooflin
         if bw is None or tidy(amount) == 0:
             continue  # registers, or a level without a stated bandwidth
         least = compulsory.get(space)
+        if least == 0:
+            # Every array of the space is read through a subscript the analysis cannot
+            # follow: no byte of it is known to be compulsory, and an intensity against
+            # 0 bytes is no roof (it printed as SymPy's infinity, `zoo`). The accesses
+            # as counted stand instead, as for a level no cache holds.
+            least = None
         if least is None or identical(least, amount):
             levels.append(Level(space, tidy(amount), bw.bytes_per_s))
         else:

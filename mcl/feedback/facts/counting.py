@@ -30,6 +30,7 @@ from mcl.feedback.budget import spent
 from mcl.feedback.exact import Exact, as_sympy, exact_function
 from mcl.feedback.facts.kernel import Guard, Loop
 from mcl.feedback.facts.symbolic import Evaluator, identical, ratio
+from mcl.mcpl.symbolic_values import renamed
 
 
 def iterations(ev: Evaluator, loops: Sequence[Loop], weight: Any = 1,
@@ -55,7 +56,10 @@ def iterations(ev: Evaluator, loops: Sequence[Loop], weight: Any = 1,
         exact = exact and shape.exact
         t = shape.counter
         if t in f.free_symbols:
-            f = _sum(f, t, shape.trips)
+            # The same sum comes back for the statements under different guards that the
+            # counts collapse alike (the loads and stores of a tile's walk): added once.
+            f = ev.memo(("sum", f, t, shape.trips),
+                        lambda f=f, t=t, trips=shape.trips: _sum(f, t, trips))
         else:
             f = f * shape.trips
     return tidy(f), exact
@@ -168,7 +172,41 @@ def _sum(f: Any, t: Any, trips: Any) -> Any:
     rest = sympy.Add(*(term for d, term in zip(done, terms, strict=True) if d is None))
     closed = sympy.Add(*(d for d in done if d is not None))
     bound = _bound_name(t, rest)
-    return closed + sympy.Sum(rest.xreplace({t: bound}), (bound, 0, trips - 1))
+    return closed + Sum(renamed(rest, {t: bound}), (bound, 0, trips - 1))
+
+
+class Sum(sympy.Sum):
+    """An unevaluated sum of a count, whose free symbols are found without rebuilding it.
+    (Named as SymPy's: the order of a formula's terms, and so its text, follows the
+    names of their classes.)
+
+    SymPy's `Sum.free_symbols` first substitutes each variable for itself, which rebuilds
+    every node above the variable, and rebuilding a `Min` or `Max` compares its
+    arguments pairwise. Comparing asks whether an argument is a number, which for a sum
+    asks for its free symbols again: figures with sums over minima (the tiles of a block
+    whose share is cut at the last non-zero, `min(nnz, pb * chunk)`) inside a `Max` took
+    seconds each, for nothing, since each variable is a symbol. Here they are the
+    summand's less the variables, plus the bounds', in SymPy's order, and kept:
+    expressions are immutable. What SymPy rebuilds from this sum (`func`) is one too."""
+
+    __slots__ = ("_free",)
+    _free: frozenset[Any]
+
+    @property
+    def free_symbols(self) -> set[Any]:
+        try:
+            return set(self._free)
+        except AttributeError:
+            pass
+        if all(isinstance(v, sympy.Symbol) for v in self.variables):
+            free = set(self.function.free_symbols)
+            for v, low, high in self.limits:  # a Sum's limits always have both bounds
+                free.discard(v)
+                free |= low.free_symbols | high.free_symbols
+        else:
+            free = super().free_symbols
+        self._free = frozenset(free)
+        return set(free)
 
 
 # Iterations a sum of numbers is added up over, one by one (`_added_up`).

@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 import sympy
 
+from mcl.mcpl.symbolic_values import by_position, renamed
+
 # Summand evaluations allowed for one figure before sampling takes over.
 POINTS = 200_000
 # Values of a counter evaluated when a sum is sampled.
@@ -180,22 +182,17 @@ def _compiled(e: Any, env: dict[Any, Any], rows: int, budget: _Budget) -> Any:
     # assumptions, so the formula is rebuilt as it was): every analysis makes new
     # counters and stand-ins, and the editor analyses the kernel again at every edit,
     # so the same formula comes back under new names; lambdify is about 20 ms a formula.
-    canonical = e.xreplace({s: _positional(k, s) for k, s in enumerate(symbols)})
+    positional = by_position(symbols)
+    canonical = renamed(e, positional)
     if canonical not in _COMPILED:
         if len(_COMPILED) > _CACHE_SIZE:
             _COMPILED.clear()
         # The numpy module itself, not the name "numpy": with the name, lambdify runs
         # `from numpy import *`, which imports numpy's lazily loaded submodules (f2py,
         # testing, ...): about 0.3 s on the first sum, for the same generated code.
-        _COMPILED[canonical] = sympy.lambdify(
-            [_positional(k, s) for k, s in enumerate(symbols)], canonical,
-            modules=[_NAMESPACE, np])
+        _COMPILED[canonical] = sympy.lambdify(list(positional.values()), canonical,
+                                              modules=[_NAMESPACE, np])
     return _COMPILED[canonical](*[env[s] for s in symbols])
-
-
-def _positional(k: int, symbol: Any) -> Any:
-    """The k-th argument of a compiled formula, with `symbol`'s assumptions."""
-    return sympy.Symbol(f"_arg{k}", **symbol.assumptions0)
 
 
 def _exact_number(e: Any) -> Any:

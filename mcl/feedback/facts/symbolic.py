@@ -88,6 +88,8 @@ class Evaluator:
         self._data: set[sympy.Symbol] = set()  # the stand-ins for data (`data`)
         self._initialising = 0  # initialisers being evaluated (`binding_value`)
         self._stepping: set[Loop] = set()  # for-loops whose step is being followed
+        # `binding_deps` of each binding, for the contents' dependencies as they stand
+        self._binding_deps: dict[Binding, frozenset[Loop]] = {}
         self._walker = _SymbolicWalk(self)
 
     def memo(self, key: Any, compute: Any) -> Any:
@@ -288,6 +290,20 @@ class Evaluator:
                 unknown_node(e, "feedback's dependencies")
 
     def binding_deps(self, b: Binding) -> frozenset[Loop]:
+        # Each use of a variable follows its initialiser, and that one's variables, again:
+        # a chain of single assignments (`bs`, `be`, `nrMine`, `len`, `ts`, `a`, `b` of a
+        # block's share of non-zeros) was walked once per use of every variable down it,
+        # 10^5 steps. Kept per binding until the contents' dependencies change (while
+        # `_solve_content` iterates), and not while a loop's step is followed (its answer
+        # then leaves that loop out).
+        if self._stepping:
+            return self._binding_deps_of(b)
+        found = self._binding_deps.get(b)
+        if found is None:
+            found = self._binding_deps[b] = self._binding_deps_of(b)
+        return found
+
+    def _binding_deps_of(self, b: Binding) -> frozenset[Loop]:
         if b.kind == "loop" and b.loop is not None:
             loop = b.loop
             node = loop.node
@@ -327,6 +343,7 @@ class Evaluator:
                 new = self._write_deps(b)
                 if new != self._content.get(b, frozenset()):
                     self._content[b] = new
+                    self._binding_deps.clear()
                     changed = True
 
     def _write_deps(self, b: Binding) -> frozenset[Loop]:
@@ -556,7 +573,7 @@ def identical(a: Any, b: Any) -> bool:
     for probe in _PROBES:
         point = {s: probe[k % len(probe)] + k // len(probe) for k, s in enumerate(symbols)}
         try:
-            value = difference.xreplace(point)
+            value = _summed(difference.xreplace(point))
             if value.is_number and value.is_zero is False:
                 return False
         except (TypeError, ValueError, ZeroDivisionError):
@@ -566,6 +583,28 @@ def identical(a: Any, b: Any) -> bool:
     # doit=False: SymPy would otherwise try to add up every Sum in it symbolically, which
     # has no bound (a nested geometric loop with a float-dependent bound ran for minutes)
     return sympy.simplify(difference, doit=False) == 0
+
+
+def _summed(value: Any) -> Any:
+    """`value` (an expression at a probe point) with each unevaluated sum in it replaced
+    by its exact integer value. SymPy cannot tell whether a number with a `Sum` in it is
+    zero, so such a difference was never disproved at the probes and went to
+    `sympy.simplify`, seconds on sums of minima (a block's share of the non-zeros) that
+    are different anyway. A sum whose value is not an exact integer (sampled, or a
+    fraction in floating point) stays: no disproof rests on rounding."""
+    if not isinstance(value, sympy.Basic) or not value.has(sympy.Sum):
+        return value
+    from mcl.feedback.facts.sums import sum_number
+
+    numbers = {}
+    for s in value.atoms(sympy.Sum):
+        if s.free_symbols:
+            continue  # a sum inside another, over the outer one's variable
+        number, approximate = sum_number(s)
+        if approximate or type(number) is not int:
+            return value
+        numbers[s] = sympy.Integer(number)
+    return value.xreplace(numbers)
 
 
 def at_least(a: Any, b: Any) -> bool:
