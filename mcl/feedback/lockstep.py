@@ -185,9 +185,13 @@ def fill_loops(kernel: Kernel, instruction: MemoryInstruction) -> list[Loop]:
 def filled_addresses(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstruction,
                      lanes: Lanes, loops: Sequence[Loop]) -> list[int]:
     """The addresses the active lanes of one lock-step group touch over every iteration
-    of `loops` (guards decided at each)."""
+    of `loops` (guards decided at each), the lanes of an iteration together
+    (`Evaluator.holds_each`, `addresses_each`: a warp's 32 lanes times each iteration
+    of a thread's VEC and UNROLL loops, lane by lane, were a fifth of gesummv
+    hopper_v5's feedback)."""
     walk = LockstepWalk(kernel, lockstep, instruction.access.item.loops)
     ev = kernel.evaluator
+    units = walk.units(lanes)
     addresses = []
     counts = [ev.trips(loop) for loop in loops]
     try:
@@ -195,10 +199,10 @@ def filled_addresses(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInst
             for loop, count in zip(loops, counts, strict=True):
                 combination, here = divmod(combination, count)
                 ev.set_position(loop, here)
-            for lane in lanes.active:
-                walk.at(lanes, lane)
-                if ev.holds(instruction.access.item.guards) is not False:
-                    addresses.append(ev.address(instruction))
+            decided = ev.holds_each(walk.cursor, units, instruction.access.item.guards)
+            running = [unit for unit, holds in zip(units, decided, strict=True)
+                       if holds is not False]
+            addresses += ev.addresses_each(walk.cursor, running, instruction)
     finally:
         walk.reset()
         for loop in loops:
