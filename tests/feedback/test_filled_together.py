@@ -7,7 +7,6 @@ coalescing and bank-conflict checks follow such loops."""
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import pytest
@@ -24,20 +23,14 @@ def lane_by_lane(kernel, group, instruction, lanes, loops) -> list[int]:
     walk = lockstep.LockstepWalk(kernel, group, instruction.access.item.loops)
     ev = kernel.evaluator
     addresses = []
-    counts = [ev.trips(loop) for loop in loops]
     try:
-        for combination in range(math.prod(counts)):
-            for loop, count in zip(loops, counts, strict=True):
-                combination, here = divmod(combination, count)
-                ev.set_position(loop, here)
+        for _ in lockstep.fill_iterations(ev, loops):
             for lane in lanes.active:
                 walk.at(lanes, lane)
                 if ev.holds(instruction.access.item.guards) is not False:
                     addresses.append(ev.address(instruction))
     finally:
         walk.reset()
-        for loop in loops:
-            ev.set_position(loop, 0)
     return addresses
 
 
