@@ -68,9 +68,16 @@ def sum_number(expr: Any, values: Mapping[Any, Any] | None = None, points: int =
     """The number of `expr` with `values` (symbol -> number) for its free symbols other
     than the sums' own counters: (value, approximate). (None, False) when it cannot be
     evaluated."""
-    expr = sympy.sympify(expr)
     env = {s: float(v) for s, v in (values or {}).items()}
+    try:
+        expr = sympy.sympify(expr)
+    except (TypeError, ValueError):
+        return None, False
     key = (expr, frozenset(env.items()), points)
+    try:
+        hash(key)
+    except TypeError:  # a mutable SymPy object: computed every time
+        return _number(expr, env, points)
     found = _NUMBERS.get(key)
     if found is None:
         if len(_NUMBERS) > _CACHE_SIZE:
