@@ -29,6 +29,7 @@ from mcl.feedback.codes import MessageCode
 from mcl.feedback.facts.costs import executions
 from mcl.feedback.facts.kernel import Guard, Loop
 from mcl.feedback.kernel_api import (
+    Evaluator,
     Kernel,
     MemoryInstruction,
     MissingValues,
@@ -185,25 +186,38 @@ def fill_loops(kernel: Kernel, instruction: MemoryInstruction) -> list[Loop]:
 def filled_addresses(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstruction,
                      lanes: Lanes, loops: Sequence[Loop]) -> list[int]:
     """The addresses the active lanes of one lock-step group touch over every iteration
-    of `loops` (guards decided at each)."""
+    of `loops` (guards decided at each), the lanes of an iteration together
+    (`Evaluator.holds_each`, `addresses_each`: a warp's 32 lanes times each iteration
+    of a thread's VEC and UNROLL loops, lane by lane, were a fifth of gesummv
+    hopper_v5's feedback)."""
     walk = LockstepWalk(kernel, lockstep, instruction.access.item.loops)
     ev = kernel.evaluator
+    units = walk.units(lanes)
     addresses = []
+    try:
+        for _ in fill_iterations(ev, loops):
+            decided = ev.holds_each(walk.cursor, units, instruction.access.item.guards)
+            running = [unit for unit, holds in zip(units, decided, strict=True)
+                       if holds is not False]
+            addresses += ev.addresses_each(walk.cursor, running, instruction)
+    finally:
+        walk.reset()
+    return addresses
+
+
+def fill_iterations(ev: Evaluator, loops: Sequence[Loop]) -> Iterator[None]:
+    """Places `ev` at every combination of the iterations of `loops` in turn, the first
+    loop fastest, and back at their first iterations after."""
     counts = [ev.trips(loop) for loop in loops]
     try:
         for combination in range(math.prod(counts)):
             for loop, count in zip(loops, counts, strict=True):
                 combination, here = divmod(combination, count)
                 ev.set_position(loop, here)
-            for lane in lanes.active:
-                walk.at(lanes, lane)
-                if ev.holds(instruction.access.item.guards) is not False:
-                    addresses.append(ev.address(instruction))
+            yield
     finally:
-        walk.reset()
         for loop in loops:
             ev.set_position(loop, 0)
-    return addresses
 
 
 # Widths of one access to banked memory that the hardware serves in parts of the warp

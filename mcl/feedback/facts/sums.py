@@ -56,6 +56,12 @@ class _Budget:
 # (`Sum(...)` in the loads, the accesses and the intensity). Bounded, cleared when full.
 _COMPILED: dict[Any, Any] = {}
 _SUMS: dict[Any, tuple[Any, bool]] = {}
+# The numbers of whole figures: the figures of a kernel are formulas in its sizes, most of
+# them the same after an edit, and the editor's worker evaluates them again at every edit;
+# a figure with sums in it is rebuilt with stand-ins for its sums and renamed to find its
+# compiled code (`_value`, `_compiled`), milliseconds where it holds a `Min` of sums.
+# The number depends on the formula, the values and the points alone.
+_NUMBERS: dict[Any, tuple[Any, bool]] = {}
 _CACHE_SIZE = 256
 
 
@@ -64,13 +70,32 @@ def sum_number(expr: Any, values: Mapping[Any, Any] | None = None, points: int =
     """The number of `expr` with `values` (symbol -> number) for its free symbols other
     than the sums' own counters: (value, approximate). (None, False) when it cannot be
     evaluated."""
-    budget = _Budget(points)
     env = {s: float(v) for s, v in (values or {}).items()}
+    try:
+        expr = sympy.sympify(expr)
+    except (TypeError, ValueError):
+        return None, False
+    key = (expr, frozenset(env.items()), points)
+    try:
+        hash(key)
+    except TypeError:  # a mutable SymPy object: computed every time
+        return _number(expr, env, points)
+    found = _NUMBERS.get(key)
+    if found is None:
+        if len(_NUMBERS) > _CACHE_SIZE:
+            _NUMBERS.clear()
+        found = _NUMBERS[key] = _number(expr, env, points)
+    return found
+
+
+def _number(expr: Any, env: dict[Any, float], points: int) -> tuple[Any, bool]:
+    """`sum_number`, computed."""
+    budget = _Budget(points)
     try:
         # numpy's warnings on a division by 0 or a log of 0 would reach the user's
         # terminal; a value that is not finite is no count (None) instead
         with np.errstate(all="ignore"):
-            value = _scalar(_value(sympy.sympify(expr), env, 1, budget))
+            value = _scalar(_value(expr, env, 1, budget))
     except (TypeError, ValueError, ArithmeticError, AttributeError, NameError,
             NotImplementedError, KeyError):
         return None, False

@@ -566,12 +566,16 @@ def identical(a: Any, b: Any) -> bool:
     most identities, and one point where the two differ disproves one; only expressions
     that agree on the probe points go to `sympy.simplify` (slow: up to seconds on a
     Piecewise of floors)."""
-    difference = sympy.expand(sympy.sympify(a) - sympy.sympify(b))
+    a, b = sympy.sympify(a), sympy.sympify(b)
+    difference = sympy.expand(a - b)
     if difference == 0:
         return True
     symbols = sorted(difference.free_symbols, key=str)
+    sums = difference.has(sympy.Sum)
     for probe in _PROBES:
         point = {s: probe[k % len(probe)] + k // len(probe) for k, s in enumerate(symbols)}
+        if sums and _sums_differ(a, b, point):
+            return False
         try:
             value = _summed(difference.xreplace(point))
             if value.is_number and value.is_zero is False:
@@ -605,6 +609,30 @@ def _summed(value: Any) -> Any:
             return value
         numbers[s] = sympy.Integer(number)
     return value.xreplace(numbers)
+
+
+def _sums_differ(a: Any, b: Any, point: dict[Any, int]) -> bool:
+    """Do `a` and `b`, which hold unevaluated sums, take clearly different numbers at
+    `point`? SymPy compares no `Sum` at a number exactly: putting the point in
+    (`Min(4*n, 8*n**2 + Sum(...))`) asks `evalf` for an Euler-Maclaurin estimate, which
+    fails, so no probe disproved such an identity and `sympy.simplify` had to (0.4 s for
+    the roofline's compulsory traffic against every access of gesummv hopper_v5). Here
+    the sums are added up numerically (`facts.sums`: term by term for short sums); a sum
+    estimated from samples, or a difference within rounding error, decides nothing. The
+    symbols that cancelled out of the difference get any value: both sides have them
+    alike."""
+    from mcl.feedback.facts.sums import sum_number
+
+    rest = sorted((a.free_symbols | b.free_symbols) - set(point), key=str)
+    full = {**point, **{s: _PROBES[0][k % len(_PROBES[0])] for k, s in enumerate(rest)}}
+    numbers = []
+    for side in (a, b):
+        number, estimated = sum_number(side, {s: full[s] for s in side.free_symbols})
+        if number is None or estimated or not isinstance(number, (int, float)):
+            return False
+        numbers.append(number)
+    x, y = numbers
+    return abs(x - y) > 1e-9 * max(1.0, abs(x), abs(y))
 
 
 def at_least(a: Any, b: Any) -> bool:

@@ -1,0 +1,51 @@
+"""`identical` on formulas with unevaluated sums (mcl.feedback.facts.symbolic): SymPy
+compares no `Sum` at a number, so the probes add the sums up numerically, and two formulas
+that differ are told apart without `sympy.simplify` (which took 0.4 s on the roofline's
+compulsory traffic of gesummv hopper_v5, docs/feedback.md "Speed"); formulas that agree
+everywhere are never called different."""
+
+from __future__ import annotations
+
+import pytest
+import sympy
+
+from mcl.feedback.facts import symbolic
+from mcl.feedback.facts.symbolic import identical
+
+n = sympy.Symbol("n", integer=True, positive=True)
+t = sympy.Symbol("t", integer=True, nonnegative=True)
+STEPS = sympy.Sum(32 * n * sympy.ceiling(-t / 256 + sympy.floor(n / 4) / 256), (t, 0, 31))
+
+
+def _no_simplify(*args, **kwargs):
+    raise AssertionError("sympy.simplify was called")
+
+
+def test_the_compulsory_traffic_and_every_access_differ_without_simplify(monkeypatch):
+    compulsory = 4 * n + sympy.Min(4 * n, 8 * n**2 + 4 * STEPS) \
+        + 2 * sympy.Min(4 * n**2, 4 * n**2 + 4 * STEPS)
+    every_access = 16 * n**2 + 4 * n + 12 * STEPS
+    monkeypatch.setattr(sympy, "simplify", _no_simplify)
+    assert not identical(compulsory, every_access)
+    assert not identical(every_access, compulsory)
+
+
+def test_formulas_with_sums_that_agree_are_not_called_different():
+    # a sum against its closed form: equal at every point, so no probe may disprove it
+    closed = sympy.Sum(2 * t, (t, 0, n - 1))
+    for probe in symbolic._PROBES:
+        assert not symbolic._sums_differ(closed, n * (n - 1), {n: probe[0]})
+    assert identical(closed + 4 * STEPS, 4 * STEPS + closed)
+
+
+def test_a_sum_off_by_one_is_told_apart(monkeypatch):
+    monkeypatch.setattr(sympy, "simplify", _no_simplify)
+    assert not identical(STEPS + 1, STEPS)
+    assert not identical(sympy.Sum(t, (t, 0, n)), sympy.Sum(t, (t, 0, n - 1)))
+
+
+@pytest.mark.parametrize("size", [1000003])
+def test_a_sum_too_long_to_add_up_decides_nothing(size):
+    # 10^12 terms: estimated from samples, which proves no difference
+    long = sympy.Sum(t, (t, 0, n**2))
+    assert not symbolic._sums_differ(long, long + 1, {n: size})
