@@ -29,6 +29,13 @@ class Dialect:
     def is_cuda(self) -> bool:
         return self.name == "cuda"
 
+    @property
+    def maybe_unused(self) -> str:
+        """Before a declaration that one of the kernels of a function may not use: a view
+        declared before the function's first foreach is repeated in every kernel made
+        from it (NVRTC warns of an unused variable, OpenCL C has no such attribute)."""
+        return "[[maybe_unused]] " if self.is_cuda else ""
+
     def qualifier(self, address_space: str) -> str:
         """The qualifier (with a trailing space) of a pointer into `address_space`: CUDA
         pointers are generic, OpenCL 1.2 pointers name their address space."""

@@ -387,7 +387,8 @@ class BodyEmitter(StrictVisitor):
             Var(view.name, view.type, source.address_space, source.space, kind=source.kind,
                 readonly=source.readonly)
         )
-        qualifier = self.mapping.dialect.qualifier(source.address_space)
+        dialect = self.mapping.dialect
+        qualifier = dialect.maybe_unused + dialect.qualifier(source.address_space)
         if source.readonly:
             qualifier += "const "
         element = element_type(view.type.element, in_buffer=source.kind == "param")

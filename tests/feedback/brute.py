@@ -527,6 +527,10 @@ def _arith(op: str, a: Any, b: Any) -> Any:
         return a << b
     if op == ">>":
         return a >> b
+    if op == "&":
+        return a & b
+    if op == "|":
+        return a | b
     return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b, "==": a == b,
             "!=": a != b}[op]
 
