@@ -1,8 +1,9 @@
 """`identical` on formulas with unevaluated sums (mcl.feedback.facts.symbolic): SymPy
-compares no `Sum` at a number, so the probes add the sums up numerically, and two formulas
-that differ are told apart without `sympy.simplify` (which took 0.4 s on the roofline's
-compulsory traffic of gesummv hopper_v5, docs/feedback.md "Speed"); formulas that agree
-everywhere are never called different."""
+compares no `Sum` at a number, so the probes add the sums up (exactly where each is an
+exact integer, else both sides in floating point), and two formulas that differ are told
+apart without `sympy.simplify` (which took 0.4 s on the roofline's compulsory traffic of
+gesummv hopper_v5, docs/feedback.md "Speed"); formulas that agree everywhere are never
+called different, and an estimate or a rounding error disproves nothing."""
 
 from __future__ import annotations
 
@@ -30,12 +31,21 @@ def test_the_compulsory_traffic_and_every_access_differ_without_simplify(monkeyp
     assert not identical(every_access, compulsory)
 
 
-def test_formulas_with_sums_that_agree_are_not_called_different():
+def _differ_at(a, b, size):
+    return symbolic._differ_at(a, b, sympy.expand(a - b), {n: size})
+
+
+@pytest.mark.parametrize("summand, closed", [
+    (2 * t, n * (n - 1)),  # exact integers
+    (t / 3, n * (n - 1) / 6),  # fractions: compared in floating point
+])
+def test_formulas_with_sums_that_agree_are_not_called_different(summand, closed):
     # a sum against its closed form: equal at every point, so no probe may disprove it
-    closed = sympy.Sum(2 * t, (t, 0, n - 1))
+    summed = sympy.Sum(summand, (t, 0, n - 1))
     for probe in symbolic._PROBES:
-        assert not symbolic._sums_differ(closed, n * (n - 1), {n: probe[0]})
-    assert identical(closed + 4 * STEPS, 4 * STEPS + closed)
+        assert not _differ_at(summed, closed, probe[0])
+        assert not _differ_at(closed, summed, probe[0])
+    assert identical(summed + 4 * STEPS, 4 * STEPS + summed)
 
 
 def test_a_sum_off_by_one_is_told_apart(monkeypatch):
@@ -44,8 +54,26 @@ def test_a_sum_off_by_one_is_told_apart(monkeypatch):
     assert not identical(sympy.Sum(t, (t, 0, n)), sympy.Sum(t, (t, 0, n - 1)))
 
 
+def test_a_sum_of_fractions_off_by_one_is_told_apart(monkeypatch):
+    # the sum is no exact integer: its side's number in floating point decides
+    monkeypatch.setattr(sympy, "simplify", _no_simplify)
+    assert not identical(sympy.Sum(t / 3, (t, 0, n - 1)), n * (n - 1) / 6 + 1)
+
+
+def test_a_difference_below_rounding_error_is_told_apart_exactly(monkeypatch):
+    # 10^12 against 10^12 + 1 at n = 2: equal in floating point, not as integers
+    monkeypatch.setattr(sympy, "simplify", _no_simplify)
+    summed = sympy.Sum(10**12 * t, (t, 0, n - 1))
+    closed = 10**12 * n * (n - 1) / 2
+    assert not _differ_at(summed, closed, 2)
+    assert _differ_at(summed, closed + 1, 2)
+    assert not identical(summed, closed + 1)
+
+
 @pytest.mark.parametrize("size", [1000003])
 def test_a_sum_too_long_to_add_up_decides_nothing(size):
-    # 10^12 terms: estimated from samples, which proves no difference
+    # 10^12 terms: estimated from samples, which proves no difference, exactly or not
     long = sympy.Sum(t, (t, 0, n**2))
-    assert not symbolic._sums_differ(long, long + 1, {n: size})
+    closed = n**2 * (n**2 + 1) / 2
+    assert not _differ_at(long, closed + 1, size)
+    assert not _differ_at(long, closed + sympy.Rational(1, 3), size)

@@ -11,7 +11,7 @@ from mcl.feedback.facts import sums
 
 
 def test_a_formula_under_new_names_is_compiled_once_and_gives_the_same_numbers() -> None:
-    sums._COMPILED.clear()
+    sums._COMPILED.store.clear()
     sums._NUMBERS.clear()
     i1, n1 = sympy.Symbol("i_1", integer=True), sympy.Symbol("n", integer=True)
     i2 = sympy.Symbol("i_2", integer=True)
@@ -22,17 +22,17 @@ def test_a_formula_under_new_names_is_compiled_once_and_gives_the_same_numbers()
         got, _ = sums.sum_number(first, {**values, i1: i})
         same, _ = sums.sum_number(again, {**values, i2: i})
         assert got == same == (3 * i + 1) // 7 + i * i
-    assert len(sums._COMPILED) == 1
+    assert len(sums._COMPILED.store) == 1
 
 
 def test_symbols_with_other_assumptions_are_other_formulas() -> None:
-    sums._COMPILED.clear()
+    sums._COMPILED.store.clear()
     sums._NUMBERS.clear()
     real, whole = sympy.Symbol("x", real=True), sympy.Symbol("y", integer=True)
     a, _ = sums.sum_number(sympy.floor(real) + 1, {real: 2.5})
     b, _ = sums.sum_number(sympy.floor(whole) + 1, {whole: 2})
     assert (a, b) == (3, 3)
-    assert len(sums._COMPILED) == 2
+    assert len(sums._COMPILED.store) == 2
 
 
 def _figure() -> tuple[sympy.Expr, sympy.Symbol]:
@@ -67,6 +67,6 @@ def test_a_figure_is_added_up_once_per_formula_and_values(monkeypatch) -> None:
 def test_the_kept_numbers_are_bounded() -> None:
     sums._NUMBERS.clear()
     x = sympy.Symbol("x", integer=True)
-    for k in range(3 * sums._CACHE_SIZE):
+    for k in range(3 * sums._NUMBERS.size):
         assert sums.sum_number(x + 1, {x: k}) == (k + 1, False)
-        assert len(sums._NUMBERS) <= sums._CACHE_SIZE + 1
+        assert len(sums._NUMBERS) <= sums._NUMBERS.size

@@ -40,7 +40,6 @@ Tests: tests/feedback/test_irregular.py, against brute-force counts of the trace
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -50,6 +49,7 @@ import sympy
 from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.codes import MessageCode
 from mcl.feedback.emit import Emitter, expr_text
+from mcl.feedback.facts.compiled import Compiler
 from mcl.feedback.facts.contention import (
     Contention,
     data_dependent,
@@ -66,7 +66,6 @@ from mcl.feedback.messages import Message, Severity
 from mcl.feedback.values import evaluate
 from mcl.identity import Ref
 from mcl.mcpl import ast
-from mcl.mcpl.symbolic_values import by_position, renamed
 
 # The codes of this analysis (mcl.feedback.codes; the catalogue is docs/feedback.md).
 DOCS = "irregular-access-irregular"  # its section of docs/feedback.md
@@ -290,6 +289,7 @@ def _bound_reads(facts: KernelFacts, loop: Loop) -> list[Any]:
 # group (32 threads, 16 lanes) whole, other foreach loops their first units.
 _TRIED_UNITS = 64
 _TRIALS = 4
+_COMPILED = Compiler("math")
 
 
 def _sampled(facts: KernelFacts, exprs: list[Any], loop: Loop) -> list[list[tuple[Any, ...]]]:
@@ -307,13 +307,10 @@ def _sampled(facts: KernelFacts, exprs: list[Any], loop: Loop) -> list[list[tupl
     exprs = [sympy.sympify(e) for e in exprs]
     names = sorted(set().union(*(e.free_symbols for e in exprs)) - {counter}, key=str)
     counters = {ev.counter(x) for x in facts.loops}
-    # Compiled once per process per formula, under its symbols renamed by position: the
-    # editor analyses the kernel again at every edit, under new counters (lambdify is
-    # 20 to 30 ms for a subscript of a block's share of non-zeros).
-    positional = by_position([counter, *names])
+    # Compiled once per process per formula (lambdify is 20 to 30 ms for a subscript of
+    # a block's share of non-zeros), whatever the counters of this analysis are called.
     try:
-        fn = _lambdified(tuple(positional.values()),
-                         tuple(renamed(e, positional) for e in exprs))
+        fn = _COMPILED((counter, *names), tuple(exprs))
     except Exception:  # noqa: BLE001 - an expression lambdify cannot print: no claim
         return []
     rng = random.Random(14)
@@ -326,11 +323,6 @@ def _sampled(facts: KernelFacts, exprs: list[Any], loop: Loop) -> list[list[tupl
         except (ArithmeticError, TypeError, ValueError):
             return []
     return out
-
-
-@functools.lru_cache(maxsize=256)
-def _lambdified(args: tuple[Any, ...], exprs: tuple[Any, ...]) -> Any:
-    return sympy.lambdify(list(args), list(exprs), "math")
 
 
 def _varies(facts: KernelFacts, exprs: list[Any], loop: Loop) -> bool:

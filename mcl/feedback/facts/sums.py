@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import sympy
 
-from mcl.mcpl.symbolic_values import by_position, renamed
+from mcl.feedback.facts.compiled import Compiler, Store
 
 # Summand evaluations allowed for one figure before sampling takes over.
 POINTS = 200_000
@@ -43,7 +43,10 @@ def _floor(x: Any) -> Any:
     return np.floor(_snap(x))
 
 
-_NAMESPACE = {"ceil": _ceil, "floor": _floor}
+# The numpy module itself, not the name "numpy": with the name, lambdify runs
+# `from numpy import *`, which imports numpy's lazily loaded submodules (f2py, testing,
+# ...): about 0.3 s on the first sum, for the same generated code.
+_COMPILED = Compiler([{"ceil": _ceil, "floor": _floor}, np])
 
 
 class _Budget:
@@ -52,17 +55,15 @@ class _Budget:
         self.approximate = False
 
 
-# Compiled summands and sums already added up: the figures of one kernel share them
-# (`Sum(...)` in the loads, the accesses and the intensity). Bounded, cleared when full.
-_COMPILED: dict[Any, Any] = {}
-_SUMS: dict[Any, tuple[Any, bool]] = {}
+# Sums already added up: the figures of one kernel share them (`Sum(...)` in the loads,
+# the accesses and the intensity), and their summands' compiled code (`_COMPILED`).
+_SUMS: Store[Any, tuple[Any, bool]] = Store()
 # The numbers of whole figures: the figures of a kernel are formulas in its sizes, most of
 # them the same after an edit, and the editor's worker evaluates them again at every edit;
 # a figure with sums in it is rebuilt with stand-ins for its sums and renamed to find its
 # compiled code (`_value`, `_compiled`), milliseconds where it holds a `Min` of sums.
 # The number depends on the formula, the values and the points alone.
-_NUMBERS: dict[Any, tuple[Any, bool]] = {}
-_CACHE_SIZE = 256
+_NUMBERS: Store[Any, tuple[Any, bool]] = Store()
 
 
 def sum_number(expr: Any, values: Mapping[Any, Any] | None = None, points: int = POINTS
@@ -82,9 +83,7 @@ def sum_number(expr: Any, values: Mapping[Any, Any] | None = None, points: int =
         return _number(expr, env, points)
     found = _NUMBERS.get(key)
     if found is None:
-        if len(_NUMBERS) > _CACHE_SIZE:
-            _NUMBERS.clear()
-        found = _NUMBERS[key] = _number(expr, env, points)
+        found = _NUMBERS.put(key, _number(expr, env, points))
     return found
 
 
@@ -126,16 +125,15 @@ def _value(e: Any, env: dict[Any, Any], rows: int, budget: _Budget) -> Any:
 def _cached_sum(e: Any, env: dict[Any, Any], budget: _Budget) -> Any:
     free = e.free_symbols  # computed anew on every access: once, not once per value
     key = (e, tuple(sorted((str(s), v) for s, v in env.items() if s in free)))
-    if key not in _SUMS:
-        if len(_SUMS) > _CACHE_SIZE:
-            _SUMS.clear()
+    found = _SUMS.get(key)
+    if found is None:
         before = budget.approximate
         budget.approximate = False
         value = _sum(e, env, budget)
-        _SUMS[key] = (value, budget.approximate)
+        _SUMS.put(key, (value, budget.approximate))
         budget.approximate = before or budget.approximate
         return value
-    value, approximate = _SUMS[key]
+    value, approximate = found
     budget.approximate = budget.approximate or approximate
     return value
 
@@ -203,21 +201,7 @@ def _compiled(e: Any, env: dict[Any, Any], rows: int, budget: _Budget) -> Any:
         raise ValueError(f"no value for {missing}")
     if not symbols:
         return _exact_number(e)
-    # Keyed by the formula with its symbols renamed by position (each keeping its
-    # assumptions, so the formula is rebuilt as it was): every analysis makes new
-    # counters and stand-ins, and the editor analyses the kernel again at every edit,
-    # so the same formula comes back under new names; lambdify is about 20 ms a formula.
-    positional = by_position(symbols)
-    canonical = renamed(e, positional)
-    if canonical not in _COMPILED:
-        if len(_COMPILED) > _CACHE_SIZE:
-            _COMPILED.clear()
-        # The numpy module itself, not the name "numpy": with the name, lambdify runs
-        # `from numpy import *`, which imports numpy's lazily loaded submodules (f2py,
-        # testing, ...): about 0.3 s on the first sum, for the same generated code.
-        _COMPILED[canonical] = sympy.lambdify(list(positional.values()), canonical,
-                                              modules=[_NAMESPACE, np])
-    return _COMPILED[canonical](*[env[s] for s in symbols])
+    return _COMPILED(symbols, e)(*[env[s] for s in symbols])
 
 
 def _exact_number(e: Any) -> Any:

@@ -571,17 +571,10 @@ def identical(a: Any, b: Any) -> bool:
     if difference == 0:
         return True
     symbols = sorted(difference.free_symbols, key=str)
-    sums = difference.has(sympy.Sum)
     for probe in _PROBES:
         point = {s: probe[k % len(probe)] + k // len(probe) for k, s in enumerate(symbols)}
-        if sums and _sums_differ(a, b, point):
+        if _differ_at(a, b, difference, point):
             return False
-        try:
-            value = _summed(difference.xreplace(point))
-            if value.is_number and value.is_zero is False:
-                return False
-        except (TypeError, ValueError, ZeroDivisionError):
-            continue
     if spent():
         return False  # not proven: the callers take their approximate path
     # doit=False: SymPy would otherwise try to add up every Sum in it symbolically, which
@@ -589,38 +582,35 @@ def identical(a: Any, b: Any) -> bool:
     return sympy.simplify(difference, doit=False) == 0
 
 
-def _summed(value: Any) -> Any:
-    """`value` (an expression at a probe point) with each unevaluated sum in it replaced
-    by its exact integer value. SymPy cannot tell whether a number with a `Sum` in it is
-    zero, so such a difference was never disproved at the probes and went to
-    `sympy.simplify`, seconds on sums of minima (a block's share of the non-zeros) that
-    are different anyway. A sum whose value is not an exact integer (sampled, or a
-    fraction in floating point) stays: no disproof rests on rounding."""
-    if not isinstance(value, sympy.Basic) or not value.has(sympy.Sum):
-        return value
-    from mcl.feedback.facts.sums import sum_number
+def _differ_at(a: Any, b: Any, difference: Any, point: dict[Any, int]) -> bool:
+    """Do `a` and `b` surely take different values at `point` (a value for each symbol
+    of their expanded `difference`)? Where the difference is a number SymPy can tell from
+    zero, it decides. A formula holding an unevaluated `Sum` is no such number: SymPy
+    compares no `Sum` at a number (putting the point in `Min(4*n, 8*n**2 + Sum(...))` asks
+    `evalf` for an Euler-Maclaurin estimate, which fails), so no probe disproved such an
+    identity and `sympy.simplify` had to, seconds on sums of minima (a block's share of
+    the non-zeros) and 0.4 s for the roofline's compulsory traffic against every access
+    of gesummv hopper_v5, which differ anyway. Here the sums are added up (`facts.sums`:
+    term by term for short sums), in the first of two ways that decides:
 
-    numbers = {}
-    for s in value.atoms(sympy.Sum):
-        if s.free_symbols:
-            continue  # a sum inside another, over the outer one's variable
-        number, approximate = sum_number(s)
-        if approximate or type(number) is not int:
-            return value
-        numbers[s] = sympy.Integer(number)
-    return value.xreplace(numbers)
+    - exactly, where every sum is an exact integer: the difference with those integers
+      in is a number SymPy compares exactly (a difference of 1 in 10^12 included);
+    - else in floating point, both sides whole (the symbols that cancelled out of the
+      difference get any value: both sides have them alike), different only beyond
+      rounding error.
 
-
-def _sums_differ(a: Any, b: Any, point: dict[Any, int]) -> bool:
-    """Do `a` and `b`, which hold unevaluated sums, take clearly different numbers at
-    `point`? SymPy compares no `Sum` at a number exactly: putting the point in
-    (`Min(4*n, 8*n**2 + Sum(...))`) asks `evalf` for an Euler-Maclaurin estimate, which
-    fails, so no probe disproved such an identity and `sympy.simplify` had to (0.4 s for
-    the roofline's compulsory traffic against every access of gesummv hopper_v5). Here
-    the sums are added up numerically (`facts.sums`: term by term for short sums); a sum
-    estimated from samples, or a difference within rounding error, decides nothing. The
-    symbols that cancelled out of the difference get any value: both sides have them
-    alike."""
+    A sum estimated from samples decides nothing: no disproof rests on an estimate or
+    on rounding."""
+    try:
+        value = difference.xreplace(point)
+        if not value.has(sympy.Sum):
+            return bool(value.is_number and value.is_zero is False)
+        exact = _with_exact_sums(value)
+        if exact.is_number and exact.is_zero is not None:
+            return not exact.is_zero
+    except (TypeError, ValueError, ZeroDivisionError):
+        if not difference.has(sympy.Sum):
+            return False
     from mcl.feedback.facts.sums import sum_number
 
     rest = sorted((a.free_symbols | b.free_symbols) - set(point), key=str)
@@ -633,6 +623,23 @@ def _sums_differ(a: Any, b: Any, point: dict[Any, int]) -> bool:
         numbers.append(number)
     x, y = numbers
     return abs(x - y) > 1e-9 * max(1.0, abs(x), abs(y))
+
+
+def _with_exact_sums(value: Any) -> Any:
+    """`value` (a formula at a point) with each unevaluated sum in it replaced by its
+    value; as it is where a sum's value is not an exact integer (estimated from samples,
+    or a fraction in floating point)."""
+    from mcl.feedback.facts.sums import sum_number
+
+    numbers = {}
+    for s in value.atoms(sympy.Sum):
+        if s.free_symbols:
+            continue  # a sum inside another, over the outer one's variable
+        number, approximate = sum_number(s)
+        if approximate or type(number) is not int:
+            return value
+        numbers[s] = sympy.Integer(number)
+    return value.xreplace(numbers)
 
 
 def at_least(a: Any, b: Any) -> bool:
