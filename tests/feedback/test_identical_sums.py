@@ -38,6 +38,7 @@ def _differ_at(a, b, size):
 @pytest.mark.parametrize("summand, closed", [
     (2 * t, n * (n - 1)),  # exact integers
     (t / 3, n * (n - 1) / 6),  # fractions: compared in floating point
+    (t / 10, n * (n - 1) / 20),  # 53096.5 against 53096.50000000001 at n = 1031
 ])
 def test_formulas_with_sums_that_agree_are_not_called_different(summand, closed):
     # a sum against its closed form: equal at every point, so no probe may disprove it
@@ -52,6 +53,15 @@ def test_a_sum_off_by_one_is_told_apart(monkeypatch):
     monkeypatch.setattr(sympy, "simplify", _no_simplify)
     assert not identical(STEPS + 1, STEPS)
     assert not identical(sympy.Sum(t, (t, 0, n)), sympy.Sum(t, (t, 0, n - 1)))
+
+
+def test_a_sum_inside_another_goes_with_the_outer_one(monkeypatch):
+    monkeypatch.setattr(sympy, "simplify", _no_simplify)
+    u = sympy.Symbol("u", integer=True, nonnegative=True)
+    triangle = sympy.Sum(sympy.Sum(1, (u, 0, t)), (t, 0, n - 1))
+    for probe in symbolic._PROBES:
+        assert not _differ_at(triangle, n * (n + 1) / 2, probe[0])
+    assert not identical(sympy.Min(4 * n, triangle), sympy.Min(4 * n, n * (n + 1) / 2 + 1))
 
 
 def test_a_sum_of_fractions_off_by_one_is_told_apart(monkeypatch):
@@ -70,10 +80,21 @@ def test_a_difference_below_rounding_error_is_told_apart_exactly(monkeypatch):
     assert not identical(summed, closed + 1)
 
 
+def test_an_estimated_sum_is_never_taken_as_exact(monkeypatch):
+    # an estimate that happens to be a whole number is no exact value either
+    from mcl.feedback.facts import sums
+
+    monkeypatch.setattr(sums, "sum_number", lambda *args, **kwargs: (10, True))
+    summed = sympy.Sum(t, (t, 0, n - 1))
+    assert symbolic._exact_sums({summed}, {n: 5}) == {}
+    assert not _differ_at(summed, n * (n - 1) / 2 + 1, 5)
+
+
 @pytest.mark.parametrize("size", [1000003])
 def test_a_sum_too_long_to_add_up_decides_nothing(size):
-    # 10^12 terms: estimated from samples, which proves no difference, exactly or not
-    long = sympy.Sum(t, (t, 0, n**2))
-    closed = n**2 * (n**2 + 1) / 2
-    assert not _differ_at(long, closed + 1, size)
+    # 10^12 terms: estimated from samples (off by far more than rounding error for a
+    # sum of squares), which proves no difference, exactly or not
+    long = sympy.Sum(t**2, (t, 0, n**2))
+    closed = n**2 * (n**2 + 1) * (2 * n**2 + 1) / 6
+    assert not _differ_at(long, closed, size)
     assert not _differ_at(long, closed + sympy.Rational(1, 3), size)

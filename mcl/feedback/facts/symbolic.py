@@ -594,22 +594,23 @@ def _differ_at(a: Any, b: Any, difference: Any, point: dict[Any, int]) -> bool:
     term by term for short sums), in the first of two ways that decides:
 
     - exactly, where every sum is an exact integer: the difference with those integers
-      in is a number SymPy compares exactly (a difference of 1 in 10^12 included);
+      and the point in is a number SymPy compares exactly (a difference of 1 in 10^12
+      included);
     - else in floating point, both sides whole (the symbols that cancelled out of the
       difference get any value: both sides have them alike), different only beyond
       rounding error.
 
     A sum estimated from samples decides nothing: no disproof rests on an estimate or
     on rounding."""
+    sums = difference.atoms(sympy.Sum)
     try:
-        value = difference.xreplace(point)
-        if not value.has(sympy.Sum):
-            return bool(value.is_number and value.is_zero is False)
-        exact = _with_exact_sums(value)
-        if exact.is_number and exact.is_zero is not None:
-            return not exact.is_zero
+        value = difference.xreplace({**point, **_exact_sums(sums, point)})
+        if value.is_number and value.is_zero is not None and not value.has(sympy.Sum):
+            return not value.is_zero
+        if not sums:
+            return False
     except (TypeError, ValueError, ZeroDivisionError):
-        if not difference.has(sympy.Sum):
+        if not sums:
             return False
     from mcl.feedback.facts.sums import sum_number
 
@@ -625,21 +626,22 @@ def _differ_at(a: Any, b: Any, difference: Any, point: dict[Any, int]) -> bool:
     return abs(x - y) > 1e-9 * max(1.0, abs(x), abs(y))
 
 
-def _with_exact_sums(value: Any) -> Any:
-    """`value` (a formula at a point) with each unevaluated sum in it replaced by its
-    value; as it is where a sum's value is not an exact integer (estimated from samples,
-    or a fraction in floating point)."""
+def _exact_sums(sums: set[Any], point: dict[Any, int]) -> dict[Any, Any]:
+    """The value at `point` of each of `sums` (a sum inside another, over the outer one's
+    variable, goes with the outer one), where every one is an exact integer; else none
+    (a sum estimated from samples, or a fraction in floating point)."""
     from mcl.feedback.facts.sums import sum_number
 
     numbers = {}
-    for s in value.atoms(sympy.Sum):
-        if s.free_symbols:
-            continue  # a sum inside another, over the outer one's variable
-        number, approximate = sum_number(s)
+    for s in sums:
+        free = s.free_symbols
+        if not free <= point.keys():
+            continue
+        number, approximate = sum_number(s, {x: point[x] for x in free})
         if approximate or type(number) is not int:
-            return value
+            return {}
         numbers[s] = sympy.Integer(number)
-    return value.xreplace(numbers)
+    return numbers
 
 
 def at_least(a: Any, b: Any) -> bool:
