@@ -82,12 +82,19 @@ class Roofline:
     def intensity(self, level: Level) -> Any:
         return _ratio(self.flops, level.bytes)
 
+    def undefined(self) -> bool:
+        """Has a count or an intensity no value (SymPy's `nan` or `zoo`, a division by
+        zero in it)? Then no roof can be compared with the others."""
+        return any(_undefined(x) for x in (self.flops, *(lv.bytes for lv in self.levels),
+                                             *(self.intensity(lv) for lv in self.levels)))
+
     def times(self, values: Mapping[str, Any]) -> dict[str, float] | None:
-        """Seconds each roof needs at `values` (None when a size is missing)."""
+        """Seconds each roof needs at `values` (None when a size is missing or a count
+        has no finite value there)."""
         out: dict[str, float] = {}
         for name, amount, rate in self._roofs():
             number = evaluate(amount, values).numeric
-            if number is None:
+            if number is None or not math.isfinite(float(number)):
                 return None
             out[name] = float(number) / rate if rate > 0 else math.inf
         return out
@@ -139,7 +146,8 @@ class Roofline:
         return least / seconds
 
     def attainable_symbolic(self) -> Any:
-        """GFLOP/s at the lowest roof, as a formula in the kernel's sizes."""
+        """GFLOP/s at the lowest roof, as a formula in the kernel's sizes; None where
+        the roofs cannot be compared."""
         return _attainable(self)
 
     def _roofs(self) -> list[tuple[str, Any, float]]:
@@ -159,10 +167,25 @@ def _ratio(numerator: Any, denominator: Any) -> Any:
 
 @functools.lru_cache(maxsize=256)
 def _attainable(roof: Roofline) -> Any:
-    """`Roofline.attainable_symbolic`."""
+    """`Roofline.attainable_symbolic`. A roof that is no number SymPy can compare (`nan`
+    where a count divides by zero, an unlimited bandwidth times an intensity of 0) made
+    `sympy.Min` raise: no figure instead, never a wrong one."""
+    if roof.undefined():
+        return None  # `2*n / zoo` is an intensity of 0: a wrong figure
     roofs = [sympy.Float(roof.peak * 1e-9, 4)]
     roofs += [sympy.Float(lv.bandwidth * 1e-9, 4) * roof.intensity(lv) for lv in roof.levels]
-    return sympy.Min(*roofs) if len(roofs) > 1 else roofs[0]
+    if len(roofs) == 1:
+        return roofs[0]
+    if any(_undefined(r) for r in roofs):
+        return None
+    try:
+        return sympy.Min(*roofs)
+    except (TypeError, ValueError):  # not comparable: SymPy cannot order the roofs
+        return None
+
+
+def _undefined(e: Any) -> bool:
+    return isinstance(e, sympy.Basic) and e.has(sympy.nan, sympy.zoo)
 
 
 def roofline_of(function: ast.Function, checked: CheckedProgram, hwd: Any,
@@ -275,6 +298,11 @@ def roofline(ctx: AnalysisContext) -> list[Message]:
     roof = context_roofline(ctx, memory_only=True)
     if roof is None:
         return []
+    if roof.undefined():
+        return [Emitter(ctx.facts, "roofline", ctx.values).message(
+            "roofline", Severity.INFO,
+            f"roofline at {roof.level}: cannot be decided: a count has no value (it "
+            "divides by zero)", ctx.function.span, approximate=True)]
     # The figures come from opstats' counts, already made; what is left is display
     # (factoring a long formula), which gets a budget of its own so that the analyses
     # before this one, which spent the kernel's, do not leave it unfactored.
@@ -299,8 +327,9 @@ def _message(roof: Roofline, emit: Emitter, function: ast.Function,
         amount = f"{{bytes_{lv.space}}} B to" if moves else \
             f"{{intensity_{lv.space}}} flop/B against"
         against.append(f"{amount} {lv.space} ({rate_text(lv.bandwidth, 'B/s')}{compulsory})")
-    if not moves:
-        figures["attainable_gflops"] = roof.attainable_symbolic()
+    attainable_gflops = None if moves else roof.attainable_symbolic()
+    if attainable_gflops is not None:
+        figures["attainable_gflops"] = attainable_gflops
     bound = roof.bound(values)
     seconds = roof.min_seconds(values)
     text = (f"roofline at {roof.level} ({rate_text(roof.peak, 'FLOP/s')} {roof.dtype}): "
@@ -327,6 +356,8 @@ def _message(roof: Roofline, emit: Emitter, function: ast.Function,
         if worst_seconds is not None and worst_seconds > seconds * 1.01:
             text += (f" ({seconds_text(worst_seconds)} in the worst case, if no cache "
                      "served any reuse)")
+    if not moves and attainable_gflops is None:
+        text += "; the least roof as a formula in the sizes cannot be decided"
     return emit.message("roofline", Severity.INFO, text, function.span, figures,
                         approximate=roof.approximate, hint=hint)
 

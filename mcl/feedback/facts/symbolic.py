@@ -86,6 +86,7 @@ class Evaluator:
         self._memo: dict[Any, Any] = {}
         self._syms: dict[tuple[Ref[ast.Expr], Scope], Any] = {}
         self._data: set[sympy.Symbol] = set()  # the stand-ins for data (`data`)
+        self._undefined: set[sympy.Symbol] = set()  # those for a division by zero
         self._initialising = 0  # initialisers being evaluated (`binding_value`)
         self._stepping: set[Loop] = set()  # for-loops whose step is being followed
         # `binding_deps` of each binding, for the contents' dependencies as they stand
@@ -128,6 +129,17 @@ class Evaluator:
         symbol = sympy.Dummy("data")
         self._data.add(symbol)
         return symbol
+
+    def undefined(self) -> sympy.Symbol:
+        """A stand-in, as for data, for a value that divides by zero (`1.0 / 0`)."""
+        symbol = sympy.Dummy("undefined")
+        self._data.add(symbol)
+        self._undefined.add(symbol)
+        return symbol
+
+    def _divides_by_zero(self, *values: Any) -> bool:
+        """Is it a division by zero, not data, that makes `values` unknown statically?"""
+        return any(s in self._undefined for v in values for s in getattr(v, "free_symbols", ()))
 
     def hwd_constant(self, path: tuple[str, ...]) -> Any:
         # The kernel's level or one above it, from the library the kernel was loaded
@@ -202,8 +214,9 @@ class Evaluator:
         assert isinstance(loop.node, ast.Foreach)
         count = self.sym(loop.node.count, loop.scope)
         if count is None or self._has_opaque(count):
+            why = "divides by zero" if self._divides_by_zero(count) else "depends on data"
             return LoopShape(t, t, iterations_symbol(loop), False, True,
-                             f"the number of units of foreach {loop.name} depends on data")
+                             f"the number of units of foreach {loop.name} {why}")
         return LoopShape(t, t, count, True, True)
 
     def _for(self, loop: Loop, marker: sympy.Symbol) -> LoopShape:
@@ -227,7 +240,9 @@ class Evaluator:
         inc = self.sym(step_expr, loop.body_scope)
         if any(x is None or self._has_opaque(x) or marker in x.free_symbols
                for x in (start, bound, inc)):
-            unknown.reason = f"the bounds of for-loop {loop.name} depend on data"
+            why = "divide by zero" if self._divides_by_zero(start, bound, inc) \
+                else "depend on data"
+            unknown.reason = f"the bounds of for-loop {loop.name} {why}"
             if start is not None and inc is not None and not self._has_opaque(start) \
                     and not self._has_opaque(inc) and kind == "add":
                 unknown.value = start + inc * t
@@ -401,9 +416,22 @@ class _SymbolicWalk(EvaluatorBase[Any, Scope]):
 
     def operate(self, e: ast.Expr, operation: Callable[..., Any], *args: Any) -> Any:
         try:
-            return operation(*args)
+            value = operation(*args)
         except NotEvaluable:
             return self.owner.data()
+        except ZeroDivisionError:  # mpmath's, dividing by a float 0.0
+            return self.owner.undefined()
+        if (isinstance(e, ast.Call) or isinstance(e, ast.Binary) and e.op in _UNDEFINED_AT) \
+                and isinstance(value, sympy.Basic) and value.has(sympy.zoo, sympy.nan):
+            # A division by zero (`1.0 / 0`, `log(0.0)`) has no value SymPy can count
+            # with: its `zoo` became a trip count `ceiling(zoo*w)` and `nan` bytes, and
+            # the roofline's least roof failed on it. Unknown statically, as data is.
+            return self.owner.undefined()
+        return value
+
+
+# The operators whose value may be undefined where their operands are not.
+_UNDEFINED_AT = frozenset({"/", "%", "^"})
 
 
 def _normalise_cond(cond: ast.Expr, var: str) -> tuple[str, ast.Expr] | None:
