@@ -98,3 +98,18 @@ def test_a_sum_too_long_to_add_up_decides_nothing(size):
     closed = n**2 * (n**2 + 1) * (2 * n**2 + 1) / 6
     assert not _differ_at(long, closed, size)
     assert not _differ_at(long, closed + sympy.Rational(1, 3), size)
+
+
+def test_formulas_without_sums_do_not_import_numpy():
+    # facts.sums imports numpy: about 80 ms of the start of a check that has no sums
+    import subprocess
+    import sys
+
+    script = ("import sys, sympy\n"
+              "from mcl.feedback.facts.symbolic import identical\n"
+              "n = sympy.Symbol('n', integer=True, positive=True)\n"
+              "assert not identical(sympy.Min(n, 4) + 1, sympy.Min(n, 4) + 2)\n"
+              "assert identical(2 * n, n + n)\n"
+              "assert 'numpy' not in sys.modules, 'numpy imported'\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
