@@ -1,5 +1,5 @@
 """Formulas compiled by position and the bounded store (mcl.feedback.facts.compiled): the
-sums and the irregular analysis compile through one helper, and what the feedback keeps
+sums and the irregular analysis compile through one compiler, and what the feedback keeps
 by formula for the process stays bounded (docs/feedback.md, "Speed")."""
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def test_one_expression_gives_one_result() -> None:
     assert compiler((x,), sympy.ceiling(x) + 1)(2.5) == 4
 
 
-def test_the_sums_and_the_irregular_analysis_compile_through_the_helper() -> None:
+def test_the_sums_and_the_irregular_analysis_compile_through_one_compiler() -> None:
     assert isinstance(sums._COMPILED, Compiler) and isinstance(irregular._COMPILED, Compiler)
     assert isinstance(sums._SUMS, Store) and isinstance(sums._NUMBERS, Store)
 
