@@ -9,11 +9,13 @@ there are almost always none. The entries of mcl's groups are kept in mcl's cach
 distribution in the folders of `sys.path` (its modification time; -1 where it has none)
 and every file on `sys.path` (a zip archive: its modification time). Installing, removing
 or reinstalling a package, or editing its entry points, changes that, and the entry
-points are read again. Within one process they are read once.
+points are read again. Within one process they are read once. Each `sys.path` has a file
+of its own (environments that share the cache folder do not overwrite each other's).
 """
 
 from __future__ import annotations
 
+import hashlib
 import marshal
 import os
 import sys
@@ -60,6 +62,13 @@ def installed_state() -> list[tuple[str, int]]:
     return state
 
 
+def _path_key() -> str:
+    """A short name for `sys.path`: two environments (two virtual environments of one
+    Python, two checkouts run with `python -m mcl`) share the cache folder, and with one
+    file between them each would find the other's entries and read the metadata again."""
+    return hashlib.sha256("\0".join(sys.path).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
 def _read_installed() -> Found:
     from importlib.metadata import entry_points as installed
 
@@ -83,7 +92,7 @@ def found() -> Found:
         if root is None:
             _found = _read_installed()
         else:
-            path = root / f"entry-points-{sys.implementation.cache_tag}.marshal"
+            path = root / f"entry-points-{sys.implementation.cache_tag}-{_path_key()}.marshal"
             state = installed_state()
             _found = _load(path, state)
             if _found is None:

@@ -1,17 +1,19 @@
-"""Render diagnostics for people (rich, with the source line and a marker) and for tools (JSON)."""
+"""Render diagnostics for people (styled lines with the source line and a marker:
+mcl.styled) and for tools (JSON)."""
 
 from __future__ import annotations
 
-import functools
-import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.cells import cell_len
-from rich.console import Console
-from rich.text import Text
 
 from mcl.diagnostics import Diagnostic, Severity, Span
 from mcl.source_files import source_lines
+from mcl.styled import Line, Printer, printer
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 TAB_SIZE = 8  # columns per tab stop when a source line is shown
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow", Severity.NOTE: "bold cyan"}
@@ -99,16 +101,18 @@ def source_excerpt(src: str, span: Span, to_line_end: bool = False) -> tuple[str
     return shown_before + marked + after, cell_len(shown_before), max(width, 1)
 
 
-def render_diagnostics(diags: list[Diagnostic], console: Console | None = None) -> None:
+def render_diagnostics(diags: list[Diagnostic], console: Console | Printer | None = None
+                       ) -> None:
     """Print each diagnostic as `file:line:col: severity: message`, the source line, a marker
     under the offending text, and the hint. Every line is printed whole (`soft_wrap`): the
     `file:line:col: error:` line must stay one line whatever the terminal width, the path
     length, or whether stderr is a terminal, so editors and CI can parse it."""
-    console = console or Console(stderr=True, highlight=False, soft_wrap=True)
-    print_line = functools.partial(console.print, soft_wrap=True)
+    if not diags:
+        return
+    print_line = printer(console, stderr=True).print
     cache: dict[str, list[str]] = {}
     for d in diags:
-        head = Text()
+        head = Line()
         if d.span:
             head.append(f"{d.span}: ", style="bold")
         head.append(f"{d.severity.value}", style=_STYLE[d.severity])
@@ -120,16 +124,16 @@ def render_diagnostics(diags: list[Diagnostic], console: Console | None = None) 
             if src is not None:
                 gutter = f"{d.span.line:>5} | "
                 shown, start, width = source_excerpt(src, d.span)
-                print_line(Text(gutter, style="dim") + Text(shown))
+                print_line(Line(gutter, style="dim") + Line(shown))
                 marker = " " * start + "^" + "~" * (width - 1)
-                print_line(Text(" " * (len(gutter) - 2) + "| ", style="dim")
-                           + Text(marker, style=_STYLE[d.severity]))
+                print_line(Line(" " * (len(gutter) - 2) + "| ", style="dim")
+                           + Line(marker, style=_STYLE[d.severity]))
         if d.hint:
-            print_line(Text("      = hint: ", style="bold cyan")
-                       + Text(escape_controls(d.hint, keep=_LINES)))
+            print_line(Line("      = hint: ", style="bold cyan")
+                       + Line(escape_controls(d.hint, keep=_LINES)))
         for note in d.notes:
-            print_line(Text("      = note: ", style="bold cyan")
-                       + Text(escape_controls(note, keep=_LINES)))
+            print_line(Line("      = note: ", style="bold cyan")
+                       + Line(escape_controls(note, keep=_LINES)))
 
 
 def span_to_json(span: Span | None) -> dict:
@@ -154,4 +158,6 @@ def diagnostic_to_json(d: Diagnostic) -> dict:
 
 
 def diagnostics_json(diags: list[Diagnostic]) -> str:
+    import json
+
     return json.dumps({"diagnostics": [diagnostic_to_json(d) for d in diags]}, indent=2)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -81,3 +82,28 @@ def test_without_a_cache_folder_entry_points_are_read(
 def test_only_mcls_groups_are_kept() -> None:
     with pytest.raises(ValueError, match="not one of mcl's"):
         plugins.entry_points("console_scripts")
+
+
+def test_two_environments_sharing_the_cache_keep_their_own_entries(
+        site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two virtual environments (or checkouts) run in turn with one cache folder: each
+    finds its own kept entries, none reads the metadata again."""
+    install(site, "mypkg.analysis:mine")
+    other = tmp_path / "other-site"
+    other.mkdir()
+    install(other, "mypkg.other:mine")
+    first = list(sys.path)
+    second = [str(other), *(p for p in first if p != str(site))]
+    reads: list[int] = []
+    real = plugins._read_installed
+    monkeypatch.setattr(plugins, "_read_installed", lambda: reads.append(1) or real())
+    for path in (first, second):  # each environment once, and its entries kept
+        monkeypatch.setattr(sys, "path", path)
+        fresh_process(monkeypatch)
+        plugins.entry_points(GROUP)
+    assert reads == [1, 1]
+    for path, value in ((first, "mypkg.analysis:mine"), (second, "mypkg.other:mine")) * 2:
+        monkeypatch.setattr(sys, "path", path)
+        fresh_process(monkeypatch)
+        assert plugins.entry_points(GROUP)[0].value == value
+    assert reads == [1, 1]

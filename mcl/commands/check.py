@@ -219,12 +219,8 @@ def _report(files: list[CheckedFile], args: argparse.Namespace) -> None:
         document.update(json_report(f.feedback for f in files if f.feedback))
         sys.stdout.write(json.dumps(document, indent=2) + "\n")
         return
-    from rich.console import Console
-
     from mcl.render import render_diagnostics
 
-    # soft_wrap: a long source line must not wrap, or the marker under it would drift.
-    console = Console(stderr=True, highlight=False, soft_wrap=True)
-    render_diagnostics([d for f in files for d in f.diagnostics], console)
+    render_diagnostics([d for f in files for d in f.diagnostics])
     text_report(f.feedback for f in files if f.feedback)
     print(summary(files))

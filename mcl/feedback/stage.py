@@ -85,11 +85,10 @@ def text_report(reports: Iterable[FileFeedback]) -> None:
     reports = [r for r in reports if r.messages]
     if not reports:
         return
-    from rich.console import Console
-
     from mcl.feedback.render.text import render_feedback
+    from mcl.styled import printer
 
-    console = Console(highlight=False, soft_wrap=True)
+    out = printer()
     for r in reports:
-        render_feedback(r.messages, console, r.levels, verbose=r.options.verbose,
+        render_feedback(r.messages, out, r.levels, verbose=r.options.verbose,
                         minimum=r.options.minimum, by_default=r.shown_by_default())

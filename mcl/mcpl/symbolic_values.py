@@ -21,6 +21,7 @@ from typing import Any
 import sympy
 
 from mcl.mcpl import operators as ops
+from mcl.mcpl import rounding
 from mcl.mcpl.builtins import BUILTINS
 from mcl.mcpl.evaluate import NotEvaluable
 
@@ -36,9 +37,9 @@ class trunc(sympy.Function):  # noqa: N801 - the name figures print, as C's trun
         if x.is_integer:
             return x
         if x.is_nonnegative:
-            return sympy.floor(x)
+            return rounding.floor(x)
         if x.is_nonpositive:
-            return sympy.ceiling(x)
+            return rounding.ceiling(x)
         return None  # the sign is not known: stays trunc(x)
 
     def _eval_is_integer(self) -> bool:
@@ -115,8 +116,8 @@ def floor_quotient(a: Any, d: Any) -> Any:
     if d.is_positive:
         b = sympy.expand(a - d + 1)
         if len(sympy.Add.make_args(b)) < len(sympy.Add.make_args(sympy.expand(a))):
-            return sympy.ceiling(b / d)
-    return sympy.floor(a / d)
+            return rounding.ceiling(b / d)
+    return rounding.floor(a / d)
 
 
 def remainder(a: Any, d: Any) -> Any:
@@ -153,7 +154,7 @@ def _bits(op: str, a: Any, b: Any) -> Any:
         # (an arithmetic shift floors, for negative a too). gesummv's
         # `half = WARP_SIZE >> step` was opaque and every access through it "depended on
         # data".
-        return a * 2**b if op == "<<" else sympy.floor(a / 2**b)
+        return a * 2**b if op == "<<" else rounding.floor(a / 2**b)
     raise NotEvaluable(f"'{op}' of symbols")
 
 

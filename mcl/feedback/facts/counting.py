@@ -30,6 +30,7 @@ from mcl.feedback.budget import spent
 from mcl.feedback.exact import Exact, as_sympy, exact_function
 from mcl.feedback.facts.kernel import Guard, Loop
 from mcl.feedback.facts.symbolic import Evaluator, identical, ratio
+from mcl.mcpl import rounding
 from mcl.mcpl.symbolic_values import renamed
 
 
@@ -152,7 +153,7 @@ def _grid_stride_terms(ev: Evaluator, loops: Sequence[Loop], f: Any) -> tuple[An
 
 
 def _ceiling_ratio(a: Any, b: Any) -> Any:
-    return a if b == 1 else sympy.ceiling(a / b)
+    return a if b == 1 else rounding.ceiling(a / b)
 
 
 def _sum(f: Any, t: Any, trips: Any) -> Any:
@@ -283,13 +284,13 @@ def _tiled_sum(f: Any, t: Any, trips: Any) -> Any:
         total = sympy.expand(other + tile * t)
         if t in total.free_symbols:
             continue
-        rounded_up = [sympy.floor((total + tile - 1) / tile), sympy.ceiling(total / tile)]
+        rounded_up = [rounding.floor((total + tile - 1) / tile), rounding.ceiling(total / tile)]
         if not any(sympy.expand(trips - r) == 0 for r in rounded_up):
             continue
         if scale == 1:
             return weight * total
         if (tile * scale).is_Integer:
-            return weight * sympy.ceiling(total * scale)
+            return weight * rounding.ceiling(total * scale)
     return None
 
 
@@ -578,7 +579,7 @@ def collapse_guard(ev: Evaluator, condition: Condition, loops: Sequence[Loop],
         return Collapse(removed, {t: ratio(c, unit) for c, t in terms}, passing)
     # e OP 0 with e = const + unit * x, x in [0, product): x < -const / unit, ...
     limit = -const / unit
-    below = sympy.ceiling(limit) if op in ("<", ">=") else sympy.floor(limit) + 1
+    below = rounding.ceiling(limit) if op in ("<", ">=") else rounding.floor(limit) + 1
     covered = _covers(top_trips, top_ratio, below)
     passing = sympy.Max(below, 0) if covered else sympy.Min(sympy.Max(below, 0), product)
     if _truth(sympy.Ge(below, 0)):
@@ -631,7 +632,7 @@ def _enumeration(ev: Evaluator, coefs: dict[Any, Any], counters: dict[Any, Loop]
 def _covers(top_trips: Any, ratio: Any, below: Any) -> bool:
     """Does the enumerated range reach `below`? True when the outermost loop runs
     ceil(below / ratio) times, the usual split `(m + T - 1) / T` blocks of T threads."""
-    rounded_up = [sympy.floor((below + ratio - 1) / ratio), sympy.ceiling(below / ratio)]
+    rounded_up = [rounding.floor((below + ratio - 1) / ratio), rounding.ceiling(below / ratio)]
     if any(sympy.expand(top_trips - r) == 0 for r in rounded_up):
         return True
     return _truth(sympy.Ge(top_trips * ratio, below)) is True

@@ -46,6 +46,7 @@ from mcl.feedback.facts.kernel import Access, Derived, KernelFacts, Loop, dims
 from mcl.feedback.facts.layout import element_layout, flat_index
 from mcl.feedback.facts.symbolic import identical, ratio
 from mcl.identity import Ref
+from mcl.mcpl import rounding
 
 
 @dataclass(frozen=True, eq=False)
@@ -219,7 +220,7 @@ def _span_lines(index: Affine, trips: dict[Any, Any], record: int, line: int) ->
     t < N spans sum(|c| * (N - 1)) + 1 elements, and S bytes lie on at most
     ceiling(S / line) + 1 lines (they need not start on one)."""
     span = sum((abs(c) * (trips[t] - 1) for t, c in index.coefs.items()), sympy.Integer(1))
-    return sympy.ceiling(span * record / line) + 1
+    return rounding.ceiling(span * record / line) + 1
 
 
 def _ratios(facts: KernelFacts, acc: Access, loops: tuple[Loop, ...]) -> list[Finding]:

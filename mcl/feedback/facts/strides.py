@@ -21,6 +21,7 @@ from typing import Any
 import sympy
 
 from mcl.feedback.facts.symbolic import ceiling_div
+from mcl.mcpl import rounding
 
 
 def loop_stride(index: Any, var: Any, start: Any, step: Any) -> Any:
@@ -90,14 +91,14 @@ def _stride_kind(stride: Any, line_bytes: int, values: Mapping[str, Any] | None
 
 def _aligned_span(count: Any, stride: Any, element_bytes: int, line_bytes: int) -> Any:
     """Lines of `count` >= 1 accesses `stride` < line apart, the first on a line start."""
-    return sympy.ceiling(sympy.expand((count - 1) * stride + element_bytes) / line_bytes)
+    return rounding.ceiling(sympy.expand((count - 1) * stride + element_bytes) / line_bytes)
 
 
 def _unaligned_span(count: Any, stride: Any, line_bytes: int) -> Any:
     """Lines of `count` >= 1 accesses `stride` < line apart, the first in the last element
     of a line: one line more than the bytes after the first access need. It is never more
     than `count`, since each stride stays below a line."""
-    return sympy.ceiling(sympy.expand((count - 1) * stride) / line_bytes) + 1
+    return rounding.ceiling(sympy.expand((count - 1) * stride) / line_bytes) + 1
 
 
 def best_case_lines(
@@ -188,7 +189,7 @@ def grouped_lines(
             best += _aligned_span(rest, stride, element_bytes, line_bytes)
             worst += _unaligned_span(rest, stride, line_bytes)
         return sympy.Integer(best), sympy.Integer(worst), None
-    full, rest = sympy.floor(units / size), sympy.Mod(units, size)
+    full, rest = rounding.floor(units / size), sympy.Mod(units, size)
     whole_best = _aligned_span(size, stride, element_bytes, line_bytes)
     whole_worst = _unaligned_span(size, stride, line_bytes)
     # The lines of a group grow with its units: when one unit needs as many lines as a

@@ -31,7 +31,7 @@ import sympy
 from mcl.feedback.budget import spent
 from mcl.feedback.facts.kernel import Binding, Loop, Scope
 from mcl.identity import Ref
-from mcl.mcpl import ast
+from mcl.mcpl import ast, rounding
 from mcl.mcpl.evaluate import Evaluator as EvaluatorBase
 from mcl.mcpl.evaluate import NotEvaluable
 from mcl.mcpl.symbolic_values import SymPyValues, floor_quotient, trunc
@@ -254,7 +254,7 @@ class Evaluator:
                 unknown.reason = (f"cannot count the iterations of for-loop {loop.name}: "
                                   "a dividing step needs constant bounds")
                 return unknown
-            return LoopShape(t, sympy.floor(start / inc**t), trips, True, False)
+            return LoopShape(t, rounding.floor(start / inc**t), trips, True, False)
         if kind == "mul":
             trips = _geometric_trips(start, bound, inc, op)
             if trips is None:
@@ -532,14 +532,14 @@ def ceiling_div(a: Any, d: Any) -> Any:
     so `ceiling(m/64)` threads in groups of 4 read `ceiling(m/256)`."""
     a, d = sympy.sympify(a), sympy.sympify(d)
     if isinstance(a, sympy.ceiling) and d.is_Integer and d > 0:
-        return sympy.ceiling(a.args[0] / d)
-    return sympy.ceiling(a / d)
+        return rounding.ceiling(a.args[0] / d)
+    return rounding.ceiling(a / d)
 
 
 def _ceil_div(a: Any, b: Any) -> Any:
     if b == 1:
         return a
-    return sympy.ceiling(a / b)
+    return rounding.ceiling(a / b)
 
 
 _RELATION_HOLDS = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b,
@@ -576,7 +576,7 @@ def _geometric_trips(start: Any, bound: Any, factor: Any, op: str) -> Any:
         bound = bound + 1
     elif op != "<":
         return None
-    return sympy.Max(0, sympy.ceiling(sympy.log(sympy.Max(1, bound / start), factor)))
+    return sympy.Max(0, rounding.ceiling(sympy.log(sympy.Max(1, bound / start), factor)))
 
 
 # Points at which `identical` tries two expressions: distinct primes, small and large (a

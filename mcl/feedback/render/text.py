@@ -22,9 +22,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-
-from rich.console import Console
-from rich.text import Text
+from typing import TYPE_CHECKING
 
 from mcl.diagnostics import Span
 from mcl.feedback.codes import title
@@ -32,6 +30,10 @@ from mcl.feedback.emit import number_text
 from mcl.feedback.messages import SEVERITY_ORDER, Message, Severity, Value, at_least, sort_key
 from mcl.render import source_excerpt
 from mcl.source_files import source_lines
+from mcl.styled import Line, Printer, printer
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 _STYLE = {Severity.INFO: "bold cyan", Severity.SUGGESTION: "bold green",
           Severity.WARNING: "bold yellow"}
@@ -90,15 +92,17 @@ class _Sources:
         return text if 0 < len(text) <= _SUBJECT_WIDTH else None
 
 
-def render_feedback(messages: Sequence[Message], console: Console | None = None,
+def render_feedback(messages: Sequence[Message], console: Console | Printer | None = None,
                     levels: dict[str, str] | None = None, *, verbose: bool = False,
                     minimum: Severity = Severity.INFO,
                     by_default: Sequence[bool] | None = None) -> None:
     """Print the report. `levels` names the level each function was analysed at; only
     messages at least as pressing as `minimum` are shown (`--severity`), and of those only
     the ones `by_default` marks (mcl.feedback.render.visibility) unless `verbose`, which also
-    lists every value of every message, also those its text shows."""
-    console = console or Console(highlight=False, soft_wrap=True)
+    lists every value of every message, also those its text shows. Printed through
+    `console` where given (a rich console or a printer), else mcl.styled's printer for
+    stdout."""
+    out = printer(console)
     sources = _Sources()
     by_function: dict[str, list[tuple[Message, bool]]] = {}
     marks = by_default if by_default is not None else [True] * len(messages)
@@ -109,70 +113,70 @@ def render_feedback(messages: Sequence[Message], console: Console | None = None,
         shown = [m for m, mark in pressing if mark or verbose]
         quiet = [m for m, mark in pressing if not (mark or verbose)]
         files = {m.span.file for m, _ in group if m.span is not None}
-        _function_report(function, shown, len(group) - len(shown), console, sources,
+        _function_report(function, shown, len(group) - len(shown), out, sources,
                          (levels or {}).get(function), verbose, minimum,
                          files.pop() if len(files) == 1 else None)
         if quiet:
-            console.print(_quiet_line(quiet))
-        console.print()
+            out.print(_quiet_line(quiet))
+        out.print()
 
 
-def _quiet_line(quiet: list[Message]) -> Text:
+def _quiet_line(quiet: list[Message]) -> Line:
     """What the default view left out, by analysis, and how to see it."""
     kinds = Counter(m.analysis for m in quiet)
     parts = ", ".join(f"{n} {analysis}" for analysis, n in kinds.most_common())
     what = "fact" if len(quiet) == 1 else "facts"
-    return Text(f"  {len(quiet)} more {what} with nothing to act on ({parts}) not shown; "
+    return Line(f"  {len(quiet)} more {what} with nothing to act on ({parts}) not shown; "
                 "-v shows every message", style="dim")
 
 
-def _function_report(function: str, messages: list[Message], hidden: int, console: Console,
+def _function_report(function: str, messages: list[Message], hidden: int, out: Printer,
                      sources: _Sources, level: str | None, verbose: bool,
                      minimum: Severity, file: str | None) -> None:
-    console.print(_title(function, messages, level, hidden, minimum, file))
-    if function and _summary(messages, console, sources):
-        console.print()
+    out.print(_title(function, messages, level, hidden, minimum, file))
+    if function and _summary(messages, out, sources):
+        out.print()
     for loops, in_loop in _loop_groups(messages):
         where = " > ".join(loops) if loops else (f"function {function}" if function
                                                  else "values")
-        console.print(Text(f"  [{where}]", style="dim"))
+        out.print(Line(f"  [{where}]", style="dim"))
         previous: Span | None = None
         for m in sorted(in_loop, key=lambda m: (SEVERITY_ORDER[m.severity], sort_key(m))):
             # The source line once for a run of messages about the same code.
-            _message(m, console, sources, verbose, quote=m.span != previous)
+            _message(m, out, sources, verbose, quote=m.span != previous)
             previous = m.span
     needs = list(dict.fromkeys(n for m in messages for n in m.needs))
     if needs and not verbose:
-        console.print(Text("  figures without a number need " + " ".join(
+        out.print(Line("  figures without a number need " + " ".join(
             f"-D {n}=..." for n in needs), style="dim"))
 
 
 def _title(function: str, messages: list[Message], level: str | None, hidden: int,
-           minimum: Severity, file: str | None) -> Text:
-    head = Text("feedback", style="bold")
+           minimum: Severity, file: str | None) -> Line:
+    head = Line("feedback", style="bold")
     if function:
-        head += Text(" for ", style="bold") + Text(function, style="bold magenta")
+        head += Line(" for ", style="bold") + Line(function, style="bold magenta")
     else:
-        head += Text(" on the values given", style="bold")
+        head += Line(" on the values given", style="bold")
     if level:
-        head += Text(f" at level {level}", style="bold")
+        head += Line(f" at level {level}", style="bold")
     if file is not None:
-        head += Text(f" ({display_path(file)})")
+        head += Line(f" ({display_path(file)})")
     counts = Counter(m.severity for m in messages)
     parts = [f"{counts[s]} {_PLURAL[s] if counts[s] != 1 else s.value}"
              for s in (Severity.WARNING, Severity.SUGGESTION, Severity.INFO) if counts[s]]
-    head += Text(": " + (", ".join(parts) if parts else
+    head += Line(": " + (", ".join(parts) if parts else
                          "nothing to report" if not hidden else
                          "nothing to act on" if minimum == Severity.INFO else
                          "nothing at this severity"))
     if hidden:
         why = (f"below --severity {minimum.value}" if minimum != Severity.INFO
                else "with -v")
-        head += Text(f" ({hidden} more {why})", style="dim")
+        head += Line(f" ({hidden} more {why})", style="dim")
     return head
 
 
-def _summary(messages: list[Message], console: Console, sources: _Sources) -> bool:
+def _summary(messages: list[Message], out: Printer, sources: _Sources) -> bool:
     """One line per code of the warnings and suggestions: what to act on, and where.
     False when there is nothing to act on."""
     pressing = [m for m in messages if m.severity != Severity.INFO]
@@ -183,10 +187,10 @@ def _summary(messages: list[Message], console: Console, sources: _Sources) -> bo
         subjects = list(dict.fromkeys(_subject(m, sources) for m in group))
         more = len(subjects) - _SUBJECTS_SHOWN
         where = ", ".join(subjects[:_SUBJECTS_SHOWN]) + (f", +{more} more" if more > 0 else "")
-        line = Text("  ") + Text(f"{severity.value:<11}", style=_STYLE[severity])
+        line = Line("  ") + Line(f"{severity.value:<11}", style=_STYLE[severity])
         count = f" ({len(group)})" if len(group) > 1 else ""
-        line += Text(f" {title(code, group[0].text)}{count}: ") + Text(where, style="bold")
-        console.print(line)
+        line += Line(f" {title(code, group[0].text)}{count}: ") + Line(where, style="bold")
+        out.print(line)
     return bool(codes)
 
 
@@ -207,9 +211,9 @@ def _loop_groups(messages: list[Message]) -> list[tuple[tuple[str, ...], list[Me
                   key=lambda item: (bool(item[0]), min(sort_key(m)[1:] for m in item[1])))
 
 
-def _message(m: Message, console: Console, sources: _Sources, verbose: bool,
+def _message(m: Message, out: Printer, sources: _Sources, verbose: bool,
              quote: bool = True) -> None:
-    head = Text("  ")
+    head = Line("  ")
     if m.span:
         head.append(f"{span_text(m.span)}: ", style="bold")
     head.append(m.severity.value, style=_STYLE[m.severity])
@@ -217,24 +221,24 @@ def _message(m: Message, console: Console, sources: _Sources, verbose: bool,
     if m.approximate and not m.text.startswith("approximation"):
         head.append(" (approximation)", style="yellow")
     head.append(f" [{m.code}]", style="dim")
-    console.print(head)
+    out.print(head)
     if m.span and quote:
-        _source(m.span, m.severity, console, sources)
+        _source(m.span, m.severity, out, sources)
     for name, v in _listed(m.values, m.shown, verbose):
-        console.print(_value_line(name, v, verbose))
+        out.print(_value_line(name, v, verbose))
     if m.hint:
-        console.print(Text("        = hint: ", style="bold cyan") + Text(m.hint))
+        out.print(Line("        = hint: ", style="bold cyan") + Line(m.hint))
 
 
-def _source(span: Span, severity: Severity, console: Console, sources: _Sources) -> None:
+def _source(span: Span, severity: Severity, out: Printer, sources: _Sources) -> None:
     src = sources.line(span.file, span.line)
     if src is None:
         return
     gutter = f"{span.line:>7} | "
     shown, start, width = source_excerpt(src, span, to_line_end=True)
-    console.print(Text(gutter, style="dim") + Text(shown))
-    console.print(Text(" " * (len(gutter) - 2) + "| ", style="dim")
-                  + Text(" " * start + "^" + "~" * (width - 1), style=_STYLE[severity]))
+    out.print(Line(gutter, style="dim") + Line(shown))
+    out.print(Line(" " * (len(gutter) - 2) + "| ", style="dim")
+                  + Line(" " * start + "^" + "~" * (width - 1), style=_STYLE[severity]))
 
 
 def _listed(values: Sequence[tuple[str, Value]], shown: Sequence[str], verbose: bool
@@ -247,14 +251,14 @@ def _listed(values: Sequence[tuple[str, Value]], shown: Sequence[str], verbose: 
     return [(name, v) for name, v in values if (v.text, v.numeric) not in seen]
 
 
-def _value_line(name: str, v: Value, verbose: bool) -> Text:
+def _value_line(name: str, v: Value, verbose: bool) -> Line:
     symbolic = v.text
     is_number = getattr(v.symbolic, "is_Number", False) and v.numeric is not None
-    line = Text(f"        {name} = ", style="dim")
-    line += Text(number_text(v.numeric) if is_number and v.numeric is not None else symbolic)
+    line = Line(f"        {name} = ", style="dim")
+    line += Line(number_text(v.numeric) if is_number and v.numeric is not None else symbolic)
     if v.numeric is not None and not is_number and number_text(v.numeric) != symbolic:
-        line += Text(f" = {number_text(v.numeric)}", style="bold")
+        line += Line(f" = {number_text(v.numeric)}", style="bold")
     elif v.needs and verbose:
-        line += Text("   (numeric: give " + " ".join(f"-D {n}=..." for n in v.needs) + ")",
+        line += Line("   (numeric: give " + " ".join(f"-D {n}=..." for n in v.needs) + ")",
                      style="dim")
     return line
