@@ -192,10 +192,12 @@ def _bandwidth_line(lines: Lines, nominal: tuple[float, str] | None, measured: f
     """`bandwidth = ...;` with the measured figure where there is one (the roofline's
     roof, docs/hdl.md "Peak throughput"), the nominal one beside it in the comment."""
     nominal_text = f"nominal {_gbs(nominal[0])} ({nominal[1]})" if nominal else "no nominal figure"
-    if measured is not None:
+    # A figure of 0 (a failed measurement, a driver that reports none) is no rate: HDL
+    # refuses a bandwidth of 0.
+    if measured:
         lines.add(f"  bandwidth = {_rate(measured)};",
                   f"measured {_gbs(measured)} ({how}); {nominal_text}")
-    elif nominal is not None:
+    elif nominal is not None and nominal[0] > 0:
         lines.add(f"  bandwidth = {_rate(nominal[0])};",
                   f"{nominal_text}; not measured (mcl hwd detect --measure)")
     else:
@@ -510,8 +512,9 @@ def _gpu_common(lines: Lines, q: dict[str, Any], spaces: list[str], cached: list
     l2 = figure(q, ("cuda", "L2_CACHE_SIZE"), ("opencl", "global_mem_cache_size"))
     line = figure(q, ("opencl", "global_mem_cacheline_size"))
     _block(lines, "cache l2", [*((f"space({s});", "") for s in cached), _capacity(l2),
-                               None if line is None else (f"cache_line_size = {line.int} B;",
-                                                          line.source), latency.get("l2")])
+                               None if line is None or line.int < 1 else (
+                                   f"cache_line_size = {line.int} B;", line.source),
+                               latency.get("l2")])
 
 
 def _gpu(q: dict[str, Any], name: str, parent: str,

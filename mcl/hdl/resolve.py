@@ -39,7 +39,11 @@ from mcl.hdl.syntax import (
 )
 from mcl.hdl.units import PROPERTY_DIMENSION, UnitError, default_unit, parse_unit
 
-_COUNTS = frozenset({"nr_units", "max_nr_units"})  # numbers of units: whole, at least one
+# Numbers of units, banks and bytes per line: whole, at least one (the analyses divide by
+# them: units per group, the bank of an address, the lines of a footprint).
+_COUNTS = frozenset({"nr_units", "max_nr_units", "nr_banks", "cache_line_size"})
+# Rates the time of every transfer divides by: more than zero.
+_RATES = frozenset({"bandwidth"})
 
 PROPERTY_NAMES = set(FLAG_PROPERTIES) | set(VALUED_PROPERTIES) | set(ARGUMENT_PROPERTIES)
 
@@ -287,6 +291,11 @@ class Resolver:
             # dimension statements, occupancy) meaningless or a division by zero.
             self._error("hdl-bad-value", f"{stmt.name} must be a whole number of at least 1, "
                         f"not {number:g}", stmt.value.span)
+            return None
+        if stmt.name in _RATES and number == 0:
+            self._error("hdl-bad-value", f"{stmt.name} must be more than 0: the time of every "
+                        "transfer over it is divided by it", stmt.value.span,
+                        "leave the property out where the rate is not known")
             return None
         return Quantity(number, unit)
 

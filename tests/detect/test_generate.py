@@ -215,3 +215,17 @@ def test_an_nvidia_gpu_also_gets_a_cuda_mapping_for_its_architecture() -> None:
     assert 'arch = "sm_96"' in (generate(q, "detected").cuda_mapping or "")
     for name in (EPYC, MI210):
         assert generate(recorded(name), "detected").cuda_mapping is None
+
+
+@pytest.mark.parametrize("name", [H100, MI210])
+def test_a_zero_figure_is_left_out_and_the_description_loads(name: str, tmp_path: Path
+                                                             ) -> None:
+    """A driver that reports a cache line of 0 B and a measurement that gave 0 B/s: HDL
+    refuses both figures (the analyses divide by them), so they are left out."""
+    q = recorded(name)
+    q["opencl"]["global_mem_cacheline_size"] = 0
+    measured = Measurements(copy_bytes_per_s=0.0)
+    generated = generate(q, "detected", measured)
+    assert "cache_line_size = 0" not in generated.hdl
+    assert "bandwidth = 0" not in generated.hdl
+    install(generated, tmp_path)

@@ -116,6 +116,36 @@ def test_unit_counts_are_whole_and_at_least_one(tmp_path, old, new, shown):
     assert e.span.line == line_of(MINI, old)
 
 
+@pytest.mark.parametrize(
+    ("new", "shown"),
+    [
+        ("capacity = 48 kB; nr_banks = 0;", "nr_banks must be a whole number of at least 1, "
+                                              "not 0"),
+        ("capacity = 48 kB; nr_banks = 5 / 2;", "nr_banks must be a whole number of at least "
+                                                 "1, not 2.5"),
+        ("capacity = 48 kB; cache_line_size = 0 B;", "cache_line_size must be a whole number "
+                                                      "of at least 1, not 0"),
+        ("capacity = 48 kB; bandwidth = 0 GB/s;", "bandwidth must be more than 0: the time of "
+                                                   "every transfer over it is divided by it"),
+    ],
+)
+def test_what_the_analyses_divide_by_is_more_than_zero(tmp_path, new, shown):
+    # A bandwidth of 0 loaded, and the feedback of every kernel at the level ended in an
+    # internal error (a complex infinity in the roofline, a division by zero in the time
+    # model); banks and line sizes are divided by as well.
+    old = "capacity = 48 kB;"
+    e = the_error(broken(tmp_path, old, new), "hdl-bad-value")
+    assert e.message == shown
+    assert e.span.line == line_of(MINI, old)
+
+
+def test_a_small_or_unlimited_bandwidth_loads(tmp_path):
+    for rate in ("1 bit/s", "unlimited bit/s"):
+        write(tmp_path, MINI.replace("capacity = 48 kB;",
+                                     f"capacity = 48 kB; bandwidth = {rate};"))
+        assert load(tmp_path).get("mini") is not None
+
+
 def test_space_naming_no_memory_space(tmp_path):
     e = the_error(broken(tmp_path, "space(main);", "space(mian);"), "hdl-unknown-space")
     assert "'mian'" in e.message and e.hint == "did you mean 'main'?"
