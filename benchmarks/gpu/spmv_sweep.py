@@ -9,7 +9,8 @@ torch's CSR mv (--rounds calls, CUDA events, benchmarks/harness.time_cuda) and t
 spec (--rounds runs of its generated CUDA, the kernels' own event times, as
 benchmarks/applications.py takes them), so every ratio is within one process and one
 card; --profile prints torch.profiler's kernel table of torch's mv (which cuSPARSE
-kernels run). Sizes: the GPU size of benchmarks/apps/spmv.py."""
+kernels run), --registers each generated kernel's registers per thread (how many blocks an
+SM holds). Sizes: the GPU size of benchmarks/apps/spmv.py."""
 from __future__ import annotations
 
 import argparse
