@@ -9,7 +9,8 @@ torch's CSR mv (--rounds calls, CUDA events, benchmarks/harness.time_cuda) and t
 spec (--rounds runs of its generated CUDA, the kernels' own event times, as
 benchmarks/applications.py takes them), so every ratio is within one process and one
 card; --profile prints torch.profiler's kernel table of torch's mv (which cuSPARSE
-kernels run). Sizes: the GPU size of benchmarks/apps/spmv.py."""
+kernels run), --registers each generated kernel's registers per thread (how many blocks an
+SM holds). Sizes: the GPU size of benchmarks/apps/spmv.py."""
 from __future__ import annotations
 
 import argparse
@@ -35,6 +36,8 @@ def main() -> None:
     p.add_argument("--json")
     p.add_argument("--profile", action="store_true", help="torch.profiler of torch.mv")
     p.add_argument("--notorch", action="store_true")
+    p.add_argument("--registers", action="store_true",
+                   help="print each kernel's registers per thread (CUDA) after its first run")
     a = p.parse_args()
 
     from mcl.codegen.cuda_runner import select_cuda_device
@@ -104,6 +107,10 @@ def main() -> None:
                         print(f"{kind} {name} {over} {backend}: FAILED {exc}", flush=True)
                         continue
                     times = list(r.kernel_times_s)
+                    if a.registers and rep == 0 and backend == "cuda":
+                        regs = {n: getattr(k, "registers", None)
+                                for (_, n), k in getattr(session, "kernels", {}).items()}
+                        print(f"{kind} {name} {over} registers: {regs}", flush=True)
                     checks = verify(reference, expected, r.outputs, sizes)
                     ok = all(c.ok for c in checks)
                     b, m = min(times), sorted(times)[len(times) // 2]
