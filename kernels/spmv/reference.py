@@ -19,6 +19,9 @@ POWER_LAW_EXPONENT = 1.5  # Pareto tail of the row lengths: heavy, like Mip1's
 # ints) that a version may use for sums between its kernels (hopper_v16: the rows that
 # cross blocks); not outputs, and a version must not rely on their contents on entry.
 PARTIALS = 4096
+# The inputs that a version may declare or leave out (every other input is a parameter of
+# every version): the scratch arrays above.
+SCRATCH = ("partial", "partialRow")
 
 
 def _check(nrows: int, ncols: int, nnz: int) -> None:
