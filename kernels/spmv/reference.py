@@ -15,6 +15,13 @@ FUNCTION = "spmv"
 SIZES = {"nrows": 29, "ncols": 23, "nnz": 97}
 OUTPUTS = ("y",)
 POWER_LAW_EXPONENT = 1.5  # Pareto tail of the row lengths: heavy, like Mip1's
+# Entries of the scratch arrays `partial` (2 * PARTIALS floats) and `partialRow` (PARTIALS
+# ints) that a version may use for sums between its kernels (hopper_v16: the rows that
+# cross blocks); not outputs, and a version must not rely on their contents on entry.
+PARTIALS = 4096
+# The inputs that a version may declare or leave out (every other input is a parameter of
+# every version): the scratch arrays above.
+SCRATCH = ("partial", "partialRow")
 
 
 def _check(nrows: int, ncols: int, nnz: int) -> None:
@@ -72,7 +79,15 @@ def _csr(nrows: int, ncols: int, lengths: np.ndarray, cols: np.ndarray,
         "cols": cols.astype(np.int32),
         "vals": rng.uniform(-1.0, 1.0, nnz).astype(np.float32),
         "x": rng.uniform(-1.0, 1.0, ncols).astype(np.float32),
+        **scratch(),
     }
+
+
+def scratch() -> dict[str, np.ndarray]:
+    """The scratch arrays of a version's own use (PARTIALS), filled with values no
+    version may rely on."""
+    return {"partial": np.full(2 * PARTIALS, np.nan, dtype=np.float32),
+            "partialRow": np.full(PARTIALS, -7, dtype=np.int32)}
 
 
 def inputs(sizes: dict[str, int], rng: np.random.Generator) -> dict[str, object]:

@@ -1,6 +1,6 @@
 """Vector copies: `for (int v = 0; v < VEC; v++) regA[g * VEC + v] = l_a[k][base + v];`
-becomes one 128-bit load and store when the mapping asks for vectors of VEC floats
-(`codegen.vector_width = 4`).
+becomes one 128-bit load and store when the mapping asks for vectors of VEC floats or ints
+(`codegen.vector_width = 4`; both sides of one element type).
 
 The translation must prove what a vector access needs (a compiler that cannot prove it
 falls back to VEC scalar accesses, or worse, a slow path):
@@ -137,7 +137,7 @@ def vector_copy(
     print_expr: Callable[[Expr], str],
     dialect: Dialect = OPENCL,
 ) -> str | None:
-    """The statement that copies the loop's `width` floats at once, or None."""
+    """The statement that copies the loop's `width` floats (or ints) at once, or None."""
     if width not in WIDTHS or for_trip_count(s, constants, is_constant) != width:
         return None
     start = s.init.init if isinstance(s.init, Decl) else s.init.value
@@ -151,13 +151,16 @@ def vector_copy(
         return None
     sides = []
     used: set[str] = set()
+    elements: set[str] = set()
     for e in (target, value):
         array, indices = index_chain(e)
         if not isinstance(array, Name):
             return None
         var = scope.find(array.name)
-        if var is None or not isinstance(var.type, ArrayType) or var.type.element != Prim("float"):
+        if (var is None or not isinstance(var.type, ArrayType)
+                or var.type.element not in (Prim("float"), Prim("int"))):
             return None
+        elements.add(var.type.element.name)
         dims = flat_dims(var.type)
         if len(indices) != len(dims):
             return None
@@ -169,9 +172,12 @@ def vector_copy(
         at_zero = transform(e, lambda n: _at_zero(n, s.var))
         qualifier = dialect.qualifier(var.address_space)
         sides.append((f"&{print_expr(at_zero)}", qualifier, _multiple_of(base, width)))
+    if len(elements) != 1:  # an int copied into a float converts each element
+        return None
+    vector = f"{elements.pop()}{width}"
     (dst, dst_q, dst_aligned), (src, src_q, src_aligned) = sides
     if dst_aligned and src_aligned:
-        copy = f"*({dst_q}float{width}*){dst} = *({src_q}const float{width}*){src};"
+        copy = f"*({dst_q}{vector}*){dst} = *({src_q}const {vector}*){src};"
     elif dialect.is_cuda:
         return None
     else:

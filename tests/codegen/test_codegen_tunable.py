@@ -184,6 +184,51 @@ def test_vector_copies_verify_on_pocl(tmp_path: Path, n: int, shift: int) -> Non
     np.testing.assert_array_equal(run_module(scalar, n, x), out)
 
 
+COPY_INT4 = """
+const int VEC = 4;
+fermi void copyi(int n, global int[n] out, global float[n] scaled, global int[n] x) {
+  x as int[n / VEC][VEC] x4;
+  out as int[n / VEC][VEC] out4;
+  foreach (int b in n / VEC blocks) {
+    foreach (int w in 1 warps) {
+      foreach (int t in 1 threads) {
+        reg int[VEC] r;
+        reg float[VEC] f;
+        for (int v = 0; v < VEC; v++) {
+          r[v] = x4[b][v];
+        }
+        for (int v = 0; v < VEC; v++) {
+          out4[b][v] = r[v];
+        }
+        for (int v = 0; v < VEC; v++) {
+          f[v] = r[v];
+        }
+        for (int v = 0; v < VEC; v++) {
+          scaled[b * VEC + v] = f[v] * 0.5;
+        }
+      }
+    }
+  }
+}
+"""
+
+
+def test_vector_copies_of_ints_verify_on_pocl(tmp_path: Path) -> None:
+    """An int copy is one int4 access as a float copy is one float4 access (spmv
+    hopper_v17 loads cols so); a copy from ints into floats converts each element and
+    stays a scalar loop."""
+    g = generate(load(tmp_path, COPY_INT4), "fermi", _fermi_mapping() + VECTOR_MAPPING)
+    assert "*(int4*)&r[0] = *(__global const int4*)&x4[b * VEC + 0];" in g.opencl
+    assert "*(__global int4*)&out4[b * VEC + 0] = *(const int4*)&r[0];" in g.opencl
+    assert g.opencl.count("vector copy of the loop over v") == 2
+    n = 12
+    x = np.arange(-5, n - 5, dtype=np.int32) * 3
+    args = {"n": n, "out": np.zeros(n, np.int32), "scaled": np.zeros(n, np.float32), "x": x}
+    outputs = Session(g).run("copyi", args).outputs
+    np.testing.assert_array_equal(outputs["out"], x)
+    np.testing.assert_array_equal(outputs["scaled"], x.astype(np.float32) * 0.5)
+
+
 def run_module(g: Any, n: int, x: np.ndarray) -> np.ndarray:
     args = {"n": n, "out": np.zeros(n, np.float32), "x": x}
     return Session(g).run("copy4", args).outputs["out"]

@@ -206,11 +206,12 @@ def _csr_args(lengths: list[int], ncols: int) -> dict[str, Any]:
     rng = np.random.default_rng(7)
     rowptr = np.concatenate(([0], np.cumsum(lengths))).astype(np.int32)
     cols = np.concatenate([np.arange(n) for n in lengths] or [[]]).astype(np.int32)
+    scratch = load_reference(kernels_dir() / "spmv" / "reference.py").module.scratch()
     return {"nrows": len(lengths), "ncols": ncols, "nnz": int(rowptr[-1]),
             "y": np.full(len(lengths), 9.0, dtype=np.float32),  # not 0: the kernel clears y
             "rowptr": rowptr, "cols": cols,
             "vals": rng.uniform(-1.0, 1.0, int(rowptr[-1])).astype(np.float32),
-            "x": rng.uniform(-1.0, 1.0, ncols).astype(np.float32)}
+            "x": rng.uniform(-1.0, 1.0, ncols).astype(np.float32), **scratch}
 
 
 @pytest.mark.parametrize("lengths", [
@@ -220,7 +221,8 @@ def _csr_args(lengths: list[int], ncols: int) -> dict[str, Any]:
 ], ids=["long-rows-and-empty-ones", "no-non-zeros", "short-then-long"])
 @pytest.mark.parametrize("name", ["hopper_v2", "hopper_v3", "hopper_v4", "hopper_v5",
                                   "hopper_v6", "hopper_v7", "hopper_v8",
-                                  "hopper_v9"])
+                                  "hopper_v9", "hopper_v16", "hopper_v17",
+                                  "hopper_v18", "hopper_v19", "hopper_v20"])
 def test_spmv_rows_across_threads_chunks_and_tiles(lengths: list[int], name: str) -> None:
     """hopper_v2 and v5 cut the work by non-zeros: a row may cross threads (joined by the
     segmented scan) and tiles (atomicAdd into y, which the kernel clears first); v5's
@@ -245,7 +247,8 @@ def test_spmv_rows_across_threads_chunks_and_tiles(lengths: list[int], name: str
     [1] * 1800 + [0] * 5 + [3000] + [7] * 300,
     [3] * 1000 + [0] * 50 + [2] * 77 + [5001],  # nnz = 8,155: not a multiple of 4
 ], ids=["long-rows-and-empty-ones", "short-then-long", "uneven-nnz"])
-@pytest.mark.parametrize("name", ["hopper_v7", "hopper_v8", "hopper_v9"])
+@pytest.mark.parametrize("name", ["hopper_v7", "hopper_v8", "hopper_v9", "hopper_v16",
+                                  "hopper_v17", "hopper_v18", "hopper_v19", "hopper_v20"])
 def test_spmv_blocks_of_several_tiles(lengths: list[int], name: str) -> None:
     """hopper_v7 to v9 launch at most NR_BLOCKS blocks, each a range of several tiles
     that takes the next tile's first row from the last one (v9 also its loads): at the
@@ -259,6 +262,39 @@ def test_spmv_blocks_of_several_tiles(lengths: list[int], name: str) -> None:
     sizes = {k: args[k] for k in ("nrows", "ncols", "nnz")}
     session, problem = prepare_session(program("spmv", name), "spmv", "hopper", library(),
                                        select_device(None), {"NR_BLOCKS": 2, "NR_WARPS": 1})
+    assert session is not None, problem
+    run = session.run("spmv", dict(args), 1)
+    checks = verify(reference, expected_outputs(reference, args), run.outputs, sizes)
+    assert checks and all(c.ok for c in checks)
+
+
+@pytest.mark.parametrize("lengths", [
+    [0, 0, 0, 5000, 1, 0, 2, 1999, 0, 0],  # a row over six blocks
+    [0] * 7,  # no non-zeros at all
+    [0, 0] + [876] * 8 + [0, 0],  # every row ends where a block ends
+    [0, 0, 876, 0, 0, 876, 0, 1752, 0, 3504, 0, 0],  # empty rows where blocks begin
+    [3] * 1000 + [0] * 50 + [2] * 77 + [5001],  # nnz = 8,155
+    [20] * 300 + [0] * 3 + [13] * 200 + [1] * 40,  # windows of one half and of two
+], ids=["row-over-six-blocks", "no-non-zeros", "rows-end-with-blocks",
+        "empty-rows-at-block-starts", "uneven-nnz", "short-and-long-windows"])
+@pytest.mark.parametrize("name", ["hopper_v16", "hopper_v17", "hopper_v18", "hopper_v19",
+                                  "hopper_v20"])
+def test_spmv_stores_every_row_once(lengths: list[int], name: str) -> None:
+    """hopper_v16 and its successors clear nothing: every row is stored once, a row that
+    crosses blocks by the second kernel from the blocks' partial sums (y starts as 9 and
+    the scratch arrays as NaN and -7). 8 blocks of one warp: 876 non-zeros a block
+    (nnz = 7,008), two tiles of 480 each (v17, v19: tiles on whole groups of 4, and the
+    16-byte staging where 512 non-zeros from a tile's start lie in whole groups; v18, v19:
+    rows of 20 and 13 in the first half of a 64-entry window, rows of 1 in both)."""
+    from mcl.codegen import select_device
+    from mcl.report.measure import prepare_session
+
+    reference = load_reference(kernels_dir() / "spmv" / "reference.py")
+    args = _csr_args(lengths, 5001)
+    sizes = {k: args[k] for k in ("nrows", "ncols", "nnz")}
+    session, problem = prepare_session(program("spmv", name), "spmv", "hopper",
+                                       library(), select_device(None),
+                                       {"NR_BLOCKS": 8, "NR_WARPS": 1})
     assert session is not None, problem
     run = session.run("spmv", dict(args), 1)
     checks = verify(reference, expected_outputs(reference, args), run.outputs, sizes)
