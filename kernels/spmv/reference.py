@@ -16,8 +16,8 @@ SIZES = {"nrows": 29, "ncols": 23, "nnz": 97}
 OUTPUTS = ("y",)
 POWER_LAW_EXPONENT = 1.5  # Pareto tail of the row lengths: heavy, like Mip1's
 # Entries of the scratch arrays `partial` (2 * PARTIALS floats) and `partialRow` (PARTIALS
-# ints) that a version may use for sums between its kernels (hopper_v16: the rows that
-# cross blocks); not outputs, and a version must not rely on their contents on entry.
+# ints) that a version may use for sums between its kernels (hopper_v17, v20: the rows
+# that cross blocks); not outputs, and a version must not rely on their contents on entry.
 PARTIALS = 4096
 # The inputs that a version may declare or leave out (every other input is a parameter of
 # every version): the scratch arrays above.

@@ -221,8 +221,7 @@ def _csr_args(lengths: list[int], ncols: int) -> dict[str, Any]:
 ], ids=["long-rows-and-empty-ones", "no-non-zeros", "short-then-long"])
 @pytest.mark.parametrize("name", ["hopper_v2", "hopper_v3", "hopper_v4", "hopper_v5",
                                   "hopper_v6", "hopper_v7", "hopper_v8",
-                                  "hopper_v9", "hopper_v16", "hopper_v17",
-                                  "hopper_v18", "hopper_v19", "hopper_v20"])
+                                  "hopper_v9", "hopper_v17", "hopper_v20"])
 def test_spmv_rows_across_threads_chunks_and_tiles(lengths: list[int], name: str) -> None:
     """hopper_v2 and v5 cut the work by non-zeros: a row may cross threads (joined by the
     segmented scan) and tiles (atomicAdd into y, which the kernel clears first); v5's
@@ -247,8 +246,8 @@ def test_spmv_rows_across_threads_chunks_and_tiles(lengths: list[int], name: str
     [1] * 1800 + [0] * 5 + [3000] + [7] * 300,
     [3] * 1000 + [0] * 50 + [2] * 77 + [5001],  # nnz = 8,155: not a multiple of 4
 ], ids=["long-rows-and-empty-ones", "short-then-long", "uneven-nnz"])
-@pytest.mark.parametrize("name", ["hopper_v7", "hopper_v8", "hopper_v9", "hopper_v16",
-                                  "hopper_v17", "hopper_v18", "hopper_v19", "hopper_v20"])
+@pytest.mark.parametrize("name", ["hopper_v7", "hopper_v8", "hopper_v9", "hopper_v17",
+                                  "hopper_v20"])
 def test_spmv_blocks_of_several_tiles(lengths: list[int], name: str) -> None:
     """hopper_v7 to v9 launch at most NR_BLOCKS blocks, each a range of several tiles
     that takes the next tile's first row from the last one (v9 also its loads): at the
@@ -277,15 +276,15 @@ def test_spmv_blocks_of_several_tiles(lengths: list[int], name: str) -> None:
     [20] * 300 + [0] * 3 + [13] * 200 + [1] * 40,  # windows of one half and of two
 ], ids=["row-over-six-blocks", "no-non-zeros", "rows-end-with-blocks",
         "empty-rows-at-block-starts", "uneven-nnz", "short-and-long-windows"])
-@pytest.mark.parametrize("name", ["hopper_v16", "hopper_v17", "hopper_v18", "hopper_v19",
-                                  "hopper_v20"])
+@pytest.mark.parametrize("name", ["hopper_v17", "hopper_v20"])
 def test_spmv_stores_every_row_once(lengths: list[int], name: str) -> None:
-    """hopper_v16 and its successors clear nothing: every row is stored once, a row that
-    crosses blocks by the second kernel from the blocks' partial sums (y starts as 9 and
-    the scratch arrays as NaN and -7). 8 blocks of one warp: 876 non-zeros a block
-    (nnz = 7,008), two tiles of 480 each (v17, v19: tiles on whole groups of 4, and the
-    16-byte staging where 512 non-zeros from a tile's start lie in whole groups; v18, v19:
-    rows of 20 and 13 in the first half of a 64-entry window, rows of 1 in both)."""
+    """hopper_v17 and v20 (from hopper_v16, in the history) clear nothing: every row is
+    stored once, a row that crosses blocks by the second kernel from the blocks' partial
+    sums (y starts as 9 and the scratch arrays as NaN and -7). 8 blocks of one warp: 876
+    non-zeros a block (nnz = 7,008), two tiles of 480 each (tiles on whole groups of 4, and
+    the 16-byte staging where 512 non-zeros from a tile's start lie in whole groups; v20's
+    window of rowptr: rows of 20 and 13 in the first half of a 64-entry window, rows of 1
+    in both)."""
     from mcl.codegen import select_device
     from mcl.report.measure import prepare_session
 
