@@ -101,6 +101,18 @@ def source_excerpt(src: str, span: Span, to_line_end: bool = False) -> tuple[str
     return shown_before + marked + after, cell_len(shown_before), max(width, 1)
 
 
+def quoted_source(src: str, span: Span, digits: int, style: str, to_line_end: bool = False
+                  ) -> tuple[Line, Line]:
+    """Source line `src` after a gutter with its number (`digits` wide), and under it the
+    marker of `span` in `style`: how a diagnostic and a feedback message quote the code
+    they are about (the excerpt and the marker's columns: `source_excerpt`)."""
+    gutter = f"{span.line:>{digits}} | "
+    shown, start, width = source_excerpt(src, span, to_line_end=to_line_end)
+    return (Line(gutter, style="dim") + Line(shown),
+            Line(" " * (len(gutter) - 2) + "| ", style="dim")
+            + Line(" " * start + "^" + "~" * (width - 1), style=style))
+
+
 def render_diagnostics(diags: list[Diagnostic], console: Console | Printer | None = None
                        ) -> None:
     """Print each diagnostic as `file:line:col: severity: message`, the source line, a marker
@@ -122,12 +134,8 @@ def render_diagnostics(diags: list[Diagnostic], console: Console | Printer | Non
         if d.span:
             src = _source_line(d.span.file, d.span.line, cache)
             if src is not None:
-                gutter = f"{d.span.line:>5} | "
-                shown, start, width = source_excerpt(src, d.span)
-                print_line(Line(gutter, style="dim") + Line(shown))
-                marker = " " * start + "^" + "~" * (width - 1)
-                print_line(Line(" " * (len(gutter) - 2) + "| ", style="dim")
-                           + Line(marker, style=_STYLE[d.severity]))
+                for line in quoted_source(src, d.span, 5, _STYLE[d.severity]):
+                    print_line(line)
         if d.hint:
             print_line(Line("      = hint: ", style="bold cyan")
                        + Line(escape_controls(d.hint, keep=_LINES)))

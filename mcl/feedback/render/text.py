@@ -28,7 +28,7 @@ from mcl.diagnostics import Span
 from mcl.feedback.codes import title
 from mcl.feedback.emit import number_text
 from mcl.feedback.messages import SEVERITY_ORDER, Message, Severity, Value, at_least, sort_key
-from mcl.render import source_excerpt
+from mcl.render import quoted_source
 from mcl.source_files import source_lines
 from mcl.styled import Line, Printer, printer
 
@@ -234,11 +234,8 @@ def _source(span: Span, severity: Severity, out: Printer, sources: _Sources) -> 
     src = sources.line(span.file, span.line)
     if src is None:
         return
-    gutter = f"{span.line:>7} | "
-    shown, start, width = source_excerpt(src, span, to_line_end=True)
-    out.print(Line(gutter, style="dim") + Line(shown))
-    out.print(Line(" " * (len(gutter) - 2) + "| ", style="dim")
-                  + Line(" " * start + "^" + "~" * (width - 1), style=_STYLE[severity]))
+    for line in quoted_source(src, span, 7, _STYLE[severity], to_line_end=True):
+        out.print(line)
 
 
 def _listed(values: Sequence[tuple[str, Value]], shown: Sequence[str], verbose: bool
