@@ -209,6 +209,7 @@ def fresh_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pat
     parse_module.tree_builder.cache_clear()
 
 
+@pytest.mark.slow  # every source and its mutations through two builders: about 10 s
 def test_the_kept_builder_gives_the_same_models(fresh_cache: Path) -> None:
     """The builder read back from the cache folder (no metamodel) makes the same ASTs,
     and the same syntax errors, as the one made from the metamodel, on every source."""

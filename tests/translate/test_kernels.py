@@ -151,7 +151,17 @@ def _id(value: object) -> str:
     return f"{value.parent.name}/{value.name}" if isinstance(value, Path) else str(value)
 
 
-@pytest.mark.parametrize(("path", "level"), refined_versions(), ids=_id)
+# reduction's gpu_v1 runs blocks of 256 threads in lock-step in the interpreter, at every
+# size case: 8-22 s per level, so it runs in the slow tier.
+SLOW_REFINED = {"reduction/gpu_v1.mcpl"}
+
+
+def _refined_cases() -> list:
+    return [pytest.param(path, level, marks=pytest.mark.slow) if _id(path) in SLOW_REFINED
+            else (path, level) for path, level in refined_versions()]
+
+
+@pytest.mark.parametrize(("path", "level"), _refined_cases(), ids=_id)
 def test_refined_versions_translate_and_compute_what_they_computed(path: Path, level: str):
     result = translated(path, level)
     errors, warnings = errors_and_warnings(result.program)
