@@ -3,6 +3,7 @@ benchmarks/pocl_scaling.py writes (`--json`), never typed by hand.
 
     python benchmarks/cpu_table.py benchmarks/results/A.json [B.json ...]   # print it
     python benchmarks/cpu_table.py --write docs/performance.md              # refresh it
+    python benchmarks/cpu_table.py --write docs/performance-log.md          # and the log's
 
 With --write, the block between `<!-- cpu-table: FILE ... -->` and `<!-- end cpu-table -->`
 in the document is replaced by the table of the files its first line names. Each row is

@@ -5,7 +5,7 @@ shared memory (the `-cl-nv-verbose` build log) and the instruction mix of the PT
         --versions hopper_v1,hopper_v2,hopper_v3 [--tuned] [--no-unroll] [--out DIR]
 
 NVIDIA's OpenCL returns PTX as the program binary. Counting its instructions answers the
-questions docs/performance.md asks of the best kernel: did the register tiles stay in
+questions docs/performance-log.md asks of the best kernel: did the register tiles stay in
 registers (no `ld.local`/`st.local`, the per-thread memory a private array lands in when
 its indices are not constants), do the shared-memory reads come as 128-bit vectors
 (`ld.shared.v4.f32`) or one float at a time, and how many shared loads and other

@@ -3,6 +3,7 @@ benchmarks/applications.py writes (`--json`), never typed by hand.
 
     python benchmarks/table4.py benchmarks/results/A.json [B.json ...]   # print it
     python benchmarks/table4.py --write docs/performance.md              # refresh it
+    python benchmarks/table4.py --write docs/performance-log.md          # and the log's
 
 With --write, the block between `<!-- table4: FILE ... -->` and `<!-- end table4 -->` in
 the document is replaced by the table of the files its first line names. Each row is one

@@ -1,5 +1,5 @@
 """A sweep of spmv versions and their constants through CUDA beside torch's cuSPARSE, in
-one process on one GPU, every output verified (docs/performance.md, spmv round 7):
+one process on one GPU, every output verified (docs/performance-log.md, spmv round 7):
 
     PYTHONPATH=. python benchmarks/gpu/spmv_sweep.py --reps 3 --inputs powerlaw,uniform \
         hopper_v6 hopper_v12 hopper_v12:PER=13,NR_BLOCKS=2112 --json OUT.json

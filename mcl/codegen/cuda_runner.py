@@ -179,7 +179,7 @@ class LaunchGate:
     Why: the begin event is recorded on an idle stream, so the GPU stamps it at once,
     while the host is still issuing the launch (tens of microseconds through Python and the
     bindings); without the gate that host time counts as kernel time. Measured on the H100
-    (docs/performance.md): 10-20 us per launch, 0.73-0.90 of OpenCL's speed for kernels of
+    (docs/performance-log.md): 10-20 us per launch, 0.73-0.90 of OpenCL's speed for kernels of
     50-150 us that ran as fast as OpenCL's once the launches were issued ahead. The stream
     waits (cuStreamWaitValue32) on a word of mapped host memory that the host writes after
     recording the end event."""

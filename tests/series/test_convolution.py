@@ -257,7 +257,7 @@ def _kept_loops(name: str, language: str) -> list[str]:
 def test_hopper_v3_copies_the_tile_in_unrolled_loops_without_division(language: str) -> None:
     """hopper (v2)'s copy is a loop of 23 steps, past the unroll limit, with `/` and `%`
     per element; hopper (v3)'s copy loops are unrolled and divide nothing, so only the
-    loops over filter chunks stay loops (docs/performance.md, *Performance at the limit:
+    loops over filter chunks stay loops (docs/performance-log.md, *Performance at the limit:
     convolution*)."""
     v2, v3 = _kept_loops("hopper_v2", language), _kept_loops("hopper_v3", language)
     assert any("l < LOADS" in loop for loop in v2)
@@ -291,7 +291,7 @@ def test_hopper_v4_reads_the_filter_once_per_block_and_copies_without_branches(
     behind a bounds check, and copies the tile through an if/else per element; hopper
     (v4) has one global read of f (the block's copy into shared memory), clamps the
     copy's indices instead of checking them and reads the input rows and the filter rows
-    as 128-bit vectors (docs/performance.md, *Performance at the limit, round 2*)."""
+    as 128-bit vectors (docs/performance-log.md, *Performance at the limit, round 2*)."""
     def source(name: str) -> str:
         return pipeline.generate(program(name), "hopper", library(), language=language).opencl
 
@@ -307,7 +307,7 @@ def test_hopper_v4_the_time_model_counts_the_broadcast_weight_reads_per_thread()
     """Measured v3 -> v4: 1.93x through CUDA, 1.28x through OpenCL. The model estimates
     2.0x, and for v4 it names shared memory as the bound: it counts each weight read per
     thread and output row (864 floats a thread), where NVIDIA's compiler reads the 81
-    weights once, each a broadcast kept in uniform registers (docs/performance.md). A
+    weights once, each a broadcast kept in uniform registers (docs/performance-log.md). A
     model that counts broadcast reads once per warp fails this test: then the docs'
     step is to be restated."""
     def message(name: str, code: str) -> Message:
