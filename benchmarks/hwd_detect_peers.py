@@ -10,7 +10,7 @@ The acceptance of `hwd detect` on a CPU is each ratio within 20% (docs/hdl.md).
 Each line is one round (measure, then the peers). On a shared machine one round's figures
 swing with the load, so the last line compares the best of each over all rounds (each a
 peak estimate) and the median of the per-round ratios.
-Raw output: benchmarks/results/*-hwd-detect-peers.log.
+Raw output: benchmarks/results/*-hwd-detect-peers-*.log.
 """
 
 from __future__ import annotations
