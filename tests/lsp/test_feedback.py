@@ -138,6 +138,7 @@ async def _only_the_check(client: LanguageClient, uri: str, seconds: float) -> N
         await asyncio.sleep(0.02)
 
 
+@pytest.mark.slow  # waits 4 s twice to see that no feedback follows a broken version
 async def test_feedback_follows_the_edits_between_clean_and_broken(client: LanguageClient
                                                                    ) -> None:
     """A broken version gets the check's diagnostics and nothing after them, and the

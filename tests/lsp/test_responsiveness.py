@@ -32,6 +32,7 @@ client = make_client_fixture({"level": "gpu", "debounceMs": 0},
 MATMUL = KERNELS / "matmul" / "perfect.mcpl"
 
 
+@pytest.mark.slow  # waits out a feedback job held back by DELAY_S: about 7 s
 async def test_a_request_during_a_slow_feedback_is_answered_at_once(client: LanguageClient
                                                                     ) -> None:
     text = MATMUL.read_text()
@@ -47,6 +48,7 @@ async def test_a_request_during_a_slow_feedback_is_answered_at_once(client: Lang
     await close_document(client, uri)
 
 
+@pytest.mark.slow  # two feedback jobs held back by DELAY_S: about 7 s
 async def test_a_newer_edit_cancels_the_running_feedback(client: LanguageClient) -> None:
     text = MATMUL.read_text()
     uri = open_document(client, MATMUL)
