@@ -33,11 +33,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mcl.diagnostics import Diagnostic, MclError, Severity, error
+from mcl.diagnostics import Diagnostic, MclError, error
 from mcl.mcpl.ast import Module, has_foreach
 from mcl.mcpl.check import check_program
+from mcl.mcpl.checked import CheckedProgram
 from mcl.mcpl.loader import Program, as_program, load_program
-from mcl.mcpl.sidetables import Binding, SideTables, Use
+from mcl.mcpl.sidetables import SideTables
 
 if TYPE_CHECKING:
     from mcl.codegen.host_eval import Number
@@ -45,52 +46,10 @@ if TYPE_CHECKING:
     from mcl.codegen.plan import GeneratedModule
     from mcl.feedback.stage import FeedbackOptions, FileFeedback
     from mcl.hdl.library import HwdLibrary
-    from mcl.mcpl import ast
-    from mcl.mcpl import types as T
 
 # The passes whose result MCL_DUMP can print, in the order they run.
 PASSES = ("load", "check", "translate")
 DUMP_ENV = "MCL_DUMP"
-
-
-@dataclass(frozen=True)
-class CheckedProgram:
-    """The checker's output: the program, its diagnostics (with the translation's notes
-    before them when it was translated), the level it was translated to (None: as
-    written, each function at its own level) and the checker's side tables (the type of
-    each expression, the declaration each name stands for: `mcl.mcpl.sidetables`). A
-    `CheckedProgram` made without a check (`lower` of a bare `Program` that needs no
-    translation, for code generation) has empty tables."""
-
-    program: Program
-    diagnostics: tuple[Diagnostic, ...] = ()
-    level: str | None = None
-    notes: tuple[Diagnostic, ...] = ()  # the translation's alone (also in `diagnostics`)
-    tables: SideTables = field(default_factory=SideTables, compare=False, repr=False)
-
-    def type_of(self, e: ast.Expr) -> T.VType | None:
-        """The checker's type of the expression `e` of this program."""
-        return self.tables.type_of(e)
-
-    def binding_of(self, use: Use) -> Binding | None:
-        """The declaration the name in `use` (a Name, Call, Field, NamedType or ViewDecl
-        of this program) stands for."""
-        return self.tables.binding_of(use)
-
-    @property
-    def main(self) -> Module:
-        return self.program.main
-
-    @property
-    def errors(self) -> list[Diagnostic]:
-        return [d for d in self.diagnostics if d.severity == Severity.ERROR]
-
-    def valid(self) -> Program:
-        """The program, or MclError with the checker's errors."""
-        errors = self.errors
-        if errors:
-            raise MclError(errors)
-        return self.program
 
 
 @dataclass

@@ -168,6 +168,30 @@ def test_the_stage_scan_sees_a_driver_that_calls_the_translator(tmp_path: Path) 
     assert _stage_uses(driver) == ["1: imports translate_program", "4: uses .check_program"]
 
 
+def _imports_pipeline(path: Path) -> list[int]:
+    """Lines of `path` that import mcl.pipeline (`from mcl import pipeline` included)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [node.lineno for node in ast.walk(tree)
+            if (isinstance(node, ast.ImportFrom) and (
+                node.module == "mcl.pipeline"
+                or (node.module == "mcl" and any(a.name == "pipeline" for a in node.names))))
+            or (isinstance(node, ast.Import)
+                and any(a.name == "mcl.pipeline" for a in node.names))]
+
+
+def test_the_stages_below_the_pipeline_do_not_import_it(tmp_path: Path) -> None:
+    """Feedback and the interpreter take a `CheckedProgram` (mcl.mcpl.checked) and never
+    import the pass list that calls them: the layers import downwards only."""
+    offenders = [f"{path.relative_to(ROOT)}:{line}"
+                 for package in ("feedback", "interp", "mcpl", "translate", "codegen")
+                 for path in sorted((ROOT / "mcl" / package).rglob("*.py"))
+                 for line in _imports_pipeline(path)]
+    assert offenders == []
+    driver = tmp_path / "stage.py"  # the scan can fail
+    driver.write_text("from mcl import pipeline\nif True:\n    from mcl.pipeline import x\n")
+    assert _imports_pipeline(driver) == [1, 3]
+
+
 UNCERTAIN = ROOT / "tests/mcpl/barrier_kernels/uncertain_barriers.mcpl"
 
 
