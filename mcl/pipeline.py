@@ -184,11 +184,11 @@ def checked(program: CheckedProgram | Program | Module, library: HwdLibrary
 
 def lower(program: CheckedProgram | Program, level: str, library: HwdLibrary,
           function: str | None = None) -> CheckedProgram:
-    """A program that checked clean, at `level`: translated (and checked again) when
-    `function` (else any function with foreach statements) is written at a level above
-    it; as it is otherwise (a bare `Program` then has no side tables: code generation
-    needs none). MclError when the translation does not check."""
-    given = program if isinstance(program, CheckedProgram) else CheckedProgram(program)
+    """A program that checked clean, at `level`, with its side tables: translated (and
+    checked again) when `function` (else any function with foreach statements) is
+    written at a level above it; as it is otherwise (a bare `Program` checked now).
+    MclError when the program or its translation does not check."""
+    given = checked(program, library)
     if not needs_translation(given.main, level, library, function):
         return given
     translated = translate(given, level, library)
@@ -220,24 +220,24 @@ def feedback(checked: CheckedProgram, library: HwdLibrary, options: FeedbackOpti
     return run_feedback(checked, library, options)
 
 
-def generate(program: CheckedProgram | Program | Module, target: str, library: HwdLibrary,
+def generate(checked: CheckedProgram, target: str, library: HwdLibrary,
              mapping: OpenCLMapping | None = None, only: set[str] | None = None,
              overrides: Mapping[str, Number] | None = None, language: str = "opencl"
              ) -> GeneratedModule:
     """Kernel code for leaf `target` from a program that checked clean, translated there
     first when its kernels are written above it (section 4.4: "First, the compiler
     translates the program to nvidia, then it translates to fermi, and from there the
-    compiler generates OpenCL and C++ code"). A lone module is a program of one module.
-    Code generation reads the types of the checker's side tables: those of a
-    `CheckedProgram` at the leaf (no second check), of the translation's check, else
-    none (a bare program is not checked again here)."""
+    compiler generates OpenCL and C++ code"). Code generation reads the types of the
+    checker's side tables: those of `checked` when it is at the leaf (no second check),
+    else those of the translation's check."""
     from mcl.codegen.opencl import generate_module, require_leaf
 
+    if not isinstance(checked, CheckedProgram):  # a caller without type hints
+        raise TypeError("pipeline.generate takes a CheckedProgram: check a bare program "
+                        "first (pipeline.checked(program, library))")
     require_leaf(target, library)  # before any translation is tried
-    given = program if isinstance(program, CheckedProgram) else as_program(program)
-    at_leaf = lower(given, target, library)
-    return generate_module(at_leaf.program, target, library, mapping, only, overrides,
-                           language, at_leaf.tables)
+    at_leaf = lower(checked, target, library)
+    return generate_module(at_leaf, target, library, mapping, only, overrides, language)
 
 
 # ---------------------------------------------------------------------------- MCL_DUMP

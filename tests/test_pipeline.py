@@ -115,19 +115,28 @@ def test_an_unknown_pass_in_mcl_dump_is_a_one_line_error(
 def test_codegen_takes_a_program_at_the_leaf_and_the_pipeline_translates_it_there() -> None:
     checked = pipeline.checked_at(MATMUL, (), LIBRARY)
     with pytest.raises(MclError) as exc:
-        generate_module(checked.program, "fermi", LIBRARY)
+        generate_module(checked, "fermi", LIBRARY)
     (d,) = exc.value.diagnostics
     assert d.code == "codegen-above-leaf" and "'matmul' is written for perfect" in d.message
-    at_leaf = pipeline.lower(checked.program, "fermi", LIBRARY)
+    at_leaf = pipeline.lower(checked, "fermi", LIBRARY)
     assert {f.hwd for f in at_leaf.main.functions} == {"fermi"} and not at_leaf.errors
-    assert (pipeline.generate(checked.program, "fermi", LIBRARY).opencl
-            == generate_module(at_leaf.program, "fermi", LIBRARY).opencl)
+    assert (pipeline.generate(checked, "fermi", LIBRARY).opencl
+            == generate_module(at_leaf, "fermi", LIBRARY).opencl)
+
+
+def test_code_generation_takes_only_a_checked_program() -> None:
+    program = pipeline.load(MATMUL, (), LIBRARY)
+    with pytest.raises(TypeError, match="takes a CheckedProgram"):
+        pipeline.generate(program, "fermi", LIBRARY)  # type: ignore[arg-type]
+    assert pipeline.generate(pipeline.checked(program, LIBRARY), "fermi", LIBRARY).functions
 
 
 def test_lower_leaves_a_program_already_at_the_level_alone() -> None:
-    program = pipeline.checked_at(kernels_dir() / "matmul" / "fermi_v1.mcpl", (),
-                                  LIBRARY).program
-    assert pipeline.lower(program, "fermi", LIBRARY).program is program
+    checked = pipeline.checked_at(kernels_dir() / "matmul" / "fermi_v1.mcpl", (), LIBRARY)
+    assert pipeline.lower(checked, "fermi", LIBRARY) is checked
+    # A bare program is checked (code generation reads the side tables), not translated.
+    lowered = pipeline.lower(checked.program, "fermi", LIBRARY)
+    assert lowered.program is checked.program and lowered.tables.types
 
 
 # The entry points of the stages the pass list orders, and the modules allowed to call

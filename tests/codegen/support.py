@@ -40,7 +40,7 @@ def generate(program: pipeline.CheckedProgram | Program, target: str,
     if mapping_toml is not None:
         hwd = library().get(target)
         mapping = parse_mapping(tomllib.loads(mapping_toml), f"{target}.test.toml", hwd)
-    return pipeline.generate(program, target, library(), mapping)
+    return pipeline.generate(pipeline.checked(program, library()), target, library(), mapping)
 
 
 def run(generated: GeneratedModule, function: str, args: dict[str, Any]) -> dict[str, np.ndarray]:
