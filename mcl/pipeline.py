@@ -13,9 +13,10 @@ module calls the loader, the checker and the translator in a row.
     check_source(path, include_dirs, library, level)           the first three, errors kept
     checked_at(path, include_dirs, library, level=None)        the same, errors raised
     checked(program, library) -> CheckedProgram                 a program with its side tables
-    lower(program, level, library, function=None)              a clean program down to level
+    lower(program, level, library, function=None)              a clean program down to level,
+                                                               checked (tables and all)
     feedback(checked, library, options) -> FileFeedback        performance feedback
-    generate(program, target, library, ...) -> GeneratedModule kernel code at a leaf
+    generate(checked, target, library, ...) -> GeneratedModule kernel code at a leaf
 
 `MCL_DUMP=after:<pass>[,after:<pass>...]` prints the program as MCPL to stderr after each
 named pass (`load`, `check`, `translate`), as a compiler's lowering log does.

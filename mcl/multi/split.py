@@ -18,7 +18,10 @@ truth). Written rows of different ranges must not overlap, except where every wr
 the array is an `atomicAdd` (a histogram): then each range adds into zeros and the host
 adds the partial arrays to the original. Anything else is refused with one line naming
 the array and the access. The transformed program is generated once; every device runs
-the same code with its own range in four integers per array.
+the same code with its own range in four integers per array. It is a checked program: the
+leaf program's side tables follow the split, the new parameters declared and each use of
+them bound and typed as it is built (`mcl.mcpl.typed`), so code generation reads its types
+as it reads any checked program's.
 """
 
 from __future__ import annotations

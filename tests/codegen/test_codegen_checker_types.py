@@ -16,6 +16,7 @@ from mcl.codegen.opencl import codegen_input
 from mcl.identity import Ref
 from mcl.mcpl import ast
 from mcl.mcpl import types as T
+from mcl.mcpl.checked import CheckedProgram
 from mcl.mcpl.sidetables import SideTables
 from mcl.resources import kernels_dir
 
@@ -36,7 +37,7 @@ x86_avx512 void scale(int n, main float[n] x) {
 EXPRS = typing.get_args(ast.Expr)
 
 
-def _checked() -> pipeline.CheckedProgram:
+def _checked() -> CheckedProgram:
     return pipeline.checked_at(KERNEL, (), library())
 
 
