@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name}: not a hand-written version")
             continue
         leaf = spec.leaf_for("gpu") or "hopper"
-        program = load_program(spec.path, (), library)
+        program = pipeline.checked(load_program(spec.path, (), library), library)
         mapping = load_mapping(library.get(leaf))
         if args.no_unroll:
             mapping = dataclasses.replace(mapping, unroll=0)

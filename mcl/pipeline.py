@@ -13,9 +13,10 @@ module calls the loader, the checker and the translator in a row.
     check_source(path, include_dirs, library, level)           the first three, errors kept
     checked_at(path, include_dirs, library, level=None)        the same, errors raised
     checked(program, library) -> CheckedProgram                 a program with its side tables
-    lower(program, level, library, function=None)              a clean program down to level
+    lower(program, level, library, function=None)              a clean program down to level,
+                                                               checked (tables and all)
     feedback(checked, library, options) -> FileFeedback        performance feedback
-    generate(program, target, library, ...) -> GeneratedModule kernel code at a leaf
+    generate(checked, target, library, ...) -> GeneratedModule kernel code at a leaf
 
 `MCL_DUMP=after:<pass>[,after:<pass>...]` prints the program as MCPL to stderr after each
 named pass (`load`, `check`, `translate`), as a compiler's lowering log does.
@@ -33,11 +34,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mcl.diagnostics import Diagnostic, MclError, Severity, error
+from mcl.diagnostics import Diagnostic, MclError, error
 from mcl.mcpl.ast import Module, has_foreach
 from mcl.mcpl.check import check_program
+from mcl.mcpl.checked import CheckedProgram
 from mcl.mcpl.loader import Program, as_program, load_program
-from mcl.mcpl.sidetables import Binding, SideTables, Use
+from mcl.mcpl.sidetables import SideTables
 
 if TYPE_CHECKING:
     from mcl.codegen.host_eval import Number
@@ -45,52 +47,10 @@ if TYPE_CHECKING:
     from mcl.codegen.plan import GeneratedModule
     from mcl.feedback.stage import FeedbackOptions, FileFeedback
     from mcl.hdl.library import HwdLibrary
-    from mcl.mcpl import ast
-    from mcl.mcpl import types as T
 
 # The passes whose result MCL_DUMP can print, in the order they run.
 PASSES = ("load", "check", "translate")
 DUMP_ENV = "MCL_DUMP"
-
-
-@dataclass(frozen=True)
-class CheckedProgram:
-    """The checker's output: the program, its diagnostics (with the translation's notes
-    before them when it was translated), the level it was translated to (None: as
-    written, each function at its own level) and the checker's side tables (the type of
-    each expression, the declaration each name stands for: `mcl.mcpl.sidetables`). A
-    `CheckedProgram` made without a check (`lower` of a bare `Program` that needs no
-    translation, for code generation) has empty tables."""
-
-    program: Program
-    diagnostics: tuple[Diagnostic, ...] = ()
-    level: str | None = None
-    notes: tuple[Diagnostic, ...] = ()  # the translation's alone (also in `diagnostics`)
-    tables: SideTables = field(default_factory=SideTables, compare=False, repr=False)
-
-    def type_of(self, e: ast.Expr) -> T.VType | None:
-        """The checker's type of the expression `e` of this program."""
-        return self.tables.type_of(e)
-
-    def binding_of(self, use: Use) -> Binding | None:
-        """The declaration the name in `use` (a Name, Call, Field, NamedType or ViewDecl
-        of this program) stands for."""
-        return self.tables.binding_of(use)
-
-    @property
-    def main(self) -> Module:
-        return self.program.main
-
-    @property
-    def errors(self) -> list[Diagnostic]:
-        return [d for d in self.diagnostics if d.severity == Severity.ERROR]
-
-    def valid(self) -> Program:
-        """The program, or MclError with the checker's errors."""
-        errors = self.errors
-        if errors:
-            raise MclError(errors)
-        return self.program
 
 
 @dataclass
@@ -225,11 +185,11 @@ def checked(program: CheckedProgram | Program | Module, library: HwdLibrary
 
 def lower(program: CheckedProgram | Program, level: str, library: HwdLibrary,
           function: str | None = None) -> CheckedProgram:
-    """A program that checked clean, at `level`: translated (and checked again) when
-    `function` (else any function with foreach statements) is written at a level above
-    it; as it is otherwise (a bare `Program` then has no side tables: code generation
-    needs none). MclError when the translation does not check."""
-    given = program if isinstance(program, CheckedProgram) else CheckedProgram(program)
+    """A program that checked clean, at `level`, with its side tables: translated (and
+    checked again) when `function` (else any function with foreach statements) is
+    written at a level above it; as it is otherwise (a bare `Program` checked now).
+    MclError when the program or its translation does not check."""
+    given = checked(program, library)
     if not needs_translation(given.main, level, library, function):
         return given
     translated = translate(given, level, library)
@@ -261,24 +221,24 @@ def feedback(checked: CheckedProgram, library: HwdLibrary, options: FeedbackOpti
     return run_feedback(checked, library, options)
 
 
-def generate(program: CheckedProgram | Program | Module, target: str, library: HwdLibrary,
+def generate(checked: CheckedProgram, target: str, library: HwdLibrary,
              mapping: OpenCLMapping | None = None, only: set[str] | None = None,
              overrides: Mapping[str, Number] | None = None, language: str = "opencl"
              ) -> GeneratedModule:
     """Kernel code for leaf `target` from a program that checked clean, translated there
     first when its kernels are written above it (section 4.4: "First, the compiler
     translates the program to nvidia, then it translates to fermi, and from there the
-    compiler generates OpenCL and C++ code"). A lone module is a program of one module.
-    Code generation reads the types of the checker's side tables: those of a
-    `CheckedProgram` at the leaf (no second check), of the translation's check, else
-    none (a bare program is not checked again here)."""
+    compiler generates OpenCL and C++ code"). Code generation reads the types of the
+    checker's side tables: those of `checked` when it is at the leaf (no second check),
+    else those of the translation's check."""
     from mcl.codegen.opencl import generate_module, require_leaf
 
+    if not isinstance(checked, CheckedProgram):  # a caller without type hints
+        raise TypeError("pipeline.generate takes a CheckedProgram: check a bare program "
+                        "first (pipeline.checked(program, library))")
     require_leaf(target, library)  # before any translation is tried
-    given = program if isinstance(program, CheckedProgram) else as_program(program)
-    at_leaf = lower(given, target, library)
-    return generate_module(at_leaf.program, target, library, mapping, only, overrides,
-                           language, at_leaf.tables)
+    at_leaf = lower(checked, target, library)
+    return generate_module(at_leaf, target, library, mapping, only, overrides, language)
 
 
 # ---------------------------------------------------------------------------- MCL_DUMP

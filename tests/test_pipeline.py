@@ -115,19 +115,28 @@ def test_an_unknown_pass_in_mcl_dump_is_a_one_line_error(
 def test_codegen_takes_a_program_at_the_leaf_and_the_pipeline_translates_it_there() -> None:
     checked = pipeline.checked_at(MATMUL, (), LIBRARY)
     with pytest.raises(MclError) as exc:
-        generate_module(checked.program, "fermi", LIBRARY)
+        generate_module(checked, "fermi", LIBRARY)
     (d,) = exc.value.diagnostics
     assert d.code == "codegen-above-leaf" and "'matmul' is written for perfect" in d.message
-    at_leaf = pipeline.lower(checked.program, "fermi", LIBRARY)
+    at_leaf = pipeline.lower(checked, "fermi", LIBRARY)
     assert {f.hwd for f in at_leaf.main.functions} == {"fermi"} and not at_leaf.errors
-    assert (pipeline.generate(checked.program, "fermi", LIBRARY).opencl
-            == generate_module(at_leaf.program, "fermi", LIBRARY).opencl)
+    assert (pipeline.generate(checked, "fermi", LIBRARY).opencl
+            == generate_module(at_leaf, "fermi", LIBRARY).opencl)
+
+
+def test_code_generation_takes_only_a_checked_program() -> None:
+    program = pipeline.load(MATMUL, (), LIBRARY)
+    with pytest.raises(TypeError, match="takes a CheckedProgram"):
+        pipeline.generate(program, "fermi", LIBRARY)  # type: ignore[arg-type]
+    assert pipeline.generate(pipeline.checked(program, LIBRARY), "fermi", LIBRARY).functions
 
 
 def test_lower_leaves_a_program_already_at_the_level_alone() -> None:
-    program = pipeline.checked_at(kernels_dir() / "matmul" / "fermi_v1.mcpl", (),
-                                  LIBRARY).program
-    assert pipeline.lower(program, "fermi", LIBRARY).program is program
+    checked = pipeline.checked_at(kernels_dir() / "matmul" / "fermi_v1.mcpl", (), LIBRARY)
+    assert pipeline.lower(checked, "fermi", LIBRARY) is checked
+    # A bare program is checked (code generation reads the side tables), not translated.
+    lowered = pipeline.lower(checked.program, "fermi", LIBRARY)
+    assert lowered.program is checked.program and lowered.tables.types
 
 
 # The entry points of the stages the pass list orders, and the modules allowed to call
@@ -166,6 +175,30 @@ def test_the_stage_scan_sees_a_driver_that_calls_the_translator(tmp_path: Path) 
                       "import mcl.mcpl.check as c\n"
                       "def f(p, lib):\n    return c.check_program(p, lib)\n")
     assert _stage_uses(driver) == ["1: imports translate_program", "4: uses .check_program"]
+
+
+def _imports_pipeline(path: Path) -> list[int]:
+    """Lines of `path` that import mcl.pipeline (`from mcl import pipeline` included)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [node.lineno for node in ast.walk(tree)
+            if (isinstance(node, ast.ImportFrom) and (
+                node.module == "mcl.pipeline"
+                or (node.module == "mcl" and any(a.name == "pipeline" for a in node.names))))
+            or (isinstance(node, ast.Import)
+                and any(a.name == "mcl.pipeline" for a in node.names))]
+
+
+def test_the_stages_below_the_pipeline_do_not_import_it(tmp_path: Path) -> None:
+    """Feedback and the interpreter take a `CheckedProgram` (mcl.mcpl.checked) and never
+    import the pass list that calls them: the layers import downwards only."""
+    offenders = [f"{path.relative_to(ROOT)}:{line}"
+                 for package in ("feedback", "interp", "mcpl", "translate", "codegen")
+                 for path in sorted((ROOT / "mcl" / package).rglob("*.py"))
+                 for line in _imports_pipeline(path)]
+    assert offenders == []
+    driver = tmp_path / "stage.py"  # the scan can fail
+    driver.write_text("from mcl import pipeline\nif True:\n    from mcl.pipeline import x\n")
+    assert _imports_pipeline(driver) == [1, 3]
 
 
 UNCERTAIN = ROOT / "tests/mcpl/barrier_kernels/uncertain_barriers.mcpl"

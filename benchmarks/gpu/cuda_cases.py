@@ -101,7 +101,7 @@ def run_planted(path: Path, device: Any) -> dict[str, Any]:
     from mcl.mcpl.loader import load_program
 
     library = default_library()
-    program = load_program(path, library=library)
+    program = pipeline.checked(load_program(path, library=library), library)
     generated = pipeline.generate(program, "hopper", library, language="cuda")
     n = 64
     CudaSession(generated, device).run(path.stem, {"n": n, "a": np.zeros(n, np.float32)})

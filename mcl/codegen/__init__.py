@@ -1,8 +1,11 @@
 """Code generation from leaf levels (the paper's sections 4.4 and 7): OpenCL kernels,
 a C++ host harness, and a pyopencl runner.
 
-    generate_module(program, target, library) -> GeneratedModule   OpenCL + launch plans
-    emit_opencl(function, program, target_hwd, mapping) -> str     one function's OpenCL
+    generate_module(checked, target, library) -> GeneratedModule   OpenCL + launch plans
+    emit_opencl(function, checked, target_hwd, mapping) -> str     one function's OpenCL
+
+`checked` is a `CheckedProgram` (mcl.mcpl.checked): code generation reads the checker's
+types and has no typer of its own.
     emit_harness(generated) -> HarnessFiles                        .h/.cpp/main/CMake
     run_function(generated, name, args, device=None, repeat=1)     run through pyopencl
 

@@ -219,7 +219,7 @@ class ExprPrinter(StrictVisitor):
         if not isinstance(base_t, ArrayType):
             raise MclError(error("codegen-index", "indexing a value that is not an array", e.span))
         dims = flat_dims(base_t)
-        offset = self.expr(linear_offset(indices, dims))
+        offset = self.expr(linear_offset(indices, dims, self.scope.typed))
         base_text = self.wrap(base, ATOM)
         if len(indices) < len(dims):  # a sub-array: a pointer to its first element
             return f"({base_text} + {offset})"

@@ -186,7 +186,7 @@ def emit_header(g: GeneratedModule) -> str:
         f"namespace {namespace(g)} {{",
         "",
     ]
-    printer = _printer(g, Scope({}, {}))
+    printer = _printer(g, Scope({}, {}, g.tables))
     for t in g.types:
         fields = []
         for d in t.fields:
@@ -227,7 +227,7 @@ def _printer(g: GeneratedModule, scope: Scope) -> ExprPrinter:
 
 
 def _host_scope(g: GeneratedModule, f: FunctionPlan) -> Scope:
-    scope = Scope({t.name: t for t in g.types}, {})
+    scope = Scope({t.name: t for t in g.types}, {}, g.tables)
     for c in g.constants:
         scope.declare(Var(c.name, c.type, kind="constant"))
     for p in f.function.params:
@@ -271,7 +271,7 @@ def emit_source(g: GeneratedModule) -> str:
     ]
     constants = _used_constants(g)
     if constants:
-        printer = _printer(g, Scope({}, {}))
+        printer = _printer(g, Scope({}, {}, g.tables))
         for c in constants:
             # the OpenCL emitter has checked them: scalars with a value
             assert isinstance(c.type, Prim | NamedType) and c.init is not None

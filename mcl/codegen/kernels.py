@@ -37,13 +37,11 @@ from mcl.diagnostics import MclError, error
 from mcl.mcpl.ast import (
     BINARY_PRECEDENCE,
     ArrayType,
-    Binary,
     Block,
     Decl,
     Expr,
     Foreach,
     Function,
-    IntLit,
     Name,
     NamedType,
     Prim,
@@ -52,6 +50,7 @@ from mcl.mcpl.ast import (
     walk,
 )
 from mcl.mcpl.nesting import ARRAY, SCALAR
+from mcl.mcpl.typed import Typed
 
 _MUL = BINARY_PRECEDENCE["*"]
 # CUDA: the block's dynamic shared memory, which arrays sized by the host point into.
@@ -143,7 +142,8 @@ class NDRange:
     guards: tuple[tuple[int, Expr], ...]  # (dim, total count) for role `global`
 
 
-def ndrange(levels: list[Level]) -> NDRange:
+def ndrange(levels: list[Level], typed: Typed) -> NDRange:
+    """The launch sizes of a kernel's levels, built typed by `typed`."""
     nr_dims = max((lv.mapping.dim for lv in levels), default=0) + 1
     groups: list[Expr] = []
     local: list[Expr] = []
@@ -152,16 +152,17 @@ def ndrange(levels: list[Level]) -> NDRange:
         in_dim = [lv for lv in levels if lv.mapping.dim == d]
         glob = [lv for lv in in_dim if lv.mapping.role == "global"]
         if glob:
-            size = IntLit(glob[0].mapping.group_size or 1)
-            total = product([lv.foreach.count for lv in glob])
+            size = typed.int_lit(glob[0].mapping.group_size or 1)
+            total = product([lv.foreach.count for lv in glob], typed)
             local.append(size)
-            groups.append(Binary("/", Binary("+", total, IntLit(size.value - 1)), size))
+            rounded_up = typed.binary("+", total, typed.int_lit(size.value - 1))
+            groups.append(typed.binary("/", rounded_up, size))
             guards.append((d, total))
         else:
             wg = [lv.foreach.count for lv in in_dim if lv.mapping.role == "work-group"]
             wi = [lv.foreach.count for lv in in_dim if lv.mapping.role == "work-item"]
-            groups.append(product(wg))
-            local.append(product(wi))
+            groups.append(product(wg, typed))
+            local.append(product(wi, typed))
     return NDRange(tuple(groups), tuple(local), tuple(guards))
 
 
@@ -209,7 +210,7 @@ class KernelEmitter:
         self, name: str, top: Foreach, levels: list[Level], work: Stmt,
         lanes: tuple[Level, int] | None,
     ) -> tuple[str, KernelPlan]:
-        nd = ndrange(levels)
+        nd = ndrange(levels, self.printer.scope.typed)
         if lanes is not None and nd.guards:
             raise NotVectorisable("work-items of role 'global' are guarded")
         lines = self.body.lines = []
@@ -247,7 +248,7 @@ class KernelEmitter:
                 signature.append(f"const int {shared_offset(v.cname)}")
             else:
                 signature.append(f"__local {element_type(element)}* restrict {v.cname}")
-            size = product(flat_dims(v.type))
+            size = product(flat_dims(v.type), self.printer.scope.typed)
             args.append(
                 KernelArg(v.name, "local", element.name, size, isinstance(element, NamedType))
             )
@@ -283,7 +284,7 @@ class KernelEmitter:
         ]
         k = same.index(lv)
         linear = self.mapping.dialect.unit_index(lv.mapping.role, lv.mapping.dim)
-        inner = product([x.foreach.count for x in same[k + 1 :]])
+        inner = product([x.foreach.count for x in same[k + 1 :]], self.printer.scope.typed)
         text = linear
         if k + 1 < len(same):
             text += f" / {self.printer.wrap(inner, _MUL + 1)}"
@@ -339,7 +340,7 @@ class KernelEmitter:
                     )
                 elif self._is_constant(flat_dims(d.type)):
                     var = scope.declare(Var(d.name, d.type, "local", space))
-                    size = self.printer.expr(product(flat_dims(d.type)))
+                    size = self.printer.expr(product(flat_dims(d.type), scope.typed))
                     # 16-byte aligned for the vector copies of vectorize.py
                     aligned = self.mapping.dialect.aligned16 if self.mapping.vector_width else ""
                     self.body.line(

@@ -46,6 +46,7 @@ from mcl.codegen.statements import BodyEmitter
 from mcl.codegen.unroll import for_trip_count
 from mcl.codegen.vectorize import _sympy, guard
 from mcl.mcpl import ast
+from mcl.mcpl import types as T
 from mcl.mcpl.ast import (
     BINARY_PRECEDENCE,
     ArrayType,
@@ -58,15 +59,14 @@ from mcl.mcpl.ast import (
     For,
     IncDec,
     Index,
-    IntLit,
     Name,
     Prim,
     Stmt,
     Unary,
-    transform,
     walk,
 )
 from mcl.mcpl.nesting import ARRAY, SCALAR
+from mcl.mcpl.typed import Typed
 from mcl.mcpl.varying import assigned_names, varying_names
 from mcl.mcpl.visitor import unknown_node
 
@@ -161,6 +161,11 @@ class LaneEmitter:
         finally:
             self.affine.pop()
 
+    @property
+    def typed(self) -> Typed:
+        """Builds the offsets this emitter computes, typed by the checker's rules."""
+        return self.body.printer.scope.typed
+
     def _kind(self, e: Expr) -> Prim:
         t = self.body.printer.scope.type_of(e)
         if t == INT or t == Prim("bool"):
@@ -191,14 +196,14 @@ class LaneEmitter:
 
         def at_lane_zero(node: object) -> object | None:
             if isinstance(node, Name) and node.name == self.lanes.var:
-                return IntLit(0)
+                return self.typed.int_lit(0)
             if isinstance(node, Name) and node.name in bases:
                 affine = bases[node.name]
                 assert affine is not None
-                return Name(affine.base)
+                return self.typed.name(affine.base, T.INT)  # an affine int's base
             return None
 
-        return transform(offset, at_lane_zero)
+        return self.body.printer.scope.tables.rewrite(offset, at_lane_zero)
 
     def _clamped(self, offset: Expr) -> tuple[Expr, Affine] | None:
         """`offset` = S + j with S uniform and j a clamped lane-affine int: (S + j's base,
@@ -215,8 +220,11 @@ class LaneEmitter:
         symbol = sympy.Symbol(j, integer=True)
         if sympy.expand(expr - expr.subs(symbol, 0)) != symbol:
             return None
-        start = transform(
-            offset, lambda n: Name(affine.base) if isinstance(n, Name) and n.name == j else None
+        base = affine.base
+        start = self.body.printer.scope.tables.rewrite(
+            offset,
+            lambda n: self.typed.name(base, T.INT) if isinstance(n, Name) and n.name == j
+            else None,
         )
         return start, affine
 
@@ -298,7 +306,7 @@ class LaneEmitter:
             if any(self.is_varying(i) for i in indices):
                 raise NotVectorisable(f"'{var.name}' indexed by the lane")
             return self.body.printer.expr(e)
-        offset = linear_offset(indices, dims)
+        offset = linear_offset(indices, dims, self.typed)
         pointer = var.cname
         base = self._lane_base(offset)
         element = "float" if element_type == FLOAT else "int"
@@ -426,7 +434,8 @@ class LaneEmitter:
             if var.name not in self.lane_arrays and (
                 self.is_varying(s.value) or any(self.is_varying(i) for i in indices)
             ):
-                self._store(var, element_type, linear_offset(indices, dims), s, indent, None)
+                self._store(var, element_type, linear_offset(indices, dims, self.typed), s,
+                            indent, None)
                 return
             if var.name in self.lane_arrays and any(self.is_varying(i) for i in indices):
                 raise NotVectorisable(f"'{var.name}' indexed by the lane")
@@ -507,7 +516,8 @@ class LaneEmitter:
                 self._own(st.target)
                 for e in (st.value, *indices):
                     self._computable_in_every_lane(e)
-                self._store(var, element_type, linear_offset(indices, dims), st, indent + 1,
+                self._store(var, element_type, linear_offset(indices, dims, self.typed), st,
+                            indent + 1,
                             mask="mcl_mask" if mask == "mcl_mask" else "(!mcl_mask)")
         self.body.line(indent, "}")
 

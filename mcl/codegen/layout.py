@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from functools import reduce
 
-from mcl.mcpl.ast import ArrayType, Binary, Expr, Index, IntLit
+from mcl.mcpl.ast import ArrayType, Expr, Index, IntLit
+from mcl.mcpl.typed import Typed
 from mcl.mcpl.types import INT_MAX, INT_MIN
 
 
@@ -32,48 +33,52 @@ def index_chain(e: Index) -> tuple[Expr, list[Expr]]:
     return base, indices
 
 
-def _folded(value: int) -> IntLit | None:
+def _folded(value: int, typed: Typed) -> IntLit | None:
     """A folded literal, or None when the value does not fit in an int: then the operation
     is printed as written, like one on sizes only known at run time (a literal that large
     cannot be printed as a C int, see `c_expr.int_literal`)."""
-    return IntLit(value) if INT_MIN <= value <= INT_MAX else None
+    return typed.int_lit(value) if INT_MIN <= value <= INT_MAX else None
 
 
-def _mul(a: Expr, b: Expr) -> Expr:
+def _mul(a: Expr, b: Expr, typed: Typed) -> Expr:
     if isinstance(a, IntLit) and isinstance(b, IntLit):
-        return _folded(a.value * b.value) or Binary("*", a, b)
+        return _folded(a.value * b.value, typed) or typed.binary("*", a, b)
     if (isinstance(a, IntLit) and a.value == 0) or (isinstance(b, IntLit) and b.value == 0):
-        return IntLit(0)
+        return typed.int_lit(0)
     if isinstance(a, IntLit) and a.value == 1:
         return b
     if isinstance(b, IntLit) and b.value == 1:
         return a
-    return Binary("*", a, b)
+    return typed.binary("*", a, b)
 
 
-def _add(a: Expr, b: Expr) -> Expr:
+def _add(a: Expr, b: Expr, typed: Typed) -> Expr:
     if isinstance(a, IntLit) and isinstance(b, IntLit):
-        return _folded(a.value + b.value) or Binary("+", a, b)
+        return _folded(a.value + b.value, typed) or typed.binary("+", a, b)
     if isinstance(a, IntLit) and a.value == 0:
         return b
-    return Binary("+", a, b)
+    return typed.binary("+", a, b)
 
 
-def product(exprs: list[Expr]) -> Expr:
-    """The product of `exprs` (1 for none), without multiplications by a literal 1."""
-    one: Expr = IntLit(1)
-    return reduce(_mul, exprs, one)
+def product(exprs: list[Expr], typed: Typed) -> Expr:
+    """The product of `exprs` (1 for none), without multiplications by a literal 1; the
+    nodes it builds typed by `typed`."""
+    one: Expr = typed.int_lit(1)
+    return reduce(lambda a, b: _mul(a, b, typed), exprs, one)
 
 
-def linear_offset(indices: list[Expr], dims: list[Expr]) -> Expr:
+def linear_offset(indices: list[Expr], dims: list[Expr], typed: Typed) -> Expr:
     """Row-major offset of element `indices` (or, with fewer indices than dims, of the
-    start of the sub-array they select) in Horner form: (i * d2 + j) * d3 + k."""
+    start of the sub-array they select) in Horner form: (i * d2 + j) * d3 + k; the nodes
+    it builds typed by `typed`."""
     if len(indices) > len(dims):
         raise ValueError(f"{len(indices)} indices for an array of {len(dims)} dimensions")
-    offset: Expr = IntLit(0)
+    offset: Expr = typed.int_lit(0)
     for k, idx in enumerate(indices):
-        offset = _add(_mul(offset, dims[k]) if k else offset, idx)
-    return _mul(offset, product(dims[len(indices) :])) if len(indices) < len(dims) else offset
+        offset = _add(_mul(offset, dims[k], typed) if k else offset, idx, typed)
+    if len(indices) < len(dims):
+        return _mul(offset, product(dims[len(indices):], typed), typed)
+    return offset
 
 
 def remaining_type(t: ArrayType, nr_indices: int) -> ArrayType | None:

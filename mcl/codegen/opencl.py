@@ -19,8 +19,8 @@ become OpenCL functions, specialised per address space of their pointer paramete
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -42,7 +42,7 @@ from mcl.codegen.plan import (
     ParamPlan,
 )
 from mcl.codegen.prelude import HELPERS
-from mcl.codegen.scope import CheckerTypes, Scope, Var, signature_only
+from mcl.codegen.scope import Scope, Var, signature_only
 from mcl.codegen.statements import INDENT, BodyEmitter, SpaceResolver, element_type, where
 from mcl.diagnostics import MclError, error
 from mcl.hdl.model import HardwareDescription, Quantity
@@ -69,17 +69,18 @@ from mcl.mcpl.ast import (
     TypeDef,
     ViewDecl,
     has_foreach,
-    transform,
     walk,
 )
 from mcl.mcpl.loader import Program, as_program
 from mcl.mcpl.nesting import PARAMETER, SCALAR
+from mcl.mcpl.sidetables import SideTables
+from mcl.mcpl.typed import Typed
 from mcl.mcpl.types import INT_MAX, INT_MIN
 from mcl.mcpl.visitor import StrictVisitor
 
 if TYPE_CHECKING:
     from mcl.hdl.library import HwdLibrary
-    from mcl.mcpl.sidetables import SideTables
+    from mcl.mcpl.checked import CheckedProgram
     from mcl.translate.levels import Library
 
 
@@ -93,7 +94,8 @@ class CodegenInput:
     types: Mapping[str, TypeDef]
     constants: tuple[Decl, ...]
     access: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
-    checker: CheckerTypes = field(default_factory=CheckerTypes)  # the checker's types
+    # The checker's side tables of `module`, with the nodes code generation builds.
+    tables: SideTables = field(default_factory=SideTables)
 
     @property
     def name(self) -> str:
@@ -109,20 +111,19 @@ class CodegenInput:
 
 
 def codegen_input(
-    program: Program | Module, target: str, library: Library,
-    overrides: Mapping[str, Number] | None = None, tables: SideTables | None = None
+    checked: CheckedProgram, target: str, library: Library,
+    overrides: Mapping[str, Number] | None = None
 ) -> CodegenInput:
-    """Gather a program (or a lone module) whose kernels are at leaf `target` for code
-    generation, and replace description constants by their values. `overrides` give
-    named constants other values (`mcl tune`, a `.tuned.toml`): as if the MCPL said so,
-    host code included. `tables` are the checker's side tables of `program` (its types
-    follow the folding of description constants)."""
-    program = as_program(program)
+    """Gather a checked program whose kernels are at leaf `target` for code generation,
+    and replace description constants by their values. `overrides` give named constants
+    other values (`mcl tune`, a `.tuned.toml`): as if the MCPL said so, host code
+    included. The checker's side tables of the program follow both rewrites."""
+    program = checked.program
     main = program.main
     others: list[Module] = [m for m in program.modules.values() if m is not main]
     _require_at_leaf(main, target, library)
-    checker = CheckerTypes.of(tables)
-    main = resolve_hwd_constants(main, library, checker.carry)
+    tables = checked.tables.copy()
+    main = resolve_hwd_constants(main, library, tables)
     functions: dict[str, Function] = {}
     types: dict[str, TypeDef] = {}
     constants: list[Decl] = []
@@ -132,14 +133,14 @@ def codegen_input(
         constants = [c for c in constants if c.name not in {d.name for d in m.constants}]
         constants += list(m.constants)
     if overrides:
-        constants = override_constants(constants, overrides)
-    return CodegenInput(main, functions, types, tuple(constants), _access(program), checker)
+        constants = override_constants(constants, overrides, Typed(tables))
+    return CodegenInput(main, functions, types, tuple(constants), _access(program), tables)
 
 
-def override_constants(constants: list[Decl], overrides: Mapping[str, Number]) -> list[Decl]:
-    """The top-level constants with the values of `overrides` (by name)."""
-    from dataclasses import replace
-
+def override_constants(constants: list[Decl], overrides: Mapping[str, Number],
+                       typed: Typed) -> list[Decl]:
+    """The top-level constants with the values of `overrides` (by name), literals built
+    by `typed`."""
     known = {c.name for c in constants}
     for name in overrides:
         if name not in known:
@@ -155,9 +156,9 @@ def override_constants(constants: list[Decl], overrides: Mapping[str, Number]) -
         if c.name in overrides:
             value = overrides[c.name]
             lit: IntLit | FloatLit = (
-                FloatLit(float(value), repr(float(value)), span=c.span)
+                typed.float_lit(float(value), c.span)
                 if isinstance(value, float)
-                else IntLit(int(value), span=c.span)
+                else typed.int_lit(int(value), c.span)
             )
             c = replace(c, init=lit)
         out.append(c)
@@ -193,10 +194,10 @@ def _require_at_leaf(main: Module, target: str, library: Library) -> None:
             )
 
 
-def resolve_hwd_constants(module: Module, library: Library,
-                          moved: Callable[[object, object], None] | None = None) -> Module:
-    """`gpu.hierarchy.blocks.block.threads.max_nr_units` -> 1024 (a pure pass; `moved` is
-    told of each node that takes another's place, `ast.transform`)."""
+def resolve_hwd_constants(module: Module, library: Library, tables: SideTables) -> Module:
+    """`gpu.hierarchy.blocks.block.threads.max_nr_units` -> 1024 (a pure pass; `tables`,
+    the checker's of `module`, follow it: each literal is built typed)."""
+    typed = Typed(tables)
 
     def fold(node: object) -> object | None:
         if not isinstance(node, HwdConst):
@@ -227,10 +228,10 @@ def resolve_hwd_constants(module: Module, library: Library,
                         "compute with a smaller unit, or pass the value as a parameter",
                     )
                 )
-            return IntLit(int(value), span=node.span)
-        return FloatLit(float(value), repr(float(value)), span=node.span)
+            return typed.int_lit(int(value), node.span)
+        return typed.float_lit(float(value), node.span)
 
-    return transform(module, fold, moved)
+    return tables.rewrite(module, fold)
 
 
 # ---------------------------------------------------------------------- the emitter
@@ -254,7 +255,7 @@ class ModuleEmitter:
     # ------------------------------------------------------------------ scopes
     def base_scope(self) -> Scope:
         scope = Scope(dict(self.source.types), dict(self.source.functions),
-                      checker=self.source.checker)
+                      self.source.tables)
         for c in self.source.constants:
             scope.declare(Var(c.name, c.type, "constant", None, kind="constant"))
         return scope
@@ -305,6 +306,7 @@ class ModuleEmitter:
             uses_double=self.uses_double or self.needs.double,
             language=self.mapping.language,
             arch=self.mapping.arch,
+            tables=self.source.tables,
         )
 
     def header(self) -> str:
@@ -357,7 +359,7 @@ class ModuleEmitter:
             fields = []
             for d in t.fields:
                 if isinstance(d.type, ArrayType):
-                    size = printer.expr(product(flat_dims(d.type)))
+                    size = printer.expr(product(flat_dims(d.type), printer.scope.typed))
                     fields.append(f"{INDENT}{element_type(d.type.element)} {d.name}[{size}];")
                 else:
                     fields.append(f"{INDENT}{element_type(d.type)} {d.name};")
@@ -393,7 +395,7 @@ class ModuleEmitter:
                 # A written scalar (a reduction's sum, a peak's location) is a result: the
                 # original MCL passes it by pointer (paper 4.3), here a one-element __global
                 # buffer the host copies in and back like an array's.
-                one = IntLit(1)
+                one = scope.typed.int_lit(1)
                 ctype = element_type(element_t, True)
                 params.append(ParamPlan(p.name, element_t.name, True, one,
                                         modes.get(p.name, "rw"), is_struct, "global",
@@ -420,7 +422,7 @@ class ModuleEmitter:
                     f"{dialect.qualifier(address_space)}{const}{element_type(element_t, True)}* "
                     f"{dialect.restrict} {var.cname}"
                 )
-                size = product(flat_dims(p.type))
+                size = product(flat_dims(p.type), scope.typed)
                 params.append(
                     ParamPlan(p.name, element_t.name, True, size, mode, is_struct, address_space)
                 )
@@ -676,28 +678,26 @@ class _HostSplitter(StrictVisitor):
 
 
 def generate_module(
-    program: Program | Module,
+    checked: CheckedProgram,
     target: str,
     library: HwdLibrary,
     mapping: OpenCLMapping | None = None,
     only: set[str] | None = None,
     overrides: Mapping[str, Number] | None = None,
     language: str = "opencl",
-    tables: SideTables | None = None,
 ) -> GeneratedModule:
     """Kernel source (OpenCL C, or CUDA C++ with `language="cuda"`) and launch plans for
-    every function with foreach statements of the main module of `program` (a loader
-    Program or a Module) whose kernels are at leaf `target` (mcl.pipeline.generate
-    translates them there); named constants take the values of `overrides` where given.
-    `tables`: the checker's side tables of `program`, whose types code generation reads
-    (mcl.pipeline.generate passes them)."""
+    every function with foreach statements of the main module of the checked program
+    whose kernels are at leaf `target` (mcl.pipeline.generate translates them there);
+    named constants take the values of `overrides` where given. Code generation reads
+    the types of the checked program's side tables."""
     require_leaf(target, library)
     hwd = library.get(target)
-    source = codegen_input(program, target, library, overrides, tables)
+    source = codegen_input(checked, target, library, overrides)
     mapping = mapping or load_mapping(hwd, language=language)
     generated = ModuleEmitter(source, hwd, mapping).emit(only)
     if language == "opencl":
-        problems = nesting_errors(generated.opencl, generated.name, as_program(program).main.file)
+        problems = nesting_errors(generated.opencl, generated.name, checked.main.file)
         if problems:
             raise MclError(problems)
     return generated
@@ -719,20 +719,20 @@ def require_leaf(target: str, library: HwdLibrary) -> None:
 
 def emit_opencl(
     function: Function,
-    program: Program | Module,
+    checked: CheckedProgram,
     target_hwd: HardwareDescription,
     mapping: OpenCLMapping,
     library: Library | None = None,
 ) -> str:
-    """The OpenCL source for one leaf-level MCPL function (its kernels, the functions they
-    call, the constants and types they use)."""
+    """The OpenCL source for one leaf-level MCPL function of a checked program (its
+    kernels, the functions they call, the constants and types they use)."""
     if library is None:
         library = _SingleLibrary(target_hwd)
-    main = as_program(program).main
-    if function not in main.functions:
+    main = checked.main
+    if function not in main.functions:  # a function of the program's other modules
         main = Module(None, None, None, (), (), (), (function,), file=main.file)
-        program = main
-    source = codegen_input(program, target_hwd.name, library)
+        checked = replace(checked, program=as_program(main))
+    source = codegen_input(checked, target_hwd.name, library)
     return ModuleEmitter(source, target_hwd, mapping).emit({function.name}).opencl
 
 

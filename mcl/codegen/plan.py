@@ -7,11 +7,12 @@ vocabulary), evaluated only when the host knows the values.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from mcl.diagnostics import Span
 from mcl.mcpl.ast import Decl, Expr, Function, Stmt, TypeDef
 from mcl.mcpl.ast import Launch as Launch  # the host passes import it from here
+from mcl.mcpl.sidetables import SideTables
 
 
 @dataclass(frozen=True)
@@ -111,6 +112,8 @@ class GeneratedModule:
     uses_double: bool = False
     language: str = "opencl"  # of the kernel source in `opencl`: "opencl" or "cuda"
     arch: str | None = None  # CUDA: the leaf's architecture (its mapping's `arch`)
+    # The checker's types of the host statements and launch sizes the harness prints.
+    tables: SideTables = field(default_factory=SideTables, compare=False, repr=False)
 
     def function(self, name: str) -> FunctionPlan | None:
         return next((f for f in self.functions if f.name == name), None)

@@ -351,7 +351,7 @@ class BodyEmitter(StrictVisitor):
         names = {n.name for dim in dims for n in walk(dim) if isinstance(n, Name)}
         variable = sorted(n for n in names if self.printer.scope.lookup(n, span).kind != "constant")
         if not variable:
-            return self.x(product(dims))
+            return self.x(product(dims, self.printer.scope.typed))
         if not any(
             self.printer.scope.lookup(n, span).kind in ("param", "host") for n in variable
         ) or any(
@@ -373,7 +373,7 @@ class BodyEmitter(StrictVisitor):
         while macro in taken:
             k += 1
             macro = f"MCL_SIZE_{c_name(name)}_{k}"
-        self.specialised.append((macro, product(dims)))
+        self.specialised.append((macro, product(dims, self.printer.scope.typed)))
         return macro
 
     def view(self, source: Var, view: View, indent: int, span: Span | None,

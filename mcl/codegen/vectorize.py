@@ -43,11 +43,11 @@ from mcl.mcpl.ast import (
     Name,
     Prim,
     Unary,
-    transform,
     walk,
 )
 from mcl.mcpl.evaluate import Evaluator
 from mcl.mcpl.symbolic_values import SymPyValues
+from mcl.mcpl.typed import Typed
 
 WIDTHS = (2, 4, 8, 16)
 
@@ -116,10 +116,10 @@ def _multiple_of(base: Any, width: int) -> bool:
     return True
 
 
-def _at_zero(node: object, var: str) -> object | None:
+def _at_zero(node: object, var: str, typed: Typed) -> object | None:
     """Rebuild step: the loop variable becomes 0, and `x + 0` becomes x."""
     if isinstance(node, Name) and node.name == var:
-        return IntLit(0)
+        return typed.int_lit(0)
     if isinstance(node, Binary) and node.op in ("+", "-"):
         if isinstance(node.right, IntLit) and node.right.value == 0:
             return node.left
@@ -164,12 +164,12 @@ def vector_copy(
         dims = flat_dims(var.type)
         if len(indices) != len(dims):
             return None
-        offset = linear_offset(indices, dims)
+        offset = linear_offset(indices, dims, scope.typed)
         base = _base(offset, s.var, constants)
         if base is None:
             return None
         used |= {n.name for n in walk(offset) if isinstance(n, Name) and n.name in constants}
-        at_zero = transform(e, lambda n: _at_zero(n, s.var))
+        at_zero = scope.tables.rewrite(e, lambda n: _at_zero(n, s.var, scope.typed))
         qualifier = dialect.qualifier(var.address_space)
         sides.append((f"&{print_expr(at_zero)}", qualifier, _multiple_of(base, width)))
     if len(elements) != 1:  # an int copied into a float converts each element

@@ -14,7 +14,7 @@ from mcl.diagnostics import MclError, error
 
 if TYPE_CHECKING:
     from mcl.hdl.library import HwdLibrary
-    from mcl.pipeline import CheckedProgram
+    from mcl.mcpl.checked import CheckedProgram
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -36,8 +36,8 @@ from mcl.progress import Timings
 
 if TYPE_CHECKING:
     from mcl.hdl.library import HwdLibrary
+    from mcl.mcpl.checked import CheckedProgram
     from mcl.mcpl.loader import Program
-    from mcl.pipeline import CheckedProgram
 
 
 @dataclass

@@ -46,7 +46,6 @@ def is_multi(args: argparse.Namespace) -> bool:
 def execute_multi(prepared: Any, args: argparse.Namespace) -> Any:
     """Split the prepared kernel, run its ranges on the cluster, assemble the outputs:
     an `mcl.multi.run.MultiResult`."""
-    from mcl import pipeline
     from mcl.codegen import generate_module
     from mcl.codegen.mapping import load_mapping
     from mcl.multi.cluster import connect, device_slots
@@ -69,9 +68,7 @@ def execute_multi(prepared: Any, args: argparse.Namespace) -> Any:
     with prepared.timings.step("build", f"splitting {prepared.function} and generating "
                                f"OpenCL for {args.target}"):
         # Split the kernel as it runs: at the leaf (section 4.4), translated there first.
-        at_leaf = pipeline.lower(prepared.program, args.target, prepared.library,
-                                 prepared.function).program
-        split = split_program(at_leaf, prepared.function, args.target,
+        split = split_program(prepared.checked, prepared.function, args.target,
                               prepared.library, prepared.args, overrides)
         assert split.program is not None  # split_program sets it
         generated = generate_module(split.program, args.target, prepared.library,

@@ -24,8 +24,8 @@ if TYPE_CHECKING:
     from mcl.feedback.messages import Message
     from mcl.hdl.model import HardwareDescription
     from mcl.mcpl.ast import Function
+    from mcl.mcpl.checked import CheckedProgram
     from mcl.mcpl.loader import Program
-    from mcl.pipeline import CheckedProgram
 
 D = TypeVar("D", bound="Derived")
 

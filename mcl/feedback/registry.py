@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from mcl.hdl.library import HwdLibrary
     from mcl.hdl.model import HardwareDescription
     from mcl.mcpl.ast import Function
-    from mcl.pipeline import CheckedProgram
+    from mcl.mcpl.checked import CheckedProgram
 
 # The built-in analyses, in report order.
 BUILTIN: tuple[Analysis, ...] = (

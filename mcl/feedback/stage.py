@@ -20,7 +20,7 @@ from mcl.feedback.messages import Message, Severity
 
 if TYPE_CHECKING:
     from mcl.hdl.library import HwdLibrary
-    from mcl.pipeline import CheckedProgram
+    from mcl.mcpl.checked import CheckedProgram
 
 SEVERITIES = ("info", "suggestion", "warning")
 

@@ -34,7 +34,7 @@ from mcl.mcpl import ast
 
 if TYPE_CHECKING:
     from mcl.hdl.library import HwdLibrary
-    from mcl.pipeline import CheckedProgram
+    from mcl.mcpl.checked import CheckedProgram
 
 __all__ = ["run_function", "StructValue"]
 

@@ -16,7 +16,7 @@ from mcl.mcpl.builtins import Builtin
 
 if TYPE_CHECKING:
     from mcl.hdl.library import HwdLibrary
-    from mcl.pipeline import CheckedProgram
+    from mcl.mcpl.checked import CheckedProgram
 
 
 class Engine:

@@ -485,8 +485,8 @@ def transform(node: T, fn: Callable[[object], object | None],
     replacement (or None to keep it). Never mutates the input; raises `UnknownNodeError`
     on an object that is not an AST node. `moved(old, new)` is told of every node that
     the result has in another node's place (rebuilt around a changed child, or
-    replaced), so that a table about the old node's place can follow it (code
-    generation carries the checker's types this way)."""
+    replaced), so that a table about the old node's place can follow it (the checker's
+    side tables follow a rewrite this way: `SideTables.rewrite`)."""
     check_node(node)
     changes = {}
     for f in fields(node):  # type: ignore[arg-type]

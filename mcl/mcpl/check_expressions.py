@@ -29,14 +29,11 @@ from mcl.mcpl.positions import SourceText, head
 from mcl.mcpl.printer import print_expr, print_type
 from mcl.mcpl.scopes import Kind, ScopeStack, Symbol
 from mcl.mcpl.sidetables import Binding, Declaring, Use
+from mcl.mcpl.typed import BITWISE, EQUALITY, LOGICAL, ORDER, binary_type
 from mcl.mcpl.visitor import StrictVisitor
 
 _ARITHMETIC = frozenset({"+", "-", "*", "/", "^"})
 INTEGER_OPS = frozenset({"%", "<<", ">>"})
-_BITWISE = frozenset({"&", "|"})
-_LOGICAL = frozenset({"&&", "||"})
-_ORDER = frozenset({"<", "<=", ">", ">="})
-_EQUALITY = frozenset({"==", "!="})
 
 
 def _ordinal(i: int) -> str:
@@ -434,7 +431,7 @@ class ExpressionChecker(StrictVisitor):
     def binary(self, e: ast.Binary) -> T.VType:
         lt, rt = self.expr(e.left), self.expr(e.right)
         op = e.op
-        if op in _ARITHMETIC or op in INTEGER_OPS or op in _BITWISE:
+        if op in _ARITHMETIC or op in INTEGER_OPS or op in BITWISE:
             self.fold(e, lambda: fold_binary(op, self.constant(e.left), self.constant(e.right)))
             if op == "-" and Ref(e) not in self.folded and _same_name(e.left, e.right):
                 self.folded[Ref(e)] = 0  # `n - n` is 0 whatever n is, so `x / (n - n)` is caught
@@ -442,7 +439,9 @@ class ExpressionChecker(StrictVisitor):
             self.shift_count(e)
         if op == "^":
             self.unary_power(e)
-        if op in _LOGICAL:
+        # The errors first; the type of what the checker accepts is `binary_type`'s, the
+        # one rule that code generation's typed nodes follow too (mcl.mcpl.typed).
+        if op in LOGICAL:
             if not (T.is_bool(lt) and T.is_bool(rt)):
                 self.error(
                     "mcpl-type-mismatch",
@@ -450,21 +449,18 @@ class ExpressionChecker(StrictVisitor):
                     e.span,
                     "compare explicitly, e.g. `x != 0`",
                 )
-            return T.BOOL
-        if op in _EQUALITY:
+        elif op in EQUALITY:
             same_kind = (T.is_numeric(lt) and T.is_numeric(rt)) or (T.is_bool(lt) and T.is_bool(rt))
             if not same_kind or isinstance(lt, T.Array) or isinstance(rt, T.Array):
                 self.error(
                     "mcpl-type-mismatch", f"cannot compare {lt} with {rt} using '{op}'", e.span
                 )
-            return T.BOOL
-        if op in _ORDER:
+        elif op in ORDER:
             if not (T.is_numeric(lt) and T.is_numeric(rt)):
                 self.error("mcpl-type-mismatch", f"'{op}' needs numbers, not {lt} and {rt}", e.span)
-            return T.BOOL
-        if op in _BITWISE and T.is_bool(lt) and T.is_bool(rt) and T.BOOL in (lt, rt):
-            return T.BOOL
-        if op in INTEGER_OPS or op in _BITWISE:
+        elif op in BITWISE and T.is_bool(lt) and T.is_bool(rt) and T.BOOL in (lt, rt):
+            pass  # `&`, `|` of bools: a bool
+        elif op in INTEGER_OPS or op in BITWISE:
             if not (T.is_integral(lt) and T.is_integral(rt)):
                 self.error(
                     "mcpl-type-mismatch",
@@ -473,8 +469,7 @@ class ExpressionChecker(StrictVisitor):
                     "convert with toInt(...)" if T.is_numeric(lt) and T.is_numeric(rt) else None,
                 )
                 return T.UNKNOWN
-            return T.wider(lt, rt)
-        if op in _ARITHMETIC:
+        elif op in _ARITHMETIC:
             if not (T.is_numeric(lt) and T.is_numeric(rt)):
                 self.error(
                     "mcpl-type-mismatch",
@@ -482,8 +477,9 @@ class ExpressionChecker(StrictVisitor):
                     e.span,
                 )
                 return T.UNKNOWN
-            return T.wider(lt, rt)
-        return T.UNKNOWN
+        else:
+            return T.UNKNOWN
+        return binary_type(op, lt, rt)
 
     def hwd_const(self, e: ast.HwdConst) -> T.VType:
         library = self.env.library

@@ -14,21 +14,26 @@ AST nodes compare by value, so two `a[i]` in different loops are equal; the tabl
 on `mcl.identity.Ref` (the object, not its value), so each place has its own entry. The
 tables belong to one checked program: after translation the pipeline checks the
 translated program again (`mcl.pipeline.translate`), and the later stages read that
-program's tables. A subtree that the translator shares between two places is one object,
-so it has one entry: the one of the place checked last.
+program's tables. A pass that rewrites a checked tree after the check carries them to
+the tree it makes (`rewrite`; a node it builds is typed as it is built,
+`mcl.mcpl.typed.Typed`): docs/architecture.md, "The checker's side tables". A subtree
+that the translator shares between two places is one object, so it has one entry: the
+one of the place checked last.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Union
+from typing import TypeVar, Union
 
 from mcl.identity import Ref
 from mcl.mcpl import ast
 from mcl.mcpl import types as T
 from mcl.mcpl.builtins import Builtin
 from mcl.mcpl.scopes import Kind
+
+N = TypeVar("N")
 
 # What a name can stand for: a variable's declaring node, a top-level constant (a Decl),
 # a function, a built-in function, a user type.
@@ -94,3 +99,29 @@ class SideTables:
 
     def record_type(self, e: ast.Expr, type_: T.VType) -> None:
         self.types[Ref(e)] = type_
+
+    # -- a rewrite (a pass after the checker) -------------------------------------------
+    def copy(self) -> SideTables:
+        """Tables a pass extends with the nodes it builds, leaving these as they are."""
+        return SideTables(dict(self.types), dict(self.bindings), dict(self.declared))
+
+    def rewrite(self, tree: N, fn: Callable[[object], object | None]) -> N:
+        """`ast.transform(tree, fn)`, these tables following it: a node of the result that
+        stands in another's place (rebuilt around a changed child, or `fn`'s replacement)
+        gets that node's entries, unless it has its own (a node `fn` built typed, with
+        `mcl.mcpl.typed.Typed`). The tables follow bottom-up, so `fn` sees the rebuilt
+        node's children with their entries. A binding keeps the declaring node the checker
+        saw."""
+        return ast.transform(tree, fn, self._follow)
+
+    def _follow(self, old: object, new: object) -> None:
+        was, now = Ref(old), Ref(new)
+        type_ = self.types.get(was)  # type: ignore[arg-type]  # any node: an Expr or not
+        if type_ is not None:
+            self.types.setdefault(now, type_)  # type: ignore[arg-type]  # where an Expr stood
+        binding = self.bindings.get(was)  # type: ignore[arg-type]  # likewise
+        if binding is not None:
+            self.bindings.setdefault(now, binding)  # type: ignore[arg-type]  # a use's place
+        declared = self.declared.get(was)  # type: ignore[arg-type]  # likewise
+        if declared is not None:
+            self.declared.setdefault(now, declared)  # type: ignore[arg-type]  # a declaration's

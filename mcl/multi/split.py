@@ -18,7 +18,10 @@ truth). Written rows of different ranges must not overlap, except where every wr
 the array is an `atomicAdd` (a histogram): then each range adds into zeros and the host
 adds the partial arrays to the original. Anything else is refused with one line naming
 the array and the access. The transformed program is generated once; every device runs
-the same code with its own range in four integers per array.
+the same code with its own range in four integers per array. It is a checked program: the
+leaf program's side tables follow the split, the new parameters declared and each use of
+them bound and typed as it is built (`mcl.mcpl.typed`), so code generation reads its types
+as it reads any checked program's.
 """
 
 from __future__ import annotations
@@ -32,12 +35,15 @@ import numpy as np
 from mcl.diagnostics import MclError, Span, error
 from mcl.mcpl import ast
 from mcl.mcpl.printer import print_expr
+from mcl.mcpl.sidetables import Binding, SideTables
+from mcl.mcpl.typed import Typed
 from mcl.mcpl.varying import assigned_names
 from mcl.multi.intervals import Env, Interval, interval_of
 
 if TYPE_CHECKING:
+    from mcl.hdl.library import HwdLibrary
+    from mcl.mcpl.checked import CheckedProgram
     from mcl.mcpl.loader import Program
-    from mcl.translate.levels import Library
 
 FIRST = "mcl_first"
 COUNT = "mcl_count"
@@ -294,8 +300,9 @@ class Split:
     added: set[str]  # arrays every range adds into (atomicAdd)
     foreach: ast.Foreach
     env: dict[str, Interval | None] = field(default_factory=dict)
-    # The program whose main module has `ranged` in the place of `function` (split_program).
-    program: Program | None = None
+    # The checked program whose main module has `ranged` in the place of `function`
+    # (split_program).
+    program: CheckedProgram | None = None
 
     def piece(self, first: int, count: int) -> Piece:
         """The rows of every array that blocks first .. first + count - 1 touch; refused
@@ -412,9 +419,10 @@ def _outermost(function: ast.Function) -> ast.Foreach:
 
 
 def plan_split(function: ast.Function, constants: Sequence[ast.Decl],
-               values: Mapping[str, Any]) -> Split:
+               values: Mapping[str, Any], tables: SideTables) -> Split:
     """Check that `function` (at a leaf level) can be split along its outermost foreach
-    with the parameters at `values`, and the ranged kernel that runs one range."""
+    with the parameters at `values`, and the ranged kernel that runs one range (typed
+    in `tables`, the checker's side tables of `function`)."""
     foreach = _outermost(function)
     env: dict[str, Interval | None] = {}
     for c in constants:
@@ -465,58 +473,74 @@ def plan_split(function: ast.Function, constants: Sequence[ast.Decl],
                           "is added into with atomicAdd and also read or written otherwise, "
                           "so the ranges' partial sums cannot be added up")
         added.add(name)
-    return Split(function, _ranged(function, foreach, set(extents)), count.hi, extents,
+    return Split(function, _ranged(function, foreach, set(extents), tables), count.hi, extents,
                  added, foreach, env)
 
 
-def split_program(program: Program, name: str, target: str, library: Library,
-                  values: Mapping[str, Any], overrides: Mapping[str, Any] | None = None
-                  ) -> Split:
+def split_program(program: CheckedProgram | Program, name: str, target: str,
+                  library: HwdLibrary, values: Mapping[str, Any],
+                  overrides: Mapping[str, Any] | None = None) -> Split:
     """`plan_split` for function `name` of `program` at leaf `target` (translated there
-    first if needed); the split's `program` holds the ranged kernel in its place."""
+    first if needed); the split's `program` is the checked program that holds the ranged
+    kernel in its place, its side tables following the split."""
+    from mcl import pipeline
     from mcl.codegen.opencl import codegen_input
 
-    leaf = codegen_input(program, target, library, overrides)
+    at_leaf = pipeline.lower(program, target, library, name)
+    leaf = codegen_input(at_leaf, target, library, overrides)
     function = leaf.module.function(name)
     if function is None:
         raise MclError(error("run-unknown-function", f"no function '{name}' to split"))
-    split = plan_split(function, leaf.constants, values)
+    split = plan_split(function, leaf.constants, values, leaf.tables)
     main = replace(leaf.module, functions=tuple(
         split.ranged if f is function else f for f in leaf.module.functions))
-    modules = {key: main if m is program.main else m for key, m in program.modules.items()}
-    split.program = replace(program, main=main, modules=modules)
+    source = at_leaf.program
+    modules = {key: main if m is source.main else m for key, m in source.modules.items()}
+    split.program = replace(at_leaf, program=replace(source, main=main, modules=modules),
+                            tables=leaf.tables)
     return split
 
 
-def _ranged(function: ast.Function, foreach: ast.Foreach, arrays: set[str]) -> ast.Function:
-    """The kernel of one range: foreach over COUNT blocks from FIRST, arrays rebased."""
+def _ranged(function: ast.Function, foreach: ast.Foreach, arrays: set[str],
+            tables: SideTables) -> ast.Function:
+    """The kernel of one range: foreach over COUNT blocks from FIRST, arrays rebased; the
+    nodes it builds are typed and bound in `tables` (the checker's of `function`) as they
+    are built, and the tables follow the rewrite."""
+    typed = Typed(tables)
+    integer = ast.Prim("int")
+    first_param, first = typed.param(integer, FIRST)
+    count_param, count = typed.param(integer, COUNT)
+    extra = [first_param, count_param]
+    lo: dict[str, Binding] = {}
+    rows: dict[str, Binding] = {}
+    for name in sorted(arrays):
+        lo_param, lo[name] = typed.param(integer, lo_name(name))
+        rows_param, rows[name] = typed.param(integer, rows_name(name))
+        extra += [lo_param, rows_param]
+
     def shift(node: object) -> object | None:
         if isinstance(node, ast.Name) and node.name == foreach.var:
-            return ast.Binary("+", node, ast.Name(FIRST))
+            return typed.binary("+", node, typed.use(first))
         return None
 
     def rebase(node: object) -> object | None:
         if isinstance(node, ast.Index) and isinstance(node.base, ast.Name) \
                 and node.base.name in arrays:
-            first, *rest = node.indices
-            moved = ast.Binary("-", first, ast.Name(lo_name(node.base.name)))
+            index, *rest = node.indices
+            moved = typed.binary("-", index, typed.use(lo[node.base.name]))
             return replace(node, indices=(moved, *rest))
         return None
 
-    body = ast.transform(foreach.body, shift)
-    grid = replace(foreach, count=ast.Name(COUNT), body=body)
+    body = tables.rewrite(foreach.body, shift)
+    grid = replace(foreach, count=typed.use(count), body=body)
     stmts = tuple(grid if s is foreach else s for s in function.body.stmts)
-    new_body = ast.transform(replace(function.body, stmts=stmts), rebase)
+    new_body = tables.rewrite(replace(function.body, stmts=stmts), rebase)
     params = []
     for p in function.params:
         if isinstance(p.type, ast.ArrayType):
-            first_dims = (ast.Name(rows_name(p.name)), *p.type.dims[0][1:])
+            first_dims = (typed.use(rows[p.name]), *p.type.dims[0][1:])
             p = replace(p, type=replace(p.type, dims=(first_dims, *p.type.dims[1:])))
         params.append(p)
-    integer = ast.Prim("int")
-    extra = [ast.Param(integer, FIRST), ast.Param(integer, COUNT)]
-    for name in sorted(arrays):
-        extra += [ast.Param(integer, lo_name(name)), ast.Param(integer, rows_name(name))]
     return replace(function, params=(*params, *extra), body=new_body)
 
 

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 from mcl.profile.prediction import Prediction, predict
 
 if TYPE_CHECKING:
+    from mcl.mcpl.checked import CheckedProgram
     from mcl.mcpl.loader import Program
-    from mcl.pipeline import CheckedProgram
 
 
 def feedback_messages(program: CheckedProgram | Program, library: Any,

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 from mcl.diagnostics import MclError
 
 if TYPE_CHECKING:
+    from mcl.mcpl.checked import CheckedProgram
     from mcl.mcpl.loader import Program
-    from mcl.pipeline import CheckedProgram
 
 
 @dataclass(frozen=True)

@@ -85,8 +85,8 @@ def prepare_session(program: Program, function: str, leaf: str, library: HwdLibr
         level = found.hwd
         if level != leaf and not can_reach(library, level, leaf):
             return None, f"{level} is not above {leaf}"
-        generated = pipeline.generate(program, leaf, library, overrides=overrides,
-                                      language=backend)
+        generated = pipeline.generate(pipeline.checked(program, library), leaf, library,
+                                      overrides=overrides, language=backend)
         if backend == "cuda":
             from mcl.codegen.cuda_runner import CudaSession
 

@@ -14,8 +14,8 @@ from mcl.report.series import Series, VersionSpec
 
 if TYPE_CHECKING:
     from mcl.hdl.library import HwdLibrary
+    from mcl.mcpl.checked import CheckedProgram
     from mcl.mcpl.loader import Program
-    from mcl.pipeline import CheckedProgram
 
 
 @dataclass

@@ -108,10 +108,9 @@ def build_space(
 
     # Translated once, not once per configuration: the constants change, the code does not.
     at_leaf = pipeline.lower(program, target, library)
-    program = at_leaf.program
     hwd = library.get(target)
     mapping = load_mapping(hwd, language=language)
-    constants = list(codegen_input(program, target, library).constants)
+    constants = list(codegen_input(at_leaf, target, library).constants)
     out = Space(list(space.params))
     for config in space.configurations():
         key = out.key(config)
@@ -121,8 +120,7 @@ def build_space(
             out.ruled_out[key] = problems
             continue
         try:
-            generated = generate_module(program, target, library, mapping, overrides=config,
-                                        tables=at_leaf.tables)
+            generated = generate_module(at_leaf, target, library, mapping, overrides=config)
         except MclError as exc:
             out.ruled_out[key] = [f"code generation: {exc.diagnostics[0].message}"]
             continue
@@ -305,8 +303,8 @@ def run_search(
     if not built.candidates:
         return TuneResult(None, None, [], [], built, describe(device))
     first = next(iter(built.candidates.values()))
-    generated = pipeline.generate(program, target, library, overrides=first.config,
-                                  language=backend)
+    generated = pipeline.generate(pipeline.checked(program, library), target, library,
+                                  overrides=first.config, language=backend)
     plan = generated.function(function)
     assert plan is not None  # build_space found it
     kernel = plan.kernels[0]

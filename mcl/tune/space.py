@@ -19,6 +19,7 @@ and the estimated registers of a work-group within the register file.
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -200,7 +201,7 @@ def description_problems(
     """Why the description rules a configuration out: the generated kernels' work-group
     sizes, local memory and estimated registers (evaluated with the constants and sizes
     in `env`) against the limits of description `hwd`."""
-    from mcl.codegen.layout import flat_dims, product
+    from mcl.codegen.layout import flat_dims
 
     plan = generated.function(function)
     if plan is None:
@@ -233,7 +234,7 @@ def description_problems(
         if not isinstance(node, Decl) or not isinstance(node.type, ArrayType):
             continue
         try:
-            count = int(evaluate(product(flat_dims(node.type)), dict(env)))
+            count = math.prod(int(evaluate(d, dict(env))) for d in flat_dims(node.type))
         except MclError:
             continue
         space = node.spaces[0] if node.spaces else None

@@ -13,6 +13,7 @@ from mcl import pipeline
 from mcl.codegen import GeneratedModule, Session
 from mcl.codegen.mapping import parse_mapping, tomllib
 from mcl.hdl.library import default_library
+from mcl.mcpl.checked import CheckedProgram
 from mcl.mcpl.loader import Program, load_program
 from mcl.resources import kernels_dir
 
@@ -24,7 +25,7 @@ def library() -> Any:
     return default_library()
 
 
-def load(tmp_path: Path, source: str, name: str = "kernel.mcpl") -> pipeline.CheckedProgram:
+def load(tmp_path: Path, source: str, name: str = "kernel.mcpl") -> CheckedProgram:
     """Write `source` to a file, load and check it (the test kernels must pass the
     checker): code generation reads the checker's types, as `mcl codegen` does."""
     path = tmp_path / name
@@ -34,13 +35,13 @@ def load(tmp_path: Path, source: str, name: str = "kernel.mcpl") -> pipeline.Che
     return checked
 
 
-def generate(program: pipeline.CheckedProgram | Program, target: str,
+def generate(program: CheckedProgram | Program, target: str,
              mapping_toml: str | None = None) -> GeneratedModule:
     mapping = None
     if mapping_toml is not None:
         hwd = library().get(target)
         mapping = parse_mapping(tomllib.loads(mapping_toml), f"{target}.test.toml", hwd)
-    return pipeline.generate(program, target, library(), mapping)
+    return pipeline.generate(pipeline.checked(program, library()), target, library(), mapping)
 
 
 def run(generated: GeneratedModule, function: str, args: dict[str, Any]) -> dict[str, np.ndarray]:

@@ -1,6 +1,7 @@
 """Code generation reads the checker's types (docs/architecture.md, "The checker's side
-tables"): those of the `CheckedProgram` it is given, carried through its own rewrite of
-the tree (description constants folded), with no second check."""
+tables"): those of the `CheckedProgram` it is given, which follow its own rewrite of the
+tree (description constants folded) and record the nodes it builds, with no second check
+and no typer of its own."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from mcl.codegen.opencl import codegen_input
 from mcl.identity import Ref
 from mcl.mcpl import ast
 from mcl.mcpl import types as T
+from mcl.mcpl.checked import CheckedProgram
 from mcl.mcpl.sidetables import SideTables
 from mcl.resources import kernels_dir
 
@@ -35,18 +37,18 @@ x86_avx512 void scale(int n, main float[n] x) {
 EXPRS = typing.get_args(ast.Expr)
 
 
-def _checked() -> pipeline.CheckedProgram:
+def _checked() -> CheckedProgram:
     return pipeline.checked_at(KERNEL, (), library())
 
 
 def test_every_expression_code_generation_prints_has_the_checkers_type(
         tmp_path: Path) -> None:
     for checked, leaf in ((_checked(), "hopper"), (load(tmp_path, FOLDED), "x86_avx512")):
-        source = codegen_input(checked.program, leaf, library(), tables=checked.tables)
+        source = codegen_input(checked, leaf, library())
         exprs = [e for e in ast.walk(source.module) if isinstance(e, EXPRS)]
-        assert exprs and all(Ref(e) in source.checker.types for e in exprs)
+        assert exprs and all(Ref(e) in source.tables.types for e in exprs)
     # The folded description constant and the expressions around it are new nodes: the
-    # checker's types were carried over to them.
+    # side tables followed the rewrite to them.
     folded = [e for e in exprs if Ref(e) not in checked.tables.types]
     assert {type(e) for e in folded} >= {ast.IntLit, ast.Binary}
 
@@ -76,3 +78,25 @@ def test_a_checked_program_at_the_leaf_is_not_checked_again(
 
     monkeypatch.setattr(pipeline, "check_program", again)
     assert pipeline.generate(checked, "hopper", library()).functions
+
+
+def test_a_node_built_without_its_type_is_an_error_not_typed_again() -> None:
+    """Code generation has no typer: a node it built untyped is its own mistake."""
+    from mcl.codegen.scope import Scope
+    from mcl.diagnostics import MclError
+
+    scope = Scope({}, {}, SideTables())
+    with pytest.raises(MclError) as exc:
+        scope.type_of(ast.Binary("+", ast.IntLit(1), ast.IntLit(2)))
+    assert exc.value.diagnostics[0].code == "codegen-untyped"
+
+
+def test_launch_sizes_are_typed_when_built() -> None:
+    """The NDRange arithmetic code generation writes (rounded-up group counts) is in the
+    side tables it hands to the host harness, typed by the checker's rules."""
+    checked = pipeline.checked_at(kernels_dir() / "vectoradd" / "perfect.mcpl", (),
+                                  library(), "hopper")
+    generated = pipeline.generate(checked, "hopper", library())
+    sizes = [e for f in generated.functions for k in f.kernels
+             for e in (*k.groups, *k.local)]
+    assert sizes and all(generated.tables.type_of(e) == T.INT for e in sizes)

@@ -30,7 +30,8 @@ def test_codegen_writes_kernels_and_harness(
     assert names == sorted(
         ["matmul.cl", "matmul.h", "matmul.cpp", "mcl_opencl.h", "main.cpp", "CMakeLists.txt"]
     )
-    expected = pipeline.generate(load_program(MATMUL, library=library()), "fermi", library())
+    checked = pipeline.checked(load_program(MATMUL, library=library()), library())
+    expected = pipeline.generate(checked, "fermi", library())
     # the file is the generated OpenCL after codegen's marker line (mcl.output_files)
     assert (out / "matmul.cl").read_text() == marker_line("matmul.cl") + expected.opencl
     assert "find_package(OpenCL REQUIRED)" in (out / "CMakeLists.txt").read_text()

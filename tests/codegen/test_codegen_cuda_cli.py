@@ -42,7 +42,8 @@ def test_codegen_lang_cuda_writes_kernels_and_harness(
     out = tmp_path / "gen"
     assert main(["codegen", MATMUL, "--target", "hopper", "--lang", "cuda", "--no-tuned",
                  "-o", str(out)]) == 0
-    expected = pipeline.generate(load_program(MATMUL, library=library()), "hopper", library(),
+    checked = pipeline.checked(load_program(MATMUL, library=library()), library())
+    expected = pipeline.generate(checked, "hopper", library(),
                                language="cuda")
     assert sorted(p.name for p in out.iterdir()) == sorted(
         ["matmul.cu", "matmul.h", "matmul.cpp", "mcl_cuda.h", "main.cpp", "CMakeLists.txt"])

@@ -20,7 +20,8 @@ def test_docs_show_the_current_matmul_code_for_fermi() -> None:
     start = text.index(MARKER) + len(MARKER)
     listing = text[start : text.index("```", start)]
     source = kernels_dir() / "matmul" / "perfect.mcpl"
-    generated = pipeline.generate(load_program(source, library=library()), "fermi", library())
+    checked = pipeline.checked(load_program(source, library=library()), library())
+    generated = pipeline.generate(checked, "fermi", library())
     assert listing == generated.opencl, (
         "docs/codegen.md is out of date: replace the listing with the output of "
         "`mcl codegen kernels/matmul/perfect.mcpl --target fermi` (matmul.cl)"

@@ -168,11 +168,9 @@ def test_shared_memory_and_barriers(tmp_path: Path) -> None:
     x = np.random.default_rng(2).uniform(-1, 1, nb * 64).astype(np.float32)
     out = run(g, "blocksum", {"nb": nb, "x": x, "out": np.zeros(nb, np.float32)})
     np.testing.assert_allclose(out["out"], x.reshape(nb, 64).sum(axis=1), rtol=1e-5, atol=1e-5)
-    # emit_opencl gives the same code for one function (of the bare program: its types
-    # by the language's rules, the same as the checker's).
+    # emit_opencl gives the same code for one function of the checked program.
     hwd = library().get("fermi")
-    bare = program.program
-    assert emit_opencl(bare.main.functions[0], bare, hwd, load_mapping(hwd)) == g.opencl
+    assert emit_opencl(program.main.functions[0], program, hwd, load_mapping(hwd)) == g.opencl
 
 
 def test_local_memory_sized_by_the_host(tmp_path: Path) -> None:

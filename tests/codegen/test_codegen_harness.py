@@ -67,7 +67,7 @@ def _run(driver: Path, function: str, data: Path, scalars: dict[str, object]) ->
 def test_harness_builds_runs_and_matches_numpy(tmp_path: Path, kernel: str, leaf: str) -> None:
     folder = kernels_dir() / kernel
     program = load_program(folder / "perfect.mcpl", library=library())
-    generated = pipeline.generate(program, leaf, library())
+    generated = pipeline.generate(pipeline.checked(program, library()), leaf, library())
     driver = _build(generated, tmp_path)
     ref = load_reference(folder / "reference.py")
     sizes, args = make_inputs(ref, {}, seed=3)

@@ -10,15 +10,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from mcl import pipeline
 from mcl.cli import main
 from mcl.codegen import generate_module
 from mcl.codegen.c_expr import int_literal
 from mcl.codegen.layout import linear_offset, product
 from mcl.diagnostics import MclError, Span
-from mcl.mcpl.ast import Binary, IntLit, Name, walk
+from mcl.mcpl import types as T
+from mcl.mcpl.ast import Binary, IntLit, walk
 from mcl.mcpl.check import check_program
 from mcl.mcpl.loader import load_program
 from mcl.mcpl.parse import parse_source
+from mcl.mcpl.sidetables import SideTables
+from mcl.mcpl.typed import Typed
 from mcl.mcpl.types import INT_MAX, INT_MIN
 from mcl.translate import translate_module
 
@@ -45,12 +49,15 @@ def test_mcl_codegen_stops_at_the_checker_with_positions(
 
 
 def test_an_out_of_range_literal_that_slipped_past_the_checker_is_an_internal_error():
-    # generate_module does not run the checker itself: a pass that produced such a literal
-    # gets a clear internal error instead of a `.cl` that C would read differently.
+    # generate_module does not refuse a program with errors itself (the pipeline does):
+    # a pass that produced such a literal gets a clear internal error instead of a `.cl`
+    # that C would read differently. The checker's tables type the literal all the same.
     module = translate_module(parse_source(REPRO, file="lit.mcpl"), "x86_avx512",
                               library()).module
+    checked = pipeline.check(module, library())
+    assert checked.errors  # the checker does reject it
     with pytest.raises(MclError) as exc:
-        generate_module(module, "x86_avx512", library())
+        generate_module(checked, "x86_avx512", library())
     (d,) = exc.value.diagnostics
     assert d.code == "codegen-internal" and d.message.startswith("internal error:")
     assert "99999999999999999999" in d.message
@@ -75,10 +82,11 @@ def test_literals_outside_32_bits_are_never_printed(value: int):
 
 
 def test_folding_sizes_never_makes_a_literal_beyond_32_bits():
-    big = [IntLit(65536), IntLit(65536)]
-    assert product(big) == Binary("*", IntLit(65536), IntLit(65536))
-    assert product([IntLit(1024), IntLit(1024)]) == IntLit(1024 * 1024)
-    offset = linear_offset([IntLit(65535), Name("j")], big)
+    typed = Typed(SideTables())
+    big = [typed.int_lit(65536), typed.int_lit(65536)]
+    assert product(big, typed) == Binary("*", IntLit(65536), IntLit(65536))
+    assert product([typed.int_lit(1024), typed.int_lit(1024)], typed) == IntLit(1024 * 1024)
+    offset = linear_offset([typed.int_lit(65535), typed.name("j", T.INT)], big, typed)
     assert all(INT_MIN <= n.value <= INT_MAX for n in _int_lits(offset))
 
 
@@ -91,7 +99,7 @@ def test_a_description_constant_beyond_32_bits_is_a_clear_error(tmp_path: Path):
     src = "hopper void k(global int[1] r) {\n  r[0] = hopper.mem.capacity / 1024;\n}\n"
     checked = load(tmp_path, src)
     with pytest.raises(MclError) as exc:
-        generate_module(checked.program, "hopper", library(), tables=checked.tables)
+        generate_module(checked, "hopper", library())
     (d,) = exc.value.diagnostics
     assert d.code == "codegen-int-range"
     assert d.message == "hopper.mem.capacity = 85899345920 does not fit in a 32-bit int"

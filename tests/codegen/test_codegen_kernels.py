@@ -51,7 +51,7 @@ def _check(session: Session, ref, sizes: dict[str, int]) -> None:
 def test_perfect_kernel_runs_and_verifies_from_every_leaf(folder: Path, leaf: str) -> None:
     ref = load_reference(folder / "reference.py")
     program = load_program(folder / "perfect.mcpl", library=library())
-    session = Session(pipeline.generate(program, leaf, library()))
+    session = Session(pipeline.generate(pipeline.checked(program, library()), leaf, library()))
     _check(session, ref, {})  # the reference's own, non-divisible sizes
     _check(session, ref, _divisible(folder, ref.sizes))
 
@@ -79,7 +79,8 @@ def _refined_versions() -> list[tuple[Path, str]]:
 def test_refined_versions_run_from_the_leaves_below_them(path: Path, leaf: str) -> None:
     ref = load_reference(path.parent / "reference.py")
     program = load_program(path, library=library())
-    _check(Session(pipeline.generate(program, leaf, library())), ref, {})
+    checked = pipeline.checked(program, library())
+    _check(Session(pipeline.generate(checked, leaf, library())), ref, {})
 
 
 def test_divisible_sizes_name_shipped_kernels() -> None:

@@ -8,9 +8,17 @@ from hypothesis import strategies as st
 
 from mcl.codegen.host_eval import evaluate, static_host_values
 from mcl.codegen.layout import flat_dims, index_chain, linear_offset
-from mcl.mcpl.ast import ArrayType, Index, IntLit, Name, Prim
+from mcl.mcpl import types as T
+from mcl.mcpl.ast import ArrayType, Index, Name, Prim
 from mcl.mcpl.operators import c_div, c_mod
 from mcl.mcpl.parse import parse_source
+from mcl.mcpl.sidetables import SideTables
+from mcl.mcpl.typed import Typed
+
+
+def _typed() -> Typed:
+    """Builds the offsets' nodes typed, as code generation does."""
+    return Typed(SideTables())
 
 
 def _value(offset) -> int:
@@ -25,17 +33,22 @@ def _value(offset) -> int:
 )
 def test_offset_is_row_major_over_all_dimensions(case) -> None:
     dims, index = case
-    offset = linear_offset([IntLit(i) for i in index], [IntLit(d) for d in dims])
+    typed = _typed()
+    offset = linear_offset([typed.int_lit(i) for i in index], [typed.int_lit(d) for d in dims],
+                           typed)
     assert _value(offset) == np.ravel_multi_index(index, dims)
 
 
 def test_tiles_are_tile_major() -> None:
     # int[2,2][3,3] d2: 2x2 tiles of 3x3 elements (paper 4.3); d2[ti, tj][ei, ej].
-    t = ArrayType(Prim("int"), ((IntLit(2), IntLit(2)), (IntLit(3), IntLit(3))))
-    access = Index(Index(Name("d2"), (IntLit(1), IntLit(0))), (IntLit(2), IntLit(1)))
+    typed = _typed()
+    two, three = typed.int_lit(2), typed.int_lit(3)
+    t = ArrayType(Prim("int"), ((two, two), (three, three)))
+    access = Index(Index(Name("d2"), (typed.int_lit(1), typed.int_lit(0))),
+                   (typed.int_lit(2), typed.int_lit(1)))
     base, indices = index_chain(access)
     assert base == Name("d2")
-    offset = _value(linear_offset(indices, flat_dims(t)))
+    offset = _value(linear_offset(indices, flat_dims(t), typed))
     storage = np.arange(36).reshape(2, 2, 3, 3)  # tile-major
     assert storage.reshape(-1)[offset] == storage[1, 0, 2, 1]
     assert offset == ((1 * 2 + 0) * 3 + 2) * 3 + 1
@@ -43,16 +56,22 @@ def test_tiles_are_tile_major() -> None:
 
 def test_partial_index_selects_a_sub_array() -> None:
     # img[i] of float[h][w] starts at i * w; d2[ti, tj] of int[2,2][3,3] at its tile.
-    assert _value(linear_offset([IntLit(3)], [IntLit(5), IntLit(7)])) == 21
-    dims = [IntLit(2), IntLit(2), IntLit(3), IntLit(3)]
-    assert _value(linear_offset([IntLit(1), IntLit(1)], dims)) == 27
+    typed = _typed()
+    ints = typed.int_lit
+    assert _value(linear_offset([ints(3)], [ints(5), ints(7)], typed)) == 21
+    dims = [ints(2), ints(2), ints(3), ints(3)]
+    assert _value(linear_offset([ints(1), ints(1)], dims, typed)) == 27
 
 
 def test_symbolic_offset_reads_like_the_source() -> None:
     from mcl.mcpl.printer import print_expr
 
-    offset = linear_offset([Name("i"), Name("j"), Name("k")], [Name("n"), Name("m"), Name("p")])
+    typed = _typed()
+    i, j, k, n, m, p = (typed.name(x, T.INT) for x in "ijknmp")
+    offset = linear_offset([i, j, k], [n, m, p], typed)
     assert print_expr(offset) == "(i * m + j) * p + k"
+    # Every node it built is typed, by the checker's rule for `+` and `*` of ints.
+    assert typed.tables.type_of(offset) == T.INT
 
 
 @settings(max_examples=80, deadline=None)

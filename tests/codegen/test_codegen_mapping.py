@@ -136,7 +136,7 @@ def test_user_description_brings_its_own_mapping(tmp_path: Path) -> None:
     lib = load_library([tmp_path])
     assert lib.is_leaf("mycpu")
     program = load_program(kernels_dir() / "vectoradd" / "perfect.mcpl", library=lib)
-    generated = pipeline.generate(program, "mycpu", lib)
+    generated = pipeline.generate(pipeline.checked(program, lib), "mycpu", lib)
     assert "mycpu.opencl.toml" in generated.opencl
     assert "for (int " in generated.opencl  # the vectors became a loop
     n = 37

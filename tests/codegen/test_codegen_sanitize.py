@@ -25,14 +25,16 @@ pytestmark = pytest.mark.sanitize
 
 def test_cmake_offers_the_sanitize_option() -> None:
     program = load_program(kernels_dir() / "vectoradd" / "perfect.mcpl", library=library())
-    cmake = emit_harness(pipeline.generate(program, "hopper", library())).files()["CMakeLists.txt"]
+    checked = pipeline.checked(program, library())
+    cmake = emit_harness(pipeline.generate(checked, "hopper", library())).files()["CMakeLists.txt"]
     assert 'option(MCL_SANITIZE "build with -fsanitize=address,undefined" OFF)' in cmake
 
 
 def test_matmul_harness_is_clean_under_asan_and_ubsan(tmp_path: Path) -> None:
     folder = kernels_dir() / "matmul"
     program = load_program(folder / "perfect.mcpl", library=library())
-    driver = _build(pipeline.generate(program, "fermi", library()), tmp_path,
+    checked = pipeline.checked(program, library())
+    driver = _build(pipeline.generate(checked, "fermi", library()), tmp_path,
                     ("-DMCL_SANITIZE=ON", "-DCMAKE_BUILD_TYPE=Debug"))
     linked = subprocess.run(["ldd", str(driver)], capture_output=True, text=True).stdout
     assert "libasan" in linked and "libubsan" in linked, linked

@@ -113,7 +113,8 @@ def test_unrolled_series_kernels_verify_on_pocl(
     version: str, leaf: str, overrides: dict[str, int], size: int
 ) -> None:
     program = load_program(kernels_dir() / "matmul" / f"{version}.mcpl", library=library())
-    g = pipeline.generate(program, leaf, library(), overrides=overrides)
+    checked = pipeline.checked(program, library())
+    g = pipeline.generate(checked, leaf, library(), overrides=overrides)
     assert "#pragma unroll" in g.opencl
     rng = np.random.default_rng(size)
     n, m, p = size, size + 3, size - 5

@@ -98,7 +98,8 @@ def device(program, function: str, args: dict, leaf: str = "x86_avx512") -> dict
     from mcl import pipeline
     from tests.codegen.support import run
 
-    return run(pipeline.generate(program, leaf, default_library()), function, args)
+    checked = pipeline.checked(program, default_library())
+    return run(pipeline.generate(checked, leaf, default_library()), function, args)
 
 
 def interpreted(program, function: str, args: dict) -> dict:

@@ -156,7 +156,8 @@ def test_views_of_elements_between_levels_and_outside_all_foreach(tmp_path: Path
 def test_views_of_parts_compile_with_nvrtc(tmp_path: Path, source: str) -> None:
     program, diagnostics = load(tmp_path, source)
     assert errors(diagnostics) == []
-    generated = pipeline.generate(program, "hopper", default_library(), language="cuda")
+    checked = pipeline.checked(program, default_library())
+    generated = pipeline.generate(checked, "hopper", default_library(), language="cuda")
     assert "(view of " in generated.opencl
     compiled = compile_cuda(generated.opencl, "k.cu", "sm_90", warnings_as_errors=True)
     assert compiled.cubin.startswith(b"\x7fELF")
@@ -164,7 +165,8 @@ def test_views_of_parts_compile_with_nvrtc(tmp_path: Path, source: str) -> None:
 
 def test_the_generated_code_points_into_the_part(tmp_path: Path) -> None:
     program, _ = load(tmp_path, ELEMENT)
-    source = pipeline.generate(program, "x86_avx512", default_library()).opencl
+    checked = pipeline.checked(program, default_library())
+    source = pipeline.generate(checked, "x86_avx512", default_library()).opencl
     assert "__global float* const t = (a + i * 16);" in source
 
 
@@ -326,7 +328,7 @@ def test_a_view_of_a_part_per_unit_read_after_a_guarded_barrier_is_one_error(tmp
     program, diagnostics = load(tmp_path, across_barrier("", "a[r] as float[4][8] row;", "{}"))
     assert errors(diagnostics) == []
     with pytest.raises(MclError) as exc:
-        pipeline.generate(program, "fermi", default_library())
+        pipeline.generate(pipeline.checked(program, default_library()), "fermi", default_library())
     (diagnostic,) = exc.value.diagnostics
     assert diagnostic.code == "translate-unsafe-guard"
     assert "view 'row' is used after a barrier, and what it views, 'a[r]'" in diagnostic.message

@@ -65,7 +65,8 @@ def test_the_layout_is_the_device_compilers(tmp_path):
 
     from mcl.codegen import select_device
 
-    generated = pipeline.generate(load(tmp_path, MIXED), "x86_avx512", library())
+    checked = pipeline.checked(load(tmp_path, MIXED), library())
+    generated = pipeline.generate(checked, "x86_avx512", library())
     typedefs = generated.opencl[:generated.opencl.index("// update")]
     source = "#define offsetof(t, f) ((long)&(((t*)0)->f))\n" + typedefs + OFFSETS_KERNEL
     device = select_device()
@@ -108,7 +109,8 @@ def test_structured_arrays_give_the_same_results_in_the_interpreter_and_on_the_d
     before = args["items"].copy()
     copies = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in args.items()}
     interpreted = interpret(program, "update", copies)
-    device = run(pipeline.generate(program, "x86_avx512", library()), "update", args)
+    checked = pipeline.checked(program, library())
+    device = run(pipeline.generate(checked, "x86_avx512", library()), "update", args)
     for got in (interpreted["items"], device["items"]):
         assert got.dtype == before.dtype  # the caller's own dtype comes back
         np.testing.assert_array_equal(got["x"], before["x"] * 2)
@@ -130,7 +132,8 @@ def test_an_argument_without_the_types_fields_is_an_error(tmp_path):
         interpret(program, "update", args)
     assert "not those of Mixed" in str(interp_error.value.diagnostics[0])
     with pytest.raises(MclError) as device_error:
-        run(pipeline.generate(program, "x86_avx512", library()), "update", args)
+        checked = pipeline.checked(program, library())
+        run(pipeline.generate(checked, "x86_avx512", library()), "update", args)
     assert device_error.value.diagnostics[0].code == "run-struct-fields"
 
 

@@ -112,7 +112,8 @@ def test_one_reference_checks_written_scalars_in_the_interpreter_and_on_the_devi
 
 
 def test_the_kernel_writes_through_a_pointer(tmp_path):
-    generated = pipeline.generate(load(tmp_path, PEAK), "fermi", library())
+    checked = pipeline.checked(load(tmp_path, PEAK), library())
+    generated = pipeline.generate(checked, "fermi", library())
     assert "__global float* restrict best," in generated.opencl
     assert "(*best) = bm;" in generated.opencl and "(*where) = bi;" in generated.opencl
     x = np.linspace(-3, 2, 100, dtype=np.float32)[::-1].copy()
@@ -123,7 +124,8 @@ def test_the_kernel_writes_through_a_pointer(tmp_path):
 
 
 def test_atomics_and_helper_calls_write_a_scalar_result(tmp_path):
-    generated = pipeline.generate(load(tmp_path, REDUCE), "x86_avx512", library())
+    checked = pipeline.checked(load(tmp_path, REDUCE), library())
+    generated = pipeline.generate(checked, "x86_avx512", library())
     x = np.random.default_rng(1).uniform(0, 1, 333).astype(np.float32)
     out = run(generated, "reduce", {"n": 333, "sum": np.float32(1.0), "count": np.int32(0),
                                     "input": x})
@@ -135,7 +137,8 @@ def test_atomics_and_helper_calls_write_a_scalar_result(tmp_path):
 
 
 def test_the_harness_returns_written_scalars(tmp_path):
-    generated = pipeline.generate(load(tmp_path, PEAK), "fermi", library())
+    checked = pipeline.checked(load(tmp_path, PEAK), library())
+    generated = pipeline.generate(checked, "fermi", library())
     header = dict(generated_harness_files(generated))["peak.h"]
     assert "double peak(Module& module, int n, float* best, int* where, const float* x);" \
         in header

@@ -13,10 +13,11 @@ from mcl import pipeline
 from mcl.mcpl import ast
 from mcl.mcpl import types as T
 from mcl.mcpl.builtins import BUILTINS, SIGNATURE_CALLS
+from mcl.mcpl.checked import CheckedProgram
 from mcl.mcpl.scopes import Kind
 
 
-def _checked(tmp_path: Path, text: str, level: str | None = None) -> pipeline.CheckedProgram:
+def _checked(tmp_path: Path, text: str, level: str | None = None) -> CheckedProgram:
     path = tmp_path / "k.mcpl"
     path.write_text(textwrap.dedent(text), encoding="utf-8")
     return pipeline.checked_at(path, [tmp_path], library(), level)

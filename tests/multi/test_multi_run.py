@@ -198,11 +198,13 @@ def test_rounds_keep_the_inputs_on_the_workers(cluster: Any,
 def test_a_kept_input_is_copied_to_the_device_once() -> None:
     """Session.run with `kept`: the arrays the kernel only reads are copied by the first
     run and not by the next; the written ones by both; the outputs stay right."""
+    from mcl import pipeline
     from mcl.codegen import Session
     from mcl.verify import verify
 
     program, reference, sizes, inputs, expected, _ = case("blackscholes")
-    session = Session(generate_module(program, "hopper", library()))
+    checked = pipeline.checked(program, library())
+    session = Session(generate_module(checked, "hopper", library()))
     copied: list[int] = []
     upload = session._upload
 

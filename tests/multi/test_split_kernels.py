@@ -106,3 +106,29 @@ hopper void twice(int n, global float[n] a) {
     program = load_program(path, library=library())
     with pytest.raises(MclError, match="launches 2 kernels"):
         split_program(program, "twice", "hopper", library(), {"n": 8})
+
+
+def test_the_split_is_a_checked_program() -> None:
+    """The ranged kernel's new parameters are declared, every name of them bound to its
+    declaration, and every expression of the split program typed (code generation has
+    no typer of its own to fall back on)."""
+    import typing
+
+    from mcl.identity import Ref
+    from mcl.mcpl import ast
+    from mcl.mcpl import types as T
+    from mcl.multi.split import FIRST
+
+    program, reference, _, inputs, _, _ = case("matmul")
+    split = split_program(program, reference.function, "hopper", library(), inputs)
+    checked = split.program
+    assert checked is not None and not checked.errors
+    ranged = checked.main.function(reference.function)
+    assert ranged is split.ranged
+    exprs = [e for e in ast.walk(ranged) if isinstance(e, typing.get_args(ast.Expr))]
+    assert exprs and all(Ref(e) in checked.tables.types for e in exprs)
+    first = next(p for p in ranged.params if p.name == FIRST)
+    declared = checked.tables.binding_declared_by(first)
+    assert declared is not None and declared.type == T.INT
+    uses = list(checked.tables.uses_of(declared))
+    assert uses and all(isinstance(u, ast.Name) and u.name == FIRST for u in uses)

@@ -246,7 +246,8 @@ def test_hopper_v2_reads_each_input_row_once_for_two_neighbouring_columns() -> N
 def _kept_loops(name: str, language: str) -> list[str]:
     """The loop headers of `name`'s generated kernel that stay loops (no `#pragma
     unroll` before them; CUDA's `#line` markers left out)."""
-    lines = [line for line in pipeline.generate(program(name), "hopper", library(),
+    checked = pipeline.checked(program(name), library())
+    lines = [line for line in pipeline.generate(checked, "hopper", library(),
                                                 language=language).opencl.splitlines()
              if not line.startswith("#line")]
     return [line.split("//")[0].strip() for before, line in zip(lines, lines[1:], strict=False)
@@ -262,7 +263,8 @@ def test_hopper_v3_copies_the_tile_in_unrolled_loops_without_division(language: 
     v2, v3 = _kept_loops("hopper_v2", language), _kept_loops("hopper_v3", language)
     assert any("l < LOADS" in loop for loop in v2)
     assert [loop.split(";")[0] for loop in v3] == ["for (int cy = 0", "for (int cx = 0"]
-    source = pipeline.generate(program("hopper_v3"), "hopper", library(),
+    checked = pipeline.checked(program("hopper_v3"), library())
+    source = pipeline.generate(checked, "hopper", library(),
                                language=language).opencl
     assert "/ IN_W" not in source and "% IN_W" not in source
 
@@ -293,7 +295,8 @@ def test_hopper_v4_reads_the_filter_once_per_block_and_copies_without_branches(
     copy's indices instead of checking them and reads the input rows and the filter rows
     as 128-bit vectors (docs/performance-log.md, *Performance at the limit, round 2*)."""
     def source(name: str) -> str:
-        return pipeline.generate(program(name), "hopper", library(), language=language).opencl
+        checked = pipeline.checked(program(name), library())
+        return pipeline.generate(checked, "hopper", library(), language=language).opencl
 
     v3, v4 = source("hopper_v3"), source("hopper_v4")
     assert "if (i < h + fh - 1 && j < w + fw - 1)" in v3

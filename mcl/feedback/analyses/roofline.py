@@ -46,7 +46,7 @@ from mcl.hdl.peak import bandwidth, peak_flops
 from mcl.mcpl import ast
 
 if TYPE_CHECKING:
-    from mcl.pipeline import CheckedProgram
+    from mcl.mcpl.checked import CheckedProgram
 
 # The codes of this analysis (mcl.feedback.codes; the catalogue is docs/feedback.md).
 DOCS = "roofline-roofline-levels-with-a-peak"  # its section of docs/feedback.md

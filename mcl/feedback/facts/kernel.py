@@ -30,9 +30,9 @@ if TYPE_CHECKING:
     from mcl.feedback.facts.symbolic import Evaluator
     from mcl.feedback.program_view import ProgramView
     from mcl.hdl.model import HardwareDescription
+    from mcl.mcpl.checked import CheckedProgram
     from mcl.mcpl.loader import Program
     from mcl.mcpl.sidetables import Declaring, SideTables
-    from mcl.pipeline import CheckedProgram
 
 # Roles of an operation inside an item: in the value it computes, or inside array
 # subscripts (paper 6.2: indexing is overhead, not computation).
