@@ -1,0 +1,91 @@
+"""The registry of backends: the kernel languages mcl generates and the means to build and
+run them (the protocol: mcl.backends.base; docs/codegen.md, "Backends").
+
+    get_backend(name) -> Backend     the backend of --backend / --lang NAME
+    backend_names() -> tuple[str]    every backend, the default first (command-line choices)
+
+A backend is found two ways, and a name found both ways is the entry point's:
+  - an entry point of the group `mcl.backends` in an installed distribution (its name is
+    the backend's name, its value `package.module:object`), read as mcl reads its other
+    groups (mcl.plugins: kept on disk, read again when packages change). mcl's own
+    backends are listed in its pyproject.toml, so another package adds one the same way;
+  - a subpackage of this package with a `backend` object (mcl/backends/opencl/, ...):
+    mcl's own, found also where mcl runs from a source tree without installed metadata
+    (`python -m mcl` in a checkout). Its name is the subpackage's.
+Backends are imported only when asked for: listing the names imports none of them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from functools import cache
+from typing import TYPE_CHECKING
+
+from mcl.diagnostics import MclError, did_you_mean, error
+
+if TYPE_CHECKING:
+    from mcl.backends.base import Backend
+
+GROUP = "mcl.backends"
+# The backend of commands run without --backend / --lang.
+DEFAULT_BACKEND = "opencl"
+# Modules of this package that are no backend.
+_NOT_BACKENDS = frozenset({"base"})
+
+
+def _entry_point_values() -> dict[str, str]:
+    """name -> `module:object` of the installed entry points of GROUP."""
+    from mcl.plugins import found
+
+    return dict(found()[GROUP])
+
+
+def _bundled() -> dict[str, str]:
+    """name -> `module:object` of the backend subpackages of this package."""
+    return {m.name: f"{__name__}.{m.name}:backend" for m in pkgutil.iter_modules(__path__)
+            if m.ispkg and m.name not in _NOT_BACKENDS}
+
+
+def _values() -> dict[str, str]:
+    return {**_bundled(), **_entry_point_values()}
+
+
+def backend_names() -> tuple[str, ...]:
+    """The name of every backend, the default first, then by name."""
+    names = sorted(_values())
+    if DEFAULT_BACKEND in names:
+        names.remove(DEFAULT_BACKEND)
+        names.insert(0, DEFAULT_BACKEND)
+    return tuple(names)
+
+
+@cache
+def get_backend(name: str) -> Backend:
+    """The backend called `name`; an MclError that lists the backends otherwise."""
+    values = _values()
+    value = values.get(name)
+    if value is None:
+        hint = did_you_mean(name, list(values))
+        raise MclError(error(
+            "backend-unknown", f"there is no backend '{name}'",
+            hint=(hint + "; " if hint else "") + "backends: " + ", ".join(backend_names())))
+    module_name, _, attribute = value.partition(":")
+    found: object = importlib.import_module(module_name)
+    for part in attribute.split(".") if attribute else ():
+        found = getattr(found, part)
+    from mcl.backends.base import Backend
+
+    if not isinstance(found, Backend) or found.name != name:
+        raise MclError(error(
+            "backend-invalid", f"the backend '{name}' ({value}) is not a backend of that "
+            "name", hint="a backend implements mcl.backends.base.Backend (docs/codegen.md, "
+            "\"Backends\") and its entry point's name is its `name`"))
+    return found
+
+
+def default_backend() -> Backend:
+    return get_backend(DEFAULT_BACKEND)
+
+
+__all__ = ["DEFAULT_BACKEND", "GROUP", "backend_names", "default_backend", "get_backend"]
