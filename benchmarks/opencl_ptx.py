@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         generated = pipeline.generate(program, leaf, library, mapping, overrides=overrides)
         nvidia = "nvidia" in device.platform.name.lower()
         options = ["-cl-nv-verbose"] if nvidia else []
-        built = cl.Program(context, generated.opencl).build(options=options)
+        built = cl.Program(context, generated.source).build(options=options)
         log = built.get_build_info(device, cl.program_build_info.LOG)
         ptx = built.binaries[0].decode("utf-8", "replace")
         label = name + (" (tuned)" if overrides else "")
@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
             out = Path(args.out)
             out.mkdir(parents=True, exist_ok=True)
             stem = label.replace(" ", "_").replace("(", "").replace(")", "")
-            (out / f"{stem}.cl").write_text(generated.opencl, encoding="utf-8")
+            (out / f"{stem}.cl").write_text(generated.source, encoding="utf-8")
             (out / f"{stem}.ptx").write_text(ptx, encoding="utf-8")
     columns = list(PATTERNS) + ["instructions"]
     print(f"{'kernel':<22}" + "".join(f"{c:>14}" for c in columns))

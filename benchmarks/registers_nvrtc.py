@@ -41,7 +41,7 @@ def measure(path: str, library: HwdLibrary) -> tuple[dict[str, int], dict[str, i
     if program is None or program.errors:
         raise SystemExit(f"{path}: does not check clean")
     generated = pipeline.generate(program, "hopper", library, language="cuda")
-    counts = register_counts(compile_cuda(generated.opencl, path, "sm_90").cubin)
+    counts = register_counts(compile_cuda(generated.source, path, "sm_90").cubin)
     estimates = {}
     for function in kernels_of(program.program.main):
         context = AnalysisContext(function, program, library.get(function.hwd), {})

@@ -223,14 +223,15 @@ def feedback(checked: CheckedProgram, library: HwdLibrary, options: FeedbackOpti
 
 def generate(checked: CheckedProgram, target: str, library: HwdLibrary,
              mapping: OpenCLMapping | None = None, only: set[str] | None = None,
-             overrides: Mapping[str, Number] | None = None, language: str = "opencl"
+             overrides: Mapping[str, Number] | None = None, language: str | None = None
              ) -> GeneratedModule:
     """Kernel code for leaf `target` from a program that checked clean, translated there
     first when its kernels are written above it (section 4.4: "First, the compiler
     translates the program to nvidia, then it translates to fermi, and from there the
     compiler generates OpenCL and C++ code"). Code generation reads the types of the
     checker's side tables: those of `checked` when it is at the leaf (no second check),
-    else those of the translation's check."""
+    else those of the translation's check. `language`: the backend (mcl.backends;
+    default DEFAULT_BACKEND)."""
     from mcl.codegen.opencl import generate_module, require_leaf
 
     if not isinstance(checked, CheckedProgram):  # a caller without type hints

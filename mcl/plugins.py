@@ -1,5 +1,6 @@
 """The entry points of mcl's groups in installed packages (analyses and feedback
-functions of other packages: docs/feedback.md), kept on disk between runs.
+functions of other packages: docs/feedback.md; backends: docs/codegen.md, "Backends"),
+kept on disk between runs.
 
 `importlib.metadata.entry_points` imports `importlib.metadata` (with `email`, `csv`,
 `zipfile`) and reads the metadata of every installed distribution: about 15 ms of every
@@ -27,9 +28,9 @@ from mcl.parse_cache import cache_root, read_marshalled, write_atomically
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
 
-# Every group mcl reads (mcl.feedback.registry, mcl.feedback.analyses.functions): read
-# together, kept together.
-GROUPS = ("mcl.feedback_analyses", "mcl.feedback_functions")
+# Every group mcl reads (mcl.feedback.registry, mcl.feedback.analyses.functions,
+# mcl.backends): read together, kept together.
+GROUPS = ("mcl.feedback_analyses", "mcl.feedback_functions", "mcl.backends")
 _FORMAT = 1
 
 Found = dict[str, list[tuple[str, str]]]  # (name, value) of each entry point, by group

@@ -99,7 +99,7 @@ def test_code_generator_resolves_a_register_array_to_a_private_one(tmp_path: Pat
     assert resolver.resolve((), PARAMETER, None)[1] == "global"
     program = load_program(kernels_dir() / "matmul" / "gpu_v3.mcpl", library=LIB)
     fermi = translate_program(program, "fermi", LIB).program
-    opencl = pipeline.generate(pipeline.checked(fermi, LIB), "fermi", LIB).opencl
+    opencl = pipeline.generate(pipeline.checked(fermi, LIB), "fermi", LIB).source
     assert "float sums[" in opencl and "__global float sums" not in opencl
 
 

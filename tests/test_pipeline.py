@@ -120,8 +120,8 @@ def test_codegen_takes_a_program_at_the_leaf_and_the_pipeline_translates_it_ther
     assert d.code == "codegen-above-leaf" and "'matmul' is written for perfect" in d.message
     at_leaf = pipeline.lower(checked, "fermi", LIBRARY)
     assert {f.hwd for f in at_leaf.main.functions} == {"fermi"} and not at_leaf.errors
-    assert (pipeline.generate(checked, "fermi", LIBRARY).opencl
-            == generate_module(at_leaf, "fermi", LIBRARY).opencl)
+    assert (pipeline.generate(checked, "fermi", LIBRARY).source
+            == generate_module(at_leaf, "fermi", LIBRARY).source)
 
 
 def test_code_generation_takes_only_a_checked_program() -> None:

@@ -167,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
                 options = _options(k, inputs, cuda_module, reference.function)
                 key = " ".join(options)
                 ptxs = {"OpenCL": opencl_ptx(opencl, key if key in opencl.programs else ""),
-                        "CUDA (NVRTC)": nvrtc_ptx(cuda_module.opencl, cuda_device.arch,
+                        "CUDA (NVRTC)": nvrtc_ptx(cuda_module.source, cuda_device.arch,
                                                   options)}
                 regs = {"CUDA (NVRTC)": _registers(cuda_session, k.name),
                         "OpenCL": _opencl_registers(opencl, k.name)}

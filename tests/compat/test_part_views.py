@@ -158,15 +158,15 @@ def test_views_of_parts_compile_with_nvrtc(tmp_path: Path, source: str) -> None:
     assert errors(diagnostics) == []
     checked = pipeline.checked(program, default_library())
     generated = pipeline.generate(checked, "hopper", default_library(), language="cuda")
-    assert "(view of " in generated.opencl
-    compiled = compile_cuda(generated.opencl, "k.cu", "sm_90", warnings_as_errors=True)
+    assert "(view of " in generated.source
+    compiled = compile_cuda(generated.source, "k.cu", "sm_90", warnings_as_errors=True)
     assert compiled.cubin.startswith(b"\x7fELF")
 
 
 def test_the_generated_code_points_into_the_part(tmp_path: Path) -> None:
     program, _ = load(tmp_path, ELEMENT)
     checked = pipeline.checked(program, default_library())
-    source = pipeline.generate(checked, "x86_avx512", default_library()).opencl
+    source = pipeline.generate(checked, "x86_avx512", default_library()).source
     assert "__global float* const t = (a + i * 16);" in source
 
 

@@ -67,7 +67,7 @@ def test_the_layout_is_the_device_compilers(tmp_path):
 
     checked = pipeline.checked(load(tmp_path, MIXED), library())
     generated = pipeline.generate(checked, "x86_avx512", library())
-    typedefs = generated.opencl[:generated.opencl.index("// update")]
+    typedefs = generated.source[:generated.source.index("// update")]
     source = "#define offsetof(t, f) ((long)&(((t*)0)->f))\n" + typedefs + OFFSETS_KERNEL
     device = select_device()
     context = cl.Context([device])

@@ -114,8 +114,8 @@ def test_one_reference_checks_written_scalars_in_the_interpreter_and_on_the_devi
 def test_the_kernel_writes_through_a_pointer(tmp_path):
     checked = pipeline.checked(load(tmp_path, PEAK), library())
     generated = pipeline.generate(checked, "fermi", library())
-    assert "__global float* restrict best," in generated.opencl
-    assert "(*best) = bm;" in generated.opencl and "(*where) = bi;" in generated.opencl
+    assert "__global float* restrict best," in generated.source
+    assert "(*best) = bm;" in generated.source and "(*where) = bi;" in generated.source
     x = np.linspace(-3, 2, 100, dtype=np.float32)[::-1].copy()
     out = run(generated, "peak", {"n": 100, "best": np.float32(0), "where": np.int32(0),
                                   "x": x})
@@ -132,7 +132,7 @@ def test_atomics_and_helper_calls_write_a_scalar_result(tmp_path):
     assert abs(float(out["sum"]) - (1.0 + x.astype(np.float64).sum())) < 1e-3
     assert out["count"] == 333
     # A helper function that writes its parameter gets the __global pointer.
-    assert "void addTo_g(__global float* acc, float v)" in generated.opencl
+    assert "void addTo_g(__global float* acc, float v)" in generated.source
     assert run(generated, "bump", {"total": np.float32(2.0)})["total"] == np.float32(2.5)
 
 

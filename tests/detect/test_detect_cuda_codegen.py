@@ -24,7 +24,7 @@ def test_a_detected_h100_generates_cuda_that_nvrtc_compiles(tmp_path: Path) -> N
     detected = library.get("h100")
     mapping = load_mapping(detected, language="cuda")
     assert mapping.file.endswith("h100.cuda.toml")
-    assert mapping.dialect.is_cuda
+    assert mapping.dialect.name == "cuda"
     assert mapping.arch == "sm_90"  # the query's compute capability 9.0
     # hopper's abstractions mapped alike: the detected leaf specialises hopper
     hopper = load_mapping(library.get("hopper"), language="cuda")
@@ -32,7 +32,7 @@ def test_a_detected_h100_generates_cuda_that_nvrtc_compiles(tmp_path: Path) -> N
         g: (e.role, e.dim) for g, e in hopper.par_groups.items()}
     program = load_checked(kernels_dir() / "matmul" / "hopper_v1.mcpl", [], library)
     generated = pipeline.generate(program, "h100", library, language="cuda")
-    assert generated.language == "cuda" and "blockIdx.x" in generated.opencl
-    compiled = compile_cuda(generated.opencl, "matmul.cu", mapping.arch,
+    assert generated.language == "cuda" and "blockIdx.x" in generated.source
+    compiled = compile_cuda(generated.source, "matmul.cu", mapping.arch,
                             warnings_as_errors=True)
     assert compiled.cubin.startswith(b"\x7fELF") and compiled.arch == "sm_90"

@@ -248,7 +248,7 @@ def _kept_loops(name: str, language: str) -> list[str]:
     unroll` before them; CUDA's `#line` markers left out)."""
     checked = pipeline.checked(program(name), library())
     lines = [line for line in pipeline.generate(checked, "hopper", library(),
-                                                language=language).opencl.splitlines()
+                                                language=language).source.splitlines()
              if not line.startswith("#line")]
     return [line.split("//")[0].strip() for before, line in zip(lines, lines[1:], strict=False)
             if line.lstrip().startswith("for (") and "#pragma unroll" not in before]
@@ -265,7 +265,7 @@ def test_hopper_v3_copies_the_tile_in_unrolled_loops_without_division(language: 
     assert [loop.split(";")[0] for loop in v3] == ["for (int cy = 0", "for (int cx = 0"]
     checked = pipeline.checked(program("hopper_v3"), library())
     source = pipeline.generate(checked, "hopper", library(),
-                               language=language).opencl
+                               language=language).source
     assert "/ IN_W" not in source and "% IN_W" not in source
 
 
@@ -296,7 +296,7 @@ def test_hopper_v4_reads_the_filter_once_per_block_and_copies_without_branches(
     as 128-bit vectors (docs/performance-log.md, *Performance at the limit, round 2*)."""
     def source(name: str) -> str:
         checked = pipeline.checked(program(name), library())
-        return pipeline.generate(checked, "hopper", library(), language=language).opencl
+        return pipeline.generate(checked, "hopper", library(), language=language).source
 
     v3, v4 = source("hopper_v3"), source("hopper_v4")
     assert "if (i < h + fh - 1 && j < w + fw - 1)" in v3

@@ -1,0 +1,115 @@
+"""The registry of backends: the kernel languages mcl generates and the means to build and
+run them (the protocol: mcl.backends.base; docs/codegen.md, "Backends").
+
+    get_backend(name) -> Backend     the backend of --backend / --lang NAME
+    backend_names() -> tuple[str]    every backend, the default first (command-line choices)
+    leaf_device(name, hwd, spec)     the device of --device SPEC to run leaf hwd's code on
+    open_session(generated, device)  a session of the module's backend on that device
+
+A backend is found two ways, and a name found both ways is the entry point's:
+  - an entry point of the group `mcl.backends` in an installed distribution (its name is
+    the backend's name, its value `package.module:object`), read as mcl reads its other
+    groups (mcl.plugins: kept on disk, read again when packages change). mcl's own
+    backends are listed in its pyproject.toml, so another package adds one the same way;
+  - a subpackage of this package with a `backend` object (mcl/backends/opencl/, ...):
+    mcl's own, found also where mcl runs from a source tree without installed metadata
+    (`python -m mcl` in a checkout). Its name is the subpackage's.
+Backends are imported only when asked for: listing the names imports none of them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from mcl.diagnostics import MclError, did_you_mean, error
+
+if TYPE_CHECKING:
+    from mcl.backends.base import Backend, Session
+    from mcl.codegen.plan import GeneratedModule
+    from mcl.hdl.model import HardwareDescription
+
+GROUP = "mcl.backends"
+# The backend of commands run without --backend / --lang.
+DEFAULT_BACKEND = "opencl"
+
+
+def _entry_point_values() -> dict[str, str]:
+    """name -> `module:object` of the installed entry points of GROUP."""
+    from mcl.plugins import found
+
+    return dict(found()[GROUP])
+
+
+def _bundled() -> dict[str, str]:
+    """name -> `module:object` of the backend subpackages of this package."""
+    return {m.name: f"{__name__}.{m.name}:backend" for m in pkgutil.iter_modules(__path__)
+            if m.ispkg}
+
+
+def _values() -> dict[str, str]:
+    return {**_bundled(), **_entry_point_values()}
+
+
+def backend_names() -> tuple[str, ...]:
+    """The name of every backend, the default first, then by name."""
+    names = sorted(_values())
+    if DEFAULT_BACKEND in names:
+        names.remove(DEFAULT_BACKEND)
+        names.insert(0, DEFAULT_BACKEND)
+    return tuple(names)
+
+
+@cache
+def get_backend(name: str) -> Backend:
+    """The backend called `name`; an MclError that lists the backends otherwise."""
+    values = _values()
+    value = values.get(name)
+    if value is None:
+        hint = did_you_mean(name, list(values))
+        raise MclError(error(
+            "backend-unknown", f"there is no backend '{name}'",
+            hint=(hint + "; " if hint else "") + "backends: " + ", ".join(backend_names())))
+    module_name, _, attribute = value.partition(":")
+    try:
+        found: object = importlib.import_module(module_name)
+        for part in attribute.split(".") if attribute else ():
+            found = getattr(found, part)
+    except (ImportError, AttributeError) as exc:
+        raise MclError(error(
+            "backend-import", f"the backend '{name}' ({value}) cannot be loaded: {exc}",
+            hint="install what it needs, or the package that provides it again")) from exc
+    from mcl.backends.base import Backend
+
+    if not isinstance(found, Backend) or found.name != name:
+        raise MclError(error(
+            "backend-invalid", f"the backend '{name}' ({value}) is not a backend of that "
+            "name", hint="a backend implements mcl.backends.base.Backend (docs/codegen.md, "
+            "\"Backends\") and its entry point's name is its `name`"))
+    return found
+
+
+def default_backend() -> Backend:
+    return get_backend(DEFAULT_BACKEND)
+
+
+def leaf_device(name: str, hwd: HardwareDescription, spec: str | None) -> Any:
+    """The device of backend `name` that `--device spec` names, to run code generated for
+    leaf `hwd` (`--device auto`: the type its mapping prefers), after reading the leaf's
+    mapping, so that a leaf without one is reported before any driver is asked."""
+    from mcl.codegen.mapping import load_mapping
+
+    mapping = load_mapping(hwd, language=name)
+    return get_backend(name).select_device(spec, mapping.device_type)
+
+
+def open_session(generated: GeneratedModule, device: Any = None,
+                 options: tuple[str, ...] = (), queue: Any = None) -> Session:
+    """`generated` built on `device` by the backend of its language, ready to run."""
+    return get_backend(generated.language).session(generated, device, options, queue)
+
+
+__all__ = ["DEFAULT_BACKEND", "GROUP", "backend_names", "default_backend", "get_backend",
+           "leaf_device", "open_session"]
