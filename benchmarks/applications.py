@@ -414,7 +414,7 @@ def main(argv: list[str] | None = None) -> int:
     backends = ("opencl", "cuda") if args.backend == "both" else (args.backend,)
     cuda_device = None
     if "cuda" in backends:
-        from mcl.codegen.cuda_runner import select_cuda_device
+        from mcl.backends.cuda.runner import select_cuda_device
 
         cuda_device = select_cuda_device(None)
         print(f"CUDA device: {cuda_device.name} ({cuda_device.platform.name})", flush=True)

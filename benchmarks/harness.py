@@ -71,13 +71,13 @@ class Opened(NamedTuple):
 
     @property
     def name(self) -> str:
-        from mcl.codegen.runner import describe
+        from mcl.backends.opencl.runner import describe
 
         return describe(self.device)
 
     @property
     def kind(self) -> str:
-        from mcl.codegen.runner import device_kind
+        from mcl.backends.opencl.runner import device_kind
 
         return device_kind(self.device.type)
 

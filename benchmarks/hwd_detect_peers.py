@@ -41,7 +41,7 @@ def threaded_copy(dst: np.ndarray, src: np.ndarray, pool, workers: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from mcl.codegen.runner import describe, select_device
+    from mcl.backends.opencl.runner import describe, select_device
     from mcl.detect.measure import measure
     from mcl.detect.query import query
 

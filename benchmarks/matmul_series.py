@@ -214,7 +214,7 @@ def _asdict_or_none(x: Any) -> dict[str, Any] | None:
 
 def launch_text(generated: Any, inputs: dict[str, Any]) -> str:
     """`352 x 1` for 352 work-groups of 1 work-item (per launch, `+` between launches)."""
-    from mcl.codegen.runner import launch_values, ndrange_of
+    from mcl.backends.opencl.runner import launch_values, ndrange_of
 
     parts = []
     for kernel, values in launch_values(generated, "matmul", dict(inputs)):
@@ -225,8 +225,8 @@ def launch_text(generated: Any, inputs: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(REPO))
+    from mcl.backends.opencl.runner import describe
     from mcl.codegen import select_device
-    from mcl.codegen.runner import describe
     from mcl.diagnostics import MclError
     from mcl.hdl.library import default_library
     from mcl.report.measure import device_errors, device_type
@@ -271,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
 
     cuda_device = None
     if args.backend == "both":
-        from mcl.codegen.cuda_runner import select_cuda_device
+        from mcl.backends.cuda.runner import select_cuda_device
 
         cuda_device = select_cuda_device(None)
     results, sessions = prepare_versions(names, kind, args.target, device, library, inputs,

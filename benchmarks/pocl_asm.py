@@ -5,7 +5,7 @@ the hottest loop by register width and the stack accesses beside them (spills).
         [--device 1] [-D NR_VECS=1] [--tuned] [--out DIR]
 
 PoCL compiles a kernel's work-group function at its first launch and keeps the machine
-code in its kernel cache as a shared object (mcl.codegen.pocl_cache). The script points
+code in its kernel cache as a shared object (mcl.backends.opencl.pocl_cache). The script points
 `POCL_CACHE_DIR` at a fresh folder, launches each version once at a small size, and
 disassembles the `.so` (objdump). The innermost loop with the most FMAs is the
 micro-kernel: its FMAs say which registers PoCL's LLVM used (zmm: AVX-512, ymm: AVX2 or
@@ -202,8 +202,8 @@ def main(argv: list[str] | None = None) -> int:
     # PoCL reads its cache folder when the platform is first used: before pyopencl loads.
     os.environ["POCL_CACHE_DIR"] = tempfile.mkdtemp(prefix="pocl-asm-")
     sys.path.insert(0, str(REPO))
+    from mcl.backends.opencl.runner import describe
     from mcl.codegen import select_device
-    from mcl.codegen.runner import describe
     from mcl.hdl.library import default_library
 
     device = select_device(args.device)

@@ -1,6 +1,6 @@
 """The feedback's registers per thread against the count NVIDIA's compiler gives, without a
 GPU: every kernel written at hopper is generated as CUDA, compiled by NVRTC for sm_90
-(mcl.codegen.nvrtc) and its cubin read (mcl.codegen.cubin); the estimate is the one the
+(mcl.backends.cuda.nvrtc) and its cubin read (mcl.backends.cuda.cubin); the estimate is the one the
 occupancy analysis uses (`Context.registers_per_thread`: every register declaration and
 loop variable of the function, docs/feedback.md "Occupancy").
 
@@ -31,8 +31,8 @@ def measure(path: str, library: HwdLibrary) -> tuple[dict[str, int], dict[str, i
     """The compiler's count of each CUDA kernel of `path` and the estimate of each of its
     functions."""
     from mcl import pipeline
-    from mcl.codegen.cubin import register_counts
-    from mcl.codegen.nvrtc import compile_cuda
+    from mcl.backends.cuda.cubin import register_counts
+    from mcl.backends.cuda.nvrtc import compile_cuda
     from mcl.feedback.analysis import AnalysisContext
     from mcl.feedback.kernel_api import Kernel
     from mcl.feedback.registry import kernels_of

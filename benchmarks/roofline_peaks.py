@@ -45,7 +45,7 @@ FMA_PER_ITER = 4 * 16  # chains x lanes
 def main(argv: list[str] | None = None) -> int:
     import pyopencl as cl
 
-    from mcl.codegen.runner import describe, select_device
+    from mcl.backends.opencl.runner import describe, select_device
     from mcl.detect.measure import best_time
     from mcl.hdl.library import default_library
     from mcl.hdl.peak import bandwidths, peak_flops

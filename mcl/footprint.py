@@ -84,7 +84,7 @@ def check_footprint(function: Any, sizes: Mapping[str, int], device: Any = None,
             f"inputs, {why} the host needs about {gib(factor * total)}, and has "
             f"{gib(free)} available", None, hint=hint))
     if device is not None and largest is not None:
-        from mcl.codegen.runner import describe
+        from mcl.backends.opencl.runner import describe
 
         if total > device.global_mem_size:
             raise MclError(error(

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from mcl.backends.opencl.runner import device_spec_from_environment, list_devices, select_device
 from mcl.cli import main
-from mcl.codegen.runner import device_spec_from_environment, list_devices, select_device
 
 
 @pytest.fixture(autouse=True)
@@ -55,8 +55,8 @@ def test_pyopencl_ctx_selects_the_device(monkeypatch: pytest.MonkeyPatch,
 def test_the_default_is_the_bundled_pocl_whatever_the_order() -> None:
     """Other platforms (Debian's PoCL has the same name) may come first or last: the
     default stays the CPU device of the PoCL inside the installed pyopencl."""
-    from mcl.codegen.bundled_pocl import bundled_platform_handles
-    from mcl.codegen.runner import default_device
+    from mcl.backends.opencl.bundled_pocl import bundled_platform_handles
+    from mcl.backends.opencl.runner import default_device
 
     devices = list_devices()
     bundled = bundled_platform_handles()
@@ -72,8 +72,8 @@ def test_without_a_bundled_pocl_the_first_pocl_cpu_device(monkeypatch: pytest.Mo
                                                           ) -> None:
     from types import SimpleNamespace
 
-    from mcl.codegen import bundled_pocl
-    from mcl.codegen.runner import DeviceInfo, default_device
+    from mcl.backends.opencl import bundled_pocl
+    from mcl.backends.opencl.runner import DeviceInfo, default_device
 
     monkeypatch.setattr(bundled_pocl, "bundled_platform_handles", lambda: frozenset())
 

@@ -73,7 +73,7 @@ def cases(kind: str, only: str) -> list[dict[str, Any]]:
 def run_case(case: dict[str, Any], device: Any) -> dict[str, Any]:
     from benchmarks.harness import prepared_inputs
     from mcl import pipeline
-    from mcl.codegen.cuda_runner import CudaSession
+    from mcl.backends.cuda.runner import CudaSession
     from mcl.commands.codegen import load_checked
     from mcl.hdl.library import default_library
     from mcl.verify import load_reference, verify
@@ -96,7 +96,7 @@ def run_planted(path: Path, device: Any) -> dict[str, Any]:
     import numpy as np
 
     from mcl import pipeline
-    from mcl.codegen.cuda_runner import CudaSession
+    from mcl.backends.cuda.runner import CudaSession
     from mcl.hdl.library import default_library
     from mcl.mcpl.loader import load_program
 
@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="write the results as JSON")
     args = parser.parse_args(argv)
 
-    from mcl.codegen.cuda_runner import select_cuda_device
+    from mcl.backends.cuda.runner import select_cuda_device
     from mcl.diagnostics import MclError
 
     device = select_cuda_device(args.device)

@@ -62,7 +62,7 @@ def ptx_statistics(ptx: str, kernel: str) -> dict[str, int]:
 
 def nvrtc_ptx(source: str, arch: str, options: tuple[str, ...] = ()) -> str:
     """NVRTC's PTX of `source` (compute_XY of the device's sm_XY)."""
-    from mcl.codegen.nvrtc import nvrtc_module
+    from mcl.backends.cuda.nvrtc import nvrtc_module
 
     nvrtc = nvrtc_module()
     _, program = nvrtc.nvrtcCreateProgram(source.encode(), b"k.cu", 0, [], [])
@@ -93,7 +93,7 @@ def batched_session(generated: Any, device: Any) -> Any:
     overlaps the previous kernel instead of standing between the begin event and the
     kernel. Its kernel times are divided by BATCH by the caller; the kernels measured
     write their outputs from their inputs alone, so repeated launches verify too."""
-    from mcl.codegen.cuda_runner import CudaSession
+    from mcl.backends.cuda.runner import CudaSession
 
     class Batched(CudaSession):
         batching = False
@@ -123,8 +123,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from benchmarks.harness import prepared_inputs
     from mcl import pipeline
+    from mcl.backends.cuda.runner import CudaSession, select_cuda_device
     from mcl.codegen import Session, select_device
-    from mcl.codegen.cuda_runner import CudaSession, select_cuda_device
     from mcl.commands.codegen import load_checked
     from mcl.hdl.library import default_library
     from mcl.verify import load_reference, verify
@@ -181,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _options(k: Any, inputs: dict[str, Any], generated: Any, function: str) -> tuple[str, ...]:
     """The -D options kernel `k` was built with for this run's sizes."""
-    from mcl.codegen.runner import build_options, launch_values
+    from mcl.backends.opencl.runner import build_options, launch_values
 
     for plan, values in launch_values(generated, function, dict(inputs)):
         if plan.name == k.name:
@@ -192,7 +192,7 @@ def _options(k: Any, inputs: dict[str, Any], generated: Any, function: str) -> t
 def _opencl_registers(session: Any, name: str) -> int | str:
     """Registers per thread that NVIDIA's OpenCL driver gave the kernel: its PTX JIT-compiled
     by the same driver through the CUDA driver API (cuModuleLoadData), as a figure only."""
-    from mcl.codegen.cuda_runner import driver_module
+    from mcl.backends.cuda.runner import driver_module
 
     driver = driver_module()
     result, module = driver.cuModuleLoadData(opencl_ptx(session).encode() + b"\0")

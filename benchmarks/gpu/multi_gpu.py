@@ -62,7 +62,7 @@ def mcl(*argv: str, timeout: float = 3600) -> tuple[int, str, str, float]:
 def device_indices(kind: str) -> list[str]:
     """`mcl devices` indices of every device of `kind`."""
     sys.path.insert(0, str(REPO))
-    from mcl.codegen.runner import list_devices
+    from mcl.backends.opencl.runner import list_devices
 
     return [str(info.index) for info, _ in list_devices() if info.kind == kind]
 

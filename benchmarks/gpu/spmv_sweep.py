@@ -40,7 +40,7 @@ def main() -> None:
                    help="print each kernel's registers per thread (CUDA) after its first run")
     a = p.parse_args()
 
-    from mcl.codegen.cuda_runner import select_cuda_device
+    from mcl.backends.cuda.runner import select_cuda_device
     from mcl.hdl.library import default_library
     from mcl.mcpl.loader import load_program
     from mcl.report.measure import prepare_session

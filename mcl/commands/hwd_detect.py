@@ -123,7 +123,7 @@ def _query(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
                                  "--device host describes the CPU without OpenCL",
                                  hint="pick the OpenCL CPU device instead (mcl devices)"))
         return None, query(None)
-    from mcl.codegen.runner import select_device
+    from mcl.backends.opencl.runner import select_device
 
     device = select_device(args.device)
     return device, query(device, cuda_ordinal=_platform_index(device))

@@ -1,6 +1,6 @@
 """Counters per MCPL line: Nsight Compute's source page (`ncu --import R --page source
 --csv --print-source cuda,sass`). The generated CUDA names the MCPL line of each statement
-with `#line` and NVRTC adds line information (mcl.codegen.cuda_runner), so
+with `#line` and NVRTC adds line information (mcl.backends.cuda.runner), so
 ncu attributes every machine instruction to an MCPL line. The page holds, per source file
 and kernel, a `"File Path"` row, a `"Function Name"` row, a header row, and then one row
 per source line (its number in the first column) followed by the rows of its machine

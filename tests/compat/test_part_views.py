@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from mcl import pipeline
+from mcl.backends.cuda.nvrtc import compile_cuda
 from mcl.cli import main
-from mcl.codegen.nvrtc import compile_cuda
 from mcl.hdl.library import default_library
 from mcl.mcpl import ast as A
 from mcl.mcpl.parse import parse_source

@@ -131,7 +131,7 @@ def test_save_query_round_trips_through_from_query(tmp_path: Path) -> None:
 
 
 def test_the_benchmarks_measure_the_pocl_device() -> None:
-    from mcl.codegen.runner import select_device
+    from mcl.backends.opencl.runner import select_device
     from mcl.detect.measure import measure
     from mcl.detect.query import query
 

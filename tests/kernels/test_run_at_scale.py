@@ -96,7 +96,7 @@ def test_the_device_compile_is_its_own_step_and_cached_the_second_time(
 
 
 def test_pocl_cache_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from mcl.codegen.pocl_cache import compiled_kernels
+    from mcl.backends.opencl.pocl_cache import compiled_kernels
 
     monkeypatch.setenv("POCL_CACHE_DIR", str(tmp_path / "none"))
     assert compiled_kernels() is None

@@ -125,7 +125,7 @@ def test_a_device_that_refuses_a_version_is_a_table_entry_not_a_crash(monkeypatc
     """E.g. gpu_v3 at 4096 wants 64 kB of local memory, more than NVIDIA's 48 kB."""
     import pyopencl as cl
 
-    from mcl.codegen.runner import Session
+    from mcl.backends.opencl.runner import Session
 
     def refuse(*_args, **_kwargs):
         raise cl.RuntimeError("clEnqueueNDRangeKernel failed: OUT_OF_RESOURCES")
