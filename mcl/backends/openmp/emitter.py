@@ -32,8 +32,8 @@ if TYPE_CHECKING:
     from mcl.mcpl.sidetables import SideTables
     from mcl.pipeline import CheckedProgram
 
-# OpenCL's `#pragma unroll  // N steps` (statements.py) -> GCC's and Clang's spelling.
-_UNROLL = re.compile(r"#pragma unroll  // (\d+) steps")
+# OpenCL's `#pragma unroll  // N steps` (statements.py).
+_UNROLL = re.compile(r"^(\s*)#pragma unroll  // (\d+) steps$")
 
 
 class OpenMPModuleEmitter(ModuleEmitter):
@@ -52,8 +52,33 @@ class OpenMPModuleEmitter(ModuleEmitter):
 
 
 def finish_source(text: str) -> str:
-    """The kernel file from the emitter's text: GCC's unroll pragma."""
-    return _UNROLL.sub(r"#pragma GCC unroll \1", text)
+    """The kernel file from the emitter's text: OpenCL's `#pragma unroll` as GCC's and
+    Clang's `#pragma GCC unroll`, kept only on loops with no loop inside. Unrolling a loop
+    around loops (matmul x86_avx512_v4's 16 register tiles) makes GCC keep the arrays of
+    the inner loops on the stack instead of in registers (measured: the micro-kernel's 24
+    vector sums were loaded and stored at every step, 2.5x slower); the C compiler
+    unrolls such loops itself where it pays."""
+    lines = text.split("\n")
+    out = []
+    for k, line in enumerate(lines):
+        found = _UNROLL.match(line)
+        if found is None:
+            out.append(line)
+        elif _innermost(lines, k + 1, len(found.group(1))):
+            out.append(f"{found.group(1)}#pragma GCC unroll {found.group(2)}")
+    return "\n".join(out)
+
+
+def _innermost(lines: list[str], start: int, indent: int) -> bool:
+    """Whether the loop at `lines[start]` (its header at `indent` columns, its body
+    deeper, its closing brace at `indent`: statements.py's layout) holds no loop."""
+    for line in lines[start + 1:]:
+        stripped = line.lstrip()
+        if len(line) - len(stripped) <= indent and stripped.startswith("}"):
+            return True
+        if stripped.startswith("for ("):
+            return False
+    return True
 
 
 def cpu_mapping(hwd: HardwareDescription) -> OpenMPMapping:
