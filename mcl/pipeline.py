@@ -263,7 +263,7 @@ def feedback(checked: CheckedProgram, library: HwdLibrary, options: FeedbackOpti
 
 def generate(program: CheckedProgram | Program | Module, target: str, library: HwdLibrary,
              mapping: OpenCLMapping | None = None, only: set[str] | None = None,
-             overrides: Mapping[str, Number] | None = None, language: str = "opencl"
+             overrides: Mapping[str, Number] | None = None, language: str | None = None
              ) -> GeneratedModule:
     """Kernel code for leaf `target` from a program that checked clean, translated there
     first when its kernels are written above it (section 4.4: "First, the compiler
@@ -271,7 +271,8 @@ def generate(program: CheckedProgram | Program | Module, target: str, library: H
     compiler generates OpenCL and C++ code"). A lone module is a program of one module.
     Code generation reads the types of the checker's side tables: those of a
     `CheckedProgram` at the leaf (no second check), of the translation's check, else
-    none (a bare program is not checked again here)."""
+    none (a bare program is not checked again here). `language`: the backend
+    (mcl.backends; default DEFAULT_BACKEND)."""
     from mcl.codegen.opencl import generate_module, require_leaf
 
     require_leaf(target, library)  # before any translation is tried

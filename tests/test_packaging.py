@@ -23,3 +23,12 @@ def test_every_package_is_listed_in_pyproject() -> None:
     assert set(config["packages"]) == on_disk | {"mcl._hwdescs", "mcl._kernels"}
     assert config["package-dir"]["mcl._hwdescs"] == "hwdescs"
     assert config["package-dir"]["mcl._kernels"] == "kernels"
+
+
+def test_every_backend_package_has_an_entry_point() -> None:
+    # Installed, mcl finds its backends through the entry points (mcl.backends); each
+    # subpackage of mcl/backends is one, registered under its own name.
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    points = project["entry-points"]["mcl.backends"]
+    packages = {p.parent.name for p in (ROOT / "mcl" / "backends").glob("*/__init__.py")}
+    assert points == {name: f"mcl.backends.{name}:backend" for name in packages}

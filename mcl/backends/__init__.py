@@ -3,6 +3,8 @@ run them (the protocol: mcl.backends.base; docs/codegen.md, "Backends").
 
     get_backend(name) -> Backend     the backend of --backend / --lang NAME
     backend_names() -> tuple[str]    every backend, the default first (command-line choices)
+    leaf_device(name, hwd, spec)     the device of --device SPEC to run leaf hwd's code on
+    open_session(generated, device)  a session of the module's backend on that device
 
 A backend is found two ways, and a name found both ways is the entry point's:
   - an entry point of the group `mcl.backends` in an installed distribution (its name is
@@ -20,12 +22,14 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mcl.diagnostics import MclError, did_you_mean, error
 
 if TYPE_CHECKING:
-    from mcl.backends.base import Backend
+    from mcl.backends.base import Backend, Session
+    from mcl.codegen.plan import GeneratedModule
+    from mcl.hdl.model import HardwareDescription
 
 GROUP = "mcl.backends"
 # The backend of commands run without --backend / --lang.
@@ -88,4 +92,21 @@ def default_backend() -> Backend:
     return get_backend(DEFAULT_BACKEND)
 
 
-__all__ = ["DEFAULT_BACKEND", "GROUP", "backend_names", "default_backend", "get_backend"]
+def leaf_device(name: str, hwd: HardwareDescription, spec: str | None) -> Any:
+    """The device of backend `name` that `--device spec` names, to run code generated for
+    leaf `hwd` (`--device auto`: the type its mapping prefers), after reading the leaf's
+    mapping, so that a leaf without one is reported before any driver is asked."""
+    from mcl.codegen.mapping import load_mapping
+
+    mapping = load_mapping(hwd, language=name)
+    return get_backend(name).select_device(spec, mapping.device_type)
+
+
+def open_session(generated: GeneratedModule, device: Any = None,
+                 options: tuple[str, ...] = (), queue: Any = None) -> Session:
+    """`generated` built on `device` by the backend of its language, ready to run."""
+    return get_backend(generated.language).session(generated, device, options, queue)
+
+
+__all__ = ["DEFAULT_BACKEND", "GROUP", "backend_names", "default_backend", "get_backend",
+           "leaf_device", "open_session"]

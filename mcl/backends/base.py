@@ -19,12 +19,14 @@ compiler and calls it in the same process lists one host device, runs sessions t
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from mcl.codegen.dialect import Dialect
+    from mcl.codegen.mapping import OpenCLMapping
+    from mcl.codegen.opencl import CodegenInput
     from mcl.codegen.plan import GeneratedModule
     from mcl.codegen.runner import RunResult
     from mcl.diagnostics import Diagnostic
@@ -36,17 +38,21 @@ class MappingVocabulary:
     """The words of a backend's mapping file (`<leaf>.<name>.toml`, mcl.codegen.mapping),
     each mapped to the word of mcl's mapping model (whose words are OpenCL's: roles
     work-group, work-item, global, loop; address spaces global, local, constant,
-    private; barriers local, global, local+global). `extra_keys` are top-level keys the
-    file may have besides the shared ones (CUDA's `arch`); `lanes` says whether
-    `codegen.lanes` (units as the components of vectors) is generated."""
+    private; barriers local, global, local+global)."""
 
     roles: Mapping[str, str]
     address_spaces: Mapping[str, str]
     barriers: Mapping[str, str]
-    extra_keys: frozenset[str] = frozenset()
+    # Whether `codegen.lanes` (a par_group's units as the components of vectors) is
+    # generated.
     lanes: bool = False
-    # Where a leaf has no `<leaf>.<name>.toml`: another reader of the leaf's mapping
-    # (OpenCL reads the original MCL's codegen/<leaf>.lisp), or None.
+    # Where the file may name the leaf's architecture (`arch`, CUDA's "sm_90"): what is
+    # wrong with a value (None: nothing). None: the file has no `arch`.
+    arch: Callable[[object], str | None] | None = None
+    # Where a leaf has no `<leaf>.<name>.toml`: another source of its mapping data and
+    # the file it came from, or None (OpenCL reads the original MCL's
+    # codegen/<leaf>.lisp); `fallback_hint` ends the error's hint where neither exists.
+    fallback: Callable[[HardwareDescription], tuple[dict, str] | None] | None = None
     fallback_hint: str = ""
 
 
@@ -71,6 +77,7 @@ class DeviceListing:
     platform: str
     notes: tuple[str, ...] = field(default=())
     default: bool = False  # used without --device
+    spec_titles: tuple[str, ...] = ()  # the column title of each spec ("N", "P:D")
 
 
 @runtime_checkable
@@ -118,6 +125,14 @@ class Backend(Protocol):
         ...
 
     # ------------------------------------------------------------------ lowering stages
+    def emit(self, source: CodegenInput, hwd: HardwareDescription, mapping: OpenCLMapping,
+             only: set[str] | None = None) -> GeneratedModule:
+        """Kernel source and launch plans of the kernel functions of `source` (those named
+        in `only`, where given) at leaf `hwd` with its `mapping` (from `load_mapping`):
+        mcl.codegen.opencl.ModuleEmitter with this backend's dialect, or a subclass of
+        it; the text is passed through `finish_source`."""
+        ...
+
     def finish_source(self, text: str) -> str:
         """The kernel file's text from the emitter's (e.g. `#line` directives)."""
         ...

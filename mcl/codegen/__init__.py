@@ -1,20 +1,23 @@
-"""Code generation from leaf levels (the paper's sections 4.4 and 7): OpenCL kernels,
-a C++ host harness, and a pyopencl runner.
+"""Code generation from leaf levels (the paper's sections 4.4 and 7): kernels in a
+backend's language (mcl.backends: OpenCL C, CUDA C++), a host harness, and a runner.
 
-    generate_module(program, target, library) -> GeneratedModule   OpenCL + launch plans
-    emit_opencl(function, program, target_hwd, mapping) -> str     one function's OpenCL
-    emit_harness(generated) -> HarnessFiles                        .h/.cpp/main/CMake
+    generate_module(program, target, library) -> GeneratedModule   kernels + launch plans
+    emit_opencl(function, program, target_hwd, mapping) -> str     one function's kernels
+    emit_harness(generated) -> Harness                             .h/.cpp/main/CMake
     run_function(generated, name, args, device=None, repeat=1)     run through pyopencl
 
-Device specifics live in data: each leaf has `<leaf>.opencl.toml` beside its `.hdl`
-(`mcl.codegen.mapping`).
+Device specifics live in data: each leaf has `<leaf>.<backend>.toml` beside its `.hdl`
+(`mcl.codegen.mapping`). `Session`, `select_device` and `run_function` are the default
+backend's (OpenCL's, mcl.backends.opencl.runner), kept here for the callers that predate
+backends; others ask the backend (`mcl.backends.get_backend(name).session(...)`).
 """
 
+from mcl.backends.opencl.runner import Session, run_function, select_device
 from mcl.codegen.host_cpp import HarnessFiles, emit_harness
 from mcl.codegen.mapping import OpenCLMapping, load_mapping
 from mcl.codegen.opencl import emit_opencl, generate_module
 from mcl.codegen.plan import GeneratedModule
-from mcl.codegen.runner import RunResult, Session, run_function, select_device
+from mcl.codegen.session import RunResult
 
 __all__ = [
     "GeneratedModule",

@@ -1,8 +1,10 @@
-"""Print MCPL expressions as OpenCL C or CUDA C++ (kernels) or C++ (host statements).
+"""Print MCPL expressions in a C language: a backend's kernel language (OpenCL C, CUDA
+C++: its `mcl.codegen.dialect.Dialect`) or the host's C++ (mcl.codegen.host_cpp).
 
 The languages share C's expression syntax; they differ in the built-ins (OpenCL's
-`fmin` and `atomic_add` versus `std::fmin`, CUDA's `atomicAdd`), so one printer serves all.
-It writes a built-in as its row of `mcl.mcpl.builtins.BUILTINS` spells it (`c`, `c_int`).
+`fmin` and `atomic_add` versus `std::fmin`, CUDA's `atomicAdd`), so one printer serves all
+and asks its `CLanguage` for the spellings that differ. It writes a built-in as its row of
+`mcl.mcpl.builtins.BUILTINS` spells it (`c`, `c_int`).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from mcl.mcpl.ast import (
     Param,
     Unary,
 )
-from mcl.mcpl.builtins import BUILTINS, Builtin, CAtomic, CCast, CRule
+from mcl.mcpl.builtins import BUILTINS, Builtin, CAtomic, CCast, CFunction, CRule
 from mcl.mcpl.types import INT_MAX, INT_MIN
 from mcl.mcpl.visitor import StrictVisitor
 
@@ -94,10 +96,39 @@ class Needs:
     double: bool = False
 
 
+class CLanguage:
+    """The spellings of expressions that differ between the C languages mcl writes. A
+    kernel language's are its dialect's (mcl.codegen.dialect.Dialect, given by a
+    backend); the host's C++ are mcl.codegen.host_cpp's."""
+
+    # Before C's math functions (`fmod`, a library function's built-in): `std::` in C++.
+    std: str = ""
+    # Whether every atomic is a plain update (code that runs on one thread: the host).
+    plain_atomics: bool = False
+
+    def builtin(self, c: CFunction) -> str:
+        """The name of the function (or cast of one) that `c` spells a built-in as."""
+        raise NotImplementedError
+
+    def power(self, p: ExprPrinter, e: Binary, int_exponent: bool) -> str:
+        """`e.left ^ e.right` of a floating result (`int_exponent`: the right is an int)."""
+        raise NotImplementedError
+
+    def sincos(self, p: ExprPrinter, x: str, cosine: Expr) -> str:
+        """MCPL's `sincos(x, cosine)`: sin(x), storing cos(x) in `cosine`."""
+        raise NotImplementedError
+
+    def atomic(self, p: ExprPrinter, e: Call, target_t: object, space: str, pointer: str,
+               operands: list[str]) -> str:
+        """An atomic of `e` on global or local memory: `pointer` to the target element
+        (of type `target_t`, in address space `space`) and the other `operands`."""
+        raise NotImplementedError
+
+
 @dataclass
 class ExprPrinter(StrictVisitor):
     scope: Scope
-    language: str = "opencl"  # or "cuda" (kernels), "cpp" (host)
+    language: CLanguage  # the kernel dialect or the host's C++
     access: dict[str, dict[str, str]] = field(default_factory=dict)  # function -> param -> mode
     needs: Needs = field(default_factory=Needs)
     float_suffix: str = "f"
@@ -182,8 +213,7 @@ class ExprPrinter(StrictVisitor):
         if e.op == "^":  # MCPL's power operator
             return self._power(e), ATOM
         if e.op == "%" and (self.scope.is_float(e.left) or self.scope.is_float(e.right)):
-            fmod = "std::fmod" if self.language == "cpp" else "fmod"
-            return f"{fmod}({self.expr(e.left)}, {self.expr(e.right)})", ATOM
+            return f"{self.language.std}fmod({self.expr(e.left)}, {self.expr(e.right)})", ATOM
         prec = BINARY_PRECEDENCE[e.op]
         # Operands of & and | always get parentheses: C's precedence of the bitwise
         # operators surprises readers, and compilers warn about it.
@@ -199,14 +229,7 @@ class ExprPrinter(StrictVisitor):
         if left_t == INT and right_t == INT:
             self.needs.helpers.add("mcl_ipow")
             return f"mcl_ipow({self.expr(e.left)}, {self.expr(e.right)})"
-        if self.language == "cpp":
-            return f"std::pow({self.expr(e.left)}, {self.expr(e.right)})"
-        if right_t == INT and self.language == "cuda":
-            # CUDA's pow(float, int) overload: exact for small integral exponents like pown.
-            return f"pow({self.as_float(e.left)}, {self.expr(e.right)})"
-        if right_t == INT:
-            return f"pown({self.as_float(e.left)}, {self.expr(e.right)})"
-        return f"pow({self.as_float(e.left)}, {self.as_float(e.right)})"
+        return self.language.power(self, e, right_t == INT)
 
     def as_float(self, e: Expr) -> str:
         if self.scope.is_float(e):
@@ -243,7 +266,7 @@ class ExprPrinter(StrictVisitor):
                 self.as_float(a) if p.type in (FLOAT, DOUBLE) else self.expr(a)
                 for p, a in zip(callee.params, args, strict=False)
             )
-            return f"{'std::' if self.language == 'cpp' else ''}{f}({items})"
+            return f"{self.language.std}{f}({items})"
         raise MclError(error("codegen-unknown-function", f"unknown function '{f}'", e.span))
 
     def _builtin(self, builtin: Builtin, e: Call) -> str:
@@ -258,20 +281,14 @@ class ExprPrinter(StrictVisitor):
             return C_RULES[c.name](self, e)
         if builtin.c_int is not None and not any(self.scope.is_float(a) for a in e.args):
             c = builtin.c_int
-        name = {"opencl": c.opencl, "cuda": c.cuda, "cpp": c.host}[self.language]
+        name = self.language.builtin(c)
         items = ", ".join(self.as_float(a) if c.floating else self.expr(a) for a in e.args)
         return f"{name}({items})"
 
     def _sincos(self, e: Call) -> str:
-        """float sincos(x, cosine): returns sin(x) and stores cos(x); CUDA and C++ have no
-        such function, so they store cos(x) and yield sin(x) in a comma expression."""
-        x = self.as_float(e.args[0])
-        cosine = e.args[1]
-        if self.language == "cpp":
-            return f"({self.expr(cosine)} = std::cos({x}), std::sin({x}))"
-        if self.language == "cuda":
-            return f"({self.expr(cosine)} = cos({x}), sin({x}))"
-        return f"sincos({x}, &{self.wrap(cosine, UNARY)})"
+        """float sincos(x, cosine): returns sin(x) and stores cos(x) (`CLanguage.sincos`:
+        a language without such a function stores cos(x) and yields sin(x))."""
+        return self.language.sincos(self, self.as_float(e.args[0]), e.args[1])
 
     def _atomic(self, e: Call) -> str:
         """MCPL's atomics as OpenCL 1.1 atomic functions on __global or __local memory."""
@@ -280,7 +297,7 @@ class ExprPrinter(StrictVisitor):
         var = self.scope.root_var(target)
         space = var.address_space if var is not None else "private"
         t = self.scope.type_of(target)
-        if space == "private" or self.language == "cpp":
+        if space == "private" or self.language.plain_atomics:
             if e.func in ("atomicAdd", "atomicAddFloat"):  # no other unit can see it
                 return f"({self.expr(target)} += {operands[0]})"
             raise MclError(error("codegen-atomic", f"{e.func} on a private variable", e.span))
@@ -289,23 +306,7 @@ class ExprPrinter(StrictVisitor):
                 error("codegen-atomic", f"{e.func} on memory in the {space} address space", e.span)
             )
         pointer = f"&{self.wrap(target, UNARY)}"
-        if self.language == "cuda":
-            if t not in (INT, FLOAT) or (t == FLOAT and e.func not in ("atomicAdd",
-                                                                      "atomicAddFloat")):
-                raise MclError(
-                    error("codegen-atomic", f"{e.func} needs an int or float target", e.span)
-                )
-            atomic = ATOMICS[e.func]
-            return f"{atomic.cuda}({', '.join([pointer, *operands, *atomic.cuda_operands])})"
-        if e.func == "atomicAddFloat" or (e.func == "atomicAdd" and t == FLOAT):
-            helper = f"mcl_atomic_add_float_{space}"
-            self.needs.helpers.add(helper)
-            return f"{helper}({pointer}, {operands[0]})"
-        if t != INT:
-            raise MclError(
-                error("codegen-atomic", f"{e.func} needs an int or float target", e.span)
-            )
-        return f"{ATOMICS[e.func].opencl}({', '.join([pointer, *operands])})"
+        return self.language.atomic(self, e, t, space, pointer, operands)
 
     def _user_call(self, e: Call) -> str:
         callee = self.scope.functions[e.func]
@@ -342,6 +343,11 @@ class ExprPrinter(StrictVisitor):
 
 
 # The rules named by the CRule spellings of BUILTINS.
+def atomic_target_error(e: Call) -> MclError:
+    """An atomic on a target of a type the language's atomics do not take."""
+    return MclError(error("codegen-atomic", f"{e.func} needs an int or float target", e.span))
+
+
 C_RULES: dict[str, Callable[[ExprPrinter, Call], str]] = {"sincos": ExprPrinter._sincos}
 
 

@@ -10,20 +10,23 @@ For module `m` it writes:
   mcl_opencl.h    the fixed runtime (device selection, build, checked calls);
   main.cpp        an example driver: inputs from binary files, outputs to binary files;
   CMakeLists.txt  find_package(OpenCL), a library and the example executable.
-For CUDA (`--lang cuda`) the same files with m.cu, mcl_cuda.h (the driver API and NVRTC,
-mcl.codegen.runtime_cuda) and a CMake project with LANGUAGES CXX CUDA; the host code
-differs only in the spellings of `HostApi`.
+That is OpenCL's harness (mcl.backends.opencl.host); a backend whose host program is C++
+(CUDA's: m.cu, mcl_cuda.h with the driver API and NVRTC, a CMake project with LANGUAGES
+CXX CUDA) writes the same files with the spellings of its `HostApi`: the host code
+differs only there. `emit_harness` asks the module's backend for its harness.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from mcl.codegen.c_expr import ATOM, ExprPrinter
+from mcl.backends import get_backend
+from mcl.codegen.c_expr import ATOM, CLanguage, ExprPrinter
 from mcl.codegen.c_names import c_name
 from mcl.codegen.constants import used_constants
 from mcl.codegen.plan import FunctionPlan, GeneratedModule, HostStmt, KernelPlan, Launch, ParamPlan
-from mcl.codegen.runtime_cpp import RUNTIME_HEADER
 from mcl.codegen.scope import Scope, Var
 from mcl.codegen.statements import where
 from mcl.diagnostics import MclError, error
@@ -31,7 +34,9 @@ from mcl.mcpl import ast
 from mcl.mcpl.ast import (
     ArrayType,
     Assign,
+    Binary,
     Block,
+    Call,
     Decl,
     Expr,
     For,
@@ -40,7 +45,11 @@ from mcl.mcpl.ast import (
     NamedType,
     Prim,
 )
+from mcl.mcpl.builtins import CFunction
 from mcl.mcpl.visitor import unknown_node
+
+if TYPE_CHECKING:
+    from mcl.backends.base import Harness
 
 I = "    "  # noqa: E741 - one indentation step
 
@@ -52,23 +61,38 @@ CPP_TYPES = {
     "byte": "unsigned char",
     "bool": "unsigned char",
 }
-# MCPL primitive -> OpenCL API type of a scalar kernel argument.
-CL_ARG_TYPES = {
-    "int": "cl_int",
-    "float": "cl_float",
-    "double": "cl_double",
-    "byte": "cl_uchar",
-    "bool": "cl_uchar",
-}
+
+
+class HostCpp(CLanguage):
+    """The host's C++: `std::` math, and atomics as plain updates (one thread)."""
+
+    std = "std::"
+    plain_atomics = True
+
+    def builtin(self, c: CFunction) -> str:
+        return c.host
+
+    def power(self, p: ExprPrinter, e: Binary, int_exponent: bool) -> str:
+        return f"std::pow({p.expr(e.left)}, {p.expr(e.right)})"
+
+    def sincos(self, p: ExprPrinter, x: str, cosine: Expr) -> str:
+        return f"({p.expr(cosine)} = std::cos({x}), std::sin({x}))"
+
+    def atomic(self, p: ExprPrinter, e: Call, target_t: object, space: str, pointer: str,
+               operands: list[str]) -> str:
+        raise AssertionError("plain_atomics: the printer updates the target itself")
+
+
+HOST_CPP = HostCpp()
 
 
 @dataclass(frozen=True)
 class HostApi:
-    """The spellings of the harness that depend on the device API: the generated host code
-    is otherwise the same for OpenCL (mcl_opencl.h) and CUDA (mcl_cuda.h, the driver API
-    and NVRTC)."""
+    """The spellings of a C++ harness that depend on the device API: the generated host
+    code is otherwise the same for every backend that uses it (OpenCL's mcl_opencl.h,
+    CUDA's mcl_cuda.h with the driver API and NVRTC)."""
 
-    title: str  # "OpenCL" or "CUDA"
+    title: str  # the backend's title ("OpenCL")
     runtime: str  # the runtime header's file name
     suffix: str  # of the kernel module file
     program: str  # C++ type of a built program (module)
@@ -81,24 +105,8 @@ class HostApi:
     arg_types: dict[str, str]  # MCPL primitive -> type of a scalar kernel argument
     flags: tuple[str, str]  # buffer flags (read-only, read-write); empty for none
     source_variable: str  # the embedded kernel source
-
-
-OPENCL_HOST = HostApi(
-    "OpenCL", "mcl_opencl.h", ".cl", "cl_program", "clReleaseProgram", "cl_mem",
-    "clReleaseMemObject",
-    ("cl_int status;",),
-    ('cl_kernel kernel = clCreateKernel({program}, "{name}", &status);',
-     'mcl::check(status, "clCreateKernel({name})");'),
-    ("clReleaseKernel(kernel);",), CL_ARG_TYPES, ("CL_MEM_READ_ONLY", "CL_MEM_READ_WRITE"),
-    "opencl_source")
-CUDA_HOST = HostApi(
-    "CUDA", "mcl_cuda.h", ".cu", "CUmodule", "cuModuleUnload", "CUdeviceptr", "cuMemFree",
-    (), ('mcl::Kernel kernel = mcl::create_kernel({program}, "{name}");',), (), CPP_TYPES,
-    ("", ""), "cuda_source")
-
-
-def host_api(g: GeneratedModule) -> HostApi:
-    return CUDA_HOST if g.language == "cuda" else OPENCL_HOST
+    runtime_text: str  # the runtime header
+    cmake: Callable[[GeneratedModule], str]  # the CMakeLists.txt of a module
 
 
 def cpp_type(element: str) -> str:
@@ -116,16 +124,15 @@ class HarnessFiles:
     main: str
     cmake: str
     runtime: str
-    opencl: str
+    kernels: str  # the kernel source (GeneratedModule.source)
     name: str
-
-    api: HostApi = OPENCL_HOST
+    api: HostApi
 
     def files(self) -> dict[str, str]:
         """File name -> contents, as `mcl codegen` writes them."""
         name = self.name
         return {
-            f"{name}{self.api.suffix}": self.opencl,
+            f"{name}{self.api.suffix}": self.kernels,
             f"{name}.h": self.header,
             f"{name}.cpp": self.source,
             self.api.runtime: self.runtime,
@@ -134,22 +141,22 @@ class HarnessFiles:
         }
 
 
-def emit_harness(g: GeneratedModule) -> HarnessFiles:
-    if g.language == "cuda":
-        from mcl.codegen.runtime_cuda import CUDA_RUNTIME_HEADER
+def emit_harness(g: GeneratedModule) -> Harness:
+    """The host program of `g` as its backend writes it (mcl.backends.base.Backend)."""
+    return get_backend(g.language).harness(g)
 
-        runtime, cmake = CUDA_RUNTIME_HEADER, emit_cuda_cmake(g)
-    else:
-        runtime, cmake = RUNTIME_HEADER, emit_cmake(g)
+
+def cpp_harness(g: GeneratedModule, api: HostApi) -> HarnessFiles:
+    """The C++ harness of `g` with the spellings of device API `api`."""
     return HarnessFiles(
-        emit_header(g),
-        emit_source(g),
+        emit_header(g, api),
+        emit_source(g, api),
         emit_main(g),
-        cmake,
-        runtime,
-        g.opencl,
+        api.cmake(g),
+        api.runtime_text,
+        g.source,
         g.name,
-        host_api(g),
+        api,
     )
 
 
@@ -167,18 +174,18 @@ def _signature(g: GeneratedModule, f: FunctionPlan) -> str:
     return f"double {c_name(f.name)}({', '.join(params)})"
 
 
-def emit_header(g: GeneratedModule) -> str:
+def emit_header(g: GeneratedModule, api: HostApi) -> str:
     guard = f"MCL_{c_name(g.name).upper()}_H"
     out = [
         f"// Host interface generated by mcl for module {g.name} at {g.target}.",
-        (f"// Open a Module once (it builds the {host_api(g).title} kernels on the chosen device),"
+        (f"// Open a Module once (it builds the {api.title} kernels on the chosen device),"
          " then call"),
         "// the functions: they copy the arrays to the device, run the kernels, copy the",
         "// written arrays back and return the kernel time in seconds.",
         f"#ifndef {guard}",
         f"#define {guard}",
         "",
-        f'#include "{host_api(g).runtime}"',
+        f'#include "{api.runtime}"',
         "",
         "#include <map>",
         "#include <string>",
@@ -199,9 +206,9 @@ def emit_header(g: GeneratedModule) -> str:
     out += [
         "struct Module {",
         f"{I}mcl::Context context;",
-        f"{I}{host_api(g).program} program = nullptr;",
+        f"{I}{api.program} program = nullptr;",
         f"{I}// Programs built for the sizes of private arrays (-D MCL_SIZE_...), by options.",
-        f"{I}std::map<std::string, {host_api(g).program}> specialised;",
+        f"{I}std::map<std::string, {api.program}> specialised;",
         "};",
         "",
         '// device_spec as `mcl run --device`: "P:D", "N", or a name such as "nvidia";',
@@ -223,7 +230,7 @@ def emit_header(g: GeneratedModule) -> str:
 
 
 def _printer(g: GeneratedModule, scope: Scope) -> ExprPrinter:
-    return ExprPrinter(scope, "cpp", float_suffix="" if g.uses_double else "f")
+    return ExprPrinter(scope, HOST_CPP, float_suffix="" if g.uses_double else "f")
 
 
 def _host_scope(g: GeneratedModule, f: FunctionPlan) -> Scope:
@@ -252,8 +259,7 @@ def _used_constants(g: GeneratedModule) -> list[Decl]:
                                         if not isinstance(item, Launch)))
 
 
-def emit_source(g: GeneratedModule) -> str:
-    api = host_api(g)
+def emit_source(g: GeneratedModule, api: HostApi) -> str:
     out = [
         f"// Host code generated by mcl for module {g.name} at {g.target}.",
         f'#include "{g.name}.h"',
@@ -266,7 +272,7 @@ def emit_source(g: GeneratedModule) -> str:
         "",
         (f"// The {api.title} kernels ({g.name}{api.suffix}), embedded so the harness needs no"
          " files at run time."),
-        f'const char* const {api.source_variable} = R"MCL_OPENCL(\n{g.opencl})MCL_OPENCL";',
+        f'const char* const {api.source_variable} = R"MCL_OPENCL(\n{g.source})MCL_OPENCL";',
         "",
     ]
     constants = _used_constants(g)
@@ -314,7 +320,7 @@ def emit_source(g: GeneratedModule) -> str:
         "",
     ]
     for f in g.functions:
-        out += FunctionWriter(g, f).lines()
+        out += FunctionWriter(g, f, api).lines()
     out += [f"}}  // namespace {namespace(g)}", ""]
     return "\n".join(out)
 
@@ -323,6 +329,7 @@ def emit_source(g: GeneratedModule) -> str:
 class FunctionWriter:
     g: GeneratedModule
     f: FunctionPlan
+    api: HostApi
 
     def __post_init__(self) -> None:
         self.printer = _printer(self.g, _host_scope(self.g, self.f))
@@ -354,13 +361,13 @@ class FunctionWriter:
             out.append(f"{I}mcl::read_buffer(ctx, {n}_buffer, {n}_bytes, {n});")
         for p in f.params:
             if p.is_array:
-                out.append(f"{I}{host_api(self.g).release_buffer}({c_name(p.name)}_buffer);")
+                out.append(f"{I}{self.api.release_buffer}({c_name(p.name)}_buffer);")
         out += [f"{I}return seconds;", "}", ""]
         return out
 
     def buffer(self, p: ParamPlan) -> list[str]:
         n = c_name(p.name)
-        api = host_api(self.g)
+        api = self.api
         flags = api.flags[1] if p.written else api.flags[0]
         flags = f"{flags}, " if flags else ""
         assert p.size is not None  # a buffer is an array parameter, which has a size
@@ -415,7 +422,7 @@ class FunctionWriter:
 
     def launch(self, k: KernelPlan, depth: int) -> list[str]:
         pad, inner = I * depth, I * (depth + 1)
-        api = host_api(self.g)
+        api = self.api
         out = [f"{pad}{{  // kernel {k.name}{where(k.span).replace('  //', ',')}",
                *(inner + line for line in api.declare_status)]
         program = "module.program"
@@ -585,77 +592,4 @@ def _main_call(g: GeneratedModule, f: FunctionPlan) -> list[str]:
     return lines
 
 
-def emit_cmake(g: GeneratedModule) -> str:
-    name = c_name(g.name)
-    # The text is written out as CMakeLists.txt line for line; its sanitizer flags line is longer
-    # than 100 columns and stays whole (hence the noqa at the end of the string).
-    return f"""# Generated by mcl for module {g.name} at {g.target}.
-cmake_minimum_required(VERSION 3.10)
-project({name}_mcl LANGUAGES CXX)
-
-set(CMAKE_CXX_STANDARD 17)
-set(CMAKE_CXX_STANDARD_REQUIRED ON)
-
-find_package(OpenCL REQUIRED)
-
-# -DMCL_SANITIZE=ON builds with AddressSanitizer and UndefinedBehaviorSanitizer (GCC or
-# Clang); any report aborts the run (docs/reliability.md).
-option(MCL_SANITIZE "build with -fsanitize=address,undefined" OFF)
-if(MCL_SANITIZE)
-  string(APPEND CMAKE_CXX_FLAGS " -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g")
-  string(APPEND CMAKE_EXE_LINKER_FLAGS " -fsanitize=address,undefined")
-endif()
-
-# The host interface of the module: include {g.name}.h and link {name}_mcl.
-add_library({name}_mcl {g.name}.cpp)
-target_include_directories({name}_mcl PUBLIC ${{CMAKE_CURRENT_SOURCE_DIR}})
-target_compile_definitions({name}_mcl PUBLIC CL_TARGET_OPENCL_VERSION=120)
-target_link_libraries({name}_mcl PUBLIC OpenCL::OpenCL)
-
-# The example driver: {name}_main FUNCTION DIR [NAME=VALUE ...] [--device SPEC]
-add_executable({name}_main main.cpp)
-target_link_libraries({name}_main PRIVATE {name}_mcl)
-"""  # noqa: E501
-
-
-def emit_cuda_cmake(g: GeneratedModule) -> str:
-    """The CMake project of `mcl codegen --lang cuda`: the host library and example driver
-    (the kernels compiled by NVRTC at run time for the device's architecture, as
-    `mcl run --backend cuda` does), and the kernels of MODULE.cu built by nvcc for the
-    leaf's architecture (its mapping's `arch`) unless CMAKE_CUDA_ARCHITECTURES says
-    otherwise, so that the build checks them."""
-    name = c_name(g.name)
-    arch = (g.arch or "sm_90").removeprefix("sm_")
-    return f"""# Generated by mcl for module {g.name} at {g.target} (CUDA).
-cmake_minimum_required(VERSION 3.18)
-
-# The leaf's architecture ({g.target}.cuda.toml: arch = "sm_{arch}"); override with
-# -DCMAKE_CUDA_ARCHITECTURES=90 (or native) for another GPU or a CUDA that lacks it.
-if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
-  set(CMAKE_CUDA_ARCHITECTURES {arch})
-endif()
-project({name}_mcl LANGUAGES CXX CUDA)
-
-set(CMAKE_CXX_STANDARD 17)
-set(CMAKE_CXX_STANDARD_REQUIRED ON)
-
-find_package(CUDAToolkit REQUIRED)
-
-# The kernels, with line information: compute-sanitizer and Nsight Compute name the
-# MCPL lines of the #line directives. They have C linkage (their MCPL names).
-add_library({name}_kernels OBJECT {g.name}.cu)
-target_compile_options({name}_kernels PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-lineinfo>)
-
-# The host interface of the module: include {g.name}.h and link {name}_mcl (the driver API
-# and NVRTC; the kernels are embedded and compiled for the device at run time).
-add_library({name}_mcl {g.name}.cpp)
-target_include_directories({name}_mcl PUBLIC ${{CMAKE_CURRENT_SOURCE_DIR}})
-target_link_libraries({name}_mcl PUBLIC CUDA::cuda_driver CUDA::nvrtc)
-
-# The example driver: {name}_main FUNCTION DIR [NAME=VALUE ...] [--device SPEC]
-add_executable({name}_main main.cpp)
-target_link_libraries({name}_main PRIVATE {name}_mcl)
-"""
-
-
-__all__ = ["HarnessFiles", "emit_cuda_cmake", "emit_harness"]
+__all__ = ["HarnessFiles", "HostApi", "cpp_harness", "emit_harness"]

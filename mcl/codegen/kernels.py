@@ -54,7 +54,8 @@ from mcl.mcpl.ast import (
 from mcl.mcpl.nesting import ARRAY, SCALAR
 
 _MUL = BINARY_PRECEDENCE["*"]
-# CUDA: the block's dynamic shared memory, which arrays sized by the host point into.
+# Dialects with `shared_by_offset` (CUDA): the block's dynamic shared memory, which arrays
+# sized by the host point into.
 SHARED_BUFFER = "mcl_shared"
 
 
@@ -243,22 +244,14 @@ class KernelEmitter:
         for v in local_args:
             assert isinstance(v.type, ArrayType)
             element = v.type.element
-            if self.mapping.dialect.is_cuda:
-                signature.append(f"const int {shared_offset(v.cname)}")
-            else:
-                signature.append(f"__local {element_type(element)}* restrict {v.cname}")
+            signature.append(self.mapping.dialect.shared_parameter(element_type(element),
+                                                                   v.cname))
             size = product(flat_dims(v.type))
             args.append(
                 KernelArg(v.name, "local", element.name, size, isinstance(element, NamedType))
             )
         attribute = self._work_group_size_attribute(nd)
-        keyword = self.mapping.dialect.kernel_keyword
-        # OpenCL puts the attribute before `void`, CUDA's launch bounds come after it.
-        header = (
-            f"{keyword} void{attribute} {name}(\n"
-            if self.mapping.dialect.is_cuda
-            else f"{keyword}{attribute} void {name}(\n"
-        )
+        header = self.mapping.dialect.kernel_head(attribute, name)
         header += ",\n".join(f"{INDENT}{s}" for s in signature) + ")"
         defines = tuple(self.body.specialised)
         text = f"// {self.function.name}{where(top.span).replace('  //', ',')}\n"
@@ -350,7 +343,7 @@ class KernelEmitter:
                 else:
                     var = scope.declare(Var(d.name, d.type, "local", space, kind="param"))
                     dynamic.append(var)
-                    if self.mapping.dialect.is_cuda:
+                    if self.mapping.dialect.shared_by_offset:
                         self._dynamic_shared(var, len(dynamic) == 1, d)
                     else:
                         self.body.line(

@@ -52,6 +52,9 @@ INDEX_ROLES = {"get_local_id": "work-item", "get_group_id": "work-group",
                "get_global_id": "global"}
 QUALIFIERS = {"": "private", "__private": "private", "__local": "local",
               "__global": "global", "__constant": "constant"}
+# The original MCL's only `:output` (its generated language), which mcl's OpenCL mapping
+# reads.
+ORIGINAL_OUTPUT = "opencl"
 DEVICE_TYPES = {"CL_DEVICE_TYPE_GPU": "gpu", "CL_DEVICE_TYPE_CPU": "cpu",
                 "CL_DEVICE_TYPE_ACCELERATOR": "accelerator", "CL_DEVICE_TYPE_ALL": "all",
                 "CL_DEVICE_TYPE_DEFAULT": "all"}
@@ -160,8 +163,8 @@ def mapping_data(text: str, hwd: HardwareDescription | None = None) -> tuple[dic
     differently). Raises LispSyntaxError when the text is not a property list."""
     facts = _plist(read_sexpr(text))
     problems: list[str] = []
-    output = facts.get("output", "opencl")
-    if output != "opencl":
+    output = facts.get("output", ORIGINAL_OUTPUT)
+    if output != ORIGINAL_OUTPUT:
         problems.append(f":output {output!r}: mcl generates OpenCL only")
     data: dict = {}
     device = str(facts.get("device-type", "CL_DEVICE_TYPE_ALL"))

@@ -1,9 +1,12 @@
-"""The OpenCL mapping of a leaf hardware description (paper sections 4.4 and 7).
+"""The mapping of a leaf hardware description to a backend's language (paper sections 4.4
+and 7).
 
 "The compiler reads in the hardware description fermi but also a configuration file that
 tells the compiler how the programming abstractions defined in hardware description fermi
-can be mapped to OpenCL and C++ constructs." That file is `<leaf>.opencl.toml`, next to
-`<leaf>.hdl` (so a user description in a `--hwd-path` folder brings its own mapping):
+can be mapped to OpenCL and C++ constructs." That file is `<leaf>.<backend>.toml` (OpenCL's
+`<leaf>.opencl.toml`), next to `<leaf>.hdl` (so a user description in a `--hwd-path`
+folder brings its own mapping). A backend names the constructs in its own words
+(`MappingVocabulary`, mcl.backends.base); OpenCL's:
 
     device_type = "gpu"                      # preferred device: gpu | cpu | accelerator | all
     [par_groups]
@@ -28,7 +31,8 @@ Roles of a par_group (its foreach statements become):
   loop        a sequential loop inside one work-item (e.g. vector lanes left to the
               OpenCL compiler's vectoriser)
 Several foreach statements over par_groups of one role and dimension share that dimension
-(innermost varies fastest).
+(innermost varies fastest). The model below keeps OpenCL's words whatever the backend, so
+one emitter serves every backend (mcl.codegen.dialect).
 """
 
 from __future__ import annotations
@@ -36,10 +40,15 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from mcl.codegen.dialect import DIALECTS, Dialect
+from mcl.backends import DEFAULT_BACKEND, get_backend
 from mcl.diagnostics import MclError, Span, did_you_mean, error
 from mcl.hdl.model import HardwareDescription
+
+if TYPE_CHECKING:
+    from mcl.backends.base import Backend
+    from mcl.codegen.dialect import Dialect
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -53,21 +62,6 @@ DEVICE_TYPES = ("gpu", "cpu", "accelerator", "all")
 
 DEFAULT_UNROLL = 16
 
-# A `<leaf>.cuda.toml` names the same constructs in CUDA's words; they are read into the
-# model below (whose words are OpenCL's), so one emitter serves both (mcl.codegen.dialect).
-CUDA_ROLES = {"block": "work-group", "thread": "work-item", "global": "global", "loop": "loop"}
-CUDA_SPACES = {"global": "global", "shared": "local", "constant": "constant",
-               "register": "private"}
-# __syncthreads() orders the block's shared and global accesses alike.
-CUDA_BARRIERS = {"block": "local+global"}
-# The words a mapping file of each language uses: (roles, address spaces, barriers), each
-# word -> the model's word.
-VOCABULARY: dict[str, tuple[dict[str, str], dict[str, str], dict[str, str]]] = {
-    "opencl": ({r: r for r in ROLES}, {a: a for a in ADDRESS_SPACES}, {b: b for b in BARRIERS}),
-    "cuda": (CUDA_ROLES, CUDA_SPACES, CUDA_BARRIERS),
-}
-# CUDA architectures are written sm_XY (compute capability X.Y).
-_ARCH_PREFIX = "sm_"
 
 # The OpenCL fence flags of each barrier kind in the mapping file.
 FENCE_FLAGS = {
@@ -111,12 +105,16 @@ class OpenCLMapping:
     # The par_group whose units become the components of OpenCL vectors (lanes.py) when
     # it is the innermost foreach of a kernel; None: work-items as any other.
     lanes: str | None = None
-    language: str = "opencl"  # the kernel language: a key of mcl.codegen.dialect.DIALECTS
-    arch: str | None = None  # CUDA: the leaf's architecture, e.g. "sm_90"
+    language: str = DEFAULT_BACKEND  # the backend's name (mcl.backends.get_backend)
+    arch: str | None = None  # the leaf's architecture, where the backend has one ("sm_90")
+
+    @property
+    def backend(self) -> Backend:
+        return get_backend(self.language)
 
     @property
     def dialect(self) -> Dialect:
-        return DIALECTS[self.language]
+        return self.backend.dialect
 
     def group(self, name: str) -> ParGroupMapping:
         return self.par_groups[name]
@@ -125,7 +123,7 @@ class OpenCLMapping:
         return self.spaces[name]
 
 
-def mapping_path(hwd: HardwareDescription, language: str = "opencl") -> Path:
+def mapping_path(hwd: HardwareDescription, language: str = DEFAULT_BACKEND) -> Path:
     """`<leaf>.<language>.toml` in the folder of the description's `.hdl` file."""
     from mcl.resources import hwdescs_dir
 
@@ -134,21 +132,19 @@ def mapping_path(hwd: HardwareDescription, language: str = "opencl") -> Path:
 
 
 def load_mapping(
-    hwd: HardwareDescription, path: Path | None = None, language: str = "opencl"
+    hwd: HardwareDescription, path: Path | None = None, language: str = DEFAULT_BACKEND
 ) -> OpenCLMapping:
-    """Read and validate the `language` mapping of leaf `hwd` (errors carry the file and
-    the key)."""
+    """Read and validate the mapping of leaf `hwd` to backend `language` (errors carry the
+    file and the key)."""
+    backend = get_backend(language)
     path = path or mapping_path(hwd, language)
     if not path.is_file():
-        title = "CUDA" if language == "cuda" else "OpenCL"
-        if language == "opencl":
-            from mcl.codegen.lisp_mapping import lisp_path, load_lisp_mapping
-
-            original = lisp_path(hwd)
-            if original is not None:
-                return parse_mapping(load_lisp_mapping(original, hwd), str(original), hwd)
-        original_hint = (" (or the original MCL's codegen/<name>.lisp beside their folder)"
-                         if language == "opencl" else "")
+        title = backend.title
+        vocabulary = backend.vocabulary
+        found = vocabulary.fallback(hwd) if vocabulary.fallback is not None else None
+        if found is not None:
+            return parse_mapping(found[0], found[1], hwd, language)
+        original_hint = vocabulary.fallback_hint
         raise MclError(
             error(
                 "codegen-no-mapping",
@@ -165,31 +161,31 @@ def load_mapping(
 
 
 def parse_mapping(
-    data: dict, file: str, hwd: HardwareDescription | None = None, language: str = "opencl"
+    data: dict, file: str, hwd: HardwareDescription | None = None,
+    language: str = DEFAULT_BACKEND
 ) -> OpenCLMapping:
-    """Validate the TOML data of a mapping file in `language`'s words; with `hwd`, also
-    check that the par_groups and spaces named exist in it and that all of them are
-    mapped."""
+    """Validate the TOML data of a mapping file in the words of backend `language`; with
+    `hwd`, also check that the par_groups and spaces named exist in it and that all of
+    them are mapped."""
     problems: list[str] = []
     name = hwd.name if hwd is not None else str(data.get("hwd", Path(file).stem.split(".")[0]))
+    words = get_backend(language).vocabulary
     keys = {"device_type", "par_groups", "spaces", "hwd", "codegen"}
-    _unknown_keys(data, keys | {"arch"} if language == "cuda" else keys, "", problems)
+    _unknown_keys(data, keys | {"arch"} if words.arch is not None else keys, "", problems)
     device_type = data.get("device_type", "all")
     if device_type not in DEVICE_TYPES:
         problems.append(f"device_type: '{device_type}' is not one of {', '.join(DEVICE_TYPES)}")
-    arch = data.get("arch")
-    if arch is not None and not (
-        isinstance(arch, str) and arch.startswith(_ARCH_PREFIX) and arch[3:].isdigit()
-    ):
-        problems.append(f"arch: {arch!r} is not a CUDA architecture such as \"sm_90\"")
+    arch = data.get("arch") if words.arch is not None else None
+    problem = words.arch(arch) if words.arch is not None and arch is not None else None
+    if problem is not None:
+        problems.append(f"arch: {problem}")
         arch = None
-    words = VOCABULARY[language]
     groups = {
-        k: _par_group(k, v, problems, words[0])
+        k: _par_group(k, v, problems, dict(words.roles))
         for k, v in _table(data, "par_groups", problems).items()
     }
     spaces = {
-        k: _space(k, v, problems, words[1], words[2])
+        k: _space(k, v, problems, dict(words.address_spaces), dict(words.barriers))
         for k, v in _table(data, "spaces", problems).items()
     }
 
@@ -222,7 +218,7 @@ def parse_mapping(
     ):
         problems.append(f"codegen.lanes: {lanes!r} is not a par_group of role 'work-item' here")
         lanes = None
-    if lanes is not None and language != "opencl":
+    if lanes is not None and not words.lanes:
         problems.append("codegen.lanes: lanes as vectors are generated for OpenCL only")
         lanes = None
     if problems:

@@ -1,6 +1,7 @@
-"""What the kernel emitter hands to the hosts: the generated OpenCL source plus, per MCPL
-function, a launch plan (buffers, host statements, kernels with their arguments and
-NDRange). The pyopencl runner interprets a plan; the C++ emitter prints it. Sizes and
+"""What the kernel emitter hands to the hosts: the generated kernel source (in the language
+of a backend, mcl.backends) plus, per MCPL function, a launch plan (buffers, host
+statements, kernels with their arguments and NDRange). A backend's runner interprets a
+plan; its host harness prints it. Sizes and
 counts stay MCPL expressions in the function's own names (docs/architecture.md: one symbolic
 vocabulary), evaluated only when the host knows the values.
 """
@@ -104,13 +105,20 @@ class GeneratedModule:
     name: str
     target: str
     device_type: str
-    opencl: str
+    source: str  # the kernels, in `language`
     functions: tuple[FunctionPlan, ...]
     types: tuple[TypeDef, ...]
     constants: tuple[Decl, ...]
+    language: str  # the backend whose language `source` is in (mcl.backends.get_backend)
     uses_double: bool = False
-    language: str = "opencl"  # of the kernel source in `opencl`: "opencl" or "cuda"
-    arch: str | None = None  # CUDA: the leaf's architecture (its mapping's `arch`)
+    arch: str | None = None  # the leaf's architecture, where its mapping names one
+
+    @property
+    def opencl(self) -> str:
+        """The kernel source under its name from before backends (in `language`, not
+        necessarily OpenCL): kept for scripts and tests that read it; mcl reads
+        `source`."""
+        return self.source
 
     def function(self, name: str) -> FunctionPlan | None:
         return next((f for f in self.functions if f.name == name), None)

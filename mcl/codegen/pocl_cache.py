@@ -1,32 +1,10 @@
-"""Whether PoCL compiled a kernel or took it from its cache (docs/codegen.md, "Timings").
+"""The old name of mcl.backends.opencl.pocl_cache (PoCL's kernel cache),
+for the scripts, benchmarks and tests that import it from here: this module is that
+one."""
 
-PoCL finishes compiling a kernel only at its first launch, for the work-group size of that
-launch, and keeps the machine code in its kernel cache (`$POCL_CACHE_DIR`, else
-`$XDG_CACHE_HOME/pocl/kcache`, else `~/.cache/pocl/kcache`): one `.so` per kernel and
-work-group size. A run that adds no such file compiled nothing: its first launch was
-"cached". For other devices mcl cannot tell, and says nothing.
-"""
+import sys
 
-from __future__ import annotations
+from mcl.backends.opencl import pocl_cache as _moved
+from mcl.backends.opencl.pocl_cache import *  # noqa: F403 - the names, for type checkers
 
-import os
-from pathlib import Path
-
-
-def cache_folder() -> Path:
-    explicit = os.environ.get("POCL_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "pocl" / "kcache"
-
-
-def compiled_kernels() -> frozenset[str] | None:
-    """The machine-code files in PoCL's kernel cache, or None without a cache folder."""
-    folder = cache_folder()
-    if not folder.is_dir():
-        return None
-    try:
-        return frozenset(str(p) for p in folder.glob("*/*/*/*/*.so"))
-    except OSError:
-        return None
+sys.modules[__name__] = _moved

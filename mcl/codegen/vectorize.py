@@ -26,7 +26,7 @@ from typing import Any
 
 import sympy
 
-from mcl.codegen.dialect import OPENCL, Dialect
+from mcl.codegen.dialect import Dialect
 from mcl.codegen.host_eval import Number
 from mcl.codegen.layout import flat_dims, index_chain, linear_offset
 from mcl.codegen.unroll import for_trip_count
@@ -135,7 +135,7 @@ def vector_copy(
     constants: Mapping[str, Number],
     is_constant: Callable[[str], bool],
     print_expr: Callable[[Expr], str],
-    dialect: Dialect = OPENCL,
+    dialect: Dialect,
 ) -> str | None:
     """The statement that copies the loop's `width` floats (or ints) at once, or None."""
     if width not in WIDTHS or for_trip_count(s, constants, is_constant) != width:
@@ -178,10 +178,11 @@ def vector_copy(
     (dst, dst_q, dst_aligned), (src, src_q, src_aligned) = sides
     if dst_aligned and src_aligned:
         copy = f"*({dst_q}{vector}*){dst} = *({src_q}const {vector}*){src};"
-    elif dialect.is_cuda:
-        return None
     else:
-        copy = f"vstore{width}(vload{width}(0, {src}), 0, {dst});"
+        unaligned = dialect.unaligned_vector_copy(width, src, dst)
+        if unaligned is None:
+            return None
+        copy = unaligned
     return guard(sorted(used), constants) + copy
 
 

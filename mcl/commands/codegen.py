@@ -48,12 +48,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="replace files in DIR that mcl codegen did not write (or symbolic links); "
         "without it they are left alone and nothing is written",
     )
+    from mcl.backends import DEFAULT_BACKEND, backend_names
+
+    names = backend_names()
     p.add_argument(
         "--lang",
-        choices=("opencl", "cuda"),
-        default="opencl",
-        help="kernel language: opencl (default; LEAF.opencl.toml) or cuda (MODULE.cu, for "
-        "leaves with a LEAF.cuda.toml such as hopper and fermi; docs/codegen.md)",
+        choices=names,
+        default=DEFAULT_BACKEND,
+        help=f"kernel language: {' or '.join(names)} (default {DEFAULT_BACKEND}), for "
+        "leaves with a LEAF.LANG.toml beside their .hdl (docs/codegen.md, \"Backends\")",
     )
     p.add_argument(
         "--no-tuned",

@@ -1,52 +1,57 @@
-"""`mcl devices`: the OpenCL platforms and devices, with what to pass to `--device`.
+"""`mcl devices [--backend NAME]`: a backend's devices (by default the OpenCL platforms and
+devices), with what to pass to `--device`.
 
-Each line gives the index (`--device N`), the platform and device index (`--device P:D`,
-also `PYOPENCL_CTX=P:D`), the type, the name and the platform (the PoCL that comes with mcl
-is marked "bundled with mcl"); the device used when no `--device`, $MCL_DEVICE or
-$PYOPENCL_CTX is given is marked: the bundled PoCL's CPU device, whatever else is installed
-(mcl.codegen.runner.default_device).
+For OpenCL each line gives the index (`--device N`), the platform and device index
+(`--device P:D`, also `PYOPENCL_CTX=P:D`), the type, the name and the platform (the PoCL
+that comes with mcl is marked "bundled with mcl"); the device used when no `--device`,
+$MCL_DEVICE or $PYOPENCL_CTX is given is marked: the bundled PoCL's CPU device, whatever
+else is installed (mcl.backends.opencl.runner.default_device). Other backends list their
+devices the same way (mcl.backends.base.Backend.devices).
 """
 
 from __future__ import annotations
 
 import argparse
 
+from mcl.commands.options import add_backend_argument
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "devices",
         help="list the OpenCL devices and the index to pass to --device",
-        description="List the OpenCL platforms and devices. Pass the index N or P:D to "
-        "--device (or set MCL_DEVICE, or PYOPENCL_CTX=P:D as for pyopencl); a substring of "
-        "the name (`--device nvidia`) works too.",
+        description="List the OpenCL platforms and devices (or another backend's devices, "
+        "with --backend). Pass the index N or P:D to --device (or set MCL_DEVICE, or "
+        "PYOPENCL_CTX=P:D as for pyopencl); a substring of the name (`--device nvidia`) "
+        "works too.",
     )
+    add_backend_argument(p, when="whose devices: ")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from mcl.codegen.runner import list_devices, select_device
+    from mcl.backends import DEFAULT_BACKEND, get_backend
 
-    devices = list_devices()
+    backend = get_backend(getattr(args, "backend", DEFAULT_BACKEND))
+    devices = backend.devices()
     if not devices:
-        print("no OpenCL device found; install a driver (pip install pocl-binary-distribution)")
+        print(f"no {backend.title} device found; install a driver (pip install "
+              "pocl-binary-distribution)" if backend.name == DEFAULT_BACKEND
+              else f"no {backend.title} device found")
         return 1
-    from mcl.codegen.bundled_pocl import bundled_platform_handles
-
-    chosen = select_device()
-    bundled = bundled_platform_handles()
-    rows = [("N", "P:D", "type", "device", "platform", "")]
-    rows += [(str(info.index), f"{info.platform_index}:{info.device_index}", info.kind,
-              info.name,
-              info.platform + (" (bundled with mcl)" if device.platform.int_ptr in bundled
-                               else ""),
-              "(used by default)" if device == chosen else "")
-             for info, device in devices]
+    titles = devices[0].spec_titles or tuple("--device" for _ in devices[0].specs)
+    rows = [(*titles, "type", "device", "platform", "")]
+    rows += [(*d.specs, d.kind, d.name,
+              d.platform + "".join(f" ({note})" for note in d.notes),
+              "(used by default)" if d.default else "")
+             for d in devices]
     # Plain aligned columns: never cut or wrapped, whatever the terminal width.
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
         print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
               .rstrip())
-    _hint_detect(chosen)
+    if backend.name == DEFAULT_BACKEND:  # descriptions are detected from its devices
+        _hint_detect(backend.select_device(None))
     return 0
 
 

@@ -64,16 +64,15 @@ def add_device_argument(parser: Parser, when: str = "") -> None:
     )
 
 
-BACKENDS = ("opencl", "cuda")
-
-
 def add_backend_argument(parser: Parser, when: str = "") -> None:
-    """`--backend opencl|cuda`: how generated kernels run (docs/codegen.md, "CUDA")."""
+    """`--backend NAME`: which backend generates and runs the kernels, one of the registry's
+    (mcl.backends; docs/codegen.md, "Backends")."""
+    from mcl.backends import DEFAULT_BACKEND, backend_names, get_backend
+
+    names = backend_names()
     parser.add_argument(
-        "--backend", choices=BACKENDS, default="opencl",
-        help=f"{when}opencl (default: pyopencl, any OpenCL device) or cuda (generated CUDA "
-        "through NVIDIA's driver API, NVIDIA leaves only; needs mcl[cuda]); with cuda, "
-        "--device is a CUDA device number or name",
+        "--backend", choices=names, default=DEFAULT_BACKEND,
+        help=when + " or ".join(get_backend(name).help for name in names),
     )
 
 

@@ -184,20 +184,11 @@ def prepare(args: argparse.Namespace) -> PreparedRun:
 
 
 def _select_device(args: argparse.Namespace, library: HwdLibrary) -> Any:
-    """The device of --target: an OpenCL device, or with --backend cuda a CUDA device
-    (after checking that the leaf has a CUDA mapping, so a missing mapping is reported
-    before the driver is asked)."""
-    from mcl.codegen.mapping import load_mapping
+    """The device of --target for --backend (mcl.backends.leaf_device)."""
+    from mcl.backends import DEFAULT_BACKEND, leaf_device
 
-    backend = getattr(args, "backend", "opencl")
-    mapping = load_mapping(library.get(args.target), language=backend)
-    if backend == "cuda":
-        from mcl.codegen.cuda_runner import select_cuda_device
-
-        return select_cuda_device(args.device)
-    from mcl.codegen import select_device
-
-    return select_device(args.device, mapping.device_type)
+    return leaf_device(getattr(args, "backend", DEFAULT_BACKEND), library.get(args.target),
+                       args.device)
 
 
 def execute_interp(prepared: PreparedRun) -> dict[str, Any]:
@@ -287,15 +278,17 @@ def finish(prepared: PreparedRun, results: dict[str, Any], how: str, seconds: fl
 
 def execute_opencl(
     prepared: PreparedRun, target: str, device: str | None, repeat: int, tuned: bool = True,
-    backend: str = "opencl",
+    backend: str | None = None,
 ) -> Any:
-    """Generate OpenCL (or CUDA with `backend="cuda"`) from leaf `target` and run it
-    through pyopencl (mcl.codegen) or NVIDIA's driver API (mcl.codegen.cuda_runner), with
-    the constants of the kernel's `.tuned.toml` for this device and sizes when present."""
+    """Generate code from leaf `target` in the language of `backend` (default: mcl.backends'
+    DEFAULT_BACKEND, OpenCL) and run it with the backend's session, with the constants of
+    the kernel's `.tuned.toml` for this device and sizes when present."""
     from mcl import pipeline
-    from mcl.codegen import Session
-    from mcl.codegen.runner import describe
+    from mcl.backends import DEFAULT_BACKEND, get_backend, open_session
     from mcl.tune.tuned_file import best_tuned, describe_tuned
+
+    backend = backend or DEFAULT_BACKEND
+    describe = get_backend(backend).describe
 
     chosen = prepared.device
     if chosen is None:
@@ -309,27 +302,18 @@ def execute_opencl(
         print(describe_tuned(config, prepared.path))
     overrides = config.constants if config is not None else None
     timings = prepared.timings
-    language = "CUDA" if backend == "cuda" else "OpenCL"
-    with timings.step("build", f"generating {language} for {target} and building it"):
+    with timings.step("build", f"generating {get_backend(backend).title} for {target} and "
+                      "building it"):
         generated = pipeline.generate(prepared.checked, target, prepared.library,
                                       overrides=overrides, language=backend)
-        if backend == "cuda":
-            from mcl.codegen.cuda_runner import CudaSession
-
-            session: Any = CudaSession(generated, chosen)
-        else:
-            session = Session(generated, chosen)
-    from mcl.codegen.pocl_cache import compiled_kernels
-
-    before = compiled_kernels()
+        session = open_session(generated, chosen)
     with timings.step("run", f"running {prepared.function} ({repeat}x) on {describe(chosen)}; "
                       "the first launch compiles the kernels for the device"):
         result = session.run(prepared.function, prepared.args, repeat)
     timings.pop("run")  # its parts: the device compile and transfers here, kernel time in
     # the report line
-    after = compiled_kernels() if before is not None else None
     timings["device compile"] = result.first_launch_s
-    if before is not None and after is not None and after <= before:
+    if result.first_launch_cached:
         timings.notes["device compile"] = "cached"
     timings["to device"], timings["from device"] = result.to_device_s, result.from_device_s
     return result
@@ -393,7 +377,9 @@ def run(args: argparse.Namespace) -> int:
             report_opencl(prepared, args.target, result, args.repeat)
         if not args.verify:
             return 0
-        how = f"{'CUDA' if args.backend == 'cuda' else 'OpenCL'} {args.target}"
+        from mcl.backends import get_backend
+
+        how = f"{get_backend(args.backend).title} {args.target}"
         return finish(prepared, result.outputs, how, result.kernel_time_s)
     if not args.interp:
         raise MclError(

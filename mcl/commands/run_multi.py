@@ -56,9 +56,13 @@ def execute_multi(prepared: Any, args: argparse.Namespace) -> Any:
     if not args.target:
         raise MclError(error("run-devices-target", "--devices and --scheduler split a "
                              "generated kernel", hint="add --target LEAF"))
-    if getattr(args, "backend", "opencl") != "opencl":
-        raise MclError(error("run-devices-backend", "--devices and --scheduler run OpenCL "
-                             "kernels", hint="leave out --backend cuda"))
+    from mcl.backends import DEFAULT_BACKEND, default_backend
+
+    backend = getattr(args, "backend", DEFAULT_BACKEND)
+    if backend != DEFAULT_BACKEND:  # the cluster's workers run the default backend's
+        raise MclError(error("run-devices-backend", "--devices and --scheduler run "
+                             f"{default_backend().title} kernels",
+                             hint=f"leave out --backend {backend}"))
     for flag, value in (("--chunks", args.chunks), ("--rounds", args.rounds)):
         if value < 1:
             raise MclError(error("run-devices-count", f"{flag} {value}: needs a positive "

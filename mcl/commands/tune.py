@@ -148,8 +148,7 @@ def prepare(args: argparse.Namespace, path: Path, library: Any) -> Prepared:
 
 
 def run(args: argparse.Namespace) -> int:
-
-    from mcl.codegen import select_device
+    from mcl.backends import leaf_device
     from mcl.codegen.mapping import load_mapping
     from mcl.output_files import check_output_file, check_output_folder
     from mcl.tune.search import run_search
@@ -164,15 +163,11 @@ def run(args: argparse.Namespace) -> int:
     if args.parallel:
         return run_parallel(args, path, options)
     library = library_from_args(args)
-    mapping = load_mapping(library.get(args.target), language=args.backend)
+    hwd = library.get(args.target)
+    load_mapping(hwd, language=args.backend)  # a leaf without one: before the inputs
     prepared = prepare(args, path, library)
     sizes, inputs, expected = prepared.data(args.seed)
-    if args.backend == "cuda":
-        from mcl.codegen.cuda_runner import select_cuda_device
-
-        device: Any = select_cuda_device(args.device)
-    else:
-        device = select_device(args.device, mapping.device_type)
+    device = leaf_device(args.backend, hwd, args.device)
     result = run_search(
         prepared.program,
         path,
@@ -200,14 +195,16 @@ def run_parallel(args: argparse.Namespace, path: Path, options: dict[str, Any] |
     devices while the devices are listed, the kernel is checked and its inputs and every
     configuration's code are made here (mcl.multi.tune); the results are printed and
     written before the cluster closes."""
+    from mcl.backends import DEFAULT_BACKEND, default_backend
     from mcl.multi.cluster import DeviceSlot, device_slots, planned_workers, starting
     from mcl.multi.tune import WARM, TuneJob, tune_parallel
     from mcl.tune.search import build_space
     from mcl.verify import reference_for
 
-    if args.backend != "opencl":
-        raise MclError(error("tune-parallel-backend", "--parallel tunes OpenCL kernels",
-                             hint="leave out --backend cuda"))
+    if args.backend != DEFAULT_BACKEND:  # the cluster's workers run the default backend's
+        raise MclError(error("tune-parallel-backend",
+                             f"--parallel tunes {default_backend().title} kernels",
+                             hint=f"leave out --backend {args.backend}"))
     clock = time.perf_counter()
 
     def tell(line: str) -> None:
@@ -220,7 +217,7 @@ def run_parallel(args: argparse.Namespace, path: Path, options: dict[str, Any] |
     def slots() -> list[DeviceSlot]:  # in the cluster's thread, while this one prepares
         from mcl.codegen.mapping import load_mapping
 
-        mapping = load_mapping(library_from_args(args).get(args.target), language="opencl")
+        mapping = load_mapping(library_from_args(args).get(args.target))
         return device_slots(spec, mapping.device_type)
 
     with starting(None if args.scheduler else slots, planned_workers(spec), args.scheduler,

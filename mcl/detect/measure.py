@@ -145,7 +145,7 @@ def _transfers(ctx: Any, queue: Any, size: int, repeat: int) -> tuple[float, flo
 
 
 def _bundled_pocl(device: Any) -> bool:
-    from mcl.codegen.bundled_pocl import bundled_platform_handles
+    from mcl.backends.opencl.bundled_pocl import bundled_platform_handles
 
     try:
         return int(device.platform.int_ptr) in bundled_platform_handles()

@@ -65,7 +65,7 @@ def query_opencl(device: Any) -> dict[str, Any]:
         found[name] = value.strip() if isinstance(value, str) else value
         if isinstance(value, tuple | list):
             found[name] = list(value)
-    from mcl.codegen.runner import device_kind
+    from mcl.backends.opencl.runner import device_kind
 
     found["type"] = device_kind(device.type)
     return found

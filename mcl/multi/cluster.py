@@ -46,7 +46,7 @@ def device_slots(spec: str, preferred_type: str | None) -> list[DeviceSlot]:
     """The workers of `--devices SPEC`: `all` (every device of the leaf's preferred type,
     else every device) or a comma-separated list of device specs as `--device` takes
     them; a device may be named more than once (its workers share it)."""
-    from mcl.codegen.runner import describe, list_devices, select_device
+    from mcl.backends.opencl.runner import describe, list_devices, nvidia_platform, select_device
 
     devices = list_devices()
     if spec.strip() == "all":
@@ -65,7 +65,7 @@ def device_slots(spec: str, preferred_type: str | None) -> list[DeviceSlot]:
     for device in chosen:
         info = infos[device.int_ptr]
         env = {"MCL_DEVICE": f"{info.platform_index}:{info.device_index}"}
-        if "nvidia" in info.platform.lower() or "cuda" in info.platform.lower():
+        if nvidia_platform(info.platform):
             # The worker's OpenCL and CUDA see this GPU alone, as device 0 of the platform.
             ordinal = sum(1 for i, _ in devices if i.platform_index == info.platform_index
                           and i.device_index < info.device_index)

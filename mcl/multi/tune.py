@@ -78,7 +78,7 @@ def tune_part(job: TuneJob, built: Any, pulled: str | None = None) -> Any:
     it takes None."""
     from pathlib import Path
 
-    from mcl.codegen import select_device
+    from mcl.backends import default_backend
     from mcl.tune.search import run_search
 
     pull = None
@@ -94,10 +94,11 @@ def tune_part(job: TuneJob, built: Any, pulled: str | None = None) -> Any:
             return None if index is None else keys[index]
 
         tag = str(get_worker().name)
+    backend = default_backend()  # the cluster's workers run the default backend's kernels
     return run_search(job.program, Path(job.path), job.function, job.target, job.library,
-                      select_device(None), job.space, _reference(job.reference_path),
+                      backend.select_device(None), job.space, _reference(job.reference_path),
                       job.sizes, dict(job.inputs), job.expected, job.strategy, job.options,
-                      job.iterations, False, job.use_cache, "opencl", built=built,
+                      job.iterations, False, job.use_cache, backend.name, built=built,
                       pull=pull, cache_tag=tag)
 
 

@@ -47,13 +47,14 @@ class DeviceSessions(WorkerPlugin):
         self.kept: dict[str, dict[str, Any]] = {}  # by arguments' key: buffers by array
 
     def session(self, generated: Any) -> Any:
-        from mcl.codegen import Session, select_device
+        from mcl.backends import default_backend, open_session
 
         if self.device is None:
-            self.device = select_device(None)
-        key = generated.opencl
+            self.device = default_backend().select_device(None)
+        key = generated.source
         if key not in self.sessions:
-            self.sessions = {key: Session(generated, self.device)}  # one module at a time
+            # one module at a time
+            self.sessions = {key: open_session(generated, self.device)}
             self.kept = {}  # buffers of the previous module's context
         return self.sessions[key]
 
@@ -72,13 +73,13 @@ def _sessions() -> DeviceSessions:
 
 def device_name() -> str:
     """The worker's device, as `mcl devices` names it."""
-    from mcl.codegen import select_device
-    from mcl.codegen.runner import describe
+    from mcl.backends import default_backend
 
+    backend = default_backend()
     sessions = _sessions()
     if sessions.device is None:
-        sessions.device = select_device(None)
-    return str(describe(sessions.device))
+        sessions.device = backend.select_device(None)
+    return str(backend.describe(sessions.device))
 
 
 def warm(modules: tuple[str, ...]) -> str:
@@ -147,7 +148,7 @@ def warm_up(sessions: DeviceSessions, modules: tuple[str, ...]) -> None:
 
     import pyopencl as cl
 
-    from mcl.codegen import select_device
+    from mcl.backends.opencl.runner import select_device
 
     for module in modules:
         importlib.import_module(module)

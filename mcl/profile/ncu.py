@@ -20,6 +20,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from mcl.backends.cuda import NAME as BACKEND  # the kernels Nsight Compute profiles
 from mcl.diagnostics import MclError, error
 from mcl.profile.counters import METRICS, Pages
 
@@ -50,7 +51,7 @@ def run_command(file: str, leaf: str, function: str, defines: Sequence[str],
                 include_dirs: Sequence[str], hwd_paths: Sequence[str]) -> list[str]:
     """The `mcl run` that ncu profiles: as written (no .tuned.toml), since the feedback
     it is compared with is that of the kernel as written."""
-    argv = [sys.executable, "-m", "mcl", "run", file, "--target", leaf, "--backend", "cuda",
+    argv = [sys.executable, "-m", "mcl", "run", file, "--target", leaf, "--backend", BACKEND,
             "--no-tuned", "--function", function]
     for d in defines:
         argv += ["-D", d]
@@ -79,7 +80,7 @@ def profile(ncu: str, run_argv: Sequence[str], report: Path, timeout: float = 60
     root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
     # ncu serialises launches: a stream held until the launch returns would never run
-    # (mcl.codegen.cuda_runner.launch_gate_wanted); ncu times the kernel itself.
+    # (mcl.backends.cuda.runner.launch_gate_wanted); ncu times the kernel itself.
     env["MCL_CUDA_LAUNCH_GATE"] = "0"
     done = _call(collect, env, timeout)
     output = done.stdout + done.stderr

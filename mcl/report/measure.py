@@ -49,7 +49,7 @@ class Measurement:
 
 def device_type(device: Any) -> str:
     """gpu, cpu, accelerator or other: the key of a series' `run` table."""
-    from mcl.codegen.runner import device_kind
+    from mcl.backends.opencl.runner import device_kind
 
     return device_kind(device.type)
 
@@ -70,13 +70,13 @@ def can_reach(library: HwdLibrary, level: str, leaf: str) -> bool:
 
 def prepare_session(program: Program, function: str, leaf: str, library: HwdLibrary, device: Any,
                     overrides: Mapping[str, Any] | None = None,
-                    queue: Any = None, backend: str = "opencl") -> tuple[Any, str | None]:
-    """A codegen Session with `function` of `program` (any level at or above `leaf`)
-    built for `device` (named constants set by `overrides`), or (None, why not); with
-    `queue`, on that command queue (and its device) instead; with `backend="cuda"`, a
-    CudaSession of the generated CUDA on CUDA device `device`."""
+                    queue: Any = None, backend: str | None = None) -> tuple[Any, str | None]:
+    """A session of backend `backend` (default: mcl.backends' DEFAULT_BACKEND) with
+    `function` of `program` (any level at or above `leaf`) built for `device` (named
+    constants set by `overrides`), or (None, why not); with `queue`, on that command queue
+    (and its device) instead, where the backend has queues."""
     from mcl import pipeline
-    from mcl.codegen import Session
+    from mcl.backends import open_session
 
     try:
         found = program.main.function(function)
@@ -87,11 +87,7 @@ def prepare_session(program: Program, function: str, leaf: str, library: HwdLibr
             return None, f"{level} is not above {leaf}"
         generated = pipeline.generate(program, leaf, library, overrides=overrides,
                                       language=backend)
-        if backend == "cuda":
-            from mcl.codegen.cuda_runner import CudaSession
-
-            return CudaSession(generated, device), None
-        return Session(generated, device, queue=queue), None
+        return open_session(generated, device, queue=queue), None
     except MclError as exc:
         return None, exc.diagnostics[0].message.splitlines()[0]
     except device_errors() as exc:
@@ -102,7 +98,7 @@ def tuned_overrides(program: Program, leaf: str, device: Any, args: Mapping[str,
                     ) -> dict[str, Any] | None:
     """The constants `mcl tune` found best for this kernel file, leaf, device and sizes
     (the nearest tuned sizes), or None."""
-    from mcl.codegen.runner import describe, select_device
+    from mcl.backends.opencl.runner import describe, select_device
     from mcl.tune.tuned_file import best_tuned
 
     if device is None:  # the Session's default device
@@ -123,7 +119,7 @@ def measure_program(program: Program, function: str, leaf: str, library: HwdLibr
     """Run `function` of `program` (any level at or above `leaf`) on `device`, `repeat`
     times; compare the outputs with `expected` when given (mcl.verify). With `tuned`, the
     constants of the kernel's `.tuned.toml` for this device and sizes are used."""
-    from mcl.codegen.runner import describe
+    from mcl.backends.opencl.runner import describe
 
     overrides = tuned_overrides(program, leaf, device, args) if tuned else None
     session, problem = prepare_session(program, function, leaf, library, device, overrides)

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from mcl.backends import DEFAULT_BACKEND
 from mcl.codegen.c_names import numpy_dtype
 from mcl.codegen.host_eval import Number
 from mcl.diagnostics import MclError, error
@@ -95,16 +96,16 @@ def build_space(
     library: HwdLibrary,
     space: SearchSpace,
     args: Mapping[str, Any],
-    language: str = "opencl",
+    language: str = DEFAULT_BACKEND,
 ) -> Space:
-    """Generate every configuration of `space` (as OpenCL, or CUDA with
-    `language="cuda"`); keep those the rules and the description allow (with their code
+    """Generate every configuration of `space` (in the language of backend `language`);
+    keep those the rules and the description allow (with their code
     and launch) and say why the others are ruled out."""
     from mcl import pipeline
     from mcl.codegen import generate_module
     from mcl.codegen.mapping import load_mapping
     from mcl.codegen.opencl import codegen_input
-    from mcl.codegen.runner import build_options, launch_values, ndrange_of
+    from mcl.codegen.session import build_options, launch_values, ndrange_of
 
     # Translated once, not once per configuration: the constants change, the code does not.
     at_leaf = pipeline.lower(program, target, library)
@@ -168,7 +169,7 @@ def build_space(
         )
         host = {a.name: launch[a.name] for a in kernel.args if a.kind == "host"}
         out.candidates[key] = Candidate(
-            config, defines + generated.opencl, groups, (local[0], local[1], local[2]), host
+            config, defines + generated.source, groups, (local[0], local[1], local[2]), host
         )
     return out
 
@@ -283,13 +284,14 @@ def run_search(
     iterations: int = 7,
     progress: bool = False,
     use_cache: bool = True,
-    backend: str = "opencl",
+    backend: str = DEFAULT_BACKEND,
     built: Space | None = None,
     pull: Callable[[], Key | None] | None = None,
     cache_tag: str = "",
 ) -> TuneResult:
-    """Tune on `device`: an OpenCL device, or with `backend="cuda"` a CUDA device
-    (mcl.codegen.cuda_runner.CudaDevice) through Kernel Tuner's cuda-python backend.
+    """Tune on `device`, a device of backend `backend` (its `select_device`), through the
+    Kernel Tuner language the backend names (`tuner_target`: OpenCL, or cuda-python for
+    CUDA).
     `built`, where given, is the space `build_space` made already, or a part of it
     (`mcl tune --parallel` sends each worker the code of its configurations,
     mcl.multi.tune). With `pull`, the configurations run are those `pull` hands out, one
@@ -297,8 +299,11 @@ def run_search(
     then names this caller's own cache file beside the others'."""
     kt = kernel_tuner()
     from mcl import pipeline
-    from mcl.codegen.runner import describe, list_devices
+    from mcl.backends import get_backend
     from mcl.verify import verify
+
+    runs_on = get_backend(backend)
+    describe = runs_on.describe
 
     if built is None:
         built = build_space(program, function, target, library, space, args, backend)
@@ -356,13 +361,7 @@ def run_search(
     def verified_flag(p: Mapping[str, Any]) -> int:
         return int(checked.get(built.key(p), bool(p.get("verified", 0))))
 
-    platform_index, device_index = 0, 0
-    if backend == "cuda":
-        device_index = device.ordinal
-    else:
-        for info, d in list_devices():
-            if d == device:
-                platform_index, device_index = info.platform_index, info.device_index
+    tuner = runs_on.tuner_target(device)
     cache = (cache_file(kernel_path, target, describe(device), sizes, built, cache_tag)
              if use_cache else None)
     if cache is not None:
@@ -412,11 +411,9 @@ def run_search(
             restrictions=allowed,
             answer=answer,
             verify=check,
-            # Kernel Tuner's cuda-python backend compiles to PTX with the NVRTC it finds:
-            # one newer than the driver makes PTX the driver refuses (docs/tuning.md).
-            lang="nvcuda" if backend == "cuda" else "OpenCL",
-            platform=platform_index,
-            device=device_index,
+            lang=tuner.lang,
+            platform=tuner.platform,
+            device=tuner.device,
             iterations=iterations,
             block_size_names=list(BLOCK_NAMES),
             quiet=True,

@@ -16,13 +16,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from mcl.backends.base import DeviceListing, MappingVocabulary, TunerTarget
-from mcl.backends.openmp.dialect import LANGUAGE, OPENMP
+from mcl.backends.openmp.dialect import LANGUAGE, OPENMP, opencl_mapping_data
 from mcl.codegen.mapping import ADDRESS_SPACES, BARRIERS, ROLES
 from mcl.diagnostics import MclError, error
 
 if TYPE_CHECKING:
     from mcl.backends.openmp.harness import CHarness
     from mcl.backends.openmp.runner import OpenMPSession
+    from mcl.codegen.mapping import OpenCLMapping
+    from mcl.codegen.opencl import CodegenInput
     from mcl.codegen.plan import GeneratedModule
     from mcl.diagnostics import Diagnostic
     from mcl.hdl.model import HardwareDescription
@@ -32,7 +34,15 @@ HOST_SPECS = ("host", "cpu", "0", "auto")
 
 
 class HostCpu:
-    """The device of the OpenMP backend: the CPU mcl runs on."""
+    """The device of the OpenMP backend: the CPU mcl runs on. Its memory is the host's
+    (what mcl.footprint reads of a device: the host's own check comes first and is
+    stricter, since the host also holds the inputs and the reference)."""
+
+    def __init__(self) -> None:
+        import os
+
+        pages, page = os.sysconf("SC_PHYS_PAGES"), os.sysconf("SC_PAGE_SIZE")
+        self.global_mem_size = self.max_mem_alloc_size = pages * page
 
     def __str__(self) -> str:
         from mcl.backends.openmp.runner import host_device
@@ -44,11 +54,13 @@ class OpenMPBackend:
     name = LANGUAGE
     title = "C with OpenMP"
     dialect = OPENMP
-    # The backend generates from the leaf's OpenCL mapping (dialect.py): its words.
+    # OpenCL's words: without a <leaf>.openmp.toml the backend reads the leaf's OpenCL
+    # mapping (dialect.py).
     vocabulary = MappingVocabulary({r: r for r in ROLES}, {a: a for a in ADDRESS_SPACES},
                                    {b: b for b in BARRIERS}, lanes=True,
-                                   fallback_hint=" (the OpenMP backend reads the leaf's "
-                                   "<name>.opencl.toml)")
+                                   fallback=opencl_mapping_data,
+                                   fallback_hint=" (or a <name>.opencl.toml, which the "
+                                   "OpenMP backend reads as well)")
     help = ("openmp (C with OpenMP and vector types compiled by $CC or cc, run on this "
             "CPU; CPU leaves such as x86_avx512)")
 
@@ -59,6 +71,12 @@ class OpenMPBackend:
         return supports(hwd)
 
     # ------------------------------------------------------------------ lowering stages
+    def emit(self, source: CodegenInput, hwd: HardwareDescription, mapping: OpenCLMapping,
+             only: set[str] | None = None) -> GeneratedModule:
+        from mcl.backends.openmp.emitter import emit
+
+        return emit(source, hwd, mapping, only)
+
     def finish_source(self, text: str) -> str:
         from mcl.backends.openmp.emitter import finish_source
 
@@ -93,7 +111,7 @@ class OpenMPBackend:
 
         from mcl.backends.openmp.build import build_library
 
-        return ctypes.CDLL(str(build_library(generated.opencl, options).path))
+        return ctypes.CDLL(str(build_library(generated.source, options).path))
 
     def session(self, generated: GeneratedModule, device: Any = None,
                 options: tuple[str, ...] = (), queue: Any = None) -> OpenMPSession:

@@ -1,8 +1,9 @@
 """C's spellings for the shared emitter (mcl.codegen.dialect), and the mapping the OpenMP
 backend generates with.
 
-The OpenMP backend reads the leaf's OpenCL mapping (`<leaf>.opencl.toml`): its roles
-already say what a CPU needs. A par_group of role `work-group` is an iteration of the
+The OpenMP backend reads the leaf's `<leaf>.openmp.toml` in OpenCL's words, and where a
+leaf has none (the usual case) its OpenCL mapping `<leaf>.opencl.toml`: its roles already
+say what a CPU needs. A par_group of role `work-group` is an iteration of the
 kernel's `#pragma omp parallel for` loop over the work-groups (`mcl_group<dim>`), one of
 role `work-item` an iteration of a loop inside it (`mcl_item<dim>`, `#pragma omp simd`),
 one of role `global` both (`mcl_group * mcl_local + mcl_item`), one of role `loop` a loop
@@ -12,11 +13,14 @@ the work-items of a group is an array declared in the group's iteration.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from mcl.codegen.dialect import Dialect
-from mcl.codegen.mapping import OpenCLMapping
+from mcl.backends.opencl.dialect import OpenCLDialect
 from mcl.diagnostics import MclError, error
+
+if TYPE_CHECKING:
+    from mcl.hdl.model import HardwareDescription
 
 LANGUAGE = "openmp"
 # The leaf mapping the backend reads, and the device types it generates for: CPU leaves
@@ -44,7 +48,10 @@ def local_argument(dim: int) -> str:
 
 
 @dataclass(frozen=True)
-class OpenMPDialect(Dialect):
+class OpenMPDialect(OpenCLDialect):
+    """OpenCL C's spellings of built-ins and atomics (the prelude defines them in C), C's
+    of everything else."""
+
     def qualifier(self, address_space: str) -> str:
         return ""
 
@@ -64,30 +71,35 @@ class OpenMPDialect(Dialect):
     def group_size_attribute(self, sizes: list[str]) -> str:
         return ""
 
-    def header(self) -> list[str]:
+    def kernel_head(self, attribute: str, name: str) -> str:
+        return f"void {name}(\n"
+
+    def shared_parameter(self, element: str, cname: str) -> str:
+        # kernels.py declares shared memory in the group's iteration, sized by constants.
+        raise MclError(error("codegen-internal", "internal error: shared memory sized by "
+                             "the host reached the OpenMP backend's signature"))
+
+    def unaligned_vector_copy(self, width: int, src: str, dst: str) -> str | None:
+        return None  # the C compiler vectorises the loop itself
+
+    def header(self, uses_double: bool) -> list[str]:
         from mcl.backends.openmp.prelude import prelude
 
         return [prelude()]
 
 
-# Fields in order: name, suffix, kernel keyword, device-function prefix, restrict, shared
-# keyword, 16-byte alignment (used with vector copies, which this backend leaves to the C
-# compiler's vectoriser).
-OPENMP = OpenMPDialect(LANGUAGE, ".c", "void", "static ", "restrict", "", "")
+# Fields in order: backend, title, suffix, kernel keyword, device-function prefix,
+# restrict, shared keyword, 16-byte alignment.
+OPENMP = OpenMPDialect(LANGUAGE, "C with OpenMP", ".c", "void", "static ", "restrict", "",
+                       " __attribute__((aligned(16)))")
 
 
-@dataclass(frozen=True)
-class OpenMPMapping(OpenCLMapping):
-    """A leaf's OpenCL mapping, spelled in C."""
+def opencl_mapping_data(hwd: HardwareDescription) -> tuple[dict, str] | None:
+    """The data of the leaf's `<leaf>.opencl.toml` (the backend's mapping, read in OpenCL's
+    words), or None without one."""
+    from mcl.codegen.mapping import mapping_path, tomllib
 
-    @property
-    def dialect(self) -> Dialect:
-        return OPENMP
-
-
-def openmp_mapping(mapping: OpenCLMapping) -> OpenMPMapping:
-    """`mapping` for C: the same par_groups and spaces; copies of 4 floats are left to the
-    C compiler (`vector_width` 0)."""
-    values = {f.name: getattr(mapping, f.name) for f in fields(mapping)}
-    values["vector_width"] = 0
-    return OpenMPMapping(**values)
+    path = mapping_path(hwd, MAPPING_LANGUAGE)
+    if not path.is_file():
+        return None
+    return tomllib.loads(path.read_text(encoding="utf-8")), str(path)

@@ -7,21 +7,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mcl.backends.openmp.dialect import (
-    DEVICE_TYPES,
-    LANGUAGE,
-    MAPPING_LANGUAGE,
-    OpenMPMapping,
-    openmp_mapping,
-)
+from mcl.backends.openmp.dialect import DEVICE_TYPES, LANGUAGE
 from mcl.backends.openmp.kernels import OpenMPKernelEmitter
 from mcl.codegen.host_eval import Number
-from mcl.codegen.mapping import load_mapping
-from mcl.codegen.opencl import ModuleEmitter, codegen_input, require_leaf
+from mcl.codegen.mapping import OpenCLMapping, load_mapping
+from mcl.codegen.opencl import CodegenInput, ModuleEmitter
 from mcl.codegen.plan import GeneratedModule
 from mcl.diagnostics import MclError, error
 
@@ -29,7 +22,6 @@ if TYPE_CHECKING:
     from mcl.hdl.library import HwdLibrary
     from mcl.hdl.model import HardwareDescription
     from mcl.mcpl.loader import Program
-    from mcl.mcpl.sidetables import SideTables
     from mcl.pipeline import CheckedProgram
 
 # OpenCL's `#pragma unroll  // N steps` (statements.py).
@@ -46,7 +38,7 @@ class OpenMPModuleEmitter(ModuleEmitter):
             f"{self.hwd.name}",
             f"// (mapping: {Path(self.mapping.file).name}, mcl.backends.openmp). Comments "
             "point back to the MCPL source.",
-            *self.mapping.dialect.header(),
+            *self.mapping.dialect.header(self.uses_double or self.needs.double),
         ]
         return "\n".join(lines) + "\n"
 
@@ -81,9 +73,8 @@ def _innermost(lines: list[str], start: int, indent: int) -> bool:
     return True
 
 
-def cpu_mapping(hwd: HardwareDescription) -> OpenMPMapping:
-    """The leaf's mapping for C; an error for a leaf that is no CPU."""
-    mapping = load_mapping(hwd, language=MAPPING_LANGUAGE)
+def require_cpu_leaf(hwd: HardwareDescription, mapping: OpenCLMapping) -> None:
+    """An error for a leaf that is no CPU."""
     if mapping.device_type not in DEVICE_TYPES:
         raise MclError(error(
             "codegen-openmp-leaf",
@@ -92,38 +83,27 @@ def cpu_mapping(hwd: HardwareDescription) -> OpenMPMapping:
             + " or ".join(DEVICE_TYPES) + ")",
             hint="generate OpenCL or CUDA for it (--backend opencl / cuda), or pick a CPU "
             "leaf such as x86_avx512"))
-    return openmp_mapping(mapping)
 
 
 def supports(hwd: HardwareDescription) -> bool:
     try:
-        cpu_mapping(hwd)
+        require_cpu_leaf(hwd, load_mapping(hwd, language=LANGUAGE))
     except MclError:
         return False
     return True
 
 
-def generate_module(program: Program, target: str, library: HwdLibrary,
-                    overrides: Mapping[str, Number] | None = None,
-                    tables: SideTables | None = None, only: set[str] | None = None
-                    ) -> GeneratedModule:
-    """C source and launch plans for the kernels of `program` at leaf `target`."""
-    require_leaf(target, library)
-    hwd = library.get(target)
-    mapping = cpu_mapping(hwd)
-    source = codegen_input(program, target, library, overrides, tables)
-    generated = OpenMPModuleEmitter(source, hwd, mapping).emit(only)
-    return replace(generated, opencl=finish_source(generated.opencl), language=LANGUAGE)
+def emit(source: CodegenInput, hwd: HardwareDescription, mapping: OpenCLMapping,
+         only: set[str] | None = None) -> GeneratedModule:
+    """C source and launch plans of the kernel functions of `source` at CPU leaf `hwd`."""
+    require_cpu_leaf(hwd, mapping)
+    return OpenMPModuleEmitter(source, hwd, mapping).emit(only)
 
 
 def generate(program: CheckedProgram | Program, target: str, library: HwdLibrary,
              overrides: Mapping[str, Number] | None = None) -> GeneratedModule:
-    """As mcl.pipeline.generate: translated down to leaf `target` first when the kernels
-    are written above it."""
-    from mcl.mcpl.loader import as_program
-    from mcl.pipeline import CheckedProgram, lower
+    """mcl.pipeline.generate for this backend: translated down to leaf `target` first when
+    the kernels are written above it."""
+    from mcl import pipeline
 
-    require_leaf(target, library)
-    given = program if isinstance(program, CheckedProgram) else as_program(program)
-    at_leaf = lower(given, target, library)
-    return generate_module(at_leaf.program, target, library, overrides, at_leaf.tables)
+    return pipeline.generate(program, target, library, overrides=overrides, language=LANGUAGE)

@@ -91,8 +91,20 @@ static inline float as_float(uint u) { float x; memcpy(&x, &u, sizeof x); return
 #define sincos(x, c) (*(c) = cos(x), sin(x))"""
 
 
+# The runner calls it once after loading the library: the threads of OpenMP's pool are
+# created then, not in the first kernel's time.
+START_FUNCTION = "mcl_openmp_start"
+_START = f"""\
+void {START_FUNCTION}(void)
+{{
+    #pragma omp parallel
+    {{
+    }}
+}}"""
+
+
 def prelude() -> str:
-    """Includes, OpenCL built-ins in C, and the lane vector types."""
+    """Includes, OpenCL built-ins in C, the lane vector types, and the pool's start."""
     return "\n".join([
         "#include <math.h>",
         "#include <stdbool.h>",
@@ -104,5 +116,7 @@ def prelude() -> str:
         _ATOMICS,
         "",
         _vector_types(),
+        "",
+        _START,
         "",
     ])

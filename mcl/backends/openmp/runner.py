@@ -19,9 +19,10 @@ from typing import Any
 import numpy as np
 
 from mcl.backends.openmp.build import build_library
+from mcl.backends.openmp.prelude import START_FUNCTION
 from mcl.codegen.host_eval import Number
 from mcl.codegen.plan import GeneratedModule, KernelPlan, ParamPlan
-from mcl.codegen.runner import SessionBase, ndrange_of
+from mcl.codegen.session import SessionBase, ndrange_of
 from mcl.diagnostics import MclError, error
 
 # The C type of a scalar argument, by MCPL type: kernel parameters (bool and byte are
@@ -66,9 +67,11 @@ class OpenMPSession(SessionBase):
         self.kernels: dict[tuple[str, str], Any] = {}
 
     def _build(self, options: tuple[str, ...]) -> Any:
-        built = build_library(self.generated.opencl, (*self.options, *options))
+        built = build_library(self.generated.source, (*self.options, *options))
         self.compiled_now |= not built.cached
-        return ctypes.CDLL(str(built.path))
+        library = ctypes.CDLL(str(built.path))
+        getattr(library, START_FUNCTION)()
+        return library
 
     def device_name(self) -> str:
         return host_device()

@@ -39,7 +39,7 @@ def test_matmul_v4_is_a_parallel_loop_over_threads_of_vector_code() -> None:
     checked = pipeline.checked_at(kernels_dir() / "matmul" / "x86_avx512_v4.mcpl", [], LIBRARY)
     g = generate(checked)
     assert g.language == "openmp"
-    text = _kernel(g.opencl)
+    text = _kernel(g.source)
     assert "#pragma omp parallel for schedule(static)" in text
     assert "float16 bPack[BLOCK_K * NR_VECS];" in text  # the packed block: vectors
     assert "mcl_vload_float16(&b[" in text  # a contiguous strip of b: one vector load
@@ -51,7 +51,7 @@ def test_matmul_v4_is_a_parallel_loop_over_threads_of_vector_code() -> None:
 
 def test_lanes_that_stay_work_items_are_a_simd_loop(tmp_path: Path) -> None:
     g = generate(load(tmp_path, FALLBACKS["min of floats"]))
-    text = _kernel(g.opencl)
+    text = _kernel(g.source)
     assert "#pragma omp simd\n" in text
     assert "for (int mcl_item0 = 0; mcl_item0 < 16; mcl_item0++) {" in text
     assert "const int v = mcl_item0;" in text
@@ -59,7 +59,7 @@ def test_lanes_that_stay_work_items_are_a_simd_loop(tmp_path: Path) -> None:
 
 def test_every_kind_of_lane_access_matches_numpy(tmp_path: Path) -> None:
     g = generate(load(tmp_path, KINDS))
-    text = _kernel(g.opencl)
+    text = _kernel(g.source)
     assert "float16 acc[3];" in text and "mcl_item0 <" not in text
     assert "if (mcl_mask[15]) twice[mcl_i[15]] = mcl_v[15];" in text
     for n in (1, 17, 45):
@@ -78,7 +78,7 @@ def test_every_kind_of_lane_access_matches_numpy(tmp_path: Path) -> None:
 
 def test_contiguous_lanes_are_vector_loads_and_stores(tmp_path: Path) -> None:
     g = generate(load(tmp_path, CONTIGUOUS))
-    text = _kernel(g.opencl)
+    text = _kernel(g.source)
     assert "mcl_vstore_float16(&b[t * LANES + 0], " in text and "mcl_i =" not in text
     a = np.random.default_rng(0).random(48, dtype=np.float32)
     np.testing.assert_allclose(run(g, "scale", {"n": 48, "a": a, "b": 0 * a})["b"],
@@ -103,7 +103,7 @@ def test_work_items_in_a_simd_loop_match_numpy(tmp_path: Path, reason: str) -> N
 
 def test_a_barrier_ends_one_loop_of_the_work_items_and_starts_the_next(tmp_path: Path) -> None:
     g = generate(load(tmp_path, BARRIER))
-    text = _kernel(g.opencl)
+    text = _kernel(g.source)
     assert text.count("for (int mcl_item0 = 0; mcl_item0 < 16; mcl_item0++) {") == 2
     a = np.random.default_rng(2).random(48, dtype=np.float32)
     z = np.zeros(48, dtype=np.float32)
