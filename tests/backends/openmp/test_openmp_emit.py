@@ -40,7 +40,7 @@ def test_matmul_v4_is_a_parallel_loop_over_threads_of_vector_code() -> None:
     g = generate(checked)
     assert g.language == "openmp"
     text = _kernel(g.source)
-    assert "#pragma omp parallel for schedule(static)" in text
+    assert "#pragma omp parallel for schedule(dynamic, 1)" in text
     assert "float16 bPack[BLOCK_K * NR_VECS];" in text  # the packed block: vectors
     assert "mcl_vload_float16(&b[" in text  # a contiguous strip of b: one vector load
     assert "mcl_vstore_float16(&c[i * m + j_lane0], " in text
