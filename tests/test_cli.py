@@ -138,3 +138,30 @@ def test_the_program_ends_a_check_with_its_output_status_and_exit_handlers(
         assert program.returncode == in_process.returncode == status
         assert program.stdout == in_process.stdout and program.stdout.strip()
         assert program.stderr == in_process.stderr
+
+
+@pytest.mark.parametrize(("command", "option"), [("run", "--backend"), ("tune", "--backend"),
+                                                  ("devices", "--backend"),
+                                                  ("codegen", "--lang")])
+def test_the_backend_choices_are_the_registry_s(command: str, option: str) -> None:
+    """--backend and --lang offer every registered backend, the default first
+    (docs/codegen.md, "Backends"), and refuse another name."""
+    from mcl.backends import DEFAULT_BACKEND, backend_names
+
+    parser = build_parser(command)
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    action = next(a for a in sub.choices[command]._actions if option in a.option_strings)
+    assert tuple(action.choices or ()) == backend_names()
+    assert action.default == DEFAULT_BACKEND
+    with pytest.raises(SystemExit):
+        parser.parse_args([command, "kernels/matmul/perfect.mcpl", option, "metal"])
+
+
+def test_codegen_lang_cuda_writes_the_cuda_files(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    status = main(["codegen", str(ROOT / "kernels/matmul/hopper_v1.mcpl"), "--target", "hopper",
+                   "--lang", "cuda", "-o", str(tmp_path / "cu")])
+    assert status == 0
+    assert sorted(p.name for p in (tmp_path / "cu").iterdir()) == [
+        "CMakeLists.txt", "main.cpp", "matmul.cpp", "matmul.cu", "matmul.h", "mcl_cuda.h"]
+    assert "#line" in (tmp_path / "cu" / "matmul.cu").read_text()

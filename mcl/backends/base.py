@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from mcl.codegen.mapping import OpenCLMapping
     from mcl.codegen.opencl import CodegenInput
     from mcl.codegen.plan import GeneratedModule
-    from mcl.codegen.runner import RunResult
+    from mcl.codegen.session import RunResult
     from mcl.diagnostics import Diagnostic
     from mcl.hdl.model import HardwareDescription
 
@@ -92,7 +92,7 @@ class Harness(Protocol):
 @runtime_checkable
 class Session(Protocol):
     """A generated module built for one device; runs any of its functions
-    (mcl.codegen.runner.SessionBase implements the flow for device APIs)."""
+    (mcl.codegen.session.SessionBase implements the flow for device APIs)."""
 
     def run(self, function: str, args: dict[str, Any], repeat: int = 1,
             kept: dict[str, Any] | None = None) -> RunResult: ...

@@ -9,6 +9,7 @@ and asks its `CLanguage` for the spellings that differ. It writes a built-in as 
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -96,7 +97,7 @@ class Needs:
     double: bool = False
 
 
-class CLanguage:
+class CLanguage(ABC):
     """The spellings of expressions that differ between the C languages mcl writes. A
     kernel language's are its dialect's (mcl.codegen.dialect.Dialect, given by a
     backend); the host's C++ are mcl.codegen.host_cpp's."""
@@ -106,23 +107,23 @@ class CLanguage:
     # Whether every atomic is a plain update (code that runs on one thread: the host).
     plain_atomics: bool = False
 
+    @abstractmethod
     def builtin(self, c: CFunction) -> str:
         """The name of the function (or cast of one) that `c` spells a built-in as."""
-        raise NotImplementedError
 
+    @abstractmethod
     def power(self, p: ExprPrinter, e: Binary, int_exponent: bool) -> str:
         """`e.left ^ e.right` of a floating result (`int_exponent`: the right is an int)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def sincos(self, p: ExprPrinter, x: str, cosine: Expr) -> str:
         """MCPL's `sincos(x, cosine)`: sin(x), storing cos(x) in `cosine`."""
-        raise NotImplementedError
 
+    @abstractmethod
     def atomic(self, p: ExprPrinter, e: Call, target_t: object, space: str, pointer: str,
                operands: list[str]) -> str:
         """An atomic of `e` on global or local memory: `pointer` to the target element
         (of type `target_t`, in address space `space`) and the other `operands`."""
-        raise NotImplementedError
 
 
 @dataclass

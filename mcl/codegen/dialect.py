@@ -11,6 +11,7 @@ file `<leaf>.<backend>.toml` chooses it (`mcl.codegen.mapping`).
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from dataclasses import dataclass
 
 from mcl.codegen.c_expr import CLanguage
@@ -31,46 +32,45 @@ class Dialect(CLanguage):
     # it (a compiler may warn of an unused variable).
     maybe_unused: str = ""
     # Where group-shared arrays sized by the host live: False, a kernel argument each (a
-    # pointer the host sizes at the launch); True, one block of
-    # dynamic shared memory per launch, each array at a byte offset the host passes
-    # (mcl.codegen.kernels.shared_offset).
+    # pointer the host sizes at the launch); True, one block of dynamic shared memory per
+    # launch, each array at a byte offset the host passes (mcl.codegen.kernels.shared_offset).
     shared_by_offset: bool = False
 
+    @abstractmethod
     def qualifier(self, address_space: str) -> str:
         """The qualifier (with a trailing space) of a pointer into `address_space`."""
-        raise NotImplementedError
 
+    @abstractmethod
     def unit_index(self, role: str, dim: int) -> str:
         """The index of the executing unit along NDRange dimension `dim` for a par_group
         of `role` (an int expression)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def barrier(self, fence_flags: str) -> str:
         """A barrier of the units of a group (`fence_flags`: OpenCL's fence flags of the
         spaces it orders, mcl.codegen.mapping.FENCE_FLAGS)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def group_size_attribute(self, sizes: list[str]) -> str:
         """The attribute that tells the compiler the exact size of every group: it sizes
         registers for it."""
-        raise NotImplementedError
 
+    @abstractmethod
     def kernel_head(self, attribute: str, name: str) -> str:
         """The first line of kernel `name` up to its open parenthesis and newline, with
         the `group_size_attribute` `attribute`."""
-        raise NotImplementedError
 
+    @abstractmethod
     def shared_parameter(self, element: str, cname: str) -> str:
         """The kernel parameter of group-shared array `cname` of `element`s sized by the
         host: the array itself, or with `shared_by_offset` its offset."""
-        raise NotImplementedError
 
+    @abstractmethod
     def unaligned_vector_copy(self, width: int, src: str, dst: str) -> str | None:
         """A copy of `width` contiguous elements from `src` to `dst` that may not be
         aligned to the vector's size, or None where the language has no such copy."""
-        raise NotImplementedError
 
+    @abstractmethod
     def header(self, uses_double: bool) -> list[str]:
         """Lines after the file's opening comment (`uses_double`: the module computes in
         double precision)."""
-        raise NotImplementedError

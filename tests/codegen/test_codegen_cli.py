@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from mcl import pipeline
+from mcl.backends.opencl.runner import list_devices
 from mcl.cli import main
 from mcl.codegen import select_device
-from mcl.codegen.runner import list_devices
 from mcl.diagnostics import MclError
 from mcl.mcpl.loader import load_program
 from mcl.output_files import marker_line
@@ -32,7 +32,7 @@ def test_codegen_writes_kernels_and_harness(
     )
     expected = pipeline.generate(load_program(MATMUL, library=library()), "fermi", library())
     # the file is the generated OpenCL after codegen's marker line (mcl.output_files)
-    assert (out / "matmul.cl").read_text() == marker_line("matmul.cl") + expected.opencl
+    assert (out / "matmul.cl").read_text() == marker_line("matmul.cl") + expected.source
     assert "find_package(OpenCL REQUIRED)" in (out / "CMakeLists.txt").read_text()
     assert (
         "double matmul(Module& module, int n, int m, int p, float* c, const float* a, "
@@ -121,7 +121,7 @@ def test_device_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_auto_device_prefers_the_mappings_type() -> None:
-    from mcl.codegen.runner import device_kind
+    from mcl.backends.opencl.runner import device_kind
 
     assert device_kind(select_device("auto", "cpu").type) == "cpu"
     kinds = {info.kind for info, _ in list_devices()}

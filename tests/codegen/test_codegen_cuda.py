@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from mcl import pipeline
+from mcl.backends.cuda.nvrtc import check_arch, compile_cuda, supported_archs
 from mcl.codegen import load_mapping
 from mcl.codegen.kernels import dynamic_shared_layout
 from mcl.codegen.mapping import parse_mapping, tomllib
-from mcl.codegen.nvrtc import check_arch, compile_cuda, supported_archs
 from mcl.commands.codegen import load_checked
 from mcl.diagnostics import MclError
 from mcl.resources import hwdescs_dir
@@ -44,7 +44,7 @@ def test_shipped_version_compiles_with_nvrtc(path: Path, leaf: str) -> None:
     generated = pipeline.generate(load_checked(path, [], library()), leaf, library(),
                                 language="cuda")
     assert generated.language == "cuda"
-    source = generated.opencl
+    source = generated.source
     assert "__kernel" not in source and "get_local_id" not in source
     assert re.search(r'^extern "C" __global__ void', source, re.M)
     for arch in _archs():

@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 
 from mcl import pipeline
+from mcl.backends.cuda import runner as cuda_runner
+from mcl.backends.cuda.runner import CudaSession, _Kernel
+from mcl.backends.opencl.runner import resource_message
 from mcl.cli import main
-from mcl.codegen import cuda_runner
-from mcl.codegen.cuda_runner import CudaSession, _Kernel
 from mcl.codegen.plan import KernelPlan
-from mcl.codegen.runner import resource_message
 from mcl.diagnostics import MclError
 from mcl.mcpl.loader import load_program
 from mcl.output_files import marker_line
@@ -46,7 +46,7 @@ def test_codegen_lang_cuda_writes_kernels_and_harness(
                                language="cuda")
     assert sorted(p.name for p in out.iterdir()) == sorted(
         ["matmul.cu", "matmul.h", "matmul.cpp", "mcl_cuda.h", "main.cpp", "CMakeLists.txt"])
-    assert (out / "matmul.cu").read_text() == marker_line("matmul.cu") + expected.opencl
+    assert (out / "matmul.cu").read_text() == marker_line("matmul.cu") + expected.source
     cmake = (out / "CMakeLists.txt").read_text()
     assert "project(matmul_mcl LANGUAGES CXX CUDA)" in cmake
     assert "set(CMAKE_CUDA_ARCHITECTURES 90)" in cmake  # hopper.cuda.toml's arch
@@ -57,7 +57,7 @@ def test_codegen_lang_cuda_writes_kernels_and_harness(
     assert 'mcl::Kernel kernel = mcl::create_kernel(module.program, "matmul");' in source
     assert "CUdeviceptr c_buffer = mcl::create_buffer(ctx, c_bytes, c);" in source
     assert "cl_" not in source.split('R"MCL_OPENCL(')[0]
-    assert expected.opencl in source  # the kernels, embedded
+    assert expected.source in source  # the kernels, embedded
     header = (out / "matmul.h").read_text()
     assert '#include "mcl_cuda.h"' in header and "CUmodule program = nullptr;" in header
     assert "cmake -S" in capsys.readouterr().out

@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 
 from mcl import pipeline
-from mcl.codegen import cuda_runner
-from mcl.codegen.cuda_runner import CudaSession
+from mcl.backends.cuda import runner as cuda_runner
+from mcl.backends.cuda.nvrtc import compile_cuda
+from mcl.backends.cuda.runner import CudaSession
 from mcl.codegen.kernels import dynamic_shared_layout
-from mcl.codegen.nvrtc import compile_cuda
 from mcl.codegen.plan import GeneratedModule
 from mcl.codegen.struct_layout import struct_dtype
 
@@ -57,7 +57,7 @@ def _generated(tmp_path: Path) -> GeneratedModule:
 
 def test_struct_scalars_shared_structs_and_written_scalars_compile_with_nvrtc(
         tmp_path: Path) -> None:
-    source = _generated(tmp_path).opencl
+    source = _generated(tmp_path).source
     assert "const Complex scale," in source
     # the written scalar is a pointer in CUDA's spelling, not OpenCL's
     assert "float* __restrict__ total," in source and "__global " not in source

@@ -48,9 +48,9 @@ def test_tiles_nested_arrays_and_views(tmp_path: Path) -> None:
     g = generate(load(tmp_path, TILES), "x86_avx512")
     # Tile-major linearisation, readable: the MCPL index expressions stay visible.
     assert (
-        "d2[((ti * 2 + tj) * 3 + ei) * 3 + ej] = src[(ti * 3 + ei) * 6 + (tj * 3 + ej)]" in g.opencl
+        "d2[((ti * 2 + tj) * 3 + ei) * 3 + ej] = src[(ti * 3 + ei) * 6 + (tj * 3 + ej)]" in g.source
     )
-    assert "__global float* const out4 = out;" in g.opencl
+    assert "__global float* const out4 = out;" in g.source
     assert [k.name for k in g.functions[0].kernels] == ["tiles_0", "tiles_1"]
     n = 12
     src = np.arange(36, dtype=np.int32).reshape(6, 6)
@@ -112,12 +112,12 @@ hopper void cmul(int n, global Complex[n] z, global Complex[n] a, global Complex
 
 def test_user_types_and_functions_per_address_space(tmp_path: Path) -> None:
     g = generate(load(tmp_path, CPLX), "hopper")
-    assert re.search(r"typedef struct \{.*\n    float re;\n    float im;\n\} Complex;", g.opencl)
+    assert re.search(r"typedef struct \{.*\n    float re;\n    float im;\n\} Complex;", g.source)
     # `assign` writes its Complex: passed by reference, once private and once __global.
-    assert "void assign(Complex* r, float re, float im)" in g.opencl
-    assert "void assign_g(__global Complex* r, float re, float im)" in g.opencl
-    assert "assign_g(&z[i], tmp.re, tmp.im);" in g.opencl
-    assert "float norm2(Complex z)" in g.opencl  # read only: by value
+    assert "void assign(Complex* r, float re, float im)" in g.source
+    assert "void assign_g(__global Complex* r, float re, float im)" in g.source
+    assert "assign_g(&z[i], tmp.re, tmp.im);" in g.source
+    assert "float norm2(Complex z)" in g.source  # read only: by value
     n = 45
     rng = np.random.default_rng(1)
     dtype = np.dtype([("re", np.float32), ("im", np.float32)])
@@ -159,9 +159,9 @@ fermi void blocksum(int nb, global float[nb * 64] x, global float[nb] out) {
 def test_shared_memory_and_barriers(tmp_path: Path) -> None:
     program = load(tmp_path, BLOCKSUM)
     g = generate(program, "fermi")
-    assert "__local float s[64];" in g.opencl
-    assert "barrier(CLK_LOCAL_MEM_FENCE);" in g.opencl
-    assert "__attribute__((reqd_work_group_size(32, 2, 1)))" in g.opencl
+    assert "__local float s[64];" in g.source
+    assert "barrier(CLK_LOCAL_MEM_FENCE);" in g.source
+    assert "__attribute__((reqd_work_group_size(32, 2, 1)))" in g.source
     kernel = g.functions[0].kernels[0]
     assert [int(e.value) for e in kernel.local] == [32, 2]  # type: ignore[attr-defined]
     nb = 5
@@ -172,7 +172,7 @@ def test_shared_memory_and_barriers(tmp_path: Path) -> None:
     # by the language's rules, the same as the checker's).
     hwd = library().get("fermi")
     bare = program.program
-    assert emit_opencl(bare.main.functions[0], bare, hwd, load_mapping(hwd)) == g.opencl
+    assert emit_opencl(bare.main.functions[0], bare, hwd, load_mapping(hwd)) == g.source
 
 
 def test_local_memory_sized_by_the_host(tmp_path: Path) -> None:
@@ -186,7 +186,7 @@ def test_local_memory_sized_by_the_host(tmp_path: Path) -> None:
     chunked.write_text(source.replace("const int BLOCK = 256;", "").replace("BLOCK", "chunk"))
     program = load_program(chunked, library=library())
     g = generate(program, "fermi")
-    assert "__local float* restrict lSum" in g.opencl
+    assert "__local float* restrict lSum" in g.source
     local_args = [a for a in g.functions[0].kernels[0].args if a.kind == "local"]
     assert [a.name for a in local_args] == ["lSum"]
     n, chunk = 100, 32
@@ -231,9 +231,9 @@ fermi void builtins(int n, global float[n] x, global int[n] k, global float[8, n
 
 def test_builtins_and_atomics(tmp_path: Path) -> None:
     g = generate(load(tmp_path, BUILTINS), "fermi")
-    assert "mcl_atomic_add_float_global(&total[0], x[i]);" in g.opencl  # CAS loop
-    assert "atomic_add(&count[0], 1);" in g.opencl
-    assert "sincos(x[i], &c)" in g.opencl and "mcl_ipow(k[i], 3)" in g.opencl
+    assert "mcl_atomic_add_float_global(&total[0], x[i]);" in g.source  # CAS loop
+    assert "atomic_add(&count[0], 1);" in g.source
+    assert "sincos(x[i], &c)" in g.source and "mcl_ipow(k[i], 3)" in g.source
     n = 77
     rng = np.random.default_rng(4)
     x = rng.uniform(-2, 2, n).astype(np.float32)
@@ -303,7 +303,7 @@ def test_guards_keep_barriers_reachable(tmp_path: Path, n: int) -> None:
     """Work-groups of a fixed size: the global size is rounded up and the work guarded,
     but every work-item still meets every barrier."""
     g = generate(load(tmp_path, SHIFT), "x86_avx512", GUARDED_MAPPING)
-    body = g.opencl[g.opencl.index("{\n    const int i") :]
+    body = g.source[g.source.index("{\n    const int i") :]
     guard = "if ((int)get_global_id(1) < n) {"
     assert body.count(guard) == 2  # before and after the first barrier
     depth = 0
@@ -336,7 +336,7 @@ def test_vector_lanes_as_a_loop(tmp_path: Path) -> None:
 
     program = load_program(kernels_dir() / "matmul" / "perfect.mcpl", library=library())
     g = generate(program, "x86_avx512", LOOP_MAPPING)
-    assert re.search(r"for \(int vj = 0; vj < nrVectorsM; vj\+\+\) \{", g.opencl)
+    assert re.search(r"for \(int vj = 0; vj < nrVectorsM; vj\+\+\) \{", g.source)
     n, m, p = 5, 37, 7
     rng = np.random.default_rng(5)
     a, b = (
@@ -376,7 +376,7 @@ def test_host_statements_and_several_kernels(tmp_path: Path) -> None:
     assert [k.name for k in plan.kernels] == ["twophase_0", "twophase_1"]
     assert [h.name for h in plan.host_vars] == ["half", "it"]
     # The private array sized by n: the kernel is built for the n it runs with.
-    assert "float window[MCL_SIZE_window];" in g.opencl
+    assert "float window[MCL_SIZE_window];" in g.source
     assert [m for m, _ in plan.kernels[0].defines] == ["MCL_SIZE_window"]
     session = Session(g)
     for n, iters in ((11, 3), (40, 1)):

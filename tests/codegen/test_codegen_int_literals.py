@@ -110,7 +110,7 @@ def test_the_smallest_int_survives_the_trip_to_the_device(tmp_path: Path):
     }
     """
     generated = generate(load(tmp_path, src), "x86_avx512")
-    assert "(-2147483647 - 1)" in generated.opencl
+    assert "(-2147483647 - 1)" in generated.source
     out = run(generated, "k", {"r": np.zeros(2, dtype=np.int32)})["r"]
     assert out.tolist() == [INT_MIN, INT_MIN // 2]
 

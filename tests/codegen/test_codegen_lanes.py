@@ -150,7 +150,7 @@ x86_avx512 void f(int n, main float[n] a, main float[n] b) {
 
 
 def _kernel_text(g) -> str:
-    return g.opencl[g.opencl.index("__kernel"):]
+    return g.source[g.source.index("__kernel"):]
 
 
 def test_the_x86_avx512_mapping_names_its_lanes() -> None:
@@ -187,7 +187,7 @@ def test_contiguous_accesses_are_one_vector_load_and_store(tmp_path: Path) -> No
     assert "vstore8(mcl_v.lo, 0, &b[t * LANES + 0]);" in text
     assert "mcl_i" not in text  # no lane-by-lane access
     # a build that changes the lane count stops instead of running 16-lane code
-    assert "#if (LANES) != 16\n#error" in g.opencl
+    assert "#if (LANES) != 16\n#error" in g.source
     a = np.random.default_rng(0).random(48, dtype=np.float32)
     np.testing.assert_allclose(run(g, "scale", {"n": 48, "a": a, "b": 0 * a})["b"], a * 3 + 1,
                                rtol=1e-6)
@@ -196,7 +196,7 @@ def test_contiguous_accesses_are_one_vector_load_and_store(tmp_path: Path) -> No
 @pytest.mark.parametrize("reason", sorted(FALLBACKS))
 def test_what_is_not_proven_keeps_the_work_items(tmp_path: Path, reason: str) -> None:
     g = generate(load(tmp_path, FALLBACKS[reason]), "x86_avx512")
-    text = g.opencl
+    text = g.source
     assert "the lanes of 'vectors' are work-items, not vectors" in text and reason in text
     assert "mcl_lane" not in text and "get_local_id(0)" in text
     a = np.random.default_rng(1).random(32, dtype=np.float32)
@@ -220,7 +220,7 @@ def test_what_is_not_proven_keeps_the_work_items(tmp_path: Path, reason: str) ->
 def test_a_lane_count_that_is_no_vector_width_keeps_the_work_items(tmp_path: Path) -> None:
     source = CONTIGUOUS.replace("const int LANES = 16;", "const int LANES = 12;")
     g = generate(load(tmp_path, source), "x86_avx512")
-    assert "mcl_lane" not in g.opencl and "get_local_id(0)" in g.opencl
+    assert "mcl_lane" not in g.source and "get_local_id(0)" in g.source
     a = np.random.default_rng(2).random(36, dtype=np.float32)
     np.testing.assert_allclose(run(g, "scale", {"n": 36, "a": a, "b": 0 * a})["b"], a * 3 + 1,
                                rtol=1e-6)
@@ -274,7 +274,7 @@ def test_an_inner_declaration_hides_a_lane_affine_index(tmp_path: Path) -> None:
     """The inner j is the same in every lane: its access gathers, it is not read as the
     outer j's vector."""
     g = generate(load(tmp_path, SHADOW), "x86_avx512")
-    assert "a[(j).s0]" in g.opencl
+    assert "a[(j).s0]" in g.source
     a = np.random.default_rng(3).random(32, dtype=np.float32)
     b = run(g, "shadow", {"n": 32, "a": a, "b": 0 * a})["b"]
     np.testing.assert_allclose(b, a + np.repeat(a.reshape(2, 16)[:, 3], 16), rtol=1e-6)

@@ -137,8 +137,8 @@ def test_user_description_brings_its_own_mapping(tmp_path: Path) -> None:
     assert lib.is_leaf("mycpu")
     program = load_program(kernels_dir() / "vectoradd" / "perfect.mcpl", library=lib)
     generated = pipeline.generate(program, "mycpu", lib)
-    assert "mycpu.opencl.toml" in generated.opencl
-    assert "for (int " in generated.opencl  # the vectors became a loop
+    assert "mycpu.opencl.toml" in generated.source
+    assert "for (int " in generated.source  # the vectors became a loop
     n = 37
     a, b = np.arange(n, dtype=np.float32), np.ones(n, dtype=np.float32)
     out = run_function(

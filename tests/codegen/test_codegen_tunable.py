@@ -45,7 +45,7 @@ fermi void scale(int n, global float[n] out, global float[n] x) {
 
 def test_small_constant_loops_get_unroll_pragma(tmp_path: Path) -> None:
     g = generate(load(tmp_path, TILED), "fermi")
-    lines = g.opencl.splitlines()
+    lines = g.source.splitlines()
     k = next(i for i, line in enumerate(lines) if "for (int k = 0; k < STEPS; k++)" in line)
     assert lines[k - 1].strip() == "#pragma unroll  // 8 steps"
 
@@ -53,7 +53,7 @@ def test_small_constant_loops_get_unroll_pragma(tmp_path: Path) -> None:
 def test_unroll_limit_comes_from_the_mapping(tmp_path: Path) -> None:
     mapping = (Path(__file__).parents[2] / "hwdescs" / "fermi.opencl.toml").read_text()
     small = generate(load(tmp_path, TILED), "fermi", mapping + "\n[codegen]\nunroll = 4\n")
-    assert "#pragma unroll" not in small.opencl  # 8 steps > 4
+    assert "#pragma unroll" not in small.source  # 8 steps > 4
     with pytest.raises(MclError, match="codegen.unroll"):
         generate(load(tmp_path, TILED), "fermi", mapping + "\n[codegen]\nunroll = -1\n")
 
@@ -65,10 +65,10 @@ def test_loops_with_runtime_bounds_are_not_unrolled(tmp_path: Path) -> None:
 
 def test_constants_are_overridable_macros(tmp_path: Path) -> None:
     g = generate(load(tmp_path, TILED), "fermi")
-    assert "#ifndef TILE\n#define TILE (4)" in g.opencl
-    assert "#define STEPS (TILE * 2)" in g.opencl  # derived constants follow an override
+    assert "#ifndef TILE\n#define TILE (4)" in g.source
+    assert "#define STEPS (TILE * 2)" in g.source  # derived constants follow an override
     # The work-group size is stated in the constants, so it follows an override too.
-    assert "reqd_work_group_size(TILE, 1, 1)" in g.opencl
+    assert "reqd_work_group_size(TILE, 1, 1)" in g.source
 
 
 @pytest.mark.parametrize("n", [16, 37])  # a multiple of the tile and not
@@ -81,7 +81,7 @@ def test_macro_override_matches_the_value_written_in_mcpl(tmp_path: Path, n: int
     args = {"n": n, "out": np.zeros(n, np.float32), "x": x}
     written = Session(eight).run("scale", args).outputs["out"]
     # The source generated with TILE = 4, built with -D TILE=8 (host sizes for 8).
-    overridden_module = dataclasses.replace(eight, opencl=four.opencl)
+    overridden_module = dataclasses.replace(eight, source=four.source)
     overridden = Session(overridden_module, options=("-DTILE=8",)).run("scale", args)
     np.testing.assert_array_equal(overridden.outputs["out"], written)
     np.testing.assert_allclose(written, x * 8.0, rtol=1e-6)  # STEPS = 16 halves
@@ -93,7 +93,7 @@ def test_generation_time_override_equals_the_written_value(tmp_path: Path) -> No
     program = load(tmp_path / "a", TILED)
     overridden = pipeline.generate(program, "fermi", library(), overrides={"TILE": 8})
     written = generate(load(tmp_path / "b", TILED.replace("TILE = 4", "TILE = 8")), "fermi")
-    assert overridden.opencl.replace(str(tmp_path / "a"), "") == written.opencl.replace(
+    assert overridden.source.replace(str(tmp_path / "a"), "") == written.source.replace(
         str(tmp_path / "b"), ""
     )
     with pytest.raises(MclError, match="no top-level constant 'TILES'"):
@@ -114,7 +114,7 @@ def test_unrolled_series_kernels_verify_on_pocl(
 ) -> None:
     program = load_program(kernels_dir() / "matmul" / f"{version}.mcpl", library=library())
     g = pipeline.generate(program, leaf, library(), overrides=overrides)
-    assert "#pragma unroll" in g.opencl
+    assert "#pragma unroll" in g.source
     rng = np.random.default_rng(size)
     n, m, p = size, size + 3, size - 5
     a = rng.uniform(-1, 1, (n, p)).astype(np.float32)
@@ -169,18 +169,18 @@ def test_vector_copies_verify_on_pocl(tmp_path: Path, n: int, shift: int) -> Non
     source = COPY4.replace("SHIFT", str(shift))
     g = generate(load(tmp_path, source), "fermi", _fermi_mapping() + VECTOR_MAPPING)
     if shift == 0:  # both sides provably 16-byte aligned: a float4 access
-        assert "*(__global float4*)&out[b * VEC] = *(const float4*)&r[0];" in g.opencl
-        assert "*(float4*)&r[0] = *(__global const float4*)&x[b * VEC];" in g.opencl
+        assert "*(__global float4*)&out[b * VEC] = *(const float4*)&r[0];" in g.source
+        assert "*(float4*)&r[0] = *(__global const float4*)&x[b * VEC];" in g.source
     else:  # contiguous only: vload4/vstore4
-        assert "vstore4(vload4(0, &x[b * VEC + 1]), 0, &r[0]);" in g.opencl
-    assert "float r[VEC] __attribute__((aligned(16)));" in g.opencl
-    assert g.opencl.count("vector copy of the loop over v") == 2  # not the scaling loop
+        assert "vstore4(vload4(0, &x[b * VEC + 1]), 0, &r[0]);" in g.source
+    assert "float r[VEC] __attribute__((aligned(16)));" in g.source
+    assert g.source.count("vector copy of the loop over v") == 2  # not the scaling loop
     x = np.random.default_rng(n).uniform(-1, 1, n + 1).astype(np.float32)
     out = run_module(g, n, x)
     np.testing.assert_array_equal(out, x[shift : shift + n] * 2)
     # Without the mapping option the same kernel is scalar and gives the same result.
     scalar = generate(load(tmp_path, source), "fermi")
-    assert "float4" not in scalar.opencl and "vload4" not in scalar.opencl
+    assert "float4" not in scalar.source and "vload4" not in scalar.source
     np.testing.assert_array_equal(run_module(scalar, n, x), out)
 
 
@@ -218,9 +218,9 @@ def test_vector_copies_of_ints_verify_on_pocl(tmp_path: Path) -> None:
     hopper_v17 loads cols so); a copy from ints into floats converts each element and
     stays a scalar loop."""
     g = generate(load(tmp_path, COPY_INT4), "fermi", _fermi_mapping() + VECTOR_MAPPING)
-    assert "*(int4*)&r[0] = *(__global const int4*)&x4[b * VEC + 0];" in g.opencl
-    assert "*(__global int4*)&out4[b * VEC + 0] = *(const int4*)&r[0];" in g.opencl
-    assert g.opencl.count("vector copy of the loop over v") == 2
+    assert "*(int4*)&r[0] = *(__global const int4*)&x4[b * VEC + 0];" in g.source
+    assert "*(__global int4*)&out4[b * VEC + 0] = *(const int4*)&r[0];" in g.source
+    assert g.source.count("vector copy of the loop over v") == 2
     n = 12
     x = np.arange(-5, n - 5, dtype=np.int32) * 3
     args = {"n": n, "out": np.zeros(n, np.int32), "scaled": np.zeros(n, np.float32), "x": x}
@@ -245,7 +245,7 @@ def test_vector_copy_refuses_overrides_that_break_its_proof(tmp_path: Path) -> N
     g = generate(
         load(tmp_path, COPY4.replace("SHIFT", "0")), "fermi", _fermi_mapping() + VECTOR_MAPPING
     )
-    assert '#if (VEC) != 4\n#error "vector copy proven for VEC = 4' in g.opencl
+    assert '#if (VEC) != 4\n#error "vector copy proven for VEC = 4' in g.source
     n = 8
     x = np.zeros(n + 1, np.float32)
     args = {"n": n, "out": np.zeros(n, np.float32), "x": x}

@@ -1,12 +1,12 @@
-"""mcl.codegen.cubin reads the registers per thread NVIDIA's compiler gave each kernel of a
+"""mcl.backends.cuda.cubin reads the registers per thread NVIDIA's compiler gave each kernel of a
 cubin that NVRTC made (no GPU needed)."""
 
 from __future__ import annotations
 
 import pytest
 
-from mcl.codegen.cubin import register_counts
-from mcl.codegen.nvrtc import compile_cuda
+from mcl.backends.cuda.cubin import register_counts
+from mcl.backends.cuda.nvrtc import compile_cuda
 
 # `light` keeps a value or two; `heavy` keeps 48 sums live across a loop (unrolled), so
 # it needs more registers; `capped` is `heavy` whose launch bounds (1024 threads, 2 blocks

@@ -24,7 +24,7 @@ def test_a_detected_h100_generates_cuda_that_nvrtc_compiles(tmp_path: Path) -> N
     detected = library.get("h100")
     mapping = load_mapping(detected, language="cuda")
     assert mapping.file.endswith("h100.cuda.toml")
-    assert mapping.dialect.is_cuda
+    assert mapping.dialect.name == "cuda"
     assert mapping.arch == "sm_90"  # the query's compute capability 9.0
     # hopper's abstractions mapped alike: the detected leaf specialises hopper
     hopper = load_mapping(library.get("hopper"), language="cuda")

@@ -41,7 +41,7 @@ def slow_down(seconds: float) -> None:
     `seconds` first, as a device busy with other work would; 0 undoes it."""
     import time
 
-    from mcl.codegen import runner
+    from mcl.backends.opencl import runner
 
     run = getattr(runner.Session, "unslowed_run", runner.Session.run)
     runner.Session.unslowed_run = run  # type: ignore[attr-defined]

@@ -19,9 +19,9 @@ from typing import Any
 import jsonschema
 import pytest
 
+from mcl.backends.opencl.runner import describe, list_devices
 from mcl.cli import main
 from mcl.codegen import generate_module, select_device
-from mcl.codegen.runner import describe, list_devices
 from mcl.diagnostics import MclError
 from mcl.multi.cluster import connect, device_slots
 from mcl.multi.run import SplitRun, run_split, workers
