@@ -3,6 +3,7 @@ types, compiled by the system's cc) against the same kernel through PoCL (the Op
 backend, default device) and numpy's matmul (OpenBLAS), in one process on this machine.
 
     python benchmarks/openmp_matmul.py [--sizes 1024 2048] [--repeat 5]
+    OMP_NUM_THREADS=1 POCL_MAX_PTHREAD_COUNT=1 OPENBLAS_NUM_THREADS=1 python ...  # one core
 
 n = m = p = each size. Each backend runs `repeat` times after one warm-up run (builds,
 first touches); the kernel time is the median (OpenMP: wall time of the C call; PoCL:
@@ -28,6 +29,8 @@ if str(REPO) not in sys.path:  # run as a script
 
 KERNEL = REPO / "kernels" / "matmul" / "x86_avx512_v4.mcpl"
 TARGET = "x86_avx512"
+# The thread counts of the three runtimes, printed with the command where set.
+_THREAD_VARIABLES = ("OMP_NUM_THREADS", "POCL_MAX_PTHREAD_COUNT", "OPENBLAS_NUM_THREADS")
 
 
 def _check(name: str, c: np.ndarray, expected: np.ndarray) -> None:
@@ -55,7 +58,9 @@ def main(argv: list[str] | None = None) -> int:
     openmp = backend.session(generate(checked, TARGET, library))
     device = select_device()
     written = Session(pipeline.generate(checked, TARGET, library), device)
-    print(f"# {' '.join(['python', 'benchmarks/openmp_matmul.py', *sys.argv[1:]])}")
+    threads = " ".join(f"{k}={os.environ[k]}" for k in _THREAD_VARIABLES if k in os.environ)
+    print(f"# {' '.join([threads, 'python', 'benchmarks/openmp_matmul.py', *sys.argv[1:]])}"
+          .replace("#  ", "# "))
     print(f"# OpenMP: {openmp.device_name()}; PoCL: {describe(device)}; "
           f"numpy {np.__version__}")
     print(f"# load average (1 min) before: {os.getloadavg()[0]:.1f}")

@@ -53,7 +53,8 @@ def threads() -> int:
 
 
 def host_device() -> str:
-    return f"{processor_name()} (OpenMP, {threads()} threads)"
+    count = threads()
+    return f"{processor_name()} (OpenMP, {count} thread{'' if count == 1 else 's'})"
 
 
 class OpenMPSession(SessionBase):
