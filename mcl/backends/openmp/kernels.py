@@ -184,7 +184,8 @@ class OpenMPKernelEmitter(KernelEmitter):
                 f"#ifndef {macro}\n#define {macro} 1  // = {_mcpl(size)}, set with "
                 f"-D {macro}=... when the kernel is built\n#endif\n"
             )
-        text += f"void {name}(\n" + ",\n".join(f"{INDENT}{s}" for s in signature) + ")\n{\n"
+        text += self.mapping.dialect.kernel_head("", name)
+        text += ",\n".join(f"{INDENT}{s}" for s in signature) + ")\n{\n"
         text += "\n".join(self._function_body(nd.local, shared, texts)) + "\n}\n"
         plan = KernelPlan(
             name, self.function.name, tuple(args), nd.groups, nd.local, top.span, defines

@@ -139,3 +139,32 @@ def test_a_gpu_leaf_is_refused() -> None:
         generate(checked, "hopper")
     assert caught.value.diagnostics[0].code == "codegen-openmp-leaf"
     assert "CPU leaves" in caught.value.diagnostics[0].message
+
+
+RETURN = """
+x86_avx512 void f(int n, main float[n] a, main float[n] b) {
+  foreach (int t in n / 16 threads) {
+    foreach (int v in 16 vectors) {
+      float s = 0.0;
+      for (int k = 0; k < v; k++) {
+        if (k > 5) {
+          return;
+        }
+        s += a[t * 16 + k];
+      }
+      b[t * 16 + v] = s;
+    }
+  }
+}
+"""
+
+
+def test_a_return_ends_only_its_work_item(tmp_path: Path) -> None:
+    g = generate(load(tmp_path, RETURN))
+    text = _kernel(g.source)
+    assert "goto mcl_next0;" in text and "mcl_next0: ;" in text and "return;" not in text
+    a = np.arange(32, dtype=np.float32)
+    b = run(g, "f", {"n": 32, "a": a, "b": np.full(32, -1, np.float32)})["b"]
+    lane = np.arange(32) % 16
+    sums = np.concatenate([np.cumsum(r) - r for r in a.reshape(2, 16)])
+    np.testing.assert_array_equal(b, np.where(lane <= 6, sums, -1))
