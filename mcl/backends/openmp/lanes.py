@@ -119,7 +119,7 @@ class CLaneEmitter(LaneEmitter):
     def _mask(self, e: Expr) -> str:
         """`e` as a mask: -1 where it is true, 0 where false (OpenCL's vector truth)."""
         self._kind(e)
-        text = f"({self.x(e, BINARY_PRECEDENCE['!='])} != 0)"
+        text = f"({self.x(e, 100)} != 0)"
         return text if self.is_varying(e) else f"(-{text})"
 
     def _vload(self, address: str, element: str) -> str:

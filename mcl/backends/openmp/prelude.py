@@ -108,6 +108,7 @@ def prelude() -> str:
     return "\n".join([
         "#include <math.h>",
         "#include <stdbool.h>",
+        "#include <stdlib.h>",
         "#include <string.h>",
         "#include <tgmath.h>",
         "",
