@@ -168,3 +168,40 @@ def test_a_return_ends_only_its_work_item(tmp_path: Path) -> None:
     lane = np.arange(32) % 16
     sums = np.concatenate([np.cumsum(r) - r for r in a.reshape(2, 16)])
     np.testing.assert_array_equal(b, np.where(lane <= 6, sums, -1))
+
+
+# threads as work-items spread over work-groups of 8 (role `global`): counts that are not
+# a multiple of 8 are guarded.
+GLOBAL_MAPPING = """
+device_type = "cpu"
+[par_groups]
+threads = { role = "global", dim = 0, group_size = 8 }
+vectors = { role = "loop" }
+[spaces]
+main = { address_space = "global", barrier = "global" }
+reg  = { address_space = "private" }
+"""
+
+DOUBLE = """
+x86_avx512 void twice(int n, main float[n] a, main float[n] b) {
+  foreach (int i in n threads) {
+    foreach (int v in 1 vectors) {
+      b[i] = a[i] * 2.0;
+    }
+  }
+}
+"""
+
+
+def test_role_global_is_guarded(tmp_path: Path) -> None:
+    from mcl.codegen.mapping import parse_mapping, tomllib
+
+    hwd = LIBRARY.get("x86_avx512")
+    mapping = parse_mapping(tomllib.loads(GLOBAL_MAPPING), "x86_avx512.openmp.toml", hwd,
+                            "openmp")
+    g = pipeline.generate(load(tmp_path, DOUBLE), "x86_avx512", LIBRARY, mapping)
+    text = _kernel(g.source)
+    assert "if ((mcl_group0 * mcl_local0 + mcl_item0) < n) {" in text
+    assert "mcl_item0 < 8;" in text
+    a = np.random.default_rng(5).random(37, dtype=np.float32)
+    np.testing.assert_allclose(run(g, "twice", {"n": 37, "a": a, "b": 0 * a})["b"], 2 * a)
