@@ -78,6 +78,8 @@ def build_library(source: str, options: tuple[str, ...] = ()) -> Built:
                 "run-build",
                 f"the C compiler ({' '.join(command)}) rejected the generated code:\n"
                 f"{done.stderr.strip()}",
-                hint="this is a bug in mcl's code generation; please report it"))
+                hint="where the compiler or linker misses OpenMP (libgomp, libomp), install "
+                "it or name another compiler in $CC; otherwise this is a bug in mcl's code "
+                "generation, please report it"))
         os.replace(library, target)  # atomic: a concurrent run sees all of it or nothing
     return Built(target, False)
