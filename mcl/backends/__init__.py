@@ -34,8 +34,6 @@ if TYPE_CHECKING:
 GROUP = "mcl.backends"
 # The backend of commands run without --backend / --lang.
 DEFAULT_BACKEND = "opencl"
-# Modules of this package that are no backend.
-_NOT_BACKENDS = frozenset({"base"})
 
 
 def _entry_point_values() -> dict[str, str]:
@@ -48,7 +46,7 @@ def _entry_point_values() -> dict[str, str]:
 def _bundled() -> dict[str, str]:
     """name -> `module:object` of the backend subpackages of this package."""
     return {m.name: f"{__name__}.{m.name}:backend" for m in pkgutil.iter_modules(__path__)
-            if m.ispkg and m.name not in _NOT_BACKENDS}
+            if m.ispkg}
 
 
 def _values() -> dict[str, str]:
@@ -75,9 +73,14 @@ def get_backend(name: str) -> Backend:
             "backend-unknown", f"there is no backend '{name}'",
             hint=(hint + "; " if hint else "") + "backends: " + ", ".join(backend_names())))
     module_name, _, attribute = value.partition(":")
-    found: object = importlib.import_module(module_name)
-    for part in attribute.split(".") if attribute else ():
-        found = getattr(found, part)
+    try:
+        found: object = importlib.import_module(module_name)
+        for part in attribute.split(".") if attribute else ():
+            found = getattr(found, part)
+    except (ImportError, AttributeError) as exc:
+        raise MclError(error(
+            "backend-import", f"the backend '{name}' ({value}) cannot be loaded: {exc}",
+            hint="install what it needs, or the package that provides it again")) from exc
     from mcl.backends.base import Backend
 
     if not isinstance(found, Backend) or found.name != name:

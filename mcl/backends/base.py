@@ -7,10 +7,11 @@ programming abstractions become constructs of the target language; the emitter's
 structure is the same for every language): `mcl.codegen` lowers a leaf-level program to
 kernel source with the words of the backend's `Dialect`, after reading the leaf's
 `<leaf>.<name>.toml` in the backend's `MappingVocabulary`, and to launch plans
-(`GeneratedModule`). A backend supplies what differs: the spellings, the stages after
-the emitter (`finish_source`, `check_source`), and everything that needs a device or a
-compiler. Nothing outside a backend's own package branches on its name: commands and
-libraries look a backend up in the registry (`mcl.backends.get_backend`) and call it.
+(`GeneratedModule`). A backend supplies what differs: the spellings, its lowering
+(`emit`: the shared emitter, or a subclass of it) and the stages after it
+(`finish_source`, `check_source`), and everything that needs a device or a compiler.
+Nothing outside a backend's own package branches on its name: commands and libraries look
+a backend up in the registry (`mcl.backends.get_backend`) and call it.
 
 A backend without an accelerator fits as well: one that compiles C with the system
 compiler and calls it in the same process lists one host device, runs sessions through

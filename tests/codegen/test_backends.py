@@ -59,6 +59,17 @@ def test_an_entry_point_adds_a_backend_and_is_checked(
     assert caught.value.diagnostics[0].code == "backend-invalid"
 
 
+def test_a_backend_that_cannot_be_loaded_says_so(
+        fresh: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(registry, "_entry_point_values",
+                        lambda: {"gone": "mcl_no_such_package.backend:backend",
+                                 "bare": "mcl.backends.opencl:no_such_object"})
+    for name in ("gone", "bare"):
+        with pytest.raises(MclError) as caught:
+            get_backend(name)
+        assert caught.value.diagnostics[0].code == "backend-import"
+
+
 def test_an_unknown_backend_lists_the_known_ones() -> None:
     with pytest.raises(MclError) as caught:
         get_backend("cdua")

@@ -57,13 +57,13 @@ def test_code_generation_reads_the_checkers_type_of_an_operand() -> None:
     assert kernel is not None
     remainder = next(e for e in ast.walk(kernel) if isinstance(e, ast.Binary)
                      and e.op == "%" and isinstance(e.left, ast.Name) and e.left.name == "tid")
-    plain = pipeline.generate(checked, "hopper", library()).opencl
+    plain = pipeline.generate(checked, "hopper", library()).source
     assert "fmod(" not in plain
     # The same tree with the checker saying `tid` is a float: the remainder is fmod.
     tables = SideTables(dict(checked.tables.types), checked.tables.bindings,
                         checked.tables.declared)
     tables.record_type(remainder.left, T.FLOAT)
-    told = pipeline.generate(replace(checked, tables=tables), "hopper", library()).opencl
+    told = pipeline.generate(replace(checked, tables=tables), "hopper", library()).source
     assert "fmod(tid, THREADS_J)" in told
 
 

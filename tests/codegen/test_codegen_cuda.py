@@ -65,7 +65,7 @@ perfect void f(int n, float[n] a) {
 }
 """,
     )
-    source = pipeline.generate(program, "hopper", library(), language="cuda").opencl
+    source = pipeline.generate(program, "hopper", library(), language="cuda").source
     lines = source.split("\n")
     for k, text in enumerate(lines):
         if re.search(r"//\s*kernel\.mcpl:\d+$", text) and not text.lstrip().startswith("//"):

@@ -60,7 +60,7 @@ def test_unroll_limit_comes_from_the_mapping(tmp_path: Path) -> None:
 
 def test_loops_with_runtime_bounds_are_not_unrolled(tmp_path: Path) -> None:
     source = TILED.replace("k < STEPS", "k < n")
-    assert "#pragma unroll" not in generate(load(tmp_path, source), "fermi").opencl
+    assert "#pragma unroll" not in generate(load(tmp_path, source), "fermi").source
 
 
 def test_constants_are_overridable_macros(tmp_path: Path) -> None:

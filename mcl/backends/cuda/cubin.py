@@ -1,7 +1,7 @@
 """What a cubin says about its kernels: the registers per thread NVIDIA's compiler gave each.
 
 The register count is decided by ptxas, which NVRTC runs to make a cubin
-(mcl.codegen.nvrtc), so it is known on a machine without a GPU. A cubin is an ELF64 file;
+(mcl.backends.cuda.nvrtc), so it is known on a machine without a GPU. A cubin is an ELF64 file;
 ptxas records each kernel's attributes in `.nv.info` sections as (format, attribute, size,
 payload) entries, the register count as attribute EIATTR_REGCOUNT with the kernel's symbol
 index and the count. CUDA 12 and later keep every kernel's count in the one `.nv.info`

@@ -159,9 +159,9 @@ def select_device(spec: str | None = None, preferred_type: str | None = None) ->
 
 def default_device(devices: list[tuple[DeviceInfo, Any]]) -> Any:
     """The device used without `--device`, $MCL_DEVICE or $PYOPENCL_CTX: the CPU device of
-    the PoCL that comes with mcl (mcl.codegen.bundled_pocl), whatever other platforms are
-    installed and in whatever order; without it the first PoCL CPU device, else the first
-    device."""
+    the PoCL that comes with mcl (mcl.backends.opencl.bundled_pocl), whatever other
+    platforms are installed and in whatever order; without it the first PoCL CPU device,
+    else the first device."""
     from mcl.backends.opencl.bundled_pocl import bundled_platform_handles
 
     bundled = bundled_platform_handles()
