@@ -25,7 +25,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from mcl.backends import DEFAULT_BACKEND
 from mcl.codegen.c_expr import ExprPrinter, Needs, by_reference, instance_name
@@ -245,6 +245,9 @@ class ModuleEmitter:
     hwd: HardwareDescription
     mapping: OpenCLMapping
     needs: Needs = field(default_factory=Needs)
+    # What makes a kernel of a foreach nest: a backend whose kernels are shaped otherwise
+    # (C loops over the work-groups, mcl.backends.openmp) gives its subclass here.
+    kernel_emitter: ClassVar[type[KernelEmitter]] = KernelEmitter
 
     def __post_init__(self) -> None:
         self.spaces = SpaceResolver(self.mapping, self.hwd)
@@ -442,7 +445,7 @@ class ModuleEmitter:
             self.printer(scope), self.mapping, self.spaces, constants=self.constant_values
         )
         static = static_host_values(host_body, self.source.constants)
-        emitter = KernelEmitter(f, self.mapping, body, param_args, host_vars, static)
+        emitter = self.kernel_emitter(f, self.mapping, body, param_args, host_vars, static)
         texts, kernels = [], []
         for k, nest in enumerate(nests):
             name = (
