@@ -46,10 +46,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from mcl import pipeline
+    from mcl.backends.opencl.runner import describe
     from mcl.backends.openmp import backend
     from mcl.backends.openmp.emitter import generate
     from mcl.codegen import Session, select_device
-    from mcl.codegen.runner import describe
     from mcl.hdl.library import default_library
     from mcl.tune.tuned_file import best_tuned
 

@@ -93,8 +93,9 @@ def emit(source: CodegenInput, hwd: HardwareDescription, mapping: OpenCLMapping,
 
 def generate(program: CheckedProgram | Program, target: str, library: HwdLibrary,
              overrides: Mapping[str, Number] | None = None) -> GeneratedModule:
-    """mcl.pipeline.generate for this backend: translated down to leaf `target` first when
-    the kernels are written above it."""
+    """mcl.pipeline.generate for this backend: a bare program checked first, then
+    translated down to leaf `target` when the kernels are written above it."""
     from mcl import pipeline
 
-    return pipeline.generate(program, target, library, overrides=overrides, language=LANGUAGE)
+    return pipeline.generate(pipeline.checked(program, library), target, library,
+                             overrides=overrides, language=LANGUAGE)

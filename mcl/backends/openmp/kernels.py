@@ -131,7 +131,7 @@ class OpenMPKernelEmitter(KernelEmitter):
         self, name: str, top: Foreach, levels: list[Level], work: Stmt,
         lanes: tuple[Level, int] | None,
     ) -> tuple[str, KernelPlan]:
-        nd = ndrange(levels)
+        nd = ndrange(levels, self.printer.scope.typed)
         if lanes is not None and nd.guards:
             raise NotVectorisable("work-items of role 'global' are guarded")
         segments = [_stmts(work)] if lanes is not None else barrier_segments(work)

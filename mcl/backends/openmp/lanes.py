@@ -19,6 +19,7 @@ from mcl.backends.openmp.prelude import vector_name, vload, vstore
 from mcl.codegen.lanes import LaneEmitter, NotVectorisable, _stmts
 from mcl.codegen.scope import FLOAT, INT, Var
 from mcl.codegen.vectorize import guard
+from mcl.mcpl import types as T
 from mcl.mcpl.ast import (
     BINARY_PRECEDENCE,
     ArrayType,
@@ -77,7 +78,8 @@ class CLaneEmitter(LaneEmitter):
     # ------------------------------------------------------------------ uniform -> vector
     def _as_varying(self, value: Expr, kind: Prim) -> Expr:
         """`value` (uniform) as a varying expression of `kind`: added to a vector of zeros."""
-        return Binary("+", Name(_ZERO[_element(kind)]), value, span=value.span)
+        zero = self.typed.name(_ZERO[_element(kind)], T.FLOAT if kind == FLOAT else T.INT)
+        return self.typed.binary("+", zero, value, span=value.span)
 
     def _decl(self, d: Decl, indent: int) -> None:
         if (d.name in self.varying and d.init is not None and not self.is_varying(d.init)

@@ -1,7 +1,7 @@
 """Run generated C with OpenMP in this process: the module compiled to a shared library
 (build.py), its kernels called through ctypes on the numpy arrays of the run.
 
-The flow is the runners' (mcl.codegen.runner.SessionBase: arrays to buffers, the host
+The flow is the runners' (mcl.codegen.session.SessionBase: arrays to buffers, the host
 program with its launches, results back); a "buffer" here is a host array the kernels
 work on, so a copy "to the device" is a copy into it (every repetition starts from the
 inputs), and a kernel's time is the wall time of its call.
