@@ -18,7 +18,6 @@ import numpy as np
 
 from mcl.diagnostics import Span
 from mcl.identity import Ref
-from mcl.interp import progress
 from mcl.interp.compile_expr import (
     PRIM,
     CExpr,
@@ -31,6 +30,7 @@ from mcl.interp.compile_expr import (
     with_cast,
 )
 from mcl.interp.lockstep import BarrierToken, ForeachInfo, lockstep, resolving_root
+from mcl.interp.progress import listener
 from mcl.interp.values import POISON, StructValue, scalar_name
 from mcl.mcpl import ast
 from mcl.mcpl import types as T
@@ -403,7 +403,7 @@ class FunctionCompiler(ExprCompiler):
             # No barrier synchronises these units: run them one after another.
             def run_units(f: Frame) -> None:
                 n, base = prepare(f)
-                tell = progress.listener() if outermost else None
+                tell = listener() if outermost else None
                 for i in range(n):
                     unit = base.copy()
                     unit[0] = f
