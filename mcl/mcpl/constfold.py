@@ -94,31 +94,29 @@ def _fold_float(op: str, left: Constant, right: Constant) -> float | None:
     """`left op right` with a floating operand, in the precision C computes it in (the
     usual arithmetic conversions: double if either operand is a `Double`, else float),
     so the constant is what the device computes: `1e20 * 1e20` overflows a float. The
-    operations are the operators' (`FLOAT_OPS`) on Python floats, each result rounded to
-    single precision for a float (the exact result of + - * / rounded once more gives the
-    float operation's own result), and `^` is Python's power of the two (numpy's power,
-    which the interpreter uses, would load numpy in `mcl check`)."""
+    operations are the operators' (`FLOAT_OPS`) on Python floats and `^` Python's power
+    (numpy's, which the interpreter uses, would load numpy in `mcl check`); for a float
+    the result is rounded to single precision: + - * / of two floats computed in double
+    and rounded so give the float operation's own result (a double has more than twice a
+    float's precision)."""
+    if op not in ("+", "-", "*", "/", "^"):
+        return None  # `%` is defined on integers only
     double = isinstance(left, Double) or isinstance(right, Double)
     exact = Double if double else to_single
     a, b = exact(float(left)), exact(float(right))
     if math.isinf(a) or math.isinf(b):
-        raise _float_overflow(double)  # an int or a literal past the largest float
+        raise _float_overflow(double)  # a literal past the largest float
     try:
-        value = a**b if op == "^" else FLOAT_OPS[op](a, b) if op in ("+", "-", "*", "/") \
-            else None
+        value = a**b if op == "^" else FLOAT_OPS[op](a, b)
     except ZeroDivisionError:
         return None  # IEEE: x / 0.0 is an infinity or NaN, which C allows
     except OverflowError:
         raise _float_overflow(double) from None
-    if value is None:
-        return None
-    if isinstance(value, complex):  # a negative base and a fractional exponent
+    if isinstance(value, complex):  # a negative base and a fractional exponent: NaN in C
         raise _not_a_number()
     value = exact(value)
-    if math.isinf(value) and math.isfinite(a) and math.isfinite(b):
+    if math.isinf(value):
         raise _float_overflow(double)
-    if math.isnan(value) and not (math.isnan(a) or math.isnan(b)):
-        raise _not_a_number()
     return value
 
 
