@@ -4,13 +4,18 @@ other's module for it)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from mcl.commands.run import PreparedRun
+from typing import Any, Protocol
 
 
-def kernel_line(prepared: PreparedRun, target: str, seconds: float, repeat: int,
+class _Run(Protocol):
+    """What the line tells of a run (`mcl.commands.run.PreparedRun`)."""
+
+    function: str
+    sizes: dict[str, int]
+    reference: Any  # mcl.verify.Reference: the work of the run's sizes
+
+
+def kernel_line(prepared: _Run, target: str, seconds: float, repeat: int,
                 whose: str = "") -> str:
     """`matmul (hopper) on n=... : kernel time 1.234 ms (median of 5), 12.3 GFLOP/s`;
     `whose` says whose time it is (a split run's slowest device)."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -21,6 +21,7 @@ from mcl.identity import Ref
 from mcl.interp.compile_expr import (
     PRIM,
     CExpr,
+    Compiling,
     ExprCompiler,
     Fn,
     Frame,
@@ -36,9 +37,6 @@ from mcl.mcpl import ast
 from mcl.mcpl import types as T
 from mcl.mcpl.operators import COMPOUND
 from mcl.translate.unit_limits import UnitLimit, unit_limit
-
-if TYPE_CHECKING:
-    from mcl.interp.engine import Engine
 
 Gen = Callable[[Frame], Iterator[BarrierToken]]
 
@@ -102,7 +100,7 @@ def _sequence(parts: list[CStmt]) -> CStmt:
 class FunctionCompiler(ExprCompiler):
     """Compiles one function body (statements on top of `ExprCompiler`'s expressions)."""
 
-    def __init__(self, engine: Engine, function: ast.Function):
+    def __init__(self, engine: Compiling, function: ast.Function):
         super().__init__(engine, function)
         self.foreach_stack: list[ForeachInfo] = []
         self.hwd = engine.hwd(function.hwd)
