@@ -226,9 +226,7 @@ def _steps(args: argparse.Namespace, sizes: list[str]) -> list[Step]:
 def run(args: argparse.Namespace, main: Callable[[list[str]], int] | None = None,
         console: Console | None = None) -> int:
     if main is None:
-        from mcl.cli import main as cli_main
-
-        main = cli_main
+        main = args.main  # mcl.cli's entry point, which the cli's parser sets
     if console is None:
         console = Console(highlight=False)
         console.width = min(console.width, MAX_WIDTH)

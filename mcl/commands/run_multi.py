@@ -112,7 +112,7 @@ def report_multi(prepared: Any, target: str, result: Any, repeat: int) -> None:
     """The kernel time of the slowest device and the rate, then a line per device."""
     from rich.console import Console
 
-    from mcl.commands.run import kernel_line
+    from mcl.commands.kernel_time import kernel_line
     from mcl.multi.run import describe_devices
 
     line = kernel_line(prepared, target, result.kernel_time_s, repeat, "the slowest device")
