@@ -39,7 +39,7 @@ _EXPORTS = {
     "Analysis": "mcl.feedback.analysis",
     "AnalysisContext": "mcl.feedback.analysis",
     "Message": "mcl.feedback.messages",
-    "Severity": "mcl.feedback.messages",
+    "FeedbackSeverity": "mcl.feedback.messages",
     "Value": "mcl.feedback.messages",
 }
 

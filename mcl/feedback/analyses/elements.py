@@ -21,14 +21,14 @@ from __future__ import annotations
 from typing import Any
 
 from mcl.feedback.analysis import AnalysisContext
-from mcl.feedback.codes import MessageCode
 from mcl.feedback.emit import Emitter, expr_text
 from mcl.feedback.facts.blocks import OUTPUT, classify
 from mcl.feedback.facts.contention import contended
 from mcl.feedback.facts.counting import iterations
 from mcl.feedback.facts.kernel import Loop
 from mcl.feedback.facts.resident import resident_units
-from mcl.feedback.messages import Message, Severity
+from mcl.feedback.message_code import MessageCode
+from mcl.feedback.messages import FeedbackSeverity, Message
 from mcl.feedback.values import evaluate
 from mcl.mcpl import ast
 
@@ -36,7 +36,7 @@ from mcl.mcpl import ast
 DOCS = "several-elements-per-unit-elements"  # its section of docs/feedback.md
 MESSAGE_CODES = (
     MessageCode("elements-several-per-unit", "compute several elements per unit",
-                (Severity.SUGGESTION,), DOCS),
+                (FeedbackSeverity.SUGGESTION,), DOCS),
 )
 
 
@@ -69,7 +69,7 @@ def several_elements(ctx: AnalysisContext) -> list[Message]:
         if launched is not None and launched <= capacity:
             continue  # the device runs all of them at once: nothing to gain
         out.append(emit.message(
-            "elements-several-per-unit", Severity.SUGGESTION,
+            "elements-several-per-unit", FeedbackSeverity.SUGGESTION,
             f"each {unit} computes one element of {name}, and the kernel launches {{units}} "
             f"{unit}s while {hwd.name} keeps at most {{concurrent}} resident "
             f"({resident.explain()}): it may be beneficial to compute more than one "

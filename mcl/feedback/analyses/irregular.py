@@ -47,7 +47,6 @@ from typing import Any
 import sympy
 
 from mcl.feedback.analysis import AnalysisContext
-from mcl.feedback.codes import MessageCode
 from mcl.feedback.emit import Emitter, expr_text
 from mcl.feedback.facts.compiled import Compiler
 from mcl.feedback.facts.contention import (
@@ -62,7 +61,8 @@ from mcl.feedback.facts.kernel import Access, KernelFacts, Loop
 from mcl.feedback.facts.layout import element_layout, flat_index
 from mcl.feedback.facts.strides import loop_stride
 from mcl.feedback.facts.symbolic import iterations_symbol
-from mcl.feedback.messages import Message, Severity
+from mcl.feedback.message_code import MessageCode
+from mcl.feedback.messages import FeedbackSeverity, Message
 from mcl.feedback.values import evaluate
 from mcl.identity import Ref
 from mcl.mcpl import ast
@@ -71,14 +71,15 @@ from mcl.mcpl import ast
 DOCS = "irregular-access-irregular"  # its section of docs/feedback.md
 MESSAGE_CODES = (
     MessageCode("store-contention", "concurrent writers per data-dependent address",
-                (Severity.INFO,), DOCS),
+                (FeedbackSeverity.INFO,), DOCS),
     MessageCode("store-race", "data-dependent updates without atomicAdd",
-                (Severity.WARNING,), DOCS),
-    MessageCode("store-privatise", "privatise a contended array", (Severity.SUGGESTION,), DOCS),
+                (FeedbackSeverity.WARNING,), DOCS),
+    MessageCode("store-privatise", "privatise a contended array",
+                (FeedbackSeverity.SUGGESTION,), DOCS),
     MessageCode("loop-data-bounds-stride", "stride inside a loop with data-dependent bounds",
-                (Severity.INFO,), DOCS),
+                (FeedbackSeverity.INFO,), DOCS),
     MessageCode("loop-data-bounds-imbalance", "load imbalance of data-dependent trip counts",
-                (Severity.INFO, Severity.SUGGESTION), DOCS),
+                (FeedbackSeverity.INFO, FeedbackSeverity.SUGGESTION), DOCS),
 )
 
 
@@ -140,7 +141,7 @@ def _store_messages(emit: Emitter, c: Contention) -> list[Message]:
     out = []
     if not c.atomic and more_than_one(c.writers, emit.values):
         out.append(emit.message(
-            "store-race", Severity.WARNING,
+            "store-race", FeedbackSeverity.WARNING,
             f"{text} is updated at an address that depends on data ({why}) by {{writers}} "
             f"{unit}s without atomicAdd: {unit}s that meet at one address lose updates",
             acc.node.span, figures, acc.item.loops,
@@ -173,7 +174,7 @@ def _store_messages(emit: Emitter, c: Contention) -> list[Message]:
     # The problem of such a store is contention, not the work per unit: the
     # message says so, and the several-elements advice is not given for it (`contended`).
     out.append(emit.message(
-        "store-contention", Severity.INFO,
+        "store-contention", FeedbackSeverity.INFO,
         ("atomic contention: " if c.atomic else "") +
         f"{text} is written at an address that depends on data ({why}): {{writers}} "
         f"{unit}s write into one copy of {name} ({{concurrent}} of them resident at once) "
@@ -212,7 +213,7 @@ def _store_messages(emit: Emitter, c: Contention) -> list[Message]:
                      f"{unit} handle several "
                      f"elements first")
         hint = f"compute several elements per {unit} first, then privatise"
-    out.append(emit.message("store-privatise", Severity.SUGGESTION, text_out, acc.node.span,
+    out.append(emit.message("store-privatise", FeedbackSeverity.SUGGESTION, text_out, acc.node.span,
                             figures, acc.item.loops, hint=hint))
     return out
 
@@ -348,12 +349,12 @@ def loop_value(facts: KernelFacts, loop: Loop) -> Any | None:
     """The variable of a for-loop with data-dependent bounds as `start + step * counter`
     (the start an unknown from data); None when the step is not a fixed addition. The
     evaluator keeps such a variable opaque, as its trip count is unknown."""
-    from mcl.feedback.facts.symbolic import _step
+    from mcl.feedback.facts.loop_forms import loop_step
 
     ev = facts.evaluator
     node = loop.node
     assert isinstance(node, ast.For)
-    step = _step(node.step, loop.name)
+    step = loop_step(node.step, loop.name)
     if step is None or step[0] != "add":
         return None
     inc = ev.sym(step[1], loop.body_scope)
@@ -431,7 +432,8 @@ def _loop_messages(emit: Emitter, d: DataLoop) -> list[Message]:
                     figures["lane_stride_bytes"] = across
                     msg += (f"; the {lockstep[1]} {lane.group} {lane.name} that run in "
                             f"lock-step access elements {{lane_stride_bytes}} B apart")
-        out.append(emit.message("loop-data-bounds-stride", Severity.INFO, msg, acc.node.span,
+        out.append(emit.message("loop-data-bounds-stride", FeedbackSeverity.INFO, msg,
+                                acc.node.span,
                                 figures, acc.item.loops))
     if d.varying:
         out.append(_imbalance(emit, d, bounds, lanes, lockstep))
@@ -460,7 +462,8 @@ def _imbalance(emit: Emitter, d: DataLoop, bounds: str, lanes: list[Loop],
         text += (f"; the {lockstep[1]} {varying_lanes[-1].group} that run in lock-step wait "
                  f"for the longest of them, so at worst {{efficiency}} of the lane time of the "
                  f"units that have work is useful")
-    severity = Severity.SUGGESTION if _less(1.5, top / avg, emit.values) else Severity.INFO
+    severity = FeedbackSeverity.SUGGESTION if _less(1.5, top / avg, emit.values) \
+        else FeedbackSeverity.INFO
     return emit.message(
         "loop-data-bounds-imbalance", severity, text, loop.span, figures, loop.parents,
         hint=(f"give -D {avg}=... (average) and -D {top}=... (maximum); long iterations "

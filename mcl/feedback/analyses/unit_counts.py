@@ -13,11 +13,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from mcl.feedback.analysis import AnalysisContext
-from mcl.feedback.codes import MessageCode
 from mcl.feedback.emit import Emitter
 from mcl.feedback.facts.counting import iterations
 from mcl.feedback.facts.kernel import Loop
-from mcl.feedback.messages import Message, Severity
+from mcl.feedback.message_code import MessageCode
+from mcl.feedback.messages import FeedbackSeverity, Message
 from mcl.feedback.values import evaluate
 
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 DOCS = "units-beyond-a-par_groups-limit-unit_counts"  # its section of docs/feedback.md
 MESSAGE_CODES = (
     MessageCode("units-over-limit", "more units than the par_group allows",
-                (Severity.WARNING,), DOCS),
+                (FeedbackSeverity.WARNING,), DOCS),
 )
 
 
@@ -63,7 +63,7 @@ def units_over_limit(ctx: AnalysisContext) -> list[Message]:
         bound = "exactly" if limit.exact else "at most"
         names = " and ".join(f"{x.name}" for x in nest)
         out.append(emit.message(
-            "units-over-limit", Severity.WARNING,
+            "units-over-limit", FeedbackSeverity.WARNING,
             f"foreach {names} runs {{units}} units of '{limit.group}', but {hwd.name} allows "
             f"{bound} {{limit}} {where} ({limit.path}): the kernel cannot run as written",
             nest[0].span, {"units": units, "limit": limit.limit}, tuple(nest),
