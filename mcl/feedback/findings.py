@@ -167,6 +167,38 @@ class ShareInFasterMemory(ProposedChange):
     units: Value
 
 
+@dataclass(frozen=True)
+class ComputeSeveralElements(ProposedChange):
+    """Let each unit of the foreach `loop` compute several elements of the output
+    `array` (its store `store`) in a for-loop, and launch fewer units, but no fewer than
+    `resident` (the units the description keeps resident): now `units` units compute
+    one element each."""
+
+    array: str
+    store: AccessPlace
+    loop: LoopPlace
+    units: Value
+    resident: Value
+
+
+@dataclass(frozen=True)
+class PrivatiseArray(ProposedChange):
+    """Give each unit of the `owners` loops (the outer of the sharing loops; none: one
+    copy for the kernel) a copy of the contended `array` in `space` (`faster`: a faster
+    space than its own) of `copy_bytes`, shared by the units of the `sharers` loops, that
+    `store` updates with atomicAdd; after a barrier, add the `copies` copies into
+    `array`."""
+
+    array: str
+    store: AccessPlace
+    space: str
+    faster: bool
+    owners: tuple[LoopPlace, ...]
+    sharers: tuple[LoopPlace, ...]
+    copies: Value
+    copy_bytes: Value
+
+
 # ----------------------------------------------------------------------------- findings
 
 
@@ -421,6 +453,26 @@ class FasterMemoryProposal(Finding):
     CODE: ClassVar[MessageCode | None] = MessageCode(
         "memory-faster-space", "share reused data in a faster memory",
         (FeedbackSeverity.SUGGESTION,), MEMORY_DOCS)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SeveralElementsProposal(Finding):
+    """Units that compute one output element each, more than the device keeps resident
+    (mcl.feedback.analyses.elements); `change` is a `ComputeSeveralElements`."""
+
+    CODE: ClassVar[MessageCode | None] = MessageCode(
+        "elements-several-per-unit", "compute several elements per unit",
+        (FeedbackSeverity.SUGGESTION,), "several-elements-per-unit-elements")
+
+
+@dataclass(frozen=True, kw_only=True)
+class PrivatisationProposal(Finding):
+    """A contended array that copies per group of units would relieve
+    (mcl.feedback.analyses.irregular); `change` is a `PrivatiseArray`."""
+
+    CODE: ClassVar[MessageCode | None] = MessageCode(
+        "store-privatise", "privatise a contended array", (FeedbackSeverity.SUGGESTION,),
+        "irregular-access-irregular")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -8,19 +8,24 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import load_kernel
+from conftest import KERNELS, load_kernel
 
 from mcl import pipeline
 from mcl.feedback import findings as records
 from mcl.feedback.findings import (
     BankConflictFinding,
+    ComputeSeveralElements,
     Finding,
     KeepInRegister,
     OccupancyFinding,
+    PrivatisationProposal,
+    PrivatiseArray,
     RaiseOccupancy,
     RegisterReload,
     RemoveBankConflict,
     RooflineFinding,
+    SeveralElementsProposal,
+    ShareInFasterMemory,
     TimeEstimate,
     TransferTotals,
     UncoalescedAccess,
@@ -125,3 +130,37 @@ def test_an_occupancy_change_states_the_warps_it_gives() -> None:
     assert (change.warps_per_sm, change.warps_per_sm_after) == (32, 64)
     assert occupancy.grid_blocks == 512 and change.limits == ("the grid",)
     assert occupancy.gain is not None and occupancy.gain.factor > 1
+
+
+def _kernel_findings(path: Path, level: str, values: dict) -> list[Finding]:
+    program, library = load_kernel(path, level)
+    function = program.main.functions[-1]
+    return analyse_findings(function, pipeline.check(program, library),
+                            library.get(function.hwd), values)
+
+
+def test_a_privatisation_names_the_copy_its_owners_and_sharers() -> None:
+    found = _kernel_findings(KERNELS / "histogram" / "perfect.mcpl", "gpu",
+                             {"h": 16384, "w": 16384})
+    (proposal,) = [f for f in found if isinstance(f, PrivatisationProposal)]
+    change = proposal.change
+    assert isinstance(change, PrivatiseArray)
+    assert change.array == "hist" and change.store.kind == "store"
+    assert (change.space, change.faster) == ("local", True)
+    assert {loop.group for loop in change.owners} == {"blocks"}  # a 2-D grid of blocks
+    assert {loop.group for loop in change.sharers} == {"threads"}
+    assert change.copy_bytes.numeric == 1024
+
+
+def test_several_elements_names_the_output_and_the_foreach_to_split() -> None:
+    found = _kernel_findings(KERNELS / "matmul" / "perfect.mcpl", "gpu",
+                             {"n": 1000, "m": 1000, "p": 1000})
+    (proposal,) = [f for f in found if isinstance(f, SeveralElementsProposal)]
+    change = proposal.change
+    assert isinstance(change, ComputeSeveralElements)
+    assert (change.array, change.store.text) == ("c", "c[i, j]")
+    assert change.loop.kind == "foreach" and change.loop.name == "bi"
+    assert change.units.numeric is not None and change.resident.numeric is not None
+    assert change.units.numeric > change.resident.numeric
+    shares = [f.change for f in found if isinstance(f.change, ShareInFasterMemory)]
+    assert shares and all(s.space == "local" and s.current == "dev" for s in shares)

@@ -43,6 +43,7 @@ from mcl.feedback.facts.layout import element_count, element_layout, flat_index
 from mcl.feedback.facts.predictable import loops_since_declaration, unpredictable_reasons
 from mcl.feedback.facts.reuse import LoopReuse, RatioReuse, ReuseFacts
 from mcl.feedback.facts.symbolic import identical
+from mcl.feedback.findings import Finding
 from mcl.feedback.message_code import COLLAPSED, MessageCode
 from mcl.feedback.messages import FeedbackSeverity, Message
 from mcl.hdl.model import UNLIMITED, HardwareDescription, MemoryInfo, Parallelism
@@ -632,6 +633,7 @@ def _cache_oriented_message(emit: Emitter, facts: KernelFacts,
         "temporary would improve", facts.function.span)
 
 
-def cache_analysis(ctx: AnalysisContext) -> list[Message]:
-    """Best and worst case cache-line fetches of every access in every loop (paper 6.4)."""
-    return cache_messages(ctx.facts, ctx.values)
+def cache_analysis(ctx: AnalysisContext) -> list[Finding]:
+    """Best and worst case cache-line fetches of every access in every loop (paper 6.4):
+    facts for a reader of the report, which no other analysis reads (plain findings)."""
+    return [Finding(m) for m in cache_messages(ctx.facts, ctx.values)]

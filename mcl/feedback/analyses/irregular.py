@@ -61,6 +61,15 @@ from mcl.feedback.facts.kernel import Access, KernelFacts, Loop
 from mcl.feedback.facts.layout import element_layout, flat_index
 from mcl.feedback.facts.strides import loop_stride
 from mcl.feedback.facts.symbolic import iterations_symbol
+from mcl.feedback.findings import (
+    AccessPlace,
+    Finding,
+    LoopPlace,
+    PrivatisationProposal,
+    PrivatiseArray,
+    code_of,
+    declaration,
+)
 from mcl.feedback.message_code import MessageCode
 from mcl.feedback.messages import FeedbackSeverity, Message
 from mcl.feedback.values import evaluate
@@ -74,8 +83,7 @@ MESSAGE_CODES = (
                 (FeedbackSeverity.INFO,), DOCS),
     MessageCode("store-race", "data-dependent updates without atomicAdd",
                 (FeedbackSeverity.WARNING,), DOCS),
-    MessageCode("store-privatise", "privatise a contended array",
-                (FeedbackSeverity.SUGGESTION,), DOCS),
+    declaration(PrivatisationProposal),
     MessageCode("loop-data-bounds-stride", "stride inside a loop with data-dependent bounds",
                 (FeedbackSeverity.INFO,), DOCS),
     MessageCode("loop-data-bounds-imbalance", "load imbalance of data-dependent trip counts",
@@ -127,7 +135,7 @@ def _split(c: Contention, group: str, space: str, faster: bool) -> Privatisation
     return Privatisation(space, faster, c.sharing[:first], c.sharing[first:])
 
 
-def _store_messages(emit: Emitter, c: Contention) -> list[Message]:
+def _store_findings(emit: Emitter, c: Contention) -> list[Finding]:
     facts = emit.facts
     ev = facts.evaluator
     acc = c.access
@@ -138,14 +146,14 @@ def _store_messages(emit: Emitter, c: Contention) -> list[Message]:
     figures = {"distinct": c.distinct, "writers": c.writers, "concurrent": c.concurrent,
                "per_address": per_address, "updates": c.updates}
     why = "; ".join(c.reasons)
-    out = []
+    out: list[Finding] = []
     if not c.atomic and more_than_one(c.writers, emit.values):
-        out.append(emit.message(
+        out.append(Finding(emit.message(
             "store-race", FeedbackSeverity.WARNING,
             f"{text} is updated at an address that depends on data ({why}) by {{writers}} "
             f"{unit}s without atomicAdd: {unit}s that meet at one address lose updates",
             acc.node.span, figures, acc.item.loops,
-            hint=f"use atomicAdd({text}, ...), or give each {unit} its own copy"))
+            hint=f"use atomicAdd({text}, ...), or give each {unit} its own copy")))
     # A store under a condition on data (`if (firstRow >= 0) rowSum[firstRow] += t`) runs
     # where the data say, and kernels written that way usually let the data give each
     # address one writer (spmv's rows joined by the unit that ends them): the writers and
@@ -173,7 +181,7 @@ def _store_messages(emit: Emitter, c: Contention) -> list[Message]:
             + f"; computing several elements per {unit} does not remove the contention")
     # The problem of such a store is contention, not the work per unit: the
     # message says so, and the several-elements advice is not given for it (`contended`).
-    out.append(emit.message(
+    out.append(Finding(emit.message(
         "store-contention", FeedbackSeverity.INFO,
         ("atomic contention: " if c.atomic else "") +
         f"{text} is written at an address that depends on data ({why}): {{writers}} "
@@ -182,7 +190,7 @@ def _store_messages(emit: Emitter, c: Contention) -> list[Message]:
         f"address when the values are spread evenly, all {{concurrent}} on one address when "
         f"they are equal; updates of one address run one after another",
         acc.node.span, figures, acc.item.loops,
-        hint=contention_hint))
+        hint=contention_hint)))
     if plan is None:
         return out
     copies = product(ev.trips(x) for x in plan.outer)
@@ -213,8 +221,13 @@ def _store_messages(emit: Emitter, c: Contention) -> list[Message]:
                      f"{unit} handle several "
                      f"elements first")
         hint = f"compute several elements per {unit} first, then privatise"
-    out.append(emit.message("store-privatise", FeedbackSeverity.SUGGESTION, text_out, acc.node.span,
-                            figures, acc.item.loops, hint=hint))
+    message = emit.message(code_of(PrivatisationProposal), FeedbackSeverity.SUGGESTION,
+                           text_out, acc.node.span, figures, acc.item.loops, hint=hint)
+    stated = message.value_map  # the figures as the message states them
+    out.append(PrivatisationProposal(message, change=PrivatiseArray(
+        acc.binding.root.name, AccessPlace.of(acc, text, "store"), plan.space, plan.faster,
+        tuple(LoopPlace.of(x) for x in plan.outer), tuple(LoopPlace.of(x) for x in plan.inner),
+        stated["copies"], stated["copy_bytes"])))
     return out
 
 
@@ -474,12 +487,12 @@ def _imbalance(emit: Emitter, d: DataLoop, bounds: str, lanes: list[Loop],
 # ----------------------------------------------------------------------------- analysis
 
 
-def irregular_access(ctx: AnalysisContext) -> list[Message]:
+def irregular_access(ctx: AnalysisContext) -> list[Finding]:
     """Contention of data-dependent stores (privatisation) and strides and imbalance of
     loops with data-dependent bounds."""
     facts, values = ctx.facts, ctx.values
     emit = Emitter(facts, "irregular", values)
-    out: list[Message] = []
+    out: list[Finding] = []
     seen: set[Ref[ast.Expr]] = set()  # an access node once, wherever it stands
     for acc in facts.accesses:
         c = store_contention(facts, acc, values)
@@ -487,7 +500,7 @@ def irregular_access(ctx: AnalysisContext) -> list[Message]:
         if c is not None and c.update and Ref(acc.node) not in seen:
             seen.add(Ref(acc.node))
             if more_than_one(c.writers, values):  # a copy per unit: nothing to contend
-                out += _store_messages(emit, c)  # as `contended` says
+                out += _store_findings(emit, c)  # as `contended` says
     for d in data_loops(facts):
-        out += _loop_messages(emit, d)
+        out += [Finding(m) for m in _loop_messages(emit, d)]
     return out

@@ -39,6 +39,7 @@ from mcl.feedback.facts.costs import (
 )
 from mcl.feedback.facts.counting import tidy
 from mcl.feedback.facts.kernel import KernelFacts
+from mcl.feedback.findings import Finding
 from mcl.feedback.message_code import LEFT_OUT, MessageCode
 from mcl.feedback.messages import FeedbackSeverity, Message
 
@@ -59,7 +60,7 @@ MESSAGE_CODES = (
 # ----------------------------------------------------------------------------- messages
 
 
-def operation_statistics(ctx: AnalysisContext) -> list[Message]:
+def operation_statistics(ctx: AnalysisContext) -> list[Finding]:
     """Computational instructions, data accesses and arithmetic intensity (paper 6.2)."""
     function, facts, values = ctx.function, ctx.facts, ctx.values
     costs = function_costs(facts, values)
@@ -104,7 +105,8 @@ def operation_statistics(ctx: AnalysisContext) -> list[Message]:
                 + " ".join(f"-D {n}=..." for n in needs) if needs else None)
         out.append(emit.message("opstats-approximate", FeedbackSeverity.WARNING,
                                 f"approximation: {why}", span, approximate=True, hint=hint))
-    return out
+    # facts for a reader of the report, which no other analysis reads: plain findings
+    return [Finding(m) for m in out]
 
 
 def _per_unit_space(facts: KernelFacts, costs: Costs, emit: Emitter, approximate: bool

@@ -8,6 +8,7 @@ from __future__ import annotations
 from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.emit import Emitter, conjunction, expr_text, loop_text
 from mcl.feedback.facts.reuse import LoopReuse, RatioReuse, ReuseFacts, register_hint
+from mcl.feedback.findings import Finding
 from mcl.feedback.message_code import MessageCode
 from mcl.feedback.messages import FeedbackSeverity, Message
 
@@ -26,7 +27,7 @@ MESSAGE_CODES = (
 
 
 
-def data_reuse(ctx: AnalysisContext) -> list[Message]:
+def data_reuse(ctx: AnalysisContext) -> list[Finding]:
     """Reads whose elements are loaded more than once."""
     facts = ctx.facts
     emit = Emitter(facts, "reuse", ctx.values)
@@ -74,4 +75,4 @@ def data_reuse(ctx: AnalysisContext) -> list[Message]:
                 "reuse-unpredictable", FeedbackSeverity.INFO,
                 f"{why}: the data reuse of {text} cannot be determined statically",
                 span, None, loops))
-    return out
+    return [Finding(m) for m in out]  # nothing reads them by type: plain findings

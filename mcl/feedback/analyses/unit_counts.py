@@ -16,6 +16,7 @@ from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.emit import Emitter
 from mcl.feedback.facts.counting import iterations
 from mcl.feedback.facts.kernel import Loop
+from mcl.feedback.findings import Finding
 from mcl.feedback.message_code import MessageCode
 from mcl.feedback.messages import FeedbackSeverity, Message
 from mcl.feedback.values import evaluate
@@ -38,7 +39,7 @@ def has_unit_limits(hwd: HardwareDescription) -> bool:
     return any(unit_limit(hwd, g.name) is not None for g in hwd.par_groups())
 
 
-def units_over_limit(ctx: AnalysisContext) -> list[Message]:
+def units_over_limit(ctx: AnalysisContext) -> list[Finding]:
     """Warn where a foreach runs more units of a par_group than the description allows."""
     from mcl.translate.unit_limits import unit_limit
 
@@ -70,7 +71,7 @@ def units_over_limit(ctx: AnalysisContext) -> list[Message]:
             approximate=not exact,
             hint=f"split the work over an enclosing par_group or a for-loop, so that at most "
                  f"{limit.limit:,} units of '{limit.group}' run {where}"))
-    return out
+    return [Finding(m) for m in out]  # nothing reads them by type: plain findings
 
 
 def _same_group_child(inner: Any, outer: Any) -> bool:
