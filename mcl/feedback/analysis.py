@@ -4,10 +4,10 @@ An analysis is an `Analysis` record: a name, a predicate on the hardware descrip
 (which analyses run depends on what the description exposes: feedback.md, "Principles"),
 and a function of one `AnalysisContext` that returns its findings (typed records,
 `mcl.feedback.findings`; an installed analysis may return plain messages). The context
-carries everything an analysis may
-use -- the function, its program, the description, the user's values -- and the facts of
-the function (`mcl.feedback.facts.kernel.KernelFacts`), built on first use and shared by all
-analyses of the same context; `ctx.get(Kind)` gives a fact derived from them (the reuse
+carries everything an analysis may use -- the function, its program, the description,
+the user's values -- and the facts of the function
+(`mcl.feedback.facts.kernel.KernelFacts`), built on first use and shared by all analyses
+of the same context; `ctx.get(Kind)` gives a fact derived from them (the reuse
 findings, the operation counts, ...), derived once per function for whichever analysis
 asks first, so that analyses share results without importing each other. Nothing is
 found through import side effects or caches keyed by object identity:

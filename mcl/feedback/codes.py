@@ -1,8 +1,8 @@
 """The catalogue of the stable message codes: each declared once, by the module that
 emits it (or by its findings record type, mcl.feedback.findings), as a
 `mcl.feedback.message_code.MessageCode` (title, severities, whether a report shows it by
-default, how `mcl report`'s
-feedback column treats it, and its section of the catalogue, docs/feedback.md). This
+default, how `mcl report`'s feedback column treats it, and its section of the catalogue,
+docs/feedback.md). This
 module gathers the declarations; the titles of a report's summary, the rule of what a
 report shows without `-v` (mcl.feedback.render.visibility) and the rules of the feedback
 column (mcl.report.headline) are all read from them.

@@ -9,8 +9,7 @@ analysis).
 
 Adding an analysis: write a module in `mcl/feedback/analyses/` with a function
 `(ctx: AnalysisContext) -> list[Finding]` (mcl.feedback.findings) and the declarations
-of its message codes
-(`MESSAGE_CODES`), and add an `Analysis(name, function, when, description=...,
+of its message codes (`MESSAGE_CODES`), and add an `Analysis(name, function, when, description=...,
 codes=...)` row for it to `BUILTIN` below (plain imports: a module that fails to import
 fails loudly); a separate package can offer `Analysis` objects through the entry-point
 group `mcl.feedback_analyses` instead (docs/architecture.md, "Feedback in layers").

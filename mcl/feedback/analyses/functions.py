@@ -18,9 +18,9 @@ in a hardware description." A block of a description names one with
 A function returns nothing (or ""), a string, a `Message` (`kernel.message(...)`), a
 finding (`mcl.feedback.findings`: what `mcl.feedback.lockstep` and
 `mcl.feedback.occupancy` build for the bundled functions), or an iterable of those.
-Problems never stop `mcl check`: a missing function, a module that
-does not import, a function that raises, or a value the user did not give become
-warnings that say what to do.
+Problems never stop `mcl check`: a missing function, a module that does not import, a
+function that raises, or a value the user did not give become warnings that say what to
+do.
 """
 
 from __future__ import annotations
