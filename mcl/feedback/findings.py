@@ -34,9 +34,15 @@ if TYPE_CHECKING:
 
 F = TypeVar("F", bound="Finding")
 
-# The sections of docs/feedback.md the codes declared here are catalogued in.
+# The sections of docs/feedback.md the codes declared here are catalogued in (the
+# analyses that emit them declare their other codes in the same sections).
 FUNCTIONS_DOCS = "performance-feedback-functions-functions-paper-65"
 MEMORY_DOCS = "faster-memory-memory-paper-63"
+TRANSFERS_DOCS = "transfers-transfers-levels-with-a-host"
+ELEMENTS_DOCS = "several-elements-per-unit-elements"
+IRREGULAR_DOCS = "irregular-access-irregular"
+ROOFLINE_DOCS = "roofline-roofline-levels-with-a-peak"
+TIMEMODEL_DOCS = "time-estimate-timemodel"
 
 
 # ----------------------------------------------------------------------------- places
@@ -303,7 +309,7 @@ class RooflineFinding(Finding):
 
     CODE: ClassVar[MessageCode | None] = MessageCode(
         "roofline", "the bound and the attainable performance (roofline)",
-        (FeedbackSeverity.INFO,), "roofline-roofline-levels-with-a-peak", headline=True,
+        (FeedbackSeverity.INFO,), ROOFLINE_DOCS, headline=True,
         column=LEFT_OUT)
 
 
@@ -426,7 +432,7 @@ class TransferTotals(Finding):
 
     CODE: ClassVar[MessageCode | None] = MessageCode(
         "transfers-total", "host <-> device transfers", (FeedbackSeverity.INFO,),
-        "transfers-transfers-levels-with-a-host", headline=True,
+        TRANSFERS_DOCS, headline=True,
         column=SILENT_WHEN_UNCHANGED)
 
 
@@ -462,7 +468,7 @@ class SeveralElementsProposal(Finding):
 
     CODE: ClassVar[MessageCode | None] = MessageCode(
         "elements-several-per-unit", "compute several elements per unit",
-        (FeedbackSeverity.SUGGESTION,), "several-elements-per-unit-elements")
+        (FeedbackSeverity.SUGGESTION,), ELEMENTS_DOCS)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -472,7 +478,7 @@ class PrivatisationProposal(Finding):
 
     CODE: ClassVar[MessageCode | None] = MessageCode(
         "store-privatise", "privatise a contended array", (FeedbackSeverity.SUGGESTION,),
-        "irregular-access-irregular")
+        IRREGULAR_DOCS)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -493,7 +499,7 @@ class TimeEstimate(Finding):
 
     CODE: ClassVar[MessageCode | None] = MessageCode(
         "time-estimate", "the model's time estimate", (FeedbackSeverity.INFO,),
-        "time-estimate-timemodel", headline=True, column=LEFT_OUT)
+        TIMEMODEL_DOCS, headline=True, column=LEFT_OUT)
 
 
 def declaration(kind: type[Finding]) -> MessageCode:

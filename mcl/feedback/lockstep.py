@@ -56,9 +56,8 @@ from mcl.feedback.warp_access import BankConflict, bank_conflict, coalescing
 from mcl.hdl.model import HardwareDescription, ParGroup, ParUnit
 from mcl.mcpl import ast
 
-# The codes of the messages built here for the descriptions' feedback functions
-# (mcl.feedback.codes; the catalogue is docs/feedback.md).
-DOCS = "performance-feedback-functions-functions-paper-65"  # its section of docs/feedback.md
+# The codes of the findings built here for the descriptions' feedback functions, as their
+# record types declare them (mcl.feedback.findings; the catalogue is docs/feedback.md).
 MESSAGE_CODES = tuple(declaration(kind) for kind in (
     OptimalMemoryAccess, UncoalescedAccess, BankConflictFinding, WarpAccessUnknown,
     DivergentBranch))

@@ -27,14 +27,20 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from mcl.feedback.findings import OccupancyFinding, RaiseOccupancy, code_of, declaration
+from mcl.feedback.findings import (
+    FUNCTIONS_DOCS,
+    OccupancyFinding,
+    RaiseOccupancy,
+    code_of,
+    declaration,
+)
 from mcl.feedback.message_code import MessageCode
 from mcl.feedback.messages import FeedbackSeverity
 from mcl.hdl.model import ParUnit, product_of_counts
 
 # The codes of the messages built here for the descriptions' feedback functions
 # (mcl.feedback.codes; the catalogue is docs/feedback.md).
-DOCS = "performance-feedback-functions-functions-paper-65"  # its section of docs/feedback.md
+DOCS = FUNCTIONS_DOCS  # its section of docs/feedback.md
 MESSAGE_CODES = (
     declaration(OccupancyFinding),
     MessageCode("shared-mem-parallelism", "fewer blocks per SMP than it has slots",

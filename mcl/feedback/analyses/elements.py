@@ -40,8 +40,8 @@ from mcl.feedback.messages import FeedbackSeverity
 from mcl.feedback.values import evaluate
 from mcl.mcpl import ast
 
-# The codes of this analysis (mcl.feedback.codes; the catalogue is docs/feedback.md).
-DOCS = "several-elements-per-unit-elements"  # its section of docs/feedback.md
+# The code of this analysis, as its record type declares it (mcl.feedback.findings; the
+# catalogue is docs/feedback.md).
 MESSAGE_CODES = (
     declaration(SeveralElementsProposal),
 )

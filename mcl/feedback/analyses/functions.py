@@ -34,7 +34,7 @@ from typing import Any
 
 from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.budget import budget, default_seconds
-from mcl.feedback.findings import Finding, finding_of
+from mcl.feedback.findings import FUNCTIONS_DOCS, Finding, finding_of
 from mcl.feedback.kernel_api import Kernel, MissingValues, NotStatic, OutOfTime
 from mcl.feedback.message_code import MessageCode
 from mcl.feedback.messages import FeedbackSeverity, Message
@@ -42,7 +42,7 @@ from mcl.hdl.model import DeviceNode, HardwareDescription
 from mcl.plugins import entry_points
 
 # The codes of this analysis (mcl.feedback.codes; the catalogue is docs/feedback.md).
-DOCS = "performance-feedback-functions-functions-paper-65"  # its section of docs/feedback.md
+DOCS = FUNCTIONS_DOCS  # its section of docs/feedback.md
 MESSAGE_CODES = (
     MessageCode("function-needs-values", "feedback function needs values",
                 (FeedbackSeverity.WARNING,), DOCS),

@@ -62,6 +62,7 @@ from mcl.feedback.facts.layout import element_layout, flat_index
 from mcl.feedback.facts.strides import loop_stride
 from mcl.feedback.facts.symbolic import iterations_symbol
 from mcl.feedback.findings import (
+    IRREGULAR_DOCS,
     AccessPlace,
     Finding,
     LoopPlace,
@@ -77,7 +78,7 @@ from mcl.identity import Ref
 from mcl.mcpl import ast
 
 # The codes of this analysis (mcl.feedback.codes; the catalogue is docs/feedback.md).
-DOCS = "irregular-access-irregular"  # its section of docs/feedback.md
+DOCS = IRREGULAR_DOCS  # its section of docs/feedback.md
 MESSAGE_CODES = (
     MessageCode("store-contention", "concurrent writers per data-dependent address",
                 (FeedbackSeverity.INFO,), DOCS),

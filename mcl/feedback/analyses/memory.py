@@ -71,6 +71,7 @@ from mcl.feedback.facts.reuse import (
 from mcl.feedback.facts.strides import compare
 from mcl.feedback.facts.symbolic import identical
 from mcl.feedback.findings import (
+    MEMORY_DOCS,
     AccessPlace,
     FasterMemoryProposal,
     Finding,
@@ -90,7 +91,7 @@ if TYPE_CHECKING:
 
 
 # The codes of this analysis (mcl.feedback.codes; the catalogue is docs/feedback.md).
-DOCS = "faster-memory-memory-paper-63"  # its section of docs/feedback.md
+DOCS = MEMORY_DOCS  # its section of docs/feedback.md
 MESSAGE_CODES = (
     declaration(FasterMemoryProposal),
     MessageCode("memory-broadcast", "read-only data broadcast by its cache",

@@ -54,8 +54,8 @@ from mcl.mcpl import ast
 if TYPE_CHECKING:
     from mcl.pipeline import CheckedProgram
 
-# The codes of this analysis (mcl.feedback.codes; the catalogue is docs/feedback.md).
-DOCS = "roofline-roofline-levels-with-a-peak"  # its section of docs/feedback.md
+# The code of this analysis, as its record type declares it (mcl.feedback.findings; the
+# catalogue is docs/feedback.md).
 MESSAGE_CODES = (declaration(RooflineFinding),)
 
 

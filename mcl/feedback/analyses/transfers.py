@@ -24,7 +24,7 @@ from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.emit import Emitter, number_text, readable
 from mcl.feedback.facts.overwritten import overwritten_first
 from mcl.feedback.facts.sizes import parameter_bytes
-from mcl.feedback.findings import Finding, TransferTotals, code_of, declaration
+from mcl.feedback.findings import TRANSFERS_DOCS, Finding, TransferTotals, code_of, declaration
 from mcl.feedback.message_code import MessageCode
 from mcl.feedback.messages import FeedbackSeverity
 
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 
 # The codes of this analysis (mcl.feedback.codes; the catalogue is docs/feedback.md).
-DOCS = "transfers-transfers-levels-with-a-host"  # its section of docs/feedback.md
+DOCS = TRANSFERS_DOCS  # its section of docs/feedback.md
 MESSAGE_CODES = (
     MessageCode("transfers-parameter", "host <-> device transfer of a parameter",
                 (FeedbackSeverity.INFO,), DOCS),
