@@ -8,8 +8,10 @@ blocks, e.g. two `for (int ei ...)` loops, and the tables tell them apart). It r
 every statement part ("item", the paper's control-flow-graph block at statement
 granularity), which variables it defines and uses in value and in index positions, the
 operations it performs per execution, and the loops and `if`s around it. Symbolic values
-are computed afterwards by `mcl.feedback.facts.symbolic.SymbolicEvaluator`, which follows the
-recorded scopes (`Scope`: what feedback adds to the checker's bindings).
+are computed afterwards by `mcl.feedback.facts.symbolic.SymbolicEvaluator`, which follows
+the recorded scopes (`Scope`: what feedback adds to the checker's bindings). The records
+of the walk (`DeclaredName`, `Scope`, `Loop`, `Access`, `Item`, ...) are in
+`mcl.feedback.facts.declarations`, below the evaluator, which reads them.
 """
 
 from __future__ import annotations
@@ -53,6 +55,13 @@ if TYPE_CHECKING:
     from mcl.mcpl.sidetables import Declaring
     from mcl.pipeline import CheckedProgram
 
+# The records of the walk (mcl.feedback.facts.declarations) are the facts' vocabulary:
+# the analyses import them from here with the facts that hold them.
+__all__ = ["COND", "COUNT", "IF", "INDEX", "INIT", "STEP", "STMT", "VALUE", "Access",
+           "DeclaredName", "Derived", "Guard", "Item", "KernelFacts", "Loop", "Names",
+           "Scope", "SpaceFacts", "Write", "build_facts", "dims"]
+
+
 class Derived:
     """A fact derived from the facts of one function and shared by the analyses that need
     it: an analysis asks `ctx.get(ReuseFacts)` (or `facts.get(...)`) instead of importing
@@ -62,12 +71,6 @@ class Derived:
     @classmethod
     def derive(cls: type[D], facts: KernelFacts) -> D:
         raise NotImplementedError(f"{cls.__name__} does not say how it is derived")
-
-# The records of the walk (mcl.feedback.facts.declarations) are the facts' vocabulary:
-# the analyses import them from here with the facts that hold them.
-__all__ = ["COND", "COUNT", "IF", "INDEX", "INIT", "STEP", "STMT", "VALUE", "Access",
-           "DeclaredName", "Derived", "Guard", "Item", "KernelFacts", "Loop", "Names",
-           "Scope", "SpaceFacts", "Write", "build_facts", "dims"]
 
 
 D = TypeVar("D", bound=Derived)
