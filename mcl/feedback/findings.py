@@ -269,10 +269,6 @@ def finding_of(item: Message | Finding) -> Finding:
     return item if isinstance(item, Finding) else Finding(item)
 
 
-def messages_of(findings: Sequence[Finding]) -> list[Message]:
-    return [f.message for f in findings]
-
-
 def first(findings: Sequence[Finding], kind: type[F], function: str | None = None
           ) -> F | None:
     """The first finding of record type `kind` (of `function` where given)."""
