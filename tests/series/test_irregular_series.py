@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from mcl import pipeline
-from mcl.feedback.messages import Severity
+from mcl.feedback.messages import FeedbackSeverity
 from mcl.feedback.registry import analyse
 from mcl.interp import run_function
 from mcl.mcpl.check import check_program
@@ -142,7 +142,7 @@ def test_histogram_nvidia_v1_fills_the_block_slots() -> None:
     assert after.value_map["blocks_per_smp"].numeric == 8
     # but 4 blocks of 256 threads already used all 1,024 thread slots (issue 11): the
     # feedback no longer suggests the change, it states the fact
-    assert before.severity == Severity.INFO and "nothing to gain" in before.text
+    assert before.severity == FeedbackSeverity.INFO and "nothing to gain" in before.text
 
 
 def test_histogram_hopper_v1_takes_the_per_warp_copies() -> None:

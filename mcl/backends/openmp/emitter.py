@@ -21,8 +21,8 @@ from mcl.diagnostics import MclError, error
 if TYPE_CHECKING:
     from mcl.hdl.library import HwdLibrary
     from mcl.hdl.model import HardwareDescription
+    from mcl.mcpl.checked import CheckedProgram
     from mcl.mcpl.loader import Program
-    from mcl.pipeline import CheckedProgram
 
 # OpenCL's `#pragma unroll  // N steps` (statements.py).
 _UNROLL = re.compile(r"^(\s*)#pragma unroll  // (\d+) steps$")
