@@ -46,16 +46,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from mcl import pipeline
-    from mcl.backends.opencl.runner import describe
+    from mcl.backends.opencl.runner import Session, describe, select_device
     from mcl.backends.openmp import backend
-    from mcl.backends.openmp.emitter import generate
-    from mcl.codegen import Session, select_device
     from mcl.hdl.library import default_library
     from mcl.tune.tuned_file import best_tuned
 
     library = default_library()
     checked = pipeline.checked_at(KERNEL, [], library)
-    openmp = backend.session(generate(checked, TARGET, library))
+    openmp = backend.session(pipeline.generate(checked, TARGET, library, language="openmp"))
     device = select_device()
     written = Session(pipeline.generate(checked, TARGET, library), device)
     threads = " ".join(f"{k}={os.environ[k]}" for k in _THREAD_VARIABLES if k in os.environ)

@@ -232,7 +232,8 @@ def generate(checked: CheckedProgram, target: str, library: HwdLibrary,
     checker's side tables: those of `checked` when it is at the leaf (no second check),
     else those of the translation's check. `language`: the backend (mcl.backends;
     default DEFAULT_BACKEND)."""
-    from mcl.codegen.opencl import generate_module, require_leaf
+    from mcl.backends import generate_module
+    from mcl.codegen.opencl import require_leaf
 
     if not isinstance(checked, CheckedProgram):  # a caller without type hints
         raise TypeError("pipeline.generate takes a CheckedProgram: check a bare program "

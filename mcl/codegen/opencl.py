@@ -16,7 +16,7 @@ the usual function); statements outside all foreach run on the host (Fig. 9's di
 statements) and compute launch sizes and scalar arguments. Functions the kernels call
 become device functions, specialised per address space of their pointer parameters.
 After the emitter, the backend finishes the text (`finish_source`) and checks it
-(`check_source`) (mcl.backends.base).
+(`check_source`) (mcl.codegen.backend).
 """
 
 from __future__ import annotations
@@ -27,13 +27,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from mcl.backends import DEFAULT_BACKEND
 from mcl.codegen.c_expr import ExprPrinter, Needs, by_reference, instance_name
 from mcl.codegen.constants import used_constants
 from mcl.codegen.host_eval import Number, static_host_values
 from mcl.codegen.kernels import KernelEmitter
 from mcl.codegen.layout import flat_dims, product
-from mcl.codegen.mapping import OpenCLMapping, load_mapping
+from mcl.codegen.mapping import OpenCLMapping
 from mcl.codegen.plan import (
     FunctionPlan,
     GeneratedModule,
@@ -682,22 +681,19 @@ def generate_module(
     checked: CheckedProgram,
     target: str,
     library: HwdLibrary,
-    mapping: OpenCLMapping | None = None,
+    mapping: OpenCLMapping,
     only: set[str] | None = None,
     overrides: Mapping[str, Number] | None = None,
-    language: str | None = None,
 ) -> GeneratedModule:
-    """Kernel source in the language of backend `language` (default: mcl.backends'
-    DEFAULT_BACKEND; a given `mapping` says its own) and launch plans for every function
-    with foreach statements of the main module of the checked program whose kernels are
-    at leaf `target` (mcl.pipeline.generate translates them there); named constants take
-    the values of `overrides` where given. Code generation reads the types of the checked
-    program's side tables."""
+    """Kernel source in the language of `mapping`'s backend and launch plans for every
+    function with foreach statements of the main module of the checked program whose
+    kernels are at leaf `target` (mcl.pipeline.generate translates them there); named
+    constants take the values of `overrides` where given. Code generation reads the types
+    of the checked program's side tables. By backend name, with the leaf's own mapping:
+    `mcl.backends.generate_module`."""
     require_leaf(target, library)
     hwd = library.get(target)
     source = codegen_input(checked, target, library, overrides)
-    if mapping is None:
-        mapping = load_mapping(hwd, language=language or DEFAULT_BACKEND)
     generated = mapping.backend.emit(source, hwd, mapping, only)
     problems = mapping.backend.check_source(generated, checked.main.file)
     if problems:

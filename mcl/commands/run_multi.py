@@ -46,8 +46,7 @@ def is_multi(args: argparse.Namespace) -> bool:
 def execute_multi(prepared: Any, args: argparse.Namespace) -> Any:
     """Split the prepared kernel, run its ranges on the cluster, assemble the outputs:
     an `mcl.multi.run.MultiResult`."""
-    from mcl.codegen import generate_module
-    from mcl.codegen.mapping import load_mapping
+    from mcl.backends import generate_module, load_mapping
     from mcl.multi.cluster import connect, device_slots
     from mcl.multi.run import SplitRun, run_split
     from mcl.multi.split import split_program

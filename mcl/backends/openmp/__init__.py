@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from mcl.backends.base import DeviceListing, MappingVocabulary, TunerTarget
 from mcl.backends.openmp.dialect import LANGUAGE, OPENMP, opencl_mapping_data
+from mcl.codegen.backend import DeviceListing, MappingVocabulary, TunerTarget
 from mcl.codegen.mapping import ADDRESS_SPACES, BARRIERS, ROLES
 from mcl.diagnostics import MclError, error
 

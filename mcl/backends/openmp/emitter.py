@@ -6,23 +6,19 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from mcl.backends import load_mapping
 from mcl.backends.openmp.dialect import DEVICE_TYPES, LANGUAGE
 from mcl.backends.openmp.kernels import OpenMPKernelEmitter
-from mcl.codegen.host_eval import Number
-from mcl.codegen.mapping import OpenCLMapping, load_mapping
+from mcl.codegen.mapping import OpenCLMapping
 from mcl.codegen.opencl import CodegenInput, ModuleEmitter
 from mcl.codegen.plan import GeneratedModule
 from mcl.diagnostics import MclError, error
 
 if TYPE_CHECKING:
-    from mcl.hdl.library import HwdLibrary
     from mcl.hdl.model import HardwareDescription
-    from mcl.mcpl.checked import CheckedProgram
-    from mcl.mcpl.loader import Program
 
 # OpenCL's `#pragma unroll  // N steps` (statements.py).
 _UNROLL = re.compile(r"^(\s*)#pragma unroll  // (\d+) steps$")
@@ -90,12 +86,3 @@ def emit(source: CodegenInput, hwd: HardwareDescription, mapping: OpenCLMapping,
     require_cpu_leaf(hwd, mapping)
     return OpenMPModuleEmitter(source, hwd, mapping).emit(only)
 
-
-def generate(program: CheckedProgram | Program, target: str, library: HwdLibrary,
-             overrides: Mapping[str, Number] | None = None) -> GeneratedModule:
-    """mcl.pipeline.generate for this backend: a bare program checked first, then
-    translated down to leaf `target` when the kernels are written above it."""
-    from mcl import pipeline
-
-    return pipeline.generate(pipeline.checked(program, library), target, library,
-                             overrides=overrides, language=LANGUAGE)

@@ -11,7 +11,6 @@ import numpy as np
 
 from mcl import pipeline
 from mcl.backends.openmp import backend
-from mcl.backends.openmp.emitter import generate as generate_c
 from mcl.codegen.plan import GeneratedModule
 from mcl.hdl.library import default_library
 from mcl.resources import kernels_dir
@@ -21,7 +20,8 @@ LIBRARY = default_library()
 
 
 def generate(program: Any, target: str = "x86_avx512") -> GeneratedModule:
-    return generate_c(program, target, LIBRARY)
+    return pipeline.generate(pipeline.checked(program, LIBRARY), target, LIBRARY,
+                             language="openmp")
 
 
 def run(generated: GeneratedModule, function: str, args: dict[str, Any]

@@ -194,7 +194,8 @@ x86_avx512 void twice(int n, main float[n] a, main float[n] b) {
 
 
 def test_role_global_is_guarded(tmp_path: Path) -> None:
-    from mcl.codegen.mapping import parse_mapping, tomllib
+    from mcl.backends import parse_mapping
+    from mcl.codegen.mapping import tomllib
 
     hwd = LIBRARY.get("x86_avx512")
     mapping = parse_mapping(tomllib.loads(GLOBAL_MAPPING), "x86_avx512.openmp.toml", hwd,
