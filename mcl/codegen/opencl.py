@@ -21,7 +21,6 @@ After the emitter, the backend finishes the text (`finish_source`) and checks it
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -34,6 +33,13 @@ from mcl.codegen.host_eval import Number, static_host_values
 from mcl.codegen.kernels import KernelEmitter
 from mcl.codegen.layout import flat_dims, product
 from mcl.codegen.mapping import OpenCLMapping, load_mapping
+from mcl.codegen.passes import (
+    LOWERING,
+    LoweringContext,
+    LoweringPass,
+    backend_passes,
+    lower,
+)
 from mcl.codegen.plan import (
     FunctionPlan,
     GeneratedModule,
@@ -47,21 +53,18 @@ from mcl.codegen.prelude import HELPERS
 from mcl.codegen.scope import Scope, Var, signature_only
 from mcl.codegen.statements import INDENT, BodyEmitter, SpaceResolver, element_type, where
 from mcl.diagnostics import MclError, error
-from mcl.hdl.model import HardwareDescription, Quantity
+from mcl.hdl.model import HardwareDescription
 from mcl.mcpl.ast import (
     ArrayType,
     Assign,
     Barrier,
     Block,
     Decl,
-    FloatLit,
     For,
     Foreach,
     Function,
-    HwdConst,
     If,
     IncDec,
-    IntLit,
     Module,
     NamedType,
     Prim,
@@ -76,8 +79,6 @@ from mcl.mcpl.ast import (
 from mcl.mcpl.loader import Program, as_program
 from mcl.mcpl.nesting import PARAMETER, SCALAR
 from mcl.mcpl.sidetables import SideTables
-from mcl.mcpl.typed import Typed
-from mcl.mcpl.types import INT_MAX, INT_MIN
 from mcl.mcpl.visitor import StrictVisitor
 
 if TYPE_CHECKING:
@@ -117,15 +118,27 @@ def codegen_input(
     overrides: Mapping[str, Number] | None = None
 ) -> CodegenInput:
     """Gather a checked program whose kernels are at leaf `target` for code generation,
-    and replace description constants by their values. `overrides` give named constants
-    other values (`mcl tune`, a `.tuned.toml`): as if the MCPL said so, host code
-    included. The checker's side tables of the program follow both rewrites."""
-    program = checked.program
+    after the lowering passes every backend runs (mcl.codegen.passes.LOWERING: description
+    constants replaced by their values, named constants given the values of `overrides`,
+    `mcl tune`'s or a `.tuned.toml`'s, as if the MCPL said so, host code included). The
+    checker's side tables of the program follow the rewrites."""
+    return gather(lower_to_emit(checked, LoweringContext(target, library, overrides or {})))
+
+
+def lower_to_emit(checked: CheckedProgram, context: LoweringContext,
+                  passes: tuple[LoweringPass, ...] = LOWERING) -> CheckedProgram:
+    """`checked`, whose kernels are at leaf `context.target`, through the lowering
+    `passes` (a copy of its side tables following them)."""
+    _require_at_leaf(checked.main, context.target, context.library)
+    return lower(checked, context, passes)
+
+
+def gather(lowered: CheckedProgram) -> CodegenInput:
+    """What the emitter reads of a lowered program: every function, type and constant
+    visible to the main module (its own definitions win) and the parameters' modes."""
+    program = lowered.program
     main = program.main
     others: list[Module] = [m for m in program.modules.values() if m is not main]
-    _require_at_leaf(main, target, library)
-    tables = checked.tables.copy()
-    main = resolve_hwd_constants(main, library, tables)
     functions: dict[str, Function] = {}
     types: dict[str, TypeDef] = {}
     constants: list[Decl] = []
@@ -134,37 +147,8 @@ def codegen_input(
         types.update({t.name: t for t in m.types})
         constants = [c for c in constants if c.name not in {d.name for d in m.constants}]
         constants += list(m.constants)
-    if overrides:
-        constants = override_constants(constants, overrides, Typed(tables))
-    return CodegenInput(main, functions, types, tuple(constants), _access(program), tables)
-
-
-def override_constants(constants: list[Decl], overrides: Mapping[str, Number],
-                       typed: Typed) -> list[Decl]:
-    """The top-level constants with the values of `overrides` (by name), literals built
-    by `typed`."""
-    known = {c.name for c in constants}
-    for name in overrides:
-        if name not in known:
-            raise MclError(
-                error(
-                    "codegen-unknown-constant",
-                    f"the kernel has no top-level constant '{name}' to set",
-                    hint="named constants: " + (", ".join(sorted(known)) or "none"),
-                )
-            )
-    out = []
-    for c in constants:
-        if c.name in overrides:
-            value = overrides[c.name]
-            lit: IntLit | FloatLit = (
-                typed.float_lit(float(value), c.span)
-                if isinstance(value, float)
-                else typed.int_lit(int(value), c.span)
-            )
-            c = replace(c, init=lit)
-        out.append(c)
-    return out
+    return CodegenInput(main, functions, types, tuple(constants), _access(program),
+                        lowered.tables)
 
 
 def _access(program: Program) -> dict[str, dict[str, str]]:
@@ -194,46 +178,6 @@ def _require_at_leaf(main: Module, target: str, library: Library) -> None:
                     f"line: mcl translate FILE --to {target})",
                 )
             )
-
-
-def resolve_hwd_constants(module: Module, library: Library, tables: SideTables) -> Module:
-    """`gpu.hierarchy.blocks.block.threads.max_nr_units` -> 1024 (a pure pass; `tables`,
-    the checker's of `module`, follow it: each literal is built typed)."""
-    typed = Typed(tables)
-
-    def fold(node: object) -> object | None:
-        if not isinstance(node, HwdConst):
-            return None
-        value: object = library.get(node.path[0]).value(node.path)  # a Quantity's number below
-        if isinstance(value, Quantity):
-            value = value.value
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or not math.isfinite(value)
-        ):
-            raise MclError(
-                error(
-                    "codegen-hwd-constant",
-                    f"{'.'.join(node.path)} has no finite numeric value ({value!r})",
-                    node.span,
-                )
-            )
-        if float(value).is_integer():
-            if not INT_MIN <= value <= INT_MAX:
-                # hopper's 80 GB of memory in bytes: as a C literal it would be a long.
-                raise MclError(
-                    error(
-                        "codegen-int-range",
-                        f"{'.'.join(node.path)} = {int(value)} does not fit in a 32-bit int",
-                        node.span,
-                        "compute with a smaller unit, or pass the value as a parameter",
-                    )
-                )
-            return typed.int_lit(int(value), node.span)
-        return typed.float_lit(float(value), node.span)
-
-    return tables.rewrite(module, fold)
 
 
 # ---------------------------------------------------------------------- the emitter
@@ -692,10 +636,14 @@ def generate_module(
     program's side tables."""
     require_leaf(target, library)
     hwd = library.get(target)
-    source = codegen_input(checked, target, library, overrides)
+    context = LoweringContext(target, library, overrides or {})
+    lowered = lower_to_emit(checked, context)
     if mapping is None:
         mapping = load_mapping(hwd, language=language or DEFAULT_BACKEND)
-    generated = mapping.backend.emit(source, hwd, mapping, only)
+    extra = backend_passes(mapping.backend)
+    if extra:
+        lowered = lower(lowered, context, extra)
+    generated = mapping.backend.emit(gather(lowered), hwd, mapping, only)
     problems = mapping.backend.check_source(generated, checked.main.file)
     if problems:
         raise MclError(problems)
