@@ -140,7 +140,8 @@ class Backend(Protocol):
         ...
 
     def finish_source(self, text: str) -> str:
-        """The kernel file's text from the emitter's (e.g. `#line` directives)."""
+        """The kernel file's text from the emitter's (a last rewrite of the text; line
+        directives are the dialect's `line_directive`, which the emitter writes)."""
         ...
 
     def check_source(self, generated: GeneratedModule, source_file: str | None

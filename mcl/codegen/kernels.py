@@ -31,7 +31,7 @@ from mcl.codegen.layout import flat_dims, product
 from mcl.codegen.mapping import OpenCLMapping, ParGroupMapping
 from mcl.codegen.plan import KernelArg, KernelPlan
 from mcl.codegen.scope import Var
-from mcl.codegen.statements import INDENT, BodyEmitter, element_type, where
+from mcl.codegen.statements import INDENT, BodyEmitter, element_type, located, where
 from mcl.codegen.unroll import constant_count
 from mcl.diagnostics import MclError, error
 from mcl.mcpl.ast import (
@@ -288,6 +288,7 @@ class KernelEmitter:
         header = f"foreach (int {f.var} in {_mcpl(f.count)} {f.group})"
         comment = where(f.span)
         comment = f"{comment} {header}" if comment else f"  // {header}"
+        self.body.lines += located(self.mapping.dialect, f.span)
         self.body.lines.append(f"{INDENT}const int {var.cname} = {text};{comment}")
 
     def _shared_declarations(self, levels: list[Level], replicated: list[Decl | ViewDecl]

@@ -51,7 +51,14 @@ from mcl.codegen.plan import (
 )
 from mcl.codegen.prelude import HELPERS
 from mcl.codegen.scope import Scope, Var, signature_only
-from mcl.codegen.statements import INDENT, BodyEmitter, SpaceResolver, element_type, where
+from mcl.codegen.statements import (
+    INDENT,
+    BodyEmitter,
+    SpaceResolver,
+    element_type,
+    located,
+    where,
+)
 from mcl.diagnostics import MclError, error
 from mcl.hdl.model import HardwareDescription
 from mcl.mcpl.ast import (
@@ -306,7 +313,9 @@ class ModuleEmitter:
                 else:
                     fields.append(f"{INDENT}{element_type(d.type)} {d.name};")
             texts.append(
-                f"typedef struct {{{where(t.span)}\n" + "\n".join(fields) + f"\n}} {t.name};\n"
+                "".join(f"{d}\n" for d in located(self.mapping.dialect, t.span))
+                + f"typedef struct {{{where(t.span)}\n" + "\n".join(fields)
+                + f"\n}} {t.name};\n"
             )
         return texts
 

@@ -1,7 +1,9 @@
 """Emit MCPL statements as OpenCL C: the body a work-item executes, and helper functions.
 
 Every statement keeps its MCPL names and gets a `// file.mcpl:LINE` comment pointing back
-to the source (paper 4.4: code and feedback stay related to what the programmer wrote).
+to the source (paper 4.4: code and feedback stay related to what the programmer wrote),
+and the line directive of its span where the dialect has one (CUDA's `#line`:
+`located`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 from mcl.codegen.c_expr import ExprPrinter
 from mcl.codegen.c_names import c_name, opencl_type
+from mcl.codegen.dialect import Dialect
 from mcl.codegen.host_eval import Number
 from mcl.codegen.layout import flat_dims, product
 from mcl.codegen.mapping import FENCE_FLAGS, OpenCLMapping
@@ -65,6 +68,15 @@ def element_type(t: Prim | NamedType, in_buffer: bool = False) -> str:
 def where(span: Span | None) -> str:
     """The trailing comment that points back to the MCPL source."""
     return f"  // {Path(span.file).name}:{span.line}" if span and span.file else ""
+
+
+def located(dialect: Dialect, span: Span | None) -> list[str]:
+    """The lines before a generated line that points back to `span` (that `where(span)`
+    ends): the dialect's line directive of the span, where it has one."""
+    if not (span and span.file):
+        return []
+    directive = dialect.line_directive(span)
+    return [] if directive is None else [directive]
 
 
 def contains_barrier(s: object) -> bool:
@@ -121,6 +133,7 @@ class BodyEmitter(StrictVisitor):
 
     # ------------------------------------------------------------------ helpers
     def line(self, indent: int, text: str, span: Span | None = None) -> None:
+        self.lines += located(self.mapping.dialect, span)
         self.lines.append(f"{INDENT * indent}{text}{where(span)}")
 
     def x(self, e: Expr) -> str:
@@ -393,6 +406,7 @@ class BodyEmitter(StrictVisitor):
             qualifier += "const "
         element = element_type(view.type.element, in_buffer=source.kind == "param")
         comment = where(span) or "  //"
+        self.lines += located(dialect, span)
         self.lines.append(
             f"{INDENT * indent}{qualifier}{element}* const {var.cname} = {start};"
             f"{comment} (view of {viewed})"
