@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mcl.backends import DEFAULT_BACKEND
+from mcl.codegen.bracket_depth import Nesting, deepest_bracket
 from mcl.codegen.c_expr import ExprPrinter, Needs, by_reference, instance_name
 from mcl.codegen.constants import used_constants
 from mcl.codegen.host_eval import Number, static_host_values
@@ -204,6 +205,10 @@ class ModuleEmitter:
         )
         # The values of the named constants (trip counts of loops to unroll).
         self.constant_values = static_host_values((), self.source.constants)
+        # The bracket nesting of each kernel and helper function, in the order of their
+        # texts (bracket_depth.py).
+        self.kernel_nesting: list[Nesting] = []
+        self.helper_nesting: list[Nesting] = []
 
     # ------------------------------------------------------------------ scopes
     def base_scope(self) -> Scope:
@@ -246,6 +251,9 @@ class ModuleEmitter:
             parts.append("\n".join(prototypes) + "\n")
         parts += helper_texts + kernel_texts
         text = self.mapping.backend.finish_source("\n".join(parts))
+        nesting = Nesting()
+        for found in (*self.helper_nesting, *self.kernel_nesting):  # as the text has them
+            nesting = nesting.deeper(found)
         return GeneratedModule(
             name=self.source.name,
             target=self.hwd.name,
@@ -258,6 +266,7 @@ class ModuleEmitter:
             language=self.mapping.language,
             arch=self.mapping.arch,
             tables=self.source.tables,
+            nesting=nesting,
         )
 
     def header(self) -> str:
@@ -403,6 +412,7 @@ class ModuleEmitter:
             )
             text, plan = emitter.emit(name, nest)
             texts.append(text)
+            self.kernel_nesting.append(body.deepest)
             kernels.append(plan)
         function_plan = FunctionPlan(
             f,
@@ -473,6 +483,7 @@ class ModuleEmitter:
         body = BodyEmitter(
             self.printer(scope), self.mapping, self.spaces, constants=self.constant_values
         )
+        body.start(f.span)  # the function's opening comment names its line
         for s in f.body.stmts:
             if isinstance(s, Barrier):
                 raise MclError(
@@ -498,6 +509,9 @@ class ModuleEmitter:
             + "\n".join(body.lines)
             + "\n}\n"
         )
+        # The signature comes before the body (its parameters' brackets count too).
+        self.helper_nesting.append(
+            Nesting(deepest_bracket(signature)[0], f.span).deeper(body.deepest))
         return signature, text
 
 

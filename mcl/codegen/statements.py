@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mcl.codegen.bracket_depth import Nesting, deepest_bracket
 from mcl.codegen.c_expr import ExprPrinter
 from mcl.codegen.c_names import c_name, opencl_type
 from mcl.codegen.dialect import Dialect
@@ -130,11 +131,31 @@ class BodyEmitter(StrictVisitor):
     specialised: list[tuple[str, Expr]] = field(default_factory=list)
     # Values of the named constants (for trip counts of loops to unroll).
     constants: dict[str, Number] = field(default_factory=dict)
+    # The deepest bracket nesting of the lines so far (bracket_depth.py: clang's limit)
+    # and the span of the statement printed last, which the lines after it belong to.
+    deepest: Nesting = field(default_factory=Nesting)
+    statement: Span | None = None
 
     # ------------------------------------------------------------------ helpers
-    def line(self, indent: int, text: str, span: Span | None = None) -> None:
+    def line(self, indent: int, text: str, span: Span | None = None,
+             note: str | None = None) -> None:
+        """`text` at block depth `indent`, pointing back to `span` (then `note`, a comment
+        after the MCPL line)."""
+        comment = where(span) if note is None else f"{where(span) or '  //'} {note}"
         self.lines += located(self.mapping.dialect, span)
-        self.lines.append(f"{INDENT * indent}{text}{where(span)}")
+        self.lines.append(f"{INDENT * indent}{text}{comment}")
+        if span is not None:
+            self.statement = span
+        # Inside `indent` braces (a function body's included), plus the line's own.
+        depth = indent + deepest_bracket(text)[0]
+        self.deepest = self.deepest.deeper(Nesting(depth, self.statement))
+
+    def start(self, span: Span | None) -> None:
+        """A new function body, of the MCPL construct at `span`: no lines, not nested."""
+        self.lines = []
+        self.specialised = []
+        self.deepest = Nesting()
+        self.statement = span
 
     def x(self, e: Expr) -> str:
         return self.printer.expr(e)
@@ -405,12 +426,8 @@ class BodyEmitter(StrictVisitor):
         if source.readonly:
             qualifier += "const "
         element = element_type(view.type.element, in_buffer=source.kind == "param")
-        comment = where(span) or "  //"
-        self.lines += located(dialect, span)
-        self.lines.append(
-            f"{INDENT * indent}{qualifier}{element}* const {var.cname} = {start};"
-            f"{comment} (view of {viewed})"
-        )
+        self.line(indent, f"{qualifier}{element}* const {var.cname} = {start};", span,
+                  f"(view of {viewed})")
 
     # ------------------------------------------------------------------ guards
     def guarded(self, stmts: tuple[Stmt, ...], cond: str, indent: int) -> None:
