@@ -20,8 +20,8 @@ module calls the loader, the checker and the translator in a row.
 
 `MCL_DUMP=after:<pass>[,after:<pass>...]` prints the program as MCPL to stderr after each
 named pass (`load`, `check`, `translate`, and code generation's lowering passes,
-`mcl.codegen.passes`: `resolve-constants`, `override-constants`, ...), as a compiler's
-lowering log does (the mechanism: mcl.mcpl.dump).
+`mcl.codegen.passes`: `resolve-constants`, `override-constants`, `kernel-views`), as a
+compiler's lowering log does (the mechanism: mcl.mcpl.dump).
 
 Heavy modules (the translator, feedback, code generation) are imported where they are
 used, so loading and checking a kernel never imports them.

@@ -533,37 +533,11 @@ def _scalar_name(t: Type) -> str:
 
 def split_host(f: Function) -> tuple[tuple[HostStmt, ...], list[Foreach], dict[str, Var]]:
     """Separate what runs on the host from the kernels: each top-level foreach becomes a
-    Launch (kernel number k); the host variables are the scalars declared outside foreach."""
+    Launch (kernel number k); the host variables are the scalars declared outside foreach.
+    `f` is lowered (mcl.codegen.passes): its views outside foreach are in its kernels."""
     splitter = _HostSplitter()
     body = tuple(splitter.visit(s) for s in f.body.stmts)
     return body, splitter.nests, splitter.host_vars
-
-
-def _with_views(nest: Foreach, views: tuple[ViewDecl, ...]) -> Foreach:
-    """`nest` with `views` declared first in its innermost foreach (where the kernel's
-    statements stand, whichever par_groups enclose them)."""
-    body = nest.body
-    inner = body.stmts[0] if isinstance(body, Block) and len(body.stmts) == 1 else body
-    between = _between_levels(body)
-    if isinstance(inner, Foreach):
-        body = _with_views(inner, views)
-    elif between is not None:  # declarations between the levels, then the next level
-        *decls, level = between
-        assert isinstance(level, Foreach)
-        body = Block((*decls, _with_views(level, views)), span=body.span)
-    else:
-        body = Block((*views, body), span=body.span)
-    return Foreach(nest.var, nest.count, nest.group, body, span=nest.span)
-
-
-def _between_levels(body: Stmt) -> tuple[Stmt, ...] | None:
-    """The statements of a foreach body that are declarations followed by one foreach
-    (`a[b] as float[4][8] row;` between the blocks and the threads); None otherwise."""
-    stmts = body.stmts if isinstance(body, Block) else (body,)
-    if stmts and isinstance(stmts[-1], Foreach) and all(
-            isinstance(s, Decl | ViewDecl) for s in stmts[:-1]):
-        return stmts
-    return None
 
 
 class _HostSplitter(StrictVisitor):
@@ -573,19 +547,16 @@ class _HostSplitter(StrictVisitor):
     def __init__(self) -> None:
         self.nests: list[Foreach] = []
         self.host_vars: dict[str, Var] = {}
-        self.views: list[ViewDecl] = []
 
     def visit_Foreach(self, s: Foreach) -> HostStmt:
-        if self.views:  # the views declared before it, declared again in its kernel
-            s = _with_views(s, tuple(self.views))
         self.nests.append(s)
         return Launch(len(self.nests) - 1, span=s.span)
 
     def visit_ViewDecl(self, s: ViewDecl) -> HostStmt:
-        # A view outside all foreach (a parameter's `as`, or the original MCL's views at
-        # function level) only renames storage: each kernel after it declares it again.
-        self.views.append(s)
-        return Block((), span=s.span)
+        # The `kernel-views` pass (mcl.codegen.kernel_views) has declared the views
+        # outside all foreach in the kernels and left an empty block in their place.
+        raise AssertionError(f"a view outside all foreach reached the host split ({s.span}): "
+                             "split_host takes a function after the lowering passes")
 
     def visit_Decl(self, s: Decl) -> HostStmt:
         if isinstance(s.type, ArrayType) or isinstance(s.type, NamedType):

@@ -25,9 +25,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from mcl.codegen.kernel_views import views_into_kernels
 from mcl.diagnostics import MclError, error
 from mcl.hdl.model import Quantity
-from mcl.mcpl.ast import Decl, FloatLit, HwdConst, IntLit, Module
+from mcl.mcpl.ast import Decl, FloatLit, Function, HwdConst, IntLit, Module, has_foreach
 from mcl.mcpl.checked import CheckedProgram
 from mcl.mcpl.dump import dump_program
 from mcl.mcpl.sidetables import SideTables
@@ -163,6 +164,16 @@ def override_named_constants(checked: CheckedProgram, context: LoweringContext
         list(m.constants), context.overrides, typed, known))), every_module=True)
 
 
+def kernel_views(checked: CheckedProgram, context: LoweringContext) -> CheckedProgram:
+    """Views declared outside all foreach are declared again in each kernel after them
+    (mcl.codegen.kernel_views), in the functions that become kernels at the leaf."""
+    def lowered(f: Function) -> Function:
+        return views_into_kernels(f) if has_foreach(f) and f.hwd == context.target else f
+
+    return _with_main(checked, lambda m: replace(
+        m, functions=tuple(lowered(f) for f in m.functions)))
+
+
 # The passes every backend runs, in the order they run; a backend adds its own after
 # them (`lowering_passes`, mcl.backends.base).
 LOWERING: tuple[LoweringPass, ...] = (
@@ -170,6 +181,8 @@ LOWERING: tuple[LoweringPass, ...] = (
                  "description constants become the leaf's values"),
     LoweringPass("override-constants", override_named_constants,
                  "named constants take the values of mcl tune or a .tuned.toml"),
+    LoweringPass("kernel-views", kernel_views,
+                 "views outside all foreach are declared again in each kernel"),
 )
 
 

@@ -33,10 +33,11 @@ const int TILE = 8;
 
 hopper void scale(int n, float[n] a) {
   int threads = hopper.hierarchy.blocks.block.warps.warp.threads.nr_units;
+  a as float[n / threads][threads] rows;
   foreach (int b in n / threads blocks) {
     foreach (int w in 1 warps) {
       foreach (int t in threads threads) {
-        a[b * threads + t] = a[b * threads + t] * TILE;
+        rows[b][t] = a[b * threads + t] * TILE;
       }
     }
   }
@@ -71,6 +72,11 @@ def test_every_pass_dumps_mcpl_that_parses_back(
     assert "threads = 32;" in texts["resolve-constants"]
     assert "const int TILE = 8;" in texts["resolve-constants"]
     assert "const int TILE = 4;" in texts["override-constants"]
+    # The view at function level is declared again in the innermost foreach.
+    before, after = texts["override-constants"], texts["kernel-views"]
+    view = "a as float[n / threads][threads] rows;"
+    assert before.index(view) < before.index("foreach (int b")
+    assert after.index("foreach (int t") < after.index(view) < after.index("rows[b][t] =")
 
 
 def test_the_passes_leave_the_callers_program_and_tables_alone(tmp_path: Path) -> None:
@@ -124,7 +130,8 @@ def test_mcl_dump_names_the_lowering_passes_among_the_valid_ones(
     assert main(["codegen", str(tmp_path / "kernel.mcpl"), "--target", "hopper", "-o", out]) == 1
     err = capsys.readouterr().err
     assert "'after:resolve-constant' names no pass" in err and "Traceback" not in err
-    assert "load, check, translate, resolve-constants, override-constants" in err
+    assert ("load, check, translate, resolve-constants, override-constants, kernel-views"
+            in err)
     # pipeline.generate refuses the name before any pass runs, without the loader.
     with pytest.raises(MclError, match="names no pass"):
         pipeline.generate(checked, "hopper", library())
