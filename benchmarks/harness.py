@@ -86,7 +86,7 @@ def open_device(spec: str | None = None) -> Opened:
     """A context and profiling queue on the device `spec` names (mcl's `--device`)."""
     import pyopencl as cl
 
-    from mcl.codegen import select_device
+    from mcl.backends.opencl.runner import select_device
 
     device = select_device(spec, "gpu")
     context = cl.Context([device])

@@ -225,8 +225,7 @@ def launch_text(generated: Any, inputs: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(REPO))
-    from mcl.backends.opencl.runner import describe
-    from mcl.codegen import select_device
+    from mcl.backends.opencl.runner import describe, select_device
     from mcl.diagnostics import MclError
     from mcl.hdl.library import default_library
     from mcl.report.measure import device_errors, device_type

@@ -56,8 +56,8 @@ def main(argv: list[str] | None = None) -> int:
     import pyopencl as cl
 
     from mcl import pipeline
-    from mcl.codegen import select_device
-    from mcl.codegen.mapping import load_mapping
+    from mcl.backends import load_mapping
+    from mcl.backends.opencl.runner import select_device
     from mcl.hdl.library import default_library
     from mcl.mcpl.loader import load_program
     from mcl.report.measure import tuned_overrides

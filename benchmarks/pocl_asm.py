@@ -202,8 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     # PoCL reads its cache folder when the platform is first used: before pyopencl loads.
     os.environ["POCL_CACHE_DIR"] = tempfile.mkdtemp(prefix="pocl-asm-")
     sys.path.insert(0, str(REPO))
-    from mcl.backends.opencl.runner import describe
-    from mcl.codegen import select_device
+    from mcl.backends.opencl.runner import describe, select_device
     from mcl.hdl.library import default_library
 
     device = select_device(args.device)

@@ -44,6 +44,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument("--version", action="version", version=f"mcl {__version__}")
+    # A command that runs other command lines in-process (`mcl demo`) is handed the entry
+    # point: the commands sit below the cli and import nothing of it (docs/architecture.md,
+    # "Layers").
+    parser.set_defaults(main=main)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS if only is None else (only,):
         importlib.import_module(f"mcl.commands.{name}").register(sub)

@@ -233,7 +233,8 @@ def generate(checked: CheckedProgram, target: str, library: HwdLibrary,
     checker's side tables: those of `checked` when it is at the leaf (no second check),
     else those of the translation's check. `language`: the backend (mcl.backends;
     default DEFAULT_BACKEND)."""
-    from mcl.codegen.opencl import generate_module, require_leaf
+    from mcl.backends import generate_module
+    from mcl.codegen.opencl import require_leaf
 
     if not isinstance(checked, CheckedProgram):  # a caller without type hints
         raise TypeError("pipeline.generate takes a CheckedProgram: check a bare program "
@@ -249,10 +250,19 @@ def generate(checked: CheckedProgram, target: str, library: HwdLibrary,
 
 def pass_names() -> tuple[str, ...]:
     """Every pass MCL_DUMP can name, in the order they run: the front end's, then code
-    generation's lowering passes (those of every backend)."""
-    from mcl.codegen.passes import pass_names as lowering_names
+    generation's lowering passes, the shared ones and those of every backend that loads
+    (one that cannot load generates nothing to dump)."""
+    from mcl.backends import backend_names, get_backend
+    from mcl.codegen.passes import LOWERING, backend_passes
 
-    return (*PASSES, *lowering_names())
+    names = [*PASSES, *(p.name for p in LOWERING)]
+    for name in backend_names():
+        try:
+            own = backend_passes(get_backend(name))
+        except MclError:
+            continue
+        names += [p.name for p in own if p.name not in names]
+    return tuple(names)
 
 
 def dump_after() -> frozenset[str]:

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from mcl import pipeline
-from mcl.codegen import load_mapping
+from mcl.backends import load_mapping
 from mcl.codegen.statements import SpaceResolver
 from mcl.diagnostics import Severity
 from mcl.feedback.facts.kernel import build_facts

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from mcl import pipeline
+from mcl.backends import generate_module
 from mcl.cli import main
-from mcl.codegen import generate_module
 from mcl.diagnostics import MclError, Severity
 from mcl.hdl.library import default_library
 from mcl.mcpl.parse import parse_source

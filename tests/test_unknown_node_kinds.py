@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from mcl import pipeline
-from mcl.codegen import generate_module
+from mcl.backends import generate_module
 from mcl.codegen.host_eval import HostInterpreter, evaluate
 from mcl.feedback.facts.kernel import build_facts
 from mcl.hdl.library import default_library

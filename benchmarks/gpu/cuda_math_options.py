@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     from benchmarks.harness import prepared_inputs
     from mcl import pipeline
     from mcl.backends.cuda.runner import CudaSession, select_cuda_device
-    from mcl.codegen import Session, select_device
+    from mcl.backends.opencl.runner import Session, select_device
     from mcl.commands.codegen import load_checked
     from mcl.hdl.library import default_library
     from mcl.verify import load_reference, verify

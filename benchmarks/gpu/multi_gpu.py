@@ -73,7 +73,7 @@ def h2d_bandwidth(spec: str, nbytes: int = 256 * MiB, rounds: int = 5) -> float:
     import numpy as np
     import pyopencl as cl
 
-    from mcl.codegen import select_device
+    from mcl.backends.opencl.runner import select_device
 
     device = select_device(spec)
     context = cl.Context([device])

@@ -1,7 +1,10 @@
 """The registry of backends: the kernel languages mcl generates and the means to build and
-run them (the protocol: mcl.backends.base; docs/codegen.md, "Backends").
+run them (the protocol: mcl.codegen.backend; docs/codegen.md, "Backends").
 
     get_backend(name) -> Backend     the backend of --backend / --lang NAME
+    load_mapping(hwd, language=...)  the leaf's mapping to that backend
+    generate_module(checked, ...)    code generation with the leaf's mapping to a backend
+    emit_harness(generated)          the host program of the module's backend
     backend_names() -> tuple[str]    every backend, the default first (command-line choices)
     leaf_device(name, hwd, spec)     the device of --device SPEC to run leaf hwd's code on
     open_session(generated, device)  a session of the module's backend on that device
@@ -27,9 +30,16 @@ from typing import TYPE_CHECKING, Any
 from mcl.diagnostics import MclError, did_you_mean, error
 
 if TYPE_CHECKING:
-    from mcl.backends.base import Backend, Session
+    from collections.abc import Mapping
+    from pathlib import Path
+
+    from mcl.codegen.backend import Backend, Harness, Session
+    from mcl.codegen.host_eval import Number
+    from mcl.codegen.mapping import OpenCLMapping
     from mcl.codegen.plan import GeneratedModule
+    from mcl.hdl.library import HwdLibrary
     from mcl.hdl.model import HardwareDescription
+    from mcl.mcpl.checked import CheckedProgram
 
 GROUP = "mcl.backends"
 # The backend of commands run without --backend / --lang.
@@ -81,12 +91,12 @@ def get_backend(name: str) -> Backend:
         raise MclError(error(
             "backend-import", f"the backend '{name}' ({value}) cannot be loaded: {exc}",
             hint="install what it needs, or the package that provides it again")) from exc
-    from mcl.backends.base import Backend
+    from mcl.codegen.backend import Backend
 
     if not isinstance(found, Backend) or found.name != name:
         raise MclError(error(
             "backend-invalid", f"the backend '{name}' ({value}) is not a backend of that "
-            "name", hint="a backend implements mcl.backends.base.Backend (docs/codegen.md, "
+            "name", hint="a backend implements mcl.codegen.backend.Backend (docs/codegen.md, "
             "\"Backends\") and its entry point's name is its `name`"))
     return found
 
@@ -95,12 +105,44 @@ def default_backend() -> Backend:
     return get_backend(DEFAULT_BACKEND)
 
 
+def load_mapping(hwd: HardwareDescription, path: Path | None = None,
+                 language: str = DEFAULT_BACKEND) -> OpenCLMapping:
+    """The mapping of leaf `hwd` to the backend called `language` (mcl.codegen.mapping)."""
+    from mcl.codegen.mapping import read_mapping
+
+    return read_mapping(hwd, get_backend(language), path)
+
+
+def parse_mapping(data: dict, file: str, hwd: HardwareDescription | None = None,
+                  language: str = DEFAULT_BACKEND) -> OpenCLMapping:
+    """The TOML data of a mapping file, validated in the words of backend `language`."""
+    from mcl.codegen.mapping import parse_mapping as parse
+
+    return parse(data, file, get_backend(language), hwd)
+
+
+def generate_module(checked: CheckedProgram, target: str, library: HwdLibrary,
+                    mapping: OpenCLMapping | None = None, only: set[str] | None = None,
+                    overrides: Mapping[str, Number] | None = None,
+                    language: str | None = None) -> GeneratedModule:
+    """mcl.codegen.opencl.generate_module with the leaf's mapping to the backend called
+    `language` (default DEFAULT_BACKEND) where no `mapping` is given."""
+    from mcl.codegen.opencl import generate_module as generate
+
+    if mapping is None:
+        mapping = load_mapping(library.get(target), language=language or DEFAULT_BACKEND)
+    return generate(checked, target, library, mapping, only, overrides)
+
+
+def emit_harness(generated: GeneratedModule) -> Harness:
+    """The host program of `generated` as its backend writes it."""
+    return get_backend(generated.language).harness(generated)
+
+
 def leaf_device(name: str, hwd: HardwareDescription, spec: str | None) -> Any:
     """The device of backend `name` that `--device spec` names, to run code generated for
     leaf `hwd` (`--device auto`: the type its mapping prefers), after reading the leaf's
     mapping, so that a leaf without one is reported before any driver is asked."""
-    from mcl.codegen.mapping import load_mapping
-
     mapping = load_mapping(hwd, language=name)
     return get_backend(name).select_device(spec, mapping.device_type)
 
@@ -111,5 +153,6 @@ def open_session(generated: GeneratedModule, device: Any = None,
     return get_backend(generated.language).session(generated, device, options, queue)
 
 
-__all__ = ["DEFAULT_BACKEND", "GROUP", "backend_names", "default_backend", "get_backend",
-           "leaf_device", "open_session"]
+__all__ = ["DEFAULT_BACKEND", "GROUP", "backend_names", "default_backend", "emit_harness",
+           "generate_module", "get_backend", "leaf_device", "load_mapping", "open_session",
+           "parse_mapping"]

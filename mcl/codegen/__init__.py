@@ -15,9 +15,8 @@ backend's (OpenCL's, mcl.backends.opencl.runner), kept here for the callers that
 backends; others ask the backend (`mcl.backends.get_backend(name).session(...)`).
 """
 
-from mcl.backends.opencl.runner import Session, run_function, select_device
-from mcl.codegen.host_cpp import HarnessFiles, emit_harness
-from mcl.codegen.mapping import OpenCLMapping, load_mapping
+from mcl.codegen.host_cpp import HarnessFiles
+from mcl.codegen.mapping import OpenCLMapping
 from mcl.codegen.opencl import emit_opencl, generate_module
 from mcl.codegen.plan import GeneratedModule
 from mcl.codegen.session import RunResult
@@ -27,11 +26,6 @@ __all__ = [
     "HarnessFiles",
     "OpenCLMapping",
     "RunResult",
-    "Session",
-    "emit_harness",
     "emit_opencl",
     "generate_module",
-    "load_mapping",
-    "run_function",
-    "select_device",
 ]

@@ -22,7 +22,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from mcl.backends import get_backend
 from mcl.codegen.c_expr import ATOM, CLanguage, ExprPrinter
 from mcl.codegen.c_names import c_name
 from mcl.codegen.constants import used_constants
@@ -49,7 +48,7 @@ from mcl.mcpl.builtins import CFunction
 from mcl.mcpl.visitor import unknown_node
 
 if TYPE_CHECKING:
-    from mcl.backends.base import Harness
+    pass
 
 I = "    "  # noqa: E741 - one indentation step
 
@@ -139,11 +138,6 @@ class HarnessFiles:
             "main.cpp": self.main,
             "CMakeLists.txt": self.cmake,
         }
-
-
-def emit_harness(g: GeneratedModule) -> Harness:
-    """The host program of `g` as its backend writes it (mcl.backends.base.Backend)."""
-    return get_backend(g.language).harness(g)
 
 
 def cpp_harness(g: GeneratedModule, api: HostApi) -> HarnessFiles:
@@ -592,4 +586,4 @@ def _main_call(g: GeneratedModule, f: FunctionPlan) -> list[str]:
     return lines
 
 
-__all__ = ["HarnessFiles", "HostApi", "cpp_harness", "emit_harness"]
+__all__ = ["HarnessFiles", "HostApi", "cpp_harness"]

@@ -6,7 +6,7 @@ tells the compiler how the programming abstractions defined in hardware descript
 can be mapped to OpenCL and C++ constructs." That file is `<leaf>.<backend>.toml` (OpenCL's
 `<leaf>.opencl.toml`), next to `<leaf>.hdl` (so a user description in a `--hwd-path`
 folder brings its own mapping). A backend names the constructs in its own words
-(`MappingVocabulary`, mcl.backends.base); OpenCL's:
+(`MappingVocabulary`, mcl.codegen.backend); OpenCL's:
 
     device_type = "gpu"                      # preferred device: gpu | cpu | accelerator | all
     [par_groups]
@@ -38,16 +38,15 @@ one emitter serves every backend (mcl.codegen.dialect).
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mcl.backends import DEFAULT_BACKEND, get_backend
 from mcl.diagnostics import MclError, Span, did_you_mean, error
 from mcl.hdl.model import HardwareDescription
 
 if TYPE_CHECKING:
-    from mcl.backends.base import Backend
+    from mcl.codegen.backend import Backend
     from mcl.codegen.dialect import Dialect
 
 if sys.version_info >= (3, 11):
@@ -96,6 +95,9 @@ class OpenCLMapping:
     device_type: str
     par_groups: dict[str, ParGroupMapping]
     spaces: dict[str, SpaceMapping]
+    # The backend whose words the file is in, and whose language the kernels are emitted
+    # in (the registry, mcl.backends, finds it by name: code generation is handed it).
+    backend: Backend = field(compare=False, repr=False)
     # Loops whose trip count is a compile-time constant of at most this many steps get
     # `#pragma unroll` (register tiles and micro-kernels stay in registers); 0: never.
     unroll: int = DEFAULT_UNROLL
@@ -105,12 +107,12 @@ class OpenCLMapping:
     # The par_group whose units become the components of OpenCL vectors (lanes.py) when
     # it is the innermost foreach of a kernel; None: work-items as any other.
     lanes: str | None = None
-    language: str = DEFAULT_BACKEND  # the backend's name (mcl.backends.get_backend)
     arch: str | None = None  # the leaf's architecture, where the backend has one ("sm_90")
 
     @property
-    def backend(self) -> Backend:
-        return get_backend(self.language)
+    def language(self) -> str:
+        """The backend's name."""
+        return self.backend.name
 
     @property
     def dialect(self) -> Dialect:
@@ -123,7 +125,7 @@ class OpenCLMapping:
         return self.spaces[name]
 
 
-def mapping_path(hwd: HardwareDescription, language: str = DEFAULT_BACKEND) -> Path:
+def mapping_path(hwd: HardwareDescription, language: str) -> Path:
     """`<leaf>.<language>.toml` in the folder of the description's `.hdl` file."""
     from mcl.resources import hwdescs_dir
 
@@ -131,19 +133,19 @@ def mapping_path(hwd: HardwareDescription, language: str = DEFAULT_BACKEND) -> P
     return folder / f"{hwd.name}.{language}.toml"
 
 
-def load_mapping(
-    hwd: HardwareDescription, path: Path | None = None, language: str = DEFAULT_BACKEND
+def read_mapping(
+    hwd: HardwareDescription, backend: Backend, path: Path | None = None
 ) -> OpenCLMapping:
-    """Read and validate the mapping of leaf `hwd` to backend `language` (errors carry the
-    file and the key)."""
-    backend = get_backend(language)
+    """Read and validate the mapping of leaf `hwd` to `backend` (errors carry the file and
+    the key). By backend name: `mcl.backends.load_mapping`."""
+    language = backend.name
     path = path or mapping_path(hwd, language)
     if not path.is_file():
         title = backend.title
         vocabulary = backend.vocabulary
         found = vocabulary.fallback(hwd) if vocabulary.fallback is not None else None
         if found is not None:
-            return parse_mapping(found[0], found[1], hwd, language)
+            return parse_mapping(found[0], found[1], backend, hwd)
         original_hint = vocabulary.fallback_hint
         raise MclError(
             error(
@@ -157,19 +159,18 @@ def load_mapping(
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise MclError(error("codegen-mapping-syntax", f"{path}: {exc}", _file_span(path))) from exc
-    return parse_mapping(data, str(path), hwd, language)
+    return parse_mapping(data, str(path), backend, hwd)
 
 
 def parse_mapping(
-    data: dict, file: str, hwd: HardwareDescription | None = None,
-    language: str = DEFAULT_BACKEND
+    data: dict, file: str, backend: Backend, hwd: HardwareDescription | None = None
 ) -> OpenCLMapping:
-    """Validate the TOML data of a mapping file in the words of backend `language`; with
+    """Validate the TOML data of a mapping file in the words of `backend`; with
     `hwd`, also check that the par_groups and spaces named exist in it and that all of
     them are mapped."""
     problems: list[str] = []
     name = hwd.name if hwd is not None else str(data.get("hwd", Path(file).stem.split(".")[0]))
-    words = get_backend(language).vocabulary
+    words = backend.vocabulary
     keys = {"device_type", "par_groups", "spaces", "hwd", "codegen"}
     _unknown_keys(data, keys | {"arch"} if words.arch is not None else keys, "", problems)
     device_type = data.get("device_type", "all")
@@ -234,8 +235,8 @@ def parse_mapping(
         unroll=unroll,
         vector_width=vector_width,
         lanes=lanes,
-        language=language,
         arch=arch,
+        backend=backend,
     )
 
 

@@ -16,7 +16,7 @@ the usual function); statements outside all foreach run on the host (Fig. 9's di
 statements) and compute launch sizes and scalar arguments. Functions the kernels call
 become device functions, specialised per address space of their pointer parameters.
 After the emitter, the backend finishes the text (`finish_source`) and checks it
-(`check_source`) (mcl.backends.base).
+(`check_source`) (mcl.codegen.backend).
 """
 
 from __future__ import annotations
@@ -24,16 +24,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
-from mcl.backends import DEFAULT_BACKEND
 from mcl.codegen.bracket_depth import Nesting, deepest_bracket
 from mcl.codegen.c_expr import ExprPrinter, Needs, by_reference, instance_name
 from mcl.codegen.constants import used_constants
 from mcl.codegen.host_eval import Number, static_host_values
 from mcl.codegen.kernels import KernelEmitter
 from mcl.codegen.layout import flat_dims, product
-from mcl.codegen.mapping import OpenCLMapping, load_mapping
+from mcl.codegen.mapping import OpenCLMapping
 from mcl.codegen.passes import (
     LOWERING,
     LoweringContext,
@@ -197,6 +196,9 @@ class ModuleEmitter:
     hwd: HardwareDescription
     mapping: OpenCLMapping
     needs: Needs = field(default_factory=Needs)
+    # What makes a kernel of a foreach nest: a backend whose kernels are shaped otherwise
+    # (C loops over the work-groups, mcl.backends.openmp) gives its subclass here.
+    kernel_emitter: ClassVar[type[KernelEmitter]] = KernelEmitter
 
     def __post_init__(self) -> None:
         self.spaces = SpaceResolver(self.mapping, self.hwd)
@@ -404,7 +406,7 @@ class ModuleEmitter:
             self.printer(scope), self.mapping, self.spaces, constants=self.constant_values
         )
         static = static_host_values(host_body, self.source.constants)
-        emitter = KernelEmitter(f, self.mapping, body, param_args, host_vars, static)
+        emitter = self.kernel_emitter(f, self.mapping, body, param_args, host_vars, static)
         texts, kernels = [], []
         for k, nest in enumerate(nests):
             name = (
@@ -617,26 +619,22 @@ def generate_module(
     checked: CheckedProgram,
     target: str,
     library: HwdLibrary,
-    mapping: OpenCLMapping | None = None,
+    mapping: OpenCLMapping,
     only: set[str] | None = None,
     overrides: Mapping[str, Number] | None = None,
-    language: str | None = None,
 ) -> GeneratedModule:
-    """Kernel source in the language of backend `language` (default: mcl.backends'
-    DEFAULT_BACKEND; a given `mapping` says its own) and launch plans for every function
-    with foreach statements of the main module of the checked program whose kernels are
-    at leaf `target` (mcl.pipeline.generate translates them there); named constants take
-    the values of `overrides` where given. Code generation reads the types of the checked
-    program's side tables."""
+    """Kernel source in the language of `mapping`'s backend and launch plans for every
+    function with foreach statements of the main module of the checked program whose
+    kernels are at leaf `target` (mcl.pipeline.generate translates them there); named
+    constants take the values of `overrides` where given. Code generation reads the types
+    of the checked program's side tables. By backend name, with the leaf's own mapping:
+    `mcl.backends.generate_module`."""
     require_leaf(target, library)
     hwd = library.get(target)
-    context = LoweringContext(target, library, overrides or {})
-    lowered = lower_to_emit(checked, context)
-    if mapping is None:
-        mapping = load_mapping(hwd, language=language or DEFAULT_BACKEND)
-    extra = backend_passes(mapping.backend)
-    if extra:
-        lowered = lower(lowered, context, extra)
+    # The shared passes, then the backend's own (mcl.codegen.passes).
+    passes = (*LOWERING, *backend_passes(mapping.backend))
+    lowered = lower_to_emit(checked, LoweringContext(target, library, overrides or {}),
+                            passes)
     generated = mapping.backend.emit(gather(lowered), hwd, mapping, only)
     problems = mapping.backend.check_source(generated, checked.main.file)
     if problems:

@@ -4,7 +4,6 @@ order they run, before the emitter prints it (docs/codegen.md, "Passes").
     LOWERING                          the passes every backend runs, in order
     backend_passes(backend)           those a backend adds after them (`lowering_passes`)
     lower(checked, context, passes)   run `passes`, each dumped with MCL_DUMP=after:NAME
-    pass_names()                      every pass name MCL_DUMP may name after code generation's
 
 Each pass is a function CheckedProgram -> CheckedProgram: a tree-to-tree rewrite whose
 result is MCPL again (so `MCL_DUMP=after:<pass>` prints it as the parser reads it), with
@@ -175,7 +174,7 @@ def kernel_views(checked: CheckedProgram, context: LoweringContext) -> CheckedPr
 
 
 # The passes every backend runs, in the order they run; a backend adds its own after
-# them (`lowering_passes`, mcl.backends.base).
+# them (`lowering_passes`, mcl.codegen.backend).
 LOWERING: tuple[LoweringPass, ...] = (
     LoweringPass("resolve-constants", resolve_constants,
                  "description constants become the leaf's values"),
@@ -188,7 +187,7 @@ LOWERING: tuple[LoweringPass, ...] = (
 
 def backend_passes(backend: object) -> tuple[LoweringPass, ...]:
     """The passes `backend` adds after LOWERING: its `lowering_passes`, where it has any
-    (an optional member of mcl.backends.base.Backend)."""
+    (an optional member of mcl.codegen.backend.Backend)."""
     return tuple(getattr(backend, "lowering_passes", ()))
 
 
@@ -201,17 +200,3 @@ def lower(checked: CheckedProgram, context: LoweringContext,
         checked = p.run(checked, context)
         dump_program(p.name, checked.program, context.target)
     return checked
-
-
-def pass_names() -> tuple[str, ...]:
-    """The names of LOWERING and of every loadable backend's own passes."""
-    from mcl.backends import backend_names, get_backend
-
-    names = [p.name for p in LOWERING]
-    for backend in backend_names():
-        try:
-            names += [p.name for p in backend_passes(get_backend(backend))
-                      if p.name not in names]
-        except MclError:  # a backend that cannot load generates nothing to dump
-            continue
-    return tuple(names)

@@ -26,7 +26,7 @@ from mcl.commands.options import (
     library_from_args,
 )
 from mcl.diagnostics import Diagnostic, MclError, Severity
-from mcl.feedback.messages import Severity as FeedbackSeverity
+from mcl.feedback.messages import FeedbackSeverity
 from mcl.feedback.stage import (
     SEVERITIES,
     FeedbackOptions,

@@ -79,7 +79,7 @@ def load_checked(path: str | Path, include_dirs: list[str], library: HwdLibrary
 
 def run(args: argparse.Namespace) -> int:
     from mcl import pipeline
-    from mcl.codegen import emit_harness
+    from mcl.backends import emit_harness
     from mcl.output_files import check_output_folder, write_generated_folder
 
     if args.output:

@@ -149,11 +149,11 @@ def _to_act_on(demo: Demo) -> bool:
 def _pressing(messages: list[Any]) -> list[Any]:
     """What to act on, as the table's feedback column picks it (mcl.report.headline):
     suggestions first, then warnings other than the quiet ones."""
-    from mcl.feedback.messages import Severity
+    from mcl.feedback.messages import FeedbackSeverity
     from mcl.report.headline import left_out
 
-    return ([m for m in messages if m.severity == Severity.SUGGESTION]
-            + [m for m in messages if m.severity == Severity.WARNING and not left_out(m)])
+    return ([m for m in messages if m.severity == FeedbackSeverity.SUGGESTION]
+            + [m for m in messages if m.severity == FeedbackSeverity.WARNING and not left_out(m)])
 
 
 def _compact_table(demo: Demo) -> bool:
@@ -226,9 +226,7 @@ def _steps(args: argparse.Namespace, sizes: list[str]) -> list[Step]:
 def run(args: argparse.Namespace, main: Callable[[list[str]], int] | None = None,
         console: Console | None = None) -> int:
     if main is None:
-        from mcl.cli import main as cli_main
-
-        main = cli_main
+        main = args.main  # mcl.cli's entry point, which the cli's parser sets
     if console is None:
         console = Console(highlight=False)
         console.width = min(console.width, MAX_WIDTH)

@@ -6,7 +6,7 @@ For OpenCL each line gives the index (`--device N`), the platform and device ind
 that comes with mcl is marked "bundled with mcl"); the device used when no `--device`,
 $MCL_DEVICE or $PYOPENCL_CTX is given is marked: the bundled PoCL's CPU device, whatever
 else is installed (mcl.backends.opencl.runner.default_device). Other backends list their
-devices the same way (mcl.backends.base.Backend.devices).
+devices the same way (mcl.codegen.backend.Backend.devices).
 """
 
 from __future__ import annotations

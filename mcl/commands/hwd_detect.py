@@ -168,7 +168,7 @@ def _check_name(name: str, out: Path, force: bool) -> None:
 def _validate(generated: Any) -> dict[str, Any]:
     """Load the description beside the library before writing it (a description that
     does not load is our bug, never the user's file), and read its peaks."""
-    from mcl.codegen.mapping import load_mapping
+    from mcl.backends import load_mapping
     from mcl.hdl.library import library_with
     from mcl.hdl.peak import bandwidths, peak_flops
 

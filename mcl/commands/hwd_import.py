@@ -33,8 +33,8 @@ def register(hwd_sub: argparse._SubParsersAction) -> None:
 def run_import(args: argparse.Namespace) -> int:
     import sys
 
+    from mcl.backends import parse_mapping
     from mcl.codegen.lisp_mapping import load_lisp_mapping, toml_text
-    from mcl.codegen.mapping import parse_mapping
     from mcl.diagnostics import MclError
     from mcl.render import render_diagnostics
 

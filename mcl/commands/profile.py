@@ -71,7 +71,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from mcl.codegen.mapping import load_mapping
+    from mcl.backends import load_mapping
     from mcl.profile.ncu import BACKEND
 
     library = library_from_args(args)

@@ -175,7 +175,7 @@ def _measure(series: Any, rows: list[Any], library: HwdLibrary, args: argparse.N
     """Run the rows that name a leaf for this device (or can reach --target), with the
     sizes among the `-D` values the feedback used (one parse of `-D`); on a CPU device
     also the reference's peer, in the same run."""
-    from mcl.codegen import select_device
+    from mcl.backends.opencl.runner import select_device
     from mcl.report.measure import Measurement, can_reach, device_type, measure_program
     from mcl.verify import expected_outputs, load_reference, make_inputs, sizes_from
 

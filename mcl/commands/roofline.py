@@ -200,7 +200,7 @@ def _measure(program: Program, function: str, level: str, library: Any, referenc
              args: argparse.Namespace, roof: Any) -> dict[str, Any] | None:
     if reference is None:
         return None
-    from mcl.codegen import select_device
+    from mcl.backends.opencl.runner import select_device
     from mcl.report.attained import attained
     from mcl.report.measure import measure_program
     from mcl.verify import make_inputs, parse_defines

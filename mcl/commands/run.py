@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mcl.commands import run_multi
+from mcl.commands.kernel_time import kernel_line
 from mcl.commands.options import (
     add_backend_argument,
     add_define_argument,
@@ -331,22 +332,6 @@ def report_opencl(prepared: PreparedRun, target: str, result: Any, repeat: int) 
     reached = run_roofline(prepared, target, seconds)
     if reached is not None:
         Console(highlight=False).print(f"  reached {reached.text}")
-
-
-def kernel_line(prepared: PreparedRun, target: str, seconds: float, repeat: int,
-                whose: str = "") -> str:
-    """`matmul (hopper) on n=... : kernel time 1.234 ms (median of 5), 12.3 GFLOP/s`;
-    `whose` says whose time it is (a split run's slowest device)."""
-    from mcl.verify import format_rate
-
-    sizes = " ".join(f"{k}={v}" for k, v in prepared.sizes.items())
-    line = f"{prepared.function} ({target}) on {sizes}: kernel time {seconds * 1e3:.3f} ms"
-    if whose:
-        line += f" ({whose})"
-    if repeat > 1:
-        line += f" (median of {repeat})"
-    rate = format_rate(prepared.reference.work(prepared.sizes), seconds)
-    return f"{line}, {rate}" if rate else line
 
 
 def run_roofline(prepared: PreparedRun, target: str, seconds: float) -> Any:

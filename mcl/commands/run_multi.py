@@ -46,8 +46,7 @@ def is_multi(args: argparse.Namespace) -> bool:
 def execute_multi(prepared: Any, args: argparse.Namespace) -> Any:
     """Split the prepared kernel, run its ranges on the cluster, assemble the outputs:
     an `mcl.multi.run.MultiResult`."""
-    from mcl.codegen import generate_module
-    from mcl.codegen.mapping import load_mapping
+    from mcl.backends import generate_module, load_mapping
     from mcl.multi.cluster import connect, device_slots
     from mcl.multi.run import SplitRun, run_split
     from mcl.multi.split import split_program
@@ -112,7 +111,7 @@ def report_multi(prepared: Any, target: str, result: Any, repeat: int) -> None:
     """The kernel time of the slowest device and the rate, then a line per device."""
     from rich.console import Console
 
-    from mcl.commands.run import kernel_line
+    from mcl.commands.kernel_time import kernel_line
     from mcl.multi.run import describe_devices
 
     line = kernel_line(prepared, target, result.kernel_time_s, repeat, "the slowest device")

@@ -148,8 +148,7 @@ def prepare(args: argparse.Namespace, path: Path, library: Any) -> Prepared:
 
 
 def run(args: argparse.Namespace) -> int:
-    from mcl.backends import leaf_device
-    from mcl.codegen.mapping import load_mapping
+    from mcl.backends import leaf_device, load_mapping
     from mcl.output_files import check_output_file, check_output_folder
     from mcl.tune.search import run_search
     from mcl.tune.tuned_file import tuned_path
@@ -215,7 +214,7 @@ def run_parallel(args: argparse.Namespace, path: Path, options: dict[str, Any] |
     spec = args.devices or "all"
 
     def slots() -> list[DeviceSlot]:  # in the cluster's thread, while this one prepares
-        from mcl.codegen.mapping import load_mapping
+        from mcl.backends import load_mapping
 
         mapping = load_mapping(library_from_args(args).get(args.target))
         return device_slots(spec, mapping.device_type)

@@ -2,17 +2,23 @@
 paper, sections 5 and 6.2-6.5; docs/feedback.md).
 
     analyse(function, program, hwd, values) -> list[Message]
+    analyse_findings(function, program, hwd, values) -> list[Finding]
 
-runs every analysis that applies to the description. The package has four layers, each
+runs every analysis that applies to the description: each returns findings, typed
+records that carry their messages (`findings`). The package has four layers, each
 importing only those below it (docs/architecture.md, "Feedback in layers"):
 
 - the engine, here at the top: `registry` (which analyses run, and running them),
   `analysis` (the `Analysis` record and the `AnalysisContext` each one gets), `budget`
-  (the time budget), `stage` (feedback for `mcl check`), `messages` (what an analysis
-  returns), `codes` (the message codes the analyses declare), `values` and
-  `value_checks` (the user's `-D` values), `emit` (building message texts from figures);
+  (the time budget), `stage` (feedback for `mcl check`), `codes` (the catalogue of the
+  message codes the analyses declare), `values` and `value_checks` (the user's `-D`
+  values), `emit` (building message texts from figures); and at the bottom, below the
+  analyses, `findings` (what an analysis returns, and the changes it proposes),
+  `messages` (the messages the findings carry), `message_code` (a code's declaration)
+  and `phrases`;
 - `facts/`: what the analyses know about one function, derived once and shared
-  (`kernel`: loops, statements, accesses; `symbolic`: SymPy values; `counting`: exact
+  (`kernel`: loops, statements, accesses, `declarations` their records; `symbolic`:
+  SymPy values; `loop_forms`: a for-loop's condition and step; `counting`: exact
   sums and distinct counts; `reuse`, `costs`, ...: derived facts, `ctx.get(ReuseFacts)`);
 - `analyses/`: one module per analysis (`opstats` 6.2, `transfers`, `reuse` 6.3,
   `memory` 6.3, `elements`, `cache` 6.4, `functions` 6.5, `unit_counts`, `irregular`,
@@ -34,12 +40,14 @@ from typing import Any
 
 _EXPORTS = {
     "analyse": "mcl.feedback.registry",
+    "analyse_findings": "mcl.feedback.registry",
+    "Finding": "mcl.feedback.findings",
     "analyse_program": "mcl.feedback.registry",
     "analyses": "mcl.feedback.registry",
     "Analysis": "mcl.feedback.analysis",
     "AnalysisContext": "mcl.feedback.analysis",
     "Message": "mcl.feedback.messages",
-    "Severity": "mcl.feedback.messages",
+    "FeedbackSeverity": "mcl.feedback.messages",
     "Value": "mcl.feedback.messages",
 }
 

@@ -2,10 +2,12 @@
 
 An analysis is an `Analysis` record: a name, a predicate on the hardware description
 (which analyses run depends on what the description exposes: feedback.md, "Principles"),
-and a function of one `AnalysisContext`. The context carries everything an analysis may
-use -- the function, its program, the description, the user's values -- and the facts of
-the function (`mcl.feedback.facts.kernel.KernelFacts`), built on first use and shared by all
-analyses of the same context; `ctx.get(Kind)` gives a fact derived from them (the reuse
+and a function of one `AnalysisContext` that returns its findings (typed records,
+`mcl.feedback.findings`; an installed analysis may return plain messages). The context
+carries everything an analysis may use -- the function, its program, the description,
+the user's values -- and the facts of the function
+(`mcl.feedback.facts.kernel.KernelFacts`), built on first use and shared by all analyses
+of the same context; `ctx.get(Kind)` gives a fact derived from them (the reuse
 findings, the operation counts, ...), derived once per function for whichever analysis
 asks first, so that analyses share results without importing each other. Nothing is
 found through import side effects or caches keyed by object identity:
@@ -14,13 +16,14 @@ found through import side effects or caches keyed by object identity:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
-    from mcl.feedback.codes import MessageCode
     from mcl.feedback.facts.kernel import Derived, KernelFacts
+    from mcl.feedback.findings import Finding
+    from mcl.feedback.message_code import MessageCode
     from mcl.feedback.messages import Message
     from mcl.hdl.model import HardwareDescription
     from mcl.mcpl.ast import Function
@@ -38,9 +41,10 @@ class AnalysisContext:
     checked: CheckedProgram  # the program and the checker's side tables
     hwd: HardwareDescription
     values: Mapping[str, Any] = field(default_factory=dict)
-    # The messages of the analyses that ran before this one (mcl.feedback.registry): what
-    # an analysis that `revises` (the time model) reads and returns revised.
-    earlier: tuple[Message, ...] = ()
+    # The findings of the analyses that ran before this one (mcl.feedback.registry): what
+    # an analysis that `revises` (the time model) reads, by record type, and returns
+    # revised.
+    earlier: tuple[Finding, ...] = ()
     # The SM clock (Hz) the time model is evaluated at where it is not the description's
     # (mcl profile: the clock the profiler measured); None: the description's.
     clock_hz: float | None = None
@@ -67,7 +71,7 @@ class AnalysisContext:
 
 
 Predicate = Callable[["HardwareDescription"], bool]
-AnalysisFn = Callable[[AnalysisContext], "list[Message]"]
+AnalysisFn = Callable[[AnalysisContext], "Sequence[Finding | Message]"]
 
 
 def always(_hwd: HardwareDescription) -> bool:
@@ -84,6 +88,6 @@ class Analysis:
     applies: Predicate = always
     description: str = ""
     codes: tuple[MessageCode, ...] = ()
-    # `run` returns the earlier messages of the function (`context.earlier`), revised, with
-    # its own: the time model states each suggestion's gain in its message.
+    # `run` returns the earlier findings of the function (`context.earlier`), revised,
+    # with its own: the time model states each suggestion's gain in its finding.
     revises: bool = False

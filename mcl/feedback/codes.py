@@ -1,6 +1,8 @@
-"""The stable message codes: each declared once, by the module that emits it, as a
-`MessageCode` (title, severities, whether a report shows it by default, how `mcl report`'s
-feedback column treats it, and its section of the catalogue, docs/feedback.md). This
+"""The catalogue of the stable message codes: each declared once, by the module that
+emits it (or by its findings record type, mcl.feedback.findings), as a
+`mcl.feedback.message_code.MessageCode` (title, severities, whether a report shows it by
+default, how `mcl report`'s feedback column treats it, and its section of the catalogue,
+docs/feedback.md). This
 module gathers the declarations; the titles of a report's summary, the rule of what a
 report shows without `-v` (mcl.feedback.render.visibility) and the rules of the feedback
 column (mcl.report.headline) are all read from them.
@@ -14,35 +16,18 @@ the start of its message.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import cache
 
-from mcl.feedback.messages import Severity
+from mcl.feedback.message_code import (
+    COLLAPSED,
+    IN_COLUMN,
+    LEFT_OUT,
+    SILENT_WHEN_UNCHANGED,
+    MessageCode,
+)
 
-# How `mcl report`'s feedback column (mcl.report.headline) treats a code's messages.
-IN_COLUMN = "in the column"
-LEFT_OUT = "left out"  # the note that counts are upper bounds; the roofline (--run has it)
-SILENT_WHEN_UNCHANGED = "silent when unchanged"  # transfers: only where they change
-COLLAPSED = "collapsed"  # cache advice: the costliest loop per array, and a count
-
-
-@dataclass(frozen=True)
-class MessageCode:
-    """One message code as the module that emits it declares it."""
-
-    code: str
-    title: str  # the summary's name for it
-    severities: tuple[Severity, ...]  # what it is emitted as, the usual one first
-    anchor: str  # the heading of its section in docs/feedback.md, as a link anchor
-    # An info fact a programmer reads first, as the paper's Table II quotes them (shown
-    # without -v); the other facts (every array x loop cache fact, per-parameter
-    # transfers, ...) have nothing to act on.
-    headline: bool = False
-    # A fact about one array: a headline only for the kernel's parameters (a temporary's
-    # reuse is the kernel's own bookkeeping; Table II quotes the inputs'), and named by
-    # its array where a report's column says it is unchanged.
-    per_array: bool = False
-    column: str = IN_COLUMN
+__all__ = ["COLLAPSED", "IN_COLUMN", "LEFT_OUT", "SILENT_WHEN_UNCHANGED", "MessageCode",
+           "column", "declared", "title"]
 
 
 @cache

@@ -1,5 +1,7 @@
 """Building messages from facts: evaluating figures with the user's values, naming the
-loops around a source location, and printing expressions as the programmer wrote them."""
+loops around a source location, and printing expressions as the programmer wrote them
+(`expr_text` and `conjunction` come from mcl.feedback.phrases, below the facts, which
+name accesses in their own notes)."""
 
 from __future__ import annotations
 
@@ -12,9 +14,13 @@ from typing import Any
 from mcl.diagnostics import Span
 from mcl.feedback.budget import spent
 from mcl.feedback.facts.kernel import KernelFacts, Loop
-from mcl.feedback.messages import Message, Severity, Value, formula_text
+from mcl.feedback.messages import FeedbackSeverity, Message, Value, formula_text
+from mcl.feedback.phrases import conjunction, expr_text
 from mcl.feedback.values import evaluate
 from mcl.mcpl import ast
+
+__all__ = ["LONG_FORMULA", "Emitter", "conjunction", "expr_text", "fill", "is_one",
+           "loop_text", "number_text", "readable", "seconds_text", "show"]
 
 # Characters of a formula a message text still shows next to its number.
 LONG_FORMULA = 60
@@ -31,7 +37,7 @@ class Emitter:
         self.analysis = analysis
         self.values = values
 
-    def message(self, code: str, severity: Severity, text: str, span: Span | None,
+    def message(self, code: str, severity: FeedbackSeverity, text: str, span: Span | None,
                 figures: Mapping[str, Any] | None = None, loops: tuple[Loop, ...] = (),
                 approximate: bool = False, hint: str | None = None) -> Message:
         """`text` may name figures as `{name}` or `{name:singular|plural}` (`fill`)."""
@@ -152,23 +158,6 @@ def number_text(x: int | float) -> str:
     if float(text) == round(x):  # 0.99975 must not print as a plain 1
         text = f"{x:.6g}"
     return text
-
-
-def conjunction(items: list[str]) -> str:
-    """`a`, `a and b`, `a, b and c`: a list in a message's text."""
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
-
-
-def expr_text(e: Any) -> str:
-    """An expression (or statement) as MCPL source, e.g. `a[i, k]`."""
-    from mcl.mcpl.printer import print_expr, print_stmt
-
-    if isinstance(e, ast.Decl):
-        return print_stmt(e).strip().rstrip(";")
-    try:
-        return print_expr(e)
-    except Exception:  # noqa: BLE001 - printing is cosmetic; never fail feedback on it
-        return type(e).__name__
 
 
 def loop_text(ev: Any, loop: Loop, figure: str | None = None) -> str:

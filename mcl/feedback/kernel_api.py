@@ -40,9 +40,9 @@ from mcl.diagnostics import Span
 from mcl.feedback.budget import spent
 from mcl.feedback.emit import fill
 from mcl.feedback.exact import Exact, as_sympy, exact_function
-from mcl.feedback.facts.kernel import Access, Binding, Guard, KernelFacts, Loop
+from mcl.feedback.facts.kernel import Access, DeclaredName, Guard, KernelFacts, Loop
 from mcl.feedback.facts.layout import element_count, element_layout, flat_index, type_bytes
-from mcl.feedback.messages import Message, Severity
+from mcl.feedback.messages import FeedbackSeverity, Message
 from mcl.feedback.values import evaluate
 from mcl.hdl.model import DeviceNode, HardwareDescription, Quantity
 from mcl.mcpl import ast
@@ -81,7 +81,7 @@ def number(x: Any) -> Number:
 
 
 def evaluated_number(value: Any) -> Number:
-    """`number` of what `Evaluator._evaluate` returns: a compiled expression's int or
+    """`number` of what `NumericEvaluator._evaluate` returns: a compiled expression's int or
     Fraction directly (`number` of its SymPy form gives the same), SymPy's value as
     `number` takes it."""
     if type(value) is int:
@@ -229,7 +229,7 @@ class UnitCursor:
     count as one multi-dimensional space, the innermost fastest, so the first 32 steps
     are the first 32 threads of a warp)."""
 
-    def __init__(self, evaluator: Evaluator, group: str, loops: list[Loop]):
+    def __init__(self, evaluator: NumericEvaluator, group: str, loops: list[Loop]):
         self.evaluator = evaluator
         self.group = group
         self.loops = loops
@@ -277,7 +277,7 @@ class UnitCursor:
 CLOCK_EVERY = 16
 
 
-class Evaluator:
+class NumericEvaluator:
     """Numbers from the program, computed on demand (paper 6.5)."""
 
     def __init__(self, facts: KernelFacts, values: Mapping[str, Number]):
@@ -611,7 +611,7 @@ class Evaluator:
             result = self.substitute(result)
         return result
 
-    def _binding(self, name: str, at: MemoryInstruction | None) -> Binding | None:
+    def _binding(self, name: str, at: MemoryInstruction | None) -> DeclaredName | None:
         if at is not None:
             return at.access.item.scope.named(name)
         candidates = [b for b in self.facts.bindings if b.name == name]
@@ -647,7 +647,7 @@ class Estimate:
 class Context:
     """What the kernel uses (paper 6.5: `getSizeMemorySpace`, the sizes of par_groups)."""
 
-    def __init__(self, facts: KernelFacts, evaluator: Evaluator):
+    def __init__(self, facts: KernelFacts, evaluator: NumericEvaluator):
         self.facts = facts
         self.evaluator = evaluator
 
@@ -749,12 +749,13 @@ class Kernel:
         self.node = node  # the block of the description that names the feedback function
         self.function_name = function_name
         self.hwd = HardwareValues(facts.hwd)
-        self.evaluator = Evaluator(facts, values)
+        self.evaluator = NumericEvaluator(facts, values)
         self.context = Context(facts, self.evaluator)
         self.instructions = memory_instructions(facts)
 
     def message(self, text: str, *, span: Span | None = None,
-                severity: Severity | str = Severity.SUGGESTION, code: str | None = None,
+                severity: FeedbackSeverity | str = FeedbackSeverity.SUGGESTION,
+                code: str | None = None,
                 values: Mapping[str, Any] | None = None, hint: str | None = None,
                 approximate: bool = False) -> Message:
         """A message for the user, attached to `span` (the kernel's function by default).
@@ -763,6 +764,7 @@ class Kernel:
         and a report lists under the message only the values the text does not show."""
         figures = {k: evaluate(v, self.values) for k, v in (values or {}).items()}
         rendered, shown = fill(text, figures)
-        return Message(Severity(severity), ANALYSIS, code or f"function-{self.function_name}",
+        return Message(FeedbackSeverity(severity), ANALYSIS,
+                       code or f"function-{self.function_name}",
                        rendered, span or self.function.span, tuple(figures.items()),
                        self.name, (), approximate, hint, shown)

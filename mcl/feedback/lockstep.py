@@ -25,38 +25,42 @@ from dataclasses import dataclass, replace
 
 import sympy
 
-from mcl.feedback.codes import MessageCode
 from mcl.feedback.facts.costs import executions
 from mcl.feedback.facts.kernel import Guard, Loop
+from mcl.feedback.findings import (
+    AccessPlace,
+    BankConflictFinding,
+    CoalesceAccess,
+    DivergentBranch,
+    Finding,
+    OptimalMemoryAccess,
+    RemoveBankConflict,
+    UncoalescedAccess,
+    WarpAccessFinding,
+    WarpAccessUnknown,
+    code_of,
+    declaration,
+)
 from mcl.feedback.kernel_api import (
-    Evaluator,
     Kernel,
     MemoryInstruction,
     MissingValues,
     NotStatic,
     Number,
+    NumericEvaluator,
     UnitCursor,
 )
-from mcl.feedback.messages import Message, Severity
+from mcl.feedback.messages import FeedbackSeverity
 from mcl.feedback.values import evaluate
 from mcl.feedback.warp_access import BankConflict, bank_conflict, coalescing
 from mcl.hdl.model import HardwareDescription, ParGroup, ParUnit
 from mcl.mcpl import ast
 
-# The codes of the messages built here for the descriptions' feedback functions
-# (mcl.feedback.codes; the catalogue is docs/feedback.md).
-DOCS = "performance-feedback-functions-functions-paper-65"  # its section of docs/feedback.md
-MESSAGE_CODES = (
-    MessageCode("memory-access-optimal", "coalescing and bank conflicts",
-                (Severity.INFO,), DOCS, headline=True),
-    MessageCode("uncoalesced", "uncoalesced global memory access",
-                (Severity.SUGGESTION, Severity.INFO), DOCS),
-    MessageCode("bank-conflict", "shared-memory bank conflict",
-                (Severity.SUGGESTION, Severity.INFO), DOCS),
-    MessageCode("warp-access-unknown", "access pattern of a warp unknown",
-                (Severity.WARNING,), DOCS),
-    MessageCode("divergence", "divergent branch", (Severity.SUGGESTION, Severity.INFO), DOCS),
-)
+# The codes of the findings built here for the descriptions' feedback functions, as their
+# record types declare them (mcl.feedback.findings; the catalogue is docs/feedback.md).
+MESSAGE_CODES = tuple(declaration(kind) for kind in (
+    OptimalMemoryAccess, UncoalescedAccess, BankConflictFinding, WarpAccessUnknown,
+    DivergentBranch))
 
 
 # A block has at most 32 warps on every NVIDIA GPU we describe (1024 threads); beyond
@@ -128,7 +132,7 @@ class LockstepWalk:
         return [lanes.group * self.size + lane for lane in lanes.active]
 
     def holds(self, lanes: Lanes, guards: Sequence[Guard]) -> list[bool | None]:
-        """`Evaluator.holds(guards)` at each active lane of one lock-step group, the
+        """`NumericEvaluator.holds(guards)` at each active lane of one lock-step group, the
         evaluator back at the walk's start after."""
         try:
             return self.kernel.evaluator.holds_each(self.cursor, self.units(lanes), guards)
@@ -187,7 +191,7 @@ def filled_addresses(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInst
                      lanes: Lanes, loops: Sequence[Loop]) -> list[int]:
     """The addresses the active lanes of one lock-step group touch over every iteration
     of `loops` (guards decided at each), the lanes of an iteration together
-    (`Evaluator.holds_each`, `addresses_each`: a warp's 32 lanes times each iteration
+    (`NumericEvaluator.holds_each`, `addresses_each`: a warp's 32 lanes times each iteration
     of a thread's VEC and UNROLL loops, lane by lane, were a fifth of gesummv
     hopper_v5's feedback)."""
     walk = LockstepWalk(kernel, lockstep, instruction.access.item.loops)
@@ -205,7 +209,7 @@ def filled_addresses(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInst
     return addresses
 
 
-def fill_iterations(ev: Evaluator, loops: Sequence[Loop]) -> Iterator[None]:
+def fill_iterations(ev: NumericEvaluator, loops: Sequence[Loop]) -> Iterator[None]:
     """Places `ev` at every combination of the iterations of `loops` in turn, the first
     loop fastest, and back at their first iterations after."""
     counts = [ev.trips(loop) for loop in loops]
@@ -282,7 +286,7 @@ BANK_WORD_BYTES = 4
 
 
 def memory_access_messages(kernel: Kernel, transaction_bytes: int | None = None
-                           ) -> list[Message]:
+                           ) -> list[Finding]:
     """Coalescing of loads/stores in cached spaces and bank conflicts of accesses to banked
     memory, for the active lanes of each lock-step group of a block (the paper's section
     5.1, fermi: "the memory access patterns of a, b, and c are optimal, and [...] there
@@ -294,10 +298,10 @@ def memory_access_messages(kernel: Kernel, transaction_bytes: int | None = None
     warp = hwd.lockstep(thread)
     if warp is None:
         return []
-    messages: list[Message] = []
+    messages: list[Finding] = []
     # (space, warp executions, transactions per execution, the fewest that would do)
     costs: list[tuple[str, Number | None, int, int]] = []
-    pending: list[tuple[str, Number | None, int, dict, Message]] = []
+    pending: list[tuple[str, Number | None, int, WarpAccessFinding]] = []
     coalesced = conflict_free = 0
     missing: set[str] = set()
     for instruction in kernel.instructions:
@@ -315,10 +319,10 @@ def memory_access_messages(kernel: Kernel, transaction_bytes: int | None = None
             missing.update(_address_needs(kernel, instruction))
             continue
         except NotStatic as exc:
-            messages.append(kernel.message(
+            messages.append(WarpAccessUnknown(kernel.message(
                 f"{instruction.kind} of {instruction.text}: cannot tell whether it is "
                 f"optimal for a warp: {exc}", span=instruction.span, severity="warning",
-                code="warp-access-unknown"))
+                code=code_of(WarpAccessUnknown)), access=_place(instruction)))
             continue
         if not groups:
             continue  # no unit of the examined block runs it
@@ -335,17 +339,20 @@ def memory_access_messages(kernel: Kernel, transaction_bytes: int | None = None
                 conflict = wide
             costs.append((instruction.space, runs, conflict.degree, 1))
             if conflict.conflict:
-                pending.append((instruction.space, runs, conflict.degree - 1, {},
-                                kernel.message(
+                change = RemoveBankConflict(_place(instruction), conflict.degree, banks,
+                                            BANK_WORD_BYTES, None)
+                pending.append((instruction.space, runs, conflict.degree - 1,
+                                BankConflictFinding(kernel.message(
                     f"{instruction.kind} of {instruction.text} in {instruction.space} memory: "
                     "{conflict_degree}-way bank conflict for " + lanes_phrase(lanes, warp)
                     + ": the accesses to one bank run one after another ("
                     f"{banks} banks of {BANK_WORD_BYTES} B; bank {conflict.bank} is hit most)",
-                    span=instruction.span, code="bank-conflict",
+                    span=instruction.span, code=code_of(BankConflictFinding),
                     values={"conflict_degree": conflict.degree, "banks": banks,
                             "active_lanes": len(lanes.active)},
                     hint="pad the array or change the index so that consecutive threads "
-                         "use consecutive words")))
+                         "use consecutive words"), change=change, access=change.access,
+                    active_lanes=len(lanes.active))))
             else:
                 conflict_free += 1
         else:
@@ -367,32 +374,36 @@ def memory_access_messages(kernel: Kernel, transaction_bytes: int | None = None
                 costs.append((instruction.space, runs, result.minimum, result.minimum))
             else:
                 costs.append((instruction.space, runs, result.lines, result.minimum))
+                coalesce = CoalesceAccess(_place(instruction), result.lines, result.minimum,
+                                          line, None)
                 pending.append((instruction.space, runs, result.lines - result.minimum,
-                                {}, kernel.message(
+                                UncoalescedAccess(kernel.message(
                     f"{instruction.kind} of {instruction.text} is not coalesced: "
                     + lanes_phrase(lanes, warp) + f" touch {{lines:{unit}|{unit}s}} of "
                     "{line_bytes} B where {minimum_lines} would do, so the warp moves more "
                     "memory than it uses", span=instruction.span,
-                    code="uncoalesced", values={"lines": result.lines,
-                                                "minimum_lines": result.minimum,
-                                                "line_bytes": line,
-                                                "active_lanes": len(lanes.active),
-                                                "store": int(instruction.kind == "store")},
-                    hint="let consecutive threads access consecutive elements")))
+                    code=code_of(UncoalescedAccess), values={
+                        "lines": result.lines, "minimum_lines": result.minimum,
+                        "line_bytes": line, "active_lanes": len(lanes.active),
+                        "store": int(instruction.kind == "store")},
+                    hint="let consecutive threads access consecutive elements"),
+                    change=coalesce, access=coalesce.access,
+                    active_lanes=len(lanes.active))))
     if missing:
         raise MissingValues(missing)
-    messages += [_with_gain(message, runs, extra, costs, space)
-                 for space, runs, extra, _, message in pending]
+    messages += [_with_gain(finding, runs, extra, costs, space)
+                 for space, runs, extra, finding in pending]
     if not messages and (coalesced or conflict_free):
         parts = []
         if coalesced:
             parts.append("all {coalesced} global loads/stores are coalesced")
         parts.append("no bank conflicts in the {conflict_free} shared-memory accesses"
                      if conflict_free else "no shared-memory accesses")
-        messages.append(kernel.message(
+        messages.append(OptimalMemoryAccess(kernel.message(
             "optimal memory access: " + ", ".join(parts), severity="info",
-            code="memory-access-optimal",
-            values={"coalesced": coalesced, "conflict_free": conflict_free}))
+            code=code_of(OptimalMemoryAccess),
+            values={"coalesced": coalesced, "conflict_free": conflict_free}),
+            coalesced=coalesced, conflict_free=conflict_free))
     return messages
 
 
@@ -410,13 +421,20 @@ def _warp_runs(kernel: Kernel, instruction: MemoryInstruction, lanes: Lanes
     return None if value is None else value / max(len(lanes.active), 1)
 
 
-def _with_gain(message: Message, runs: Number | None, extra: int,
-               costs: list[tuple[str, Number | None, int, int]], space: str) -> Message:
+def _place(instruction: MemoryInstruction) -> AccessPlace:
+    return AccessPlace.of(instruction.access, instruction.text, instruction.kind)
+
+
+def _with_gain(finding: WarpAccessFinding, runs: Number | None, extra: int,
+               costs: list[tuple[str, Number | None, int, int]], space: str
+               ) -> WarpAccessFinding:
     """The estimated gain of removing `extra` transactions per execution: the share of
     all transactions of the space the kernel issues (at the sizes given) that it saves.
-    Under MIN_GAIN the message is a fact."""
+    Under MIN_GAIN the message is a fact. The change gets its warp executions here: only
+    where every access of the space has them does the time model weigh it."""
     if runs is None or any(r is None for s, r, _, _ in costs if s == space):
-        return message
+        return finding
+    message = finding.message
     total = sum(r * cost for s, r, cost, _ in costs if s == space and r is not None)
     gain = runs * extra / total if total else 0.0
     text = message.text + (f"; fixing it saves about {gain:.0%} of the kernel's {space} "
@@ -424,11 +442,13 @@ def _with_gain(message: Message, runs: Number | None, extra: int,
                            f"; fixing it saves under 1% of the kernel's {space} memory "
                            "transactions")
     # `transactions_saved` is the share; the time it saves, `estimated_gain`, is the time
-    # model's (mcl.feedback.analyses.timemodel), which reads `warp_executions`.
-    return replace(message, text=text, severity=(
-        message.severity if gain >= MIN_GAIN else Severity.INFO),
+    # model's (mcl.feedback.analyses.timemodel), which reads the change's warp executions.
+    assert isinstance(finding.change, (CoalesceAccess, RemoveBankConflict))
+    return replace(finding.revised(text=text, severity=(
+        message.severity if gain >= MIN_GAIN else FeedbackSeverity.INFO),
         values=(*message.values, ("transactions_saved", evaluate(gain, {})),
-                ("warp_executions", evaluate(runs, {}))))
+                ("warp_executions", evaluate(runs, {})))), transactions_saved=float(gain),
+        change=replace(finding.change, warp_executions=float(runs)))
 
 
 def _address_needs(kernel: Kernel, instruction: MemoryInstruction) -> set[str]:
@@ -465,7 +485,7 @@ class _Divergence:
     at: tuple[tuple[int, ...], ...]
 
 
-def divergence_messages(kernel: Kernel) -> list[Message]:
+def divergence_messages(kernel: Kernel) -> list[Finding]:
     """Branches whose condition differs between the active lanes of one lock-step group
     (the paper's section 2: a simd_group "executes in lock-step"; CUDA C Programming
     Guide, SIMT architecture: "if threads of a warp diverge via a data-dependent
@@ -480,7 +500,7 @@ def divergence_messages(kernel: Kernel) -> list[Message]:
     warp = kernel.hwd.description.lockstep(kernel.hwd.description.executing_unit().name)
     if warp is None:  # no lock-step group: every unit runs its own path
         return []
-    messages = []
+    messages: list[Finding] = []
     missing: set[str] = set()
     reaching: dict[tuple[object, ...], list[Lanes]] = {}
     for item in kernel.facts.items:
@@ -504,7 +524,7 @@ def divergence_messages(kernel: Kernel) -> list[Message]:
 
 
 def _divergence_message(kernel: Kernel, warp: ParGroup, node: ast.If, found: _Divergence,
-                        loops: Sequence[Loop]) -> Message:
+                        loops: Sequence[Loop]) -> DivergentBranch:
     lanes, taken = found.lanes, found.taken
     active = len(lanes.active)
     both = node.orelse is not None
@@ -528,14 +548,14 @@ def _divergence_message(kernel: Kernel, warp: ParGroup, node: ast.If, found: _Di
                     "its lanes" if both else "the other lanes wait while the then-branch runs")
     # The cost: of the lane slots the group issues for the branch (one pass of `size`
     # lanes per path it runs), the share that does work.
-    values["lane_efficiency"] = sympy.Rational(active if both else taken,
-                                               (2 if both else 1) * lanes.size)
-    return kernel.message(
-        text, span=node.span, severity="suggestion" if both else "info", code="divergence",
-        values=values,
+    efficiency = sympy.Rational(active if both else taken, (2 if both else 1) * lanes.size)
+    values["lane_efficiency"] = efficiency
+    return DivergentBranch(kernel.message(
+        text, span=node.span, severity="suggestion" if both else "info",
+        code=code_of(DivergentBranch), values=values,
         hint="let the lanes of one warp take the same path: branch on a value that is the "
              "same for a whole warp (e.g. the warp's index), or give each path to other "
-             "warps" if both else None)
+             "warps" if both else None), lane_efficiency=float(efficiency))
 
 
 def _iterated_loops(kernel: Kernel, loops: Sequence[Loop], guards: Sequence[Guard]

@@ -19,7 +19,7 @@ from typing import Any
 from mcl.diagnostics import Span
 
 
-class Severity(str, Enum):
+class FeedbackSeverity(str, Enum):
     """How strongly a message asks for action: `info` states a fact (counts, transfers,
     reuse), `suggestion` proposes a change (use `local`, compute several elements per
     unit), `warning` says a figure is only an approximation or cannot be computed."""
@@ -77,7 +77,7 @@ class Message:
     bounds, `if`s that limit execution); `shown` names the values the text already shows
     (`{name}` fields, see `mcl.feedback.emit.fill`): a report lists only the others."""
 
-    severity: Severity
+    severity: FeedbackSeverity
     analysis: str
     code: str
     text: str
@@ -104,10 +104,11 @@ class Message:
 
 
 # Most pressing first: what is wrong, then what to try, then facts.
-SEVERITY_ORDER = {Severity.WARNING: 0, Severity.SUGGESTION: 1, Severity.INFO: 2}
+SEVERITY_ORDER = {FeedbackSeverity.WARNING: 0, FeedbackSeverity.SUGGESTION: 1,
+                  FeedbackSeverity.INFO: 2}
 
 
-def at_least(m: Message, severity: Severity) -> bool:
+def at_least(m: Message, severity: FeedbackSeverity) -> bool:
     """Is `m` at least as pressing as `severity` (`--severity suggestion` keeps
     suggestions and warnings)?"""
     return SEVERITY_ORDER[m.severity] <= SEVERITY_ORDER[severity]

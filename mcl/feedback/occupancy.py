@@ -27,18 +27,24 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from mcl.feedback.codes import MessageCode
-from mcl.feedback.messages import Severity
+from mcl.feedback.findings import (
+    FUNCTIONS_DOCS,
+    OccupancyFinding,
+    RaiseOccupancy,
+    code_of,
+    declaration,
+)
+from mcl.feedback.message_code import MessageCode
+from mcl.feedback.messages import FeedbackSeverity
 from mcl.hdl.model import ParUnit, product_of_counts
 
 # The codes of the messages built here for the descriptions' feedback functions
 # (mcl.feedback.codes; the catalogue is docs/feedback.md).
-DOCS = "performance-feedback-functions-functions-paper-65"  # its section of docs/feedback.md
+DOCS = FUNCTIONS_DOCS  # its section of docs/feedback.md
 MESSAGE_CODES = (
-    MessageCode("occupancy", "occupancy below 100%",
-                (Severity.INFO, Severity.SUGGESTION), DOCS, headline=True),
+    declaration(OccupancyFinding),
     MessageCode("shared-mem-parallelism", "fewer blocks per SMP than it has slots",
-                (Severity.INFO, Severity.SUGGESTION), DOCS, headline=True),
+                (FeedbackSeverity.INFO, FeedbackSeverity.SUGGESTION), DOCS, headline=True),
 )
 
 
@@ -374,7 +380,7 @@ def _count(n: float) -> str:
 
 
 def occupancy_message(kernel: Any, sm: Multiprocessor, max_registers: int,
-                      advise_resources: bool = True) -> Any:
+                      advise_resources: bool = True) -> OccupancyFinding | None:
     """The `occupancy` message of a GPU description's feedback function (hopper, fermi):
     blocks and warps per SM, what limits them, and a change that raises them (`verdict`);
     registers per thread capped at the architecture's `max_registers`. Without
@@ -410,6 +416,14 @@ def occupancy_message(kernel: Any, sm: Multiprocessor, max_registers: int,
         values["multiprocessors"] = int(v.multiprocessors)
     if v.changes:  # the most warps a change advised gives (the time model's "after")
         values["warps_per_sm_after"] = max(c.warps for c in v.changes)
-    return kernel.message(
-        text, severity="suggestion" if v.advice else "info", code="occupancy",
-        values=values, hint=occupancy_hint(v, "SM", registers.basis))
+    change = RaiseOccupancy(v.warps, max(c.warps for c in v.changes), v.limiting, v.advice) \
+        if v.changes else None
+    return OccupancyFinding(
+        kernel.message(text, severity="suggestion" if v.advice else "info",
+                       code=code_of(OccupancyFinding), values=values,
+                       hint=occupancy_hint(v, "SM", registers.basis)),
+        change=change, warps_per_sm=v.warps, warp_slots=warp_slots, blocks_per_sm=v.blocks,
+        multiprocessors=None if v.multiprocessors == math.inf else int(v.multiprocessors),
+        grid_blocks=v.grid_blocks, registers_per_thread=float(usage.registers_per_thread),
+        block_limits=tuple((name, float(limit)) for name, limit in v.occupancy.limits.items()
+                           if not (isinstance(limit, float) and math.isnan(limit))))

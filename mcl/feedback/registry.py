@@ -8,8 +8,8 @@ execution slots -> no advice to compute several elements per unit; no cache -> n
 analysis).
 
 Adding an analysis: write a module in `mcl/feedback/analyses/` with a function
-`(ctx: AnalysisContext) -> list[Message]` and the declarations of its message codes
-(`MESSAGE_CODES`), and add an `Analysis(name, function, when, description=...,
+`(ctx: AnalysisContext) -> list[Finding]` (mcl.feedback.findings) and the declarations
+of its message codes (`MESSAGE_CODES`), and add an `Analysis(name, function, when, description=...,
 codes=...)` row for it to `BUILTIN` below (plain imports: a module that fails to import
 fails loudly); a separate package can offer `Analysis` objects through the entry-point
 group `mcl.feedback_analyses` instead (docs/architecture.md, "Feedback in layers").
@@ -18,7 +18,6 @@ group `mcl.feedback_analyses` instead (docs/architecture.md, "Feedback in layers
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from mcl.diagnostics import MclError, closest_names
@@ -37,9 +36,10 @@ from mcl.feedback.analyses import (
     unit_counts,
 )
 from mcl.feedback.analysis import Analysis, AnalysisContext
-from mcl.feedback.codes import MessageCode
 from mcl.feedback.facts import resident
-from mcl.feedback.messages import Message, Severity, sort_key
+from mcl.feedback.findings import Finding, finding_of
+from mcl.feedback.message_code import MessageCode
+from mcl.feedback.messages import FeedbackSeverity, Message, sort_key
 from mcl.feedback.value_checks import value_errors
 from mcl.plugins import entry_points
 
@@ -85,9 +85,9 @@ BUILTIN: tuple[Analysis, ...] = (
 # The codes of the engine's own messages (mcl.feedback.codes).
 MESSAGE_CODES = (
     MessageCode("feedback-budget", "analysis out of time: figures approximate",
-                (Severity.WARNING,), "time-budget-feedback-budget"),
+                (FeedbackSeverity.WARNING,), "time-budget-feedback-budget"),
     MessageCode("values-unknown-name", "value for a name the kernel does not have",
-                (Severity.WARNING,), "values-values"),
+                (FeedbackSeverity.WARNING,), "values-values"),
 )
 ENTRY_POINT_GROUP = "mcl.feedback_analyses"
 
@@ -118,7 +118,17 @@ def analyse(function: Function, checked: CheckedProgram, hwd: HardwareDescriptio
             values: Mapping[str, Any] | None = None, only: Iterable[str] | None = None,
             among: Sequence[Analysis] | None = None, clock_hz: float | None = None
             ) -> list[Message]:
-    """All feedback on `function` of a checked program (`mcl.pipeline.check`; the
+    """The messages of `analyse_findings` (for text, JSON and the editor)."""
+    return [f.message for f in analyse_findings(function, checked, hwd, values, only, among,
+                                                clock_hz)]
+
+
+def analyse_findings(function: Function, checked: CheckedProgram, hwd: HardwareDescription,
+                     values: Mapping[str, Any] | None = None,
+                     only: Iterable[str] | None = None,
+                     among: Sequence[Analysis] | None = None, clock_hz: float | None = None
+                     ) -> list[Finding]:
+    """All findings on `function` of a checked program (`mcl.pipeline.check`; the
     analyses read its side tables) at level `hwd`, in source order: the analyses of
     `among` (default: all) that apply to `hwd`, only those named in `only` if given;
     the time model at `clock_hz` where given (AnalysisContext.clock_hz)."""
@@ -126,26 +136,26 @@ def analyse(function: Function, checked: CheckedProgram, hwd: HardwareDescriptio
 
     context = AnalysisContext(function, checked, hwd, dict(values or {}), clock_hz=clock_hz)
     wanted = set(only) if only is not None else None
-    messages: list[Message] = []
+    findings: list[Finding] = []
     with budget() as b:
         for a in applicable(hwd, among):
             if wanted is None or a.name in wanted:
                 b.cut = False
-                context.earlier = tuple(messages)
-                found = a.run(context)
-                if a.revises:  # the earlier messages come back, revised
-                    found, messages = found[len(messages):], found[:len(messages)]
+                context.earlier = tuple(findings)
+                found = [finding_of(item) for item in a.run(context)]
+                if a.revises:  # the earlier findings come back, revised
+                    found, findings = found[len(findings):], found[:len(findings)]
                 if b.cut:
-                    found = [replace(m, approximate=True) for m in found]
-                    found.append(Message(
-                        Severity.WARNING, a.name, "feedback-budget",
+                    found = [f.revised(approximate=True) for f in found]
+                    found.append(Finding(Message(
+                        FeedbackSeverity.WARNING, a.name, "feedback-budget",
                         f"the {a.name} analysis of {function.name} ran out of its time "
                         f"budget ({b.seconds:g} s of CPU time): figures it could not "
                         "simplify in time are left as sums or marked approximate",
                         function.span, function=function.name,
-                        hint="set MCL_FEEDBACK_BUDGET=SECONDS for a larger budget"))
-                messages += found
-    return sorted(messages, key=sort_key)
+                        hint="set MCL_FEEDBACK_BUDGET=SECONDS for a larger budget")))
+                findings += found
+    return sorted(findings, key=lambda f: sort_key(f.message))
 
 
 def kernels_of(module: Any) -> list[Function]:
@@ -161,12 +171,21 @@ def kernels_of(module: Any) -> list[Function]:
 def analyse_program(checked: CheckedProgram, library: HwdLibrary,
                     values: Mapping[str, Any] | None = None, clock_hz: float | None = None
                     ) -> tuple[list[Message], dict[str, str]]:
-    """Feedback on every kernel of the program's main module, each at its own level (the
+    """The messages of `analyse_program_findings`, and the level of each function."""
+    findings, levels = analyse_program_findings(checked, library, values, clock_hz)
+    return [f.message for f in findings], levels
+
+
+def analyse_program_findings(checked: CheckedProgram, library: HwdLibrary,
+                             values: Mapping[str, Any] | None = None,
+                             clock_hz: float | None = None
+                             ) -> tuple[list[Finding], dict[str, str]]:
+    """Findings on every kernel of the program's main module, each at its own level (the
     level `mcl check --level` translated it to), the time model at `clock_hz` where given.
-    Returns the messages and the level of each analysed function."""
+    Returns the findings and the level of each analysed function."""
     values = dict(values or {})
     module = checked.program.main
-    messages: list[Message] = []
+    findings: list[Finding] = []
     levels: dict[str, str] = {}
     kernels = kernels_of(module)
     problems = [d for f in kernels for d in value_errors(f, values)]
@@ -175,9 +194,9 @@ def analyse_program(checked: CheckedProgram, library: HwdLibrary,
     for f in kernels:
         hwd = library.get(f.hwd)
         levels[f.name] = f.hwd
-        messages += analyse(f, checked, hwd, values, clock_hz=clock_hz)
-    messages += unknown_value_messages(kernels, values)
-    return messages, levels
+        findings += analyse_findings(f, checked, hwd, values, clock_hz=clock_hz)
+    findings += [Finding(m) for m in unknown_value_messages(kernels, values)]
+    return findings, levels
 
 
 def unknown_value_messages(functions: Iterable[Function], values: Mapping[str, Any]
@@ -195,7 +214,7 @@ def unknown_value_messages(functions: Iterable[Function], values: Mapping[str, A
             continue
         close = closest_names(name, known)
         hint = ("did you mean " + " or ".join(f"'{c}'" for c in close) + "?") if close else None
-        out.append(Message(Severity.WARNING, "values", "values-unknown-name",
+        out.append(Message(FeedbackSeverity.WARNING, "values", "values-unknown-name",
                            f"value given for '{name}', which is not a name of the kernel",
                            hint=hint))
     return out

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from mcl.feedback.messages import Message, Severity
+from mcl.feedback.messages import FeedbackSeverity, Message
 
 if TYPE_CHECKING:
     from mcl.hdl.library import HwdLibrary
@@ -31,7 +31,8 @@ class FeedbackOptions:
 
     defines: Sequence[str] = ()  # -D name=value
     values_files: Sequence[str] = ()  # --values FILE (TOML); -D wins
-    minimum: Severity = Severity.INFO  # --severity: only messages at least this pressing
+    # --severity: only messages at least this pressing
+    minimum: FeedbackSeverity = FeedbackSeverity.INFO
     # --verbose: every message (also those with nothing to act on) and every value under it
     verbose: bool = False
     # the SM clock (Hz) to evaluate the time model at instead of the description's: `mcl

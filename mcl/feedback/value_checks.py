@@ -13,6 +13,7 @@ from collections.abc import Mapping
 
 from mcl.defines import type_problem
 from mcl.diagnostics import Diagnostic, error
+from mcl.feedback.facts.loop_forms import loop_condition, loop_step
 from mcl.mcpl import ast
 from mcl.mcpl.constfold import Constant, FoldError, fold
 from mcl.mcpl.extents import extent_errors
@@ -61,10 +62,8 @@ def _endless_loop(loop: ast.For, values: Mapping[str, Constant]) -> list[Diagnos
     negative under `k < b`: the variable never grows, so the loop does not end where its
     condition holds. The trip count ceiling(log_f(b / start)) of the analyses holds only
     for a start above 0 (integer parameters are sizes, taken to be positive)."""
-    from mcl.feedback.facts.symbolic import _normalise_cond, _step
-
     init = loop.init.init if isinstance(loop.init, ast.Decl) else loop.init.value
-    step, cond = _step(loop.step, loop.var), _normalise_cond(loop.cond, loop.var)
+    step, cond = loop_step(loop.step, loop.var), loop_condition(loop.cond, loop.var)
     if init is None or step is None or step[0] != "mul" or not _shown(init, values):
         return []
     start, factor = _value(init, values), _value(step[1], values)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Union
 
 from mcl.diagnostics import Span
+from mcl.hdl.speed import compare_memories
 
 UNLIMITED = math.inf
 Number = Union[int, float]  # float only for math.inf or fractional values
@@ -549,8 +550,6 @@ class HardwareDescription:
         """Paper 6.3: is the memory holding space_a faster than the one holding space_b?
         Compare interconnect bandwidth/latency, then proximity to execution units, then
         capacity (smaller is faster)."""
-        from mcl.hdl.speed import compare_memories
-
         return compare_memories(self, space_a, space_b) > 0
 
     def feedback_functions(self) -> list[tuple[str, DeviceNode]]:

@@ -1,20 +1,15 @@
 """The on-disk cache of parsed `.hdl` files (mcl.parse_cache says what is kept and when an
 entry is used): a command does not run textX on the same ten descriptions every time.
-Entries lie in `<cache dir>/hdl`."""
+Entries lie in `<cache dir>/hdl`. The cache itself is `mcl.hdl.syntax.CACHE`, beside the
+parser that fills it (`parse_hdl_file`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from mcl.hdl.syntax import CACHE as CACHE
 from mcl.hdl.syntax import HdlFile
 from mcl.parse_cache import ENV_VAR as ENV_VAR
-from mcl.parse_cache import ParseCache
-
-CACHE = ParseCache(
-    "hdl", HdlFile,
-    sources=("hdl/hdl.tx", "hdl/syntax.py", "diagnostics.py", "grammar_converter.py",
-             "source_files.py"),
-    modules=frozenset({"mcl.hdl.syntax", "mcl.diagnostics"}))
 
 
 def cache_dir() -> Path | None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Union, cast
+from typing import NoReturn, Union, cast
 
 from mcl.diagnostics import Diagnostic, Span, did_you_mean, error
 from mcl.hdl.model import Quantity
@@ -140,24 +140,27 @@ class Resolver:
         blocks: list[RBlock] = []
         props: list[Prop] = []
         for stmt in block.body:
-            if isinstance(stmt, Block):
-                blocks.append(self._resolve_block(desc, stmt))
-            elif isinstance(stmt, RefStmt):
-                target = self._reference(desc, stmt.name)
-                if isinstance(target, RBlock):
-                    blocks.append(replace(target, via=stmt.span))
-                elif isinstance(target, Prop):
-                    props.append(replace(target, span=stmt.span))
-            elif isinstance(stmt, FlagStmt):
-                props.append(Prop("flag", stmt.name, True, stmt.span))
-            elif isinstance(stmt, ValuedStmt):
-                value = self._valued(desc, stmt)
-                if value is not None:
-                    props.append(Prop("valued", stmt.name, value, stmt.span))
-            elif isinstance(stmt, ArgStmt):
-                args = tuple(self._argument(desc, a) for a in stmt.args)
-                if all(a is not None for a in args):
-                    props.append(Prop("arg", stmt.name, args, stmt.span))
+            match stmt:
+                case Block():
+                    blocks.append(self._resolve_block(desc, stmt))
+                case RefStmt():
+                    target = self._reference(desc, stmt.name)
+                    if isinstance(target, RBlock):
+                        blocks.append(replace(target, via=stmt.span))
+                    elif isinstance(target, Prop):
+                        props.append(replace(target, span=stmt.span))
+                case FlagStmt():
+                    props.append(Prop("flag", stmt.name, True, stmt.span))
+                case ValuedStmt():
+                    value = self._valued(desc, stmt)
+                    if value is not None:
+                        props.append(Prop("valued", stmt.name, value, stmt.span))
+                case ArgStmt():
+                    args = tuple(self._argument(desc, a) for a in stmt.args)
+                    if all(a is not None for a in args):
+                        props.append(Prop("arg", stmt.name, args, stmt.span))
+                case _:  # mypy proves every statement kind has an arm
+                    _no_rule(stmt)
         self._check_unique(block, blocks, props)
         return RBlock(block.kind, block.name, tuple(blocks), tuple(props), block.span,
                       block.name_span, desc)
@@ -342,27 +345,38 @@ class Resolver:
 
     def _evaluate(self, desc: str, expr: Expr) -> ArgValue | None:
         """Numbers (int, float, math.inf), bools, strings, or Quantities from references."""
-        if isinstance(expr, Number):
-            if not _bounded(expr.value):
-                self._too_large("this number", expr.span)
-                return None
-            return expr.value
-        if isinstance(expr, Word):
-            return {"unlimited": math.inf, "true": True, "false": False}[expr.word]
-        if isinstance(expr, String):
-            return expr.value
-        if isinstance(expr, OpLiteral):
-            return expr.op
-        if isinstance(expr, QualName):
-            if expr.parts[-1] not in VALUED_PROPERTIES:
-                self._error("hdl-bad-value",
-                            f"'{expr}' is a name, not a value; a value reference ends in a "
-                            "property (e.g. 'gpu.hierarchy.blocks.max_nr_units')", expr.span)
-                return None
-            target = self.walk(desc, expr)
-            # a valued property holds a Quantity or a bool (Prop.value)
-            return cast(ArgValue, target.value) if isinstance(target, Prop) else None
-        assert isinstance(expr, BinOp)
+        match expr:
+            case Number():
+                if not _bounded(expr.value):
+                    self._too_large("this number", expr.span)
+                    return None
+                return expr.value
+            case Word():
+                return {"unlimited": math.inf, "true": True, "false": False}[expr.word]
+            case String():
+                return expr.value
+            case OpLiteral():
+                return expr.op
+            case QualName():
+                return self._value_of(desc, expr)
+            case BinOp():
+                return self._operation(desc, expr)
+            case _:  # mypy proves every expression kind has an arm
+                _no_rule(expr)
+
+    def _value_of(self, desc: str, expr: QualName) -> ArgValue | None:
+        """The value of the valued property a reference names."""
+        if expr.parts[-1] not in VALUED_PROPERTIES:
+            self._error("hdl-bad-value",
+                        f"'{expr}' is a name, not a value; a value reference ends in a "
+                        "property (e.g. 'gpu.hierarchy.blocks.max_nr_units')", expr.span)
+            return None
+        target = self.walk(desc, expr)
+        # a valued property holds a Quantity or a bool (Prop.value)
+        return cast(ArgValue, target.value) if isinstance(target, Prop) else None
+
+    def _operation(self, desc: str, expr: BinOp) -> ArgValue | None:
+        """`left op right` on numbers (and Quantities: the unit of whichever has one)."""
         left, right = self._evaluate(desc, expr.left), self._evaluate(desc, expr.right)
         if left is None or right is None:
             return None
@@ -388,6 +402,14 @@ class Resolver:
 # values only overflow the floating-point arithmetic of the analyses (and the float()
 # conversion of a huge int), so they are refused where they are read.
 MAX_VALUE = 10**18
+
+
+def _no_rule(node: NoReturn) -> NoReturn:
+    """The last arm of an exhaustive `match` over the parse tree's kinds (`Statement`,
+    `Expr`): mypy proves no kind reaches it (the argument must narrow to the bottom type,
+    as for `typing.assert_never`, which Python 3.10 lacks; `mcl.mcpl.visitor.unknown_node`
+    is the same for the MCPL tree)."""
+    raise TypeError(f"the HDL resolver has no rule for {type(node).__name__} nodes")
 
 
 def _bounded(number: float) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # types only: mcl.hdl.model imports this module (`is_faster`)
     from mcl.hdl.model import HardwareDescription, Link, MemoryInfo
 
 

@@ -16,6 +16,7 @@ from typing import Union
 
 from mcl.diagnostics import MclError, Span, error
 from mcl.grammar_converter import GrammarConverter
+from mcl.parse_cache import ParseCache
 from mcl.source_files import SourcePositions, read_source
 
 GRAMMAR = Path(__file__).with_name("hdl.tx")
@@ -206,12 +207,20 @@ def parse_hdl_file(path: str | Path) -> HdlFile:
     return _parse_file_text(read_source(path, "hdl-io"), str(path))
 
 
+# Parsed files on disk (mcl/parse_cache.py), in `<cache dir>/hdl`, as the MCPL front end
+# keeps its parsed modules beside its parser (mcl.mcpl.parse); mcl.hdl.parse_cache is the
+# cache's interface for the commands and tests that look at it.
+CACHE = ParseCache(
+    "hdl", HdlFile,
+    sources=("hdl/hdl.tx", "hdl/syntax.py", "diagnostics.py", "grammar_converter.py",
+             "source_files.py"),
+    modules=frozenset({"mcl.hdl.syntax", "mcl.diagnostics"}))
+
+
 @lru_cache(maxsize=256)
 def _parse_file_text(text: str, file: str) -> HdlFile:
-    from mcl.hdl import parse_cache
-
     # a syntax error raises in parse_hdl, so it is never stored
-    return parse_cache.CACHE.through(text, file, lambda: parse_hdl(text, file))
+    return CACHE.through(text, file, lambda: parse_hdl(text, file))
 
 
 def _syntax_diagnostic(exc, text: str, file: str):

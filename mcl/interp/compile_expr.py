@@ -23,7 +23,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -45,14 +45,42 @@ from mcl.mcpl import operators as ops
 from mcl.mcpl import types as T
 from mcl.mcpl.builtins import Builtin
 from mcl.mcpl.scopes import Kind
-from mcl.mcpl.sidetables import Binding, Declaring, Use
+from mcl.mcpl.sidetables import Binding, Declaring, SideTables, Use
 from mcl.mcpl.visitor import StrictVisitor
-
-if TYPE_CHECKING:
-    from mcl.interp.engine import Engine
 
 Frame = list
 Fn = Callable[[Frame], Any]
+
+
+class Callee(Protocol):
+    """A compiled function as a call compiled against it uses it
+    (`mcl.interp.engine.CompiledFunction`)."""
+
+    written_params: set[str]
+    param_slots: list[int]
+
+    def invoke(self, values: list[object], span: Span | None) -> tuple[object, Frame]: ...
+
+
+class Compiling(Protocol):
+    """What the compilers ask of the engine that runs them (`mcl.interp.engine.Engine`):
+    the checker's side tables, the function being run, user types, constants, the
+    hardware descriptions and the compiled callees. The compilers name this protocol, not
+    the engine's class: the engine imports them, and they import nothing of it."""
+
+    tables: SideTables
+    entry: ast.Function | None
+
+    def type_def(self, t: ast.NamedType) -> ast.TypeDef: ...
+
+    def constant_value(self, decl: ast.Decl) -> object: ...
+
+    def hwd_constant(self, path: tuple[str, ...], span: Span | None) -> int | float: ...
+
+    def hwd(self, name: str) -> Any: ...
+
+    def compiled(self, function: ast.Function) -> Callee: ...
+
 _NOT_CONST = object()
 
 PRIM = {name: T.Scalar(name) for name in ("int", "float", "double", "bool", "byte", "void")}
@@ -196,7 +224,7 @@ def with_cast(e: CExpr, to: T.VType, node: ast.Expr | None, span: Span | None) -
 class ExprCompiler(StrictVisitor):
     """Variable slots and expression compilation for one function body."""
 
-    def __init__(self, engine: Engine, function: ast.Function):
+    def __init__(self, engine: Compiling, function: ast.Function):
         self.engine = engine
         self.tables = engine.tables
         self.function = function

@@ -12,16 +12,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from mcl.diagnostics import Span
 from mcl.identity import Ref
-from mcl.interp import progress
 from mcl.interp.compile_expr import (
     PRIM,
     CExpr,
+    Compiling,
     ExprCompiler,
     Fn,
     Frame,
@@ -31,14 +31,12 @@ from mcl.interp.compile_expr import (
     with_cast,
 )
 from mcl.interp.lockstep import BarrierToken, ForeachInfo, lockstep, resolving_root
+from mcl.interp.progress import listener
 from mcl.interp.values import POISON, StructValue, scalar_name
 from mcl.mcpl import ast
 from mcl.mcpl import types as T
 from mcl.mcpl.operators import COMPOUND
 from mcl.translate.unit_limits import UnitLimit, unit_limit
-
-if TYPE_CHECKING:
-    from mcl.interp.engine import Engine
 
 Gen = Callable[[Frame], Iterator[BarrierToken]]
 
@@ -102,7 +100,7 @@ def _sequence(parts: list[CStmt]) -> CStmt:
 class FunctionCompiler(ExprCompiler):
     """Compiles one function body (statements on top of `ExprCompiler`'s expressions)."""
 
-    def __init__(self, engine: Engine, function: ast.Function):
+    def __init__(self, engine: Compiling, function: ast.Function):
         super().__init__(engine, function)
         self.foreach_stack: list[ForeachInfo] = []
         self.hwd = engine.hwd(function.hwd)
@@ -403,7 +401,7 @@ class FunctionCompiler(ExprCompiler):
             # No barrier synchronises these units: run them one after another.
             def run_units(f: Frame) -> None:
                 n, base = prepare(f)
-                tell = progress.listener() if outermost else None
+                tell = listener() if outermost else None
                 for i in range(n):
                     unit = base.copy()
                     unit[0] = f

@@ -110,14 +110,15 @@ class Engine:
         self._writes[key] = set()  # recursion: assume nothing more
         names: set[str] = set()
         for node in ast.walk(function.body):
-            if isinstance(node, (ast.Assign, ast.IncDec)):
-                names.add(ast.root_name(node.target) or "")
-            elif isinstance(node, ast.Swap):
-                names |= {ast.root_name(node.left) or "", ast.root_name(node.right) or ""}
-            elif isinstance(node, ast.Call):
-                for i in self._written_positions(node):
-                    if i < len(node.args):
-                        names.add(ast.root_name(node.args[i]) or "")
+            match node:
+                case ast.Assign() | ast.IncDec():
+                    names.add(ast.root_name(node.target) or "")
+                case ast.Swap():
+                    names |= {ast.root_name(node.left) or "", ast.root_name(node.right) or ""}
+                case ast.Call():
+                    for i in self._written_positions(node):
+                        if i < len(node.args):
+                            names.add(ast.root_name(node.args[i]) or "")
         if is_library_stub(function):
             for s in function.body.stmts:
                 if isinstance(s, ast.CallStmt) and s.call.func == "mcl_builtin_write":

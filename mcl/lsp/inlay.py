@@ -40,13 +40,14 @@ def inlay_hints(module: ast.Module, library: Any, values: dict[str, float],
 
 def _walk(node: Any, hwd: Any, level: Any, library: Any, out: list[lsp.InlayHint]) -> None:
     """Hints of `node` and below; `level`: the par_group of the innermost foreach."""
-    if isinstance(node, ast.Decl):
-        out += _space_hint(node, hwd, level)
-    elif isinstance(node, ast.HwdConst):
-        out.append(_constant_hint(node, library))
-        return
-    elif isinstance(node, ast.Foreach) and hwd is not None:
-        level = hwd.par_group(node.group) or level
+    match node:
+        case ast.Decl():
+            out += _space_hint(node, hwd, level)
+        case ast.HwdConst():
+            out.append(_constant_hint(node, library))
+            return
+        case ast.Foreach() if hwd is not None:
+            level = hwd.par_group(node.group) or level
     for child in ast.children(node):
         _walk(child, hwd, level, library, out)
 

@@ -24,7 +24,7 @@ from mcl.mcpl.scopes import Kind as Binds
 from mcl.mcpl.types import PRIMITIVE_NAMES
 
 if TYPE_CHECKING:
-    from mcl.mcpl.sidetables import SideTables
+    from mcl.mcpl.sidetables import Binding, SideTables
 
 TYPES = ["namespace", "type", "struct", "parameter", "variable", "function", "keyword",
          "comment", "number", "modifier"]
@@ -115,15 +115,16 @@ def _classify(module: ast.Module, tables: SideTables,
             for space in p.spaces:
                 word(p, space, ("modifier", ()))
         for node in ast.walk(f.body):
-            if isinstance(node, ast.Decl):
-                word(node, node.name, ("variable", ("declaration",)))
-                for space in node.spaces:
-                    word(node, space, ("modifier", ()))
-            elif isinstance(node, ast.Foreach):
-                word(node, node.var, ("variable", ("declaration",)))
-                word(node, node.group, ("namespace", ()))
-            elif isinstance(node, ast.Barrier):
-                word(node, node.space, ("modifier", ()))
+            match node:
+                case ast.Decl():
+                    word(node, node.name, ("variable", ("declaration",)))
+                    for space in node.spaces:
+                        word(node, space, ("modifier", ()))
+                case ast.Foreach():
+                    word(node, node.var, ("variable", ("declaration",)))
+                    word(node, node.group, ("namespace", ()))
+                case ast.Barrier():
+                    word(node, node.space, ("modifier", ()))
         _expressions(f, tables, mark)
     return kinds
 
@@ -131,21 +132,23 @@ def _classify(module: ast.Module, tables: SideTables,
 def _expressions(top: Any, tables: SideTables,
                  mark: Callable[[Span | None, Kind], None]) -> None:
     for node in ast.walk(top):
-        if isinstance(node, ast.Name) and node.span is not None:
-            bound = tables.binding_of(node)
-            if bound is None or bound.kind is Binds.CONSTANT:
-                kind: Kind = ("variable", ("readonly",))  # (unresolved: assumed a constant)
-            elif bound.kind is Binds.PARAM:
-                kind = ("parameter", ())
-            else:
-                kind = ("variable", ())
-            mark(node.span, kind)
-        elif isinstance(node, ast.Call):
-            bound = tables.binding_of(node)
-            builtin = bound is not None and bound.kind is Binds.BUILTIN
-            mark(head(node.span, len(node.func)),
-                 ("function", ("defaultLibrary",) if builtin else ()))
-        elif isinstance(node, ast.NamedType):
-            mark(head(node.span, len(node.name)), ("struct", ()))
-        elif isinstance(node, ast.HwdConst):
-            mark(head(node.span, len(node.path[0])), ("namespace", ()))
+        match node:
+            case ast.Name(span=span) if span is not None:
+                mark(span, _name_kind(tables.binding_of(node)))
+            case ast.Call():
+                bound = tables.binding_of(node)
+                builtin = bound is not None and bound.kind is Binds.BUILTIN
+                mark(head(node.span, len(node.func)),
+                     ("function", ("defaultLibrary",) if builtin else ()))
+            case ast.NamedType():
+                mark(head(node.span, len(node.name)), ("struct", ()))
+            case ast.HwdConst():
+                mark(head(node.span, len(node.path[0])), ("namespace", ()))
+
+
+def _name_kind(bound: Binding | None) -> Kind:
+    if bound is None or bound.kind is Binds.CONSTANT:
+        return ("variable", ("readonly",))  # (unresolved: assumed a constant)
+    if bound.kind is Binds.PARAM:
+        return ("parameter", ())
+    return ("variable", ())

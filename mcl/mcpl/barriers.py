@@ -358,29 +358,30 @@ def _never_equal(x: ast.Expr, y: ast.Expr) -> bool:
 
 def _linear(e: ast.Expr) -> dict[str, int] | None:
     """`e` as {variable: coefficient, "": constant}, or None when it is not linear."""
-    if isinstance(e, ast.IntLit):
-        return {"": e.value}
-    if isinstance(e, ast.Name):
-        return {e.name: 1}
-    if isinstance(e, ast.Unary) and e.op == "-":
-        inner = _linear(e.operand)
-        return None if inner is None else {k: -v for k, v in inner.items()}
-    if isinstance(e, ast.Binary) and e.op in ("+", "-", "*"):
-        left, right = _linear(e.left), _linear(e.right)
-        if left is None or right is None:
-            return None
-        if e.op == "*":
-            if set(left) == {""}:
-                return {k: v * left[""] for k, v in right.items()}
-            if set(right) == {""}:
-                return {k: v * right[""] for k, v in left.items()}
-            return None
-        sign = 1 if e.op == "+" else -1
-        out = dict(left)
-        for k, v in right.items():
-            out[k] = out.get(k, 0) + sign * v
-        return out
-    return None
+    match e:
+        case ast.IntLit():
+            return {"": e.value}
+        case ast.Name():
+            return {e.name: 1}
+        case ast.Unary(op="-"):
+            inner = _linear(e.operand)
+            return None if inner is None else {k: -v for k, v in inner.items()}
+        case ast.Binary(op="+" | "-" | "*"):
+            left, right = _linear(e.left), _linear(e.right)
+            if left is None or right is None:
+                return None
+            if e.op == "*":
+                if set(left) == {""}:
+                    return {k: v * left[""] for k, v in right.items()}
+                if set(right) == {""}:
+                    return {k: v * right[""] for k, v in left.items()}
+                return None
+            sign = 1 if e.op == "+" else -1
+            out = dict(left)
+            for k, v in right.items():
+                out[k] = out.get(k, 0) + sign * v
+            return out
+    return None  # any other kind is not a linear form of names
 
 
 def _renamed(e: ast.Expr, names: frozenset[str]) -> ast.Expr:

@@ -113,16 +113,17 @@ class ModelBuilder(GrammarConverter):
                     parts[k] = (self.base, node)
             else:
                 node = self.convert(item)
-            if isinstance(node, tuple):  # an export line: names
-                exports = (exports or []) + list(node)
-            elif isinstance(node, A.Import):
-                imports.append(node)
-            elif isinstance(node, A.Decl):
-                constants.append(node)
-            elif isinstance(node, A.TypeDef):
-                types.append(node)
-            else:
-                functions.append(node)
+            match node:
+                case tuple():  # an export line: names
+                    exports = (exports or []) + list(node)
+                case A.Import():
+                    imports.append(node)
+                case A.Decl():
+                    constants.append(node)
+                case A.TypeDef():
+                    types.append(node)
+                case _:
+                    functions.append(node)
         return A.Module(
             package=tuple(m.package.parts) if m.package else None,
             name=m.name or None,

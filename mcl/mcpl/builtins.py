@@ -180,7 +180,7 @@ def _sympy(name: str) -> Callable[..., Any]:
 
 
 def _sympy_trunc(x: Any) -> Any:
-    from mcl.mcpl.symbolic_values import trunc
+    from mcl.mcpl.rounding import trunc
 
     return trunc(x)
 

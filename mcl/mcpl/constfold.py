@@ -19,6 +19,14 @@ from typing import TypeGuard
 from mcl.mcpl import ast
 from mcl.mcpl import types as T
 from mcl.mcpl.evaluate import Evaluator
+from mcl.mcpl.operators import (
+    FLOAT_OPS,
+    IntegerDivisionByZero,
+    IntegerOverflow,
+    int_binary,
+    int_result,
+    to_single,
+)
 
 Constant = int | float
 Lookup = Callable[[str], "Constant | None"]
@@ -41,13 +49,11 @@ def fold_unary(op: str, value: Constant | None) -> Constant | None:
     if op != "-" or value is None:
         return None
     if _is_int(value):
-        from mcl.mcpl.operators import IntegerOverflow, int_result
-
         try:
             return int_result(-value)
         except IntegerOverflow:
             raise _overflow("-") from None
-    return -value
+    return Double(-value) if isinstance(value, Double) else -value
 
 
 def fold_binary(op: str, left: Constant | None, right: Constant | None) -> Constant | None:
@@ -68,10 +74,6 @@ def fold_binary(op: str, left: Constant | None, right: Constant | None) -> Const
     if left is None or right is None or op not in ("+", "-", "*", "/", "%", "^"):
         return None  # shifts and bit operations wrap in practice; their counts are checked
     if _is_int(left) and _is_int(right):
-        # Imported here: `mcl check` should not load numpy (the operators' floating
-        # point) before it has to.
-        from mcl.mcpl.operators import IntegerDivisionByZero, IntegerOverflow, int_binary
-
         try:
             return int_binary(op, left, right)
         except IntegerDivisionByZero:  # `0 ^ -1`: a negative power of zero
@@ -80,31 +82,41 @@ def fold_binary(op: str, left: Constant | None, right: Constant | None) -> Const
             ) from None
         except IntegerOverflow:
             raise _overflow(op) from None
-    return _fold_float(op, float(left), float(right))
+    return _fold_float(op, left, right)
 
 
-def _fold_float(op: str, left: float, right: float) -> float | None:
+class Double(float):
+    """The value of a `double` constant. A plain Python float is a `float`: every MCPL
+    float literal is one (docs/mcpl.md §6.1), and so is every constant declared `float`."""
+
+
+def _fold_float(op: str, left: Constant, right: Constant) -> float | None:
+    """`left op right` with a floating operand, in the precision C computes it in (the
+    usual arithmetic conversions: double if either operand is a `Double`, else float),
+    so the constant is what the device computes: `1e20 * 1e20` overflows a float. The
+    operations are the operators' (`FLOAT_OPS`) on Python floats and `^` Python's power
+    (numpy's, which the interpreter uses, would load numpy in `mcl check`); for a float
+    the result is rounded to single precision: + - * / of two floats computed in double
+    and rounded so give the float operation's own result (a double has more than twice a
+    float's precision)."""
+    if op not in ("+", "-", "*", "/", "^"):
+        return None  # `%` is defined on integers only
+    double = isinstance(left, Double) or isinstance(right, Double)
+    exact = Double if double else to_single
+    a, b = exact(float(left)), exact(float(right))
+    if math.isinf(a) or math.isinf(b):
+        raise _float_overflow(double)  # a literal past the largest float
     try:
-        if op == "+":
-            value = left + right
-        elif op == "-":
-            value = left - right
-        elif op == "*":
-            value = left * right
-        elif op == "/":
-            value = left / right
-        elif op == "^":
-            value = left**right
-        else:
-            return None
+        value = a**b if op == "^" else FLOAT_OPS[op](a, b)
     except ZeroDivisionError:
         return None  # IEEE: x / 0.0 is an infinity or NaN, which C allows
     except OverflowError:
-        raise _float_overflow() from None
-    if isinstance(value, complex):
-        return None
-    if math.isinf(value) and math.isfinite(left) and math.isfinite(right) and op != "/":
-        raise _float_overflow()
+        raise _float_overflow(double) from None
+    if isinstance(value, complex):  # a negative base and a fractional exponent: NaN in C
+        raise _not_a_number()
+    value = exact(value)
+    if math.isinf(value):
+        raise _float_overflow(double)
     return value
 
 
@@ -118,12 +130,33 @@ def _overflow(op: str) -> FoldError:
     )
 
 
-def _float_overflow() -> FoldError:
+def _float_overflow(double: bool) -> FoldError:
+    largest = "double is about 1.8e308" if double else "float is about 3.4e38"
     return FoldError(
         "mcpl-float-range",
-        "this constant overflows to infinity",
-        "use a smaller value; the largest double is about 1.8e308",
+        f"this constant overflows to infinity in {'double' if double else 'float'} "
+        "arithmetic",
+        f"use a smaller value; the largest {largest}",
     )
+
+
+def _not_a_number() -> FoldError:
+    return FoldError(
+        "mcpl-float-range",
+        "this constant is not a number (NaN): a negative base to a fractional power",
+        "pow of a negative base is defined for whole exponents only",
+    )
+
+
+def stored(value: Constant, declared: T.VType) -> Constant | None:
+    """`value` as a constant declared `declared` holds it: a `float` rounded to single
+    precision (None when it cannot hold it: past about 3.4e38), a `double` marked as one."""
+    if declared == T.FLOAT:
+        single = to_single(float(value))
+        return None if math.isinf(single) else single
+    if declared == T.Scalar("double"):
+        return Double(value)
+    return value
 
 
 class FoldValues:

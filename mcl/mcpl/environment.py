@@ -15,7 +15,7 @@ from mcl.mcpl import ast
 from mcl.mcpl import types as T
 from mcl.mcpl.access import AccessTable, CalleeModes
 from mcl.mcpl.builtins import BUILTINS, Builtin
-from mcl.mcpl.constfold import Constant, FoldError, fold
+from mcl.mcpl.constfold import Constant, FoldError, fold, stored
 from mcl.mcpl.scopes import Kind
 from mcl.mcpl.sidetables import Binding, SideTables
 
@@ -93,8 +93,8 @@ class ModuleEnv:
                 value = self._fold(decl.init, _busy | {name})
             except (FoldError, RecursionError):
                 value = None
-            if value is not None and T.from_ast(decl.type) in (T.FLOAT, T.Scalar("double")):
-                value = float(value)
+            if value is not None:
+                value = stored(value, T.from_ast(decl.type))
         self._constant_values[name] = value
         return value
 

@@ -6,7 +6,9 @@ The walk over the tree is here; what an operator means is the domain's:
 - `CValues`: MCPL's C semantics on Python ints and bools and numpy floats, straight from
   `mcl.mcpl.operators` (host evaluation of sizes, the translation's static counts);
 - `mcl.mcpl.constfold.FoldValues`: the checker's constant folding (a value or None for
-  "not a constant");
+  "not a constant"; a float in the precision C computes it in);
+- `mcl.mcpl.extents._IndexValues`: ints and bools at one point of the extents check's
+  search for an access outside its array;
 - `mcl.mcpl.symbolic_values.SymPyValues`: SymPy expressions in the kernel's sizes, with C's
   truncation for `/`, `%`, a negative integer power and `toInt` (feedback, vectorisation);
 - `mcl.mcpl.intervals.IntervalValues`: the range of values an expression can take.

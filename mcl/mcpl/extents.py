@@ -20,13 +20,15 @@ MAX_POINTS per function.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Union
 
 from mcl.diagnostics import Diagnostic, error
 from mcl.mcpl import ast
+from mcl.mcpl import operators as ops
 from mcl.mcpl.constfold import FoldError, fold_binary, fold_unary
+from mcl.mcpl.evaluate import Evaluator, NotEvaluable
 from mcl.mcpl.printer import print_expr
 from mcl.mcpl.varying import assigned_names
 from mcl.mcpl.visitor import unknown_node
@@ -247,49 +249,78 @@ def _is_int(v: object) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-_COMPARE = {
-    "<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
-    ">=": lambda a, b: a >= b, "==": lambda a, b: a == b, "!=": lambda a, b: a != b,
-}
+class _IndexValues:
+    """The domain of the search (`mcl.mcpl.evaluate`): ints and bools with C's integer
+    semantics, the folding's operators (`mcl.mcpl.constfold`: a division by zero or an
+    int overflow has no value); a float, a shift or bit operation (which wrap in practice)
+    and a call other than `min` and `max` of two ints have no value either."""
+
+    def integer(self, value: int) -> Value:
+        return value
+
+    def floating(self, value: float) -> Value:
+        raise NotEvaluable("not an index")
+
+    def boolean(self, value: bool) -> Value:
+        return value
+
+    def unary(self, op: str, operand: Value) -> Value:
+        if op == "!" and isinstance(operand, bool):
+            return not operand
+        return self.integer_result(fold_unary(op, operand) if _is_int(operand) else None)
+
+    def binary(self, op: str, left: Value, right: Value) -> Value:
+        if not (_is_int(left) and _is_int(right)):
+            raise NotEvaluable("not an index")
+        if op in ops.COMPARISONS:
+            return bool(ops.COMPARISONS[op](left, right))
+        return self.integer_result(fold_binary(op, left, right))
+
+    def logical(self, op: str, left: Value, right: Callable[[], Value]) -> Value:
+        if not isinstance(left, bool):
+            raise NotEvaluable("not a condition")
+        if left is (op == "||"):
+            return left  # C's short circuit
+        value = right()
+        if not isinstance(value, bool):
+            raise NotEvaluable("not a condition")
+        return value
+
+    def call(self, name: str, args: list[Value]) -> Value:
+        if name in ("min", "max") and len(args) == 2 and all(_is_int(a) for a in args):
+            return (min if name == "min" else max)(args)  # type: ignore[type-var]
+        raise NotEvaluable(f"cannot compute {name}(...) here")
+
+    @staticmethod
+    def integer_result(value: object) -> Value:
+        if not _is_int(value):
+            raise NotEvaluable("not an index")
+        return value  # type: ignore[return-value]
+
+
+class _AtPoint(Evaluator[Value, Mapping[str, Value]]):
+    """Expressions at one point of the search: a name is its value there (None: the
+    search cannot know it), anything else (an element, a field, a description constant)
+    unknown."""
+
+    def name(self, e: ast.Name, env: Mapping[str, Value]) -> Value:
+        value = env.get(e.name)
+        if value is None:
+            raise NotEvaluable(f"'{e.name}' is not known here")
+        return value
+
+
+_AT_POINT = _AtPoint(_IndexValues())
 
 
 def _eval(e: ast.Expr | None, env: Mapping[str, Value]) -> Value:
     """The value of `e` at `env` with C's integer semantics; None when unknown."""
-    try:
-        return _value(e, env)
-    except (FoldError, RecursionError, TypeError):
+    if e is None:
         return None
-
-
-def _value(e: ast.Expr | None, env: Mapping[str, Value]) -> Value:
-    if isinstance(e, ast.IntLit | ast.BoolLit):
-        return e.value
-    if isinstance(e, ast.Name):
-        return env.get(e.name)
-    if isinstance(e, ast.Unary):
-        operand = _value(e.operand, env)
-        if e.op == "!":
-            return (not operand) if isinstance(operand, bool) else None
-        return fold_unary(e.op, operand) if _is_int(operand) else None
-    if isinstance(e, ast.Binary):
-        left = _value(e.left, env)
-        if e.op in ("&&", "||") and isinstance(left, bool):
-            if left is (e.op == "||"):
-                return left  # C's short circuit
-            right = _value(e.right, env)
-            return right if isinstance(right, bool) else None
-        right = _value(e.right, env)
-        if not (_is_int(left) and _is_int(right)):
-            return None
-        if e.op in _COMPARE:
-            return bool(_COMPARE[e.op](left, right))
-        result = fold_binary(e.op, left, right)
-        return result if _is_int(result) else None
-    if isinstance(e, ast.Call) and e.func in ("min", "max") and len(e.args) == 2:
-        args = [_value(a, env) for a in e.args]
-        if all(_is_int(a) for a in args):
-            return (min if e.func == "min" else max)(args)  # type: ignore[type-var]
-    return None
+    try:
+        return _AT_POINT.value(e, env)
+    except (NotEvaluable, FoldError, RecursionError):
+        return None
 
 
 def _names(frame: Frame) -> set[str]:

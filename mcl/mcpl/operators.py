@@ -15,7 +15,9 @@ an operation with a floating operand is a floating operation.
 
 from __future__ import annotations
 
+import math
 import operator
+import struct
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -172,6 +174,18 @@ def is_floating(value: object) -> bool:
         return True
     numpy = sys.modules.get("numpy")  # a numpy scalar exists only once numpy is loaded
     return numpy is not None and isinstance(value, numpy.floating)
+
+
+def to_single(value: float) -> float:
+    """`value` rounded to the nearest `float` (IEEE single precision), as C converts a
+    double or an int to float, without numpy (`mcl check` folds constants with this and
+    should not load it): an infinity past the largest float (about 3.4e38). Python's
+    `struct` rounds as the C cast does and refuses only a value that rounds to infinity."""
+    try:
+        rounded: float = struct.unpack("f", struct.pack("f", value))[0]
+    except OverflowError:
+        return math.copysign(math.inf, value)
+    return rounded
 
 
 def negate(a: Number) -> Number:

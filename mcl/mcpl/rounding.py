@@ -1,4 +1,7 @@
-"""SymPy's `floor` and `ceiling`, without SymPy's work where its answer is known.
+"""SymPy's `floor` and `ceiling`, without SymPy's work where its answer is known, and
+C's truncation toward zero, `trunc` (the symbolic domain's `/`, `%` and `toInt`,
+mcl.mcpl.symbolic_values; here, below both that domain and the built-ins' table, which
+gives `toInt` its SymPy value).
 
 Every figure of a kernel divides sizes into blocks and lines, so the analyses make many
 `ceiling(m/1024)`: a size symbol (a positive or non-negative integer) times a fraction.
@@ -55,3 +58,25 @@ def floor(x: Any) -> Any:
     x = sympy.sympify(x)
     known = _known(sympy.floor, x)
     return known if known is not None else sympy.floor(x)
+
+
+class trunc(sympy.Function):  # noqa: N801 - the name figures print, as C's trunc
+    """x truncated toward zero: C's integer conversion of a floating value, and with it
+    C's integer quotient trunc(a/b)."""
+
+    @classmethod
+    def eval(cls, x: Any) -> Any:
+        if x.is_Number and x.is_finite:
+            return sympy.Integer(int(x))  # int() truncates toward zero
+        if x.is_integer:
+            return x
+        if x.is_nonnegative:
+            return floor(x)
+        if x.is_nonpositive:
+            return ceiling(x)
+        return None  # the sign is not known: stays trunc(x)
+
+    def _eval_is_integer(self) -> bool:
+        # Always: the argument's only non-finite values come from a division by zero,
+        # which MCPL defines no value for.
+        return True

@@ -24,28 +24,7 @@ from mcl.mcpl import operators as ops
 from mcl.mcpl import rounding
 from mcl.mcpl.builtins import BUILTINS
 from mcl.mcpl.evaluate import NotEvaluable
-
-
-class trunc(sympy.Function):  # noqa: N801 - the name figures print, as C's trunc
-    """x truncated toward zero: C's integer conversion of a floating value, and with it
-    C's integer quotient trunc(a/b)."""
-
-    @classmethod
-    def eval(cls, x: Any) -> Any:
-        if x.is_Number and x.is_finite:
-            return sympy.Integer(int(x))  # int() truncates toward zero
-        if x.is_integer:
-            return x
-        if x.is_nonnegative:
-            return rounding.floor(x)
-        if x.is_nonpositive:
-            return rounding.ceiling(x)
-        return None  # the sign is not known: stays trunc(x)
-
-    def _eval_is_integer(self) -> bool:
-        # Always: the argument's only non-finite values come from a division by zero,
-        # which MCPL defines no value for.
-        return True
+from mcl.mcpl.rounding import trunc
 
 
 def integer_quotient(a: Any, d: Any) -> Any:

@@ -58,12 +58,13 @@ def _set_in(node: object) -> set[str]:
     variables."""
     names: set[str] = set()
     for n in ast.walk(node):
-        if isinstance(n, ast.Assign | ast.IncDec) and isinstance(n.target, ast.Name):
-            names.add(n.target.name)
-        elif isinstance(n, ast.Decl) and n.init is not None:
-            names.add(n.name)
-        elif isinstance(n, ast.Call):
-            names.update(_written_arguments(n))
+        match n:
+            case ast.Assign(target=ast.Name(name=name)) | ast.IncDec(target=ast.Name(name=name)):
+                names.add(name)
+            case ast.Decl(init=init) if init is not None:
+                names.add(n.name)
+            case ast.Call():
+                names.update(_written_arguments(n))
     return names
 
 

@@ -16,16 +16,15 @@ def names_in(node: object) -> set[str]:
     indices, views, called functions)."""
     found: set[str] = set()
     for n in ast.walk(node):
-        if isinstance(n, ast.Name):
-            found.add(n.name)
-        elif isinstance(n, (ast.Decl, ast.Param, ast.View)):
-            found.add(n.name)
-        elif isinstance(n, ast.Foreach):
-            found.add(n.var)
-        elif isinstance(n, ast.ViewDecl):
-            found.add(n.source)
-        elif isinstance(n, ast.Call):
-            found.add(n.func)
+        match n:
+            case ast.Name() | ast.Decl() | ast.Param() | ast.View():
+                found.add(n.name)
+            case ast.Foreach():
+                found.add(n.var)
+            case ast.ViewDecl():
+                found.add(n.source)
+            case ast.Call():
+                found.add(n.func)
     return found
 
 

@@ -1,5 +1,6 @@
 """The feedback of a kernel at the leaf it is profiled at, as `mcl check --level LEAF
---format json -v -D ...` would give it, plus the roofline bound (mcl.report.attained)."""
+--feedback -v -D ...` finds it (its findings; the messages of `--format json` for the
+benchmarks that read the document), plus the roofline bound (mcl.report.attained)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from mcl.profile.prediction import Prediction, predict
 
 if TYPE_CHECKING:
+    from mcl.feedback.findings import Finding
     from mcl.mcpl.checked import CheckedProgram
     from mcl.mcpl.loader import Program
 
@@ -20,7 +22,7 @@ def feedback_messages(program: CheckedProgram | Program, library: Any,
     """Every feedback message of `program` (verbose), as the JSON document holds them
     (a bare `Program` is checked first), the time model at the SM clock `clock_hz` where
     given (FeedbackOptions.clock_hz)."""
-    from mcl.feedback.messages import Severity as FeedbackSeverity
+    from mcl.feedback.messages import FeedbackSeverity
     from mcl.feedback.stage import FeedbackOptions, json_report, run_feedback
 
     options = FeedbackOptions(tuple(f"{k}={v}" for k, v in sizes.items()), (),
@@ -30,6 +32,19 @@ def feedback_messages(program: CheckedProgram | Program, library: Any,
     report = run_feedback(pipeline.checked(program, library), library, options)
     messages: list[dict[str, Any]] = json_report([report])["messages"]
     return messages
+
+
+def feedback_findings(program: CheckedProgram | Program, library: Any,
+                      sizes: Mapping[str, int], clock_hz: float | None = None
+                      ) -> list[Finding]:
+    """Every feedback finding of `program` (a bare `Program` is checked first), the time
+    model at the SM clock `clock_hz` where given (FeedbackOptions.clock_hz)."""
+    from mcl import pipeline
+    from mcl.feedback.registry import analyse_program_findings
+
+    findings, _ = analyse_program_findings(pipeline.checked(program, library), library,
+                                           sizes, clock_hz)
+    return findings
 
 
 def at_leaf(path: Path, include_dirs: Sequence[str], library: Any, function: str,
@@ -50,7 +65,7 @@ def predict_at_leaf(program: CheckedProgram, library: Any, function: str, leaf: 
     clock: a faster clock only lowers it, so it bounds the measured time all the same."""
     from mcl.report.attained import leaf_roofline
 
-    prediction = predict(function, feedback_messages(program, library, sizes, clock_hz))
+    prediction = predict(function, feedback_findings(program, library, sizes, clock_hz))
     # a kernel without arithmetic is bound by its traffic all the same
     roof = leaf_roofline(program, function, leaf, library, memory_only=True)
     if roof is not None:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from mcl.feedback.codes import COLLAPSED, LEFT_OUT, SILENT_WHEN_UNCHANGED, column, declared, title
-from mcl.feedback.messages import Message, Severity
+from mcl.feedback.messages import FeedbackSeverity, Message
 from mcl.feedback.render.visibility import Visibility, array_of
 
 if TYPE_CHECKING:
@@ -58,7 +58,7 @@ def headline(messages: list[Message], previous: list[Message], program: Program 
     for m in messages:
         if not rule.shown(m) or left_out(m):
             continue
-        if m.severity != Severity.INFO or (m.code, _short(m)) not in earlier:
+        if m.severity != FeedbackSeverity.INFO or (m.code, _short(m)) not in earlier:
             kept.append(m)  # advice stays as long as it applies
         elif column(m.code) != SILENT_WHEN_UNCHANGED:
             unchanged.append(m)

@@ -102,8 +102,7 @@ def build_space(
     keep those the rules and the description allow (with their code
     and launch) and say why the others are ruled out."""
     from mcl import pipeline
-    from mcl.codegen import generate_module
-    from mcl.codegen.mapping import load_mapping
+    from mcl.backends import generate_module, load_mapping
     from mcl.codegen.opencl import codegen_input
     from mcl.codegen.session import build_options, launch_values, ndrange_of
 

@@ -10,8 +10,10 @@ from typing import Any
 import numpy as np
 
 from mcl import pipeline
-from mcl.codegen import GeneratedModule, Session
-from mcl.codegen.mapping import parse_mapping, tomllib
+from mcl.backends import parse_mapping
+from mcl.backends.opencl.runner import Session
+from mcl.codegen import GeneratedModule
+from mcl.codegen.mapping import tomllib
 from mcl.hdl.library import default_library
 from mcl.mcpl.checked import CheckedProgram
 from mcl.mcpl.loader import Program, load_program

@@ -10,7 +10,7 @@ import pytest
 
 import mcl.backends as registry
 from mcl.backends import DEFAULT_BACKEND, backend_names, get_backend
-from mcl.backends.base import Backend
+from mcl.codegen.backend import Backend
 from mcl.diagnostics import MclError
 from mcl.hdl.library import default_library
 

@@ -8,9 +8,8 @@ from pathlib import Path
 import pytest
 
 from mcl import pipeline
-from mcl.backends.opencl.runner import list_devices
+from mcl.backends.opencl.runner import list_devices, select_device
 from mcl.cli import main
-from mcl.codegen import select_device
 from mcl.diagnostics import MclError
 from mcl.mcpl.loader import load_program
 from mcl.output_files import marker_line

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from mcl import pipeline
+from mcl.backends import load_mapping, parse_mapping
 from mcl.backends.cuda.nvrtc import check_arch, compile_cuda, supported_archs
-from mcl.codegen import load_mapping
 from mcl.codegen.kernels import dynamic_shared_layout
-from mcl.codegen.mapping import parse_mapping, tomllib
+from mcl.codegen.mapping import tomllib
 from mcl.commands.codegen import load_checked
 from mcl.diagnostics import MclError
 from mcl.resources import hwdescs_dir

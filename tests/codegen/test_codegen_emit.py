@@ -11,7 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mcl.codegen import Session, emit_opencl, load_mapping
+from mcl.backends import load_mapping
+from mcl.backends.opencl.runner import Session
+from mcl.codegen import emit_opencl
 from mcl.diagnostics import MclError
 
 from .support import generate, library, load, run

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from mcl import pipeline
+from mcl.backends import generate_module
 from mcl.cli import main
-from mcl.codegen import generate_module
 from mcl.codegen.c_expr import int_literal
 from mcl.codegen.layout import linear_offset, product
 from mcl.diagnostics import MclError, Span

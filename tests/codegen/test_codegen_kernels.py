@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from mcl import pipeline
-from mcl.codegen import Session
+from mcl.backends.opencl.runner import Session
 from mcl.mcpl.loader import load_program
 from mcl.resources import kernels_dir
 from mcl.verify import expected_outputs, load_reference, make_inputs, verify

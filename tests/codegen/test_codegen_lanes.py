@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mcl.codegen.mapping import load_mapping
+from mcl.backends import load_mapping
 from mcl.resources import kernels_dir
 
 from .support import generate, library, load, run

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from mcl import pipeline
-from mcl.codegen import load_mapping, run_function
-from mcl.codegen.mapping import mapping_path, parse_mapping, tomllib
+from mcl.backends import load_mapping, parse_mapping
+from mcl.backends.opencl.runner import run_function
+from mcl.codegen.mapping import mapping_path, tomllib
 from mcl.diagnostics import MclError
 from mcl.hdl.library import load_library
 from mcl.mcpl.loader import load_program
@@ -23,7 +24,8 @@ from .support import LEAVES, library
 def test_bundled_mapping_covers_the_leaf(leaf: str) -> None:
     hwd = library().get(leaf)
     mapping = load_mapping(hwd)
-    assert Path(mapping.file) == hwdescs_dir() / f"{leaf}.opencl.toml" == mapping_path(hwd)
+    assert Path(mapping.file) == hwdescs_dir() / f"{leaf}.opencl.toml" \
+        == mapping_path(hwd, "opencl")
     assert set(mapping.par_groups) == {g.name for g in hwd.par_groups()}
     assert set(mapping.spaces) == {s.name for s in hwd.memory_spaces()}
     # hardware.md: GPUs map blocks to work-groups; CPUs and the Xeon Phi map threads.

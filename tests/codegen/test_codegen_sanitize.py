@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from mcl import pipeline
-from mcl.codegen import emit_harness
+from mcl.backends import emit_harness
 from mcl.mcpl.loader import load_program
 from mcl.resources import kernels_dir
 from mcl.verify import expected_outputs, load_reference, make_inputs, verify

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from mcl import pipeline
-from mcl.codegen import Session
+from mcl.backends.opencl.runner import Session
 from mcl.diagnostics import MclError
 from mcl.mcpl.loader import load_program
 from mcl.resources import kernels_dir

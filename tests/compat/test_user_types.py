@@ -63,7 +63,7 @@ def test_the_layout_is_the_device_compilers(tmp_path):
     """sizeof and offsetof of the generated structs, asked of PoCL's OpenCL compiler."""
     import pyopencl as cl
 
-    from mcl.codegen import select_device
+    from mcl.backends.opencl.runner import select_device
 
     checked = pipeline.checked(load(tmp_path, MIXED), library())
     generated = pipeline.generate(checked, "x86_avx512", library())

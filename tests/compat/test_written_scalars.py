@@ -154,6 +154,6 @@ def test_the_harness_returns_written_scalars(tmp_path):
 
 
 def generated_harness_files(generated):
-    from mcl.codegen import emit_harness
+    from mcl.backends import emit_harness
 
     return emit_harness(generated).files().items()

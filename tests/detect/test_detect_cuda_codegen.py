@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from mcl import pipeline
+from mcl.backends import load_mapping
 from mcl.backends.cuda.nvrtc import compile_cuda
 from mcl.cli import main
-from mcl.codegen import load_mapping
 from mcl.commands.codegen import load_checked
 from mcl.hdl.library import load_library
 from mcl.resources import kernels_dir

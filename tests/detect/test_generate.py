@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from mcl.codegen.mapping import load_mapping
+from mcl.backends import load_mapping
 from mcl.detect.generate import Generated, Measurements, generate
 from mcl.detect.nvidia_specs import sm_spec
 from mcl.hdl.library import HwdLibrary, library_with

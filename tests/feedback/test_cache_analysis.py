@@ -17,7 +17,7 @@ from mcl.feedback.analyses import cache
 from mcl.feedback.facts.hardware import cached_spaces
 from mcl.feedback.facts.kernel import build_facts
 from mcl.feedback.facts.predictable import loops_since_declaration
-from mcl.feedback.messages import Severity
+from mcl.feedback.messages import FeedbackSeverity
 from mcl.feedback.registry import applicable
 from mcl.feedback.values import evaluate
 from mcl.hdl.library import default_library
@@ -97,14 +97,14 @@ def test_xeon_phi_matmul(phi_matmul):
     oriented = [m for m in messages if m.code == "cache-oriented"]
     # no cache message asks for a change here (b's lines are used whole, see below), so
     # the cache-oriented note is a fact, not a standing suggestion
-    assert not [m for m in messages if m.severity == Severity.SUGGESTION]
-    assert len(oriented) == 1 and oriented[0].severity == Severity.INFO
+    assert not [m for m in messages if m.severity == FeedbackSeverity.SUGGESTION]
+    assert len(oriented) == 1 and oriented[0].severity == FeedbackSeverity.INFO
     assert "no access was found" in oriented[0].text
     # b[k, j] in loop k: a stride of a whole row, p line fetches (paper Table II); but the
     # 16 vector lanes load one line together and use all of it: nothing to change
     # (issue 11: reason per lock-step group).
     (b_k,) = about(messages, "b[k, j]", "k")
-    assert b_k.code == "cache-no-benefit" and b_k.severity == Severity.INFO
+    assert b_k.code == "cache-no-benefit" and b_k.severity == FeedbackSeverity.INFO
     assert "use completely (coalesced)" in b_k.text and b_k.hint is None
     assert numbers(b_k)["worst_lines"] == numbers(b_k)["best_lines"] == 2048
     assert str(b_k.value_map["worst_lines"].symbolic) == "p"
@@ -168,7 +168,7 @@ def test_unpredictable_indices(tmp_path, library):
     facts = facts_at(ROOT / "kernels" / "spmv" / "perfect.mcpl", "xeon_phi", library)
     messages = cache.cache_messages(facts, {})
     (x,) = about(messages, "the cache behaviour of x[cols[k]]")
-    assert x.code == "cache-unpredictable" and x.severity == Severity.WARNING
+    assert x.code == "cache-unpredictable" and x.severity == FeedbackSeverity.WARNING
     assert "values of array cols" in x.text
     written = facts_of(tmp_path, """
 x86_avx512 void shift(int n, main float[n] a, main float[n] b) {
@@ -424,13 +424,13 @@ def test_lines_that_overflow_l1_before_an_outer_loop_reuses_them(tmp_path, libra
         # every use misses: loop e gains nothing from l1, as the message says
         assert fetched == 4 * p
         (msg,) = overflow
-        assert msg.severity == Severity.SUGGESTION and msg.code == "cache-no-benefit"
+        assert msg.severity == FeedbackSeverity.SUGGESTION and msg.code == "cache-no-benefit"
         assert "loop e, which uses the same elements again" in msg.text
         assert numbers(msg)["footprint_bytes"] == 64 * p
     else:
         assert fetched == p  # p lines fit: loop e finds them in l1
         assert not overflow
-        assert all(m.severity == Severity.INFO for m in messages)
+        assert all(m.severity == FeedbackSeverity.INFO for m in messages)
 
 
 def test_the_overflow_hint_blocks_the_loop_and_fetches_each_line_once(tmp_path, library):

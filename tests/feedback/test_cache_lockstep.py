@@ -10,7 +10,7 @@ import pytest
 from cases import Case, cases, load
 
 from mcl import pipeline
-from mcl.feedback.messages import Message, Severity
+from mcl.feedback.messages import FeedbackSeverity, Message
 from mcl.feedback.registry import analyse
 from mcl.hdl.library import default_library
 
@@ -47,7 +47,7 @@ def test_perfect_at_fermi_no_longer_says_store_b_transposed() -> None:
     messages = _messages(case)
     assert "memory-access-optimal" in {m.code for m in messages}
     (b_k,) = [m for m in messages if m.text.startswith("b[k, j] in loop k ")]
-    assert b_k.severity == Severity.INFO and b_k.hint is None
+    assert b_k.severity == FeedbackSeverity.INFO and b_k.hint is None
     assert b_k.value_map["lines_per_iteration"].numeric == 1  # one 128 B line per warp
 
 
@@ -55,4 +55,4 @@ def test_perfect_at_fermi_no_longer_says_store_b_transposed() -> None:
 def test_cooperative_loads_draw_no_cache_suggestion(name: str) -> None:
     (case,) = [c for c in FERMI if c.path.parent.name == "matmul" and c.path.stem == name]
     assert not [m for m in _messages(case)
-                if m.analysis == "cache" and m.severity != Severity.INFO]
+                if m.analysis == "cache" and m.severity != FeedbackSeverity.INFO]

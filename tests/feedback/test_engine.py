@@ -13,7 +13,7 @@ from mcl.feedback import registry
 from mcl.feedback.analysis import Analysis, AnalysisContext
 from mcl.feedback.facts.blocks import CONTROL_FLOW, INDEXING, OUTPUT, classify
 from mcl.feedback.facts.kernel import COND, COUNT, INIT, STEP, STMT, build_facts
-from mcl.feedback.messages import Message, Severity
+from mcl.feedback.messages import FeedbackSeverity, Message
 from mcl.hdl.library import default_library
 
 MATMUL = KERNELS / "matmul" / "perfect.mcpl"
@@ -42,7 +42,8 @@ def test_an_analysis_is_a_record_with_a_predicate_on_the_description() -> None:
     def only_on_gpu(ctx: AnalysisContext) -> list[Message]:
         calls.append(ctx.hwd.name)
         assert ctx.facts is ctx.facts  # built once per context
-        return [Message(Severity.INFO, "test-only", "test-only-ran", "ran", ctx.function.span)]
+        return [Message(FeedbackSeverity.INFO, "test-only", "test-only-ran", "ran",
+                        ctx.function.span)]
 
     test_only = Analysis("test-only", only_on_gpu, lambda hwd: hwd.name == "gpu")
     among = [*registry.analyses(), test_only]

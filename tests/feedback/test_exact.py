@@ -84,11 +84,11 @@ def test_feedback_functions_evaluate_as_sympy_does(monkeypatch: pytest.MonkeyPat
     """Every evaluation of the feedback functions on a kernel whose warps are walked lane
     by lane (guards, addresses, trip counts) gives what SymPy's substitution gives, as a
     SymPy value and as a plain number, and most are compiled."""
-    fast = kernel_api.Evaluator._evaluate
-    lanes = kernel_api.Evaluator._compiled_each
+    fast = kernel_api.NumericEvaluator._evaluate
+    lanes = kernel_api.NumericEvaluator._compiled_each
     seen = {"compiled": 0, "all": 0, "numbers": 0, "lanes": 0}
 
-    def same(self: kernel_api.Evaluator, expr: object, got: object) -> None:
+    def same(self: kernel_api.NumericEvaluator, expr: object, got: object) -> None:
         want = self._substitute(sympy.sympify(expr))
         value = as_sympy(got) if isinstance(got, (int, Fraction)) else got
         assert type(value) is type(want) and value == want, expr
@@ -97,14 +97,14 @@ def test_feedback_functions_evaluate_as_sympy_does(monkeypatch: pytest.MonkeyPat
             assert type(plain) is type(number) and plain == number, expr
             seen["numbers"] += 1
 
-    def both(self: kernel_api.Evaluator, expr: object) -> object:
+    def both(self: kernel_api.NumericEvaluator, expr: object) -> object:
         got = fast(self, expr)
         same(self, expr, got)
         seen["all"] += 1
         seen["compiled"] += self._compiled.get(sympy.sympify(expr)) is not None
         return got
 
-    def each(self: kernel_api.Evaluator, cursor: kernel_api.UnitCursor,
+    def each(self: kernel_api.NumericEvaluator, cursor: kernel_api.UnitCursor,
              units: list[int], expr: object) -> list[object] | None:
         # a warp's lanes computed together: each lane is what SymPy gives at that lane
         got = lanes(self, cursor, units, expr)
@@ -114,8 +114,8 @@ def test_feedback_functions_evaluate_as_sympy_does(monkeypatch: pytest.MonkeyPat
             seen["lanes"] += 1
         return got
 
-    monkeypatch.setattr(kernel_api.Evaluator, "_evaluate", both)
-    monkeypatch.setattr(kernel_api.Evaluator, "_compiled_each", each)
+    monkeypatch.setattr(kernel_api.NumericEvaluator, "_evaluate", both)
+    monkeypatch.setattr(kernel_api.NumericEvaluator, "_compiled_each", each)
     library = load_library(partial=True)
     options = FeedbackOptions(defines=("n=200", "m=130", "p=70"))
     found = check_source(KERNELS / "matmul" / "fermi_v1.mcpl", [], library, None, options)

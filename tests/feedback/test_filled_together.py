@@ -1,7 +1,7 @@
 """The addresses a warp's lanes touch over the iterations of their short inner loops
 (mcl.feedback.lockstep.filled_addresses: a thread's VEC neighbouring elements, a
 vectorised load's UNROLL groups) are computed with the lanes of each iteration together
-(`Evaluator.holds_each`, `addresses_each`); every call gives what the lanes one by one
+(`NumericEvaluator.holds_each`, `addresses_each`); every call gives what the lanes one by one
 give (a guard decided at each lane, then its address), on the shipped kernels whose
 coalescing and bank-conflict checks follow such loops."""
 

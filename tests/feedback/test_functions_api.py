@@ -11,7 +11,7 @@ from mcl import pipeline
 from mcl.diagnostics import Severity as DiagnosticSeverity
 from mcl.feedback.facts.kernel import build_facts
 from mcl.feedback.kernel_api import Kernel, MissingValues, NotStatic
-from mcl.feedback.messages import Severity
+from mcl.feedback.messages import FeedbackSeverity
 from mcl.hdl.library import default_library
 from mcl.mcpl.check import check_program
 from mcl.mcpl.loader import load_program
@@ -176,5 +176,5 @@ def test_register_estimate_counts_register_declarations(tmp_path, library):
 def test_messages_carry_values(matmul):
     message = matmul.message("hello", values={"blocks": 3}, severity="info", code="x-y")
     assert message.analysis == "functions" and message.code == "x-y"
-    assert message.severity == Severity.INFO and message.value_map["blocks"].numeric == 3
+    assert message.severity == FeedbackSeverity.INFO and message.value_map["blocks"].numeric == 3
     assert message.span == matmul.function.span and message.function == "matmul"

@@ -11,7 +11,7 @@ from user_hwd import KERNEL, user_hdl
 
 from mcl import pipeline
 from mcl.feedback.analyses import functions
-from mcl.feedback.messages import Severity
+from mcl.feedback.messages import FeedbackSeverity
 from mcl.feedback.registry import analyse, applicable
 from mcl.hdl.library import default_library, load_library
 from mcl.mcpl.loader import load_program
@@ -62,26 +62,26 @@ def test_the_functions_analysis_runs_only_where_a_function_is_named(tmp_path):
 
 def test_a_missing_value_is_named(tmp_path):
     (message,) = run(tmp_path)
-    assert message.severity == Severity.WARNING and message.code == "function-needs-values"
+    assert message.severity == FeedbackSeverity.WARNING and message.code == "function-needs-values"
     assert "needs a value for n" in message.text and "-D n=" in message.hint
 
 
 def test_a_missing_function_is_a_warning_that_says_where_it_looked(tmp_path):
     (message,) = run(tmp_path, function="no_such_function")
-    assert message.severity == Severity.WARNING and message.code == "function-missing"
+    assert message.severity == FeedbackSeverity.WARNING and message.code == "function-missing"
     assert "no_such_function" in message.text and "mydev_feedback.py" in message.hint
 
 
 def test_a_broken_module_is_a_warning(tmp_path):
     (message,) = run(tmp_path, module="def count_loads(kernel):\n    return (\n")
-    assert message.severity == Severity.WARNING and message.code == "function-module-error"
+    assert message.severity == FeedbackSeverity.WARNING and message.code == "function-module-error"
     assert "SyntaxError" in message.text
 
 
 def test_a_failing_function_is_a_warning(tmp_path):
     module = "def count_loads(kernel):\n    return kernel.no_such_attribute\n"
     (message,) = run(tmp_path, module=module)
-    assert message.severity == Severity.WARNING and message.code == "function-failed"
+    assert message.severity == FeedbackSeverity.WARNING and message.code == "function-failed"
     assert "AttributeError" in message.text and "mydev.hdl" in message.text
 
 
@@ -92,7 +92,7 @@ def test_results_may_be_messages_lists_or_nothing(tmp_path):
     '''
     messages = run(tmp_path, module=module)
     assert [m.text for m in messages] == ["one", "two"]
-    assert messages[1].code == "my-code" and messages[1].severity == Severity.INFO
+    assert messages[1].code == "my-code" and messages[1].severity == FeedbackSeverity.INFO
 
 
 def test_entry_points_provide_functions(tmp_path, monkeypatch):

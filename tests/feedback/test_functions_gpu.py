@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from mcl import pipeline
 from mcl.diagnostics import Severity as DiagnosticSeverity
-from mcl.feedback.messages import Severity
+from mcl.feedback.messages import FeedbackSeverity
 from mcl.feedback.registry import analyse
 from mcl.feedback.warp_access import Coalescing, bank_conflict, coalescing
 from mcl.hdl.library import default_library
@@ -55,7 +55,8 @@ def test_48_kB_of_shared_memory_runs_one_of_eight_blocks(library):
                                    {"n": 12288 * 60})
     assert message.text.startswith("using 1/8 blocks per SMP: shared memory limits; "
                                    "load/store shared memory in phases")
-    assert message.severity == Severity.SUGGESTION and message.code == "shared-mem-parallelism"
+    assert message.severity == FeedbackSeverity.SUGGESTION
+    assert message.code == "shared-mem-parallelism"
     values = numbers(message)
     assert values["blocks_per_smp"] == 1 and values["block_slots"] == 8
     assert values["shared_bytes_per_block"] == 48 * 1024 and values["threads_per_block"] == 128
@@ -97,7 +98,7 @@ def test_no_shared_memory_no_message(library):
 def test_fermi_matmul_access_is_optimal(library):
     (message,) = function_messages(ROOT / "kernels" / "matmul" / "perfect.mcpl", "fermi",
                                    library, SIZES)
-    assert message.code == "memory-access-optimal" and message.severity == Severity.INFO
+    assert message.code == "memory-access-optimal" and message.severity == FeedbackSeverity.INFO
     assert "all 3 global loads/stores are coalesced" in message.text
     assert "no shared-memory accesses" in message.text
 
@@ -112,7 +113,7 @@ def test_fermi_asks_for_every_missing_value_at_once(library):
 def test_column_access_by_consecutive_threads_is_uncoalesced(library):
     messages = function_messages(KERNELS / "fermi_rows.mcpl", None, library, {"n": 4096})
     (message,) = messages
-    assert message.code == "uncoalesced" and message.severity == Severity.SUGGESTION
+    assert message.code == "uncoalesced" and message.severity == FeedbackSeverity.SUGGESTION
     assert message.text.startswith("load of a[i, k] is not coalesced")
     assert numbers(message)["lines"] == 32 and numbers(message)["minimum_lines"] == 1
 

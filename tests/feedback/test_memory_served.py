@@ -18,7 +18,7 @@ from warp_trace import LINE, count_lines, numeric_values, warp_addresses
 from mcl import pipeline
 from mcl.feedback.analyses.timemodel import MIN_GAIN
 from mcl.feedback.facts.kernel import build_facts
-from mcl.feedback.messages import Message, Severity
+from mcl.feedback.messages import FeedbackSeverity, Message
 from mcl.feedback.registry import analyse
 from mcl.mcpl import ast
 from mcl.mcpl.printer import print_expr
@@ -63,7 +63,7 @@ def test_fir_overlap_is_served_by_the_l1_with_the_lines_a_block_touches(taps: in
     assert not by_code(messages, "memory-faster-space")
     for text in ("x[i + k]", "w[k]"):
         (served,) = _about(messages, "memory-cache-serves", text)
-        assert served.severity == Severity.INFO
+        assert served.severity == FeedbackSeverity.INFO
         assert "l1 already serves the reuse between the 256 threads of a block" in served.text
         figures = numeric_values(served)
         block = [a for warp in warp_addresses(trace, facts, text, "r").values() for a in warp]
@@ -126,7 +126,7 @@ def test_a_warp_uniform_weight_reloaded_in_a_loop_gets_a_register_hint() -> None
     # a suggestion when the time model's gain is at least MIN_GAIN, else a fact (at these
     # sizes a fact: tests/feedback/test_timemodel.py weighs the hint)
     gain = numeric_values(register)["estimated_gain"]
-    assert (register.severity == Severity.SUGGESTION) == (gain >= MIN_GAIN)
+    assert (register.severity == FeedbackSeverity.SUGGESTION) == (gain >= MIN_GAIN)
     assert "32 threads that run in lock-step" in register.text
     assert register.hint is not None and "once outside for-loop k" in register.hint
     # every warp reads one element per iteration (one transaction, a broadcast) ...

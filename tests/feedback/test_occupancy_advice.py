@@ -14,7 +14,7 @@ import pytest
 from mcl import pipeline
 from mcl.feedback import occupancy
 from mcl.feedback.analyses.functions import load_module
-from mcl.feedback.messages import Severity
+from mcl.feedback.messages import FeedbackSeverity
 from mcl.feedback.registry import analyse
 from mcl.hdl.library import default_library
 from mcl.mcpl.loader import load_program
@@ -45,7 +45,7 @@ def numbers(message) -> dict:
 
 def test_full_thread_slots_get_no_advice(library):
     message = function_message("nvidia_threads_full.mcpl", library, {"n": 1 << 20})
-    assert message.severity == Severity.INFO
+    assert message.severity == FeedbackSeverity.INFO
     assert message.text.startswith("using 4/8 blocks per SMP: threads limit, but the 4 "
                                    "blocks already use all 1,024 thread slots")
     assert "fewer threads" not in message.text and ";" not in message.text.split(" (")[0]
@@ -53,7 +53,7 @@ def test_full_thread_slots_get_no_advice(library):
 
 def test_block_slots_ask_for_more_threads_per_block_never_fewer(library):
     message = function_message("nvidia_block_slots.mcpl", library, {"n": 1 << 20})
-    assert message.severity == Severity.SUGGESTION
+    assert message.severity == FeedbackSeverity.SUGGESTION
     assert "block slots limit; use more threads per block: 128 give 32 warps" in message.text
     assert "fewer threads" not in message.text
 
@@ -68,7 +68,7 @@ def test_a_small_grid_limits_before_the_resources_of_a_block(library):
     assert "launch at least 1,056 blocks" in message.text
     # with enough blocks the same kernel fills the SM: no advice
     full = function_message("hopper_small_grid.mcpl", library, {"n": 1056 * 256})
-    assert numbers(full)["warps_per_sm"] == 64 and full.severity == Severity.INFO
+    assert numbers(full)["warps_per_sm"] == 64 and full.severity == FeedbackSeverity.INFO
 
 
 def test_without_the_sizes_the_hint_says_the_grid_is_unknown(library):

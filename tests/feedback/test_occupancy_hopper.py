@@ -17,7 +17,7 @@ from mcl.feedback import occupancy
 from mcl.feedback.analyses.functions import find_function, load_module
 from mcl.feedback.facts.kernel import build_facts
 from mcl.feedback.kernel_api import Kernel
-from mcl.feedback.messages import Severity
+from mcl.feedback.messages import FeedbackSeverity
 from mcl.feedback.registry import analyse
 from mcl.hdl.library import default_library
 from mcl.mcpl.loader import load_program
@@ -106,7 +106,7 @@ def test_the_occupancy_message(tmp_path, library):
     checked = pipeline.check(program, library)
     (message,) = [m for m in analyse(function, checked, library.get("hopper"), {},
                                      only=["functions"]) if m.code == "occupancy"]
-    assert message.severity == Severity.SUGGESTION
+    assert message.severity == FeedbackSeverity.SUGGESTION
     values = {k: v.numeric for k, v in message.values}
     assert values["threads_per_block"] == 256 and values["shared_bytes_per_block"] == 48 * 1024
     # (48 kB + 1 kB reserved) per block in 228 kB: 4 blocks, 32 of 64 warps.

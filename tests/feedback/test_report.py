@@ -19,7 +19,7 @@ from mcl.cli import main
 from mcl.feedback import codes
 from mcl.feedback.emit import fill, readable
 from mcl.feedback.facts.symbolic import ceiling_div, identical
-from mcl.feedback.messages import SEVERITY_ORDER, Severity, Value
+from mcl.feedback.messages import SEVERITY_ORDER, FeedbackSeverity, Value
 from mcl.feedback.render.text import display_path
 from mcl.feedback.values import evaluate
 from mcl.mcpl.symbolic_values import integer_quotient
@@ -158,7 +158,8 @@ def test_cache_messages_say_why_and_what_to_try() -> None:
     # Units that fetch their own lines by the kernel's decomposition: a fact, not advice.
     (c_bi,) = [m for m in by_code(messages, "cache-no-benefit")
                if m.text.startswith("c[i, j] in loop bi ")]
-    assert c_bi.severity == Severity.INFO and "every block fetches its own lines" in c_bi.text
+    assert c_bi.severity == FeedbackSeverity.INFO
+    assert "every block fetches its own lines" in c_bi.text
 
 
 def test_the_several_threads_that_share_a_space_get_one_proposal() -> None:
@@ -179,7 +180,7 @@ def test_affine_but_not_static_indices_are_facts_not_warnings() -> None:
                         values={"n": 2048, "m": 2048, "p": 2048})
     assert not by_code(messages, "cache-unpredictable")
     not_affine = by_code(messages, "cache-not-affine")
-    assert not_affine and all(m.severity == Severity.INFO for m in not_affine)
+    assert not_affine and all(m.severity == FeedbackSeverity.INFO for m in not_affine)
 
 
 # ----------------------------------------------------------------------------- layout
@@ -249,7 +250,7 @@ def test_messages_are_ordered_by_severity_within_a_loop(capsys) -> None:
             groups[-1].append(head.group(4))
     assert len(groups) >= 3
     for severities in groups:
-        ranks = [SEVERITY_ORDER[Severity(s)] for s in severities]
+        ranks = [SEVERITY_ORDER[FeedbackSeverity(s)] for s in severities]
         assert ranks == sorted(ranks)
     assert any(len(set(g)) > 1 for g in groups)  # the order had something to do
 
@@ -316,6 +317,9 @@ def _codes_in_sources() -> set[str]:
         found |= set(re.findall(r'code="([a-z0-9-]+)"', text))
         found |= set(re.findall(r'message\(\s*"([a-z0-9-]+)"', text))
         found |= set(re.findall(r'"(cache-[a-z-]+)"', text))
+    # a record type's code (mcl.feedback.findings), emitted as `code_of(Kind)`
+    found |= set(re.findall(r'MessageCode\(\s*"([a-z0-9-]+)"',
+                            (ROOT / "mcl" / "feedback" / "findings.py").read_text()))
     return found
 
 
@@ -417,11 +421,11 @@ def test_lines_of_elements_used_once_are_a_fact_and_strided_lanes_a_suggestion()
                   values={"n": 2048, "m": 2048, "p": 2048})
     (c_ej,) = [m for m in by_code(v1, "cache-no-benefit")
                if m.text.startswith("c[i, j] in loop ej ")]
-    assert c_ej.severity == Severity.INFO
+    assert c_ej.severity == FeedbackSeverity.INFO
     # b is reused, but the 16 lanes load a line together and use all of it (issue 11)
     (b_k,) = [m for m in by_code(v1, "cache-no-benefit")
               if m.text.startswith("b[k, j] in loop k ")]
-    assert b_k.severity == Severity.INFO and b_k.hint is None
+    assert b_k.severity == FeedbackSeverity.INFO and b_k.hint is None
     once = feedback_source("""
 perfect void f(int n, int m, main float[n, m] a, main float[m, n] b) {
   foreach (int i in n threads) {
@@ -432,11 +436,11 @@ perfect void f(int n, int m, main float[n, m] a, main float[m, n] b) {
 }""", level="x86_avx512", values={"n": 64, "m": 64})
     (b_j,) = [m for m in by_code(once, "cache-no-benefit")
               if m.text.startswith("b[j, i] in loop j ")]
-    assert b_j.severity == Severity.INFO and "each element is accessed once" in b_j.text
+    assert b_j.severity == FeedbackSeverity.INFO and "each element is accessed once" in b_j.text
     transpose = feedback(KERNELS / "transpose" / "perfect.mcpl", level="xeon_phi",
                          values={"n": 2048, "m": 2048})
     (lanes,) = [m for m in by_code(transpose, "cache-no-benefit")
                 if m.text.startswith("b[j, i] in loop vj ")]
-    assert lanes.severity == Severity.SUGGESTION
+    assert lanes.severity == FeedbackSeverity.SUGGESTION
     assert "the 16 vectors of a thread store together, but their elements lie" in lanes.text
     assert lanes.hint == "let neighbouring vectors (loop vj) access neighbouring elements of b"

@@ -26,7 +26,19 @@ from mcl.feedback.analyses.timemodel import (
     barrier_places,
     phase_of,
 )
-from mcl.feedback.messages import Message, Severity, Value
+from mcl.feedback.findings import (
+    AccessPlace,
+    BankConflictFinding,
+    CoalesceAccess,
+    Finding,
+    KeepInRegister,
+    OccupancyFinding,
+    RaiseOccupancy,
+    RegisterReload,
+    RemoveBankConflict,
+    UncoalescedAccess,
+)
+from mcl.feedback.messages import FeedbackSeverity, Message, Value
 from mcl.feedback.registry import analyse
 from mcl.hdl.peak import bandwidth
 from mcl.mcpl.loader import load_program
@@ -66,43 +78,89 @@ def test_the_largest_limit_is_the_estimate() -> None:
     assert f.limit == DEVICE_MEMORY and f.seconds == pytest.approx(1.0 / ACHIEVED_BANDWIDTH)
 
 
-def _message(code: str, severity: Severity = Severity.SUGGESTION, **values: float) -> Message:
-    return Message(severity, "functions", code, f"{code} text", Span("k.mcpl", 1, 1, 1, 2),
+SPAN = Span("k.mcpl", 1, 1, 1, 2)
+ACCESS = AccessPlace("tile", "tile[tx][ty]", SPAN, "load", "shared")
+
+
+def _message(code: str, severity: FeedbackSeverity = FeedbackSeverity.SUGGESTION,
+             **values: float) -> Message:
+    return Message(severity, "functions", code, f"{code} text", SPAN,
                    tuple((k, Value(v, v)) for k, v in values.items()), "k")
+
+
+def _occupancy(warps: int, after: int | None) -> OccupancyFinding:
+    """An occupancy finding at `warps` per SM whose change gives `after` (None: none
+    advised). Its message states no figures: the model reads the record."""
+    change = RaiseOccupancy(warps, after, ("block slots",), ("advice",)) if after else None
+    return OccupancyFinding(_message("occupancy"), change=change, warps_per_sm=warps,
+                            warp_slots=64, blocks_per_sm=warps, multiprocessors=2,
+                            grid_blocks=None, registers_per_thread=32.0, block_limits=())
+
+
+def _conflict(degree: int, runs: float | None, span: Span = SPAN) -> BankConflictFinding:
+    change = RemoveBankConflict(replace(ACCESS, span=span), degree, 32, 4, runs)
+    return BankConflictFinding(replace(_message("bank-conflict"), span=span), change=change,
+                               access=change.access, active_lanes=32)
+
+
+def _register(through_cache: bool) -> RegisterReload:
+    change = KeepInRegister(ACCESS, (), Value(5, 5), Value(3.2e6, 3.2e6),
+                            Value(1.28e7, 1.28e7), through_cache)
+    return RegisterReload(_message("memory-register"), change=change)
 
 
 def test_an_occupancy_suggestion_is_weighed_at_its_warps() -> None:
     f = _figures()
-    m = _message("occupancy", warps_per_sm=4, warps_per_sm_after=8)
-    changed = timemodel.with_gain(m, f)
-    after = dict(changed.values)
+    changed = timemodel.with_gain(_occupancy(4, 8), f)
+    after = dict(changed.message.values)
     # twice the warps halve the latency term: 18.75 ms -> 9.375 ms, still the limit
     assert after["estimated_seconds_after"].numeric == pytest.approx(f.seconds / 2)
     assert after["estimated_gain"].numeric == pytest.approx(2.0)
-    assert changed.severity == Severity.SUGGESTION and "(2.00x)" in changed.text
+    assert changed.gain is not None and changed.gain.factor == pytest.approx(2.0)
+    assert changed.gain.seconds_after == pytest.approx(f.seconds / 2)
+    assert changed.severity == FeedbackSeverity.SUGGESTION and "(2.00x)" in changed.message.text
 
 
 def test_a_gain_under_three_percent_makes_a_fact() -> None:
     f = _figures(latency_s=1e-9, device_seconds=1.0)  # bound by device memory
-    m = _message("occupancy", warps_per_sm=4, warps_per_sm_after=8)
-    changed = timemodel.with_gain(m, f)
-    assert changed.severity == Severity.INFO
-    assert dict(changed.values)["estimated_gain"].numeric == pytest.approx(1.0)
-    assert "limited by device memory either way" in changed.text
+    changed = timemodel.with_gain(_occupancy(4, 8), f)
+    assert changed.severity == FeedbackSeverity.INFO
+    assert dict(changed.message.values)["estimated_gain"].numeric == pytest.approx(1.0)
+    assert "limited by device memory either way" in changed.message.text
 
 
 def test_a_conflict_without_its_extra_passes() -> None:
     # 1e6 warp executions of a 3-way conflict: 2 extra passes of 32 banks x 4 B each
-    m = _message("bank-conflict", conflict_degree=3, banks=32, warp_executions=1e6)
-    assert timemodel.after(_figures(), m) == _figures(extra_bytes=1e9 - 1e6 * 2 * 128)
+    assert timemodel.after(_figures(), _conflict(3, 1e6)) == \
+        _figures(extra_bytes=1e9 - 1e6 * 2 * 128)
+
+
+def test_the_model_reads_the_typed_change_not_the_message() -> None:
+    """`after` works from the record: a message with the figures the model once read
+    (by code and name) but no typed change is weighed at nothing, and a record whose
+    message states no figure at all is weighed at its change."""
+    f = _figures()
+    stringly = Finding(_message("occupancy", warps_per_sm=4, warps_per_sm_after=8))
+    assert timemodel.after(f, stringly) is None
+    conflict = Finding(_message("bank-conflict", conflict_degree=3, banks=32,
+                                warp_executions=1e6))
+    assert timemodel.after(f, conflict) is None
+    typed = _occupancy(4, 8)
+    assert typed.message.values == ()  # nothing to read by name
+    assert timemodel.after(f, typed) == replace(f, warps_per_sm=8.0)
+    # the change's own parameters decide: a 5-way conflict removes twice the passes
+    assert timemodel.after(f, _conflict(5, 1e6)) == _figures(extra_bytes=1e9 - 1e6 * 4 * 128)
 
 
 def test_a_change_the_model_does_not_capture_states_no_gain() -> None:
     f = _figures()
-    for m in (_message("memory-faster-space"), _message("elements-several-per-unit"),
-              _message("occupancy", warps_per_sm=4),  # no change advised
-              _message("uncoalesced", lines=32, minimum_lines=4, line_bytes=32)):  # no runs
-        assert timemodel.with_gain(m, f) == m
+    uncoalesced = CoalesceAccess(ACCESS, 32, 4, 32, None)  # no warp executions
+    for finding in (Finding(_message("memory-faster-space")),
+                    Finding(_message("elements-several-per-unit")),
+                    _occupancy(4, None),  # no change advised
+                    UncoalescedAccess(_message("uncoalesced"), change=uncoalesced,
+                                      access=ACCESS, active_lanes=32)):
+        assert timemodel.with_gain(finding, f) == finding
 
 
 # A tile transpose; WIDTH 32 is a 32-way conflict on the column read, 33 (padded) none.
@@ -219,9 +277,7 @@ def test_a_conflict_changes_only_its_own_phase() -> None:
     one = Phase(1e-3, 1e9, 1e9, 1e5, extra_bytes=5e8)
     two = Phase(1e-3, 1e9, 1e9, 1e5, extra_bytes=1e9)
     f = replace(_figures(), phases=(one, two), barriers=((4, 3),))
-    m = replace(_message("bank-conflict", conflict_degree=3, banks=32, warp_executions=1e6),
-                span=Span("k.mcpl", 5, 7, 5, 9))
-    changed = timemodel.after(f, m)
+    changed = timemodel.after(f, _conflict(3, 1e6, Span("k.mcpl", 5, 7, 5, 9)))
     assert changed is not None
     assert changed.phases[0] == one
     assert changed.phases[1].extra_bytes == pytest.approx(1e9 - 1e6 * 2 * 128)
@@ -286,7 +342,7 @@ def test_the_unpadded_transpose_s_conflict_states_a_gain_without_arithmetic(
     assert len(conflict) == 1
     gain = dict(conflict[0].values)["estimated_gain"].numeric
     assert gain == pytest.approx(_estimate(unpadded) / _estimate(padded), rel=1e-9)
-    assert gain > 1.03 and conflict[0].severity == Severity.SUGGESTION
+    assert gain > 1.03 and conflict[0].severity == FeedbackSeverity.SUGGESTION
 
 
 def test_barrier_places_are_in_source_order(tmp_path, library) -> None:
@@ -327,16 +383,12 @@ def test_a_register_hint_without_its_reloads() -> None:
     # a register it runs 5 times less often, saving 3.2e6 thread loads (5e4 warp loads
     # per SM at 64 lanes x SMs) through the l1 and their 12.8 MB
     f = replace(_figures(), lanes_sms=64.0, load_runs=(((1, 1), 4e6), ((2, 5), 4e6)))
-    m = _message("memory-register", iterations=5, loads_saved=3.2e6, bytes_saved=1.28e7,
-                 through_cache=1)
-    changed = timemodel.after(f, m)
+    changed = timemodel.after(f, _register(through_cache=True))
     assert changed == replace(
         f, phases=(replace(f.phases[0], on_chip_bytes=1e9 - 1.28e7, loads_per_sm=5e4),),
         load_runs=(((1, 1), 8e5), ((2, 5), 4e6)), loads_in_flight=1)
     # loads from a space no cache holds keep their latency term
-    m = _message("memory-register", iterations=5, loads_saved=3.2e6, bytes_saved=1.28e7,
-                 through_cache=0)
-    kept = timemodel.after(f, m)
+    kept = timemodel.after(f, _register(through_cache=False))
     assert kept is not None and kept.phases[0].loads_per_sm == f.phases[0].loads_per_sm
 
 
@@ -370,7 +422,7 @@ def test_the_register_hint_s_after_time_is_the_hoisted_kernel_s_estimate(
     assert _after(hint) == pytest.approx(_estimate(then), rel=1e-6)
     gain = float(dict(hint.values)["estimated_gain"].numeric)
     assert gain == pytest.approx(_estimate(now) / _estimate(then), rel=1e-6)
-    assert (hint.severity == Severity.SUGGESTION) == pays == (gain >= timemodel.MIN_GAIN)
+    assert (hint.severity == FeedbackSeverity.SUGGESTION) == pays == (gain >= timemodel.MIN_GAIN)
     assert ("either way" in hint.text) != pays
 
 

@@ -77,7 +77,7 @@ def test_checks_clean_and_draws_feedback_at_its_validation_size(
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("uneven", [False, True], ids=["reference-sizes", "uneven"])
 def test_runs_verified_on_pocl(name: str, uneven: bool, library: Any) -> None:
-    from mcl.codegen import select_device
+    from mcl.backends.opencl.runner import select_device
     from mcl.report.measure import measure_program
 
     reference = load_reference(CORPUS_FOLDER / name / "reference.py")

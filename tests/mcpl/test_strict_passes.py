@@ -61,7 +61,7 @@ KNOWN_MATCHES = {
     "mcl/mcpl/divergence.py:_Barriers.stmt",
     "mcl/mcpl/divergence.py:_Races.single",
     "mcl/mcpl/uninitialised.py:_Walk.stmt",
-    "mcl/feedback/facts/symbolic.py:Evaluator.deps",
+    "mcl/feedback/facts/symbolic.py:SymbolicEvaluator.deps",
     "mcl/translate/spaces.py:_declarations_in",
     "mcl/lsp/lookup.py:_in_stmt",
     "mcl/mcpl/extents.py:_Search.block",

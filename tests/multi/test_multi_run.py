@@ -19,9 +19,9 @@ from typing import Any
 import jsonschema
 import pytest
 
-from mcl.backends.opencl.runner import describe, list_devices
+from mcl.backends import generate_module
+from mcl.backends.opencl.runner import describe, list_devices, select_device
 from mcl.cli import main
-from mcl.codegen import generate_module, select_device
 from mcl.diagnostics import MclError
 from mcl.multi.cluster import connect, device_slots
 from mcl.multi.run import SplitRun, run_split, workers
@@ -199,7 +199,7 @@ def test_a_kept_input_is_copied_to_the_device_once() -> None:
     """Session.run with `kept`: the arrays the kernel only reads are copied by the first
     run and not by the next; the written ones by both; the outputs stay right."""
     from mcl import pipeline
-    from mcl.codegen import Session
+    from mcl.backends.opencl.runner import Session
     from mcl.verify import verify
 
     program, reference, sizes, inputs, expected, _ = case("blackscholes")

@@ -10,7 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mcl.codegen import Session, generate_module, select_device
+from mcl.backends import generate_module
+from mcl.backends.opencl.runner import Session, select_device
 from mcl.diagnostics import MclError
 from mcl.mcpl.loader import load_program
 from mcl.multi.split import ranges, split_program

@@ -1,5 +1,5 @@
 """What `mcl profile` reads from the feedback (mcl.profile.prediction, mcl.profile.leaf):
-the figures of the JSON messages, checked against counts made from the kernel's own
+the figures of the findings' records, checked against counts made from the kernel's own
 inputs and against the messages as written."""
 
 from __future__ import annotations
@@ -8,6 +8,22 @@ from pathlib import Path
 
 import pytest
 
+from mcl.diagnostics import Span
+from mcl.feedback.findings import (
+    AccessPlace,
+    BankConflictFinding,
+    CoalesceAccess,
+    DivergentBranch,
+    Finding,
+    ModelGain,
+    OccupancyFinding,
+    OptimalMemoryAccess,
+    RemoveBankConflict,
+    TimeEstimate,
+    UncoalescedAccess,
+    WarpAccessUnknown,
+)
+from mcl.feedback.messages import FeedbackSeverity, Message
 from mcl.hdl.library import load_library
 from mcl.profile.leaf import at_leaf, predict_at_leaf
 from mcl.profile.prediction import predict, wave_occupancy
@@ -56,27 +72,53 @@ def test_a_portable_kernel_is_predicted_after_translation(library) -> None:
     assert (p.dram_read_bytes, p.dram_write_bytes) == (8000, 4000)
 
 
-def message(code: str, values: dict, line: int = 5, severity: str = "info") -> dict:
-    return {"function": "f", "code": code, "values": values, "line": line,
-            "message": f"{code} at {line}", "severity": severity}
+def message(code: str, line: int = 5, severity: str = "info", function: str = "f"
+            ) -> Message:
+    """A message of `function` at `line`; the records below carry the figures."""
+    return Message(FeedbackSeverity(severity), "functions", code, f"{code} at {line}",
+                   Span("k.mcpl", line, 1, line, 2), function=function)
 
 
-def test_access_figures_from_the_lockstep_messages() -> None:
+def access(line: int, kind: str = "load") -> AccessPlace:
+    return AccessPlace("a", "a[i]", Span("k.mcpl", line, 1, line, 2), kind, "global")
+
+
+def uncoalesced(line: int, lines: int, least: int, size: int, severity: str = "info",
+                gain: ModelGain | None = None) -> UncoalescedAccess:
+    change = CoalesceAccess(access(line), lines, least, size, None)
+    return UncoalescedAccess(message("uncoalesced", line, severity), change=change,
+                             access=change.access, active_lanes=32, gain=gain)
+
+
+def conflict(line: int, degree: int, severity: str = "info") -> BankConflictFinding:
+    change = RemoveBankConflict(access(line), degree, 32, 4, None)
+    return BankConflictFinding(message("bank-conflict", line, severity), change=change,
+                               access=change.access, active_lanes=32)
+
+
+def occupancy(warps: int, registers: float = 32.0, function: str = "f") -> OccupancyFinding:
+    return OccupancyFinding(message("occupancy", function=function), warps_per_sm=warps,
+                            warp_slots=64, blocks_per_sm=warps // 8, multiprocessors=None,
+                            grid_blocks=None, registers_per_thread=registers,
+                            block_limits=())
+
+
+def test_access_figures_from_the_lockstep_findings() -> None:
     p = predict("f", [
-        message("uncoalesced", {"lines": 8, "minimum_lines": 1, "line_bytes": 128}, 12),
-        message("bank-conflict", {"conflict_degree": 32, "banks": 32}, 20),
-        message("divergence", {"lanes_then": 16, "lanes_else": 16,
-                               "lane_efficiency": 0.5}, 30, "suggestion"),
-        message("occupancy", {"warps_per_sm": 48, "warp_slots": 64,
-                              "registers_per_thread_estimate": {"numeric": 40}}),
-        message("time-estimate", {"estimated_seconds": 2e-3}),
-        {**message("occupancy", {"warps_per_sm": 8, "warp_slots": 64}), "function": "g"},
+        uncoalesced(12, 8, 1, 128),
+        conflict(20, 32),
+        DivergentBranch(message("divergence", 30, "suggestion"), lane_efficiency=0.5),
+        occupancy(48, registers=40),
+        TimeEstimate(message("time-estimate"), seconds=2e-3, limit="latency", terms=(),
+                     clock_hz=None, warps_per_sm=48, loads_in_flight=1,
+                     latency_seconds=1e-6),
+        occupancy(8, function="g"),
     ])
     assert [(a.line, a.value) for a in p.sectors_per_request] == [(12, 32.0)]
     assert p.all_coalesced is False and p.conflict_free is False
     assert [(a.line, a.value) for a in p.conflict_degree] == [(20, 32.0)]
     assert [(a.line, a.value) for a in p.branch_efficiency] == [(30, 50.0)]
-    assert p.theoretical_occupancy_pct == 75.0  # g's message is not f's
+    assert p.theoretical_occupancy_pct == 75.0  # g's finding is not f's
     assert p.registers_per_thread == 40.0
     assert p.estimated_seconds == 2e-3
     assert [(s.line, s.code, s.estimated_gain) for s in p.suggestions] == [
@@ -84,60 +126,64 @@ def test_access_figures_from_the_lockstep_messages() -> None:
 
 
 def test_optimal_access_means_coalesced_and_conflict_free() -> None:
-    p = predict("f", [message("memory-access-optimal", {"coalesced": 3,
-                                                        "conflict_free": 0})])
+    p = predict("f", [OptimalMemoryAccess(message("memory-access-optimal"), coalesced=3,
+                                          conflict_free=0)])
     assert p.all_coalesced is True and p.conflict_free is False
 
 
 def test_the_time_model_s_gain_is_the_suggestion_s_speedup_factor() -> None:
     # the time model states the estimate before over the estimate after the change; a
     # share of saved transactions alone is no speed-up (the model weighs it)
-    p = predict("f", [message("uncoalesced", {"lines": 8, "minimum_lines": 2,
-                                              "line_bytes": 32,
-                                              "transactions_saved": {"numeric": 0.75},
-                                              "estimated_seconds_after": 1e-3,
-                                              "estimated_gain": {"numeric": 4.0}},
-                              12, "suggestion"),
-                      message("bank-conflict", {"conflict_degree": 2,
-                                                "transactions_saved": {"numeric": 0.5}},
-                              14, "suggestion")])
+    p = predict("f", [uncoalesced(12, 8, 2, 32, "suggestion", ModelGain(4e-3, 1e-3)),
+                      conflict(14, 2, "suggestion")])
     assert [(s.line, s.estimated_gain, s.estimated_seconds_after) for s in p.suggestions
             ] == [(12, 4.0, 1e-3), (14, None, None)]
 
 
-def test_the_gain_of_a_real_uncoalesced_message_is_read(library) -> None:
+def test_the_gain_of_a_real_uncoalesced_finding_is_read(library) -> None:
     # transpose's column store: a warp's 32 threads touch 32 sectors where 4 would do,
     # while its row load touches 4: per warp 36 global sectors, 28 of which a fix saves
-    from mcl.profile.leaf import feedback_messages
+    from mcl.profile.leaf import feedback_findings
 
     program = at_leaf(KERNELS / "transpose" / "perfect.mcpl", [], library, "transpose",
                       "hopper")
-    messages = feedback_messages(program, library, {"n": 256, "m": 256})
+    findings = feedback_findings(program, library, {"n": 256, "m": 256})
     # a suggestion, or a fact where the time model weighs it at under 3%
-    stated = [m for m in messages if m["code"] == "uncoalesced"]
+    stated = [f for f in findings if isinstance(f, UncoalescedAccess)]
     assert stated, "the column store of b is reported as uncoalesced"
-    share = stated[0]["values"]["transactions_saved"]["numeric"]
     # loads take 4 sectors a warp, the store 32 where 4 would do: 28 of 36 saved
-    assert share == pytest.approx(28 / 36)
-    assert stated[0]["values"]["store"]["numeric"] == 1  # the column store, not the load
-    p = predict("transpose", messages)
+    assert stated[0].transactions_saved == pytest.approx(28 / 36)
+    # the column store, not the load
+    assert stated[0].access.kind == "store" and stated[0].access.array == "b"
+    p = predict("transpose", findings)
     assert [a.store for a in p.sectors_per_request] == [True]
     # transpose does no arithmetic, yet its memory roofs give the time model its figures:
     # a gain is stated (bound by device memory either way: about 1x, so a fact)
     gains = [s.estimated_gain for s in p.suggestions if s.code == "uncoalesced"]
     assert len(gains) == 1 and gains[0] is not None and gains[0] == pytest.approx(1.0, abs=0.03)
-    assert stated[0]["severity"] == "info" and "either way" in stated[0]["message"]
+    assert stated[0].severity == FeedbackSeverity.INFO
+    assert "either way" in stated[0].message.text
+
+
+def test_a_finding_without_its_record_type_gives_no_figure() -> None:
+    # the figures come from the records: a plain finding whose message has the code and
+    # the figure names of an uncoalesced access says nothing of coalescing
+    plain = Finding(Message(FeedbackSeverity.INFO, "functions", "uncoalesced", "text",
+                            Span("k.mcpl", 9, 1, 9, 2), function="f"))
+    p = predict("f", [plain])
+    assert p.sectors_per_request == [] and p.all_coalesced is None
 
 
 def test_an_analysis_that_reports_one_kind_of_access_calls_the_other_optimal() -> None:
-    conflict = message("bank-conflict", {"conflict_degree": 2}, 20)
-    strided = message("uncoalesced", {"lines": 8, "minimum_lines": 1, "line_bytes": 32}, 9)
-    p = predict("f", [conflict])
+    conflicting = conflict(20, 2)
+    strided = uncoalesced(9, 8, 1, 32)
+    p = predict("f", [conflicting])
     assert (p.all_coalesced, p.conflict_free) == (True, False)
     p = predict("f", [strided])
     assert (p.all_coalesced, p.conflict_free) == (False, True)
     # an access it could not examine leaves the other kind unknown
-    p = predict("f", [conflict, message("warp-access-unknown", {}, 30)])
+    p = predict("f", [conflicting, WarpAccessUnknown(message("warp-access-unknown", 30),
+                                                     access=access(30))])
     assert (p.all_coalesced, p.conflict_free) == (None, False)
     assert predict("f", []).all_coalesced is None
 
@@ -173,10 +219,9 @@ def _simulated_occupancy(grid: int, sms: int, per_sm: int, warps: int, slots: in
 ])
 def test_the_grid_s_waves_give_the_achieved_occupancy(grid: int, sms: int, per_sm: int,
                                                       warps: int) -> None:
-    values = {"grid_blocks": grid, "multiprocessors": sms}
     expected = _simulated_occupancy(grid, sms, per_sm, warps, 64)
-    assert wave_occupancy(values, per_sm, warps, 64) == pytest.approx(expected)
+    assert wave_occupancy(grid, sms, per_sm, warps, 64) == pytest.approx(expected)
 
 
 def test_no_wave_occupancy_without_the_grid() -> None:
-    assert wave_occupancy({"multiprocessors": 132}, 8, 8, 64) is None
+    assert wave_occupancy(None, 132, 8, 8, 64) is None

@@ -7,7 +7,7 @@ from functools import cache
 from typing import Any
 
 from mcl import pipeline
-from mcl.feedback.messages import Message, Severity
+from mcl.feedback.messages import FeedbackSeverity, Message
 from mcl.feedback.registry import analyse
 from mcl.mcpl.loader import load_program
 from mcl.report.headline import array_of
@@ -73,7 +73,7 @@ def feedback(app: str, name: str, level: str | None = None) -> tuple[Message, ..
     return tuple(analyse(function, checked, library().get(function.hwd), FEEDBACK_SIZES[app]))
 
 
-def codes(messages: tuple[Message, ...], severity: Severity | None = None) -> set[str]:
+def codes(messages: tuple[Message, ...], severity: FeedbackSeverity | None = None) -> set[str]:
     return {m.code for m in messages if severity is None or m.severity == severity}
 
 

@@ -7,11 +7,11 @@ rows); the sizes are the paper's (app_support.FEEDBACK_SIZES)."""
 
 from __future__ import annotations
 
-from mcl.feedback.messages import Message, Severity
+from mcl.feedback.messages import FeedbackSeverity, Message
 
 from .app_support import about, at_level, codes, feedback
 
-SUGGESTION = Severity.SUGGESTION
+SUGGESTION = FeedbackSeverity.SUGGESTION
 G, B = "gesummv", "blackscholes"
 
 

@@ -79,7 +79,7 @@ def test_interpreter_matches_numpy(app: str, name: str, case: str) -> None:
 @pytest.mark.parametrize(("app", "name"), CASES)
 @pytest.mark.parametrize("case", ["two tiles", "two tiles and a partial one"])
 def test_opencl_from_its_leaf_matches_numpy(app: str, name: str, case: str) -> None:
-    from mcl.codegen import select_device
+    from mcl.backends.opencl.runner import select_device
 
     n = 2 * TILES[app][name] if case == "two tiles" else remainder_size(app, name)
     leaf = series(app).version(name).leaf_for("cpu")

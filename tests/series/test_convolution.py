@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from mcl import pipeline
-from mcl.codegen import select_device
+from mcl.backends.opencl.runner import select_device
 from mcl.feedback.messages import Message
 from mcl.feedback.registry import analyse
 from mcl.interp import run_function

@@ -16,7 +16,7 @@ import pytest
 import sympy
 
 from mcl import pipeline
-from mcl.feedback.messages import Message, Severity
+from mcl.feedback.messages import FeedbackSeverity, Message
 from mcl.feedback.registry import analyse
 from mcl.report.headline import array_of
 from mcl.translate import translate_program
@@ -163,7 +163,7 @@ def test_xeon_phi_v1_bTemp_of_4p_bytes_should_fit_the_caches() -> None:
     # c is stored inside the loop over ei, a line per iteration, but the 16 lanes store
     # whole lines: a fact, never a suggestion (it would contradict the lock-step view)
     on_c = about(messages, "cache-no-benefit", "c", at_level("xeon_phi_v1"))
-    assert on_c and all(msg.severity == Severity.INFO for msg in on_c)
+    assert on_c and all(msg.severity == FeedbackSeverity.INFO for msg in on_c)
     assert [msg for msg in on_c if "loop ei " in msg.text and "loses nothing" in msg.text]
 
 
@@ -176,9 +176,9 @@ def test_cache_oriented_is_a_suggestion_only_while_a_cache_message_says_what_to_
     messages = feedback(name, None, ("cache",))
     (oriented,) = [msg for msg in messages if msg.code == "cache-oriented"]
     others = [msg for msg in messages
-              if msg.code != "cache-oriented" and msg.severity == Severity.SUGGESTION]
+              if msg.code != "cache-oriented" and msg.severity == FeedbackSeverity.SUGGESTION]
     assert bool(others) == acting
-    assert oriented.severity == (Severity.SUGGESTION if acting else Severity.INFO)
+    assert oriented.severity == (FeedbackSeverity.SUGGESTION if acting else FeedbackSeverity.INFO)
 
 
 def test_xeon_phi_v3_small_bTemp_no_longer_draws_the_size_message() -> None:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from mcl import pipeline
-from mcl.feedback.messages import Severity
+from mcl.feedback.messages import FeedbackSeverity
 from mcl.feedback.registry import analyse
 from mcl.interp import run_function
 from mcl.mcpl.check import check_program
@@ -87,7 +87,7 @@ def test_checks_clean_translates_and_states_its_change(app: str, name: str) -> N
 @pytest.mark.parametrize(("app", "name"), CASES, ids=IDS)
 @pytest.mark.parametrize("case", [0, 1], ids=["small", "uneven"])
 def test_interpreter_and_pocl_match_numpy(app: str, name: str, case: int) -> None:
-    from mcl.codegen import select_device
+    from mcl.backends.opencl.runner import select_device
 
     reference = load_reference(kernels_dir() / app / "reference.py")
     sizes = SIZES[app][case]
@@ -142,7 +142,7 @@ def test_histogram_nvidia_v1_fills_the_block_slots() -> None:
     assert after.value_map["blocks_per_smp"].numeric == 8
     # but 4 blocks of 256 threads already used all 1,024 thread slots (issue 11): the
     # feedback no longer suggests the change, it states the fact
-    assert before.severity == Severity.INFO and "nothing to gain" in before.text
+    assert before.severity == FeedbackSeverity.INFO and "nothing to gain" in before.text
 
 
 def test_histogram_hopper_v1_takes_the_per_warp_copies() -> None:
@@ -184,7 +184,7 @@ def test_spmv_versions_and_the_irregular_feedback() -> None:
 @pytest.mark.parametrize("name", [n for a, n in CASES if a == "spmv"])
 def test_spmv_on_the_power_law_matrix_on_pocl(name: str) -> None:
     """The realistic input (reference.py's `powerlaw`: a few very long rows in a band)."""
-    from mcl.codegen import select_device
+    from mcl.backends.opencl.runner import select_device
 
     reference = load_reference(kernels_dir() / "spmv" / "reference.py")
     sizes = {"nrows": 613, "ncols": 601, "nnz": 9001}
@@ -229,7 +229,7 @@ def test_spmv_rows_across_threads_chunks_and_tiles(lengths: list[int], name: str
     global memory). hopper_v3 and v4 take row blocks: the long rows need several chunks
     of the staging buffer, and v4 joins their pieces across threads. Empty rows belong to
     no thread and store 0."""
-    from mcl.codegen import select_device
+    from mcl.backends.opencl.runner import select_device
 
     reference = load_reference(kernels_dir() / "spmv" / "reference.py")
     args = _csr_args(lengths, 5000)
@@ -253,7 +253,7 @@ def test_spmv_blocks_of_several_tiles(lengths: list[int], name: str) -> None:
     that takes the next tile's first row from the last one (v9 also its loads): at the
     sizes above, one tile per block would leave that path untested, so the grid is cut
     to 2 blocks of one warp (tiles of 32 * PER non-zeros)."""
-    from mcl.codegen import select_device
+    from mcl.backends.opencl.runner import select_device
     from mcl.report.measure import prepare_session
 
     reference = load_reference(kernels_dir() / "spmv" / "reference.py")
@@ -285,7 +285,7 @@ def test_spmv_stores_every_row_once(lengths: list[int], name: str) -> None:
     the 16-byte staging where 512 non-zeros from a tile's start lie in whole groups; v20's
     window of rowptr: rows of 20 and 13 in the first half of a 64-entry window, rows of 1
     in both)."""
-    from mcl.codegen import select_device
+    from mcl.backends.opencl.runner import select_device
     from mcl.report.measure import prepare_session
 
     reference = load_reference(kernels_dir() / "spmv" / "reference.py")

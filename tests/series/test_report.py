@@ -9,7 +9,7 @@ import pytest
 
 from mcl.cli import main
 from mcl.diagnostics import MclError, Span
-from mcl.feedback.messages import Message, Severity, Value
+from mcl.feedback.messages import FeedbackSeverity, Message, Value
 from mcl.report.headline import headline, headline_messages
 from mcl.report.measure import Measurement
 from mcl.report.render import render_markdown
@@ -100,7 +100,7 @@ def test_a_broken_series_file_is_an_error_not_a_traceback(tmp_path: Path, toml: 
     assert problem in str(exc.value.diagnostics[0])
 
 
-def _message(code: str, text: str, severity: Severity = Severity.INFO,
+def _message(code: str, text: str, severity: FeedbackSeverity = FeedbackSeverity.INFO,
              span: Span | None = None, best: int | None = None) -> Message:
     values = (("best_lines", Value(best, best)),) if best is not None else ()
     return Message(severity, "test", code, text, span, values, "matmul")
@@ -108,8 +108,8 @@ def _message(code: str, text: str, severity: Severity = Severity.INFO,
 
 def test_headline_keeps_suggestions_and_new_facts_and_drops_repeated_facts() -> None:
     transfers = _message("transfers-total", "pcie transfers: 4*n*p")
-    suggestion = _message("elements-several-per-unit", "compute more", Severity.SUGGESTION)
-    approx = _message("opstats-approximate", "upper bounds", Severity.WARNING)
+    suggestion = _message("elements-several-per-unit", "compute more", FeedbackSeverity.SUGGESTION)
+    approx = _message("opstats-approximate", "upper bounds", FeedbackSeverity.WARNING)
     detail = _message("opstats-memory", "thread accesses dev")
     first = headline_messages([transfers, suggestion, approx, detail], [], None)
     assert first == ["pcie transfers: 4*n*p", "compute more"]
@@ -130,9 +130,9 @@ def _access_spans(name: str) -> dict[str, Span]:
 
 def test_headline_collapses_cache_messages_to_the_costliest_loop_of_each_array() -> None:
     spans = _access_spans("gpu_v3")
-    on_b = [_message("cache-no-benefit", f"b in loop {k}", Severity.SUGGESTION, spans["b"],
+    on_b = [_message("cache-no-benefit", f"b in loop {k}", FeedbackSeverity.SUGGESTION, spans["b"],
                      lines) for k, lines in (("i", 4), ("k", 2048), ("j", 64))]
-    on_c = _message("cache-no-benefit", "c in loop i", Severity.SUGGESTION, spans["c"], 8)
+    on_c = _message("cache-no-benefit", "c in loop i", FeedbackSeverity.SUGGESTION, spans["c"], 8)
     assert headline_messages([*on_b, on_c], [], program("gpu_v3")) == [
         "b in loop k [+2 more loops]", "c in loop i"]
 
@@ -190,7 +190,7 @@ def test_a_persisting_fact_is_marked_unchanged_and_transfers_stay_silent() -> No
     transfers = _message("transfers-total", "pcie transfers: 4*n*p")
     occupancy = _message("occupancy", "occupancy: 8 blocks per SM (100%)")
     moved = _message("occupancy", "occupancy: 4 blocks per SM (50%)")
-    suggestion = _message("elements-several-per-unit", "compute more", Severity.SUGGESTION)
+    suggestion = _message("elements-several-per-unit", "compute more", FeedbackSeverity.SUGGESTION)
     column = headline([counts, transfers, occupancy, suggestion],
                       [counts, transfers, moved, suggestion], None)
     assert column.lines == ["occupancy: 8 blocks per SM (100%)", "compute more",

@@ -93,7 +93,7 @@ def test_interpreter_matches_numpy(name: str) -> None:
 @pytest.mark.parametrize("name", ["gpu_v1", "hopper_v1"])
 @pytest.mark.parametrize("sizes", UNEVEN, ids=["1000x777", "1x45"])
 def test_opencl_at_hopper_on_pocl_matches_numpy(name: str, sizes: dict[str, int]) -> None:
-    from mcl.codegen import select_device
+    from mcl.backends.opencl.runner import select_device
 
     reference = load_reference(FOLDER / "reference.py")
     _, args = make_inputs(reference, sizes, seed=5)

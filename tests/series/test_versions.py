@@ -99,7 +99,7 @@ def test_interpreter_matches_numpy(name: str, case: str) -> None:
 @pytest.mark.parametrize("case", ["two tiles", "two tiles and a partial one"])
 def test_opencl_from_its_leaf_matches_numpy(name: str, case: str) -> None:
     """Generated from the leaf series.toml names for the PoCL CPU device."""
-    from mcl.codegen import select_device
+    from mcl.backends.opencl.runner import select_device
 
     sizes = divisible_sizes(name, 2) if case == "two tiles" else remainder_sizes(name)
     leaf = series().version(name).leaf_for("cpu")

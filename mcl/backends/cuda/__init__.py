@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from mcl.backends.base import DeviceListing, MappingVocabulary, TunerTarget
 from mcl.backends.cuda.dialect import CUDA
+from mcl.codegen.backend import DeviceListing, MappingVocabulary, TunerTarget
 
 if TYPE_CHECKING:
-    from mcl.backends.base import Harness, Session
+    from mcl.codegen.backend import Harness, Session
     from mcl.codegen.mapping import OpenCLMapping
     from mcl.codegen.opencl import CodegenInput
     from mcl.codegen.plan import GeneratedModule
@@ -87,12 +87,9 @@ class CudaBackend:
 
     def compile(self, generated: GeneratedModule, device: Any,
                 options: tuple[str, ...] = ()) -> Any:
-        from mcl.backends.cuda.nvrtc import compile_cuda
+        from mcl.backends.cuda.nvrtc import compile_module
 
-        # Line information (no cost at run time): compute-sanitizer and Nsight Compute
-        # name the MCPL lines of the #line directives.
-        return compile_cuda(generated.source, f"{generated.name}{self.dialect.suffix}",
-                            device.arch, ("--generate-line-info", *options))
+        return compile_module(generated, device.arch, options)
 
     def session(self, generated: GeneratedModule, device: Any = None,
                 options: tuple[str, ...] = (), queue: Any = None) -> Session:

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from mcl.backends.cuda.nvrtc import compile_module
 from mcl.codegen.c_names import numpy_dtype
 from mcl.codegen.host_eval import Number
 from mcl.codegen.kernels import dynamic_shared_layout
@@ -258,9 +259,7 @@ class CudaSession(SessionBase):
                 gate.free()
 
     def _build(self, options: tuple[str, ...]) -> Any:
-        from mcl.backends.cuda import backend
-
-        compiled = backend.compile(self.generated, self.device, (*self.options, *options))
+        compiled = compile_module(self.generated, self.device.arch, (*self.options, *options))
         result, module = self.driver.cuModuleLoadData(compiled.cubin)
         _check(result, "cuModuleLoadData")
         return module

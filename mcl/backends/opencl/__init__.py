@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from mcl.backends.base import DeviceListing, MappingVocabulary, TunerTarget
 from mcl.backends.opencl.dialect import OPENCL
+from mcl.codegen.backend import DeviceListing, MappingVocabulary, TunerTarget
 from mcl.codegen.mapping import ADDRESS_SPACES, BARRIERS, ROLES
 
 if TYPE_CHECKING:
-    from mcl.backends.base import Harness, Session
+    from mcl.codegen.backend import Harness, Session
     from mcl.codegen.mapping import OpenCLMapping
     from mcl.codegen.opencl import CodegenInput
     from mcl.codegen.plan import GeneratedModule

@@ -34,17 +34,18 @@ from typing import Any
 import sympy
 
 from mcl.feedback.analysis import AnalysisContext
-from mcl.feedback.codes import COLLAPSED, MessageCode
 from mcl.feedback.emit import Emitter
 from mcl.feedback.facts import strides
 from mcl.feedback.facts.counting import affine
 from mcl.feedback.facts.hardware import cached_spaces, lockstep_group
-from mcl.feedback.facts.kernel import Access, Binding, KernelFacts, Loop
+from mcl.feedback.facts.kernel import Access, DeclaredName, KernelFacts, Loop
 from mcl.feedback.facts.layout import element_count, element_layout, flat_index
 from mcl.feedback.facts.predictable import loops_since_declaration, unpredictable_reasons
 from mcl.feedback.facts.reuse import LoopReuse, RatioReuse, ReuseFacts
 from mcl.feedback.facts.symbolic import identical
-from mcl.feedback.messages import Message, Severity
+from mcl.feedback.findings import Finding
+from mcl.feedback.message_code import COLLAPSED, MessageCode
+from mcl.feedback.messages import FeedbackSeverity, Message
 from mcl.hdl.model import UNLIMITED, HardwareDescription, MemoryInfo, Parallelism
 from mcl.mcpl import ast
 from mcl.mcpl.printer import print_expr
@@ -52,20 +53,21 @@ from mcl.mcpl.printer import print_expr
 # The codes of this analysis (mcl.feedback.codes; the catalogue is docs/feedback.md).
 DOCS = "cache-behaviour-cache-paper-64"  # its section of docs/feedback.md
 MESSAGE_CODES = (
-    MessageCode("cache-benefits", "accesses that benefit from the cache", (Severity.INFO,), DOCS),
+    MessageCode("cache-benefits", "accesses that benefit from the cache",
+                (FeedbackSeverity.INFO,), DOCS),
     MessageCode("cache-may-benefit", "accesses that may benefit from the cache",
-                (Severity.INFO,), DOCS, column=COLLAPSED),
+                (FeedbackSeverity.INFO,), DOCS, column=COLLAPSED),
     MessageCode("cache-no-benefit", "accesses that do not benefit from the cache",
-                (Severity.INFO, Severity.SUGGESTION), DOCS, column=COLLAPSED),
+                (FeedbackSeverity.INFO, FeedbackSeverity.SUGGESTION), DOCS, column=COLLAPSED),
     MessageCode("cache-unpredictable", "unpredictable cache behaviour",
-                (Severity.WARNING,), DOCS, column=COLLAPSED),
+                (FeedbackSeverity.WARNING,), DOCS, column=COLLAPSED),
     MessageCode("cache-not-affine", "no cache figures for an index that is not affine",
-                (Severity.INFO,), DOCS),
+                (FeedbackSeverity.INFO,), DOCS),
     MessageCode("cache-oriented",
                 "make every access benefit from the cache (cache-oriented architecture)",
-                (Severity.SUGGESTION, Severity.INFO), DOCS),
+                (FeedbackSeverity.SUGGESTION, FeedbackSeverity.INFO), DOCS),
     MessageCode("cache-temporary-size", "fit a temporary array to the caches",
-                (Severity.SUGGESTION,), DOCS),
+                (FeedbackSeverity.SUGGESTION,), DOCS),
 )
 
 
@@ -326,12 +328,12 @@ def _loop_message(emit: Emitter, access: Access, text: str, same: list[LoopLines
                "line_bytes": sympy.Integer(int(r.cache.line_size or 0))}
     zero = strides.compare(r.stride_bytes, "==", 0, values)
     hint = None
-    severity = Severity.INFO
+    severity = FeedbackSeverity.INFO
     if r.lockstep is not None:
         verb = "store" if access.writes and not access.reads else "load"
         body, hint = _lockstep_text(where, caches, r, hwd, array, values, verb)
         if r.classification == NO_BENEFIT:  # lines that a whole group could have shared
-            severity = Severity.SUGGESTION
+            severity = FeedbackSeverity.SUGGESTION
     elif r.loop.kind == "foreach":
         unit = _unit_name(r.loop, hwd)
         group = r.loop.group
@@ -380,7 +382,7 @@ def _loop_message(emit: Emitter, access: Access, text: str, same: list[LoopLines
                     f"elements of {array} (swap the loops or the subscripts, or store "
                     f"{array} transposed), or copy the elements loop {r.loop.name} uses "
                     "into a temporary first")
-            severity = Severity.SUGGESTION
+            severity = FeedbackSeverity.SUGGESTION
         else:
             body += "; each element is accessed once, so there is nothing to keep"
     else:
@@ -450,7 +452,7 @@ def _overflow(r: LoopLines, lanes: LoopLines, same: list[LoopLines], access: Acc
 
 
 def _overflow_text(where: str, r: LoopLines, lanes: LoopLines, o: Overflow, array: str | None,
-                   figures: dict[str, Any]) -> tuple[str, str, Severity]:
+                   figures: dict[str, Any]) -> tuple[str, str, FeedbackSeverity]:
     """The message for an `Overflow`: what is fetched again and what to change."""
     name = o.cache.node.name
     figures["lines_per_iteration"] = lanes.best
@@ -467,7 +469,7 @@ def _overflow_text(where: str, r: LoopLines, lanes: LoopLines, o: Overflow, arra
     hint = (f"copy the elements of {array} that loop {r.loop.name} uses into a temporary "
             f"before loop {o.outer.name}, or run loop {r.loop.name} in blocks whose lines "
             f"fit {name} with loop {o.outer.name} inside the block loop")
-    return body, hint, Severity.SUGGESTION
+    return body, hint, FeedbackSeverity.SUGGESTION
 
 
 def _lockstep_text(where: str, caches: str, r: LoopLines, hwd: HardwareDescription,
@@ -496,7 +498,7 @@ def _lockstep_text(where: str, caches: str, r: LoopLines, hwd: HardwareDescripti
          f"{array}")
 
 
-def _temporary_message(emit: Emitter, facts: KernelFacts, binding: Binding,
+def _temporary_message(emit: Emitter, facts: KernelFacts, binding: DeclaredName,
                        caches: list[MemoryInfo], values: Mapping[str, Any]) -> Message | None:
     """Paper 5.2, xeon_phi (v1): "try to adjust the size of declaration bTemp with 4p bytes
     in relation to the cache with capacities 32kB and 512kB and cache-line size 64B"."""
@@ -519,7 +521,7 @@ def _temporary_message(emit: Emitter, facts: KernelFacts, binding: Binding,
     if exceeds:
         text += f": it does not fit in {caches[0].node.name}"
     return emit.message(
-        "cache-temporary-size", Severity.SUGGESTION, text, binding.span,
+        "cache-temporary-size", FeedbackSeverity.SUGGESTION, text, binding.span,
         {"size_bytes": size, "smallest_cache_bytes": sympy.Integer(int(smallest)),
          "line_bytes": sympy.Integer(int(caches[0].line_size or 0))},
         tuple(binding.loops), hint=_temporary_hint(binding.name, grows))
@@ -576,7 +578,7 @@ def cache_messages(facts: KernelFacts, values: Mapping[str, Any] | None = None) 
             continue
         if isinstance(result, Unpredictable) and result.reasons:
             messages.append(emit.message(
-                "cache-unpredictable", Severity.WARNING,
+                "cache-unpredictable", FeedbackSeverity.WARNING,
                 f"the cache behaviour of {text} is unpredictable: " + "; ".join(result.reasons),
                 access.node.span, loops=tuple(access.item.loops),
                 hint="an index read from memory can touch any line: measure, or arrange "
@@ -586,7 +588,7 @@ def cache_messages(facts: KernelFacts, values: Mapping[str, Any] | None = None) 
             # Known statically, but not start + step * counter in every loop (`e / T`,
             # `e % T`): section 6.4's strides do not apply.
             messages.append(emit.message(
-                "cache-not-affine", Severity.INFO,
+                "cache-not-affine", FeedbackSeverity.INFO,
                 f"no cache figures for {text}: its index is not an affine function of the "
                 "loop variables (it uses /, % or a product of loop variables), so the "
                 "strides of its loops are not constant", access.node.span,
@@ -619,18 +621,19 @@ def _cache_oriented_message(emit: Emitter, facts: KernelFacts,
     standing suggestion with nothing behind it would send the programmer looking for it."""
     hwd = facts.hwd
     text = f"{hwd.name} is a cache-oriented architecture (caches are its only fast memories)"
-    if any(m.severity in (Severity.SUGGESTION, Severity.WARNING) for m in messages):
+    if any(m.severity in (FeedbackSeverity.SUGGESTION, FeedbackSeverity.WARNING) for m in messages):
         return emit.message(
-            "cache-oriented", Severity.SUGGESTION,
+            "cache-oriented", FeedbackSeverity.SUGGESTION,
             text + ": make sure every access benefits from the cache", facts.function.span,
             hint="the accesses that do not benefit from the cache (cache-no-benefit) are "
                  "the ones to change")
     return emit.message(
-        "cache-oriented", Severity.INFO,
+        "cache-oriented", FeedbackSeverity.INFO,
         text + ": no access was found whose cache behaviour a change of loop order or a "
         "temporary would improve", facts.function.span)
 
 
-def cache_analysis(ctx: AnalysisContext) -> list[Message]:
-    """Best and worst case cache-line fetches of every access in every loop (paper 6.4)."""
-    return cache_messages(ctx.facts, ctx.values)
+def cache_analysis(ctx: AnalysisContext) -> list[Finding]:
+    """Best and worst case cache-line fetches of every access in every loop (paper 6.4):
+    facts for a reader of the report, which no other analysis reads (plain findings)."""
+    return [Finding(m) for m in cache_messages(ctx.facts, ctx.values)]

@@ -21,26 +21,33 @@ from __future__ import annotations
 from typing import Any
 
 from mcl.feedback.analysis import AnalysisContext
-from mcl.feedback.codes import MessageCode
 from mcl.feedback.emit import Emitter, expr_text
 from mcl.feedback.facts.blocks import OUTPUT, classify
 from mcl.feedback.facts.contention import contended
 from mcl.feedback.facts.counting import iterations
 from mcl.feedback.facts.kernel import Loop
 from mcl.feedback.facts.resident import resident_units
-from mcl.feedback.messages import Message, Severity
+from mcl.feedback.findings import (
+    AccessPlace,
+    ComputeSeveralElements,
+    Finding,
+    LoopPlace,
+    SeveralElementsProposal,
+    code_of,
+    declaration,
+)
+from mcl.feedback.messages import FeedbackSeverity
 from mcl.feedback.values import evaluate
 from mcl.mcpl import ast
 
-# The codes of this analysis (mcl.feedback.codes; the catalogue is docs/feedback.md).
-DOCS = "several-elements-per-unit-elements"  # its section of docs/feedback.md
+# The code of this analysis, as its record type declares it (mcl.feedback.findings; the
+# catalogue is docs/feedback.md).
 MESSAGE_CODES = (
-    MessageCode("elements-several-per-unit", "compute several elements per unit",
-                (Severity.SUGGESTION,), DOCS),
+    declaration(SeveralElementsProposal),
 )
 
 
-def several_elements(ctx: AnalysisContext) -> list[Message]:
+def several_elements(ctx: AnalysisContext) -> list[Finding]:
     """Suggest computing more than one output element per executing unit."""
     hwd, facts, values = ctx.hwd, ctx.facts, ctx.values
     emit = Emitter(facts, "elements", values)
@@ -56,7 +63,7 @@ def several_elements(ctx: AnalysisContext) -> list[Message]:
               and not _shared_element(facts, a)]
     if not stores or any(not _one_per_unit(a.item.loops) for a in stores):
         return []
-    out: list[Message] = []
+    out: list[Finding] = []
     seen: set[str] = set()
     for acc in stores:
         name = acc.binding.root.name
@@ -68,8 +75,8 @@ def several_elements(ctx: AnalysisContext) -> list[Message]:
         launched = evaluate(units, values).numeric
         if launched is not None and launched <= capacity:
             continue  # the device runs all of them at once: nothing to gain
-        out.append(emit.message(
-            "elements-several-per-unit", Severity.SUGGESTION,
+        message = emit.message(
+            code_of(SeveralElementsProposal), FeedbackSeverity.SUGGESTION,
             f"each {unit} computes one element of {name}, and the kernel launches {{units}} "
             f"{unit}s while {hwd.name} keeps at most {{concurrent}} resident "
             f"({resident.explain()}): it may be beneficial to compute more than one "
@@ -80,7 +87,11 @@ def several_elements(ctx: AnalysisContext) -> list[Message]:
                   f"launch fewer {unit}s, but no fewer than the {int(capacity):,} "
                   f"{hwd.name} keeps resident (e.g. split "
                   f"`{expr_text(_count(foreach[0]))}` by the number of elements per "
-                  f"{unit})")))
+                  f"{unit})"))
+        stated = message.value_map  # the figures as the message states them
+        out.append(SeveralElementsProposal(message, change=ComputeSeveralElements(
+            name, AccessPlace.of(acc, expr_text(acc.node), "store"),
+            LoopPlace.of(foreach[0]), stated["units"], stated["concurrent"])))
     return out
 
 

@@ -15,10 +15,12 @@ in a hardware description." A block of a description names one with
    first: a user folder that copies the original MCL's descriptions names functions mcl
    ships (`load_store_optimality`, `shared_mem_parallelism`) without bringing modules.
 
-A function returns nothing (or ""), a string, a `Message` (`kernel.message(...)`), or an
-iterable of those. Problems never stop `mcl check`: a missing function, a module that
-does not import, a function that raises, or a value the user did not give become
-warnings that say what to do.
+A function returns nothing (or ""), a string, a `Message` (`kernel.message(...)`), a
+finding (`mcl.feedback.findings`: what `mcl.feedback.lockstep` and
+`mcl.feedback.occupancy` build for the bundled functions), or an iterable of those.
+Problems never stop `mcl check`: a missing function, a module that does not import, a
+function that raises, or a value the user did not give become warnings that say what to
+do.
 """
 
 from __future__ import annotations
@@ -26,30 +28,31 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.budget import budget, default_seconds
-from mcl.feedback.codes import MessageCode
+from mcl.feedback.findings import FUNCTIONS_DOCS, Finding, finding_of
 from mcl.feedback.kernel_api import Kernel, MissingValues, NotStatic, OutOfTime
-from mcl.feedback.messages import Message, Severity
+from mcl.feedback.message_code import MessageCode
+from mcl.feedback.messages import FeedbackSeverity, Message
 from mcl.hdl.model import DeviceNode, HardwareDescription
 from mcl.plugins import entry_points
 
 # The codes of this analysis (mcl.feedback.codes; the catalogue is docs/feedback.md).
-DOCS = "performance-feedback-functions-functions-paper-65"  # its section of docs/feedback.md
+DOCS = FUNCTIONS_DOCS  # its section of docs/feedback.md
 MESSAGE_CODES = (
     MessageCode("function-needs-values", "feedback function needs values",
-                (Severity.WARNING,), DOCS),
-    MessageCode("function-missing", "feedback function not found", (Severity.WARNING,), DOCS),
+                (FeedbackSeverity.WARNING,), DOCS),
+    MessageCode("function-missing", "feedback function not found",
+                (FeedbackSeverity.WARNING,), DOCS),
     MessageCode("function-module-error", "feedback function module does not load",
-                (Severity.WARNING,), DOCS),
-    MessageCode("function-failed", "feedback function failed", (Severity.WARNING,), DOCS),
+                (FeedbackSeverity.WARNING,), DOCS),
+    MessageCode("function-failed", "feedback function failed", (FeedbackSeverity.WARNING,), DOCS),
     MessageCode("function-not-static", "feedback function cannot complete",
-                (Severity.WARNING,), DOCS),
+                (FeedbackSeverity.WARNING,), DOCS),
 )
 
 
@@ -144,21 +147,21 @@ def bundled_modules(hwd: HardwareDescription) -> list[Path]:
     return own + [p for p in modules if p not in own]
 
 
-def as_messages(result: Any, kernel: Kernel) -> list[Message]:
-    """What a feedback function returned, as messages."""
+def as_findings(result: Any, kernel: Kernel) -> list[Finding]:
+    """What a feedback function returned, as findings."""
     if result is None or result == "":
         return []
-    if isinstance(result, Message):
-        return [result]
+    if isinstance(result, (Message, Finding)):
+        return [finding_of(result)]
     if isinstance(result, str):
-        return [kernel.message(result)]
+        return [Finding(kernel.message(result))]
     if isinstance(result, Iterable):
-        out: list[Message] = []
+        out: list[Finding] = []
         for item in result:
-            out += as_messages(item, kernel)
+            out += as_findings(item, kernel)
         return out
-    raise TypeError(f"returned {type(result).__name__}; expected a str, a Message, or a list "
-                    "of them")
+    raise TypeError(f"returned {type(result).__name__}; expected a str, a Message, a "
+                    "Finding, or a list of them")
 
 
 def _where(node: DeviceNode | None) -> str:
@@ -167,23 +170,24 @@ def _where(node: DeviceNode | None) -> str:
     return f" (named by {node.path} in {Path(node.span.file).name}:{node.span.line})"
 
 
-def _needs_values(kernel: Kernel, functions: list[str], names: list[str]) -> Message:
+def _needs_values(kernel: Kernel, functions: list[str], names: list[str]) -> Finding:
     given = " ".join(f"-D {n}=..." for n in names)
     text = (f"performance feedback function {functions[0]} needs a value for "
             f"{', '.join(names)} to complete its analysis" if len(functions) == 1 else
             f"performance feedback functions {', '.join(functions)} need a value for "
             f"{', '.join(names)} to complete their analyses")
-    return kernel.message(text, severity=Severity.WARNING, code="function-needs-values",
-                          hint=f"give it on the command line: {given}")
+    return Finding(kernel.message(text, severity=FeedbackSeverity.WARNING,
+                                  code="function-needs-values",
+                                  hint=f"give it on the command line: {given}"))
 
 
 def call_function(name: str, fn: FeedbackFunction, kernel: Kernel,
-                  needs: dict[str, tuple[str, ...]] | None = None) -> list[Message]:
+                  needs: dict[str, tuple[str, ...]] | None = None) -> list[Finding]:
     """Call one feedback function; its failures become warnings. The names of values it
     needs go into `needs` (by function) when given, for one request for all functions."""
     where = _where(kernel.node)
     try:
-        return as_messages(fn(kernel), kernel)
+        return as_findings(fn(kernel), kernel)
     except MissingValues as exc:
         if needs is not None:
             needs[name] = exc.names
@@ -192,37 +196,39 @@ def call_function(name: str, fn: FeedbackFunction, kernel: Kernel,
     except OutOfTime:
         return []  # the caller reports it (feedback_function_messages)
     except NotStatic as exc:
-        return [kernel.message(f"performance feedback function {name} cannot complete its "
-                               f"analysis: {exc}", severity=Severity.WARNING,
-                               code="function-not-static")]
+        return [Finding(kernel.message(
+            f"performance feedback function {name} cannot complete its analysis: {exc}",
+            severity=FeedbackSeverity.WARNING, code="function-not-static"))]
     except Exception as exc:  # noqa: BLE001 - a user's function: report, never crash
-        return [kernel.message(f"performance feedback function {name}{where} failed: "
-                               f"{type(exc).__name__}: {exc}", severity=Severity.WARNING,
-                               code="function-failed")]
+        return [Finding(kernel.message(
+            f"performance feedback function {name}{where} failed: "
+            f"{type(exc).__name__}: {exc}", severity=FeedbackSeverity.WARNING,
+            code="function-failed"))]
 
 
-def feedback_function_messages(facts: Any, values: Mapping[str, Any]) -> list[Message]:
+def feedback_function_findings(facts: Any, values: Mapping[str, Any]) -> list[Finding]:
     """Call every function the description names, in the order it names them."""
     hwd = facts.hwd
-    messages: list[Message] = []
+    findings: list[Finding] = []
     needs: dict[str, tuple[str, ...]] = {}
     with budget(FUNCTIONS_BUDGET * default_seconds()) as spending:
         for name, node in hwd.feedback_functions():
             spending.cut = False
-            found = _function_messages(facts, values, name, node, needs)
+            found = _function_findings(facts, values, name, node, needs)
             if spending.cut:
-                found = [replace(m, approximate=True) for m in found] + [Kernel(
+                found = [f.revised(approximate=True) for f in found] + [Finding(Kernel(
                     facts, values, node, name).message(
                     f"performance feedback function {name} ran out of its time budget "
                     f"({spending.seconds:g} s of CPU time, for all the description's "
                     "functions together) and was stopped: what it found before is marked "
-                    "approximate", severity=Severity.WARNING, code="feedback-budget",
-                    hint="set MCL_FEEDBACK_BUDGET=SECONDS for a larger budget")]
-            messages += found
+                    "approximate", severity=FeedbackSeverity.WARNING, code="feedback-budget",
+                    hint="set MCL_FEEDBACK_BUDGET=SECONDS for a larger budget"))]
+            findings += found
     if needs:  # one request for every function that needs values (fermi's two: one warning)
         kernel = Kernel(facts, values, None, "")
-        messages.append(_needs_values(kernel, list(needs), sorted(set().union(*needs.values()))))
-    return messages
+        findings.append(_needs_values(kernel, list(needs),
+                                      sorted(set().union(*needs.values()))))
+    return findings
 
 
 # The feedback functions of one kernel may use this many times the budget of the
@@ -232,22 +238,22 @@ def feedback_function_messages(facts: Any, values: Mapping[str, Any]) -> list[Me
 FUNCTIONS_BUDGET = 5
 
 
-def _function_messages(facts: Any, values: Mapping[str, Any], name: str, node: DeviceNode,
-                       needs: dict[str, tuple[str, ...]]) -> list[Message]:
-    """The messages of one function the description names (or why there are none)."""
+def _function_findings(facts: Any, values: Mapping[str, Any], name: str, node: DeviceNode,
+                       needs: dict[str, tuple[str, ...]]) -> list[Finding]:
+    """The findings of one function the description names (or why there are none)."""
     hwd = facts.hwd
     kernel = Kernel(facts, values, node, name)
     try:
         fn, searched = find_function(name, hwd, node)
     except ModuleLoadError as exc:
-        return [kernel.message(
+        return [Finding(kernel.message(
             f"cannot load the module of performance feedback function {name}: {exc}",
-            severity=Severity.WARNING, code="function-module-error")]
+            severity=FeedbackSeverity.WARNING, code="function-module-error"))]
     if fn is None:
-        return [kernel.message(
+        return [Finding(kernel.message(
             f"{hwd.name} names performance feedback function {name}{_where(node)}, but "
-            "no Python function of that name was found", severity=Severity.WARNING,
-            code="function-missing", hint="looked in " + "; ".join(searched))]
+            "no Python function of that name was found", severity=FeedbackSeverity.WARNING,
+            code="function-missing", hint="looked in " + "; ".join(searched)))]
     return call_function(name, fn, kernel, needs)
 
 
@@ -255,6 +261,6 @@ def names_functions(hwd: HardwareDescription) -> bool:
     return bool(hwd.feedback_functions())
 
 
-def feedback_functions_analysis(ctx: AnalysisContext) -> list[Message]:
+def feedback_functions_analysis(ctx: AnalysisContext) -> list[Finding]:
     """Call the performance feedback functions the description names (paper 6.5)."""
-    return feedback_function_messages(ctx.facts, ctx.values)
+    return feedback_function_findings(ctx.facts, ctx.values)

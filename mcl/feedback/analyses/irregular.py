@@ -47,7 +47,6 @@ from typing import Any
 import sympy
 
 from mcl.feedback.analysis import AnalysisContext
-from mcl.feedback.codes import MessageCode
 from mcl.feedback.emit import Emitter, expr_text
 from mcl.feedback.facts.compiled import Compiler
 from mcl.feedback.facts.contention import (
@@ -62,23 +61,34 @@ from mcl.feedback.facts.kernel import Access, KernelFacts, Loop
 from mcl.feedback.facts.layout import element_layout, flat_index
 from mcl.feedback.facts.strides import loop_stride
 from mcl.feedback.facts.symbolic import iterations_symbol
-from mcl.feedback.messages import Message, Severity
+from mcl.feedback.findings import (
+    IRREGULAR_DOCS,
+    AccessPlace,
+    Finding,
+    LoopPlace,
+    PrivatisationProposal,
+    PrivatiseArray,
+    code_of,
+    declaration,
+)
+from mcl.feedback.message_code import MessageCode
+from mcl.feedback.messages import FeedbackSeverity, Message
 from mcl.feedback.values import evaluate
 from mcl.identity import Ref
 from mcl.mcpl import ast
 
 # The codes of this analysis (mcl.feedback.codes; the catalogue is docs/feedback.md).
-DOCS = "irregular-access-irregular"  # its section of docs/feedback.md
+DOCS = IRREGULAR_DOCS  # its section of docs/feedback.md
 MESSAGE_CODES = (
     MessageCode("store-contention", "concurrent writers per data-dependent address",
-                (Severity.INFO,), DOCS),
+                (FeedbackSeverity.INFO,), DOCS),
     MessageCode("store-race", "data-dependent updates without atomicAdd",
-                (Severity.WARNING,), DOCS),
-    MessageCode("store-privatise", "privatise a contended array", (Severity.SUGGESTION,), DOCS),
+                (FeedbackSeverity.WARNING,), DOCS),
+    declaration(PrivatisationProposal),
     MessageCode("loop-data-bounds-stride", "stride inside a loop with data-dependent bounds",
-                (Severity.INFO,), DOCS),
+                (FeedbackSeverity.INFO,), DOCS),
     MessageCode("loop-data-bounds-imbalance", "load imbalance of data-dependent trip counts",
-                (Severity.INFO, Severity.SUGGESTION), DOCS),
+                (FeedbackSeverity.INFO, FeedbackSeverity.SUGGESTION), DOCS),
 )
 
 
@@ -126,7 +136,7 @@ def _split(c: Contention, group: str, space: str, faster: bool) -> Privatisation
     return Privatisation(space, faster, c.sharing[:first], c.sharing[first:])
 
 
-def _store_messages(emit: Emitter, c: Contention) -> list[Message]:
+def _store_findings(emit: Emitter, c: Contention) -> list[Finding]:
     facts = emit.facts
     ev = facts.evaluator
     acc = c.access
@@ -137,14 +147,14 @@ def _store_messages(emit: Emitter, c: Contention) -> list[Message]:
     figures = {"distinct": c.distinct, "writers": c.writers, "concurrent": c.concurrent,
                "per_address": per_address, "updates": c.updates}
     why = "; ".join(c.reasons)
-    out = []
+    out: list[Finding] = []
     if not c.atomic and more_than_one(c.writers, emit.values):
-        out.append(emit.message(
-            "store-race", Severity.WARNING,
+        out.append(Finding(emit.message(
+            "store-race", FeedbackSeverity.WARNING,
             f"{text} is updated at an address that depends on data ({why}) by {{writers}} "
             f"{unit}s without atomicAdd: {unit}s that meet at one address lose updates",
             acc.node.span, figures, acc.item.loops,
-            hint=f"use atomicAdd({text}, ...), or give each {unit} its own copy"))
+            hint=f"use atomicAdd({text}, ...), or give each {unit} its own copy")))
     # A store under a condition on data (`if (firstRow >= 0) rowSum[firstRow] += t`) runs
     # where the data say, and kernels written that way usually let the data give each
     # address one writer (spmv's rows joined by the unit that ends them): the writers and
@@ -172,8 +182,8 @@ def _store_messages(emit: Emitter, c: Contention) -> list[Message]:
             + f"; computing several elements per {unit} does not remove the contention")
     # The problem of such a store is contention, not the work per unit: the
     # message says so, and the several-elements advice is not given for it (`contended`).
-    out.append(emit.message(
-        "store-contention", Severity.INFO,
+    out.append(Finding(emit.message(
+        "store-contention", FeedbackSeverity.INFO,
         ("atomic contention: " if c.atomic else "") +
         f"{text} is written at an address that depends on data ({why}): {{writers}} "
         f"{unit}s write into one copy of {name} ({{concurrent}} of them resident at once) "
@@ -181,7 +191,7 @@ def _store_messages(emit: Emitter, c: Contention) -> list[Message]:
         f"address when the values are spread evenly, all {{concurrent}} on one address when "
         f"they are equal; updates of one address run one after another",
         acc.node.span, figures, acc.item.loops,
-        hint=contention_hint))
+        hint=contention_hint)))
     if plan is None:
         return out
     copies = product(ev.trips(x) for x in plan.outer)
@@ -212,8 +222,13 @@ def _store_messages(emit: Emitter, c: Contention) -> list[Message]:
                      f"{unit} handle several "
                      f"elements first")
         hint = f"compute several elements per {unit} first, then privatise"
-    out.append(emit.message("store-privatise", Severity.SUGGESTION, text_out, acc.node.span,
-                            figures, acc.item.loops, hint=hint))
+    message = emit.message(code_of(PrivatisationProposal), FeedbackSeverity.SUGGESTION,
+                           text_out, acc.node.span, figures, acc.item.loops, hint=hint)
+    stated = message.value_map  # the figures as the message states them
+    out.append(PrivatisationProposal(message, change=PrivatiseArray(
+        acc.binding.root.name, AccessPlace.of(acc, text, "store"), plan.space, plan.faster,
+        tuple(LoopPlace.of(x) for x in plan.outer), tuple(LoopPlace.of(x) for x in plan.inner),
+        stated["copies"], stated["copy_bytes"])))
     return out
 
 
@@ -348,12 +363,12 @@ def loop_value(facts: KernelFacts, loop: Loop) -> Any | None:
     """The variable of a for-loop with data-dependent bounds as `start + step * counter`
     (the start an unknown from data); None when the step is not a fixed addition. The
     evaluator keeps such a variable opaque, as its trip count is unknown."""
-    from mcl.feedback.facts.symbolic import _step
+    from mcl.feedback.facts.loop_forms import loop_step
 
     ev = facts.evaluator
     node = loop.node
     assert isinstance(node, ast.For)
-    step = _step(node.step, loop.name)
+    step = loop_step(node.step, loop.name)
     if step is None or step[0] != "add":
         return None
     inc = ev.sym(step[1], loop.body_scope)
@@ -431,7 +446,8 @@ def _loop_messages(emit: Emitter, d: DataLoop) -> list[Message]:
                     figures["lane_stride_bytes"] = across
                     msg += (f"; the {lockstep[1]} {lane.group} {lane.name} that run in "
                             f"lock-step access elements {{lane_stride_bytes}} B apart")
-        out.append(emit.message("loop-data-bounds-stride", Severity.INFO, msg, acc.node.span,
+        out.append(emit.message("loop-data-bounds-stride", FeedbackSeverity.INFO, msg,
+                                acc.node.span,
                                 figures, acc.item.loops))
     if d.varying:
         out.append(_imbalance(emit, d, bounds, lanes, lockstep))
@@ -460,7 +476,8 @@ def _imbalance(emit: Emitter, d: DataLoop, bounds: str, lanes: list[Loop],
         text += (f"; the {lockstep[1]} {varying_lanes[-1].group} that run in lock-step wait "
                  f"for the longest of them, so at worst {{efficiency}} of the lane time of the "
                  f"units that have work is useful")
-    severity = Severity.SUGGESTION if _less(1.5, top / avg, emit.values) else Severity.INFO
+    severity = FeedbackSeverity.SUGGESTION if _less(1.5, top / avg, emit.values) \
+        else FeedbackSeverity.INFO
     return emit.message(
         "loop-data-bounds-imbalance", severity, text, loop.span, figures, loop.parents,
         hint=(f"give -D {avg}=... (average) and -D {top}=... (maximum); long iterations "
@@ -471,12 +488,12 @@ def _imbalance(emit: Emitter, d: DataLoop, bounds: str, lanes: list[Loop],
 # ----------------------------------------------------------------------------- analysis
 
 
-def irregular_access(ctx: AnalysisContext) -> list[Message]:
+def irregular_access(ctx: AnalysisContext) -> list[Finding]:
     """Contention of data-dependent stores (privatisation) and strides and imbalance of
     loops with data-dependent bounds."""
     facts, values = ctx.facts, ctx.values
     emit = Emitter(facts, "irregular", values)
-    out: list[Message] = []
+    out: list[Finding] = []
     seen: set[Ref[ast.Expr]] = set()  # an access node once, wherever it stands
     for acc in facts.accesses:
         c = store_contention(facts, acc, values)
@@ -484,7 +501,7 @@ def irregular_access(ctx: AnalysisContext) -> list[Message]:
         if c is not None and c.update and Ref(acc.node) not in seen:
             seen.add(Ref(acc.node))
             if more_than_one(c.writers, values):  # a copy per unit: nothing to contend
-                out += _store_messages(emit, c)  # as `contended` says
+                out += _store_findings(emit, c)  # as `contended` says
     for d in data_loops(facts):
-        out += _loop_messages(emit, d)
+        out += [Finding(m) for m in _loop_messages(emit, d)]
     return out

@@ -55,7 +55,6 @@ from typing import TYPE_CHECKING, Any
 import sympy
 
 from mcl.feedback.analysis import AnalysisContext
-from mcl.feedback.codes import MessageCode
 from mcl.feedback.emit import Emitter, conjunction, expr_text, loop_text
 from mcl.feedback.facts.contention import product
 from mcl.feedback.facts.costs import executions
@@ -71,7 +70,20 @@ from mcl.feedback.facts.reuse import (
 )
 from mcl.feedback.facts.strides import compare
 from mcl.feedback.facts.symbolic import identical
-from mcl.feedback.messages import Message, Severity
+from mcl.feedback.findings import (
+    MEMORY_DOCS,
+    AccessPlace,
+    FasterMemoryProposal,
+    Finding,
+    KeepInRegister,
+    LoopPlace,
+    RegisterReload,
+    ShareInFasterMemory,
+    code_of,
+    declaration,
+)
+from mcl.feedback.message_code import MessageCode
+from mcl.feedback.messages import FeedbackSeverity, Message
 from mcl.hdl.model import UNLIMITED, ParGroup, ParUnit
 
 if TYPE_CHECKING:
@@ -79,16 +91,14 @@ if TYPE_CHECKING:
 
 
 # The codes of this analysis (mcl.feedback.codes; the catalogue is docs/feedback.md).
-DOCS = "faster-memory-memory-paper-63"  # its section of docs/feedback.md
+DOCS = MEMORY_DOCS  # its section of docs/feedback.md
 MESSAGE_CODES = (
-    MessageCode("memory-faster-space", "share reused data in a faster memory",
-                (Severity.SUGGESTION,), DOCS),
+    declaration(FasterMemoryProposal),
     MessageCode("memory-broadcast", "read-only data broadcast by its cache",
-                (Severity.INFO,), DOCS),
-    MessageCode("memory-register", "keep a warp-uniform element in a register",
-                (Severity.SUGGESTION, Severity.INFO), DOCS),
+                (FeedbackSeverity.INFO,), DOCS),
+    declaration(RegisterReload),
     MessageCode("memory-cache-serves", "a cache already serves the reuse between units",
-                (Severity.INFO,), DOCS),
+                (FeedbackSeverity.INFO,), DOCS),
 )
 
 
@@ -96,11 +106,11 @@ def has_several_spaces(hwd: HardwareDescription) -> bool:
     return len(hwd.memory_spaces()) > 1
 
 
-def faster_memory(ctx: AnalysisContext) -> list[Message]:
+def faster_memory(ctx: AnalysisContext) -> list[Finding]:
     """Reused data that the units of a foreach could share in a faster memory space."""
     hwd, facts = ctx.hwd, ctx.facts
     emit = Emitter(facts, "memory", ctx.values)
-    out: list[Message] = []
+    out: list[Finding] = []
     seen: set[tuple[Access, Loop]] = set()
     for finding in ctx.get(ReuseFacts).findings:
         acc = finding.access
@@ -114,7 +124,7 @@ def faster_memory(ctx: AnalysisContext) -> list[Message]:
             continue
         broadcast = _broadcast(emit, finding, current)
         if broadcast is not None:
-            out.append(broadcast)
+            out.append(Finding(broadcast))
             continue
         # One proposal per space: the warps and the threads of a block that all load an
         # element can share one copy in `shared`.
@@ -132,12 +142,13 @@ def faster_memory(ctx: AnalysisContext) -> list[Message]:
             out.append(register)
             continue
         for space, loops in by_space.items():
-            out.append(_served(ctx, emit, finding, space, current, loops)
-                       or _proposal(emit, finding, space, current, loops))
+            served = _served(ctx, emit, finding, space, current, loops)
+            out.append(Finding(served) if served is not None
+                       else _proposal(emit, finding, space, current, loops))
     return out
 
 
-def _register(emit: Emitter, finding: LoopReuse | RatioReuse) -> Message | None:
+def _register(emit: Emitter, finding: LoopReuse | RatioReuse) -> RegisterReload | None:
     """`memory-register` for a warp-uniform read that the innermost loops around it
     re-read (the module docstring says when); None otherwise."""
     lanes = lockstep_group(emit.facts.hwd)
@@ -167,14 +178,19 @@ def _register(emit: Emitter, finding: LoopReuse | RatioReuse) -> Message | None:
     figures = {"iterations": iterations, "loads_saved": saved,
                "bytes_saved": saved * (layout[0] if layout else 4),
                "through_cache": int(acc.space in cached_spaces(emit.facts.hwd))}
-    return emit.message(
-        "memory-register", Severity.SUGGESTION,
+    message = emit.message(
+        code_of(RegisterReload), FeedbackSeverity.SUGGESTION,
         f"{text} is one element for the {lanes[1]} {lanes[0]} that run in lock-step, and "
         f"each of them loads it again in each of the "
         f"{conjunction([loop_text(ev, x) for x in again])} ({{iterations}} loads where one "
         f"would do): keep it in a register (a copy in a faster memory would not be faster: "
         f"the {lanes[1]} {lanes[0]} load one element in one transaction from any space)",
         acc.node.span, figures, acc.item.loops, hint=register_hint(ev, acc, again))
+    stated = message.value_map  # the figures as the message states them
+    return RegisterReload(message, change=KeepInRegister(
+        AccessPlace.of(acc, text, "load"), tuple(LoopPlace.of(x) for x in again),
+        stated["iterations"], stated["loads_saved"], stated["bytes_saved"],
+        bool(figures["through_cache"])))
 
 
 def _served(ctx: AnalysisContext, emit: Emitter, finding: LoopReuse | RatioReuse, space: str,
@@ -204,7 +220,7 @@ def _served(ctx: AnalysisContext, emit: Emitter, finding: LoopReuse | RatioReuse
     owner = _owner(hwd, space)
     name = cache.node.name
     return emit.message(
-        "memory-cache-serves", Severity.INFO,
+        "memory-cache-serves", FeedbackSeverity.INFO,
         f"{_what(emit, finding, loops)}: {name} already serves the reuse between the "
         f"{{units}} {sharers}{f' of a {owner}' if owner else ''}: the lines they touch "
         f"({{footprint_bytes}} B at most) fit its {{cache_bytes}} B, and a copy in {space} "
@@ -241,7 +257,7 @@ def _broadcast(emit: Emitter, finding: LoopReuse | RatioReuse, current: str | No
         return None
     text = expr_text(finding.access.node)
     return emit.message(
-        "memory-broadcast", Severity.INFO,
+        "memory-broadcast", FeedbackSeverity.INFO,
         f"{text}: the {lanes[1]} {lanes[0]} that run in lock-step read the same element of "
         f"{current} at once, and {' and '.join(c.node.name for c in caches)} broadcasts it "
         "to all of them in one access: a faster memory would not be faster here",
@@ -249,19 +265,22 @@ def _broadcast(emit: Emitter, finding: LoopReuse | RatioReuse, current: str | No
 
 
 def _proposal(emit: Emitter, finding: LoopReuse | RatioReuse, space: str, current: str | None,
-              loops: list[Loop]) -> Message:
+              loops: list[Loop]) -> FasterMemoryProposal:
     acc = finding.access
     what = _what(emit, finding, loops)
     units = _units(emit, loops)
     sharers = loops[-1].group
     owner = _owner(emit.facts.hwd, space)
-    return emit.message(
-        "memory-faster-space", Severity.SUGGESTION,
+    message = emit.message(
+        code_of(FasterMemoryProposal), FeedbackSeverity.SUGGESTION,
         f"{what}: {space} memory can be leveraged ({space} is faster than {current} and "
         f"shared by the {{units}} {sharers}{f' of a {owner}' if owner else ''})",
         acc.node.span, {"units": units}, acc.item.loops,
         hint=(f"declare a `{space}` array for the elements the {sharers} share, load it "
               f"together (one element per unit), then barrier({space}) before using it"))
+    return FasterMemoryProposal(message, change=ShareInFasterMemory(
+        AccessPlace.of(acc, expr_text(acc.node), "load"), space, current,
+        tuple(LoopPlace.of(x) for x in loops), message.value_map["units"]))
 
 
 def _units(emit: Emitter, loops: list[Loop]) -> Any:

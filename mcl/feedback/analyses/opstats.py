@@ -27,7 +27,6 @@ from typing import Any
 import sympy
 
 from mcl.feedback.analysis import AnalysisContext
-from mcl.feedback.codes import LEFT_OUT, MessageCode
 from mcl.feedback.emit import Emitter
 from mcl.feedback.facts.costs import (
     COMPUTATIONAL,
@@ -40,23 +39,28 @@ from mcl.feedback.facts.costs import (
 )
 from mcl.feedback.facts.counting import tidy
 from mcl.feedback.facts.kernel import KernelFacts
-from mcl.feedback.messages import Message, Severity
+from mcl.feedback.findings import Finding
+from mcl.feedback.message_code import LEFT_OUT, MessageCode
+from mcl.feedback.messages import FeedbackSeverity, Message
 
 # The codes of this analysis (mcl.feedback.codes; the catalogue is docs/feedback.md).
 DOCS = "operation-statistics-opstats-paper-62"  # its section of docs/feedback.md
 MESSAGE_CODES = (
-    MessageCode("opstats-summary", "operation counts", (Severity.INFO,), DOCS, headline=True),
-    MessageCode("opstats-overhead", "indexing and control-flow overhead", (Severity.INFO,), DOCS),
-    MessageCode("opstats-memory", "loads and stores per memory space", (Severity.INFO,), DOCS),
+    MessageCode("opstats-summary", "operation counts", (FeedbackSeverity.INFO,), DOCS,
+                headline=True),
+    MessageCode("opstats-overhead", "indexing and control-flow overhead",
+                (FeedbackSeverity.INFO,), DOCS),
+    MessageCode("opstats-memory", "loads and stores per memory space",
+                (FeedbackSeverity.INFO,), DOCS),
     MessageCode("opstats-approximate", "counts that are upper bounds",
-                (Severity.WARNING,), DOCS, column=LEFT_OUT),
+                (FeedbackSeverity.WARNING,), DOCS, column=LEFT_OUT),
 )
 
 
 # ----------------------------------------------------------------------------- messages
 
 
-def operation_statistics(ctx: AnalysisContext) -> list[Message]:
+def operation_statistics(ctx: AnalysisContext) -> list[Finding]:
     """Computational instructions, data accesses and arithmetic intensity (paper 6.2)."""
     function, facts, values = ctx.function, ctx.facts, ctx.values
     costs = function_costs(facts, values)
@@ -82,10 +86,10 @@ def operation_statistics(ctx: AnalysisContext) -> list[Message]:
                "the ifs at lines " + ", ".join(map(str, lines[:-1])) + f" and {lines[-1]}")
         text += (f"; counted for sizes at which {ifs} take{'s' if len(lines) == 1 else ''}"
                  " the same branch in every iteration, as at the sizes given")
-    out = [emit.message("opstats-summary", Severity.INFO, text, function.span, figures,
+    out = [emit.message("opstats-summary", FeedbackSeverity.INFO, text, function.span, figures,
                         approximate=approximate)]
     out.append(emit.message(
-        "opstats-overhead", Severity.INFO,
+        "opstats-overhead", FeedbackSeverity.INFO,
         "overhead: {indexing} indexing and {control_flow} control-flow instructions "
         "(subscript arithmetic, loop headers and conditions)",
         function.span, {"indexing": costs.total(INDEXING_OPS),
@@ -99,9 +103,10 @@ def operation_statistics(ctx: AnalysisContext) -> list[Message]:
         needs = sorted(set(re.findall(r"\biters_\w+", why)))
         hint = ("give the (average) number of iterations for numbers: "
                 + " ".join(f"-D {n}=..." for n in needs) if needs else None)
-        out.append(emit.message("opstats-approximate", Severity.WARNING,
+        out.append(emit.message("opstats-approximate", FeedbackSeverity.WARNING,
                                 f"approximation: {why}", span, approximate=True, hint=hint))
-    return out
+    # facts for a reader of the report, which no other analysis reads: plain findings
+    return [Finding(m) for m in out]
 
 
 def _per_unit_space(facts: KernelFacts, costs: Costs, emit: Emitter, approximate: bool
@@ -123,7 +128,7 @@ def _per_unit_space(facts: KernelFacts, costs: Costs, emit: Emitter, approximate
         where = (f"registers ({space}), not memory" if cat == REGISTERS
                  else f"memory space {space}")
         out.append(emit.message(
-            "opstats-memory", Severity.INFO,
+            "opstats-memory", FeedbackSeverity.INFO,
             f"{unit} accesses {where}: {{loads:load|loads}} and {{stores:store|stores}}",
             facts.function.span,
             {"loads": tidy(counts["load"]), "stores": tidy(counts["store"])},

@@ -6,19 +6,20 @@ simple form, the loops a read does not depend on, and the advanced form, the reu
 from __future__ import annotations
 
 from mcl.feedback.analysis import AnalysisContext
-from mcl.feedback.codes import MessageCode
 from mcl.feedback.emit import Emitter, conjunction, expr_text, loop_text
 from mcl.feedback.facts.reuse import LoopReuse, RatioReuse, ReuseFacts, register_hint
-from mcl.feedback.messages import Message, Severity
+from mcl.feedback.findings import Finding
+from mcl.feedback.message_code import MessageCode
+from mcl.feedback.messages import FeedbackSeverity, Message
 
 # The codes of this analysis (mcl.feedback.codes; the catalogue is docs/feedback.md).
 DOCS = "data-reuse-reuse-paper-63"  # its section of docs/feedback.md
 MESSAGE_CODES = (
     MessageCode("reuse-independent", "data reuse",
-                (Severity.INFO,), DOCS, headline=True, per_array=True),
+                (FeedbackSeverity.INFO,), DOCS, headline=True, per_array=True),
     MessageCode("reuse-ratio", "data reuse ratio",
-                (Severity.INFO,), DOCS, headline=True, per_array=True),
-    MessageCode("reuse-unpredictable", "data reuse unknown", (Severity.INFO,), DOCS),
+                (FeedbackSeverity.INFO,), DOCS, headline=True, per_array=True),
+    MessageCode("reuse-unpredictable", "data reuse unknown", (FeedbackSeverity.INFO,), DOCS),
 )
 
 
@@ -26,7 +27,7 @@ MESSAGE_CODES = (
 
 
 
-def data_reuse(ctx: AnalysisContext) -> list[Message]:
+def data_reuse(ctx: AnalysisContext) -> list[Finding]:
     """Reads whose elements are loaded more than once."""
     facts = ctx.facts
     emit = Emitter(facts, "reuse", ctx.values)
@@ -49,7 +50,7 @@ def data_reuse(ctx: AnalysisContext) -> list[Message]:
             loops_text = conjunction([loop_text(ev, x, f"iterations_{x.name}")
                                        for x in finding.independent])
             out.append(emit.message(
-                "reuse-independent", Severity.INFO,
+                "reuse-independent", FeedbackSeverity.INFO,
                 f"data reuse: {text} is accessed for {loops_text} but "
                 f"{dependence}: every element is loaded {{reuse}} times",
                 span, figures, loops, approximate=not finding.exact, hint=hint))
@@ -60,7 +61,7 @@ def data_reuse(ctx: AnalysisContext) -> list[Message]:
                      else f"in dimension {finding.dimension + 1}")
             over = conjunction([x.name for x in finding.loops])
             out.append(emit.message(
-                "reuse-ratio", Severity.INFO,
+                "reuse-ratio", FeedbackSeverity.INFO,
                 f"data reuse of {text} {where}: {{accesses:access|accesses}} over loops "
                 f"{over} touch {{distinct:distinct element|distinct elements}}, a reuse "
                 "ratio of {ratio}",
@@ -71,7 +72,7 @@ def data_reuse(ctx: AnalysisContext) -> list[Message]:
             why = finding.reason or (f"the index of {text} is not an affine function of "
                                      "the loop variables")
             out.append(emit.message(
-                "reuse-unpredictable", Severity.INFO,
+                "reuse-unpredictable", FeedbackSeverity.INFO,
                 f"{why}: the data reuse of {text} cannot be determined statically",
                 span, None, loops))
-    return out
+    return [Finding(m) for m in out]  # nothing reads them by type: plain findings

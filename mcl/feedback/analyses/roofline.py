@@ -34,13 +34,19 @@ import sympy
 
 from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.budget import budget
-from mcl.feedback.codes import LEFT_OUT, MessageCode
 from mcl.feedback.emit import Emitter, seconds_text
 from mcl.feedback.facts.costs import COMPUTATIONAL, DATA, function_costs
 from mcl.feedback.facts.counting import tidy
 from mcl.feedback.facts.sizes import parameter_bytes, space_and_size
 from mcl.feedback.facts.symbolic import at_least, identical
-from mcl.feedback.messages import Message, Severity
+from mcl.feedback.findings import (
+    Finding,
+    RooflineFinding,
+    SpaceTraffic,
+    code_of,
+    declaration,
+)
+from mcl.feedback.messages import FeedbackSeverity
 from mcl.feedback.values import evaluate
 from mcl.hdl.peak import bandwidth, peak_flops
 from mcl.mcpl import ast
@@ -48,12 +54,9 @@ from mcl.mcpl import ast
 if TYPE_CHECKING:
     from mcl.mcpl.checked import CheckedProgram
 
-# The codes of this analysis (mcl.feedback.codes; the catalogue is docs/feedback.md).
-DOCS = "roofline-roofline-levels-with-a-peak"  # its section of docs/feedback.md
-MESSAGE_CODES = (
-    MessageCode("roofline", "the bound and the attainable performance (roofline)",
-                (Severity.INFO,), DOCS, headline=True, column=LEFT_OUT),
-)
+# The code of this analysis, as its record type declares it (mcl.feedback.findings; the
+# catalogue is docs/feedback.md).
+MESSAGE_CODES = (declaration(RooflineFinding),)
 
 
 COMPUTE = "compute"
@@ -292,17 +295,17 @@ def has_peak(hwd: Any) -> bool:
     return peak_flops(hwd) is not None
 
 
-def roofline(ctx: AnalysisContext) -> list[Message]:
+def roofline(ctx: AnalysisContext) -> list[Finding]:
     """Arithmetic intensity against each memory level, the bound and the attainable
     performance at the given sizes."""
     roof = context_roofline(ctx, memory_only=True)
     if roof is None:
         return []
     if roof.undefined():
-        return [Emitter(ctx.facts, "roofline", ctx.values).message(
-            "roofline", Severity.INFO,
+        return [Finding(Emitter(ctx.facts, "roofline", ctx.values).message(
+            code_of(RooflineFinding), FeedbackSeverity.INFO,
             f"roofline at {roof.level}: cannot be decided: a count has no value (it "
-            "divides by zero)", ctx.function.span, approximate=True)]
+            "divides by zero)", ctx.function.span, approximate=True))]
     # The figures come from opstats' counts, already made; what is left is display
     # (factoring a long formula), which gets a budget of its own so that the analyses
     # before this one, which spent the kernel's, do not leave it unfactored.
@@ -312,7 +315,7 @@ def roofline(ctx: AnalysisContext) -> list[Message]:
 
 
 def _message(roof: Roofline, emit: Emitter, function: ast.Function,
-             values: Mapping[str, Any]) -> Message:
+             values: Mapping[str, Any]) -> RooflineFinding:
     figures: dict[str, Any] = {"flops": roof.flops}
     moves = roof.flops == 0  # data movement only: no intensity, a bound all the same
     against = []
@@ -358,8 +361,13 @@ def _message(roof: Roofline, emit: Emitter, function: ast.Function,
                      "served any reuse)")
     if not moves and attainable_gflops is None:
         text += "; the least roof as a formula in the sizes cannot be decided"
-    return emit.message("roofline", Severity.INFO, text, function.span, figures,
-                        approximate=roof.approximate, hint=hint)
+    message = emit.message(code_of(RooflineFinding), FeedbackSeverity.INFO, text,
+                           function.span, figures, approximate=roof.approximate, hint=hint)
+    # the figures as the message states them (evaluated at the sizes given)
+    stated = message.value_map
+    return RooflineFinding(message, flops=stated["flops"], traffic=tuple(
+        SpaceTraffic(lv.space, stated[f"bytes_{lv.space}"],
+                     stated.get(f"bytes_{lv.space}_no_reuse")) for lv in roof.levels))
 
 
 def describe_bound(bound: str) -> str:

@@ -41,19 +41,22 @@ clock"); device memory's bandwidth keeps its own clock. A kernel without arithme
 its memory roofs all the same (mcl.feedback.analyses.roofline, `flops` = 0).
 
 Every suggestion the model can re-evaluate gets `estimated_seconds_after` and
-`estimated_gain` (before over after): the occupancy message's change at its
-`warps_per_sm_after`, an uncoalesced access or bank conflict without its extra
-transactions, a warp-uniform element kept in a register (`memory-register`) without the
-loads it saves (`loads_saved` and their `bytes_saved` off the on-chip bytes of its phase,
-and off its global loads when they go `through_cache`). A change the model does not
+`estimated_gain` (before over after), and its finding the `ModelGain`: the model reads
+the change each finding proposes (mcl.feedback.findings), never a message's text or
+figure names: the occupancy finding's `RaiseOccupancy` at its `warps_per_sm_after`, a
+`CoalesceAccess` or `RemoveBankConflict` without its extra transactions, a warp-uniform
+element kept in a register (`KeepInRegister`) without the loads it saves (its
+`loads_saved` and their `bytes_saved` off the on-chip bytes of its phase, and off its
+global loads when they go `through_cache`). A change the model does not
 capture (a load moved to a faster space, more elements per unit, a privatised store,
 balanced trip counts, fewer fetches again from a cache) states no gain: docs/feedback.md,
 "Each suggestion's gain", says for each what the model lacks. Under `MIN_GAIN` a suggestion is a
 fact. Without every figure (no peak, no latency, no occupancy, sizes missing) the model
 says nothing.
 
-This analysis runs last: it reads the messages of the analyses before it
-(`AnalysisContext.earlier`) and returns them, revised, with its own fact.
+This analysis runs last: it reads the findings of the analyses before it
+(`AnalysisContext.earlier`), by record type, and returns them, revised, with its own
+`TimeEstimate`.
 """
 
 from __future__ import annotations
@@ -62,25 +65,34 @@ import bisect
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from mcl.diagnostics import Span
 from mcl.feedback.analysis import AnalysisContext
-from mcl.feedback.codes import LEFT_OUT, MessageCode
 from mcl.feedback.emit import Emitter, seconds_text
 from mcl.feedback.facts.costs import COMPUTATIONAL, DATA, executions, part_costs
 from mcl.feedback.facts.sizes import parameter_bytes, space_and_size
-from mcl.feedback.messages import Message, Severity
+from mcl.feedback.findings import (
+    Finding,
+    KeepInRegister,
+    ModelGain,
+    OccupancyFinding,
+    RooflineFinding,
+    TimeEstimate,
+    WarpAccessFinding,
+    code_of,
+    declaration,
+    first,
+    number,
+)
+from mcl.feedback.messages import FeedbackSeverity
 from mcl.feedback.values import evaluate
 from mcl.hdl.model import Quantity
 from mcl.hdl.peak import Bandwidth, bandwidth, compute_peaks, peak_flops
 from mcl.mcpl import ast
 
-DOCS = "time-estimate-timemodel"  # its section of docs/feedback.md
-MESSAGE_CODES = (
-    MessageCode("time-estimate", "the model's time estimate", (Severity.INFO,), DOCS,
-                headline=True, column=LEFT_OUT),
-)
+MESSAGE_CODES = (declaration(TimeEstimate),)
+F = TypeVar("F", bound=Finding)
 
 # The share of a memory's stated bandwidth a streaming kernel reaches. Calibrated on the
 # calibration half of the validation cases (the odd positions of the recorded cases in
@@ -96,9 +108,6 @@ MIN_GAIN = 1.03
 DEVICE_MEMORY, ON_CHIP, COMPUTE, LATENCY = "device memory", "on-chip memory", "compute", \
     "latency"
 SM = "the SM (compute + on-chip memory)"
-# The suggestions the model re-evaluates.
-OCCUPANCY, UNCOALESCED, BANK_CONFLICT, REGISTER = "occupancy", "uncoalesced", \
-    "bank-conflict", "memory-register"
 
 
 @dataclass(frozen=True)
@@ -116,7 +125,7 @@ class Phase:
 @dataclass(frozen=True)
 class Figures:
     """What the model reads, at the sizes given: from the description, the roofline's and
-    occupancy's messages and the operation counts, the kernel's parts split at its
+    occupancy's findings and the operation counts, the kernel's parts split at its
     barriers."""
 
     multiprocessors: float
@@ -200,15 +209,6 @@ def _sums(parts: Iterable[dict[str, float]]) -> dict[str, float]:
 # ----------------------------------------------------------------------------- figures
 
 
-def _number(m: Message, name: str) -> float | None:
-    v = m.value_map.get(name)
-    return None if v is None or v.numeric is None else float(v.numeric)
-
-
-def _one(messages: Sequence[Message], code: str) -> Message | None:
-    return next((m for m in messages if m.code == code), None)
-
-
 def _on_chip(hwd: Any) -> Bandwidth | None:
     """The banked memory of the SM (shared memory) and its bandwidth, all SMs."""
     for m in hwd.memories():
@@ -259,9 +259,9 @@ class LatencyMix:
         return self.memory_s * share + self.cache_s * (1.0 - share)
 
 
-def figures_of(ctx: AnalysisContext, messages: Sequence[Message]) -> Figures | None:
+def figures_of(ctx: AnalysisContext, findings: Sequence[Finding]) -> Figures | None:
     """The figures of the model for one function, or None where one is missing."""
-    roof, occupancy = _one(messages, "roofline"), _one(messages, OCCUPANCY)
+    roof, occupancy = first(findings, RooflineFinding), first(findings, OccupancyFinding)
     hwd = ctx.hwd
     peaks = compute_peaks(hwd)
     shared = _on_chip(hwd)
@@ -273,20 +273,18 @@ def figures_of(ctx: AnalysisContext, messages: Sequence[Message]) -> Figures | N
     # cycles are read at it; device memory states bytes per second on a clock of its own.
     clock = ctx.clock_hz or stated
     scale = clock / stated
-    flops, peak = _number(roof, "flops"), peak_flops(hwd)
-    warps, sms = _number(occupancy, "warps_per_sm"), _number(occupancy, "multiprocessors")
+    flops, peak = number(roof.flops), peak_flops(hwd)
+    warps, sms = occupancy.warps_per_sm, occupancy.multiprocessors
     cached = sorted({s for c in hwd.caches() for s in c.spaces})
-    if None in (flops, peak, warps, sms) or not warps or not sms or not cached:
+    if flops is None or peak is None or not warps or not sms or not cached:
         return None
     device = on_chip = compulsory = through_cache = 0.0
-    for name, v in roof.values:
-        space = name[len("bytes_"):]
-        if not name.startswith("bytes_") or name.endswith("_no_reuse"):
-            continue
+    for traffic in roof.traffic:
+        space, v = traffic.space, traffic.compulsory
         rate = bandwidth(hwd, space)
         if rate is None or v.numeric is None:
             return None
-        through_l1 = roof.value_map.get(f"bytes_{space}_no_reuse", v).numeric or 0.0
+        through_l1 = (traffic.no_reuse or v).numeric or 0.0
         if rate.source == shared.source:
             on_chip += float(v.numeric)
         else:
@@ -302,13 +300,13 @@ def figures_of(ctx: AnalysisContext, messages: Sequence[Message]) -> Figures | N
     lanes = _warp_size(hwd)
     whole = Phase(device, on_chip, float(flops or 0.0), 0.0)
     barriers = tuple(barrier_places(ctx.function))
-    phases = _phases(ctx, barriers, whole, cached, shared.source, messages, lanes * sms)
+    phases = _phases(ctx, barriers, whole, cached, shared.source, findings, lanes * sms)
     if phases is None:
         return None
-    grid = _number(occupancy, "grid_blocks")
+    grid = occupancy.grid_blocks
     tail = math.ceil(grid / sms) / (grid / sms) if grid else 1.0
     runs = _load_runs(ctx, cached)
-    return Figures(sms, clock, float(warps), float(peak or 1.0) * scale,
+    return Figures(float(sms), clock, float(warps), float(peak or 1.0) * scale,
                    shared.bytes_per_s * scale, in_flight([r for _, r in runs]), mix.mean_s,
                    phases, tail, barriers, stated, lanes_sms=float(lanes * sms),
                    load_runs=tuple(runs),
@@ -334,7 +332,7 @@ def phase_of(span: Span | None, barriers: Sequence[tuple[int, int]]) -> int:
 
 
 def _phases(ctx: AnalysisContext, barriers: Sequence[tuple[int, int]], whole: Phase,
-            cached: Sequence[str], shared: Any, messages: Sequence[Message],
+            cached: Sequence[str], shared: Any, findings: Sequence[Finding],
             lanes_sms: float) -> tuple[Phase, ...] | None:
     """The kernel's phases between `barriers`: each its share of the whole kernel's
     figures (so the phases add up to them), the compulsory traffic of a parameter in the
@@ -353,8 +351,9 @@ def _phases(ctx: AnalysisContext, barriers: Sequence[tuple[int, int]], whole: Ph
     totals = [sum(part[i] for part in counted) for i in range(2)]
     device = _device_shares(ctx, barriers, cached)
     extra = [0.0] * count
-    for m in messages:
-        extra[min(phase_of(m.span, barriers), count - 1)] += _extra_bytes(m)
+    for f in findings:
+        if isinstance(f, WarpAccessFinding) and f.extra_bytes is not None:
+            extra[min(phase_of(f.span, barriers), count - 1)] += f.extra_bytes
     phases = []
     for i, (on_chip, flops, part_loads) in enumerate(counted):
         phases.append(Phase(whole.device_seconds * device[i],
@@ -450,62 +449,42 @@ def in_flight(runs: Sequence[float]) -> int:
     return max(1, sum(r >= 0.99 * most for r in runs)) if most else 1
 
 
-def _extra_bytes(m: Message) -> float:
-    """The on-chip bytes an uncoalesced access or a bank conflict adds: per warp
-    execution, the transactions beyond the fewest, each a line (a sector at hopper) or a
-    pass over the banks (banks x 4 B)."""
-    runs = _number(m, "warp_executions")
-    if runs is None:
-        return 0.0
-    if m.code == UNCOALESCED:
-        lines, least, size = (_number(m, n) for n in ("lines", "minimum_lines", "line_bytes"))
-        if lines is None or least is None or size is None:
-            return 0.0
-        return runs * (lines - least) * size
-    if m.code == BANK_CONFLICT:
-        degree, banks = _number(m, "conflict_degree"), _number(m, "banks")
-        if degree is None or banks is None:
-            return 0.0
-        return runs * (degree - 1) * banks * BANK_WORD_BYTES
-    return 0.0
-
-
-BANK_WORD_BYTES = 4  # a bank is 4 B wide (mcl.feedback.lockstep, CUDA programming guide)
-
-
-def after(f: Figures, m: Message) -> Figures | None:
-    """The figures once the change `m` suggests is made; None where the model does not
-    capture the change."""
-    if m.code == OCCUPANCY:
-        warps = _number(m, "warps_per_sm_after")
-        return replace(f, warps_per_sm=warps) if warps else None
-    if m.code in (UNCOALESCED, BANK_CONFLICT) and _number(m, "warp_executions") is not None:
-        at = min(phase_of(m.span, f.barriers), len(f.phases) - 1)
+def after(f: Figures, finding: Finding) -> Figures | None:
+    """The figures once the change `finding` proposes is made; None where the model does
+    not capture the change (or the finding proposes none)."""
+    occupancy = finding.raise_occupancy if isinstance(finding, OccupancyFinding) else None
+    if occupancy is not None:
+        warps = occupancy.warps_per_sm_after
+        return replace(f, warps_per_sm=float(warps)) if warps else None
+    if isinstance(finding, WarpAccessFinding) and finding.extra_bytes is not None:
+        at = min(phase_of(finding.span, f.barriers), len(f.phases) - 1)
         phases = list(f.phases)
-        phases[at] = replace(phases[at],
-                             extra_bytes=max(0.0, phases[at].extra_bytes - _extra_bytes(m)))
+        phases[at] = replace(phases[at], extra_bytes=max(
+            0.0, phases[at].extra_bytes - finding.extra_bytes))
         return replace(f, phases=tuple(phases))
-    if m.code == REGISTER:
-        return _without_reloads(f, m)
+    if isinstance(finding.change, KeepInRegister):
+        return _without_reloads(f, finding.change)
     return None
 
 
-def _without_reloads(f: Figures, m: Message) -> Figures | None:
+def _without_reloads(f: Figures, change: KeepInRegister) -> Figures | None:
     """The figures once a warp-uniform element is loaded once instead of again in each
     iteration: its phase without the saved loads' on-chip bytes and, for loads through a
     cache, without their warp-level loads (the latency term)."""
-    saved, size, cached, again = (_number(m, n) for n in (
-        "loads_saved", "bytes_saved", "through_cache", "iterations"))
-    if saved is None or size is None or cached is None or not again:
+    saved, size, again = (number(v) for v in (
+        change.loads_saved, change.bytes_saved, change.iterations))
+    cached = change.through_cache
+    if saved is None or size is None or not again:
         return None
-    at = min(phase_of(m.span, f.barriers), len(f.phases) - 1)
+    span = change.access.span
+    at = min(phase_of(span, f.barriers), len(f.phases) - 1)
     phases = list(f.phases)
     p = phases[at]
     loads = saved / f.lanes_sms if cached else 0.0
     phases[at] = replace(p, on_chip_bytes=max(0.0, p.on_chip_bytes - size),
                          loads_per_sm=max(0.0, p.loads_per_sm - loads))
     # the load runs `again` times less often: it may leave the loads a warp has in flight
-    place = (m.span.line, m.span.column) if m.span else None
+    place = (span.line, span.column) if span else None
     runs = tuple((k, r / again if k == place else r) for k, r in f.load_runs)
     flying = in_flight([r for _, r in runs]) if runs else f.loads_in_flight
     latency, mix = f.latency_s, f.latency_mix
@@ -519,9 +498,9 @@ def _without_reloads(f: Figures, m: Message) -> Figures | None:
 # ----------------------------------------------------------------------------- messages
 
 
-def time_model(ctx: AnalysisContext) -> list[Message]:
-    """The earlier messages, each suggestion with the gain the model estimates, and the
-    time-estimate fact; the earlier messages unchanged where the model lacks a figure."""
+def time_model(ctx: AnalysisContext) -> list[Finding]:
+    """The earlier findings, each suggestion with the gain the model estimates, and the
+    time-estimate fact; the earlier findings unchanged where the model lacks a figure."""
     earlier = list(ctx.earlier)
     f = figures_of(ctx, earlier)
     if f is None:
@@ -529,27 +508,31 @@ def time_model(ctx: AnalysisContext) -> list[Message]:
     return [with_gain(m, f) for m in earlier] + [_fact(ctx, f)]
 
 
-def with_gain(m: Message, f: Figures) -> Message:
-    """`m` with `estimated_seconds_after` and `estimated_gain` where the model captures its
-    change; a suggestion under MIN_GAIN becomes a fact."""
-    if m.severity != Severity.SUGGESTION and m.code not in (UNCOALESCED, BANK_CONFLICT):
-        return m
-    changed = after(f, m)
+def with_gain(finding: F, f: Figures) -> F:
+    """`finding` with the model's gain (`ModelGain`; its message states it, with the
+    figures `estimated_seconds_after` and `estimated_gain`) where the model captures its
+    change; a suggestion under MIN_GAIN becomes a fact. An uncoalesced access or a bank
+    conflict that its own analysis already made a fact is weighed all the same."""
+    if finding.severity != FeedbackSeverity.SUGGESTION and \
+            not isinstance(finding, WarpAccessFinding):
+        return finding
+    changed = after(f, finding)
     if changed is None:
-        return m
-    before, later = f.seconds, changed.seconds
-    gain = before / later if later > 0 else 1.0
+        return finding
+    estimate = ModelGain(f.seconds, changed.seconds)
+    before, later, gain = estimate.seconds_before, estimate.seconds_after, estimate.factor
+    m = finding.message
     text = (f"{m.text}; the time model estimates {seconds_text(before)} -> "
             f"{seconds_text(later)} ({gain:.2f}x)")
     if gain < MIN_GAIN:
         text += f", limited by {f.limit} either way"
-    severity = Severity.INFO if gain < MIN_GAIN else m.severity
-    return replace(m, text=text, severity=severity, values=(
+    severity = FeedbackSeverity.INFO if gain < MIN_GAIN else m.severity
+    return replace(finding.revised(text=text, severity=severity, values=(
         *m.values, ("estimated_seconds_after", evaluate(later, {})),
-        ("estimated_gain", evaluate(gain, {}))))
+        ("estimated_gain", evaluate(gain, {})))), gain=estimate)
 
 
-def _fact(ctx: AnalysisContext, f: Figures) -> Message:
+def _fact(ctx: AnalysisContext, f: Figures) -> TimeEstimate:
     terms = f.terms
     working = sum(any(v > 0 for v in f.phase_limits(p).values()) for p in f.phases)
     figures: dict[str, Any] = {"estimated_seconds": f.seconds,
@@ -575,11 +558,16 @@ def _fact(ctx: AnalysisContext, f: Figures) -> Message:
             f"{f.loads_in_flight} global load{'s' if f.loads_in_flight != 1 else ''} in "
             "flight per warp)")
     emit = Emitter(ctx.facts, "timemodel", ctx.values)
-    return emit.message("time-estimate", Severity.INFO, text, ctx.function.span, figures,
-                        hint="the largest of the three limits is the estimate, or, where "
-                        "barriers split the kernel, the sum over its phases of each one's "
-                        "largest (docs/feedback.md, \"Time estimate\"); each suggestion the "
-                        "model can weigh states the estimate after its change")
+    message = emit.message(
+        code_of(TimeEstimate), FeedbackSeverity.INFO, text, ctx.function.span, figures,
+        hint="the largest of the three limits is the estimate, or, where barriers split "
+        "the kernel, the sum over its phases of each one's largest (docs/feedback.md, "
+        "\"Time estimate\"); each suggestion the model can weigh states the estimate after "
+        "its change")
+    return TimeEstimate(message, seconds=f.seconds, limit=f.limit, terms=tuple(terms.items()),
+                        clock_hz=f.clock_hz if f.clock_given else None,
+                        warps_per_sm=f.warps_per_sm, loads_in_flight=f.loads_in_flight,
+                        latency_seconds=f.latency_s)
 
 
 def has_time_model(hwd: Any) -> bool:

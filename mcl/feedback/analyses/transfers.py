@@ -21,23 +21,23 @@ from typing import TYPE_CHECKING, Any
 import sympy
 
 from mcl.feedback.analysis import AnalysisContext
-from mcl.feedback.codes import SILENT_WHEN_UNCHANGED, MessageCode
 from mcl.feedback.emit import Emitter, number_text, readable
 from mcl.feedback.facts.overwritten import overwritten_first
 from mcl.feedback.facts.sizes import parameter_bytes
-from mcl.feedback.messages import Message, Severity
+from mcl.feedback.findings import TRANSFERS_DOCS, Finding, TransferTotals, code_of, declaration
+from mcl.feedback.message_code import MessageCode
+from mcl.feedback.messages import FeedbackSeverity
 
 if TYPE_CHECKING:
     from mcl.hdl.model import HardwareDescription
 
 
 # The codes of this analysis (mcl.feedback.codes; the catalogue is docs/feedback.md).
-DOCS = "transfers-transfers-levels-with-a-host"  # its section of docs/feedback.md
+DOCS = TRANSFERS_DOCS  # its section of docs/feedback.md
 MESSAGE_CODES = (
     MessageCode("transfers-parameter", "host <-> device transfer of a parameter",
-                (Severity.INFO,), DOCS),
-    MessageCode("transfers-total", "host <-> device transfers",
-                (Severity.INFO,), DOCS, headline=True, column=SILENT_WHEN_UNCHANGED),
+                (FeedbackSeverity.INFO,), DOCS),
+    declaration(TransferTotals),
 )
 
 
@@ -45,14 +45,14 @@ def has_host(hwd: HardwareDescription) -> bool:
     return bool(hwd.has_host())
 
 
-def transfers(ctx: AnalysisContext) -> list[Message]:
+def transfers(ctx: AnalysisContext) -> list[Finding]:
     """Bytes moved between host and device memory per parameter and in total."""
     function, hwd, facts, values = ctx.function, ctx.hwd, ctx.facts, ctx.values
     emit = Emitter(facts, "transfers", values)
     link = hwd.host_link()
     bandwidth = link.bandwidth.value if link is not None and link.bandwidth else None
     link_name = link.node.name if link is not None else "the host interconnect"
-    out: list[Message] = []
+    out: list[Finding] = []
     total_in, total_out = sympy.Integer(0), sympy.Integer(0)
     cleared = overwritten_first(facts)
     for name, mode, size in parameter_bytes(facts):
@@ -70,8 +70,8 @@ def transfers(ctx: AnalysisContext) -> list[Message]:
         if name in cleared:
             text += (f"; nothing host -> device: the first kernel writes every element of "
                      f"{name} before the kernel reads it")
-        out.append(emit.message("transfers-parameter", Severity.INFO, text, span,
-                                {"bytes": size}))
+        out.append(Finding(emit.message("transfers-parameter", FeedbackSeverity.INFO, text,
+                                        span, {"bytes": size})))
     if not out:
         return out
     figures: dict[str, Any] = {"bytes_in": total_in, "bytes_out": total_out,
@@ -84,6 +84,10 @@ def transfers(ctx: AnalysisContext) -> list[Message]:
         seconds = sympy.factor_terms((total_in + total_out) * 8 / sympy.Integer(int(bandwidth)))
         figures["seconds"] = seconds
         text += f"; {{seconds}} s at {number_text(bandwidth / 8e9)} GB/s"
-    out.append(emit.message("transfers-total", Severity.INFO, text, function.span, figures))
+    message = emit.message(code_of(TransferTotals), FeedbackSeverity.INFO, text,
+                           function.span, figures)
+    stated = message.value_map  # the totals as the message states them
+    out.append(TransferTotals(message, bytes_in=stated["bytes_in"],
+                              bytes_out=stated["bytes_out"]))
     return out
 

@@ -13,11 +13,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from mcl.feedback.analysis import AnalysisContext
-from mcl.feedback.codes import MessageCode
 from mcl.feedback.emit import Emitter
 from mcl.feedback.facts.counting import iterations
 from mcl.feedback.facts.kernel import Loop
-from mcl.feedback.messages import Message, Severity
+from mcl.feedback.findings import Finding
+from mcl.feedback.message_code import MessageCode
+from mcl.feedback.messages import FeedbackSeverity, Message
 from mcl.feedback.values import evaluate
 
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 DOCS = "units-beyond-a-par_groups-limit-unit_counts"  # its section of docs/feedback.md
 MESSAGE_CODES = (
     MessageCode("units-over-limit", "more units than the par_group allows",
-                (Severity.WARNING,), DOCS),
+                (FeedbackSeverity.WARNING,), DOCS),
 )
 
 
@@ -38,7 +39,7 @@ def has_unit_limits(hwd: HardwareDescription) -> bool:
     return any(unit_limit(hwd, g.name) is not None for g in hwd.par_groups())
 
 
-def units_over_limit(ctx: AnalysisContext) -> list[Message]:
+def units_over_limit(ctx: AnalysisContext) -> list[Finding]:
     """Warn where a foreach runs more units of a par_group than the description allows."""
     from mcl.translate.unit_limits import unit_limit
 
@@ -63,14 +64,14 @@ def units_over_limit(ctx: AnalysisContext) -> list[Message]:
         bound = "exactly" if limit.exact else "at most"
         names = " and ".join(f"{x.name}" for x in nest)
         out.append(emit.message(
-            "units-over-limit", Severity.WARNING,
+            "units-over-limit", FeedbackSeverity.WARNING,
             f"foreach {names} runs {{units}} units of '{limit.group}', but {hwd.name} allows "
             f"{bound} {{limit}} {where} ({limit.path}): the kernel cannot run as written",
             nest[0].span, {"units": units, "limit": limit.limit}, tuple(nest),
             approximate=not exact,
             hint=f"split the work over an enclosing par_group or a for-loop, so that at most "
                  f"{limit.limit:,} units of '{limit.group}' run {where}"))
-    return out
+    return [Finding(m) for m in out]  # nothing reads them by type: plain findings
 
 
 def _same_group_child(inner: Any, outer: Any) -> bool:

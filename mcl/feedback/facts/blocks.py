@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 
-from mcl.feedback.facts.kernel import COND, COUNT, IF, INIT, STEP, Binding, Item, KernelFacts
+from mcl.feedback.facts.kernel import COND, COUNT, IF, INIT, STEP, DeclaredName, Item, KernelFacts
 
 OUTPUT = "output-defining"
 CONTROL_FLOW = "control-flow"
@@ -31,14 +31,14 @@ _CONTROL_KINDS = frozenset({INIT, COND, STEP, COUNT, IF})
 
 def classify(facts: KernelFacts) -> dict[Item, str]:
     """The block kind of every item."""
-    defs_of: dict[Binding, list[Item]] = defaultdict(list)
+    defs_of: dict[DeclaredName, list[Item]] = defaultdict(list)
     for item in facts.items:
         for b in item.defs:
             defs_of[b].append(item)
             if b.root is not b:
                 defs_of[b.root].append(item)
 
-    def definers(bindings: Iterable[Binding]) -> list[Item]:
+    def definers(bindings: Iterable[DeclaredName]) -> list[Item]:
         out: list[Item] = []
         for b in bindings:
             out += defs_of.get(b, [])

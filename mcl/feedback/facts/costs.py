@@ -26,7 +26,7 @@ from mcl.feedback.facts.kernel import (
     INDEX,
     STEP,
     VALUE,
-    Binding,
+    DeclaredName,
     Derived,
     Guard,
     Item,
@@ -295,7 +295,7 @@ def _in_registers(facts: KernelFacts, category: str, key: tuple[str, str]) -> st
     return category
 
 
-def _space_key(b: Binding) -> tuple[str, str]:
+def _space_key(b: DeclaredName) -> tuple[str, str]:
     root = b.root
     if root.kind == "param":
         return ("param", root.name)

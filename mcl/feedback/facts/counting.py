@@ -29,12 +29,12 @@ import sympy
 from mcl.feedback.budget import spent
 from mcl.feedback.exact import Exact, as_sympy, exact_function
 from mcl.feedback.facts.kernel import Guard, Loop
-from mcl.feedback.facts.symbolic import Evaluator, identical, ratio
+from mcl.feedback.facts.symbolic import SymbolicEvaluator, identical, ratio
 from mcl.mcpl import rounding
 from mcl.mcpl.symbolic_values import renamed
 
 
-def iterations(ev: Evaluator, loops: Sequence[Loop], weight: Any = 1,
+def iterations(ev: SymbolicEvaluator, loops: Sequence[Loop], weight: Any = 1,
                strided: bool = True) -> tuple[Any, bool]:
     """The sum of `weight` over the iteration space of `loops` (outermost first). The
     weight may use the loops' counters (e.g. the trip count of an inner loop)."""
@@ -66,7 +66,7 @@ def iterations(ev: Evaluator, loops: Sequence[Loop], weight: Any = 1,
     return tidy(f), exact
 
 
-def grid_stride(ev: Evaluator, loop: Loop, loops: Sequence[Loop], weight: Any
+def grid_stride(ev: SymbolicEvaluator, loop: Loop, loops: Sequence[Loop], weight: Any
                 ) -> tuple[list[Loop], Any] | None:
     """The closed form of `collapse_grid_stride` for a count: the loops it replaces (the
     for-loop and the foreach loops of its start) and how often the nest runs in all, or
@@ -83,7 +83,8 @@ def grid_stride(ev: Evaluator, loop: Loop, loops: Sequence[Loop], weight: Any
     return collapse.loops, collapse.passing
 
 
-def collapse_grid_stride(ev: Evaluator, loop: Loop, loops: Sequence[Loop]) -> Collapse | None:
+def collapse_grid_stride(ev: SymbolicEvaluator, loop: Loop, loops: Sequence[Loop]
+                         ) -> Collapse | None:
     """The grid-stride loop, the most common loop of GPU code:
     `for (i = bi * nrThreads + ti; i < n; i += nrBlocks * nrThreads)` inside the foreach
     loops over bi and ti. Its start enumerates c + u * [0, P) one to one over the units
@@ -121,7 +122,8 @@ def collapse_grid_stride(ev: Evaluator, loop: Loop, loops: Sequence[Loop]) -> Co
                     sympy.Max(0, _ceiling_ratio(span, unit)))
 
 
-def _grid_stride_terms(ev: Evaluator, loops: Sequence[Loop], f: Any) -> tuple[Any, bool] | None:
+def _grid_stride_terms(ev: SymbolicEvaluator, loops: Sequence[Loop], f: Any
+                       ) -> tuple[Any, bool] | None:
     """`iterations` of a weight with terms `w * trips(L)` for a grid-stride loop L inside
     `loops` (its header runs trips(L) + 1 times per unit): the term's sum over the units
     is the closed form of `grid_stride`. None when no term is of that form."""
@@ -294,7 +296,7 @@ def _tiled_sum(f: Any, t: Any, trips: Any) -> Any:
     return None
 
 
-def guarded_iterations(ev: Evaluator, loops: Sequence[Loop], guards: Sequence[Guard],
+def guarded_iterations(ev: SymbolicEvaluator, loops: Sequence[Loop], guards: Sequence[Guard],
                        weight: Any = 1) -> tuple[Any, bool, list[Guard]]:
     """Like `iterations`, restricted by the `if`s around the statement. A condition that
     bounds an index split over several loops (`j < m` with j = bj * nrThreadsM + tj, as
@@ -305,7 +307,7 @@ def guarded_iterations(ev: Evaluator, loops: Sequence[Loop], guards: Sequence[Gu
     return value, exact, list(guards_left)
 
 
-def conditioned_iterations(ev: Evaluator, loops: Sequence[Loop], conds: Sequence[Condition],
+def conditioned_iterations(ev: SymbolicEvaluator, loops: Sequence[Loop], conds: Sequence[Condition],
                            weight: Any = 1) -> tuple[Any, bool, list[Condition]]:
     """Iterations of `loops` (weighted) that satisfy `conds`; the conditions that could
     not be counted exactly are returned (the count is then an upper bound)."""
@@ -317,7 +319,7 @@ def conditioned_iterations(ev: Evaluator, loops: Sequence[Loop], conds: Sequence
     return value, exact, list(unresolved)
 
 
-def _conditioned(ev: Evaluator, loops: Sequence[Loop], conds: Sequence[Condition],
+def _conditioned(ev: SymbolicEvaluator, loops: Sequence[Loop], conds: Sequence[Condition],
                  f: Any) -> tuple[Any, bool, list[Condition]]:
     weight = f
     remaining = list(loops)
@@ -350,7 +352,7 @@ def _conditioned(ev: Evaluator, loops: Sequence[Loop], conds: Sequence[Condition
 MAX_ENUMERATED = 1024
 
 
-def _enumerated(ev: Evaluator, loops: Sequence[Loop], conds: Sequence[Condition],
+def _enumerated(ev: SymbolicEvaluator, loops: Sequence[Loop], conds: Sequence[Condition],
                 weight: Any, unresolved: Sequence[Condition], limit: int = MAX_ENUMERATED
                 ) -> tuple[Any, bool, list[Condition]] | None:
     """Conditions on loops of constant trip counts (at most `limit` points together)
@@ -420,7 +422,7 @@ def _decided(rel: Any, function: Exact | None, counters: Sequence[Any],
 MAX_UNROLLED = 64
 
 
-def _unrolled(ev: Evaluator, loops: Sequence[Loop], conds: Sequence[Condition],
+def _unrolled(ev: SymbolicEvaluator, loops: Sequence[Loop], conds: Sequence[Condition],
               weight: Any, unresolved: Sequence[Condition]
               ) -> tuple[Any, bool, list[Condition]] | None:
     """A guard that depends on a for-loop of few, constant iterations (`if (t < s)` in a
@@ -446,7 +448,7 @@ def _unrolled(ev: Evaluator, loops: Sequence[Loop], conds: Sequence[Condition],
     return None
 
 
-def _unrollable(ev: Evaluator, loops: Sequence[Loop], unresolved: Sequence[Condition]
+def _unrollable(ev: SymbolicEvaluator, loops: Sequence[Loop], unresolved: Sequence[Condition]
                 ) -> list[Loop]:
     """The for-loops of `loops` of at most MAX_UNROLLED constant iterations whose counter
     an unresolved condition uses and no trip count does."""
@@ -461,7 +463,7 @@ def _unrollable(ev: Evaluator, loops: Sequence[Loop], unresolved: Sequence[Condi
     return out
 
 
-def _per_iteration(ev: Evaluator, loops: Sequence[Loop], conds: Sequence[Condition],
+def _per_iteration(ev: SymbolicEvaluator, loops: Sequence[Loop], conds: Sequence[Condition],
                    weight: Any, loop: Loop) -> tuple[Any, bool, list[Condition]] | None:
     """`_unrolled` by `loop`, value by value: the count of the other loops with the
     value put into the conditions and the weight; None when a value leaves a condition
@@ -496,7 +498,7 @@ class Condition:
     holds: bool
     guard: Guard
 
-    def loops(self, ev: Evaluator, among: Sequence[Loop]) -> set[Loop]:
+    def loops(self, ev: SymbolicEvaluator, among: Sequence[Loop]) -> set[Loop]:
         """The loops of `among` whose iteration the condition depends on."""
         symbols: set[Any] = getattr(self.rel, "free_symbols", set())
         if any(ev.is_opaque(x) for x in symbols):
@@ -504,14 +506,14 @@ class Condition:
         return {loop for loop in among if ev.counter(loop) in symbols}
 
 
-def conditions(ev: Evaluator, guards: Sequence[Guard]) -> list[Condition]:
+def conditions(ev: SymbolicEvaluator, guards: Sequence[Guard]) -> list[Condition]:
     out = []
     for g in guards:
         out += ev.memo(("conditions", g), lambda g=g: _guard_conditions(ev, g))
     return out
 
 
-def _guard_conditions(ev: Evaluator, g: Guard) -> list[Condition]:
+def _guard_conditions(ev: SymbolicEvaluator, g: Guard) -> list[Condition]:
     """The conditions of one `if` (once per `if`: every statement inside asks)."""
     rel = ev.sym(g.cond, g.scope)
     if g.then and isinstance(rel, sympy.And):
@@ -531,7 +533,7 @@ class Collapse:
     passing: Any
 
 
-def collapse_guard(ev: Evaluator, condition: Condition, loops: Sequence[Loop],
+def collapse_guard(ev: SymbolicEvaluator, condition: Condition, loops: Sequence[Loop],
                    weight: Any = 1) -> Collapse | None:
     """For a condition `e OP B` on an index e = c + a*(t_1 + N_1*t_2 + N_1*N_2*t_3 ...)
     whose loops enumerate [0, N_1*N_2*...) one-to-one, the loops it constrains and how
@@ -607,7 +609,7 @@ def _equal_hit(x: Any, product: Any) -> Any:
     return None
 
 
-def _enumeration(ev: Evaluator, coefs: dict[Any, Any], counters: dict[Any, Loop],
+def _enumeration(ev: SymbolicEvaluator, coefs: dict[Any, Any], counters: dict[Any, Loop],
                  all_counters: set[Any]) -> tuple[list[tuple[Any, Any]], Any, Any, Any, Any] | None:
     """Do the counters with these coefficients enumerate unit * [0, product) one to one
     (coefficients unit, unit * N_1, unit * N_1 * N_2, ... for trip counts N_l)? Returns
@@ -663,7 +665,7 @@ class Affine:
     const: Any
 
 
-def affine(ev: Evaluator, expr: Any, counters: Sequence[Any], all_counters: set[Any]
+def affine(ev: SymbolicEvaluator, expr: Any, counters: Sequence[Any], all_counters: set[Any]
            ) -> Affine | None:
     """Decompose `expr` as affine in `counters`; None when it is not (non-linear in a
     counter, a coefficient that varies with a loop, or a value known only at run time)."""

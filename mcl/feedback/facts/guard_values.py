@@ -20,12 +20,12 @@ from typing import Any
 import sympy
 
 from mcl.feedback.facts.kernel import Guard
-from mcl.feedback.facts.symbolic import Evaluator
+from mcl.feedback.facts.symbolic import SymbolicEvaluator
 
 Interval = tuple[Any, Any]  # (low, high) as SymPy numbers, inclusive; ±oo allowed
 
 
-def branch_runs(ev: Evaluator, guard: Guard, values: Mapping[str, Any]) -> bool | None:
+def branch_runs(ev: SymbolicEvaluator, guard: Guard, values: Mapping[str, Any]) -> bool | None:
     """At `values`: True when the statements under `guard` run in every iteration of the
     loops around it (the then-branch of a condition that always holds, the else-branch of
     one that never does), False when they never run, None when it varies or the
@@ -39,7 +39,7 @@ def branch_runs(ev: Evaluator, guard: Guard, values: Mapping[str, Any]) -> bool 
     return truth if guard.then else not truth
 
 
-def _truth(ev: Evaluator, rel: Any, values: Mapping[str, Any], memo: dict) -> bool | None:
+def _truth(ev: SymbolicEvaluator, rel: Any, values: Mapping[str, Any], memo: dict) -> bool | None:
     """The value of a condition for every iteration: True, False, or None (varies or
     cannot be bounded)."""
     if rel is sympy.true or rel is sympy.false:
@@ -71,7 +71,7 @@ def _truth(ev: Evaluator, rel: Any, values: Mapping[str, Any], memo: dict) -> bo
     return None
 
 
-def _interval(ev: Evaluator, e: Any, values: Mapping[str, Any], memo: dict
+def _interval(ev: SymbolicEvaluator, e: Any, values: Mapping[str, Any], memo: dict
               ) -> Interval | None:
     """Bounds of `e` over every iteration (None when it cannot be bounded)."""
     e = sympy.sympify(e)
@@ -117,7 +117,7 @@ def _interval(ev: Evaluator, e: Any, values: Mapping[str, Any], memo: dict
     return None
 
 
-def _symbol(ev: Evaluator, s: sympy.Symbol, values: Mapping[str, Any], memo: dict
+def _symbol(ev: SymbolicEvaluator, s: sympy.Symbol, values: Mapping[str, Any], memo: dict
             ) -> Interval | None:
     if s in memo:
         return memo[s]

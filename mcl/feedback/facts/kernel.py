@@ -8,17 +8,38 @@ blocks, e.g. two `for (int ei ...)` loops, and the tables tell them apart). It r
 every statement part ("item", the paper's control-flow-graph block at statement
 granularity), which variables it defines and uses in value and in index positions, the
 operations it performs per execution, and the loops and `if`s around it. Symbolic values
-are computed afterwards by `mcl.feedback.facts.symbolic.Evaluator`, which follows the
-recorded scopes (`Scope`: what feedback adds to the checker's bindings).
+are computed afterwards by `mcl.feedback.facts.symbolic.SymbolicEvaluator`, which follows
+the recorded scopes (`Scope`: what feedback adds to the checker's bindings). The records
+of the walk (`DeclaredName`, `Scope`, `Loop`, `Access`, `Item`, ...) are in
+`mcl.feedback.facts.declarations`, below the evaluator, which reads them.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from mcl.diagnostics import Span
+from mcl.feedback.facts.declarations import (
+    COND,
+    COUNT,
+    IF,
+    INDEX,
+    INIT,
+    STEP,
+    STMT,
+    VALUE,
+    Access,
+    DeclaredName,
+    Guard,
+    Item,
+    Loop,
+    Names,
+    Scope,
+    Write,
+    access_subscripts,
+    array_rank,
+    dims,
+)
 from mcl.identity import Ref
 from mcl.mcpl import ast
 from mcl.mcpl.builtins import SIGNATURE_CALLS
@@ -27,292 +48,18 @@ from mcl.mcpl.scopes import Kind
 from mcl.mcpl.visitor import unknown_node
 
 if TYPE_CHECKING:
-    from mcl.feedback.facts.symbolic import Evaluator
+    from mcl.feedback.facts.symbolic import SymbolicEvaluator
     from mcl.feedback.program_view import ProgramView
     from mcl.hdl.model import HardwareDescription
     from mcl.mcpl.checked import CheckedProgram
     from mcl.mcpl.loader import Program
-    from mcl.mcpl.sidetables import Declaring, SideTables
+    from mcl.mcpl.sidetables import Declaring
 
-# Roles of an operation inside an item: in the value it computes, or inside array
-# subscripts (paper 6.2: indexing is overhead, not computation).
-VALUE, INDEX = "value", "index"
-
-# Item kinds: a simple statement, or one part of a loop / if header.
-STMT, INIT, COND, STEP, COUNT, IF = "stmt", "init", "cond", "step", "count", "if"
-
-
-@dataclass(eq=False)
-class Names:
-    """The bindings of one function's walk by declaration: the checker's side tables say
-    which declaration a name use stands for, this says which `Binding` of the walk that
-    declaration is."""
-
-    tables: SideTables
-    by_declaration: dict[Ref[Any], Binding] = field(default_factory=dict)
-    # Nodes the walk made itself (the declared name of an initialised scalar, as the
-    # access that writes it), which the checker never saw.
-    made: dict[Ref[ast.Expr], Binding] = field(default_factory=dict)
-    # The variables a `for (k = 0; ...)` reuses as its index: only their uses look for
-    # the loop that carries them (`Scope.lookup`).
-    reused: set[Binding] = field(default_factory=set)
-
-    def declared(self, use: ast.Expr) -> Binding | None:
-        checked = self.tables.binding_of(use) if isinstance(use, ast.Name) else None
-        if checked is None:
-            return self.made.get(Ref(use))
-        return self.by_declaration.get(Ref(checked.node))
-
-
-@dataclass(eq=False)
-class Scope:
-    """An immutable link in the chain of declarations made by one point of the walk; a
-    snapshot is just a reference, so items remember exactly what their names meant.
-
-    It is not a binding table: which declaration a name use stands for is the checker's
-    (`Names`). A scope holds what feedback adds to it, the variable that carries a
-    declaration's value along the path at this point: inside `for (k = 0; ...)` the
-    loop's own index `k`, whose value the symbolic evaluator follows iteration by
-    iteration, where the checker's `k` is the variable declared before the loop; and,
-    by name, the binding behind a symbol of a symbolic value (SymPy symbols carry names,
-    not nodes: `named`)."""
-
-    name: str | None
-    binding: Binding | None
-    parent: Scope | None
-    names: Names | None = None  # None: an empty scope, outside every function
-
-    def lookup(self, use: ast.Expr) -> Binding | None:
-        """The binding whose value the name `use` reads here."""
-        declared = self.names.declared(use) if self.names is not None else None
-        if declared is None or self.names is None or declared not in self.names.reused:
-            return declared
-        scope: Scope | None = self
-        while scope is not None:  # a `for (k = 0; ...)` around this point carries k
-            carrier = scope.binding
-            if carrier is not None and carrier.reuses is not None \
-                    and carrier.origin is declared:
-                return carrier
-            scope = scope.parent
-        return declared
-
-    def lookup_root(self, e: ast.Expr) -> Binding | None:
-        """`lookup` of the array or struct an access (`a[i].x`) reads."""
-        while isinstance(e, (ast.Index, ast.Field)):
-            e = e.base
-        return self.lookup(e)
-
-    def named(self, name: str) -> Binding | None:
-        """The innermost binding called `name` declared by this point."""
-        scope: Scope | None = self
-        while scope is not None:
-            if scope.name == name:
-                return scope.binding
-            scope = scope.parent
-        return None
-
-    def declare(self, binding: Binding) -> Scope:
-        return Scope(binding.name, binding, self, self.names)
-
-
-@dataclass(frozen=True, eq=False)
-class Guard:
-    """An `if` around a statement: the branch it is in and the scope of the condition."""
-
-    node: ast.If
-    then: bool
-    scope: Scope
-
-    @property
-    def cond(self) -> ast.Expr:
-        return self.node.cond
-
-    @property
-    def span(self) -> Span | None:
-        return self.node.span
-
-
-@dataclass(eq=False)
-class Write:
-    """One place where a binding is written (assignment, ++, swap, call argument)."""
-
-    item: Item
-    target: ast.Expr | None  # the lvalue (None when a call writes a whole array)
-    value: ast.Expr | None  # the assigned expression, None when not a plain assignment
-
-
-@dataclass(eq=False)
-class Binding:
-    """A declared name: parameter, local variable or array, loop index, view or constant."""
-
-    name: str
-    kind: str  # "param" | "local" | "loop" | "view" | "constant"
-    type: ast.Type | None
-    node: Any
-    span: Span | None
-    space: str | None  # resolved memory space (declared, or the default, hdl.md 3.2)
-    loops: tuple[Loop, ...]  # loops around the declaration
-    scope: Scope | None  # names visible to its initialiser
-    init: ast.Expr | None = None
-    storage: Binding | None = None  # a view names the memory of another array
-    part: ast.Expr | None = None  # what a view of a part views (`a[i]`, `b.data`)
-    loop: Loop | None = None  # the loop it indexes, for loop variables
-    writes: list[Write] = field(default_factory=list)
-    # `for (k = 0; ...)`: the variable declared before the loop whose name the loop's
-    # index takes inside it
-    reuses: Binding | None = None
-
-    @property
-    def origin(self) -> Binding:
-        """The declared variable behind a loop index that reuses it (through a `for (k =
-        ...)` inside another); the binding itself otherwise."""
-        b = self
-        while b.reuses is not None:
-            b = b.reuses
-        return b
-
-    @property
-    def is_array(self) -> bool:
-        return isinstance(self.type, ast.ArrayType)
-
-    @property
-    def root(self) -> Binding:
-        return self.storage.root if self.storage is not None else self
-
-    @property
-    def prefix(self) -> tuple[ast.Expr, ...]:
-        """The subscripts that select, in the root's storage, the part a view views: those
-        of `a[i] as float[4][4] d` (and of the views it views), outermost first. An
-        access `d[x][y]` is an access of `a` at `prefix + (x, y)`: the view's accesses
-        are accesses of the underlying array (mcpl.md 4)."""
-        if self.storage is None:
-            return ()
-        own = _subscripts(self.part)[0] if self.part is not None else ()
-        return self.storage.prefix + own
-
-    @property
-    def through_field(self) -> bool:
-        """Does a view (or a view it views) view a field (`b.data as ...`)? Its elements
-        then lie inside records: their offset is not a count of its elements."""
-        if self.storage is None:
-            return False
-        step = self.part
-        while isinstance(step, ast.Index | ast.Field):  # the chain, not its subscripts
-            if isinstance(step, ast.Field):
-                return True
-            step = step.base
-        return self.storage.through_field
-
-    @property
-    def single_assignment(self) -> bool:
-        """A scalar whose only definition is its initialiser: its value can be
-        substituted wherever it is used (`int j = bj * nrThreadsM + tj;`)."""
-        return self.kind in ("local", "constant") and self.init is not None and not self.writes
-
-    def __repr__(self) -> str:
-        return f"Binding({self.name!r}, {self.kind})"
-
-
-@dataclass(eq=False)
-class Loop:
-    """A `foreach` or `for` statement. `parents` are the loops around it, outermost
-    first. Trip counts and the loop variable's value are filled in by the Evaluator."""
-
-    kind: str  # "foreach" | "for"
-    node: ast.Foreach | ast.For
-    var: Binding
-    parents: tuple[Loop, ...]
-    guards: tuple[Guard, ...]
-    scope: Scope  # names visible in the header (outer scope)
-    body_scope: Scope  # names visible in the body (with the loop variable)
-
-    @property
-    def group(self) -> str | None:
-        return self.node.group if isinstance(self.node, ast.Foreach) else None
-
-    @property
-    def name(self) -> str:
-        return self.var.name
-
-    @property
-    def span(self) -> Span | None:
-        return self.node.span
-
-    @property
-    def label(self) -> str:
-        line = f" (line {self.span.line})" if self.span else ""
-        if self.kind == "foreach":
-            return f"foreach {self.name} in {self.group}{line}"
-        return f"for {self.name}{line}"
-
-    def __repr__(self) -> str:
-        return f"Loop({self.kind} {self.name})"
-
-
-@dataclass(eq=False)
-class Access:
-    """An access to an array element (or a struct field of one), or to a scalar that lives
-    in addressable memory. `indices` are all subscripts, outermost bracket group first
-    (`d2[ti, tj][ei, ej]` -> ti, tj, ei, ej)."""
-
-    node: ast.Expr
-    binding: Binding
-    mode: str  # "r" | "w" | "rw"
-    indices: tuple[ast.Expr, ...]
-    item: Item
-    role: str  # VALUE or INDEX: a load inside a subscript is an indexing load
-    field: str | None = None
-
-    @property
-    def element(self) -> bool:
-        return bool(self.indices)
-
-    @property
-    def space(self) -> str | None:
-        return self.binding.root.space
-
-    @property
-    def reads(self) -> bool:
-        return "r" in self.mode
-
-    @property
-    def writes(self) -> bool:
-        return "w" in self.mode
-
-
-@dataclass(eq=False)
-class Item:
-    """A statement, or one part of a loop or if header, executed as a unit.
-
-    `loops` are the loops around it; a loop's own header items (`init`, `cond`, `step`,
-    `count`) stand outside it and name it in `loop`. `ops` counts arithmetic operations
-    per execution by role; loads and stores are its `accesses`, and the costs of called
-    MCPL functions are added from their own facts (`calls`)."""
-
-    kind: str
-    node: Any
-    scope: Scope
-    loops: tuple[Loop, ...]
-    guards: tuple[Guard, ...]
-    loop: Loop | None = None
-    defs: set[Binding] = field(default_factory=set)
-    value_uses: set[Binding] = field(default_factory=set)
-    index_uses: set[Binding] = field(default_factory=set)
-    ops: dict[str, int] = field(default_factory=lambda: defaultdict(int))
-    accesses: list[Access] = field(default_factory=list)
-    calls: list[tuple[ast.Call, str]] = field(default_factory=list)  # (call, role)
-    returns: bool = False
-    notes: list[str] = field(default_factory=list)  # reasons its costs are approximate
-
-    @property
-    def span(self) -> Span | None:
-        return getattr(self.node, "span", None)
-
-    @property
-    def on_host(self) -> bool:
-        return not any(loop.kind == "foreach" for loop in self.loops) and not (
-            self.loop is not None and self.loop.kind == "foreach"
-        )
+# The records of the walk (mcl.feedback.facts.declarations) are the facts' vocabulary:
+# the analyses import them from here with the facts that hold them.
+__all__ = ["COND", "COUNT", "IF", "INDEX", "INIT", "STEP", "STMT", "VALUE", "Access",
+           "DeclaredName", "Derived", "Guard", "Item", "KernelFacts", "Loop", "Names",
+           "Scope", "SpaceFacts", "Write", "build_facts", "dims"]
 
 
 class Derived:
@@ -334,12 +81,12 @@ class KernelFacts:
     function: ast.Function
     hwd: HardwareDescription
     checked: CheckedProgram
-    params: list[Binding]
-    bindings: list[Binding]
+    params: list[DeclaredName]
+    bindings: list[DeclaredName]
     loops: list[Loop]
     items: list[Item]
     accesses: list[Access]
-    evaluator: Evaluator
+    evaluator: SymbolicEvaluator
     view: ProgramView
     param_modes: dict[str, str]  # parameter -> "r", "w", "rw" or "" (section 4.3)
     spaces: SpaceFacts
@@ -361,7 +108,7 @@ class KernelFacts:
     def program(self) -> Program:
         return self.checked.program
 
-    def param(self, name: str) -> Binding | None:
+    def param(self, name: str) -> DeclaredName | None:
         return next((p for p in self.params if p.name == name), None)
 
     def callee(self, call: ast.Call) -> KernelFacts | None:
@@ -391,7 +138,7 @@ class _Builder:
         self.spaces = spaces
         self.view = view
         self.names = names
-        self.bindings: list[Binding] = []
+        self.bindings: list[DeclaredName] = []
         self.loops: list[Loop] = []
         self.items: list[Item] = []
         self.accesses: list[Access] = []
@@ -399,7 +146,7 @@ class _Builder:
     # -- declarations --------------------------------------------------------------
     def bind(self, name: str, kind: str, type_: ast.Type | None, node: Any, scope: Scope | None,
              loops: tuple[Loop, ...], declaration: Declaring | None = None,
-             init: ast.Expr | None = None) -> Binding:
+             init: ast.Expr | None = None) -> DeclaredName:
         """The binding of `declaration` (the node the checker's side tables know it by;
         None for a `for` that reuses a variable declared before it), with the memory
         space the checker's binding declares, else the default at this description
@@ -409,7 +156,7 @@ class _Builder:
             if declaration is not None else None
         spaces = checked.spaces if checked is not None else ()
         space = self.spaces.resolve(spaces, type_, kind, loops)
-        b = Binding(name, kind, type_, node, getattr(node, "span", None), space, loops, scope,
+        b = DeclaredName(name, kind, type_, node, getattr(node, "span", None), space, loops, scope,
                     init)
         if declaration is not None:
             self.names.by_declaration[Ref(declaration)] = b
@@ -493,7 +240,7 @@ class _Builder:
         """A view of a part computes the part's subscripts once, where it is declared
         (indexing work, paper 6.2); the part itself is not loaded."""
         assert s.part is not None
-        subscripts = _subscripts(s.part)[0]
+        subscripts = access_subscripts(s.part)[0]
         if subscripts:
             item = self.item(STMT, s, scope, loops, guards)
             for sub in subscripts:
@@ -594,18 +341,18 @@ class _Builder:
             item.defs.add(b)
         if "r" in mode:
             item.value_uses.add(b)
-        indices, field_name = _subscripts(target)
+        indices, field_name = access_subscripts(target)
         for sub in indices:
             self.expr(item, sub, INDEX)
-        if indices and len(indices) >= _rank(b):
+        if indices and len(indices) >= array_rank(b):
             self.add_access(item, target, b, mode, indices, VALUE, field_name)
         elif not indices and not b.is_array and self.spaces.addressable(b.space):
             self.add_access(item, target, b, mode, (), VALUE, field_name)
 
-    def add_access(self, item: Item, node: ast.Expr, b: Binding, mode: str,
+    def add_access(self, item: Item, node: ast.Expr, b: DeclaredName, mode: str,
                    indices: tuple[ast.Expr, ...], role: str, field_name: str | None = None
                    ) -> None:
-        if indices:  # an element of a view of a part: of the part's element (Binding.prefix)
+        if indices:  # an element of a view of a part: of the part's element (DeclaredName.prefix)
             indices = b.prefix + tuple(indices)
         acc = Access(node, b, mode, tuple(indices), item, role, field_name)
         item.accesses.append(acc)
@@ -647,7 +394,7 @@ class _Builder:
 
     def element(self, item: Item, e: ast.Index | ast.Field, role: str, mode: str) -> None:
         b = item.scope.lookup_root(e)
-        indices, field_name = _subscripts(e)
+        indices, field_name = access_subscripts(e)
         if b is not None and "w" in mode:
             self.lvalue(item, e, mode, None)
             return
@@ -656,7 +403,7 @@ class _Builder:
         if b is None:
             return
         (item.value_uses if role == VALUE else item.index_uses).add(b)
-        if indices and len(indices) >= _rank(b):
+        if indices and len(indices) >= array_rank(b):
             self.add_access(item, e, b, "r", indices, role, field_name)
         elif not indices and not b.is_array and self.spaces.addressable(b.space):
             self.add_access(item, e, b, "r", (), role, field_name)
@@ -716,35 +463,6 @@ class SpaceFacts:
         return self._addressable[space]
 
 
-def _subscripts(e: ast.Expr) -> tuple[tuple[ast.Expr, ...], str | None]:
-    """All subscripts of an access, outermost bracket group first, and its field name."""
-    field_name = None
-    if isinstance(e, ast.Field):
-        field_name = e.name
-        e = e.base
-    groups: list[tuple[ast.Expr, ...]] = []
-    while isinstance(e, ast.Index):
-        groups.append(e.indices)
-        e = e.base
-        while isinstance(e, ast.Field):  # a field of a struct element inside a chain
-            e = e.base
-    out: list[ast.Expr] = []
-    for g in reversed(groups):
-        out.extend(g)
-    return tuple(out), field_name
-
-
-def _rank(b: Binding) -> int:
-    return b.type.rank if isinstance(b.type, ast.ArrayType) else 0
-
-
-def dims(b: Binding) -> tuple[ast.Expr, ...]:
-    """The extents of all dimensions of an array, outermost bracket group first."""
-    if not isinstance(b.type, ast.ArrayType):
-        return ()
-    return tuple(d for group in b.type.dims for d in group)
-
-
 # ----------------------------------------------------------------------------- entry
 
 
@@ -752,7 +470,7 @@ def build_facts(function: ast.Function, checked: CheckedProgram, hwd: HardwareDe
                 _stack: tuple[str, ...] = ()) -> KernelFacts:
     """Gather the facts of `function` of the checked program, analysed at description
     `hwd`."""
-    from mcl.feedback.facts.symbolic import Evaluator
+    from mcl.feedback.facts.symbolic import SymbolicEvaluator
     from mcl.feedback.program_view import ProgramView
 
     view = ProgramView.of(checked.program, function)
@@ -773,7 +491,7 @@ def build_facts(function: ast.Function, checked: CheckedProgram, hwd: HardwareDe
         b.scope = scope
     builder.block(function.body.stmts, scope, (), ())
 
-    evaluator = Evaluator(hwd, builder.bindings, builder.loops)
+    evaluator = SymbolicEvaluator(hwd, builder.bindings, builder.loops)
     facts = KernelFacts(function, hwd, checked, params, builder.bindings, builder.loops,
                         builder.items, builder.accesses, evaluator, view,
                         view.param_modes(function), spaces, (*_stack, function.name))

@@ -15,7 +15,7 @@ from typing import Any, cast
 
 import sympy
 
-from mcl.feedback.facts.kernel import Access, Binding, Derived, KernelFacts, Scope, dims
+from mcl.feedback.facts.kernel import Access, DeclaredName, Derived, KernelFacts, Scope, dims
 from mcl.feedback.facts.sizes import element_bytes
 from mcl.mcpl import ast
 
@@ -39,7 +39,7 @@ def type_bytes(facts: KernelFacts, type_: ast.Type | None, scope: Scope | None) 
     return _static(size)
 
 
-def element_layout(facts: KernelFacts, binding: Binding, field: str | None = None
+def element_layout(facts: KernelFacts, binding: DeclaredName, field: str | None = None
                    ) -> tuple[int, int, int] | None:
     """(bytes of one array element, bytes an access of `field` touches, offset of that
     field in the element); the field is the whole element when None. None when a size is
@@ -65,7 +65,7 @@ def element_layout(facts: KernelFacts, binding: Binding, field: str | None = Non
     return None
 
 
-def dims_scope(facts: KernelFacts, binding: Binding) -> Scope | None:
+def dims_scope(facts: KernelFacts, binding: DeclaredName) -> Scope | None:
     """Names visible to an array's size expressions: all parameters for a parameter (a size
     may name a later parameter), the declaration's scope otherwise."""
     if binding.kind == "param" and facts.params:
@@ -74,14 +74,14 @@ def dims_scope(facts: KernelFacts, binding: Binding) -> Scope | None:
     return binding.scope
 
 
-def extents(facts: KernelFacts, binding: Binding) -> list[Any]:
+def extents(facts: KernelFacts, binding: DeclaredName) -> list[Any]:
     """The sizes of all dimensions of an array (SymPy), outermost first."""
     # No scope only where the sizes name nothing (a kernel without parameters).
     scope = cast(Scope, dims_scope(facts, binding))
     return [facts.evaluator.sym(d, scope) for d in dims(binding)]
 
 
-def element_count(facts: KernelFacts, binding: Binding) -> Any:
+def element_count(facts: KernelFacts, binding: DeclaredName) -> Any:
     count = sympy.Integer(1)
     for extent in extents(facts, binding):
         count = count * extent
@@ -119,10 +119,10 @@ def _flat_index(facts: KernelFacts, access: Access) -> Any:
     return sympy.expand(offset)
 
 
-def _strides(facts: KernelFacts, binding: Binding) -> list[Any]:
+def _strides(facts: KernelFacts, binding: DeclaredName) -> list[Any]:
     """The element strides of the subscripts of an access through `binding`, row-major in
     its extents. A view of a part (`a[i] as float[4][4] d`) first has those of the part's
-    subscripts (Binding.prefix), each in the extents of the array it indexes."""
+    subscripts (DeclaredName.prefix), each in the extents of the array it indexes."""
     own = _row_major(extents(facts, binding))
     if binding.storage is None:
         return own

@@ -23,7 +23,7 @@ from typing import Any
 
 import sympy
 
-from mcl.feedback.facts.kernel import Access, Binding, KernelFacts, Loop
+from mcl.feedback.facts.kernel import Access, DeclaredName, KernelFacts, Loop
 from mcl.feedback.facts.layout import element_count, flat_index
 from mcl.mcpl import ast
 
@@ -37,7 +37,7 @@ def overwritten_first(facts: KernelFacts) -> set[str]:
     return out
 
 
-def _overwritten(facts: KernelFacts, param: Binding) -> bool:
+def _overwritten(facts: KernelFacts, param: DeclaredName) -> bool:
     accesses = [a for a in facts.accesses if a.binding.root is param]
     if not accesses or any(not a.item.loops or a.item.loops[0].kind != "foreach"
                            for a in accesses):
@@ -56,7 +56,7 @@ def _position(loop: Loop) -> tuple[int, int]:
     return (span.line, span.column) if span is not None else (0, 0)
 
 
-def _passed_to_a_call(facts: KernelFacts, param: Binding, nest: Loop) -> bool:
+def _passed_to_a_call(facts: KernelFacts, param: DeclaredName, nest: Loop) -> bool:
     """Is the array an argument of a call in the nest (whose accesses are the callee's)?"""
     for item in facts.items:
         if item.loops[:1] != (nest,) and item.loop is not nest:

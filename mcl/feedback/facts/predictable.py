@@ -6,12 +6,12 @@ declaration of its variable. The cache and irregular analyses share both rules.
 
 from __future__ import annotations
 
-from mcl.feedback.facts.kernel import Access, Binding, KernelFacts, Loop, Scope
+from mcl.feedback.facts.kernel import Access, DeclaredName, KernelFacts, Loop, Scope
 from mcl.mcpl import ast
 
 
 def unpredictable_reasons(facts: KernelFacts, expr: ast.Expr, scope: Scope,
-                          seen: frozenset[Binding] = frozenset()) -> list[str]:
+                          seen: frozenset[DeclaredName] = frozenset()) -> list[str]:
     """Section 6.4: "Array expressions are unpredictable if an array expression contains
     non-loop variables that are written or originating from arrays"."""
     reasons: list[str] = []

@@ -25,7 +25,6 @@ from typing import Any
 
 import sympy
 
-from mcl.feedback.emit import conjunction, expr_text
 from mcl.feedback.facts.blocks import OUTPUT, classify
 from mcl.feedback.facts.contention import product
 from mcl.feedback.facts.counting import (
@@ -45,6 +44,7 @@ from mcl.feedback.facts.counting import (
 from mcl.feedback.facts.kernel import Access, Derived, KernelFacts, Loop, dims
 from mcl.feedback.facts.layout import element_layout, flat_index
 from mcl.feedback.facts.symbolic import identical, ratio
+from mcl.feedback.phrases import conjunction, expr_text
 from mcl.identity import Ref
 from mcl.mcpl import rounding
 

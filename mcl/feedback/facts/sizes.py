@@ -8,8 +8,8 @@ from typing import Any
 
 import sympy
 
-from mcl.feedback.facts.kernel import Binding, KernelFacts, Scope, dims
-from mcl.feedback.facts.symbolic import Evaluator
+from mcl.feedback.facts.kernel import DeclaredName, KernelFacts, Scope, dims
+from mcl.feedback.facts.symbolic import SymbolicEvaluator
 from mcl.mcpl import ast
 from mcl.mcpl.printer import print_expr
 from mcl.mcpl.types import PRIMITIVES
@@ -17,7 +17,7 @@ from mcl.mcpl.types import PRIMITIVES
 PRIMITIVE_BYTES = {p.name: p.size for p in PRIMITIVES.values() if p.size}
 
 
-def element_bytes(t: ast.Type | None, lookup_type: Any, ev: Evaluator, scope: Scope) -> Any:
+def element_bytes(t: ast.Type | None, lookup_type: Any, ev: SymbolicEvaluator, scope: Scope) -> Any:
     """Bytes of one element of `t` (of the whole value for a scalar type)."""
     if isinstance(t, ast.ArrayType):
         return element_bytes(t.element, lookup_type, ev, scope)
@@ -41,13 +41,13 @@ def element_bytes(t: ast.Type | None, lookup_type: Any, ev: Evaluator, scope: Sc
     return sympy.Integer(0)
 
 
-def array_elements(b: Binding, ev: Evaluator) -> Any:
+def array_elements(b: DeclaredName, ev: SymbolicEvaluator) -> Any:
     """Number of elements of an array binding (product of all its dimensions)."""
     scope = b.scope if b.scope is not None else Scope(None, None, None)
     return _product([ev.sym(d, scope) for d in dims(b)])
 
 
-def binding_bytes(b: Binding, lookup_type: Any, ev: Evaluator) -> Any:
+def binding_bytes(b: DeclaredName, lookup_type: Any, ev: SymbolicEvaluator) -> Any:
     """Bytes a variable occupies: elements times element size."""
     scope = b.scope if b.scope is not None else Scope(None, None, None)
     size = element_bytes(b.type, lookup_type, ev, scope)

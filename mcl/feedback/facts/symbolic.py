@@ -15,7 +15,7 @@ symbolic vocabulary").
   value that cannot be known statically (an array element, a variable written several
   times) is an opaque symbol, and the expression is not affine.
 
-The Evaluator also answers which loops an expression depends on (paper 6.3: "finds all
+The SymbolicEvaluator also answers which loops an expression depends on (paper 6.3: "finds all
 dependencies of variable v including the dependencies of the indexing variables").
 """
 
@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING, Any, cast
 import sympy
 
 from mcl.feedback.budget import spent
-from mcl.feedback.facts.kernel import Binding, Loop, Scope
+from mcl.feedback.facts.declarations import DeclaredName, Loop, Scope
+from mcl.feedback.facts.loop_forms import loop_condition, loop_step
 from mcl.identity import Ref
 from mcl.mcpl import ast, rounding
 from mcl.mcpl.evaluate import Evaluator as EvaluatorBase
@@ -73,16 +74,16 @@ class LoopShape:
     bounds: tuple[Any, str, Any, Any] | None = None
 
 
-class Evaluator:
-    def __init__(self, hwd: HardwareDescription, bindings: list[Binding], loops: list[Loop]):
+class SymbolicEvaluator:
+    def __init__(self, hwd: HardwareDescription, bindings: list[DeclaredName], loops: list[Loop]):
         self.hwd = hwd
         self.bindings = bindings
         self.loops = loops
-        self._values: dict[Binding, Any] = {}
-        self._opaque: dict[Binding, sympy.Symbol] = {}
+        self._values: dict[DeclaredName, Any] = {}
+        self._opaque: dict[DeclaredName, sympy.Symbol] = {}
         self._shapes: dict[Loop, LoopShape] = {}
         self._shaping: dict[Loop, sympy.Symbol] = {}
-        self._content: dict[Binding, frozenset[Loop]] | None = None
+        self._content: dict[DeclaredName, frozenset[Loop]] | None = None
         self._memo: dict[Any, Any] = {}
         self._syms: dict[tuple[Ref[ast.Expr], Scope], Any] = {}
         self._data: set[sympy.Symbol] = set()  # the stand-ins for data (`data`)
@@ -90,7 +91,7 @@ class Evaluator:
         self._initialising = 0  # initialisers being evaluated (`binding_value`)
         self._stepping: set[Loop] = set()  # for-loops whose step is being followed
         # `binding_deps` of each binding, for the contents' dependencies as they stand
-        self._binding_deps: dict[Binding, frozenset[Loop]] = {}
+        self._binding_deps: dict[DeclaredName, frozenset[Loop]] = {}
         self._walker = _SymbolicWalk(self)
 
     def memo(self, key: Any, compute: Any) -> Any:
@@ -153,7 +154,7 @@ class Evaluator:
             return sympy.oo
         return sympy.Integer(int(number)) if float(number).is_integer() else sympy.Float(number)
 
-    def binding_value(self, b: Binding) -> Any:
+    def binding_value(self, b: DeclaredName) -> Any:
         key = b
         if key in self._values:
             return self._values[key]
@@ -179,7 +180,7 @@ class Evaluator:
         self._values[key] = value
         return value
 
-    def opaque(self, b: Binding) -> sympy.Symbol:
+    def opaque(self, b: DeclaredName) -> sympy.Symbol:
         """A stand-in for a value not known statically (written several times, or data)."""
         if b not in self._opaque:
             self._opaque[b] = sympy.Dummy(b.name)
@@ -225,8 +226,8 @@ class Evaluator:
         t = sympy.Dummy(f"t_{loop.name}", integer=True, nonnegative=True)
         init = node.init.init if isinstance(node.init, ast.Decl) else node.init.value
         start = self.sym(init, loop.scope)
-        cond = _normalise_cond(node.cond, loop.name)
-        step = _step(node.step, loop.name)
+        cond = loop_condition(node.cond, loop.name)
+        step = loop_step(node.step, loop.name)
         unknown = LoopShape(t, self.opaque(loop.var), iterations_symbol(loop), False, False)
         if start is None or cond is None or step is None or loop.var.writes:
             unknown.reason = (f"the loop variable {loop.name} is also written in the body"
@@ -304,7 +305,7 @@ class Evaluator:
             case _:
                 unknown_node(e, "feedback's dependencies")
 
-    def binding_deps(self, b: Binding) -> frozenset[Loop]:
+    def binding_deps(self, b: DeclaredName) -> frozenset[Loop]:
         # Each use of a variable follows its initialiser, and that one's variables, again:
         # a chain of single assignments (`bs`, `be`, `nrMine`, `len`, `ts`, `a`, `b` of a
         # block's share of non-zeros) was walked once per use of every variable down it,
@@ -318,7 +319,7 @@ class Evaluator:
             found = self._binding_deps[b] = self._binding_deps_of(b)
         return found
 
-    def _binding_deps_of(self, b: Binding) -> frozenset[Loop]:
+    def _binding_deps_of(self, b: DeclaredName) -> frozenset[Loop]:
         if b.kind == "loop" and b.loop is not None:
             loop = b.loop
             node = loop.node
@@ -338,7 +339,7 @@ class Evaluator:
             return self.deps(b.init, b.scope)
         return self.content_deps(b)
 
-    def content_deps(self, b: Binding) -> frozenset[Loop]:
+    def content_deps(self, b: DeclaredName) -> frozenset[Loop]:
         """Loops that the contents of a variable written in the kernel depend on: its
         writes' values and subscripts, and the loops (inside its declaration) and `if`s
         around the writes."""
@@ -361,7 +362,7 @@ class Evaluator:
                     self._binding_deps.clear()
                     changed = True
 
-    def _write_deps(self, b: Binding) -> frozenset[Loop]:
+    def _write_deps(self, b: DeclaredName) -> frozenset[Loop]:
         out: set[Loop] = set()
         if b.init is not None and b.scope is not None and b.kind != "loop":
             out |= self.deps(b.init, b.scope)
@@ -393,14 +394,11 @@ class Evaluator:
 
 # ----------------------------------------------------------------------------- helpers
 
-_FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "!=": "!="}
-
-
 class _SymbolicWalk(EvaluatorBase[Any, Scope]):
     """MCPL's operators on SymPy values (`SymPyValues`); names are the bindings' values and
     what has no symbolic value (data, an operation SymPy cannot express) an opaque symbol."""
 
-    def __init__(self, owner: Evaluator):
+    def __init__(self, owner: SymbolicEvaluator):
         super().__init__(SymPyValues())
         self.owner = owner
 
@@ -432,55 +430,6 @@ class _SymbolicWalk(EvaluatorBase[Any, Scope]):
 
 # The operators whose value may be undefined where their operands are not.
 _UNDEFINED_AT = frozenset({"/", "%", "^"})
-
-
-def _normalise_cond(cond: ast.Expr, var: str) -> tuple[str, ast.Expr] | None:
-    """`k < b`, `b > k`, ... as (op, b) with the loop variable on the left."""
-    if not isinstance(cond, ast.Binary) or cond.op not in _FLIP:
-        return None
-    if isinstance(cond.left, ast.Name) and cond.left.name == var:
-        return cond.op, cond.right
-    if isinstance(cond.right, ast.Name) and cond.right.name == var:
-        return _FLIP[cond.op], cond.left
-    return None
-
-
-def _step(step: ast.Stmt, var: str) -> tuple[str, ast.Expr] | None:
-    """The step as ("add", c) for `k++`, `k += c`, `k = k + c`, ... or ("mul", c)."""
-    if isinstance(step, ast.IncDec) and _is_var(step.target, var):
-        return "add", ast.IntLit(1 if step.op == "++" else -1)
-    if not isinstance(step, ast.Assign) or not _is_var(step.target, var):
-        return None
-    if step.op == "+=":
-        return "add", step.value
-    if step.op == "-=":
-        return "add", ast.Unary("-", step.value)
-    if step.op == "*=":
-        return "mul", step.value
-    if step.op == "<<=":
-        return "mul", ast.Binary("<<", ast.IntLit(1), step.value)
-    if step.op in ("/=", ">>="):  # a tree reduction's `s >>= 1`, `s /= 2`
-        return "div", (step.value if step.op == "/=" else
-                       ast.Binary("<<", ast.IntLit(1), step.value))
-    if step.op == "=" and isinstance(step.value, ast.Binary):
-        v = step.value
-        if v.op in ("+", "*") and _is_var(v.right, var):
-            v = ast.Binary(v.op, v.right, v.left)
-        if _is_var(v.left, var):
-            if v.op == "+":
-                return "add", v.right
-            if v.op == "-":
-                return "add", ast.Unary("-", v.right)
-            if v.op == "*":
-                return "mul", v.right
-            if v.op in ("/", ">>"):
-                return "div", (v.right if v.op == "/" else
-                               ast.Binary("<<", ast.IntLit(1), v.right))
-    return None
-
-
-def _is_var(e: ast.Expr, var: str) -> bool:
-    return isinstance(e, ast.Name) and e.name == var
 
 
 def _curved(e: Any, counters: set[Any]) -> bool:

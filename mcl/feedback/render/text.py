@@ -27,7 +27,14 @@ from typing import TYPE_CHECKING
 from mcl.diagnostics import Span
 from mcl.feedback.codes import title
 from mcl.feedback.emit import number_text
-from mcl.feedback.messages import SEVERITY_ORDER, Message, Severity, Value, at_least, sort_key
+from mcl.feedback.messages import (
+    SEVERITY_ORDER,
+    FeedbackSeverity,
+    Message,
+    Value,
+    at_least,
+    sort_key,
+)
 from mcl.render import quoted_source
 from mcl.source_files import source_lines
 from mcl.styled import Line, Printer, printer
@@ -35,10 +42,10 @@ from mcl.styled import Line, Printer, printer
 if TYPE_CHECKING:
     from rich.console import Console
 
-_STYLE = {Severity.INFO: "bold cyan", Severity.SUGGESTION: "bold green",
-          Severity.WARNING: "bold yellow"}
-_PLURAL = {Severity.INFO: "info", Severity.SUGGESTION: "suggestions",
-           Severity.WARNING: "warnings"}
+_STYLE = {FeedbackSeverity.INFO: "bold cyan", FeedbackSeverity.SUGGESTION: "bold green",
+          FeedbackSeverity.WARNING: "bold yellow"}
+_PLURAL = {FeedbackSeverity.INFO: "info", FeedbackSeverity.SUGGESTION: "suggestions",
+           FeedbackSeverity.WARNING: "warnings"}
 _SUBJECTS_SHOWN = 4  # places listed per summary line before "+N more"
 _SUBJECT_WIDTH = 40  # longer source text is not repeated in the summary
 
@@ -94,7 +101,7 @@ class _Sources:
 
 def render_feedback(messages: Sequence[Message], console: Console | Printer | None = None,
                     levels: dict[str, str] | None = None, *, verbose: bool = False,
-                    minimum: Severity = Severity.INFO,
+                    minimum: FeedbackSeverity = FeedbackSeverity.INFO,
                     by_default: Sequence[bool] | None = None) -> None:
     """Print the report. `levels` names the level each function was analysed at; only
     messages at least as pressing as `minimum` are shown (`--severity`), and of those only
@@ -132,7 +139,7 @@ def _quiet_line(quiet: list[Message]) -> Line:
 
 def _function_report(function: str, messages: list[Message], hidden: int, out: Printer,
                      sources: _Sources, level: str | None, verbose: bool,
-                     minimum: Severity, file: str | None) -> None:
+                     minimum: FeedbackSeverity, file: str | None) -> None:
     out.print(_title(function, messages, level, hidden, minimum, file))
     if function and _summary(messages, out, sources):
         out.print()
@@ -152,7 +159,7 @@ def _function_report(function: str, messages: list[Message], hidden: int, out: P
 
 
 def _title(function: str, messages: list[Message], level: str | None, hidden: int,
-           minimum: Severity, file: str | None) -> Line:
+           minimum: FeedbackSeverity, file: str | None) -> Line:
     head = Line("feedback", style="bold")
     if function:
         head += Line(" for ", style="bold") + Line(function, style="bold magenta")
@@ -164,13 +171,14 @@ def _title(function: str, messages: list[Message], level: str | None, hidden: in
         head += Line(f" ({display_path(file)})")
     counts = Counter(m.severity for m in messages)
     parts = [f"{counts[s]} {_PLURAL[s] if counts[s] != 1 else s.value}"
-             for s in (Severity.WARNING, Severity.SUGGESTION, Severity.INFO) if counts[s]]
+             for s in (FeedbackSeverity.WARNING, FeedbackSeverity.SUGGESTION,
+                       FeedbackSeverity.INFO) if counts[s]]
     head += Line(": " + (", ".join(parts) if parts else
                          "nothing to report" if not hidden else
-                         "nothing to act on" if minimum == Severity.INFO else
+                         "nothing to act on" if minimum == FeedbackSeverity.INFO else
                          "nothing at this severity"))
     if hidden:
-        why = (f"below --severity {minimum.value}" if minimum != Severity.INFO
+        why = (f"below --severity {minimum.value}" if minimum != FeedbackSeverity.INFO
                else "with -v")
         head += Line(f" ({hidden} more {why})", style="dim")
     return head
@@ -179,8 +187,8 @@ def _title(function: str, messages: list[Message], level: str | None, hidden: in
 def _summary(messages: list[Message], out: Printer, sources: _Sources) -> bool:
     """One line per code of the warnings and suggestions: what to act on, and where.
     False when there is nothing to act on."""
-    pressing = [m for m in messages if m.severity != Severity.INFO]
-    codes: dict[tuple[Severity, str], list[Message]] = {}
+    pressing = [m for m in messages if m.severity != FeedbackSeverity.INFO]
+    codes: dict[tuple[FeedbackSeverity, str], list[Message]] = {}
     for m in sorted(pressing, key=lambda m: (SEVERITY_ORDER[m.severity], sort_key(m))):
         codes.setdefault((m.severity, m.code), []).append(m)
     for (severity, code), group in codes.items():
@@ -230,7 +238,7 @@ def _message(m: Message, out: Printer, sources: _Sources, verbose: bool,
         out.print(Line("        = hint: ", style="bold cyan") + Line(m.hint))
 
 
-def _source(span: Span, severity: Severity, out: Printer, sources: _Sources) -> None:
+def _source(span: Span, severity: FeedbackSeverity, out: Printer, sources: _Sources) -> None:
     src = sources.line(span.file, span.line)
     if src is None:
         return

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from mcl.diagnostics import Span
 from mcl.feedback.codes import declared
-from mcl.feedback.messages import Message, Severity
+from mcl.feedback.messages import FeedbackSeverity, Message
 
 if TYPE_CHECKING:
     from mcl.mcpl.loader import Program
@@ -49,7 +49,7 @@ class Visibility:
 
     def shown(self, m: Message) -> bool:
         code = declared().get(m.code)
-        if m.severity != Severity.INFO or code is None:
+        if m.severity != FeedbackSeverity.INFO or code is None:
             return True
         if not code.headline:
             return False

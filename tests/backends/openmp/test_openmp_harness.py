@@ -1,0 +1,65 @@
+"""The C host program of `mcl codegen --lang openmp` and the build cache of the runner."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from openmp_support import LIBRARY, generate
+
+from mcl import pipeline
+from mcl.backends.openmp import backend
+from mcl.backends.openmp.build import CACHE_ENV
+from mcl.resources import kernels_dir
+
+MATMUL_V4 = kernels_dir() / "matmul" / "x86_avx512_v4.mcpl"
+
+
+def test_the_harness_has_kernels_host_code_driver_and_cmake_project() -> None:
+    g = generate(pipeline.checked_at(MATMUL_V4, [], LIBRARY))
+    files = backend.harness(g).files()
+    assert sorted(files) == ["CMakeLists.txt", "main.c", "matmul.c", "matmul.h",
+                             "matmul_host.c"]
+    assert files["matmul.c"] == g.source
+    assert ("double matmul_matmul(int n, int m, int p, float* c, const float* a, "
+            "const float* b);") in files["matmul.h"]
+    host = files["matmul_host.c"]
+    assert "int nrThreadsN = (n + ROWS - 1) / ROWS;" in host  # the host statements
+    assert "matmul(n, m, p, c, a, b, nrThreadsN, nrThreadsM, nrBlocksK, mcl_sizes[0]" in host
+    assert "find_package(OpenMP REQUIRED)" in files["CMakeLists.txt"]
+    assert "OpenMP::OpenMP_C" in files["CMakeLists.txt"]
+
+
+@pytest.mark.slow
+def test_the_harness_builds_and_its_driver_matches_numpy(tmp_path: Path) -> None:
+    g = generate(pipeline.checked_at(MATMUL_V4, [], LIBRARY))
+    for name, text in backend.harness(g).files().items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    build = tmp_path / "build"
+    subprocess.run(["cmake", "-S", str(tmp_path), "-B", str(build)], check=True,
+                   capture_output=True)
+    subprocess.run(["cmake", "--build", str(build)], check=True, capture_output=True)
+    n, m, p = 100, 77, 130
+    rng = np.random.default_rng(0)
+    a = rng.random((n, p), dtype=np.float32)
+    b = rng.random((p, m), dtype=np.float32)
+    a.tofile(tmp_path / "a.bin")
+    b.tofile(tmp_path / "b.bin")
+    done = subprocess.run([str(build / "matmul_main"), "matmul", str(tmp_path), f"n={n}",
+                           f"m={m}", f"p={p}"], check=True, capture_output=True, text=True)
+    assert "matmul: kernel time" in done.stdout
+    c = np.fromfile(tmp_path / "c.out.bin", dtype=np.float32).reshape(n, m)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4)
+
+
+def test_a_built_kernel_is_taken_from_the_cache(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path))
+    g = generate(pipeline.checked_at(kernels_dir() / "matmul" / "x86_avx512_v1.mcpl", [],
+                                     LIBRARY))
+    first = backend.session(g)
+    assert first.compiled_now and len(list(tmp_path.glob("*.so"))) == 1
+    second = backend.session(g)
+    assert not second.compiled_now and len(list(tmp_path.glob("*.so"))) == 1
