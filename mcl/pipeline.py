@@ -19,7 +19,9 @@ module calls the loader, the checker and the translator in a row.
     generate(checked, target, library, ...) -> GeneratedModule kernel code at a leaf
 
 `MCL_DUMP=after:<pass>[,after:<pass>...]` prints the program as MCPL to stderr after each
-named pass (`load`, `check`, `translate`), as a compiler's lowering log does.
+named pass (`load`, `check`, `translate`, and code generation's lowering passes,
+`mcl.codegen.passes`: `resolve-constants`, `override-constants`, `kernel-views`), as a
+compiler's lowering log does (the mechanism: mcl.mcpl.dump).
 
 Heavy modules (the translator, feedback, code generation) are imported where they are
 used, so loading and checking a kernel never imports them.
@@ -27,17 +29,16 @@ used, so loading and checking a kernel never imports them.
 
 from __future__ import annotations
 
-import os
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mcl.diagnostics import Diagnostic, MclError, error
+from mcl.diagnostics import Diagnostic, MclError
 from mcl.mcpl.ast import Module, has_foreach
 from mcl.mcpl.check import check_program
 from mcl.mcpl.checked import CheckedProgram
+from mcl.mcpl.dump import asked, dump_program
 from mcl.mcpl.loader import Program, as_program, load_program
 from mcl.mcpl.sidetables import SideTables
 
@@ -48,9 +49,9 @@ if TYPE_CHECKING:
     from mcl.feedback.stage import FeedbackOptions, FileFeedback
     from mcl.hdl.library import HwdLibrary
 
-# The passes whose result MCL_DUMP can print, in the order they run.
+# The front end's passes whose result MCL_DUMP can print, in the order they run (code
+# generation's follow them: mcl.codegen.passes.LOWERING).
 PASSES = ("load", "check", "translate")
-DUMP_ENV = "MCL_DUMP"
 
 
 @dataclass
@@ -239,6 +240,7 @@ def generate(checked: CheckedProgram, target: str, library: HwdLibrary,
         raise TypeError("pipeline.generate takes a CheckedProgram: check a bare program "
                         "first (pipeline.checked(program, library))")
     require_leaf(target, library)  # before any translation is tried
+    dump_after()  # a name MCL_DUMP cannot mean, before the lowering passes read it
     at_leaf = lower(checked, target, library)
     return generate_module(at_leaf, target, library, mapping, only, overrides, language)
 
@@ -246,35 +248,29 @@ def generate(checked: CheckedProgram, target: str, library: HwdLibrary,
 # ---------------------------------------------------------------------------- MCL_DUMP
 
 
+def pass_names() -> tuple[str, ...]:
+    """Every pass MCL_DUMP can name, in the order they run: the front end's, then code
+    generation's lowering passes, the shared ones and those of every backend that loads
+    (one that cannot load generates nothing to dump)."""
+    from mcl.backends import backend_names, get_backend
+    from mcl.codegen.passes import LOWERING, backend_passes
+
+    names = [*PASSES, *(p.name for p in LOWERING)]
+    for name in backend_names():
+        try:
+            own = backend_passes(get_backend(name))
+        except MclError:
+            continue
+        names += [p.name for p in own if p.name not in names]
+    return tuple(names)
+
+
 def dump_after() -> frozenset[str]:
-    """The passes MCL_DUMP asks to print after; MclError for a value it cannot mean."""
-    value = os.environ.get(DUMP_ENV, "").strip()
-    if not value:
-        return frozenset()
-    wanted = set()
-    for item in value.split(","):
-        kind, _, name = item.strip().partition(":")
-        if kind != "after" or name not in PASSES:
-            raise MclError(
-                error(
-                    "pipeline-dump",
-                    f"{DUMP_ENV}={value}: '{item.strip()}' names no pass",
-                    None,
-                    hint="write after:PASS, PASS one of " + ", ".join(PASSES)
-                    + " (several separated by commas)",
-                )
-            )
-        wanted.add(name)
-    return frozenset(wanted)
+    """The passes MCL_DUMP asks to print after; MclError, with every pass, for a value it
+    cannot mean (code generation is imported only to list its passes)."""
+    return asked(pass_names, PASSES)
 
 
 def _dump(name: str, program: Program, level: str | None = None) -> None:
-    if name not in dump_after():
-        return
-    from mcl.mcpl.printer import print_module
-
-    where = f" at {level}" if level else ""
-    text = print_module(program.main)
-    # An MCPL comment: the dump of one pass is itself a module the parser reads.
-    sys.stderr.write(f"// {DUMP_ENV} after:{name}{where}: {program.main.file or ''}\n"
-                     f"{text if text.endswith(chr(10)) else text + chr(10)}")
+    dump_after()  # a wrong name is an error at the first pass, not only at code generation
+    dump_program(name, program, level)

@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 MATMUL = kernels_dir() / "matmul" / "perfect.mcpl"
 LIBRARY = default_library()
 # A dumped program starts with this comment line; the pass and level follow it.
-DUMP_HEADER = re.compile(r"^// MCL_DUMP after:(\w+)(?: at (\w+))?: ", re.M)
+DUMP_HEADER = re.compile(r"^// MCL_DUMP after:([\w-]+)(?: at (\w+))?: ", re.M)
 
 BROKEN = """\
 perfect void k(int n, float[n] a) {

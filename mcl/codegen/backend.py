@@ -126,6 +126,11 @@ class Backend(Protocol):
         ...
 
     # ------------------------------------------------------------------ lowering stages
+    # Optional, so not a member here (a runtime-checkable protocol would refuse the
+    # backends without it): `lowering_passes`, a tuple of mcl.codegen.passes.LoweringPass
+    # that run after the shared ones (mcl.codegen.passes.LOWERING), each CheckedProgram ->
+    # CheckedProgram and dumpable with MCL_DUMP=after:NAME (docs/codegen.md, "Passes").
+
     def emit(self, source: CodegenInput, hwd: HardwareDescription, mapping: OpenCLMapping,
              only: set[str] | None = None) -> GeneratedModule:
         """Kernel source and launch plans of the kernel functions of `source` (those named
@@ -135,7 +140,8 @@ class Backend(Protocol):
         ...
 
     def finish_source(self, text: str) -> str:
-        """The kernel file's text from the emitter's (e.g. `#line` directives)."""
+        """The kernel file's text from the emitter's (a last rewrite of the text; line
+        directives are the dialect's `line_directive`, which the emitter writes)."""
         ...
 
     def check_source(self, generated: GeneratedModule, source_file: str | None

@@ -3,21 +3,36 @@
 clang, which PoCL and most OpenCL drivers compile with, stops at 256 nested brackets
 (`(`, `[`, `{`): "bracket nesting level exceeded maximum of 256". A 250-deep `if` nest
 in MCPL is legal and the interpreter runs it, but its generated kernel would fail to
-build; code generation reports it first, at the MCPL line of the deepest bracket (each
-generated statement ends in a `// FILE.mcpl:LINE` comment, mcl.codegen.statements).
+build; code generation reports it first, at the MCPL line of the deepest bracket.
+
+The emitter measures as it prints (`Nesting`, mcl.codegen.statements.BodyEmitter): a line
+of a function body stands inside as many braces as its block depth, plus the brackets of
+its own text (`deepest_bracket` of that line), and belongs to the MCPL statement it
+prints (or, for a closing or guard line, the statement printed last).
 """
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
+from dataclasses import dataclass
 
 from mcl.diagnostics import Diagnostic, Span, error
 
 MAX_BRACKETS = 256
 
 _OPEN, _CLOSE = "([{", ")]}"
-_WHERE = re.compile(r"//.*?([^\s/]+\.mcpl):(\d+)")
+
+
+@dataclass(frozen=True)
+class Nesting:
+    """The deepest bracket nesting of generated code and the MCPL statement where it is
+    reached first."""
+
+    depth: int = 0
+    span: Span | None = None
+
+    def deeper(self, other: Nesting) -> Nesting:
+        """The deeper of the two; this one where they are as deep (it came first)."""
+        return other if other.depth > self.depth else self
 
 
 def deepest_bracket(text: str) -> tuple[int, int]:
@@ -53,29 +68,20 @@ def deepest_bracket(text: str) -> tuple[int, int]:
     return deepest, deepest_line
 
 
-def nesting_errors(text: str, function: str, source: str | None) -> list[Diagnostic]:
-    """An error when the generated `text` nests brackets deeper than compilers accept,
-    located at the MCPL line of the deepest point (`source`: the MCPL file's path)."""
-    depth, at = deepest_bracket(text)
+def nesting_errors(nesting: Nesting, function: str) -> list[Diagnostic]:
+    """An error when generated code (of module `function`) nests brackets deeper than
+    compilers accept, located at the MCPL line of the deepest point."""
     # clang does not count the braces of a function body: on PoCL, a kernel nested 257
     # brackets deep by this count builds, one of 258 fails with the message above.
-    depth -= 1
+    depth = nesting.depth - 1
     if depth <= MAX_BRACKETS:
         return []
-    span = None
-    lines = text.splitlines()
-    for k in range(min(at, len(lines) - 1), -1, -1):  # the statement's own comment, or above
-        found = _WHERE.search(lines[k])
-        if found:
-            name = found.group(1)
-            path = source if source is not None and Path(source).name == name else name
-            span = Span.point(path, int(found.group(2)), 1)
-            break
+    span = nesting.span
     return [error(
         "codegen-nesting",
         f"the kernel source generated for {function} nests brackets {depth} deep; OpenCL "
         f"compilers built on clang (PoCL's among them) stop at {MAX_BRACKETS}",
-        span,
+        None if span is None or not span.file else Span.point(span.file, span.line, 1),
         "nest fewer ifs and loops here: join conditions with &&, or move the inner part "
         "into a function",
     )]

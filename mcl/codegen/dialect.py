@@ -15,6 +15,7 @@ from abc import abstractmethod
 from dataclasses import dataclass
 
 from mcl.codegen.c_expr import CLanguage
+from mcl.diagnostics import Span
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,13 @@ class Dialect(CLanguage):
     def unaligned_vector_copy(self, width: int, src: str, dst: str) -> str | None:
         """A copy of `width` contiguous elements from `src` to `dst` that may not be
         aligned to the vector's size, or None where the language has no such copy."""
+
+    def line_directive(self, span: Span) -> str | None:
+        """The preprocessor line before a generated statement of MCPL source `span` (a span
+        with a file) that makes the compiler's messages name the MCPL line, or None where
+        the language's tools gain nothing from one (OpenCL). The statement's own
+        `// file.mcpl:LINE` comment (mcl.codegen.statements.where) is printed either way."""
+        return None
 
     @abstractmethod
     def header(self, uses_double: bool) -> list[str]:

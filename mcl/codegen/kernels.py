@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from mcl.codegen.bracket_depth import Nesting, deepest_bracket
 from mcl.codegen.c_expr import ExprPrinter
 from mcl.codegen.host_eval import static_int
 from mcl.codegen.lanes import WIDTHS, LaneEmitter, NotVectorisable
@@ -214,8 +215,8 @@ class KernelEmitter:
         nd = ndrange(levels, self.printer.scope.typed)
         if lanes is not None and nd.guards:
             raise NotVectorisable("work-items of role 'global' are guarded")
-        lines = self.body.lines = []
-        self.body.specialised = []
+        self.body.start(top.span)  # the kernel's opening comment names the nest's line
+        lines = self.body.lines
         with self.body.nested():
             replicated: list[Decl | ViewDecl] = []
             local_args = self._shared_declarations(levels, replicated)
@@ -254,6 +255,9 @@ class KernelEmitter:
         attribute = self._work_group_size_attribute(nd)
         header = self.mapping.dialect.kernel_head(attribute, name)
         header += ",\n".join(f"{INDENT}{s}" for s in signature) + ")"
+        # The head comes before the body (its attribute's brackets count too).
+        self.body.deepest = Nesting(deepest_bracket(header)[0], top.span).deeper(
+            self.body.deepest)
         defines = tuple(self.body.specialised)
         text = f"// {self.function.name}{where(top.span).replace('  //', ',')}\n"
         for macro, size in defines:
@@ -286,9 +290,7 @@ class KernelEmitter:
         f = lv.foreach
         var = self.printer.scope.declare(Var(f.var, Prim("int"), kind="index"))
         header = f"foreach (int {f.var} in {_mcpl(f.count)} {f.group})"
-        comment = where(f.span)
-        comment = f"{comment} {header}" if comment else f"  // {header}"
-        self.body.lines.append(f"{INDENT}const int {var.cname} = {text};{comment}")
+        self.body.line(1, f"const int {var.cname} = {text};", f.span, header)
 
     def _shared_declarations(self, levels: list[Level], replicated: list[Decl | ViewDecl]
                              ) -> list[Var]:

@@ -21,18 +21,25 @@ After the emitter, the backend finishes the text (`finish_source`) and checks it
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
+from mcl.codegen.bracket_depth import Nesting, deepest_bracket
 from mcl.codegen.c_expr import ExprPrinter, Needs, by_reference, instance_name
 from mcl.codegen.constants import used_constants
 from mcl.codegen.host_eval import Number, static_host_values
 from mcl.codegen.kernels import KernelEmitter
 from mcl.codegen.layout import flat_dims, product
 from mcl.codegen.mapping import OpenCLMapping
+from mcl.codegen.passes import (
+    LOWERING,
+    LoweringContext,
+    LoweringPass,
+    backend_passes,
+    lower,
+)
 from mcl.codegen.plan import (
     FunctionPlan,
     GeneratedModule,
@@ -44,23 +51,27 @@ from mcl.codegen.plan import (
 )
 from mcl.codegen.prelude import HELPERS
 from mcl.codegen.scope import Scope, Var, signature_only
-from mcl.codegen.statements import INDENT, BodyEmitter, SpaceResolver, element_type, where
+from mcl.codegen.statements import (
+    INDENT,
+    BodyEmitter,
+    SpaceResolver,
+    element_type,
+    located,
+    where,
+)
 from mcl.diagnostics import MclError, error
-from mcl.hdl.model import HardwareDescription, Quantity
+from mcl.hdl.model import HardwareDescription
 from mcl.mcpl.ast import (
     ArrayType,
     Assign,
     Barrier,
     Block,
     Decl,
-    FloatLit,
     For,
     Foreach,
     Function,
-    HwdConst,
     If,
     IncDec,
-    IntLit,
     Module,
     NamedType,
     Prim,
@@ -75,8 +86,6 @@ from mcl.mcpl.ast import (
 from mcl.mcpl.loader import Program, as_program
 from mcl.mcpl.nesting import PARAMETER, SCALAR
 from mcl.mcpl.sidetables import SideTables
-from mcl.mcpl.typed import Typed
-from mcl.mcpl.types import INT_MAX, INT_MIN
 from mcl.mcpl.visitor import StrictVisitor
 
 if TYPE_CHECKING:
@@ -116,15 +125,27 @@ def codegen_input(
     overrides: Mapping[str, Number] | None = None
 ) -> CodegenInput:
     """Gather a checked program whose kernels are at leaf `target` for code generation,
-    and replace description constants by their values. `overrides` give named constants
-    other values (`mcl tune`, a `.tuned.toml`): as if the MCPL said so, host code
-    included. The checker's side tables of the program follow both rewrites."""
-    program = checked.program
+    after the lowering passes every backend runs (mcl.codegen.passes.LOWERING: description
+    constants replaced by their values, named constants given the values of `overrides`,
+    `mcl tune`'s or a `.tuned.toml`'s, as if the MCPL said so, host code included). The
+    checker's side tables of the program follow the rewrites."""
+    return gather(lower_to_emit(checked, LoweringContext(target, library, overrides or {})))
+
+
+def lower_to_emit(checked: CheckedProgram, context: LoweringContext,
+                  passes: tuple[LoweringPass, ...] = LOWERING) -> CheckedProgram:
+    """`checked`, whose kernels are at leaf `context.target`, through the lowering
+    `passes` (a copy of its side tables following them)."""
+    _require_at_leaf(checked.main, context.target, context.library)
+    return lower(checked, context, passes)
+
+
+def gather(lowered: CheckedProgram) -> CodegenInput:
+    """What the emitter reads of a lowered program: every function, type and constant
+    visible to the main module (its own definitions win) and the parameters' modes."""
+    program = lowered.program
     main = program.main
     others: list[Module] = [m for m in program.modules.values() if m is not main]
-    _require_at_leaf(main, target, library)
-    tables = checked.tables.copy()
-    main = resolve_hwd_constants(main, library, tables)
     functions: dict[str, Function] = {}
     types: dict[str, TypeDef] = {}
     constants: list[Decl] = []
@@ -133,37 +154,8 @@ def codegen_input(
         types.update({t.name: t for t in m.types})
         constants = [c for c in constants if c.name not in {d.name for d in m.constants}]
         constants += list(m.constants)
-    if overrides:
-        constants = override_constants(constants, overrides, Typed(tables))
-    return CodegenInput(main, functions, types, tuple(constants), _access(program), tables)
-
-
-def override_constants(constants: list[Decl], overrides: Mapping[str, Number],
-                       typed: Typed) -> list[Decl]:
-    """The top-level constants with the values of `overrides` (by name), literals built
-    by `typed`."""
-    known = {c.name for c in constants}
-    for name in overrides:
-        if name not in known:
-            raise MclError(
-                error(
-                    "codegen-unknown-constant",
-                    f"the kernel has no top-level constant '{name}' to set",
-                    hint="named constants: " + (", ".join(sorted(known)) or "none"),
-                )
-            )
-    out = []
-    for c in constants:
-        if c.name in overrides:
-            value = overrides[c.name]
-            lit: IntLit | FloatLit = (
-                typed.float_lit(float(value), c.span)
-                if isinstance(value, float)
-                else typed.int_lit(int(value), c.span)
-            )
-            c = replace(c, init=lit)
-        out.append(c)
-    return out
+    return CodegenInput(main, functions, types, tuple(constants), _access(program),
+                        lowered.tables)
 
 
 def _access(program: Program) -> dict[str, dict[str, str]]:
@@ -195,46 +187,6 @@ def _require_at_leaf(main: Module, target: str, library: Library) -> None:
             )
 
 
-def resolve_hwd_constants(module: Module, library: Library, tables: SideTables) -> Module:
-    """`gpu.hierarchy.blocks.block.threads.max_nr_units` -> 1024 (a pure pass; `tables`,
-    the checker's of `module`, follow it: each literal is built typed)."""
-    typed = Typed(tables)
-
-    def fold(node: object) -> object | None:
-        if not isinstance(node, HwdConst):
-            return None
-        value: object = library.get(node.path[0]).value(node.path)  # a Quantity's number below
-        if isinstance(value, Quantity):
-            value = value.value
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or not math.isfinite(value)
-        ):
-            raise MclError(
-                error(
-                    "codegen-hwd-constant",
-                    f"{'.'.join(node.path)} has no finite numeric value ({value!r})",
-                    node.span,
-                )
-            )
-        if float(value).is_integer():
-            if not INT_MIN <= value <= INT_MAX:
-                # hopper's 80 GB of memory in bytes: as a C literal it would be a long.
-                raise MclError(
-                    error(
-                        "codegen-int-range",
-                        f"{'.'.join(node.path)} = {int(value)} does not fit in a 32-bit int",
-                        node.span,
-                        "compute with a smaller unit, or pass the value as a parameter",
-                    )
-                )
-            return typed.int_lit(int(value), node.span)
-        return typed.float_lit(float(value), node.span)
-
-    return tables.rewrite(module, fold)
-
-
 # ---------------------------------------------------------------------- the emitter
 
 
@@ -255,6 +207,10 @@ class ModuleEmitter:
         )
         # The values of the named constants (trip counts of loops to unroll).
         self.constant_values = static_host_values((), self.source.constants)
+        # The bracket nesting of each kernel and helper function, in the order of their
+        # texts (bracket_depth.py).
+        self.kernel_nesting: list[Nesting] = []
+        self.helper_nesting: list[Nesting] = []
 
     # ------------------------------------------------------------------ scopes
     def base_scope(self) -> Scope:
@@ -297,6 +253,9 @@ class ModuleEmitter:
             parts.append("\n".join(prototypes) + "\n")
         parts += helper_texts + kernel_texts
         text = self.mapping.backend.finish_source("\n".join(parts))
+        nesting = Nesting()
+        for found in (*self.helper_nesting, *self.kernel_nesting):  # as the text has them
+            nesting = nesting.deeper(found)
         return GeneratedModule(
             name=self.source.name,
             target=self.hwd.name,
@@ -309,6 +268,7 @@ class ModuleEmitter:
             language=self.mapping.language,
             arch=self.mapping.arch,
             tables=self.source.tables,
+            nesting=nesting,
         )
 
     def header(self) -> str:
@@ -364,7 +324,9 @@ class ModuleEmitter:
                 else:
                     fields.append(f"{INDENT}{element_type(d.type)} {d.name};")
             texts.append(
-                f"typedef struct {{{where(t.span)}\n" + "\n".join(fields) + f"\n}} {t.name};\n"
+                "".join(f"{d}\n" for d in located(self.mapping.dialect, t.span))
+                + f"typedef struct {{{where(t.span)}\n" + "\n".join(fields)
+                + f"\n}} {t.name};\n"
             )
         return texts
 
@@ -452,6 +414,7 @@ class ModuleEmitter:
             )
             text, plan = emitter.emit(name, nest)
             texts.append(text)
+            self.kernel_nesting.append(body.deepest)
             kernels.append(plan)
         function_plan = FunctionPlan(
             f,
@@ -522,6 +485,7 @@ class ModuleEmitter:
         body = BodyEmitter(
             self.printer(scope), self.mapping, self.spaces, constants=self.constant_values
         )
+        body.start(f.span)  # the function's opening comment names its line
         for s in f.body.stmts:
             if isinstance(s, Barrier):
                 raise MclError(
@@ -547,6 +511,9 @@ class ModuleEmitter:
             + "\n".join(body.lines)
             + "\n}\n"
         )
+        # The signature comes before the body (its parameters' brackets count too).
+        self.helper_nesting.append(
+            Nesting(deepest_bracket(signature)[0], f.span).deeper(body.deepest))
         return signature, text
 
 
@@ -568,37 +535,11 @@ def _scalar_name(t: Type) -> str:
 
 def split_host(f: Function) -> tuple[tuple[HostStmt, ...], list[Foreach], dict[str, Var]]:
     """Separate what runs on the host from the kernels: each top-level foreach becomes a
-    Launch (kernel number k); the host variables are the scalars declared outside foreach."""
+    Launch (kernel number k); the host variables are the scalars declared outside foreach.
+    `f` is lowered (mcl.codegen.passes): its views outside foreach are in its kernels."""
     splitter = _HostSplitter()
     body = tuple(splitter.visit(s) for s in f.body.stmts)
     return body, splitter.nests, splitter.host_vars
-
-
-def _with_views(nest: Foreach, views: tuple[ViewDecl, ...]) -> Foreach:
-    """`nest` with `views` declared first in its innermost foreach (where the kernel's
-    statements stand, whichever par_groups enclose them)."""
-    body = nest.body
-    inner = body.stmts[0] if isinstance(body, Block) and len(body.stmts) == 1 else body
-    between = _between_levels(body)
-    if isinstance(inner, Foreach):
-        body = _with_views(inner, views)
-    elif between is not None:  # declarations between the levels, then the next level
-        *decls, level = between
-        assert isinstance(level, Foreach)
-        body = Block((*decls, _with_views(level, views)), span=body.span)
-    else:
-        body = Block((*views, body), span=body.span)
-    return Foreach(nest.var, nest.count, nest.group, body, span=nest.span)
-
-
-def _between_levels(body: Stmt) -> tuple[Stmt, ...] | None:
-    """The statements of a foreach body that are declarations followed by one foreach
-    (`a[b] as float[4][8] row;` between the blocks and the threads); None otherwise."""
-    stmts = body.stmts if isinstance(body, Block) else (body,)
-    if stmts and isinstance(stmts[-1], Foreach) and all(
-            isinstance(s, Decl | ViewDecl) for s in stmts[:-1]):
-        return stmts
-    return None
 
 
 class _HostSplitter(StrictVisitor):
@@ -608,19 +549,16 @@ class _HostSplitter(StrictVisitor):
     def __init__(self) -> None:
         self.nests: list[Foreach] = []
         self.host_vars: dict[str, Var] = {}
-        self.views: list[ViewDecl] = []
 
     def visit_Foreach(self, s: Foreach) -> HostStmt:
-        if self.views:  # the views declared before it, declared again in its kernel
-            s = _with_views(s, tuple(self.views))
         self.nests.append(s)
         return Launch(len(self.nests) - 1, span=s.span)
 
     def visit_ViewDecl(self, s: ViewDecl) -> HostStmt:
-        # A view outside all foreach (a parameter's `as`, or the original MCL's views at
-        # function level) only renames storage: each kernel after it declares it again.
-        self.views.append(s)
-        return Block((), span=s.span)
+        # The `kernel-views` pass (mcl.codegen.kernel_views) has declared the views
+        # outside all foreach in the kernels and left an empty block in their place.
+        raise AssertionError(f"a view outside all foreach reached the host split ({s.span}): "
+                             "split_host takes a function after the lowering passes")
 
     def visit_Decl(self, s: Decl) -> HostStmt:
         if isinstance(s.type, ArrayType) or isinstance(s.type, NamedType):
@@ -693,8 +631,11 @@ def generate_module(
     `mcl.backends.generate_module`."""
     require_leaf(target, library)
     hwd = library.get(target)
-    source = codegen_input(checked, target, library, overrides)
-    generated = mapping.backend.emit(source, hwd, mapping, only)
+    # The shared passes, then the backend's own (mcl.codegen.passes).
+    passes = (*LOWERING, *backend_passes(mapping.backend))
+    lowered = lower_to_emit(checked, LoweringContext(target, library, overrides or {}),
+                            passes)
+    generated = mapping.backend.emit(gather(lowered), hwd, mapping, only)
     problems = mapping.backend.check_source(generated, checked.main.file)
     if problems:
         raise MclError(problems)

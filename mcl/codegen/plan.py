@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from mcl.codegen.bracket_depth import Nesting
 from mcl.diagnostics import Span
 from mcl.mcpl.ast import Decl, Expr, Function, Stmt, TypeDef
 from mcl.mcpl.ast import Launch as Launch  # the host passes import it from here
@@ -115,6 +116,9 @@ class GeneratedModule:
     arch: str | None = None  # the leaf's architecture, where its mapping names one
     # The checker's types of the host statements and launch sizes the harness prints.
     tables: SideTables = field(default_factory=SideTables, compare=False, repr=False)
+    # The deepest bracket nesting of `source`'s functions, as the emitter measured it
+    # (a backend's `check_source` compares it with its compiler's limit).
+    nesting: Nesting = field(default_factory=Nesting, compare=False, repr=False)
 
     def function(self, name: str) -> FunctionPlan | None:
         return next((f for f in self.functions if f.name == name), None)

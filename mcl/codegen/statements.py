@@ -1,7 +1,9 @@
 """Emit MCPL statements as OpenCL C: the body a work-item executes, and helper functions.
 
 Every statement keeps its MCPL names and gets a `// file.mcpl:LINE` comment pointing back
-to the source (paper 4.4: code and feedback stay related to what the programmer wrote).
+to the source (paper 4.4: code and feedback stay related to what the programmer wrote),
+and the line directive of its span where the dialect has one (CUDA's `#line`:
+`located`).
 """
 
 from __future__ import annotations
@@ -12,8 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mcl.codegen.bracket_depth import Nesting, deepest_bracket
 from mcl.codegen.c_expr import ExprPrinter
 from mcl.codegen.c_names import c_name, opencl_type
+from mcl.codegen.dialect import Dialect
 from mcl.codegen.host_eval import Number
 from mcl.codegen.layout import flat_dims, product
 from mcl.codegen.mapping import FENCE_FLAGS, OpenCLMapping
@@ -67,6 +71,15 @@ def where(span: Span | None) -> str:
     return f"  // {Path(span.file).name}:{span.line}" if span and span.file else ""
 
 
+def located(dialect: Dialect, span: Span | None) -> list[str]:
+    """The lines before a generated line that points back to `span` (that `where(span)`
+    ends): the dialect's line directive of the span, where it has one."""
+    if not (span and span.file):
+        return []
+    directive = dialect.line_directive(span)
+    return [] if directive is None else [directive]
+
+
 def contains_barrier(s: object) -> bool:
     return any(isinstance(n, Barrier) for n in walk(s))
 
@@ -118,10 +131,31 @@ class BodyEmitter(StrictVisitor):
     specialised: list[tuple[str, Expr]] = field(default_factory=list)
     # Values of the named constants (for trip counts of loops to unroll).
     constants: dict[str, Number] = field(default_factory=dict)
+    # The deepest bracket nesting of the lines so far (bracket_depth.py: clang's limit)
+    # and the span of the statement printed last, which the lines after it belong to.
+    deepest: Nesting = field(default_factory=Nesting)
+    statement: Span | None = None
 
     # ------------------------------------------------------------------ helpers
-    def line(self, indent: int, text: str, span: Span | None = None) -> None:
-        self.lines.append(f"{INDENT * indent}{text}{where(span)}")
+    def line(self, indent: int, text: str, span: Span | None = None,
+             note: str | None = None) -> None:
+        """`text` at block depth `indent`, pointing back to `span` (then `note`, a comment
+        after the MCPL line)."""
+        comment = where(span) if note is None else f"{where(span) or '  //'} {note}"
+        self.lines += located(self.mapping.dialect, span)
+        self.lines.append(f"{INDENT * indent}{text}{comment}")
+        if span is not None:
+            self.statement = span
+        # Inside `indent` braces (a function body's included), plus the line's own.
+        depth = indent + deepest_bracket(text)[0]
+        self.deepest = self.deepest.deeper(Nesting(depth, self.statement))
+
+    def start(self, span: Span | None) -> None:
+        """A new function body, of the MCPL construct at `span`: no lines, not nested."""
+        self.lines = []
+        self.specialised = []
+        self.deepest = Nesting()
+        self.statement = span
 
     def x(self, e: Expr) -> str:
         return self.printer.expr(e)
@@ -392,11 +426,8 @@ class BodyEmitter(StrictVisitor):
         if source.readonly:
             qualifier += "const "
         element = element_type(view.type.element, in_buffer=source.kind == "param")
-        comment = where(span) or "  //"
-        self.lines.append(
-            f"{INDENT * indent}{qualifier}{element}* const {var.cname} = {start};"
-            f"{comment} (view of {viewed})"
-        )
+        self.line(indent, f"{qualifier}{element}* const {var.cname} = {start};", span,
+                  f"(view of {viewed})")
 
     # ------------------------------------------------------------------ guards
     def guarded(self, stmts: tuple[Stmt, ...], cond: str, indent: int) -> None:

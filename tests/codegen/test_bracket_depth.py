@@ -1,6 +1,7 @@
 """Generated kernels nested deeper than OpenCL compilers accept are refused by code
 generation, at the MCPL line, instead of failing to build on the device with a hint that
-blames mcl (mcl.codegen.bracket_depth)."""
+blames mcl (mcl.codegen.bracket_depth). The emitter measures the nesting as it prints
+(`GeneratedModule.nesting`): the same depth as a scan of the whole text finds."""
 
 from __future__ import annotations
 
@@ -9,8 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from mcl import pipeline
 from mcl.cli import main
 from mcl.codegen.bracket_depth import deepest_bracket
+from mcl.commands.codegen import load_checked
+
+from .support import library, versions_at_leaves
 
 
 def _naive_depth(text: str) -> int:
@@ -79,3 +84,30 @@ def test_the_deepest_nest_accepted_builds_and_verifies_on_pocl(
     (tmp_path / "reference.py").write_text(REFERENCE, encoding="utf-8")
     assert main(["run", "--target", "fermi", "--verify", str(kernel)]) == 0
     assert "[codegen-nesting]" not in capsys.readouterr().err
+
+
+HOPPER = [p for p, leaf in versions_at_leaves("opencl") if leaf == "hopper"]
+
+
+@pytest.mark.parametrize("path", HOPPER, ids=[f"{p.parent.name}/{p.stem}" for p in HOPPER])
+def test_the_emitters_measure_is_the_depth_of_the_text(path: Path) -> None:
+    generated = pipeline.generate(load_checked(path, [], library()), "hopper", library())
+    assert generated.nesting.depth == deepest_bracket(generated.source)[0]
+    assert generated.nesting.span is not None and generated.nesting.span.file == str(path)
+
+
+def test_a_deep_nest_in_a_called_function_is_refused_at_its_statement(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    body = "s = s + 1.0;"
+    for level in range(257):  # the innermost `if (...) {` is 258 deep, 257 for clang
+        body = f"if (x > {level % 5}) {{ {body} }}"
+    kernel = tmp_path / "k.mcpl"
+    kernel.write_text(
+        "perfect float deep(float x) {\n  float s = x;\n  " + body + "\n  return s;\n}\n"
+        "perfect void k(int n, main float[n] a) {\n"
+        "  foreach (int i in n threads) {\n    a[i] = deep(a[i]);\n  }\n}\n",
+        encoding="utf-8")
+    assert main(["codegen", "--target", "fermi", "-o", str(tmp_path / "out"), str(kernel)]) == 1
+    err = capsys.readouterr().err
+    assert f"{kernel}:3:1: error: " in err and "[codegen-nesting]" in err
+    assert "257 deep" in err

@@ -1,5 +1,6 @@
 """The CUDA backend: CUDA C++ kernels (mcl.backends.cuda.dialect) with `#line` directives
-to the MCPL lines, compiled by NVRTC to a cubin for the device's architecture
+to the MCPL lines (the dialect's `line_directive`, written by the emitter from each
+statement's span), compiled by NVRTC to a cubin for the device's architecture
 (mcl.backends.cuda.nvrtc) and run through NVIDIA's driver API (mcl.backends.cuda.runner;
 the extra `mcl[cuda]`), a C++ host harness on the driver API and NVRTC
 (mcl.backends.cuda.host). Leaves: those with a `<leaf>.cuda.toml`, which may name the
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from mcl.backends.cuda.dialect import CUDA, line_directives
+from mcl.backends.cuda.dialect import CUDA
 from mcl.codegen.backend import DeviceListing, MappingVocabulary, TunerTarget
 
 if TYPE_CHECKING:
@@ -63,7 +64,7 @@ class CudaBackend:
         return ModuleEmitter(source, hwd, mapping).emit(only)
 
     def finish_source(self, text: str) -> str:
-        return line_directives(text)
+        return text  # the emitter writes the `#line` directives (CUDA.line_directive)
 
     def check_source(self, generated: GeneratedModule, source_file: str | None
                      ) -> list[Diagnostic]:

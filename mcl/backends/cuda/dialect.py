@@ -4,13 +4,14 @@ MCPL names."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from mcl.codegen.c_expr import ATOMICS, ExprPrinter, atomic_target_error
 from mcl.codegen.dialect import Dialect
 from mcl.codegen.kernels import shared_offset
 from mcl.codegen.scope import FLOAT, INT
+from mcl.diagnostics import Span
 from mcl.mcpl.ast import Binary, Call, Expr
 from mcl.mcpl.builtins import CFunction
 
@@ -70,6 +71,13 @@ class CudaDialect(Dialect):
     def unaligned_vector_copy(self, width: int, src: str, dst: str) -> str | None:
         return None  # no vload/vstore: the loop stays a loop
 
+    def line_directive(self, span: Span) -> str | None:
+        # nvcc/NVRTC messages, compute-sanitizer reports and profiler source views name the
+        # MCPL line (paper 4.4: code and feedback stay related to what the programmer
+        # wrote); the file is named as the statement's comment names it.
+        name = Path(span.file).name.replace("\\", "\\\\").replace('"', '\\"')
+        return f'#line {span.line} "{name}"'
+
     def header(self, uses_double: bool) -> list[str]:
         # OpenCL's short type names, which the shared statements use for bytes.
         return ["typedef unsigned char uchar;", "typedef unsigned int uint;"]
@@ -80,19 +88,3 @@ class CudaDialect(Dialect):
 CUDA = CudaDialect("cuda", "CUDA", ".cu", 'extern "C" __global__', "__device__ ",
                    "__restrict__", "__shared__", " __align__(16)",
                    maybe_unused="[[maybe_unused]] ", shared_by_offset=True)
-
-
-def line_directives(text: str) -> str:
-    """CUDA source whose statements carry `#line` directives: each line that ends in the
-    `// file.mcpl:LINE` comment of `statements.where` is preceded by `#line LINE "file"`,
-    so nvcc/NVRTC messages, compute-sanitizer reports and profiler source views name the
-    MCPL line (paper 4.4: code and feedback stay related to what the programmer wrote)."""
-    pattern = re.compile(r"//\s*([^\s:/]+\.(?:mcpl|mcl)):(\d+)")
-    out: list[str] = []
-    for line in text.split("\n"):
-        stripped = line.lstrip()
-        found = pattern.search(line)
-        if found and not stripped.startswith(("#", "//")):
-            out.append(f'#line {found.group(2)} "{found.group(1)}"')
-        out.append(line)
-    return "\n".join(out)

@@ -65,7 +65,7 @@ class OpenCLBackend:
         # clang, which most OpenCL compilers are built on, stops at 256 nested brackets.
         from mcl.codegen.bracket_depth import nesting_errors
 
-        return nesting_errors(generated.source, generated.name, source_file)
+        return nesting_errors(generated.nesting, generated.name)
 
     def select_device(self, spec: str | None, preferred_type: str | None = None) -> Any:
         from mcl.backends.opencl.runner import select_device
