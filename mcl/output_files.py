@@ -64,11 +64,41 @@ def _path_error(option: str, path: Path, why: str, hint: str | None = None) -> M
     return MclError(error("output-path", f"{option} {path}: {why}", hint=hint))
 
 
+def _exists(path: Path) -> bool:
+    """Whether `path` exists; a path the system cannot even look up (a name too long for
+    the file system) does not."""
+    try:
+        return path.exists()
+    except OSError:
+        return False
+
+
 def _nearest_existing(path: Path) -> Path:
     current = path.absolute()
-    while not current.exists() and current != current.parent:
+    while not _exists(current) and current != current.parent:
         current = current.parent
     return current
+
+
+# POSIX's smallest NAME_MAX the system may have; used when the folder does not say.
+_DEFAULT_NAME_MAX = 255
+
+
+def _check_name_lengths(option: str, path: Path) -> None:
+    """Every name in `path` fits the file system of the folder that would hold it (a
+    longer one fails every call on the path with 'File name too long')."""
+    try:
+        limit = os.pathconf(_nearest_existing(path), "PC_NAME_MAX")
+    except (OSError, ValueError):
+        limit = _DEFAULT_NAME_MAX
+    for name in path.parts:
+        size = len(os.fsencode(name))
+        if size > limit:
+            raise _path_error(
+                option, path,
+                f"the name '{name[:24]}...' ({size} bytes) is longer than the file system "
+                f"allows ({limit} bytes)",
+                hint="choose a shorter name")
 
 
 def _check_writable_folder(option: str, path: Path, folder: Path) -> None:
@@ -85,6 +115,7 @@ def check_output_file(path: str | Path, option: str) -> Path:
     """The output file of `option` (e.g. `-o`, `--plot`), checked before any work: not a
     folder, and its folder exists and is writable, or can be made."""
     out = Path(path)
+    _check_name_lengths(option, out)
     if str(path) == "" or out.is_dir():
         raise _path_error(option, out, "is a folder, not a file", hint="name a file")
     if out.exists() and not os.access(out, os.W_OK):
@@ -97,6 +128,7 @@ def check_output_folder(path: str | Path, option: str) -> Path:
     """The output folder of `option`, checked before any work: a writable folder, or one
     that can be made."""
     out = Path(path)
+    _check_name_lengths(option, out)
     if out.exists() and not out.is_dir():
         raise _path_error(option, out, "exists and is not a folder", hint="name a folder")
     _check_writable_folder(option, out, out)

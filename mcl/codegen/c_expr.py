@@ -9,6 +9,7 @@ and asks its `CLanguage` for the spellings that differ. It writes a built-in as 
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -63,6 +64,26 @@ _LIBRARY_ATOMICS = {
 ATOMICS: dict[str, CAtomic] = {
     b.name: b.c for b in BUILTINS.values() if isinstance(b.c, CAtomic)
 } | _LIBRARY_ATOMICS
+
+
+# A decimal floating constant as C reads it (C11 6.4.4.2), digits 0-9 only.
+_C_DECIMAL_FLOAT = re.compile(r"-?(?:[0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def c_float_text(e: FloatLit) -> str:
+    """The literal as C spells it (without a suffix): the source's own spelling when C
+    reads it as the same value, else printed from the value (a spelling Python reads
+    but C does not, such as other scripts' digits, never reaches the device compiler)."""
+    text = e.text
+    if not (_C_DECIMAL_FLOAT.fullmatch(text) and float(text) == e.value):
+        text = repr(float(e.value))
+    if not any(c in text for c in ".eE"):
+        text += ".0"
+    if text.startswith("."):
+        text = "0" + text
+    if text.endswith("."):
+        text += "0"
+    return text
 
 
 def int_literal(e: IntLit) -> str:
@@ -201,14 +222,7 @@ class ExprPrinter(StrictVisitor):
         return self._call(e), ATOM
 
     def _float(self, e: FloatLit) -> str:
-        text = e.text or repr(float(e.value))
-        if not any(c in text for c in ".eE"):
-            text += ".0"
-        if text.startswith("."):
-            text = "0" + text
-        if text.endswith("."):
-            text += "0"
-        return text + self.float_suffix
+        return c_float_text(e) + self.float_suffix
 
     def _binary(self, e: Binary) -> tuple[str, int]:
         if e.op == "^":  # MCPL's power operator

@@ -22,6 +22,8 @@ result:
   becomes one scalar store per lane that the condition allows (its value and index are
   computed in every lane, so they read no shared array and do not divide);
 - private arrays of the lanes are indexed with uniform indices (an array of vectors);
+- a store of a uniform value to a uniform element of a shared array (every lane writes
+  the same element, which the checker reports as `mcpl-write-race`) is one scalar store;
 - a varying access to a shared array is one vector load or store (`vload16`) when its
   offset is `base + lane` with `base` uniform (coefficient 1, proven symbolically with
   the constants kept as symbols, so a -D override cannot break it). An index clamped
@@ -439,6 +441,15 @@ class LaneEmitter:
                 return
             if var.name in self.lane_arrays and any(self.is_varying(i) for i in indices):
                 raise NotVectorisable(f"'{var.name}' indexed by the lane")
+            if var.name not in self.lane_arrays:
+                # Every lane stores the same value into one element (the checker's
+                # mcpl-write-race): one scalar store does what each of them would. An
+                # update (`+=`) by every lane is not one update: those keep work-items.
+                if s.op != "=":
+                    raise NotVectorisable(f"'{s.op}' by every lane into one element")
+                target = self.body.printer.expr(s.target)
+                self.body.line(indent, f"{target} = {self.x(s.value)};", s.span)
+                return
         if self.is_varying(s.value) and self._kind(s.value) != self._kind(s.target):
             raise NotVectorisable("an assignment of another type")
         self.body.line(indent, f"{self.x(s.target)} {s.op} {self.x(s.value)};", s.span)

@@ -464,6 +464,27 @@ class FunctionChecker(ExpressionChecker):
                     deps.append(sym)
         return deps
 
+    def write_site(
+        self, target: ast.Expr, span: Span | None, through: tuple[str, str] | None
+    ) -> None:
+        super().write_site(target, span, through)
+        root, _ = lvalue_parts(target)
+        sym = self.scopes.lookup(root.name) if root is not None else None
+        if sym is not None and sym.host and self.frames:
+            # Section 4: a scalar declared outside every foreach is one value of the host,
+            # shared by all units; each unit writing it would race with the others (the
+            # generated code holds it as a constant of the kernel).
+            by = f" (through '{through[0]}')" if through else ""
+            self.error(
+                "mcpl-host-scalar-write",
+                f"'{sym.name}' is declared outside all foreach statements, one value "
+                f"shared by every unit; writing it inside a foreach{by} is a race between "
+                "the units",
+                span,
+                "declare it inside the foreach, so that each unit has its own copy, or "
+                "write it outside all foreach statements",
+            )
+
     def rewritten(self, name: str) -> bool:
         """Whether the function may write a variable called `name` after declaring it: an
         assignment, ++/--, a swap, or passing it to a call (which may write it)."""

@@ -353,7 +353,7 @@ _OPERAND_STARTS = {"a name", "a number", "true or false", "'('", "'-' or '!'"}
 _POSTFIX_NOISE = {"'['", "'.'", "'^'", "'('"}
 
 _PRIMS = PRIMITIVE_NAMES
-_TOKEN_AT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+(\.\d*)?([eE][+-]?\d+)?|\S")
+_TOKEN_AT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+(\.[0-9]*)?([eE][+-]?[0-9]+)?|\S")
 
 
 def _expected_words(rules: list[Any]) -> list[str]:
