@@ -196,3 +196,14 @@ def test_an_output_name_too_long_for_the_file_system_is_one_error(
         assert "longer than the file system allows" in lines[0]
         assert "hint: choose a shorter name" in err
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_an_update_by_every_lane_of_one_element_keeps_work_items(tmp_path: Path) -> None:
+    """`a[i, 0] += 1.0` in every lane is sixteen updates, not one: no vector code."""
+    source = LANES_STORE_ONE.format(level="x86_avx512").replace("a[i, 0] = 2.5;",
+                                                                "a[i, 0] += 2.5;")
+    path = _write(tmp_path, source)
+    out = tmp_path / "out"
+    assert main(["codegen", str(path), "--target", "x86_avx512", "-o", str(out)]) == 0
+    kernel = (out / "k.cl").read_text(encoding="utf-8")
+    assert "mcl_lane" not in kernel and "a[i * 16 + 0] += 2.5f;" in kernel
