@@ -6,7 +6,8 @@ Two rules, one place:
   (`check_output_file`, `check_output_folder`) before it analyses, translates or runs
   anything, so a read-only or mistyped folder costs a second, not a 25-second analysis.
   A folder that does not exist yet is fine when it can be made: its nearest existing
-  parent must be a writable folder.
+  parent must be a writable folder. No name in the path may be longer than that
+  folder's file system allows (NAME_MAX).
 - **Written whole or not at all.** A file is written to a temporary file beside it and
   renamed over the old one (`write_text`, `write_with`), so a full disk or a crash leaves
   the old file, not a truncated one. `write_generated_folder` does the same for a set of
