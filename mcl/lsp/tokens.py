@@ -32,7 +32,7 @@ MODIFIERS = ["declaration", "readonly", "defaultLibrary"]
 LEGEND = lsp.SemanticTokensLegend(token_types=TYPES, token_modifiers=MODIFIERS)
 _PRIMS = PRIMITIVE_NAMES
 _SCAN = re.compile(r"(?P<comment>//[^\n]*|/\*(?:.|\n)*?(?:\*/|\Z))"
-                   r"|(?P<number>0[xX][0-9a-fA-F]+|(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?)"
+                   r"|(?P<number>0[xX][0-9a-fA-F]+|(?:[0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)(?:[eE][+-]?[0-9]+)?)"
                    r"|(?P<word>[A-Za-z_][A-Za-z0-9_]*)")
 
 Kind = tuple[str, tuple[str, ...]]  # token type, modifiers

@@ -176,3 +176,14 @@ def test_format_quantity_inverts_normalisation():
     assert format_quantity(177_408_000_000 * 8, "bit/s") == "177.4 GB/s"
     assert format_quantity(3_696_000_000, "Hz") == "3.696 GHz"
     assert format_quantity(math.inf, "B") == "unlimited B"
+
+
+@pytest.mark.parametrize("digits", ["١٢", "１６", "4٨"])
+def test_unicode_digits_are_not_numbers(digits: str) -> None:
+    """Python's `\\d` matches every Unicode digit; a description's numbers are 0-9 only, as
+    MCPL's are (the grammar's IntLiteral)."""
+    with pytest.raises(MclError) as info:
+        S.parse_hdl(f"hardware_description t;\nmemory m {{\n  capacity = {digits} B;\n}}\n",
+                    "t.hdl")
+    (d,) = info.value.diagnostics
+    assert d.code == "hdl-syntax" and d.span.line == 3
