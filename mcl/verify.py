@@ -327,12 +327,15 @@ def _float_magnitudes(args: Mapping[str, Any]) -> dict[str, Any]:
     index, are kept): the reference run on them gives Σ|terms| per output element."""
     out: dict[str, Any] = {}
     for k, v in args.items():
-        if isinstance(v, np.ndarray) and (v.dtype.kind == "f" or v.dtype.names is not None):
-            out[k] = _absolute(v)
-        elif isinstance(v, (float, np.floating)):
-            out[k] = type(v)(abs(v))
-        else:
-            out[k] = v.copy() if isinstance(v, np.ndarray) else v
+        match v:
+            case np.ndarray() if v.dtype.kind == "f" or v.dtype.names is not None:
+                out[k] = _absolute(v)
+            case float() | np.floating():
+                out[k] = type(v)(abs(v))
+            case np.ndarray():
+                out[k] = v.copy()
+            case _:
+                out[k] = v
     return out
 
 

@@ -8,6 +8,7 @@ import ast
 import re
 from functools import cache
 from pathlib import Path
+from typing import cast
 
 ROOT = Path(__file__).resolve().parents[1]
 ISSUE = re.compile(r"\b[Ii]ssues? \d+")
@@ -101,3 +102,102 @@ def test_the_language_server_imports_nothing_from_the_commands() -> None:
         and any(a.name.startswith("mcl.commands") for a in node.names)
     ]
     assert imports == []
+
+
+# docs/architecture.md, "Dispatch on node kinds": a pass that chooses by the kind of a node
+# says so with `match` (exhaustive over a closed union where mypy can check it), not with a
+# chain of `isinstance` tests, which silently skips a kind it forgot.
+LONGEST_CHAIN = 3
+
+
+def _isinstance_subject(test: ast.expr) -> str | None:
+    """The subject of `isinstance(subject, ...)` (or of the first test of an `and`, which
+    a `case` with a guard says), unparsed; None for any other test."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        test = test.values[0]
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) \
+            and test.func.id == "isinstance" and test.args:
+        return ast.unparse(test.args[0])
+    return None
+
+
+def _elif_chain(node: ast.If) -> tuple[str | None, int]:
+    """The subject and length of the `if isinstance(x, ...)/elif isinstance(x, ...)` chain
+    that starts at `node`."""
+    subject, length = _isinstance_subject(node.test), 0
+    current: ast.stmt = node
+    while isinstance(current, ast.If) and subject is not None \
+            and _isinstance_subject(current.test) == subject:
+        length += 1
+        if len(current.orelse) != 1:
+            break
+        current = current.orelse[0]
+    return subject, length
+
+
+def _exits(body: list[ast.stmt]) -> bool:
+    return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise, ast.Continue))
+
+
+def isinstance_chains(tree: ast.Module) -> list[int]:
+    """Lines where a chain of more than LONGEST_CHAIN `isinstance` tests on one subject
+    starts: `if/elif` chains, and runs of `if isinstance(x, ...): return ...` statements."""
+    found: set[int] = set()
+    inner: set[ast.AST] = set()  # the elif branches of a chain already counted (ast
+    # nodes hash by identity)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and node not in inner:
+            subject, length = _elif_chain(node)
+            current: ast.stmt = node
+            for _ in range(length - 1):
+                current = cast(ast.If, current).orelse[0]
+                inner.add(current)
+            if subject is not None and length > LONGEST_CHAIN:
+                found.add(node.lineno)
+        for field in ("body", "orelse", "finalbody"):
+            statements = getattr(node, field, None)
+            if not isinstance(statements, list):
+                continue
+            run_subject, run_start, run = None, 0, 0
+            for stmt in statements + [ast.Pass()]:
+                subject = _isinstance_subject(stmt.test) \
+                    if isinstance(stmt, ast.If) and _exits(stmt.body) else None
+                if subject is not None and subject == run_subject:
+                    run += 1
+                    continue
+                if run > LONGEST_CHAIN:
+                    found.add(run_start)
+                run_subject, run_start, run = subject, getattr(stmt, "lineno", 0), 1
+    return sorted(found)
+
+
+def test_isinstance_chains_are_found() -> None:
+    planted = (
+        "def f(n):\n"
+        "    if isinstance(n, A):\n        return 1\n"
+        "    elif isinstance(n, B):\n        return 2\n"
+        "    elif isinstance(n, C) and n.x:\n        return 3\n"
+        "    elif isinstance(n, D):\n        return 4\n"
+        "def g(n):\n"
+        "    if isinstance(n, A):\n        return 1\n"
+        "    if isinstance(n, B):\n        return 2\n"
+        "    if isinstance(n, C):\n        return 3\n"
+        "    if isinstance(n, D):\n        return 4\n"
+        "    return 0\n"
+        "def h(n, m):\n"
+        "    if isinstance(n, A):\n        return 1\n"
+        "    elif isinstance(m, B):\n        return 2\n"
+        "    elif isinstance(n, C):\n        return 3\n"
+        "    elif isinstance(n, D):\n        return 4\n"
+        "    x = 1\n"
+        "    if isinstance(n, A):\n        return 1\n"
+        "    if isinstance(n, B):\n        return 2\n"
+        "    if isinstance(n, C):\n        return 3\n"
+    )
+    assert isinstance_chains(ast.parse(planted)) == [2, 11]
+
+
+def test_no_long_isinstance_chains_in_the_compiler() -> None:
+    chains = [f"{path}:{line}" for path, tree in compiler_trees()
+              for line in isinstance_chains(tree)]
+    assert chains == []

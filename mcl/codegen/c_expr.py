@@ -287,13 +287,14 @@ class ExprPrinter(StrictVisitor):
     def _builtin(self, builtin: Builtin, e: Call) -> str:
         """A call of a built-in as its row of BUILTINS spells it."""
         c = builtin.c
-        if isinstance(c, CCast):
-            self.needs.double |= c.type == "double"
-            return f"({c.type}){self.wrap(e.args[0], UNARY)}"
-        if isinstance(c, CAtomic):
-            return self._atomic(e)
-        if isinstance(c, CRule):
-            return C_RULES[c.name](self, e)
+        match c:
+            case CCast():
+                self.needs.double |= c.type == "double"
+                return f"({c.type}){self.wrap(e.args[0], UNARY)}"
+            case CAtomic():
+                return self._atomic(e)
+            case CRule():
+                return C_RULES[c.name](self, e)
         if builtin.c_int is not None and not any(self.scope.is_float(a) for a in e.args):
             c = builtin.c_int
         name = self.language.builtin(c)

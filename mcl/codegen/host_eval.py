@@ -195,10 +195,11 @@ def static_host_values(stmts: Iterable[HostStmt], constants: Iterable[Decl]) -> 
 
 
 def _convert(t: object, value: Number) -> Number:
-    if isinstance(t, Prim) and t.name in ("int", "byte"):
-        return int(value)
-    if isinstance(t, Prim) and t.name == "float":
-        return np.float32(value)
-    if isinstance(t, Prim) and t.name == "double":
-        return np.float64(value)
+    match t:
+        case Prim(name="int" | "byte"):
+            return int(value)
+        case Prim(name="float"):
+            return np.float32(value)
+        case Prim(name="double"):
+            return np.float64(value)
     return value

@@ -111,27 +111,29 @@ class Scope:
         declaration. A node without a type is a node code generation built untyped, a
         mistake of code generation (`codegen-untyped`)."""
         found = self.tables.type_of(e)
-        if isinstance(found, T.Scalar):
-            return Prim(found.name)
-        if isinstance(found, T.Struct):
-            return NamedType(found.name)
-        if isinstance(found, T.Array):
-            return self._declared_array(e)
+        match found:
+            case T.Scalar():
+                return Prim(found.name)
+            case T.Struct():
+                return NamedType(found.name)
+            case T.Array():
+                return self._declared_array(e)
         raise MclError(error("codegen-untyped", "code generation has no type for "
                              f"{type(e).__name__} {e!r}", e.span))
 
     def _declared_array(self, e: Expr) -> Type:
         """The declared type, sizes and all, of the array the access path `e` names."""
-        if isinstance(e, Name):
-            return self.lookup(e.name, e.span).type
-        if isinstance(e, Index):
-            base_t = self.type_of(e.base)
-            assert isinstance(base_t, ArrayType), "the checker typed the base an array"
-            rest = remaining_type(base_t, len(e.indices))
-            assert rest is not None, "the checker typed the element an array"
-            return rest
-        if isinstance(e, Field):
-            return self.field_type(self.type_of(e.base), e.name, e.span)
+        match e:
+            case Name():
+                return self.lookup(e.name, e.span).type
+            case Index():
+                base_t = self.type_of(e.base)
+                assert isinstance(base_t, ArrayType), "the checker typed the base an array"
+                rest = remaining_type(base_t, len(e.indices))
+                assert rest is not None, "the checker typed the element an array"
+                return rest
+            case Field():
+                return self.field_type(self.type_of(e.base), e.name, e.span)
         raise MclError(error("codegen-untyped", f"an array {type(e).__name__} has no "
                              "declaration to give its sizes", e.span))
 

@@ -47,12 +47,14 @@ def for_trip_count(
         return None
     if cond.op not in ("<", "<="):
         return None
-    if isinstance(s.step, IncDec) and s.step.op == "++":
-        step_value: int | None = 1
-    elif isinstance(s.step, Assign) and s.step.op == "+=":
-        step_value = _value(s.step.value, constants, is_constant)
-    else:
-        return None
+    step_value: int | None
+    match s.step:
+        case IncDec(op="++"):
+            step_value = 1
+        case Assign(op="+="):
+            step_value = _value(s.step.value, constants, is_constant)
+        case _:
+            return None
     if not (isinstance(s.step.target, Name) and s.step.target.name == var):
         return None
     a = _value(start, constants, is_constant)

@@ -11,9 +11,10 @@ finding's `RaiseOccupancy`, a `CoalesceAccess`, a `RemoveBankConflict` or a
 
 Each record type that others read declares its message code (`CODE`, a `MessageCode`):
 the analysis that makes the record emits its message under that code, and the catalogue
-(mcl.feedback.codes) lists it. A finding of a code without a record type of its own (the
-facts only a reader of the report uses, a description's own feedback function) is a
-plain `Finding`.
+(mcl.feedback.codes) lists it; `LoopLineFetches`, whose messages take the code of their
+verdict, is the one exception (the cache analysis declares its codes). A finding of a
+code without a record type of its own (the facts only a reader of the report uses, a
+description's own feedback function) is a plain `Finding`.
 
 This module is at the bottom of the package (docs/architecture.md, "Feedback in
 layers"): it imports only the message types, so every analysis and reader can import it.
@@ -36,6 +37,7 @@ F = TypeVar("F", bound="Finding")
 
 # The sections of docs/feedback.md the codes declared here are catalogued in (the
 # analyses that emit them declare their other codes in the same sections).
+OPSTATS_DOCS = "operation-statistics-opstats-paper-62"
 FUNCTIONS_DOCS = "performance-feedback-functions-functions-paper-65"
 MEMORY_DOCS = "faster-memory-memory-paper-63"
 TRANSFERS_DOCS = "transfers-transfers-levels-with-a-host"
@@ -282,6 +284,30 @@ def number(v: Value | None) -> float | None:
 
 
 # The records other analyses read, each with the code its message has.
+
+
+@dataclass(frozen=True, kw_only=True)
+class OperationCounts(Finding):
+    """A function's operation counts (mcl.feedback.analyses.opstats, paper 6.2): its
+    computational instructions and its data accesses (loads and stores of memory), the
+    two figures Table II states per version."""
+
+    computational: Value
+    data_accesses: Value
+
+    CODE: ClassVar[MessageCode | None] = MessageCode(
+        "opstats-summary", "operation counts", (FeedbackSeverity.INFO,), OPSTATS_DOCS,
+        headline=True)
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoopLineFetches(Finding):
+    """Section 6.4's verdict on one access in one loop (mcl.feedback.analyses.cache): the
+    cache lines the loop fetches for it in the best case (`best_lines`). Its code is the
+    verdict's (`cache-benefits`, `cache-may-benefit`, `cache-no-benefit`), which the cache
+    analysis declares."""
+
+    best_lines: Value
 
 
 @dataclass(frozen=True)

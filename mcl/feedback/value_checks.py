@@ -31,29 +31,30 @@ def value_errors(function: ast.Function, values: Mapping[str, Constant]) -> list
     if diags:  # folding with a value its parameter cannot hold would mislead
         return diags
     for node in ast.walk(function):
-        if isinstance(node, ast.Binary) and node.op in ("/", "%"):
-            divisor = _value(node.right, known)
-            if divisor == 0 and isinstance(divisor, int):
-                diags.append(error(
-                    "values-division-by-zero",
-                    f"with {_shown(node.right, known)}, '{print_expr(node.right)}' is 0 and "
-                    f"'{print_expr(node)}' divides by zero",
-                    node.right.span or node.span,
-                    "give the parameters values the kernel is meant for",
-                ))
-        elif isinstance(node, ast.Foreach):
-            count = _value(node.count, known)
-            if count is not None and count < 1:
-                diags.append(error(
-                    "values-empty-foreach",
-                    f"with {_shown(node.count, known)}, the count '{print_expr(node.count)}'"
-                    " of this foreach is "
-                    f"{count}: it runs no units",
-                    node.count.span or node.span,
-                    "a foreach count must be at least 1",
-                ))
-        elif isinstance(node, ast.For):
-            diags += _endless_loop(node, known)
+        match node:
+            case ast.Binary(op="/" | "%"):
+                divisor = _value(node.right, known)
+                if divisor == 0 and isinstance(divisor, int):
+                    diags.append(error(
+                        "values-division-by-zero",
+                        f"with {_shown(node.right, known)}, '{print_expr(node.right)}' is 0 and "
+                        f"'{print_expr(node)}' divides by zero",
+                        node.right.span or node.span,
+                        "give the parameters values the kernel is meant for",
+                    ))
+            case ast.Foreach():
+                count = _value(node.count, known)
+                if count is not None and count < 1:
+                    diags.append(error(
+                        "values-empty-foreach",
+                        f"with {_shown(node.count, known)}, the count '{print_expr(node.count)}'"
+                        " of this foreach is "
+                        f"{count}: it runs no units",
+                        node.count.span or node.span,
+                        "a foreach count must be at least 1",
+                    ))
+            case ast.For():
+                diags += _endless_loop(node, known)
     return diags + extent_errors(function, known)
 
 

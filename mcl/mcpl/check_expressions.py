@@ -832,10 +832,11 @@ def _same_name(a: ast.Expr, b: ast.Expr) -> bool:
 
 def _unsigned(e: ast.Expr) -> ast.Expr:
     """The operand of a unary operator or the magnitude of a negative literal."""
-    if isinstance(e, ast.Unary):
-        return e.operand
-    if isinstance(e, ast.IntLit):
-        return ast.IntLit(-e.value, span=e.span)
-    if isinstance(e, ast.FloatLit):
-        return ast.FloatLit(-e.value, e.text.lstrip("-"), span=e.span)
+    match e:
+        case ast.Unary():
+            return e.operand
+        case ast.IntLit():
+            return ast.IntLit(-e.value, span=e.span)
+        case ast.FloatLit():
+            return ast.FloatLit(-e.value, e.text.lstrip("-"), span=e.span)
     return e

@@ -63,13 +63,16 @@ def _written_names(body: object) -> Iterator[str]:
     """The variables a body may write: targets of assignments, ++/-- and swaps, and the
     arguments of calls (which may write them)."""
     for node in ast.walk(body):
-        targets: list[ast.Expr] = []
-        if isinstance(node, (ast.Assign, ast.IncDec)):
-            targets = [node.target]
-        elif isinstance(node, ast.Swap):
-            targets = [node.left, node.right]
-        elif isinstance(node, ast.Call):
-            targets = list(node.args)
+        targets: list[ast.Expr]
+        match node:
+            case ast.Assign() | ast.IncDec():
+                targets = [node.target]
+            case ast.Swap():
+                targets = [node.left, node.right]
+            case ast.Call():
+                targets = list(node.args)
+            case _:
+                targets = []
         for target in targets:
             root = lvalue_parts(target)[0]
             if root is not None:
@@ -239,16 +242,15 @@ class FunctionChecker(ExpressionChecker):
                 )
             return True
         # HOST: scalar computations only
-        if isinstance(s, (ast.If, ast.For, ast.Return)):
-            return False
-        if isinstance(s, (ast.Assign, ast.IncDec)):
-            target = s.target
-            if isinstance(target, ast.Name):
+        match s:
+            case ast.If() | ast.For() | ast.Return():
+                return False
+            case ast.Assign(target=ast.Name() as target) | ast.IncDec(target=ast.Name() as target):
                 sym = self.scopes.lookup(target.name)
                 if sym is None or not isinstance(sym.type, T.Array):
                     return False
-        if isinstance(s, ast.Barrier):
-            return False  # reported by the barrier rule
+            case ast.Barrier():
+                return False  # reported by the barrier rule
         self.error(
             "mcpl-statement-level",
             "outside all foreach statements (host code) only scalar declarations and "
@@ -452,16 +454,17 @@ class FunctionChecker(ExpressionChecker):
         (no array elements, no calls of user functions); None otherwise."""
         deps: list[Symbol] = []
         for node in ast.walk(e):
-            if isinstance(node, ast.Index):
-                return None
-            if isinstance(node, ast.Call) and node.func not in BUILTINS:
-                return None
-            if isinstance(node, ast.Name):
-                sym = self.scopes.lookup(node.name)
-                if sym is not None:
-                    if sym.kind in (Kind.INDEX, Kind.LOOP):
-                        return None
-                    deps.append(sym)
+            match node:
+                case ast.Index():
+                    return None
+                case ast.Call() if node.func not in BUILTINS:
+                    return None
+                case ast.Name():
+                    sym = self.scopes.lookup(node.name)
+                    if sym is not None:
+                        if sym.kind in (Kind.INDEX, Kind.LOOP):
+                            return None
+                        deps.append(sym)
         return deps
 
     def write_site(

@@ -131,33 +131,34 @@ def predict(function: str, findings: Iterable[Finding]) -> Prediction:
             continue
         line = f.span.line if f.span is not None else 0
         text = f.message.text
-        if isinstance(f, TransferTotals):
-            p.dram_read_bytes = number(f.bytes_in)
-            p.dram_write_bytes = number(f.bytes_out)
-        elif isinstance(f, OccupancyFinding):
-            occupancy(p, f)
-        elif isinstance(f, OptimalMemoryAccess):
-            p.all_coalesced = bool(f.coalesced)
-            p.conflict_free = bool(f.conflict_free)
-        elif isinstance(f, UncoalescedAccess):
-            uncoalesced = True
-            change = f.coalesce
-            p.all_coalesced = False
-            p.sectors_per_request.append(AccessPrediction(
-                line, text, change.lines * change.line_bytes / SECTOR_BYTES,
-                change.lines / (change.minimum_lines or 1), change.access.kind == "store"))
-        elif isinstance(f, BankConflictFinding):
-            conflicts = True
-            p.conflict_free = False
-            p.conflict_degree.append(AccessPrediction(line, text, float(f.conflict.degree)))
-        elif isinstance(f, DivergentBranch):
-            p.branch_efficiency.append(AccessPrediction(line, text,
-                                                        100.0 * f.lane_efficiency))
-        elif isinstance(f, WarpAccessUnknown):
-            unknown = True
-        elif isinstance(f, TimeEstimate):
-            p.estimated_seconds = f.seconds
-            p.model_clock_hz = f.clock_hz
+        match f:
+            case TransferTotals():
+                p.dram_read_bytes = number(f.bytes_in)
+                p.dram_write_bytes = number(f.bytes_out)
+            case OccupancyFinding():
+                occupancy(p, f)
+            case OptimalMemoryAccess():
+                p.all_coalesced = bool(f.coalesced)
+                p.conflict_free = bool(f.conflict_free)
+            case UncoalescedAccess():
+                uncoalesced = True
+                change = f.coalesce
+                p.all_coalesced = False
+                p.sectors_per_request.append(AccessPrediction(
+                    line, text, change.lines * change.line_bytes / SECTOR_BYTES,
+                    change.lines / (change.minimum_lines or 1), change.access.kind == "store"))
+            case BankConflictFinding():
+                conflicts = True
+                p.conflict_free = False
+                p.conflict_degree.append(AccessPrediction(line, text, float(f.conflict.degree)))
+            case DivergentBranch():
+                p.branch_efficiency.append(AccessPrediction(line, text,
+                                                            100.0 * f.lane_efficiency))
+            case WarpAccessUnknown():
+                unknown = True
+            case TimeEstimate():
+                p.estimated_seconds = f.seconds
+                p.model_clock_hz = f.clock_hz
         # a suggestion, or one the time model weighed at under 3% (a fact since)
         if f.severity == FeedbackSeverity.SUGGESTION or f.gain is not None:
             p.suggestions.append(Suggestion(

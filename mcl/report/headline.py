@@ -16,14 +16,20 @@ row never looks as if a fact had gone. Transfers are the exception, as in the pa
 appear at the first level with a host and where they change, and stay silent otherwise
 (they belong to the kernel's parameters, which no refinement of the series changes).
 `--all` shows every message.
+
+The column reads the analyses' typed findings (mcl.feedback.findings): the operation
+counts of an `OperationCounts`, the best case of a `LoopLineFetches`; a plain message is
+taken as a plain finding.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from mcl.feedback.codes import COLLAPSED, LEFT_OUT, SILENT_WHEN_UNCHANGED, column, declared, title
+from mcl.feedback.findings import Finding, LoopLineFetches, OperationCounts, finding_of, number
 from mcl.feedback.messages import FeedbackSeverity, Message
 from mcl.feedback.render.visibility import Visibility, array_of
 
@@ -45,21 +51,26 @@ class Headline:
     unchanged: list[str] = field(default_factory=list)
 
 
-def headline(messages: list[Message], previous: list[Message], program: Program | None,
+Feedback = Sequence[Finding | Message]
+
+
+def headline(feedback: Feedback, previous: Feedback, program: Program | None,
              everything: bool = False) -> Headline:
-    """The feedback column of one row; `previous` are the messages of the row it was made
+    """The feedback column of one row; `previous` is the feedback of the row it was made
     from."""
+    findings = [finding_of(item) for item in feedback]
     if everything:
-        return Headline([m.text for m in messages])
+        return Headline([f.message.text for f in findings])
     rule = Visibility(program)
-    earlier = {(m.code, _short(m)) for m in previous}
-    kept: list[Message] = []
+    earlier = {(f.code, _short(f)) for f in map(finding_of, previous)}
+    kept: list[Finding] = []
     unchanged: list[Message] = []
-    for m in messages:
+    for f in findings:
+        m = f.message
         if not rule.shown(m) or left_out(m):
             continue
-        if m.severity != FeedbackSeverity.INFO or (m.code, _short(m)) not in earlier:
-            kept.append(m)  # advice stays as long as it applies
+        if m.severity != FeedbackSeverity.INFO or (m.code, _short(f)) not in earlier:
+            kept.append(f)  # advice stays as long as it applies
         elif column(m.code) != SILENT_WHEN_UNCHANGED:
             unchanged.append(m)
     lines = list(dict.fromkeys(_collapse_cache(kept, rule)))  # one line per distinct text
@@ -68,10 +79,10 @@ def headline(messages: list[Message], previous: list[Message], program: Program 
     return Headline(lines, list(dict.fromkeys(m.text for m in unchanged)))
 
 
-def headline_messages(messages: list[Message], previous: list[Message], program: Program | None,
+def headline_messages(feedback: Feedback, previous: Feedback, program: Program | None,
                       everything: bool = False) -> list[str]:
     """The lines of one row's feedback column."""
-    return headline(messages, previous, program, everything).lines
+    return headline(feedback, previous, program, everything).lines
 
 
 def left_out(m: Message) -> bool:
@@ -99,49 +110,47 @@ def _unchanged_line(messages: list[Message], rule: Visibility) -> str:
     return f"{UNCHANGED} " + "; ".join(parts)
 
 
-def _short(m: Message) -> str:
+def _short(f: Finding) -> str:
     """Operation statistics as Table II words them: instructions and data accesses."""
-    if m.code != "opstats-summary":
-        return m.text
+    if not isinstance(f, OperationCounts):
+        return f.message.text
     from mcl.feedback.emit import show
 
-    figures = m.value_map
-    if "computational" not in figures or "data_accesses" not in figures:
-        return m.text
-    return (f"#computational instructions: {show(figures['computational'])}, "
-            f"#data accesses: {show(figures['data_accesses'])}")
+    return (f"#computational instructions: {show(f.computational)}, "
+            f"#data accesses: {show(f.data_accesses)}")
 
 
-def _collapse_cache(messages: list[Message], rule: Visibility) -> list[str]:
+def _collapse_cache(findings: list[Finding], rule: Visibility) -> list[str]:
     """One cache message per (array, code): the loop with the most best-case fetches."""
-    best: dict[tuple[str, str], Message] = {}
+    best: dict[tuple[str, str], Finding] = {}
     hidden: dict[tuple[str, str], int] = {}
-    order: list[Message | tuple[str, str]] = []
-    for m in messages:
-        if column(m.code) != COLLAPSED:
-            order.append(m)
+    order: list[Finding | tuple[str, str]] = []
+    for f in findings:
+        if column(f.code) != COLLAPSED:
+            order.append(f)
             continue
-        key = (rule.array_of(m) or m.text, m.code)
+        key = (rule.array_of(f.message) or f.message.text, f.code)
         if key not in best:
-            best[key] = m
+            best[key] = f
             hidden[key] = 0
             order.append(key)
             continue
         hidden[key] += 1
-        if _lines(m) > _lines(best[key]):
-            best[key] = m
+        if _lines(f) > _lines(best[key]):
+            best[key] = f
     lines = []
     for item in order:
-        if isinstance(item, Message):
+        if isinstance(item, Finding):
             lines.append(_short(item))
         else:
-            text = best[item].text
+            text = best[item].message.text
             if hidden[item]:
                 text += f" [+{hidden[item]} more loops]"
             lines.append(text)
     return lines
 
 
-def _lines(m: Message) -> float:
-    value = m.value_map.get("best_lines")
-    return float(value.numeric) if value is not None and value.numeric is not None else -1.0
+def _lines(f: Finding) -> float:
+    """The best-case line fetches of a loop's cache verdict (-1: none stated)."""
+    fetches = number(f.best_lines) if isinstance(f, LoopLineFetches) else None
+    return -1.0 if fetches is None else fetches

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mcl.diagnostics import MclError
+from mcl.feedback.findings import Finding
 from mcl.feedback.messages import Message
 from mcl.report.headline import headline
 from mcl.report.series import Series, VersionSpec
@@ -25,7 +26,7 @@ class Row:
     program: Program | None = None
     checked: CheckedProgram | None = None  # the program with the checker's side tables
     level: str = ""
-    messages: list[Message] = field(default_factory=list)  # every feedback message
+    findings: list[Finding] = field(default_factory=list)  # every feedback finding
     shown: list[str] = field(default_factory=list)  # the lines of the feedback column
     # the full texts of the facts its "(unchanged) ..." line names (mcl.report.headline)
     unchanged: list[str] = field(default_factory=list)
@@ -34,6 +35,11 @@ class Row:
     @property
     def name(self) -> str:
         return self.spec.name
+
+    @property
+    def messages(self) -> list[Message]:
+        """Every feedback message (of the findings)."""
+        return [f.message for f in self.findings]
 
 
 def build_rows(series: Series, library: HwdLibrary, values: Mapping[str, Any] | None = None,
@@ -47,11 +53,11 @@ def build_rows(series: Series, library: HwdLibrary, values: Mapping[str, Any] | 
         row = _load(spec, by_name, library)
         if row.program is not None:
             try:
-                row.messages = _analyse(row.checked, library, values)
+                row.findings = _analyse(row.checked, library, values)
             except MclError as exc:
                 row.problem = "; ".join(d.message for d in exc.diagnostics)
         parent = _derived_from(spec, rows, by_name, library)
-        column = headline(row.messages, parent.messages if parent else [], row.program,
+        column = headline(row.findings, parent.findings if parent else [], row.program,
                           everything)
         row.shown, row.unchanged = column.lines, column.unchanged
         rows.append(row)
@@ -111,9 +117,9 @@ def _level(program: Program) -> str:
 
 
 def _analyse(checked: CheckedProgram | None, library: HwdLibrary, values: Mapping[str, Any]
-             ) -> list[Message]:
-    from mcl.feedback.registry import analyse_program
+             ) -> list[Finding]:
+    from mcl.feedback.registry import analyse_program_findings
 
     assert checked is not None  # a row with a program has its check
-    messages, _ = analyse_program(checked, library, values)
-    return messages
+    findings, _ = analyse_program_findings(checked, library, values)
+    return findings

@@ -229,23 +229,24 @@ class _ForeachTranslator:
             return prologue + guarded
         out: list[ast.Stmt] = []
         for s in inner:
-            if isinstance(s, ast.Foreach):
-                body = self.place(_body_stmts(s.body), prologue, cond, s.group, origin)
-                out.append(replace(s, body=ast.Block(tuple(body), span=s.body.span)))
-            elif isinstance(s, ast.Block):
-                out.append(replace(s, stmts=tuple(
-                    self.place(list(s.stmts), prologue, cond, group, origin))))
-            elif isinstance(s, (ast.Decl, ast.ViewDecl)):
-                out.append(s)
-            else:
-                raise MclError(
-                    error(
-                        "translate-statement-above-units",
-                        f"cannot split the foreach over '{origin.group}': this statement runs "
-                        f"at the level of par_group '{group}', above the executing units",
-                        s.span,
+            match s:
+                case ast.Foreach():
+                    body = self.place(_body_stmts(s.body), prologue, cond, s.group, origin)
+                    out.append(replace(s, body=ast.Block(tuple(body), span=s.body.span)))
+                case ast.Block():
+                    out.append(replace(s, stmts=tuple(
+                        self.place(list(s.stmts), prologue, cond, group, origin))))
+                case ast.Decl() | ast.ViewDecl():
+                    out.append(s)
+                case _:
+                    raise MclError(
+                        error(
+                            "translate-statement-above-units",
+                            f"cannot split the foreach over '{origin.group}': this statement runs "
+                            f"at the level of par_group '{group}', above the executing units",
+                            s.span,
+                        )
                     )
-                )
         return out
 
 

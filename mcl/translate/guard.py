@@ -71,29 +71,30 @@ def _close(
     kept: list[ast.Stmt] = []
     bound_inside: set[str] = set()  # declared inside the guard, or assigned there so far
     for s in segment:
-        if isinstance(s, ast.Decl) and s.name in read_later:
-            if any(s.name in names_in(k) for k in kept):
-                raise MclError(
-                    error(
-                        "translate-unsafe-guard",
-                        f"cannot guard this body: '{s.name}' is used before its declaration "
-                        "and also after a barrier",
-                        s.span,
+        match s:
+            case ast.Decl() if s.name in read_later:
+                if any(s.name in names_in(k) for k in kept):
+                    raise MclError(
+                        error(
+                            "translate-unsafe-guard",
+                            f"cannot guard this body: '{s.name}' is used before its declaration "
+                            "and also after a barrier",
+                            s.span,
+                        )
                     )
-                )
-            # `int j;` has nothing to evaluate: hoisting the bare declaration is safe.
-            if s.init is None or (
-                _safe_for_every_unit(s.init, varying) and not names_in(s.init) & bound_inside
-            ):
-                hoisted.append(s)
+                # `int j;` has nothing to evaluate: hoisting the bare declaration is safe.
+                if s.init is None or (
+                    _safe_for_every_unit(s.init, varying) and not names_in(s.init) & bound_inside
+                ):
+                    hoisted.append(s)
+                    continue
+                hoisted.append(ast.Decl(s.type, s.name, s.spaces, False, None, s.view, span=s.span))
+                kept.append(ast.Assign(ast.Name(s.name, span=s.span), "=", s.init, span=s.span))
                 continue
-            hoisted.append(ast.Decl(s.type, s.name, s.spaces, False, None, s.view, span=s.span))
-            kept.append(ast.Assign(ast.Name(s.name, span=s.span), "=", s.init, span=s.span))
-            continue
-        if isinstance(s, ast.ViewDecl) and s.view.name in read_later:
-            _hoistable_view(s, bound_inside, varying)
-            hoisted.append(s)  # names storage: nothing to evaluate but a part's subscripts
-            continue
+            case ast.ViewDecl() if s.view.name in read_later:
+                _hoistable_view(s, bound_inside, varying)
+                hoisted.append(s)  # names storage: nothing to evaluate but a part's subscripts
+                continue
         kept.append(s)
         if isinstance(s, ast.Decl):
             bound_inside.add(s.name)

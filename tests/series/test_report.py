@@ -9,6 +9,7 @@ import pytest
 
 from mcl.cli import main
 from mcl.diagnostics import MclError, Span
+from mcl.feedback.findings import LoopLineFetches, OperationCounts
 from mcl.feedback.messages import FeedbackSeverity, Message, Value
 from mcl.report.headline import headline, headline_messages
 from mcl.report.measure import Measurement
@@ -101,9 +102,16 @@ def test_a_broken_series_file_is_an_error_not_a_traceback(tmp_path: Path, toml: 
 
 
 def _message(code: str, text: str, severity: FeedbackSeverity = FeedbackSeverity.INFO,
-             span: Span | None = None, best: int | None = None) -> Message:
-    values = (("best_lines", Value(best, best)),) if best is not None else ()
-    return Message(severity, "test", code, text, span, values, "matmul")
+             span: Span | None = None) -> Message:
+    return Message(severity, "test", code, text, span, (), "matmul")
+
+
+def _fetches(text: str, span: Span, best: int) -> LoopLineFetches:
+    """A cache verdict on one loop that fetches `best` lines in the best case."""
+    lines = Value(best, best)
+    message = Message(FeedbackSeverity.SUGGESTION, "test", "cache-no-benefit", text, span,
+                      (("best_lines", lines),), "matmul")
+    return LoopLineFetches(message, best_lines=lines)
 
 
 def test_headline_keeps_suggestions_and_new_facts_and_drops_repeated_facts() -> None:
@@ -128,11 +136,25 @@ def _access_spans(name: str) -> dict[str, Span]:
             if isinstance(node, ast.Index)}
 
 
+def test_headline_words_the_operation_counts_as_table_ii() -> None:
+    """The counts are read from the typed record, not from the message's figures."""
+    import sympy
+
+    m, n = sympy.symbols("m n")
+    message = _message("opstats-summary", "#computational instructions: 2*m*n, #data "
+                       "accesses: 3*m*n (2*m*n loads and m*n stores); arithmetic intensity 2/3")
+    counts = OperationCounts(message, computational=Value(2 * m * n),
+                             data_accesses=Value(3 * m * n, 12))
+    assert headline_messages([counts], [], None) == [
+        "#computational instructions: 2*m*n, #data accesses: 3*m*n (= 12)"]
+    assert headline_messages([message], [], None) == [message.text]
+
+
 def test_headline_collapses_cache_messages_to_the_costliest_loop_of_each_array() -> None:
     spans = _access_spans("gpu_v3")
-    on_b = [_message("cache-no-benefit", f"b in loop {k}", FeedbackSeverity.SUGGESTION, spans["b"],
-                     lines) for k, lines in (("i", 4), ("k", 2048), ("j", 64))]
-    on_c = _message("cache-no-benefit", "c in loop i", FeedbackSeverity.SUGGESTION, spans["c"], 8)
+    on_b = [_fetches(f"b in loop {k}", spans["b"], lines)
+            for k, lines in (("i", 4), ("k", 2048), ("j", 64))]
+    on_c = _fetches("c in loop i", spans["c"], 8)
     assert headline_messages([*on_b, on_c], [], program("gpu_v3")) == [
         "b in loop k [+2 more loops]", "c in loop i"]
 

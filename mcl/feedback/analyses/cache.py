@@ -43,7 +43,7 @@ from mcl.feedback.facts.layout import element_count, element_layout, flat_index
 from mcl.feedback.facts.predictable import loops_since_declaration, unpredictable_reasons
 from mcl.feedback.facts.reuse import LoopReuse, RatioReuse, ReuseFacts
 from mcl.feedback.facts.symbolic import identical
-from mcl.feedback.findings import Finding
+from mcl.feedback.findings import Finding, LoopLineFetches
 from mcl.feedback.message_code import COLLAPSED, MessageCode
 from mcl.feedback.messages import FeedbackSeverity, Message
 from mcl.hdl.model import UNLIMITED, HardwareDescription, MemoryInfo, Parallelism
@@ -303,10 +303,10 @@ def _parent_unit(loop: Loop, hwd: HardwareDescription) -> str | None:
     return parent.name if parent is not None and hasattr(parent, "inner") else None
 
 
-def _loop_message(emit: Emitter, access: Access, text: str, same: list[LoopLines],
+def _loop_fetches(emit: Emitter, access: Access, text: str, same: list[LoopLines],
                   values: Mapping[str, Any], reused: bool = True,
                   lanes: LoopLines | None = None,
-                  reusing: tuple[Loop, ...] = ()) -> Message | None:
+                  reusing: tuple[Loop, ...] = ()) -> LoopLineFetches | None:
     """Section 6.4's verdict on one access in one loop, saying why (where the elements of
     consecutive iterations or units lie) and, where something can be done, what to try.
     `reused`: the elements are accessed more than once (paper 6.3); a loop that fetches a
@@ -410,9 +410,11 @@ def _loop_message(emit: Emitter, access: Access, text: str, same: list[LoopLines
             body += f" ({{units_per_cache_{name}}} {r.loop.group} use one {name} at once)"
     if r.assumption:
         body += f" ({r.assumption})"
-    return emit.message(CODES[r.classification], severity, body, access.node.span, figures,
-                        tuple(access.item.loops), approximate=not r.exact or bool(r.assumption),
-                        hint=hint)
+    message = emit.message(CODES[r.classification], severity, body, access.node.span, figures,
+                           tuple(access.item.loops),
+                           approximate=not r.exact or bool(r.assumption), hint=hint)
+    # the best case as the message states it: the feedback column keeps the costliest loop
+    return LoopLineFetches(message, best_lines=message.value_map["best_lines"])
 
 
 @dataclass(frozen=True)
@@ -550,13 +552,20 @@ def _bytes(n: Any) -> str:
 
 def cache_messages(facts: KernelFacts, values: Mapping[str, Any] | None = None) -> list[Message]:
     """All cache messages for one function at its description."""
+    return [f.message for f in cache_findings(facts, values)]
+
+
+def cache_findings(facts: KernelFacts, values: Mapping[str, Any] | None = None
+                   ) -> list[Finding]:
+    """The cache findings of one function at its description: a `LoopLineFetches` per
+    access and loop, plain findings for the rest."""
     values = dict(values or {})
     hwd = facts.hwd
     spaces = cached_spaces(hwd)
     if not spaces:
         return []
     emit = Emitter(facts, ANALYSIS, values)
-    messages: list[Message] = []
+    found: list[Finding] = []
     # Section 6.3: the reads whose elements are loaded more than once.
     reused = {(f.access.binding.root, print_expr(f.access.node))
               for f in facts.get(ReuseFacts).findings
@@ -577,39 +586,40 @@ def cache_messages(facts: KernelFacts, values: Mapping[str, Any] | None = None) 
         if result is None:
             continue
         if isinstance(result, Unpredictable) and result.reasons:
-            messages.append(emit.message(
+            found.append(Finding(emit.message(
                 "cache-unpredictable", FeedbackSeverity.WARNING,
                 f"the cache behaviour of {text} is unpredictable: " + "; ".join(result.reasons),
                 access.node.span, loops=tuple(access.item.loops),
                 hint="an index read from memory can touch any line: measure, or arrange "
-                     "the data so that neighbouring units read neighbouring elements"))
+                     "the data so that neighbouring units read neighbouring elements")))
             continue
         if isinstance(result, Unpredictable):
             # Known statically, but not start + step * counter in every loop (`e / T`,
             # `e % T`): section 6.4's strides do not apply.
-            messages.append(emit.message(
+            found.append(Finding(emit.message(
                 "cache-not-affine", FeedbackSeverity.INFO,
                 f"no cache figures for {text}: its index is not an affine function of the "
                 "loop variables (it uses /, % or a product of loop variables), so the "
                 "strides of its loops are not constant", access.node.span,
-                loops=tuple(access.item.loops)))
+                loops=tuple(access.item.loops))))
             continue
         coalesced = {r.cache: r for r in result if r.lockstep is not None and r.fully_used}
         for same in _agreeing(result):
             lanes = coalesced.get(same[0].cache) if same[0].loop.kind == "for" else None
-            message = _loop_message(emit, access, text, same, values,
+            fetches = _loop_fetches(emit, access, text, same, values,
                                     (access.binding.root, text) in reused, lanes,
                                     independent.get((access.binding.root, text), ()))
-            if message is not None:
-                messages.append(message)
+            if fetches is not None:
+                found.append(fetches)
     for binding in facts.bindings:
         if binding.kind == "local" and binding.is_array and binding.space in spaces:
             message = _temporary_message(emit, facts, binding, spaces[binding.space], values)
             if message is not None:
-                messages.append(message)
+                found.append(Finding(message))
     if is_cache_oriented(hwd):
-        messages.insert(0, _cache_oriented_message(emit, facts, messages))
-    return messages
+        found.insert(0, Finding(_cache_oriented_message(emit, facts,
+                                                        [f.message for f in found])))
+    return found
 
 
 def _cache_oriented_message(emit: Emitter, facts: KernelFacts,
@@ -635,5 +645,6 @@ def _cache_oriented_message(emit: Emitter, facts: KernelFacts,
 
 def cache_analysis(ctx: AnalysisContext) -> list[Finding]:
     """Best and worst case cache-line fetches of every access in every loop (paper 6.4):
-    facts for a reader of the report, which no other analysis reads (plain findings)."""
-    return [Finding(m) for m in cache_messages(ctx.facts, ctx.values)]
+    facts for a reader of the report (`mcl report`'s feedback column reads the best case
+    of each `LoopLineFetches`)."""
+    return cache_findings(ctx.facts, ctx.values)

@@ -65,8 +65,10 @@ from mcl.feedback.facts.reuse import (
     LoopReuse,
     RatioReuse,
     ReuseFacts,
+    Unpredictable,
     footprint_bytes,
     register_hint,
+    unknown_finding,
 )
 from mcl.feedback.facts.strides import compare
 from mcl.feedback.facts.symbolic import identical
@@ -116,12 +118,15 @@ def faster_memory(ctx: AnalysisContext) -> list[Finding]:
         acc = finding.access
         current = acc.binding.root.space
         candidates: list[Loop] = []
-        if isinstance(finding, LoopReuse):
-            candidates = [x for x in finding.independent if x.kind == "foreach"]
-        elif isinstance(finding, RatioReuse):
-            candidates = list(finding.sharing)
-        else:  # Unpredictable: nothing to propose
-            continue
+        match finding:
+            case LoopReuse():
+                candidates = [x for x in finding.independent if x.kind == "foreach"]
+            case RatioReuse():
+                candidates = list(finding.sharing)
+            case Unpredictable():  # nothing to propose
+                continue
+            case _:
+                unknown_finding(finding)
         broadcast = _broadcast(emit, finding, current)
         if broadcast is not None:
             out.append(Finding(broadcast))

@@ -39,15 +39,14 @@ from mcl.feedback.facts.costs import (
 )
 from mcl.feedback.facts.counting import tidy
 from mcl.feedback.facts.kernel import KernelFacts
-from mcl.feedback.findings import Finding
+from mcl.feedback.findings import OPSTATS_DOCS, Finding, OperationCounts, code_of, declaration
 from mcl.feedback.message_code import LEFT_OUT, MessageCode
 from mcl.feedback.messages import FeedbackSeverity, Message
 
 # The codes of this analysis (mcl.feedback.codes; the catalogue is docs/feedback.md).
-DOCS = "operation-statistics-opstats-paper-62"  # its section of docs/feedback.md
+DOCS = OPSTATS_DOCS  # its section of docs/feedback.md
 MESSAGE_CODES = (
-    MessageCode("opstats-summary", "operation counts", (FeedbackSeverity.INFO,), DOCS,
-                headline=True),
+    declaration(OperationCounts),
     MessageCode("opstats-overhead", "indexing and control-flow overhead",
                 (FeedbackSeverity.INFO,), DOCS),
     MessageCode("opstats-memory", "loads and stores per memory space",
@@ -86,14 +85,17 @@ def operation_statistics(ctx: AnalysisContext) -> list[Finding]:
                "the ifs at lines " + ", ".join(map(str, lines[:-1])) + f" and {lines[-1]}")
         text += (f"; counted for sizes at which {ifs} take{'s' if len(lines) == 1 else ''}"
                  " the same branch in every iteration, as at the sizes given")
-    out = [emit.message("opstats-summary", FeedbackSeverity.INFO, text, function.span, figures,
-                        approximate=approximate)]
-    out.append(emit.message(
+    summary = emit.message(code_of(OperationCounts), FeedbackSeverity.INFO, text, function.span,
+                           figures, approximate=approximate)
+    stated = summary.value_map  # the counts as the message states them
+    counts = OperationCounts(summary, computational=stated["computational"],
+                             data_accesses=stated["data_accesses"])
+    out = [emit.message(
         "opstats-overhead", FeedbackSeverity.INFO,
         "overhead: {indexing} indexing and {control_flow} control-flow instructions "
         "(subscript arithmetic, loop headers and conditions)",
         function.span, {"indexing": costs.total(INDEXING_OPS),
-                        "control_flow": costs.total(CONTROL_OPS)}, approximate=approximate))
+                        "control_flow": costs.total(CONTROL_OPS)}, approximate=approximate)]
     out += _per_unit_space(facts, costs, emit, approximate)
     seen = set()
     for span, why in costs.approximations:
@@ -105,8 +107,8 @@ def operation_statistics(ctx: AnalysisContext) -> list[Finding]:
                 + " ".join(f"-D {n}=..." for n in needs) if needs else None)
         out.append(emit.message("opstats-approximate", FeedbackSeverity.WARNING,
                                 f"approximation: {why}", span, approximate=True, hint=hint))
-    # facts for a reader of the report, which no other analysis reads: plain findings
-    return [Finding(m) for m in out]
+    # the other facts are for a reader of the report only: plain findings
+    return [counts, *(Finding(m) for m in out)]
 
 
 def _per_unit_space(facts: KernelFacts, costs: Costs, emit: Emitter, approximate: bool

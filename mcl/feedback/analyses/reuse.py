@@ -7,7 +7,14 @@ from __future__ import annotations
 
 from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.emit import Emitter, conjunction, expr_text, loop_text
-from mcl.feedback.facts.reuse import LoopReuse, RatioReuse, ReuseFacts, register_hint
+from mcl.feedback.facts.reuse import (
+    LoopReuse,
+    RatioReuse,
+    ReuseFacts,
+    Unpredictable,
+    register_hint,
+    unknown_finding,
+)
 from mcl.feedback.findings import Finding
 from mcl.feedback.message_code import MessageCode
 from mcl.feedback.messages import FeedbackSeverity, Message
@@ -38,41 +45,44 @@ def data_reuse(ctx: AnalysisContext) -> list[Finding]:
         text = expr_text(acc.node)
         span = acc.node.span
         loops = acc.item.loops
-        if isinstance(finding, LoopReuse):
-            names = [x.name for x in finding.independent]
-            figures = {"reuse": finding.reuse}
-            figures.update({f"iterations_{x.name}": ev.trips(x) for x in finding.independent})
-            serial = [x for x in finding.independent if x.kind == "for"]
-            hint = register_hint(ev, acc, serial) if serial else None
-            either = "either" if len(names) == 2 else "any"
-            dependence = (f"does not depend on {names[0]}" if len(names) == 1
-                          else f"does not depend on {either} of {conjunction(names)}")
-            loops_text = conjunction([loop_text(ev, x, f"iterations_{x.name}")
-                                       for x in finding.independent])
-            out.append(emit.message(
-                "reuse-independent", FeedbackSeverity.INFO,
-                f"data reuse: {text} is accessed for {loops_text} but "
-                f"{dependence}: every element is loaded {{reuse}} times",
-                span, figures, loops, approximate=not finding.exact, hint=hint))
-        elif isinstance(finding, RatioReuse):
-            figures = {"ratio": finding.ratio, "accesses": finding.accesses,
-                       "distinct": finding.distinct}
-            where = ("over all dimensions" if finding.dimension is None
-                     else f"in dimension {finding.dimension + 1}")
-            over = conjunction([x.name for x in finding.loops])
-            out.append(emit.message(
-                "reuse-ratio", FeedbackSeverity.INFO,
-                f"data reuse of {text} {where}: {{accesses:access|accesses}} over loops "
-                f"{over} touch {{distinct:distinct element|distinct elements}}, a reuse "
-                "ratio of {ratio}",
-                span, figures, loops, approximate=not finding.exact,
-                hint="neighbouring units or iterations load the same elements: tile these "
-                     "loops and keep a tile in a faster memory, or in registers"))
-        else:
-            why = finding.reason or (f"the index of {text} is not an affine function of "
-                                     "the loop variables")
-            out.append(emit.message(
-                "reuse-unpredictable", FeedbackSeverity.INFO,
-                f"{why}: the data reuse of {text} cannot be determined statically",
-                span, None, loops))
+        match finding:
+            case LoopReuse():
+                names = [x.name for x in finding.independent]
+                figures = {"reuse": finding.reuse}
+                figures.update({f"iterations_{x.name}": ev.trips(x) for x in finding.independent})
+                serial = [x for x in finding.independent if x.kind == "for"]
+                hint = register_hint(ev, acc, serial) if serial else None
+                either = "either" if len(names) == 2 else "any"
+                dependence = (f"does not depend on {names[0]}" if len(names) == 1
+                              else f"does not depend on {either} of {conjunction(names)}")
+                loops_text = conjunction([loop_text(ev, x, f"iterations_{x.name}")
+                                           for x in finding.independent])
+                out.append(emit.message(
+                    "reuse-independent", FeedbackSeverity.INFO,
+                    f"data reuse: {text} is accessed for {loops_text} but "
+                    f"{dependence}: every element is loaded {{reuse}} times",
+                    span, figures, loops, approximate=not finding.exact, hint=hint))
+            case RatioReuse():
+                figures = {"ratio": finding.ratio, "accesses": finding.accesses,
+                           "distinct": finding.distinct}
+                where = ("over all dimensions" if finding.dimension is None
+                         else f"in dimension {finding.dimension + 1}")
+                over = conjunction([x.name for x in finding.loops])
+                out.append(emit.message(
+                    "reuse-ratio", FeedbackSeverity.INFO,
+                    f"data reuse of {text} {where}: {{accesses:access|accesses}} over loops "
+                    f"{over} touch {{distinct:distinct element|distinct elements}}, a reuse "
+                    "ratio of {ratio}",
+                    span, figures, loops, approximate=not finding.exact,
+                    hint="neighbouring units or iterations load the same elements: tile these "
+                         "loops and keep a tile in a faster memory, or in registers"))
+            case Unpredictable():
+                why = finding.reason or (f"the index of {text} is not an affine function of "
+                                         "the loop variables")
+                out.append(emit.message(
+                    "reuse-unpredictable", FeedbackSeverity.INFO,
+                    f"{why}: the data reuse of {text} cannot be determined statically",
+                    span, None, loops))
+            case _:
+                unknown_finding(finding)
     return [Finding(m) for m in out]  # nothing reads them by type: plain findings

@@ -44,30 +44,32 @@ def _truth(ev: SymbolicEvaluator, rel: Any, values: Mapping[str, Any], memo: dic
     cannot be bounded)."""
     if rel is sympy.true or rel is sympy.false:
         return bool(rel)
-    if isinstance(rel, sympy.And):
-        parts = [_truth(ev, a, values, memo) for a in rel.args]
-        return True if all(p is True for p in parts) else (
-            False if any(p is False for p in parts) else None)
-    if isinstance(rel, sympy.Or):
-        parts = [_truth(ev, a, values, memo) for a in rel.args]
-        return True if any(p is True for p in parts) else (
-            False if all(p is False for p in parts) else None)
-    if isinstance(rel, sympy.Not):
-        inner = _truth(ev, rel.args[0], values, memo)
-        return None if inner is None else not inner
-    if isinstance(rel, (sympy.StrictLessThan, sympy.LessThan, sympy.StrictGreaterThan,
-                        sympy.GreaterThan)):
-        bounds = _interval(ev, rel.lhs - rel.rhs, values, memo)
-        if bounds is None:
-            return None
-        low, high = bounds
-        if isinstance(rel, sympy.StrictLessThan):
-            return True if high < 0 else (False if low >= 0 else None)
-        if isinstance(rel, sympy.LessThan):
-            return True if high <= 0 else (False if low > 0 else None)
-        if isinstance(rel, sympy.StrictGreaterThan):
-            return True if low > 0 else (False if high <= 0 else None)
-        return True if low >= 0 else (False if high < 0 else None)
+    match rel:
+        case sympy.And():
+            parts = [_truth(ev, a, values, memo) for a in rel.args]
+            return True if all(p is True for p in parts) else (
+                False if any(p is False for p in parts) else None)
+        case sympy.Or():
+            parts = [_truth(ev, a, values, memo) for a in rel.args]
+            return True if any(p is True for p in parts) else (
+                False if all(p is False for p in parts) else None)
+        case sympy.Not():
+            inner = _truth(ev, rel.args[0], values, memo)
+            return None if inner is None else not inner
+        case (sympy.StrictLessThan() | sympy.LessThan() | sympy.StrictGreaterThan()
+              | sympy.GreaterThan()):
+            bounds = _interval(ev, rel.lhs - rel.rhs, values, memo)
+            if bounds is None:
+                return None
+            low, high = bounds
+            match rel:
+                case sympy.StrictLessThan():
+                    return True if high < 0 else (False if low >= 0 else None)
+                case sympy.LessThan():
+                    return True if high <= 0 else (False if low > 0 else None)
+                case sympy.StrictGreaterThan():
+                    return True if low > 0 else (False if high <= 0 else None)
+            return True if low >= 0 else (False if high < 0 else None)
     return None
 
 
@@ -77,43 +79,44 @@ def _interval(ev: SymbolicEvaluator, e: Any, values: Mapping[str, Any], memo: di
     e = sympy.sympify(e)
     if e.is_Number:
         return (e, e)
-    if isinstance(e, sympy.Symbol):
-        return _symbol(ev, e, values, memo)
-    if isinstance(e, sympy.Add):
-        parts = [_interval(ev, a, values, memo) for a in e.args]
-        if any(p is None for p in parts):
-            return None
-        return (sum((p[0] for p in parts if p), sympy.Integer(0)),
-                sum((p[1] for p in parts if p), sympy.Integer(0)))
-    if isinstance(e, sympy.Mul):
-        out: Interval = (sympy.Integer(1), sympy.Integer(1))
-        for a in e.args:
-            part = _interval(ev, a, values, memo)
-            if part is None:
+    match e:
+        case sympy.Symbol():
+            return _symbol(ev, e, values, memo)
+        case sympy.Add():
+            parts = [_interval(ev, a, values, memo) for a in e.args]
+            if any(p is None for p in parts):
                 return None
-            products = [x * y for x in out for y in part]
-            if any(p is sympy.nan for p in products):
+            return (sum((p[0] for p in parts if p), sympy.Integer(0)),
+                    sum((p[1] for p in parts if p), sympy.Integer(0)))
+        case sympy.Mul():
+            out: Interval = (sympy.Integer(1), sympy.Integer(1))
+            for a in e.args:
+                part = _interval(ev, a, values, memo)
+                if part is None:
+                    return None
+                products = [x * y for x in out for y in part]
+                if any(p is sympy.nan for p in products):
+                    return None
+                out = (min(products), max(products))
+            return out
+        case sympy.floor() | sympy.ceiling():
+            inner = _interval(ev, e.args[0], values, memo)
+            if inner is None:
                 return None
-            out = (min(products), max(products))
-        return out
-    if isinstance(e, (sympy.floor, sympy.ceiling)):
-        inner = _interval(ev, e.args[0], values, memo)
-        if inner is None:
-            return None
-        return (type(e)(inner[0]), type(e)(inner[1]))
-    if isinstance(e, (sympy.Min, sympy.Max)):
-        parts = [_interval(ev, a, values, memo) for a in e.args]
-        if any(p is None for p in parts):
-            return None
-        pick = min if isinstance(e, sympy.Min) else max
-        return (pick(p[0] for p in parts if p), pick(p[1] for p in parts if p))
-    if isinstance(e, sympy.Mod):
-        x, m = (_interval(ev, a, values, memo) for a in e.args)
-        if x is None or m is None or m[0] != m[1] or not m[0].is_positive:
-            return None
-        if x[0] >= 0 and x[1] < m[0]:
-            return x  # x % m == x
-        return (sympy.Integer(0), m[0] - 1)
+            return (type(e)(inner[0]), type(e)(inner[1]))
+        case sympy.Min() | sympy.Max():
+            parts = [_interval(ev, a, values, memo) for a in e.args]
+            if any(p is None for p in parts):
+                return None
+            pick = min if isinstance(e, sympy.Min) else max
+            return (pick(p[0] for p in parts if p), pick(p[1] for p in parts if p))
+        case sympy.Mod():
+            x, m = (_interval(ev, a, values, memo) for a in e.args)
+            if x is None or m is None or m[0] != m[1] or not m[0].is_positive:
+                return None
+            if x[0] >= 0 and x[1] < m[0]:
+                return x  # x % m == x
+            return (sympy.Integer(0), m[0] - 1)
     return None
 
 

@@ -16,23 +16,24 @@ def unpredictable_reasons(facts: KernelFacts, expr: ast.Expr, scope: Scope,
     non-loop variables that are written or originating from arrays"."""
     reasons: list[str] = []
     for node in ast.walk(expr):
-        if isinstance(node, ast.Index):
-            reasons.append(f"it depends on the values of array {ast.root_name(node)}")
-        elif isinstance(node, ast.Call) and node.func not in ("min", "max", "abs"):
-            reasons.append(f"it depends on the result of {node.func}()")
-        elif isinstance(node, ast.Name):
-            b = scope.lookup(node)
-            if b is None or b in seen:
-                continue
-            if b.kind == "loop":
-                shape = facts.evaluator.shape(b.loop) if b.loop is not None else None
-                if shape is not None and not shape.affine:
-                    reasons.append(shape.reason or f"loop variable {b.name} does not advance "
-                                   "by a fixed step")
-            elif b.single_assignment and b.scope is not None and b.init is not None:
-                reasons += unpredictable_reasons(facts, b.init, b.scope, seen | {b})
-            elif b.kind in ("local", "constant") and not b.is_array:
-                reasons.append(f"it depends on {b.name}, which is written in the kernel")
+        match node:
+            case ast.Index():
+                reasons.append(f"it depends on the values of array {ast.root_name(node)}")
+            case ast.Call() if node.func not in ("min", "max", "abs"):
+                reasons.append(f"it depends on the result of {node.func}()")
+            case ast.Name():
+                b = scope.lookup(node)
+                if b is None or b in seen:
+                    continue
+                if b.kind == "loop":
+                    shape = facts.evaluator.shape(b.loop) if b.loop is not None else None
+                    if shape is not None and not shape.affine:
+                        reasons.append(shape.reason or f"loop variable {b.name} does not advance "
+                                       "by a fixed step")
+                elif b.single_assignment and b.scope is not None and b.init is not None:
+                    reasons += unpredictable_reasons(facts, b.init, b.scope, seen | {b})
+                elif b.kind in ("local", "constant") and not b.is_array:
+                    reasons.append(f"it depends on {b.name}, which is written in the kernel")
     return list(dict.fromkeys(reasons))
 
 

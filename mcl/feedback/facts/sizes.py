@@ -13,32 +13,37 @@ from mcl.feedback.facts.symbolic import SymbolicEvaluator
 from mcl.mcpl import ast
 from mcl.mcpl.printer import print_expr
 from mcl.mcpl.types import PRIMITIVES
+from mcl.mcpl.visitor import unknown_node
 
 PRIMITIVE_BYTES = {p.name: p.size for p in PRIMITIVES.values() if p.size}
 
 
 def element_bytes(t: ast.Type | None, lookup_type: Any, ev: SymbolicEvaluator, scope: Scope) -> Any:
     """Bytes of one element of `t` (of the whole value for a scalar type)."""
-    if isinstance(t, ast.ArrayType):
-        return element_bytes(t.element, lookup_type, ev, scope)
-    if isinstance(t, ast.Prim):
-        return sympy.Integer(PRIMITIVE_BYTES.get(t.name, 0))
-    if isinstance(t, ast.NamedType):
-        typedef = lookup_type(t.name)
-        if typedef is None:
-            return sympy.Symbol(f"sizeof_{t.name}", integer=True, positive=True)
-        # A parameterised type (`type Tile(int n) { float[n] data; }`): its fields' sizes
-        # use the arguments given where it is used.
-        subst = {sympy.Symbol(p.name, integer=True, positive=True): ev.sym(a, scope)
-                 for p, a in zip(typedef.params, t.args, strict=False)}
-        total = sympy.Integer(0)
-        for f in typedef.fields:
-            size = element_bytes(f.type, lookup_type, ev, scope)
-            if isinstance(f.type, ast.ArrayType):
-                size *= _product(_local_dims(f.type))
-            total += sympy.sympify(size).xreplace(subst)
-        return total
-    return sympy.Integer(0)
+    match t:
+        case ast.ArrayType():
+            return element_bytes(t.element, lookup_type, ev, scope)
+        case ast.Prim():
+            return sympy.Integer(PRIMITIVE_BYTES.get(t.name, 0))
+        case ast.NamedType():
+            typedef = lookup_type(t.name)
+            if typedef is None:
+                return sympy.Symbol(f"sizeof_{t.name}", integer=True, positive=True)
+            # A parameterised type (`type Tile(int n) { float[n] data; }`): its fields' sizes
+            # use the arguments given where it is used.
+            subst = {sympy.Symbol(p.name, integer=True, positive=True): ev.sym(a, scope)
+                     for p, a in zip(typedef.params, t.args, strict=False)}
+            total = sympy.Integer(0)
+            for f in typedef.fields:
+                size = element_bytes(f.type, lookup_type, ev, scope)
+                if isinstance(f.type, ast.ArrayType):
+                    size *= _product(_local_dims(f.type))
+                total += sympy.sympify(size).xreplace(subst)
+            return total
+        case None:
+            return sympy.Integer(0)
+        case _:
+            unknown_node(t, "the element sizes")
 
 
 def array_elements(b: DeclaredName, ev: SymbolicEvaluator) -> Any:
