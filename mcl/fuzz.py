@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import faulthandler
+import functools
 import importlib
 import io
 import json
@@ -69,10 +70,25 @@ HOSTILE_NUMBERS = (
     "99999999999999999999", "0.0", "1e99999", "1e-99999", "3.5", "0x0", "0xFFFFFFFF",
     "1" + "0" * 309, "9" * 4301,  # past a double; past Python's int-to-string limit
 )
-LEVELS = ("perfect", "accelerator", "cpu", "gpu", "mic", "nvidia", "fermi", "hopper",
-          "xeon_phi", "x86_avx512")
-LEAVES = ("fermi", "hopper", "xeon_phi", "x86_avx512")
 DEFINE_VALUES = (0, 1, 2, 3, 7, 31, 32, 33, 64, 100, 1000, 4096, -1)
+
+
+@functools.cache
+def levels() -> tuple[str, ...]:
+    """Every bundled description, as the library lists them (a new leaf is fuzzed without a
+    change here: docs/architecture.md, "Adding a leaf description")."""
+    from mcl.hdl.library import default_library
+
+    return tuple(default_library().names())
+
+
+@functools.cache
+def leaves() -> tuple[str, ...]:
+    """The bundled descriptions code is generated from."""
+    from mcl.hdl.library import default_library
+
+    library = default_library()
+    return tuple(n for n in library.names() if library.is_leaf(n))
 
 _TOKEN = re.compile(
     r"//[^\n]*|/\*[\s\S]*?\*/|[A-Za-z_][A-Za-z0-9_]*|0[xX][0-9a-fA-F]+|"
@@ -423,7 +439,7 @@ def run_mcpl(text: str, name: str, rng: random.Random, budget: float, folder: Pa
     if failure is not None or status != 0 or not deep:
         return failure or Outcome("ok" if status == 0 else "diagnostics")
     defines = [a for p in _int_params(text)[:5] for a in ("-D", f"{p}={rng.choice(DEFINE_VALUES)}")]
-    level, leaf = rng.choice(LEVELS), rng.choice(LEAVES)
+    level, leaf = rng.choice(levels()), rng.choice(leaves())
     for argv in (
         ["check", "--level", level, "--format", "json", *defines, str(path)],
         ["translate", "--to", level, str(path)],
@@ -445,7 +461,7 @@ def run_generated(text: str, rng: random.Random, budget: float, folder: Path,
     path.write_text(text, encoding="utf-8")
     (folder / "reference.py").write_text(GENERATED_REFERENCE, encoding="utf-8")
     sizes = ["-D", f"n={rng.choice(DEFINE_VALUES[1:])}", "-D", f"m={rng.choice(DEFINE_VALUES)}"]
-    level, leaf = rng.choice(LEVELS), rng.choice(LEAVES)
+    level, leaf = rng.choice(levels()), rng.choice(leaves())
     argv = ["check", "--level", level, "--format", "json", *sizes, str(path)]
     status, err = run_command(argv, budget)
     failure = _failure(argv, status, err)
