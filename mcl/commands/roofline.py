@@ -26,7 +26,7 @@ from mcl.commands.options import (
     add_repeat_argument,
     library_from_args,
 )
-from mcl.diagnostics import MclError, error
+from mcl.diagnostics import MclError, Span, error
 from mcl.output_files import say_written
 
 if TYPE_CHECKING:
@@ -192,8 +192,18 @@ def _reference(path: Path) -> Any:
 
 
 def _function(program: Program, reference: Any) -> Function:
+    """The function of the reference's FUNCTION, else the file's last one; an error for a
+    file that defines none (an empty file has no roofline)."""
     found = program.main.function(reference.function) if reference is not None else None
-    return found if found is not None else program.main.functions[-1]
+    if found is not None:
+        return found
+    if not program.main.functions:
+        raise MclError(error(
+            "roofline-no-function", f"{program.main.file} defines no function, so it has no "
+            "roofline", Span.point(program.main.file, 1, 1),
+            hint="a roofline is of a function written for a level, e.g. "
+            "`perfect void f(...) { ... }`"))
+    return program.main.functions[-1]
 
 
 def _measure(program: Program, function: str, level: str, library: Any, reference: Any,

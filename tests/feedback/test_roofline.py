@@ -105,6 +105,18 @@ def test_mcl_roofline_does_not_analyse_a_kernel_with_errors(tmp_path, capsys):
     assert "flop/B" not in out
 
 
+def test_mcl_roofline_of_a_file_without_functions_is_an_error(tmp_path, capsys):
+    # an empty file used to end in an internal error (IndexError): one line at file:1:1
+    from mcl.cli import main
+
+    empty = tmp_path / "empty.mcpl"
+    empty.write_text("// nothing here\n")
+    rc = main(["roofline", str(empty)])
+    captured = capsys.readouterr()
+    assert rc == 1 and "Traceback" not in captured.err and "internal error" not in captured.err
+    assert f"{empty}:1:1: error:" in captured.out and "defines no function" in captured.out
+
+
 @pytest.mark.parametrize("app", ["matmul", "convolution", "gesummv", "blackscholes",
                                  "vectoradd"])
 def test_the_bound_needs_no_more_traffic_than_a_brute_force_run_moves(app):
