@@ -231,6 +231,12 @@ def make_inputs(
                 None,
             )
         ) from None
+    if not isinstance(args, Mapping):
+        raise MclError(error(
+            "verify-reference-contract",
+            f"{ref.path.name}: inputs() gave a {type(args).__name__}; it must give a dict of "
+            "the function's arguments by parameter name", None,
+            hint="return {'n': sizes['n'], 'a': ..., ...} (kernels/README.md)"))
     return sizes, dict(args)
 
 
@@ -264,7 +270,14 @@ def expected_outputs(ref: Reference, args: Mapping[str, Any]) -> Expected:
     """The reference's expected outputs and their error bounds (`error_bounds`), computed
     on copies so the arguments stay untouched. Call it BEFORE the run: a faulty kernel may
     overwrite its inputs."""
-    values = _fields(_call_reference(ref, "reference", _copies(args)))
+    given = _call_reference(ref, "reference", _copies(args))
+    if not isinstance(given, Mapping):
+        raise MclError(error(
+            "verify-reference-contract",
+            f"{ref.path.name}: reference() gave a {type(given).__name__}; it must give a dict "
+            "of the expected outputs by parameter name", None,
+            hint="return {'c': expected_c, ...} for the names in OUTPUTS (kernels/README.md)"))
+    values = _fields(given)
     bounds, rules = error_bounds(ref, args, values)
     return Expected(values, bounds, rules)
 

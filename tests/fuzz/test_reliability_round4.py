@@ -207,3 +207,36 @@ def test_an_update_by_every_lane_of_one_element_keeps_work_items(tmp_path: Path)
     assert main(["codegen", str(path), "--target", "x86_avx512", "-o", str(out)]) == 0
     kernel = (out / "k.cl").read_text(encoding="utf-8")
     assert "mcl_lane" not in kernel and "a[i * 16 + 0] += 2.5f;" in kernel
+
+
+VECTOR_ADD = """\
+perfect void add(int n, float[n] c, float[n] a) {
+  foreach (int i in n threads) {
+    c[i] = a[i] + 1.0;
+  }
+}
+"""
+
+
+@pytest.mark.parametrize(("inputs", "reference", "said"), [
+    ("    return (sizes['n'], np.zeros(sizes['n'], np.float32), a)\n",
+     "    return {'c': args['a'] + 1}\n", "inputs() gave a tuple"),
+    ("    return {'n': sizes['n'], 'c': np.zeros(sizes['n'], np.float32), 'a': a}\n",
+     "    return args['a'] + 1\n", "reference() gave a ndarray"),
+])
+def test_a_reference_that_breaks_its_contract_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], inputs: str, reference: str,
+    said: str
+) -> None:
+    """inputs() and reference() give dicts by parameter name (kernels/README.md); a tuple or
+    a bare array used to end in a TypeError or an AttributeError (internal errors)."""
+    path = _write(tmp_path, VECTOR_ADD)
+    (tmp_path / "reference.py").write_text(
+        "import numpy as np\nFUNCTION = 'add'\nSIZES = {'n': 7}\nOUTPUTS = ('c',)\n"
+        "TOLERANCE = {'atol': 1e-6}\n"
+        "def inputs(sizes, rng):\n    a = rng.random(sizes['n'], dtype=np.float32)\n"
+        f"{inputs}def reference(args):\n{reference}", encoding="utf-8")
+    assert main(["run", "--interp", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "internal error" not in err and "Traceback" not in err
+    assert said in err and "[verify-reference-contract]" in err
