@@ -461,10 +461,21 @@ def compare_bounded(
     note = ""
     if mismatches:
         first = tuple(int(i) for i in np.argwhere(bad)[0])
-        note = (f"first at {list(first)}: got {g[first]:.7g}, expected {e[first]:.7g}, "
-                f"bound {bound[first]:.3g}")
+        got, want = apart(float(g[first]), float(e[first]))
+        note = f"first at {list(first)}: got {got}, expected {want}, bound {bound[first]:.3g}"
     return OutputCheck(name, tuple(e.shape), max_abs, max_rel, mismatches, mismatches == 0,
                        note, float(np.max(bound, initial=0.0)), ratio, rule)
+
+
+def apart(got: float, expected: float) -> tuple[str, str]:
+    """The two numbers with 7 significant digits, or as many more (up to 17, a double's
+    round trip) as it takes for the texts to differ where the numbers do: a report must
+    not say `got -0.3922085, expected -0.3922085`."""
+    for digits in range(7, 18):
+        texts = f"{got:.{digits}g}", f"{expected:.{digits}g}"
+        if texts[0] != texts[1] or got == expected:
+            return texts
+    return texts
 
 
 def verify(

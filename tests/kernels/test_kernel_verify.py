@@ -11,6 +11,7 @@ from rich.console import Console
 from mcl.diagnostics import MclError
 from mcl.resources import kernels_dir
 from mcl.verify import (
+    apart,
     compare_output,
     expected_outputs,
     format_rate,
@@ -33,6 +34,19 @@ def test_compare_output_counts_elements_outside_the_tolerance() -> None:
     assert check.max_rel == np.inf  # 1e-7 where 0 was expected
     assert "first at [1]" in check.note
     assert compare_output("y", got, expected, rtol=0.06, atol=1e-6).ok
+
+
+def test_a_mismatch_is_printed_with_the_digits_that_tell_the_numbers_apart() -> None:
+    # -0.3922085 and its float32 neighbour printed the same with 7 digits
+    expected = np.array([-0.3922085], dtype=np.float32)
+    got = np.nextafter(expected, np.float32(0))
+    check = compare_output("y", got, expected, rtol=0.0, atol=0.0)
+    assert not check.ok
+    shown = check.note.split("got ")[1].split(", bound")[0]
+    got_text, expected_text = shown.split(", expected ")
+    assert got_text != expected_text
+    assert np.float32(float(got_text)) == got[0] and np.float32(float(expected_text)) == expected[0]
+    assert apart(0.5, 0.25) == ("0.5", "0.25")
 
 
 def test_nan_and_shape_never_match() -> None:
