@@ -208,13 +208,19 @@ class KernelEmitter:
         width = constant_count(last.foreach.count, self.body.constants, self.body.is_constant)
         return (last, width) if width in WIDTHS else None
 
+    def _ndrange(self, levels: list[Level], lanes: tuple[Level, int] | None) -> NDRange:
+        """The launch sizes of a kernel's levels; lanes (vector code) only where no
+        work-item is guarded."""
+        nd = ndrange(levels, self.printer.scope.typed)
+        if lanes is not None and nd.guards:
+            raise NotVectorisable("work-items of role 'global' are guarded")
+        return nd
+
     def _emit(
         self, name: str, top: Foreach, levels: list[Level], work: Stmt,
         lanes: tuple[Level, int] | None,
     ) -> tuple[str, KernelPlan]:
-        nd = ndrange(levels, self.printer.scope.typed)
-        if lanes is not None and nd.guards:
-            raise NotVectorisable("work-items of role 'global' are guarded")
+        nd = self._ndrange(levels, lanes)
         self.body.start(top.span)  # the kernel's opening comment names the nest's line
         lines = self.body.lines
         with self.body.nested():

@@ -48,9 +48,9 @@ from mcl.backends.openmp.dialect import (
     item_index,
     local_argument,
 )
-from mcl.backends.openmp.lanes import CLaneEmitter, NotVectorisable
+from mcl.backends.openmp.lanes import CLaneEmitter
 from mcl.codegen.host_eval import static_int
-from mcl.codegen.kernels import KernelEmitter, Level, NDRange, _mcpl, _stmts, ndrange
+from mcl.codegen.kernels import KernelEmitter, Level, NDRange, _mcpl, _stmts
 from mcl.codegen.plan import KernelArg, KernelPlan
 from mcl.codegen.statements import INDENT, contains_barrier, element_type, where
 from mcl.diagnostics import MclError, error
@@ -131,9 +131,7 @@ class OpenMPKernelEmitter(KernelEmitter):
         self, name: str, top: Foreach, levels: list[Level], work: Stmt,
         lanes: tuple[Level, int] | None,
     ) -> tuple[str, KernelPlan]:
-        nd = ndrange(levels, self.printer.scope.typed)
-        if lanes is not None and nd.guards:
-            raise NotVectorisable("work-items of role 'global' are guarded")
+        nd = self._ndrange(levels, lanes)
         segments = [_stmts(work)] if lanes is not None else barrier_segments(work)
         if nd.guards and len(segments) > 1:
             raise MclError(error(
