@@ -208,6 +208,18 @@ class KernelEmitter:
         width = constant_count(last.foreach.count, self.body.constants, self.body.is_constant)
         return (last, width) if width in WIDTHS else None
 
+    def _value_parameters(self, top: Foreach, nd: NDRange
+                          ) -> tuple[list[str], list[KernelArg]]:
+        """The first parameters of a kernel's signature and their arguments: the
+        function's parameters it uses, then the host values it reads."""
+        signature = [text for text, _ in self.param_args]
+        args = [a for _, a in self.param_args]
+        for v in self._host_args(top, nd):
+            assert isinstance(v.type, Prim)
+            signature.append(f"const {element_type(v.type)} {v.cname}")
+            args.append(KernelArg(v.name, "host", v.type.name))
+        return signature, args
+
     def _ndrange(self, levels: list[Level], lanes: tuple[Level, int] | None) -> NDRange:
         """The launch sizes of a kernel's levels; lanes (vector code) only where no
         work-item is guarded."""
@@ -242,13 +254,7 @@ class KernelEmitter:
                 self.body.guarded(_stmts(work), guard, 1)
             else:
                 self.body.body(work, 1)
-        host_args = self._host_args(top, nd)
-        signature = [text for text, _ in self.param_args]
-        args = [a for _, a in self.param_args]
-        for v in host_args:
-            assert isinstance(v.type, Prim)
-            signature.append(f"const {element_type(v.type)} {v.cname}")
-            args.append(KernelArg(v.name, "host", v.type.name))
+        signature, args = self._value_parameters(top, nd)
         for v in local_args:
             assert isinstance(v.type, ArrayType)
             element = v.type.element

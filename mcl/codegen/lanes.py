@@ -111,14 +111,7 @@ class LaneEmitter:
 
     # ------------------------------------------------------------------ entry
     def emit(self, indent: int) -> None:
-        stmts = _stmts(self.lanes.body)
-        self._classify(stmts)
-        count_names = sorted(
-            n.name for n in walk(self.lanes.count)
-            if isinstance(n, Name) and self.body.is_constant(n.name)
-        )
-        for directive in guard(count_names, self.body.constants, "lane vectors").splitlines():
-            self.body.lines.append(directive)
+        stmts = self._start()
         components = ", ".join(str(k) for k in range(self.width))
         self.body.line(
             indent,
@@ -130,6 +123,19 @@ class LaneEmitter:
             self.body.printer.scope.declare(Var(self.lanes.var, INT, kind="index"))
             for s in stmts:
                 self.stmt(s, indent)
+
+    def _start(self) -> tuple[Stmt, ...]:
+        """The body's statements, classified (`_classify`), after the preprocessor guard
+        that the lane count of named constants is the vector width the code assumes."""
+        stmts = _stmts(self.lanes.body)
+        self._classify(stmts)
+        count_names = sorted(
+            n.name for n in walk(self.lanes.count)
+            if isinstance(n, Name) and self.body.is_constant(n.name)
+        )
+        for directive in guard(count_names, self.body.constants, "lane vectors").splitlines():
+            self.body.lines.append(directive)
+        return stmts
 
     # ------------------------------------------------------------------ analysis
     def _classify(self, stmts: tuple[Stmt, ...]) -> None:

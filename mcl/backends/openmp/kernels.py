@@ -51,8 +51,8 @@ from mcl.backends.openmp.dialect import (
 from mcl.backends.openmp.lanes import CLaneEmitter
 from mcl.codegen.host_eval import static_int
 from mcl.codegen.kernels import KernelEmitter, Level, NDRange, _mcpl, _stmts
-from mcl.codegen.plan import KernelArg, KernelPlan
-from mcl.codegen.statements import INDENT, contains_barrier, element_type, where
+from mcl.codegen.plan import KernelPlan
+from mcl.codegen.statements import INDENT, contains_barrier, where
 from mcl.diagnostics import MclError, error
 from mcl.mcpl.ast import (
     BINARY_PRECEDENCE,
@@ -61,7 +61,6 @@ from mcl.mcpl.ast import (
     Expr,
     Foreach,
     Name,
-    Prim,
     Stmt,
     ViewDecl,
     walk,
@@ -165,13 +164,7 @@ class OpenMPKernelEmitter(KernelEmitter):
                         for s in segment:
                             self.body.stmt(s, 1)
                 texts.append(self._returns_jump(list(lines), k))
-        host_args = self._host_args(top, nd)
-        signature = [text for text, _ in self.param_args]
-        args = [a for _, a in self.param_args]
-        for v in host_args:
-            assert isinstance(v.type, Prim)
-            signature.append(f"const {element_type(v.type)} {v.cname}")
-            args.append(KernelArg(v.name, "host", v.type.name))
+        signature, args = self._value_parameters(top, nd)
         dims = range(len(nd.groups))
         signature += [f"const int {groups_argument(d)}" for d in dims]
         signature += [f"const int {local_argument(d)}" for d in dims]

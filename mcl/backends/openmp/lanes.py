@@ -16,9 +16,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from mcl.backends.openmp.prelude import vector_name, vload, vstore
-from mcl.codegen.lanes import LaneEmitter, NotVectorisable, _stmts
+from mcl.codegen.lanes import LaneEmitter, NotVectorisable
 from mcl.codegen.scope import FLOAT, INT, Var
-from mcl.codegen.vectorize import guard
 from mcl.mcpl import types as T
 from mcl.mcpl.ast import (
     BINARY_PRECEDENCE,
@@ -28,10 +27,8 @@ from mcl.mcpl.ast import (
     Call,
     Decl,
     Expr,
-    Name,
     Prim,
     Unary,
-    walk,
 )
 
 _LANE = "mcl_lane"
@@ -48,14 +45,7 @@ class CLaneEmitter(LaneEmitter):
     """LaneEmitter with C vector-extension spellings."""
 
     def emit(self, indent: int) -> None:
-        stmts = _stmts(self.lanes.body)
-        self._classify(stmts)
-        count_names = sorted(
-            n.name for n in walk(self.lanes.count)
-            if isinstance(n, Name) and self.body.is_constant(n.name)
-        )
-        for directive in guard(count_names, self.body.constants, "lane vectors").splitlines():
-            self.body.lines.append(directive)
+        stmts = self._start()
         w = self.width
         components = ", ".join(str(k) for k in range(w))
         self.body.line(
