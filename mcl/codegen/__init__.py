@@ -1,19 +1,15 @@
 """Code generation from leaf levels (the paper's sections 4.4 and 7): kernels in a
-backend's language (mcl.backends: OpenCL C, CUDA C++), a host harness, and a runner.
+backend's language and their launch plans, emitted through the `Backend` protocol
+(mcl.codegen.backend) of the mapping's backend.
 
-    generate_module(checked, target, library) -> GeneratedModule   kernels + launch plans
-    emit_opencl(function, checked, target_hwd, mapping) -> str     one function's kernels
-    emit_harness(generated) -> Harness                             .h/.cpp/main/CMake
-    run_function(generated, name, args, device=None, repeat=1)     run through pyopencl
+    generate_module(checked, target, library, mapping) -> GeneratedModule   kernels + plans
+    emit_opencl(function, checked, target_hwd, mapping) -> str    one function's kernels
 
 `checked` is a `CheckedProgram` (mcl.mcpl.checked): code generation reads the checker's
-types and has no typer of its own.
-
-Device specifics live in data: each leaf has `<leaf>.<backend>.toml` beside its `.hdl`
-(`mcl.codegen.mapping`). `Session`, `select_device` and `run_function` are the default
-backend's (OpenCL's, mcl.backends.opencl.runner), kept here for the callers that predate
-backends; others ask the backend (`mcl.backends.get_backend(name).session(...)`).
-"""
+types and has no typer of its own. Device specifics live in data: each leaf has
+`<leaf>.<backend>.toml` beside its `.hdl` (`mcl.codegen.mapping`). What needs a backend by
+name (the leaf's mapping, the harness, a session to run in) is the registry's, one layer
+above: `mcl.backends` (`load_mapping`, `generate_module`, `emit_harness`, `open_session`)."""
 
 from mcl.codegen.host_cpp import HarnessFiles
 from mcl.codegen.mapping import OpenCLMapping
