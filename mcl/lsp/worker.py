@@ -267,6 +267,9 @@ class FeedbackWorker:
         self._conn: Connection | None = None
         self._ready = False
         self._running = False  # a job is in the worker
+        self._sent = 0  # jobs sent to the worker so far; the running one is number _sent
+        self._done = threading.Condition()  # notified when a job's `run` returns
+        self._finished = 0  # the number of the last job whose `run` returned
         self._wanted: FeedbackJob | None = None  # the newest job; older ones are stale
         self._closed = False
         self._start()
@@ -296,6 +299,7 @@ class FeedbackWorker:
                     self._ready = conn.recv() == READY
                 if self._closed or self._wanted is not job:
                     return FeedbackResult(cancelled=True)
+                self._sent += 1
                 self._running = True
                 conn.send(job)
                 return conn.recv()
@@ -305,6 +309,9 @@ class FeedbackWorker:
                 return FeedbackResult(cancelled=True)
             finally:
                 self._running = False
+                with self._done:
+                    self._finished = self._sent
+                    self._done.notify_all()
 
     def cancel(self) -> None:
         """Interrupt the job of the running `run`, if any; it returns a cancelled result."""
@@ -317,18 +324,19 @@ class FeedbackWorker:
                 os.kill(process.pid, signal.SIGUSR1)
             except OSError:
                 pass
-            threading.Thread(target=self._replace_if_stuck, args=(process,),
+            threading.Thread(target=self._replace_if_stuck, args=(process, self._sent),
                              daemon=True).start()
         else:
             self._stop(process)
 
-    def _replace_if_stuck(self, process: Any) -> None:
+    def _replace_if_stuck(self, process: Any, job: int) -> None:
         """A job stuck in C code does not see the signal: stop its process (the next
-        `run` starts another)."""
-        if self._lock.acquire(timeout=CANCEL_WAIT_S):
-            self._lock.release()
-            return
-        if self._process is process:
+        `run` starts another). Only job number `job` is waited for: the newer job that
+        takes the lock as soon as it returns must run on."""
+        with self._done:
+            if self._done.wait_for(lambda: self._finished >= job, timeout=CANCEL_WAIT_S):
+                return
+        if self._process is process and self._sent == job:
             self._stop(process)
 
     @staticmethod

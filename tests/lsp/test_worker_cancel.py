@@ -1,0 +1,62 @@
+"""A cancelled feedback job stops, and the newer job that follows it runs to the end.
+
+The worker process is replaced when a cancelled job does not stop within CANCEL_WAIT_S
+(stuck in C code); the newer job, which starts as soon as the cancelled one returns, must
+not be taken for the stuck one even when it runs longer than CANCEL_WAIT_S itself."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from mcl.lsp.worker import CANCEL_WAIT_S, DELAY_ENV, FeedbackJob, FeedbackResult, FeedbackWorker
+
+MATMUL = Path(__file__).resolve().parents[2] / "kernels" / "matmul" / "perfect.mcpl"
+
+
+def _job() -> FeedbackJob:
+    return FeedbackJob(path=str(MATMUL), overlays=(), hwd_path=(), include=(), level="gpu",
+                       values=())
+
+
+@pytest.mark.slow  # two jobs, each held back longer than CANCEL_WAIT_S: about 8 s
+def test_the_job_after_a_cancelled_one_is_not_taken_for_stuck(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(DELAY_ENV, str(CANCEL_WAIT_S + 1.5))
+    # The watchdog thread scheduled late, after the newer job took the lock: what
+    # happens on a loaded machine.
+    watchdog = FeedbackWorker._replace_if_stuck
+
+    def late_watchdog(self: FeedbackWorker, *args: object) -> None:
+        time.sleep(0.5)
+        watchdog(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(FeedbackWorker, "_replace_if_stuck", late_watchdog)
+    worker = FeedbackWorker()
+    results: dict[str, FeedbackResult] = {}
+
+    def run(name: str) -> None:
+        results[name] = worker.run(_job())
+
+    try:
+        first = threading.Thread(target=run, args=("first",))
+        first.start()
+        end = time.monotonic() + 60
+        while not worker._running and time.monotonic() < end:  # warmed up, job sent
+            time.sleep(0.01)
+        assert worker._running
+        time.sleep(0.3)  # the job sleeps in the worker
+        worker.cancel()
+        second = threading.Thread(target=run, args=("second",))
+        second.start()
+        first.join(30)
+        second.join(30)
+    finally:
+        worker.close()
+    assert results["first"].cancelled
+    assert not results["second"].cancelled
+    assert results["second"].failure is None
+    assert results["second"].messages
