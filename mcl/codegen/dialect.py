@@ -36,6 +36,10 @@ class Dialect(CLanguage):
     # pointer the host sizes at the launch); True, one block of dynamic shared memory per
     # launch, each array at a byte offset the host passes (mcl.codegen.kernels.shared_offset).
     shared_by_offset: bool = False
+    # Bytes of group-shared arrays a kernel may declare with constant sizes; above it they
+    # go where arrays sized by the host go (CUDA: a block's static shared memory stops at
+    # 48 KB, more only as dynamic shared memory the kernel opts in to). None: no limit.
+    static_shared_limit: int | None = None
 
     @abstractmethod
     def qualifier(self, address_space: str) -> str:

@@ -22,6 +22,7 @@ work-groups of a fixed size and are guarded (`if (i < n)`), with barriers kept r
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from mcl.codegen.bracket_depth import Nesting, deepest_bracket
@@ -52,6 +53,7 @@ from mcl.mcpl.ast import (
 )
 from mcl.mcpl.nesting import ARRAY, SCALAR
 from mcl.mcpl.typed import Typed
+from mcl.mcpl.types import PRIMITIVES
 
 _MUL = BINARY_PRECEDENCE["*"]
 # Dialects with `shared_by_offset` (CUDA): the block's dynamic shared memory, which arrays
@@ -316,6 +318,8 @@ class KernelEmitter:
         dynamic: list[Var] = []
         scope = self.printer.scope
         shared = self.mapping.dialect.shared_keyword
+        limit = self.mapping.dialect.static_shared_limit
+        by_host = limit is not None and self._constant_shared_bytes(levels) > limit
         for lv in levels:
             for d in lv.decls:
                 if isinstance(d, ViewDecl):
@@ -345,7 +349,7 @@ class KernelEmitter:
                     self.body.line(
                         1, f"{shared} {element_type(d.type)} {var.cname};", d.span
                     )
-                elif self._is_constant(flat_dims(d.type)):
+                elif self._is_constant(flat_dims(d.type)) and not by_host:
                     var = scope.declare(Var(d.name, d.type, "local", space))
                     size = self.printer.expr(product(flat_dims(d.type), scope.typed))
                     # 16-byte aligned for the vector copies of vectorize.py
@@ -369,6 +373,24 @@ class KernelEmitter:
                 if d.view is not None:
                     self.body.view(var, d.view, 1, d.span)
         return dynamic
+
+    def _constant_shared_bytes(self, levels: list[Level]) -> int:
+        """Bytes of the group-shared arrays of constant size declared at `levels`, at the
+        constants' values of this generation (their overrides included)."""
+        total = 0
+        for lv in levels:
+            for d in lv.decls:
+                if not isinstance(d, Decl) or not isinstance(d.type, ArrayType) \
+                        or not isinstance(d.type.element, Prim) or d.init is not None:
+                    continue
+                _, address_space = self.body.spaces.resolve(
+                    d.spaces, ARRAY, d.span, self.body.spaces.hwd.par_group(lv.foreach.group))
+                sizes = [static_int(e, self.static_values) for e in flat_dims(d.type)]
+                primitive = PRIMITIVES.get(d.type.element.name)
+                if address_space != "local" or None in sizes or primitive is None:
+                    continue
+                total += math.prod(s for s in sizes if s is not None) * primitive.size
+        return total
 
     def _dynamic_shared(self, var: Var, first: bool, d: Decl) -> None:
         """CUDA has one dynamic shared buffer per block (its size is a launch parameter):

@@ -437,6 +437,16 @@ class HardwareDescription:
     def memories(self) -> list[MemoryInfo]:
         return [self._memory_info(n) for n in self.device.walk() if n.kind == "memory"]
 
+    def bounded_memory(self, space: str) -> MemoryInfo | None:
+        """The memory (not a cache) that holds `space` with a stated, finite capacity: what
+        bounds the bytes a kernel may keep in the space. None when no memory states one."""
+        for memory in self.memories():
+            if memory.is_cache or space not in memory.spaces or memory.capacity is None:
+                continue
+            if memory.capacity != UNLIMITED:
+                return memory
+        return None
+
     def caches(self) -> list[MemoryInfo]:
         return [self._memory_info(n) for n in self.device.walk() if n.kind == "cache"]
 

@@ -22,6 +22,7 @@ from mcl.mcpl import ast
 from mcl.mcpl import types as T
 from mcl.mcpl.access import lvalue_parts
 from mcl.mcpl.builtins import BUILTINS, SIGNATURE_CALLS
+from mcl.mcpl.capacity import CapacityTally, array_bytes
 from mcl.mcpl.check_expressions import INTEGER_OPS, ExpressionChecker
 from mcl.mcpl.environment import ModuleEnv
 from mcl.mcpl.nesting import (
@@ -102,6 +103,7 @@ class FunctionChecker(ExpressionChecker):
         }
         self.misplaced = 0  # > 0 inside a statement already reported as misplaced
         self._written: frozenset[str] | None = None  # `rewritten`'s names, once asked
+        self._capacity: CapacityTally | None = None  # arrays against the level's memories
         self.is_signature_only = any(
             isinstance(s, ast.CallStmt) and s.call.func in SIGNATURE_CALLS
             for s in ast.walk(function.body)
@@ -418,6 +420,7 @@ class FunctionChecker(ExpressionChecker):
                 self.check_narrow(vt, d.init)
         host = not self.frames and self.has_foreach and self.hwd is not None
         self.check_declaration_level(d, isinstance(vt, T.Array), host)
+        self.check_capacity(d, vt)
         sym = Symbol(
             d.name,
             kind,
@@ -516,6 +519,26 @@ class FunctionChecker(ExpressionChecker):
             if d.spaces:
                 span = self.source.word(spaces[0].name, d.span)
             self.error("mcpl-declaration-level", f"'{d.name}': {message}", span, hint)
+
+    def check_capacity(self, d: ast.Decl, vt: T.VType) -> None:
+        """A constant-size array that the level's memory cannot hold (mcl.mcpl.capacity)."""
+        if self.hwd is None or self.misplaced or not isinstance(d.type, ast.ArrayType):
+            return
+        size = array_bytes(vt, self.element_count(_sizes(d.type)))
+        if size is None:
+            return
+        if self._capacity is None:
+            self._capacity = CapacityTally(self.hwd)
+        spaces = effective_spaces(self.hwd, d.spaces, True, self.level())
+        # Between foreach levels every declared array exists at once (module docstring).
+        together = self.placement() != DEVICE
+        level = Ref(self.frames[-1].foreach) if together and self.frames else (
+            Ref(self.function) if together else None)
+        excess = self._capacity.add(level, d.name, spaces, size)
+        if excess is not None:
+            self.error("mcpl-memory-capacity", excess.message(), d.span,
+                       "use smaller arrays (a smaller tile), or keep part of the data in a "
+                       "larger, slower memory space")
 
     def view(self, v: ast.View, source: Symbol, span: Span | None,
              part: ast.Expr | None = None) -> None:

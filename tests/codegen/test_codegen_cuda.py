@@ -124,3 +124,24 @@ def test_dynamic_shared_layout_aligns_each_array() -> None:
     assert total == 432
     assert all(o % 16 == 0 for o in offsets)
     assert dynamic_shared_layout([]) == ([], 0)
+
+
+def test_shared_tiles_over_48_kb_go_to_dynamic_shared_memory() -> None:
+    """hopper_v2 as `mcl tune` found it best (TILE_J = 256, TILE_K = 16: 49,664 B of shared
+    tiles): static shared memory stops at 48 KB, so the tiles become dynamic shared memory,
+    sized and opted in to at the launch. Fewer bytes stay static (the generated code as
+    before)."""
+    path = Path(__file__).resolve().parents[2] / "kernels" / "matmul" / "hopper_v2.mcpl"
+    checked = load_checked(path, [], library())
+    big = pipeline.generate(checked, "hopper", library(), language="cuda",
+                            overrides={"TILE_J": 256, "TILE_K": 16})
+    assert "extern __shared__" in big.source
+    assert not re.search(r"__shared__ .*float l_[ab]\[", big.source)
+    compiled = compile_cuda(big.source, "hopper_v2.cu", "sm_90", warnings_as_errors=True)
+    assert compiled.cubin.startswith(b"\x7fELF")
+    plan = big.functions[0].kernels[0]
+    shared = [a for a in plan.args if a.kind == "local"]
+    assert [a.name for a in shared] == ["l_a", "l_b"]
+    small = pipeline.generate(checked, "hopper", library(), language="cuda")
+    assert re.search(r"__shared__ .*float l_a\[", small.source)
+    assert "extern __shared__" not in small.source

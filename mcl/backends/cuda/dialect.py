@@ -87,4 +87,5 @@ class CudaDialect(Dialect):
 # restrict, shared keyword, 16-byte alignment.
 CUDA = CudaDialect("cuda", "CUDA", ".cu", 'extern "C" __global__', "__device__ ",
                    "__restrict__", "__shared__", " __align__(16)",
-                   maybe_unused="[[maybe_unused]] ", shared_by_offset=True)
+                   maybe_unused="[[maybe_unused]] ", shared_by_offset=True,
+                   static_shared_limit=48 * 1024)

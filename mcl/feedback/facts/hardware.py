@@ -49,9 +49,5 @@ def faster_space(hwd: HardwareDescription, group: str, current: str | None) -> s
 def space_capacity(hwd: HardwareDescription, space: str) -> int | None:
     """Bytes of the memory (not a cache) that holds `space`, where the description states
     them (UNLIMITED and unstated give None: no limit to hold a proposal against)."""
-    for memory in hwd.memories():
-        if memory.is_cache or space not in memory.spaces or memory.capacity is None:
-            continue
-        if memory.capacity != UNLIMITED:
-            return int(memory.capacity)
-    return None
+    memory = hwd.bounded_memory(space)
+    return int(memory.capacity) if memory is not None and memory.capacity is not None else None
