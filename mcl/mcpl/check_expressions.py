@@ -267,6 +267,11 @@ class ExpressionChecker(StrictVisitor):
             )
         self.error("mcpl-unknown-name", f"unknown variable '{name}'", span, hint)
 
+    def never_rewritten(self, sym: Symbol) -> bool:
+        """Whether local `sym` keeps the value it was initialised with (FunctionChecker
+        knows the writes of the function; an expression alone knows none)."""
+        return False
+
     def constant(self, e: ast.Expr) -> Constant | None:
         """The value of `e` if the checker found it to be a constant (after `expr(e)`)."""
         return self.folded.get(Ref(e))
@@ -323,6 +328,9 @@ class ExpressionChecker(StrictVisitor):
         if sym is not None:
             sym.used = True
             self.bind(e, sym)
+            if sym.value is not None and sym.kind is Kind.LOCAL and self.never_rewritten(sym):
+                # `int z = 0; ... i / z`: for the checker's rules the same as `i / 0`.
+                self.folded[Ref(e)] = sym.value  # type: ignore[assignment]
             return sym.type
         const = self.env.constant(e.name)
         if const is not None:
@@ -344,7 +352,14 @@ class ExpressionChecker(StrictVisitor):
         return self.field(e)
 
     def visit_Call(self, e: ast.Call) -> T.VType:
-        return self.call(e, statement=False)
+        t = self.call(e, statement=False)
+        if e.func in ("min", "max") and len(e.args) == 2:
+            # `t[max(4, 2)]`: the checker's rules see the constant (C's fmin/fmax and
+            # min/max of ints give one of the operands, so no rounding is involved).
+            args = [self.constant(a) for a in e.args]
+            if all(isinstance(a, int) and not isinstance(a, bool) for a in args):
+                self.folded[Ref(e)] = (min if e.func == "min" else max)(args)  # type: ignore
+        return t
 
     def visit_Unary(self, e: ast.Unary) -> T.VType:
         t = self.expr(e.operand)
@@ -390,20 +405,21 @@ class ExpressionChecker(StrictVisitor):
         )
         return False
 
-    def shift_count(self, e: ast.Binary) -> None:
-        """A constant shift count outside 0..31 is undefined in C for a 32-bit int."""
-        count = e.right
-        if not isinstance(count, ast.IntLit) or 0 <= count.value < T.INT_BITS:
+    def shift_count(self, count: ast.Expr, span: Span | None) -> None:
+        """A constant shift count outside 0..31 is undefined in C for a 32-bit int (`x <<
+        40`, `x <<= 33`, `int s = 40; x >> s`)."""
+        value = self.constant(count)
+        if not isinstance(value, int) or isinstance(value, bool) or 0 <= value < T.INT_BITS:
             return
-        if not T.INT_MIN <= count.value <= T.INT_MAX:
+        if not T.INT_MIN <= value <= T.INT_MAX:
             return  # already reported as a literal that does not fit
         self.error(
             "mcpl-shift-count",
-            f"shift count {count.value} is outside 0..{T.INT_BITS - 1}: shifting a "
+            f"shift count {value} is outside 0..{T.INT_BITS - 1}: shifting a "
             f"{T.INT_BITS}-bit int by it is undefined",
-            count.span or e.span,
-            f"use a float power (2.0 ^ {count.value}) if a large value is meant"
-            if count.value > 0
+            count.span or span,
+            f"use a float power (2.0 ^ {value}) if a large value is meant"
+            if value > 0
             else "shift the other way by a positive count",
         )
 
@@ -436,7 +452,7 @@ class ExpressionChecker(StrictVisitor):
             if op == "-" and Ref(e) not in self.folded and _same_name(e.left, e.right):
                 self.folded[Ref(e)] = 0  # `n - n` is 0 whatever n is, so `x / (n - n)` is caught
         if op in ("<<", ">>"):
-            self.shift_count(e)
+            self.shift_count(e.right, e.span)
         if op == "^":
             self.unary_power(e)
         # The errors first; the type of what the checker accepts is `binary_type`'s, the

@@ -24,6 +24,7 @@ from mcl.mcpl.access import lvalue_parts
 from mcl.mcpl.builtins import BUILTINS, SIGNATURE_CALLS
 from mcl.mcpl.capacity import CapacityTally, array_bytes
 from mcl.mcpl.check_expressions import INTEGER_OPS, ExpressionChecker
+from mcl.mcpl.constfold import FoldError, fold_binary
 from mcl.mcpl.environment import ModuleEnv
 from mcl.mcpl.nesting import (
     barrier_problem,
@@ -360,6 +361,7 @@ class FunctionChecker(ExpressionChecker):
                 self.check_narrow(target, s.value)
         else:
             op = s.op[:-1]
+            self.compound_operand(op, s.value)
             needs_int = op in INTEGER_OPS
             ok = T.is_integral if needs_int else T.is_numeric
             if not (ok(target) and ok(value)):
@@ -435,6 +437,8 @@ class FunctionChecker(ExpressionChecker):
             sym.deps = self.constant_deps(d.init)
             if self.depends_on_index(d.init):
                 self.tainted.add(sym)
+            if not isinstance(vt, T.Array):
+                sym.value = self.constant(d.init)
         self.declare(sym, d.span)
         if d.view is not None:
             self.view(d.view, sym, d.span)
@@ -490,6 +494,19 @@ class FunctionChecker(ExpressionChecker):
                 "declare it inside the foreach, so that each unit has its own copy, or "
                 "write it outside all foreach statements",
             )
+
+    def compound_operand(self, op: str, value: ast.Expr) -> None:
+        """`x /= 0`, `x %= 0`, `x <<= 33`: the rules of `x / 0`, `x % 0`, `x << 33`."""
+        if op in ("<<", ">>"):
+            self.shift_count(value, value.span)
+        elif op in ("/", "%"):
+            try:
+                fold_binary(op, None, self.constant(value))
+            except FoldError as exc:
+                self.error(exc.code, exc.message, value.span, exc.hint)
+
+    def never_rewritten(self, sym: Symbol) -> bool:
+        return not self.rewritten(sym.name)
 
     def rewritten(self, name: str) -> bool:
         """Whether the function may write a variable called `name` after declaring it: an

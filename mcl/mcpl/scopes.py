@@ -53,6 +53,10 @@ class Symbol:
     # For a local initialised from constants and parameters: what it is computed from
     # (it may then size arrays, section 4.3); None when it could not size an array.
     deps: list[Symbol] | None = None
+    # For a scalar local initialised with a constant value: that value (the checker's
+    # folding, mcl.mcpl.constfold); it is the variable's value everywhere when the
+    # function never writes the variable again.
+    value: object = None
 
     @property
     def root(self) -> Symbol:
