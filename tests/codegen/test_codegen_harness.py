@@ -105,8 +105,59 @@ def test_harness_runs_host_loops_and_several_kernels(tmp_path: Path) -> None:
     data.mkdir()
     n, iters = 13, 2
     a = np.arange(n, dtype=np.float32)
-    a.tofile(data / "a.bin")  # b.bin missing: the driver starts from zeros
+    a.tofile(data / "a.bin")
+    np.zeros(n, np.float32).tofile(data / "b.bin")  # read by the function: the driver needs it
     _run(driver, "twophase", data, {"n": n, "iters": iters})
     expected = a + 1
     expected[: n // 2] *= 2**iters
     np.testing.assert_array_equal(np.fromfile(data / "b.out.bin", np.float32), expected)
+
+
+
+@pytest.mark.parametrize(("arguments", "status", "message"), [
+    (["n=5.5", "m=3", "p=7"], 1, "error: n=5.5: not an integer"),
+    (["n=abc", "m=3", "p=7"], 1, "error: n=abc: not an integer"),
+    (["n=99999999999", "m=3", "p=7"], 1, "error: n=99999999999: out of the range of its type"),
+    (["n=-5", "m=3", "p=7"], 1, "error: c would have -15 elements: check the sizes given"),
+    (["n=5", "m=3", "p=7", "q=1"], 1, "error: unknown argument q=...: matmul takes n, m, p"),
+    (["n=5", "m=3", "p=7", "--verbose"], 2, "error: unknown argument --verbose"),
+    (["n=5", "m=3", "p=8"], 1, "a.bin does not hold exactly 40 elements of 4 bytes"),
+    (["n=5", "m=3"], 1, "error: missing argument p=VALUE"),
+])
+def test_the_driver_is_as_strict_as_mcl_run(tmp_path: Path, matmul_driver: Path,
+                                            arguments: list[str], status: int,
+                                            message: str) -> None:
+    driver = matmul_driver
+    data = tmp_path / "data"
+    data.mkdir()
+    np.ones(5 * 7, np.float32).tofile(data / "a.bin")
+    np.ones(7 * 3, np.float32).tofile(data / "b.bin")
+    done = subprocess.run([str(driver), "matmul", str(data), *arguments], capture_output=True,
+                          text=True, check=False, timeout=120)
+    assert (done.returncode, done.stdout) == (status, "")
+    assert message in done.stderr
+
+
+def test_the_driver_refuses_a_missing_input_and_an_unwritable_output(
+        tmp_path: Path, matmul_driver: Path) -> None:
+    driver = matmul_driver
+    sizes = ["n=5", "m=3", "p=7"]
+    done = subprocess.run([str(driver), "matmul", str(tmp_path / "none"), *sizes],
+                          capture_output=True, text=True, check=False, timeout=120)
+    assert done.returncode == 1 and "cannot read" in done.stderr and "a.bin" in done.stderr
+    data = tmp_path / "data"
+    data.mkdir()
+    np.ones(5 * 7, np.float32).tofile(data / "a.bin")
+    np.ones(7 * 3, np.float32).tofile(data / "b.bin")
+    (data / "c.out.bin").mkdir()  # where the output goes: a folder, not writable as a file
+    done = subprocess.run([str(driver), "matmul", str(data), *sizes], capture_output=True,
+                          text=True, check=False, timeout=120)
+    assert done.returncode == 1 and "cannot write" in done.stderr, done.stderr
+
+
+@pytest.fixture(scope="module")
+def matmul_driver(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The example driver of matmul perfect at fermi, built once for the tests above."""
+    program = load_program(kernels_dir() / "matmul" / "perfect.mcpl", library=library())
+    generated = pipeline.generate(pipeline.checked(program, library()), "fermi", library())
+    return _build(generated, tmp_path_factory.mktemp("strict-driver"))
