@@ -10,6 +10,10 @@
   step with the editor's for good), and the client is told once per message.
 - pygls logs each bad message with its traceback; the server logs one line instead.
 - `exit` ends the process at once (below).
+- Before `initialize`, a request is answered with ServerNotInitialized (-32002) and a
+  notification other than `exit` dropped, as the base protocol says.
+- The framing itself (header names in any case, LF line ends, bounded header lines and
+  bodies) is read by mcl.lsp.framing.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from lsprotocol import types as lsp
-from pygls.exceptions import JsonRpcException
+from pygls.exceptions import JsonRpcException, JsonRpcServerNotInitialized
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
@@ -59,9 +63,26 @@ class MclProtocol(LanguageServerProtocol):
             log.warning("invalid params for %s: notification ignored", method)
             return ANSWERED
 
+    _initialize_seen = False
+
     def handle_message(self, message: Any) -> None:
         if message is ANSWERED:
             return
+        method = getattr(message, "method", None)
+        if not self._initialize_seen and method is not None:
+            # The base protocol: before `initialize` a request is answered with
+            # ServerNotInitialized (-32002), a notification dropped (but `exit`).
+            if method == lsp.INITIALIZE:
+                self._initialize_seen = True
+            elif getattr(message, "id", None) is not None:
+                log.warning("%s before initialize: answered with ServerNotInitialized", method)
+                self._send_response(message.id, None, JsonRpcServerNotInitialized(
+                    message="the server is not initialized: send initialize first"
+                ).to_response_error())
+                return
+            elif method != lsp.EXIT:
+                log.warning("%s before initialize: ignored", method)
+                return
         super().handle_message(message)
 
     def recover_bad_utf8(self, error: UnicodeDecodeError) -> bool:

@@ -49,6 +49,7 @@ from mcl.lsp import (
 from mcl.lsp.analysis import CheckResult, Libraries, check_document, is_hdl
 from mcl.lsp.config import ClientSettings, effective
 from mcl.lsp.convert import diagnostic, feedback_diagnostic, same_file
+from mcl.lsp.framing import FramedTransport
 from mcl.lsp.lookup import module_at
 from mcl.lsp.protocol import MclProtocol, OneLine
 from mcl.lsp.worker import FeedbackJob, FeedbackResult, FeedbackWorker, MessageRecord
@@ -90,7 +91,7 @@ def _deep_executor() -> ThreadPoolExecutor:
     return executor
 
 
-class MclLanguageServer(LanguageServer):
+class MclLanguageServer(FramedTransport, LanguageServer):
     def __init__(self) -> None:
         super().__init__("mcl", __version__, protocol_cls=MclProtocol)
         self.settings = ClientSettings()

@@ -89,8 +89,19 @@ _busy = False
 
 
 def _interrupt(signum: int, frame: Any) -> None:
-    if _busy:
+    if _busy and not _importing(frame):
         raise Cancelled()
+
+
+def _importing(frame: Any) -> bool:
+    """Whether `frame` runs inside an import: an exception raised there would leave the
+    module half-initialised in sys.modules for every later job, so the job runs on to its
+    end (its result is stale and dropped by the server)."""
+    while frame is not None:
+        if frame.f_code.co_filename.startswith("<frozen importlib"):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _serve(conn: Connection) -> None:

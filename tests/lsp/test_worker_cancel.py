@@ -60,3 +60,26 @@ def test_the_job_after_a_cancelled_one_is_not_taken_for_stuck(
     assert not results["second"].cancelled
     assert results["second"].failure is None
     assert results["second"].messages
+
+
+def test_a_cancel_inside_an_import_waits_for_the_job(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """An interrupt raised while a module's code runs leaves that module half-made in
+    sys.modules for every later job: inside an import the signal does not interrupt."""
+    import importlib
+    import sys
+
+    from mcl.lsp import worker
+
+    (tmp_path / "mcl_half_made.py").write_text(
+        "import sys\nfrom mcl.lsp import worker\nSEEN = worker._importing(sys._getframe())\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("mcl_half_made")
+    try:
+        assert module.SEEN is True
+    finally:
+        sys.modules.pop("mcl_half_made", None)
+    assert worker._importing(sys._getframe()) is False
+    monkeypatch.setattr(worker, "_busy", True)
+    with pytest.raises(worker.Cancelled):
+        worker._interrupt(0, sys._getframe())
