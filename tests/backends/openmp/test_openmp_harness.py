@@ -54,6 +54,37 @@ def test_the_harness_builds_and_its_driver_matches_numpy(tmp_path: Path) -> None
     np.testing.assert_allclose(c, a @ b, rtol=1e-4)
 
 
+@pytest.mark.slow  # builds the driver once: about 10 s
+def test_the_c_driver_is_as_strict_as_mcl_run(tmp_path: Path) -> None:
+    g = generate(pipeline.checked_at(MATMUL_V4, [], LIBRARY))
+    for name, text in backend.harness(g).files().items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    build = tmp_path / "build"
+    subprocess.run(["cmake", "-S", str(tmp_path), "-B", str(build)], check=True,
+                   capture_output=True)
+    subprocess.run(["cmake", "--build", str(build)], check=True, capture_output=True)
+    data = tmp_path / "data"
+    data.mkdir()
+    np.ones(5 * 7, np.float32).tofile(data / "a.bin")
+    np.ones(7 * 3, np.float32).tofile(data / "b.bin")
+    for arguments, status, message in [
+        (["n=5.5", "m=3", "p=7"], 1, "error: n=5.5: not an integer"),
+        (["n=abc", "m=3", "p=7"], 1, "error: n=abc: not an integer"),
+        (["n=99999999999", "m=3", "p=7"], 1, "out of the range of its type"),
+        (["n=-5", "m=3", "p=7"], 1, "error: c would have -15 elements"),
+        (["n=5", "m=3", "p=7", "q=1"], 1, "error: unknown argument q=1: matmul takes n, m, p"),
+        (["n=5", "m=3", "p=7", "--verbose"], 2, "error: unknown argument --verbose"),
+        (["n=5", "m=3", "p=8"], 1, "a.bin does not hold exactly 40 elements of 4 bytes"),
+    ]:
+        done = subprocess.run([str(build / "matmul_main"), "matmul", str(data), *arguments],
+                              capture_output=True, text=True, check=False)
+        assert (done.returncode, done.stdout) == (status, ""), arguments
+        assert message in done.stderr, (arguments, done.stderr)
+    done = subprocess.run([str(build / "matmul_main"), "matmul", str(tmp_path / "none"),
+                           "n=5", "m=3", "p=7"], capture_output=True, text=True, check=False)
+    assert done.returncode == 1 and "cannot read" in done.stderr
+
+
 def test_a_built_kernel_is_taken_from_the_cache(tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(CACHE_ENV, str(tmp_path))
