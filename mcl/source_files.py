@@ -86,6 +86,12 @@ def _not_utf8(path: Path, data: bytes, offset: int, code: str) -> Diagnostic:
     )
 
 
+# What separates tokens in MCPL and HDL: C's white space (C11 6.4), so a form feed or a
+# vertical tab between two statements is a blank, as in the OpenCL C that mcl generates.
+# Only '\n' ends a line (`source_lines`).
+BLANKS = " \t\r\n\f\v"
+
+
 def source_lines(text: str) -> list[str]:
     """The lines of `text` (read in text mode, so with '\\n' line ends) as the parsers number
     them. `str.splitlines` also splits at form feeds, '\\x1c'-'\\x1e', '\\x85' and U+2028,

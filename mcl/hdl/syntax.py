@@ -163,8 +163,10 @@ def _metamodel():
     """The textX metamodel, built once per process (it is the slow part of textX)."""
     from textx import metamodel_from_file
 
+    from mcl.source_files import BLANKS
+
     # autokwd: keyword-like matches need a word boundary (`device` never eats `device_group`).
-    mm = metamodel_from_file(str(GRAMMAR), autokwd=True, memoization=False)
+    mm = metamodel_from_file(str(GRAMMAR), autokwd=True, memoization=False, ws=BLANKS)
     _Converter.check(mm, "hdl")  # every rule of the grammar has its conversion
     return mm
 

@@ -61,8 +61,9 @@ def metamodel() -> Any:
     from textx import metamodel_from_file
 
     from mcl.mcpl.build import ModelBuilder
+    from mcl.source_files import BLANKS
 
-    mm = metamodel_from_file(str(GRAMMAR), autokwd=True, memoization=False)
+    mm = metamodel_from_file(str(GRAMMAR), autokwd=True, memoization=False, ws=BLANKS)
     ModelBuilder.check(mm, "mcpl")  # every rule of the grammar has its conversion
     return mm
 

@@ -240,3 +240,16 @@ def test_a_reference_that_breaks_its_contract_is_named(
     err = capsys.readouterr().err
     assert "internal error" not in err and "Traceback" not in err
     assert said in err and "[verify-reference-contract]" in err
+
+
+@pytest.mark.parametrize("blank", ["\f", "\v"])
+def test_a_form_feed_or_vertical_tab_is_a_blank_and_lines_stay_right(
+        tmp_path: Path, blank: str, capsys: pytest.CaptureFixture[str]) -> None:
+    # C's white space (C11 6.4): a form feed between statements (old sources page with
+    # it) is a blank, and only '\n' starts a line, so the error is on line 3.
+    source = (f"perfect void k(int n, float[n] a) {{{blank}\n"
+              f"  foreach (int i in n threads) {{{blank}\n"
+              "    a[i] = b;\n  }\n}\n")
+    assert main(["check", str(_write(tmp_path, source))]) == 1
+    err = capsys.readouterr().err
+    assert "k.mcpl:3:12: error: unknown variable 'b' [mcpl-unknown-name]" in err, err
