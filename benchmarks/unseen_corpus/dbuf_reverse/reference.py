@@ -3,12 +3,16 @@ tile of TILE elements (padded with zeros past n), y[g] = x[g] - x[mirrored g].""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import numpy as np
 
 FUNCTION = "mirror"
 SIZES = {"n": 5000}
 OUTPUTS = ("y",)
-TILE = 256
+_KERNEL = (Path(__file__).parent / "hopper.mcpl").read_text(encoding="utf-8")
+TILE = int(re.search(r"^const int TILE = (\d+);", _KERNEL, re.M)[1])  # type: ignore[index]
 
 
 def inputs(sizes: dict[str, int], rng: np.random.Generator) -> dict[str, object]:
