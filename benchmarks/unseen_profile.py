@@ -144,7 +144,8 @@ def table(cases: list[dict[str, Any]], half: str = HELD_OUT) -> str:
     s = half_summary(rows)
     out += ["", "| acceptance | goal | result |", "|---|---|---|",
             f"| time estimate, median error | <= {TIME_MEDIAN:.0%} | "
-            f"{_pct(s['time_median'])} over {s['time_compared']} kernels |",
+            f"{_pct(s['time_median'])} over {s['time_compared']} "
+            f"kernel{'' if s['time_compared'] == 1 else 's'} |",
             f"| time estimate, 90th percentile | <= {TIME_P90:.0%} | {_pct(s['time_p90'])} |",
             f"| roofline bound above the measured time | never | {s['bounds_broken']} |",
             f"| DRAM bytes read within {DRAM_READ:.0%} | every kernel | "

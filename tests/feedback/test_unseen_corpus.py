@@ -275,6 +275,23 @@ def test_the_profile_driver_analyses_an_empty_folder(tmp_path: Path,
     assert "held-out half" in capsys.readouterr().out
 
 
+@pytest.mark.slow  # (mcl profile --counters: 8 s)
+def test_the_profile_driver_analyses_recorded_counters(tmp_path: Path) -> None:
+    """The whole analysis on a recorded raw page, as --analyse runs it on the lead's: the
+    idiom corpus's block scan measured on an H100 (2026-11-27) stands in for scan_hillis
+    (the same algorithm, four times the chunk), whose counters are not recorded yet."""
+    recorded = RECORDED.parent / "2026-11-27-h100-validate-corpus"
+    for suffix in (".csv", ".source.csv"):
+        (tmp_path / f"scan_hillis{suffix}").write_bytes(
+            (recorded / f"idiom-scan{suffix}").read_bytes())
+    (case,) = unseen_profile.analyse(tmp_path, CORPUS)
+    assert case["half"] == CALIBRATION and "error" not in case
+    row = unseen_profile.kernel_row(case)
+    assert row["measured_s"] == pytest.approx(127.8e-6, rel=0.01)
+    assert row["bound_holds"] is True and row["lines"] == row["lines_within"] > 0
+    assert row["dram_read_error"] == pytest.approx(0.0, abs=0.01)
+
+
 def test_every_kernel_is_profiled_at_hopper() -> None:
     cases = [unseen_profile.case_of(k) for k in CORPUS]
     assert all(c.path.name == "hopper.mcpl" and c.path.is_file() for c in cases)
