@@ -78,8 +78,9 @@ AGREEING: dict[tuple[str, str], tuple[str, ...]] = {
     ("transpose_strided_unpadded", "hopper"): ("operation counts", "memory accesses",
                                                "bank conflicts"),
 }
-# Kernels whose trace takes more than a few seconds on one core.
-SLOW = {"branch_block_flag", "stencil3d_halo", "stencil3d_march"}
+# Kernels whose trace and analysis take more than a few seconds on one core.
+SLOW = {"branch_block_flag", "dbuf_matvec", "scan_blelloch", "scan_blelloch_race",
+        "stencil3d_halo", "stencil3d_march"}
 
 
 def _id(value: Any) -> str:
@@ -195,6 +196,7 @@ def test_brute_force_finds_exactly_the_planted_races(kernel: Kernel, level: str)
     assert (row.brute != "none") is kernel.race
 
 
+@pytest.mark.slow  # (the Blelloch twin's trace and analysis: 10 s)
 def test_the_planted_races_are_where_they_were_planted() -> None:
     """The trace's racing lines: the in-place update of the Hillis-Steele twin, the
     up-sweep of the Blelloch twin, both copies of the transpose's tile."""
