@@ -235,7 +235,7 @@ def warp_instructions(trace: Trace, facts: Any, access: Any) -> list[list[int]]:
         lanes[lane // WARP].append((lane, iteration, address))
     groups: list[list[int]] = []
     for entries in lanes.values():
-        keys = _trip_keys(entries)
+        keys = trip_keys(entries)
         per_instruction: dict[tuple[int, ...], list[int]] = defaultdict(list)
         for key, (_, _, address) in zip(keys, entries, strict=True):
             per_instruction[key].append(address)
@@ -243,7 +243,7 @@ def warp_instructions(trace: Trace, facts: Any, access: Any) -> list[list[int]]:
     return groups
 
 
-def _trip_keys(entries: list[tuple[int, tuple[int, ...], int]]) -> list[tuple[int, ...]]:
+def trip_keys(entries: list[tuple[int, tuple[int, ...], int]]) -> list[tuple[int, ...]]:
     """Per entry (lane, loop values, address) of one warp: the loop values, with the value
     of a loop no two lanes share replaced by its rank in the lane's own order."""
     depth = len(entries[0][1]) if entries else 0

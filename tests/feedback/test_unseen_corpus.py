@@ -227,10 +227,10 @@ def test_bank_conflicts_follow_the_trip_of_a_grid_stride_loop() -> None:
     """Lanes of a warp whose loop values never meet (`i = tid; i < n; i += stride`) are
     grouped by trip: the k-th value of each lane forms the k-th warp instruction."""
     entries = [(lane, (lane + 64 * trip,), 4 * lane) for trip in range(2) for lane in (0, 1)]
-    assert unseen_counts._trip_keys(entries) == [(0,), (0,), (1,), (1,)]
+    assert unseen_counts.trip_keys(entries) == [(0,), (0,), (1,), (1,)]
     # a loop the lanes share keeps its values (a tree's `half`, a tile's `k`)
     shared = [(lane, (half,), 0) for half in (4, 2) for lane in (0, 1)]
-    assert unseen_counts._trip_keys(shared) == [(4,), (4,), (2,), (2,)]
+    assert unseen_counts.trip_keys(shared) == [(4,), (4,), (2,), (2,)]
 
 
 def test_the_count_table() -> None:
