@@ -99,66 +99,73 @@ def collect(folder: Path, small: bool, timeout: float, only: list[str],
     """Profile every case into `folder`: NAME.csv (ncu's raw page), NAME.json (mcl
     profile's document), NAME.log (its stderr); a summary line per case on stdout.
     `clock_control` is ncu's (`mcl profile --clock-control`)."""
-    from mcl.profile.ncu import run_group
-
     folder.mkdir(parents=True, exist_ok=True)
     failures = 0
     for case in cases():
-        name, path = case.name, case.path
-        if only and not any(word in name for word in only):
+        if only and not any(word in case.name for word in only):
             continue
-        defines = [] if small else [f"{k}={v}" for k, v in case.sizes.items()]
-        argv = [sys.executable, "-m", "mcl", "profile", str(path), "--target", LEAF,
-                "--format", "json", "--save-counters", str(folder / f"{name}.csv"),
-                "--clock-control", clock_control]
-        for d in defines:
-            argv += ["-D", d]
-        start = time.perf_counter()
-        try:
-            done = run_group(argv, timeout, cwd=REPO)  # ncu's profiled run killed with it
-            status, out, err = done.returncode, done.stdout, done.stderr
-        except subprocess.TimeoutExpired:
-            status, out, err = 124, "", f"timed out after {timeout:.0f} s"
-        (folder / f"{name}.json").write_text(out)
-        (folder / f"{name}.log").write_text(err)
-        failures += status != 0
-        print(f"{name:28} {' '.join(defines):34} exit {status} "
-              f"{time.perf_counter() - start:6.1f} s", flush=True)
+        sized = case if not small else Case(case.name, case.path, {})
+        failures += collect_case(folder, sized, timeout, clock_control) != 0
     return 1 if failures else 0
+
+
+def collect_case(folder: Path, case: Case, timeout: float, clock_control: str) -> int:
+    """`mcl profile` one case at its sizes into `folder` (NAME.csv, NAME.json, NAME.log);
+    prints a summary line; returns the exit status."""
+    from mcl.profile.ncu import run_group
+
+    defines = [f"{k}={v}" for k, v in case.sizes.items()]
+    argv = [sys.executable, "-m", "mcl", "profile", str(case.path), "--target", LEAF,
+            "--format", "json", "--save-counters", str(folder / f"{case.name}.csv"),
+            "--clock-control", clock_control]
+    for d in defines:
+        argv += ["-D", d]
+    start = time.perf_counter()
+    try:
+        done = run_group(argv, timeout, cwd=REPO)  # ncu's profiled run killed with it
+        status, out, err = done.returncode, done.stdout, done.stderr
+    except subprocess.TimeoutExpired:
+        status, out, err = 124, "", f"timed out after {timeout:.0f} s"
+    (folder / f"{case.name}.json").write_text(out)
+    (folder / f"{case.name}.log").write_text(err)
+    print(f"{case.name:28} {' '.join(defines):34} exit {status} "
+          f"{time.perf_counter() - start:6.1f} s", flush=True)
+    return status
 
 
 def analyse(folder: Path) -> dict[str, Any]:
     """Compare every recorded case again with this checkout's feedback."""
     known = {case.name: case for case in cases()}
-    compared: list[dict[str, Any]] = []
-    for csv_path in raw_pages(folder):
-        case = known.get(csv_path.stem)
-        if case is None:
-            compared.append({"case": csv_path.stem, "error": "no such case in this checkout"})
-            continue
-        # the sizes `mcl profile` ran at, where its document was kept; else the case's
-        document_path = folder / f"{csv_path.stem}.json"
-        recorded = json.loads(document_path.read_text() or "{}") \
-            if document_path.is_file() else {}
-        defines = recorded.get("sizes") or case.sizes
-        argv = [sys.executable, "-m", "mcl", "profile", str(case.path), "--target", LEAF,
-                "--format", "json", "--counters", str(csv_path)]
-        for k, v in defines.items():
-            argv += ["-D", f"{k}={v}"]
-        done = subprocess.run(argv, capture_output=True, text=True, check=False, cwd=REPO)
-        if done.returncode != 0:
-            compared.append({"case": csv_path.stem, "error": done.stderr.strip()})
-            continue
-        document = json.loads(done.stdout)
-        lines = [{**r, "kind": f"line:{r['kind']}", "error": line_error(r)}
-                 for r in document["per_line"]]
-        compared.append({"case": csv_path.stem, "sizes": defines,
-                         "figures": document["figures"] + lines,
-                         "suggestions": document["suggestions"]})
+    compared = [analyse_case(folder, csv_path, known.get(csv_path.stem))
+                for csv_path in raw_pages(folder)]
     steps = series_steps(compared)
     return {"cases": compared, "summary": summarise(compared), "steps": steps,
             "time_estimate": estimate_halves(compared),
             "pays": feedback_pays(steps, compared, folder.name)}
+
+
+def analyse_case(folder: Path, csv_path: Path, case: Case | None) -> dict[str, Any]:
+    """`mcl profile --counters` on one recorded raw page: the case's figures and lines
+    (each line with its relative error) and suggestions, or its error."""
+    if case is None:
+        return {"case": csv_path.stem, "error": "no such case in this checkout"}
+    # the sizes `mcl profile` ran at, where its document was kept; else the case's
+    document_path = folder / f"{csv_path.stem}.json"
+    recorded = json.loads(document_path.read_text() or "{}") \
+        if document_path.is_file() else {}
+    defines = recorded.get("sizes") or case.sizes
+    argv = [sys.executable, "-m", "mcl", "profile", str(case.path), "--target", LEAF,
+            "--format", "json", "--counters", str(csv_path)]
+    for k, v in defines.items():
+        argv += ["-D", f"{k}={v}"]
+    done = subprocess.run(argv, capture_output=True, text=True, check=False, cwd=REPO)
+    if done.returncode != 0:
+        return {"case": csv_path.stem, "error": done.stderr.strip()}
+    document = json.loads(done.stdout)
+    lines = [{**r, "kind": f"line:{r['kind']}", "error": line_error(r)}
+             for r in document["per_line"]]
+    return {"case": csv_path.stem, "sizes": defines, "figures": document["figures"] + lines,
+            "suggestions": document["suggestions"]}
 
 
 def halves(names: list[str]) -> tuple[list[str], list[str]]:
