@@ -1,0 +1,91 @@
+"""How the written description states a measured figure: the HDL statement, and the
+comment beside it saying how it was measured and how much the runs spread; plus the
+warning for a figure that disagrees with the nominal one by more than `TOLERANCE`."""
+
+from __future__ import annotations
+
+from mcl.detect.measurements import Measurements
+from mcl.detect.timing import Rate
+
+TOLERANCE = 0.20  # a measured figure further than this from the nominal one is reported
+
+# Rates by key: (scale, unit) as comments write them.
+UNITS = {"flops": (1e9, "GFLOP/s"), "bytes": (1e9, "GB/s"), "seconds": (1e-9, "ns")}
+
+
+def rate_text(rate: Rate, kind: str = "bytes") -> str:
+    """`12.3 GB/s (how; best of 5; median 11.0, worst 9.8 GB/s)`."""
+    scale, unit = UNITS[kind]
+    return (f"{rate.value / scale:,.1f} {unit} ({rate.how}; "
+            f"{rate.spread_text(scale, unit)})")
+
+
+def latency_text(rate: Rate) -> str:
+    """A latency's spread reads lowest first: `best of 5; median 3.1, worst 4.0 ns`."""
+    return rate_text(rate, "seconds")
+
+
+def cycles(seconds: float, clock_hz: float) -> int:
+    return max(1, round(seconds * clock_hz))
+
+
+def deviation(what: str, measured: float, nominal: float, nominal_source: str,
+              unit: tuple[float, str]) -> str | None:
+    """A warning where `measured` is more than TOLERANCE off `nominal`, else None."""
+    if nominal <= 0 or abs(measured / nominal - 1) <= TOLERANCE:
+        return None
+    scale, name = unit
+    return (f"{what}: measured {measured / scale:,.1f} {name} is {measured / nominal:.0%} "
+            f"of the nominal {nominal / scale:,.1f} {name} ({nominal_source})")
+
+
+def copy_comment(measured: Measurements) -> str:
+    """The device-memory figures beside the roof: the copy the roof is, read and write,
+    and the library's copy of the same size in the same run."""
+    rates = measured.rates
+    parts = [f"copy {rate_text(rates['copy'])}"] if "copy" in rates else []
+    parts += [f"{key} {rates[key].value / 1e9:,.1f} GB/s (median {rates[key].median / 1e9:,.1f})"
+              for key in ("read", "write") if key in rates]
+    if "library_copy" in rates:
+        parts.append(f"in the same run {rate_text(rates['library_copy'])}")
+    return "; ".join(parts)
+
+
+def fma_comment(measured: Measurements) -> str:
+    """The peak kernel and the vendor library beside the compute roof."""
+    rates = measured.rates
+    if "fma" not in rates:
+        return measured.notes.get("fma", "FMA chains")
+    parts = [f"peak kernel {rate_text(rates['fma'], 'flops')}"]
+    if "gemm" in rates:
+        gemm = rates["gemm"]
+        parts.append(f"library {rate_text(gemm, 'flops')}")
+        parts.append("the roof is the library's rate: the kernel stayed below it"
+                     if gemm.value > rates["fma"].value else
+                     "the roof is the kernel's rate, at least the library's")
+    return "; ".join(parts)
+
+
+def latency_statement(rate: Rate, clock_mhz: float, clock_source: str) -> tuple[str, str]:
+    """`latency = N cycles;` from a measured latency at the unit's clock (HDL states
+    latencies in cycles of the execution unit, as hopper.hdl)."""
+    return (f"latency = {cycles(rate.value, clock_mhz * 1e6)} cycles;",
+            f"measured {latency_text(rate)}, at the clock of {clock_mhz:g} MHz "
+            f"({clock_source})")
+
+
+def bandwidth_statement(rate: Rate, instances: int, what: str) -> tuple[str, str]:
+    """`bandwidth = N MB/s;` per instance of a memory (a core's cache, an SM's shared
+    memory) from a rate measured over `instances` of them together."""
+    per = rate.value / max(1, instances)
+    return (f"bandwidth = {max(1, round(per / 1e6))} MB/s;",
+            f"measured, per {what}: {rate_text(rate)} over {instances} together")
+
+
+def launch_comment(rate: Rate) -> tuple[str, str]:
+    """The launch overhead, commented out: HDL states no per-launch cost yet; the time
+    model reads `launch_overhead` once HDL has it (docs/hdl.md, "Bring your own
+    machine"). The median, not the best: what a launch typically costs."""
+    return (f"// launch_overhead = {max(1, round(rate.median * 1e6))} us;",
+            f"measured (the median): {rate.how}; best {rate.value * 1e6:,.1f}, median "
+            f"{rate.median * 1e6:,.1f}, worst {rate.worst * 1e6:,.1f} us")
