@@ -64,10 +64,11 @@ class Rate:
                 f"worst {self.worst / scale:,.{digits}f} {unit}")
 
 
-def event_seconds(run: Callable[[], Any], repeat: int) -> Spread:
+def event_seconds(run: Callable[[], Any], repeat: int, warm_up: bool = True) -> Spread:
     """`run()` enqueues one command and returns its OpenCL event (a queue with profiling):
-    the device's own start-to-end times, after one warm-up."""
-    run().wait()
+    the device's own start-to-end times, after one warm-up (unless `run` ran already)."""
+    if warm_up:
+        run().wait()
     seconds = []
     for _ in range(repeat):
         event = run()
@@ -76,9 +77,11 @@ def event_seconds(run: Callable[[], Any], repeat: int) -> Spread:
     return Spread(tuple(seconds))
 
 
-def wall_seconds(run: Callable[[], Any], repeat: int) -> Spread:
-    """Wall-clock seconds of `run()` (which waits for what it starts), after one warm-up."""
-    run()
+def wall_seconds(run: Callable[[], Any], repeat: int, warm_up: bool = True) -> Spread:
+    """Wall-clock seconds of `run()` (which waits for what it starts), after one warm-up
+    (unless `run` ran already)."""
+    if warm_up:
+        run()
     seconds = []
     for _ in range(repeat):
         start = time.perf_counter()
