@@ -152,36 +152,37 @@ class MemoryBench:
         cl.enqueue_fill_buffer(self.queue, src, np.float32(1), 0, size).wait()
         cl.enqueue_fill_buffer(self.queue, dst, np.float32(0), 0, size).wait()
         found = {}
-        for name, args, moved in (("read", (src, self.out), size), ("write", (dst,), size),
-                                  ("copy", (src, dst), 2 * size)):
-            kernel = self.kernels[f"bw_{name}"]
-            found[name] = self._sweep(kernel, args, size // 16, moved,
+        for name, args, passes in (("read", (src, self.out), 1), ("write", (dst,), 1),
+                                   ("copy", (src, dst), 2)):
+            found[name] = self._sweep(self.kernels[f"bw_{name}"], args, size // 16, passes,
                                       f"OpenCL float4 {name} of {size >> 20} MiB")
         return found
 
-    def _sweep(self, kernel: Any, args: tuple[Any, ...], n4: int, moved: int,
+    def _sweep(self, kernel: Any, args: tuple[Any, ...], n4: int, passes: int,
                how: str) -> Swept:
+        """`kernel` over the first float4s of `n4` that every work-item's share of 8 a
+        step covers, at each work-group count; `passes` bytes moved per byte (copy: 2)."""
         cl = self.cl
-        runs: dict[int, Callable[[], Any]] = {}
+        runs: dict[int, tuple[Callable[[], Any], int]] = {}
         rates = []
         for groups in self._groups():
             items = groups * self.local
-            if n4 % (8 * items):  # bw_read takes 8 float4 a step
+            count = n4 // items // 8 * 8  # bw_read takes 8 float4 a step
+            if count == 0:
                 continue
 
-            def run(kernel: Any = kernel, items: int = items) -> Any:
-                kernel.set_args(*args, np.int32(n4 // items))
+            def run(kernel: Any = kernel, items: int = items, count: int = count) -> Any:
+                kernel.set_args(*args, np.int32(count))
                 return cl.enqueue_nd_range_kernel(self.queue, kernel, (items,), (self.local,))
 
             if not runs:
                 run().wait()  # one warm-up: every count shares the compiled kernel
-            event = run()
-            event.wait()
-            runs[groups] = run
-            rates.append((moved / max((event.profile.end - event.profile.start) * 1e-9, 1e-9),
-                          groups))
+            moved = passes * count * items * 16
+            runs[groups] = (run, moved)
+            rates.append((moved / max(_event_time(run()), 1e-9), groups))
         best_groups = max(rates)[1]
-        spread = event_seconds(runs[best_groups], self.repeat, warm_up=False)
+        best_run, moved = runs[best_groups]
+        spread = event_seconds(best_run, self.repeat, warm_up=False)
         sweep = ", ".join(f"{g}: {r / 1e9:,.1f}" for r, g in sorted(rates, key=lambda x: x[1]))
         return Swept(Rate.of_work(moved, spread, f"{how}, {best_groups} work-groups of "
                                   f"{self.local}; swept over work-groups (GB/s) {sweep}"),

@@ -174,3 +174,30 @@ def test_measure_keeps_to_a_minute_and_reports_in_json(tmp_path: Path,
     assert "measured in" in captured.err
     for warning in document["warnings"]:
         assert f"warning: {warning}" in captured.err
+
+
+def test_the_gpu_kernels_run_on_pocl_too(pocl: tuple[object, dict]) -> None:
+    """The GPU side of the benchmarks -- coalesced float4 walks over the grid, groups of
+    256, a unit count that divides no power of two (an H100 has 132 SMs), scalar FMA
+    chains, L2 slices rotating over the groups -- run as they would on a GPU, here on
+    PoCL, so that a GPU run meets no untried path."""
+    import pyopencl as cl
+
+    from mcl.detect.bench_compute import interleaved, peak_kernel
+    from mcl.detect.bench_memory import MemoryBench
+
+    device, _ = pocl
+    ctx = cl.Context([device])
+    queue = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
+    bench = MemoryBench(cl, ctx, queue, "gpu", 3, 2)
+    swept = bench.device_memory(3 << 20)
+    for name in ("read", "write", "copy"):
+        assert swept[name].rate.value >= swept[name].rate.worst > 0
+        assert swept[name].groups % 3 == 0
+    assert bench.cache(1 << 20, False, 0.002, "rotating").value > 0
+    assert bench.local_memory(16 << 10, 0.002).value > 0
+    assert bench.latency(64 << 10, 128, 0.002).value > 0
+    peak = peak_kernel(cl, ctx, queue, "gpu", 1, 1, 16, 0.005)
+    assert peak.candidate.width == 1 and peak.candidate.spelling == "fma"
+    fma, gemm = interleaved(peak, None, 2)
+    assert fma.value > 0 and gemm is None
