@@ -34,7 +34,7 @@ SCALES = {"latency": (1e-9, "ns"), "launch": (1e-6, "us"), "flops": (1e9, "GFLOP
 def _scale(key: str) -> tuple[float, str]:
     if key.startswith("latency"):
         return SCALES["latency"]
-    if key == "launch":
+    if key.startswith("launch"):
         return SCALES["launch"]
     return SCALES["flops"] if key in ("fma", "gemm") else SCALES["bytes"]
 

@@ -264,14 +264,24 @@ class MemoryBench:
                             f"pseudo-random cycle of {n} {line} B lines ({_kib(n * line)}, "
                             f"{where})")
 
-    def launch_overhead(self, repeat: int) -> Rate:
-        """Wall time from enqueueing an empty kernel to its finish."""
+    def launch_overhead(self, repeat: int) -> tuple[Rate, Rate]:
+        """An empty kernel of one work-group: its duration on the device (start to end,
+        the profiling events: what a launch in a stream of launches adds) and its wall
+        time from enqueueing to finish (what one launch the host waits for costs)."""
         kernel = self.kernels["empty"]
         kernel.set_args(self.out)
-        spread = wall_seconds(lambda: self.cl.enqueue_nd_range_kernel(
-            self.queue, kernel, (self.local,), (self.local,)).wait(), repeat)
-        return Rate.of_time(1.0, spread, f"an empty kernel of one work-group, enqueue to "
-                            f"finish (wall clock), {repeat} launches")
+
+        def launch() -> Any:
+            return self.cl.enqueue_nd_range_kernel(self.queue, kernel, (self.local,),
+                                                   (self.local,))
+
+        device = Rate.of_time(1.0, event_seconds(launch, repeat),
+                              f"an empty kernel of one work-group, start to end on the "
+                              f"device (profiling events), {repeat} launches")
+        wall = Rate.of_time(1.0, wall_seconds(lambda: launch().wait(), repeat),
+                            f"an empty kernel of one work-group, enqueue to finish "
+                            f"(wall clock), {repeat} launches")
+        return device, wall
 
     def transfers(self, size: int) -> tuple[Rate, Rate]:
         """Host to device and device to host through a pinned (mapped) host buffer."""

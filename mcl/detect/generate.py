@@ -30,7 +30,7 @@ from mcl.detect.measured_text import (
     deviation,
     fma_comment,
     latency_statement,
-    launch_comment,
+    launch_statement,
 )
 from mcl.detect.measurements import Measurements
 from mcl.detect.nvidia_specs import sm_spec
@@ -110,7 +110,7 @@ def generate(q: dict[str, Any], name: str | None = None,
         mapping = _gpu(lines, q, name, parent, measured)
     else:
         mapping = _nvidia(lines, q, name, parent, measured)
-    _launch(lines, measured)
+    _launch(lines, measured, name, _clock(q, parent))
     if parent not in ("cpu", "gpu", "accelerator"):
         feedback = HOPPER_FEEDBACK.format(name=name) if parent == "hopper" else None
         return Generated(name, parent, lines.text(), mapping, _cuda_mapping(q, name), feedback,
@@ -358,12 +358,36 @@ def _measured_bandwidth(measured: Measurements, key: str, instances: int,
     return None if rate is None else bandwidth_statement(rate, instances, what)
 
 
-def _launch(lines: Lines, measured: Measurements) -> None:
-    """The cost of a kernel launch, at the end (a comment until HDL has the property)."""
-    if "launch" in measured.rates:
-        lines.add("")
-        lines.add("// Per kernel launch (not an HDL property yet; the time model's name for it):")
-        lines.add(*launch_comment(measured.rates["launch"]))
+def _launch(lines: Lines, measured: Measurements, name: str, clock: Figure | None) -> None:
+    """The cost of a kernel launch: the device's `latency` (docs/hdl.md), first in its
+    block, in cycles of the clock the description states."""
+    from mcl.hdl.build import _DEVICE_PROPS
+
+    launch = measured.rates.get("launch")
+    head = f"device {name} {{"
+    if launch is None or clock is None or head not in lines.lines:
+        return
+    stated = "device" in _DEVICE_PROPS.get("latency", ())
+    statement = Lines()
+    statement.add(*("  " + part if i == 0 else part for i, part in enumerate(
+        launch_statement(launch, measured.rates.get("launch_wall"), clock.value,
+                         clock.source, stated))))
+    at = lines.lines.index(head) + 1
+    lines.lines[at:at] = statement.lines
+
+
+def _clock(q: dict[str, Any], parent: str) -> Figure | None:
+    """The clock the description states (MHz): a CPU core's, an NVIDIA SM's, a GPU's."""
+    if parent == "cpu":
+        return _cpu_clock(q)
+    khz = figure(q, ("cuda", "CLOCK_RATE"))
+    if khz is not None and parent not in ("gpu", "accelerator"):
+        return Figure(khz.value / 1000, khz.source + " kHz")
+    return figure(q, ("opencl", "max_clock_frequency"))
+
+
+def _cpu_clock(q: dict[str, Any]) -> Figure | None:
+    return figure(q, ("host", "max_mhz"), ("opencl", "max_clock_frequency"), ("host", "mhz"))
 
 
 def _cpu(lines: Lines, q: dict[str, Any], name: str, measured: Measurements) -> str:
@@ -373,7 +397,7 @@ def _cpu(lines: Lines, q: dict[str, Any], name: str, measured: Measurements) -> 
     cores = figure(q, ("host", "cores_per_socket")) or figure(q, ("opencl", "max_compute_units"))
     cores = cores or Figure(1, "assumed: 1")
     threads = figure(q, ("host", "threads_per_core")) or Figure(1, "assumed: 1")
-    clock = figure(q, ("host", "max_mhz"), ("opencl", "max_clock_frequency"), ("host", "mhz"))
+    clock = _cpu_clock(q)
     memory = figure(q, ("host", "mem_total_kb"))
     flags = set(host.get("flags") or [])
     fma = bool(flags & {"fma", "avx512f", "asimd"}) or not flags
@@ -594,7 +618,7 @@ def _gpu(lines: Lines, q: dict[str, Any], name: str, parent: str,
          measured: Measurements) -> str:
     units = figure(q, ("opencl", "max_compute_units")) or Figure(1, "assumed: 1")
     group = figure(q, ("opencl", "max_work_group_size")) or Figure(1024, "as gpu")
-    clock = figure(q, ("opencl", "max_clock_frequency"))
+    clock = _clock(q, parent)
     local = figure(q, ("opencl", "local_mem_size"))
     simds, width = figure(q, ("opencl", "simd_per_compute_unit_amd")), figure(
         q, ("opencl", "simd_width_amd"))
@@ -662,9 +686,7 @@ def _nvidia(lines: Lines, q: dict[str, Any], name: str, parent: str,
     per_block = per_block or Figure(1024, "CUDA guide: 1024")
     grid = figure(q, ("cuda", "MAX_GRID_DIM_X")) or Figure(
         2147483647, f"{spec_source}: 2^31 - 1 blocks in grid dimension x")
-    clock_khz = figure(q, ("cuda", "CLOCK_RATE"))
-    clock = (Figure(clock_khz.value / 1000, clock_khz.source + " kHz") if clock_khz
-             else figure(q, ("opencl", "max_clock_frequency")))
+    clock = _clock(q, parent)
     shared_sm = figure(q, ("cuda", "MAX_SHARED_MEMORY_PER_MULTIPROCESSOR")) or Figure(
         spec.max_shared_kb * 1024, f"{spec_source}: {spec.max_shared_kb} kB per SM")
     regs = figure(q, ("cuda", "MAX_REGISTERS_PER_MULTIPROCESSOR")) or Figure(

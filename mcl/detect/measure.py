@@ -112,7 +112,7 @@ def measure(device: Any, query: dict[str, Any], repeat: int = 5, sizes: Sizes | 
             rates["library_copy"] = library
 
     def launch() -> None:
-        rates["launch"] = bench[0].launch_overhead(4 * sizes.repeat + 1)
+        rates["launch"], rates["launch_wall"] = bench[0].launch_overhead(4 * sizes.repeat + 1)
 
     def latencies() -> None:
         line = 128 if kind == "gpu" else int(ocl.get("global_mem_cacheline_size") or 64)

@@ -82,10 +82,21 @@ def bandwidth_statement(rate: Rate, instances: int, what: str) -> tuple[str, str
             f"measured, per {what}: {rate_text(rate)} over {instances} together")
 
 
-def launch_comment(rate: Rate) -> tuple[str, str]:
-    """The launch overhead, commented out: HDL states no per-launch cost yet; the time
-    model reads `launch_overhead` once HDL has it (docs/hdl.md, "Bring your own
-    machine"). The median, not the best: what a launch typically costs."""
-    return (f"// launch_overhead = {max(1, round(rate.median * 1e6))} us;",
-            f"measured (the median): {rate.how}; best {rate.value * 1e6:,.1f}, median "
-            f"{rate.median * 1e6:,.1f}, worst {rate.worst * 1e6:,.1f} us")
+def launch_statement(launch: Rate, wall: Rate | None, clock_mhz: float, clock_source: str,
+                     stated: bool) -> tuple[str, str]:
+    """A device's `latency`: what one kernel launch costs beyond its work, which the time
+    model adds once per kernel -- the median of the empty kernel's duration on the device
+    (what a launch typically costs, not the luckiest). Where this version of HDL states
+    no latency on a device (`stated` false) the statement is written commented out."""
+    code = f"latency = {cycles(launch.median, clock_mhz * 1e6)} cycles;"
+    us = 1e-6
+    comment = (f"one kernel launch beyond its work, measured (the median): {launch.how}; "
+               f"best {launch.value / us:,.1f}, median {launch.median / us:,.1f}, worst "
+               f"{launch.worst / us:,.1f} us; at the clock of {clock_mhz:g} MHz "
+               f"({clock_source})")
+    if wall is not None:
+        comment += (f"; enqueue to finish on the host's clock: median "
+                    f"{wall.median / us:,.1f} us (best {wall.value / us:,.1f})")
+    if not stated:
+        return "// " + code, comment + "; commented out: this HDL states no device latency"
+    return code, comment

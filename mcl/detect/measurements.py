@@ -11,7 +11,8 @@ spread and how it was measured, under these keys:
   cores / compute units together;
 - `latency_l1`, `latency_l2`, `latency_l3`, `latency_memory`, `latency_local`: seconds
   per dependent load (pointer chasing);
-- `launch`: seconds from enqueueing an empty kernel to its finish;
+- `launch`: seconds an empty kernel takes on the device (start to end), `launch_wall`
+  from enqueueing it to its finish on the host's clock;
 - `to_device`, `from_device`: host<->device copies (GPUs).
 """
 

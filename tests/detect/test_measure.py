@@ -27,7 +27,8 @@ from mcl.schemas import load_schema
 DATA = Path(__file__).parent / "data"
 SMALL = Sizes(memory=8 << 20, seconds=0.005, repeat=3, chase=8 << 20)
 RATES = ("fma", "gemm", "read", "write", "copy", "library_copy", "l1", "l2", "local")
-LATENCIES = ("latency_l1", "latency_l2", "latency_memory", "latency_local", "launch")
+LATENCIES = ("latency_l1", "latency_l2", "latency_memory", "latency_local", "launch",
+             "launch_wall")
 
 
 @pytest.fixture(scope="module")
@@ -111,8 +112,15 @@ def test_the_written_description_comments_every_measured_figure(
     text = generated.hdl
     flat = " ".join(text.replace("//", " ").split())  # comments wrap over lines
     for phrase in ("numpy float32 matmul", "numpy copyto", "pointer chase",
-                   "swept over work-groups", "launch_overhead ="):
+                   "swept over work-groups", "one kernel launch beyond its work"):
         assert phrase in flat, phrase
+    # The launch is the device's latency (docs/hdl.md), stated where HDL has it.
+    from mcl.hdl.build import _DEVICE_PROPS
+
+    device_block = text[text.index("device here {"):].split("}")[0]
+    stated = "device" in _DEVICE_PROPS.get("latency", ())
+    assert ("\n  latency = " in device_block) == stated
+    assert ("// latency = " in device_block) != stated
     # Every measured statement says how, with the spread of its runs.
     for line_number, line in enumerate(text.splitlines()):
         if line.lstrip().startswith(("latency =", "bandwidth =", 'op("fma"')):
