@@ -91,9 +91,8 @@ def launch_statement(launch: Rate, wall: Rate | None, clock_mhz: float, clock_so
     code = f"latency = {cycles(launch.median, clock_mhz * 1e6)} cycles;"
     us = 1e-6
     comment = (f"one kernel launch beyond its work, measured (the median): {launch.how}; "
-               f"best {launch.value / us:,.1f}, median {launch.median / us:,.1f}, worst "
-               f"{launch.worst / us:,.1f} us; at the clock of {clock_mhz:g} MHz "
-               f"({clock_source})")
+               f"{launch.spread_text(us, 'us')}, best {launch.value / us:,.1f} us; at the "
+               f"clock of {clock_mhz:g} MHz ({clock_source})")
     if wall is not None:
         comment += (f"; enqueue to finish on the host's clock: median "
                     f"{wall.median / us:,.1f} us (best {wall.value / us:,.1f})")
