@@ -88,7 +88,7 @@ def launch_statement(launch: Rate, wall: Rate | None, clock_mhz: float, clock_so
     model adds once per kernel -- the median of the empty kernel's duration on the device
     (what a launch typically costs, not the luckiest). Where this version of HDL states
     no latency on a device (`stated` false) the statement is written commented out."""
-    code = f"latency = {cycles(launch.median, clock_mhz * 1e6)} cycles;"
+    stated_latency = f"latency = {cycles(launch.median, clock_mhz * 1e6)} cycles;"
     us = 1e-6
     comment = (f"one kernel launch beyond its work, measured (the median): {launch.how}; "
                f"{launch.spread_text(us, 'us')}, best {launch.value / us:,.1f} us; at the "
@@ -97,5 +97,6 @@ def launch_statement(launch: Rate, wall: Rate | None, clock_mhz: float, clock_so
         comment += (f"; enqueue to finish on the host's clock: median "
                     f"{wall.median / us:,.1f} us (best {wall.value / us:,.1f})")
     if not stated:
-        return "// " + code, comment + "; commented out: this HDL states no device latency"
-    return code, comment
+        return ("// " + stated_latency,
+                comment + "; commented out: this HDL states no device latency")
+    return stated_latency, comment
