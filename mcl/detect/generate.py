@@ -580,7 +580,7 @@ def _gpu_latency(lines: Lines, measured: Measurements, key: str, clock: Figure |
         nominal_cycles = float(nominal[0].split("=")[1].split()[0])
         lines.compare(what, float(stated[0].split("=")[1].split()[0]), nominal_cycles,
                       nominal[1], (1, "cycles"))
-        stated = (stated[0], f"{stated[1]}; {nominal[0]} {nominal[1]}")
+        stated = (stated[0], f"{stated[1]}; nominal {nominal[0]} {nominal[1]}")
     return stated
 
 

@@ -35,8 +35,14 @@ def deviation(what: str, measured: float, nominal: float, nominal_source: str,
     if nominal <= 0 or abs(measured / nominal - 1) <= TOLERANCE:
         return None
     scale, name = unit
-    return (f"{what}: measured {measured / scale:,.1f} {name} is {measured / nominal:.0%} "
-            f"of the nominal {nominal / scale:,.1f} {name} ({nominal_source})")
+    return (f"{what}: measured {_figure(measured / scale)} {name} is "
+            f"{measured / nominal:.0%} of the nominal {_figure(nominal / scale)} {name} "
+            f"({nominal_source})")
+
+
+def _figure(x: float) -> str:
+    """Whole numbers from 100 up (cycles, GB/s of a GPU), one decimal below."""
+    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:,.1f}"
 
 
 def copy_comment(measured: Measurements) -> str:
