@@ -9,7 +9,7 @@ left out and said so):
    roof is the larger of the two, with a warning where the kernel stays below the library;
 2. device-memory read, write and copy bandwidth, each swept over work-group counts, and
    the library's copy of the same size (numpy's, PyTorch's) in the same run;
-3. the cost of launching an empty kernel;
+3. the cost of launching an empty kernel (on the device, and enqueue to finish);
 4. load latencies by pointer chasing: L1, L2, (L3,) device memory and local memory;
 5. read bandwidth of L1, L2 and local memory;
 6. host<->device bandwidth (GPUs only: a CPU device shares the host's memory).
@@ -29,7 +29,6 @@ from mcl.detect.timing import Rate
 from mcl.progress import Timings
 
 BUDGET_S = 40.0  # no step starts later: the last may take a while on a loaded machine
-STEPS = 6
 LARGEST_L3 = 64 << 20  # a larger "L3" is a VM's report of the host's, not a cache to chase
 
 
@@ -76,13 +75,14 @@ def measure(device: Any, query: dict[str, Any], repeat: int = 5, sizes: Sizes | 
     notes: dict[str, str] = {}
     warnings: list[str] = []
     done = [0]
+    steps = 6 if kind == "gpu" else 5  # a CPU device has no transfers to measure
 
     def step(name: str, label: str, body: Callable[[], None]) -> None:
         done[0] += 1
         if time.perf_counter() - start > budget_s:
             notes[name] = f"not measured: the {budget_s:.0f} s budget was spent"
             return
-        with timings.step(name, f"measuring {label} ({done[0]}/{STEPS})"):
+        with timings.step(name, f"measuring {label} ({done[0]}/{steps})"):
             body()
 
     def compute() -> None:
