@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -44,8 +45,12 @@ def register(hwd_sub: argparse._SubParsersAction) -> None:
     p.add_argument("--name", help="description name (default: from the device's name, "
                    "e.g. nvidia_h100_80gb_hbm3)")
     p.add_argument("--measure", action="store_true",
-                   help="also measure device-memory copy bandwidth, the float32 FMA peak "
-                   "and host<->device bandwidth (a few seconds) and use them as the roofs")
+                   help="also run benchmarks (within a minute, progress on stderr): the "
+                   "float32 FMA peak beside the vendor library's SGEMM, device-memory read/"
+                   "write/copy bandwidth beside numpy's or PyTorch's copy, cache and local-"
+                   "memory bandwidth and latency, kernel-launch overhead and host<->device "
+                   "bandwidth, each repeated with its spread; the roofs become the measured "
+                   "figures and figures more than 20%% off the nominal ones are reported")
     p.add_argument("--force", action="store_true", help="overwrite existing files")
     p.add_argument("--save-query", metavar="FILE",
                    help="also write the raw device query as JSON (what --from-query reads)")
@@ -78,9 +83,14 @@ def run(args: argparse.Namespace) -> int:
     measured = None
     if args.measure:
         from mcl.detect.measure import measure
+        from mcl.progress import Timings
 
-        measured = measure(device, q)
+        timings = Timings()
+        measured = measure(device, q, timings=timings, cuda_ordinal=_platform_index(device))
+        print(f"measured in {sum(timings.values()):.1f} s: {timings.text()}", file=sys.stderr)
     generated = generate(q, name, measured)
+    for warning in generated.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     peaks = _validate(generated)
     written = {f"{name}.hdl": generated.hdl, f"{name}.opencl.toml": generated.mapping}
     if generated.cuda_mapping is not None:
@@ -93,9 +103,14 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         from mcl.schemas import SCHEMA_VERSION
 
+        extra: dict[str, Any] = {} if measured is None else {
+            "measurements": {key: {"value": r.value, "median": r.median, "worst": r.worst,
+                                   "runs": r.runs, "how": r.how}
+                             for key, r in measured.rates.items()},
+            "warnings": list(generated.warnings)}
         print(json.dumps({"schema_version": SCHEMA_VERSION, "name": name,
                           "parent": generated.parent, "files": files,
-                          "measured": measured is not None, **peaks}, indent=2))
+                          "measured": measured is not None, **extra, **peaks}, indent=2))
         return 0
     print(f"wrote {', '.join(files)}: {name} specializes {generated.parent}")
     for line in _peak_lines(peaks):

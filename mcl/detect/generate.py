@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from mcl.detect.facts import (
@@ -24,6 +24,15 @@ from mcl.detect.facts import (
     is_nvidia,
     text,
 )
+from mcl.detect.measured_text import (
+    bandwidth_statement,
+    copy_comment,
+    deviation,
+    fma_comment,
+    latency_statement,
+    launch_statement,
+)
+from mcl.detect.measurements import Measurements
 from mcl.detect.nvidia_specs import sm_spec
 from mcl.diagnostics import MclError, error
 
@@ -46,18 +55,6 @@ __all__ = ["occupancy"]
 
 
 @dataclass(frozen=True)
-class Measurements:
-    """What `--measure` found (measure.py), each None where not measured. Bandwidths in
-    bytes/s counting bytes read and written, the peak in float32 flop/s."""
-
-    copy_bytes_per_s: float | None = None
-    fma_flops: float | None = None
-    host_to_device: float | None = None
-    device_to_host: float | None = None
-    notes: dict[str, str] = field(default_factory=dict)  # how each was measured
-
-
-@dataclass(frozen=True)
 class Generated:
     name: str
     parent: str
@@ -65,6 +62,10 @@ class Generated:
     mapping: str  # NAME.opencl.toml
     cuda_mapping: str | None = None  # NAME.cuda.toml, NVIDIA GPUs only
     feedback: str | None = None  # NAME_feedback.py, where the parent's functions apply
+    warnings: tuple[str, ...] = ()  # measured figures far from the nominal ones
+
+
+__all__ = ["Generated", "Measurements", "default_name", "generate", "parent_level"]
 
 
 def default_name(q: dict[str, Any]) -> str:
@@ -102,23 +103,38 @@ def generate(q: dict[str, Any], name: str | None = None,
     name = name or default_name(q)
     measured = measured or Measurements()
     parent = parent_level(q)
+    lines = Lines(measured.warnings)
     if parent == "cpu":
-        hdl, mapping = _cpu(q, name, measured)
+        mapping = _cpu(lines, q, name, measured)
     elif parent in ("gpu", "accelerator"):
-        hdl, mapping = _gpu(q, name, parent, measured)
+        mapping = _gpu(lines, q, name, parent, measured)
     else:
-        hdl, mapping = _nvidia(q, name, parent, measured)
+        mapping = _nvidia(lines, q, name, parent, measured)
+    _launch(lines, measured, name, _clock(q, parent))
+    if parent not in ("cpu", "gpu", "accelerator"):
         feedback = HOPPER_FEEDBACK.format(name=name) if parent == "hopper" else None
-        return Generated(name, parent, hdl, mapping, _cuda_mapping(q, name), feedback)
-    return Generated(name, parent, hdl, mapping)
+        return Generated(name, parent, lines.text(), mapping, _cuda_mapping(q, name), feedback,
+                         tuple(lines.warnings))
+    return Generated(name, parent, lines.text(), mapping, warnings=tuple(lines.warnings))
 
 
 # ------------------------------------------------------------------ text helpers
 
 
 class Lines:
-    def __init__(self) -> None:
+    """The description's lines, and the warnings about its measured figures (written as
+    comments above `hardware_description`)."""
+
+    def __init__(self, warnings: Sequence[str] = ()) -> None:
         self.lines: list[str] = []
+        self.warnings: list[str] = list(warnings)
+
+    def compare(self, what: str, measured: float, nominal: float, source: str,
+                unit: tuple[float, str]) -> None:
+        """Warn where `measured` is far from `nominal` (measured_text.TOLERANCE)."""
+        warning = deviation(what, measured, nominal, source, unit)
+        if warning is not None:
+            self.warnings.append(warning)
 
     def add(self, code: str, comment: str = "") -> None:
         """One line, its comment aligned as in the bundled descriptions; a long comment
@@ -133,7 +149,15 @@ class Lines:
         self.lines += [" " * indent + "// " + c for c in chunks[1:]]
 
     def text(self) -> str:
-        return "\n".join(self.lines) + "\n"
+        lines = list(self.lines)
+        if self.warnings:
+            at = next((i for i, line in enumerate(lines)
+                       if line.startswith("hardware_description")), 0)
+            notes = ["// Warnings of the measurement (also printed by mcl hwd detect):"]
+            for warning in self.warnings:
+                notes += ["//   " + c for c in _wrap("- " + warning, 88)]
+            lines[at:at] = notes
+        return "\n".join(lines) + "\n"
 
 
 def _wrap(comment: str, width: int) -> list[str]:
@@ -187,16 +211,21 @@ def _header(q: dict[str, Any], name: str, parent: str, what: str) -> list[str]:
     return lines + [f"hardware_description {name};", f"specializes {parent};", ""]
 
 
-def _bandwidth_line(lines: Lines, nominal: tuple[float, str] | None, measured: float | None,
-                    how: str) -> None:
+def _bandwidth_line(lines: Lines, nominal: tuple[float, str] | None, measured: Measurements
+                    ) -> None:
     """`bandwidth = ...;` with the measured figure where there is one (the roofline's
     roof, docs/hdl.md "Peak throughput"), the nominal one beside it in the comment."""
     nominal_text = f"nominal {_gbs(nominal[0])} ({nominal[1]})" if nominal else "no nominal figure"
+    copy = measured.copy_bytes_per_s
     # A figure of 0 (a failed measurement, a driver that reports none) is no rate: HDL
     # refuses a bandwidth of 0.
-    if measured:
-        lines.add(f"  bandwidth = {_rate(measured)};",
-                  f"measured {_gbs(measured)} ({how}); {nominal_text}")
+    if copy:
+        how = (copy_comment(measured) if "copy" in measured.rates else
+               f"{_gbs(copy)} ({measured.notes.get('copy', 'OpenCL copy kernel')})")
+        lines.add(f"  bandwidth = {_rate(copy)};", f"measured {how}; {nominal_text}")
+        if nominal is not None:
+            lines.compare("device-memory copy bandwidth", copy, nominal[0], nominal[1],
+                          (1e9, "GB/s"))
     elif nominal is not None and nominal[0] > 0:
         lines.add(f"  bandwidth = {_rate(nominal[0])};",
                   f"{nominal_text}; not measured (mcl hwd detect --measure)")
@@ -276,9 +305,10 @@ def _fp_block(lines: Lines, nominal_flops: float, measured: Measurements, per_la
         cost = f"{round(nominal_flops / 1e6)} / {max(1, round(measured.fma_flops / 1e6))}"
         lines.add(f"  op(\"fma\", {cost});",
                   f"measured {measured.fma_flops / 1e9:.1f} GFLOP/s float32 ("
-                  + measured.notes.get("fma", "FMA chains")
-                  + f"); nominal {nominal_flops / 1e9:.1f}"
+                  + fma_comment(measured) + f"); nominal {nominal_flops / 1e9:.1f}"
                   f" GFLOP/s at {per_lane}: the cost is nominal/measured")
+        lines.compare("float32 FMA peak", measured.fma_flops, nominal_flops,
+                      f"units x lanes x 2 x clock: {per_lane}", (1e9, "GFLOP/s"))
         lines.add(f"  op((+), {cost});", "adds and subtracts at the same measured rate "
                   "(they replace perfect.ops, whose cost 1 would otherwise set the peak)")
         lines.add(f"  op((-), {cost});")
@@ -315,21 +345,65 @@ def _simd(q: dict[str, Any]) -> tuple[int, int, str]:
     return 4, 16, "as cpu (no ISA flags or OpenCL vector width found)"
 
 
-def _cpu(q: dict[str, Any], name: str, measured: Measurements) -> tuple[str, str]:
+def _measured_latency(measured: Measurements, key: str, clock: Figure | None) -> Statement:
+    """A latency statement where `key` was measured and a clock turns it into cycles."""
+    rate = measured.rates.get(key)
+    return None if rate is None or clock is None else latency_statement(
+        rate, clock.value, clock.source)
+
+
+def _measured_bandwidth(measured: Measurements, key: str, instances: int,
+                        what: str) -> Statement:
+    rate = measured.rates.get(key)
+    return None if rate is None else bandwidth_statement(rate, instances, what)
+
+
+def _launch(lines: Lines, measured: Measurements, name: str, clock: Figure | None) -> None:
+    """The cost of a kernel launch: the device's `latency` (docs/hdl.md), first in its
+    block, in cycles of the clock the description states."""
+    from mcl.hdl.build import _DEVICE_PROPS
+
+    launch = measured.rates.get("launch")
+    head = f"device {name} {{"
+    if launch is None or clock is None or head not in lines.lines:
+        return
+    stated = "device" in _DEVICE_PROPS.get("latency", ())
+    statement = Lines()
+    statement.add(*("  " + part if i == 0 else part for i, part in enumerate(
+        launch_statement(launch, measured.rates.get("launch_wall"), clock.value,
+                         clock.source, stated))))
+    at = lines.lines.index(head) + 1
+    lines.lines[at:at] = statement.lines
+
+
+def _clock(q: dict[str, Any], parent: str) -> Figure | None:
+    """The clock the description states (MHz): a CPU core's, an NVIDIA SM's, a GPU's."""
+    if parent == "cpu":
+        return _cpu_clock(q)
+    khz = figure(q, ("cuda", "CLOCK_RATE"))
+    if khz is not None and parent not in ("gpu", "accelerator"):
+        return Figure(khz.value / 1000, khz.source + " kHz")
+    return figure(q, ("opencl", "max_clock_frequency"))
+
+
+def _cpu_clock(q: dict[str, Any]) -> Figure | None:
+    return figure(q, ("host", "max_mhz"), ("opencl", "max_clock_frequency"), ("host", "mhz"))
+
+
+def _cpu(lines: Lines, q: dict[str, Any], name: str, measured: Measurements) -> str:
     host = q.get("host") or {}
     lanes, nregs, simd_source = _simd(q)
     sockets = figure(q, ("host", "sockets")) or Figure(1, "assumed: 1 (no /proc/cpuinfo)")
     cores = figure(q, ("host", "cores_per_socket")) or figure(q, ("opencl", "max_compute_units"))
     cores = cores or Figure(1, "assumed: 1")
     threads = figure(q, ("host", "threads_per_core")) or Figure(1, "assumed: 1")
-    clock = figure(q, ("host", "max_mhz"), ("opencl", "max_clock_frequency"), ("host", "mhz"))
+    clock = _cpu_clock(q)
     memory = figure(q, ("host", "mem_total_kb"))
     flags = set(host.get("flags") or [])
     fma = bool(flags & {"fma", "avx512f", "asimd"}) or not flags
     caches = host.get("caches") or []
     total_cores = sockets.int * cores.int
 
-    lines = Lines()
     lines.lines += _header(q, name, "cpu", "a multicore CPU")
     lines.add("parallelism hierarchy {")
     lines.add("  memory_space main {")
@@ -358,8 +432,9 @@ def _cpu(q: dict[str, Any], name: str, measured: Measurements) -> tuple[str, str
         else _capacity(figure(q, ("opencl", "global_mem_size")))])
     lines.add("interconnect ic {")
     lines.add("  connects(mem, sockets.socket[*]);")
-    _bandwidth_line(lines, None, measured.copy_bytes_per_s,
-                    measured.notes.get("copy", "OpenCL copy kernel"))
+    _bandwidth_line(lines, None, measured)
+    if (latency := _measured_latency(measured, "latency_memory", clock)) is not None:
+        lines.add(f"  {latency[0]}", latency[1])
     lines.add("}")
     lines.add("")
     per_core, per_socket = [], []
@@ -380,7 +455,10 @@ def _cpu(q: dict[str, Any], name: str, measured: Measurements) -> tuple[str, str
         _block(lines, f"cache {block}", [
             ("space(main);", ""), _capacity(Figure(capacity, source)),
             (f"cache_line_size = {line} B;", f"/sys/.../cache/index*/coherency_line_size: "
-             f"{line}") if line else None])
+             f"{line}") if line else None,
+            _measured_latency(measured, f"latency_{block}", clock),
+            _measured_bandwidth(measured, block, instances,
+                                "core" if block in per_core else "instance")])
     lines.add("device_group sockets {")
     lines.add(f"  nr_units = {sockets.int};", sockets.source)
     lines.add("  device_unit socket {")
@@ -432,7 +510,7 @@ def _cpu(q: dict[str, Any], name: str, measured: Measurements) -> tuple[str, str
         "# PoCL's CPU device vectorises across the work-items of a group (as x86_avx512).",
     ], {"threads": ("work-group", 0), "vectors": ("work-item", 0)},
         {"main": ("global", "global"), "reg": ("private", None)}, vector_width=0)
-    return lines.text(), mapping
+    return mapping
 
 
 def _mapping(name: str, device_type: str, comment: list[str],
@@ -491,19 +569,36 @@ LATENCIES: dict[int, dict[str, Statement]] = {
 }
 
 
+def _gpu_latency(lines: Lines, measured: Measurements, key: str, clock: Figure | None,
+                 nominal: Statement, what: str) -> Statement:
+    """A measured latency in cycles where there is one (warned about where far from the
+    `nominal` statement's cycles), else the nominal statement."""
+    stated = _measured_latency(measured, key, clock)
+    if stated is None:
+        return nominal
+    if nominal is not None:
+        nominal_cycles = float(nominal[0].split("=")[1].split()[0])
+        lines.compare(what, float(stated[0].split("=")[1].split()[0]), nominal_cycles,
+                      nominal[1], (1, "cycles"))
+        stated = (stated[0], f"{stated[1]}; nominal {nominal[0]} {nominal[1]}")
+    return stated
+
+
 def _gpu_common(lines: Lines, q: dict[str, Any], spaces: list[str], cached: list[str],
-                measured: Measurements, processors: str,
+                measured: Measurements, processors: str, clock: Figure | None,
                 latency: dict[str, Statement] | None = None) -> None:
     """mem, pcie, ic and l2 of a GPU: the blocks every GPU description has; device memory
-    holds `spaces`, the L2 caches `cached`; `latency` the ic's and l2's latencies."""
+    holds `spaces`, the L2 caches `cached`; `latency` the ic's and l2's nominal latencies
+    (what a measured latency at `clock` replaces)."""
     latency = latency or {}
     mem = figure(q, ("cuda", "total_mem"), ("opencl", "global_mem_size"))
     _block(lines, "memory mem", [*((f"space({s});", "") for s in spaces), _capacity(mem)])
     lines.add("interconnect ic {")
     lines.add(f"  connects(mem, {processors}[*]);")
-    _bandwidth_line(lines, _memory_bandwidth(q), measured.copy_bytes_per_s,
-                    measured.notes.get("copy", "OpenCL copy kernel"))
-    if (ic := latency.get("ic")) is not None:
+    _bandwidth_line(lines, _memory_bandwidth(q), measured)
+    ic = _gpu_latency(lines, measured, "latency_memory", clock, latency.get("ic"),
+                      "device-memory load latency")
+    if ic is not None:
         lines.add(f"  {ic[0]}", ic[1])
     lines.add("}")
     lines.add("")
@@ -514,14 +609,16 @@ def _gpu_common(lines: Lines, q: dict[str, Any], spaces: list[str], cached: list
     _block(lines, "cache l2", [*((f"space({s});", "") for s in cached), _capacity(l2),
                                None if line is None or line.int < 1 else (
                                    f"cache_line_size = {line.int} B;", line.source),
-                               latency.get("l2")])
+                               _gpu_latency(lines, measured, "latency_l2", clock,
+                                            latency.get("l2"), "L2 load latency"),
+                               _measured_bandwidth(measured, "l2", 1, "device (one L2)")])
 
 
-def _gpu(q: dict[str, Any], name: str, parent: str,
-         measured: Measurements) -> tuple[str, str]:
+def _gpu(lines: Lines, q: dict[str, Any], name: str, parent: str,
+         measured: Measurements) -> str:
     units = figure(q, ("opencl", "max_compute_units")) or Figure(1, "assumed: 1")
     group = figure(q, ("opencl", "max_work_group_size")) or Figure(1024, "as gpu")
-    clock = figure(q, ("opencl", "max_clock_frequency"))
+    clock = _clock(q, parent)
     local = figure(q, ("opencl", "local_mem_size"))
     simds, width = figure(q, ("opencl", "simd_per_compute_unit_amd")), figure(
         q, ("opencl", "simd_width_amd"))
@@ -529,7 +626,6 @@ def _gpu(q: dict[str, Any], name: str, parent: str,
         lanes = Figure(simds.value * width.value, f"{simds.source} x {width.source}")
     else:
         lanes = Figure(32, "as gpu (OpenCL does not say how many lanes a compute unit has)")
-    lines = Lines()
     lines.lines += _header(q, name, parent, "a GPU" if parent == "gpu" else
                            f"a GPU whose work-groups hold fewer than gpu's {GPU_THREADS} threads")
     for code, comment in (
@@ -544,8 +640,11 @@ def _gpu(q: dict[str, Any], name: str, parent: str,
             ("  accelerator.host;", ""), ("  pcie;", ""), ("  ic;", ""), ("  l2;", ""),
             ("  processors;", ""), ("}", ""), ("", "")):
         lines.add(code, comment)
-    _gpu_common(lines, q, ["dev"], ["dev"], measured, "processors.processor")
-    _block(lines, "memory on_chip", [("space(local);", ""), _capacity(local)])
+    _gpu_common(lines, q, ["dev"], ["dev"], measured, "processors.processor", clock)
+    _block(lines, "memory on_chip", [("space(local);", ""), _capacity(local),
+                                     _measured_latency(measured, "latency_local", clock),
+                                     _measured_bandwidth(measured, "local", units.int,
+                                                         "compute unit")])
     _block(lines, "memory regs", [("space(reg);", ""), ("addressable = false;", "")])
     lines.add("execution_group processors {")
     lines.add(f"  nr_units = {units.int};", units.source)
@@ -572,11 +671,11 @@ def _gpu(q: dict[str, Any], name: str, parent: str,
         {"blocks": ("work-group", 0), "threads": ("work-item", 0)},
         {"dev": ("global", "global"), "local": ("local", "local"), "reg": ("private", None)},
         vector_width=0)
-    return lines.text(), mapping
+    return mapping
 
 
-def _nvidia(q: dict[str, Any], name: str, parent: str,
-            measured: Measurements) -> tuple[str, str]:
+def _nvidia(lines: Lines, q: dict[str, Any], name: str, parent: str,
+            measured: Measurements) -> str:
     cc = compute_capability(q)
     major, minor, cc_source = cc if cc is not None else (9, 0, "assumed")
     spec, spec_source = sm_spec(major, minor)
@@ -587,9 +686,7 @@ def _nvidia(q: dict[str, Any], name: str, parent: str,
     per_block = per_block or Figure(1024, "CUDA guide: 1024")
     grid = figure(q, ("cuda", "MAX_GRID_DIM_X")) or Figure(
         2147483647, f"{spec_source}: 2^31 - 1 blocks in grid dimension x")
-    clock_khz = figure(q, ("cuda", "CLOCK_RATE"))
-    clock = (Figure(clock_khz.value / 1000, clock_khz.source + " kHz") if clock_khz
-             else figure(q, ("opencl", "max_clock_frequency")))
+    clock = _clock(q, parent)
     shared_sm = figure(q, ("cuda", "MAX_SHARED_MEMORY_PER_MULTIPROCESSOR")) or Figure(
         spec.max_shared_kb * 1024, f"{spec_source}: {spec.max_shared_kb} kB per SM")
     regs = figure(q, ("cuda", "MAX_REGISTERS_PER_MULTIPROCESSOR")) or Figure(
@@ -606,7 +703,6 @@ def _nvidia(q: dict[str, Any], name: str, parent: str,
     smp_bytes = spec.lsus * 4  # a 4 B word per load/store unit per cycle
     cc_text = f"compute capability {major}.{minor} ({cc_source}), {spec.architecture}"
 
-    lines = Lines()
     lines.lines += _header(q, name, parent, cc_text)
     for code, comment in (
             ("parallelism hierarchy {", ""), ("  memory_space global {", ""),
@@ -626,20 +722,28 @@ def _nvidia(q: dict[str, Any], name: str, parent: str,
             ("  smps;", ""), ("}", ""), ("", "")):
         lines.add(code, comment)
     _gpu_common(lines, q, ["global", "constant", "local"], ["global", "local"], measured,
-                "smps.smp", LATENCIES.get(major))
+                "smps.smp", clock, LATENCIES.get(major))
+    nominal_shared: Statement = None if clock is None else (
+        f"bandwidth = {smp_bytes} * {clock.value:.0f} MB/s;",
+        f"per SM: its {spec.lsus} load/store units ({spec_source}) move a 4 B word each "
+        "per cycle")
+    shared = _measured_bandwidth(measured, "local", sms.int, "SM")
+    if shared is not None and nominal_shared is not None and clock is not None:
+        lines.compare("shared-memory bandwidth per SM", measured.rates["local"].value / sms.int,
+                      smp_bytes * clock.value * 1e6, nominal_shared[1], (1e9, "GB/s"))
+        shared = (shared[0], f"{shared[1]}; nominal {nominal_shared[0]} {nominal_shared[1]}")
     _block(lines, "memory on_chip", [
         ("space(shared);", ""), _capacity(Figure(shared_sm.value, shared_sm.source + " per SM")),
-        ("nr_banks = 32;", "NVIDIA since Kepler: 32 banks of 4 B"),
-        None if clock is None else (
-            f"bandwidth = {smp_bytes} * {clock.value:.0f} MB/s;",
-            f"per SM: its {spec.lsus} load/store units ({spec_source}) move a 4 B word each "
-            "per cycle")])
+        ("nr_banks = 32;", "NVIDIA since Kepler: 32 banks of 4 B"), shared or nominal_shared,
+        _measured_latency(measured, "latency_local", clock)])
     if l1 > 0:
         _block(lines, "cache l1", [
             ("space(global);", ""), ("space(local);", ""),
             _capacity(Figure(l1, f"{spec_source}: L1 + shared {spec.l1_shared_kb} kB per SM, "
                              "less the shared memory above")),
-            ("cache_line_size = 128 B;", "NVIDIA: 128 B lines")])
+            ("cache_line_size = 128 B;", "NVIDIA: 128 B lines"),
+            _measured_latency(measured, "latency_l1", clock),
+            _measured_bandwidth(measured, "l1", sms.int, "SM")])
     _block(lines, "memory regs", [("space(reg);", ""), ("addressable = false;", ""),
                                   (f"capacity = {regs.int} * 32 bit;", regs.source)])
     lines.add("execution_group smps {")
@@ -689,4 +793,4 @@ def _nvidia(q: dict[str, Any], name: str, parent: str,
         {"global": ("global", "global"), "constant": ("constant", None),
          "shared": ("local", "local"), "local": ("private", None), "reg": ("private", None)},
         vector_width=4)
-    return lines.text(), mapping
+    return mapping
