@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 from urllib.parse import unquote
 
 from lsprotocol import types as lsp
-from pygls.exceptions import JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
@@ -40,10 +40,12 @@ from mcl.lsp import (
     encoding,
     formatting,
     hover,
+    importers,
     inlay,
     navigation,
     outline,
     references,
+    rename,
     tokens,
 )
 from mcl.lsp.analysis import CheckResult, Libraries, check_document, is_hdl
@@ -52,6 +54,7 @@ from mcl.lsp.convert import diagnostic, feedback_diagnostic, same_file
 from mcl.lsp.lookup import module_at
 from mcl.lsp.protocol import MclProtocol, OneLine
 from mcl.lsp.worker import FeedbackJob, FeedbackResult, FeedbackWorker, MessageRecord
+from mcl.mcpl.parse import KEYWORDS
 from mcl.mcpl.sidetables import SideTables
 from mcl.source_files import set_overlay, source_lines
 
@@ -451,40 +454,150 @@ def _target(ls: MclLanguageServer, uri: str, path: Path, good: CheckResult,
                                 pos.character)
 
 
-@server.feature(lsp.TEXT_DOCUMENT_REFERENCES)
-def on_references(ls: MclLanguageServer, params: lsp.ReferenceParams
-                  ) -> list[lsp.Location] | None:
-    uri = params.text_document.uri
+def _importing_programs(ls: MclLanguageServer, uri: str, path: Path, target: references.Target
+                        ) -> Callable[[], list[tuple[Any, SideTables]]]:
+    """What finds the programs, besides the document's, that contain `target`'s
+    declaration: the other open documents' (their last good check) and those of the
+    files on disk below the workspace folders and include path that import its module.
+    Returned as work for the check thread (the files on disk are checked there)."""
+    span = getattr(target.node, "span", None)
+    if target.kind == "variable" or span is None:
+        return lambda: []
+    declared_in = Path(span.file).resolve()
+    open_files: set[Path] = set()
+    found: list[tuple[Any, SideTables]] = []
+    for other_uri, state in ls.documents.items():
+        other = _path(other_uri)
+        if other is None:
+            continue
+        open_files.add(other.resolve())
+        program = state.last_good.program if state.last_good is not None else None
+        if other_uri != uri and program is not None and any(
+                Path(f).resolve() == declared_in for f in program.files.values()):
+            found.append((program, state.last_good.tables))  # type: ignore[union-attr]
+    roots = [Path(p) for p in (to_fs_path(f.uri) for f in ls.workspace.folders.values())
+             if p]
+    if not roots and ls.workspace.root_path:
+        roots = [Path(ls.workspace.root_path)]
+    roots += [Path(d) for d in effective(ls.settings, path).include]
 
-    def work(state: DocumentState, path: Path, good: CheckResult) -> list[lsp.Location] | None:
-        found = _target(ls, uri, path, good, params.position)
-        if found is None:
-            return None
-        assert good.program is not None  # _target found one in it
-        spans = references.references(good.tables, found[0])
+    def on_disk() -> list[tuple[Any, SideTables]]:
+        for file in importers.importers(roots, declared_in, target.name):
+            if file in open_files:
+                continue
+            checked = check_document(file, effective(ls.settings, file), ls.libraries)
+            if checked.program is not None and any(
+                    Path(f).resolve() == declared_in for f in checked.program.files.values()):
+                found.append((checked.program, checked.tables))
+        return found
+
+    return on_disk
+
+
+class RequestFailed(JsonRpcException):
+    """LSP's RequestFailed: the request was valid, but what it asks for cannot be done
+    (the client shows the message)."""
+
+    CODE = -32803
+
+
+def _no_symbol(ls: MclLanguageServer, uri: str, position: lsp.Position) -> JsonRpcException:
+    """The error for a rename where no renamable name stands."""
+    pos = ls.from_client(position, uri)
+    word = navigation.word_at(ls.workspace.get_text_document(uri).source, pos.line,
+                              pos.character)
+    if word in KEYWORDS:
+        return RequestFailed(f"'{word}' is a keyword of MCPL: nothing to rename")
+    if word is not None:
+        return RequestFailed(f"'{word}' is not a variable, constant, function or "
+                                    "type of this program (a built-in, a field, a "
+                                    "description's name?)")
+    return RequestFailed("no name to rename here")
+
+
+def _current_target(ls: MclLanguageServer, uri: str, position: lsp.Position
+                    ) -> tuple[Path, CheckResult, references.Target]:
+    """The name to rename or find at `position`, or the error that says why none."""
+    state, path = ls.documents.get(uri), _path(uri)
+    good = state.last_good if state is not None else None
+    found = _target(ls, uri, path, good, position) if path and good else None
+    if path is None or good is None or found is None:
+        raise _no_symbol(ls, uri, position)
+    return path, good, found[0]
+
+
+@server.feature(lsp.TEXT_DOCUMENT_REFERENCES)
+async def on_references(ls: MclLanguageServer, params: lsp.ReferenceParams
+                        ) -> list[lsp.Location] | None:
+    """The uses in this program and in every open or workspace file that imports the
+    declaring module (those on disk are checked on the check thread)."""
+    uri = params.text_document.uri
+    try:
+        path, good, target = _current_target(ls, uri, params.position)
+    except JsonRpcException:
+        return None
+    others = _importing_programs(ls, uri, path, target)
+
+    def work() -> list[lsp.Location]:
+        spans = references.references(good.tables, target, [t for _, t in others()])
         if not params.context.include_declaration:
             spans = spans[1:]
         return references.locations(spans)
 
-    return _from_last_good(ls, uri, "references", work)
+    return await asyncio.get_running_loop().run_in_executor(
+        ls.checks, lambda: _answer(ls, "references", uri, work))
+
+
+@server.feature(lsp.TEXT_DOCUMENT_PREPARE_RENAME)
+def on_prepare_rename(ls: MclLanguageServer, params: lsp.PrepareRenameParams
+                      ) -> lsp.PrepareRenamePlaceholder | None:
+    """The name under the cursor and its range, or an error that says why it cannot be
+    renamed (a keyword, a built-in, no name)."""
+    uri = params.text_document.uri
+    _, _, target = _current_target(ls, uri, params.position)
+    pos = ls.from_client(params.position, uri)
+    line = ls.workspace.get_text_document(uri).source.split("\n")[pos.line]
+    start = pos.character
+    while start > 0 and (line[start - 1].isalnum() or line[start - 1] == "_"):
+        start -= 1
+    word = lsp.Range(lsp.Position(pos.line, start),
+                     lsp.Position(pos.line, start + len(target.name)))
+    return _answer(ls, "prepareRename", uri,
+                   lambda: lsp.PrepareRenamePlaceholder(word, target.name))
 
 
 @server.feature(lsp.TEXT_DOCUMENT_RENAME)
-def on_rename(ls: MclLanguageServer, params: lsp.RenameParams) -> lsp.WorkspaceEdit | None:
+async def on_rename(ls: MclLanguageServer, params: lsp.RenameParams
+                    ) -> lsp.WorkspaceEdit | None:
+    """Every reference renamed (mcl.lsp.references), in this program and the files that
+    import the declaring module, unless the new name would change what a name stands
+    for there (mcl.lsp.rename): then an error the client shows, and nothing renamed."""
     problem = references.rename_problem(params.new_name)
     if problem is not None:
-        raise JsonRpcInvalidParams(problem)  # the client shows it; nothing is renamed
+        raise JsonRpcInvalidParams(problem)
     uri = params.text_document.uri
+    path, good, target = _current_target(ls, uri, params.position)
+    assert good.program is not None  # _current_target found a name in it
+    others = _importing_programs(ls, uri, path, target)
 
-    def work(state: DocumentState, path: Path, good: CheckResult) -> lsp.WorkspaceEdit | None:
-        found = _target(ls, uri, path, good, params.position)
-        if found is None:
-            return None
-        assert good.program is not None  # _target found one in it
-        return references.rename_edit(
-            references.references(good.tables, found[0]), params.new_name)
+    def work() -> tuple[lsp.WorkspaceEdit | None, str | None]:
+        programs = others()
+        for program, tables in [(good.program, good.tables), *programs]:
+            binding = references.same_binding(tables, target) \
+                if tables is not good.tables else target.binding
+            why = rename.conflict(program, tables, binding, params.new_name) \
+                if binding is not None else None
+            if why is not None:
+                return None, why
+        spans = references.references(good.tables, target, [t for _, t in programs])
+        return _answer(ls, "rename", uri,
+                       lambda: references.rename_edit(spans, params.new_name)), None
 
-    return _from_last_good(ls, uri, "rename", work)
+    edit, why = await asyncio.get_running_loop().run_in_executor(ls.checks, work)
+    if why is not None:
+        raise JsonRpcInvalidParams(f"cannot rename '{target.name}' to "
+                                   f"'{params.new_name}': {why}")
+    return edit
 
 
 def _from_kernel(ls: MclLanguageServer, uri: str, what: str,
