@@ -291,7 +291,7 @@ class MclLanguageServer(LanguageServer):
             log.info("workspace/configuration failed: %s", exc)
             return
         if answer:
-            self.settings = ClientSettings.parse(answer[0])
+            self.settings = self.settings.answered(answer[0])
 
 
 server = MclLanguageServer()
@@ -651,12 +651,11 @@ def on_workspace_symbol(ls: MclLanguageServer, params: lsp.WorkspaceSymbolParams
                    lambda: outline.workspace_symbols(programs, params.query))
 
 
-@server.feature(lsp.TEXT_DOCUMENT_FORMATTING)
-async def on_formatting(ls: MclLanguageServer, params: lsp.DocumentFormattingParams
-                        ) -> list[lsp.TextEdit] | None:
+async def _format(ls: MclLanguageServer, uri: str, options: lsp.FormattingOptions,
+                  lines: tuple[int, int] | None) -> list[lsp.TextEdit] | None:
     """Formatting parses each rewritten definition again (mcl.lsp.formatting): on the
-    check thread, never on the event loop."""
-    uri = params.text_document.uri
+    check thread, never on the event loop. Indented as the client's `options` ask; only
+    the definitions overlapping the 0-based `lines`, when given."""
     state, path = ls.documents.get(uri), _path(uri)
     document = ls.workspace.get_text_document(uri)
     if state is None or path is None or is_hdl(path):
@@ -673,10 +672,25 @@ async def on_formatting(ls: MclLanguageServer, params: lsp.DocumentFormattingPar
         return None
     names = check.library.names() if check.library is not None else None
     source = document.source
+    unit = formatting.indent_unit(options.tab_size, options.insert_spaces)
     edits = await asyncio.get_running_loop().run_in_executor(
-        ls.checks, lambda: _answer(ls, "formatting", uri,
-                                   lambda: formatting.format_edits(module, source, names)))
+        ls.checks, lambda: _answer(ls, "formatting", uri, lambda: formatting.format_edits(
+            module, source, names, unit, lines)))
     return edits
+
+
+@server.feature(lsp.TEXT_DOCUMENT_FORMATTING)
+async def on_formatting(ls: MclLanguageServer, params: lsp.DocumentFormattingParams
+                        ) -> list[lsp.TextEdit] | None:
+    return await _format(ls, params.text_document.uri, params.options, None)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_RANGE_FORMATTING)
+async def on_range_formatting(ls: MclLanguageServer,
+                              params: lsp.DocumentRangeFormattingParams
+                              ) -> list[lsp.TextEdit] | None:
+    lines = (params.range.start.line, params.range.end.line)
+    return await _format(ls, params.text_document.uri, params.options, lines)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, tokens.LEGEND)
