@@ -729,9 +729,10 @@ def on_symbols(ls: MclLanguageServer, params: lsp.DocumentSymbolParams
     return _from_last_good(ls, params.text_document.uri, "documentSymbol", work)
 
 
-# No trigger characters: clients ask for completion as a word is typed (identifier
-# characters), which is when a name can be completed; a space or `(` is not.
-@server.feature(lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions())
+# Clients ask for completion as a word is typed (identifier characters), which is when a
+# name can be completed, and after `.`: the members of a description constant. A space
+# or `(` is not a trigger.
+@server.feature(lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions(trigger_characters=["."]))
 def on_completion(ls: MclLanguageServer, params: lsp.CompletionParams
                   ) -> list[lsp.CompletionItem] | None:
     uri = params.text_document.uri

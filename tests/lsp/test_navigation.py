@@ -184,9 +184,48 @@ async def _labels(client: LanguageClient, uri: str, position: lsp.Position
     return {item.label: item for item in items}
 
 
-async def test_the_server_asks_for_no_trigger_characters(client: LanguageClient) -> None:
+async def test_the_only_trigger_character_is_the_dot(client: LanguageClient) -> None:
     provider = SERVER_CAPABILITIES[id(client)].completion_provider
-    assert provider is not None and not provider.trigger_characters
+    assert provider is not None and list(provider.trigger_characters or []) == ["."]
+
+
+HOPPER_V2 = KERNELS / "matmul" / "hopper_v2.mcpl"
+
+
+async def test_a_buffer_that_never_parsed_completes_its_names(client: LanguageClient
+                                                              ) -> None:
+    original = HOPPER_V2.read_text()
+    typed = original[:original.index("for (int kk")] + "float x = TIL"
+    uri = open_document(client, HOPPER_V2, typed)
+    assert errors(await wait_for(client, uri, lambda ds: bool(errors(ds))))
+    end = lsp.Position(typed.count("\n"), len(typed.split("\n")[-1]))
+    labels = await _labels(client, uri, end)
+    assert labels["TILE_K"].kind == lsp.CompletionItemKind.Constant
+    assert labels["matmul"].kind == lsp.CompletionItemKind.Function
+    for name, kind in (("n", "parameter"), ("nrPhases", "variable"), ("bi", "foreach index"),
+                       ("l_a", "variable")):
+        assert labels[name].kind == lsp.CompletionItemKind.Variable, name
+        assert labels[name].detail == kind, name
+    assert labels["sqrt"].detail == "built-in"
+    assert labels["foreach"].kind == lsp.CompletionItemKind.Keyword
+    assert labels["shared"].kind == lsp.CompletionItemKind.Variable  # hopper's spaces
+    await close_document(client, uri)
+
+
+async def test_a_dot_completes_the_description_hierarchy(client: LanguageClient) -> None:
+    original = HOPPER_V2.read_text()
+    line = "  int most = hopper.hierarchy."
+    typed = original.replace("  int nrBlocksN =", line + "\n  int nrBlocksN =")
+    uri = open_document(client, HOPPER_V2, typed)
+    await wait_for(client, uri, lambda ds: bool(errors(ds)))
+    after = position_of(typed, line, offset=len(line))
+    labels = await _labels(client, uri, after)
+    assert set(labels) == {"blocks", "global", "constant"}
+    assert labels["blocks"].kind == lsp.CompletionItemKind.Class
+    replace_text(client, uri, typed.replace(line, line + "blocks.block."))
+    labels = await _labels(client, uri, lsp.Position(after.line, after.character + 13))
+    assert {"warps", "shared"} <= set(labels) and "foreach" not in labels
+    await close_document(client, uri)
 
 
 async def test_par_groups_that_may_nest_at_the_cursor(client: LanguageClient) -> None:
