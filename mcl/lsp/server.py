@@ -39,6 +39,7 @@ from mcl.lsp import (
     completion,
     encoding,
     formatting,
+    hdl_navigation,
     hover,
     importers,
     inlay,
@@ -435,7 +436,8 @@ def on_definition(ls: MclLanguageServer, params: lsp.DefinitionParams
 
     def work(state: DocumentState, path: Path, good: CheckResult) -> lsp.Location | None:
         if is_hdl(path):
-            return navigation.hdl_definition(good.hdl, good.library, pos.line, pos.character)
+            return hdl_navigation.hdl_definition(good.hdl, good.library, pos.line,
+                                                pos.character)
         text = ls.workspace.get_text_document(uri).source
         return navigation.kernel_definition(good.program, good.tables, good.library, path,
                                             text, pos.line, pos.character)
@@ -616,8 +618,18 @@ def _from_kernel(ls: MclLanguageServer, uri: str, what: str,
 @server.feature(lsp.TEXT_DOCUMENT_FOLDING_RANGE)
 def on_folding(ls: MclLanguageServer, params: lsp.FoldingRangeParams
                ) -> list[lsp.FoldingRange] | None:
-    return _from_kernel(ls, params.text_document.uri, "foldingRange",
-                        lambda path, good, module, text: outline.folding_ranges(module, text))
+    uri = params.text_document.uri
+
+    def work(state: DocumentState, path: Path, good: CheckResult
+             ) -> list[lsp.FoldingRange] | None:
+        text = ls.workspace.get_text_document(uri).source
+        if is_hdl(path):
+            blocks = hdl_navigation.block_spans(good.hdl) if good.hdl is not None else []
+            return outline.folding_ranges(None, text, blocks)
+        module = module_at(good.program, path)
+        return outline.folding_ranges(module, text) if module is not None else None
+
+    return _from_last_good(ls, uri, "foldingRange", work)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_SIGNATURE_HELP,
@@ -710,8 +722,13 @@ def on_semantic_tokens(ls: MclLanguageServer, params: lsp.SemanticTokensParams
         tables = check.tables if current and check else SideTables()
         library = check.library if check is not None else None
         units = ls.workspace.position_codec.client_num_units
+        # while the text does not parse: its names as the last good tree had them
+        good = state.last_good
+        old = module_at(good.program, path) if module is None and good is not None else None
+        known = tokens.names_of(old, good.tables, good.library) \
+            if old is not None and good is not None else None
         return lsp.SemanticTokens(data=tokens.semantic_tokens(
-            document.source, module, tables, library, units))
+            document.source, module, tables, library, units, known))
 
     return _answer(ls, "semanticTokens", uri, work)
 

@@ -534,6 +534,34 @@ async def test_words_are_classified(client: LanguageClient) -> None:
     await close_document(client, uri)
 
 
+async def _tokens(client: LanguageClient, uri: str
+                  ) -> dict[tuple[int, int], tuple[int, str, set[str]]]:
+    answer = await client.text_document_semantic_tokens_full_async(
+        lsp.SemanticTokensParams(lsp.TextDocumentIdentifier(uri)))
+    assert answer is not None
+    return _decode(list(answer.data))
+
+
+async def test_words_keep_their_colours_while_the_text_does_not_parse(
+        client: LanguageClient) -> None:
+    text = HOPPER_V2.read_text()
+    uri = open_document(client, HOPPER_V2, text)
+    assert not errors(await wait_for(client, uri, lambda ds: True))
+    parsed = await _tokens(client, uri)
+    typing = text.replace("  int nrPhases =", "  int half = (n + ;\n  int nrPhases =")
+    client.diagnostics.pop(uri, None)
+    replace_text(client, uri, typing)
+    assert errors(await wait_for(client, uri, lambda ds: bool(errors(ds))))
+    broken = await _tokens(client, uri)
+    assert len(broken) >= len(parsed)  # the new line's words too
+    use = position_of(typing, "(p + TILE_K")
+    assert broken[(use.line, use.character + 1)] == (1, "parameter", set())
+    assert broken[(use.line, use.character + 5)] == (6, "variable", {"readonly"})
+    blocks = position_of(typing, "nrBlocksN blocks", offset=10)
+    assert broken[(blocks.line, blocks.character)] == (6, "namespace", set())
+    await close_document(client, uri)
+
+
 # ---------------------------------------------------------------------- formatting
 # Formatting: only layout changes, comments are never lost.
 
