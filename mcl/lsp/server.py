@@ -40,6 +40,7 @@ from mcl.lsp import (
     encoding,
     formatting,
     hdl_navigation,
+    hdl_tokens,
     hover,
     importers,
     inlay,
@@ -712,23 +713,29 @@ def on_semantic_tokens(ls: MclLanguageServer, params: lsp.SemanticTokensParams
 
     def work() -> lsp.SemanticTokens | None:
         state, path = ls.documents.get(uri), _path(uri)
-        if state is None or path is None or is_hdl(path):
+        if state is None or path is None:
             return None
         document = ls.workspace.get_text_document(uri)
-        check = state.check
-        current = check is not None and state.check_version == document.version \
-            and check.program is not None
-        module = module_at(check.program, path) if current and check else None
-        tables = check.tables if current and check else SideTables()
-        library = check.library if check is not None else None
+        check = state.check if state.check_version == document.version else None
         units = ls.workspace.position_codec.client_num_units
+        if is_hdl(path):
+            hdl = check.hdl if check is not None else None
+            good = state.last_good.hdl if state.last_good is not None else None
+            return lsp.SemanticTokens(data=tokens.semantic_tokens(
+                document.source, hdl_tokens.classify(hdl)[0] if hdl is not None else {},
+                units, hdl_tokens.classify(good)[1] if good is not None else None,
+                hdl_tokens.keywords(good or hdl), frozenset()))
+        module = module_at(check.program, path) if check is not None else None
+        kinds = tokens.classify(module, check.tables, check.library) \
+            if module is not None and check is not None else {}
         # while the text does not parse: its names as the last good tree had them
-        good = state.last_good
-        old = module_at(good.program, path) if module is None and good is not None else None
-        known = tokens.names_of(old, good.tables, good.library) \
-            if old is not None and good is not None else None
+        good_check = state.last_good
+        old = module_at(good_check.program, path) \
+            if module is None and good_check is not None else None
+        known = tokens.names_of(old, good_check.tables, good_check.library) \
+            if old is not None and good_check is not None else None
         return lsp.SemanticTokens(data=tokens.semantic_tokens(
-            document.source, module, tables, library, units, known))
+            document.source, kinds, units, known))
 
     return _answer(ls, "semanticTokens", uri, work)
 
@@ -756,10 +763,15 @@ def on_completion(ls: MclLanguageServer, params: lsp.CompletionParams
 
     def work() -> list[lsp.CompletionItem] | None:
         path = _path(uri)
-        if path is None or is_hdl(path):
+        if path is None:
             return None
         state = ls.documents.get(uri)
         good = state.last_good if state is not None else None
+        if is_hdl(path):
+            pos = ls.from_client(params.position, uri)
+            return hdl_tokens.hdl_completions(
+                good.hdl if good else None, good.library if good else None,
+                ls.workspace.get_text_document(uri).source, pos.line, pos.character)
         library = good.library if good is not None else None
         if library is None:
             library = ls.libraries.get(effective(ls.settings, path).hwd_path)

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from mcl.mcpl.sidetables import Binding, SideTables
 
 TYPES = ["namespace", "type", "struct", "parameter", "variable", "function", "keyword",
-         "comment", "number", "modifier"]
+         "comment", "number", "modifier", "property"]
 MODIFIERS = ["declaration", "readonly", "defaultLibrary"]
 LEGEND = lsp.SemanticTokensLegend(token_types=TYPES, token_modifiers=MODIFIERS)
 _PRIMS = PRIMITIVE_NAMES
@@ -39,13 +39,14 @@ _SCAN = re.compile(r"(?P<comment>//[^\n]*|/\*(?:.|\n)*?(?:\*/|\Z))"
 Kind = tuple[str, tuple[str, ...]]  # token type, modifiers
 
 
-def semantic_tokens(text: str, module: ast.Module | None, tables: SideTables, library: Any,
-                    units: Callable[[str], int], known: dict[str, Kind] | None = None
+def semantic_tokens(text: str, kinds: dict[tuple[int, int], Kind],
+                    units: Callable[[str], int], known: dict[str, Kind] | None = None,
+                    keywords: frozenset[str] = KEYWORDS, primitives: frozenset[str] = _PRIMS
                     ) -> list[int]:
-    """The LSP encoding (relative positions, in the client's units: `units(text)`); the
-    names classified as the checker resolved them (`tables`, of the program `module` is
-    part of), else by name from `known` (`names_of` an older tree of the text)."""
-    kinds = _classify(module, tables, library)[0] if module is not None else {}
+    """The LSP encoding (relative positions, in the client's units: `units(text)`) of
+    the comments, numbers and words of `text`: `keywords` and `primitives` by name, the
+    other words by their (line, column) in `kinds` (`classify`: as the checker resolved
+    them), else by name from `known` (`names_of` an older tree of the text)."""
     known = known or {}
     lines = text.split("\n")
     starts = [0]
@@ -66,9 +67,9 @@ def semantic_tokens(text: str, module: ast.Module | None, tables: SideTables, li
         word = m.group(0)
         if m.lastgroup == "number":
             kind: Kind | None = ("number", ())
-        elif word in _PRIMS:
+        elif word in primitives:
             kind = ("type", ("defaultLibrary",))
-        elif word in KEYWORDS:
+        elif word in keywords:
             kind = ("keyword", ())
         else:
             kind = kinds.get((row + 1, column + 1)) or known.get(word)
@@ -89,6 +90,12 @@ def _token(lines: list[str], line: int, column: int, length: int, kind: Kind,
     mods = sum(1 << MODIFIERS.index(m) for m in kind[1])
     return (line, units(text[:column]), units(text[column:column + length]),
             TYPES.index(kind[0]), mods)
+
+
+def classify(module: ast.Module | None, tables: SideTables, library: Any
+             ) -> dict[tuple[int, int], Kind]:
+    """(line, column) of each classified word of the kernel `module` -> its kind."""
+    return _classify(module, tables, library)[0] if module is not None else {}
 
 
 def names_of(module: ast.Module, tables: SideTables, library: Any) -> dict[str, Kind]:
