@@ -44,6 +44,7 @@ from mcl.lsp import (
     hover,
     importers,
     inlay,
+    lenses,
     navigation,
     outline,
     references,
@@ -52,7 +53,7 @@ from mcl.lsp import (
 )
 from mcl.lsp.analysis import CheckResult, Libraries, check_document, is_hdl
 from mcl.lsp.config import ClientSettings, effective
-from mcl.lsp.convert import diagnostic, feedback_diagnostic, same_file
+from mcl.lsp.convert import diagnostic, feedback_diagnostic, same_file, to_range
 from mcl.lsp.lookup import module_at
 from mcl.lsp.protocol import MclProtocol, OneLine
 from mcl.lsp.worker import FeedbackJob, FeedbackResult, FeedbackWorker, MessageRecord
@@ -210,6 +211,13 @@ class MclLanguageServer(LanguageServer):
             *(diagnostic(d, path, imports) for d in feedback.diagnostics),
             # what `mcl check` shows without -v; the rest is on hover over the access
             *(feedback_diagnostic(m) for m in state.feedback if m.shown_by_default)])
+        self._refresh_code_lenses()  # they show the new feedback's time estimate
+
+    def _refresh_code_lenses(self) -> None:
+        workspace = self.client_capabilities.workspace
+        lens = workspace.code_lens if workspace is not None else None
+        if lens is not None and lens.refresh_support:
+            self.workspace_code_lens_refresh(None)
 
     def _recheck_users(self, changed: Path) -> None:
         """Check the open kernels that use `changed` again: every kernel for a
@@ -631,6 +639,37 @@ def on_folding(ls: MclLanguageServer, params: lsp.FoldingRangeParams
         return outline.folding_ranges(module, text) if module is not None else None
 
     return _from_last_good(ls, uri, "foldingRange", work)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_HIGHLIGHT)
+def on_highlight(ls: MclLanguageServer, params: lsp.DocumentHighlightParams
+                 ) -> list[lsp.DocumentHighlight] | None:
+    """The name under the cursor where it stands in this document: its declaration
+    (write) and its uses (read), as the checker resolved them (mcl.lsp.references)."""
+    uri = params.text_document.uri
+
+    def work(state: DocumentState, path: Path, good: CheckResult
+             ) -> list[lsp.DocumentHighlight] | None:
+        found = _target(ls, uri, path, good, params.position)
+        if found is None:
+            return None
+        spans = references.references(good.tables, found[0])
+        return [lsp.DocumentHighlight(to_range(s), lsp.DocumentHighlightKind.Write if i == 0
+                                      else lsp.DocumentHighlightKind.Read)
+                for i, s in enumerate(spans) if same_file(s, path)]
+
+    return _from_last_good(ls, uri, "documentHighlight", work)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_CODE_LENS)
+def on_code_lens(ls: MclLanguageServer, params: lsp.CodeLensParams
+                 ) -> list[lsp.CodeLens] | None:
+    uri = params.text_document.uri
+    state = ls.documents.get(uri)
+    feedback = state.feedback if state is not None else []
+    return _from_kernel(ls, uri, "codeLens", lambda path, good, module, text:
+                        lenses.code_lenses(module, feedback, good.library,
+                                           effective(ls.settings, path).level))
 
 
 @server.feature(lsp.TEXT_DOCUMENT_SIGNATURE_HELP,

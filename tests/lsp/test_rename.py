@@ -156,3 +156,24 @@ async def test_references_and_rename_reach_an_open_importer(client: LanguageClie
     assert _every(renamed, "magnitude") == []
     await close_document(client, uri)
     await close_document(client, importer)
+
+
+async def test_document_highlight_marks_the_declaration_and_the_uses(
+        client: LanguageClient) -> None:
+    uri, text = await opened(client, HOPPER_V2)
+    answer = await client.text_document_document_highlight_async(
+        lsp.DocumentHighlightParams(lsp.TextDocumentIdentifier(uri),
+                                    position_of(text, "TILE_K - 1")))
+    assert answer is not None
+    assert [h.range.start for h in answer] == _every(text, "TILE_K")
+    assert answer[0].kind == lsp.DocumentHighlightKind.Write
+    assert {h.kind for h in answer[1:]} == {lsp.DocumentHighlightKind.Read}
+    # the parameter `n` of matmul: its own uses, not the words of another `n`
+    n = await client.text_document_document_highlight_async(
+        lsp.DocumentHighlightParams(lsp.TextDocumentIdentifier(uri),
+                                    position_of(text, "(n + TILE_I", offset=1)))
+    assert n is not None and [h.range.start for h in n] == _every(text, "n")
+    assert await client.text_document_document_highlight_async(
+        lsp.DocumentHighlightParams(lsp.TextDocumentIdentifier(uri),
+                                    position_of(text, "foreach"))) is None
+    await close_document(client, uri)
