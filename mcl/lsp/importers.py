@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
 
 from mcl.mcpl.loader import EXTENSIONS
@@ -38,11 +38,16 @@ def mcpl_files(roots: Iterable[Path]) -> Iterator[Path]:
                     yield path
 
 
-def importers(roots: Iterable[Path], module_file: Path, name: str) -> list[Path]:
+def importers(roots: Iterable[Path], module_file: Path, name: str,
+              descriptions: Collection[str] = ()) -> list[Path]:
     """The files below `roots` with an import that ends in `module_file`'s module name
-    and a word `name` (the module itself left out)."""
+    and a word `name` (the module itself left out). A one-word import of a name in
+    `descriptions` imports that description, not a module (mcl.mcpl.loader), so it does
+    not count."""
     stem = re.escape(module_file.stem)
-    imports = re.compile(rf"(?m)^\s*import\s+(?:[A-Za-z_][A-Za-z0-9_]*\.)*{stem}\s*;")
+    packages = "+" if module_file.stem in descriptions else "*"
+    imports = re.compile(
+        rf"(?m)^\s*import\s+(?:[A-Za-z_][A-Za-z0-9_]*\.){packages}{stem}\s*;")
     word = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])")
     target = module_file.resolve()
     out = []

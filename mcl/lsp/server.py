@@ -465,8 +465,8 @@ def _target(ls: MclLanguageServer, uri: str, path: Path, good: CheckResult,
                                 pos.character)
 
 
-def _importing_programs(ls: MclLanguageServer, uri: str, path: Path, target: references.Target
-                        ) -> Callable[[], list[tuple[Any, SideTables]]]:
+def _importing_programs(ls: MclLanguageServer, uri: str, path: Path, target: references.Target,
+                        library: Any) -> Callable[[], list[tuple[Any, SideTables]]]:
     """What finds the programs, besides the document's, that contain `target`'s
     declaration: the other open documents' (their last good check) and those of the
     files on disk below the workspace folders and include path that import its module.
@@ -492,8 +492,10 @@ def _importing_programs(ls: MclLanguageServer, uri: str, path: Path, target: ref
         roots = [Path(ls.workspace.root_path)]
     roots += [Path(d) for d in effective(ls.settings, path).include]
 
+    descriptions = set(library.names()) if library is not None else set()
+
     def on_disk() -> list[tuple[Any, SideTables]]:
-        for file in importers.importers(roots, declared_in, target.name):
+        for file in importers.importers(roots, declared_in, target.name, descriptions):
             if file in open_files:
                 continue
             checked = check_document(file, effective(ls.settings, file), ls.libraries)
@@ -547,7 +549,7 @@ async def on_references(ls: MclLanguageServer, params: lsp.ReferenceParams
         path, good, target = _current_target(ls, uri, params.position)
     except JsonRpcException:
         return None
-    others = _importing_programs(ls, uri, path, target)
+    others = _importing_programs(ls, uri, path, target, good.library)
 
     def work() -> list[lsp.Location]:
         spans = references.references(good.tables, target, [t for _, t in others()])
@@ -589,7 +591,7 @@ async def on_rename(ls: MclLanguageServer, params: lsp.RenameParams
     uri = params.text_document.uri
     path, good, target = _current_target(ls, uri, params.position)
     assert good.program is not None  # _current_target found a name in it
-    others = _importing_programs(ls, uri, path, target)
+    others = _importing_programs(ls, uri, path, target, good.library)
 
     def work() -> tuple[lsp.WorkspaceEdit | None, str | None]:
         programs = others()
