@@ -101,9 +101,9 @@ def _variable_conflict(program: Program, tables: SideTables, binding: Binding,
                     f"{other.start[0]}, a {other.kind})")
     # A use of another `new_name` inside the renamed variable's scope would stand for it.
     file = Path(node_span.file).resolve() if node_span is not None else None
-    for use_binding in {id(b): b for b in tables.bindings.values()
-                        if b.name == new_name and b is not binding
-                        and b.kind in _NAMED_BY_VARIABLES}.values():
+    for use_binding in dict.fromkeys(b for b in tables.bindings.values()
+                                     if b.name == new_name and b is not binding
+                                     and b.kind in _NAMED_BY_VARIABLES):
         for _, span in _uses(tables, use_binding):
             if Path(span.file).resolve() == file and me.start <= _at(span) <= me.end:
                 return (f"the use of '{new_name}' at line {span.line} (a "
