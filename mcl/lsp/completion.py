@@ -9,7 +9,8 @@ statements the outermost group, inside a foreach over a group that group again
 (multi-dimensional parallelism, Fig. 2) and the group directly below it.
 
 After a `.` (the trigger character) only what the path before it can go on with: the
-members of a description constant (`hopper.hierarchy.`, mcl.lsp.hwd_members).
+members of a description constant (`hopper.hierarchy.`, mcl.lsp.hwd_members), or the
+fields of a variable of a user type.
 
 A buffer that has never parsed gets the names of an error-tolerant scan of its text
 (mcl.lsp.scan): its constants, types, functions, and the parameters and variables of the
@@ -57,11 +58,13 @@ def kernel_completions(program: Program | None, library: Any, level: str | None,
         return []
     lines = text.split("\n")
     parts = dotted_before(lines[line], character) if 0 <= line < len(lines) else None
-    if parts is not None:
-        return member_completions(library, parts) or []
-    items = [lsp.CompletionItem(k, kind=lsp.CompletionItemKind.Keyword) for k in sorted(KEYWORDS)]
     module = lookup.module_at(program, path)
     found = lookup.find(module, line, character) if module is not None else None
+    if parts is not None:
+        members = member_completions(library, parts)
+        return members if members is not None else _fields(program, found, parts, line,
+                                                           character)
+    items = [lsp.CompletionItem(k, kind=lsp.CompletionItemKind.Keyword) for k in sorted(KEYWORDS)]
     if found is not None:
         items += _names_in_scope(program, found, line, character)
     offset = sum(len(x) + 1 for x in lines[:line]) + character
@@ -114,6 +117,26 @@ def _names_in_scope(program: Program | None, found: lookup.Found, line: int, cha
         for name in sorted(names):
             items.setdefault(name, lsp.CompletionItem(name, kind=item_kind, detail=kind))
     return list(items.values())
+
+
+def _fields(program: Program | None, found: lookup.Found | None, parts: list[str],
+            line: int, character: int) -> list[lsp.CompletionItem]:
+    """After `x.` where the variable `x` in scope is of a user type: its fields."""
+    if program is None or found is None or found.function is None or len(parts) != 1:
+        return []
+    here = (line + 1, character + 1)
+    visible = [d for d in lookup.declarations(found.function)
+               if d.name == parts[0] and d.start <= here <= d.end]
+    type_ = getattr(max(visible, key=lambda d: d.start).node, "type", None) \
+        if visible else None
+    if not isinstance(type_, ast.NamedType):
+        return []
+    typedef = program.lookup_type(type_.name, found.module)
+    if not isinstance(typedef, ast.TypeDef):
+        return []
+    return [lsp.CompletionItem(f.name, kind=lsp.CompletionItemKind.Field,
+                               detail=f"field of {typedef.name}: {print_type(f.type)}")
+            for f in typedef.fields]
 
 
 _SCANNED_KINDS = {"constant": lsp.CompletionItemKind.Constant,

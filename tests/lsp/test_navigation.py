@@ -228,6 +228,20 @@ async def test_a_dot_completes_the_description_hierarchy(client: LanguageClient)
     await close_document(client, uri)
 
 
+async def test_a_dot_after_a_struct_variable_completes_its_fields(
+        client: LanguageClient) -> None:
+    uri, text = await opened(client, TWIDDLE)
+    typed = text.replace("    w.real = cos(angle);", "    w.\n    w.real = cos(angle);")
+    replace_text(client, uri, typed)  # does not parse: the last good tree answers
+    await wait_for(client, uri, lambda ds: bool(errors(ds)))
+    after = position_of(typed, "    w.\n", offset=6)
+    labels = await _labels(client, uri, after)
+    assert set(labels) == {"real", "imag"}
+    assert labels["real"].kind == lsp.CompletionItemKind.Field
+    assert labels["real"].detail == "field of Complex: float"
+    await close_document(client, uri)
+
+
 async def test_par_groups_that_may_nest_at_the_cursor(client: LanguageClient) -> None:
     uri, text = await opened(client, GPU_V1)
     # inside `foreach (... blocks)`: blocks again (same group nests) and threads below
