@@ -74,13 +74,16 @@ async def _format(client: LanguageClient, uri: str, tab_size: int, spaces: bool,
     return list(answer or [])
 
 
-@pytest.mark.parametrize("kernel", [VECTORADD, TRANSPOSE])
-async def test_two_space_kernels_stay_as_they_are(client: LanguageClient, kernel: Any
-                                                  ) -> None:
+@pytest.mark.parametrize(("kernel", "innermost"), [
+    (VECTORADD, "c[i] = a[i] + b[i];"), (TRANSPOSE, "b[j, i] = a[i, j];")])
+async def test_two_space_kernels_stay_as_they_are(client: LanguageClient, kernel: Any,
+                                                  innermost: str) -> None:
     uri, text = await opened(client, kernel)
+    depth = text.count("foreach") + 1  # the function's body, then each foreach
+    assert f"\n{' ' * 2 * depth}{innermost}\n" in text
     assert await _format(client, uri, 2, True) == []
     four = _apply(text, await _format(client, uri, 4, True))
-    assert "\n        c[i] = a[i] + b[i];" in four or "\n            b[j, i]" in four
+    assert f"\n{' ' * 4 * depth}{innermost}\n" in four
     tabs = _apply(text, await _format(client, uri, 8, False))
     assert not [line for line in tabs.splitlines() if line.startswith(" ")]
     assert "\n\tforeach (int i in n threads) {" in tabs
