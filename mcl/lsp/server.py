@@ -465,27 +465,46 @@ def _target(ls: MclLanguageServer, uri: str, path: Path, good: CheckResult,
                                 pos.character)
 
 
+def _parsed_now(ls: MclLanguageServer, uri: str) -> CheckResult | None:
+    """The document's check when it is of the text now and parsed: only then do the
+    positions of its tree stand where the names are (a rename edits those places)."""
+    state = ls.documents.get(uri)
+    if state is None or state.last_good is None or state.check is not state.last_good \
+            or state.check_version != ls.workspace.get_text_document(uri).version:
+        return None
+    return state.last_good
+
+
 def _importing_programs(ls: MclLanguageServer, uri: str, path: Path, target: references.Target,
-                        library: Any) -> Callable[[], list[tuple[Any, SideTables]]]:
+                        library: Any
+                        ) -> tuple[Callable[[], list[tuple[Any, SideTables]]], list[str]]:
     """What finds the programs, besides the document's, that contain `target`'s
-    declaration: the other open documents' (their last good check) and those of the
-    files on disk below the workspace folders and include path that import its module.
-    Returned as work for the check thread (the files on disk are checked there)."""
+    declaration: the other open documents' (their check of the text now) and those of
+    the files on disk below the workspace folders and include path that import its
+    module; returned as work for the check thread (the files on disk are checked there),
+    with the names of the open importers whose text changed since it last parsed (their
+    tree's places are not where the names stand now)."""
     span = getattr(target.node, "span", None)
     if target.kind == "variable" or span is None:
-        return lambda: []
+        return lambda: [], []
     declared_in = Path(span.file).resolve()
     open_files: set[Path] = set()
     found: list[tuple[Any, SideTables]] = []
+    changed: list[str] = []
     for other_uri, state in ls.documents.items():
         other = _path(other_uri)
         if other is None:
             continue
         open_files.add(other.resolve())
         program = state.last_good.program if state.last_good is not None else None
-        if other_uri != uri and program is not None and any(
+        if other_uri == uri or program is None or not any(
                 Path(f).resolve() == declared_in for f in program.files.values()):
-            found.append((program, state.last_good.tables))  # type: ignore[union-attr]
+            continue
+        now = _parsed_now(ls, other_uri)
+        if now is None:
+            changed.append(other.name)
+        else:
+            found.append((program, now.tables))
     roots = [Path(p) for p in (to_fs_path(f.uri) for f in ls.workspace.folders.values())
              if p]
     if not roots and ls.workspace.root_path:
@@ -504,7 +523,7 @@ def _importing_programs(ls: MclLanguageServer, uri: str, path: Path, target: ref
                 found.append((checked.program, checked.tables))
         return found
 
-    return on_disk
+    return on_disk, changed
 
 
 class RequestFailed(JsonRpcException):
@@ -522,17 +541,20 @@ def _no_symbol(ls: MclLanguageServer, uri: str, position: lsp.Position) -> JsonR
     if word in KEYWORDS:
         return RequestFailed(f"'{word}' is a keyword of MCPL: nothing to rename")
     if word is not None:
-        return RequestFailed(f"'{word}' is not a variable, constant, function or "
-                                    "type of this program (a built-in, a field, a "
-                                    "description's name?)")
+        return RequestFailed(f"'{word}' is not a variable, constant, function or type of "
+                             "this program (a built-in, a field, a description's name?)")
     return RequestFailed("no name to rename here")
 
 
 def _current_target(ls: MclLanguageServer, uri: str, position: lsp.Position
                     ) -> tuple[Path, CheckResult, references.Target]:
-    """The name to rename or find at `position`, or the error that says why none."""
+    """The name to rename or find at `position` in the check of the text now, or the
+    error that says why none."""
     state, path = ls.documents.get(uri), _path(uri)
-    good = state.last_good if state is not None else None
+    good = _parsed_now(ls, uri)
+    if good is None and state is not None and state.last_good is not None:
+        raise RequestFailed("the file changed since it last parsed: fix its syntax errors, "
+                            "or try again once it is checked")
     found = _target(ls, uri, path, good, position) if path and good else None
     if path is None or good is None or found is None:
         raise _no_symbol(ls, uri, position)
@@ -543,13 +565,14 @@ def _current_target(ls: MclLanguageServer, uri: str, position: lsp.Position
 async def on_references(ls: MclLanguageServer, params: lsp.ReferenceParams
                         ) -> list[lsp.Location] | None:
     """The uses in this program and in every open or workspace file that imports the
-    declaring module (those on disk are checked on the check thread)."""
+    declaring module (those on disk are checked on the check thread; an open one whose
+    text changed since it last parsed is left out, its places being out of date)."""
     uri = params.text_document.uri
     try:
         path, good, target = _current_target(ls, uri, params.position)
     except JsonRpcException:
         return None
-    others = _importing_programs(ls, uri, path, target, good.library)
+    others, _ = _importing_programs(ls, uri, path, target, good.library)
 
     def work() -> list[lsp.Location]:
         spans = references.references(good.tables, target, [t for _, t in others()])
@@ -591,7 +614,10 @@ async def on_rename(ls: MclLanguageServer, params: lsp.RenameParams
     uri = params.text_document.uri
     path, good, target = _current_target(ls, uri, params.position)
     assert good.program is not None  # _current_target found a name in it
-    others = _importing_programs(ls, uri, path, target, good.library)
+    others, changed = _importing_programs(ls, uri, path, target, good.library)
+    if changed:
+        raise RequestFailed(f"{', '.join(changed)} changed since it last parsed: the uses "
+                            "there cannot be renamed now")
 
     def work() -> tuple[lsp.WorkspaceEdit | None, str | None]:
         programs = others()

@@ -18,6 +18,8 @@ from .conftest import (
     make_client_fixture,
     opened,
     position_of,
+    replace_text,
+    wait_for,
 )
 from .test_navigation import _apply, _every
 
@@ -176,4 +178,24 @@ async def test_document_highlight_marks_the_declaration_and_the_uses(
     assert await client.text_document_document_highlight_async(
         lsp.DocumentHighlightParams(lsp.TextDocumentIdentifier(uri),
                                     position_of(text, "foreach"))) is None
+    await close_document(client, uri)
+
+
+async def test_nothing_is_renamed_from_a_tree_older_than_the_text(client: LanguageClient
+                                                                  ) -> None:
+    """While the text does not parse, the last tree's places are not where the names
+    are: rename and prepareRename say so instead of editing the wrong places."""
+    uri, text = await opened(client, HOPPER_V2)
+    typing = text.replace("  int nrPhases =", "  int half = (n + ;\n  int nrPhases =")
+    replace_text(client, uri, typing)
+    await wait_for(client, uri, lambda ds: bool(errors(ds)))
+    where = position_of(typing, "TILE_K - 1")
+    with pytest.raises(JsonRpcException, match="changed since it last parsed"):
+        await client.text_document_prepare_rename_async(lsp.PrepareRenameParams(
+            lsp.TextDocumentIdentifier(uri), where))
+    await _refused(client, uri, where, "TILE_DEPTH", "changed since it last parsed")
+    replace_text(client, uri, text)
+    await wait_for(client, uri, lambda ds: not errors(ds))
+    edit = await _rename(client, uri, position_of(text, "TILE_K - 1"), "TILE_DEPTH")
+    assert _every(_apply(text, edit.changes[uri]), "TILE_K") == []
     await close_document(client, uri)
