@@ -33,8 +33,8 @@ if TYPE_CHECKING:
     from mcl.mcpl.loader import Program
 
 # Kinds whose uses are plain names (`Name` nodes): a variable in scope captures them.
-_NAMED_BY_VARIABLES = {Kind.PARAM, Kind.LOCAL, Kind.LOOP, Kind.INDEX, Kind.VIEW,
-                       Kind.CONSTANT}
+_VARIABLES = frozenset({Kind.PARAM, Kind.LOCAL, Kind.LOOP, Kind.INDEX, Kind.VIEW})
+_NAMED_BY_VARIABLES = _VARIABLES | {Kind.CONSTANT}
 
 
 def conflict(program: Program, tables: SideTables, binding: Binding, new_name: str
@@ -44,7 +44,7 @@ def conflict(program: Program, tables: SideTables, binding: Binding, new_name: s
     problem = rename_problem(new_name)
     if problem is not None or new_name == binding.name:
         return problem
-    if binding.kind in (Kind.PARAM, Kind.LOCAL, Kind.LOOP, Kind.INDEX, Kind.VIEW):
+    if binding.kind in _VARIABLES:
         return _variable_conflict(program, tables, binding, new_name)
     return _top_level_conflict(program, tables, binding, new_name)
 
