@@ -49,6 +49,15 @@ class ClientSettings:
         )
 
 
+    def answered(self, raw: Any) -> ClientSettings:
+        """These settings once the client answered `workspace/configuration` with `raw`
+        for the `mcl` section. A null answer means the client has no such section (Neovim
+        0.8 and later started with `init_options` only, as docs/editor.md's Neovim 0.7
+        configuration does): the settings stay, those of `initializationOptions`
+        included, instead of falling back to the defaults."""
+        return self if raw is None else ClientSettings.parse(raw)
+
+
 def _strings(value: Any) -> tuple[str, ...]:
     if isinstance(value, str):
         value = [value]

@@ -10,7 +10,9 @@ formatter rewrites one top-level definition at a time, and only one that
 - parses back to the same tree.
 
 The others are left as they are; text between definitions (comments, blank lines) is
-never touched."""
+never touched. The indentation is the client's (`tabSize`, `insertSpaces`): the shipped
+kernels indent by two spaces, the printer by four. Range formatting rewrites the
+definitions that overlap the range."""
 
 from __future__ import annotations
 
@@ -23,20 +25,48 @@ from mcl.diagnostics import MclError
 from mcl.lsp.convert import to_range
 from mcl.mcpl import ast
 from mcl.mcpl.parse import parse_source
-from mcl.mcpl.printer import print_function, print_typedef
+from mcl.mcpl.printer import INDENT, print_function, print_typedef
 from mcl.source_files import SourcePositions
 
 _BLANKS = re.compile(r"\s+")
 
 
-def format_edits(module: ast.Module, text: str, hwd_names: Any = None) -> list[lsp.TextEdit]:
+def indent_unit(tab_size: int, insert_spaces: bool) -> str:
+    """One level of indentation as the client's formatting options ask for it."""
+    return " " * max(tab_size, 1) if insert_spaces else "\t"
+
+
+def reindented(printed: str, unit: str) -> str:
+    """`printed` (the printer indents by four spaces a level) with `unit` a level. The
+    header's continuation lines, aligned under its parenthesis, stay aligned."""
+    if unit == INDENT:
+        return printed
+    out = []
+    header = True
+    for line in printed.split("\n"):
+        if header:
+            out.append(line)
+            header = not line.rstrip().endswith("{")
+            continue
+        body = line.lstrip(" ")
+        levels, rest = divmod(len(line) - len(body), len(INDENT))
+        out.append(unit * levels + " " * rest + body)
+    return "\n".join(out)
+
+
+def format_edits(module: ast.Module, text: str, hwd_names: Any = None, unit: str = INDENT,
+                 lines: tuple[int, int] | None = None) -> list[lsp.TextEdit]:
+    """The edits that lay out `module`'s definitions, indented by `unit`; only those
+    that overlap the 0-based `lines` (first, last), when given."""
     positions = SourcePositions(text, module.file or "")
     edits = []
     items: list[tuple[Any, str]] = [(t, print_typedef(t)) for t in module.types]
     items += [(f, print_function(f)) for f in module.functions]
     for node, printed in items:
+        printed = reindented(printed, unit)
         span = node.span
-        if span is None:
+        if span is None or (lines is not None and (
+                span.end_line - 1 < lines[0] or span.line - 1 > lines[1])):
             continue
         start = positions.offset(span.line, span.column)
         end = positions.offset(span.end_line, span.end_column)

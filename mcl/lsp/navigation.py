@@ -2,8 +2,7 @@
 
 Definitions: a variable's declaration, a called function, a named type, an imported module
 or description, a function's description (its level prefix), the par_group a foreach
-names; in an `.hdl` file the description a `specializes` names and the block a reference
-names."""
+names. In an `.hdl` file: mcl.lsp.hdl_navigation."""
 
 from __future__ import annotations
 
@@ -70,7 +69,7 @@ def _definition_at(node: ast.Node | None, word: str, found: lookup.Found, progra
         case ast.Import():
             return _import_target(program, library, node)
         case ast.Function() if library is not None and word == node.hwd and word in library:
-            return _description(library, word)
+            return description_location(library, word)
         case (ast.Name() | ast.Call() | ast.NamedType() | ast.Function() | ast.Prim()
               | ast.ArrayType() | ast.IntLit() | ast.FloatLit() | ast.BoolLit() | ast.HwdConst()
               | ast.Index() | ast.Field() | ast.Unary() | ast.Binary() | ast.Decl()
@@ -109,52 +108,15 @@ def _import_target(program: Program, library: Any, imp: ast.Import) -> lsp.Locat
     if file is not None:
         return _file_start(file)
     if library is not None and imp.dotted in library:
-        return _description(library, imp.dotted)
+        return description_location(library, imp.dotted)
     return None
 
 
-def _description(library: Any, name: str) -> lsp.Location | None:
+def description_location(library: Any, name: str) -> lsp.Location | None:
     hwd = library.get(name)
     if hwd.span is not None:
         return location(hwd.span)
     return _file_start(hwd.file) if hwd.file else None
-
-
-def hdl_definition(hdl: Any, library: Any, line: int, character: int
-                   ) -> lsp.Location | None:
-    from mcl.hdl.syntax import Block, RefStmt
-
-    if hdl is None or library is None:
-        return None
-    from mcl.lsp.convert import contains
-
-    if hdl.parent and contains(hdl.parent_span, line, character) and hdl.parent in library:
-        return _description(library, hdl.parent)
-    stack = list(hdl.blocks)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, Block):
-            stack.extend(node.body)
-        elif isinstance(node, RefStmt) and contains(node.span, line, character):
-            return _reference(hdl, node, library)
-    return None
-
-
-def _reference(hdl: Any, ref: Any, library: Any) -> lsp.Location | None:
-    """The block a reference names: in this description or one above it."""
-    name = ref.name.parts[-1]
-    hwd = library.get(hdl.name) if hdl.name in library else None
-    candidates = [hwd, *hwd.lineage.values()] if hwd is not None else []
-    if ref.name.parts[0] in library:
-        candidates.insert(0, library.get(ref.name.parts[0]))
-    for candidate in candidates:
-        group = candidate.par_group(name)
-        if group is not None and group.span is not None:
-            return location(group.span)
-        for node in candidate.device.walk():
-            if node.name == name and node.span is not None:
-                return location(node.span)
-    return None
 
 
 # ------------------------------------------------------------------------- symbols

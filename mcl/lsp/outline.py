@@ -10,11 +10,13 @@ parse."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
+from mcl.diagnostics import Span
 from mcl.lsp import lookup
 from mcl.lsp.convert import to_range
 from mcl.mcpl import ast
@@ -29,16 +31,20 @@ _LINE_COMMENT = re.compile(r"\s*//")
 _BLOCK_COMMENT = re.compile(r"/\*(?:.|\n)*?\*/")
 
 
-def folding_ranges(module: ast.Module | None, text: str) -> list[lsp.FoldingRange]:
+def folding_ranges(module: ast.Module | None, text: str, blocks: Iterable[Span] = ()
+                   ) -> list[lsp.FoldingRange]:
+    """The folds of a kernel's `module` (or of other `blocks`: a description's) and of
+    the comments in `text`."""
     by_start: dict[int, lsp.FoldingRange] = {}
+    spans: list[Span | None] = list(blocks)
     if module is not None:
-        for top in (*module.types, *module.functions):
-            for node in ast.walk(top):
-                span = getattr(node, "span", None)
-                if isinstance(node, _FOLDED) and span is not None and span.end_line > span.line:
-                    start, end = span.line - 1, span.end_line - 1
-                    if start not in by_start or by_start[start].end_line < end:
-                        by_start[start] = lsp.FoldingRange(start, end)
+        spans += [node.span for top in (*module.types, *module.functions)
+                  for node in ast.walk(top) if isinstance(node, _FOLDED)]
+    for span in spans:
+        if span is not None and span.end_line > span.line:
+            start, end = span.line - 1, span.end_line - 1
+            if start not in by_start or by_start[start].end_line < end:
+                by_start[start] = lsp.FoldingRange(start, end)
     lines = text.split("\n")
     row = 0
     while row < len(lines):

@@ -11,7 +11,7 @@ shadows a constant is not one of the constant's references."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -94,11 +94,16 @@ def _declared_name(node: Any) -> str | None:
     return node.var if isinstance(node, ast.Foreach) else getattr(node, "name", None)
 
 
-def references(tables: SideTables, target: Target) -> list[Span]:
+def references(tables: SideTables, target: Target, others: Iterable[SideTables] = ()
+               ) -> list[Span]:
     """Where `target` is named: its declaration first, then every use the checker bound
-    to it (in every module of the program), in the order of the files."""
+    to it (in every module of the program, and in the programs checked with `others`
+    that contain its declaration: the files importing its module), in the order of the
+    files."""
     spans: list[Span | None] = [lookup.name_span(target.node, target.name)]
-    uses: list[Span] = [s for s in map(_name_span, tables.uses_of(target.binding))
+    bound = [(tables, target.binding)]
+    bound += [(t, b) for t in others if (b := same_binding(t, target)) is not None]
+    uses: list[Span] = [s for t, b in bound for s in map(name_span_of_use, t.uses_of(b))
                         if s is not None]
     uses.sort(key=lambda s: (s.file, s.line, s.column))
     spans += uses
@@ -116,7 +121,24 @@ def references(tables: SideTables, target: Target) -> list[Span]:
     return out
 
 
-def _name_span(use: Use) -> Span | None:
+def same_binding(tables: SideTables, target: Target) -> Binding | None:
+    """The binding of `target`'s declaration in another program's tables (the one
+    declared at the same place of the same file), or None when that program does not
+    contain it."""
+    span = getattr(target.node, "span", None)
+    if span is None:
+        return None
+    file = Path(span.file).resolve()
+    for binding in tables.declared.values():
+        other = getattr(binding.node, "span", None)
+        if binding.name == target.name and other is not None \
+                and (other.line, other.column) == (span.line, span.column) \
+                and Path(other.file).resolve() == file:
+            return binding
+    return None
+
+
+def name_span_of_use(use: Use) -> Span | None:
     """Where the name stands in a node that names a declaration."""
     match use:
         case ast.Name():

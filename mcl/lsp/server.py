@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 from urllib.parse import unquote
 
 from lsprotocol import types as lsp
-from pygls.exceptions import JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
@@ -39,20 +39,26 @@ from mcl.lsp import (
     completion,
     encoding,
     formatting,
+    hdl_navigation,
+    hdl_tokens,
     hover,
+    importers,
     inlay,
+    lenses,
     navigation,
     outline,
     references,
+    rename,
     tokens,
 )
 from mcl.lsp.analysis import CheckResult, Libraries, check_document, is_hdl
 from mcl.lsp.config import ClientSettings, effective
-from mcl.lsp.convert import diagnostic, feedback_diagnostic, same_file
+from mcl.lsp.convert import diagnostic, feedback_diagnostic, same_file, to_range
 from mcl.lsp.framing import FramedTransport
 from mcl.lsp.lookup import module_at
 from mcl.lsp.protocol import MclProtocol, OneLine
 from mcl.lsp.worker import FeedbackJob, FeedbackResult, FeedbackWorker, MessageRecord
+from mcl.mcpl.parse import KEYWORDS
 from mcl.mcpl.sidetables import SideTables
 from mcl.source_files import set_overlay, source_lines
 
@@ -206,6 +212,13 @@ class MclLanguageServer(FramedTransport, LanguageServer):
             *(diagnostic(d, path, imports) for d in feedback.diagnostics),
             # what `mcl check` shows without -v; the rest is on hover over the access
             *(feedback_diagnostic(m) for m in state.feedback if m.shown_by_default)])
+        self._refresh_code_lenses()  # they show the new feedback's time estimate
+
+    def _refresh_code_lenses(self) -> None:
+        workspace = self.client_capabilities.workspace
+        lens = workspace.code_lens if workspace is not None else None
+        if lens is not None and lens.refresh_support:
+            self.workspace_code_lens_refresh(None)
 
     def _recheck_users(self, changed: Path) -> None:
         """Check the open kernels that use `changed` again: every kernel for a
@@ -289,7 +302,7 @@ class MclLanguageServer(FramedTransport, LanguageServer):
             log.info("workspace/configuration failed: %s", exc)
             return
         if answer:
-            self.settings = ClientSettings.parse(answer[0])
+            self.settings = self.settings.answered(answer[0])
 
 
 server = MclLanguageServer()
@@ -433,7 +446,8 @@ def on_definition(ls: MclLanguageServer, params: lsp.DefinitionParams
 
     def work(state: DocumentState, path: Path, good: CheckResult) -> lsp.Location | None:
         if is_hdl(path):
-            return navigation.hdl_definition(good.hdl, good.library, pos.line, pos.character)
+            return hdl_navigation.hdl_definition(good.hdl, good.library, pos.line,
+                                                pos.character)
         text = ls.workspace.get_text_document(uri).source
         return navigation.kernel_definition(good.program, good.tables, good.library, path,
                                             text, pos.line, pos.character)
@@ -452,40 +466,178 @@ def _target(ls: MclLanguageServer, uri: str, path: Path, good: CheckResult,
                                 pos.character)
 
 
-@server.feature(lsp.TEXT_DOCUMENT_REFERENCES)
-def on_references(ls: MclLanguageServer, params: lsp.ReferenceParams
-                  ) -> list[lsp.Location] | None:
-    uri = params.text_document.uri
+def _parsed_now(ls: MclLanguageServer, uri: str) -> CheckResult | None:
+    """The document's check when it is of the text now and parsed: only then do the
+    positions of its tree stand where the names are (a rename edits those places)."""
+    state = ls.documents.get(uri)
+    if state is None or state.last_good is None or state.check is not state.last_good \
+            or state.check_version != ls.workspace.get_text_document(uri).version:
+        return None
+    return state.last_good
 
-    def work(state: DocumentState, path: Path, good: CheckResult) -> list[lsp.Location] | None:
-        found = _target(ls, uri, path, good, params.position)
-        if found is None:
-            return None
-        assert good.program is not None  # _target found one in it
-        spans = references.references(good.tables, found[0])
+
+def _importing_programs(ls: MclLanguageServer, uri: str, path: Path, target: references.Target,
+                        library: Any
+                        ) -> tuple[Callable[[], list[tuple[Any, SideTables]]], list[str]]:
+    """What finds the programs, besides the document's, that contain `target`'s
+    declaration: the other open documents' (their check of the text now) and those of
+    the files on disk below the workspace folders and include path that import its
+    module; returned as work for the check thread (the files on disk are checked there),
+    with the names of the open importers whose text changed since it last parsed (their
+    tree's places are not where the names stand now)."""
+    span = getattr(target.node, "span", None)
+    if target.kind == "variable" or span is None:
+        return lambda: [], []
+    declared_in = Path(span.file).resolve()
+    open_files: set[Path] = set()
+    found: list[tuple[Any, SideTables]] = []
+    changed: list[str] = []
+    for other_uri, state in ls.documents.items():
+        other = _path(other_uri)
+        if other is None:
+            continue
+        open_files.add(other.resolve())
+        program = state.last_good.program if state.last_good is not None else None
+        if other_uri == uri or program is None or not any(
+                Path(f).resolve() == declared_in for f in program.files.values()):
+            continue
+        now = _parsed_now(ls, other_uri)
+        if now is None:
+            changed.append(other.name)
+        else:
+            found.append((program, now.tables))
+    roots = [Path(p) for p in (to_fs_path(f.uri) for f in ls.workspace.folders.values())
+             if p]
+    if not roots and ls.workspace.root_path:
+        roots = [Path(ls.workspace.root_path)]
+    roots += [Path(d) for d in effective(ls.settings, path).include]
+
+    descriptions = set(library.names()) if library is not None else set()
+
+    def on_disk() -> list[tuple[Any, SideTables]]:
+        for file in importers.importers(roots, declared_in, target.name, descriptions):
+            if file in open_files:
+                continue
+            checked = check_document(file, effective(ls.settings, file), ls.libraries)
+            if checked.program is not None and any(
+                    Path(f).resolve() == declared_in for f in checked.program.files.values()):
+                found.append((checked.program, checked.tables))
+        return found
+
+    return on_disk, changed
+
+
+class RequestFailed(JsonRpcException):
+    """LSP's RequestFailed: the request was valid, but what it asks for cannot be done
+    (the client shows the message)."""
+
+    CODE = -32803
+
+
+def _no_symbol(ls: MclLanguageServer, uri: str, position: lsp.Position) -> JsonRpcException:
+    """The error for a rename where no renamable name stands."""
+    pos = ls.from_client(position, uri)
+    word = navigation.word_at(ls.workspace.get_text_document(uri).source, pos.line,
+                              pos.character)
+    if word in KEYWORDS:
+        return RequestFailed(f"'{word}' is a keyword of MCPL: nothing to rename")
+    if word is not None:
+        return RequestFailed(f"'{word}' is not a variable, constant, function or type of "
+                             "this program (a built-in, a field, a description's name?)")
+    return RequestFailed("no name to rename here")
+
+
+def _current_target(ls: MclLanguageServer, uri: str, position: lsp.Position
+                    ) -> tuple[Path, CheckResult, references.Target]:
+    """The name to rename or find at `position` in the check of the text now, or the
+    error that says why none."""
+    state, path = ls.documents.get(uri), _path(uri)
+    good = _parsed_now(ls, uri)
+    if good is None and state is not None and state.last_good is not None:
+        raise RequestFailed("the file changed since it last parsed: fix its syntax errors, "
+                            "or try again once it is checked")
+    found = _target(ls, uri, path, good, position) if path and good else None
+    if path is None or good is None or found is None:
+        raise _no_symbol(ls, uri, position)
+    return path, good, found[0]
+
+
+@server.feature(lsp.TEXT_DOCUMENT_REFERENCES)
+async def on_references(ls: MclLanguageServer, params: lsp.ReferenceParams
+                        ) -> list[lsp.Location] | None:
+    """The uses in this program and in every open or workspace file that imports the
+    declaring module (those on disk are checked on the check thread; an open one whose
+    text changed since it last parsed is left out, its places being out of date)."""
+    uri = params.text_document.uri
+    try:
+        path, good, target = _current_target(ls, uri, params.position)
+    except JsonRpcException:
+        return None
+    others, _ = _importing_programs(ls, uri, path, target, good.library)
+
+    def work() -> list[lsp.Location]:
+        spans = references.references(good.tables, target, [t for _, t in others()])
         if not params.context.include_declaration:
             spans = spans[1:]
         return references.locations(spans)
 
-    return _from_last_good(ls, uri, "references", work)
+    return await asyncio.get_running_loop().run_in_executor(
+        ls.checks, lambda: _answer(ls, "references", uri, work))
+
+
+@server.feature(lsp.TEXT_DOCUMENT_PREPARE_RENAME)
+def on_prepare_rename(ls: MclLanguageServer, params: lsp.PrepareRenameParams
+                      ) -> lsp.PrepareRenamePlaceholder | None:
+    """The name under the cursor and its range, or an error that says why it cannot be
+    renamed (a keyword, a built-in, no name)."""
+    uri = params.text_document.uri
+    _, _, target = _current_target(ls, uri, params.position)
+    pos = ls.from_client(params.position, uri)
+    line = ls.workspace.get_text_document(uri).source.split("\n")[pos.line]
+    start = pos.character
+    while start > 0 and (line[start - 1].isalnum() or line[start - 1] == "_"):
+        start -= 1
+    word = lsp.Range(lsp.Position(pos.line, start),
+                     lsp.Position(pos.line, start + len(target.name)))
+    return _answer(ls, "prepareRename", uri,
+                   lambda: lsp.PrepareRenamePlaceholder(word, target.name))
 
 
 @server.feature(lsp.TEXT_DOCUMENT_RENAME)
-def on_rename(ls: MclLanguageServer, params: lsp.RenameParams) -> lsp.WorkspaceEdit | None:
+async def on_rename(ls: MclLanguageServer, params: lsp.RenameParams
+                    ) -> lsp.WorkspaceEdit | None:
+    """Every reference renamed (mcl.lsp.references), in this program and the files that
+    import the declaring module, unless the new name would change what a name stands
+    for there (mcl.lsp.rename): then an error the client shows, and nothing renamed."""
     problem = references.rename_problem(params.new_name)
     if problem is not None:
-        raise JsonRpcInvalidParams(problem)  # the client shows it; nothing is renamed
+        raise JsonRpcInvalidParams(problem)
     uri = params.text_document.uri
+    path, good, target = _current_target(ls, uri, params.position)
+    assert good.program is not None  # _current_target found a name in it
+    others, changed = _importing_programs(ls, uri, path, target, good.library)
+    if changed:
+        raise RequestFailed(f"{', '.join(changed)} changed since it last parsed: the uses "
+                            "there cannot be renamed now")
 
-    def work(state: DocumentState, path: Path, good: CheckResult) -> lsp.WorkspaceEdit | None:
-        found = _target(ls, uri, path, good, params.position)
-        if found is None:
-            return None
-        assert good.program is not None  # _target found one in it
-        return references.rename_edit(
-            references.references(good.tables, found[0]), params.new_name)
+    def work() -> tuple[lsp.WorkspaceEdit | None, str | None]:
+        programs = others()
+        for program, tables in [(good.program, good.tables), *programs]:
+            binding = references.same_binding(tables, target) \
+                if tables is not good.tables else target.binding
+            why = rename.conflict(program, tables, binding, params.new_name) \
+                if binding is not None else None
+            if why is not None:
+                return None, why
+        spans = references.references(good.tables, target, [t for _, t in programs])
+        return _answer(ls, "rename", uri,
+                       lambda: references.rename_edit(spans, params.new_name)), None
 
-    return _from_last_good(ls, uri, "rename", work)
+    edit, why = await asyncio.get_running_loop().run_in_executor(ls.checks, work)
+    if why is not None:
+        raise JsonRpcInvalidParams(f"cannot rename '{target.name}' to "
+                                   f"'{params.new_name}': {why}")
+    return edit
 
 
 def _from_kernel(ls: MclLanguageServer, uri: str, what: str,
@@ -504,8 +656,49 @@ def _from_kernel(ls: MclLanguageServer, uri: str, what: str,
 @server.feature(lsp.TEXT_DOCUMENT_FOLDING_RANGE)
 def on_folding(ls: MclLanguageServer, params: lsp.FoldingRangeParams
                ) -> list[lsp.FoldingRange] | None:
-    return _from_kernel(ls, params.text_document.uri, "foldingRange",
-                        lambda path, good, module, text: outline.folding_ranges(module, text))
+    uri = params.text_document.uri
+
+    def work(state: DocumentState, path: Path, good: CheckResult
+             ) -> list[lsp.FoldingRange] | None:
+        text = ls.workspace.get_text_document(uri).source
+        if is_hdl(path):
+            blocks = hdl_navigation.block_spans(good.hdl) if good.hdl is not None else []
+            return outline.folding_ranges(None, text, blocks)
+        module = module_at(good.program, path)
+        return outline.folding_ranges(module, text) if module is not None else None
+
+    return _from_last_good(ls, uri, "foldingRange", work)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_HIGHLIGHT)
+def on_highlight(ls: MclLanguageServer, params: lsp.DocumentHighlightParams
+                 ) -> list[lsp.DocumentHighlight] | None:
+    """The name under the cursor where it stands in this document: its declaration
+    (write) and its uses (read), as the checker resolved them (mcl.lsp.references)."""
+    uri = params.text_document.uri
+
+    def work(state: DocumentState, path: Path, good: CheckResult
+             ) -> list[lsp.DocumentHighlight] | None:
+        found = _target(ls, uri, path, good, params.position)
+        if found is None:
+            return None
+        spans = references.references(good.tables, found[0])
+        return [lsp.DocumentHighlight(to_range(s), lsp.DocumentHighlightKind.Write if i == 0
+                                      else lsp.DocumentHighlightKind.Read)
+                for i, s in enumerate(spans) if same_file(s, path)]
+
+    return _from_last_good(ls, uri, "documentHighlight", work)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_CODE_LENS)
+def on_code_lens(ls: MclLanguageServer, params: lsp.CodeLensParams
+                 ) -> list[lsp.CodeLens] | None:
+    uri = params.text_document.uri
+    state = ls.documents.get(uri)
+    feedback = state.feedback if state is not None else []
+    return _from_kernel(ls, uri, "codeLens", lambda path, good, module, text:
+                        lenses.code_lenses(module, feedback, good.library,
+                                           effective(ls.settings, path).level))
 
 
 @server.feature(lsp.TEXT_DOCUMENT_SIGNATURE_HELP,
@@ -539,12 +732,11 @@ def on_workspace_symbol(ls: MclLanguageServer, params: lsp.WorkspaceSymbolParams
                    lambda: outline.workspace_symbols(programs, params.query))
 
 
-@server.feature(lsp.TEXT_DOCUMENT_FORMATTING)
-async def on_formatting(ls: MclLanguageServer, params: lsp.DocumentFormattingParams
-                        ) -> list[lsp.TextEdit] | None:
+async def _format(ls: MclLanguageServer, uri: str, options: lsp.FormattingOptions,
+                  lines: tuple[int, int] | None) -> list[lsp.TextEdit] | None:
     """Formatting parses each rewritten definition again (mcl.lsp.formatting): on the
-    check thread, never on the event loop."""
-    uri = params.text_document.uri
+    check thread, never on the event loop. Indented as the client's `options` ask; only
+    the definitions overlapping the 0-based `lines`, when given."""
     state, path = ls.documents.get(uri), _path(uri)
     document = ls.workspace.get_text_document(uri)
     if state is None or path is None or is_hdl(path):
@@ -561,10 +753,25 @@ async def on_formatting(ls: MclLanguageServer, params: lsp.DocumentFormattingPar
         return None
     names = check.library.names() if check.library is not None else None
     source = document.source
+    unit = formatting.indent_unit(options.tab_size, options.insert_spaces)
     edits = await asyncio.get_running_loop().run_in_executor(
-        ls.checks, lambda: _answer(ls, "formatting", uri,
-                                   lambda: formatting.format_edits(module, source, names)))
+        ls.checks, lambda: _answer(ls, "formatting", uri, lambda: formatting.format_edits(
+            module, source, names, unit, lines)))
     return edits
+
+
+@server.feature(lsp.TEXT_DOCUMENT_FORMATTING)
+async def on_formatting(ls: MclLanguageServer, params: lsp.DocumentFormattingParams
+                        ) -> list[lsp.TextEdit] | None:
+    return await _format(ls, params.text_document.uri, params.options, None)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_RANGE_FORMATTING)
+async def on_range_formatting(ls: MclLanguageServer,
+                              params: lsp.DocumentRangeFormattingParams
+                              ) -> list[lsp.TextEdit] | None:
+    lines = (params.range.start.line, params.range.end.line)
+    return await _format(ls, params.text_document.uri, params.options, lines)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, tokens.LEGEND)
@@ -574,18 +781,29 @@ def on_semantic_tokens(ls: MclLanguageServer, params: lsp.SemanticTokensParams
 
     def work() -> lsp.SemanticTokens | None:
         state, path = ls.documents.get(uri), _path(uri)
-        if state is None or path is None or is_hdl(path):
+        if state is None or path is None:
             return None
         document = ls.workspace.get_text_document(uri)
-        check = state.check
-        current = check is not None and state.check_version == document.version \
-            and check.program is not None
-        module = module_at(check.program, path) if current and check else None
-        tables = check.tables if current and check else SideTables()
-        library = check.library if check is not None else None
+        check = state.check if state.check_version == document.version else None
         units = ls.workspace.position_codec.client_num_units
+        if is_hdl(path):
+            hdl = check.hdl if check is not None else None
+            good = state.last_good.hdl if state.last_good is not None else None
+            return lsp.SemanticTokens(data=tokens.semantic_tokens(
+                document.source, hdl_tokens.classify(hdl)[0] if hdl is not None else {},
+                units, hdl_tokens.classify(good)[1] if good is not None else None,
+                hdl_tokens.keywords(good or hdl), frozenset()))
+        module = module_at(check.program, path) if check is not None else None
+        kinds = tokens.classify(module, check.tables, check.library) \
+            if module is not None and check is not None else {}
+        # while the text does not parse: its names as the last good tree had them
+        good_check = state.last_good
+        old = module_at(good_check.program, path) \
+            if module is None and good_check is not None else None
+        known = tokens.names_of(old, good_check.tables, good_check.library) \
+            if old is not None and good_check is not None else None
         return lsp.SemanticTokens(data=tokens.semantic_tokens(
-            document.source, module, tables, library, units))
+            document.source, kinds, units, known))
 
     return _answer(ls, "semanticTokens", uri, work)
 
@@ -603,19 +821,25 @@ def on_symbols(ls: MclLanguageServer, params: lsp.DocumentSymbolParams
     return _from_last_good(ls, params.text_document.uri, "documentSymbol", work)
 
 
-# No trigger characters: clients ask for completion as a word is typed (identifier
-# characters), which is when a name can be completed; a space or `(` is not.
-@server.feature(lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions())
+# Clients ask for completion as a word is typed (identifier characters), which is when a
+# name can be completed, and after `.`: the members of a description constant. A space
+# or `(` is not a trigger.
+@server.feature(lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions(trigger_characters=["."]))
 def on_completion(ls: MclLanguageServer, params: lsp.CompletionParams
                   ) -> list[lsp.CompletionItem] | None:
     uri = params.text_document.uri
 
     def work() -> list[lsp.CompletionItem] | None:
         path = _path(uri)
-        if path is None or is_hdl(path):
+        if path is None:
             return None
         state = ls.documents.get(uri)
         good = state.last_good if state is not None else None
+        if is_hdl(path):
+            pos = ls.from_client(params.position, uri)
+            return hdl_tokens.hdl_completions(
+                good.hdl if good else None, good.library if good else None,
+                ls.workspace.get_text_document(uri).source, pos.line, pos.character)
         library = good.library if good is not None else None
         if library is None:
             library = ls.libraries.get(effective(ls.settings, path).hwd_path)

@@ -5,8 +5,9 @@ The text is scanned for comments, numbers and words; keywords are known from the
 grammar, and the other words are classified from the parsed module when it is the
 current text: functions (user and built-in), parameters, variables, constants (read-only
 variables), user types, the description names and par_groups (namespaces) and the
-memory spaces (modifiers). While the text does not parse, only the scan's tokens are
-sent."""
+memory spaces (modifiers). While the text does not parse, the words are classified by
+name as the last good tree had them (`names_of`): a parameter `n` stays a parameter, so
+the colours do not flicker while a statement is typed."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from mcl.mcpl.sidetables import Binding, SideTables
 
 TYPES = ["namespace", "type", "struct", "parameter", "variable", "function", "keyword",
-         "comment", "number", "modifier"]
+         "comment", "number", "modifier", "property"]
 MODIFIERS = ["declaration", "readonly", "defaultLibrary"]
 LEGEND = lsp.SemanticTokensLegend(token_types=TYPES, token_modifiers=MODIFIERS)
 _PRIMS = PRIMITIVE_NAMES
@@ -38,12 +39,15 @@ _SCAN = re.compile(r"(?P<comment>//[^\n]*|/\*(?:.|\n)*?(?:\*/|\Z))"
 Kind = tuple[str, tuple[str, ...]]  # token type, modifiers
 
 
-def semantic_tokens(text: str, module: ast.Module | None, tables: SideTables, library: Any,
-                    units: Callable[[str], int]) -> list[int]:
-    """The LSP encoding (relative positions, in the client's units: `units(text)`); the
-    names classified as the checker resolved them (`tables`, of the program `module` is
-    part of)."""
-    kinds = _classify(module, tables, library) if module is not None else {}
+def semantic_tokens(text: str, kinds: dict[tuple[int, int], Kind],
+                    units: Callable[[str], int], known: dict[str, Kind] | None = None,
+                    keywords: frozenset[str] = KEYWORDS, primitives: frozenset[str] = _PRIMS
+                    ) -> list[int]:
+    """The LSP encoding (relative positions, in the client's units: `units(text)`) of
+    the comments, numbers and words of `text`: `keywords` and `primitives` by name, the
+    other words by their (line, column) in `kinds` (`classify`: as the checker resolved
+    them), else by name from `known` (`names_of` an older tree of the text)."""
+    known = known or {}
     lines = text.split("\n")
     starts = [0]
     for line in lines:
@@ -63,12 +67,12 @@ def semantic_tokens(text: str, module: ast.Module | None, tables: SideTables, li
         word = m.group(0)
         if m.lastgroup == "number":
             kind: Kind | None = ("number", ())
-        elif word in _PRIMS:
+        elif word in primitives:
             kind = ("type", ("defaultLibrary",))
-        elif word in KEYWORDS:
+        elif word in keywords:
             kind = ("keyword", ())
         else:
-            kind = kinds.get((row + 1, column + 1))
+            kind = kinds.get((row + 1, column + 1)) or known.get(word)
         if kind is not None:
             found.append(_token(lines, row, column, len(word), kind, units))
     data: list[int] = []
@@ -88,19 +92,33 @@ def _token(lines: list[str], line: int, column: int, length: int, kind: Kind,
             TYPES.index(kind[0]), mods)
 
 
-def _classify(module: ast.Module, tables: SideTables,
-              library: Any) -> dict[tuple[int, int], Kind]:
-    """(line, column) of each classified word of `module` -> its kind."""
-    kinds: dict[tuple[int, int], Kind] = {}
+def classify(module: ast.Module | None, tables: SideTables, library: Any
+             ) -> dict[tuple[int, int], Kind]:
+    """(line, column) of each classified word of the kernel `module` -> its kind."""
+    return _classify(module, tables, library)[0] if module is not None else {}
 
-    def mark(span: Span | None, kind: Kind) -> None:
+
+def names_of(module: ast.Module, tables: SideTables, library: Any) -> dict[str, Kind]:
+    """Each classified name of `module` -> its kind where it is used (not declared)."""
+    return _classify(module, tables, library)[1]
+
+
+def _classify(module: ast.Module, tables: SideTables, library: Any
+              ) -> tuple[dict[tuple[int, int], Kind], dict[str, Kind]]:
+    """(line, column) of each classified word of `module` -> its kind, and each name ->
+    its kind."""
+    kinds: dict[tuple[int, int], Kind] = {}
+    names: dict[str, Kind] = {}
+
+    def mark(span: Span | None, kind: Kind, name: str) -> None:
         if span is not None:
             kinds[(span.line, span.column)] = kind
+            names[name] = (kind[0], tuple(m for m in kind[1] if m != "declaration"))
 
     def word(node: Any, name: str, kind: Kind) -> None:
         span = getattr(node, "span", None)
         if span is not None:
-            mark(SourceText(span.file).word(name, span), kind)
+            mark(SourceText(span.file).word(name, span), kind, name)
 
     for c in module.constants:
         word(c, c.name, ("variable", ("declaration", "readonly")))
@@ -108,7 +126,7 @@ def _classify(module: ast.Module, tables: SideTables,
     for t in module.types:
         word(t, t.name, ("struct", ("declaration",)))
     for f in module.functions:
-        mark(head(f.span, len(f.hwd)), ("namespace", ()))
+        mark(head(f.span, len(f.hwd)), ("namespace", ()), f.hwd)
         word(f, f.name, ("function", ("declaration",)))
         for p in f.params:
             word(p, p.name, ("parameter", ("declaration",)))
@@ -126,24 +144,24 @@ def _classify(module: ast.Module, tables: SideTables,
                 case ast.Barrier():
                     word(node, node.space, ("modifier", ()))
         _expressions(f, tables, mark)
-    return kinds
+    return kinds, names
 
 
 def _expressions(top: Any, tables: SideTables,
-                 mark: Callable[[Span | None, Kind], None]) -> None:
+                 mark: Callable[[Span | None, Kind, str], None]) -> None:
     for node in ast.walk(top):
         match node:
             case ast.Name(span=span) if span is not None:
-                mark(span, _name_kind(tables.binding_of(node)))
+                mark(span, _name_kind(tables.binding_of(node)), node.name)
             case ast.Call():
                 bound = tables.binding_of(node)
                 builtin = bound is not None and bound.kind is Binds.BUILTIN
                 mark(head(node.span, len(node.func)),
-                     ("function", ("defaultLibrary",) if builtin else ()))
+                     ("function", ("defaultLibrary",) if builtin else ()), node.func)
             case ast.NamedType():
-                mark(head(node.span, len(node.name)), ("struct", ()))
+                mark(head(node.span, len(node.name)), ("struct", ()), node.name)
             case ast.HwdConst():
-                mark(head(node.span, len(node.path[0])), ("namespace", ()))
+                mark(head(node.span, len(node.path[0])), ("namespace", ()), node.path[0])
 
 
 def _name_kind(bound: Binding | None) -> Kind:

@@ -7,6 +7,8 @@ import pytest
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
 
+from mcl.lsp.tokens import TYPES
+
 from .conftest import (
     ROOT,
     close_document,
@@ -99,3 +101,106 @@ async def test_an_edited_description_reaches_an_open_kernel(client: LanguageClie
     await close_document(client, hdl_uri)
     await close_document(client, kernel_uri)
     client.set_configuration({"mcl": {"feedback": False, "debounceMs": 50}})
+
+
+HOPPER = HWDESCS / "hopper.hdl"
+NVIDIA = HWDESCS / "nvidia.hdl"
+
+
+async def _definition(client: LanguageClient, uri: str, position: lsp.Position
+                      ) -> lsp.Location:
+    answer = await client.text_document_definition_async(lsp.DefinitionParams(
+        lsp.TextDocumentIdentifier(uri), position))
+    assert isinstance(answer, lsp.Location), answer
+    return answer
+
+
+async def test_hierarchy_paths_and_connects_resolve(client: LanguageClient) -> None:
+    text, nvidia = HOPPER.read_text(), NVIDIA.read_text()
+    uri = open_document(client, HOPPER)
+    await wait_for(client, uri, lambda ds: True)
+    path = "nvidia.hierarchy.blocks.block.threads.thread"
+    # the part under the cursor picks the place: the unit at the end, a group inside
+    thread = await _definition(client, uri, position_of(text, path, offset=len(path) - 2))
+    assert thread.uri == NVIDIA.as_uri()
+    assert thread.range.start.line == position_of(nvidia, "par_unit thread").line
+    threads = await _definition(client, uri, position_of(text, path, offset=32))
+    assert threads.range.start.line == position_of(nvidia, "par_group threads").line
+    # connects(mem, smps.smp[*]): the blocks of this description
+    connects = "connects(mem, smps.smp[*])"
+    mem = await _definition(client, uri, position_of(text, connects, offset=10))
+    assert (mem.uri, mem.range.start.line) == (HOPPER.as_uri(),
+                                              position_of(text, "memory mem").line)
+    smp = await _definition(client, uri, position_of(text, connects, offset=20))
+    assert smp.range.start.line == position_of(text, "execution_unit smp").line
+    # space(shared): the memory space in the hierarchy
+    shared = await _definition(client, uri, position_of(text, "space(shared)", offset=7))
+    assert shared.range.start.line == position_of(text, "memory_space shared").line
+    await close_document(client, uri)
+
+
+async def test_a_description_folds_its_blocks(client: LanguageClient) -> None:
+    text = HOPPER.read_text()
+    uri = open_document(client, HOPPER)
+    await wait_for(client, uri, lambda ds: True)
+    ranges = await client.text_document_folding_range_async(lsp.FoldingRangeParams(
+        lsp.TextDocumentIdentifier(uri)))
+    folds = {(r.start_line, r.end_line) for r in ranges or []}
+    hierarchy = position_of(text, "parallelism hierarchy {").line
+    lines = text.split("\n")
+    end = next(i for i in range(hierarchy, len(lines)) if lines[i] == "}")
+    assert (hierarchy, end) in folds
+    assert (0, position_of(text, "hardware_description").line - 1) in folds  # the header
+    await close_document(client, uri)
+
+
+def _decode(data: list[int]) -> dict[tuple[int, int], str]:
+    out, line, start = {}, 0, 0
+    for i in range(0, len(data), 5):
+        delta_line, delta_start, _, type_, _ = data[i:i + 5]
+        line += delta_line
+        start = start + delta_start if delta_line == 0 else delta_start
+        out[(line, start)] = TYPES[type_]
+    return out
+
+
+async def test_a_description_is_coloured_and_completed(client: LanguageClient) -> None:
+    text = HOPPER.read_text()
+    uri = open_document(client, HOPPER)
+    await wait_for(client, uri, lambda ds: True)
+    answer = await client.text_document_semantic_tokens_full_async(
+        lsp.SemanticTokensParams(lsp.TextDocumentIdentifier(uri)))
+    assert answer is not None
+    tokens = _decode(list(answer.data))
+
+    def at(needle: str, offset: int = 0) -> str:
+        p = position_of(text, needle, offset=offset)
+        return tokens[(p.line, p.character)]
+
+    assert at("// hopper")[:7] == "comment"
+    assert at("par_group blocks") == "keyword"
+    assert at("par_group blocks", offset=10) == "namespace"
+    assert at("max_nr_units = 2147483647") == "property"
+    assert at("2147483647") == "number"
+    assert at("nvidia.hierarchy.blocks.block.threads.thread", offset=17) == "namespace"
+    assert at("connects(mem") == "property"
+    assert at("80 GB", offset=3) == "type"
+    # completion: the words of descriptions, and after a dot the hierarchy's members
+    labels = {i.label: i for i in await _completions(client, uri, position_of(text, "  mem;"))}
+    assert labels["par_group"].kind == lsp.CompletionItemKind.Keyword
+    assert labels["nvidia"].kind == lsp.CompletionItemKind.Module
+    assert labels["capacity"].kind == lsp.CompletionItemKind.Property
+    dotted = "nvidia.hierarchy.blocks.block."
+    typed = text.replace("  mem;\n", f"  {dotted}\n  mem;\n", 1)
+    replace_text(client, uri, typed)
+    after = position_of(typed, dotted, offset=len(dotted))
+    members = {i.label for i in await _completions(client, uri, after)}
+    assert members == {"threads", "shared"}
+    await close_document(client, uri)
+
+
+async def _completions(client: LanguageClient, uri: str, position: lsp.Position
+                       ) -> list[lsp.CompletionItem]:
+    answer = await client.text_document_completion_async(lsp.CompletionParams(
+        lsp.TextDocumentIdentifier(uri), position))
+    return answer.items if isinstance(answer, lsp.CompletionList) else list(answer or [])

@@ -158,3 +158,22 @@ async def test_feedback_follows_the_edits_between_clean_and_broken(client: Langu
     again = await wait_for(client, uri, has_feedback)
     assert _shown(list(again)) == _shown(list(first))
     await close_document(client, uri)
+
+
+async def test_a_code_lens_shows_the_time_estimate_at_the_level(client: LanguageClient
+                                                                 ) -> None:
+    """hopper_v2 is below `mcl.level = gpu`: its feedback, time model included, is at
+    hopper, and the lens above the function says so (read from that feedback)."""
+    path = KERNELS / "matmul" / "hopper_v2.mcpl"
+    text = path.read_text()
+    uri = open_document(client, path)
+    await wait_for(client, uri, has_feedback)
+    lenses = await client.text_document_code_lens_async(lsp.CodeLensParams(
+        lsp.TextDocumentIdentifier(uri)))
+    assert lenses is not None
+    (lens,) = lenses
+    assert lens.range.start == position_of(text, "hopper void matmul")
+    assert lens.command is not None
+    assert lens.command.title == ("estimated 583 µs at hopper, limited by the SM "
+                                  "(compute + on-chip memory)")
+    await close_document(client, uri)

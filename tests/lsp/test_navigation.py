@@ -184,9 +184,62 @@ async def _labels(client: LanguageClient, uri: str, position: lsp.Position
     return {item.label: item for item in items}
 
 
-async def test_the_server_asks_for_no_trigger_characters(client: LanguageClient) -> None:
+async def test_the_only_trigger_character_is_the_dot(client: LanguageClient) -> None:
     provider = SERVER_CAPABILITIES[id(client)].completion_provider
-    assert provider is not None and not provider.trigger_characters
+    assert provider is not None and list(provider.trigger_characters or []) == ["."]
+
+
+HOPPER_V2 = KERNELS / "matmul" / "hopper_v2.mcpl"
+
+
+async def test_a_buffer_that_never_parsed_completes_its_names(client: LanguageClient
+                                                              ) -> None:
+    original = HOPPER_V2.read_text()
+    typed = original[:original.index("for (int kk")] + "float x = TIL"
+    uri = open_document(client, HOPPER_V2, typed)
+    assert errors(await wait_for(client, uri, lambda ds: bool(errors(ds))))
+    end = lsp.Position(typed.count("\n"), len(typed.split("\n")[-1]))
+    labels = await _labels(client, uri, end)
+    assert labels["TILE_K"].kind == lsp.CompletionItemKind.Constant
+    assert labels["matmul"].kind == lsp.CompletionItemKind.Function
+    for name, kind in (("n", "parameter"), ("nrPhases", "variable"), ("bi", "foreach index"),
+                       ("l_a", "variable")):
+        assert labels[name].kind == lsp.CompletionItemKind.Variable, name
+        assert labels[name].detail == kind, name
+    assert labels["sqrt"].detail == "built-in"
+    assert labels["foreach"].kind == lsp.CompletionItemKind.Keyword
+    assert labels["shared"].kind == lsp.CompletionItemKind.Variable  # hopper's spaces
+    await close_document(client, uri)
+
+
+async def test_a_dot_completes_the_description_hierarchy(client: LanguageClient) -> None:
+    original = HOPPER_V2.read_text()
+    line = "  int most = hopper.hierarchy."
+    typed = original.replace("  int nrBlocksN =", line + "\n  int nrBlocksN =")
+    uri = open_document(client, HOPPER_V2, typed)
+    await wait_for(client, uri, lambda ds: bool(errors(ds)))
+    after = position_of(typed, line, offset=len(line))
+    labels = await _labels(client, uri, after)
+    assert set(labels) == {"blocks", "global", "constant"}
+    assert labels["blocks"].kind == lsp.CompletionItemKind.Class
+    replace_text(client, uri, typed.replace(line, line + "blocks.block."))
+    labels = await _labels(client, uri, lsp.Position(after.line, after.character + 13))
+    assert {"warps", "shared"} <= set(labels) and "foreach" not in labels
+    await close_document(client, uri)
+
+
+async def test_a_dot_after_a_struct_variable_completes_its_fields(
+        client: LanguageClient) -> None:
+    uri, text = await opened(client, TWIDDLE)
+    typed = text.replace("    w.real = cos(angle);", "    w.\n    w.real = cos(angle);")
+    replace_text(client, uri, typed)  # does not parse: the last good tree answers
+    await wait_for(client, uri, lambda ds: bool(errors(ds)))
+    after = position_of(typed, "    w.\n", offset=6)
+    labels = await _labels(client, uri, after)
+    assert set(labels) == {"real", "imag"}
+    assert labels["real"].kind == lsp.CompletionItemKind.Field
+    assert labels["real"].detail == "field of Complex: float"
+    await close_document(client, uri)
 
 
 async def test_par_groups_that_may_nest_at_the_cursor(client: LanguageClient) -> None:
@@ -492,6 +545,34 @@ async def test_words_are_classified(client: LanguageClient) -> None:
     assert at("l_a[k]") == (3, "variable", set())
     assert at("NR_THREADS_M - 1") == (12, "variable", {"readonly"})
     assert at("nrLoads; l++") == (7, "variable", set())
+    await close_document(client, uri)
+
+
+async def _tokens(client: LanguageClient, uri: str
+                  ) -> dict[tuple[int, int], tuple[int, str, set[str]]]:
+    answer = await client.text_document_semantic_tokens_full_async(
+        lsp.SemanticTokensParams(lsp.TextDocumentIdentifier(uri)))
+    assert answer is not None
+    return _decode(list(answer.data))
+
+
+async def test_words_keep_their_colours_while_the_text_does_not_parse(
+        client: LanguageClient) -> None:
+    text = HOPPER_V2.read_text()
+    uri = open_document(client, HOPPER_V2, text)
+    assert not errors(await wait_for(client, uri, lambda ds: True))
+    parsed = await _tokens(client, uri)
+    typing = text.replace("  int nrPhases =", "  int half = (n + ;\n  int nrPhases =")
+    client.diagnostics.pop(uri, None)
+    replace_text(client, uri, typing)
+    assert errors(await wait_for(client, uri, lambda ds: bool(errors(ds))))
+    broken = await _tokens(client, uri)
+    assert len(broken) >= len(parsed)  # the new line's words too
+    use = position_of(typing, "(p + TILE_K")
+    assert broken[(use.line, use.character + 1)] == (1, "parameter", set())
+    assert broken[(use.line, use.character + 5)] == (6, "variable", {"readonly"})
+    blocks = position_of(typing, "nrBlocksN blocks", offset=10)
+    assert broken[(blocks.line, blocks.character)] == (6, "namespace", set())
     await close_document(client, uri)
 
 

@@ -111,7 +111,8 @@ def test_hover_and_highlighting_read_the_bindings(
     text = hover.kernel_hover(found.program, found.tables, None, [], path, KERNEL, line,
                               lines[line].index("b["))
     assert text is not None and text.startswith("**b**: parameter")
-    data = tokens.semantic_tokens(KERNEL, found.program.main, found.tables, None, len)
+    data = tokens.semantic_tokens(
+        KERNEL, tokens.classify(found.program.main, found.tables, None), len)
     kinds = _decoded(data)
     # The constant N is read-only where it is used; the loop's N is a variable.
     assert kinds[(1, lines[1].index("N]"))] == ("variable", {"readonly"})

@@ -69,7 +69,7 @@ KNOWN_MATCHES = {
     "mcl/codegen/lanes.py:LaneEmitter._p",
     "mcl/codegen/lanes.py:LaneEmitter.stmt",
     "mcl/codegen/statements.py:BodyEmitter.guarded_barrier_stmt",
-    "mcl/lsp/references.py:_name_span",
+    "mcl/lsp/references.py:name_span_of_use",
     "mcl/lsp/references.py:_binding_at",
     "mcl/lsp/navigation.py:_definition_at",
     "mcl/lsp/hover.py:_node_text",
