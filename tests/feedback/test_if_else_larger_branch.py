@@ -13,10 +13,9 @@ import pytest
 from brute import Tracer
 from conftest import KERNELS, by_code, feedback_source, load_kernel
 from oracle import _TRACE_KIND as TRACE_KIND
-from oracle import _number, check_data_accesses
+from oracle import _number, check_data_accesses, traced_accesses
 
 from mcl import pipeline
-from mcl.feedback.facts.blocks import OUTPUT, classify
 from mcl.feedback.facts.costs import (
     COMPUTATIONAL,
     DATA,
@@ -172,11 +171,5 @@ def test_the_shipped_prefetch_store_is_counted_once_per_unit():
     assert not check_data_accesses(facts, trace, sizes)
     costs = function_costs(facts, sizes)
     assert any("if/else at line 186" in why for _, why in costs.approximations)
-    kinds = classify(facts)
-    nodes = {id(a.node) for a in facts.accesses
-             if kinds[a.item] == OUTPUT and facts.spaces.addressable(a.space)}
-    used = trace.per_slot()
-    for kind, mode in (("load", "r"), ("store", "w")):
-        seen = sum(used[k] for k, s in enumerate(trace.slots)
-                   if s.node in nodes and mode in s.mode)
+    for kind, seen in traced_accesses(facts, trace).items():
         assert seen and _number(costs.total(DATA, kind), sizes) == seen, kind
