@@ -399,7 +399,7 @@ def _message(roof: Roofline, emit: Emitter, function: ast.Function,
             f", attainable {rate_text(attainable, 'FLOP/s')} "
             f"({percent(attainable / roof.peak)} of peak), at least ")
         text += seconds_text(seconds)
-        if roof.least is not None:
+        if _undecided_matters(roof, values):
             text += (f" with the smaller branch of {if_lines(roof.undecided)} in every unit "
                      f"(the counts cannot decide {'it' if len(roof.undecided) == 1 else 'them'})")
         worst = roof.no_reuse()
@@ -434,10 +434,17 @@ def _message(roof: Roofline, emit: Emitter, function: ast.Function,
         undecided=roof.undecided)
 
 
+def _undecided_matters(roof: Roofline, values: Mapping[str, Any]) -> bool:
+    """Do the undecided `if`s change the least time by more than 1% (a last-row halo
+    under one does not: the message then states the least time alone)?"""
+    least, most = roof.min_seconds(values), roof.most_seconds(values)
+    return roof.least is not None and (least is None or most is None or least < 0.99 * most)
+
+
 def _larger_text(roof: Roofline, values: Mapping[str, Any]) -> str:
     """Where the counts cannot decide an `if`: the least time if every unit took the
     larger branch instead ("" where every `if` is decided)."""
-    if roof.least is None:
+    if not _undecided_matters(roof, values):
         return ""
     most = roof.most_seconds(values)
     bound = replace(roof, least=None).bound(values)

@@ -73,6 +73,7 @@ from mcl.feedback.emit import Emitter, seconds_text
 from mcl.feedback.facts.costs import (
     COMPUTATIONAL,
     DATA,
+    decided_by_data,
     executions,
     function_costs,
     part_costs,
@@ -541,6 +542,13 @@ def time_model(ctx: AnalysisContext) -> list[Finding]:
         return earlier
     roof = first(earlier, RooflineFinding)
     least = figures_of(ctx, earlier, least=True) if roof and roof.undecided else None
+    if least is not None and (least.seconds >= 0.99 * f.seconds or not any(
+            decided_by_data(ctx.facts, g)
+            for g in function_costs(ctx.facts, ctx.values).undecided())):
+        # One estimate where the undecided branches hardly matter, or where none depends
+        # on data: an edge guard the counts cannot collapse (`i < nx - 1` with i split by
+        # `%`) passes for nearly every unit, and its upper count is the estimate.
+        least = None
     undecided = roof.undecided if roof is not None and least is not None else ()
     return [with_gain(m, f) for m in earlier] + [_fact(ctx, f, least, undecided)]
 

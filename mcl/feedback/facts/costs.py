@@ -184,6 +184,15 @@ def _decided(facts: KernelFacts, costs: Costs, values: Mapping[str, Any]
     return decided
 
 
+def decided_by_data(facts: KernelFacts, guard: Guard) -> bool:
+    """Does the condition of `guard` depend on a value only a run knows (an element read
+    from memory, `if (flag[b] != 0)`), rather than on the sizes and the units' indices
+    alone (an edge guard the counts could not collapse)?"""
+    ev = facts.evaluator
+    rel = ev.sym(guard.cond, guard.scope)
+    return rel is None or any(ev.is_opaque(s) for s in getattr(rel, "free_symbols", ()))
+
+
 def part_costs(facts: KernelFacts, values: Mapping[str, Any], items: set[Item],
                least: bool = False) -> Costs:
     """The counts of the statements `items` of a function alone (one part of it, as the
