@@ -96,3 +96,18 @@ def test_the_cache_advice_counts_the_active_lanes(nx: int, ny: int) -> None:
     assert "the 8 active threads of a warp" in advice.text
     assert "32 line fetches" not in advice.text
     assert advice.value_map["best_lines"].numeric == fetched
+
+
+def test_an_edge_guard_the_counts_cannot_collapse_leaves_one_estimate() -> None:
+    """The range guards of the split kernel (`i < nx - 1` with i = bx * 4 + l % 4) stay
+    upper bounds: the roofline's least time takes their skip, but the time model,
+    whose `if`s do not depend on data, keeps one estimate."""
+    program, library = load_kernel(HERE / "nested_split_guard.mcpl")
+    function = program.main.functions[-1]
+    messages = analyse(function, pipeline.check(program, library), library.get("hopper"),
+                       {"nx": 4096, "ny": 4096})
+    (roof,) = by_code(messages, "roofline")
+    assert "with the smaller branch of the ifs at lines 16 and 23" in roof.text
+    (estimate,) = by_code(messages, "time-estimate")
+    assert "cannot decide" not in estimate.text
+    assert "estimated_seconds_least" not in estimate.value_map
