@@ -92,6 +92,21 @@ def test_undecided_if_else_counts_the_larger_branch(pick, n):
     assert costs.approximations  # an upper bound, and said to be one
 
 
+@pytest.mark.parametrize("n", [8, 37])
+def test_the_lower_counts_take_the_smaller_branch(pick, n):
+    """The lower bound (`function_costs(least=True)`, what the roofline's least time is
+    built from) takes each kind at its smaller branch: at most what any path does."""
+    program, facts = pick
+    least = function_costs(facts, {"n": n}, least=True)
+    counted = {k: _number(least.total(*k), {"n": n}) for k in KINDS}
+    then = _path(facts, program, np.ones(n))
+    orelse = _path(facts, program, np.zeros(n))
+    mixed = _path(facts, program, np.random.default_rng(n).random(n))
+    for k in KINDS:
+        assert counted[k] <= mixed[k]
+        assert counted[k] == min(then[k], orelse[k]), k
+
+
 def test_the_message_says_the_larger_branch_was_counted():
     messages = feedback_source(PICK)
     (summary,) = by_code(messages, "opstats-summary")
