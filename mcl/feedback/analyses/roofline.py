@@ -115,8 +115,10 @@ class Roofline:
     def bound(self, values: Mapping[str, Any]) -> str | None:
         """`compute` or the memory space whose roof is lowest at `values` (whose time is
         the longest: the highest of the times the roofs imply); without values, the one
-        every size gives (a constant intensity), else None."""
-        if self.least is not None:
+        every size gives (a constant intensity), else None. Where some counts are
+        bounds, the lower counts' roof at `values`; without them, the one the upper
+        counts' intensities give (every undecided branch taken)."""
+        if self.least is not None and self.least.times(values) is not None:
             return self.least.bound(values)
         times = self.times(values)
         if times is not None:
@@ -410,8 +412,9 @@ def _message(roof: Roofline, emit: Emitter, function: ast.Function,
         text += _larger_text(roof, values)
     if not moves and attainable_gflops is None:
         text += "; the least roof as a formula in the sizes cannot be decided"
-    if roof.least is not None:
-        # the lower counts' figures, which the time model reads for its least estimate
+    if roof.least is not None and seconds is not None:
+        # the lower counts' figures at the sizes given, which the time model reads for
+        # its least estimate
         figures["flops_least"] = roof.least.flops
         for lv in roof.least.levels:
             figures[f"bytes_{lv.space}_least"] = lv.bytes
@@ -422,7 +425,7 @@ def _message(roof: Roofline, emit: Emitter, function: ast.Function,
     # the figures as the message states them (evaluated at the sizes given)
     stated = message.value_map
     least = None
-    if roof.least is not None:
+    if roof.least is not None and "flops_least" in stated:
         least = (stated["flops_least"], tuple(
             SpaceTraffic(lv.space, stated[f"bytes_{lv.space}_least"],
                          stated.get(f"bytes_{lv.space}_no_reuse_least"))
