@@ -148,7 +148,7 @@ def _point(name: str, path: Path, library: Any, values: dict[str, Any],
             translated = checked.main.function(function.name)
             assert translated is not None  # translation keeps every function's name
             function = translated
-        roof = roofline_of(function, checked, library.get(level))
+        roof = roofline_of(function, checked, library.get(level), values=values)
     except MclError as exc:
         # the first diagnostic with its file:line:col, as mcl check prints it
         return None, str(exc.diagnostics[0]).splitlines()[0]

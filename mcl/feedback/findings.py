@@ -324,10 +324,16 @@ class SpaceTraffic:
 @dataclass(frozen=True, kw_only=True)
 class RooflineFinding(Finding):
     """The roofline's bound (mcl.feedback.analyses.roofline): the floating-point
-    operations and each space's traffic."""
+    operations and each space's traffic; where `if`s the counts cannot decide hold work
+    (their lines `undecided`), those are upper bounds, and `least_flops` and
+    `least_traffic` the figures of the lower counts (each such `if` at its smaller
+    branch)."""
 
     flops: Value
     traffic: tuple[SpaceTraffic, ...]
+    least_flops: Value | None = None
+    least_traffic: tuple[SpaceTraffic, ...] | None = None
+    undecided: tuple[int, ...] = ()
 
     CODE: ClassVar[MessageCode | None] = MessageCode(
         "roofline", "the bound and the attainable performance (roofline)",
@@ -509,7 +515,9 @@ class TimeEstimate(Finding):
     limit of the phases that take most of it, the seconds each term needs alone
     (`terms`: device memory, on-chip memory, compute, latency), the SM clock it is
     evaluated at where it is not the description's (`clock_hz`), and the warps and
-    loads in flight it assumes."""
+    loads in flight it assumes. Where the counts cannot decide an `if`, `seconds` is the
+    estimate with its larger branch in every unit and `least_seconds` the one with its
+    smaller: the model cannot tell which, and says so."""
 
     seconds: float
     limit: str
@@ -518,6 +526,7 @@ class TimeEstimate(Finding):
     warps_per_sm: float
     loads_in_flight: int
     latency_seconds: float
+    least_seconds: float | None = None
 
     CODE: ClassVar[MessageCode | None] = MessageCode(
         "time-estimate", "the model's time estimate", (FeedbackSeverity.INFO,),

@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 import sympy
 
 from mcl.feedback.facts.costs import executions
-from mcl.feedback.facts.kernel import Guard, Loop
+from mcl.feedback.facts.kernel import Guard, Item, Loop
 from mcl.feedback.findings import (
     AccessPlace,
     BankConflictFinding,
@@ -145,6 +145,24 @@ class LockstepWalk:
 
     def reset(self) -> None:
         self.cursor.reset()
+
+
+def most_active_lanes(kernel: Kernel, item: Item) -> tuple[int, ...] | None:
+    """The positions (in its group) of the lanes of the lock-step group of the first
+    block with the most lanes that run `item`, its guards decided lane by lane at the
+    kernel's values (a halo column under `if (w == 0 && l < 8)`: lanes 0 to 7 of the
+    first warp); None where the description has no lock-step group, the values do not
+    decide every figure, or no lane runs it."""
+    description = kernel.hwd.description
+    warp = description.lockstep(description.executing_unit().name)
+    if warp is None:
+        return None
+    walk = LockstepWalk(kernel, warp, item.loops)
+    try:
+        found = list(walk.lanes(item.guards, every=True))
+    except (MissingValues, NotStatic):
+        return None
+    return max((lanes.active for lanes in found), key=len, default=None)
 
 
 def instruction_lanes(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstruction

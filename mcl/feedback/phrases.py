@@ -5,6 +5,7 @@ messages with them, `mcl.feedback.facts.reuse` its notes."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from mcl.mcpl import ast
@@ -13,6 +14,14 @@ from mcl.mcpl import ast
 def conjunction(items: list[str]) -> str:
     """`a`, `a and b`, `a, b and c`: a list in a message's text."""
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def if_lines(lines: Sequence[int]) -> str:
+    """`the if at line 12`, `the ifs at lines 12 and 30`: the `if`s a count or a bound
+    could not decide."""
+    if len(lines) == 1:
+        return f"the if at line {lines[0]}"
+    return "the ifs at lines " + conjunction([str(n) for n in lines])
 
 
 def expr_text(e: Any) -> str:

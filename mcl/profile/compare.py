@@ -83,6 +83,13 @@ def time_estimate(p: Prediction, c: Mapping[str, float]) -> Figure:
                       seconds, "within 25%", None,
                       note="no estimate at this leaf"
                       if p.estimated_seconds is None else clock)
+    if p.estimated_least_seconds is not None:
+        # The model cannot decide an `if`: no estimate to hold the time to.
+        return Figure("time-estimate", "time vs model estimate", "s", p.estimated_seconds,
+                      seconds, "within 25%", None,
+                      note=f"{clock}; the model cannot decide a branch: "
+                      f"{p.estimated_least_seconds:.3g} s with its smaller branch, "
+                      f"{p.estimated_seconds:.3g} s with the larger")
     ok = _relative(p.estimated_seconds, seconds, 0.25)
     return Figure("time-estimate", "time vs model estimate", "s", p.estimated_seconds,
                   seconds, "within 25%", ok,

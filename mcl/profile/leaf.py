@@ -67,7 +67,7 @@ def predict_at_leaf(program: CheckedProgram, library: Any, function: str, leaf: 
 
     prediction = predict(function, feedback_findings(program, library, sizes, clock_hz))
     # a kernel without arithmetic is bound by its traffic all the same
-    roof = leaf_roofline(program, function, leaf, library, memory_only=True)
+    roof = leaf_roofline(program, function, leaf, library, memory_only=True, values=sizes)
     if roof is not None:
         prediction.bound_seconds = roof.min_seconds(sizes)
         prediction.bound_by = roof.bound(sizes)

@@ -70,6 +70,9 @@ class Prediction:
     bound_seconds: float | None = None
     bound_by: str | None = None
     estimated_seconds: float | None = None
+    # where the model cannot decide an `if`: the estimate with its smaller branch
+    # (`estimated_seconds` is the one with the larger)
+    estimated_least_seconds: float | None = None
     dram_read_bytes: float | None = None
     dram_write_bytes: float | None = None
     all_coalesced: bool | None = None  # memory-access-optimal said so
@@ -158,6 +161,7 @@ def predict(function: str, findings: Iterable[Finding]) -> Prediction:
                 unknown = True
             case TimeEstimate():
                 p.estimated_seconds = f.seconds
+                p.estimated_least_seconds = f.least_seconds
                 p.model_clock_hz = f.clock_hz
         # a suggestion, or one the time model weighed at under 3% (a fact since)
         if f.severity == FeedbackSeverity.SUGGESTION or f.gain is not None:

@@ -38,10 +38,11 @@ class Attained:
 
 
 def leaf_roofline(program: CheckedProgram | Program, function: str, leaf: str, library: Any,
-                  memory_only: bool = False) -> Any:
+                  memory_only: bool = False, values: Mapping[str, Any] | None = None) -> Any:
     """The Roofline of `function` of `program` translated to `leaf`, or None (no peak at
     the leaf, or the program cannot be translated or analysed there); with `memory_only`,
-    a kernel without arithmetic gets its memory roofs (`roofline_of`)."""
+    a kernel without arithmetic gets its memory roofs (`roofline_of`), at the sizes
+    `values` it will be evaluated at."""
     from mcl.feedback.analyses.roofline import roofline_of
 
     try:
@@ -49,7 +50,7 @@ def leaf_roofline(program: CheckedProgram | Program, function: str, leaf: str, l
 
         lowered = pipeline.lower(pipeline.checked(program, library), leaf, library, function)
         found = lowered.main.function(function)
-        return roofline_of(found, lowered, library.get(leaf), memory_only) \
+        return roofline_of(found, lowered, library.get(leaf), memory_only, values) \
             if found is not None else None
     except MclError:
         return None
@@ -60,7 +61,7 @@ def attained(roof: Any, sizes: Mapping[str, Any], seconds: float) -> Attained | 
     `sizes`; None without a roof, sizes for every figure, or a time."""
     if roof is None:
         return None
-    values = {k: v for k, v in sizes.items() if isinstance(v, int) and not isinstance(v, bool)}
+    values = integer_sizes(sizes)
     fraction = roof.fraction(values, seconds)
     least, attainable, bound = roof.min_seconds(values), roof.attainable(values), \
         roof.bound(values)
@@ -74,4 +75,10 @@ def run_attained(program: Program, function: str, leaf: str, library: Any,
     """`attained` for a run of `function` generated from `leaf`."""
     if seconds <= 0:
         return None
-    return attained(leaf_roofline(program, function, leaf, library), sizes, seconds)
+    return attained(leaf_roofline(program, function, leaf, library,
+                                  values=integer_sizes(sizes)), sizes, seconds)
+
+
+def integer_sizes(sizes: Mapping[str, Any]) -> dict[str, int]:
+    """The sizes of a run that are integers (the roofline's values)."""
+    return {k: v for k, v in sizes.items() if isinstance(v, int) and not isinstance(v, bool)}

@@ -11,7 +11,7 @@ from typing import Any
 
 from brute import Trace
 
-from mcl.feedback.facts.blocks import OUTPUT, classify
+from mcl.feedback.facts.blocks import UNUSED, classify
 from mcl.feedback.facts.costs import DATA, executions, function_costs
 from mcl.feedback.facts.kernel import COND, COUNT, IF, INIT, STEP, STMT, KernelFacts
 from mcl.feedback.facts.reuse import LoopReuse, RatioReuse, find_reuse, reuse_loops
@@ -45,28 +45,38 @@ def check_executions(facts: KernelFacts, trace: Trace, sizes: dict[str, int]) ->
     return problems
 
 
+def memory_accesses(facts: KernelFacts) -> dict[int, Any]:
+    """The accesses to addressable memory of every block that runs (output-defining,
+    indexing, control flow: a load whose value becomes an index or a loop bound moves
+    its bytes all the same), by the id of their node."""
+    kinds = classify(facts)
+    return {id(a.node): a for a in facts.accesses
+            if kinds[a.item] != UNUSED and facts.spaces.addressable(a.space)}
+
+
+def traced_accesses(facts: KernelFacts, trace: Trace) -> dict[str, int]:
+    """The loads and stores of `memory_accesses` the trace logged, by kind."""
+    nodes = memory_accesses(facts)
+    used = trace.per_slot()
+    return {kind: sum(used[k] for k, s in enumerate(trace.slots)
+                      if s.node in nodes and mode in s.mode)
+            for kind, mode in (("load", "r"), ("store", "w"))}
+
+
 def check_data_accesses(facts: KernelFacts, trace: Trace, sizes: dict[str, int]) -> list[str]:
-    """Loads and stores of the output-defining blocks to memory, for functions without
-    calls (a callee's accesses are counted through its own facts); accesses to registers
-    (a space no addressable memory holds) are not memory traffic (issue 11)."""
+    """Loads and stores to memory of every block that runs, for functions without calls
+    (a callee's accesses are counted through its own facts); accesses to registers (a
+    space no addressable memory holds) are not memory traffic (issue 11)."""
     if any(item.calls and any(facts.callee(c) for c, _ in item.calls)
            for item in facts.items):
         return []
-    kinds = classify(facts)
     costs = function_costs(facts, sizes)  # the `if`s decided at these sizes applied
-    nodes = {id(a.node): a for a in facts.accesses
-             if kinds[a.item] == OUTPUT and facts.spaces.addressable(a.space)}
-    used = trace.per_slot()
-    loads = sum(used[k] for k, s in enumerate(trace.slots) if s.node in nodes and "r" in s.mode)
-    stores = sum(used[k] for k, s in enumerate(trace.slots)
-                 if s.node in nodes and "w" in s.mode)
     # Scalars in addressable memory are data accesses too; the tracer logs elements only.
-    scalar = [a for a in nodes.values() if not a.element]
-    if scalar:
+    if any(not a.element for a in memory_accesses(facts).values()):
         return []
     problems = []
     exact = not costs.approximations
-    for kind, seen in (("load", loads), ("store", stores)):
+    for kind, seen in traced_accesses(facts, trace).items():
         value = _number(costs.total(DATA, kind), sizes)
         if value is None:
             continue

@@ -15,10 +15,9 @@ import numpy as np
 import pytest
 from brute import Tracer
 from conftest import KERNELS, by_code, feedback, load_kernel
-from oracle import _number, check_data_accesses
+from oracle import _number, check_data_accesses, traced_accesses
 
 from mcl import pipeline
-from mcl.feedback.facts.blocks import OUTPUT, classify
 from mcl.feedback.facts.costs import DATA, function_costs
 from mcl.feedback.facts.kernel import build_facts
 
@@ -49,13 +48,7 @@ def test_at_a_multiple_of_the_tiles_the_counts_are_exact_and_match_a_trace(
     decided = function_costs(facts, sizes)
     assert decided.decided and not decided.approximations
     assert not check_data_accesses(facts, trace, sizes)
-    kinds = classify(facts)
-    nodes = {id(a.node) for a in facts.accesses
-             if kinds[a.item] == OUTPUT and facts.spaces.addressable(a.space)}
-    used = trace.per_slot()
-    for kind, mode in (("load", "r"), ("store", "w")):  # exact: equal to the trace
-        seen = sum(used[k] for k, s in enumerate(trace.slots) if s.node in nodes
-                   and mode in s.mode)
+    for kind, seen in traced_accesses(facts, trace).items():  # exact: equal to the trace
         assert seen and _number(decided.total(DATA, kind), sizes) == seen
     # The upper bound without sizes holds: each if/else counts its larger branch there
     # (the zero padding of a tile never adds to the copy it replaces), each if without

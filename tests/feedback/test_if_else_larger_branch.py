@@ -13,10 +13,9 @@ import pytest
 from brute import Tracer
 from conftest import KERNELS, by_code, feedback_source, load_kernel
 from oracle import _TRACE_KIND as TRACE_KIND
-from oracle import _number, check_data_accesses
+from oracle import _number, check_data_accesses, traced_accesses
 
 from mcl import pipeline
-from mcl.feedback.facts.blocks import OUTPUT, classify
 from mcl.feedback.facts.costs import (
     COMPUTATIONAL,
     DATA,
@@ -91,6 +90,21 @@ def test_undecided_if_else_counts_the_larger_branch(pick, n):
         assert counted[k] >= mixed[k]
         assert counted[k] == max(then[k], orelse[k]), k
     assert costs.approximations  # an upper bound, and said to be one
+
+
+@pytest.mark.parametrize("n", [8, 37])
+def test_the_lower_counts_take_the_smaller_branch(pick, n):
+    """The lower bound (`function_costs(least=True)`, what the roofline's least time is
+    built from) takes each kind at its smaller branch: at most what any path does."""
+    program, facts = pick
+    least = function_costs(facts, {"n": n}, least=True)
+    counted = {k: _number(least.total(*k), {"n": n}) for k in KINDS}
+    then = _path(facts, program, np.ones(n))
+    orelse = _path(facts, program, np.zeros(n))
+    mixed = _path(facts, program, np.random.default_rng(n).random(n))
+    for k in KINDS:
+        assert counted[k] <= mixed[k]
+        assert counted[k] == min(then[k], orelse[k]), k
 
 
 def test_the_message_says_the_larger_branch_was_counted():
@@ -172,11 +186,5 @@ def test_the_shipped_prefetch_store_is_counted_once_per_unit():
     assert not check_data_accesses(facts, trace, sizes)
     costs = function_costs(facts, sizes)
     assert any("if/else at line 186" in why for _, why in costs.approximations)
-    kinds = classify(facts)
-    nodes = {id(a.node) for a in facts.accesses
-             if kinds[a.item] == OUTPUT and facts.spaces.addressable(a.space)}
-    used = trace.per_slot()
-    for kind, mode in (("load", "r"), ("store", "w")):
-        seen = sum(used[k] for k, s in enumerate(trace.slots)
-                   if s.node in nodes and mode in s.mode)
+    for kind, seen in traced_accesses(facts, trace).items():
         assert seen and _number(costs.total(DATA, kind), sizes) == seen, kind

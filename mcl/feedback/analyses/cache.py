@@ -27,6 +27,7 @@ problem or exceeds a cache, its size against the caches' capacities and line siz
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -44,6 +45,8 @@ from mcl.feedback.facts.predictable import loops_since_declaration, unpredictabl
 from mcl.feedback.facts.reuse import LoopReuse, RatioReuse, ReuseFacts
 from mcl.feedback.facts.symbolic import identical
 from mcl.feedback.findings import Finding, LoopLineFetches
+from mcl.feedback.kernel_api import Kernel
+from mcl.feedback.lockstep import most_active_lanes
 from mcl.feedback.message_code import COLLAPSED, MessageCode
 from mcl.feedback.messages import FeedbackSeverity, Message
 from mcl.hdl.model import UNLIMITED, HardwareDescription, MemoryInfo, Parallelism
@@ -100,6 +103,9 @@ class LoopLines:
     shared_by: Any = None  # units that use one instance of the cache at once
     assumption: str | None = None
     exact: bool = True
+    # the lanes of a lock-step group that run the access, where its guards leave fewer
+    # than the group (`most_active_lanes`): the lines are theirs
+    active: int | None = None
 
 
 @dataclass(frozen=True)
@@ -175,9 +181,12 @@ def concurrent_units(hwd: HardwareDescription, unit: str, cache: MemoryInfo) -> 
 
 
 def access_lines(facts: KernelFacts, access: Access, caches: list[MemoryInfo],
-                 values: Mapping[str, Any]) -> list[LoopLines] | Unpredictable | None:
+                 values: Mapping[str, Any], lanes: tuple[int, ...] | None = None
+                 ) -> list[LoopLines] | Unpredictable | None:
     """Best and worst case line fetches of one access for every loop around it and every
-    cache holding its space. None when the element size is not known statically."""
+    cache holding its space. None when the element size is not known statically.
+    `lanes`: the positions of the lanes of a lock-step group that run the access, where
+    its guards leave some out (`most_active_lanes`)."""
     ev = facts.evaluator
     layout = element_layout(facts, access.binding, access.field)
     if layout is None:
@@ -209,7 +218,7 @@ def access_lines(facts: KernelFacts, access: Access, caches: list[MemoryInfo],
             key = (int(cache.line_size or 0), _units_sharing(facts.hwd, loop, cache, lockstep))
             if key not in computed:
                 computed[key] = _loop_lines(facts.hwd, loop, cache, stride, trips, touched,
-                                            access, values, lockstep, exact)
+                                            access, values, lockstep, exact, lanes)
             r = replace(computed[key], cache=cache)
             if note:
                 r = replace(r, assumption="; ".join(x for x in (r.assumption, note) if x))
@@ -219,19 +228,27 @@ def access_lines(facts: KernelFacts, access: Access, caches: list[MemoryInfo],
 
 def _loop_lines(hwd: HardwareDescription, loop: Loop, cache: MemoryInfo, stride: Any,
                 iterations: Any, touched: int, access: Access, values: Mapping[str, Any],
-                lockstep: tuple[str, int] | None, exact: bool) -> LoopLines:
+                lockstep: tuple[str, int] | None, exact: bool,
+                lanes: tuple[int, ...] | None = None) -> LoopLines:
     line = int(cache.line_size or 0)
     iterations = sympy.sympify(iterations)
     if loop.kind == "foreach" and lockstep is not None and loop.group == lockstep[0]:
         # The units of a lock-step group load together: they share every line they touch.
         size = lockstep[1]
+        active = None
+        if lanes and strides.compare(len(lanes), "<", iterations, values):
+            # Only the lanes the guards leave run the access (a halo column read by 8
+            # lanes fetches 8 lines, not 32): their lines, apart by their spacing.
+            active = len(lanes)
+            iterations = sympy.Integer(active)
+            stride = stride * _spacing(lanes)
         best, worst, note = strides.grouped_lines(iterations, size, stride, touched, line,
                                                   values)
         shared = strides.compare(best, "<", iterations, values)
         used = bool(strides.compare(sympy.Abs(stride), "<=", touched, values))
         return LoopLines(loop, cache, stride, iterations, best, worst,
                          BENEFITS if shared else NO_BENEFIT, lockstep=size, assumption=note,
-                         exact=exact, fully_used=used)
+                         exact=exact, fully_used=used, active=active)
     if loop.kind == "foreach":
         shared_by = _units_sharing(hwd, loop, cache, lockstep)
         best, _, note = strides.grouped_lines(iterations, shared_by, stride, touched, line,
@@ -254,6 +271,13 @@ def _loop_lines(hwd: HardwareDescription, loop: Loop, cache: MemoryInfo, stride:
         kind = MAY_BENEFIT
     return LoopLines(loop, cache, stride, iterations, best, worst, kind, shared_by=shared_by,
                      assumption=note, exact=exact)
+
+
+def _spacing(lanes: tuple[int, ...]) -> int:
+    """The step between evenly spaced lanes (`l % 4 == 0`: 4), 1 otherwise (the lanes
+    then count as neighbours: the fewest lines they may fetch)."""
+    steps = {b - a for a, b in itertools.pairwise(lanes)}
+    return steps.pop() if len(steps) == 1 else 1
 
 
 def _units_sharing(hwd: HardwareDescription, loop: Loop, cache: MemoryInfo,
@@ -364,9 +388,7 @@ def _loop_fetches(emit: Emitter, access: Access, text: str, same: list[LoopLines
         # use completely (coalesced); another loop order or a transposed array would make
         # every unit of the group touch its own line.
         verb = "store" if access.writes and not access.reads else "load"
-        parent = _parent_unit(lanes.loop, hwd)
-        together = (f"the {lanes.lockstep} {lanes.loop.group} of a {parent}" if parent
-                    else f"{lanes.lockstep} {lanes.loop.group} in lock-step")
+        together = _together(lanes, hwd)
         figures["lines_per_iteration"] = lanes.best
         body = (f"{where} does not benefit from {caches}, and loses nothing: consecutive "
                 "iterations lie {stride_bytes} B apart, so every iteration fetches new "
@@ -480,9 +502,7 @@ def _lockstep_text(where: str, caches: str, r: LoopLines, hwd: HardwareDescripti
     """Units that load in lock-step (section 6.4: the 32 threads of a warp) share the lines
     their accesses span."""
     group = r.loop.group
-    parent = _parent_unit(r.loop, hwd)
-    together = f"the {r.lockstep} {group} of a {parent}" if parent else \
-        f"{r.lockstep} {group} in lock-step"
+    together = _together(r, hwd)
     fetches = "{best_lines:line fetch|line fetches} of {line_bytes} B"
     if not strides.compare(r.iterations, "<=", r.lockstep, values):
         fetches += f" for the {{iterations}} {group}"
@@ -498,6 +518,15 @@ def _lockstep_text(where: str, caches: str, r: LoopLines, hwd: HardwareDescripti
             f"elements lie {{stride_bytes}} B apart, so each needs its own line: {fetches}"), \
         (f"let neighbouring {group} (loop {r.loop.name}) access neighbouring elements of "
          f"{array}")
+
+
+def _together(r: LoopLines, hwd: HardwareDescription) -> str:
+    """The units of a lock-step group that load together: `the 32 threads of a warp`, or
+    `the 8 active threads of a warp` where the guards leave only those."""
+    parent = _parent_unit(r.loop, hwd)
+    units = f"{r.active} active {r.loop.group}" if r.active is not None else \
+        f"{r.lockstep} {r.loop.group}"
+    return f"the {units} of a {parent}" if parent else f"{units} in lock-step"
 
 
 def _temporary_message(emit: Emitter, facts: KernelFacts, binding: DeclaredName,
@@ -573,6 +602,7 @@ def cache_findings(facts: KernelFacts, values: Mapping[str, Any] | None = None
     independent = {(f.access.binding.root, print_expr(f.access.node)): f.independent
                    for f in facts.get(ReuseFacts).findings if isinstance(f, LoopReuse)}
     seen: set[tuple] = set()
+    kernel: Kernel | None = None  # the numeric evaluator of the active lanes, once
     for access in facts.accesses:
         caches = spaces.get(access.space or "")
         if not caches or not access.element:
@@ -582,7 +612,12 @@ def cache_findings(facts: KernelFacts, values: Mapping[str, Any] | None = None
         if key in seen:
             continue
         seen.add(key)
-        result = access_lines(facts, access, caches, values)
+        active = None
+        if access.item.guards:
+            if kernel is None:
+                kernel = Kernel(facts, values)
+            active = most_active_lanes(kernel, access.item)
+        result = access_lines(facts, access, caches, values, active)
         if result is None:
             continue
         if isinstance(result, Unpredictable) and result.reasons:

@@ -42,6 +42,7 @@ from mcl.feedback.facts.kernel import KernelFacts
 from mcl.feedback.findings import OPSTATS_DOCS, Finding, OperationCounts, code_of, declaration
 from mcl.feedback.message_code import LEFT_OUT, MessageCode
 from mcl.feedback.messages import FeedbackSeverity, Message
+from mcl.feedback.phrases import if_lines
 
 # The codes of this analysis (mcl.feedback.codes; the catalogue is docs/feedback.md).
 DOCS = OPSTATS_DOCS  # its section of docs/feedback.md
@@ -81,8 +82,7 @@ def operation_statistics(ctx: AnalysisContext) -> list[Finding]:
         # The counts hold for the sizes given (and all sizes at which these `if`s decide
         # the same way), not for every size: say which `if`s were decided.
         lines = sorted({g.span.line for g in costs.decided.values() if g.span})
-        ifs = ("the if at line " + str(lines[0]) if len(lines) == 1 else
-               "the ifs at lines " + ", ".join(map(str, lines[:-1])) + f" and {lines[-1]}")
+        ifs = if_lines(lines)
         text += (f"; counted for sizes at which {ifs} take{'s' if len(lines) == 1 else ''}"
                  " the same branch in every iteration, as at the sizes given")
     summary = emit.message(code_of(OperationCounts), FeedbackSeverity.INFO, text, function.span,

@@ -27,7 +27,7 @@ import functools
 import math
 from collections import defaultdict
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import sympy
@@ -35,7 +35,7 @@ import sympy
 from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.budget import budget
 from mcl.feedback.emit import Emitter, seconds_text
-from mcl.feedback.facts.costs import COMPUTATIONAL, DATA, function_costs
+from mcl.feedback.facts.costs import COMPUTATIONAL, DATA, Costs, function_costs
 from mcl.feedback.facts.counting import tidy
 from mcl.feedback.facts.sizes import parameter_bytes, space_and_size
 from mcl.feedback.facts.symbolic import at_least, identical
@@ -47,6 +47,7 @@ from mcl.feedback.findings import (
     declaration,
 )
 from mcl.feedback.messages import FeedbackSeverity
+from mcl.feedback.phrases import if_lines
 from mcl.feedback.values import evaluate
 from mcl.hdl.peak import bandwidth, peak_flops
 from mcl.mcpl import ast
@@ -75,12 +76,21 @@ class Level:
 
 @dataclass(frozen=True)
 class Roofline:
+    """The roofs of a kernel. Where an `if` the counts cannot decide (a condition on
+    data) holds work, the counts are upper bounds (every such branch taken) and `least`
+    is the roofline of the lower counts (every such branch at its smaller count, the
+    skip of an `if` without `else`): the least time, the bound and the attainable
+    performance at given sizes are then its, so that "at least" is never built from an
+    upper bound."""
+
     level: str  # the hardware description
     dtype: str  # "float" or "double"
     flops: Any  # symbolic
     peak: float  # flop/s
     levels: tuple[Level, ...]
     approximate: bool = False  # the counts are upper bounds
+    least: Roofline | None = None
+    undecided: tuple[int, ...] = ()  # the lines of the `if`s the counts cannot decide
 
     def intensity(self, level: Level) -> Any:
         return _ratio(self.flops, level.bytes)
@@ -103,8 +113,13 @@ class Roofline:
         return out
 
     def bound(self, values: Mapping[str, Any]) -> str | None:
-        """`compute` or the memory space whose roof is lowest at `values`; without
-        values, the one every size gives (a constant intensity), else None."""
+        """`compute` or the memory space whose roof is lowest at `values` (whose time is
+        the longest: the highest of the times the roofs imply); without values, the one
+        every size gives (a constant intensity), else None. Where some counts are
+        bounds, the lower counts' roof at `values`; without them, the one the upper
+        counts' intensities give (every undecided branch taken)."""
+        if self.least is not None and self.least.times(values) is not None:
+            return self.least.bound(values)
         times = self.times(values)
         if times is not None:
             return max(times, key=lambda k: times[k])
@@ -119,21 +134,34 @@ class Roofline:
         return max(per_flop, key=lambda k: per_flop[k])
 
     def min_seconds(self, values: Mapping[str, Any]) -> float | None:
+        """The least time the kernel needs: the largest of the times its roofs imply
+        (each roof is a lower bound of the time; the highest one is the best), of the
+        lower counts where some are bounds (`least`)."""
+        if self.least is not None:
+            return self.least.min_seconds(values)
+        return self.most_seconds(values)
+
+    def most_seconds(self, values: Mapping[str, Any]) -> float | None:
+        """The largest of the times the roofs of these counts imply (for upper-bound
+        counts, the least time if every undecided branch is taken)."""
         times = self.times(values)
         return max(times.values()) if times else None
 
     def no_reuse(self) -> Roofline | None:
         """The worst case: every access reaches its level, as if no cache served any
         reuse (None when no level has compulsory traffic below its accesses)."""
-        if all(lv.no_reuse is None for lv in self.levels):
+        least = self.least.no_reuse() or self.least if self.least is not None else None
+        if all(lv.no_reuse is None for lv in self.levels) and least is self.least:
             return None
         levels = tuple(Level(lv.space, lv.no_reuse if lv.no_reuse is not None else lv.bytes,
                              lv.bandwidth) for lv in self.levels)
         return Roofline(self.level, self.dtype, self.flops, self.peak, levels,
-                        self.approximate)
+                        self.approximate, least, self.undecided)
 
     def attainable(self, values: Mapping[str, Any]) -> float | None:
         """flop/s at the lowest roof (None when a size is missing)."""
+        if self.least is not None:
+            return self.least.attainable(values)
         seconds = self.min_seconds(values)
         flops = evaluate(self.flops, values).numeric
         if seconds is None or flops is None:
@@ -192,24 +220,40 @@ def _undefined(e: Any) -> bool:
 
 
 def roofline_of(function: ast.Function, checked: CheckedProgram, hwd: Any,
-                memory_only: bool = False) -> Roofline | None:
+                memory_only: bool = False, values: Mapping[str, Any] | None = None
+                ) -> Roofline | None:
     """The roofs of `function` of a checked program at its level `hwd`, or None where the
     description states no peak (for the kernel's floating-point type) or the kernel does
     no arithmetic; with `memory_only`, a kernel without arithmetic that moves data gets
     its memory roofs (no intensity to plot, but a bound: its compulsory traffic over the
-    bandwidth)."""
-    return context_roofline(AnalysisContext(function, checked, hwd), memory_only)
+    bandwidth). `values`: the sizes it will be evaluated at, which decide the `if`s that
+    take the same branch in every iteration there (`function_costs`); without them the
+    least time counts every `if` the counts cannot collapse at its smaller branch."""
+    return context_roofline(AnalysisContext(function, checked, hwd, values or {}), memory_only)
 
 
 def context_roofline(ctx: AnalysisContext, memory_only: bool = False) -> Roofline | None:
     """`roofline_of` for an analysis context (its facts shared with the other analyses)."""
-    hwd, function = ctx.hwd, ctx.function
-    dtype = _dtype(function)
-    peak = peak_flops(hwd, dtype)
+    hwd = ctx.hwd
+    peak = peak_flops(hwd, _dtype(ctx.function))
     if peak is None or not math.isfinite(peak):
         return None
-    facts = ctx.facts
-    costs = function_costs(facts, ctx.values)
+    costs = function_costs(ctx.facts, ctx.values)
+    upper = _roofs(ctx, costs, peak, memory_only)
+    undecided = costs.undecided()
+    if upper is None or not undecided:
+        return upper
+    # Every count inside an undecided `if` is an upper bound: the least time must come
+    # from the lower counts (each such `if` at its smaller branch).
+    least = _roofs(ctx, function_costs(ctx.facts, ctx.values, least=True), peak, True)
+    lines = tuple(sorted({g.span.line for g in undecided if g.span is not None}))
+    return replace(upper, least=least, undecided=lines) if least is not None else upper
+
+
+def _roofs(ctx: AnalysisContext, costs: Costs, peak: float, memory_only: bool
+           ) -> Roofline | None:
+    """The roofs of one set of counts (`context_roofline`)."""
+    hwd, facts = ctx.hwd, ctx.facts
     flops = costs.total(COMPUTATIONAL)
     if flops == 0 and not memory_only:
         return None
@@ -242,7 +286,8 @@ def context_roofline(ctx: AnalysisContext, memory_only: bool = False) -> Rooflin
             levels.append(Level(space, tidy(least), bw.bytes_per_s, tidy(amount)))
     if flops == 0 and not levels:
         return None
-    return Roofline(hwd.name, dtype, flops, peak, tuple(levels), bool(costs.approximations))
+    return Roofline(hwd.name, _dtype(ctx.function), flops, peak, tuple(levels),
+                    bool(costs.approximations))
 
 
 def _compulsory(facts: Any, per_param: Mapping[str, Any], cached: set[str]
@@ -350,24 +395,65 @@ def _message(roof: Roofline, emit: Emitter, function: ast.Function,
         text += f"bound by {describe_bound(bound)}"
     if seconds is not None:
         attainable = roof.attainable(values) or 0.0
-        text += ", at least " if moves else (
+        # With undecided branches the attainable rate has no meaning: the flops counted
+        # and the least time are of different paths.
+        text += ", at least " if moves or roof.least is not None else (
             f", attainable {rate_text(attainable, 'FLOP/s')} "
             f"({percent(attainable / roof.peak)} of peak), at least ")
         text += seconds_text(seconds)
+        if _undecided_matters(roof, values):
+            text += (f" with the smaller branch of {if_lines(roof.undecided)} in every unit "
+                     f"(the counts cannot decide {'it' if len(roof.undecided) == 1 else 'them'})")
         worst = roof.no_reuse()
         worst_seconds = worst.min_seconds(values) if worst is not None else None
         if worst_seconds is not None and worst_seconds > seconds * 1.01:
             text += (f" ({seconds_text(worst_seconds)} in the worst case, if no cache "
                      "served any reuse)")
+        text += _larger_text(roof, values)
     if not moves and attainable_gflops is None:
         text += "; the least roof as a formula in the sizes cannot be decided"
+    if roof.least is not None and seconds is not None:
+        # the lower counts' figures at the sizes given, which the time model reads for
+        # its least estimate
+        figures["flops_least"] = roof.least.flops
+        for lv in roof.least.levels:
+            figures[f"bytes_{lv.space}_least"] = lv.bytes
+            if lv.no_reuse is not None:
+                figures[f"bytes_{lv.space}_no_reuse_least"] = lv.no_reuse
     message = emit.message(code_of(RooflineFinding), FeedbackSeverity.INFO, text,
                            function.span, figures, approximate=roof.approximate, hint=hint)
     # the figures as the message states them (evaluated at the sizes given)
     stated = message.value_map
+    least = None
+    if roof.least is not None and "flops_least" in stated:
+        least = (stated["flops_least"], tuple(
+            SpaceTraffic(lv.space, stated[f"bytes_{lv.space}_least"],
+                         stated.get(f"bytes_{lv.space}_no_reuse_least"))
+            for lv in roof.least.levels))
     return RooflineFinding(message, flops=stated["flops"], traffic=tuple(
         SpaceTraffic(lv.space, stated[f"bytes_{lv.space}"],
-                     stated.get(f"bytes_{lv.space}_no_reuse")) for lv in roof.levels))
+                     stated.get(f"bytes_{lv.space}_no_reuse")) for lv in roof.levels),
+        least_flops=least[0] if least else None, least_traffic=least[1] if least else None,
+        undecided=roof.undecided)
+
+
+def _undecided_matters(roof: Roofline, values: Mapping[str, Any]) -> bool:
+    """Do the undecided `if`s change the least time by more than 1% (a last-row halo
+    under one does not: the message then states the least time alone)?"""
+    least, most = roof.min_seconds(values), roof.most_seconds(values)
+    return roof.least is not None and (least is None or most is None or least < 0.99 * most)
+
+
+def _larger_text(roof: Roofline, values: Mapping[str, Any]) -> str:
+    """Where the counts cannot decide an `if`: the least time if every unit took the
+    larger branch instead ("" where every `if` is decided)."""
+    if not _undecided_matters(roof, values):
+        return ""
+    most = roof.most_seconds(values)
+    bound = replace(roof, least=None).bound(values)
+    if most is None or bound is None:
+        return ""
+    return f"; {seconds_text(most)}, bound by {describe_bound(bound)}, with the larger"
 
 
 def describe_bound(bound: str) -> str:

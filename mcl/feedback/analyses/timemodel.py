@@ -70,7 +70,14 @@ from typing import Any, TypeVar
 from mcl.diagnostics import Span
 from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.emit import Emitter, seconds_text
-from mcl.feedback.facts.costs import COMPUTATIONAL, DATA, executions, part_costs
+from mcl.feedback.facts.costs import (
+    COMPUTATIONAL,
+    DATA,
+    decided_by_data,
+    executions,
+    function_costs,
+    part_costs,
+)
 from mcl.feedback.facts.sizes import parameter_bytes, space_and_size
 from mcl.feedback.findings import (
     Finding,
@@ -86,9 +93,11 @@ from mcl.feedback.findings import (
     number,
 )
 from mcl.feedback.messages import FeedbackSeverity
+from mcl.feedback.phrases import if_lines
 from mcl.feedback.values import evaluate
 from mcl.hdl.model import Quantity
 from mcl.hdl.peak import Bandwidth, bandwidth, compute_peaks, peak_flops
+from mcl.identity import Ref
 from mcl.mcpl import ast
 
 MESSAGE_CODES = (declaration(TimeEstimate),)
@@ -259,8 +268,12 @@ class LatencyMix:
         return self.memory_s * share + self.cache_s * (1.0 - share)
 
 
-def figures_of(ctx: AnalysisContext, findings: Sequence[Finding]) -> Figures | None:
-    """The figures of the model for one function, or None where one is missing."""
+def figures_of(ctx: AnalysisContext, findings: Sequence[Finding], least: bool = False
+               ) -> Figures | None:
+    """The figures of the model for one function, or None where one is missing. Where
+    the counts cannot decide an `if` (the roofline's `undecided`) they are upper bounds,
+    every such branch taken; with `least`, the figures of the lower counts, each such
+    `if` at its smaller branch (mcl.feedback.facts.costs.function_costs)."""
     roof, occupancy = first(findings, RooflineFinding), first(findings, OccupancyFinding)
     hwd = ctx.hwd
     peaks = compute_peaks(hwd)
@@ -273,18 +286,23 @@ def figures_of(ctx: AnalysisContext, findings: Sequence[Finding]) -> Figures | N
     # cycles are read at it; device memory states bytes per second on a clock of its own.
     clock = ctx.clock_hz or stated
     scale = clock / stated
+    traffic = roof.traffic
     flops, peak = number(roof.flops), peak_flops(hwd)
+    if least:
+        if roof.least_traffic is None:
+            return None
+        traffic, flops = roof.least_traffic, number(roof.least_flops)
     warps, sms = occupancy.warps_per_sm, occupancy.multiprocessors
     cached = sorted({s for c in hwd.caches() for s in c.spaces})
     if flops is None or peak is None or not warps or not sms or not cached:
         return None
     device = on_chip = compulsory = through_cache = 0.0
-    for traffic in roof.traffic:
-        space, v = traffic.space, traffic.compulsory
+    for space_traffic in traffic:
+        space, v = space_traffic.space, space_traffic.compulsory
         rate = bandwidth(hwd, space)
         if rate is None or v.numeric is None:
             return None
-        through_l1 = (traffic.no_reuse or v).numeric or 0.0
+        through_l1 = (space_traffic.no_reuse or v).numeric or 0.0
         if rate.source == shared.source:
             on_chip += float(v.numeric)
         else:
@@ -300,12 +318,12 @@ def figures_of(ctx: AnalysisContext, findings: Sequence[Finding]) -> Figures | N
     lanes = _warp_size(hwd)
     whole = Phase(device, on_chip, float(flops or 0.0), 0.0)
     barriers = tuple(barrier_places(ctx.function))
-    phases = _phases(ctx, barriers, whole, cached, shared.source, findings, lanes * sms)
+    phases = _phases(ctx, barriers, whole, cached, shared.source, findings, lanes * sms, least)
     if phases is None:
         return None
     grid = occupancy.grid_blocks
     tail = math.ceil(grid / sms) / (grid / sms) if grid else 1.0
-    runs = _load_runs(ctx, cached)
+    runs = _load_runs(ctx, cached, least)
     return Figures(float(sms), clock, float(warps), float(peak or 1.0) * scale,
                    shared.bytes_per_s * scale, in_flight([r for _, r in runs]), mix.mean_s,
                    phases, tail, barriers, stated, lanes_sms=float(lanes * sms),
@@ -333,7 +351,7 @@ def phase_of(span: Span | None, barriers: Sequence[tuple[int, int]]) -> int:
 
 def _phases(ctx: AnalysisContext, barriers: Sequence[tuple[int, int]], whole: Phase,
             cached: Sequence[str], shared: Any, findings: Sequence[Finding],
-            lanes_sms: float) -> tuple[Phase, ...] | None:
+            lanes_sms: float, least: bool = False) -> tuple[Phase, ...] | None:
     """The kernel's phases between `barriers`: each its share of the whole kernel's
     figures (so the phases add up to them), the compulsory traffic of a parameter in the
     phase that first moves it in each direction, the accesses' conflicts in theirs; the
@@ -344,15 +362,17 @@ def _phases(ctx: AnalysisContext, barriers: Sequence[tuple[int, int]], whole: Ph
     by_phase: list[set[Any]] = [set() for _ in range(count)]
     for item in facts.items:
         by_phase[phase_of(item.span, barriers)].add(item)
-    parts = [_part(ctx, items, cached, shared) for items in by_phase]
+    parts = [_part(ctx, items, cached, shared, least) for items in by_phase]
     if any(part is None for part in parts):
         return None
     counted = [part for part in parts if part is not None]
     totals = [sum(part[i] for part in counted) for i in range(2)]
     device = _device_shares(ctx, barriers, cached)
     extra = [0.0] * count
+    skipped = _undecided_places(ctx) if least else set()
     for f in findings:
-        if isinstance(f, WarpAccessFinding) and f.extra_bytes is not None:
+        if isinstance(f, WarpAccessFinding) and f.extra_bytes is not None \
+                and _place(f.span) not in skipped:
             extra[min(phase_of(f.span, barriers), count - 1)] += f.extra_bytes
     phases = []
     for i, (on_chip, flops, part_loads) in enumerate(counted):
@@ -370,11 +390,24 @@ def _share(part: float, total: float, index: int) -> float:
     return 1.0 if index == 0 else 0.0
 
 
-def _part(ctx: AnalysisContext, items: set[Any], cached: Sequence[str], shared: Any
-          ) -> tuple[float, float, float] | None:
+def _undecided_places(ctx: AnalysisContext) -> set[tuple[int, int]]:
+    """Where the accesses under an `if` the counts cannot decide at the sizes given
+    stand, (line, column): the lower counts skip them."""
+    facts = ctx.facts
+    undecided = {Ref(g.node) for g in function_costs(facts, ctx.values).undecided()}
+    return {(a.node.span.line, a.node.span.column) for a in facts.accesses
+            if a.node.span is not None and any(Ref(g.node) in undecided for g in a.item.guards)}
+
+
+def _place(span: Span | None) -> tuple[int, int]:
+    return (span.line, span.column) if span else (0, 0)
+
+
+def _part(ctx: AnalysisContext, items: set[Any], cached: Sequence[str], shared: Any,
+          least: bool = False) -> tuple[float, float, float] | None:
     """The on-chip bytes, flops and thread-level global loads of some statements."""
     facts = ctx.facts
-    costs = part_costs(facts, ctx.values, items)
+    costs = part_costs(facts, ctx.values, items, least)
     hwd = ctx.hwd
     on_chip = loads = 0.0
     for (cat, kind, _unit, key), count in costs.entries.items():
@@ -428,17 +461,19 @@ def _warp_size(hwd: Any) -> int:
     return int(lockstep.count) if lockstep is not None else 1
 
 
-def _load_runs(ctx: AnalysisContext, cached: Sequence[str]
+def _load_runs(ctx: AnalysisContext, cached: Sequence[str], least: bool = False
                ) -> list[tuple[tuple[int, int], float]]:
-    """The executions of each global load of a parameter, by its place in the source."""
+    """The executions of each global load of a parameter, by its place in the source
+    (with `least`, none of those under an `if` the counts cannot decide)."""
     facts = ctx.facts
+    skipped = _undecided_places(ctx) if least else set()
     out = []
     for a in facts.accesses:
-        if a.reads and a.space in cached and a.binding.root.kind == "param":
+        if a.reads and a.space in cached and a.binding.root.kind == "param" \
+                and _place(a.node.span) not in skipped:
             number = evaluate(executions(facts, a.item)[0], ctx.values).numeric
-            span = a.node.span
             if number is not None:
-                out.append(((span.line, span.column) if span else (0, 0), float(number)))
+                out.append((_place(a.node.span), float(number)))
     return out
 
 
@@ -505,7 +540,17 @@ def time_model(ctx: AnalysisContext) -> list[Finding]:
     f = figures_of(ctx, earlier)
     if f is None:
         return earlier
-    return [with_gain(m, f) for m in earlier] + [_fact(ctx, f)]
+    roof = first(earlier, RooflineFinding)
+    least = figures_of(ctx, earlier, least=True) if roof and roof.undecided else None
+    if least is not None and (least.seconds >= 0.99 * f.seconds or not any(
+            decided_by_data(ctx.facts, g)
+            for g in function_costs(ctx.facts, ctx.values).undecided())):
+        # One estimate where the undecided branches hardly matter, or where none depends
+        # on data: an edge guard the counts cannot collapse (`i < nx - 1` with i split by
+        # `%`) passes for nearly every unit, and its upper count is the estimate.
+        least = None
+    undecided = roof.undecided if roof is not None and least is not None else ()
+    return [with_gain(m, f) for m in earlier] + [_fact(ctx, f, least, undecided)]
 
 
 def with_gain(finding: F, f: Figures) -> F:
@@ -532,7 +577,11 @@ def with_gain(finding: F, f: Figures) -> F:
         ("estimated_gain", evaluate(gain, {})))), gain=estimate)
 
 
-def _fact(ctx: AnalysisContext, f: Figures) -> TimeEstimate:
+def _fact(ctx: AnalysisContext, f: Figures, least: Figures | None = None,
+          undecided: Sequence[int] = ()) -> TimeEstimate:
+    """The estimate; where the counts cannot decide an `if` (its lines `undecided`),
+    the estimate with its smaller branch in every unit (`least`) and with the larger
+    (`f`), never one of them as if it were the estimate."""
     terms = f.terms
     working = sum(any(v > 0 for v in f.phase_limits(p).values()) for p in f.phases)
     figures: dict[str, Any] = {"estimated_seconds": f.seconds,
@@ -550,7 +599,15 @@ def _fact(ctx: AnalysisContext, f: Figures) -> TimeEstimate:
         figures |= {"clock_hz": f.clock_hz, "stated_clock_hz": f.stated_clock_hz}
         clock = (f" at an SM clock of {f.clock_hz / 1e9:.3g} GHz (the description's "
                  f"{f.stated_clock_hz / 1e9:.3g} GHz scaled)")
-    text = (f"time estimate{clock}: {seconds_text(f.seconds)}{phases}, limited by {f.limit}: "
+    estimate = seconds_text(f.seconds)
+    if least is not None:
+        figures["estimated_seconds_least"] = least.seconds
+        ifs = if_lines(undecided)
+        estimate = (f"cannot decide {ifs} (the counts cannot tell which branch "
+                    f"{'its' if len(undecided) == 1 else 'their'} units take): "
+                    f"{seconds_text(least.seconds)} with the smaller branch in every unit, "
+                    f"limited by {least.limit}; {estimate} with the larger")
+    text = (f"time estimate{clock}: {estimate}{phases}, limited by {f.limit}: "
             f"device memory {seconds_text(limits[DEVICE_MEMORY])}, the SM "
             f"{seconds_text(limits[SM])} (compute {seconds_text(terms[COMPUTE])} + on-chip "
             f"memory {seconds_text(terms[ON_CHIP])}), latency "
@@ -567,7 +624,8 @@ def _fact(ctx: AnalysisContext, f: Figures) -> TimeEstimate:
     return TimeEstimate(message, seconds=f.seconds, limit=f.limit, terms=tuple(terms.items()),
                         clock_hz=f.clock_hz if f.clock_given else None,
                         warps_per_sm=f.warps_per_sm, loads_in_flight=f.loads_in_flight,
-                        latency_seconds=f.latency_s)
+                        latency_seconds=f.latency_s,
+                        least_seconds=least.seconds if least is not None else None)
 
 
 def has_time_model(hwd: Any) -> bool:

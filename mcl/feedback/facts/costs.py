@@ -60,11 +60,20 @@ class Costs:
     # for one branch of an if/else counted apart: the function's costs, where each key
     # takes its place in the statements' order (the roofline lists the spaces so)
     whole: Costs | None = None
+    # the lower bound (`least`): every branch not decided counted at its smaller count
+    least: bool = False
 
     def add(self, key: Key, count: Any) -> None:
         if self.whole is not None:
             self.whole.add(key, sympy.Integer(0))
         self.entries[key] = self.entries[key] + count
+
+    def undecided(self) -> list[Guard]:
+        """The `if`s whose branches the counts could not decide (at the sizes given), in
+        the order of their lines: where there are any, these counts and those of the
+        other bound differ."""
+        return sorted((g for key, g in self.unresolved.items() if key not in self.decided),
+                      key=lambda g: (g.span.line, g.span.column) if g.span else (0, 0))
 
     def total(self, category: str, kind: str | None = None, unit: str | None = None,
               space: str | None = None) -> Any:
@@ -96,10 +105,10 @@ class Executions(Derived):
 @dataclass(frozen=True)
 class OperationCosts(Derived):
     """The costs of one function, and those at each set of values given (an `if` decided
-    by the values changes them)."""
+    by the values changes them), and of each bound (`function_costs`' `least`)."""
 
     costs: Costs
-    at_values: dict[str, Costs] = field(default_factory=dict)
+    at_values: dict[tuple[bool, str], Costs] = field(default_factory=dict)
 
     @classmethod
     def derive(cls, facts: KernelFacts) -> OperationCosts:
@@ -140,25 +149,29 @@ def _executions(facts: KernelFacts, item: Item, guards: tuple[Guard, ...] | None
     return count, exact and exact_loop, list(unresolved)
 
 
-def function_costs(facts: KernelFacts, values: Mapping[str, Any] | None = None) -> Costs:
+def function_costs(facts: KernelFacts, values: Mapping[str, Any] | None = None,
+                   least: bool = False) -> Costs:
     """The counts of a function. With `values`, an `if` the counts could not collapse
     symbolically but that takes the same branch in every iteration at those sizes (an
     edge guard of a tiled kernel at a multiple of the tile) is applied: its branch runs
-    every time or never, and the counts are exact for sizes at which that holds."""
+    every time or never, and the counts are exact for sizes at which that holds.
+
+    The `if`s left undecided (a condition on data, `if (flag[b] != 0)`) make the counts
+    bounds: by default upper bounds (every statement of an `if` counted as if its branch
+    always ran, an `if … else` as its larger branch); with `least`, lower bounds: each
+    undecided `if` at the smaller count of its branches (the skip for one without
+    `else`), what a lower bound such as the roofline's "at least" must be built from."""
     derived = facts.get(OperationCosts)
     costs = derived.costs
-    if not values or not costs.unresolved:
+    if not costs.unresolved or (not values and not least):
         return costs
-    # once per set of values (opstats and the roofline both ask)
-    key = str(sorted(values.items()))
+    # once per set of values and bound (opstats, the roofline and the time model ask)
+    key = (least, str(sorted((values or {}).items())))
     if key not in derived.at_values:
-        derived.at_values[key] = _decided_costs(facts, costs, values)
+        decided = _decided(facts, costs, values) if values else {}
+        derived.at_values[key] = _compute_costs(facts, decided, least=least) \
+            if decided or least else costs
     return derived.at_values[key]
-
-
-def _decided_costs(facts: KernelFacts, costs: Costs, values: Mapping[str, Any]) -> Costs:
-    decided = _decided(facts, costs, values)
-    return _compute_costs(facts, decided) if decided else costs
 
 
 def _decided(facts: KernelFacts, costs: Costs, values: Mapping[str, Any]
@@ -171,11 +184,21 @@ def _decided(facts: KernelFacts, costs: Costs, values: Mapping[str, Any]
     return decided
 
 
-def part_costs(facts: KernelFacts, values: Mapping[str, Any], items: set[Item]) -> Costs:
+def decided_by_data(facts: KernelFacts, guard: Guard) -> bool:
+    """Does the condition of `guard` depend on a value only a run knows (an element read
+    from memory, `if (flag[b] != 0)`), rather than on the sizes and the units' indices
+    alone (an edge guard the counts could not collapse)?"""
+    ev = facts.evaluator
+    rel = ev.sym(guard.cond, guard.scope)
+    return rel is None or any(ev.is_opaque(s) for s in getattr(rel, "free_symbols", ()))
+
+
+def part_costs(facts: KernelFacts, values: Mapping[str, Any], items: set[Item],
+               least: bool = False) -> Costs:
     """The counts of the statements `items` of a function alone (one part of it, as the
     time model's phases between barriers), by the rule of `function_costs`."""
     decided = _decided(facts, facts.get(OperationCosts).costs, values) if values else {}
-    return _compute_costs(facts, decided, items)
+    return _compute_costs(facts, decided, items, least)
 
 
 def _guard_key(g: Guard) -> GuardKey:
@@ -183,13 +206,15 @@ def _guard_key(g: Guard) -> GuardKey:
 
 
 def _compute_costs(facts: KernelFacts, decided: Mapping[GuardKey, bool],
-                   only: set[Item] | None = None) -> Costs:
+                   only: set[Item] | None = None, least: bool = False) -> Costs:
     """`decided`: the branches that run always (True) or never (False) at given sizes;
-    `only`: the items to count (all where None)."""
+    `only`: the items to count (all where None); `least`: the lower bound
+    (`function_costs`)."""
     kinds = classify(facts)
-    costs = Costs()
-    # The branches of the undecided `if … else`s counted as their larger branch: each
-    # branch apart, by (if, branch), then the larger of the two per key.
+    costs = Costs(least=least)
+    # The branches of the undecided `if … else`s counted as their larger branch (the
+    # smaller for the lower bound): each branch apart, by (if, branch), then the larger
+    # (smaller) of the two per key.
     larger = facts.get(LargerBranch).ifs
     branches: dict[GuardKey, Costs] = {}
     unit_name = facts.hwd.executing_unit().name
@@ -205,9 +230,16 @@ def _compute_costs(facts: KernelFacts, decided: Mapping[GuardKey, bool],
         unresolved = [g for g in unresolved if _guard_key(g) not in decided]
         unit = HOST if item.on_host else unit_name
         into = costs
-        if item.guards and item.guards[-1] in unresolved and Ref(item.guards[-1].node) in larger:
+        branch = bool(item.guards) and item.guards[-1] in unresolved \
+            and Ref(item.guards[-1].node) in larger
+        if branch:
             into = branches.setdefault(_guard_key(item.guards[-1]), Costs(whole=costs))
         _note_approximations(facts, item, unresolved, into, larger)
+        if least and unresolved and not (branch and len(unresolved) == 1):
+            # An undecided `if` may skip its branch in every unit: the lower bound
+            # counts nothing under it (an `if … else` of LargerBranch alone takes the
+            # smaller branch, below: every unit that runs it runs one of the two).
+            continue
         for role, n in item.ops.items():
             if n:
                 into.add((_category(block, role, "arith"), "arith", unit, None), n * count)
@@ -219,21 +251,23 @@ def _compute_costs(facts: KernelFacts, decided: Mapping[GuardKey, bool],
             if acc.writes:
                 into.add((cat, "store", unit, key), count)
         for call, role in item.calls:
-            _add_call(facts, item, block, role, call, count, unit, into)
-    _add_larger_branches(costs, branches)
+            _add_call(facts, item, block, role, call, count, unit, into, least)
+    _add_branches(costs, branches)
     return costs
 
 
-def _add_larger_branches(costs: Costs, branches: Mapping[GuardKey, Costs]) -> None:
-    """Each undecided `if … else` adds, per key, the larger of its branches' counts: every
-    unit that runs the `if` runs one branch, so the larger per key bounds either path."""
+def _add_branches(costs: Costs, branches: Mapping[GuardKey, Costs]) -> None:
+    """Each undecided `if … else` adds, per key, the larger of its branches' counts (the
+    smaller for the lower bound): every unit that runs the `if` runs one branch, so the
+    larger per key bounds either path from above, the smaller from below."""
+    pick = sympy.Min if costs.least else sympy.Max
     for (ref, then), part in branches.items():
         other = branches.get((ref, not then), Costs())
         if not then and (ref, True) in branches:
             continue  # added with the then-branch
         for key in set(part.entries) | set(other.entries):
             a, b = part.entries.get(key, sympy.Integer(0)), other.entries.get(key, sympy.Integer(0))
-            costs.add(key, tidy(sympy.Max(a, b)))
+            costs.add(key, tidy(pick(a, b)))
         for both in (part, other):
             costs.approximations += both.approximations
             costs.unresolved.update(both.unresolved)
@@ -279,6 +313,13 @@ def _uniform(facts: KernelFacts, header: Item, item: Item) -> bool:
 
 
 def _category(block: str, role: str, what: str) -> str:
+    """The category of an operation of a block. A load or store is a data access in
+    every block: the element a histogram's bin is computed from (`int bin =
+    toInt(v[i] * 64.0)`, an indexing block), a row's bounds read for a loop
+    (`rowptr[i]`, control flow) move as many bytes and take as long as one whose value
+    is stored; only the arithmetic around them is overhead (paper 6.2)."""
+    if what == "access":
+        return DATA
     if block == CONTROL_FLOW:
         return CONTROL_OPS
     if block == INDEXING:
@@ -303,11 +344,11 @@ def _space_key(b: DeclaredName) -> tuple[str, str]:
 
 
 def _add_call(facts: KernelFacts, item: Item, block: str, role: str, call: ast.Call,
-              count: Any, unit: str, costs: Costs) -> None:
+              count: Any, unit: str, costs: Costs, least: bool) -> None:
     callee = facts.callee(call)
     if callee is None:
         return
-    inner = function_costs(callee)
+    inner = function_costs(callee, least=least)
     subst = {}
     args: dict[str, ast.Expr] = {}
     for param, arg in zip(callee.function.params, call.args, strict=False):
@@ -315,7 +356,9 @@ def _add_call(facts: KernelFacts, item: Item, block: str, role: str, call: ast.C
         if not isinstance(param.type, ast.ArrayType):
             subst[param_symbol(param.name, param.type)] = facts.evaluator.sym(arg, item.scope)
     for (cat, kind, _unit, key), n in inner.entries.items():
-        if block == CONTROL_FLOW:
+        if cat in (DATA, REGISTERS):
+            new_cat = cat  # a data access in every block (`_category`)
+        elif block == CONTROL_FLOW:
             new_cat = CONTROL_OPS
         elif block == INDEXING:
             new_cat = INDEXING_OPS

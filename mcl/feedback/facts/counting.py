@@ -418,7 +418,8 @@ def _decided(rel: Any, function: Exact | None, counters: Sequence[Any],
 
 
 # A for-loop of at most this many iterations (a constant) is counted iteration by
-# iteration when a guard inside it uses its variable.
+# iteration when a guard inside it uses its variable; a foreach loop of as many units
+# when a guard names its variable alone (`_unrollable`).
 MAX_UNROLLED = 64
 
 
@@ -450,14 +451,23 @@ def _unrolled(ev: SymbolicEvaluator, loops: Sequence[Loop], conds: Sequence[Cond
 
 def _unrollable(ev: SymbolicEvaluator, loops: Sequence[Loop], unresolved: Sequence[Condition]
                 ) -> list[Loop]:
-    """The for-loops of `loops` of at most MAX_UNROLLED constant iterations whose counter
-    an unresolved condition uses and no trip count does."""
+    """The loops of `loops` of at most MAX_UNROLLED constant iterations whose counter
+    an unresolved condition uses and no trip count does: every such for-loop, and a
+    foreach loop where an unresolved condition names its counter alone (`tx == 0`,
+    `l % 4 == 0`, inside `if (i < nx - 1 && j < ny - 1)` with i = bx * 32 + tx). A
+    guard on one unit nested in a range guard over the units is then counted unit by
+    unit: the units the inner guard leaves out add nothing, and for each one it keeps
+    the range guard collapses with the unit's value put in (a term per unit kept, so
+    only where the inner guard selects among the units of that loop itself)."""
     out = []
     for loop in loops:
         trips = sympy.sympify(ev.trips(loop))
         t = ev.counter(loop)
-        if loop.kind == "for" and trips.is_Integer and 0 <= trips <= MAX_UNROLLED \
-                and any(t in getattr(c.rel, "free_symbols", ()) for c in unresolved) \
+        uses: list[set[Any]] = [getattr(c.rel, "free_symbols", set()) for c in unresolved]
+        if loop.kind == "foreach" and {t} not in uses:
+            continue
+        if trips.is_Integer and 0 <= trips <= MAX_UNROLLED \
+                and any(t in symbols for symbols in uses) \
                 and not any(t in sympy.sympify(ev.trips(x)).free_symbols for x in loops):
             out.append(loop)
     return out
