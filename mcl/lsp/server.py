@@ -208,6 +208,7 @@ class MclLanguageServer(LanguageServer):
         if state.again and self.workspace.get_text_document(uri).version == version:
             # the same text is checked again (new settings, a changed description or
             # module): this result is outdated already, the follow-up's is not
+            state.again_edited |= edited
             self._follow_up(uri)
             return
         state.check, state.check_version = result, version
