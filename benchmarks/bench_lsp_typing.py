@@ -5,9 +5,10 @@ comments, optionally with a CPU hog beside the server.
                                           [--out FILE] [--json FILE]
 
 A real client (pygls) starts `python -m mcl lsp` (its default settings, `-D` values for
-the sizes), and for each KERNEL (default: the eight of matmul, convolution and spmv whose
-code edits missed the goals before, the largest shipped kernels) opens it, waits for its
-feedback (the worker is warm) and then types as a person does:
+the sizes), and for each KERNEL (default: the eight that missed the goals under typing
+before, the slowest to check and analyse: matmul hopper_v2..v4, convolution hopper_v1/v2,
+spmv hopper_v7/v17/v20; the largest by code are the spmv versions from hopper_v6 on)
+opens it, waits for its feedback (the worker is warm) and then types as a person does:
 
 - `constant`: a number inside the kernel body changed and changed back (N edits);
 - `statement`: a declaration inserted at the top of the kernel body and removed (N
