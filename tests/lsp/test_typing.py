@@ -54,17 +54,17 @@ async def test_typing_faster_than_the_check_publishes_every_check(client: Langua
     client.diagnostics = arrivals
     # a new statement typed inside the kernel body, one key at a time
     at = text.index("float sum = 0.0;") + len("float sum = 0.0;")
-    typed = " float scale = sum * 2.0;"
+    typed = " float scale = sum * 2.0 + sum * 0.5;"  # 37 keys: 3.7 s
     start = time.monotonic()
     for n in range(1, len(typed) + 1):
         replace_text(client, uri, text[:at] + typed[:n] + text[at:])
         await asyncio.sleep(KEY_GAP_S)
     end = time.monotonic()
     during = [t for t in arrivals.times.get(uri, []) if start <= t <= end]
-    # Every check publishes: one per CHECK_DELAY_S and the check's own time (more on a
-    # busy machine), never none until the typist pauses.
+    # Every check publishes: one per CHECK_DELAY_S and the check's own time (several
+    # times that on a busy machine), never none until the typist pauses.
     gaps = [b - a for a, b in zip([start, *during], [*during, end], strict=True)]
-    assert len(during) >= 3 and max(gaps) <= 4 * CHECK_DELAY_S, gaps
+    assert len(during) >= 3 and max(gaps) <= 6 * CHECK_DELAY_S, gaps
     await close_document(client, uri)
 
 
