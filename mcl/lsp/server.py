@@ -369,7 +369,8 @@ def initialize(ls: MclLanguageServer, params: lsp.InitializeParams) -> None:
 # Files whose saved changes change a kernel's diagnostics without an edit of the kernel:
 # the project settings (docs/user-guide.md), the descriptions and the modules (created,
 # renamed, changed outside the editor).
-WATCHED = ("**/mcl.toml", "**/pyproject.toml", "**/*.hdl", "**/*.mcpl")
+WATCHED = ("**/mcl.toml", "**/pyproject.toml", "**/*.hdl", "**/*.mcpl", "**/*.mcl")
+MODULE_SUFFIXES = (".mcpl", ".mcl")
 
 
 @server.feature(lsp.INITIALIZED)
@@ -407,7 +408,7 @@ def watched_files_changed(ls: MclLanguageServer, params: lsp.DidChangeWatchedFil
     uris = [change.uri for change in params.changes]
     if any(uri.endswith(".hdl") for uri in uris):
         ls.libraries.invalidate()
-    if any(not uri.endswith(".mcpl") for uri in uris):
+    if any(not uri.endswith(MODULE_SUFFIXES) for uri in uris):
         ls.reanalyse_all()
         return
     for uri in uris:
