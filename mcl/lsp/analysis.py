@@ -10,6 +10,8 @@ feedback worker (mcl.lsp.worker), off the typing path.
 
 from __future__ import annotations
 
+import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,6 +24,9 @@ if TYPE_CHECKING:
     from mcl.mcpl.loader import Program
 
 HDL_SUFFIX = ".hdl"
+# Tests only: seconds every check sleeps first, to stand for a slow one on a busy machine
+# (tests/lsp/test_typing.py), as mcl.lsp.worker's DELAY_ENV does for the feedback.
+CHECK_DELAY_ENV = "MCL_LSP_CHECK_DELAY"
 
 
 def is_hdl(path: Path) -> bool:
@@ -39,6 +44,9 @@ class CheckResult:
     tables: SideTables = field(default_factory=SideTables)
     library: Any = None  # mcl.hdl.library.HwdLibrary
     hdl: Any = None  # mcl.hdl.syntax.HdlFile of an .hdl document
+    # False when the program did not load (a missing module, an import cycle, a file that
+    # does not parse): a change of any other file may be what it lacks.
+    loaded: bool = True
 
     @property
     def errors(self) -> int:
@@ -73,6 +81,9 @@ class Libraries:
 
 def check_document(path: Path, settings: Effective, libraries: Libraries) -> CheckResult:
     """The diagnostics of a kernel or a description."""
+    delay = float(os.environ.get(CHECK_DELAY_ENV, "0") or 0)
+    if delay > 0:
+        time.sleep(delay)
     result = CheckResult(list(settings.problems))
     if is_hdl(path):
         result.diagnostics += hdl_diagnostics(path, settings, result)
@@ -88,6 +99,7 @@ def check_document(path: Path, settings: Effective, libraries: Libraries) -> Che
     result.program, result.tables = checked.program, checked.tables
     result.diagnostics += checked.diagnostics
     if result.program is None:
+        result.loaded = False
         result.program = _parsed_only(path, result.library)
         if result.program is not None:
             # Its names as far as they resolve without the missing imports (the errors

@@ -53,9 +53,7 @@ def outgoing(codec: PositionCodec, value: T, uri: str, lines_of: Lines) -> T:
 
 def _walk(codec: PositionCodec, value: T, uri: str, lines_of: Lines,
           convert: Callable[[Sequence[str], lsp.Position], lsp.Position]) -> T:
-    """A copy of `value` with `convert` applied to each position. A position belongs to
-    the nearest enclosing object that names a `uri` (a Location, the diagnostics of a
-    document), else to `uri`."""
+    """A copy of `value` with `convert` applied to each position (see `map_positions`)."""
     if codec.encoding == lsp.PositionEncodingKind.Utf32:
         return value
     cache: dict[str, Sequence[str]] = {}
@@ -69,11 +67,31 @@ def _walk(codec: PositionCodec, value: T, uri: str, lines_of: Lines,
         text = lines(of)
         return convert(text, at) if at.line < len(text) else at
 
+    return map_positions(value, uri, position)
+
+
+class Unmapped(Exception):
+    """Raised by a `map_positions` conversion for a position that has no counterpart: the
+    item of the nearest enclosing list is left out (mcl.lsp.shift)."""
+
+
+def map_positions(value: T, uri: str, position: Callable[[str, lsp.Position], lsp.Position]
+                  ) -> T:
+    """A copy of `value` with `position(uri of it, position)` applied to each position. A
+    position belongs to the nearest enclosing object that names a `uri` (a Location, the
+    diagnostics of a document), else to `uri`. An item of a list whose conversion raises
+    `Unmapped` is left out of the copy; outside any list `Unmapped` propagates."""
     def walk(value: Any, uri: str) -> Any:
         if isinstance(value, lsp.Position):
             return position(uri, value)
         if isinstance(value, list | tuple):
-            return type(value)(walk(v, uri) for v in value)
+            kept = []
+            for item in value:
+                try:
+                    kept.append(walk(item, uri))
+                except Unmapped:
+                    continue
+            return type(value)(kept)
         if isinstance(value, dict):
             # WorkspaceEdit.changes: {uri: [TextEdit]}
             return {k: walk(v, k if isinstance(k, str) and "://" in k else uri)

@@ -1,15 +1,20 @@
 """The pygls server of `mcl lsp` (docs/editor.md).
 
 Every edit schedules an analysis of its document, at once or after `mcl.debounceMs` when
-the client sets one. A newer edit cancels the analysis not yet started, so edits that
-arrive while a check runs are coalesced: the check thread then takes only the newest. The
+the client sets one. A newer edit cancels the analysis not yet started (the debounce
+pause). A check already running is not discarded by an edit: it finishes and its
+diagnostics are published (they are the newest finished), and one check of the newest
+text starts after it -- so edits that arrive while a check runs are coalesced, and a
+typist faster than the check still sees diagnostics after every check, not only when they
+pause. (A check of a text that is checked again unchanged -- new settings, a description
+or module changed -- is outdated when it finishes: only the follow-up publishes.) The
 analysis has two stages:
 
 1. the quick check (mcl.lsp.analysis) on a thread of its own, whose diagnostics are
    published at once;
-2. after a clean check, performance feedback in the worker process (mcl.lsp.worker),
-   published with the check's diagnostics when it is done. A newer edit of the document
-   cancels the stage it is in; the worker is interrupted.
+2. after a clean check of the newest text, performance feedback in the worker process
+   (mcl.lsp.worker), published with the check's diagnostics when it is done. A newer
+   edit of the document cancels it; the worker is interrupted.
 
 Requests (hover, definition, ...) read the last results of the document and never wait
 for the feedback. No pass ever runs on the event loop, so the loop always answers.
@@ -20,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import sys
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -57,6 +63,7 @@ from mcl.lsp.convert import diagnostic, feedback_diagnostic, same_file, to_range
 from mcl.lsp.framing import FramedTransport
 from mcl.lsp.lookup import module_at
 from mcl.lsp.protocol import MclProtocol, OneLine
+from mcl.lsp.shift import Shift
 from mcl.lsp.worker import FeedbackJob, FeedbackResult, FeedbackWorker, MessageRecord
 from mcl.mcpl.parse import KEYWORDS
 from mcl.mcpl.sidetables import SideTables
@@ -74,10 +81,19 @@ class DocumentState:
     check: CheckResult | None = None
     check_version: int | None = None  # the document version `check` is of
     last_good: CheckResult | None = None  # the last check whose program parsed
+    last_good_text: str = ""  # the text `last_good` was checked from
+    # `last_good_text` against the document's text now, by document version
+    shifted: tuple[int | None, Shift] | None = None
     feedback: list[MessageRecord] = field(default_factory=list)
     check_diagnostics: list[lsp.Diagnostic] = field(default_factory=list)
     task: asyncio.Task | None = None
     feedback_running: bool = False
+    checking: bool = False  # a check of this document runs on the check thread
+    # An edit came while the check ran: another check follows it (`edited`: the text
+    # changed, so the files that use it follow too).
+    again: bool = False
+    again_edited: bool = False
+    last_edit: float = 0.0  # event-loop time of the last edit, for the debounce
 
 
 def _deep_executor() -> ThreadPoolExecutor:
@@ -133,13 +149,29 @@ class MclLanguageServer(FramedTransport, LanguageServer):
         """(Re)start the analysis of `uri`; an older one of the same document stops.
         `edited`: its text changed, so the open files that use it are checked again."""
         state = self.state(uri)
-        if state.task is not None and not state.task.done():
-            state.task.cancel()
+        if edited:
+            state.last_edit = asyncio.get_running_loop().time()
         if state.feedback_running:
             self.worker.cancel()
             self.window_log_message(lsp.LogMessageParams(
                 lsp.MessageType.Log, f"mcl: feedback cancelled, {uri} changed"))
+        if state.checking:
+            # Let it finish and publish; `_run_analysis` starts the next one after it.
+            state.again = True
+            state.again_edited |= edited
+            return
+        if state.task is not None and not state.task.done():
+            state.task.cancel()  # still in its debounce pause
         state.task = asyncio.ensure_future(self._analyse(uri, delay, edited))
+
+    def _follow_up(self, uri: str) -> None:
+        """After a check during which the document changed: check the newest text, once
+        what is left of the debounce pause since the last edit has passed."""
+        state = self.state(uri)
+        edited, state.again, state.again_edited = state.again_edited, False, False
+        since = asyncio.get_running_loop().time() - state.last_edit
+        state.task = asyncio.ensure_future(self._analyse(
+            uri, max(0.0, self.settings.debounce_s - since), edited))
 
     def reanalyse_all(self) -> None:
         for uri in list(self.documents):
@@ -156,31 +188,49 @@ class MclLanguageServer(FramedTransport, LanguageServer):
             log.exception("analysis of %s failed", uri)
             self.window_log_message(lsp.LogMessageParams(
                 lsp.MessageType.Error, f"mcl: internal error while checking {uri}: {exc}"))
+            state = self.documents.get(uri)
+            if state is not None and state.again and not state.checking:
+                self._follow_up(uri)  # the newer text may check
 
     async def _run_analysis(self, uri: str, edited: bool) -> None:
         document = self.workspace.get_text_document(uri)
         if document.path is None:
             return
         path = Path(document.path)
-        version = document.version
-        set_overlay(path, document.source)
+        version, text = document.version, document.source
+        set_overlay(path, text)
         if is_hdl(path):
             self.libraries.invalidate()  # kernels see the edited description
         settings = effective(self.settings, path)
         loop = asyncio.get_running_loop()
-        result = await loop.run_in_executor(self.checks, check_document, path, settings,
-                                            self.libraries)
         state = self.state(uri)
+        state.checking = True
+        try:
+            result = await loop.run_in_executor(self.checks, check_document, path, settings,
+                                                self.libraries)
+        finally:
+            state.checking = False
+        if self.documents.get(uri) is not state:
+            return  # closed meanwhile
+        if state.again and self.workspace.get_text_document(uri).version == version:
+            # the same text is checked again (new settings, a changed description or
+            # module): this result is outdated already, the follow-up's is not
+            state.again_edited |= edited
+            self._follow_up(uri)
+            return
         state.check, state.check_version = result, version
         if result.program is not None or result.hdl is not None:
-            state.last_good = result
+            state.last_good, state.last_good_text, state.shifted = result, text, None
         state.feedback = []
         module = module_at(result.program, path)
         imports = module.imports if module is not None else ()
         state.check_diagnostics = [diagnostic(d, path, imports) for d in result.diagnostics]
         self._publish(uri, version, state.check_diagnostics)
         if edited:
-            self._recheck_users(path)
+            self.recheck_users(path)
+        if state.again:
+            self._follow_up(uri)  # no feedback for a text already replaced
+            return
         if is_hdl(path):
             return
         if result.errors or not self.settings.feedback:
@@ -220,10 +270,12 @@ class MclLanguageServer(FramedTransport, LanguageServer):
         if lens is not None and lens.refresh_support:
             self.workspace_code_lens_refresh(None)
 
-    def _recheck_users(self, changed: Path) -> None:
+    def recheck_users(self, changed: Path) -> None:
         """Check the open kernels that use `changed` again: every kernel for a
-        description (any may use it), those importing it for a module. Not cascading:
-        only an edit starts this."""
+        description (any may use it), those importing it for a module, and those whose
+        program did not load (`changed` may be the module they miss, or the end of their
+        import cycle). Not cascading: only an edit, an open or a change on disk starts
+        this."""
         target = changed.resolve()
         for uri, state in list(self.documents.items()):
             document = self.workspace.get_text_document(uri)
@@ -233,7 +285,9 @@ class MclLanguageServer(FramedTransport, LanguageServer):
                 continue
             program = state.last_good.program if state.last_good is not None else None
             files = program.files.values() if program is not None else ()
-            if is_hdl(changed) or any(Path(f).resolve() == target for f in files):
+            unloaded = state.check is not None and not state.check.loaded
+            if is_hdl(changed) or unloaded or any(Path(f).resolve() == target
+                                                  for f in files):
                 self.schedule(uri, 0)
 
     def _overlays(self) -> list[tuple[str, str]]:
@@ -251,6 +305,13 @@ class MclLanguageServer(FramedTransport, LanguageServer):
             uri))
 
     # ------------------------------------------------------------------ positions
+
+    def shift(self, uri: str, state: DocumentState) -> Shift:
+        """The last good tree's lines against the document's text now (mcl.lsp.shift)."""
+        document = self.workspace.get_text_document(uri)
+        if state.shifted is None or state.shifted[0] != document.version:
+            state.shifted = (document.version, Shift(state.last_good_text, document.source))
+        return state.shifted[1]
 
     def lines(self, uri: str) -> list[str]:
         """The lines of `uri` as mcl numbers them: the open document's text, else the
@@ -285,7 +346,7 @@ class MclLanguageServer(FramedTransport, LanguageServer):
             set_overlay(document.path, None)
             if is_hdl(Path(document.path)):
                 self.libraries.invalidate()
-            self._recheck_users(Path(document.path))  # they read the file on disk again
+            self.recheck_users(Path(document.path))  # they read the file on disk again
         self._publish(uri, None, [])
 
     # ------------------------------------------------------------------ settings
@@ -320,8 +381,10 @@ def initialize(ls: MclLanguageServer, params: lsp.InitializeParams) -> None:
 
 
 # Files whose saved changes change a kernel's diagnostics without an edit of the kernel:
-# the project settings (docs/user-guide.md) and the descriptions.
-WATCHED = ("**/mcl.toml", "**/pyproject.toml", "**/*.hdl")
+# the project settings (docs/user-guide.md), the descriptions and the modules (created,
+# renamed, changed outside the editor).
+WATCHED = ("**/mcl.toml", "**/pyproject.toml", "**/*.hdl", "**/*.mcpl", "**/*.mcl")
+MODULE_SUFFIXES = (".mcpl", ".mcl")
 
 
 @server.feature(lsp.INITIALIZED)
@@ -353,10 +416,19 @@ async def _watch_files(ls: MclLanguageServer) -> None:
 def watched_files_changed(ls: MclLanguageServer, params: lsp.DidChangeWatchedFilesParams
                           ) -> None:
     """A saved mcl.toml or description: check every open document again (a description
-    may be used by any kernel; settings are read from disk at each check)."""
-    if any(change.uri.endswith(".hdl") for change in params.changes):
+    may be used by any kernel; settings are read from disk at each check). A module
+    changed on disk: check the open kernels that use it or miss a module (an open
+    module's buffer is what the checks read, not the file)."""
+    uris = [change.uri for change in params.changes]
+    if any(uri.endswith(".hdl") for uri in uris):
         ls.libraries.invalidate()
-    ls.reanalyse_all()
+    if any(not uri.endswith(MODULE_SUFFIXES) for uri in uris):
+        ls.reanalyse_all()
+        return
+    for uri in uris:
+        path = to_fs_path(uri)
+        if path is not None and unquote(uri) not in ls.workspace.text_documents:
+            ls.recheck_users(Path(path))
 
 
 @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
@@ -372,7 +444,9 @@ async def changed_configuration(ls: MclLanguageServer,
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
 def did_open(ls: MclLanguageServer, params: lsp.DidOpenTextDocumentParams) -> None:
-    ls.schedule(params.text_document.uri, 0)
+    # `edited`: a kernel that misses this module, or reads another text of it from
+    # disk, is checked again with the buffer
+    ls.schedule(params.text_document.uri, 0, edited=True)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
@@ -413,24 +487,41 @@ def _answer(ls: MclLanguageServer, what: str, uri: str, work: Callable[[], T]) -
 
 def _from_last_good(ls: MclLanguageServer, uri: str, what: str,
                     work: Callable[[DocumentState, Path, CheckResult], T]) -> T | None:
-    """`work(state, path, last good check)` for an open document that parsed once."""
+    """`work(state, path, last good check)` for an open document that parsed once. Its
+    answer's positions in the document are those of the good check's text: they are moved
+    to the text now, and those on lines edited since are left out (mcl.lsp.shift)."""
     state = ls.documents.get(uri)
     path = _path(uri)
     if state is None or path is None or state.last_good is None:
         return None
     good = state.last_good
-    return _answer(ls, what, uri, lambda: work(state, path, good))
+    return _answer(ls, what, uri,
+                   lambda: ls.shift(uri, state).answer(work(state, path, good), uri))
+
+
+def _in_last_good(ls: MclLanguageServer, uri: str, position: lsp.Position
+                  ) -> tuple[lsp.Position, str] | None:
+    """A request's `position` (client units) in the last good check's text, with that
+    text; None on a line edited since (its tree knows nothing of what is there now)."""
+    state = ls.documents.get(uri)
+    if state is None or state.last_good is None:
+        return None
+    shift = ls.shift(uri, state)
+    at = shift.request(ls.from_client(position, uri))
+    return None if at is None else (at, shift.old_text)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_HOVER)
 def on_hover(ls: MclLanguageServer, params: lsp.HoverParams) -> lsp.Hover | None:
-    pos = ls.from_client(params.position, params.text_document.uri)
+    found = _in_last_good(ls, params.text_document.uri, params.position)
+    if found is None:
+        return None
+    pos, source = found
 
     def work(state: DocumentState, path: Path, good: CheckResult) -> lsp.Hover | None:
         if is_hdl(path):
             text = hover.hdl_hover(good.hdl, good.library, pos.line, pos.character)
         else:
-            source = ls.workspace.get_text_document(params.text_document.uri).source
             text = hover.kernel_hover(good.program, good.tables, good.library,
                                       state.feedback, path, source, pos.line, pos.character)
         return lsp.Hover(lsp.MarkupContent(lsp.MarkupKind.Markdown, text)) if text else None
@@ -442,13 +533,15 @@ def on_hover(ls: MclLanguageServer, params: lsp.HoverParams) -> lsp.Hover | None
 def on_definition(ls: MclLanguageServer, params: lsp.DefinitionParams
                   ) -> lsp.Location | None:
     uri = params.text_document.uri
-    pos = ls.from_client(params.position, uri)
+    found = _in_last_good(ls, uri, params.position)
+    if found is None:
+        return None
+    pos, text = found
 
     def work(state: DocumentState, path: Path, good: CheckResult) -> lsp.Location | None:
         if is_hdl(path):
             return hdl_navigation.hdl_definition(good.hdl, good.library, pos.line,
                                                 pos.character)
-        text = ls.workspace.get_text_document(uri).source
         return navigation.kernel_definition(good.program, good.tables, good.library, path,
                                             text, pos.line, pos.character)
 
@@ -643,12 +736,13 @@ async def on_rename(ls: MclLanguageServer, params: lsp.RenameParams
 def _from_kernel(ls: MclLanguageServer, uri: str, what: str,
                  work: Callable[[Path, CheckResult, Any, str], T]) -> T | None:
     """`work(path, last good check, module, text)` for an open kernel (not a
-    description) that parsed once; `text` is the document's current text."""
+    description) that parsed once; `text` is the text that check was of (positions are
+    moved to the text now by `_from_last_good`)."""
     def on_kernel(state: DocumentState, path: Path, good: CheckResult) -> T | None:
         module = module_at(good.program, path) if not is_hdl(path) else None
         if module is None:
             return None
-        return work(path, good, module, ls.workspace.get_text_document(uri).source)
+        return work(path, good, module, state.last_good_text)
 
     return _from_last_good(ls, uri, what, on_kernel)
 
@@ -707,19 +801,23 @@ def on_signature_help(ls: MclLanguageServer, params: lsp.SignatureHelpParams
                       ) -> lsp.SignatureHelp | None:
     uri = params.text_document.uri
     pos = ls.from_client(params.position, uri)
-    return _from_kernel(ls, uri, "signatureHelp", lambda path, good, module, text:
-                        outline.signature_help(good.program, module, text, pos.line,
-                                               pos.character))
+    # the call being typed is read from the text now; the tree only names the functions
+    return _from_kernel(ls, uri, "signatureHelp", lambda path, good, module, _:
+                        outline.signature_help(good.program, module,
+                                               ls.workspace.get_text_document(uri).source,
+                                               pos.line, pos.character))
 
 
 @server.feature(lsp.TEXT_DOCUMENT_INLAY_HINT)
 def on_inlay_hint(ls: MclLanguageServer, params: lsp.InlayHintParams
                   ) -> list[lsp.InlayHint] | None:
     first, last = params.range.start.line, params.range.end.line
-    return _from_kernel(ls, params.text_document.uri, "inlayHint",
-                        lambda path, good, module, text: inlay.inlay_hints(
-                            module, good.library, effective(ls.settings, path).value_map,
-                            first, last))
+    # hints of the whole tree, moved to the text now (those on edited lines left out)
+    hints = _from_kernel(ls, params.text_document.uri, "inlayHint",
+                         lambda path, good, module, text: inlay.inlay_hints(
+                             module, good.library, effective(ls.settings, path).value_map,
+                             0, sys.maxsize))
+    return None if hints is None else [h for h in hints if first <= h.position.line <= last]
 
 
 @server.feature(lsp.WORKSPACE_SYMBOL)

@@ -30,6 +30,13 @@ from mcl.lsp.analysis import Libraries
 # (tests/lsp/test_responsiveness.py).
 DELAY_ENV = "MCL_LSP_FEEDBACK_DELAY"
 CANCEL_WAIT_S = 2.0  # how long a cancelled job may take to stop before the worker is replaced
+# SymPy keeps up to 1,000 results per cached function (about 125 of them) for the process.
+# Every feedback job makes new loop counters (sympy.Dummy), so most results of one job
+# never serve another, and the worker would grow by every job (20 to 170 KB for the
+# shipped kernels) up to some 125,000 entries. Past this many the cache starts again
+# empty; the next job fills in what it needs (what mcl keeps by formula stays:
+# mcl.feedback.facts.compiled).
+SYMPY_ENTRIES = 20_000
 READY = "ready"  # the worker's first message: imports done, library loaded
 
 
@@ -148,10 +155,19 @@ def _serve(conn: Connection) -> None:
             result.failure = f"{type(exc).__name__}: {exc}"
         _busy = False
         result.seconds = time.perf_counter() - start
+        bound_caches()
         try:
             conn.send(result)
         except (BrokenPipeError, OSError):
             return
+
+
+def bound_caches(limit: int | None = None) -> None:
+    """Empty SymPy's cache once it holds more than `limit` (SYMPY_ENTRIES) results."""
+    from sympy.core.cache import CACHE, clear_cache
+
+    if sum(f.cache_info().currsize for f in CACHE) > (limit or SYMPY_ENTRIES):
+        clear_cache()
 
 
 def _warm_up(libraries: Libraries) -> None:

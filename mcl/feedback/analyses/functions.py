@@ -102,6 +102,8 @@ def load_module(path: Path) -> ModuleType:
         spec.loader.exec_module(module)
     except Exception as exc:  # noqa: BLE001 - a user's module: report, never crash
         raise ModuleLoadError(path, exc) from exc
+    for old in [k for k in _MODULES if k[0] == key[0]]:
+        del _MODULES[old]  # the module as it was before the file changed: one per file
     _MODULES[key] = module
     return module
 
