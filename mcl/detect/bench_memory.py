@@ -98,9 +98,9 @@ __kernel void chase_init(__global uint *next, uint n, uint stride) {
     next[i * stride] = ((1664525u * i + 1013904223u) & (n - 1)) * stride;
 }
 
-/* One work-item follows the cycle: every load waits for the one before. */
-__kernel void chase(__global const uint *next, __global uint *out, int steps) {
-    uint p = 0;
+/* One work-item follows the cycle from `start`: every load waits for the one before. */
+__kernel void chase(__global const uint *next, __global uint *out, int steps, uint start) {
+    uint p = start;
     for (int i = 0; i < steps; ++i) p = next[p];
     out[0] = p;
 }
@@ -248,12 +248,20 @@ class MemoryBench:
         cl.enqueue_nd_range_kernel(self.queue, init, (n,), None).wait()
         kernel = self.kernels["chase_local" if local else "chase"]
 
+        end = np.zeros(1, np.uint32)
+
         def launch(steps: int) -> Any:
             if local:
                 kernel.set_args(buf, self.out, np.int32(n), np.int32(steps),
                                 cl.LocalMemory(4 * n))  # line 4 B: stride 1
             else:
-                kernel.set_args(buf, self.out, np.int32(steps))
+                # Each run goes on where the last one ended, so a footprint larger than
+                # the caches is walked through lines no run loaded before (starting every
+                # run at line 0 measured the cache holding the first run's lines: an H100
+                # gave the L2's latency for device memory).
+                cl.enqueue_copy(self.queue, end, self.out).wait()
+                start = int(end[0]) // stride % n * stride  # a line's start, whatever `out` held
+                kernel.set_args(buf, self.out, np.int32(steps), np.uint32(start))
             return cl.enqueue_nd_range_kernel(self.queue, kernel, (1,), (1,))
 
         steps = grow_until(lambda s: _event_time(launch(s)), 1024, seconds, 1 << 28)
