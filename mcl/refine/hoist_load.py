@@ -57,7 +57,8 @@ class HoistLoad(Refinement):
                 try:
                     out.append(self.answer(kernel, finding))
                 except Refused as refused:
-                    out.append(refused)
+                    line = finding.span.line if finding.span is not None else None
+                    out.append(Refused(refused.reason, line))
         return out
 
     def answer(self, kernel: KernelAtLevel, finding: Finding) -> Proposal:

@@ -173,7 +173,7 @@ def list_offers(kernel: KernelAtLevel, progress: Callable[[str], None] | None = 
     for refinement in REFINEMENTS:
         for item in refinement.proposals(kernel):
             if isinstance(item, Refused):
-                refused.append(NotOffered(refinement.name, None, item.reason))
+                refused.append(NotOffered(refinement.name, item.line, item.reason))
                 continue
             tell(f"checking {item.invocation}")
             try:

@@ -23,9 +23,10 @@ class Refused(Exception):
     """A precondition of a refinement that does not hold, or cannot be shown: `reason`
     says which, in words."""
 
-    def __init__(self, reason: str):
+    def __init__(self, reason: str, line: int | None = None):
         super().__init__(reason)
         self.reason = reason
+        self.line = line  # where the refinement would have acted, where known
 
 
 @dataclass(frozen=True)

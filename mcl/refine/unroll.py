@@ -51,7 +51,7 @@ class Unroll(Refinement):
                 out.append(self.propose(kernel, {"line": str(loop.span.line),
                                                  "factor": str(factor)}))
             except Refused as refused:
-                out.append(refused)
+                out.append(Refused(refused.reason, loop.span.line))
         return out
 
     def propose(self, kernel: KernelAtLevel, args: Mapping[str, str]) -> Proposal:
