@@ -170,7 +170,7 @@ def list_offers(kernel: KernelAtLevel, progress: Callable[[str], None] | None = 
     verifier: Verifier | None = None
     chosen: list[NextVersion] = []
     groups: dict[str, list[NextVersion]] = {}
-    for refinement in REFINEMENTS:
+    for refinement in (r for r in REFINEMENTS if r.listed):
         for item in refinement.proposals(kernel):
             if isinstance(item, Refused):
                 refused.append(NotOffered(refinement.name, item.line, item.reason))

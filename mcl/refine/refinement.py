@@ -72,6 +72,9 @@ class Refinement(ABC):
     parameters: tuple[Parameter, ...]
     preconditions: tuple[str, ...]
     answers: tuple[type[ProposedChange], ...] = ()
+    # Whether `mcl apply --list` offers its proposals; one the time model cannot weigh
+    # is applied by name only (its proposals remain for a search to try).
+    listed: bool = True
 
     @abstractmethod
     def proposals(self, kernel: KernelAtLevel) -> list[Proposal | Refused]:

@@ -2,9 +2,9 @@
 
 The value goes where the constant's initial value stands in the source (its comments,
 its `// tune:` and `// require:` lines stay); the constants derived from it follow by
-themselves. Listed for the constants with `// tune:` values (docs/tuning.md): each
-other value the `// require:` rules allow is a proposal of the constant's group, of
-which `mcl apply --list` keeps the one the time model likes best."""
+themselves. Listed for the constants with `// tune:` values (docs/tuning.md): the values next to
+the current one that the `// require:` rules allow are proposals of the constant's
+group, of which `mcl apply --list` keeps the one the time model estimates fastest."""
 
 from __future__ import annotations
 
@@ -39,9 +39,7 @@ class SetConstant(Refinement):
         out: list[Proposal | Refused] = []
         for name, values in space.params.items():
             current = constant_values(kernel.constants(), {}).get(name)
-            for value in values:
-                if value == current:
-                    continue
+            for value in _neighbours(values, current):
                 try:
                     out.append(self.propose(kernel, {"name": name, "value": str(value)}))
                 except Refused as refused:
@@ -67,6 +65,17 @@ class SetConstant(Refinement):
         edit = TextEdit.replacing(decl.init.span, str(value))
         return Proposal(self.name, (("name", name), ("value", str(value))), decl.init.span.line,
                         f"{name} = {value} (was {current})", (edit,), group=f"{self.name}:{name}")
+
+
+def _neighbours(values: list[Number], current: Number | None) -> list[Number]:
+    """The tune values next to the current one, below and above (one step of a
+    refinement; a search over refinements takes more); all of them where the current
+    value is none of the listed ones."""
+    ordered = sorted(set(values))
+    if current not in ordered:
+        return ordered
+    at = ordered.index(current)
+    return ordered[max(at - 1, 0):at] + ordered[at + 1:at + 2]
 
 
 def _value(decl: ast.Decl, text: str | None) -> Number:

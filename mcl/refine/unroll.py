@@ -15,7 +15,7 @@ from mcl.refine.loops import LoopShape, loop_shape
 from mcl.refine.places import constant_env, every_name, fresh_name, holding_block, written
 from mcl.refine.refinement import Parameter, Proposal, Refinement, Refused, integer
 
-# Listed: innermost loops of at most this many trips (a longer body is no gain).
+# Proposed: innermost loops of at most this many trips (a longer body is no gain).
 MAX_LISTED_TRIPS = 16
 
 
@@ -27,6 +27,10 @@ class Unroll(Refinement):
         Parameter("factor", "copies of the body per iteration, 2 up to the trip count; "
                   "one that does not divide it leaves the rest as copies after the loop"),
     )
+    # The time model has no term for a loop's overhead: what it would estimate for an
+    # unrolled loop is the registers its copies declare, not the change (a search over
+    # refinements measures it instead).
+    listed = False
     preconditions = (
         "the loop is `for (int v = A; v < B; v++)` (`<=`, or `v += C`) with A, B and C "
         "constants of the file: its trip count is a constant",
