@@ -37,11 +37,6 @@ def _line_starts(text: str) -> list[int]:
     return starts
 
 
-def offset(text: str, line: int, column: int) -> int:
-    """The character offset of a 1-based (line, column) in `text`."""
-    return _line_starts(text)[line - 1] + column - 1
-
-
 def span_text(text: str, span: Span) -> str:
     """The source text a span covers."""
     starts = _line_starts(text)
@@ -75,13 +70,6 @@ def apply_edits(text: str, edits: Iterable[TextEdit]) -> str:
         at = end
     out.append(text[at:])
     return "".join(out)
-
-
-def reindent(block: str, extra: str) -> str:
-    """Every non-empty line of `block` but the first with `extra` more indentation (the
-    first line continues where the block was cut from its line)."""
-    lines = block.split("\n")
-    return "\n".join([lines[0], *((extra + x) if x.strip() else x for x in lines[1:])])
 
 
 def unified_diff(before: str, after: str, old_name: str, new_name: str) -> str:

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from mcl import pipeline
 from mcl.diagnostics import MclError, Span, error
@@ -25,9 +25,6 @@ from mcl.source_files import overlay_text, set_overlay
 if TYPE_CHECKING:
     from mcl.hdl.library import HwdLibrary
     from mcl.mcpl.checked import CheckedProgram
-
-N = TypeVar("N")
-
 
 @contextmanager
 def source_text(path: Path, text: str | None) -> Iterator[None]:
@@ -85,21 +82,8 @@ class KernelAtLevel:
         """Does `span` lie in this kernel's file (not in an imported module)?"""
         return span is not None and Path(span.file).resolve() == self.path.resolve()
 
-    def node_at(self, span: Span | None, kind: type[N]) -> N | None:
-        """The node of the source function of class `kind` at exactly `span`."""
-        if span is None or not self.in_file(span):
-            return None
-        return next((n for n in ast.walk(self.source_function)
-                     if isinstance(n, kind) and _same_place(getattr(n, "span", None), span)),
-                    None)
-
     def constants(self) -> tuple[ast.Decl, ...]:
         return self.source.program.main.constants
-
-
-def _same_place(a: Span | None, b: Span) -> bool:
-    return a is not None and (a.line, a.column, a.end_line, a.end_column) == (
-        b.line, b.column, b.end_line, b.end_column)
 
 
 def kernel_function(program: CheckedProgram, wanted: str | None, default: str | None

@@ -67,11 +67,6 @@ def holding_block(function: ast.Function, stmt: object) -> ast.Block | None:
     return None
 
 
-def inside(outer: object, node: object) -> bool:
-    """Is `node` (by identity) `outer` or below it?"""
-    return any(n is node for n in ast.walk(outer))
-
-
 def path_to(root: object, node: object) -> list[object]:
     """The nodes from `root` down to `node` (both included); empty where it is not
     below `root`."""

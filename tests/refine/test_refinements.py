@@ -201,3 +201,11 @@ def test_an_unknown_refinement_names_the_known_ones(library: HwdLibrary) -> None
         proposal_for(kernel, "pad-shard:array=tile")
     with pytest.raises(Refused, match="no bank-conflict finding at line 3"):
         proposal_for(kernel, "bank-conflict@3")
+
+
+def test_a_finding_no_refinement_answers_says_so(library: HwdLibrary) -> None:
+    kernel = _open(kernels_dir() / "transpose" / "perfect.mcpl", "hopper", library,
+                   {"n": 8192, "m": 8192})
+    store = next(f for f in kernel.findings if f.code == "uncoalesced")
+    with pytest.raises(Refused, match="no refinement answers uncoalesced findings yet"):
+        proposal_for(kernel, f"uncoalesced@{store.span.line}")
