@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -108,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
 def _list(args: argparse.Namespace, kernel: KernelAtLevel) -> int:
     from mcl.refine.offers import list_offers
 
-    offers, refused = list_offers(kernel)
+    offers, refused = list_offers(kernel, _progress())
     if args.format == "json":
         print(json.dumps(_document(kernel, offers, refused), indent=2))
         return 0
@@ -127,6 +128,16 @@ def _list(args: argparse.Namespace, kernel: KernelAtLevel) -> int:
             where = f" (line {item.line})" if item.line is not None else ""
             print(f"  {item.what}{where}: {item.reason}")
     return 0
+
+
+def _progress() -> Callable[[str], None] | None:
+    """Each step of a long list on a terminal's stderr (every offer is checked, verified
+    at three sizes and weighed: seconds each); nothing where stderr is a file."""
+    import sys
+
+    if not sys.stderr.isatty():
+        return None
+    return lambda step: print(f"mcl apply: {step}", file=sys.stderr, flush=True)
 
 
 def _apply(args: argparse.Namespace, kernel: KernelAtLevel) -> int:
