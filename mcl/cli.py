@@ -28,8 +28,8 @@ from mcl.module_code import install as install_module_code
 # The sub-commands, in help order; each is the module `mcl.commands.<name>`. Plain imports
 # when registered: a command module that fails to import makes `mcl` fail loudly instead
 # of silently offering one command less.
-COMMANDS = ("hwd", "check", "translate", "run", "codegen", "tune", "profile", "report",
-            "roofline", "demo", "devices", "lsp")
+COMMANDS = ("hwd", "check", "translate", "apply", "run", "codegen", "tune", "profile",
+            "report", "roofline", "demo", "devices", "lsp")
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:

@@ -1,0 +1,234 @@
+"""hoist-load: load an element that a loop reads again in every iteration into a local
+variable before the loop, and read the local inside it (the memory analysis's
+`memory-register` suggestion, a `KeepInRegister`; paper 6.3)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+from mcl.feedback.findings import Finding, KeepInRegister, RegisterReload
+from mcl.identity import Ref
+from mcl.mcpl import ast
+from mcl.mcpl.printer import print_expr
+from mcl.refine.edits import TextEdit, indentation
+from mcl.refine.kernel import KernelAtLevel
+from mcl.refine.loops import loop_shape, size_names
+from mcl.refine.places import (
+    constant_env,
+    every_name,
+    fresh_name,
+    holding_block,
+    names_in,
+    path_to,
+    written,
+)
+from mcl.refine.refinement import Parameter, Proposal, Refinement, Refused, integer
+
+
+class HoistLoad(Refinement):
+    name = "hoist-load"
+    summary = "load a loop-invariant element once, into a local before the loop"
+    parameters = (
+        Parameter("line", "the line of the load"),
+        Parameter("access", "the load as written, e.g. weight[r] (where the line has "
+                  "several)", optional=True),
+        Parameter("loop", "the line of the outermost for-loop to hoist it out of "
+                  "(default: the outermost it does not depend on)", optional=True),
+    )
+    preconditions = (
+        "the access is a load of an element of a primitive type, in the kernel's own file",
+        "no index of it reads a variable that the loops hoisted over declare or write, "
+        "their loop variables included",
+        "the loops write nothing of the array (no store, no atomic, no call that is "
+        "passed it) and hold no barrier (no other unit changes it between iterations)",
+        "between the outermost loop and the load stands no `if` and no `foreach`: each "
+        "iteration loads it",
+        "each loop runs at least once whenever it is reached (a positive constant trip "
+        "count, or from 0 to a size): the hoisted load loads nothing the kernel did not",
+        "the outermost loop is a statement of a block `{ ... }` and starts its line",
+    )
+    answers = (KeepInRegister,)
+
+    def proposals(self, kernel: KernelAtLevel) -> list[Proposal | Refused]:
+        out: list[Proposal | Refused] = []
+        for finding in kernel.findings:
+            if isinstance(finding, RegisterReload) and finding.function == kernel.function:
+                try:
+                    out.append(self.answer(kernel, finding))
+                except Refused as refused:
+                    line = finding.span.line if finding.span is not None else None
+                    out.append(Refused(refused.reason, line))
+        return out
+
+    def answer(self, kernel: KernelAtLevel, finding: Finding) -> Proposal:
+        if not isinstance(finding, RegisterReload):
+            raise Refused(f"{self.name} answers memory-register findings, not {finding.code}")
+        keep = finding.keep
+        if keep.access.span is None or not keep.loops:
+            raise Refused("the finding names no place in the source")
+        outermost = min((p for p in keep.loops if p.span is not None),
+                        key=lambda p: (p.span.line, p.span.column) if p.span else (0, 0),
+                        default=None)
+        args = {"line": str(keep.access.span.line), "access": keep.access.text}
+        if outermost is not None and outermost.span is not None:
+            args["loop"] = str(outermost.span.line)
+        return self._propose(kernel, args, finding)
+
+    def propose(self, kernel: KernelAtLevel, args: Mapping[str, str]) -> Proposal:
+        return self._propose(kernel, args, None)
+
+    def _propose(self, kernel: KernelAtLevel, args: Mapping[str, str],
+                 finding: Finding | None) -> Proposal:
+        function = kernel.source_function
+        line = integer(args, "line")
+        load = _the_load(kernel, function, line, args.get("access"))
+        text = print_expr(load)
+        path = path_to(function.body, load)
+        loops = [n for n in path if isinstance(n, ast.For)]
+        if not loops:
+            raise Refused(f"{text} at line {line} is in no for-loop")
+        chosen = _loops_hoisted_over(loops, path, load, args.get("loop"), text)
+        outer = chosen[0]
+        env = constant_env(kernel.source.program.main)
+        sizes = size_names(function)
+        for loop in chosen:
+            shape = loop_shape(loop, env)
+            if shape is None or not shape.runs(env, sizes):
+                raise Refused(f"for-loop {loop.var} may run zero times: hoisted, {text} "
+                              "would be loaded where the kernel does not load it")
+        if holding_block(function, outer) is None or outer.span is None:
+            raise Refused(f"for-loop {outer.var} is not a statement of a block")
+        indent = indentation(kernel.text, outer.span.line)
+        if outer.span.column != len(indent) + 1:
+            raise Refused(f"for-loop {outer.var} does not start its line")
+        element = _element_type(function, load)
+        local = fresh_name(re.sub(r"\W+", "_", text).strip("_"), every_name(function))
+        edits = [TextEdit.inserting(outer.span.line, 1,
+                                    f"{indent}{element} {local} = {text};\n")]
+        edits += [TextEdit.replacing(n.span, local) for n in _same_loads(outer, load)
+                  if n.span is not None]
+        names = ", ".join(loop.var for loop in chosen)
+        return Proposal(self.name, (("line", str(line)), ("access", text),
+                                    ("loop", str(outer.span.line))), line,
+                        f"load {text} once into {local} before for-loop {outer.var} "
+                        f"(line {outer.span.line}) instead of in every iteration of "
+                        f"{names}", tuple(edits), finding)
+
+    def still_there(self, proposal: Proposal, findings: Sequence[Finding]) -> Finding | None:
+        args = dict(proposal.args)
+        return next((f for f in findings if isinstance(f, RegisterReload)
+                     and f.keep.access.text == args["access"]
+                     and any(p.span is not None and p.span.line >= int(args["loop"])
+                             for p in f.keep.loops)), None)
+
+
+def _the_load(kernel: KernelAtLevel, function: ast.Function, line: int,
+              access: str | None) -> ast.Index:
+    targets = _targets(function)
+    loads = [n for n in _full_accesses(function) if n.span is not None
+             and n.span.line == line and kernel.in_file(n.span) and Ref(n) not in targets]
+    if access is not None:
+        wanted = re.sub(r"\s+", "", access)
+        loads = [n for n in loads if re.sub(r"\s+", "", print_expr(n)) == wanted]
+    texts = sorted({print_expr(n) for n in loads})
+    if not loads:
+        raise Refused(f"line {line} has no load" + (f" {access}" if access else ""))
+    if len(texts) > 1:
+        raise Refused(f"line {line} has several loads ({', '.join(texts)}): give access=")
+    return loads[0]
+
+
+def _full_accesses(function: ast.Function) -> list[ast.Index]:
+    """Element accesses, each whole: `d[i][j]`, not its part `d[i]`."""
+    parts = {Ref(n.base) for n in ast.walk(function.body) if isinstance(n, ast.Index)}
+    return [n for n in ast.walk(function.body)
+            if isinstance(n, ast.Index) and Ref(n) not in parts]
+
+
+def _targets(function: ast.Function) -> set[Ref[object]]:
+    """The nodes stored to (and their parts)."""
+    ids: set[Ref[object]] = set()
+    for n in ast.walk(function.body):
+        match n:
+            case ast.Assign(target=t) | ast.IncDec(target=t):
+                ids |= {Ref(x) for x in ast.walk(t)}
+            case ast.Swap(left=left, right=right):
+                ids |= {Ref(x) for x in (*ast.walk(left), *ast.walk(right))}
+            case _:
+                pass
+    return ids
+
+
+def _loops_hoisted_over(loops: list[ast.For], path: list[object], load: ast.Index,
+                        wanted: str | None, text: str) -> list[ast.For]:
+    """The for-loops (outermost first) the load moves out of: from the one at line
+    `wanted`, else the outermost of those it does not depend on, to the innermost."""
+    array = ast.root_name(load) or ""
+    reads = names_in(load)
+
+    def problem(loop: ast.For) -> str | None:
+        below = path[_position(path, loop):]
+        if array in written(loop):
+            return f"for-loop {loop.var} writes {array}"
+        if reads & written(loop):
+            return (f"{text} reads {', '.join(sorted(reads & written(loop)))}, which "
+                    f"for-loop {loop.var} changes")
+        if any(isinstance(n, ast.Barrier) for n in ast.walk(loop)):
+            return f"for-loop {loop.var} holds a barrier"
+        if any(isinstance(n, ast.If | ast.Foreach) for n in below[1:]):
+            return f"{text} is under an if or a foreach inside for-loop {loop.var}"
+        return None
+
+    if wanted is not None:
+        chosen = [loop for loop in loops if loop.span is not None
+                  and str(loop.span.line) == wanted]
+        if not chosen:
+            raise Refused(f"no for-loop around {text} starts at line {wanted}")
+        start = _position(loops, chosen[0])
+        for loop in loops[start:]:
+            why = problem(loop)
+            if why is not None:
+                raise Refused(why)
+        return loops[start:]
+    start = len(loops)
+    while start > 0 and problem(loops[start - 1]) is None:
+        start -= 1
+    if start == len(loops):
+        raise Refused(problem(loops[-1]) or f"{text} depends on its loop")
+    return loops[start:]
+
+
+def _same_loads(loop: ast.For, load: ast.Index) -> list[ast.Index]:
+    """The loads inside `loop` of the same element as `load` (equal trees)."""
+    parts = {Ref(n.base) for n in ast.walk(loop) if isinstance(n, ast.Index)}
+    stored = {Ref(x) for n in ast.walk(loop) if isinstance(n, ast.Assign | ast.IncDec)
+              for x in ast.walk(n.target)}
+    return [n for n in ast.walk(loop.body) if isinstance(n, ast.Index) and n == load
+            and Ref(n) not in parts and Ref(n) not in stored]
+
+
+def _element_type(function: ast.Function, load: ast.Index) -> str:
+    array = ast.root_name(load)
+    declared: list[ast.Type] = [p.type for p in function.params if p.name == array]
+    for n in ast.walk(function.body):
+        match n:
+            case ast.Decl(name=name, type=t) if name == array:
+                declared.append(t)
+            case ast.Decl(view=ast.View(name=name, type=t)) | ast.ViewDecl(
+                    view=ast.View(name=name, type=t)) if name == array:
+                declared.append(t)
+            case _:
+                pass
+    if len(declared) != 1 or not isinstance(declared[0], ast.ArrayType) \
+            or not isinstance(declared[0].element, ast.Prim) \
+            or declared[0].rank != sum(len(i.indices) for i in ast.walk(load)
+                                       if isinstance(i, ast.Index)):
+        raise Refused(f"the element of {print_expr(load)} is not one number of a "
+                      "declared array")
+    return declared[0].element.name
+
+
+def _position(items: Sequence[object], item: object) -> int:
+    """The index of `item` in `items` by identity (equal trees may stand twice)."""
+    return next(n for n, x in enumerate(items) if x is item)

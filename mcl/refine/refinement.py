@@ -1,0 +1,144 @@
+"""What a refinement is: a named, parameterised rewrite of a kernel at its level, with
+the preconditions it must show before it is offered, its parameters, and the proposed
+changes of the findings it answers (mcl.feedback.findings; docs/refinements.md).
+
+A refinement makes `Proposal`s: concrete rewrites (the parameters filled in, the edits
+of the source text) that are not yet verified. `mcl.refine.offers` verifies each and
+makes it an `Offer`. A precondition that fails raises `Refused` with the reason in words;
+one that cannot be shown is a failure as well (nothing is offered on a guess)."""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from mcl.feedback.findings import Finding, ProposedChange
+from mcl.refine.edits import TextEdit
+from mcl.refine.kernel import KernelAtLevel
+
+
+class Refused(Exception):
+    """A precondition of a refinement that does not hold, or cannot be shown: `reason`
+    says which, in words."""
+
+    def __init__(self, reason: str, line: int | None = None):
+        super().__init__(reason)
+        self.reason = reason
+        self.line = line  # where the refinement would have acted, where known
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """A parameter of a refinement: its name and what it means."""
+
+    name: str
+    meaning: str
+    optional: bool = False
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """One rewrite of the kernel, its parameters filled in: `edits` of the source text,
+    `summary` in words, `line` where it acts, and the finding it answers (None: a
+    change no finding asks for, as a new value of a named constant)."""
+
+    refinement: str
+    args: tuple[tuple[str, str], ...]
+    line: int
+    summary: str
+    edits: tuple[TextEdit, ...]
+    answers: Finding | None = None
+    # Proposals of one group are alternatives (values of one constant): a list keeps
+    # the one the time model estimates fastest.
+    group: str | None = None
+
+    @property
+    def invocation(self) -> str:
+        """The `mcl apply` argument that makes this proposal: NAME:key=value,..."""
+        return self.refinement + (":" + ",".join(f"{k}={v}" for k, v in self.args)
+                                  if self.args else "")
+
+
+class Refinement(ABC):
+    """A named rewrite. Subclasses declare `name`, `summary`, `parameters`,
+    `preconditions` (in words, for the documentation and `--help`) and `answers` (the
+    proposed changes it makes); they find their proposals in a kernel and check, on the
+    next version's findings, that the finding they answered is gone."""
+
+    name: str
+    summary: str
+    parameters: tuple[Parameter, ...]
+    preconditions: tuple[str, ...]
+    answers: tuple[type[ProposedChange], ...] = ()
+    # Whether `mcl apply --list` offers its proposals; one the time model cannot weigh
+    # is applied by name only (its proposals remain for a search to try).
+    listed: bool = True
+
+    @abstractmethod
+    def proposals(self, kernel: KernelAtLevel) -> list[Proposal | Refused]:
+        """The rewrites worth listing for this kernel (those a finding asks for), each a
+        proposal or the reason it cannot be made."""
+
+    @abstractmethod
+    def propose(self, kernel: KernelAtLevel, args: Mapping[str, str]) -> Proposal:
+        """The rewrite with these parameters (`Refused` where a precondition fails)."""
+
+    def still_there(self, proposal: Proposal, findings: Sequence[Finding]) -> Finding | None:
+        """The finding of the next version that is the one `proposal` answered, still
+        there (None: it is gone). Only proposals that answer a finding are asked."""
+        return None
+
+    def answer(self, kernel: KernelAtLevel, finding: Finding) -> Proposal:
+        """The proposal that answers `finding` of `kernel` (`mcl apply CODE@LINE`)."""
+        raise Refused(f"{self.name} answers no {finding.code} finding")
+
+
+def parse_args(refinement: Refinement, text: str) -> dict[str, str]:
+    """`key=value,key=value` or positional values in the order of the parameters
+    (`unroll:12,4`); a comma inside brackets belongs to the value (`x[r, k]`)."""
+    if not text:
+        return {}
+    parts = _split_top(text)
+    names = [p.name for p in refinement.parameters]
+    args: dict[str, str] = {}
+    for n, part in enumerate(parts):
+        key, eq, value = part.partition("=")
+        if eq and re.fullmatch(r"[A-Za-z_]\w*", key.strip()) and key.strip() in names:
+            args[key.strip()] = value.strip()
+        elif n < len(names):
+            args[names[n]] = part.strip()
+        else:
+            raise Refused(f"{refinement.name} takes {len(names)} parameters "
+                          f"({', '.join(names)}), not '{part}'")
+    return args
+
+
+def _split_top(text: str) -> list[str]:
+    parts, depth, current = [], 0, ""
+    for ch in text:
+        if ch in "[(":
+            depth += 1
+        elif ch in "])":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += ch
+    parts.append(current)
+    return parts
+
+
+def integer(args: Mapping[str, str], name: str, default: int | None = None) -> int:
+    """An integer parameter (Refused when it is missing or not an integer)."""
+    text = args.get(name)
+    if text is None:
+        if default is None:
+            raise Refused(f"give the parameter {name}")
+        return default
+    try:
+        return int(text)
+    except ValueError:
+        raise Refused(f"{name}={text}: an integer is needed") from None
