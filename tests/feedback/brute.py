@@ -44,6 +44,9 @@ class Trace:
     log: list[tuple[int, tuple[int, ...], tuple[int, ...]]] = field(default_factory=list)
     # per log entry: (the array instance accessed, the value read, or written by a store)
     memory: list[tuple[Any, Any]] = field(default_factory=list)
+    # where each phase between barriers ends: the length of `log` when all units of the
+    # outermost foreach with a barrier reached the next one
+    phases: list[int] = field(default_factory=list)
 
     def per_slot(self) -> Counter:
         if not hasattr(self, "_per_slot"):
@@ -85,13 +88,14 @@ class Tracer:
         counts = [0] * len(compiled.count_slots)
         log: list[tuple[int, tuple[int, ...], tuple[int, ...]]] = []
         memory: list[tuple[Any, Any]] = []
+        phases: list[int] = []
         call_args = []
         for p in function.params:
             value = args[p.name]
             call_args.append(value.copy() if isinstance(value, np.ndarray) else value)
-        compiled.entry(counts, log, memory, *call_args)
+        compiled.entry(counts, log, memory, phases, *call_args)
         return Trace(dict(zip(compiled.count_slots, counts, strict=True)),
-                     compiled.access_slots, log, memory)
+                     compiled.access_slots, log, memory, phases)
 
 
 # ----------------------------------------------------------------------------- compiler
@@ -163,7 +167,7 @@ class _Compiler:
             var = _Var(self.fresh(p.name), p.type, p.name if traced else None)
             scope[p.name] = var
             params.append(var.py)
-        head = ["C", "LOG", "MEM"] if traced else []
+        head = ["C", "LOG", "MEM", "PH"] if traced else []
         self.lines = [f"def F_{f.name}({', '.join(head + params)}):"]
         self.loops: list[tuple[int, str]] = []
         self.phased: list[str | None] = []  # groups of the foreach statements around
@@ -274,7 +278,7 @@ class _Compiler:
             self.emit(depth, f"yield from _phases({units})")
         else:
             self.emit(depth, f"for _ in _phases({units}):")
-            self.emit(depth + 1, "pass")
+            self.emit(depth + 1, "PH.append(len(LOG))")
 
     def decl(self, s: ast.Decl, scopes: list[dict], depth: int) -> None:
         var = _Var(self.fresh(s.name), s.type)
