@@ -31,6 +31,7 @@ from mcl.diagnostics import Diagnostic, Span, warning
 from mcl.mcpl import ast
 from mcl.mcpl.divergence import divergent_names
 from mcl.mcpl.printer import print_expr
+from mcl.mcpl.uniform_states import States, UniformStates, tracked_names
 from mcl.mcpl.unit_elements import (
     OTHER_UNIT,
     Poly,
@@ -40,6 +41,7 @@ from mcl.mcpl.unit_elements import (
     never_equal,
     polynomial,
     renamed,
+    substituted,
 )
 from mcl.mcpl.varying import assigned_names, names_in
 from mcl.mcpl.visitor import unknown_node
@@ -59,6 +61,8 @@ class _Access:
     # definitions put in (mcl.mcpl.unit_elements); None where one is not a polynomial.
     # (Not compared: the node, guards and epoch tell accesses apart.)
     expanded: tuple[Poly | None, ...] = field(default=(), compare=False)
+    # The values of the small uniform variables here (mcl.mcpl.uniform_states), or None.
+    states: States | None = field(default=None, compare=False)
 
 
 def barrier_warnings(function: ast.Function, constants: Mapping[str, int] | None = None
@@ -130,6 +134,9 @@ class _Walker:
                 self.unit_counts[name] = size.get((), 0)
                 self.spans[name] = self.unit_counts[name] - 1
 
+        self.uniform = UniformStates(tracked_names(foreach.body, self.varying, constants),
+                                     constants)
+
     def run(self) -> None:
         self.stmt(self.body, frozenset(), selected=False)
 
@@ -138,6 +145,7 @@ class _Walker:
              ) -> frozenset[_Access]:
         match s:
             case ast.Barrier():
+                self.uniform.barrier(s)
                 return frozenset()
             case ast.Block():
                 for stmt in s.stmts:
@@ -158,12 +166,16 @@ class _Walker:
                                       pending, selected)
                 if s.op != "=":
                     pending = self.access(self.element(s.target, "read"), pending, selected)
-                return self.access(self.element(s.target, "write"), pending, selected)
+                pending = self.access(self.element(s.target, "write"), pending, selected)
+                self.uniform.assign(s)
+                return pending
             case ast.IncDec():
                 self.forget_target(s.target)
                 pending = self.access(self.subscript_reads(s.target) + self.element(
                     s.target, "read"), pending, selected)
-                return self.access(self.element(s.target, "write"), pending, selected)
+                pending = self.access(self.element(s.target, "write"), pending, selected)
+                self.uniform.assign(s)
+                return pending
             case ast.Swap():
                 self.forget_target(s.left)
                 self.forget_target(s.right)
@@ -194,6 +206,7 @@ class _Walker:
         self.forget(s.name)
         if s.init is not None and not isinstance(s.type, ast.ArrayType):
             self.definitions[s.name] = s.init
+        self.uniform.assign(s)
         return pending
 
     def forget(self, name: str) -> None:
@@ -211,18 +224,28 @@ class _Walker:
             ) -> frozenset[_Access]:
         pending = self.access(self.reads(s.cond), pending, selected)
         picks = selected or self.selects_units(s.cond)
-        around = self.guards
+        around, entry = self.guards, self.uniform.states
         self.guards = (*around, (s.cond, True))
         then = self.stmt(s.then, pending, picks)
+        after_then, self.uniform.states = self.uniform.states, entry
         self.guards = (*around, (s.cond, False))
-        orelse = self.stmt(s.orelse, pending, picks) if s.orelse is not None else pending
+        # Units that decide the condition differently run both branches in one phase:
+        # one unit's else-branch meets another's then-branch.
+        before_else = then if self.depends(s.cond) else pending
+        orelse = self.stmt(s.orelse, before_else, picks) if s.orelse is not None else pending
         self.guards = around
+        self.uniform.join(after_then, self.uniform.states)
         return then | orelse
 
     def for_(self, s: ast.For, pending: frozenset[_Access], selected: bool
              ) -> frozenset[_Access]:
         pending = self.stmt(s.init, pending, selected)
-        self.forget(s.var)  # (its value changes from iteration to iteration)
+        # What the loop assigns holds another value from the second iteration on: the
+        # definitions that read it (or define it) no longer hold anywhere in the loop.
+        for name in {s.var} | assigned_names(s.body):
+            self.forget(name)
+        self.uniform.loop_head(s)
+        head = self.uniform.states
         entry, before, around = pending, self.epoch, self.varying
         if isinstance(s.init, ast.Decl):
             # A loop that declares its variable starts it afresh: an earlier loop's `i`
@@ -230,6 +253,7 @@ class _Walker:
             # n / 2; ...)`), which is divergent only when its own header or body makes it so.
             self.varying = divergent_names(s, around - {s.var})
         for _ in range(2):  # the second pass sees the previous iteration's accesses
+            self.uniform.states = head
             pending = self.access(self.reads(s.cond), pending, selected)
             pending = self.stmt(s.body, pending, selected)
             pending = self.stmt(s.step, pending, selected)
@@ -240,6 +264,7 @@ class _Walker:
             # unit's own values is taken to be its own element, as in one iteration.)
             self.epoch = before | (({s.var} | assigned_names(s.body)) - self.varying)
         self.epoch, self.varying = before, around
+        self.uniform.states = head
         return pending
 
     def expr(self, e: ast.Expr | None, pending: frozenset[_Access], selected: bool
@@ -259,7 +284,8 @@ class _Walker:
             return []
         indices = tuple(i for g in groups for i in g)
         return [_Access(kind, base.name, indices, e, self.guards, self.epoch, tuple(
-            polynomial(i, self.constants, self.definitions) for i in indices))]
+            polynomial(i, self.constants, self.definitions) for i in indices),
+            self.uniform.states)]
 
     def subscript_reads(self, e: ast.Expr) -> list[_Access]:
         out: list[_Access] = []
@@ -327,18 +353,35 @@ class _Walker:
         """Do the subscripts prove that no other unit touches `second`'s element in
         `first` (mcl.mcpl.unit_elements): one pair never equal (the scan's `off * (2 * t
         + 2) - 1` and another unit's `off * (2 * t + 1) - 1`), or the pairs together force
-        every unit index equal (a strided tile loop's `tile[ty + k, tx]`)?"""
+        every unit index equal (a strided tile loop's `tile[ty + k, tx]`)? With the values
+        the small uniform variables can hold at both (`src` and `dst` of a double buffer,
+        mcl.mcpl.uniform_states), it must hold for each pair of them."""
         names = {name: name + OTHER_UNIT for name in self.varying}
         names |= {name: name + "'" for name in changed}
-        forced: set[str] = set()
-        for x, y in zip(first.expanded, second.expanded, strict=True):
-            if x is None or y is None:
-                continue
-            d = difference(renamed(x, names), y)
-            if never_equal(d, self.nonzero):
-                return True
-            forced |= forced_equal(d, self.spans, self.loops)
-        return forced >= set(self.counts)
+        for one, two in self.joint_values(first, second):
+            forced: set[str] = set()
+            for x, y in zip(first.expanded, second.expanded, strict=True):
+                if x is None or y is None:
+                    continue
+                d = difference(renamed(substituted(x, one), names), substituted(y, two))
+                if never_equal(d, self.nonzero):
+                    break
+                forced |= forced_equal(d, self.spans, self.loops)
+            else:
+                if not forced >= set(self.counts):
+                    return False
+        return True
+
+    def joint_values(self, first: _Access, second: _Access
+                     ) -> list[tuple[dict[str, int], dict[str, int]]]:
+        """The values of the uniform variables at the two accesses that can go together
+        (reached from the same values at the last barrier); one pair of none where they
+        are not tracked."""
+        if first.states is None or second.states is None:
+            return [({}, {})]
+        values = self.uniform.values
+        return [(values(c1), values(c2)) for o1, c1 in first.states
+                for o2, c2 in second.states if o1 == o2]
 
     def disjoint(self, x: ast.Expr, x_guards: list[tuple[ast.Expr, bool]], y: ast.Expr,
                  y_guards: Iterable[tuple[ast.Expr, bool]]) -> bool:

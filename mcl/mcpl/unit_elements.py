@@ -103,6 +103,21 @@ def renamed(p: Poly, names: Mapping[str, str]) -> Poly:
     return {k: v for k, v in out.items() if v}
 
 
+def substituted(p: Poly, values: Mapping[str, int]) -> Poly:
+    """`p` with the variables of `values` replaced by their values."""
+    out: Poly = {}
+    for k, v in p.items():
+        rest = []
+        for x in k:
+            if x in values:
+                v *= values[x]
+            else:
+                rest.append(x)
+        key = tuple(rest)
+        out[key] = out.get(key, 0) + v
+    return {k: v for k, v in out.items() if v}
+
+
 def difference(a: Poly, b: Poly) -> Poly:
     return _plus(a, b, -1)
 

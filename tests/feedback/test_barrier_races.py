@@ -128,6 +128,10 @@ CASES: dict[str, tuple[dict[str, int], dict[str, Twin]]] = {
         "written in place": Twin((("buf[dst, t] = buf[src, t] +",
                                    "buf[src, t] = buf[src, t] +", 1),)),
     }),
+    "double_buffered_swapped": ({"n": 512}, {
+        "step without its barrier": Twin((("          barrier(shared);\n", "", 1),)),
+        "swapped into one half": Twin((("dst = 1 - src;", "dst = src;", 1),)),
+    }),
     "strided_transpose": ({"n": 64}, {
         "without its barrier": Twin((("          barrier(shared);\n", "", 1),)),
         "stride 4 over 8 rows": Twin((("k < 32; k += 8", "k < 24; k += 4", 2),)),
