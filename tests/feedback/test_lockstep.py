@@ -635,3 +635,47 @@ def test_64_bit_accesses_are_served_a_half_warp_at_a_time(tmp_path, library):
             assert len(found) == 1 and numeric_values(found[0])["conflict_degree"] == degree
     assert [numeric_values(m)["conflict_degree"] for m in messages
             if m.code == "bank-conflict"] == [2]
+
+
+# A shared read whose address depends on a loop of more iterations than the survey
+# follows: the first (k = 0, every lane on word 0) has no conflict, later ones do.
+MANY = """
+hopper void many(int n, global float[n, 32] out) {
+  foreach (int b in n blocks) {
+    shared float[2048] row;
+    foreach (int w in 1 warps) {
+      foreach (int t in 32 threads) {
+        for (int r = 0; r < 64; r++) {
+          row[r * 32 + t] = 1.0;
+        }
+        barrier(shared);
+        float s = 0.0;
+        for (int k = 0; k < 300; k++) {
+          s += row[(k % 64) * t];
+        }
+        out[b, t] = s;
+      }
+    }
+  }
+}
+"""
+
+
+def test_conflicts_in_iterations_not_followed_are_not_decided(tmp_path, library):
+    """Neither a conflict nor the promise of none: the message says which loop's
+    iterations were not examined; the store loop's 64 iterations are all followed."""
+    program, function, hwd = _load(tmp_path, MANY, "hopper", library)
+    messages = _feedback(program, function, hwd, {"n": 2})
+    facts = build_facts(function, pipeline.check(program, library), hwd)
+    trace = _trace(program, function, hwd, {"n": 2})
+    reads = warp_addresses(trace, facts, "row[k % 64 * t]", "r", by_iteration=True)
+    degrees = {k[1][0]: conflict_degree(a) for k, a in reads.items()}
+    assert degrees[0] == 1 and max(degrees.values()) == 32  # (k = 0, and k = 32)
+    stores = warp_addresses(trace, facts, "row[r * 32 + t]", "w", by_iteration=True)
+    assert {conflict_degree(a) for a in stores.values()} == {1}
+    assert [m.code for m in messages if m.code in (
+        "bank-conflict", "memory-access-optimal", "warp-access-unknown")] == [
+        "warp-access-unknown"]
+    unknown = find_message(messages, "warp-access-unknown", "row[k % 64 * t]")
+    assert unknown is not None and unknown.severity.value == "info"
+    assert "only the first iteration of loop 'k'" in unknown.text
