@@ -431,13 +431,14 @@ class OptimalMemoryAccess(Finding):
 
 @dataclass(frozen=True, kw_only=True)
 class WarpAccessUnknown(Finding):
-    """An access whose pattern over a warp the lock-step analysis could not tell."""
+    """An access whose pattern over a warp the lock-step analysis could not tell (a
+    warning), or whose bank conflicts it decided only in some loop iterations (info)."""
 
     access: AccessPlace
 
     CODE: ClassVar[MessageCode | None] = MessageCode(
         "warp-access-unknown", "access pattern of a warp unknown",
-        (FeedbackSeverity.WARNING,), FUNCTIONS_DOCS)
+        (FeedbackSeverity.WARNING, FeedbackSeverity.INFO), FUNCTIONS_DOCS)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -381,10 +381,25 @@ def conflict_survey(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstr
                     banks: int) -> ConflictSurvey | None:
     """The bank conflicts of `instruction` over every lock-step group of a block and every
     iteration of the for-loops inside the units that its address or guards depend on
-    (`_iterated_loops`, up to MAX_CONFLICT_ITERATIONS together); None when no unit of the
-    block runs it. Raises MissingValues and NotStatic as `instruction_lanes`."""
+    (`_address_loops`, up to MAX_CONFLICT_ITERATIONS together); None when no unit of the
+    block runs it. A loop that moves every lane's address alike only rotates the banks: a
+    4-byte request conflicts alike in each of its iterations, and the first stands for all,
+    unless a request conflicts and is read as part of a wider access (`merged_pair`,
+    `wide_conflict`), whose alignment the shift may change; then those loops are followed
+    too. Raises MissingValues and NotStatic as `instruction_lanes`."""
+    survey, reshaped = _survey(kernel, lockstep, instruction, banks, shifts=False)
+    if reshaped:
+        survey, _ = _survey(kernel, lockstep, instruction, banks, shifts=True)
+    return survey
+
+
+def _survey(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstruction, banks: int,
+            shifts: bool) -> tuple[ConflictSurvey | None, bool]:
+    """`conflict_survey` over the loops `_address_loops` chooses, and whether a conflicting
+    request was read as part of a wider access."""
     ev = kernel.evaluator
-    loops, unfollowed = _address_loops(kernel, instruction)
+    loops, unfollowed = _address_loops(kernel, instruction, shifts)
+    reshaped = False
     # A wide access covers every iteration of the innermost loop: one answer per group
     # and iteration of the other loops.
     innermost = instruction.access.item.loops[-1:]
@@ -405,6 +420,7 @@ def conflict_survey(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstr
                 cost = request_cost(lanes, addresses, width, banks)
                 if pair is not None and cost.worst.conflict:
                     lower = [a + pair for a in addresses]
+                    reshaped = True
                     if all(a % (2 * BANK_WORD_BYTES) == 0 for a in lower):
                         both = request_cost(lanes, lower, 2 * BANK_WORD_BYTES, banks)
                         # (one 64-bit request for two 4-byte accesses: per access, its
@@ -418,6 +434,7 @@ def conflict_survey(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstr
                         for loop, position in zip(loops, point, strict=True):
                             ev.set_position(loop, position)  # (the fill loop went back)
                     cost = wide[key] or cost
+                    reshaped = True
                 wavefronts += cost.wavefronts
                 ideal += cost.ideal
                 requests += 1
@@ -428,31 +445,47 @@ def conflict_survey(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstr
         for loop in loops:
             ev.set_position(loop, 0)
     if best is None:
-        return None
+        return None, reshaped
     return ConflictSurvey(best[0], best[1], best[2], tuple(loops), len(points), wavefronts,
-                          ideal, requests, lane_runs, tuple(unfollowed))
+                          ideal, requests, lane_runs, tuple(unfollowed)), reshaped
 
 
-def _address_loops(kernel: Kernel, instruction: MemoryInstruction
+def _shifts_every_lane_alike(address: sympy.Expr, counter: sympy.Symbol,
+                             units: set[sympy.Basic]) -> bool:
+    """Does the loop's counter move every lane's address by the same number of elements?
+    Shifting all words of a request alike only rotates the banks (matmul fermi (v1)'s
+    `l_a[ei][k2]`, one word for the warp in every k2)."""
+    if not address.is_polynomial(counter):
+        return False
+    slope = sympy.diff(address, counter)
+    return not slope.free_symbols & (units | {counter})
+
+
+def _address_loops(kernel: Kernel, instruction: MemoryInstruction, shifts: bool
                    ) -> tuple[list[Loop], list[Loop]]:
-    """The for-loops inside the units whose counters the address or the guards of
-    `instruction` read: those the survey follows (constant trip counts, the same for
-    every unit, MAX_CONFLICT_ITERATIONS together, outermost first) and those it cannot."""
+    """The for-loops inside the units whose counters the guards of `instruction` read or
+    its address, unless they move every lane alike (`shifts` False): those the survey
+    follows (constant trip counts, the same for every unit, MAX_CONFLICT_ITERATIONS
+    together, outermost first) and those it cannot."""
     item = instruction.access.item
     symbolic = kernel.facts.evaluator
-    read = set(sympy.sympify(flat_index(kernel.facts, instruction.access)).free_symbols)
+    address = sympy.sympify(flat_index(kernel.facts, instruction.access))
+    guarded: set[sympy.Basic] = set()
     for guard in item.guards:
         condition = symbolic.sym(guard.cond, guard.scope)
         if condition is not None:
-            read |= sympy.sympify(condition).free_symbols
+            guarded |= sympy.sympify(condition).free_symbols
     inner = max((k for k, x in enumerate(item.loops) if x.kind == "foreach"), default=-1)
+    units = {symbolic.counter(loop) for loop in item.loops[:inner + 1]}
     counters = {symbolic.counter(loop) for loop in kernel.facts.loops}
     followed: list[Loop] = []
     unfollowed: list[Loop] = []
     total = 1
     for loop in reversed(item.loops[inner + 1:]):
         shape = symbolic.shape(loop)
-        if loop.kind != "for" or shape.counter not in read:
+        if loop.kind != "for" or shape.counter not in guarded and (
+                shape.counter not in address.free_symbols or (
+                    not shifts and _shifts_every_lane_alike(address, shape.counter, units))):
             continue
         trips = None
         if shape.exact and not sympy.sympify(shape.trips).free_symbols & counters:
