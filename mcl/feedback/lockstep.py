@@ -57,6 +57,7 @@ from mcl.feedback.messages import FeedbackSeverity
 from mcl.feedback.values import evaluate
 from mcl.feedback.warp_access import BankConflict, bank_conflict, coalescing
 from mcl.hdl.model import HardwareDescription, ParGroup, ParUnit
+from mcl.identity import Ref
 from mcl.mcpl import ast
 
 # The codes of the findings built here for the descriptions' feedback functions, as their
@@ -311,7 +312,7 @@ def merged_pair(kernel: Kernel, instruction: MemoryInstruction) -> int | None:
     if instruction.element_bytes != BANK_WORD_BYTES or not instruction.access.element:
         return None
     item = instruction.access.item
-    guards = [(id(g.node), g.then) for g in item.guards]
+    guards = [(Ref(g.node), g.then) for g in item.guards]
     mine = flat_index(kernel.facts, instruction.access)
     for other in kernel.instructions:
         there = other.access.item
@@ -319,7 +320,7 @@ def merged_pair(kernel: Kernel, instruction: MemoryInstruction) -> int | None:
                 instruction.kind, instruction.space, BANK_WORD_BYTES) or \
                 other.access.binding is not instruction.access.binding or \
                 not other.access.element or there.loops != item.loops or \
-                [(id(g.node), g.then) for g in there.guards] != guards:
+                [(Ref(g.node), g.then) for g in there.guards] != guards:
             continue
         step = sympy.expand(flat_index(kernel.facts, other.access) - mine)
         if step in (1, -1):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from mcl.identity import Ref
 from mcl.mcpl import ast
 from mcl.mcpl.unit_elements import polynomial
 from mcl.mcpl.visitor import unknown_node
@@ -26,8 +27,8 @@ from mcl.mcpl.visitor import unknown_node
 MAX_STATES = 64
 
 Values = tuple[int | None, ...]
-# (the barrier last passed (0: the start), the values there), the values now
-States = frozenset[tuple[tuple[int, Values], Values]]
+# (the barrier last passed (None: the start), the values there), the values now
+States = frozenset[tuple[tuple[Ref[ast.Barrier] | None, Values], Values]]
 
 
 class TooMany(Exception):
@@ -80,7 +81,7 @@ class UniformStates:
         self.index = {name: k for k, name in enumerate(names)}
         self.constants = constants
         start: Values = (None,) * len(names)
-        self.states: States | None = frozenset({((0, start), start)}) if names else None
+        self.states: States | None = frozenset({((None, start), start)}) if names else None
 
     # -- the walk's steps ------------------------------------------------------------
     def barrier(self, s: ast.Barrier) -> None:
@@ -193,4 +194,4 @@ class UniformStates:
 
 
 def _passed(barrier: ast.Barrier, states: States) -> States:
-    return frozenset(((id(barrier), c), c) for _, c in states)
+    return frozenset(((Ref(barrier), c), c) for _, c in states)
