@@ -358,7 +358,10 @@ class _Walker:
         mcl.mcpl.uniform_states), it must hold for each pair of them."""
         names = {name: name + OTHER_UNIT for name in self.varying}
         names |= {name: name + "'" for name in changed}
-        for one, two in self.joint_values(first, second):
+        joint = self.joint_values(first, second)
+        if not joint:
+            return False  # (no values seen together: nothing to reason from)
+        for one, two in joint:
             forced: set[str] = set()
             for x, y in zip(first.expanded, second.expanded, strict=True):
                 if x is None or y is None:
