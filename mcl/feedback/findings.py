@@ -130,20 +130,29 @@ class CoalesceAccess(ProposedChange):
 class RemoveBankConflict(ProposedChange):
     """Pad the array of `access` or change its index so that a warp's lanes use
     distinct banks: `degree` accesses to one bank of `banks` banks of `word_bytes` now
-    run one after another, `warp_executions` times (None without the sizes)."""
+    run one after another in the worst request, `extra_passes` more than the fewest on
+    average (`wavefronts` times the fewest), `warp_executions` times (None without the
+    sizes)."""
 
     access: AccessPlace
     degree: int
     banks: int
     word_bytes: int
     warp_executions: float | None
+    # Passes over the banks beyond the fewest, per request on average over every request
+    # (a scan's levels conflict differently; `degree` is the worst); None: `degree` - 1.
+    extra_passes: float | None = None
+    # Wavefronts over the fewest, over every request (Nsight Compute's `L1 Wavefronts
+    # Shared` over `L1 Wavefronts Shared Ideal` of the line); None: `degree`.
+    wavefronts: float | None = None
 
     @property
     def extra_bytes(self) -> float | None:
-        """The passes over the banks beyond the first, in bytes, over every execution."""
+        """The passes over the banks beyond the fewest, in bytes, over every execution."""
         if self.warp_executions is None:
             return None
-        return self.warp_executions * (self.degree - 1) * self.banks * self.word_bytes
+        extra = self.extra_passes if self.extra_passes is not None else self.degree - 1
+        return self.warp_executions * extra * self.banks * self.word_bytes
 
 
 @dataclass(frozen=True)
@@ -428,13 +437,14 @@ class OptimalMemoryAccess(Finding):
 
 @dataclass(frozen=True, kw_only=True)
 class WarpAccessUnknown(Finding):
-    """An access whose pattern over a warp the lock-step analysis could not tell."""
+    """An access whose pattern over a warp the lock-step analysis could not tell (a
+    warning), or whose bank conflicts it decided only in some loop iterations (info)."""
 
     access: AccessPlace
 
     CODE: ClassVar[MessageCode | None] = MessageCode(
         "warp-access-unknown", "access pattern of a warp unknown",
-        (FeedbackSeverity.WARNING,), FUNCTIONS_DOCS)
+        (FeedbackSeverity.WARNING, FeedbackSeverity.INFO), FUNCTIONS_DOCS)
 
 
 @dataclass(frozen=True, kw_only=True)

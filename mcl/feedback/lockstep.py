@@ -6,7 +6,9 @@ The evaluator steps through the units of a block the way the hardware groups the
 foreach statements over the lock-step par_group and over the par_groups between it and
 the par_unit that declares memory (fermi: warps x threads inside a block) form one space,
 innermost dimension fastest, cut into lock-step groups of the group's size (the first 32
-units are the first warp). Every other unit and every for-loop stays at its first index.
+units are the first warp). Every other unit and every for-loop stays at its first index,
+except the for-loops a branch's conditions (divergence) or a shared-memory access's
+address (the bank-conflict survey) depend on: those are followed iteration by iteration.
 
 A statement under an `if` runs only for the lanes whose guards hold ("active lanes"):
 a halo load under `if (ty == 0 && tx < 8)` is 8 lanes of the first warp, and a last-row
@@ -27,6 +29,7 @@ import sympy
 
 from mcl.feedback.facts.costs import executions
 from mcl.feedback.facts.kernel import Guard, Item, Loop
+from mcl.feedback.facts.layout import flat_index
 from mcl.feedback.findings import (
     AccessPlace,
     BankConflictFinding,
@@ -54,6 +57,7 @@ from mcl.feedback.messages import FeedbackSeverity
 from mcl.feedback.values import evaluate
 from mcl.feedback.warp_access import BankConflict, bank_conflict, coalescing
 from mcl.hdl.model import HardwareDescription, ParGroup, ParUnit
+from mcl.identity import Ref
 from mcl.mcpl import ast
 
 # The codes of the findings built here for the descriptions' feedback functions, as their
@@ -248,16 +252,49 @@ def fill_iterations(ev: NumericEvaluator, loops: Sequence[Loop]) -> Iterator[Non
 WIDE_ACCESS_BYTES = (8, 16)
 
 
+@dataclass(frozen=True)
+class RequestCost:
+    """What one warp's request to banked memory costs: its wavefronts (passes over the
+    banks) against the fewest its lanes' words need (`ideal`: one per part of the warp
+    the hardware serves at a time, Nsight Compute's ideal wavefronts), and the worst
+    part's conflict."""
+
+    wavefronts: float
+    ideal: float
+    worst: BankConflict
+
+
+def request_cost(lanes: Lanes, addresses: Sequence[int], width: int, banks: int
+                 ) -> RequestCost:
+    """The cost of one request whose lanes each access `width` bytes from their address:
+    a 4-byte access is served for the whole warp at once; a 64-bit one a half warp at a
+    time and a 128-bit one a quarter warp at a time (CUDA C++ Programming Guide, "Shared
+    Memory", compute capability 5.x and later), so neighbouring doubles of 32 lanes (two
+    banks each) are no conflict. Each part costs its worst bank's distinct words."""
+    if width not in WIDE_ACCESS_BYTES:
+        worst = bank_conflict(addresses, banks, BANK_WORD_BYTES)
+        return RequestCost(float(worst.degree), 1.0, worst)
+    part = lanes.size * BANK_WORD_BYTES // width
+    words = width // BANK_WORD_BYTES
+    phases: dict[int, list[int]] = {}
+    for lane, address in zip(lanes.active, addresses, strict=True):
+        phases.setdefault(lane // part, []).extend(
+            address + BANK_WORD_BYTES * k for k in range(words))
+    conflicts = [bank_conflict(phase, banks, BANK_WORD_BYTES) for phase in phases.values()]
+    worst = max(conflicts, key=lambda c: c.degree)
+    return RequestCost(float(sum(c.degree for c in conflicts)), float(len(conflicts)), worst)
+
+
 def wide_conflict(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstruction,
-                  lanes: Lanes, banks: int) -> BankConflict | None:
-    """The conflict degree when each lane's accesses over the innermost loop, a fill
-    loop, are neighbouring 4-byte words that the compiler reads in 64- or 128-bit
+                  lanes: Lanes, banks: int) -> RequestCost | None:
+    """The cost, per 4-byte access, when each lane's accesses over the innermost loop, a
+    fill loop, are neighbouring 4-byte words that the compiler reads in 64- or 128-bit
     accesses: the widest that divides the loop's bytes and every lane's first word
     (hopper (v2)'s `l_b[..][tj * VEC + v]`, one 128-bit load; convolution hopper_v2's
     ten words `l_a[..][COLS * tx + k]` from an even word, five 64-bit loads, as Nsight
     Compute's access sizes show, docs/validation.md). Each wide access is judged on its
-    own words and for its part of the warp; the worst of them. None when the accesses
-    are not of that form."""
+    own words and for its part of the warp (`request_cost`); the worst of them. None
+    when the accesses are not of that form."""
     innermost = instruction.access.item.loops[-1:]
     loops = [x for x in fill_loops(kernel, instruction) if x in innermost]
     if not loops or instruction.element_bytes != BANK_WORD_BYTES:
@@ -275,16 +312,212 @@ def wide_conflict(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstruc
                  None)
     if width is None:
         return None
-    part, step = lanes.size * BANK_WORD_BYTES // width, width // BANK_WORD_BYTES
-    worst = BankConflict(0, 0)
-    for first in range(0, span // BANK_WORD_BYTES, step):  # one wide access a step
-        for start in range(0, lanes.size, part):
-            phase = [a for lane, words in per_lane if start <= lane < start + part
-                     for a in words[first:first + step]]
-            if phase:
-                worst = max(worst, bank_conflict(phase, banks, BANK_WORD_BYTES),
-                            key=lambda c: c.degree)
-    return worst
+    step = width // BANK_WORD_BYTES
+    costs = [request_cost(lanes, [words[first] for _, words in per_lane], width, banks)
+             for first in range(0, span // BANK_WORD_BYTES, step)]  # one wide access a step
+    worst = max((c.worst for c in costs), key=lambda c: c.degree)
+    # per 4-byte access of the source: the wide accesses' wavefronts over their ideal
+    return RequestCost(sum(c.wavefronts for c in costs) / sum(c.ideal for c in costs), 1.0,
+                       worst)
+
+
+def merged_pair(kernel: Kernel, instruction: MemoryInstruction) -> int | None:
+    """Where a 4-byte access has a twin one word above or below it (the same array, kind,
+    loops and guards: `temp[2 * tid] = ...; temp[2 * tid + 1] = ...;`), the compiler
+    issues the two as one 64-bit access when the lower word is 8-byte aligned (the
+    contiguous loads and stores of a work-efficient scan showed no conflict on an H100):
+    the offset from this access's address to the lower word (0 or -4), else None."""
+    if instruction.element_bytes != BANK_WORD_BYTES or not instruction.access.element:
+        return None
+    item = instruction.access.item
+    guards = [(Ref(g.node), g.then) for g in item.guards]
+    mine = flat_index(kernel.facts, instruction.access)
+    for other in kernel.instructions:
+        there = other.access.item
+        if other is instruction or (other.kind, other.space, other.element_bytes) != (
+                instruction.kind, instruction.space, BANK_WORD_BYTES) or \
+                other.access.binding is not instruction.access.binding or \
+                not other.access.element or there.loops != item.loops or \
+                [(Ref(g.node), g.then) for g in there.guards] != guards:
+            continue
+        step = sympy.expand(flat_index(kernel.facts, other.access) - mine)
+        if step in (1, -1):
+            return 0 if step == 1 else -BANK_WORD_BYTES
+    return None
+
+
+# The iterations of the for-loops around a shared-memory access, inside the units, that
+# the bank-conflict survey follows one by one (a work-efficient scan's `ai = off * (2 * t
+# + 1) - 1` conflicts 2-, 4-, 8-, 16-way on successive levels of off); beyond this many
+# (of the loops together) it says which loops it did not follow.
+MAX_CONFLICT_ITERATIONS = 256
+
+
+@dataclass(frozen=True)
+class ConflictSurvey:
+    """The bank conflicts of one access over the lock-step groups of a block and the
+    iterations of `loops` (the for-loops its address or guards depend on, followed one by
+    one): the worst request (its group, its conflict and the loops' values there), and
+    over every request the wavefronts against the ideal, the requests and the active
+    lanes they served. `unfollowed`: loops the address depends on whose iterations were
+    not followed (their first one stands for all: the figures are not decided)."""
+
+    lanes: Lanes
+    worst: BankConflict
+    at: tuple[int, ...]
+    loops: tuple[Loop, ...]
+    iterations: int
+    wavefronts: float
+    ideal: float
+    requests: int
+    lane_runs: int
+    unfollowed: tuple[Loop, ...]
+
+    @property
+    def average(self) -> float:
+        """Wavefronts per ideal wavefront over every request (Nsight Compute's
+        `L1 Wavefronts Shared` over `L1 Wavefronts Shared Ideal` for the line)."""
+        return self.wavefronts / self.ideal if self.ideal else 1.0
+
+    @property
+    def passes(self) -> float:
+        """Passes over the banks per request, on average."""
+        return self.wavefronts / self.requests if self.requests else 1.0
+
+    @property
+    def extra_passes(self) -> float:
+        """Passes per request beyond the fewest its lanes' words need, on average (a
+        64-bit request needs two)."""
+        return (self.wavefronts - self.ideal) / self.requests if self.requests else 0.0
+
+    @property
+    def uniform(self) -> bool:
+        """Every request as bad as the worst."""
+        return math.isclose(self.average, self.worst.degree)
+
+
+def conflict_survey(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstruction,
+                    banks: int) -> ConflictSurvey | None:
+    """The bank conflicts of `instruction` over every lock-step group of a block and every
+    iteration of the for-loops inside the units that its address or guards depend on
+    (`_address_loops`, up to MAX_CONFLICT_ITERATIONS together); None when no unit of the
+    block runs it. A loop that moves every lane's address alike only rotates the banks: a
+    4-byte request conflicts alike in each of its iterations, and the first stands for all,
+    unless a request conflicts and is read as part of a wider access (`merged_pair`,
+    `wide_conflict`), whose alignment the shift may change; then those loops are followed
+    too. Raises MissingValues and NotStatic as `instruction_lanes`."""
+    survey, reshaped = _survey(kernel, lockstep, instruction, banks, shifts=False)
+    if reshaped:
+        survey, _ = _survey(kernel, lockstep, instruction, banks, shifts=True)
+    return survey
+
+
+def _survey(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstruction, banks: int,
+            shifts: bool) -> tuple[ConflictSurvey | None, bool]:
+    """`conflict_survey` over the loops `_address_loops` chooses, and whether a conflicting
+    request was read as part of a wider access."""
+    ev = kernel.evaluator
+    loops, unfollowed = _address_loops(kernel, instruction, shifts)
+    reshaped = False
+    # A wide access covers every iteration of the innermost loop: one answer per group
+    # and iteration of the other loops.
+    innermost = instruction.access.item.loops[-1:]
+    wide: dict[tuple[object, ...], RequestCost | None] = {}
+    pair = merged_pair(kernel, instruction)
+    width = instruction.element_bytes or BANK_WORD_BYTES
+    best: tuple[Lanes, BankConflict, tuple[int, ...]] | None = None
+    wavefronts = ideal = 0.0
+    requests = lane_runs = 0
+    points = list(itertools.product(*(range(ev.trips(loop)) for loop in loops)))
+    try:
+        for point in points:
+            for loop, position in zip(loops, point, strict=True):
+                ev.set_position(loop, position)
+            values = tuple(int(ev.number(kernel.facts.evaluator.shape(loop).value))
+                           for loop in loops)
+            for lanes, addresses in list(instruction_lanes(kernel, lockstep, instruction)):
+                cost = request_cost(lanes, addresses, width, banks)
+                if pair is not None and cost.worst.conflict:
+                    lower = [a + pair for a in addresses]
+                    reshaped = True
+                    if all(a % (2 * BANK_WORD_BYTES) == 0 for a in lower):
+                        both = request_cost(lanes, lower, 2 * BANK_WORD_BYTES, banks)
+                        # (one 64-bit request for two 4-byte accesses: per access, its
+                        # passes over the fewest)
+                        cost = RequestCost(both.wavefronts / both.ideal, 1.0, both.worst)
+                if cost.worst.conflict and width == BANK_WORD_BYTES:
+                    key = (lanes, tuple(p for loop, p in zip(loops, point, strict=True)
+                                        if loop not in innermost))
+                    if key not in wide:
+                        wide[key] = wide_conflict(kernel, lockstep, instruction, lanes, banks)
+                        for loop, position in zip(loops, point, strict=True):
+                            ev.set_position(loop, position)  # (the fill loop went back)
+                    cost = wide[key] or cost
+                    reshaped = True
+                wavefronts += cost.wavefronts
+                ideal += cost.ideal
+                requests += 1
+                lane_runs += len(lanes.active)
+                if best is None or cost.worst.degree > best[1].degree:
+                    best = (lanes, cost.worst, values)
+    finally:
+        for loop in loops:
+            ev.set_position(loop, 0)
+    if best is None:
+        return None, reshaped
+    return ConflictSurvey(best[0], best[1], best[2], tuple(loops), len(points), wavefronts,
+                          ideal, requests, lane_runs, tuple(unfollowed)), reshaped
+
+
+def _shifts_every_lane_alike(address: sympy.Expr, counter: sympy.Symbol,
+                             units: set[sympy.Basic]) -> bool:
+    """Does the loop's counter move every lane's address by the same number of elements?
+    Shifting all words of a request alike only rotates the banks (matmul fermi (v1)'s
+    `l_a[ei][k2]`, one word for the warp in every k2)."""
+    if not address.is_polynomial(counter):
+        return False
+    slope = sympy.diff(address, counter)
+    return not slope.free_symbols & (units | {counter})
+
+
+def _address_loops(kernel: Kernel, instruction: MemoryInstruction, shifts: bool
+                   ) -> tuple[list[Loop], list[Loop]]:
+    """The for-loops inside the units whose counters the guards of `instruction` read or
+    its address, unless they move every lane alike (`shifts` False): those the survey
+    follows (constant trip counts, the same for every unit, MAX_CONFLICT_ITERATIONS
+    together, outermost first) and those it cannot."""
+    item = instruction.access.item
+    symbolic = kernel.facts.evaluator
+    address = sympy.sympify(flat_index(kernel.facts, instruction.access))
+    guarded: set[sympy.Basic] = set()
+    for guard in item.guards:
+        condition = symbolic.sym(guard.cond, guard.scope)
+        if condition is not None:
+            guarded |= sympy.sympify(condition).free_symbols
+    inner = max((k for k, x in enumerate(item.loops) if x.kind == "foreach"), default=-1)
+    units = {symbolic.counter(loop) for loop in item.loops[:inner + 1]}
+    counters = {symbolic.counter(loop) for loop in kernel.facts.loops}
+    followed: list[Loop] = []
+    unfollowed: list[Loop] = []
+    total = 1
+    for loop in reversed(item.loops[inner + 1:]):
+        shape = symbolic.shape(loop)
+        if loop.kind != "for" or shape.counter not in guarded and (
+                shape.counter not in address.free_symbols or (
+                    not shifts and _shifts_every_lane_alike(address, shape.counter, units))):
+            continue
+        trips = None
+        if shape.exact and not sympy.sympify(shape.trips).free_symbols & counters:
+            try:
+                trips = kernel.evaluator.trips(loop)
+            except NotStatic:
+                trips = None
+        if trips is None or total * max(trips, 1) > MAX_CONFLICT_ITERATIONS:
+            unfollowed.insert(0, loop)
+        elif trips > 1:
+            followed.insert(0, loop)
+            total *= trips
+    return followed, unfollowed
 
 
 def lanes_phrase(lanes: Lanes, lockstep: ParGroup) -> str:
@@ -318,8 +551,8 @@ def memory_access_messages(kernel: Kernel, transaction_bytes: int | None = None
         return []
     messages: list[Finding] = []
     # (space, warp executions, transactions per execution, the fewest that would do)
-    costs: list[tuple[str, Number | None, int, int]] = []
-    pending: list[tuple[str, Number | None, int, WarpAccessFinding]] = []
+    costs: list[tuple[str, Number | None, float, int]] = []
+    pending: list[tuple[str, Number | None, float, WarpAccessFinding]] = []
     coalesced = conflict_free = 0
     missing: set[str] = set()
     for instruction in kernel.instructions:
@@ -330,8 +563,12 @@ def memory_access_messages(kernel: Kernel, transaction_bytes: int | None = None
         banked = [m for m in memories if not m.is_cache and m.nr_banks]
         if not caches and not banked:
             continue
+        banks = int(banked[0].nr_banks or 0) if banked else 0  # nonzero where banked
         try:
-            groups = list(instruction_lanes(kernel, warp, instruction))
+            if banked:
+                survey = conflict_survey(kernel, warp, instruction, banks)
+            else:
+                groups = list(instruction_lanes(kernel, warp, instruction))
         except MissingValues as exc:  # collect every name, then ask for all at once
             missing.update(exc.names)
             missing.update(_address_needs(kernel, instruction))
@@ -342,43 +579,26 @@ def memory_access_messages(kernel: Kernel, transaction_bytes: int | None = None
                 f"optimal for a warp: {exc}", span=instruction.span, severity="warning",
                 code=code_of(WarpAccessUnknown)), access=_place(instruction)))
             continue
-        if not groups:
-            continue  # no unit of the examined block runs it
-        element = instruction.element_bytes or BANK_WORD_BYTES
-        runs = _warp_runs(kernel, instruction, groups[0][0])
         if banked:
-            banks = int(banked[0].nr_banks or 0)  # nonzero: filtered above
-            conflicts = [(lanes, bank_conflict(addresses, banks, BANK_WORD_BYTES))
-                         for lanes, addresses in groups]
-            lanes, conflict = max(conflicts, key=lambda c: c[1].degree)
-            wide = wide_conflict(kernel, warp, instruction, lanes, banks) \
-                if conflict.conflict else None
-            if wide is not None:
-                conflict = wide
-            costs.append((instruction.space, runs, conflict.degree, 1))
-            if conflict.conflict:
-                change = RemoveBankConflict(_place(instruction), conflict.degree, banks,
-                                            BANK_WORD_BYTES, None)
-                pending.append((instruction.space, runs, conflict.degree - 1,
-                                BankConflictFinding(kernel.message(
-                    f"{instruction.kind} of {instruction.text} in {instruction.space} memory: "
-                    "{conflict_degree}-way bank conflict for " + lanes_phrase(lanes, warp)
-                    + ": the accesses to one bank run one after another ("
-                    f"{banks} banks of {BANK_WORD_BYTES} B; bank {conflict.bank} is hit most)",
-                    span=instruction.span, code=code_of(BankConflictFinding),
-                    values={"conflict_degree": conflict.degree, "banks": banks,
-                            "active_lanes": len(lanes.active)},
-                    hint="pad the array or change the index so that consecutive threads "
-                         "use consecutive words"), change=change, access=change.access,
-                    active_lanes=len(lanes.active))))
+            if survey is None:
+                continue  # no unit of the examined block runs it
+            runs = _survey_runs(kernel, instruction, survey)
+            costs.append((instruction.space, runs, survey.passes, 1))
+            if survey.worst.conflict:
+                pending.append((instruction.space, runs, survey.extra_passes,
+                                _conflict_finding(kernel, warp, instruction, survey, banks)))
+            elif survey.unfollowed:
+                messages.append(_conflicts_undecided(kernel, instruction, survey))
             else:
                 conflict_free += 1
-        else:
+        elif groups:  # (none: no unit of the examined block runs it)
+            element = instruction.element_bytes or BANK_WORD_BYTES
             line = transaction_bytes or int(caches[0].line_size or 0)  # nonzero: filtered
             unit = "line" if transaction_bytes is None else "sector"
             lines = [(lanes, coalescing(addresses, element, line))
                      for lanes, addresses in groups]
             lanes, result = max(lines, key=lambda c: c[1].lines - c[1].minimum)
+            runs = _warp_runs(kernel, instruction, groups[0][0])
             # Only a load's lines fill up over a thread's iterations: the L1 keeps them
             # for the next. A store is written through to the L2 request by request, each
             # with its own part-used sectors (Nsight Compute's L2 write sectors of such
@@ -439,12 +659,77 @@ def _warp_runs(kernel: Kernel, instruction: MemoryInstruction, lanes: Lanes
     return None if value is None else value / max(len(lanes.active), 1)
 
 
+def _survey_runs(kernel: Kernel, instruction: MemoryInstruction, survey: ConflictSurvey
+                 ) -> Number | None:
+    """How often the lock-step groups issue `instruction` in the kernel: its executions
+    (opstats, per unit) over the active lanes of an average request of the survey."""
+    count, _, _ = executions(kernel.facts, instruction.access.item)
+    value = evaluate(count, kernel.values).numeric
+    if value is None:
+        return None
+    return value * survey.requests / max(survey.lane_runs, 1)
+
+
+def _conflict_finding(kernel: Kernel, warp: ParGroup, instruction: MemoryInstruction,
+                      survey: ConflictSurvey, banks: int) -> BankConflictFinding:
+    """The bank-conflict message of one access: its worst request's degree, and where the
+    requests differ (a scan's levels), the iteration of the worst and the wavefronts per
+    request over all of them, which the time model costs."""
+    conflict, lanes = survey.worst, survey.lanes
+    change = RemoveBankConflict(_place(instruction), conflict.degree, banks, BANK_WORD_BYTES,
+                                None, survey.extra_passes, survey.average)
+    values: dict[str, object] = {"conflict_degree": conflict.degree, "banks": banks,
+                                 "active_lanes": len(lanes.active)}
+    where = ""
+    if survey.loops and not survey.uniform:
+        names = ", ".join(f"'{loop.name}'" for loop in survey.loops)
+        at = ", ".join(f"{loop.name} = {v}" for loop, v in zip(survey.loops, survey.at,
+                                                                 strict=True))
+        where = (f" at {at} (the worst of the {{iterations}} iterations of "
+                 f"loop{'s' if len(survey.loops) > 1 else ''} {names}; "
+                 "{wavefronts_per_request} wavefronts per request over all of them)")
+        values |= {"iterations": survey.iterations,
+                   "wavefronts_per_request": round(survey.average, 2)}
+    elif not survey.uniform:
+        where = " ({wavefronts_per_request} wavefronts per request over the block's warps)"
+        values["wavefronts_per_request"] = round(survey.average, 2)
+    if survey.unfollowed:
+        where += " in the iterations examined (" + _unfollowed_phrase(survey) + ")"
+    return BankConflictFinding(kernel.message(
+        f"{instruction.kind} of {instruction.text} in {instruction.space} memory: "
+        "{conflict_degree}-way bank conflict for " + lanes_phrase(lanes, warp) + where
+        + ": the accesses to one bank run one after another ("
+        f"{banks} banks of {BANK_WORD_BYTES} B; bank {conflict.bank} is hit most)",
+        span=instruction.span, code=code_of(BankConflictFinding), values=values,
+        hint="pad the array or change the index so that consecutive threads "
+             "use consecutive words"), change=change, access=change.access,
+        active_lanes=len(lanes.active))
+
+
+def _unfollowed_phrase(survey: ConflictSurvey) -> str:
+    names = ", ".join(f"'{loop.name}'" for loop in survey.unfollowed)
+    return (f"only the first iteration of loop{'s' if len(survey.unfollowed) > 1 else ''} "
+            f"{names}: too many iterations, or a count that is not known or differs "
+            "between units, so the others are not decided")
+
+
+def _conflicts_undecided(kernel: Kernel, instruction: MemoryInstruction,
+                         survey: ConflictSurvey) -> WarpAccessUnknown:
+    """No conflict in the iterations examined, but the address depends on loops whose
+    other iterations were not: neither a conflict nor the promise of none."""
+    return WarpAccessUnknown(kernel.message(
+        f"{instruction.kind} of {instruction.text} in {instruction.space} memory: no bank "
+        "conflict in the iterations examined, " + _unfollowed_phrase(survey),
+        span=instruction.span, severity="info", code=code_of(WarpAccessUnknown)),
+        access=_place(instruction))
+
+
 def _place(instruction: MemoryInstruction) -> AccessPlace:
     return AccessPlace.of(instruction.access, instruction.text, instruction.kind)
 
 
-def _with_gain(finding: WarpAccessFinding, runs: Number | None, extra: int,
-               costs: list[tuple[str, Number | None, int, int]], space: str
+def _with_gain(finding: WarpAccessFinding, runs: Number | None, extra: float,
+               costs: list[tuple[str, Number | None, float, int]], space: str
                ) -> WarpAccessFinding:
     """The estimated gain of removing `extra` transactions per execution: the share of
     all transactions of the space the kernel issues (at the sizes given) that it saves.

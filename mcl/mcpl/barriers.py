@@ -13,7 +13,9 @@ and keeps the accesses of shared arrays since the last barrier; a loop is walked
 so that an access late in one iteration meets the accesses early in the next. Two
 accesses conflict when at least one writes and the second touches another unit's
 element: its subscripts differ from the first one's in a position that depends on the
-unit (a foreach index, or a value computed from one). Accesses under a condition that
+unit (a foreach index, or a value computed from one), unless the subscripts prove that
+no other unit touches that element (mcl.mcpl.unit_elements: never equal, or equal only
+for the same unit). Accesses under a condition that
 picks units by equality or remainder (`if (t == 0)`, `if (t % (2 * s) == 0)`, as in a
 tree reduction) are left out: which units take part there is beyond a syntactic check,
 and a warning there would be wrong more often than right.
@@ -22,14 +24,26 @@ and a warning there would be wrong more often than right.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 
 from mcl.diagnostics import Diagnostic, Span, warning
 from mcl.mcpl import ast
 from mcl.mcpl.divergence import divergent_names
 from mcl.mcpl.printer import print_expr
-from mcl.mcpl.varying import assigned_names
+from mcl.mcpl.uniform_states import States, UniformStates, tracked_names
+from mcl.mcpl.unit_elements import (
+    OTHER_UNIT,
+    Poly,
+    difference,
+    forced_equal,
+    loop_facts,
+    never_equal,
+    polynomial,
+    renamed,
+    substituted,
+)
+from mcl.mcpl.varying import assigned_names, names_in
 from mcl.mcpl.visitor import unknown_node
 
 
@@ -43,35 +57,44 @@ class _Access:
     # value changed since the first pass of the loops around it (their second pass).
     guards: tuple[tuple[ast.Expr, bool], ...] = ()
     epoch: frozenset[str] = frozenset()
+    # The subscripts as polynomials, with the program's constants and the unit's local
+    # definitions put in (mcl.mcpl.unit_elements); None where one is not a polynomial.
+    # (Not compared: the node, guards and epoch tell accesses apart.)
+    expanded: tuple[Poly | None, ...] = field(default=(), compare=False)
+    # The values of the small uniform variables here (mcl.mcpl.uniform_states), or None.
+    states: States | None = field(default=None, compare=False)
 
 
-def barrier_warnings(function: ast.Function) -> list[Diagnostic]:
-    """Warnings for the accesses of shared arrays in `function` that no barrier orders."""
+def barrier_warnings(function: ast.Function, constants: Mapping[str, int] | None = None
+                     ) -> list[Diagnostic]:
+    """Warnings for the accesses of shared arrays in `function` that no barrier orders;
+    `constants`: the program's integer constants (`const int TILE = 32;`)."""
     found: dict[frozenset[Span | None], Diagnostic] = {}
-    _visit(function.body, set(), found)
+    _visit(function.body, set(), found, dict(constants or {}))
     return list(found.values())
 
 
-def _visit(s: ast.Stmt | None, shared: set[str], found: dict) -> None:
+def _visit(s: ast.Stmt | None, shared: set[str], found: dict, constants: dict[str, int]
+           ) -> None:
     """Find the foreach statements whose units share arrays declared around them."""
     match s:
         case ast.Block():
             declared = set(shared)
             for stmt in s.stmts:
-                _visit(stmt, declared, found)
+                _visit(stmt, declared, found, constants)
                 if isinstance(stmt, ast.Decl) and isinstance(stmt.type, ast.ArrayType):
                     declared.add(stmt.name)
         case ast.Foreach():
             if shared:
-                _Walker(s, shared, found).run()
+                _Walker(s, shared, found, constants).run()
             # Arrays declared in this body are shared by the units of foreach statements
             # in it (those declared further out were covered by the walk just made).
-            _visit(s.body, set(), found)
+            _visit(s.body, set(), found, constants)
         case ast.For():
-            _visit(s.body, shared, found)
+            _visit(s.body, shared, found, constants)
         case ast.If():
-            _visit(s.then, shared, found)
-            _visit(s.orelse, shared, found)
+            _visit(s.then, shared, found, constants)
+            _visit(s.orelse, shared, found, constants)
         case (None | ast.Decl() | ast.ViewDecl() | ast.Assign() | ast.IncDec() | ast.CallStmt()
               | ast.Swap() | ast.Barrier() | ast.Return()):
             pass  # holds no statement, so no foreach
@@ -80,7 +103,8 @@ def _visit(s: ast.Stmt | None, shared: set[str], found: dict) -> None:
 
 
 class _Walker:
-    def __init__(self, foreach: ast.Foreach, shared: set[str], found: dict) -> None:
+    def __init__(self, foreach: ast.Foreach, shared: set[str], found: dict,
+                 constants: dict[str, int]) -> None:
         self.shared = shared
         self.found = found
         indices = {n.var for n in ast.walk(foreach) if isinstance(n, ast.Foreach)}
@@ -94,6 +118,24 @@ class _Walker:
         self.private: set[str] = set()  # shadowing declarations inside the units
         self.guards: tuple[tuple[ast.Expr, bool], ...] = ()
         self.epoch: frozenset[str] = frozenset()
+        self.constants = constants
+        # The unit's scalar definitions in force (`int ai = off * (2 * t + 1) - 1;`), while
+        # no name they read is assigned (mcl.mcpl.unit_elements puts them in).
+        self.definitions: dict[str, ast.Expr] = {}
+        self.loops = loop_facts(foreach.body, constants)
+        self.nonzero = {name + suffix for name, f in self.loops.items() if f.nonzero
+                        for suffix in ("", "'", OTHER_UNIT)}
+        # How far two values of each unit index and bounded loop variable lie apart.
+        self.spans = {name: f.span for name, f in self.loops.items() if f.span is not None}
+        self.unit_counts = {}
+        for name, count in self.counts.items():
+            size = polynomial(count, constants, {})
+            if size is not None and set(size) <= {()}:
+                self.unit_counts[name] = size.get((), 0)
+                self.spans[name] = self.unit_counts[name] - 1
+
+        self.uniform = UniformStates(tracked_names(foreach.body, self.varying, constants),
+                                     constants)
 
     def run(self) -> None:
         self.stmt(self.body, frozenset(), selected=False)
@@ -103,6 +145,7 @@ class _Walker:
              ) -> frozenset[_Access]:
         match s:
             case ast.Barrier():
+                self.uniform.barrier(s)
                 return frozenset()
             case ast.Block():
                 for stmt in s.stmts:
@@ -116,20 +159,26 @@ class _Walker:
             case ast.For():
                 return self.for_(s, pending, selected)
             case ast.Decl():
-                if s.name in self.shared:
-                    self.private.add(s.name)
-                return self.expr(s.init, pending, selected) if s.init is not None else pending
+                return self.decl(s, pending, selected)
             case ast.Assign():
+                self.forget_target(s.target)
                 pending = self.access(self.reads(s.value) + self.subscript_reads(s.target),
                                       pending, selected)
                 if s.op != "=":
                     pending = self.access(self.element(s.target, "read"), pending, selected)
-                return self.access(self.element(s.target, "write"), pending, selected)
+                pending = self.access(self.element(s.target, "write"), pending, selected)
+                self.uniform.assign(s)
+                return pending
             case ast.IncDec():
+                self.forget_target(s.target)
                 pending = self.access(self.subscript_reads(s.target) + self.element(
                     s.target, "read"), pending, selected)
-                return self.access(self.element(s.target, "write"), pending, selected)
+                pending = self.access(self.element(s.target, "write"), pending, selected)
+                self.uniform.assign(s)
+                return pending
             case ast.Swap():
+                self.forget_target(s.left)
+                self.forget_target(s.right)
                 for side in (s.left, s.right):
                     pending = self.access(self.subscript_reads(side) + self.element(side, "read"),
                                           pending, selected)
@@ -149,21 +198,54 @@ class _Walker:
             case _:
                 unknown_node(s, "the barrier check")
 
+    def decl(self, s: ast.Decl, pending: frozenset[_Access], selected: bool
+             ) -> frozenset[_Access]:
+        if s.name in self.shared:
+            self.private.add(s.name)
+        pending = self.expr(s.init, pending, selected) if s.init is not None else pending
+        self.forget(s.name)
+        if s.init is not None and not isinstance(s.type, ast.ArrayType):
+            self.definitions[s.name] = s.init
+        self.uniform.assign(s)
+        return pending
+
+    def forget(self, name: str) -> None:
+        """`name` takes a new value: the definitions of it and of names read from it no
+        longer hold."""
+        for defined, init in list(self.definitions.items()):
+            if defined == name or name in names_in(init):
+                del self.definitions[defined]
+
+    def forget_target(self, target: ast.Expr) -> None:
+        if isinstance(target, ast.Name):
+            self.forget(target.name)
+
     def if_(self, s: ast.If, pending: frozenset[_Access], selected: bool
             ) -> frozenset[_Access]:
         pending = self.access(self.reads(s.cond), pending, selected)
         picks = selected or self.selects_units(s.cond)
-        around = self.guards
+        around, entry = self.guards, self.uniform.states
         self.guards = (*around, (s.cond, True))
         then = self.stmt(s.then, pending, picks)
+        after_then, self.uniform.states = self.uniform.states, entry
         self.guards = (*around, (s.cond, False))
-        orelse = self.stmt(s.orelse, pending, picks) if s.orelse is not None else pending
+        # Units that decide the condition differently run both branches in one phase:
+        # one unit's else-branch meets another's then-branch.
+        before_else = then if self.depends(s.cond) else pending
+        orelse = self.stmt(s.orelse, before_else, picks) if s.orelse is not None else pending
         self.guards = around
+        self.uniform.join(after_then, self.uniform.states)
         return then | orelse
 
     def for_(self, s: ast.For, pending: frozenset[_Access], selected: bool
              ) -> frozenset[_Access]:
         pending = self.stmt(s.init, pending, selected)
+        # What the loop assigns holds another value from the second iteration on: the
+        # definitions that read it (or define it) no longer hold anywhere in the loop.
+        for name in {s.var} | assigned_names(s.body):
+            self.forget(name)
+        self.uniform.loop_head(s)
+        head = self.uniform.states
         entry, before, around = pending, self.epoch, self.varying
         if isinstance(s.init, ast.Decl):
             # A loop that declares its variable starts it afresh: an earlier loop's `i`
@@ -171,6 +253,7 @@ class _Walker:
             # n / 2; ...)`), which is divergent only when its own header or body makes it so.
             self.varying = divergent_names(s, around - {s.var})
         for _ in range(2):  # the second pass sees the previous iteration's accesses
+            self.uniform.states = head
             pending = self.access(self.reads(s.cond), pending, selected)
             pending = self.stmt(s.body, pending, selected)
             pending = self.stmt(s.step, pending, selected)
@@ -181,6 +264,7 @@ class _Walker:
             # unit's own values is taken to be its own element, as in one iteration.)
             self.epoch = before | (({s.var} | assigned_names(s.body)) - self.varying)
         self.epoch, self.varying = before, around
+        self.uniform.states = head
         return pending
 
     def expr(self, e: ast.Expr | None, pending: frozenset[_Access], selected: bool
@@ -198,8 +282,10 @@ class _Walker:
         if not (isinstance(base, ast.Name) and groups and base.name in self.shared
                 and base.name not in self.private):
             return []
-        return [_Access(kind, base.name, tuple(i for g in groups for i in g), e, self.guards,
-                        self.epoch)]
+        indices = tuple(i for g in groups for i in g)
+        return [_Access(kind, base.name, indices, e, self.guards, self.epoch, tuple(
+            polynomial(i, self.constants, self.definitions) for i in indices),
+            self.uniform.states)]
 
     def subscript_reads(self, e: ast.Expr) -> list[_Access]:
         out: list[_Access] = []
@@ -248,10 +334,57 @@ class _Walker:
         if any(not self.depends(x) and not self.depends(y) and _never_equal(x, y)
                for x, y in pairs):
             return False  # another part of the array: `l_a[cur]` and `l_a[1 - cur]`
-        per_unit = [(x, y) for x, y in pairs if self.depends(x)]
-        if not per_unit:
+        if not any(self.depends(x) for x in earlier):
             return True  # every unit touches the same element
-        return any(x != y for x, y in per_unit)
+        positions = [k for k, x in enumerate(earlier) if self.depends(x)]
+        if all(earlier[k] == second.indices[k] for k in positions) and \
+                not self.redefined(first, positions, changed):
+            return False  # the same expression of the unit's own values: its own element
+        return not self.apart(first, second, changed)
+
+    @staticmethod
+    def redefined(first: _Access, positions: list[int], changed: frozenset[str]) -> bool:
+        """Does a per-unit subscript of `first` read, through a local definition, a name
+        that another iteration changed (`ii = r * ROWS + w` in the next iteration of r)?"""
+        return any(p is not None and any(set(k) & changed for k in p)
+                   for p in (first.expanded[k] for k in positions))
+
+    def apart(self, first: _Access, second: _Access, changed: frozenset[str]) -> bool:
+        """Do the subscripts prove that no other unit touches `second`'s element in
+        `first` (mcl.mcpl.unit_elements): one pair never equal (the scan's `off * (2 * t
+        + 2) - 1` and another unit's `off * (2 * t + 1) - 1`), or the pairs together force
+        every unit index equal (a strided tile loop's `tile[ty + k, tx]`)? With the values
+        the small uniform variables can hold at both (`src` and `dst` of a double buffer,
+        mcl.mcpl.uniform_states), it must hold for each pair of them."""
+        names = {name: name + OTHER_UNIT for name in self.varying}
+        names |= {name: name + "'" for name in changed}
+        joint = self.joint_values(first, second)
+        if not joint:
+            return False  # (no values seen together: nothing to reason from)
+        for one, two in joint:
+            forced: set[str] = set()
+            for x, y in zip(first.expanded, second.expanded, strict=True):
+                if x is None or y is None:
+                    continue
+                d = difference(renamed(substituted(x, one), names), substituted(y, two))
+                if never_equal(d, self.nonzero):
+                    break
+                forced |= forced_equal(d, self.spans, self.loops)
+            else:
+                if not forced >= set(self.counts):
+                    return False
+        return True
+
+    def joint_values(self, first: _Access, second: _Access
+                     ) -> list[tuple[dict[str, int], dict[str, int]]]:
+        """The values of the uniform variables at the two accesses that can go together
+        (reached from the same values at the last barrier); one pair of none where they
+        are not tracked."""
+        if first.states is None or second.states is None:
+            return [({}, {})]
+        values = self.uniform.values
+        return [(values(c1), values(c2)) for o1, c1 in first.states
+                for o2, c2 in second.states if o1 == o2]
 
     def disjoint(self, x: ast.Expr, x_guards: list[tuple[ast.Expr, bool]], y: ast.Expr,
                  y_guards: Iterable[tuple[ast.Expr, bool]]) -> bool:

@@ -22,6 +22,7 @@ from mcl.mcpl import types as T
 from mcl.mcpl.access import AccessTable
 from mcl.mcpl.barriers import barrier_warnings
 from mcl.mcpl.check_function import FunctionChecker
+from mcl.mcpl.constfold import FoldError, fold
 from mcl.mcpl.divergence import divergence_diagnostics
 from mcl.mcpl.environment import ModuleEnv, resolve_callee
 from mcl.mcpl.positions import SourceText, head
@@ -64,6 +65,20 @@ def infer_access(program: Program) -> dict[str, dict[str, str]]:
     return result
 
 
+def integer_constants(module: ast.Module) -> dict[str, int]:
+    """The module's integer constants (`const int TILE = 32;`), each folded with the ones
+    before it: the barrier check reasons about subscripts such as `r * ROWS + w`."""
+    found: dict[str, int] = {}
+    for c in module.constants:
+        try:
+            value = fold(c.init, found.get) if c.init is not None else None
+        except FoldError:
+            value = None
+        if isinstance(value, int) and not isinstance(value, bool):
+            found[c.name] = value
+    return found
+
+
 def check_program(program: Program, library: HwdLibrary, tables: SideTables | None = None
                   ) -> list[Diagnostic]:
     """Check every module of `program` against mcpl.md §5; diagnostics sorted by position.
@@ -79,8 +94,9 @@ def check_program(program: Program, library: HwdLibrary, tables: SideTables | No
             diags += _ModuleChecker(env, hwd_imports.get(qualified, ())).run()
         diags += recursion_errors(program)
         if not any(d.severity is Severity.ERROR for d in diags):
+            constants = integer_constants(program.main)
             for f in program.main.functions:
-                diags += barrier_warnings(f) + divergence_diagnostics(f)
+                diags += barrier_warnings(f, constants) + divergence_diagnostics(f)
                 diags += uninitialised_diagnostics(f)
     except RecursionError:
         # The parser folds long operator chains without recursion; the walks over the tree

@@ -11,7 +11,8 @@ Which record gives which figure (docs/profile.md, "What is compared"):
   device memory once; bytes out: every byte it writes must go there once);
 - coalescing: `UncoalescedAccess` (lines x line bytes per warp request, per access) or
   `OptimalMemoryAccess` (all coalesced);
-- bank conflicts: `BankConflictFinding` (its degree per access) or `OptimalMemoryAccess`;
+- bank conflicts: `BankConflictFinding` (its wavefronts over the ideal per access, over every
+  request; the worst degree where only that is known) or `OptimalMemoryAccess`;
 - occupancy: `OccupancyFinding` (warps per SM of the warp slots; registers per thread);
 - divergence: `DivergentBranch` (lane efficiency per branch);
 - suggestions: every suggestion, with the time model's gain (the estimate before over the
@@ -153,7 +154,11 @@ def predict(function: str, findings: Iterable[Finding]) -> Prediction:
             case BankConflictFinding():
                 conflicts = True
                 p.conflict_free = False
-                p.conflict_degree.append(AccessPrediction(line, text, float(f.conflict.degree)))
+                # (wavefronts over the ideal over every request of the line, as Nsight
+                # Compute counts them; the worst request's degree where that is all)
+                ratio = f.conflict.wavefronts
+                p.conflict_degree.append(AccessPrediction(
+                    line, text, float(ratio if ratio is not None else f.conflict.degree)))
             case DivergentBranch():
                 p.branch_efficiency.append(AccessPrediction(line, text,
                                                             100.0 * f.lane_efficiency))

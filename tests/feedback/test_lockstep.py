@@ -515,3 +515,167 @@ def test_the_steps_of_a_loop_that_split_a_warp_are_counted(tmp_path, library, le
         assert "iterations" not in numeric_values(messages[line])
     assert (numeric_values(messages[alike])["lanes_then"],
             numeric_values(messages[alike])["lanes_else"]) == (16, 16)
+
+
+SCAN = Path(__file__).resolve().parents[1] / "mcpl" / "barrier_kernels" / "blelloch_scan.mcpl"
+# The shared accesses of the scan's sweeps: (text, mode, line)
+SWEEPS = [("temp[bi]", "r", 21), ("temp[bi]", "w", 21), ("temp[ai]", "r", 21),
+          ("temp[ai]", "r", 33), ("temp[ai]", "w", 34), ("temp[bi]", "r", 34),
+          ("temp[bi]", "r", 35), ("temp[bi]", "w", 35)]
+
+
+# The scan's loads and stores of a thread's two neighbouring words (offset to the lower):
+# the compiler issues each pair as one 64-bit access.
+PAIRED = {"temp[2 * tid]": 0, "temp[2 * tid + 1]": 4}
+
+
+def _paired_passes(lower: list[int]) -> float:
+    """Passes over the banks per 4-byte access of a 64-bit request of the lanes' `lower`
+    words and the words after them: each half warp's 32 words at once."""
+    halves = [conflict_degree([w for a in lower[h:h + 16] for w in (a, a + 4)])
+              for h in (0, 16) if lower[h:h + 16]]
+    return sum(halves) / len(halves)
+
+
+def test_a_scans_conflicts_are_surveyed_over_every_level(library):
+    """A work-efficient scan's `ai = off * (2 * tid + 1) - 1`: each level of off has its own
+    conflict (2-, 4-, 8-, 16-way). The message gives the worst level and the wavefronts
+    per request over every level's requests, and the time model's share saved is the
+    extra wavefronts of the access over all shared wavefronts: each figure as the
+    brute-force trace's warps count them, level by level. A thread's two neighbouring
+    words are one 64-bit access, served a half warp at a time: no conflict."""
+    program = load_program(SCAN, (), library)
+    function = program.main.functions[0]
+    hwd = library.get(function.hwd)
+    sizes = {"nb": 2}
+    messages = _feedback(program, function, hwd, sizes)
+    facts = build_facts(function, pipeline.check(program, library), hwd)
+    trace = _trace(program, function, hwd, sizes | {"N": 512})  # (N: the array shapes')
+    # every shared request of one block: its degree, by site
+    requests = {}
+    sites = {(print_expr(a.node), a.node.span.line) for a in facts.accesses
+             if print_expr(a.node).startswith("temp[")}
+    for text, line in sites:
+        for mode in "rw":
+            found = warp_addresses(trace, facts, text, mode, by_iteration=True, line=line)
+            if text in PAIRED:
+                requests[(text, mode, line)] = {
+                    k: _paired_passes([x - PAIRED[text] for x in a]) for k, a in found.items()}
+            elif found:
+                requests[(text, mode, line)] = {k: conflict_degree(a) for k, a in found.items()}
+    for text in PAIRED:  # the neighbouring words, one 64-bit access: no conflict
+        assert {d for (t, _, _), r in requests.items() if t == text for d in r.values()} == {1}
+        assert not [m for m in messages if m.code == "bank-conflict" and f" {text} " in m.text]
+    total = sum(sum(r.values()) for r in requests.values())
+    seen_levels = set()
+    for text, mode, line in SWEEPS:
+        degrees = requests[(text, mode, line)]
+        worst = max(degrees.values())
+        first = next(k for k, d in degrees.items() if d == worst)  # in execution order
+        average = sum(degrees.values()) / len(degrees)
+        kind = "load" if mode == "r" else "store"
+        message = [m for m in messages if m.code == "bank-conflict" and m.span.line == line
+                   and m.text.startswith(f"{kind} of {text} ")]
+        assert len(message) == 1, (text, mode, line)
+        values = numeric_values(message[0])
+        assert values["conflict_degree"] == worst
+        assert values["wavefronts_per_request"] == pytest.approx(round(average, 2))
+        assert f"at off = {first[1][0]} (the worst of the 9 iterations" in message[0].text
+        extra = sum(d - 1 for d in degrees.values())
+        assert values["transactions_saved"] == pytest.approx(extra / total, rel=1e-6)
+        seen_levels |= {d for d in degrees.values()}
+    assert {2, 4, 8, 16} <= seen_levels
+
+
+# Doubles: each lane reads two banks. Neighbouring doubles of 32 lanes are 64 words, but a
+# 64-bit request is served a half warp at a time (16 lanes, 32 words): no conflict;
+# every second double puts a half warp's 32 words in 16 banks, 2 ways.
+DOUBLES = """
+hopper void doubles(int n, global double[n, 64] out) {
+  foreach (int b in n blocks) {
+    shared double[128] row;
+    foreach (int w in 2 warps) {
+      foreach (int t in 32 threads) {
+        row[w * 32 + t] = 1.0;
+        row[64 + w * 32 + t] = 2.0;
+        barrier(shared);
+        out[b, w * 32 + t] = row[2 * (w * 32 + t)] + row[w * 32 + t];
+      }
+    }
+  }
+}
+"""
+
+
+def test_64_bit_accesses_are_served_a_half_warp_at_a_time(tmp_path, library):
+    path = tmp_path / "doubles.mcpl"
+    path.write_text(DOUBLES)
+    program = load_program(path, (), library)
+    function = program.main.functions[0]
+    hwd = library.get(function.hwd)
+    messages = _feedback(program, function, hwd, {"n": 2})
+    facts = build_facts(function, pipeline.check(program, library), hwd)
+    trace = _trace(program, function, hwd, {"n": 2})
+    for text, mode in (("row[w * 32 + t]", "w"), ("row[64 + w * 32 + t]", "w"),
+                       ("row[2 * (w * 32 + t)]", "r"), ("row[w * 32 + t]", "r")):
+        # (warp_addresses counts 4 bytes an element: a double's byte address is twice it)
+        warps = warp_addresses(trace, facts, text, mode)
+        assert all(len(a) == 32 for a in warps.values())
+        degree = max(conflict_degree([2 * a + k for a in addresses[half:half + 16]
+                                      for k in (0, 4)])
+                     for addresses in warps.values() for half in (0, 16))
+        assert max(conflict_degree([2 * a for a in addresses]) for addresses in
+                   warps.values()) == (4 if text.startswith("row[2") else 2)  # 4 B a lane
+        kind = "load" if mode == "r" else "store"
+        found = [m for m in messages if m.code == "bank-conflict"
+                 and m.text.startswith(f"{kind} of {text} ")]
+        if degree == 1:
+            assert found == []
+        else:
+            assert len(found) == 1 and numeric_values(found[0])["conflict_degree"] == degree
+    assert [numeric_values(m)["conflict_degree"] for m in messages
+            if m.code == "bank-conflict"] == [2]
+
+
+# A shared read whose address depends on a loop of more iterations than the survey
+# follows: the first (k = 0, every lane on word 0) has no conflict, later ones do.
+MANY = """
+hopper void many(int n, global float[n, 32] out) {
+  foreach (int b in n blocks) {
+    shared float[2048] row;
+    foreach (int w in 1 warps) {
+      foreach (int t in 32 threads) {
+        for (int r = 0; r < 64; r++) {
+          row[r * 32 + t] = 1.0;
+        }
+        barrier(shared);
+        float s = 0.0;
+        for (int k = 0; k < 300; k++) {
+          s += row[(k % 64) * t];
+        }
+        out[b, t] = s;
+      }
+    }
+  }
+}
+"""
+
+
+def test_conflicts_in_iterations_not_followed_are_not_decided(tmp_path, library):
+    """Neither a conflict nor the promise of none: the message says which loop's
+    iterations were not examined; the store loop's 64 iterations are all followed."""
+    program, function, hwd = _load(tmp_path, MANY, "hopper", library)
+    messages = _feedback(program, function, hwd, {"n": 2})
+    facts = build_facts(function, pipeline.check(program, library), hwd)
+    trace = _trace(program, function, hwd, {"n": 2})
+    reads = warp_addresses(trace, facts, "row[k % 64 * t]", "r", by_iteration=True)
+    degrees = {k[1][0]: conflict_degree(a) for k, a in reads.items()}
+    assert degrees[0] == 1 and max(degrees.values()) == 32  # (k = 0, and k = 32)
+    stores = warp_addresses(trace, facts, "row[r * 32 + t]", "w", by_iteration=True)
+    assert {conflict_degree(a) for a in stores.values()} == {1}
+    assert [m.code for m in messages if m.code in (
+        "bank-conflict", "memory-access-optimal", "warp-access-unknown")] == [
+        "warp-access-unknown"]
+    unknown = find_message(messages, "warp-access-unknown", "row[k % 64 * t]")
+    assert unknown is not None and unknown.severity.value == "info"
+    assert "only the first iteration of loop 'k'" in unknown.text
