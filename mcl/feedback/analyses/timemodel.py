@@ -67,6 +67,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
+import sympy
+
+from mcl.codegen.mapping import DEFAULT_UNROLL
 from mcl.diagnostics import Span
 from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.emit import Emitter, seconds_text
@@ -105,8 +108,17 @@ ACHIEVED_BANDWIDTH = 0.74
 # Nsight Compute's rules stay quiet below a small estimated speedup).
 MIN_GAIN = 1.03
 
+# What one kernel launch costs beyond its work where the description states no `latency`
+# on its device (docs/hdl.md): an empty kernel of 1 to 1,056 blocks takes 2.2-3.2 us,
+# median about 2.5 us, in Nsight Compute's gpu__time_duration on an H100 SXM (measured for
+# this model; hopper.hdl states it, 4,000 cycles at ncu's locked clock). A nominal figure
+# for an NVIDIA GPU: a kernel of a few microseconds is mostly this, and no change of its
+# occupancy or accesses shortens it.
+LAUNCH_SECONDS = 2.5e-6
+
 DEVICE_MEMORY, ON_CHIP, COMPUTE, LATENCY = "device memory", "on-chip memory", "compute", \
     "latency"
+LAUNCH = "the launch"
 SM = "the SM (compute + on-chip memory)"
 
 
@@ -140,11 +152,14 @@ class Figures:
     barriers: tuple[tuple[int, int], ...] = ()  # where they stand (`barrier_places`)
     stated_clock_hz: float = 0.0  # the description's SM clock (0: the one evaluated at)
     lanes_sms: float = 1.0  # the warp size times the SMs: thread-level loads per warp load
-    # the executions of each global load, by its place (line, column): `loads_in_flight`
-    # comes from them (`in_flight`), and a change that runs one less often redoes it
-    load_runs: tuple[tuple[tuple[int, int], float], ...] = ()
+    # the executions of each global load, by its place (line, column), and the copies of
+    # it the compiler makes by unrolling the constant-trip loops around it
+    # (`unrolled_copies`): `loads_in_flight` comes from them (`in_flight`), and a change
+    # that runs one less often redoes it
+    load_runs: tuple[tuple[tuple[int, int], float, int], ...] = ()
     # what `latency_s` is made of; None where not known
     latency_mix: LatencyMix | None = None
+    launch_s: float = 0.0  # what one launch costs beyond the work (`launch_seconds`)
 
     @property
     def clock_given(self) -> bool:
@@ -184,13 +199,14 @@ class Figures:
     def seconds(self) -> float:
         """The phases one after the other, each as long as its largest limit: a barrier
         holds the warps of a block until all arrive, so the work on either side of it
-        does not overlap (docs/feedback.md, "Time estimate")."""
-        return sum(max(self.phase_limits(p).values()) for p in self.phases)
+        does not overlap (docs/feedback.md, "Time estimate"); the launch before them."""
+        return self.launch_s + sum(max(self.phase_limits(p).values()) for p in self.phases)
 
     @property
     def limit(self) -> str:
-        """The limit of the phases that take most of the time."""
-        spent: dict[str, float] = {}
+        """The limit of the phases that take most of the time (the launch where it costs
+        more than all of them)."""
+        spent: dict[str, float] = {LAUNCH: self.launch_s}
         for p in self.phases:
             limits = self.phase_limits(p)
             name = max(limits, key=lambda k: limits[k])
@@ -223,6 +239,13 @@ def _seconds(latency: Any, clock_hz: float) -> float | None:
         return None
     value = float(latency.value)
     return value if latency.unit == "s" else value / clock_hz
+
+
+def launch_seconds(hwd: Any, clock_hz: float) -> float:
+    """What one kernel launch costs beyond its work: the `latency` its device states
+    (cycles at the SM clock, or seconds), else `LAUNCH_SECONDS`."""
+    stated = _seconds(hwd.device.values.get("latency"), clock_hz)
+    return LAUNCH_SECONDS if stated is None else stated
 
 
 def _latencies(hwd: Any, space: str, clock_hz: float) -> tuple[float, float] | None:
@@ -307,10 +330,10 @@ def figures_of(ctx: AnalysisContext, findings: Sequence[Finding]) -> Figures | N
     tail = math.ceil(grid / sms) / (grid / sms) if grid else 1.0
     runs = _load_runs(ctx, cached)
     return Figures(float(sms), clock, float(warps), float(peak or 1.0) * scale,
-                   shared.bytes_per_s * scale, in_flight([r for _, r in runs]), mix.mean_s,
+                   shared.bytes_per_s * scale, in_flight([(r, c) for _, r, c in runs]), mix.mean_s,
                    phases, tail, barriers, stated, lanes_sms=float(lanes * sms),
                    load_runs=tuple(runs),
-                   latency_mix=mix)
+                   latency_mix=mix, launch_s=launch_seconds(hwd, clock))
 
 
 # ----------------------------------------------------------------------------- phases
@@ -429,8 +452,9 @@ def _warp_size(hwd: Any) -> int:
 
 
 def _load_runs(ctx: AnalysisContext, cached: Sequence[str]
-               ) -> list[tuple[tuple[int, int], float]]:
-    """The executions of each global load of a parameter, by its place in the source."""
+               ) -> list[tuple[tuple[int, int], float, int]]:
+    """The executions of each global load of a parameter, by its place in the source, and
+    the copies unrolling makes of it (`unrolled_copies`)."""
     facts = ctx.facts
     out = []
     for a in facts.accesses:
@@ -438,15 +462,37 @@ def _load_runs(ctx: AnalysisContext, cached: Sequence[str]
             number = evaluate(executions(facts, a.item)[0], ctx.values).numeric
             span = a.node.span
             if number is not None:
-                out.append(((span.line, span.column) if span else (0, 0), float(number)))
+                out.append(((span.line, span.column) if span else (0, 0), float(number),
+                            unrolled_copies(facts, a.item.loops)))
     return out
 
 
-def in_flight(runs: Sequence[float]) -> int:
+def unrolled_copies(facts: Any, loops: Sequence[Any]) -> int:
+    """The copies of a statement inside `loops` that the compiler makes by unrolling: the
+    product of the trip counts of the innermost for-loops whose count is a constant of
+    2 to `DEFAULT_UNROLL` steps (code generation asks for their full unrolling,
+    mcl.codegen.unroll, and the copies of a load do not wait for each other); a loop
+    of another count stops the product (what is outside it is not unrolled into it)."""
+    copies = 1
+    for loop in reversed(loops):
+        if loop.kind != "for":
+            break
+        trips = facts.evaluator.trips(loop)
+        if not (isinstance(trips, sympy.Integer) and 1 < int(trips) <= DEFAULT_UNROLL):
+            break
+        copies *= int(trips)
+    return copies
+
+
+def in_flight(runs: Sequence[tuple[float, int]]) -> int:
     """The global loads one warp has in flight: the loads of the statements that run
-    most often (one loop body), which do not wait for each other."""
-    most = max(runs, default=0.0)
-    return max(1, sum(r >= 0.99 * most for r in runs)) if most else 1
+    most often (one loop body, unrolled: each load once per copy, `unrolled_copies`),
+    which do not wait for each other. `runs` holds each load's executions and copies."""
+    bodies = [r / c for r, c in runs]
+    most = max(bodies, default=0.0)
+    if not most:
+        return 1
+    return max(1, sum(c for b, (_, c) in zip(bodies, runs, strict=True) if b >= 0.99 * most))
 
 
 def after(f: Figures, finding: Finding) -> Figures | None:
@@ -485,8 +531,8 @@ def _without_reloads(f: Figures, change: KeepInRegister) -> Figures | None:
                          loads_per_sm=max(0.0, p.loads_per_sm - loads))
     # the load runs `again` times less often: it may leave the loads a warp has in flight
     place = (span.line, span.column) if span else None
-    runs = tuple((k, r / again if k == place else r) for k, r in f.load_runs)
-    flying = in_flight([r for _, r in runs]) if runs else f.loads_in_flight
+    runs = tuple((k, r / again if k == place else r, c) for k, r, c in f.load_runs)
+    flying = in_flight([(r, c) for _, r, c in runs]) if runs else f.loads_in_flight
     latency, mix = f.latency_s, f.latency_mix
     if cached and mix is not None:  # fewer bytes through the cache: more compulsory share
         mix = replace(mix, through_cache_bytes=max(0.0, mix.through_cache_bytes - size))
@@ -538,6 +584,7 @@ def _fact(ctx: AnalysisContext, f: Figures) -> TimeEstimate:
     figures: dict[str, Any] = {"estimated_seconds": f.seconds,
                                **{"seconds_" + k.replace(" ", "_").replace("-", "_"): v
                                   for k, v in terms.items()},
+                               "seconds_launch": f.launch_s,
                                "phases": working,
                                "warps_per_sm": f.warps_per_sm,
                                "loads_in_flight": f.loads_in_flight,
@@ -551,7 +598,8 @@ def _fact(ctx: AnalysisContext, f: Figures) -> TimeEstimate:
         clock = (f" at an SM clock of {f.clock_hz / 1e9:.3g} GHz (the description's "
                  f"{f.stated_clock_hz / 1e9:.3g} GHz scaled)")
     text = (f"time estimate{clock}: {seconds_text(f.seconds)}{phases}, limited by {f.limit}: "
-            f"device memory {seconds_text(limits[DEVICE_MEMORY])}, the SM "
+            f"the launch {seconds_text(f.launch_s)} before the work, device memory "
+            f"{seconds_text(limits[DEVICE_MEMORY])}, the SM "
             f"{seconds_text(limits[SM])} (compute {seconds_text(terms[COMPUTE])} + on-chip "
             f"memory {seconds_text(terms[ON_CHIP])}), latency "
             f"{seconds_text(limits[LATENCY])} ({int(f.warps_per_sm)} warps per SM, "
