@@ -6,6 +6,8 @@ the user's names (a per-thread trip count over `tt`, never the analyses' `_t_tt`
 from __future__ import annotations
 
 import re
+from types import SimpleNamespace
+from typing import Any
 
 from conftest import by_code, feedback_source
 
@@ -100,3 +102,54 @@ def test_a_grid_is_bounded_per_dimension() -> None:
     assert limit is not None and limit.per_dimension
     assert limit.check(300, 300, None) == 90_000
     assert parse_source(GRID).functions  # the kernel is valid MCPL
+
+
+WINDOW = """\
+perfect void win(int n, int m, float[n + m] a, float[n] b) {
+  foreach (int i in n threads) {
+    float s = 0.0;
+    for (int k = 0; k < m; k++) {
+      s += a[i + k];
+    }
+    b[i] = s;
+  }
+}
+"""
+
+
+def test_no_reuse_message_or_proposal_at_a_reuse_ratio_of_1() -> None:
+    """`a[i + k]` over `k < m`: m*n accesses of m + n - 1 elements. At m = 1 every
+    element is loaded once, so nothing is to be tiled or shared; at m = 4 it is."""
+    once = feedback_source(WINDOW, "gpu", {"n": 1000, "m": 1})
+    assert not by_code(once, "reuse-ratio") and not by_code(once, "memory-faster-space")
+    again = feedback_source(WINDOW, "gpu", {"n": 1000, "m": 4})
+    (ratio,) = by_code(again, "reuse-ratio")
+    assert ratio.value_map["ratio"].numeric > 3.9 and "tile these loops" in ratio.hint
+    assert by_code(again, "memory-faster-space")
+
+
+STENCIL = """\
+perfect void stencil(int n, float[n + 2] a, float[n] b) {
+  foreach (int i in n threads) {
+    b[i] = a[i] + a[i + 1] + a[i + 2];
+  }
+}
+"""
+
+
+def test_stencil_neighbours_get_a_reuse_message() -> None:
+    """Each access alone loads every element once; the three together load each element
+    (but the two at either end) three times, as a brute-force count of the reads says."""
+    messages = feedback_source(STENCIL, "perfect", {"n": 1000})
+    (neighbours,) = by_code(messages, "reuse-neighbours")
+    assert neighbours.value_map["accesses"].numeric == 3
+    assert "a[i], a[i + 1] and a[i + 2]" in neighbours.text
+    n = 1000
+    reads = [0] * (n + 2)
+    for i in range(n):
+        for offset in range(3):
+            reads[i + offset] += 1
+    assert max(reads) == neighbours.value_map["accesses"].numeric
+    program: Any = SimpleNamespace(main=parse_source(STENCIL))  # what Visibility reads
+    shown = shown_by_default(messages, program)
+    assert [s for m, s in zip(messages, shown, strict=True) if m is neighbours] == [True]

@@ -19,7 +19,7 @@ spaces from them and the cache analysis tells reused data from the rest.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
@@ -75,6 +75,18 @@ class RatioReuse:
     @property
     def ratio(self) -> Any:
         return sympy.cancel(self.accesses / self.distinct)
+
+    def loads_once(self, values: Mapping[str, Any]) -> bool:
+        """Is every element loaded once after all: the ratio 1 (or less) as a formula or at
+        the user's `values` (`a[i + k]` over `k < m` with m = 1: m*n accesses of
+        m + n - 1 elements)? Then there is nothing to tile or share."""
+        from mcl.feedback.values import evaluate
+
+        ratio = self.ratio
+        if ratio == 1:
+            return True
+        number = evaluate(ratio, values).numeric
+        return number is not None and number <= 1
 
 
 @dataclass(frozen=True, eq=False)
@@ -439,3 +451,54 @@ def _differs(a: Any, b: Any) -> bool:
 def _more(accesses: Any, distinct: Any) -> bool:
     """Is there reuse: more accesses than distinct elements (unless provably not)?"""
     return _differs(accesses, distinct) and sympy.Le(accesses, distinct) is not sympy.true
+
+
+@dataclass(frozen=True, eq=False)
+class NeighbourReuse:
+    """Reads of one array, in the same loops, whose subscripts differ by constants in
+    each dimension (a stencil's `a[i - 1]`, `a[i]`, `a[i + 1]`): neighbouring units or
+    iterations read the same elements through different accesses. `spread` is, per
+    dimension, the largest offset between them minus the smallest."""
+
+    accesses: tuple[Access, ...]
+    spread: tuple[int, ...]
+
+    @property
+    def access(self) -> Access:
+        return self.accesses[0]
+
+
+def neighbour_reuse(facts: KernelFacts) -> list[NeighbourReuse]:
+    """The groups of reads that are constant offsets of each other (`NeighbourReuse`):
+    each element is loaded by up to as many of them as overlap on it, the group reuse that
+    no single access's ratio shows (paper 6.3 measures one access at a time)."""
+    ev = facts.evaluator
+    groups: dict[tuple[object, ...], list[tuple[Access, list[Any]]]] = {}
+    for acc in facts.accesses:
+        if not acc.reads or acc.writes or not acc.indices:
+            continue
+        subscripts = [ev.sym(sub, acc.item.scope) for sub in acc.indices]
+        if any(s is None for s in subscripts):
+            continue
+        key = (Ref(acc.binding), acc.field, tuple(Ref(x) for x in acc.item.loops),
+               len(subscripts))
+        groups.setdefault(key, []).append((acc, subscripts))
+    out = []
+    for members in groups.values():
+        first, base = members[0]
+        offsets: list[tuple[int, ...]] = []
+        kept: list[Access] = []
+        for acc, subscripts in members:
+            diff = [sympy.expand(s - b) for s, b in zip(subscripts, base, strict=True)]
+            if not all(d.is_Integer for d in diff):
+                continue
+            offset = tuple(int(d) for d in diff)
+            if offset not in offsets:
+                offsets.append(offset)
+                kept.append(acc)
+        if len(kept) < 2:
+            continue
+        spread = tuple(max(o[d] for o in offsets) - min(o[d] for o in offsets)
+                       for d in range(len(offsets[0])))
+        out.append(NeighbourReuse(tuple(kept), spread))
+    return out
