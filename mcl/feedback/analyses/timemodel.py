@@ -74,8 +74,10 @@ from mcl.diagnostics import Span
 from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.emit import Emitter, seconds_text
 from mcl.feedback.facts.costs import COMPUTATIONAL, DATA, executions, part_costs
+from mcl.feedback.facts.kernel import IF
 from mcl.feedback.facts.sizes import parameter_bytes, space_and_size
 from mcl.feedback.findings import (
+    DivergentBranch,
     Finding,
     KeepInRegister,
     ModelGain,
@@ -377,13 +379,78 @@ def _phases(ctx: AnalysisContext, barriers: Sequence[tuple[int, int]], whole: Ph
     for f in findings:
         if isinstance(f, WarpAccessFinding) and f.extra_bytes is not None:
             extra[min(phase_of(f.span, barriers), count - 1)] += f.extra_bytes
+    idle = _divergent_paths(ctx, barriers, findings, cached, shared)
+    if idle is None:
+        return None
     phases = []
     for i, (on_chip, flops, part_loads) in enumerate(counted):
         phases.append(Phase(whole.device_seconds * device[i],
-                            whole.on_chip_bytes * _share(on_chip, totals[0], i),
-                            whole.flops * _share(flops, totals[1], i),
-                            part_loads / lanes_sms, extra[i]))
+                            whole.on_chip_bytes * _share(on_chip, totals[0], i)
+                            + idle[i][0],
+                            whole.flops * _share(flops, totals[1], i) + idle[i][1],
+                            (part_loads + idle[i][2]) / lanes_sms, extra[i]))
     return tuple(phases)
+
+
+def _divergent_paths(ctx: AnalysisContext, barriers: Sequence[tuple[int, int]],
+                     findings: Sequence[Finding], cached: Sequence[str], shared: Any
+                     ) -> list[tuple[float, float, float]] | None:
+    """What the lanes that wait cost, per phase: (on-chip bytes, flops, thread-level
+    loads). A warp whose lanes take both paths of a branch runs each path with all its
+    lanes, the others disabled (CUDA C Programming Guide, SIMT architecture), so a path
+    taken by `taken` of `active` lanes costs the issue of `active / taken` times the
+    per-lane counts. Only for a `DivergentBranch` (the description's divergence function)
+    whose condition splits every warp alike: it reads the lane index and for-loop
+    counters alone (`t % 2 == 0`, `tid < s` in a halving loop), so the split the function
+    found in one warp is that of all; a condition on the warp's or block's index splits
+    few warps (`tid < n` at the end of the data), and is left out."""
+    count = len(barriers) + 1
+    out = [(0.0, 0.0, 0.0)] * count
+    facts = ctx.facts
+    for f in findings:
+        if not isinstance(f, DivergentBranch) or f.span is None:
+            continue
+        lanes = {k: number(v) for k, v in f.message.values
+                 if k in ("lanes_then", "lanes_else")}
+        taken, skipped = lanes.get("lanes_then"), lanes.get("lanes_else")
+        node = next((i.node for i in facts.items if i.kind == IF
+                     and i.node.span == f.span), None)
+        if not taken or not skipped or node is None or not _splits_every_warp(ctx, node):
+            continue
+        active = taken + skipped
+        for then, share in ((True, taken), (False, skipped if node.orelse else 0.0)):
+            if not share:
+                continue
+            items = {i for i in facts.items if any(
+                g.node is node and g.then == then for g in i.guards)}
+            part = _part(ctx, items, cached, shared)
+            if part is None:
+                return None
+            factor = active / share - 1.0
+            at = min(phase_of(f.span, barriers), count - 1)
+            bytes_, flops, loads = out[at]
+            out[at] = (bytes_ + part[0] * factor, flops + part[1] * factor,
+                       loads + part[2] * factor)
+    return out
+
+
+def _splits_every_warp(ctx: AnalysisContext, node: ast.If) -> bool:
+    """Does the condition of `node` read the lane index (the foreach over the lock-step
+    group) and otherwise only for-loop counters, so that every warp splits alike?"""
+    facts = ctx.facts
+    ev = facts.evaluator
+    item = next(i for i in facts.items if i.kind == IF and i.node is node)
+    lockstep = ctx.hwd.lockstep(ctx.hwd.executing_unit().name)
+    if lockstep is None:
+        return False
+    condition = ev.sym(node.cond, item.scope)
+    if condition is None:
+        return False
+    lanes = {ev.counter(x) for x in item.loops if x.kind == "foreach"
+             and x.group == lockstep.name}
+    serial = {ev.counter(x) for x in item.loops if x.kind == "for"}
+    free = sympy.sympify(condition).free_symbols
+    return bool(free & lanes) and free <= lanes | serial
 
 
 def _share(part: float, total: float, index: int) -> float:

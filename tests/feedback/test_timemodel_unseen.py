@@ -1,7 +1,8 @@
-"""The time model on short kernels and unrolled loops (mcl.feedback.analyses.timemodel;
+"""The time model on kernels it had not seen (mcl.feedback.analyses.timemodel;
 docs/feedback.md, "Time estimate"): every kernel pays its launch, so a kernel of a few
-microseconds is not promised a gain that its launch alone rules out, and a load inside a
-constant-trip loop the compiler unrolls is one load in flight per copy."""
+microseconds is not promised a gain that its launch alone rules out; a load inside a
+constant-trip loop the compiler unrolls is one load in flight per copy; a warp whose
+lanes take both paths of a branch runs both."""
 
 from __future__ import annotations
 
@@ -153,3 +154,43 @@ def test_a_constant_trip_loop_keeps_one_load_in_flight_per_copy(
     source = SUM.replace("STEPS", steps).replace("BOUND", bound)
     figures = _estimate(_messages(tmp_path, library, source, {"n": 132 * 8 * 256, "m": 4}))
     assert figures["loads_in_flight"] == in_flight
+
+
+# Each thread runs one of two equal multiply-add loops: chosen by its lane (every warp
+# runs both), or by its warp (each warp runs one).
+PATHS = """
+hopper void paths(int n, int m, global float[n] a, global float[n] b) {
+  foreach (int bi in n / 256 blocks) {
+    foreach (int w in 8 warps) {
+      foreach (int l in 32 threads) {
+        int i = bi * 256 + w * 32 + l;
+        float s = a[i];
+        if (COND) {
+          for (int k = 0; k < m; k++) { s = s * 1.0001 + 0.5; }
+        } else {
+          for (int k = 0; k < m; k++) { s = s * 0.9999 - 0.5; }
+        }
+        b[i] = s;
+      }
+    }
+  }
+}
+"""
+
+
+@pytest.mark.parametrize(("cond", "factor"), [
+    ("l % 2 == 0", 2.0),  # half the lanes of every warp each way: both paths
+    ("l < 8", 2.0),  # a quarter and three quarters: still both paths, each whole
+    ("w % 2 == 0", 1.0),  # a warp goes one way: one path
+    ("bi % 2 == 0", 1.0),  # a block goes one way
+])
+def test_a_warp_divided_between_two_paths_runs_both(tmp_path, library, cond: str,
+                                                    factor: float) -> None:
+    """The flops per thread are the same in every case; the compute term is the warps'
+    issue, twice that where every warp runs both loops."""
+    sizes = {"n": 132 * 8 * 256 * 16, "m": 64}
+    figures = _estimate(_messages(tmp_path, library, PATHS.replace("COND", cond), sizes))
+    threads = sizes["n"]
+    flops = threads * sizes["m"] * 2
+    peak = timemodel.peak_flops(library.get("hopper"))
+    assert figures["seconds_compute"] == pytest.approx(factor * flops / peak, rel=0.02)
