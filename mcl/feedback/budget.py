@@ -66,3 +66,18 @@ def spent() -> bool:
         b.cut = True
         return True
     return False
+
+
+@contextmanager
+def not_counted() -> Iterator[None]:
+    """Time spent inside the `with` block does not count against the open budgets: a
+    bounded step that is no analysis of the kernel (NVRTC compiling it for its register
+    count, about a second, mcl.feedback.compiler_registers) must not leave the analyses
+    without time."""
+    start = time.thread_time()
+    try:
+        yield
+    finally:
+        used = time.thread_time() - start
+        for b in _stack:
+            b.deadline += used

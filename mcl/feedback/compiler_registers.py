@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mcl.diagnostics import MclError
+from mcl.feedback.budget import not_counted
 from mcl.feedback.facts.compiled import Store
 
 if TYPE_CHECKING:
@@ -65,8 +66,9 @@ def compiler_registers(facts: KernelFacts) -> int | None:
         key = hashlib.sha256(f"{arch}\0{version()}\0{generated.source}".encode()).hexdigest()
         counts = _memory.get(key) or _read(key)
         if counts is None:
-            counts = register_counts(compile_cuda(generated.source, f"{generated.name}.cu",
-                                                  arch).cubin)
+            with not_counted():  # the compiler's second is no analysis of the kernel
+                counts = register_counts(compile_cuda(
+                    generated.source, f"{generated.name}.cu", arch).cubin)
             _write(key, counts)
         _memory.put(key, counts)
     except (MclError, ValueError):

@@ -92,3 +92,18 @@ def test_a_spent_budget_leaves_no_suggestion_of_a_shipped_analysis(
     cut = {m.analysis for m in messages if m.code == "feedback-budget"}
     assert cut
     assert not [m for m in messages if m.analysis in cut and m.code != "feedback-budget"]
+
+
+def test_time_not_counted_leaves_the_budget_as_it_was() -> None:
+    """NVRTC's compile for a register count (about a second) is no analysis of the
+    kernel: it does not spend the budget of the analysis that asked for it."""
+    import time
+
+    from mcl.feedback.budget import budget, not_counted
+
+    with budget(0.2) as b:
+        with not_counted():
+            end = time.thread_time() + 0.3
+            while time.thread_time() < end:
+                pass
+        assert not spent() and not b.cut
