@@ -23,11 +23,13 @@ an entry that cannot be read, is ignored.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
+import sys
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mcl.diagnostics import MclError
 from mcl.feedback.budget import not_counted
@@ -38,19 +40,17 @@ if TYPE_CHECKING:
 
 # Files the disk cache keeps: a kernel's counts are a few bytes, one file per source.
 DISK_ENTRIES = 512
+# The oldest architecture the NVRTC that `mcl[cuda]` asks for (nvidia-cuda-nvrtc 13)
+# compiles for: fermi's sm_20 is ruled out without loading NVRTC.
+OLDEST_ARCH = 75
 _memory: Store[str, dict[str, int]] = Store(64)
 
 
 def compiler_registers(facts: KernelFacts) -> int | None:
     """The registers per thread NVRTC's ptxas gives the function of `facts` (the most of
-    its kernels, where its foreach nests make several), or None (see the module)."""
-    try:
-        from cuda.bindings import nvrtc  # noqa: F401 - is NVRTC installed at all?
-    except ImportError:
-        return None
-    from mcl import pipeline
-    from mcl.backends.cuda.cubin import register_counts
-    from mcl.backends.cuda.nvrtc import compile_cuda, supported_archs, version
+    its kernels, where its foreach nests make several), or None (see the module). What
+    rules a count out is asked first, NVRTC last: importing it brings numpy, which a
+    check at a level without a count must not pay for."""
     from mcl.hdl.library import default_library
 
     hwd = facts.hwd
@@ -58,11 +58,19 @@ def compiler_registers(facts: KernelFacts) -> int | None:
     if hwd.name not in library or library.get(hwd.name).file != hwd.file or \
             not library.is_leaf(hwd.name) or facts.checked.errors:
         return None
+    arch = stated_arch(hwd)
+    if arch is None or not arch.removeprefix("sm_").isdigit() or \
+            int(arch.removeprefix("sm_")) < OLDEST_ARCH or \
+            importlib.util.find_spec("cuda.bindings") is None:
+        return None
+    from mcl import pipeline
+    from mcl.backends.cuda.cubin import register_counts
+    from mcl.backends.cuda.nvrtc import compile_cuda, supported_archs, version
+
     try:
-        generated = pipeline.generate(facts.checked, hwd.name, library, language="cuda")
-        arch = generated.arch
-        if arch is None or int(arch.removeprefix("sm_")) not in supported_archs():
+        if int(arch.removeprefix("sm_")) not in supported_archs():
             return None
+        generated = pipeline.generate(facts.checked, hwd.name, library, language="cuda")
         key = hashlib.sha256(f"{arch}\0{version()}\0{generated.source}".encode()).hexdigest()
         counts = _memory.get(key) or _read(key)
         if counts is None:
@@ -71,11 +79,29 @@ def compiler_registers(facts: KernelFacts) -> int | None:
                     generated.source, f"{generated.name}.cu", arch).cubin)
             _write(key, counts)
         _memory.put(key, counts)
-    except (MclError, ValueError):
+    except (MclError, ValueError, ImportError):
         return None
     plan = generated.function(facts.function.name)
     found = [counts[k.name] for k in (plan.kernels if plan else ()) if k.name in counts]
     return max(found) if found else None
+
+
+def stated_arch(hwd: Any) -> str | None:
+    """The `arch` of the description's CUDA mapping, read from the file alone: code
+    generation's mapping reader (`mcl.codegen.mapping.mapping_path`, `read_mapping`)
+    imports the code generators and numpy, which a check at fermi (sm_20, no count) must
+    not pay for; code generation validates the mapping when a count is compiled."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:
+        import tomli as tomllib
+
+    path = Path(hwd.file).with_name(f"{hwd.name}.cuda.toml") if hwd.file else None
+    try:
+        arch = tomllib.loads(path.read_text(encoding="utf-8")).get("arch") if path else None
+    except (OSError, ValueError):
+        return None
+    return arch if isinstance(arch, str) else None
 
 
 def _folder() -> Path | None:

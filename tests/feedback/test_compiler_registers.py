@@ -110,3 +110,17 @@ def test_without_the_compiler_the_estimate_limits_nothing(
     assert figures["registers_per_thread_estimate"] > 64
     assert figures["blocks_per_sm_estimated_registers"] < figures["blocks_per_sm"]
     assert "0.5 to 6.5 times" in (occupancy.hint or "")
+
+
+def test_the_arch_is_read_as_code_generation_reads_it() -> None:
+    """`stated_arch` reads the mapping file alone (no code generators imported): the same
+    `arch` as the validated mapping, and the path `mapping_path` names."""
+    from mcl.backends import load_mapping
+    from mcl.codegen.mapping import mapping_path
+
+    library = default_library()
+    for name in ("hopper", "fermi", "gpu"):
+        hwd = library.get(name)
+        expected = load_mapping(hwd, language="cuda").arch if \
+            mapping_path(hwd, "cuda").is_file() else None
+        assert compiled.stated_arch(hwd) == expected

@@ -143,6 +143,12 @@ hopper void sums(int n, int m, global float[n] b, global float[K * n] a) {
 """
 
 
+def test_the_unroll_limit_is_code_generation_s() -> None:
+    from mcl.codegen.mapping import DEFAULT_UNROLL
+
+    assert timemodel.UNROLLED_STEPS == DEFAULT_UNROLL
+
+
 @pytest.mark.parametrize(("steps", "bound", "in_flight"), [
     ("4", "K", 4),  # unrolled: the four loads of a unit are independent
     ("8", "K", 8),

@@ -69,7 +69,6 @@ from typing import Any, TypeVar
 
 import sympy
 
-from mcl.codegen.mapping import DEFAULT_UNROLL
 from mcl.diagnostics import Span
 from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.emit import Emitter, seconds_text
@@ -121,6 +120,11 @@ LAUNCH_SECONDS = 2.5e-6
 DEVICE_MEMORY, ON_CHIP, COMPUTE, LATENCY = "device memory", "on-chip memory", "compute", \
     "latency"
 LAUNCH = "the launch"
+# The longest constant trip count code generation asks to unroll fully (the mappings'
+# `codegen.unroll` default, mcl.codegen.mapping.DEFAULT_UNROLL; not imported: the code
+# generators bring numpy into every check; tests/feedback/test_timemodel_unseen.py holds
+# the two equal).
+UNROLLED_STEPS = 16
 SM = "the SM (compute + on-chip memory)"
 
 
@@ -537,7 +541,7 @@ def _load_runs(ctx: AnalysisContext, cached: Sequence[str]
 def unrolled_copies(facts: Any, loops: Sequence[Any]) -> int:
     """The copies of a statement inside `loops` that the compiler makes by unrolling: the
     product of the trip counts of the innermost for-loops whose count is a constant of
-    2 to `DEFAULT_UNROLL` steps (code generation asks for their full unrolling,
+    2 to `UNROLLED_STEPS` steps (code generation asks for their full unrolling,
     mcl.codegen.unroll, and the copies of a load do not wait for each other); a loop
     of another count stops the product (what is outside it is not unrolled into it)."""
     copies = 1
@@ -545,7 +549,7 @@ def unrolled_copies(facts: Any, loops: Sequence[Any]) -> int:
         if loop.kind != "for":
             break
         trips = facts.evaluator.trips(loop)
-        if not (isinstance(trips, sympy.Integer) and 1 < int(trips) <= DEFAULT_UNROLL):
+        if not (isinstance(trips, sympy.Integer) and 1 < int(trips) <= UNROLLED_STEPS):
             break
         copies *= int(trips)
     return copies
