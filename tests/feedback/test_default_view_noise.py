@@ -153,3 +153,30 @@ def test_stencil_neighbours_get_a_reuse_message() -> None:
     program: Any = SimpleNamespace(main=parse_source(STENCIL))  # what Visibility reads
     shown = shown_by_default(messages, program)
     assert [s for m, s in zip(messages, shown, strict=True) if m is neighbours] == [True]
+
+
+APART = """\
+perfect void apart(int n, float[8 * n + 8] a, float[2] c, float[n] b) {
+  foreach (int i in n threads) {
+    b[i] = a[8 * i] + a[8 * i + 1] + c[0] + c[1];
+  }
+}
+"""
+FAR = """\
+perfect void far(int n, float[n + 512] a, float[n] b) {
+  foreach (int i in UNITS threads) {
+    b[i] = a[i] + a[i + 128];
+  }
+}
+"""
+
+
+def test_reads_that_never_meet_are_no_neighbours() -> None:
+    """`a[8 * i]` and `a[8 * i + 1]` never touch one element; `c[0]` and `c[1]` move with
+    no loop; over 100 units, elements 128 apart do not meet, over 200 they do."""
+    assert not by_code(feedback_source(APART, "perfect", {"n": 1000}), "reuse-neighbours")
+    assert not by_code(feedback_source(FAR.replace("UNITS", "100"), "perfect", {"n": 1000}),
+                       "reuse-neighbours")
+    (meet,) = by_code(feedback_source(FAR.replace("UNITS", "200"), "perfect", {"n": 1000}),
+                      "reuse-neighbours")
+    assert "a[i] and a[i + 128]" in meet.text

@@ -19,6 +19,7 @@ spaces from them and the cache analysis tells reused data from the rest.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
@@ -485,20 +486,58 @@ def neighbour_reuse(facts: KernelFacts) -> list[NeighbourReuse]:
         groups.setdefault(key, []).append((acc, subscripts))
     out = []
     for members in groups.values():
-        first, base = members[0]
-        offsets: list[tuple[int, ...]] = []
-        kept: list[Access] = []
-        for acc, subscripts in members:
-            diff = [sympy.expand(s - b) for s, b in zip(subscripts, base, strict=True)]
-            if not all(d.is_Integer for d in diff):
+        for base, kept, offsets in _constant_apart(members):
+            if len(kept) < 2 or not _overlap(facts, kept[0], base, offsets):
                 continue
-            offset = tuple(int(d) for d in diff)
-            if offset not in offsets:
-                offsets.append(offset)
-                kept.append(acc)
-        if len(kept) < 2:
-            continue
-        spread = tuple(max(o[d] for o in offsets) - min(o[d] for o in offsets)
-                       for d in range(len(offsets[0])))
-        out.append(NeighbourReuse(tuple(kept), spread))
+            spread = tuple(max(o[d] for o in offsets) - min(o[d] for o in offsets)
+                           for d in range(len(offsets[0])))
+            out.append(NeighbourReuse(tuple(kept), spread))
     return out
+
+
+def _constant_apart(members: list[tuple[Access, list[Any]]]
+                    ) -> list[tuple[list[Any], list[Access], list[tuple[int, ...]]]]:
+    """The reads of one array in the same loops, in classes whose subscripts differ by
+    integer constants (`a[8 * i]`, `a[8 * i + 1]` apart from `a[i + 8 * n]`): each class's
+    first subscripts, its reads (one per offset) and their offsets from the first."""
+    classes: list[tuple[list[Any], list[Access], list[tuple[int, ...]]]] = []
+    for acc, subscripts in members:
+        for base, kept, offsets in classes:
+            diff = [sympy.expand(s - b) for s, b in zip(subscripts, base, strict=True)]
+            if all(d.is_Integer for d in diff):
+                offset = tuple(int(d) for d in diff)
+                if offset not in offsets:
+                    offsets.append(offset)
+                    kept.append(acc)
+                break
+        else:
+            classes.append((subscripts, [acc], [(0,) * len(subscripts)]))
+    return classes
+
+
+def _overlap(facts: KernelFacts, acc: Access, subscripts: list[Any],
+             offsets: list[tuple[int, ...]]) -> bool:
+    """Can the reads `offsets` apart touch one element? In each dimension they differ in,
+    the subscript must move with a loop (`bounds[0]` and `bounds[1]` are two elements,
+    each read by every unit: independent reuse, not neighbours), by steps that divide the
+    offsets (`a[8 * k]` and `a[8 * k + 1]` never meet), over a range that reaches across
+    them (`rowptr[rA + t]` and `rowptr[rA + 256 + t]` over 256 threads t do not meet)."""
+    found = affine_pieces(facts, subscripts, acc.item.loops)
+    if found is None:
+        return False
+    indices, trips, _own = found
+    for d, index in enumerate(indices):
+        moved = {o[d] - offsets[0][d] for o in offsets} - {0}
+        if not moved:
+            continue
+        coefs = [c for c in index.coefs.values() if c != 0]
+        if not coefs or not all(getattr(c, "is_Integer", False) for c in coefs):
+            return False
+        step = math.gcd(*(abs(int(c)) for c in coefs))
+        if any(m % step for m in moved):
+            return False
+        reach = sum((abs(c) * (trips[t] - 1) for t, c in index.coefs.items()),
+                    sympy.Integer(0))
+        if sympy.sympify(reach).is_number and reach < min(abs(m) for m in moved):
+            return False
+    return True
