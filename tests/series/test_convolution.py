@@ -309,7 +309,7 @@ def test_hopper_v4_reads_the_filter_once_per_block_and_copies_without_branches(
 
 def test_hopper_v4_the_time_model_counts_the_broadcast_weight_reads_per_thread() -> None:
     """Measured v3 -> v4: 1.93x through CUDA, 1.28x through OpenCL. The model estimates
-    0.55x, wrong in direction: for v4 it names shared memory as the bound, counting each
+    0.52x, wrong in direction: for v4 it names shared memory as the bound, counting each
     weight read per thread and output row (864 floats a thread), where NVIDIA's compiler
     reads the 81 weights once, each a broadcast kept in uniform registers (docs/
     performance-log.md); v3, whose unrolled loads are in flight together, is no longer
@@ -324,7 +324,7 @@ def test_hopper_v4_the_time_model_counts_the_broadcast_weight_reads_per_thread()
     v3, v4 = message("hopper_v3", "time-estimate"), message("hopper_v4", "time-estimate")
     t3, t4 = (m.value_map["estimated_seconds"].numeric for m in (v3, v4))
     assert t3 is not None and t4
-    assert t3 / t4 == pytest.approx(0.55, abs=0.05)
+    assert t3 / t4 == pytest.approx(0.52, abs=0.03)
     assert "limited by the SM" in v3.text and "limited by the SM" in v4.text
     assert "bound by shared memory bandwidth" in message("hopper_v4", "roofline").text
 
