@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 from mcl import pipeline
+from mcl.backends import cuda_registers as compiled
 from mcl.backends.cuda.cubin import register_counts
 from mcl.backends.cuda.nvrtc import compile_cuda
-from mcl.feedback import compiler_registers as compiled
+from mcl.feedback import compiler_registers
 from mcl.feedback.registry import analyse
 from mcl.hdl.library import default_library
 from mcl.mcpl.loader import load_program
@@ -95,7 +96,7 @@ def test_without_the_compiler_the_estimate_limits_nothing(
     blocks per SM (12 warps) where the compiler's 64 allow 8 (the device ran 8, docs/
     validation.md). Without NVRTC the message states the estimate and what it would
     allow, but is not "limited by registers" and advises no fewer registers."""
-    monkeypatch.setattr(compiled, "compiler_registers", lambda facts: None)
+    monkeypatch.setattr(compiler_registers, "compiler_registers", lambda facts: None)
     library = default_library()
     path = ROOT / "kernels" / "convolution" / "hopper_v2.mcpl"
     program = load_program(path, (), library)
