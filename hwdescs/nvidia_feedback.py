@@ -19,6 +19,7 @@ from mcl.feedback.occupancy import (
     figures,
     kernel_usage,
     limit_phrase,
+    limiting_usage,
     multiprocessor,
     occupancy_hint,
     verdict_for,
@@ -38,7 +39,7 @@ def shared_mem_parallelism(kernel: Kernel):
     if used == 0:  # Fig. 14: no message when the kernel uses no shared memory
         return None
     usage, registers = kernel_usage(kernel, sm)
-    v = verdict_for(kernel, sm, usage)
+    v = verdict_for(kernel, sm, limiting_usage(usage, registers))
     slots = int(v.occupancy.block_slots)
     # The paper's wording (section 5.1): "using 1/8 blocks per SMP: shared memory limits;
     # load/store shared memory in phases".

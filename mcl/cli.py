@@ -61,6 +61,14 @@ def command_named(argv: Sequence[str]) -> str | None:
     return argv[0] if argv and argv[0] in COMMANDS else None
 
 
+def _register_count(facts: object) -> int | None:
+    """The CUDA backend's register count (mcl.backends.cuda_registers), imported when the
+    feedback first asks: a command without occupancy feedback loads none of it."""
+    from mcl.backends.cuda_registers import register_count
+
+    return register_count(facts)  # type: ignore[arg-type]
+
+
 def main(argv: list[str] | None = None) -> int:
     # Here, not at the top: `run_program` sets up the caches of compiled code first.
     from mcl.diagnostics import MclError
@@ -74,8 +82,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         from mcl.commands.options import apply_settings
+        from mcl.feedback.compiler_registers import use_counter
         from mcl.settings import find_settings
 
+        use_counter(_register_count)  # occupancy from NVRTC's count where it can give one
         apply_settings(args, find_settings())
         status = int(run_with_deep_stack(lambda: args.func(args)) or 0)
         sys.stdout.flush()  # a full disk or a closed pipe is reported here, not at exit

@@ -15,6 +15,18 @@ def _private_parse_cache(tmp_path_factory):
         yield
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _register_counter():
+    """The analyses count registers with NVRTC where they can, as the command line has
+    them do (mcl.cli, mcl.feedback.compiler_registers)."""
+    from mcl.backends.cuda_registers import register_count
+    from mcl.feedback.compiler_registers import use_counter
+
+    use_counter(register_count)
+    yield
+    use_counter(None)
+
+
 # The slow tier: modules that build and run generated code (OpenCL on PoCL, Oclgrind, the
 # C++ harness, NVRTC), run whole refinement series, drive editors or fuzz. `pytest -m "not
 # slow"` leaves them out (the fast tier); the whole suite runs them. One list, here.

@@ -60,6 +60,12 @@ class AnalysisContext:
             self._facts = build_facts(self.function, self.checked, self.hwd)
         return self._facts
 
+    def forget_facts(self) -> None:
+        """Build the facts again at the next use: after an analysis ran out of its budget
+        the facts derived on its way may rest on fallbacks, and no later analysis reads
+        them."""
+        self._facts = None
+
     @property
     def program(self) -> Program:
         return self.checked.program

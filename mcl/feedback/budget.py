@@ -5,9 +5,9 @@ marked approximation instead of running on").
 The engine cannot interrupt SymPy, so the budget is cooperative: the few steps that can
 take long on a hostile input (`sympy.summation`, `sympy.simplify`, factoring a figure for
 display) ask `spent()` first and, once the budget is spent, take their cheap fallback (an
-unevaluated but exact `Sum`, "not proven equal", the unfactored figure). Every message
-of an analysis that took a fallback is marked approximate, and one warning says which
-analysis ran out of time (`registry.analyse`).
+unevaluated but exact `Sum`, "not proven equal", the unfactored figure). An analysis that
+took a fallback is not analysed: none of its messages is shown, only one warning that
+says it ran out of time (`registry.analyse`; each analysis has a budget of its own).
 
 The clock is the CPU time of the thread that runs the analyses, not the wall clock: on a
 loaded machine the same kernel gets the same feedback. Not the process's CPU time either:
@@ -66,3 +66,18 @@ def spent() -> bool:
         b.cut = True
         return True
     return False
+
+
+@contextmanager
+def not_counted() -> Iterator[None]:
+    """Time spent inside the `with` block does not count against the open budgets: a
+    bounded step that is no analysis of the kernel (NVRTC compiling it for its register
+    count, about a second, mcl.feedback.compiler_registers) must not leave the analyses
+    without time."""
+    start = time.thread_time()
+    try:
+        yield
+    finally:
+        used = time.thread_time() - start
+        for b in _stack:
+            b.deadline += used

@@ -41,8 +41,7 @@ class Emitter:
                 figures: Mapping[str, Any] | None = None, loops: tuple[Loop, ...] = (),
                 approximate: bool = False, hint: str | None = None) -> Message:
         """`text` may name figures as `{name}` or `{name:singular|plural}` (`fill`)."""
-        vals = {name: evaluate(readable(expr), self.values)
-                for name, expr in (figures or {}).items()}
+        vals = {name: self._value(expr) for name, expr in (figures or {}).items()}
         rendered, shown = fill(text, vals)
         # A number estimated from samples (a sum too long to add up in the analysis
         # budget) makes the message an approximation.
@@ -51,6 +50,25 @@ class Emitter:
                        span or self.facts.function.span, tuple(vals.items()),
                        self.facts.function.name, tuple(loop.label for loop in loops),
                        approximate, hint, shown)
+
+    def _value(self, expr: Any) -> Value:
+        """A figure evaluated with the user's values, its loop counters under the names of
+        the loop variables the user wrote (`ceiling((w - tt)/128)` iterations per
+        thread, not the analyses' `_t_tt`). A figure that depends on a counter differs
+        from unit to unit: it has no one number, and no `-D` can give one, so none is
+        asked for."""
+        value = evaluate(readable(expr), self.values)
+        renamed = with_user_names(self.facts.evaluator, value.symbolic, self._counters)
+        if renamed is value.symbolic or renamed == value.symbolic:
+            return value
+        own = set(self._counters.values())
+        return Value(renamed, value.numeric, tuple(
+            n for n in value.needs if not (n.startswith("t_") and n[2:] in own)),
+            value.estimated)
+
+    @functools.cached_property
+    def _counters(self) -> dict[Any, str]:
+        return counter_names(self.facts.evaluator)
 
 
 def readable(expr: Any) -> Any:
@@ -179,8 +197,28 @@ def loop_text(ev: Any, loop: Loop, figure: str | None = None) -> str:
             and isinstance(cond.left, ast.Name) and cond.left.name == loop.name):
         count = expr_text(cond.right)  # `for (int k = 0; k < p; k++)`: p iterations
     else:
-        count = str(ev.shape(loop).trips)
+        count = formula_text(with_user_names(ev, ev.shape(loop).trips))
     return f"{_count(count, figure)} iterations of for-loop {loop.name}"
+
+
+def counter_names(ev: Any) -> dict[Any, str]:
+    """Each loop counter of the evaluator's function (a SymPy Dummy, printed `_t_tt`) ->
+    the name of its loop variable."""
+    return {ev.counter(loop): loop.name for loop in ev.loops}
+
+
+def with_user_names(ev: Any, expr: Any, names: Mapping[Any, str] | None = None) -> Any:
+    """`expr` with its loop counters under the names of the loop variables the user wrote
+    (`names`: `counter_names(ev)`, where already made)."""
+    import sympy
+
+    expr = sympy.sympify(expr)
+    dummies = [s for s in expr.free_symbols if isinstance(s, sympy.Dummy)]
+    if not dummies:
+        return expr
+    names = counter_names(ev) if names is None else names
+    return expr.xreplace({d: sympy.Symbol(names[d], integer=True)
+                          for d in dummies if d in names})
 
 
 def _count(text: str, figure: str | None) -> str:

@@ -506,7 +506,7 @@ class SeveralElementsProposal(Finding):
 
     CODE: ClassVar[MessageCode | None] = MessageCode(
         "elements-several-per-unit", "compute several elements per unit",
-        (FeedbackSeverity.SUGGESTION,), ELEMENTS_DOCS)
+        (FeedbackSeverity.INFO,), ELEMENTS_DOCS)
 
 
 @dataclass(frozen=True, kw_only=True)

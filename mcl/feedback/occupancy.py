@@ -198,6 +198,15 @@ def kernel_usage(kernel: Any, sm: Multiprocessor) -> tuple[BlockUsage, Any]:
     return BlockUsage(threads, registers.value, shared), registers
 
 
+def limiting_usage(usage: BlockUsage, registers: Any) -> BlockUsage:
+    """What of a block's needs may limit its occupancy: all of `usage` where the registers
+    per thread are the compiler's count (`registers.counted`); without the registers where
+    they are an estimate, too uncertain to limit by (kernel_api.ESTIMATE_RANGE: the
+    compiler used 0.5 to 6.5 times such estimates), so no message says "limited by
+    registers" from it."""
+    return usage if registers.counted else replace(usage, registers_per_thread=0)
+
+
 # ----------------------------------------------------------------------------- advice
 
 GRID = "the grid"
@@ -348,12 +357,14 @@ def limit_phrase(v: Verdict, multiprocessors: str = "SMPs") -> str:
     return text
 
 
-def figures(v: Verdict, usage: BlockUsage) -> dict[str, Any]:
-    """The values of an occupancy message: what a block needs, what each resource allows
-    (`limit_*`) and the blocks the grid has when known."""
+def figures(v: Verdict, usage: BlockUsage, counted: bool = False) -> dict[str, Any]:
+    """The values of an occupancy message: what a block needs (the registers per thread
+    the compiler's count where `counted`, else `registers_per_thread_estimate`), what each
+    resource allows (`limit_*`) and the blocks the grid has when known."""
+    registers = "registers_per_thread" if counted else "registers_per_thread_estimate"
     out: dict[str, Any] = {"threads_per_block": usage.threads,
                            "shared_bytes_per_block": usage.shared_bytes,
-                           "registers_per_thread_estimate": usage.registers_per_thread}
+                           registers: usage.registers_per_thread}
     out.update({f"limit_{name.replace(' ', '_')}": limit
                 for name, limit in v.occupancy.limits.items()
                 if not (isinstance(limit, float) and math.isnan(limit))})  # no such slots
@@ -364,8 +375,7 @@ def figures(v: Verdict, usage: BlockUsage) -> dict[str, Any]:
 
 def occupancy_hint(v: Verdict, multiprocessor_name: str, basis: str) -> str:
     hint = (f"more warps per {multiprocessor_name} hide memory latency; each limit_* value is "
-            "the number of blocks one resource allows; registers per thread are estimated "
-            f"from {basis}")
+            f"the number of blocks one resource allows; registers per thread: {basis}")
     if v.grid_blocks is None and v.multiprocessors != math.inf:
         hint += (f"; a grid of fewer than {_count(v.blocks * v.multiprocessors)} blocks "
                  "would limit it further: give the sizes (-D) to check")
@@ -389,9 +399,9 @@ def occupancy_message(kernel: Any, sm: Multiprocessor, max_registers: int,
     usage, registers = kernel_usage(kernel, sm)
     if usage.threads == 0:
         return None
-    usage = type(usage)(usage.threads, min(usage.registers_per_thread, max_registers),
-                        usage.shared_bytes)
-    v = verdict_for(kernel, sm, usage)
+    usage = replace(usage, registers_per_thread=min(usage.registers_per_thread, max_registers))
+    counted = registers.counted
+    v = verdict_for(kernel, sm, limiting_usage(usage, registers))
     if not advise_resources and v.limiting != (GRID,):
         v = replace(v, changes=())
     warp_slots = int(sm.resources.warp_slots)
@@ -403,15 +413,24 @@ def occupancy_message(kernel: Any, sm: Multiprocessor, max_registers: int,
                    "slots in use")
     else:
         limited = " and ".join(v.limiting)
+    register_figure = ("{registers_per_thread} registers per thread, the compiler's count"
+                       if counted else "about {registers_per_thread_estimate} registers per "
+                       "thread, an estimate that limits nothing")
     text = ("occupancy: {blocks_per_sm:block|blocks} per SM ({warps_per_sm} of "
             f"{{warp_slots}} warps, {100 * v.warps // warp_slots}%), limited by "
-            f"{limited} ({{threads_per_block}} threads, "
-            "{shared_bytes_per_block} B " + f"{sm.shared_space} memory and about "
-            "{registers_per_thread_estimate} registers per thread per block)")
+            f"{limited} ({{threads_per_block}} threads per block, "
+            "{shared_bytes_per_block} B " + f"{sm.shared_space} memory per block and "
+            f"{register_figure})")
     if v.advice:
         text += ": " + "; ".join(v.advice)
     values = {"blocks_per_sm": v.blocks, "warps_per_sm": v.warps, "warp_slots": warp_slots,
-              **figures(v, usage)}
+              **figures(v, usage, counted)}
+    if not counted:
+        estimated = blocks_per_sm(sm.resources, usage)
+        if estimated.blocks < v.occupancy.blocks and v.limiting != (GRID,):
+            values["blocks_per_sm_estimated_registers"] = estimated.blocks
+            text += ("; with the estimated registers {blocks_per_sm_estimated_registers:"
+                     "block|blocks} would fit, had the compiler used that many")
     if v.multiprocessors != math.inf:
         values["multiprocessors"] = int(v.multiprocessors)
     if v.changes:  # the most warps a change advised gives (the time model's "after")

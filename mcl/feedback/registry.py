@@ -132,30 +132,47 @@ def analyse_findings(function: Function, checked: CheckedProgram, hwd: HardwareD
     analyses read its side tables) at level `hwd`, in source order: the analyses of
     `among` (default: all) that apply to `hwd`, only those named in `only` if given;
     the time model at `clock_hz` where given (AnalysisContext.clock_hz)."""
-    from mcl.feedback.budget import budget
-
     context = AnalysisContext(function, checked, hwd, dict(values or {}), clock_hz=clock_hz)
     wanted = set(only) if only is not None else None
     findings: list[Finding] = []
-    with budget() as b:
-        for a in applicable(hwd, among):
-            if wanted is None or a.name in wanted:
-                b.cut = False
-                context.earlier = tuple(findings)
-                found = [finding_of(item) for item in a.run(context)]
-                if a.revises:  # the earlier findings come back, revised
-                    found, findings = found[len(findings):], found[:len(findings)]
-                if b.cut:
-                    found = [f.revised(approximate=True) for f in found]
-                    found.append(Finding(Message(
-                        FeedbackSeverity.WARNING, a.name, "feedback-budget",
-                        f"the {a.name} analysis of {function.name} ran out of its time "
-                        f"budget ({b.seconds:g} s of CPU time): figures it could not "
-                        "simplify in time are left as sums or marked approximate",
-                        function.span, function=function.name,
-                        hint="set MCL_FEEDBACK_BUDGET=SECONDS for a larger budget")))
-                findings += found
+    for a in applicable(hwd, among):
+        if wanted is None or a.name in wanted:
+            context.earlier = tuple(findings)
+            found, complete = _run_within_budget(a, context)
+            if not complete:  # nothing of it: no suggestion or figure on partial results
+                context.forget_facts()
+                findings.append(_not_analysed(a, function))
+                continue
+            if a.revises:  # the earlier findings come back, revised
+                found, findings = found[len(findings):], found[:len(findings)]
+            findings += found
     return sorted(findings, key=lambda f: sort_key(f.message))
+
+
+def _run_within_budget(a: Analysis, context: AnalysisContext) -> tuple[list[Finding], bool]:
+    """The findings of analysis `a` run within a budget of its own (mcl.feedback.budget),
+    and whether it finished without taking a fallback. A budget per analysis: one that
+    runs out leaves the others theirs."""
+    from mcl.feedback.budget import budget
+
+    with budget() as b:
+        found = [finding_of(item) for item in a.run(context)]
+    return found, not b.cut
+
+
+def _not_analysed(a: Analysis, function: Function) -> Finding:
+    """The one message of an analysis that ran out of its budget: its findings would rest
+    on a fallback (an unevaluated sum, "not proven equal"), so none is shown, and the
+    later analyses start again from fresh facts (docs/feedback.md, "Time budget")."""
+    from mcl.feedback.budget import default_seconds
+
+    return Finding(Message(
+        FeedbackSeverity.WARNING, a.name, "feedback-budget",
+        f"{function.name} not analysed by the {a.name} analysis: it ran out of its time "
+        f"budget ({default_seconds():g} s of CPU time)", function.span,
+        function=function.name,
+        hint="set MCL_FEEDBACK_BUDGET=SECONDS for a larger budget, or simplify the loop "
+        "bounds"))
 
 
 def kernels_of(module: Any) -> list[Function]:

@@ -54,7 +54,8 @@ _DEVICE_PROPS: dict[str, tuple[str, ...]] = {
     "nr_banks": _MEMORY_KINDS,
     "addressable": _MEMORY_KINDS,
     "space": _MEMORY_KINDS,
-    "latency": (*_MEMORY_KINDS, "interconnect"),
+    # on a device: what one kernel launch costs beyond its work (docs/hdl.md)
+    "latency": (*_MEMORY_KINDS, "interconnect", "device"),
     "bandwidth": (*_MEMORY_KINDS, "interconnect"),
     "width": (*_MEMORY_KINDS, "interconnect"),
     # Original MCL descriptions also state the link of the load/store units to a memory

@@ -39,7 +39,7 @@ def check(tmp_path: Path, text: str, capsys: pytest.CaptureFixture[str], *argv: 
 def test_blocks_beyond_fermis_grid(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = check(tmp_path, FERMI, capsys, "-D", "n=70001")
     assert (f"{tmp_path / 'k.mcpl'}:2:3: warning: foreach b runs n (= 70,001) units of "
-            "'blocks', but fermi allows at most 65,535 in all "
+            "'blocks', but fermi allows at most 65,535 in each grid dimension "
             "(fermi.hierarchy.blocks.max_nr_units)") in out
     assert "[units-over-limit]" in out
 

@@ -382,11 +382,11 @@ def test_a_register_hint_without_its_reloads() -> None:
     # the hint's load (line 1, column 1) and another, each 4e6 times: 2 in flight; kept in
     # a register it runs 5 times less often, saving 3.2e6 thread loads (5e4 warp loads
     # per SM at 64 lanes x SMs) through the l1 and their 12.8 MB
-    f = replace(_figures(), lanes_sms=64.0, load_runs=(((1, 1), 4e6), ((2, 5), 4e6)))
+    f = replace(_figures(), lanes_sms=64.0, load_runs=(((1, 1), 4e6, 1), ((2, 5), 4e6, 1)))
     changed = timemodel.after(f, _register(through_cache=True))
     assert changed == replace(
         f, phases=(replace(f.phases[0], on_chip_bytes=1e9 - 1.28e7, loads_per_sm=5e4),),
-        load_runs=(((1, 1), 8e5), ((2, 5), 4e6)), loads_in_flight=1)
+        load_runs=(((1, 1), 8e5, 1), ((2, 5), 4e6, 1)), loads_in_flight=1)
     # loads from a space no cache holds keep their latency term
     kept = timemodel.after(f, _register(through_cache=False))
     assert kept is not None and kept.phases[0].loads_per_sm == f.phases[0].loads_per_sm

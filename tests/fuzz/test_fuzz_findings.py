@@ -112,8 +112,11 @@ def test_feedback_functions_stop_at_their_time_budget(
     for minutes (1,024 lanes decided for each `if`): the budget of mcl.feedback.budget
     was asked only by the analyses' SymPy steps, never by the kernel interface the
     functions compute with. Now every value it computes asks, and a function past the
-    budget stops with a warning; the other analyses' figures stay."""
-    monkeypatch.setenv("MCL_FEEDBACK_BUDGET", "0.001")
+    budget stops with a warning, and shows nothing it found; the other analyses, each
+    with a budget of its own, keep their figures."""
+    from mcl.feedback.analyses import functions
+
+    monkeypatch.setattr(functions, "FUNCTIONS_BUDGET", 0.001)  # the functions' only
     source = _kernel("for (int k0 = i; k0 > 0; k0 >>= 1) { " + _if_nest(60) + " }")
     code, doc, err = _check(tmp_path, capsys, source,
                             ["--level", "fermi", "-v", "-D", "n=32", "-D", "m=4096"])
@@ -121,6 +124,7 @@ def test_feedback_functions_stop_at_their_time_budget(
     cut = [x for x in doc["messages"]
            if x["code"] == "feedback-budget" and "performance feedback function" in x["message"]]
     assert cut and all(x["severity"] == "warning" for x in cut)
+    assert all("not analysed" in x["message"] for x in cut)
     assert any(x["code"] == "opstats-summary" for x in doc["messages"])
 
 

@@ -63,12 +63,16 @@ def _grid(n: int, m: int) -> dict:
     return {"n": n, "m": m, "out": np.zeros((n, m), dtype=np.int32)}
 
 
-def test_nested_foreach_statements_over_one_group_count_together() -> None:
-    # Each count alone is below gpu's 65535 blocks; their product is not.
-    d = run_error(BLOCKS_2D, "grid", _grid(3, 30000))
+def test_nested_foreach_statements_over_the_grid_count_per_dimension() -> None:
+    # The grid's bound holds per dimension (UnitLimit.per_dimension): 3 x 30000 blocks
+    # run, each count within gpu's 65535; one count beyond it does not.
+    out = run(BLOCKS_2D, "grid", _grid(3, 30000))["out"]
+    assert out[2, 29999] == 2 + 29999
+    d = run_error(BLOCKS_2D, "grid", _grid(1, 70000))
     assert d.code == "interp-foreach-count"
-    assert "3 x 30000 = 90000 units of 'blocks'" in d.message
-    assert "at most 65535 in all (gpu.hierarchy.blocks.max_nr_units)" in d.message
+    assert "this foreach runs 70000 units of 'blocks'" in d.message
+    assert ("at most 65535 in each grid dimension (gpu.hierarchy.blocks.max_nr_units)"
+            in d.message)
     assert (d.span.line, d.span.column) == position(BLOCKS_2D, "m blocks")
 
 

@@ -34,8 +34,8 @@ def _range_of(text: str, needle: str) -> lsp.Range:
     return lsp.Range(start, lsp.Position(start.line, start.character + len(needle)))
 
 
-async def test_matmul_at_gpu_has_the_three_messages_of_the_paper(client: LanguageClient
-                                                                  ) -> None:
+async def test_matmul_at_gpu_has_the_paper_s_messages_to_act_on(client: LanguageClient
+                                                              ) -> None:
     text = MATMUL.read_text()
     uri = open_document(client, MATMUL)
     diagnostics = await wait_for(client, uri, has_feedback)
@@ -51,10 +51,9 @@ async def test_matmul_at_gpu_has_the_three_messages_of_the_paper(client: Languag
     (b,) = [d for d in by_code["reuse-independent"] if "b[k, j]" in d.message]
     assert "n (= 2,048) blocks bi" in b.message
     assert b.range == _range_of(text, "b[k, j]")
-    # (3) more than one element of c per thread, at the store c[i, j]
-    (several,) = by_code["elements-several-per-unit"]
-    assert "more than one element of c per thread" in several.message
-    assert several.range == _range_of(text, "c[i, j]")
+    # (3) more than one element of c per thread: a fact, shown with -v but not published
+    # (no model states its gain: docs/feedback.md, "Several elements per unit")
+    assert "elements-several-per-unit" not in by_code
     # Feedback is advice: never an error or a warning of the checker.
     assert {d.severity for d in feedback} <= {lsp.DiagnosticSeverity.Information,
                                               lsp.DiagnosticSeverity.Hint}

@@ -209,8 +209,8 @@ def _occupancy(name: str) -> Message:
 def test_hopper_v3_acts_on_the_register_limited_occupancy_of_v2() -> None:
     v2, v3 = _occupancy("hopper_v2"), _occupancy("hopper_v3")
     assert v2.value_map["limit_registers"].numeric == v2.value_map["blocks_per_sm"].numeric
-    assert (v3.value_map["registers_per_thread_estimate"].numeric
-            < v2.value_map["registers_per_thread_estimate"].numeric)
+    assert (v3.value_map["registers_per_thread"].numeric
+            < v2.value_map["registers_per_thread"].numeric)
     assert v3.value_map["blocks_per_sm"].numeric > v2.value_map["blocks_per_sm"].numeric
 
 

@@ -1,5 +1,5 @@
 """Several elements per unit (paper section 5: gpu message (3), mic; feedback.md
-analysis 5).
+analysis 5), a fact shown with `-v`: it states no gain.
 
 "It may be beneficial to consider computing more than one element of c per thread." The
 advice applies when the kernel launches more units than the description keeps resident
@@ -75,8 +75,12 @@ def several_elements(ctx: AnalysisContext) -> list[Finding]:
         launched = evaluate(units, values).numeric
         if launched is not None and launched <= capacity:
             continue  # the device runs all of them at once: nothing to gain
+        # A fact, not a suggestion: no model states its gain (the rewritten kernel's grid,
+        # occupancy and accesses follow from choices the message cannot make), and more
+        # elements per unit do not touch the bound a kernel is held by; so `-v` shows it,
+        # the default view does not.
         message = emit.message(
-            code_of(SeveralElementsProposal), FeedbackSeverity.SUGGESTION,
+            code_of(SeveralElementsProposal), FeedbackSeverity.INFO,
             f"each {unit} computes one element of {name}, and the kernel launches {{units}} "
             f"{unit}s while {hwd.name} keeps at most {{concurrent}} resident "
             f"({resident.explain()}): it may be beneficial to compute more than one "

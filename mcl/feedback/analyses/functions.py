@@ -217,13 +217,12 @@ def feedback_function_findings(facts: Any, values: Mapping[str, Any]) -> list[Fi
         for name, node in hwd.feedback_functions():
             spending.cut = False
             found = _function_findings(facts, values, name, node, needs)
-            if spending.cut:
-                found = [f.revised(approximate=True) for f in found] + [Finding(Kernel(
-                    facts, values, node, name).message(
-                    f"performance feedback function {name} ran out of its time budget "
-                    f"({spending.seconds:g} s of CPU time, for all the description's "
-                    "functions together) and was stopped: what it found before is marked "
-                    "approximate", severity=FeedbackSeverity.WARNING, code="feedback-budget",
+            if spending.cut:  # nothing it found: it may rest on what it did not reach
+                found = [Finding(Kernel(facts, values, node, name).message(
+                    f"not analysed by performance feedback function {name}: it ran out of "
+                    f"its time budget ({spending.seconds:g} s of CPU time, for all the "
+                    "description's functions together) and was stopped",
+                    severity=FeedbackSeverity.WARNING, code="feedback-budget",
                     hint="set MCL_FEEDBACK_BUDGET=SECONDS for a larger budget"))]
             findings += found
     if needs:  # one request for every function that needs values (fermi's two: one warning)

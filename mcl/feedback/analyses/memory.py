@@ -122,6 +122,8 @@ def faster_memory(ctx: AnalysisContext) -> list[Finding]:
             case LoopReuse():
                 candidates = [x for x in finding.independent if x.kind == "foreach"]
             case RatioReuse():
+                if finding.loads_once(ctx.values):
+                    continue  # no reuse at these sizes: nothing to share
                 candidates = list(finding.sharing)
             case Unpredictable():  # nothing to propose
                 continue

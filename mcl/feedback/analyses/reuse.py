@@ -9,9 +9,11 @@ from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.emit import Emitter, conjunction, expr_text, loop_text
 from mcl.feedback.facts.reuse import (
     LoopReuse,
+    NeighbourReuse,
     RatioReuse,
     ReuseFacts,
     Unpredictable,
+    neighbour_reuse,
     register_hint,
     unknown_finding,
 )
@@ -27,6 +29,8 @@ MESSAGE_CODES = (
     MessageCode("reuse-ratio", "data reuse ratio",
                 (FeedbackSeverity.INFO,), DOCS, headline=True, per_array=True),
     MessageCode("reuse-unpredictable", "data reuse unknown", (FeedbackSeverity.INFO,), DOCS),
+    MessageCode("reuse-neighbours", "data reuse between neighbouring accesses",
+                (FeedbackSeverity.INFO,), DOCS, headline=True, per_array=True),
 )
 
 
@@ -63,6 +67,8 @@ def data_reuse(ctx: AnalysisContext) -> list[Finding]:
                     f"{dependence}: every element is loaded {{reuse}} times",
                     span, figures, loops, approximate=not finding.exact, hint=hint))
             case RatioReuse():
+                if finding.loads_once(ctx.values):
+                    continue  # every element loaded once at these sizes: nothing to tile
                 figures = {"ratio": finding.ratio, "accesses": finding.accesses,
                            "distinct": finding.distinct}
                 where = ("over all dimensions" if finding.dimension is None
@@ -85,4 +91,24 @@ def data_reuse(ctx: AnalysisContext) -> list[Finding]:
                     span, None, loops))
             case _:
                 unknown_finding(finding)
+    out += [_neighbours(emit, group) for group in neighbour_reuse(facts)]
     return [Finding(m) for m in out]  # nothing reads them by type: plain findings
+
+
+def _neighbours(emit: Emitter, group: NeighbourReuse) -> Message:
+    """A stencil's reads of one array a constant apart: every element is loaded by each
+    of them whose offset reaches it, the reuse a single access's ratio does not show."""
+    acc = group.access
+    names = conjunction([expr_text(a.node) for a in group.accesses])
+    dims_text = conjunction([f"{spread + 1} in dimension {d + 1}"
+                             for d, spread in enumerate(group.spread) if spread])
+    return emit.message(
+        "reuse-neighbours", FeedbackSeverity.INFO,
+        f"data reuse between neighbouring accesses: {names} read the same elements for "
+        f"neighbouring units or iterations, a window of {dims_text}: each element is "
+        "loaded by up to {accesses} of them",
+        acc.node.span, {"accesses": len(group.accesses)}, acc.item.loops,
+        hint="load each element once: into a faster memory the neighbouring units share "
+             "(a tile with its halo), or into registers that neighbouring iterations pass "
+             "on")
+

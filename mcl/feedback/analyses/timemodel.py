@@ -67,6 +67,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
+import sympy
+
 from mcl.diagnostics import Span
 from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.emit import Emitter, seconds_text
@@ -78,8 +80,10 @@ from mcl.feedback.facts.costs import (
     function_costs,
     part_costs,
 )
+from mcl.feedback.facts.kernel import IF
 from mcl.feedback.facts.sizes import parameter_bytes, space_and_size
 from mcl.feedback.findings import (
+    DivergentBranch,
     Finding,
     KeepInRegister,
     ModelGain,
@@ -114,8 +118,22 @@ ACHIEVED_BANDWIDTH = 0.74
 # Nsight Compute's rules stay quiet below a small estimated speedup).
 MIN_GAIN = 1.03
 
+# What one kernel launch costs beyond its work where the description states no `latency`
+# on its device (docs/hdl.md): an empty kernel of 1 to 1,056 blocks takes 2.2-3.2 us,
+# median about 2.5 us, in Nsight Compute's gpu__time_duration on an H100 SXM (measured for
+# this model; hopper.hdl states it, 4,000 cycles at ncu's locked clock). A nominal figure
+# for an NVIDIA GPU: a kernel of a few microseconds is mostly this, and no change of its
+# occupancy or accesses shortens it.
+LAUNCH_SECONDS = 2.5e-6
+
 DEVICE_MEMORY, ON_CHIP, COMPUTE, LATENCY = "device memory", "on-chip memory", "compute", \
     "latency"
+LAUNCH = "the launch"
+# The longest constant trip count code generation asks to unroll fully (the mappings'
+# `codegen.unroll` default, mcl.codegen.mapping.DEFAULT_UNROLL; not imported: the code
+# generators bring numpy into every check; tests/feedback/test_timemodel_unseen.py holds
+# the two equal).
+UNROLLED_STEPS = 16
 SM = "the SM (compute + on-chip memory)"
 
 
@@ -149,11 +167,14 @@ class Figures:
     barriers: tuple[tuple[int, int], ...] = ()  # where they stand (`barrier_places`)
     stated_clock_hz: float = 0.0  # the description's SM clock (0: the one evaluated at)
     lanes_sms: float = 1.0  # the warp size times the SMs: thread-level loads per warp load
-    # the executions of each global load, by its place (line, column): `loads_in_flight`
-    # comes from them (`in_flight`), and a change that runs one less often redoes it
-    load_runs: tuple[tuple[tuple[int, int], float], ...] = ()
+    # the executions of each global load, by its place (line, column), and the copies of
+    # it the compiler makes by unrolling the constant-trip loops around it
+    # (`unrolled_copies`): `loads_in_flight` comes from them (`in_flight`), and a change
+    # that runs one less often redoes it
+    load_runs: tuple[tuple[tuple[int, int], float, int], ...] = ()
     # what `latency_s` is made of; None where not known
     latency_mix: LatencyMix | None = None
+    launch_s: float = 0.0  # what one launch costs beyond the work (`launch_seconds`)
 
     @property
     def clock_given(self) -> bool:
@@ -193,13 +214,14 @@ class Figures:
     def seconds(self) -> float:
         """The phases one after the other, each as long as its largest limit: a barrier
         holds the warps of a block until all arrive, so the work on either side of it
-        does not overlap (docs/feedback.md, "Time estimate")."""
-        return sum(max(self.phase_limits(p).values()) for p in self.phases)
+        does not overlap (docs/feedback.md, "Time estimate"); the launch before them."""
+        return self.launch_s + sum(max(self.phase_limits(p).values()) for p in self.phases)
 
     @property
     def limit(self) -> str:
-        """The limit of the phases that take most of the time."""
-        spent: dict[str, float] = {}
+        """The limit of the phases that take most of the time (the launch where it costs
+        more than all of them)."""
+        spent: dict[str, float] = {LAUNCH: self.launch_s}
         for p in self.phases:
             limits = self.phase_limits(p)
             name = max(limits, key=lambda k: limits[k])
@@ -232,6 +254,13 @@ def _seconds(latency: Any, clock_hz: float) -> float | None:
         return None
     value = float(latency.value)
     return value if latency.unit == "s" else value / clock_hz
+
+
+def launch_seconds(hwd: Any, clock_hz: float) -> float:
+    """What one kernel launch costs beyond its work: the `latency` its device states
+    (cycles at the SM clock, or seconds), else `LAUNCH_SECONDS`."""
+    stated = _seconds(hwd.device.values.get("latency"), clock_hz)
+    return LAUNCH_SECONDS if stated is None else stated
 
 
 def _latencies(hwd: Any, space: str, clock_hz: float) -> tuple[float, float] | None:
@@ -325,10 +354,10 @@ def figures_of(ctx: AnalysisContext, findings: Sequence[Finding], least: bool = 
     tail = math.ceil(grid / sms) / (grid / sms) if grid else 1.0
     runs = _load_runs(ctx, cached, least)
     return Figures(float(sms), clock, float(warps), float(peak or 1.0) * scale,
-                   shared.bytes_per_s * scale, in_flight([r for _, r in runs]), mix.mean_s,
+                   shared.bytes_per_s * scale, in_flight([(r, c) for _, r, c in runs]), mix.mean_s,
                    phases, tail, barriers, stated, lanes_sms=float(lanes * sms),
                    load_runs=tuple(runs),
-                   latency_mix=mix)
+                   latency_mix=mix, launch_s=launch_seconds(hwd, clock))
 
 
 # ----------------------------------------------------------------------------- phases
@@ -374,13 +403,78 @@ def _phases(ctx: AnalysisContext, barriers: Sequence[tuple[int, int]], whole: Ph
         if isinstance(f, WarpAccessFinding) and f.extra_bytes is not None \
                 and _place(f.span) not in skipped:
             extra[min(phase_of(f.span, barriers), count - 1)] += f.extra_bytes
+    idle = _divergent_paths(ctx, barriers, findings, cached, shared)
+    if idle is None:
+        return None
     phases = []
     for i, (on_chip, flops, part_loads) in enumerate(counted):
         phases.append(Phase(whole.device_seconds * device[i],
-                            whole.on_chip_bytes * _share(on_chip, totals[0], i),
-                            whole.flops * _share(flops, totals[1], i),
-                            part_loads / lanes_sms, extra[i]))
+                            whole.on_chip_bytes * _share(on_chip, totals[0], i)
+                            + idle[i][0],
+                            whole.flops * _share(flops, totals[1], i) + idle[i][1],
+                            (part_loads + idle[i][2]) / lanes_sms, extra[i]))
     return tuple(phases)
+
+
+def _divergent_paths(ctx: AnalysisContext, barriers: Sequence[tuple[int, int]],
+                     findings: Sequence[Finding], cached: Sequence[str], shared: Any
+                     ) -> list[tuple[float, float, float]] | None:
+    """What the lanes that wait cost, per phase: (on-chip bytes, flops, thread-level
+    loads). A warp whose lanes take both paths of a branch runs each path with all its
+    lanes, the others disabled (CUDA C Programming Guide, SIMT architecture), so a path
+    taken by `taken` of `active` lanes costs the issue of `active / taken` times the
+    per-lane counts. Only for a `DivergentBranch` (the description's divergence function)
+    whose condition splits every warp alike: it reads the lane index and for-loop
+    counters alone (`t % 2 == 0`, `tid < s` in a halving loop), so the split the function
+    found in one warp is that of all; a condition on the warp's or block's index splits
+    few warps (`tid < n` at the end of the data), and is left out."""
+    count = len(barriers) + 1
+    out = [(0.0, 0.0, 0.0)] * count
+    facts = ctx.facts
+    for f in findings:
+        if not isinstance(f, DivergentBranch) or f.span is None:
+            continue
+        lanes = {k: number(v) for k, v in f.message.values
+                 if k in ("lanes_then", "lanes_else")}
+        taken, skipped = lanes.get("lanes_then"), lanes.get("lanes_else")
+        node = next((i.node for i in facts.items if i.kind == IF
+                     and i.node.span == f.span), None)
+        if not taken or not skipped or node is None or not _splits_every_warp(ctx, node):
+            continue
+        active = taken + skipped
+        for then, share in ((True, taken), (False, skipped if node.orelse else 0.0)):
+            if not share:
+                continue
+            items = {i for i in facts.items if any(
+                g.node is node and g.then == then for g in i.guards)}
+            part = _part(ctx, items, cached, shared)
+            if part is None:
+                return None
+            factor = active / share - 1.0
+            at = min(phase_of(f.span, barriers), count - 1)
+            bytes_, flops, loads = out[at]
+            out[at] = (bytes_ + part[0] * factor, flops + part[1] * factor,
+                       loads + part[2] * factor)
+    return out
+
+
+def _splits_every_warp(ctx: AnalysisContext, node: ast.If) -> bool:
+    """Does the condition of `node` read the lane index (the foreach over the lock-step
+    group) and otherwise only for-loop counters, so that every warp splits alike?"""
+    facts = ctx.facts
+    ev = facts.evaluator
+    item = next(i for i in facts.items if i.kind == IF and i.node is node)
+    lockstep = ctx.hwd.lockstep(ctx.hwd.executing_unit().name)
+    if lockstep is None:
+        return False
+    condition = ev.sym(node.cond, item.scope)
+    if condition is None:
+        return False
+    lanes = {ev.counter(x) for x in item.loops if x.kind == "foreach"
+             and x.group == lockstep.name}
+    serial = {ev.counter(x) for x in item.loops if x.kind == "for"}
+    free = sympy.sympify(condition).free_symbols
+    return bool(free & lanes) and free <= lanes | serial
 
 
 def _share(part: float, total: float, index: int) -> float:
@@ -462,9 +556,10 @@ def _warp_size(hwd: Any) -> int:
 
 
 def _load_runs(ctx: AnalysisContext, cached: Sequence[str], least: bool = False
-               ) -> list[tuple[tuple[int, int], float]]:
-    """The executions of each global load of a parameter, by its place in the source
-    (with `least`, none of those under an `if` the counts cannot decide)."""
+               ) -> list[tuple[tuple[int, int], float, int]]:
+    """The executions of each global load of a parameter, by its place in the source, and
+    the copies unrolling makes of it (`unrolled_copies`); with `least`, none of those
+    under an `if` the counts cannot decide."""
     facts = ctx.facts
     skipped = _undecided_places(ctx) if least else set()
     out = []
@@ -473,15 +568,37 @@ def _load_runs(ctx: AnalysisContext, cached: Sequence[str], least: bool = False
                 and _place(a.node.span) not in skipped:
             number = evaluate(executions(facts, a.item)[0], ctx.values).numeric
             if number is not None:
-                out.append((_place(a.node.span), float(number)))
+                out.append((_place(a.node.span), float(number),
+                            unrolled_copies(facts, a.item.loops)))
     return out
 
 
-def in_flight(runs: Sequence[float]) -> int:
+def unrolled_copies(facts: Any, loops: Sequence[Any]) -> int:
+    """The copies of a statement inside `loops` that the compiler makes by unrolling: the
+    product of the trip counts of the innermost for-loops whose count is a constant of
+    2 to `UNROLLED_STEPS` steps (code generation asks for their full unrolling,
+    mcl.codegen.unroll, and the copies of a load do not wait for each other); a loop
+    of another count stops the product (what is outside it is not unrolled into it)."""
+    copies = 1
+    for loop in reversed(loops):
+        if loop.kind != "for":
+            break
+        trips = facts.evaluator.trips(loop)
+        if not (isinstance(trips, sympy.Integer) and 1 < int(trips) <= UNROLLED_STEPS):
+            break
+        copies *= int(trips)
+    return copies
+
+
+def in_flight(runs: Sequence[tuple[float, int]]) -> int:
     """The global loads one warp has in flight: the loads of the statements that run
-    most often (one loop body), which do not wait for each other."""
-    most = max(runs, default=0.0)
-    return max(1, sum(r >= 0.99 * most for r in runs)) if most else 1
+    most often (one loop body, unrolled: each load once per copy, `unrolled_copies`),
+    which do not wait for each other. `runs` holds each load's executions and copies."""
+    bodies = [r / c for r, c in runs]
+    most = max(bodies, default=0.0)
+    if not most:
+        return 1
+    return max(1, sum(c for b, (_, c) in zip(bodies, runs, strict=True) if b >= 0.99 * most))
 
 
 def after(f: Figures, finding: Finding) -> Figures | None:
@@ -520,8 +637,8 @@ def _without_reloads(f: Figures, change: KeepInRegister) -> Figures | None:
                          loads_per_sm=max(0.0, p.loads_per_sm - loads))
     # the load runs `again` times less often: it may leave the loads a warp has in flight
     place = (span.line, span.column) if span else None
-    runs = tuple((k, r / again if k == place else r) for k, r in f.load_runs)
-    flying = in_flight([r for _, r in runs]) if runs else f.loads_in_flight
+    runs = tuple((k, r / again if k == place else r, c) for k, r, c in f.load_runs)
+    flying = in_flight([(r, c) for _, r, c in runs]) if runs else f.loads_in_flight
     latency, mix = f.latency_s, f.latency_mix
     if cached and mix is not None:  # fewer bytes through the cache: more compulsory share
         mix = replace(mix, through_cache_bytes=max(0.0, mix.through_cache_bytes - size))
@@ -587,6 +704,7 @@ def _fact(ctx: AnalysisContext, f: Figures, least: Figures | None = None,
     figures: dict[str, Any] = {"estimated_seconds": f.seconds,
                                **{"seconds_" + k.replace(" ", "_").replace("-", "_"): v
                                   for k, v in terms.items()},
+                               "seconds_launch": f.launch_s,
                                "phases": working,
                                "warps_per_sm": f.warps_per_sm,
                                "loads_in_flight": f.loads_in_flight,
@@ -608,7 +726,8 @@ def _fact(ctx: AnalysisContext, f: Figures, least: Figures | None = None,
                     f"{seconds_text(least.seconds)} with the smaller branch in every unit, "
                     f"limited by {least.limit}; {estimate} with the larger")
     text = (f"time estimate{clock}: {estimate}{phases}, limited by {f.limit}: "
-            f"device memory {seconds_text(limits[DEVICE_MEMORY])}, the SM "
+            f"the launch {seconds_text(f.launch_s)} before the work, device memory "
+            f"{seconds_text(limits[DEVICE_MEMORY])}, the SM "
             f"{seconds_text(limits[SM])} (compute {seconds_text(terms[COMPUTE])} + on-chip "
             f"memory {seconds_text(terms[ON_CHIP])}), latency "
             f"{seconds_text(limits[LATENCY])} ({int(f.warps_per_sm)} warps per SM, "

@@ -2,7 +2,9 @@
 
 A par_group with a finite count (`max_nr_units = 65535` blocks at fermi, 1024 threads per
 block at gpu) bounds how many units one foreach, or the foreach statements over the same
-group directly nested in it (Fig. 2's `i` and `j`), may run inside one enclosing unit; the
+group directly nested in it (Fig. 2's `i` and `j`), may run inside one enclosing unit --
+for the outermost group, the grid, each foreach of such a nest alone: it bounds each grid
+dimension (`UnitLimit.per_dimension`); the
 interpreter refuses a run that asks for more (`mcl.translate.unit_limits`). When the values
 given with `-D` make the count of such a foreach exceed the bound, the kernel cannot run
 on the description's hardware as written: this analysis says so before anything runs.
@@ -51,16 +53,20 @@ def units_over_limit(ctx: AnalysisContext) -> list[Finding]:
     for loop in foreach:
         if any(_same_group_child(x, loop) for x in foreach):
             continue  # the innermost of a nest over one group measures the whole nest
-        nest = _nest(loop)
         limit = unit_limit(hwd, loop.group or "")
-        if limit is None or nest[0] in reported:
+        if limit is None or _nest(loop)[0] in reported:
             continue
-        units, exact = iterations(facts.evaluator, nest)
-        count = evaluate(units, values).numeric
-        if count is None or count <= limit.limit:
+        # A grid's bound holds per dimension: each foreach of the nest alone.
+        nests = [[x] for x in _nest(loop)] if limit.per_dimension else [_nest(loop)]
+        over = [(nest, units, exact) for nest in nests
+                for units, exact in [iterations(facts.evaluator, nest)]
+                if (count := evaluate(units, values).numeric) is not None
+                and count > limit.limit]
+        if not over:
             continue
-        reported.add(nest[0])
-        where = f"per {limit.per}" if limit.per else "in all"
+        reported.add(_nest(loop)[0])
+        nest, units, exact = over[0]
+        where = limit.where.replace("'", "")
         bound = "exactly" if limit.exact else "at most"
         names = " and ".join(f"{x.name}" for x in nest)
         out.append(emit.message(

@@ -19,7 +19,8 @@ spaces from them and the cache analysis tells reused data from the rest.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
@@ -75,6 +76,18 @@ class RatioReuse:
     @property
     def ratio(self) -> Any:
         return sympy.cancel(self.accesses / self.distinct)
+
+    def loads_once(self, values: Mapping[str, Any]) -> bool:
+        """Is every element loaded once after all: the ratio 1 (or less) as a formula or at
+        the user's `values` (`a[i + k]` over `k < m` with m = 1: m*n accesses of
+        m + n - 1 elements)? Then there is nothing to tile or share."""
+        from mcl.feedback.values import evaluate
+
+        ratio = self.ratio
+        if ratio == 1:
+            return True
+        number = evaluate(ratio, values).numeric
+        return number is not None and number <= 1
 
 
 @dataclass(frozen=True, eq=False)
@@ -439,3 +452,92 @@ def _differs(a: Any, b: Any) -> bool:
 def _more(accesses: Any, distinct: Any) -> bool:
     """Is there reuse: more accesses than distinct elements (unless provably not)?"""
     return _differs(accesses, distinct) and sympy.Le(accesses, distinct) is not sympy.true
+
+
+@dataclass(frozen=True, eq=False)
+class NeighbourReuse:
+    """Reads of one array, in the same loops, whose subscripts differ by constants in
+    each dimension (a stencil's `a[i - 1]`, `a[i]`, `a[i + 1]`): neighbouring units or
+    iterations read the same elements through different accesses. `spread` is, per
+    dimension, the largest offset between them minus the smallest."""
+
+    accesses: tuple[Access, ...]
+    spread: tuple[int, ...]
+
+    @property
+    def access(self) -> Access:
+        return self.accesses[0]
+
+
+def neighbour_reuse(facts: KernelFacts) -> list[NeighbourReuse]:
+    """The groups of reads that are constant offsets of each other (`NeighbourReuse`):
+    each element is loaded by up to as many of them as overlap on it, the group reuse that
+    no single access's ratio shows (paper 6.3 measures one access at a time)."""
+    ev = facts.evaluator
+    groups: dict[tuple[object, ...], list[tuple[Access, list[Any]]]] = {}
+    for acc in facts.accesses:
+        if not acc.reads or acc.writes or not acc.indices:
+            continue
+        subscripts = [ev.sym(sub, acc.item.scope) for sub in acc.indices]
+        if any(s is None for s in subscripts):
+            continue
+        key = (Ref(acc.binding), acc.field, tuple(Ref(x) for x in acc.item.loops),
+               len(subscripts))
+        groups.setdefault(key, []).append((acc, subscripts))
+    out = []
+    for members in groups.values():
+        for base, kept, offsets in _constant_apart(members):
+            if len(kept) < 2 or not _overlap(facts, kept[0], base, offsets):
+                continue
+            spread = tuple(max(o[d] for o in offsets) - min(o[d] for o in offsets)
+                           for d in range(len(offsets[0])))
+            out.append(NeighbourReuse(tuple(kept), spread))
+    return out
+
+
+def _constant_apart(members: list[tuple[Access, list[Any]]]
+                    ) -> list[tuple[list[Any], list[Access], list[tuple[int, ...]]]]:
+    """The reads of one array in the same loops, in classes whose subscripts differ by
+    integer constants (`a[8 * i]`, `a[8 * i + 1]` apart from `a[i + 8 * n]`): each class's
+    first subscripts, its reads (one per offset) and their offsets from the first."""
+    classes: list[tuple[list[Any], list[Access], list[tuple[int, ...]]]] = []
+    for acc, subscripts in members:
+        for base, kept, offsets in classes:
+            diff = [sympy.expand(s - b) for s, b in zip(subscripts, base, strict=True)]
+            if all(d.is_Integer for d in diff):
+                offset = tuple(int(d) for d in diff)
+                if offset not in offsets:
+                    offsets.append(offset)
+                    kept.append(acc)
+                break
+        else:
+            classes.append((subscripts, [acc], [(0,) * len(subscripts)]))
+    return classes
+
+
+def _overlap(facts: KernelFacts, acc: Access, subscripts: list[Any],
+             offsets: list[tuple[int, ...]]) -> bool:
+    """Can the reads `offsets` apart touch one element? In each dimension they differ in,
+    the subscript must move with a loop (`bounds[0]` and `bounds[1]` are two elements,
+    each read by every unit: independent reuse, not neighbours), by steps that divide the
+    offsets (`a[8 * k]` and `a[8 * k + 1]` never meet), over a range that reaches across
+    them (`rowptr[rA + t]` and `rowptr[rA + 256 + t]` over 256 threads t do not meet)."""
+    found = affine_pieces(facts, subscripts, acc.item.loops)
+    if found is None:
+        return False
+    indices, trips, _own = found
+    for d, index in enumerate(indices):
+        moved = {o[d] - offsets[0][d] for o in offsets} - {0}
+        if not moved:
+            continue
+        coefs = [c for c in index.coefs.values() if c != 0]
+        if not coefs or not all(getattr(c, "is_Integer", False) for c in coefs):
+            return False
+        step = math.gcd(*(abs(int(c)) for c in coefs))
+        if any(m % step for m in moved):
+            return False
+        reach = sum((abs(c) * (trips[t] - 1) for t, c in index.coefs.items()),
+                    sympy.Integer(0))
+        if sympy.sympify(reach).is_number and reach < min(abs(m) for m in moved):
+            return False
+    return True

@@ -1,0 +1,144 @@
+"""The registers per thread NVIDIA's compiler gives a kernel, where it can be asked without
+a GPU (the feedback's register counter, mcl.feedback.compiler_registers; the command
+line hands it `register_count`): NVRTC (`nvidia-cuda-nvrtc`, the extra `mcl[cuda]`)
+compiles the kernel's generated CUDA for the architecture its leaf's CUDA mapping names
+(hopper: sm_90), and the count is read from the cubin (mcl.backends.cuda.cubin), as
+ptxas decided it. The occupancy analysis uses it instead of the estimate of
+`kernel_api.Context.registers_per_thread`, which was 0.2 to 2 times the compiler's count
+on the kernels it was checked on (docs/validation.md, "Theoretical occupancy").
+
+No count (None) where NVRTC is not installed, the level has no CUDA mapping or an
+architecture this NVRTC does not compile for (fermi's sm_20), the description is not the
+one the default library holds under its name (code generation reads the mapping beside
+the description's file), or the program does not generate.
+
+A compile costs about a second, so counts are kept per generated source, architecture
+and NVRTC version: in the process (the editor's worker analyses the same kernel again at
+every edit, most of which leave the generated CUDA as it was) and on disk under `<cache
+dir>/registers` (mcl.parse_cache.cache_root: `$MCL_CACHE_DIR`, else
+`$XDG_CACHE_HOME/mcl`, else `~/.cache/mcl`), at most `DISK_ENTRIES` files, the oldest
+removed first. The disk cache is an optimisation only: a folder that cannot be written,
+an entry that cannot be read, is ignored.
+
+A module beside the backends' packages, not inside `mcl.backends.cuda`: importing that
+package loads the code generators and numpy, which a check at fermi must not pay for.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mcl.diagnostics import MclError
+from mcl.feedback.budget import not_counted
+from mcl.feedback.facts.compiled import Store
+
+if TYPE_CHECKING:
+    from mcl.feedback.facts.kernel import KernelFacts
+
+# Files the disk cache keeps: a kernel's counts are a few bytes, one file per source.
+DISK_ENTRIES = 512
+# The oldest architecture the NVRTC that `mcl[cuda]` asks for (nvidia-cuda-nvrtc 13)
+# compiles for: fermi's sm_20 is ruled out without loading NVRTC.
+OLDEST_ARCH = 75
+_ARCH = re.compile(r'^arch\s*=\s*"(sm_\d+)"', re.MULTILINE)
+_memory: Store[str, dict[str, int]] = Store(64)
+
+
+def register_count(facts: KernelFacts) -> int | None:
+    """The registers per thread NVRTC's ptxas gives the function of `facts` (the most of
+    its kernels, where its foreach nests make several), or None (see the module). What
+    rules a count out is asked first, NVRTC last: importing it brings numpy, which a
+    check at a level without a count must not pay for."""
+    from mcl.hdl.library import default_library
+
+    hwd = facts.hwd
+    library = default_library()
+    if hwd.name not in library or library.get(hwd.name).file != hwd.file or \
+            not library.is_leaf(hwd.name) or facts.checked.errors:
+        return None
+    arch = stated_arch(hwd)
+    if arch is None or int(arch.removeprefix("sm_")) < OLDEST_ARCH or \
+            importlib.util.find_spec("cuda.bindings") is None:
+        return None
+    from mcl.backends import generate_module
+    from mcl.backends.cuda.cubin import register_counts
+    from mcl.backends.cuda.nvrtc import compile_cuda, supported_archs, version
+
+    try:
+        if int(arch.removeprefix("sm_")) not in supported_archs():
+            return None
+        generated = generate_module(facts.checked, hwd.name, library, language="cuda")
+        key = hashlib.sha256(f"{arch}\0{version()}\0{generated.source}".encode()).hexdigest()
+        counts = _memory.get(key) or _read(key)
+        if counts is None:
+            with not_counted():  # the compiler's second is no analysis of the kernel
+                counts = register_counts(compile_cuda(
+                    generated.source, f"{generated.name}.cu", arch).cubin)
+            _write(key, counts)
+        _memory.put(key, counts)
+    except (MclError, ValueError, ImportError):
+        return None
+    plan = generated.function(facts.function.name)
+    found = [counts[k.name] for k in (plan.kernels if plan else ()) if k.name in counts]
+    return max(found) if found else None
+
+
+def stated_arch(hwd: Any) -> str | None:
+    """The `arch` of the description's CUDA mapping (`sm_90`), found in its file by a
+    pattern: code generation's mapping reader (`mcl.codegen.mapping.read_mapping`) brings
+    the code generators, a TOML parser and numpy, which a check at fermi (sm_20, no count)
+    must not pay for; it validates the mapping when a count is compiled."""
+    path = Path(hwd.file).with_name(f"{hwd.name}.cuda.toml") if hwd.file else None
+    try:
+        text = path.read_text(encoding="utf-8") if path else ""
+    except OSError:
+        return None
+    found = _ARCH.search(text)
+    return found.group(1) if found else None
+
+
+def _folder() -> Path | None:
+    from mcl.parse_cache import cache_root
+
+    root = cache_root()
+    return None if root is None else root / "registers"
+
+
+def _read(key: str) -> dict[str, int] | None:
+    folder = _folder()
+    if folder is None:
+        return None
+    try:
+        data = json.loads((folder / f"{key}.json").read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or not all(
+            isinstance(k, str) and isinstance(v, int) for k, v in data.items()):
+        return None
+    return data
+
+
+def _write(key: str, counts: dict[str, int]) -> None:
+    """Store `counts` under `key`, written to a temporary file and renamed (a reader never
+    sees half of one); past DISK_ENTRIES files the oldest go."""
+    folder = _folder()
+    if folder is None:
+        return
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=folder, suffix=".tmp")
+        with os.fdopen(handle, "w") as out:
+            json.dump(counts, out)
+        os.replace(temporary, folder / f"{key}.json")
+        entries = sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime)
+        for old in entries[:max(0, len(entries) - DISK_ENTRIES)]:
+            old.unlink(missing_ok=True)
+    except OSError:
+        return
