@@ -62,9 +62,9 @@ def command_named(argv: Sequence[str]) -> str | None:
 
 
 def _register_count(facts: object) -> int | None:
-    """The CUDA backend's register count (mcl.backends.cuda_registers), imported when the
+    """The CUDA backend's register count (mcl.backends.cuda.registers), imported when the
     feedback first asks: a command without occupancy feedback loads none of it."""
-    from mcl.backends.cuda_registers import register_count
+    from mcl.backends.cuda.registers import register_count
 
     return register_count(facts)  # type: ignore[arg-type]
 

@@ -19,7 +19,7 @@ def _private_parse_cache(tmp_path_factory):
 def _register_counter():
     """The analyses count registers with NVRTC where they can, as the command line has
     them do (mcl.cli, mcl.feedback.compiler_registers)."""
-    from mcl.backends.cuda_registers import register_count
+    from mcl.backends.cuda.registers import register_count
     from mcl.feedback.compiler_registers import use_counter
 
     use_counter(register_count)

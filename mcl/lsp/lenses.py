@@ -17,9 +17,10 @@ from mcl.mcpl import ast
 from mcl.mcpl.positions import head
 
 TIME_ESTIMATE = "time-estimate"
-# "time estimate[ at an SM clock of ...]: 583 µs over ..., limited by the SM (...): ..."
+# "time estimate[ at an SM clock of ...]: 583 µs over ..., limited by the SM (...): the
+# launch 2.5 µs before the work, device memory ..."
 _ESTIMATE = re.compile(r"time estimate[^:]*: (?P<time>[^ ,]+ [^ ,]+)")
-_LIMIT = re.compile(r"limited by (?P<limit>.+?): device memory")
+_LIMIT = re.compile(r"limited by (?P<limit>.+?): (?:the launch|device memory)")
 
 
 def feedback_level(library: Any, own: str, level: str | None) -> str:

@@ -21,7 +21,7 @@ from mcl.mcpl import ast
 from mcl.mcpl import types as T
 from mcl.mcpl.access import AccessTable
 from mcl.mcpl.barriers import barrier_warnings
-from mcl.mcpl.check_function import FunctionChecker
+from mcl.mcpl.check_function import FunctionChecker, written_names
 from mcl.mcpl.constfold import FoldError, fold
 from mcl.mcpl.divergence import divergence_diagnostics
 from mcl.mcpl.environment import ModuleEnv, resolve_callee
@@ -79,6 +79,37 @@ def integer_constants(module: ast.Module) -> dict[str, int]:
     return found
 
 
+def host_constants(f: ast.Function, constants: dict[str, int], library: HwdLibrary
+                   ) -> dict[str, int]:
+    """The integer scalars `f` declares before its foreach statements and never writes
+    again, folded with `constants` and the values the hardware description states
+    (translation writes `int nrThreadsTj = fermi.hierarchy....threads.nr_units;` and sizes
+    the units' indices with it: the barrier check must see the 32)."""
+    written = set(written_names(f.body))
+    found: dict[str, int] = {}
+
+    def value(e: ast.Expr) -> object:
+        if isinstance(e, ast.HwdConst):
+            if e.path[0] not in library.names():
+                return None
+            v = library.get(e.path[0]).value(e.path)
+            return getattr(v, "value", v)
+        try:
+            return fold(e, lambda n: found.get(n, constants.get(n)))
+        except FoldError:
+            return None
+
+    for s in f.body.stmts:
+        if isinstance(s, ast.Foreach):
+            break
+        if isinstance(s, ast.Decl) and s.init is not None and s.name not in written \
+                and not isinstance(s.type, ast.ArrayType):
+            v = value(s.init)
+            if isinstance(v, int | float) and not isinstance(v, bool) and float(v).is_integer():
+                found[s.name] = int(v)
+    return found
+
+
 def check_program(program: Program, library: HwdLibrary, tables: SideTables | None = None
                   ) -> list[Diagnostic]:
     """Check every module of `program` against mcpl.md §5; diagnostics sorted by position.
@@ -96,7 +127,8 @@ def check_program(program: Program, library: HwdLibrary, tables: SideTables | No
         if not any(d.severity is Severity.ERROR for d in diags):
             constants = integer_constants(program.main)
             for f in program.main.functions:
-                diags += barrier_warnings(f, constants) + divergence_diagnostics(f)
+                known = constants | host_constants(f, constants, library)
+                diags += barrier_warnings(f, known) + divergence_diagnostics(f)
                 diags += uninitialised_diagnostics(f)
     except RecursionError:
         # The parser folds long operator chains without recursion; the walks over the tree

@@ -61,7 +61,7 @@ def _contains_foreach(node: object) -> bool:
     return any(isinstance(n, ast.Foreach) for n in ast.walk(node))
 
 
-def _written_names(body: object) -> Iterator[str]:
+def written_names(body: object) -> Iterator[str]:
     """The variables a body may write: targets of assignments, ++/-- and swaps, and the
     arguments of calls (which may write them)."""
     for node in ast.walk(body):
@@ -512,7 +512,7 @@ class FunctionChecker(ExpressionChecker):
         """Whether the function may write a variable called `name` after declaring it: an
         assignment, ++/--, a swap, or passing it to a call (which may write it)."""
         if self._written is None:  # one walk of the body for all its declarations
-            self._written = frozenset(_written_names(self.function.body))
+            self._written = frozenset(written_names(self.function.body))
         return name in self._written
 
     def check_declaration_level(self, d: ast.Decl, is_array: bool, host: bool) -> None:

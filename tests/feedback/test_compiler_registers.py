@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from mcl import pipeline
-from mcl.backends import cuda_registers as compiled
+from mcl.backends.cuda import registers as compiled
 from mcl.backends.cuda.cubin import register_counts
 from mcl.backends.cuda.nvrtc import compile_cuda
 from mcl.feedback import compiler_registers
