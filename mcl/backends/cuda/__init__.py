@@ -6,107 +6,25 @@ the extra `mcl[cuda]`), a C++ host harness on the driver API and NVRTC
 (mcl.backends.cuda.host). Leaves: those with a `<leaf>.cuda.toml`, which may name the
 leaf's architecture (`arch = "sm_90"`).
 
-Importing this module imports neither NVIDIA's bindings nor the runner: the registry
-imports it to generate code, which needs no GPU.
+Importing this package imports neither NVIDIA's bindings nor the runner nor code
+generation: `backend` (mcl.backends.cuda.plugin) is made when the registry first asks
+for it, so a light module of the package (the register count of the feedback,
+mcl.backends.cuda.registers) loads alone.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from mcl.backends.cuda.dialect import CUDA
-from mcl.codegen.backend import DeviceListing, MappingVocabulary, TunerTarget
+from mcl.backends.cuda.words import BARRIERS, NAME, ROLES, SPACES, arch_problem
 
-if TYPE_CHECKING:
-    from mcl.codegen.backend import Harness, Session
-    from mcl.codegen.mapping import OpenCLMapping
-    from mcl.codegen.opencl import CodegenInput
-    from mcl.codegen.plan import GeneratedModule
-    from mcl.diagnostics import Diagnostic
-    from mcl.hdl.model import HardwareDescription
-
-NAME = "cuda"
-
-# A `<leaf>.cuda.toml` names the constructs in CUDA's words, each read as the word of
-# mcl's mapping model (mcl.codegen.mapping).
-ROLES = {"block": "work-group", "thread": "work-item", "global": "global", "loop": "loop"}
-SPACES = {"global": "global", "shared": "local", "constant": "constant", "register": "private"}
-# __syncthreads() orders the block's shared and global accesses alike.
-BARRIERS = {"block": "local+global"}
-# CUDA architectures are written sm_XY (compute capability X.Y).
-_ARCH_PREFIX = "sm_"
+__all__ = ["BARRIERS", "NAME", "ROLES", "SPACES", "arch_problem"]
 
 
-def arch_problem(arch: object) -> str | None:
-    """What is wrong with `arch` as a CUDA architecture, or None."""
-    if isinstance(arch, str) and arch.startswith(_ARCH_PREFIX) and arch[3:].isdigit():
-        return None
-    return f"{arch!r} is not a CUDA architecture such as \"sm_90\""
+def __getattr__(name: str) -> Any:
+    """`backend` and `CudaBackend`, from mcl.backends.cuda.plugin on first use."""
+    if name in ("backend", "CudaBackend"):
+        from mcl.backends.cuda import plugin
 
-
-class CudaBackend:
-    name = NAME
-    title = "CUDA"
-    dialect = CUDA
-    vocabulary = MappingVocabulary(ROLES, SPACES, BARRIERS, arch=arch_problem)
-    help = ("cuda (generated CUDA through NVIDIA's driver API, NVIDIA leaves only; needs "
-            "mcl[cuda]); with cuda, --device is a CUDA device number or name")
-
-    def supports(self, hwd: HardwareDescription) -> bool:
-        from mcl.codegen.mapping import mapping_path
-
-        return mapping_path(hwd, self.name).is_file()
-
-    def emit(self, source: CodegenInput, hwd: HardwareDescription, mapping: OpenCLMapping,
-             only: set[str] | None = None) -> GeneratedModule:
-        from mcl.codegen.opencl import ModuleEmitter
-
-        return ModuleEmitter(source, hwd, mapping).emit(only)
-
-    def finish_source(self, text: str) -> str:
-        return text  # the emitter writes the `#line` directives (CUDA.line_directive)
-
-    def check_source(self, generated: GeneratedModule, source_file: str | None
-                     ) -> list[Diagnostic]:
-        return []  # NVRTC has no bracket-nesting limit that MCPL reaches first
-
-    def select_device(self, spec: str | None, preferred_type: str | None = None) -> Any:
-        from mcl.backends.cuda.runner import select_cuda_device
-
-        return select_cuda_device(spec)
-
-    def describe(self, device: Any) -> str:
-        return f"{device.name.strip()} ({device.platform.name.strip()})"
-
-    def devices(self) -> list[DeviceListing]:
-        from mcl.backends.cuda.runner import list_cuda_devices
-
-        return [DeviceListing((str(d.ordinal),), "gpu", d.name, d.platform.name, (d.arch,),
-                              d.ordinal == 0, ("N",))
-                for d in list_cuda_devices()]
-
-    def compile(self, generated: GeneratedModule, device: Any,
-                options: tuple[str, ...] = ()) -> Any:
-        from mcl.backends.cuda.nvrtc import compile_module
-
-        return compile_module(generated, device.arch, options)
-
-    def session(self, generated: GeneratedModule, device: Any = None,
-                options: tuple[str, ...] = (), queue: Any = None) -> Session:
-        from mcl.backends.cuda.runner import CudaSession
-
-        return CudaSession(generated, device, options)
-
-    def tuner_target(self, device: Any) -> TunerTarget:
-        # Kernel Tuner's cuda-python backend compiles to PTX with the NVRTC it finds: one
-        # newer than the driver makes PTX the driver refuses (docs/tuning.md).
-        return TunerTarget("nvcuda", 0, device.ordinal)
-
-    def harness(self, generated: GeneratedModule) -> Harness:
-        from mcl.backends.cuda.host import CUDA_HOST
-        from mcl.codegen.host_cpp import cpp_harness
-
-        return cpp_harness(generated, CUDA_HOST)
-
-
-backend = CudaBackend()
+        return getattr(plugin, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
