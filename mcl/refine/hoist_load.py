@@ -51,15 +51,9 @@ class HoistLoad(Refinement):
     answers = (KeepInRegister,)
 
     def proposals(self, kernel: KernelAtLevel) -> list[Proposal | Refused]:
-        out: list[Proposal | Refused] = []
-        for finding in kernel.findings:
-            if isinstance(finding, RegisterReload) and finding.function == kernel.function:
-                try:
-                    out.append(self.answer(kernel, finding))
-                except Refused as refused:
-                    line = finding.span.line if finding.span is not None else None
-                    out.append(Refused(refused.reason, line))
-        return out
+        return self.answer_each(kernel, [
+            f for f in kernel.findings
+            if isinstance(f, RegisterReload) and f.function == kernel.function])
 
     def answer(self, kernel: KernelAtLevel, finding: Finding) -> Proposal:
         if not isinstance(finding, RegisterReload):

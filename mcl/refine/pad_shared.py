@@ -46,14 +46,7 @@ class PadShared(Refinement):
                 array = f.conflict.access.array
                 if array not in worst or f.conflict.degree > worst[array].conflict.degree:
                     worst[array] = f
-        out: list[Proposal | Refused] = []
-        for finding in worst.values():
-            try:
-                out.append(self.answer(kernel, finding))
-            except Refused as refused:
-                line = finding.span.line if finding.span is not None else None
-                out.append(Refused(refused.reason, line))
-        return out
+        return self.answer_each(kernel, list(worst.values()))
 
     def answer(self, kernel: KernelAtLevel, finding: Finding) -> Proposal:
         if not isinstance(finding, BankConflictFinding):

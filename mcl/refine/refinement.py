@@ -94,6 +94,18 @@ class Refinement(ABC):
         """The proposal that answers `finding` of `kernel` (`mcl apply CODE@LINE`)."""
         raise Refused(f"{self.name} answers no {finding.code} finding")
 
+    def answer_each(self, kernel: KernelAtLevel, findings: Sequence[Finding]
+                    ) -> list[Proposal | Refused]:
+        """`answer` for each of `findings`: its proposal, or why not at the finding's line."""
+        out: list[Proposal | Refused] = []
+        for finding in findings:
+            try:
+                out.append(self.answer(kernel, finding))
+            except Refused as refused:
+                line = finding.span.line if finding.span is not None else None
+                out.append(Refused(refused.reason, line))
+        return out
+
 
 def parse_args(refinement: Refinement, text: str) -> dict[str, str]:
     """`key=value,key=value` or positional values in the order of the parameters

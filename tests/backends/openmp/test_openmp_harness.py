@@ -32,15 +32,21 @@ def test_the_harness_has_kernels_host_code_driver_and_cmake_project() -> None:
     assert "OpenMP::OpenMP_C" in files["CMakeLists.txt"]
 
 
-@pytest.mark.slow
-def test_the_harness_builds_and_its_driver_matches_numpy(tmp_path: Path) -> None:
+def _built_harness(folder: Path) -> Path:
+    """matmul x86_avx512_v4's C harness written to `folder` and built; its build folder."""
     g = generate(pipeline.checked_at(MATMUL_V4, [], LIBRARY))
     for name, text in backend.harness(g).files().items():
-        (tmp_path / name).write_text(text, encoding="utf-8")
-    build = tmp_path / "build"
-    subprocess.run(["cmake", "-S", str(tmp_path), "-B", str(build)], check=True,
+        (folder / name).write_text(text, encoding="utf-8")
+    build = folder / "build"
+    subprocess.run(["cmake", "-S", str(folder), "-B", str(build)], check=True,
                    capture_output=True)
     subprocess.run(["cmake", "--build", str(build)], check=True, capture_output=True)
+    return build
+
+
+@pytest.mark.slow
+def test_the_harness_builds_and_its_driver_matches_numpy(tmp_path: Path) -> None:
+    build = _built_harness(tmp_path)
     n, m, p = 100, 77, 130
     rng = np.random.default_rng(0)
     a = rng.random((n, p), dtype=np.float32)
@@ -56,13 +62,7 @@ def test_the_harness_builds_and_its_driver_matches_numpy(tmp_path: Path) -> None
 
 @pytest.mark.slow  # builds the driver once: about 10 s
 def test_the_c_driver_is_as_strict_as_mcl_run(tmp_path: Path) -> None:
-    g = generate(pipeline.checked_at(MATMUL_V4, [], LIBRARY))
-    for name, text in backend.harness(g).files().items():
-        (tmp_path / name).write_text(text, encoding="utf-8")
-    build = tmp_path / "build"
-    subprocess.run(["cmake", "-S", str(tmp_path), "-B", str(build)], check=True,
-                   capture_output=True)
-    subprocess.run(["cmake", "--build", str(build)], check=True, capture_output=True)
+    build = _built_harness(tmp_path)
     data = tmp_path / "data"
     data.mkdir()
     np.ones(5 * 7, np.float32).tofile(data / "a.bin")
