@@ -48,6 +48,11 @@ from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
 
 REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:  # run as a script
+    sys.path.insert(0, str(REPO))
+# The client side of bench_lsp.py: its publication recorder, CPU clock and percentile.
+from benchmarks.bench_lsp import Recorder, cpu_seconds, p95  # noqa: E402
+
 DEFAULT = ["matmul/hopper_v2", "matmul/hopper_v3", "matmul/hopper_v4",
            "convolution/hopper_v1", "convolution/hopper_v2", "spmv/hopper_v7",
            "spmv/hopper_v17", "spmv/hopper_v20"]
@@ -55,20 +60,6 @@ VALUES = {"n": 2048, "m": 2048, "p": 2048}
 TYPED = "float bench_scale = 2.0;"  # the statement typed key by key
 INSERTED = "float bench_t = 1.0;"  # the statement inserted at once
 NUMBER = re.compile(r"(?<![\w.])(\d+\.\d+)(?![\w.])")
-
-
-def cpu_seconds(pid: int | None) -> float:
-    """CPU time (user + system) the process has used so far, from /proc (Linux; 0 where
-    there is none): 10 ms steps."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError):
-        return 0.0
-
-
-def p95(values: list[float]) -> float:
-    return sorted(values)[max(0, -(-len(values) * 95 // 100) - 1)]
 
 
 def body_start(text: str) -> int:
@@ -99,42 +90,6 @@ class KernelFigures:
     typing_publications: int = 0
     typing_last_diagnostics_s: float = 0.0
     typing_last_feedback_s: float = 0.0
-
-
-class Recorder:
-    """The publishDiagnostics notifications with their arrival times and the server's CPU
-    time then."""
-
-    def __init__(self, client: LanguageClient, settings: dict[str, Any]) -> None:
-        self.events: list[tuple[float, str, int | None, float]] = []
-        self.changed = asyncio.Event()
-        self.pid: int | None = None
-
-        @client.feature(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-        def published(params: lsp.PublishDiagnosticsParams) -> None:
-            self.events.append((time.perf_counter(), params.uri, params.version,
-                                cpu_seconds(self.pid)))
-            self.changed.set()
-
-        @client.feature(lsp.WORKSPACE_CONFIGURATION)
-        def configuration(params: lsp.ConfigurationParams) -> list[Any]:
-            return [settings for _ in params.items]
-
-    async def wait(self, uri: str, version: int, nth: int, timeout: float = 120
-                   ) -> tuple[float, float]:
-        """Arrival of the `nth` publication of `version` of `uri` (1: the check's, 2:
-        with the feedback), and the server's CPU time then."""
-        end = time.perf_counter() + timeout
-        while time.perf_counter() < end:
-            seen = [(t, cpu) for t, u, v, cpu in self.events if u == uri and v == version]
-            if len(seen) >= nth:
-                return seen[nth - 1]
-            self.changed.clear()
-            try:
-                await asyncio.wait_for(self.changed.wait(), 1)
-            except asyncio.TimeoutError:
-                pass
-        raise TimeoutError(f"no publication {nth} for version {version} of {uri}")
 
 
 class Typist:

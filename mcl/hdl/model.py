@@ -15,6 +15,7 @@ Units are normalised at load time (`Quantity.unit`):
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Union
 
@@ -594,9 +595,12 @@ class HardwareDescription:
             return str(node.args[prop][0][0])
         return None
 
-    def _hierarchy_value(self, where: list[str], prop: str) -> Quantity | bool | None:
+    def hierarchy_at(self, where: Sequence[str]) -> Scope | MemorySpace | None:
+        """What the path `where` below the hierarchy's root names (`blocks.block.threads`:
+        a par_group; [] the root): a par_group or par_unit, or a memory space declared
+        there as the path's last part; None when there is no such thing."""
         scope: Scope = self.parallelism
-        for part in where:
+        for k, part in enumerate(where):
             nxt: Scope | None = None
             if isinstance(scope, (Parallelism, ParUnit)):
                 if scope.inner is not None and scope.inner.name == part:
@@ -605,15 +609,19 @@ class HardwareDescription:
                 nxt = scope.unit
             if nxt is None:
                 space = next((s for s in scope.spaces if s.name == part), None)
-                if space is not None and part == where[-1] and prop in ("default", "read_only"):
-                    return getattr(space, prop)
-                return None
+                return space if k == len(where) - 1 else None
             scope = nxt
-        if isinstance(scope, ParGroup):
-            if prop == "nr_units" and scope.nr_units is not None:
-                return Quantity(scope.nr_units)
-            if prop == "max_nr_units" and scope.max_nr_units is not None:
-                return Quantity(scope.max_nr_units)
+        return scope
+
+    def _hierarchy_value(self, where: list[str], prop: str) -> Quantity | bool | None:
+        found = self.hierarchy_at(where)
+        if isinstance(found, MemorySpace) and prop in ("default", "read_only"):
+            return bool(getattr(found, prop))
+        if isinstance(found, ParGroup):
+            if prop == "nr_units" and found.nr_units is not None:
+                return Quantity(found.nr_units)
+            if prop == "max_nr_units" and found.max_nr_units is not None:
+                return Quantity(found.max_nr_units)
         return None
 
 

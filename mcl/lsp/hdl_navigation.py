@@ -15,7 +15,6 @@ from typing import Any
 from lsprotocol import types as lsp
 
 from mcl.diagnostics import Span
-from mcl.hdl.model import ParGroup
 from mcl.hdl.syntax import ArgStmt, Block, QualName, RefStmt, UnitExpr
 from mcl.lsp.convert import contains
 from mcl.lsp.navigation import description_location, location
@@ -78,19 +77,8 @@ def _resolve(hdl: Any, library: Any, parts: list[str]) -> lsp.Location | None:
 
 def _in_hierarchy(hwd: Any, where: list[str]) -> Span | None:
     """The par_group, par_unit or memory space at `where` below the hierarchy's root."""
-    scope: Any = hwd.parallelism
-    for part in where:
-        space = next((s for s in scope.spaces if s.name == part), None)
-        if space is not None:
-            return space.span
-        if isinstance(scope, ParGroup):
-            scope = scope.unit if scope.unit is not None and scope.unit.name == part else None
-        else:
-            scope = scope.inner if scope.inner is not None and scope.inner.name == part \
-                else None
-        if scope is None:
-            return None
-    return scope.span
+    found = hwd.hierarchy_at(where)
+    return found.span if found is not None else None
 
 
 def _in_device(hwd: Any, parts: list[str]) -> Span | None:

@@ -10,7 +10,7 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
-from mcl.hdl.model import Parallelism, ParGroup, ParUnit
+from mcl.hdl.model import MemorySpace, ParGroup
 from mcl.lsp.hover import constant_value
 from mcl.mcpl import ast
 
@@ -51,19 +51,11 @@ def member_completions(library: Any, parts: list[str]) -> list[lsp.CompletionIte
 
 def _hierarchy_members(library: Any, hwd: Any, parts: list[str], where: list[str]
                        ) -> list[lsp.CompletionItem]:
-    scope: Parallelism | ParGroup | ParUnit | None = hwd.parallelism
-    for part in where:
-        if scope is None:
-            return []
-        if any(s.name == part for s in scope.spaces):
-            return [_value_item(library, parts, p) for p in ("default", "read_only")]
-        if isinstance(scope, ParGroup):
-            scope = scope.unit if scope.unit is not None and scope.unit.name == part else None
-        else:
-            scope = scope.inner if scope.inner is not None and scope.inner.name == part \
-                else None
+    scope = hwd.hierarchy_at(where)
     if scope is None:
         return []
+    if isinstance(scope, MemorySpace):
+        return [_value_item(library, parts, p) for p in ("default", "read_only")]
     items = []
     if isinstance(scope, ParGroup):
         if scope.unit is not None:
