@@ -19,7 +19,7 @@ A mode is a string: "r" (read), "w" (written), "rw" (both) or "" (never used), s
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from mcl.identity import Ref
@@ -60,6 +60,26 @@ def lvalue_parts(e: ast.Expr) -> tuple[ast.Name | None, list[ast.Expr]]:
             indices.extend(e.indices)
         e = e.base
     return (e if isinstance(e, ast.Name) else None), indices
+
+
+def written_names(body: object) -> Iterator[str]:
+    """The variables a body may write: targets of assignments, ++/-- and swaps, and the
+    arguments of calls (which may write them)."""
+    for node in ast.walk(body):
+        targets: list[ast.Expr]
+        match node:
+            case ast.Assign() | ast.IncDec():
+                targets = [node.target]
+            case ast.Swap():
+                targets = [node.left, node.right]
+            case ast.Call():
+                targets = list(node.args)
+            case _:
+                targets = []
+        for target in targets:
+            root = lvalue_parts(target)[0]
+            if root is not None:
+                yield root.name
 
 
 class _Effects(StrictVisitor):

@@ -19,9 +19,9 @@ from mcl.diagnostics import Diagnostic, Severity, Span, did_you_mean, error
 from mcl.hdl.model import HardwareDescription
 from mcl.mcpl import ast
 from mcl.mcpl import types as T
-from mcl.mcpl.access import AccessTable
+from mcl.mcpl.access import AccessTable, written_names
 from mcl.mcpl.barriers import barrier_warnings
-from mcl.mcpl.check_function import FunctionChecker, written_names
+from mcl.mcpl.check_function import FunctionChecker
 from mcl.mcpl.constfold import FoldError, fold
 from mcl.mcpl.divergence import divergence_diagnostics
 from mcl.mcpl.environment import ModuleEnv, resolve_callee

@@ -12,7 +12,6 @@ written? used?) are checked when the walk is done, from the read/write inference
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 from mcl.diagnostics import Diagnostic, Span, did_you_mean
@@ -20,7 +19,7 @@ from mcl.hdl.model import HardwareDescription, ParGroup
 from mcl.identity import Ref
 from mcl.mcpl import ast
 from mcl.mcpl import types as T
-from mcl.mcpl.access import lvalue_parts
+from mcl.mcpl.access import lvalue_parts, written_names
 from mcl.mcpl.builtins import BUILTINS, SIGNATURE_CALLS
 from mcl.mcpl.capacity import CapacityTally, array_bytes
 from mcl.mcpl.check_expressions import INTEGER_OPS, ExpressionChecker
@@ -59,26 +58,6 @@ class _Frame:
 
 def _contains_foreach(node: object) -> bool:
     return any(isinstance(n, ast.Foreach) for n in ast.walk(node))
-
-
-def written_names(body: object) -> Iterator[str]:
-    """The variables a body may write: targets of assignments, ++/-- and swaps, and the
-    arguments of calls (which may write them)."""
-    for node in ast.walk(body):
-        targets: list[ast.Expr]
-        match node:
-            case ast.Assign() | ast.IncDec():
-                targets = [node.target]
-            case ast.Swap():
-                targets = [node.left, node.right]
-            case ast.Call():
-                targets = list(node.args)
-            case _:
-                targets = []
-        for target in targets:
-            root = lvalue_parts(target)[0]
-            if root is not None:
-                yield root.name
 
 
 class FunctionChecker(ExpressionChecker):

@@ -10,32 +10,25 @@ from collections.abc import Mapping
 from mcl.codegen.host_eval import Number, evaluate
 from mcl.diagnostics import MclError
 from mcl.mcpl import ast
+from mcl.mcpl.access import written_names
 from mcl.tune.space import constant_values
 
 
 def written(node: object) -> set[str]:
     """The variables `node` assigns, increments, swaps or declares anywhere below it,
-    loop variables included; an array passed to a call counts as written (the callee
-    may write it: atomicAdd does)."""
-    names: set[str] = set()
+    loop variables included; a variable passed to a call counts as written (the callee
+    may write it: atomicAdd does), as the checker counts writes (written_names)."""
+    names = set(written_names(node))
     for n in ast.walk(node):
         match n:
-            case ast.Assign(target=target) | ast.IncDec(target=target):
-                names.add(ast.root_name(target) or "")
-            case ast.Swap(left=left, right=right):
-                names |= {ast.root_name(left) or "", ast.root_name(right) or ""}
             case ast.Decl(name=name):
                 names.add(name)
             case ast.Foreach(var=var):
                 names.add(var)
             case ast.ViewDecl(source=source, view=view):
                 names |= {source, view.name}
-            case ast.Call(args=args):
-                names |= {ast.root_name(a) or "" for a in args
-                          if isinstance(a, ast.Name | ast.Index | ast.Field)}
             case _:
                 pass
-    names.discard("")
     return names
 
 
