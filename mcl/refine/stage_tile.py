@@ -74,6 +74,8 @@ class StageTile(Refinement):
     preconditions = (
         "a `memory-faster-space` finding names the load: which units of a block share it, "
         "and in which faster space",
+        "the kernel's own level has the memory space that becomes the finding's (a "
+        "kernel of perfect, translated, has no block to share it)",
         "the sharing units are foreach loops of the kernel's file with constant counts "
         "(the tile's size per block is a constant), the outermost starting its line in a "
         "block `{ ... }`",
@@ -136,6 +138,7 @@ class StageTile(Refinement):
         array = ast.root_name(load) or ""
         path = path_to(function.body, load)
         sharers = _sharing_foreaches(kernel, path, change.sharers, text)
+        space = _source_space(kernel, change.space, change.current)
         env = constant_env(kernel.source.program.main)
         counts = []
         for unit in sharers:
@@ -145,6 +148,9 @@ class StageTile(Refinement):
                               "not a constant: the tile's size per block is not known")
             counts.append(count)
         units = math.prod(counts)
+        if change.units.numeric is not None and change.units.numeric != units:
+            raise Refused(f"the {units} units of the foreach loops around {text} are not "
+                          f"the {change.units.numeric} that share it at {kernel.level}")
         varying = _unit_dependent(sharers[0], {u.var for u in sharers})
         below = path[_position(path, sharers[-1]) + 1:]
         loop = _staged_loop(below, load, args.get("loop"), text)
@@ -156,7 +162,6 @@ class StageTile(Refinement):
                 or outer.span.column != len(indentation(kernel.text, outer.span.line)) + 1:
             raise Refused(f"foreach {outer.var} does not start its line in a block: no "
                           "place to declare the tile before it")
-        space = _source_space(kernel, change.space, change.current)
         tile = integer(args, "tile", units)
         if tile < 1:
             raise Refused(f"tile={tile}: a tile holds at least one element")
@@ -445,7 +450,8 @@ def _source_space(kernel: KernelAtLevel, space: str, current: str | None) -> str
             continue
         if name == space and name != current:
             return candidate.name
-    raise Refused(f"{own} has no memory space that becomes {space} at {kernel.level}")
+    raise Refused(f"{own} has no memory space that becomes {space} at {kernel.level}: "
+                  f"the block whose units share the load exists only below {own}")
 
 
 def _unit_index(text: str, sharers: Sequence[ast.Foreach]) -> str:

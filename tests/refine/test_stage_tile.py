@@ -17,6 +17,7 @@ from mcl.refine.kernel import KernelAtLevel
 from mcl.refine.offers import list_offers, make_offer, next_version, open_kernel, proposal_for
 from mcl.refine.refinement import Refused
 from mcl.refine.verification import SIZES_WANTED
+from mcl.resources import kernels_dir
 
 HERE = Path(__file__).parent / "kernels"
 ROWS_GPU = HERE / "row_tile_gpu.mcpl"
@@ -90,14 +91,21 @@ def test_warps_of_threads_fill_a_larger_tile_in_steps_at_hopper(library: HwdLibr
 
 
 def test_a_gpu_kernel_refined_at_hopper_declares_the_tile_in_gpu_terms(
-        library: HwdLibrary) -> None:
-    """The edits go into the gpu source: its `local`, which hopper calls `shared`."""
-    kernel = open_kernel(ROWS_GPU, "hopper", library, values=LARGE)
+        tmp_path: Path, library: HwdLibrary) -> None:
+    """The edits go into the gpu source: its `local`, which hopper calls `shared` (a
+    block of 256 threads, 8 whole warps; hopper runs a block of 8 threads as one warp of
+    32 lanes, 8 of them past a guard, and the finding counts 32: refused)."""
+    blocks = _variant(tmp_path, ROWS_GPU, ("NR_THREADS = 8;", "NR_THREADS = 256;"))
+    kernel = open_kernel(blocks, "hopper", library, values=LARGE)
     offers, _ = list_offers(kernel)
     (offer,) = [o for o in offers if o.proposal.refinement == "stage-tile"]
     assert "local float[NR_THREADS] tile_a;" in offer.text
     assert "barrier(local);" in offer.text and "shared" not in offer.text
     assert offer.seconds_after is not None
+    small = open_kernel(ROWS_GPU, "hopper", library, values=LARGE)
+    assert [r.reason for r in list_offers(small)[1] if r.what == "stage-tile"] == [
+        "the 8 units of the foreach loops around a[i, k] are not the 32 that share it at "
+        "hopper"]
 
 
 def test_of_a_window_the_shared_weights_are_staged_not_the_input(library: HwdLibrary) -> None:
@@ -141,3 +149,16 @@ def test_without_the_finding_nothing_is_staged(library: HwdLibrary) -> None:
     kernel = open_kernel(ROWS_GPU, "gpu", library)
     with pytest.raises(Refused, match="no memory-faster-space finding at line 21"):
         proposal_for(kernel, "stage-tile:line=21,access=b[k, j]")
+
+
+def test_a_perfect_kernel_translated_to_gpu_has_no_block_to_stage_in(
+        library: HwdLibrary) -> None:
+    """The auto-translated matmul at gpu has the finding, but its source, perfect, has no
+    block and no local memory to write the tile in."""
+    kernel = open_kernel(kernels_dir() / "matmul" / "perfect.mcpl", "gpu", library)
+    assert any(isinstance(f, FasterMemoryProposal) for f in kernel.findings)
+    offers, refused = list_offers(kernel)
+    assert not offers
+    assert [r.reason for r in refused if r.what == "stage-tile"] == [
+        "perfect has no memory space that becomes local at gpu: the block whose units "
+        "share the load exists only below perfect"]
