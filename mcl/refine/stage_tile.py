@@ -22,8 +22,11 @@ still reads:
 
 The guard leaves the elements past the loop's bound unloaded, and the loop over the
 tile stops at the bound, so sizes that the tile does not divide read only what the
-kernel read. Every unit of the block reaches both barriers: the loop stands under no
-condition that depends on the units, and its bounds do not either."""
+kernel read. Where the load stands under an `if` inside the loop, the guard keeps inside
+the array's extents too: the block's units may then read none of the range (a block
+past the last row), and the fill must not load what the kernel never reads. Every unit
+of the block reaches both barriers: the loop stands under no condition that depends on
+the units, and its bounds do not either."""
 
 from __future__ import annotations
 
@@ -172,8 +175,13 @@ class StageTile(Refinement):
         # A tile of one element per unit is written in the units' own terms.
         size = str(tile) if tile != units else " * ".join(
             _operand(kernel.text, u.count) for u in sharers)
+        # Where the load stands under an `if` inside the loop, the block's units may not
+        # read every element of the range the original reads: the fill then loads only
+        # elements inside the array (those the original may read).
+        guarded = any(isinstance(n, ast.If) for n in path[_position(path, loop):])
+        extents = _extents(kernel.text, function, array, text) if guarded else None
         staged = _StagedLoop(kernel.text, loop, shape, load, array, tile_name, start_name,
-                             size, space)
+                             size, space, extents)
         if tile == units and len(sharers) == 1:
             fill = staged.fill(sharers[0].var)
         else:
@@ -205,8 +213,10 @@ class _StagedLoop:
     original loop over one tile reading the tile instead of the array."""
 
     def __init__(self, text: str, loop: ast.For, shape: LoopShape, load: ast.Index,
-                 array: str, tile: str, start: str, size: str, space: str):
+                 array: str, tile: str, start: str, size: str, space: str,
+                 extents: list[str] | None):
         self.source, self.loop, self.load, self.array = text, loop, load, array
+        self.extents = extents
         self.tile, self.start, self.size, self.space = tile, start, size, space
         assert loop.span is not None
         self.indent = indentation(text, loop.span.line)
@@ -220,7 +230,7 @@ class _StagedLoop:
         self.first = span_text(text, init.init.span) if init.init.span else \
             print_expr(init.init)
 
-    def _element(self, slot: str) -> str:
+    def _element(self, slot: str) -> ast.Index:
         """The load with the loop's variable at element `slot` of the tile."""
         var = self.loop.var
 
@@ -228,12 +238,21 @@ class _StagedLoop:
             if isinstance(node, ast.Name) and node.name == var:
                 return ast.Binary("+", ast.Name(self.start), ast.Name(slot))
             return None
-        return print_expr(ast.transform(self.load, shift))
+        moved = ast.transform(self.load, shift)
+        assert isinstance(moved, ast.Index)
+        return moved
 
     def fill(self, unit: str) -> list[str]:
-        """Unit `unit` loads element `unit` of the tile (one element per unit)."""
-        return [f"if ({self.start} + {unit} {self.op} {self.bound}) {{",
-                f"{self.step}{self.tile}[{unit}] = {self._element(unit)};", "}"]
+        """Unit `unit` loads element `unit` of the tile (one element per unit), where it
+        lies in the loop's range (and in the array, where `extents` are given)."""
+        element = self._element(unit)
+        guard = [f"{self.start} + {unit} {self.op} {self.bound}"]
+        for index, extent in zip(_subscripts(element), self.extents or [], strict=False):
+            inside = f"{print_expr(index)} < {extent}"
+            if inside not in guard:
+                guard.append(inside)
+        return [f"if ({' && '.join(guard)}) {{",
+                f"{self.step}{self.tile}[{unit}] = {print_expr(element)};", "}"]
 
     def fill_by_steps(self, slot: str, unit: str, units: str) -> list[str]:
         """Unit `unit` loads elements `unit`, `unit` + `units`, ... of the tile."""
@@ -417,6 +436,25 @@ def _require_staged_index(load: ast.Index, loop: ast.For, shape: LoopShape,
                       "in the loop: they would not reach the barriers together")
     if array in written(loop):
         raise Refused(f"for-loop {var} writes {array}: the tile would go stale")
+
+
+def _subscripts(load: ast.Index) -> list[ast.Expr]:
+    """The subscripts of `load`, outermost dimension first (`d[i][j]` and `d[i, j]`)."""
+    inner = _subscripts(load.base) if isinstance(load.base, ast.Index) else []
+    return [*inner, *load.indices]
+
+
+def _extents(text: str, function: ast.Function, array: str, access: str) -> list[str]:
+    """The extents of `array` as written, outermost dimension first; `Refused` where it
+    is not one array the function takes or declares (a view, a field)."""
+    declared = [p.type for p in function.params if p.name == array]
+    declared += [n.type for n in ast.walk(function.body)
+                 if isinstance(n, ast.Decl) and n.name == array]
+    if len(declared) != 1 or not isinstance(declared[0], ast.ArrayType):
+        raise Refused(f"{access} stands under an if in the loop and the extents of {array} "
+                      "are not known: the fill could not keep inside the array")
+    return [span_text(text, e.span) if e.span is not None else print_expr(e)
+            for group in declared[0].dims for e in group]
 
 
 def _index_names(load: ast.Index) -> set[str]:

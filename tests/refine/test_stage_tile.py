@@ -61,7 +61,8 @@ def test_a_row_of_a_is_staged_in_local_tiles_at_gpu(library: HwdLibrary) -> None
     # the declaration in the block, the guarded fill, a barrier before and after the use
     assert "      local float[NR_THREADS] tile_a;\n      foreach (int tj" in text
     assert "for (int k0 = 0; k0 < p; k0 += NR_THREADS) {" in text
-    assert "if (k0 + tj < p) {\n            tile_a[tj] = a[i, k0 + tj];" in text
+    # the load stands under `if (j < m)`: the fill keeps inside a as well
+    assert "if (k0 + tj < p && i < n) {\n            tile_a[tj] = a[i, k0 + tj];" in text
     assert text.count("barrier(local);") == 2
     assert "for (int k = k0; k < min(k0 + NR_THREADS, p); k++) {" in text
     assert "sum += tile_a[k - k0] * b[k, j];" in text and "a[i, k] *" not in text
@@ -106,6 +107,19 @@ def test_a_gpu_kernel_refined_at_hopper_declares_the_tile_in_gpu_terms(
     assert [r.reason for r in list_offers(small)[1] if r.what == "stage-tile"] == [
         "the 8 units of the foreach loops around a[i, k] are not the 32 that share it at "
         "hopper"]
+
+
+def test_a_block_past_the_last_row_loads_nothing(tmp_path: Path,
+                                                library: HwdLibrary) -> None:
+    """One more row of blocks than rows of a: their units skip every iteration, and the
+    fill must not load a[n, k] for them (the interpreter's bounds check would fail)."""
+    path = _variant(tmp_path, ROWS_GPU, ("foreach (int bi in n blocks)",
+                                         "foreach (int bi in n + 1 blocks)"),
+                    ("if (j < m) {", "if (j < m && i < n) {"))
+    kernel = open_kernel(path, "gpu", library)
+    offer = make_offer(kernel, proposal_for(kernel, "stage-tile:line=22"))
+    assert "if (k0 + tj < p && i < n) {" in offer.text
+    assert offer.verification.ok
 
 
 def test_of_a_window_the_shared_weights_are_staged_not_the_input(library: HwdLibrary) -> None:
