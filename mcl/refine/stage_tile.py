@@ -90,7 +90,7 @@ class StageTile(Refinement):
         "whose headers and conditions are the same for every unit, and the loop's bounds "
         "are too: every unit of the block reaches both barriers",
         "the loop writes nothing of the array (no store, no atomic, no call passed it): "
-        "the tile does not go stale while it is read",
+        "the tile does not go stale while it is read; it holds no return",
     )
     answers = (ShareInFasterMemory,)
 
@@ -436,6 +436,9 @@ def _require_staged_index(load: ast.Index, loop: ast.For, shape: LoopShape,
                       "in the loop: they would not reach the barriers together")
     if array in written(loop):
         raise Refused(f"for-loop {var} writes {array}: the tile would go stale")
+    if any(isinstance(n, ast.Return) for n in ast.walk(loop.body)):
+        raise Refused(f"for-loop {var} holds a return: a unit that leaves would not reach "
+                      "the barriers")
 
 
 def _subscripts(load: ast.Index) -> list[ast.Expr]:
