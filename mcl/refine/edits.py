@@ -82,3 +82,19 @@ def changed_lines(before: str, after: str) -> int:
     """Lines removed plus lines added from `before` to `after` (a diff's size)."""
     diff = difflib.ndiff(before.splitlines(), after.splitlines())
     return sum(1 for d in diff if d[:1] in "+-")
+
+
+def edited_span_text(text: str, span: Span, edits: Iterable[TextEdit]) -> str:
+    """The text `span` covers once `edits` (each inside it) are made: a statement
+    rewritten around the edits of its parts."""
+    start, end = "\x00", "\x01"
+    out = apply_edits(text, [TextEdit.inserting(span.line, span.column, start), *edits,
+                             TextEdit.inserting(span.end_line, span.end_column, end)])
+    return out[out.index(start) + 1:out.index(end)]
+
+
+def indented(text: str, by: str) -> str:
+    """`text` with every line after its first that is not blank indented `by` more (a
+    statement moved one level in, its first line placed by the caller)."""
+    first, *rest = text.split("\n")
+    return "\n".join([first, *(by + row if row.strip() else row for row in rest)])

@@ -13,6 +13,7 @@ from mcl.mcpl import ast
 from mcl.mcpl.printer import print_expr
 from mcl.refine.edits import TextEdit, indentation
 from mcl.refine.kernel import KernelAtLevel
+from mcl.refine.loads import element_type, the_load
 from mcl.refine.loops import loop_shape, size_names
 from mcl.refine.places import (
     constant_env,
@@ -76,7 +77,7 @@ class HoistLoad(Refinement):
                  finding: Finding | None) -> Proposal:
         function = kernel.source_function
         line = integer(args, "line")
-        load = _the_load(kernel, function, line, args.get("access"))
+        load = the_load(kernel, function, line, args.get("access"))
         text = print_expr(load)
         path = path_to(function.body, load)
         loops = [n for n in path if isinstance(n, ast.For)]
@@ -96,7 +97,7 @@ class HoistLoad(Refinement):
         indent = indentation(kernel.text, outer.span.line)
         if outer.span.column != len(indent) + 1:
             raise Refused(f"for-loop {outer.var} does not start its line")
-        element = _element_type(function, load)
+        element = element_type(function, load)
         local = fresh_name(re.sub(r"\W+", "_", text).strip("_"), every_name(function))
         edits = [TextEdit.inserting(outer.span.line, 1,
                                     f"{indent}{element} {local} = {text};\n")]
@@ -115,43 +116,6 @@ class HoistLoad(Refinement):
                      and f.keep.access.text == args["access"]
                      and any(p.span is not None and p.span.line >= int(args["loop"])
                              for p in f.keep.loops)), None)
-
-
-def _the_load(kernel: KernelAtLevel, function: ast.Function, line: int,
-              access: str | None) -> ast.Index:
-    targets = _targets(function)
-    loads = [n for n in _full_accesses(function) if n.span is not None
-             and n.span.line == line and kernel.in_file(n.span) and Ref(n) not in targets]
-    if access is not None:
-        wanted = re.sub(r"\s+", "", access)
-        loads = [n for n in loads if re.sub(r"\s+", "", print_expr(n)) == wanted]
-    texts = sorted({print_expr(n) for n in loads})
-    if not loads:
-        raise Refused(f"line {line} has no load" + (f" {access}" if access else ""))
-    if len(texts) > 1:
-        raise Refused(f"line {line} has several loads ({', '.join(texts)}): give access=")
-    return loads[0]
-
-
-def _full_accesses(function: ast.Function) -> list[ast.Index]:
-    """Element accesses, each whole: `d[i][j]`, not its part `d[i]`."""
-    parts = {Ref(n.base) for n in ast.walk(function.body) if isinstance(n, ast.Index)}
-    return [n for n in ast.walk(function.body)
-            if isinstance(n, ast.Index) and Ref(n) not in parts]
-
-
-def _targets(function: ast.Function) -> set[Ref[object]]:
-    """The nodes stored to (and their parts)."""
-    ids: set[Ref[object]] = set()
-    for n in ast.walk(function.body):
-        match n:
-            case ast.Assign(target=t) | ast.IncDec(target=t):
-                ids |= {Ref(x) for x in ast.walk(t)}
-            case ast.Swap(left=left, right=right):
-                ids |= {Ref(x) for x in (*ast.walk(left), *ast.walk(right))}
-            case _:
-                pass
-    return ids
 
 
 def _loops_hoisted_over(loops: list[ast.For], path: list[object], load: ast.Index,
@@ -200,27 +164,6 @@ def _same_loads(loop: ast.For, load: ast.Index) -> list[ast.Index]:
               for x in ast.walk(n.target)}
     return [n for n in ast.walk(loop.body) if isinstance(n, ast.Index) and n == load
             and Ref(n) not in parts and Ref(n) not in stored]
-
-
-def _element_type(function: ast.Function, load: ast.Index) -> str:
-    array = ast.root_name(load)
-    declared: list[ast.Type] = [p.type for p in function.params if p.name == array]
-    for n in ast.walk(function.body):
-        match n:
-            case ast.Decl(name=name, type=t) if name == array:
-                declared.append(t)
-            case ast.Decl(view=ast.View(name=name, type=t)) | ast.ViewDecl(
-                    view=ast.View(name=name, type=t)) if name == array:
-                declared.append(t)
-            case _:
-                pass
-    if len(declared) != 1 or not isinstance(declared[0], ast.ArrayType) \
-            or not isinstance(declared[0].element, ast.Prim) \
-            or declared[0].rank != sum(len(i.indices) for i in ast.walk(load)
-                                       if isinstance(i, ast.Index)):
-        raise Refused(f"the element of {print_expr(load)} is not one number of a "
-                      "declared array")
-    return declared[0].element.name
 
 
 def _position(items: Sequence[object], item: object) -> int:
