@@ -79,6 +79,9 @@ class TuneResult:
     device: str
     # `--strategy model`: the time model's ranking of the space (mcl.tune.model)
     ranking: Ranking | None = None
+    # every configuration the strategy visited, in its order, once each (also those
+    # whose build or run failed, which `evaluated` leaves out)
+    trace: list[Key] = field(default_factory=list)
 
 
 def kernel_tuner() -> Any:
@@ -475,4 +478,5 @@ def run_search(
         built,
         describe(device),
         ranking,
+        list(dict.fromkeys(built.key(r) for r in results if r is not None)),
     )
