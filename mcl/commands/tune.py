@@ -126,12 +126,21 @@ class Prepared:
     overrides: dict[str, int]
     space: Any
 
-    def data(self, seed: int) -> tuple[dict[str, int], dict[str, Any], dict[str, Any]]:
-        """The sizes, the inputs and the reference's outputs."""
+    def data(self, seed: int, cache: Path | None = None
+             ) -> tuple[dict[str, int], dict[str, Any], dict[str, Any]]:
+        """The sizes, the inputs and the reference's outputs; with `cache` (the kernel's
+        tuning cache folder) read from there when an earlier run made them
+        (mcl.tune.inputs_cache)."""
+        from mcl.tune.inputs_cache import cached_data, inputs_file
         from mcl.verify import expected_outputs, make_inputs
 
-        sizes, inputs = make_inputs(self.reference, self.overrides, seed)
-        return sizes, inputs, expected_outputs(self.reference, inputs)
+        def make() -> tuple[dict[str, int], dict[str, Any], dict[str, Any]]:
+            sizes, inputs = make_inputs(self.reference, self.overrides, seed)
+            return sizes, inputs, expected_outputs(self.reference, inputs)
+
+        if cache is None:
+            return make()
+        return cached_data(inputs_file(cache, self.reference.path, self.overrides, seed), make)
 
 
 def prepare(args: argparse.Namespace, path: Path, library: Any) -> Prepared:
@@ -158,14 +167,14 @@ def prepare(args: argparse.Namespace, path: Path, library: Any) -> Prepared:
 def run(args: argparse.Namespace) -> int:
     from mcl.backends import leaf_device, load_mapping
     from mcl.output_files import check_output_file, check_output_folder
-    from mcl.tune.search import run_search
+    from mcl.tune.search import cache_folder, run_search
     from mcl.tune.tuned_file import tuned_path
 
     path = Path(args.file)
     if not args.no_write:
         check_output_file(tuned_path(path), "the tuned file")
     if not args.no_cache:
-        check_output_folder(path.with_name(f".{path.stem}.tune-cache"), "the tuning cache")
+        check_output_folder(cache_folder(path), "the tuning cache")
     options = {"max_fevals": args.max_fevals} if args.max_fevals else None
     _check_model_options(args)
     if args.parallel:
@@ -174,7 +183,7 @@ def run(args: argparse.Namespace) -> int:
     hwd = library.get(args.target)
     load_mapping(hwd, language=args.backend)  # a leaf without one: before the inputs
     prepared = prepare(args, path, library)
-    sizes, inputs, expected = prepared.data(args.seed)
+    sizes, inputs, expected = prepared.data(args.seed, _cache_folder(args, path))
     device = leaf_device(args.backend, hwd, args.device)
     result = run_search(
         prepared.program,
@@ -197,6 +206,13 @@ def run(args: argparse.Namespace) -> int:
         patience=args.patience,
     )
     return _report(args, path, prepared.reference, sizes, result)
+
+
+def _cache_folder(args: argparse.Namespace, path: Path) -> Path | None:
+    """The kernel's tuning cache folder, unless --no-cache."""
+    from mcl.tune.search import cache_folder
+
+    return None if args.no_cache else cache_folder(path)
 
 
 def _check_model_options(args: argparse.Namespace) -> None:
@@ -248,7 +264,7 @@ def run_parallel(args: argparse.Namespace, path: Path, options: dict[str, Any] |
                   WARM) as started:
         library = library_from_args(args)
         p = prepare(args, path, library)
-        sizes, inputs, expected = p.data(args.seed)
+        sizes, inputs, expected = p.data(args.seed, _cache_folder(args, path))
         tell(f"inputs and reference made at {time.perf_counter() - clock:.1f} s")
         built = build_space(p.program, p.reference.function, args.target, library, p.space,
                             inputs)

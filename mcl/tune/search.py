@@ -268,7 +268,13 @@ def cache_file(
         ).encode()
     ).hexdigest()[:12]
     safe = re.sub(r"[^A-Za-z0-9]+", "-", device).strip("-")[:40]
-    return kernel.with_name(f".{kernel.stem}.tune-cache") / f"{target}-{safe}-{digest}.json"
+    return cache_folder(kernel) / f"{target}-{safe}-{digest}.json"
+
+
+def cache_folder(kernel: Path) -> Path:
+    """The folder of `kernel`'s tuning caches: Kernel Tuner's files and the inputs
+    (mcl.tune.inputs_cache)."""
+    return kernel.with_name(f".{kernel.stem}.tune-cache")
 
 
 class Pulled:
