@@ -323,7 +323,7 @@ def _report(args: argparse.Namespace, path: Path, reference: Any, sizes: dict[st
         table.add_row(*row)
     print_table(console, table)
     if result.ranking is not None:
-        console.print(_model_summary(result), soft_wrap=True)
+        console.print(_model_summary(result, args.target), soft_wrap=True)
     if result.best is None:
         console.print("[bold red]no configuration ran and verified; nothing written[/]")
         return 1
@@ -364,7 +364,7 @@ def _correlation(result: Any) -> tuple[float | None, int]:
     return model_correlation(result.ranking, measured)
 
 
-def _model_summary(result: Any) -> str:
+def _model_summary(result: Any, target: str) -> str:
     """What the time model's ranking did: how long it took, how much of the space was
     measured, and how well its order matched the measured times."""
     ranking = result.ranking
@@ -374,6 +374,9 @@ def _model_summary(result: Any) -> str:
                  f"{pairs} configurations)" if rho is not None else
                  f"no rank correlation: {pairs} configurations have both an estimate and a "
                  "verified time (3 or more are needed)")
+    if not estimated:
+        return (f"time model: no estimate at {target}; {len(result.trace)} "
+                "measured in the space's order")
     return (f"time model: {estimated} of {len(ranking.seconds)} configurations estimated in "
-            f"{ranking.elapsed_s:.1f} s; {len(result.evaluated)} measured in its order; "
+            f"{ranking.elapsed_s:.1f} s; {len(result.trace)} measured in its order; "
             f"{agreement}")

@@ -88,11 +88,14 @@ def rank_space(program: Program, function: str, target: str, library: HwdLibrary
     sizes and scalar arguments `values`, in `jobs` processes (default: one per core this
     process may use); `advance` is called after each."""
     from mcl import pipeline
+    from mcl.feedback.analyses.timemodel import has_time_model
 
     start = time.perf_counter()
+    configs = {key: candidate.config for key, candidate in space.candidates.items()}
+    if not has_time_model(library.get(target)):  # no estimate to wait for: the space's order
+        return Ranking(dict.fromkeys(configs), list(configs), time.perf_counter() - start)
     at_leaf = pipeline.lower(program, target, library)
     job = _Job(at_leaf, function, target, library, dict(values))
-    configs = {key: candidate.config for key, candidate in space.candidates.items()}
     jobs = min(jobs or len(os.sched_getaffinity(0)), len(configs))
     seconds: dict[Key, float | None] = {}
     if jobs <= 1:

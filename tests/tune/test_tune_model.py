@@ -120,3 +120,17 @@ def test_constants_set_without_parsing_estimate_as_the_edited_source(tmp_path: P
     set_here = seconds(with_constants(at_leaf, "hopper", library, {"SPLIT": 2}))
     assert set_here is not None and set_here == pytest.approx(seconds(written))
     assert set_here != pytest.approx(seconds(at_leaf))  # the value changes the estimate
+
+
+def test_a_leaf_without_a_time_model_keeps_the_spaces_order() -> None:
+    from mcl.tune.model import rank_space
+    from mcl.tune.search import Candidate, Space
+
+    library = default_library()
+    space = Space(["COLS"])
+    for cols in (4, 8):
+        space.candidates[(cols,)] = Candidate({"COLS": cols}, "", (1,), (1, 1, 1), {})
+    program = pipeline.checked_at(kernels_dir() / "matmul" / "x86_avx512_v3.mcpl", [],
+                                  library).program
+    ranking = rank_space(program, "matmul", "x86_avx512", library, space, {"n": 64})
+    assert ranking.order == [(4,), (8,)] and set(ranking.seconds.values()) == {None}
