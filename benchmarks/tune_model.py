@@ -238,6 +238,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", required=True, type=Path, help="folder for the JSON and text")
     parser.add_argument("--device", help="--device of mcl tune (default: the leaf's type)")
     parser.add_argument("--backend", default="opencl", choices=("opencl", "cuda"))
+    parser.add_argument("--work", type=Path, help="folder for the kernels' copies and Kernel "
+                        "Tuner's caches of the run (default: OUT/work)")
     parser.add_argument("--small", action="store_true", help="small sizes (PoCL, testing)")
     parser.add_argument("--kernels", help="comma-separated, of " + ", ".join(KERNELS)
                         + " (default: " + ", ".join(DEFAULT) + ")")
@@ -258,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name} {sizes} ...", file=sys.stderr, flush=True)
         try:
             result = run_kernel(name, sizes, args.device, args.backend, args.iterations,
-                                args.repeats, args.patience, args.out / "work")
+                                args.repeats, args.patience, args.work or args.out / "work")
         except Exception as exc:  # one kernel's failure is reported, the others still run
             result = KernelResult(name, sizes, problem=f"{type(exc).__name__}: {exc}")
         print(f"{name}: {time.perf_counter() - start:.1f} s", file=sys.stderr, flush=True)
