@@ -253,6 +253,10 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown kernel {unknown[0]}; known: {', '.join(KERNELS)}")
     args.out.mkdir(parents=True, exist_ok=True)
+    from mcl.backends.cuda.registers import register_count
+    from mcl.feedback.compiler_registers import use_counter
+
+    use_counter(register_count)  # the model's occupancy from NVRTC's count, as mcl's own
     results = []
     for name in names:
         sizes = KERNELS[name][1 if args.small else 0]
