@@ -1,7 +1,7 @@
 """`mcl tune FILE --target LEAF [--device SPEC] [-D name=value ...] [--param NAME=v1,v2 ...]
-[--strategy NAME] [--max-fevals N] [--progress] [--no-cache]`: search the kernel's named
-constants for the fastest configuration whose outputs match the numpy reference, and
-write it to FILE's `.tuned.toml` (docs/tuning.md)."""
+[--strategy NAME] [--max-fevals N] [--patience N] [--progress] [--no-cache]`: search the
+kernel's named constants for the fastest configuration whose outputs match the numpy
+reference, and write it to FILE's `.tuned.toml` (docs/tuning.md)."""
 
 from __future__ import annotations
 
