@@ -134,6 +134,11 @@ def main(argv: list[str] | None = None) -> int:
 # (`mcl check` collects between files), start no threads that outlive them and leave no
 # file to be closed by a finaliser.
 QUICK_EXIT = frozenset({"check"})
+# Commands whose process ends without the interpreter's teardown but keeps the collector
+# on: `mcl tune` closes its files, its pool and its cluster before it returns, and the
+# teardown then spent about a second freeing the OpenCL (PoCL) context and the objects of
+# the run (docs/tuning.md, "The cost of a run").
+NO_TEARDOWN = QUICK_EXIT | {"tune"}
 
 
 def run_program() -> NoReturn:
@@ -149,14 +154,15 @@ def run_program() -> NoReturn:
     Before the command's modules are imported and the first of mcl's dataclasses is made,
     the program has the modules' bytecode (where Python keeps none) and the dataclasses'
     methods kept in the cache folder (mcl.module_code, mcl.dataclass_code): effects on
-    the whole process, which a caller of `main` does not get."""
+    the whole process, which a caller of `main` does not get. `mcl tune` ends the same
+    way, with the collector on (NO_TEARDOWN)."""
     install_module_code()
     install_dataclass_code()
-    quick = command_named(sys.argv[1:]) in QUICK_EXIT
-    if quick:
+    command = command_named(sys.argv[1:])
+    if command in QUICK_EXIT:
         gc.disable()
     status = main()
-    if quick:
+    if command in NO_TEARDOWN:
         atexit._run_exitfuncs()
         try:
             sys.stdout.flush()

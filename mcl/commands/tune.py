@@ -1,7 +1,7 @@
 """`mcl tune FILE --target LEAF [--device SPEC] [-D name=value ...] [--param NAME=v1,v2 ...]
-[--strategy NAME] [--max-fevals N] [--progress] [--no-cache]`: search the kernel's named
-constants for the fastest configuration whose outputs match the numpy reference, and
-write it to FILE's `.tuned.toml` (docs/tuning.md)."""
+[--strategy NAME] [--max-fevals N] [--patience N] [--progress] [--no-cache]`: search the
+kernel's named constants for the fastest configuration whose outputs match the numpy
+reference, and write it to FILE's `.tuned.toml` (docs/tuning.md)."""
 
 from __future__ import annotations
 
@@ -55,8 +55,16 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--strategy",
         default="brute_force",
         metavar="NAME",
-        help="Kernel Tuner strategy: brute_force (default), random_sample, "
-        "genetic_algorithm, bayes_opt, ...",
+        help="model (the time model ranks every configuration, the best-ranked are "
+        "measured in its order until they stop improving), or a Kernel Tuner strategy: "
+        "brute_force (default), random_sample, genetic_algorithm, bayes_opt, ...",
+    )
+    p.add_argument(
+        "--patience",
+        type=int,
+        metavar="N",
+        help="with --strategy model: stop after N measurements in a row without a new best "
+        "(default 8)",
     )
     p.add_argument(
         "--max-fevals",
@@ -118,12 +126,21 @@ class Prepared:
     overrides: dict[str, int]
     space: Any
 
-    def data(self, seed: int) -> tuple[dict[str, int], dict[str, Any], dict[str, Any]]:
-        """The sizes, the inputs and the reference's outputs."""
+    def data(self, seed: int, cache: Path | None = None
+             ) -> tuple[dict[str, int], dict[str, Any], dict[str, Any]]:
+        """The sizes, the inputs and the reference's outputs; with `cache` (the kernel's
+        tuning cache folder) read from there when an earlier run made them
+        (mcl.tune.inputs_cache)."""
+        from mcl.tune.inputs_cache import cached_data, inputs_file
         from mcl.verify import expected_outputs, make_inputs
 
-        sizes, inputs = make_inputs(self.reference, self.overrides, seed)
-        return sizes, inputs, expected_outputs(self.reference, inputs)
+        def make() -> tuple[dict[str, int], dict[str, Any], dict[str, Any]]:
+            sizes, inputs = make_inputs(self.reference, self.overrides, seed)
+            return sizes, inputs, expected_outputs(self.reference, inputs)
+
+        if cache is None:
+            return make()
+        return cached_data(inputs_file(cache, self.reference.path, self.overrides, seed), make)
 
 
 def prepare(args: argparse.Namespace, path: Path, library: Any) -> Prepared:
@@ -150,22 +167,23 @@ def prepare(args: argparse.Namespace, path: Path, library: Any) -> Prepared:
 def run(args: argparse.Namespace) -> int:
     from mcl.backends import leaf_device, load_mapping
     from mcl.output_files import check_output_file, check_output_folder
-    from mcl.tune.search import run_search
+    from mcl.tune.search import cache_folder, run_search
     from mcl.tune.tuned_file import tuned_path
 
     path = Path(args.file)
     if not args.no_write:
         check_output_file(tuned_path(path), "the tuned file")
     if not args.no_cache:
-        check_output_folder(path.with_name(f".{path.stem}.tune-cache"), "the tuning cache")
+        check_output_folder(cache_folder(path), "the tuning cache")
     options = {"max_fevals": args.max_fevals} if args.max_fevals else None
+    _check_model_options(args)
     if args.parallel:
         return run_parallel(args, path, options)
     library = library_from_args(args)
     hwd = library.get(args.target)
     load_mapping(hwd, language=args.backend)  # a leaf without one: before the inputs
     prepared = prepare(args, path, library)
-    sizes, inputs, expected = prepared.data(args.seed)
+    sizes, inputs, expected = prepared.data(args.seed, _cache_folder(args, path))
     device = leaf_device(args.backend, hwd, args.device)
     result = run_search(
         prepared.program,
@@ -185,8 +203,31 @@ def run(args: argparse.Namespace) -> int:
         args.progress,
         not args.no_cache,
         args.backend,
+        patience=args.patience,
     )
     return _report(args, path, prepared.reference, sizes, result)
+
+
+def _cache_folder(args: argparse.Namespace, path: Path) -> Path | None:
+    """The kernel's tuning cache folder, unless --no-cache."""
+    from mcl.tune.search import cache_folder
+
+    return None if args.no_cache else cache_folder(path)
+
+
+def _check_model_options(args: argparse.Namespace) -> None:
+    """--patience belongs to --strategy model, which one process runs (its stop rule
+    reads each measurement before the next is chosen)."""
+    from mcl.tune.search import MODEL
+
+    if args.patience is not None and (args.strategy != MODEL or args.patience < 1):
+        raise MclError(error("tune-patience", "--patience takes a number of 1 or more and "
+                             "goes with --strategy model",
+                             hint="e.g. --strategy model --patience 8"))
+    if args.strategy == MODEL and args.parallel:
+        raise MclError(error("tune-parallel-model", "--strategy model measures on one "
+                             "device: its stop rule reads each measurement before the next",
+                             hint="leave out --parallel, or choose another --strategy"))
 
 
 def run_parallel(args: argparse.Namespace, path: Path, options: dict[str, Any] | None) -> int:
@@ -223,7 +264,7 @@ def run_parallel(args: argparse.Namespace, path: Path, options: dict[str, Any] |
                   WARM) as started:
         library = library_from_args(args)
         p = prepare(args, path, library)
-        sizes, inputs, expected = p.data(args.seed)
+        sizes, inputs, expected = p.data(args.seed, _cache_folder(args, path))
         tell(f"inputs and reference made at {time.perf_counter() - clock:.1f} s")
         built = build_space(p.program, p.reference.function, args.target, library, p.space,
                             inputs)
@@ -281,6 +322,8 @@ def _report(args: argparse.Namespace, path: Path, reference: Any, sizes: dict[st
             row.append(f"{rate_of(work, r['time'] * 1e-3)[0]:.1f}")
         table.add_row(*row)
     print_table(console, table)
+    if result.ranking is not None:
+        console.print(_model_summary(result, args.target), soft_wrap=True)
     if result.best is None:
         console.print("[bold red]no configuration ran and verified; nothing written[/]")
         return 1
@@ -296,10 +339,44 @@ def _report(args: argparse.Namespace, path: Path, reference: Any, sizes: dict[st
                 dict(sizes),
                 dict(result.best),
                 result.best_time_ms,
-                {"strategy": args.strategy, "evaluated": len(result.evaluated)},
+                {"strategy": args.strategy, "evaluated": len(result.evaluated)}
+                | _model_fields(result),
             ),
         )
         console.print(f"written to {written}", soft_wrap=True)
     else:
         console.print(f"not written ({tuned_path(path)} unchanged)")
     return 0
+
+
+def _model_fields(result: Any) -> dict[str, Any]:
+    """`--strategy model`: the rank correlation, for the tuned file."""
+    if result.ranking is None:
+        return {}
+    rho, pairs = _correlation(result)
+    return {"rank_correlation": round(rho, 3)} if rho is not None and pairs else {}
+
+
+def _correlation(result: Any) -> tuple[float | None, int]:
+    from mcl.tune.model import model_correlation
+
+    measured = {result.space.key(r): r["time"] for r in result.evaluated if r.get("verified")}
+    return model_correlation(result.ranking, measured)
+
+
+def _model_summary(result: Any, target: str) -> str:
+    """What the time model's ranking did: how long it took, how much of the space was
+    measured, and how well its order matched the measured times."""
+    ranking = result.ranking
+    estimated = sum(s is not None for s in ranking.seconds.values())
+    rho, pairs = _correlation(result)
+    agreement = (f"rank correlation of estimated and measured times {rho:.2f} (Spearman, "
+                 f"{pairs} configurations)" if rho is not None else
+                 f"no rank correlation: {pairs} configurations have both an estimate and a "
+                 "verified time (3 or more are needed)")
+    if not estimated:
+        return (f"time model: no estimate at {target}; {len(result.trace)} "
+                "measured in the space's order")
+    return (f"time model: {estimated} of {len(ranking.seconds)} configurations estimated in "
+            f"{ranking.elapsed_s:.1f} s; {len(result.trace)} measured in its order; "
+            f"{agreement}")

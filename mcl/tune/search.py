@@ -19,7 +19,9 @@ objective the strategies minimise, and is never chosen.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
 import math
 import re
 from collections.abc import Callable, Mapping
@@ -38,10 +40,12 @@ from mcl.tune.space import SearchSpace, constant_values, description_problems, r
 if TYPE_CHECKING:
     from mcl.hdl.library import HwdLibrary
     from mcl.mcpl.loader import Program
+    from mcl.tune.model import Ranking
 
 Key = tuple[Number, ...]
 BLOCK_NAMES = ("block_size_x", "block_size_y", "block_size_z")
 OBJECTIVE = "time_verified"
+MODEL = "model"  # the strategy of mcl.tune.model: the time model's order, then a stop rule
 
 
 @dataclass
@@ -73,6 +77,11 @@ class TuneResult:
     wrong: list[Key]
     space: Space
     device: str
+    # `--strategy model`: the time model's ranking of the space (mcl.tune.model)
+    ranking: Ranking | None = None
+    # every configuration the strategy visited, in its order, once each (also those
+    # whose build or run failed, which `evaluated` leaves out)
+    trace: list[Key] = field(default_factory=list)
 
 
 def kernel_tuner() -> Any:
@@ -217,6 +226,28 @@ class _Progress:
         return Observer()
 
 
+def model_values(sizes: Mapping[str, int], args: Mapping[str, Any]) -> dict[str, Number]:
+    """The values the time model estimates with: the sizes and the scalar arguments."""
+    scalars = {k: v for k, v in args.items()
+               if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    return {**scalars, **sizes}
+
+
+def _progress_bar() -> Any:
+    """A rich progress bar on stderr (Kernel Tuner's own printing to stdout is
+    swallowed)."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    return Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+    )
+
+
 def cache_file(
     kernel: Path, target: str, device: str, sizes: Mapping[str, int], space: Space,
     tag: str = "",
@@ -237,7 +268,13 @@ def cache_file(
         ).encode()
     ).hexdigest()[:12]
     safe = re.sub(r"[^A-Za-z0-9]+", "-", device).strip("-")[:40]
-    return kernel.with_name(f".{kernel.stem}.tune-cache") / f"{target}-{safe}-{digest}.json"
+    return cache_folder(kernel) / f"{target}-{safe}-{digest}.json"
+
+
+def cache_folder(kernel: Path) -> Path:
+    """The folder of `kernel`'s tuning caches: Kernel Tuner's files and the inputs
+    (mcl.tune.inputs_cache)."""
+    return kernel.with_name(f".{kernel.stem}.tune-cache")
 
 
 class Pulled:
@@ -249,9 +286,11 @@ class Pulled:
     first configuration, which its sequential runner compiles and times twice) is paid
     once per worker, and no worker idles while another still has a batch to finish."""
 
-    def __init__(self, pull: Callable[[], Key | None], space: Space) -> None:
+    def __init__(self, pull: Callable[[], Key | None], space: Space,
+                 told: Callable[[Key, dict[str, Any]], None] | None = None) -> None:
         self.pull = pull
         self.space = space
+        self.told = told  # given each measurement, before the next pull (a stop rule)
 
     def tune(self, searchspace: Any, runner: Any, tuning_options: Any) -> list[Any]:
         del searchspace  # what runs is what `pull` hands out, a part of its configurations
@@ -260,7 +299,11 @@ class Pulled:
             # Kernel Tuner's element: the constants in `names` order, then the work-group
             # size (`run_search`'s tune_params).
             element = (*key, *self.space.candidates[key].local)
-            results += runner.run([element], tuning_options)
+            measured = runner.run([element], tuning_options)
+            if self.told is not None:
+                for result in measured:
+                    self.told(key, result)
+            results += measured
         return results
 
 
@@ -285,6 +328,7 @@ def run_search(
     built: Space | None = None,
     pull: Callable[[], Key | None] | None = None,
     cache_tag: str = "",
+    patience: int | None = None,
 ) -> TuneResult:
     """Tune on `device`, a device of backend `backend` (its `select_device`), through the
     Kernel Tuner language the backend names (`tuner_target`: OpenCL, or cuda-python for
@@ -293,7 +337,10 @@ def run_search(
     (`mcl tune --parallel` sends each worker the code of its configurations,
     mcl.multi.tune). With `pull`, the configurations run are those `pull` hands out, one
     at a time until it returns None, in this one Kernel Tuner call (`Pulled`); `cache_tag`
-    then names this caller's own cache file beside the others'."""
+    then names this caller's own cache file beside the others'.
+    Strategy `model` (mcl.tune.model) ranks the configurations with the time model and
+    measures them in that order until `patience` measurements bring no new best or
+    `max_fevals` of `strategy_options` were measured."""
     kt = kernel_tuner()
     from mcl import pipeline
     from mcl.backends import get_backend
@@ -368,19 +415,25 @@ def run_search(
     if strategy_options and "max_fevals" in strategy_options:
         total = min(total, int(strategy_options["max_fevals"]))
     observers = []
-    bar = None
-    if progress:
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+    bar = _progress_bar() if progress else None
+    ranking = None
+    chosen: Any = strategy if pull is None else Pulled(pull, built)
+    if strategy == MODEL and pull is None:
+        from mcl.tune.model import PATIENCE, RankedQueue, rank_space
 
-        # On stderr: Kernel Tuner's own printing to stdout is swallowed below.
-        bar = Progress(
-            "[progress.description]{task.description}",
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=Console(stderr=True),
-        )
+        ranked = bar.add_task("ranking with the time model", total=len(built.candidates)) \
+            if bar is not None else None
+        with bar if bar is not None else contextlib.nullcontext():
+            ranking = rank_space(program, function, target, library, built,
+                                 model_values(sizes, args),
+                                 None if bar is None else lambda: bar.advance(ranked))
+        if bar is not None and ranked is not None:
+            bar.remove_task(ranked)  # the tuning bar below takes its place
+        queue = RankedQueue(ranking.order, patience or PATIENCE,
+                            (strategy_options or {}).get("max_fevals"))
+        chosen = Pulled(queue.pull, built, lambda key, r: queue.told(key, r.get(OBJECTIVE)))
+        strategy_options = None  # the queue keeps the budget
+    if bar is not None:
         task = bar.add_task(f"tuning {function} on {describe(device)}", total=total)
         observers.append(_Progress(lambda: bar.advance(task)))
 
@@ -390,9 +443,6 @@ def run_search(
 
     def divisor(d: int) -> Callable[[Mapping[str, Any]], int]:
         return lambda p: built.candidates[built.key(p)].local[d]
-
-    import contextlib
-    import io
 
     context = bar if bar is not None else contextlib.nullcontext()
     with context, contextlib.redirect_stdout(io.StringIO()):
@@ -414,7 +464,7 @@ def run_search(
             iterations=iterations,
             block_size_names=list(BLOCK_NAMES),
             quiet=True,
-            strategy=strategy if pull is None else Pulled(pull, built),
+            strategy=chosen,
             strategy_options=strategy_options or None,
             cache=str(cache) if cache is not None else None,
             metrics={"verified": verified_flag, OBJECTIVE: verified_time},
@@ -433,4 +483,6 @@ def run_search(
         wrong_keys,
         built,
         describe(device),
+        ranking,
+        list(dict.fromkeys(built.key(r) for r in results if r is not None)),
     )

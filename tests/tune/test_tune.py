@@ -80,6 +80,8 @@ def test_tune_finds_the_planted_best(planted: Path, capsys: pytest.CaptureFixtur
 
     # A second run is answered from Kernel Tuner's cache: the very same times.
     cache = next((planted.parent / ".planted.tune-cache").glob("*.json"))
+    # ... and the inputs and the reference's outputs are read back, not made again.
+    assert len(list(cache.parent.glob("inputs-*.pickle"))) == 1
     before = json.loads(cache.read_text())["cache"]
     assert main(["tune", str(planted), "--target", "hopper", *SIZES, "--iterations", "3"]) == 0
     assert json.loads(cache.read_text())["cache"] == before
