@@ -40,6 +40,11 @@ def _no_work(monkeypatch: pytest.MonkeyPatch) -> None:
     """Make every analysis fail loudly: a path error must come before any of them."""
     import mcl.commands.codegen as codegen
     import mcl.mcpl.loader as loader
+    import mcl.pipeline  # noqa: F401
+    import mcl.report  # noqa: F401
+
+    # Modules that bind `load_program` by name must be imported before it is replaced:
+    # imported while it is, they would keep the failing stand-in after this test.
 
     def started(*args: object, **kwargs: object) -> None:
         raise AssertionError("the work started before the output path was checked")
