@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING
 from mcl.codegen.c_expr import ATOM, CLanguage, ExprPrinter
 from mcl.codegen.c_names import c_name
 from mcl.codegen.constants import used_constants
+from mcl.codegen.ctree import where
 from mcl.codegen.plan import FunctionPlan, GeneratedModule, HostStmt, KernelPlan, Launch, ParamPlan
 from mcl.codegen.scope import Scope, Var
-from mcl.codegen.statements import where
 from mcl.diagnostics import MclError, error
 from mcl.mcpl import ast
 from mcl.mcpl.ast import (

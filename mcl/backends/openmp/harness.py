@@ -29,9 +29,9 @@ from mcl.backends.opencl.host import OPENCL_HOST
 from mcl.backends.openmp.dialect import OPENMP
 from mcl.codegen.c_expr import ExprPrinter
 from mcl.codegen.c_names import c_name
+from mcl.codegen.ctree import where
 from mcl.codegen.host_cpp import DRIVER_RULES, FunctionWriter, _host_scope, cpp_type
 from mcl.codegen.plan import FunctionPlan, GeneratedModule, KernelPlan
-from mcl.codegen.statements import where
 from mcl.diagnostics import MclError, error
 
 I = "    "  # noqa: E741 - one indentation step
