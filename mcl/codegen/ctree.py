@@ -176,10 +176,11 @@ def rewrite(nodes: list[Node], change: Callable[[Leaf], Leaf]) -> list[Node]:
 
 @dataclass
 class Printer:
-    """Prints trees in `dialect`. `nesting` is the deepest bracket nesting of the
-    functions printed so far, at the MCPL statement where it was reached first."""
+    """Prints trees in `dialect` (None: the host's C or C++, with no line directives and
+    no unroll pragmas). `nesting` is the deepest bracket nesting of the functions
+    printed so far, at the MCPL statement where it was reached first."""
 
-    dialect: Dialect
+    dialect: Dialect | None
     nesting: Nesting = field(default_factory=Nesting)
     # The span of the statement printed last: the lines after it (closing braces,
     # guards) belong to it.
@@ -232,7 +233,7 @@ class Printer:
             case Directive():
                 yield self.directive(node)
             case Loop():
-                if node.unroll is not None:
+                if node.unroll is not None and self.dialect is not None:
                     pragma = self.dialect.unroll_pragma(node.unroll, not holds_loop(
                         n for _, body in node.sections for n in body))
                     if pragma is not None:
@@ -261,7 +262,7 @@ class Printer:
         function body's included), plus the brackets of the code."""
         if span is not None:
             self._statement = span
-            if span.file:
+            if span.file and self.dialect is not None:
                 directive = self.dialect.line_directive(span)
                 if directive is not None:
                     yield directive
