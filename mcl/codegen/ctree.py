@@ -1,7 +1,8 @@
 """The C-family syntax tree that kernel emission builds, and its printer.
 
-The emitters (statements.py, lanes.py, kernels.py and the backends' kernel emitters)
-build the code of every kernel and device function as a tree of the nodes below; each
+The emitters (statements.py, lanes.py, kernels.py and the backends' kernel emitters,
+and the host harness's function writers) build the code of every kernel, device and
+host function as a tree of the nodes below; each
 node that stands for an MCPL statement carries the statement's source span. The printer
 (`Printer`) makes the text from the tree: the indentation is the node's depth in the
 tree, each line of a span ends with its `// file.mcpl:LINE` comment and follows the
@@ -17,10 +18,12 @@ its code only, its comments are fields of the node.
     Return(...)                       a `return` line, which a backend may make a jump
     Comment(text, span)               a line that is only a comment
     Pragma(text, note)                `#pragma TEXT` at the depth of the code around it
-    Directive(text, comment)          a preprocessor line in column 0 (#if, #define)
+    Directive(text, comment, span)    a preprocessor line (#if, #define), in column 0
     Compound(sections, close)         braces: `if (c) {` .. `} else {` .. `}`
     Loop(sections, close, unroll)     a `for` loop (the dialect spells its unroll pragma)
     FunctionDef(title, span, signature, body, before, notes)
+    Verbatim(text)                    C written elsewhere (a dialect's header, a helper)
+    TranslationUnit(parts)            the file: its parts one blank line apart
 """
 
 from __future__ import annotations
