@@ -272,7 +272,7 @@ class KernelEmitter:
         defines = tuple(self.body.specialised)
         # The kernel's opening comment names the nest's line.
         kernel = FunctionDef(self.function.name, top.span, header, self.body.out,
-                          size_macros(defines))
+                             size_macros(defines))
         plan = KernelPlan(
             name, self.function.name, tuple(args), nd.groups, nd.local, top.span, defines
         )

@@ -245,9 +245,8 @@ class OpenMPKernelEmitter(KernelEmitter):
                 items = [*(Line(f"const int {item_index(d)} = 0;") for d in dims), *items]
             else:
                 for d in dims:  # dimension 0 innermost: consecutive work-items
-                    v = item_index(d)
-                    loop = Loop([(Line(f"for (int {v} = 0; {v} < {self._local_bound(local[d], d)}; "
-                                       f"{v}++) {{"), items)])
+                    v, bound = item_index(d), self._local_bound(local[d], d)
+                    loop = Loop([(Line(f"for (int {v} = 0; {v} < {bound}; {v}++) {{"), items)])
                     items = [Pragma("omp simd"), loop] if d == 0 else [loop]
             groups.append(Compound([(Line("{"), items)]))
         return [
