@@ -8,8 +8,8 @@ structure is the same for every language): `mcl.codegen` lowers a leaf-level pro
 kernel source with the words of the backend's `Dialect`, after reading the leaf's
 `<leaf>.<name>.toml` in the backend's `MappingVocabulary`, and to launch plans
 (`GeneratedModule`). A backend supplies what differs: the spellings, its lowering
-(`emit`: the shared emitter, or a subclass of it) and the stages after it
-(`finish_source`, `check_source`), and everything that needs a device or a compiler.
+(`emit`: the shared emitter, or a subclass of it) and the check after it
+(`check_source`), and everything that needs a device or a compiler.
 Nothing outside a backend's own package branches on its name: commands and libraries look
 a backend up in the registry (`mcl.backends.get_backend`) and call it.
 
@@ -136,12 +136,7 @@ class Backend(Protocol):
         """Kernel source and launch plans of the kernel functions of `source` (those named
         in `only`, where given) at leaf `hwd` with its `mapping` (from `load_mapping`):
         mcl.codegen.opencl.ModuleEmitter with this backend's dialect, or a subclass of
-        it; the text is passed through `finish_source`."""
-        ...
-
-    def finish_source(self, text: str) -> str:
-        """The kernel file's text from the emitter's (a last rewrite of the text; line
-        directives are the dialect's `line_directive`, which the emitter writes)."""
+        it, which prints the text from its C syntax tree (mcl.codegen.ctree)."""
         ...
 
     def check_source(self, generated: GeneratedModule, source_file: str | None

@@ -5,10 +5,11 @@ clang, which PoCL and most OpenCL drivers compile with, stops at 256 nested brac
 in MCPL is legal and the interpreter runs it, but its generated kernel would fail to
 build; code generation reports it first, at the MCPL line of the deepest bracket.
 
-The emitter measures as it prints (`Nesting`, mcl.codegen.statements.BodyEmitter): a line
-of a function body stands inside as many braces as its block depth, plus the brackets of
-its own text (`deepest_bracket` of that line), and belongs to the MCPL statement it
-prints (or, for a closing or guard line, the statement printed last).
+The printer of the C syntax tree measures as it prints (`Nesting`, mcl.codegen.ctree.Printer):
+a line of a function body stands inside as many braces as its depth in the tree, plus
+the brackets of its own code (`deepest_bracket` of the line's code: its expressions are
+text), and belongs to the MCPL statement of its span (or, for a closing or guard line,
+the statement printed last).
 """
 
 from __future__ import annotations

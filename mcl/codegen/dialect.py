@@ -15,6 +15,7 @@ from abc import abstractmethod
 from dataclasses import dataclass
 
 from mcl.codegen.c_expr import CLanguage
+from mcl.codegen.ctree import Pragma
 from mcl.diagnostics import Span
 
 
@@ -78,9 +79,15 @@ class Dialect(CLanguage):
     def line_directive(self, span: Span) -> str | None:
         """The preprocessor line before a generated statement of MCPL source `span` (a span
         with a file) that makes the compiler's messages name the MCPL line, or None where
-        the language's tools gain nothing from one (OpenCL). The statement's own
-        `// file.mcpl:LINE` comment (mcl.codegen.statements.where) is printed either way."""
+        the language's tools gain nothing from one (OpenCL). The printer of the C syntax
+        tree (mcl.codegen.ctree) writes it from the statement's span, and the statement's
+        own `// file.mcpl:LINE` comment either way."""
         return None
+
+    def unroll_pragma(self, steps: int, innermost: bool) -> Pragma | None:
+        """The pragma before a loop of `steps` constant steps that unroll.py unrolls
+        (`innermost`: no loop stands inside it), or None for no pragma."""
+        return Pragma("unroll", f"{steps} steps")
 
     @abstractmethod
     def header(self, uses_double: bool) -> list[str]:

@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING
 from mcl.codegen.c_expr import ATOM, CLanguage, ExprPrinter
 from mcl.codegen.c_names import c_name
 from mcl.codegen.constants import used_constants
+from mcl.codegen.ctree import Comment, Compound, FunctionDef, Line, Loop, Node, Printer, where
 from mcl.codegen.plan import FunctionPlan, GeneratedModule, HostStmt, KernelPlan, Launch, ParamPlan
 from mcl.codegen.scope import Scope, Var
-from mcl.codegen.statements import where
 from mcl.diagnostics import MclError, error
 from mcl.mcpl import ast
 from mcl.mcpl.ast import (
@@ -332,79 +332,74 @@ class FunctionWriter:
         return self.printer.expr(e)
 
     def lines(self) -> list[str]:
+        """The host function's lines, then an empty one."""
         f = self.f
-        out = [
-            f"// {f.name}{where(f.function.span).replace('  //', ',')}",
-            _signature(self.g, f),
-            "{",
+        tree = FunctionDef(f.name, f.function.span, self.signature(), self.body())
+        return Printer(None).function(tree).split("\n")
+
+    def signature(self) -> str:
+        return _signature(self.g, self.f)
+
+    def body(self) -> list[Node]:
+        f = self.f
+        out: list[Node] = [
+            Line("const mcl::Context& ctx = module.context;"),
+            Line("double seconds = 0.0;"),
+            Comment("One buffer per array parameter, sized by its MCPL declaration."),
         ]
-        out.append(f"{I}const mcl::Context& ctx = module.context;")
-        out.append(f"{I}double seconds = 0.0;")
-        out.append(f"{I}// One buffer per array parameter, sized by its MCPL declaration.")
         for p in f.params:
             if p.is_array:
                 out += self.buffer(p)
-        out.append(f"{I}// Host statements (outside all foreach) and kernel launches.")
+        out.append(Comment("Host statements (outside all foreach) and kernel launches."))
         for s in f.host_body:
-            out += self.stmt(s, 1)
+            out += self.stmt(s)
         written = [p for p in f.params if p.is_array and p.written]
         if written:
-            out.append(f"{I}// The arrays the function writes, back to the host.")
+            out.append(Comment("The arrays the function writes, back to the host."))
         for p in written:
             n = c_name(p.name)
-            out.append(f"{I}mcl::read_buffer(ctx, {n}_buffer, {n}_bytes, {n});")
+            out.append(Line(f"mcl::read_buffer(ctx, {n}_buffer, {n}_bytes, {n});"))
         for p in f.params:
             if p.is_array:
-                out.append(f"{I}{self.api.release_buffer}({c_name(p.name)}_buffer);")
-        out += [f"{I}return seconds;", "}", ""]
-        return out
+                out.append(Line(f"{self.api.release_buffer}({c_name(p.name)}_buffer);"))
+        return [*out, Line("return seconds;")]
 
-    def buffer(self, p: ParamPlan) -> list[str]:
+    def buffer(self, p: ParamPlan) -> list[Node]:
         n = c_name(p.name)
         api = self.api
         flags = api.flags[1] if p.written else api.flags[0]
         flags = f"{flags}, " if flags else ""
         assert p.size is not None  # a buffer is an array parameter, which has a size
         return [
-            (f"{I}const size_t {n}_bytes = sizeof({cpp_type(p.element)})"
-             f" * (size_t)({self.x(p.size)});"),
-            f"{I}{api.buffer} {n}_buffer = mcl::create_buffer(ctx, {flags}{n}_bytes, {n});",
+            Line(f"const size_t {n}_bytes = sizeof({cpp_type(p.element)})"
+                 f" * (size_t)({self.x(p.size)});"),
+            Line(f"{api.buffer} {n}_buffer = mcl::create_buffer(ctx, {flags}{n}_bytes, {n});"),
         ]
 
-    def stmt(self, s: HostStmt, depth: int) -> list[str]:
-        pad = I * depth
+    def stmt(self, s: HostStmt) -> list[Node]:
         match s:
             case Launch():
-                return self.launch(self.f.kernels[s.kernel], depth)
+                return [self.launch(self.f.kernels[s.kernel])]
             case Decl():
                 # split_host keeps only scalars on the host
                 assert isinstance(s.type, Prim)
                 init = f" = {self.x(s.init)}" if s.init is not None else " = 0"
-                return [f"{pad}{cpp_type(s.type.name)} {c_name(s.name)}{init};{where(s.span)}"]
+                return [Line(f"{cpp_type(s.type.name)} {c_name(s.name)}{init};", s.span)]
             case Assign():
-                return [f"{pad}{self.x(s.target)} {s.op} {self.x(s.value)};{where(s.span)}"]
+                return [Line(f"{self.x(s.target)} {s.op} {self.x(s.value)};", s.span)]
             case IncDec():
-                return [f"{pad}{self.x(s.target)}{s.op};{where(s.span)}"]
+                return [Line(f"{self.x(s.target)}{s.op};", s.span)]
             case Block():
-                return [
-                    f"{pad}{{",
-                    *(x for st in s.stmts for x in self.stmt(st, depth + 1)),
-                    f"{pad}}}",
-                ]
+                return [Compound([(Line("{"), [n for st in s.stmts for n in self.stmt(st)])])]
             case If():
-                out = [f"{pad}if ({self.x(s.cond)}) {{{where(s.span)}",
-                       *self.stmt(s.then, depth + 1)]
+                sections = [(Line(f"if ({self.x(s.cond)}) {{", s.span), self.stmt(s.then))]
                 if s.orelse is not None:
-                    out += [f"{pad}}} else {{", *self.stmt(s.orelse, depth + 1)]
-                return [*out, f"{pad}}}"]
+                    sections.append((Line("} else {"), self.stmt(s.orelse)))
+                return [Compound(sections)]
             case For():
-                init = self.stmt(s.init, 0)[0].split("  //")[0].rstrip(";")
-                step = self.stmt(s.step, 0)[0].split("  //")[0].rstrip(";")
-                return [
-                    f"{pad}for ({init}; {self.x(s.cond)}; {step}) {{{where(s.span)}",
-                    *self.stmt(s.body, depth + 1),
-                    f"{pad}}}",
-                ]
+                init, step = (self.header_part(part) for part in (s.init, s.step))
+                return [Loop([(Line(f"for ({init}; {self.x(s.cond)}; {step}) {{", s.span),
+                               self.stmt(s.body))])]
             case (ast.ViewDecl() | ast.CallStmt() | ast.Swap() | ast.Foreach() | ast.Barrier()
                   | ast.Return()):
                 # Host code computes scalars (split_host leaves the device statements in
@@ -414,11 +409,15 @@ class FunctionWriter:
             case _:
                 unknown_node(s, "the host code printer")
 
-    def launch(self, k: KernelPlan, depth: int) -> list[str]:
-        pad, inner = I * depth, I * (depth + 1)
+    def header_part(self, s: HostStmt) -> str:
+        """The init or step of a for loop's header: the code of its statement."""
+        line = self.stmt(s)[0]
+        assert isinstance(line, Line)  # a declaration, assignment or ++
+        return line.text.rstrip(";")
+
+    def launch(self, k: KernelPlan) -> Compound:
         api = self.api
-        out = [f"{pad}{{  // kernel {k.name}{where(k.span).replace('  //', ',')}",
-               *(inner + line for line in api.declare_status)]
+        inside: list[Node] = [Line(line) for line in api.declare_status]
         program = "module.program"
         if k.defines:  # private arrays sized by the kernel's sizes: build for these values
             parts = " + ".join(
@@ -427,33 +426,39 @@ class FunctionWriter:
                 + f'-D{m}=" + std::to_string(std::max(1, (int)({self.x(e)})))'
                 for i, (m, e) in enumerate(k.defines)
             )
-            out.append(f"{inner}const std::string options = {parts};")
+            inside.append(Line(f"const std::string options = {parts};"))
             program = "program_for(module, options)"
-        out += [inner + line.format(program=program, name=k.name) for line in api.create_kernel]
+        inside += [Line(line.format(program=program, name=k.name)) for line in api.create_kernel]
         for i, a in enumerate(k.args):
             n = c_name(a.name)
             if a.kind == "buffer":
-                out.append(f"{inner}mcl::set_arg(kernel, {i}, {n}_buffer);")
+                inside.append(Line(f"mcl::set_arg(kernel, {i}, {n}_buffer);"))
             elif a.kind == "local":
                 assert a.size is not None  # a __local array is sized at launch
                 bytes_ = f"sizeof({cpp_type(a.element)}) * (size_t)({self.x(a.size)})"
-                out.append(
-                    f"{inner}mcl::set_local_arg(kernel, {i}, {bytes_});  // __local {a.name}"
-                )
+                inside.append(Line(f"mcl::set_local_arg(kernel, {i}, {bytes_});",
+                                   comment=f"__local {a.name}"))
             elif a.is_struct:
-                out.append(f"{inner}mcl::set_arg(kernel, {i}, {n});")
+                inside.append(Line(f"mcl::set_arg(kernel, {i}, {n});"))
             else:
-                out.append(f"{inner}mcl::set_arg<{api.arg_types[a.element]}>(kernel, {i}, {n});")
+                inside.append(
+                    Line(f"mcl::set_arg<{api.arg_types[a.element]}>(kernel, {i}, {n});"))
         groups = ", ".join(f"(long long)({self.x(e)})" for e in k.groups)
         local = ", ".join(f"(long long)({self.x(e)})" for e in k.local)
-        out += [
-            f"{inner}const long long groups[{len(k.groups)}] = {{{groups}}};",
-            f"{inner}const long long local[{len(k.local)}] = {{{local}}};",
-            f"{inner}seconds += mcl::launch(ctx, kernel, {len(k.groups)}, groups, local);",
-            *(inner + line for line in api.release_kernel),
-            f"{pad}}}",
+        inside += [
+            Line(f"const long long groups[{len(k.groups)}] = {{{groups}}};"),
+            Line(f"const long long local[{len(k.local)}] = {{{local}}};"),
+            Line(f"seconds += mcl::launch(ctx, kernel, {len(k.groups)}, groups, local);"),
+            *(Line(line) for line in api.release_kernel),
         ]
-        return out
+        return launch_block(k, inside)
+
+
+def launch_block(k: KernelPlan, inside: list[Node]) -> Compound:
+    """The braces around the launch of kernel `k`, the opening one naming it and its
+    foreach nest's MCPL line."""
+    return Compound([(Line("{", comment=f"kernel {k.name}{where(k.span).replace('  //', ',')}"),
+                      inside)])
 
 
 # ---------------------------------------------------------------------- example main

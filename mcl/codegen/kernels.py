@@ -23,17 +23,17 @@ work-groups of a fixed size and are guarded (`if (i < n)`), with barriers kept r
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from mcl.codegen.bracket_depth import Nesting, deepest_bracket
 from mcl.codegen.c_expr import ExprPrinter
+from mcl.codegen.ctree import INDENT, Comment, Directive, FunctionDef
 from mcl.codegen.host_eval import static_int
 from mcl.codegen.lanes import WIDTHS, LaneEmitter, NotVectorisable
 from mcl.codegen.layout import flat_dims, product
 from mcl.codegen.mapping import OpenCLMapping, ParGroupMapping
 from mcl.codegen.plan import KernelArg, KernelPlan
 from mcl.codegen.scope import Var
-from mcl.codegen.statements import INDENT, BodyEmitter, element_type, where
+from mcl.codegen.statements import BodyEmitter, element_type
 from mcl.codegen.unroll import constant_count
 from mcl.diagnostics import MclError, error
 from mcl.mcpl.ast import (
@@ -185,19 +185,20 @@ class KernelEmitter:
     def printer(self) -> ExprPrinter:
         return self.body.printer
 
-    def emit(self, name: str, top: Foreach) -> tuple[str, KernelPlan]:
+    def emit(self, name: str, top: Foreach) -> tuple[FunctionDef, KernelPlan]:
+        """The tree of the kernel `name` of the nest `top`, and its launch plan."""
         levels, work = nest_levels(top, self.mapping)
         lanes = self._lane_level(levels)
-        note = ""
+        notes: tuple[str, ...] = ()
         if lanes is not None:
             try:
                 return self._emit(name, top, levels[:-1], work, lanes)
             except NotVectorisable as why:
                 # The kernel is generated again from the start, as work-items.
-                note = (f"// the lanes of '{lanes[0].foreach.group}' are work-items, not "
-                        f"vectors: {why}\n")
-        text, plan = self._emit(name, top, levels, work, None)
-        return note + text, plan
+                notes = (f"the lanes of '{lanes[0].foreach.group}' are work-items, not "
+                         f"vectors: {why}",)
+        kernel, plan = self._emit(name, top, levels, work, None)
+        return replace(kernel, notes=notes), plan
 
     def _lane_level(self, levels: list[Level]) -> tuple[Level, int] | None:
         """The innermost level and its width when the mapping makes its units the
@@ -233,17 +234,16 @@ class KernelEmitter:
     def _emit(
         self, name: str, top: Foreach, levels: list[Level], work: Stmt,
         lanes: tuple[Level, int] | None,
-    ) -> tuple[str, KernelPlan]:
+    ) -> tuple[FunctionDef, KernelPlan]:
         nd = self._ndrange(levels, lanes)
-        self.body.start(top.span)  # the kernel's opening comment names the nest's line
-        lines = self.body.lines
+        self.body.start()
         with self.body.nested():
             replicated: list[Decl | ViewDecl] = []
             local_args = self._shared_declarations(levels, replicated)
             for lv in levels:
                 self._index_declaration(lv, levels)
             for d in replicated:  # after the indices their initialisers may read
-                self.body.stmt(d, 1)
+                self.body.stmt(d)
             dialect = self.mapping.dialect
             guard = " && ".join(
                 f"{dialect.unit_index('global', d)} < "
@@ -251,11 +251,11 @@ class KernelEmitter:
                 for d, total in nd.guards
             )
             if lanes is not None:
-                LaneEmitter(self.body, lanes[0].foreach, lanes[1]).emit(1)
+                LaneEmitter(self.body, lanes[0].foreach, lanes[1]).emit()
             elif guard:
-                self.body.guarded(_stmts(work), guard, 1)
+                self.body.guarded(_stmts(work), guard)
             else:
-                self.body.body(work, 1)
+                self.body.body(work)
         signature, args = self._value_parameters(top, nd)
         for v in local_args:
             assert isinstance(v.type, ArrayType)
@@ -269,22 +269,14 @@ class KernelEmitter:
         attribute = self._work_group_size_attribute(nd)
         header = self.mapping.dialect.kernel_head(attribute, name)
         header += ",\n".join(f"{INDENT}{s}" for s in signature) + ")"
-        # The head comes before the body (its attribute's brackets count too).
-        self.body.deepest = Nesting(deepest_bracket(header)[0], top.span).deeper(
-            self.body.deepest)
         defines = tuple(self.body.specialised)
-        text = f"// {self.function.name}{where(top.span).replace('  //', ',')}\n"
-        for macro, size in defines:
-            # Set by the host with -D when it builds the kernel for the sizes it runs with.
-            text += (
-                f"#ifndef {macro}\n#define {macro} 1  // = {_mcpl(size)}, set with "
-                f"-D {macro}=... when the kernel is built\n#endif\n"
-            )
-        text += f"{header}\n{{\n" + "\n".join(lines) + "\n}\n"
+        # The kernel's opening comment names the nest's line.
+        kernel = FunctionDef(self.function.name, top.span, header, self.body.out,
+                             size_macros(defines))
         plan = KernelPlan(
             name, self.function.name, tuple(args), nd.groups, nd.local, top.span, defines
         )
-        return text, plan
+        return kernel, plan
 
     # ------------------------------------------------------------------ parts
     def _index_declaration(self, lv: Level, levels: list[Level]) -> None:
@@ -304,7 +296,7 @@ class KernelEmitter:
         f = lv.foreach
         var = self.printer.scope.declare(Var(f.var, Prim("int"), kind="index"))
         header = f"foreach (int {f.var} in {_mcpl(f.count)} {f.group})"
-        self.body.line(1, f"const int {var.cname} = {text};", f.span, header)
+        self.body.line(f"const int {var.cname} = {text};", f.span, header)
 
     def _shared_declarations(self, levels: list[Level], replicated: list[Decl | ViewDecl]
                              ) -> list[Var]:
@@ -346,16 +338,13 @@ class KernelEmitter:
                 if not isinstance(d.type, ArrayType):
                     assert isinstance(d.type, Prim | NamedType)
                     var = scope.declare(Var(d.name, d.type, "local", space))
-                    self.body.line(
-                        1, f"{shared} {element_type(d.type)} {var.cname};", d.span
-                    )
+                    self.body.line(f"{shared} {element_type(d.type)} {var.cname};", d.span)
                 elif self._is_constant(flat_dims(d.type)) and not by_host:
                     var = scope.declare(Var(d.name, d.type, "local", space))
                     size = self.printer.expr(product(flat_dims(d.type), scope.typed))
                     # 16-byte aligned for the vector copies of vectorize.py
                     aligned = self.mapping.dialect.aligned16 if self.mapping.vector_width else ""
                     self.body.line(
-                        1,
                         f"{shared} {element_type(d.type.element)} {var.cname}[{size}]{aligned};",
                         d.span,
                     )
@@ -365,13 +354,11 @@ class KernelEmitter:
                     if self.mapping.dialect.shared_by_offset:
                         self._dynamic_shared(var, len(dynamic) == 1, d)
                     else:
-                        self.body.line(
-                            1,
-                            f"// {var.cname}: __local memory sized by the host (kernel argument)",
-                            d.span,
-                        )
+                        self.body.out.append(Comment(
+                            f"{var.cname}: __local memory sized by the host (kernel argument)",
+                            d.span))
                 if d.view is not None:
-                    self.body.view(var, d.view, 1, d.span)
+                    self.body.view(var, d.view, d.span)
         return dynamic
 
     def _constant_shared_bytes(self, levels: list[Level]) -> int:
@@ -398,13 +385,13 @@ class KernelEmitter:
         passes as the kernel argument (`dynamic_shared_layout`)."""
         assert isinstance(var.type, ArrayType) and isinstance(var.type.element, Prim | NamedType)
         if first:
-            self.body.line(1, f"extern __shared__ __align__(16) unsigned char {SHARED_BUFFER}[];")
+            self.body.line(f"extern __shared__ __align__(16) unsigned char {SHARED_BUFFER}[];")
         element = element_type(var.type.element)
         self.body.line(
-            1,
             f"{element}* const {var.cname} = ({element}*)({SHARED_BUFFER} + "
-            f"{shared_offset(var.cname)});  // shared memory sized by the host",
+            f"{shared_offset(var.cname)});",
             d.span,
+            comment="shared memory sized by the host",
         )
 
     def _is_constant(self, exprs: list[Expr]) -> bool:
@@ -436,6 +423,22 @@ class KernelEmitter:
             else:
                 return ""
         return self.mapping.dialect.group_size_attribute(sizes)
+
+
+def size_macros(defines: tuple[tuple[str, Expr], ...]) -> list[Directive]:
+    """The macros of private array sizes that the host sets with -D when it builds the
+    kernel for the sizes it runs with (`BodyEmitter.constant_size`), each with a value
+    until then."""
+    return [
+        directive
+        for macro, size in defines
+        for directive in (
+            Directive(f"#ifndef {macro}"),
+            Directive(f"#define {macro} 1",
+                      f"= {_mcpl(size)}, set with -D {macro}=... when the kernel is built"),
+            Directive("#endif"),
+        )
+    ]
 
 
 def _mcpl(e: Expr) -> str:

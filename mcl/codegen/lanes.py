@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 import sympy
 
 from mcl.codegen.c_expr import UNARY
+from mcl.codegen.ctree import Directive
 from mcl.codegen.layout import flat_dims, index_chain, linear_offset
 from mcl.codegen.scope import FLOAT, INT, Var
 from mcl.codegen.statements import BodyEmitter
@@ -96,7 +97,7 @@ class Affine:
 
 @dataclass
 class LaneEmitter:
-    """Emits the body of the lane foreach `lanes` as vector code into `body.lines`."""
+    """Emits the body of the lane foreach `lanes` as vector code into `body.out`."""
 
     body: BodyEmitter
     lanes: ast.Foreach
@@ -110,19 +111,18 @@ class LaneEmitter:
     affine: list[dict[str, Affine | None]] = field(default_factory=lambda: [{}])
 
     # ------------------------------------------------------------------ entry
-    def emit(self, indent: int) -> None:
+    def emit(self) -> None:
         stmts = self._start()
         components = ", ".join(str(k) for k in range(self.width))
         self.body.line(
-            indent,
-            f"const int{self.width} {_LANE} = (int{self.width})({components});"
-            f"  // foreach ({self.lanes.var} in {self.width} {self.lanes.group}): the "
+            f"const int{self.width} {_LANE} = (int{self.width})({components});",
+            comment=f"foreach ({self.lanes.var} in {self.width} {self.lanes.group}): the "
             "lanes of one vector",
         )
         with self._nested():
             self.body.printer.scope.declare(Var(self.lanes.var, INT, kind="index"))
             for s in stmts:
-                self.stmt(s, indent)
+                self.stmt(s)
 
     def _start(self) -> tuple[Stmt, ...]:
         """The body's statements, classified (`_classify`), after the preprocessor guard
@@ -134,7 +134,7 @@ class LaneEmitter:
             if isinstance(n, Name) and self.body.is_constant(n.name)
         )
         for directive in guard(count_names, self.body.constants, "lane vectors").splitlines():
-            self.body.lines.append(directive)
+            self.body.out.append(Directive(directive))
         return stmts
 
     # ------------------------------------------------------------------ analysis
@@ -339,27 +339,25 @@ class LaneEmitter:
         return f"({element}{self.width})({parts})"
 
     # ------------------------------------------------------------------ statements
-    def stmt(self, s: Stmt, indent: int) -> None:
+    def stmt(self, s: Stmt) -> None:
         match s:
             case Block():
-                self.body.line(indent, "{")
-                with self._nested():
+                with self.body.braced("{"), self._nested():
                     for st in s.stmts:
-                        self.stmt(st, indent + 1)
-                self.body.line(indent, "}")
+                        self.stmt(st)
             case Decl():
-                self._decl(s, indent)
+                self._decl(s)
             case Assign():
-                self._assign(s, indent)
+                self._assign(s)
             case IncDec():
                 if self.is_varying(s.target) and not isinstance(s.target, Name):
                     raise NotVectorisable("++ on an array element of the lanes")
                 self._own(s.target)
-                self.body.line(indent, f"{self.x(s.target)}{s.op};", s.span)
+                self.body.line(f"{self.x(s.target)}{s.op};", s.span)
             case For():
-                self._for(s, indent)
+                self._for(s)
             case ast.If():
-                self._if(s, indent)
+                self._if(s)
             case (ast.ViewDecl() | ast.CallStmt() | ast.Swap() | ast.Foreach() | ast.Barrier()
                   | ast.Return()):
                 raise NotVectorisable(f"a {type(s).__name__} statement in the lanes")
@@ -378,7 +376,7 @@ class LaneEmitter:
             return
         raise NotVectorisable("a write to a variable declared outside the lanes")
 
-    def _decl(self, d: Decl, indent: int) -> None:
+    def _decl(self, d: Decl) -> None:
         scope = self.body.printer.scope
         if d.view is not None or d.const and isinstance(d.type, ArrayType):
             raise NotVectorisable("a view or constant array in the lanes")
@@ -389,10 +387,10 @@ class LaneEmitter:
             size = self.body.constant_size(d.type, d.name, d.span)
             var = scope.declare(Var(d.name, d.type, "private", space))
             element = "float" if d.type.element == FLOAT else "int"
-            self.body.line(indent, f"{element}{self.width} {var.cname}[{size}];", d.span)
+            self.body.line(f"{element}{self.width} {var.cname}[{size}];", d.span)
             return
         if d.name not in self.varying:
-            self.body.line(indent, f"{self.body.scalar_decl_text(d)};", d.span)
+            self.body.line(f"{self.body.scalar_decl_text(d)};", d.span)
             return
         if d.type not in (FLOAT, INT):
             raise NotVectorisable(f"varying '{d.name}' of type {d.type}")
@@ -403,12 +401,12 @@ class LaneEmitter:
         element = "float" if d.type == FLOAT else "int"
         self.affine[-1][d.name] = None
         if d.type == INT and d.init is not None and d.name not in self.written:
-            self._affine_decl(d, d.init, indent)
+            self._affine_decl(d, d.init)
         var = scope.declare(Var(d.name, d.type, "private", space))
         const = "const " if d.const else ""
-        self.body.line(indent, f"{const}{element}{self.width} {var.cname}{init};", d.span)
+        self.body.line(f"{const}{element}{self.width} {var.cname}{init};", d.span)
 
-    def _affine_decl(self, d: Decl, init: Expr, indent: int) -> None:
+    def _affine_decl(self, d: Decl, init: Expr) -> None:
         """`int j = base + vj` or `min(base + vj, limit)`: declare base (and limit) as
         scalars next to j, so accesses through j can be proven contiguous."""
         limit: Expr | None = None
@@ -423,17 +421,15 @@ class LaneEmitter:
             return
         scope = self.body.printer.scope
         base_var = scope.declare(Var(f"{d.name}_lane0", INT, "private"))
-        self.body.line(indent, f"const int {base_var.cname} = {self.body.printer.expr(base)};")
+        self.body.line(f"const int {base_var.cname} = {self.body.printer.expr(base)};")
         limit_name = None
         if limit is not None:
             limit_var = scope.declare(Var(f"{d.name}_limit", INT, "private"))
-            self.body.line(
-                indent, f"const int {limit_var.cname} = {self.body.printer.expr(limit)};"
-            )
+            self.body.line(f"const int {limit_var.cname} = {self.body.printer.expr(limit)};")
             limit_name = limit_var.cname
         self.affine[-1][d.name] = Affine(base_var.cname, limit_name)
 
-    def _assign(self, s: Assign, indent: int) -> None:
+    def _assign(self, s: Assign) -> None:
         self._own(s.target)
         if s.op == "%=" and (self.is_varying(s.target) or self.is_varying(s.value)):
             raise NotVectorisable("a varying %=")
@@ -443,7 +439,7 @@ class LaneEmitter:
                 self.is_varying(s.value) or any(self.is_varying(i) for i in indices)
             ):
                 self._store(var, element_type, linear_offset(indices, dims, self.typed), s,
-                            indent, None)
+                            None)
                 return
             if var.name in self.lane_arrays and any(self.is_varying(i) for i in indices):
                 raise NotVectorisable(f"'{var.name}' indexed by the lane")
@@ -454,14 +450,14 @@ class LaneEmitter:
                 if s.op != "=":
                     raise NotVectorisable(f"'{s.op}' by every lane into one element")
                 target = self.body.printer.expr(s.target)
-                self.body.line(indent, f"{target} = {self.x(s.value)};", s.span)
+                self.body.line(f"{target} = {self.x(s.value)};", s.span)
                 return
         if self.is_varying(s.value) and self._kind(s.value) != self._kind(s.target):
             raise NotVectorisable("an assignment of another type")
-        self.body.line(indent, f"{self.x(s.target)} {s.op} {self.x(s.value)};", s.span)
+        self.body.line(f"{self.x(s.target)} {s.op} {self.x(s.value)};", s.span)
 
     def _store(
-        self, var: Var, element_type: Prim, offset: Expr, s: Assign, indent: int,
+        self, var: Var, element_type: Prim, offset: Expr, s: Assign,
         mask: str | None,
     ) -> None:
         """A store of the lanes into a shared array: one vector store when contiguous and
@@ -479,64 +475,59 @@ class LaneEmitter:
             address = f"&{var.cname}[{self.body.printer.expr(base)}]"
             vector = f"({element}{self.width})({value})"
             if self.width <= _HALF:
-                self.body.line(indent, f"vstore{self.width}({vector}, 0, {address});", s.span)
+                self.body.line(f"vstore{self.width}({vector}, 0, {address});", s.span)
             else:
-                self.body.line(indent, f"{{ const {element}{self.width} mcl_v = {vector};", s.span)
-                self.body.line(indent + 1, f"vstore{_HALF}(mcl_v.lo, 0, {address});")
-                self.body.line(indent + 1, f"vstore{_HALF}(mcl_v.hi, 1, {address}); }}")
+                # One line opens the braces and the second store closes them.
+                with self.body.braced(f"{{ const {element}{self.width} mcl_v = {vector};",
+                                      s.span, close=None):
+                    self.body.line(f"vstore{_HALF}(mcl_v.lo, 0, {address});")
+                    self.body.line(f"vstore{_HALF}(mcl_v.hi, 1, {address}); }}")
             return
-        self.body.line(indent, "{", s.span)
-        self.body.line(indent + 1, f"const int{self.width} mcl_i = {self.x(offset)};")
-        self.body.line(indent + 1, f"const {element}{self.width} mcl_v = {value};")
-        for c in _COMPONENTS[: self.width]:
-            store = f"{var.cname}[mcl_i.s{c}] = mcl_v.s{c};"
-            self.body.line(indent + 1, f"if ({mask}.s{c}) {store}" if mask else store)
-        self.body.line(indent, "}")
+        with self.body.braced("{", s.span):
+            self.body.line(f"const int{self.width} mcl_i = {self.x(offset)};")
+            self.body.line(f"const {element}{self.width} mcl_v = {value};")
+            for c in _COMPONENTS[: self.width]:
+                store = f"{var.cname}[mcl_i.s{c}] = mcl_v.s{c};"
+                self.body.line(f"if ({mask}.s{c}) {store}" if mask else store)
 
-    def _for(self, s: For, indent: int) -> None:
+    def _for(self, s: For) -> None:
         if self.is_varying(s.cond) or s.var in self.varying:
             raise NotVectorisable("a loop whose trip count depends on the lane")
-        self.body.unroll_pragma(
-            for_trip_count(s, self.body.constants, self.body.is_constant), indent
-        )
-        with self._nested():
-            self.body.line(indent, f"for ({self.body.for_header(s)}) {{", s.span)
-            with self._nested():
-                for st in _stmts(s.body):
-                    self.stmt(st, indent + 1)
-        self.body.line(indent, "}")
+        unroll = self.body.unroll(
+            for_trip_count(s, self.body.constants, self.body.is_constant))
+        with self._nested(), self.body.braced(f"for ({self.body.for_header(s)}) {{", s.span,
+                                              loop=True, unroll=unroll), self._nested():
+            for st in _stmts(s.body):
+                self.stmt(st)
 
-    def _if(self, s: ast.If, indent: int) -> None:
+    def _if(self, s: ast.If) -> None:
         if not self.is_varying(s.cond):
-            self.body.line(indent, f"if ({self.body.x(s.cond)}) {{", s.span)
-            with self._nested():
-                for st in _stmts(s.then):
-                    self.stmt(st, indent + 1)
-            if s.orelse is not None:
-                self.body.line(indent, "} else {")
+            with self.body.braced(f"if ({self.body.x(s.cond)}) {{", s.span) as node:
                 with self._nested():
+                    for st in _stmts(s.then):
+                        self.stmt(st)
+            if s.orelse is not None:
+                with self.body.section(node, "} else {"), self._nested():
                     for st in _stmts(s.orelse):
-                        self.stmt(st, indent + 1)
-            self.body.line(indent, "}")
+                        self.stmt(st)
             return
         # A condition that differs between lanes: only stores into shared arrays, one
         # scalar store per lane whose condition holds (the other lanes do nothing).
-        self.body.line(indent, "{", s.span)
-        self.body.line(indent + 1, f"const int{self.width} mcl_mask = {self.x(s.cond)};")
-        for branch, mask in ((s.then, "mcl_mask"), (s.orelse, "!mcl_mask")):
-            for st in _stmts(branch) if branch is not None else ():
-                if not (isinstance(st, Assign) and isinstance(st.target, Index)):
-                    raise NotVectorisable("a statement other than a store under a varying if")
-                var, element_type, indices, dims = self._array(st.target)
-                if var.name in self.lane_arrays:
-                    raise NotVectorisable("a private array written under a varying if")
-                self._own(st.target)
-                for e in (st.value, *indices):
-                    self._computable_in_every_lane(e)
-                self._store(var, element_type, linear_offset(indices, dims, self.typed), st,
-                            indent + 1,
-                            mask="mcl_mask" if mask == "mcl_mask" else "(!mcl_mask)")
-        self.body.line(indent, "}")
+        with self.body.braced("{", s.span):
+            self.body.line(f"const int{self.width} mcl_mask = {self.x(s.cond)};")
+            for branch, mask in ((s.then, "mcl_mask"), (s.orelse, "!mcl_mask")):
+                for st in _stmts(branch) if branch is not None else ():
+                    if not (isinstance(st, Assign) and isinstance(st.target, Index)):
+                        raise NotVectorisable(
+                            "a statement other than a store under a varying if")
+                    var, element_type, indices, dims = self._array(st.target)
+                    if var.name in self.lane_arrays:
+                        raise NotVectorisable("a private array written under a varying if")
+                    self._own(st.target)
+                    for e in (st.value, *indices):
+                        self._computable_in_every_lane(e)
+                    self._store(var, element_type, linear_offset(indices, dims, self.typed),
+                                st, mask="mcl_mask" if mask == "mcl_mask" else "(!mcl_mask)")
 
     def _computable_in_every_lane(self, e: Expr, where: str = "a varying if") -> None:
         """Under a varying `if` (and on the right of a varying && or ||) an expression is

@@ -1,9 +1,10 @@
 """Emit MCPL statements as OpenCL C: the body a work-item executes, and helper functions.
 
-Every statement keeps its MCPL names and gets a `// file.mcpl:LINE` comment pointing back
-to the source (paper 4.4: code and feedback stay related to what the programmer wrote),
-and the line directive of its span where the dialect has one (CUDA's `#line`:
-`located`).
+The statements become nodes of the C syntax tree (mcl.codegen.ctree), each with the span
+of its MCPL statement: the printer ends its line with a `// file.mcpl:LINE` comment
+pointing back to the source (paper 4.4: code and feedback stay related to what the
+programmer wrote), after the line directive of the span where the dialect has one
+(CUDA's `#line`). Every statement keeps its MCPL names.
 """
 
 from __future__ import annotations
@@ -11,13 +12,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from mcl.codegen.bracket_depth import Nesting, deepest_bracket
 from mcl.codegen.c_expr import ExprPrinter
 from mcl.codegen.c_names import c_name, opencl_type
-from mcl.codegen.dialect import Dialect
+from mcl.codegen.ctree import Compound, Directive, Line, Loop, Node
+from mcl.codegen.ctree import Return as ReturnLine
 from mcl.codegen.host_eval import Number
 from mcl.codegen.layout import flat_dims, product
 from mcl.codegen.mapping import FENCE_FLAGS, OpenCLMapping
@@ -54,8 +54,6 @@ from mcl.mcpl.nesting import ARRAY, SCALAR, default_space
 from mcl.mcpl.printer import print_expr
 from mcl.mcpl.visitor import StrictVisitor, unknown_node
 
-INDENT = "    "
-
 
 def element_type(t: Prim | NamedType, in_buffer: bool = False) -> str:
     """OpenCL C spelling of an element type (bool arrays are stored as bytes)."""
@@ -64,20 +62,6 @@ def element_type(t: Prim | NamedType, in_buffer: bool = False) -> str:
     if t.name == "bool" and in_buffer:
         return "uchar"
     return opencl_type(t.name)
-
-
-def where(span: Span | None) -> str:
-    """The trailing comment that points back to the MCPL source."""
-    return f"  // {Path(span.file).name}:{span.line}" if span and span.file else ""
-
-
-def located(dialect: Dialect, span: Span | None) -> list[str]:
-    """The lines before a generated line that points back to `span` (that `where(span)`
-    ends): the dialect's line directive of the span, where it has one."""
-    if not (span and span.file):
-        return []
-    directive = dialect.line_directive(span)
-    return [] if directive is None else [directive]
 
 
 def contains_barrier(s: object) -> bool:
@@ -120,42 +104,59 @@ class SpaceResolver:
 
 @dataclass
 class BodyEmitter(StrictVisitor):
-    """Appends the OpenCL lines of statements to `lines`. `printer.scope` is the current
-    lexical scope (a child scope per block)."""
+    """Builds the syntax tree (mcl.codegen.ctree) of statements: the nodes go to `out`,
+    the block being emitted. `printer.scope` is the current lexical scope (a child scope
+    per block)."""
 
     printer: ExprPrinter
     mapping: OpenCLMapping
     spaces: SpaceResolver
-    lines: list[str] = field(default_factory=list)
+    out: list[Node] = field(default_factory=list)
     # Macros for private array sizes the host sets at build time, with their size.
     specialised: list[tuple[str, Expr]] = field(default_factory=list)
     # Values of the named constants (for trip counts of loops to unroll).
     constants: dict[str, Number] = field(default_factory=dict)
-    # The deepest bracket nesting of the lines so far (bracket_depth.py: clang's limit)
-    # and the span of the statement printed last, which the lines after it belong to.
-    deepest: Nesting = field(default_factory=Nesting)
-    statement: Span | None = None
 
     # ------------------------------------------------------------------ helpers
-    def line(self, indent: int, text: str, span: Span | None = None,
-             note: str | None = None) -> None:
-        """`text` at block depth `indent`, pointing back to `span` (then `note`, a comment
-        after the MCPL line)."""
-        comment = where(span) if note is None else f"{where(span) or '  //'} {note}"
-        self.lines += located(self.mapping.dialect, span)
-        self.lines.append(f"{INDENT * indent}{text}{comment}")
-        if span is not None:
-            self.statement = span
-        # Inside `indent` braces (a function body's included), plus the line's own.
-        depth = indent + deepest_bracket(text)[0]
-        self.deepest = self.deepest.deeper(Nesting(depth, self.statement))
+    def line(self, text: str, span: Span | None = None, note: str | None = None,
+             comment: str | None = None) -> None:
+        """The line of C `text`, pointing back to `span` (then `note`, a comment after
+        the MCPL line); `comment`: the code's own comment, before the MCPL line."""
+        self.out.append(Line(text, span, note, comment))
 
-    def start(self, span: Span | None) -> None:
-        """A new function body, of the MCPL construct at `span`: no lines, not nested."""
-        self.lines = []
+    def start(self) -> None:
+        """A new function body: no nodes, no specialised sizes."""
+        self.out = []
         self.specialised = []
-        self.deepest = Nesting()
-        self.statement = span
+
+    @contextmanager
+    def collecting(self) -> Iterator[list[Node]]:
+        """The nodes emitted inside the `with` go to the list it gives."""
+        outer, self.out = self.out, []
+        try:
+            yield self.out
+        finally:
+            self.out = outer
+
+    @contextmanager
+    def braced(self, opening: str, span: Span | None = None, *, loop: bool = False,
+               unroll: int | None = None, close: str | None = "}") -> Iterator[Compound]:
+        """The nodes emitted inside the `with` stand in braces after the line `opening`
+        (of `span`): a loop (`unroll`: its pragma's trip count) or other braces; `close`
+        None: the last line inside closes them."""
+        closing = None if close is None else Line(close)
+        node = Loop([], closing, unroll) if loop else Compound([], closing)
+        self.out.append(node)
+        with self.section(node, opening, span):
+            yield node
+
+    @contextmanager
+    def section(self, node: Compound, opening: str, span: Span | None = None
+                ) -> Iterator[None]:
+        """A further section of braces `node` (`} else {`)."""
+        with self.collecting() as body:
+            node.sections.append((Line(opening, span), body))
+            yield
 
     def x(self, e: Expr) -> str:
         return self.printer.expr(e)
@@ -169,15 +170,15 @@ class BodyEmitter(StrictVisitor):
         finally:
             self.printer.scope = outer
 
-    def body(self, s: Stmt, indent: int) -> None:
+    def body(self, s: Stmt) -> None:
         """Statements of a block (or a single statement) in a fresh scope, no braces."""
         with self.nested():
             for st in s.stmts if isinstance(s, Block) else (s,):
-                self.stmt(st, indent)
+                self.stmt(st)
 
     # ------------------------------------------------------------------ statements
-    def stmt(self, s: Stmt, indent: int) -> None:
-        self.visit(s, indent)
+    def stmt(self, s: Stmt) -> None:
+        self.visit(s)
 
     def generic_visit(self, node: Any, *args: Any, **kwargs: Any) -> None:
         # A node kind of the AST with no rule here (unknown kinds fail in `visit`).
@@ -185,64 +186,61 @@ class BodyEmitter(StrictVisitor):
             error("codegen-stmt", f"cannot generate code for {type(node).__name__}", node.span)
         )
 
-    def visit_Decl(self, s: Decl, indent: int) -> None:
-        self.decl(s, indent)
+    def visit_Decl(self, s: Decl) -> None:
+        self.decl(s)
 
-    def visit_ViewDecl(self, s: ViewDecl, indent: int) -> None:
+    def visit_ViewDecl(self, s: ViewDecl) -> None:
         source = self.printer.scope.lookup(s.source, s.span)
-        self.view(source, s.view, indent, s.span, s.part)
+        self.view(source, s.view, s.span, s.part)
 
-    def visit_Assign(self, s: Assign, indent: int) -> None:
-        self.line(indent, f"{self.assignment(s)};", s.span)
+    def visit_Assign(self, s: Assign) -> None:
+        self.line(f"{self.assignment(s)};", s.span)
 
-    def visit_IncDec(self, s: IncDec, indent: int) -> None:
-        self.line(indent, f"{self.x(s.target)}{s.op};", s.span)
+    def visit_IncDec(self, s: IncDec) -> None:
+        self.line(f"{self.x(s.target)}{s.op};", s.span)
 
-    def visit_CallStmt(self, s: CallStmt, indent: int) -> None:
-        self.line(indent, f"{self.x(s.call)};", s.span)
+    def visit_CallStmt(self, s: CallStmt) -> None:
+        self.line(f"{self.x(s.call)};", s.span)
 
-    def visit_Swap(self, s: Swap, indent: int) -> None:
+    def visit_Swap(self, s: Swap) -> None:
         t = self.c_type(self.printer.scope.type_of(s.left), s.span)
         a, b = self.x(s.left), self.x(s.right)
-        self.line(indent, f"{{ {t} mcl_tmp = {a}; {a} = {b}; {b} = mcl_tmp; }}", s.span)
+        self.line(f"{{ {t} mcl_tmp = {a}; {a} = {b}; {b} = mcl_tmp; }}", s.span)
 
-    def visit_If(self, s: If, indent: int) -> None:
-        self.line(indent, f"if ({self.x(s.cond)}) {{", s.span)
-        self.body(s.then, indent + 1)
+    def visit_If(self, s: If) -> None:
+        with self.braced(f"if ({self.x(s.cond)}) {{", s.span) as node:
+            self.body(s.then)
         if s.orelse is not None:
-            self.line(indent, "} else {")
-            self.body(s.orelse, indent + 1)
-        self.line(indent, "}")
+            with self.section(node, "} else {"):
+                self.body(s.orelse)
 
-    def visit_For(self, s: For, indent: int) -> None:
-        if self.vector_copy(s, indent):
+    def visit_For(self, s: For) -> None:
+        if self.vector_copy(s):
             return
-        self.unroll_pragma(for_trip_count(s, self.constants, self.is_constant), indent)
-        with self.nested():
-            self.line(indent, f"for ({self.for_header(s)}) {{", s.span)
-            self.body(s.body, indent + 1)
-        self.line(indent, "}")
+        unroll = self.unroll(for_trip_count(s, self.constants, self.is_constant))
+        with self.nested(), self.braced(f"for ({self.for_header(s)}) {{", s.span, loop=True,
+                                        unroll=unroll):
+            self.body(s.body)
 
-    def visit_Foreach(self, s: Foreach, indent: int) -> None:
-        self.loop_foreach(s, indent)
+    def visit_Foreach(self, s: Foreach) -> None:
+        self.loop_foreach(s)
 
-    def visit_Barrier(self, s: Barrier, indent: int) -> None:
-        self.line(indent, self.mapping.dialect.barrier(self.fence(s)), s.span)
+    def visit_Barrier(self, s: Barrier) -> None:
+        self.line(self.mapping.dialect.barrier(self.fence(s)), s.span)
 
-    def visit_Return(self, s: Return, indent: int) -> None:
+    def visit_Return(self, s: Return) -> None:
         value = f" {self.x(s.value)}" if s.value is not None else ""
-        self.line(indent, f"return{value};", s.span)
+        self.out.append(ReturnLine(f"return{value};", s.span))
 
-    def visit_Block(self, s: Block, indent: int) -> None:
-        self.line(indent, "{")
-        self.body(s, indent + 1)
-        self.line(indent, "}")
+    def visit_Block(self, s: Block) -> None:
+        with self.braced("{"):
+            self.body(s)
 
     def is_constant(self, name: str) -> bool:
         var = self.printer.scope.find(name)
         return var is not None and var.kind == "constant"
 
-    def vector_copy(self, s: For, indent: int) -> bool:
+    def vector_copy(self, s: For) -> bool:
         """A loop that copies `vector_width` contiguous floats as one vector access."""
         if not self.mapping.vector_width:
             return False
@@ -258,14 +256,13 @@ class BodyEmitter(StrictVisitor):
         if text is None:
             return False
         *directives, copy = text.split("\n")
-        self.lines += directives  # preprocessor lines start in column 0
-        self.line(indent, f"{copy}  // vector copy of the loop over {s.var}", s.span)
+        self.out += [Directive(d) for d in directives]  # preprocessor lines, column 0
+        self.line(copy, s.span, comment=f"vector copy of the loop over {s.var}")
         return True
 
-    def unroll_pragma(self, trip: int | None, indent: int) -> None:
-        """`#pragma unroll` before a loop of a small constant trip count (unroll.py)."""
-        if wants_unroll(trip, self.mapping.unroll):
-            self.line(indent, f"#pragma unroll  // {trip} steps")
+    def unroll(self, trip: int | None) -> int | None:
+        """The trip count of a loop that gets an unroll pragma (unroll.py), else None."""
+        return trip if wants_unroll(trip, self.mapping.unroll) else None
 
     def assignment(self, s: Assign) -> str:
         target, value = self.x(s.target), self.x(s.value)
@@ -299,7 +296,7 @@ class BodyEmitter(StrictVisitor):
             )
         return FENCE_FLAGS[entry.barrier]
 
-    def loop_foreach(self, s: Foreach, indent: int) -> None:
+    def loop_foreach(self, s: Foreach) -> None:
         """A foreach over a par_group of role `loop`: its units run one after another."""
         entry = self.mapping.par_groups.get(s.group)
         if entry is None or entry.role != "loop":
@@ -321,15 +318,14 @@ class BodyEmitter(StrictVisitor):
                     s.span,
                 )
             )
-        count_value = _constant_count(s.count, self.constants, self.is_constant)
-        self.unroll_pragma(count_value, indent)
+        unroll = self.unroll(_constant_count(s.count, self.constants, self.is_constant))
         with self.nested():
             var = self.printer.scope.declare(Var(s.var, Prim("int"), kind="index"))
             count = self.x(s.count)
             v = var.cname
-            self.line(indent, f"for (int {v} = 0; {v} < {count}; {v}++) {{", s.span)
-            self.body(s.body, indent + 1)
-        self.line(indent, "}")
+            with self.braced(f"for (int {v} = 0; {v} < {count}; {v}++) {{", s.span,
+                             loop=True, unroll=unroll):
+                self.body(s.body)
 
     # ------------------------------------------------------------------ declarations
     def c_type(self, t: Type, span: Span | None) -> str:
@@ -344,7 +340,7 @@ class BodyEmitter(StrictVisitor):
         const = "const " if d.const else ""
         return f"{const}{self.c_type(d.type, d.span)} {var.cname}{init}"
 
-    def decl(self, d: Decl, indent: int) -> None:
+    def decl(self, d: Decl) -> None:
         """A declaration inside a work-item: whatever its space, it belongs to this unit
         alone, so it is private (spaces shared by several units are declared at the
         level of their par_group, see `kernels.py`)."""
@@ -361,7 +357,7 @@ class BodyEmitter(StrictVisitor):
                 )
             )
         if not is_array:
-            self.line(indent, f"{self.scalar_decl_text(d)};", d.span)
+            self.line(f"{self.scalar_decl_text(d)};", d.span)
         else:
             assert isinstance(d.type, ArrayType)
             size = self.constant_size(d.type, d.name, d.span)
@@ -369,12 +365,11 @@ class BodyEmitter(StrictVisitor):
             const = "const " if d.const else ""
             aligned = self.mapping.dialect.aligned16 if self.mapping.vector_width else ""
             self.line(
-                indent,
                 f"{const}{element_type(d.type.element)} {var.cname}[{size}]{aligned};",
                 d.span,
             )
         if d.view is not None:
-            self.view(self.printer.scope.lookup(d.name), d.view, indent, d.span)
+            self.view(self.printer.scope.lookup(d.name), d.view, d.span)
 
     def constant_size(self, t: ArrayType, name: str, span: Span | None) -> str:
         """Private arrays need a size known when the kernel is compiled. A size made of
@@ -410,7 +405,7 @@ class BodyEmitter(StrictVisitor):
         self.specialised.append((macro, product(dims, self.printer.scope.typed)))
         return macro
 
-    def view(self, source: Var, view: View, indent: int, span: Span | None,
+    def view(self, source: Var, view: View, span: Span | None,
              part: Expr | None = None) -> None:
         """`a as float[n/t][t] a2`: a pointer to the same storage, indexed with its shape;
         for a view of a part (`a[i] as ...`, `b.data as ...`), to the part's first element,
@@ -426,11 +421,11 @@ class BodyEmitter(StrictVisitor):
         if source.readonly:
             qualifier += "const "
         element = element_type(view.type.element, in_buffer=source.kind == "param")
-        self.line(indent, f"{qualifier}{element}* const {var.cname} = {start};", span,
+        self.line(f"{qualifier}{element}* const {var.cname} = {start};", span,
                   f"(view of {viewed})")
 
     # ------------------------------------------------------------------ guards
-    def guarded(self, stmts: tuple[Stmt, ...], cond: str, indent: int) -> None:
+    def guarded(self, stmts: tuple[Stmt, ...], cond: str) -> None:
         """Emit `stmts` so that only work-items with `cond` do the work while every
         work-item still reaches each barrier (OpenCL requires all work-items of a group to
         meet a barrier). Barrier-free runs of statements go inside `if (cond)`; blocks and
@@ -440,54 +435,46 @@ class BodyEmitter(StrictVisitor):
 
         def flush() -> None:
             if run:
-                self.line(indent, f"if ({cond}) {{")
-                with self.nested():
+                with self.braced(f"if ({cond}) {{"), self.nested():
                     for st in run:
-                        self.stmt(st, indent + 1)
-                self.line(indent, "}")
+                        self.stmt(st)
                 run.clear()
 
         for s in stmts:
             if isinstance(s, Decl):
                 init = s.init
                 flush()
-                self.decl(Decl(s.type, s.name, s.spaces, False, None, s.view, span=s.span), indent)
+                self.decl(Decl(s.type, s.name, s.spaces, False, None, s.view, span=s.span))
                 if init is not None:
                     run.append(Assign(Name(s.name), "=", init, span=s.span))
             elif not contains_barrier(s):
                 run.append(s)
             else:
                 flush()
-                self.guarded_barrier_stmt(s, cond, indent)
+                self.guarded_barrier_stmt(s, cond)
         flush()
 
-    def guarded_barrier_stmt(self, s: Stmt, cond: str, indent: int) -> None:
+    def guarded_barrier_stmt(self, s: Stmt, cond: str) -> None:
         match s:
             case Block():
-                self.line(indent, "{")
-                with self.nested():
-                    self.guarded(s.stmts, cond, indent + 1)
-                self.line(indent, "}")
+                with self.braced("{"), self.nested():
+                    self.guarded(s.stmts, cond)
             case For():
-                with self.nested():
-                    self.line(indent, f"for ({self.for_header(s)}) {{", s.span)
-                    with self.nested():
-                        self.guarded(_stmts(s.body), cond, indent + 1)
-                self.line(indent, "}")
+                with self.nested(), self.braced(f"for ({self.for_header(s)}) {{", s.span,
+                                                loop=True), self.nested():
+                    self.guarded(_stmts(s.body), cond)
             case If():
-                self.line(indent, f"if ({self.x(s.cond)}) {{", s.span)
-                with self.nested():
-                    self.guarded(_stmts(s.then), cond, indent + 1)
-                if s.orelse is not None:
-                    self.line(indent, "} else {")
+                with self.braced(f"if ({self.x(s.cond)}) {{", s.span) as node:
                     with self.nested():
-                        self.guarded(_stmts(s.orelse), cond, indent + 1)
-                self.line(indent, "}")
+                        self.guarded(_stmts(s.then), cond)
+                if s.orelse is not None:
+                    with self.section(node, "} else {"), self.nested():
+                        self.guarded(_stmts(s.orelse), cond)
             case (Barrier() | Decl() | ViewDecl() | Assign() | IncDec() | CallStmt() | Swap()
                   | Foreach() | Return()):
                 # The barrier itself, or a statement around which the guard is split: as
                 # it stands (the statements between barriers are guarded by `guarded`).
-                self.stmt(s, indent)
+                self.stmt(s)
             case _:
                 unknown_node(s, "the guarded barrier printer")
 

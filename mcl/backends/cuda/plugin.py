@@ -38,9 +38,6 @@ class CudaBackend:
 
         return ModuleEmitter(source, hwd, mapping).emit(only)
 
-    def finish_source(self, text: str) -> str:
-        return text  # the emitter writes the `#line` directives (CUDA.line_directive)
-
     def check_source(self, generated: GeneratedModule, source_file: str | None
                      ) -> list[Diagnostic]:
         return []  # NVRTC has no bracket-nesting limit that MCPL reaches first

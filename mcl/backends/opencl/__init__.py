@@ -57,9 +57,6 @@ class OpenCLBackend:
 
         return ModuleEmitter(source, hwd, mapping).emit(only)
 
-    def finish_source(self, text: str) -> str:
-        return text
-
     def check_source(self, generated: GeneratedModule, source_file: str | None
                      ) -> list[Diagnostic]:
         # clang, which most OpenCL compilers are built on, stops at 256 nested brackets.

@@ -77,11 +77,6 @@ class OpenMPBackend:
 
         return emit(source, hwd, mapping, only)
 
-    def finish_source(self, text: str) -> str:
-        from mcl.backends.openmp.emitter import finish_source
-
-        return finish_source(text)
-
     def check_source(self, generated: GeneratedModule, source_file: str | None
                      ) -> list[Diagnostic]:
         return []

@@ -29,9 +29,15 @@ from mcl.backends.opencl.host import OPENCL_HOST
 from mcl.backends.openmp.dialect import OPENMP
 from mcl.codegen.c_expr import ExprPrinter
 from mcl.codegen.c_names import c_name
-from mcl.codegen.host_cpp import DRIVER_RULES, FunctionWriter, _host_scope, cpp_type
+from mcl.codegen.ctree import Compound, Line, Node, where
+from mcl.codegen.host_cpp import (
+    DRIVER_RULES,
+    FunctionWriter,
+    _host_scope,
+    cpp_type,
+    launch_block,
+)
 from mcl.codegen.plan import FunctionPlan, GeneratedModule, KernelPlan
-from mcl.codegen.statements import where
 from mcl.diagnostics import MclError, error
 
 I = "    "  # noqa: E741 - one indentation step
@@ -66,41 +72,37 @@ class CFunctionWriter(FunctionWriter):
         self.printer = ExprPrinter(_host_scope(self.g, self.f), OPENMP,
                                    float_suffix="" if self.g.uses_double else "f")
 
-    def lines(self) -> list[str]:
-        f = self.f
-        out = [f"// {f.name}{where(f.function.span).replace('  //', ',')}",
-               _signature(self.g, f), "{", f"{I}double seconds = 0.0;"]
-        for s in f.host_body:
-            out += self.stmt(s, 1)
-        return [*out, f"{I}return seconds;", "}", ""]
+    def signature(self) -> str:
+        return _signature(self.g, self.f)
 
-    def launch(self, k: KernelPlan, depth: int) -> list[str]:
-        pad, inner = I * depth, I * (depth + 1)
-        out = [f"{pad}{{  // kernel {k.name}{where(k.span).replace('  //', ',')}"]
+    def body(self) -> list[Node]:
+        out: list[Node] = [Line("double seconds = 0.0;")]
+        for s in self.f.host_body:
+            out += self.stmt(s)
+        return [*out, Line("return seconds;")]
+
+    def launch(self, k: KernelPlan) -> Compound:
+        inside: list[Node] = []
         for macro, size in k.defines:
-            out += [
-                f"{inner}if ((int)({self.x(size)}) > {macro}) {{",
-                f'{inner}{I}fprintf(stderr, "{k.name}: build with -D{macro}=%d\\n", '
-                f"(int)({self.x(size)}));",
-                f"{inner}{I}return -1.0;",
-                f"{inner}}}",
-            ]
+            inside.append(Compound([(Line(f"if ((int)({self.x(size)}) > {macro}) {{"), [
+                Line(f'fprintf(stderr, "{k.name}: build with -D{macro}=%d\\n", '
+                     f"(int)({self.x(size)}));"),
+                Line("return -1.0;"),
+            ])]))
         groups = [f"(int)({self.x(e)})" for e in k.groups]
         local = [f"(int)({self.x(e)})" for e in k.local]
         sizes = ", ".join([*groups, *local])
-        out.append(f"{inner}const int mcl_sizes[{len(groups) + len(local)}] = {{{sizes}}};")
+        inside.append(Line(f"const int mcl_sizes[{len(groups) + len(local)}] = {{{sizes}}};"))
         positive = " && ".join(f"mcl_sizes[{i}] > 0" for i in range(len(groups) + len(local)))
         args = [c_name(a.name) for a in k.args]
         args += [f"mcl_sizes[{i}]" for i in range(len(groups) + len(local))]
-        out += [
-            f"{inner}if ({positive}) {{  // a foreach with no units runs nothing",
-            f"{inner}{I}const double mcl_start = omp_get_wtime();",
-            f"{inner}{I}{k.name}({', '.join(args)});",
-            f"{inner}{I}seconds += omp_get_wtime() - mcl_start;",
-            f"{inner}}}",
-            f"{pad}}}",
-        ]
-        return out
+        inside.append(Compound([(
+            Line(f"if ({positive}) {{", comment="a foreach with no units runs nothing"), [
+                Line("const double mcl_start = omp_get_wtime();"),
+                Line(f"{k.name}({', '.join(args)});"),
+                Line("seconds += omp_get_wtime() - mcl_start;"),
+            ])]))
+        return launch_block(k, inside)
 
 
 def emit_header(g: GeneratedModule) -> str:

@@ -40,7 +40,7 @@ A `return` ends the work-item: a jump to the end of its iteration.
 
 from __future__ import annotations
 
-import re
+from dataclasses import replace
 
 from mcl.backends.openmp.dialect import (
     group_index,
@@ -49,10 +49,23 @@ from mcl.backends.openmp.dialect import (
     local_argument,
 )
 from mcl.backends.openmp.lanes import CLaneEmitter
+from mcl.codegen.ctree import (
+    INDENT,
+    Compound,
+    Directive,
+    FunctionDef,
+    Leaf,
+    Line,
+    Loop,
+    Node,
+    Pragma,
+    Return,
+    rewrite,
+)
 from mcl.codegen.host_eval import static_int
-from mcl.codegen.kernels import KernelEmitter, Level, NDRange, _mcpl, _stmts
+from mcl.codegen.kernels import KernelEmitter, Level, NDRange, _stmts, size_macros
 from mcl.codegen.plan import KernelPlan
-from mcl.codegen.statements import INDENT, contains_barrier, where
+from mcl.codegen.statements import contains_barrier
 from mcl.diagnostics import MclError, error
 from mcl.mcpl.ast import (
     BINARY_PRECEDENCE,
@@ -65,8 +78,6 @@ from mcl.mcpl.ast import (
     ViewDecl,
     walk,
 )
-
-_RETURN = re.compile(r"^(\s*)return;")
 
 
 def end_label(segment: int) -> str:
@@ -129,59 +140,53 @@ class OpenMPKernelEmitter(KernelEmitter):
     def _emit(
         self, name: str, top: Foreach, levels: list[Level], work: Stmt,
         lanes: tuple[Level, int] | None,
-    ) -> tuple[str, KernelPlan]:
+    ) -> tuple[FunctionDef, KernelPlan]:
         nd = self._ndrange(levels, lanes)
         segments = [_stmts(work)] if lanes is not None else barrier_segments(work)
         if nd.guards and len(segments) > 1:
             raise MclError(error(
                 "codegen-openmp-barrier", "a kernel whose work-items are guarded (role "
                 "'global') cannot have barriers in the OpenMP backend", top.span))
-        lines = self.body.lines = []
-        self.body.specialised = []
-        texts: list[list[str]] = []
+        self.body.start()
+        segments_out: list[list[Node]] = []
         with self.body.nested():
             replicated: list[Decl | ViewDecl] = []
-            dynamic = self._shared_declarations(levels, replicated)
+            with self.body.collecting() as shared:
+                dynamic = self._shared_declarations(levels, replicated)
             if dynamic:
                 raise MclError(error(
                     "codegen-openmp-local",
                     f"'{dynamic[0].name}' is memory shared by a group whose size the host "
                     "sets; the OpenMP backend declares shared memory in the group's "
                     "iteration and needs its size in constants", top.span))
-            shared = list(lines)
             for k, segment in enumerate(segments):
-                lines.clear()
-                with self.body.nested():
+                with self.body.collecting() as nodes, self.body.nested():
                     for lv in levels:
                         self._index_declaration(lv, levels)
                     for d in replicated:
-                        self.body.stmt(d, 1)
+                        self.body.stmt(d)
                     if lanes is not None:
-                        CLaneEmitter(self.body, lanes[0].foreach, lanes[1]).emit(1)
+                        CLaneEmitter(self.body, lanes[0].foreach, lanes[1]).emit()
                     elif nd.guards:
-                        self.body.guarded(segment, self._guard(nd), 1)
+                        self.body.guarded(segment, self._guard(nd))
                     else:
                         for s in segment:
-                            self.body.stmt(s, 1)
-                texts.append(self._returns_jump(list(lines), k))
+                            self.body.stmt(s)
+                segments_out.append(self._returns_jump(nodes, k))
         signature, args = self._value_parameters(top, nd)
         dims = range(len(nd.groups))
         signature += [f"const int {groups_argument(d)}" for d in dims]
         signature += [f"const int {local_argument(d)}" for d in dims]
         defines = tuple(self.body.specialised)
-        text = f"// {self.function.name}{where(top.span).replace('  //', ',')}\n"
-        for macro, size in defines:
-            text += (
-                f"#ifndef {macro}\n#define {macro} 1  // = {_mcpl(size)}, set with "
-                f"-D {macro}=... when the kernel is built\n#endif\n"
-            )
-        text += self.mapping.dialect.kernel_head("", name)
-        text += ",\n".join(f"{INDENT}{s}" for s in signature) + ")\n{\n"
-        text += "\n".join(self._function_body(nd.local, shared, texts)) + "\n}\n"
+        header = self.mapping.dialect.kernel_head("", name)
+        header += ",\n".join(f"{INDENT}{s}" for s in signature) + ")"
+        kernel = FunctionDef(self.function.name, top.span, header,
+                             self._function_body(nd.local, shared, segments_out),
+                             size_macros(defines))
         plan = KernelPlan(
             name, self.function.name, tuple(args), nd.groups, nd.local, top.span, defines
         )
-        return text, plan
+        return kernel, plan
 
     # ------------------------------------------------------------------ parts
     def _guard(self, nd: NDRange) -> str:
@@ -192,12 +197,19 @@ class OpenMPKernelEmitter(KernelEmitter):
         )
 
     @staticmethod
-    def _returns_jump(lines: list[str], segment: int) -> list[str]:
+    def _returns_jump(nodes: list[Node], segment: int) -> list[Node]:
         """A `return` of the work-item jumps to the end of its iteration."""
-        out = [_RETURN.sub(rf"\1goto {end_label(segment)};", line) for line in lines]
-        if out != lines:
-            out.append(f"{INDENT}{end_label(segment)}: ;")
-        return out
+        jumps = False
+
+        def jump(node: Leaf) -> Leaf:
+            nonlocal jumps
+            if not isinstance(node, Return):
+                return node
+            jumps = True
+            return Line(f"goto {end_label(segment)};", node.span, node.note, node.comment)
+
+        out = rewrite(nodes, jump)
+        return [*out, Line(f"{end_label(segment)}: ;")] if jumps else out
 
     def _local_bound(self, size: Expr, dim: int) -> str:
         """The trip count of the work-items' loop along `dim`: the size itself when it is
@@ -206,38 +218,39 @@ class OpenMPKernelEmitter(KernelEmitter):
             return self.printer.wrap(size, BINARY_PRECEDENCE["<"] + 1)
         return local_argument(dim)
 
-    def _function_body(self, local: tuple[Expr, ...], shared: list[str],
-                       segments: list[list[str]]) -> list[str]:
+    def _function_body(self, local: tuple[Expr, ...], shared: list[Node],
+                       segments: list[list[Node]]) -> list[Node]:
+        """The loop over the work-groups around the group's shared memory and, per
+        segment between barriers, the loops over its work-items around the segment."""
         dims = range(len(local))
-        out = []
         total = " * ".join(f"(long){groups_argument(d)}" for d in dims) or "1L"
-        out.append(f"{INDENT}const long mcl_nr_groups = {total};")
-        out.append(f"{INDENT}#pragma omp parallel for schedule(dynamic, 1)")
-        out.append(f"{INDENT}for (long mcl_g = 0; mcl_g < mcl_nr_groups; mcl_g++) {{")
-        inner = INDENT * 2
+        groups: list[Node] = []
         stride = ""
         for d in dims:
-            out.append(f"{inner}const int {group_index(d)} = (int)(mcl_g{stride} % "
-                       f"{groups_argument(d)});")
+            groups.append(Line(f"const int {group_index(d)} = (int)(mcl_g{stride} % "
+                               f"{groups_argument(d)});"))
             stride += f" / {groups_argument(d)}"
-        out += [INDENT + line for line in shared]
+        groups += shared
         single = all(static_int(s, {}) == 1 for s in local)
-        for segment in segments:
-            out.append(f"{inner}{{")
-            depth = 3  # the level of the work-item's statements
-            if single:
-                out += [f"{INDENT * depth}const int {item_index(d)} = 0;" for d in dims]
-            else:
-                for d in reversed(dims):  # dimension 0 innermost: consecutive work-items
-                    if d == 0:
-                        out.append(f"{INDENT * depth}#pragma omp simd")
-                    bound = self._local_bound(local[d], d)
-                    v = item_index(d)
-                    out.append(f"{INDENT * depth}for (int {v} = 0; {v} < {bound}; {v}++) {{")
-                    depth += 1
-            out += [INDENT * (depth - 1) + line for line in segment]
-            out += [f"{INDENT * level}}}" for level in range(depth - 1, 2, -1)]
-            out.append(f"{inner}}}")
-        out.append(f"{INDENT}}}")
-        return out
+        # The level of a segment's statements; its preprocessor lines (the lanes' guard)
+        # stand one level left of them, where this backend has always printed them.
+        level = 3 + (0 if single else len(local))
 
+        def shifted(node: Leaf) -> Leaf:
+            return replace(node, indent=level - 1) if isinstance(node, Directive) else node
+
+        for segment in segments:
+            items = rewrite(segment, shifted)
+            if single:
+                items = [*(Line(f"const int {item_index(d)} = 0;") for d in dims), *items]
+            else:
+                for d in dims:  # dimension 0 innermost: consecutive work-items
+                    v, bound = item_index(d), self._local_bound(local[d], d)
+                    loop = Loop([(Line(f"for (int {v} = 0; {v} < {bound}; {v}++) {{"), items)])
+                    items = [Pragma("omp simd"), loop] if d == 0 else [loop]
+            groups.append(Compound([(Line("{"), items)]))
+        return [
+            Line(f"const long mcl_nr_groups = {total};"),
+            Pragma("omp parallel for schedule(dynamic, 1)"),
+            Loop([(Line("for (long mcl_g = 0; mcl_g < mcl_nr_groups; mcl_g++) {"), groups)]),
+        ]

@@ -44,14 +44,14 @@ def _element(kind: Prim) -> str:
 class CLaneEmitter(LaneEmitter):
     """LaneEmitter with C vector-extension spellings."""
 
-    def emit(self, indent: int) -> None:
+    def emit(self) -> None:
         stmts = self._start()
         w = self.width
         components = ", ".join(str(k) for k in range(w))
         self.body.line(
-            indent,
-            f"const int{w} {_LANE} = (int{w}){{{components}}};"
-            f"  // foreach ({self.lanes.var} in {w} {self.lanes.group}): the lanes of one vector",
+            f"const int{w} {_LANE} = (int{w}){{{components}}};",
+            comment=f"foreach ({self.lanes.var} in {w} {self.lanes.group}): the lanes of one "
+            "vector",
         )
         with self._nested():
             scope = self.body.printer.scope
@@ -59,11 +59,11 @@ class CLaneEmitter(LaneEmitter):
             zero_float = scope.declare(Var(_ZERO["float"], FLOAT)).cname
             zero_int = scope.declare(Var(_ZERO["int"], INT)).cname
             float_zeros = ", ".join(["-0.0f"] * w)
-            self.body.line(indent, f"const float{w} {zero_float} = {{{float_zeros}}};")
-            self.body.line(indent, f"const int{w} {zero_int} = {{0}};")
+            self.body.line(f"const float{w} {zero_float} = {{{float_zeros}}};")
+            self.body.line(f"const int{w} {zero_int} = {{0}};")
             self.varying |= set(_ZERO.values())
             for s in stmts:
-                self.stmt(s, indent)
+                self.stmt(s)
 
     # ------------------------------------------------------------------ uniform -> vector
     def _as_varying(self, value: Expr, kind: Prim) -> Expr:
@@ -71,20 +71,20 @@ class CLaneEmitter(LaneEmitter):
         zero = self.typed.name(_ZERO[_element(kind)], T.FLOAT if kind == FLOAT else T.INT)
         return self.typed.binary("+", zero, value, span=value.span)
 
-    def _decl(self, d: Decl, indent: int) -> None:
+    def _decl(self, d: Decl) -> None:
         if (d.name in self.varying and d.init is not None and not self.is_varying(d.init)
                 and not isinstance(d.type, ArrayType) and d.type in (FLOAT, INT)):
             d = replace(d, init=self._as_varying(d.init, d.type))
-        super()._decl(d, indent)
+        super()._decl(d)
 
-    def _assign(self, s: Assign, indent: int) -> None:
+    def _assign(self, s: Assign) -> None:
         if s.op == "=" and self.is_varying(s.target) and not self.is_varying(s.value):
             target = self.body.printer.scope.root_var(s.target)
             if target is not None and (target.name in self.lane_arrays
                                        or target.name in self.declared):
                 kind = self._kind(s.target)
                 s = replace(s, value=self._as_varying(s.value, kind))
-        super()._assign(s, indent)
+        super()._assign(s)
 
     # ------------------------------------------------------------------ expressions
     def _p(self, e: Expr) -> tuple[str, int]:
@@ -123,7 +123,7 @@ class CLaneEmitter(LaneEmitter):
 
     # ------------------------------------------------------------------ stores
     def _store(
-        self, var: Var, element_type: Prim, offset: Expr, s: Assign, indent: int,
+        self, var: Var, element_type: Prim, offset: Expr, s: Assign,
         mask: str | None,
     ) -> None:
         if s.op != "=":
@@ -139,19 +139,17 @@ class CLaneEmitter(LaneEmitter):
         base = self._lane_base(offset) if mask is None else None
         if base is not None:
             address = f"&{var.cname}[{self.body.printer.expr(base)}]"
-            self.body.line(indent, f"{vstore(element, self.width)}({address}, {value_text});",
-                           s.span)
+            self.body.line(f"{vstore(element, self.width)}({address}, {value_text});", s.span)
             return
-        self.body.line(indent, "{", s.span)
-        self.body.line(indent + 1, f"const int{self.width} mcl_i = {self.x(offset)};")
-        self.body.line(indent + 1, f"const {vector} mcl_v = {value_text};")
-        # LaneEmitter._if passes the mask of the branch: `mcl_mask` or `(!mcl_mask)`.
-        negated = mask is not None and mask.startswith("(!")
-        name = mask.strip("(!)") if mask is not None else None
-        for c in range(self.width):
-            store = f"{var.cname}[mcl_i[{c}]] = mcl_v[{c}];"
-            if name is not None:
-                store = f"if ({'!' if negated else ''}{name}[{c}]) {store}"
-            self.body.line(indent + 1, store)
-        self.body.line(indent, "}")
+        with self.body.braced("{", s.span):
+            self.body.line(f"const int{self.width} mcl_i = {self.x(offset)};")
+            self.body.line(f"const {vector} mcl_v = {value_text};")
+            # LaneEmitter._if passes the mask of the branch: `mcl_mask` or `(!mcl_mask)`.
+            negated = mask is not None and mask.startswith("(!")
+            name = mask.strip("(!)") if mask is not None else None
+            for c in range(self.width):
+                store = f"{var.cname}[mcl_i[{c}]] = mcl_v[{c}];"
+                if name is not None:
+                    store = f"if ({'!' if negated else ''}{name}[{c}]) {store}"
+                self.body.line(store)
 
