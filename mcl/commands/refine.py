@@ -93,11 +93,12 @@ def run(args: argparse.Namespace) -> int:
     _require_leaf(library, args.target)
     start = search_start(args.file, args.target, library, args.include_dirs,
                          parse_defines(args.defines), args.function, args.reference)
-    if start.kernel.model_seconds is None:
+    if start.kernel.model_seconds is None and not args.measure:
         raise MclError(error(
             "refine-no-estimate", f"the time model states no time for {start.kernel.function} "
             f"at {args.target} at {_sizes(start.kernel.values) or 'no sizes'}: the search has "
-            "nothing to rank by", hint="give the sizes with -D name=value"))
+            "nothing to rank by", hint="give the sizes with -D name=value, or rank by "
+            "measured times with --measure"))
     timer = None
     if args.measure:
         from mcl.commands.refine_timing import DeviceTimer
@@ -185,14 +186,14 @@ def _print(args: argparse.Namespace, translated_from: str | None, result: Search
           + (f", timed on {timer.device_name}" if timer is not None else ""))
     for row in rows:
         version = row.version
-        times = ""
+        times = []
         if version is not None and version.seconds is not None:
-            times = f"  model {seconds_text(version.seconds)}"
-            if version.measured_seconds is not None:
-                times += f", measured {seconds_text(version.measured_seconds)}"
-            elif version.measured is not None and version.measured.problem:
-                times += f", not measured: {version.measured.problem}"
-        print(f"  {row.name}: {row.change}{times}")
+            times.append(f"model {seconds_text(version.seconds)}")
+        if version is not None and version.measured_seconds is not None:
+            times.append(f"measured {seconds_text(version.measured_seconds)}")
+        elif version is not None and version.measured is not None and version.measured.problem:
+            times.append(f"not measured: {version.measured.problem}")
+        print(f"  {row.name}: {row.change}" + (f"  {', '.join(times)}" if times else ""))
         if version is not None and version.verification is not None:
             from mcl.commands.refine_series import verified_text
 

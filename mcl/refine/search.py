@@ -201,10 +201,12 @@ def _rank(found: list[Version], beam: int, start: KernelAtLevel, timer: Timer | 
           tell: Callable[[str], None]) -> list[Version]:
     """The `beam` candidates to keep: the fastest by the model; with `timer` each is
     run and the kept are ordered by their measured times (one that does not run or
-    gives wrong outputs is dropped), the model's order only where neither has a time."""
-    timed = sorted((v for v in found if v.seconds is not None), key=lambda v: v.seconds or 0.0)
+    gives wrong outputs is dropped), those the model gives no time (a loop bound read
+    from the data) timed after the others."""
+    ranked = sorted((v for v in found if v.seconds is not None or timer is not None),
+                    key=lambda v: (v.seconds is None, v.seconds or 0.0))
     kept: list[Version] = []
-    for version in timed:
+    for version in ranked:
         if len(kept) == beam:
             break
         try:
