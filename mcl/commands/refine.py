@@ -225,8 +225,8 @@ def _document(args: argparse.Namespace, translated_from: str | None, result: Sea
         "translated_from": translated_from, "steps": args.steps, "beam": args.beam,
         "measured_on": timer.device_name if timer is not None else None,
         "series": [_row_json(row) for row in rows],
-        "candidates": result.candidates, "stopped": result.stopped,
-        "wall_s": result.wall_s,
+        "candidates": result.candidates, "not_offered": result.refused,
+        "stopped": result.stopped, "wall_s": result.wall_s, "step_seconds": result.step_seconds,
         "written": [str(p) for p in written],
     }
 

@@ -128,6 +128,7 @@ def series_toml(rows: list[SeriesRow], result: SearchResult, settings: SearchSet
         f"candidates = {result.candidates}",
         f"stopped = {_toml(result.stopped)}",
         f"wall_s = {result.wall_s:.3f}",
+        f"step_s = [{', '.join(f'{t:.3f}' for t in result.step_seconds)}]",
     ]
     for row in rows:
         out += ["", "[[version]]", f"name = {_toml(row.name)}", f"branch = {_toml(BRANCH)}",

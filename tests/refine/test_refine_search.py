@@ -68,6 +68,7 @@ def test_the_search_finds_a_verified_faster_version_and_writes_the_series(
     assert refined["estimated_seconds"] < toml["version"][1]["estimated_seconds"]
     assert refined["verified"].startswith("against reference.py")
     assert toml["search"]["target"] == "hopper" and toml["search"]["candidates"] == 1
+    assert len(toml["search"]["step_s"]) == 2  # the step that found pad-shared, the last
     assert "TILE + 1" in (out / "hopper_v2.mcpl").read_text()
     assert (out / "hopper_v1.mcpl").read_text().startswith("// change: (auto-translate")
     assert (out / "reference.py").is_file()
@@ -87,6 +88,7 @@ def test_the_json_follows_its_schema(transpose: Path,
     document = json.loads(captured.out)
     jsonschema.validate(document, load_schema("refine"))
     assert document["translated_from"] == "gpu" and document["written"] == []
+    assert len(document["step_seconds"]) == 2
     first, refined = document["series"][1:]
     assert refined["refinement"] == "pad-shared:array=tile,pad=1,banks=32"
     assert refined["estimated_seconds"] < first["estimated_seconds"]
