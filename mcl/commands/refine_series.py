@@ -54,7 +54,10 @@ def series_rows(result: SearchResult, original: Path, original_text: str,
     translation), then each version of the best sequence, named `TARGET_vN`."""
     rows: list[SeriesRow] = []
     if translated_from is not None:
-        rows.append(SeriesRow(original.stem, original_text,
+        # The input keeps its name unless it is one the versions take (TARGET_vN).
+        name = "input" if re.fullmatch(rf"{re.escape(target)}_v\d+", original.stem) \
+            else original.stem
+        rows.append(SeriesRow(name, original_text,
                               f"(the search's input, {original.name}, at {translated_from})",
                               None))
     for n, version in enumerate(result.series, start=1):

@@ -15,9 +15,9 @@ import jsonschema
 import pytest
 
 from mcl.cli import main
-from mcl.commands.refine_series import with_change_line
+from mcl.commands.refine_series import series_rows, with_change_line
 from mcl.hdl.library import default_library
-from mcl.refine.search import SearchLimits, search
+from mcl.refine.search import SearchLimits, SearchResult, Version, search
 from mcl.refine.search_start import carry_constant_comments, search_start
 from mcl.report import load_series
 from mcl.resources import kernels_dir
@@ -125,6 +125,16 @@ def test_the_translation_keeps_the_constants_tune_comments() -> None:
 def test_a_change_line_replaces_the_one_there() -> None:
     assert with_change_line("// change: old\nx\n", "new") == "// change: new\nx\n"
     assert with_change_line("// a comment\nx\n", "new") == "// change: new\n// a comment\nx\n"
+
+
+def test_the_input_row_never_takes_a_version_name() -> None:
+    start = Version(0, "hopper void f() {}\n", 0, None, None, 1e-6)
+    result = SearchResult(start, start, [start], 0, "no refinement applies", 0.1)
+    rows = series_rows(result, Path("k/hopper_v1.mcpl"), "perfect void f() {}\n", "perfect",
+                       "hopper")
+    assert [r.name for r in rows] == ["input", "hopper_v1"]
+    rows = series_rows(result, Path("k/perfect.mcpl"), "", "perfect", "hopper")
+    assert [r.name for r in rows] == ["perfect", "hopper_v1"]
 
 
 def test_the_time_budget_stops_the_search(transpose: Path,
