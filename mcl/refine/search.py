@@ -136,7 +136,7 @@ def search(start: KernelAtLevel, limits: SearchLimits, timer: Timer | None = Non
     reached, seen = [root], {start.text}
     frontier, best = [root], root
     candidates = refused = 0
-    stopped = f"{limits.steps} steps done"
+    stopped = f"{limits.steps} step{'' if limits.steps == 1 else 's'} done"
     step_seconds: list[float] = []
     step = 0
     for step in range(1, limits.steps + 1):
@@ -148,8 +148,11 @@ def search(start: KernelAtLevel, limits: SearchLimits, timer: Timer | None = Non
                 out_of_time = True
                 break
             kernel = _kernel_of(version, start)
-            offers, not_offered = list_offers(kernel, _telling(tell, f"step {step}: "
-                                                               f"{_name(version)}: "))
+            # Where the model states no time, the device ranks: every proposal is a
+            # candidate, not only those the model estimates faster.
+            offers, not_offered = list_offers(
+                kernel, _telling(tell, f"step {step}: {_name(version)}: "),
+                unweighed=timer is not None and kernel.model_seconds is None)
             refused += len(not_offered)
             for offer in offers:
                 if offer.text in seen:
@@ -201,14 +204,15 @@ def _rank(found: list[Version], beam: int, start: KernelAtLevel, timer: Timer | 
           tell: Callable[[str], None]) -> list[Version]:
     """The `beam` candidates to keep: the fastest by the model; with `timer` each is
     run and the kept are ordered by their measured times (one that does not run or
-    gives wrong outputs is dropped), those the model gives no time (a loop bound read
-    from the data) timed after the others."""
+    gives wrong outputs is dropped). With `timer`, every candidate the model gives no
+    time (a loop bound read from the data, a level without a model) is timed too, after
+    the others: nothing else ranks it."""
     ranked = sorted((v for v in found if v.seconds is not None or timer is not None),
                     key=lambda v: (v.seconds is None, v.seconds or 0.0))
     kept: list[Version] = []
     for version in ranked:
-        if len(kept) == beam:
-            break
+        if len(kept) >= beam and version.seconds is not None:
+            continue
         try:
             _kernel_of(version, start)
         except MclError:  # verified offers check; a failure here is a version to skip
@@ -221,7 +225,7 @@ def _rank(found: list[Version], beam: int, start: KernelAtLevel, timer: Timer | 
         kept.append(version)
     if timer is not None:
         kept.sort(key=lambda v: v.measured_seconds or 0.0)
-    return kept
+    return kept[:beam]
 
 
 def _faster(candidate: Version, best: Version) -> bool:

@@ -17,7 +17,8 @@ import pytest
 from mcl.cli import main
 from mcl.commands.refine_series import series_rows, with_change_line
 from mcl.hdl.library import default_library
-from mcl.refine.search import SearchLimits, SearchResult, Version, search
+from mcl.refine.kernel import KernelAtLevel
+from mcl.refine.search import Measured, SearchLimits, SearchResult, Version, search
 from mcl.refine.search_start import carry_constant_comments, search_start
 from mcl.report import load_series
 from mcl.resources import kernels_dir
@@ -125,6 +126,28 @@ def test_the_translation_keeps_the_constants_tune_comments() -> None:
 def test_a_change_line_replaces_the_one_there() -> None:
     assert with_change_line("// change: old\nx\n", "new") == "// change: new\nx\n"
     assert with_change_line("// a comment\nx\n", "new") == "// change: new\n// a comment\nx\n"
+
+
+@pytest.mark.parametrize("pad_speed, kept", [(0.5, 2), (1.0, 1)])
+def test_measured_times_rank_and_decide_the_steps(transpose: Path, pad_speed: float,
+                                                  kept: int) -> None:
+    """A (fake) device that times the padded tile twice as fast keeps it, with its
+    measured gain; one that times it as fast as the start stops the search, whatever
+    the model estimates."""
+    start = search_start(transpose, "hopper", default_library(), values={"n": 8192,
+                                                                           "m": 8192})
+
+    def timer(kernel: KernelAtLevel) -> Measured:
+        return Measured(1e-3 * (pad_speed if "TILE + 1" in kernel.text else 1.0), "fake")
+
+    result = search(start.kernel, SearchLimits(steps=2, beam=1), timer)
+    assert len(result.series) == kept
+    if kept == 2:
+        assert result.series[1].measured_gain == pytest.approx(2.0)
+        assert result.series[1].estimated_gain == pytest.approx(1.72, abs=0.01)
+    else:
+        assert result.stopped == "no candidate is faster than the best version by 3%"
+        assert result.reached[1].measured_seconds == pytest.approx(1e-3)
 
 
 def test_the_input_row_never_takes_a_version_name() -> None:
