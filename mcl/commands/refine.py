@@ -129,7 +129,9 @@ def _check_numbers(args: argparse.Namespace) -> None:
     if args.budget is not None and args.budget <= 0:
         raise MclError(error("refine-usage", f"--budget needs a positive number of "
                              f"seconds, not {args.budget}"))
-    if (args.device or args.backend != "opencl") and not args.measure:
+    from mcl.backends import DEFAULT_BACKEND
+
+    if (args.device or args.backend != DEFAULT_BACKEND) and not args.measure:
         raise MclError(error("refine-usage", "--backend and --device only apply with "
                              "--measure", hint="add --measure to time the versions"))
 
