@@ -28,7 +28,7 @@ from mcl.module_code import install as install_module_code
 # The sub-commands, in help order; each is the module `mcl.commands.<name>`. Plain imports
 # when registered: a command module that fails to import makes `mcl` fail loudly instead
 # of silently offering one command less.
-COMMANDS = ("hwd", "check", "translate", "apply", "run", "codegen", "tune", "profile",
+COMMANDS = ("hwd", "check", "translate", "apply", "refine", "run", "codegen", "tune", "profile",
             "report", "roofline", "demo", "devices", "lsp")
 
 

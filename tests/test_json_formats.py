@@ -23,7 +23,8 @@ def document(argv: list[str], capsys: pytest.CaptureFixture[str], rc: int = 0) -
 
 
 def test_the_schemas_are_valid_and_shipped() -> None:
-    for name in ("diagnostic", "hwd-list", "hwd-show", "translate", "report", "run"):
+    for name in ("diagnostic", "hwd-list", "hwd-show", "translate", "report", "run",
+                 "refine"):
         jsonschema.Draft202012Validator.check_schema(load_schema(name))
 
 

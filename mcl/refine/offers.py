@@ -159,13 +159,15 @@ def proposal_for(kernel: KernelAtLevel, spec: str) -> Proposal:
     return refinement.propose(kernel, parse_args(refinement, args))
 
 
-def list_offers(kernel: KernelAtLevel, progress: Callable[[str], None] | None = None
-                ) -> tuple[list[Offer], list[NotOffered]]:
+def list_offers(kernel: KernelAtLevel, progress: Callable[[str], None] | None = None,
+                unweighed: bool = False) -> tuple[list[Offer], list[NotOffered]]:
     """Every refinement that applies to the kernel, made, checked, verified and
     weighed, best estimated gain first; and those it asks for that are not offered,
     with the reason. A proposal that answers no finding is offered only where the time
     model estimates it faster by MIN_GAIN; of proposals of one group (values of one
-    constant) only the fastest is verified and offered."""
+    constant) only the fastest is verified and offered. With `unweighed` (a search that
+    measures, at a level whose model states no time) every proposal is verified and
+    offered, each alternative of a group."""
     tell = progress or (lambda _: None)
     offers: list[Offer] = []
     refused: list[NotOffered] = []
@@ -187,7 +189,7 @@ def list_offers(kernel: KernelAtLevel, progress: Callable[[str], None] | None = 
             # offered only where the model estimates it faster: alternatives of one
             # group compete, the fastest is verified.
             group = item.group or (item.invocation if item.answers is None else None)
-            if group is None:
+            if group is None or unweighed:
                 chosen.append(made)
             else:
                 groups.setdefault(group, []).append(made)

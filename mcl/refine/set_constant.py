@@ -33,7 +33,8 @@ class SetConstant(Refinement):
 
     def proposals(self, kernel: KernelAtLevel) -> list[Proposal | Refused]:
         try:
-            space = space_from_source(kernel.source.program.main, kernel.path, {})
+            space = space_from_source(kernel.source.program.main, kernel.path, {},
+                                       kernel.text)
         except MclError as exc:
             return [Refused(f"the file's tune comments do not read: {exc}")]
         out: list[Proposal | Refused] = []
@@ -58,7 +59,7 @@ class SetConstant(Refinement):
         current = constant_values(kernel.constants(), {}).get(name)
         if value == current:
             raise Refused(f"{name} is {value} already")
-        space = space_from_source(kernel.source.program.main, kernel.path, {})
+        space = space_from_source(kernel.source.program.main, kernel.path, {}, kernel.text)
         problems = rule_problems(space, constant_values(kernel.constants(), {name: value}))
         if problems:
             raise Refused(f"{name} = {value} " + "; ".join(problems))

@@ -139,10 +139,13 @@ def parse_values(text: str, what: str, span: Span | None = None) -> list[Number]
 
 
 def space_from_source(
-    module: Module, path: Path, cli_params: Mapping[str, list[Number]]
+    module: Module, path: Path, cli_params: Mapping[str, list[Number]], text: str | None = None
 ) -> SearchSpace:
-    """The annotated values and rules of `module`'s constants, with `cli_params` on top."""
-    lines = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
+    """The annotated values and rules of `module`'s constants, with `cli_params` on top
+    (`text`: the file's text where it is not the file on disk, as a refined version's)."""
+    if text is None:
+        text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    lines = text.splitlines()
     params: dict[str, list[Number]] = {}
     rules: list[Rule] = []
     names = {c.name for c in module.constants}

@@ -1,0 +1,254 @@
+"""`mcl refine`'s search: a beam search over sequences of refinements, each step every
+offer `list_offers` makes of the versions kept (so every refinement in REFINEMENTS, the
+values of named constants among them), ranked by the time model's estimate, each
+candidate checked and verified as an offer is (docs/refinements.md, "mcl refine").
+
+This closes the loop of the MCL paper's section 3 (feedback at a level, change the
+kernel, check again) without a programmer: the feedback's findings name what to change,
+the refinements change it, the model weighs it and the interpreter verifies it. With a
+`timer` (the device, `mcl.commands.refine_timing`) the best candidates of each step are
+run and ranked by their measured times instead, as the paper's Table II reports them.
+
+A version already reached (the same text) is not expanded twice; the search stops after
+`steps` steps, when its time budget is spent, or when no candidate is faster than the
+best version so far by MIN_GAIN."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from mcl.diagnostics import MclError
+from mcl.feedback.analyses.timemodel import MIN_GAIN
+from mcl.refine.kernel import KernelAtLevel, load_kernel
+from mcl.refine.offers import Offer, list_offers
+from mcl.refine.verification import Verification
+
+
+@dataclass(frozen=True)
+class Measured:
+    """A version timed on the device: `seconds` (median kernel time), or `problem`, why
+    it has no time (it did not build, run, or its outputs differ from the reference)."""
+
+    seconds: float | None
+    device: str = ""
+    problem: str | None = None
+
+
+Timer = Callable[[KernelAtLevel], Measured]
+
+
+@dataclass
+class Version:
+    """A version the search reached: its text, the version it refines (`parent`, None
+    for the start), the refinement that made it (`offer`, None for the start), its
+    estimated time and, where it was run, its measured time."""
+
+    number: int
+    text: str
+    step: int
+    parent: Version | None
+    offer: Offer | None
+    seconds: float | None
+    kernel: KernelAtLevel | None = None
+    measured: Measured | None = None
+
+    @property
+    def invocation(self) -> str:
+        return self.offer.proposal.invocation if self.offer is not None else ""
+
+    @property
+    def summary(self) -> str:
+        return self.offer.proposal.summary if self.offer is not None else ""
+
+    @property
+    def verification(self) -> Verification | None:
+        return self.offer.verification if self.offer is not None else None
+
+    @property
+    def measured_seconds(self) -> float | None:
+        return self.measured.seconds if self.measured is not None else None
+
+    @property
+    def estimated_gain(self) -> float | None:
+        """The model's time of the version it refines over its own."""
+        before = self.parent.seconds if self.parent is not None else None
+        return before / self.seconds if before and self.seconds else None
+
+    @property
+    def measured_gain(self) -> float | None:
+        before = self.parent.measured_seconds if self.parent is not None else None
+        after = self.measured_seconds
+        return before / after if before and after else None
+
+    def chain(self) -> list[Version]:
+        """The versions from the start to this one, in refinement order."""
+        out: list[Version] = []
+        at: Version | None = self
+        while at is not None:
+            out.append(at)
+            at = at.parent
+        return out[::-1]
+
+
+@dataclass
+class SearchResult:
+    """The search's outcome: `best` (its chain is the series), every version reached,
+    the number of candidates weighed, why it stopped and how long it took."""
+
+    start: Version
+    best: Version
+    reached: list[Version]
+    candidates: int
+    stopped: str
+    wall_s: float
+    refused: int = 0
+    steps_run: int = 0
+    step_seconds: list[float] = field(default_factory=list)
+
+    @property
+    def series(self) -> list[Version]:
+        return self.best.chain()
+
+
+@dataclass(frozen=True)
+class SearchLimits:
+    """`steps` refinements at most in a sequence, `beam` versions kept per step, and
+    a time budget in seconds (None: none), checked before each version is expanded."""
+
+    steps: int = 4
+    beam: int = 2
+    budget_s: float | None = None
+
+
+def search(start: KernelAtLevel, limits: SearchLimits, timer: Timer | None = None,
+           progress: Callable[[str], None] | None = None) -> SearchResult:
+    """Refine `start` step by step: at each step every offer of every version kept is a
+    candidate; the `beam` the model estimates fastest are kept (with `timer`, timed and
+    ranked by the measured times), until no candidate beats the best so far by MIN_GAIN."""
+    tell = progress or (lambda _: None)
+    began = time.perf_counter()
+    root = Version(0, start.text, 0, None, None, start.model_seconds, start)
+    if timer is not None:
+        tell("timing the start on the device")
+        root.measured = timer(start)
+    reached, seen = [root], {start.text}
+    frontier, best = [root], root
+    candidates = refused = 0
+    stopped = f"{limits.steps} step{'' if limits.steps == 1 else 's'} done"
+    step_seconds: list[float] = []
+    step = 0
+    for step in range(1, limits.steps + 1):
+        step_began = time.perf_counter()
+        found: list[Version] = []
+        out_of_time = False
+        for version in frontier:
+            if _spent(began, limits):
+                out_of_time = True
+                break
+            kernel = _kernel_of(version, start)
+            # Where the model states no time, the device ranks: every proposal is a
+            # candidate, not only those the model estimates faster.
+            offers, not_offered = list_offers(
+                kernel, _telling(tell, f"step {step}: {_name(version)}: "),
+                unweighed=timer is not None and kernel.model_seconds is None)
+            refused += len(not_offered)
+            for offer in offers:
+                if offer.text in seen:
+                    continue
+                seen.add(offer.text)
+                candidates += 1
+                found.append(Version(len(reached) + len(found), offer.text, step, version,
+                                     offer, offer.seconds_after))
+        kept = _rank(found, limits.beam, start, timer, tell)
+        reached.extend(found)
+        step_seconds.append(time.perf_counter() - step_began)
+        if not kept:
+            stopped = ("the time budget is spent" if out_of_time
+                       else "no refinement applies to the versions kept")
+            step -= 1
+            break
+        leader = kept[0]
+        tell(f"step {step}: {len(found)} new versions; the best, {_name(leader)} "
+             f"({leader.invocation}), {_speed_text(leader, best)}")
+        if not _faster(leader, best):
+            stopped = f"no candidate is faster than the best version by {_percent()}"
+            break
+        best, frontier = leader, kept
+        if out_of_time or _spent(began, limits):
+            stopped = "the time budget is spent"
+            break
+    return SearchResult(root, best, reached, candidates, stopped,
+                        time.perf_counter() - began, refused, step, step_seconds)
+
+
+def _telling(tell: Callable[[str], None], prefix: str) -> Callable[[str], None]:
+    return lambda what: tell(prefix + what)
+
+
+def _spent(began: float, limits: SearchLimits) -> bool:
+    return limits.budget_s is not None and time.perf_counter() - began >= limits.budget_s
+
+
+def _kernel_of(version: Version, start: KernelAtLevel) -> KernelAtLevel:
+    """The version checked at the level (loaded once, when it is kept or expanded)."""
+    if version.kernel is None:
+        version.kernel = load_kernel(start.path, start.level, start.library,
+                                     start.include_dirs, start.values, start.function,
+                                     text=version.text)
+    return version.kernel
+
+
+def _rank(found: list[Version], beam: int, start: KernelAtLevel, timer: Timer | None,
+          tell: Callable[[str], None]) -> list[Version]:
+    """The `beam` candidates to keep: the fastest by the model; with `timer` each is
+    run and the kept are ordered by their measured times (one that does not run or
+    gives wrong outputs is dropped). With `timer`, every candidate the model gives no
+    time (a loop bound read from the data, a level without a model) is timed too, after
+    the others: nothing else ranks it."""
+    ranked = sorted((v for v in found if v.seconds is not None or timer is not None),
+                    key=lambda v: (v.seconds is None, v.seconds or 0.0))
+    kept: list[Version] = []
+    for version in ranked:
+        if len(kept) >= beam and version.seconds is not None:
+            continue
+        try:
+            _kernel_of(version, start)
+        except MclError:  # verified offers check; a failure here is a version to skip
+            continue
+        if timer is not None:
+            tell(f"timing {_name(version)} ({version.invocation}) on the device")
+            version.measured = timer(_kernel_of(version, start))
+            if version.measured.seconds is None:
+                continue
+        kept.append(version)
+    if timer is not None:
+        kept.sort(key=lambda v: v.measured_seconds or 0.0)
+    return kept[:beam]
+
+
+def _faster(candidate: Version, best: Version) -> bool:
+    """Is `candidate` faster than `best` by MIN_GAIN (the time model's threshold for a
+    suggestion worth making): measured where both were run, by the model otherwise."""
+    a, b = candidate.measured_seconds, best.measured_seconds
+    if a is None or b is None:
+        a, b = candidate.seconds, best.seconds
+    return a is not None and b is not None and a > 0 and b / a >= MIN_GAIN
+
+
+def _speed_text(candidate: Version, best: Version) -> str:
+    parts = []
+    if candidate.seconds and best.seconds:
+        parts.append(f"estimated {best.seconds / candidate.seconds:.2f}x")
+    if candidate.measured_seconds and best.measured_seconds:
+        parts.append(f"measured {best.measured_seconds / candidate.measured_seconds:.2f}x")
+    return (" and ".join(parts) or "no time") + " the best so far"
+
+
+def _percent() -> str:
+    return f"{(MIN_GAIN - 1) * 100:.0f}%"
+
+
+def _name(version: Version) -> str:
+    return f"version {version.number}"
