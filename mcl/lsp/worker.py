@@ -119,6 +119,10 @@ def _serve(conn: Connection) -> None:
         signal.signal(signal.SIGUSR1, _interrupt)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the editor's Ctrl-C is not for us
     libraries = Libraries()
+    from mcl.feedback.refinable import use_answered
+    from mcl.refine.answers import answered_changes
+
+    use_answered(answered_changes)  # as `mcl check` shows them (mcl.cli)
     # Every job parses the file again: reuse its definitions that did not change, and with
     # them the analyses of an unchanged program (`_run`).
     from mcl.mcpl.parse import reuse_definitions
