@@ -55,14 +55,16 @@ class Visibility:
         """The array a message is about: the root of the indexed expression at its span."""
         return None if m.span is None else self._arrays.get((m.function, m.span))
 
-    def shown(self, m: Message, change: object = None) -> bool:
+    def shown(self, m: Message, change: object = None, every_suggestion: bool = False
+              ) -> bool:
         """Does the default view show `m`, whose finding proposes `change` (a
-        ProposedChange, or None)?"""
+        ProposedChange, or None)? `every_suggestion`: each suggestion is shown, as a
+        series' Table II quotes the advice each version acted on (mcl.report.headline)."""
         code = declared().get(m.code)
         if code is None:
             return True  # a user's feedback function's: mcl cannot tell whether it matters
         if m.severity == FeedbackSeverity.SUGGESTION:
-            return self.refinement_with_gain(m, change)
+            return every_suggestion or self.refinement_with_gain(m, change)
         if m.severity != FeedbackSeverity.INFO:
             return True
         if not code.headline:
