@@ -69,6 +69,14 @@ def _register_count(facts: object) -> int | None:
     return register_count(facts)  # type: ignore[arg-type]
 
 
+def _answered_changes() -> frozenset[str]:
+    """The change types the refinements answer (mcl.refine.answers), imported when the
+    feedback's default view first asks."""
+    from mcl.refine.answers import answered_changes
+
+    return answered_changes()
+
+
 def main(argv: list[str] | None = None) -> int:
     # Here, not at the top: `run_program` sets up the caches of compiled code first.
     from mcl.diagnostics import MclError
@@ -83,9 +91,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         from mcl.commands.options import apply_settings
         from mcl.feedback.compiler_registers import use_counter
+        from mcl.feedback.refinable import use_answered
         from mcl.settings import find_settings
 
         use_counter(_register_count)  # occupancy from NVRTC's count where it can give one
+        use_answered(_answered_changes)  # the default view's suggestions: refinements
         apply_settings(args, find_settings())
         status = int(run_with_deep_stack(lambda: args.func(args)) or 0)
         sys.stdout.flush()  # a full disk or a closed pipe is reported here, not at exit

@@ -121,8 +121,7 @@ def _list(args: argparse.Namespace, kernel: KernelAtLevel) -> int:
         print(f"      {offer.proposal.summary}")
         if offer.answered is not None and offer.proposal.answers is not None:
             print(f"      answers {offer.proposal.answers.code}: {offer.answered}")
-        print(f"      verified against {offer.verification.against} at "
-              + "; ".join(_sizes(c.sizes) for c in offer.verification.checks))
+        print(f"      {_verified(offer)}")
     if refused:
         print(f"not offered ({len(refused)}):")
         for item in refused:
@@ -166,8 +165,7 @@ def _apply(args: argparse.Namespace, kernel: KernelAtLevel) -> int:
     else:
         print(offer.diff, end="")
         print(f"{offer.proposal.invocation}: {offer.proposal.summary}; {_gain(offer)}; "
-              f"verified against {offer.verification.against} at "
-              + "; ".join(_sizes(c.sizes) for c in offer.verification.checks))
+              + _verified(offer))
     say_written(out, stdout_is_data=args.format == "json")
     return 0
 
@@ -191,6 +189,13 @@ def _gain(offer: Offer) -> str:
         return "no estimate (the level has no time model, or the sizes leave it symbolic)"
     return (f"estimated gain {offer.gain:.2f}x: {seconds_text(offer.seconds_before)} "
             f"({offer.original}) -> {seconds_text(offer.seconds_after)} (next version)")
+
+
+def _verified(offer: Offer) -> str:
+    """`verified against R at SIZES; SIZES; SIZES, by the interpreter and OpenCL on D`."""
+    v = offer.verification
+    return (f"verified against {v.against} at " + "; ".join(_sizes(c.sizes) for c in v.checks)
+            + f", by {v.runs_on}")
 
 
 def _values(kernel: KernelAtLevel) -> str:
@@ -219,6 +224,7 @@ def _document(kernel: KernelAtLevel, offers: list[Offer], refused: list[NotOffer
             "answers": o.proposal.answers.code if o.proposal.answers is not None else None,
             "seconds_before": o.seconds_before, "seconds_after": o.seconds_after,
             "estimated_gain": o.gain, "verified_against": o.verification.against,
+            "verified_by": o.verification.runs_on,
             "sizes": [c.sizes for c in o.verification.checks], "diff": o.diff,
         } for o in offers],
         "not_offered": [{"what": r.what, "line": r.line, "reason": r.reason}

@@ -219,6 +219,12 @@ class PrivatiseArray(ProposedChange):
 # ----------------------------------------------------------------------------- findings
 
 
+# A change whose estimated gain is below this factor is a fact, not a suggestion (as
+# Nsight Compute's rules stay quiet below a small estimated speedup); the time model
+# (mcl.feedback.analyses.timemodel) and the default view's rule read it.
+MIN_GAIN = 1.03
+
+
 @dataclass(frozen=True)
 class ModelGain:
     """The time model's estimate of a proposed change (mcl.feedback.analyses.timemodel):

@@ -58,15 +58,17 @@ class FileFeedback:
 def run_feedback(checked: CheckedProgram, library: HwdLibrary, options: FeedbackOptions
                  ) -> FileFeedback:
     """Analyse every kernel of a checked program (mcl.feedback.registry.analyse_program)."""
-    from mcl.feedback.registry import analyse_program
+    from mcl.feedback.registry import analyse_program_findings
     from mcl.feedback.render.visibility import shown_by_default
     from mcl.feedback.values import collect_values
 
     values = collect_values(options.defines, options.values_files)
     start = time.perf_counter()
-    messages, levels = analyse_program(checked, library, values, options.clock_hz)
+    findings, levels = analyse_program_findings(checked, library, values, options.clock_hz)
+    messages = [f.message for f in findings]
     return FileFeedback(messages, levels, time.perf_counter() - start, options,
-                        shown_by_default(messages, checked.program))
+                        shown_by_default(messages, checked.program,
+                                         [f.change for f in findings]))
 
 
 def json_report(reports: Iterable[FileFeedback]) -> dict[str, Any]:

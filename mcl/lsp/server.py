@@ -54,6 +54,7 @@ from mcl.lsp import (
     navigation,
     outline,
     references,
+    refinement_actions,
     rename,
     tokens,
 )
@@ -63,6 +64,7 @@ from mcl.lsp.convert import diagnostic, feedback_diagnostic, same_file, to_range
 from mcl.lsp.framing import FramedTransport
 from mcl.lsp.lookup import module_at
 from mcl.lsp.protocol import MclProtocol, OneLine
+from mcl.lsp.refinement_actions import OfferRecord, OffersJob, OffersResult
 from mcl.lsp.shift import Shift
 from mcl.lsp.worker import FeedbackJob, FeedbackResult, FeedbackWorker, MessageRecord
 from mcl.mcpl.parse import KEYWORDS
@@ -85,6 +87,9 @@ class DocumentState:
     # `last_good_text` against the document's text now, by document version
     shifted: tuple[int | None, Shift] | None = None
     feedback: list[MessageRecord] = field(default_factory=list)
+    # The refinements offered as code actions, with the document version they are of
+    # (mcl.lsp.refinement_actions); listed in the worker after the feedback.
+    offers: tuple[int, list[OfferRecord]] | None = None
     check_diagnostics: list[lsp.Diagnostic] = field(default_factory=list)
     task: asyncio.Task | None = None
     feedback_running: bool = False
@@ -222,6 +227,7 @@ class MclLanguageServer(FramedTransport, LanguageServer):
         if result.program is not None or result.hdl is not None:
             state.last_good, state.last_good_text, state.shifted = result, text, None
         state.feedback = []
+        state.offers = None
         module = module_at(result.program, path)
         imports = module.imports if module is not None else ()
         state.check_diagnostics = [diagnostic(d, path, imports) for d in result.diagnostics]
@@ -263,6 +269,34 @@ class MclLanguageServer(FramedTransport, LanguageServer):
             # what `mcl check` shows without -v; the rest is on hover over the access
             *(feedback_diagnostic(m) for m in state.feedback if m.shown_by_default)])
         self._refresh_code_lenses()  # they show the new feedback's time estimate
+        await self._list_offers(uri, version, job)
+
+    async def _list_offers(self, uri: str, version: int | None, feedback: FeedbackJob
+                           ) -> None:
+        """List the refinements of the document's kernel in the worker, after its
+        feedback (seconds: each is verified), for code actions on this version. A newer
+        edit cancels it as it cancels the feedback."""
+        state = self.state(uri)
+        job = OffersJob(feedback.path, feedback.overlays, feedback.hwd_path,
+                        feedback.include, feedback.level, feedback.values)
+        state.feedback_running = True
+        try:
+            result: OffersResult = await asyncio.get_running_loop().run_in_executor(
+                None, self.worker.offers, job)
+        finally:
+            state.feedback_running = False
+        if result.cancelled or version is None or self.documents.get(uri) is not state \
+                or self.workspace.get_text_document(uri).version != version:
+            return
+        name = Path(feedback.path).name
+        if result.failure:
+            self.window_log_message(lsp.LogMessageParams(
+                lsp.MessageType.Warning, f"mcl: listing refinements failed on {name}: "
+                f"{result.failure}"))
+        state.offers = (version, result.offers)
+        log.info("refinements for %s at %s: %d offered in %.3f s%s", name, result.level,
+                 len(result.offers), result.seconds,
+                 f" (not refined: {result.not_read})" if result.not_read else "")
 
     def _refresh_code_lenses(self) -> None:
         workspace = self.client_capabilities.workspace
@@ -962,8 +996,13 @@ def on_code_action(ls: MclLanguageServer, params: lsp.CodeActionParams
         good = state.last_good if state else None
         text = ls.workspace.get_text_document(uri).source
         asked = ls.from_client(params.context.diagnostics, uri)
-        return actions.code_actions(uri, path, text, good, asked,
-                                    effective(ls.settings, path)) or None
+        found = actions.code_actions(uri, path, text, good, asked, effective(ls.settings, path))
+        version = ls.workspace.get_text_document(uri).version
+        if state is not None and state.offers is not None and version is not None \
+                and state.offers[0] == version:  # never the offers of an older text
+            found += refinement_actions.code_actions(
+                uri, version, state.offers[1], ls.from_client(params.range, uri), asked)
+        return found or None
 
     return _answer(ls, "codeAction", params.text_document.uri, work)
 

@@ -25,6 +25,7 @@ from typing import Any
 
 from mcl.diagnostics import Diagnostic, MclError, Severity, Span
 from mcl.lsp.analysis import Libraries
+from mcl.lsp.refinement_actions import OffersJob, OffersResult, offers_of
 
 # Tests only: seconds every analysis sleeps first, to stand for a slow one
 # (tests/lsp/test_responsiveness.py).
@@ -118,6 +119,10 @@ def _serve(conn: Connection) -> None:
         signal.signal(signal.SIGUSR1, _interrupt)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the editor's Ctrl-C is not for us
     libraries = Libraries()
+    from mcl.feedback.refinable import use_answered
+    from mcl.refine.answers import answered_changes
+
+    use_answered(answered_changes)  # as `mcl check` shows them (mcl.cli)
     # Every job parses the file again: reuse its definitions that did not change, and with
     # them the analyses of an unchanged program (`_run`).
     from mcl.mcpl.parse import reuse_definitions
@@ -135,6 +140,14 @@ def _serve(conn: Connection) -> None:
             return
         if job is None:
             return
+        if isinstance(job, OffersJob):
+            offers = _serve_offers(job, libraries)
+            bound_caches()
+            try:
+                conn.send(offers)
+            except (BrokenPipeError, OSError):
+                return
+            continue
         result = FeedbackResult()
         start = time.perf_counter()
         try:
@@ -160,6 +173,46 @@ def _serve(conn: Connection) -> None:
             conn.send(result)
         except (BrokenPipeError, OSError):
             return
+
+
+# The last offers listed: a job of the same texts, paths and values has the same offers
+# (an editor that sends the document again unchanged, a save).
+_last_offers: tuple[OffersJob, Any, OffersResult] | None = None  # job, library, result
+
+
+def _serve_offers(job: OffersJob, libraries: Libraries) -> OffersResult:
+    """The offers of `job` (mcl.lsp.refinement_actions), or why there are none: a kernel
+    that does not check or translate has none (its diagnostics come with the feedback)."""
+    global _busy, _last_offers
+    from mcl.source_files import replace_overlays
+
+    start = time.perf_counter()
+    try:
+        _busy = True
+        replace_overlays(job.overlays)
+        library = libraries.get(job.hwd_path)
+        if _last_offers is not None and _last_offers[0] == job and _last_offers[1] is library:
+            result = _last_offers[2]
+        else:
+            result = offers_of(job, library)
+            _last_offers = (job, library, result)
+        _busy = False
+    except Cancelled:
+        _busy = False
+        return OffersResult([], cancelled=True)
+    except MclError as exc:
+        _busy = False
+        first = exc.diagnostics[0].message if exc.diagnostics else "the kernel does not check"
+        return OffersResult([], failure=None, seconds=time.perf_counter() - start,
+                            not_read=first)
+    except RecursionError:
+        _busy = False
+        return OffersResult([], failure="the kernel is nested too deeply to refine")
+    except Exception as exc:  # noqa: BLE001 - reported to the server, which logs it
+        _busy = False
+        return OffersResult([], failure=f"{type(exc).__name__}: {exc}")
+    _busy = False
+    return replace(result, seconds=time.perf_counter() - start)
 
 
 def bound_caches(limit: int | None = None) -> None:
@@ -297,7 +350,7 @@ class FeedbackWorker:
         self._sent = 0  # jobs sent to the worker so far; the running one is number _sent
         self._done = threading.Condition()  # notified when a job's `run` returns
         self._finished = 0  # the number of the last job whose `run` returned
-        self._wanted: FeedbackJob | None = None  # the newest job; older ones are stale
+        self._wanted: FeedbackJob | OffersJob | None = None  # the newest; older are stale
         self._closed = False
         self._start()
 
@@ -313,11 +366,22 @@ class FeedbackWorker:
         self._process = process
 
     def run(self, job: FeedbackJob) -> FeedbackResult:
+        result = self._call(job)
+        return result if isinstance(result, FeedbackResult) else FeedbackResult(cancelled=True)
+
+    def offers(self, job: OffersJob) -> OffersResult:
+        """The refinements the worker offers for `job` (mcl.lsp.refinement_actions);
+        blocks as `run` does, and is cancelled the same way."""
+        result = self._call(job)
+        return result if isinstance(result, OffersResult) else OffersResult([], cancelled=True)
+
+    def _call(self, job: FeedbackJob | OffersJob) -> FeedbackResult | OffersResult | None:
+        """`job`'s result from the worker; None where it was cancelled or never sent."""
         self._wanted = job
         with self._lock:
             try:
                 if self._closed or self._wanted is not job:
-                    return FeedbackResult(cancelled=True)
+                    return None
                 if self._process is None or not self._process.is_alive():
                     self._start()
                 conn = self._conn
@@ -325,15 +389,16 @@ class FeedbackWorker:
                 if not self._ready:
                     self._ready = conn.recv() == READY
                 if self._closed or self._wanted is not job:
-                    return FeedbackResult(cancelled=True)
+                    return None
                 self._sent += 1
                 self._running = True
                 conn.send(job)
-                return conn.recv()
+                answer: FeedbackResult | OffersResult = conn.recv()
+                return answer
             except (EOFError, OSError, BrokenPipeError, AssertionError):
                 # Replaced by `cancel`, or the worker died (out of memory...): start afresh.
                 self._ready = False
-                return FeedbackResult(cancelled=True)
+                return None
             finally:
                 self._running = False
                 with self._done:

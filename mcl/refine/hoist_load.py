@@ -7,10 +7,11 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from mcl.feedback.findings import Finding, KeepInRegister, RegisterReload
+from mcl.feedback.findings import Finding, RegisterReload
 from mcl.identity import Ref
 from mcl.mcpl import ast
 from mcl.mcpl.printer import print_expr
+from mcl.refine.answers import ANSWERS
 from mcl.refine.edits import TextEdit, indentation
 from mcl.refine.kernel import KernelAtLevel
 from mcl.refine.loads import element_type, the_load
@@ -49,7 +50,7 @@ class HoistLoad(Refinement):
         "count, or from 0 to a size): the hoisted load loads nothing the kernel did not",
         "the outermost loop is a statement of a block `{ ... }` and starts its line",
     )
-    answers = (KeepInRegister,)
+    answers = ANSWERS["hoist-load"]
 
     def proposals(self, kernel: KernelAtLevel) -> list[Proposal | Refused]:
         return self.answer_each(kernel, [

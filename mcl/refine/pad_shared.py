@@ -9,8 +9,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from mcl.feedback.findings import BankConflictFinding, Finding, RemoveBankConflict
+from mcl.feedback.findings import BankConflictFinding, Finding
 from mcl.mcpl import ast
+from mcl.refine.answers import ANSWERS
 from mcl.refine.edits import TextEdit, span_text
 from mcl.refine.kernel import KernelAtLevel
 from mcl.refine.places import constant_env, constant_int, written
@@ -37,7 +38,7 @@ class PadShared(Refinement):
         "no view of it (`as`) and no call is passed it: every access indexes its "
         "elements, which stay where they were in their rows",
     )
-    answers = (RemoveBankConflict,)
+    answers = ANSWERS["pad-shared"]
 
     def proposals(self, kernel: KernelAtLevel) -> list[Proposal | Refused]:
         worst: dict[str, BankConflictFinding] = {}

@@ -44,6 +44,7 @@ from mcl.hdl.equivalence import equivalent_space, find_equivalent_par_groups
 from mcl.identity import Ref
 from mcl.mcpl import ast
 from mcl.mcpl.printer import print_expr
+from mcl.refine.answers import ANSWERS
 from mcl.refine.edits import TextEdit, edited_span_text, indentation, indented, span_text
 from mcl.refine.kernel import KernelAtLevel
 from mcl.refine.loads import element_type, full_accesses, stored_nodes, the_load
@@ -92,7 +93,7 @@ class StageTile(Refinement):
         "the loop writes nothing of the array (no store, no atomic, no call passed it): "
         "the tile does not go stale while it is read; it holds no return",
     )
-    answers = (ShareInFasterMemory,)
+    answers = ANSWERS["stage-tile"]
 
     def proposals(self, kernel: KernelAtLevel) -> list[Proposal | Refused]:
         seen: set[tuple[str, int | None]] = set()

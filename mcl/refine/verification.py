@@ -1,6 +1,7 @@
 """Verifying a next version before it is offered: the original and the next version run
-through the interpreter on the same inputs at three sizes, primes among them, and both
-must match (docs/refinements.md, "Verified before offered").
+through the interpreter, and as OpenCL on a device where the level is a leaf
+(mcl.refine.device_check: PoCL by default), on the same inputs at three sizes, primes
+among them, and every run must match (docs/refinements.md, "Verified before offered").
 
 With a `reference.py` beside the kernel, inputs, expected outputs and error bounds are
 the reference's (mcl.verify, as `mcl run --interp` compares): integers exactly, floats
@@ -8,7 +9,13 @@ within the reference's bound, and the original must pass too (a size it fails at
 left out for another). Without one, the inputs are random numbers of the parameters'
 types and the original's outputs are the reference: integers equal, floats within
 `RANDOM_RTOL` and `RANDOM_ATOL` of them (the rewrites reorder no sum, but a new constant
-may change a tile and with it the order of a sum)."""
+may change a tile and with it the order of a sum). The device's outputs are compared
+the same way, but for floats on random inputs: OpenCL lets the device compiler fuse a
+multiply and an add into one operation (one rounding where the interpreter makes two),
+so a sum of many products differs in its last bits, by more than `RANDOM_ATOL` where it
+nearly cancels; there the bound is `DEVICE_NORMWISE` times the output's largest
+magnitude. A size the original does not pass on the device is left out for another, as
+one it does not pass in the interpreter."""
 
 from __future__ import annotations
 
@@ -23,6 +30,7 @@ from mcl.codegen.host_eval import Number, evaluate
 from mcl.diagnostics import MclError
 from mcl.interp import run_function
 from mcl.mcpl import ast
+from mcl.refine.device_check import OpenCLCheck
 from mcl.refine.kernel import KernelAtLevel
 from mcl.refine.places import constant_env
 from mcl.refine.refinement import Refused
@@ -38,6 +46,10 @@ from mcl.verify import (
 
 SIZES_WANTED = 3
 RANDOM_RTOL, RANDOM_ATOL = 1e-5, 1e-6
+# Floats from the device on random inputs: within this share of the output's largest
+# magnitude (a sum of up to 17 * 17 products of [-1, 1) rounded in float32, fused or not,
+# stays some 100 times inside it; a wrong element is off by about a term).
+DEVICE_NORMWISE = 1e-4
 # Sizes of a kernel without a reference: every int parameter this value, in turn.
 RANDOM_SIZES = (13, 7, 17)
 SEED = 7
@@ -55,10 +67,12 @@ class SizeCheck:
 
 @dataclass(frozen=True)
 class Verification:
-    """How the next version was verified: against what (`against`), at which sizes."""
+    """How the next version was verified: against what (`against`), at which sizes, and
+    by what (`runs_on`: the interpreter, and the OpenCL device where one ran it)."""
 
     against: str
     checks: tuple[SizeCheck, ...]
+    runs_on: str = "the interpreter"
 
     @property
     def ok(self) -> bool:
@@ -110,13 +124,23 @@ class Verifier:
     reference: Reference | None = None
     cases: list[_Case] = field(default_factory=list)
     left_out: list[str] = field(default_factory=list)
+    device: OpenCLCheck = field(default_factory=OpenCLCheck)
 
     @classmethod
     def of(cls, kernel: KernelAtLevel, reference: Path | None = None) -> Verifier:
         path = reference or reference_for(kernel.path)
-        verifier = cls(kernel, load_reference(path) if path.is_file() else None)
+        verifier = cls(kernel, load_reference(path) if path.is_file() else None,
+                       device=OpenCLCheck.of(kernel))
         verifier._prepare()
         return verifier
+
+    @property
+    def runs_on(self) -> str:
+        """What runs every version: `the interpreter and OpenCL on DEVICE`, or the
+        interpreter alone with the reason there is no device run."""
+        if self.device.unavailable is not None:
+            return f"the interpreter only ({self.device.unavailable})"
+        return f"the interpreter and OpenCL on {self.device.device}"
 
     @property
     def against(self) -> str:
@@ -144,15 +168,39 @@ class Verifier:
         ref = self.reference
         if ref is not None:
             _, args = make_inputs(ref, sizes, SEED)
-            expected = expected_outputs(ref, args)
-            got = self._run(self.kernel, args)
-            if not all(c.ok for c in verify(ref, expected, got, args)):
+            case = _Case(sizes, args, expected_outputs(ref, args))
+            if not self._matches(case, self._run(self.kernel, args)):
                 self.left_out.append(f"{_sizes_text(sizes)}: the original does not match "
                                      "the reference")
                 return None
-            return _Case(sizes, args, expected)
-        args = random_inputs(self.kernel, sizes)
-        return _Case(sizes, args, _arrays(self._run(self.kernel, args)))
+        else:
+            args = random_inputs(self.kernel, sizes)
+            case = _Case(sizes, args, _arrays(self._run(self.kernel, args)))
+        if self.device.unavailable is None:
+            try:
+                on_device = self.device.run(self.kernel, args)
+            except Exception as exc:  # noqa: BLE001 - a driver's error is the device's answer
+                self.left_out.append(f"{_sizes_text(sizes)}: the original does not run on "
+                                     f"{self.device.device}: {_first_line(exc)}")
+                return None
+            if not self._matches(case, on_device, on_device=True):
+                self.left_out.append(f"{_sizes_text(sizes)}: the original on "
+                                     f"{self.device.device} does not match {self.against}")
+                return None
+        return case
+
+    def _compared(self, case: _Case, got: Mapping[str, Any], on_device: bool = False
+                  ) -> list[Any]:
+        """Each output of `got` (the device's where `on_device`) against what the case
+        expects (mcl.verify.OutputCheck)."""
+        if self.reference is not None:
+            return verify(self.reference, case.expected, got, case.args)
+        # The interpreter gives back every array, the device those the kernel writes.
+        return [_compare_exactly_or_close(name, got.get(name), value, on_device)
+                for name, value in case.expected.items() if not on_device or name in got]
+
+    def _matches(self, case: _Case, got: Mapping[str, Any], on_device: bool = False) -> bool:
+        return all(c.ok for c in self._compared(case, got, on_device))
 
     def _run(self, kernel: KernelAtLevel, args: Mapping[str, Any]) -> dict[str, Any]:
         copies = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in args.items()}
@@ -170,20 +218,29 @@ class Verifier:
             except MclError as exc:
                 checks.append(SizeCheck(case.sizes, False, (), _first_line(exc)))
                 continue
-            if self.reference is not None:
-                compared = verify(self.reference, case.expected, got, case.args)
-            else:
-                compared = [_compare_exactly_or_close(name, got.get(name), value)
-                            for name, value in case.expected.items()]
-            bad = [c for c in compared if not c.ok]
+            compared = self._compared(case, got)
+            bad = [f"{c.name}: {c.note}" for c in compared if not c.ok]
+            # On the device only once the interpreter has run it at these sizes: it
+            # checks every index, OpenCL none.
+            if not bad and self.device.unavailable is None:
+                try:
+                    on_device = self.device.run(next_kernel, case.args)
+                    bad = [f"{c.name} on {self.device.device}: {c.note}"
+                           for c in self._compared(case, on_device, on_device=True)
+                           if not c.ok]
+                except Exception as exc:  # noqa: BLE001 - a driver's error fails the check
+                    bad = [f"on {self.device.device}: {_first_line(exc)}"]
             checks.append(SizeCheck(case.sizes, not bad, tuple(c.name for c in compared),
-                                    "; ".join(f"{c.name}: {c.note}" for c in bad)))
-        return Verification(self.against, tuple(checks))
+                                    "; ".join(bad)))
+        return Verification(self.against, tuple(checks), self.runs_on)
 
 
-def _compare_exactly_or_close(name: str, got: Any, want: np.ndarray) -> Any:
+def _compare_exactly_or_close(name: str, got: Any, want: np.ndarray, on_device: bool = False
+                              ) -> Any:
     if want.dtype.kind == "f":
-        return compare_output(name, got, want, RANDOM_RTOL, RANDOM_ATOL)
+        largest = float(np.max(np.abs(want))) if want.size else 0.0
+        atol = max(RANDOM_ATOL, DEVICE_NORMWISE * largest) if on_device else RANDOM_ATOL
+        return compare_output(name, got, want, RANDOM_RTOL, atol)
     return compare_output(name, got, want, 0.0, 0.0)
 
 

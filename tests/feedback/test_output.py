@@ -61,7 +61,7 @@ def test_text_report_groups_by_function_and_loop_with_markers(capsys) -> None:
     assert code == 0
     assert "feedback for matmul at level gpu" in out
     lines = out.splitlines()
-    where = next(k for k, line in enumerate(lines) if "local memory can be leveraged" in line)
+    where = next(k for k, line in enumerate(lines) if "data reuse: a[i, k]" in line)
     source, marker = lines[where + 1], lines[where + 2]
     assert "sum += a[i, k] * b[k, j];" in source
     assert marker.index("^") == source.index("a[i, k]")

@@ -1,6 +1,7 @@
 """Performance feedback in the editor: matmul at `mcl.level = gpu` gives the paper's three
-messages of section 5.1 (the kernel of Fig. 9) at the accesses they are about, and hover
-shows their figures."""
+messages of section 5.1 (the kernel of Fig. 9) at the accesses they are about -- the two
+reuse facts published, the suggestion without a stated gain and the several-elements
+fact on hover -- and hover shows their figures."""
 
 from __future__ import annotations
 
@@ -43,10 +44,14 @@ async def test_matmul_at_gpu_has_the_paper_s_messages_to_act_on(client: Language
     by_code: dict[str, list[lsp.Diagnostic]] = {}
     for d in feedback:
         by_code.setdefault(str(d.code), []).append(d)
-    # (1) a[i, k]: local memory can be leveraged, at the access a[i, k]
-    (local,) = by_code["memory-faster-space"]
-    assert local.message.startswith("a[i, k] loaded for nrThreadsM threads tj: local memory")
+    # (1) a[i, k]: local memory can be leveraged -- a suggestion that states no gain
+    # (the generic gpu has no time model) and that no refinement makes yet, so it is not
+    # published (docs/feedback.md, "What a report shows"); hover shows it
+    assert "memory-faster-space" not in by_code
+    local = next(d for d in by_code["reuse-independent"] if "a[i, k]" in d.message)
     assert local.range == _range_of(text, "a[i, k]")
+    value = await hover_text(client, uri, position_of(text, "a[i, k]"))
+    assert "memory-faster-space" in value and "local memory" in value
     # (2) b[k, j] is accessed for n blocks bi, at the access b[k, j]
     (b,) = [d for d in by_code["reuse-independent"] if "b[k, j]" in d.message]
     assert "n (= 2,048) blocks bi" in b.message
@@ -57,7 +62,7 @@ async def test_matmul_at_gpu_has_the_paper_s_messages_to_act_on(client: Language
     # Feedback is advice: never an error or a warning of the checker.
     assert {d.severity for d in feedback} <= {lsp.DiagnosticSeverity.Information,
                                               lsp.DiagnosticSeverity.Hint}
-    assert local.severity == lsp.DiagnosticSeverity.Information
+    assert local.severity == lsp.DiagnosticSeverity.Hint  # a fact
     await close_document(client, uri)
 
 

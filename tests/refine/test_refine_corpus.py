@@ -1,6 +1,7 @@
 """`mcl apply --list` on every shipped kernel at each of its leaves: every refinement it
 lists applies, checks at the leaf, verifies at three sizes against the kernel's
-reference, and answers the finding it names (slow: the whole corpus, a few minutes)."""
+reference in the interpreter and on the OpenCL device, and answers the finding it names
+(slow: the whole corpus, a few minutes)."""
 
 from __future__ import annotations
 
@@ -44,6 +45,8 @@ def test_every_listed_refinement_applies_checks_and_verifies(path: Path, leaf: s
         # offered: checked at the leaf and verified at three sizes, primes among them
         assert offer.verification.ok and len(offer.verification.checks) == SIZES_WANTED
         assert "reference.py" in offer.verification.against
+        # at a leaf, on the OpenCL device (PoCL) too
+        assert offer.verification.runs_on.startswith("the interpreter and OpenCL on ")
         # the listed invocation makes exactly this next version
         again = proposal_for(kernel, offer.proposal.invocation)
         assert apply_edits(kernel.text, again.edits) == offer.text

@@ -83,6 +83,7 @@ from mcl.feedback.facts.costs import (
 from mcl.feedback.facts.kernel import IF
 from mcl.feedback.facts.sizes import parameter_bytes, space_and_size
 from mcl.feedback.findings import (
+    MIN_GAIN,
     DivergentBranch,
     Finding,
     KeepInRegister,
@@ -114,9 +115,6 @@ F = TypeVar("F", bound=Finding)
 # compulsory traffic's time at the stated bandwidth over the measured time (0.737; 0.758
 # with the phases between barriers, left at 0.74 so that the phases are compared alone).
 ACHIEVED_BANDWIDTH = 0.74
-# A change whose estimated gain is below this factor is a fact, not a suggestion (as
-# Nsight Compute's rules stay quiet below a small estimated speedup).
-MIN_GAIN = 1.03
 
 # What one kernel launch costs beyond its work where the description states no `latency`
 # on its device (docs/hdl.md): an empty kernel of 1 to 1,056 blocks takes 2.2-3.2 us,

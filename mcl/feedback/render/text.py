@@ -129,12 +129,25 @@ def render_feedback(messages: Sequence[Message], console: Console | Printer | No
 
 
 def _quiet_line(quiet: list[Message]) -> Line:
-    """What the default view left out, by analysis, and how to see it."""
-    kinds = Counter(m.analysis for m in quiet)
-    parts = ", ".join(f"{n} {analysis}" for analysis, n in kinds.most_common())
-    what = "fact" if len(quiet) == 1 else "facts"
-    return Line(f"  {len(quiet)} more {what} with nothing to act on ({parts}) not shown; "
-                "-v shows every message", style="dim")
+    """What the default view left out, by analysis, and how to see it: the facts with
+    nothing to act on, and the suggestions that are no refinement with an estimated
+    gain (mcl.feedback.render.visibility)."""
+    facts = [m for m in quiet if m.severity == FeedbackSeverity.INFO]
+    advice = [m for m in quiet if m.severity != FeedbackSeverity.INFO]
+    parts = []
+    if facts:
+        what = "fact" if len(facts) == 1 else "facts"
+        parts.append(f"{len(facts)} more {what} with nothing to act on ({_by_analysis(facts)})")
+    if advice:
+        what = "suggestion" if len(advice) == 1 else "suggestions"
+        parts.append(f"{len(advice)} {'more ' if not facts else ''}{what} no refinement makes "
+                     f"with an estimated gain ({_by_analysis(advice)})")
+    return Line(f"  {' and '.join(parts)} not shown; -v shows every message", style="dim")
+
+
+def _by_analysis(messages: list[Message]) -> str:
+    kinds = Counter(m.analysis for m in messages)
+    return ", ".join(f"{n} {analysis}" for analysis, n in kinds.most_common())
 
 
 def _function_report(function: str, messages: list[Message], hidden: int, out: Printer,
