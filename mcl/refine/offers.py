@@ -26,6 +26,7 @@ from mcl.refine.refinement import Proposal, Refinement, Refused, parse_args
 from mcl.refine.set_constant import SetConstant
 from mcl.refine.swap_mapping import SwapMapping
 from mcl.refine.unroll import Unroll
+from mcl.refine.vector_loads import VectorLoads
 from mcl.refine.verification import Verification, Verifier
 from mcl.verify import load_reference, reference_for
 
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 
 # Every refinement, in the order `--list` and the documentation give them.
 REFINEMENTS: tuple[Refinement, ...] = (SetConstant(), HoistLoad(), PadShared(), Unroll(),
-                                       SwapMapping())
+                                       SwapMapping(), VectorLoads())
 
 
 def refinement_named(name: str) -> Refinement:
