@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from mcl.diagnostics import MclError, did_you_mean
 from mcl.refine.edits import apply_edits, unified_diff
 from mcl.refine.hoist_load import HoistLoad
+from mcl.refine.interchange import Interchange
 from mcl.refine.kernel import KernelAtLevel, load_kernel
 from mcl.refine.pad_shared import PadShared
 from mcl.refine.refinement import Proposal, Refinement, Refused, parse_args
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 
 # Every refinement, in the order `--list` and the documentation give them.
 REFINEMENTS: tuple[Refinement, ...] = (SetConstant(), HoistLoad(), PadShared(), Unroll(),
-                                       SwapMapping(), VectorLoads())
+                                       SwapMapping(), Interchange(), VectorLoads())
 
 
 def refinement_named(name: str) -> Refinement:

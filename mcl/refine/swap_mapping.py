@@ -18,8 +18,8 @@ from mcl.diagnostics import Span
 from mcl.feedback.findings import CoalesceAccess, Finding, UncoalescedAccess
 from mcl.mcpl import ast
 from mcl.mcpl.printer import print_expr
-from mcl.refine.edits import TextEdit, line_of
 from mcl.refine.kernel import KernelAtLevel
+from mcl.refine.nesting import fastest_walks, swapped_headers, whole_accesses
 from mcl.refine.places import names_in, path_to
 from mcl.refine.refinement import Parameter, Proposal, Refinement, Refused, integer
 
@@ -106,14 +106,13 @@ class SwapMapping(Refinement):
                   finding: Finding | None) -> Proposal:
         outer, inner = pair.outer, pair.inner
         _require_more_coalesced(pair)
-        outer_head, inner_head = _header(kernel, outer), _header(kernel, inner)
-        line = outer_head.line
+        edits = swapped_headers(kernel, outer, inner)
+        line = edits[0].line
         return Proposal(
             self.name, (("line", str(line)),), line,
             f"swap foreach {outer.var} (line {line}) and foreach {inner.var} (line "
-            f"{inner_head.line}): the units side by side then walk {outer.var}",
-            (TextEdit.replacing(outer_head, _text(kernel, inner_head)),
-             TextEdit.replacing(inner_head, _text(kernel, outer_head))), finding)
+            f"{edits[1].line}): the units side by side then walk {outer.var}",
+            edits, finding)
 
     def still_there(self, proposal: Proposal, findings: Sequence[Finding]) -> Finding | None:
         answered = proposal.answers
@@ -131,7 +130,7 @@ def _source_access(kernel: KernelAtLevel, span: Span | None) -> ast.Index:
     if span is None or not kernel.in_file(span):
         raise Refused("the finding names no access of the kernel's own file")
     body = kernel.source_function.body
-    whole = [n for n in _whole_accesses(body) if n.span is not None
+    whole = [n for n in whole_accesses(body) if n.span is not None
              and (n.span.line, n.span.column) == (span.line, span.column)]
     if len(whole) != 1:
         raise Refused(f"no single access at line {span.line}, column {span.column}")
@@ -177,28 +176,19 @@ def _waits_among(node: object, group: str) -> bool:
 def _require_more_coalesced(pair: ForeachPair) -> None:
     """Refused where the swap makes as many accesses stride across the units side by
     side as it lets walk along them (a transpose: the load or the store strides)."""
-    gained, lost = [], []
-    for access in _whole_accesses(pair.inner.body):
-        fastest = names_in(access.indices[-1])
-        if pair.outer.var in fastest and pair.inner.var not in fastest:
-            gained.append(print_expr(access))
-        elif pair.inner.var in fastest and pair.outer.var not in fastest:
-            lost.append(print_expr(access))
+    gained, lost = fastest_walks(pair.inner.body, pair.outer.var, pair.inner.var)
     if not gained and not lost:
         raise Refused(f"no access's last index reads {pair.outer.var} or {pair.inner.var} "
                       "alone: swapping the loops changes no access's stride")
     if len(lost) >= len(gained):
         raise Refused(f"swapping foreach {pair.outer.var} and {pair.inner.var} lets "
                       f"{len(gained)} access(es) walk along the units side by side "
-                      f"({', '.join(gained) or 'none'}) and makes {len(lost)} stride across "
-                      f"them ({', '.join(lost)}): no fewer accesses stride")
+                      f"({_texts(gained) or 'none'}) and makes {len(lost)} stride across "
+                      f"them ({_texts(lost)}): no fewer accesses stride")
 
 
-def _whole_accesses(node: object) -> list[ast.Index]:
-    """Element accesses below `node`, each whole: `d[i][j]`, not its part `d[i]`."""
-    found = [n for n in ast.walk(node) if isinstance(n, ast.Index)]
-    parts = {id(n.base) for n in found}
-    return [n for n in found if id(n) not in parts]
+def _texts(accesses: list[ast.Index]) -> str:
+    return ", ".join(print_expr(a) for a in accesses)
 
 
 def _inside(finding: UncoalescedAccess, loop: ast.Foreach) -> bool:
@@ -206,32 +196,3 @@ def _inside(finding: UncoalescedAccess, loop: ast.Foreach) -> bool:
     return (span is not None and where is not None
             and (where.line, where.column) <= (span.line, span.column)
             and (span.line, span.column) < (where.end_line, where.end_column))
-
-
-def _header(kernel: KernelAtLevel, loop: ast.Foreach) -> Span:
-    """The span of `foreach (...)`, from the keyword to its closing parenthesis."""
-    span = loop.span
-    if span is None or not kernel.in_file(span):
-        raise Refused(f"foreach {loop.var} is not in the kernel's own file")
-    row = line_of(kernel.text, span.line)
-    start = span.column - 1
-    close = _closing_parenthesis(row, row.find("(", start))
-    if not row.startswith("foreach", start) or close is None:
-        raise Refused(f"the header of foreach {loop.var} (line {span.line}) does not "
-                      "stand on one line")
-    return Span(span.file, span.line, span.column, span.line, close + 2)
-
-
-def _closing_parenthesis(row: str, opening: int) -> int | None:
-    if opening < 0:
-        return None
-    depth = 0
-    for at in range(opening, len(row)):
-        depth += {"(": 1, ")": -1}.get(row[at], 0)
-        if depth == 0:
-            return at
-    return None
-
-
-def _text(kernel: KernelAtLevel, span: Span) -> str:
-    return line_of(kernel.text, span.line)[span.column - 1:span.end_column - 1]

@@ -1,0 +1,74 @@
+"""Two nested loops swapped: the header of a loop, `foreach (...)` or `for (...)`, as a
+span of the source text (two loops swap places by swapping their headers, and everything
+else, the body, its comments, the layout, stays as written), and which accesses the swap
+lets walk their fastest dimension along the inner loop."""
+
+from __future__ import annotations
+
+from mcl.diagnostics import Span
+from mcl.mcpl import ast
+from mcl.refine.edits import TextEdit, line_of
+from mcl.refine.kernel import KernelAtLevel
+from mcl.refine.places import names_in
+from mcl.refine.refinement import Refused
+
+
+def header_span(kernel: KernelAtLevel, loop: ast.Foreach | ast.For) -> Span:
+    """The span of the loop's keyword up to its closing parenthesis, which must stand on
+    the loop's first line in the kernel's own file."""
+    keyword = "foreach" if isinstance(loop, ast.Foreach) else "for"
+    span = loop.span
+    name = f"{keyword} {loop.var}"
+    if span is None or not kernel.in_file(span):
+        raise Refused(f"{name} is not in the kernel's own file")
+    row = line_of(kernel.text, span.line)
+    start = span.column - 1
+    close = _closing_parenthesis(row, row.find("(", start))
+    if not row.startswith(keyword, start) or close is None:
+        raise Refused(f"the header of {name} (line {span.line}) does not stand on one line")
+    return Span(span.file, span.line, span.column, span.line, close + 2)
+
+
+def swapped_headers(kernel: KernelAtLevel, outer: ast.Foreach | ast.For,
+                    inner: ast.Foreach | ast.For) -> tuple[TextEdit, TextEdit]:
+    """The edits that give `outer` the header of `inner` and `inner` that of `outer`."""
+    outer_head, inner_head = header_span(kernel, outer), header_span(kernel, inner)
+    return (TextEdit.replacing(outer_head, _text(kernel, inner_head)),
+            TextEdit.replacing(inner_head, _text(kernel, outer_head)))
+
+
+def _closing_parenthesis(row: str, opening: int) -> int | None:
+    if opening < 0:
+        return None
+    depth = 0
+    for at in range(opening, len(row)):
+        depth += {"(": 1, ")": -1}.get(row[at], 0)
+        if depth == 0:
+            return at
+    return None
+
+
+def _text(kernel: KernelAtLevel, span: Span) -> str:
+    return line_of(kernel.text, span.line)[span.column - 1:span.end_column - 1]
+
+
+def whole_accesses(node: object) -> list[ast.Index]:
+    """Element accesses below `node`, each whole: `d[i][j]`, not its part `d[i]`."""
+    found = [n for n in ast.walk(node) if isinstance(n, ast.Index)]
+    parts = {id(n.base) for n in found}
+    return [n for n in found if id(n) not in parts]
+
+
+def fastest_walks(body: object, outer: str, inner: str) -> tuple[list[ast.Index],
+                                                                  list[ast.Index]]:
+    """The accesses of `body` whose last index (the fastest dimension) reads `outer` and
+    not `inner`, which the swap lets walk along the inner loop; and those that read
+    `inner` and not `outer`, which walk along it now and would stride after the swap."""
+    gained, lost = [], []
+    for access in whole_accesses(body):
+        fastest = names_in(access.indices[-1])
+        if outer in fastest and inner not in fastest:
+            gained.append(access)
+        elif inner in fastest and outer not in fastest:
+            lost.append(access)
+    return gained, lost
