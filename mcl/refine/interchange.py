@@ -20,7 +20,12 @@ from mcl.feedback.findings import Finding, LoopLineFetches
 from mcl.mcpl import ast
 from mcl.mcpl.printer import print_expr
 from mcl.refine.kernel import KernelAtLevel
-from mcl.refine.nesting import fastest_walks, swapped_headers, whole_accesses
+from mcl.refine.nesting import (
+    access_texts,
+    require_fewer_strides,
+    swapped_headers,
+    whole_accesses,
+)
 from mcl.refine.places import names_in, written
 from mcl.refine.refinement import Parameter, Proposal, Refinement, Refused, integer
 
@@ -87,19 +92,16 @@ class Interchange(Refinement):
         pair = _perfect_pair(outer)
         _require_rectangle(pair)
         _require_no_reversed_use(pair)
-        gained, lost = fastest_walks(pair.inner.body, outer.var, pair.inner.var)
-        if len(lost) >= len(gained):
-            raise Refused(f"interchanging for-loops {outer.var} and {pair.inner.var} lets "
-                          f"{len(gained)} access(es) walk their last index along the inner "
-                          f"loop ({_texts(gained) or 'none'}) and makes {len(lost)} stride "
-                          f"({_texts(lost) or 'none'}): no fewer accesses stride")
+        gained = require_fewer_strides(
+            pair.inner.body, outer.var, pair.inner.var,
+            f"interchanging for-loops {outer.var} and {pair.inner.var}")
         edits = swapped_headers(kernel, outer, pair.inner)
         line = edits[0].line
         return Proposal(
             self.name, (("line", str(line)),), line,
             f"interchange for-loop {outer.var} (line {line}) and for-loop "
             f"{pair.inner.var} (line {edits[1].line}): the inner loop then walks "
-            f"{_texts(gained)} along its last index", edits, finding)
+            f"{access_texts(gained)} along its last index", edits, finding)
 
     def still_there(self, proposal: Proposal, findings: Sequence[Finding]) -> Finding | None:
         answered = proposal.answers
@@ -250,7 +252,3 @@ def _indices(access: ast.Index) -> list[ast.Expr]:
 
 def _index_text(access: ast.Index) -> str:
     return ", ".join(print_expr(e) for e in _indices(access))
-
-
-def _texts(accesses: list[ast.Index]) -> str:
-    return ", ".join(print_expr(a) for a in accesses)

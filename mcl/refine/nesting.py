@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from mcl.diagnostics import Span
 from mcl.mcpl import ast
+from mcl.mcpl.printer import print_expr
 from mcl.refine.edits import TextEdit, line_of
 from mcl.refine.kernel import KernelAtLevel
 from mcl.refine.places import names_in
@@ -72,3 +73,21 @@ def fastest_walks(body: object, outer: str, inner: str) -> tuple[list[ast.Index]
         elif inner in fastest and outer not in fastest:
             lost.append(access)
     return gained, lost
+
+
+def require_fewer_strides(body: object, outer: str, inner: str, what: str) -> list[ast.Index]:
+    """The accesses the swap of the loops over `outer` and `inner` (`what`, in words) lets
+    walk their last index along the inner loop; `Refused` where it makes as many stride."""
+    gained, lost = fastest_walks(body, outer, inner)
+    if not gained and not lost:
+        raise Refused(f"no access's last index reads {outer} or {inner} alone: {what} "
+                      "changes no access's stride")
+    if len(lost) >= len(gained):
+        raise Refused(f"{what} lets {len(gained)} access(es) walk their last index along "
+                      f"the inner loop ({access_texts(gained) or 'none'}) and makes {len(lost)} "
+                      f"stride ({access_texts(lost)}): no fewer accesses stride")
+    return gained
+
+
+def access_texts(accesses: list[ast.Index]) -> str:
+    return ", ".join(print_expr(a) for a in accesses)

@@ -19,7 +19,7 @@ from mcl.feedback.findings import CoalesceAccess, Finding, UncoalescedAccess
 from mcl.mcpl import ast
 from mcl.mcpl.printer import print_expr
 from mcl.refine.kernel import KernelAtLevel
-from mcl.refine.nesting import fastest_walks, swapped_headers, whole_accesses
+from mcl.refine.nesting import require_fewer_strides, swapped_headers, whole_accesses
 from mcl.refine.places import names_in, path_to
 from mcl.refine.refinement import Parameter, Proposal, Refinement, Refused, integer
 
@@ -105,7 +105,8 @@ class SwapMapping(Refinement):
     def _proposal(self, kernel: KernelAtLevel, pair: ForeachPair,
                   finding: Finding | None) -> Proposal:
         outer, inner = pair.outer, pair.inner
-        _require_more_coalesced(pair)
+        require_fewer_strides(inner.body, outer.var, inner.var,
+                              f"swapping foreach {outer.var} and {inner.var}")
         edits = swapped_headers(kernel, outer, inner)
         line = edits[0].line
         return Proposal(
@@ -171,24 +172,6 @@ def _waits_among(node: object, group: str) -> bool:
     if isinstance(node, ast.Foreach) and node.group != group:
         return False
     return any(_waits_among(child, group) for child in ast.children(node))
-
-
-def _require_more_coalesced(pair: ForeachPair) -> None:
-    """Refused where the swap makes as many accesses stride across the units side by
-    side as it lets walk along them (a transpose: the load or the store strides)."""
-    gained, lost = fastest_walks(pair.inner.body, pair.outer.var, pair.inner.var)
-    if not gained and not lost:
-        raise Refused(f"no access's last index reads {pair.outer.var} or {pair.inner.var} "
-                      "alone: swapping the loops changes no access's stride")
-    if len(lost) >= len(gained):
-        raise Refused(f"swapping foreach {pair.outer.var} and {pair.inner.var} lets "
-                      f"{len(gained)} access(es) walk along the units side by side "
-                      f"({_texts(gained) or 'none'}) and makes {len(lost)} stride across "
-                      f"them ({_texts(lost)}): no fewer accesses stride")
-
-
-def _texts(accesses: list[ast.Index]) -> str:
-    return ", ".join(print_expr(a) for a in accesses)
 
 
 def _inside(finding: UncoalescedAccess, loop: ast.Foreach) -> bool:
