@@ -22,6 +22,8 @@ from mcl.mcpl.printer import print_expr
 from mcl.refine.kernel import KernelAtLevel
 from mcl.refine.nesting import (
     access_texts,
+    only_statement,
+    places,
     require_fewer_strides,
     swapped_headers,
     whole_accesses,
@@ -84,8 +86,7 @@ class Interchange(Refinement):
                       and n.span.line == line and kernel.in_file(n.span)), None)
         if outer is None:
             raise Refused(f"no for-loop starts at line {line}")
-        finding = next((f for f in kernel.findings if _asked_for(kernel, f) is outer), None)
-        return self._proposal(kernel, outer, finding)
+        return self._proposal(kernel, outer, None)
 
     def _proposal(self, kernel: KernelAtLevel, outer: ast.For,
                   finding: Finding | None) -> Proposal:
@@ -95,6 +96,11 @@ class Interchange(Refinement):
         gained = require_fewer_strides(
             pair.inner.body, outer.var, pair.inner.var,
             f"interchanging for-loops {outer.var} and {pair.inner.var}")
+        helped = places(gained)
+        if finding is None or _place(finding) not in helped:
+            # the verdict it answers is one about an access the interchange helps
+            finding = next((f for f in kernel.findings if _asked_for(kernel, f) is outer
+                            and _place(f) in helped), None)
         edits = swapped_headers(kernel, outer, pair.inner)
         line = edits[0].line
         return Proposal(
@@ -126,19 +132,18 @@ def _asked_for(kernel: KernelAtLevel, finding: Finding) -> ast.For | None:
     loop = next((n for n in ast.walk(kernel.source_function.body) if isinstance(n, ast.For)
                  and n.span is not None and kernel.in_file(n.span)
                  and (n.span.line, n.span.column) == (where.line, where.column)), None)
-    if loop is None or not isinstance(_only_statement(loop.body), ast.For):
+    if loop is None or not isinstance(only_statement(loop.body), ast.For):
         return None
     return loop
 
 
-def _only_statement(body: ast.Stmt) -> ast.Stmt | None:
-    if isinstance(body, ast.Block):
-        return body.stmts[0] if len(body.stmts) == 1 else None
-    return body
+def _place(finding: Finding) -> tuple[int, int] | None:
+    span = finding.span
+    return (span.line, span.column) if span is not None else None
 
 
 def _perfect_pair(outer: ast.For) -> ForPair:
-    inner = _only_statement(outer.body)
+    inner = only_statement(outer.body)
     if not isinstance(inner, ast.For):
         raise Refused(f"the body of for-loop {outer.var} is not one for-loop alone: the "
                       "loops are not perfectly nested")

@@ -91,3 +91,16 @@ def require_fewer_strides(body: object, outer: str, inner: str, what: str) -> li
 
 def access_texts(accesses: list[ast.Index]) -> str:
     return ", ".join(print_expr(a) for a in accesses)
+
+
+def only_statement(body: ast.Stmt) -> ast.Stmt | None:
+    """The one statement of a loop's `body` (a block holding one statement, or the
+    statement itself); None where it holds several or none."""
+    if isinstance(body, ast.Block):
+        return body.stmts[0] if len(body.stmts) == 1 else None
+    return body
+
+
+def places(accesses: list[ast.Index]) -> set[tuple[int, int]]:
+    """(line, column) of each access: what a finding's span is matched against."""
+    return {(a.span.line, a.span.column) for a in accesses if a.span is not None}

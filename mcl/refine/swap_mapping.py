@@ -19,7 +19,13 @@ from mcl.feedback.findings import CoalesceAccess, Finding, UncoalescedAccess
 from mcl.mcpl import ast
 from mcl.mcpl.printer import print_expr
 from mcl.refine.kernel import KernelAtLevel
-from mcl.refine.nesting import require_fewer_strides, swapped_headers, whole_accesses
+from mcl.refine.nesting import (
+    only_statement,
+    places,
+    require_fewer_strides,
+    swapped_headers,
+    whole_accesses,
+)
 from mcl.refine.places import names_in, path_to
 from mcl.refine.refinement import Parameter, Proposal, Refinement, Refused, integer
 
@@ -94,19 +100,22 @@ class SwapMapping(Refinement):
                       and n.span.line == line and kernel.in_file(n.span)), None)
         if outer is None:
             raise Refused(f"no foreach starts at line {line}")
-        inner = _only_statement(outer.body)
+        inner = only_statement(outer.body)
         if not isinstance(inner, ast.Foreach):
             raise Refused(f"the body of foreach {outer.var} (line {line}) is not one "
                           "foreach alone: the loops are not perfectly nested")
-        finding = next((f for f in kernel.findings if isinstance(f, UncoalescedAccess)
-                        and f.function == kernel.function and _inside(f, inner)), None)
-        return self._proposal(kernel, _perfect_pair(outer, inner), finding)
+        return self._proposal(kernel, _perfect_pair(outer, inner), None)
 
     def _proposal(self, kernel: KernelAtLevel, pair: ForeachPair,
                   finding: Finding | None) -> Proposal:
         outer, inner = pair.outer, pair.inner
-        require_fewer_strides(inner.body, outer.var, inner.var,
-                              f"swapping foreach {outer.var} and {inner.var}")
+        helped = places(require_fewer_strides(inner.body, outer.var, inner.var,
+                                              f"swapping foreach {outer.var} and {inner.var}"))
+        if not isinstance(finding, UncoalescedAccess) or _place(finding) not in helped:
+            # the finding it answers is one about an access the swap helps
+            finding = next((f for f in kernel.findings if isinstance(f, UncoalescedAccess)
+                            and f.function == kernel.function and _place(f) in helped),
+                           None)
         edits = swapped_headers(kernel, outer, inner)
         line = edits[0].line
         return Proposal(
@@ -138,17 +147,10 @@ def _source_access(kernel: KernelAtLevel, span: Span | None) -> ast.Index:
     return whole[0]
 
 
-def _only_statement(body: ast.Stmt) -> ast.Stmt | None:
-    """The one statement of `body` (a block holding one statement, or a statement)."""
-    if isinstance(body, ast.Block):
-        return body.stmts[0] if len(body.stmts) == 1 else None
-    return body
-
-
 def _perfect_pair(outer: ast.Foreach, inner: ast.Foreach) -> ForeachPair:
     """The two loops as a pair that may be swapped; `Refused` with the precondition that
     fails."""
-    if _only_statement(outer.body) is not inner:
+    if only_statement(outer.body) is not inner:
         raise Refused(f"foreach {outer.var} holds more than foreach {inner.var}: the loops "
                       "are not perfectly nested")
     if outer.group != inner.group:
@@ -174,8 +176,6 @@ def _waits_among(node: object, group: str) -> bool:
     return any(_waits_among(child, group) for child in ast.children(node))
 
 
-def _inside(finding: UncoalescedAccess, loop: ast.Foreach) -> bool:
-    span, where = finding.access.span, loop.span
-    return (span is not None and where is not None
-            and (where.line, where.column) <= (span.line, span.column)
-            and (span.line, span.column) < (where.end_line, where.end_column))
+def _place(finding: UncoalescedAccess) -> tuple[int, int] | None:
+    span = finding.access.span
+    return (span.line, span.column) if span is not None else None

@@ -60,6 +60,11 @@ def test_interchanging_the_loops_lets_the_inner_one_walk_a_row(library: HwdLibra
     over_j = [f for f in after.findings if isinstance(f, LoopLineFetches)
               and f.loop is not None and f.loop.name == "j"]
     assert over_j and all(f.code == "cache-benefits" for f in over_j)
+    # by name, the same edits, answering a verdict over j about an access it helps
+    again = proposal_for(kernel, "interchange:line=6")
+    assert again.edits == offer.proposal.edits
+    assert isinstance(again.answers, LoopLineFetches) and again.answers.loop is not None
+    assert again.answers.loop.name == "j"
 
 
 def test_loops_not_perfectly_nested_are_refused(library: HwdLibrary, tmp_path: Path) -> None:
