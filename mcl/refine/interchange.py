@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from mcl.feedback.findings import Finding, LoopLineFetches
+from mcl.identity import Ref
 from mcl.mcpl import ast
 from mcl.mcpl.printer import print_expr
 from mcl.refine.kernel import KernelAtLevel
@@ -198,9 +199,9 @@ def _only_summed_into(body: object, name: str, stores: list[tuple[str, ast.Stmt]
     in `body`, E included?"""
     if not stores or any(op != "+=" for op, _ in stores):
         return False
-    targets = {id(n) for _, stmt in stores if isinstance(stmt, ast.Assign)
+    targets = {Ref(n) for _, stmt in stores if isinstance(stmt, ast.Assign)
                for n in ast.walk(stmt.target) if isinstance(n, ast.Name)}
-    return all(id(n) in targets for n in ast.walk(body)
+    return all(Ref(n) in targets for n in ast.walk(body)
                if isinstance(n, ast.Name) and n.name == name)
 
 

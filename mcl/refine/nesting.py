@@ -6,6 +6,7 @@ lets walk their fastest dimension along the inner loop."""
 from __future__ import annotations
 
 from mcl.diagnostics import Span
+from mcl.identity import Ref
 from mcl.mcpl import ast
 from mcl.mcpl.printer import print_expr
 from mcl.refine.edits import TextEdit, line_of
@@ -56,8 +57,8 @@ def _text(kernel: KernelAtLevel, span: Span) -> str:
 def whole_accesses(node: object) -> list[ast.Index]:
     """Element accesses below `node`, each whole: `d[i][j]`, not its part `d[i]`."""
     found = [n for n in ast.walk(node) if isinstance(n, ast.Index)]
-    parts = {id(n.base) for n in found}
-    return [n for n in found if id(n) not in parts]
+    parts = {Ref(n.base) for n in found}
+    return [n for n in found if Ref(n) not in parts]
 
 
 def fastest_walks(body: object, outer: str, inner: str) -> tuple[list[ast.Index],

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from mcl.feedback.findings import Finding, LoopLineFetches, UncoalescedAccess
+from mcl.identity import Ref
 from mcl.mcpl import ast
 from mcl.mcpl.printer import print_expr
 from mcl.refine.edits import TextEdit, line_of, span_text
@@ -177,10 +178,10 @@ def _require_lockstep(kernel: KernelAtLevel, lanes_loop: ast.Foreach) -> None:
 
 def _require_independent_iterations(index: RunIndex) -> None:
     lane, step, name = index.lanes_loop.var, index.loop.var, index.decl.name
-    header = {id(n) for part in (index.loop.init, index.loop.cond, index.loop.step)
+    header = {Ref(n) for part in (index.loop.init, index.loop.cond, index.loop.step)
               for n in ast.walk(part)}
     others = [n for n in ast.walk(index.lanes_loop.body) if isinstance(n, ast.Name)
-              and n.name in (lane, step) and id(n) not in header]
+              and n.name in (lane, step) and Ref(n) not in header]
     in_index = [n for n in ast.walk(index.decl.init) if isinstance(n, ast.Name)
                 and n.name in (lane, step)]
     if len(others) != len(in_index):
