@@ -27,6 +27,7 @@ from mcl.mcpl.printer import print_expr
 from mcl.refine.edits import TextEdit, line_of, span_text
 from mcl.refine.kernel import KernelAtLevel
 from mcl.refine.loops import loop_shape
+from mcl.refine.nesting import whole_accesses
 from mcl.refine.places import constant_env, constant_int, names_in, path_to, written
 from mcl.refine.refinement import Parameter, Proposal, Refinement, Refused, integer
 
@@ -61,7 +62,9 @@ class VectorLoads(Refinement):
         "v and e are read nowhere else in the foreach body: the body names its element "
         "through i alone",
         "the for-loop carries nothing from one iteration to the next: every variable its "
-        "body assigns is declared in its body, i included, and it holds no barrier",
+        "body assigns is declared in its body, i included, every array it writes is "
+        "accessed in it at `[..., i]` alone (the other indices unchanged by the loop), and "
+        "it holds no barrier",
     )
 
     def proposals(self, kernel: KernelAtLevel) -> list[Proposal | Refused]:
@@ -194,6 +197,17 @@ def _require_independent_iterations(index: RunIndex) -> None:
                       "declared outside it: an iteration's value reaches the next")
     if _assigns(index.loop.body, name):
         raise Refused(f"the for-loop writes {name}")
+    changed = written(index.loop.body)
+    for array in sorted(_stored_arrays(index.loop)):
+        for access in whole_accesses(index.loop.body):
+            if ast.root_name(access) != array:
+                continue
+            *rest, last = access.indices
+            if not (isinstance(last, ast.Name) and last.name == name) \
+                    or any(names_in(e) & changed for e in rest):
+                raise Refused(f"the for-loop writes {array} and accesses "
+                              f"{print_expr(access)}: each iteration must use its own "
+                              f"element, {array}[..., {name}], alone")
     if any(isinstance(n, ast.Barrier) for n in ast.walk(index.loop.body)):
         raise Refused(f"the for-loop over {step} holds a barrier")
 

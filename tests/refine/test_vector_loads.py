@@ -103,6 +103,15 @@ def test_a_value_carried_between_iterations_is_refused(library: HwdLibrary,
         proposal_for(kernel, "vector-loads:line=13")
 
 
+def test_an_element_of_another_iteration_is_refused(library: HwdLibrary,
+                                                   tmp_path: Path) -> None:
+    path = _variant(tmp_path, "if (i < n) {", "if (i > 0 && i < n) {")
+    path.write_text(path.read_text().replace("b[i] = 2.0 * a[i];", "b[i] = 2.0 * b[i - 1];"))
+    kernel = open_kernel(path, "hopper", library, values={"n": 1 << 20})
+    with pytest.raises(Refused, match=r"accesses b\[i - 1\]: each iteration must use"):
+        proposal_for(kernel, "vector-loads:line=12")
+
+
 def test_an_index_of_another_shape_is_refused(library: HwdLibrary) -> None:
     kernel = open_kernel(BLACKSCHOLES / "xeon_phi_v1.mcpl", None, library)
     line = next(n for n, row in enumerate(kernel.text.splitlines(), 1) if "int i = " in row)
