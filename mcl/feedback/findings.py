@@ -320,9 +320,11 @@ class LoopLineFetches(Finding):
     """Section 6.4's verdict on one access in one loop (mcl.feedback.analyses.cache): the
     cache lines the loop fetches for it in the best case (`best_lines`). Its code is the
     verdict's (`cache-benefits`, `cache-may-benefit`, `cache-no-benefit`), which the cache
-    analysis declares."""
+    analysis declares. `loop` is the loop whose iterations the verdict is about (the
+    message's "in loop vi"), None where the record was made without it."""
 
     best_lines: Value
+    loop: LoopPlace | None = None
 
 
 @dataclass(frozen=True)

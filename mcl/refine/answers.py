@@ -8,6 +8,7 @@ unroll) has no entry."""
 from __future__ import annotations
 
 from mcl.feedback.findings import (
+    CoalesceAccess,
     KeepInRegister,
     ProposedChange,
     RemoveBankConflict,
@@ -18,6 +19,7 @@ ANSWERS: dict[str, tuple[type[ProposedChange], ...]] = {
     "hoist-load": (KeepInRegister,),
     "pad-shared": (RemoveBankConflict,),
     "stage-tile": (ShareInFasterMemory,),
+    "swap-mapping": (CoalesceAccess,),
 }
 
 

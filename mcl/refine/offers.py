@@ -20,12 +20,15 @@ from typing import TYPE_CHECKING, Any
 from mcl.diagnostics import MclError, did_you_mean
 from mcl.refine.edits import apply_edits, unified_diff
 from mcl.refine.hoist_load import HoistLoad
+from mcl.refine.interchange import Interchange
 from mcl.refine.kernel import KernelAtLevel, load_kernel
 from mcl.refine.pad_shared import PadShared
 from mcl.refine.refinement import Proposal, Refinement, Refused, parse_args
 from mcl.refine.set_constant import SetConstant
 from mcl.refine.stage_tile import StageTile
+from mcl.refine.swap_mapping import SwapMapping
 from mcl.refine.unroll import Unroll
+from mcl.refine.vector_loads import VectorLoads
 from mcl.refine.verification import Verification, Verifier
 from mcl.verify import load_reference, reference_for
 
@@ -34,7 +37,8 @@ if TYPE_CHECKING:
 
 # Every refinement, in the order `--list` and the documentation give them.
 REFINEMENTS: tuple[Refinement, ...] = (SetConstant(), HoistLoad(), PadShared(), Unroll(),
-                                        StageTile())
+                                       StageTile(), SwapMapping(), Interchange(),
+                                       VectorLoads())
 
 
 def refinement_named(name: str) -> Refinement:

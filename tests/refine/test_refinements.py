@@ -206,6 +206,6 @@ def test_an_unknown_refinement_names_the_known_ones(library: HwdLibrary) -> None
 def test_a_finding_no_refinement_answers_says_so(library: HwdLibrary) -> None:
     kernel = _open(kernels_dir() / "transpose" / "perfect.mcpl", "hopper", library,
                    {"n": 8192, "m": 8192})
-    store = next(f for f in kernel.findings if f.code == "uncoalesced")
-    with pytest.raises(Refused, match="no refinement answers uncoalesced findings yet"):
-        proposal_for(kernel, f"uncoalesced@{store.span.line}")
+    cache = next(f for f in kernel.findings if f.code == "cache-no-benefit")
+    with pytest.raises(Refused, match="no refinement answers cache-no-benefit findings yet"):
+        proposal_for(kernel, f"cache-no-benefit@{cache.span.line}")

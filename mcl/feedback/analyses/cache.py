@@ -44,7 +44,7 @@ from mcl.feedback.facts.layout import element_count, element_layout, flat_index
 from mcl.feedback.facts.predictable import loops_since_declaration, unpredictable_reasons
 from mcl.feedback.facts.reuse import LoopReuse, RatioReuse, ReuseFacts
 from mcl.feedback.facts.symbolic import identical
-from mcl.feedback.findings import Finding, LoopLineFetches
+from mcl.feedback.findings import Finding, LoopLineFetches, LoopPlace
 from mcl.feedback.kernel_api import Kernel
 from mcl.feedback.lockstep import most_active_lanes
 from mcl.feedback.message_code import COLLAPSED, MessageCode
@@ -436,7 +436,8 @@ def _loop_fetches(emit: Emitter, access: Access, text: str, same: list[LoopLines
                            tuple(access.item.loops),
                            approximate=not r.exact or bool(r.assumption), hint=hint)
     # the best case as the message states it: the feedback column keeps the costliest loop
-    return LoopLineFetches(message, best_lines=message.value_map["best_lines"])
+    return LoopLineFetches(message, best_lines=message.value_map["best_lines"],
+                           loop=LoopPlace.of(r.loop))
 
 
 @dataclass(frozen=True)
