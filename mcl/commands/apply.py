@@ -58,7 +58,8 @@ def _register(sub: argparse._SubParsersAction) -> None:
         help="list the refinements that apply to a kernel, or apply one",
         description=(
             "List the refinements (named rewrites: set-constant, hoist-load, pad-shared, "
-            "unroll, stage-tile, swap-mapping, interchange, vector-loads) that apply to FILE at LEVEL, "
+            "unroll, stage-tile, swap-mapping, interchange, vector-loads) that apply to FILE "
+            "at LEVEL, "
             "each checked, verified against the reference (or the original) at three "
             "sizes and weighed by the time model, or apply one, given as CODE@LINE (the "
             "refinement that answers that finding) or "
