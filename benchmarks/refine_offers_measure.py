@@ -4,6 +4,7 @@ model's estimated gain set beside the measured one.
 
     PYTHONPATH=. python benchmarks/refine_offers_measure.py --leaf hopper --backend cuda \\
         --json benchmarks/results/DATE-h100-refine-offers.json
+    PYTHONPATH=. python benchmarks/refine_offers_measure.py --small   # PoCL, small sizes
 
 For each application (the sizes of benchmarks/paper_sizes.py, the first case of each), every
 kernel file of its folder written at or above the leaf is opened at the leaf with the time
@@ -60,6 +61,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--apps", nargs="*", default=None, help="applications (default all)")
     parser.add_argument("--json", default=None, help="write the rows here")
+    parser.add_argument("--small", action="store_true",
+                        help="the references' small sizes (a check of the script itself)")
     args = parser.parse_args(argv)
 
     from benchmarks.harness import open_device, run_version
@@ -78,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[dict[str, Any]] = []
     seen_apps: set[str] = set()
     started = time.perf_counter()
-    for app, sizes, kind in cases(device_type, small=False):
+    for app, sizes, kind in cases(device_type, small=args.small):
         if app in seen_apps or (args.apps and app not in args.apps):
             continue
         seen_apps.add(app)
