@@ -22,8 +22,10 @@ from mcl.refine.edits import apply_edits, unified_diff
 from mcl.refine.hoist_load import HoistLoad
 from mcl.refine.kernel import KernelAtLevel, load_kernel
 from mcl.refine.pad_shared import PadShared
+from mcl.refine.privatise import Privatise
 from mcl.refine.refinement import Proposal, Refinement, Refused, parse_args
 from mcl.refine.set_constant import SetConstant
+from mcl.refine.several_elements import SeveralElements
 from mcl.refine.unroll import Unroll
 from mcl.refine.verification import Verification, Verifier
 from mcl.verify import load_reference, reference_for
@@ -32,7 +34,8 @@ if TYPE_CHECKING:
     from mcl.hdl.library import HwdLibrary
 
 # Every refinement, in the order `--list` and the documentation give them.
-REFINEMENTS: tuple[Refinement, ...] = (SetConstant(), HoistLoad(), PadShared(), Unroll())
+REFINEMENTS: tuple[Refinement, ...] = (SetConstant(), HoistLoad(), PadShared(), Unroll(),
+                                       SeveralElements(), Privatise())
 
 
 def refinement_named(name: str) -> Refinement:
