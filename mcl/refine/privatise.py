@@ -72,25 +72,30 @@ class Privatise(Refinement):
         if owner is None or owner.span is None:
             raise Refused(f"the finding proposes one copy of {change.array} for the whole "
                           "kernel: no foreach owns it")
-        return self._propose(kernel, {"array": change.array, "owner": str(owner.span.line),
-                                      "space": _source_space(kernel, change.space)}, finding)
+        return self._propose(kernel, {"array": change.array, "owner": str(owner.span.line)},
+                             finding, change.space)
 
     def propose(self, kernel: KernelAtLevel, args: Mapping[str, str]) -> Proposal:
         finding = next((f for f in kernel.findings if isinstance(f, PrivatisationProposal)
                         and f.function == kernel.function
                         and isinstance(f.change, PrivatiseArray)
                         and f.change.array == args.get("array")), None)
-        if finding is not None and ("owner" not in args or "space" not in args):
-            made = self.answer(kernel, finding)
-            args = {**dict(made.args), **args}
-        return self._propose(kernel, args, finding)
+        if finding is None or "space" in args:
+            return self._propose(kernel, args, finding)
+        assert isinstance(finding.change, PrivatiseArray)
+        owners = finding.change.owners
+        if "owner" not in args and owners and owners[-1].span is not None:
+            args = {**args, "owner": str(owners[-1].span.line)}
+        return self._propose(kernel, args, finding, finding.change.space)
 
     def _propose(self, kernel: KernelAtLevel, args: Mapping[str, str],
-                 finding: Finding | None) -> Proposal:
+                 finding: Finding | None, level_space: str | None = None) -> Proposal:
+        """The rewrite; `level_space`: the copy's space as the feedback's level names
+        it (the finding's), where `args` give none at the kernel's own level."""
         array = args.get("array")
         if not array:
             raise Refused("give the array: privatise:array=NAME")
-        if "owner" not in args or "space" not in args:
+        if "owner" not in args or ("space" not in args and level_space is None):
             raise Refused(f"no store-privatise finding of {array}: give owner= and space=")
         function = kernel.source_function
         param = next((p for p in function.params if p.name == array), None)
@@ -126,7 +131,7 @@ class Privatise(Refinement):
         if any(isinstance(n, ast.Return) for n in ast.walk(body)):
             raise Refused(f"the body of foreach {sharers.var} holds a return: not every "
                           "unit would reach the barriers")
-        space = args["space"]
+        space = args.get("space") or _source_space(kernel, level_space or "")
         if kernel.library.get(function.hwd).memory_space(space) is None:
             raise Refused(f"{function.hwd} has no memory space {space}")
         lines = body_lines(kernel.text, sharers.span, body.span, f"foreach {sharers.var}")

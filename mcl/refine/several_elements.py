@@ -57,9 +57,11 @@ class SeveralElements(Refinement):
         "which does not declare it again",
         "nothing inside the foreach writes a name its count reads: the count is "
         "computed again inside",
-        "the innermost foreach's body holds no barrier (its iterations would share the "
-        "on-chip arrays between barriers) and no return (it would end the unit, not "
-        "its element)",
+        "the innermost foreach's body holds no return (it would end the unit, not its "
+        "element); where it holds a barrier, the foreach is over an outer par_group "
+        "than the innermost (its variable, and so the guard, is the same for all the "
+        "units that meet at the barrier), and each element's iteration ends at a "
+        "barrier of each space the body's barriers name",
         "the innermost foreach and the foreach start their lines, the innermost's body "
         "is a block `{` at the end of its first line, `}` alone on the last",
     )
@@ -85,11 +87,9 @@ class SeveralElements(Refinement):
                 except Refused as refused:
                     out.append(Refused(refused.reason, line))
                     break
-                # The factors are alternatives: the model's fastest is offered. Where
-                # the model states no time, the one factor `answer` chooses is.
-                if kernel.model_seconds is None:
-                    out.append(self.answer(kernel, finding))
-                    break
+                # The factors are alternatives: the model's fastest is offered where
+                # it is faster (fewer units may cost as much as they save: paper 5.1,
+                # gpu (v2)); where the model states no time, none is.
                 out.append(replace(proposal, group=f"{self.name}:line={line}"))
         return out
 
@@ -148,15 +148,18 @@ class SeveralElements(Refinement):
             raise Refused(f"the body of foreach {var} writes "
                           f"{', '.join(sorted(names_in(count) & written(merged.body)))}, "
                           "which its count reads")
-        if any(isinstance(n, ast.Barrier) for n in ast.walk(body)):
-            raise Refused(f"the body of foreach {inner.var} holds a barrier: the elements' "
-                          "iterations would share its on-chip arrays between barriers")
+        barriers = [n.space for n in ast.walk(body) if isinstance(n, ast.Barrier)]
+        if barriers and merged.group == inner.group:
+            raise Refused(f"the body of foreach {inner.var} holds a barrier, and the units "
+                          f"of foreach {var} meet at it: the guard of the elements past "
+                          f"the count would keep some of them from it")
         if any(isinstance(n, ast.Return) for n in ast.walk(body)):
             raise Refused(f"the body of foreach {inner.var} holds a return, which would "
                           "end the unit instead of one of its elements")
         lines = body_lines(kernel.text, inner.span, body.span, f"foreach {inner.var}")
         edits = [_new_header(kernel, merged, factor)]
-        edits.append(_new_body(kernel, merged, inner, lines, factor))
+        edits.append(_new_body(kernel, merged, inner, lines, factor,
+                               list(dict.fromkeys(barriers))))
         return Proposal(self.name, (("line", str(line)), ("factor", str(factor))), line,
                         f"each unit of foreach {var} computes {factor} elements in a "
                         f"for-loop; {factor} times fewer units", tuple(edits), finding)
@@ -238,9 +241,12 @@ def _unit_name(kernel: KernelAtLevel, merged: ast.Foreach) -> str:
 
 
 def _new_body(kernel: KernelAtLevel, merged: ast.Foreach, inner: ast.Foreach,
-              lines: list[str], factor: int) -> TextEdit:
+              lines: list[str], factor: int, barriers: list[str]) -> TextEdit:
     """The innermost foreach's body in a for-loop over the unit's elements, each
-    declaring the old loop variable, guarded where the count may not divide."""
+    declaring the old loop variable, guarded where the count may not divide. Where the
+    body has barriers, each iteration ends at one of each space too: the next element
+    overwrites what the units share only after every unit is done with this one (paper
+    5.1, gpu (v2))."""
     assert inner.body.span is not None and inner.span is not None
     taken = every_name(kernel.source_function)
     unit = _unit_name(kernel, merged)
@@ -258,6 +264,9 @@ def _new_body(kernel: KernelAtLevel, merged: ast.Foreach, inner: ast.Foreach,
     out += [(extra + x) if x.strip() else x for x in lines]
     if not exact:
         out.append(f"{indent}{step}}}")
+    if barriers:
+        out.append(f"{indent}{step}// every unit is done with this element before the next")
+    out += [f"{indent}{step}barrier({space});" for space in barriers]
     out.append(f"{indent}}}")
     span = inner.body.span
     # replace the lines between the braces: from the end of `{`'s line to the start of
