@@ -3,6 +3,7 @@ with its preconditions, its parameters and the findings it answers, that produce
 next MCPL version as readable source (the file's text edited by spans), verified before
 they are offered (docs/refinements.md).
 
-One module per refinement: `set_constant`, `hoist_load`, `pad_shared`, `unroll`. The
-API that `mcl apply` (and an editor's code actions, a search over refinements) calls is
+One module per refinement: `set_constant`, `hoist_load`, `pad_shared`, `unroll`,
+`several_elements`, `privatise`. The API that `mcl apply` (and an editor's code actions,
+a search over refinements) calls is
 `mcl.refine.offers`: `open_kernel`, `list_offers`, `proposal_for`, `make_offer`."""
