@@ -47,8 +47,8 @@ class Privatise(Refinement):
         "the array is a parameter of the function of one dimension of constant size, "
         "of int elements",
         "the owner's foreach is in the kernel's own file, and its body holds "
-        "(besides declarations) exactly one foreach, the sharers', whose count nothing "
-        "in it writes",
+        "(besides declarations) exactly one foreach, the sharers', innermost (no foreach "
+        "inside it), whose count nothing in it writes",
         "every access of the array is `atomicAdd(array[x], v)` in the sharers' body: "
         "no unit reads it, no other statement writes it",
         "the sharers' body holds no return (every unit reaches the barriers added), "
@@ -177,7 +177,12 @@ def _sharers(owner: ast.Foreach) -> ast.Foreach:
         raise Refused(f"the body of foreach {owner.var} is not one foreach (and "
                       "declarations) of the units that would share a copy: at this level "
                       "the copy has no place between the owners and the sharers")
-    return nested[0]
+    inner = nested[0]
+    if any(isinstance(n, ast.Foreach) for n in ast.walk(inner.body)):
+        raise Refused(f"the units that share a copy are those of more than one foreach "
+                      f"(foreach {inner.var} and those inside it): the loops that clear "
+                      "and add the copy stride over one foreach's units")
+    return inner
 
 
 def _updates(function: ast.Function, array: str) -> list[ast.Call]:

@@ -58,10 +58,10 @@ class SeveralElements(Refinement):
         "nothing inside the foreach writes a name its count reads: the count is "
         "computed again inside",
         "the innermost foreach's body holds no return (it would end the unit, not its "
-        "element); where it holds a barrier, the foreach is over an outer par_group "
-        "than the innermost (its variable, and so the guard, is the same for all the "
-        "units that meet at the barrier), and each element's iteration ends at a "
-        "barrier of each space the body's barriers name",
+        "element); where it holds a barrier, the foreach's units do not meet at it (its "
+        "par_group is outside the space the barrier names: its variable, and so the "
+        "guard, is the same for all the units that do), and each element's iteration "
+        "ends at a barrier of each space the body's barriers name",
         "the innermost foreach and the foreach start their lines, the innermost's body "
         "is a block `{` at the end of its first line, `}` alone on the last",
     )
@@ -133,8 +133,8 @@ class SeveralElements(Refinement):
         body = inner.body
         if not isinstance(body, ast.Block) or body.span is None or inner.span is None:
             raise Refused(f"the body of foreach {inner.var} is not a block")
-        outside = [n for n in ast.walk(function) if n is not merged
-                   and not _below(body, n) and isinstance(n, ast.Name) and n.name == var]
+        outside = [n for n in ast.walk(function) if isinstance(n, ast.Name)
+                   and n.name == var and not _below(body, n)]
         if outside:
             raise Refused(f"{var} is read outside the body of foreach {inner.var} (in a "
                           "count or between the foreach statements): the for-loop over "
@@ -148,8 +148,10 @@ class SeveralElements(Refinement):
             raise Refused(f"the body of foreach {var} writes "
                           f"{', '.join(sorted(names_in(count) & written(merged.body)))}, "
                           "which its count reads")
-        barriers = [n.space for n in ast.walk(body) if isinstance(n, ast.Barrier)]
-        if barriers and merged.group == inner.group:
+        barriers = list(dict.fromkeys(n.space for n in ast.walk(body)
+                                      if isinstance(n, ast.Barrier)))
+        hwd = kernel.library.get(function.hwd)
+        if any(merged.group in {g.name for g in hwd.shared_by(space)} for space in barriers):
             raise Refused(f"the body of foreach {inner.var} holds a barrier, and the units "
                           f"of foreach {var} meet at it: the guard of the elements past "
                           f"the count would keep some of them from it")
@@ -158,8 +160,7 @@ class SeveralElements(Refinement):
                           "end the unit instead of one of its elements")
         lines = body_lines(kernel.text, inner.span, body.span, f"foreach {inner.var}")
         edits = [_new_header(kernel, merged, factor)]
-        edits.append(_new_body(kernel, merged, inner, lines, factor,
-                               list(dict.fromkeys(barriers))))
+        edits.append(_new_body(kernel, merged, inner, lines, factor, barriers))
         return Proposal(self.name, (("line", str(line)), ("factor", str(factor))), line,
                         f"each unit of foreach {var} computes {factor} elements in a "
                         f"for-loop; {factor} times fewer units", tuple(edits), finding)

@@ -101,3 +101,17 @@ def test_privatise_is_refused_where_a_precondition_fails(
     kernel = open_kernel(path, "hopper", library, values=SIZES)
     with pytest.raises(Refused, match=why):
         proposal_for(kernel, spec)
+
+
+def test_sharers_of_two_foreach_statements_are_refused(library: HwdLibrary,
+                                                       tmp_path: Path) -> None:
+    text = SHARED_DEV.read_text()
+    old = "    foreach (int t in NR_THREADS threads) {\n"
+    assert old in text and text.endswith("    }\n  }\n}\n")
+    nested = text.replace(old, "    foreach (int s in 1 threads) {\n" + old)
+    text = nested[:-len("}\n")] + "  }\n}\n"
+    path = tmp_path / SHARED_DEV.name
+    path.write_text(text)
+    kernel = open_kernel(path, "gpu", library, values=SIZES)
+    with pytest.raises(Refused, match="more than one foreach"):
+        proposal_for(kernel, "privatise:array=hist,owner=9,space=local")
