@@ -57,12 +57,10 @@ def _register(sub: argparse._SubParsersAction) -> None:
         "apply",
         help="list the refinements that apply to a kernel, or apply one",
         description=(
-            "List the refinements (named rewrites: set-constant, hoist-load, pad-shared, "
-            "unroll, stage-tile, swap-mapping, interchange, vector-loads) that apply to FILE "
-            "at LEVEL, "
-            "each checked, verified against the reference (or the original) at three "
-            "sizes and weighed by the time model, or apply one, given as CODE@LINE (the "
-            "refinement that answers that finding) or "
+            "List the refinements (named rewrites) that apply to FILE at LEVEL, each "
+            "checked, verified against the "
+            "reference (or the original) at three sizes and weighed by the time model, or "
+            "apply one, given as CODE@LINE (the refinement that answers that finding) or "
             "NAME[:ARGS], and write the next version. docs/refinements.md describes each."),
     )
     p.add_argument("file", metavar="FILE", help="MCPL kernel (.mcpl)")

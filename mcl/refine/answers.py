@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from mcl.feedback.findings import (
     CoalesceAccess,
+    ComputeSeveralElements,
     KeepInRegister,
+    PrivatiseArray,
     ProposedChange,
     RemoveBankConflict,
     ShareInFasterMemory,
@@ -20,6 +22,8 @@ ANSWERS: dict[str, tuple[type[ProposedChange], ...]] = {
     "pad-shared": (RemoveBankConflict,),
     "stage-tile": (ShareInFasterMemory,),
     "swap-mapping": (CoalesceAccess,),
+    "several-elements": (ComputeSeveralElements,),
+    "privatise": (PrivatiseArray,),
 }
 
 

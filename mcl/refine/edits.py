@@ -55,6 +55,20 @@ def indentation(text: str, line: int) -> str:
     return row[:len(row) - len(row.lstrip())]
 
 
+def body_lines(text: str, stmt: Span, body: Span, what: str) -> list[str]:
+    """The lines between the braces of a statement's body block `body`, as written;
+    `Refused` (`what` names the statement) unless the statement starts its line, its
+    body's `{` ends the statement's first line and its `}` stands alone on the last."""
+    from mcl.refine.refinement import Refused
+
+    indent = indentation(text, stmt.line)
+    first, last = line_of(text, body.line), line_of(text, body.end_line)
+    if stmt.column != len(indent) + 1 or first.rstrip() != first[:body.column] \
+            or last.strip() != "}" or body.line == body.end_line:
+        raise Refused(f"{what} is not laid out as `... {{` ... `}}`")
+    return text.split("\n")[body.line:body.end_line - 1]
+
+
 def apply_edits(text: str, edits: Iterable[TextEdit]) -> str:
     """`text` with every edit made; edits must not overlap (two insertions at one place
     keep their order)."""

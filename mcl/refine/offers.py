@@ -23,8 +23,10 @@ from mcl.refine.hoist_load import HoistLoad
 from mcl.refine.interchange import Interchange
 from mcl.refine.kernel import KernelAtLevel, load_kernel
 from mcl.refine.pad_shared import PadShared
+from mcl.refine.privatise import Privatise
 from mcl.refine.refinement import Proposal, Refinement, Refused, parse_args
 from mcl.refine.set_constant import SetConstant
+from mcl.refine.several_elements import SeveralElements
 from mcl.refine.stage_tile import StageTile
 from mcl.refine.swap_mapping import SwapMapping
 from mcl.refine.unroll import Unroll
@@ -38,7 +40,7 @@ if TYPE_CHECKING:
 # Every refinement, in the order `--list` and the documentation give them.
 REFINEMENTS: tuple[Refinement, ...] = (SetConstant(), HoistLoad(), PadShared(), Unroll(),
                                        StageTile(), SwapMapping(), Interchange(),
-                                       VectorLoads())
+                                       VectorLoads(), SeveralElements(), Privatise())
 
 
 def refinement_named(name: str) -> Refinement:

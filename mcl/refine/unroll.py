@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from mcl.mcpl import ast
-from mcl.refine.edits import TextEdit, indentation, line_of, span_text
+from mcl.refine.edits import TextEdit, body_lines, indentation, span_text
 from mcl.refine.kernel import KernelAtLevel
 from mcl.refine.loops import LoopShape, loop_shape
 from mcl.refine.places import constant_env, every_name, fresh_name, holding_block, written
@@ -91,17 +91,10 @@ class Unroll(Refinement):
 
 def _body_lines(kernel: KernelAtLevel, loop: ast.For) -> list[str]:
     """The lines between the body's braces, as written."""
-    body, span = loop.body, loop.span
-    assert span is not None
-    indent = indentation(kernel.text, span.line)
-    if not isinstance(body, ast.Block) or body.span is None or span.column != len(indent) + 1:
+    assert loop.span is not None
+    if not isinstance(loop.body, ast.Block) or loop.body.span is None:
         raise Refused(f"for-loop {loop.var} is not laid out as `for (...) {{` ... `}}`")
-    first = line_of(kernel.text, body.span.line)
-    last = line_of(kernel.text, body.span.end_line)
-    if first.rstrip() != first[:body.span.column] or last.strip() != "}" \
-            or body.span.line == body.span.end_line:
-        raise Refused(f"for-loop {loop.var} is not laid out as `for (...) {{` ... `}}`")
-    return kernel.text.split("\n")[body.span.line:body.span.end_line - 1]
+    return body_lines(kernel.text, loop.span, loop.body.span, f"for-loop {loop.var}")
 
 
 def _copy(indent: str, var: str, value: str, body: list[str], extra: str) -> list[str]:
