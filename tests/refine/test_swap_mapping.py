@@ -63,7 +63,7 @@ def test_the_list_offers_one_swap_for_both_accesses(library: HwdLibrary) -> None
     kernel = open_kernel(COLSCALE, "hopper", library, values=SIZES)
     offers, refused = list_offers(kernel)
     assert [o.proposal.invocation for o in offers] == ["swap-mapping:line=5"]
-    assert not refused
+    assert not [r for r in refused if r.what.startswith("swap-mapping")]
     # by name, the same next version
     again = proposal_for(kernel, "swap-mapping:line=5")
     assert again.edits == offers[0].proposal.edits
