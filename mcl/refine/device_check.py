@@ -1,6 +1,6 @@
-"""The second verifier of a next version: its OpenCL, generated at the kernel's leaf,
-run on an OpenCL device (the PoCL CPU device that comes with mcl, or the one
-$MCL_DEVICE names, as `mcl run --target` picks it) on the inputs the interpreter ran,
+"""The second verifier of a next version: its code in the default backend's language
+(OpenCL), generated at the kernel's leaf, run on an OpenCL device (the PoCL CPU device
+that comes with mcl, or the one $MCL_DEVICE names, as `mcl run --target` picks it) on the inputs the interpreter ran,
 compared as the interpreter's outputs are (docs/refinements.md, "Verified before
 offered").
 
@@ -65,7 +65,7 @@ class OpenCLCheck:
         from mcl.backends import open_session
 
         generated = pipeline.generate(kernel.source, kernel.level, kernel.library,
-                                      only={kernel.function}, language="opencl")
+                                      only={kernel.function})
         found = self._programs.get(generated.source)
         if found is None:
             found = open_session(generated, queue=_shared_queue[0] if _shared_queue else None)

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from mcl.diagnostics import Span
+from mcl.refine.refused import Refused
 
 
 @dataclass(frozen=True)
@@ -59,8 +60,6 @@ def body_lines(text: str, stmt: Span, body: Span, what: str) -> list[str]:
     """The lines between the braces of a statement's body block `body`, as written;
     `Refused` (`what` names the statement) unless the statement starts its line, its
     body's `{` ends the statement's first line and its `}` stands alone on the last."""
-    from mcl.refine.refinement import Refused
-
     indent = indentation(text, stmt.line)
     first, last = line_of(text, body.line), line_of(text, body.end_line)
     if stmt.column != len(indent) + 1 or first.rstrip() != first[:body.column] \

@@ -17,16 +17,7 @@ from dataclasses import dataclass
 from mcl.feedback.findings import Finding, ProposedChange
 from mcl.refine.edits import TextEdit
 from mcl.refine.kernel import KernelAtLevel
-
-
-class Refused(Exception):
-    """A precondition of a refinement that does not hold, or cannot be shown: `reason`
-    says which, in words."""
-
-    def __init__(self, reason: str, line: int | None = None):
-        super().__init__(reason)
-        self.reason = reason
-        self.line = line  # where the refinement would have acted, where known
+from mcl.refine.refused import Refused
 
 
 @dataclass(frozen=True)
