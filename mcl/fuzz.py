@@ -237,6 +237,8 @@ def _statement(rng: random.Random, depth: int = 0) -> str:
         lambda: f"a[{rng.choice(('0', 'i', 'i + 1', 'n', 'm', 'i * 2'))}] = s;",
         lambda: f"a[{rng.choice(_SHARED_SUBSCRIPTS)}] = s;",
         lambda: _for_nest(rng),
+        lambda: f"for (int d{depth} = 0; d{depth} < 4; d{depth}++) "
+                f"{{ s += b[i] {rng.choice(('/', '%'))} d{depth}; }}",
         lambda: f"float[{rng.choice(('0', '2 - 5', 'n / (n - n)', '8'))}] v{depth}; "
                 f"s += 1.0;",
     ))()

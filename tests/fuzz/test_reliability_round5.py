@@ -131,3 +131,32 @@ def test_a_local_tile_written_at_half_the_thread_index_is_a_race(
               "      a[b * 32 + t] = s[t];\n    }\n  }\n}\n")
     out = _check(tmp_path, source, capsys)
     assert "several units of foreach 't' (32 threads) write 's[t / 2]'" in out
+
+
+DIVISION = ("perfect void k(int n, main float[n] a, main float[n] b) {{\n"
+            "  foreach (int i in n threads) {{\n    float s = 0.0;\n"
+            "    for (int k = 0; {cond}; k++) {{\n      {body}\n    }}\n    a[i] = s;\n  }}\n}}\n")
+
+
+@pytest.mark.parametrize(("cond", "body"), [
+    ("k < n", "s += b[i] / k;"),
+    ("k < 4", "int q = i % k; s += toFloat(q);"),
+    ("k <= 0", "s += b[i] / toFloat(k) + b[i] / k;"),
+])
+def test_a_division_by_a_counter_that_starts_at_0_is_reported(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], cond: str, body: str) -> None:
+    out = _check(tmp_path, DIVISION.format(cond=cond, body=body), capsys)
+    assert "'k' is 0 in the first iteration of its loop [mcpl-division-by-zero]" in out, out
+
+
+@pytest.mark.parametrize(("cond", "body"), [
+    ("k < n", "if (k > 0) { s += b[i] / k; }"),
+    ("k < n", "s += b[i] / (k + 1);"),
+    ("k < n", "k += 1; s += b[i] / k;"),
+    ("k > 0", "s += b[i] / k;"),  # never runs
+    ("k < n", "if (i > 3 && b[i] / k > 1.0) { s += 1.0; }"),
+])
+def test_a_division_the_first_iteration_may_not_make_is_left_alone(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], cond: str, body: str) -> None:
+    out = _check(tmp_path, DIVISION.format(cond=cond, body=body), capsys)
+    assert "mcpl-division-by-zero" not in out, out
