@@ -83,8 +83,11 @@ def run_check(path: Path, flags: list[str], checkout: Path | None) -> tuple[floa
         env["PYTHONPATH"] = str(checkout)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
+    # run in the source's folder: `python -m` puts the working folder first on the path,
+    # before PYTHONPATH, so the repository's own package would shadow `--checkout`
     done = subprocess.run([sys.executable, "-m", "mcl", "check", *flags, str(path)],
-                          capture_output=True, text=True, env=env, check=False)
+                          capture_output=True, text=True, env=env, check=False,
+                          cwd=path.parent)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)

@@ -5,9 +5,9 @@ when the body first runs. The constant folder cannot see it (k is no constant), 
 walk looks, in each loop that starts its counter at 0 and certainly runs its first
 iteration (`k < 10`, `k < n` for a size n, taken to be positive as everywhere in the
 checker), at the statements of the body that run before anything may change k or leave
-the iteration: a division or remainder by k there is reported. A division under an `if`,
-in an inner loop or after a `&&` or `||` may not run, and is left alone; so is one after
-a statement that writes k.
+the iteration: a division or remainder by k there is reported. The walk stops at the
+first `if`, inner loop or `return` (what follows may not run, or k may change there) and
+after a statement that writes k; a division after a `&&` or `||` may not run either.
 """
 
 from __future__ import annotations
@@ -56,9 +56,15 @@ def _first_divisions(body: ast.Stmt, var: str) -> Iterator[ast.Binary]:
     for stmt in body.stmts if isinstance(body, ast.Block) else (body,):
         if isinstance(stmt, ast.Block):
             yield from _first_divisions(stmt, var)
+            if _writes(stmt, var) or _may_leave(stmt):
+                return
         elif isinstance(stmt, ast.Decl | ast.Assign | ast.CallStmt):
             yield from _unconditional_divisions(stmt, var)
-        if isinstance(stmt, ast.Return) or _writes(stmt, var) or _may_leave(stmt):
+            if _writes(stmt, var):
+                return
+        else:
+            # an `if`, a loop, a return: the walk ends there (looking inside a nested
+            # loop for writes of k would walk every loop's body again: quadratic nests)
             return
 
 

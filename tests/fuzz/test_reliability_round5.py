@@ -13,6 +13,7 @@ import mcl.feedback.program_view as program_view
 from mcl.cli import main
 from mcl.deep_stack import run_with_deep_stack
 from mcl.mcpl import ast, uninitialised
+from mcl.mcpl.first_iteration import first_iteration_divisions
 from mcl.mcpl.parse import parse_file
 
 KERNEL = ("perfect void k{f}(int n, main float[n] a) {{\n"
@@ -46,7 +47,7 @@ def test_feedback_on_300_nested_loops_is_complete_and_quick(
     assert seconds < 10, f"{seconds:.1f} s of CPU time"
 
 
-def test_the_initialisation_check_walks_a_deep_nest_once(
+def test_the_checks_of_loops_walk_a_deep_nest_once(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Each loop walked its whole body for what it sets: quadratic in the depth.
     depth = 200
@@ -63,6 +64,9 @@ def test_the_initialisation_check_walks_a_deep_nest_once(
 
     monkeypatch.setattr(ast, "children", counted)
     assert run_with_deep_stack(lambda: uninitialised.uninitialised_diagnostics(function)) == []
+    assert calls < 8 * nodes, f"{calls} children() calls for {nodes} nodes"
+    calls = 0  # the walk for divisions in first iterations, likewise
+    assert run_with_deep_stack(lambda: first_iteration_divisions(function)) == []
     assert calls < 8 * nodes, f"{calls} children() calls for {nodes} nodes"
 
 
