@@ -206,6 +206,19 @@ def _if_nest(rng: random.Random) -> str:
     return body
 
 
+def _for_nest(rng: random.Random) -> str:
+    """Up to 300 nested loops of one iteration each: the analyses' time against the depth
+    (once cubic), with a kernel that still runs quickly."""
+    body = "s += b[i];"
+    for level in range(rng.randint(1, 300)):
+        body = f"for (int f{level} = 0; f{level} < 1; f{level}++) {{ {body} }}"
+    return body
+
+
+# Subscripts that name the index but give several units one element (write races).
+_SHARED_SUBSCRIPTS = ("i * 0", "i % 1", "min(i, 0)", "i / (n + 1)", "i / 2", "i >> 1")
+
+
 def _statement(rng: random.Random, depth: int = 0) -> str:
     number = rng.choice(HOSTILE_NUMBERS)
     return rng.choice((
@@ -222,6 +235,10 @@ def _statement(rng: random.Random, depth: int = 0) -> str:
         lambda: f"float u{depth}; s += u{depth};",
         lambda: f"for (int e{depth}; e{depth} < n; e{depth}++) {{ s += 1.0; }}",
         lambda: f"a[{rng.choice(('0', 'i', 'i + 1', 'n', 'm', 'i * 2'))}] = s;",
+        lambda: f"a[{rng.choice(_SHARED_SUBSCRIPTS)}] = s;",
+        lambda: _for_nest(rng),
+        lambda: f"for (int d{depth} = 0; d{depth} < 4; d{depth}++) "
+                f"{{ s += b[i] {rng.choice(('/', '%'))} d{depth}; }}",
         lambda: f"float[{rng.choice(('0', '2 - 5', 'n / (n - n)', '8'))}] v{depth}; "
                 f"s += 1.0;",
     ))()

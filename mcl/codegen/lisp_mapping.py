@@ -135,12 +135,23 @@ def _plist(expr: SExpr) -> dict[str, SExpr]:
     return out
 
 
+def _is_nil(value: SExpr) -> bool:
+    """Lisp's `nil`, the empty list (the original distribution's own codegen files say
+    `:builtin-funcs (nil)`: a list whose one entry is empty)."""
+    return value == [] or (isinstance(value, Symbol) and value.lower() == "nil")
+
+
 def _entries(value: SExpr, what: str) -> list[tuple[str, list[str]]]:
-    """`(("name" . ("a" "b")) ...)` as [("name", ["a", "b"]), ...]."""
+    """`(("name" . ("a" "b")) ...)` as [("name", ["a", "b"]), ...]; `nil` entries (and a
+    `nil` list) are none."""
+    if _is_nil(value):
+        return []
     if not isinstance(value, list):
         raise LispSyntaxError(f":{what} is not a list")
     out = []
     for entry in value:
+        if _is_nil(entry):
+            continue
         if not isinstance(entry, list) or not entry or not all(isinstance(x, str)
                                                                   for x in entry):
             raise LispSyntaxError(f":{what}: expected (\"name\" . (\"...\" ...)), found "

@@ -8,6 +8,7 @@ the result of a translation); this view answers the same questions for both.
 
 from __future__ import annotations
 
+import weakref
 from typing import TYPE_CHECKING, Any
 
 from mcl.mcpl import ast
@@ -116,7 +117,7 @@ class ProgramView:
         """The checker's inference over a whole loaded program (None for a lone module)."""
         if self._inferred is _UNSET:
             self._inferred = (None if isinstance(self.program, ast.Module)
-                              else infer_access(self.program))
+                              else _program_access(self.program))
         return self._inferred
 
     def callee_modes(self, callee: Declaring) -> tuple[str, ...] | None:
@@ -129,4 +130,19 @@ class ProgramView:
 
 
 _UNSET = object()
+
+# The inference of the last program asked about: the analyses make a view for each
+# function, and inferring the whole program again for each made a file of many small
+# functions quadratic (250 functions: 9 s). A weak reference, so no program is kept alive.
+_LAST_INFERRED: list[tuple[weakref.ref[Program], dict[str, dict[str, str]]]] = []
+
+
+def _program_access(program: Program) -> dict[str, dict[str, str]]:
+    """`infer_access(program)`, made once per program (a program is immutable)."""
+    for ref, table in _LAST_INFERRED:
+        if ref() is program:
+            return table
+    table = infer_access(program)
+    _LAST_INFERRED[:] = [(weakref.ref(program), table)]
+    return table
 

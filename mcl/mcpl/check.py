@@ -25,6 +25,7 @@ from mcl.mcpl.check_function import FunctionChecker
 from mcl.mcpl.constfold import FoldError, fold
 from mcl.mcpl.divergence import divergence_diagnostics
 from mcl.mcpl.environment import ModuleEnv, resolve_callee
+from mcl.mcpl.first_iteration import first_iteration_divisions
 from mcl.mcpl.positions import SourceText, head
 from mcl.mcpl.recursion import recursion_errors
 from mcl.mcpl.sidetables import SideTables
@@ -129,7 +130,7 @@ def check_program(program: Program, library: HwdLibrary, tables: SideTables | No
             for f in program.main.functions:
                 known = constants | host_constants(f, constants, library)
                 diags += barrier_warnings(f, known) + divergence_diagnostics(f)
-                diags += uninitialised_diagnostics(f)
+                diags += uninitialised_diagnostics(f) + first_iteration_divisions(f)
     except RecursionError:
         # The parser folds long operator chains without recursion; the walks over the tree
         # recurse, so a sum of thousands of terms is reported rather than crashing.

@@ -32,12 +32,16 @@ from mcl.mcpl.visitor import unknown_node
 def divergence_diagnostics(function: ast.Function) -> list[Diagnostic]:
     """Divergent barriers (errors) and write-write races (warnings) in `function`."""
     found: list[Diagnostic] = []
+    # integer parameters: sizes, taken to be positive (docs/checker.md)
+    sizes = {p.name for p in function.params if p.type == ast.Prim("int")}
+    # scalar parameters: a written one is a result (docs/codegen.md, "written scalars")
+    scalars = {p.name for p in function.params if isinstance(p.type, ast.Prim)}
     for foreach in _foreach_statements(function.body):
         divergent = divergent_names(foreach.body, {foreach.var})
         if not _has_nested_foreach(foreach.body):
             _Barriers(foreach, divergent, found).stmt(foreach.body, divergent=False)
         if not (isinstance(foreach.count, ast.IntLit) and foreach.count.value == 1):
-            _Races(foreach, divergent, found).stmt(foreach.body, guarded=False)
+            _Races(foreach, divergent, sizes, scalars, found).stmt(foreach.body, guarded=False)
     return found
 
 
@@ -235,10 +239,12 @@ def unit_range_test(cond: ast.Expr, foreach: ast.Foreach, divergent: set[str]
 class _Races:
     """Writes of one element of an outer array by every unit of a foreach."""
 
-    def __init__(self, foreach: ast.Foreach, divergent: set[str],
-                 found: list[Diagnostic]) -> None:
+    def __init__(self, foreach: ast.Foreach, divergent: set[str], sizes: set[str],
+                 scalars: set[str], found: list[Diagnostic]) -> None:
         self.foreach = foreach
         self.divergent = divergent
+        self.sizes = sizes
+        self.scalars = scalars
         self.found = found
         self.inner: set[str] = set()  # arrays and scalars declared inside the foreach
 
@@ -284,19 +290,79 @@ class _Races:
 
     def write(self, target: ast.Expr) -> None:
         root = ast.root_name(target)
+        if isinstance(target, ast.Name) and root in self.scalars and root not in self.inner:
+            self.race(target, f"every unit of {self.units()} writes the scalar result "
+                              f"'{root}'", "guard the write to one unit")
+            return
         if root is None or root in self.inner or not isinstance(target, ast.Index):
             return
-        if any(self.is_divergent(index) for index in _subscripts(target)):
-            return  # each unit writes its own element
+        varying = [index for index in _subscripts(target)
+                   if self.is_divergent(index) and not _same_for_every_unit(index, self)]
         f = self.foreach
+        units = self.units()
+        if not varying:
+            said = f"every unit of {units} writes '{print_expr(target)}', the same element"
+        elif len(varying) == 1 and _coarse(varying[0], f.var, self):
+            said = (f"several units of {units} write '{print_expr(target)}', one element: "
+                    f"'{print_expr(varying[0])}' is one value for consecutive '{f.var}'")
+        else:
+            return  # each unit writes its own element
+        self.race(target, said, f"index the element by '{f.var}' (or a value computed from "
+                                "it), guard the write to one unit")
+
+    def units(self) -> str:
+        f = self.foreach
+        return f"foreach '{f.var}' ({print_expr(f.count)} {f.group})"
+
+    def race(self, target: ast.Expr, said: str, remedy: str) -> None:
+        if any(d.span == target.span and d.code == "mcpl-write-race" for d in self.found):
+            return  # said already for the units of an inner foreach
         self.found.append(warning(
-            "mcpl-write-race",
-            f"every unit of foreach '{f.var}' ({print_expr(f.count)} {f.group}) writes "
-            f"'{print_expr(target)}', the same element, with no order between them",
-            target.span,
-            f"index the element by '{f.var}' (or a value computed from it), guard the "
-            f"write to one unit (`if ({f.var} == 0)`), or use atomicAdd",
-        ))
+            "mcpl-write-race", f"{said}, with no order between them", target.span,
+            f"{remedy} (`if ({self.foreach.var} == 0)`), or use atomicAdd"))
+
+
+def _same_for_every_unit(e: ast.Expr, races: _Races) -> bool:
+    """Does `e`, though it names a divergent value, take one value for every unit? A
+    product with 0, a remainder by 1, and `min(i, c)` of the foreach index i (never
+    negative) with a constant c <= 0 do (C's arithmetic; the constant folder leaves them,
+    as they name a variable)."""
+    if not races.is_divergent(e):
+        return True
+    match e:
+        case ast.Binary(op="*", left=ast.IntLit(value=0)) | ast.Binary(
+                op="*", right=ast.IntLit(value=0)) | ast.Binary(op="%", right=ast.IntLit(value=1)):
+            return True
+        case ast.Call(func="min", args=(ast.Name(name=name), ast.IntLit(value=c))) | ast.Call(
+                func="min", args=(ast.IntLit(value=c), ast.Name(name=name))):
+            return name == races.foreach.var and c <= 0
+        case ast.Binary(left=left, right=right):
+            return _same_for_every_unit(left, races) and _same_for_every_unit(right, races)
+        case ast.Unary(operand=operand):
+            return _same_for_every_unit(operand, races)
+    return False
+
+
+def _coarse(e: ast.Expr, var: str, races: _Races) -> bool:
+    """Is `e` the foreach index divided so that consecutive units share its value: `i / 2`,
+    `i >> 1`, `i / (n + 1)` (a size n is positive, so the divisor is at least 2)? Units 2u
+    and 2u + 1 then write one element."""
+    match e:
+        case ast.Binary(op="/", left=ast.Name(name=name), right=divisor):
+            return name == var and _at_least_two(divisor, races)
+        case ast.Binary(op=">>", left=ast.Name(name=name), right=ast.IntLit(value=shift)):
+            return name == var and shift >= 1
+    return False
+
+
+def _at_least_two(e: ast.Expr, races: _Races) -> bool:
+    match e:
+        case ast.IntLit(value=value):
+            return value >= 2
+        case ast.Binary(op="+", left=ast.Name() as name, right=ast.IntLit(value=value)) | \
+                ast.Binary(op="+", left=ast.IntLit(value=value), right=ast.Name() as name):
+            return value >= 1 and not races.is_divergent(name) and name.name in races.sizes
+    return False
 
 
 def _subscripts(e: ast.Expr) -> Iterator[ast.Expr]:

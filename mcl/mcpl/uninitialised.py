@@ -26,7 +26,7 @@ from mcl.mcpl.visitor import unknown_node
 
 
 def uninitialised_diagnostics(function: ast.Function) -> list[Diagnostic]:
-    walk = _Walk()
+    walk = _Walk(function.body)
     walk.stmt(function.body, _State())
     return walk.found
 
@@ -53,19 +53,43 @@ def _join(a: _State, b: _State) -> _State:
     return _State(a.surely & b.surely, a.maybe | b.maybe)
 
 
-def _set_in(node: object) -> set[str]:
-    """Every scalar `node` may set: assignment targets, initialised declarations, loop
-    variables."""
-    names: set[str] = set()
-    for n in ast.walk(node):
-        match n:
-            case ast.Assign(target=ast.Name(name=name)) | ast.IncDec(target=ast.Name(name=name)):
-                names.add(name)
-            case ast.Decl(init=init) if init is not None:
-                names.add(n.name)
-            case ast.Call():
-                names.update(_written_arguments(n))
-    return names
+_STATEMENTS = (ast.Decl, ast.ViewDecl, ast.Assign, ast.IncDec, ast.CallStmt, ast.Swap, ast.If,
+               ast.For, ast.Foreach, ast.Barrier, ast.Return, ast.Block)
+
+
+def _set_by(n: object) -> list[str]:
+    """The scalars node `n` itself (not its children) may set: an assignment target, an
+    initialised declaration, a loop variable, a variable passed to be written."""
+    match n:
+        case ast.Assign(target=ast.Name(name=name)) | ast.IncDec(target=ast.Name(name=name)):
+            return [name]
+        case ast.Decl(init=init) if init is not None:
+            return [n.name]
+        case ast.Call():
+            return _written_arguments(n)
+    return []
+
+
+def _sets_in(root: object) -> dict[int, frozenset[str]]:
+    """Every scalar each statement under `root` may set (by the statement's id), in one
+    post-order pass: asked of each loop's body separately, as before, a nest of N loops
+    walked its innermost statements N times (quadratic in the depth)."""
+    sets: dict[int, frozenset[str]] = {}
+    stack: list[tuple[object, bool]] = [(root, False)]
+    while stack:
+        node, expanded = stack.pop()
+        kids = tuple(ast.children(node))
+        if not expanded:
+            stack.append((node, True))
+            stack.extend((kid, False) for kid in kids)
+            continue
+        names = set(_set_by(node))
+        for kid in kids:
+            # an expression's set is wanted by its parent only; a statement's is kept
+            names |= sets.get(id(kid), frozenset()) if isinstance(kid, _STATEMENTS) \
+                else sets.pop(id(kid), frozenset())
+        sets[id(node)] = frozenset(names)
+    return sets
 
 
 def _written_arguments(call: ast.Call) -> list[str]:
@@ -77,7 +101,9 @@ def _written_arguments(call: ast.Call) -> list[str]:
 
 
 class _Walk:
-    def __init__(self) -> None:
+    def __init__(self, body: ast.Block) -> None:
+        self.body = body
+        self._sets: dict[int, frozenset[str]] | None = None  # `_sets_in(body)`, once asked
         self.tracked: set[str] = set()  # declared without a value
         self.reported: set[str] = set()
         self.found: list[Diagnostic] = []
@@ -173,6 +199,14 @@ class _Walk:
         else:
             state.set(d.name)  # arrays and user types: set element by element
 
+    def set_in(self, s: ast.Stmt | None) -> frozenset[str]:
+        """Every scalar statement `s` (of the function's body) may set."""
+        if s is None:
+            return frozenset()
+        if self._sets is None:
+            self._sets = _sets_in(self.body)
+        return self._sets[id(s)]
+
     def subscripts(self, target: ast.Expr, state: _State) -> None:
         while isinstance(target, ast.Index | ast.Field):
             if isinstance(target, ast.Index):
@@ -182,7 +216,7 @@ class _Walk:
 
     def loop(self, s: ast.For, state: _State) -> _State:
         state = self.stmt(s.init, state)
-        later = _set_in(s.body) | _set_in(s.step)  # set by an earlier iteration, perhaps
+        later = self.set_in(s.body) | self.set_in(s.step)  # set by an earlier iteration
         self.read(s.cond, state.copy())  # evaluated once before any iteration
         top = state.copy()
         top.maybe |= later

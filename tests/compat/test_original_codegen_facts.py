@@ -108,6 +108,18 @@ def test_the_facts_become_roles_dimensions_and_address_spaces():
     assert mapping.spaces["constant"] == SpaceMapping("constant", None)
 
 
+@pytest.mark.parametrize("empty", ["(nil)", "nil", "(NIL)", "()"])
+def test_the_original_distributions_empty_builtin_funcs_read_unchanged(empty):
+    # The original fermi.lisp, intel_gpu.lisp and xeon_e5620.lisp say `:builtin-funcs
+    # (nil)`: a list of one empty entry, Lisp's nil. It was refused ("found 'nil'").
+    fermi = default_library().get("fermi")
+    text = GPU_FACTS.replace('(("atomicAdd" . "atomic_add"))', empty)
+    assert text != GPU_FACTS
+    data, problems = mapping_data(text, fermi)
+    assert problems == []
+    assert data == mapping_data(GPU_FACTS, fermi)[0]
+
+
 @pytest.mark.parametrize("change, complaint", [
     (('"get_group_id" "get_group_size"', '"get_num_groups" "x"'), "index function"),
     (('"__local"', '"__shared__"'), "qualifier"),

@@ -17,7 +17,7 @@ indexing blocks.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from mcl.feedback.facts.kernel import COND, COUNT, IF, INIT, STEP, DeclaredName, Item, KernelFacts
 
@@ -38,23 +38,15 @@ def classify(facts: KernelFacts) -> dict[Item, str]:
             if b.root is not b:
                 defs_of[b.root].append(item)
 
-    def definers(bindings: Iterable[DeclaredName]) -> list[Item]:
-        out: list[Item] = []
-        for b in bindings:
-            out += defs_of.get(b, [])
-            if b.root is not b:
-                out += defs_of.get(b.root, [])
-        return out
-
     written = {p for p in facts.params if "w" in facts.param_modes.get(p.name, "")}
     roots = [it for it in facts.items
              if it.returns or any(b.root in written for b in it.defs)]
-    output = _closure(roots, lambda it: definers(it.value_uses))
-    control = _closure([it for it in facts.items if it.kind in _CONTROL_KINDS],
-                       lambda it: definers(it.value_uses | it.index_uses), exclude=output)
-    seeds = definers(b for it in facts.items if it in output or it in control
-                     for b in it.index_uses)
-    indexing = _closure(seeds, lambda it: definers(it.value_uses | it.index_uses),
+    output = _closure(roots, defs_of, lambda it: it.value_uses)
+    control = _closure([it for it in facts.items if it.kind in _CONTROL_KINDS], defs_of,
+                       lambda it: it.value_uses | it.index_uses, exclude=output)
+    seeds = _definers(defs_of, (b for it in facts.items if it in output or it in control
+                                for b in it.index_uses))
+    indexing = _closure(seeds, defs_of, lambda it: it.value_uses | it.index_uses,
                         exclude=output | control)
     kinds: dict[Item, str] = {}
     for item in facts.items:
@@ -63,14 +55,37 @@ def classify(facts: KernelFacts) -> dict[Item, str]:
     return kinds
 
 
-def _closure(seeds: list[Item], successors, exclude: set[Item] | frozenset[Item] = frozenset()
-             ) -> set[Item]:
+def _definers(defs_of: dict[DeclaredName, list[Item]], bindings: Iterable[DeclaredName]
+              ) -> list[Item]:
+    """The items that define any of `bindings` (or the variable each is part of)."""
+    looked_up: set[DeclaredName] = set()
+    out: list[Item] = []
+    for b in bindings:
+        for key in (b, b.root):
+            if key not in looked_up:
+                looked_up.add(key)
+                out += defs_of.get(key, [])
+    return out
+
+
+def _closure(seeds: list[Item], defs_of: dict[DeclaredName, list[Item]],
+             uses: Callable[[Item], Iterable[DeclaredName]],
+             exclude: set[Item] | frozenset[Item] = frozenset()) -> set[Item]:
+    """The items reachable from `seeds` through the definers of what each uses. A
+    variable's definers are followed once: following them for every item that uses the
+    variable made N statements updating one array quadratic (N times N definers)."""
     seen: set[Item] = set()
+    looked_up: set[DeclaredName] = set()
     work = [it for it in seeds if it not in exclude]
     while work:
         item = work.pop()
         if item in seen:
             continue
         seen.add(item)
-        work.extend(s for s in successors(item) if s not in seen and s not in exclude)
+        for b in uses(item):
+            for key in (b, b.root):
+                if key not in looked_up:
+                    looked_up.add(key)
+                    work.extend(d for d in defs_of.get(key, ())
+                                if d not in seen and d not in exclude)
     return seen

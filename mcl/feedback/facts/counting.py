@@ -20,6 +20,7 @@ import functools
 import itertools
 import math
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import cmp_to_key, reduce
 from typing import Any
@@ -44,13 +45,15 @@ def iterations(ev: SymbolicEvaluator, loops: Sequence[Loop], weight: Any = 1,
         return strided_terms
     exact = True
     loops = list(loops)
+    present = set(loops)  # membership in a list made deep nests cubic
     for loop in list(loops):
-        if loop not in loops:
+        if loop not in present:
             continue
         stride = grid_stride(ev, loop, loops, f)
         if stride is not None:
             removed, count = stride
             loops = [other for other in loops if other not in removed]
+            present = set(loops)
             f = f * count
     for loop in reversed(loops):
         shape = ev.shape(loop)
@@ -101,9 +104,12 @@ def collapse_grid_stride(ev: SymbolicEvaluator, loop: Loop, loops: Sequence[Loop
     start, op, bound, step = shape.bounds
     if op not in ("<", "<="):
         return None
+    all_counters = ev.all_counters()
+    if not ev.memo(("start varies", loop),
+                   lambda: bool(sympy.sympify(start).free_symbols & all_counters)):
+        return None  # a start the same for every unit (most for-loops): no grid stride
     others = [other for other in loops if other is not loop]
     counters = {ev.counter(other): other for other in others}
-    all_counters = {ev.counter(other) for other in ev.loops}
     aff = affine(ev, start, list(counters), all_counters)
     if aff is None or not aff.coefs or aff.const.free_symbols & all_counters:
         return None
@@ -127,10 +133,11 @@ def _grid_stride_terms(ev: SymbolicEvaluator, loops: Sequence[Loop], f: Any
     """`iterations` of a weight with terms `w * trips(L)` for a grid-stride loop L inside
     `loops` (its header runs trips(L) + 1 times per unit): the term's sum over the units
     is the closed form of `grid_stride`. None when no term is of that form."""
-    candidates = [(loop, ev.trips(loop)) for loop in ev.loops
-                  if loop not in loops and ev.shape(loop).bounds is not None]
-    candidates = [(loop, trips) for loop, trips in candidates
-                  if trips.free_symbols and f.has(trips)]
+    if not f.free_symbols:
+        return None  # no trip count with a symbol in it
+    inside = set(loops)
+    candidates = [(loop, trips) for loop, trips in _symbolic_trips(ev)
+                  if loop not in inside and f.has(trips)]
     if not candidates:
         return None
     total, exact, found = sympy.Integer(0), True, False
@@ -152,6 +159,14 @@ def _grid_stride_terms(ev: SymbolicEvaluator, loops: Sequence[Loop], f: Any
             value, ok = iterations(ev, loops, term, strided=False)
             total, exact = total + value, exact and ok
     return (tidy(total), exact) if found else None
+
+
+def _symbolic_trips(ev: SymbolicEvaluator) -> list[tuple[Loop, Any]]:
+    """The for-loops of the kernel with their trip counts, where a count has a symbol in
+    it: made once, not for each statement (which made deep nests cubic)."""
+    return ev.memo(("symbolic trips",), lambda: [
+        (loop, ev.trips(loop)) for loop in ev.loops
+        if ev.shape(loop).bounds is not None and ev.trips(loop).free_symbols])
 
 
 def _ceiling_ratio(a: Any, b: Any) -> Any:
@@ -559,7 +574,7 @@ def collapse_guard(ev: SymbolicEvaluator, condition: Condition, loops: Sequence[
     op = {sympy.StrictLessThan: "<", sympy.LessThan: "<=", sympy.StrictGreaterThan: ">",
           sympy.GreaterThan: ">=", sympy.Equality: "=="}[type(cond)]
     counters = {ev.counter(loop): loop for loop in loops}
-    all_counters = {ev.counter(loop) for loop in ev.loops}
+    all_counters = ev.all_counters()
     aff = affine(ev, cond.lhs - cond.rhs, list(counters), all_counters)
     if aff is None or not aff.coefs or aff.const.free_symbols & all_counters:
         return None
@@ -620,7 +635,8 @@ def _equal_hit(x: Any, product: Any) -> Any:
 
 
 def _enumeration(ev: SymbolicEvaluator, coefs: dict[Any, Any], counters: dict[Any, Loop],
-                 all_counters: set[Any]) -> tuple[list[tuple[Any, Any]], Any, Any, Any, Any] | None:
+                 all_counters: AbstractSet[Any]
+                 ) -> tuple[list[tuple[Any, Any]], Any, Any, Any, Any] | None:
     """Do the counters with these coefficients enumerate unit * [0, product) one to one
     (coefficients unit, unit * N_1, unit * N_1 * N_2, ... for trip counts N_l)? Returns
     (terms by coefficient, unit, product, the outermost trip count and its coefficient
@@ -675,7 +691,7 @@ class Affine:
     const: Any
 
 
-def affine(ev: SymbolicEvaluator, expr: Any, counters: Sequence[Any], all_counters: set[Any]
+def affine(ev: SymbolicEvaluator, expr: Any, counters: Sequence[Any], all_counters: AbstractSet[Any]
            ) -> Affine | None:
     """Decompose `expr` as affine in `counters`; None when it is not (non-linear in a
     counter, a coefficient that varies with a loop, or a value known only at run time)."""

@@ -82,6 +82,8 @@ class SymbolicEvaluator:
         self._values: dict[DeclaredName, Any] = {}
         self._opaque: dict[DeclaredName, sympy.Symbol] = {}
         self._shapes: dict[Loop, LoopShape] = {}
+        self._counters: set[sympy.Symbol] = set()  # the counters of `_shapes`' loops
+        self._all_counters: frozenset[sympy.Symbol] | None = None  # of every loop
         self._shaping: dict[Loop, sympy.Symbol] = {}
         self._content: dict[DeclaredName, frozenset[Loop]] | None = None
         self._memo: dict[Any, Any] = {}
@@ -187,9 +189,7 @@ class SymbolicEvaluator:
         return self._opaque[b]
 
     def is_opaque(self, s: sympy.Basic) -> bool:
-        return isinstance(s, sympy.Dummy) and not any(
-            s is shape.counter for shape in self._shapes.values()
-        )
+        return isinstance(s, sympy.Dummy) and s not in self._counters
 
     # ------------------------------------------------------------------ loops
     def shape(self, loop: Loop) -> LoopShape:
@@ -202,10 +202,19 @@ class SymbolicEvaluator:
             finally:
                 del self._shaping[key]
             self._shapes[key] = shape
+            self._counters.add(shape.counter)
         return self._shapes[key]
 
     def counter(self, loop: Loop) -> sympy.Symbol:
         return self.shape(loop).counter
+
+    def all_counters(self) -> frozenset[sympy.Symbol]:
+        """The counters of every loop of the kernel. Kept once made: a loop's shape never
+        changes, and the counts ask for this set for every loop around every statement
+        (made anew each time, it made deep nests cubic)."""
+        if self._all_counters is None:
+            self._all_counters = frozenset(self.counter(loop) for loop in self.loops)
+        return self._all_counters
 
     def trips(self, loop: Loop) -> Any:
         return self.shape(loop).trips
@@ -269,7 +278,7 @@ class SymbolicEvaluator:
             unknown.affine = True
             return unknown
         trips = _floored(trips)
-        counters = {shape.counter for shape in self._shapes.values()}
+        counters = set(self._counters)
         if not trips.free_symbols & counters and trips.is_nonnegative is not True:
             # `k < m - 100`: a loop whose bound lies below its start runs 0 times, not a
             # negative number of times (no counter in it, so the sums stay closed).
