@@ -1,8 +1,8 @@
 """The second verifier of a next version: its code in the default backend's language
 (OpenCL), generated at the kernel's leaf, run on an OpenCL device (the PoCL CPU device
-that comes with mcl, or the one $MCL_DEVICE names, as `mcl run --target` picks it) on the inputs the interpreter ran,
-compared as the interpreter's outputs are (docs/refinements.md, "Verified before
-offered").
+that comes with mcl, or the one $MCL_DEVICE names, as `mcl run --target` picks it) on
+the inputs the interpreter ran, compared as the interpreter's outputs are
+(docs/refinements.md, "Verified before offered").
 
 The interpreter checks every index and reads the MCPL semantics; the device runs the
 code mcl generates, so a rewrite that the code generator or the device compiler gets
