@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from mcl.diagnostics import Diagnostic, error, warning
+from mcl.identity import Ref
 from mcl.mcpl import ast
 from mcl.mcpl.builtins import BUILTINS
 from mcl.mcpl.visitor import unknown_node
@@ -70,11 +71,11 @@ def _set_by(n: object) -> list[str]:
     return []
 
 
-def _sets_in(root: object) -> dict[int, frozenset[str]]:
+def _sets_in(root: object) -> dict[Ref[object], frozenset[str]]:
     """Every scalar each statement under `root` may set (by the statement's id), in one
     post-order pass: asked of each loop's body separately, as before, a nest of N loops
     walked its innermost statements N times (quadratic in the depth)."""
-    sets: dict[int, frozenset[str]] = {}
+    sets: dict[Ref[object], frozenset[str]] = {}
     stack: list[tuple[object, bool]] = [(root, False)]
     while stack:
         node, expanded = stack.pop()
@@ -86,9 +87,9 @@ def _sets_in(root: object) -> dict[int, frozenset[str]]:
         names = set(_set_by(node))
         for kid in kids:
             # an expression's set is wanted by its parent only; a statement's is kept
-            names |= sets.get(id(kid), frozenset()) if isinstance(kid, _STATEMENTS) \
-                else sets.pop(id(kid), frozenset())
-        sets[id(node)] = frozenset(names)
+            names |= sets.get(Ref(kid), frozenset()) if isinstance(kid, _STATEMENTS) \
+                else sets.pop(Ref(kid), frozenset())
+        sets[Ref(node)] = frozenset(names)
     return sets
 
 
@@ -103,7 +104,7 @@ def _written_arguments(call: ast.Call) -> list[str]:
 class _Walk:
     def __init__(self, body: ast.Block) -> None:
         self.body = body
-        self._sets: dict[int, frozenset[str]] | None = None  # `_sets_in(body)`, once asked
+        self._sets: dict[Ref[object], frozenset[str]] | None = None  # `_sets_in(body)`, once asked
         self.tracked: set[str] = set()  # declared without a value
         self.reported: set[str] = set()
         self.found: list[Diagnostic] = []
@@ -205,7 +206,7 @@ class _Walk:
             return frozenset()
         if self._sets is None:
             self._sets = _sets_in(self.body)
-        return self._sets[id(s)]
+        return self._sets[Ref(s)]
 
     def subscripts(self, target: ast.Expr, state: _State) -> None:
         while isinstance(target, ast.Index | ast.Field):
