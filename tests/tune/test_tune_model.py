@@ -134,3 +134,38 @@ def test_a_leaf_without_a_time_model_keeps_the_spaces_order() -> None:
                                   library).program
     ranking = rank_space(program, "matmul", "x86_avx512", library, space, {"n": 64})
     assert ranking.order == [(4,), (8,)] and set(ranking.seconds.values()) == {None}
+
+
+def test_a_process_with_other_threads_ranks_without_forking(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A forked worker keeps none of the other threads, and a lock one of them held stops
+    it for ever (a test runner's thread hung the suite so): with a second thread alive the
+    ranking never forks, and gives the same order one after another."""
+    import threading
+
+    import mcl.tune.model as model
+    from mcl.tune.search import Candidate, Space
+
+    library = default_library()
+    source = kernels_dir() / "gesummv" / "hopper_v5.mcpl"
+    program = pipeline.checked_at(source, [], library).program
+    space = Space(["SPLIT"])
+    for split in (1, 2):
+        space.candidates[(split,)] = Candidate({"SPLIT": split}, "", (1,), (1, 1, 1), {})
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait, daemon=True)
+    other.start()
+    try:
+        assert not model._single_threaded()
+
+        def no_fork(*args: object) -> None:
+            raise AssertionError("forked with another thread running")
+
+        monkeypatch.setattr(model.multiprocessing, "get_context", no_fork)
+        ranking = model.rank_space(program, "gesummv", "hopper", library, space,
+                                   {"n": 4096}, jobs=2)
+    finally:
+        stop.set()
+        other.join()
+    assert sorted(ranking.order) == [(1,), (2,)]
+    assert all(s is not None for s in ranking.seconds.values())
