@@ -291,6 +291,8 @@ class Outcome:
 # not turn a slow run into a "hang"; a wall-clock limit of WALL_FACTOR times the budget
 # still stops a command that waits forever.
 WALL_FACTOR = 10
+# A forked child that has used no CPU time after this many seconds never started.
+STILLBORN_S = 10.0
 
 
 @contextlib.contextmanager
@@ -344,12 +346,20 @@ def run_command(argv: list[str], budget: float) -> tuple[int | None, str]:
             os._exit(code)
     os.close(write)
     period = budget * WALL_FACTOR
-    deadline, used = time.monotonic() + period, 0.0
+    started = time.monotonic()
+    deadline, used = started + period, 0.0
     try:
         while True:
             done, wait_status = os.waitpid(pid, os.WNOHANG)
             if done:
                 break
+            if time.monotonic() - started > STILLBORN_S and _cpu_seconds(pid) == 0.0:
+                # No CPU time at all: the child is stuck on a lock that another thread of
+                # this process held when it forked (a forked child keeps only the thread
+                # that forked it), not in the command. Run the command here instead.
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                return _run_here(argv, budget)
             if time.monotonic() > deadline:
                 now = _cpu_seconds(pid)
                 if now is not None and now - used > period / (4 * WALL_FACTOR):
