@@ -36,6 +36,7 @@ import random
 import re
 import resource
 import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -44,6 +45,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mcl import fork_safety
 from mcl.resources import hwdescs_dir, kernels_dir, mcpl_stdlib_dir
 
 # Grammar tokens of MCPL (mcl/mcpl/mcpl.tx) and HDL (mcl/hdl/hdl.tx) that replacements
@@ -318,74 +320,147 @@ def run_command(argv: list[str], budget: float) -> tuple[int | None, str]:
     time), minus the number of the signal that ended it, and 2 for an exception that
     escaped the CLI (which should catch them all).
 
-    Each command runs in a forked child: a signal (a driver's SIGSEGV) ends the child, not
-    the campaign, and a command past its budget is killed, not left running in a thread
-    beside the next one (a command runs on its own thread, `mcl.deep_stack`, which an
-    alarm in the main thread cannot stop)."""
+    Each command runs in a child process: a signal (a driver's SIGSEGV) ends the child,
+    not the campaign, and a command past its budget is killed, not left running in a
+    thread beside the next one (a command runs on its own thread, `mcl.deep_stack`, which
+    an alarm in the main thread cannot stop). The child is forked (it starts with what
+    this process has imported), except for a command that may open an OpenCL device once
+    a runtime has started here: a forked child has lost the runtime's threads and would
+    wait for them for ever (`mcl.fork_safety`), so it starts afresh."""
     if not hasattr(os, "fork"):
         return _run_here(argv, budget)
     _warm()
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: run, report through the pipe, never return
-        os.close(read)
-        code = 2
-        try:
-            # The alarm (`_budget`) stops Python code; the limit stops a child stuck in
-            # native code (a driver, GMP inside SymPy), where no signal handler runs.
-            cpu = math.ceil(budget) + 1
-            resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-            faulthandler.disable()  # a test runner's: the signal is the parent's to report
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, 1)  # what drivers and compilers print themselves
-            os.dup2(devnull, 2)
-            status, err = _run_here(argv, budget)
-            os.write(write, json.dumps([status, err[-4000:]]).encode())
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(write)
+    child = _Spawned(argv, budget) if _needs_fresh_process(argv) else _Forked(argv, budget)
+    try:
+        ended = _wait(child, budget)
+        if ended is None:
+            return None, "killed at the wall-clock limit, waiting"
+        if isinstance(ended, str):  # "stillborn"
+            # No CPU time at all: the child is stuck on a lock that another thread of
+            # this process held when it forked, not in the command. Run it here instead.
+            return _run_here(argv, budget)
+        data = child.report()
+    finally:
+        child.close()
+    if ended < 0:
+        if -ended == signal.SIGXCPU:
+            return None, f"past {budget:g} s of CPU time"
+        return ended, f"killed by {signal.Signals(-ended).name}"
+    if not data:
+        return 2, f"the command ended the process (exit status {ended})"
+    status, err = json.loads(data)
+    return status, err
+
+
+# Commands that may open an OpenCL device (the others never load a runtime).
+_DEVICE_COMMANDS = frozenset({"run", "profile", "tune", "hwd", "apply", "refine"})
+
+
+def _needs_fresh_process(argv: list[str]) -> bool:
+    return (bool(argv) and argv[0] in _DEVICE_COMMANDS and "--interp" not in argv
+            and fork_safety.opencl_loaded())
+
+
+def _child_main(argv: list[str], budget: float, report: int) -> None:
+    """In a child: run `mcl ARGV` and write [status, stderr] to the file descriptor
+    `report`; the command's own output, and what drivers print, goes nowhere."""
+    # The alarm (`_budget`) stops Python code; the limit stops a child stuck in native
+    # code (a driver, GMP inside SymPy), where no signal handler runs.
+    cpu = math.ceil(budget) + 1
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    faulthandler.disable()  # a test runner's: the signal is the parent's to report
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+    status, err = _run_here(argv, budget)
+    os.write(report, json.dumps([status, err[-4000:]]).encode())
+
+
+class _Forked:
+    """`mcl ARGV` in a forked child, which reports through a pipe."""
+
+    def __init__(self, argv: list[str], budget: float) -> None:
+        self.read, write = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:  # the child: run, report through the pipe, never return
+            code = 2
+            try:
+                os.close(self.read)
+                _child_main(argv, budget, write)
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(write)
+
+    def poll(self) -> int | None:
+        """None while it runs; then its exit status, or minus the signal that ended it."""
+        done, status = os.waitpid(self.pid, os.WNOHANG)
+        return os.waitstatus_to_exitcode(status) if done else None
+
+    def kill(self) -> None:
+        os.kill(self.pid, signal.SIGKILL)
+        os.waitpid(self.pid, 0)
+
+    def report(self) -> bytes:
+        with os.fdopen(self.read, "rb") as pipe:
+            self.read = -1
+            return pipe.read()
+
+    def close(self) -> None:
+        if self.read >= 0:
+            os.close(self.read)
+            self.read = -1
+
+
+class _Spawned:
+    """`mcl ARGV` in a new Python process (`_child_main` there), reporting on its stdout."""
+
+    def __init__(self, argv: list[str], budget: float) -> None:
+        code = ("import json, os, sys; from mcl.fuzz import _child_main; "
+                "report = os.dup(1); _child_main(json.loads(sys.argv[1]), "
+                "float(sys.argv[2]), report)")
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", code, json.dumps(argv), repr(budget)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.pid = self.process.pid
+
+    def poll(self) -> int | None:
+        return self.process.poll()
+
+    def kill(self) -> None:
+        self.process.kill()
+        self.process.wait()
+
+    def report(self) -> bytes:
+        assert self.process.stdout is not None
+        return self.process.stdout.read()
+
+    def close(self) -> None:
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+
+
+def _wait(child: _Forked | _Spawned, budget: float) -> int | str | None:
+    """How `child` ended (as `_Forked.poll`), "stillborn" for a child that never started
+    (killed), None for one killed at the wall-clock limit."""
     period = budget * WALL_FACTOR
     started = time.monotonic()
     deadline, used = started + period, 0.0
-    try:
-        while True:
-            done, wait_status = os.waitpid(pid, os.WNOHANG)
-            if done:
-                break
-            if time.monotonic() - started > STILLBORN_S and _cpu_seconds(pid) == 0.0:
-                # No CPU time at all: the child is stuck on a lock that another thread of
-                # this process held when it forked (a forked child keeps only the thread
-                # that forked it), not in the command. Run the command here instead.
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-                return _run_here(argv, budget)
-            if time.monotonic() > deadline:
-                now = _cpu_seconds(pid)
-                if now is not None and now - used > period / (4 * WALL_FACTOR):
-                    # Still computing, only slowly: a machine busy with other work, not
-                    # a command that waits. Its CPU limit ends it if it runs too long.
-                    deadline, used = time.monotonic() + period, now
-                    continue
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-                return None, "killed at the wall-clock limit, waiting"
-            time.sleep(0.01)
-        with os.fdopen(read, "rb") as pipe:
-            data = pipe.read()
-        read = -1
-    finally:
-        if read >= 0:
-            os.close(read)
-    if os.WIFSIGNALED(wait_status):
-        number = os.WTERMSIG(wait_status)
-        if number == signal.SIGXCPU:
-            return None, f"past {budget:g} s of CPU time"
-        return -number, f"killed by {signal.Signals(number).name}"
-    if not data:
-        return 2, f"the command ended the process (exit status {os.WEXITSTATUS(wait_status)})"
-    status, err = json.loads(data)
-    return status, err
+    while (ended := child.poll()) is None:
+        if time.monotonic() - started > STILLBORN_S and _cpu_seconds(child.pid) == 0.0:
+            child.kill()
+            return "stillborn"
+        if time.monotonic() > deadline:
+            now = _cpu_seconds(child.pid)
+            if now is not None and now - used > period / (4 * WALL_FACTOR):
+                # Still computing, only slowly: a machine busy with other work, not a
+                # command that waits. Its CPU limit ends it if it runs too long.
+                deadline, used = time.monotonic() + period, now
+                continue
+            child.kill()
+            return None
+        time.sleep(0.01)
+    return ended
 
 
 def _cpu_seconds(pid: int) -> float | None:

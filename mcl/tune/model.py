@@ -21,7 +21,6 @@ from __future__ import annotations
 import math
 import multiprocessing
 import os
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -29,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from mcl.fork_safety import single_threaded
 from mcl.identity import Ref
 
 if TYPE_CHECKING:
@@ -99,7 +99,7 @@ def rank_space(program: Program, function: str, target: str, library: HwdLibrary
     job = _Job(at_leaf, function, target, library, dict(values))
     jobs = min(jobs or len(os.sched_getaffinity(0)), len(configs))
     seconds: dict[Key, float | None] = {}
-    if jobs <= 1 or not _single_threaded():
+    if jobs <= 1 or not single_threaded():
         for key, config in configs.items():
             seconds[key] = job.estimate(config)
             if advance is not None:
@@ -124,18 +124,6 @@ def rank_space(program: Program, function: str, target: str, library: HwdLibrary
                    key=lambda k: seconds[k] or 0.0)  # sorted() is stable: ties in space order
     order = known + [k for k in seconds if seconds[k] is None]
     return Ranking(seconds, order, time.perf_counter() - start)
-
-
-def _single_threaded() -> bool:
-    """Whether this process runs one thread (Linux: /proc/self/task; elsewhere Python's
-    own count). A forked child gets only the thread that forked it: a lock another
-    thread held at the fork (an OpenCL runtime's, a test runner's) is never released
-    there, and the worker that needs it waits for ever. So the cores share the ranking
-    only in a process that has no other thread."""
-    try:
-        return len(os.listdir("/proc/self/task")) == 1
-    except OSError:
-        return threading.active_count() == 1
 
 
 @dataclass(frozen=True)

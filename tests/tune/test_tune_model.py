@@ -156,7 +156,7 @@ def test_a_process_with_other_threads_ranks_without_forking(
     other = threading.Thread(target=stop.wait, daemon=True)
     other.start()
     try:
-        assert not model._single_threaded()
+        assert not model.single_threaded()
 
         def no_fork(*args: object) -> None:
             raise AssertionError("forked with another thread running")

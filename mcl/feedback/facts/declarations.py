@@ -146,6 +146,19 @@ class DeclaredName:
     # `for (k = 0; ...)`: the variable declared before the loop whose name the loop's
     # index takes inside it
     reuses: DeclaredName | None = None
+    # `for_loops_around_writes`, with the number of writes it was made from
+    _write_loops: tuple[int, frozenset[Loop]] | None = field(default=None, init=False, repr=False)
+
+    def for_loops_around_writes(self) -> frozenset[Loop]:
+        """The for-loops around any write of this name, made once (and again if it has
+        gained writes since): made for every read, N reads and N writes of an array were
+        quadratic. Kept on the name itself, so that it goes when the facts go."""
+        kept = self._write_loops
+        if kept is None or kept[0] != len(self.writes):
+            kept = self._write_loops = (len(self.writes), frozenset(
+                loop for write in self.writes for loop in write.item.loops
+                if loop.kind == "for"))
+        return kept[1]
 
     @property
     def origin(self) -> DeclaredName:

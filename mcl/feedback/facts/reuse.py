@@ -20,7 +20,6 @@ spaces from them and the cache analysis tells reused data from the rest.
 from __future__ import annotations
 
 import math
-import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
@@ -43,7 +42,7 @@ from mcl.feedback.facts.counting import (
     least,
     split_counters,
 )
-from mcl.feedback.facts.kernel import Access, DeclaredName, Derived, KernelFacts, Loop, dims
+from mcl.feedback.facts.kernel import Access, Derived, KernelFacts, Loop, dims
 from mcl.feedback.facts.layout import element_layout, flat_index
 from mcl.feedback.facts.symbolic import identical, ratio
 from mcl.feedback.phrases import conjunction, expr_text
@@ -123,24 +122,7 @@ def redefining_loops(acc: Access) -> frozenset[Loop]:
     ei), so its iterations do not read one value: loading it once outside the loop
     would change the result. A foreach is not one: its units write together and, after
     the barrier, read what the others wrote, so they do share one value."""
-    return _writing_loops(acc.binding.root) & set(acc.item.loops)
-
-
-# for each array, the number of writes seen and the for-loops around them
-_WRITING_LOOPS: weakref.WeakKeyDictionary[DeclaredName, tuple[int, frozenset[Loop]]] = \
-    weakref.WeakKeyDictionary()
-
-
-def _writing_loops(array: DeclaredName) -> frozenset[Loop]:
-    """The for-loops around any write of `array`, made once per array (and again if it
-    has gained writes since): made for every read, N reads and N writes of an array were
-    quadratic."""
-    kept = _WRITING_LOOPS.get(array)
-    if kept is None or kept[0] != len(array.writes):
-        kept = (len(array.writes), frozenset(
-            loop for write in array.writes for loop in write.item.loops if loop.kind == "for"))
-        _WRITING_LOOPS[array] = kept
-    return kept[1]
+    return acc.binding.root.for_loops_around_writes() & set(acc.item.loops)
 
 
 def reuse_loops(acc: Access) -> tuple[Loop, ...]:
