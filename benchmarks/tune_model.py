@@ -99,6 +99,13 @@ def to_within(trace: list[tuple[Any, ...]], times: dict[tuple[Any, ...], float],
     return None
 
 
+def progress(name: str, started: float, what: str) -> None:
+    """One line per stage on stderr: a run cut off by a time limit still shows how far
+    each kernel got and what took the time."""
+    print(f"  {name}: {what} at {time.perf_counter() - started:.1f} s", file=sys.stderr,
+          flush=True)
+
+
 def run_kernel(name: str, sizes: dict[str, int], device_spec: str | None, backend: str,
                iterations: int, repeats: int, patience: int | None, work: Path
                ) -> KernelResult:
@@ -116,17 +123,20 @@ def run_kernel(name: str, sizes: dict[str, int], device_spec: str | None, backen
     shutil.copy(source.with_name("reference.py"), path.with_name("reference.py"))
     tag = f"tune-model-bench-{time.time_ns()}"  # a cache of this run only
     out = KernelResult(name, sizes)
+    started = time.perf_counter()
     args = argparse.Namespace(defines=[f"{k}={v}" for k, v in sizes.items()], include_dirs=[],
                               param=[])
     library = library_from_args(args)
     p = prepare(args, path, library)
     sizes, inputs, expected = p.data(0)
     out.sizes = dict(sizes)
+    progress(name, started, "inputs and reference ready")
     built = build_space(p.program, p.reference.function, LEAF, library, p.space, inputs,
                         backend)
     out.configurations = len(built.candidates) + len(built.ruled_out)
     out.allowed = len(built.candidates)
     device = leaf_device(backend, library.get(LEAF), device_spec)
+    progress(name, started, f"space built: {out.allowed} of {out.configurations} allowed")
 
     def search(strategy: str, **options: Any) -> Any:
         return run_search(p.program, path, p.reference.function, LEAF, library, device, p.space,
@@ -136,6 +146,7 @@ def run_kernel(name: str, sizes: dict[str, int], device_spec: str | None, backen
     start = time.perf_counter()
     exhaustive = search("brute_force")
     out.exhaustive_s = time.perf_counter() - start
+    progress(name, started, f"exhaustive search done in {out.exhaustive_s:.1f} s")
     times = {built.key(r): float(r["time"]) for r in exhaustive.evaluated if r.get("verified")}
     out.verified = len(times)
     out.times_ms = {config_text(built.names, k): t for k, t in times.items()}
@@ -149,6 +160,8 @@ def run_kernel(name: str, sizes: dict[str, int], device_spec: str | None, backen
     guided = search(MODEL)
     ranking = guided.ranking
     assert ranking is not None
+    progress(name, started, f"model search done (ranking {ranking.elapsed_s:.1f} s, "
+             f"{len(guided.trace)} measured)")
     out.estimates_s = {config_text(built.names, k): s for k, s in ranking.seconds.items()}
     chosen = guided.best_time_ms
     rho_all, n_all = model_correlation(ranking, times)
@@ -179,6 +192,7 @@ def run_kernel(name: str, sizes: dict[str, int], device_spec: str | None, backen
             runs.append({"seed": seed, "evaluations": len(found.trace),
                          "evaluations_to_within_3pct": to_within(found.trace, times, best)})
         out.others[strategy] = runs
+        progress(name, started, f"{strategy} done")
     return out
 
 

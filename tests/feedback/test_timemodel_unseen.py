@@ -200,3 +200,54 @@ def test_a_warp_divided_between_two_paths_runs_both(tmp_path, library, cond: str
     flops = threads * sizes["m"] * 2
     peak = timemodel.peak_flops(library.get("hopper"))
     assert figures["seconds_compute"] == pytest.approx(factor * flops / peak, rel=0.02)
+
+
+# A 2.5-D march (benchmarks/unseen_corpus/stencil3d_march, reduced): one block per 32
+# columns, each thread walks the d planes of its column, a barrier in every step; the
+# neighbour's element comes from the cache (another block loaded it), so the mean
+# latency of the loads is below device memory's. With `BARRIER` empty the warps need not
+# wait for each other.
+MARCH = """
+hopper void march(int d, int w, global float[d, w] b, global float[d, w] a) {
+  foreach (int bj in w / 32 blocks) {
+    shared float[32] plane;
+    foreach (int t in 32 threads) {
+      int j = bj * 32 + t;
+      for (int k = 0; k < d; k++) {
+        plane[t] = a[k, j] + a[k, (j + 1) % w];
+        BARRIER
+        b[k, j] = plane[31 - t];
+        BARRIER
+      }
+    }
+  }
+}
+"""
+
+
+def test_each_pass_of_a_loop_around_a_barrier_waits_one_memory_latency(
+        tmp_path, library) -> None:
+    """No warp starts a pass's loads before the whole block has passed the barrier of the
+    pass before, and each pass waits for data no unit has loaded yet: marching through
+    1,000 planes waits 1,000 device-memory latencies, though half the loads are served by
+    the cache (Little's law alone, at the loads' mean latency, counted less)."""
+    hopper = library.get("hopper")
+    sizes = {"d": 1000, "w": 132 * 32}  # one block per SM: one round
+    figures = _estimate(_messages(tmp_path, library,
+                                  MARCH.replace("BARRIER", "barrier(shared);"), sizes))
+    clock = 1.98e9  # hopper.hdl's boost clock; device memory: 600 cycles
+    memory_latency = 600 / clock
+    assert figures["seconds_latency"] >= 1000 * memory_latency * 0.999
+    assert figures["estimated_seconds"] >= 1000 * memory_latency
+    # without the barriers Little's law stands alone, at the mean latency
+    free = _estimate(_messages(tmp_path, library, MARCH.replace("BARRIER", ""), sizes))
+    assert free["seconds_latency"] < 1000 * memory_latency * 0.9
+    del hopper
+
+
+def test_the_floor_counts_the_rounds_of_blocks_on_the_busiest_sm() -> None:
+    phase = Phase(0.0, 0.0, 0.0, 0.0, passes=10)
+    one = Figures(132, 1.98e9, 64, 1e12, 1e12, 1, 1e-7, (phase,), chain_latency_s=3e-7)
+    assert one.phase_terms(phase)[timemodel.LATENCY] == pytest.approx(10 * 3e-7)
+    three = replace(one, block_rounds=3.0)
+    assert three.phase_terms(phase)[timemodel.LATENCY] == pytest.approx(30 * 3e-7)

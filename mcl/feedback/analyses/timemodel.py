@@ -22,7 +22,14 @@ the description:
   per SM are the occupancy message's, the loads in flight per warp the global loads of
   the kernel's most frequent statement body, the latency the description's interconnect
   `latency` at the SM clock for the compulsory share of the bytes and the cache's
-  `latency` (hopper's l2) for the share the caches serve.
+  `latency` (hopper's l2) for the share the caches serve. A loop around a barrier adds
+  a floor: no warp of a block starts a pass's loads before every warp has passed the
+  barrier of the pass before, and each pass waits for data no unit has loaded yet, so
+  each pass that loads waits one device-memory latency, however much of its traffic the
+  cache serves and however many loads a warp has in flight (a 2.5-D stencil marching
+  through 254 planes, its halo from the cache: Little's law at the mean latency gave
+  40% of the measured time). Each phase waits at least `passes x latency` for each
+  round of blocks the busiest SM runs one after another.
 
 The warps of an SM overlap the three limits, but not across a barrier: it holds every
 warp of a block until all arrive, and the blocks of a wave reach their barriers
@@ -145,6 +152,9 @@ class Phase:
     flops: float
     loads_per_sm: float  # warp-level global loads of the busiest SM
     extra_bytes: float = 0.0  # the on-chip bytes conflicts and uncoalesced accesses add
+    # how many times a block passes through the phase one pass after another, waiting for
+    # a global load in each (`_barrier_passes`); 0 where no loop around a barrier holds one
+    passes: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -173,6 +183,11 @@ class Figures:
     # what `latency_s` is made of; None where not known
     latency_mix: LatencyMix | None = None
     launch_s: float = 0.0  # what one launch costs beyond the work (`launch_seconds`)
+    # the blocks the busiest SM runs one after another (its blocks over those resident)
+    block_rounds: float = 1.0
+    # what one pass of a loop around a barrier waits for its loads: device memory's
+    # latency (each pass moves on to data no unit has loaded yet)
+    chain_latency_s: float = 0.0
 
     @property
     def clock_given(self) -> bool:
@@ -186,8 +201,9 @@ class Figures:
             ON_CHIP: (p.on_chip_bytes + p.extra_bytes) / self.on_chip_bandwidth
             * self.wave_tail,
             COMPUTE: p.flops / self.peak_flops * self.wave_tail,
-            LATENCY: p.loads_per_sm * self.wave_tail * self.latency_s
-            / (self.warps_per_sm * self.loads_in_flight),
+            LATENCY: max(p.loads_per_sm * self.wave_tail * self.latency_s
+                         / (self.warps_per_sm * self.loads_in_flight),
+                         p.passes * self.block_rounds * self.chain_latency_s),
         }
 
     def phase_limits(self, p: Phase) -> dict[str, float]:
@@ -350,12 +366,15 @@ def figures_of(ctx: AnalysisContext, findings: Sequence[Finding], least: bool = 
         return None
     grid = occupancy.grid_blocks
     tail = math.ceil(grid / sms) / (grid / sms) if grid else 1.0
+    resident = max(1, occupancy.blocks_per_sm)
+    rounds = float(math.ceil(math.ceil(grid / sms) / resident)) if grid else 1.0
     runs = _load_runs(ctx, cached, least)
     return Figures(float(sms), clock, float(warps), float(peak or 1.0) * scale,
                    shared.bytes_per_s * scale, in_flight([(r, c) for _, r, c in runs]), mix.mean_s,
                    phases, tail, barriers, stated, lanes_sms=float(lanes * sms),
                    load_runs=tuple(runs),
-                   latency_mix=mix, launch_s=launch_seconds(hwd, clock))
+                   latency_mix=mix, launch_s=launch_seconds(hwd, clock), block_rounds=rounds,
+                   chain_latency_s=latencies[0])
 
 
 # ----------------------------------------------------------------------------- phases
@@ -404,14 +423,51 @@ def _phases(ctx: AnalysisContext, barriers: Sequence[tuple[int, int]], whole: Ph
     idle = _divergent_paths(ctx, barriers, findings, cached, shared)
     if idle is None:
         return None
+    passes = _barrier_passes(ctx, barriers, cached, least)
     phases = []
     for i, (on_chip, flops, part_loads) in enumerate(counted):
         phases.append(Phase(whole.device_seconds * device[i],
                             whole.on_chip_bytes * _share(on_chip, totals[0], i)
                             + idle[i][0],
                             whole.flops * _share(flops, totals[1], i) + idle[i][1],
-                            (part_loads + idle[i][2]) / lanes_sms, extra[i]))
+                            (part_loads + idle[i][2]) / lanes_sms, extra[i], passes[i]))
     return tuple(phases)
+
+
+def _barrier_passes(ctx: AnalysisContext, barriers: Sequence[tuple[int, int]],
+                    cached: Sequence[str], least: bool = False) -> list[float]:
+    """Per phase, how many times one unit passes through it waiting for a global load:
+    the product of the trip counts of the for-loops around a load of a parameter in the
+    phase that hold a barrier (each pass starts only once the whole block has passed the
+    barrier of the one before), the most over the phase's loads; 0 for a phase no such
+    loop runs. A loop whose count the sizes do not give is left out (it adds no floor)."""
+    facts = ctx.facts
+    skipped = _undecided_places(ctx) if least else set()
+    passes = [0.0] * (len(barriers) + 1)
+    holds: dict[Any, bool] = {}
+    for a in facts.accesses:
+        if not (a.reads and a.space in cached and a.binding.root.kind == "param") \
+                or _place(a.node.span) in skipped:
+            continue
+        count = 1.0
+        looped = False
+        for loop in a.item.loops:
+            if loop.kind != "for":
+                continue
+            if loop not in holds:
+                holds[loop] = any(isinstance(n, ast.Barrier) for n in ast.walk(loop.node))
+            if not holds[loop]:
+                continue
+            trips = evaluate(facts.evaluator.trips(loop), ctx.values).numeric
+            if trips is None:
+                break
+            count *= float(trips)
+            looped = True
+        else:
+            if looped:
+                at = min(phase_of(a.item.span, barriers), len(passes) - 1)
+                passes[at] = max(passes[at], count)
+    return passes
 
 
 def _divergent_paths(ctx: AnalysisContext, barriers: Sequence[tuple[int, int]],
