@@ -63,7 +63,8 @@ HDL_TOKENS = (
     "par_group", "par_unit", "max_nr_units", "nr_units", "default", "device", "memory",
     "cache", "interconnect", "execution_group", "execution_unit", "load_store_group",
     "load_store_unit", "connects", "latency", "bandwidth", "capacity", "space", "slots",
-    "addressable", "cache_line_size", "clock_frequency", "width", "performance_feedback",
+    "addressable", "cache_line_size", "atomic_interval", "clock_frequency", "width",
+    "performance_feedback",
     "true", "false", "cycles", "kB", "MB", "GB", "GB/s", "bit", "B", "MHz", "GHz", "*",
     "[*]", "{", "}", "(", ")", ";", ",", ".", "=", "+", "-", "/",
 )

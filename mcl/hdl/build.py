@@ -51,6 +51,8 @@ _DEVICE_PROPS: dict[str, tuple[str, ...]] = {
     "max_nr_units": _GROUP_KINDS,
     "capacity": _MEMORY_KINDS,
     "cache_line_size": ("cache",),
+    # on a cache: how long one atomic request to a line holds the next to the same line
+    "atomic_interval": ("cache",),
     "nr_banks": _MEMORY_KINDS,
     "addressable": _MEMORY_KINDS,
     "space": _MEMORY_KINDS,

@@ -42,6 +42,7 @@ PROPERTY_DIMENSION: dict[str, tuple[str, ...] | None] = {
     "width": ("size",),
     "bandwidth": ("rate",),
     "latency": ("cycles", "time"),
+    "atomic_interval": ("cycles", "time"),
     "clock_frequency": ("frequency",),
     "addressable": None,  # a boolean, no unit
 }

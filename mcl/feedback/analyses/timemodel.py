@@ -79,6 +79,7 @@ import sympy
 from mcl.diagnostics import Span
 from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.emit import Emitter, seconds_text
+from mcl.feedback.facts.contention import is_atomic, store_contention
 from mcl.feedback.facts.costs import (
     COMPUTATIONAL,
     DATA,
@@ -88,6 +89,7 @@ from mcl.feedback.facts.costs import (
     part_costs,
 )
 from mcl.feedback.facts.kernel import IF
+from mcl.feedback.facts.layout import element_count
 from mcl.feedback.facts.sizes import parameter_bytes, space_and_size
 from mcl.feedback.findings import (
     MIN_GAIN,
@@ -133,6 +135,7 @@ LAUNCH_SECONDS = 2.5e-6
 
 DEVICE_MEMORY, ON_CHIP, COMPUTE, LATENCY = "device memory", "on-chip memory", "compute", \
     "latency"
+ATOMICS = "atomic updates of one cache line"
 LAUNCH = "the launch"
 # The longest constant trip count code generation asks to unroll fully (the mappings'
 # `codegen.unroll` default, mcl.codegen.mapping.DEFAULT_UNROLL; not imported: the code
@@ -140,6 +143,8 @@ LAUNCH = "the launch"
 # the two equal).
 UNROLLED_STEPS = 16
 SM = "the SM (compute + on-chip memory)"
+# The bytes an atomicAdd updates (an int or a float).
+ATOMIC_BYTES = 4
 
 
 @dataclass(frozen=True)
@@ -155,6 +160,9 @@ class Phase:
     # how many times a block passes through the phase one pass after another, waiting for
     # a global load in each (`_barrier_passes`); 0 where no loop around a barrier holds one
     passes: float = 0.0
+    # the atomic requests to the busiest line of each array in device memory, one after
+    # another (`_atomic_updates`), times the cache's `atomic_interval`
+    atomic_seconds: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -195,8 +203,10 @@ class Figures:
         return bool(self.stated_clock_hz) and self.clock_hz != self.stated_clock_hz
 
     def phase_terms(self, p: Phase) -> dict[str, float]:
-        """Seconds each part of one phase needs alone."""
-        return {
+        """Seconds each part of one phase needs alone (the atomic updates only where the
+        kernel makes some)."""
+        atomics = {ATOMICS: p.atomic_seconds} if p.atomic_seconds else {}
+        return atomics | {
             DEVICE_MEMORY: p.device_seconds / ACHIEVED_BANDWIDTH,
             ON_CHIP: (p.on_chip_bytes + p.extra_bytes) / self.on_chip_bandwidth
             * self.wave_tail,
@@ -211,8 +221,9 @@ class Figures:
         and its on-chip accesses come from the same warp schedulers: their times add) and
         latency; the warps of an SM overlap the three within the phase."""
         t = self.phase_terms(p)
-        return {DEVICE_MEMORY: t[DEVICE_MEMORY], SM: t[COMPUTE] + t[ON_CHIP],
-                LATENCY: t[LATENCY]}
+        atomics = {ATOMICS: t[ATOMICS]} if ATOMICS in t else {}
+        return atomics | {DEVICE_MEMORY: t[DEVICE_MEMORY], SM: t[COMPUTE] + t[ON_CHIP],
+                          LATENCY: t[LATENCY]}
 
     @property
     def terms(self) -> dict[str, float]:
@@ -361,7 +372,8 @@ def figures_of(ctx: AnalysisContext, findings: Sequence[Finding], least: bool = 
     lanes = _warp_size(hwd)
     whole = Phase(device, on_chip, float(flops or 0.0), 0.0)
     barriers = tuple(barrier_places(ctx.function))
-    phases = _phases(ctx, barriers, whole, cached, shared.source, findings, lanes * sms, least)
+    phases = _phases(ctx, barriers, whole, cached, shared.source, findings, lanes * sms, clock,
+                     least)
     if phases is None:
         return None
     grid = occupancy.grid_blocks
@@ -397,7 +409,8 @@ def phase_of(span: Span | None, barriers: Sequence[tuple[int, int]]) -> int:
 
 def _phases(ctx: AnalysisContext, barriers: Sequence[tuple[int, int]], whole: Phase,
             cached: Sequence[str], shared: Any, findings: Sequence[Finding],
-            lanes_sms: float, least: bool = False) -> tuple[Phase, ...] | None:
+            lanes_sms: float, clock_hz: float, least: bool = False
+            ) -> tuple[Phase, ...] | None:
     """The kernel's phases between `barriers`: each its share of the whole kernel's
     figures (so the phases add up to them), the compulsory traffic of a parameter in the
     phase that first moves it in each direction, the accesses' conflicts in theirs; the
@@ -424,14 +437,85 @@ def _phases(ctx: AnalysisContext, barriers: Sequence[tuple[int, int]], whole: Ph
     if idle is None:
         return None
     passes = _barrier_passes(ctx, barriers, cached, least)
+    interval = _atomic_interval(ctx.hwd, cached[0], clock_hz)
+    atomics = _atomic_updates(ctx, barriers, cached, _warp_size(ctx.hwd)) \
+        if interval else [0.0] * count
     phases = []
     for i, (on_chip, flops, part_loads) in enumerate(counted):
         phases.append(Phase(whole.device_seconds * device[i],
                             whole.on_chip_bytes * _share(on_chip, totals[0], i)
                             + idle[i][0],
                             whole.flops * _share(flops, totals[1], i) + idle[i][1],
-                            (part_loads + idle[i][2]) / lanes_sms, extra[i], passes[i]))
+                            (part_loads + idle[i][2]) / lanes_sms, extra[i], passes[i],
+                            atomics[i] * (interval or 0.0)))
     return tuple(phases)
+
+
+def _atomic_updates(ctx: AnalysisContext, barriers: Sequence[tuple[int, int]],
+                    cached: Sequence[str], lanes: int) -> list[float]:
+    """Per phase, the atomic requests the busiest cache line of each array in device
+    memory receives, added over the arrays. The L2 applies one warp's atomic request to
+    one line at a time, and the requests to one line one after another. A warp's
+    `lanes` updates make one request per line they touch:
+    - at an index the data decides, a request may touch every line of the array (up to
+      one per lane), so each line receives about every request;
+    - at an index that differs from lane to lane (`hist[tid]`), the lanes update
+      distinct elements: some element gets the updates over the elements or more (the
+      average), each update of it in a request of its own;
+    - at an index every lane of a warp shares, one request carries the warp's updates.
+    An array whose size or updates the sizes do not give adds none."""
+    facts = ctx.facts
+    line = _line_bytes(ctx.hwd, cached[0])
+    updates = [0.0] * (len(barriers) + 1)
+    for a in facts.accesses:
+        if not (a.writes and a.space in cached and a.binding.root.kind == "param"
+                and is_atomic(a)):
+            continue
+        count = evaluate(executions(facts, a.item)[0], ctx.values).numeric
+        elements = evaluate(element_count(facts, a.binding.root), ctx.values).numeric
+        if not count or not elements:
+            continue
+        if store_contention(facts, a, ctx.values) is not None:  # decided by the data
+            lines = max(1.0, math.ceil(float(elements) * ATOMIC_BYTES / line))
+            requests = float(count) / lanes * min(lines, lanes) / lines
+        elif _varies_by_lane(facts, a):
+            requests = float(count) / float(elements)
+        else:
+            requests = float(count) / lanes / float(elements)
+        at = min(phase_of(a.item.span, barriers), len(updates) - 1)
+        updates[at] += requests
+    return updates
+
+
+def _varies_by_lane(facts: Any, a: Any) -> bool:
+    """Does the index of `a` differ between the lanes of a warp: does it depend on the
+    innermost foreach around it (the units that run in lockstep)?"""
+    units = [loop for loop in a.item.loops if loop.kind == "foreach"]
+    if not units:
+        return False
+    scope = a.item.scope
+    return any(units[-1] in facts.evaluator.deps(index, scope) for index in a.indices)
+
+
+def _atomic_interval(hwd: Any, space: str, clock_hz: float) -> float | None:
+    """How long one atomic request to a line of the cache that holds `space` holds the
+    next to the same line (its `atomic_interval`, docs/hdl.md), in seconds; None where
+    the description states none (the model then has no term for atomic updates)."""
+    for c in hwd.caches():
+        if space in c.spaces:
+            found = _seconds(c.node.values.get("atomic_interval"), clock_hz)
+            if found is not None:
+                return found
+    return None
+
+
+def _line_bytes(hwd: Any, space: str) -> float:
+    """The line of the cache that holds `space` (hopper's l2: 128 B)."""
+    for c in hwd.caches():
+        size = c.node.values.get("cache_line_size") if space in c.spaces else None
+        if isinstance(size, Quantity) and size.value:
+            return float(size.value)
+    return 128.0
 
 
 def _barrier_passes(ctx: AnalysisContext, barriers: Sequence[tuple[int, int]],
@@ -786,7 +870,9 @@ def _fact(ctx: AnalysisContext, f: Figures, least: Figures | None = None,
             f"memory {seconds_text(terms[ON_CHIP])}), latency "
             f"{seconds_text(limits[LATENCY])} ({int(f.warps_per_sm)} warps per SM, "
             f"{f.loads_in_flight} global load{'s' if f.loads_in_flight != 1 else ''} in "
-            "flight per warp)")
+            "flight per warp)"
+            + (f", atomic updates of one cache line {seconds_text(limits[ATOMICS])}"
+               if ATOMICS in limits else ""))
     emit = Emitter(ctx.facts, "timemodel", ctx.values)
     message = emit.message(
         code_of(TimeEstimate), FeedbackSeverity.INFO, text, ctx.function.span, figures,

@@ -85,7 +85,7 @@ def store_contention(facts: KernelFacts, access: Access,
     concurrent = writers if cap == float("inf") or (known is not None and known <= cap) \
         else sympy.Integer(int(cap))
     return Contention(access, tuple(dict.fromkeys(reasons)), distinct, sharing, writers,
-                      updates, concurrent, _is_atomic(access), _is_update(access))
+                      updates, concurrent, is_atomic(access), _is_update(access))
 
 
 def contended(facts: KernelFacts, access: Access, values: Mapping[str, Any]) -> bool:
@@ -96,7 +96,8 @@ def contended(facts: KernelFacts, access: Access, values: Mapping[str, Any]) -> 
     return c is not None and more_than_one(c.writers, values)
 
 
-def _is_atomic(access: Access) -> bool:
+def is_atomic(access: Access) -> bool:
+    """Is `access` the array element an `atomicAdd` updates (its first argument)?"""
     for node in ast.walk(access.item.node):
         if isinstance(node, ast.Call) and node.func in ATOMICS and node.args \
                 and node.args[0] is access.node:
