@@ -345,3 +345,20 @@ def test_every_feedback_analysis_has_its_test_module() -> None:
     untested = [a for a in analyses
                 if not any(t == f"test_{a}" or t.startswith(f"test_{a}_") for t in tests)]
     assert untested == []
+
+
+# docs/architecture.md, "textX only parses; the AST is ours": the parsers' modules are
+# the only ones that import textX or its Arpeggio; every later stage sees dataclasses.
+PARSER_MODULES = ("mcl/hdl/syntax.py", "mcl/mcpl/parse.py", "mcl/mcpl/peg.py",
+                  "mcl/mcpl/tree.py")
+
+
+def test_only_the_parsers_import_textx() -> None:
+    importers = sorted({path for path, tree in compiler_trees() for node in ast.walk(tree)
+                        if isinstance(node, ast.Import)
+                        and any(a.name.split(".")[0] in {"textx", "arpeggio"}
+                                for a in node.names)
+                        or isinstance(node, ast.ImportFrom)
+                        and (node.module or "").split(".")[0] in {"textx", "arpeggio"}})
+    assert "mcl/hdl/syntax.py" in importers
+    assert sorted(set(importers) - set(PARSER_MODULES)) == []
