@@ -367,3 +367,19 @@ def test_only_the_parsers_import_textx() -> None:
                         and (node.module or "").split(".")[0] in {"textx", "arpeggio"}})
     assert "mcl/hdl/syntax.py" in importers
     assert sorted(set(importers) - set(PARSER_MODULES)) == []
+
+
+# docs/architecture.md, "The pipeline": no stage mutates its input, because the AST is
+# made of frozen dataclasses; nodes compare by value with their spans left out (the parse
+# cache, the editor's reuse of definitions and the feedback's memo keys rely on it).
+def test_the_ast_is_frozen_dataclasses_that_compare_without_spans() -> None:
+    import dataclasses
+
+    from mcl.mcpl import ast as mcpl_ast
+
+    assert len(mcpl_ast.NODE_CLASSES) >= 20
+    for cls in mcpl_ast.NODE_CLASSES:
+        assert dataclasses.is_dataclass(cls), cls
+        assert cls.__dataclass_params__.frozen, cls  # set by @dataclass
+        spans = [f for f in dataclasses.fields(cls) if f.name == "span"]
+        assert spans and not spans[0].compare, cls
