@@ -331,3 +331,24 @@ def test_a_row_that_may_import_itself_still_may_not_import_upwards(tmp_path: Pat
     rows = layer_table(table, "Sub")
     wrong = layer_violations(all_imports(root, "pkg"), rows, "pkg.sub", own_row=True)
     assert wrong == ["pkg/sub/low.py line 2: low (row 1) imports pkg.sub.high, of row 2"]
+
+
+# docs/architecture.md, "Feedback in layers": the descriptions' performance feedback
+# functions (hwdescs/*_feedback.py, paper 6.5) stand outside mcl and use its feedback API
+# only, so the compiler's inside can change under them.
+FEEDBACK_API = {f"mcl.feedback.{name}" for name in
+                ("kernel_api", "lockstep", "occupancy", "warp_access", "program_view")}
+
+
+def test_the_descriptions_feedback_functions_import_only_the_feedback_api() -> None:
+    found: dict[str, set[str]] = {}
+    for path in sorted((ROOT / "hwdescs").glob("*_feedback.py")):
+        for stmt, _ in _statements(ast.parse(path.read_text(), str(path))):
+            names = [a.name for a in stmt.names] if isinstance(stmt, ast.Import) else \
+                [stmt.module or ""] if isinstance(stmt, ast.ImportFrom) else []
+            found.setdefault(path.name, set()).update(
+                n for n in names if n == PACKAGE or n.startswith(PACKAGE + "."))
+    assert len(found) >= 3 and all(found.values())
+    wrong = {name: sorted(mods - FEEDBACK_API) for name, mods in found.items()
+             if mods - FEEDBACK_API}
+    assert wrong == {}
