@@ -276,17 +276,44 @@ def test_module_state_is_listed_with_its_reason() -> None:
 
 # docs/architecture.md, "Type-checked": a `type: ignore` names the error it silences, so
 # that mypy (warn_unused_ignores) says when it is no longer needed and a new error on the
-# same line is not hidden by it.
-IGNORE = re.compile(r"#\s*type:\s*ignore(?!\[)")
+# same line is not hidden by it; and a comment beside it (after the ignore) or on the line
+# above says why the checker cannot see the type.
+IGNORE = re.compile(r"#\s*type:\s*ignore(?P<code>\[[^\]]*\])?(?P<rest>.*)$")
+# Modules whose ignores do not say why yet, and why they are left: the refinements are
+# being reworked in another branch.
+IGNORE_WHY_PENDING = {"mcl/refine/stage_tile.py"}
 
 
-def test_every_type_ignore_names_its_error_code() -> None:
-    assert IGNORE.search("x = f()  # type: ignore") and IGNORE.search("# type:ignore  # why")
-    assert not IGNORE.search("x = f()  # type: ignore[arg-type]  # why")
-    bare = [f"{path.relative_to(ROOT)}:{n}" for path in sorted((ROOT / "mcl").rglob("*.py"))
-            for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
-            if IGNORE.search(line)]
+def ignores(lines: list[str]) -> list[tuple[int, bool, bool]]:
+    """(line, names an error code, says why) of each `type: ignore` in `lines`."""
+    found = []
+    for n, line in enumerate(lines, 1):
+        m = IGNORE.search(line)
+        if m:
+            above = lines[n - 2].strip() if n > 1 else ""
+            found.append((n, m["code"] is not None,
+                          "#" in m["rest"] or above.startswith("#")))
+    return found
+
+
+def test_ignores_are_found_with_their_code_and_reason() -> None:
+    planted = ["x = f()  # type: ignore", "# why", "y = g()  # type:ignore[arg-type]",
+               "z = h()  # type: ignore[misc]  # why", "w = k()  # type: ignore[misc]"]
+    assert ignores(planted) == [(1, False, False), (3, True, True), (4, True, True),
+                                (5, True, False)]
+
+
+def test_every_type_ignore_names_its_error_code_and_says_why() -> None:
+    bare, unexplained = [], []
+    for path in sorted((ROOT / "mcl").rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        for n, code, why in ignores(path.read_text(encoding="utf-8").splitlines()):
+            if not code:
+                bare.append(f"{rel}:{n}")
+            if not why and rel not in IGNORE_WHY_PENDING:
+                unexplained.append(f"{rel}:{n}")
     assert bare == []
+    assert unexplained == []
 
 
 # docs/architecture.md, "Layers import downwards only": options are parsed by the
