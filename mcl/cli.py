@@ -66,6 +66,8 @@ def _register_count(facts: object) -> int | None:
     feedback first asks: a command without occupancy feedback loads none of it."""
     from mcl.backends.cuda.registers import register_count
 
+    # `facts` is feedback's KernelFacts, typed `object` so that the cli names no feedback
+    # type at start-up
     return register_count(facts)  # type: ignore[arg-type]
 
 

@@ -108,6 +108,8 @@ def install() -> CodeTable | None:
         if path is None:
             return None
         _installed = CodeTable(path)
+        # dataclasses calls `exec` through its module's globals, a name typeshed does not
+        # declare there
         dataclasses.exec = _installed.exec  # type: ignore[attr-defined]
         atexit.register(_installed.save)
     return _installed

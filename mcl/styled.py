@@ -142,6 +142,7 @@ def printer(out: Console | Printer | None = None, *, stderr: bool = False) -> Pr
     if isinstance(out, (PlainPrinter, RichPrinter)):
         return out
     if out is not None:
+        # `out` is a text stream here (the printers were returned above)
         return RichPrinter(out)  # type: ignore[arg-type]
     if shows_no_style(sys.stderr if stderr else sys.stdout):
         return PlainPrinter(stderr)

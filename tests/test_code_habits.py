@@ -104,10 +104,10 @@ def test_the_language_server_imports_nothing_from_the_commands() -> None:
     assert imports == []
 
 
-# docs/architecture.md, "Dispatch on node kinds": a pass that chooses by the kind of a node
+# docs/architecture.md, "One traversal": a pass that chooses by the kind of a node
 # says so with `match` (exhaustive over a closed union where mypy can check it), not with a
 # chain of `isinstance` tests, which silently skips a kind it forgot.
-LONGEST_CHAIN = 3
+LONGEST_CHAIN = 2
 
 
 def _isinstance_subject(test: ast.expr) -> str | None:
@@ -192,12 +192,221 @@ def test_isinstance_chains_are_found() -> None:
         "    x = 1\n"
         "    if isinstance(n, A):\n        return 1\n"
         "    if isinstance(n, B):\n        return 2\n"
+        "    y = 2\n"
+        "    if isinstance(n, A):\n        return 1\n"
+        "    if isinstance(n, B):\n        return 2\n"
         "    if isinstance(n, C):\n        return 3\n"
     )
-    assert isinstance_chains(ast.parse(planted)) == [2, 11]
+    # Chains of three or more are found (f, g, the last run of h); h's chain broken by
+    # `m` and its run of two are not.
+    assert isinstance_chains(ast.parse(planted)) == [2, 11, 35]
 
 
 def test_no_long_isinstance_chains_in_the_compiler() -> None:
     chains = [f"{path}:{line}" for path, tree in compiler_trees()
               for line in isinstance_chains(tree)]
     assert chains == []
+
+
+# docs/architecture.md, "No hidden state": whatever a pass needs is passed to it. The
+# state a module keeps between calls is listed here, each with why it is there; a new
+# entry is a decision to write down, not a shortcut. Module state is a module-level name
+# bound to an empty container (a store filled later) or rebound through `global`; a
+# table written out in full is a constant, and a `functools.cache` memo of a function
+# of its arguments is no state a caller can observe.
+STATE_ALLOWED = {
+    "mcl/feedback/budget.py:_stack": "the time budget: SymPy steps deep inside an "
+    "analysis ask it whether time is up (the one deliberate exception)",
+    "mcl/feedback/compiler_registers.py:_counter": "the command line hands feedback, "
+    "which stands below the backends, the compiler's register counter",
+    "mcl/feedback/refinable.py:_teller": "a higher layer (the refinements) tells the "
+    "default view which proposed changes it can make",
+    "mcl/feedback/refinable.py:_told": "the names `_teller` gave, asked once",
+    "mcl/feedback/program_view.py:_LAST_INFERRED": "the last program's inferred access "
+    "modes (a weak reference): one inference per program, not per function",
+    "mcl/feedback/analyses/functions.py:_MODULES": "a description's feedback-function "
+    "module, imported once per file and modification time",
+    "mcl/mcpl/ast.py:_NODE_FIELDS": "the fields of each node class, a memo",
+    "mcl/mcpl/parse.py:_kept": "the language server's reuse of unchanged definitions",
+    "mcl/source_files.py:_OVERLAYS": "the editor's unsaved buffers, read instead of disk",
+    "mcl/plugins.py:_found": "the entry points, read once per process",
+    "mcl/dataclass_code.py:_installed": "the table of compiled dataclass code installed "
+    "at start-up",
+    "mcl/lsp/worker.py:_busy": "the editor's worker process: whether a job runs",
+    "mcl/lsp/worker.py:_last_offers": "the worker's last offers, for the next request",
+    "mcl/lsp/worker.py:_last": "the worker's last analysed buffer",
+    "mcl/tune/model.py:_job": "the tuning job a forked worker process inherits",
+    "mcl/refine/device_check.py:_shared_queue": "one OpenCL queue for every check: a "
+    "PoCL context costs a tenth of a second",
+    "mcl/fuzz.py:_warmed": "the stand-alone fuzzer imports the heavy modules once",
+}
+
+
+def module_state(tree: ast.Module) -> list[str]:
+    """Names `tree` keeps as module state: bound at module level to an empty list, dict or
+    set (a literal or a call of the type), or rebound by a `global` statement."""
+    found: set[str] = set()
+    for node in tree.body:
+        value = node.value if isinstance(node, ast.Assign | ast.AnnAssign) else None
+        targets = node.targets if isinstance(node, ast.Assign) else \
+            [node.target] if isinstance(node, ast.AnnAssign) else []
+        empty = isinstance(value, ast.List | ast.Set) and not value.elts \
+            or isinstance(value, ast.Dict) and not value.keys \
+            or isinstance(value, ast.Call) and isinstance(value.func, ast.Name) \
+            and value.func.id in {"list", "dict", "set"} and not value.args
+        if empty:
+            found |= {t.id for t in targets if isinstance(t, ast.Name)}
+    found |= {name for node in ast.walk(tree) if isinstance(node, ast.Global)
+              for name in node.names}
+    return sorted(found)
+
+
+def test_module_state_is_found() -> None:
+    planted = ("TABLE = {'a': 1}\n_memo: dict[str, int] = {}\n_stack = []\nseen = set()\n"
+               "_n = 0\ndef f():\n    global _n\n    _n += 1\n    local = []\n")
+    assert module_state(ast.parse(planted)) == ["_memo", "_n", "_stack", "seen"]
+
+
+def test_module_state_is_listed_with_its_reason() -> None:
+    found = {f"{path}:{name}" for path, tree in compiler_trees()
+             for name in module_state(tree)}
+    assert sorted(found - set(STATE_ALLOWED)) == [], "module state: list it, with why"
+    assert sorted(set(STATE_ALLOWED) - found) == [], "gone: remove it from STATE_ALLOWED"
+
+
+# docs/architecture.md, "Type-checked": a `type: ignore` names the error it silences, so
+# that mypy (warn_unused_ignores) says when it is no longer needed and a new error on the
+# same line is not hidden by it; and a comment beside it (after the ignore) or on the line
+# above says why the checker cannot see the type.
+IGNORE = re.compile(r"#\s*type:\s*ignore(?P<code>\[[^\]]*\])?(?P<rest>.*)$")
+# Modules whose ignores do not say why yet, and why they are left: the refinements are
+# being reworked in another branch.
+IGNORE_WHY_PENDING = {"mcl/refine/stage_tile.py"}
+
+
+def ignores(lines: list[str]) -> list[tuple[int, bool, bool]]:
+    """(line, names an error code, says why) of each `type: ignore` in `lines`."""
+    found = []
+    for n, line in enumerate(lines, 1):
+        m = IGNORE.search(line)
+        if m:
+            above = lines[n - 2].strip() if n > 1 else ""
+            found.append((n, m["code"] is not None,
+                          "#" in m["rest"] or above.startswith("#")))
+    return found
+
+
+def test_ignores_are_found_with_their_code_and_reason() -> None:
+    planted = ["x = f()  # type: ignore", "# why", "y = g()  # type:ignore[arg-type]",
+               "z = h()  # type: ignore[misc]  # why", "w = k()  # type: ignore[misc]"]
+    assert ignores(planted) == [(1, False, False), (3, True, True), (4, True, True),
+                                (5, True, False)]
+
+
+def test_every_type_ignore_names_its_error_code_and_says_why() -> None:
+    bare, unexplained = [], []
+    for path in sorted((ROOT / "mcl").rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        for n, code, why in ignores(path.read_text(encoding="utf-8").splitlines()):
+            if not code:
+                bare.append(f"{rel}:{n}")
+            if not why and rel not in IGNORE_WHY_PENDING:
+                unexplained.append(f"{rel}:{n}")
+    assert bare == []
+    assert unexplained == []
+
+
+# docs/architecture.md, "Layers import downwards only": options are parsed by the
+# commands, which hand typed values to the stages.
+ARGPARSE_ALLOWED = ("mcl/commands/", "mcl/cli.py", "mcl/fuzz.py")
+
+
+def test_argparse_only_in_the_commands() -> None:
+    users = [path for path, tree in compiler_trees()
+             if not path.startswith(ARGPARSE_ALLOWED)
+             for node in ast.walk(tree)
+             if isinstance(node, ast.Import) and any(a.name == "argparse" for a in node.names)
+             or isinstance(node, ast.ImportFrom) and node.module == "argparse"]
+    assert users == []
+
+
+# docs/architecture.md, "Adding a leaf description": no Python module of the compiler
+# changes for a new leaf. A module that names a leaf (a string that is exactly its name)
+# is listed here with why; none of them must change when a leaf is added.
+LEAF_NAMES_ALLOWED = {
+    "mcl/detect/match.py": "`mcl hwd detect`'s device names per leaf (a new leaf that a "
+    "machine should be recognised as may add a row)",
+    "mcl/detect/generate.py": "a detected NVIDIA GPU of compute capability 9 specialises "
+    "hopper and gets its feedback functions",
+    "mcl/fuzz.py": "the fuzzer's vocabulary and its choice of targets to run",
+    "mcl/commands/demo.py": "the demo runs on the CPU leaf the bundled PoCL serves",
+}
+
+
+def leaf_names() -> set[str]:
+    """The leaves of the bundled library with a mapping to a backend."""
+    return {path.name.split(".")[0] for path in (ROOT / "hwdescs").glob("*.*.toml")}
+
+
+def named_leaves(tree: ast.Module, leaves: set[str]) -> list[str]:
+    return sorted({node.value for node in ast.walk(tree)
+                   if isinstance(node, ast.Constant) and node.value in leaves})
+
+
+def test_leaf_names_are_found() -> None:
+    planted = 'def f(t="fermi"):\n    """fermi"""\n    return t == "hopper" or "a fermi"\n'
+    assert named_leaves(ast.parse(planted), {"fermi", "hopper"}) == ["fermi", "hopper"]
+    assert {"fermi", "hopper", "x86_avx512", "xeon_phi"} <= leaf_names()
+
+
+def test_no_module_of_the_compiler_names_a_leaf_but_those_listed() -> None:
+    leaves = leaf_names()
+    naming = {path for path, tree in compiler_trees() if named_leaves(tree, leaves)}
+    assert sorted(naming - set(LEAF_NAMES_ALLOWED)) == []
+    assert sorted(set(LEAF_NAMES_ALLOWED) - naming) == []
+
+
+# docs/architecture.md, "Adding a feedback analysis": one module and one test. Each
+# module of mcl/feedback/analyses/ has a test module of its name in tests/feedback/
+# (`test_<name>.py`, or `test_<name>_<aspect>.py` where its tests are split by aspect).
+def test_every_feedback_analysis_has_its_test_module() -> None:
+    analyses = sorted(p.stem for p in (ROOT / "mcl" / "feedback" / "analyses").glob("*.py")
+                      if p.stem != "__init__")
+    tests = [p.stem for p in (ROOT / "tests" / "feedback").glob("test_*.py")]
+    assert len(analyses) >= 10
+    untested = [a for a in analyses
+                if not any(t == f"test_{a}" or t.startswith(f"test_{a}_") for t in tests)]
+    assert untested == []
+
+
+# docs/architecture.md, "textX only parses; the AST is ours": the parsers' modules are
+# the only ones that import textX or its Arpeggio; every later stage sees dataclasses.
+PARSER_MODULES = ("mcl/hdl/syntax.py", "mcl/mcpl/parse.py", "mcl/mcpl/peg.py",
+                  "mcl/mcpl/tree.py")
+
+
+def test_only_the_parsers_import_textx() -> None:
+    importers = sorted({path for path, tree in compiler_trees() for node in ast.walk(tree)
+                        if isinstance(node, ast.Import)
+                        and any(a.name.split(".")[0] in {"textx", "arpeggio"}
+                                for a in node.names)
+                        or isinstance(node, ast.ImportFrom)
+                        and (node.module or "").split(".")[0] in {"textx", "arpeggio"}})
+    assert "mcl/hdl/syntax.py" in importers
+    assert sorted(set(importers) - set(PARSER_MODULES)) == []
+
+
+# docs/architecture.md, "The pipeline": no stage mutates its input, because the AST is
+# made of frozen dataclasses; nodes compare by value with their spans left out (the parse
+# cache, the editor's reuse of definitions and the feedback's memo keys rely on it).
+def test_the_ast_is_frozen_dataclasses_that_compare_without_spans() -> None:
+    import dataclasses
+
+    from mcl.mcpl import ast as mcpl_ast
+
+    assert len(mcpl_ast.NODE_CLASSES) >= 20
+    for cls in mcpl_ast.NODE_CLASSES:
+        assert dataclasses.is_dataclass(cls), cls
+        assert cls.__dataclass_params__.frozen, cls  # set by @dataclass
+        spans = [f for f in dataclasses.fields(cls) if f.name == "span"]
+        assert spans and not spans[0].compare, cls

@@ -153,11 +153,11 @@ def describe_cycle(graph: nx.DiGraph, members: list[str]) -> str:
 # ------------------------------------------------------------------------- the layer table
 
 
-def layer_table(text: str) -> dict[str, int]:
-    """Unit → row number from the table of the "Layers" section: `| 3 | `render`,
+def layer_table(text: str, title: str = "Layers") -> dict[str, int]:
+    """Unit → row number from the table of the section `title`: `| 3 | `render`,
     `settings` | what |`. A unit is a top-level module or package of mcl (`__init__` is the
-    package's own module)."""
-    section = text.split("\n## Layers\n", 1)[1].split("\n## ", 1)[0]
+    package's own module), or of the package the section is about."""
+    section = text.split(f"\n## {title}\n", 1)[1].split("\n## ", 1)[0]
     rows: dict[str, int] = {}
     for line in section.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
@@ -168,17 +168,23 @@ def layer_table(text: str) -> dict[str, int]:
     return rows
 
 
-def unit_of(module: str) -> str:
-    parts = module.split(".")
-    return parts[1] if len(parts) > 1 else "__init__"
+def unit_of(module: str, package: str = PACKAGE) -> str:
+    """The unit of `module` inside `package`: the module or subpackage right below it."""
+    parts = module.split(".")[len(package.split(".")):]
+    return parts[0] if parts else "__init__"
 
 
-def layer_violations(found: list[Import], rows: dict[str, int]) -> list[str]:
-    """Every import of a unit in the importer's own row or a row above it."""
+def layer_violations(found: list[Import], rows: dict[str, int], package: str = PACKAGE,
+                     own_row: bool = False) -> list[str]:
+    """Every import of a unit in a row above the importer's, and (unless `own_row`) in the
+    importer's own row; only imports between modules of `package` count."""
     wrong = []
-    for i in found:
-        here, there = unit_of(i.importer), unit_of(i.module)
-        if here != there and rows[there] >= rows[here]:
+    inside = [i for i in found if f"{i.importer}.".startswith(f"{package}.")
+              and f"{i.module}.".startswith(f"{package}.")]
+    for i in inside:
+        here, there = unit_of(i.importer, package), unit_of(i.module, package)
+        if here != there and (rows[there] > rows[here]
+                              or rows[there] == rows[here] and not own_row):
             where = "its own row" if rows[there] == rows[here] else f"row {rows[there]}"
             kind = " (under TYPE_CHECKING)" if i.typing_only else ""
             wrong.append(f"{i.where}: {here} (row {rows[here]}) imports {i.module}{kind}, "
@@ -201,6 +207,26 @@ def test_no_module_imports_its_own_row_or_a_higher_one() -> None:
     rows = layer_table(ARCHITECTURE.read_text())
     wrong = layer_violations(all_imports(ROOT), rows)
     assert not wrong, "imports against docs/architecture.md, Layers:\n" + "\n".join(wrong)
+
+
+# docs/architecture.md, "Feedback in layers": the same rule inside mcl/feedback, where a
+# row may hold units that import each other.
+FEEDBACK = "mcl.feedback"
+
+
+def test_every_module_of_feedback_belongs_to_one_unit_of_its_layer_table() -> None:
+    rows = layer_table(ARCHITECTURE.read_text(), "Feedback in layers")
+    units = {unit_of(m, FEEDBACK) for m in modules(ROOT) if f"{m}.".startswith(FEEDBACK + ".")}
+    assert len(set(rows.values())) >= 6
+    assert sorted(units - set(rows)) == [], "place these in docs/architecture.md"
+    assert sorted(set(rows) - units) == [], "the feedback table names units mcl lacks"
+
+
+def test_no_module_of_feedback_imports_a_higher_row() -> None:
+    rows = layer_table(ARCHITECTURE.read_text(), "Feedback in layers")
+    wrong = layer_violations(all_imports(ROOT), rows, FEEDBACK, own_row=True)
+    assert not wrong, "imports against docs/architecture.md, Feedback in layers:\n" + \
+        "\n".join(wrong)
 
 
 def test_no_import_cycle_in_mcl() -> None:
@@ -284,8 +310,45 @@ def test_an_import_of_the_own_row_or_above_is_a_layer_violation(tmp_path: Path) 
 | 9 | `ignored` | another section's table |\n"""
     rows = layer_table(table)
     assert rows == {"high": 2, "low": 1, "side": 1, "other": 1, "__init__": 1}
-    wrong = layer_violations(all_imports(root, "pkg"), rows)
+    wrong = layer_violations(all_imports(root, "pkg"), rows, "pkg")
     assert wrong == [
         "pkg/low.py line 3: low (row 1) imports pkg.high (under TYPE_CHECKING), of row 2",
         "pkg/side.py line 2: side (row 1) imports pkg.other, of its own row",
     ]
+
+
+def test_a_row_that_may_import_itself_still_may_not_import_upwards(tmp_path: Path) -> None:
+    root = _package(tmp_path, {
+        "__init__.py": "",
+        "sub/__init__.py": "",
+        "sub/low.py": "from pkg.sub.side import y\nfrom pkg.sub.high import z\n",
+        "sub/side.py": "def y():\n    from pkg.sub import low\n",
+        "sub/high.py": "z = 1\n",
+        "outside.py": "from pkg.sub.high import z\n",  # not inside pkg.sub: not counted
+    })
+    table = ("# T\n\n## Sub\n\n| row | units | what |\n|---|---|---|\n| 2 | `high` | top |\n"
+             "| 1 | `low`, `side`, `__init__` | below |\n")
+    rows = layer_table(table, "Sub")
+    wrong = layer_violations(all_imports(root, "pkg"), rows, "pkg.sub", own_row=True)
+    assert wrong == ["pkg/sub/low.py line 2: low (row 1) imports pkg.sub.high, of row 2"]
+
+
+# docs/architecture.md, "Feedback in layers": the descriptions' performance feedback
+# functions (hwdescs/*_feedback.py, paper 6.5) stand outside mcl and use its feedback API
+# only, so the compiler's inside can change under them.
+FEEDBACK_API = {f"mcl.feedback.{name}" for name in
+                ("kernel_api", "lockstep", "occupancy", "warp_access", "program_view")}
+
+
+def test_the_descriptions_feedback_functions_import_only_the_feedback_api() -> None:
+    found: dict[str, set[str]] = {}
+    for path in sorted((ROOT / "hwdescs").glob("*_feedback.py")):
+        for stmt, _ in _statements(ast.parse(path.read_text(), str(path))):
+            names = [a.name for a in stmt.names] if isinstance(stmt, ast.Import) else \
+                [stmt.module or ""] if isinstance(stmt, ast.ImportFrom) else []
+            found.setdefault(path.name, set()).update(
+                n for n in names if n == PACKAGE or n.startswith(PACKAGE + "."))
+    assert len(found) >= 3 and all(found.values())
+    wrong = {name: sorted(mods - FEEDBACK_API) for name, mods in found.items()
+             if mods - FEEDBACK_API}
+    assert wrong == {}

@@ -546,13 +546,14 @@ def _only_linear(e: Expr, names: set[str]) -> bool:
     """The names appear only under +, - and * (so a symbolic expansion sees them)."""
 
     def visit(node: Expr, linear: bool) -> bool:
-        if isinstance(node, Name):
-            return linear or node.name not in names
-        if isinstance(node, Binary):
-            inner = linear and node.op in ("+", "-", "*")
-            return visit(node.left, inner) and visit(node.right, inner)
-        if isinstance(node, Unary):
-            return visit(node.operand, linear and node.op == "-")
+        match node:
+            case Name():
+                return linear or node.name not in names
+            case Binary():
+                inner = linear and node.op in ("+", "-", "*")
+                return visit(node.left, inner) and visit(node.right, inner)
+            case Unary():
+                return visit(node.operand, linear and node.op == "-")
         return not any(isinstance(n, Name) and n.name in names for n in walk(node))
 
     return visit(e, True)

@@ -281,12 +281,15 @@ def _quantity(q: Quantity | bool) -> str:
 def _arg(value: object) -> str:
     from mcl.hdl.model import Quantity
 
-    if isinstance(value, Quantity):
-        return _quantity(value)
-    if isinstance(value, float) and value == float("inf"):
-        return "unlimited"
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return f"{value:g}"
+    match value:
+        case Quantity():
+            return _quantity(value)
+        case float() if value == float("inf"):
+            return "unlimited"
+        case bool():
+            return str(value)
+        case int() | float():
+            return f"{value:g}"
     return str(value)
 
 

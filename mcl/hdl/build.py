@@ -246,11 +246,14 @@ class Builder:
                 node.flags.add(prop.name)
                 self._report[(node, prop.name, 0)] = prop.span if mine else here
             elif prop.kind == "valued":
+                # a "valued" property holds a Quantity or a bool (`Prop.value` is typed for every
+                # kind: `object`)
                 node.values[prop.name] = prop.value  # type: ignore[assignment]
                 self._report[(node, prop.name, 0)] = prop.span if mine else here
             else:
                 args = node.args.setdefault(prop.name, [])
                 self._report[(node, prop.name, len(args))] = prop.span if mine else here
+                # an "arg" property holds a tuple of ArgValue (`Prop.value` is `object`)
                 args.append(tuple(prop.value))  # type: ignore[arg-type]
         # Paths are relative to the device (or to the top-level block): 'smps.smp.on_chip'.
         for child in block.blocks:

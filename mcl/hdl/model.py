@@ -83,6 +83,7 @@ class ParGroup:
     @property
     def count(self) -> Number:
         """The number of units (exact or upper bound)."""
+        # a group has nr_units or max_nr_units (the builder checks it); the types allow neither
         return self.nr_units if self.nr_units is not None else self.max_nr_units  # type: ignore[return-value]
 
     @property

@@ -103,6 +103,7 @@ def _records_of(engine: Engine, function: ast.Function, given: dict[str, object]
         if not isinstance(t, ast.NamedType) or not is_structured(value):
             continue
         try:
+            # is_structured(value) says it is a numpy array or record, which mypy cannot narrow
             given[p.name] = to_records(value, t, engine.type_def)  # type: ignore[arg-type]
         except ValueError as exc:
             raise MclError(error("interp-argument", f"argument '{p.name}' of "

@@ -279,6 +279,7 @@ class ExprCompiler(StrictVisitor):
         """Closure computing the concatenated numpy shape of an array type's sizes."""
         sizes = [with_cast(self.expr(e), PRIM["int"], e, e.span) for group in t.dims for e in group]
         if all(s.is_const for s in sizes):
+            # `is_const` says `const` holds the size; its type is Optional
             shape = tuple(int(s.const) for s in sizes)  # type: ignore[call-overload]
             return lambda _f: shape
         fns = [s.fn for s in sizes]

@@ -82,20 +82,21 @@ def map_positions(value: T, uri: str, position: Callable[[str, lsp.Position], ls
     diagnostics of a document), else to `uri`. An item of a list whose conversion raises
     `Unmapped` is left out of the copy; outside any list `Unmapped` propagates."""
     def walk(value: Any, uri: str) -> Any:
-        if isinstance(value, lsp.Position):
-            return position(uri, value)
-        if isinstance(value, list | tuple):
-            kept = []
-            for item in value:
-                try:
-                    kept.append(walk(item, uri))
-                except Unmapped:
-                    continue
-            return type(value)(kept)
-        if isinstance(value, dict):
-            # WorkspaceEdit.changes: {uri: [TextEdit]}
-            return {k: walk(v, k if isinstance(k, str) and "://" in k else uri)
-                    for k, v in value.items()}
+        match value:
+            case lsp.Position():
+                return position(uri, value)
+            case list() | tuple():
+                kept = []
+                for item in value:
+                    try:
+                        kept.append(walk(item, uri))
+                    except Unmapped:
+                        continue
+                return type(value)(kept)
+            case dict():
+                # WorkspaceEdit.changes: {uri: [TextEdit]}
+                return {k: walk(v, k if isinstance(k, str) and "://" in k else uri)
+                        for k, v in value.items()}
         if attrs.has(type(value)):
             here = uri
             for name in ("uri", "target_uri"):

@@ -82,6 +82,7 @@ def stdin_reader(stream: BinaryIO, executor: object | None = None) -> FramedRead
 
     def in_thread(call: Callable[[int], bytes]) -> Callable[[int], Awaitable[bytes]]:
         def run(n: int) -> Awaitable[bytes]:
+            # `executor` is the server's thread pool, an Executor, typed `object` in this signature
             return asyncio.get_running_loop().run_in_executor(executor, call, n)  # type: ignore[arg-type]
         return run
 

@@ -37,14 +37,15 @@ def hdl_definition(hdl: Any, library: Any, line: int, character: int
 def _names(body: Any) -> Iterator[QualName]:
     """The dotted names written in the statements of `body`, nested blocks included."""
     for node in body:
-        if isinstance(node, Block):
-            yield from _names(node.body)
-        elif isinstance(node, RefStmt):
-            yield node.name
-        elif isinstance(node, ArgStmt):
-            for arg in node.args:
-                if isinstance(arg, UnitExpr) and isinstance(arg.expr, QualName):
-                    yield arg.expr
+        match node:
+            case Block():
+                yield from _names(node.body)
+            case RefStmt():
+                yield node.name
+            case ArgStmt():
+                for arg in node.args:
+                    if isinstance(arg, UnitExpr) and isinstance(arg.expr, QualName):
+                        yield arg.expr
 
 
 def _parts_to(name: QualName, line: int, character: int) -> list[str]:

@@ -489,6 +489,8 @@ def transform(node: T, fn: Callable[[object], object | None],
     side tables follow a rewrite this way: `SideTables.rewrite`)."""
     check_node(node)
     changes = {}
+    # check_node says `node` is an AST node, a dataclass; `T` is bound to no dataclass type,
+    # so mypy cannot see it (here and below)
     for f in fields(node):  # type: ignore[arg-type]
         if f.name == "span":
             continue
@@ -496,11 +498,13 @@ def transform(node: T, fn: Callable[[object], object | None],
         new = _transform_value(value, fn, moved)
         if new is not value:
             changes[f.name] = new
+    # `node` is a dataclass (above)
     rebuilt = replace(node, **changes) if changes else node  # type: ignore[type-var]
     result = fn(rebuilt)
     out = rebuilt if result is None else result
     if moved is not None and out is not node:
         moved(node, out)
+    # `fn` gives a node of `node`'s place; its signature says `object`
     return out  # type: ignore[return-value]
 
 

@@ -357,8 +357,9 @@ class ExpressionChecker(StrictVisitor):
             # `t[max(4, 2)]`: the checker's rules see the constant (C's fmin/fmax and
             # min/max of ints give one of the operands, so no rounding is involved).
             args = [self.constant(a) for a in e.args]
-            if all(isinstance(a, int) and not isinstance(a, bool) for a in args):
-                self.folded[Ref(e)] = (min if e.func == "min" else max)(args)  # type: ignore
+            ints = [a for a in args if isinstance(a, int) and not isinstance(a, bool)]
+            if len(ints) == len(args):
+                self.folded[Ref(e)] = (min if e.func == "min" else max)(ints)
         return t
 
     def visit_Unary(self, e: ast.Unary) -> T.VType:

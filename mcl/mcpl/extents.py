@@ -167,15 +167,16 @@ class _Search:
             return
         if sum(isinstance(f, _Loop) for f in frames) > MAX_DEPTH:
             return
+        extents = [n for n in sizes if isinstance(n, int)]  # all of them, checked above
         for env in self.points_of(frames, dict(self.params)):
-            for index, size in zip(node.indices, sizes, strict=True):
+            for index, size in zip(node.indices, extents, strict=True):
                 value = _eval(index, env)
                 if isinstance(value, int) and not isinstance(value, bool) \
-                        and not 0 <= value < size:  # type: ignore[operator]
+                        and not 0 <= value < size:
                     named = {n.name for d in dims for n in ast.walk(d) if isinstance(n, ast.Name)}
                     for f in frames:
                         named |= _names(f)
-                    self.report(node, index, value, size, env, named)  # type: ignore[arg-type]
+                    self.report(node, index, value, size, env, named)
                     return
 
     def points_of(self, frames: list[Frame], env: dict[str, Value]) -> Iterator[dict]:
@@ -288,6 +289,7 @@ class _IndexValues:
 
     def call(self, name: str, args: list[Value]) -> Value:
         if name in ("min", "max") and len(args) == 2 and all(_is_int(a) for a in args):
+            # _is_int said both arguments are ints; `Value` is a wider union
             return (min if name == "min" else max)(args)  # type: ignore[type-var]
         raise NotEvaluable(f"cannot compute {name}(...) here")
 
@@ -295,6 +297,7 @@ class _IndexValues:
     def integer_result(value: object) -> Value:
         if not _is_int(value):
             raise NotEvaluable("not an index")
+        # _is_int said `value` is an int, a `Value`
         return value  # type: ignore[return-value]
 
 

@@ -43,6 +43,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+# Arpeggio ships no type information
 from arpeggio import (  # type: ignore[import-untyped]
     And,
     EndOfFile,

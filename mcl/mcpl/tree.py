@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+# Arpeggio ships no type information
 from arpeggio import NonTerminal, Terminal  # type: ignore[import-untyped]
 
 from mcl.mcpl.peg import Grammar, KeptRule, build, describe

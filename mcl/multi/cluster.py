@@ -190,6 +190,7 @@ def _spawn(name: str, modules: tuple[str, ...]) -> Any:
     process = subprocess.Popen(
         [sys.executable, "-m", "mcl.multi.worker", name, *modules], stdin=subprocess.PIPE,
         stdout=subprocess.DEVNULL, stderr=log, env={**os.environ, "PYTHONPATH": path})
+    # the worker's log file travels with its process, an attribute Popen does not declare
     process.log = log  # type: ignore[attr-defined]
     return process
 

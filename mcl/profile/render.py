@@ -38,6 +38,7 @@ def render(document: Mapping[str, Any], console: Any = None) -> None:
                   f"feedback vs Nsight Compute", title_justify="left")
     for column, justify in (("figure", "left"), ("predicted", "right"),
                             ("measured", "right"), ("error", "right"), ("", "left")):
+        # rich wants a Literal of its justifications; the tuple's strings are among them
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
     reasons: list[str] = []
     for f in document["figures"]:
@@ -81,6 +82,7 @@ def line_table(rows: list[Mapping[str, Any]]) -> Any:
                   title_justify="left")
     for column, justify in (("line", "right"), ("figure", "left"), ("predicted", "right"),
                             ("measured", "right"), ("", "left")):
+        # rich wants a Literal of its justifications; the tuple's strings are among them
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
     for r in rows:
         flag = "[green]ok[/]" if r["ok"] else f"[bold red]![/] {r['reason']}"
@@ -99,6 +101,7 @@ def steps_table(steps: Sequence[Mapping[str, Any]]) -> Any:
                   title_justify="left")
     for column, justify in (("step", "left"), ("before -> after", "right"),
                             ("gain", "right"), ("suggestions before (estimated gain)", "left")):
+        # rich wants a Literal of its justifications; the tuple's strings are among them
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
     for s in steps:
         t0, t1 = s["seconds"]

@@ -78,12 +78,13 @@ def read_tuned(kernel: str | Path) -> list[TunedConfig]:
 
 
 def _toml_value(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int | float):
-        return repr(v)
-    if isinstance(v, dict):
-        return "{ " + ", ".join(f"{k} = {_toml_value(x)}" for k, x in v.items()) + " }"
+    match v:
+        case bool():
+            return "true" if v else "false"
+        case int() | float():
+            return repr(v)
+        case dict():
+            return "{ " + ", ".join(f"{k} = {_toml_value(x)}" for k, x in v.items()) + " }"
     text = str(v).replace("\\", "\\\\").replace('"', '\\"')
     return f'"{text}"'
 

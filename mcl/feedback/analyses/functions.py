@@ -153,15 +153,16 @@ def as_findings(result: Any, kernel: Kernel) -> list[Finding]:
     """What a feedback function returned, as findings."""
     if result is None or result == "":
         return []
-    if isinstance(result, (Message, Finding)):
-        return [finding_of(result)]
-    if isinstance(result, str):
-        return [Finding(kernel.message(result))]
-    if isinstance(result, Iterable):
-        out: list[Finding] = []
-        for item in result:
-            out += as_findings(item, kernel)
-        return out
+    match result:
+        case Message() | Finding():
+            return [finding_of(result)]
+        case str():
+            return [Finding(kernel.message(result))]
+        case Iterable():
+            out: list[Finding] = []
+            for item in result:
+                out += as_findings(item, kernel)
+            return out
     raise TypeError(f"returned {type(result).__name__}; expected a str, a Message, a "
                     "Finding, or a list of them")
 
