@@ -167,9 +167,9 @@ def _rows(args: argparse.Namespace, translated_from: str | None, result: SearchR
 def _write(args: argparse.Namespace, out: Path, rows: list[SeriesRow], result: SearchResult,
            timer: Any) -> list[Path]:
     from mcl.commands.refine_series import SearchSettings, write_series
-    from mcl.verify import reference_for
 
-    reference = Path(args.reference) if args.reference else reference_for(Path(args.file))
+    assert result.start.kernel is not None
+    reference = result.start.kernel.reference
     settings = SearchSettings(Path(args.file), args.target, args.steps, args.beam, args.budget,
                               args.backend if timer is not None else None,
                               result.start.kernel.values if result.start.kernel else {})

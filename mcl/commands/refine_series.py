@@ -3,8 +3,8 @@
 refinement order (the format of kernels/matmul/series.toml, read by `mcl report DIR` as
 the paper's Table II) whose rows also state each step's refinement invocation, the
 estimated and measured gain and how it was verified; a [search] table records how the
-series was found. The reference beside the input is copied, so that `mcl report DIR
---run` can make inputs and verify."""
+series was found. The reference the search verified against is copied as the folder's
+reference.py, so that `mcl report DIR --run` can make inputs and verify."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from typing import Any
 
 from mcl.refine.search import SearchResult, Version
 from mcl.report.series import SERIES_FILE
+from mcl.verify import reference_for
 
 BRANCH = "refine"
 _CHANGE_LINE = re.compile(r"^\s*//\s*change:.*$")
@@ -84,8 +85,11 @@ def write_series(folder: Path, rows: list[SeriesRow], result: SearchResult,
         written.append(path)
     written[0].write_text(series_toml(rows, result, settings), encoding="utf-8")
     if reference is not None and reference.is_file():
-        shutil.copyfile(reference, folder / reference.name)
-        written.append(folder / reference.name)
+        # reference.py is where `mcl report DIR --run` looks (mcl.verify.reference_for),
+        # whatever the file the user named with --reference was called.
+        copy = reference_for(folder / SERIES_FILE)
+        shutil.copyfile(reference, copy)
+        written.append(copy)
     return written
 
 

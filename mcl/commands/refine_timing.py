@@ -26,7 +26,6 @@ from mcl.verify import (
     expected_outputs,
     load_reference,
     make_inputs,
-    reference_for,
     verify,
 )
 
@@ -55,7 +54,7 @@ class DeviceTimer:
         from mcl.backends import leaf_device
 
         device = leaf_device(backend, start.library.get(target), device_spec)
-        path = reference_for(start.path)
+        path = start.reference
         reference = load_reference(path) if path.is_file() else None
         timer = cls(target, start.library, backend, device, repeat, reference)
         sizes = {k: int(v) for k, v in start.values.items() if isinstance(v, int)}

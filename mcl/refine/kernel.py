@@ -46,7 +46,9 @@ def source_text(path: Path, text: str | None) -> Iterator[None]:
 class KernelAtLevel:
     """One function of a kernel file at `level`: `text` the source, `source` its
     checked program, `lowered` the program at `level`, `findings` the feedback there at
-    the model's `values`."""
+    the model's `values`; `reference` the numpy reference every next version is verified
+    against (the one the user named, else reference.py beside the file; it may not
+    exist), carried to each version made from this one."""
 
     path: Path
     text: str
@@ -58,6 +60,7 @@ class KernelAtLevel:
     source: CheckedProgram
     lowered: CheckedProgram
     findings: tuple[Finding, ...]
+    reference: Path
 
     @property
     def source_function(self) -> ast.Function:
@@ -110,11 +113,13 @@ def kernel_function(program: CheckedProgram, wanted: str | None, default: str | 
 def load_kernel(path: Path, level: str | None, library: HwdLibrary,
                 include_dirs: Sequence[str], values: Mapping[str, Any],
                 function: str | None = None, default_function: str | None = None,
-                text: str | None = None) -> KernelAtLevel:
+                text: str | None = None, reference: Path | None = None) -> KernelAtLevel:
     """Load, check and lower the kernel file (its text `text` where given) to `level`
-    (default: the function's own), and analyse the function there. MclError where the
-    source or its translation does not check."""
+    (default: the function's own), and analyse the function there (`reference`: the
+    numpy reference to verify against, default reference.py beside the file). MclError
+    where the source or its translation does not check."""
     from mcl.source_files import read_source
+    from mcl.verify import reference_for
 
     with source_text(path, text):
         source = pipeline.checked_at(path, include_dirs, library)
@@ -129,7 +134,8 @@ def load_kernel(path: Path, level: str | None, library: HwdLibrary,
         findings = analyse_findings(at_level, lowered, library.get(level), values)
         body = read_source(path, "mcpl-io")
     return KernelAtLevel(path, body, level, name, library, tuple(include_dirs),
-                         dict(values), source, lowered, tuple(findings))
+                         dict(values), source, lowered, tuple(findings),
+                         reference if reference is not None else reference_for(path))
 
 
 def _require_below(library: HwdLibrary, function: ast.Function, level: str) -> None:

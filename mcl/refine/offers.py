@@ -98,13 +98,15 @@ def open_kernel(path: str | Path, level: str | None, library: HwdLibrary,
                 function: str | None = None, reference: str | Path | None = None
                 ) -> KernelAtLevel:
     """The kernel file at `level` with its findings at `values` (default: its
-    reference's sizes, where it has one)."""
+    reference's sizes, where it has one). `reference`: the numpy reference the user
+    named (MclError where it does not load), default reference.py beside the file; the
+    kernel keeps it, and every next version is verified against it."""
     path = Path(path)
     ref_path = Path(reference) if reference is not None else reference_for(path)
-    ref = load_reference(ref_path) if ref_path.is_file() else None
+    ref = load_reference(ref_path) if reference is not None or ref_path.is_file() else None
     sizes = values if values else (ref.sizes if ref is not None else {})
     return load_kernel(path, level, library, include_dirs, sizes, function,
-                       ref.function if ref is not None else None)
+                       ref.function if ref is not None else None, reference=ref_path)
 
 
 def next_version(kernel: KernelAtLevel, proposal: Proposal) -> NextVersion:
@@ -113,7 +115,8 @@ def next_version(kernel: KernelAtLevel, proposal: Proposal) -> NextVersion:
     text = apply_edits(kernel.text, proposal.edits)
     try:
         after = load_kernel(kernel.path, kernel.level, kernel.library, kernel.include_dirs,
-                            kernel.values, kernel.function, text=text)
+                            kernel.values, kernel.function, text=text,
+                            reference=kernel.reference)
     except MclError as exc:
         first = exc.diagnostics[0] if exc.diagnostics else None
         raise Refused(f"the next version does not check at {kernel.level}"

@@ -196,7 +196,7 @@ def _kernel_of(version: Version, start: KernelAtLevel) -> KernelAtLevel:
     if version.kernel is None:
         version.kernel = load_kernel(start.path, start.level, start.library,
                                      start.include_dirs, start.values, start.function,
-                                     text=version.text)
+                                     text=version.text, reference=start.reference)
     return version.kernel
 
 

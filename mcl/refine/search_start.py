@@ -45,7 +45,7 @@ def search_start(path: str | Path, target: str, library: HwdLibrary,
         return Start(kernel, None)
     text = carry_constant_comments(kernel.text, print_module(kernel.lowered.main))
     translated = load_kernel(kernel.path, target, library, include_dirs, kernel.values,
-                             kernel.function, text=text)
+                             kernel.function, text=text, reference=kernel.reference)
     return Start(translated, own)
 
 

@@ -40,7 +40,6 @@ from mcl.verify import (
     expected_outputs,
     load_reference,
     make_inputs,
-    reference_for,
     verify,
 )
 
@@ -128,7 +127,9 @@ class Verifier:
 
     @classmethod
     def of(cls, kernel: KernelAtLevel, reference: Path | None = None) -> Verifier:
-        path = reference or reference_for(kernel.path)
+        """The cases of `kernel`, verified against `reference` (default: the kernel's,
+        the reference the user named or reference.py beside the file)."""
+        path = reference or kernel.reference
         verifier = cls(kernel, load_reference(path) if path.is_file() else None,
                        device=OpenCLCheck.of(kernel))
         verifier._prepare()
