@@ -1,9 +1,9 @@
-"""`mcl refine FILE --target LEAF [--steps N] [--beam B] [--budget S] [--measure
-[--backend NAME] [--device SPEC] [--repeat N]] [-o DIR [--force]] [-D name=value ...]
-[--function NAME] [--format text|json]`: refine a kernel by itself, a beam search over
-sequences of refinements ranked by the time model (with --measure, by the device), each
-step verified, and write the series of versions that `mcl report DIR` shows as Table II
-(docs/refinements.md, "mcl refine")."""
+"""`mcl refine FILE --target LEAF [--steps N] [--beam B] [--lookahead 1|2] [--budget S]
+[--measure [--backend NAME] [--device SPEC] [--repeat N]] [-o DIR [--force]]
+[-D name=value ...] [--function NAME] [--reference PATH] [--format text|json]`: refine a
+kernel by itself, a beam search over sequences of refinements ranked by the time model
+(with --measure, by the device), each step verified, and write the series of versions
+that `mcl report DIR` shows as Table II (docs/refinements.md, "mcl refine")."""
 
 from __future__ import annotations
 
@@ -51,6 +51,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="refinements in a sequence at most (default 4)")
     p.add_argument("--beam", type=int, default=2, metavar="B",
                    help="versions kept at each step (default 2)")
+    p.add_argument("--lookahead", type=int, choices=(1, 2), default=2, metavar="{1,2}",
+                   help="2 (the default): take a step the model calls neutral (a named "
+                   "count, say) where a refinement one step later is faster; 1: only "
+                   "steps that are faster themselves")
     p.add_argument("--budget", type=float, metavar="SECONDS",
                    help="stop the search after this many seconds (checked before each "
                    "version is expanded; default: none)")
@@ -105,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
 
         timer = DeviceTimer.open(start.kernel, args.target, args.backend, args.device,
                                  args.repeat)
-    limits = SearchLimits(args.steps, args.beam, args.budget)
+    limits = SearchLimits(args.steps, args.beam, args.budget, args.lookahead)
     result = search(start.kernel, limits, timer, _progress(args.format == "text"))
     rows = _rows(args, start.translated_from, result)
     written = _write(args, out, rows, result, timer) if out is not None else []
@@ -225,6 +229,7 @@ def _document(args: argparse.Namespace, translated_from: str | None, result: Sea
         "schema_version": SCHEMA_VERSION, "file": args.file, "target": args.target,
         "function": kernel.function, "values": dict(kernel.values),
         "translated_from": translated_from, "steps": args.steps, "beam": args.beam,
+        "lookahead": args.lookahead,
         "measured_on": timer.device_name if timer is not None else None,
         "series": [_row_json(row) for row in rows],
         "candidates": result.candidates, "not_offered": result.refused,

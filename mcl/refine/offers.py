@@ -22,6 +22,7 @@ from mcl.refine.edits import apply_edits, unified_diff
 from mcl.refine.hoist_load import HoistLoad
 from mcl.refine.interchange import Interchange
 from mcl.refine.kernel import KernelAtLevel, load_kernel
+from mcl.refine.name_counts import NameCounts
 from mcl.refine.pad_shared import PadShared
 from mcl.refine.privatise import Privatise
 from mcl.refine.refinement import Proposal, Refinement, Refused, parse_args
@@ -40,7 +41,8 @@ if TYPE_CHECKING:
 # Every refinement, in the order `--list` and the documentation give them.
 REFINEMENTS: tuple[Refinement, ...] = (SetConstant(), HoistLoad(), PadShared(), Unroll(),
                                        StageTile(), SwapMapping(), Interchange(),
-                                       VectorLoads(), SeveralElements(), Privatise())
+                                       VectorLoads(), SeveralElements(), Privatise(),
+                                       NameCounts())
 
 
 def refinement_named(name: str) -> Refinement:
@@ -169,21 +171,25 @@ def proposal_for(kernel: KernelAtLevel, spec: str) -> Proposal:
 
 
 def list_offers(kernel: KernelAtLevel, progress: Callable[[str], None] | None = None,
-                unweighed: bool = False) -> tuple[list[Offer], list[NotOffered]]:
+                unweighed: bool = False, neutral: bool = False
+                ) -> tuple[list[Offer], list[NotOffered]]:
     """Every refinement that applies to the kernel, made, checked, verified and
     weighed, best estimated gain first; and those it asks for that are not offered,
     with the reason. A proposal that answers no finding is offered only where the time
     model estimates it faster by MIN_GAIN; of proposals of one group (values of one
     constant) only the fastest is verified and offered. With `unweighed` (a search that
     measures, at a level whose model states no time) every proposal is verified and
-    offered, each alternative of a group."""
+    offered, each alternative of a group. With `neutral` (a search that looks a step
+    ahead) a proposal the model estimates neither faster by MIN_GAIN nor slower by more
+    than NEUTRAL_SLACK is offered too, and so are the refinements that only enable
+    others (`Refinement.enables`): a step that gains nothing may open one that does."""
     tell = progress or (lambda _: None)
     offers: list[Offer] = []
     refused: list[NotOffered] = []
     verifier: Verifier | None = None
     chosen: list[NextVersion] = []
     groups: dict[str, list[NextVersion]] = {}
-    for refinement in (r for r in REFINEMENTS if r.listed):
+    for refinement in (r for r in REFINEMENTS if r.listed or (neutral and r.enables)):
         for item in refinement.proposals(kernel):
             if isinstance(item, Refused):
                 refused.append(NotOffered(refinement.name, item.line, item.reason))
@@ -203,7 +209,7 @@ def list_offers(kernel: KernelAtLevel, progress: Callable[[str], None] | None = 
             else:
                 groups.setdefault(group, []).append(made)
     for group, versions in groups.items():
-        best = _fastest(kernel, versions)
+        best = _fastest(kernel, versions, neutral)
         if isinstance(best, str):
             refused.append(NotOffered(group, versions[0].proposal.line, best))
         else:
@@ -220,9 +226,16 @@ def list_offers(kernel: KernelAtLevel, progress: Callable[[str], None] | None = 
     return offers, refused
 
 
-def _fastest(kernel: KernelAtLevel, versions: list[NextVersion]) -> NextVersion | str:
-    """The version the model estimates fastest, when it is faster than the kernel; else
-    why none is offered."""
+# A neutral step (list_offers' `neutral`) may be estimated this much slower than the
+# kernel at most: the model's rounding, not a loss to buy a later gain with.
+NEUTRAL_SLACK = 1.01
+
+
+def _fastest(kernel: KernelAtLevel, versions: list[NextVersion], neutral: bool = False
+             ) -> NextVersion | str:
+    """The version the model estimates fastest, when it is faster than the kernel (with
+    `neutral`, when it is not slower than it by more than NEUTRAL_SLACK); else why none
+    is offered."""
     from mcl.feedback.analyses.timemodel import MIN_GAIN
 
     before = kernel.model_seconds
@@ -232,6 +245,8 @@ def _fastest(kernel: KernelAtLevel, versions: list[NextVersion]) -> NextVersion 
         return (f"the time model states no time at {kernel.level} for these sizes: no "
                 "estimate to offer it on")
     seconds, best = min(timed, key=lambda t: t[0] or 0.0)
+    if neutral and seconds is not None and 0 < seconds <= before * NEUTRAL_SLACK:
+        return best
     if seconds is None or seconds <= 0 or before / seconds < MIN_GAIN:
         return (f"the model estimates it no faster than the kernel by "
                 f"{(MIN_GAIN - 1) * 100:.0f}% or more")

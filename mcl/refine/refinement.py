@@ -66,6 +66,10 @@ class Refinement(ABC):
     # Whether `mcl apply --list` offers its proposals; one the time model cannot weigh
     # is applied by name only (its proposals remain for a search to try).
     listed: bool = True
+    # Whether its point is to enable other refinements (the program stays the same, the
+    # model estimates no gain): a search that looks a step ahead tries it as a neutral
+    # step (mcl.refine.search).
+    enables: bool = False
 
     @abstractmethod
     def proposals(self, kernel: KernelAtLevel) -> list[Proposal | Refused]:

@@ -11,7 +11,13 @@ run and ranked by their measured times instead, as the paper's Table II reports 
 
 A version already reached (the same text) is not expanded twice; the search stops after
 `steps` steps, when its time budget is spent, or when no candidate is faster than the
-best version so far by MIN_GAIN."""
+best version so far by MIN_GAIN and none is one step later either: with a lookahead of
+2 (the default), a step that the model calls neutral (a named count, a constant's value
+that changes nothing yet) is taken when a refinement of it, one step later, is faster
+than the best by MIN_GAIN. A translated kernel's block size, say, is a local the
+refinements cannot change; named (name-counts, neutral), set-constant can choose a
+smaller one. The look ahead expands at most LOOKAHEAD_WIDTH neutral versions, the
+model's fastest first, within the time budget."""
 
 from __future__ import annotations
 
@@ -22,8 +28,12 @@ from dataclasses import dataclass, field
 from mcl.diagnostics import MclError
 from mcl.feedback.analyses.timemodel import MIN_GAIN
 from mcl.refine.kernel import KernelAtLevel, load_kernel
-from mcl.refine.offers import Offer, list_offers
+from mcl.refine.offers import NEUTRAL_SLACK, Offer, list_offers
 from mcl.refine.verification import Verification
+
+# Neutral versions of a step that the look ahead expands at most (each is a list of
+# offers: every proposal of it checked and verified, seconds each).
+LOOKAHEAD_WIDTH = 3
 
 
 @dataclass(frozen=True)
@@ -114,19 +124,22 @@ class SearchResult:
 
 @dataclass(frozen=True)
 class SearchLimits:
-    """`steps` refinements at most in a sequence, `beam` versions kept per step, and
-    a time budget in seconds (None: none), checked before each version is expanded."""
+    """`steps` refinements at most in a sequence, `beam` versions kept per step, a
+    time budget in seconds (None: none), checked before each version is expanded, and
+    `lookahead`: 2 to take a neutral step where the next one gains, 1 not to."""
 
     steps: int = 4
     beam: int = 2
     budget_s: float | None = None
+    lookahead: int = 2
 
 
 def search(start: KernelAtLevel, limits: SearchLimits, timer: Timer | None = None,
            progress: Callable[[str], None] | None = None) -> SearchResult:
     """Refine `start` step by step: at each step every offer of every version kept is a
     candidate; the `beam` the model estimates fastest are kept (with `timer`, timed and
-    ranked by the measured times), until no candidate beats the best so far by MIN_GAIN."""
+    ranked by the measured times), until no candidate beats the best so far by MIN_GAIN,
+    now or (with `limits.lookahead` 2) one step past a neutral candidate."""
     tell = progress or (lambda _: None)
     began = time.perf_counter()
     root = Version(0, start.text, 0, None, None, start.model_seconds, start)
@@ -138,8 +151,11 @@ def search(start: KernelAtLevel, limits: SearchLimits, timer: Timer | None = Non
     candidates = refused = 0
     stopped = f"{limits.steps} step{'' if limits.steps == 1 else 's'} done"
     step_seconds: list[float] = []
+    # Neutral steps are weighed by the model: where it states no time, none is taken.
+    looks = limits.lookahead >= 2 and start.model_seconds is not None
     step = 0
-    for step in range(1, limits.steps + 1):
+    while step < limits.steps:
+        step += 1
         step_began = time.perf_counter()
         found: list[Version] = []
         out_of_time = False
@@ -152,26 +168,36 @@ def search(start: KernelAtLevel, limits: SearchLimits, timer: Timer | None = Non
             # candidate, not only those the model estimates faster.
             offers, not_offered = list_offers(
                 kernel, _telling(tell, f"step {step}: {_name(version)}: "),
-                unweighed=timer is not None and kernel.model_seconds is None)
+                unweighed=timer is not None and kernel.model_seconds is None,
+                neutral=looks and step < limits.steps)
             refused += len(not_offered)
-            for offer in offers:
-                if offer.text in seen:
-                    continue
-                seen.add(offer.text)
-                candidates += 1
-                found.append(Version(len(reached) + len(found), offer.text, step, version,
-                                     offer, offer.seconds_after))
+            found += _new_versions(offers, version, step, len(reached) + len(found), seen)
+        candidates += len(found)
         kept = _rank(found, limits.beam, start, timer, tell)
         reached.extend(found)
+        leader = kept[0] if kept else None
+        if leader is not None:
+            tell(f"step {step}: {len(found)} new versions; the best, {_name(leader)} "
+                 f"({leader.invocation}), {_speed_text(leader, best)}")
+        if (leader is None or not _faster(leader, best)) and looks \
+                and step < limits.steps and not out_of_time:
+            ahead = _look_ahead(found, best, step, start, limits, began, reached, seen,
+                                timer, tell)
+            if ahead is not None:
+                later, kept, more_refused = ahead
+                candidates += len(later)
+                refused += more_refused
+                reached.extend(later)
+                step_seconds.append(time.perf_counter() - step_began)
+                step_began = time.perf_counter()
+                step += 1
+                leader = kept[0]
         step_seconds.append(time.perf_counter() - step_began)
-        if not kept:
+        if leader is None:
             stopped = ("the time budget is spent" if out_of_time
                        else "no refinement applies to the versions kept")
             step -= 1
             break
-        leader = kept[0]
-        tell(f"step {step}: {len(found)} new versions; the best, {_name(leader)} "
-             f"({leader.invocation}), {_speed_text(leader, best)}")
         if not _faster(leader, best):
             stopped = f"no candidate is faster than the best version by {_percent()}"
             break
@@ -181,6 +207,65 @@ def search(start: KernelAtLevel, limits: SearchLimits, timer: Timer | None = Non
             break
     return SearchResult(root, best, reached, candidates, stopped,
                         time.perf_counter() - began, refused, step, step_seconds)
+
+
+def _new_versions(offers: list[Offer], parent: Version, step: int, number: int,
+                  seen: set[str]) -> list[Version]:
+    """The offers' versions not reached before (their texts added to `seen`), numbered
+    from `number`."""
+    out: list[Version] = []
+    for offer in offers:
+        if offer.text in seen:
+            continue
+        seen.add(offer.text)
+        out.append(Version(number + len(out), offer.text, step, parent, offer,
+                           offer.seconds_after))
+    return out
+
+
+def _look_ahead(found: list[Version], best: Version, step: int, start: KernelAtLevel,
+                limits: SearchLimits, began: float, reached: list[Version], seen: set[str],
+                timer: Timer | None, tell: Callable[[str], None]
+                ) -> tuple[list[Version], list[Version], int] | None:
+    """One step past the neutral candidates of `step` (estimated no slower than the best
+    by NEUTRAL_SLACK, the model's fastest first, LOOKAHEAD_WIDTH at most): the versions
+    reached there, the kept of them, and the proposals refused, where the kept's best is
+    faster than `best` by MIN_GAIN; else None (nothing of it is kept)."""
+    if best.seconds is None:
+        return None
+    neutral = sorted((v for v in found if v.seconds is not None
+                      and v.seconds <= best.seconds * NEUTRAL_SLACK),
+                     key=lambda v: v.seconds or 0.0)[:LOOKAHEAD_WIDTH]
+    if not neutral:
+        return None
+    tell(f"step {step}: no candidate is faster by {_percent()}; looking one step past "
+         f"{len(neutral)} neutral version{'' if len(neutral) == 1 else 's'}: "
+         + ", ".join(f"{_name(v)} ({v.invocation})" for v in neutral))
+    later: list[Version] = []
+    refused = 0
+    tried = set(seen)
+    for version in neutral:
+        if _spent(began, limits):
+            break
+        try:
+            kernel = _kernel_of(version, start)
+        except MclError:  # verified offers check; a failure here is a version to skip
+            continue
+        offers, not_offered = list_offers(
+            kernel, _telling(tell, f"step {step + 1} (ahead): {_name(version)}: "))
+        refused += len(not_offered)
+        later += _new_versions(offers, version, step + 1,
+                               len(reached) + len(later), tried)
+    kept = _rank(later, limits.beam, start, timer, tell)
+    if not kept or not _faster(kept[0], best):
+        tell(f"step {step + 1} (ahead): nothing faster than the best version by "
+             f"{_percent()} one step past the neutral versions")
+        return None
+    seen |= tried
+    tell(f"step {step + 1}: {len(later)} new versions one step past the neutral ones; "
+         f"the best, {_name(kept[0])} ({kept[0].invocation}), "
+         f"{_speed_text(kept[0], best)}")
+    return later, kept, refused
 
 
 def _telling(tell: Callable[[str], None], prefix: str) -> Callable[[str], None]:
