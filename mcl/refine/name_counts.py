@@ -84,9 +84,9 @@ class NameCounts(Refinement):
                                     _constants_text(counts, names) + "\n")]
         for decl, _ in counts:
             edits.append(_deleting_line(kernel.text, decl))
-        removed = {id(decl) for decl, _ in counts}
+        removed = [decl for decl, _ in counts]
         for stmt in function.body.stmts:
-            if id(stmt) in removed:
+            if any(stmt is decl for decl in removed):
                 continue  # its line goes, uses in it with it
             for node in ast.walk(stmt):
                 if isinstance(node, ast.Name) and node.name in names \
