@@ -19,13 +19,22 @@ for the same unit). Accesses under a condition that
 picks units by equality or remainder (`if (t == 0)`, `if (t % (2 * s) == 0)`, as in a
 tree reduction) are left out: which units take part there is beyond a syntactic check,
 and a warning there would be wrong more often than right.
+
+An array parameter is shared the same way by every unit of a top-level foreach (it lives
+in memory all of them see). One unit reading an element another unit writes
+(`a[i] = a[(i + 1) % n]`) is a read-write race, reported as `mcpl-read-write-race`: the
+units of a kernel run in no order (paper section 4.3), and the blocks of a GPU level can
+meet at no barrier at all. (Two writes are left to the write-race check of
+mcl.mcpl.divergence.) Only the parameters a foreach writes and names with more than one
+subscript are walked: one subscript (`a[i] = a[i] + 1.0`) is each unit's own element,
+or a write race the divergence check reports.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from mcl.diagnostics import Diagnostic, Span, warning
 from mcl.mcpl import ast
@@ -70,31 +79,37 @@ def barrier_warnings(function: ast.Function, constants: Mapping[str, int] | None
     """Warnings for the accesses of shared arrays in `function` that no barrier orders;
     `constants`: the program's integer constants (`const int TILE = 32;`)."""
     found: dict[frozenset[Span | None], Diagnostic] = {}
-    _visit(function.body, set(), found, dict(constants or {}))
-    return list(found.values())
+    params = frozenset(p.name for p in function.params if isinstance(p.type, ast.ArrayType))
+    _visit(function.body, set(params), found, dict(constants or {}), params)
+    # (pending accesses are a set: two warnings at one place come in the order of their
+    # messages, not of hashes)
+    return sorted(found.values(), key=lambda d: d.message)
 
 
-def _visit(s: ast.Stmt | None, shared: set[str], found: dict, constants: dict[str, int]
-           ) -> None:
-    """Find the foreach statements whose units share arrays declared around them."""
+def _visit(s: ast.Stmt | None, shared: set[str], found: dict, constants: dict[str, int],
+           params: frozenset[str] = frozenset()) -> None:
+    """Find the foreach statements whose units share arrays declared around them (and,
+    for a top-level foreach, the array parameters in `params`)."""
     match s:
         case ast.Block():
             declared = set(shared)
             for stmt in s.stmts:
-                _visit(stmt, declared, found, constants)
+                _visit(stmt, declared, found, constants, params)
                 if isinstance(stmt, ast.Decl) and isinstance(stmt.type, ast.ArrayType):
                     declared.add(stmt.name)
+                    params = params - {stmt.name}  # (shadowed by a local array)
         case ast.Foreach():
-            if shared:
-                _Walker(s, shared, found, constants).run()
+            walked = (shared - params) | _raced_parameters(s, shared & params)
+            if walked:
+                _Walker(s, walked, found, constants, params).run()
             # Arrays declared in this body are shared by the units of foreach statements
             # in it (those declared further out were covered by the walk just made).
             _visit(s.body, set(), found, constants)
         case ast.For():
-            _visit(s.body, shared, found, constants)
+            _visit(s.body, shared, found, constants, params)
         case ast.If():
-            _visit(s.then, shared, found, constants)
-            _visit(s.orelse, shared, found, constants)
+            _visit(s.then, shared, found, constants, params)
+            _visit(s.orelse, shared, found, constants, params)
         case (None | ast.Decl() | ast.ViewDecl() | ast.Assign() | ast.IncDec() | ast.CallStmt()
               | ast.Swap() | ast.Barrier() | ast.Return()):
             pass  # holds no statement, so no foreach
@@ -102,10 +117,33 @@ def _visit(s: ast.Stmt | None, shared: set[str], found: dict, constants: dict[st
             unknown_node(s, "the barrier check")
 
 
+def _raced_parameters(foreach: ast.Foreach, params: set[str]) -> set[str]:
+    """The array parameters among `params` that `foreach` writes and names with more than
+    one subscript: only those can have one unit read another unit's element. (The rest
+    are left out of the walk, which goes around each loop twice: a deep loop nest that
+    reads and writes `a[i]` alone would cost two to the depth.)"""
+    written: set[str] = set()
+    subscripts: dict[str, set[str]] = {}
+    for node in ast.walk(foreach.body):
+        if isinstance(node, ast.Assign | ast.IncDec):
+            root = ast.root_name(node.target)
+            if root is not None:
+                written.add(root)
+        elif isinstance(node, ast.Swap):
+            written |= {r for r in (ast.root_name(node.left), ast.root_name(node.right))
+                        if r is not None}
+        if isinstance(node, ast.Index) and isinstance(node.base, ast.Name) \
+                and node.base.name in params:
+            subscripts.setdefault(node.base.name, set()).add(
+                ", ".join(print_expr(i) for i in node.indices))
+    return {name for name in params & written if len(subscripts.get(name, ())) > 1}
+
+
 class _Walker:
     def __init__(self, foreach: ast.Foreach, shared: set[str], found: dict,
-                 constants: dict[str, int]) -> None:
+                 constants: dict[str, int], params: frozenset[str] = frozenset()) -> None:
         self.shared = shared
+        self.params = params  # the array parameters among `shared` (all units see them)
         self.found = found
         indices = {n.var for n in ast.walk(foreach) if isinstance(n, ast.Foreach)}
         # What differs between units: the indices and what is computed from them (a
@@ -315,16 +353,30 @@ class _Walker:
             return pending
         for a in accesses:
             for p in pending:
-                if p.array == a.array and "write" in (p.kind, a.kind) and self.other_unit(p, a):
+                if p.array == a.array and self.conflict(p.kind, a.kind, a.array) \
+                        and self.other_unit(p, a):
                     self.report(p, a)
             pending = pending | {a}
         return pending
+
+    def conflict(self, first: str, second: str, array: str) -> bool:
+        """Can accesses of these kinds race? A write with any access of a shared array; a
+        read with a write of a parameter (two writes of a parameter's elements are the
+        divergence check's: tiles of output stored by blocks whose extents the subscripts
+        do not prove apart are no race it could tell)."""
+        if array in self.params:
+            return first != second
+        return "write" in (first, second)
 
     def other_unit(self, first: _Access, second: _Access) -> bool:
         """Can `second` touch an element another unit touched in `first`? Not when the
         two agree on every subscript that depends on the unit."""
         if len(first.indices) != len(second.indices):
-            return True
+            if first.array not in self.params:
+                return True
+            # a tile of a tiled parameter (`d2[t, 1]` passed to a function) holds the
+            # elements whose leading subscripts are its own: compare those
+            first, second = _leading(first, second), _leading(second, first)
         changed = first.epoch ^ second.epoch  # values from another iteration: renamed
         earlier = tuple(_renamed(i, changed) for i in first.indices)
         pairs = list(zip(earlier, second.indices, strict=True))
@@ -434,6 +486,17 @@ class _Walker:
             return
         where = first.node.span
         verb = {"read": "reads", "write": "writes"}
+        if second.array in self.params:
+            self.found[key] = warning(
+                "mcpl-read-write-race",
+                f"'{print_expr(second.node)}' {verb[second.kind]} an element of array "
+                f"'{second.array}' that another unit may {first.kind} at line {where.line}, "
+                f"column {where.column} ('{print_expr(first.node)}'), with no order between "
+                "the units",
+                second.node.span,
+                "write the results to another array (the units of a kernel run in no "
+                "order), or index only this unit's elements")
+            return
         self.found[key] = warning(
             "mcpl-missing-barrier",
             f"'{print_expr(second.node)}' {verb[second.kind]} an element of shared array "
@@ -445,6 +508,12 @@ class _Walker:
             f"{second.node.span.line if second.node.span else '?'}, or index only this "
             "unit's elements",
         )
+
+
+def _leading(access: _Access, other: _Access) -> _Access:
+    """`access` cut to as many subscripts as `other` has (the tile both lie in)."""
+    n = min(len(access.indices), len(other.indices))
+    return replace(access, indices=access.indices[:n], expanded=access.expanded[:n])
 
 
 def _flat_indices(body: ast.Stmt, counts: dict[str, ast.Expr]) -> set[str]:

@@ -129,7 +129,8 @@ def check_program(program: Program, library: HwdLibrary, tables: SideTables | No
             constants = integer_constants(program.main)
             for f in program.main.functions:
                 known = constants | host_constants(f, constants, library)
-                diags += barrier_warnings(f, known) + divergence_diagnostics(f)
+                hwd = library.get(f.hwd) if f.hwd in library.names() else None
+                diags += barrier_warnings(f, known) + divergence_diagnostics(f, hwd)
                 diags += uninitialised_diagnostics(f) + first_iteration_divisions(f)
     except RecursionError:
         # The parser folds long operator chains without recursion; the walks over the tree

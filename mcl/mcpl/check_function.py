@@ -717,7 +717,10 @@ class FunctionChecker(ExpressionChecker):
         rejects."""
         value = self.constant(s.count)
         limit = group.count
-        if not isinstance(value, int) or not value > limit:
+        if not isinstance(value, int):
+            return
+        if value <= limit:
+            self.check_nested_limit(s, group, value)
             return
         self.error(
             "mcpl-foreach-limit",
@@ -745,6 +748,33 @@ class FunctionChecker(ExpressionChecker):
             f"unknown par_group '{s.group}' in hardware description '{self.hwd.name}'",
             self.source.word(s.group, within, start),
             hint,
+        )
+
+    def check_nested_limit(self, s: ast.Foreach, group: ParGroup, value: int) -> None:
+        """Foreach statements of one par_group nested in each other (`foreach (u in 64
+        threads) { foreach (t in 32 threads) ...`) are one multi-dimensional foreach (the
+        paper's Figure 2, `i` and `j`): one group of their product's units, held to the
+        limit as one count would be (a work-group's size is the product of its
+        dimensions)."""
+        product, counts = value, [value]
+        for frame in reversed(self.frames):
+            if frame.group is not group:
+                break
+            outer = self.constant(frame.foreach.count)
+            if not isinstance(outer, int):
+                return  # (a count from a size: decided at the launch)
+            product *= outer
+            counts.insert(0, outer)
+        if product <= group.count or len(counts) == 1:
+            return
+        self.error(
+            "mcpl-foreach-limit",
+            f"the nested foreach statements of {s.group} here run "
+            f"{' * '.join(str(c) for c in counts)} = {product} {s.group} together, but "
+            f"'{self.hwd.name if self.hwd else ''}' allows at most {group.count:g} in one group",
+            s.count.span,
+            f"use at most {group.count:g} {s.group} in all, and let each unit do more work "
+            "(a for loop)",
         )
 
     def barrier(self, s: ast.Barrier) -> None:

@@ -23,32 +23,82 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from mcl.diagnostics import Diagnostic, error, warning
+from mcl.hdl.model import HardwareDescription
 from mcl.mcpl import ast
 from mcl.mcpl.printer import print_expr
 from mcl.mcpl.varying import header_names, names_in
 from mcl.mcpl.visitor import unknown_node
 
 
-def divergence_diagnostics(function: ast.Function) -> list[Diagnostic]:
-    """Divergent barriers (errors) and write-write races (warnings) in `function`."""
+def divergence_diagnostics(function: ast.Function, hwd: HardwareDescription | None = None
+                           ) -> list[Diagnostic]:
+    """Divergent barriers (errors) and write-write races (warnings) in `function`; with
+    `hwd`, the level it is written for, a barrier also synchronises the units of the
+    enclosing foreach statements of its block that share its memory space."""
     found: list[Diagnostic] = []
     # integer parameters: sizes, taken to be positive (docs/checker.md)
     sizes = {p.name for p in function.params if p.type == ast.Prim("int")}
     # scalar parameters: a written one is a result (docs/codegen.md, "written scalars")
     scalars = {p.name for p in function.params if isinstance(p.type, ast.Prim)}
-    for foreach in _foreach_statements(function.body):
+    for foreach, outer in _foreach_chains(function.body, ()):
         divergent = divergent_names(foreach.body, {foreach.var})
         if not _has_nested_foreach(foreach.body):
-            _Barriers(foreach, divergent, found).stmt(foreach.body, divergent=False)
+            _check_barriers(foreach, outer, hwd, divergent, found)
         if not (isinstance(foreach.count, ast.IntLit) and foreach.count.value == 1):
             _Races(foreach, divergent, sizes, scalars, found).stmt(foreach.body, guarded=False)
     return found
+
+
+def _foreach_chains(node: object, outer: tuple[ast.Foreach, ...]
+                    ) -> Iterator[tuple[ast.Foreach, tuple[ast.Foreach, ...]]]:
+    """Each foreach statement under `node`, outermost first, with those around it.
+    (A stack, not recursion: a nest of hundreds of loops is walked in constant depth.)"""
+    stack: list[tuple[object, tuple[ast.Foreach, ...]]] = [(node, outer)]
+    while stack:
+        at, around = stack.pop()
+        for child in reversed(list(ast.children(at))):
+            if isinstance(child, ast.Foreach):
+                yield child, around  # (before any foreach inside it)
+                stack.append((child.body, (*around, child)))
+            else:
+                stack.append((child, around))
 
 
 def _foreach_statements(node: object) -> Iterator[ast.Foreach]:
     for n in ast.walk(node):
         if isinstance(n, ast.Foreach):
             yield n
+
+
+def _check_barriers(foreach: ast.Foreach, outer: tuple[ast.Foreach, ...],
+                    hwd: HardwareDescription | None, divergent: set[str],
+                    found: list[Diagnostic]) -> None:
+    """The barriers of the innermost `foreach` that some units do not reach. A barrier
+    of a space that the units of enclosing foreach statements share too (`shared` at
+    fermi: the warps and the threads of a block) waits for all of them (paper section
+    4.3), so a condition on an enclosing index (`if (w == 0)`) splits them as well."""
+    spaces = sorted({b.space for b in ast.walk(foreach.body) if isinstance(b, ast.Barrier)})
+    joined = {space: _synchronised(outer, hwd, space) for space in spaces}
+    if not any(joined.values()):
+        _Barriers(foreach, divergent, found).stmt(foreach.body, divergent=False)
+        return
+    for space in spaces:
+        units = {f.var: f for f in (*joined[space], foreach)}
+        scope = joined[space][0] if joined[space] else foreach
+        names = divergent_names(scope.body, set(units))
+        _Barriers(foreach, names, found, space, units).stmt(foreach.body, divergent=False)
+
+
+def _synchronised(outer: tuple[ast.Foreach, ...], hwd: HardwareDescription | None,
+                  space: str) -> list[ast.Foreach]:
+    """The enclosing foreach statements whose units `barrier(space)` waits for as well:
+    those of a par_group that shares the space, within one block (the outermost par_group
+    is the grid, whose blocks a barrier never joins, as in OpenCL's work-groups)."""
+    if hwd is None:
+        return []
+    groups = hwd.par_groups()
+    sharing = [g for g in hwd.shared_by(space) if g is not groups[0]]
+    return [f for f in outer if any(g.name == f.group for g in sharing)]
 
 
 def _has_nested_foreach(body: ast.Stmt) -> bool:
@@ -126,11 +176,14 @@ class _DivergentNames:
 class _Barriers:
     """Barriers that some units of the innermost foreach do not reach."""
 
-    def __init__(self, foreach: ast.Foreach, divergent: set[str],
-                 found: list[Diagnostic]) -> None:
+    def __init__(self, foreach: ast.Foreach, divergent: set[str], found: list[Diagnostic],
+                 space: str | None = None, units: dict[str, ast.Foreach] | None = None
+                 ) -> None:
         self.foreach = foreach
         self.divergent = divergent
         self.found = found
+        self.space = space  # only the barriers of this space (None: all of them)
+        self.units = units or {foreach.var: foreach}  # the foreach statements it joins
         self.exit: ast.Return | None = None  # a return only some units take, seen before
         self.only_if: str | None = None  # the condition under which every unit takes it
 
@@ -147,7 +200,7 @@ class _Barriers:
                 # (under a condition that is divergent only for some sizes, a condition
                 # that certainly is still makes the barrier an error)
                 if (not divergent or outer is not None) and self.is_divergent(s.cond):
-                    taken = unit_range_test(s.cond, self.foreach, self.divergent)
+                    taken = unit_range_test(s.cond, self.units, self.divergent)
                     if taken is None or taken is False:
                         divergent, self.only_if = True, None
                         why = f"inside 'if ({print_expr(s.cond)})', which not every unit takes"
@@ -180,6 +233,8 @@ class _Barriers:
                 unknown_node(s, "the barrier divergence check")
 
     def barrier(self, s: ast.Barrier, divergent: bool, why: str) -> None:
+        if self.space is not None and s.space != self.space:
+            return  # checked with the units of its own space
         if not divergent and self.exit is not None:
             line = self.exit.span.line if self.exit.span else "?"
             why = f"after the return at line {line}, which some units take"
@@ -205,9 +260,10 @@ class _Barriers:
 _FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
 
 
-def unit_range_test(cond: ast.Expr, foreach: ast.Foreach, divergent: set[str]
+def unit_range_test(cond: ast.Expr, units: dict[str, ast.Foreach], divergent: set[str]
                     ) -> bool | str | None:
-    """Whether every unit of `foreach` (indices 0 .. count - 1) takes `cond` when it
+    """Whether every unit of the foreach statements `units` (by index; indices 0 .. count
+    - 1) takes `cond` when it
     compares the index with a value the same for every unit (`t < n`, `16 > t`): True
     when every unit or none takes it (decided on constants), False when some do and some
     do not, or, where it depends on a size, what it depends on as the end of a sentence
@@ -220,13 +276,14 @@ def unit_range_test(cond: ast.Expr, foreach: ast.Foreach, divergent: set[str]
         op, left, right = _FLIPPED[op], right, left
     if names_in(right) & divergent or not names_in(left) & divergent:
         return None
-    count = foreach.count
-    bound, size = print_expr(right), print_expr(count)
-    if not (isinstance(left, ast.Name) and left.name == foreach.var):
+    foreach = units.get(left.name) if isinstance(left, ast.Name) else None
+    if foreach is None:
         # a value computed from the index (`ti = w * 32 + t` after translation): which
         # units pass depends on the size, but on how is beyond a syntactic check
         return None if isinstance(right, ast.IntLit) else \
-            f"some units may skip, depending on {bound}"
+            f"some units may skip, depending on {print_expr(right)}"
+    count = foreach.count
+    bound, size = print_expr(right), print_expr(count)
     every = {"<": f"{bound} >= {size}", "<=": f"{bound} >= {size} - 1",
              ">": f"{bound} < 0", ">=": f"{bound} <= 0"}[op]
     if isinstance(right, ast.IntLit) and isinstance(count, ast.IntLit):
