@@ -587,16 +587,21 @@ class ExpressionChecker(StrictVisitor):
         return base.after_index()
 
     def declared_sizes(self, e: ast.Index) -> tuple[ast.Expr, ...] | None:
-        """The written sizes of the outermost bracket group of the array `e` indexes, when
-        `e` indexes a variable or parameter by its name."""
-        if not isinstance(e.base, ast.Name):
+        """The written sizes of the bracket group that `e` indexes, when `e` indexes a
+        variable, parameter or view by its name: the first group for `t[i]`, the second
+        for `v[i][4]` on `float[n / 4][4] v`."""
+        group, base = 0, e.base
+        while isinstance(base, ast.Index):
+            group, base = group + 1, base.base
+        if not isinstance(base, ast.Name):
             return None
-        sym = self.scopes.lookup(e.base.name)
+        sym = self.scopes.lookup(base.name)
         node = sym.node if sym is not None else None
         declared = getattr(node, "type", None)
-        if not isinstance(declared, ast.ArrayType) or getattr(node, "view", None) is not None:
+        if not isinstance(declared, ast.ArrayType) or getattr(node, "view", None) is not None \
+                or group >= len(declared.dims):
             return None
-        return declared.dims[0]
+        return declared.dims[group]
 
     def check_constant_indices(self, e: ast.Index) -> None:
         """`t[4]` or `t[-1]` on `float[4] t`: a constant index outside a size the checker

@@ -16,6 +16,14 @@ the check never refuses a correct kernel; what it cannot evaluate (data-dependen
 variables assigned after their declaration, code after a `return`) it leaves to the
 interpreter. The search is bounded: at most 2^MAX_DEPTH points per access and
 MAX_POINTS per function.
+
+`mcl check` runs the same search with no parameter known (`constant_extent_errors`): the
+arrays whose extents are constants (`float[4] t`, `float[N] t` for a program constant)
+against loops whose ends are constants (`for (int q = 0; q <= 4; q++) t[q] = ...` reaches
+t[4] in every unit that runs it). A foreach index whose count is a size is unknown there
+(a foreach runs at least one unit, so what does not depend on the index still happens);
+a for loop or a condition the search cannot evaluate gives no witness. With values
+(`-D`), an access the constant search already reports is not reported again.
 """
 
 from __future__ import annotations
@@ -75,15 +83,39 @@ def extent_errors(function: ast.Function, values: Mapping[str, object]) -> list[
     search = _Search(params, assigned_names(function.body))
     arrays = {p.name: p.type for p in function.params if isinstance(p.type, ast.ArrayType)}
     search.block(function.body, [], arrays)
+    constant = {d.span for d in constant_extent_errors(function, {})}
+    return [d for d in search.found if d.span not in constant]
+
+
+def constant_extent_errors(function: ast.Function, constants: Mapping[str, int]
+                           ) -> list[Diagnostic]:
+    """An error (`mcpl-index-range`) for each access of an array of constant extents in
+    `function` that leaves it whatever the parameters are; `constants`: the program's
+    integer constants."""
+    known: dict[str, Value] = {k: v for k, v in constants.items() if _is_int(v)}
+    for p in function.params:
+        known.pop(p.name, None)  # (a parameter hides a constant of its name)
+    search = _Search(known, assigned_names(function.body), constant_only=True)
+    arrays = {p.name: p.type for p in function.params if isinstance(p.type, ast.ArrayType)
+              and search.constant_extents(p.type)}
+    search.block(function.body, [], arrays)
     return search.found
 
 
 class _Search:
-    def __init__(self, params: dict[str, Value], reassigned: set[str]) -> None:
+    def __init__(self, params: dict[str, Value], reassigned: set[str],
+                 constant_only: bool = False) -> None:
         self.params = params
         self.reassigned = reassigned
+        # no parameter known: only arrays of constant extents, a foreach index unknown
+        self.constant_only = constant_only
         self.found: list[Diagnostic] = []
         self.points = 0
+        self.loops: set[str] = set()  # the loop variables and foreach indices seen
+
+    def constant_extents(self, declared: ast.ArrayType) -> bool:
+        return len(declared.dims) == 1 and all(_is_int(_eval(d, self.params))
+                                               for d in declared.dims[0])
 
     # -- the statements around each access --------------------------------------------
     def block(self, s: ast.Stmt | None, frames: list[Frame],
@@ -102,6 +134,7 @@ class _Search:
                 return True
             case ast.Foreach():
                 self.accesses(s.count, frames, arrays)
+                self.loops.add(s.var)
                 loop = _Loop(s.var, None, s.count, "<", 1)
                 self.block(s.body, [*frames, loop], arrays)
                 return True
@@ -130,7 +163,8 @@ class _Search:
     def declare(self, d: ast.Decl, frames: list[Frame],
                 arrays: dict[str, ast.ArrayType]) -> None:
         arrays.pop(d.name, None)
-        if isinstance(d.type, ast.ArrayType) and d.view is None:
+        if isinstance(d.type, ast.ArrayType) and d.view is None and (
+                not self.constant_only or self.constant_extents(d.type)):
             arrays[d.name] = d.type
         known = d.init is not None and d.name not in self.reassigned
         frames.append(_Let(d.name, d.init if known else None))
@@ -146,6 +180,7 @@ class _Search:
                 and cond.left.name == s.var and s.var not in assigned_names(s.body)
                 and (step > 0) == (cond.op in ("<", "<="))):
             shape = _Loop(s.var, start, cond.right, cond.op, step)
+        self.loops.add(s.var)
         self.accesses(start, frames, arrays)
         return self.block(s.body, [*frames, shape], arrays)
 
@@ -196,7 +231,11 @@ class _Search:
             if _eval(frame.cond, env) is frame.holds:
                 yield from self.points_of(rest, env)
         else:
-            for value in _ends(frame, env):
+            ends = _ends(frame, env)
+            if not ends and frame.start is None and self.constant_only:
+                # a foreach over a size: it runs, its index unknown
+                yield from self.points_of(rest, {**env, frame.var: None})
+            for value in ends:
                 yield from self.points_of(rest, {**env, frame.var: value})
 
     def report(self, node: ast.Index, index: ast.Expr, value: int, size: int,
@@ -204,6 +243,20 @@ class _Search:
         sizes = sorted(name for name in named if name in self.params)
         used = sorted({n.name for n in ast.walk(index) if isinstance(n, ast.Name)
                        and n.name not in self.params and env.get(n.name) is not None})
+        if self.constant_only:
+            if _is_int(_eval(index, {k: v for k, v in env.items() if k not in self.loops})):
+                return  # the same for every iteration: the checker's constant index
+            at = ", ".join(f"{name} = {env[name]}" for name in used
+                           if not isinstance(index, ast.Name))
+            self.found.append(error(
+                "mcpl-index-range",
+                f"'{print_expr(index)}' reaches {value}{f' (with {at})' if at else ''}, "
+                f"outside '{print_expr(node.base)}' ({size} element{'s' if size != 1 else ''} "
+                f"in this dimension, 0 .. {size - 1}), whatever the parameters are",
+                index.span or node.span,
+                "check the loop's bounds against the array's size",
+            ))
+            return
         at = ", ".join(f"{name} = {env[name]}" for name in sizes)
         if used:
             at += (" and " if at else "") + ", ".join(f"{name} = {env[name]}" for name in used)
@@ -324,6 +377,12 @@ def _eval(e: ast.Expr | None, env: Mapping[str, Value]) -> Value:
         return _AT_POINT.value(e, env)
     except (NotEvaluable, FoldError, RecursionError):
         return None
+
+
+def index_value(e: ast.Expr | None, env: Mapping[str, int]) -> Value:
+    """The value of integer expression `e` with the names of `env` known (C's integer
+    semantics, as the search evaluates a subscript); None when it has none."""
+    return _eval(e, env)
 
 
 def _names(frame: Frame) -> set[str]:

@@ -11,8 +11,9 @@ definite-assignment walk in program order, linear in the size of the body:
 
 A loop body is walked once: what the body assigns anywhere counts as possibly set at its
 top (an earlier iteration may have set it), nothing more as surely set. Arrays and user
-types are left out (their elements are set one by one); so is a variable passed to a
-user function, which may set it.
+types are left out here (their elements are set one by one, mostly in loops:
+`mcl.mcpl.unset_elements` reports the elements and fields no statement sets); so is a
+variable passed to a user function, which may set it.
 """
 
 from __future__ import annotations

@@ -1,0 +1,323 @@
+"""Elements and fields of local arrays and structs that no statement sets (docs/checker.md,
+"Uninitialised variables").
+
+The scalar check (`mcl.mcpl.uninitialised`) follows paths. Arrays and user types are set
+element by element, mostly in loops (`for (k = 0; k < 8; k++) sums[k] = 0.0;`), so a rule
+along paths would call every element after such a loop "maybe unset". This check does
+not follow paths: it collects every element (every field) that some statement of the
+function may set, and reports a read of one outside that set, which no path gives a
+value (the generated OpenCL reads whatever the private or local memory held):
+
+- a local array no statement writes (`float[4] t; a[i] = t[i % 4];`; a `local` tile
+  that no unit fills);
+- an element no write reaches: writes and reads are enumerated over the for loops around
+  them whose ends are constants (`for (q = 0; q < 2; q++) t[q] = ...` sets t[0] and t[1],
+  so `t[2]` is unset), and over foreach statements of constant count;
+- a field of a local struct that no statement sets (`p.x = 1.0; a[i] = p.y;`).
+
+An array or struct passed whole (to a function, a view, another variable), declared twice
+in the function, or written under a subscript the enumeration cannot list (a size, data)
+is left alone, as is a read whose elements are only partly outside the set (a condition
+around it may exclude them): only certain reads are reported, as errors.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+
+from mcl.diagnostics import Diagnostic, error
+from mcl.mcpl import ast
+from mcl.mcpl.extents import index_value
+from mcl.mcpl.printer import print_expr
+from mcl.mcpl.varying import assigned_names
+from mcl.mcpl.visitor import unknown_node
+
+MAX_VALUES = 4096  # combinations of loop values enumerated for one subscript tuple
+
+Element = tuple[int, ...]
+
+
+@dataclass
+class _Candidate:
+    """A local array of constant extents, or a local struct, declared without a value."""
+
+    decl: ast.Decl
+    rank: int  # subscripts to an element (0 for a struct)
+    written: set[Element] = field(default_factory=set)  # elements (fields: (k,)) set
+    fields: set[str] = field(default_factory=set)  # the fields of a struct set
+    unknown: bool = False  # a write the enumeration cannot list: no element is sure unset
+    reported: bool = False
+
+
+def unset_element_errors(function: ast.Function, constants: Mapping[str, int] | None = None
+                         ) -> list[Diagnostic]:
+    """An error for each local array or struct of `function` read at an element or field
+    that no statement sets; `constants`: the program's integer constants."""
+    known = {k: v for k, v in (constants or {}).items()
+             if isinstance(v, int) and not isinstance(v, bool)}
+    for p in function.params:
+        known.pop(p.name, None)
+    candidates = _candidates(function, known)
+    if not candidates:
+        return []
+    accesses = list(_Accesses(known).walk(function.body))
+    for access in accesses:
+        c = candidates.get(access.root)
+        if c is not None and access.write:
+            _record_write(c, access)
+    found: list[Diagnostic] = []
+    for access in accesses:
+        c = candidates.get(access.root)
+        if c is not None and not access.write and not c.unknown and not c.reported:
+            message = _unset_read(c, access)
+            if message is not None:
+                c.reported = True
+                found.append(error(
+                    "mcpl-uninitialised", message, access.node.span,
+                    f"set '{c.decl.name}' before reading it (no statement of the function "
+                    "writes what this reads)"))
+    return found
+
+
+def _candidates(function: ast.Function, constants: Mapping[str, int]
+                ) -> dict[str, _Candidate]:
+    declared: dict[str, list[ast.Decl]] = {}
+    for n in ast.walk(function.body):
+        if isinstance(n, ast.Decl):
+            declared.setdefault(n.name, []).append(n)
+    params = {p.name for p in function.params}
+    whole = _used_whole(function.body)
+    found: dict[str, _Candidate] = {}
+    for name, decls in declared.items():
+        if len(decls) != 1 or name in params or name in whole:
+            continue
+        d = decls[0]
+        if d.init is not None or d.view is not None:
+            continue
+        if isinstance(d.type, ast.NamedType):
+            found[name] = _Candidate(d, 0)
+        elif isinstance(d.type, ast.ArrayType) and all(
+                isinstance(index_value(size, constants), int)
+                for group in d.type.dims for size in group):
+            found[name] = _Candidate(d, d.type.rank)
+    return found
+
+
+def _used_whole(body: ast.Stmt) -> set[str]:
+    """The variables named other than as the root of an element or a field: passed to a
+    function, assigned whole, viewed (`t as float[2][2] v`)."""
+    roots: set[int] = set()
+    names: list[ast.Name] = []
+    for n in ast.walk(body):
+        if isinstance(n, ast.Index | ast.Field) and isinstance(n.base, ast.Name):
+            roots.add(id(n.base))
+        elif isinstance(n, ast.Name):
+            names.append(n)
+        elif isinstance(n, ast.ViewDecl):
+            names.append(ast.Name(n.source))
+    return {n.name for n in names if id(n) not in roots}
+
+
+@dataclass(frozen=True)
+class _Access:
+    """An element or field of a local variable, read or written, with the values its
+    subscripts take (None: not enumerable)."""
+
+    root: str
+    node: ast.Expr
+    write: bool
+    subscripts: tuple[ast.Expr, ...]
+    first_field: str | None  # the field right after the root (`p.y`), if any
+    elements: frozenset[Element] | None
+
+
+class _Accesses:
+    """Every access chain (`t[q]`, `p.x`, `ps[0].x`) of the body, with the values of the
+    for loops (constant ends) and foreach statements (constant count) around it."""
+
+    def __init__(self, constants: Mapping[str, int]) -> None:
+        self.constants = dict(constants)
+
+    def walk(self, body: ast.Stmt) -> Iterator[_Access]:
+        yield from self.stmt(body, {})
+
+    def stmt(self, s: ast.Stmt | None, loops: dict[str, list[int]]) -> Iterator[_Access]:
+        match s:
+            case None | ast.Barrier():
+                return
+            case ast.Block():
+                for one in s.stmts:
+                    yield from self.stmt(one, loops)
+            case ast.For():
+                yield from self.stmt(s.init, loops)
+                yield from self.reads(s.cond, loops)
+                inner = dict(loops)
+                values = self.loop_values(s)
+                if values is None:
+                    inner.pop(s.var, None)
+                else:
+                    inner[s.var] = values
+                yield from self.stmt(s.body, inner)
+                yield from self.stmt(s.step, inner)
+            case ast.Foreach():
+                yield from self.reads(s.count, loops)
+                inner = dict(loops)
+                count = index_value(s.count, self.constants)
+                if isinstance(count, int) and 1 <= count <= MAX_VALUES:
+                    inner[s.var] = list(range(count))
+                else:
+                    inner.pop(s.var, None)
+                yield from self.stmt(s.body, inner)
+            case ast.If():
+                yield from self.reads(s.cond, loops)
+                yield from self.stmt(s.then, loops)
+                yield from self.stmt(s.orelse, loops)
+            case ast.Decl():
+                yield from self.reads(s.init, loops)
+            case ast.ViewDecl():
+                yield from self.reads(s.part, loops)
+            case ast.Assign():
+                yield from self.reads(s.value, loops)
+                yield from self.target(s.target, loops)
+                if s.op != "=":
+                    yield from self.reads(s.target, loops)
+            case ast.IncDec():
+                yield from self.target(s.target, loops)
+            case ast.Swap():
+                yield from self.target(s.left, loops)
+                yield from self.target(s.right, loops)
+            case ast.CallStmt():
+                yield from self.reads(s.call, loops)
+            case ast.Return():
+                yield from self.reads(s.value, loops)
+            case _:
+                unknown_node(s, "the unset-element check")
+
+    def loop_values(self, s: ast.For) -> list[int] | None:
+        """The values of a for loop's variable, when its start, bound and step are
+        constants and its body does not assign it."""
+        init, cond, step = s.init, s.cond, s.step
+        start = index_value(init.init if isinstance(init, ast.Decl) else init.value,
+                            self.constants)
+        if not (isinstance(start, int) and isinstance(cond, ast.Binary)
+                and isinstance(cond.left, ast.Name) and cond.left.name == s.var
+                and s.var not in assigned_names(s.body)):
+            return None
+        bound = index_value(cond.right, self.constants)
+        delta = 1 if isinstance(step, ast.IncDec) and step.op == "++" else (
+            index_value(step.value, self.constants)
+            if isinstance(step, ast.Assign) and step.op == "+=" else None)
+        if not (isinstance(bound, int) and isinstance(delta, int) and delta > 0
+                and isinstance(step.target, ast.Name) and step.target.name == s.var):
+            return None
+        end = {"<": bound, "<=": bound + 1}.get(cond.op)
+        if end is None or (end - start) // delta > MAX_VALUES:
+            return None
+        return list(range(start, end, delta))
+
+    def reads(self, e: ast.Expr | None, loops: dict[str, list[int]]) -> Iterator[_Access]:
+        if e is None:
+            return
+        for n in ast.walk(e):
+            if isinstance(n, ast.Call):
+                # an element passed to a function (or a built-in's result argument) may
+                # be set there
+                for arg in n.args:
+                    if isinstance(arg, ast.Index | ast.Field):
+                        yield from self.target(arg, loops)
+            access = self.chain(n, loops, write=False) \
+                if isinstance(n, ast.Index | ast.Field) else None
+            if access is not None:
+                yield access
+
+    def target(self, e: ast.Expr, loops: dict[str, list[int]]) -> Iterator[_Access]:
+        access = self.chain(e, loops, write=True)
+        if access is not None:
+            yield access
+        node = e  # the subscripts of a written element are read
+        while isinstance(node, ast.Index | ast.Field):
+            if isinstance(node, ast.Index):
+                for index in node.indices:
+                    yield from self.reads(index, loops)
+            node = node.base
+
+    def chain(self, e: ast.Expr, loops: dict[str, list[int]], write: bool) -> _Access | None:
+        """The access `e` makes when it is a whole chain from a variable: its outermost
+        link (`t[q]` of `t[q].x` is walked as part of the latter)."""
+        if not isinstance(e, ast.Index | ast.Field):
+            return None
+        links: list[ast.Index | ast.Field] = []
+        node: ast.Expr = e
+        while isinstance(node, ast.Index | ast.Field):
+            links.insert(0, node)
+            node = node.base
+        if not isinstance(node, ast.Name):
+            return None
+        subscripts: list[ast.Expr] = []
+        for link in links:
+            if not isinstance(link, ast.Index):
+                break
+            subscripts.extend(link.indices)
+        first = links[0]
+        first_field = first.name if isinstance(first, ast.Field) else None
+        return _Access(node.name, e, write, tuple(subscripts), first_field,
+                       self.elements(tuple(subscripts), loops))
+
+    def elements(self, subscripts: tuple[ast.Expr, ...], loops: dict[str, list[int]]
+                 ) -> frozenset[Element] | None:
+        names = sorted({n.name for s in subscripts for n in ast.walk(s)
+                        if isinstance(n, ast.Name) and n.name in loops})
+        ranges = [loops[name] for name in names]
+        total = 1
+        for r in ranges:
+            total *= len(r)
+        if total > MAX_VALUES:
+            return None
+        out: set[Element] = set()
+        for values in itertools.product(*ranges):
+            env = {**self.constants, **dict(zip(names, values, strict=True))}
+            element = tuple(index_value(s, env) for s in subscripts)
+            if not all(isinstance(v, int) for v in element):
+                return None
+            out.add(element)  # type: ignore[arg-type]
+        return frozenset(out)
+
+
+def _record_write(c: _Candidate, access: _Access) -> None:
+    if c.rank == 0:  # a struct: the field set, or all of them when written whole
+        if access.first_field is None:
+            c.unknown = True
+        else:
+            c.fields.add(access.first_field)
+        return
+    if access.elements is None or len(access.subscripts) != c.rank:
+        c.unknown = True  # (a tile or a row written at once, or a subscript not listed)
+        return
+    c.written |= access.elements
+
+
+def _unset_read(c: _Candidate, access: _Access) -> str | None:
+    name = c.decl.name
+    if c.rank == 0:
+        if access.first_field is None or access.first_field in c.fields:
+            return None
+        return (f"'{print_expr(access.node)}' is read, but no statement sets field "
+                f"'{access.first_field}' of '{name}': it has no value here")
+    if not c.written:
+        return (f"'{print_expr(access.node)}' is read, but no statement sets any element of "
+                f"'{name}': it has no value here")
+    if access.elements is None or len(access.subscripts) != c.rank \
+            or not access.elements or access.elements & c.written:
+        return None
+    return (f"'{print_expr(access.node)}' is read, but no statement sets "
+            f"{_listed(access.elements)} of '{name}' (only {_listed(c.written)}): "
+            "it has no value here")
+
+
+def _listed(elements: frozenset[Element] | set[Element], most: int = 4) -> str:
+    shown = sorted(elements)
+    text = ", ".join("[" + ", ".join(str(v) for v in e) + "]" for e in shown[:most])
+    more = f" and {len(shown) - most} more" if len(shown) > most else ""
+    return f"element{'s' if len(shown) != 1 else ''} {text}{more}"
