@@ -220,6 +220,17 @@ def _for_nest(rng: random.Random) -> str:
 
 # Subscripts that name the index but give several units one element (write races).
 _SHARED_SUBSCRIPTS = ("i * 0", "i % 1", "min(i, 0)", "i / (n + 1)", "i / 2", "i >> 1")
+# Subscripts of another unit's element of `a`, which every unit writes at `a[i]` (read-write
+# races), and of elements a local array may lack (never set, or past its end).
+_OTHER_UNITS = ("(i + 1) % n", "n - 1 - i", "i")
+_LOCAL_READS = ("0", "2", "3", "i % 4")
+
+
+def _local_array(rng: random.Random, depth: int) -> str:
+    """A local float[4] set in part (or past its end, `<= 4`) by a loop, then read."""
+    var, end = f"o{depth}", rng.choice(("< 2", "< 4", "<= 4", "< 0"))
+    return (f"float[4] w{depth}; for (int {var} = 0; {var} {end}; {var}++) "
+            f"{{ w{depth}[{var}] = 1.0; }} s += w{depth}[{rng.choice(_LOCAL_READS)}];")
 
 
 def _statement(rng: random.Random, depth: int = 0) -> str:
@@ -239,6 +250,8 @@ def _statement(rng: random.Random, depth: int = 0) -> str:
         lambda: f"for (int e{depth}; e{depth} < n; e{depth}++) {{ s += 1.0; }}",
         lambda: f"a[{rng.choice(('0', 'i', 'i + 1', 'n', 'm', 'i * 2'))}] = s;",
         lambda: f"a[{rng.choice(_SHARED_SUBSCRIPTS)}] = s;",
+        lambda: f"s += a[{rng.choice(_OTHER_UNITS)}];",
+        lambda: _local_array(rng, depth),
         lambda: _for_nest(rng),
         lambda: f"for (int d{depth} = 0; d{depth} < 4; d{depth}++) "
                 f"{{ s += b[i] {rng.choice(('/', '%'))} d{depth}; }}",

@@ -37,6 +37,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from mcl.diagnostics import Diagnostic, Span, warning
+from mcl.identity import Ref
 from mcl.mcpl import ast
 from mcl.mcpl.divergence import divergent_names
 from mcl.mcpl.printer import print_expr
@@ -174,13 +175,24 @@ class _Walker:
 
         self.uniform = UniformStates(tracked_names(foreach.body, self.varying, constants),
                                      constants)
+        self.touching, self.sizes = _loops_touching(foreach.body, shared)
+        self.steps = 0
 
     def run(self) -> None:
-        self.stmt(self.body, frozenset(), selected=False)
+        try:
+            self.stmt(self.body, frozenset(), selected=False)
+        except _OutOfSteps:
+            pass  # (what was found so far stands; the rest of the body is not judged)
+
+    def step(self, work: int) -> None:
+        self.steps += work
+        if self.steps > MAX_STEPS:
+            raise _OutOfSteps
 
     # Each statement maps the accesses pending since the last barrier to those after it.
     def stmt(self, s: ast.Stmt, pending: frozenset[_Access], selected: bool
              ) -> frozenset[_Access]:
+        self.step(1)
         match s:
             case ast.Barrier():
                 self.uniform.barrier(s)
@@ -277,6 +289,7 @@ class _Walker:
 
     def for_(self, s: ast.For, pending: frozenset[_Access], selected: bool
              ) -> frozenset[_Access]:
+        self.step(self.sizes[Ref(s)])  # (the loop's assigned and divergent names)
         pending = self.stmt(s.init, pending, selected)
         # What the loop assigns holds another value from the second iteration on: the
         # definitions that read it (or define it) no longer hold anywhere in the loop.
@@ -290,7 +303,9 @@ class _Walker:
             # (`for (int i = t; ...)`, divergent) says nothing of this one's (`for (int i =
             # n / 2; ...)`), which is divergent only when its own header or body makes it so.
             self.varying = divergent_names(s, around - {s.var})
-        for _ in range(2):  # the second pass sees the previous iteration's accesses
+        # The second pass sees the previous iteration's accesses; a loop that accesses no
+        # shared array has none to see (one pass keeps a deep nest of such loops linear).
+        for _ in range(2 if Ref(s) in self.touching else 1):
             self.uniform.states = head
             pending = self.access(self.reads(s.cond), pending, selected)
             pending = self.stmt(s.body, pending, selected)
@@ -352,6 +367,7 @@ class _Walker:
         if selected:
             return pending
         for a in accesses:
+            self.step(len(pending))  # (each pending access is compared with this one)
             for p in pending:
                 if p.array == a.array and self.conflict(p.kind, a.kind, a.array) \
                         and self.other_unit(p, a):
@@ -508,6 +524,46 @@ class _Walker:
             f"{second.node.span.line if second.node.span else '?'}, or index only this "
             "unit's elements",
         )
+
+
+# The work of one walk at most: statements visited, the nodes of each loop entered (what
+# its names are gathered from) and the pairs of accesses compared. It goes around each
+# loop twice, so a nest of loops that access a shared array costs two to the depth; past
+# this the walk stops, and only what it found so far is reported.
+MAX_STEPS = 1_000_000
+
+
+class _OutOfSteps(Exception):
+    """The walk of one foreach ran past MAX_STEPS."""
+
+
+def _loops_touching(body: ast.Stmt, names: set[str]
+                    ) -> tuple[set[Ref[ast.For]], dict[Ref[ast.For], int]]:
+    """The for loops of `body` that name one of `names`, and the nodes of every for
+    loop (what the walk's work on entering it grows with), in one post-order pass."""
+    touching: set[Ref[ast.For]] = set()
+    sizes: dict[Ref[ast.For], int] = {}
+    named: dict[Ref[object], bool] = {}
+    counted: dict[Ref[object], int] = {}
+    stack: list[tuple[object, bool]] = [(body, False)]
+    while stack:
+        node, expanded = stack.pop()
+        kids = tuple(ast.children(node))
+        if not expanded:
+            stack.append((node, True))
+            stack.extend((kid, False) for kid in kids)
+            continue
+        here = isinstance(node, ast.Name) and node.name in names
+        size = 1
+        for kid in kids:
+            here = named.pop(Ref(kid)) or here
+            size += counted.pop(Ref(kid))
+        named[Ref(node)], counted[Ref(node)] = here, size
+        if isinstance(node, ast.For):
+            sizes[Ref(node)] = size
+            if here:
+                touching.add(Ref(node))
+    return touching, sizes
 
 
 def _leading(access: _Access, other: _Access) -> _Access:

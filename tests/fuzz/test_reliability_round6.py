@@ -222,3 +222,20 @@ def test_elements_some_statement_sets_are_left_alone(
     source = UNSET.format(types=types, decl=decl, body=body) + helper
     out = _check(tmp_path, source, capsys)
     assert "0 errors, 0 warnings" in out, out
+
+
+def test_the_race_walk_of_a_deep_loop_nest_stays_within_its_budget(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # The walk goes around each loop twice: 2 to the 300th passes without its budget (the
+    # fuzzer's deep for nests with a read of another unit's element inside).
+    import time
+
+    body = "s += a[(i + 1) % n];"
+    for level in range(300):
+        body = f"for (int f{level} = 0; f{level} < 1; f{level}++) {{ {body} }}"
+    source = ("perfect void k(int n, main float[n] a) {\n  foreach (int i in n threads) {\n"
+              f"    float s = 0.0;\n    {body}\n    a[i] = s;\n  }}\n}}\n")
+    start = time.process_time()
+    out = _check(tmp_path, source, capsys)
+    assert "0 errors" in out
+    assert time.process_time() - start < 20
