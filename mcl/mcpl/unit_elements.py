@@ -17,7 +17,9 @@ clear a pair:
   against `ty + k` with `ty` one of 8 warps and k a multiple of 8 (`k += 8` from 0):
   ty" - ty = k - k' is a multiple of 8 of size below 8, so ty" = ty. When the subscripts
   force every unit index of the units that share the array (or a flattened index built
-  from them), both accesses are one unit's.
+  from them), both accesses are one unit's. A unit index is also forced when the rest of
+  the difference stays below its coefficient over the ranges of the rest's variables:
+  `i * 4 + k` against another unit's `i" * 4 + 3 - k'` with k in 0 .. 3.
 
 Anything else (data, division, an unknown factor) proves nothing: the check then warns.
 """
@@ -41,13 +43,14 @@ OTHER_UNIT = '"'  # suffix of a unit-dependent name evaluated by the other unit
 @dataclass(frozen=True)
 class LoopFacts:
     """What the for-loop headers say of a loop variable, for every loop that declares it:
-    it is never zero, it is `residue` modulo `modulus` (1: nothing known), and two of its
-    values differ by at most `span` (None: not known)."""
+    it is never zero, it is `residue` modulo `modulus` (1: nothing known), two of its
+    values differ by at most `span` (None: not known), and none is below `low`."""
 
     nonzero: bool
     residue: int
     modulus: int
     span: int | None = None
+    low: int | None = None
 
 
 def polynomial(e: ast.Expr, constants: Mapping[str, int],
@@ -136,9 +139,11 @@ def loop_facts(body: ast.Stmt, constants: Mapping[str, int]) -> dict[str, LoopFa
             same = facts is not None and (facts.residue, facts.modulus) == \
                 (before.residue, before.modulus)
             spans = (before.span, facts.span if facts is not None else None)
+            lows = (before.low, facts.low if facts is not None else None)
             facts = LoopFacts(facts is not None and facts.nonzero and before.nonzero,
                               before.residue if same else 0, before.modulus if same else 1,
-                              None if None in spans else max(x for x in spans if x is not None))
+                              None if None in spans else max(x for x in spans if x is not None),
+                              None if None in lows else min(x for x in lows if x is not None))
         found[name] = facts if facts is not None else LoopFacts(False, 0, 1)
     return found
 
@@ -157,7 +162,7 @@ def _one_loop(loop: ast.For, constants: Mapping[str, int]) -> LoopFacts | None:
     if start is not None and step is not None and step[0] == "+" and step[1] > 0:
         last = _upper_bound(loop.cond, loop.var, constants)
         span = None if last is None else max(0, (last - start) // step[1] * step[1])
-        return LoopFacts(nonzero, start % step[1], step[1], span)
+        return LoopFacts(nonzero, start % step[1], step[1], span, start)
     return LoopFacts(nonzero, 0, 1)
 
 
@@ -246,14 +251,43 @@ def forced_equal(d: Poly, spans: Mapping[str, int], facts: Mapping[str, LoopFact
     forced: set[str] = set()
     while True:
         found = set()
-        for name, span in spans.items():
+        # (a unit index whose count is a size has no span, but may still be forced)
+        names = {k[0] for k in d if len(k) == 1 and not k[0].endswith(("'", OTHER_UNIT))}
+        for name in sorted(names | set(spans)):
+            span = spans.get(name)
             partner = None if name in forced else _partner(d, name)
-            if partner is not None and _forces(d, name, partner, span, facts):
+            if partner is not None and (
+                    (span is not None and _forces(d, name, partner, span, facts))
+                    or _outweighs(d, name, partner, spans, facts)):
                 found.add(name)
                 d = {k: v for k, v in d.items() if k not in ((name,), (partner,))}
         if not found:
             return forced
         forced |= found
+
+
+def _outweighs(d: Poly, name: str, partner: str, spans: Mapping[str, int],
+               facts: Mapping[str, LoopFacts]) -> bool:
+    """d = a (b* - b) + R with every term of R a variable of known range (a unit index
+    from 0, a loop variable from its start) and |R| < |a| everywhere: then d == 0 forces
+    b* = b. A unit's own chunk reversed in place, `a[i * 4 + k]` against another
+    iteration's `a[i * 4 + 3 - k]`: 4 (i" - i) = k + k' - 3, which lies in -3 .. 3."""
+    a = abs(d[(name,)])
+    low = high = d.get((), 0)
+    for monomial, coefficient in d.items():
+        if monomial in ((), (name,), (partner,)):
+            continue
+        if len(monomial) != 1:
+            return False
+        base = monomial[0].rstrip("'" + OTHER_UNIT)
+        known = facts.get(base)
+        start = known.low if known is not None else 0  # (a unit index starts at 0)
+        span = spans.get(base)
+        if start is None or span is None:
+            return False
+        ends = (coefficient * start, coefficient * (start + span))
+        low, high = low + min(ends), high + max(ends)
+    return -a < low and high < a
 
 
 def _partner(d: Poly, name: str) -> str | None:

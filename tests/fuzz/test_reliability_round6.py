@@ -51,6 +51,20 @@ def test_a_unit_reading_its_own_element_or_an_unwritten_array_is_no_race(
     assert "0 errors, 0 warnings" in out, out
 
 
+def test_a_unit_reversing_its_own_chunk_in_place_is_no_race(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # 4 (i" - i) = k + k' - 3 lies in -3 .. 3: only i" = i, the unit itself
+    source = ("perfect void k(int n, main float[n * 4] a) {\n  foreach (int i in n threads) {\n"
+              "    for (int k = 0; k < 2; k++) {\n      float x = a[i * 4 + k];\n"
+              "      a[i * 4 + k] = a[i * 4 + 3 - k];\n      a[i * 4 + 3 - k] = x;\n    }\n"
+              "  }\n}\n")
+    assert "0 errors, 0 warnings" in _check(tmp_path, source, capsys)
+    # one unit further, the chunks overlap: a race
+    out = _check(tmp_path, source.replace("3 - k", "4 - k").replace("n * 4]", "n * 4 + 1]"),
+                 capsys)
+    assert "[mcpl-read-write-race]" in out, out
+
+
 def test_kernels_one_after_the_other_are_ordered(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # two top-level foreach statements are two kernels: the second reads what the first
