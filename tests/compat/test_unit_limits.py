@@ -64,11 +64,13 @@ def test_a_translation_for_a_huge_size_is_warned_about(
 def test_nested_foreach_over_one_group_counts_as_one(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # gpu allows 1024 threads per block; 40 x 40 nested threads are 1,600 of them.
+    # gpu allows 1024 threads per block; 40 x 40 nested threads are 1,600 of them. With
+    # a count from a size, the feedback says so for the values given; with constants
+    # only, the checker refuses the kernel (mcpl-foreach-limit).
     text = """\
-gpu void k(int n, dev float[n, 40, 40] a) {
+gpu void k(int n, int m, dev float[n, m, 40] a) {
   foreach (int b in n blocks) {
-    foreach (int i in 40 threads) {
+    foreach (int i in m threads) {
       foreach (int j in 40 threads) {
         a[b, i, j] = 1.0;
       }
@@ -76,5 +78,12 @@ gpu void k(int n, dev float[n, 40, 40] a) {
   }
 }
 """
-    out = check(tmp_path, text, capsys, "-D", "n=4")
-    assert "foreach i and j runs 1,600 units of 'threads', but gpu allows at most 1,024" in out
+    out = check(tmp_path, text, capsys, "-D", "n=4", "-D", "m=40")
+    assert "foreach i and j runs 40*m (= 1,600) units of 'threads', but gpu allows at most " \
+        "1,024" in out
+    path = tmp_path / "k.mcpl"
+    path.write_text(text.replace("m threads", "40 threads"))
+    assert main(["check", str(path)]) == 1
+    captured = capsys.readouterr()
+    assert "run 40 * 40 = 1600 threads together, but 'gpu' allows at most 1024" in \
+        captured.out + captured.err
