@@ -28,6 +28,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from mcl.diagnostics import Diagnostic, error
+from mcl.identity import Ref
 from mcl.mcpl import ast
 from mcl.mcpl.extents import index_value
 from mcl.mcpl.printer import print_expr
@@ -108,16 +109,16 @@ def _candidates(function: ast.Function, constants: Mapping[str, int]
 def _used_whole(body: ast.Stmt) -> set[str]:
     """The variables named other than as the root of an element or a field: passed to a
     function, assigned whole, viewed (`t as float[2][2] v`)."""
-    roots: set[int] = set()
+    roots: set[Ref[ast.Name]] = set()
     names: list[ast.Name] = []
     for n in ast.walk(body):
         if isinstance(n, ast.Index | ast.Field) and isinstance(n.base, ast.Name):
-            roots.add(id(n.base))
+            roots.add(Ref(n.base))
         elif isinstance(n, ast.Name):
             names.append(n)
         elif isinstance(n, ast.ViewDecl):
             names.append(ast.Name(n.source))
-    return {n.name for n in names if id(n) not in roots}
+    return {n.name for n in names if Ref(n) not in roots}
 
 
 @dataclass(frozen=True)
