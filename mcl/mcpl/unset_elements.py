@@ -112,12 +112,13 @@ def _used_whole(body: ast.Stmt) -> set[str]:
     roots: set[Ref[ast.Name]] = set()
     names: list[ast.Name] = []
     for n in ast.walk(body):
-        if isinstance(n, ast.Index | ast.Field) and isinstance(n.base, ast.Name):
-            roots.add(Ref(n.base))
-        elif isinstance(n, ast.Name):
-            names.append(n)
-        elif isinstance(n, ast.ViewDecl):
-            names.append(ast.Name(n.source))
+        match n:
+            case ast.Index(base=ast.Name() as root) | ast.Field(base=ast.Name() as root):
+                roots.add(Ref(root))
+            case ast.Name():
+                names.append(n)
+            case ast.ViewDecl():
+                names.append(ast.Name(n.source))
     return {n.name for n in names if Ref(n) not in roots}
 
 
@@ -279,10 +280,13 @@ class _Accesses:
         out: set[Element] = set()
         for values in itertools.product(*ranges):
             env = {**self.constants, **dict(zip(names, values, strict=True))}
-            element = tuple(index_value(s, env) for s in subscripts)
-            if not all(isinstance(v, int) for v in element):
-                return None
-            out.add(element)  # type: ignore[arg-type]
+            element: list[int] = []
+            for subscript in subscripts:
+                value = index_value(subscript, env)
+                if not isinstance(value, int) or isinstance(value, bool):
+                    return None  # (data, a division by zero: not listed)
+                element.append(value)
+            out.add(tuple(element))
         return frozenset(out)
 
 
