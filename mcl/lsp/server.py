@@ -72,6 +72,8 @@ from mcl.mcpl.sidetables import SideTables
 from mcl.source_files import set_overlay, source_lines
 
 log = logging.getLogger("mcl.lsp")
+# The pause after an edit's feedback before the refinements are listed for code actions.
+OFFERS_IDLE_S = 1.0
 
 T = TypeVar("T")
 
@@ -251,7 +253,8 @@ class MclLanguageServer(FramedTransport, LanguageServer):
         )
         state.feedback_running = True
         try:
-            feedback: FeedbackResult = await loop.run_in_executor(None, self.worker.run, job)
+            feedback: FeedbackResult = await loop.run_in_executor(
+                None, self.worker.run, job, self.worker.generation)
         finally:
             state.feedback_running = False
         if feedback.cancelled or self.workspace.get_text_document(uri).version != version:
@@ -277,12 +280,19 @@ class MclLanguageServer(FramedTransport, LanguageServer):
         feedback (seconds: each is verified), for code actions on this version. A newer
         edit cancels it as it cancels the feedback."""
         state = self.state(uri)
+        # Only once the typist pauses: a listing verifies each refinement (seconds to a
+        # minute), and the next keystroke must stop it, which may cost the worker (a
+        # job that does not see the signal in time is stopped with its process).
+        await asyncio.sleep(OFFERS_IDLE_S)
+        if self.documents.get(uri) is not state or version is None \
+                or self.workspace.get_text_document(uri).version != version:
+            return
         job = OffersJob(feedback.path, feedback.overlays, feedback.hwd_path,
                         feedback.include, feedback.level, feedback.values)
         state.feedback_running = True
         try:
             result: OffersResult = await asyncio.get_running_loop().run_in_executor(
-                None, self.worker.offers, job)
+                None, self.worker.offers, job, self.worker.generation)
         finally:
             state.feedback_running = False
         if result.cancelled or version is None or self.documents.get(uri) is not state \

@@ -351,6 +351,8 @@ class FeedbackWorker:
         self._done = threading.Condition()  # notified when a job's `run` returns
         self._finished = 0  # the number of the last job whose `run` returned
         self._wanted: FeedbackJob | OffersJob | None = None  # the newest; older are stale
+        # counts the cancels: a job asked for at one count is dropped once it has moved on
+        self._generation = 0
         self._closed = False
         self._start()
 
@@ -365,39 +367,70 @@ class FeedbackWorker:
         self._conn = parent
         self._process = process
 
-    def run(self, job: FeedbackJob) -> FeedbackResult:
-        result = self._call(job)
+    @property
+    def generation(self) -> int:
+        """The number of cancels so far. A caller that hands `run` or `offers` to another
+        thread reads it first and passes it on: a cancel in between (a keystroke while
+        the job waits for a thread) then drops the job, which would otherwise hold the
+        worker for as long as it runs (a listing of refinements: a minute)."""
+        return self._generation
+
+    def run(self, job: FeedbackJob, generation: int | None = None) -> FeedbackResult:
+        result = self._call(job, generation)
         return result if isinstance(result, FeedbackResult) else FeedbackResult(cancelled=True)
 
-    def offers(self, job: OffersJob) -> OffersResult:
+    def offers(self, job: OffersJob, generation: int | None = None) -> OffersResult:
         """The refinements the worker offers for `job` (mcl.lsp.refinement_actions);
         blocks as `run` does, and is cancelled the same way."""
-        result = self._call(job)
+        result = self._call(job, generation)
         return result if isinstance(result, OffersResult) else OffersResult([], cancelled=True)
 
-    def _call(self, job: FeedbackJob | OffersJob) -> FeedbackResult | OffersResult | None:
-        """`job`'s result from the worker; None where it was cancelled or never sent."""
+    def _call(self, job: FeedbackJob | OffersJob, generation: int | None = None
+              ) -> FeedbackResult | OffersResult | None:
+        """`job`'s result from the worker; None where it was cancelled (at `generation`,
+        by default the one now) or never sent."""
+        if generation is None:
+            generation = self._generation
         self._wanted = job
+
+        def dropped() -> bool:
+            return self._closed or self._wanted is not job or self._generation != generation
+
         with self._lock:
             try:
-                if self._closed or self._wanted is not job:
-                    return None
-                if self._process is None or not self._process.is_alive():
-                    self._start()
-                conn = self._conn
-                assert conn is not None
-                if not self._ready:
-                    self._ready = conn.recv() == READY
-                if self._closed or self._wanted is not job:
-                    return None
-                self._sent += 1
-                self._running = True
-                conn.send(job)
-                answer: FeedbackResult | OffersResult = conn.recv()
-                return answer
-            except (EOFError, OSError, BrokenPipeError, AssertionError):
-                # Replaced by `cancel`, or the worker died (out of memory...): start afresh.
-                self._ready = False
+                for attempt in range(2):
+                    sent = False
+                    try:
+                        if dropped():
+                            return None
+                        if attempt or self._process is None or not self._process.is_alive():
+                            if attempt and self._process is not None:  # being replaced: stop it
+                                self._stop(self._process)
+                            self._start()
+                        conn = self._conn
+                        assert conn is not None
+                        if not self._ready:
+                            self._ready = conn.recv() == READY
+                        # Numbered and running before the last look: a cancel from here
+                        # on signals the job, and replaces the worker if the signal came
+                        # before the job began.
+                        self._sent += 1
+                        self._running = True
+                        if dropped():
+                            return None
+                        conn.send(job)
+                        sent = True
+                        answer: FeedbackResult | OffersResult = conn.recv()
+                        return answer
+                    except (EOFError, OSError, BrokenPipeError, AssertionError):
+                        # Replaced by `cancel`, or the worker died (out of memory...).
+                        self._ready = False
+                        self._running = False
+                        if sent:
+                            return None
+                        # Not sent: the connection was to a worker that a cancel of the
+                        # job before was stopping (it looked alive a moment longer).
+                        # The job is still wanted: start another worker, once.
                 return None
             finally:
                 self._running = False
@@ -406,7 +439,9 @@ class FeedbackWorker:
                     self._done.notify_all()
 
     def cancel(self) -> None:
-        """Interrupt the job of the running `run`, if any; it returns a cancelled result."""
+        """Interrupt the job of the running `run`, if any; it returns a cancelled result.
+        A job asked for before this call and not yet running is not sent."""
+        self._generation += 1
         self._wanted = None
         process = self._process
         if not self._running or process is None or not process.is_alive():

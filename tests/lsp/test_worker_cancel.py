@@ -83,3 +83,43 @@ def test_a_cancel_inside_an_import_waits_for_the_job(tmp_path: Path,
     monkeypatch.setattr(worker, "_busy", True)
     with pytest.raises(worker.Cancelled):
         worker._interrupt(0, sys._getframe())
+
+
+def test_a_job_cancelled_before_its_thread_starts_is_not_sent() -> None:
+    """The server hands a job to a thread after reading the worker's generation; a
+    keystroke's cancel in between must drop it. Before, the thread marked the job wanted
+    only when it ran, after the cancel, and a listing of refinements (a minute) then held
+    the worker while the next edit's feedback waited."""
+    worker = FeedbackWorker()
+    try:
+        generation = worker.generation
+        worker.cancel()  # the edit, before the thread runs the job
+        start = time.perf_counter()
+        result = worker.run(_job(), generation)
+        assert result.cancelled and time.perf_counter() - start < 1.0
+        assert worker._sent == 0  # never sent to the worker
+        # a job asked for at the current generation runs
+        assert not worker.run(_job(), worker.generation).cancelled
+    finally:
+        worker.close()
+
+
+def test_a_job_that_finds_its_worker_being_replaced_starts_another(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cancel stops a worker whose job did not see the signal; the next job may take
+    the lock while that process still looks alive. It used to read EOF from the dying
+    worker and come back as cancelled, so the edit got no feedback at all; now it starts
+    another worker and runs."""
+    worker = FeedbackWorker()
+    try:
+        assert not worker.run(_job()).cancelled  # warm
+        dying = worker._process
+        dying.kill()
+        dying.join(5)
+        monkeypatch.setattr(dying, "is_alive", lambda: True)  # not reaped yet
+        worker._ready = False  # as the stopped job's `run` leaves it
+        result = worker.run(_job())
+        assert not result.cancelled and result.messages
+        assert worker._process is not dying
+    finally:
+        worker.close()
