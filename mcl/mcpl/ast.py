@@ -473,6 +473,21 @@ def walk(node: object) -> Iterator[object]:
         stack.extend(reversed(tuple(children(current))))
 
 
+def post_order(node: object) -> Iterator[tuple[object, tuple[object, ...]]]:
+    """Every node below and including `node` with its children, each after all of its
+    children: what a pass that builds a node's result from its children's walks. An
+    explicit stack, as `walk`, and each node's children listed once."""
+    stack: list[tuple[object, tuple[object, ...] | None]] = [(node, None)]
+    while stack:
+        current, kids = stack.pop()
+        if kids is None:
+            kids = tuple(children(current))
+            stack.append((current, kids))
+            stack.extend((kid, None) for kid in kids)
+        else:
+            yield current, kids
+
+
 def has_foreach(f: Function) -> bool:
     """Does `f` hold foreach statements (a kernel, run on the device, rather than a host
     or device function)?"""

@@ -545,14 +545,7 @@ def _loops_touching(body: ast.Stmt, names: set[str]
     sizes: dict[Ref[ast.For], int] = {}
     named: dict[Ref[object], bool] = {}
     counted: dict[Ref[object], int] = {}
-    stack: list[tuple[object, bool]] = [(body, False)]
-    while stack:
-        node, expanded = stack.pop()
-        kids = tuple(ast.children(node))
-        if not expanded:
-            stack.append((node, True))
-            stack.extend((kid, False) for kid in kids)
-            continue
+    for node, kids in ast.post_order(body):
         here = isinstance(node, ast.Name) and node.name in names
         size = 1
         for kid in kids:

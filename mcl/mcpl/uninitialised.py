@@ -77,14 +77,7 @@ def _sets_in(root: object) -> dict[Ref[object], frozenset[str]]:
     post-order pass: asked of each loop's body separately, as before, a nest of N loops
     walked its innermost statements N times (quadratic in the depth)."""
     sets: dict[Ref[object], frozenset[str]] = {}
-    stack: list[tuple[object, bool]] = [(root, False)]
-    while stack:
-        node, expanded = stack.pop()
-        kids = tuple(ast.children(node))
-        if not expanded:
-            stack.append((node, True))
-            stack.extend((kid, False) for kid in kids)
-            continue
+    for node, kids in ast.post_order(root):
         names = set(_set_by(node))
         for kid in kids:
             # an expression's set is wanted by its parent only; a statement's is kept

@@ -109,6 +109,7 @@ from mcl.feedback.findings import (
 from mcl.feedback.messages import FeedbackSeverity
 from mcl.feedback.phrases import if_lines
 from mcl.feedback.values import evaluate
+from mcl.hdl.build import DEFAULT_CACHE_LINE
 from mcl.hdl.model import Quantity
 from mcl.hdl.peak import Bandwidth, bandwidth, compute_peaks, peak_flops
 from mcl.identity import Ref
@@ -497,25 +498,27 @@ def _varies_by_lane(facts: Any, a: Any) -> bool:
     return any(units[-1] in facts.evaluator.deps(index, scope) for index in a.indices)
 
 
+def _cache_value(hwd: Any, space: str, name: str) -> Quantity | None:
+    """Property `name` of the first cache that holds `space` and states it."""
+    for c in hwd.caches():
+        value = c.node.values.get(name) if space in c.spaces else None
+        if isinstance(value, Quantity) and value.value:
+            return value
+    return None
+
+
 def _atomic_interval(hwd: Any, space: str, clock_hz: float) -> float | None:
     """How long one atomic request to a line of the cache that holds `space` holds the
     next to the same line (its `atomic_interval`, docs/hdl.md), in seconds; None where
     the description states none (the model then has no term for atomic updates)."""
-    for c in hwd.caches():
-        if space in c.spaces:
-            found = _seconds(c.node.values.get("atomic_interval"), clock_hz)
-            if found is not None:
-                return found
-    return None
+    return _seconds(_cache_value(hwd, space, "atomic_interval"), clock_hz)
 
 
 def _line_bytes(hwd: Any, space: str) -> float:
-    """The line of the cache that holds `space` (hopper's l2: 128 B)."""
-    for c in hwd.caches():
-        size = c.node.values.get("cache_line_size") if space in c.spaces else None
-        if isinstance(size, Quantity) and size.value:
-            return float(size.value)
-    return 128.0
+    """The line of the cache that holds `space` (hopper's l2: 128 B; a description that
+    states none gets the loader's default, docs/hdl.md)."""
+    size = _cache_value(hwd, space, "cache_line_size")
+    return float(size.value) if size is not None else float(DEFAULT_CACHE_LINE)
 
 
 def _barrier_passes(ctx: AnalysisContext, barriers: Sequence[tuple[int, int]],
@@ -526,13 +529,9 @@ def _barrier_passes(ctx: AnalysisContext, barriers: Sequence[tuple[int, int]],
     barrier of the one before), the most over the phase's loads; 0 for a phase no such
     loop runs. A loop whose count the sizes do not give is left out (it adds no floor)."""
     facts = ctx.facts
-    skipped = _undecided_places(ctx) if least else set()
     passes = [0.0] * (len(barriers) + 1)
     holds: dict[Any, bool] = {}
-    for a in facts.accesses:
-        if not (a.reads and a.space in cached and a.binding.root.kind == "param") \
-                or _place(a.node.span) in skipped:
-            continue
+    for a in _parameter_loads(ctx, cached, least):
         count = 1.0
         looped = False
         for loop in a.item.loops:
@@ -699,16 +698,23 @@ def _load_runs(ctx: AnalysisContext, cached: Sequence[str], least: bool = False
     the copies unrolling makes of it (`unrolled_copies`); with `least`, none of those
     under an `if` the counts cannot decide."""
     facts = ctx.facts
-    skipped = _undecided_places(ctx) if least else set()
     out = []
-    for a in facts.accesses:
-        if a.reads and a.space in cached and a.binding.root.kind == "param" \
-                and _place(a.node.span) not in skipped:
-            number = evaluate(executions(facts, a.item)[0], ctx.values).numeric
-            if number is not None:
-                out.append((_place(a.node.span), float(number),
-                            unrolled_copies(facts, a.item.loops)))
+    for a in _parameter_loads(ctx, cached, least):
+        number = evaluate(executions(facts, a.item)[0], ctx.values).numeric
+        if number is not None:
+            out.append((_place(a.node.span), float(number),
+                        unrolled_copies(facts, a.item.loops)))
     return out
+
+
+def _parameter_loads(ctx: AnalysisContext, cached: Sequence[str], least: bool = False
+                     ) -> list[Any]:
+    """The loads of array parameters in the cached spaces (device memory's global
+    loads); with `least`, none of those under an `if` the counts cannot decide."""
+    skipped = _undecided_places(ctx) if least else set()
+    return [a for a in ctx.facts.accesses
+            if a.reads and a.space in cached and a.binding.root.kind == "param"
+            and _place(a.node.span) not in skipped]
 
 
 def unrolled_copies(facts: Any, loops: Sequence[Any]) -> int:
