@@ -77,6 +77,8 @@ def main(argv: list[str] | None = None) -> int:
         from mcl.backends.cuda.runner import select_cuda_device
 
         cuda_device = select_cuda_device(None)
+    # the device the versions run on: the CUDA one with --backend cuda, else OpenCL's
+    device_name = cuda_device.name if cuda_device is not None else opened.name
     device_type = "gpu" if args.leaf != "x86_avx512" else "cpu"
     rows: list[dict[str, Any]] = []
     seen_apps: set[str] = set()
@@ -128,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     slower = [r for r in judged if r["measured_gain"] < SLOWER]
     wall = time.perf_counter() - started
     print(f"# {len(judged)} offers measured in {wall:.0f} s at {args.leaf} "
-          f"({args.backend}, {opened.name})")
+          f"({args.backend}, {device_name})")
     if judged:
         print(f"# direction right: {len(right)}/{len(judged)}; within {CLOSE:.0%}: "
               f"{len(close)}/{len(judged)}; slower than the input by more than "
@@ -137,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"#   slower: {r['app']} {r['kernel']} {r['offer']}: {r['measured_gain']:.2f}x")
     if args.json:
         Path(args.json).write_text(json.dumps({"leaf": args.leaf, "backend": args.backend,
-                                               "device": opened.name, "rows": rows},
+                                               "device": device_name, "rows": rows},
                                               indent=1, default=str), encoding="utf-8")
     return 0
 

@@ -117,13 +117,24 @@ class CoalesceAccess(ProposedChange):
     minimum_lines: int
     line_bytes: int
     warp_executions: float | None
+    # The cache lines of `wavefront_bytes` the access touches beyond the fewest, per warp
+    # execution, where `lines` counts sectors (0 where it counts whole lines already).
+    extra_wavefronts: int = 0
+    wavefront_bytes: int = 0
 
     @property
     def extra_bytes(self) -> float | None:
-        """The bytes the lines beyond the fewest move, over every warp execution."""
+        """What the lines beyond the fewest cost the on-chip memory, in bytes of its
+        bandwidth, over every warp execution: the bytes of the extra sectors, or, where
+        more, one whole cache line's width per extra line touched. The L1 serves a warp's
+        request one cache line per cycle (a wavefront, in Nsight Compute's terms), however
+        few of the line's sectors it uses: lanes that each touch their own line take 32
+        cycles of a 128 B/cycle memory for 32 sectors of 32 B."""
         if self.warp_executions is None:
             return None
-        return self.warp_executions * (self.lines - self.minimum_lines) * self.line_bytes
+        sectors = (self.lines - self.minimum_lines) * self.line_bytes
+        wavefronts = self.extra_wavefronts * self.wavefront_bytes
+        return self.warp_executions * max(sectors, wavefronts)
 
 
 @dataclass(frozen=True)

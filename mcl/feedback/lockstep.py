@@ -595,9 +595,9 @@ def memory_access_messages(kernel: Kernel, transaction_bytes: int | None = None
             element = instruction.element_bytes or BANK_WORD_BYTES
             line = transaction_bytes or int(caches[0].line_size or 0)  # nonzero: filtered
             unit = "line" if transaction_bytes is None else "sector"
-            lines = [(lanes, coalescing(addresses, element, line))
+            lines = [(lanes, addresses, coalescing(addresses, element, line))
                      for lanes, addresses in groups]
-            lanes, result = max(lines, key=lambda c: c[1].lines - c[1].minimum)
+            lanes, touched, result = max(lines, key=lambda c: c[2].lines - c[2].minimum)
             runs = _warp_runs(kernel, instruction, groups[0][0])
             # Only a load's lines fill up over a thread's iterations: the L1 keeps them
             # for the next. A store is written through to the L2 request by request, each
@@ -612,8 +612,13 @@ def memory_access_messages(kernel: Kernel, transaction_bytes: int | None = None
                 costs.append((instruction.space, runs, result.minimum, result.minimum))
             else:
                 costs.append((instruction.space, runs, result.lines, result.minimum))
-                coalesce = CoalesceAccess(_place(instruction), result.lines, result.minimum,
-                                          line, None)
+                whole = int(caches[0].line_size or 0) if caches else 0
+                wavefronts = coalescing(touched, element, whole) \
+                    if unit == "sector" and whole > line else None
+                coalesce = CoalesceAccess(
+                    _place(instruction), result.lines, result.minimum, line, None,
+                    extra_wavefronts=0 if wavefronts is None
+                    else wavefronts.lines - wavefronts.minimum, wavefront_bytes=whole)
                 pending.append((instruction.space, runs, result.lines - result.minimum,
                                 UncoalescedAccess(kernel.message(
                     f"{instruction.kind} of {instruction.text} is not coalesced: "

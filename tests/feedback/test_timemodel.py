@@ -455,3 +455,48 @@ def test_at_another_sm_clock_the_sm_and_latency_terms_scale(tmp_path, library) -
     # the suggestion's gain is weighed at the same clock
     [conflict] = [m for m in slow if m.code == "bank-conflict"]
     assert _after(conflict) < measured["estimated_seconds"]
+
+
+ROW_PER_THREAD = """
+hopper void rows(int n, global float[n] y, global float[n, n] a) {
+    int nrBlocks = (n + 255) / 256;
+    foreach (int b in nrBlocks blocks) {
+        foreach (int w in 8 warps) {
+            foreach (int t in 32 threads) {
+                int i = b * 256 + w * 32 + t;
+                if (i < n) {
+                    float s = 0.0;
+                    for (int j = 0; j < n; j++) {
+                        s += a[i, j];
+                    }
+                    y[i] = s;
+                }
+            }
+        }
+    }
+}
+"""
+
+
+def test_an_uncoalesced_request_costs_a_wavefront_per_cache_line() -> None:
+    """Each lane of a warp reads its own row: 32 sectors of 32 B, each in its own 128 B
+    line. The L1 serves one line per cycle, so the extra cost is 31 lines' width per
+    request (not 28 sectors of 32 B), and the on-chip term is 4x the sector count's."""
+    from conftest import feedback_source
+
+    n = 4096
+    messages = feedback_source(ROW_PER_THREAD, "hopper", {"n": n})
+    uncoalesced = [m for m in messages if m.code == "uncoalesced"]
+    assert len(uncoalesced) == 1
+    values = uncoalesced[0].value_map
+    assert (values["lines"].numeric, values["minimum_lines"].numeric) == (32, 4)
+    change = CoalesceAccess(ACCESS, 32, 4, 32, float(n * n // 32), extra_wavefronts=31,
+                            wavefront_bytes=128)
+    assert change.extra_bytes == n * n // 32 * 31 * 128
+    assert replace(change, extra_wavefronts=0).extra_bytes == n * n // 32 * 28 * 32
+    estimate = next(m for m in messages if m.code == "time-estimate").value_map
+    on_chip = float(estimate["seconds_on_chip_memory"].numeric)
+    # 16 blocks on 132 SMs: the busiest SM runs one block of 8 warps, each making n
+    # requests of 32 lines, one line per cycle at the SM clock
+    clock = 1.98e9
+    assert on_chip == pytest.approx(8 * n * 32 / clock, rel=0.15)
