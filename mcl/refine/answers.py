@@ -22,6 +22,7 @@ ANSWERS: dict[str, tuple[type[ProposedChange], ...]] = {
     "pad-shared": (RemoveBankConflict,),
     "stage-tile": (ShareInFasterMemory,),
     "swap-mapping": (CoalesceAccess,),
+    "row-per-warp": (CoalesceAccess,),
     "several-elements": (ComputeSeveralElements,),
     "privatise": (PrivatiseArray,),
 }

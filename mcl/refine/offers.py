@@ -26,6 +26,7 @@ from mcl.refine.name_counts import NameCounts
 from mcl.refine.pad_shared import PadShared
 from mcl.refine.privatise import Privatise
 from mcl.refine.refinement import Proposal, Refinement, Refused, parse_args
+from mcl.refine.row_per_warp import RowPerWarp
 from mcl.refine.set_constant import SetConstant
 from mcl.refine.several_elements import SeveralElements
 from mcl.refine.stage_tile import StageTile
@@ -40,7 +41,8 @@ if TYPE_CHECKING:
 
 # Every refinement, in the order `--list` and the documentation give them.
 REFINEMENTS: tuple[Refinement, ...] = (SetConstant(), HoistLoad(), PadShared(), Unroll(),
-                                       StageTile(), SwapMapping(), Interchange(),
+                                       StageTile(), SwapMapping(), RowPerWarp(),
+                                       Interchange(),
                                        VectorLoads(), SeveralElements(), Privatise(),
                                        NameCounts())
 
@@ -160,10 +162,18 @@ def proposal_for(kernel: KernelAtLevel, spec: str) -> Proposal:
         if not found:
             raise Refused(f"no {code} finding at line {line} of {kernel.function} at "
                           f"{kernel.level}")
+        # Several refinements may answer one change (swap-mapping and row-per-warp an
+        # uncoalesced access): the first that makes a proposal, else the first refusal.
+        refusals: list[Refused] = []
         for finding in found:
             for refinement in REFINEMENTS:
                 if finding.change is not None and type(finding.change) in refinement.answers:
-                    return refinement.answer(kernel, finding)
+                    try:
+                        return refinement.answer(kernel, finding)
+                    except Refused as why:
+                        refusals.append(why)
+        if refusals:
+            raise refusals[0]
         raise Refused(f"no refinement answers {code} findings yet")
     name, _, args = spec.partition(":")
     refinement = refinement_named(name)

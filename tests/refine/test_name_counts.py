@@ -71,7 +71,10 @@ def test_the_translations_counts_become_named_constants(translated: KernelAtLeve
 def test_named_the_block_size_is_set_to_a_faster_value(translated: KernelAtLevel) -> None:
     named = next_version(translated, proposal_for(translated, "name-counts")).kernel
     offers, _ = list_offers(named)
-    best = offers[0]
+    # a warp per row is the best offer (tests/refine/test_row_per_warp.py); the block
+    # size is offered beside it
+    assert offers[0].proposal.invocation == "row-per-warp:line=20"
+    best = next(o for o in offers if o.proposal.refinement == "set-constant")
     assert best.proposal.invocation == "set-constant:name=NR_THREADS_N,value=512"
     # 4 blocks of 1024 threads for 132 SMs -> 8 of 512
     assert best.gain is not None and best.gain > 1.4
@@ -116,18 +119,11 @@ def test_the_search_takes_a_neutral_step_that_enables_a_gain(
         translated: KernelAtLevel) -> None:
     progress: list[str] = []
     result = search(translated, SearchLimits(steps=3, beam=2), progress=progress.append)
-    # 4 blocks of 1,024 threads for 132 SMs: each halving of the block doubles the SMs
-    # at work (each uncoalesced row read costs the L1 a cycle per line), 2.06x and 1.95x
-    # measured on an H200 (docs/refinements.md)
-    assert [v.invocation for v in result.series[1:]] == [
-        "name-counts", "set-constant:name=NR_THREADS_N,value=512",
-        "set-constant:name=NR_THREADS_N,value=256"]
-    first, named, half, quarter = result.series
+    assert [v.invocation for v in result.series[1:]] == ["name-counts", "row-per-warp:line=20"]
+    first, named, faster = result.series
     assert named.estimated_gain == pytest.approx(1.0)
-    assert first.seconds is not None and half.seconds is not None
-    assert quarter.seconds is not None
-    assert first.seconds / half.seconds == pytest.approx(2.0, rel=0.05)
-    assert half.seconds / quarter.seconds == pytest.approx(2.0, rel=0.05)
+    assert first.seconds is not None and faster.seconds is not None
+    assert first.seconds / faster.seconds > 20
     assert any("looking one step past 1 neutral version: version 1 (name-counts)" in line
                for line in progress)
     # without the look ahead the search stops where it started
