@@ -112,7 +112,7 @@ def test_a_loop_that_writes_more_than_its_sums_refuses(library: HwdLibrary,
 def test_a_tail_that_reads_a_lane_refuses(library: HwdLibrary, tmp_path: Path) -> None:
     path = _variant(tmp_path, "s[i] = sum;", "s[i] = sum + t;")
     kernel = open_kernel(path, None, library, values=SIZES)
-    with pytest.raises(Refused, match="the `if` reads t: only the row may tell"):
+    with pytest.raises(Refused, match="the `if` reads t: only the element.s indices may tell"):
         proposal_for(kernel, LOOP)
 
 
