@@ -31,6 +31,7 @@ from mcl.refine.set_constant import SetConstant
 from mcl.refine.several_elements import SeveralElements
 from mcl.refine.stage_tile import StageTile
 from mcl.refine.swap_mapping import SwapMapping
+from mcl.refine.tile_2d import Tile2D
 from mcl.refine.unroll import Unroll
 from mcl.refine.vector_loads import VectorLoads
 from mcl.refine.verification import Verification, Verifier
@@ -43,7 +44,8 @@ if TYPE_CHECKING:
 REFINEMENTS: tuple[Refinement, ...] = (SetConstant(), HoistLoad(), PadShared(), Unroll(),
                                        StageTile(), SwapMapping(), RowPerWarp(),
                                        Interchange(),
-                                       VectorLoads(), SeveralElements(), Privatise(),
+                                       VectorLoads(), SeveralElements(), Tile2D(),
+                                       Privatise(),
                                        NameCounts())
 
 

@@ -1,0 +1,134 @@
+"""tile-2d: the translation of matmul's perfect version (its counts named) becomes one
+whose threads each compute a 2-D tile of c, the row's and column's operands loaded once
+into registers; the next version checks at hopper, verifies at three sizes on the
+interpreter and the OpenCL device, and the model weighs it; the preconditions refuse
+where they must (docs/refinements.md)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from mcl.hdl.library import HwdLibrary, default_library
+from mcl.refine.kernel import KernelAtLevel
+from mcl.refine.offers import list_offers, make_offer, next_version, open_kernel, proposal_for
+from mcl.refine.refinement import Refused
+from mcl.refine.search_start import search_start
+from mcl.refine.verification import SIZES_WANTED
+from mcl.resources import kernels_dir
+
+SIZES = {"n": 4096, "m": 4096, "p": 4096}
+LOOP = "tile-2d:line=21"
+
+
+@pytest.fixture(scope="module")
+def library() -> HwdLibrary:
+    return default_library()
+
+
+@pytest.fixture(scope="module")
+def translated(library: HwdLibrary) -> KernelAtLevel:
+    return search_start(kernels_dir() / "matmul" / "perfect.mcpl", "hopper", library,
+                        values=SIZES).kernel
+
+
+@pytest.fixture(scope="module")
+def named(translated: KernelAtLevel) -> KernelAtLevel:
+    return next_version(translated, proposal_for(translated, "name-counts")).kernel
+
+
+def _written(tmp_path: Path, kernel: KernelAtLevel, old: str = "", new: str = "") -> Path:
+    assert old in kernel.text
+    path = tmp_path / "matmul.mcpl"
+    path.write_text(kernel.text.replace(old, new))
+    shutil.copy(kernels_dir() / "matmul" / "reference.py", tmp_path / "reference.py")
+    return path
+
+
+def test_each_thread_computes_a_tile_of_c(named: KernelAtLevel) -> None:
+    proposal = proposal_for(named, f"{LOOP},elems_i=8,elems_j=4")
+    assert dict(proposal.args) == {"line": "21", "elems_i": "8", "elems_j": "4",
+                                   "threads_i": "32"}
+    offer = make_offer(named, proposal)
+    text = offer.text
+    # named constants of the tile's shape, tunable, with the rule that keeps it whole
+    assert ("// require: (NR_WARPS_TJ * NR_THREADS_TJ) % THREADS_I == 0\n"
+            "const int THREADS_I = 32;\n"
+            "const int THREADS_J = NR_WARPS_TJ * NR_THREADS_TJ / THREADS_I;\n") in text
+    assert "// tune: 1, 2, 4, 8\nconst int ELEMS_I = 8;\n" in text
+    # a block per tile along both dimensions
+    assert "    int nrBlocksM = (m + TILE_J - 1) / TILE_J;\n" in text
+    assert "    foreach (int bi in (n + TILE_I - 1) / TILE_I blocks) {\n" in text
+    # a's row and b's column loaded once per k into registers, guarded at the edges
+    assert "reg float[ELEMS_I] r_a;" in text and "reg float[ELEMS_J] r_b;" in text
+    assert ("                            if (i < n) {\n"
+            "                                r_a[ei] = a[i, k];\n"
+            "                            } else {\n"
+            "                                r_a[ei] = 0.0;\n") in text
+    assert "                                sum_tile[ei][ej] += r_a[ei] * r_b[ej];\n" in text
+    # the tail as written, for each element of the tile
+    assert ("                            if (i < n && j < m) {\n"
+            "                                float sum = sum_tile[ei][ej];\n"
+            "                                c[i, j] = sum;\n") in text
+    assert offer.verification.ok and len(offer.verification.checks) == SIZES_WANTED
+    assert "reference.py" in offer.verification.against
+    assert offer.verification.runs_on.startswith("the interpreter and OpenCL on ")
+    # by the model: fewer loads per multiply-add (25.9 ms -> 5.3 ms)
+    assert offer.gain is not None and offer.gain > 4
+
+
+@pytest.mark.slow  # about 40 s: four tiles weighed, the fastest verified
+def test_the_list_offers_the_fastest_tile(named: KernelAtLevel) -> None:
+    offers, _ = list_offers(named)
+    best = next(o for o in offers if o.proposal.refinement == "tile-2d")
+    assert best.proposal.invocation.startswith(LOOP + ",")
+    assert best.gain is not None and best.gain > 4
+
+
+def test_convolution_keeps_its_window_load_under_the_guard(library: HwdLibrary) -> None:
+    start = search_start(kernels_dir() / "convolution" / "perfect.mcpl", "hopper", library)
+    named = next_version(start.kernel, proposal_for(start.kernel, "name-counts")).kernel
+    proposal = proposal_for(named, "tile-2d:line=21,elems_i=4,elems_j=4")
+    text = next_version(named, proposal).text
+    # the filter's element, the same for every element of the tile, loaded once per
+    # (y, x); the window's element read by each element, under the edges' guard
+    assert "                            float r_f = f[y, x];\n" in text
+    assert ("                                    if (i < h && j < w) {\n"
+            "                                        sum_tile[ei][ej] += r_f * "
+            "a[i + y, j + x];\n") in text
+    assert "b[i, j] = sum / (fh * fw);" in text
+
+
+def test_the_translation_before_name_counts_is_refused(translated: KernelAtLevel) -> None:
+    with pytest.raises(Refused, match="count of foreach wtj is not a constant"):
+        proposal_for(translated, "tile-2d:line=16")
+
+
+def test_a_tail_that_reads_a_lane_refuses(named: KernelAtLevel, library: HwdLibrary,
+                                          tmp_path: Path) -> None:
+    path = _written(tmp_path, named, "c[i, j] = sum;", "c[i, j] = sum + ttj;")
+    with pytest.raises(Refused, match="the `if` reads ttj"):
+        proposal_for(open_kernel(path, None, library, values=SIZES), LOOP)
+
+
+def test_a_row_that_is_not_the_blocks_variable_refuses(named: KernelAtLevel,
+                                                       library: HwdLibrary,
+                                                       tmp_path: Path) -> None:
+    path = _written(tmp_path, named, "int i = bi;", "int i = bi * 1;")
+    with pytest.raises(Refused, match="no `int I = bi;` before the `if`"):
+        proposal_for(open_kernel(path, None, library, values=SIZES), LOOP)
+
+
+def test_a_loop_bound_that_reads_the_element_refuses(named: KernelAtLevel,
+                                                     library: HwdLibrary,
+                                                     tmp_path: Path) -> None:
+    path = _written(tmp_path, named, "k < p;", "k < p + i - i;")
+    with pytest.raises(Refused, match="the bounds of the loop over k read i"):
+        proposal_for(open_kernel(path, None, library, values=SIZES), LOOP)
+
+
+def test_a_threads_i_that_does_not_divide_the_block_refuses(named: KernelAtLevel) -> None:
+    with pytest.raises(Refused, match="threads_i divides the block's 1024 threads"):
+        proposal_for(named, f"{LOOP},threads_i=3")
