@@ -137,7 +137,16 @@ class Tile2D(Refinement):
                           f"positive, and threads_i divides the block's {threads} threads")
         names = _names(kernel)
         row = _row(shape)
-        edits = (_constants(kernel, shape, names, (elems_i, elems_j, threads_i)),
+        budget = _register_rule(kernel, shape, _hoisted(kernel, shape, row.name, names),
+                                names)
+        if budget is not None:
+            needed = budget.needed(elems_i, elems_j)
+            if needed > budget.per_thread:
+                raise Refused(f"a tile of {elems_i} x {elems_j} needs about {needed} "
+                              f"registers per thread, more than the {budget.per_thread} "
+                              f"a thread of a block of {threads} may have: the compiler "
+                              "would spill them to memory")
+        edits = (_constants(kernel, shape, names, (elems_i, elems_j, threads_i), budget),
                  _row_count(kernel, shape, names),
                  count_edit(kernel, shape.blocks, f"({text_of(kernel, shape.bound)} + "
                             f"{names.tile_j} - 1) / {names.tile_j}"),
@@ -216,8 +225,56 @@ def _names(kernel: KernelAtLevel) -> Names:
     return Names(*picked)
 
 
+# Registers a thread needs besides its tile and its operands (indices, addresses, loop
+# counters): ptxas gives matmul's 8 x 4 tile 57 registers, 4 x 8 60 (sm_90).
+RESERVED_REGISTERS = 16
+
+
+@dataclass(frozen=True)
+class RegisterRule:
+    """The registers a thread's tile needs (per element of the tile, per row, per
+    column, and besides) against those a thread of the block may have: the register
+    file of a multiprocessor over the block's threads (a block runs on one)."""
+
+    per_element: int
+    per_row: int
+    per_column: int
+    fixed: int
+    per_thread: int
+    text: str
+
+    def needed(self, elems_i: int, elems_j: int) -> int:
+        return (self.per_element * elems_i * elems_j + self.per_row * elems_i
+                + self.per_column * elems_j + self.fixed)
+
+
+def _register_rule(kernel: KernelAtLevel, shape: RowReduction, hoisted: list[Hoisted],
+                   names: Names) -> RegisterRule | None:
+    """The rule that keeps the tile in registers, where the description states its
+    register file (a memory that is not addressable, as the occupancy analysis reads
+    it); None where it states none."""
+    hwd = kernel.library.get(kernel.source_function.hwd)
+    files = [m.capacity for m in hwd.memories() if not m.addressable and m.capacity]
+    if not files:
+        return None
+    registers = int(files[0]) // 4  # 32-bit registers
+    threads = shape.warps_n * shape.lanes_n
+    per_element = len(shape.accumulators)
+    per_row = sum(1 for h in hoisted if h.kind == "i")
+    per_column = sum(1 for h in hoisted if h.kind == "j")
+    fixed = sum(1 for h in hoisted if h.kind == "-") + RESERVED_REGISTERS
+    terms = [f"{names.elems_i} * {names.elems_j}" + (f" * {per_element}"
+                                                     if per_element > 1 else "")]
+    terms += [f"{names.elems_i}" + (f" * {per_row}" if per_row > 1 else "")] * (per_row > 0)
+    terms += [f"{names.elems_j}" + (f" * {per_column}" if per_column > 1 else "")] \
+        * (per_column > 0)
+    block = f"{text_of(kernel, shape.warps.count)} * {text_of(kernel, shape.threads.count)}"
+    text = f"{' + '.join(terms)} + {fixed} <= {registers} / ({block})"
+    return RegisterRule(per_element, per_row, per_column, fixed, registers // threads, text)
+
+
 def _constants(kernel: KernelAtLevel, shape: RowReduction, names: Names,
-               values: tuple[int, int, int]) -> TextEdit:
+               values: tuple[int, int, int], budget: RegisterRule | None) -> TextEdit:
     """The tile's named constants, before the function: the block's threads as
     THREADS_I x THREADS_J, each thread's ELEMS_I x ELEMS_J elements, the block's tile."""
     elems_i, elems_j, threads_i = values
@@ -239,6 +296,9 @@ def _constants(kernel: KernelAtLevel, shape: RowReduction, names: Names,
         f"const int {names.elems_i} = {elems_i};",
         f"// tune: {ELEMS_TUNE}",
         f"const int {names.elems_j} = {elems_j};",
+        *(["// the tile and its operands in registers, at most the register file "
+           "over the block's threads",
+           f"// require: {budget.text}"] if budget is not None else []),
         f"const int {names.tile_i} = {names.threads_i} * {names.elems_i};",
         f"const int {names.tile_j} = {names.threads_j} * {names.elems_j};",
         "",

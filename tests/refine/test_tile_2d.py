@@ -58,6 +58,9 @@ def test_each_thread_computes_a_tile_of_c(named: KernelAtLevel) -> None:
             "const int THREADS_I = 32;\n"
             "const int THREADS_J = NR_WARPS_TJ * NR_THREADS_TJ / THREADS_I;\n") in text
     assert "// tune: 1, 2, 4, 8\nconst int ELEMS_I = 8;\n" in text
+    # and the rule that keeps the tile in registers: 65536 over the block's threads
+    assert ("// require: ELEMS_I * ELEMS_J + ELEMS_I + ELEMS_J + 16 <= 65536 / "
+            "(NR_WARPS_TJ * NR_THREADS_TJ)\n") in text
     # a block per tile along both dimensions
     assert "    int nrBlocksM = (m + TILE_J - 1) / TILE_J;\n" in text
     assert "    foreach (int bi in (n + TILE_I - 1) / TILE_I blocks) {\n" in text
@@ -132,3 +135,11 @@ def test_a_loop_bound_that_reads_the_element_refuses(named: KernelAtLevel,
 def test_a_threads_i_that_does_not_divide_the_block_refuses(named: KernelAtLevel) -> None:
     with pytest.raises(Refused, match="threads_i divides the block's 1024 threads"):
         proposal_for(named, f"{LOOP},threads_i=3")
+
+
+def test_a_tile_the_registers_do_not_hold_refuses(named: KernelAtLevel) -> None:
+    """8 x 8 sums, 8 + 8 operands and the reserve do not fit the 64 registers a thread
+    of a block of 1024 may have (ptxas spills it)."""
+    with pytest.raises(Refused, match="a tile of 8 x 8 needs about 96 registers per "
+                                      "thread, more than the 64"):
+        proposal_for(named, f"{LOOP},elems_i=8,elems_j=8")
