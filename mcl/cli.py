@@ -62,9 +62,10 @@ def command_named(argv: Sequence[str]) -> str | None:
 
 
 def _register_count(facts: object) -> int | None:
-    """The CUDA backend's register count (mcl.backends.cuda.registers), imported when the
-    feedback first asks: a command without occupancy feedback loads none of it."""
-    from mcl.backends.cuda.registers import register_count
+    """A backend compiler's register count (mcl.backends.register_count: NVRTC's, where
+    the leaf has a CUDA mapping), imported when the feedback first asks: a command
+    without occupancy feedback loads none of it."""
+    from mcl.backends import register_count
 
     # `facts` is feedback's KernelFacts, typed `object` so that the cli names no feedback
     # type at start-up

@@ -2,7 +2,7 @@
 paper's sizes): the kernel's arrays from their declared shapes and the run's sizes, the
 host's share (inputs, the float64 reference and the error bounds) and the device's
 (one buffer per array). A run that cannot fit is an error with the figures, not a
-MemoryError or an OpenCL out-of-resources failure halfway through."""
+MemoryError or a driver's out-of-resources failure halfway through."""
 
 from __future__ import annotations
 
@@ -63,10 +63,13 @@ def gib(n: float) -> str:
 
 
 def check_footprint(function: Any, sizes: Mapping[str, int], device: Any = None,
-                    available: int | None = None, verify: bool = True) -> dict[str, int]:
+                    available: int | None = None, verify: bool = True,
+                    backend: str | None = None) -> dict[str, int]:
     """The arrays' bytes; a `run-memory` error when the host (HOST_FACTOR x the arrays,
-    HOST_FACTOR_UNCHECKED without `verify`) or the OpenCL `device` (every array a buffer;
-    none above its largest allocation) cannot hold them. `available` overrides the host's
+    HOST_FACTOR_UNCHECKED without `verify`) or `device`, a device of `backend` (default:
+    mcl.backends' DEFAULT_BACKEND; every array a buffer, none above its largest
+    allocation), cannot hold them. Every backend's device gives its memory under OpenCL's
+    names, `global_mem_size` and `max_mem_alloc_size`. `available` overrides the host's
     free memory (tests)."""
     arrays = array_bytes(function, sizes)
     total = sum(arrays.values())
@@ -84,8 +87,9 @@ def check_footprint(function: Any, sizes: Mapping[str, int], device: Any = None,
             f"inputs, {why} the host needs about {gib(factor * total)}, and has "
             f"{gib(free)} available", None, hint=hint))
     if device is not None and largest is not None:
-        from mcl.backends.opencl.runner import describe
+        from mcl.backends import DEFAULT_BACKEND, get_backend
 
+        describe = get_backend(backend or DEFAULT_BACKEND).describe
         if total > device.global_mem_size:
             raise MclError(error(
                 "run-memory",

@@ -29,8 +29,9 @@ if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
 
 # Every group mcl reads (mcl.feedback.registry, mcl.feedback.analyses.functions,
-# mcl.backends): read together, kept together.
-GROUPS = ("mcl.feedback_analyses", "mcl.feedback_functions", "mcl.backends")
+# mcl.backends: the backends and their register counters): read together, kept together.
+GROUPS = ("mcl.feedback_analyses", "mcl.feedback_functions", "mcl.backends",
+          "mcl.register_counters")
 _FORMAT = 1
 
 Found = dict[str, list[tuple[str, str]]]  # (name, value) of each entry point, by group

@@ -18,8 +18,9 @@ def _private_parse_cache(tmp_path_factory):
 @pytest.fixture(autouse=True, scope="session")
 def _register_counter():
     """The analyses count registers with NVRTC where they can, as the command line has
-    them do (mcl.cli, mcl.feedback.compiler_registers)."""
-    from mcl.backends.cuda.registers import register_count
+    them do (mcl.cli, mcl.feedback.compiler_registers): through the backends' registry.
+    """
+    from mcl.backends import register_count
     from mcl.feedback.compiler_registers import use_counter
 
     use_counter(register_count)

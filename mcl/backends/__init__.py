@@ -8,6 +8,7 @@ run them (the protocol: mcl.codegen.backend; docs/codegen.md, "Backends").
     backend_names() -> tuple[str]    every backend, the default first (command-line choices)
     leaf_device(name, hwd, spec)     the device of --device SPEC to run leaf hwd's code on
     open_session(generated, device)  a session of the module's backend on that device
+    register_count(facts)            a backend compiler's registers per thread for a kernel
 
 A backend is found two ways, and a name found both ways is the entry point's:
   - an entry point of the group `mcl.backends` in an installed distribution (its name is
@@ -18,6 +19,14 @@ A backend is found two ways, and a name found both ways is the entry point's:
     mcl's own, found also where mcl runs from a source tree without installed metadata
     (`python -m mcl` in a checkout). Its name is the subpackage's.
 Backends are imported only when asked for: listing the names imports none of them.
+
+A backend whose compiler can count a kernel's registers without a device (CUDA's NVRTC)
+offers a register counter for the occupancy feedback, found the same two ways: an entry
+point of the group `mcl.register_counters` (its name the backend's), or a module
+`registers` with a function `register_count` in a backend subpackage. The counter is a
+module of its own, not a member of the backend object, because it is asked during a
+feedback check, which must not pay for importing code generation and numpy where no
+count comes (a leaf without the backend's mapping).
 """
 
 from __future__ import annotations
@@ -30,18 +39,22 @@ from typing import TYPE_CHECKING, Any
 from mcl.diagnostics import MclError, did_you_mean, error
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
     from pathlib import Path
 
     from mcl.codegen.backend import Backend, Harness, Session
     from mcl.codegen.host_eval import Number
     from mcl.codegen.mapping import OpenCLMapping
     from mcl.codegen.plan import GeneratedModule
+    from mcl.feedback.facts.kernel import KernelFacts
     from mcl.hdl.library import HwdLibrary
     from mcl.hdl.model import HardwareDescription
     from mcl.mcpl.checked import CheckedProgram
 
 GROUP = "mcl.backends"
+COUNTER_GROUP = "mcl.register_counters"
+# The module of a backend subpackage that holds its register counter, and the function.
+COUNTER_MODULE, COUNTER_FUNCTION = "registers", "register_count"
 # The backend of commands run without --backend / --lang.
 DEFAULT_BACKEND = "opencl"
 
@@ -61,6 +74,46 @@ def _bundled() -> dict[str, str]:
 
 def _values() -> dict[str, str]:
     return {**_bundled(), **_entry_point_values()}
+
+
+def _counter_values() -> dict[str, str]:
+    """backend name -> `module:function` of each register counter: the backend
+    subpackages' COUNTER_MODULE (listed without importing them), then the entry points
+    of COUNTER_GROUP."""
+    from mcl.plugins import found
+
+    bundled = {m.name: f"{__name__}.{m.name}.{COUNTER_MODULE}:{COUNTER_FUNCTION}"
+               for m in pkgutil.iter_modules(__path__) if m.ispkg
+               and any(sub.name == COUNTER_MODULE for sub in pkgutil.iter_modules(
+                   [f"{path}/{m.name}" for path in __path__]))}
+    return {**bundled, **dict(found()[COUNTER_GROUP])}
+
+
+@cache
+def _counters() -> tuple[Callable[[KernelFacts], int | None], ...]:
+    """The register counters, in the order of `backend_names`; one that cannot be loaded
+    gives no count (the feedback estimates instead), as a missing compiler does."""
+    order = {name: i for i, name in enumerate(backend_names())}
+    loaded = []
+    for _, value in sorted(_counter_values().items(),
+                           key=lambda kv: (order.get(kv[0], len(order)), kv[0])):
+        module_name, _, attribute = value.partition(":")
+        try:
+            loaded.append(getattr(importlib.import_module(module_name), attribute))
+        except (ImportError, AttributeError):
+            continue
+    return tuple(loaded)
+
+
+def register_count(facts: KernelFacts) -> int | None:
+    """The registers per thread a backend's compiler gives the function of `facts`: the
+    first count a backend's register counter gives, or None (the occupancy feedback's
+    counter, mcl.feedback.compiler_registers)."""
+    for counter in _counters():
+        count = counter(facts)
+        if count is not None:
+            return count
+    return None
 
 
 def backend_names() -> tuple[str, ...]:
@@ -153,6 +206,6 @@ def open_session(generated: GeneratedModule, device: Any = None,
     return get_backend(generated.language).session(generated, device, options, queue)
 
 
-__all__ = ["DEFAULT_BACKEND", "GROUP", "backend_names", "default_backend", "emit_harness",
-           "generate_module", "get_backend", "leaf_device", "load_mapping", "open_session",
-           "parse_mapping"]
+__all__ = ["COUNTER_GROUP", "DEFAULT_BACKEND", "GROUP", "backend_names", "default_backend",
+           "emit_harness", "generate_module", "get_backend", "leaf_device", "load_mapping",
+           "open_session", "parse_mapping", "register_count"]

@@ -20,7 +20,7 @@ compiler and calls it in the same process lists one host device, runs sessions t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -81,6 +81,17 @@ class DeviceListing:
     spec_titles: tuple[str, ...] = ()  # the column title of each spec ("N", "P:D")
 
 
+@dataclass(frozen=True)
+class DeviceSlot:
+    """A worker process of a multi-device run (mcl.multi.cluster) to start: the device it
+    serves and the environment that makes that device the process's default one
+    (`select_device(None)` there)."""
+
+    label: str  # as `mcl devices` lists it
+    env: dict[str, str]
+    name: str = ""  # as `mcl run` reports it (and a .tuned.toml names it)
+
+
 @runtime_checkable
 class Harness(Protocol):
     """The host program `mcl codegen` writes for a generated module."""
@@ -119,6 +130,9 @@ class Backend(Protocol):
     vocabulary: MappingVocabulary
     # What --backend / --lang say of it: "opencl (default: pyopencl, any OpenCL device)".
     help: str
+    # The vendor profiler that measures this backend's kernels by its counters (`mcl
+    # profile`: "ncu", Nsight Compute), or None.
+    profiler: str | None
 
     # ------------------------------------------------------------------ leaves
     def supports(self, hwd: HardwareDescription) -> bool:
@@ -159,6 +173,18 @@ class Backend(Protocol):
         """Every device of this backend, for `mcl devices`."""
         ...
 
+    def device_kind(self, device: Any) -> str:
+        """gpu, cpu, accelerator or other: the kind of `device` (the key of a series'
+        `run` table, what a leaf mapping's `device_type` names)."""
+        ...
+
+    def device_errors(self) -> tuple[type[BaseException], ...]:
+        """What the backend's runtime raises when a device cannot build or run a kernel
+        (out of resources, too much local memory): a fact about the device, shown as
+        such (`mcl report`), not a bug. Empty where the backend reports these as
+        MclError."""
+        ...
+
     # ------------------------------------------------------------------ compile and run
     def compile(self, generated: GeneratedModule, device: Any,
                 options: tuple[str, ...] = ()) -> Any:
@@ -180,4 +206,24 @@ class Backend(Protocol):
     def harness(self, generated: GeneratedModule) -> Harness:
         """The host program of `mcl codegen` (paper 4.4: code for setting up the
         execution on the device, to include in applications)."""
+        ...
+
+
+@runtime_checkable
+class ClusterBackend(Backend, Protocol):
+    """A backend whose kernels run on a Dask cluster of one worker process per device
+    (`mcl run --devices`, `mcl tune --parallel`; mcl.multi): it says how to pin each
+    device in a worker and how a worker keeps its device open."""
+
+    def worker_slots(self, specs: Sequence[str] | None, preferred_type: str | None
+                     ) -> list[DeviceSlot]:
+        """A worker per device that `specs` name (`--device` specs; a device may be named
+        more than once and its workers share it), or, for None, per device of
+        `preferred_type` (all devices where none is of that type)."""
+        ...
+
+    def hold_device(self, device: Any) -> Any:
+        """A handle that keeps `device`'s driver started while it is held, so that a
+        worker's first task does not pay the driver's start (NVIDIA's CUDA driver
+        initialisation)."""
         ...

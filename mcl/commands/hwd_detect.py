@@ -138,9 +138,10 @@ def _query(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
                                  "--device host describes the CPU without OpenCL",
                                  hint="pick the OpenCL CPU device instead (mcl devices)"))
         return None, query(None)
-    from mcl.backends.opencl.runner import select_device
+    from mcl.backends import get_backend
+    from mcl.detect.query import BACKEND
 
-    device = select_device(args.device)
+    device = get_backend(BACKEND).select_device(args.device)
     return device, query(device, cuda_ordinal=_platform_index(device))
 
 

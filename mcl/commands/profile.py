@@ -72,12 +72,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from mcl.backends import load_mapping
-    from mcl.profile.ncu import BACKEND
+    from mcl.profile.ncu import profiled_backend
 
     library = library_from_args(args)
     # before anything runs: an unknown leaf, one without CUDA, an output that cannot be
     # written
-    load_mapping(library.get(args.target), language=BACKEND)
+    load_mapping(library.get(args.target), language=profiled_backend())
     for option, value in (("--save-counters", args.save_counters), ("--report", args.report)):
         if value and not Path(value).resolve().parent.is_dir():
             raise MclError(error("profile-output", f"{option} {value}: its folder does not "

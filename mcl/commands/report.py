@@ -175,7 +175,7 @@ def _measure(series: Any, rows: list[Any], library: HwdLibrary, args: argparse.N
     """Run the rows that name a leaf for this device (or can reach --target), with the
     sizes among the `-D` values the feedback used (one parse of `-D`); on a CPU device
     also the reference's peer, in the same run."""
-    from mcl.backends.opencl.runner import select_device
+    from mcl.backends import default_backend
     from mcl.report.measure import Measurement, can_reach, device_type, measure_program
     from mcl.verify import expected_outputs, load_reference, make_inputs, sizes_from
 
@@ -183,7 +183,7 @@ def _measure(series: Any, rows: list[Any], library: HwdLibrary, args: argparse.N
     sizes = sizes_from(values, reference.sizes, strict=False)
     sizes, inputs = make_inputs(reference, sizes, seed=0)
     expected = None if args.no_verify else expected_outputs(reference, inputs)
-    device = select_device(args.device)
+    device = default_backend().select_device(args.device)
     kind = device_type(device)
     out: dict[str, Any] = {}
     with _progress(len(rows)) as advance:

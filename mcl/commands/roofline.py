@@ -210,13 +210,14 @@ def _measure(program: Program, function: str, level: str, library: Any, referenc
              args: argparse.Namespace, roof: Any) -> dict[str, Any] | None:
     if reference is None:
         return None
-    from mcl.backends.opencl.runner import select_device
+    from mcl.backends import default_backend
     from mcl.report.attained import attained
     from mcl.report.measure import measure_program
     from mcl.verify import make_inputs, parse_defines
 
     sizes, inputs = make_inputs(reference, parse_defines(args.defines, reference.sizes), seed=0)
-    m = measure_program(program, function, level, library, inputs, select_device(args.device),
+    m = measure_program(program, function, level, library, inputs,
+                        default_backend().select_device(args.device),
                         repeat=args.repeat)
     reached = attained(roof, sizes, m.seconds) if not m.problem else None
     if reached is None:

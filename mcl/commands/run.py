@@ -172,7 +172,8 @@ def prepare(args: argparse.Namespace) -> PreparedRun:
     # Memory first: a run at the paper's sizes that cannot fit is an error with the figures
     # before anything is allocated, not a MemoryError or a driver failure halfway through.
     check_footprint(function, {**reference.sizes, **overrides}, device,
-                    verify=bool(args.interp or args.verify))
+                    verify=bool(args.interp or args.verify),
+                    backend=getattr(args, "backend", None))
     timings = Timings()
     with timings.step("inputs", "making inputs (reference.py inputs())"):
         sizes, inputs = make_inputs(reference, overrides, args.seed, getattr(args, "inputs", None))

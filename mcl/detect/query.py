@@ -24,6 +24,9 @@ from pathlib import Path
 from typing import Any
 
 QUERY_VERSION = 1
+# The backend whose devices are queried and measured (mcl.backends): the query's device
+# section holds OpenCL's device-info parameters, and the benchmarks are OpenCL C.
+BACKEND = "opencl"
 
 # OpenCL device-info parameters read where the platform has them (pyopencl's names).
 OPENCL_PARAMETERS = (
@@ -65,9 +68,9 @@ def query_opencl(device: Any) -> dict[str, Any]:
         found[name] = value.strip() if isinstance(value, str) else value
         if isinstance(value, tuple | list):
             found[name] = list(value)
-    from mcl.backends.opencl.runner import device_kind
+    from mcl.backends import get_backend
 
-    found["type"] = device_kind(device.type)
+    found["type"] = get_backend(BACKEND).device_kind(device)
     return found
 
 

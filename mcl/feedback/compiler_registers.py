@@ -2,7 +2,7 @@
 
 Feedback stands below code generation and the backends (docs/architecture.md, "Layers"),
 so it cannot compile a kernel itself: the command line hands it a counter
-(`mcl.backends.cuda.registers.register_count`: NVRTC's count for the kernel's CUDA, read
+(`mcl.backends.register_count`: a backend's count, NVRTC's for the kernel's CUDA read
 from the cubin) before it runs a command, and `Context.registers_per_thread`
 (mcl.feedback.kernel_api) asks it first. Without one (a program that calls the analyses
 directly, an editor's worker process), or where it has no count, the registers per thread

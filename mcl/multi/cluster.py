@@ -2,10 +2,10 @@
 
 Without `--scheduler`, mcl starts a local cluster: a Dask scheduler in this process
 (`distributed.SpecCluster`, the class `LocalCluster` is built on) and one worker process
-per device of `--devices` (`python -m mcl.multi.worker`, one thread), its device named by
-MCL_DEVICE. An NVIDIA GPU is pinned with CUDA_VISIBLE_DEVICES, so the worker's driver
-sees that GPU alone; a CPU device named several times (PoCL) is shared: each of its
-workers runs PoCL on its share of the cores (POCL_CPU_MAX_CU_NUM). The worker processes
+per device of `--devices` (`python -m mcl.multi.worker`, one thread), its device pinned by
+the environment the backend gives it (`ClusterBackend.worker_slots`, mcl.codegen.backend:
+OpenCL's names the device in MCL_DEVICE, pins an NVIDIA GPU with CUDA_VISIBLE_DEVICES and
+shares a CPU device named several times between its workers' PoCL). The worker processes
 are started first, before the devices are listed and the scheduler starts: each imports
 Dask and the modules it is given meanwhile, then reads its device's environment from its
 standard input and opens the device, then reads the scheduler's address. No Dask nanny stands
@@ -23,59 +23,29 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from mcl.codegen.backend import DeviceSlot
 from mcl.diagnostics import MclError, error
-
-
-@dataclass(frozen=True)
-class DeviceSlot:
-    """A worker to start: the device it serves and the environment that pins it there."""
-
-    label: str  # as `mcl devices` lists it
-    env: dict[str, str]
-    name: str = ""  # as `mcl run` reports it (and a .tuned.toml names it)
 
 
 def device_slots(spec: str, preferred_type: str | None) -> list[DeviceSlot]:
     """The workers of `--devices SPEC`: `all` (every device of the leaf's preferred type,
     else every device) or a comma-separated list of device specs as `--device` takes
     them; a device may be named more than once (its workers share it)."""
-    from mcl.backends.opencl.runner import describe, list_devices, nvidia_platform, select_device
-
-    devices = list_devices()
-    if spec.strip() == "all":
-        chosen = [d for info, d in devices if info.kind == preferred_type] or \
-            [d for _, d in devices]
-    else:
-        parts = [p.strip() for p in spec.split(",")]
-        if not all(parts):
+    specs = None
+    if spec.strip() != "all":
+        specs = [p.strip() for p in spec.split(",")]
+        if not all(specs):
             raise MclError(error("run-devices", f"--devices {spec}: an empty device in the "
                                  "list", hint="e.g. --devices 0,1 or --devices all"))
-        chosen = [select_device(p) for p in parts]
-    infos = {d.int_ptr: info for info, d in devices}
-    shares = Counter(d.int_ptr for d in chosen)
-    cores = os.cpu_count() or 1
-    slots = []
-    for device in chosen:
-        info = infos[device.int_ptr]
-        env = {"MCL_DEVICE": f"{info.platform_index}:{info.device_index}"}
-        if nvidia_platform(info.platform):
-            # The worker's OpenCL and CUDA see this GPU alone, as device 0 of the platform.
-            ordinal = sum(1 for i, _ in devices if i.platform_index == info.platform_index
-                          and i.device_index < info.device_index)
-            env = {"CUDA_VISIBLE_DEVICES": str(ordinal),
-                   "MCL_DEVICE": f"{info.platform_index}:0"}
-        elif info.kind == "cpu":
-            share = str(max(1, cores // shares[device.int_ptr]))
-            env |= {"POCL_CPU_MAX_CU_NUM": share, "POCL_MAX_PTHREAD_COUNT": share}
-        slots.append(DeviceSlot(str(info), env, describe(device)))
-    return slots
+    from mcl.multi.cluster_backend import cluster_backend
+
+    return cluster_backend().worker_slots(specs, preferred_type)
 
 
 # How long closing may take: the results are in hand by then, and a worker that has not

@@ -43,7 +43,7 @@ class DeviceSessions(WorkerPlugin):
     def __init__(self) -> None:
         self.sessions: dict[str, Any] = {}
         self.device: Any = None
-        self.context: Any = None  # held open from the start (`warm_up`)
+        self.context: Any = None  # the device held open from the start (`warm_up`)
         self.kept: dict[str, dict[str, Any]] = {}  # by arguments' key: buffers by array
 
     def session(self, generated: Any) -> Any:
@@ -146,15 +146,14 @@ def warm_up(sessions: DeviceSessions, modules: tuple[str, ...]) -> None:
     first task."""
     import importlib
 
-    import pyopencl as cl
-
-    from mcl.backends.opencl.runner import select_device
+    from mcl.multi.cluster_backend import cluster_backend
 
     for module in modules:
         importlib.import_module(module)
     if sessions.device is None:
-        sessions.device = select_device(None)
-        sessions.context = cl.Context([sessions.device])
+        backend = cluster_backend()
+        sessions.device = backend.select_device(None)
+        sessions.context = backend.hold_device(sessions.device)
 
 
 def build(generated: Any) -> str:

@@ -20,10 +20,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from mcl.backends.cuda import NAME as BACKEND  # the kernels Nsight Compute profiles
 from mcl.diagnostics import MclError, error
 from mcl.profile.counters import METRICS, Pages
 
+# The backends' name for Nsight Compute (`Backend.profiler`, mcl.codegen.backend).
+PROFILER = "ncu"
 # Where CUDA toolkits put ncu when it is not on PATH.
 TOOLKIT_PLACES = ("/usr/local/cuda/bin/ncu", "/opt/nvidia/nsight-compute/ncu")
 PERMISSION_CODE = "ERR_NVGPUCTRPERM"
@@ -47,11 +48,23 @@ def find_ncu(explicit: str | None) -> str:
         hint="install the CUDA toolkit (it ships ncu) or name it with --ncu PATH"))
 
 
+def profiled_backend() -> str:
+    """The name of the backend whose kernels Nsight Compute profiles (its `profiler`)."""
+    from mcl.backends import backend_names, get_backend
+
+    for name in backend_names():
+        if get_backend(name).profiler == PROFILER:
+            return name
+    raise MclError(error("profile-ncu", "no backend's kernels are profiled by Nsight "
+                         "Compute", None, hint="install mcl with its CUDA backend"))
+
+
 def run_command(file: str, leaf: str, function: str, defines: Sequence[str],
                 include_dirs: Sequence[str], hwd_paths: Sequence[str]) -> list[str]:
     """The `mcl run` that ncu profiles: as written (no .tuned.toml), since the feedback
     it is compared with is that of the kernel as written."""
-    argv = [sys.executable, "-m", "mcl", "run", file, "--target", leaf, "--backend", BACKEND,
+    argv = [sys.executable, "-m", "mcl", "run", file, "--target", leaf, "--backend",
+            profiled_backend(),
             "--no-tuned", "--function", function]
     for d in defines:
         argv += ["-D", d]

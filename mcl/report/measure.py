@@ -1,10 +1,10 @@
 """The performance column: run a version's OpenCL, generated from a leaf, on a device.
 
 The program is translated down to the leaf when it is written above it, OpenCL is
-generated (mcl.codegen) and run through pyopencl on inputs made by the kernel's numpy
-reference; the kernel time is the median of `repeat` runs, and the rate is the
-reference's work (flops) over that time, as the paper's Table II reports GFLOPS
-(`mcl.verify.rate_of`, the same formula as `mcl run`).
+generated (mcl.codegen) and run through the default backend (mcl.backends) on inputs
+made by the kernel's numpy reference; the kernel time is the median of `repeat` runs,
+and the rate is the reference's work (flops) over that time, as the paper's Table II
+reports GFLOPS (`mcl.verify.rate_of`, the same formula as `mcl run`).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from mcl.diagnostics import MclError
 from mcl.report.attained import Attained
 
 if TYPE_CHECKING:
+    from mcl.codegen.backend import Backend
     from mcl.hdl.library import HwdLibrary
     from mcl.mcpl.loader import Program
 
@@ -47,20 +48,23 @@ class Measurement:
         return figure
 
 
-def device_type(device: Any) -> str:
-    """gpu, cpu, accelerator or other: the key of a series' `run` table."""
-    from mcl.backends.opencl.runner import device_kind
+def _backend(name: str | None) -> Backend:
+    from mcl.backends import DEFAULT_BACKEND, get_backend
 
-    return device_kind(device.type)
+    return get_backend(name or DEFAULT_BACKEND)
 
 
-def device_errors() -> tuple[type[BaseException], ...]:
-    """What the OpenCL runtime raises when a device cannot run a kernel it compiled
+def device_type(device: Any, backend: str | None = None) -> str:
+    """gpu, cpu, accelerator or other: the key of a series' `run` table (`backend`:
+    default mcl.backends' DEFAULT_BACKEND)."""
+    return _backend(backend).device_kind(device)
+
+
+def device_errors(backend: str | None = None) -> tuple[type[BaseException], ...]:
+    """What the runtime of `backend` raises when a device cannot run a kernel it compiled
     (out of resources, too much local memory): a fact about the device, shown in the
     table, not a bug."""
-    import pyopencl as cl
-
-    return (cl.Error,)
+    return _backend(backend).device_errors()
 
 
 def can_reach(library: HwdLibrary, level: str, leaf: str) -> bool:
@@ -90,7 +94,7 @@ def prepare_session(program: Program, function: str, leaf: str, library: HwdLibr
         return open_session(generated, device, queue=queue), None
     except MclError as exc:
         return None, exc.diagnostics[0].message.splitlines()[0]
-    except device_errors() as exc:
+    except device_errors(backend) as exc:
         return None, f"the device refused to build it: {exc}"
 
 
@@ -98,17 +102,17 @@ def tuned_overrides(program: Program, leaf: str, device: Any, args: Mapping[str,
                     ) -> dict[str, Any] | None:
     """The constants `mcl tune` found best for this kernel file, leaf, device and sizes
     (the nearest tuned sizes), or None."""
-    from mcl.backends.opencl.runner import describe, select_device
     from mcl.tune.tuned_file import best_tuned
 
+    backend = _backend(None)
     if device is None:  # the Session's default device
         try:
-            device = select_device()
+            device = backend.select_device(None)
         except MclError:
             return None
     file = program.main.file
     sizes = {k: int(v) for k, v in args.items() if isinstance(v, int) and not isinstance(v, bool)}
-    config = best_tuned(file, leaf, describe(device), sizes) if file else None
+    config = best_tuned(file, leaf, backend.describe(device), sizes) if file else None
     return dict(config.constants) if config is not None else None
 
 
@@ -118,9 +122,8 @@ def measure_program(program: Program, function: str, leaf: str, library: HwdLibr
                     work: tuple[float, str] | None = None, tuned: bool = True) -> Measurement:
     """Run `function` of `program` (any level at or above `leaf`) on `device`, `repeat`
     times; compare the outputs with `expected` when given (mcl.verify). With `tuned`, the
-    constants of the kernel's `.tuned.toml` for this device and sizes are used."""
-    from mcl.backends.opencl.runner import describe
-
+    constants of the kernel's `.tuned.toml` for this device and sizes are used (the
+    default backend's device)."""
     overrides = tuned_overrides(program, leaf, device, args) if tuned else None
     session, problem = prepare_session(program, function, leaf, library, device, overrides)
     if session is None:
@@ -143,7 +146,8 @@ def measure_program(program: Program, function: str, leaf: str, library: HwdLibr
     from mcl.report.attained import run_attained
 
     reached = run_attained(program, function, leaf, library, args, seconds)
-    return Measurement(leaf, describe(device), seconds, rate, unit, verified, roofline=reached)
+    return Measurement(leaf, _backend(None).describe(device), seconds, rate, unit, verified,
+                       roofline=reached)
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ class CudaBackend:
     vocabulary = MappingVocabulary(ROLES, SPACES, BARRIERS, arch=arch_problem)
     help = ("cuda (generated CUDA through NVIDIA's driver API, NVIDIA leaves only; needs "
             "mcl[cuda]); with cuda, --device is a CUDA device number or name")
+    profiler = "ncu"  # Nsight Compute (mcl.profile.ncu)
 
     def supports(self, hwd: HardwareDescription) -> bool:
         from mcl.codegen.mapping import mapping_path
@@ -56,6 +57,12 @@ class CudaBackend:
         return [DeviceListing((str(d.ordinal),), "gpu", d.name, d.platform.name, (d.arch,),
                               d.ordinal == 0, ("N",))
                 for d in list_cuda_devices()]
+
+    def device_kind(self, device: Any) -> str:
+        return "gpu"
+
+    def device_errors(self) -> tuple[type[BaseException], ...]:
+        return ()  # the runner reports the driver's refusals as MclError (cuda-driver)
 
     def compile(self, generated: GeneratedModule, device: Any,
                 options: tuple[str, ...] = ()) -> Any:

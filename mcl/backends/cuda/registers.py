@@ -1,6 +1,7 @@
 """The registers per thread NVIDIA's compiler gives a kernel, where it can be asked without
-a GPU (the feedback's register counter, mcl.feedback.compiler_registers; the command
-line hands it `register_count`): NVRTC (`nvidia-cuda-nvrtc`, the extra `mcl[cuda]`)
+a GPU (the CUDA backend's register counter, which the registry finds by this module's
+name, mcl.backends.register_count, and the command line hands the feedback,
+mcl.feedback.compiler_registers): NVRTC (`nvidia-cuda-nvrtc`, the extra `mcl[cuda]`)
 compiles the kernel's generated CUDA for the architecture its leaf's CUDA mapping names
 (hopper: sm_90), and the count is read from the cubin (mcl.backends.cuda.cubin), as
 ptxas decided it. The occupancy analysis uses it instead of the estimate of

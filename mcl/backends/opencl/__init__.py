@@ -13,10 +13,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from mcl.backends.opencl.dialect import OPENCL
-from mcl.codegen.backend import DeviceListing, MappingVocabulary, TunerTarget
+from mcl.codegen.backend import DeviceListing, DeviceSlot, MappingVocabulary, TunerTarget
 from mcl.codegen.mapping import ADDRESS_SPACES, BARRIERS, ROLES
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from mcl.codegen.backend import Harness, Session
     from mcl.codegen.mapping import OpenCLMapping
     from mcl.codegen.opencl import CodegenInput
@@ -44,6 +46,7 @@ class OpenCLBackend:
         lanes=True, fallback=_lisp_mapping,
         fallback_hint=" (or the original MCL's codegen/<name>.lisp beside their folder)")
     help = "opencl (default: pyopencl, any OpenCL device)"
+    profiler = None
 
     def supports(self, hwd: HardwareDescription) -> bool:
         from mcl.codegen.lisp_mapping import lisp_path
@@ -88,6 +91,27 @@ class OpenCLBackend:
                               ("bundled with mcl",) if device.platform.int_ptr in bundled
                               else (), device == chosen, ("N", "P:D"))
                 for info, device in found]
+
+    def device_kind(self, device: Any) -> str:
+        from mcl.backends.opencl.runner import device_kind
+
+        return device_kind(device.type)
+
+    def device_errors(self) -> tuple[type[BaseException], ...]:
+        import pyopencl as cl
+
+        return (cl.Error,)
+
+    def worker_slots(self, specs: Sequence[str] | None, preferred_type: str | None
+                     ) -> list[DeviceSlot]:
+        from mcl.backends.opencl.workers import worker_slots
+
+        return worker_slots(specs, preferred_type)
+
+    def hold_device(self, device: Any) -> Any:
+        from mcl.backends.opencl.workers import hold_device
+
+        return hold_device(device)
 
     def compile(self, generated: GeneratedModule, device: Any,
                 options: tuple[str, ...] = ()) -> Any:

@@ -63,6 +63,7 @@ class OpenMPBackend:
                                    "OpenMP backend reads as well)")
     help = ("openmp (C with OpenMP and vector types compiled by $CC or cc, run on this "
             "CPU; CPU leaves such as x86_avx512)")
+    profiler = None
 
     # ------------------------------------------------------------------ leaves
     def supports(self, hwd: HardwareDescription) -> bool:
@@ -98,6 +99,12 @@ class OpenMPBackend:
 
         return [DeviceListing(("host",), "cpu", processor_name(), f"OpenMP ({compiler()})",
                               (f"{threads()} threads",), default=True)]
+
+    def device_kind(self, device: Any) -> str:
+        return "cpu"
+
+    def device_errors(self) -> tuple[type[BaseException], ...]:
+        return ()  # the C compiler's refusals are MclError (run-build)
 
     # ------------------------------------------------------------------ compile and run
     def compile(self, generated: GeneratedModule, device: Any,
