@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from mcl import pipeline
-    from mcl.backends.opencl.runner import Session, describe, select_device
+    from mcl.backends.opencl.runner import OpenCLSession, describe, select_device
     from mcl.backends.openmp import backend
     from mcl.hdl.library import default_library
     from mcl.tune.tuned_file import best_tuned
@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     openmp = backend.session(pipeline.generate(checked, TARGET, library, language="openmp"))
     device = select_device()
-    written = Session(pipeline.generate(checked, TARGET, library), device)
+    written = OpenCLSession(pipeline.generate(checked, TARGET, library), device)
     threads = " ".join(f"{k}={os.environ[k]}" for k in _THREAD_VARIABLES if k in os.environ)
     print(f"# {' '.join([threads, 'python', 'benchmarks/openmp_matmul.py', *sys.argv[1:]])}"
           .replace("#  ", "# "))
@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
                                                 overrides=tuned.constants)
             constants = ", ".join(f"{k}={v}" for k, v in tuned.constants.items())
             sessions.append((f"PoCL (.tuned.toml: {constants})",
-                             Session(tuned_generated, device)))
+                             OpenCLSession(tuned_generated, device)))
         sessions.append(("OpenMP (as written)", openmp))
         for name, session in sessions:
             result = session.run("matmul", run_args, args.repeat + 1)

@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     from benchmarks.harness import prepared_inputs
     from mcl import pipeline
     from mcl.backends.cuda.runner import CudaSession, select_cuda_device
-    from mcl.backends.opencl.runner import Session, select_device
+    from mcl.backends.opencl.runner import OpenCLSession, select_device
     from mcl.commands.codegen import load_checked
     from mcl.hdl.library import default_library
     from mcl.verify import load_reference, verify
@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     for version in args.versions.split(","):
         path = folder / f"{version}.mcpl"
         program = load_checked(path, [], library)
-        sessions = {"OpenCL": Session(pipeline.generate(program, "hopper", library),
+        sessions = {"OpenCL": OpenCLSession(pipeline.generate(program, "hopper", library),
                                       opencl_device)}
         cuda = pipeline.generate(program, "hopper", library, language="cuda")
         sessions |= {name: CudaSession(cuda, cuda_device, options)

@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     from benchmarks.harness import prepared_inputs
     from mcl import pipeline
     from mcl.backends.cuda.runner import CudaSession, select_cuda_device
-    from mcl.backends.opencl.runner import Session, select_device
+    from mcl.backends.opencl.runner import OpenCLSession, select_device
     from mcl.commands.codegen import load_checked
     from mcl.hdl.library import default_library
     from mcl.verify import load_reference, verify
@@ -143,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         program = load_checked(folder / f"{version}.mcpl", [], library)
         cl_module = pipeline.generate(program, "hopper", library)
         cuda_module = pipeline.generate(program, "hopper", library, language="cuda")
-        opencl = Session(cl_module, opencl_device)
+        opencl = OpenCLSession(cl_module, opencl_device)
         builds: dict[str, Any] = {"OpenCL": opencl}
         builds["CUDA (NVRTC)"] = CudaSession(cuda_module, cuda_device)
         builds[f"CUDA, {BATCH} launches/event"] = batched_session(cuda_module, cuda_device)

@@ -5,7 +5,7 @@ clang, which PoCL and most OpenCL drivers compile with, stops at 256 nested brac
 in MCPL is legal and the interpreter runs it, but its generated kernel would fail to
 build; code generation reports it first, at the MCPL line of the deepest bracket.
 
-The printer of the C syntax tree measures as it prints (`Nesting`, mcl.codegen.ctree.Printer):
+The printer of the C syntax tree measures as it prints (`Nesting`, mcl.codegen.ctree.TreePrinter):
 a line of a function body stands inside as many braces as its depth in the tree, plus
 the brackets of its own code (`deepest_bracket` of the line's code: its expressions are
 text), and belongs to the MCPL statement of its span (or, for a closing or guard line,

@@ -17,7 +17,7 @@ from typing import Any
 
 from mcl.codegen.c_names import c_name
 from mcl.codegen.layout import flat_dims, index_chain, linear_offset
-from mcl.codegen.scope import DOUBLE, FLOAT, INT, Scope, signature_only
+from mcl.codegen.scope import DOUBLE, FLOAT, INT, CScope, signature_only
 from mcl.diagnostics import MclError, error
 from mcl.mcpl.ast import (
     BINARY_PRECEDENCE,
@@ -149,7 +149,7 @@ class CLanguage(ABC):
 
 @dataclass
 class ExprPrinter(StrictVisitor):
-    scope: Scope
+    scope: CScope
     language: CLanguage  # the kernel dialect or the host's C++
     access: dict[str, dict[str, str]] = field(default_factory=dict)  # function -> param -> mode
     needs: Needs = field(default_factory=Needs)

@@ -4,7 +4,7 @@ The emitters (statements.py, lanes.py, kernels.py and the backends' kernel emitt
 and the host harness's function writers) build the code of every kernel, device and
 host function as a tree of the nodes below; each
 node that stands for an MCPL statement carries the statement's source span. The printer
-(`Printer`) makes the text from the tree: the indentation is the node's depth in the
+(`TreePrinter`) makes the text from the tree: the indentation is the node's depth in the
 tree, each line of a span ends with its `// file.mcpl:LINE` comment and follows the
 dialect's line directive of the span (CUDA's `#line`; paper 4.4: code and feedback stay
 related to what the programmer wrote), and the bracket nesting that OpenCL compilers
@@ -14,16 +14,16 @@ depth in the tree, plus the brackets of the line's own C text.
 Expressions stay text (the C of `mcl.codegen.c_expr.ExprPrinter`): a line's `text` is
 its code only, its comments are fields of the node.
 
-    Line(text, span, note, comment)   one line of C: a statement or declaration
-    Return(...)                       a `return` line, which a backend may make a jump
-    Comment(text, span)               a line that is only a comment
-    Pragma(text, note)                `#pragma TEXT` at the depth of the code around it
-    Directive(text, comment, span)    a preprocessor line (#if, #define), in column 0
-    Compound(sections, close)         braces: `if (c) {` .. `} else {` .. `}`
-    Loop(sections, close, unroll)     a `for` loop (the dialect spells its unroll pragma)
+    CodeLine(text, span, note, comment)  one line of C: a statement or declaration
+    ReturnLine(...)                      a `return` line, which a backend may make a jump
+    Comment(text, span)                  a line that is only a comment
+    Pragma(text, note)                   `#pragma TEXT` at the depth of the code around it
+    Directive(text, comment, span)       a preprocessor line (#if, #define), in column 0
+    Compound(sections, close)            braces: `if (c) {` .. `} else {` .. `}`
+    ForLoop(sections, close, unroll)     a `for` loop (the dialect spells its unroll pragma)
     FunctionDef(title, span, signature, body, before, notes)
-    Verbatim(text)                    C written elsewhere (a dialect's header, a helper)
-    TranslationUnit(parts)            the file: its parts one blank line apart
+    Verbatim(text)                       C written elsewhere (a dialect's header, a helper)
+    TranslationUnit(parts)               the file: its parts one blank line apart
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def where(span: Span | None) -> str:
 
 
 @dataclass(frozen=True)
-class Line:
+class CodeLine:
     """One line of C at its block's depth: `text` (code only), then the `comment` of the
     code, then the comment of MCPL `span` (`// file.mcpl:LINE`) followed by `note`."""
 
@@ -59,7 +59,7 @@ class Line:
 
 
 @dataclass(frozen=True)
-class Return(Line):
+class ReturnLine(CodeLine):
     """A `return` statement (OpenMP's work-item loops make it a jump)."""
 
 
@@ -103,19 +103,19 @@ class Compound:
     """Code in braces: each section an opening line (`if (c) {`, `} else {`) and the
     nodes inside it, one level deeper; then `close` (None: the last line inside closes)."""
 
-    sections: list[tuple[Line, list[Node]]]
-    close: Line | None = field(default_factory=lambda: Line("}"))
+    sections: list[tuple[CodeLine, list[Node]]]
+    close: CodeLine | None = field(default_factory=lambda: CodeLine("}"))
 
 
 @dataclass
-class Loop(Compound):
+class ForLoop(Compound):
     """A `for` loop; `unroll`: its constant trip count where a pragma should unroll it
     (unroll.py), spelled by the dialect (`Dialect.unroll_pragma`)."""
 
     unroll: int | None = None
 
 
-Node = Line | Comment | Pragma | Directive | Compound
+Node = CodeLine | Comment | Pragma | Directive | Compound
 
 
 @dataclass
@@ -146,23 +146,23 @@ class TranslationUnit:
 def holds_loop(nodes: Iterable[Node]) -> bool:
     """Whether a loop stands anywhere among `nodes` or inside them."""
     for node in nodes:
-        if isinstance(node, Loop):
+        if isinstance(node, ForLoop):
             return True
         if isinstance(node, Compound) and any(holds_loop(body) for _, body in node.sections):
             return True
     return False
 
 
-Leaf = Line | Comment | Pragma | Directive
+Leaf = CodeLine | Comment | Pragma | Directive
 
 
 def rewrite(nodes: list[Node], change: Callable[[Leaf], Leaf]) -> list[Node]:
     """`nodes` with every node that is no braces, and every opening and closing line of
     braces, replaced by `change` of it."""
 
-    def line(node: Line) -> Line:
+    def line(node: CodeLine) -> CodeLine:
         changed = change(node)
-        assert isinstance(changed, Line), "the lines of braces stay lines"
+        assert isinstance(changed, CodeLine), "the lines of braces stay lines"
         return changed
 
     out: list[Node] = []
@@ -178,7 +178,7 @@ def rewrite(nodes: list[Node], change: Callable[[Leaf], Leaf]) -> list[Node]:
 
 
 @dataclass
-class Printer:
+class TreePrinter:
     """Prints trees in `dialect` (None: the host's C or C++, with no line directives and
     no unroll pragmas). `nesting` is the deepest bracket nesting of the functions
     printed so far, at the MCPL statement where it was reached first."""
@@ -226,7 +226,7 @@ class Printer:
 
     def node(self, node: Node, level: int) -> Iterator[str]:
         match node:
-            case Line():
+            case CodeLine():
                 yield from self.line(node, level)
             case Comment():
                 yield from self.located(node.span, level, "")
@@ -235,7 +235,7 @@ class Printer:
                 yield self.pragma(node, level)
             case Directive():
                 yield self.directive(node)
-            case Loop():
+            case ForLoop():
                 if node.unroll is not None and self.dialect is not None:
                     pragma = self.dialect.unroll_pragma(node.unroll, not holds_loop(
                         n for _, body in node.sections for n in body))
@@ -252,7 +252,7 @@ class Printer:
         if node.close is not None:
             yield from self.line(node.close, level)
 
-    def line(self, line: Line, level: int) -> Iterator[str]:
+    def line(self, line: CodeLine, level: int) -> Iterator[str]:
         yield from self.located(line.span, level, line.text)
         comment = f"  // {line.comment}" if line.comment else ""
         source = where(line.span) if line.note is None else \

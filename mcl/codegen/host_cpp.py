@@ -25,9 +25,18 @@ from typing import TYPE_CHECKING
 from mcl.codegen.c_expr import ATOM, CLanguage, ExprPrinter
 from mcl.codegen.c_names import c_name
 from mcl.codegen.constants import used_constants
-from mcl.codegen.ctree import Comment, Compound, FunctionDef, Line, Loop, Node, Printer, where
+from mcl.codegen.ctree import (
+    CodeLine,
+    Comment,
+    Compound,
+    ForLoop,
+    FunctionDef,
+    Node,
+    TreePrinter,
+    where,
+)
 from mcl.codegen.plan import FunctionPlan, GeneratedModule, HostStmt, KernelPlan, Launch, ParamPlan
-from mcl.codegen.scope import Scope, Var
+from mcl.codegen.scope import CScope, CVar
 from mcl.diagnostics import MclError, error
 from mcl.mcpl import ast
 from mcl.mcpl.ast import (
@@ -187,7 +196,7 @@ def emit_header(g: GeneratedModule, api: HostApi) -> str:
         f"namespace {namespace(g)} {{",
         "",
     ]
-    printer = _printer(g, Scope({}, {}, g.tables))
+    printer = _printer(g, CScope({}, {}, g.tables))
     for t in g.types:
         fields = []
         for d in t.fields:
@@ -223,18 +232,18 @@ def emit_header(g: GeneratedModule, api: HostApi) -> str:
 # ---------------------------------------------------------------------- source
 
 
-def _printer(g: GeneratedModule, scope: Scope) -> ExprPrinter:
+def _printer(g: GeneratedModule, scope: CScope) -> ExprPrinter:
     return ExprPrinter(scope, HOST_CPP, float_suffix="" if g.uses_double else "f")
 
 
-def _host_scope(g: GeneratedModule, f: FunctionPlan) -> Scope:
-    scope = Scope({t.name: t for t in g.types}, {}, g.tables)
+def _host_scope(g: GeneratedModule, f: FunctionPlan) -> CScope:
+    scope = CScope({t.name: t for t in g.types}, {}, g.tables)
     for c in g.constants:
-        scope.declare(Var(c.name, c.type, kind="constant"))
+        scope.declare(CVar(c.name, c.type, kind="constant"))
     for p in f.function.params:
-        scope.declare(Var(p.name, p.type, kind="param"))
+        scope.declare(CVar(p.name, p.type, kind="param"))
     for hv in f.host_vars:
-        scope.declare(Var(hv.name, Prim(hv.element), kind="host"))
+        scope.declare(CVar(hv.name, Prim(hv.element), kind="host"))
     return scope
 
 
@@ -271,11 +280,11 @@ def emit_source(g: GeneratedModule, api: HostApi) -> str:
     ]
     constants = _used_constants(g)
     if constants:
-        printer = _printer(g, Scope({}, {}, g.tables))
+        printer = _printer(g, CScope({}, {}, g.tables))
         for c in constants:
             # the OpenCL emitter has checked them: scalars with a value
             assert isinstance(c.type, Prim | NamedType) and c.init is not None
-            printer.scope.declare(Var(c.name, c.type, kind="constant"))
+            printer.scope.declare(CVar(c.name, c.type, kind="constant"))
             out.append(
                 f"constexpr {cpp_type(c.type.name)} {c_name(c.name)} = {printer.expr(c.init)};"
             )
@@ -335,7 +344,7 @@ class FunctionWriter:
         """The host function's lines, then an empty one."""
         f = self.f
         tree = FunctionDef(f.name, f.function.span, self.signature(), self.body())
-        return Printer(None).function(tree).split("\n")
+        return TreePrinter(None).function(tree).split("\n")
 
     def signature(self) -> str:
         return _signature(self.g, self.f)
@@ -343,8 +352,8 @@ class FunctionWriter:
     def body(self) -> list[Node]:
         f = self.f
         out: list[Node] = [
-            Line("const mcl::Context& ctx = module.context;"),
-            Line("double seconds = 0.0;"),
+            CodeLine("const mcl::Context& ctx = module.context;"),
+            CodeLine("double seconds = 0.0;"),
             Comment("One buffer per array parameter, sized by its MCPL declaration."),
         ]
         for p in f.params:
@@ -358,11 +367,11 @@ class FunctionWriter:
             out.append(Comment("The arrays the function writes, back to the host."))
         for p in written:
             n = c_name(p.name)
-            out.append(Line(f"mcl::read_buffer(ctx, {n}_buffer, {n}_bytes, {n});"))
+            out.append(CodeLine(f"mcl::read_buffer(ctx, {n}_buffer, {n}_bytes, {n});"))
         for p in f.params:
             if p.is_array:
-                out.append(Line(f"{self.api.release_buffer}({c_name(p.name)}_buffer);"))
-        return [*out, Line("return seconds;")]
+                out.append(CodeLine(f"{self.api.release_buffer}({c_name(p.name)}_buffer);"))
+        return [*out, CodeLine("return seconds;")]
 
     def buffer(self, p: ParamPlan) -> list[Node]:
         n = c_name(p.name)
@@ -371,9 +380,9 @@ class FunctionWriter:
         flags = f"{flags}, " if flags else ""
         assert p.size is not None  # a buffer is an array parameter, which has a size
         return [
-            Line(f"const size_t {n}_bytes = sizeof({cpp_type(p.element)})"
+            CodeLine(f"const size_t {n}_bytes = sizeof({cpp_type(p.element)})"
                  f" * (size_t)({self.x(p.size)});"),
-            Line(f"{api.buffer} {n}_buffer = mcl::create_buffer(ctx, {flags}{n}_bytes, {n});"),
+            CodeLine(f"{api.buffer} {n}_buffer = mcl::create_buffer(ctx, {flags}{n}_bytes, {n});"),
         ]
 
     def stmt(self, s: HostStmt) -> list[Node]:
@@ -384,21 +393,21 @@ class FunctionWriter:
                 # split_host keeps only scalars on the host
                 assert isinstance(s.type, Prim)
                 init = f" = {self.x(s.init)}" if s.init is not None else " = 0"
-                return [Line(f"{cpp_type(s.type.name)} {c_name(s.name)}{init};", s.span)]
+                return [CodeLine(f"{cpp_type(s.type.name)} {c_name(s.name)}{init};", s.span)]
             case Assign():
-                return [Line(f"{self.x(s.target)} {s.op} {self.x(s.value)};", s.span)]
+                return [CodeLine(f"{self.x(s.target)} {s.op} {self.x(s.value)};", s.span)]
             case IncDec():
-                return [Line(f"{self.x(s.target)}{s.op};", s.span)]
+                return [CodeLine(f"{self.x(s.target)}{s.op};", s.span)]
             case Block():
-                return [Compound([(Line("{"), [n for st in s.stmts for n in self.stmt(st)])])]
+                return [Compound([(CodeLine("{"), [n for st in s.stmts for n in self.stmt(st)])])]
             case If():
-                sections = [(Line(f"if ({self.x(s.cond)}) {{", s.span), self.stmt(s.then))]
+                sections = [(CodeLine(f"if ({self.x(s.cond)}) {{", s.span), self.stmt(s.then))]
                 if s.orelse is not None:
-                    sections.append((Line("} else {"), self.stmt(s.orelse)))
+                    sections.append((CodeLine("} else {"), self.stmt(s.orelse)))
                 return [Compound(sections)]
             case For():
                 init, step = (self.header_part(part) for part in (s.init, s.step))
-                return [Loop([(Line(f"for ({init}; {self.x(s.cond)}; {step}) {{", s.span),
+                return [ForLoop([(CodeLine(f"for ({init}; {self.x(s.cond)}; {step}) {{", s.span),
                                self.stmt(s.body))])]
             case (ast.ViewDecl() | ast.CallStmt() | ast.Swap() | ast.Foreach() | ast.Barrier()
                   | ast.Return()):
@@ -412,12 +421,12 @@ class FunctionWriter:
     def header_part(self, s: HostStmt) -> str:
         """The init or step of a for loop's header: the code of its statement."""
         line = self.stmt(s)[0]
-        assert isinstance(line, Line)  # a declaration, assignment or ++
+        assert isinstance(line, CodeLine)  # a declaration, assignment or ++
         return line.text.rstrip(";")
 
     def launch(self, k: KernelPlan) -> Compound:
         api = self.api
-        inside: list[Node] = [Line(line) for line in api.declare_status]
+        inside: list[Node] = [CodeLine(line) for line in api.declare_status]
         program = "module.program"
         if k.defines:  # private arrays sized by the kernel's sizes: build for these values
             parts = " + ".join(
@@ -426,30 +435,31 @@ class FunctionWriter:
                 + f'-D{m}=" + std::to_string(std::max(1, (int)({self.x(e)})))'
                 for i, (m, e) in enumerate(k.defines)
             )
-            inside.append(Line(f"const std::string options = {parts};"))
+            inside.append(CodeLine(f"const std::string options = {parts};"))
             program = "program_for(module, options)"
-        inside += [Line(line.format(program=program, name=k.name)) for line in api.create_kernel]
+        inside += [CodeLine(line.format(program=program, name=k.name))
+                   for line in api.create_kernel]
         for i, a in enumerate(k.args):
             n = c_name(a.name)
             if a.kind == "buffer":
-                inside.append(Line(f"mcl::set_arg(kernel, {i}, {n}_buffer);"))
+                inside.append(CodeLine(f"mcl::set_arg(kernel, {i}, {n}_buffer);"))
             elif a.kind == "local":
                 assert a.size is not None  # a __local array is sized at launch
                 bytes_ = f"sizeof({cpp_type(a.element)}) * (size_t)({self.x(a.size)})"
-                inside.append(Line(f"mcl::set_local_arg(kernel, {i}, {bytes_});",
+                inside.append(CodeLine(f"mcl::set_local_arg(kernel, {i}, {bytes_});",
                                    comment=f"__local {a.name}"))
             elif a.is_struct:
-                inside.append(Line(f"mcl::set_arg(kernel, {i}, {n});"))
+                inside.append(CodeLine(f"mcl::set_arg(kernel, {i}, {n});"))
             else:
                 inside.append(
-                    Line(f"mcl::set_arg<{api.arg_types[a.element]}>(kernel, {i}, {n});"))
+                    CodeLine(f"mcl::set_arg<{api.arg_types[a.element]}>(kernel, {i}, {n});"))
         groups = ", ".join(f"(long long)({self.x(e)})" for e in k.groups)
         local = ", ".join(f"(long long)({self.x(e)})" for e in k.local)
         inside += [
-            Line(f"const long long groups[{len(k.groups)}] = {{{groups}}};"),
-            Line(f"const long long local[{len(k.local)}] = {{{local}}};"),
-            Line(f"seconds += mcl::launch(ctx, kernel, {len(k.groups)}, groups, local);"),
-            *(Line(line) for line in api.release_kernel),
+            CodeLine(f"const long long groups[{len(k.groups)}] = {{{groups}}};"),
+            CodeLine(f"const long long local[{len(k.local)}] = {{{local}}};"),
+            CodeLine(f"seconds += mcl::launch(ctx, kernel, {len(k.groups)}, groups, local);"),
+            *(CodeLine(line) for line in api.release_kernel),
         ]
         return launch_block(k, inside)
 
@@ -457,7 +467,7 @@ class FunctionWriter:
 def launch_block(k: KernelPlan, inside: list[Node]) -> Compound:
     """The braces around the launch of kernel `k`, the opening one naming it and its
     foreach nest's MCPL line."""
-    return Compound([(Line("{", comment=f"kernel {k.name}{where(k.span).replace('  //', ',')}"),
+    return Compound([(CodeLine("{", comment=f"kernel {k.name}{where(k.span).replace('  //', ',')}"),
                       inside)])
 
 

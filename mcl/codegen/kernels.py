@@ -32,7 +32,7 @@ from mcl.codegen.lanes import WIDTHS, LaneEmitter, NotVectorisable
 from mcl.codegen.layout import flat_dims, product
 from mcl.codegen.mapping import OpenCLMapping, ParGroupMapping
 from mcl.codegen.plan import KernelArg, KernelPlan
-from mcl.codegen.scope import Var
+from mcl.codegen.scope import CVar
 from mcl.codegen.statements import BodyEmitter, element_type
 from mcl.codegen.unroll import constant_count
 from mcl.diagnostics import MclError, error
@@ -77,7 +77,7 @@ def dynamic_shared_layout(sizes: list[int]) -> tuple[list[int], int]:
 
 
 @dataclass(frozen=True)
-class Level:
+class NDRangeLevel:
     """A foreach statement that becomes part of the NDRange, with the declarations that
     stand directly in its body (memory shared by the units of the par_groups inside)."""
 
@@ -103,11 +103,11 @@ def group_mapping(f: Foreach, mapping: OpenCLMapping) -> ParGroupMapping:
     return entry
 
 
-def nest_levels(top: Foreach, mapping: OpenCLMapping) -> tuple[list[Level], Stmt]:
+def nest_levels(top: Foreach, mapping: OpenCLMapping) -> tuple[list[NDRangeLevel], Stmt]:
     """The NDRange levels of the nest starting at `top` and the body a work-item runs."""
     if group_mapping(top, mapping).role == "loop":
         return [], Block((top,), span=top.span)  # one work-item runs the whole loop
-    levels: list[Level] = []
+    levels: list[NDRangeLevel] = []
     f = top
     while True:
         entry = group_mapping(f, mapping)
@@ -117,7 +117,7 @@ def nest_levels(top: Foreach, mapping: OpenCLMapping) -> tuple[list[Level], Stmt
         ]
         others = tuple(s for s in body if not (isinstance(s, Foreach) and s in inner))
         if len(inner) == 1 and all(isinstance(s, Decl | ViewDecl) for s in others):
-            levels.append(Level(f, entry, others))
+            levels.append(NDRangeLevel(f, entry, others))
             f = inner[0]
             continue
         if inner:
@@ -135,7 +135,7 @@ def nest_levels(top: Foreach, mapping: OpenCLMapping) -> tuple[list[Level], Stmt
                     hint="write the phases in one foreach and separate them with a barrier",
                 )
             )
-        levels.append(Level(f, entry, ()))
+        levels.append(NDRangeLevel(f, entry, ()))
         return levels, f.body
 
 
@@ -146,7 +146,7 @@ class NDRange:
     guards: tuple[tuple[int, Expr], ...]  # (dim, total count) for role `global`
 
 
-def ndrange(levels: list[Level], typed: Typed) -> NDRange:
+def ndrange(levels: list[NDRangeLevel], typed: Typed) -> NDRange:
     """The launch sizes of a kernel's levels, built typed by `typed`."""
     nr_dims = max((lv.mapping.dim for lv in levels), default=0) + 1
     groups: list[Expr] = []
@@ -178,7 +178,7 @@ class KernelEmitter:
     mapping: OpenCLMapping
     body: BodyEmitter
     param_args: list[tuple[str, KernelArg]]  # (parameter declaration text, plan arg)
-    host_vars: dict[str, Var]
+    host_vars: dict[str, CVar]
     static_values: dict[str, int | float] = field(default_factory=dict)  # known before launch
 
     @property
@@ -200,7 +200,7 @@ class KernelEmitter:
         kernel, plan = self._emit(name, top, levels, work, None)
         return replace(kernel, notes=notes), plan
 
-    def _lane_level(self, levels: list[Level]) -> tuple[Level, int] | None:
+    def _lane_level(self, levels: list[NDRangeLevel]) -> tuple[NDRangeLevel, int] | None:
         """The innermost level and its width when the mapping makes its units the
         components of OpenCL vectors (lanes.py) and its count is a vector width."""
         if not levels or self.mapping.lanes is None:
@@ -223,7 +223,8 @@ class KernelEmitter:
             args.append(KernelArg(v.name, "host", v.type.name))
         return signature, args
 
-    def _ndrange(self, levels: list[Level], lanes: tuple[Level, int] | None) -> NDRange:
+    def _ndrange(self, levels: list[NDRangeLevel], lanes: tuple[NDRangeLevel, int] | None
+                 ) -> NDRange:
         """The launch sizes of a kernel's levels; lanes (vector code) only where no
         work-item is guarded."""
         nd = ndrange(levels, self.printer.scope.typed)
@@ -232,8 +233,8 @@ class KernelEmitter:
         return nd
 
     def _emit(
-        self, name: str, top: Foreach, levels: list[Level], work: Stmt,
-        lanes: tuple[Level, int] | None,
+        self, name: str, top: Foreach, levels: list[NDRangeLevel], work: Stmt,
+        lanes: tuple[NDRangeLevel, int] | None,
     ) -> tuple[FunctionDef, KernelPlan]:
         nd = self._ndrange(levels, lanes)
         self.body.start()
@@ -279,7 +280,7 @@ class KernelEmitter:
         return kernel, plan
 
     # ------------------------------------------------------------------ parts
-    def _index_declaration(self, lv: Level, levels: list[Level]) -> None:
+    def _index_declaration(self, lv: NDRangeLevel, levels: list[NDRangeLevel]) -> None:
         same = [
             x
             for x in levels
@@ -294,12 +295,12 @@ class KernelEmitter:
         if k > 0:
             text += f" % {self.printer.wrap(lv.foreach.count, _MUL + 1)}"
         f = lv.foreach
-        var = self.printer.scope.declare(Var(f.var, Prim("int"), kind="index"))
+        var = self.printer.scope.declare(CVar(f.var, Prim("int"), kind="index"))
         header = f"foreach (int {f.var} in {_mcpl(f.count)} {f.group})"
         self.body.line(f"const int {var.cname} = {text};", f.span, header)
 
-    def _shared_declarations(self, levels: list[Level], replicated: list[Decl | ViewDecl]
-                             ) -> list[Var]:
+    def _shared_declarations(self, levels: list[NDRangeLevel], replicated: list[Decl | ViewDecl]
+                             ) -> list[CVar]:
         """Declarations between foreach statements: memory shared by the work-items of a
         group (`__local`). Constant sizes are declared in the kernel; other sizes are
         kernel arguments whose size the host sets at launch. A private scalar with an
@@ -307,7 +308,7 @@ class KernelEmitter:
         threads; the checker makes sure it is never written again) goes to `replicated`:
         every work-item computes it after the indices, and so do the views (a view of an
         element, `a[b] as float[4][8] row;`, reads the index of its level)."""
-        dynamic: list[Var] = []
+        dynamic: list[CVar] = []
         scope = self.printer.scope
         shared = self.mapping.dialect.shared_keyword
         limit = self.mapping.dialect.static_shared_limit
@@ -337,10 +338,10 @@ class KernelEmitter:
                     )
                 if not isinstance(d.type, ArrayType):
                     assert isinstance(d.type, Prim | NamedType)
-                    var = scope.declare(Var(d.name, d.type, "local", space))
+                    var = scope.declare(CVar(d.name, d.type, "local", space))
                     self.body.line(f"{shared} {element_type(d.type)} {var.cname};", d.span)
                 elif self._is_constant(flat_dims(d.type)) and not by_host:
-                    var = scope.declare(Var(d.name, d.type, "local", space))
+                    var = scope.declare(CVar(d.name, d.type, "local", space))
                     size = self.printer.expr(product(flat_dims(d.type), scope.typed))
                     # 16-byte aligned for the vector copies of vectorize.py
                     aligned = self.mapping.dialect.aligned16 if self.mapping.vector_width else ""
@@ -349,7 +350,7 @@ class KernelEmitter:
                         d.span,
                     )
                 else:
-                    var = scope.declare(Var(d.name, d.type, "local", space, kind="param"))
+                    var = scope.declare(CVar(d.name, d.type, "local", space, kind="param"))
                     dynamic.append(var)
                     if self.mapping.dialect.shared_by_offset:
                         self._dynamic_shared(var, len(dynamic) == 1, d)
@@ -361,7 +362,7 @@ class KernelEmitter:
                     self.body.view(var, d.view, d.span)
         return dynamic
 
-    def _constant_shared_bytes(self, levels: list[Level]) -> int:
+    def _constant_shared_bytes(self, levels: list[NDRangeLevel]) -> int:
         """Bytes of the group-shared arrays of constant size declared at `levels`, at the
         constants' values of this generation (their overrides included)."""
         total = 0
@@ -379,7 +380,7 @@ class KernelEmitter:
                 total += math.prod(s for s in sizes if s is not None) * primitive.size
         return total
 
-    def _dynamic_shared(self, var: Var, first: bool, d: Decl) -> None:
+    def _dynamic_shared(self, var: CVar, first: bool, d: Decl) -> None:
         """CUDA has one dynamic shared buffer per block (its size is a launch parameter):
         an array sized by the host is a pointer into it at a byte offset that the host
         passes as the kernel argument (`dynamic_shared_layout`)."""
@@ -401,7 +402,7 @@ class KernelEmitter:
                     return False
         return True
 
-    def _host_args(self, top: Foreach, nd: NDRange) -> list[Var]:
+    def _host_args(self, top: Foreach, nd: NDRange) -> list[CVar]:
         """Host variables (Fig. 9's dimension statements) the kernel reads."""
         used = {n.name for n in walk(top) if isinstance(n, Name)}
         for e in (*nd.groups, *nd.local):

@@ -44,7 +44,7 @@ import sympy
 from mcl.codegen.c_expr import UNARY
 from mcl.codegen.ctree import Directive
 from mcl.codegen.layout import flat_dims, index_chain, linear_offset
-from mcl.codegen.scope import FLOAT, INT, Var
+from mcl.codegen.scope import FLOAT, INT, CVar
 from mcl.codegen.statements import BodyEmitter
 from mcl.codegen.unroll import for_trip_count
 from mcl.codegen.vectorize import _sympy, guard
@@ -87,7 +87,7 @@ class NotVectorisable(Exception):
 
 
 @dataclass(frozen=True)
-class Affine:
+class ClampedLane:
     """A varying int `x = min(base + lane, limit)` (limit None: no clamp), never written
     again: `base` and `limit` are uniform scalars declared next to x."""
 
@@ -108,7 +108,7 @@ class LaneEmitter:
     written: set[str] = field(default_factory=set)
     # Per block: the lane-affine ints declared in it (None: a declaration that hides one
     # of an outer block).
-    affine: list[dict[str, Affine | None]] = field(default_factory=lambda: [{}])
+    affine: list[dict[str, ClampedLane | None]] = field(default_factory=lambda: [{}])
 
     # ------------------------------------------------------------------ entry
     def emit(self) -> None:
@@ -120,7 +120,7 @@ class LaneEmitter:
             "lanes of one vector",
         )
         with self._nested():
-            self.body.printer.scope.declare(Var(self.lanes.var, INT, kind="index"))
+            self.body.printer.scope.declare(CVar(self.lanes.var, INT, kind="index"))
             for s in stmts:
                 self.stmt(s)
 
@@ -154,7 +154,7 @@ class LaneEmitter:
     def is_varying(self, e: Expr) -> bool:
         return any(isinstance(n, Name) and n.name in self.varying for n in walk(e))
 
-    def _affine(self, name: str) -> Affine | None:
+    def _affine(self, name: str) -> ClampedLane | None:
         for frame in reversed(self.affine):
             if name in frame:
                 return frame[name]
@@ -213,9 +213,9 @@ class LaneEmitter:
 
         return self.body.printer.scope.tables.rewrite(offset, at_lane_zero)
 
-    def _clamped(self, offset: Expr) -> tuple[Expr, Affine] | None:
+    def _clamped(self, offset: Expr) -> tuple[Expr, ClampedLane] | None:
         """`offset` = S + j with S uniform and j a clamped lane-affine int: (S + j's base,
-        j's Affine)."""
+        j's ClampedLane)."""
         names = {n.name for n in walk(offset) if isinstance(n, Name)}
         varying = names & self.varying
         if len(varying) != 1:
@@ -294,7 +294,7 @@ class LaneEmitter:
             sides.append(text)
         return f"{sides[0]} {e.op} {sides[1]}", prec
 
-    def _array(self, e: Index) -> tuple[Var, Prim, list[Expr], list[Expr]]:
+    def _array(self, e: Index) -> tuple[CVar, Prim, list[Expr], list[Expr]]:
         """The array variable, its element type (float or int), the indices and the
         array's dimensions."""
         base, indices = index_chain(e)
@@ -385,7 +385,7 @@ class LaneEmitter:
             if address_space != "private" or d.type.element not in (FLOAT, INT):
                 raise NotVectorisable(f"array '{d.name}' (not private float or int)")
             size = self.body.constant_size(d.type, d.name, d.span)
-            var = scope.declare(Var(d.name, d.type, "private", space))
+            var = scope.declare(CVar(d.name, d.type, "private", space))
             element = "float" if d.type.element == FLOAT else "int"
             self.body.line(f"{element}{self.width} {var.cname}[{size}];", d.span)
             return
@@ -402,7 +402,7 @@ class LaneEmitter:
         self.affine[-1][d.name] = None
         if d.type == INT and d.init is not None and d.name not in self.written:
             self._affine_decl(d, d.init)
-        var = scope.declare(Var(d.name, d.type, "private", space))
+        var = scope.declare(CVar(d.name, d.type, "private", space))
         const = "const " if d.const else ""
         self.body.line(f"{const}{element}{self.width} {var.cname}{init};", d.span)
 
@@ -420,14 +420,14 @@ class LaneEmitter:
         if base is None:
             return
         scope = self.body.printer.scope
-        base_var = scope.declare(Var(f"{d.name}_lane0", INT, "private"))
+        base_var = scope.declare(CVar(f"{d.name}_lane0", INT, "private"))
         self.body.line(f"const int {base_var.cname} = {self.body.printer.expr(base)};")
         limit_name = None
         if limit is not None:
-            limit_var = scope.declare(Var(f"{d.name}_limit", INT, "private"))
+            limit_var = scope.declare(CVar(f"{d.name}_limit", INT, "private"))
             self.body.line(f"const int {limit_var.cname} = {self.body.printer.expr(limit)};")
             limit_name = limit_var.cname
-        self.affine[-1][d.name] = Affine(base_var.cname, limit_name)
+        self.affine[-1][d.name] = ClampedLane(base_var.cname, limit_name)
 
     def _assign(self, s: Assign) -> None:
         self._own(s.target)
@@ -457,7 +457,7 @@ class LaneEmitter:
         self.body.line(f"{self.x(s.target)} {s.op} {self.x(s.value)};", s.span)
 
     def _store(
-        self, var: Var, element_type: Prim, offset: Expr, s: Assign,
+        self, var: CVar, element_type: Prim, offset: Expr, s: Assign,
         mask: str | None,
     ) -> None:
         """A store of the lanes into a shared array: one vector store when contiguous and

@@ -34,14 +34,14 @@ from typing import Union
 from mcl.diagnostics import MclError, Span, error
 from mcl.hdl.model import HardwareDescription
 
-SExpr = Union[str, "Keyword", "Symbol", list["SExpr"]]
+SExpr = Union[str, "Keyword", "LispSymbol", list["SExpr"]]
 
 
 class Keyword(str):
     """`:target` (a property name)."""
 
 
-class Symbol(str):
+class LispSymbol(str):
     """A bare symbol (`t`, `nil`) or a number as written."""
 
 
@@ -108,7 +108,7 @@ def _read(tokens: list[tuple[str, str]], i: int) -> tuple[SExpr, int]:
     if kind == "string":
         return text.replace('\\"', '"').replace("\\\\", "\\"), i + 1
     if kind == "atom":
-        return (Keyword(text[1:]) if text.startswith(":") else Symbol(text)), i + 1
+        return (Keyword(text[1:]) if text.startswith(":") else LispSymbol(text)), i + 1
     items: list[SExpr] = []
     i += 1
     while True:
@@ -118,7 +118,7 @@ def _read(tokens: list[tuple[str, str]], i: int) -> tuple[SExpr, int]:
             break
         item, i = _read(tokens, i)
         items.append(item)
-    if len(items) >= 3 and items[-2] == Symbol("."):
+    if len(items) >= 3 and items[-2] == LispSymbol("."):
         tail = items[-1]
         items = items[:-2] + (tail if isinstance(tail, list) else [tail])
     return items, i + 1
@@ -138,7 +138,7 @@ def _plist(expr: SExpr) -> dict[str, SExpr]:
 def _is_nil(value: SExpr) -> bool:
     """Lisp's `nil`, the empty list (the original distribution's own codegen files say
     `:builtin-funcs (nil)`: a list whose one entry is empty)."""
-    return value == [] or (isinstance(value, Symbol) and value.lower() == "nil")
+    return value == [] or (isinstance(value, LispSymbol) and value.lower() == "nil")
 
 
 def _entries(value: SExpr, what: str) -> list[tuple[str, list[str]]]:

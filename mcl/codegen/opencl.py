@@ -29,15 +29,15 @@ from typing import TYPE_CHECKING, ClassVar
 from mcl.codegen.c_expr import ExprPrinter, Needs, by_reference, instance_name
 from mcl.codegen.constants import used_constants
 from mcl.codegen.ctree import (
+    CodeLine,
     Comment,
     Compound,
     Directive,
     FunctionDef,
-    Line,
     Node,
-    Printer,
     TopNode,
     TranslationUnit,
+    TreePrinter,
     Verbatim,
 )
 from mcl.codegen.host_eval import Number, static_host_values
@@ -61,7 +61,7 @@ from mcl.codegen.plan import (
     ParamPlan,
 )
 from mcl.codegen.prelude import HELPERS
-from mcl.codegen.scope import Scope, Var, signature_only
+from mcl.codegen.scope import CScope, CVar, signature_only
 from mcl.codegen.statements import BodyEmitter, SpaceResolver, element_type
 from mcl.diagnostics import MclError, error
 from mcl.hdl.model import HardwareDescription
@@ -213,14 +213,14 @@ class ModuleEmitter:
         self.constant_values = static_host_values((), self.source.constants)
 
     # ------------------------------------------------------------------ scopes
-    def base_scope(self) -> Scope:
-        scope = Scope(dict(self.source.types), dict(self.source.functions),
+    def base_scope(self) -> CScope:
+        scope = CScope(dict(self.source.types), dict(self.source.functions),
                       self.source.tables)
         for c in self.source.constants:
-            scope.declare(Var(c.name, c.type, "constant", None, kind="constant"))
+            scope.declare(CVar(c.name, c.type, "constant", None, kind="constant"))
         return scope
 
-    def printer(self, scope: Scope) -> ExprPrinter:
+    def printer(self, scope: CScope) -> ExprPrinter:
         return ExprPrinter(
             scope,
             self.mapping.dialect,
@@ -253,7 +253,7 @@ class ModuleEmitter:
         if prototypes:
             parts.append(list(prototypes))
         parts += [[f] for f in (*helpers, *kernels)]
-        printer = Printer(self.mapping.dialect)
+        printer = TreePrinter(self.mapping.dialect)
         text = printer.unit(TranslationUnit(parts))
         return GeneratedModule(
             name=self.source.name,
@@ -295,7 +295,7 @@ class ModuleEmitter:
                 )
             # Overridable with -D NAME=value when the kernel is built (Kernel Tuner
             # prepends its #defines), so one source serves other tile sizes.
-            macro = Var(c.name, c.type).cname
+            macro = CVar(c.name, c.type).cname
             lines += [
                 Directive(f"#ifndef {macro}"),
                 Directive(f"#define {macro} ({printer.expr(c.init)})", span=c.span),
@@ -320,11 +320,11 @@ class ModuleEmitter:
             for d in t.fields:
                 if isinstance(d.type, ArrayType):
                     size = printer.expr(product(flat_dims(d.type), printer.scope.typed))
-                    fields.append(Line(f"{element_type(d.type.element)} {d.name}[{size}];"))
+                    fields.append(CodeLine(f"{element_type(d.type.element)} {d.name}[{size}];"))
                 else:
-                    fields.append(Line(f"{element_type(d.type)} {d.name};"))
-            trees.append([Compound([(Line("typedef struct {", t.span), fields)],
-                                   Line(f"}} {t.name};"))])
+                    fields.append(CodeLine(f"{element_type(d.type)} {d.name};"))
+            trees.append([Compound([(CodeLine("typedef struct {", t.span), fields)],
+                                   CodeLine(f"}} {t.name};"))])
         return trees
 
     # ------------------------------------------------------------------ kernels
@@ -346,7 +346,7 @@ class ModuleEmitter:
             written_scalar = not is_array and "w" in modes.get(p.name, "")
             written = "w" in (modes.get(p.name, "rw") or "r") if is_array else written_scalar
             var = scope.declare(
-                Var(p.name, p.type, address_space if is_array else "global" if written_scalar
+                CVar(p.name, p.type, address_space if is_array else "global" if written_scalar
                     else "private", space, by_pointer=written_scalar, kind="param",
                     readonly=not written)
             )
@@ -407,7 +407,7 @@ class ModuleEmitter:
         trees, kernels = [], []
         for k, nest in enumerate(nests):
             name = (
-                Var(f.name, f.ret).cname if len(nests) == 1 else f"{Var(f.name, f.ret).cname}_{k}"
+                CVar(f.name, f.ret).cname if len(nests) == 1 else f"{CVar(f.name, f.ret).cname}_{k}"
             )
             tree, plan = emitter.emit(name, nest)
             trees.append(tree)
@@ -422,18 +422,18 @@ class ModuleEmitter:
         return function_plan, trees
 
     # ------------------------------------------------------------------ helpers
-    def helper_functions(self) -> tuple[list[FunctionDef], list[Line], list[Function]]:
+    def helper_functions(self) -> tuple[list[FunctionDef], list[CodeLine], list[Function]]:
         """Definitions and prototypes of every specialised MCPL function the kernels call
         (and the functions those call), plus the list of functions emitted."""
         done: dict[tuple[str, tuple[str, ...]], FunctionDef] = {}
-        prototypes: list[Line] = []
+        prototypes: list[CodeLine] = []
         emitted: list[Function] = self.kernel_functions()
         while pending := sorted(self.needs.instances - set(done)):
             for instance in pending:
                 f = self.source.functions[instance[0]]
                 tree = self.helper(f, instance[1])
                 done[instance] = tree
-                prototypes.append(Line(tree.signature + ";"))
+                prototypes.append(CodeLine(tree.signature + ";"))
                 emitted.append(f)
         return list(done.values()), prototypes, emitted
 
@@ -463,7 +463,7 @@ class ModuleEmitter:
             if by_reference(p, modes):
                 address_space = next(pointer_spaces)
                 var = scope.declare(
-                    Var(p.name, p.type, address_space, None, by_pointer=True, kind="param")
+                    CVar(p.name, p.type, address_space, None, by_pointer=True, kind="param")
                 )
                 element_t = p.type.element if isinstance(p.type, ArrayType) else p.type
                 qualifier = self.mapping.dialect.qualifier(address_space)
@@ -471,7 +471,7 @@ class ModuleEmitter:
                     f"{qualifier}{element_type(element_t, address_space != 'private')}* {var.cname}"
                 )
             else:
-                var = scope.declare(Var(p.name, p.type, "private", None, kind="param"))
+                var = scope.declare(CVar(p.name, p.type, "private", None, kind="param"))
                 params.append(f"{element_type(_not_array(p.type))} {var.cname}")
         ret = "void" if f.ret == Prim("void") else element_type(_not_array(f.ret))
         signature = (
@@ -521,7 +521,7 @@ def _scalar_name(t: Type) -> str:
     return t.name
 
 
-def split_host(f: Function) -> tuple[tuple[HostStmt, ...], list[Foreach], dict[str, Var]]:
+def split_host(f: Function) -> tuple[tuple[HostStmt, ...], list[Foreach], dict[str, CVar]]:
     """Separate what runs on the host from the kernels: each top-level foreach becomes a
     Launch (kernel number k); the host variables are the scalars declared outside foreach.
     `f` is lowered (mcl.codegen.passes): its views outside foreach are in its kernels."""
@@ -536,7 +536,7 @@ class _HostSplitter(StrictVisitor):
 
     def __init__(self) -> None:
         self.nests: list[Foreach] = []
-        self.host_vars: dict[str, Var] = {}
+        self.host_vars: dict[str, CVar] = {}
 
     def visit_Foreach(self, s: Foreach) -> HostStmt:
         self.nests.append(s)
@@ -558,7 +558,7 @@ class _HostSplitter(StrictVisitor):
                     s.span,
                 )
             )
-        self.host_vars[s.name] = Var(s.name, s.type, "private", None, kind="host")
+        self.host_vars[s.name] = CVar(s.name, s.type, "private", None, kind="host")
         return s
 
     def visit_Assign(self, s: Assign) -> HostStmt:
@@ -577,7 +577,7 @@ class _HostSplitter(StrictVisitor):
 
     def visit_For(self, s: For) -> HostStmt:
         if isinstance(s.init, Decl):
-            self.host_vars[s.init.name] = Var(s.init.name, s.init.type, "private", None,
+            self.host_vars[s.init.name] = CVar(s.init.name, s.init.type, "private", None,
                                               kind="host")
         return For(s.init, s.cond, s.step, self.visit(s.body), span=s.span)
 

@@ -49,7 +49,7 @@ BOOL = Prim("bool")
 VOID = Prim("void")
 
 @dataclass(frozen=True)
-class Var:
+class CVar:
     """A variable of the generated code. `address_space` is the OpenCL one ('global',
     'local', 'constant', 'private'); `by_pointer` marks a scalar or struct parameter of a
     helper function that is passed by reference (it is written); `readonly` a kernel
@@ -73,33 +73,33 @@ class Var:
 
 
 @dataclass
-class Scope:
+class CScope:
     """Nested lexical scopes of one generated function (a fresh object per function)."""
 
     types: dict[str, TypeDef]
     functions: dict[str, Function]
     tables: SideTables
-    frames: list[dict[str, Var]] = field(default_factory=lambda: [{}])
+    frames: list[dict[str, CVar]] = field(default_factory=lambda: [{}])
 
-    def child(self) -> Scope:
-        return Scope(self.types, self.functions, self.tables, self.frames + [{}])
+    def child(self) -> CScope:
+        return CScope(self.types, self.functions, self.tables, self.frames + [{}])
 
     @property
     def typed(self) -> Typed:
         """Builds the nodes code generation makes, typed as they are built."""
         return Typed(self.tables)
 
-    def declare(self, var: Var) -> Var:
+    def declare(self, var: CVar) -> CVar:
         self.frames[-1][var.name] = var
         return var
 
-    def lookup(self, name: str, span: Span | None = None) -> Var:
+    def lookup(self, name: str, span: Span | None = None) -> CVar:
         for frame in reversed(self.frames):
             if name in frame:
                 return frame[name]
         raise MclError(error("codegen-unknown-name", f"unknown name '{name}'", span))
 
-    def find(self, name: str) -> Var | None:
+    def find(self, name: str) -> CVar | None:
         for frame in reversed(self.frames):
             if name in frame:
                 return frame[name]
@@ -147,7 +147,7 @@ class Scope:
     def is_float(self, e: Expr) -> bool:
         return self.type_of(e) in (FLOAT, DOUBLE)
 
-    def root_var(self, e: Expr) -> Var | None:
+    def root_var(self, e: Expr) -> CVar | None:
         """The variable an access expression starts from (`c` for `c[i].r`)."""
         while isinstance(e, Index | Field):
             e = e.base

@@ -16,12 +16,11 @@ from typing import Any
 
 from mcl.codegen.c_expr import ExprPrinter
 from mcl.codegen.c_names import c_name, opencl_type
-from mcl.codegen.ctree import Compound, Directive, Line, Loop, Node
-from mcl.codegen.ctree import Return as ReturnLine
+from mcl.codegen.ctree import CodeLine, Compound, Directive, ForLoop, Node, ReturnLine
 from mcl.codegen.host_eval import Number
 from mcl.codegen.layout import flat_dims, product
 from mcl.codegen.mapping import FENCE_FLAGS, OpenCLMapping
-from mcl.codegen.scope import Var
+from mcl.codegen.scope import CVar
 from mcl.codegen.unroll import constant_count as _constant_count
 from mcl.codegen.unroll import for_trip_count, wants_unroll
 from mcl.codegen.vectorize import vector_copy
@@ -122,7 +121,7 @@ class BodyEmitter(StrictVisitor):
              comment: str | None = None) -> None:
         """The line of C `text`, pointing back to `span` (then `note`, a comment after
         the MCPL line); `comment`: the code's own comment, before the MCPL line."""
-        self.out.append(Line(text, span, note, comment))
+        self.out.append(CodeLine(text, span, note, comment))
 
     def start(self) -> None:
         """A new function body: no nodes, no specialised sizes."""
@@ -144,8 +143,8 @@ class BodyEmitter(StrictVisitor):
         """The nodes emitted inside the `with` stand in braces after the line `opening`
         (of `span`): a loop (`unroll`: its pragma's trip count) or other braces; `close`
         None: the last line inside closes them."""
-        closing = None if close is None else Line(close)
-        node = Loop([], closing, unroll) if loop else Compound([], closing)
+        closing = None if close is None else CodeLine(close)
+        node = ForLoop([], closing, unroll) if loop else Compound([], closing)
         self.out.append(node)
         with self.section(node, opening, span):
             yield node
@@ -155,7 +154,7 @@ class BodyEmitter(StrictVisitor):
                 ) -> Iterator[None]:
         """A further section of braces `node` (`} else {`)."""
         with self.collecting() as body:
-            node.sections.append((Line(opening, span), body))
+            node.sections.append((CodeLine(opening, span), body))
             yield
 
     def x(self, e: Expr) -> str:
@@ -320,7 +319,7 @@ class BodyEmitter(StrictVisitor):
             )
         unroll = self.unroll(_constant_count(s.count, self.constants, self.is_constant))
         with self.nested():
-            var = self.printer.scope.declare(Var(s.var, Prim("int"), kind="index"))
+            var = self.printer.scope.declare(CVar(s.var, Prim("int"), kind="index"))
             count = self.x(s.count)
             v = var.cname
             with self.braced(f"for (int {v} = 0; {v} < {count}; {v}++) {{", s.span,
@@ -336,7 +335,7 @@ class BodyEmitter(StrictVisitor):
     def scalar_decl_text(self, d: Decl) -> str:
         init = f" = {self.x(d.init)}" if d.init is not None else ""
         space, _ = self.spaces.resolve(d.spaces, SCALAR, d.span)
-        var = self.printer.scope.declare(Var(d.name, d.type, "private", space))
+        var = self.printer.scope.declare(CVar(d.name, d.type, "private", space))
         const = "const " if d.const else ""
         return f"{const}{self.c_type(d.type, d.span)} {var.cname}{init}"
 
@@ -361,7 +360,7 @@ class BodyEmitter(StrictVisitor):
         else:
             assert isinstance(d.type, ArrayType)
             size = self.constant_size(d.type, d.name, d.span)
-            var = self.printer.scope.declare(Var(d.name, d.type, "private", space))
+            var = self.printer.scope.declare(CVar(d.name, d.type, "private", space))
             const = "const " if d.const else ""
             aligned = self.mapping.dialect.aligned16 if self.mapping.vector_width else ""
             self.line(
@@ -405,7 +404,7 @@ class BodyEmitter(StrictVisitor):
         self.specialised.append((macro, product(dims, self.printer.scope.typed)))
         return macro
 
-    def view(self, source: Var, view: View, span: Span | None,
+    def view(self, source: CVar, view: View, span: Span | None,
              part: Expr | None = None) -> None:
         """`a as float[n/t][t] a2`: a pointer to the same storage, indexed with its shape;
         for a view of a part (`a[i] as ...`, `b.data as ...`), to the part's first element,
@@ -413,7 +412,7 @@ class BodyEmitter(StrictVisitor):
         start = source.cname if part is None else self.x(part)
         viewed = source.name if part is None else print_expr(part)
         var = self.printer.scope.declare(
-            Var(view.name, view.type, source.address_space, source.space, kind=source.kind,
+            CVar(view.name, view.type, source.address_space, source.space, kind=source.kind,
                 readonly=source.readonly)
         )
         dialect = self.mapping.dialect

@@ -70,7 +70,7 @@ def _add_options(p: argparse.ArgumentParser) -> None:
 # A step shows its command and then either runs it (`show` None: its output is short) or
 # shows the key messages of its output with `show(demo)`, returning False on failure.
 @dataclass(frozen=True)
-class Step:
+class DemoStep:
     title: str
     why: str
     argv: list[str]
@@ -189,38 +189,38 @@ def _compact_table(demo: Demo) -> bool:
     return not any(r.problem for r in rows)
 
 
-def _steps(args: argparse.Namespace, sizes: list[str]) -> list[Step]:
+def _steps(args: argparse.Namespace, sizes: list[str]) -> list[DemoStep]:
     matmul = kernels_dir() / "matmul"
     perfect = str(matmul / "perfect.mcpl")
     big = [a for s in sizes for a in ("-D", s)]
     run_sizes = [a for name in ("n", "m", "p") for a in ("-D", f"{name}={args.size}")]
     device = ["--device", args.device] if args.device else []
     steps = [
-        Step("The hierarchy of hardware descriptions",
+        DemoStep("The hierarchy of hardware descriptions",
              "Each level adds hardware detail; a kernel moves down the tree (paper Fig. 4).",
              ["hwd", "list"]),
-        Step("Feedback at perfect: the algorithm",
+        DemoStep("Feedback at perfect: the algorithm",
              "The paper's Fig. 2 on the idealised machine: operation counts and data reuse.",
              ["check", perfect, "--feedback", *big], _key_facts),
-        Step("Outer process: translate to gpu",
+        DemoStep("Outer process: translate to gpu",
              "Threads are split into blocks (paper Fig. 9); the guard keeps every size right.",
              ["translate", perfect, "--to", "gpu"]),
-        Step("Inner process at gpu: what to act on",
+        DemoStep("Inner process at gpu: what to act on",
              "The first row of the paper's Table II for gpu: use local memory (a suggestion), "
              "do more per thread (a fact: -v shows it).",
              ["check", perfect, "--level", "gpu", "-v", *big],
              _to_act_on),
-        Step("The refinement series (Table II)",
+        DemoStep("The refinement series (Table II)",
              "Each version acts on the feedback of the one before it, down to a leaf.",
              ["report", str(matmul), *big], _compact_table),
     ]
     if not args.no_run:
         best_cpu = str(matmul / "x86_avx512_v3.mcpl")
         steps += [
-            Step(f"OpenCL from a leaf, run and verified ({args.size}³)",
+            DemoStep(f"OpenCL from a leaf, run and verified ({args.size}³)",
                  "perfect translated to x86_avx512, compiled to OpenCL, checked against numpy.",
                  ["run", perfect, "--target", "x86_avx512", *run_sizes, "--verify", *device]),
-            Step("The refined CPU version on the same device",
+            DemoStep("The refined CPU version on the same device",
                  "x86_avx512_v3 (register blocking, cache panels): compare its rate.",
                  ["run", best_cpu, "--target", "x86_avx512", *run_sizes, "--verify", *device]),
         ]

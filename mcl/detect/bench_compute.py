@@ -31,7 +31,7 @@ B, C = 0.999999, 1e-6  # a * B + C stays finite over any number of iterations
 
 
 @dataclass(frozen=True)
-class Candidate:
+class PeakVariant:
     width: int  # floats per vector
     spelling: str  # "fma" (the builtin) or "mad" (a * b + c under -cl-mad-enable)
     chains: int
@@ -62,14 +62,14 @@ class Candidate:
                 "}\n")
 
 
-def candidates(kind: str, native_width: int, max_width: int) -> list[Candidate]:
+def candidates(kind: str, native_width: int, max_width: int) -> list[PeakVariant]:
     """GPUs: scalar chains (a warp is the vector). CPUs: the native width and half of it,
     both spellings, 8 chains (enough for 16 registers) and 16 (for 32)."""
     if kind == "gpu":
-        return [Candidate(1, "fma", chains) for chains in (8, 16)]
+        return [PeakVariant(1, "fma", chains) for chains in (8, 16)]
     widths = sorted({w for w in (native_width, native_width // 2)
                      if w in (1, 2, 4, 8, 16) and w <= max_width} or {1}, reverse=True)
-    return [Candidate(w, spelling, chains) for w in widths for spelling in ("mad", "fma")
+    return [PeakVariant(w, spelling, chains) for w in widths for spelling in ("mad", "fma")
             for chains in (8, 16)]
 
 
@@ -77,7 +77,7 @@ def candidates(kind: str, native_width: int, max_width: int) -> list[Candidate]:
 class PeakKernel:
     """The chosen candidate, sized: `run()` enqueues it, `flops` per run."""
 
-    candidate: Candidate
+    candidate: PeakVariant
     run: Callable[[], Any]
     flops: float
     how: str
@@ -93,7 +93,7 @@ def peak_kernel(cl: Any, ctx: Any, queue: Any, kind: str, units: int, native_wid
         options=["-cl-mad-enable"])
     items, local = (units * 2048, (256,)) if kind == "gpu" else (units * 4, (1,))
     out = cl.Buffer(ctx, cl.mem_flags.WRITE_ONLY, items * 4)
-    best: tuple[float, Candidate, Any, int] | None = None
+    best: tuple[float, PeakVariant, Any, int] | None = None
     tried = []
     for option in options:
         kernel = getattr(program, option.name)

@@ -24,7 +24,7 @@ from mcl.hdl.syntax import (
     VALUED_PROPERTIES,
     ArgStmt,
     BinOp,
-    Block,
+    BlockStmt,
     Expr,
     FlagStmt,
     HdlFile,
@@ -100,7 +100,7 @@ class Resolver:
 
     def top_blocks(self, desc: str) -> list[RBlock]:
         """All top-level blocks of `desc`, resolved (duplicates reported, first one kept)."""
-        seen: dict[str, Block] = {}
+        seen: dict[str, BlockStmt] = {}
         out = []
         for block in self.files[desc].blocks:
             if block.name in seen:
@@ -136,12 +136,12 @@ class Resolver:
 
     # ------------------------------------------------------------------ blocks
 
-    def _resolve_block(self, desc: str, block: Block) -> RBlock:
+    def _resolve_block(self, desc: str, block: BlockStmt) -> RBlock:
         blocks: list[RBlock] = []
         props: list[Prop] = []
         for stmt in block.body:
             match stmt:
-                case Block():
+                case BlockStmt():
                     blocks.append(self._resolve_block(desc, stmt))
                 case RefStmt():
                     target = self._reference(desc, stmt.name)
@@ -165,7 +165,7 @@ class Resolver:
         return RBlock(block.kind, block.name, tuple(blocks), tuple(props), block.span,
                       block.name_span, desc)
 
-    def _check_unique(self, block: Block, blocks: list[RBlock], props: list[Prop]) -> None:
+    def _check_unique(self, block: BlockStmt, blocks: list[RBlock], props: list[Prop]) -> None:
         seen: dict[str, RBlock] = {}
         for b in blocks:
             if b.name in seen:

@@ -134,7 +134,7 @@ class RefStmt:
 
 
 @dataclass(frozen=True)
-class Block:
+class BlockStmt:
     kind: str
     name: str
     body: tuple[Statement, ...]
@@ -142,14 +142,14 @@ class Block:
     name_span: Span  # just the identifier
 
 
-Statement = Union[Block, FlagStmt, ValuedStmt, ArgStmt, RefStmt]
+Statement = Union[BlockStmt, FlagStmt, ValuedStmt, ArgStmt, RefStmt]
 
 
 @dataclass(frozen=True)
 class HdlFile:
     name: str
     parent: str | None
-    blocks: tuple[Block, ...]
+    blocks: tuple[BlockStmt, ...]
     file: str
     name_span: Span
     parent_span: Span | None
@@ -308,8 +308,8 @@ class _Converter(GrammarConverter):
             parent_span=self.pos.word_after(start, "specializes", m.parent) if m.parent else None,
         )
 
-    def block(self, b) -> Block:
-        return Block(
+    def block(self, b) -> BlockStmt:
+        return BlockStmt(
             kind=b.kind,
             name=b.name,
             body=tuple(self.stmt(s) for s in b.stmts),
@@ -320,7 +320,7 @@ class _Converter(GrammarConverter):
     def stmt(self, s) -> Statement:
         return self.convert(s)
 
-    def rule_Block(self, b) -> Block:
+    def rule_Block(self, b) -> BlockStmt:
         return self.block(b)
 
     def rule_FlagStmt(self, s) -> FlagStmt:

@@ -15,7 +15,7 @@ from typing import Any
 from lsprotocol import types as lsp
 
 from mcl.diagnostics import Span
-from mcl.hdl.syntax import ArgStmt, Block, QualName, RefStmt, UnitExpr
+from mcl.hdl.syntax import ArgStmt, BlockStmt, QualName, RefStmt, UnitExpr
 from mcl.lsp.convert import contains
 from mcl.lsp.navigation import description_location, location
 
@@ -38,7 +38,7 @@ def _names(body: Any) -> Iterator[QualName]:
     """The dotted names written in the statements of `body`, nested blocks included."""
     for node in body:
         match node:
-            case Block():
+            case BlockStmt():
                 yield from _names(node.body)
             case RefStmt():
                 yield node.name
@@ -104,7 +104,7 @@ def block_spans(hdl: Any) -> list[Span]:
     stack = list(hdl.blocks)
     while stack:
         block = stack.pop()
-        if isinstance(block, Block):
+        if isinstance(block, BlockStmt):
             out.append(block.span)
             stack.extend(block.body)
     return out

@@ -17,7 +17,7 @@ from lsprotocol import types as lsp
 from mcl.diagnostics import Span
 from mcl.hdl.syntax import (
     ArgStmt,
-    Block,
+    BlockStmt,
     FlagStmt,
     HdlFile,
     QualName,
@@ -48,9 +48,9 @@ def keywords(hdl: HdlFile | None) -> frozenset[str]:
     return HEADER | BLOCK_KINDS | kinds
 
 
-def _blocks(body: Any) -> Iterator[Block]:
+def _blocks(body: Any) -> Iterator[BlockStmt]:
     for node in body:
-        if isinstance(node, Block):
+        if isinstance(node, BlockStmt):
             yield node
             yield from _blocks(node.body)
 

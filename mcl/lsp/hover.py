@@ -268,7 +268,7 @@ def _figure(value: float) -> str:
 def hdl_hover(hdl: Any, library: Any, line: int, character: int) -> str | None:
     """In an .hdl file: the block under the cursor, or the block a reference names,
     resolved in the description's library."""
-    from mcl.hdl.syntax import Block, RefStmt
+    from mcl.hdl.syntax import BlockStmt, RefStmt
 
     if hdl is None:
         return None
@@ -281,7 +281,7 @@ def hdl_hover(hdl: Any, library: Any, line: int, character: int) -> str | None:
     stack = list(hdl.blocks)
     while stack:
         node = stack.pop()
-        if isinstance(node, Block):
+        if isinstance(node, BlockStmt):
             if contains(node.name_span, line, character):
                 return _block_text(hdl, node, library)
             stack.extend(node.body)

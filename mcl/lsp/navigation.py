@@ -161,11 +161,11 @@ def _foreach_nests(stmt: Any) -> list[lsp.DocumentSymbol]:
 
 
 def hdl_symbols(hdl: Any) -> list[lsp.DocumentSymbol]:
-    from mcl.hdl.syntax import Block
+    from mcl.hdl.syntax import BlockStmt
 
     def blocks(body: Any) -> list[lsp.DocumentSymbol]:
         return [_symbol(b.name, lsp.SymbolKind.Object, b.span, b.name_span, b.kind,
-                        blocks(b.body)) for b in body if isinstance(b, Block)]
+                        blocks(b.body)) for b in body if isinstance(b, BlockStmt)]
 
     whole = hdl.name_span
     if hdl.blocks:

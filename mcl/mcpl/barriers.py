@@ -58,7 +58,7 @@ from mcl.mcpl.visitor import unknown_node
 
 
 @dataclass(frozen=True)
-class _Access:
+class _BarrierAccess:
     kind: str  # "read" or "write"
     array: str
     indices: tuple[ast.Expr, ...]
@@ -190,8 +190,8 @@ class _Walker:
             raise _OutOfSteps
 
     # Each statement maps the accesses pending since the last barrier to those after it.
-    def stmt(self, s: ast.Stmt, pending: frozenset[_Access], selected: bool
-             ) -> frozenset[_Access]:
+    def stmt(self, s: ast.Stmt, pending: frozenset[_BarrierAccess], selected: bool
+             ) -> frozenset[_BarrierAccess]:
         self.step(1)
         match s:
             case ast.Barrier():
@@ -248,8 +248,8 @@ class _Walker:
             case _:
                 unknown_node(s, "the barrier check")
 
-    def decl(self, s: ast.Decl, pending: frozenset[_Access], selected: bool
-             ) -> frozenset[_Access]:
+    def decl(self, s: ast.Decl, pending: frozenset[_BarrierAccess], selected: bool
+             ) -> frozenset[_BarrierAccess]:
         if s.name in self.shared:
             self.private.add(s.name)
         pending = self.expr(s.init, pending, selected) if s.init is not None else pending
@@ -270,8 +270,8 @@ class _Walker:
         if isinstance(target, ast.Name):
             self.forget(target.name)
 
-    def if_(self, s: ast.If, pending: frozenset[_Access], selected: bool
-            ) -> frozenset[_Access]:
+    def if_(self, s: ast.If, pending: frozenset[_BarrierAccess], selected: bool
+            ) -> frozenset[_BarrierAccess]:
         pending = self.access(self.reads(s.cond), pending, selected)
         picks = selected or self.selects_units(s.cond)
         around, entry = self.guards, self.uniform.states
@@ -287,8 +287,8 @@ class _Walker:
         self.uniform.join(after_then, self.uniform.states)
         return then | orelse
 
-    def for_(self, s: ast.For, pending: frozenset[_Access], selected: bool
-             ) -> frozenset[_Access]:
+    def for_(self, s: ast.For, pending: frozenset[_BarrierAccess], selected: bool
+             ) -> frozenset[_BarrierAccess]:
         self.step(self.sizes[Ref(s)])  # (the loop's assigned and divergent names)
         pending = self.stmt(s.init, pending, selected)
         # What the loop assigns holds another value from the second iteration on: the
@@ -320,12 +320,12 @@ class _Walker:
         self.uniform.states = head
         return pending
 
-    def expr(self, e: ast.Expr | None, pending: frozenset[_Access], selected: bool
-             ) -> frozenset[_Access]:
+    def expr(self, e: ast.Expr | None, pending: frozenset[_BarrierAccess], selected: bool
+             ) -> frozenset[_BarrierAccess]:
         return self.access(self.reads(e), pending, selected) if e is not None else pending
 
     # -- accesses --------------------------------------------------------------------
-    def element(self, e: ast.Expr, kind: str) -> list[_Access]:
+    def element(self, e: ast.Expr, kind: str) -> list[_BarrierAccess]:
         """The access of a shared array's element that `e` denotes, if it is one."""
         groups: list[tuple[ast.Expr, ...]] = []
         base = e
@@ -336,12 +336,12 @@ class _Walker:
                 and base.name not in self.private):
             return []
         indices = tuple(i for g in groups for i in g)
-        return [_Access(kind, base.name, indices, e, self.guards, self.epoch, tuple(
+        return [_BarrierAccess(kind, base.name, indices, e, self.guards, self.epoch, tuple(
             polynomial(i, self.constants, self.definitions) for i in indices),
             self.uniform.states)]
 
-    def subscript_reads(self, e: ast.Expr) -> list[_Access]:
-        out: list[_Access] = []
+    def subscript_reads(self, e: ast.Expr) -> list[_BarrierAccess]:
+        out: list[_BarrierAccess] = []
         while isinstance(e, (ast.Index, ast.Field)):
             if isinstance(e, ast.Index):
                 for index in e.indices:
@@ -349,21 +349,21 @@ class _Walker:
             e = e.base
         return out
 
-    def reads(self, e: ast.Expr | None) -> list[_Access]:
+    def reads(self, e: ast.Expr | None) -> list[_BarrierAccess]:
         """Element reads of shared arrays in `e`, innermost (evaluated first) first."""
         if e is None:
             return []
         if isinstance(e, ast.Index):
             return self.subscript_reads(e) + self.element(e, "read")
-        out: list[_Access] = []
+        out: list[_BarrierAccess] = []
         for child in ast.children(e):
             if isinstance(child, (ast.Index, ast.Field, ast.Call, ast.Unary, ast.Binary,
                                   ast.Name)):
                 out += self.reads(child)
         return out
 
-    def access(self, accesses: Iterable[_Access], pending: frozenset[_Access], selected: bool
-               ) -> frozenset[_Access]:
+    def access(self, accesses: Iterable[_BarrierAccess], pending: frozenset[_BarrierAccess],
+               selected: bool) -> frozenset[_BarrierAccess]:
         if selected:
             return pending
         for a in accesses:
@@ -384,7 +384,7 @@ class _Walker:
             return first != second
         return "write" in (first, second)
 
-    def other_unit(self, first: _Access, second: _Access) -> bool:
+    def other_unit(self, first: _BarrierAccess, second: _BarrierAccess) -> bool:
         """Can `second` touch an element another unit touched in `first`? Not when the
         two agree on every subscript that depends on the unit."""
         if len(first.indices) != len(second.indices):
@@ -411,13 +411,13 @@ class _Walker:
         return not self.apart(first, second, changed)
 
     @staticmethod
-    def redefined(first: _Access, positions: list[int], changed: frozenset[str]) -> bool:
+    def redefined(first: _BarrierAccess, positions: list[int], changed: frozenset[str]) -> bool:
         """Does a per-unit subscript of `first` read, through a local definition, a name
         that another iteration changed (`ii = r * ROWS + w` in the next iteration of r)?"""
         return any(p is not None and any(set(k) & changed for k in p)
                    for p in (first.expanded[k] for k in positions))
 
-    def apart(self, first: _Access, second: _Access, changed: frozenset[str]) -> bool:
+    def apart(self, first: _BarrierAccess, second: _BarrierAccess, changed: frozenset[str]) -> bool:
         """Do the subscripts prove that no other unit touches `second`'s element in
         `first` (mcl.mcpl.unit_elements): one pair never equal (the scan's `off * (2 * t
         + 2) - 1` and another unit's `off * (2 * t + 1) - 1`), or the pairs together force
@@ -443,7 +443,7 @@ class _Walker:
                     return False
         return True
 
-    def joint_values(self, first: _Access, second: _Access
+    def joint_values(self, first: _BarrierAccess, second: _BarrierAccess
                      ) -> list[tuple[dict[str, int], dict[str, int]]]:
         """The values of the uniform variables at the two accesses that can go together
         (reached from the same values at the last barrier); one pair of none where they
@@ -496,7 +496,7 @@ class _Walker:
         return any(isinstance(n, ast.Binary) and n.op in ("==", "%") and self.depends(n)
                    for n in ast.walk(cond))
 
-    def report(self, first: _Access, second: _Access) -> None:
+    def report(self, first: _BarrierAccess, second: _BarrierAccess) -> None:
         key = frozenset((first.node.span, second.node.span))  # each pair once, either order
         if key in self.found or first.node.span is None:
             return
@@ -559,7 +559,7 @@ def _loops_touching(body: ast.Stmt, names: set[str]
     return touching, sizes
 
 
-def _leading(access: _Access, other: _Access) -> _Access:
+def _leading(access: _BarrierAccess, other: _BarrierAccess) -> _BarrierAccess:
     """`access` cut to as many subscripts as `other` has (the tile both lie in)."""
     n = min(len(access.indices), len(other.indices))
     return replace(access, indices=access.indices[:n], expanded=access.expanded[:n])

@@ -22,25 +22,25 @@ from mcl.mcpl.operators import OperatorError
 
 
 @dataclass(frozen=True)
-class Interval:
+class IndexInterval:
     lo: int
     hi: int
 
     @staticmethod
-    def point(value: int) -> Interval:
-        return Interval(value, value)
+    def point(value: int) -> IndexInterval:
+        return IndexInterval(value, value)
 
     @property
     def is_point(self) -> bool:
         return self.lo == self.hi
 
-    def clip(self, lo: int, hi: int) -> Interval | None:
+    def clip(self, lo: int, hi: int) -> IndexInterval | None:
         """The part inside [lo, hi]; None when nothing is."""
         low, high = max(self.lo, lo), min(self.hi, hi)
-        return Interval(low, high) if low <= high else None
+        return IndexInterval(low, high) if low <= high else None
 
 
-Env = Mapping[str, "Interval | None"]
+Env = Mapping[str, "IndexInterval | None"]
 
 
 class _IndexRanges(Evaluator[domain.Interval, Env]):
@@ -56,7 +56,7 @@ class _IndexRanges(Evaluator[domain.Interval, Env]):
         return domain.Interval(known.lo, known.hi)
 
 
-def interval_of(e: ast.Expr | None, env: Env) -> Interval | None:
+def interval_of(e: ast.Expr | None, env: Env) -> IndexInterval | None:
     """The interval of integer expression `e` when its names range over `env`."""
     if e is None:
         return None
@@ -66,4 +66,4 @@ def interval_of(e: ast.Expr | None, env: Env) -> Interval | None:
         return None
     if found.kind != "int":
         return None
-    return Interval(int(found.lo), int(found.hi))
+    return IndexInterval(int(found.lo), int(found.hi))

@@ -38,7 +38,7 @@ from mcl.mcpl.printer import print_expr
 from mcl.mcpl.sidetables import Binding, SideTables
 from mcl.mcpl.typed import Typed
 from mcl.mcpl.varying import assigned_names
-from mcl.multi.intervals import Env, Interval, interval_of
+from mcl.multi.intervals import Env, IndexInterval, interval_of
 
 if TYPE_CHECKING:
     from mcl.hdl.library import HwdLibrary
@@ -61,8 +61,8 @@ def rows_name(array: str) -> str:
 class Touched:
     """The rows (first dimension) of one array a range of blocks touches."""
 
-    reads: Interval | None = None
-    writes: Interval | None = None
+    reads: IndexInterval | None = None
+    writes: IndexInterval | None = None
     unbounded_read: bool = False
     unbounded_write: ast.Index | ast.Name | None = None  # the access, to name it
     plain_write: ast.Index | None = None  # a write that is not an atomicAdd
@@ -70,27 +70,27 @@ class Touched:
     read_besides_atomic: bool = False
 
 
-def _hull(a: Interval | None, b: Interval | None) -> Interval | None:
+def _hull(a: IndexInterval | None, b: IndexInterval | None) -> IndexInterval | None:
     if a is None:
         return b
     if b is None:
         return a
-    return Interval(min(a.lo, b.lo), max(a.hi, b.hi))
+    return IndexInterval(min(a.lo, b.lo), max(a.hi, b.hi))
 
 
-class _Walk:
+class _RowsWalk:
     """The rows each array parameter is read and written at, for the blocks `blocks` of
     the split foreach: a walk over the function with the interval of every variable."""
 
-    def __init__(self, function: ast.Function, split: ast.Foreach, blocks: Interval,
-                 env: dict[str, Interval | None]) -> None:
+    def __init__(self, function: ast.Function, split: ast.Foreach, blocks: IndexInterval,
+                 env: dict[str, IndexInterval | None]) -> None:
         self.split, self.blocks = split, blocks
         self.arrays = {p.name for p in function.params if isinstance(p.type, ast.ArrayType)}
         self.reassigned = assigned_names(function.body)
         self.touched: dict[str, Touched] = {name: Touched() for name in self.arrays}
         self.stmt(function.body, env)
 
-    def stmt(self, s: ast.Stmt | None, env: dict[str, Interval | None]) -> None:
+    def stmt(self, s: ast.Stmt | None, env: dict[str, IndexInterval | None]) -> None:
         match s:
             case None:
                 return
@@ -107,7 +107,7 @@ class _Walk:
                     inner_env = {**env, var: self.blocks}
                 else:
                     units = interval_of(count, env)
-                    inner_env = {**env, var: Interval(0, units.hi - 1)
+                    inner_env = {**env, var: IndexInterval(0, units.hi - 1)
                                  if units is not None and units.hi >= 1 else None}
                 self.stmt(body, inner_env)
             case ast.For():
@@ -137,21 +137,21 @@ class _Walk:
                                       | ast.View):
                         self.expr(child, env)
 
-    def loop(self, s: ast.For, env: dict[str, Interval | None]) -> None:
+    def loop(self, s: ast.For, env: dict[str, IndexInterval | None]) -> None:
         start = s.init.init if isinstance(s.init, ast.Decl) else s.init.value
         self.expr(start, env)
         first = interval_of(start, env)
         bound = interval_of(s.cond.right, env) if isinstance(s.cond, ast.Binary) else None
         rising = _rising(s.step, s.var, env)
-        var: Interval | None = None
+        var: IndexInterval | None = None
         if (first is not None and bound is not None and rising is not None
                 and isinstance(s.cond, ast.Binary) and isinstance(s.cond.left, ast.Name)
                 and s.cond.left.name == s.var and s.var not in assigned_names(s.body)):
             op = s.cond.op
             if rising and op in ("<", "<="):
-                var = Interval(first.lo, max(first.lo, bound.hi - (op == "<")))
+                var = IndexInterval(first.lo, max(first.lo, bound.hi - (op == "<")))
             elif not rising and op in (">", ">="):
-                var = Interval(min(first.hi, bound.lo + (op == ">")), first.hi)
+                var = IndexInterval(min(first.hi, bound.lo + (op == ">")), first.hi)
         inner = {**env, s.var: var}
         self.expr(s.cond, inner)
         self.stmt(s.body, inner)
@@ -222,7 +222,8 @@ class _Walk:
 _FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "=="}
 
 
-def _narrowed(cond: ast.Expr, env: dict[str, Interval | None]) -> dict[str, Interval | None]:
+def _narrowed(cond: ast.Expr, env: dict[str, IndexInterval | None]
+              ) -> dict[str, IndexInterval | None]:
     """`env` where `cond` holds: each conjunct `name < bound` (<=, >, >=, ==, either
     side) narrows the name's interval (`if (t < ROWS && ...)` around a write)."""
     out = dict(env)
@@ -248,7 +249,7 @@ def _narrowed(cond: ast.Expr, env: dict[str, Interval | None]) -> dict[str, Inte
             hi = min(hi, bound.hi - (op == "<"))
         if op in (">", ">=", "=="):
             lo = max(lo, bound.lo + (op == ">"))
-        out[name.name] = Interval(lo, max(lo, hi))
+        out[name.name] = IndexInterval(lo, max(lo, hi))
     return out
 
 
@@ -285,8 +286,8 @@ class Piece:
 
     first: int
     count: int
-    rows: Mapping[str, Interval]  # by array: the rows the device holds
-    writes: Mapping[str, Interval | None]  # by written array: the rows it writes
+    rows: Mapping[str, IndexInterval]  # by array: the rows the device holds
+    writes: Mapping[str, IndexInterval | None]  # by written array: the rows it writes
 
 
 @dataclass
@@ -299,7 +300,7 @@ class Split:
     extents: dict[str, int]  # first extent of every array parameter
     added: set[str]  # arrays every range adds into (atomicAdd)
     foreach: ast.Foreach
-    env: dict[str, Interval | None] = field(default_factory=dict)
+    env: dict[str, IndexInterval | None] = field(default_factory=dict)
     # The checked program whose main module has `ranged` in the place of `function`
     # (split_program).
     program: CheckedProgram | None = None
@@ -307,10 +308,10 @@ class Split:
     def piece(self, first: int, count: int) -> Piece:
         """The rows of every array that blocks first .. first + count - 1 touch; refused
         (MclError) where a write cannot be bounded."""
-        walk = _Walk(self.function, self.foreach, Interval(first, first + count - 1),
+        walk = _RowsWalk(self.function, self.foreach, IndexInterval(first, first + count - 1),
                      self.env)
-        rows: dict[str, Interval] = {}
-        writes: dict[str, Interval | None] = {}
+        rows: dict[str, IndexInterval] = {}
+        writes: dict[str, IndexInterval | None] = {}
         for name, touched in walk.touched.items():
             extent = self.extents[name]
             if touched.unbounded_write is not None and name not in self.added:
@@ -318,12 +319,12 @@ class Split:
                               "is written at rows the compiler cannot bound per range of "
                               f"'{self.foreach.var}' (they depend on data or on a value it "
                               "cannot follow)")
-            whole = Interval(0, extent - 1)
+            whole = IndexInterval(0, extent - 1)
             if touched.unbounded_read or (name in self.added):
                 held = whole
             else:
-                held = _hull(touched.reads, touched.writes) or Interval(0, 0)
-            rows[name] = held.clip(0, extent - 1) or Interval(0, 0)
+                held = _hull(touched.reads, touched.writes) or IndexInterval(0, 0)
+            rows[name] = held.clip(0, extent - 1) or IndexInterval(0, 0)
             if touched.writes is not None or touched.unbounded_write is not None:
                 writes[name] = (touched.writes.clip(0, extent - 1)
                                 if touched.writes is not None else whole)
@@ -424,13 +425,13 @@ def plan_split(function: ast.Function, constants: Sequence[ast.Decl],
     with the parameters at `values`, and the ranged kernel that runs one range (typed
     in `tables`, the checker's side tables of `function`)."""
     foreach = _outermost(function)
-    env: dict[str, Interval | None] = {}
+    env: dict[str, IndexInterval | None] = {}
     for c in constants:
         env[c.name] = interval_of(c.init, env)
     for p in function.params:
         value = values.get(p.name)
         if isinstance(value, int | np.integer) and not isinstance(value, bool):
-            env[p.name] = Interval.point(int(value))
+            env[p.name] = IndexInterval.point(int(value))
     for s in function.body.stmts:  # the host code before the grid
         if s is foreach:
             break
@@ -459,7 +460,7 @@ def plan_split(function: ast.Function, constants: Sequence[ast.Decl],
                 "multi-no-split",
                 f"cannot split '{function.name}' across devices: the view of array "
                 f"'{node.source}' reinterprets its rows", node.span))
-    whole = _Walk(function, foreach, Interval(0, max(count.hi - 1, 0)), env)
+    whole = _RowsWalk(function, foreach, IndexInterval(0, max(count.hi - 1, 0)), env)
     added = set()
     for name, touched in whole.touched.items():
         if touched.atomic is None:

@@ -17,7 +17,7 @@ IDEAL_SECTORS_4B = 4.0
 
 
 @dataclass(frozen=True)
-class Figure:
+class ComparedFigure:
     """One row of the comparison."""
 
     kind: str  # stable key (docs/profile.md), e.g. "dram-read"
@@ -57,11 +57,11 @@ def _ratio(counters: Mapping[str, float], top: tuple[str, ...], bottom: tuple[st
     return a / b
 
 
-def time_bound(p: Prediction, c: Mapping[str, float]) -> Figure:
+def time_bound(p: Prediction, c: Mapping[str, float]) -> ComparedFigure:
     measured = c.get("gpu__time_duration.sum")
     seconds = measured * 1e-9 if measured is not None else None
     ok = None if p.bound_seconds is None or seconds is None else p.bound_seconds <= seconds
-    return Figure(
+    return ComparedFigure(
         "time-bound", "time vs roofline bound", "s", p.bound_seconds, seconds,
         "bound <= measured", ok,
         None if ok is not False else
@@ -71,7 +71,7 @@ def time_bound(p: Prediction, c: Mapping[str, float]) -> Figure:
         note=f"bound: {p.bound_by}" if p.bound_by else "bound")
 
 
-def time_estimate(p: Prediction, c: Mapping[str, float]) -> Figure:
+def time_estimate(p: Prediction, c: Mapping[str, float]) -> ComparedFigure:
     """The model's estimate, at the SM clock the kernel ran at where the counters give
     it (its note says which), against the measured time."""
     measured = c.get("gpu__time_duration.sum")
@@ -79,26 +79,26 @@ def time_estimate(p: Prediction, c: Mapping[str, float]) -> Figure:
     clock = (f"at the measured SM clock, {p.model_clock_hz / 1e9:.3g} GHz"
              if p.model_clock_hz else "at the description's clock")
     if p.estimated_seconds is None or seconds is None:
-        return Figure("time-estimate", "time vs model estimate", "s", p.estimated_seconds,
+        return ComparedFigure("time-estimate", "time vs model estimate", "s", p.estimated_seconds,
                       seconds, "within 25%", None,
                       note="no estimate at this leaf"
                       if p.estimated_seconds is None else clock)
     if p.estimated_least_seconds is not None:
         # The model cannot decide an `if`: no estimate to hold the time to.
-        return Figure("time-estimate", "time vs model estimate", "s", p.estimated_seconds,
+        return ComparedFigure("time-estimate", "time vs model estimate", "s", p.estimated_seconds,
                       seconds, "within 25%", None,
                       note=f"{clock}; the model cannot decide a branch: "
                       f"{p.estimated_least_seconds:.3g} s with its smaller branch, "
                       f"{p.estimated_seconds:.3g} s with the larger")
     ok = _relative(p.estimated_seconds, seconds, 0.25)
-    return Figure("time-estimate", "time vs model estimate", "s", p.estimated_seconds,
+    return ComparedFigure("time-estimate", "time vs model estimate", "s", p.estimated_seconds,
                   seconds, "within 25%", ok,
                   None if ok else "latency, occupancy or instruction overheads the model "
                   "does not weigh" if seconds > p.estimated_seconds else
                   "the model counts traffic the caches served", note=clock)
 
 
-def _dram(kind: str, title: str, predicted: float | None, measured: float | None) -> Figure:
+def _dram(kind: str, title: str, predicted: float | None, measured: float | None) -> ComparedFigure:
     ok = None if predicted is None or measured is None else _relative(predicted, measured,
                                                                       0.15)
     reason = None
@@ -107,16 +107,16 @@ def _dram(kind: str, title: str, predicted: float | None, measured: float | None
                   "cache (cache not modelled)" if measured > predicted else
                   "less than the compulsory traffic: a guard or data-dependent access left "
                   "part of the array untouched, or the L2 cache held it")
-    return Figure(kind, title, "B", predicted, measured, "within 15%", ok, reason,
+    return ComparedFigure(kind, title, "B", predicted, measured, "within 15%", ok, reason,
                   note="compulsory")
 
 
-def dram_read(p: Prediction, c: Mapping[str, float]) -> Figure:
+def dram_read(p: Prediction, c: Mapping[str, float]) -> ComparedFigure:
     return _dram("dram-read", "DRAM bytes read", p.dram_read_bytes,
                  c.get("dram__bytes_read.sum"))
 
 
-def dram_write(p: Prediction, c: Mapping[str, float]) -> Figure:
+def dram_write(p: Prediction, c: Mapping[str, float]) -> ComparedFigure:
     """Device-memory writes during the kernel. The L2 cache writes back: output still in
     it when the kernel ends is written later, uncounted, and lines dirtied before the
     kernel (by the profiler's cache flush between its passes) are counted, so small and
@@ -130,7 +130,7 @@ def dram_write(p: Prediction, c: Mapping[str, float]) -> Figure:
     return figure
 
 
-def stored_bytes(p: Prediction, c: Mapping[str, float]) -> Figure:
+def stored_bytes(p: Prediction, c: Mapping[str, float]) -> ComparedFigure:
     """The bytes the kernel's stores write into the L2 cache, against the compulsory
     writes: what reaches device memory sooner or later."""
     sectors = c.get("lts__t_sectors_srcunit_tex_op_write.sum")
@@ -145,7 +145,7 @@ def stored_bytes(p: Prediction, c: Mapping[str, float]) -> Figure:
 
 
 def _sectors(kind: str, title: str, p: Prediction, measured: float | None,
-             stores: bool) -> Figure:
+             stores: bool) -> ComparedFigure:
     """The kernel's average sectors per request against the worst access of the same
     direction (loads or stores) the analysis names (or the ideal when it calls every
     access coalesced): an average cannot exceed its worst access, so a measurement above
@@ -160,7 +160,7 @@ def _sectors(kind: str, title: str, p: Prediction, measured: float | None,
     else:
         predicted = None
     ok = None if predicted is None or measured is None else measured <= predicted * 1.10
-    return Figure(kind, title, "sectors/request", predicted, measured,
+    return ComparedFigure(kind, title, "sectors/request", predicted, measured,
                   "average <= worst predicted access (+10%)", ok,
                   None if ok is not False else
                   "an access is less coalesced than the analysis says (misaligned rows, "
@@ -169,19 +169,19 @@ def _sectors(kind: str, title: str, p: Prediction, measured: float | None,
                   if predicted is not None else "not analysed at this leaf")
 
 
-def sectors_load(p: Prediction, c: Mapping[str, float]) -> Figure:
+def sectors_load(p: Prediction, c: Mapping[str, float]) -> ComparedFigure:
     return _sectors("sectors-load", "global load sectors per request", p,
                     _ratio(c, ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",),
                            ("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",)), False)
 
 
-def sectors_store(p: Prediction, c: Mapping[str, float]) -> Figure:
+def sectors_store(p: Prediction, c: Mapping[str, float]) -> ComparedFigure:
     return _sectors("sectors-store", "global store sectors per request", p,
                     _ratio(c, ("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",),
                            ("l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",)), True)
 
 
-def bank_conflicts(p: Prediction, c: Mapping[str, float]) -> Figure:
+def bank_conflicts(p: Prediction, c: Mapping[str, float]) -> ComparedFigure:
     """Shared-memory wavefronts over the wavefronts the same accesses take without a
     conflict (Nsight Compute's ideal: a 64-bit access takes 2, a 128-bit one 4; 1:
     conflict free) against the worst conflict degree the analysis names. An average over
@@ -209,13 +209,13 @@ def bank_conflicts(p: Prediction, c: Mapping[str, float]) -> Figure:
             ok, reason = False, "the predicted conflict did not happen on the device"
         else:
             ok = True
-    return Figure("bank-conflicts", "shared-memory wavefronts over the ideal", "way",
+    return ComparedFigure("bank-conflicts", "shared-memory wavefronts over the ideal", "way",
                   predicted, measured, "measured <= worst predicted degree (+10%)", ok,
                   reason, note="worst access" if degrees else "conflict-free"
                   if predicted is not None else "not analysed at this leaf")
 
 
-def theoretical_occupancy(p: Prediction, c: Mapping[str, float]) -> Figure:
+def theoretical_occupancy(p: Prediction, c: Mapping[str, float]) -> ComparedFigure:
     measured = c.get("sm__maximum_warps_per_active_cycle_pct")
     predicted = p.theoretical_occupancy_pct
     ok = None if predicted is None or measured is None else abs(predicted - measured) < 0.5
@@ -227,18 +227,18 @@ def theoretical_occupancy(p: Prediction, c: Mapping[str, float]) -> Figure:
                   if registers is not None and p.registers_per_thread is not None
                   and registers != p.registers_per_thread
                   else "a resource limit the occupancy rules do not know")
-    return Figure("occupancy-theoretical", "theoretical occupancy", "%", predicted,
+    return ComparedFigure("occupancy-theoretical", "theoretical occupancy", "%", predicted,
                   measured, "exact", ok, reason)
 
 
-def achieved_occupancy(p: Prediction, c: Mapping[str, float]) -> Figure:
+def achieved_occupancy(p: Prediction, c: Mapping[str, float]) -> ComparedFigure:
     """Against the occupancy the feedback expects of this launch: the theoretical one, or
     less where the grid's last wave leaves block slots empty or the grid has too few
     blocks to fill every SM (prediction.wave_occupancy)."""
     measured = c.get("sm__warps_active.avg.pct_of_peak_sustained_active")
     predicted = p.occupancy_pct
     if predicted is None or measured is None:
-        return Figure("occupancy-achieved", "achieved occupancy", "%", predicted, measured,
+        return ComparedFigure("occupancy-achieved", "achieved occupancy", "%", predicted, measured,
                       "within 10 points", None)
     ok = abs(predicted - measured) <= 10
     reason = None
@@ -246,33 +246,33 @@ def achieved_occupancy(p: Prediction, c: Mapping[str, float]) -> Figure:
         reason = ("blocks finish unevenly (the last wave, or work that differs per block)"
                   if measured < predicted else
                   "more warps resident than the feedback expects (its register estimate)")
-    return Figure("occupancy-achieved", "achieved occupancy", "%", predicted, measured,
+    return ComparedFigure("occupancy-achieved", "achieved occupancy", "%", predicted, measured,
                   "within 10 points", ok, reason)
 
 
-def registers(p: Prediction, c: Mapping[str, float]) -> Figure:
+def registers(p: Prediction, c: Mapping[str, float]) -> ComparedFigure:
     measured = c.get("launch__registers_per_thread")
     predicted = p.registers_per_thread
     ok = None if predicted is None or measured is None else _relative(predicted, measured,
                                                                       0.5)
-    return Figure("registers", "registers per thread", "", predicted, measured,
+    return ComparedFigure("registers", "registers per thread", "", predicted, measured,
                   "within 50% (an estimate)", ok,
                   None if ok is not False else "the compiler's register choice",
                   note="estimate")
 
 
-def spills(p: Prediction, c: Mapping[str, float]) -> Figure:
+def spills(p: Prediction, c: Mapping[str, float]) -> ComparedFigure:
     measured = _sum(c, "smsp__sass_inst_executed_op_local_ld.sum",
                     "smsp__sass_inst_executed_op_local_st.sum")
     ok = None if measured is None else measured == 0
-    return Figure("spills", "local-memory instructions (spills)", "warp instr.", 0.0,
+    return ComparedFigure("spills", "local-memory instructions (spills)", "warp instr.", 0.0,
                   measured, "none", ok,
                   None if ok is not False else
                   "the compiler kept data in local memory (register spills or an array "
                   "indexed at run time)")
 
 
-def branch_efficiency(p: Prediction, c: Mapping[str, float]) -> Figure:
+def branch_efficiency(p: Prediction, c: Mapping[str, float]) -> ComparedFigure:
     measured = c.get("smsp__sass_average_branch_targets_threads_uniform.pct")
     if c.get("smsp__sass_branch_targets_threads_divergent.sum") == 0:
         # ncu reports 0% where the kernel executed no branch target at all: no divergence
@@ -280,7 +280,7 @@ def branch_efficiency(p: Prediction, c: Mapping[str, float]) -> Figure:
     named = [a.value for a in p.branch_efficiency]
     predicted = min(named) if named else 100.0
     ok = None if measured is None else measured >= predicted - 5
-    return Figure("branch-efficiency", "branch efficiency", "%", predicted, measured,
+    return ComparedFigure("branch-efficiency", "branch efficiency", "%", predicted, measured,
                   "measured >= worst predicted branch - 5 points", ok,
                   None if ok is not False else
                   "divergent branches the analysis did not report (a guard at the edge "
@@ -288,13 +288,13 @@ def branch_efficiency(p: Prediction, c: Mapping[str, float]) -> Figure:
                   note="worst branch" if named else "none reported")
 
 
-FIGURES: tuple[Callable[[Prediction, Mapping[str, float]], Figure], ...] = (
+FIGURES: tuple[Callable[[Prediction, Mapping[str, float]], ComparedFigure], ...] = (
     time_bound, time_estimate, dram_read, dram_write, stored_bytes, sectors_load, sectors_store,
     bank_conflicts, theoretical_occupancy, achieved_occupancy, registers, spills,
     branch_efficiency,
 )
 
 
-def compare(p: Prediction, counters: Mapping[str, float]) -> list[Figure]:
+def compare(p: Prediction, counters: Mapping[str, float]) -> list[ComparedFigure]:
     """Every figure kind, in the order the table prints them."""
     return [figure(p, counters) for figure in FIGURES]

@@ -73,7 +73,7 @@ class Pages:
 
 
 @dataclass
-class Launch:
+class ProfiledLaunch:
     """One kernel launch of the report: its name and its metrics in base units."""
 
     kernel: str
@@ -95,7 +95,7 @@ def parse_number(text: str) -> float | None:
         return None
 
 
-def parse_raw_csv(text: str) -> list[Launch]:
+def parse_raw_csv(text: str) -> list[ProfiledLaunch]:
     """The launches of `ncu --csv --page raw` output. Lines before the header (ncu's own
     "==PROF==" notes, the program's output) are skipped; the row after the header that
     holds units is recognised by its empty ID."""
@@ -118,11 +118,11 @@ def parse_raw_csv(text: str) -> list[Launch]:
         metrics = {name: value for name, cell in record.items()
                    if name in METRICS or name in SECTION_FIGURES
                    if (value := parse_number(cell)) is not None}
-        launches.append(Launch(record.get(KERNEL_NAME, ""), metrics))
+        launches.append(ProfiledLaunch(record.get(KERNEL_NAME, ""), metrics))
     return launches
 
 
-def totals(launches: list[Launch]) -> Mapping[str, float]:
+def totals(launches: list[ProfiledLaunch]) -> Mapping[str, float]:
     """The metrics of one run of a function, whatever its number of kernels: counts
     (".sum", bytes, time) add up; ratios, percentages and per-launch figures are taken
     from the longest launch, which dominates the run's time."""
@@ -137,7 +137,7 @@ def totals(launches: list[Launch]) -> Mapping[str, float]:
     return result
 
 
-def sm_clock_hz(launches: list[Launch]) -> float | None:
+def sm_clock_hz(launches: list[ProfiledLaunch]) -> float | None:
     """The SM clock the kernels ran at: the GPC cycles of the longest launch over its time
     (Nsight Compute locks the clock to base by default, `--clock-control base`, below the
     description's boost clock); None where the report lacks either."""
@@ -151,6 +151,6 @@ def sm_clock_hz(launches: list[Launch]) -> float | None:
     return cycles / (nanoseconds * 1e-9)
 
 
-def _longest(launches: list[Launch]) -> Launch:
+def _longest(launches: list[ProfiledLaunch]) -> ProfiledLaunch:
     """The launch that ran longest: the kernel whose figures stand for the run."""
     return max(launches, key=lambda k: k.get("gpu__time_duration.sum") or 0.0)

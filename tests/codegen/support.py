@@ -11,7 +11,7 @@ import numpy as np
 
 from mcl import pipeline
 from mcl.backends import parse_mapping
-from mcl.backends.opencl.runner import Session
+from mcl.backends.opencl.runner import OpenCLSession
 from mcl.codegen import GeneratedModule
 from mcl.codegen.mapping import tomllib
 from mcl.hdl.library import default_library
@@ -47,7 +47,7 @@ def generate(program: CheckedProgram | Program, target: str,
 
 
 def run(generated: GeneratedModule, function: str, args: dict[str, Any]) -> dict[str, np.ndarray]:
-    return Session(generated).run(function, args).outputs
+    return OpenCLSession(generated).run(function, args).outputs
 
 
 def kernel_folders() -> list[Path]:

@@ -82,10 +82,10 @@ def test_a_checked_program_at_the_leaf_is_not_checked_again(
 
 def test_a_node_built_without_its_type_is_an_error_not_typed_again() -> None:
     """Code generation has no typer: a node it built untyped is its own mistake."""
-    from mcl.codegen.scope import Scope
+    from mcl.codegen.scope import CScope
     from mcl.diagnostics import MclError
 
-    scope = Scope({}, {}, SideTables())
+    scope = CScope({}, {}, SideTables())
     with pytest.raises(MclError) as exc:
         scope.type_of(ast.Binary("+", ast.IntLit(1), ast.IntLit(2)))
     assert exc.value.diagnostics[0].code == "codegen-untyped"

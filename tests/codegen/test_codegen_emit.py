@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from mcl.backends import load_mapping
-from mcl.backends.opencl.runner import Session
+from mcl.backends.opencl.runner import OpenCLSession
 from mcl.codegen import emit_opencl
 from mcl.diagnostics import MclError
 
@@ -378,7 +378,7 @@ def test_host_statements_and_several_kernels(tmp_path: Path) -> None:
     # The private array sized by n: the kernel is built for the n it runs with.
     assert "float window[MCL_SIZE_window];" in g.source
     assert [m for m, _ in plan.kernels[0].defines] == ["MCL_SIZE_window"]
-    session = Session(g)
+    session = OpenCLSession(g)
     for n, iters in ((11, 3), (40, 1)):
         a = np.arange(n, dtype=np.float32)
         out = session.run(

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from mcl import pipeline
-from mcl.backends.opencl.runner import Session
+from mcl.backends.opencl.runner import OpenCLSession
 from mcl.mcpl.loader import load_program
 from mcl.resources import kernels_dir
 from mcl.verify import expected_outputs, load_reference, make_inputs, verify
@@ -38,7 +38,7 @@ def _divisible(folder: Path, defaults: dict[str, int]) -> dict[str, int]:
     return DIVISIBLE.get(folder.name, {k: 1024 if v > 8 else v for k, v in defaults.items()})
 
 
-def _check(session: Session, ref, sizes: dict[str, int]) -> None:
+def _check(session: OpenCLSession, ref, sizes: dict[str, int]) -> None:
     sizes, args = make_inputs(ref, sizes, seed=7)
     expected = expected_outputs(ref, args)
     result = session.run(ref.function, args)
@@ -51,7 +51,8 @@ def _check(session: Session, ref, sizes: dict[str, int]) -> None:
 def test_perfect_kernel_runs_and_verifies_from_every_leaf(folder: Path, leaf: str) -> None:
     ref = load_reference(folder / "reference.py")
     program = load_program(folder / "perfect.mcpl", library=library())
-    session = Session(pipeline.generate(pipeline.checked(program, library()), leaf, library()))
+    session = OpenCLSession(pipeline.generate(pipeline.checked(program, library()), leaf,
+                                              library()))
     _check(session, ref, {})  # the reference's own, non-divisible sizes
     _check(session, ref, _divisible(folder, ref.sizes))
 
@@ -80,7 +81,7 @@ def test_refined_versions_run_from_the_leaves_below_them(path: Path, leaf: str) 
     ref = load_reference(path.parent / "reference.py")
     program = load_program(path, library=library())
     checked = pipeline.checked(program, library())
-    _check(Session(pipeline.generate(checked, leaf, library())), ref, {})
+    _check(OpenCLSession(pipeline.generate(checked, leaf, library())), ref, {})
 
 
 def test_divisible_sizes_name_shipped_kernels() -> None:

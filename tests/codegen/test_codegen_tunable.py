@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from mcl import pipeline
-from mcl.backends.opencl.runner import Session
+from mcl.backends.opencl.runner import OpenCLSession
 from mcl.diagnostics import MclError
 from mcl.mcpl.loader import load_program
 from mcl.resources import kernels_dir
@@ -79,10 +79,10 @@ def test_macro_override_matches_the_value_written_in_mcpl(tmp_path: Path, n: int
     eight = generate(load(tmp_path / "b", TILED.replace("TILE = 4", "TILE = 8")), "fermi")
     x = np.random.default_rng(1).uniform(-1, 1, n).astype(np.float32)
     args = {"n": n, "out": np.zeros(n, np.float32), "x": x}
-    written = Session(eight).run("scale", args).outputs["out"]
+    written = OpenCLSession(eight).run("scale", args).outputs["out"]
     # The source generated with TILE = 4, built with -D TILE=8 (host sizes for 8).
     overridden_module = dataclasses.replace(eight, source=four.source)
-    overridden = Session(overridden_module, options=("-DTILE=8",)).run("scale", args)
+    overridden = OpenCLSession(overridden_module, options=("-DTILE=8",)).run("scale", args)
     np.testing.assert_array_equal(overridden.outputs["out"], written)
     np.testing.assert_allclose(written, x * 8.0, rtol=1e-6)  # STEPS = 16 halves
 
@@ -121,7 +121,7 @@ def test_unrolled_series_kernels_verify_on_pocl(
     a = rng.uniform(-1, 1, (n, p)).astype(np.float32)
     b = rng.uniform(-1, 1, (p, m)).astype(np.float32)
     args = {"n": n, "m": m, "p": p, "c": np.zeros((n, m), np.float32), "a": a, "b": b}
-    c = Session(g).run("matmul", args).outputs["c"]
+    c = OpenCLSession(g).run("matmul", args).outputs["c"]
     np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
 
 
@@ -225,14 +225,14 @@ def test_vector_copies_of_ints_verify_on_pocl(tmp_path: Path) -> None:
     n = 12
     x = np.arange(-5, n - 5, dtype=np.int32) * 3
     args = {"n": n, "out": np.zeros(n, np.int32), "scaled": np.zeros(n, np.float32), "x": x}
-    outputs = Session(g).run("copyi", args).outputs
+    outputs = OpenCLSession(g).run("copyi", args).outputs
     np.testing.assert_array_equal(outputs["out"], x)
     np.testing.assert_array_equal(outputs["scaled"], x.astype(np.float32) * 0.5)
 
 
 def run_module(g: Any, n: int, x: np.ndarray) -> np.ndarray:
     args = {"n": n, "out": np.zeros(n, np.float32), "x": x}
-    return Session(g).run("copy4", args).outputs["out"]
+    return OpenCLSession(g).run("copy4", args).outputs["out"]
 
 
 def test_vector_width_is_checked(tmp_path: Path) -> None:
@@ -251,4 +251,4 @@ def test_vector_copy_refuses_overrides_that_break_its_proof(tmp_path: Path) -> N
     x = np.zeros(n + 1, np.float32)
     args = {"n": n, "out": np.zeros(n, np.float32), "x": x}
     with pytest.raises(MclError, match="vector copy proven for VEC = 4"):
-        Session(g, options=("-DVEC=2",)).run("copy4", args)
+        OpenCLSession(g, options=("-DVEC=2",)).run("copy4", args)

@@ -303,7 +303,7 @@ def check_against_simulation(tmp_path, library, threads, start, stop, step, row,
     access = next(a for a in facts.accesses if a.binding.name == "a")
     caches = cached_spaces(facts.hwd)["dev"]
     results = cache.access_lines(facts, access, caches, sizes)
-    assert not isinstance(results, cache.Unpredictable)
+    assert not isinstance(results, cache.NoConstantStride)
     l1 = {r.loop.name: r for r in results if r.cache.node.name == "l1"}
     for name, counts in per_loop.items():
         r = l1[name]

@@ -11,7 +11,7 @@ from mcl.hdl import syntax as S
 from mcl.hdl.units import UnitError, format_quantity, parse_unit
 
 
-def parse_block(body: str, kind: str = "memory") -> S.Block:
+def parse_block(body: str, kind: str = "memory") -> S.BlockStmt:
     src = f"hardware_description t;\n{kind} b {{\n{body}\n}}\n"
     (block,) = S.parse_hdl(src, "t.hdl").blocks
     return block

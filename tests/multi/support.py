@@ -43,11 +43,11 @@ def slow_down(seconds: float) -> None:
 
     from mcl.backends.opencl import runner
 
-    run = getattr(runner.Session, "unslowed_run", runner.Session.run)
-    runner.Session.unslowed_run = run  # type: ignore[attr-defined]
+    run = getattr(runner.OpenCLSession, "unslowed_run", runner.OpenCLSession.run)
+    runner.OpenCLSession.unslowed_run = run  # type: ignore[attr-defined]
 
     def slowed(self: Any, *args: Any, **kwargs: Any) -> Any:
         time.sleep(seconds)
         return run(self, *args, **kwargs)
 
-    runner.Session.run = slowed if seconds else run  # type: ignore[method-assign]
+    runner.OpenCLSession.run = slowed if seconds else run  # type: ignore[method-assign]

@@ -10,7 +10,7 @@ import pytest
 
 from mcl.mcpl import ast
 from mcl.mcpl.operators import int_binary
-from mcl.multi.intervals import Interval, interval_of
+from mcl.multi.intervals import IndexInterval, interval_of
 
 NI, NJ = ast.Name("i"), ast.Name("j")
 
@@ -56,7 +56,7 @@ EXPRESSIONS = [
 @pytest.mark.parametrize("ranges", [((0, 3), (0, 7)), ((2, 5), (1, 12)), ((4, 4), (0, 0))])
 def test_bound_holds_every_value(expr: ast.Expr, ranges: tuple[tuple[int, int], ...]) -> None:
     (ilo, ihi), (jlo, jhi) = ranges
-    bound = interval_of(expr, {"i": Interval(ilo, ihi), "j": Interval(jlo, jhi)})
+    bound = interval_of(expr, {"i": IndexInterval(ilo, ihi), "j": IndexInterval(jlo, jhi)})
     assert bound is not None
     values = [value(expr, {"i": i, "j": j})
               for i, j in itertools.product(range(ilo, ihi + 1), range(jlo, jhi + 1))]
@@ -66,19 +66,19 @@ def test_bound_holds_every_value(expr: ast.Expr, ranges: tuple[tuple[int, int], 
 def test_affine_bounds_are_exact() -> None:
     """Rows of a block (bi * 128 + t) are bounded exactly: a range is given no extra row."""
     expr = EXPRESSIONS[0]
-    bound = interval_of(expr, {"i": Interval(2, 4), "j": Interval(0, 127)})
-    assert bound == Interval(2 * 128, 4 * 128 + 127)
+    bound = interval_of(expr, {"i": IndexInterval(2, 4), "j": IndexInterval(0, 127)})
+    assert bound == IndexInterval(2 * 128, 4 * 128 + 127)
 
 
 def test_unknown_without_an_integer_interval() -> None:
-    assert interval_of(b("+", NI, ast.Name("data")), {"i": Interval(0, 3)}) is None
-    assert interval_of(ast.Index(ast.Name("a"), (NI,)), {"i": Interval(0, 3)}) is None
+    assert interval_of(b("+", NI, ast.Name("data")), {"i": IndexInterval(0, 3)}) is None
+    assert interval_of(ast.Index(ast.Name("a"), (NI,)), {"i": IndexInterval(0, 3)}) is None
 
 
 def test_a_divisor_that_may_be_zero_bounds_the_defined_quotients() -> None:
     """i / j is undefined at j = 0 (C); the bound covers every quotient that is defined."""
-    bound = interval_of(b("/", NI, NJ), {"i": Interval(-3, 3), "j": Interval(-1, 1)})
+    bound = interval_of(b("/", NI, NJ), {"i": IndexInterval(-3, 3), "j": IndexInterval(-1, 1)})
     assert bound is not None
     values = [int(int_binary("/", i, j)) for i in range(-3, 4) for j in (-1, 1)]
     assert bound.lo <= min(values) and max(values) <= bound.hi
-    assert interval_of(b("/", NI, NJ), {"i": Interval(0, 3), "j": Interval(0, 0)}) is None
+    assert interval_of(b("/", NI, NJ), {"i": IndexInterval(0, 3), "j": IndexInterval(0, 0)}) is None

@@ -198,15 +198,15 @@ def test_rounds_keep_the_inputs_on_the_workers(cluster: Any,
 
 
 def test_a_kept_input_is_copied_to_the_device_once() -> None:
-    """Session.run with `kept`: the arrays the kernel only reads are copied by the first
+    """OpenCLSession.run with `kept`: the arrays the kernel only reads are copied by the first
     run and not by the next; the written ones by both; the outputs stay right."""
     from mcl import pipeline
-    from mcl.backends.opencl.runner import Session
+    from mcl.backends.opencl.runner import OpenCLSession
     from mcl.verify import verify
 
     program, reference, sizes, inputs, expected, _ = case("blackscholes")
     checked = pipeline.checked(program, library())
-    session = Session(generate_module(checked, "hopper", library()))
+    session = OpenCLSession(generate_module(checked, "hopper", library()))
     copied: list[int] = []
     upload = session._upload
 

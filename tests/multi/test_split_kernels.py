@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from mcl.backends import generate_module
-from mcl.backends.opencl.runner import Session, select_device
+from mcl.backends.opencl.runner import OpenCLSession, select_device
 from mcl.diagnostics import MclError
 from mcl.mcpl.loader import load_program
 from mcl.multi.split import ranges, split_program
@@ -24,7 +24,8 @@ from .support import CASES, case, library
 def test_uneven_ranges_assemble_to_the_reference(name: str) -> None:
     program, reference, sizes, inputs, expected, _ = case(name)
     split = split_program(program, reference.function, "hopper", library(), inputs)
-    session = Session(generate_module(split.program, "hopper", library()), select_device(None))
+    session = OpenCLSession(generate_module(split.program, "hopper", library()),
+                            select_device(None))
     pieces = [split.piece(first, count)
               for first, count in ranges(split.blocks, [1.0, 2.5, 1.0]) if count]
     assert len(pieces) == 3

@@ -11,7 +11,7 @@ import pytest
 from mcl.diagnostics import MclError
 from mcl.profile.counters import (
     METRICS,
-    Launch,
+    ProfiledLaunch,
     parse_number,
     parse_raw_csv,
     sm_clock_hz,
@@ -66,9 +66,9 @@ def test_no_table_is_a_one_line_error() -> None:
 
 
 def test_totals_add_counts_and_take_ratios_from_the_longest_launch() -> None:
-    short = Launch("a", {"gpu__time_duration.sum": 10.0, "dram__bytes_read.sum": 100.0,
+    short = ProfiledLaunch("a", {"gpu__time_duration.sum": 10.0, "dram__bytes_read.sum": 100.0,
                          "sm__maximum_warps_per_active_cycle_pct": 25.0})
-    long = Launch("b", {"gpu__time_duration.sum": 30.0, "dram__bytes_read.sum": 50.0,
+    long = ProfiledLaunch("b", {"gpu__time_duration.sum": 30.0, "dram__bytes_read.sum": 50.0,
                         "sm__maximum_warps_per_active_cycle_pct": 75.0})
     result = totals([short, long])
     assert result["gpu__time_duration.sum"] == 40.0
@@ -84,8 +84,8 @@ def test_every_metric_is_a_documented_name() -> None:
 
 
 def test_the_sm_clock_is_the_longest_launch_s_cycles_over_its_time() -> None:
-    short = Launch("a", {"gpu__time_duration.sum": 1e3, "gpc__cycles_elapsed.max": 1.98e3})
-    long = Launch("b", {"gpu__time_duration.sum": 2e6, "gpc__cycles_elapsed.max": 3.18e6})
+    short = ProfiledLaunch("a", {"gpu__time_duration.sum": 1e3, "gpc__cycles_elapsed.max": 1.98e3})
+    long = ProfiledLaunch("b", {"gpu__time_duration.sum": 2e6, "gpc__cycles_elapsed.max": 3.18e6})
     assert sm_clock_hz([short, long]) == pytest.approx(1.59e9)
-    assert sm_clock_hz([Launch("c", {"gpu__time_duration.sum": 1e3})]) is None
+    assert sm_clock_hz([ProfiledLaunch("c", {"gpu__time_duration.sum": 1e3})]) is None
     assert sm_clock_hz([]) is None

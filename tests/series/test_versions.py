@@ -125,12 +125,12 @@ def test_a_device_that_refuses_a_version_is_a_table_entry_not_a_crash(monkeypatc
     """E.g. gpu_v3 at 4096 wants 64 kB of local memory, more than NVIDIA's 48 kB."""
     import pyopencl as cl
 
-    from mcl.backends.opencl.runner import Session
+    from mcl.backends.opencl.runner import OpenCLSession
 
     def refuse(*_args, **_kwargs):
         raise cl.RuntimeError("clEnqueueNDRangeKernel failed: OUT_OF_RESOURCES")
 
-    monkeypatch.setattr(Session, "run", refuse)
+    monkeypatch.setattr(OpenCLSession, "run", refuse)
     _, args = make_inputs(REFERENCE, SMALL_REMAINDER, seed=1)
     measured = measure_program(program("gpu_v3"), "matmul", "hopper", library(), args, None)
     assert measured.rate is None and "OUT_OF_RESOURCES" in (measured.problem or "")

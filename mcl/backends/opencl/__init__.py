@@ -123,9 +123,9 @@ class OpenCLBackend:
 
     def session(self, generated: GeneratedModule, device: Any = None,
                 options: tuple[str, ...] = (), queue: Any = None) -> Session:
-        from mcl.backends.opencl.runner import Session
+        from mcl.backends.opencl.runner import OpenCLSession
 
-        return Session(generated, device, options, queue)
+        return OpenCLSession(generated, device, options, queue)
 
     def tuner_target(self, device: Any) -> TunerTarget:
         from mcl.backends.opencl.runner import list_devices

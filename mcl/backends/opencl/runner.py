@@ -184,7 +184,7 @@ def describe(device: Any) -> str:
     return f"{device.name.strip()} ({device.platform.name.strip()})"
 
 
-class Session(SessionBase):
+class OpenCLSession(SessionBase):
     """A built program on one OpenCL device; run any of the module's functions on it."""
 
     def __init__(
@@ -368,4 +368,4 @@ def run_function(
 ) -> RunResult:
     """Build `generated` on `device` (default: PoCL CPU) and run `function` with `args`
     (numpy arrays and Python scalars by parameter name)."""
-    return Session(generated, device).run(function, args, repeat)
+    return OpenCLSession(generated, device).run(function, args, repeat)

@@ -29,7 +29,7 @@ from mcl.backends.opencl.host import OPENCL_HOST
 from mcl.backends.openmp.dialect import OPENMP
 from mcl.codegen.c_expr import ExprPrinter
 from mcl.codegen.c_names import c_name
-from mcl.codegen.ctree import Compound, Line, Node, where
+from mcl.codegen.ctree import CodeLine, Compound, Node, where
 from mcl.codegen.host_cpp import (
     DRIVER_RULES,
     FunctionWriter,
@@ -76,31 +76,31 @@ class CFunctionWriter(FunctionWriter):
         return _signature(self.g, self.f)
 
     def body(self) -> list[Node]:
-        out: list[Node] = [Line("double seconds = 0.0;")]
+        out: list[Node] = [CodeLine("double seconds = 0.0;")]
         for s in self.f.host_body:
             out += self.stmt(s)
-        return [*out, Line("return seconds;")]
+        return [*out, CodeLine("return seconds;")]
 
     def launch(self, k: KernelPlan) -> Compound:
         inside: list[Node] = []
         for macro, size in k.defines:
-            inside.append(Compound([(Line(f"if ((int)({self.x(size)}) > {macro}) {{"), [
-                Line(f'fprintf(stderr, "{k.name}: build with -D{macro}=%d\\n", '
+            inside.append(Compound([(CodeLine(f"if ((int)({self.x(size)}) > {macro}) {{"), [
+                CodeLine(f'fprintf(stderr, "{k.name}: build with -D{macro}=%d\\n", '
                      f"(int)({self.x(size)}));"),
-                Line("return -1.0;"),
+                CodeLine("return -1.0;"),
             ])]))
         groups = [f"(int)({self.x(e)})" for e in k.groups]
         local = [f"(int)({self.x(e)})" for e in k.local]
         sizes = ", ".join([*groups, *local])
-        inside.append(Line(f"const int mcl_sizes[{len(groups) + len(local)}] = {{{sizes}}};"))
+        inside.append(CodeLine(f"const int mcl_sizes[{len(groups) + len(local)}] = {{{sizes}}};"))
         positive = " && ".join(f"mcl_sizes[{i}] > 0" for i in range(len(groups) + len(local)))
         args = [c_name(a.name) for a in k.args]
         args += [f"mcl_sizes[{i}]" for i in range(len(groups) + len(local))]
         inside.append(Compound([(
-            Line(f"if ({positive}) {{", comment="a foreach with no units runs nothing"), [
-                Line("const double mcl_start = omp_get_wtime();"),
-                Line(f"{k.name}({', '.join(args)});"),
-                Line("seconds += omp_get_wtime() - mcl_start;"),
+            CodeLine(f"if ({positive}) {{", comment="a foreach with no units runs nothing"), [
+                CodeLine("const double mcl_start = omp_get_wtime();"),
+                CodeLine(f"{k.name}({', '.join(args)});"),
+                CodeLine("seconds += omp_get_wtime() - mcl_start;"),
             ])]))
         return launch_block(k, inside)
 

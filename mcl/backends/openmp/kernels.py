@@ -51,19 +51,19 @@ from mcl.backends.openmp.dialect import (
 from mcl.backends.openmp.lanes import CLaneEmitter
 from mcl.codegen.ctree import (
     INDENT,
+    CodeLine,
     Compound,
     Directive,
+    ForLoop,
     FunctionDef,
     Leaf,
-    Line,
-    Loop,
     Node,
     Pragma,
-    Return,
+    ReturnLine,
     rewrite,
 )
 from mcl.codegen.host_eval import static_int
-from mcl.codegen.kernels import KernelEmitter, Level, NDRange, _stmts, size_macros
+from mcl.codegen.kernels import KernelEmitter, NDRange, NDRangeLevel, _stmts, size_macros
 from mcl.codegen.plan import KernelPlan
 from mcl.codegen.statements import contains_barrier
 from mcl.diagnostics import MclError, error
@@ -138,8 +138,8 @@ class OpenMPKernelEmitter(KernelEmitter):
     """Emits the C function of one top-level foreach nest."""
 
     def _emit(
-        self, name: str, top: Foreach, levels: list[Level], work: Stmt,
-        lanes: tuple[Level, int] | None,
+        self, name: str, top: Foreach, levels: list[NDRangeLevel], work: Stmt,
+        lanes: tuple[NDRangeLevel, int] | None,
     ) -> tuple[FunctionDef, KernelPlan]:
         nd = self._ndrange(levels, lanes)
         segments = [_stmts(work)] if lanes is not None else barrier_segments(work)
@@ -203,13 +203,13 @@ class OpenMPKernelEmitter(KernelEmitter):
 
         def jump(node: Leaf) -> Leaf:
             nonlocal jumps
-            if not isinstance(node, Return):
+            if not isinstance(node, ReturnLine):
                 return node
             jumps = True
-            return Line(f"goto {end_label(segment)};", node.span, node.note, node.comment)
+            return CodeLine(f"goto {end_label(segment)};", node.span, node.note, node.comment)
 
         out = rewrite(nodes, jump)
-        return [*out, Line(f"{end_label(segment)}: ;")] if jumps else out
+        return [*out, CodeLine(f"{end_label(segment)}: ;")] if jumps else out
 
     def _local_bound(self, size: Expr, dim: int) -> str:
         """The trip count of the work-items' loop along `dim`: the size itself when it is
@@ -227,7 +227,7 @@ class OpenMPKernelEmitter(KernelEmitter):
         groups: list[Node] = []
         stride = ""
         for d in dims:
-            groups.append(Line(f"const int {group_index(d)} = (int)(mcl_g{stride} % "
+            groups.append(CodeLine(f"const int {group_index(d)} = (int)(mcl_g{stride} % "
                                f"{groups_argument(d)});"))
             stride += f" / {groups_argument(d)}"
         groups += shared
@@ -242,15 +242,16 @@ class OpenMPKernelEmitter(KernelEmitter):
         for segment in segments:
             items = rewrite(segment, shifted)
             if single:
-                items = [*(Line(f"const int {item_index(d)} = 0;") for d in dims), *items]
+                items = [*(CodeLine(f"const int {item_index(d)} = 0;") for d in dims), *items]
             else:
                 for d in dims:  # dimension 0 innermost: consecutive work-items
                     v, bound = item_index(d), self._local_bound(local[d], d)
-                    loop = Loop([(Line(f"for (int {v} = 0; {v} < {bound}; {v}++) {{"), items)])
+                    loop = ForLoop([(CodeLine(f"for (int {v} = 0; {v} < {bound}; {v}++) {{"),
+                                     items)])
                     items = [Pragma("omp simd"), loop] if d == 0 else [loop]
-            groups.append(Compound([(Line("{"), items)]))
+            groups.append(Compound([(CodeLine("{"), items)]))
         return [
-            Line(f"const long mcl_nr_groups = {total};"),
+            CodeLine(f"const long mcl_nr_groups = {total};"),
             Pragma("omp parallel for schedule(dynamic, 1)"),
-            Loop([(Line("for (long mcl_g = 0; mcl_g < mcl_nr_groups; mcl_g++) {"), groups)]),
+            ForLoop([(CodeLine("for (long mcl_g = 0; mcl_g < mcl_nr_groups; mcl_g++) {"), groups)]),
         ]

@@ -17,7 +17,7 @@ from dataclasses import replace
 
 from mcl.backends.openmp.prelude import vector_name, vload, vstore
 from mcl.codegen.lanes import LaneEmitter, NotVectorisable
-from mcl.codegen.scope import FLOAT, INT, Var
+from mcl.codegen.scope import FLOAT, INT, CVar
 from mcl.mcpl import types as T
 from mcl.mcpl.ast import (
     BINARY_PRECEDENCE,
@@ -55,9 +55,9 @@ class CLaneEmitter(LaneEmitter):
         )
         with self._nested():
             scope = self.body.printer.scope
-            scope.declare(Var(self.lanes.var, INT, kind="index"))
-            zero_float = scope.declare(Var(_ZERO["float"], FLOAT)).cname
-            zero_int = scope.declare(Var(_ZERO["int"], INT)).cname
+            scope.declare(CVar(self.lanes.var, INT, kind="index"))
+            zero_float = scope.declare(CVar(_ZERO["float"], FLOAT)).cname
+            zero_int = scope.declare(CVar(_ZERO["int"], INT)).cname
             float_zeros = ", ".join(["-0.0f"] * w)
             self.body.line(f"const float{w} {zero_float} = {{{float_zeros}}};")
             self.body.line(f"const int{w} {zero_int} = {{0}};")
@@ -123,7 +123,7 @@ class CLaneEmitter(LaneEmitter):
 
     # ------------------------------------------------------------------ stores
     def _store(
-        self, var: Var, element_type: Prim, offset: Expr, s: Assign,
+        self, var: CVar, element_type: Prim, offset: Expr, s: Assign,
         mask: str | None,
     ) -> None:
         if s.op != "=":

@@ -109,7 +109,7 @@ class LoopLines:
 
 
 @dataclass(frozen=True)
-class Unpredictable:
+class NoConstantStride:
     """An access whose index is not affine in the loop counters, and why it cannot be
     known statically (no reasons: it can, but it uses `/`, `%` or products of loop
     variables, where section 6.4's constant strides do not exist)."""
@@ -182,7 +182,7 @@ def concurrent_units(hwd: HardwareDescription, unit: str, cache: MemoryInfo) -> 
 
 def access_lines(facts: KernelFacts, access: Access, caches: list[MemoryInfo],
                  values: Mapping[str, Any], lanes: tuple[int, ...] | None = None
-                 ) -> list[LoopLines] | Unpredictable | None:
+                 ) -> list[LoopLines] | NoConstantStride | None:
     """Best and worst case line fetches of one access for every loop around it and every
     cache holding its space. None when the element size is not known statically.
     `lanes`: the positions of the lanes of a lock-step group that run the access, where
@@ -198,7 +198,7 @@ def access_lines(facts: KernelFacts, access: Access, caches: list[MemoryInfo],
         reasons: list[str] = []
         for sub in access.indices:
             reasons += unpredictable_reasons(facts, sub, access.item.scope)
-        return Unpredictable(tuple(dict.fromkeys(reasons)))
+        return NoConstantStride(tuple(dict.fromkeys(reasons)))
     lockstep = lockstep_group(facts.hwd)
     results: list[LoopLines] = []
     for loop in loops_since_declaration(access):
@@ -621,7 +621,7 @@ def cache_findings(facts: KernelFacts, values: Mapping[str, Any] | None = None
         result = access_lines(facts, access, caches, values, active)
         if result is None:
             continue
-        if isinstance(result, Unpredictable) and result.reasons:
+        if isinstance(result, NoConstantStride) and result.reasons:
             found.append(Finding(emit.message(
                 "cache-unpredictable", FeedbackSeverity.WARNING,
                 f"the cache behaviour of {text} is unpredictable: " + "; ".join(result.reasons),
@@ -629,7 +629,7 @@ def cache_findings(facts: KernelFacts, values: Mapping[str, Any] | None = None
                 hint="an index read from memory can touch any line: measure, or arrange "
                      "the data so that neighbouring units read neighbouring elements")))
             continue
-        if isinstance(result, Unpredictable):
+        if isinstance(result, NoConstantStride):
             # Known statically, but not start + step * counter in every loop (`e / T`,
             # `e % T`): section 6.4's strides do not apply.
             found.append(Finding(emit.message(

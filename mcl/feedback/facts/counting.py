@@ -723,7 +723,7 @@ def affine(ev: SymbolicEvaluator, expr: Any, counters: Sequence[Any], all_counte
 
 
 @dataclass(frozen=True)
-class Split:
+class SplitCounters:
     """Indices with counters split into a quotient and a remainder piece (`split_counters`)."""
 
     exprs: list[Any]
@@ -731,7 +731,7 @@ class Split:
     pieces: dict[Any, tuple[Any, Any]]  # split counter -> (quotient, remainder) counters
 
 
-def split_counters(exprs: Sequence[Any], trips: dict[Any, Any]) -> Split | None:
+def split_counters(exprs: Sequence[Any], trips: dict[Any, Any]) -> SplitCounters | None:
     """`floor(t / d)` and `Mod(t, d)` of a counter t over N iterations, N a multiple of
     the constant d (a flat thread index split into 2-D: `tid / 16`, `tid % 16`), as two
     counters: t = d*q + r with q over N/d and r over d iterations, each pair (q, r) once,
@@ -767,7 +767,7 @@ def split_counters(exprs: Sequence[Any], trips: dict[Any, Any]) -> Split | None:
         replace[sympy.Mod(t, d)] = r
     whole = {t: d * pieces[t][0] + pieces[t][1] for t, (d,) in divisors.items()}
     exprs = [sympy.sympify(e).xreplace(replace).xreplace(whole) for e in exprs]
-    return Split(exprs, out_trips, pieces)
+    return SplitCounters(exprs, out_trips, pieces)
 
 
 def _quotient(node: Any, trips: dict[Any, Any]) -> tuple[Any, int] | None:

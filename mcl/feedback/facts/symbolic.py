@@ -60,7 +60,7 @@ def iterations_symbol(loop: Loop) -> sympy.Symbol:
 
 
 @dataclass
-class LoopShape:
+class NormalisedLoop:
     """A loop normalised to a counter t = 0 .. trips-1 with variable = value(t)."""
 
     counter: sympy.Symbol
@@ -81,7 +81,7 @@ class SymbolicEvaluator:
         self.loops = loops
         self._values: dict[DeclaredName, Any] = {}
         self._opaque: dict[DeclaredName, sympy.Symbol] = {}
-        self._shapes: dict[Loop, LoopShape] = {}
+        self._shapes: dict[Loop, NormalisedLoop] = {}
         self._counters: set[sympy.Symbol] = set()  # the counters of `_shapes`' loops
         self._all_counters: frozenset[sympy.Symbol] | None = None  # of every loop
         self._shaping: dict[Loop, sympy.Symbol] = {}
@@ -192,7 +192,7 @@ class SymbolicEvaluator:
         return isinstance(s, sympy.Dummy) and s not in self._counters
 
     # ------------------------------------------------------------------ loops
-    def shape(self, loop: Loop) -> LoopShape:
+    def shape(self, loop: Loop) -> NormalisedLoop:
         key = loop
         if key not in self._shapes:
             marker = sympy.Dummy(loop.name)
@@ -219,17 +219,17 @@ class SymbolicEvaluator:
     def trips(self, loop: Loop) -> Any:
         return self.shape(loop).trips
 
-    def _foreach(self, loop: Loop) -> LoopShape:
+    def _foreach(self, loop: Loop) -> NormalisedLoop:
         t = sympy.Dummy(f"t_{loop.name}", integer=True, nonnegative=True)
         assert isinstance(loop.node, ast.Foreach)
         count = self.sym(loop.node.count, loop.scope)
         if count is None or self._has_opaque(count):
             why = "divides by zero" if self._divides_by_zero(count) else "depends on data"
-            return LoopShape(t, t, iterations_symbol(loop), False, True,
+            return NormalisedLoop(t, t, iterations_symbol(loop), False, True,
                              f"the number of units of foreach {loop.name} {why}")
-        return LoopShape(t, t, count, True, True)
+        return NormalisedLoop(t, t, count, True, True)
 
-    def _for(self, loop: Loop, marker: sympy.Symbol) -> LoopShape:
+    def _for(self, loop: Loop, marker: sympy.Symbol) -> NormalisedLoop:
         node = loop.node
         assert isinstance(node, ast.For)
         t = sympy.Dummy(f"t_{loop.name}", integer=True, nonnegative=True)
@@ -237,7 +237,7 @@ class SymbolicEvaluator:
         start = self.sym(init, loop.scope)
         cond = loop_condition(node.cond, loop.name)
         step = loop_step(node.step, loop.name)
-        unknown = LoopShape(t, self.opaque(loop.var), iterations_symbol(loop), False, False)
+        unknown = NormalisedLoop(t, self.opaque(loop.var), iterations_symbol(loop), False, False)
         if start is None or cond is None or step is None or loop.var.writes:
             unknown.reason = (f"the loop variable {loop.name} is also written in the body"
                               if loop.var.writes else
@@ -264,13 +264,13 @@ class SymbolicEvaluator:
                 unknown.reason = (f"cannot count the iterations of for-loop {loop.name}: "
                                   "a dividing step needs constant bounds")
                 return unknown
-            return LoopShape(t, rounding.floor(start / inc**t), trips, True, False)
+            return NormalisedLoop(t, rounding.floor(start / inc**t), trips, True, False)
         if kind == "mul":
             trips = _geometric_trips(start, bound, inc, op)
             if trips is None:
                 unknown.reason = f"cannot count the iterations of for-loop {loop.name}"
                 return unknown
-            return LoopShape(t, start * inc**t, trips, True, False)
+            return NormalisedLoop(t, start * inc**t, trips, True, False)
         trips = _additive_trips(start, bound, inc, op)
         if trips is None:
             unknown.reason = f"cannot count the iterations of for-loop {loop.name}"
@@ -288,7 +288,7 @@ class SymbolicEvaluator:
             # loop then runs 0 times, not a negative number of times. (Linear bounds, as
             # in triangular and tiled loops, stay unclamped: they do not cross.)
             trips = sympy.Max(0, trips)
-        return LoopShape(t, start + inc * t, trips, True, True, bounds=(start, op, bound, inc))
+        return NormalisedLoop(t, start + inc * t, trips, True, True, bounds=(start, op, bound, inc))
 
     def _has_opaque(self, e: Any) -> bool:
         return any(self.is_opaque(s) for s in getattr(e, "free_symbols", ()))
