@@ -279,9 +279,6 @@ def test_module_state_is_listed_with_its_reason() -> None:
 # same line is not hidden by it; and a comment beside it (after the ignore) or on the line
 # above says why the checker cannot see the type.
 IGNORE = re.compile(r"#\s*type:\s*ignore(?P<code>\[[^\]]*\])?(?P<rest>.*)$")
-# Modules whose ignores do not say why yet, and why they are left: the refinements are
-# being reworked in another branch.
-IGNORE_WHY_PENDING = {"mcl/refine/stage_tile.py"}
 
 
 def ignores(lines: list[str]) -> list[tuple[int, bool, bool]]:
@@ -310,7 +307,7 @@ def test_every_type_ignore_names_its_error_code_and_says_why() -> None:
         for n, code, why in ignores(path.read_text(encoding="utf-8").splitlines()):
             if not code:
                 bare.append(f"{rel}:{n}")
-            if not why and rel not in IGNORE_WHY_PENDING:
+            if not why:
                 unexplained.append(f"{rel}:{n}")
     assert bare == []
     assert unexplained == []

@@ -33,7 +33,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from mcl.diagnostics import MclError
+from mcl.codegen.host_eval import Number
+from mcl.diagnostics import MclError, Span
 from mcl.feedback.findings import (
     FasterMemoryProposal,
     Finding,
@@ -121,8 +122,7 @@ class StageTile(Refinement):
         wanted = args.get("access")
         finding = next((f for f in kernel.findings if isinstance(f, FasterMemoryProposal)
                         and f.function == kernel.function
-                        and _change(f).access.span is not None
-                        and _change(f).access.span.line == line  # type: ignore[union-attr]
+                        and _access_line(f) == line
                         and (wanted is None or _same_text(_change(f).access.text, wanted))),
                        None)
         if finding is None:
@@ -158,7 +158,7 @@ class StageTile(Refinement):
         varying = _unit_dependent(sharers[0], {u.var for u in sharers})
         below = path[_position(path, sharers[-1]) + 1:]
         loop = _staged_loop(below, load, args.get("loop"), text)
-        shape = _shape_of(kernel, function, loop, env, text)
+        shape, loop_span = _shape_of(kernel, function, loop, env, text)
         _require_uniform_path(below[:_position(below, loop)], varying, loop.var)
         _require_staged_index(load, loop, shape, varying, array, text)
         outer = sharers[0]
@@ -193,11 +193,11 @@ class StageTile(Refinement):
         declaration = (f"{indentation(kernel.text, outer.span.line)}{space} {element}"
                        f"[{size}] {tile_name};\n")
         edits = (TextEdit.inserting(outer.span.line, 1, declaration),
-                 TextEdit.replacing(loop.span, staged.text(fill)))  # type: ignore[arg-type]
+                 TextEdit.replacing(loop_span, staged.text(fill)))
         group = sharers[-1].group
         return Proposal(
             self.name, (("line", str(line)), ("access", text),
-                        ("loop", str(loop.span.line)),  # type: ignore[union-attr]
+                        ("loop", str(loop_span.line)),
                         ("tile", str(tile))), line,
             f"stage {text} in {space} {tile_name}[{size}], {tile} elements along for-loop "
             f"{loop.var} at a time, loaded by the {units} {group} of a block together, "
@@ -289,6 +289,12 @@ def _change(finding: Finding) -> ShareInFasterMemory:
     return finding.change
 
 
+def _access_line(finding: Finding) -> int | None:
+    """The line of the access the finding proposes to share, where it names one."""
+    span = _change(finding).access.span
+    return span.line if span is not None else None
+
+
 def _same_text(a: str, b: str) -> bool:
     return "".join(a.split()) == "".join(b.split())
 
@@ -374,8 +380,10 @@ def _staged_loop(below: list[object], load: ast.Index, wanted: str | None,
 
 
 def _shape_of(kernel: KernelAtLevel, function: ast.Function, loop: ast.For,
-              env: Mapping[str, object], text: str) -> LoopShape:
-    shape = loop_shape(loop, env)  # type: ignore[arg-type]
+              env: Mapping[str, Number], text: str) -> tuple[LoopShape, Span]:
+    """The shape of the loop to stage along and its span (a loop that does not count up
+    by one, does not start its line in a block or has no block body is refused)."""
+    shape = loop_shape(loop, env)
     if shape is None or shape.step != 1:
         raise Refused(f"for-loop {loop.var} does not count up by one from a constant "
                       f"(`for (int {loop.var} = C; {loop.var} < E; {loop.var}++)`)")
@@ -384,7 +392,7 @@ def _shape_of(kernel: KernelAtLevel, function: ast.Function, loop: ast.For,
         raise Refused(f"for-loop {loop.var} does not start its line in a block")
     if not isinstance(loop.body, ast.Block) or loop.body.span is None:
         raise Refused(f"the body of for-loop {loop.var} is not a block `{{ ... }}`")
-    return shape
+    return shape, loop.span
 
 
 def _require_uniform_path(between: list[object], varying: set[str], var: str) -> None:
