@@ -49,6 +49,19 @@ def test_a_run_too_large_for_the_host_or_device_is_an_error_with_figures() -> No
         check_footprint(gesummv, {"n": 1000}, narrow, available=10 * arrays)
 
 
+def test_the_device_check_names_the_device_as_its_backend_describes_it() -> None:
+    """The run's backend describes its device in the message: the OpenMP backend's host
+    CPU has none of the OpenCL device's `name` and `platform`."""
+    from mcl.backends import get_backend
+
+    openmp = get_backend("openmp")
+    host = openmp.select_device(None)
+    gesummv = _function("gesummv")
+    with pytest.raises(MclError) as caught:
+        check_footprint(gesummv, {"n": 10**6}, host, available=2**80, backend="openmp")
+    assert f"; {openmp.describe(host)} has " in caught.value.diagnostics[0].message
+
+
 def test_mcl_run_refuses_a_size_the_host_cannot_hold(capsys: pytest.CaptureFixture) -> None:
     path = str(kernels_dir() / "gesummv" / "perfect.mcpl")
     assert main(["run", path, "--target", "fermi", "-D", "n=1000000", "--verify"]) == 1
