@@ -54,7 +54,7 @@ class Hoisted:
 
 
 @dataclass(frozen=True)
-class Names:
+class TileNames:
     """The names the new code declares, none taken in the function or the file."""
 
     threads_i: str
@@ -216,13 +216,13 @@ def _row(shape: RowReduction) -> _RowIndex:
     return _RowIndex(rows[0], foreach, foreach.count)
 
 
-def _names(kernel: KernelAtLevel) -> Names:
+def _names(kernel: KernelAtLevel) -> TileNames:
     taken = every_name(kernel.source_function) | {c.name for c in kernel.constants()}
     picked: list[str] = []
     for base in ("THREADS_I", "THREADS_J", "ELEMS_I", "ELEMS_J", "TILE_I", "TILE_J",
                  "unit", "ui", "uj", "ei", "ej"):
         picked.append(fresh_name(base, taken | set(picked)))
-    return Names(*picked)
+    return TileNames(*picked)
 
 
 # Registers a thread needs besides its tile and its operands (indices, addresses, loop
@@ -249,7 +249,7 @@ class RegisterRule:
 
 
 def _register_rule(kernel: KernelAtLevel, shape: RowReduction, hoisted: list[Hoisted],
-                   names: Names) -> RegisterRule | None:
+                   names: TileNames) -> RegisterRule | None:
     """The rule that keeps the tile in registers, where the description states its
     register file (a memory that is not addressable, as the occupancy analysis reads
     it); None where it states none."""
@@ -273,7 +273,7 @@ def _register_rule(kernel: KernelAtLevel, shape: RowReduction, hoisted: list[Hoi
     return RegisterRule(per_element, per_row, per_column, fixed, registers // threads, text)
 
 
-def _constants(kernel: KernelAtLevel, shape: RowReduction, names: Names,
+def _constants(kernel: KernelAtLevel, shape: RowReduction, names: TileNames,
                values: tuple[int, int, int], budget: RegisterRule | None) -> TextEdit:
     """The tile's named constants, before the function: the block's threads as
     THREADS_I x THREADS_J, each thread's ELEMS_I x ELEMS_J elements, the block's tile."""
@@ -306,13 +306,13 @@ def _constants(kernel: KernelAtLevel, shape: RowReduction, names: Names,
     return TextEdit.inserting(function.span.line, 1, "\n".join(lines) + "\n")
 
 
-def _row_count(kernel: KernelAtLevel, shape: RowReduction, names: Names) -> TextEdit:
+def _row_count(kernel: KernelAtLevel, shape: RowReduction, names: TileNames) -> TextEdit:
     row = _row(shape)
     return count_edit(kernel, row.foreach, f"({text_of(kernel, row.bound)} + "
                                            f"{names.tile_i} - 1) / {names.tile_i}")
 
 
-def _hoisted(kernel: KernelAtLevel, shape: RowReduction, row: str, names: Names
+def _hoisted(kernel: KernelAtLevel, shape: RowReduction, row: str, names: TileNames
              ) -> list[Hoisted]:
     """The loads of the innermost body that read the row only, the column only, or
     neither (and nothing the body declares), one register each per text."""
@@ -363,7 +363,7 @@ def _element_type(kernel: KernelAtLevel, access: ast.Index) -> str:
 
 
 def _thread_body(kernel: KernelAtLevel, shape: RowReduction, row: _RowIndex,
-                 names: Names) -> TextEdit:
+                 names: TileNames) -> TextEdit:
     """The lanes' new body: the thread's place in the block, a register tile per
     accumulator set to 0, the loops of the reduction with the row's and column's loads
     into registers and every element's sums, then the tail for every element."""
