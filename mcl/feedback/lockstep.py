@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 import sympy
 
+from mcl.feedback.conflict_classes import IterationClasses
 from mcl.feedback.facts.costs import executions
 from mcl.feedback.facts.kernel import Guard, Item, Loop
 from mcl.feedback.facts.layout import flat_index
@@ -216,19 +217,40 @@ def filled_addresses(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInst
     (`NumericEvaluator.holds_each`, `addresses_each`: a warp's 32 lanes times each iteration
     of a thread's VEC and UNROLL loops, lane by lane, were a fifth of gesummv
     hopper_v5's feedback)."""
+    return [address for _, address in _filled(kernel, lockstep, instruction, lanes, loops)]
+
+
+def filled_by_lane(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstruction,
+                   lanes: Lanes, loops: Sequence[Loop]) -> dict[int, list[int]]:
+    """`filled_addresses` of each active lane on its own (lane -> its addresses over the
+    iterations of `loops`; a lane that runs in none has none), from one walk of the
+    iterations with the lanes together: one lane at a time, the wide-access check made
+    32 walks per warp, three quarters of matmul hopper (v2)'s feedback."""
+    found: dict[int, list[int]] = {lane: [] for lane in lanes.active}
+    for lane, address in _filled(kernel, lockstep, instruction, lanes, loops):
+        found[lane].append(address)
+    return found
+
+
+def _filled(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstruction,
+            lanes: Lanes, loops: Sequence[Loop]) -> Iterator[tuple[int, int]]:
+    """(lane, address) of the active lanes that run `instruction` in each iteration of
+    `loops` in turn, the lanes of an iteration in order."""
     walk = LockstepWalk(kernel, lockstep, instruction.access.item.loops)
     ev = kernel.evaluator
     units = walk.units(lanes)
-    addresses = []
+    found: list[tuple[int, int]] = []
     try:
         for _ in fill_iterations(ev, loops):
             decided = ev.holds_each(walk.cursor, units, instruction.access.item.guards)
-            running = [unit for unit, holds in zip(units, decided, strict=True)
-                       if holds is not False]
-            addresses += ev.addresses_each(walk.cursor, running, instruction)
+            running = [(lane, unit) for lane, unit, holds
+                       in zip(lanes.active, units, decided, strict=True) if holds is not False]
+            addresses = ev.addresses_each(walk.cursor, [unit for _, unit in running],
+                                          instruction)
+            found += zip((lane for lane, _ in running), addresses, strict=True)
     finally:
         walk.reset()
-    return addresses
+    return iter(found)
 
 
 def fill_iterations(ev: NumericEvaluator, loops: Sequence[Loop]) -> Iterator[None]:
@@ -301,9 +323,7 @@ def wide_conflict(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstruc
         return None
     span = kernel.evaluator.trips(loops[0]) * BANK_WORD_BYTES
     per_lane = []
-    for lane in lanes.active:
-        one = Lanes(lanes.group, lanes.size, (lane,))
-        words = filled_addresses(kernel, lockstep, instruction, one, loops)
+    for lane, words in filled_by_lane(kernel, lockstep, instruction, lanes, loops).items():
         if words != list(range(words[0], words[0] + span, BANK_WORD_BYTES)):
             return None
         per_lane.append((lane, words))
@@ -418,42 +438,30 @@ def _survey(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstruction, 
     request was read as part of a wider access."""
     ev = kernel.evaluator
     loops, unfollowed = _address_loops(kernel, instruction, shifts)
-    reshaped = False
-    # A wide access covers every iteration of the innermost loop: one answer per group
-    # and iteration of the other loops.
-    innermost = instruction.access.item.loops[-1:]
-    wide: dict[tuple[object, ...], RequestCost | None] = {}
-    pair = merged_pair(kernel, instruction)
-    width = instruction.element_bytes or BANK_WORD_BYTES
+    costing = _RequestCosts(kernel, lockstep, instruction, banks, loops)
     best: tuple[Lanes, BankConflict, tuple[int, ...]] | None = None
     wavefronts = ideal = 0.0
     requests = lane_runs = 0
     points = list(itertools.product(*(range(ev.trips(loop)) for loop in loops)))
+    # The requests of each class of iterations that cost alike, computed once
+    # (mcl.feedback.conflict_classes); every iteration still counts.
+    classes = IterationClasses.of(kernel, instruction, loops, banks, BANK_WORD_BYTES)
+    known: dict[Hashable, list[tuple[Lanes, RequestCost]]] = {}
     try:
         for point in points:
             for loop, position in zip(loops, point, strict=True):
                 ev.set_position(loop, position)
             values = tuple(int(ev.number(kernel.facts.evaluator.shape(loop).value))
                            for loop in loops)
-            for lanes, addresses in list(instruction_lanes(kernel, lockstep, instruction)):
-                cost = request_cost(lanes, addresses, width, banks)
-                if pair is not None and cost.worst.conflict:
-                    lower = [a + pair for a in addresses]
-                    reshaped = True
-                    if all(a % (2 * BANK_WORD_BYTES) == 0 for a in lower):
-                        both = request_cost(lanes, lower, 2 * BANK_WORD_BYTES, banks)
-                        # (one 64-bit request for two 4-byte accesses: per access, its
-                        # passes over the fewest)
-                        cost = RequestCost(both.wavefronts / both.ideal, 1.0, both.worst)
-                if cost.worst.conflict and width == BANK_WORD_BYTES:
-                    key = (lanes, tuple(p for loop, p in zip(loops, point, strict=True)
-                                        if loop not in innermost))
-                    if key not in wide:
-                        wide[key] = wide_conflict(kernel, lockstep, instruction, lanes, banks)
-                        for loop, position in zip(loops, point, strict=True):
-                            ev.set_position(loop, position)  # (the fill loop went back)
-                    cost = wide[key] or cost
-                    reshaped = True
+            key = None if classes is None else \
+                classes.key(kernel, dict(zip(loops, point, strict=True)))
+            if key is None:
+                here = costing.at(point)
+            elif key in known:
+                here = known[key]
+            else:
+                here = known[key] = costing.at(point)
+            for lanes, cost in here:
                 wavefronts += cost.wavefronts
                 ideal += cost.ideal
                 requests += 1
@@ -464,9 +472,56 @@ def _survey(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstruction, 
         for loop in loops:
             ev.set_position(loop, 0)
     if best is None:
-        return None, reshaped
+        return None, costing.reshaped
     return ConflictSurvey(best[0], best[1], best[2], tuple(loops), len(points), wavefronts,
-                          ideal, requests, lane_runs, tuple(unfollowed)), reshaped
+                          ideal, requests, lane_runs, tuple(unfollowed)), costing.reshaped
+
+
+class _RequestCosts:
+    """The requests of one access at the survey's iterations, each with its cost: as 4-byte
+    accesses, as a merged 64-bit pair (`merged_pair`) or as the wide accesses a lane's
+    neighbouring words make (`wide_conflict`). `reshaped`: a conflicting request was read
+    as part of a wider access."""
+
+    def __init__(self, kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstruction,
+                 banks: int, loops: Sequence[Loop]):
+        self.kernel, self.lockstep, self.instruction = kernel, lockstep, instruction
+        self.banks, self.loops = banks, loops
+        self.pair = merged_pair(kernel, instruction)
+        self.width = instruction.element_bytes or BANK_WORD_BYTES
+        # A wide access covers every iteration of the innermost loop: one answer per group
+        # and iteration of the other loops.
+        self.innermost = instruction.access.item.loops[-1:]
+        self.wide: dict[tuple[object, ...], RequestCost | None] = {}
+        self.reshaped = False
+
+    def at(self, point: tuple[int, ...]) -> list[tuple[Lanes, RequestCost]]:
+        """The requests of the lock-step groups at iteration `point` of the loops (where
+        the evaluator is), with their costs."""
+        kernel, instruction, banks = self.kernel, self.instruction, self.banks
+        found = []
+        for lanes, addresses in list(instruction_lanes(kernel, self.lockstep, instruction)):
+            cost = request_cost(lanes, addresses, self.width, banks)
+            if self.pair is not None and cost.worst.conflict:
+                lower = [a + self.pair for a in addresses]
+                self.reshaped = True
+                if all(a % (2 * BANK_WORD_BYTES) == 0 for a in lower):
+                    both = request_cost(lanes, lower, 2 * BANK_WORD_BYTES, banks)
+                    # (one 64-bit request for two 4-byte accesses: per access, its
+                    # passes over the fewest)
+                    cost = RequestCost(both.wavefronts / both.ideal, 1.0, both.worst)
+            if cost.worst.conflict and self.width == BANK_WORD_BYTES:
+                key = (lanes, tuple(p for loop, p in zip(self.loops, point, strict=True)
+                                    if loop not in self.innermost))
+                if key not in self.wide:
+                    self.wide[key] = wide_conflict(kernel, self.lockstep, instruction, lanes,
+                                                   banks)
+                    for loop, position in zip(self.loops, point, strict=True):
+                        kernel.evaluator.set_position(loop, position)  # (the fill loop went back)
+                cost = self.wide[key] or cost
+                self.reshaped = True
+            found.append((lanes, cost))
+        return found
 
 
 def _shifts_every_lane_alike(address: sympy.Expr, counter: sympy.Symbol,
