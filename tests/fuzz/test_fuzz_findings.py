@@ -5,31 +5,21 @@ on a deep `if` nest."""
 
 from __future__ import annotations
 
-import json
 import warnings
 from pathlib import Path
 
 import pytest
 import sympy
 
-from mcl.cli import main
 from mcl.feedback.facts import strides, sums
 from mcl.feedback.values import evaluate
+from tests.fuzz.checking import run_json as _check
 
 
 def _kernel(body: str) -> str:
     return ("perfect void k(int n, int m, main float[n] a, main float[n] b) {\n"
             "  foreach (int i in n threads) {\n    float s = 0.0;\n"
             f"    {body}\n    a[i] = s;\n  }}\n}}\n")
-
-
-def _check(tmp_path: Path, capsys: pytest.CaptureFixture[str], source: str,
-           args: list[str]) -> tuple[int, dict, str]:
-    path = tmp_path / "k.mcpl"
-    path.write_text(source, encoding="utf-8")
-    code = main(["check", "--format", "json", *args, str(path)])
-    captured = capsys.readouterr()
-    return code, json.loads(captured.out), captured.err
 
 
 def _trips(start: int, bound: int, inclusive: bool) -> int:

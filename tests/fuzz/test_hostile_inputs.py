@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from mcl.cli import internal_error_text, main
+from tests.fuzz.checking import run_json
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -60,11 +61,8 @@ CHECK_CASES = [
 
 def _check(tmp_path: Path, source: str, extra: list[str],
            capsys: pytest.CaptureFixture[str]) -> tuple[int, list[dict]]:
-    path = tmp_path / "k.mcpl"
-    path.write_text(source, encoding="utf-8")
-    code = main(["check", "--format", "json", *extra, str(path)])
-    out = capsys.readouterr().out
-    return code, json.loads(out)["files"][0]["diagnostics"]
+    code, doc, _ = run_json(tmp_path, capsys, source, extra)
+    return code, doc["files"][0]["diagnostics"]
 
 
 @pytest.mark.parametrize("name,source,extra,code,line", CHECK_CASES,

@@ -5,7 +5,6 @@ touches memory outside an array (docs/reliability.md)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +12,7 @@ import pytest
 
 from mcl.cli import main
 from mcl.verify import compare_bounded
+from tests.fuzz.checking import run_json
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -20,15 +20,6 @@ REPO = Path(__file__).resolve().parents[2]
 def _kernel(body: str, params: str = "int n, main float[n] a", level: str = "perfect") -> str:
     return (f"{level} void k({params}) {{\n  foreach (int i in n threads) {{\n{body}\n"
             "  }\n}\n")
-
-
-def _run(tmp_path: Path, capsys: pytest.CaptureFixture[str], source: str,
-         args: list[str], command: str = "check") -> tuple[int, dict]:
-    path = tmp_path / "k.mcpl"
-    path.write_text(source, encoding="utf-8")
-    code = main([command, "--format", "json", *args, str(path)])
-    out = capsys.readouterr().out
-    return code, json.loads(out) if out.strip().startswith("{") else {}
 
 
 def _summary(doc: dict) -> dict:
@@ -58,7 +49,8 @@ def test_geometric_loops_count_like_a_brute_force_trace(
 ) -> None:
     """Doubling loops with a bound below the start (`k < -5`, or a counter that is 0)
     used to take the logarithm of a negative number or of 0 ('3 + 5*I', 'zoo')."""
-    code, doc = _run(tmp_path, capsys, GEOMETRIC, ["--level", level, "-D", "n=50", "-D", f"m={m}"])
+    code, doc, _ = run_json(tmp_path, capsys, GEOMETRIC,
+                            ["--level", level, "-D", "n=50", "-D", f"m={m}"])
     assert code == 0
     loads = _summary(doc)["values"]["loads"]["numeric"]
     expected = 50 * (_trips(1, m, 2, False) + _trips(3, m, 3, True) + _trips(1, -5, 2, False))
@@ -69,12 +61,12 @@ def test_trip_counts_are_clamped_at_zero(tmp_path: Path, capsys: pytest.CaptureF
                                          ) -> None:
     source = _kernel("    float s = 0.0;\n    for (int k = 0; k < m - 100; k++) { s += a[i]; }\n"
                      "    a[i] = s;", "int n, int m, main float[n] a")
-    code, doc = _run(tmp_path, capsys, source, ["-D", "n=10", "-D", "m=5"])
+    code, doc, _ = run_json(tmp_path, capsys, source, ["-D", "n=10", "-D", "m=5"])
     assert code == 0
     values = _summary(doc)["values"]
     assert values["loads"]["numeric"] == 0  # the loop runs no iteration, not -95
     assert values["computational"]["numeric"] == 0
-    code, doc = _run(tmp_path, capsys, source, ["-D", "n=10", "-D", "m=103"])
+    code, doc, _ = run_json(tmp_path, capsys, source, ["-D", "n=10", "-D", "m=103"])
     assert _summary(doc)["values"]["loads"]["numeric"] == 10 * 3
 
 
@@ -88,7 +80,7 @@ def test_float_dependent_trip_counts_give_a_figure(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], level: str, loop: str
 ) -> None:
     source = _kernel(f"    float s = 0.0;\n    {loop}\n    a[i] = s;")
-    code, doc = _run(tmp_path, capsys, source, ["--level", level, "-D", "n=100"])
+    code, doc, _ = run_json(tmp_path, capsys, source, ["--level", level, "-D", "n=100"])
     assert code == 0
     assert _summary(doc)["values"]["computational"]["numeric"] is not None
 
@@ -122,7 +114,7 @@ def test_values_no_unit_can_run_with_are_errors(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], body: str, params: str, code: str,
     line: int
 ) -> None:
-    status, doc = _run(tmp_path, capsys, _kernel(body, params), ["--feedback"])
+    status, doc, _ = run_json(tmp_path, capsys, _kernel(body, params), ["--feedback"])
     assert status == 1
     found = [d for d in doc["files"][0]["diagnostics"] if d["code"] == code]
     assert found and found[0]["line"] == line and found[0]["severity"] == "error"
@@ -134,7 +126,7 @@ def test_empty_foreach_inside_warps_is_an_error_not_a_crash(
     source = ("hopper void k(int n, global float[n] a) {\n  foreach (int b in 4 blocks) {\n"
               "    foreach (int w in 2 warps) {\n      foreach (int t in n - n threads) {\n"
               "        a[t] = 1.0;\n      }\n    }\n  }\n}\n")
-    status, doc = _run(tmp_path, capsys, source, ["--feedback"])
+    status, doc, _ = run_json(tmp_path, capsys, source, ["--feedback"])
     assert status == 1
     assert [d["code"] for d in doc["files"][0]["diagnostics"]] == ["mcpl-foreach-count"]
 
@@ -203,7 +195,7 @@ def test_extent_check_has_no_false_alarms(tmp_path: Path,
         "    if (i + 1 < n) { a[i + 1] = 3.0; }\n"
         "    if (i == 0) { return; }\n    a[i - 1] = 3.0;",
         "int n, main float[n] a, main float[n, n] m")
-    status, doc = _run(tmp_path, capsys, source, ["-D", "n=7"])
+    status, doc, _ = run_json(tmp_path, capsys, source, ["-D", "n=7"])
     assert status == 0
     assert not [d for d in doc["files"][0]["diagnostics"] if d["severity"] == "error"]
 
@@ -277,7 +269,7 @@ def test_a_result_argument_of_a_builtin_is_set_not_read(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     source = _kernel("    float c;\n    float s = sincos(a[i], c);\n    a[i] = s + c;")
-    status, doc = _run(tmp_path, capsys, source, ["--no-feedback"])
+    status, doc, _ = run_json(tmp_path, capsys, source, ["--no-feedback"])
     assert (status, doc["files"][0]["diagnostics"]) == (0, [])
 
 

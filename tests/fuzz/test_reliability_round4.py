@@ -13,6 +13,7 @@ from mcl.backends.cuda.nvrtc import compile_cuda
 from mcl.cli import main
 from mcl.commands.codegen import load_checked
 from mcl.hdl.library import default_library as library
+from tests.fuzz.checking import write_source as _write
 
 HOST_SCALAR_WRITTEN = """\
 {level} void k(int n, float[n * 32] a) {{
@@ -28,12 +29,6 @@ INNER = {
     "vectors": "    foreach (int v in 16 vectors) {\n      x++;\n      a[i * 16 + v] = 1.0;\n    }",
     "threads": "    x++;\n    a[i] = x;",
 }
-
-
-def _write(tmp_path: Path, source: str, name: str = "k.mcpl") -> Path:
-    path = tmp_path / name
-    path.write_text(source, encoding="utf-8")
-    return path
 
 
 def _host_scalar_kernel(level: str) -> str:

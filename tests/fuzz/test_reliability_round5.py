@@ -15,6 +15,8 @@ from mcl.deep_stack import run_with_deep_stack
 from mcl.mcpl import ast, uninitialised
 from mcl.mcpl.first_iteration import first_iteration_divisions
 from mcl.mcpl.parse import parse_file
+from tests.fuzz.checking import check_text as _check
+from tests.fuzz.checking import write_source as _write
 
 KERNEL = ("perfect void k{f}(int n, main float[n] a) {{\n"
           "  foreach (int i in n threads) {{\n    {body}\n  }}\n}}\n")
@@ -25,12 +27,6 @@ def for_nest(depth: int) -> str:
     for k in reversed(range(depth)):
         body = f"for (int k{k} = 0; k{k} < 2; k{k}++) {{ {body} }}"
     return KERNEL.format(f="", body=body)
-
-
-def _write(tmp_path: Path, source: str, name: str = "k.mcpl") -> Path:
-    path = tmp_path / name
-    path.write_text(source, encoding="utf-8")
-    return path
 
 
 def test_feedback_on_300_nested_loops_is_complete_and_quick(
@@ -88,12 +84,6 @@ def test_the_program_access_modes_are_inferred_once_for_many_functions(
     assert main(["check", "--feedback", str(path)]) == 0
     capsys.readouterr()
     assert calls == 1
-
-
-def _check(tmp_path: Path, source: str, capsys: pytest.CaptureFixture[str]) -> str:
-    main(["check", str(_write(tmp_path, source))])
-    captured = capsys.readouterr()
-    return captured.out + captured.err
 
 
 RACE = ("perfect void k(int n, main float[n] a, float r) {{\n"

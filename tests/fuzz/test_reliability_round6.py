@@ -11,15 +11,7 @@ from pathlib import Path
 import pytest
 
 from mcl.cli import main
-
-
-def _check(tmp_path: Path, source: str, capsys: pytest.CaptureFixture[str]) -> str:
-    path = tmp_path / "k.mcpl"
-    path.write_text(source, encoding="utf-8")
-    main(["check", str(path)])
-    captured = capsys.readouterr()
-    return captured.out + captured.err
-
+from tests.fuzz.checking import check_text as _check
 
 IN_PLACE = ("perfect void k(int n, main float[n] a, main float[n] b) {{\n"
             "  foreach (int i in n threads) {{\n    {body}\n  }}\n}}\n")
