@@ -1,30 +1,38 @@
-"""Elements and fields of local arrays and structs that no statement sets (docs/checker.md,
-"Uninitialised variables").
+"""Elements and fields of local arrays and structs read where no statement has set them
+(docs/checker.md, "Uninitialised variables").
 
 The scalar check (`mcl.mcpl.uninitialised`) follows paths. Arrays and user types are set
 element by element, mostly in loops (`for (k = 0; k < 8; k++) sums[k] = 0.0;`), so a rule
-along paths would call every element after such a loop "maybe unset". This check does
-not follow paths: it collects every element (every field) that some statement of the
-function may set, and reports a read of one outside that set, which no path gives a
-value (the generated OpenCL reads whatever the private or local memory held):
+along paths would call every element after such a loop "maybe unset". This check asks
+instead which elements (which fields) a statement *may* have set before a read, and
+reports a read of one outside that set, which no path gives a value (the generated
+OpenCL reads whatever the private or local memory held):
 
 - a local array no statement writes (`float[4] t; a[i] = t[i % 4];`; a `local` tile
   that no unit fills);
 - an element no write reaches: writes and reads are enumerated over the for loops around
   them whose ends are constants (`for (q = 0; q < 2; q++) t[q] = ...` sets t[0] and t[1],
   so `t[2]` is unset), and over foreach statements of constant count;
-- a field of a local struct that no statement sets (`p.x = 1.0; a[i] = p.y;`).
+- a field of a local struct that no statement sets (`p.x = 1.0; a[i] = p.y;`);
+- a read that comes before every write of what it reads (`x = t[0]; t[0] = 1.0;`).
 
-An array or struct passed whole (to a function, a view, another variable), declared twice
-in the function, or written under a subscript the enumeration cannot list (a size, data)
-is left alone, as is a read whose elements are only partly outside the set (a condition
-around it may exclude them): only certain reads are reported, as errors.
+"Before" is program order, widened wherever a later write may still come first: every
+write of a for loop counts for every read in it (an earlier iteration), and inside a
+foreach whose units share the array (one declared outside that foreach) every write up
+to the next barrier at the top of its body counts (another unit may run ahead to there;
+MCL paper section 4.3: units meet only at a barrier). Both branches of an `if` count as
+before what follows them. A read is reported only when it is certain: every element it
+may read lies outside what may have been set before it, or nothing of the variable has
+been set before it at all. A read that only some paths reach unset (a write under an
+`if`, or in a loop that may run no iteration) is left alone, and so is an array or
+struct passed whole (to a function, a view, another variable) or declared twice in the
+function.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from mcl.diagnostics import Diagnostic, error
@@ -38,6 +46,7 @@ from mcl.mcpl.visitor import unknown_node
 MAX_VALUES = 4096  # combinations of loop values enumerated for one subscript tuple
 
 Element = tuple[int, ...]
+Part = tuple[int | str, ...]  # an element, or a field of a struct as ("x",)
 
 
 @dataclass
@@ -49,13 +58,13 @@ class _Candidate:
     written: set[Element] = field(default_factory=set)  # elements (fields: (k,)) set
     fields: set[str] = field(default_factory=set)  # the fields of a struct set
     unknown: bool = False  # a write the enumeration cannot list: no element is sure unset
-    reported: bool = False
 
 
 def unset_element_errors(function: ast.Function, constants: Mapping[str, int] | None = None
                          ) -> list[Diagnostic]:
     """An error for each local array or struct of `function` read at an element or field
-    that no statement sets; `constants`: the program's integer constants."""
+    that no statement sets, or that no statement can have set before the read;
+    `constants`: the program's integer constants."""
     known = {k: v for k, v in (constants or {}).items()
              if isinstance(v, int) and not isinstance(v, bool)}
     for p in function.params:
@@ -63,25 +72,30 @@ def unset_element_errors(function: ast.Function, constants: Mapping[str, int] | 
     candidates = _candidates(function, known)
     if not candidates:
         return []
-    accesses = list(_Accesses(known).walk(function.body))
+    walk = _Accesses(known)
+    accesses = list(walk.walk(function.body))
+    by_root: dict[str, list[_Access]] = {}
     for access in accesses:
-        c = candidates.get(access.root)
-        if c is not None and access.write:
-            _record_write(c, access)
+        if access.root in candidates:
+            by_root.setdefault(access.root, []).append(access)
     found: list[Diagnostic] = []
-    for access in accesses:
-        c = candidates.get(access.root)
-        if c is not None and not access.write and not c.unknown and not c.reported:
-            message = _unset_read(c, access)
+    for name, mine in by_root.items():
+        c = candidates[name]
+        writes = [a for a in mine if a.write]
+        for access in writes:
+            _record_write(c, access)
+        reads = [a for a in mine if not a.write]
+        for read in _reads_before_writes(c, reads, writes, walk.depths.get(name, 0)):
+            message = _unset_read(c, read) if not c.unknown else None
+            if message is None:
+                message = _read_first(c, read, writes)
             if message is not None:
-                c.reported = True
                 found.append(error(
-                    "mcpl-uninitialised", message, access.node.span,
-                    f"set '{c.decl.name}' before reading it (no statement of the function "
-                    "writes what this reads)"))
+                    "mcpl-uninitialised", message, read.node.span,
+                    f"set '{c.decl.name}' before reading it (no statement before this read, "
+                    "nor a loop or another unit that may run first, writes what it reads)"))
+                break
     return found
-
-
 def _candidates(function: ast.Function, constants: Mapping[str, int]
                 ) -> dict[str, _Candidate]:
     declared: dict[str, list[ast.Decl]] = {}
@@ -122,10 +136,20 @@ def _used_whole(body: ast.Stmt) -> set[str]:
     return {n.name for n in names if Ref(n) not in roots}
 
 
+@dataclass(eq=False)
+class _Window:
+    """A stretch of the walk in which a write may come before a read that precedes it in
+    the text: a for loop (an earlier iteration), or the part of a foreach body up to its
+    next top-level barrier (another unit may run ahead to there)."""
+
+    foreach_depth: int | None  # for a foreach: the foreach statements around it; None: a loop
+    end: int = -1  # the number of the last access inside it
+
+
 @dataclass(frozen=True)
 class _Access:
     """An element or field of a local variable, read or written, with the values its
-    subscripts take (None: not enumerable)."""
+    subscripts take (None: not enumerable), numbered in program order."""
 
     root: str
     node: ast.Expr
@@ -133,6 +157,15 @@ class _Access:
     subscripts: tuple[ast.Expr, ...]
     first_field: str | None  # the field right after the root (`p.y`), if any
     elements: frozenset[Element] | None
+    seq: int = 0
+    windows: tuple[_Window, ...] = ()
+
+    def horizon(self, declared_depth: int) -> int:
+        """The number of the last access whose write may come before this one, for a
+        variable declared inside `declared_depth` foreach statements (the units of those
+        have copies of their own: only foreach statements inside them share it)."""
+        return max([self.seq] + [w.end for w in self.windows
+                                 if w.foreach_depth is None or w.foreach_depth >= declared_depth])
 
 
 class _Accesses:
@@ -141,6 +174,19 @@ class _Accesses:
 
     def __init__(self, constants: Mapping[str, int]) -> None:
         self.constants = dict(constants)
+        self.seq = 0  # the number of the next access
+        self.windows: list[_Window] = []  # the windows open at this point of the walk
+        self.foreach_depth = 0  # the foreach statements around this point
+        self.depths: dict[str, int] = {}  # each declared name: the foreach statements around it
+
+    def opened(self, foreach_depth: int | None) -> _Window:
+        window = _Window(foreach_depth)
+        self.windows.append(window)
+        return window
+
+    def close(self, window: _Window) -> None:
+        window.end = self.seq - 1
+        self.windows.remove(window)
 
     def walk(self, body: ast.Stmt) -> Iterator[_Access]:
         yield from self.stmt(body, {})
@@ -154,6 +200,7 @@ class _Accesses:
                     yield from self.stmt(one, loops)
             case ast.For():
                 yield from self.stmt(s.init, loops)
+                window = self.opened(None)  # (the condition is read again after each step)
                 yield from self.reads(s.cond, loops)
                 inner = dict(loops)
                 values = self.loop_values(s)
@@ -163,6 +210,7 @@ class _Accesses:
                     inner[s.var] = values
                 yield from self.stmt(s.body, inner)
                 yield from self.stmt(s.step, inner)
+                self.close(window)
             case ast.Foreach():
                 yield from self.reads(s.count, loops)
                 inner = dict(loops)
@@ -171,23 +219,28 @@ class _Accesses:
                     inner[s.var] = list(range(count))
                 else:
                     inner.pop(s.var, None)
-                yield from self.stmt(s.body, inner)
+                yield from self.units(s, inner)
             case ast.If():
                 yield from self.reads(s.cond, loops)
                 yield from self.stmt(s.then, loops)
                 yield from self.stmt(s.orelse, loops)
             case ast.Decl():
+                self.depths[s.name] = self.foreach_depth
                 yield from self.reads(s.init, loops)
             case ast.ViewDecl():
                 yield from self.reads(s.part, loops)
             case ast.Assign():
+                # in the order they happen: a compound assignment reads its target first
                 yield from self.reads(s.value, loops)
-                yield from self.target(s.target, loops)
                 if s.op != "=":
                     yield from self.reads(s.target, loops)
+                yield from self.target(s.target, loops)
             case ast.IncDec():
+                yield from self.reads(s.target, loops)
                 yield from self.target(s.target, loops)
             case ast.Swap():
+                yield from self.reads(s.left, loops)
+                yield from self.reads(s.right, loops)
                 yield from self.target(s.left, loops)
                 yield from self.target(s.right, loops)
             case ast.CallStmt():
@@ -196,6 +249,20 @@ class _Accesses:
                 yield from self.reads(s.value, loops)
             case _:
                 unknown_node(s, "the unset-element check")
+
+    def units(self, s: ast.Foreach, loops: dict[str, list[int]]) -> Iterator[_Access]:
+        """The body of a foreach, one window per stretch between its top-level barriers:
+        a unit may write there before another unit reads what precedes the write."""
+        stmts = s.body.stmts if isinstance(s.body, ast.Block) else (s.body,)
+        self.foreach_depth += 1
+        window = self.opened(self.foreach_depth - 1)
+        for one in stmts:
+            if isinstance(one, ast.Barrier):
+                self.close(window)
+                window = self.opened(self.foreach_depth - 1)
+            yield from self.stmt(one, loops)
+        self.close(window)
+        self.foreach_depth -= 1
 
     def loop_values(self, s: ast.For) -> list[int] | None:
         """The values of a for loop's variable, when its start, bound and step are
@@ -235,15 +302,15 @@ class _Accesses:
                 yield access
 
     def target(self, e: ast.Expr, loops: dict[str, list[int]]) -> Iterator[_Access]:
-        access = self.chain(e, loops, write=True)
-        if access is not None:
-            yield access
-        node = e  # the subscripts of a written element are read
+        node = e  # the subscripts of a written element are read first
         while isinstance(node, ast.Index | ast.Field):
             if isinstance(node, ast.Index):
                 for index in node.indices:
                     yield from self.reads(index, loops)
             node = node.base
+        access = self.chain(e, loops, write=True)
+        if access is not None:
+            yield access
 
     def chain(self, e: ast.Expr, loops: dict[str, list[int]], write: bool) -> _Access | None:
         """The access `e` makes when it is a whole chain from a variable: its outermost
@@ -264,8 +331,10 @@ class _Accesses:
             subscripts.extend(link.indices)
         first = links[0]
         first_field = first.name if isinstance(first, ast.Field) else None
+        self.seq += 1
         return _Access(node.name, e, write, tuple(subscripts), first_field,
-                       self.elements(tuple(subscripts), loops))
+                       self.elements(tuple(subscripts), loops), self.seq - 1,
+                       tuple(self.windows))
 
     def elements(self, subscripts: tuple[ast.Expr, ...], loops: dict[str, list[int]]
                  ) -> frozenset[Element] | None:
@@ -321,7 +390,59 @@ def _unset_read(c: _Candidate, access: _Access) -> str | None:
             "it has no value here")
 
 
-def _listed(elements: frozenset[Element] | set[Element], most: int = 4) -> str:
+def _parts(c: _Candidate, access: _Access) -> frozenset[Part] | None:
+    """What a write sets or a read needs: elements, or the field of a struct; None where
+    that cannot be listed (a whole tile or struct, a subscript from data)."""
+    if c.rank == 0:
+        return None if access.first_field is None else frozenset({(access.first_field,)})
+    if access.elements is None or len(access.subscripts) != c.rank:
+        return None
+    return frozenset(access.elements)
+
+
+def _reads_before_writes(c: _Candidate, reads: list[_Access], writes: list[_Access],
+                         declared_depth: int) -> list[_Access]:
+    """The reads of `c`, in program order, that nothing which may come before them sets
+    any part of: no write may come first at all, or every part the read needs lies
+    outside what the writes that may come first set. (Reads are taken in the order of
+    their horizons, the writes before each added once: linear in the accesses.)"""
+    before: set[Part] = set()
+    listed = True  # every write so far sets parts that could be listed
+    taken = 0  # the writes (in program order) that may come before the current read
+    flagged: list[_Access] = []
+    for read in sorted(reads, key=lambda a: a.horizon(declared_depth)):
+        horizon = read.horizon(declared_depth)
+        while taken < len(writes) and writes[taken].seq <= horizon:
+            parts = _parts(c, writes[taken])
+            if parts is None:
+                listed = False
+            else:
+                before |= parts
+            taken += 1
+        needs = _parts(c, read)
+        if taken == 0 or (listed and needs and not needs & before):
+            flagged.append(read)
+    return sorted(flagged, key=lambda a: a.seq)
+
+
+def _read_first(c: _Candidate, read: _Access, writes: list[_Access]) -> str:
+    """The message for a read that comes before every write of what it reads."""
+    needs = _parts(c, read)
+    later = next((w for w in writes if w.seq > read.seq and (
+        needs is None or (parts := _parts(c, w)) is None or parts & needs)), None)
+    if needs is None:
+        what = "a field" if c.rank == 0 else "an element"
+    elif c.rank == 0:
+        what = f"field '{read.first_field}'"
+    else:
+        what = _listed(needs)
+    where = f" (the first that does is at line {later.node.span.line})" \
+        if later is not None and later.node.span is not None else ""
+    return (f"'{print_expr(read.node)}' is read before any statement sets {what} of "
+            f"'{c.decl.name}'{where}: it has no value here")
+
+
+def _listed(elements: Collection[Part], most: int = 4) -> str:
     shown = sorted(elements)
     text = ", ".join("[" + ", ".join(str(v) for v in e) + "]" for e in shown[:most])
     more = f" and {len(shown) - most} more" if len(shown) > most else ""
