@@ -41,6 +41,7 @@ from mcl.identity import Ref
 from mcl.mcpl import ast
 from mcl.mcpl.divergence import divergent_names
 from mcl.mcpl.printer import print_expr
+from mcl.mcpl.size_bounds import forced_by_sizes, size_names, size_ranges
 from mcl.mcpl.uniform_states import States, UniformStates, tracked_names
 from mcl.mcpl.unit_elements import (
     OTHER_UNIT,
@@ -81,36 +82,37 @@ def barrier_warnings(function: ast.Function, constants: Mapping[str, int] | None
     `constants`: the program's integer constants (`const int TILE = 32;`)."""
     found: dict[frozenset[Span | None], Diagnostic] = {}
     params = frozenset(p.name for p in function.params if isinstance(p.type, ast.ArrayType))
-    _visit(function.body, set(params), found, dict(constants or {}), params)
+    _visit(function.body, set(params), found, dict(constants or {}), params,
+           size_names(function))
     # (pending accesses are a set: two warnings at one place come in the order of their
     # messages, not of hashes)
     return sorted(found.values(), key=lambda d: d.message)
 
 
 def _visit(s: ast.Stmt | None, shared: set[str], found: dict, constants: dict[str, int],
-           params: frozenset[str] = frozenset()) -> None:
+           params: frozenset[str] = frozenset(), sizes: frozenset[str] = frozenset()) -> None:
     """Find the foreach statements whose units share arrays declared around them (and,
     for a top-level foreach, the array parameters in `params`)."""
     match s:
         case ast.Block():
             declared = set(shared)
             for stmt in s.stmts:
-                _visit(stmt, declared, found, constants, params)
+                _visit(stmt, declared, found, constants, params, sizes)
                 if isinstance(stmt, ast.Decl) and isinstance(stmt.type, ast.ArrayType):
                     declared.add(stmt.name)
                     params = params - {stmt.name}  # (shadowed by a local array)
         case ast.Foreach():
             walked = (shared - params) | _raced_parameters(s, shared & params)
             if walked:
-                _Walker(s, walked, found, constants, params).run()
+                _Walker(s, walked, found, constants, params, sizes).run()
             # Arrays declared in this body are shared by the units of foreach statements
             # in it (those declared further out were covered by the walk just made).
-            _visit(s.body, set(), found, constants)
+            _visit(s.body, set(), found, constants, sizes=sizes)
         case ast.For():
-            _visit(s.body, shared, found, constants, params)
+            _visit(s.body, shared, found, constants, params, sizes)
         case ast.If():
-            _visit(s.then, shared, found, constants, params)
-            _visit(s.orelse, shared, found, constants, params)
+            _visit(s.then, shared, found, constants, params, sizes)
+            _visit(s.orelse, shared, found, constants, params, sizes)
         case (None | ast.Decl() | ast.ViewDecl() | ast.Assign() | ast.IncDec() | ast.CallStmt()
               | ast.Swap() | ast.Barrier() | ast.Return()):
             pass  # holds no statement, so no foreach
@@ -142,7 +144,8 @@ def _raced_parameters(foreach: ast.Foreach, params: set[str]) -> set[str]:
 
 class _Walker:
     def __init__(self, foreach: ast.Foreach, shared: set[str], found: dict,
-                 constants: dict[str, int], params: frozenset[str] = frozenset()) -> None:
+                 constants: dict[str, int], params: frozenset[str] = frozenset(),
+                 sizes: frozenset[str] = frozenset()) -> None:
         self.shared = shared
         self.params = params  # the array parameters among `shared` (all units see them)
         self.found = found
@@ -173,6 +176,9 @@ class _Walker:
                 self.unit_counts[name] = size.get((), 0)
                 self.spans[name] = self.unit_counts[name] - 1
 
+        # The ranges that grow with the sizes (mcl.mcpl.size_bounds): a row of m elements.
+        self.size_names = sizes
+        self.ranges = size_ranges(foreach.body, self.counts, constants, sizes)
         self.uniform = UniformStates(tracked_names(foreach.body, self.varying, constants),
                                      constants)
         self.touching, self.sizes = _loops_touching(foreach.body, shared)
@@ -437,7 +443,9 @@ class _Walker:
                 d = difference(renamed(substituted(x, one), names), substituted(y, two))
                 if never_equal(d, self.nonzero):
                     break
-                forced |= forced_equal(d, self.spans, self.loops)
+                around = {v.rstrip("'" + OTHER_UNIT) for k in (*x, *y) for v in k}
+                forced |= forced_equal(d, self.spans, self.loops) | forced_by_sizes(
+                    d, self.ranges, self.size_names, around)
             else:
                 if not forced >= set(self.counts):
                     return False
@@ -593,7 +601,18 @@ def _is_flat(e: ast.Expr, counts: dict[str, ast.Expr]) -> bool:
 def _never_equal(x: ast.Expr, y: ast.Expr) -> bool:
     """Do two integer subscripts differ for every value of their variables? Decided for
     linear forms: x - y = c + sum(k_i v_i) has no integer root when gcd(k_i) does not
-    divide c (`cur` and `1 - cur` differ by 1 - 2 cur, which is odd)."""
+    divide c (`cur` and `1 - cur` differ by 1 - 2 cur, which is odd); and for remainders
+    by one constant M whose operands differ by a constant that M does not divide (`(k +
+    1) % 2` and `k % 2`, a double buffer's halves: C's remainder of x is x modulo M, also
+    for a negative x)."""
+    match x, y:
+        case (ast.Binary(op="%", right=ast.IntLit(value=m)),
+              ast.Binary(op="%", right=ast.IntLit(value=m2))) if m == m2 and m != 0:
+            dx, dy = _linear(x.left), _linear(y.left)
+            if dx is None or dy is None:
+                return False
+            difference = _add(dx, {k: -v for k, v in dy.items()})
+            return set(difference) <= {""} and difference.get("", 0) % m != 0
     dx, dy = _linear(x), _linear(y)
     if dx is None or dy is None:
         return False

@@ -91,3 +91,68 @@ def test_tiles_another_unit_or_iteration_may_fill_first_are_left_alone(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], body: str) -> None:
     out = check_text(tmp_path, TILE.format(body=body), capsys)
     assert "mcpl-uninitialised" not in out, out
+
+
+ROWS = ("perfect void k(int n, int m, main float[n * m + m] a) {{\n"
+        "  foreach (int r in n threads) {{\n    for (int j = {start}; j {cond}; j++) {{\n"
+        "      {body}\n    }}\n  }}\n}}\n")
+OWN_ROW = [
+    # a scan of each unit's row: j in 1 .. m - 1 keeps j - 1 in the row (m >= 2 there)
+    (1, "< m", "a[r * m + j] = a[r * m + j] + a[r * m + j - 1];"),
+    # a rotation of each unit's row
+    (0, "< m - 1", "a[r * m + j] = a[r * m + j + 1];"),
+]
+OTHER_ROW = [
+    (1, "< m", "a[r * m + j] = a[r * m + j] + a[r * m + j + m];"),  # the next row
+    (1, "<= m", "a[r * m + j] = a[r * m + j] + a[r * m + j - 1];"),  # one past the row
+    (0, "< m", "a[r * m + j] = a[r * m + j + 1];"),  # j + 1 = m: the next row's first
+]
+
+
+@pytest.mark.parametrize(("start", "cond", "body"), OWN_ROW)
+def test_a_unit_updating_its_own_row_of_any_size_is_no_race(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], start: int, cond: str,
+        body: str) -> None:
+    # were read-write races: the row's length m is a size, not a number
+    source = ROWS.format(start=start, cond=cond, body=body)
+    assert "0 errors, 0 warnings" in check_text(tmp_path, source, capsys)
+
+
+@pytest.mark.parametrize(("start", "cond", "body"), OTHER_ROW)
+def test_a_unit_reading_past_its_row_is_a_race(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], start: int, cond: str,
+        body: str) -> None:
+    out = check_text(tmp_path, ROWS.format(start=start, cond=cond, body=body), capsys)
+    assert "[mcpl-read-write-race]" in out, out
+
+
+STRIDED = ("perfect void k(int n, main float[n * 4 + 1] a) {{\n  foreach (int i in n threads) {{\n"
+           "    for (int k = 1; k < 4; k++) {{\n"
+           "      a[i + k * n] = a[i + k * n] + a[i + (k - 1) * n{off}];\n    }}\n  }}\n}}\n")
+
+
+def test_a_unit_index_below_the_stride_owns_its_column(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # i in 0 .. n - 1 and every other term a multiple of n: only i" = i
+    assert "0 errors, 0 warnings" in check_text(tmp_path, STRIDED.format(off=""), capsys)
+    out = check_text(tmp_path, STRIDED.format(off=" + 1"), capsys)
+    assert "[mcpl-read-write-race]" in out, out
+
+
+PREFETCH = ("gpu void k(int n, int m, float[n * 32] a, float[m * 32] b, float[n * 32] c) {{\n"
+            "  foreach (int g in n blocks) {{\n    local float[2][32] s;\n"
+            "    foreach (int t in 32 threads) {{\n      float acc = 0.0;\n"
+            "      s[0][t] = b[t];\n      barrier(local);\n"
+            "      for (int k = 0; k < m; k++) {{\n"
+            "        s[({next}) % 2][t] = b[(k + 1) % m * 32 + t];\n"
+            "        for (int q = 0; q < 32; q++) {{\n"
+            "          acc += s[k % 2][q] * a[g * 32 + q];\n        }}\n"
+            "        barrier(local);\n      }}\n      c[g * 32 + t] = acc;\n    }}\n  }}\n}}\n")
+
+
+def test_a_double_buffer_fills_one_half_while_it_reads_the_other(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # (k + 1) % 2 and k % 2 are never equal: was a missing-barrier warning
+    assert "0 errors, 0 warnings" in check_text(tmp_path, PREFETCH.format(next="k + 1"), capsys)
+    out = check_text(tmp_path, PREFETCH.format(next="k + 2"), capsys)  # the half it reads
+    assert "[mcpl-missing-barrier]" in out, out
