@@ -606,12 +606,23 @@ class ExpressionChecker(StrictVisitor):
     def check_constant_indices(self, e: ast.Index) -> None:
         """`t[4]` or `t[-1]` on `float[4] t`: a constant index outside a size the checker
         knows is out of bounds for every unit (OpenCL does not check; Oclgrind or the
-        interpreter would fail later)."""
-        sizes = self.declared_sizes(e)
-        if sizes is None or len(sizes) != len(e.indices):
-            return
+        interpreter would fail later). A negative one is, whatever the size (`a[K]` with
+        `const int K = 3 - 5;` on a parameter `float[n] a` reads before the array)."""
+        declared = self.declared_sizes(e)
+        sizes: tuple[ast.Expr | None, ...] = (None,) * len(e.indices)
+        if declared is not None and len(declared) == len(e.indices):
+            sizes = declared
         for index, size in zip(e.indices, sizes, strict=True):
-            value, bound = self.constant(index), self.constant(size)
+            value = self.constant(index)
+            bound = self.constant(size) if size is not None else None
+            if isinstance(value, int) and value < 0 and not isinstance(bound, int):
+                self.error(
+                    "mcpl-index-range",
+                    f"index {value} is out of range: {print_expr(e.base)} is indexed from 0, "
+                    "whatever its size",
+                    index.span or e.span,
+                    "indices count from 0 to the size minus 1",
+                )
             if not isinstance(value, int) or not isinstance(bound, int) or bound < 1:
                 continue  # (a size below 1 is reported with the declaration)
             if not 0 <= value < bound:

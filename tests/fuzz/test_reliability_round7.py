@@ -156,3 +156,31 @@ def test_a_double_buffer_fills_one_half_while_it_reads_the_other(
     assert "0 errors, 0 warnings" in check_text(tmp_path, PREFETCH.format(next="k + 1"), capsys)
     out = check_text(tmp_path, PREFETCH.format(next="k + 2"), capsys)  # the half it reads
     assert "[mcpl-missing-barrier]" in out, out
+
+
+NEGATIVE = ("const int K = 3 - 5;\nperfect void k(int n, main float[n] a, main float[n, n] c) {{\n"
+            "  foreach (int i in n threads) {{\n    {body}\n  }}\n}}\n")
+
+
+@pytest.mark.parametrize(("body", "said"), [
+    ("a[K] = 1.0;", "4:7: error: index -2 is out of range: a is indexed from 0, whatever its "
+                    "size [mcpl-index-range]"),
+    ("a[i] = a[-1];", "4:14: error: index -1 is out of range: a is indexed from 0"),
+    ("int k = -2; a[i] = a[k];", "index -2 is out of range: a is indexed from 0"),
+    ("a[i - i - 1] = 1.0;", "index -1 is out of range: a is indexed from 0"),
+    ("c[i, K] = 1.0;", "index -2 is out of range: c is indexed from 0"),
+])
+def test_a_negative_constant_index_is_out_of_range_whatever_the_size(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], body: str, said: str) -> None:
+    # was a write-race or read-write-race warning at most: every unit reads or writes
+    # before the array (a parameter's size is not known to the checker)
+    out = check_text(tmp_path, NEGATIVE.format(body=body), capsys)
+    assert said in out, out
+    assert out.count("[mcpl-index-range]") == 1
+
+
+@pytest.mark.parametrize("body", ["a[i] = a[K + 2];", "a[i] = a[n - 1];", "c[i, 0] = 1.0;"])
+def test_constant_indices_from_0_are_left_to_the_sizes(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], body: str) -> None:
+    out = check_text(tmp_path, NEGATIVE.format(body=body), capsys)
+    assert "mcpl-index-range" not in out, out
