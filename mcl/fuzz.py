@@ -224,6 +224,8 @@ _SHARED_SUBSCRIPTS = ("i * 0", "i % 1", "min(i, 0)", "i / (n + 1)", "i / 2", "i 
 # races), and of elements a local array may lack (never set, or past its end).
 _OTHER_UNITS = ("(i + 1) % n", "n - 1 - i", "i")
 _LOCAL_READS = ("0", "2", "3", "i % 4")
+# Constant subscripts below 0 (out of range whatever n is).
+_NEGATIVE_SUBSCRIPTS = ("-1", "3 - 5", "i - i - 1")
 
 
 def _local_array(rng: random.Random, depth: int) -> str:
@@ -252,6 +254,12 @@ def _statement(rng: random.Random, depth: int = 0) -> str:
         lambda: f"a[{rng.choice(_SHARED_SUBSCRIPTS)}] = s;",
         lambda: f"s += a[{rng.choice(_OTHER_UNITS)}];",
         lambda: _local_array(rng, depth),
+        # an element read before the statement that sets it (or set first, which is fine)
+        lambda: f"float[4] r{depth}; "
+                + rng.choice((f"s += r{depth}[{rng.choice(_LOCAL_READS)}]; r{depth}[0] = 1.0;",
+                              f"r{depth}[0] = 1.0; s += r{depth}[0];"))
+                + f" r{depth}[1] = s;",
+        lambda: f"s += b[{rng.choice(_NEGATIVE_SUBSCRIPTS)}];",
         lambda: _for_nest(rng),
         lambda: f"for (int d{depth} = 0; d{depth} < 4; d{depth}++) "
                 f"{{ s += b[i] {rng.choice(('/', '%'))} d{depth}; }}",

@@ -184,3 +184,23 @@ def test_constant_indices_from_0_are_left_to_the_sizes(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], body: str) -> None:
     out = check_text(tmp_path, NEGATIVE.format(body=body), capsys)
     assert "mcpl-index-range" not in out, out
+
+
+def test_the_fuzzer_generates_the_new_classes(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # mcl.fuzz's generated kernels read a local element before the statement that sets it
+    # and index below 0; the checker reports each such kernel
+    import random
+
+    from mcl.fuzz import generated_kernel
+
+    rng = random.Random(7)
+    kernels = [generated_kernel(rng) for _ in range(400)]
+    early = [k for k in kernels if "]; r0[0] = 1.0;" in k and "float[4] r0;" in k
+             and k.count("float[4] r0;") == 1 and "^" not in k][:4]
+    negative = [k for k in kernels if "b[3 - 5]" in k and "^" not in k][:2]
+    assert len(early) == 4 and len(negative) == 2
+    for kernel in early:
+        assert "[mcpl-uninitialised]" in check_text(tmp_path, kernel, capsys), kernel
+    for kernel in negative:
+        assert "index -2 is out of range" in check_text(tmp_path, kernel, capsys), kernel
