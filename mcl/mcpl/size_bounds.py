@@ -93,6 +93,18 @@ def forced_by_sizes(d: Poly, ranges: Mapping[str, Range], sizes: frozenset[str],
     accesses name (each access lies inside those loops, so each of them runs)."""
     floors = _floors([ranges[x] for x in around if x in ranges], sizes)
     forced: set[str] = set()
+    while True:  # a forced name drops out, and the others are tried again
+        found = _one_forced(d, ranges, sizes, floors)
+        if found is None:
+            return forced
+        name, pair = found
+        forced.add(name)
+        d = {k: v for k, v in d.items() if k not in pair}
+
+
+def _one_forced(d: Poly, ranges: Mapping[str, Range], sizes: frozenset[str],
+                floors: Mapping[str, int]) -> tuple[str, tuple[tuple[str, ...], ...]] | None:
+    """A name `d == 0` forces equal, with its two monomials in `d`; None if none is."""
     for monomial, a in d.items():
         named = [x for x in monomial if x not in sizes]
         if len(named) != 1 or named[0].endswith(_COPIES) or named[0] not in ranges:
@@ -106,8 +118,8 @@ def forced_by_sizes(d: Poly, ranges: Mapping[str, Range], sizes: frozenset[str],
             rest = {k: v for k, v in d.items() if k not in (monomial, other)}
             if _outweighed(rest, {factor: abs(a)}, ranges, floors) or (
                     not factor and _multiple_of_a_size(rest, abs(a), ranges[name], floors)):
-                forced.add(name)
-    return forced
+                return name, (monomial, other)
+    return None
 
 
 def _floors(spans: Iterable[Range], sizes: frozenset[str]) -> dict[str, int]:

@@ -204,3 +204,18 @@ def test_the_fuzzer_generates_the_new_classes(
         assert "[mcpl-uninitialised]" in check_text(tmp_path, kernel, capsys), kernel
     for kernel in negative:
         assert "index -2 is out of range" in check_text(tmp_path, kernel, capsys), kernel
+
+
+BLOCK_ROWS = ("gpu void k(int n, int m, float[n * 32 * m + m] a) {{\n"
+              "  foreach (int g in n blocks) {{\n    foreach (int t in 32 threads) {{\n"
+              "      for (int j = 1; j < m; j++) {{\n        a[(g * 32 + t) * m + j] = "
+              "a[(g * 32 + t) * m + j] + a[(g * 32 + t) * m + j{off}];\n"
+              "      }}\n    }}\n  }}\n}}\n")
+
+
+def test_rows_of_the_threads_of_blocks_are_each_threads_own(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # 32 m (g" - g) + m (t" - t) + R: g is forced first (|m (t" - t) + R| < 32 m), then t
+    assert "0 errors, 0 warnings" in check_text(tmp_path, BLOCK_ROWS.format(off=" - 1"), capsys)
+    out = check_text(tmp_path, BLOCK_ROWS.format(off=" + m"), capsys)  # the next thread's row
+    assert "[mcpl-read-write-race]" in out, out
