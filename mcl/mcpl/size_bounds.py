@@ -15,6 +15,9 @@ and extents they give are sizes, paper section 4.3), and two proofs clear a pair
 - *a multiple of a size*: d = a (b - b*) + R with every term of R a multiple of one size
   P, and |a| times b's span below P: then a (b - b*) is a multiple of P smaller than P.
 
+A forced name drops out and the others are tried again: a thread's row at gpu, `(g * 32
++ t) * m + j`, forces g (|m (t" - t) + R| < 32 m), then t.
+
 A polynomial of sizes is proved negative by putting each size as its least value plus
 x (x >= 0): a negative constant and no positive coefficient suffice. A size's least value
 is 1, or more where a loop around the accesses runs only for more: the accesses of `for
