@@ -131,14 +131,6 @@ STRIDED = ("perfect void k(int n, main float[n * 4 + 1] a) {{\n  foreach (int i 
            "      a[i + k * n] = a[i + k * n] + a[i + (k - 1) * n{off}];\n    }}\n  }}\n}}\n")
 
 
-def test_a_unit_index_below_the_stride_owns_its_column(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    # i in 0 .. n - 1 and every other term a multiple of n: only i" = i
-    assert "0 errors, 0 warnings" in check_text(tmp_path, STRIDED.format(off=""), capsys)
-    out = check_text(tmp_path, STRIDED.format(off=" + 1"), capsys)
-    assert "[mcpl-read-write-race]" in out, out
-
-
 PREFETCH = ("gpu void k(int n, int m, float[n * 32] a, float[m * 32] b, float[n * 32] c) {{\n"
             "  foreach (int g in n blocks) {{\n    local float[2][32] s;\n"
             "    foreach (int t in 32 threads) {{\n      float acc = 0.0;\n"
@@ -150,12 +142,35 @@ PREFETCH = ("gpu void k(int n, int m, float[n * 32] a, float[m * 32] b, float[n 
             "        barrier(local);\n      }}\n      c[g * 32 + t] = acc;\n    }}\n  }}\n}}\n")
 
 
-def test_a_double_buffer_fills_one_half_while_it_reads_the_other(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    # (k + 1) % 2 and k % 2 are never equal: was a missing-barrier warning
-    assert "0 errors, 0 warnings" in check_text(tmp_path, PREFETCH.format(next="k + 1"), capsys)
-    out = check_text(tmp_path, PREFETCH.format(next="k + 2"), capsys)  # the half it reads
-    assert "[mcpl-missing-barrier]" in out, out
+BLOCK_ROWS = ("gpu void k(int n, int m, float[n * 32 * m + m] a) {{\n"
+              "  foreach (int g in n blocks) {{\n    foreach (int t in 32 threads) {{\n"
+              "      for (int j = 1; j < m; j++) {{\n        a[(g * 32 + t) * m + j] = "
+              "a[(g * 32 + t) * m + j] + a[(g * 32 + t) * m + j{off}];\n"
+              "      }}\n    }}\n  }}\n}}\n")
+# Each kernel with the subscripts that prove every element one unit's own, and the same
+# kernel one step further, where two units meet: (template, own, further, warning).
+OWN_OR_FURTHER = [
+    # i in 0 .. n - 1 and every other term a multiple of n: only i" = i; + 1: the next
+    (STRIDED, {"off": ""}, {"off": " + 1"}, "mcpl-read-write-race"),
+    # (k + 1) % 2 and k % 2 are never equal (was a missing-barrier warning); k + 2 is the
+    # half being read
+    (PREFETCH, {"next": "k + 1"}, {"next": "k + 2"}, "mcpl-missing-barrier"),
+    # 32 m (g" - g) + m (t" - t) + R forces g first (|m (t" - t) + R| < 32 m), then t;
+    # + m is the next thread's row
+    (BLOCK_ROWS, {"off": " - 1"}, {"off": " + m"}, "mcpl-read-write-race"),
+]
+
+
+@pytest.mark.parametrize(("source", "own", "further", "code"), OWN_OR_FURTHER,
+                         ids=["strided-column", "double-buffer", "rows-of-block-threads"])
+def test_elements_the_subscripts_prove_a_units_own_are_no_race(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], source: str,
+        own: dict[str, str], further: dict[str, str], code: str) -> None:
+    assert "0 errors, 0 warnings" in check_text(tmp_path, source.format(**own), capsys)
+    out = check_text(tmp_path, source.format(**further), capsys)
+    assert f"[{code}]" in out, out
+
+
 
 
 NEGATIVE = ("const int K = 3 - 5;\nperfect void k(int n, main float[n] a, main float[n, n] c) {{\n"
@@ -205,17 +220,3 @@ def test_the_fuzzer_generates_the_new_classes(
     for kernel in negative:
         assert "index -2 is out of range" in check_text(tmp_path, kernel, capsys), kernel
 
-
-BLOCK_ROWS = ("gpu void k(int n, int m, float[n * 32 * m + m] a) {{\n"
-              "  foreach (int g in n blocks) {{\n    foreach (int t in 32 threads) {{\n"
-              "      for (int j = 1; j < m; j++) {{\n        a[(g * 32 + t) * m + j] = "
-              "a[(g * 32 + t) * m + j] + a[(g * 32 + t) * m + j{off}];\n"
-              "      }}\n    }}\n  }}\n}}\n")
-
-
-def test_rows_of_the_threads_of_blocks_are_each_threads_own(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    # 32 m (g" - g) + m (t" - t) + R: g is forced first (|m (t" - t) + R| < 32 m), then t
-    assert "0 errors, 0 warnings" in check_text(tmp_path, BLOCK_ROWS.format(off=" - 1"), capsys)
-    out = check_text(tmp_path, BLOCK_ROWS.format(off=" + m"), capsys)  # the next thread's row
-    assert "[mcpl-read-write-race]" in out, out
