@@ -30,7 +30,14 @@ from mcl.refine.nesting import (
     whole_accesses,
 )
 from mcl.refine.places import names_in, written
-from mcl.refine.refinement import Parameter, Proposal, Refinement, Refused, integer
+from mcl.refine.refinement import (
+    Parameter,
+    Proposal,
+    Refinement,
+    Refused,
+    for_loop_at,
+    integer,
+)
 
 # The cache verdicts whose advice is to make the loop the innermost.
 VERDICTS = ("cache-may-benefit", "cache-no-benefit")
@@ -82,12 +89,7 @@ class Interchange(Refinement):
 
     def propose(self, kernel: KernelAtLevel, args: Mapping[str, str]) -> Proposal:
         line = integer(args, "line")
-        outer = next((n for n in ast.walk(kernel.source_function.body)
-                      if isinstance(n, ast.For) and n.span is not None
-                      and n.span.line == line and kernel.in_file(n.span)), None)
-        if outer is None:
-            raise Refused(f"no for-loop starts at line {line}")
-        return self._proposal(kernel, outer, None)
+        return self._proposal(kernel, for_loop_at(kernel, line), None)
 
     def _proposal(self, kernel: KernelAtLevel, outer: ast.For,
                   finding: Finding | None) -> Proposal:

@@ -14,7 +14,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from mcl.feedback.findings import Finding, ProposedChange
+from mcl.feedback.findings import Finding, ProposedChange, UncoalescedAccess
+from mcl.mcpl import ast
 from mcl.refine.edits import TextEdit
 from mcl.refine.kernel import KernelAtLevel
 from mcl.refine.refused import Refused
@@ -149,3 +150,27 @@ def integer(args: Mapping[str, str], name: str, default: int | None = None) -> i
         return int(text)
     except ValueError:
         raise Refused(f"{name}={text}: an integer is needed") from None
+
+
+def for_loop_at(kernel: KernelAtLevel, line: int) -> ast.For:
+    """The for-loop of the kernel's function that starts at `line` of its own file (the
+    `line` parameter of the loop refinements); Refused where none does."""
+    loop = next((n for n in ast.walk(kernel.source_function.body)
+                 if isinstance(n, ast.For) and n.span is not None
+                 and n.span.line == line and kernel.in_file(n.span)), None)
+    if loop is None:
+        raise Refused(f"no for-loop starts at line {line} of {kernel.path.name}")
+    return loop
+
+
+def uncoalesced_still_there(proposal: Proposal, findings: Sequence[Finding]
+                            ) -> Finding | None:
+    """`Refinement.still_there` for a proposal that answers an `uncoalesced` finding: the
+    finding at the same access (line and column), if the next version still has it."""
+    answered = proposal.answers
+    if not isinstance(answered, UncoalescedAccess) or answered.access.span is None:
+        return None
+    where = answered.access.span
+    return next((f for f in findings if isinstance(f, UncoalescedAccess)
+                 and f.access.span is not None and f.access.span.line == where.line
+                 and f.access.span.column == where.column), None)

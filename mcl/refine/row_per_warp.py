@@ -28,7 +28,15 @@ from mcl.refine.kernel import KernelAtLevel
 from mcl.refine.loops import loop_shape
 from mcl.refine.nesting import header_span
 from mcl.refine.places import constant_env, every_name, fresh_name, holding_block
-from mcl.refine.refinement import Parameter, Proposal, Refinement, Refused, integer
+from mcl.refine.refinement import (
+    Parameter,
+    Proposal,
+    Refinement,
+    Refused,
+    for_loop_at,
+    integer,
+    uncoalesced_still_there,
+)
 from mcl.refine.unit_rows import (
     RowReduction,
     count_edit,
@@ -99,11 +107,7 @@ class RowPerWarp(Refinement):
 
     def propose(self, kernel: KernelAtLevel, args: Mapping[str, str]) -> Proposal:
         line = integer(args, "line")
-        loop = next((n for n in ast.walk(kernel.source_function.body)
-                     if isinstance(n, ast.For) and n.span is not None
-                     and n.span.line == line and kernel.in_file(n.span)), None)
-        if loop is None:
-            raise Refused(f"no for-loop starts at line {line} of {kernel.path.name}")
+        loop = for_loop_at(kernel, line)
         finding = next((f for f in kernel.findings if isinstance(f, UncoalescedAccess)
                         and f.function == kernel.function and f.access.span is not None
                         and _inside(loop, f.access.span.line)), None)
@@ -132,13 +136,7 @@ class RowPerWarp(Refinement):
             edits, finding, group=f"{self.name}:line={line}")
 
     def still_there(self, proposal: Proposal, findings: Sequence[Finding]) -> Finding | None:
-        answered = proposal.answers
-        if not isinstance(answered, UncoalescedAccess) or answered.access.span is None:
-            return None
-        where = answered.access.span
-        return next((f for f in findings if isinstance(f, UncoalescedAccess)
-                     and f.access.span is not None and f.access.span.line == where.line
-                     and f.access.span.column == where.column), None)
+        return uncoalesced_still_there(proposal, findings)
 
 
 def _line(finding: Finding) -> int | None:

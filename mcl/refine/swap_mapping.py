@@ -28,7 +28,14 @@ from mcl.refine.nesting import (
     whole_accesses,
 )
 from mcl.refine.places import names_in, path_to
-from mcl.refine.refinement import Parameter, Proposal, Refinement, Refused, integer
+from mcl.refine.refinement import (
+    Parameter,
+    Proposal,
+    Refinement,
+    Refused,
+    integer,
+    uncoalesced_still_there,
+)
 
 
 @dataclass(frozen=True)
@@ -126,13 +133,7 @@ class SwapMapping(Refinement):
             edits, finding)
 
     def still_there(self, proposal: Proposal, findings: Sequence[Finding]) -> Finding | None:
-        answered = proposal.answers
-        if not isinstance(answered, UncoalescedAccess) or answered.access.span is None:
-            return None
-        where = answered.access.span
-        return next((f for f in findings if isinstance(f, UncoalescedAccess)
-                     and f.access.span is not None and f.access.span.line == where.line
-                     and f.access.span.column == where.column), None)
+        return uncoalesced_still_there(proposal, findings)
 
 
 def _source_access(kernel: KernelAtLevel, span: Span | None) -> ast.Index:

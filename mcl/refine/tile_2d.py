@@ -31,7 +31,14 @@ from mcl.refine.edits import TextEdit, body_lines, edited_span_text, indentation
 from mcl.refine.kernel import KernelAtLevel
 from mcl.refine.nesting import whole_accesses
 from mcl.refine.places import every_name, fresh_name, names_in, path_to
-from mcl.refine.refinement import Parameter, Proposal, Refinement, Refused, integer
+from mcl.refine.refinement import (
+    Parameter,
+    Proposal,
+    Refinement,
+    Refused,
+    for_loop_at,
+    integer,
+)
 from mcl.refine.unit_rows import RowReduction, count_edit, row_reduction, text_of
 
 # The tiles of elements per thread a list tries (ELEMS_I, ELEMS_J); the model's fastest
@@ -123,11 +130,7 @@ class Tile2D(Refinement):
 
     def propose(self, kernel: KernelAtLevel, args: Mapping[str, str]) -> Proposal:
         line = integer(args, "line")
-        loop = next((n for n in ast.walk(kernel.source_function.body)
-                     if isinstance(n, ast.For) and n.span is not None
-                     and n.span.line == line and kernel.in_file(n.span)), None)
-        if loop is None:
-            raise Refused(f"no for-loop starts at line {line} of {kernel.path.name}")
+        loop = for_loop_at(kernel, line)
         elems_i, elems_j = integer(args, "elems_i", 4), integer(args, "elems_j", 4)
         shape = _shape(kernel, loop)
         threads = shape.warps_n * shape.lanes_n

@@ -13,7 +13,14 @@ from mcl.refine.edits import TextEdit, body_lines, indentation, span_text
 from mcl.refine.kernel import KernelAtLevel
 from mcl.refine.loops import LoopShape, loop_shape
 from mcl.refine.places import constant_env, every_name, fresh_name, holding_block, written
-from mcl.refine.refinement import Parameter, Proposal, Refinement, Refused, integer
+from mcl.refine.refinement import (
+    Parameter,
+    Proposal,
+    Refinement,
+    Refused,
+    for_loop_at,
+    integer,
+)
 
 # Proposed: innermost loops of at most this many trips (a longer body is no gain).
 MAX_LISTED_TRIPS = 16
@@ -61,11 +68,8 @@ class Unroll(Refinement):
     def propose(self, kernel: KernelAtLevel, args: Mapping[str, str]) -> Proposal:
         line = integer(args, "line")
         function = kernel.source_function
-        loop = next((n for n in ast.walk(function.body) if isinstance(n, ast.For)
-                     and n.span is not None and n.span.line == line
-                     and kernel.in_file(n.span)), None)
-        if loop is None or loop.span is None:
-            raise Refused(f"no for-loop starts at line {line}")
+        loop = for_loop_at(kernel, line)
+        assert loop.span is not None  # for_loop_at finds a loop by its span
         env = constant_env(kernel.source.program.main)
         shape = loop_shape(loop, env)
         trips = shape.trips(env) if shape is not None else None
