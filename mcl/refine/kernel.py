@@ -75,10 +75,15 @@ class KernelAtLevel:
         return found
 
     @property
-    def model_seconds(self) -> float | None:
-        """The time model's estimate of the function at the level (None: the level has
+    def estimate(self) -> TimeEstimate | None:
+        """The time model's finding for the function at the level (None: the level has
         no time model, or the sizes leave the time symbolic)."""
-        estimate = first(self.findings, TimeEstimate, self.function)
+        return first(self.findings, TimeEstimate, self.function)
+
+    @property
+    def model_seconds(self) -> float | None:
+        """The time model's estimate of the function at the level, in seconds."""
+        estimate = self.estimate
         return estimate.seconds if estimate is not None else None
 
     def in_file(self, span: Span | None) -> bool:

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 
 from mcl.diagnostics import MclError, did_you_mean
 from mcl.feedback.emit import seconds_text
-from mcl.feedback.findings import TimeEstimate, first
 from mcl.refine.edits import apply_edits, unified_diff
 from mcl.refine.hoist_load import HoistLoad
 from mcl.refine.interchange import Interchange
@@ -271,10 +270,6 @@ def _fastest(kernel: KernelAtLevel, versions: list[NextVersion], neutral: bool =
     return min(sure, key=lambda t: t[0])[1]
 
 
-def _estimate(kernel: KernelAtLevel) -> TimeEstimate | None:
-    return first(kernel.findings, TimeEstimate, kernel.function)
-
-
 def _hides_latency(kernel: KernelAtLevel, changed: KernelAtLevel, before: float) -> bool:
     """Is the change's gain sure where it leaves fewer warps per SM? The model overlaps
     the warps' memory latency with their work (its limits' maximum, after Hong and Kim's
@@ -284,7 +279,7 @@ def _hides_latency(kernel: KernelAtLevel, changed: KernelAtLevel, before: float)
     is offered only where it gains MIN_GAIN even with its latency not hidden at all."""
     from mcl.feedback.analyses.timemodel import LATENCY, MIN_GAIN
 
-    was, now = _estimate(kernel), _estimate(changed)
+    was, now = kernel.estimate, changed.estimate
     if was is None or now is None or now.warps_per_sm >= was.warps_per_sm:
         return True
     latency = dict(now.terms).get(LATENCY, 0.0)
@@ -296,7 +291,7 @@ def _unsure(kernel: KernelAtLevel, changed: KernelAtLevel) -> str:
     is not offered (`_hides_latency`)."""
     from mcl.feedback.analyses.timemodel import LATENCY
 
-    was, now = _estimate(kernel), _estimate(changed)
+    was, now = kernel.estimate, changed.estimate
     assert was is not None and now is not None
     return (f"it leaves {now.warps_per_sm:g} warps per SM where the kernel has "
             f"{was.warps_per_sm:g}: the model estimates it faster only where those few warps "
