@@ -215,8 +215,8 @@ def test_no_long_isinstance_chains_in_the_compiler() -> None:
 # table written out in full is a constant, and a `functools.cache` memo of a function
 # of its arguments is no state a caller can observe.
 STATE_ALLOWED = {
-    "mcl/feedback/budget.py:_stack": "the time budget: SymPy steps deep inside an "
-    "analysis ask it whether time is up (the one deliberate exception)",
+    "mcl/feedback/budget.py:_open": "the time budget, one stack per thread: SymPy steps "
+    "deep inside an analysis ask it whether time is up (the one deliberate exception)",
     "mcl/feedback/compiler_registers.py:_counter": "the command line hands feedback, "
     "which stands below the backends, the compiler's register counter",
     "mcl/feedback/refinable.py:_teller": "a higher layer (the refinements) tells the "
@@ -244,8 +244,12 @@ STATE_ALLOWED = {
 
 def module_state(tree: ast.Module) -> list[str]:
     """Names `tree` keeps as module state: bound at module level to an empty list, dict or
-    set (a literal or a call of the type), or rebound by a `global` statement."""
+    set (a literal or a call of the type), to a thread's own store (`threading.local()`
+    or a class of the module derived from it), or rebound by a `global` statement."""
     found: set[str] = set()
+    stores = {"local"} | {node.name for node in tree.body if isinstance(node, ast.ClassDef)
+                          and any(ast.unparse(base) in {"threading.local", "local"}
+                                  for base in node.bases)}
     for node in tree.body:
         value = node.value if isinstance(node, ast.Assign | ast.AnnAssign) else None
         targets = node.targets if isinstance(node, ast.Assign) else \
@@ -254,6 +258,8 @@ def module_state(tree: ast.Module) -> list[str]:
             or isinstance(value, ast.Dict) and not value.keys \
             or isinstance(value, ast.Call) and isinstance(value.func, ast.Name) \
             and value.func.id in {"list", "dict", "set"} and not value.args
+        empty |= isinstance(value, ast.Call) and not value.args \
+            and ast.unparse(value.func).removeprefix("threading.") in stores
         if empty:
             found |= {t.id for t in targets if isinstance(t, ast.Name)}
     found |= {name for node in ast.walk(tree) if isinstance(node, ast.Global)
@@ -263,8 +269,11 @@ def module_state(tree: ast.Module) -> list[str]:
 
 def test_module_state_is_found() -> None:
     planted = ("TABLE = {'a': 1}\n_memo: dict[str, int] = {}\n_stack = []\nseen = set()\n"
-               "_n = 0\ndef f():\n    global _n\n    _n += 1\n    local = []\n")
-    assert module_state(ast.parse(planted)) == ["_memo", "_n", "_stack", "seen"]
+               "_n = 0\ndef f():\n    global _n\n    _n += 1\n    local = []\n"
+               "class Own(threading.local):\n    pass\n_own = Own()\n"
+               "_plain = threading.local()\n_thing = Thing()\n")
+    assert module_state(ast.parse(planted)) == ["_memo", "_n", "_own", "_plain", "_stack",
+                                                "seen"]
 
 
 def test_module_state_is_listed_with_its_reason() -> None:

@@ -21,11 +21,18 @@ roofline). `MCL_FEEDBACK_BUDGET` (seconds) overrides the default.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 SECONDS = 1.0
+
+
+class OutOfTime(Exception):
+    """A computation too long to make cooperative at each step (the Kernel interface's
+    values, thousands of lanes) found the budget spent: the analysis that ran it stops
+    there and is not analysed (`registry.analyse`), as one that took a fallback."""
 
 
 class Budget:
@@ -35,7 +42,16 @@ class Budget:
         self.cut = False  # a step took its fallback
 
 
-_stack: list[Budget] = []
+class _Budgets(threading.local):
+    """The open budgets of one thread. Per thread, as the clock is: the editor's server
+    checks in a thread of its own, and a budget it opened, read against another thread's
+    CPU time, would be long spent (or never) for that thread."""
+
+    def __init__(self) -> None:
+        self.stack: list[Budget] = []
+
+
+_open = _Budgets()
 
 
 def default_seconds() -> float:
@@ -49,19 +65,19 @@ def default_seconds() -> float:
 def budget(seconds: float | None = None) -> Iterator[Budget]:
     """The budget of the analyses run inside the `with` block."""
     b = Budget(default_seconds() if seconds is None else seconds)
-    _stack.append(b)
+    _open.stack.append(b)
     try:
         yield b
     finally:
-        _stack.pop()
+        _open.stack.pop()
 
 
 def spent() -> bool:
     """Is the current budget spent? The caller then takes its cheap fallback (and the
     budget records that it did)."""
-    if not _stack:
+    if not _open.stack:
         return False
-    b = _stack[-1]
+    b = _open.stack[-1]
     if time.thread_time() > b.deadline:
         b.cut = True
         return True
@@ -79,5 +95,5 @@ def not_counted() -> Iterator[None]:
         yield
     finally:
         used = time.thread_time() - start
-        for b in _stack:
+        for b in _open.stack:
             b.deadline += used

@@ -37,7 +37,7 @@ from typing import Any
 import sympy
 
 from mcl.diagnostics import Span
-from mcl.feedback.budget import spent
+from mcl.feedback.budget import OutOfTime, spent
 from mcl.feedback.emit import fill
 from mcl.feedback.exact import Exact, as_sympy, exact_function
 from mcl.feedback.facts.kernel import Access, DeclaredName, Guard, KernelFacts, Loop
@@ -62,12 +62,6 @@ class MissingValues(Exception):
 
 class NotStatic(Exception):
     """A value depends on data (array contents, variables written in the kernel)."""
-
-
-class OutOfTime(Exception):
-    """The feedback functions used up their time budget (mcl.feedback.budget): every
-    value the interface computes asks it, since a function may compute thousands (a
-    warp's lanes for each `if` of a deep nest), which the budget cannot interrupt."""
 
 
 def number(x: Any) -> Number:
@@ -450,6 +444,8 @@ class NumericEvaluator:
         if exact is None or not all(loop in self._trips for loop in cursor.loops):
             return None
         self._evaluations += len(units)
+        # A function may compute thousands of values (a warp's lanes for each `if` of a
+        # deep nest), too many steps for the budget to interrupt: each asks it.
         if spent():
             raise OutOfTime
         function, loops = exact

@@ -153,10 +153,13 @@ def _run_within_budget(a: Analysis, context: AnalysisContext) -> tuple[list[Find
     """The findings of analysis `a` run within a budget of its own (mcl.feedback.budget),
     and whether it finished without taking a fallback. A budget per analysis: one that
     runs out leaves the others theirs."""
-    from mcl.feedback.budget import budget
+    from mcl.feedback.budget import OutOfTime, budget
 
     with budget() as b:
-        found = [finding_of(item) for item in a.run(context)]
+        try:
+            found = [finding_of(item) for item in a.run(context)]
+        except OutOfTime:  # spent() marked the budget cut: nothing of it is shown
+            found = []
     return found, not b.cut
 
 

@@ -107,3 +107,53 @@ def test_time_not_counted_leaves_the_budget_as_it_was() -> None:
             while time.thread_time() < end:
                 pass
         assert not spent() and not b.cut
+
+def test_a_value_computed_past_the_budget_stops_that_analysis_only(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A computation too long to be cooperative at each step (the Kernel interface's
+    values, lane by lane) raises OutOfTime: that analysis is not analysed, the program
+    gets feedback all the same (no internal error)."""
+    from mcl.feedback.budget import OutOfTime
+
+    def lanes(ctx: AnalysisContext) -> list[Message]:
+        while not spent():
+            pass
+        raise OutOfTime
+
+    def later(ctx: AnalysisContext) -> list[Message]:
+        return [Message(FeedbackSeverity.INFO, "later", "later-ran", "ran",
+                        ctx.function.span)]
+
+    monkeypatch.setenv("MCL_FEEDBACK_BUDGET", "0.05")
+    messages = _run([Analysis("lanes", lanes), Analysis("later", later)])
+    assert sorted((m.analysis, m.code) for m in messages) == [
+        ("lanes", "feedback-budget"), ("later", "later-ran")]
+
+
+def test_a_budget_is_the_thread_s_own() -> None:
+    """The editor checks in a thread of its own: a budget open there, read against this
+    thread's clock, must not spend this thread's analyses (nor the other way round)."""
+    import threading
+
+    from mcl.feedback.budget import budget
+
+    opened, release = threading.Event(), threading.Event()
+    answers: list[bool] = []
+
+    def other() -> None:
+        with budget(0.0):  # spent at once, in that thread
+            opened.set()
+            release.wait(5)
+            answers.append(spent())
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    assert opened.wait(5)
+    try:
+        assert not spent()  # no budget open in this thread
+        with budget(60.0):
+            assert not spent()
+    finally:
+        release.set()
+        thread.join(5)
+    assert answers == [True]
