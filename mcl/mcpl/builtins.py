@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from mcl.mcpl import types as T
@@ -102,7 +103,13 @@ class Builtin:
 
 
 def _fixed(t: T.VType) -> Callable[[list[T.VType]], T.VType]:
-    return lambda _args: t
+    # a partial, not a lambda: a checked program refers to its builtins, and the tuner
+    # pickles it for its worker processes (mcl.tune.model)
+    return partial(_always, t)
+
+
+def _always(t: T.VType, _args: list[T.VType]) -> T.VType:
+    return t
 
 
 def _math1(args: list[T.VType]) -> T.VType:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import multiprocessing
 import os
+import pickle
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -99,26 +100,18 @@ def rank_space(program: Program, function: str, target: str, library: HwdLibrary
     job = _Job(at_leaf, function, target, library, dict(values))
     jobs = min(jobs or len(os.sched_getaffinity(0)), len(configs))
     seconds: dict[Key, float | None] = {}
-    if jobs <= 1 or not single_threaded():
+    pool = _worker_pool(job, jobs) if jobs > 1 else None
+    if pool is None:
         for key, config in configs.items():
             seconds[key] = job.estimate(config)
             if advance is not None:
                 advance()
     else:
-        # Each configuration's analysis is independent and takes a second or more (the
-        # bank-conflict survey walks every iteration): the cores share them. Forked
-        # workers inherit the translated program; only the configurations and the
-        # estimates cross between processes.
-        global _job
-        _job = job
-        try:
-            with multiprocessing.get_context("fork").Pool(jobs) as pool:
-                for key, estimate in pool.imap_unordered(_estimate_in_worker, configs.items()):
-                    seconds[key] = estimate
-                    if advance is not None:
-                        advance()
-        finally:
-            _job = None
+        with pool:
+            for key, estimate in pool.imap_unordered(_estimate_in_worker, configs.items()):
+                seconds[key] = estimate
+                if advance is not None:
+                    advance()
         seconds = {key: seconds[key] for key in configs}  # the space's order again
     known = sorted((k for k, s in seconds.items() if s is not None),
                    key=lambda k: seconds[k] or 0.0)  # sorted() is stable: ties in space order
@@ -150,7 +143,33 @@ class _Job:
         return estimate.seconds if estimate is not None else None
 
 
-_job: _Job | None = None  # the job of the forked workers of `rank_space`
+_job: _Job | None = None  # the job of a worker process of `rank_space`
+
+
+def _worker_pool(job: _Job, jobs: int) -> Any:
+    """`jobs` worker processes that hold `job`, or None where they cannot.
+
+    Each configuration's analysis is independent and takes a good part of a second: the
+    cores share them. A process with one thread forks its workers, which inherit the
+    translated program. `mcl tune` ranks with the device open (an OpenCL or CUDA
+    runtime's threads) and a progress bar's thread: a forked child would keep a lock one
+    of them held for ever (mcl.fork_safety), so the workers then come from a fork server,
+    a fresh process, and receive the job pickled (a few hundred KB). A program that does
+    not pickle (a local function somewhere in its tables) gets no workers."""
+    if single_threaded():
+        return multiprocessing.get_context("fork").Pool(
+            jobs, initializer=_install_job, initargs=(job,))
+    try:
+        blob = pickle.dumps(job)
+    except (pickle.PicklingError, AttributeError, TypeError):
+        return None
+    return multiprocessing.get_context("forkserver").Pool(
+        jobs, initializer=_install_job, initargs=(blob,))
+
+
+def _install_job(job: _Job | bytes) -> None:
+    global _job
+    _job = pickle.loads(job) if isinstance(job, bytes) else job
 
 
 def _estimate_in_worker(item: tuple[Key, Mapping[str, Any]]) -> tuple[Key, float | None]:

@@ -136,11 +136,12 @@ def test_a_leaf_without_a_time_model_keeps_the_spaces_order() -> None:
     assert ranking.order == [(4,), (8,)] and set(ranking.seconds.values()) == {None}
 
 
-def test_a_process_with_other_threads_ranks_without_forking(
+def test_a_process_with_other_threads_ranks_without_forking_itself(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A forked worker keeps none of the other threads, and a lock one of them held stops
-    it for ever (a test runner's thread hung the suite so): with a second thread alive the
-    ranking never forks, and gives the same order one after another."""
+    it for ever (a test runner's thread hung the suite so): with a second thread alive
+    (`mcl tune` ranks with the device's runtime and a progress bar running) the workers
+    come from a fork server, and the estimates equal those of one process."""
     import threading
 
     import mcl.tune.model as model
@@ -152,16 +153,60 @@ def test_a_process_with_other_threads_ranks_without_forking(
     space = Space(["SPLIT"])
     for split in (1, 2):
         space.candidates[(split,)] = Candidate({"SPLIT": split}, "", (1,), (1, 1, 1), {})
+    alone = model.rank_space(program, "gesummv", "hopper", library, space, {"n": 4096},
+                             jobs=1)
+    methods: list[str] = []
+    real = model.multiprocessing.get_context
+
+    def recorded(method: str) -> object:
+        methods.append(method)
+        return real(method)
+
+    monkeypatch.setattr(model.multiprocessing, "get_context", recorded)
     stop = threading.Event()
     other = threading.Thread(target=stop.wait, daemon=True)
     other.start()
     try:
         assert not model.single_threaded()
+        ranking = model.rank_space(program, "gesummv", "hopper", library, space,
+                                   {"n": 4096}, jobs=2)
+    finally:
+        stop.set()
+        other.join()
+    assert methods == ["forkserver"]
+    assert ranking.order == alone.order and ranking.seconds == alone.seconds
+    assert all(s is not None for s in ranking.seconds.values())
 
-        def no_fork(*args: object) -> None:
-            raise AssertionError("forked with another thread running")
 
-        monkeypatch.setattr(model.multiprocessing, "get_context", no_fork)
+def test_a_program_that_does_not_pickle_is_ranked_in_one_process(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the fork server cannot receive the program, the configurations are estimated
+    one after another: the same ranking, no internal error."""
+    import pickle
+    import threading
+
+    import mcl.tune.model as model
+    from mcl.tune.search import Candidate, Space
+
+    library = default_library()
+    program = pipeline.checked_at(kernels_dir() / "gesummv" / "hopper_v5.mcpl", [],
+                                  library).program
+    space = Space(["SPLIT"])
+    for split in (1, 2):
+        space.candidates[(split,)] = Candidate({"SPLIT": split}, "", (1,), (1, 1, 1), {})
+
+    def refuses(*args: object, **kwargs: object) -> bytes:
+        raise pickle.PicklingError("a local function")
+
+    def no_pool(method: str) -> None:
+        raise AssertionError(f"started {method} workers")
+
+    monkeypatch.setattr(model.pickle, "dumps", refuses)
+    monkeypatch.setattr(model.multiprocessing, "get_context", no_pool)
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait, daemon=True)
+    other.start()
+    try:
         ranking = model.rank_space(program, "gesummv", "hopper", library, space,
                                    {"n": 4096}, jobs=2)
     finally:
