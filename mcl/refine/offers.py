@@ -272,11 +272,14 @@ def _fastest(kernel: KernelAtLevel, versions: list[NextVersion], neutral: bool =
 
 def _hides_latency(kernel: KernelAtLevel, changed: KernelAtLevel, before: float) -> bool:
     """Is the change's gain sure where it leaves fewer warps per SM? The model overlaps
-    the warps' memory latency with their work (its limits' maximum, after Hong and Kim's
-    MWP model), which holds with many warps per SM and may not with few: matmul hopper_v1
-    with 4 warps a block instead of 8 (16 -> 8 warps per SM) was estimated 1.13x faster
-    and measured 0.96x on an H100 and on an H200 (docs/refinements.md). So such a change
-    is offered only where it gains MIN_GAIN even with its latency not hidden at all."""
+    the warps' memory latency with their work as far as the warps per scheduler and the
+    blocks per SM can hide it (the latency limit, Hong and Kim's case of too few warps:
+    timemodel.Figures.latency_bound), which weighs one block of 8 warps per SM as
+    measured (matmul hopper_v2) but not every case with few: matmul hopper_v1 with 4
+    warps a block instead of 8 (16 -> 8 warps per SM, two blocks either way) is
+    estimated 1.12x faster and measured 0.96x on an H100 and on an H200
+    (docs/refinements.md). So such a change is offered only where it gains MIN_GAIN even
+    with its latency not hidden at all."""
     from mcl.feedback.analyses.timemodel import LATENCY, MIN_GAIN
 
     was, now = kernel.estimate, changed.estimate

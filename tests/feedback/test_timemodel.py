@@ -68,7 +68,10 @@ def test_each_term_is_its_figure_over_its_rate() -> None:
     # Little's law: 1e5 loads x 1.5 x 1 us, 4 warps x 2 loads in flight at a time
     assert terms[LATENCY] == pytest.approx(1e5 * 1.5 * 1e-6 / 8)
     assert f.limits[SM] == pytest.approx(terms[COMPUTE] + terms[ON_CHIP])
-    assert f.seconds == pytest.approx(terms[LATENCY]) and f.limit == LATENCY
+    # latency-bound: each of the 4 warps waits its 18.75 ms and issues a quarter of the
+    # SM's 4.5 ms besides, which no other warp overlaps (one scheduler)
+    assert f.seconds == pytest.approx(terms[LATENCY] + f.limits[SM] / 4)
+    assert f.limit == LATENCY
 
 
 def test_the_largest_limit_is_the_estimate() -> None:
@@ -76,6 +79,60 @@ def test_the_largest_limit_is_the_estimate() -> None:
     assert f.limit == SM and f.seconds == pytest.approx(3e-3 + 1.5e-3)
     f = _figures(latency_s=1e-9, device_seconds=1.0)
     assert f.limit == DEVICE_MEMORY and f.seconds == pytest.approx(1.0 / ACHIEVED_BANDWIDTH)
+
+
+def _looped(blocks: float, warps: float, schedulers: float = 4.0) -> Figures:
+    """A phase inside a loop around a barrier: 100 passes of 1 us each (the floor,
+    100 us) and 400 us of issue (compute and on-chip memory), few loads."""
+    phase = Phase(device_seconds=0.0, on_chip_bytes=2e8, flops=2e8, loads_per_sm=1.0,
+                  passes=100)
+    return Figures(multiprocessors=1, clock_hz=1e9, warps_per_sm=warps, peak_flops=1e12,
+                   on_chip_bandwidth=1e12, loads_in_flight=1, latency_s=1e-9,
+                   phases=(phase,), chain_latency_s=1e-6, schedulers=schedulers,
+                   blocks_per_sm=blocks)
+
+
+def test_one_block_per_sm_waits_at_each_barrier_and_works_in_turn() -> None:
+    """The waits a barrier aligns are hidden only by the other blocks of the SM: one
+    block of 8 warps waits its floor and issues its work one after the other (Hong and
+    Kim's case of too few warps, at the granularity of the block), where two blocks of 4
+    warps overlap them, as far as the other block's issue covers the waits."""
+    one = _looped(blocks=1, warps=8)
+    assert one.limits[SM] == pytest.approx(400e-6)
+    assert one.phase_terms(one.phases[0])[LATENCY] == pytest.approx(100e-6)
+    assert one.seconds == pytest.approx(500e-6) and one.limit == LATENCY
+    two = _looped(blocks=2, warps=8)
+    assert two.seconds == pytest.approx(400e-6) and two.limit == SM
+    # 300 us of waits, more than the other block's 200 us of issue covers: each block
+    # waits and issues its own 200 us in turn
+    two_longer = replace(two, chain_latency_s=3e-6)
+    assert two_longer.seconds == pytest.approx(300e-6 + 400e-6 / 2)
+    # more warps in the one block do not help: they all wait at its barrier
+    assert _looped(blocks=1, warps=32).seconds == pytest.approx(500e-6)
+    # a block no wider than a warp per scheduler issues at most its warps' share
+    assert _looped(blocks=2, warps=2).seconds == pytest.approx(100e-6 + 400e-6 * 4 / 2)
+
+
+def test_warps_per_scheduler_hide_the_waits_little_s_law_counts() -> None:
+    """Little's law's waits, each warp's loads x latency over the loads it has in
+    flight, are hidden where the other warps of its scheduler issue as long meanwhile:
+    the latency limit is the waits plus the warp's own issue, its scheduler's over the
+    warps that share it."""
+    f = _figures(latency_s=2e-8, schedulers=4.0, warps_per_sm=16)  # 4 warps a scheduler
+    waits = f.phase_terms(f.phases[0])[LATENCY]  # 1e5 x 1.5 x 20 ns / 32 = 93.75 us
+    issue = f.limits[SM]  # 4.5 ms
+    assert waits == pytest.approx(93.75e-6)
+    assert f.limits[LATENCY] == pytest.approx(waits + issue / 4)
+    assert f.seconds == pytest.approx(issue)  # hidden: 3 other warps issue 3.4 ms
+    one_each = replace(f, warps_per_sm=4.0)  # one warp a scheduler: nothing overlaps
+    assert one_each.seconds == pytest.approx(issue + 4 * waits)
+    assert one_each.limit == LATENCY
+
+
+def test_the_schedulers_of_an_sm_come_from_the_description(library) -> None:
+    # hopper.hdl: 64 warp slots over 4 processing blocks of 16; fermi states one
+    assert timemodel.issue_partitions(library.get("hopper")) == 4.0
+    assert timemodel.issue_partitions(library.get("fermi")) == 1.0
 
 
 SPAN = Span("k.mcpl", 1, 1, 1, 2)
@@ -113,7 +170,8 @@ def test_an_occupancy_suggestion_is_weighed_at_its_warps() -> None:
     f = _figures()
     changed = timemodel.with_gain(_occupancy(4, 8), f)
     after = dict(changed.message.values)
-    # twice the warps halve the latency term: 18.75 ms -> 9.375 ms, still the limit
+    # twice the warps halve the latency limit (each warp's waits and its own issue):
+    # 19.875 ms -> 9.9375 ms, still the limit
     assert after["estimated_seconds_after"].numeric == pytest.approx(f.seconds / 2)
     assert after["estimated_gain"].numeric == pytest.approx(2.0)
     assert changed.gain is not None and changed.gain.factor == pytest.approx(2.0)
@@ -147,7 +205,7 @@ def test_the_model_reads_the_typed_change_not_the_message() -> None:
     assert timemodel.after(f, conflict) is None
     typed = _occupancy(4, 8)
     assert typed.message.values == ()  # nothing to read by name
-    assert timemodel.after(f, typed) == replace(f, warps_per_sm=8.0)
+    assert timemodel.after(f, typed) == replace(f, warps_per_sm=8.0, blocks_per_sm=2.0)
     # the change's own parameters decide: a 5-way conflict removes twice the passes
     assert timemodel.after(f, _conflict(5, 1e6)) == _figures(extra_bytes=1e9 - 1e6 * 4 * 128)
 

@@ -92,8 +92,11 @@ def test_a_short_kernel_is_not_promised_a_gain_its_launch_rules_out(tmp_path, li
     launch = figures["seconds_launch"]
     work = figures["estimated_seconds"] - launch
     after = occupancy.value_map["estimated_seconds_after"].numeric
-    assert work == pytest.approx(figures["seconds_latency"])
     warps = occupancy.value_map["warps_per_sm"].numeric
+    # too few warps to hide their waits: each waits, and issues its share of the SM's
+    # work on one of hopper's 4 schedulers besides (Figures.latency_bound)
+    issue = figures["seconds_compute"] + figures["seconds_on_chip_memory"]
+    assert work == pytest.approx(figures["seconds_latency"] + issue * 4 / warps)
     more = occupancy.value_map["warps_per_sm_after"].numeric
     assert more >= 1.5 * warps  # the work alone would gain 1.5x or more
     assert after - launch == pytest.approx(work * warps / more)

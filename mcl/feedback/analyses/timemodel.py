@@ -197,6 +197,11 @@ class Figures:
     # what one pass of a loop around a barrier waits for its loads: device memory's
     # latency (each pass moves on to data no unit has loaded yet)
     chain_latency_s: float = 0.0
+    # the warp schedulers of an SM (`issue_partitions`: hopper's 4 processing blocks),
+    # each issuing one instruction of one of its warps per cycle
+    schedulers: float = 1.0
+    # the blocks an SM runs at once (the occupancy's, with the grid's limit)
+    blocks_per_sm: float = 1.0
 
     @property
     def clock_given(self) -> bool:
@@ -220,11 +225,39 @@ class Figures:
     def phase_limits(self, p: Phase) -> dict[str, float]:
         """The three limits of one phase: device memory, the SM's issue (its arithmetic
         and its on-chip accesses come from the same warp schedulers: their times add) and
-        latency; the warps of an SM overlap the three within the phase."""
+        latency (`latency_bound`); the warps of an SM overlap the three within the
+        phase as far as there are enough of them."""
         t = self.phase_terms(p)
         atomics = {ATOMICS: t[ATOMICS]} if ATOMICS in t else {}
-        return atomics | {DEVICE_MEMORY: t[DEVICE_MEMORY], SM: t[COMPUTE] + t[ON_CHIP],
-                          LATENCY: t[LATENCY]}
+        issue = t[COMPUTE] + t[ON_CHIP]
+        return atomics | {DEVICE_MEMORY: t[DEVICE_MEMORY], SM: issue,
+                          LATENCY: self.latency_bound(p, issue)}
+
+    def latency_bound(self, p: Phase, issue: float) -> float:
+        """How long a phase takes where its warps are too few to hide their waits behind
+        each other's work: Hong and Kim's "not enough warps" case (ISCA 2009, the MWP-CWP
+        model; Volkov's thesis, "Understanding latency hiding on GPUs", 2016, finds the
+        same at low occupancy), each warp's waits plus its own issue, which no other warp
+        overlaps while it waits. A warp issues its share of the SM's `issue` time, its
+        scheduler's issue over the warps that share the scheduler (`issue x schedulers /
+        warps`): a warp that waits Little's law's `loads x latency / (warps x loads in
+        flight)` is hidden only where the other warps of its scheduler issue as long,
+        `(warps / schedulers - 1) x issue interval >= latency` (section 6 of the MCL
+        paper: more warps per SM hide more latency). The waits a barrier aligns (the
+        floor of a loop around a barrier, each pass waiting for all the block's loads)
+        are hidden only by the other blocks of the SM, so that floor adds a block's own
+        issue, the SM's over its blocks (and no less than its warps can issue): one block
+        per SM waits and works in turn, each pass the sum of the two (matmul hopper_v2,
+        8 warps in one block: 5.77 ms measured on an H200, 4.58 ms the issue alone)."""
+        t = self.phase_terms(p)
+        warps = max(1.0, self.warps_per_sm)
+        little = p.loads_per_sm * self.wave_tail * self.latency_s \
+            / (warps * self.loads_in_flight)
+        floor = p.passes * self.block_rounds * self.chain_latency_s
+        per_warp = issue * self.schedulers / warps
+        per_block = max(issue / max(1.0, self.blocks_per_sm), per_warp)
+        return max(t[LATENCY], little + per_warp if little else 0.0,
+                   floor + per_block if floor else 0.0)
 
     @property
     def terms(self) -> dict[str, float]:
@@ -280,6 +313,22 @@ def _seconds(latency: Any, clock_hz: float) -> float | None:
         return None
     value = float(latency.value)
     return value if latency.unit == "s" else value / clock_hz
+
+
+def issue_partitions(hwd: Any) -> float:
+    """The warp schedulers of one SM: the SM's warp slots split among the innermost
+    execution blocks that hold several warps each (hopper.hdl: 64 over 4 processing
+    blocks of 16, the H100's four schedulers); 1 where no such block is stated (fermi:
+    the SM holds its 48 warps itself)."""
+    lockstep = hwd.lockstep(hwd.executing_unit().name)
+    warp = next((u.name for u in hwd.par_units() if lockstep is not None
+                 and u.inner is lockstep), None)
+    if warp is None:
+        return 1.0
+    holders = [u for u in hwd.execution_units_for(warp) if u.slots > 1]
+    if len(holders) < 2 or not holders[0].nr_units:
+        return 1.0
+    return float(holders[-1].nr_units / holders[0].nr_units)
 
 
 def launch_seconds(hwd: Any, clock_hz: float) -> float:
@@ -387,7 +436,8 @@ def figures_of(ctx: AnalysisContext, findings: Sequence[Finding], least: bool = 
                    phases, tail, barriers, stated, lanes_sms=float(lanes * sms),
                    load_runs=tuple(runs),
                    latency_mix=mix, launch_s=launch_seconds(hwd, clock), block_rounds=rounds,
-                   chain_latency_s=latencies[0])
+                   chain_latency_s=latencies[0], schedulers=issue_partitions(hwd),
+                   blocks_per_sm=float(resident))
 
 
 # ----------------------------------------------------------------------------- phases
@@ -751,7 +801,11 @@ def after(f: Figures, finding: Finding) -> Figures | None:
     occupancy = finding.raise_occupancy if isinstance(finding, OccupancyFinding) else None
     if occupancy is not None:
         warps = occupancy.warps_per_sm_after
-        return replace(f, warps_per_sm=float(warps)) if warps else None
+        if not warps:
+            return None
+        # blocks of the same size: the blocks per SM grow with the warps
+        return replace(f, warps_per_sm=float(warps),
+                       blocks_per_sm=f.blocks_per_sm * warps / f.warps_per_sm)
     if isinstance(finding, WarpAccessFinding) and finding.extra_bytes is not None:
         at = min(phase_of(finding.span, f.barriers), len(f.phases) - 1)
         phases = list(f.phases)
@@ -874,7 +928,8 @@ def _fact(ctx: AnalysisContext, f: Figures, least: Figures | None = None,
             f"{seconds_text(limits[DEVICE_MEMORY])}, the SM "
             f"{seconds_text(limits[SM])} (compute {seconds_text(terms[COMPUTE])} + on-chip "
             f"memory {seconds_text(terms[ON_CHIP])}), latency "
-            f"{seconds_text(limits[LATENCY])} ({int(f.warps_per_sm)} warps per SM, "
+            f"{seconds_text(limits[LATENCY])} ({_unhidden(f, terms[LATENCY], limits[LATENCY])}"
+            f"{int(f.warps_per_sm)} warps per SM{_in_blocks(f, terms[LATENCY], limits[LATENCY])}, "
             f"{f.loads_in_flight} global load{'s' if f.loads_in_flight != 1 else ''} in "
             "flight per warp)"
             + (f", atomic updates of one cache line {seconds_text(limits[ATOMICS])}"
@@ -891,6 +946,22 @@ def _fact(ctx: AnalysisContext, f: Figures, least: Figures | None = None,
                         warps_per_sm=f.warps_per_sm, loads_in_flight=f.loads_in_flight,
                         latency_seconds=f.latency_s,
                         least_seconds=least.seconds if least is not None else None)
+
+
+def _unhidden(f: Figures, waits: float, bound: float) -> str:
+    """Where the latency limit is more than the waits (`Figures.latency_bound`), what
+    it adds: the issue of the warps that wait, which the others do not overlap."""
+    if bound <= waits * 1.001 or not waits:
+        return ""
+    return (f"{seconds_text(waits)} of waits and the issue of the warps that wait, which "
+            "the others do not hide; ")
+
+
+def _in_blocks(f: Figures, waits: float, bound: float) -> str:
+    """The blocks the warps of an SM form, where the latency limit adds their issue."""
+    if not _unhidden(f, waits, bound):
+        return ""
+    return f" in {f.blocks_per_sm:g} block{'s' if f.blocks_per_sm != 1 else ''}"
 
 
 def has_time_model(hwd: Any) -> bool:
