@@ -67,9 +67,15 @@ def main(argv: list[str] | None = None) -> int:
 
     from benchmarks.harness import open_device, run_version
     from benchmarks.paper_sizes import cases, versions
+    from mcl.backends import register_count
+    from mcl.feedback.compiler_registers import use_counter
     from mcl.hdl.library import default_library
     from mcl.refine.offers import list_offers, open_kernel
 
+    # the model's occupancy from NVRTC's count, as `mcl apply --list` weighs the offers
+    # (without it the register estimate gave matmul hopper_v1 64 warps per SM, not 16,
+    # and the run measured other offers than the command lists)
+    use_counter(register_count)
     library = default_library()
     opened = open_device(args.device)
     cuda_device = None
