@@ -217,10 +217,16 @@ class Figures:
             ON_CHIP: (p.on_chip_bytes + p.extra_bytes) / self.on_chip_bandwidth
             * self.wave_tail,
             COMPUTE: p.flops / self.peak_flops * self.wave_tail,
-            LATENCY: max(p.loads_per_sm * self.wave_tail * self.latency_s
-                         / (self.warps_per_sm * self.loads_in_flight),
-                         p.passes * self.block_rounds * self.chain_latency_s),
+            LATENCY: max(self.waits(p)),
         }
+
+    def waits(self, p: Phase) -> tuple[float, float]:
+        """How long a warp of one phase waits for its loads: Little's law (its loads x
+        latency over the loads in flight) and the floor of a loop around a barrier (a
+        device-memory latency per pass, for each round of blocks)."""
+        little = p.loads_per_sm * self.wave_tail * self.latency_s \
+            / (self.warps_per_sm * self.loads_in_flight)
+        return little, p.passes * self.block_rounds * self.chain_latency_s
 
     def phase_limits(self, p: Phase) -> dict[str, float]:
         """The three limits of one phase: device memory, the SM's issue (its arithmetic
@@ -235,28 +241,26 @@ class Figures:
 
     def latency_bound(self, p: Phase, issue: float) -> float:
         """How long a phase takes where its warps are too few to hide their waits behind
-        each other's work: Hong and Kim's "not enough warps" case (ISCA 2009, the MWP-CWP
-        model; Volkov's thesis, "Understanding latency hiding on GPUs", 2016, finds the
-        same at low occupancy), each warp's waits plus its own issue, which no other warp
-        overlaps while it waits. A warp issues its share of the SM's `issue` time, its
-        scheduler's issue over the warps that share the scheduler (`issue x schedulers /
-        warps`): a warp that waits Little's law's `loads x latency / (warps x loads in
-        flight)` is hidden only where the other warps of its scheduler issue as long,
-        `(warps / schedulers - 1) x issue interval >= latency` (section 6 of the MCL
-        paper: more warps per SM hide more latency). The waits a barrier aligns (the
-        floor of a loop around a barrier, each pass waiting for all the block's loads)
-        are hidden only by the other blocks of the SM, so that floor adds a block's own
-        issue, the SM's over its blocks (and no less than its warps can issue): one block
-        per SM waits and works in turn, each pass the sum of the two (matmul hopper_v2,
-        8 warps in one block: 5.77 ms measured on an H200, 4.58 ms the issue alone)."""
-        t = self.phase_terms(p)
-        warps = max(1.0, self.warps_per_sm)
-        little = p.loads_per_sm * self.wave_tail * self.latency_s \
-            / (warps * self.loads_in_flight)
-        floor = p.passes * self.block_rounds * self.chain_latency_s
-        per_warp = issue * self.schedulers / warps
+        each other's work: Hong and Kim's "not enough warps" case (ISCA 2009, the
+        MWP-CWP model; Volkov's thesis, "Understanding latency hiding on GPUs", 2016,
+        finds the same at low occupancy), each warp's waits plus its own issue, which no
+        other warp overlaps while it waits.
+
+        A warp issues its scheduler's share of the SM's `issue` time over the warps that
+        share the scheduler (`issue x schedulers / warps`), so a warp waiting Little's
+        law's time is hidden only where the other warps of its scheduler issue as long,
+        `(warps / schedulers - 1) x issue interval >= latency` (the MCL paper's section
+        2: GPU threads execute in warps "in a pipelined manner to overcome memory
+        latency"; section 5.1 counts the blocks an SMP runs at once for the same reason).
+        The waits a barrier aligns (the floor: each pass waits for all the block's loads)
+        are hidden only by the other blocks of the SM, so the floor adds a block's own
+        issue, the SM's over its blocks, and no less than its warps can issue: one block
+        per SM waits and works in turn (matmul hopper_v2, 8 warps in one block: 5.77 ms
+        measured on an H200, 4.58 ms estimated with the two overlapped, 5.83 ms now)."""
+        little, floor = self.waits(p)
+        per_warp = issue * self.schedulers / max(1.0, self.warps_per_sm)
         per_block = max(issue / max(1.0, self.blocks_per_sm), per_warp)
-        return max(t[LATENCY], little + per_warp if little else 0.0,
+        return max(little, floor, little + per_warp if little else 0.0,
                    floor + per_block if floor else 0.0)
 
     @property
