@@ -25,12 +25,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from mcl.diagnostics import Span
+from mcl.diagnostics import MclError, Span
 from mcl.mcpl import ast
 from mcl.refine.edits import TextEdit, body_lines, edited_span_text, indentation, line_of
 from mcl.refine.kernel import KernelAtLevel
 from mcl.refine.nesting import whole_accesses
-from mcl.refine.places import every_name, fresh_name, names_in, path_to
+from mcl.refine.places import constant_int, every_name, fresh_name, names_in, path_to
 from mcl.refine.refinement import (
     Parameter,
     Proposal,
@@ -39,7 +39,9 @@ from mcl.refine.refinement import (
     for_loop_at,
     integer,
 )
+from mcl.refine.set_constant import SetConstant
 from mcl.refine.unit_rows import RowReduction, count_edit, row_reduction, text_of
+from mcl.tune.space import constant_values, rule_problems, space_from_source
 
 # The tiles of elements per thread a list tries (ELEMS_I, ELEMS_J); the model's fastest
 # is offered where it is faster than the kernel.
@@ -87,6 +89,8 @@ class Tile2D(Refinement):
         Parameter("elems_j", "the columns of a thread's tile", optional=True),
         Parameter("threads_i", "the rows of a block's threads (default: its warps)",
                   optional=True),
+        Parameter("threads", "the block's threads (default: as many as it has); fewer "
+                  "leave each thread more registers for a larger tile", optional=True),
     )
     preconditions = (
         "the loop is a statement of the block of an `if (J < M)` without else that ends "
@@ -108,6 +112,9 @@ class Tile2D(Refinement):
         "adds to the accumulators (`acc += e`, e reading none) besides what it declares",
         "the loops, the `if`'s block and the lanes' foreach are laid out `... {` ... `}`; "
         "the row's foreach and the blocks' count declaration each on one line",
+        "with `threads`: one named constant with `// tune:` values gives the warps' "
+        "count, one of its values makes the block `threads` threads, and every "
+        "`// require:` rule of the file holds with it",
     )
 
     def proposals(self, kernel: KernelAtLevel) -> list[Proposal | Refused]:
@@ -117,22 +124,46 @@ class Tile2D(Refinement):
             line = loop.span.line
             for elems_i, elems_j in SHAPES:
                 try:
-                    proposal = self.propose(kernel, {"line": str(line),
-                                                     "elems_i": str(elems_i),
-                                                     "elems_j": str(elems_j)})
+                    proposal = self._fitting(kernel, line, elems_i, elems_j)
                 except Refused as refused:
                     out.append(Refused(refused.reason, line))
-                    break
+                    if not isinstance(refused, _TooManyRegisters):
+                        break
+                    continue
                 # alternatives: the model's fastest is verified and offered where it is
                 # faster than the kernel by MIN_GAIN (mcl.refine.offers)
                 out.append(replace(proposal, group=f"{self.name}:line={line}"))
         return out
+
+    def _fitting(self, kernel: KernelAtLevel, line: int, elems_i: int,
+                 elems_j: int) -> Proposal:
+        """The tile at the kernel's block size or, where its registers do not fit there,
+        at the largest smaller block the block's named constant allows that they fit
+        (a smaller block leaves each thread more of the register file)."""
+        args = {"line": str(line), "elems_i": str(elems_i), "elems_j": str(elems_j)}
+        try:
+            return self.propose(kernel, args)
+        except _TooManyRegisters as refused:
+            shape = _shape(kernel, for_loop_at(kernel, line))
+            threads = shape.warps_n * shape.lanes_n
+            smaller = sorted((t for t in _block_sizes(kernel, shape) if t < threads),
+                             reverse=True)
+            for fewer in smaller:
+                try:
+                    return self.propose(kernel, {**args, "threads": str(fewer)})
+                except _TooManyRegisters:
+                    continue
+            raise refused from None
 
     def propose(self, kernel: KernelAtLevel, args: Mapping[str, str]) -> Proposal:
         line = integer(args, "line")
         loop = for_loop_at(kernel, line)
         elems_i, elems_j = integer(args, "elems_i", 4), integer(args, "elems_j", 4)
         shape = _shape(kernel, loop)
+        block: TextEdit | None = None
+        if "threads" in args and integer(args, "threads") != shape.warps_n * shape.lanes_n:
+            block, warps_n = _block_edit(kernel, shape, integer(args, "threads"))
+            shape = replace(shape, warps_n=warps_n)
         threads = shape.warps_n * shape.lanes_n
         threads_i = integer(args, "threads_i", shape.warps_n)
         if min(elems_i, elems_j, threads_i) < 1 or threads % threads_i:
@@ -145,7 +176,7 @@ class Tile2D(Refinement):
         if budget is not None:
             needed = budget.needed(elems_i, elems_j)
             if needed > budget.per_thread:
-                raise Refused(f"a tile of {elems_i} x {elems_j} needs about {needed} "
+                raise _TooManyRegisters(f"a tile of {elems_i} x {elems_j} needs about {needed} "
                               f"registers per thread, more than the {budget.per_thread} "
                               f"a thread of a block of {threads} may have: the compiler "
                               "would spill them to memory")
@@ -153,14 +184,68 @@ class Tile2D(Refinement):
                  _row_count(kernel, shape, names),
                  count_edit(kernel, shape.blocks, f"({text_of(kernel, shape.bound)} + "
                             f"{names.tile_j} - 1) / {names.tile_j}"),
-                 _thread_body(kernel, shape, row, names))
+                 _thread_body(kernel, shape, row, names), *([block] if block else []))
         return Proposal(
             self.name, (("line", str(line)), ("elems_i", str(elems_i)),
-                        ("elems_j", str(elems_j)), ("threads_i", str(threads_i))), line,
+                        ("elems_j", str(elems_j)), ("threads_i", str(threads_i)),
+                        *([("threads", str(threads))] if block else [])), line,
             f"each thread computes {elems_i} x {elems_j} elements ({row.name}, "
             f"{shape.row}) of a block's {threads_i * elems_i} x "
             f"{threads // threads_i * elems_j}, its row's and column's operands loaded "
-            "once into registers", edits)
+            "once into registers"
+            + (f"; blocks of {threads} threads, so that the tile fits in registers"
+               if block else ""), edits)
+
+
+class _TooManyRegisters(Refused):
+    """The tile needs more registers than a thread of the block may have."""
+
+
+def _block_constant(kernel: KernelAtLevel, shape: RowReduction
+                    ) -> tuple[str, dict[int, int]] | None:
+    """The named constant with `// tune:` values that gives the warps' count, and the
+    block's threads for each of its values the file's rules allow; None where no one
+    constant does."""
+    try:
+        space = space_from_source(kernel.source.program.main, kernel.path, {}, kernel.text)
+    except MclError:
+        return None
+    found: list[tuple[str, dict[int, int]]] = []
+    for name, values in space.params.items():
+        sizes: dict[int, int] = {}
+        for value in values:
+            env = constant_values(kernel.constants(), {name: value})
+            warps = constant_int(shape.warps.count, env)
+            if isinstance(value, int) and warps is not None and warps > 0 \
+                    and not rule_problems(space, env):
+                sizes[value] = warps * shape.lanes_n
+        if len(set(sizes.values())) > 1:
+            found.append((name, sizes))
+    return found[0] if len(found) == 1 else None
+
+
+def _block_sizes(kernel: KernelAtLevel, shape: RowReduction) -> set[int]:
+    """The blocks' thread counts the block's named constant allows."""
+    found = _block_constant(kernel, shape)
+    return set(found[1].values()) if found is not None else set()
+
+
+def _block_edit(kernel: KernelAtLevel, shape: RowReduction, threads: int
+                ) -> tuple[TextEdit, int]:
+    """The edit that gives the block `threads` threads (the value of the block's named
+    constant, as `set-constant` gives it), and the warps' count it makes."""
+    found = _block_constant(kernel, shape)
+    if found is None:
+        raise Refused(f"threads={threads}: no one named constant with `// tune:` values "
+                      f"gives the count of foreach {shape.warps.var}")
+    name, sizes = found
+    values = [v for v, t in sizes.items() if t == threads]
+    if not values:
+        raise Refused(f"threads={threads}: no value of {name} the file's rules allow "
+                      f"makes a block of {threads} threads "
+                      f"({', '.join(str(t) for t in sorted(set(sizes.values())))})")
+    (edit,) = SetConstant().propose(kernel, {"name": name, "value": str(values[0])}).edits
+    return edit, threads // shape.lanes_n
 
 
 @dataclass(frozen=True)
