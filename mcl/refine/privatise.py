@@ -13,6 +13,7 @@ element. The body's statements are kept as written, the accesses renamed."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from mcl.diagnostics import MclError
 from mcl.feedback.findings import Finding, PrivatisationProposal, PrivatiseArray
@@ -20,8 +21,8 @@ from mcl.hdl.equivalence import equivalent_space, find_equivalent_par_groups
 from mcl.mcpl import ast
 from mcl.mcpl.printer import print_expr
 from mcl.refine.answers import ANSWERS
-from mcl.refine.edits import TextEdit, body_lines, indentation
-from mcl.refine.kernel import KernelAtLevel
+from mcl.refine.edits import TextEdit, apply_edits, body_lines, indentation
+from mcl.refine.kernel import KernelAtLevel, load_kernel
 from mcl.refine.places import (
     constant_env,
     constant_int,
@@ -31,7 +32,12 @@ from mcl.refine.places import (
     path_to,
     written,
 )
-from mcl.refine.refinement import Parameter, Proposal, Refinement, Refused
+from mcl.refine.refinement import Parameter, Proposal, Refinement, Refused, integer
+from mcl.refine.several_elements import SeveralElements
+
+# The elements per unit of the owners' foreach that a list weighs (paper section 7: the
+# histogram's blocks each walk many rows of the image).
+ELEMENTS = (4, 16, 64)
 
 
 class Privatise(Refinement):
@@ -43,26 +49,54 @@ class Privatise(Refinement):
                   "(default: the finding's)", optional=True),
         Parameter("space", "the memory space of the copies, at the kernel's own level "
                   "(default: the finding's)", optional=True),
+        Parameter("elements", "elements per unit of foreach `merged` (as several-elements "
+                  "makes them) before the copies: fewer copies to add into the array "
+                  "(default 1)", optional=True),
+        Parameter("merged", "the line of the foreach whose units compute `elements` "
+                  "elements (default: the outermost foreach of the owner's par_group "
+                  "around it)", optional=True),
     )
     preconditions = (
         "the array is a parameter of the function of one dimension of constant size, "
         "of int elements",
         "the owner's foreach is in the kernel's own file, and its body holds "
-        "(besides declarations) exactly one foreach, the sharers', innermost (no foreach "
-        "inside it), whose count nothing in it writes",
+        "(besides declarations) exactly one foreach, the sharers', which holds (besides "
+        "declarations) one more foreach of sharers or none (their units numbered in "
+        "order, `w * LANES + t`); no count of theirs is written in the owner's body",
         "every access of the array is `atomicAdd(array[x], v)` in the sharers' body: "
         "no unit reads it, no other statement writes it",
         "the sharers' body holds no return (every unit reaches the barriers added), "
         "and is a block `{` at the end of its first line, `}` alone on the last",
         "the copy's space is one of the kernel's level (the finding's space, named at "
         "the kernel's level)",
+        "with `elements`: several-elements applies to foreach `merged` with that factor "
+        "(its preconditions), and the copy is then made in the version it makes",
     )
     answers = ANSWERS["privatise"]
 
     def proposals(self, kernel: KernelAtLevel) -> list[Proposal | Refused]:
-        return self.answer_each(kernel, [
+        out = self.answer_each(kernel, [
             f for f in kernel.findings
             if isinstance(f, PrivatisationProposal) and f.function == kernel.function])
+        if kernel.model_seconds is None:
+            return out
+        # Each copy is added into the array once: where the owners are many (a block
+        # per row of an image), their additions contend as the units' did. Owners that
+        # each take several elements, as the paper's histogram does (a fixed grid of
+        # blocks walks the image, section 7), add fewer copies; the factors are
+        # alternatives, the model's fastest offered where it gains (mcl.refine.offers).
+        for plain in [p for p in out if isinstance(p, Proposal)]:
+            args = dict(plain.args)
+            for factor in ELEMENTS:
+                try:
+                    coarse = self._propose(kernel, {**args, "elements": str(factor)},
+                                           plain.answers)
+                except Refused as refused:
+                    out.append(Refused(refused.reason, plain.line))
+                    break
+                out.append(replace(coarse, group=f"{self.name}:array={args['array']},"
+                                                 "elements"))
+        return out
 
     def answer(self, kernel: KernelAtLevel, finding: Finding) -> Proposal:
         if not isinstance(finding, PrivatisationProposal) \
@@ -93,6 +127,8 @@ class Privatise(Refinement):
                  finding: Finding | None, level_space: str | None = None) -> Proposal:
         """The rewrite; `level_space`: the copy's space as the feedback's level names
         it (the finding's), where `args` give none at the kernel's own level."""
+        if integer(args, "elements", 1) != 1 or "merged" in args:
+            return self._coarsened(kernel, args, finding, level_space)
         array = args.get("array")
         if not array:
             raise Refused("give the array: privatise:array=NAME")
@@ -115,9 +151,11 @@ class Privatise(Refinement):
                       and kernel.in_file(n.span)), None)
         if owner is None or owner.span is None:
             raise Refused(f"no foreach starts at line {args['owner']} of {kernel.path.name}")
-        sharers = _sharers(owner)
+        chain = _sharers(owner)
+        sharers, outer = chain[-1], chain[0]
         body = sharers.body
-        if not isinstance(body, ast.Block) or body.span is None or sharers.span is None:
+        if not isinstance(body, ast.Block) or body.span is None or sharers.span is None \
+                or outer.span is None:
             raise Refused(f"the body of foreach {sharers.var} is not a block")
         updates = _updates(function, array)
         others = [n for n in ast.walk(function.body) if isinstance(n, ast.Name)
@@ -126,9 +164,10 @@ class Privatise(Refinement):
         if others or any(not path_to(body, u) for u in updates) or not updates:
             raise Refused(f"{array} is accessed otherwise than by atomicAdd({array}[x], v) "
                           f"in the body of foreach {sharers.var}")
-        if names_in(sharers.count) & written(owner.body):
-            raise Refused(f"the body of foreach {owner.var} writes a name the count of "
-                          f"foreach {sharers.var} reads")
+        for unit in chain:
+            if names_in(unit.count) & written(owner.body):
+                raise Refused(f"the body of foreach {owner.var} writes a name the count "
+                              f"of foreach {unit.var} reads")
         if any(isinstance(n, ast.Return) for n in ast.walk(body)):
             raise Refused(f"the body of foreach {sharers.var} holds a return: not every "
                           "unit would reach the barriers")
@@ -139,22 +178,29 @@ class Privatise(Refinement):
         taken = every_name(function)
         copy = fresh_name(f"{space[0]}_{array}", taken)
         element = fresh_name("e", taken | {copy})
-        indent = indentation(kernel.text, sharers.span.line)
+        indent = indentation(kernel.text, outer.span.line)
         group = owner.group[:-1] if owner.group.endswith("s") else owner.group
         size_text = print_expr(size)
-        units = print_expr(sharers.count)
-        inner = indent + "  "
-        loop = f"for (int {element} = {sharers.var}; {element} < {size_text}; " \
+        # the units of the nested sharers numbered in order (`w * LANES + t`), and as
+        # many as the product of their counts: each clears and adds its elements
+        unit_number = chain[0].var
+        for unit in chain[1:]:
+            unit_number = f"{unit_number} * {_operand(unit.count)} + {unit.var}"
+        units = " * ".join(_operand(u.count) for u in chain) if len(chain) > 1 \
+            else print_expr(sharers.count)
+        inner = _body_indent(kernel.text, sharers, body)
+        loop = f"for (int {element} = {unit_number}; {element} < {size_text}; " \
                f"{element} += {units}) {{"
+        step = inner[len(indentation(kernel.text, sharers.span.line)):] or "  "
         before = [f"{inner}// {copy}: this {group}'s copy of {array}, cleared together",
-                  f"{inner}{loop}", f"{inner}  {copy}[{element}] = 0;", f"{inner}}}",
+                  f"{inner}{loop}", f"{inner}{step}{copy}[{element}] = 0;", f"{inner}}}",
                   f"{inner}barrier({space});"]
         after = [f"{inner}barrier({space});",
                  f"{inner}// add this {group}'s copy into {array}",
-                 f"{inner}{loop}", f"{inner}  atomicAdd({array}[{element}], "
+                 f"{inner}{loop}", f"{inner}{step}atomicAdd({array}[{element}], "
                  f"{copy}[{element}]);", f"{inner}}}"]
         renamed = _renamed(kernel, lines, body.span.line + 1, updates, copy)
-        edits = [TextEdit.inserting(sharers.span.line, 1,
+        edits = [TextEdit.inserting(outer.span.line, 1,
                                     f"{indent}{space} int[{size_text}] {copy};\n"),
                  TextEdit(body.span.line + 1, 1, body.span.end_line, 1,
                           "\n".join([*before, *renamed, *after]) + "\n")]
@@ -164,6 +210,34 @@ class Privatise(Refinement):
                         f"foreach {owner.var}, updated by its units and added into {array} "
                         "at the end", tuple(edits), finding)
 
+    def _coarsened(self, kernel: KernelAtLevel, args: Mapping[str, str],
+                   finding: Finding | None, level_space: str | None) -> Proposal:
+        """several-elements on foreach `merged`, then the copies in the version it
+        makes: one edit of the lines the two change."""
+        factor = integer(args, "elements", 1)
+        owner = _owner(kernel, args)
+        merged = _merged(kernel, owner, args.get("merged"))
+        assert merged.span is not None and owner.span is not None
+        first = SeveralElements().propose(kernel, {"line": str(merged.span.line),
+                                                   "factor": str(factor)})
+        text = apply_edits(kernel.text, first.edits)
+        try:
+            middle = load_kernel(kernel.path, kernel.level, kernel.library,
+                                 kernel.include_dirs, kernel.values, kernel.function,
+                                 text=text, reference=kernel.reference)
+        except MclError:
+            raise Refused(f"several-elements on foreach {merged.var} with factor {factor} "
+                          "does not check") from None
+        plain = {k: v for k, v in args.items() if k not in ("elements", "merged")}
+        space = args.get("space") or _source_space(kernel, level_space or "")
+        second = self._propose(middle, {**plain, "space": space}, None)
+        after = apply_edits(middle.text, second.edits)
+        return Proposal(
+            self.name, (*second.args, ("elements", str(factor)),
+                        ("merged", str(merged.span.line))), owner.span.line,
+            f"each unit of foreach {merged.var} takes {factor} elements (several-elements), "
+            f"then {second.summary}", (_lines_changed(kernel.text, after),), finding)
+
     def still_there(self, proposal: Proposal, findings: Sequence[Finding]) -> Finding | None:
         array = dict(proposal.args)["array"]
         return next((f for f in findings if isinstance(f, PrivatisationProposal)
@@ -171,19 +245,85 @@ class Privatise(Refinement):
                     None)
 
 
-def _sharers(owner: ast.Foreach) -> ast.Foreach:
-    stmts = owner.body.stmts if isinstance(owner.body, ast.Block) else [owner.body]
+def _owner(kernel: KernelAtLevel, args: Mapping[str, str]) -> ast.Foreach:
+    """The foreach of the kernel's file at line `owner`."""
+    wanted = args.get("owner", "")
+    line = int(wanted) if wanted.isdigit() else -1
+    owner = next((n for n in ast.walk(kernel.source_function.body)
+                  if isinstance(n, ast.Foreach) and n.span is not None
+                  and n.span.line == line and kernel.in_file(n.span)), None)
+    if owner is None:
+        raise Refused(f"no foreach starts at line {wanted} of {kernel.path.name}")
+    return owner
+
+
+def _merged(kernel: KernelAtLevel, owner: ast.Foreach, wanted: str | None) -> ast.Foreach:
+    """The foreach whose units take several elements: the one at line `wanted`, else
+    the outermost of the owner's par_group around it (the owner itself where none)."""
+    path = [n for n in path_to(kernel.source_function.body, owner)
+            if isinstance(n, ast.Foreach)]
+    if wanted is None:
+        return next(n for n in path if n.group == owner.group)
+    found = next((n for n in path if n.span is not None and str(n.span.line) == wanted),
+                 None)
+    if found is None:
+        raise Refused(f"merged={wanted}: no foreach around foreach {owner.var} (or it) "
+                      "starts at that line")
+    return found
+
+
+def _lines_changed(before: str, after: str) -> TextEdit:
+    """One edit that replaces the lines from the first that differs to the last."""
+    old, new = before.split("\n"), after.split("\n")
+    head = 0
+    while head < min(len(old), len(new)) and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    middle = new[head:len(new) - tail]
+    if tail == 0:  # the last line differs: up to its end
+        return TextEdit(head + 1, 1, len(old), len(old[-1]) + 1, "\n".join(middle))
+    return TextEdit(head + 1, 1, len(old) - tail + 1, 1,
+                    "".join(row + "\n" for row in middle))
+
+
+def _sharers(owner: ast.Foreach) -> list[ast.Foreach]:
+    """The foreach loops whose units share a copy, outermost first: the one foreach
+    of the owner's body and those nested in it, each holding the next (and
+    declarations) alone, the innermost no foreach (it runs the statements)."""
+    chain = [_only_foreach(owner, "the units that would share a copy: at this level the "
+                                  "copy has no place between the owners and the sharers")]
+    while any(isinstance(n, ast.Foreach) for n in ast.walk(chain[-1].body)):
+        chain.append(_only_foreach(chain[-1], "the units inside it: the copy's clearing "
+                                              "and adding would not run once per unit"))
+    return chain
+
+
+def _only_foreach(outer: ast.Foreach, what: str) -> ast.Foreach:
+    stmts = outer.body.stmts if isinstance(outer.body, ast.Block) else [outer.body]
     nested = [s for s in stmts if isinstance(s, ast.Foreach)]
     if len(nested) != 1 or any(not isinstance(s, ast.Foreach | ast.Decl) for s in stmts):
-        raise Refused(f"the body of foreach {owner.var} is not one foreach (and "
-                      "declarations) of the units that would share a copy: at this level "
-                      "the copy has no place between the owners and the sharers")
-    inner = nested[0]
-    if any(isinstance(n, ast.Foreach) for n in ast.walk(inner.body)):
-        raise Refused(f"the units that share a copy are those of more than one foreach "
-                      f"(foreach {inner.var} and those inside it): the loops that clear "
-                      "and add the copy stride over one foreach's units")
-    return inner
+        raise Refused(f"the body of foreach {outer.var} is not one foreach (and "
+                      f"declarations) of {what}")
+    return nested[0]
+
+
+def _operand(e: ast.Expr) -> str:
+    text = print_expr(e)
+    return f"({text})" if isinstance(e, ast.Binary) else text
+
+
+def _body_indent(text: str, foreach: ast.Foreach, body: ast.Block) -> str:
+    """The indentation of the foreach's statements (its own and two spaces where they
+    do not start their lines deeper)."""
+    own = indentation(text, foreach.span.line) if foreach.span is not None else ""
+    first = body.stmts[0].span if body.stmts else None
+    if first is not None:
+        inner = indentation(text, first.line)
+        if inner.startswith(own) and len(inner) > len(own):
+            return inner
+    return own + "  "
 
 
 def _updates(function: ast.Function, array: str) -> list[ast.Call]:
