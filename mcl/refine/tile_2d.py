@@ -413,7 +413,10 @@ def _hoisted(kernel: KernelAtLevel, shape: RowReduction, row: str, names: TileNa
     found: dict[str, Hoisted] = {}
     for access in outermost:
         read = names_in(access)
-        if read & declared or access.span is None:
+        # a load under an `if` of the body stays there: its guard may keep it inside
+        # the array
+        guarded = any(isinstance(n, ast.If) for n in path_to(innermost, access))
+        if read & declared or access.span is None or guarded:
             continue
         kind = "-" if not read & {row, shape.row} else "i" if row in read and \
             shape.row not in read else "j" if shape.row in read and row not in read else ""
@@ -539,8 +542,8 @@ def _thread_body(kernel: KernelAtLevel, shape: RowReduction, row: _RowIndex,
     edits = [TextEdit.replacing(span, h.register if h.kind == "-" else
                                 f"{h.register}[{n.ei if h.kind == 'i' else n.ej}]")
              for h in hoisted for span in h.spans]
-    adds = innermost.body.stmts if isinstance(innermost.body, ast.Block) else ()
-    for add in adds:
+    # the adds to the accumulators, guarded ones too (unit_rows.require_sums)
+    for add in ast.walk(innermost.body):
         if isinstance(add, ast.Assign) and isinstance(add.target, ast.Name) \
                 and add.target.name in tiles and add.target.span is not None:
             edits.append(TextEdit.replacing(add.target.span,

@@ -239,9 +239,10 @@ def require_block_count(kernel: KernelAtLevel, blocks: ast.Foreach, bound: ast.E
 
 def require_sums(loop: ast.For, accs: set[str], env: Mapping[str, Number]) -> list[ast.For]:
     """The loop and the loops perfectly nested in it, outermost first, the innermost's
-    body only adding to the accumulators (`acc += e`, `e` reading none) besides what it
-    declares itself; no bound or start reads an accumulator, no body writes a loop's
-    variable. `Refused` otherwise."""
+    body only adding to the accumulators (`acc += e`, `e` reading none, where an `if`
+    without else whose condition reads none may guard it, as a chunk's last elements
+    are) besides what it declares itself; no bound or start reads an accumulator, no
+    body writes a loop's variable. `Refused` otherwise."""
     loops = [loop]
     while True:
         body = loops[-1].body
@@ -257,8 +258,7 @@ def require_sums(loop: ast.For, accs: set[str], env: Mapping[str, Number]) -> li
         if (names_in(each.cond) | names_in(each.init)) & accs:
             raise Refused(f"the bounds of the loop over {each.var} read an accumulator")
     declared = {n.name for n in ast.walk(body) if isinstance(n, ast.Decl)}
-    adds = [s for s in stmts if isinstance(s, ast.Assign) and s.op == "+="
-            and isinstance(s.target, ast.Name) and s.target.name in accs]
+    adds, rest = _guarded_adds(stmts, accs)
     if written(body) & {each.var for each in loops}:
         raise Refused(f"the loop's body writes "
                       f"{', '.join(sorted(written(body) & {e.var for e in loops}))}")
@@ -267,18 +267,49 @@ def require_sums(loop: ast.For, accs: set[str], env: Mapping[str, Number]) -> li
     if others:
         raise Refused(f"the loop over {loops[-1].var} writes {', '.join(sorted(others))}, "
                       "not only its accumulators: its iterations are not independent")
-    rest = [s for s in stmts if not any(s is a for a in adds)]
     if any(names_in(a.value) & accs for a in adds) or any(names_in(s) & accs for s in rest):
         raise Refused(f"the loop over {loops[-1].var} reads an accumulator other than to "
                       "add to it")
     return loops
 
 
+def _guarded_adds(stmts: Sequence[object], accs: set[str]
+                  ) -> tuple[list[ast.Assign], list[object]]:
+    """The `acc += e` statements among `stmts` and in the blocks of the `if`s without
+    else among them, and the other statements (an `if` that holds an add counts by its
+    condition alone)."""
+    adds: list[ast.Assign] = []
+    rest: list[object] = []
+    for s in stmts:
+        if isinstance(s, ast.Assign) and s.op == "+=" and isinstance(s.target, ast.Name) \
+                and s.target.name in accs:
+            adds.append(s)
+        elif isinstance(s, ast.If) and s.orelse is None and isinstance(s.then, ast.Block):
+            inner, others = _guarded_adds(s.then.stmts, accs)
+            adds += inner
+            rest += [s.cond, *others]
+        else:
+            rest.append(s)
+    return adds, rest
+
+
 def text_of(kernel: KernelAtLevel, e: ast.Expr) -> str:
     """The expression as written, in brackets unless it is a name or a number."""
     assert e.span is not None
     text = span_text(kernel.text, e.span)
+    if not _balanced(text):
+        # the span of `(a + b) / c` starts inside its first operand's brackets
+        text = print_expr(e)
     return text if re.fullmatch(r"\w+", text) else f"({text})"
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for ch in text:
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if depth < 0:
+            return False
+    return depth == 0
 
 
 def count_edit(kernel: KernelAtLevel, blocks: ast.Foreach, count: str) -> TextEdit:

@@ -181,3 +181,18 @@ def test_a_tile_the_registers_do_not_hold_refuses(named: KernelAtLevel) -> None:
     with pytest.raises(Refused, match="a tile of 8 x 8 needs about 96 registers per "
                                       "thread, more than the 64"):
         proposal_for(named, f"{LOOP},elems_i=8,elems_j=8")
+
+
+def test_a_guarded_add_keeps_its_loads_under_its_guard(named: KernelAtLevel,
+                                                       library: HwdLibrary,
+                                                       tmp_path: Path) -> None:
+    """An add under an `if` of the loop's body: its loads may be kept inside the arrays
+    by the guard, so they are not loaded ahead of it into registers."""
+    path = _written(tmp_path, named, "sum += a[i, k] * b[k, j];",
+                    "if (k < p) {\n                            sum += a[i, k] * b[k, j];\n"
+                    "                        }")
+    kernel = open_kernel(path, None, library, values=SIZES)
+    offer = make_offer(kernel, proposal_for(kernel, f"{LOOP},elems_i=4,elems_j=4"))
+    assert "r_a" not in offer.text and "r_b" not in offer.text
+    assert "sum_tile[ei][ej] += a[i, k] * b[k, j];" in offer.text
+    assert offer.verification.ok
