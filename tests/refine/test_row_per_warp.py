@@ -14,10 +14,11 @@ import pytest
 from mcl.feedback.analyses.timemodel import MIN_GAIN
 from mcl.feedback.findings import UncoalescedAccess
 from mcl.hdl.library import HwdLibrary, default_library
+from mcl.refine.kernel import KernelAtLevel, load_kernel
 from mcl.refine.offers import list_offers, make_offer, next_version, open_kernel, proposal_for
 from mcl.refine.refinement import Refused
 from mcl.refine.search_start import search_start
-from mcl.refine.verification import SIZES_WANTED
+from mcl.refine.verification import SIZES_WANTED, Verifier
 from mcl.resources import kernels_dir
 
 KERNELS = Path(__file__).parent / "kernels"
@@ -132,16 +133,23 @@ def test_the_translated_perfect_kernel_is_refused_before_its_counts_are_named(
         proposal_for(start.kernel, "row-per-warp:line=15")
 
 
-def test_a_chunk_of_the_reduction_per_warp(library: HwdLibrary) -> None:
-    """kernels/reduction/perfect.mcpl translated: a thread per chunk, its adds guarded
-    by `if (i < n)` (the last chunk may be short). A warp per chunk reads it coalesced
-    and the lanes' partial sums give one partial per chunk, as gpu_v1's block does."""
+@pytest.fixture(scope="module")
+def reduction(library: HwdLibrary) -> tuple[KernelAtLevel, str]:
+    """kernels/reduction/perfect.mcpl translated to hopper, its counts named, and the
+    row-per-warp invocation for its loop over a chunk."""
     start = search_start(kernels_dir() / "reduction" / "perfect.mcpl", "hopper", library,
                          values={"n": 2**28, "chunk": 2**14})
     named = next_version(start.kernel, proposal_for(start.kernel, "name-counts")).kernel
     line = named.text[:named.text.index("for (int k = 0; k < chunk; k++)")].count("\n") + 1
-    proposal = proposal_for(named, f"row-per-warp:line={line}")
-    offer = make_offer(named, proposal)
+    return named, f"row-per-warp:line={line}"
+
+
+def test_a_chunk_of_the_reduction_per_warp(reduction: tuple[KernelAtLevel, str]) -> None:
+    """kernels/reduction/perfect.mcpl translated: a thread per chunk, its adds guarded
+    by `if (i < n)` (the last chunk may be short). A warp per chunk reads it coalesced
+    and the lanes' partial sums give one partial per chunk, as gpu_v1's block does."""
+    named, spec = reduction
+    offer = make_offer(named, proposal_for(named, spec))
     text = offer.text
     # the blocks' count over a bound in brackets, kept whole
     assert ("    int nrBlocksC = (((n + chunk - 1) / chunk) + NR_WARPS_TC - 1) / "
@@ -153,3 +161,16 @@ def test_a_chunk_of_the_reduction_per_warp(library: HwdLibrary) -> None:
     assert offer.verification.ok and len(offer.verification.checks) == SIZES_WANTED
     # by the model 8.51 ms -> 435 µs, device memory bound (gpu_v1 at hopper: 437 µs)
     assert offer.gain is not None and offer.gain > 15
+
+
+def test_the_verifier_catches_the_barrier_removed(reduction: tuple[KernelAtLevel, str],
+                                                  library: HwdLibrary) -> None:
+    """Without the barrier, the first lane may add its warp's partial sums before the
+    other lanes have stored them: the outputs differ from the reference."""
+    named, spec = reduction
+    good = next_version(named, proposal_for(named, spec)).text
+    assert good.count("barrier(shared);\n") == 1
+    wrong = good.replace("barrier(shared);\n", "\n")
+    broken = load_kernel(named.path, named.level, library, named.include_dirs,
+                         named.values, text=wrong, reference=named.reference)
+    assert not Verifier.of(named).check(broken).ok
