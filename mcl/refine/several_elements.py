@@ -254,8 +254,12 @@ def _new_body(kernel: KernelAtLevel, merged: ast.Foreach, inner: ast.Foreach,
     unit = _unit_name(kernel, merged)
     element = fresh_name(f"e{merged.var}", taken | {unit})
     units, exact = _units(kernel, merged.count, factor)
-    step = "  "
-    indent = indentation(kernel.text, inner.span.line) + step
+    # one level of the file's indentation: the body's against its foreach's
+    own = indentation(kernel.text, inner.span.line)
+    first = [row for row in lines if row.strip()][:1]
+    deeper = first[0][:len(first[0]) - len(first[0].lstrip())] if first else ""
+    step = deeper[len(own):] if deeper.startswith(own) and len(deeper) > len(own) else "  "
+    indent = own + step
     var = merged.var
     out = [f"{indent}for (int {element} = 0; {element} < {factor}; {element}++) {{",
            f"{indent}{step}int {var} = {element} * {_bracketed(units)} + {unit};"]

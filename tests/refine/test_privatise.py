@@ -153,7 +153,11 @@ def test_blocks_that_walk_several_rows_add_fewer_copies(translated: KernelAtLeve
     offer = make_offer(translated, proposal)
     text = offer.text
     assert "    foreach (int bi0 in (h + 63) / 64 blocks) {\n" in text
-    assert "int bi = ebi * ((h + 63) / 64) + bi0;" in text
+    # the rows' loop indented as the file is, four spaces a level
+    assert ("                    for (int ebi = 0; ebi < 64; ebi++) {\n"
+            "                        int bi = ebi * ((h + 63) / 64) + bi0;\n"
+            "                        if (bi < h) {\n"
+            "                            int tj = wtj * nrThreadsTj + ttj;\n") in text
     assert text.index("s_hist[e] = 0;") < text.index("for (int ebi = 0; ebi < 64; ebi++)") \
         < text.index("atomicAdd(hist[e], s_hist[e]);")
     assert offer.verification.ok and len(offer.verification.checks) == SIZES_WANTED
