@@ -176,10 +176,10 @@ class Tile2D(Refinement):
         if budget is not None:
             needed = budget.needed(elems_i, elems_j)
             if needed > budget.per_thread:
-                raise _TooManyRegisters(f"a tile of {elems_i} x {elems_j} needs about {needed} "
-                              f"registers per thread, more than the {budget.per_thread} "
-                              f"a thread of a block of {threads} may have: the compiler "
-                              "would spill them to memory")
+                raise _TooManyRegisters(
+                    f"a tile of {elems_i} x {elems_j} needs about {needed} registers per "
+                    f"thread, more than the {budget.per_thread} a thread of a block of "
+                    f"{threads} may have: the compiler would spill them to memory")
         edits = (_constants(kernel, shape, names, (elems_i, elems_j, threads_i), budget),
                  _row_count(kernel, shape, names),
                  count_edit(kernel, shape.blocks, f"({text_of(kernel, shape.bound)} + "
