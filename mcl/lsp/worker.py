@@ -128,6 +128,10 @@ def _serve(conn: Connection) -> None:
     from mcl.mcpl.parse import reuse_definitions
 
     reuse_definitions()
+    # ... and the loop counters and stand-ins of the last job: SymPy's caches and what the
+    # feedback keeps by formula then serve the loops an edit did not touch.
+    from mcl.feedback.facts.stable_dummies import reused_dummies
+
     _warm_up(libraries)
     try:
         conn.send(READY)  # only now can a job be interrupted (see FeedbackWorker.cancel)
@@ -152,7 +156,8 @@ def _serve(conn: Connection) -> None:
         start = time.perf_counter()
         try:
             _busy = True
-            _run(job, libraries, result)
+            with reused_dummies():
+                _run(job, libraries, result)
             _busy = False
         except Cancelled:
             _busy = False

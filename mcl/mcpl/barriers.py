@@ -164,6 +164,10 @@ class _Walker:
         # The unit's scalar definitions in force (`int ai = off * (2 * t + 1) - 1;`), while
         # no name they read is assigned (mcl.mcpl.unit_elements puts them in).
         self.definitions: dict[str, ast.Expr] = {}
+        # The names each definition reads, found once: `forget` asks at every statement
+        # that assigns, for every definition in force (a walk of each initialiser per
+        # statement was two fifths of the check of the larger kernels).
+        self.definition_reads: dict[str, set[str]] = {}
         self.loops = loop_facts(foreach.body, constants)
         self.nonzero = {name + suffix for name, f in self.loops.items() if f.nonzero
                         for suffix in ("", "'", OTHER_UNIT)}
@@ -262,14 +266,15 @@ class _Walker:
         self.forget(s.name)
         if s.init is not None and not isinstance(s.type, ast.ArrayType):
             self.definitions[s.name] = s.init
+            self.definition_reads[s.name] = names_in(s.init)
         self.uniform.assign(s)
         return pending
 
     def forget(self, name: str) -> None:
         """`name` takes a new value: the definitions of it and of names read from it no
         longer hold."""
-        for defined, init in list(self.definitions.items()):
-            if defined == name or name in names_in(init):
+        for defined in list(self.definitions):
+            if defined == name or name in self.definition_reads[defined]:
                 del self.definitions[defined]
 
     def forget_target(self, target: ast.Expr) -> None:

@@ -44,6 +44,7 @@ from mcl.feedback.facts.counting import (
 )
 from mcl.feedback.facts.kernel import Access, Derived, KernelFacts, Loop, dims
 from mcl.feedback.facts.layout import element_layout, flat_index
+from mcl.feedback.facts.stable_dummies import dummy
 from mcl.feedback.facts.symbolic import identical, ratio
 from mcl.feedback.phrases import conjunction, expr_text
 from mcl.identity import Ref
@@ -405,7 +406,7 @@ def _merge(coefs: list[dict[Any, Any]], trips: dict[Any, Any], collapse: Collaps
         if len(ratios) != 1:
             return False
         factors.append(ratios.pop())
-    merged = sympy.Dummy("x", integer=True, nonnegative=True)
+    merged = dummy("x", integer=True, nonnegative=True)
     for c, factor in zip(coefs, factors, strict=True):
         for t in collapse.weights:
             c.pop(t, None)

@@ -31,6 +31,7 @@ import sympy
 from mcl.feedback.budget import spent
 from mcl.feedback.facts.declarations import DeclaredName, Loop, Scope
 from mcl.feedback.facts.loop_forms import loop_condition, loop_step
+from mcl.feedback.facts.stable_dummies import dummy
 from mcl.identity import Ref
 from mcl.mcpl import ast, rounding
 from mcl.mcpl.evaluate import Evaluator as EvaluatorBase
@@ -129,13 +130,13 @@ class SymbolicEvaluator:
     def data(self) -> sympy.Symbol:
         """A stand-in for a value read from data (an array element, a field), a new one at
         every evaluation, or one SymPy cannot express."""
-        symbol = sympy.Dummy("data")
+        symbol = dummy("data")
         self._data.add(symbol)
         return symbol
 
     def undefined(self) -> sympy.Symbol:
         """A stand-in, as for data, for a value that divides by zero (`1.0 / 0`)."""
-        symbol = sympy.Dummy("undefined")
+        symbol = dummy("undefined")
         self._data.add(symbol)
         self._undefined.add(symbol)
         return symbol
@@ -185,7 +186,7 @@ class SymbolicEvaluator:
     def opaque(self, b: DeclaredName) -> sympy.Symbol:
         """A stand-in for a value not known statically (written several times, or data)."""
         if b not in self._opaque:
-            self._opaque[b] = sympy.Dummy(b.name)
+            self._opaque[b] = dummy(b.name)
         return self._opaque[b]
 
     def is_opaque(self, s: sympy.Basic) -> bool:
@@ -195,7 +196,7 @@ class SymbolicEvaluator:
     def shape(self, loop: Loop) -> NormalisedLoop:
         key = loop
         if key not in self._shapes:
-            marker = sympy.Dummy(loop.name)
+            marker = dummy(loop.name)
             self._shaping[key] = marker
             try:
                 shape = self._foreach(loop) if loop.kind == "foreach" else self._for(loop, marker)
@@ -220,7 +221,7 @@ class SymbolicEvaluator:
         return self.shape(loop).trips
 
     def _foreach(self, loop: Loop) -> NormalisedLoop:
-        t = sympy.Dummy(f"t_{loop.name}", integer=True, nonnegative=True)
+        t = dummy(f"t_{loop.name}", integer=True, nonnegative=True)
         assert isinstance(loop.node, ast.Foreach)
         count = self.sym(loop.node.count, loop.scope)
         if count is None or self._has_opaque(count):
@@ -232,7 +233,7 @@ class SymbolicEvaluator:
     def _for(self, loop: Loop, marker: sympy.Symbol) -> NormalisedLoop:
         node = loop.node
         assert isinstance(node, ast.For)
-        t = sympy.Dummy(f"t_{loop.name}", integer=True, nonnegative=True)
+        t = dummy(f"t_{loop.name}", integer=True, nonnegative=True)
         init = node.init.init if isinstance(node.init, ast.Decl) else node.init.value
         start = self.sym(init, loop.scope)
         cond = loop_condition(node.cond, loop.name)

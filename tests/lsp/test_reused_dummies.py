@@ -1,0 +1,142 @@
+"""The feedback worker analyses each edit with the loop counters and stand-ins of the last
+job (mcl.feedback.facts.stable_dummies), so that SymPy's caches serve what the edit did
+not change. Each step of a sequence of code edits (a constant, a bound, a program
+constant, a loop's nesting, a guard, an inserted statement, the text back as it was)
+must give the messages and diagnostics of an analysis with fresh dummies, word for word:
+texts, figures and spans."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from mcl.feedback.facts import stable_dummies
+from mcl.feedback.facts.stable_dummies import dummy, reused_dummies
+from mcl.lsp import worker
+from mcl.lsp.analysis import Libraries
+from mcl.lsp.worker import FeedbackJob, FeedbackResult
+from mcl.mcpl import parse
+
+from .conftest import KERNELS
+
+VALUES = (("n", 2048), ("m", 2048), ("p", 2048))
+Edit = Callable[[str], str]
+
+
+def _swap(first: str, second: str) -> Edit:
+    """The lines `first` and `second` (adjacent, in this order) exchanged: one loop
+    nested in the other the other way round."""
+    def edit(text: str) -> str:
+        assert first + second in text
+        return text.replace(first + second, second.replace(second.strip(), first.strip())
+                            + first.replace(first.strip(), second.strip()), 1)
+    return edit
+
+
+def _replace(old: str, new: str) -> Edit:
+    def edit(text: str) -> str:
+        assert old in text
+        return text.replace(old, new, 1)
+    return edit
+
+
+def _insert_after(anchor: str, line: str) -> Edit:
+    return _replace(anchor, anchor + line)
+
+
+MATMUL_EDITS: list[list[Edit]] = [
+    [_replace("sums[ei][ej] = 0.0;", "sums[ei][ej] = 1.0;")],  # a constant
+    [],  # back to the text as it was
+    [_replace("kk < TILE_K; kk++", "kk < TILE_K - 1; kk++")],  # a bound
+    [_replace("kk < TILE_K; kk++", "kk < TILE_K - 1; kk++"),
+     _replace("const int TILE_K = 8;", "const int TILE_K = 16;")],  # and a program constant
+    [_swap("              for (int ei = 0; ei < ELEMS_I; ei++) {\n",
+           "                for (int ej = 0; ej < ELEMS_J; ej++) {\n")],  # nesting
+    [_replace("if (i < n && j < m) {\n                c[i, j]", "if (i < n) {\n"
+              "                c[i, j]")],  # a guard
+    [_insert_after("int nrPhases = (p + TILE_K - 1) / TILE_K;\n",
+                   "  float bench_t = 1.0;\n")],  # every span below one line down
+    [],
+]
+
+SPMV_EDITS: list[list[Edit]] = [
+    [_insert_after("    global float[ncols] x) {\n", "  int bench_t = 1;\n")],
+    [_replace("y[i] = 0.0;", "y[i] = 1.0;")],  # a constant
+    [_replace("if (i < nrows) {\n          y[i]", "if (i < nrows - 1) {\n          y[i]")],
+    [],
+]
+
+
+@pytest.fixture
+def libraries() -> Iterator[Libraries]:
+    parse.reuse_definitions()  # as the worker's process does
+    worker._last = None
+    yield Libraries()
+    parse.reuse_definitions(False)
+    worker._last = None
+
+
+def _analysed(libraries: Libraries, path: str, text: str, reused: bool) -> FeedbackResult:
+    worker._last = None  # analysed, never the last job's feedback
+    result = FeedbackResult()
+    job = FeedbackJob(path, ((path, text),), (), (), None, VALUES)
+    if reused:
+        with reused_dummies():
+            worker._run(job, libraries, result)
+    else:
+        worker._run(job, libraries, result)
+    assert result.failure is None and not result.cancelled
+    return result
+
+
+def _same_on_every_step(libraries: Libraries, kernel: str, steps: list[list[Edit]]) -> None:
+    path = str((KERNELS / kernel).resolve())
+    base = (KERNELS / kernel).read_text()
+    texts = [base]
+    for edits in steps:
+        text = base
+        for edit in edits:
+            text = edit(text)
+        texts.append(text)
+    firsts = set()
+    for text in texts:
+        reused = _analysed(libraries, path, text, reused=True)
+        fresh = _analysed(libraries, path, text, reused=False)
+        assert reused.messages, "no feedback to compare"
+        assert reused.messages == fresh.messages
+        assert reused.diagnostics == fresh.diagnostics
+        firsts.add(tuple(reused.messages))
+    assert len(firsts) > len(texts) // 2  # the edits change the feedback
+
+
+def test_code_edits_of_matmul_give_the_feedback_of_fresh_dummies(libraries) -> None:
+    _same_on_every_step(libraries, "matmul/hopper_v2.mcpl", MATMUL_EDITS)
+
+
+@pytest.mark.slow  # spmv's irregular accesses: about 10 s
+def test_code_edits_of_spmv_give_the_feedback_of_fresh_dummies(libraries) -> None:
+    _same_on_every_step(libraries, "spmv/hopper_v7.mcpl", SPMV_EDITS)
+
+
+def test_reused_dummies_are_distinct_within_a_job_and_the_same_across_jobs() -> None:
+    with reused_dummies():
+        first = [dummy("t_i", integer=True), dummy("t_i", integer=True), dummy("t_i")]
+    assert len(set(first)) == 3
+    assert first[0].dummy_index < first[1].dummy_index  # made in order, as fresh ones
+    with reused_dummies():
+        again = [dummy("t_i", integer=True), dummy("t_i"), dummy("t_i", integer=True),
+                 dummy("t_i", integer=True)]
+    assert again[:3] == [first[0], first[2], first[1]]
+    assert again[3] not in first
+    assert dummy("t_i", integer=True) not in first + again  # outside: fresh
+
+
+def test_reused_dummies_stay_bounded(monkeypatch) -> None:
+    monkeypatch.setattr(stable_dummies, "MAX_KEPT", 10)
+    with reused_dummies():
+        first = [dummy("data") for _ in range(20)]
+    with reused_dummies():  # more than MAX_KEPT kept: started again
+        again = dummy("data")
+    assert again not in first
+    assert sum(len(v) for v in stable_dummies._kept.values()) == 1
