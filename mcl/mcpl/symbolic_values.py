@@ -186,15 +186,11 @@ class SymPyValues:
 
     def binary(self, op: str, left: Any, right: Any) -> Any:
         try:
-            if op in _ARITHMETIC:
-                return _ARITHMETIC[op](left, right)
-            if op in _RELATIONS:
-                return _RELATIONS[op](left, right)
-            if op in ops.INT_OPS:
-                return _bits(op, left, right)
+            if isinstance(left, sympy.Basic) and isinstance(right, sympy.Basic):
+                return _operated(op, left, right)
+            return _operation(op, left, right)
         except (TypeError, AttributeError, sympy.SympifyError) as exc:
             raise NotEvaluable(str(exc)) from None
-        raise NotEvaluable(f"operator '{op}'")
 
     def logical(self, op: str, left: Any, right: Callable[[], Any]) -> Any:
         try:
@@ -227,6 +223,27 @@ class SymPyValues:
 
 
 _BY_POSITION = frozenset({"min", "max"})
+
+
+def _operation(op: str, left: Any, right: Any) -> Any:
+    """`SymPyValues.binary` without its translation of SymPy's errors."""
+    if op in _ARITHMETIC:
+        return _ARITHMETIC[op](left, right)
+    if op in _RELATIONS:
+        return _RELATIONS[op](left, right)
+    if op in ops.INT_OPS:
+        return _bits(op, left, right)
+    raise NotEvaluable(f"operator '{op}'")
+
+
+# The editor's worker evaluates the kernel again at every edit, and the operations of the
+# code an edit did not touch come back on the same operands (the loop counters and
+# stand-ins are those of the last job: mcl.feedback.facts.stable_dummies). SymPy does
+# not keep comparisons (`i < nrows` with i a sum of minima: milliseconds each, deciding
+# whether the relation holds) nor the quotients and remainders it rounds: each is kept
+# per process by its operator and operands, which SymPy compares by structure, so an
+# operation equal to one seen before has the same result. (Errors are not kept.)
+_operated = functools.lru_cache(maxsize=4096)(_operation)
 
 
 @functools.lru_cache(maxsize=1024)

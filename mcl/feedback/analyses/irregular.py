@@ -59,7 +59,7 @@ from mcl.feedback.facts.contention import (
 from mcl.feedback.facts.hardware import faster_space, lockstep_group, space_capacity
 from mcl.feedback.facts.kernel import Access, KernelFacts, Loop
 from mcl.feedback.facts.layout import element_layout, flat_index
-from mcl.feedback.facts.strides import loop_stride
+from mcl.feedback.facts.strides import loop_stride, substituted
 from mcl.feedback.facts.symbolic import iterations_symbol
 from mcl.feedback.findings import (
     IRREGULAR_DOCS,
@@ -353,7 +353,8 @@ def lane_stride(facts: KernelFacts, access: Access, lane: Loop) -> Any | None:
     if layout is None or index is None:
         return None
     # the same iteration of every for-loop (counter 0); the units are sampled
-    index = index.subs({facts.evaluator.counter(x): 0 for x in facts.loops if x.kind == "for"})
+    index = substituted(index, tuple((facts.evaluator.counter(x), 0) for x in facts.loops
+                                     if x.kind == "for"))
     samples = _sampled(facts, [index], lane)
     steps = {b[0] - a[0] for trial in samples for a, b in zip(trial, trial[1:], strict=False)}
     return steps.pop() * layout[0] if len(steps) == 1 else None
@@ -388,7 +389,7 @@ def _index_with_data_loops(facts: KernelFacts, access: Access) -> Any:
         if loop.kind == "for" and not ev.shape(loop).exact:
             value = loop_value(facts, loop)
             if value is not None:
-                index = index.subs(ev.opaque(loop.var), value)
+                index = substituted(index, ((ev.opaque(loop.var), value),))
     return index
 
 

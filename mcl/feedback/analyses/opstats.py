@@ -37,7 +37,7 @@ from mcl.feedback.facts.costs import (
     Costs,
     function_costs,
 )
-from mcl.feedback.facts.counting import tidy
+from mcl.feedback.facts.counting import lowest_terms, tidy
 from mcl.feedback.facts.kernel import KernelFacts
 from mcl.feedback.findings import OPSTATS_DOCS, Finding, OperationCounts, code_of, declaration
 from mcl.feedback.message_code import LEFT_OUT, MessageCode
@@ -76,7 +76,7 @@ def operation_statistics(ctx: AnalysisContext) -> list[Finding]:
     text = ("#computational instructions: {computational}, #data accesses: {data_accesses} "
             "({loads:load|loads} and {stores:store|stores})")
     if data != 0:
-        figures["arithmetic_intensity"] = sympy.cancel(computational / data)
+        figures["arithmetic_intensity"] = lowest_terms(computational, data)
         text += "; arithmetic intensity {arithmetic_intensity} instructions per access"
     if costs.decided:
         # The counts hold for the sizes given (and all sizes at which these `if`s decide

@@ -36,7 +36,7 @@ from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.budget import budget
 from mcl.feedback.emit import Emitter, seconds_text
 from mcl.feedback.facts.costs import COMPUTATIONAL, DATA, Costs, function_costs
-from mcl.feedback.facts.counting import tidy
+from mcl.feedback.facts.counting import lowest_terms, tidy
 from mcl.feedback.facts.sizes import parameter_bytes, space_and_size
 from mcl.feedback.facts.symbolic import at_least, identical
 from mcl.feedback.findings import (
@@ -93,7 +93,7 @@ class Roofline:
     undecided: tuple[int, ...] = ()  # the lines of the `if`s the counts cannot decide
 
     def intensity(self, level: Level) -> Any:
-        return _ratio(self.flops, level.bytes)
+        return lowest_terms(self.flops, level.bytes)
 
     def undefined(self) -> bool:
         """Has a count or an intensity no value (SymPy's `nan` or `zoo`, a division by
@@ -127,7 +127,7 @@ class Roofline:
             return None  # no arithmetic: which memory bounds it depends on the sizes
         per_flop = {}
         for name, amount, rate in self._roofs():
-            ratio = _ratio(amount, self.flops) / rate
+            ratio = lowest_terms(amount, self.flops) / rate
             if ratio.free_symbols:
                 return None
             per_flop[name] = float(ratio)
@@ -186,16 +186,8 @@ class Roofline:
                 *((lv.space, lv.bytes, lv.bandwidth) for lv in self.levels)]
 
 
-# The roofs are formulas in the kernel's sizes, the same after every edit that leaves the
-# counts as they were, and the editor's worker analyses the kernel again at every edit:
-# what SymPy takes milliseconds to simplify (a ratio of long polynomials, the least of
-# several of them) is computed once per process. SymPy's expressions are immutable and
-# compare by structure, so a formula equal to one seen before has the same result.
-@functools.lru_cache(maxsize=1024)
-def _ratio(numerator: Any, denominator: Any) -> Any:
-    return sympy.cancel(numerator / denominator)
-
-
+# The roofs are formulas in the kernel's sizes: the least of them is computed once per
+# process, as their ratios are (`lowest_terms`).
 @functools.lru_cache(maxsize=256)
 def _attainable(roof: Roofline) -> Any:
     """`Roofline.attainable_symbolic`. A roof that is no number SymPy can compare (`nan`

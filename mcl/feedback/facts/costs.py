@@ -18,7 +18,7 @@ from typing import Any
 import sympy
 
 from mcl.feedback.facts.blocks import CONTROL_FLOW, INDEXING, UNUSED, classify
-from mcl.feedback.facts.counting import guarded_iterations, tidy
+from mcl.feedback.facts.counting import guarded_iterations, least_or_most, tidy
 from mcl.feedback.facts.guard_values import branch_runs
 from mcl.feedback.facts.kernel import (
     COND,
@@ -260,14 +260,13 @@ def _add_branches(costs: Costs, branches: Mapping[GuardKey, Costs]) -> None:
     """Each undecided `if … else` adds, per key, the larger of its branches' counts (the
     smaller for the lower bound): every unit that runs the `if` runs one branch, so the
     larger per key bounds either path from above, the smaller from below."""
-    pick = sympy.Min if costs.least else sympy.Max
     for (ref, then), part in branches.items():
         other = branches.get((ref, not then), Costs())
         if not then and (ref, True) in branches:
             continue  # added with the then-branch
         for key in set(part.entries) | set(other.entries):
             a, b = part.entries.get(key, sympy.Integer(0)), other.entries.get(key, sympy.Integer(0))
-            costs.add(key, tidy(pick(a, b)))
+            costs.add(key, least_or_most(costs.least, a, b))
         for both in (part, other):
             costs.approximations += both.approximations
             costs.unresolved.update(both.unresolved)

@@ -59,7 +59,7 @@ def iterations(ev: SymbolicEvaluator, loops: Sequence[Loop], weight: Any = 1,
         shape = ev.shape(loop)
         exact = exact and shape.exact
         t = shape.counter
-        if t in f.free_symbols:
+        if t in _free_symbols(f):
             # The same sum comes back for the statements under different guards that the
             # counts collapse alike (the loads and stores of a tile's walk): added once.
             f = ev.memo(("sum", f, t, shape.trips),
@@ -67,6 +67,15 @@ def iterations(ev: SymbolicEvaluator, loops: Sequence[Loop], weight: Any = 1,
         else:
             f = f * shape.trips
     return tidy(f), exact
+
+
+@functools.lru_cache(maxsize=4096)
+def _free_symbols(f: Any) -> frozenset[Any]:
+    """`f.free_symbols`, kept per process: SymPy finds them by walking the whole
+    expression every time, and a nest's weight (sums over minima of the tiles) is asked
+    for each loop around each statement, at every edit in the editor's worker (whose
+    loop counters are those of the last job, so the same weights come back)."""
+    return frozenset(f.free_symbols)
 
 
 def grid_stride(ev: SymbolicEvaluator, loop: Loop, loops: Sequence[Loop], weight: Any
@@ -475,15 +484,19 @@ def _unrollable(ev: SymbolicEvaluator, loops: Sequence[Loop], unresolved: Sequen
     the range guard collapses with the unit's value put in (a term per unit kept, so
     only where the inner guard selects among the units of that loop itself)."""
     out = []
+    uses: list[set[Any]] = [getattr(c.rel, "free_symbols", set()) for c in unresolved]
+    # The counters some trip count of `loops` uses, gathered once (asked for every loop
+    # of every statement under an unresolved guard, they were a tenth of the counts).
+    in_trips: set[Any] = set()
+    for x in loops:
+        in_trips |= sympy.sympify(ev.trips(x)).free_symbols
     for loop in loops:
         trips = sympy.sympify(ev.trips(loop))
         t = ev.counter(loop)
-        uses: list[set[Any]] = [getattr(c.rel, "free_symbols", set()) for c in unresolved]
         if loop.kind == "foreach" and {t} not in uses:
             continue
         if trips.is_Integer and 0 <= trips <= MAX_UNROLLED \
-                and any(t in symbols for symbols in uses) \
-                and not any(t in sympy.sympify(ev.trips(x)).free_symbols for x in loops):
+                and any(t in symbols for symbols in uses) and t not in in_trips:
             out.append(loop)
     return out
 
@@ -678,6 +691,24 @@ def tidy(e: Any) -> Any:
         return sympy.expand(e)
     except (TypeError, ValueError, NotImplementedError):
         return e
+
+
+# Counts are formulas in the kernel's sizes, the same after every edit that leaves them as
+# they were, and the editor's worker analyses the kernel again at every edit: what SymPy
+# takes milliseconds to simplify (a ratio of long polynomials, the larger of two branches'
+# counts with minima inside) is computed once per process. SymPy's expressions are
+# immutable and compare by structure, so a formula equal to one seen before has the same
+# result.
+@functools.lru_cache(maxsize=1024)
+def lowest_terms(numerator: Any, denominator: Any) -> Any:
+    """numerator / denominator with common factors cancelled (`sympy.cancel`)."""
+    return sympy.cancel(numerator / denominator)
+
+
+@functools.lru_cache(maxsize=1024)
+def least_or_most(least: bool, a: Any, b: Any) -> Any:
+    """`tidy(min(a, b))` when `least`, else `tidy(max(a, b))`."""
+    return tidy(sympy.Min(a, b) if least else sympy.Max(a, b))
 
 
 # ----------------------------------------------------------------------------- affine
