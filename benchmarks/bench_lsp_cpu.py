@@ -65,7 +65,8 @@ def measure(path: Path, repeat: int) -> dict[str, float]:
     def feedback(buffer: str) -> None:
         job = worker.FeedbackJob(str(path), ((str(path), buffer),), (), (), None, VALUES)
         result = worker.FeedbackResult()
-        worker._run(job, libraries, result)
+        # as the worker runs a job (a peer may predate `run_job`)
+        getattr(worker, "run_job", worker._run)(job, libraries, result)
         if result.failure or not result.messages:
             raise SystemExit(f"{path}: no feedback ({result.failure or result.diagnostics})")
 

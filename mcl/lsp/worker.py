@@ -32,10 +32,10 @@ from mcl.lsp.refinement_actions import OffersJob, OffersResult, offers_of
 DELAY_ENV = "MCL_LSP_FEEDBACK_DELAY"
 CANCEL_WAIT_S = 2.0  # how long a cancelled job may take to stop before the worker is replaced
 # SymPy keeps up to 1,000 results per cached function (about 125 of them) for the process.
-# Every feedback job makes new loop counters (sympy.Dummy), so most results of one job
-# never serve another, and the worker would grow by every job (20 to 170 KB for the
-# shipped kernels) up to some 125,000 entries. Past this many the cache starts again
-# empty; the next job fills in what it needs (what mcl keeps by formula stays:
+# A job reuses the loop counters and stand-ins of the last one (`run_job`), but every edit
+# brings formulas of its own, so the worker would still grow job by job up to some
+# 125,000 entries. Past this many the cache starts again empty; the
+# next job fills in what it needs (what mcl keeps by formula stays:
 # mcl.feedback.facts.compiled).
 SYMPY_ENTRIES = 20_000
 READY = "ready"  # the worker's first message: imports done, library loaded
@@ -128,10 +128,6 @@ def _serve(conn: Connection) -> None:
     from mcl.mcpl.parse import reuse_definitions
 
     reuse_definitions()
-    # ... and the loop counters and stand-ins of the last job: SymPy's caches and what the
-    # feedback keeps by formula then serve the loops an edit did not touch.
-    from mcl.feedback.facts.stable_dummies import reused_dummies
-
     _warm_up(libraries)
     try:
         conn.send(READY)  # only now can a job be interrupted (see FeedbackWorker.cancel)
@@ -156,8 +152,7 @@ def _serve(conn: Connection) -> None:
         start = time.perf_counter()
         try:
             _busy = True
-            with reused_dummies():
-                _run(job, libraries, result)
+            run_job(job, libraries, result)
             _busy = False
         except Cancelled:
             _busy = False
@@ -236,6 +231,16 @@ def _warm_up(libraries: Libraries) -> None:
         libraries.get(())
     except Exception:  # noqa: BLE001 - the first job reports what is wrong
         pass
+
+
+def run_job(job: FeedbackJob, libraries: Libraries, result: FeedbackResult) -> None:
+    """A feedback job as the worker runs it: `_run` with the loop counters and
+    stand-ins of the last job (mcl.feedback.facts.stable_dummies), so that SymPy's
+    caches and what the feedback keeps by formula serve the code an edit did not touch."""
+    from mcl.feedback.facts.stable_dummies import reused_dummies
+
+    with reused_dummies():
+        _run(job, libraries, result)
 
 
 def _run(job: FeedbackJob, libraries: Libraries, result: FeedbackResult) -> None:

@@ -82,8 +82,7 @@ def _analysed(libraries: Libraries, path: str, text: str, reused: bool) -> Feedb
     result = FeedbackResult()
     job = FeedbackJob(path, ((path, text),), (), (), None, VALUES)
     if reused:
-        with reused_dummies():
-            worker._run(job, libraries, result)
+        worker.run_job(job, libraries, result)  # as the worker's process does
     else:
         worker._run(job, libraries, result)
     assert result.failure is None and not result.cancelled
