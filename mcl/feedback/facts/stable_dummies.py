@@ -13,7 +13,7 @@ under a name and assumptions is the k-th one made under them by the last analysi
 dummies of one analysis are distinct from each other, as fresh ones are, and they are
 made in the same order, so their SymPy order (by name, assumptions, then the order they
 were made in) is that of fresh ones too. What an analysis finds is therefore what it
-finds with fresh dummies (tests/feedback/test_stable_dummies.py runs a sequence of edits
+finds with fresh dummies (tests/lsp/test_reused_dummies.py runs a sequence of edits
 both ways). Outside, every dummy is fresh (`mcl check`: one analysis per process).
 """
 
