@@ -216,11 +216,15 @@ def _serve_offers(job: OffersJob, libraries: Libraries) -> OffersResult:
 
 
 def bound_caches(limit: int | None = None) -> None:
-    """Empty SymPy's cache once it holds more than `limit` (SYMPY_ENTRIES) results."""
+    """Empty SymPy's cache once it holds more than `limit` (SYMPY_ENTRIES) results, and
+    with it what mcl keeps of SymPy's results by operands (which holds its expressions)."""
     from sympy.core.cache import CACHE, clear_cache
+
+    from mcl.mcpl.symbolic_values import forget_per_process
 
     if sum(f.cache_info().currsize for f in CACHE) > (limit or SYMPY_ENTRIES):
         clear_cache()
+        forget_per_process()
 
 
 def _warm_up(libraries: Libraries) -> None:

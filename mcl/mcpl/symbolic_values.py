@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import sympy
 
@@ -224,6 +224,30 @@ class SymPyValues:
 
 _BY_POSITION = frozenset({"min", "max"})
 
+T = TypeVar("T")
+_PER_PROCESS: list[Any] = []  # the caches of `kept_per_process`
+
+
+def kept_per_process(maxsize: int) -> Callable[[Callable[..., T]], Callable[..., T]]:
+    """`functools.lru_cache(maxsize=maxsize)` for a pure function of SymPy expressions
+    that the editor's worker asks again at every edit with the same operands (its loop
+    counters and stand-ins are those of the last job: mcl.feedback.facts.stable_dummies):
+    SymPy's expressions are immutable and compare by structure, so operands equal to
+    ones seen before give the same result. The cache is emptied with SymPy's own
+    (`forget_per_process`, mcl.lsp.worker.bound_caches): what it holds keeps SymPy's
+    expressions alive."""
+    def keep(function: Callable[..., T]) -> Callable[..., T]:
+        cached = functools.lru_cache(maxsize=maxsize)(function)
+        _PER_PROCESS.append(cached)
+        return cached
+    return keep
+
+
+def forget_per_process() -> None:
+    """Empty every cache of `kept_per_process`."""
+    for cached in _PER_PROCESS:
+        cached.cache_clear()
+
 
 def _operation(op: str, left: Any, right: Any) -> Any:
     """`SymPyValues.binary` without its translation of SymPy's errors."""
@@ -236,14 +260,11 @@ def _operation(op: str, left: Any, right: Any) -> Any:
     raise NotEvaluable(f"operator '{op}'")
 
 
-# The editor's worker evaluates the kernel again at every edit, and the operations of the
-# code an edit did not touch come back on the same operands (the loop counters and
-# stand-ins are those of the last job: mcl.feedback.facts.stable_dummies). SymPy does
-# not keep comparisons (`i < nrows` with i a sum of minima: milliseconds each, deciding
-# whether the relation holds) nor the quotients and remainders it rounds: each is kept
-# per process by its operator and operands, which SymPy compares by structure, so an
-# operation equal to one seen before has the same result. (Errors are not kept.)
-_operated = functools.lru_cache(maxsize=4096)(_operation)
+# SymPy does not keep comparisons (`i < nrows` with i a sum of minima: milliseconds each,
+# deciding whether the relation holds) nor the quotients and remainders it rounds: the
+# operations of the code an edit did not touch are kept by operator and operands.
+# (Errors are not kept.)
+_operated = kept_per_process(4096)(_operation)
 
 
 @functools.lru_cache(maxsize=1024)

@@ -32,7 +32,7 @@ from mcl.feedback.exact import Exact, as_sympy, exact_function
 from mcl.feedback.facts.kernel import Guard, Loop
 from mcl.feedback.facts.symbolic import SymbolicEvaluator, identical, ratio
 from mcl.mcpl import rounding
-from mcl.mcpl.symbolic_values import renamed
+from mcl.mcpl.symbolic_values import kept_per_process, renamed
 
 
 def iterations(ev: SymbolicEvaluator, loops: Sequence[Loop], weight: Any = 1,
@@ -69,7 +69,7 @@ def iterations(ev: SymbolicEvaluator, loops: Sequence[Loop], weight: Any = 1,
     return tidy(f), exact
 
 
-@functools.lru_cache(maxsize=4096)
+@kept_per_process(4096)
 def _free_symbols(f: Any) -> frozenset[Any]:
     """`f.free_symbols`, kept per process: SymPy finds them by walking the whole
     expression every time, and a nest's weight (sums over minima of the tiles) is asked
@@ -699,13 +699,13 @@ def tidy(e: Any) -> Any:
 # counts with minima inside) is computed once per process. SymPy's expressions are
 # immutable and compare by structure, so a formula equal to one seen before has the same
 # result.
-@functools.lru_cache(maxsize=1024)
+@kept_per_process(1024)
 def lowest_terms(numerator: Any, denominator: Any) -> Any:
     """numerator / denominator with common factors cancelled (`sympy.cancel`)."""
     return sympy.cancel(numerator / denominator)
 
 
-@functools.lru_cache(maxsize=1024)
+@kept_per_process(1024)
 def least_or_most(least: bool, a: Any, b: Any) -> Any:
     """`tidy(min(a, b))` when `least`, else `tidy(max(a, b))`."""
     return tidy(sympy.Min(a, b) if least else sympy.Max(a, b))

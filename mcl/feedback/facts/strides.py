@@ -15,7 +15,6 @@ ceiling(Mod(n, 120)/32)`).
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,6 +22,7 @@ import sympy
 
 from mcl.feedback.facts.symbolic import ceiling_div
 from mcl.mcpl import rounding
+from mcl.mcpl.symbolic_values import kept_per_process
 
 
 # The editor's worker analyses the kernel again at every edit, under the loop counters and
@@ -31,13 +31,13 @@ from mcl.mcpl import rounding
 # the whole index (milliseconds for spmv's, with minima inside), so it is kept per
 # process; SymPy's expressions are immutable and compare by structure, so an index equal
 # to one seen before gives the same result.
-@functools.lru_cache(maxsize=4096)
+@kept_per_process(4096)
 def substituted(expr: Any, pairs: tuple[tuple[Any, Any], ...]) -> Any:
     """`expr.subs(dict(pairs))`."""
     return expr.subs(dict(pairs))
 
 
-@functools.lru_cache(maxsize=4096)
+@kept_per_process(4096)
 def loop_stride(index: Any, var: Any, start: Any, step: Any) -> Any:
     """Section 6.4: the distance (in index units) between the accesses of two consecutive
     iterations, index(start + step) - index(start)."""
