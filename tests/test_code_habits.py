@@ -232,6 +232,12 @@ STATE_ALLOWED = {
     "mcl/plugins.py:_found": "the entry points, read once per process",
     "mcl/dataclass_code.py:_installed": "the table of compiled dataclass code installed "
     "at start-up",
+    "mcl/feedback/facts/stable_dummies.py:_kept": "the editor's worker: the SymPy dummies "
+    "of the last job, so that unchanged code gives the same expressions and hits the caches",
+    "mcl/feedback/facts/stable_dummies.py:_made": "the dummies made so far in the worker's "
+    "current job, by name (None outside a job)",
+    "mcl/mcpl/symbolic_values.py:_PER_PROCESS": "the per-process caches of pure SymPy work, "
+    "emptied together with SymPy's own",
     "mcl/lsp/worker.py:_busy": "the editor's worker process: whether a job runs",
     "mcl/lsp/worker.py:_last_offers": "the worker's last offers, for the next request",
     "mcl/lsp/worker.py:_last": "the worker's last analysed buffer",
