@@ -11,6 +11,8 @@ statements stand there, so every array declared at such a level exists at once).
 a unit, among its statements, are held against the capacity one by one: blocks of for
 loops and branches need not exist at the same time. Sizes that depend on parameters are decided
 where the sizes are known: `mcl run` checks them against the device before the launch.
+A unit's own arrays in its registers, which state no capacity that holds them, are bounded
+by the leaves below the level instead (mcl.mcpl.unit_capacity).
 """
 
 from __future__ import annotations
@@ -87,7 +89,8 @@ class CapacityTally:
             return None  # a space without a stated capacity: nothing to hold it against
         if not all(m.addressable for m, _ in held):
             # Registers (`addressable = false`): what does not fit is kept in memory by the
-            # compiler (spilled), slower but correct; the occupancy feedback weighs it.
+            # compiler (spilled), slower but correct; the occupancy feedback weighs it. A
+            # unit's own arrays there are bounded by the leaves (mcl.mcpl.unit_capacity).
             return None
         memory, space = max(held, key=lambda ms: ms[0].capacity or 0)
         demand = Demand(name, space.name, size)

@@ -35,6 +35,7 @@ from mcl.mcpl.nesting import (
 from mcl.mcpl.positions import SourceText, head
 from mcl.mcpl.printer import print_expr, print_type
 from mcl.mcpl.scopes import Kind, Symbol
+from mcl.mcpl.unit_capacity import OwnArrayLimit, in_registers, level_limit
 from mcl.mcpl.visitor import unknown_node
 
 # Placement of a statement (Fig. 6): where executing statements may stand.
@@ -84,6 +85,7 @@ class FunctionChecker(ExpressionChecker):
         self.misplaced = 0  # > 0 inside a statement already reported as misplaced
         self._written: frozenset[str] | None = None  # `rewritten`'s names, once asked
         self._capacity: CapacityTally | None = None  # arrays against the level's memories
+        self._unit_limit: tuple[OwnArrayLimit | None] | None = None  # at the first own array
         self.is_signature_only = any(
             isinstance(s, ast.CallStmt) and s.call.func in SIGNATURE_CALLS
             for s in ast.walk(function.body)
@@ -526,6 +528,9 @@ class FunctionChecker(ExpressionChecker):
         if self._capacity is None:
             self._capacity = CapacityTally(self.hwd)
         spaces = effective_spaces(self.hwd, d.spaces, True, self.level())
+        if in_registers(self.hwd, spaces):
+            self.check_unit_capacity(d, size, self.hwd.executing_unit().name)
+            return
         # Between foreach levels every declared array exists at once (module docstring).
         together = self.placement() != DEVICE
         level = Ref(self.frames[-1].foreach) if together and self.frames else (
@@ -535,6 +540,26 @@ class FunctionChecker(ExpressionChecker):
             self.error("mcpl-memory-capacity", excess.message(), d.span,
                        "use smaller arrays (a smaller tile), or keep part of the data in a "
                        "larger, slower memory space")
+
+    def check_unit_capacity(self, d: ast.Decl, size: int, unit: str) -> None:
+        """A unit's own array (its registers) against the most any leaf below the level
+        keeps for one unit (mcl.mcpl.unit_capacity)."""
+        assert self.hwd is not None
+        if self._unit_limit is None:
+            self._unit_limit = (level_limit(self.env.library, self.hwd.name),)
+        limit = self._unit_limit[0]
+        if limit is None or size <= limit.bytes:
+            return
+        at_leaf = limit.leaf == self.hwd.name
+        where = (f"'{self.hwd.name}' keeps at most" if at_leaf else
+                 f"no leaf below '{self.hwd.name}' keeps more than")
+        self.error("mcpl-memory-capacity",
+                   f"'{d.name}' needs {size:,} B in each {unit}, but {where} "
+                   f"{limit.describe(name_leaf=not at_leaf)}",
+                   d.span,
+                   "what a unit's registers do not hold is kept in device memory, one copy "
+                   "for each unit the device holds at once: use a smaller array, or a "
+                   "memory space that the units share")
 
     def view(self, v: ast.View, source: Symbol, span: Span | None,
              part: ast.Expr | None = None) -> None:

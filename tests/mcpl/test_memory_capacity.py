@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from check_support import check_path, check_text
+from check_support import check_path, check_text, library
 
 from mcl.diagnostics import Severity
+from mcl.hdl.library import default_library
+from mcl.mcpl.unit_capacity import level_limit
 
 KERNELS = Path(__file__).resolve().parents[2] / "kernels"
 
@@ -93,3 +95,57 @@ def test_sibling_foreach_statements_do_not_add_up(tmp_path: Path) -> None:
 def test_no_shipped_kernel_is_refused() -> None:
     for path in sorted(KERNELS.glob("*/*.mcpl")):
         assert not capacity_errors(check_path(path)), path
+
+
+OWN_ARRAY = """\
+LEVEL void k(int n, GLOBAL float[n] a) {
+  foreach (int i in n threads) {
+    float[SIZE] r;
+    r[0] = a[i];
+    a[i] = r[0];
+  }
+}
+"""
+
+
+def own_array(level: str, size: str) -> str:
+    space = {"perfect": "", "gpu": "dev", "hopper": "global"}[level]
+    return OWN_ARRAY.replace("LEVEL", level).replace("GLOBAL", space).replace("SIZE", size)
+
+
+def test_a_units_array_no_leaf_below_the_level_keeps_is_an_error(tmp_path: Path) -> None:
+    # A thread's own array lives in its registers, which state no capacity at gpu; spilled,
+    # it takes device memory for each thread the leaf holds at once. fermi keeps the most
+    # of the leaves below gpu: 1.5 GB for its 480 threads.
+    [d] = capacity_errors(check_text(tmp_path, own_array("gpu", "2147483647")))
+    assert d.severity == Severity.ERROR
+    assert d.message == (
+        "'r' needs 8,589,934,588 B in each thread, but no leaf below 'gpu' keeps more than "
+        "3,355,443 B at 'fermi' (mem.capacity, 1,610,612,736 B, shared by the 480 threads "
+        "it holds at once)")
+    assert d.span is not None and (d.span.line, d.span.column) == (3, 5)
+    assert d.hint is not None and "device memory" in d.hint
+    assert not capacity_errors(check_text(tmp_path, own_array("gpu", str(3_355_443 // 4))))
+
+
+def test_at_a_leaf_its_own_limit_is_named(tmp_path: Path) -> None:
+    # hopper: 80 GB for 132 SMs of 2,048 threads each.
+    [d] = capacity_errors(check_text(tmp_path, own_array("hopper", "80000")))
+    assert d.message.endswith("but 'hopper' keeps at most 317,750 B "
+                              "(mem.capacity, 85,899,345,920 B, shared by the 270,336 "
+                              "threads it holds at once)")
+    assert not capacity_errors(check_text(tmp_path, own_array("hopper", "79437")))
+
+
+def test_a_leaf_that_states_no_limit_bounds_nothing(tmp_path: Path) -> None:
+    # This library has the test descriptions `bare` and `blocked` below perfect, whose
+    # memory is unlimited: a thread there may keep any array.
+    assert not capacity_errors(check_text(tmp_path, own_array("perfect", "2147483647")))
+    assert level_limit(library(), "perfect") is None
+
+
+def test_the_bundled_leaves_bound_perfect_by_the_roomiest() -> None:
+    limit = level_limit(default_library(), "perfect")
+    assert limit is not None and limit.leaf == "x86_avx512"
+    assert limit.bytes == 25_276_502_016 // 32
+    assert limit.bytes < 2_147_483_647 * 4  # so `float[2147483647]` is refused at perfect
