@@ -22,12 +22,14 @@ with `int i = bi;`, as Fig. 9 shows) even when it is only re-targeted.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import replace
 
 from mcl.diagnostics import MclError, error
 from mcl.hdl.model import ParGroup
 from mcl.mcpl import ast
+from mcl.mcpl.varying import names_in
 from mcl.mcpl.visitor import StrictVisitor
 from mcl.translate.counts import StaticInts
 from mcl.translate.guard import guard_body
@@ -59,11 +61,20 @@ class _StatementWalker(StrictVisitor):
         self.t = translator
 
     def visit_Foreach(self, s: ast.Foreach, dims: list[ast.Stmt] | None) -> list[ast.Stmt]:
-        if dims is None:
-            host: list[ast.Stmt] = []
-            nest = self.t.foreach(s, host)
-            return host + nest
+        if dims is None or self.t.unit_count(s):
+            # In host code; or a count that reads a scalar declared between foreach levels
+            # whose value host code cannot compute (`host_count`): this nest's dimension
+            # statements then stand right before it, where every unit above computes
+            # the same value.
+            here: list[ast.Stmt] = []
+            nest = self.t.foreach(s, here)
+            return here + nest
         return self.t.foreach(s, dims)
+
+    def visit_Decl(self, s: ast.Decl, dims: list[ast.Stmt] | None) -> list[ast.Stmt]:
+        if dims is not None:
+            self.t.unit_inits[s.name] = s.init
+        return [s]
 
     def visit_Block(self, s: ast.Block, dims: list[ast.Stmt] | None) -> list[ast.Stmt]:
         return [replace(s, stmts=tuple(self.t.stmts(s.stmts, dims)))]
@@ -79,7 +90,7 @@ class _StatementWalker(StrictVisitor):
         """A statement that holds no other statement, hence no foreach."""
         return [s]
 
-    visit_Decl = visit_ViewDecl = visit_Assign = visit_IncDec = keep
+    visit_ViewDecl = visit_Assign = visit_IncDec = keep
     visit_CallStmt = visit_Swap = visit_Barrier = visit_Return = keep
 
 
@@ -91,6 +102,28 @@ class _ForeachTranslator:
         self.globals = globals_
         self.walker = _StatementWalker(self)
         self.per_unit: set[str] = set()  # every foreach index seen so far, old and new
+        # Scalars declared inside a foreach so far, with their initialisers: never
+        # written again (the checker's rule for a scalar between foreach levels).
+        self.unit_inits: dict[str, ast.Expr | None] = {}
+
+    def host_count(self, count: ast.Expr) -> ast.Expr | None:
+        """`count` as host code computes it: a scalar declared between foreach levels
+        (`const int k = 4;` in a block, then `foreach (t in k threads)`) is replaced by its
+        initialiser, so the dimension statements and the launch read no name of a unit.
+        None where one has no initialiser or its value reads a foreach index."""
+        for _ in range(len(self.unit_inits) + 1):
+            used = names_in(count) & self.unit_inits.keys()
+            if not used:
+                return None if names_in(count) & self.per_unit else count
+            if any(self.unit_inits[name] is None for name in used):
+                return None
+            count = ast.transform(count, functools.partial(_initialiser, self.unit_inits,
+                                                           used))
+        return None
+
+    def unit_count(self, s: ast.Foreach) -> bool:
+        """Whether a count of the nest at `s` has no value host code can compute."""
+        return any(self.host_count(fe.count) is None for fe in _dimensions(s))
 
     # -- walking -----------------------------------------------------------------------
 
@@ -178,7 +211,8 @@ class _ForeachTranslator:
         foreaches: list[ast.Foreach] = []
         for k, pg in enumerate(reversed(groups)):
             outermost = k == len(groups) - 1
-            dim_expr = self.dimension_expr(fe.count, pg, dim_vars, outermost)
+            dim_expr = self.dimension_expr(self.host_count(fe.count) or fe.count, pg,
+                                           dim_vars, outermost)
             dim_var = self.names.fresh(dimension_name(pg.name, fe.count, fe.var, self.globals))
             index_var = self.names.fresh(index_name(pg.name, fe.var))
             dims.append(_int_decl(dim_var, dim_expr, fe))
@@ -284,6 +318,14 @@ def _single(s: ast.Stmt) -> ast.Stmt:
 
 def _body_stmts(s: ast.Stmt) -> list[ast.Stmt]:
     return list(s.stmts) if isinstance(s, ast.Block) else [s]
+
+
+def _initialiser(inits: dict[str, ast.Expr | None], names: set[str], node: object
+                 ) -> ast.Expr | None:
+    """For `ast.transform`: a name among `names` replaced by its initialiser."""
+    if isinstance(node, ast.Name) and node.name in names:
+        return inits[node.name]
+    return None
 
 
 def _int_decl(name: str, init: ast.Expr, origin: ast.Foreach) -> ast.Decl:
