@@ -210,6 +210,18 @@ def needs_translation(main: Module, level: str, library: HwdLibrary,
     return any(f.hwd in above and has_foreach(f) for f in main.functions)
 
 
+def require_reachable(main: Module, level: str, library: HwdLibrary) -> None:
+    """Kernels all written on another branch than `level` (or below it) leave nothing to
+    run there: the translation's error names the branches (`translate-sideways`), as
+    `mcl check --level` says it, instead of "no kernel"."""
+    from mcl.translate import translate_module
+
+    kernels = [f for f in main.functions if has_foreach(f)]
+    on_path = {*library.ancestors(level), level} if level in library else {level}
+    if kernels and not any(f.hwd in on_path for f in kernels):
+        translate_module(main, level, library)  # raises: no kernel lies on the path
+
+
 # ---------------------------------------------------------------------- the consumers
 
 
@@ -240,6 +252,7 @@ def generate(checked: CheckedProgram, target: str, library: HwdLibrary,
         raise TypeError("pipeline.generate takes a CheckedProgram: check a bare program "
                         "first (pipeline.checked(program, library))")
     require_leaf(target, library)  # before any translation is tried
+    require_reachable(checked.main, target, library)
     dump_after()  # a name MCL_DUMP cannot mean, before the lowering passes read it
     at_leaf = lower(checked, target, library)
     return generate_module(at_leaf, target, library, mapping, only, overrides, language)

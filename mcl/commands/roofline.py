@@ -149,9 +149,16 @@ def _point(name: str, path: Path, library: Any, values: dict[str, Any],
             assert translated is not None  # translation keeps every function's name
             function = translated
         roof = roofline_of(function, checked, library.get(level), values=values)
+        # A kernel without arithmetic has no intensity to plot, but its level may well
+        # state a peak: `mcl check --level` gives its data-movement roofs.
+        moves_only = roof is None and roofline_of(
+            function, checked, library.get(level), memory_only=True, values=values) is not None
     except MclError as exc:
         # the first diagnostic with its file:line:col, as mcl check prints it
         return None, str(exc.diagnostics[0]).splitlines()[0]
+    if moves_only:
+        return None, (f"no arithmetic, data movement only (`mcl check --level {level}` "
+                      "gives its memory roofs)")
     if roof is None:
         return None, f"{level} states no peak (docs/hardware.md)"
     point = point_document(name, str(path), roof, values)

@@ -160,6 +160,9 @@ def prepare(args: argparse.Namespace) -> PreparedRun:
         )
     overrides = parse_defines(args.defines, reference.sizes)
     if args.target:
+        from mcl.codegen.opencl import require_leaf
+
+        require_leaf(args.target, library)  # said as `mcl codegen` says it, before any work
         # OpenCL checks no index: an access past a buffer corrupts the host's memory, so
         # one the sizes make certain is refused before anything is allocated.
         from mcl.mcpl.extents import extent_errors

@@ -47,3 +47,31 @@ def test_a_count_declared_between_foreach_levels_generates_code(
     assert main(["codegen", "--target", "fermi", str(path), "-o", str(tmp_path / "out")]) == 0
     kernel = (tmp_path / "out" / "kern.cl").read_text(encoding="utf-8")
     assert "const int k = 4;" in kernel and "if (t < k)" in kernel
+
+
+KERNELS = Path(__file__).resolve().parents[2] / "kernels"
+
+
+def test_roofline_of_a_kernel_without_arithmetic_says_so(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # fermi states a peak; transpose does no arithmetic (it said "fermi states no peak").
+    main(["roofline", str(KERNELS / "transpose" / "perfect.mcpl"), "--level", "fermi"])
+    out = capsys.readouterr().out
+    assert "no arithmetic, data movement only" in out and "states no peak" not in out
+
+
+def test_run_at_a_level_that_is_no_leaf_says_it_as_codegen_does(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # It said "'gpu' has no OpenCL mapping: .../gpu.opencl.toml does not exist".
+    assert main(["run", str(KERNELS / "matmul" / "perfect.mcpl"), "--target", "gpu"]) == 1
+    assert "[codegen-not-leaf]" in capsys.readouterr().err
+
+
+def test_code_for_a_leaf_on_another_branch_names_the_branches(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # It said "has no function with foreach statements" (and `run`: "no kernel function").
+    code = main(["codegen", "--target", "x86_avx512", str(KERNELS / "matmul" / "gpu_v1.mcpl"),
+                 "-o", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 1 and "[translate-sideways]" in err
+    assert "from gpu you can translate to nvidia, fermi, hopper" in err
