@@ -43,11 +43,13 @@ def _pyplot() -> Any:
 
 def check_plot_path(path: str) -> Path:
     """The output file of `--plot`, checked before any work is done: a format we can
-    tell, in a folder we can write (mcl.output_files)."""
+    tell, in a folder we can write (mcl.output_files), and matplotlib there to draw it
+    (`report --run --plot` measures every version first: minutes lost otherwise)."""
     out = Path(path)
     if out.suffix.lower() not in FORMATS:
         raise MclError(error("plot-format", f"--plot {path}: cannot tell the format",
                              hint="name a .png or .svg file"))
+    _pyplot()
     return check_output_file(out, "--plot")
 
 

@@ -75,3 +75,21 @@ def test_code_for_a_leaf_on_another_branch_names_the_branches(
     err = capsys.readouterr().err
     assert code == 1 and "[translate-sideways]" in err
     assert "from gpu you can translate to nvidia, fermi, hopper" in err
+
+
+def test_a_plot_without_matplotlib_is_refused_before_any_version_runs(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # It measured every version (437 s for matmul) and only then found no matplotlib.
+    import sys
+
+    import mcl.report
+
+    def measured(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a version was analysed before the plot was refused")
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # `import matplotlib` fails
+    monkeypatch.setattr(mcl.report, "load_series", measured)
+    code = main(["report", "--run", "--plot", str(tmp_path / "plot.png"),
+                 str(KERNELS / "matmul")])
+    assert code == 1 and "[plot-matplotlib]" in capsys.readouterr().err
