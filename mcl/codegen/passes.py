@@ -27,12 +27,14 @@ from typing import TYPE_CHECKING
 from mcl.codegen.kernel_views import views_into_kernels
 from mcl.diagnostics import MclError, error
 from mcl.hdl.model import Quantity
+from mcl.identity import Ref
 from mcl.mcpl.ast import Decl, FloatLit, Function, HwdConst, IntLit, Module, has_foreach
 from mcl.mcpl.checked import CheckedProgram
 from mcl.mcpl.dump import dump_program
 from mcl.mcpl.sidetables import SideTables
 from mcl.mcpl.typed import Typed
 from mcl.mcpl.types import INT_MAX, INT_MIN
+from mcl.mcpl.unit_scalars import counts_on_host
 
 if TYPE_CHECKING:
     from mcl.codegen.host_eval import Number
@@ -173,6 +175,24 @@ def kernel_views(checked: CheckedProgram, context: LoweringContext) -> CheckedPr
         m, functions=tuple(lowered(f) for f in m.functions)))
 
 
+def host_counts(checked: CheckedProgram, context: LoweringContext) -> CheckedProgram:
+    """A foreach count that reads a scalar declared between foreach levels reads its
+    initialiser instead (mcl.mcpl.unit_scalars): the host computes the launch's sizes, and
+    that scalar lives in the units."""
+    tables = checked.tables
+
+    def lowered(f: Function) -> Function:
+        if not (has_foreach(f) and f.hwd == context.target):
+            return f
+        counts = counts_on_host(f.body, tables.rewrite)
+        if not counts:
+            return f
+        return tables.rewrite(f, lambda node: counts.get(Ref(node)))
+
+    return _with_main(checked, lambda m: replace(
+        m, functions=tuple(lowered(f) for f in m.functions)))
+
+
 # The passes every backend runs, in the order they run; a backend adds its own after
 # them (`lowering_passes`, mcl.codegen.backend).
 LOWERING: tuple[LoweringPass, ...] = (
@@ -182,6 +202,9 @@ LOWERING: tuple[LoweringPass, ...] = (
                  "named constants take the values of mcl tune or a .tuned.toml"),
     LoweringPass("kernel-views", kernel_views,
                  "views outside all foreach are declared again in each kernel"),
+    LoweringPass("host-counts", host_counts,
+                 "a count that reads a scalar declared between foreach levels reads its "
+                 "initialiser"),
 )
 
 

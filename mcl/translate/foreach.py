@@ -22,13 +22,14 @@ with `int i = bi;`, as Fig. 9 shows) even when it is only re-targeted.
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 
 from mcl.diagnostics import MclError, error
 from mcl.hdl.model import ParGroup
 from mcl.mcpl import ast
+from mcl.mcpl.unit_scalars import with_initialisers
 from mcl.mcpl.varying import names_in
 from mcl.mcpl.visitor import StrictVisitor
 from mcl.translate.counts import StaticInts
@@ -61,6 +62,10 @@ class _StatementWalker(StrictVisitor):
         self.t = translator
 
     def visit_Foreach(self, s: ast.Foreach, dims: list[ast.Stmt] | None) -> list[ast.Stmt]:
+        with self.t.scope():
+            return self.foreach(s, dims)
+
+    def foreach(self, s: ast.Foreach, dims: list[ast.Stmt] | None) -> list[ast.Stmt]:
         if dims is None or self.t.unit_count(s):
             # In host code; or a count that reads a scalar declared between foreach levels
             # whose value host code cannot compute (`host_count`): this nest's dimension
@@ -74,10 +79,13 @@ class _StatementWalker(StrictVisitor):
     def visit_Decl(self, s: ast.Decl, dims: list[ast.Stmt] | None) -> list[ast.Stmt]:
         if dims is not None:
             self.t.unit_inits[s.name] = s.init
+        else:
+            self.t.unit_inits.pop(s.name, None)  # a host variable: the host has it
         return [s]
 
     def visit_Block(self, s: ast.Block, dims: list[ast.Stmt] | None) -> list[ast.Stmt]:
-        return [replace(s, stmts=tuple(self.t.stmts(s.stmts, dims)))]
+        with self.t.scope():
+            return [replace(s, stmts=tuple(self.t.stmts(s.stmts, dims)))]
 
     def visit_If(self, s: ast.If, dims: list[ast.Stmt] | None) -> list[ast.Stmt]:
         orelse = None if s.orelse is None else self.t.sub(s.orelse, dims)
@@ -106,20 +114,22 @@ class _ForeachTranslator:
         # written again (the checker's rule for a scalar between foreach levels).
         self.unit_inits: dict[str, ast.Expr | None] = {}
 
+    @contextmanager
+    def scope(self) -> Iterator[None]:
+        """The declarations of a block or a foreach's body end with it."""
+        saved = dict(self.unit_inits)
+        try:
+            yield
+        finally:
+            self.unit_inits = saved
+
     def host_count(self, count: ast.Expr) -> ast.Expr | None:
-        """`count` as host code computes it: a scalar declared between foreach levels
-        (`const int k = 4;` in a block, then `foreach (t in k threads)`) is replaced by its
-        initialiser, so the dimension statements and the launch read no name of a unit.
-        None where one has no initialiser or its value reads a foreach index."""
-        for _ in range(len(self.unit_inits) + 1):
-            used = names_in(count) & self.unit_inits.keys()
-            if not used:
-                return None if names_in(count) & self.per_unit else count
-            if any(self.unit_inits[name] is None for name in used):
-                return None
-            count = ast.transform(count, functools.partial(_initialiser, self.unit_inits,
-                                                           used))
-        return None
+        """`count` as host code computes it (mcl.mcpl.unit_scalars): a scalar declared
+        between foreach levels is replaced by its initialiser, so the dimension statements
+        and the launch read no name of a unit. None where one has no initialiser or the
+        value reads a foreach index."""
+        value = with_initialisers(count, self.unit_inits)
+        return None if value is None or names_in(value) & self.per_unit else value
 
     def unit_count(self, s: ast.Foreach) -> bool:
         """Whether a count of the nest at `s` has no value host code can compute."""
@@ -318,14 +328,6 @@ def _single(s: ast.Stmt) -> ast.Stmt:
 
 def _body_stmts(s: ast.Stmt) -> list[ast.Stmt]:
     return list(s.stmts) if isinstance(s, ast.Block) else [s]
-
-
-def _initialiser(inits: dict[str, ast.Expr | None], names: set[str], node: object
-                 ) -> ast.Expr | None:
-    """For `ast.transform`: a name among `names` replaced by its initialiser."""
-    if isinstance(node, ast.Name) and node.name in names:
-        return inits[node.name]
-    return None
 
 
 def _int_decl(name: str, init: ast.Expr, origin: ast.Foreach) -> ast.Decl:

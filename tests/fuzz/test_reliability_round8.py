@@ -49,6 +49,52 @@ def test_a_count_declared_between_foreach_levels_generates_code(
     assert "const int k = 4;" in kernel and "if (t < k)" in kernel
 
 
+def test_a_host_variable_of_the_same_name_is_not_replaced(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # `m` of the first nest is its block's 2; the second nest counts the host's 64.
+    source = """\
+gpu void kern(int n, dev float[n] a) {
+  int m = 64;
+  foreach (int b in n / 4 blocks) {
+    int m = 2;
+    foreach (int t in m threads) {
+      a[b * 4 + t] = 1.0;
+    }
+  }
+  foreach (int b in n / 64 blocks) {
+    foreach (int t in m threads) {
+      a[b * 64 + t] = 2.0;
+    }
+  }
+}
+"""
+    assert main(["translate", "--to", "fermi", str(write_source(tmp_path, source))]) == 0
+    out = capsys.readouterr().out
+    assert "int nrWarpsT = (2 + nrThreadsT - 1) / nrThreadsT;" in out
+    assert "int nrWarpsT2 = (m + nrThreadsT2 - 1) / nrThreadsT2;" in out
+
+
+def test_code_at_the_leaf_launches_the_count_of_a_scalar_between_levels(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Written at fermi itself: code generation said "unknown name 'k'", with no place.
+    source = """\
+fermi void kern(int n, global float[n] a) {
+  foreach (int b in n / 4 blocks) {
+    const int k = 4;
+    foreach (int w in 1 warps) {
+      foreach (int t in k threads) {
+        a[b * 4 + t] = 1.0;
+      }
+    }
+  }
+}
+"""
+    path = write_source(tmp_path, source)
+    assert main(["codegen", "--target", "fermi", str(path), "-o", str(tmp_path / "out")]) == 0
+    host = (tmp_path / "out" / "kern.cpp").read_text(encoding="utf-8")
+    assert "const long long local[2] = {(long long)(4), (long long)(1)};" in host
+
+
 KERNELS = Path(__file__).resolve().parents[2] / "kernels"
 
 
