@@ -265,15 +265,33 @@ def _statement(rng: random.Random, depth: int = 0) -> str:
                 f"{{ s += b[i] {rng.choice(('/', '%'))} d{depth}; }}",
         lambda: f"float[{rng.choice(('0', '2 - 5', 'n / (n - n)', '8'))}] v{depth}; "
                 f"s += 1.0;",
+        # a unit's own array larger than any leaf keeps for one unit (or not)
+        lambda: f"float[{rng.choice(_OWN_SIZES)}] h{depth}; h{depth}[0] = s; "
+                f"s += h{depth}[0];",
     ))()
 
 
+# Sizes of a unit's own array: over every leaf's limit for one unit, over some, none.
+_OWN_SIZES = ("2147483647", "1000000", "80000", "64")
+# The count of the threads of a gpu kernel, from a scalar declared in its block (the
+# original MCL programs' style): the host computes the launch from its initialiser.
+_BLOCK_COUNTS = ("const int kk = n;", "int kk = n + 0;", "int h = n; int kk = h;")
+# The levels and leaves a gpu kernel is taken to (the others lie on another branch).
+GPU_LEVELS, GPU_LEAVES = ("gpu", "nvidia", "fermi", "hopper"), ("fermi", "hopper")
+
+
 def generated_kernel(rng: random.Random) -> str:
-    """A kernel made of the classes above (see the comment on _BOUNDS)."""
+    """A kernel made of the classes above (see the comment on _BOUNDS); now and then at
+    gpu, its count of threads declared between the foreach levels."""
     body = "\n    ".join(_statement(rng) for _ in range(rng.randint(1, 4)))
+    unit = "  foreach (int i in COUNT threads) {\n    float s = 0.0;\n    " + body \
+        + "\n    a[i] = s;\n  }\n"
+    if rng.random() < 0.15:
+        return ("gpu void k(int n, int m, dev float[n] a, dev float[n] b) {\n"
+                f"  foreach (int g in 1 blocks) {{\n    {rng.choice(_BLOCK_COUNTS)}\n"
+                + unit.replace("COUNT", "kk") + "  }\n}\n")
     return ("perfect void k(int n, int m, main float[n] a, main float[n] b) {\n"
-            "  foreach (int i in n threads) {\n    float s = 0.0;\n    " + body
-            + "\n    a[i] = s;\n  }\n}\n")
+            + unit.replace("COUNT", "n") + "}\n")
 
 
 # A reference for `generated_kernel`'s signature: `mcl run` needs inputs and outputs; the
@@ -585,7 +603,9 @@ def run_generated(text: str, rng: random.Random, budget: float, folder: Path,
     path.write_text(text, encoding="utf-8")
     (folder / "reference.py").write_text(GENERATED_REFERENCE, encoding="utf-8")
     sizes = ["-D", f"n={rng.choice(DEFINE_VALUES[1:])}", "-D", f"m={rng.choice(DEFINE_VALUES)}"]
-    level, leaf = rng.choice(levels()), rng.choice(leaves())
+    gpu = text.startswith("gpu")
+    level, leaf = rng.choice(GPU_LEVELS if gpu else levels()), rng.choice(
+        GPU_LEAVES if gpu else leaves())
     argv = ["check", "--level", level, "--format", "json", *sizes, str(path)]
     status, err = run_command(argv, budget)
     failure = _failure(argv, status, err)
@@ -593,7 +613,8 @@ def run_generated(text: str, rng: random.Random, budget: float, folder: Path,
         return failure or Outcome("ok" if status == 0 else "diagnostics")
     run_sizes = ["-D", f"n={rng.choice((1, 2, 7, 37, 100))}", "-D", f"m={rng.choice((0, 1, 5, 9))}"]
     runs = (["run", "--interp", *run_sizes, str(path)],
-            ["run", "--target", rng.choice(("fermi", "x86_avx512")), *run_sizes, str(path)])
+            ["run", "--target", rng.choice(GPU_LEAVES[:1] if gpu else ("fermi", "x86_avx512")),
+             *run_sizes, str(path)])
     for argv in (["translate", "--to", level, str(path)],
                  ["codegen", "--target", leaf, "-o", str(folder / "out"), str(path)],
                  rng.choice(runs)):

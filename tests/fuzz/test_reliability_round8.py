@@ -139,3 +139,15 @@ def test_a_plot_without_matplotlib_is_refused_before_any_version_runs(
     code = main(["report", "--run", "--plot", str(tmp_path / "plot.png"),
                  str(KERNELS / "matmul")])
     assert code == 1 and "[plot-matplotlib]" in capsys.readouterr().err
+
+
+def test_the_fuzzer_generates_this_rounds_classes() -> None:
+    import random
+
+    from mcl.fuzz import generated_kernel
+
+    rng = random.Random(8)
+    kernels = [generated_kernel(rng) for _ in range(300)]
+    at_gpu = [k for k in kernels if k.startswith("gpu")]
+    assert at_gpu and all("foreach (int i in kk threads)" in k for k in at_gpu)
+    assert any("float[2147483647] h" in k for k in kernels)
