@@ -602,7 +602,12 @@ class NumericEvaluator:
         if missing:
             raise MissingValues(missing)
         # xreplace: a plain symbol-for-number replacement, much faster than subs
-        result = sympy.sympify(expr.xreplace(subs)) if subs else expr
+        try:
+            result = sympy.sympify(expr.xreplace(subs)) if subs else expr
+        except (ValueError, TypeError) as exc:
+            # SymPy refuses a Min or Max of an undefined value (nan, from a division by
+            # zero at hostile sizes such as nrows = -1): no number to decide with
+            raise NotStatic("the value is undefined at these sizes") from exc
         if result.free_symbols:  # a counter inside another loop's trip count, ...
             result = self.substitute(result)
         return result

@@ -151,3 +151,12 @@ def test_the_fuzzer_generates_this_rounds_classes() -> None:
     at_gpu = [k for k in kernels if k.startswith("gpu")]
     assert at_gpu and all("foreach (int i in kk threads)" in k for k in at_gpu)
     assert any("float[2147483647] h" in k for k in kernels)
+
+
+def test_feedback_at_sizes_that_make_a_value_undefined_is_no_internal_error(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # Found by this round's campaign (seed 5119): at nrows = -1 a Min of a nan reached
+    # SymPy, which raised ValueError ("The argument 'nan' is not comparable"), exit 2.
+    code = main(["check", "--level", "hopper", "--format", "json", "-D", "ncols=31",
+                 "-D", "nnz=-1", "-D", "nrows=-1", str(KERNELS / "spmv" / "hopper_v20.mcpl")])
+    assert code in (0, 1) and "Traceback" not in capsys.readouterr().err
