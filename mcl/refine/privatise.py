@@ -32,7 +32,7 @@ from mcl.refine.places import (
     path_to,
     written,
 )
-from mcl.refine.refinement import Parameter, Proposal, Refinement, Refused, integer
+from mcl.refine.refinement import Parameter, Proposal, Refinement, Refused, integer, node_at
 from mcl.refine.several_elements import SeveralElements
 
 # The elements per unit of the owners' foreach that a list weighs (paper section 7: the
@@ -145,12 +145,9 @@ class Privatise(Refinement):
         size = param.type.dims[0][0]
         if constant_int(size, env) is None:
             raise Refused(f"the size of {array} is not a constant: a copy needs one")
-        line = int(args["owner"]) if args["owner"].isdigit() else -1
-        owner = next((n for n in ast.walk(function.body) if isinstance(n, ast.Foreach)
-                      and n.span is not None and n.span.line == line
-                      and kernel.in_file(n.span)), None)
-        if owner is None or owner.span is None:
-            raise Refused(f"no foreach starts at line {args['owner']} of {kernel.path.name}")
+        owner = _owner(kernel, args)
+        assert owner.span is not None  # node_at finds nodes with a span only
+        line = owner.span.line
         chain = _sharers(owner)
         sharers, outer = chain[-1], chain[0]
         body = sharers.body
@@ -248,10 +245,7 @@ class Privatise(Refinement):
 def _owner(kernel: KernelAtLevel, args: Mapping[str, str]) -> ast.Foreach:
     """The foreach of the kernel's file at line `owner`."""
     wanted = args.get("owner", "")
-    line = int(wanted) if wanted.isdigit() else -1
-    owner = next((n for n in ast.walk(kernel.source_function.body)
-                  if isinstance(n, ast.Foreach) and n.span is not None
-                  and n.span.line == line and kernel.in_file(n.span)), None)
+    owner = node_at(kernel, int(wanted), ast.Foreach) if wanted.isdigit() else None
     if owner is None:
         raise Refused(f"no foreach starts at line {wanted} of {kernel.path.name}")
     return owner

@@ -13,12 +13,15 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from mcl.feedback.findings import Finding, ProposedChange, UncoalescedAccess
 from mcl.mcpl import ast
 from mcl.refine.edits import TextEdit
 from mcl.refine.kernel import KernelAtLevel
 from mcl.refine.refused import Refused
+
+N = TypeVar("N", bound=ast.Node)
 
 
 @dataclass(frozen=True)
@@ -152,12 +155,18 @@ def integer(args: Mapping[str, str], name: str, default: int | None = None) -> i
         raise Refused(f"{name}={text}: an integer is needed") from None
 
 
+def node_at(kernel: KernelAtLevel, line: int, kind: type[N]) -> N | None:
+    """The first node of type `kind` in the kernel's function that starts at `line` of
+    its own file (the `line` parameter of the refinements); None where none does."""
+    return next((n for n in ast.walk(kernel.source_function.body)
+                 if isinstance(n, kind) and n.span is not None
+                 and n.span.line == line and kernel.in_file(n.span)), None)
+
+
 def for_loop_at(kernel: KernelAtLevel, line: int) -> ast.For:
     """The for-loop of the kernel's function that starts at `line` of its own file (the
     `line` parameter of the loop refinements); Refused where none does."""
-    loop = next((n for n in ast.walk(kernel.source_function.body)
-                 if isinstance(n, ast.For) and n.span is not None
-                 and n.span.line == line and kernel.in_file(n.span)), None)
+    loop = node_at(kernel, line, ast.For)
     if loop is None:
         raise Refused(f"no for-loop starts at line {line} of {kernel.path.name}")
     return loop

@@ -36,7 +36,7 @@ from mcl.refine.places import (
     path_to,
     written,
 )
-from mcl.refine.refinement import Parameter, Proposal, Refinement, Refused, integer
+from mcl.refine.refinement import Parameter, Proposal, Refinement, Refused, integer, node_at
 
 # The factors a finding's proposals try; `mcl apply --list` keeps the one the time model
 # estimates fastest (fewer units than the description keeps resident are not tried).
@@ -124,9 +124,7 @@ class SeveralElements(Refinement):
         if factor < 2:
             raise Refused(f"factor={factor}: at least 2 elements per unit")
         function = kernel.source_function
-        merged = next((n for n in ast.walk(function.body) if isinstance(n, ast.Foreach)
-                       and n.span is not None and n.span.line == line
-                       and kernel.in_file(n.span)), None)
+        merged = node_at(kernel, line, ast.Foreach)
         if merged is None or merged.span is None:
             raise Refused(f"no foreach starts at line {line} of {kernel.path.name}")
         var = merged.var

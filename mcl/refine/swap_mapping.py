@@ -34,6 +34,7 @@ from mcl.refine.refinement import (
     Refinement,
     Refused,
     integer,
+    node_at,
     uncoalesced_still_there,
 )
 
@@ -103,9 +104,7 @@ class SwapMapping(Refinement):
 
     def propose(self, kernel: KernelAtLevel, args: Mapping[str, str]) -> Proposal:
         line = integer(args, "line")
-        outer = next((n for n in ast.walk(kernel.source_function.body)
-                      if isinstance(n, ast.Foreach) and n.span is not None
-                      and n.span.line == line and kernel.in_file(n.span)), None)
+        outer = node_at(kernel, line, ast.Foreach)
         if outer is None:
             raise Refused(f"no foreach starts at line {line}")
         inner = only_statement(outer.body)

@@ -7,13 +7,18 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import pytest
 import pytest_lsp
 from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig, LanguageClient
+
+from mcl.lsp import worker
+from mcl.lsp.analysis import Libraries
+from mcl.mcpl import parse
 
 ROOT = Path(__file__).resolve().parents[2]
 KERNELS = ROOT / "kernels"
@@ -131,3 +136,14 @@ def position_of(text: str, needle: str, occurrence: int = 0, offset: int = 0) ->
     line = text.count("\n", 0, start)
     column = start - (text.rfind("\n", 0, start) + 1)
     return lsp.Position(line, column + offset)
+
+
+@pytest.fixture
+def libraries() -> Iterator[Libraries]:
+    """The worker's libraries for a test that runs its jobs in this process: definitions
+    reused as in the worker's process, and no last job's feedback before or after."""
+    parse.reuse_definitions()
+    worker._last = None
+    yield Libraries()
+    parse.reuse_definitions(False)
+    worker._last = None

@@ -4,7 +4,6 @@ same feedback without analysing again; any other edit is analysed afresh."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,20 +11,10 @@ import pytest
 from mcl.lsp import worker
 from mcl.lsp.analysis import Libraries
 from mcl.lsp.worker import FeedbackJob, FeedbackResult
-from mcl.mcpl import parse
 
 ROOT = Path(__file__).resolve().parents[2]
 KERNEL = ROOT / "kernels" / "matmul" / "perfect.mcpl"
 VALUES = (("n", 1024), ("m", 1024), ("p", 1024))
-
-
-@pytest.fixture
-def libraries() -> Iterator[Libraries]:
-    parse.reuse_definitions()  # as the worker's process does
-    worker._last = None
-    yield Libraries()
-    parse.reuse_definitions(False)
-    worker._last = None
 
 
 def _run(libraries: Libraries, text: str, values: tuple[tuple[str, float], ...] = VALUES

@@ -7,7 +7,7 @@ texts, figures and spans."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 
@@ -16,7 +16,6 @@ from mcl.feedback.facts.stable_dummies import dummy, reused_dummies
 from mcl.lsp import worker
 from mcl.lsp.analysis import Libraries
 from mcl.lsp.worker import FeedbackJob, FeedbackResult
-from mcl.mcpl import parse
 
 from .conftest import KERNELS
 
@@ -66,15 +65,6 @@ SPMV_EDITS: list[list[Edit]] = [
     [_replace("if (i < nrows) {\n          y[i]", "if (i < nrows - 1) {\n          y[i]")],
     [],
 ]
-
-
-@pytest.fixture
-def libraries() -> Iterator[Libraries]:
-    parse.reuse_definitions()  # as the worker's process does
-    worker._last = None
-    yield Libraries()
-    parse.reuse_definitions(False)
-    worker._last = None
 
 
 def _analysed(libraries: Libraries, path: str, text: str, reused: bool) -> FeedbackResult:
