@@ -233,9 +233,10 @@ def kept_per_process(maxsize: int) -> Callable[[Callable[..., T]], Callable[...,
     that the editor's worker asks again at every edit with the same operands (its loop
     counters and stand-ins are those of the last job: mcl.feedback.facts.stable_dummies):
     SymPy's expressions are immutable and compare by structure, so operands equal to
-    ones seen before give the same result. The cache is emptied with SymPy's own
-    (`forget_per_process`, mcl.lsp.worker.bound_caches): what it holds keeps SymPy's
-    expressions alive."""
+    ones seen before give the same result (from SymPy 1.13, which pyproject.toml asks
+    for, a Float never equals an Integer, so int and float operands are kept apart).
+    The cache is emptied with SymPy's own (`forget_per_process`,
+    mcl.lsp.worker.bound_caches): what it holds keeps SymPy's expressions alive."""
     def keep(function: Callable[..., T]) -> Callable[..., T]:
         cached = functools.lru_cache(maxsize=maxsize)(function)
         _PER_PROCESS.append(cached)
