@@ -89,8 +89,8 @@ def main(argv: list[str] | None = None) -> int:
         record = refine_app(module.NAME, module.sizes(device_type)[0], args)
         print(summary_line(record), flush=True)
         records.append(record)
-    if args.json:
-        Path(args.json).write_text(json.dumps(records, indent=2))
+        if args.json:  # after every search, so a run cut off by a time limit keeps the rest
+            Path(args.json).write_text(json.dumps(records, indent=2))
     return 0 if all(r["rc"] == 0 for r in records) else 1
 
 
