@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mcl.diagnostics import MclError, did_you_mean
-from mcl.feedback.emit import seconds_text
 from mcl.refine.edits import apply_edits, unified_diff
 from mcl.refine.hoist_load import HoistLoad
 from mcl.refine.interchange import Interchange
@@ -263,41 +262,4 @@ def _fastest(kernel: KernelAtLevel, versions: list[NextVersion], neutral: bool =
     if seconds is None or seconds <= 0 or before / seconds < MIN_GAIN:
         return (f"the model estimates it no faster than the kernel by "
                 f"{(MIN_GAIN - 1) * 100:.0f}% or more")
-    sure = [(s, v) for s, v in timed if s is not None and before / s >= MIN_GAIN
-            and _hides_latency(kernel, v.kernel, before)]
-    if not sure:
-        return _unsure(kernel, best.kernel)
-    return min(sure, key=lambda t: t[0])[1]
-
-
-def _hides_latency(kernel: KernelAtLevel, changed: KernelAtLevel, before: float) -> bool:
-    """Is the change's gain sure where it leaves fewer warps per SM? The model overlaps
-    the warps' memory latency with their work as far as the warps per scheduler and the
-    blocks per SM can hide it (the latency limit, Hong and Kim's case of too few warps:
-    timemodel.Figures.latency_bound), which weighs one block of 8 warps per SM as
-    measured (matmul hopper_v2) but not every case with few: matmul hopper_v1 with 4
-    warps a block instead of 8 (16 -> 8 warps per SM, two blocks either way) is
-    estimated 1.12x faster and measured 0.96x on an H100 and on an H200
-    (docs/refinements.md). So such a change is offered only where it gains MIN_GAIN even
-    with its latency not hidden at all."""
-    from mcl.feedback.analyses.timemodel import LATENCY, MIN_GAIN
-
-    was, now = kernel.estimate, changed.estimate
-    if was is None or now is None or now.warps_per_sm >= was.warps_per_sm:
-        return True
-    latency = dict(now.terms).get(LATENCY, 0.0)
-    return before / (now.seconds + latency) >= MIN_GAIN
-
-
-def _unsure(kernel: KernelAtLevel, changed: KernelAtLevel) -> str:
-    """Why a change that the model estimates faster but that leaves fewer warps per SM
-    is not offered (`_hides_latency`)."""
-    from mcl.feedback.analyses.timemodel import LATENCY
-
-    was, now = kernel.estimate, changed.estimate
-    assert was is not None and now is not None
-    return (f"it leaves {now.warps_per_sm:g} warps per SM where the kernel has "
-            f"{was.warps_per_sm:g}: the model estimates it faster only where those few warps "
-            f"still hide the latency ({seconds_text(dict(now.terms).get(LATENCY, 0.0))}) "
-            "behind their work, which it cannot be sure of")
-
+    return best
