@@ -139,8 +139,9 @@ def test_other_blocks_hide_a_load_phase_behind_their_work() -> None:
     assert wide.cover(1) == 0.0  # a phase without a floor
     assert wide.seconds == pytest.approx(20e-6 + 400e-6)
     assert wide.limit == SM
+    assert wide.hidden() == pytest.approx(100e-6)  # the whole floor
     narrow = _tiled(blocks=2, warps=8)
-    assert narrow.cover(0) == 0.0
+    assert narrow.cover(0) == 0.0 and narrow.hidden() == 0.0
     assert narrow.seconds == pytest.approx(100e-6 + 20e-6 / 2 + 400e-6)
     # one block has no other to hide its waits, however wide
     assert _tiled(blocks=1, warps=16).cover(0) == 0.0
@@ -150,6 +151,7 @@ def test_other_blocks_hide_a_load_phase_behind_their_work() -> None:
     # its own issue, 300 us + (20 + 400) / 2 us
     longer = replace(wide, chain_latency_s=3e-6)
     assert longer.seconds == pytest.approx(300e-6 + 420e-6 / 2)
+    assert longer.hidden() == pytest.approx(400e-6 / 2)  # the cover, not the floor
 
 
 LOOPED = """

@@ -61,6 +61,8 @@ def test_hopper_v1_is_estimated_at_its_issue_with_its_loads_hidden(
     terms = dict(estimate.terms)
     issue = terms[COMPUTE] + terms[ON_CHIP]
     assert issue < estimate.seconds < issue + 0.25 * terms[LATENCY]
+    # the text says where the waits went
+    assert "at barriers hidden behind the other blocks' work" in estimate.message.text
 
 
 def test_the_same_warps_per_sm_in_smaller_blocks_stays_offered(library: HwdLibrary) -> None:

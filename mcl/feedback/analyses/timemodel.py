@@ -307,6 +307,10 @@ class Figures:
         """Seconds each part needs alone, over every phase."""
         return _sums(self.phase_terms(p) for p in self.phases)
 
+    def hidden(self) -> float:
+        """The waits at barriers the other blocks' work hides (`cover`), over the phases."""
+        return sum(min(self.waits(p)[1], self.cover(i)) for i, p in enumerate(self.phases))
+
     def each_phase_limits(self) -> list[dict[str, float]]:
         """The limits of each phase (`phase_limits`), its floor less its `cover`."""
         return [self.phase_limits(p, self.cover(i)) for i, p in enumerate(self.phases)]
@@ -1013,7 +1017,12 @@ def _fact(ctx: AnalysisContext, f: Figures, least: Figures | None = None,
 
 def _unhidden(f: Figures, waits: float, bound: float) -> str:
     """Where the latency limit is more than the waits (`Figures.latency_bound`), what
-    it adds: the issue of the warps that wait, which the others do not overlap."""
+    it adds: the issue of the warps that wait, which the others do not overlap; where
+    other blocks hide waits at barriers (`Figures.cover`), how much."""
+    hidden = f.hidden()
+    if hidden:
+        return (f"{seconds_text(waits)} of waits, of which {seconds_text(hidden)} at "
+                "barriers hidden behind the other blocks' work; ")
     if bound <= waits * 1.001 or not waits:
         return ""
     return (f"{seconds_text(waits)} of waits and the issue of the warps that wait, which "
