@@ -13,7 +13,8 @@ import pytest
 
 from mcl.feedback.analyses.timemodel import COMPUTE, LATENCY, MIN_GAIN, ON_CHIP
 from mcl.hdl.library import HwdLibrary, default_library
-from mcl.refine.offers import _fastest, next_version, open_kernel
+from mcl.refine.kernel import KernelAtLevel
+from mcl.refine.offers import NextVersion, _fastest, next_version, open_kernel
 from mcl.refine.set_constant import SetConstant
 
 KERNELS = Path(__file__).resolve().parents[2] / "kernels"
@@ -28,12 +29,27 @@ def library() -> HwdLibrary:
 def _warps_offer(library: HwdLibrary, version: str) -> tuple[float, object]:
     """The model's gain of `NR_WARPS=4` on matmul `version`, and what `_fastest` makes
     of it (the version offered, or why none is)."""
+    kernel, made = _with_four_warps(library, version)
+    assert kernel.model_seconds is not None and made.kernel.model_seconds is not None
+    return kernel.model_seconds / made.kernel.model_seconds, _fastest(kernel, [made])
+
+
+def _with_four_warps(library: HwdLibrary, version: str) -> tuple[KernelAtLevel, NextVersion]:
     kernel = open_kernel(KERNELS / "matmul" / f"{version}.mcpl", "hopper", library,
                          values=SIZES)
     proposal = SetConstant().propose(kernel, {"name": "NR_WARPS", "value": "4"})
-    made = next_version(kernel, proposal)
-    assert kernel.model_seconds is not None and made.kernel.model_seconds is not None
-    return kernel.model_seconds / made.kernel.model_seconds, _fastest(kernel, [made])
+    return kernel, next_version(kernel, proposal)
+
+
+def test_hopper_v1_runs_two_blocks_per_sm_at_either_block_size(library: HwdLibrary) -> None:
+    """NVRTC's registers (120 a thread at 8 warps a block, 207 at 4) allow two blocks
+    per SM either way: 16 warps per SM against 8, two warps of each block on each of
+    the 4 schedulers against one (docs/validation.md, *Other blocks hide a block's
+    tile loads*)."""
+    kernel, made = _with_four_warps(library, "hopper_v1")
+    assert kernel.estimate is not None and made.kernel.estimate is not None
+    assert "16 warps per SM in 2 blocks" in kernel.estimate.message.text
+    assert "8 warps per SM in 2 blocks" in made.kernel.estimate.message.text
 
 
 def test_fewer_warps_per_block_is_not_estimated_faster_where_they_hid_the_loads(
