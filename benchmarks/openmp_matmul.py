@@ -1,8 +1,9 @@
-"""kernels/matmul/x86_avx512_v4.mcpl through the OpenMP backend (C with OpenMP and vector
-types, compiled by the system's cc) against the same kernel through PoCL (the OpenCL
-backend, default device) and numpy's matmul (OpenBLAS), in one process on this machine.
+"""kernels/matmul/x86_avx512_v4.mcpl and x86_avx512_v5.mcpl through the OpenMP backend (C
+with OpenMP and vector types, compiled by the system's cc) against the same kernels through
+PoCL (the OpenCL backend, default device) and numpy's matmul (OpenBLAS), in one process on
+this machine.
 
-    python benchmarks/openmp_matmul.py [--sizes 1024 2048] [--repeat 5]
+    python benchmarks/openmp_matmul.py [--sizes 1024 2048] [--repeat 5] [--versions v4 v5]
     OMP_NUM_THREADS=1 POCL_MAX_PTHREAD_COUNT=1 OPENBLAS_NUM_THREADS=1 python ...  # one core
 
 n = m = p = each size. Each backend runs `repeat` times after one warm-up run (builds,
@@ -10,13 +11,20 @@ first touches); the kernel time is the median (OpenMP: wall time of the C call; 
 OpenCL profiling events; numpy: wall time of `a @ b`). PoCL runs the kernel with the
 constants of its .tuned.toml for the device where one applies, as `mcl run` does, and as
 written; OpenMP as written. Every result is checked against numpy before it is timed.
+`--no-pocl` leaves PoCL out.
 
-    python benchmarks/openmp_matmul.py --sweep [--sizes 2048]
+`--clock thread` (one thread only: OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1) times numpy
+and the OpenMP builds by the CPU time of the calling thread, which runs both then, and
+reports the fastest repetition: on a machine that other jobs load, this leaves out the
+time the system gives them (their effect on the shared caches stays). PoCL, which runs
+on threads of its own, is left out.
+
+    python benchmarks/openmp_matmul.py --sweep [--sizes 2048] [--versions v4]
 
 `--sweep` runs, instead of the table, the OpenMP build of every configuration of the
-kernel's `// tune:` space that its `// require:` rules allow (as `mcl tune` enumerates it)
-at the first size, each timed as above, and prints the fastest beside numpy's time
-measured in the same run.
+first version's `// tune:` space that its `// require:` rules allow (as `mcl tune`
+enumerates it) at the first size, each timed as above, and prints the fastest beside
+numpy's time measured in the same run.
 """
 
 from __future__ import annotations
@@ -35,8 +43,9 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:  # run as a script
     sys.path.insert(0, str(REPO))
 
-KERNEL = REPO / "kernels" / "matmul" / "x86_avx512_v4.mcpl"
+KERNELS = REPO / "kernels" / "matmul"
 TARGET = "x86_avx512"
+VERSIONS = ("x86_avx512_v4", "x86_avx512_v5")
 # The thread counts of the three runtimes, printed with the command where set.
 _THREAD_VARIABLES = ("OMP_NUM_THREADS", "POCL_MAX_PTHREAD_COUNT", "OPENBLAS_NUM_THREADS")
 
@@ -47,42 +56,81 @@ def _check(name: str, c: np.ndarray, expected: np.ndarray) -> None:
         raise SystemExit(f"{name}: the product differs from numpy's (relative error {error:.2e})")
 
 
+def _version(name: str) -> str:
+    """`v5` or `x86_avx512_v5`: the version's full name."""
+    return name if name.startswith(TARGET) else f"{TARGET}_{name}"
+
+
+def _one_thread() -> bool:
+    return all(os.environ.get(k) == "1" for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1024, 2048])
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--versions", nargs="+", default=list(VERSIONS),
+                        help="matmul versions at x86_avx512 (default: %(default)s)")
+    parser.add_argument("--no-pocl", action="store_true", help="leave PoCL out")
+    parser.add_argument("--clock", choices=("wall", "thread"), default="wall",
+                        help="thread: CPU time of the calling thread, fastest repetition "
+                        "(one thread only; leaves PoCL out)")
     parser.add_argument("--sweep", action="store_true",
                         help="instead: time every configuration of the tune space (OpenMP only)")
     args = parser.parse_args(argv)
+    if args.clock == "thread" and not _one_thread():
+        parser.error("--clock thread needs OMP_NUM_THREADS=1 and OPENBLAS_NUM_THREADS=1")
 
     from mcl import pipeline
-    from mcl.backends.opencl.runner import OpenCLSession, describe, select_device
-    from mcl.backends.openmp import backend
     from mcl.hdl.library import default_library
-    from mcl.tune.tuned_file import best_tuned
 
     library = default_library()
-    checked = pipeline.checked_at(KERNEL, [], library)
-    if args.sweep:
-        threads = " ".join(f"{k}={os.environ[k]}" for k in _THREAD_VARIABLES if k in os.environ)
-        print(f"# {threads} python benchmarks/openmp_matmul.py {' '.join(sys.argv[1:])}")
-        print(f"# load average (1 min) before: {os.getloadavg()[0]:.1f}")
-        _sweep(checked, library, args.sizes[0], args.repeat)
-        print(f"# load average (1 min) after: {os.getloadavg()[0]:.1f}")
-        return 0
-    openmp = backend.session(pipeline.generate(checked, TARGET, library, language="openmp"))
-    device = select_device()
-    written = OpenCLSession(pipeline.generate(checked, TARGET, library), device)
+    versions = [_version(v) for v in args.versions]
     threads = " ".join(f"{k}={os.environ[k]}" for k in _THREAD_VARIABLES if k in os.environ)
     print(f"# {' '.join([threads, 'python', 'benchmarks/openmp_matmul.py', *sys.argv[1:]])}"
           .replace("#  ", "# "))
-    print(f"# OpenMP: {openmp.device_name()}; PoCL: {describe(device)}; "
-          f"numpy {np.__version__}")
+    if args.sweep:
+        print(f"# load average (1 min) before: {os.getloadavg()[0]:.1f}")
+        kernel = KERNELS / f"{versions[0]}.mcpl"
+        _sweep(pipeline.checked_at(kernel, [], library), kernel, library, args.sizes[0],
+               args.repeat)
+        print(f"# load average (1 min) after: {os.getloadavg()[0]:.1f}")
+        return 0
+    _table(versions, library, args.sizes, args.repeat, args.clock,
+           pocl=not args.no_pocl and args.clock == "wall")
+    return 0
+
+
+def _table(versions: list[str], library: Any, sizes: list[int], repeat: int, clock: str,
+           pocl: bool) -> None:
+    from mcl import pipeline
+    from mcl.backends.opencl.runner import OpenCLSession, describe, select_device
+    from mcl.backends.openmp import backend
+    from mcl.tune.tuned_file import best_tuned
+
+    checked = {v: pipeline.checked_at(KERNELS / f"{v}.mcpl", [], library) for v in versions}
+    openmp = {}
+    for v in versions:
+        openmp[v] = backend.session(pipeline.generate(checked[v], TARGET, library,
+                                                      language="openmp"))
+        if clock == "thread":
+            openmp[v].clock = time.thread_time
+    device = select_device() if pocl else None
+    written = {v: OpenCLSession(pipeline.generate(checked[v], TARGET, library), device)
+               for v in versions} if pocl else {}
+    timer = time.thread_time if clock == "thread" else time.perf_counter
+    # The median of the repetitions, or with --clock thread the fastest (a slice the
+    # system gave to another job can only lengthen a repetition).
+    pick = min if clock == "thread" else statistics.median
+    name = next(iter(openmp.values())).device_name()
+    pocl_name = f"; PoCL: {describe(device)}" if pocl else ""
+    print(f"# OpenMP: {name}{pocl_name}; numpy {np.__version__}; clock: "
+          f"{'CPU time of the calling thread, fastest' if clock == 'thread' else 'wall, median'}"
+          f" of {repeat} repetitions")
     print(f"# load average (1 min) before: {os.getloadavg()[0]:.1f}")
-    print(f"{'n=m=p':>6} {'backend':<34} {'ms':>9} {'GFLOP/s':>8} {'/ numpy':>8} "
-          f"{'/ PoCL':>7}")
-    for n in args.sizes:
-        sizes = {"n": n, "m": n, "p": n}
+    print(f"{'n=m=p':>6} {'backend':<48} {'ms':>9} {'GFLOP/s':>8} {'/ numpy':>8}"
+          + (f" {'/ PoCL':>7}" if pocl else ""))
+    for n in sizes:
         rng = np.random.default_rng(0)
         a = rng.uniform(-1, 1, (n, n)).astype(np.float32)
         b = rng.uniform(-1, 1, (n, n)).astype(np.float32)
@@ -92,45 +140,51 @@ def main(argv: list[str] | None = None) -> int:
         times: dict[str, float] = {}
 
         numpy_times = []
-        for _ in range(args.repeat + 1):
-            start = time.perf_counter()
+        for _ in range(repeat + 1):
+            start = timer()
             a @ b
-            numpy_times.append(time.perf_counter() - start)
-        times["numpy a @ b (OpenBLAS)"] = statistics.median(numpy_times[1:])
+            numpy_times.append(timer() - start)
+        times["numpy a @ b (OpenBLAS)"] = pick(numpy_times[1:])
 
-        tuned = best_tuned(KERNEL, TARGET, describe(device), sizes)
-        sessions = [("PoCL (as written)", written)]
-        if tuned is not None:
-            tuned_generated = pipeline.generate(checked, TARGET, library,
-                                                overrides=tuned.constants)
-            constants = ", ".join(f"{k}={v}" for k, v in tuned.constants.items())
-            sessions.append((f"PoCL (.tuned.toml: {constants})",
-                             OpenCLSession(tuned_generated, device)))
-        sessions.append(("OpenMP (as written)", openmp))
-        for name, session in sessions:
-            result = session.run("matmul", run_args, args.repeat + 1)
-            _check(name, result.outputs["c"], expected)
-            times[name] = statistics.median(result.kernel_times_s[1:])
+        sessions: list[tuple[str, Any]] = []
+        for v in versions:
+            if pocl:
+                sessions.append((f"{v} PoCL (as written)", written[v]))
+                tuned = best_tuned(KERNELS / f"{v}.mcpl", TARGET, describe(device),
+                                   {"n": n, "m": n, "p": n})
+                if tuned is not None:
+                    generated = pipeline.generate(checked[v], TARGET, library,
+                                                  overrides=tuned.constants)
+                    constants = ", ".join(f"{k}={x}" for k, x in tuned.constants.items())
+                    sessions.append((f"{v} PoCL (.tuned.toml: {constants})",
+                                     OpenCLSession(generated, device)))
+            sessions.append((f"{v} OpenMP (as written)", openmp[v]))
+        for label, session in sessions:
+            result = session.run("matmul", run_args, repeat + 1)
+            _check(label, result.outputs["c"], expected)
+            times[label] = pick(result.kernel_times_s[1:])
 
         numpy_s = times["numpy a @ b (OpenBLAS)"]
-        pocl_s = min(s for name, s in times.items() if name.startswith("PoCL"))
-        for name, seconds in times.items():
-            print(f"{n:>6} {name:<34} {seconds * 1e3:>9.2f} {flops / seconds / 1e9:>8.1f} "
-                  f"{numpy_s / seconds:>8.2f} {pocl_s / seconds:>7.2f}")
+        pocl_times = [s for label, s in times.items() if " PoCL " in label]
+        for label, seconds in times.items():
+            row = (f"{n:>6} {label:<48} {seconds * 1e3:>9.2f} {flops / seconds / 1e9:>8.1f} "
+                   f"{numpy_s / seconds:>8.2f}")
+            if pocl:
+                row += f" {min(pocl_times) / seconds:>7.2f}"
+            print(row)
     print(f"# load average (1 min) after: {os.getloadavg()[0]:.1f}")
-    print("# / numpy, / PoCL: speed relative to numpy's and to the faster PoCL run "
-          "(time ratio; > 1 is faster)")
-    return 0
+    print("# / numpy" + (", / PoCL" if pocl else "") + ": speed relative to numpy's"
+          + (" and to the fastest PoCL run" if pocl else "") + " (time ratio; > 1 is faster)")
 
 
-def _sweep(checked: Any, library: Any, n: int, repeat: int) -> None:
+def _sweep(checked: Any, kernel: Path, library: Any, n: int, repeat: int) -> None:
     """Every allowed configuration of the tune space through OpenMP at n = m = p, and the
     fastest against numpy's matmul timed before and after the sweep."""
     from mcl import pipeline
     from mcl.backends.openmp import backend
     from mcl.tune.space import constant_values, rule_problems, space_from_source
 
-    space = space_from_source(checked.program.main, KERNEL, {})
+    space = space_from_source(checked.program.main, kernel, {})
     rng = np.random.default_rng(0)
     a = rng.uniform(-1, 1, (n, n)).astype(np.float32)
     b = rng.uniform(-1, 1, (n, n)).astype(np.float32)
