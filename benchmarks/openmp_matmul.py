@@ -11,7 +11,8 @@ first touches); the kernel time is the median (OpenMP: wall time of the C call; 
 OpenCL profiling events; numpy: wall time of `a @ b`). PoCL runs the kernel with the
 constants of its .tuned.toml for the device where one applies, as `mcl run` does, and as
 written; OpenMP as written. Every result is checked against numpy before it is timed.
-`--no-pocl` leaves PoCL out.
+`--no-pocl` leaves PoCL out; `--fastest` reports the fastest repetition instead of the
+median (on a loaded machine the fastest is the one the other jobs disturbed least).
 
 `--clock thread` (one thread only: OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1) times numpy
 and the OpenMP builds by the CPU time of the calling thread, which runs both then, and
@@ -72,6 +73,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--versions", nargs="+", default=list(VERSIONS),
                         help="matmul versions at x86_avx512 (default: %(default)s)")
     parser.add_argument("--no-pocl", action="store_true", help="leave PoCL out")
+    parser.add_argument("--fastest", action="store_true",
+                        help="the fastest repetition instead of the median")
     parser.add_argument("--clock", choices=("wall", "thread"), default="wall",
                         help="thread: CPU time of the calling thread, fastest repetition "
                         "(one thread only; leaves PoCL out)")
@@ -97,12 +100,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"# load average (1 min) after: {os.getloadavg()[0]:.1f}")
         return 0
     _table(versions, library, args.sizes, args.repeat, args.clock,
-           pocl=not args.no_pocl and args.clock == "wall")
+           pocl=not args.no_pocl and args.clock == "wall",
+           fastest=args.fastest or args.clock == "thread")
     return 0
 
 
 def _table(versions: list[str], library: Any, sizes: list[int], repeat: int, clock: str,
-           pocl: bool) -> None:
+           pocl: bool, fastest: bool) -> None:
     from mcl import pipeline
     from mcl.backends.opencl.runner import OpenCLSession, describe, select_device
     from mcl.backends.openmp import backend
@@ -119,14 +123,14 @@ def _table(versions: list[str], library: Any, sizes: list[int], repeat: int, clo
     written = {v: OpenCLSession(pipeline.generate(checked[v], TARGET, library), device)
                for v in versions} if pocl else {}
     timer = time.thread_time if clock == "thread" else time.perf_counter
-    # The median of the repetitions, or with --clock thread the fastest (a slice the
-    # system gave to another job can only lengthen a repetition).
-    pick = min if clock == "thread" else statistics.median
+    # The median of the repetitions, or the fastest (a slice the system gave to another
+    # job can only lengthen a repetition).
+    pick = min if fastest else statistics.median
     name = next(iter(openmp.values())).device_name()
     pocl_name = f"; PoCL: {describe(device)}" if pocl else ""
     print(f"# OpenMP: {name}{pocl_name}; numpy {np.__version__}; clock: "
-          f"{'CPU time of the calling thread, fastest' if clock == 'thread' else 'wall, median'}"
-          f" of {repeat} repetitions")
+          f"{'CPU time of the calling thread' if clock == 'thread' else 'wall time'}, "
+          f"{'fastest' if fastest else 'median'} of {repeat} repetitions")
     print(f"# load average (1 min) before: {os.getloadavg()[0]:.1f}")
     print(f"{'n=m=p':>6} {'backend':<48} {'ms':>9} {'GFLOP/s':>8} {'/ numpy':>8}"
           + (f" {'/ PoCL':>7}" if pocl else ""))
