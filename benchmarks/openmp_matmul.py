@@ -35,6 +35,7 @@ import os
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -96,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"# load average (1 min) before: {os.getloadavg()[0]:.1f}")
         kernel = KERNELS / f"{versions[0]}.mcpl"
         _sweep(pipeline.checked_at(kernel, [], library), kernel, library, args.sizes[0],
-               args.repeat)
+               args.repeat, args.clock, args.fastest or args.clock == "thread")
         print(f"# load average (1 min) after: {os.getloadavg()[0]:.1f}")
         return 0
     _table(versions, library, args.sizes, args.repeat, args.clock,
@@ -117,15 +118,12 @@ def _table(versions: list[str], library: Any, sizes: list[int], repeat: int, clo
     for v in versions:
         openmp[v] = backend.session(pipeline.generate(checked[v], TARGET, library,
                                                       language="openmp"))
-        if clock == "thread":
-            openmp[v].clock = time.thread_time
     device = select_device() if pocl else None
     written = {v: OpenCLSession(pipeline.generate(checked[v], TARGET, library), device)
                for v in versions} if pocl else {}
-    timer = time.thread_time if clock == "thread" else time.perf_counter
-    # The median of the repetitions, or the fastest (a slice the system gave to another
-    # job can only lengthen a repetition).
-    pick = min if fastest else statistics.median
+    timer, pick = _timing(clock, fastest)
+    for session in openmp.values():
+        session.clock = timer
     name = next(iter(openmp.values())).device_name()
     pocl_name = f"; PoCL: {describe(device)}" if pocl else ""
     print(f"# OpenMP: {name}{pocl_name}; numpy {np.__version__}; clock: "
@@ -181,7 +179,17 @@ def _table(versions: list[str], library: Any, sizes: list[int], repeat: int, clo
           + (" and to the fastest PoCL run" if pocl else "") + " (time ratio; > 1 is faster)")
 
 
-def _sweep(checked: Any, kernel: Path, library: Any, n: int, repeat: int) -> None:
+def _timing(clock: str, fastest: bool) -> tuple[Callable[[], float],
+                                                 Callable[[list[float]], float]]:
+    """The clock that times numpy and the OpenMP calls, and how one time is picked from
+    the repetitions: the median, or the fastest (a slice the system gave to another job
+    can only lengthen a repetition)."""
+    timer = time.thread_time if clock == "thread" else time.perf_counter
+    return timer, (min if fastest else statistics.median)
+
+
+def _sweep(checked: Any, kernel: Path, library: Any, n: int, repeat: int, clock: str,
+           fastest: bool) -> None:
     """Every allowed configuration of the tune space through OpenMP at n = m = p, and the
     fastest against numpy's matmul timed before and after the sweep."""
     from mcl import pipeline
@@ -195,14 +203,15 @@ def _sweep(checked: Any, kernel: Path, library: Any, n: int, repeat: int) -> Non
     expected = a @ b
     run_args = {"n": n, "m": n, "p": n, "c": np.zeros((n, n), np.float32), "a": a, "b": b}
     flops = 2.0 * n * n * n
+    timer, pick = _timing(clock, fastest)
 
     def numpy_seconds() -> float:
         runs = []
         for _ in range(repeat + 1):
-            start = time.perf_counter()
+            start = timer()
             a @ b
-            runs.append(time.perf_counter() - start)
-        return statistics.median(runs[1:])
+            runs.append(timer() - start)
+        return pick(runs[1:])
 
     before = numpy_seconds()
     results: list[tuple[float, str]] = []
@@ -214,9 +223,10 @@ def _sweep(checked: Any, kernel: Path, library: Any, n: int, repeat: int) -> Non
         name = ", ".join(f"{k}={v}" for k, v in config.items())
         session = backend.session(pipeline.generate(checked, TARGET, library,
                                                     language="openmp", overrides=config))
+        session.clock = timer
         result = session.run("matmul", run_args, repeat + 1)
         _check(name, result.outputs["c"], expected)
-        seconds = statistics.median(result.kernel_times_s[1:])
+        seconds = pick(result.kernel_times_s[1:])
         results.append((seconds, name))
         print(f"  {name:<48} {seconds * 1e3:>9.2f} ms {flops / seconds / 1e9:>8.1f} GFLOP/s")
     after = numpy_seconds()
