@@ -94,3 +94,20 @@ def test_a_built_kernel_is_taken_from_the_cache(tmp_path: Path,
     assert first.compiled_now and len(list(tmp_path.glob("*.so"))) == 1
     second = backend.session(g)
     assert not second.compiled_now and len(list(tmp_path.glob("*.so"))) == 1
+
+
+def test_a_session_times_its_kernels_by_its_clock() -> None:
+    """benchmarks/openmp_matmul.py --clock thread gives a session the thread's CPU time;
+    whatever clock it is given, a kernel's time is the clock's advance over the call."""
+    g = generate(pipeline.checked_at(kernels_dir() / "matmul" / "x86_avx512_v1.mcpl", [],
+                                     LIBRARY))
+    session = backend.session(g)
+    ticks = iter(range(1000))
+    session.clock = lambda: 0.25 * next(ticks)
+    rng = np.random.default_rng(1)
+    a = rng.uniform(-1, 1, (20, 30)).astype(np.float32)
+    b = rng.uniform(-1, 1, (30, 40)).astype(np.float32)
+    result = session.run("matmul", {"n": 20, "m": 40, "p": 30,
+                                    "c": np.zeros((20, 40), np.float32), "a": a, "b": b}, 3)
+    assert result.kernel_times_s == [0.25, 0.25, 0.25]
+    assert np.allclose(result.outputs["c"], a @ b, atol=1e-4)
