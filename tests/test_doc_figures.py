@@ -1,0 +1,243 @@
+"""The measured figures a doc quotes are in the raw files it names (benchmarks/README.md,
+"How a figure is checked against its raw file").
+
+A passage -- a table row, a paragraph or a list item of a doc -- that names raw files under
+benchmarks/results/ (in the forms tests/test_benchmark_results.py reads) quotes its figures
+from them. A figure is a number with a unit of measure: GFLOP/s, TFLOP/s, GB/s, s, ms, µs
+(or us), %, or a ratio (0.85x, 1.36×); a range (0.83–0.89×) is two figures. Each must be
+either
+- a number of one of the named files, rounded to the digits the doc shows (thousands
+  separators dropped), in the same unit or one a thousand times larger or smaller
+  (GFLOP/s quoted as TFLOP/s, a time in seconds quoted in ms or µs), a share (%) also as
+  a fraction (0.82 for 82%); or
+- a ratio (x, ×, %) of two other figures of the same passage that are themselves found.
+The blocks that scripts write (`<!-- table4: ...` to `<!-- end table4 -->`) are left out:
+tests/series/ regenerates them from their files.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+from itertools import permutations
+from pathlib import Path
+
+import pytest
+from test_benchmark_results import CITATION, ROOT, alternatives, matches
+
+DOCS = ("performance.md",)
+
+NUMBER = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
+# the unit right after a number: a ratio sign or % directly, a word unit after a space
+UNIT = r"(?P<unit>[×x%](?![\w])|\s?(?:GFLOP/s|TFLOP/s|GB/s|ms|µs|us|s)(?![\w/]))"
+# a goal or a bound ("≥ 80%", "within 2×") is not a measurement
+GOAL = r"(?P<goal>(?:[≥≤<>]|within|under|over)\s?)?"
+RANGE = rf"(?P<low>{NUMBER})(?:\s?[–-]\s?(?P<high>{NUMBER}))?"  # 0.83–0.89×: two figures
+FIGURE = re.compile(rf"{GOAL}(?<![\w.,/^-]){RANGE}{UNIT}")
+RAW_NUMBER = re.compile(rf"(?<![\d.])(?:{NUMBER})(?:[eE][-+]?\d+)?")
+PLAIN_NUMBER = re.compile(r"(?<![\d.])\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+GENERATED = re.compile(r"<!-- (?P<kind>[\w-]+): .*?<!-- end (?P=kind) -->", re.S)
+FENCE = re.compile(r"^```.*?^```", re.S | re.M)
+# what is not read for figures: inline code (commands, file names) and a link's target
+SKIPPED = re.compile(r"`[^`]*`|\]\([^)]*\)")
+
+RATIOS = {"×", "x", "%"}
+SCALES = {"GFLOP/s": (1.0, 1e3, 1e-3), "TFLOP/s": (1.0, 1e3, 1e-3), "GB/s": (1.0, 1e3, 1e-3),
+          "s": (1.0, 1e-3), "ms": (1.0, 1e3, 1e-3), "µs": (1.0, 1e6, 1e3), "us": (1.0, 1e6, 1e3),
+          "%": (1.0,), "×": (1.0,), "x": (1.0,)}
+
+
+@dataclass(frozen=True)
+class Figure:
+    text: str  # as the doc writes it
+    value: float
+    decimals: int
+    unit: str
+
+    def rounds_to(self, value: float) -> bool:
+        """Whether `value` shows as this figure at the digits the doc shows."""
+        return abs(value - self.value) <= 0.5 * 10 ** -self.decimals * (1 + 1e-9) + 1e-12
+
+
+def figure(number: str, unit: str) -> Figure:
+    plain = number.replace(",", "")
+    decimals = len(plain.split(".")[1]) if "." in plain else 0
+    return Figure(f"{number}{unit}", float(plain), decimals, unit.strip())
+
+
+def figures(text: str) -> list[Figure]:
+    found: list[Figure] = []
+    for match in FIGURE.finditer(SKIPPED.sub(" ", text)):
+        if match["goal"]:
+            continue
+        found.append(figure(match["low"], match["unit"]))
+        if match["high"]:
+            found.append(figure(match["high"], match["unit"]))
+    return found
+
+
+@dataclass(frozen=True)
+class Passage:
+    doc: str
+    line: int
+    text: str
+
+    def cited(self) -> list[str]:
+        """The globs (relative to benchmarks/results/) of the raw files this passage names."""
+        names: list[str] = []
+        for match in CITATION.finditer(self.text):
+            if match["tail"]:
+                cited = "*" + re.sub(r"…|\.\.\.", "*", match["tail"])
+            else:
+                cited = match["path"] or match["name"]
+            names += alternatives(cited.rstrip("."))
+        return names
+
+
+def passages(doc: str) -> list[Passage]:
+    """The table rows, paragraphs and list items of a doc, without code or generated blocks
+    (blanked out, so that line numbers stay)."""
+    text = (ROOT / "docs" / doc).read_text(encoding="utf-8")
+    blank = lambda m: re.sub(r"[^\n]", " ", m.group(0))  # noqa: E731
+    text = FENCE.sub(blank, GENERATED.sub(blank, text))
+    found: list[Passage] = []
+    start, lines = 0, []  # the passage being read
+    for number, line in enumerate([*text.splitlines(), ""], 1):
+        new_item = line.startswith(("|", "- ", "* ")) or re.match(r"\d+\. ", line)
+        if lines and (not line.strip() or new_item or lines[0].startswith("|")):
+            found.append(Passage(doc, start, "\n".join(lines)))
+            lines = []
+        if line.strip():
+            start = start if lines else number
+            lines.append(line)
+    return found
+
+
+def text_of(path: Path) -> str:
+    if path.is_dir():
+        return "\n".join(text_of(p) for p in sorted(path.rglob("*")) if p.is_file())
+    if path.name.endswith((".tar.gz", ".png", ".svg")):
+        return ""
+    return path.read_text(encoding="utf-8", errors="replace")
+
+
+@dataclass(frozen=True)
+class RawNumbers:
+    numbers: frozenset[float]  # every number written in the files
+    shares: frozenset[float]  # those written as a share, "89%"
+
+    def __add__(self, other: RawNumbers) -> RawNumbers:
+        return RawNumbers(self.numbers | other.numbers, self.shares | other.shares)
+
+
+NONE = RawNumbers(frozenset(), frozenset())
+
+
+@cache
+def raw_numbers(pattern: str) -> RawNumbers:
+    """The numbers written in the raw files a citation names."""
+    numbers: set[float] = set()
+    shares: set[float] = set()
+    for path in matches(pattern):
+        text = text_of(path)
+        for regex in (RAW_NUMBER, PLAIN_NUMBER):  # "1,402.1" and a JSON list's "[1,234]"
+            for m in regex.finditer(text):
+                numbers.add(float(m.group(0).replace(",", "")))
+                if text.startswith("%", m.end()):
+                    shares.add(float(m.group(0).replace(",", "")))
+    return RawNumbers(frozenset(numbers), frozenset(shares))
+
+
+def in_files(quoted: Figure, raw: RawNumbers) -> bool:
+    if quoted.unit in RATIOS:  # a ratio is not rescaled, but 0.89× may be written 89%
+        shown_as = [n / 100 for n in raw.shares] if quoted.unit != "%" else []
+        return any(quoted.rounds_to(n) for n in [*raw.numbers, *shown_as])
+    return any(quoted.rounds_to(n * scale) for scale in SCALES[quoted.unit] for n in raw.numbers)
+
+
+def ratio_of(quoted: Figure, a: float, b: float) -> bool:
+    """Whether `quoted` is a / b (as x or ×), or as a share or a difference in %."""
+    if quoted.unit != "%":
+        return quoted.rounds_to(a / b)
+    return quoted.rounds_to(100 * a / b) or quoted.rounds_to(100 * (a / b - 1))
+
+
+def derived(quoted: Figure, found: list[Figure]) -> bool:
+    """A ratio of two measured figures of the passage (of one unit) that are in the files."""
+    measured = [f for f in found if f.unit not in RATIOS]
+    return quoted.unit in RATIOS and any(
+        ratio_of(quoted, a.value, b.value)
+        for a, b in permutations(measured, 2) if a.unit == b.unit and b.value)
+
+
+# Ratios a doc quotes of two numbers of a raw file that the doc itself does not quote (each
+# run's best of two rows): (doc, figure, the file, the numerator, the denominator).
+RATIOS_OF_THE_FILES = [
+    ("performance.md", "0.83×", "2026-11-27-h100-matmul-v4-sweep.log",
+     42360.0, 51247.7),  # call 4: the committed hopper_v4 (CUDA) against cuBLAS (start)
+    ("performance.md", "0.75×", "2026-11-27-h100-matmul-v4-sweep.log",
+     38377.0, 51144.0),  # call 5: hopper_v4 through OpenCL against cuBLAS (start)
+    ("performance.md", "0.80×", "2026-11-27-h100-matmul-v4-series.log",
+     38369.5, 47868.1),  # hopper_v4 through OpenCL against cuBLAS
+    ("performance.md", "41.9%", "2026-11-27-h100-convolution-v4.log",
+     28010.1, 66908.0),  # hopper_v4 through OpenCL against the FP32 FMA peak
+]
+
+
+def stated_ratio(passage: Passage, quoted: Figure) -> bool:
+    return any(doc == passage.doc and text == quoted.text and raw in passage.cited()
+               and {a, b} <= raw_numbers(raw).numbers and ratio_of(quoted, a, b)
+               for doc, text, raw, a, b in RATIOS_OF_THE_FILES)
+
+
+def unfound(passage: Passage) -> list[str]:
+    raw = sum((raw_numbers(c) for c in passage.cited()), NONE)
+    quoted = figures(passage.text)
+    found = [q for q in quoted if in_files(q, raw)]
+    return [q.text for q in quoted
+            if q not in found and not derived(q, found) and not stated_ratio(passage, q)]
+
+
+def citing_passages() -> list[Passage]:
+    return [p for doc in DOCS for p in passages(doc) if p.cited() and figures(p.text)]
+
+
+def test_the_passages_and_their_figures_are_read_as_a_reader_reads_them() -> None:
+    assert [f.text for f in figures("16 threads 1,402 GFLOP/s at 2048³ (1.36× numpy's, "
+                                    "0.83–0.89× in three runs; 25.3 s, 97%; 9 × 9, "
+                                    "`--rounds 5` [log](a.md#x-2-s))")] == \
+        ["1,402 GFLOP/s", "1.36×", "0.83×", "0.89×", "25.3 s", "97%"]
+    goals = [p for p in passages("performance.md") if "Black-Scholes 1.6" in p.text]
+    assert len(goals) == 2 and goals[0].text.startswith("| Black-Scholes")
+    assert goals[0].cited() == ["2026-11-27-h100-bandwidth-round5.json",
+                                "2026-11-27-h100-bandwidth-round5.log"]
+    assert not any("42422.4" in p.text for p in passages("performance.md"))  # a table4 block
+
+
+def test_a_figure_matches_at_the_digits_shown_and_a_ratio_by_its_rule() -> None:
+    numbers = RawNumbers(frozenset({1402.1, 0.0123456, 84.5, 103.3, 89.0}), frozenset({89.0}))
+    assert in_files(figure("1,402", " GFLOP/s"), numbers)
+    assert in_files(figure("1.4", " TFLOP/s"), numbers)
+    assert in_files(figure("12.3", " ms"), numbers)  # seconds in the file
+    assert not in_files(figure("1,403", " GFLOP/s"), numbers)
+    assert not in_files(figure("12.4", " ms"), numbers)
+    assert not in_files(figure("1.4", "×"), numbers)  # a ratio is not rescaled
+    assert in_files(figure("0.89", "×"), numbers)  # but may be written as a share
+    assert not in_files(figure("0.845", "x"), numbers)
+    found = [figure("84.5", " GFLOP/s"), figure("103.3", " GFLOP/s")]
+    assert derived(figure("82", "%"), found) and derived(figure("0.82", "×"), found)
+    assert not derived(figure("83", "%"), found)
+    assert not derived(figure("0.82", " ms"), found)
+
+
+def test_each_stated_ratio_is_one_of_its_files() -> None:
+    for doc, text, raw, a, b in RATIOS_OF_THE_FILES:
+        assert {a, b} <= raw_numbers(raw).numbers, (doc, text, raw)
+        cited = [p for p in passages(doc) if raw in p.cited()]
+        assert any(text in [f.text for f in figures(p.text)] for p in cited), (doc, text)
+
+
+@pytest.mark.parametrize("passage", citing_passages(), ids=lambda p: f"{p.doc}:{p.line}")
+def test_every_quoted_figure_is_in_the_raw_files_it_names(passage: Passage) -> None:
+    assert unfound(passage) == [], passage.text
