@@ -1,23 +1,28 @@
-"""The measured figures a doc quotes are in the raw files it names (benchmarks/README.md,
-"How a figure is checked against its raw file").
+"""The measured figures a doc quotes are in the raw files it names (the rule is stated in
+benchmarks/README.md, "How a figure is checked against its raw file").
 
-A passage -- a table row, a paragraph or a list item of a doc -- that names raw files under
-benchmarks/results/ (in the forms tests/test_benchmark_results.py reads) quotes its figures
-from them. A figure is a number with a unit of measure: GFLOP/s, TFLOP/s, GB/s, s, ms, µs
-(or us), %, or a ratio (0.85x, 1.36×); a range (0.83–0.89×) is two figures. Each must be
-either
-- a number of one of the named files, rounded to the digits the doc shows (thousands
-  separators dropped), in the same unit or one a thousand times larger or smaller
-  (GFLOP/s quoted as TFLOP/s, a time in seconds quoted in ms or µs), a share (%) also as
-  a fraction (0.82 for 82%); or
-- a ratio (x, ×, %) of two other figures of the same passage that are themselves found.
-The blocks that scripts write (`<!-- table4: ...` to `<!-- end table4 -->`) are left out:
-tests/series/ regenerates them from their files.
+A passage -- a table row, a paragraph or a list item -- that names raw files under
+benchmarks/results/ (in the forms tests/test_benchmark_results.py reads; a table row that
+names none: those of the paragraph introducing its table) quotes its figures from them. A
+figure is a number with a unit: GFLOP/s, TFLOP/s, GB/s, s, ms, µs (or us), %, or a ratio
+(0.85x, 1.36×); a range (0.83–0.89×) is two figures. Each must be
+- a number of one of the named files (a .tar.gz read member by member), rounded to the
+  digits the doc shows (thousands separators dropped), in the same unit or one a thousand
+  times larger or smaller (GFLOP/s quoted as TFLOP/s, a time in seconds quoted in ms or
+  µs); a ratio is not rescaled, but 0.89× may be written 89% in the file; or
+- a ratio (x, ×, %) of two measured figures of the same passage that are themselves
+  found (a % also as their difference); or
+- a ratio of two numbers of a file, stated in RATIOS_OF_THE_FILES.
+Goals and bounds (≥ 80%, within 2×, at least every 500 ms) and the doc's own estimates
+(about 85 ms) are not measurements. The blocks that scripts write (`<!-- table4: ...` to
+`<!-- end table4 -->`) are left out: tests/series/ regenerates them from their files.
+The figures found in no named file are listed in NOT_IN_THEIR_FILES until fixed.
 """
 
 from __future__ import annotations
 
 import re
+import tarfile
 from dataclasses import dataclass
 from functools import cache
 from itertools import permutations
@@ -26,13 +31,14 @@ from pathlib import Path
 import pytest
 from test_benchmark_results import CITATION, ROOT, alternatives, matches
 
-DOCS = ("performance.md",)
+DOCS = ("performance.md", "validation.md", "editor.md")
 
 NUMBER = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
 # the unit right after a number: a ratio sign or % directly, a word unit after a space
 UNIT = r"(?P<unit>[×x%](?![\w])|\s?(?:GFLOP/s|TFLOP/s|GB/s|ms|µs|us|s)(?![\w/]))"
-# a goal or a bound ("≥ 80%", "within 2×") is not a measurement
-GOAL = r"(?P<goal>(?:[≥≤<>]|within|under|over)\s?)?"
+# a goal or a bound ("≥ 80%", "within 2×", "at least every 500 ms") is not a measurement,
+# and "about 85 ms" is the doc's own estimate
+GOAL = r"(?P<goal>(?:[≥≤<>]|within|under|over|goal of|every|about)\s?)?"
 RANGE = rf"(?P<low>{NUMBER})(?:\s?[–-]\s?(?P<high>{NUMBER}))?"  # 0.83–0.89×: two figures
 FIGURE = re.compile(rf"{GOAL}(?<![\w.,/^-]){RANGE}{UNIT}")
 RAW_NUMBER = re.compile(rf"(?<![\d.])(?:{NUMBER})(?:[eE][-+]?\d+)?")
@@ -82,11 +88,15 @@ class Passage:
     doc: str
     line: int
     text: str
+    # a table names its raw files in the paragraph that introduces it
+    introduction: str = ""
 
     def cited(self) -> list[str]:
-        """The globs (relative to benchmarks/results/) of the raw files this passage names."""
+        """The globs (relative to benchmarks/results/) of the raw files this passage names
+        (a table row that names none: those its table's introduction names)."""
         names: list[str] = []
-        for match in CITATION.finditer(self.text):
+        own = list(CITATION.finditer(self.text))
+        for match in own or CITATION.finditer(self.introduction):
             if match["tail"]:
                 cited = "*" + re.sub(r"…|\.\.\.", "*", match["tail"])
             else:
@@ -103,10 +113,14 @@ def passages(doc: str) -> list[Passage]:
     text = FENCE.sub(blank, GENERATED.sub(blank, text))
     found: list[Passage] = []
     start, lines = 0, []  # the passage being read
+    introduction = ""  # of the table being read
     for number, line in enumerate([*text.splitlines(), ""], 1):
         new_item = line.startswith(("|", "- ", "* ")) or re.match(r"\d+\. ", line)
         if lines and (not line.strip() or new_item or lines[0].startswith("|")):
-            found.append(Passage(doc, start, "\n".join(lines)))
+            row = lines[0].startswith("|")
+            if row and (not found or not found[-1].text.startswith("|")):
+                introduction = found[-1].text if found else ""
+            found.append(Passage(doc, start, "\n".join(lines), introduction if row else ""))
             lines = []
         if line.strip():
             start = start if lines else number
@@ -117,7 +131,11 @@ def passages(doc: str) -> list[Passage]:
 def text_of(path: Path) -> str:
     if path.is_dir():
         return "\n".join(text_of(p) for p in sorted(path.rglob("*")) if p.is_file())
-    if path.name.endswith((".tar.gz", ".png", ".svg")):
+    if path.name.endswith(".tar.gz"):
+        with tarfile.open(path) as archive:
+            members = [archive.extractfile(m) for m in archive.getmembers() if m.isfile()]
+            return "\n".join(m.read().decode("utf-8", "replace") for m in members if m)
+    if path.name.endswith((".png", ".svg")):
         return ""
     return path.read_text(encoding="utf-8", errors="replace")
 
@@ -191,6 +209,39 @@ def stated_ratio(passage: Passage, quoted: Figure) -> bool:
                for doc, text, raw, a, b in RATIOS_OF_THE_FILES)
 
 
+# Figures the docs quote that the files their passage names do not hold: findings, each to
+# be fixed in its doc (the figure from the file, or the file it comes from named beside it)
+# and then struck off here. The test fails for a new one and for one fixed but still listed.
+NOT_IN_THEIR_FILES = {
+    ("validation.md", "488%"): "transpose perfect's error with the phases: in no file named",
+    ("validation.md", "1.245×"): "1.98 / 1.59 GHz: the clocks are not in the calibration file",
+    ("validation.md", "359%"): "round 3's files hold 357% and 361%",
+    ("validation.md", "1.60×"): "the offers' H100 column: only the H200 run is named",
+    ("validation.md", "1.12×"): "the offers' model column: newer than the H200 run named",
+    ("validation.md", "1.30×"): "the offers' H100 column: only the H200 run is named",
+    ("validation.md", "1.26×"): "the offers' model column: newer than the H200 run named",
+    ("validation.md", "1.44×"): "the offers' model column: newer than the H200 run named",
+    ("validation.md", "38%"): "warp-state samples: not in the ncu page named",
+    ("validation.md", "7.5%"): "warp-state samples: not in the ncu page named",
+    ("validation.md", "85%"): "the corpus' median error before the phases: not in the file named",
+    ("validation.md", "130 µs"): "'40–130 µs': the file's measured times are 71–128 µs",
+    ("validation.md", "18%"): "the recorded cases' median: another run, not named",
+    ("validation.md", "433%"): "in the validate-corpus files, not in the floors files named",
+    ("validation.md", "1.10 ms"): "the model's new estimates: newer than the file named",
+    ("validation.md", "480%"): "re-analysed on recorded counters: in no file named",
+    ("validation.md", "375%"): "re-analysed on recorded counters: in no file named",
+    ("editor.md", "463 ms"): "median/p95 over the eight: not in the hog-2 files named",
+    ("editor.md", "1,206 ms"): "median over the eight: not in the hog-2 files named",
+    ("editor.md", "515 ms"): "longest interval over the eight: not in the files named",
+    ("editor.md", "331 ms"): "median over the eight: the run of the table before, not named",
+    ("editor.md", "593 ms"): "p95 over the eight: the run of the table before, not named",
+    ("editor.md", "80 ms"): "the server's CPU per edit: not in the files named",
+    ("editor.md", "844 ms"): "the longest interval: the run of the table before, not named",
+    ("editor.md", "28 ms"): "hopper_v2's check after the fix: the stages log holds 30.7-89.7",
+    ("editor.md", "474 ms"): "spmv hopper_v17/v20 with --repeat 3: in no file named",
+}
+
+
 def unfound(passage: Passage) -> list[str]:
     raw = sum((raw_numbers(c) for c in passage.cited()), NONE)
     quoted = figures(passage.text)
@@ -213,6 +264,9 @@ def test_the_passages_and_their_figures_are_read_as_a_reader_reads_them() -> Non
     assert goals[0].cited() == ["2026-11-27-h100-bandwidth-round5.json",
                                 "2026-11-27-h100-bandwidth-round5.log"]
     assert not any("42422.4" in p.text for p in passages("performance.md"))  # a table4 block
+    row = next(p for p in passages("validation.md") if p.text.startswith("| transpose gpu_v1 `pad"))
+    assert row.cited() == ["2026-12-06-h200-refine-offers.txt",  # from the table's introduction
+                           "2026-12-06-h200-refine-offers.json"]
 
 
 def test_a_figure_matches_at_the_digits_shown_and_a_ratio_by_its_rule() -> None:
@@ -240,4 +294,11 @@ def test_each_stated_ratio_is_one_of_its_files() -> None:
 
 @pytest.mark.parametrize("passage", citing_passages(), ids=lambda p: f"{p.doc}:{p.line}")
 def test_every_quoted_figure_is_in_the_raw_files_it_names(passage: Passage) -> None:
-    assert unfound(passage) == [], passage.text
+    new = [f for f in unfound(passage) if (passage.doc, f) not in NOT_IN_THEIR_FILES]
+    assert new == [], passage.text
+
+
+def test_each_listed_finding_is_still_there() -> None:
+    """A figure struck off the list once its doc is fixed, so the list stays the findings."""
+    unfound_now = {(p.doc, f) for p in citing_passages() for f in unfound(p)}
+    assert sorted(set(NOT_IN_THEIR_FILES) - unfound_now) == []
