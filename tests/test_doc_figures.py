@@ -33,7 +33,7 @@ import pytest
 from test_benchmark_results import CITATION, ROOT, alternatives, matches
 
 DOCS = ("performance.md", "validation.md", "editor.md", "feedback.md", "scaling.md", "hdl.md",
-        "reliability.md")
+        "reliability.md", "refinements.md", "tuning.md")
 
 NUMBER = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
 # the unit right after a number: a ratio sign or % directly, a word unit after a space
@@ -219,11 +219,9 @@ NOT_IN_THEIR_FILES = {
     ("validation.md", "488%"): "transpose perfect's error with the phases: in no file named",
     ("validation.md", "1.245×"): "1.98 / 1.59 GHz: the clocks are not in the calibration file",
     ("validation.md", "359%"): "round 3's 'before' error: the earlier run is not named",
-    ("validation.md", "1.60×"): "the offers' H100 column: only the H200 run is named",
-    ("validation.md", "1.12×"): "the offers' model column: newer than the H200 run named",
-    ("validation.md", "1.30×"): "the offers' H100 column: only the H200 run is named",
-    ("validation.md", "1.26×"): "the offers' model column: newer than the H200 run named",
-    ("validation.md", "1.44×"): "the offers' model column: newer than the H200 run named",
+    ("validation.md", "1.12×"): "the offers' model columns: newer than the runs named",
+    ("validation.md", "1.26×"): "the offers' model columns: newer than the runs named",
+    ("validation.md", "1.44×"): "the offers' model columns: newer than the runs named",
     ("validation.md", "38%"): "warp-state samples: not in the ncu page named",
     ("validation.md", "7.5%"): "warp-state samples: not in the ncu page named",
     ("validation.md", "85%"): "the corpus' median error before the phases: not in the file named",
@@ -263,6 +261,8 @@ NOT_IN_THEIR_FILES = {
     ("reliability.md", "2.8 s"): "CPU times of starved children: not in the fuzz log named",
     ("reliability.md", "6.3 s"): "CPU times of starved children: not in the fuzz log named",
     ("reliability.md", "1.6 s"): "round 8's rerun times: the row names only 2026-11-24's log",
+    ("refinements.md", "1.10 ms"): "the model's new estimates: newer than the files named",
+    ("refinements.md", "1.48×"): "gesummv's series estimate: refine-gesummv.json is not named",
     # round 3's case table: the estimates before round 3 are of an earlier run, not named
     ("validation.md", "524 µs"): "round 3's 'before' estimate: the earlier run is not named",
     ("validation.md", "56.6 µs"): "round 3's 'before' estimate: the earlier run is not named",
@@ -300,8 +300,8 @@ def test_the_passages_and_their_figures_are_read_as_a_reader_reads_them() -> Non
                                 "2026-11-27-h100-bandwidth-round5.log"]
     assert not any("42422.4" in p.text for p in passages("performance.md"))  # a table4 block
     row = next(p for p in passages("validation.md") if p.text.startswith("| transpose gpu_v1 `pad"))
-    assert row.cited() == ["2026-12-06-h200-refine-offers.txt",  # from the table's introduction
-                           "2026-12-06-h200-refine-offers.json"]
+    assert row.cited() == [f"2026-12-06-{card}-refine-offers.{ext}"  # the introduction's
+                           for card in ("h100", "h200") for ext in ("txt", "json")]
 
 
 def test_a_figure_matches_at_the_digits_shown_and_a_ratio_by_its_rule() -> None:
