@@ -84,6 +84,12 @@ def spent() -> bool:
     return False
 
 
+def fallen_back() -> bool:
+    """Has a step under the current budget taken its fallback? Unlike `spent`, asking
+    takes none: a result computed while this is False is the full one."""
+    return bool(_open.stack) and _open.stack[-1].cut
+
+
 @contextmanager
 def not_counted() -> Iterator[None]:
     """Time spent inside the `with` block does not count against the open budgets: a

@@ -244,8 +244,14 @@ def kept_per_process(maxsize: int) -> Callable[[Callable[..., T]], Callable[...,
     return keep
 
 
+def forget_with_per_process(store: Any) -> None:
+    """Empty `store` (anything with a `cache_clear()`, holding SymPy's expressions) with
+    the caches of `kept_per_process` (mcl.feedback.facts.nest_counts)."""
+    _PER_PROCESS.append(store)
+
+
 def forget_per_process() -> None:
-    """Empty every cache of `kept_per_process`."""
+    """Empty every cache of `kept_per_process` and of `forget_with_per_process`."""
     for cached in _PER_PROCESS:
         cached.cache_clear()
 

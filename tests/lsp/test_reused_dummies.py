@@ -1,9 +1,11 @@
 """The feedback worker analyses each edit with the loop counters and stand-ins of the last
 job (mcl.feedback.facts.stable_dummies), so that SymPy's caches serve what the edit did
-not change. Each step of a sequence of code edits (a constant, a bound, a program
-constant, a loop's nesting, a guard, an inserted statement, the text back as it was)
-must give the messages and diagnostics of an analysis with fresh dummies, word for word:
-texts, figures and spans."""
+not change, and it keeps the counts of each loop nest from one job to the next
+(mcl.feedback.facts.nest_counts). Each step of a sequence of code edits (a constant, a
+bound, a program constant, a loop's nesting, a guard, an inserted statement, the text
+back as it was) must give the messages and diagnostics of an analysis with fresh
+dummies and of one that counts every nest again, word for word: texts, figures and
+spans."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from collections.abc import Callable
 
 import pytest
 
-from mcl.feedback.facts import stable_dummies
+from mcl.feedback.facts import nest_counts, stable_dummies
 from mcl.feedback.facts.stable_dummies import dummy, reused_dummies
 from mcl.lsp import worker
 from mcl.lsp.analysis import Libraries
@@ -67,14 +69,21 @@ SPMV_EDITS: list[list[Edit]] = [
 ]
 
 
-def _analysed(libraries: Libraries, path: str, text: str, reused: bool) -> FeedbackResult:
+def _analysed(libraries: Libraries, path: str, text: str, reused: bool,
+              kept_counts: bool = True) -> FeedbackResult:
+    """The feedback of `text`: as the worker's process analyses it (`reused`), there
+    without the counts of the jobs before (not `kept_counts`), or with fresh dummies."""
     worker._last = None  # analysed, never the last job's feedback
     result = FeedbackResult()
     job = FeedbackJob(path, ((path, text),), (), (), None, VALUES)
-    if reused:
-        worker.run_job(job, libraries, result)  # as the worker's process does
-    else:
-        worker._run(job, libraries, result)
+    nest_counts.store.enabled = kept_counts
+    try:
+        if reused:
+            worker.run_job(job, libraries, result)  # as the worker's process does
+        else:
+            worker._run(job, libraries, result)
+    finally:
+        nest_counts.store.enabled = True
     assert result.failure is None and not result.cancelled
     return result
 
@@ -89,14 +98,21 @@ def _same_on_every_step(libraries: Libraries, kernel: str, steps: list[list[Edit
             text = edit(text)
         texts.append(text)
     firsts = set()
+    nest_counts.store.cache_clear()
+    hits = []
     for text in texts:
+        before = nest_counts.store.hits
         reused = _analysed(libraries, path, text, reused=True)
+        hits.append(nest_counts.store.hits - before)
+        counted = _analysed(libraries, path, text, reused=True, kept_counts=False)
         fresh = _analysed(libraries, path, text, reused=False)
         assert reused.messages, "no feedback to compare"
-        assert reused.messages == fresh.messages
-        assert reused.diagnostics == fresh.diagnostics
+        assert reused.messages == counted.messages == fresh.messages
+        assert reused.diagnostics == counted.diagnostics == fresh.diagnostics
         firsts.add(tuple(reused.messages))
     assert len(firsts) > len(texts) // 2  # the edits change the feedback
+    # After the first text, every edit found counts of nests it left as they were.
+    assert all(hits[1:]), hits
 
 
 def test_code_edits_of_matmul_give_the_feedback_of_fresh_dummies(libraries) -> None:
@@ -129,3 +145,25 @@ def test_reused_dummies_stay_bounded(monkeypatch) -> None:
         again = dummy("data")
     assert again not in first
     assert sum(len(v) for v in stable_dummies._kept.values()) == 1
+
+
+def test_nest_counts_are_kept_only_across_the_workers_jobs(libraries) -> None:
+    """`mcl check` (fresh dummies, one analysis per process) keeps nothing; the worker's
+    store is bounded and emptied with SymPy's cache."""
+    path = str((KERNELS / "matmul/hopper_v2.mcpl").resolve())
+    text = (KERNELS / "matmul/hopper_v2.mcpl").read_text()
+    nest_counts.store.cache_clear()
+    _analysed(libraries, path, text, reused=False)
+    assert not nest_counts.store.kept
+    _analysed(libraries, path, text, reused=True)
+    assert nest_counts.store.kept
+    worker.bound_caches(limit=1)  # past the limit: emptied with SymPy's cache
+    assert not nest_counts.store.kept
+
+
+def test_nest_counts_stay_bounded(libraries, monkeypatch) -> None:
+    monkeypatch.setattr(nest_counts, "MAX_KEPT", 5)
+    path = str((KERNELS / "matmul/hopper_v2.mcpl").resolve())
+    nest_counts.store.cache_clear()
+    _analysed(libraries, path, (KERNELS / "matmul/hopper_v2.mcpl").read_text(), reused=True)
+    assert len(nest_counts.store.kept) == 5

@@ -18,7 +18,7 @@ from typing import Any
 import sympy
 
 from mcl.feedback.facts.blocks import CONTROL_FLOW, INDEXING, UNUSED, classify
-from mcl.feedback.facts.counting import guarded_iterations, least_or_most, tidy
+from mcl.feedback.facts.counting import least_or_most, tidy
 from mcl.feedback.facts.guard_values import branch_runs
 from mcl.feedback.facts.kernel import (
     COND,
@@ -32,6 +32,7 @@ from mcl.feedback.facts.kernel import (
     Item,
     KernelFacts,
 )
+from mcl.feedback.facts.nest_counts import guarded_count
 from mcl.feedback.facts.symbolic import param_symbol
 from mcl.identity import Ref
 from mcl.mcpl import ast
@@ -109,6 +110,8 @@ class OperationCosts(Derived):
 
     costs: Costs
     at_values: dict[tuple[bool, str], Costs] = field(default_factory=dict)
+    # the `if`s decided at each set of values (`_decided`), asked again for each part
+    decided_at: dict[str, dict[GuardKey, bool]] = field(default_factory=dict)
 
     @classmethod
     def derive(cls, facts: KernelFacts) -> OperationCosts:
@@ -144,7 +147,7 @@ def _executions(facts: KernelFacts, item: Item, guards: tuple[Guard, ...] | None
     place = (tuple(item.loops), tuple(guards), *((item.kind, item.loop) if header else ()))
     counts = facts.get(Executions).by_place
     if place not in counts:
-        counts[place] = guarded_iterations(ev, item.loops, guards, weight)
+        counts[place] = guarded_count(ev, item.loops, guards, weight)
     count, exact, unresolved = counts[place]
     return count, exact and exact_loop, list(unresolved)
 
@@ -168,20 +171,26 @@ def function_costs(facts: KernelFacts, values: Mapping[str, Any] | None = None,
     # once per set of values and bound (opstats, the roofline and the time model ask)
     key = (least, str(sorted((values or {}).items())))
     if key not in derived.at_values:
-        decided = _decided(facts, costs, values) if values else {}
+        decided = _decided(facts, values) if values else {}
         derived.at_values[key] = _compute_costs(facts, decided, least=least) \
             if decided or least else costs
     return derived.at_values[key]
 
 
-def _decided(facts: KernelFacts, costs: Costs, values: Mapping[str, Any]
-             ) -> dict[GuardKey, bool]:
-    decided: dict[GuardKey, bool] = {}
-    for g in costs.unresolved.values():
-        runs = branch_runs(facts.evaluator, g, values)
-        if runs is not None:
-            decided[_guard_key(g)] = runs
-    return decided
+def _decided(facts: KernelFacts, values: Mapping[str, Any]) -> dict[GuardKey, bool]:
+    """The branches of the `if`s the counts could not collapse that run always (True) or
+    never (False) at `values`: found once per set of values (the time model asks for
+    the counts of each phase of the function)."""
+    derived = facts.get(OperationCosts)
+    key = str(sorted(values.items()))
+    if key not in derived.decided_at:
+        decided: dict[GuardKey, bool] = {}
+        for g in derived.costs.unresolved.values():
+            runs = branch_runs(facts.evaluator, g, values)
+            if runs is not None:
+                decided[_guard_key(g)] = runs
+        derived.decided_at[key] = decided
+    return derived.decided_at[key]
 
 
 def decided_by_data(facts: KernelFacts, guard: Guard) -> bool:
@@ -197,7 +206,7 @@ def part_costs(facts: KernelFacts, values: Mapping[str, Any], items: set[Item],
                least: bool = False) -> Costs:
     """The counts of the statements `items` of a function alone (one part of it, as the
     time model's phases between barriers), by the rule of `function_costs`."""
-    decided = _decided(facts, facts.get(OperationCosts).costs, values) if values else {}
+    decided = _decided(facts, values) if values else {}
     return _compute_costs(facts, decided, items, least)
 
 

@@ -145,7 +145,7 @@ def _grid_stride_terms(ev: SymbolicEvaluator, loops: Sequence[Loop], f: Any
     if not f.free_symbols:
         return None  # no trip count with a symbol in it
     inside = set(loops)
-    candidates = [(loop, trips) for loop, trips in _symbolic_trips(ev)
+    candidates = [(loop, trips) for loop, trips in symbolic_trips(ev)
                   if loop not in inside and f.has(trips)]
     if not candidates:
         return None
@@ -170,7 +170,7 @@ def _grid_stride_terms(ev: SymbolicEvaluator, loops: Sequence[Loop], f: Any
     return (tidy(total), exact) if found else None
 
 
-def _symbolic_trips(ev: SymbolicEvaluator) -> list[tuple[Loop, Any]]:
+def symbolic_trips(ev: SymbolicEvaluator) -> list[tuple[Loop, Any]]:
     """The for-loops of the kernel with their trip counts, where a count has a symbol in
     it: made once, not for each statement (which made deep nests cubic)."""
     return ev.memo(("symbolic trips",), lambda: [

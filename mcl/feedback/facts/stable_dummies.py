@@ -48,6 +48,12 @@ def dummy(name: str, **assumptions: Any) -> sympy.Dummy:
     return kept[rank]
 
 
+def reusing() -> bool:
+    """Is an analysis within `reused_dummies` running (the editor's worker)? Only then
+    can what one analysis found by formula serve the next (mcl.feedback.facts.nest_counts)."""
+    return _made is not None
+
+
 @contextmanager
 def reused_dummies() -> Iterator[None]:
     """One analysis whose dummies are those of the last analysis made this way, rank

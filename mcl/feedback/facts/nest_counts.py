@@ -1,0 +1,118 @@
+"""How often the statements of a loop nest run, kept from one analysis of the editor's
+worker to the next.
+
+The editor's worker analyses the kernel again at every edit, and an edit inside one loop
+nest leaves the counts of every other nest as they were: a count is derived from the
+loops' bounds, the guards' conditions and the statement's weight alone (paper section
+6.2: "for all these blocks, the compiler finds the number of iterations they are
+executed"). With the loop counters and stand-ins of the last analysis
+(mcl.feedback.facts.stable_dummies), those come back as the same SymPy formulas, so
+`guarded_count` keeps each count by them, across analyses, and a nest the edit did not
+touch is not counted again.
+
+The key is everything `mcl.feedback.facts.counting.guarded_iterations` reads:
+
+- each loop of the nest, outermost first: its kind and normalised shape (counter,
+  variable, trip count, exactness, bounds);
+- the conditions of the guards, each with the position of its guard (a count names the
+  guards it could not count by position, so that the caller gets its own guards back);
+- the weight;
+- the function's loops as the counting sees them beside the nest: every loop's counter
+  (a symbol that is no counter stands for a value known only at run time) and the
+  for-loops whose trip counts have sizes in them (a grid-stride loop collapsed with the
+  nest: `counting.symbolic_trips`).
+
+Whether found here or counted, the same dummies are made in the same order: the guards'
+conditions and every loop's shape are made before the key (they are all the counting
+makes), so a later analysis step sees the same formulas as without this store
+(tests/lsp/test_reused_dummies.py compares every message of a sequence of edits with
+and without it). A count made after its budget took a fallback (mcl.feedback.budget) is
+not kept: with time left, the next analysis finds the full one.
+
+Outside `reused_dummies` (`mcl check`: one analysis per process, fresh dummies that no
+later analysis meets) nothing is kept. Bounded (least recently used first out), and
+emptied with SymPy's cache (mcl.lsp.worker.bound_caches): it holds SymPy's expressions.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import sympy
+
+from mcl.feedback.budget import fallen_back
+from mcl.feedback.facts.counting import conditions, guarded_iterations, symbolic_trips
+from mcl.feedback.facts.kernel import Guard, Loop
+from mcl.feedback.facts.stable_dummies import reusing
+from mcl.feedback.facts.symbolic import SymbolicEvaluator
+from mcl.mcpl.symbolic_values import forget_with_per_process
+
+# Counts kept: a kernel has a few hundred places (sets of loops, guards and a weight),
+# and the worker sees one kernel at a time.
+MAX_KEPT = 4096
+
+Count = tuple[Any, bool, list[Guard]]  # as guarded_iterations: count, exact?, guards left
+
+
+@dataclass
+class _Store:
+    kept: OrderedDict[Any, tuple[Any, bool, tuple[int, ...]]]
+    enabled: bool = True  # tests compare with the analysis that counts every time
+    hits: int = 0
+    misses: int = 0
+
+    def cache_clear(self) -> None:
+        """Empty the store (with SymPy's cache: `forget_per_process`)."""
+        self.kept.clear()
+
+
+store = _Store(OrderedDict())
+forget_with_per_process(store)
+
+
+def guarded_count(ev: SymbolicEvaluator, loops: Sequence[Loop], guards: Sequence[Guard],
+                  weight: Any = 1) -> Count:
+    """`guarded_iterations(ev, loops, guards, weight)`, kept across the worker's analyses
+    by what it depends on."""
+    # What the count makes first, made here whether it is counted or found: the same
+    # dummies, in the same order, either way.
+    conditions(ev, guards)
+    ev.all_counters()
+    if not (store.enabled and reusing()):
+        return guarded_iterations(ev, loops, guards, weight)
+    key = _key(ev, loops, guards, weight)
+    found = store.kept.get(key)
+    if found is not None:
+        store.hits += 1
+        store.kept.move_to_end(key)
+        value, exact, left = found
+        return value, exact, [guards[k] for k in left]
+    store.misses += 1
+    value, exact, unresolved = guarded_iterations(ev, loops, guards, weight)
+    if not fallen_back():
+        position = {id(g): k for k, g in reversed(list(enumerate(guards)))}
+        store.kept[key] = (value, exact, tuple(position[id(g)] for g in unresolved))
+        if len(store.kept) > MAX_KEPT:
+            store.kept.popitem(last=False)
+    return value, exact, unresolved
+
+
+def _key(ev: SymbolicEvaluator, loops: Sequence[Loop], guards: Sequence[Guard],
+         weight: Any) -> tuple[Any, ...]:
+    position = {id(g): k for k, g in reversed(list(enumerate(guards)))}
+    conds = tuple((c.rel, c.holds, position[id(c.guard)]) for c in conditions(ev, guards))
+    return (tuple(_shape(ev, loop) for loop in loops), conds, sympy.sympify(weight),
+            ev.memo(("nest counts: beside", ), lambda: _beside(ev)))
+
+
+def _beside(ev: SymbolicEvaluator) -> tuple[Any, ...]:
+    """What the counting of any nest of `ev`'s function reads of its other loops."""
+    return (ev.all_counters(), tuple(_shape(ev, loop) for loop, _ in symbolic_trips(ev)))
+
+
+def _shape(ev: SymbolicEvaluator, loop: Loop) -> tuple[Any, ...]:
+    s = ev.shape(loop)
+    return (loop.kind, s.counter, s.value, s.trips, s.exact, s.affine, s.reason, s.bounds)
