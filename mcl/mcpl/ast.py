@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields, replace
-from typing import TypeVar, Union, get_args
+from typing import TypeVar, Union, get_args, get_type_hints
 
 from mcl.diagnostics import Span
 
@@ -432,13 +432,28 @@ def root_name(e: Expr) -> str | None:
 
 
 def _node_fields(cls: type) -> tuple[str, ...]:
-    """The fields of a node class that may hold child nodes (all but `span`), looked up
-    once per class: `children` runs for every node of every pass."""
+    """The fields of a node class that may hold child nodes, looked up once per class:
+    `children` runs for every node of every pass (a fifth of the check of a long kernel).
+    Those declared to hold a node or a tuple of them; never `span`, nor names, operators
+    and values (`Name.name`, `Binary.op`, `IntLit.value`), which most nodes are made of."""
     names = _NODE_FIELDS.get(cls)
     if names is None:
-        names = tuple(f.name for f in fields(cls) if f.name != "span")
+        try:
+            hints = get_type_hints(cls)
+        except (NameError, TypeError):  # an annotation that does not resolve: look at all
+            hints = {}
+        names = tuple(f.name for f in fields(cls) if f.name != "span"
+                      and (f.name not in hints or _may_hold_node(hints[f.name])))
         _NODE_FIELDS[cls] = names
     return names
+
+
+def _may_hold_node(annotation: object) -> bool:
+    """Does a field of this type hold a node class somewhere (alone, in a union, in a
+    tuple)?"""
+    if annotation in NODE_CLASSES:
+        return True
+    return any(_may_hold_node(arg) for arg in get_args(annotation))
 
 
 _NODE_FIELDS: dict[type, tuple[str, ...]] = {}
