@@ -8,9 +8,12 @@ loops' bounds, the guards' conditions and the statement's weight alone (paper se
 executed"). With the loop counters and stand-ins of the last analysis
 (mcl.feedback.facts.stable_dummies), those come back as the same SymPy formulas, so
 `guarded_count` keeps each count by them, across analyses, and a nest the edit did not
-touch is not counted again.
+touch is not counted again. Two counts are kept: how often a statement runs
+(`guarded_count`: the operation statistics, the roofline, the time model and the
+lock-step walk count with it) and in how many iterations an access's element is loaded
+again (`conditioned_count`: the data reuse findings).
 
-The key is everything `mcl.feedback.facts.counting.guarded_iterations` reads:
+The key is everything the counting (mcl.feedback.facts.counting) reads:
 
 - each loop of the nest, outermost first: its kind and normalised shape (counter,
   variable, trip count, exactness, bounds);
@@ -37,14 +40,20 @@ emptied with SymPy's cache (mcl.lsp.worker.bound_caches): it holds SymPy's expre
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import sympy
 
 from mcl.feedback.budget import fallen_back
-from mcl.feedback.facts.counting import conditions, guarded_iterations, symbolic_trips
+from mcl.feedback.facts.counting import (
+    Condition,
+    conditioned_iterations,
+    conditions,
+    guarded_iterations,
+    symbolic_trips,
+)
 from mcl.feedback.facts.kernel import Guard, Loop
 from mcl.feedback.facts.stable_dummies import reusing
 from mcl.feedback.facts.symbolic import SymbolicEvaluator
@@ -59,7 +68,7 @@ Count = tuple[Any, bool, list[Guard]]  # as guarded_iterations: count, exact?, g
 
 @dataclass
 class _Store:
-    kept: OrderedDict[Any, tuple[Any, bool, tuple[int, ...]]]
+    kept: OrderedDict[tuple[Any, ...], Any]
     enabled: bool = True  # tests compare with the analysis that counts every time
     hits: int = 0
     misses: int = 0
@@ -75,36 +84,66 @@ forget_with_per_process(store)
 
 def guarded_count(ev: SymbolicEvaluator, loops: Sequence[Loop], guards: Sequence[Guard],
                   weight: Any = 1) -> Count:
-    """`guarded_iterations(ev, loops, guards, weight)`, kept across the worker's analyses
-    by what it depends on."""
+    """`guarded_iterations(ev, loops, guards, weight)` (a statement's executions), kept
+    across the worker's analyses by what it depends on."""
     # What the count makes first, made here whether it is counted or found: the same
     # dummies, in the same order, either way.
-    conditions(ev, guards)
+    conds = conditions(ev, guards)
     ev.all_counters()
     if not (store.enabled and reusing()):
         return guarded_iterations(ev, loops, guards, weight)
-    key = _key(ev, loops, guards, weight)
+    position = {id(g): k for k, g in reversed(list(enumerate(guards)))}
+    key = ("guarded", _nest(ev, loops),
+           tuple((c.rel, c.holds, position[id(c.guard)]) for c in conds),
+           sympy.sympify(weight))
+
+    def count() -> tuple[Any, bool, tuple[int, ...]]:
+        value, exact, unresolved = guarded_iterations(ev, loops, guards, weight)
+        return value, exact, tuple(position[id(g)] for g in unresolved)
+
+    value, exact, left = _kept(key, count)
+    return value, exact, [guards[k] for k in left]
+
+
+def conditioned_count(ev: SymbolicEvaluator, loops: Sequence[Loop],
+                      conds: Sequence[Condition]) -> tuple[Any, bool]:
+    """The count and exactness of `conditioned_iterations(ev, loops, conds)` (the
+    iterations in which an access's element is loaded again), kept as `guarded_count`'s.
+    The conditions' guards are only carried along by the counting, to name those left
+    uncounted, which this count does not return: the key holds what they say alone."""
+    ev.all_counters()
+    if not (store.enabled and reusing()):
+        value, exact, _ = conditioned_iterations(ev, loops, conds)
+        return value, exact
+    key = ("conditioned", _nest(ev, loops), tuple((c.rel, c.holds) for c in conds))
+
+    def count() -> tuple[Any, bool]:
+        value, exact, _ = conditioned_iterations(ev, loops, conds)
+        return value, exact
+
+    found: tuple[Any, bool] = _kept(key, count)
+    return found
+
+
+def _kept(key: tuple[Any, ...], count: Callable[[], Any]) -> Any:
+    """The count kept under `key`, else `count()`, kept unless its budget fell back."""
     found = store.kept.get(key)
     if found is not None:
         store.hits += 1
         store.kept.move_to_end(key)
-        value, exact, left = found
-        return value, exact, [guards[k] for k in left]
+        return found
     store.misses += 1
-    value, exact, unresolved = guarded_iterations(ev, loops, guards, weight)
+    value = count()
     if not fallen_back():
-        position = {id(g): k for k, g in reversed(list(enumerate(guards)))}
-        store.kept[key] = (value, exact, tuple(position[id(g)] for g in unresolved))
+        store.kept[key] = value
         if len(store.kept) > MAX_KEPT:
             store.kept.popitem(last=False)
-    return value, exact, unresolved
+    return value
 
 
-def _key(ev: SymbolicEvaluator, loops: Sequence[Loop], guards: Sequence[Guard],
-         weight: Any) -> tuple[Any, ...]:
-    position = {id(g): k for k, g in reversed(list(enumerate(guards)))}
-    conds = tuple((c.rel, c.holds, position[id(c.guard)]) for c in conditions(ev, guards))
-    return (tuple(_shape(ev, loop) for loop in loops), conds, sympy.sympify(weight),
+def _nest(ev: SymbolicEvaluator, loops: Sequence[Loop]) -> tuple[Any, ...]:
+    """The loops of a nest and those beside it, as the counting sees them."""
+    return (tuple(_shape(ev, loop) for loop in loops),
             ev.memo(("nest counts: beside", ), lambda: _beside(ev)))
 
 

@@ -35,7 +35,6 @@ from mcl.feedback.facts.counting import (
     affine,
     collapse_grid_stride,
     collapse_guard,
-    conditioned_iterations,
     conditions,
     distinct_tuples,
     distinct_values,
@@ -44,6 +43,7 @@ from mcl.feedback.facts.counting import (
 )
 from mcl.feedback.facts.kernel import Access, Derived, KernelFacts, Loop, dims
 from mcl.feedback.facts.layout import element_layout, flat_index
+from mcl.feedback.facts.nest_counts import conditioned_count
 from mcl.feedback.facts.stable_dummies import dummy
 from mcl.feedback.facts.symbolic import identical, ratio
 from mcl.feedback.phrases import conjunction, expr_text
@@ -342,8 +342,7 @@ def affine_pieces(facts: KernelFacts, exprs: Sequence[Any], loops: Sequence[Loop
 def _guarded_count(ev: Any, loops: tuple[Loop, ...], conds: list[Condition]
                    ) -> tuple[Any, bool]:
     """Iterations of `loops` that satisfy `conds` (exact where they bound split indices)."""
-    count, exact, _ = conditioned_iterations(ev, loops, conds)
-    return count, exact
+    return conditioned_count(ev, loops, conds)
 
 
 def _grid_strides(ev: Any, loops: tuple[Loop, ...]) -> list[Collapse]:
