@@ -23,7 +23,10 @@ The key is everything the counting (mcl.feedback.facts.counting) reads:
 - the function's loops as the counting sees them beside the nest: every loop's counter
   (a symbol that is no counter stands for a value known only at run time) and the
   for-loops whose trip counts have sizes in them (a grid-stride loop collapsed with the
-  nest: `counting.symbolic_trips`).
+  nest: `counting.symbolic_trips`). So an edit of the body of a nest, of a guard or of a
+  statement counts that nest again, while one that adds, removes or renames a loop, or
+  changes the header of a loop whose trip count has sizes in it, counts every nest of
+  the function again.
 
 Whether found here or counted, the same dummies are made in the same order: the guards'
 conditions and every loop's shape are made before the key (they are all the counting
