@@ -25,6 +25,14 @@ VALUES = (("n", 2048), ("m", 2048), ("p", 2048))
 Edit = Callable[[str], str]
 
 
+@pytest.fixture(autouse=True)
+def _time_enough(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The analyses compared finish whatever the machine's load: with the default budget
+    (1 s of CPU per analysis), a run on a busy machine may run out of it where the run
+    beside it did not, and say so instead of its findings (mcl.feedback.budget)."""
+    monkeypatch.setenv("MCL_FEEDBACK_BUDGET", "60")
+
+
 def _swap(first: str, second: str) -> Edit:
     """The lines `first` and `second` (adjacent, in this order) exchanged: one loop
     nested in the other the other way round."""

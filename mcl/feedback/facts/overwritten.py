@@ -26,6 +26,7 @@ import sympy
 from mcl.feedback.facts.kernel import Access, DeclaredName, KernelFacts, Loop
 from mcl.feedback.facts.layout import element_count, flat_index
 from mcl.mcpl import ast
+from mcl.mcpl.symbolic_values import kept_per_process
 
 
 def overwritten_first(facts: KernelFacts) -> set[str]:
@@ -99,6 +100,10 @@ def _mixed_radix(terms: list[tuple[Any, Any]]) -> bool:
     return True
 
 
+# A `sympy.simplify` of two formulas in the sizes (a tenth of spmv's feedback job after an
+# edit), the same at every edit that leaves the nest as it was: proven once per process,
+# as the other pure SymPy steps the editor's worker asks again (docs/feedback.md, "Speed").
+@kept_per_process(256)
 def _at_least(units: Any, elements: Any) -> bool:
     """units >= elements, proven: a ceiling is at least its argument, so `units` with
     every ceiling replaced by its argument is a lower bound (the factors are positive)."""
