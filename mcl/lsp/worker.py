@@ -222,7 +222,7 @@ def bound_caches(limit: int | None = None) -> None:
 
     from mcl.mcpl.symbolic_values import forget_per_process
 
-    if sum(f.cache_info().currsize for f in CACHE) > (limit or SYMPY_ENTRIES):
+    if sum(f.cache_info().currsize for f in CACHE) > (SYMPY_ENTRIES if limit is None else limit):
         clear_cache()
         forget_per_process()
 
