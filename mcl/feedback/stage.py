@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from mcl.feedback.messages import FeedbackSeverity, Message
 
 if TYPE_CHECKING:
+    from mcl.feedback.findings import Finding
     from mcl.hdl.library import HwdLibrary
     from mcl.mcpl.checked import CheckedProgram
 
@@ -50,6 +51,9 @@ class FileFeedback:
     options: FeedbackOptions = field(default_factory=FeedbackOptions)
     # per message: shown without --verbose (mcl.feedback.render.visibility); empty: all of them
     by_default: list[bool] = field(default_factory=list)
+    # the typed findings that carry `messages`, one each (mcl.feedback.findings): for
+    # readers of their fields, such as the editor's code lens
+    findings: list[Finding] = field(default_factory=list)
 
     def shown_by_default(self) -> list[bool]:
         return self.by_default or [True] * len(self.messages)
@@ -68,7 +72,7 @@ def run_feedback(checked: CheckedProgram, library: HwdLibrary, options: Feedback
     messages = [f.message for f in findings]
     return FileFeedback(messages, levels, time.perf_counter() - start, options,
                         shown_by_default(messages, checked.program,
-                                         [f.change for f in findings]))
+                                         [f.change for f in findings]), findings)
 
 
 def json_report(reports: Iterable[FileFeedback]) -> dict[str, Any]:

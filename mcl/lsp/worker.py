@@ -60,6 +60,17 @@ class FigureRecord:
 
 
 @dataclass(frozen=True)
+class EstimateRecord:
+    """The time model's estimate (mcl.feedback.findings.TimeEstimate) as plain data,
+    its times as the feedback writes them (`least`: with an undecided `if`'s smaller
+    branch in every unit, where the counts cannot tell which branch)."""
+
+    time: str
+    limit: str
+    least: str | None = None
+
+
+@dataclass(frozen=True)
 class MessageRecord:
     """A feedback message (mcl.feedback.messages.Message) as plain data."""
 
@@ -75,6 +86,7 @@ class MessageRecord:
     needs: tuple[str, ...]
     # published as a diagnostic (mcl.feedback.render.visibility); the others only on hover
     shown_by_default: bool = True
+    estimate: EstimateRecord | None = None  # where the message is the time estimate's
 
 
 @dataclass
@@ -281,8 +293,10 @@ def _run(job: FeedbackJob, libraries: Libraries, result: FeedbackResult) -> None
     if job.level is not None:
         result.diagnostics += checked.diagnostics
     if feedback is not None:
-        result.messages = [_record(m, shown) for m, shown
-                           in zip(feedback.messages, feedback.shown_by_default(), strict=True)]
+        findings = feedback.findings or [None] * len(feedback.messages)
+        result.messages = [_record(m, shown, _estimate(finding)) for m, shown, finding
+                           in zip(feedback.messages, feedback.shown_by_default(), findings,
+                                  strict=True)]
 
 
 # The last analysis: what it analysed and its feedback. Most edits leave the program as it
@@ -334,14 +348,28 @@ def _same_module(a: Any, b: Any) -> bool:
                for x, y in parts)
 
 
-def _record(m: Any, shown_by_default: bool = True) -> MessageRecord:
+def _estimate(finding: Any) -> EstimateRecord | None:
+    """The fields of a time estimate, read from the typed finding, not its text."""
+    from mcl.feedback.emit import seconds_text
+    from mcl.feedback.findings import TimeEstimate
+
+    if not isinstance(finding, TimeEstimate):
+        return None
+    return EstimateRecord(seconds_text(finding.seconds), finding.limit,
+                          None if finding.least_seconds is None
+                          else seconds_text(finding.least_seconds))
+
+
+def _record(m: Any, shown_by_default: bool = True, estimate: EstimateRecord | None = None
+            ) -> MessageRecord:
     figures = tuple(
         FigureRecord(name, v.text, v.numeric, bool(getattr(v, "estimated", False)))
         for name, v in m.values)
     return MessageRecord(
         severity=m.severity.value, analysis=m.analysis, code=m.code, text=m.text,
         span=m.span, hint=m.hint, function=m.function, approximate=m.approximate,
-        figures=figures, needs=tuple(m.needs), shown_by_default=shown_by_default)
+        figures=figures, needs=tuple(m.needs), shown_by_default=shown_by_default,
+        estimate=estimate)
 
 
 # ----------------------------------------------------------------------- the server side
