@@ -337,6 +337,7 @@ class Outcome:
 # WALL_FACTOR times the budget, is only the far outer bound that stops a command that
 # waits for ever without computing (a deadlock).
 WALL_FACTOR = 30
+PROGRESS_EVERY_S = 60.0  # a plain progress line on stderr (no terminal) this often
 # A forked child that has used no CPU time after this many seconds never started.
 STILLBORN_S = 10.0
 
@@ -654,10 +655,10 @@ class Tally:
 def campaign(kind: str, count: int, seed: int, budget: float, save: Path | None,
              deep_fraction: float, report: Callable[[str], None], tally: Tally,
              deadline: float | None = None, generated_fraction: float = 0.0,
-             execute: float = 0.0) -> None:
+             execute: float = 0.0, step: Callable[[str], None] | None = None) -> None:
     """Fuzz `count` inputs of `kind` ("mcpl" or "hdl"); a share `generated_fraction` of
     the MCPL inputs are `generated_kernel`s, of which a share `execute` that pass check
-    also run (`run_generated`)."""
+    also run (`run_generated`). `step(label)` is told as each input starts."""
     rng = random.Random(f"{kind}-{seed}")
     seeds = mcpl_seeds() if kind == "mcpl" else hdl_seeds()
     grammar = MCPL_TOKENS if kind == "mcpl" else HDL_TOKENS
@@ -667,6 +668,8 @@ def campaign(kind: str, count: int, seed: int, budget: float, save: Path | None,
             if deadline is not None and time.monotonic() > deadline:
                 report(f"{kind}: stopped at the time limit after {i} inputs")
                 break
+            if step is not None:
+                step(f"{kind} input {i + 1} of {count}, {len(tally.failures)} failures")
             name, text = rng.choice(seeds)
             generated = kind == "mcpl" and rng.random() < generated_fraction
             if generated:
@@ -729,10 +732,15 @@ def main(argv: list[str] | None = None) -> int:
     def report(line: str) -> None:
         print(f"[{time.monotonic() - start:8.0f} s] {line}", flush=True)
 
-    for kind, count in (("hdl", args.hdl), ("mcpl", args.mcpl)):
-        deadline = time.monotonic() + args.minutes * 60 if args.minutes else None
-        campaign(kind, count, args.seed, args.budget, args.save, args.deep_fraction, report,
-                 tally, deadline, args.generated, args.execute)
+    from mcl.progress import Progress
+
+    # Progress on stderr: a bar on a terminal, else a line a minute (the report on
+    # stdout has a line a thousand inputs, which can be an hour apart).
+    with Progress("fuzz", args.hdl + args.mcpl, every_s=PROGRESS_EVERY_S) as progress:
+        for kind, count in (("hdl", args.hdl), ("mcpl", args.mcpl)):
+            deadline = time.monotonic() + args.minutes * 60 if args.minutes else None
+            campaign(kind, count, args.seed, args.budget, args.save, args.deep_fraction,
+                     report, tally, deadline, args.generated, args.execute, progress.step)
     counts = Counter(o.kind for _, o, _ in tally.failures)
     elapsed = time.monotonic() - start
     print(f"fuzz: {tally.inputs['mcpl']} MCPL and {tally.inputs['hdl']} HDL inputs in "

@@ -108,17 +108,19 @@ def quoted_source(src: str, span: Span, digits: int, style: str, to_line_end: bo
     they are about (the excerpt and the marker's columns: `source_excerpt`)."""
     gutter = f"{span.line:>{digits}} | "
     shown, start, width = source_excerpt(src, span, to_line_end=to_line_end)
-    return (Line(gutter, style="dim") + Line(shown),
-            Line(" " * (len(gutter) - 2) + "| ", style="dim")
+    # verbatim: never wrapped (mcl.output_width), so the marker stays under its text
+    return (Line(gutter, style="dim", verbatim=True) + Line(shown),
+            Line(" " * (len(gutter) - 2) + "| ", style="dim", verbatim=True)
             + Line(" " * start + "^" + "~" * (width - 1), style=style))
 
 
 def render_diagnostics(diags: list[Diagnostic], console: Console | Printer | None = None
                        ) -> None:
     """Print each diagnostic as `file:line:col: severity: message`, the source line, a marker
-    under the offending text, and the hint. Every line is printed whole (`soft_wrap`): the
-    `file:line:col: error:` line must stay one line whatever the terminal width, the path
-    length, or whether stderr is a terminal, so editors and CI can parse it."""
+    under the offending text, and the hint. The `file:line:col: severity:` prefix starts
+    its line whatever the width, so editors and CI can parse it; a long message goes on
+    over indented lines (mcl.output_width), and the source line and its marker are shown
+    as they are."""
     if not diags:
         return
     print_line = printer(console, stderr=True).print
@@ -128,7 +130,9 @@ def render_diagnostics(diags: list[Diagnostic], console: Console | Printer | Non
         if d.span:
             head.append(f"{d.span}: ", style="bold")
         head.append(f"{d.severity.value}", style=_STYLE[d.severity])
-        head.append(f": {escape_controls(d.message, keep=_LINES)}")
+        head.append(": ")
+        head.keep = len(head.text)  # the `file:line:col: severity: ` stays on one line
+        head.append(escape_controls(d.message, keep=_LINES))
         head.append(f" [{d.code}]", style="dim")
         print_line(head)
         if d.span:

@@ -20,6 +20,8 @@ import os
 import sys
 from typing import TYPE_CHECKING, Protocol, TextIO
 
+from mcl.output_width import cells, output_width, wrap_points
+
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.text import Text
@@ -34,12 +36,18 @@ _RICH_DECIDES = ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")
 class Line:
     """A line of text with a style for all of it and styled spans (rich's `Text`)."""
 
-    __slots__ = ("spans", "style", "text")
+    __slots__ = ("keep", "spans", "style", "text", "verbatim")
 
-    def __init__(self, text: str = "", style: str | None = None) -> None:
+    def __init__(self, text: str = "", style: str | None = None, *,
+                 verbatim: bool = False) -> None:
         self.text = text.translate(_STRIPPED)
         self.style = style
         self.spans: list[tuple[int, int, str]] = []
+        # Printed as it is, never wrapped: a quoted source line and the marker under it
+        # (mcl.output_width).
+        self.verbatim = verbatim
+        # Characters at its start never cut by wrapping (a `file:line:col: severity:`).
+        self.keep = 0
 
     def append(self, text: str, style: str | None = None) -> Line:
         # As rich's `Text.append`, spans and all (an empty one where only control
@@ -54,8 +62,9 @@ class Line:
     def __add__(self, other: Line) -> Line:
         # As rich's `Text + Text`: the left's style stays the style of the whole line, the
         # right's becomes a span over its text.
-        joined = Line()
+        joined = Line(verbatim=self.verbatim or other.verbatim)
         joined.text, joined.style, joined.spans = self.text, self.style, list(self.spans)
+        joined.keep = self.keep
         if not other.text:
             return joined
         offset = len(self.text)
@@ -64,6 +73,30 @@ class Line:
         joined.spans += [(a + offset, b + offset, s) for a, b, s in other.spans]
         joined.text += other.text
         return joined
+
+    def piece(self, start: int, end: int, indent: int) -> Line:
+        """`text[start:end]` after `indent` spaces, with the style and the spans over it."""
+        part = Line(" " * indent, verbatim=self.verbatim)
+        part.style = self.style
+        part.text += self.text[start:end]
+        part.spans = [(max(a, start) - start + indent, min(b, end) - start + indent, s)
+                      for a, b, s in self.spans if a < end and b > start]
+        return part
+
+    def wrapped(self, width: int) -> list[Line]:
+        """The line as rows of at most `width` cells (mcl.output_width: prose broken at
+        spaces with a hanging indent); a verbatim line, or one with a tab (whose stops
+        would move), as it is."""
+        if self.verbatim or "\t" in self.text or cells(self.text) <= width:
+            return [self]
+        rows: list[Line] = []
+        offset = 0
+        for row in self.text.split("\n"):
+            keep = self.keep - offset if offset < self.keep else 0
+            rows += [self.piece(offset + a, offset + b, indent)
+                     for a, b, indent in wrap_points(row, width, keep=keep)]
+            offset += len(row) + 1
+        return rows
 
     def to_rich(self) -> Text:
         from rich.text import Span, Text
@@ -101,19 +134,25 @@ class Printer(Protocol):
 
 class PlainPrinter:
     """Lines as plain text on stdout or stderr (the stream of the moment, as rich's console
-    takes it: a test may have replaced it)."""
+    takes it: a test may have replaced it), prose wrapped to the stream's width
+    (mcl.output_width)."""
 
     def __init__(self, stderr: bool = False) -> None:
         self.stderr = stderr
 
     def print(self, line: Line | None = None) -> None:
         stream = sys.stderr if self.stderr else sys.stdout
-        stream.write((plain_text(line) if line is not None else "") + "\n")
+        if line is None:
+            stream.write("\n")
+            return
+        for row in line.wrapped(output_width(stream)):
+            stream.write(plain_text(row) + "\n")
 
 
 class RichPrinter:
-    """Lines through a rich console, every line whole (`soft_wrap`: a `file:line:col:`
-    line must stay one line, and a marker under a source line must not drift)."""
+    """Lines through a rich console, wrapped by mcl.output_width to the console's width
+    and each row then printed whole (`soft_wrap`: rich's own wrapping would break a
+    quoted source line, and the marker under it would drift)."""
 
     def __init__(self, console: Console) -> None:
         self.console = console
@@ -121,8 +160,9 @@ class RichPrinter:
     def print(self, line: Line | None = None) -> None:
         if line is None:
             self.console.print(soft_wrap=True)
-        else:
-            self.console.print(line.to_rich(), soft_wrap=True)
+            return
+        for row in line.wrapped(self.console.width):
+            self.console.print(row.to_rich(), soft_wrap=True)
 
 
 def shows_no_style(stream: TextIO) -> bool:
@@ -146,6 +186,13 @@ def printer(out: Console | Printer | None = None, *, stderr: bool = False) -> Pr
         return RichPrinter(out)  # type: ignore[arg-type]
     if shows_no_style(sys.stderr if stderr else sys.stdout):
         return PlainPrinter(stderr)
+    return RichPrinter(text_console(stderr=stderr, soft_wrap=True))
+
+
+def text_console(*, stderr: bool = False, soft_wrap: bool = False) -> Console:
+    """A rich console for people's text on stdout (stderr), as wide as mcl.output_width
+    says (the one width rule), without rich's guessing at numbers to highlight."""
     from rich.console import Console
 
-    return RichPrinter(Console(stderr=stderr, highlight=False, soft_wrap=True))
+    return Console(stderr=stderr, highlight=False, soft_wrap=soft_wrap,
+                   width=output_width(sys.stderr if stderr else sys.stdout))

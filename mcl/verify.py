@@ -23,6 +23,7 @@ from rich.table import Table
 from mcl.defines import Number, type_problem
 from mcl.defines import parse_defines as parse_values
 from mcl.diagnostics import MclError, Span, did_you_mean, error
+from mcl.styled import text_console
 
 REQUIRED = ("FUNCTION", "SIZES", "inputs", "reference", "OUTPUTS")
 # One of these says how far a correct float32 output may lie from the reference.
@@ -565,7 +566,7 @@ def print_report(
     checks: list[OutputCheck], title: str | None = None, console: Console | None = None
 ) -> bool:
     """Print the comparison table; True when every output matched."""
-    console = console or Console(highlight=False)
+    console = console or text_console()
     from mcl.tables import print_table
 
     print_table(console, report_table(checks, title))

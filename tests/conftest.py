@@ -61,3 +61,10 @@ def pytest_collection_modifyitems(config, items) -> None:
         path = item.nodeid.split("::", 1)[0]
         if path.startswith(SLOW_MODULES):
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture
+def whole_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Text output as wide as it comes (a wide $COLUMNS): for the tests that read a
+    message or a row from one line; tests/test_output_width.py tests the wrapping."""
+    monkeypatch.setenv("COLUMNS", "100000")

@@ -25,6 +25,7 @@ def test_type_problem(value: int | float, type_name: str, fits: bool) -> None:
     assert (type_problem(value, type_name) is None) is fits
 
 
+@pytest.mark.usefixtures("whole_lines")  # reads a message from one line
 def test_a_fraction_for_an_int_parameter_is_an_error_at_the_parameter(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -35,6 +36,7 @@ def test_a_fraction_for_an_int_parameter_is_an_error_at_the_parameter(
     assert "not a whole number" in head and "Traceback" not in err
 
 
+@pytest.mark.usefixtures("whole_lines")  # reads a message from one line
 def test_a_huge_value_is_reported_not_ignored(capsys: pytest.CaptureFixture[str]) -> None:
     huge = "9" * 35
     assert main(["check", KERNEL, "-D", f"n={huge}"]) == 1

@@ -30,8 +30,9 @@ def test_mcl_device_wins_over_pyopencl_ctx(monkeypatch: pytest.MonkeyPatch) -> N
     assert device_spec_from_environment() == "0:0"
 
 
-def test_devices_lists_every_device_with_its_indices(capsys: pytest.CaptureFixture[str]
-                                                     ) -> None:
+def test_devices_lists_every_device_with_its_indices(capsys: pytest.CaptureFixture[str],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "300")  # one line per device
     assert main(["devices"]) == 0
     lines = capsys.readouterr().out.splitlines()
     devices = list_devices()
@@ -42,8 +43,23 @@ def test_devices_lists_every_device_with_its_indices(capsys: pytest.CaptureFixtu
     assert sum("(used by default)" in line for line in lines) == 1
 
 
+def test_devices_rows_go_on_under_the_device_column_at_80(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Piped without $COLUMNS: 80 columns, the indexes alone at the left."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    assert main(["devices"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    column = lines[0].index("device")
+    starts = [line.split()[0] for line in lines[1:] if not line.startswith(" ")]
+    assert starts == [str(info.index) for info, _ in list_devices()]
+    assert all(len(line) - len(line.lstrip()) == column
+               for line in lines[1:] if line.startswith(" "))
+
+
 def test_pyopencl_ctx_selects_the_device(monkeypatch: pytest.MonkeyPatch,
                                          capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("COLUMNS", "300")
     info, device = list_devices()[-1]
     monkeypatch.setenv("PYOPENCL_CTX", f"{info.platform_index}:{info.device_index}")
     assert select_device() == device

@@ -13,6 +13,9 @@ import pytest
 from mcl.cli import COMMANDS, main
 from mcl.resources import kernels_dir
 
+# These tests read messages and rows whole, one to a line.
+pytestmark = pytest.mark.usefixtures("whole_lines")
+
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 GUIDE = (ROOT / "docs" / "user-guide.md").read_text(encoding="utf-8")

@@ -66,6 +66,7 @@ BEFORE_WORK = {
 
 
 @pytest.mark.parametrize("option", list(BEFORE_WORK))
+@pytest.mark.usefixtures("whole_lines")  # reads a message from one line
 def test_an_impossible_output_path_fails_before_the_work(
     option: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
@@ -78,6 +79,7 @@ def test_an_impossible_output_path_fails_before_the_work(
     assert "plain-file is not a folder" in line and "[output-path]" in line
 
 
+@pytest.mark.usefixtures("whole_lines")  # reads a message from one line
 def test_an_unwritable_folder_fails_before_the_work(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -92,6 +94,7 @@ def test_an_unwritable_folder_fails_before_the_work(
     assert f"the folder {locked} is not writable" in _one_error(capsys.readouterr().err)
 
 
+@pytest.mark.usefixtures("whole_lines")  # reads a message from one line
 def test_an_output_file_that_is_a_folder_fails_before_the_work(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -130,6 +133,7 @@ def _disk_full(monkeypatch: pytest.MonkeyPatch) -> None:
     ["translate", KERNEL, "--to", "x86_avx512", "-o", "{out}"],
     ["report", str(MATMUL_DIR), "--versions", "perfect", "-o", "{out}"],
 ])
+@pytest.mark.usefixtures("whole_lines")  # reads a message from one line
 def test_a_write_error_after_the_work_is_one_diagnostic_and_keeps_the_old_file(
     argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
@@ -144,6 +148,7 @@ def test_a_write_error_after_the_work_is_one_diagnostic_and_keeps_the_old_file(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.txt"]  # no temporary left
 
 
+@pytest.mark.usefixtures("whole_lines")  # reads a message from one line
 def test_a_plot_write_error_is_one_diagnostic(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -188,6 +193,7 @@ def test_codegen_marks_every_file_and_replaces_its_own(
     assert {f.name: f.read_text() for f in out.iterdir()} == before
 
 
+@pytest.mark.usefixtures("whole_lines")  # reads a message from one line
 def test_codegen_refuses_to_replace_a_users_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -203,6 +209,7 @@ def test_codegen_refuses_to_replace_a_users_file(
     assert is_generated(out / "main.cpp")
 
 
+@pytest.mark.usefixtures("whole_lines")  # reads a message from one line
 def test_codegen_never_writes_through_a_symbolic_link(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -219,6 +226,7 @@ def test_codegen_never_writes_through_a_symbolic_link(
     assert not (out / "CMakeLists.txt").is_symlink() and is_generated(out / "CMakeLists.txt")
 
 
+@pytest.mark.usefixtures("whole_lines")  # reads a message from one line
 def test_codegen_on_a_full_disk_leaves_the_old_set_whole(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

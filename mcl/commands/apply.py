@@ -18,9 +18,11 @@ from mcl.commands.options import (
     add_format_argument,
     add_hwd_path_argument,
     add_include_argument,
+    add_quiet_argument,
     library_from_args,
 )
 from mcl.diagnostics import MclError, Span, error
+from mcl.output_width import say
 
 if TYPE_CHECKING:
     from mcl.refine.kernel import KernelAtLevel
@@ -85,6 +87,7 @@ def _register(sub: argparse._SubParsersAction) -> None:
     add_format_argument(p, "apply")
     add_include_argument(p)
     add_hwd_path_argument(p)
+    add_quiet_argument(p)
     p.set_defaults(func=run)
 
 
@@ -109,34 +112,32 @@ def run(args: argparse.Namespace) -> int:
 def _list(args: argparse.Namespace, kernel: KernelAtLevel) -> int:
     from mcl.refine.offers import list_offers
 
-    offers, refused = list_offers(kernel, _progress())
+    offers, refused = list_offers(kernel, _progress(args.quiet))
     if args.format == "json":
         print(json.dumps(_document(kernel, offers, refused), indent=2))
         return 0
-    print(f"{kernel.path.name}, {kernel.function} at {kernel.level}: "
+    say(f"{kernel.path.name}, {kernel.function} at {kernel.level}: "
           f"{_count(len(offers), 'refinement')} apply (time model at {_values(kernel)})")
     for offer in offers:
-        print(f"  {offer.proposal.invocation}  (line {offer.proposal.line})  {_gain(offer)}")
-        print(f"      {offer.proposal.summary}")
+        say(f"  {offer.proposal.invocation}  (line {offer.proposal.line})  {_gain(offer)}")
+        say(f"      {offer.proposal.summary}")
         if offer.answered is not None and offer.proposal.answers is not None:
-            print(f"      answers {offer.proposal.answers.code}: {offer.answered}")
-        print(f"      {_verified(offer)}")
+            say(f"      answers {offer.proposal.answers.code}: {offer.answered}")
+        say(f"      {_verified(offer)}")
     if refused:
-        print(f"not offered ({len(refused)}):")
+        say(f"not offered ({len(refused)}):")
         for item in refused:
             where = f" (line {item.line})" if item.line is not None else ""
-            print(f"  {item.what}{where}: {item.reason}")
+            say(f"  {item.what}{where}: {item.reason}")
     return 0
 
 
-def _progress() -> Callable[[str], None] | None:
-    """Each step of a long list on a terminal's stderr (every offer is checked, verified
-    at three sizes and weighed: seconds each); nothing where stderr is a file."""
-    import sys
+def _progress(quiet: bool) -> Callable[[str], None]:
+    """Each step of a long list, a line on stderr (every offer is checked, verified at
+    three sizes and weighed: seconds each; mcl.progress), none with --quiet."""
+    from mcl.progress import Progress
 
-    if not sys.stderr.isatty():
-        return None
-    return lambda step: print(f"mcl apply: {step}", file=sys.stderr, flush=True)
+    return Progress("apply", quiet=quiet).say
 
 
 def _apply(args: argparse.Namespace, kernel: KernelAtLevel) -> int:
@@ -163,7 +164,7 @@ def _apply(args: argparse.Namespace, kernel: KernelAtLevel) -> int:
         print(json.dumps(document, indent=2))
     else:
         print(offer.diff, end="")
-        print(f"{offer.proposal.invocation}: {offer.proposal.summary}; {_gain(offer)}; "
+        say(f"{offer.proposal.invocation}: {offer.proposal.summary}; {_gain(offer)}; "
               + _verified(offer))
     say_written(out, stdout_is_data=args.format == "json")
     return 0

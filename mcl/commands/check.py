@@ -34,6 +34,7 @@ from mcl.feedback.stage import (
     json_report,
     text_report,
 )
+from mcl.output_width import say
 
 if TYPE_CHECKING:
     from mcl.hdl.library import HwdLibrary
@@ -223,4 +224,4 @@ def _report(files: list[CheckedFile], args: argparse.Namespace) -> None:
 
     render_diagnostics([d for f in files for d in f.diagnostics])
     text_report(f.feedback for f in files if f.feedback)
-    print(summary(files))
+    say(summary(files))

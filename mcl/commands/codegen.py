@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from mcl.commands.options import add_hwd_path_argument, add_include_argument, library_from_args
 from mcl.diagnostics import MclError, error
+from mcl.output_width import say
 
 if TYPE_CHECKING:
     from mcl.hdl.library import HwdLibrary
@@ -91,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     # No device here: the entry for the leaf, any device (the last written wins).
     config = None if args.no_tuned else best_tuned(args.file, args.target)
     if config is not None:
-        print(describe_tuned(config, args.file))
+        say(describe_tuned(config, args.file))
     overrides = config.constants if config is not None else None
     generated = pipeline.generate(program, args.target, library, overrides=overrides,
                                   language=args.lang)
@@ -107,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
     files = emit_harness(generated).files()
     write_generated_folder(out, files, force=args.force)
     kernels = sum(len(f.kernels) for f in generated.functions)
-    print(f"generated {kernels} kernel(s) of {generated.name} for {args.target} in {out}/:")
+    say(f"generated {kernels} kernel(s) of {generated.name} for {args.target} in {out}/:")
     for name in files:
         print(f"  {out / name}")
     build = shlex.quote(str(out / "build"))

@@ -28,6 +28,7 @@ from rich.text import Text
 
 from mcl.commands.options import add_device_argument
 from mcl.resources import kernels_dir
+from mcl.styled import text_console
 
 MAX_WIDTH = 120  # the demo never draws wider than this, whatever the terminal
 
@@ -232,7 +233,7 @@ def run(args: argparse.Namespace, main: Callable[[list[str]], int] | None = None
     if main is None:
         main = args.main  # mcl.cli's entry point, which the cli's parser sets
     if console is None:
-        console = Console(highlight=False)
+        console = text_console()
         console.width = min(console.width, MAX_WIDTH)
     sizes = [f"{name}=2048" for name in ("n", "m", "p")]
     demo = Demo(console, sizes)

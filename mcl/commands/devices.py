@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 
 from mcl.commands.options import add_backend_argument
+from mcl.output_width import say
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -35,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     backend = get_backend(getattr(args, "backend", DEFAULT_BACKEND))
     devices = backend.devices()
     if not devices:
-        print(f"no {backend.title} device found; install a driver (pip install "
+        say(f"no {backend.title} device found; install a driver (pip install "
               "pocl-binary-distribution)" if backend.name == DEFAULT_BACKEND
               else f"no {backend.title} device found")
         return 1
@@ -45,11 +46,13 @@ def run(args: argparse.Namespace) -> int:
               d.platform + "".join(f" ({note})" for note in d.notes),
               "(used by default)" if d.default else "")
              for d in devices]
-    # Plain aligned columns: never cut or wrapped, whatever the terminal width.
+    # Plain aligned columns; a row wider than the output (mcl.output_width) goes on under
+    # the device column, so the indexes to pass to --device stay alone at the left.
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    device_column = sum(width + 2 for width in widths[:len(titles) + 1])
     for row in rows:
-        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
-              .rstrip())
+        say("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
+            .rstrip(), hang=device_column)
     if backend.name == DEFAULT_BACKEND:  # descriptions are detected from its devices
         _hint_detect(backend.select_device(None))
     return 0
@@ -65,4 +68,4 @@ def _hint_detect(device: object) -> None:
 
     hint = detect_hint(device, default_library())
     if hint:
-        print(hint, file=sys.stderr)
+        say(hint, file=sys.stderr)

@@ -19,6 +19,7 @@ from rich.text import Text
 from rich.tree import Tree
 
 from mcl.commands.options import add_hwd_path_argument, library_from_args
+from mcl.styled import text_console
 from mcl.tables import print_table
 
 if TYPE_CHECKING:
@@ -113,7 +114,7 @@ def _library(args: argparse.Namespace, *, failures: bool = False) -> HwdLibrary:
 
 
 def _console() -> Console:
-    return Console(highlight=False)
+    return text_console()
 
 
 # ------------------------------------------------------------------ list
@@ -139,8 +140,7 @@ def run_list(args: argparse.Namespace) -> int:
         console.print(tree)
     if library.failed:
         names = ", ".join(sorted(library.failed))
-        console.print(Text(f"did not load: {names} (errors above)", style="bold red"),
-                      soft_wrap=True)
+        console.print(Text(f"did not load: {names} (errors above)", style="bold red"))
         return 1
     return 0
 

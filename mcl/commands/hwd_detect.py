@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from mcl.diagnostics import MclError, error
+from mcl.output_width import say
 
 HOST = "host"
 # What detect may write (.cuda.toml for NVIDIA GPUs, _feedback.py for Hopper GPUs).
@@ -85,12 +86,12 @@ def run(args: argparse.Namespace) -> int:
         from mcl.detect.measure import measure
         from mcl.progress import Timings
 
-        timings = Timings()
+        timings = Timings("hwd detect")
         measured = measure(device, q, timings=timings, cuda_ordinal=_platform_index(device))
-        print(f"measured in {sum(timings.values()):.1f} s: {timings.text()}", file=sys.stderr)
+        say(f"measured in {sum(timings.values()):.1f} s: {timings.text()}", file=sys.stderr)
     generated = generate(q, name, measured)
     for warning in generated.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+        say(f"warning: {warning}", file=sys.stderr)
     peaks = _validate(generated)
     written = {f"{name}.hdl": generated.hdl, f"{name}.opencl.toml": generated.mapping}
     if generated.cuda_mapping is not None:
@@ -112,10 +113,10 @@ def run(args: argparse.Namespace) -> int:
                           "parent": generated.parent, "files": files,
                           "measured": measured is not None, **extra, **peaks}, indent=2))
         return 0
-    print(f"wrote {', '.join(files)}: {name} specializes {generated.parent}")
+    say(f"wrote {', '.join(files)}: {name} specializes {generated.parent}")
     for line in _peak_lines(peaks):
-        print("  " + line)
-    print(f"next: mcl hwd show {name} --hwd-path {out}")
+        say("  " + line)
+    say(f"next: mcl hwd show {name} --hwd-path {out}")
     return 0
 
 

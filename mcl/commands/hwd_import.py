@@ -12,6 +12,7 @@ import argparse
 from pathlib import Path
 
 from mcl.commands.options import add_hwd_path_argument, library_from_args
+from mcl.output_width import say
 
 
 def register(hwd_sub: argparse._SubParsersAction) -> None:
@@ -40,11 +41,11 @@ def run_import(args: argparse.Namespace) -> int:
 
     folder = Path(args.folder)
     if not folder.is_dir():
-        print(f"error: {folder} is not a folder", file=sys.stderr)
+        say(f"error: {folder} is not a folder", file=sys.stderr)
         return 1
     files = sorted(folder.glob("*.lisp"))
     if not files:
-        print(f"error: {folder} has no <leaf>.lisp files", file=sys.stderr)
+        say(f"error: {folder} has no <leaf>.lisp files", file=sys.stderr)
         return 1
     if not args.hwd_path and (folder.parent / "hdl").is_dir():
         args.hwd_path = [str(folder.parent / "hdl")]
@@ -53,7 +54,7 @@ def run_import(args: argparse.Namespace) -> int:
     for path in files:
         hwd = library.get(path.stem) if path.stem in library.names() else None
         if hwd is None:
-            print(f"error: {path}: no hardware description '{path.stem}' (give its folder "
+            say(f"error: {path}: no hardware description '{path.stem}' (give its folder "
                   "with --hwd-path)", file=sys.stderr)
             failed += 1
             continue
@@ -67,7 +68,7 @@ def run_import(args: argparse.Namespace) -> int:
             failed += 1
             continue
         if target.exists() and not args.force:
-            print(f"error: {target} exists (--force replaces it)", file=sys.stderr)
+            say(f"error: {target} exists (--force replaces it)", file=sys.stderr)
             failed += 1
             continue
         out_dir.mkdir(parents=True, exist_ok=True)

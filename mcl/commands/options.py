@@ -106,3 +106,10 @@ def add_format_argument(parser: Parser, schema: str) -> None:
     parser.add_argument("--format", choices=("text", "json"), default="text",
                         help="text (default) or one JSON document on stdout (schema "
                         f"mcl/schemas/{schema}.schema.json)")
+
+
+def add_quiet_argument(parser: Parser) -> None:
+    """`--quiet`: no progress on stderr (mcl.progress: a bar on a terminal, plain lines
+    elsewhere); errors and the command's output stay."""
+    parser.add_argument("--quiet", action="store_true",
+                        help="show no progress on stderr (errors and results stay)")

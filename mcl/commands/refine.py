@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,10 +20,12 @@ from mcl.commands.options import (
     add_format_argument,
     add_hwd_path_argument,
     add_include_argument,
+    add_quiet_argument,
     add_repeat_argument,
     library_from_args,
 )
 from mcl.diagnostics import MclError, error
+from mcl.output_width import say
 
 if TYPE_CHECKING:
     from mcl.commands.refine_series import SeriesRow
@@ -78,6 +79,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_format_argument(p, "refine")
     add_include_argument(p)
     add_hwd_path_argument(p)
+    add_quiet_argument(p)
     p.set_defaults(func=run)
 
 
@@ -110,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
         timer = DeviceTimer.open(start.kernel, args.target, args.backend, args.device,
                                  args.repeat)
     limits = SearchLimits(args.steps, args.beam, args.budget, args.lookahead)
-    result = search(start.kernel, limits, timer, _progress(args.format == "text"))
+    result = search(start.kernel, limits, timer, _progress(args.quiet))
     rows = _rows(args, start.translated_from, result)
     written = _write(args, out, rows, result, timer) if out is not None else []
     if args.format == "json":
@@ -151,12 +153,12 @@ def _require_leaf(library: Any, target: str) -> None:
             hint="leaves: " + ", ".join(sorted(library.leaves()))))
 
 
-def _progress(text: bool) -> Callable[[str], None]:
-    """Each step of the search on stderr: every line in text format; in JSON format
-    only on a terminal (stdout is the document, stderr stays clean for a pipe)."""
-    if not text and not sys.stderr.isatty():
-        return lambda _: None
-    return lambda step: print(f"mcl refine: {step}", file=sys.stderr, flush=True)
+def _progress(quiet: bool) -> Callable[[str], None]:
+    """Each step of the search, a line on stderr (mcl.progress; stdout keeps the
+    report or the JSON document), none with --quiet."""
+    from mcl.progress import Progress
+
+    return Progress("refine", quiet=quiet).say
 
 
 def _rows(args: argparse.Namespace, translated_from: str | None, result: SearchResult
@@ -187,7 +189,7 @@ def _print(args: argparse.Namespace, translated_from: str | None, result: Search
     kernel = result.start.kernel
     assert kernel is not None
     where = f" (translated from {translated_from})" if translated_from else ""
-    print(f"{Path(args.file).name}, {kernel.function} refined for {args.target}{where} at "
+    say(f"{Path(args.file).name}, {kernel.function} refined for {args.target}{where} at "
           f"{_sizes(kernel.values) or 'no sizes'}"
           + (f", timed on {timer.device_name}" if timer is not None else ""))
     for row in rows:
@@ -199,12 +201,12 @@ def _print(args: argparse.Namespace, translated_from: str | None, result: Search
             times.append(f"measured {seconds_text(version.measured_seconds)}")
         elif version is not None and version.measured is not None and version.measured.problem:
             times.append(f"not measured: {version.measured.problem}")
-        print(f"  {row.name}: {row.change}" + (f"  {', '.join(times)}" if times else ""))
+        say(f"  {row.name}: {row.change}" + (f"  {', '.join(times)}" if times else ""))
         if version is not None and version.verification is not None:
             from mcl.commands.refine_series import verified_text
 
-            print(f"      verified {verified_text(version)}")
-    print(f"{_overall(result)}; {_count(result.candidates, 'candidate')} weighed in "
+            say(f"      verified {verified_text(version)}")
+    say(f"{_overall(result)}; {_count(result.candidates, 'candidate')} weighed in "
           f"{result.wall_s:.1f} s; stopped: {result.stopped}")
 
 

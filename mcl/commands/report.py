@@ -19,11 +19,14 @@ from mcl.commands.options import (
     add_define_argument,
     add_device_argument,
     add_hwd_path_argument,
+    add_quiet_argument,
     add_repeat_argument,
     library_from_args,
 )
 from mcl.diagnostics import MclError, error
 from mcl.output_files import check_output_file, say_written, write_text
+from mcl.output_width import say
+from mcl.styled import text_console
 
 if TYPE_CHECKING:
     from mcl.hdl.library import HwdLibrary
@@ -65,6 +68,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="with --run: draw the series (measured rate per version, its roof and "
                    "the peer) to OUT, a .png or .svg file (needs matplotlib: mcl[plot])")
     add_hwd_path_argument(p)
+    add_quiet_argument(p)
     p.set_defaults(func=run)
 
 
@@ -96,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
         series = _only(series, args.versions)
     values = collect_values(args.defines)
     count = len(series.versions)
-    with _status(f"analysing {count} version{'s' if count != 1 else ''}"):
+    with _status(f"analysing {count} version{'s' if count != 1 else ''}", args.quiet):
         rows = build_rows(series, library, values, everything=args.everything)
     measurements, peers = _measure(series, rows, library, args, values) if args.run \
         else ({}, {})
@@ -135,14 +139,14 @@ def run(args: argparse.Namespace) -> int:
             write_text(args.output, buffer.getvalue())
             say_written(args.output, stdout_is_data=False)
         else:
-            render_rich(title, rows, measurements, args.run, Console(highlight=False), peers)
+            render_rich(title, rows, measurements, args.run, text_console(), peers)
     failed = [r.name for r in rows if r.problem]
     wrong = [name for name, m in measurements.items() if m.verified is False]
     for name in failed:
-        print(f"mcl report: {name}: {next(r.problem for r in rows if r.name == name)}",
+        say(f"mcl report: {name}: {next(r.problem for r in rows if r.name == name)}",
               file=sys.stderr)
     for name in wrong:
-        print(f"mcl report: {name}: outputs differ from the numpy reference", file=sys.stderr)
+        say(f"mcl report: {name}: outputs differ from the numpy reference", file=sys.stderr)
     return 1 if failed or wrong else 0
 
 
@@ -186,7 +190,7 @@ def _measure(series: Any, rows: list[Any], library: HwdLibrary, args: argparse.N
     device = default_backend().select_device(args.device)
     kind = device_type(device)
     out: dict[str, Any] = {}
-    with _progress(len(rows)) as advance:
+    with _progress(len(rows), args.quiet) as advance:
         for row in rows:
             advance(row.name)
             if row.program is None or row.spec.translated:
@@ -211,38 +215,22 @@ def _measure(series: Any, rows: list[Any], library: HwdLibrary, args: argparse.N
     return out, peers
 
 
-def _stderr_console() -> Any:
-    from rich.console import Console
-
-    return Console(stderr=True)
-
-
 @contextmanager
-def _status(text: str) -> Iterator[None]:
-    """A spinner on a terminal's stderr while `text` is done (nothing when piped)."""
-    console = _stderr_console()
-    if not console.is_terminal:
-        yield
-        return
-    with console.status(text + " ..."):
+def _status(text: str, quiet: bool) -> Iterator[None]:
+    """`text` on stderr while it is done, if it takes long (mcl.progress.waiting)."""
+    from mcl.progress import waiting
+
+    with waiting("report", text, quiet=quiet):
         yield
 
 
 @contextmanager
-def _progress(total: int) -> Iterator[Callable[[str], None]]:
-    """A progress bar over the versions on a terminal's stderr, gone when done (nothing
-    when piped); yields `advance(name)`, called as each version starts."""
-    from rich.progress import Progress
+def _progress(total: int, quiet: bool) -> Iterator[Callable[[str], None]]:
+    """Progress over the versions on stderr (mcl.progress); yields `advance(name)`,
+    called as each version starts."""
+    from mcl.progress import Progress
 
-    console = _stderr_console()
-    with Progress(console=console, transient=True, disable=not console.is_terminal) as bar:
-        task = bar.add_task("running", total=total)
-        done = [0]
-
-        def advance(name: str) -> None:
-            # PoCL compiles a kernel at its first launch: most of a version's wait
-            bar.update(task, completed=done[0],
-                       description=f"running {name} (compiling it for the device first)")
-            done[0] += 1
-
-        yield advance
+    with Progress("report", total, quiet=quiet) as progress:
+        # PoCL compiles a kernel at its first launch: most of a version's wait
+        yield lambda name: progress.step(f"running {name} (compiling it for the device "
+                                         "first)")

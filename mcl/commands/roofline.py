@@ -28,6 +28,7 @@ from mcl.commands.options import (
 )
 from mcl.diagnostics import MclError, Span, error
 from mcl.output_files import say_written
+from mcl.output_width import say
 
 if TYPE_CHECKING:
     from mcl.mcpl.ast import Function
@@ -237,7 +238,7 @@ def _measure(program: Program, function: str, level: str, library: Any, referenc
 def _print_text(document: dict[str, Any]) -> None:
     from mcl.feedback.analyses.roofline import describe_bound, percent, rate_text
 
-    print(document["title"])
+    say(document["title"])
     for p in document["points"]:
         levels = ", ".join(f"{lv['intensity_symbolic']}"
                            + (f" (= {lv['intensity']:.3g})" if lv["intensity"] is not None else "")
@@ -252,6 +253,6 @@ def _print_text(document: dict[str, Any]) -> None:
         if measured:
             line += (f"; measured {rate_text(measured['rate'], 'FLOP/s')}, "
                      f"{percent(measured['fraction'])} of the attainable")
-        print(line)
+        say(line)
     for s in document["skipped"]:
-        print(f"  {s['name']}: no roofline ({s['why']})")
+        say(f"  {s['name']}: no roofline ({s['why']})")

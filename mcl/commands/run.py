@@ -29,11 +29,14 @@ from mcl.commands.options import (
     add_device_argument,
     add_hwd_path_argument,
     add_include_argument,
+    add_quiet_argument,
     add_repeat_argument,
     library_from_args,
 )
 from mcl.diagnostics import MclError, Severity, error
+from mcl.output_width import say
 from mcl.progress import Timings
+from mcl.styled import text_console
 
 if TYPE_CHECKING:
     from mcl.hdl.library import HwdLibrary
@@ -115,6 +118,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_hwd_path_argument(p)
     run_multi.add_arguments(p, "with --target: split the kernel's blocks across")
     run_multi.add_run_arguments(p)
+    add_quiet_argument(p)
     p.set_defaults(func=run)
 
 
@@ -177,7 +181,7 @@ def prepare(args: argparse.Namespace) -> PreparedRun:
     check_footprint(function, {**reference.sizes, **overrides}, device,
                     verify=bool(args.interp or args.verify),
                     backend=getattr(args, "backend", None))
-    timings = Timings()
+    timings = Timings("run", quiet=getattr(args, "quiet", False))
     with timings.step("inputs", "making inputs (reference.py inputs())"):
         sizes, inputs = make_inputs(reference, overrides, args.seed, getattr(args, "inputs", None))
     expected: dict[str, Any] = {}
@@ -204,7 +208,7 @@ def execute_interp(prepared: PreparedRun) -> dict[str, Any]:
 
     sizes = " ".join(f"{k}={v}" for k, v in prepared.sizes.items())
     smaller = f"-D {next(iter(prepared.sizes), 'n')}=64"
-    with _interp_progress(sizes, smaller) as tell, listening(tell):
+    with _interp_progress(sizes, smaller, prepared.timings.quiet) as tell, listening(tell):
         return run_function(prepared.checked, prepared.function, prepared.args,
                             prepared.library)
 
@@ -216,17 +220,21 @@ LONG_RUN_S = 10.0
 
 
 @contextmanager
-def _interp_progress(sizes: str, smaller: str) -> Iterator[Callable[[int, int], None]]:
+def _interp_progress(sizes: str, smaller: str, quiet: bool = False
+                     ) -> Iterator[Callable[[int, int], None]]:
     """`tell(done, total)` for the interpreter's outermost foreach: once the run has taken
     ESTIMATE_AFTER_S, the time it will take from the rate so far; a long run is announced
-    on stderr with a hint, and shows a progress bar there on a terminal."""
-    from rich.console import Console
+    on stderr with a hint, and shows a progress bar there on a terminal, plain lines now
+    and then elsewhere (mcl.progress), none with --quiet."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
-    console = Console(stderr=True, highlight=False)
+    from mcl.progress import Progress as Lines
+
+    console = text_console(stderr=True)
     bar = Progress(TextColumn("interpreting"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
                    TimeRemainingColumn(), console=console, transient=True,
-                   disable=not console.is_terminal)
+                   disable=not console.is_terminal or quiet)
+    lines = Lines("run", quiet=quiet, bar=False)
     start = time.perf_counter()
     state: dict[str, Any] = {"announced": False, "task": None}
 
@@ -234,6 +242,7 @@ def _interp_progress(sizes: str, smaller: str) -> Iterator[Callable[[int, int], 
         elapsed = time.perf_counter() - start
         if state["task"] is not None:
             bar.update(state["task"], completed=done, total=total)
+            lines.note(f"interpreting: {done} of {total} units")
             return
         if state["announced"] or elapsed < ESTIMATE_AFTER_S:
             return
@@ -244,7 +253,7 @@ def _interp_progress(sizes: str, smaller: str) -> Iterator[Callable[[int, int], 
         console.print(f"mcl run: the interpreter runs one unit at a time; at {sizes} this run "
                       f"will take about {_duration(estimate)} ({done} of {total} units in "
                       f"{elapsed:.1f} s). Smaller sizes check the same code much faster, "
-                      f"e.g. {smaller}.", soft_wrap=True)
+                      f"e.g. {smaller}.")
         bar.start()
         state["task"] = bar.add_task("interpreting", total=total, completed=done)
 
@@ -264,13 +273,12 @@ def _duration(seconds: float) -> str:
 
 def finish(prepared: PreparedRun, results: dict[str, Any], how: str, seconds: float) -> int:
     """Compare with the reference, print the table and a summary; the exit status."""
-    from rich.console import Console
 
     from mcl.verify import print_report, verify
 
     checks = verify(prepared.reference, prepared.expected, results, prepared.sizes)
     sizes = " ".join(f"{k}={v}" for k, v in prepared.sizes.items())
-    console = Console(highlight=False)
+    console = text_console()
     title = f"{prepared.function} ({prepared.level}) on {sizes} — {how}, {seconds * 1e3:.1f} ms"
     ok = print_report(checks, title, console)
     failed = sum(not c.ok for c in checks)
@@ -304,7 +312,7 @@ def execute_opencl(
         best_tuned(prepared.path, target, describe(chosen), prepared.sizes) if tuned else None
     )
     if config is not None:
-        print(describe_tuned(config, prepared.path))
+        say(describe_tuned(config, prepared.path))
     overrides = config.constants if config is not None else None
     timings = prepared.timings
     with timings.step("build", f"generating {get_backend(backend).title} for {target} and "
@@ -328,14 +336,13 @@ def report_opencl(prepared: PreparedRun, target: str, result: Any, repeat: int) 
     """Kernel time and the rate the reference defines (GFLOP/s or GB/s, as Table III;
     mcl.verify.rate_of)."""
     seconds = result.kernel_time_s
-    print(f"{kernel_line(prepared, target, seconds, repeat)} on {result.device}")
-    from rich.console import Console
+    say(f"{kernel_line(prepared, target, seconds, repeat)} on {result.device}")
 
     # rich wraps at the terminal's width: the steps of a run make a long line.
-    Console(highlight=False).print(f"  apart from the kernel: {prepared.timings.text()}")
+    text_console().print(f"  apart from the kernel: {prepared.timings.text()}")
     reached = run_roofline(prepared, target, seconds)
     if reached is not None:
-        Console(highlight=False).print(f"  reached {reached.text}")
+        text_console().print(f"  reached {reached.text}")
 
 
 def run_roofline(prepared: PreparedRun, target: str, seconds: float) -> Any:

@@ -6,10 +6,11 @@ across several devices on Dask (mcl.multi; docs/scaling.md). `mcl run` calls the
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from mcl.diagnostics import MclError, error
+from mcl.output_width import say
+from mcl.styled import text_console
 
 
 def add_arguments(p: argparse.ArgumentParser, purpose: str) -> None:
@@ -82,8 +83,9 @@ def execute_multi(prepared: Any, args: argparse.Namespace) -> Any:
         split.check_disjoint([split.piece(first, count) for first, count
                               in ranges(split.blocks, [1.0] * len(slots)) if count])
 
-    def tell(line: str) -> None:
-        print(f"mcl run: {line}", file=sys.stderr, flush=True)
+    from mcl.progress import Progress
+
+    tell = Progress("run", quiet=getattr(args, "quiet", False)).say
 
     job = SplitRun(split, generated, prepared.function, prepared.args, args.repeat,
                    args.chunks, args.rounds)
@@ -103,28 +105,27 @@ def _tuned(prepared: Any, args: argparse.Namespace, slots: list[Any] | None) -> 
     config = best_tuned(prepared.path, args.target, names.pop(), prepared.sizes)
     if config is None:
         return None
-    print(describe_tuned(config, prepared.path))
+    say(describe_tuned(config, prepared.path))
     return config.constants
 
 
 def report_multi(prepared: Any, target: str, result: Any, repeat: int) -> None:
     """The kernel time of the slowest device and the rate, then a line per device."""
-    from rich.console import Console
 
     from mcl.commands.kernel_time import kernel_line
     from mcl.multi.run import describe_devices
 
     line = kernel_line(prepared, target, result.kernel_time_s, repeat, "the slowest device")
-    print(f"{line} on {result.device}; end to end {result.end_to_end_s * 1e3:.1f} ms")
+    say(f"{line} on {result.device}; end to end {result.end_to_end_s * 1e3:.1f} ms")
     if len(result.rounds) > 1:
         first = result.rounds[0]
-        print(f"  round {len(result.rounds)} of {len(result.rounds)}, the inputs kept on the "
+        say(f"  round {len(result.rounds)} of {len(result.rounds)}, the inputs kept on the "
               f"workers and devices since round 1 (end to end {first.end_to_end_s * 1e3:.1f} "
               f"ms, to device {first.to_device_s * 1e3:.3f} ms); every round: "
               + ", ".join(f"{r.end_to_end_s * 1e3:.1f}" for r in result.rounds) + " ms")
     for device_line in describe_devices(result):
-        print(device_line)
-    Console(highlight=False).print(f"  apart from the kernel: {prepared.timings.text()}")
+        say(device_line)
+    text_console().print(f"  apart from the kernel: {prepared.timings.text()}")
 
 
 def devices_document(result: Any) -> dict[str, Any]:

@@ -19,9 +19,11 @@ from mcl.commands.options import (
     add_device_argument,
     add_hwd_path_argument,
     add_include_argument,
+    add_quiet_argument,
     library_from_args,
 )
 from mcl.diagnostics import MclError, Span, error
+from mcl.styled import text_console
 
 if TYPE_CHECKING:
     from mcl.mcpl.loader import Program
@@ -79,7 +81,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="N",
         help="timed runs per configuration (default 7)",
     )
-    p.add_argument("--progress", action="store_true", help="show a progress bar")
+    p.add_argument("--progress", action="store_true",
+                   help="show a progress bar on a terminal (where stderr is none, plain "
+                   "progress lines are shown unless --quiet)")
     p.add_argument(
         "--no-cache",
         action="store_true",
@@ -95,6 +99,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     run_multi.add_arguments(p, "with --parallel: search on")
     add_include_argument(p)
     add_hwd_path_argument(p)
+    add_quiet_argument(p)
     p.set_defaults(func=run)
 
 
@@ -200,7 +205,8 @@ def run(args: argparse.Namespace) -> int:
         args.strategy,
         options,
         args.iterations,
-        args.progress,
+        # a bar with --progress on a terminal; plain lines wherever stderr is none
+        (args.progress or not sys.stderr.isatty()) and not args.quiet,
         not args.no_cache,
         args.backend,
         patience=args.patience,
@@ -247,8 +253,9 @@ def run_parallel(args: argparse.Namespace, path: Path, options: dict[str, Any] |
                              hint=f"leave out --backend {args.backend}"))
     clock = time.perf_counter()
 
-    def tell(line: str) -> None:
-        print(f"mcl tune: {line}", file=sys.stderr, flush=True)
+    from mcl.progress import Progress
+
+    tell = Progress("tune", quiet=args.quiet).say
 
     # Each phase's time is printed: the parts that do not shrink with more workers
     # (inputs, code generation, the cluster's start and end) bound what --parallel gains.
@@ -286,14 +293,13 @@ def _report(args: argparse.Namespace, path: Path, reference: Any, sizes: dict[st
             result: Any) -> int:
     """Print a search's result and write its best configuration for its device; the
     exit status."""
-    from rich.console import Console
     from rich.table import Table
 
     from mcl.tables import print_table
     from mcl.tune.tuned_file import TunedConfig, tuned_path, write_tuned
     from mcl.verify import rate_of
 
-    console = Console(highlight=False)
+    console = text_console()
     built = result.space
     size_text = " ".join(f"{k}={v}" for k, v in sizes.items())
     console.print(
@@ -301,11 +307,10 @@ def _report(args: argparse.Namespace, path: Path, reference: Any, sizes: dict[st
         f"{len(built.candidates) + len(built.ruled_out)} configurations, "
         f"{len(built.ruled_out)} ruled out, {len(result.evaluated)} run, "
         f"{len(result.wrong)} with wrong outputs",
-        soft_wrap=True,
     )
     for key, reasons in list(built.ruled_out.items())[:5]:
         config = ", ".join(f"{n}={v}" for n, v in zip(built.names, key, strict=True))
-        console.print(f"  ruled out {config}: {'; '.join(reasons)}", soft_wrap=True)
+        console.print(f"  ruled out {config}: {'; '.join(reasons)}")
     if len(built.ruled_out) > 5:
         console.print(f"  ... and {len(built.ruled_out) - 5} more")
     work = reference.work(sizes)

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from mcl.styled import text_console
+
 
 def quantity(value: float | None, unit: str) -> str:
     """A figure in the unit a programmer reads it in."""
@@ -28,10 +30,9 @@ def quantity(value: float | None, unit: str) -> str:
 
 
 def render(document: Mapping[str, Any], console: Any = None) -> None:
-    from rich.console import Console
     from rich.table import Table
 
-    console = console or Console(highlight=False)
+    console = console or text_console()
     sizes = " ".join(f"{k}={v}" for k, v in document["sizes"].items())
     names = ", ".join(sorted({k["name"] for k in document["kernels"]}))
     table = Table(title=f"{document['function']} at {document['target']} ({sizes}): "

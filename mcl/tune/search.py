@@ -24,6 +24,7 @@ import hashlib
 import io
 import math
 import re
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -415,7 +416,11 @@ def run_search(
     if strategy_options and "max_fevals" in strategy_options:
         total = min(total, int(strategy_options["max_fevals"]))
     observers = []
-    bar = _progress_bar() if progress else None
+    # progress: a bar on a terminal, plain lines now and then elsewhere (mcl.progress)
+    from mcl.progress import Progress, is_terminal
+
+    bar = _progress_bar() if progress and is_terminal(sys.stderr) else None
+    lines = Progress("tune", total, quiet=not progress or bar is not None, bar=False)
     ranking = None
     chosen: Any = strategy if pull is None else Pulled(pull, built)
     if strategy == MODEL and pull is None:
@@ -423,6 +428,7 @@ def run_search(
 
         ranked = bar.add_task("ranking with the time model", total=len(built.candidates)) \
             if bar is not None else None
+        lines.say(f"ranking {len(built.candidates)} configurations with the time model")
         with bar if bar is not None else contextlib.nullcontext():
             ranking = rank_space(program, function, target, library, built,
                                  model_values(sizes, args),
@@ -436,6 +442,8 @@ def run_search(
     if bar is not None:
         task = bar.add_task(f"tuning {function} on {describe(device)}", total=total)
         observers.append(_Progress(lambda: bar.advance(task)))
+    elif progress:
+        observers.append(_Progress(lambda: lines.step(f"tuning {function}")))
 
     def problem_size(p: Mapping[str, Any]) -> tuple[int, ...]:
         c = built.candidates[built.key(p)]

@@ -119,6 +119,7 @@ def test_a_backends_own_passes_run_after_the_shared_ones_and_dump(
     assert (name, level) == ("rename", "hopper") and "void scaled(" in text
 
 
+@pytest.mark.usefixtures("whole_lines")  # reads a message from one line
 def test_mcl_dump_names_the_lowering_passes_among_the_valid_ones(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:

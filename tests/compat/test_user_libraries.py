@@ -81,6 +81,7 @@ def test_a_folder_with_its_own_root_uses_none_of_the_bundled_descriptions(tmp_pa
     assert lib.names() == ["perfect", "myacc", "mydev"] and not lib.failed
 
 
+@pytest.mark.usefixtures("whole_lines")  # reads a message from one line
 def test_no_bundled(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     folder = family(tmp_path / "lib")
     # Without a root of its own and without the bundled one, nothing has a parent.
@@ -92,6 +93,7 @@ def test_no_bundled(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["hwd", "list", "--hwd-path", str(folder), "--no-bundled"]) == 0
 
 
+@pytest.mark.usefixtures("whole_lines")  # reads a message from one line
 def test_a_clash_with_a_bundled_description_names_both_files(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

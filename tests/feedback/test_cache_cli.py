@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import jsonschema
+import pytest
 
 from mcl.cli import main
 
@@ -34,6 +35,7 @@ def test_xeon_phi_in_json(capsys):
     assert a_k["line"] == 11 and a_k["column"] == 16  # the a[i, k] of the source file
 
 
+@pytest.mark.usefixtures("whole_lines")  # reads a message from one line
 def test_fermi_in_the_rich_report(capsys):
     """The cache facts have nothing to act on here: shown with -v (issue 11, item 5)."""
     assert main(["check", MATMUL, "--level", "fermi", *SIZES]) == 0

@@ -14,6 +14,9 @@ from conftest import KERNELS
 
 from mcl.cli import main
 
+# These tests read messages and rows whole, one to a line.
+pytestmark = pytest.mark.usefixtures("whole_lines")
+
 SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "docs" / "feedback-schema.json")
                     .read_text())
 MATMUL = str(KERNELS / "matmul" / "perfect.mcpl")

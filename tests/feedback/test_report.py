@@ -24,6 +24,9 @@ from mcl.feedback.render.text import display_path
 from mcl.feedback.values import evaluate
 from mcl.mcpl.symbolic_values import integer_quotient
 
+# These tests read messages and rows whole, one to a line.
+pytestmark = pytest.mark.usefixtures("whole_lines")
+
 ROOT = Path(__file__).resolve().parents[2]
 MATMUL = KERNELS / "matmul" / "perfect.mcpl"
 SIZES = ["-D", "n=2048", "-D", "m=2048", "-D", "p=2048"]

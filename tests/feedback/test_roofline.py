@@ -90,6 +90,7 @@ def test_no_roofline_without_a_peak(level):
                    "roofline") == []
 
 
+@pytest.mark.usefixtures("whole_lines")  # reads a message from one line
 def test_mcl_roofline_does_not_analyse_a_kernel_with_errors(tmp_path, capsys):
     # the checker runs first (as for mcl check and codegen): the version is skipped with
     # its error at file:line:col, not given a roofline of a kernel that is not valid MCPL
@@ -105,6 +106,7 @@ def test_mcl_roofline_does_not_analyse_a_kernel_with_errors(tmp_path, capsys):
     assert "flop/B" not in out
 
 
+@pytest.mark.usefixtures("whole_lines")  # reads a message from one line
 def test_mcl_roofline_of_a_file_without_functions_is_an_error(tmp_path, capsys):
     # an empty file used to end in an internal error (IndexError): one line at file:1:1
     from mcl.cli import main

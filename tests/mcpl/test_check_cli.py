@@ -14,6 +14,9 @@ from mcl.commands import check as check_command
 from mcl.feedback import stage as feedback_stage
 from mcl.feedback.stage import FeedbackOptions, FileFeedback
 
+# These tests read messages and rows whole, one to a line.
+pytestmark = pytest.mark.usefixtures("whole_lines")
+
 MATMUL = REPO / "kernels" / "matmul" / "perfect.mcpl"
 
 

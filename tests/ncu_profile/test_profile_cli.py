@@ -148,6 +148,7 @@ def test_counters_not_permitted(tmp_path: Path, capsys) -> None:
     one_line_error(rc, err, "may not read the GPU's performance counters")
 
 
+@pytest.mark.usefixtures("whole_lines")  # reads the message from one line
 def test_a_failed_run_names_its_last_words(tmp_path: Path, capsys) -> None:
     ncu = fake_ncu(tmp_path, "error: the CUDA backend needs a driver", status=1,
                    report=False)
@@ -157,6 +158,7 @@ def test_a_failed_run_names_its_last_words(tmp_path: Path, capsys) -> None:
                    "backend needs a driver")
 
 
+@pytest.mark.usefixtures("whole_lines")  # reads the message from one line
 def test_ncu_absent(tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch) -> None:
     rc, _, err = run(["profile", VECTORADD, "--target", "hopper", "--ncu",
                       str(tmp_path / "nothing")], capsys)

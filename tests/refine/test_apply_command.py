@@ -28,6 +28,7 @@ def transpose(tmp_path: Path) -> Path:
     return tmp_path / "gpu_v1.mcpl"
 
 
+@pytest.mark.usefixtures("whole_lines")  # reads a message from one line
 def test_the_list_names_the_refinement_its_gain_and_both_times(
         transpose: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["apply", str(transpose), "--level", "hopper", *SIZES]) == 0

@@ -77,6 +77,7 @@ def test_without_the_option_the_wrong_reference_beside_refuses(
     assert "the original does not match the reference" in out
 
 
+@pytest.mark.usefixtures("whole_lines")  # reads a message from one line
 def test_a_named_reference_that_is_not_there_is_an_error(
         named: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
     kernel, right = named

@@ -238,7 +238,9 @@ def _message(m: Message, out: Printer, sources: _Sources, verbose: bool,
     if m.span:
         head.append(f"{span_text(m.span)}: ", style="bold")
     head.append(m.severity.value, style=_STYLE[m.severity])
-    head.append(f": {m.text}")
+    head.append(": ")
+    head.keep = len(head.text)  # the `file:line:col: severity: ` stays on one line
+    head.append(m.text)
     if m.approximate and not m.text.startswith("approximation"):
         head.append(" (approximation)", style="yellow")
     head.append(f" [{m.code}]", style="dim")
