@@ -25,6 +25,7 @@ from mcl.commands.options import (
 from mcl.diagnostics import MclError, error
 from mcl.profile.counters import Pages
 from mcl.profile.ncu import CLOCK_CONTROLS
+from mcl.styled import text_console
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -128,6 +129,13 @@ def profile_file(args: argparse.Namespace, path: Path, library: Any,
     # estimate and the measured time are of the same clock (docs/profile.md)
     clock = sm_clock_hz(launches)
     prediction = predict_at_leaf(program, library, function, args.target, sizes, clock)
+    if counters is not None:
+        from mcl.profile.recorded_sizes import other_sizes
+        from mcl.render import render_diagnostics
+
+        mismatch = other_sizes(str(counters), launches, prediction, sizes)
+        if mismatch is not None:
+            render_diagnostics([mismatch])
     figures = compare(prediction, totals(launches))
     lines = compare_lines(prediction, for_file(parse_source_csv(pages.source), path.name))
     return _document(str(path), args.target, function, sizes, launches, prediction,
@@ -174,12 +182,11 @@ def _series(args: argparse.Namespace, folder: Path, library: Any) -> int:
         print(json.dumps({"schema_version": SCHEMA_VERSION, "series": str(folder),
                           "versions": [d for _, d in documents], "steps": found}, indent=2))
         return 0
-    from rich.console import Console
 
     from mcl.profile.render import render
     from mcl.profile.render import steps_table as render_steps
 
-    console = Console(highlight=False)
+    console = text_console()
     for _, document in documents:
         render(document, console)
         console.print()

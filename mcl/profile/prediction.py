@@ -83,6 +83,7 @@ class Prediction:
     theoretical_occupancy_pct: float | None = None  # what the resources allow
     occupancy_pct: float | None = None  # with the grid's waves: what a run can reach
     registers_per_thread: float | None = None
+    grid_blocks: int | None = None  # blocks the kernel launches, where known
     model_clock_hz: float | None = None  # the SM clock of the estimate, where not stated
     branch_efficiency: list[AccessPrediction] = field(default_factory=list)
     suggestions: list[Suggestion] = field(default_factory=list)
@@ -97,6 +98,7 @@ RESOURCE_LIMITS = (BLOCK_SLOTS, THREADS, WARPS, REGISTERS, SHARED_MEMORY)
 def occupancy(p: Prediction, found: OccupancyFinding) -> None:
     warps, slots, blocks = found.warps_per_sm, found.warp_slots, found.blocks_per_sm
     p.registers_per_thread = float(found.registers_per_thread)
+    p.grid_blocks = found.grid_blocks
     if not slots:
         return
     p.occupancy_pct = p.theoretical_occupancy_pct = 100.0 * warps / slots
