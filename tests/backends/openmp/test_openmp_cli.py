@@ -30,6 +30,7 @@ def test_run_json_names_the_backend(capsys: pytest.CaptureFixture[str]) -> None:
     assert status == 0 and document["executor"] == "openmp" and document["verified"]
 
 
+@pytest.mark.usefixtures("whole_lines")  # reads a message from one line
 def test_a_gpu_leaf_is_refused_with_the_reason(capsys: pytest.CaptureFixture[str]) -> None:
     hopper = str(kernels_dir() / "matmul" / "hopper_v1.mcpl")
     status = main(["run", hopper, "--target", "hopper", "--backend", "openmp", "--verify"])
