@@ -734,9 +734,11 @@ def main(argv: list[str] | None = None) -> int:
 
     from mcl.progress import Progress
 
-    # Progress on stderr: a bar on a terminal, else a line a minute (the report on
-    # stdout has a line a thousand inputs, which can be an hour apart).
-    with Progress("fuzz", args.hdl + args.mcpl, every_s=PROGRESS_EVERY_S) as progress:
+    # Progress on stderr where it is no terminal: a line a minute (the report on stdout
+    # has a line a thousand inputs, which can be an hour apart). No bar on a terminal:
+    # its refresh thread would be running when each child forks (mcl.fork_safety).
+    with Progress("fuzz", args.hdl + args.mcpl, every_s=PROGRESS_EVERY_S,
+                  bar=False) as progress:
         for kind, count in (("hdl", args.hdl), ("mcpl", args.mcpl)):
             deadline = time.monotonic() + args.minutes * 60 if args.minutes else None
             campaign(kind, count, args.seed, args.budget, args.save, args.deep_fraction,

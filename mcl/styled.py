@@ -11,6 +11,9 @@ console writes there. rich decides in more ways than a terminal test whether to 
 (FORCE_COLOR, TTY_COMPATIBLE, TTY_INTERACTIVE, Jupyter): where any of them is present,
 rich prints, as before. tests/test_styled.py holds the two ways of printing to the same
 output on text with tabs, control characters and wide characters.
+
+Both printers wrap a line's prose to the output's width (mcl.output_width); a `verbatim`
+line (a quoted source line, the marker under it) is never wrapped.
 """
 
 from __future__ import annotations
