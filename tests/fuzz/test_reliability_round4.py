@@ -170,6 +170,7 @@ def _name_max(folder: Path) -> int:
 
 
 @pytest.mark.parametrize("command", ["codegen", "translate"])
+@pytest.mark.usefixtures("whole_lines")  # reads the error from one line
 def test_an_output_name_too_long_for_the_file_system_is_one_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
     command: str,
