@@ -1,4 +1,4 @@
-"""Progress of the commands that take a while (`mcl refine`, `tune`, `report --measure`,
+"""Progress of the commands that take a while (`mcl refine`, `tune`, `report --run`,
 `run`, `apply`, the fuzzer), on stderr, one way for all of them:
 
 - on a terminal, rich's progress bar or spinner, gone when the work ends;
@@ -24,6 +24,8 @@ from contextlib import contextmanager
 from typing import Any, TextIO
 
 from rich.console import Console
+
+from mcl.output_width import say
 
 DELAY_S = 1.0
 PLAIN_EVERY_S = 5.0  # at most one plain progress line this often
@@ -105,8 +107,6 @@ class Progress:
         return f"{self.done + 1} of {self.total}, " if self.total else ""
 
     def _line(self, text: str) -> None:
-        from mcl.output_width import say
-
         say(f"mcl {self.command}: {text}", file=self.stream, flush=True)
 
 
