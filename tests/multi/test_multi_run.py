@@ -65,6 +65,7 @@ def test_split_run_verifies(name: str, cluster: Any, capsys: pytest.CaptureFixtu
     assert captured.err.count(" done, kernel ") == 2  # progress per device
 
 
+@pytest.mark.usefixtures("whole_lines")  # reads the error from one line
 def test_unsplittable_kernel_gets_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     transpose = kernels_dir() / "transpose" / "perfect.mcpl"
     argv = ["run", str(transpose), "--target", "hopper", "-D", "n=300", "--verify",

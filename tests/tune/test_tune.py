@@ -67,6 +67,7 @@ def planted(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.usefixtures("whole_lines")  # reads a line whole
 def test_tune_finds_the_planted_best(planted: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["tune", str(planted), "--target", "hopper", *SIZES, "--iterations", "3"]) == 0
     out = capsys.readouterr().out
