@@ -30,11 +30,12 @@ def output_width(stream: TextIO | None) -> int:
     if columns.isdigit() and int(columns) > 0:
         return max(int(columns), MIN_WIDTH)
     try:
-        if stream is not None and stream.isatty():
-            return max(os.get_terminal_size(stream.fileno()).columns, MIN_WIDTH)
+        terminal = os.get_terminal_size(stream.fileno()).columns \
+            if stream is not None and stream.isatty() else 0
     except (AttributeError, ValueError, OSError):
-        pass
-    return DEFAULT_WIDTH
+        terminal = 0
+    # a terminal that states no size (0 columns, as a bare pty may) counts as none
+    return max(terminal, MIN_WIDTH) if terminal > 0 else DEFAULT_WIDTH
 
 
 def cells(text: str) -> int:
