@@ -104,7 +104,7 @@ def test_report_with_a_run(capsys: pytest.CaptureFixture[str]) -> None:
 
     doc = document(["report", str(kernels_dir() / "matmul"), "--versions", "perfect", "--run",
                     "--repeat", "1", "-D", "n=33", "-D", "m=33", "-D", "p=33",
-                    "--format", "json"], capsys)
+                    "--format", "json", "--quiet"], capsys)  # no progress on stderr
     jsonschema.validate(doc, load_schema("report"))
     measured = [r["performance"] for r in doc["rows"] if r["performance"]]
     assert [m["leaf"] for m in measured] == ["x86_avx512"]  # the PoCL CPU device
@@ -114,24 +114,32 @@ def test_report_with_a_run(capsys: pytest.CaptureFixture[str]) -> None:
     assert reached["fraction"] == pytest.approx(reached["least_seconds"] / measured[0]["seconds"])
 
 
-def test_report_run_shows_progress_on_a_terminal_only(
+def test_report_run_shows_a_bar_on_a_terminal_and_lines_elsewhere(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Progress on stderr (mcl.progress): plain lines when piped, beside a JSON document
+    that stays whole on stdout; a bar on a terminal; none with --quiet."""
     import io
 
     from rich.console import Console
 
-    from mcl.commands import report
+    from mcl import progress
     from mcl.resources import kernels_dir
 
     argv = ["report", str(kernels_dir() / "matmul"), "--versions", "perfect", "--run",
             "--repeat", "1", "-D", "n=17", "-D", "m=17", "-D", "p=17", "--format", "json"]
-    document(argv, capsys)  # piped: nothing on stderr (checked by `document`)
+    assert main(argv) == 0
+    piped = capsys.readouterr()
+    assert json.loads(piped.out)
+    assert piped.err.startswith("mcl report: running perfect (")
+    document([*argv, "--quiet"], capsys)  # nothing on stderr (checked by `document`)
     terminal = io.StringIO()
-    monkeypatch.setattr(report, "_stderr_console",
-                        lambda: Console(file=terminal, force_terminal=True, width=80))
+    monkeypatch.setattr(progress, "is_terminal", lambda stream: True)
+    monkeypatch.setattr(progress, "Console", lambda **_: Console(
+        file=terminal, force_terminal=True, width=80))
     assert main(argv) == 0
     assert "running perfect" in terminal.getvalue()
+    assert capsys.readouterr().err == ""
 
 
 @pytest.mark.parametrize("how", [["--interp"], ["--target", "x86_avx512", "--verify"],
