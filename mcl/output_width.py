@@ -4,9 +4,11 @@ every command that prints text for people.
 The width is `$COLUMNS` where it is set (a positive number), else the terminal's width
 where the stream is a terminal, else 80 columns: a pipe, a file or a CI log gets lines a
 person can read without scrolling sideways (rich's console takes the same rule for its
-tables). JSON and generated code never pass through here; source lines quoted under a
-diagnostic are printed as they are (mcl.styled's `Line.verbatim`), so their columns and
-the marker under them stay true.
+tables). One exception: a diagnostic's `file:line:col: severity: message` line is wrapped
+only where the width is stated (`$COLUMNS` or a terminal, `width_is_stated`), so tools
+reading a pipe get each diagnostic on one line. JSON and generated code never pass
+through here; source lines quoted under a diagnostic are printed as they are
+(mcl.styled's `Line.verbatim`), so their columns and the marker under them stay true.
 
 Prose is broken at spaces, continued on lines indented a little more than the first
 (a hanging indent), so that a `file:line:col: severity:` line still starts the message
@@ -16,11 +18,25 @@ formula without spaces) is cut where it must be."""
 from __future__ import annotations
 
 import os
-from typing import TextIO
+from typing import IO, TextIO
 
 DEFAULT_WIDTH = 80  # a stream that is no terminal, without $COLUMNS
 MIN_WIDTH = 20  # below this, wrapping would only make lines unreadable
 HANGING_INDENT = 4  # continuation lines: this many columns past the first line's indent
+
+
+def width_is_stated(stream: IO[str] | None) -> bool:
+    """Did someone state the width of `stream`: `$COLUMNS`, or a terminal's own size? A
+    diagnostic's first line is wrapped only then. In a pipe or a file without
+    `$COLUMNS`, it stays one line however long, as GCC and Clang print theirs: editors'
+    and CI's problem matchers read a diagnostic's message from its `file:line:col:` line."""
+    columns = os.environ.get("COLUMNS", "").strip()
+    if columns.isdigit() and int(columns) > 0:
+        return True
+    try:
+        return stream is not None and stream.isatty()
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 def output_width(stream: TextIO | None) -> int:

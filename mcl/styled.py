@@ -23,7 +23,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Protocol, TextIO
 
-from mcl.output_width import cells, output_width, wrap_points
+from mcl.output_width import cells, output_width, width_is_stated, wrap_points
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -86,11 +86,13 @@ class Line:
                       for a, b, s in self.spans if a < end and b > start]
         return part
 
-    def wrapped(self, width: int) -> list[Line]:
+    def wrapped(self, width: int, stated: bool = True) -> list[Line]:
         """The line as rows of at most `width` cells (mcl.output_width: prose broken at
         spaces with a hanging indent); a verbatim line, or one with a tab (whose stops
-        would move), as it is."""
-        if self.verbatim or "\t" in self.text or cells(self.text) <= width:
+        would move), as it is; a diagnostic's line (one with a `keep` prefix) as it is
+        where no one `stated` the width (`width_is_stated`)."""
+        if self.verbatim or "\t" in self.text or cells(self.text) <= width \
+                or (self.keep and not stated):
             return [self]
         rows: list[Line] = []
         offset = 0
@@ -148,7 +150,7 @@ class PlainPrinter:
         if line is None:
             stream.write("\n")
             return
-        for row in line.wrapped(output_width(stream)):
+        for row in line.wrapped(output_width(stream), width_is_stated(stream)):
             stream.write(plain_text(row) + "\n")
 
 
@@ -164,7 +166,7 @@ class RichPrinter:
         if line is None:
             self.console.print(soft_wrap=True)
             return
-        for row in line.wrapped(self.console.width):
+        for row in line.wrapped(self.console.width, width_is_stated(self.console.file)):
             self.console.print(row.to_rich(), soft_wrap=True)
 
 

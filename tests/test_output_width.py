@@ -103,12 +103,19 @@ def _mcl(*args: str, columns: str | None) -> subprocess.CompletedProcess[str]:
 @pytest.mark.parametrize("columns", [None, "60"])
 def test_check_feedback_piped_fits_but_quoted_source_lines(columns: str | None) -> None:
     """The feedback of a kernel whose messages ran to 300 columns: every line fits, but
-    the quoted source lines and their markers, which are shown as they are."""
+    the quoted source lines and their markers, which are shown as they are, and -- where
+    no $COLUMNS states a width -- each message's `file:line:col:` line, kept whole for
+    the tools that read a pipe."""
     out = _mcl("check", "--feedback", "-v", "kernels/matmul/hopper_v2.mcpl", columns=columns)
     assert out.returncode == 0, out.stderr
     width = int(columns or 80)
     lines = (out.stdout + out.stderr).splitlines()
     wide = [line for line in lines if len(line) > width]
+    place = re.compile(r"\s*\S+:\d+:\d+: (warning|info|suggestion): .*")
+    if columns is None:
+        wide = [line for line in wide if not place.fullmatch(line)]
+        heads = [line for line in lines if place.fullmatch(line)]
+        assert any(len(line) > 2 * width for line in heads)  # kept whole, not wrapped
     # only quoted source lines, and a head whose place and first word are wider
     head = re.compile(r"\s*\S+: (warning|info|suggestion): \S+")
     assert all(" | " in line or head.fullmatch(line) for line in wide), wide
@@ -116,6 +123,20 @@ def test_check_feedback_piped_fits_but_quoted_source_lines(columns: str | None) 
     source = [line for line in lines if line.endswith("if (i < n && k < p) {")]
     assert source and all(line.split("| ", 1)[1].strip() == "if (i < n && k < p) {"
                           for line in source)
+
+
+def test_a_diagnostic_stays_one_line_in_a_pipe_without_columns(tmp_path: Path) -> None:
+    """As GCC and Clang print theirs: a problem matcher reads the whole message from the
+    `file:line:col: error:` line; with $COLUMNS stated it is wrapped."""
+    source = tmp_path / "undeclared.mcpl"
+    source.write_text("perfect void f(int n, float[n] a) {\n"
+                      "  foreach (int i in n threads) { a[i] = undeclared_name; }\n}\n")
+    whole = _mcl("check", str(source), columns=None)
+    narrow = _mcl("check", str(source), columns="30")
+    first = [line for line in whole.stderr.splitlines() if ": error: " in line]
+    assert whole.returncode == 1 and first, whole.stderr
+    assert first[0].rstrip().endswith("]") and len(first[0]) > 30  # whole, with its [code]
+    assert len(narrow.stderr.splitlines()) > len(whole.stderr.splitlines())
 
 
 def test_json_is_never_wrapped() -> None:
