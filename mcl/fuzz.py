@@ -389,7 +389,9 @@ def run_command(argv: list[str], budget: float) -> tuple[int | None, str]:
     finally:
         child.close()
     if ended < 0:
-        if -ended == signal.SIGXCPU:
+        # SIGKILL after the CPU budget is the hard CPU limit's (our own kills returned)
+        if -ended == signal.SIGXCPU or (-ended == signal.SIGKILL
+                                         and getattr(child, "cpu_s", 0.0) > budget):
             return None, f"past {budget:g} s of CPU time"
         return ended, f"killed by {signal.Signals(-ended).name}"
     if not data:
@@ -413,6 +415,11 @@ def _child_main(argv: list[str], budget: float, report: int) -> None:
     # The alarm (`_budget`) stops Python code; the limit stops a child stuck in native
     # code (a driver, GMP inside SymPy), where no signal handler runs.
     cpu = math.ceil(budget) + 1
+    # The soft limit's SIGXCPU ends the child only where it is neither blocked nor
+    # handled, and a fork keeps the forking thread's mask and the parent's handlers (a
+    # test runner's): otherwise the child runs on to the hard limit's SIGKILL.
+    signal.signal(signal.SIGXCPU, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGXCPU})
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     faulthandler.disable()  # a test runner's: the signal is the parent's to report
     devnull = os.open(os.devnull, os.O_WRONLY)
@@ -427,6 +434,7 @@ class _Forked:
 
     def __init__(self, argv: list[str], budget: float) -> None:
         self.read, write = os.pipe()
+        self.cpu_s = 0.0
         self.pid = os.fork()
         if self.pid == 0:  # the child: run, report through the pipe, never return
             code = 2
@@ -439,9 +447,13 @@ class _Forked:
         os.close(write)
 
     def poll(self) -> int | None:
-        """None while it runs; then its exit status, or minus the signal that ended it."""
-        done, status = os.waitpid(self.pid, os.WNOHANG)
-        return os.waitstatus_to_exitcode(status) if done else None
+        """None while it runs; then its exit status, or minus the signal that ended it
+        (and `cpu_s`, the CPU seconds it used)."""
+        done, status, usage = os.wait4(self.pid, os.WNOHANG)
+        if not done:
+            return None
+        self.cpu_s = usage.ru_utime + usage.ru_stime
+        return os.waitstatus_to_exitcode(status)
 
     def kill(self) -> None:
         os.kill(self.pid, signal.SIGKILL)
