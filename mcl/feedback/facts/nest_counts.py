@@ -85,6 +85,12 @@ store = _Store(OrderedDict())
 forget_with_per_process(store)
 
 
+def _position(guards: Sequence[Guard], guard: Guard) -> int:
+    """Where `guard` (the object itself, not an equal one) first stands in `guards`: the
+    key names a guard by its place, which the next job's equal nest shares."""
+    return next(k for k, g in enumerate(guards) if g is guard)
+
+
 def guarded_count(ev: SymbolicEvaluator, loops: Sequence[Loop], guards: Sequence[Guard],
                   weight: Any = 1) -> Count:
     """`guarded_iterations(ev, loops, guards, weight)` (a statement's executions), kept
@@ -95,14 +101,13 @@ def guarded_count(ev: SymbolicEvaluator, loops: Sequence[Loop], guards: Sequence
     ev.all_counters()
     if not (store.enabled and reusing()):
         return guarded_iterations(ev, loops, guards, weight)
-    position = {id(g): k for k, g in reversed(list(enumerate(guards)))}
     key = ("guarded", _nest(ev, loops),
-           tuple((c.rel, c.holds, position[id(c.guard)]) for c in conds),
+           tuple((c.rel, c.holds, _position(guards, c.guard)) for c in conds),
            sympy.sympify(weight))
 
     def count() -> tuple[Any, bool, tuple[int, ...]]:
         value, exact, unresolved = guarded_iterations(ev, loops, guards, weight)
-        return value, exact, tuple(position[id(g)] for g in unresolved)
+        return value, exact, tuple(_position(guards, g) for g in unresolved)
 
     value, exact, left = _kept(key, count)
     return value, exact, [guards[k] for k in left]
