@@ -274,6 +274,7 @@ def _feedback(tmp_path: Path, capsys, name: str, source: str) -> str:
     return re.sub(r"\^~*", "^", capsys.readouterr().out.replace(f"{name}.mcl", "K"))
 
 
+@pytest.mark.usefixtures("whole_lines")  # the two texts compared line by line
 def test_feedback_counts_a_view_of_an_element_as_accesses_of_the_array(tmp_path, capsys):
     part = _feedback(tmp_path, capsys, "part", PART_FEEDBACK)
     whole = _feedback(tmp_path, capsys, "whole", PART_FEEDBACK.replace(

@@ -165,6 +165,7 @@ def test_a_spent_budget_leaves_the_rest_out(pocl: tuple[object, dict]) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("whole_lines")  # reads a warning whole
 def test_measure_keeps_to_a_minute_and_reports_in_json(tmp_path: Path,
                                                        capsys: pytest.CaptureFixture[str]
                                                        ) -> None:
