@@ -24,6 +24,8 @@ from mcl.feedback.facts.compiled import Compiler, Store
 POINTS = 200_000
 # Values of a counter evaluated when a sum is sampled.
 SAMPLES = 2_000
+# Rows of an outer sum evaluated one by one where its summand holds a sum in a formula.
+ROWS_ONE_BY_ONE = 4_096
 
 
 def _snap(x: Any) -> Any:
@@ -107,19 +109,33 @@ def _value(e: Any, env: dict[Any, Any], rows: int, budget: _Budget) -> Any:
     """e for each of `rows` bindings of the counters in `env` (arrays of `rows` values)."""
     if not e.has(sympy.Sum):
         return _compiled(e, env, rows, budget)
+    if rows != 1 or any(isinstance(v, np.ndarray) for v in env.values()):
+        # A sum whose summand holds a sum inside a formula (`Sum(x + Sum(y, i), j)`): the
+        # inner sum's bounds differ from row to row, so row by row, each row's counters
+        # as numbers (the sums are kept by them).
+        return _row_by_row(e, env, rows, budget)
     if isinstance(e, sympy.Sum):
-        if rows != 1:
-            raise NotImplementedError  # a sum whose summand holds a sum inside a formula
         return _cached_sum(e, env, budget)
     # Sums inside a larger expression: evaluate the sums first, then the rest.
-    if rows != 1:
-        raise NotImplementedError
     sums = sorted(e.atoms(sympy.Sum), key=sympy.default_sort_key)
     names = [sympy.Dummy("s") for _ in sums]
     replaced = e.xreplace(dict(zip(sums, names, strict=True)))
     inner = {**env, **{n: _cached_sum(s, env, budget)
                        for n, s in zip(names, sums, strict=True)}}
     return _compiled(replaced, inner, 1, budget)
+
+
+def _row_by_row(e: Any, env: dict[Any, Any], rows: int, budget: _Budget) -> Any:
+    """`_value` of `e` one row of `env` at a time (each row's counters as numbers); past
+    ROWS_ONE_BY_ONE rows no value (a Python loop per row would run long), as before."""
+    if rows > ROWS_ONE_BY_ONE:
+        raise NotImplementedError
+    out = np.empty(rows)
+    for k in range(rows):
+        row = {s: (float(v[k] if v.shape == (rows,) else v.item())
+                   if isinstance(v, np.ndarray) else v) for s, v in env.items()}
+        out[k] = _column(_value(e, row, 1, budget), 1)[0]
+    return out
 
 
 def _cached_sum(e: Any, env: dict[Any, Any], budget: _Budget) -> Any:
