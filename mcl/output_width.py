@@ -25,29 +25,37 @@ MIN_WIDTH = 20  # below this, wrapping would only make lines unreadable
 HANGING_INDENT = 4  # continuation lines: this many columns past the first line's indent
 
 
-def width_is_stated(stream: IO[str] | None) -> bool:
-    """Did someone state the width of `stream`: `$COLUMNS`, or a terminal's own size? A
-    diagnostic's first line is wrapped only then. In a pipe or a file without
-    `$COLUMNS`, it stays one line however long, as GCC and Clang print theirs: editors'
-    and CI's problem matchers read a diagnostic's message from its `file:line:col:` line."""
+def stated_columns() -> int | None:
+    """The width `$COLUMNS` states (a positive number), else None."""
     columns = os.environ.get("COLUMNS", "").strip()
-    if columns.isdigit() and int(columns) > 0:
-        return True
+    return int(columns) if columns.isdigit() and int(columns) > 0 else None
+
+
+def is_terminal(stream: IO[str] | None) -> bool:
+    """Is `stream` a terminal (False for no stream, or one that cannot say)?"""
     try:
         return stream is not None and stream.isatty()
     except (AttributeError, ValueError, OSError):
         return False
 
 
+def width_is_stated(stream: IO[str] | None) -> bool:
+    """Did someone state the width of `stream`: `$COLUMNS`, or a terminal's own size? A
+    diagnostic's first line is wrapped only then. In a pipe or a file without
+    `$COLUMNS`, it stays one line however long, as GCC and Clang print theirs: editors'
+    and CI's problem matchers read a diagnostic's message from its `file:line:col:` line."""
+    return stated_columns() is not None or is_terminal(stream)
+
+
 def output_width(stream: TextIO | None) -> int:
     """The width text for `stream` is wrapped to: `$COLUMNS`, else the terminal's width,
     else DEFAULT_WIDTH (never below MIN_WIDTH)."""
-    columns = os.environ.get("COLUMNS", "").strip()
-    if columns.isdigit() and int(columns) > 0:
-        return max(int(columns), MIN_WIDTH)
+    columns = stated_columns()
+    if columns is not None:
+        return max(columns, MIN_WIDTH)
     try:
         terminal = os.get_terminal_size(stream.fileno()).columns \
-            if stream is not None and stream.isatty() else 0
+            if stream is not None and is_terminal(stream) else 0
     except (AttributeError, ValueError, OSError):
         terminal = 0
     # a terminal that states no size (0 columns, as a bare pty may) counts as none

@@ -21,21 +21,14 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, TextIO
+from typing import Any
 
 from rich.console import Console
 
-from mcl.output_width import say
+from mcl.output_width import is_terminal, say
 
 DELAY_S = 1.0
 PLAIN_EVERY_S = 5.0  # at most one plain progress line this often
-
-
-def is_terminal(stream: TextIO) -> bool:
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError, OSError):
-        return False
 
 
 class Progress:
