@@ -390,8 +390,7 @@ def run_command(argv: list[str], budget: float) -> tuple[int | None, str]:
         child.close()
     if ended < 0:
         # SIGKILL after the CPU budget is the hard CPU limit's (our own kills returned)
-        if -ended == signal.SIGXCPU or (-ended == signal.SIGKILL
-                                         and getattr(child, "cpu_s", 0.0) > budget):
+        if -ended == signal.SIGXCPU or (-ended == signal.SIGKILL and child.cpu_s > budget):
             return None, f"past {budget:g} s of CPU time"
         return ended, f"killed by {signal.Signals(-ended).name}"
     if not data:
@@ -481,6 +480,7 @@ class _Spawned:
             [sys.executable, "-c", code, json.dumps(argv), repr(budget)],
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         self.pid = self.process.pid
+        self.cpu_s = 0.0  # not known: Popen reaps the child without its resource usage
 
     def poll(self) -> int | None:
         return self.process.poll()
