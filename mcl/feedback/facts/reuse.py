@@ -186,7 +186,7 @@ def _find(facts: KernelFacts) -> list[Finding]:
         if independent:
             # Each element is loaded once per iteration of the independent loops that
             # passes the `if`s constraining them (`j < m` after a split into blocks).
-            reuse, exact = _guarded_count(ev, independent, _guards_on(ev, acc, independent))
+            reuse, exact = conditioned_count(ev, independent, _guards_on(ev, acc, independent))
             counters = {ev.counter(x) for x in loops}
             exact = exact and all(not (ev.trips(x).free_symbols & counters)
                                   for x in independent)
@@ -262,7 +262,7 @@ def _ratios(facts: KernelFacts, acc: Access, loops: tuple[Loop, ...]) -> list[Fi
         # An `if` that limits these loops (`j < w` after a split) limits the accesses
         # and, when it bounds the same split index, the elements too.
         guards = _guards_on(ev, acc, dloops)
-        accesses, exact = _guarded_count(ev, dloops, guards)
+        accesses, exact = conditioned_count(ev, dloops, guards)
         # A piece of a split loop that this dimension does not use varies another one,
         # as a loop the dimension does not use (`tid % 16` for the row `tid / 16`): the
         # accesses count the pieces it uses (a split is taken only without guards).
@@ -285,7 +285,7 @@ def _ratios(facts: KernelFacts, acc: Access, loops: tuple[Loop, ...]) -> list[Fi
                                   _sharing(idx, dloops, own, trips)))
     if len(indices) > 1:
         guards = _guards_on(ev, acc, loops)
-        accesses, exact = _guarded_count(ev, loops, guards)
+        accesses, exact = conditioned_count(ev, loops, guards)
         guarded = _apply_guards(ev, indices, loops, guards, strides, trips)
         if guarded is None:
             exact = False
@@ -337,12 +337,6 @@ def affine_pieces(facts: KernelFacts, exprs: Sequence[Any], loops: Sequence[Loop
     if any(idx is None for idx in indices):
         return None
     return [i for i in indices if i is not None], split.trips, own
-
-
-def _guarded_count(ev: Any, loops: tuple[Loop, ...], conds: list[Condition]
-                   ) -> tuple[Any, bool]:
-    """Iterations of `loops` that satisfy `conds` (exact where they bound split indices)."""
-    return conditioned_count(ev, loops, conds)
 
 
 def _grid_strides(ev: Any, loops: tuple[Loop, ...]) -> list[Collapse]:
