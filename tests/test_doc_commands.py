@@ -147,6 +147,49 @@ def test_the_command_parses(command: Documented) -> None:
         assert exit_.code == 0, f"{command}: mcl cannot read it"
 
 
+# A command written in running text (`mcl tune ... --parallel`) is read as a synopsis: its
+# command and options must exist. Spans that start with `mcl` but are not commands:
+INLINE = re.compile(r"`((?:[A-Z_]+=\S* )*(?:python3? -m )?mcl [a-z][^`]*)`")
+NOT_COMMANDS = {
+    "mcl feedback": "the source name of the editor's feedback diagnostics (editor.md)",
+}
+
+
+def inline_commands() -> list[Documented]:
+    found: list[Documented] = []
+    for path in DOCS:
+        text = path.read_text(encoding="utf-8")
+        blank = lambda m: re.sub(r"[^\n]", " ", m.group(0))  # noqa: E731
+        text = FENCE.sub(blank, text)  # the blocks are read above
+        for span in INLINE.finditer(text):
+            command = " ".join(span.group(1).replace("\\|", "|").split())
+            message = re.match(r"(?:\S+ )*?mcl [a-z]+:", command)  # `mcl run: interpreting`
+            if not message and command not in NOT_COMMANDS:
+                line = text.count("\n", 0, span.start()) + 1
+                found.append(Documented(str(path.relative_to(ROOT)), line, command, ""))
+    return found
+
+
+INLINE_COMMANDS = inline_commands()
+
+
+def test_the_commands_in_running_text_name_existing_options() -> None:
+    parser = build_parser()
+    wrong = []
+    for command in INLINE_COMMANDS:
+        words = [w.strip("[]") for w in command.text.split()]
+        words = words[words.index("mcl") + 1:]
+        if words[0] not in commands_of(parser):
+            wrong.append(f"{command}: no command {words[0]}")
+            continue
+        own = options_of(parser, words)
+        known = {o for a in own._actions for o in a.option_strings}
+        options = {w.split("=")[0] for w in words if re.match(r"-[-\w]", w)}
+        wrong += [f"{command}: unknown {o}" for o in sorted(options - known)]
+    assert len(INLINE_COMMANDS) >= 300
+    assert wrong == []
+
+
 def test_the_docs_show_commands() -> None:
     # the reading above finds what it should: a guard against a pattern that finds nothing
     assert len(COMMANDS) >= 80
@@ -301,6 +344,9 @@ def test_every_listed_command_is_documented() -> None:
     documented = {c.text for c in COMMANDS}
     for listed in (NOT_RUN, PREPARED, FAILS, VARIES):
         assert set(listed) <= documented, sorted(set(listed) - documented)
+    spans = {" ".join(m.group(1).split()) for path in DOCS
+             for m in INLINE.finditer(path.read_text(encoding="utf-8"))}
+    assert set(NOT_COMMANDS) <= spans
 
 
 RUN = [c for c in COMMANDS if not c.synopsis and c.text not in NOT_RUN]
