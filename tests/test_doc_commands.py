@@ -12,7 +12,8 @@ only names options: its command and each option must exist.
   option exist, every value is accepted); for a synopsis, each option is one of its
   command's.
 - Slow tier: each command is run in-process (`mcl.cli.main`) in an empty folder where
-  `kernels/` and `tests/` are the repository's, and must exit 0, unless NOT_RUN names it
+  `kernels/` and `tests/` are the repository's (and `/tmp/` is a folder of its own), and
+  must exit 0, unless NOT_RUN names it
   with the reason (a GPU, a long run, files of the reader's own). Where the doc shows the
   command's output (the lines after it in its block, up to the next command; after a
   command without `$ `, its `#   ` comment lines), each line shown must be in what it
@@ -208,8 +209,6 @@ NOT_RUN = {
     "mcl tune kernels/gesummv/hopper_v3.mcpl --target hopper --backend cuda": GPU,
     "mcl lsp": "a server: reads LSP messages until `exit` (tests/lsp/)",
     "mcl lsp --tcp 2087": "a server: listens until stopped (tests/lsp/)",
-    "mcl check add.mcpl --hwd-path descriptions -D n=1000":
-        "the reader's own kernel and description, written in the doc's text above it",
     "mcl check kernel.mcpl --level accelerator --values sizes.toml --format json": OWN,
     "mcl hwd detect --measure -o ~/mcl-hw":
         "benchmarks this machine's devices for minutes and writes to the home folder",
@@ -254,9 +253,6 @@ NOT_RUN = {
     "-D p=4096": "a version of the reader's, named in the doc's text above it",
     "mcl apply hopper_v1.mcpl name-counts -D n=4096":
         "a translation of the reader's (gesummv/perfect.mcpl translated to hopper)",
-    "mcl refine kernels/transpose/gpu_v1.mcpl --target hopper -D n=8192 -D m=8192 -o /tmp/t":
-        "a search over refinements, each verified: minutes on this machine "
-        "(tests/refine/ runs searches)",
     "mcl run kernels/matmul/hopper_v1.mcpl --target hopper -D n=8192 --devices 0,1 --verify":
         GPU + " (two of them)",
     "mcl run kernels/matmul/hopper_v1.mcpl --target hopper --devices all": GPU,
@@ -285,8 +281,21 @@ NOT_RUN = {
     "x86_avx512 -D n=1024 -D m=1024 -D p=1024 --run --plot roofline.svg":
         "perfect run on PoCL at 1024³: minutes on this machine",
 }
-# Files a command needs that the doc describes in words: (command, path, how to make it).
+def block_after(doc: str, name: str) -> str:
+    """The fenced block that follows the line naming file `name` (`descriptions/mydev.hdl`,
+    or "A kernel `add.mcpl`:")."""
+    text = (ROOT / "docs" / doc).read_text(encoding="utf-8")
+    block = re.search(rf"^.*`{re.escape(name)}`:?\n```[\w-]*\n(.*?)^```", text, re.S | re.M)
+    assert block, f"{doc} shows no file {name}"
+    return block.group(1)
+
+
+# Files a command needs that the doc gives or describes: {command: {path: text}}.
 PREPARED: dict[str, dict[str, str]] = {
+    # the example of a feedback function for a description of one's own
+    "mcl check add.mcpl --hwd-path descriptions -D n=1000": {
+        name: block_after("feedback-functions.md", name)
+        for name in ("descriptions/mydev.hdl", "descriptions/mydev_feedback.py", "add.mcpl")},
     # "mcl check kernels/matmul/perfect.mcpl broken.mcpl": a file with one error
     "mcl check kernels/matmul/perfect.mcpl broken.mcpl": {
         "broken.mcpl": "perfect void f( {\n"},
@@ -305,6 +314,9 @@ FAILS = {
 # "some text"): (command, regular expression over the doc's shown output).
 VARIES: dict[str, tuple[str, ...]] = {
     "mcl run kernels/matmul/perfect.mcpl --interp -D n=13": (r"[\d.]+ ms",),  # wall clock
+    # the search's wall time
+    "mcl refine kernels/transpose/gpu_v1.mcpl --target hopper -D n=8192 -D m=8192 -o /tmp/t":
+        (r"[\d.]+ s;",),
     # the kernel's time on the machine it ran on, and so its share of the roof
     "mcl run kernels/matmul/x86_avx512_v3.mcpl --target x86_avx512 --repeat 3 -D n=1024 "
     "-D m=1024 -D p=1024": (r"[\d.]+ ms", r"\d+%"),
@@ -363,13 +375,17 @@ def test_the_command_prints_what_the_doc_shows(
     shutil.copytree(ROOT / "kernels", tmp_path / "kernels")
     shutil.copytree(ROOT / "tests" / "refine" / "kernels", tmp_path / "tests/refine/kernels")
     for name, text in PREPARED.get(command.text, {}).items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text, encoding="utf-8")
     monkeypatch.chdir(tmp_path)
     for name, value in command.environment.items():
         if name != "PYTHONPATH":
             monkeypatch.setenv(name, value)
+    (tmp_path / "tmp").mkdir()  # `-o /tmp/t` writes into the test's own folder
+    argv = [a.replace("/tmp/", f"{tmp_path}/tmp/", 1) if a.startswith("/tmp/") else a
+            for a in command.argv]
     try:
-        status = main(command.argv)
+        status = main(argv)
     except SystemExit as exit_:  # `mcl --version`
         status = int(exit_.code or 0)
     out, err = capsys.readouterr()
