@@ -247,12 +247,6 @@ NOT_RUN = {
     "mcl apply uniform_weight_hopper.mcpl memory-register@16 -D n=1048576 -D rows=16 "
     "-D cols=64": OWN,
     "mcl apply window.mcpl unroll:line=11,factor=3": OWN,
-    "mcl apply hopper_v2.mcpl row-per-warp:line=21 -D n=4096":
-        "a translation of the reader's (gesummv/perfect.mcpl translated, then name-counts)",
-    "mcl apply hopper_v2.mcpl tile-2d:line=22,elems_i=8,elems_j=4 -D n=4096 -D m=4096 "
-    "-D p=4096": "a version of the reader's, named in the doc's text above it",
-    "mcl apply hopper_v1.mcpl name-counts -D n=4096":
-        "a translation of the reader's (gesummv/perfect.mcpl translated to hopper)",
     "mcl run kernels/matmul/hopper_v1.mcpl --target hopper -D n=8192 --devices 0,1 --verify":
         GPU + " (two of them)",
     "mcl run kernels/matmul/hopper_v1.mcpl --target hopper --devices all": GPU,
@@ -304,6 +298,18 @@ PREPARED: dict[str, dict[str, str]] = {
         "gpu_v1.mcpl": re.sub(r"const int BLOCK = \d+;", "const int BLOCK = 1025;", (
             ROOT / "kernels" / "reduction" / "gpu_v1.mcpl").read_text(encoding="utf-8"))},
 }
+# Commands run before one (in its folder) to make the files the doc says it starts from:
+# a perfect kernel translated to hopper (hopper_v1.mcpl), then `name-counts`
+# (hopper_v2.mcpl), with its application's reference.py beside them.
+TRANSLATED = ["translate", "kernels/{app}/perfect.mcpl", "--to", "hopper", "-o", "hopper_v1.mcpl"]
+NAMED = ["apply", "hopper_v1.mcpl", "name-counts"]
+SETUP: dict[str, tuple[str, tuple[list[str], ...]]] = {  # command: (application, steps)
+    "mcl apply hopper_v1.mcpl name-counts -D n=4096": ("gesummv", (TRANSLATED,)),
+    "mcl apply hopper_v2.mcpl row-per-warp:line=20 -D n=4096":
+        ("gesummv", (TRANSLATED, NAMED + ["-D", "n=4096"])),
+    "mcl apply hopper_v2.mcpl tile-2d:line=21,elems_i=8,elems_j=4 -D n=4096 -D m=4096 "
+    "-D p=4096": ("matmul", (TRANSLATED, NAMED + ["-D", "n=4096", "-D", "m=4096", "-D", "p=4096"])),
+}
 # The exit status of a command whose shown output is an error.
 FAILS = {
     "mcl check kernels/matmul/perfect.mcpl broken.mcpl": 1,
@@ -354,7 +360,7 @@ def test_the_comparison_finds_a_changed_figure() -> None:
 
 def test_every_listed_command_is_documented() -> None:
     documented = {c.text for c in COMMANDS}
-    for listed in (NOT_RUN, PREPARED, FAILS, VARIES):
+    for listed in (NOT_RUN, PREPARED, FAILS, VARIES, SETUP):
         assert set(listed) <= documented, sorted(set(listed) - documented)
     spans = {" ".join(m.group(1).split()) for path in DOCS
              for m in INLINE.finditer(path.read_text(encoding="utf-8"))}
@@ -378,6 +384,12 @@ def test_the_command_prints_what_the_doc_shows(
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text, encoding="utf-8")
     monkeypatch.chdir(tmp_path)
+    if command.text in SETUP:
+        app, steps = SETUP[command.text]
+        shutil.copy(ROOT / "kernels" / app / "reference.py", tmp_path)
+        for step in steps:
+            assert main([word.format(app=app) for word in step]) == 0, step
+        capsys.readouterr()
     for name, value in command.environment.items():
         if name != "PYTHONPATH":
             monkeypatch.setenv(name, value)
