@@ -12,7 +12,7 @@ only names options: its command and each option must exist.
   option exist, every value is accepted); for a synopsis, each option is one of its
   command's.
 - Slow tier: each command is run in-process (`mcl.cli.main`) in an empty folder where
-  `kernels/` and `tests/` are the repository's (and `/tmp/` is a folder of its own), and
+  `kernels/` and `tests/*/kernels/` are the repository's (and `/tmp/` is a folder of its own), and
   must exit 0, unless NOT_RUN names it
   with the reason (a GPU, a long run, files of the reader's own). Where the doc shows the
   command's output (the lines after it in its block, up to the next command; after a
@@ -244,9 +244,6 @@ NOT_RUN = {
         GPU + " and Nsight Compute",
     "mcl profile kernels/gesummv --target hopper -D n=4096": GPU + " and Nsight Compute",
     "mcl profile kernels/gesummv --target hopper -D n=4096 --counters FOLDER": OWN,
-    "mcl apply uniform_weight_hopper.mcpl memory-register@16 -D n=1048576 -D rows=16 "
-    "-D cols=64": OWN,
-    "mcl apply window.mcpl unroll:line=11,factor=3": OWN,
     "mcl run kernels/matmul/hopper_v1.mcpl --target hopper -D n=8192 --devices 0,1 --verify":
         GPU + " (two of them)",
     "mcl run kernels/matmul/hopper_v1.mcpl --target hopper --devices all": GPU,
@@ -379,7 +376,8 @@ def test_the_command_prints_what_the_doc_shows(
 ) -> None:
     # a copy of the kernels: a command may write next to its input (`apply`'s next version)
     shutil.copytree(ROOT / "kernels", tmp_path / "kernels")
-    shutil.copytree(ROOT / "tests" / "refine" / "kernels", tmp_path / "tests/refine/kernels")
+    for tests in ("refine", "feedback"):  # the kernels of the docs' examples
+        shutil.copytree(ROOT / "tests" / tests / "kernels", tmp_path / "tests" / tests / "kernels")
     for name, text in PREPARED.get(command.text, {}).items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text, encoding="utf-8")
