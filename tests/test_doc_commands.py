@@ -11,10 +11,12 @@ only names options: its command and each option must exist.
 - Fast tier: each command parses with `mcl.cli.build_parser` (the subcommand and every
   option exist, every value is accepted); for a synopsis, each option is one of its
   command's.
-- Slow tier: each command is run in-process (`mcl.cli.main`) in an empty folder where
-  `kernels/` and `tests/*/kernels/` are the repository's (and `/tmp/` is a folder of its own), and
-  must exit 0, unless NOT_RUN names it
-  with the reason (a GPU, a long run, files of the reader's own). Where the doc shows the
+- Slow tier: each command is run in-process (`mcl.cli.main`) in an empty folder with
+  copies of the repository's `kernels/`, `tests/refine/kernels/` and
+  `tests/feedback/kernels/` (and `/tmp/` a folder of its own there), after the files and
+  commands PREPARED and SETUP name, and must exit 0 (FAILS: the status of an error it
+  shows), unless NOT_RUN names it with the reason (a GPU, a long run, files of the
+  reader's own). Where the doc shows the
   command's output (the lines after it in its block, up to the next command; after a
   command without `$ `, its `#   ` comment lines), each line shown must be in what it
   prints, in the doc's order: whitespace is ignored (the docs wrap lines where a
