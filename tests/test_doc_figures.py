@@ -304,7 +304,6 @@ NOT_IN_THEIR_FILES = {
     ("performance-log.md", "6.4 GFLOP/s"): "x86_avx512_v1's idle run: the table it comes "
                                            "from (CPU: x86_avx512 on PoCL) names no file",
     ("performance-log.md", "63%"): "the MCL paper's GTX480 figure, not a measurement here",
-    ("performance-log.md", "11%"): "the H200 table above's transpose row: its run not named",
     ("performance-log.md", "17.5 s"): "round 7's check times of v10/v12: a run not kept",
     ("performance-log.md", "349\nms"): "round 7's editor times of v10/v12: a run not kept",
     ("performance-log.md", "615 ms"): "round 8's editor times of v16: a run not kept",
