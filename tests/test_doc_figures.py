@@ -301,8 +301,8 @@ NOT_IN_THEIR_FILES = {
     ("refinements.md", "1.10 ms"): "the model's new estimates: newer than the files named",
     # performance-log.md, the historical log: figures of runs whose files were not kept,
     # or derived from a file in a way no rule above states
-    ("performance-log.md", "6.4 GFLOP/s"): "x86_avx512_v1's idle run: the table it comes "
-                                           "from (CPU: x86_avx512 on PoCL) names no file",
+    ("performance-log.md", "6.4 GFLOP/s"): "x86_avx512_v1's idle run: its table (CPU: "
+                                           "x86_avx512 on PoCL) names no file; none kept",
     ("performance-log.md", "63%"): "the MCL paper's GTX480 figure, not a measurement here",
     ("performance-log.md", "17.5 s"): "round 7's check times of v10/v12: a run not kept",
     ("performance-log.md", "349\nms"): "round 7's editor times of v10/v12: a run not kept",
