@@ -295,8 +295,6 @@ NOT_IN_THEIR_FILES = {
     ("reliability.md", "25 s"): "a 22-term chain before the fix: not in the scaling log",
     ("reliability.md", "1.5 s"): "rerun times of two 'hangs': not in the fuzz log named",
     ("reliability.md", "2.6 s"): "rerun times of two 'hangs': not in the fuzz log named",
-    ("reliability.md", "2.8 s"): "CPU times of starved children: not in the fuzz log named",
-    ("reliability.md", "6.3 s"): "CPU times of starved children: not in the fuzz log named",
     ("reliability.md", "1.6 s"): "round 8's rerun times: the row names only 2026-11-24's log",
     ("refinements.md", "1.10 ms"): "the model's new estimates: newer than the files named",
     # performance-log.md, the historical log: figures of runs whose files were not kept,
