@@ -283,8 +283,6 @@ NOT_IN_THEIR_FILES = {
     ("validation.md", "7.5%"): "a share of the sum of the ncu page's pcsamp columns",
     ("validation.md", "7.4%"): "a share of the sum of the ncu page's pcsamp columns",
     ("validation.md", "1.10 ms"): "the model's new estimates: newer than the file named",
-    ("validation.md", "480%"): "re-analysed on recorded counters: in no file named",
-    ("validation.md", "375%"): "re-analysed on recorded counters: in no file named",
     ("editor.md", "474 ms"): "spmv hopper_v17/v20 with --repeat 3: in no file named",
     ("feedback.md", "4.40 ms"): "the model's new estimates: newer than the files named",
     ("feedback.md", "1.10 ms"): "the model's new estimates: newer than the files named",
