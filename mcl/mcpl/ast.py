@@ -465,8 +465,30 @@ def children(node: object) -> Iterator[object]:
     return iter(_children(node))
 
 
+# What is found once about a node's subtree (its children, the names in it): nodes are
+# frozen (no field changes after construction), so what a subtree holds never changes, and
+# the check walks the same function's tree about ten times per edit. Kept in the
+# instance's `__dict__`, beside the fields: equality, hashing, `replace` and `asdict` read
+# only the fields. An unchanged definition keeps its nodes across the language server's
+# edits (mcl.mcpl.parse.reuse_definitions), and with them what was found here.
+def kept_on(node: object, key: str, compute: Callable[[], T]) -> T:
+    """`compute()`, found once per node under `key` (a pure function of the subtree below
+    `node`; the caller returns a copy of anything mutable). An object without a `__dict__`
+    keeps nothing."""
+    kept = getattr(node, "__dict__", None)
+    if kept is None:
+        return compute()
+    if key not in kept:
+        kept[key] = compute()
+    return kept[key]
+
+
 def _children(node: object) -> list[object]:
     """`children` as a list: a generator per node was half of the time of every walk."""
+    try:
+        return list(node.__dict__["_children"])  # (as `kept_on` keeps, read inline)
+    except (AttributeError, KeyError):
+        pass  # not found yet (or not a node: check_node says so)
     cls = type(node)
     if cls not in NODE_CLASSES:
         check_node(node)
@@ -481,11 +503,47 @@ def _children(node: object) -> list[object]:
                     out.append(item)
         elif hasattr(value, "__dataclass_fields__"):
             out.append(value)
+    node.__dict__["_children"] = tuple(out)
     return out
 
 
 def walk(node: object) -> Iterator[object]:
     """Pre-order traversal of all nodes below and including `node`."""
+    if type(node) in _KEPT_WALKS:
+        kept = node.__dict__.get("_walk")  # (as `kept_on` keeps, read inline)
+        if kept is None:
+            kept = node.__dict__["_walk"] = _flat_walk(node)
+        return iter(kept)
+    return _walk(node)
+
+
+# The nodes whose walks are kept (`kept_on`): the check's passes each walk the function,
+# its foreach statements and their bodies again (about twenty walks of a long kernel per
+# edit). Only functions and compound statements: a walk kept at every level of a long
+# operator chain would take memory quadratic in its length.
+_KEPT_WALKS: frozenset[type] = frozenset({Function, Block, Foreach, For, If})
+
+
+def _flat_walk(node: object) -> tuple[object, ...]:
+    """`walk(node)` as a tuple, taking the kept walks of the statements below whole."""
+    out: list[object] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current is not node and type(current) in _KEPT_WALKS:
+            kept = current.__dict__.get("_walk")
+            if kept is not None:
+                out.extend(kept)
+                continue
+        out.append(current)
+        kids = _children(current)
+        if kids:
+            kids.reverse()
+            stack.extend(kids)
+    return tuple(out)
+
+
+def _walk(node: object) -> Iterator[object]:
     # An explicit stack, not `yield from walk(child)`: nested generators cost O(depth) per
     # node, quadratic on the long operator chains of generated code (a sum of 3000 terms).
     stack = [node]

@@ -553,22 +553,16 @@ class _OutOfSteps(Exception):
 def _loops_touching(body: ast.Stmt, names: set[str]
                     ) -> tuple[set[Ref[ast.For]], dict[Ref[ast.For], int]]:
     """The for loops of `body` that name one of `names`, and the nodes of every for
-    loop (what the walk's work on entering it grows with), in one post-order pass."""
+    loop (what the walk's work on entering it grows with). (A loop's walk is kept on
+    it, mcl.mcpl.ast.walk: the other passes of the check walk the same loops.)"""
     touching: set[Ref[ast.For]] = set()
     sizes: dict[Ref[ast.For], int] = {}
-    named: dict[Ref[object], bool] = {}
-    counted: dict[Ref[object], int] = {}
-    for node, kids in ast.post_order(body):
-        here = isinstance(node, ast.Name) and node.name in names
-        size = 1
-        for kid in kids:
-            here = named.pop(Ref(kid)) or here
-            size += counted.pop(Ref(kid))
-        named[Ref(node)], counted[Ref(node)] = here, size
-        if isinstance(node, ast.For):
-            sizes[Ref(node)] = size
-            if here:
-                touching.add(Ref(node))
+    for loop in ast.walk(body):
+        if isinstance(loop, ast.For):
+            nodes = tuple(ast.walk(loop))
+            sizes[Ref(loop)] = len(nodes)
+            if any(isinstance(n, ast.Name) and n.name in names for n in nodes):
+                touching.add(Ref(loop))
     return touching, sizes
 
 

@@ -273,11 +273,11 @@ def _reusing_definitions(text: str, file: str, hwd_names: Iterable[str] | None,
     kept = _Kept()
     models = []
     try:
-        while len(ends) > 1 and not _definition_model(text[:ends[0]], file, old, kept).items:
+        while len(ends) > 1 and not _definition_model(text[:ends[0]], file, old, kept, text).items:
             del ends[0]  # the `package` and `module` lines go with the first definition
         starts = [0, *ends[:-1]]
         for start, end in zip(starts, ends, strict=True):
-            model = _definition_model(text[start:end], file, old, kept)
+            model = _definition_model(text[start:end], file, old, kept, text)
             if len(model.items) != 1 or start > 0 and (model.package or model.name):
                 raise _Whole()
             models.append(model)
@@ -302,10 +302,13 @@ def _reusing_definitions(text: str, file: str, hwd_names: Iterable[str] | None,
     return module
 
 
-def _definition_model(chunk: str, file: str, old: _Kept, kept: _Kept) -> Any:
-    """The model of the text of one definition parsed alone (kept in `old`, else parsed),
-    now kept in `kept`; _Whole when it does not parse."""
+def _definition_model(chunk: str, file: str, old: _Kept, kept: _Kept, text: str) -> Any:
+    """The model of the text of one definition parsed alone (kept in `old`, else made
+    from its version before the edit, else parsed), now kept in `kept`; _Whole when it
+    does not parse. `text`: the whole file's."""
     model = old.models.get(chunk)
+    if model is None:
+        model = _edited(chunk, file, old, text)
     if model is None:
         try:
             model = tree_builder().parse(chunk, file)
@@ -317,6 +320,31 @@ def _definition_model(chunk: str, file: str, old: _Kept, kept: _Kept) -> Any:
             raise _Whole()
     kept.models[chunk] = model
     return model
+
+
+def _edited(chunk: str, file: str, old: _Kept, text: str) -> Any:
+    """The model of `chunk` made from the kept model of the definition's text before the
+    edit (mcl.mcpl.statement_reuse), or None. That model is changed in place, so only one
+    whose text the file no longer holds is taken (and dropped from `old`): the definition
+    `chunk` replaced, the one that shares the most text with it at both ends."""
+    from mcl.mcpl.statement_reuse import common_ends, edited_model
+
+    candidates = [c for c in old.models if c not in text]
+    if not candidates:
+        return None
+    before = max(candidates, key=lambda c: sum(common_ends(c, chunk)))
+    model = edited_model(before, old.models[before], chunk,
+                         lambda wrapped: _model_or_none(wrapped, file))
+    if model is not None:
+        del old.models[before]  # (now the model of `chunk`)
+    return model
+
+
+def _model_or_none(text: str, file: str) -> Any:
+    try:
+        return tree_builder().parse(text, file)
+    except (RecursionError, _syntax_error()):
+        return None
 
 
 def parse_file(path: str | Path, hwd_names: Iterable[str] | None = None) -> Module:

@@ -14,6 +14,12 @@ from mcl.mcpl.visitor import NodeVisitor
 def names_in(node: object) -> set[str]:
     """Every identifier a node declares or mentions (variables, parameters, foreach and for
     indices, views, called functions)."""
+    # asked of the same loop headers and initialisers at every statement of the flow
+    # analyses: found once per node
+    return set(ast.kept_on(node, "_names_in", lambda: frozenset(_names_in(node))))
+
+
+def _names_in(node: object) -> set[str]:
     found: set[str] = set()
     for n in ast.walk(node):
         match n:
@@ -69,6 +75,11 @@ def header_names(loop: ast.For) -> set[str]:
 
 def assigned_names(node: object) -> set[str]:
     """The variables `node` assigns, except a for loop's own control variable."""
+    # (the barrier check asks it of each loop on each of its passes: found once per node)
+    return set(ast.kept_on(node, "_assigned_names", lambda: frozenset(_assigned(node))))
+
+
+def _assigned(node: object) -> set[str]:
     found = _AssignedNames()
     found.visit(node)
     return found.names
