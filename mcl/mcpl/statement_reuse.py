@@ -1,22 +1,26 @@
 """The model of an edited definition from the model of its text before the edit: only
-the innermost statement the edit lies in is parsed again.
+the statements the edit touched, in the innermost block around it, are parsed again.
 
 The language server parses each top-level definition alone and keeps the unchanged ones
 (mcl.mcpl.parse, `reuse_definitions`). A kernel is mostly one long definition, though, and
 a keystroke inside it changes one statement: parsing the whole definition again was about a
 third of the check behind the diagnostics of the largest shipped kernels. Here the edit is
-found by the text the old and the new version share at both ends; the innermost statement
-of a block (`Block: '{' stmts*=Stmt '}'`, mcpl.tx) around the whole edit, with its first
-and last character untouched, is parsed alone, wrapped in a function; it replaces the old
-statement in the old model, and the positions after it move by the change in length.
+found by the text the old and the new version share at both ends; in the innermost block
+(`Block: '{' stmts*=Stmt '}'`, mcpl.tx) around the whole edit, with its braces untouched,
+the text from the end of the statement before the edit (or the `{`) to the start of the
+statement after it (or the `}`) is parsed alone, wrapped in a function; its statements
+replace the old ones in the old model, and the positions after them move by the change in
+length.
 
-Why the result is the whole parse's: the text before the statement and after it is the
-old text, which parsed with this statement boundary; the parse is a PEG's, whose result at
-a position depends only on the text from there on, and a statement ends at its `;` or
-`}` (no rule reads past them except an `if`'s optional `else`, hence the check of the
-text after it). The new text must parse as exactly one statement covering exactly its
-text, else the caller parses the whole definition (which also reports any syntax error).
-tests/mcpl/test_statement_reuse.py compares the two on random edits of shipped kernels.
+Why the result is the whole parse's: the text before that stretch and after it is the old
+text, which parsed with statement boundaries at both of its ends; the parse is a PEG's,
+whose result at a position depends only on the text from there on, and a statement ends
+at its `;` or `}` (no rule reads past them except an `if`'s optional `else`: an `else` at
+the start of the stretch does not parse alone, and one after it is looked for). The
+stretch must parse as statements up to the wrapper's closing brace, else the caller
+parses the whole definition (which also reports any syntax error).
+tests/mcpl/test_statement_reuse.py compares the two on chains of random edits of shipped
+kernels, spans included.
 """
 
 from __future__ import annotations
@@ -25,11 +29,11 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
-# The statement parsed alone is the body of this function (any name is a description name
+# The statements parsed alone are the body of this function (any name is a description name
 # to the grammar: `Function: hwd=ID ret=Type name=ID ...`).
 _BEFORE = "perfect void mcl_edited_statements() {"
 _AFTER = "}"
-# An `else` after the statement would join an `if` at its end (mcpl.tx's comments and
+# An `else` after the stretch would join an `if` at its end (mcpl.tx's comments and
 # blanks skipped first).
 _ELSE_NEXT = re.compile(r"(?:[ \t\r\n\f\v]+|//[^\n]*|/\*[\s\S]*?\*/)*else\b")
 
