@@ -18,7 +18,7 @@ import os
 import shlex
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from mcl import __version__
 from mcl.dataclass_code import install as install_dataclass_code
@@ -72,6 +72,16 @@ def _register_count(facts: object) -> int | None:
     return register_count(facts)  # type: ignore[arg-type]
 
 
+def _line_instructions(facts: object) -> Any:
+    """The CUDA compiler's machine instructions per source line (mcl.backends.cuda.
+    line_instructions: NVRTC and nvdisasm, where the leaf has a CUDA mapping), imported
+    when the time model first asks. The editor's worker never asks it: a check there
+    must not wait for a compiler (mcl.feedback.compiler_instructions)."""
+    from mcl.backends.cuda.line_instructions import line_instructions
+
+    return line_instructions(facts)  # type: ignore[arg-type]
+
+
 def _answered_changes() -> frozenset[str]:
     """The change types the refinements answer (mcl.refine.answers), imported when the
     feedback's default view first asks."""
@@ -93,11 +103,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         from mcl.commands.options import apply_settings
+        from mcl.feedback.compiler_instructions import use_counter as use_instruction_counter
         from mcl.feedback.compiler_registers import use_counter
         from mcl.feedback.refinable import use_answered
         from mcl.settings import find_settings
 
         use_counter(_register_count)  # occupancy from NVRTC's count where it can give one
+        use_instruction_counter(_line_instructions)  # the time model's issue term
         use_answered(_answered_changes)  # the default view's suggestions: refinements
         apply_settings(args, find_settings())
         status = int(run_with_deep_stack(lambda: args.func(args)) or 0)

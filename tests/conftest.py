@@ -28,6 +28,19 @@ def _register_counter():
     use_counter(None)
 
 
+@pytest.fixture(autouse=True)
+def _no_instruction_counter():
+    """The time model without the compiler's machine code (mcl.feedback.
+    compiler_instructions), as in the editor: a test that wants it hands a counter
+    itself; one that runs the command line in the process (which hands NVRTC's) leaves
+    none behind for the next."""
+    from mcl.feedback.compiler_instructions import use_counter
+
+    use_counter(None)
+    yield
+    use_counter(None)
+
+
 # The slow tier: modules that build and run generated code (OpenCL on PoCL, Oclgrind, the
 # C++ harness, NVRTC), run whole refinement series, drive editors or fuzz. `pytest -m "not
 # slow"` leaves them out (the fast tier); the whole suite runs them. One list, here.

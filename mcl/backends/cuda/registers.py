@@ -54,9 +54,35 @@ _memory: Store[str, dict[str, int]] = Store(64)
 
 def register_count(facts: KernelFacts) -> int | None:
     """The registers per thread NVRTC's ptxas gives the function of `facts` (the most of
-    its kernels, where its foreach nests make several), or None (see the module). What
+    its kernels, where its foreach nests make several), or None (see the module)."""
+    from mcl.backends.cuda.cubin import register_counts
+    from mcl.backends.cuda.nvrtc import compile_cuda, version
+
+    try:
+        made = generated_cuda(facts)
+        if made is None:
+            return None
+        generated, arch = made
+        key = hashlib.sha256(f"{arch}\0{version()}\0{generated.source}".encode()).hexdigest()
+        counts = _memory.get(key) or _read(key)
+        if counts is None:
+            with not_counted():  # the compiler's second is no analysis of the kernel
+                counts = register_counts(compile_cuda(
+                    generated.source, f"{generated.name}.cu", arch).cubin)
+            _write(key, counts)
+        _memory.put(key, counts)
+    except (MclError, ValueError, ImportError):
+        return None
+    found = [counts[k] for k in kernel_names(facts, generated) if k in counts]
+    return max(found) if found else None
+
+
+def generated_cuda(facts: KernelFacts) -> tuple[Any, str] | None:
+    """The generated CUDA module of the program of `facts` and the architecture NVRTC
+    compiles it for, or None where no compiler count can come (see the module). What
     rules a count out is asked first, NVRTC last: importing it brings numpy, which a
-    check at a level without a count must not pay for."""
+    check at a level without a count must not pay for. An MclError, ValueError or
+    ImportError of code generation or NVRTC is the caller's to catch."""
     from mcl.hdl.library import default_library
 
     hwd = facts.hwd
@@ -69,26 +95,17 @@ def register_count(facts: KernelFacts) -> int | None:
             importlib.util.find_spec("cuda.bindings") is None:
         return None
     from mcl.backends import generate_module
-    from mcl.backends.cuda.cubin import register_counts
-    from mcl.backends.cuda.nvrtc import compile_cuda, supported_archs, version
+    from mcl.backends.cuda.nvrtc import supported_archs
 
-    try:
-        if int(arch.removeprefix("sm_")) not in supported_archs():
-            return None
-        generated = generate_module(facts.checked, hwd.name, library, language="cuda")
-        key = hashlib.sha256(f"{arch}\0{version()}\0{generated.source}".encode()).hexdigest()
-        counts = _memory.get(key) or _read(key)
-        if counts is None:
-            with not_counted():  # the compiler's second is no analysis of the kernel
-                counts = register_counts(compile_cuda(
-                    generated.source, f"{generated.name}.cu", arch).cubin)
-            _write(key, counts)
-        _memory.put(key, counts)
-    except (MclError, ValueError, ImportError):
+    if int(arch.removeprefix("sm_")) not in supported_archs():
         return None
+    return generate_module(facts.checked, hwd.name, library, language="cuda"), arch
+
+
+def kernel_names(facts: KernelFacts, generated: Any) -> list[str]:
+    """The names of the generated kernels of the function of `facts`."""
     plan = generated.function(facts.function.name)
-    found = [counts[k.name] for k in (plan.kernels if plan else ()) if k.name in counts]
-    return max(found) if found else None
+    return [k.name for k in (plan.kernels if plan else ())]
 
 
 def stated_arch(hwd: Any) -> str | None:
@@ -105,15 +122,17 @@ def stated_arch(hwd: Any) -> str | None:
     return found.group(1) if found else None
 
 
-def _folder() -> Path | None:
+def _folder(kind: str = "registers") -> Path | None:
+    """The disk cache's folder of one kind of count (`registers`; mcl.backends.cuda.
+    line_instructions keeps its counts per source line beside them)."""
     from mcl.parse_cache import cache_root
 
     root = cache_root()
-    return None if root is None else root / "registers"
+    return None if root is None else root / kind
 
 
-def _read(key: str) -> dict[str, int] | None:
-    folder = _folder()
+def _read(key: str, kind: str = "registers") -> dict[str, int] | None:
+    folder = _folder(kind)
     if folder is None:
         return None
     try:
@@ -126,10 +145,10 @@ def _read(key: str) -> dict[str, int] | None:
     return data
 
 
-def _write(key: str, counts: dict[str, int]) -> None:
+def _write(key: str, counts: dict[str, int], kind: str = "registers") -> None:
     """Store `counts` under `key`, written to a temporary file and renamed (a reader never
     sees half of one); past DISK_ENTRIES files the oldest go."""
-    folder = _folder()
+    folder = _folder(kind)
     if folder is None:
         return
     try:

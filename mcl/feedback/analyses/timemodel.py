@@ -80,7 +80,9 @@ from typing import Any, TypeVar
 import sympy
 
 from mcl.diagnostics import Span
+from mcl.feedback.analyses.issue_counts import phase_instructions
 from mcl.feedback.analysis import AnalysisContext
+from mcl.feedback.compiler_instructions import Lines, compiler_instructions
 from mcl.feedback.emit import Emitter, seconds_text
 from mcl.feedback.facts.contention import is_atomic, store_contention
 from mcl.feedback.facts.costs import (
@@ -140,6 +142,7 @@ LAUNCH_SECONDS = 2.5e-6
 DEVICE_MEMORY, ON_CHIP, COMPUTE, LATENCY = "device memory", "on-chip memory", "compute", \
     "latency"
 ATOMICS = "atomic updates of one cache line"
+INSTRUCTIONS = "instruction issue"
 LAUNCH = "the launch"
 # The longest constant trip count code generation asks to unroll fully (the mappings'
 # `codegen.unroll` default, mcl.codegen.mapping.DEFAULT_UNROLL; not imported: the code
@@ -167,6 +170,9 @@ class Phase:
     # the atomic requests to the busiest line of each array in device memory, one after
     # another (`_atomic_updates`), times the cache's `atomic_interval`
     atomic_seconds: float = 0.0
+    # the warp instructions of the compiler's machine code the phase issues, all SMs
+    # (mcl.feedback.analyses.issue_counts); 0 where no compiler counted them
+    instructions: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -207,6 +213,9 @@ class Figures:
     blocks_per_sm: float = 1.0
     # the phases each for-loop around barriers repeats, by index (`barrier_loops`)
     loops: tuple[tuple[int, ...], ...] = ()
+    # the loads in flight the compiler's schedule gives each source line's global loads,
+    # by line (`_scheduled`); empty where no compiler counted them
+    scheduled: tuple[tuple[int, int], ...] = ()
 
     @property
     def clock_given(self) -> bool:
@@ -217,6 +226,9 @@ class Figures:
         """Seconds each part of one phase needs alone (the atomic updates only where the
         kernel makes some)."""
         atomics = {ATOMICS: p.atomic_seconds} if p.atomic_seconds else {}
+        if p.instructions:
+            atomics[INSTRUCTIONS] = p.instructions / (
+                self.multiprocessors * self.schedulers * self.clock_hz) * self.wave_tail
         return atomics | {
             DEVICE_MEMORY: p.device_seconds / ACHIEVED_BANDWIDTH,
             ON_CHIP: (p.on_chip_bytes + p.extra_bytes) / self.on_chip_bandwidth
@@ -235,9 +247,12 @@ class Figures:
 
     def issue(self, p: Phase) -> float:
         """The SM's issue time of one phase: its arithmetic and its on-chip accesses come
-        from the same warp schedulers, so their times add."""
+        from the same warp schedulers, so their times add; and no less than the
+        schedulers take to issue every instruction of the compiler's machine code, one
+        each per cycle, where it was counted (`INSTRUCTIONS`: the index arithmetic, the
+        guards, the block index's divisions, which neither of the others counts)."""
         t = self.phase_terms(p)
-        return t[COMPUTE] + t[ON_CHIP]
+        return max(t[COMPUTE] + t[ON_CHIP], t.get(INSTRUCTIONS, 0.0))
 
     def phase_limits(self, p: Phase, cover: float = 0.0) -> dict[str, float]:
         """The three limits of one phase: device memory, the SM's issue (`issue`) and
@@ -477,18 +492,45 @@ def figures_of(ctx: AnalysisContext, findings: Sequence[Finding], least: bool = 
     if phases is None:
         return None
     grid = occupancy.grid_blocks
+    issued = _issued(ctx, barriers, len(phases), lanes, occupancy, cached, shared.source, least)
+    if issued is not None:
+        phases = tuple(replace(p, instructions=n) for p, n in zip(phases, issued, strict=True))
     tail = math.ceil(grid / sms) / (grid / sms) if grid else 1.0
     resident = max(1, occupancy.blocks_per_sm)
     rounds = float(math.ceil(math.ceil(grid / sms) / resident)) if grid else 1.0
     runs = _load_runs(ctx, cached, least)
+    scheduled = _scheduled(compiler_instructions(ctx.facts))
     return Figures(float(sms), clock, float(warps), float(peak or 1.0) * scale,
-                   shared.bytes_per_s * scale, in_flight([(r, c) for _, r, c in runs]), mix.mean_s,
+                   shared.bytes_per_s * scale, flying(runs, scheduled), mix.mean_s,
                    phases, tail, barriers, stated, lanes_sms=float(lanes * sms),
                    load_runs=tuple(runs),
                    latency_mix=mix, launch_s=launch_seconds(hwd, clock), block_rounds=rounds,
                    chain_latency_s=latencies[0], schedulers=issue_partitions(hwd),
                    blocks_per_sm=float(resident),
-                   loops=barrier_loops(ctx.function, barriers, len(phases)))
+                   loops=barrier_loops(ctx.function, barriers, len(phases)),
+                   scheduled=scheduled)
+
+
+def _issued(ctx: AnalysisContext, barriers: Sequence[tuple[int, int]], count: int, lanes: int,
+            occupancy: OccupancyFinding, cached: Sequence[str], shared: Any, least: bool
+            ) -> list[float] | None:
+    """The warp instructions of each phase from the compiler's machine code
+    (mcl.feedback.analyses.issue_counts), or None where no compiler counted it (the
+    editor's checks: mcl.feedback.compiler_instructions) or a count is missing."""
+    code = compiler_instructions(ctx.facts)
+    if not code or not occupancy.grid_blocks or not occupancy.blocks_per_sm:
+        return None
+    warps = occupancy.grid_blocks * occupancy.warps_per_sm / occupancy.blocks_per_sm
+    hwd = ctx.hwd
+
+    def moves(a: Any) -> bool:
+        rate = bandwidth(hwd, a.space) if a.space else None
+        return a.space in cached or (rate is not None and rate.source == shared)
+
+    skipped = {Ref(g.node) for g in function_costs(ctx.facts, ctx.values).undecided()} \
+        if least else set()
+    return phase_instructions(ctx, code, count, lambda line: bisect.bisect_left(
+        barriers, (line, 0)), lanes, warps, moves, skipped)
 
 
 # ----------------------------------------------------------------------------- phases
@@ -851,6 +893,36 @@ def unrolled_copies(facts: Any, loops: Sequence[Any]) -> int:
     return copies
 
 
+def flying(runs: Sequence[tuple[tuple[int, int], float, int]],
+           scheduled: Sequence[tuple[int, int]] = ()) -> int:
+    """The global loads one warp has in flight: where the compiler's schedule is known
+    (`scheduled`, by line), the most it gives the lines of the loads that run most
+    often (a loop NVVM unrolls by 16 issues 16 before using the first; 8 guarded copies
+    of a load interleaved with their uses, 4); else as many as `in_flight` counts."""
+    counted = in_flight([(r, c) for _, r, c in runs])
+    given = dict(scheduled)
+    bodies = [r / c for _, r, c in runs]
+    most = max(bodies, default=0.0)
+    lines = {place[0] for (place, _, _), b in zip(runs, bodies, strict=True)
+             if most and b >= 0.99 * most}
+    found = [given[line] for line in lines if given.get(line)]
+    return max(found) if found else counted
+
+
+def _scheduled(code: Lines | None) -> tuple[tuple[int, int], ...]:
+    """The loads in flight of each line's global loads in the compiler's schedule
+    (mcl.feedback.compiler_instructions), at the line's deepest loop: the code that
+    runs most often."""
+    if not code:
+        return ()
+    out = []
+    for line, parts in sorted(code.items()):
+        loads = [c for c in parts if c.global_loads]
+        if loads:
+            out.append((line, max(loads, key=lambda c: c.depth).in_flight))
+    return tuple(out)
+
+
 def in_flight(runs: Sequence[tuple[float, int]]) -> int:
     """The global loads one warp has in flight: the loads of the statements that run
     most often (one loop body, unrolled: each load once per copy, `unrolled_copies`),
@@ -903,12 +975,12 @@ def _without_reloads(f: Figures, change: KeepInRegister) -> Figures | None:
     # the load runs `again` times less often: it may leave the loads a warp has in flight
     place = (span.line, span.column) if span else None
     runs = tuple((k, r / again if k == place else r, c) for k, r, c in f.load_runs)
-    flying = in_flight([(r, c) for _, r, c in runs]) if runs else f.loads_in_flight
+    flies = flying(runs, f.scheduled) if runs else f.loads_in_flight
     latency, mix = f.latency_s, f.latency_mix
     if cached and mix is not None:  # fewer bytes through the cache: more compulsory share
         mix = replace(mix, through_cache_bytes=max(0.0, mix.through_cache_bytes - size))
         latency = mix.mean_s
-    return replace(f, phases=tuple(phases), load_runs=runs, loads_in_flight=flying,
+    return replace(f, phases=tuple(phases), load_runs=runs, loads_in_flight=flies,
                    latency_s=latency, latency_mix=mix)
 
 

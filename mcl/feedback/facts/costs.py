@@ -129,6 +129,13 @@ def executions(facts: KernelFacts, item: Item) -> Count:
     return known[item]
 
 
+def executions_under(facts: KernelFacts, item: Item, guards: tuple[Guard, ...]) -> Any:
+    """How many times an item would run under only `guards` of the `if`s around it (the
+    outer ones: a body the compiler predicates runs, lanes off, wherever its `if` is
+    reached; mcl.feedback.analyses.issue_counts)."""
+    return _executions(facts, item, guards)[0]
+
+
 def _executions(facts: KernelFacts, item: Item, guards: tuple[Guard, ...] | None = None
                 ) -> tuple[Any, bool, list[Guard]]:
     """`guards`: those to count under (the item's own where None)."""
