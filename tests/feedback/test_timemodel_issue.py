@@ -96,7 +96,7 @@ def counter() -> Iterator[list[Lines]]:
     compiler_instructions.use_counter(None)
 
 
-def _estimate(tmp_path: Path, source: str, sizes: dict) -> dict:
+def _message(tmp_path: Path, source: str, sizes: dict) -> Message:
     path = tmp_path / "k.mcpl"
     path.write_text(source)
     library = default_library()
@@ -105,7 +105,15 @@ def _estimate(tmp_path: Path, source: str, sizes: dict) -> dict:
     messages: list[Message] = analyse(function, pipeline.check(program, library),
                                       library.get(function.hwd), sizes)
     (found,) = [m for m in messages if m.code == "time-estimate"]
-    return {k: v.numeric for k, v in found.values}
+    return found
+
+
+def _estimate(tmp_path: Path, source: str, sizes: dict) -> dict:
+    return {k: v.numeric for k, v in _message(tmp_path, source, sizes).values}
+
+
+def _text(tmp_path: Path, source: str, sizes: dict) -> str:
+    return _message(tmp_path, source, sizes).text
 
 
 GUARDED = """
@@ -141,6 +149,7 @@ def test_every_instruction_of_the_machine_code_is_issued(tmp_path: Path, counter
     # the `if`'s body under a branch: its 4 lanes of 32 in every warp, a lower bound
     expected = (3 + 40 + 2 + 6 * 4 / 32) * WARPS
     assert figures["seconds_instruction_issue"] == pytest.approx(_issue_seconds(expected))
+    assert "the issue of the compiler's instructions" in _text(tmp_path, GUARDED, {"n": N})
 
 
 def test_a_predicated_body_is_issued_by_every_warp_that_reaches_it(tmp_path: Path,

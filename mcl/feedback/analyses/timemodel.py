@@ -1066,7 +1066,7 @@ def _fact(ctx: AnalysisContext, f: Figures, least: Figures | None = None,
             f"the launch {seconds_text(f.launch_s)} before the work, device memory "
             f"{seconds_text(limits[DEVICE_MEMORY])}, the SM "
             f"{seconds_text(limits[SM])} (compute {seconds_text(terms[COMPUTE])} + on-chip "
-            f"memory {seconds_text(terms[ON_CHIP])}), latency "
+            f"memory {seconds_text(terms[ON_CHIP])}{_issued_text(terms)}), latency "
             f"{seconds_text(limits[LATENCY])} ({_unhidden(f, terms[LATENCY], limits[LATENCY])}"
             f"{int(f.warps_per_sm)} warps per SM{_in_blocks(f, terms[LATENCY], limits[LATENCY])}, "
             f"{f.loads_in_flight} global load{'s' if f.loads_in_flight != 1 else ''} in "
@@ -1085,6 +1085,13 @@ def _fact(ctx: AnalysisContext, f: Figures, least: Figures | None = None,
                         warps_per_sm=f.warps_per_sm, loads_in_flight=f.loads_in_flight,
                         latency_seconds=f.latency_s,
                         least_seconds=least.seconds if least is not None else None)
+
+
+def _issued_text(terms: dict[str, float]) -> str:
+    """The instruction issue the SM's limit is no less than, where it was counted."""
+    if INSTRUCTIONS not in terms:
+        return ""
+    return f"; the issue of the compiler's instructions {seconds_text(terms[INSTRUCTIONS])}"
 
 
 def _unhidden(f: Figures, waits: float, bound: float) -> str:
