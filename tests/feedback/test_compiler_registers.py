@@ -85,9 +85,9 @@ def test_a_count_is_compiled_once_and_kept_on_disk(monkeypatch: pytest.MonkeyPat
 def test_the_disk_cache_is_bounded(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr(compiled, "DISK_ENTRIES", 2)
     for key in ("a", "b", "c"):
-        compiled._write(key, {"k": 1})
+        compiled.write_kept(key, {"k": 1})
     kept = sorted(p.stem for p in (tmp_path / "cache" / "registers").glob("*.json"))
-    assert len(kept) == 2 and compiled._read(kept[0]) == {"k": 1}
+    assert len(kept) == 2 and compiled.read_kept(kept[0]) == {"k": 1}
 
 
 def test_without_the_compiler_the_estimate_limits_nothing(

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mcl.backends.cuda.registers import _read, _write, generated_cuda, kernel_names
+from mcl.backends.cuda.registers import generated_cuda, kernel_names, read_kept, write_kept
 from mcl.diagnostics import MclError
 from mcl.feedback.budget import not_counted
 from mcl.feedback.compiler_instructions import LineCode, Lines
@@ -75,13 +75,13 @@ def line_instructions(facts: KernelFacts) -> Lines | None:
         key = hashlib.sha256(
             f"{CACHE_KIND}\0{arch}\0{version()}\0{tool}\0{generated.source}".encode()
         ).hexdigest()
-        flat = _memory.get(key) or _read(key, CACHE_KIND)
+        flat = _memory.get(key) or read_kept(key, CACHE_KIND)
         if flat is None:
             with not_counted():  # the compiler's second is no analysis of the kernel
                 cubin = compile_cuda(generated.source, f"{generated.name}.cu", arch,
                                      ("-lineinfo",)).cubin
                 flat = _flat(per_line(_disassemble(tool, cubin), ()))
-            _write(key, flat, CACHE_KIND)
+            write_kept(key, flat, CACHE_KIND)
         _memory.put(key, flat)
         return _lines(flat, set(kernel_names(facts, generated)))
     except (MclError, ValueError, ImportError, OSError, subprocess.SubprocessError):

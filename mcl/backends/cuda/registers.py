@@ -64,12 +64,12 @@ def register_count(facts: KernelFacts) -> int | None:
             return None
         generated, arch = made
         key = hashlib.sha256(f"{arch}\0{version()}\0{generated.source}".encode()).hexdigest()
-        counts = _memory.get(key) or _read(key)
+        counts = _memory.get(key) or read_kept(key)
         if counts is None:
             with not_counted():  # the compiler's second is no analysis of the kernel
                 counts = register_counts(compile_cuda(
                     generated.source, f"{generated.name}.cu", arch).cubin)
-            _write(key, counts)
+            write_kept(key, counts)
         _memory.put(key, counts)
     except (MclError, ValueError, ImportError):
         return None
@@ -131,7 +131,8 @@ def _folder(kind: str = "registers") -> Path | None:
     return None if root is None else root / kind
 
 
-def _read(key: str, kind: str = "registers") -> dict[str, int] | None:
+def read_kept(key: str, kind: str = "registers") -> dict[str, int] | None:
+    """The counts kept on disk under `key` in the folder of `kind`, or None."""
     folder = _folder(kind)
     if folder is None:
         return None
@@ -145,7 +146,7 @@ def _read(key: str, kind: str = "registers") -> dict[str, int] | None:
     return data
 
 
-def _write(key: str, counts: dict[str, int], kind: str = "registers") -> None:
+def write_kept(key: str, counts: dict[str, int], kind: str = "registers") -> None:
     """Store `counts` under `key`, written to a temporary file and renamed (a reader never
     sees half of one); past DISK_ENTRIES files the oldest go."""
     folder = _folder(kind)
