@@ -59,8 +59,14 @@ def _check(name: str, c: np.ndarray, expected: np.ndarray) -> None:
 
 
 def _version(name: str) -> str:
-    """`v5` or `x86_avx512_v5`: the version's full name."""
-    return name if name.startswith(TARGET) else f"{TARGET}_{name}"
+    """`v5` or `x86_avx512_v5`: the version's full name; a path to a .mcpl file (a
+    version `mcl refine` wrote, say) as given."""
+    return name if name.startswith(TARGET) or name.endswith(".mcpl") else f"{TARGET}_{name}"
+
+
+def _kernel(version: str) -> Path:
+    """The file of a version: a shipped one's in kernels/matmul, else the path given."""
+    return Path(version) if version.endswith(".mcpl") else KERNELS / f"{version}.mcpl"
 
 
 def _one_thread() -> bool:
@@ -72,7 +78,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1024, 2048])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--versions", nargs="+", default=list(VERSIONS),
-                        help="matmul versions at x86_avx512 (default: %(default)s)")
+                        help="matmul versions at x86_avx512, or paths to .mcpl files "
+                        "(default: %(default)s)")
     parser.add_argument("--no-pocl", action="store_true", help="leave PoCL out")
     parser.add_argument("--fastest", action="store_true",
                         help="the fastest repetition instead of the median")
@@ -95,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
           .replace("#  ", "# "))
     if args.sweep:
         print(f"# load average (1 min) before: {os.getloadavg()[0]:.1f}")
-        kernel = KERNELS / f"{versions[0]}.mcpl"
+        kernel = _kernel(versions[0])
         _sweep(pipeline.checked_at(kernel, [], library), kernel, library, args.sizes[0],
                args.repeat, args.clock, args.fastest or args.clock == "thread")
         print(f"# load average (1 min) after: {os.getloadavg()[0]:.1f}")
@@ -113,7 +120,7 @@ def _table(versions: list[str], library: Any, sizes: list[int], repeat: int, clo
     from mcl.backends.openmp import backend
     from mcl.tune.tuned_file import best_tuned
 
-    checked = {v: pipeline.checked_at(KERNELS / f"{v}.mcpl", [], library) for v in versions}
+    checked = {v: pipeline.checked_at(_kernel(v), [], library) for v in versions}
     openmp = {}
     for v in versions:
         openmp[v] = backend.session(pipeline.generate(checked[v], TARGET, library,
@@ -151,16 +158,16 @@ def _table(versions: list[str], library: Any, sizes: list[int], repeat: int, clo
         sessions: list[tuple[str, Any]] = []
         for v in versions:
             if pocl:
-                sessions.append((f"{v} PoCL (as written)", written[v]))
-                tuned = best_tuned(KERNELS / f"{v}.mcpl", TARGET, describe(device),
+                sessions.append((f"{Path(v).stem} PoCL (as written)", written[v]))
+                tuned = best_tuned(_kernel(v), TARGET, describe(device),
                                    {"n": n, "m": n, "p": n})
                 if tuned is not None:
                     generated = pipeline.generate(checked[v], TARGET, library,
                                                   overrides=tuned.constants)
                     constants = ", ".join(f"{k}={x}" for k, x in tuned.constants.items())
-                    sessions.append((f"{v} PoCL (.tuned.toml: {constants})",
+                    sessions.append((f"{Path(v).stem} PoCL (.tuned.toml: {constants})",
                                      OpenCLSession(generated, device)))
-            sessions.append((f"{v} OpenMP (as written)", openmp[v]))
+            sessions.append((f"{Path(v).stem} OpenMP (as written)", openmp[v]))
         for label, session in sessions:
             result = session.run("matmul", run_args, repeat + 1)
             _check(label, result.outputs["c"], expected)

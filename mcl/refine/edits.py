@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from mcl.diagnostics import Span
+from mcl.mcpl import ast
 from mcl.refine.refused import Refused
 
 
@@ -111,3 +112,15 @@ def indented(text: str, by: str) -> str:
     statement moved one level in, its first line placed by the caller)."""
     first, *rest = text.split("\n")
     return "\n".join([first, *(by + row if row.strip() else row for row in rest)])
+
+
+def deleting_line(text: str, decl: ast.Decl) -> TextEdit:
+    """The edit that removes the declaration's line (Refused unless it stands alone)."""
+    span = decl.span
+    assert span is not None
+    row = line_of(text, span.line).strip()
+    if span.line != span.end_line or not row.startswith(f"int {decl.name}") \
+            or not row.endswith(";") or row.count(";") != 1:
+        raise Refused(f"the declaration of {decl.name} does not stand alone on line "
+                      f"{span.line}")
+    return TextEdit(span.line, 1, span.line + 1, 1, "")

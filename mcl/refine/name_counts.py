@@ -33,7 +33,7 @@ from collections.abc import Mapping
 
 from mcl.mcpl import ast
 from mcl.mcpl.printer import print_expr
-from mcl.refine.edits import TextEdit, line_of
+from mcl.refine.edits import TextEdit, deleting_line
 from mcl.refine.kernel import KernelAtLevel
 from mcl.refine.places import every_name
 from mcl.refine.refinement import Proposal, Refinement, Refused
@@ -83,7 +83,7 @@ class NameCounts(Refinement):
         edits = [TextEdit.inserting(function.span.line, 1,
                                     _constants_text(counts, names) + "\n")]
         for decl, _ in counts:
-            edits.append(_deleting_line(kernel.text, decl))
+            edits.append(deleting_line(kernel.text, decl))
         removed = [decl for decl, _ in counts]
         for stmt in function.body.stmts:
             if any(stmt is decl for decl in removed):
@@ -181,15 +181,3 @@ def _renamed(e: ast.Expr, names: Mapping[str, str]) -> str:
     for old, new in names.items():
         printed = re.sub(rf"\b{re.escape(old)}\b", new, printed)
     return printed
-
-
-def _deleting_line(text: str, decl: ast.Decl) -> TextEdit:
-    """The edit that removes the declaration's line (Refused unless it stands alone)."""
-    span = decl.span
-    assert span is not None
-    row = line_of(text, span.line).strip()
-    if span.line != span.end_line or not row.startswith(f"int {decl.name}") \
-            or not row.endswith(";") or row.count(";") != 1:
-        raise Refused(f"the declaration of {decl.name} does not stand alone on line "
-                      f"{span.line}")
-    return TextEdit(span.line, 1, span.line + 1, 1, "")

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mcl.diagnostics import MclError, did_you_mean
+from mcl.refine.cpu_blocks import CpuBlocks
 from mcl.refine.edits import apply_edits, unified_diff
 from mcl.refine.hoist_load import HoistLoad
 from mcl.refine.interchange import Interchange
@@ -45,7 +46,7 @@ REFINEMENTS: tuple[Refinement, ...] = (SetConstant(), HoistLoad(), PadShared(), 
                                        StageTile(), SwapMapping(), RowPerWarp(),
                                        Interchange(),
                                        VectorLoads(), SeveralElements(), Tile2D(),
-                                       Privatise(),
+                                       CpuBlocks(), Privatise(),
                                        NameCounts())
 
 
