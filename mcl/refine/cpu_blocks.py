@@ -109,6 +109,8 @@ class CpuBlocks(Refinement):
     )
 
     def proposals(self, kernel: KernelAtLevel) -> list[Proposal | Refused]:
+        if not _candidate(kernel):
+            return []  # nothing here to block: no refusal to list
         try:
             shape = lane_product(kernel)
         except Refused as refused:
@@ -176,6 +178,30 @@ class CpuBlocks(Refinement):
                    f"vectors, {shape.y} packed per {values['block_k']} steps of "
                    f"{shape.loop.var}")
         return Proposal(self.name, args, shape.loop.span.line, summary, tuple(edits))
+
+
+def _candidate(kernel: KernelAtLevel) -> bool:
+    """Is there something for a list to try: a level whose threads hold vector lanes (its
+    par_groups threads, then lanes in lock-step) and a loop whose body only adds a
+    product of two 2-D elements (`acc += x[., .] * y[., .]`)? Where there is not, the
+    list names no refusal (every kernel of a GPU level would have one)."""
+    hwd = kernel.library.get(kernel.source_function.hwd)
+    unit = hwd.executing_unit().name
+    chain = hwd.group_chain(unit)
+    lockstep = hwd.lockstep(unit)
+    if len(chain) != 2 or lockstep is None or lockstep.name != chain[-1].name:
+        return False
+    for loop in ast.walk(kernel.source_function.body):
+        if not isinstance(loop, ast.For):
+            continue
+        body = loop.body
+        stmt = body.stmts[0] if isinstance(body, ast.Block) and len(body.stmts) == 1 \
+            else body
+        match stmt:
+            case ast.Assign(op="+=", value=ast.Binary(
+                    op="*", left=ast.Index(indices=(_, _)), right=ast.Index(indices=(_, _)))):
+                return True
+    return False
 
 
 def lane_product(kernel: KernelAtLevel) -> LaneProduct:

@@ -139,8 +139,11 @@ def test_a_product_of_other_indices_refuses(translated: KernelAtLevel, library: 
     assert "is not `sum += X[i, k] * Y[k, j];`" in _refusal(path, library)
 
 
-def test_a_gpu_level_refuses(library: HwdLibrary) -> None:
+def test_a_gpu_level_has_nothing_to_block(library: HwdLibrary) -> None:
+    """At hopper (blocks, warps, threads) the list neither proposes nor names a refusal
+    (every kernel there would have one); by name it is refused."""
     kernel = search_start(kernels_dir() / "matmul" / "perfect.mcpl", "hopper",
                           library).kernel
-    (refused,) = CpuBlocks().proposals(kernel)
-    assert isinstance(refused, Refused)
+    assert CpuBlocks().proposals(kernel) == []
+    with pytest.raises(Refused):
+        proposal_for(kernel, "cpu-blocks:line=12")
