@@ -73,12 +73,13 @@ def _register_count(facts: object) -> int | None:
 
 
 def _line_instructions(facts: object) -> Any:
-    """The CUDA compiler's machine instructions per source line (mcl.backends.cuda.
-    line_instructions: NVRTC and nvdisasm, where the leaf has a CUDA mapping), imported
+    """A backend compiler's machine instructions per source line (mcl.backends.
+    line_instructions: NVRTC's and nvdisasm's, where the leaf has a CUDA mapping), imported
     when the time model first asks. The editor's worker never asks it: a check there
     must not wait for a compiler (mcl.feedback.compiler_instructions)."""
-    from mcl.backends.cuda.line_instructions import line_instructions
+    from mcl.backends import line_instructions
 
+    # `facts` is typed `object` for the reason `_register_count` gives
     return line_instructions(facts)  # type: ignore[arg-type]
 
 

@@ -219,6 +219,8 @@ STATE_ALLOWED = {
     "deep inside an analysis ask it whether time is up (the one deliberate exception)",
     "mcl/feedback/compiler_registers.py:_counter": "the command line hands feedback, "
     "which stands below the backends, the compiler's register counter",
+    "mcl/feedback/compiler_instructions.py:_counter": "the command line hands feedback, "
+    "which stands below the backends, the compiler's machine code per source line",
     "mcl/feedback/refinable.py:_teller": "a higher layer (the refinements) tells the "
     "default view which proposed changes it can make",
     "mcl/feedback/refinable.py:_told": "the names `_teller` gave, asked once",

@@ -26,7 +26,9 @@ point of the group `mcl.register_counters` (its name the backend's), or a module
 `registers` with a function `register_count` in a backend subpackage. The counter is a
 module of its own, not a member of the backend object, because it is asked during a
 feedback check, which must not pay for importing code generation and numpy where no
-count comes (a leaf without the backend's mapping).
+count comes (a leaf without the backend's mapping). The machine code of each source line,
+for the time model's instruction-issue term, is found the same way, from a backend
+subpackage's module `line_instructions` (bundled backends only: no entry-point group).
 """
 
 from __future__ import annotations
@@ -55,6 +57,8 @@ GROUP = "mcl.backends"
 COUNTER_GROUP = "mcl.register_counters"
 # The module of a backend subpackage that holds its register counter, and the function.
 COUNTER_MODULE, COUNTER_FUNCTION = "registers", "register_count"
+# The module of a backend subpackage that lists the machine code of each source line.
+LINES_MODULE, LINES_FUNCTION = "line_instructions", "line_instructions"
 # The backend of commands run without --backend / --lang.
 DEFAULT_BACKEND = "opencl"
 
@@ -76,26 +80,31 @@ def _values() -> dict[str, str]:
     return {**_bundled(), **_entry_point_values()}
 
 
+def _bundled_modules(module: str, function: str) -> dict[str, str]:
+    """backend name -> `module:function` of each backend subpackage that has `module`
+    (listed without importing them)."""
+    return {m.name: f"{__name__}.{m.name}.{module}:{function}"
+            for m in pkgutil.iter_modules(__path__) if m.ispkg
+            and any(sub.name == module for sub in pkgutil.iter_modules(
+                [f"{path}/{m.name}" for path in __path__]))}
+
+
 def _counter_values() -> dict[str, str]:
     """backend name -> `module:function` of each register counter: the backend
-    subpackages' COUNTER_MODULE (listed without importing them), then the entry points
-    of COUNTER_GROUP."""
+    subpackages' COUNTER_MODULE, then the entry points of COUNTER_GROUP."""
     from mcl.plugins import found
 
-    bundled = {m.name: f"{__name__}.{m.name}.{COUNTER_MODULE}:{COUNTER_FUNCTION}"
-               for m in pkgutil.iter_modules(__path__) if m.ispkg
-               and any(sub.name == COUNTER_MODULE for sub in pkgutil.iter_modules(
-                   [f"{path}/{m.name}" for path in __path__]))}
-    return {**bundled, **dict(found()[COUNTER_GROUP])}
+    return {**_bundled_modules(COUNTER_MODULE, COUNTER_FUNCTION),
+            **dict(found()[COUNTER_GROUP])}
 
 
-@cache
-def _counters() -> tuple[Callable[[KernelFacts], int | None], ...]:
-    """The register counters, in the order of `backend_names`; one that cannot be loaded
-    gives no count (the feedback estimates instead), as a missing compiler does."""
+def _loaded(values: Mapping[str, str]) -> tuple[Callable[[KernelFacts], Any], ...]:
+    """The functions named by `values` (backend name -> `module:function`), in the order
+    of `backend_names`; one that cannot be loaded gives nothing (the feedback estimates
+    instead), as a missing compiler does."""
     order = {name: i for i, name in enumerate(backend_names())}
     loaded = []
-    for _, value in sorted(_counter_values().items(),
+    for _, value in sorted(values.items(),
                            key=lambda kv: (order.get(kv[0], len(order)), kv[0])):
         module_name, _, attribute = value.partition(":")
         try:
@@ -103,6 +112,29 @@ def _counters() -> tuple[Callable[[KernelFacts], int | None], ...]:
         except (ImportError, AttributeError):
             continue
     return tuple(loaded)
+
+
+@cache
+def _counters() -> tuple[Callable[[KernelFacts], int | None], ...]:
+    """The register counters."""
+    return _loaded(_counter_values())
+
+
+@cache
+def _line_counters() -> tuple[Callable[[KernelFacts], Any], ...]:
+    """The backends' listings of the machine code per source line."""
+    return _loaded(_bundled_modules(LINES_MODULE, LINES_FUNCTION))
+
+
+def line_instructions(facts: KernelFacts) -> Any:
+    """The machine code of each source line of the function of `facts` that a backend's
+    compiler gives without a device (mcl.feedback.compiler_instructions.Lines), or None:
+    the time model's instruction counter (mcl.feedback.compiler_instructions)."""
+    for counter in _line_counters():
+        lines = counter(facts)
+        if lines is not None:
+            return lines
+    return None
 
 
 def register_count(facts: KernelFacts) -> int | None:

@@ -1,5 +1,5 @@
 """The time model's instruction issue and its loads in flight from the compiler's machine
-code (mcl.feedback.analyses.issue_counts, mcl.backends.cuda.line_instructions;
+code (mcl.feedback.facts.issue_counts, mcl.backends.cuda.line_instructions;
 docs/feedback.md, "Time estimate"): every warp instruction of the SASS the schedulers
 issue, each line's as often as the feedback counts it to run, once per copy the compiler
 made of it; and the loads a warp has in flight as the compiler scheduled them."""

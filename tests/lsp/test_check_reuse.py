@@ -17,9 +17,9 @@ import pytest
 
 from mcl.lsp.analysis import Libraries, check_document
 from mcl.lsp.config import Effective
-from mcl.mcpl import ast, parse, statement_reuse
+from mcl.mcpl import ast, parse
 from mcl.source_files import set_overlay
-from tests.mcpl.check_support import ast_tree
+from tests.mcpl.check_support import ast_tree, spy_on_statement_parse
 
 from .conftest import KERNELS
 
@@ -77,14 +77,7 @@ def test_code_edits_give_the_diagnostics_of_a_check_that_reuses_nothing(
         source: Path, libraries: Libraries, monkeypatch: pytest.MonkeyPatch) -> None:
     path = source.resolve()
     texts = _texts(source.read_text(encoding="utf-8"))
-    made: list[bool] = []
-    edited = statement_reuse.edited_model
-
-    def spy(*args: Any) -> Any:
-        model = edited(*args)
-        made.append(model is not None)
-        return model
-    monkeypatch.setattr(statement_reuse, "edited_model", spy)
+    made = spy_on_statement_parse(monkeypatch)
     published = set()
     for step, text in enumerate(texts):
         diagnostics, program = _check(path, text, libraries)

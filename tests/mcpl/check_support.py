@@ -17,9 +17,13 @@ import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
 
-from mcl.diagnostics import Diagnostic
+import pytest
+
+from mcl.diagnostics import Diagnostic, MclError
 from mcl.hdl.library import HwdLibrary, load_library
+from mcl.mcpl import parse, statement_reuse
 from mcl.mcpl.check import check_program
 from mcl.mcpl.loader import load_program
 
@@ -86,3 +90,37 @@ def ast_tree(node: object) -> object:
     if isinstance(node, tuple | list):
         return tuple(ast_tree(v) for v in node)
     return node
+
+
+def parse_outcome(text: str, file: str) -> object:
+    """The parse of `text` as the editor makes it (reusing what it kept): the tree, spans
+    included, or the errors' texts."""
+    try:
+        return ast_tree(parse.parse_source(text, file))
+    except MclError as exc:
+        return [str(d) for d in exc.diagnostics]
+
+
+def whole_parse(text: str, file: str) -> object:
+    """`parse_outcome` of a parse that reuses nothing, leaving the kept definitions as
+    they were."""
+    kept = parse._kept
+    parse.reuse_definitions(False)
+    try:
+        return parse_outcome(text, file)
+    finally:
+        parse._kept = kept
+
+
+def spy_on_statement_parse(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """For each edit that tried the statements' parse (mcl.mcpl.statement_reuse), whether
+    it gave the model: the list grows as the test edits."""
+    made: list[bool] = []
+    edited = statement_reuse.edited_model
+
+    def spy(*args: Any) -> Any:
+        model = edited(*args)
+        made.append(model is not None)
+        return model
+    monkeypatch.setattr(statement_reuse, "edited_model", spy)
+    return made

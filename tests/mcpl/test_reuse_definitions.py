@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 from check_support import ast_tree
+from check_support import parse_outcome as _outcome
+from check_support import whole_parse as _whole
 
-from mcl.diagnostics import MclError
 from mcl.mcpl import parse
 from mcl.mcpl.parse import definition_ends, parse_source
 
@@ -24,22 +25,6 @@ def reuse() -> Iterator[None]:
     parse.reuse_definitions()
     yield
     parse.reuse_definitions(False)
-
-
-def _outcome(text: str, file: str) -> object:
-    try:
-        return ast_tree(parse_source(text, file))
-    except MclError as exc:
-        return [str(d) for d in exc.diagnostics]
-
-
-def _whole(text: str, file: str) -> object:
-    kept = parse._kept
-    parse.reuse_definitions(False)
-    try:
-        return _outcome(text, file)
-    finally:
-        parse._kept = kept
 
 
 def _edits(text: str) -> list[str]:

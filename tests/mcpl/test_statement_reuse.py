@@ -8,13 +8,13 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from check_support import ast_tree
+from check_support import parse_outcome as _outcome
+from check_support import spy_on_statement_parse
+from check_support import whole_parse as _whole
 
-from mcl.diagnostics import MclError
-from mcl.mcpl import parse, statement_reuse
+from mcl.mcpl import parse
 from mcl.mcpl.parse import parse_source
 from mcl.mcpl.statement_reuse import common_ends
 
@@ -35,31 +35,7 @@ def reuse() -> Iterator[None]:
 @pytest.fixture
 def reused(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     """For each edit that tried the statement's parse: did it give the model?"""
-    made: list[bool] = []
-    edited = statement_reuse.edited_model
-
-    def spy(*args: Any) -> Any:
-        model = edited(*args)
-        made.append(model is not None)
-        return model
-    monkeypatch.setattr(statement_reuse, "edited_model", spy)
-    return made
-
-
-def _outcome(text: str, file: str) -> object:
-    try:
-        return ast_tree(parse_source(text, file))
-    except MclError as exc:
-        return [str(d) for d in exc.diagnostics]
-
-
-def _whole(text: str, file: str) -> object:
-    kept = parse._kept
-    parse.reuse_definitions(False)
-    try:
-        return _outcome(text, file)
-    finally:
-        parse._kept = kept
+    return spy_on_statement_parse(monkeypatch)
 
 
 def _edit(text: str, rng: random.Random) -> str:

@@ -80,7 +80,6 @@ from typing import Any, TypeVar
 import sympy
 
 from mcl.diagnostics import Span
-from mcl.feedback.analyses.issue_counts import phase_instructions
 from mcl.feedback.analysis import AnalysisContext
 from mcl.feedback.compiler_instructions import Lines, compiler_instructions
 from mcl.feedback.emit import Emitter, seconds_text
@@ -93,6 +92,7 @@ from mcl.feedback.facts.costs import (
     function_costs,
     part_costs,
 )
+from mcl.feedback.facts.issue_counts import phase_instructions
 from mcl.feedback.facts.kernel import IF
 from mcl.feedback.facts.layout import element_count
 from mcl.feedback.facts.sizes import parameter_bytes, space_and_size
@@ -171,7 +171,7 @@ class Phase:
     # another (`_atomic_updates`), times the cache's `atomic_interval`
     atomic_seconds: float = 0.0
     # the warp instructions of the compiler's machine code the phase issues, all SMs
-    # (mcl.feedback.analyses.issue_counts); 0 where no compiler counted them
+    # (mcl.feedback.facts.issue_counts); 0 where no compiler counted them
     instructions: float = 0.0
 
 
@@ -515,7 +515,7 @@ def _issued(ctx: AnalysisContext, barriers: Sequence[tuple[int, int]], count: in
             occupancy: OccupancyFinding, cached: Sequence[str], shared: Any, least: bool
             ) -> list[float] | None:
     """The warp instructions of each phase from the compiler's machine code
-    (mcl.feedback.analyses.issue_counts), or None where no compiler counted it (the
+    (mcl.feedback.facts.issue_counts), or None where no compiler counted it (the
     editor's checks: mcl.feedback.compiler_instructions) or a count is missing."""
     code = compiler_instructions(ctx.facts)
     if not code or not occupancy.grid_blocks or not occupancy.blocks_per_sm:
@@ -897,8 +897,9 @@ def flying(runs: Sequence[tuple[tuple[int, int], float, int]],
            scheduled: Sequence[tuple[int, int]] = ()) -> int:
     """The global loads one warp has in flight: where the compiler's schedule is known
     (`scheduled`, by line), the most it gives the lines of the loads that run most
-    often (a loop NVVM unrolls by 16 issues 16 before using the first; 8 guarded copies
-    of a load interleaved with their uses, 4); else as many as `in_flight` counts."""
+    often (a loop NVVM unrolls by 16 has all 16 loads out before it uses the first; 8
+    guarded copies of a load interleaved with their uses, 4); else as many as
+    `in_flight` counts."""
     counted = in_flight([(r, c) for _, r, c in runs])
     given = dict(scheduled)
     bodies = [r / c for _, r, c in runs]

@@ -132,7 +132,7 @@ def executions(facts: KernelFacts, item: Item) -> Count:
 def executions_under(facts: KernelFacts, item: Item, guards: tuple[Guard, ...]) -> Any:
     """How many times an item would run under only `guards` of the `if`s around it (the
     outer ones: a body the compiler predicates runs, lanes off, wherever its `if` is
-    reached; mcl.feedback.analyses.issue_counts)."""
+    reached; mcl.feedback.facts.issue_counts)."""
     return _executions(facts, item, guards)[0]
 
 

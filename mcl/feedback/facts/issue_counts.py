@@ -55,7 +55,7 @@ def phase_instructions(ctx: AnalysisContext, code: Lines, count: int,
     not run. None where a count is not a number at the sizes given."""
     facts = ctx.facts
     ifs = {Ref(i.node): i for i in facts.items if i.kind == IF}
-    known: dict[int, float | None] = {}
+    known: dict[Ref[Any], float | None] = {}
 
     def predicated(guard: Any) -> bool:
         """Has the compiler predicated this `if`: no conditional branch on its line?"""
@@ -68,14 +68,14 @@ def phase_instructions(ctx: AnalysisContext, code: Lines, count: int,
         bound where a condition splits the lanes of a warp), under the `if`s around it
         the compiler branches on; the innermost ones it predicated the warps issue
         wherever they reach them, the lanes that fail turned off."""
-        if id(item) in known:
-            return known[id(item)]
+        if Ref(item) in known:
+            return known[Ref(item)]
         guards = item.guards
         while guards and predicated(guards[-1]):
             guards = guards[:-1]
         number = evaluate(executions_under(facts, item, guards), ctx.values).numeric
         found = None if number is None else float(number) / lanes
-        known[id(item)] = found
+        known[Ref(item)] = found
         return found
 
     runs: dict[int, float] = {}
@@ -185,11 +185,11 @@ def _copies(code: Lines, source_bytes: dict[int, float], loops: dict[int, tuple[
                    and c.depth >= len(around))
         if moved and kept:
             own[line] = max(1.0, round(kept / moved))
-    by_loop: dict[int, float] = {}
+    by_loop: dict[Ref[Any], float] = {}
     for line, n in own.items():
-        key = id(loops[line][-1])
+        key = Ref(loops[line][-1])
         by_loop[key] = max(by_loop.get(key, 1.0), n)
-    return {line: own.get(line, by_loop.get(id(around[-1]), 1.0))
+    return {line: own.get(line, by_loop.get(Ref(around[-1]), 1.0))
             for line, around in loops.items() if around}
 
 
