@@ -35,9 +35,12 @@ class LineCode:
     global_loads: int
     depth: int = 0
     branches: int = 0
-    # the most global loads a warp has issued and not yet used where it first uses one of
-    # the line's: the loads in flight the compiler's schedule gives (0 without any)
-    in_flight: int = 0
+    # the global loads a warp has issued and not yet used where it first uses one of the
+    # line's, on average over them: the loads in flight the compiler's schedule gives (0
+    # without any); `flying` the figures added over the `uses`, which the cache keeps
+    in_flight: float = 0.0
+    flying: int = 0
+    uses: int = 0
 
 
 # The source line -> its code, by loop depth; line 0 holds the code of no line of the

@@ -553,7 +553,7 @@ class TimeEstimate(Finding):
     terms: tuple[tuple[str, float], ...]
     clock_hz: float | None
     warps_per_sm: float
-    loads_in_flight: int
+    loads_in_flight: float
     latency_seconds: float
     least_seconds: float | None = None
 

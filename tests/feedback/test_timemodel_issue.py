@@ -64,7 +64,8 @@ def test_the_listing_gives_each_line_its_code_by_loop_depth() -> None:
     assert code[("k", 6, 0)].instructions == 2 and code[("k", 6, 0)].branches == 1
     line = code[("k", 7, 1)]  # in the loop closed by the branch back to .L_x_0
     assert (line.instructions, line.memory_bytes, line.global_loads) == (5, 4 + 16 + 4 + 4, 3)
-    assert line.in_flight == 3  # all three issued before the first use
+    # all three issued before the first use; the other two used together at the branch
+    assert line.in_flight == pytest.approx((3 + 2 + 2) / 3)
     assert code[("k", 5, 1)].branches == 1
     # the exit after the loop (its line still 5); the padding, the branch to itself and
     # the slow path are not counted
@@ -76,7 +77,25 @@ def test_a_load_used_at_once_is_one_in_flight() -> None:
     listing = LISTING.replace("LDG.E R4, desc[UR4][R2.64] ;",
                               "LDG.E R4, desc[UR4][R2.64] ;\n        /*0038*/   FADD R7, R4, R7 ;")
     code = sass.per_line(listing, ())
-    assert code[("k", 7, 1)].in_flight == 2  # R4 used alone; the other two together
+    # R4 used alone, with no other load issued; the other two together
+    assert code[("k", 7, 1)].in_flight == pytest.approx((1 + 2 + 2) / 3)
+
+
+def test_loads_used_in_turn_are_in_flight_on_average() -> None:
+    """Four loads issued before the first use and used one after another (a loop
+    unrolled by 4): 4, 3, 2 and 1 in flight at their uses, 2.5 on average, the loads a
+    warp keeps in flight over the wait (Little's law's figure), not the most."""
+    loads = "\n".join(f"        /*{0x30 + 8 * i:04x}*/   LDG.E R{4 + i}, desc[UR4][R2.64] ;"
+                      for i in range(4))
+    uses = "\n".join(f"        /*{0x50 + 8 * i:04x}*/   FADD R9, R{4 + i}, R9 ;"
+                     for i in range(4))
+    alone = LISTING.replace("LDG.E.128 R8, desc[UR4][R2.64+0x10]", "MOV R8, R8").replace(
+        "LDG.E R5, desc[UR4][R2.64+0x20]", "MOV R5, R5")  # line 7's other two loads
+    listing = alone.replace(
+        "        /*0030*/                   LDG.E R4, desc[UR4][R2.64] ;", loads + "\n" + uses)
+    line = sass.per_line(listing, ())[("k", 7, 1)]
+    assert (line.flying, line.uses) == (4 + 3 + 2 + 1, 4)
+    assert line.in_flight == pytest.approx(2.5)
 
 
 def test_the_cache_s_form_keeps_every_figure() -> None:

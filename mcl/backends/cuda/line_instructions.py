@@ -39,6 +39,9 @@ if TYPE_CHECKING:
     from mcl.feedback.facts.kernel import KernelFacts
 
 CACHE_KIND = "line-instructions"
+# The form of the kept counts, in their key: 2 keeps the loads in flight at each use
+# added and the uses (1 kept the most).
+CACHE_FORM = 2
 # Loads and stores, by the root of their opcode (generic, global, shared; atomics and
 # reductions move their operand too); local loads and stores (spills) are not the
 # source's accesses.
@@ -73,7 +76,7 @@ def line_instructions(facts: KernelFacts) -> Lines | None:
             return None
         generated, arch = made
         key = hashlib.sha256(
-            f"{CACHE_KIND}\0{arch}\0{version()}\0{tool}\0{generated.source}".encode()
+            f"{CACHE_KIND}\0{CACHE_FORM}\0{arch}\0{version()}\0{tool}\0{generated.source}".encode()
         ).hexdigest()
         flat = _memory.get(key) or read_kept(key, CACHE_KIND)
         if flat is None:
@@ -140,15 +143,22 @@ def per_line(listing: str, kernels: tuple[str, ...] | set[str]
         row.depth = sum(a <= row.address <= b for a, b in loops.get(row.kernel, ()))
     found: dict[tuple[str, int, int], list[int]] = {}
     for row in rows:
-        counts = found.setdefault(row.key, [0, 0, 0, 0, 0])
+        counts = found.setdefault(row.key, [0, 0, 0, 0, 0, 0])
         counts[0] += 1
         if row.parts[0] in _MEMORY:
             counts[1] += _width(row.parts)
             counts[2] += row.parts[0] in _GLOBAL_LOADS
         counts[3] += row.parts[0] == "BRA" and row.predicated
-    for key, flying in _in_flight(rows).items():
-        found[key][4] = flying
-    return {k: LineCode(v[0], v[1], v[2], k[2], v[3], v[4]) for k, v in found.items()}
+    for key, (added, uses) in _in_flight(rows).items():
+        found[key][4:] = [added, uses]
+    return {k: _code(v, k[2]) for k, v in found.items()}
+
+
+def _code(v: list[int], depth: int) -> LineCode:
+    """A line's code from its figures: instructions, bytes, global loads, conditional
+    branches, and the loads in flight at its loads' uses added and how many uses."""
+    return LineCode(v[0], v[1], v[2], depth, v[3], v[4] / v[5] if v[5] else 0.0,
+                    v[4], v[5])
 
 
 @dataclass
@@ -173,14 +183,17 @@ def _width(parts: list[str]) -> int:
     return next((_WIDTHS[p] for p in parts[1:] if p in _WIDTHS), 4)
 
 
-def _in_flight(rows: list[_Row]) -> dict[tuple[str, int, int], int]:
-    """For each line with global loads, the most global loads a warp has issued and not
-    yet used when it first uses one of the line's (the registers a load writes are read
-    or written again: the warp waits there), in the order of the listing; a branch or a
-    barrier waits for all. Loads a loop unrolled by 4 issues one after another before
-    their first use are 4 in flight; a load used by the next instruction is 1 (Hong and
-    Kim's memory-warp parallelism, ISCA 2009, within one warp)."""
-    out: dict[tuple[str, int, int], int] = {}
+def _in_flight(rows: list[_Row]) -> dict[tuple[str, int, int], tuple[int, int]]:
+    """For each line with global loads, the loads a warp has issued and not yet used
+    when it first uses each of the line's (the registers a load writes are read or
+    written again: the warp waits there), added over the line's loads, and how many
+    loads that is: their mean is the loads a warp keeps in flight on average (Little's
+    law's figure), in the order of the listing; a branch or a barrier waits for all.
+    Loads a loop unrolled by 4 issues one after another before their first use are 4,
+    3, 2 and 1 in flight at their uses, 2.5 on average; a load used by the next
+    instruction is 1 (Hong and Kim's memory-warp parallelism, ISCA 2009, within one
+    warp)."""
+    out: dict[tuple[str, int, int], tuple[int, int]] = {}
     waiting: dict[str, int] = {}  # a register a load writes -> the load's address
     lines: dict[int, tuple[str, int, int]] = {}  # a load's address -> its line
     kernel = ""
@@ -193,7 +206,8 @@ def _in_flight(rows: list[_Row]) -> dict[tuple[str, int, int], int]:
         done = {waiting[r] for r in used if r in waiting}
         issued = len(set(waiting.values()))
         for load in done:
-            out[lines[load]] = max(out.get(lines[load], 0), issued)
+            added, uses = out.get(lines[load], (0, 0))
+            out[lines[load]] = added + issued, uses + 1
         waiting = {r: load for r, load in waiting.items() if load not in done}
         first = _REGISTER.match(row.operands.strip())
         if row.parts[0] in _GLOBAL_LOADS and first is not None:
@@ -204,17 +218,18 @@ def _in_flight(rows: list[_Row]) -> dict[tuple[str, int, int], int]:
     return out
 
 
-
 def _flat(code: dict[tuple[str, int, int], LineCode]) -> dict[str, int]:
     """`code` as the disk cache keeps it: `kernel:line:depth:figure` -> a number (the
-    figures: instructions, bytes, global loads, conditional branches, loads in flight)."""
+    figures: instructions, bytes, global loads, conditional branches, the loads in
+    flight at its loads' uses added, and the uses)."""
     out: dict[str, int] = {}
     for (kernel, line, depth), c in code.items():
         out[f"{kernel}:{line}:{depth}:i"] = c.instructions
         out[f"{kernel}:{line}:{depth}:b"] = c.memory_bytes
         out[f"{kernel}:{line}:{depth}:g"] = c.global_loads
         out[f"{kernel}:{line}:{depth}:r"] = c.branches
-        out[f"{kernel}:{line}:{depth}:f"] = c.in_flight
+        out[f"{kernel}:{line}:{depth}:f"] = c.flying
+        out[f"{kernel}:{line}:{depth}:u"] = c.uses
     return out
 
 
@@ -225,12 +240,11 @@ def _lines(flat: dict[str, int], kernels: set[str]) -> dict[int, tuple[LineCode,
     for key, value in flat.items():
         kernel, line, depth, figure = key.rsplit(":", 3)
         if kernel in kernels:
-            v = sums.setdefault((int(line), int(depth)), [0, 0, 0, 0, 0])
-            at = "ibgrf".index(figure)
-            v[at] = max(v[at], value) if figure == "f" else v[at] + value
+            v = sums.setdefault((int(line), int(depth)), [0, 0, 0, 0, 0, 0])
+            v["ibgrfu".index(figure)] += value
     out: dict[int, tuple[LineCode, ...]] = {}
     for (at, deep), v in sorted(sums.items()):
-        out[at] = (*out.get(at, ()), LineCode(v[0], v[1], v[2], deep, v[3], v[4]))
+        out[at] = (*out.get(at, ()), _code(v, deep))
     return out
 
 

@@ -186,7 +186,7 @@ class Figures:
     warps_per_sm: float
     peak_flops: float
     on_chip_bandwidth: float  # bytes/s, all SMs
-    loads_in_flight: int  # per warp
+    loads_in_flight: float  # per warp, on average
     latency_s: float
     phases: tuple[Phase, ...]
     wave_tail: float = 1.0  # blocks of the busiest SM over the average
@@ -215,7 +215,7 @@ class Figures:
     loops: tuple[tuple[int, ...], ...] = ()
     # the loads in flight the compiler's schedule gives each source line's global loads,
     # by line (`_scheduled`); empty where no compiler counted them
-    scheduled: tuple[tuple[int, int], ...] = ()
+    scheduled: tuple[tuple[int, float], ...] = ()
 
     @property
     def clock_given(self) -> bool:
@@ -894,11 +894,12 @@ def unrolled_copies(facts: Any, loops: Sequence[Any]) -> int:
 
 
 def flying(runs: Sequence[tuple[tuple[int, int], float, int]],
-           scheduled: Sequence[tuple[int, int]] = ()) -> int:
+           scheduled: Sequence[tuple[int, float]] = ()) -> float:
     """The global loads one warp has in flight: where the compiler's schedule is known
     (`scheduled`, by line), the most it gives the lines of the loads that run most
-    often (a loop NVVM unrolls by 16 has all 16 loads out before it uses the first; 8
-    guarded copies of a load interleaved with their uses, 4); else as many as
+    often, each line's the mean over its loads' uses (a loop NVVM unrolls by 16 has 16
+    loads out before it uses the first, 15 before the second, ..., 8.5 on average; 8
+    guarded copies of a load interleaved with their uses, 2.5); else as many as
     `in_flight` counts."""
     counted = in_flight([(r, c) for _, r, c in runs])
     given = dict(scheduled)
@@ -910,7 +911,7 @@ def flying(runs: Sequence[tuple[tuple[int, int], float, int]],
     return max(found) if found else counted
 
 
-def _scheduled(code: Lines | None) -> tuple[tuple[int, int], ...]:
+def _scheduled(code: Lines | None) -> tuple[tuple[int, float], ...]:
     """The loads in flight of each line's global loads in the compiler's schedule
     (mcl.feedback.compiler_instructions), at the line's deepest loop: the code that
     runs most often."""
@@ -1070,7 +1071,7 @@ def _fact(ctx: AnalysisContext, f: Figures, least: Figures | None = None,
             f"memory {seconds_text(terms[ON_CHIP])}{_issued_text(terms)}), latency "
             f"{seconds_text(limits[LATENCY])} ({_unhidden(f, terms[LATENCY], limits[LATENCY])}"
             f"{int(f.warps_per_sm)} warps per SM{_in_blocks(f, terms[LATENCY], limits[LATENCY])}, "
-            f"{f.loads_in_flight} global load{'s' if f.loads_in_flight != 1 else ''} in "
+            f"{f.loads_in_flight:.3g} global load{'s' if f.loads_in_flight != 1 else ''} in "
             "flight per warp)"
             + (f", atomic updates of one cache line {seconds_text(limits[ATOMICS])}"
                if ATOMICS in limits else ""))
