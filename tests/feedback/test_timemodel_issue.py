@@ -7,6 +7,7 @@ made of it; and the loads a warp has in flight as the compiler scheduled them.""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,14 @@ from mcl import pipeline
 from mcl.backends.cuda import line_instructions as sass
 from mcl.backends.cuda import registers as compiled
 from mcl.feedback import compiler_instructions
-from mcl.feedback.analyses.timemodel import Figures, Phase, flying
+from mcl.feedback.analyses.timemodel import (
+    ACHIEVED_BANDWIDTH,
+    DEVICE_MEMORY,
+    SM,
+    Figures,
+    Phase,
+    flying,
+)
 from mcl.feedback.compiler_instructions import LineCode, Lines
 from mcl.feedback.messages import Message
 from mcl.feedback.registry import analyse
@@ -221,6 +229,37 @@ def test_the_issue_limits_the_sm_where_it_is_longer() -> None:
     busy = Phase(device_seconds=0.0, on_chip_bytes=1e6, flops=1e6, loads_per_sm=0.0,
                  instructions=8e3 * 2 * 4)  # 8,000 cycles on each scheduler
     assert f.issue(busy) == pytest.approx(8e-6)
+
+
+def _two_phases(blocks: float, second: Phase) -> Figures:
+    """A phase that waits 10 us for device memory, then `second`, at `blocks` an SM."""
+    waits = Phase(device_seconds=10e-6 * ACHIEVED_BANDWIDTH, on_chip_bytes=0.0, flops=0.0,
+                  loads_per_sm=0.0)
+    return Figures(multiprocessors=2, clock_hz=1e9, warps_per_sm=64, peak_flops=1e12,
+                   on_chip_bandwidth=1e12, loads_in_flight=1, latency_s=1e-7,
+                   phases=(waits, second), schedulers=4, blocks_per_sm=blocks)
+
+
+def test_the_blocks_of_an_sm_issue_across_their_phases() -> None:
+    """One block's barrier holds only its own warps: where others are resident, a
+    phase that only issues runs while other blocks wait in theirs, and the SM's issue
+    of all the phases is the floor; alone, a block's phases follow each other."""
+    issuing = Phase(device_seconds=0.0, on_chip_bytes=0.0, flops=0.0, loads_per_sm=0.0,
+                    instructions=8e3 * 2 * 4)  # 8 us on each scheduler
+    assert _two_phases(1, issuing).seconds == pytest.approx(18e-6)
+    assert _two_phases(8, issuing).overlapped
+    assert _two_phases(8, issuing).seconds == pytest.approx(10e-6)
+    more = replace(issuing, instructions=8e3 * 2 * 4 * 2)  # 16 us: the issue limits
+    assert _two_phases(8, more).seconds == pytest.approx(16e-6)
+    assert _two_phases(8, more).limit == SM and _two_phases(8, issuing).limit == DEVICE_MEMORY
+
+
+def test_on_chip_memory_stays_in_its_phase() -> None:
+    """A phase bound by its on-chip accesses (a scan's tree level, a tile's multiply)
+    reads what the phase before stored: it still follows the others' waits."""
+    banked = Phase(device_seconds=0.0, on_chip_bytes=8e6, flops=0.0, loads_per_sm=0.0,
+                   instructions=8e3)
+    assert _two_phases(8, banked).seconds == pytest.approx(18e-6, rel=1e-3)
 
 
 def test_the_schedule_gives_the_loads_in_flight() -> None:
