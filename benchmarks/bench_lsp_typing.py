@@ -2,7 +2,7 @@
 comments, optionally with a CPU hog beside the server.
 
     python benchmarks/bench_lsp_typing.py [KERNEL ...] [--edits N] [--keys N] [--hog N]
-                                          [--out FILE] [--json FILE]
+                                          [--module LINES] [--out FILE] [--json FILE]
 
 A real client (pygls) starts `python -m mcl lsp` (its default settings, `-D` values for
 the sizes), and for each KERNEL (default: the eight that missed the goals under typing
@@ -24,6 +24,12 @@ to its diagnostics; while typing, the intervals between publications (from the f
 to the last publication of the last text) and the latency of the last text's diagnostics.
 Goals (docs/editor.md, "Latency"): diagnostics median <= 100 ms, p95 <= 250 ms, feedback
 median <= 500 ms; typing at 10 keys per second publishes at least every 500 ms.
+
+`--module LINES`: instead of the kernels one by one, one module of at least LINES lines
+(the issue's 2,000-line file) made of the kernels given, in their order and again from
+the first until it is long enough, each one's constants and functions renamed with a
+suffix (`TILE_K_3`, `spmv_7`) so that they do not clash; the edits are made in the
+body of its last function, as in a kernel's file. Goal: diagnostics median <= 250 ms.
 
 `--hog N`: N processes that spin beside the server for the whole run (a machine busy with
 other work); the load average is reported before and after, as the figures depend on it.
@@ -60,6 +66,26 @@ VALUES = {"n": 2048, "m": 2048, "p": 2048}
 TYPED = "float bench_scale = 2.0;"  # the statement typed key by key
 INSERTED = "float bench_t = 1.0;"  # the statement inserted at once
 NUMBER = re.compile(r"(?<![\w.])(\d+\.\d+)(?![\w.])")
+# The names a kernel's file defines at the top level: its constants and functions.
+TOP_LEVEL = re.compile(r"^(?:const \w+ (\w+)|\w+(?: \w+)? (\w+)\()", re.MULTILINE)
+
+
+def renamed(text: str, suffix: str) -> str:
+    """The text of a kernel's file with each name it defines at the top level renamed."""
+    names = {a or b for a, b in TOP_LEVEL.findall(text)}
+    if not names:
+        return text
+    pattern = re.compile(r"\b(" + "|".join(sorted(names, key=len, reverse=True)) + r")\b")
+    return pattern.sub(lambda m: m.group(1) + suffix, text)
+
+
+def module_of(paths: list[Path], lines: int) -> str:
+    """One module of at least `lines` lines: the kernels' files in turn, renamed apart."""
+    parts: list[str] = []
+    while sum(part.count("\n") + 1 for part in parts) < lines:
+        path = paths[len(parts) % len(paths)]
+        parts.append(renamed(path.read_text().rstrip("\n"), f"_{len(parts)}"))
+    return "\n\n".join(parts) + "\n"
 
 
 def body_start(text: str) -> int:
@@ -95,11 +121,12 @@ class KernelFigures:
 class Typist:
     """One open document and its versions."""
 
-    def __init__(self, client: LanguageClient, recorder: Recorder, path: Path) -> None:
+    def __init__(self, client: LanguageClient, recorder: Recorder, path: Path,
+                 text: str) -> None:
         self.client, self.recorder = client, recorder
         self.uri = path.resolve().as_uri()
         self.version = 1
-        self.text = path.read_text()
+        self.text = text
 
     def send(self, text: str) -> float:
         self.version += 1
@@ -146,8 +173,9 @@ class Typist:
                 figures.typing_last_feedback_s = float("nan")
 
 
-async def measure(paths: list[Path], edits: int, keys: int, gap: float,
+async def measure(files: list[tuple[str, Path, str]], edits: int, keys: int, gap: float,
                   settings: dict[str, Any]) -> list[KernelFigures]:
+    """`files`: (name, path, text) of each document, opened with that text."""
     client = LanguageClient("bench-lsp-typing", "1")
     recorder = Recorder(client, settings)
     await client.start_io(sys.executable, "-m", "mcl", "lsp")
@@ -158,9 +186,9 @@ async def measure(paths: list[Path], edits: int, keys: int, gap: float,
         root_uri=REPO.as_uri()))
     client.initialized(lsp.InitializedParams())
     results = []
-    for path in paths:
-        figures = KernelFigures(str(path.relative_to(REPO)))
-        typist = Typist(client, recorder, path)
+    for name, path, text in files:
+        figures = KernelFigures(name)
+        typist = Typist(client, recorder, path, text)
         client.text_document_did_open(lsp.DidOpenTextDocumentParams(lsp.TextDocumentItem(
             uri=typist.uri, language_id="mcpl", version=1, text=typist.text)))
         await recorder.wait(typist.uri, 1, 2)  # the worker is warm
@@ -215,15 +243,23 @@ def main() -> int:
                         help="keys of the statement typed per kernel (default: all)")
     parser.add_argument("--key-gap-ms", type=float, default=100.0)
     parser.add_argument("--hog", type=int, default=0, help="spinning processes beside")
+    parser.add_argument("--module", type=int, metavar="LINES",
+                        help="one module of at least LINES lines made of the kernels")
     parser.add_argument("--out", type=Path, help="also write the report to FILE")
     parser.add_argument("--json", type=Path, help="the raw figures")
     args = parser.parse_args()
     names = args.kernels or DEFAULT
     paths = [REPO / "kernels" / (n if n.endswith(".mcpl") else n + ".mcpl") for n in names]
+    files = [(str(p.relative_to(REPO)), p, p.read_text()) for p in paths]
+    if args.module:
+        text = module_of(paths, args.module)
+        # in the kernels' folder, so that the workspace settings apply as to a kernel
+        path = paths[0].parent / f"bench_module_{text.count(chr(10))}_lines.mcpl"
+        files = [(f"module of {text.count(chr(10))} lines", path, text)]
     spinning = hogs(args.hog)
     load_before = os.getloadavg()
     try:
-        results = asyncio.run(measure(paths, args.edits, args.keys, args.key_gap_ms / 1000,
+        results = asyncio.run(measure(files, args.edits, args.keys, args.key_gap_ms / 1000,
                                       {"defines": VALUES}))
     finally:
         for p in spinning:
@@ -242,6 +278,9 @@ def main() -> int:
         "(from the first key); last dg/fb: the last text's diagnostics/feedback after the "
         "last key",
         HEADER, *(summary(f) for f in results)]
+    if args.module:
+        lines.insert(1, f"one module of {files[0][2].count(chr(10))} lines: {', '.join(names)} "
+                        "in turn, renamed apart; the edits in its last function")
     every = [d for f in results for d in f.diagnostics_s]
     feedback = [d for f in results for d in f.feedback_s]
     gaps = [g for f in results for g in f.typing_intervals_s]

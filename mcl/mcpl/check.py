@@ -20,18 +20,13 @@ from mcl.hdl.model import HardwareDescription
 from mcl.mcpl import ast
 from mcl.mcpl import types as T
 from mcl.mcpl.access import AccessTable, written_names
-from mcl.mcpl.barriers import barrier_warnings
 from mcl.mcpl.check_function import FunctionChecker
 from mcl.mcpl.constfold import FoldError, fold
-from mcl.mcpl.divergence import divergence_diagnostics
 from mcl.mcpl.environment import ModuleEnv, resolve_callee
-from mcl.mcpl.extents import constant_extent_errors
-from mcl.mcpl.first_iteration import first_iteration_divisions
+from mcl.mcpl.function_flow import flow_diagnostics
 from mcl.mcpl.positions import SourceText, head
 from mcl.mcpl.recursion import recursion_errors
 from mcl.mcpl.sidetables import SideTables
-from mcl.mcpl.uninitialised import uninitialised_diagnostics
-from mcl.mcpl.unset_elements import unset_element_errors
 
 if TYPE_CHECKING:
     from mcl.hdl.library import HwdLibrary
@@ -132,9 +127,7 @@ def check_program(program: Program, library: HwdLibrary, tables: SideTables | No
             for f in program.main.functions:
                 known = constants | host_constants(f, constants, library)
                 hwd = library.get(f.hwd) if f.hwd in library.names() else None
-                diags += barrier_warnings(f, known) + divergence_diagnostics(f, hwd)
-                diags += uninitialised_diagnostics(f) + first_iteration_divisions(f)
-                diags += constant_extent_errors(f, known) + unset_element_errors(f, known)
+                diags += flow_diagnostics(f, known, hwd)
     except RecursionError:
         # The parser folds long operator chains without recursion; the walks over the tree
         # recurse, so a sum of thousands of terms is reported rather than crashing.

@@ -17,7 +17,7 @@ import pytest
 
 from mcl.lsp.analysis import Libraries, check_document
 from mcl.lsp.config import Effective
-from mcl.mcpl import ast, parse
+from mcl.mcpl import ast, function_flow, parse
 from mcl.source_files import set_overlay
 from tests.mcpl.check_support import ast_tree, spy_on_statement_parse
 
@@ -89,3 +89,93 @@ def test_code_edits_give_the_diagnostics_of_a_check_that_reuses_nothing(
     assert sum(made) >= 5, made  # most edits parsed only the statements they touched
     if "barrier" in source.parent.name:  # and the warnings compared are there
         assert any(code == "mcpl-missing-barrier" for found in published for code, _ in found)
+
+
+# Two functions in one module: the loop in `a` stays inside `t` while K is 3, not at 4
+# (mcpl-index-range, found by the constant extents with the module's constants).
+MODULE = """\
+const int K = 3;
+
+perfect void a(int n, int[n] b) {
+  foreach (int i in n threads) {
+    int[4] t;
+    t[0] = 0;
+    for (int j = 0; j < K; j++) {
+      t[j + 1] = j;
+    }
+    b[i] = t[0];
+  }
+}
+
+perfect void k(int n, int[n] b) {
+  foreach (int i in n threads) {
+    int x = b[i];
+    b[i] = x + 1;
+  }
+}
+"""
+
+
+def _module_texts() -> list[str]:
+    """Edits inside `k` only, and of the constant that `a` reads, and back."""
+    inside = MODULE.replace("x + 1", "x + 2")
+    inserted = MODULE.replace("    int x = b[i];\n", "    int x = b[i];\n    x = x * 2;\n")
+    four = MODULE.replace("K = 3", "K = 4")
+    shifted = four.replace("K = 4;\n", "K = 4;\n\n")  # a and k a line lower
+    return [MODULE, inside, MODULE, inserted, four, four.replace("x + 1", "x + 2"), four,
+            shifted, four, MODULE, inside]
+
+
+def _flow_checks_by_function(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the functions whose flow checks ran, in order."""
+    ran: list[str] = []
+    original = function_flow.barrier_warnings
+
+    def spy(function: ast.Function, *args: Any) -> Any:
+        ran.append(function.name)
+        return original(function, *args)
+    monkeypatch.setattr(function_flow, "barrier_warnings", spy)
+    return ran
+
+
+def _module_steps(tmp_path: Path, libraries: Libraries, monkeypatch: pytest.MonkeyPatch
+                  ) -> list[bool]:
+    """For each step of the module's edits: the diagnostics and tree equal a check's
+    that reuses nothing."""
+    path = (tmp_path / "module.mcpl").resolve()
+    path.write_text(MODULE, encoding="utf-8")
+    same = []
+    for text in _module_texts():
+        kept = _check(path, text, libraries)
+        same.append(kept == _fresh(path, text, libraries, monkeypatch))
+    return same
+
+
+def test_an_edit_inside_one_function_checks_the_flow_of_that_one_only(
+        tmp_path: Path, libraries: Libraries, monkeypatch: pytest.MonkeyPatch) -> None:
+    ran = _flow_checks_by_function(monkeypatch)
+    path = (tmp_path / "module.mcpl").resolve()
+    path.write_text(MODULE, encoding="utf-8")
+    codes = []
+    for step, text in enumerate(_module_texts()):
+        before = len(ran)
+        diagnostics, program = _check(path, text, libraries)
+        checked = ran[before:]
+        assert (diagnostics, program) == _fresh(path, text, libraries, monkeypatch), step
+        codes.append([d.code for d in diagnostics])
+        if step in (1, 3):  # an edit inside k: a's flow checks are kept
+            assert checked == ["k"], step
+        if step == 4:  # K read by a: a is checked again with its new value
+            assert "a" in checked, step
+        if step == 6:  # a's node and values as at step 4: a's result is kept
+            assert "a" not in checked, step
+    assert codes[0] == [] and "mcpl-index-range" in codes[4]
+    assert codes[9] == []
+
+
+def test_a_key_that_leaves_out_the_constants_is_caught(
+        tmp_path: Path, libraries: Libraries, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The comparison above fails when the kept results ignore the values of the names
+    (the function `a` is unchanged when K becomes 4 and would keep its clean result)."""
+    monkeypatch.setattr(function_flow, "_key", lambda known, hwd: ((), hwd))
+    assert not all(_module_steps(tmp_path, libraries, monkeypatch))
