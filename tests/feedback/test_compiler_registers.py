@@ -125,3 +125,32 @@ def test_the_arch_is_read_as_code_generation_reads_it() -> None:
         expected = load_mapping(hwd, language="cuda").arch if \
             mapping_path(hwd, "cuda").is_file() else None
         assert compiled.stated_arch(hwd) == expected
+
+
+def test_one_compile_gives_the_registers_and_the_listing(monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]
+                                                         ) -> None:
+    """A cold `mcl check` at a CUDA leaf with sizes asks for the register count and the
+    time model's machine code per line: NVRTC compiles the generated source once for
+    both (two compiles of a fuzzer's deep loop nest took it past its CPU budget)."""
+    from mcl.backends.cuda import line_instructions, nvrtc
+    from mcl.cli import main
+
+    if line_instructions._nvdisasm() is None:
+        pytest.fail("nvdisasm (nvidia-cuda-nvdisasm, in the test extra) is missing")
+    compiled._cubins.clear()
+    line_instructions._memory.clear()
+    made: list[str] = []
+    compile_once = nvrtc.compile_cuda
+
+    def counted(source: str, name: str, arch: str, *rest: object, **named: object) -> object:
+        made.append(name)
+        return compile_once(source, name, arch, *rest, **named)  # type: ignore[arg-type]
+    monkeypatch.setattr(nvrtc, "compile_cuda", counted)
+    path = ROOT / "kernels" / "matmul" / "hopper_v1.mcpl"
+    assert main(["check", str(path), "--level", "hopper", "--feedback", "-v",
+                 "-D", "n=1024", "-D", "m=1024", "-D", "p=1024"]) == 0
+    out = capsys.readouterr().out
+    assert "the compiler's count" in out  # the registers came from the compile
+    assert len(line_instructions._memory) == 1  # and so did the listing
+    assert len(made) == 1, made

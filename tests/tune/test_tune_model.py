@@ -24,8 +24,9 @@ pytest.importorskip("kernel_tuner")
 from tests.tune.test_tune import PLANTED, SIZES  # noqa: E402  (after the skip)
 
 # 7 configurations the rules allow (PASSES * STRIDE <= 8), NR_WARPS = 64 ruled out: the
-# model orders them by their work (PASSES / STRIDE), so the wrong-but-fast STRIDE = 2 of
-# one pass comes first and the correct single pass right after it.
+# model puts the three wrong-but-fast STRIDE = 2 first (half the work each), then the
+# correct ones by their passes, so
+# a patience of 3 reaches the correct single pass and stops before the 8 passes.
 WIDER = ["--param", "PASSES=1,2,4,8", "--param", "NR_WARPS=1,64"]
 
 
@@ -40,16 +41,17 @@ def planted(tmp_path: Path) -> Path:
 def test_model_finds_the_best_measuring_fewer(planted: Path,
                                              capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["tune", str(planted), "--target", "hopper", *SIZES, *WIDER, "--iterations",
-                 "3", "--strategy", "model", "--patience", "2", "--no-cache"]) == 0
+                 "3", "--strategy", "model", "--patience", "3", "--no-cache"]) == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert "16 configurations, 9 ruled out, 4 run, 2 with wrong outputs" in out
+    assert "16 configurations, 9 ruled out, 6 run, 3 with wrong outputs" in out
     assert "time model: 7 of 7 configurations estimated" in out
-    assert "4 measured in its order" in out
-    assert "rank correlation of estimated and measured times" not in out  # 2 verified
+    assert "6 measured in its order" in out  # of 7: the last, 8 passes, is not run
+    assert "rank correlation of estimated and measured times 1.00 (Spearman, 3 " \
+        "configurations)" in out
     (entry,) = read_tuned(planted)
     assert entry.constants == {"PASSES": 1, "NR_WARPS": 1, "STRIDE": 1}
     written = tuned_path(planted).read_text(encoding="utf-8")
-    assert 'strategy = "model"' in written and "evaluated = 4" in written
+    assert 'strategy = "model"' in written and "evaluated = 6" in written
 
 
 def test_model_states_its_rank_correlation(planted: Path,

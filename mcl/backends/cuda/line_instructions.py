@@ -29,7 +29,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mcl.backends.cuda.registers import generated_cuda, kernel_names, read_kept, write_kept
+from mcl.backends.cuda.registers import (
+    generated_cuda,
+    kernel_names,
+    lineinfo_cubin,
+    read_kept,
+    write_kept,
+)
 from mcl.diagnostics import MclError
 from mcl.feedback.budget import not_counted
 from mcl.feedback.compiler_instructions import LineCode, Lines
@@ -67,7 +73,7 @@ _memory: Store[str, dict[str, int]] = Store(64)
 def line_instructions(facts: KernelFacts) -> Lines | None:
     """The machine code of each source line of the function of `facts` (over all of its
     generated kernels), or None (see the module)."""
-    from mcl.backends.cuda.nvrtc import compile_cuda, version
+    from mcl.backends.cuda.nvrtc import version
 
     try:
         made = generated_cuda(facts)
@@ -81,8 +87,7 @@ def line_instructions(facts: KernelFacts) -> Lines | None:
         flat = _memory.get(key) or read_kept(key, CACHE_KIND)
         if flat is None:
             with not_counted():  # the compiler's second is no analysis of the kernel
-                cubin = compile_cuda(generated.source, f"{generated.name}.cu", arch,
-                                     ("-lineinfo",)).cubin
+                cubin = lineinfo_cubin(generated, arch)
                 flat = _flat(per_line(_disassemble(tool, cubin), ()))
             write_kept(key, flat, CACHE_KIND)
         _memory.put(key, flat)

@@ -50,13 +50,16 @@ DISK_ENTRIES = 512
 OLDEST_ARCH = 75
 _ARCH = re.compile(r'^arch\s*=\s*"(sm_\d+)"', re.MULTILINE)
 _memory: Store[str, dict[str, int]] = Store(64)
+# The last cubins compiled, by generated source, architecture and NVRTC version: the
+# register count and the time model's listing per line read the same compile.
+_cubins: Store[str, bytes] = Store(4)
 
 
 def register_count(facts: KernelFacts) -> int | None:
     """The registers per thread NVRTC's ptxas gives the function of `facts` (the most of
     its kernels, where its foreach nests make several), or None (see the module)."""
     from mcl.backends.cuda.cubin import register_counts
-    from mcl.backends.cuda.nvrtc import compile_cuda, version
+    from mcl.backends.cuda.nvrtc import version
 
     try:
         made = generated_cuda(facts)
@@ -67,14 +70,29 @@ def register_count(facts: KernelFacts) -> int | None:
         counts = _memory.get(key) or read_kept(key)
         if counts is None:
             with not_counted():  # the compiler's second is no analysis of the kernel
-                counts = register_counts(compile_cuda(
-                    generated.source, f"{generated.name}.cu", arch).cubin)
+                counts = register_counts(lineinfo_cubin(generated, arch))
             write_kept(key, counts)
         _memory.put(key, counts)
     except (MclError, ValueError, ImportError):
         return None
     found = [counts[k] for k in kernel_names(facts, generated) if k in counts]
     return max(found) if found else None
+
+
+def lineinfo_cubin(generated: Any, arch: str) -> bytes:
+    """The cubin NVRTC makes of the generated CUDA module `generated` for `arch`, with
+    line information (`-lineinfo`, which changes no instruction and no register: it
+    only maps the code to source lines), compiled once per process for the register
+    count and the listing per line (mcl.backends.cuda.line_instructions): a second
+    compile doubled what a cold `mcl check` spends in the compiler."""
+    from mcl.backends.cuda.nvrtc import compile_cuda, version
+
+    key = hashlib.sha256(f"{arch}\0{version()}\0{generated.source}".encode()).hexdigest()
+    cubin = _cubins.get(key)
+    if cubin is None:
+        cubin = _cubins.put(key, compile_cuda(generated.source, f"{generated.name}.cu",
+                                              arch, ("-lineinfo",)).cubin)
+    return cubin
 
 
 def generated_cuda(facts: KernelFacts) -> tuple[Any, str] | None:
