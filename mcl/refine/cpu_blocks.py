@@ -35,10 +35,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from mcl.mcpl import ast
-from mcl.refine.edits import TextEdit, deleting_line, indented
+from mcl.refine.edits import TextEdit, deleting_line, indentation, indented
 from mcl.refine.kernel import KernelAtLevel
 from mcl.refine.loops import loop_shape
-from mcl.refine.places import constant_env, every_name, fresh_name, names_in, written
+from mcl.refine.places import constant_env, every_name, fresh_names, names_in, written
 from mcl.refine.refinement import Parameter, Proposal, Refinement, Refused, integer
 from mcl.refine.unit_rows import guard_of, is_int, text_of, zero
 from mcl.translate.counts import StaticInts, host_constants
@@ -151,21 +151,22 @@ class CpuBlocks(Refinement):
         taken = every_name(function) | {c.name for c in kernel.constants()} \
             | {f.name for f in kernel.source.program.main.functions}
         removed = {d.name for d in shape.counts}
-        constants = _fresh(("NR_VECTORS", "NR_VECS", "ELEMS_I", "BLOCKS_I", "ROWS",
-                            "COLS", "STRIPS", "BLOCK_K"), taken)
+        bases: tuple[str, ...] = ("NR_VECTORS", "NR_VECS", "ELEMS_I", "BLOCKS_I", "ROWS",
+                                  "COLS", "STRIPS", "BLOCK_K")
+        constants = dict(zip(bases, fresh_names(bases, taken), strict=True))
         # Locals may take the names of the loops and declarations that go.
         kept = taken - _replaced_names(shape) - removed
-        local_names = _fresh(("nrThreadsN", "nrThreadsM", "nrBlocksK", "bPack", "cTemp",
-                              "sums", "nrStrips", "nrTiles", "s", "r", "v", "kb", "k0",
-                              "kLength", "kk", "ib", "ei", "aik", "j0"),
-                             kept | set(constants.values()) | {shape.row, shape.col})
+        bases = ("nrThreadsN", "nrThreadsM", "nrBlocksK", "bPack", "cTemp", "sums", "nrStrips",
+                 "nrTiles", "s", "r", "v", "kb", "k0", "kLength", "kk", "ib", "ei", "aik", "j0")
+        local_names = dict(zip(bases, fresh_names(
+            bases, kept | set(constants.values()) | {shape.row, shape.col}), strict=True))
         names = {**constants, **local_names, "ti": shape.rows.var, "tj": shape.cols.var,
                  "vj": shape.lanes.var, "i": shape.row, "j": shape.col}
         edits = [TextEdit.inserting(function.span.line, 1,
                                     _constants_text(names, values, shape.nr_lanes,
                                                     kernel.level))]
         edits += [deleting_line(kernel.text, decl) for decl in shape.counts]
-        indent = _indent(kernel.text, shape.rows.span.line)
+        indent = indentation(kernel.text, shape.rows.span.line)
         body = _body_text(kernel, shape, names)
         edits.append(TextEdit.replacing(shape.rows.span, indented(body, indent)))
         args = (("line", str(shape.loop.span.line)),
@@ -385,18 +386,6 @@ def _closure(names: set[str], decls: Mapping[str, ast.Decl]) -> set[str]:
 def _replaced_names(shape: LaneProduct) -> set[str]:
     return {shape.rows.var, shape.cols.var, shape.lanes.var, shape.accumulator.name,
             shape.loop.var}
-
-
-def _fresh(bases: tuple[str, ...], taken: set[str]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for base in bases:
-        out[base] = fresh_name(base, taken | set(out.values()))
-    return out
-
-
-def _indent(text: str, line: int) -> str:
-    row = text.split("\n")[line - 1]
-    return row[:len(row) - len(row.lstrip())]
 
 
 def _constants_text(names: Mapping[str, str], values: Mapping[str, int], nr_lanes: int,

@@ -5,7 +5,7 @@ preconditions in the same terms."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from mcl.codegen.host_eval import Number, evaluate
 from mcl.diagnostics import MclError
@@ -49,6 +49,14 @@ def fresh_name(base: str, taken: set[str]) -> str:
     while name in taken:
         name, n = f"{base}_{n}", n + 1
     return name
+
+
+def fresh_names(bases: Iterable[str], taken: set[str]) -> list[str]:
+    """`fresh_name` of each of `bases`, none taken and no two the same."""
+    picked: list[str] = []
+    for base in bases:
+        picked.append(fresh_name(base, taken | set(picked)))
+    return picked
 
 
 def holding_block(function: ast.Function, stmt: object) -> ast.Block | None:

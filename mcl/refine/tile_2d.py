@@ -30,7 +30,14 @@ from mcl.mcpl import ast
 from mcl.refine.edits import TextEdit, body_lines, edited_span_text, indentation, line_of
 from mcl.refine.kernel import KernelAtLevel
 from mcl.refine.nesting import whole_accesses
-from mcl.refine.places import constant_int, every_name, fresh_name, names_in, path_to
+from mcl.refine.places import (
+    constant_int,
+    every_name,
+    fresh_name,
+    fresh_names,
+    names_in,
+    path_to,
+)
 from mcl.refine.refinement import (
     Parameter,
     Proposal,
@@ -306,11 +313,8 @@ def _row(shape: RowReduction) -> _RowIndex:
 
 def _names(kernel: KernelAtLevel) -> TileNames:
     taken = every_name(kernel.source_function) | {c.name for c in kernel.constants()}
-    picked: list[str] = []
-    for base in ("THREADS_I", "THREADS_J", "ELEMS_I", "ELEMS_J", "TILE_I", "TILE_J",
-                 "unit", "ui", "uj", "ei", "ej"):
-        picked.append(fresh_name(base, taken | set(picked)))
-    return TileNames(*picked)
+    return TileNames(*fresh_names(("THREADS_I", "THREADS_J", "ELEMS_I", "ELEMS_J", "TILE_I",
+                                   "TILE_J", "unit", "ui", "uj", "ei", "ej"), taken))
 
 
 # Registers a thread needs besides its tile and its operands (indices, addresses, loop

@@ -10,9 +10,11 @@ from pathlib import Path
 import pytest
 
 from mcl import pipeline
+from mcl.backends.cuda import line_instructions, nvrtc
 from mcl.backends.cuda import registers as compiled
 from mcl.backends.cuda.cubin import register_counts
 from mcl.backends.cuda.nvrtc import compile_cuda
+from mcl.cli import main
 from mcl.feedback import compiler_registers
 from mcl.feedback.registry import analyse
 from mcl.hdl.library import default_library
@@ -133,9 +135,6 @@ def test_one_compile_gives_the_registers_and_the_listing(monkeypatch: pytest.Mon
     """A cold `mcl check` at a CUDA leaf with sizes asks for the register count and the
     time model's machine code per line: NVRTC compiles the generated source once for
     both (two compiles of a fuzzer's deep loop nest took it past its CPU budget)."""
-    from mcl.backends.cuda import line_instructions, nvrtc
-    from mcl.cli import main
-
     if line_instructions._nvdisasm() is None:
         pytest.fail("nvdisasm (nvidia-cuda-nvdisasm, in the test extra) is missing")
     compiled._cubins.clear()

@@ -21,7 +21,6 @@ disk (the cache folder `line-instructions`).
 
 from __future__ import annotations
 
-import hashlib
 import re
 import subprocess
 import tempfile
@@ -31,13 +30,12 @@ from typing import TYPE_CHECKING
 
 from mcl.backends.cuda.registers import (
     generated_cuda,
+    kept_counts,
     kernel_names,
     lineinfo_cubin,
-    read_kept,
-    write_kept,
+    source_key,
 )
 from mcl.diagnostics import MclError
-from mcl.feedback.budget import not_counted
 from mcl.feedback.compiler_instructions import LineCode, Lines
 from mcl.feedback.facts.compiled import Store
 
@@ -73,24 +71,15 @@ _memory: Store[str, dict[str, int]] = Store(64)
 def line_instructions(facts: KernelFacts) -> Lines | None:
     """The machine code of each source line of the function of `facts` (over all of its
     generated kernels), or None (see the module)."""
-    from mcl.backends.cuda.nvrtc import version
-
     try:
         made = generated_cuda(facts)
         tool = _nvdisasm()
         if made is None or tool is None:
             return None
         generated, arch = made
-        key = hashlib.sha256(
-            f"{CACHE_KIND}\0{CACHE_FORM}\0{arch}\0{version()}\0{tool}\0{generated.source}".encode()
-        ).hexdigest()
-        flat = _memory.get(key) or read_kept(key, CACHE_KIND)
-        if flat is None:
-            with not_counted():  # the compiler's second is no analysis of the kernel
-                cubin = lineinfo_cubin(generated, arch)
-                flat = _flat(per_line(_disassemble(tool, cubin), ()))
-            write_kept(key, flat, CACHE_KIND)
-        _memory.put(key, flat)
+        flat = kept_counts(
+            source_key(generated, arch, CACHE_KIND, CACHE_FORM, tool), CACHE_KIND, _memory,
+            lambda: _flat(per_line(_disassemble(tool, lineinfo_cubin(generated, arch)), ())))
         return _lines(flat, set(kernel_names(facts, generated)))
     except (MclError, ValueError, ImportError, OSError, subprocess.SubprocessError):
         return None

@@ -41,6 +41,8 @@ from mcl.feedback.budget import not_counted
 from mcl.feedback.facts.compiled import Store
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from mcl.feedback.facts.kernel import KernelFacts
 
 # Files the disk cache keeps: a kernel's counts are a few bytes, one file per source.
@@ -59,24 +61,42 @@ def register_count(facts: KernelFacts) -> int | None:
     """The registers per thread NVRTC's ptxas gives the function of `facts` (the most of
     its kernels, where its foreach nests make several), or None (see the module)."""
     from mcl.backends.cuda.cubin import register_counts
-    from mcl.backends.cuda.nvrtc import version
 
     try:
         made = generated_cuda(facts)
         if made is None:
             return None
         generated, arch = made
-        key = hashlib.sha256(f"{arch}\0{version()}\0{generated.source}".encode()).hexdigest()
-        counts = _memory.get(key) or read_kept(key)
-        if counts is None:
-            with not_counted():  # the compiler's second is no analysis of the kernel
-                counts = register_counts(lineinfo_cubin(generated, arch))
-            write_kept(key, counts)
-        _memory.put(key, counts)
+        counts = kept_counts(source_key(generated, arch), "registers", _memory,
+                             lambda: register_counts(lineinfo_cubin(generated, arch)))
     except (MclError, ValueError, ImportError):
         return None
     found = [counts[k] for k in kernel_names(facts, generated) if k in counts]
     return max(found) if found else None
+
+
+def source_key(generated: Any, arch: str, *parts: object) -> str:
+    """The key of what a compile of the generated CUDA module `generated` for `arch`
+    gives: its source, the architecture, the NVRTC version, and `parts` (what else the
+    result depends on)."""
+    from mcl.backends.cuda.nvrtc import version
+
+    given = "".join(f"{p}\0" for p in parts)
+    return hashlib.sha256(f"{given}{arch}\0{version()}\0{generated.source}".encode()
+                          ).hexdigest()
+
+
+def kept_counts(key: str, kind: str, memory: Store[str, dict[str, int]],
+                count: Callable[[], dict[str, int]]) -> dict[str, int]:
+    """The counts under `key`: kept in the process (`memory`), else on disk in the
+    folder of `kind`, else `count()` (the compiler's seconds are no analysis of the
+    kernel: not counted in the feedback's budget), then kept in both."""
+    counts = memory.get(key) or read_kept(key, kind)
+    if counts is None:
+        with not_counted():
+            counts = count()
+        write_kept(key, counts, kind)
+    return memory.put(key, counts)
 
 
 def lineinfo_cubin(generated: Any, arch: str) -> bytes:
@@ -85,9 +105,9 @@ def lineinfo_cubin(generated: Any, arch: str) -> bytes:
     only maps the code to source lines), compiled once per process for the register
     count and the listing per line (mcl.backends.cuda.line_instructions): a second
     compile doubled what a cold `mcl check` spends in the compiler."""
-    from mcl.backends.cuda.nvrtc import compile_cuda, version
+    from mcl.backends.cuda.nvrtc import compile_cuda
 
-    key = hashlib.sha256(f"{arch}\0{version()}\0{generated.source}".encode()).hexdigest()
+    key = source_key(generated, arch)
     cubin = _cubins.get(key)
     if cubin is None:
         cubin = _cubins.put(key, compile_cuda(generated.source, f"{generated.name}.cu",

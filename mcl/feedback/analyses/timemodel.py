@@ -545,14 +545,16 @@ def figures_of(ctx: AnalysisContext, findings: Sequence[Finding], least: bool = 
     if phases is None:
         return None
     grid = occupancy.grid_blocks
-    issued = _issued(ctx, barriers, len(phases), lanes, occupancy, cached, shared.source, least)
+    code = compiler_instructions(ctx.facts)
+    issued = _issued(ctx, code, barriers, len(phases), lanes, occupancy, cached, shared.source,
+                     least)
     if issued is not None:
         phases = tuple(replace(p, instructions=n) for p, n in zip(phases, issued, strict=True))
     tail = math.ceil(grid / sms) / (grid / sms) if grid else 1.0
     resident = max(1, occupancy.blocks_per_sm)
     rounds = float(math.ceil(math.ceil(grid / sms) / resident)) if grid else 1.0
     runs = _load_runs(ctx, cached, least)
-    scheduled = _scheduled(compiler_instructions(ctx.facts))
+    scheduled = _scheduled(code)
     return Figures(float(sms), clock, float(warps), float(peak or 1.0) * scale,
                    shared.bytes_per_s * scale, flying(runs, scheduled), mix.mean_s,
                    phases, tail, barriers, stated, lanes_sms=float(lanes * sms),
@@ -564,13 +566,12 @@ def figures_of(ctx: AnalysisContext, findings: Sequence[Finding], least: bool = 
                    scheduled=scheduled)
 
 
-def _issued(ctx: AnalysisContext, barriers: Sequence[tuple[int, int]], count: int, lanes: int,
-            occupancy: OccupancyFinding, cached: Sequence[str], shared: Any, least: bool
-            ) -> list[float] | None:
-    """The warp instructions of each phase from the compiler's machine code
+def _issued(ctx: AnalysisContext, code: Lines | None, barriers: Sequence[tuple[int, int]],
+            count: int, lanes: int, occupancy: OccupancyFinding, cached: Sequence[str],
+            shared: Any, least: bool) -> list[float] | None:
+    """The warp instructions of each phase from the compiler's machine code `code`
     (mcl.feedback.facts.issue_counts), or None where no compiler counted it (the
     editor's checks: mcl.feedback.compiler_instructions) or a count is missing."""
-    code = compiler_instructions(ctx.facts)
     if not code or not occupancy.grid_blocks or not occupancy.blocks_per_sm:
         return None
     warps = occupancy.grid_blocks * occupancy.warps_per_sm / occupancy.blocks_per_sm

@@ -193,7 +193,6 @@ def _copies(code: Lines, source_bytes: dict[int, float], loops: dict[int, tuple[
             for line, around in loops.items() if around}
 
 
-
 def _kept(code: Lines, loops: dict[int, tuple[Any, ...]]) -> set[Ref[Any]]:
     """The innermost for-loops the compiler kept as loops: one of their lines has code
     in as many loops of the machine code as around the statement. The code of their
