@@ -55,11 +55,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--strategy",
-        default="brute_force",
+        default="auto",
         metavar="NAME",
-        help="model (the time model ranks every configuration, the best-ranked are "
-        "measured in its order until they stop improving), or a Kernel Tuner strategy: "
-        "brute_force (default), random_sample, genetic_algorithm, bayes_opt, ...",
+        help="auto (default: model on a space of 25 or more configurations at a leaf with "
+        "a time model, or with --patience/--max-fevals; brute_force otherwise), model "
+        "(the time model ranks every configuration, the best-ranked are measured in its "
+        "order until they stop improving), or a Kernel Tuner strategy: brute_force, "
+        "random_sample, genetic_algorithm, bayes_opt, ...",
     )
     p.add_argument(
         "--patience",
@@ -224,12 +226,16 @@ def _cache_folder(args: argparse.Namespace, path: Path) -> Path | None:
 def _check_model_options(args: argparse.Namespace) -> None:
     """--patience belongs to --strategy model, which one process runs (its stop rule
     reads each measurement before the next is chosen)."""
-    from mcl.tune.search import MODEL
+    from mcl.tune.search import AUTO, BRUTE_FORCE, MODEL
 
-    if args.patience is not None and (args.strategy != MODEL or args.patience < 1):
+    if args.patience is not None and (args.strategy not in (MODEL, AUTO)
+                                      or args.patience < 1):
         raise MclError(error("tune-patience", "--patience takes a number of 1 or more and "
                              "goes with --strategy model",
                              hint="e.g. --strategy model --patience 8"))
+    if args.strategy == AUTO and args.parallel:
+        # the model-guided search runs on one device; --parallel shares the space out
+        args.strategy = MODEL if args.patience is not None else BRUTE_FORCE
     if args.strategy == MODEL and args.parallel:
         raise MclError(error("tune-parallel-model", "--strategy model measures on one "
                              "device: its stop rule reads each measurement before the next",
@@ -308,6 +314,8 @@ def _report(args: argparse.Namespace, path: Path, reference: Any, sizes: dict[st
         f"{len(built.ruled_out)} ruled out, {len(result.evaluated)} run, "
         f"{len(result.wrong)} with wrong outputs",
     )
+    if result.chose:
+        console.print(result.chose)
     for key, reasons in list(built.ruled_out.items())[:5]:
         config = ", ".join(f"{n}={v}" for n, v in zip(built.names, key, strict=True))
         console.print(f"  ruled out {config}: {'; '.join(reasons)}")
@@ -344,7 +352,7 @@ def _report(args: argparse.Namespace, path: Path, reference: Any, sizes: dict[st
                 dict(sizes),
                 dict(result.best),
                 result.best_time_ms,
-                {"strategy": args.strategy, "evaluated": len(result.evaluated)}
+                {"strategy": result.strategy, "evaluated": len(result.evaluated)}
                 | _model_fields(result),
             ),
         )

@@ -180,4 +180,5 @@ def _merged(built: Any, found: Sequence[Any], device: str) -> Any:
     best = min(timed, key=lambda r: r.best_time_ms) if timed else None
     return TuneResult(best.best if best else None, best.best_time_ms if best else None,
                       [e for r in found for e in r.evaluated],
-                      sorted({k for r in found for k in r.wrong}, key=str), built, device)
+                      sorted({k for r in found for k in r.wrong}, key=str), built, device,
+                      strategy=found[0].strategy if found else "brute_force")

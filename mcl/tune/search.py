@@ -47,6 +47,8 @@ Key = tuple[Number, ...]
 BLOCK_NAMES = ("block_size_x", "block_size_y", "block_size_z")
 OBJECTIVE = "time_verified"
 MODEL = "model"  # the strategy of mcl.tune.model: the time model's order, then a stop rule
+AUTO = "auto"  # the default: MODEL where it pays, brute force elsewhere (mcl.tune.model)
+BRUTE_FORCE = "brute_force"
 
 
 @dataclass
@@ -83,6 +85,9 @@ class TuneResult:
     # every configuration the strategy visited, in its order, once each (also those
     # whose build or run failed, which `evaluated` leaves out)
     trace: list[Key] = field(default_factory=list)
+    # the strategy that ran (`auto` resolved: mcl.tune.model.auto_strategy)
+    strategy: str = BRUTE_FORCE
+    chose: str = ""  # with `auto`: what it chose and why, for the report
 
 
 def kernel_tuner() -> Any:
@@ -308,6 +313,17 @@ class Pulled:
         return results
 
 
+def _resolved(strategy: str, configurations: int, hwd: Any,
+              asked_for_model: bool) -> tuple[str, str]:
+    """The strategy to run, and with `auto` a line saying what it chose and why."""
+    if strategy != AUTO:
+        return strategy, ""
+    from mcl.tune.model import auto_strategy
+
+    chosen, why = auto_strategy(configurations, hwd, asked_for_model)
+    return chosen, f"strategy auto: {chosen} ({why})"
+
+
 def run_search(
     program: Program,
     kernel_path: Path,
@@ -352,8 +368,12 @@ def run_search(
 
     if built is None:
         built = build_space(program, function, target, library, space, args, backend)
+    strategy, chose = _resolved(strategy, len(built.candidates), library.get(target),
+                                patience is not None
+                                or bool(strategy_options and "max_fevals" in strategy_options))
     if not built.candidates:
-        return TuneResult(None, None, [], [], built, describe(device))
+        return TuneResult(None, None, [], [], built, describe(device), strategy=strategy,
+                          chose=chose)
     first = next(iter(built.candidates.values()))
     generated = pipeline.generate(pipeline.checked(program, library), target, library,
                                   overrides=first.config, language=backend)
@@ -493,4 +513,6 @@ def run_search(
         describe(device),
         ranking,
         list(dict.fromkeys(built.key(r) for r in results if r is not None)),
+        strategy=strategy,
+        chose=chose,
     )

@@ -16,7 +16,13 @@ from mcl.feedback.findings import TimeEstimate, first
 from mcl.feedback.registry import analyse_findings
 from mcl.hdl.library import default_library
 from mcl.resources import kernels_dir
-from mcl.tune.model import RankedQueue, rank_correlation, with_constants
+from mcl.tune.model import (
+    AUTO_MODEL_MIN,
+    RankedQueue,
+    auto_strategy,
+    rank_correlation,
+    with_constants,
+)
 from mcl.tune.tuned_file import read_tuned, tuned_path
 
 pytest.importorskip("kernel_tuner")
@@ -68,11 +74,33 @@ def test_model_states_its_rank_correlation(planted: Path,
 
 
 def test_model_errors_are_one_line(planted: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    for extra in (["--patience", "3"], ["--strategy", "model", "--patience", "0"],
+    for extra in (["--strategy", "brute_force", "--patience", "3"],
+                  ["--strategy", "model", "--patience", "0"],
                   ["--strategy", "model", "--parallel"]):
         assert main(["tune", str(planted), "--target", "hopper", *SIZES, *extra]) == 1
         err = capsys.readouterr().err.strip()
         assert err.count("error:") == 1 and ("--patience" in err or "--parallel" in err), err
+
+
+def test_auto_chooses_the_model_where_its_ranking_pays() -> None:
+    library = default_library()
+    hopper, cpu = library.get("hopper"), library.get("x86_avx512")
+    assert auto_strategy(AUTO_MODEL_MIN, hopper, False)[0] == "model"
+    assert auto_strategy(AUTO_MODEL_MIN - 1, hopper, False)[0] == "brute_force"
+    strategy, why = auto_strategy(AUTO_MODEL_MIN, cpu, False)  # no time model to rank with
+    assert strategy == "brute_force" and "no time model" in why
+    assert auto_strategy(3, cpu, True)[0] == "model"  # --patience or --max-fevals given
+
+
+def test_auto_is_the_default_and_says_what_it_chose(planted: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    # 7 configurations: too few for the ranking to pay, so brute force measures them all
+    assert main(["tune", str(planted), "--target", "hopper", *SIZES, *WIDER, "--iterations",
+                 "3", "--no-cache"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "strategy auto: brute_force (7 configurations allowed" in out
+    assert "7 run" in out and "time model:" not in out
+    assert 'strategy = "brute_force"' in tuned_path(planted).read_text(encoding="utf-8")
 
 
 def test_queue_stops_when_measurements_stop_improving() -> None:
