@@ -226,7 +226,8 @@ def _cache_folder(args: argparse.Namespace, path: Path) -> Path | None:
 def _check_model_options(args: argparse.Namespace) -> None:
     """--patience belongs to --strategy model, which one process runs (its stop rule
     reads each measurement before the next is chosen)."""
-    from mcl.tune.search import AUTO, BRUTE_FORCE, MODEL
+    from mcl.tune.model import BRUTE_FORCE
+    from mcl.tune.search import AUTO, MODEL
 
     if args.patience is not None and (args.strategy not in (MODEL, AUTO)
                                       or args.patience < 1):

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from mcl.tune.search import Key, Space
 
 STRATEGY = "model"
+BRUTE_FORCE = "brute_force"  # Kernel Tuner's exhaustive strategy, what `auto` falls back to
 # Measurements in a row without a new best (by MIN_IMPROVEMENT) before the search stops.
 PATIENCE = 8
 # A measurement improves on the best when it is faster by more than this share: the
@@ -60,14 +61,13 @@ def auto_strategy(configurations: int, hwd: Any, asked_for_model: bool) -> tuple
     the user gave its options (--patience, --max-fevals), or where the leaf has a time
     model and the space is large enough for its ranking to pay; brute force otherwise."""
     from mcl.feedback.analyses.timemodel import has_time_model
-    from mcl.tune.search import BRUTE_FORCE, MODEL
 
     if asked_for_model:
-        return MODEL, "--patience and --max-fevals belong to the model-guided search"
+        return STRATEGY, "--patience and --max-fevals belong to the model-guided search"
     if not has_time_model(hwd):
         return BRUTE_FORCE, f"{hwd.name} has no time model to rank with"
     if configurations >= AUTO_MODEL_MIN:
-        return MODEL, (f"{configurations} configurations allowed: the time model's ranking "
+        return STRATEGY, (f"{configurations} configurations allowed: the time model's ranking "
                        f"pays from {AUTO_MODEL_MIN}")
     return BRUTE_FORCE, (f"{configurations} configurations allowed: the time model's "
                          f"ranking pays from {AUTO_MODEL_MIN}")

@@ -48,7 +48,6 @@ BLOCK_NAMES = ("block_size_x", "block_size_y", "block_size_z")
 OBJECTIVE = "time_verified"
 MODEL = "model"  # the strategy of mcl.tune.model: the time model's order, then a stop rule
 AUTO = "auto"  # the default: MODEL where it pays, brute force elsewhere (mcl.tune.model)
-BRUTE_FORCE = "brute_force"
 
 
 @dataclass
@@ -86,7 +85,7 @@ class TuneResult:
     # whose build or run failed, which `evaluated` leaves out)
     trace: list[Key] = field(default_factory=list)
     # the strategy that ran (`auto` resolved: mcl.tune.model.auto_strategy)
-    strategy: str = BRUTE_FORCE
+    strategy: str = "brute_force"
     chose: str = ""  # with `auto`: what it chose and why, for the report
 
 
