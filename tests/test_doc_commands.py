@@ -304,6 +304,7 @@ TRANSLATED = ["translate", "kernels/{app}/perfect.mcpl", "--to", "hopper", "-o",
 NAMED = ["apply", "hopper_v1.mcpl", "name-counts"]
 SETUP: dict[str, tuple[str, tuple[list[str], ...]]] = {  # command: (application, steps)
     "mcl apply hopper_v1.mcpl name-counts -D n=4096": ("gesummv", (TRANSLATED,)),
+    "mcl apply hopper_v1.mcpl uncoalesced@14 -D n=16384 -D m=16384": ("transpose", (TRANSLATED,)),
     "mcl apply hopper_v2.mcpl row-per-warp:line=20 -D n=4096":
         ("gesummv", (TRANSLATED, NAMED + ["-D", "n=4096"])),
     "mcl apply hopper_v2.mcpl tile-2d:line=21,elems_i=8,elems_j=4 -D n=4096 -D m=4096 "

@@ -23,6 +23,7 @@ ANSWERS: dict[str, tuple[type[ProposedChange], ...]] = {
     "stage-tile": (ShareInFasterMemory,),
     "swap-mapping": (CoalesceAccess,),
     "row-per-warp": (CoalesceAccess,),
+    "stage-transpose": (CoalesceAccess,),
     "several-elements": (ComputeSeveralElements,),
     "privatise": (PrivatiseArray,),
 }

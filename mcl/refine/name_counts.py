@@ -69,7 +69,7 @@ class NameCounts(Refinement):
         function = kernel.source_function
         if function.span is None or not kernel.in_file(function.span):
             raise Refused(f"{function.name} is not written in {kernel.path.name}")
-        counts = _counts(kernel, function)
+        counts = static_counts(kernel)
         if not counts:
             raise Refused(f"{function.name} declares no count before its foreach loops that "
                           "is constant without its parameters")
@@ -98,11 +98,12 @@ class NameCounts(Refinement):
                         group=self.name)
 
 
-def _counts(kernel: KernelAtLevel, function: ast.Function
-            ) -> list[tuple[ast.Decl, int]]:
+def static_counts(kernel: KernelAtLevel) -> list[tuple[ast.Decl, int]]:
     """The leading `int` declarations of the function (before its first foreach) whose
     values are constant without its parameters, with those values, in order."""
     from mcl.translate.counts import host_constants
+
+    function = kernel.source_function
 
     descriptions = {name: kernel.library.get(name) for name in kernel.library.names()}
     # host_constants binds only counts never assigned again and declared once

@@ -31,6 +31,7 @@ from mcl.refine.row_per_warp import RowPerWarp
 from mcl.refine.set_constant import SetConstant
 from mcl.refine.several_elements import SeveralElements
 from mcl.refine.stage_tile import StageTile
+from mcl.refine.stage_transpose import StageTranspose
 from mcl.refine.swap_mapping import SwapMapping
 from mcl.refine.tile_2d import Tile2D
 from mcl.refine.unroll import Unroll
@@ -43,7 +44,8 @@ if TYPE_CHECKING:
 
 # Every refinement, in the order `--list` and the documentation give them.
 REFINEMENTS: tuple[Refinement, ...] = (SetConstant(), HoistLoad(), PadShared(), Unroll(),
-                                       StageTile(), SwapMapping(), RowPerWarp(),
+                                       StageTile(), SwapMapping(), StageTranspose(),
+                                       RowPerWarp(),
                                        Interchange(),
                                        VectorLoads(), SeveralElements(), Tile2D(),
                                        CpuBlocks(), Privatise(),

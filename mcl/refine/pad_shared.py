@@ -90,7 +90,7 @@ class PadShared(Refinement):
             raise Refused(f"the last dimension of {array} is not a constant")
         banks = integer(args, "banks", 32)
         element = ELEMENT_BYTES.get(kind.element.name, 4)
-        pad = integer(args, "pad", _padding(extent, element, word_bytes, banks))
+        pad = integer(args, "pad", padding(extent, element, word_bytes, banks))
         if pad < 1:
             raise Refused(f"pad={pad}: the padding is at least one element")
         text = span_text(kernel.text, last.span)
@@ -113,7 +113,7 @@ def _declaration(function: ast.Function, array: str) -> ast.Decl | None:
     return found[0] if len(found) == 1 else None
 
 
-def _padding(extent: int, element: int, word_bytes: int, banks: int) -> int:
+def padding(extent: int, element: int, word_bytes: int, banks: int) -> int:
     """The fewest extra elements per row after which a row's stride in words shares the
     least with `banks` (none, where a stride of whole words can)."""
     def shared(pad: int) -> int:
