@@ -231,7 +231,8 @@ def _transposed(kernel: KernelAtLevel, line: int, env: Mapping[str, Number]) -> 
     if len(foreach) != 4:
         raise Refused(f"the statement at line {line} is inside {len(foreach)} foreach "
                       "loop(s): four are needed (the row's blocks, the columns' blocks, "
-                      "the warps, the lanes)")
+                      "the warps, the lanes; a kernel written above the level has them "
+                      "once translated, as `mcl refine` starts)")
     rows, blocks, warps, lanes = foreach
     require_groups(kernel, (rows, blocks), warps, lanes)
     for above, below in zip(foreach, foreach[1:], strict=False):

@@ -15,7 +15,13 @@ import pytest
 from mcl.feedback.findings import BankConflictFinding, UncoalescedAccess
 from mcl.hdl.library import HwdLibrary, default_library
 from mcl.refine.kernel import KernelAtLevel, load_kernel
-from mcl.refine.offers import list_offers, make_offer, next_version, proposal_for
+from mcl.refine.offers import (
+    list_offers,
+    make_offer,
+    next_version,
+    open_kernel,
+    proposal_for,
+)
 from mcl.refine.refinement import Refused
 from mcl.refine.search import SearchLimits, search
 from mcl.refine.search_start import search_start
@@ -97,6 +103,19 @@ def test_the_padding_is_what_the_conflict_analysis_asks_for(
     assert conflicts and max(f.conflict.degree for f in conflicts) == 32
     pad = proposal_for(kernel, "pad-shared:array=tile_a")
     assert dict(pad.args)["pad"] == "1"
+
+
+def test_it_applies_with_the_counts_named_and_not_above_the_level(
+        translated: KernelAtLevel, library: HwdLibrary) -> None:
+    named = next_version(translated, proposal_for(translated, "name-counts")).kernel
+    offer = make_offer(named, proposal_for(named, f"stage-transpose:line={_store_line(named)}"))
+    assert "shared float[TILE][TILE + PAD] tile_a;" in offer.text
+    assert "nrBlocksM" not in offer.text and offer.verification.ok
+    # perfect.mcpl itself, at hopper: two foreach loops, no blocks to own a tile
+    perfect = open_kernel(kernels_dir() / "transpose" / "perfect.mcpl", "hopper", library,
+                          values=SIZES)
+    with pytest.raises(Refused, match="once translated"):
+        proposal_for(perfect, "stage-transpose:line=5")
 
 
 def test_the_search_picks_it(translated: KernelAtLevel) -> None:
