@@ -32,6 +32,7 @@ from mcl.refine.set_constant import SetConstant
 from mcl.refine.several_elements import SeveralElements
 from mcl.refine.stage_tile import StageTile
 from mcl.refine.stage_transpose import StageTranspose
+from mcl.refine.stencil_tile import StencilTile
 from mcl.refine.swap_mapping import SwapMapping
 from mcl.refine.tile_2d import Tile2D
 from mcl.refine.unroll import Unroll
@@ -48,6 +49,7 @@ REFINEMENTS: tuple[Refinement, ...] = (SetConstant(), HoistLoad(), PadShared(), 
                                        RowPerWarp(),
                                        Interchange(),
                                        VectorLoads(), SeveralElements(), Tile2D(),
+                                       StencilTile(),
                                        CpuBlocks(), Privatise(),
                                        NameCounts())
 
