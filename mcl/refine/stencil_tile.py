@@ -441,7 +441,11 @@ def _constants(names: _Names, values: Mapping[str, int], lanes: str) -> str:
         f"const int {n['NR_WARPS']} = {values['NR_WARPS']};",
         "// tune: 2, 4, 8",
         f"const int {n['ROWS']} = {values['ROWS']};",
-        "// tune: 1, 2, 4",
+        # Wider than 2 columns measured slower on an H100 in hopper_v3's form (3 and 4:
+        # 15.6 and 12.8 against 17.7 TFLOP/s through CUDA, benchmarks/results/
+        # 2026-11-27-h100-convolution-v3-sweep.log), which the model estimates faster
+        # (registers, bank conflicts of the row reads): not offered as values.
+        "// tune: 1, 2",
         f"const int {n['COLS']} = {values['COLS']};",
         f"const int {n['CHUNK_H']} = {values['CHUNK_H']};",
         f"const int {n['CHUNK_W']} = {values['CHUNK_W']};",
