@@ -178,7 +178,7 @@ class StageTranspose(Refinement):
             f"// require: {tile_c} % {rows_c} == 0",
             f"const int {rows_c} = {rows};",
             "", ""]))
-        names = _Names(tile_c, pad_c, rows_c, tile, step, space)
+        names = _TransposeNames(tile_c, pad_c, rows_c, tile, step, space)
         nest = _nest_text(kernel, shape, names, element)
         outer = shape.rows
         assert outer.span is not None
@@ -202,7 +202,7 @@ class StageTranspose(Refinement):
 
 
 @dataclass(frozen=True)
-class _Names:
+class _TransposeNames:
     tile_c: str
     pad_c: str
     rows_c: str
@@ -349,7 +349,7 @@ def _divisors(n: int) -> list[int]:
     return [d for d in range(1, n + 1) if n % d == 0 and d <= 32]
 
 
-def _nest_text(kernel: KernelAtLevel, shape: Transposed, n: _Names, element: str) -> str:
+def _nest_text(kernel: KernelAtLevel, shape: Transposed, n: _TransposeNames, element: str) -> str:
     """The new foreach nest: the tile declared in the block, the copy in, the barrier,
     the statement reading the tile."""
     text = kernel.text

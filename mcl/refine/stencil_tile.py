@@ -161,7 +161,7 @@ class StencilTile(Refinement):
         space = _block_space(kernel, stencil.shape.blocks.group)
         values = {"ROWS": rows, "COLS": cols, "NR_WARPS": warps, "CHUNK_H": chunk_h,
                   "CHUNK_W": chunk_w}
-        names = _Names.of(kernel, stencil)
+        names = _StencilNames.of(kernel, stencil)
         function = kernel.source_function
         outer = stencil.shape.outer[0]
         assert outer.span is not None and function.span is not None
@@ -404,14 +404,14 @@ def _retained_names(stencil: Stencil) -> set[str]:
 
 
 @dataclass(frozen=True)
-class _Names:
+class _StencilNames:
     """The names the new code declares, none taken in the function or the file."""
 
     consts: dict[str, str]
     locals: dict[str, str]
 
     @classmethod
-    def of(cls, kernel: KernelAtLevel, stencil: Stencil) -> _Names:
+    def of(cls, kernel: KernelAtLevel, stencil: Stencil) -> _StencilNames:
         """Fresh names: the replaced foreach nest's own go with it, so only the names of
         the file, the parameters, the declarations kept and the code carried over (the
         tail, the bounds) are taken."""
@@ -431,7 +431,7 @@ class _Names:
                    dict(zip(local_bases, picked[len(const_bases):], strict=True)))
 
 
-def _constants(names: _Names, values: Mapping[str, int], lanes: str) -> str:
+def _constants(names: _StencilNames, values: Mapping[str, int], lanes: str) -> str:
     n = names.consts
     return "\n".join([
         "// stencil-tile: a block of NR_WARPS warps computes a TILE_H x TILE_W tile, each",
@@ -460,7 +460,7 @@ def _constants(names: _Names, values: Mapping[str, int], lanes: str) -> str:
     ]) + "\n"
 
 
-def _body(kernel: KernelAtLevel, s: Stencil, names: _Names, space: str, indent: str
+def _body(kernel: KernelAtLevel, s: Stencil, names: _StencilNames, space: str, indent: str
           ) -> str:
     """The foreach nest that replaces the original one, its first line unindented."""
     v = names.locals
