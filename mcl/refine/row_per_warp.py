@@ -120,7 +120,7 @@ class RowPerWarp(Refinement):
         if shape_loop is None or shape_loop.step != 1:
             raise Refused(f"the loop over {loop.var} does not step by 1: its iterations "
                           "cannot be dealt to the lanes in turn")
-        space = _block_space(kernel, shape.blocks.group)
+        space = block_space(kernel, shape.blocks.group)
         assert loop.span is not None
         line = loop.span.line
         warps = text_of(kernel, shape.warps.count)
@@ -160,7 +160,7 @@ def _loop_around(kernel: KernelAtLevel, finding: UncoalescedAccess) -> ast.For:
     return min(loops, key=lambda n: n.span.end_line - n.span.line if n.span else 0)
 
 
-def _block_space(kernel: KernelAtLevel, group: str) -> str:
+def block_space(kernel: KernelAtLevel, group: str) -> str:
     """The writable memory space a unit of `group` (a block) declares: where its
     threads add their partial sums."""
     hwd = kernel.library.get(kernel.source_function.hwd)

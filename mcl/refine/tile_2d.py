@@ -22,8 +22,9 @@ from there."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 from mcl.diagnostics import MclError, Span
 from mcl.mcpl import ast
@@ -90,7 +91,7 @@ class Tile2D(Refinement):
     name = "tile-2d"
     summary = ("let each thread compute a 2-D tile of elements, loading each row's and "
                "column's operands once into registers")
-    parameters = (
+    parameters: tuple[Parameter, ...] = (
         Parameter("line", "the line of the (outermost) loop of the reduction"),
         Parameter("elems_i", "the rows of a thread's tile", optional=True),
         Parameter("elems_j", "the columns of a thread's tile", optional=True),
@@ -99,7 +100,7 @@ class Tile2D(Refinement):
         Parameter("threads", "the block's threads (default: as many as it has); fewer "
                   "leave each thread more registers for a larger tile", optional=True),
     )
-    preconditions = (
+    preconditions: tuple[str, ...] = (
         "the loop is a statement of the block of an `if (J < M)` without else that ends "
         "the body of the innermost of four foreach loops: one over blocks whose variable "
         "is the row (`int I = BI;` before the `if`, and BI's count N its bound), then "
@@ -131,7 +132,7 @@ class Tile2D(Refinement):
             line = loop.span.line
             for elems_i, elems_j in SHAPES:
                 try:
-                    proposal = self._fitting(kernel, line, elems_i, elems_j)
+                    found = self.fitting(kernel, line, elems_i, elems_j)
                 except Refused as refused:
                     out.append(Refused(refused.reason, line))
                     if not isinstance(refused, _TooManyRegisters):
@@ -139,21 +140,27 @@ class Tile2D(Refinement):
                     continue
                 # alternatives: the model's fastest is verified and offered where it is
                 # faster than the kernel by MIN_GAIN (mcl.refine.offers)
-                out.append(replace(proposal, group=f"{self.name}:line={line}"))
+                out += [replace(p, group=f"{self.name}:line={line}") for p in found]
         return out
+
+    def fitting(self, kernel: KernelAtLevel, line: int, elems_i: int, elems_j: int
+                ) -> list[Proposal]:
+        """The proposals of the tile a list weighs (`_fitting`'s)."""
+        return [self._fitting(kernel, line, elems_i, elems_j)]
 
     def _fitting(self, kernel: KernelAtLevel, line: int, elems_i: int,
                  elems_j: int) -> Proposal:
         """The tile at the kernel's block size or, where its registers do not fit there,
         at the largest smaller block the block's named constant allows that they fit
         (a smaller block leaves each thread more of the register file)."""
-        args = {"line": str(line), "elems_i": str(elems_i), "elems_j": str(elems_j)}
+        args = {"line": str(line), "elems_i": str(elems_i), "elems_j": str(elems_j),
+                **self.default_args()}
         try:
             return self.propose(kernel, args)
         except _TooManyRegisters as refused:
-            shape = _shape(kernel, for_loop_at(kernel, line))
+            shape = reduction_shape(kernel, for_loop_at(kernel, line))
             threads = shape.warps_n * shape.lanes_n
-            smaller = sorted((t for t in _block_sizes(kernel, shape) if t < threads),
+            smaller = sorted((t for t in block_sizes(kernel, shape) if t < threads),
                              reverse=True)
             for fewer in smaller:
                 try:
@@ -162,11 +169,22 @@ class Tile2D(Refinement):
                     continue
             raise refused from None
 
+    def default_args(self) -> dict[str, str]:
+        """The parameters a list gives besides the tile's shape."""
+        return {}
+
     def propose(self, kernel: KernelAtLevel, args: Mapping[str, str]) -> Proposal:
+        plan = self.plan(kernel, args)
+        return self.proposal(kernel, plan, thread_body(kernel, plan.shape, plan.row,
+                                                       plan.names))
+
+    def plan(self, kernel: KernelAtLevel, args: Mapping[str, str]) -> TilePlan:
+        """The tile `args` ask for, its preconditions shown (Refused where one fails,
+        _TooManyRegisters where the tile does not fit the block's registers)."""
         line = integer(args, "line")
         loop = for_loop_at(kernel, line)
         elems_i, elems_j = integer(args, "elems_i", 4), integer(args, "elems_j", 4)
-        shape = _shape(kernel, loop)
+        shape = reduction_shape(kernel, loop)
         block: TextEdit | None = None
         if "threads" in args and integer(args, "threads") != shape.warps_n * shape.lanes_n:
             block, warps_n = _block_edit(kernel, shape, integer(args, "threads"))
@@ -178,7 +196,7 @@ class Tile2D(Refinement):
                           f"positive, and threads_i divides the block's {threads} threads")
         names = _names(kernel)
         row = _row(shape)
-        budget = _register_rule(kernel, shape, _hoisted(kernel, shape, row.name, names),
+        budget = _register_rule(kernel, shape, hoisted_loads(kernel, shape, row.name, names),
                                 names)
         if budget is not None:
             needed = budget.needed(elems_i, elems_j)
@@ -187,21 +205,54 @@ class Tile2D(Refinement):
                     f"a tile of {elems_i} x {elems_j} needs about {needed} registers per "
                     f"thread, more than the {budget.per_thread} a thread of a block of "
                     f"{threads} may have: the compiler would spill them to memory")
-        edits = (_constants(kernel, shape, names, (elems_i, elems_j, threads_i), budget),
+        return TilePlan(line, shape, row, names, elems_i, elems_j, threads_i, budget, block)
+
+    def proposal(self, kernel: KernelAtLevel, plan: TilePlan, body: TextEdit,
+                 more: tuple[tuple[str, str], ...] = (), constants: Sequence[str] = (),
+                 edits: Sequence[TextEdit] = (), also: str = "") -> Proposal:
+        """The proposal of `plan` whose threads' body is `body`; `more` parameters,
+        `constants` (lines declared after the tile's), `edits` and words (`also`)
+        besides the tile's."""
+        shape, names, block = plan.shape, plan.names, plan.block
+        threads = plan.threads
+        every = (_constants(kernel, shape, names,
+                            (plan.elems_i, plan.elems_j, plan.threads_i), plan.budget,
+                            constants),
                  _row_count(kernel, shape, names),
                  count_edit(kernel, shape.blocks, f"({text_of(kernel, shape.bound)} + "
                             f"{names.tile_j} - 1) / {names.tile_j}"),
-                 _thread_body(kernel, shape, row, names), *([block] if block else []))
+                 body, *edits, *([block] if block else []))
         return Proposal(
-            self.name, (("line", str(line)), ("elems_i", str(elems_i)),
-                        ("elems_j", str(elems_j)), ("threads_i", str(threads_i)),
-                        *([("threads", str(threads))] if block else [])), line,
-            f"each thread computes {elems_i} x {elems_j} elements ({row.name}, "
-            f"{shape.row}) of a block's {threads_i * elems_i} x "
-            f"{threads // threads_i * elems_j}, its row's and column's operands loaded "
-            "once into registers"
+            self.name, (("line", str(plan.line)), ("elems_i", str(plan.elems_i)),
+                        ("elems_j", str(plan.elems_j)), ("threads_i", str(plan.threads_i)),
+                        *([("threads", str(threads))] if block else []), *more), plan.line,
+            f"each thread computes {plan.elems_i} x {plan.elems_j} elements "
+            f"({plan.row.name}, {shape.row}) of a block's {plan.threads_i * plan.elems_i} x "
+            f"{threads // plan.threads_i * plan.elems_j}, its row's and column's operands "
+            "loaded once into registers" + also
             + (f"; blocks of {threads} threads, so that the tile fits in registers"
-               if block else ""), edits)
+               if block else ""), every)
+
+
+@dataclass(frozen=True)
+class TilePlan:
+    """A tile whose preconditions hold: the reduction's loop (at `line`) and its shape,
+    the row, the new names, the tile's parameters, the register rule and the edit of
+    the block's size (None: the block keeps its size)."""
+
+    line: int
+    shape: RowReduction
+    row: RowIndex
+    names: TileNames
+    elems_i: int
+    elems_j: int
+    threads_i: int
+    budget: RegisterRule | None
+    block: TextEdit | None
+
+    @property
+    def threads(self) -> int:
+        return self.shape.warps_n * self.shape.lanes_n
 
 
 class _TooManyRegisters(Refused):
@@ -231,7 +282,7 @@ def _block_constant(kernel: KernelAtLevel, shape: RowReduction
     return found[0] if len(found) == 1 else None
 
 
-def _block_sizes(kernel: KernelAtLevel, shape: RowReduction) -> set[int]:
+def block_sizes(kernel: KernelAtLevel, shape: RowReduction) -> set[int]:
     """The blocks' thread counts the block's named constant allows."""
     found = _block_constant(kernel, shape)
     return set(found[1].values()) if found is not None else set()
@@ -256,7 +307,7 @@ def _block_edit(kernel: KernelAtLevel, shape: RowReduction, threads: int
 
 
 @dataclass(frozen=True)
-class _RowIndex:
+class RowIndex:
     """The row: its declaration `int I = BI;`, the foreach over it and its bound."""
 
     name: str
@@ -278,7 +329,7 @@ def _candidate_loops(kernel: KernelAtLevel) -> list[ast.For]:
     return found
 
 
-def _shape(kernel: KernelAtLevel, loop: ast.For) -> RowReduction:
+def reduction_shape(kernel: KernelAtLevel, loop: ast.For) -> RowReduction:
     path = path_to(kernel.source_function.body, loop)
     foreach = [n for n in path if isinstance(n, ast.Foreach)]
     decls = foreach[-1].body.stmts if len(foreach) >= 4 and isinstance(
@@ -299,7 +350,7 @@ def _shape(kernel: KernelAtLevel, loop: ast.For) -> RowReduction:
     return shape
 
 
-def _row(shape: RowReduction) -> _RowIndex:
+def _row(shape: RowReduction) -> RowIndex:
     (foreach,) = shape.outer
     rows = [d.name for d in shape.indices if isinstance(d.init, ast.Name)
             and d.init.name == foreach.var]
@@ -308,7 +359,7 @@ def _row(shape: RowReduction) -> _RowIndex:
                       f"variable of foreach {foreach.var}")
     if names_in(foreach.count) & shape.unit_vars:
         raise Refused(f"the count of foreach {foreach.var} reads a foreach variable")
-    return _RowIndex(rows[0], foreach, foreach.count)
+    return RowIndex(rows[0], foreach, foreach.count)
 
 
 def _names(kernel: KernelAtLevel) -> TileNames:
@@ -366,7 +417,8 @@ def _register_rule(kernel: KernelAtLevel, shape: RowReduction, hoisted: list[Hoi
 
 
 def _constants(kernel: KernelAtLevel, shape: RowReduction, names: TileNames,
-               values: tuple[int, int, int], budget: RegisterRule | None) -> TextEdit:
+               values: tuple[int, int, int], budget: RegisterRule | None,
+               more: Sequence[str] = ()) -> TextEdit:
     """The tile's named constants, before the function: the block's threads as
     THREADS_I x THREADS_J, each thread's ELEMS_I x ELEMS_J elements, the block's tile."""
     elems_i, elems_j, threads_i = values
@@ -393,6 +445,7 @@ def _constants(kernel: KernelAtLevel, shape: RowReduction, names: TileNames,
            f"// require: {budget.text}"] if budget is not None else []),
         f"const int {names.tile_i} = {names.threads_i} * {names.elems_i};",
         f"const int {names.tile_j} = {names.threads_j} * {names.elems_j};",
+        *more,
         "",
     ]
     return TextEdit.inserting(function.span.line, 1, "\n".join(lines) + "\n")
@@ -404,7 +457,7 @@ def _row_count(kernel: KernelAtLevel, shape: RowReduction, names: TileNames) -> 
                                            f"{names.tile_i} - 1) / {names.tile_i}")
 
 
-def _hoisted(kernel: KernelAtLevel, shape: RowReduction, row: str, names: TileNames
+def hoisted_loads(kernel: KernelAtLevel, shape: RowReduction, row: str, names: TileNames
              ) -> list[Hoisted]:
     """The loads of the innermost body that read the row only, the column only, or
     neither (and nothing the body declares), one register each per text."""
@@ -457,11 +510,21 @@ def _element_type(kernel: KernelAtLevel, access: ast.Index) -> str:
     return declared[0].element.name
 
 
-def _thread_body(kernel: KernelAtLevel, shape: RowReduction, row: _RowIndex,
-                 names: TileNames) -> TextEdit:
+class Operands(Protocol):
+    """How the loops of the reduction load the row's and column's operands into their
+    registers: `around` gives the lines that open the loops and load them (at `depth`,
+    indented by `step`), the lines that close the loops, and the depth of the sums."""
+
+    def around(self, depth: str, step: str, hoisted: list[Hoisted]
+               ) -> tuple[list[str], list[str], str]: ...
+
+
+def thread_body(kernel: KernelAtLevel, shape: RowReduction, row: RowIndex,
+                names: TileNames, operands: Operands | None = None) -> TextEdit:
     """The lanes' new body: the thread's place in the block, a register tile per
     accumulator set to 0, the loops of the reduction with the row's and column's loads
-    into registers and every element's sums, then the tail for every element."""
+    into registers (each iteration's from the arrays, or as `operands` loads them) and
+    every element's sums, then the tail for every element."""
     text, threads, guard = kernel.text, shape.threads, shape.guard
     loops = shape.loops
     assert threads.span is not None and threads.body.span is not None
@@ -478,16 +541,15 @@ def _thread_body(kernel: KernelAtLevel, shape: RowReduction, row: _RowIndex,
         raise Refused("the `if` is not indented inside the foreach of the threads")
     n = names
     i, j = row.name, shape.row
-    hoisted = _hoisted(kernel, shape, i, names)
+    hoisted = hoisted_loads(kernel, shape, i, names)
     taken = every_name(kernel.source_function) | set(vars(names).values()) \
         | {h.register for h in hoisted}
     tiles = {}
     for acc in shape.accumulators:
         tiles[acc.name] = fresh_name(f"{acc.name}_tile", taken)
         taken.add(tiles[acc.name])
-    i_of = f"int {i} = {row.foreach.var} * {n.tile_i} + {n.ei} * {n.threads_i} + {n.ui};"
-    j_of = (f"int {j} = {shape.blocks.var} * {n.tile_j} + {n.ej} * {n.threads_j} "
-            f"+ {n.uj};")
+    i_of, j_of = (f"int {i} = {element_index(shape, row, names, 'i')};",
+                  f"int {j} = {element_index(shape, row, names, 'j')};")
     lanes = text_of(kernel, threads.count)
 
     def tile_loops(at: str, inner: list[str], guarded: str | None) -> list[str]:
@@ -518,29 +580,14 @@ def _thread_body(kernel: KernelAtLevel, shape: RowReduction, row: _RowIndex,
         if h.kind != "-":
             size = n.elems_i if h.kind == "i" else n.elems_j
             out.append(f"{indent}reg {h.element}[{size}] {h.register};")
-    out += tile_loops(indent, [f"{tiles[a.name]}[{n.ei}][{n.ej}] = {_zero_of(a.type)};"
+    out += tile_loops(indent, [f"{tiles[a.name]}[{n.ei}][{n.ej}] = {zero_of(a.type)};"
                                for a in shape.accumulators], None)
-    depth = indent
-    for loop in loops:
-        assert loop.span is not None
-        out.append(depth + line_of(text, loop.span.line).strip())
-        depth += step
-    for h in hoisted:
-        if h.kind == "-":
-            out.append(f"{depth}{h.element} {h.register} = {h.text};")
-            continue
-        index, bound, of = (n.ei, text_of(kernel, row.bound), i_of) if h.kind == "i" \
-            else (n.ej, text_of(kernel, shape.bound), j_of)
-        size = n.elems_i if h.kind == "i" else n.elems_j
-        var = i if h.kind == "i" else j
-        out += [f"{depth}for (int {index} = 0; {index} < {size}; {index}++) {{",
-                f"{depth}{step}{of}",
-                f"{depth}{step}if ({var} < {bound}) {{",
-                f"{depth}{step * 2}{h.register}[{index}] = {h.text};",
-                f"{depth}{step}}} else {{",
-                f"{depth}{step * 2}{h.register}[{index}] = {_zero_of(h.element)};",
-                f"{depth}{step}}}",
-                f"{depth}}}"]
+    if operands is None:
+        opened, closed, depth = _loads_per_iteration(kernel, shape, row, names, indent,
+                                                     step, hoisted)
+    else:
+        opened, closed, depth = operands.around(indent, step, hoisted)
+    out += opened
     innermost = loops[-1]
     assert innermost.body.span is not None
     edits = [TextEdit.replacing(span, h.register if h.kind == "-" else
@@ -562,9 +609,7 @@ def _thread_body(kernel: KernelAtLevel, shape: RowReduction, row: _RowIndex,
                  and not any(path_to(o, a) for o in rest if o is not a) for a in rest)
     out += tile_loops(depth, inner, f"{i} < {text_of(kernel, row.bound)} && {j} < "
                       f"{text_of(kernel, shape.bound)}" if inline else None)
-    for _ in loops:
-        depth = depth[:-len(step)]
-        out.append(f"{depth}}}")
+    out += closed
     first = guard.then.span.line + 1
     last_loop = loops[0].span
     assert last_loop is not None
@@ -580,7 +625,60 @@ def _thread_body(kernel: KernelAtLevel, shape: RowReduction, row: _RowIndex,
     return TextEdit(span.line + 1, 1, span.end_line, 1, "\n".join(out) + "\n")
 
 
-def _zero_of(t: object) -> str:
+def element_index(shape: RowReduction, row: RowIndex, names: TileNames, kind: str) -> str:
+    """The row (`kind` "i") or the column ("j") of the thread's element (ei, ej)."""
+    n = names
+    if kind == "i":
+        return f"{row.foreach.var} * {n.tile_i} + {element_offset(names, kind)}"
+    return f"{shape.blocks.var} * {n.tile_j} + {element_offset(names, kind)}"
+
+
+def element_offset(names: TileNames, kind: str) -> str:
+    """The row (`kind` "i") or the column ("j") of the thread's element (ei, ej) in the
+    block's tile: the elements of a thread lie THREADS_I rows (THREADS_J columns) apart,
+    so that side by side the threads of a warp read consecutive columns."""
+    n = names
+    if kind == "i":
+        return f"{n.ei} * {n.threads_i} + {n.ui}"
+    return f"{n.ej} * {n.threads_j} + {n.uj}"
+
+
+def _loads_per_iteration(kernel: KernelAtLevel, shape: RowReduction, row: RowIndex,
+                         names: TileNames, indent: str, step: str, hoisted: list[Hoisted]
+                         ) -> tuple[list[str], list[str], str]:
+    """The loops of the reduction as written, each iteration loading the row's and the
+    column's operands from the arrays into registers (0 past the edges)."""
+    n, text = names, kernel.text
+    i, j = row.name, shape.row
+    i_of, j_of = (f"int {i} = {element_index(shape, row, names, 'i')};",
+                  f"int {j} = {element_index(shape, row, names, 'j')};")
+    out: list[str] = []
+    depth = indent
+    for loop in shape.loops:
+        assert loop.span is not None
+        out.append(depth + line_of(text, loop.span.line).strip())
+        depth += step
+    for h in hoisted:
+        if h.kind == "-":
+            out.append(f"{depth}{h.element} {h.register} = {h.text};")
+            continue
+        index, bound, of = (n.ei, text_of(kernel, row.bound), i_of) if h.kind == "i" \
+            else (n.ej, text_of(kernel, shape.bound), j_of)
+        size = n.elems_i if h.kind == "i" else n.elems_j
+        var = i if h.kind == "i" else j
+        out += [f"{depth}for (int {index} = 0; {index} < {size}; {index}++) {{",
+                f"{depth}{step}{of}",
+                f"{depth}{step}if ({var} < {bound}) {{",
+                f"{depth}{step * 2}{h.register}[{index}] = {h.text};",
+                f"{depth}{step}}} else {{",
+                f"{depth}{step * 2}{h.register}[{index}] = {zero_of(h.element)};",
+                f"{depth}{step}}}",
+                f"{depth}}}"]
+    closed = [indent + step * k + "}" for k in reversed(range(len(shape.loops)))]
+    return out, closed, depth
+
+
+def zero_of(t: object) -> str:
     """0 of a primitive type, as MCPL writes it."""
     name = t.name if isinstance(t, ast.Prim) else t
     return "0" if name in ("int", "byte") else "0.0"
