@@ -158,7 +158,7 @@ def test_convolution_s_window_is_not_staged(library: HwdLibrary) -> None:
         proposal_for(named, "tile-2d-shared:line=21,elems_i=4,elems_j=4")
 
 
-@pytest.mark.slow  # minutes: four steps of the search, each candidate verified
+@pytest.mark.slow  # about 45 s: the search, each candidate verified at three sizes
 def test_the_search_reaches_the_staged_tile(named: KernelAtLevel,
                                             library: HwdLibrary) -> None:
     """From matmul's perfect version at hopper (refine_apps.py's defaults, 4 steps and a
