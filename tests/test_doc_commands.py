@@ -307,6 +307,9 @@ SETUP: dict[str, tuple[str, tuple[list[str], ...]]] = {  # command: (application
     "mcl apply hopper_v1.mcpl uncoalesced@14 -D n=16384 -D m=16384": ("transpose", (TRANSLATED,)),
     "mcl apply hopper_v2.mcpl row-per-warp:line=20 -D n=4096":
         ("gesummv", (TRANSLATED, NAMED + ["-D", "n=4096"])),
+    "mcl apply hopper_v2.mcpl row-per-warp:line=19,lanes=8 -D nrows=1000000 -D ncols=1000000 "
+    "-D nnz=20000000": ("spmv", (TRANSLATED, NAMED + ["-D", "nrows=1000000", "-D",
+                                                      "ncols=1000000", "-D", "nnz=20000000"])),
     "mcl apply hopper_v2.mcpl tile-2d:line=21,elems_i=8,elems_j=4 -D n=4096 -D m=4096 "
     "-D p=4096": ("matmul", (TRANSLATED, NAMED + ["-D", "n=4096", "-D", "m=4096", "-D", "p=4096"])),
     "mcl apply hopper_v2.mcpl stencil-tile:line=21 -D h=4096 -D w=4096 -D fh=9 -D fw=9":

@@ -170,6 +170,8 @@ def _gains_text(version: Version) -> str:
     parts = []
     if version.estimated_gain is not None:
         parts.append(f"estimated {version.estimated_gain:.2f}x")
+    elif version.parent is not None:  # the model states no time: no gain is claimed
+        parts.append("not estimated")
     if version.measured_gain is not None:
         parts.append(f"measured {version.measured_gain:.2f}x")
     return f" ({', '.join(parts)})" if parts else ""

@@ -47,13 +47,26 @@ class LoopShape:
 def loop_shape(loop: ast.For, env: Mapping[str, Number]) -> LoopShape | None:
     """The loop's shape, or None where it is not `for (int v = C; v < E or v <= E; v++ or
     v += C)` with constants C (C > 0)."""
-    init, var = loop.init, loop.var
+    init = loop.init
     if not isinstance(init, ast.Decl) or init.init is None:
         return None
     start = constant_int(init.init, env)
+    step = step_of(loop, env)
+    if start is None or step is None:
+        return None
+    assert isinstance(loop.cond, ast.Binary)
+    return LoopShape(loop.var, start, loop.cond.right, loop.cond.op == "<=", step)
+
+
+def step_of(loop: ast.For, env: Mapping[str, Number]) -> int | None:
+    """The constant step of `for (int v = S; v < E or v <= E; v++ or v += C)` (C > 0),
+    whatever S is (a CSR row's loop starts where the data say); None for another loop."""
+    init, var = loop.init, loop.var
+    if not isinstance(init, ast.Decl) or init.init is None:
+        return None
     match loop.cond:
-        case ast.Binary(op="<" | "<=", left=ast.Name(name=name), right=bound) if name == var:
-            inclusive = loop.cond.op == "<="
+        case ast.Binary(op="<" | "<=", left=ast.Name(name=name)) if name == var:
+            pass
         case _:
             return None
     match loop.step:
@@ -63,9 +76,7 @@ def loop_shape(loop: ast.For, env: Mapping[str, Number]) -> LoopShape | None:
             step = constant_int(value, env)
         case _:
             return None
-    if start is None or step is None or step <= 0:
-        return None
-    return LoopShape(var, start, bound, inclusive, step)
+    return step if step is not None and step > 0 else None
 
 
 def size_names(function: ast.Function) -> set[str]:

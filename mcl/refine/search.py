@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from mcl.diagnostics import MclError
 from mcl.feedback.analyses.timemodel import MIN_GAIN
 from mcl.refine.kernel import KernelAtLevel, load_kernel
-from mcl.refine.offers import NEUTRAL_SLACK, Offer, list_offers
+from mcl.refine.offers import NEUTRAL_SLACK, NotOffered, Offer, list_offers, refinement_named
 from mcl.refine.verification import Verification
 
 # Neutral versions of a step that the look ahead expands at most (each is a list of
@@ -166,12 +166,18 @@ def search(start: KernelAtLevel, limits: SearchLimits, timer: Timer | None = Non
             kernel = _kernel_of(version, start)
             # Where the model states no time, the device ranks: every proposal is a
             # candidate, not only those the model estimates faster.
+            unweighed = timer is not None and kernel.model_seconds is None
             offers, not_offered = list_offers(
                 kernel, _telling(tell, f"step {step}: {_name(version)}: "),
-                unweighed=timer is not None and kernel.model_seconds is None,
-                neutral=looks and step < limits.steps)
+                unweighed=unweighed, neutral=(looks and step < limits.steps) or unweighed)
             refused += len(not_offered)
-            found += _new_versions(offers, version, step, len(reached) + len(found), seen)
+            enabling = [o for o in offers
+                        if unweighed and refinement_named(o.proposal.refinement).enables]
+            new = _new_versions([o for o in offers if o not in enabling], version, step,
+                                len(reached) + len(found), seen)
+            new += _enabled(enabling, version, not_offered, step, start,
+                            len(reached) + len(found) + len(new), seen, tell)
+            found += new
         candidates += len(found)
         kept = _rank(found, limits.beam, start, timer, tell)
         reached.extend(found)
@@ -220,6 +226,38 @@ def _new_versions(offers: list[Offer], parent: Version, step: int, number: int,
         seen.add(offer.text)
         out.append(Version(number + len(out), offer.text, step, parent, offer,
                            offer.seconds_after))
+    return out
+
+
+def _enabled(offers: list[Offer], parent: Version, not_offered: list[NotOffered],
+             step: int, start: KernelAtLevel, number: int, seen: set[str],
+             tell: Callable[[str], None]) -> list[Version]:
+    """Where the device ranks (the model states no time, so no look ahead weighs a
+    neutral step): each offer of a refinement that only enables others (name-counts)
+    is taken where it enables one that was not offered before it (`not_offered`); its
+    version and the versions one step past it of those refinements are candidates of
+    the same step, the enabling version among them so that it is timed and each step of
+    a series has its measured gain. An enabling step that enables nothing is not a
+    candidate (nothing to time it for)."""
+    wanted = {n.what.partition(":")[0] for n in not_offered}
+    out: list[Version] = []
+    for offer in offers:
+        if not wanted or offer.text in seen:
+            continue
+        version = Version(number + len(out), offer.text, step, parent, offer,
+                          offer.seconds_after)
+        try:
+            kernel = _kernel_of(version, start)
+        except MclError:  # verified offers check; a failure here is a version to skip
+            continue
+        later, _ = list_offers(kernel, _telling(tell, f"step {step}: {_name(version)}: "),
+                               unweighed=True)
+        tried = seen | {offer.text}
+        children = _new_versions([o for o in later if o.proposal.refinement in wanted],
+                                 version, step, number + len(out) + 1, tried)
+        if children:
+            seen.update(tried)
+            out += [version, *children]
     return out
 
 

@@ -19,7 +19,7 @@ from mcl.mcpl import ast
 from mcl.mcpl.printer import print_expr
 from mcl.refine.edits import TextEdit, line_of, span_text
 from mcl.refine.kernel import KernelAtLevel
-from mcl.refine.loops import loop_shape
+from mcl.refine.loops import loop_shape, step_of
 from mcl.refine.places import constant_env, constant_int, names_in, path_to, written
 from mcl.refine.refinement import Refused
 
@@ -55,10 +55,13 @@ class RowReduction:
 
 
 def row_reduction(kernel: KernelAtLevel, loop: ast.For, outer: int = 0,
-                  kept: frozenset[str] = frozenset()) -> RowReduction:
+                  kept: frozenset[str] = frozenset(), data_start: bool = False
+                  ) -> RowReduction:
     """The guarded reduction whose (outermost) loop is `loop`, under `outer` more foreach
     loops over blocks; `kept`: index declarations the guarded code may read besides the
-    row. `Refused` with the precondition that fails."""
+    row; `data_start`: the loop may start at any expression (a CSR row's first non-zero,
+    read from the data), not only a constant. `Refused` with the precondition that
+    fails."""
     function = kernel.source_function
     env = constant_env(kernel.source.program.main)
     path = path_to(function.body, loop)
@@ -122,7 +125,7 @@ def row_reduction(kernel: KernelAtLevel, loop: ast.For, outer: int = 0,
         raise Refused(f"before the loop over {loop.var} stand statements other than "
                       "accumulators declared with the value 0")
     accs = tuple(d for d in accumulators if isinstance(d, ast.Decl))
-    loops = require_sums(loop, {d.name for d in accs}, env)
+    loops = require_sums(loop, {d.name for d in accs}, env, data_start)
     return RowReduction(tuple(around), blocks, warps, threads, decls, row, bound, guard,
                         accs, tuple(loops), warps_n, lanes_n)
 
@@ -237,12 +240,14 @@ def require_block_count(kernel: KernelAtLevel, blocks: ast.Foreach, bound: ast.E
                   f"{print_expr(bound)} is shown to have a unit")
 
 
-def require_sums(loop: ast.For, accs: set[str], env: Mapping[str, Number]) -> list[ast.For]:
+def require_sums(loop: ast.For, accs: set[str], env: Mapping[str, Number],
+                 data_start: bool = False) -> list[ast.For]:
     """The loop and the loops perfectly nested in it, outermost first, the innermost's
     body only adding to the accumulators (`acc += e`, `e` reading none, where an `if`
     without else whose condition reads none may guard it, as a chunk's last elements
     are) besides what it declares itself; no bound or start reads an accumulator, no
-    body writes a loop's variable. `Refused` otherwise."""
+    body writes a loop's variable (with `data_start`, the outermost loop may start at
+    any expression). `Refused` otherwise."""
     loops = [loop]
     while True:
         body = loops[-1].body
@@ -252,7 +257,9 @@ def require_sums(loop: ast.For, accs: set[str], env: Mapping[str, Number]) -> li
         else:
             break
     for each in loops:
-        if loop_shape(each, env) is None:
+        if data_start and each is loop and step_of(each, env) is not None:
+            pass
+        elif loop_shape(each, env) is None:
             raise Refused(f"the loop over {each.var} is not `for (int {each.var} = C; "
                           f"{each.var} < E; {each.var}++)` with C a constant")
         if (names_in(each.cond) | names_in(each.init)) & accs:
