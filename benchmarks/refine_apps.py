@@ -41,6 +41,8 @@ def refine_app(app: str, sizes: dict[str, int], args: argparse.Namespace) -> dic
     command += [f"-D{k}={v}" for k, v in sizes.items()]
     if args.measure:
         command += ["--measure", "--backend", args.backend]
+    if args.budget:
+        command += ["--budget", str(args.budget)]
     began = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - began
@@ -80,6 +82,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--backend", default="opencl", help="with --measure: opencl or cuda")
     parser.add_argument("--out", required=True, help="folder for the series, one per app")
     parser.add_argument("--json", help="write every record here")
+    parser.add_argument("--budget", type=float,
+                        help="seconds per search (mcl refine --budget): a search past it "
+                        "ends with the best found so far, instead of being cut off")
     args = parser.parse_args(argv)
     Path(args.out).mkdir(parents=True, exist_ok=True)
     device_type = "cpu" if args.target in CPU_LEAVES else "gpu"

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 from mcl.diagnostics import MclError
 from mcl.feedback.analyses.timemodel import MIN_GAIN
+from mcl.feedback.emit import seconds_text
 from mcl.refine.kernel import KernelAtLevel, load_kernel
 from mcl.refine.offers import NEUTRAL_SLACK, NotOffered, Offer, list_offers, refinement_named
 from mcl.refine.verification import Verification
@@ -365,7 +366,10 @@ def _speed_text(candidate: Version, best: Version) -> str:
     if candidate.seconds and best.seconds:
         parts.append(f"estimated {best.seconds / candidate.seconds:.2f}x")
     if candidate.measured_seconds and best.measured_seconds:
-        parts.append(f"measured {best.measured_seconds / candidate.measured_seconds:.2f}x")
+        # the times too: a search cut short still leaves what it measured in its log
+        parts.append(f"measured {best.measured_seconds / candidate.measured_seconds:.2f}x "
+                     f"({seconds_text(candidate.measured_seconds)} against "
+                     f"{seconds_text(best.measured_seconds)})")
     return (" and ".join(parts) or "no time") + " the best so far"
 
 
