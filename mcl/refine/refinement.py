@@ -105,6 +105,29 @@ class Refinement(ABC):
                 out.append(Refused(refused.reason, line))
         return out
 
+    def answer_each_once(self, kernel: KernelAtLevel, findings: Sequence[Finding]
+                         ) -> list[Proposal | Refused]:
+        """`answer_each`, one entry per proposal or reason: several findings (accesses
+        of one statement, say) may ask for the same rewrite."""
+        made: dict[str, Proposal | Refused] = {}
+        for item in self.answer_each(kernel, findings):
+            made.setdefault(item.invocation if isinstance(item, Proposal) else item.reason,
+                            item)
+        return list(made.values())
+
+
+def block_space(kernel: KernelAtLevel, group: str, purpose: str) -> str:
+    """The writable memory space a unit of `group` (a block) declares, for `purpose`
+    (what the refinement keeps there, named in the refusal)."""
+    hwd = kernel.library.get(kernel.source_function.hwd)
+    found = hwd.par_group(group)
+    spaces = [s.name for s in (found.unit.spaces if found and found.unit else ())
+              if not s.read_only]
+    if not spaces:
+        raise Refused(f"a unit of {group} of {hwd.name} declares no writable memory "
+                      f"space for {purpose}")
+    return spaces[0]
+
 
 def parse_args(refinement: Refinement, text: str) -> dict[str, str]:
     """`key=value,key=value` or positional values in the order of the parameters

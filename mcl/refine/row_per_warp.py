@@ -33,6 +33,7 @@ from mcl.refine.refinement import (
     Proposal,
     Refinement,
     Refused,
+    block_space,
     for_loop_at,
     integer,
     uncoalesced_still_there,
@@ -139,7 +140,7 @@ class RowPerWarp(Refinement):
         if group < 1 or shape.lanes_n % group:
             raise Refused(f"lanes={group} does not divide the {shape.lanes_n} lanes of a "
                           "warp: a warp would not take whole rows")
-        space = block_space(kernel, shape.blocks.group)
+        space = block_space(kernel, shape.blocks.group, "the lanes' partial sums")
         assert loop.span is not None
         line = loop.span.line
         rows = _rows_of_block(kernel, shape, group)
@@ -232,19 +233,6 @@ def _loop_around(kernel: KernelAtLevel, finding: UncoalescedAccess | WarpAccessU
         raise Refused(f"the access at line {span.line} is in no for-loop: there is no row "
                       "loop to share among a warp's lanes")
     return min(loops, key=lambda n: n.span.end_line - n.span.line if n.span else 0)
-
-
-def block_space(kernel: KernelAtLevel, group: str) -> str:
-    """The writable memory space a unit of `group` (a block) declares: where its
-    threads add their partial sums."""
-    hwd = kernel.library.get(kernel.source_function.hwd)
-    found = hwd.par_group(group)
-    spaces = [s.name for s in (found.unit.spaces if found and found.unit else ())
-              if not s.read_only]
-    if not spaces:
-        raise Refused(f"a unit of {group} of {hwd.name} declares no writable memory "
-                      "space for the lanes' partial sums")
-    return spaces[0]
 
 
 def _shared_arrays(kernel: KernelAtLevel, shape: RowReduction, space: str) -> TextEdit:

@@ -118,13 +118,9 @@ class StageTranspose(Refinement):
     answers = ANSWERS["stage-transpose"]
 
     def proposals(self, kernel: KernelAtLevel) -> list[Proposal | Refused]:
-        made: dict[str, Proposal | Refused] = {}
-        for item in self.answer_each(kernel, [
-                f for f in kernel.findings
-                if isinstance(f, UncoalescedAccess) and f.function == kernel.function]):
-            key = item.invocation if isinstance(item, Proposal) else item.reason
-            made.setdefault(key, item)
-        return list(made.values())
+        return self.answer_each_once(kernel, [
+            f for f in kernel.findings
+            if isinstance(f, UncoalescedAccess) and f.function == kernel.function])
 
     def answer(self, kernel: KernelAtLevel, finding: Finding) -> Proposal:
         if not isinstance(finding, UncoalescedAccess):

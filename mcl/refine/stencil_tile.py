@@ -55,6 +55,7 @@ from mcl.refine.refinement import (
     Proposal,
     Refinement,
     Refused,
+    block_space,
     for_loop_at,
     integer,
 )
@@ -158,7 +159,7 @@ class StencilTile(Refinement):
         lanes = stencil.shape.lanes_n
         if warps * lanes > stencil.shape.warps_n * lanes:
             raise Refused(f"warps={warps}: more than the block's {stencil.shape.warps_n}")
-        space = _block_space(kernel, stencil.shape.blocks.group)
+        space = block_space(kernel, stencil.shape.blocks.group, "the input tile")
         values = {"ROWS": rows, "COLS": cols, "NR_WARPS": warps, "CHUNK_H": chunk_h,
                   "CHUNK_W": chunk_w}
         names = _StencilNames.of(kernel, stencil)
@@ -312,18 +313,6 @@ def _chunk(kernel: KernelAtLevel, bound: ast.Expr) -> int:
            **{k: v for k, v in kernel.values.items() if isinstance(v, int)}}
     value = constant_int(bound, env)
     return max(1, min(value, MOST_CHUNK)) if value is not None else MOST_CHUNK
-
-
-def _block_space(kernel: KernelAtLevel, group: str) -> str:
-    """The writable memory space a unit of `group` (a block) declares."""
-    hwd = kernel.library.get(kernel.source_function.hwd)
-    found = hwd.par_group(group)
-    spaces = [s.name for s in (found.unit.spaces if found and found.unit else ())
-              if not s.read_only]
-    if not spaces:
-        raise Refused(f"a unit of {group} of {hwd.name} declares no writable memory space "
-                      "for the input tile")
-    return spaces[0]
 
 
 def _unused_counts(kernel: KernelAtLevel, stencil: Stencil) -> list[ast.Decl]:

@@ -29,8 +29,14 @@ from mcl.refine.kernel import KernelAtLevel
 from mcl.refine.loops import loop_shape
 from mcl.refine.nesting import whole_accesses
 from mcl.refine.places import constant_env, every_name, fresh_names, names_in
-from mcl.refine.refinement import Parameter, Proposal, Refused, for_loop_at, integer
-from mcl.refine.row_per_warp import block_space
+from mcl.refine.refinement import (
+    Parameter,
+    Proposal,
+    Refused,
+    block_space,
+    for_loop_at,
+    integer,
+)
 from mcl.refine.tile_2d import (
     Hoisted,
     Tile2D,
@@ -121,7 +127,7 @@ class Tile2DShared(Tile2D):
             raise Refused(f"the bound of the loop over {loop.var} reads "
                           f"{', '.join(sorted(names_in(form.bound) - params - constants))}:"
                           " every thread of the block must run the same phases")
-        space = block_space(kernel, shape.blocks.group)
+        space = block_space(kernel, shape.blocks.group, "the operands' tiles")
         taken = every_name(kernel.source_function) | set(vars(plan.names).values()) \
             | constants
         k0, kk, r, e, tk = fresh_names((f"{loop.var}0", f"{loop.var}{loop.var}", "r", "e",
