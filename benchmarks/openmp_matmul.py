@@ -8,11 +8,15 @@ this machine.
 
 n = m = p = each size. Each backend runs `repeat` times after one warm-up run (builds,
 first touches); the kernel time is the median (OpenMP: wall time of the C call; PoCL:
-OpenCL profiling events; numpy: wall time of `a @ b`). PoCL runs the kernel with the
-constants of its .tuned.toml for the device where one applies, as `mcl run` does, and as
-written; OpenMP as written. Every result is checked against numpy before it is timed.
-`--no-pocl` leaves PoCL out; `--fastest` reports the fastest repetition instead of the
-median (on a loaded machine the fastest is the one the other jobs disturbed least).
+OpenCL profiling events; numpy: wall time of `a @ b`). Each backend starts once the
+process's other threads rest (mcl.quiet_threads): OpenBLAS's workers spin for about a
+tenth of a second after numpy's last call, and an OpenMP build timed in that window
+shares the cores with them (on the 16-core host it ran at half its speed). PoCL runs
+the kernel with the constants of its .tuned.toml for the device where one applies, as
+`mcl run` does, and as written; OpenMP as written. Every result is checked against
+numpy before it is timed. `--no-pocl` leaves PoCL out; `--fastest` reports the fastest
+repetition instead of the median (on a loaded machine the fastest is the one the other
+jobs disturbed least).
 
 `--clock thread` (one thread only: OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1) times numpy
 and the OpenMP builds by the CPU time of the calling thread, which runs both then, and
@@ -118,6 +122,7 @@ def _table(versions: list[str], library: Any, sizes: list[int], repeat: int, clo
     from mcl import pipeline
     from mcl.backends.opencl.runner import OpenCLSession, describe, select_device
     from mcl.backends.openmp import backend
+    from mcl.quiet_threads import wait_until_quiet
     from mcl.tune.tuned_file import best_tuned
 
     checked = {v: pipeline.checked_at(_kernel(v), [], library) for v in versions}
@@ -149,6 +154,7 @@ def _table(versions: list[str], library: Any, sizes: list[int], repeat: int, clo
         times: dict[str, float] = {}
 
         numpy_times = []
+        wait_until_quiet()
         for _ in range(repeat + 1):
             start = timer()
             a @ b
@@ -169,6 +175,7 @@ def _table(versions: list[str], library: Any, sizes: list[int], repeat: int, clo
                                      OpenCLSession(generated, device)))
             sessions.append((f"{Path(v).stem} OpenMP (as written)", openmp[v]))
         for label, session in sessions:
+            wait_until_quiet()  # the runtime timed before it may still spin its workers
             result = session.run("matmul", run_args, repeat + 1)
             _check(label, result.outputs["c"], expected)
             times[label] = pick(result.kernel_times_s[1:])
@@ -201,6 +208,7 @@ def _sweep(checked: Any, kernel: Path, library: Any, n: int, repeat: int, clock:
     fastest against numpy's matmul timed before and after the sweep."""
     from mcl import pipeline
     from mcl.backends.openmp import backend
+    from mcl.quiet_threads import wait_until_quiet
     from mcl.tune.space import constant_values, rule_problems, space_from_source
 
     space = space_from_source(checked.program.main, kernel, {})
@@ -214,6 +222,7 @@ def _sweep(checked: Any, kernel: Path, library: Any, n: int, repeat: int, clock:
 
     def numpy_seconds() -> float:
         runs = []
+        wait_until_quiet()
         for _ in range(repeat + 1):
             start = timer()
             a @ b
@@ -231,6 +240,7 @@ def _sweep(checked: Any, kernel: Path, library: Any, n: int, repeat: int, clock:
         session = backend.session(pipeline.generate(checked, TARGET, library,
                                                     language="openmp", overrides=config))
         session.clock = timer
+        wait_until_quiet()
         result = session.run("matmul", run_args, repeat + 1)
         _check(name, result.outputs["c"], expected)
         seconds = pick(result.kernel_times_s[1:])

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from mcl.diagnostics import MclError
+from mcl.quiet_threads import wait_until_quiet
 from mcl.refine.kernel import KernelAtLevel
 from mcl.refine.search import Measured
 from mcl.refine.verification import SEED, random_inputs
@@ -80,6 +81,9 @@ class DeviceTimer:
         if session is None:
             return Measured(None, self.device_name, problem)
         args = _copies(self.args)
+        # numpy's BLAS (the reference's product) spins its workers a while after a call:
+        # a CPU device timed then shares its cores with them (mcl.quiet_threads)
+        wait_until_quiet()
         try:
             result = session.run(kernel.function, args, self.repeat)
         except MclError as exc:

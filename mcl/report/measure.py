@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mcl.diagnostics import MclError
+from mcl.quiet_threads import wait_until_quiet
 from mcl.report.attained import Attained
 
 if TYPE_CHECKING:
@@ -128,6 +129,7 @@ def measure_program(program: Program, function: str, leaf: str, library: HwdLibr
     session, problem = prepare_session(program, function, leaf, library, device, overrides)
     if session is None:
         return Measurement(leaf, problem=problem)
+    wait_until_quiet()  # numpy's BLAS spins its workers after a call (mcl.quiet_threads)
     try:
         result = session.run(function, dict(args), repeat)
     except MclError as exc:
@@ -170,6 +172,7 @@ def measure_peer(fn: Any, args: Mapping[str, Any], repeat: int,
     import statistics
     import time
 
+    wait_until_quiet()
     fn(dict(args))
     times = []
     for _ in range(repeat):
