@@ -49,9 +49,15 @@ def processor_name() -> str:
 
 
 def threads() -> int:
-    """The threads an OpenMP parallel loop gets: $OMP_NUM_THREADS, else one per core."""
+    """The threads an OpenMP parallel loop gets: $OMP_NUM_THREADS, else one per CPU this
+    process may run on (what libgomp counts: its affinity mask, which a container or
+    `taskset` may make smaller than the machine's CPUs)."""
     value = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
-    return int(value) if value.isdigit() and int(value) > 0 else os.cpu_count() or 1
+    if value.isdigit() and int(value) > 0:
+        return int(value)
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0)) or 1
+    return os.cpu_count() or 1
 
 
 def host_device() -> str:

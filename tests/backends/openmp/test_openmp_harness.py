@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -111,3 +113,27 @@ def test_a_session_times_its_kernels_by_its_clock() -> None:
                                     "c": np.zeros((20, 40), np.float32), "a": a, "b": b}, 3)
     assert result.kernel_times_s == [0.25, 0.25, 0.25]
     assert np.allclose(result.outputs["c"], a @ b, atol=1e-4)
+
+
+# In a process of its own, bound to one CPU before libgomp loads (it counts its CPUs once):
+# the thread count the device's name states against the one OpenMP's loops get.
+_ONE_CPU = """
+import ctypes, os
+os.environ.pop("OMP_NUM_THREADS", None)
+os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+from mcl.backends.openmp.build import build_library
+from mcl.backends.openmp.runner import threads
+source = "#include <omp.h>\\nint max_threads(void) { return omp_get_max_threads(); }\\n"
+library = ctypes.CDLL(str(build_library(source).path))
+print(threads(), library.max_threads())
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no CPU affinity here")
+def test_the_thread_count_stated_is_the_one_openmp_uses() -> None:
+    """`mcl refine --measure` names the device by `threads()`: bound to one CPU (a
+    container's or taskset's CPU set), libgomp runs one thread, whatever the machine has."""
+    done = subprocess.run([sys.executable, "-c", _ONE_CPU], check=True, text=True,
+                          capture_output=True,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[3])})
+    assert done.stdout.split() == ["1", "1"]
