@@ -240,7 +240,9 @@ def calibrate(folder: Path) -> dict[str, Any]:
     phases it limits take most of the estimate), the compulsory traffic's time at the
     stated bandwidth over the measured time less the time of the other phases, the model
     evaluated at the SM clock the case ran at (as `mcl profile` evaluates it); their
-    median is what ACHIEVED_BANDWIDTH states."""
+    median is what ACHIEVED_BANDWIDTH states. The same for the cache's
+    `partial_write_bandwidth` (`partial_writes`), on the cases the model calls bound by
+    the sectors their stores write in part."""
     from mcl.feedback.analyses.timemodel import ACHIEVED_BANDWIDTH
     from mcl.hdl.library import default_library
     from mcl.profile.counters import parse_raw_csv, sm_clock_hz, totals
@@ -256,7 +258,8 @@ def calibrate(folder: Path) -> dict[str, Any]:
             clocks[csv_path.stem] = sm_clock_hz(launches)
     calibration, _ = halves(list(measured))
     library = default_library()
-    shares = {}
+    shares: dict[str, float] = {}
+    partial: dict[str, float] = {}
     for name in calibration:
         case = known.get(name)
         if case is None:
@@ -273,10 +276,32 @@ def calibrate(folder: Path) -> dict[str, Any]:
         if other < values["seconds_device_memory"] and measured[name] > other:
             stated = values["seconds_device_memory"] * ACHIEVED_BANDWIDTH
             shares[name] = stated / (measured[name] - other)
+        partial_rate = partial_writes(values, measured[name], library.get(LEAF))
+        if partial_rate is not None:
+            partial[name] = partial_rate
     return {"calibration_cases": calibration, "device_memory_bound": shares,
+            "partial_write_bound_GB_per_s": {k: round(v / 1e9, 1) for k, v in partial.items()},
+            "partial_write_median_GB_per_s": round(statistics.median(partial.values()) / 1e9, 1)
+            if partial else None,
             "sm_clock_hz": {n: clocks[n] for n in calibration},
             "median": statistics.median(shares.values()) if shares else None,
             "stated_constant": ACHIEVED_BANDWIDTH}
+
+
+def partial_writes(values: dict[str, Any], measured: float, hwd: Any) -> float | None:
+    """The rate (bytes/s) at which the cache took the sectors a case's stores write in
+    part, where the model calls the case bound by them (their term more than the rest of
+    the estimate): their bytes (the term at the description's rate) over the measured
+    time less the rest of the estimate (the launch, the other phases)."""
+    from mcl.feedback.analyses.timemodel import partial_write_rate
+
+    term, rate = values.get("seconds_partial_sector_writes"), partial_write_rate(hwd, "global")
+    if not term or not rate:
+        return None
+    other = values["estimated_seconds"] - term
+    if other >= term or measured <= other:
+        return None
+    return term * rate / (measured - other)
 
 
 def _function_of(case: Case) -> str:

@@ -53,6 +53,8 @@ _DEVICE_PROPS: dict[str, tuple[str, ...]] = {
     "cache_line_size": ("cache",),
     # on a cache: how long one atomic request to a line holds the next to the same line
     "atomic_interval": ("cache",),
+    # on a cache: the rate at which it takes sectors a store writes only in part
+    "partial_write_bandwidth": ("cache",),
     "nr_banks": _MEMORY_KINDS,
     "addressable": _MEMORY_KINDS,
     "space": _MEMORY_KINDS,

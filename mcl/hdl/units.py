@@ -43,6 +43,7 @@ PROPERTY_DIMENSION: dict[str, tuple[str, ...] | None] = {
     "bandwidth": ("rate",),
     "latency": ("cycles", "time"),
     "atomic_interval": ("cycles", "time"),
+    "partial_write_bandwidth": ("rate",),
     "clock_frequency": ("frequency",),
     "addressable": None,  # a boolean, no unit
 }

@@ -33,6 +33,13 @@ the description:
   of the SM issue meanwhile in the loop's other phases where they have two warps or
   more on each scheduler (`Figures.cover`: one block loads its tile while another
   multiplies).
+- partial-sector writes: a store whose lanes touch more sectors than their bytes fill
+  (a column of a row-major array, one 4 B element in each of 32 sectors) writes each of
+  them in part, and the cache that holds device memory takes every such sector as a
+  write of its own, where it merges a full sector's bytes at once; their bytes over the
+  cache's `partial_write_bandwidth` (hopper's l2), where the description states one: a
+  limit of the whole kernel, which the phases added are no less than (a warp does not
+  wait for its stores; `Figures.partial_seconds`).
 
 The warps of an SM overlap the three limits, but not across a barrier: it holds every
 warp of a block until all arrive, and the blocks of a wave reach their barriers
@@ -41,7 +48,8 @@ its barriers into phases (the statements between two barriers in the source), ea
 with its share of the figures: its own statements' on-chip bytes, flops and loads, the
 compulsory traffic of each array in the first phase that reads it and the first that
 writes it, the extra transactions of each access in its own. The estimate is the sum
-over the phases of each one's largest limit; a kernel without barriers is one phase.
+over the phases of each one's largest limit, no less than the partial-sector writes of
+all of them; a kernel without barriers is one phase.
 
 A grid that does not fill the SMs evenly runs the busiest one longer (its blocks over
 the average), which scales the SM and latency terms. The SM terms and the latencies are
@@ -98,6 +106,7 @@ from mcl.feedback.facts.layout import element_count
 from mcl.feedback.facts.sizes import parameter_bytes, space_and_size
 from mcl.feedback.findings import (
     MIN_GAIN,
+    CoalesceAccess,
     DivergentBranch,
     Finding,
     KeepInRegister,
@@ -142,6 +151,7 @@ LAUNCH_SECONDS = 2.5e-6
 DEVICE_MEMORY, ON_CHIP, COMPUTE, LATENCY = "device memory", "on-chip memory", "compute", \
     "latency"
 ATOMICS = "atomic updates of one cache line"
+PARTIAL_WRITES = "partial-sector writes"
 INSTRUCTIONS = "instruction issue"
 LAUNCH = "the launch"
 # The longest constant trip count code generation asks to unroll fully (the mappings'
@@ -173,6 +183,8 @@ class Phase:
     # the warp instructions of the compiler's machine code the phase issues, all SMs
     # (mcl.feedback.facts.issue_counts); 0 where no compiler counted them
     instructions: float = 0.0
+    # the bytes of the sectors its stores write only in part (`_partial_bytes`)
+    partial_bytes: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -216,6 +228,9 @@ class Figures:
     # the loads in flight the compiler's schedule gives each source line's global loads,
     # by line (`_scheduled`); empty where no compiler counted them
     scheduled: tuple[tuple[int, float], ...] = ()
+    # bytes/s the cache that holds device memory takes sectors written only in part at
+    # (its `partial_write_bandwidth`); 0 where the description states none: no such term
+    partial_write_rate: float = 0.0
 
     @property
     def clock_given(self) -> bool:
@@ -223,9 +238,12 @@ class Figures:
         return bool(self.stated_clock_hz) and self.clock_hz != self.stated_clock_hz
 
     def phase_terms(self, p: Phase) -> dict[str, float]:
-        """Seconds each part of one phase needs alone (the atomic updates only where the
-        kernel makes some)."""
+        """Seconds each part of one phase needs alone (the atomic updates and the
+        partial-sector writes only where the kernel makes some). The partial-sector
+        writes are the cache's, which keeps its own clock, as device memory does."""
         atomics = {ATOMICS: p.atomic_seconds} if p.atomic_seconds else {}
+        if p.partial_bytes and self.partial_write_rate:
+            atomics[PARTIAL_WRITES] = p.partial_bytes / self.partial_write_rate
         if p.instructions:
             atomics[INSTRUCTIONS] = p.instructions / (
                 self.multiprocessors * self.schedulers * self.clock_hz) * self.wave_tail
@@ -375,10 +393,23 @@ class Figures:
         blocks overlap (`overlapped`), the phases that only issue run during the others'
         waits: the others added, and no less than the SM's issue of all the phases.
         softmax of the idiom corpus, eight blocks an SM: its phases added are 76 us,
-        its five reduction-tree phases 14 us of them, measured 58.6 us; 62 us now."""
+        its five reduction-tree phases 14 us of them, measured 58.6 us; 62 us now.
+        No less than the cache's partial-sector writes of all the phases
+        (`partial_seconds`)."""
         if not self.overlapped:
-            return sum(max(limits.values()) for limits in self.each_phase_limits())
-        return max(self._overlap_sums())
+            phases = sum(max(limits.values()) for limits in self.each_phase_limits())
+        else:
+            phases = max(self._overlap_sums())
+        return max(phases, self.partial_seconds)
+
+    @property
+    def partial_seconds(self) -> float:
+        """How long the cache takes to write the sectors every phase's stores write in
+        part. A limit of the whole kernel, not of a phase: a warp does not wait for its
+        stores, so the cache writes them while the SMs go on through the later phases
+        (convolution hopper_v2's micro-tile stores, 4.2 M such sectors in its last phase:
+        per phase the estimate would be 320 us, 268 us without them, 177 us measured)."""
+        return sum(self.phase_terms(p).get(PARTIAL_WRITES, 0.0) for p in self.phases)
 
     @property
     def seconds(self) -> float:
@@ -394,6 +425,8 @@ class Figures:
         where its issue over all the phases is the longer, else that of the phases that
         do not only issue."""
         spent: dict[str, float] = {LAUNCH: self.launch_s}
+        if self.partial_seconds and self.partial_seconds >= self.phase_seconds():
+            return PARTIAL_WRITES
         if self.overlapped:
             rest, issued = self._overlap_sums()
             if issued >= rest:
@@ -563,7 +596,8 @@ def figures_of(ctx: AnalysisContext, findings: Sequence[Finding], least: bool = 
                    chain_latency_s=latencies[0], schedulers=issue_partitions(hwd),
                    blocks_per_sm=float(resident),
                    loops=barrier_loops(ctx.function, barriers, len(phases)),
-                   scheduled=scheduled)
+                   scheduled=scheduled,
+                   partial_write_rate=partial_write_rate(hwd, cached[0]))
 
 
 def _issued(ctx: AnalysisContext, code: Lines | None, barriers: Sequence[tuple[int, int]],
@@ -642,11 +676,14 @@ def _phases(ctx: AnalysisContext, barriers: Sequence[tuple[int, int]], whole: Ph
     totals = [sum(part[i] for part in counted) for i in range(2)]
     device = _device_shares(ctx, barriers, cached)
     extra = [0.0] * count
+    partial = [0.0] * count
     skipped = _undecided_places(ctx) if least else set()
     for f in findings:
         if isinstance(f, WarpAccessFinding) and f.extra_bytes is not None \
                 and _place(f.span) not in skipped:
-            extra[min(phase_of(f.span, barriers), count - 1)] += f.extra_bytes
+            at = min(phase_of(f.span, barriers), count - 1)
+            extra[at] += f.extra_bytes
+            partial[at] += _partial_bytes(f, cached)
     idle = _divergent_paths(ctx, barriers, findings, cached, shared)
     if idle is None:
         return None
@@ -661,8 +698,24 @@ def _phases(ctx: AnalysisContext, barriers: Sequence[tuple[int, int]], whole: Ph
                             + idle[i][0],
                             whole.flops * _share(flops, totals[1], i) + idle[i][1],
                             (part_loads + idle[i][2]) / lanes_sms, extra[i], passes[i],
-                            atomics[i] * (interval or 0.0)))
+                            atomics[i] * (interval or 0.0), partial_bytes=partial[i]))
     return tuple(phases)
+
+
+def _partial_bytes(finding: WarpAccessFinding, cached: Sequence[str]) -> float:
+    """The bytes of the sectors an uncoalesced store to a cached space writes only in
+    part, over every warp execution: where its lanes touch more sectors than their bytes
+    fill (`lines` over `minimum_lines`), none of them is full (the lanes' elements stand
+    a stride apart: transpose perfect's column, 4 B in each of 32 sectors). The device
+    writes each through to the L2 on its own (docs/validation.md: the stored bytes of
+    the micro-tile stores and of transpose perfect's column, 2-8x the data); a store
+    that fills its sectors (hopper_v1's rows) makes none."""
+    change = finding.change
+    if not isinstance(change, CoalesceAccess) or change.warp_executions is None \
+            or change.access.kind != "store" or change.access.space not in cached \
+            or change.lines <= change.minimum_lines:
+        return 0.0
+    return change.warp_executions * change.lines * change.line_bytes
 
 
 def _atomic_updates(ctx: AnalysisContext, barriers: Sequence[tuple[int, int]],
@@ -725,6 +778,14 @@ def _atomic_interval(hwd: Any, space: str, clock_hz: float) -> float | None:
     next to the same line (its `atomic_interval`, docs/hdl.md), in seconds; None where
     the description states none (the model then has no term for atomic updates)."""
     return _seconds(_cache_value(hwd, space, "atomic_interval"), clock_hz)
+
+
+def partial_write_rate(hwd: Any, space: str) -> float:
+    """The bytes per second the cache that holds `space` takes sectors written only in
+    part at (its `partial_write_bandwidth`, docs/hdl.md; stated in bits per second);
+    0 where the description states none (the model then has no such term)."""
+    rate = _cache_value(hwd, space, "partial_write_bandwidth")
+    return float(rate.value) / 8 if rate is not None else 0.0
 
 
 def _line_bytes(hwd: Any, space: str) -> float:
@@ -1004,8 +1065,10 @@ def after(f: Figures, finding: Finding) -> Figures | None:
     if isinstance(finding, WarpAccessFinding) and finding.extra_bytes is not None:
         at = min(phase_of(finding.span, f.barriers), len(f.phases) - 1)
         phases = list(f.phases)
+        cached = (finding.access.space,) if finding.access.space else ()
         phases[at] = replace(phases[at], extra_bytes=max(
-            0.0, phases[at].extra_bytes - finding.extra_bytes))
+            0.0, phases[at].extra_bytes - finding.extra_bytes), partial_bytes=max(
+            0.0, phases[at].partial_bytes - _partial_bytes(finding, cached)))
         return replace(f, phases=tuple(phases))
     if isinstance(finding.change, KeepInRegister):
         return _without_reloads(f, finding.change)
@@ -1131,7 +1194,9 @@ def _fact(ctx: AnalysisContext, f: Figures, least: Figures | None = None,
             f"{f.loads_in_flight:.3g} global load{'s' if f.loads_in_flight != 1 else ''} in "
             "flight per warp)"
             + (f", atomic updates of one cache line {seconds_text(limits[ATOMICS])}"
-               if ATOMICS in limits else ""))
+               if ATOMICS in limits else "")
+            + (f", {PARTIAL_WRITES} to the cache {seconds_text(terms[PARTIAL_WRITES])}"
+               if PARTIAL_WRITES in terms else ""))
     emit = Emitter(ctx.facts, "timemodel", ctx.values)
     message = emit.message(
         code_of(TimeEstimate), FeedbackSeverity.INFO, text, ctx.function.span, figures,
