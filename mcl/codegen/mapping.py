@@ -101,6 +101,11 @@ class OpenCLMapping:
     # Loops whose trip count is a compile-time constant of at most this many steps get
     # `#pragma unroll` (register tiles and micro-kernels stay in registers); 0: never.
     unroll: int = DEFAULT_UNROLL
+    # Whether a loop that holds a barrier gets the pragma too. Off for a build that only
+    # checks results (mcl.refine.device_check): PoCL's work-group compiler copies the
+    # code between barriers per unrolled step, and a loop of 8 steps around a barrier
+    # under a condition took over 5 minutes to build; the pragma changes no result.
+    unroll_barrier_loops: bool = True
     # Copy loops of exactly this many contiguous floats become one vector access
     # (vectorize.py); 0: never.
     vector_width: int = 0

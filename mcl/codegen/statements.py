@@ -217,6 +217,8 @@ class BodyEmitter(StrictVisitor):
         if self.vector_copy(s):
             return
         unroll = self.unroll(for_trip_count(s, self.constants, self.is_constant))
+        if not self.mapping.unroll_barrier_loops and contains_barrier(s.body):
+            unroll = None
         with self.nested(), self.braced(f"for ({self.for_header(s)}) {{", s.span, loop=True,
                                         unroll=unroll):
             self.body(s.body)

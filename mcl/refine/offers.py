@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -89,6 +89,9 @@ class Offer:
     seconds_after: float | None
     verification: Verification
     answered: str | None  # the finding it answered, gone in the next version
+    # The next version checked at the level (None: not kept): a search expands it
+    # without loading and analysing the same text a second time.
+    kernel: KernelAtLevel | None = field(default=None, compare=False, repr=False)
 
     @property
     def gain(self) -> float | None:
@@ -158,7 +161,8 @@ def make_offer(kernel: KernelAtLevel, proposal: Proposal, verifier: Verifier | N
     answered = proposal.answers.message.text if proposal.answers is not None else None
     return Offer(proposal, name, made.text,
                  unified_diff(kernel.text, made.text, name, f"{name} (next version)"),
-                 kernel.model_seconds, made.kernel.model_seconds, verification, answered)
+                 kernel.model_seconds, made.kernel.model_seconds, verification, answered,
+                 made.kernel)
 
 
 def proposal_for(kernel: KernelAtLevel, spec: str) -> Proposal:

@@ -226,7 +226,7 @@ def _new_versions(offers: list[Offer], parent: Version, step: int, number: int,
             continue
         seen.add(offer.text)
         out.append(Version(number + len(out), offer.text, step, parent, offer,
-                           offer.seconds_after))
+                           offer.seconds_after, offer.kernel))
     return out
 
 
@@ -246,7 +246,7 @@ def _enabled(offers: list[Offer], parent: Version, not_offered: list[NotOffered]
         if not wanted or offer.text in seen:
             continue
         version = Version(number + len(out), offer.text, step, parent, offer,
-                          offer.seconds_after)
+                          offer.seconds_after, offer.kernel)
         try:
             kernel = _kernel_of(version, start)
         except MclError:  # verified offers check; a failure here is a version to skip
@@ -316,7 +316,9 @@ def _spent(began: float, limits: SearchLimits) -> bool:
 
 
 def _kernel_of(version: Version, start: KernelAtLevel) -> KernelAtLevel:
-    """The version checked at the level (loaded once, when it is kept or expanded)."""
+    """The version checked at the level: the offer's (made from the same text, path,
+    level, sizes and reference as this load would be), else loaded once, when it is
+    kept or expanded."""
     if version.kernel is None:
         version.kernel = load_kernel(start.path, start.level, start.library,
                                      start.include_dirs, start.values, start.function,

@@ -58,6 +58,58 @@ def test_unroll_limit_comes_from_the_mapping(tmp_path: Path) -> None:
         generate(load(tmp_path, TILED), "fermi", mapping + "\n[codegen]\nunroll = -1\n")
 
 
+# A constant loop around a barrier (as several-elements makes of a foreach whose units
+# meet at one) beside one without.
+PHASED = """
+const int TILE = 4;
+
+fermi void phases(int n, global float[n] out) {
+  foreach (int b in 1 blocks) {
+    shared float[TILE] part;
+    foreach (int w in 1 warps) {
+      foreach (int t in TILE threads) {
+        for (int e = 0; e < 8; e++) {
+          float s = 0.0;
+          for (int k = 0; k < TILE; k++) {
+            s += 0.5;
+          }
+          part[t] = s;
+          barrier(shared);
+          if (t == 0 && e < n) {
+            out[e] = part[TILE - 1];
+          }
+          barrier(shared);
+        }
+      }
+    }
+  }
+}
+"""
+
+
+def test_a_loop_around_a_barrier_loses_its_pragma_only_where_the_mapping_says(
+        tmp_path: Path) -> None:
+    """The device check's builds (mcl.refine.device_check) turn the pragma off on loops
+    that hold a barrier, which PoCL takes minutes to build unrolled; every other loop
+    keeps it, and the mapping as read keeps both."""
+    from mcl.backends import load_mapping
+
+    program = load(tmp_path, PHASED)
+    as_read = load_mapping(library().get("fermi"))
+    assert as_read.unroll_barrier_loops
+    both = pipeline.generate(program, "fermi", library(), as_read).source
+    assert both.count("#pragma unroll") == 2
+    checked = pipeline.generate(program, "fermi", library(), dataclasses.replace(
+        as_read, unroll_barrier_loops=False)).source
+    lines = checked.splitlines()
+    outer = next(i for i, line in enumerate(lines) if "for (int e = 0; e < 8; e++)" in line)
+    inner = next(i for i, line in enumerate(lines) if "for (int k = 0; k < TILE; k++)" in line)
+    assert "#pragma unroll" not in lines[outer - 1]
+    assert lines[inner - 1].strip() == "#pragma unroll  // 4 steps"
+    assert checked.replace("#pragma unroll  // 8 steps\n", "").replace(" ", "") == \
+        both.replace("#pragma unroll  // 8 steps\n", "").replace(" ", "")
+
+
 def test_loops_with_runtime_bounds_are_not_unrolled(tmp_path: Path) -> None:
     source = TILED.replace("k < STEPS", "k < n")
     assert "#pragma unroll" not in generate(load(tmp_path, source), "fermi").source

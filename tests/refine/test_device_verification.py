@@ -7,6 +7,7 @@ and the verification says why."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -14,7 +15,7 @@ import pytest
 
 from mcl.hdl.library import HwdLibrary, default_library
 from mcl.refine import device_check
-from mcl.refine.kernel import KernelAtLevel
+from mcl.refine.kernel import KernelAtLevel, load_kernel
 from mcl.refine.offers import make_offer, open_kernel, proposal_for
 from mcl.refine.refinement import Refused
 from mcl.refine.verification import SIZES_WANTED, Verifier
@@ -83,3 +84,40 @@ def test_without_an_opencl_device_the_verification_says_so(
     assert offer.verification.runs_on.startswith(
         "the interpreter only (no OpenCL run at hopper: no OpenCL device matches "
         "'no such device'")
+
+
+PHASES = """
+hopper void phases(int n, global float[n] out) {
+  foreach (int b in 1 blocks) {
+    shared float[32] part;
+    foreach (int w in 1 warps) {
+      foreach (int t in 32 threads) {
+        for (int e = 0; e < 8; e++) {
+          part[t] = e * 1.0;
+          barrier(shared);
+          if (t == 0 && e < n) {
+            out[e] = part[31];
+          }
+          barrier(shared);
+        }
+      }
+    }
+  }
+}
+"""
+
+
+def test_the_device_builds_a_loop_around_a_barrier_without_the_unroll_pragma(
+        library: HwdLibrary, tmp_path: Path) -> None:
+    """PoCL builds such a loop unrolled in minutes (8 steps of a barrier under a
+    condition: spmv's row-per-warp version with several-elements), so the check's build
+    leaves the hint out; the kernel still runs and computes what it should."""
+    path = tmp_path / "phases.mcpl"
+    path.write_text(PHASES, encoding="utf-8")
+    kernel = load_kernel(path, "hopper", library, (), {"n": 8})
+    check = device_check.OpenCLCheck.of(kernel)
+    assert check.unavailable is None
+    out = check.run(kernel, {"n": 7, "out": np.zeros(7, dtype=np.float32)})
+    assert out["out"].tolist() == [float(e) for e in range(7)]
+    (built,) = check._programs
+    assert "for (int e = 0; e < 8; e++)" in built and "#pragma unroll" not in built

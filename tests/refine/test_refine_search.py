@@ -10,10 +10,12 @@ import json
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
 
+import mcl.refine.search as search_module
 from mcl.cli import main
 from mcl.commands.refine_series import series_rows, with_change_line
 from mcl.feedback.analyses.timemodel import MIN_GAIN
@@ -151,6 +153,29 @@ def test_measured_times_rank_and_decide_the_steps(transpose: Path, pad_speed: fl
     else:
         assert result.stopped == "no candidate is faster than the best version by 3%"
         assert result.reached[1].measured_seconds == pytest.approx(1e-3)
+
+
+def test_a_version_an_offer_made_is_not_loaded_again(transpose: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The offer carries its next version checked at the level; ranking, timing and
+    expanding it use that one, so the search loads and analyses no text twice."""
+    start = search_start(transpose, "hopper", default_library(), values={"n": 8192,
+                                                                           "m": 8192})
+    loads: list[str | None] = []
+    real = search_module.load_kernel
+
+    def counted(*args: Any, **kwargs: Any) -> KernelAtLevel:
+        loads.append(kwargs.get("text"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(search_module, "load_kernel", counted)
+    result = search(start.kernel, SearchLimits(steps=2, beam=1),
+                    lambda kernel: Measured(1e-3 * (0.5 if "TILE + 1" in kernel.text
+                                                    else 1.0), "fake"))
+    padded = result.series[1]
+    assert padded.offer is not None and padded.kernel is padded.offer.kernel
+    assert padded.measured_gain == pytest.approx(2.0)
+    assert loads == []
 
 
 def test_the_input_row_never_takes_a_version_name() -> None:
