@@ -92,6 +92,9 @@ class Offer:
     # The next version checked at the level (None: not kept): a search expands it
     # without loading and analysing the same text a second time.
     kernel: KernelAtLevel | None = field(default=None, compare=False, repr=False)
+    # The verifier that verified it (the original's cases): the next version's own,
+    # by `Verifier.passed_by`, without running it on them again.
+    verifier: Verifier | None = field(default=None, compare=False, repr=False)
 
     @property
     def gain(self) -> float | None:
@@ -151,7 +154,8 @@ def make_offer(kernel: KernelAtLevel, proposal: Proposal, verifier: Verifier | N
     """The proposal made, checked, verified and weighed; `Refused` where any step
     fails (`verifier`: the kernel's, made once for several offers)."""
     made = made or next_version(kernel, proposal)
-    verification = (verifier or Verifier.of(kernel)).check(made.kernel)
+    verifier = verifier or Verifier.of(kernel)
+    verification = verifier.check(made.kernel)
     if not verification.ok:
         bad = next((c for c in verification.checks if not c.ok), None)
         where = " ".join(f"{k}={v}" for k, v in bad.sizes.items()) if bad else ""
@@ -162,7 +166,7 @@ def make_offer(kernel: KernelAtLevel, proposal: Proposal, verifier: Verifier | N
     return Offer(proposal, name, made.text,
                  unified_diff(kernel.text, made.text, name, f"{name} (next version)"),
                  kernel.model_seconds, made.kernel.model_seconds, verification, answered,
-                 made.kernel)
+                 made.kernel, verifier)
 
 
 def proposal_for(kernel: KernelAtLevel, spec: str) -> Proposal:
@@ -194,8 +198,8 @@ def proposal_for(kernel: KernelAtLevel, spec: str) -> Proposal:
 
 
 def list_offers(kernel: KernelAtLevel, progress: Callable[[str], None] | None = None,
-                unweighed: bool = False, neutral: bool = False
-                ) -> tuple[list[Offer], list[NotOffered]]:
+                unweighed: bool = False, neutral: bool = False,
+                verifier: Verifier | None = None) -> tuple[list[Offer], list[NotOffered]]:
     """Every refinement that applies to the kernel, made, checked, verified and
     weighed, best estimated gain first; and those it asks for that are not offered,
     with the reason. A proposal that answers no finding is offered only where the time
@@ -205,11 +209,11 @@ def list_offers(kernel: KernelAtLevel, progress: Callable[[str], None] | None = 
     offered, each alternative of a group. With `neutral` (a search that looks a step
     ahead) a proposal the model estimates neither faster by MIN_GAIN nor slower by more
     than NEUTRAL_SLACK is offered too, and so are the refinements that only enable
-    others (`Refinement.enables`): a step that gains nothing may open one that does."""
+    others (`Refinement.enables`): a step that gains nothing may open one that does.
+    `verifier`: the kernel's, where the caller has it (else made when first needed)."""
     tell = progress or (lambda _: None)
     offers: list[Offer] = []
     refused: list[NotOffered] = []
-    verifier: Verifier | None = None
     chosen: list[NextVersion] = []
     groups: dict[str, list[NextVersion]] = {}
     for refinement in (r for r in REFINEMENTS if r.listed or (neutral and r.enables)):

@@ -30,7 +30,7 @@ from mcl.feedback.analyses.timemodel import MIN_GAIN
 from mcl.feedback.emit import seconds_text
 from mcl.refine.kernel import KernelAtLevel, load_kernel
 from mcl.refine.offers import NEUTRAL_SLACK, NotOffered, Offer, list_offers, refinement_named
-from mcl.refine.verification import Verification
+from mcl.refine.verification import Verification, Verifier
 
 # Neutral versions of a step that the look ahead expands at most (each is a list of
 # offers: every proposal of it checked and verified, seconds each).
@@ -170,7 +170,8 @@ def search(start: KernelAtLevel, limits: SearchLimits, timer: Timer | None = Non
             unweighed = timer is not None and kernel.model_seconds is None
             offers, not_offered = list_offers(
                 kernel, _telling(tell, f"step {step}: {_name(version)}: "),
-                unweighed=unweighed, neutral=(looks and step < limits.steps) or unweighed)
+                unweighed=unweighed, neutral=(looks and step < limits.steps) or unweighed,
+                verifier=_verifier_of(version, kernel))
             refused += len(not_offered)
             enabling = [o for o in offers
                         if unweighed and refinement_named(o.proposal.refinement).enables]
@@ -252,7 +253,7 @@ def _enabled(offers: list[Offer], parent: Version, not_offered: list[NotOffered]
         except MclError:  # verified offers check; a failure here is a version to skip
             continue
         later, _ = list_offers(kernel, _telling(tell, f"step {step}: {_name(version)}: "),
-                               unweighed=True)
+                               unweighed=True, verifier=_verifier_of(version, kernel))
         tried = seen | {offer.text}
         children = _new_versions([o for o in later if o.proposal.refinement in wanted],
                                  version, step, number + len(out) + 1, tried)
@@ -291,7 +292,8 @@ def _look_ahead(found: list[Version], best: Version, step: int, start: KernelAtL
         except MclError:  # verified offers check; a failure here is a version to skip
             continue
         offers, not_offered = list_offers(
-            kernel, _telling(tell, f"step {step + 1} (ahead): {_name(version)}: "))
+            kernel, _telling(tell, f"step {step + 1} (ahead): {_name(version)}: "),
+            verifier=_verifier_of(version, kernel))
         refused += len(not_offered)
         later += _new_versions(offers, version, step + 1,
                                len(reached) + len(later), tried)
@@ -324,6 +326,15 @@ def _kernel_of(version: Version, start: KernelAtLevel) -> KernelAtLevel:
                                      start.include_dirs, start.values, start.function,
                                      text=version.text, reference=start.reference)
     return version.kernel
+
+
+def _verifier_of(version: Version, kernel: KernelAtLevel) -> Verifier | None:
+    """The verifier of the version's offers: its parent's cases, which it passed
+    (`Verifier.passed_by`), else None (list_offers makes one)."""
+    offer = version.offer
+    if offer is None or offer.verifier is None:
+        return None
+    return offer.verifier.passed_by(kernel, offer.verification)
 
 
 def _rank(found: list[Version], beam: int, start: KernelAtLevel, timer: Timer | None,

@@ -149,6 +149,21 @@ class Verifier:
             return f"{self.reference.path.name} (the numpy reference)"
         return "the original on random inputs"
 
+    def passed_by(self, kernel: KernelAtLevel, verification: Verification
+                  ) -> Verifier | None:
+        """The verifier of `kernel`, a next version this one verified as `verification`,
+        without running it again: where the cases are the reference's (inputs made with
+        SEED, expected outputs the reference's) at the first sizes tried, none left out,
+        `Verifier.of(kernel)` would make the same cases and keep every one, since
+        `kernel` matched each in the interpreter and on the device as `_case` asks the
+        original to. None where that does not hold (random inputs, whose expected
+        outputs are the original's own, or a size left out)."""
+        sizes = [c.sizes for c in self.cases]
+        if self.reference is None or self.left_out or not verification.ok \
+                or [c.sizes for c in verification.checks] != sizes:
+            return None
+        return Verifier(kernel, self.reference, list(self.cases), [], self.device)
+
     def _prepare(self) -> None:
         ref = self.reference
         defaults = ref.sizes if ref is not None else {}

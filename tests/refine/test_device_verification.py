@@ -121,3 +121,20 @@ def test_the_device_builds_a_loop_around_a_barrier_without_the_unroll_pragma(
     assert out["out"].tolist() == [float(e) for e in range(7)]
     (built,) = check._programs
     assert "for (int e = 0; e < 8; e++)" in built and "#pragma unroll" not in built
+
+
+def test_a_verified_next_version_takes_the_cases_only_of_a_reference(
+        library: HwdLibrary, tmp_path: Path) -> None:
+    """With the reference's cases the padded version, which passed them, gets them as
+    its own; on random inputs (the expected outputs are the original's) it does not."""
+    kernel = _transpose(library, "hopper")
+    verifier = Verifier.of(kernel)
+    offer = make_offer(kernel, proposal_for(kernel, PAD), verifier)
+    assert offer.kernel is not None and offer.verifier is verifier
+    inherited = verifier.passed_by(offer.kernel, offer.verification)
+    assert inherited is not None and inherited.kernel is offer.kernel
+    assert [c.sizes for c in inherited.cases] == [c.sizes for c in verifier.cases]
+    random = Verifier.of(kernel, reference=tmp_path / "none.py")
+    assert random.reference is None and len(random.cases) == SIZES_WANTED
+    assert random.passed_by(offer.kernel, make_offer(kernel, proposal_for(kernel, PAD),
+                                                     random).verification) is None

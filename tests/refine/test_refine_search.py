@@ -23,6 +23,7 @@ from mcl.hdl.library import default_library
 from mcl.refine.kernel import KernelAtLevel
 from mcl.refine.search import Measured, SearchLimits, SearchResult, Version, search
 from mcl.refine.search_start import carry_constant_comments, search_start
+from mcl.refine.verification import SIZES_WANTED, Verifier
 from mcl.report import load_series
 from mcl.resources import kernels_dir
 from mcl.schemas import load_schema
@@ -176,6 +177,35 @@ def test_a_version_an_offer_made_is_not_loaded_again(transpose: Path,
     assert padded.offer is not None and padded.kernel is padded.offer.kernel
     assert padded.measured_gain == pytest.approx(2.0)
     assert loads == []
+
+
+def test_a_version_verified_against_the_reference_is_not_run_on_its_cases_again(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Expanding a version whose offer passed the reference's cases verifies its own
+    offers on those cases without preparing them again (the original's runs at three
+    sizes), and still at three sizes, in the interpreter and on the device: spmv's
+    name-counts version, expanded in the same step for the row-per-warp it enables."""
+    start = search_start(kernels_dir() / "spmv" / "perfect.mcpl", "hopper",
+                         default_library(),
+                         values={"nrows": 20000, "ncols": 20000, "nnz": 400000})
+    prepared: list[str] = []
+    real = Verifier._prepare
+
+    def counted(self: Verifier) -> None:
+        prepared.append(self.kernel.text)
+        real(self)
+
+    monkeypatch.setattr(Verifier, "_prepare", counted)
+    result = search(start.kernel, SearchLimits(steps=1, beam=1),
+                    lambda kernel: Measured(1e-3, "fake"))
+    named = next(v for v in result.reached if v.invocation == "name-counts")
+    later = [v for v in result.reached if v.parent is named]
+    assert any(v.invocation.startswith("row-per-warp") for v in later)
+    assert prepared == [start.kernel.text]
+    for version in later:
+        assert version.verification is not None and version.verification.ok
+        assert len(version.verification.checks) == SIZES_WANTED
+        assert version.verification.runs_on.startswith("the interpreter and OpenCL on")
 
 
 def test_the_input_row_never_takes_a_version_name() -> None:
