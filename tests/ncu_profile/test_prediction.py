@@ -158,11 +158,13 @@ def test_the_gain_of_a_real_uncoalesced_finding_is_read(library) -> None:
     p = predict("transpose", findings)
     assert [a.store for a in p.sectors_per_request] == [True]
     # transpose does no arithmetic, yet its memory roofs give the time model its figures:
-    # a gain is stated (bound by device memory either way: about 1x, so a fact)
+    # the column store's partial sectors bound the kernel at the L2 (its partial-write
+    # bandwidth, docs/feedback.md), which the coalesced store does not pay, so a gain is
+    # stated, and the prediction reads the one the message states
     gains = [s.estimated_gain for s in p.suggestions if s.code == "uncoalesced"]
-    assert len(gains) == 1 and gains[0] is not None and gains[0] == pytest.approx(1.0, abs=0.03)
-    assert stated[0].severity == FeedbackSeverity.INFO
-    assert "either way" in stated[0].message.text
+    assert len(gains) == 1 and gains[0] is not None and gains[0] > 1.03
+    assert stated[0].severity == FeedbackSeverity.SUGGESTION
+    assert f"({gains[0]:.2f}x)" in stated[0].message.text
 
 
 def test_a_finding_without_its_record_type_gives_no_figure() -> None:
