@@ -297,6 +297,13 @@ def finding_of(item: Message | Finding) -> Finding:
     return item if isinstance(item, Finding) else Finding(item)
 
 
+def every(findings: Sequence[Finding], kind: type[F], function: str | None = None
+          ) -> list[F]:
+    """The findings of record type `kind` (of `function` where given), in order."""
+    return [f for f in findings if isinstance(f, kind)
+            and (function is None or f.function == function)]
+
+
 def first(findings: Sequence[Finding], kind: type[F], function: str | None = None
           ) -> F | None:
     """The first finding of record type `kind` (of `function` where given)."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from mcl.feedback.findings import Finding, RegisterReload
+from mcl.feedback.findings import Finding, RegisterReload, every
 from mcl.identity import Ref
 from mcl.mcpl import ast
 from mcl.mcpl.printer import print_expr
@@ -53,9 +53,8 @@ class HoistLoad(Refinement):
     answers = ANSWERS["hoist-load"]
 
     def proposals(self, kernel: KernelAtLevel) -> list[Proposal | Refused]:
-        return self.answer_each(kernel, [
-            f for f in kernel.findings
-            if isinstance(f, RegisterReload) and f.function == kernel.function])
+        return self.answer_each(
+            kernel, every(kernel.findings, RegisterReload, kernel.function))
 
     def answer(self, kernel: KernelAtLevel, finding: Finding) -> Proposal:
         if not isinstance(finding, RegisterReload):

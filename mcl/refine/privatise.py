@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from mcl.diagnostics import MclError
-from mcl.feedback.findings import Finding, PrivatisationProposal, PrivatiseArray
+from mcl.feedback.findings import Finding, PrivatisationProposal, PrivatiseArray, every
 from mcl.hdl.equivalence import equivalent_space, find_equivalent_par_groups
 from mcl.mcpl import ast
 from mcl.mcpl.printer import print_expr
@@ -77,9 +77,8 @@ class Privatise(Refinement):
     answers = ANSWERS["privatise"]
 
     def proposals(self, kernel: KernelAtLevel) -> list[Proposal | Refused]:
-        out = self.answer_each(kernel, [
-            f for f in kernel.findings
-            if isinstance(f, PrivatisationProposal) and f.function == kernel.function])
+        out = self.answer_each(
+            kernel, every(kernel.findings, PrivatisationProposal, kernel.function))
         if kernel.model_seconds is None:
             return out
         # Each copy is added into the array once: where the owners are many (a block

@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from mcl.codegen.host_eval import Number
-from mcl.feedback.findings import Finding, UncoalescedAccess
+from mcl.feedback.findings import Finding, UncoalescedAccess, every
 from mcl.feedback.lockstep import BANK_WORD_BYTES
 from mcl.mcpl import ast
 from mcl.mcpl.printer import print_expr
@@ -118,9 +118,8 @@ class StageTranspose(Refinement):
     answers = ANSWERS["stage-transpose"]
 
     def proposals(self, kernel: KernelAtLevel) -> list[Proposal | Refused]:
-        return self.answer_each_once(kernel, [
-            f for f in kernel.findings
-            if isinstance(f, UncoalescedAccess) and f.function == kernel.function])
+        return self.answer_each_once(
+            kernel, every(kernel.findings, UncoalescedAccess, kernel.function))
 
     def answer(self, kernel: KernelAtLevel, finding: Finding) -> Proposal:
         if not isinstance(finding, UncoalescedAccess):

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from mcl.diagnostics import Span
-from mcl.feedback.findings import Finding, UncoalescedAccess
+from mcl.feedback.findings import Finding, UncoalescedAccess, every
 from mcl.mcpl import ast
 from mcl.mcpl.printer import print_expr
 from mcl.refine.answers import ANSWERS
@@ -75,9 +75,8 @@ class SwapMapping(Refinement):
     answers = ANSWERS["swap-mapping"]
 
     def proposals(self, kernel: KernelAtLevel) -> list[Proposal | Refused]:
-        return self.answer_each_once(kernel, [
-            f for f in kernel.findings
-            if isinstance(f, UncoalescedAccess) and f.function == kernel.function])
+        return self.answer_each_once(
+            kernel, every(kernel.findings, UncoalescedAccess, kernel.function))
 
     def answer(self, kernel: KernelAtLevel, finding: Finding) -> Proposal:
         if not isinstance(finding, UncoalescedAccess):
