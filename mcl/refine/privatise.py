@@ -22,6 +22,7 @@ from mcl.mcpl import ast
 from mcl.mcpl.printer import print_expr
 from mcl.refine.answers import ANSWERS
 from mcl.refine.edits import TextEdit, apply_edits, body_lines, indentation
+from mcl.refine.grid_walk import grid_walk
 from mcl.refine.kernel import KernelAtLevel, load_kernel
 from mcl.refine.places import (
     constant_env,
@@ -54,9 +55,12 @@ class Privatise(Refinement):
         Parameter("elements", "elements per unit of foreach `merged` (as several-elements "
                   "makes them) before the copies: fewer copies to add into the array "
                   "(default 1)", optional=True),
+        Parameter("units", "instead of `elements`: a fixed grid of this many units of "
+                  "foreach `merged` walks its elements with a constant stride (a named "
+                  "constant) before the copies", optional=True),
         Parameter("merged", "the line of the foreach whose units compute `elements` "
-                  "elements (default: the outermost foreach of the owner's par_group "
-                  "around it)", optional=True),
+                  "elements or walk them as `units` (default: the outermost foreach of "
+                  "the owner's par_group around it)", optional=True),
     )
     preconditions = (
         "the array is a parameter of the function of one dimension of constant size, "
@@ -72,7 +76,8 @@ class Privatise(Refinement):
         "the copy's space is one of the kernel's level (the finding's space, named at "
         "the kernel's level)",
         "with `elements`: several-elements applies to foreach `merged` with that factor "
-        "(its preconditions), and the copy is then made in the version it makes",
+        "(its preconditions), and the copy is then made in the version it makes; with "
+        "`units`, the same preconditions for a grid of that many units",
     )
     answers = ANSWERS["privatise"]
 
@@ -86,12 +91,20 @@ class Privatise(Refinement):
         # each take several elements, as the paper's histogram does (a fixed grid of
         # blocks walks the image, section 7), add fewer copies; the factors are
         # alternatives, the model's fastest offered where it gains (mcl.refine.offers).
+        # Where the owners' count is a number at the sizes weighed, a fixed grid of
+        # count / F units walks the elements instead (mcl.refine.grid_walk: its constant
+        # stride lets the compiler issue several loads before their updates).
         for plain in [p for p in out if isinstance(p, Proposal)]:
             args = dict(plain.args)
-            for factor in ELEMENTS:
+            try:
+                count = _count_at(kernel, _merged(kernel, _owner(kernel, args), None))
+            except Refused:
+                count = None
+            walks = [{"elements": str(f)} for f in ELEMENTS] if count is None else \
+                [{"units": str(u)} for u in dict.fromkeys(-(-count // f) for f in ELEMENTS)]
+            for walk in walks:
                 try:
-                    coarse = self._propose(kernel, {**args, "elements": str(factor)},
-                                           plain.answers)
+                    coarse = self._propose(kernel, {**args, **walk}, plain.answers)
                 except Refused as refused:
                     out.append(Refused(refused.reason, plain.line))
                     break
@@ -128,7 +141,7 @@ class Privatise(Refinement):
                  finding: Finding | None, level_space: str | None = None) -> Proposal:
         """The rewrite; `level_space`: the copy's space as the feedback's level names
         it (the finding's), where `args` give none at the kernel's own level."""
-        if integer(args, "elements", 1) != 1 or "merged" in args:
+        if integer(args, "elements", 1) != 1 or "merged" in args or "units" in args:
             return self._coarsened(kernel, args, finding, level_space)
         array = args.get("array")
         if not array:
@@ -210,31 +223,47 @@ class Privatise(Refinement):
 
     def _coarsened(self, kernel: KernelAtLevel, args: Mapping[str, str],
                    finding: Finding | None, level_space: str | None) -> Proposal:
-        """several-elements on foreach `merged`, then the copies in the version it
-        makes: one edit of the lines the two change."""
-        factor = integer(args, "elements", 1)
+        """several-elements on foreach `merged` (with `units`, a grid of that many units
+        walking its elements), then the copies in the version it makes: one edit of the
+        lines the two change."""
         owner = _owner(kernel, args)
         merged = _merged(kernel, owner, args.get("merged"))
         assert merged.span is not None and owner.span is not None
-        first = SeveralElements().propose(kernel, {"line": str(merged.span.line),
-                                                   "factor": str(factor)})
-        text = apply_edits(kernel.text, first.edits)
+        if "units" in args:
+            if "elements" in args:
+                raise Refused("give elements= or units=, not both")
+            units = integer(args, "units")
+            edits = grid_walk(kernel, merged.span.line, units)
+            walk = ("units", str(units))
+            what = (f"a fixed grid of {units} units of foreach {merged.var} walks its "
+                    "elements")
+        else:
+            factor = integer(args, "elements", 1)
+            edits = SeveralElements().propose(kernel, {"line": str(merged.span.line),
+                                                       "factor": str(factor)}).edits
+            walk = ("elements", str(factor))
+            what = (f"each unit of foreach {merged.var} takes {factor} elements "
+                    "(several-elements)")
+        text = apply_edits(kernel.text, edits)
         try:
             middle = load_kernel(kernel.path, kernel.level, kernel.library,
                                  kernel.include_dirs, kernel.values, kernel.function,
                                  text=text, reference=kernel.reference)
         except MclError:
-            raise Refused(f"several-elements on foreach {merged.var} with factor {factor} "
-                          "does not check") from None
-        plain = {k: v for k, v in args.items() if k not in ("elements", "merged")}
+            raise Refused(f"{what}: that version does not check") from None
+        plain = {k: v for k, v in args.items() if k not in ("elements", "units", "merged")}
         space = args.get("space") or _source_space(kernel, level_space or "")
-        second = self._propose(middle, {**plain, "space": space}, None)
+        # the owner where the first edits moved it (the grid's constant goes above the
+        # function), named by its line in the kernel given
+        line = str(owner.span.line)
+        moved = str(_moved(owner.span.line, edits))
+        second = self._propose(middle, {**plain, "owner": moved, "space": space}, None)
         after = apply_edits(middle.text, second.edits)
         return Proposal(
-            self.name, (*second.args, ("elements", str(factor)),
-                        ("merged", str(merged.span.line))), owner.span.line,
-            f"each unit of foreach {merged.var} takes {factor} elements (several-elements), "
-            f"then {second.summary}", (_lines_changed(kernel.text, after),), finding)
+            self.name, (*((k, line if k == "owner" else v) for k, v in second.args), walk,
+                        ("merged", str(merged.span.line))),
+            owner.span.line, f"{what}, then {second.summary}",
+            (_lines_changed(kernel.text, after),), finding)
 
     def still_there(self, proposal: Proposal, findings: Sequence[Finding]) -> Finding | None:
         array = dict(proposal.args)["array"]
@@ -265,6 +294,23 @@ def _merged(kernel: KernelAtLevel, owner: ast.Foreach, wanted: str | None) -> as
         raise Refused(f"merged={wanted}: no foreach around foreach {owner.var} (or it) "
                       "starts at that line")
     return found
+
+
+def _count_at(kernel: KernelAtLevel, merged: ast.Foreach) -> int | None:
+    """The count of foreach `merged` at the kernel's sizes (its parameters' values and
+    the file's constants), None where it depends on anything else."""
+    env = {**constant_env(kernel.source.program.main),
+           **{k: v for k, v in kernel.values.items()
+              if isinstance(v, int) and not isinstance(v, bool)}}
+    count = constant_int(merged.count, env)
+    return count if count is not None and count > 0 else None
+
+
+def _moved(line: int, edits: Sequence[TextEdit]) -> int:
+    """Line `line` after `edits`, none of which touches it: moved by the lines those
+    above it add or remove."""
+    return line + sum(e.text.count("\n") - (e.end_line - e.line) for e in edits
+                      if e.end_line < line or (e.end_line == line and e.end_column == 1))
 
 
 def _lines_changed(before: str, after: str) -> TextEdit:

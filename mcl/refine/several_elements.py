@@ -123,45 +123,11 @@ class SeveralElements(Refinement):
         factor = integer(args, "factor")
         if factor < 2:
             raise Refused(f"factor={factor}: at least 2 elements per unit")
-        function = kernel.source_function
-        merged = node_at(kernel, line, ast.Foreach)
-        if merged is None or merged.span is None:
-            raise Refused(f"no foreach starts at line {line} of {kernel.path.name}")
-        var = merged.var
-        inner = _innermost(merged)
-        body = inner.body
-        if not isinstance(body, ast.Block) or body.span is None or inner.span is None:
-            raise Refused(f"the body of foreach {inner.var} is not a block")
-        outside = [n for n in ast.walk(function) if isinstance(n, ast.Name)
-                   and n.name == var and not _below(body, n)]
-        if outside:
-            raise Refused(f"{var} is read outside the body of foreach {inner.var} (in a "
-                          "count or between the foreach statements): the for-loop over "
-                          "its elements can stand only in the innermost foreach")
-        if var in written(body):
-            raise Refused(f"the body of foreach {inner.var} declares or writes {var}")
-        count = merged.count
-        if count.span is None:
-            raise Refused(f"the count of foreach {var} has no place in the source")
-        if names_in(count) & written(merged.body):
-            raise Refused(f"the body of foreach {var} writes "
-                          f"{', '.join(sorted(names_in(count) & written(merged.body)))}, "
-                          "which its count reads")
-        barriers = list(dict.fromkeys(n.space for n in ast.walk(body)
-                                      if isinstance(n, ast.Barrier)))
-        hwd = kernel.library.get(function.hwd)
-        if any(merged.group in {g.name for g in hwd.shared_by(space)} for space in barriers):
-            raise Refused(f"the body of foreach {inner.var} holds a barrier, and the units "
-                          f"of foreach {var} meet at it: the guard of the elements past "
-                          f"the count would keep some of them from it")
-        if any(isinstance(n, ast.Return) for n in ast.walk(body)):
-            raise Refused(f"the body of foreach {inner.var} holds a return, which would "
-                          "end the unit instead of one of its elements")
-        lines = body_lines(kernel.text, inner.span, body.span, f"foreach {inner.var}")
-        edits = [_new_header(kernel, merged, factor)]
+        merged, inner, lines, barriers = merged_loop(kernel, line)
+        edits = [new_header(kernel, merged, _units(kernel, merged.count, factor)[0])]
         edits.append(_new_body(kernel, merged, inner, lines, factor, barriers))
         return Proposal(self.name, (("line", str(line)), ("factor", str(factor))), line,
-                        f"each unit of foreach {var} computes {factor} elements in a "
+                        f"each unit of foreach {merged.var} computes {factor} elements in a "
                         f"for-loop; {factor} times fewer units", tuple(edits), finding)
 
     def still_there(self, proposal: Proposal, findings: Sequence[Finding]) -> Finding | None:
@@ -185,6 +151,49 @@ def _factors(change: ComputeSeveralElements, values: Mapping[str, object]) -> li
     return kept or [FACTORS[0]]
 
 
+def merged_loop(kernel: KernelAtLevel, line: int
+                ) -> tuple[ast.Foreach, ast.Foreach, list[str], list[str]]:
+    """The foreach at `line` whose units would take several elements, where the
+    preconditions hold (`Refused` otherwise): it, the innermost foreach whose body the
+    elements' loop goes into, that body's lines and the spaces of its barriers."""
+    function = kernel.source_function
+    merged = node_at(kernel, line, ast.Foreach)
+    if merged is None or merged.span is None:
+        raise Refused(f"no foreach starts at line {line} of {kernel.path.name}")
+    var = merged.var
+    inner = _innermost(merged)
+    body = inner.body
+    if not isinstance(body, ast.Block) or body.span is None or inner.span is None:
+        raise Refused(f"the body of foreach {inner.var} is not a block")
+    outside = [n for n in ast.walk(function) if isinstance(n, ast.Name)
+               and n.name == var and not _below(body, n)]
+    if outside:
+        raise Refused(f"{var} is read outside the body of foreach {inner.var} (in a "
+                      "count or between the foreach statements): the for-loop over "
+                      "its elements can stand only in the innermost foreach")
+    if var in written(body):
+        raise Refused(f"the body of foreach {inner.var} declares or writes {var}")
+    count = merged.count
+    if count.span is None:
+        raise Refused(f"the count of foreach {var} has no place in the source")
+    if names_in(count) & written(merged.body):
+        raise Refused(f"the body of foreach {var} writes "
+                      f"{', '.join(sorted(names_in(count) & written(merged.body)))}, "
+                      "which its count reads")
+    barriers = list(dict.fromkeys(n.space for n in ast.walk(body)
+                                  if isinstance(n, ast.Barrier)))
+    hwd = kernel.library.get(function.hwd)
+    if any(merged.group in {g.name for g in hwd.shared_by(space)} for space in barriers):
+        raise Refused(f"the body of foreach {inner.var} holds a barrier, and the units "
+                      f"of foreach {var} meet at it: the guard of the elements past "
+                      f"the count would keep some of them from it")
+    if any(isinstance(n, ast.Return) for n in ast.walk(body)):
+        raise Refused(f"the body of foreach {inner.var} holds a return, which would "
+                      "end the unit instead of one of its elements")
+    lines = body_lines(kernel.text, inner.span, body.span, f"foreach {inner.var}")
+    return merged, inner, lines, barriers
+
+
 def _innermost(foreach: ast.Foreach) -> ast.Foreach:
     """The innermost foreach of the chain that starts at `foreach`: each one's body holds
     (besides declarations) exactly one foreach."""
@@ -202,7 +211,7 @@ def _below(root: object, node: object) -> bool:
     return bool(path_to(root, node))
 
 
-def _count_text(kernel: KernelAtLevel, count: ast.Expr) -> str:
+def count_text(kernel: KernelAtLevel, count: ast.Expr) -> str:
     """The count as written, in brackets unless it is a name or a number."""
     assert count.span is not None
     text = span_text(kernel.text, count.span)
@@ -213,20 +222,19 @@ def _units(kernel: KernelAtLevel, count: ast.Expr, factor: int) -> tuple[str, bo
     """The new count of units, and whether it covers exactly the old count (the count
     is a constant that `factor` divides: no guard needed)."""
     value = constant_int(count, constant_env(kernel.source.program.main))
-    text = _count_text(kernel, count)
+    text = count_text(kernel, count)
     if value is not None and value % factor == 0:
         return f"{text} / {factor}", True
     return f"({text} + {factor - 1}) / {factor}", False
 
 
-def _new_header(kernel: KernelAtLevel, merged: ast.Foreach, factor: int) -> TextEdit:
-    """`foreach (int i in COUNT units)` -> `foreach (int i0 in (COUNT + F - 1) / F units)`."""
+def new_header(kernel: KernelAtLevel, merged: ast.Foreach, units: str) -> TextEdit:
+    """`foreach (int i in COUNT units)` -> `foreach (int i0 in UNITS units)`."""
     assert merged.span is not None and merged.count.span is not None
     head = TextEdit(merged.span.line, merged.span.column, merged.count.span.end_line,
                     merged.count.span.end_column, "")
     text = span_text(kernel.text, _span_of(head, merged.span.file))
-    unit = _unit_name(kernel, merged)
-    units, _ = _units(kernel, merged.count, factor)
+    unit = unit_name(kernel, merged)
     new = re.sub(rf"(\bint\s+){re.escape(merged.var)}(\s+in\s+).*\Z",
                  lambda m: f"{m.group(1)}{unit}{m.group(2)}{units}", text, flags=re.S)
     return TextEdit(head.line, head.column, head.end_line, head.end_column, new)
@@ -236,7 +244,7 @@ def _span_of(edit: TextEdit, file: str) -> Span:
     return Span(file, edit.line, edit.column, edit.end_line, edit.end_column)
 
 
-def _unit_name(kernel: KernelAtLevel, merged: ast.Foreach) -> str:
+def unit_name(kernel: KernelAtLevel, merged: ast.Foreach) -> str:
     return fresh_name(f"{merged.var}0", every_name(kernel.source_function))
 
 
@@ -249,21 +257,16 @@ def _new_body(kernel: KernelAtLevel, merged: ast.Foreach, inner: ast.Foreach,
     5.1, gpu (v2))."""
     assert inner.body.span is not None and inner.span is not None
     taken = every_name(kernel.source_function)
-    unit = _unit_name(kernel, merged)
+    unit = unit_name(kernel, merged)
     element = fresh_name(f"e{merged.var}", taken | {unit})
     units, exact = _units(kernel, merged.count, factor)
-    # one level of the file's indentation: the body's against its foreach's
-    own = indentation(kernel.text, inner.span.line)
-    first = [row for row in lines if row.strip()][:1]
-    deeper = first[0][:len(first[0]) - len(first[0].lstrip())] if first else ""
-    step = deeper[len(own):] if deeper.startswith(own) and len(deeper) > len(own) else "  "
-    indent = own + step
+    indent, step = body_indent(kernel, inner, lines)
     var = merged.var
     out = [f"{indent}for (int {element} = 0; {element} < {factor}; {element}++) {{",
            f"{indent}{step}int {var} = {element} * {_bracketed(units)} + {unit};"]
     extra = step
     if not exact:
-        out.append(f"{indent}{step}if ({var} < {_count_text(kernel, merged.count)}) {{")
+        out.append(f"{indent}{step}if ({var} < {count_text(kernel, merged.count)}) {{")
         extra = step * 2
     out += [(extra + x) if x.strip() else x for x in lines]
     if not exact:
@@ -276,6 +279,19 @@ def _new_body(kernel: KernelAtLevel, merged: ast.Foreach, inner: ast.Foreach,
     # replace the lines between the braces: from the end of `{`'s line to the start of
     # `}`'s line
     return TextEdit(span.line + 1, 1, span.end_line, 1, "\n".join(out) + "\n")
+
+
+def body_indent(kernel: KernelAtLevel, inner: ast.Foreach, lines: list[str]
+                ) -> tuple[str, str]:
+    """The indentation of the innermost foreach's statements and one level of the
+    file's indentation (the body's against its foreach's; two spaces where it shows
+    none)."""
+    assert inner.span is not None
+    own = indentation(kernel.text, inner.span.line)
+    first = [row for row in lines if row.strip()][:1]
+    deeper = first[0][:len(first[0]) - len(first[0].lstrip())] if first else ""
+    step = deeper[len(own):] if deeper.startswith(own) and len(deeper) > len(own) else "  "
+    return own + step, step
 
 
 def _bracketed(text: str) -> str:

@@ -183,9 +183,12 @@ def test_blocks_of_gpu_v1s_work_are_estimated_faster(translated: KernelAtLevel) 
 
 @pytest.mark.slow  # about 60 s: the factors weighed, the fastest verified
 def test_the_list_offers_the_fastest_factor(translated: KernelAtLevel) -> None:
+    """At 16384 rows the factors are grids of 16384 / F blocks walking the rows
+    (mcl.refine.grid_walk); the model's fastest is F = 1024's 16 blocks a column of
+    blocks, as gpu (v1) gives each thread 1024 pixels."""
     offers, _ = list_offers(translated)
     assert [o.proposal.invocation for o in offers][:2] == [
-        "privatise:array=hist,owner=7,space=shared,elements=1024,merged=6",
+        "privatise:array=hist,owner=7,space=shared,units=16,merged=6",
         "privatise:array=hist,owner=7,space=shared"]
 
 
