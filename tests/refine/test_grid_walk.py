@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
@@ -24,6 +25,8 @@ from mcl.refine.search_start import search_start
 from mcl.refine.verification import SIZES_WANTED, Verifier
 from mcl.resources import kernels_dir
 
+HERE = Path(__file__).parent / "kernels"
+SHARED_DEV = HERE / "histogram_gpu_shared_dev.mcpl"
 HISTOGRAM = kernels_dir() / "histogram"
 GPU_SIZES = {"h": 16384, "w": 16384}  # benchmarks/apps/histogram.py, on a GPU
 GRID = "privatise:array=hist,owner=7,space=shared,units=16,merged=6"
@@ -67,6 +70,16 @@ def test_privatise_weighs_grids_where_the_rows_are_a_number(
         ["4096", "1024", "256", "64", "16"]
     assert GRID in grids
     assert not any("elements=" in m for m in made)
+
+
+def test_a_count_the_sizes_do_not_give_keeps_the_guarded_loops(library: HwdLibrary) -> None:
+    """The test kernel's blocks are `nrBlocks = min(NR_BLOCKS, h)`, a local: no number
+    of units to fix, so the factors stay several-elements' loops."""
+    kernel = open_kernel(SHARED_DEV, "hopper", library, values={"h": 8192, "w": 8192})
+    made = [p.invocation for p in Privatise().proposals(kernel) if isinstance(p, Proposal)]
+    assert [m.split("elements=")[1].split(",")[0] for m in made if "elements=" in m] == \
+        ["4", "16", "64", "256", "1024"]
+    assert not any("units=" in m for m in made)
 
 
 def test_the_grid_walks_the_rows_with_a_constant_stride(translated: KernelAtLevel) -> None:
