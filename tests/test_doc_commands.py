@@ -305,6 +305,7 @@ NAMED = ["apply", "hopper_v1.mcpl", "name-counts"]
 SETUP: dict[str, tuple[str, tuple[list[str], ...]]] = {  # command: (application, steps)
     "mcl apply hopper_v1.mcpl name-counts -D n=4096": ("gesummv", (TRANSLATED,)),
     "mcl apply hopper_v1.mcpl uncoalesced@14 -D n=16384 -D m=16384": ("transpose", (TRANSLATED,)),
+    "mcl apply hopper_v1.mcpl vector-groups:line=28 -D n=4000000": ("blackscholes", (TRANSLATED,)),
     "mcl apply hopper_v2.mcpl row-per-warp:line=20 -D n=4096":
         ("gesummv", (TRANSLATED, NAMED + ["-D", "n=4096"])),
     "mcl apply hopper_v2.mcpl row-per-warp:line=19,lanes=8 -D nrows=1000000 -D ncols=1000000 "

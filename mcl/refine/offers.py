@@ -37,6 +37,7 @@ from mcl.refine.swap_mapping import SwapMapping
 from mcl.refine.tile_2d import Tile2D
 from mcl.refine.tile_2d_shared import Tile2DShared
 from mcl.refine.unroll import Unroll
+from mcl.refine.vector_groups import VectorGroups
 from mcl.refine.vector_loads import VectorLoads
 from mcl.refine.verification import Verification, Verifier
 from mcl.verify import load_reference, reference_for
@@ -49,7 +50,8 @@ REFINEMENTS: tuple[Refinement, ...] = (SetConstant(), HoistLoad(), PadShared(), 
                                        StageTile(), SwapMapping(), StageTranspose(),
                                        RowPerWarp(),
                                        Interchange(),
-                                       VectorLoads(), SeveralElements(), Tile2D(),
+                                       VectorLoads(), VectorGroups(), SeveralElements(),
+                                       Tile2D(),
                                        StencilTile(),
                                        Tile2DShared(),
                                        CpuBlocks(), Privatise(),
@@ -199,7 +201,8 @@ def proposal_for(kernel: KernelAtLevel, spec: str) -> Proposal:
 
 def list_offers(kernel: KernelAtLevel, progress: Callable[[str], None] | None = None,
                 unweighed: bool = False, neutral: bool = False,
-                verifier: Verifier | None = None) -> tuple[list[Offer], list[NotOffered]]:
+                verifier: Verifier | None = None, measuring: bool = False
+                ) -> tuple[list[Offer], list[NotOffered]]:
     """Every refinement that applies to the kernel, made, checked, verified and
     weighed, best estimated gain first; and those it asks for that are not offered,
     with the reason. A proposal that answers no finding is offered only where the time
@@ -210,7 +213,10 @@ def list_offers(kernel: KernelAtLevel, progress: Callable[[str], None] | None = 
     ahead) a proposal the model estimates neither faster by MIN_GAIN nor slower by more
     than NEUTRAL_SLACK is offered too, and so are the refinements that only enable
     others (`Refinement.enables`): a step that gains nothing may open one that does.
-    `verifier`: the kernel's, where the caller has it (else made when first needed)."""
+    With `measuring` (a search that times its candidates) the proposals of a refinement
+    the model cannot weigh (`Refinement.measured_only`) are verified and offered too;
+    without it they are not, for that reason. `verifier`: the kernel's, where the
+    caller has it (else made when first needed)."""
     tell = progress or (lambda _: None)
     offers: list[Offer] = []
     refused: list[NotOffered] = []
@@ -221,6 +227,10 @@ def list_offers(kernel: KernelAtLevel, progress: Callable[[str], None] | None = 
             if isinstance(item, Refused):
                 refused.append(NotOffered(refinement.name, item.line, item.reason))
                 continue
+            if refinement.measured_only is not None and not (measuring or unweighed):
+                refused.append(NotOffered(item.invocation, item.line,
+                                          refinement.measured_only))
+                continue
             tell(f"checking {item.invocation}")
             try:
                 made = next_version(kernel, item)
@@ -229,9 +239,10 @@ def list_offers(kernel: KernelAtLevel, progress: Callable[[str], None] | None = 
                 continue
             # A change no finding asks for (a constant's value, an unrolled loop) is
             # offered only where the model estimates it faster: alternatives of one
-            # group compete, the fastest is verified.
+            # group compete, the fastest is verified (one the model cannot weigh is
+            # offered to the search that measures it).
             group = item.group or (item.invocation if item.answers is None else None)
-            if group is None or unweighed:
+            if group is None or unweighed or refinement.measured_only is not None:
                 chosen.append(made)
             else:
                 groups.setdefault(group, []).append(made)

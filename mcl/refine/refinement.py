@@ -74,6 +74,11 @@ class Refinement(ABC):
     # model estimates no gain): a search that looks a step ahead tries it as a neutral
     # step (mcl.refine.search).
     enables: bool = False
+    # Why the time model cannot weigh it, where its gain is one the model does not see:
+    # its proposals are then offered only to a search that measures (`list_offers`'
+    # `measuring`), `mcl apply --list` gives this as the reason it does not list them,
+    # and asked for by name it is applied as any other.
+    measured_only: str | None = None
 
     @abstractmethod
     def proposals(self, kernel: KernelAtLevel) -> list[Proposal | Refused]:

@@ -171,7 +171,7 @@ def search(start: KernelAtLevel, limits: SearchLimits, timer: Timer | None = Non
             offers, not_offered = list_offers(
                 kernel, _telling(tell, f"step {step}: {_name(version)}: "),
                 unweighed=unweighed, neutral=(looks and step < limits.steps) or unweighed,
-                verifier=_verifier_of(version, kernel))
+                verifier=_verifier_of(version, kernel), measuring=timer is not None)
             refused += len(not_offered)
             enabling = [o for o in offers
                         if unweighed and refinement_named(o.proposal.refinement).enables]
@@ -253,7 +253,8 @@ def _enabled(offers: list[Offer], parent: Version, not_offered: list[NotOffered]
         except MclError:  # verified offers check; a failure here is a version to skip
             continue
         later, _ = list_offers(kernel, _telling(tell, f"step {step}: {_name(version)}: "),
-                               unweighed=True, verifier=_verifier_of(version, kernel))
+                               unweighed=True, verifier=_verifier_of(version, kernel),
+                               measuring=True)
         tried = seen | {offer.text}
         children = _new_versions([o for o in later if o.proposal.refinement in wanted],
                                  version, step, number + len(out) + 1, tried)
@@ -293,7 +294,7 @@ def _look_ahead(found: list[Version], best: Version, step: int, start: KernelAtL
             continue
         offers, not_offered = list_offers(
             kernel, _telling(tell, f"step {step + 1} (ahead): {_name(version)}: "),
-            verifier=_verifier_of(version, kernel))
+            verifier=_verifier_of(version, kernel), measuring=timer is not None)
         refused += len(not_offered)
         later += _new_versions(offers, version, step + 1,
                                len(reached) + len(later), tried)
@@ -342,13 +343,13 @@ def _rank(found: list[Version], beam: int, start: KernelAtLevel, timer: Timer | 
     """The `beam` candidates to keep: the fastest by the model; with `timer` each is
     run and the kept are ordered by their measured times (one that does not run or
     gives wrong outputs is dropped). With `timer`, every candidate the model gives no
-    time (a loop bound read from the data, a level without a model) is timed too, after
-    the others: nothing else ranks it."""
+    time (a loop bound read from the data, a level without a model) or cannot weigh
+    (`Refinement.measured_only`) is timed too, after the others: nothing else ranks it."""
     ranked = sorted((v for v in found if v.seconds is not None or timer is not None),
-                    key=lambda v: (v.seconds is None, v.seconds or 0.0))
+                    key=lambda v: (_unweighed(v), v.seconds or 0.0))
     kept: list[Version] = []
     for version in ranked:
-        if len(kept) >= beam and version.seconds is not None:
+        if len(kept) >= beam and not (timer is not None and _unweighed(version)):
             continue
         try:
             _kernel_of(version, start)
@@ -363,6 +364,14 @@ def _rank(found: list[Version], beam: int, start: KernelAtLevel, timer: Timer | 
     if timer is not None:
         kept.sort(key=lambda v: v.measured_seconds or 0.0)
     return kept[:beam]
+
+
+def _unweighed(version: Version) -> bool:
+    """Does the model give the version no time, or a time it cannot weigh (its step a
+    refinement whose gain the model does not see)?"""
+    return version.seconds is None or (
+        version.offer is not None
+        and refinement_named(version.offer.proposal.refinement).measured_only is not None)
 
 
 def _faster(candidate: Version, best: Version) -> bool:
