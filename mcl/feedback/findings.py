@@ -153,9 +153,12 @@ class RemoveBankConflict(ProposedChange):
     # Passes over the banks beyond the fewest, per request on average over every request
     # (a scan's levels conflict differently; `degree` is the worst); None: `degree` - 1.
     extra_passes: float | None = None
-    # Wavefronts over the fewest, over every request (Nsight Compute's `L1 Wavefronts
-    # Shared` over `L1 Wavefronts Shared Ideal` of the line); None: `degree`.
+    # Wavefronts over the fewest, over every request of this access; None: `degree`.
     wavefronts: float | None = None
+    # The same over every shared access the compiler issues at the access's line, a
+    # 64-bit pair counted at the access that issues it (Nsight Compute's `L1 Wavefronts
+    # Shared` over `L1 Wavefronts Shared Ideal` of the line); None: not surveyed.
+    line_wavefronts: float | None = None
 
     @property
     def extra_bytes(self) -> float | None:

@@ -45,6 +45,7 @@ from mcl.feedback.findings import (
     code_of,
     declaration,
 )
+from mcl.feedback.issued_accesses import Twin, reloaded, twins
 from mcl.feedback.kernel_api import (
     Kernel,
     MemoryInstruction,
@@ -58,7 +59,6 @@ from mcl.feedback.messages import FeedbackSeverity
 from mcl.feedback.values import evaluate
 from mcl.feedback.warp_access import BankConflict, bank_conflict, coalescing
 from mcl.hdl.model import HardwareDescription, ParGroup, ParUnit
-from mcl.identity import Ref
 from mcl.mcpl import ast
 
 # The codes of the findings built here for the descriptions' feedback functions, as their
@@ -341,31 +341,6 @@ def wide_conflict(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstruc
                        worst)
 
 
-def merged_pair(kernel: Kernel, instruction: MemoryInstruction) -> int | None:
-    """Where a 4-byte access has a twin one word above or below it (the same array, kind,
-    loops and guards: `temp[2 * tid] = ...; temp[2 * tid + 1] = ...;`), the compiler
-    issues the two as one 64-bit access when the lower word is 8-byte aligned (the
-    contiguous loads and stores of a work-efficient scan showed no conflict on an H100):
-    the offset from this access's address to the lower word (0 or -4), else None."""
-    if instruction.element_bytes != BANK_WORD_BYTES or not instruction.access.element:
-        return None
-    item = instruction.access.item
-    guards = [(Ref(g.node), g.then) for g in item.guards]
-    mine = flat_index(kernel.facts, instruction.access)
-    for other in kernel.instructions:
-        there = other.access.item
-        if other is instruction or (other.kind, other.space, other.element_bytes) != (
-                instruction.kind, instruction.space, BANK_WORD_BYTES) or \
-                other.access.binding is not instruction.access.binding or \
-                not other.access.element or there.loops != item.loops or \
-                [(Ref(g.node), g.then) for g in there.guards] != guards:
-            continue
-        step = sympy.expand(flat_index(kernel.facts, other.access) - mine)
-        if step in (1, -1):
-            return 0 if step == 1 else -BANK_WORD_BYTES
-    return None
-
-
 # The iterations of the for-loops around a shared-memory access, inside the units, that
 # the bank-conflict survey follows one by one (a work-efficient scan's `ai = off * (2 * t
 # + 1) - 1` conflicts 2-, 4-, 8-, 16-way on successive levels of off); beyond this many
@@ -392,6 +367,11 @@ class ConflictSurvey:
     requests: int
     lane_runs: int
     unfollowed: tuple[Loop, ...]
+    # The wavefronts and their ideal as the device counts them at this access's line: a
+    # 64-bit pair's at the access that issues it, none at its twin
+    # (mcl.feedback.issued_accesses)
+    issued_wavefronts: float = 0.0
+    issued_ideal: float = 0.0
 
     @property
     def average(self) -> float:
@@ -423,9 +403,9 @@ def conflict_survey(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstr
     (`_address_loops`, up to MAX_CONFLICT_ITERATIONS together); None when no unit of the
     block runs it. A loop that moves every lane's address alike only rotates the banks: a
     4-byte request conflicts alike in each of its iterations, and the first stands for all,
-    unless a request conflicts and is read as part of a wider access (`merged_pair`,
-    `wide_conflict`), whose alignment the shift may change; then those loops are followed
-    too. Raises MissingValues and NotStatic as `instruction_lanes`."""
+    unless a request conflicts and is read as part of a wider access (a 64-bit pair,
+    mcl.feedback.issued_accesses; `wide_conflict`), whose alignment the shift may change;
+    then those loops are followed too. Raises MissingValues and NotStatic as `instruction_lanes`."""
     survey, reshaped = _survey(kernel, lockstep, instruction, banks, shifts=False)
     if reshaped:
         survey, _ = _survey(kernel, lockstep, instruction, banks, shifts=True)
@@ -440,13 +420,15 @@ def _survey(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstruction, 
     loops, unfollowed = _address_loops(kernel, instruction, shifts)
     costing = _RequestCosts(kernel, lockstep, instruction, banks, loops)
     best: tuple[Lanes, BankConflict, tuple[int, ...]] | None = None
-    wavefronts = ideal = 0.0
+    wavefronts = ideal = issued_wavefronts = issued_ideal = 0.0
     requests = lane_runs = 0
     points = list(itertools.product(*(range(ev.trips(loop)) for loop in loops)))
     # The requests of each class of iterations that cost alike, computed once
-    # (mcl.feedback.conflict_classes); every iteration still counts.
-    classes = IterationClasses.of(kernel, instruction, loops, banks, BANK_WORD_BYTES)
-    known: dict[Hashable, list[tuple[Lanes, RequestCost]]] = {}
+    # (mcl.feedback.conflict_classes); every iteration still counts. A twin one word
+    # apart in some iterations only tells every iteration apart.
+    classes = None if any(t.step.free_symbols for t in costing.twins) else \
+        IterationClasses.of(kernel, instruction, loops, banks, BANK_WORD_BYTES)
+    known: dict[Hashable, list[tuple[Lanes, RequestCost, tuple[float, float]]]] = {}
     try:
         for point in points:
             for loop, position in zip(loops, point, strict=True):
@@ -461,9 +443,11 @@ def _survey(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstruction, 
                 here = known[key]
             else:
                 here = known[key] = costing.at(point)
-            for lanes, cost in here:
+            for lanes, cost, issued in here:
                 wavefronts += cost.wavefronts
                 ideal += cost.ideal
+                issued_wavefronts += issued[0]
+                issued_ideal += issued[1]
                 requests += 1
                 lane_runs += len(lanes.active)
                 if best is None or cost.worst.degree > best[1].degree:
@@ -474,20 +458,22 @@ def _survey(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstruction, 
     if best is None:
         return None, costing.reshaped
     return ConflictSurvey(best[0], best[1], best[2], tuple(loops), len(points), wavefronts,
-                          ideal, requests, lane_runs, tuple(unfollowed)), costing.reshaped
+                          ideal, requests, lane_runs, tuple(unfollowed), issued_wavefronts,
+                          issued_ideal), costing.reshaped
 
 
 class _RequestCosts:
     """The requests of one access at the survey's iterations, each with its cost: as 4-byte
-    accesses, as a merged 64-bit pair (`merged_pair`) or as the wide accesses a lane's
-    neighbouring words make (`wide_conflict`). `reshaped`: a conflicting request was read
-    as part of a wider access."""
+    accesses, as a merged 64-bit pair (mcl.feedback.issued_accesses) or as the wide
+    accesses a lane's neighbouring words make (`wide_conflict`); and the wavefronts and
+    ideal the device counts at the access's line (a pair's at the access that issues it).
+    `reshaped`: a conflicting request was read as part of a wider access."""
 
     def __init__(self, kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstruction,
                  banks: int, loops: Sequence[Loop]):
         self.kernel, self.lockstep, self.instruction = kernel, lockstep, instruction
         self.banks, self.loops = banks, loops
-        self.pair = merged_pair(kernel, instruction)
+        self.twins = twins(kernel, instruction, fill_loops(kernel, instruction))
         self.width = instruction.element_bytes or BANK_WORD_BYTES
         # A wide access covers every iteration of the innermost loop: one answer per group
         # and iteration of the other loops.
@@ -495,21 +481,36 @@ class _RequestCosts:
         self.wide: dict[tuple[object, ...], RequestCost | None] = {}
         self.reshaped = False
 
-    def at(self, point: tuple[int, ...]) -> list[tuple[Lanes, RequestCost]]:
+    def _pair(self) -> tuple[Twin, int] | None:
+        """The twin one word apart at the current iteration, and the offset to the lower
+        word."""
+        for twin in self.twins:
+            offset = twin.offset(self.kernel)
+            if offset is not None:
+                return twin, offset
+        return None
+
+    def at(self, point: tuple[int, ...]
+           ) -> list[tuple[Lanes, RequestCost, tuple[float, float]]]:
         """The requests of the lock-step groups at iteration `point` of the loops (where
-        the evaluator is), with their costs."""
+        the evaluator is), with their costs and the (wavefronts, ideal) the device counts
+        at the access's line."""
         kernel, instruction, banks = self.kernel, self.instruction, self.banks
         found = []
+        pair = self._pair()
         for lanes, addresses in list(instruction_lanes(kernel, self.lockstep, instruction)):
             cost = request_cost(lanes, addresses, self.width, banks)
-            if self.pair is not None and cost.worst.conflict:
-                lower = [a + self.pair for a in addresses]
+            issued = (cost.wavefronts, cost.ideal)
+            if pair is not None and cost.worst.conflict:
+                twin, offset = pair
+                lower = [a + offset for a in addresses]
                 self.reshaped = True
                 if all(a % (2 * BANK_WORD_BYTES) == 0 for a in lower):
                     both = request_cost(lanes, lower, 2 * BANK_WORD_BYTES, banks)
                     # (one 64-bit request for two 4-byte accesses: per access, its
-                    # passes over the fewest)
+                    # passes over the fewest; the device counts it at one of the two)
                     cost = RequestCost(both.wavefronts / both.ideal, 1.0, both.worst)
+                    issued = (both.wavefronts, both.ideal) if twin.carries else (0.0, 0.0)
             if cost.worst.conflict and self.width == BANK_WORD_BYTES:
                 key = (lanes, tuple(p for loop, p in zip(self.loops, point, strict=True)
                                     if loop not in self.innermost))
@@ -518,9 +519,11 @@ class _RequestCosts:
                                                    banks)
                     for loop, position in zip(self.loops, point, strict=True):
                         kernel.evaluator.set_position(loop, position)  # (the fill loop went back)
-                cost = self.wide[key] or cost
+                wide = self.wide[key]
+                if wide is not None:
+                    cost, issued = wide, (wide.wavefronts, wide.ideal)
                 self.reshaped = True
-            found.append((lanes, cost))
+            found.append((lanes, cost, issued))
         return found
 
 
@@ -610,6 +613,7 @@ def memory_access_messages(kernel: Kernel, transaction_bytes: int | None = None
     pending: list[tuple[str, Number | None, float, WarpAccessFinding]] = []
     coalesced = conflict_free = 0
     missing: set[str] = set()
+    issued: dict[int, list[float]] = {}  # by line: the device's wavefronts and ideal
     for instruction in kernel.instructions:
         if instruction.unit != thread or not instruction.indices:
             continue
@@ -639,6 +643,7 @@ def memory_access_messages(kernel: Kernel, transaction_bytes: int | None = None
                 continue  # no unit of the examined block runs it
             runs = _survey_runs(kernel, instruction, survey)
             costs.append((instruction.space, runs, survey.passes, 1))
+            _add_issued(kernel, instruction, survey, issued)
             if survey.worst.conflict:
                 pending.append((instruction.space, runs, survey.extra_passes,
                                 _conflict_finding(kernel, warp, instruction, survey, banks)))
@@ -689,7 +694,7 @@ def memory_access_messages(kernel: Kernel, transaction_bytes: int | None = None
                     active_lanes=len(lanes.active))))
     if missing:
         raise MissingValues(missing)
-    messages += [_with_gain(finding, runs, extra, costs, space)
+    messages += [_with_gain(_with_line(finding, issued), runs, extra, costs, space)
                  for space, runs, extra, finding in pending]
     if not messages and (coalesced or conflict_free):
         parts = []
@@ -764,6 +769,30 @@ def _conflict_finding(kernel: Kernel, warp: ParGroup, instruction: MemoryInstruc
         hint="pad the array or change the index so that consecutive threads "
              "use consecutive words"), change=change, access=change.access,
         active_lanes=len(lanes.active))
+
+
+def _add_issued(kernel: Kernel, instruction: MemoryInstruction, survey: ConflictSurvey,
+                issued: dict[int, list[float]]) -> None:
+    """Add the wavefronts and ideal the device counts for `instruction` to its line's,
+    unless the compiler issues no load for it (mcl.feedback.issued_accesses)."""
+    if instruction.span is None or reloaded(kernel, instruction,
+                                            fill_loops(kernel, instruction)):
+        return
+    totals = issued.setdefault(instruction.span.line, [0.0, 0.0])
+    totals[0] += survey.issued_wavefronts
+    totals[1] += survey.issued_ideal
+
+
+def _with_line(finding: WarpAccessFinding, issued: dict[int, list[float]]
+               ) -> WarpAccessFinding:
+    """A bank-conflict finding with its line's wavefronts over their ideal, over the
+    accesses the compiler issues there (Nsight Compute's figure for the line)."""
+    if not isinstance(finding, BankConflictFinding) or finding.span is None:
+        return finding
+    wavefronts, ideal = issued.get(finding.span.line, (0.0, 0.0))
+    if not ideal:
+        return finding
+    return replace(finding, change=replace(finding.conflict, line_wavefronts=wavefronts / ideal))
 
 
 def _unfollowed_phrase(survey: ConflictSurvey) -> str:

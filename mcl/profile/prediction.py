@@ -158,7 +158,7 @@ def predict(function: str, findings: Iterable[Finding]) -> Prediction:
                 p.conflict_free = False
                 # (wavefronts over the ideal over every request of the line, as Nsight
                 # Compute counts them; the worst request's degree where that is all)
-                ratio = f.conflict.wavefronts
+                ratio = f.conflict.line_wavefronts or f.conflict.wavefronts
                 p.conflict_degree.append(AccessPrediction(
                     line, text, float(ratio if ratio is not None else f.conflict.degree)))
             case DivergentBranch():

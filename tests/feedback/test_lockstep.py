@@ -527,6 +527,30 @@ SWEEPS = [("temp[bi]", "r", 21), ("temp[bi]", "w", 21), ("temp[ai]", "r", 21),
 # The scan's loads and stores of a thread's two neighbouring words (offset to the lower):
 # the compiler issues each pair as one 64-bit access.
 PAIRED = {"temp[2 * tid]": 0, "temp[2 * tid + 1]": 4}
+# The lines of each sweep: within one, a load (store) whose lanes' words lie one word from
+# another load's (store's) of the same level is one 64-bit access with it (off = 1: ai =
+# 2 * tid, bi = ai + 1), as the compiler issues them once it unrolls the levels.
+SWEEP_LINES = ({21}, {33, 34, 35})
+
+
+def _one_word_apart(found: dict, site: tuple, key: object) -> int | None:
+    """Where another site of `site`'s sweep and mode has, at iteration `key`, each lane's
+    word one word from this site's, with the lower 8-byte aligned: the offset to the lower
+    (0 or -4), else None."""
+    text, mode, line = site
+    mine = found[site][key]
+    for other, there in found.items():
+        if other == site or other[1] != mode or \
+                not any({line, other[2]} <= group for group in SWEEP_LINES):
+            continue
+        words = there.get(key, [])
+        for offset in (0, -4):
+            lower = [a + offset for a in mine]
+            if len(words) == len(mine) and all(
+                    b - a in (-4, 4) and min(a, b) == low and low % 8 == 0
+                    for a, b, low in zip(mine, words, lower, strict=True)):
+                return offset
+    return None
 
 
 def _paired_passes(lower: list[int]) -> float:
@@ -555,14 +579,20 @@ def test_a_scans_conflicts_are_surveyed_over_every_level(library):
     requests = {}
     sites = {(print_expr(a.node), a.node.span.line) for a in facts.accesses
              if print_expr(a.node).startswith("temp[")}
-    for text, line in sites:
-        for mode in "rw":
-            found = warp_addresses(trace, facts, text, mode, by_iteration=True, line=line)
-            if text in PAIRED:
-                requests[(text, mode, line)] = {
-                    k: _paired_passes([x - PAIRED[text] for x in a]) for k, a in found.items()}
-            elif found:
-                requests[(text, mode, line)] = {k: conflict_degree(a) for k, a in found.items()}
+    found = {(text, mode, line): warp_addresses(trace, facts, text, mode, by_iteration=True,
+                                                line=line)
+             for text, line in sites for mode in "rw"}
+    found = {site: words for site, words in found.items() if words}
+    for (text, mode, line), words in found.items():
+        if text in PAIRED:
+            requests[(text, mode, line)] = {
+                k: _paired_passes([x - PAIRED[text] for x in a]) for k, a in words.items()}
+            continue
+        requests[(text, mode, line)] = {}
+        for k, a in words.items():
+            offset = _one_word_apart(found, (text, mode, line), k)
+            requests[(text, mode, line)][k] = conflict_degree(a) if offset is None or \
+                conflict_degree(a) == 1 else _paired_passes([x + offset for x in a])
     for text in PAIRED:  # the neighbouring words, one 64-bit access: no conflict
         assert {d for (t, _, _), r in requests.items() if t == text for d in r.values()} == {1}
         assert not [m for m in messages if m.code == "bank-conflict" and f" {text} " in m.text]
