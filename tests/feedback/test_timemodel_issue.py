@@ -263,12 +263,26 @@ def test_on_chip_memory_stays_in_its_phase() -> None:
 
 
 def test_the_schedule_gives_the_loads_in_flight() -> None:
-    """The loads of the body that runs most often: where the compiler's schedule is
-    known, the most it has in flight at their lines; else one per copy."""
+    """Little's law's average over every load: each load's executions over its line's
+    count in flight where the compiler's schedule is known, else its body's copies; the
+    executions over the sum of those."""
     runs = [((9, 3), 1024.0, 1), ((12, 3), 64.0, 1)]
     assert flying(runs) == 1
-    assert flying(runs, ((9, 4), (12, 16))) == 4
-    assert flying(runs, ((12, 16),)) == 1  # nothing scheduled for line 9
+    assert flying(runs, ((9, 4), (12, 16))) == pytest.approx(1088 / (1024 / 4 + 64 / 16))
+    # nothing scheduled for line 9: one in flight there
+    assert flying(runs, ((12, 16),)) == pytest.approx(1088 / (1024 + 64 / 16))
+
+
+def test_loads_outside_the_most_frequent_body_keep_their_own_count_in_flight() -> None:
+    """convolution hopper_v1: 81 filter loads unrolled (81 copies, once per thread) fly
+    3.3 at a time in the schedule, the tile copy's 21 guarded loads one: the average is
+    the loads over their waits, not the tile copy's 1. Without a schedule, the filter's
+    81 copies fly together and the tile copy's loads one at a time."""
+    threads = 1_048_576.0
+    runs = [((84, 34), 81 * threads, 81), ((99, 35), 21 * threads, 1)]
+    assert flying(runs, ((84, 10 / 3), (99, 1.0))) == pytest.approx(102 / (81 * 0.3 + 21))
+    assert flying(runs) == pytest.approx(102 / (81 / 81 + 21))
+    assert 1 < flying(runs, ((84, 10 / 3), (99, 1.0))) < 10 / 3
 
 
 @pytest.fixture
