@@ -290,18 +290,21 @@ def calibrate(folder: Path) -> dict[str, Any]:
 
 def partial_writes(values: dict[str, Any], measured: float, hwd: Any) -> float | None:
     """The rate (bytes/s) at which the cache took the sectors a case's stores write in
-    part, where the model calls the case bound by them (their term more than the rest of
-    the estimate): their bytes (the term at the description's rate) over the measured
-    time less the rest of the estimate (the launch, the other phases)."""
+    part, where the model calls the case bound by them: the estimate is the launch and
+    the phases, no less than this term (`Figures.phase_seconds`), so the term binds only
+    where it is the estimate less the launch; their bytes (the term at the description's
+    rate) over the measured time less the launch. (A kernel whose phases add up to more,
+    convolution hopper_v2 at 144 µs against its 79.5 µs of partial writes, is bound by
+    them nowhere, though its term exceeds the difference.)"""
     from mcl.feedback.analyses.timemodel import partial_write_rate
 
     term, rate = values.get("seconds_partial_sector_writes"), partial_write_rate(hwd, "global")
     if not term or not rate:
         return None
-    other = values["estimated_seconds"] - term
-    if other >= term or measured <= other:
+    launch = values.get("seconds_launch") or 0.0
+    if values["estimated_seconds"] - launch > term * (1 + 1e-9) or measured <= launch:
         return None
-    return term * rate / (measured - other)
+    return term * rate / (measured - launch)
 
 
 def _function_of(case: Case) -> str:

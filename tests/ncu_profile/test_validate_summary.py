@@ -7,7 +7,14 @@ import statistics
 
 import pytest
 
-from benchmarks.validate_feedback import line_error, percentile, summarise, table
+from benchmarks.validate_feedback import (
+    line_error,
+    partial_writes,
+    percentile,
+    summarise,
+    table,
+)
+from mcl.hdl.library import default_library
 
 
 def fig(kind: str, error: float | None, ok: bool | None) -> dict:
@@ -99,3 +106,19 @@ def test_the_time_estimate_is_held_out_on_half_the_cases() -> None:
     assert rows["calibration half"]["worst_case"] == "b"
     assert rows["held-out half"]["median"] == pytest.approx(0.2)
     assert rows["held-out half"]["within_25"] == 1
+
+
+def test_the_partial_write_rate_is_fitted_only_where_that_term_is_the_estimate() -> None:
+    """The estimate is the launch and the phases, no less than the partial-sector writes:
+    the term binds where it is the estimate less the launch (transpose perfect), not
+    where the phases add up to more (convolution hopper_v2: 133 µs of phases, 79.5 µs
+    of partial writes, which exceed the 53 µs difference)."""
+    hwd = default_library().get("hopper")
+    bound = {"estimated_seconds": 1.2725e-3, "seconds_launch": 2.5e-6,
+             "seconds_partial_sector_writes": 1.27e-3}
+    rate = partial_writes(bound, 1.2725e-3, hwd)
+    assert rate is not None
+    assert rate == pytest.approx(1.27e-3 * 1689e9 / (1.2725e-3 - 2.5e-6), rel=1e-3)
+    phases = {"estimated_seconds": 132.8e-6, "seconds_launch": 2.5e-6,
+              "seconds_partial_sector_writes": 79.5e-6}
+    assert partial_writes(phases, 177e-6, hwd) is None
