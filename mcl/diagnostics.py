@@ -75,6 +75,11 @@ class MclError(Exception):
         )
         super().__init__("\n".join(str(d) for d in self.diagnostics))
 
+    def __reduce__(self) -> tuple[type[MclError], tuple[list[Diagnostic]]]:
+        # pickled with its diagnostics, not its text (a compile in a child process,
+        # mcl.cpu_budget, hands its error back so)
+        return (MclError, (self.diagnostics,))
+
 
 def closest_names(name: str, candidates: Iterable[str], n: int = 3) -> list[str]:
     """Closest existing names for a misspelled one, for 'did you mean ...?' hints. A name

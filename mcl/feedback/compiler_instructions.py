@@ -7,7 +7,8 @@ mcl.backends.cuda.line_instructions: NVRTC's cubin disassembled by `nvdisasm`) b
 runs a command. Without one (a program that calls the analyses directly, the editor's
 worker process, whose checks must not wait for a compiler at every edit), or where it
 has no count, the time model issues only the arithmetic and on-chip accesses it counts
-itself (docs/feedback.md, "Time estimate").
+itself (docs/feedback.md, "Time estimate"); where a compiler call ran past its budget
+(mcl.feedback.compiler_budget), the estimate says so.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from mcl.feedback.compiler_budget import NotCompiled
     from mcl.feedback.facts.kernel import KernelFacts
 
 
@@ -46,7 +48,7 @@ class LineCode:
 # The source line -> its code, by loop depth; line 0 holds the code of no line of the
 # source (a kernel's entry and exit), which every warp runs once.
 Lines = Mapping[int, tuple[LineCode, ...]]
-Counter = Callable[["KernelFacts"], "Lines | None"]
+Counter = Callable[["KernelFacts"], "Lines | NotCompiled | None"]
 _counter: list[Counter] = []
 
 
@@ -55,6 +57,7 @@ def use_counter(counter: Counter | None) -> None:
     _counter[:] = [counter] if counter is not None else []
 
 
-def compiler_instructions(facts: KernelFacts) -> Lines | None:
-    """The machine code of each source line of the function of `facts`, or None."""
+def compiler_instructions(facts: KernelFacts) -> Lines | NotCompiled | None:
+    """The machine code of each source line of the function of `facts`, NotCompiled
+    where a compiler call ran past its budget, or None."""
     return _counter[0](facts) if _counter else None

@@ -6,7 +6,8 @@ so it cannot compile a kernel itself: the command line hands it a counter
 from the cubin) before it runs a command, and `Context.registers_per_thread`
 (mcl.feedback.kernel_api) asks it first. Without one (a program that calls the analyses
 directly, an editor's worker process), or where it has no count, the registers per thread
-are the estimate.
+are the estimate; where the compile ran past its budget (mcl.feedback.compiler_budget),
+the estimate says so.
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from mcl.feedback.compiler_budget import NotCompiled
     from mcl.feedback.facts.kernel import KernelFacts
 
-Counter = Callable[["KernelFacts"], "int | None"]
+Counter = Callable[["KernelFacts"], "int | NotCompiled | None"]
 _counter: list[Counter] = []
 
 
@@ -26,6 +28,7 @@ def use_counter(counter: Counter | None) -> None:
     _counter[:] = [counter] if counter is not None else []
 
 
-def compiler_registers(facts: KernelFacts) -> int | None:
-    """The compiler's registers per thread for the function of `facts`, or None."""
+def compiler_registers(facts: KernelFacts) -> int | NotCompiled | None:
+    """The compiler's registers per thread for the function of `facts`, NotCompiled
+    where its compile ran past its budget, or None."""
     return _counter[0](facts) if _counter else None

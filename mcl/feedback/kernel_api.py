@@ -719,17 +719,22 @@ class Context:
         the scalars and arrays the executing unit keeps in non-addressable memory
         (registers), its loop variables and foreach indices. The compiler may use more
         (temporaries) or fewer (values it folds, or loads again)."""
+        from mcl.feedback.compiler_budget import NotCompiled
         from mcl.feedback.compiler_registers import compiler_registers
 
         counted = compiler_registers(self.facts)
+        if isinstance(counted, NotCompiled):  # the estimate, and why not the count
+            return self.estimated_registers_per_thread(
+                f"the compiler's count not analysed: {counted.reason}")
         if counted is not None:
             return Estimate(counted, "NVIDIA's compiler (NVRTC's count for the kernel's "
                             "CUDA)", counted=True)
         return self.estimated_registers_per_thread()
 
-    def estimated_registers_per_thread(self) -> Estimate:
+    def estimated_registers_per_thread(self, not_counted: str = "") -> Estimate:
         """`registers_per_thread` without the compiler: the words of the register
-        declarations and loop variables, an estimate (`ESTIMATE_RANGE`)."""
+        declarations and loop variables, an estimate (`ESTIMATE_RANGE`); `not_counted`
+        says why the compiler gave no count where it was asked."""
         hwd = self.facts.hwd
         register_spaces = {s for m in hwd.memories() if not m.addressable for s in m.spaces}
         words = 0
@@ -756,8 +761,9 @@ class Context:
         return Estimate(max(words, 1), f"{declarations} register declarations and loop "
                         f"variables, an estimate: the compiler used {low:g} to {high:g} times "
                         "such estimates (more for temporaries, fewer where it loads a copied "
-                        "value again instead of keeping it); with nvidia-cuda-nvrtc installed "
-                        "the compiler's own count is used")
+                        "value again instead of keeping it); " + (
+                            not_counted or "with nvidia-cuda-nvrtc installed the compiler's "
+                            "own count is used"))
 
 
 # ----------------------------------------------------------------------------- kernel

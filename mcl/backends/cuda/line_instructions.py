@@ -35,7 +35,10 @@ from mcl.backends.cuda.registers import (
     lineinfo_cubin,
     source_key,
 )
+from mcl.cpu_budget import WALL_FACTOR, PastBudget, StepFailed, run_within
 from mcl.diagnostics import MclError
+from mcl.feedback.compiler_budget import NotCompiled
+from mcl.feedback.compiler_budget import seconds as compile_seconds
 from mcl.feedback.compiler_instructions import LineCode, Lines
 from mcl.feedback.facts.compiled import Store
 
@@ -64,24 +67,31 @@ _FUNCTION = re.compile(r"^\s*\.type\s+([^,\s]+)\s*,\s*@function")
 _REGISTER = re.compile(r"\bR\d+\b")
 # Instructions after which no load issued before is still in flight.
 _WAITS_ALL = frozenset({"BRA", "BAR", "EXIT", "RET", "CALL", "WARPSYNC"})
-_TIMEOUT_S = 60.0
 _memory: Store[str, dict[str, int]] = Store(64)
 
 
-def line_instructions(facts: KernelFacts) -> Lines | None:
+def line_instructions(facts: KernelFacts) -> Lines | NotCompiled | None:
     """The machine code of each source line of the function of `facts` (over all of its
-    generated kernels), or None (see the module)."""
+    generated kernels), NotCompiled where NVRTC or nvdisasm ran past its budget, or None
+    (see the module)."""
     try:
         made = generated_cuda(facts)
         tool = _nvdisasm()
         if made is None or tool is None:
             return None
         generated, arch = made
+        try:
+            cubin = lineinfo_cubin(generated, arch)
+        except PastBudget as past:
+            return NotCompiled("NVRTC", past.seconds)
         flat = kept_counts(
             source_key(generated, arch, CACHE_KIND, CACHE_FORM, tool), CACHE_KIND, _memory,
-            lambda: _flat(per_line(_disassemble(tool, lineinfo_cubin(generated, arch)), ())))
+            lambda: _flat(per_line(_disassemble(tool, cubin), ())))
         return _lines(flat, set(kernel_names(facts, generated)))
-    except (MclError, ValueError, ImportError, OSError, subprocess.SubprocessError):
+    except PastBudget as past:
+        return NotCompiled("nvdisasm", past.seconds)
+    except (MclError, ValueError, ImportError, OSError, subprocess.SubprocessError,
+            StepFailed):
         return None
 
 
@@ -256,10 +266,14 @@ def _nvdisasm() -> str | None:
 
 
 def _disassemble(tool: str, cubin: bytes) -> str:
-    """`nvdisasm --print-line-info` of `cubin` (the tool reads a file, not a pipe)."""
+    """`nvdisasm --print-line-info` of `cubin` (the tool reads a file, not a pipe), under
+    the compiler's budget of CPU time (mcl.feedback.compiler_budget): run from a child
+    process under it, whose CPU limit the tool inherits and whose CPU time includes the
+    tool's once it has ended (PastBudget past it)."""
+    seconds = compile_seconds()
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "kernel.cubin"
         path.write_bytes(cubin)
-        done = subprocess.run([tool, "--print-line-info", str(path)], capture_output=True,
-                              text=True, check=True, timeout=_TIMEOUT_S)
-    return done.stdout
+        return run_within(lambda: subprocess.run(
+            [tool, "--print-line-info", str(path)], capture_output=True, text=True,
+            check=True, timeout=seconds * WALL_FACTOR).stdout, seconds)

@@ -36,9 +36,13 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mcl.cpu_budget import PastBudget, StepFailed, run_within
 from mcl.diagnostics import MclError
 from mcl.feedback.budget import not_counted
+from mcl.feedback.compiler_budget import NotCompiled
+from mcl.feedback.compiler_budget import seconds as compile_seconds
 from mcl.feedback.facts.compiled import Store
+from mcl.identity import Ref
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -55,11 +59,17 @@ _memory: Store[str, dict[str, int]] = Store(64)
 # The last cubins compiled, by generated source, architecture and NVRTC version: the
 # register count and the time model's listing per line read the same compile.
 _cubins: Store[str, bytes] = Store(4)
+# The compiles that ran past their budget (of the seconds kept), by the same key.
+_past_budget: Store[str, float] = Store(16)
+# The generated CUDA modules, by the checked program (its identity) and level they were
+# made of: the register count and the listing per line ask for the same one.
+_generated: Store[tuple[Ref, str], tuple[Any, str]] = Store(2)
 
 
-def register_count(facts: KernelFacts) -> int | None:
+def register_count(facts: KernelFacts) -> int | NotCompiled | None:
     """The registers per thread NVRTC's ptxas gives the function of `facts` (the most of
-    its kernels, where its foreach nests make several), or None (see the module)."""
+    its kernels, where its foreach nests make several), NotCompiled where the compile ran
+    past its budget, or None (see the module)."""
     from mcl.backends.cuda.cubin import register_counts
 
     try:
@@ -69,7 +79,9 @@ def register_count(facts: KernelFacts) -> int | None:
         generated, arch = made
         counts = kept_counts(source_key(generated, arch), "registers", _memory,
                              lambda: register_counts(lineinfo_cubin(generated, arch)))
-    except (MclError, ValueError, ImportError):
+    except PastBudget as past:
+        return NotCompiled("NVRTC", past.seconds)
+    except (MclError, ValueError, ImportError, StepFailed):
         return None
     found = [counts[k] for k in kernel_names(facts, generated) if k in counts]
     return max(found) if found else None
@@ -104,14 +116,24 @@ def lineinfo_cubin(generated: Any, arch: str) -> bytes:
     line information (`-lineinfo`, which changes no instruction and no register: it
     only maps the code to source lines), compiled once per process for the register
     count and the listing per line (mcl.backends.cuda.line_instructions): a second
-    compile doubled what a cold `mcl check` spends in the compiler."""
+    compile doubled what a cold `mcl check` spends in the compiler. The compile runs
+    under the compiler's budget of CPU time (mcl.feedback.compiler_budget; PastBudget
+    past it, kept so that the listing does not wait as long again)."""
     from mcl.backends.cuda.nvrtc import compile_cuda
 
     key = source_key(generated, arch)
     cubin = _cubins.get(key)
     if cubin is None:
-        cubin = _cubins.put(key, compile_cuda(generated.source, f"{generated.name}.cu",
-                                              arch, ("-lineinfo",)).cubin)
+        seconds = compile_seconds()
+        if (_past_budget.get(key) or 0.0) >= seconds:  # asked again: no second wait
+            raise PastBudget(seconds)
+        try:
+            cubin = _cubins.put(key, run_within(lambda: compile_cuda(
+                generated.source, f"{generated.name}.cu", arch, ("-lineinfo",)).cubin,
+                seconds))
+        except PastBudget:
+            _past_budget.put(key, seconds)
+            raise
     return cubin
 
 
@@ -137,7 +159,9 @@ def generated_cuda(facts: KernelFacts) -> tuple[Any, str] | None:
 
     if int(arch.removeprefix("sm_")) not in supported_archs():
         return None
-    return generate_module(facts.checked, hwd.name, library, language="cuda"), arch
+    key = (Ref(facts.checked), hwd.name)
+    return _generated.get(key) or _generated.put(
+        key, (generate_module(facts.checked, hwd.name, library, language="cuda"), arch))
 
 
 def kernel_names(facts: KernelFacts, generated: Any) -> list[str]:

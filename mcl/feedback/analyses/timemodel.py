@@ -89,6 +89,7 @@ import sympy
 
 from mcl.diagnostics import Span
 from mcl.feedback.analysis import AnalysisContext
+from mcl.feedback.compiler_budget import NotCompiled
 from mcl.feedback.compiler_instructions import Lines, compiler_instructions
 from mcl.feedback.emit import Emitter, seconds_text
 from mcl.feedback.facts.contention import is_atomic, store_contention
@@ -231,6 +232,9 @@ class Figures:
     # bytes/s the cache that holds device memory takes sectors written only in part at
     # (its `partial_write_bandwidth`); 0 where the description states none: no such term
     partial_write_rate: float = 0.0
+    # why the compiler's machine code was not analysed where it was asked for (a call
+    # past its budget, mcl.feedback.compiler_budget); empty otherwise
+    not_compiled: str = ""
 
     @property
     def clock_given(self) -> bool:
@@ -578,7 +582,9 @@ def figures_of(ctx: AnalysisContext, findings: Sequence[Finding], least: bool = 
     if phases is None:
         return None
     grid = occupancy.grid_blocks
-    code = compiler_instructions(ctx.facts)
+    compiled = compiler_instructions(ctx.facts)
+    not_compiled = compiled.reason if isinstance(compiled, NotCompiled) else ""
+    code = None if isinstance(compiled, NotCompiled) else compiled
     issued = _issued(ctx, code, barriers, len(phases), lanes, occupancy, cached, shared.source,
                      least)
     if issued is not None:
@@ -597,7 +603,8 @@ def figures_of(ctx: AnalysisContext, findings: Sequence[Finding], least: bool = 
                    blocks_per_sm=float(resident),
                    loops=barrier_loops(ctx.function, barriers, len(phases)),
                    scheduled=scheduled,
-                   partial_write_rate=partial_write_rate(hwd, cached[0]))
+                   partial_write_rate=partial_write_rate(hwd, cached[0]),
+                   not_compiled=not_compiled)
 
 
 def _issued(ctx: AnalysisContext, code: Lines | None, barriers: Sequence[tuple[int, int]],
@@ -1191,7 +1198,7 @@ def _fact(ctx: AnalysisContext, f: Figures, least: Figures | None = None,
             f"the launch {seconds_text(f.launch_s)} before the work, device memory "
             f"{seconds_text(limits[DEVICE_MEMORY])}, the SM "
             f"{seconds_text(limits[SM])} (compute {seconds_text(terms[COMPUTE])} + on-chip "
-            f"memory {seconds_text(terms[ON_CHIP])}{_issued_text(terms)}), latency "
+            f"memory {seconds_text(terms[ON_CHIP])}{_issued_text(terms, f)}), latency "
             f"{seconds_text(limits[LATENCY])} ({_unhidden(f, terms[LATENCY], limits[LATENCY])}"
             f"{int(f.warps_per_sm)} warps per SM{_in_blocks(f, terms[LATENCY], limits[LATENCY])}, "
             f"{f.loads_in_flight:.3g} global load{'s' if f.loads_in_flight != 1 else ''} in "
@@ -1214,8 +1221,11 @@ def _fact(ctx: AnalysisContext, f: Figures, least: Figures | None = None,
                         least_seconds=least.seconds if least is not None else None)
 
 
-def _issued_text(terms: dict[str, float]) -> str:
-    """The instruction issue the SM's limit is no less than, where it was counted."""
+def _issued_text(terms: dict[str, float], f: Figures) -> str:
+    """The instruction issue the SM's limit is no less than, where it was counted; where
+    the compiler was asked and ran past its budget, that it was not analysed."""
+    if f.not_compiled:
+        return f"; the compiler's instructions not analysed: {f.not_compiled}"
     if INSTRUCTIONS not in terms:
         return ""
     return f"; the issue of the compiler's instructions {seconds_text(terms[INSTRUCTIONS])}"
