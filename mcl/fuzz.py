@@ -16,10 +16,12 @@ of a signal is a signal, failures like a crash.
 The mutation functions take a `random.Random`, so the seeded test run
 (`tests/fuzz/test_fuzz_short.py`, through Hypothesis) and the long run share them:
 
-    python -m mcl.fuzz --mcpl 100000 --hdl 10000 --seed 1 [--budget 20]
+    python -m mcl.fuzz --mcpl 100000 --hdl 10000 --seed 1 [--budget 20] [--jobs 16]
 
-prints one line per failure (with the input saved under --save) and a summary. Several
-processes with different seeds can run at once (docs/reliability.md, "Fuzzing").
+prints one line per failure (with the input saved under --save) and a summary. Inputs are
+numbered and seeded one by one (`make_input`): `--input N` fuzzes a failure line's input
+alone, and `--jobs N` splits the campaign over N processes (mcl.fuzz_jobs) with one
+summary of them all (docs/reliability.md, "Fuzzing").
 """
 
 from __future__ import annotations
@@ -42,11 +44,13 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from mcl import fork_safety
+from mcl.cpu_budget import cpu_seconds
+from mcl.fuzz_jobs import Summary, run_jobs
 from mcl.resources import hwdescs_dir, kernels_dir, mcpl_stdlib_dir
 
 # Grammar tokens of MCPL (mcl/mcpl/mcpl.tx) and HDL (mcl/hdl/hdl.tx) that replacements
@@ -341,6 +345,8 @@ WALL_FACTOR = 30
 PROGRESS_EVERY_S = 60.0  # a plain progress line on stderr (no terminal) this often
 # A forked child that has used no CPU time after this many seconds never started.
 STILLBORN_S = 10.0
+# The pauses between looks at a running child: the first, doubled up to the last.
+POLL_FIRST_S, POLL_LAST_S = 0.0005, 0.01
 
 
 @contextlib.contextmanager
@@ -505,24 +511,19 @@ def _wait(child: _Forked | _Spawned, budget: float) -> int | str | None:
     period = budget * WALL_FACTOR
     started = time.monotonic()
     deadline = started + period
+    pause = POLL_FIRST_S
     while (ended := child.poll()) is None:
-        if time.monotonic() - started > STILLBORN_S and _cpu_seconds(child.pid) == 0.0:
+        if time.monotonic() - started > STILLBORN_S and cpu_seconds(child.pid) == 0.0:
             child.kill()
             return "stillborn"
         if time.monotonic() > deadline:
             child.kill()
             return None
-        time.sleep(0.01)
+        # Most commands end within milliseconds (a diagnostic): look again soon, then
+        # less often (a fixed 10 ms pause was most of a short command's time).
+        time.sleep(pause)
+        pause = min(POLL_LAST_S, pause * 2)
     return ended
-
-
-def _cpu_seconds(pid: int) -> float | None:
-    """CPU time a running child has used (Linux's /proc), or None where unknown."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, IndexError, ValueError):
-        return None
 
 
 # Modules a command loads, imported before the first fork so that each child starts with
@@ -535,7 +536,10 @@ _warmed: list[bool] = []
 
 
 def _warm() -> None:
-    """Import what commands load and build the grammars once, in this process."""
+    """Import what commands load and build the grammars once, in this process: run the
+    usual commands here first, on a shipped kernel and on inputs with errors (most
+    mutated inputs end in a diagnostic, whose rendering each child imported anew: 140 of
+    the 165 ms a forked `check` of a syntax error took on the 2-core machine)."""
     if _warmed:
         return
     _warmed.append(True)
@@ -543,8 +547,24 @@ def _warm() -> None:
         with contextlib.suppress(ImportError):
             importlib.import_module(name)
     seeds = sorted(kernels_dir().glob("*/perfect.mcpl"))
-    if seeds:
-        _run_here(["check", "--no-feedback", str(seeds[0])], 60.0)
+    with tempfile.TemporaryDirectory(prefix="mcl-fuzz-warm-") as tmp:
+        folder = Path(tmp)
+        broken, unknown = folder / "broken.mcpl", folder / "unknown.mcpl"
+        broken.write_text("perfect void k(int n {", encoding="utf-8")
+        unknown.write_text("perfect void k(int n, main float[n] a) {\n"
+                           "  foreach (int i in n threads) { a[i] = q; }\n}\n", encoding="utf-8")
+        commands = [["check", "--no-feedback", "--format", "json", str(broken)],
+                    ["check", "--no-feedback", "--format", "json", str(unknown)],
+                    ["check", "--no-feedback", str(unknown)]]
+        if seeds:
+            seed = str(seeds[0])
+            commands += [["check", "--no-feedback", seed],
+                         ["check", "--level", "gpu", "--format", "json", seed],
+                         ["check", "--level", "hopper", "--format", "json", seed],
+                         ["translate", "--to", "gpu", seed],
+                         ["codegen", "--target", "fermi", "-o", str(folder / "out"), seed]]
+        for argv in commands:
+            _run_here(argv, 60.0)
 
 
 def _run_here(argv: list[str], budget: float) -> tuple[int | None, str]:
@@ -665,55 +685,115 @@ class Tally:
     failures: list[tuple[str, Outcome, Path | None]] = field(default_factory=list)
 
 
-def campaign(kind: str, count: int, seed: int, budget: float, save: Path | None,
-             deep_fraction: float, report: Callable[[str], None], tally: Tally,
-             deadline: float | None = None, generated_fraction: float = 0.0,
-             execute: float = 0.0, step: Callable[[str], None] | None = None) -> None:
-    """Fuzz `count` inputs of `kind` ("mcpl" or "hdl"); a share `generated_fraction` of
-    the MCPL inputs are `generated_kernel`s, of which a share `execute` that pass check
-    also run (`run_generated`). `step(label)` is told as each input starts."""
-    rng = random.Random(f"{kind}-{seed}")
-    seeds = mcpl_seeds() if kind == "mcpl" else hdl_seeds()
+@dataclass(frozen=True)
+class Input:
+    """Input `number` of a campaign: its file name, its text, and the generator that
+    made it, which the commands go on drawing their choices (levels, `-D` values) from."""
+
+    number: int
+    name: str
+    text: str
+    generated: bool
+    rng: random.Random
+
+
+def make_input(kind: str, seed: int, number: int, generated_fraction: float = 0.0) -> Input:
+    """Input `number` of the campaign of `kind` and `seed`. Each input has a generator of
+    its own, seeded by the seed and its number: input N is made without making those
+    before it (`--input N` reproduces a failure line's input), whatever the earlier
+    inputs' outcomes, and campaigns split over processes (`--jobs`) fuzz the same inputs
+    as one process would."""
+    rng = random.Random(f"{kind}-{seed}-{number}")
+    name, text = rng.choice(_seeds(kind))
     grammar = MCPL_TOKENS if kind == "mcpl" else HDL_TOKENS
+    generated = kind == "mcpl" and rng.random() < generated_fraction
+    if generated:
+        name, text = "generated.mcpl", generated_kernel(rng)
+    elif rng.random() < 0.05:
+        text = token_soup(rng, grammar, rng.randint(1, 40))
+    else:
+        text = mutate(text, rng, grammar)
+    return Input(number, name, text, generated, rng)
+
+
+@functools.cache
+def _seeds(kind: str) -> tuple[tuple[str, str], ...]:
+    return tuple(mcpl_seeds() if kind == "mcpl" else hdl_seeds())
+
+
+@dataclass(frozen=True)
+class CampaignOptions:
+    """What a campaign runs each input with (the command line's options)."""
+
+    budget: float
+    save: Path | None
+    deep_fraction: float = 0.3
+    generated_fraction: float = 0.0
+    execute: float = 0.0
+
+
+def run_input(kind: str, made: Input, settings: CampaignOptions, folder: Path) -> Outcome:
+    """Input `made` through the commands of its kind."""
+    if made.generated:
+        return run_generated(made.text, made.rng, settings.budget, folder, settings.execute)
+    if kind == "mcpl":
+        return run_mcpl(made.text, made.name, made.rng, settings.budget, folder,
+                        made.rng.random() < settings.deep_fraction)
+    return run_hdl(made.text, made.name, settings.budget, folder)
+
+
+def campaign(kind: str, numbers: Sequence[int], seed: int, settings: CampaignOptions,
+             report: Callable[[str], None], tally: Tally, deadline: float | None = None,
+             step: Callable[[str], None] | None = None) -> None:
+    """Fuzz the inputs `numbers` of `kind` ("mcpl" or "hdl") and `seed` (`make_input`);
+    a share `settings.generated_fraction` of the MCPL inputs are `generated_kernel`s, of
+    which a share `settings.execute` that pass check also run (`run_generated`).
+    `step(label)` is told as each input starts."""
     with tempfile.TemporaryDirectory(prefix="mcl-fuzz-") as tmp:
         folder = Path(tmp)
-        for i in range(count):
+        for done, i in enumerate(numbers):
             if deadline is not None and time.monotonic() > deadline:
-                report(f"{kind}: stopped at the time limit after {i} inputs")
+                report(f"{kind}: stopped at the time limit after {done} inputs")
                 break
             if step is not None:
-                step(f"{kind} input {i + 1} of {count}, {len(tally.failures)} failures")
-            name, text = rng.choice(seeds)
-            generated = kind == "mcpl" and rng.random() < generated_fraction
-            if generated:
-                name, text = "generated.mcpl", generated_kernel(rng)
-            elif rng.random() < 0.05:
-                text = token_soup(rng, grammar, rng.randint(1, 40))
-            else:
-                text = mutate(text, rng, grammar)
-            if generated:
-                outcome = run_generated(text, rng, budget, folder, execute)
-            elif kind == "mcpl":
-                outcome = run_mcpl(text, name, rng, budget, folder, rng.random() < deep_fraction)
-            else:
-                outcome = run_hdl(text, name, budget, folder)
+                step(f"{kind} input {i} ({done + 1} of {len(numbers)}), "
+                     f"{len(tally.failures)} failures")
+            made = make_input(kind, seed, i, settings.generated_fraction)
+            outcome = run_input(kind, made, settings, folder)
             tally.inputs[kind] += 1
             tally.inputs[f"{kind} {outcome.kind}"] += 1
-            if outcome.kind in FAILURES:
-                kept = None
-                if save is not None:
-                    save.mkdir(parents=True, exist_ok=True)
-                    kept = save / f"{kind}-{seed}-{i}-{name}"
-                    kept.write_text(text, encoding="utf-8", errors="replace")
-                tally.failures.append((kind, outcome, kept))
-                last = outcome.detail.strip().splitlines()[-1] if outcome.detail.strip() else ""
-                report(f"{outcome.kind.upper()} {kind} #{i} ({name}) in `mcl {outcome.stage}`"
-                       f"{' saved as ' + str(kept) if kept else ''}: {last}")
-            if (i + 1) % 1000 == 0:
-                report(f"{kind}: {i + 1} inputs, {len(tally.failures)} failures so far")
+            if outcome.kind in FAILURES or len(numbers) == 1:
+                _record(kind, seed, made, outcome, settings.save, report, tally)
+            if (done + 1) % 1000 == 0:
+                report(f"{kind}: {done + 1} inputs, {len(tally.failures)} failures so far")
 
 
-def main(argv: list[str] | None = None) -> int:
+def _record(kind: str, seed: int, made: Input, outcome: Outcome, save: Path | None,
+            report: Callable[[str], None], tally: Tally) -> None:
+    """Report a failing input (or the one input asked for) and save its text."""
+    kept = None
+    if save is not None:
+        save.mkdir(parents=True, exist_ok=True)
+        kept = save / f"{kind}-{seed}-{made.number}-{made.name}"
+        kept.write_text(made.text, encoding="utf-8", errors="replace")
+    if outcome.kind in FAILURES:
+        tally.failures.append((kind, outcome, kept))
+    last = outcome.detail.strip().splitlines()[-1] if outcome.detail.strip() else ""
+    stage = f" in `mcl {outcome.stage}`" if outcome.stage else ""
+    report(f"{outcome.kind.upper()} {kind} #{made.number} ({made.name}){stage}"
+           f"{' saved as ' + str(kept) if kept else ''}{': ' + last if last else ''}")
+
+
+def _shard(text: str) -> tuple[int, int]:
+    """`J/N` (job J of N, counted from 0) of `--shard`."""
+    index, _, total = text.partition("/")
+    job, jobs = int(index), int(total)
+    if not 0 <= job < jobs:
+        raise argparse.ArgumentTypeError(f"expected J/N with 0 <= J < N, got {text!r}")
+    return job, jobs
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m mcl.fuzz", description=__doc__.split(
         "\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--mcpl", type=int, default=1000, help="MCPL inputs (default 1000)")
@@ -735,10 +815,28 @@ def main(argv: list[str] | None = None) -> int:
                         "through translate, codegen and `mcl run` (--interp or --target "
                         "on the default OpenCL device; default 0.05)")
     parser.add_argument("--minutes", type=float, default=None,
-                        help="stop each campaign after this many minutes")
+                        help="stop each campaign after this many minutes (with --jobs: "
+                        "the whole run)")
     parser.add_argument("--save", type=Path, default=Path("fuzz-failures"),
                         help="folder for the inputs that failed")
-    args = parser.parse_args(argv)
+    parser.add_argument("--input", type=int, default=None, metavar="N",
+                        help="fuzz only input N of the seed (the number of a failure "
+                        "line), report its outcome and save its text under --save")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="run the campaign in this many processes, each on its share "
+                        "of the inputs, and print one summary of them all (default 1)")
+    parser.add_argument("--summary", type=Path, default=None,
+                        help="also write the summary as JSON to this file")
+    parser.add_argument("--shard", type=_shard, default=(0, 1), help=argparse.SUPPRESS)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.jobs > 1 and args.input is None:
+        return run_jobs(_job_lines(args), args.summary, _headline(args))
+    settings = CampaignOptions(args.budget, args.save, args.deep_fraction, args.generated,
+                        args.execute)
     tally = Tally()
     start = time.monotonic()
 
@@ -747,23 +845,60 @@ def main(argv: list[str] | None = None) -> int:
 
     from mcl.progress import Progress
 
+    job, jobs = args.shard
+    counts = {"hdl": args.hdl, "mcpl": args.mcpl}
+    numbers = {kind: [args.input] if args.input is not None else range(job, count, jobs)
+               for kind, count in counts.items() if count}
     # Progress on stderr where it is no terminal: a line a minute (the report on stdout
     # has a line a thousand inputs, which can be an hour apart). No bar on a terminal:
     # its refresh thread would be running when each child forks (mcl.fork_safety).
-    with Progress("fuzz", args.hdl + args.mcpl, every_s=PROGRESS_EVERY_S,
+    cpu: dict[str, float] = {}
+    with Progress("fuzz", sum(len(n) for n in numbers.values()), every_s=PROGRESS_EVERY_S,
                   bar=False) as progress:
-        for kind, count in (("hdl", args.hdl), ("mcpl", args.mcpl)):
+        for kind, chosen in numbers.items():
             deadline = time.monotonic() + args.minutes * 60 if args.minutes else None
-            campaign(kind, count, args.seed, args.budget, args.save, args.deep_fraction,
-                     report, tally, deadline, args.generated, args.execute, progress.step)
-    counts = Counter(o.kind for _, o, _ in tally.failures)
-    elapsed = time.monotonic() - start
-    print(f"fuzz: {tally.inputs['mcpl']} MCPL and {tally.inputs['hdl']} HDL inputs in "
-          f"{elapsed:.0f} s (seed {args.seed}, budget {args.budget:g} s): "
-          f"{counts['crash']} crashes, "
-          f"{counts['signal']} signals, {counts['hang']} hangs; outcomes: "
-          + ", ".join(f"{k}: {v}" for k, v in sorted(tally.inputs.items()) if " " in k))
+            used = _cpu_used()
+            campaign(kind, chosen, args.seed, settings, report, tally, deadline,
+                     progress.step)
+            cpu[kind] = cpu.get(kind, 0.0) + _cpu_used() - used
+    summary = Summary(Counter(tally.inputs), [
+        {"kind": kind, "outcome": o.kind, "stage": o.stage, "detail": o.detail[-500:],
+         "saved": str(kept or "")} for kind, o, kept in tally.failures],
+        time.monotonic() - start, cpu=cpu)
+    print(summary.line(_headline(args)), flush=True)
+    if args.summary is not None:
+        summary.write(args.summary)
     return 1 if tally.failures else 0
+
+
+def _cpu_used() -> float:
+    """CPU seconds of this process and of the children it has waited for."""
+    own, children = (resource.getrusage(who) for who in
+                     (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def _headline(args: argparse.Namespace) -> str:
+    jobs = f", {args.jobs} jobs" if args.jobs > 1 else ""
+    return f"seed {args.seed}, budget {args.budget:g} s{jobs}"
+
+
+def _job_lines(args: argparse.Namespace) -> list[list[str]]:
+    """The command lines of `--jobs` processes: the HDL inputs (each a `hwd show` and a
+    `hwd list`, quick) to one job in eight, the MCPL inputs to the others, each job
+    every N-th input of its kind, with the options given."""
+    hdl_jobs = 0 if not args.hdl else args.jobs if not args.mcpl else max(1, args.jobs // 8)
+    mcpl_jobs = args.jobs - hdl_jobs
+    common = ["--seed", str(args.seed), "--budget", repr(args.budget),
+              "--deep-fraction", repr(args.deep_fraction), "--generated", repr(args.generated),
+              "--execute", repr(args.execute), "--save", str(args.save)]
+    if args.minutes:
+        common += ["--minutes", repr(args.minutes)]
+    lines = [["--mcpl", str(args.mcpl), "--hdl", "0", "--shard", f"{j}/{mcpl_jobs}"]
+             for j in range(mcpl_jobs)]
+    lines += [["--mcpl", "0", "--hdl", str(args.hdl), "--shard", f"{j}/{hdl_jobs}"]
+              for j in range(hdl_jobs)]
+    return [[sys.executable, "-m", "mcl.fuzz", *line, *common] for line in lines]
 
 
 if __name__ == "__main__":
