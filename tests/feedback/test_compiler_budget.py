@@ -105,13 +105,14 @@ def test_a_listing_past_its_budget_says_so(monkeypatch: pytest.MonkeyPatch, tmp_
     tool.write_text("#!/bin/sh\nwhile :; do :; done\n", encoding="utf-8")
     tool.chmod(0o755)
     monkeypatch.setattr(line_instructions, "_nvdisasm", lambda: str(tool))
-    monkeypatch.setenv("MCL_COMPILE_BUDGET", "0.5")
+    # NVRTC's compile of this kernel takes a tenth of that budget
+    monkeypatch.setenv("MCL_COMPILE_BUDGET", "2")
     started = time.monotonic()
     assert main(["check", str(MATMUL), "--level", "hopper", "-v", *SIZES]) == 0
-    assert time.monotonic() - started < 40
+    assert time.monotonic() - started < 60
     out = " ".join(capsys.readouterr().out.split())
     assert "the compiler's instructions not analysed: nvdisasm ran past its budget of " \
-        "0.5 s of CPU time" in out
+        "2 s of CPU time" in out
     assert "registers per thread, the compiler's count" in out
 
 
