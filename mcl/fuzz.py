@@ -535,36 +535,50 @@ _WARM = ("mcl.cli", "mcl.commands.check", "mcl.commands.translate", "mcl.command
 _warmed: list[bool] = []
 
 
-def _warm() -> None:
+def _warm(kinds: Sequence[str] = ("mcpl", "hdl")) -> None:
     """Import what commands load and build the grammars once, in this process: run the
-    usual commands here first, on a shipped kernel and on inputs with errors (most
-    mutated inputs end in a diagnostic, whose rendering each child imported anew: 140 of
-    the 165 ms a forked `check` of a syntax error took on the 2-core machine)."""
+    usual commands on inputs of `kinds` here first, on shipped files and on inputs with
+    errors (most mutated inputs end in a diagnostic, whose rendering each child imported
+    anew: a forked `check` of a syntax error took 148.5 ms, 22.0 ms after this on the
+    2-core machine, benchmarks/bench_fuzz_cost.py)."""
     if _warmed:
         return
     _warmed.append(True)
     for name in _WARM:
         with contextlib.suppress(ImportError):
             importlib.import_module(name)
-    seeds = sorted(kernels_dir().glob("*/perfect.mcpl"))
     with tempfile.TemporaryDirectory(prefix="mcl-fuzz-warm-") as tmp:
         folder = Path(tmp)
-        broken, unknown = folder / "broken.mcpl", folder / "unknown.mcpl"
-        broken.write_text("perfect void k(int n {", encoding="utf-8")
-        unknown.write_text("perfect void k(int n, main float[n] a) {\n"
-                           "  foreach (int i in n threads) { a[i] = q; }\n}\n", encoding="utf-8")
-        commands = [["check", "--no-feedback", "--format", "json", str(broken)],
-                    ["check", "--no-feedback", "--format", "json", str(unknown)],
-                    ["check", "--no-feedback", str(unknown)]]
-        if seeds:
-            seed = str(seeds[0])
-            commands += [["check", "--no-feedback", seed],
-                         ["check", "--level", "gpu", "--format", "json", seed],
-                         ["check", "--level", "hopper", "--format", "json", seed],
-                         ["translate", "--to", "gpu", seed],
-                         ["codegen", "--target", "fermi", "-o", str(folder / "out"), seed]]
+        commands = _warm_mcpl(folder) if "mcpl" in kinds else []
+        if "hdl" in kinds:
+            hwd = folder / "hwd"
+            hwd.mkdir()
+            (hwd / "broken.hdl").write_text("hardware_description broken {", encoding="utf-8")
+            commands += [["hwd", "show", "broken", "--hwd-path", str(hwd)],
+                         ["hwd", "show", "hopper"], ["hwd", "list", "--hwd-path", str(hwd)]]
         for argv in commands:
             _run_here(argv, 60.0)
+
+
+def _warm_mcpl(folder: Path) -> list[list[str]]:
+    """The commands that warm the MCPL stages: a clean and a failing check, feedback at
+    gpu and at hopper, translate, codegen."""
+    broken, unknown = folder / "broken.mcpl", folder / "unknown.mcpl"
+    broken.write_text("perfect void k(int n {", encoding="utf-8")
+    unknown.write_text("perfect void k(int n, main float[n] a) {\n"
+                       "  foreach (int i in n threads) { a[i] = q; }\n}\n", encoding="utf-8")
+    commands = [["check", "--no-feedback", "--format", "json", str(broken)],
+                ["check", "--no-feedback", "--format", "json", str(unknown)],
+                ["check", "--no-feedback", str(unknown)]]
+    seeds = sorted(kernels_dir().glob("*/perfect.mcpl"))
+    if seeds:
+        seed = str(seeds[0])
+        commands += [["check", "--no-feedback", seed],
+                     ["check", "--level", "gpu", "--format", "json", seed],
+                     ["check", "--level", "hopper", "--format", "json", seed],
+                     ["translate", "--to", "gpu", seed],
+                     ["codegen", "--target", "fermi", "-o", str(folder / "out"), seed]]
+    return commands
 
 
 def _run_here(argv: list[str], budget: float) -> tuple[int | None, str]:
@@ -853,14 +867,16 @@ def main(argv: list[str] | None = None) -> int:
     # has a line a thousand inputs, which can be an hour apart). No bar on a terminal:
     # its refresh thread would be running when each child forks (mcl.fork_safety).
     cpu: dict[str, float] = {}
+    began, used = time.monotonic(), _cpu_used()
+    _warm(tuple(numbers))  # the stages of the kinds fuzzed here; in the first one's time
     with Progress("fuzz", sum(len(n) for n in numbers.values()), every_s=PROGRESS_EVERY_S,
                   bar=False) as progress:
         for kind, chosen in numbers.items():
-            deadline = time.monotonic() + args.minutes * 60 if args.minutes else None
-            used = _cpu_used()
+            deadline = began + args.minutes * 60 if args.minutes else None
             campaign(kind, chosen, args.seed, settings, report, tally, deadline,
                      progress.step)
             cpu[kind] = cpu.get(kind, 0.0) + _cpu_used() - used
+            began, used = time.monotonic(), _cpu_used()
     summary = Summary(Counter(tally.inputs), [
         {"kind": kind, "outcome": o.kind, "stage": o.stage, "detail": o.detail[-500:],
          "saved": str(kept or "")} for kind, o, kept in tally.failures],
