@@ -71,7 +71,7 @@ def _assigns(body: object, var: str) -> bool:
     return var in assigned_names(body)
 
 
-_ASSIGNED = "_assigned_names"
+_ASSIGNED = "_unroll_assigned"  # not varying.assigned_names's key: other names
 
 
 def assigned_names(node: object) -> frozenset[str]:

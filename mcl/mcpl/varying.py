@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from mcl.mcpl import ast
-from mcl.mcpl.visitor import NodeVisitor
 
 
 def names_in(node: object) -> set[str]:
@@ -74,38 +73,47 @@ def header_names(loop: ast.For) -> set[str]:
 
 
 def assigned_names(node: object) -> set[str]:
-    """The variables `node` assigns, except a for loop's own control variable."""
-    # (the barrier check asks it of each loop on each of its passes: found once per node)
-    return set(ast.kept_on(node, "_assigned_names", lambda: frozenset(_assigned(node))))
+    """The variables `node` assigns, except a for loop's own control variable: a loop's
+    are its body's (its own init and step change the loop variable in the same way for
+    every unit; only assignments in the body make it vary), an assignment's, increment's
+    or swap's the root names of its targets, any other node's its children's."""
+    # Asked of each loop on each pass of the barrier check and translation, and of each
+    # loop of a nest: found once per node, from its children's (a walk of the subtree per
+    # node was quadratic in a nest's depth: a generated nest of 500 loops). Iterative,
+    # stopping at subtrees already found: no recursion on a deep tree.
+    stack: list[tuple[object, bool]] = [(node, False)]
+    while stack:
+        current, expanded = stack.pop()
+        kept = current.__dict__
+        if _ASSIGNED in kept:
+            continue
+        below = _assigning_children(current)
+        if not expanded:
+            stack.append((current, True))
+            stack.extend((c, False) for c in below if _ASSIGNED not in c.__dict__)
+            continue
+        kept[_ASSIGNED] = frozenset(_own_targets(current)).union(
+            *(c.__dict__[_ASSIGNED] for c in below))
+    return set(node.__dict__[_ASSIGNED])
 
 
-def _assigned(node: object) -> set[str]:
-    found = _AssignedNames()
-    found.visit(node)
-    return found.names
+_ASSIGNED = "_assigned_names"
 
 
-class _AssignedNames(NodeVisitor):
-    """The variables a statement assigns, except a for loop's own control variable."""
+def _assigning_children(node: object) -> list[object]:
+    """The children whose assignments count for `node`'s (`assigned_names`)."""
+    if isinstance(node, ast.Assign | ast.IncDec | ast.Swap):
+        return []
+    if isinstance(node, ast.For):
+        return [node.body]
+    return list(ast.children(node))
 
-    def __init__(self) -> None:
-        self.names: set[str] = set()
 
-    def visit_For(self, node: ast.For) -> None:
-        # The loop's own init and step change the loop variable in the same way for every
-        # unit; only assignments in the body make it vary.
-        self.visit(node.body)
-
-    def visit_Assign(self, node: ast.Assign) -> None:
-        self._add(ast.root_name(node.target))
-
-    def visit_IncDec(self, node: ast.IncDec) -> None:
-        self._add(ast.root_name(node.target))
-
-    def visit_Swap(self, node: ast.Swap) -> None:
-        self._add(ast.root_name(node.left))
-        self._add(ast.root_name(node.right))
-
-    def _add(self, name: str | None) -> None:
-        if name:
-            self.names.add(name)
+def _own_targets(node: object) -> set[str]:
+    if isinstance(node, ast.Assign | ast.IncDec):
+        targets = [node.target]
+    elif isinstance(node, ast.Swap):
+        targets = [node.left, node.right]
+    else:
+        return set()
+    return {name for t in targets if (name := ast.root_name(t))}
