@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from mcl.codegen.host_eval import Number
     from mcl.codegen.mapping import OpenCLMapping
     from mcl.codegen.plan import GeneratedModule
+    from mcl.feedback.kept_findings import KeptFindings
     from mcl.feedback.stage import FeedbackOptions, FileFeedback
     from mcl.hdl.library import HwdLibrary
 
@@ -85,12 +86,13 @@ def load(path: str | Path, include_dirs: Iterable[str | Path], library: HwdLibra
 
 
 def check(program: Program | Module, library: HwdLibrary, level: str | None = None,
-          notes: Sequence[Diagnostic] = ()) -> CheckedProgram:
+          notes: Sequence[Diagnostic] = (), flow: bool = True) -> CheckedProgram:
     """Check `program` (mcpl.md section 5; a lone module is a program of one module);
-    `notes` (the translation's) go first."""
+    `notes` (the translation's) go first; `flow`: with the flow checks
+    (mcl.mcpl.check.check_program)."""
     program = as_program(program)
     tables = SideTables()
-    checked = CheckedProgram(program, (*notes, *check_program(program, library, tables)),
+    checked = CheckedProgram(program, (*notes, *check_program(program, library, tables, flow)),
                              level, tuple(notes), tables)
     _dump("check", program, level)
     return checked
@@ -111,15 +113,16 @@ def translate(checked: CheckedProgram, level: str, library: HwdLibrary) -> Check
 
 
 def check_source(path: str | Path, include_dirs: Iterable[str | Path], library: HwdLibrary,
-                 level: str | None = None, options: FeedbackOptions | None = None
-                 ) -> SourceCheck:
+                 level: str | None = None, options: FeedbackOptions | None = None,
+                 flow: bool = True) -> SourceCheck:
     """load -> check (-> translate to `level` -> check, when the source is clean) (->
     feedback with `options`, when the result is clean), with every error as a diagnostic:
-    what `mcl check` and the editor show."""
+    what `mcl check` and the editor show. `flow=False` leaves out the source's flow
+    checks (a caller that has their diagnostics from a check of the same text)."""
     found = SourceCheck()
     try:
         found.program = load(path, include_dirs, library)
-        checked = check(found.program, library)
+        checked = check(found.program, library, flow=flow)
         found.diagnostics, found.tables = list(checked.diagnostics), checked.tables
         if level is not None and not checked.errors:
             lowered = translate(checked, level, library)
@@ -225,13 +228,16 @@ def require_reachable(main: Module, level: str, library: HwdLibrary) -> None:
 # ---------------------------------------------------------------------- the consumers
 
 
-def feedback(checked: CheckedProgram, library: HwdLibrary, options: FeedbackOptions
-             ) -> FileFeedback:
-    """Performance feedback on every kernel of a clean program, at its level."""
+def feedback(checked: CheckedProgram, library: HwdLibrary, options: FeedbackOptions,
+             kept: KeptFindings | None = None) -> FileFeedback:
+    """Performance feedback on every kernel of a clean program, at its level; `kept`:
+    the findings of unchanged kernels from a run before (mcl.feedback.kept_findings)."""
     from mcl.feedback.stage import run_feedback
 
     checked.valid()
-    return run_feedback(checked, library, options)
+    if kept is None:
+        return run_feedback(checked, library, options)
+    return run_feedback(checked, library, options, kept)
 
 
 def generate(checked: CheckedProgram, target: str, library: HwdLibrary,

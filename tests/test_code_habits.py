@@ -243,6 +243,10 @@ STATE_ALLOWED = {
     "mcl/lsp/worker.py:_busy": "the editor's worker process: whether a job runs",
     "mcl/lsp/worker.py:_last_offers": "the worker's last offers, for the next request",
     "mcl/lsp/worker.py:_last": "the worker's last analysed buffer",
+    "mcl/lsp/worker.py:_kept": "the worker's findings of each kernel, bounded, for the "
+    "next job's unchanged kernels",
+    "mcl/lsp/heap.py:_settled": "whether this process moved what it loaded out of the "
+    "garbage collector's way (once per process)",
     "mcl/tune/model.py:_job": "the tuning job a forked worker process inherits",
     "mcl/refine/device_check.py:_shared_queue": "one OpenCL queue for every check: a "
     "PoCL context costs a tenth of a second",

@@ -18,6 +18,7 @@ group `mcl.feedback_analyses` instead (docs/architecture.md, "Feedback in layers
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from mcl.diagnostics import MclError, closest_names
@@ -44,6 +45,7 @@ from mcl.feedback.value_checks import value_errors
 from mcl.plugins import entry_points
 
 if TYPE_CHECKING:
+    from mcl.feedback.kept_findings import KeptFindings
     from mcl.hdl.library import HwdLibrary
     from mcl.hdl.model import HardwareDescription
     from mcl.mcpl.ast import Function
@@ -198,11 +200,13 @@ def analyse_program(checked: CheckedProgram, library: HwdLibrary,
 
 def analyse_program_findings(checked: CheckedProgram, library: HwdLibrary,
                              values: Mapping[str, Any] | None = None,
-                             clock_hz: float | None = None
+                             clock_hz: float | None = None, kept: KeptFindings | None = None
                              ) -> tuple[list[Finding], dict[str, str]]:
     """Findings on every kernel of the program's main module, each at its own level (the
     level `mcl check --level` translated it to), the time model at `clock_hz` where given.
-    Returns the findings and the level of each analysed function."""
+    Returns the findings and the level of each analysed function. With `kept`, a kernel
+    whose tree and all it reads are those of a run before keeps that run's findings
+    (mcl.feedback.kept_findings)."""
     values = dict(values or {})
     module = checked.program.main
     findings: list[Finding] = []
@@ -214,7 +218,9 @@ def analyse_program_findings(checked: CheckedProgram, library: HwdLibrary,
     for f in kernels:
         hwd = library.get(f.hwd)
         levels[f.name] = f.hwd
-        findings += analyse_findings(f, checked, hwd, values, clock_hz=clock_hz)
+        analyse = partial(analyse_findings, f, checked, hwd, values, clock_hz=clock_hz)
+        findings += analyse() if kept is None else \
+            kept.findings(f, checked, library, values, clock_hz, analyse)
     findings += [Finding(m) for m in unknown_value_messages(kernels, values)]
     return findings, levels
 

@@ -20,6 +20,7 @@ from mcl.feedback.messages import FeedbackSeverity, Message
 
 if TYPE_CHECKING:
     from mcl.feedback.findings import Finding
+    from mcl.feedback.kept_findings import KeptFindings
     from mcl.hdl.library import HwdLibrary
     from mcl.mcpl.checked import CheckedProgram
 
@@ -59,16 +60,18 @@ class FileFeedback:
         return self.by_default or [True] * len(self.messages)
 
 
-def run_feedback(checked: CheckedProgram, library: HwdLibrary, options: FeedbackOptions
-                 ) -> FileFeedback:
-    """Analyse every kernel of a checked program (mcl.feedback.registry.analyse_program)."""
+def run_feedback(checked: CheckedProgram, library: HwdLibrary, options: FeedbackOptions,
+                 kept: KeptFindings | None = None) -> FileFeedback:
+    """Analyse every kernel of a checked program (mcl.feedback.registry.analyse_program);
+    with `kept`, reusing the findings of kernels unchanged since a run before."""
     from mcl.feedback.registry import analyse_program_findings
     from mcl.feedback.render.visibility import shown_by_default
     from mcl.feedback.values import collect_values
 
     values = collect_values(options.defines, options.values_files)
     start = time.perf_counter()
-    findings, levels = analyse_program_findings(checked, library, values, options.clock_hz)
+    findings, levels = analyse_program_findings(checked, library, values, options.clock_hz,
+                                                kept)
     messages = [f.message for f in findings]
     return FileFeedback(messages, levels, time.perf_counter() - start, options,
                         shown_by_default(messages, checked.program,

@@ -47,6 +47,7 @@ from mcl.lsp import (
     formatting,
     hdl_navigation,
     hdl_tokens,
+    heap,
     hover,
     importers,
     inlay,
@@ -234,6 +235,10 @@ class MclLanguageServer(FramedTransport, LanguageServer):
         imports = module.imports if module is not None else ()
         state.check_diagnostics = [diagnostic(d, path, imports) for d in result.diagnostics]
         self._publish(uri, version, state.check_diagnostics)
+        # What the first check loaded (the library, the passes' modules) lives as long as
+        # the server: out of the collector's way from now on (mcl.lsp.heap).
+        if not heap.settled():
+            await loop.run_in_executor(self.checks, heap.settle)
         if edited:
             self.recheck_users(path)
         if state.again:

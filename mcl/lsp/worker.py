@@ -25,6 +25,7 @@ from typing import Any
 
 from mcl.diagnostics import Diagnostic, MclError, Severity, Span
 from mcl.lsp.analysis import Libraries
+from mcl.lsp.heap import settle
 from mcl.lsp.refinement_actions import OffersJob, OffersResult, offers_of
 
 # Tests only: seconds every analysis sleeps first, to stand for a slow one
@@ -141,6 +142,7 @@ def _serve(conn: Connection) -> None:
 
     reuse_definitions()
     _warm_up(libraries)
+    settle()  # the imports and the library, out of the collector's way (mcl.lsp.heap)
     try:
         conn.send(READY)  # only now can a job be interrupted (see FeedbackWorker.cancel)
     except (BrokenPipeError, OSError):
@@ -279,7 +281,12 @@ def _run(job: FeedbackJob, libraries: Libraries, result: FeedbackResult) -> None
         require_level(library, job.level)
     # What `mcl check FILE --level L -D name=value` does, step for step.
     options = FeedbackOptions(defines=tuple(f"{name}={value}" for name, value in job.values))
-    checked = check_source(job.path, job.include, library, job.level)
+    # A job follows the server's clean check of the same text (mcl.lsp.server), whose
+    # diagnostics are published: at the source's own level, the flow checks (a fifth to
+    # half of the check of a long kernel) would only find them again, and nothing of
+    # the analyses reads them. At a level, the translation is checked in full.
+    checked = check_source(job.path, job.include, library, job.level,
+                           flow=job.level is not None)
     upward = [d for d in checked.diagnostics if d.code == "translate-upward"]
     if upward:
         # `mcl.level` applies to every file; one already at or below it is analysed at
@@ -304,23 +311,30 @@ def _run(job: FeedbackJob, libraries: Libraries, result: FeedbackResult) -> None
 # did not change (mcl.mcpl.parse.reuse_definitions), so an unchanged program is made of
 # the very same definitions as before, and its feedback is the same.
 _last: tuple[Any, Any, Any, Any] | None = None  # program, library, options, FileFeedback
+# An edit that changes one definition: the kernels it did not touch (nor anything they
+# read) keep their findings (mcl.feedback.kept_findings), so an edit inside one function
+# of a long file analyses that one.
+_kept: Any = None  # a KeptFindings, made at the first job (it imports the analyses' types)
 
 
 def _feedback(checked: Any, library: Any, options: Any) -> Any:
     """The feedback `check_source` with `options` gives on `checked` (a SourceCheck),
     reused when the program, library and options are those of the last job; an error
     of the values joins the check's diagnostics, as there."""
-    global _last
+    global _last, _kept
     program = checked.checked()
     if program is None or program.errors:
         return None
     if _last is not None and _last[1] is library and _last[2] == options \
             and _same_program(_last[0], program.program):
         return _last[3]
+    from mcl.feedback.kept_findings import KeptFindings
     from mcl.pipeline import feedback
 
+    if _kept is None:
+        _kept = KeptFindings()
     try:
-        found = feedback(program, library, options)
+        found = feedback(program, library, options, _kept)
     except MclError as exc:
         checked.diagnostics += exc.diagnostics
         return None

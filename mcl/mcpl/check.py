@@ -23,6 +23,7 @@ from mcl.mcpl.access import AccessTable, written_names
 from mcl.mcpl.check_function import FunctionChecker
 from mcl.mcpl.constfold import FoldError, fold
 from mcl.mcpl.environment import ModuleEnv, resolve_callee
+from mcl.mcpl.function_check import checked_function
 from mcl.mcpl.function_flow import flow_diagnostics
 from mcl.mcpl.positions import SourceText, head
 from mcl.mcpl.recursion import recursion_errors
@@ -108,11 +109,13 @@ def host_constants(f: ast.Function, constants: dict[str, int], library: HwdLibra
     return found
 
 
-def check_program(program: Program, library: HwdLibrary, tables: SideTables | None = None
-                  ) -> list[Diagnostic]:
+def check_program(program: Program, library: HwdLibrary, tables: SideTables | None = None,
+                  flow: bool = True) -> list[Diagnostic]:
     """Check every module of `program` against mcpl.md §5; diagnostics sorted by position.
     With `tables`, record there the type of every expression and the declaration of
-    every name (`mcl.mcpl.sidetables`; the pipeline's `CheckedProgram` holds them)."""
+    every name (`mcl.mcpl.sidetables`; the pipeline's `CheckedProgram` holds them).
+    `flow=False` leaves out the flow checks of the main module's functions (barriers,
+    divergence, ...: mcl.mcpl.function_flow), which add diagnostics and nothing else."""
     tables = tables if tables is not None else SideTables()
     try:
         table = access_table(program)
@@ -122,7 +125,7 @@ def check_program(program: Program, library: HwdLibrary, tables: SideTables | No
             env = ModuleEnv(program, module, library, table, tables)
             diags += _ModuleChecker(env, hwd_imports.get(qualified, ())).run()
         diags += recursion_errors(program)
-        if not any(d.severity is Severity.ERROR for d in diags):
+        if flow and not any(d.severity is Severity.ERROR for d in diags):
             constants = integer_constants(program.main)
             for f in program.main.functions:
                 known = constants | host_constants(f, constants, library)
@@ -165,8 +168,7 @@ class _ModuleChecker:
         for function in self.module.functions:
             self.env.function_binding(function)
             hwd = self.hardware_description(function)
-            checker = FunctionChecker(self.env, function, hwd, self.source)
-            self.diags += checker.run()
+            self.diags += checked_function(self.env, function, hwd, self.source)
         return self.diags
 
     # -- hardware descriptions -----------------------------------------------------

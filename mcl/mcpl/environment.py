@@ -28,7 +28,7 @@ def resolve_callee(program: Program, module: ast.Module,
                    name: str) -> ast.Function | Builtin | None:
     """A called name as seen from `module`: a user or library function first (the standard
     library may define built-in names in MCPL), then a built-in (mcpl.md §4)."""
-    found = program.lookup_function(name, module)
+    found = program.visible("function", name, module)
     return found if isinstance(found, ast.Function) else BUILTINS.get(name)
 
 
@@ -55,7 +55,7 @@ class ModuleEnv:
         return lookup(name, self.module, span)
 
     def function(self, name: str) -> ast.Function | None:
-        found = self._lookup("function", name)
+        found = self.program.visible("function", name, self.module)
         return found if isinstance(found, ast.Function) else None
 
     def function_problem(self, name: str, span: Span | None) -> Diagnostic:
@@ -68,7 +68,7 @@ class ModuleEnv:
         return resolve_callee(self.program, self.module, name)
 
     def typedef(self, name: str) -> ast.TypeDef | None:
-        found = self._lookup("type", name)
+        found = self.program.visible("type", name, self.module)
         return found if isinstance(found, ast.TypeDef) else None
 
     def type_problem(self, name: str, span: Span | None) -> Diagnostic:
@@ -77,7 +77,7 @@ class ModuleEnv:
         return found
 
     def constant(self, name: str) -> ast.Decl | None:
-        found = self._lookup("constant", name)
+        found = self.program.visible("constant", name, self.module)
         return found if isinstance(found, ast.Decl) else None
 
     def constant_value(self, name: str, _busy: frozenset[str] = frozenset()) -> Constant | None:

@@ -114,6 +114,34 @@ class Program:
         """The top-level constant `name` as seen from `from_module`, or a Diagnostic."""
         return self._lookup("constant", name, from_module, span, ())
 
+    def visible(self, kind: DefinitionKind, name: str, from_module: Module | str) -> Any:
+        """The definition `name` of `kind` that `from_module` sees, or None: what the
+        `lookup_*` methods return where it is visible, without making the diagnostic
+        (and its did-you-mean hint) of one that is not. The checker asks for every call
+        of a built-in (`min`, `max`) whether a user function of that name is visible."""
+        _, mod = self._module(from_module)
+        own = _find(mod, kind, name)
+        if own is not None:
+            return own
+        found = self._exported_by_imports(kind, name, mod)[0]
+        return found[0][1] if len(found) == 1 else None
+
+    def _exported_by_imports(self, kind: DefinitionKind, name: str, mod: Module
+                             ) -> tuple[list[tuple[str, Any]], list[str]]:
+        """The imported modules that define `name`: (those that export it, with the
+        definition; those that do not)."""
+        found: list[tuple[str, Any]] = []
+        hidden: list[str] = []
+        for imp_name, imported in self.imported_modules(mod):
+            d = _find(imported, kind, name)
+            if d is None:
+                continue
+            if _exported(imported, name):
+                found.append((imp_name, d))
+            else:
+                hidden.append(imp_name)
+        return found, hidden
+
     def visible_names(self, kind: DefinitionKind, from_module: Module | str) -> set[str]:
         """Names of the given kind that `from_module` can use."""
         _, mod = self._module(from_module)
@@ -134,16 +162,7 @@ class Program:
         own = _find(mod, kind, name)
         if own is not None:
             return own
-        found: list[tuple[str, Any]] = []
-        hidden: list[str] = []
-        for imp_name, imported in self.imported_modules(mod):
-            d = _find(imported, kind, name)
-            if d is None:
-                continue
-            if _exported(imported, name):
-                found.append((imp_name, d))
-            else:
-                hidden.append(imp_name)
+        found, hidden = self._exported_by_imports(kind, name, mod)
         code = f"mcpl-unknown-{kind}"
         if len(found) == 1:
             return found[0][1]

@@ -141,9 +141,10 @@ def position_of(text: str, needle: str, occurrence: int = 0, offset: int = 0) ->
 @pytest.fixture
 def libraries() -> Iterator[Libraries]:
     """The worker's libraries for a test that runs its jobs in this process: definitions
-    reused as in the worker's process, and no last job's feedback before or after."""
+    reused as in the worker's process, and no last job's feedback (nor kernel's findings)
+    before or after."""
     parse.reuse_definitions()
-    worker._last = None
+    worker._last = worker._kept = None
     yield Libraries()
     parse.reuse_definitions(False)
-    worker._last = None
+    worker._last = worker._kept = None

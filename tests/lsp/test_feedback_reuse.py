@@ -5,6 +5,7 @@ same feedback without analysing again; any other edit is analysed afresh."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,7 +29,7 @@ def _run(libraries: Libraries, text: str, values: tuple[tuple[str, float], ...] 
 
 def _afresh(libraries: Libraries, text: str, values: tuple[tuple[str, float], ...] = VALUES
             ) -> FeedbackResult:
-    worker._last = None
+    worker._last = worker._kept = None  # nothing of a job before
     return _run(libraries, text, values)
 
 
@@ -62,3 +63,38 @@ def test_other_values_are_analysed_again(libraries: Libraries) -> None:
     other = _run(libraries, text, values)
     assert other.messages == _afresh(libraries, text, values).messages
     assert other.messages != _afresh(libraries, text).messages
+
+
+def test_the_flow_checks_are_left_to_the_servers_check(
+        libraries: Libraries, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A job follows the server's clean check of the same text: at the source's level
+    the worker does not run the flow checks again (at a level it checks the translation
+    in full), and its feedback is what it is with them."""
+    from mcl import pipeline
+    from mcl.mcpl import check
+
+    ran: list[str] = []
+    original = check.flow_diagnostics
+
+    def spy(function: Any, *args: Any) -> Any:
+        ran.append(function.name)
+        return original(function, *args)
+
+    monkeypatch.setattr(check, "flow_diagnostics", spy)
+    text = KERNEL.read_text()
+    without = _afresh(libraries, text).messages
+    assert ran == [] and without
+    whole = pipeline.check_source
+
+    def with_flow(*args: Any, **kwargs: Any) -> Any:
+        return whole(*args, **{**kwargs, "flow": True})
+
+    monkeypatch.setattr(pipeline, "check_source", with_flow)
+    assert _afresh(libraries, text).messages == without
+    assert ran == ["matmul"]
+    monkeypatch.setattr(pipeline, "check_source", whole)
+    del ran[:]
+    path = str(KERNEL)
+    result = FeedbackResult()
+    worker._run(FeedbackJob(path, ((path, text),), (), (), "gpu", VALUES), libraries, result)
+    assert result.failure is None and result.messages and ran

@@ -81,7 +81,7 @@ def _analysed(libraries: Libraries, path: str, text: str, reused: bool,
               kept_counts: bool = True) -> FeedbackResult:
     """The feedback of `text`: as the worker's process analyses it (`reused`), there
     without the counts of the jobs before (not `kept_counts`), or with fresh dummies."""
-    worker._last = None  # analysed, never the last job's feedback
+    worker._last = worker._kept = None  # analysed, never a job's before
     result = FeedbackResult()
     job = FeedbackJob(path, ((path, text),), (), (), None, VALUES)
     nest_counts.store.enabled = kept_counts
