@@ -83,6 +83,15 @@ def _line_instructions(facts: object) -> Any:
     return line_instructions(facts)  # type: ignore[arg-type]
 
 
+def _wide_copies(facts: object) -> Any:
+    """The loops code generation issues as one wide access (mcl.backends.wide_copies),
+    imported when the coalescing analysis first asks."""
+    from mcl.backends.wide_copies import wide_copies
+
+    # `facts` is typed `object` for the reason `_register_count` gives
+    return wide_copies(facts)  # type: ignore[arg-type]
+
+
 def _answered_changes() -> frozenset[str]:
     """The change types the refinements answer (mcl.refine.answers), imported when the
     feedback's default view first asks."""
@@ -106,11 +115,13 @@ def main(argv: list[str] | None = None) -> int:
         from mcl.commands.options import apply_settings
         from mcl.feedback.compiler_instructions import use_counter as use_instruction_counter
         from mcl.feedback.compiler_registers import use_counter
+        from mcl.feedback.compiler_vectors import use_finder
         from mcl.feedback.refinable import use_answered
         from mcl.settings import find_settings
 
         use_counter(_register_count)  # occupancy from NVRTC's count where it can give one
         use_instruction_counter(_line_instructions)  # the time model's issue term
+        use_finder(_wide_copies)  # coalescing: the copy loops issued as one wide access
         use_answered(_answered_changes)  # the default view's suggestions: refinements
         apply_settings(args, find_settings())
         status = int(run_with_deep_stack(lambda: args.func(args)) or 0)

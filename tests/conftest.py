@@ -41,6 +41,18 @@ def _no_instruction_counter():
     use_counter(None)
 
 
+@pytest.fixture(autouse=True)
+def _no_wide_copy_finder():
+    """The coalescing without code generation's vector copies (mcl.feedback.
+    compiler_vectors), as in the editor: a test that wants them hands a finder itself;
+    one that runs the command line in the process leaves none behind for the next."""
+    from mcl.feedback.compiler_vectors import use_finder
+
+    use_finder(None)
+    yield
+    use_finder(None)
+
+
 # The slow tier: modules that build and run generated code (OpenCL on PoCL, Oclgrind, the
 # C++ harness, NVRTC), run whole refinement series, drive editors or fuzz. `pytest -m "not
 # slow"` leaves them out (the fast tier); the whole suite runs them. One list, here.

@@ -221,6 +221,8 @@ STATE_ALLOWED = {
     "which stands below the backends, the compiler's register counter",
     "mcl/feedback/compiler_instructions.py:_counter": "the command line hands feedback, "
     "which stands below the backends, the compiler's machine code per source line",
+    "mcl/feedback/compiler_vectors.py:_finder": "the command line hands feedback, "
+    "which stands beside code generation, the loops it issues as one wide access",
     "mcl/feedback/refinable.py:_teller": "a higher layer (the refinements) tells the "
     "default view which proposed changes it can make",
     "mcl/feedback/refinable.py:_told": "the names `_teller` gave, asked once",

@@ -18,7 +18,7 @@ from typing import Any
 from mcl.codegen.c_names import c_name
 from mcl.codegen.layout import flat_dims, index_chain, linear_offset
 from mcl.codegen.scope import DOUBLE, FLOAT, INT, CScope, signature_only
-from mcl.diagnostics import MclError, error
+from mcl.diagnostics import MclError, Span, error
 from mcl.mcpl.ast import (
     BINARY_PRECEDENCE,
     ArrayType,
@@ -116,6 +116,9 @@ class Needs:
     helpers: set[str] = field(default_factory=set)
     instances: set[tuple[str, tuple[str, ...]]] = field(default_factory=set)
     double: bool = False
+    # The for-loops printed as one wide access per unit, by span: its bytes
+    # (mcl.codegen.vectorize.vector_copy; GeneratedModule.wide_copies).
+    wide_copies: dict[Span, int] = field(default_factory=dict)
 
 
 class CLanguage(ABC):

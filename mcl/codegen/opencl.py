@@ -268,6 +268,7 @@ class ModuleEmitter:
             arch=self.mapping.arch,
             tables=self.source.tables,
             nesting=printer.nesting,  # of the functions, as the text has them
+            wide_copies=dict(self.needs.wide_copies),
         )
 
     def header(self) -> list[TopNode]:

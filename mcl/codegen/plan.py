@@ -8,6 +8,7 @@ vocabulary), evaluated only when the host knows the values.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from mcl.codegen.bracket_depth import Nesting
@@ -119,6 +120,9 @@ class GeneratedModule:
     # The deepest bracket nesting of `source`'s functions, as the emitter measured it
     # (a backend's `check_source` compares it with its compiler's limit).
     nesting: Nesting = field(default_factory=Nesting, compare=False, repr=False)
+    # The for-loops of the MCPL source generated as one wide access per unit (a vector
+    # copy through aligned pointers): the loop's span -> the bytes a unit moves at once.
+    wide_copies: Mapping[Span, int] = field(default_factory=dict, compare=False, repr=False)
 
     def function(self, name: str) -> FunctionPlan | None:
         return next((f for f in self.functions if f.name == name), None)

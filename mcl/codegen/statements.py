@@ -253,6 +253,7 @@ class BodyEmitter(StrictVisitor):
             self.is_constant,
             self.x,
             self.mapping.dialect,
+            self.printer.needs.wide_copies,
         )
         if text is None:
             return False

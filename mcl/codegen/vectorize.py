@@ -30,6 +30,7 @@ from mcl.codegen.dialect import Dialect
 from mcl.codegen.host_eval import Number
 from mcl.codegen.layout import flat_dims, index_chain, linear_offset
 from mcl.codegen.unroll import for_trip_count
+from mcl.diagnostics import Span
 from mcl.mcpl.ast import (
     ArrayType,
     Assign,
@@ -136,8 +137,15 @@ def vector_copy(
     is_constant: Callable[[str], bool],
     print_expr: Callable[[Expr], str],
     dialect: Dialect,
+    wide: dict[Span, int] | None = None,
 ) -> str | None:
-    """The statement that copies the loop's `width` floats (or ints) at once, or None."""
+    """The statement that copies the loop's `width` floats (or ints) at once, or None.
+    A copy through aligned vector pointers is one access of `width` * 4 bytes per unit
+    on each side, which the compiler issues as one wide load and one wide store (a
+    128-bit `LDG.E.128`/`STG.E.128` for float4 at sm_90); it is entered in `wide` under
+    the loop's span (the feedback judges the loop's accesses as that wide access,
+    `GeneratedModule.wide_copies`). A `vloadN` copy is not: the compiler that cannot
+    prove its alignment may split it."""
     if width not in WIDTHS or for_trip_count(s, constants, is_constant) != width:
         return None
     start = s.init.init if isinstance(s.init, Decl) else s.init.value
@@ -178,6 +186,8 @@ def vector_copy(
     (dst, dst_q, dst_aligned), (src, src_q, src_aligned) = sides
     if dst_aligned and src_aligned:
         copy = f"*({dst_q}{vector}*){dst} = *({src_q}const {vector}*){src};"
+        if wide is not None and s.span is not None:  # (4-byte elements: both types)
+            wide[s.span] = width * 4
     else:
         unaligned = dialect.unaligned_vector_copy(width, src, dst)
         if unaligned is None:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 
 import sympy
 
+from mcl.feedback.compiler_vectors import Copies, wide_copies
 from mcl.feedback.conflict_classes import IterationClasses
 from mcl.feedback.facts.costs import executions
 from mcl.feedback.facts.kernel import Guard, Item, Loop
@@ -57,7 +58,7 @@ from mcl.feedback.kernel_api import (
 )
 from mcl.feedback.messages import FeedbackSeverity
 from mcl.feedback.values import evaluate
-from mcl.feedback.warp_access import BankConflict, bank_conflict, coalescing
+from mcl.feedback.warp_access import BankConflict, Coalescing, bank_conflict, coalescing
 from mcl.hdl.model import HardwareDescription, ParGroup, ParUnit
 from mcl.mcpl import ast
 
@@ -317,16 +318,13 @@ def wide_conflict(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstruc
     Compute's access sizes show, docs/validation.md). Each wide access is judged on its
     own words and for its part of the warp (`request_cost`); the worst of them. None
     when the accesses are not of that form."""
-    innermost = instruction.access.item.loops[-1:]
-    loops = [x for x in fill_loops(kernel, instruction) if x in innermost]
-    if not loops or instruction.element_bytes != BANK_WORD_BYTES:
+    loop = innermost_fill_loop(kernel, instruction)
+    if loop is None or instruction.element_bytes != BANK_WORD_BYTES:
         return None
-    span = kernel.evaluator.trips(loops[0]) * BANK_WORD_BYTES
-    per_lane = []
-    for lane, words in filled_by_lane(kernel, lockstep, instruction, lanes, loops).items():
-        if words != list(range(words[0], words[0] + span, BANK_WORD_BYTES)):
-            return None
-        per_lane.append((lane, words))
+    span = kernel.evaluator.trips(loop) * BANK_WORD_BYTES
+    per_lane = contiguous_lanes(kernel, lockstep, instruction, lanes, loop)
+    if per_lane is None:
+        return None
     width = next((w for w in sorted(WIDE_ACCESS_BYTES, reverse=True)
                   if span % w == 0 and all(words[0] % w == 0 for _, words in per_lane)),
                  None)
@@ -339,6 +337,28 @@ def wide_conflict(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstruc
     # per 4-byte access of the source: the wide accesses' wavefronts over their ideal
     return RequestCost(sum(c.wavefronts for c in costs) / sum(c.ideal for c in costs), 1.0,
                        worst)
+
+
+def innermost_fill_loop(kernel: Kernel, instruction: MemoryInstruction) -> Loop | None:
+    """The loop right around `instruction` where it is a fill loop (`fill_loops`): the
+    loop a compiler may issue as wider accesses, or code generation as one vector copy."""
+    innermost = instruction.access.item.loops[-1:]
+    return next((x for x in fill_loops(kernel, instruction) if x in innermost), None)
+
+
+def contiguous_lanes(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstruction,
+                     lanes: Lanes, loop: Loop) -> list[tuple[int, list[int]]] | None:
+    """Each active lane with its addresses over the iterations of `loop`, where every
+    lane's are neighbouring elements in order, one an iteration (a thread's VEC
+    consecutive words: what one wide access of the loop's bytes holds); else None."""
+    element = instruction.element_bytes or BANK_WORD_BYTES
+    span = kernel.evaluator.trips(loop) * element
+    per_lane = []
+    for lane, words in filled_by_lane(kernel, lockstep, instruction, lanes, [loop]).items():
+        if not words or words != list(range(words[0], words[0] + span, element)):
+            return None
+        per_lane.append((lane, words))
+    return per_lane
 
 
 # The iterations of the for-loops around a shared-memory access, inside the units, that
@@ -614,6 +634,7 @@ def memory_access_messages(kernel: Kernel, transaction_bytes: int | None = None
     coalesced = conflict_free = 0
     missing: set[str] = set()
     issued: dict[int, list[float]] = {}  # by line: the device's wavefronts and ideal
+    copies = wide_copies(kernel.facts)
     for instruction in kernel.instructions:
         if instruction.unit != thread or not instruction.indices:
             continue
@@ -655,10 +676,8 @@ def memory_access_messages(kernel: Kernel, transaction_bytes: int | None = None
             element = instruction.element_bytes or BANK_WORD_BYTES
             line = transaction_bytes or int(caches[0].line_size or 0)  # nonzero: filtered
             unit = "line" if transaction_bytes is None else "sector"
-            lines = [(lanes, addresses, coalescing(addresses, element, line))
-                     for lanes, addresses in groups]
-            lanes, touched, result = max(lines, key=lambda c: c[2].lines - c[2].minimum)
-            runs = _warp_runs(kernel, instruction, groups[0][0])
+            lanes, touched, result, runs, decided = _judged_request(
+                kernel, warp, instruction, groups, line, copies)
             # Only a load's lines fill up over a thread's iterations: the L1 keeps them
             # for the next. A store is written through to the L2 request by request, each
             # with its own part-used sectors (Nsight Compute's L2 write sectors of such
@@ -679,13 +698,14 @@ def memory_access_messages(kernel: Kernel, transaction_bytes: int | None = None
                     _place(instruction), result.lines, result.minimum, line, None,
                     extra_wavefronts=0 if wavefronts is None
                     else wavefronts.lines - wavefronts.minimum, wavefront_bytes=whole)
-                pending.append((instruction.space, runs, result.lines - result.minimum,
-                                UncoalescedAccess(kernel.message(
+                pending.append((instruction.space, runs if decided else None,
+                                result.lines - result.minimum, UncoalescedAccess(kernel.message(
                     f"{instruction.kind} of {instruction.text} is not coalesced: "
                     + lanes_phrase(lanes, warp) + f" touch {{lines:{unit}|{unit}s}} of "
                     "{line_bytes} B where {minimum_lines} would do, so the warp moves more "
-                    "memory than it uses", span=instruction.span,
-                    code=code_of(UncoalescedAccess), values={
+                    "memory than it uses" + ("" if decided else _UNDECIDED_COPY),
+                    span=instruction.span, code=code_of(UncoalescedAccess),
+                    severity="suggestion" if decided else "info", values={
                         "lines": result.lines, "minimum_lines": result.minimum,
                         "line_bytes": line, "active_lanes": len(lanes.active),
                         "store": int(instruction.kind == "store")},
@@ -708,6 +728,52 @@ def memory_access_messages(kernel: Kernel, transaction_bytes: int | None = None
             values={"coalesced": coalesced, "conflict_free": conflict_free}),
             coalesced=coalesced, conflict_free=conflict_free))
     return messages
+
+
+# What an access in the shape of a vector copy says where nothing tells whether code
+# generation issues its loop as one wide access (mcl.feedback.compiler_vectors).
+_UNDECIDED_COPY = (" in each iteration of its loop; whether the code generator issues the "
+                   "loop as one wide access per thread (coalesced where the lanes' bytes "
+                   "over all its iterations are) is not known here, so no gain is stated")
+
+
+def _judged_request(kernel: Kernel, warp: ParGroup, instruction: MemoryInstruction,
+                    groups: list[tuple[Lanes, list[int]]], line: int, copies: Copies | None
+                    ) -> tuple[Lanes, list[int], Coalescing, Number | None, bool]:
+    """The request of a global access that is judged: of the lock-step groups that run
+    it (`groups`: their lanes and addresses in one iteration), the one that touches the
+    most `line`-byte units beyond the fewest, with its addresses and their coalescing;
+    how often a group issues it; and whether that is the request the hardware sees
+    (`_copy_loop`). Where the generated code makes its loop one wide access, the request
+    holds the lanes' bytes over all the loop's iterations, once a pass of the loop."""
+    element = instruction.element_bytes or BANK_WORD_BYTES
+    wide, decided = _copy_loop(kernel, warp, instruction, groups[0][0], copies)
+    if wide is not None:
+        groups = [(lanes, filled_addresses(kernel, warp, instruction, lanes, [wide]))
+                  for lanes, _ in groups]
+    lines = [(lanes, addresses, coalescing(addresses, element, line))
+             for lanes, addresses in groups]
+    lanes, touched, result = max(lines, key=lambda c: c[2].lines - c[2].minimum)
+    runs = _warp_runs(kernel, instruction, groups[0][0])
+    if wide is not None and runs is not None:
+        runs /= kernel.evaluator.trips(wide)
+    return lanes, touched, result, runs, decided
+
+
+def _copy_loop(kernel: Kernel, warp: ParGroup, instruction: MemoryInstruction, lanes: Lanes,
+               copies: Copies | None) -> tuple[Loop | None, bool]:
+    """The loop around a global access that the generated code issues as one wide access
+    per unit (a vector copy, `copies`), and whether that is known: the hardware sees one
+    request holding each lane's bytes over all the loop's iterations (a 128-bit store of
+    4 floats per thread), so that request is what is judged. Where nothing tells
+    (`copies` None), an access whose lanes each walk neighbouring elements through the
+    loop (the shape of such a copy) is undecided."""
+    loop = innermost_fill_loop(kernel, instruction)
+    if loop is None:
+        return None, True
+    if copies is not None:
+        return (loop if loop.span in copies else None), True
+    return None, contiguous_lanes(kernel, warp, instruction, lanes, loop) is None
 
 
 # A change that saves less than this share of a space's transactions is a fact, not a
