@@ -49,7 +49,7 @@ def test_a_bank_conflict_a_refinement_pads_is_shown_with_its_gain() -> None:
     assert conflict.severity.value == "suggestion"
     gain = conflict.value_map["estimated_gain"].numeric
     assert gain is not None and gain >= MIN_GAIN
-    assert "the time model estimates 375 µs -> 219 µs (1.72x)" in conflict.text
+    assert "the time model estimates 369 µs -> 205 µs (1.80x)" in conflict.text
     assert _shown(feedback, "bank-conflict") == [True]
 
 

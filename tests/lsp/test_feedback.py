@@ -178,6 +178,6 @@ async def test_a_code_lens_shows_the_time_estimate_at_the_level(client: Language
     (lens,) = lenses
     assert lens.range.start == position_of(text, "hopper void matmul")
     assert lens.command is not None
-    assert lens.command.title == ("estimated 585 µs at hopper, limited by the SM "
+    assert lens.command.title == ("estimated 584 µs at hopper, limited by the SM "
                                   "(compute + on-chip memory)")
     await close_document(client, uri)
