@@ -16,7 +16,18 @@ from collections.abc import Callable, Mapping
 
 from mcl.codegen.host_eval import Number, evaluate
 from mcl.diagnostics import MclError
-from mcl.mcpl.ast import Assign, Binary, Decl, Expr, For, IncDec, Name, children, walk
+from mcl.mcpl.ast import (
+    Assign,
+    Binary,
+    Decl,
+    Expr,
+    For,
+    IncDec,
+    Name,
+    children,
+    kept_union,
+    walk,
+)
 
 
 def _value(
@@ -76,25 +87,14 @@ _ASSIGNED = "_unroll_assigned"  # not varying.assigned_names's key: other names
 
 def assigned_names(node: object) -> frozenset[str]:
     """The names assigned (`=`, `op=`, `++`, `--`) in the subtree of `node`, kept on each
-    node (`kept_on`'s place) and made from its children's: every loop of a nest asks for
-    its body's, and a walk of the body per loop took time quadratic in the depth (a
-    generated nest of 500 loops: a tenth of its `check --level hopper`). Iterative, and
-    stopping at subtrees already done: no recursion on a deep tree."""
-    stack: list[tuple[object, bool]] = [(node, False)]
-    while stack:
-        current, expanded = stack.pop()
-        kept = current.__dict__
-        if _ASSIGNED in kept:
-            continue
-        below = list(children(current))
-        if not expanded:
-            stack.append((current, True))
-            stack.extend((c, False) for c in below if _ASSIGNED not in c.__dict__)
-            continue
-        own = {current.target.name} if isinstance(current, Assign | IncDec) and \
-            isinstance(current.target, Name) else set()
-        kept[_ASSIGNED] = frozenset(own.union(*(c.__dict__[_ASSIGNED] for c in below)))
-    return node.__dict__[_ASSIGNED]
+    node and made from its children's (`kept_union`: every loop of a nest asks for its
+    body's)."""
+    return kept_union(node, _ASSIGNED, lambda n: list(children(n)), _own_target)
+
+
+def _own_target(node: object) -> set[str]:
+    return {node.target.name} if isinstance(node, Assign | IncDec) and \
+        isinstance(node.target, Name) else set()
 
 
 def wants_unroll(trip: int | None, limit: int) -> bool:

@@ -24,7 +24,7 @@ Shapes worth knowing:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, fields, replace
 from typing import TypeVar, Union, get_args, get_type_hints
 
@@ -481,6 +481,28 @@ def kept_on(node: object, key: str, compute: Callable[[], T]) -> T:
     if key not in kept:
         kept[key] = compute()
     return kept[key]
+
+
+def kept_union(node: object, key: str, children_of: Callable[[object], list[object]],
+               own: Callable[[object], Iterable[str]]) -> frozenset[str]:
+    """`own(node)` with the same of every node `children_of` gives below it, found once
+    per node and kept under `key` (`kept_on`'s place): a question each loop of a nest
+    asks of its body, where a walk of the subtree per node would take time quadratic in
+    the nest's depth (a generated nest of 500 loops). Iterative, and stopping at the
+    subtrees already done: no recursion on a deep tree."""
+    stack: list[tuple[object, bool]] = [(node, False)]
+    while stack:
+        current, expanded = stack.pop()
+        kept = current.__dict__
+        if key in kept:
+            continue
+        below = children_of(current)
+        if not expanded:
+            stack.append((current, True))
+            stack.extend((c, False) for c in below if key not in c.__dict__)
+            continue
+        kept[key] = frozenset(own(current)).union(*(c.__dict__[key] for c in below))
+    return node.__dict__[key]
 
 
 def _children(node: object) -> list[object]:

@@ -78,23 +78,8 @@ def assigned_names(node: object) -> set[str]:
     every unit; only assignments in the body make it vary), an assignment's, increment's
     or swap's the root names of its targets, any other node's its children's."""
     # Asked of each loop on each pass of the barrier check and translation, and of each
-    # loop of a nest: found once per node, from its children's (a walk of the subtree per
-    # node was quadratic in a nest's depth: a generated nest of 500 loops). Iterative,
-    # stopping at subtrees already found: no recursion on a deep tree.
-    stack: list[tuple[object, bool]] = [(node, False)]
-    while stack:
-        current, expanded = stack.pop()
-        kept = current.__dict__
-        if _ASSIGNED in kept:
-            continue
-        below = _assigning_children(current)
-        if not expanded:
-            stack.append((current, True))
-            stack.extend((c, False) for c in below if _ASSIGNED not in c.__dict__)
-            continue
-        kept[_ASSIGNED] = frozenset(_own_targets(current)).union(
-            *(c.__dict__[_ASSIGNED] for c in below))
-    return set(node.__dict__[_ASSIGNED])
+    # loop of a nest: found once per node, from its children's (`ast.kept_union`).
+    return set(ast.kept_union(node, _ASSIGNED, _assigning_children, _own_targets))
 
 
 _ASSIGNED = "_assigned_names"

@@ -90,11 +90,7 @@ def row_reduction(kernel: KernelAtLevel, loop: ast.For, outer: int = 0,
             or not any(n is guard for n in path):
         raise Refused(f"the loop over {loop.var} is not under an `if` without else that "
                       f"ends the body of foreach {threads.var}")
-    if any(not isinstance(d, ast.Decl) or d.init is None or not is_int(d.type)
-           for d in indices):
-        raise Refused(f"before the `if` in foreach {threads.var} stand statements other "
-                      "than int declarations")
-    decls = tuple(d for d in indices if isinstance(d, ast.Decl))
+    decls = int_declarations(indices, threads)
     row, bound = guard_of(guard)
     if row not in {d.name for d in decls}:
         raise Refused(f"{row} of the guard is not declared before it in foreach "
@@ -146,6 +142,16 @@ def require_groups(kernel: KernelAtLevel, blocks: Sequence[ast.Foreach], warps: 
     if lanes is None or lanes.name != threads.group:
         raise Refused(f"the {threads.group} of {hwd.name} do not run in lock-step: no "
                       "warp's lanes read a row together")
+
+
+def int_declarations(stmts: Sequence[object], threads: ast.Foreach) -> tuple[ast.Decl, ...]:
+    """The statements before the guarding `if` of foreach `threads`, which must all be
+    int declarations with a value (the unit's row and column numbers)."""
+    if any(not isinstance(d, ast.Decl) or d.init is None or not is_int(d.type)
+           for d in stmts):
+        raise Refused(f"before the `if` in foreach {threads.var} stand statements other "
+                      "than int declarations")
+    return tuple(d for d in stmts if isinstance(d, ast.Decl))
 
 
 def is_int(t: object) -> bool:

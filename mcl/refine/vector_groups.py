@@ -47,7 +47,7 @@ from mcl.refine.unit_rows import (
     block_count,
     count_edit,
     guard_of,
-    is_int,
+    int_declarations,
     require_block_count,
     require_groups,
     require_row_numbering,
@@ -215,11 +215,7 @@ def elementwise(kernel: KernelAtLevel, guard: ast.If) -> Elementwise:
         raise Refused(f"the `if` without else does not end the body of foreach "
                       f"{threads.var}")
     indices = body.stmts[:-1]
-    if any(not isinstance(d, ast.Decl) or d.init is None or not is_int(d.type)
-           for d in indices):
-        raise Refused(f"before the `if` in foreach {threads.var} stand statements other "
-                      "than int declarations")
-    decls = tuple(d for d in indices if isinstance(d, ast.Decl))
+    decls = int_declarations(indices, threads)
     row, bound = guard_of(guard)
     element = next((d for d in decls if d.name == row), None)
     if element is None:
