@@ -274,20 +274,24 @@ def test_hopper_v3_copies_the_tile_in_unrolled_loops_without_division(language: 
 
 def test_hopper_v3_the_time_model_sees_the_unrolled_loads_in_flight() -> None:
     """The step measured 1.35x through OpenCL, 1.00x through CUDA (docs/validation.md,
-    *Series steps at hopper*). hopper (v2)'s most frequent load is its copy, a loop of 23
-    steps the compiler keeps: one global load in flight per warp. hopper (v3)'s copy
-    loops are unrolled, and so are the 9 x 9 filter loads of a chunk, its most frequent
-    body: 81 in flight, and no longer bound by latency."""
+    *Series steps at hopper*). The loads in flight are averaged over every global load of
+    the kernel, each at its own line's count: hopper (v2)'s copy loop of 23 steps, which
+    the compiler keeps, has one load in flight, its unrolled loads more (13/3 on
+    average); hopper (v3)'s copy loops are unrolled too, and so are the 9 x 9 filter
+    loads of a chunk (414/7 on average). Neither is bound by latency, and the model
+    estimates the step 1.05x (CUDA measured 1.00x)."""
     def estimate(name: str) -> Message:
         (msg,) = [m for m in feedback(name, None, ("functions", "roofline", "timemodel"))
                   if m.code == "time-estimate"]
         return msg
 
     v2, v3 = estimate("hopper_v2"), estimate("hopper_v3")
-    assert v2.value_map["loads_in_flight"].numeric == 1
-    assert v3.value_map["loads_in_flight"].numeric == 81
-    assert "limited by latency" in v2.text and "limited by latency" not in v3.text
-    assert v3.value_map["estimated_seconds"].numeric < v2.value_map["estimated_seconds"].numeric
+    assert v2.value_map["loads_in_flight"].numeric == pytest.approx(13 / 3)
+    assert v3.value_map["loads_in_flight"].numeric == pytest.approx(414 / 7)
+    assert "limited by latency" not in v2.text and "limited by latency" not in v3.text
+    t2, t3 = (m.value_map["estimated_seconds"].numeric for m in (v2, v3))
+    assert t2 is not None and t3 is not None
+    assert t2 / t3 == pytest.approx(1.05, abs=0.02)
 
 
 @pytest.mark.parametrize("language", ["opencl", "cuda"])
@@ -312,7 +316,8 @@ def test_hopper_v4_reads_the_filter_once_per_block_and_copies_without_branches(
 
 def test_hopper_v4_the_time_model_counts_the_broadcast_weight_reads_per_thread() -> None:
     """Measured v3 -> v4: 1.93x through CUDA, 1.28x through OpenCL. The model estimates
-    0.52x, wrong in direction: for v4 it names shared memory as the bound, counting each
+    0.70x (0.52x before the loads in flight were averaged over every load), wrong in
+    direction: for v4 it names shared memory as the bound, counting each
     weight read per thread and output row (864 floats a thread), where NVIDIA's compiler
     reads the 81 weights once, each a broadcast kept in uniform registers (docs/
     performance-log.md); v3, whose unrolled loads are in flight together, is no longer
@@ -327,7 +332,7 @@ def test_hopper_v4_the_time_model_counts_the_broadcast_weight_reads_per_thread()
     v3, v4 = message("hopper_v3", "time-estimate"), message("hopper_v4", "time-estimate")
     t3, t4 = (m.value_map["estimated_seconds"].numeric for m in (v3, v4))
     assert t3 is not None and t4
-    assert t3 / t4 == pytest.approx(0.52, abs=0.03)
+    assert t3 / t4 == pytest.approx(0.70, abs=0.03)
     assert "limited by the SM" in v3.text and "limited by the SM" in v4.text
     assert "bound by shared memory bandwidth" in message("hopper_v4", "roofline").text
 
