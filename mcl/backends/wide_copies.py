@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mcl.backends.bundled_leaf import bundled_leaf
 from mcl.diagnostics import MclError, Span
 from mcl.feedback.facts.compiled import Store
 
@@ -36,12 +37,9 @@ _memory: Store[tuple[str, str], tuple[object, Mapping[Span, int] | None]] = Stor
 def wide_copies(facts: KernelFacts) -> Mapping[Span, int] | None:
     """The span of each for-loop of the function of `facts` generated as one wide
     access per unit -> the bytes of that access; None where no code is generated."""
-    from mcl.hdl.library import default_library
-
     hwd = facts.hwd
-    library = default_library()
-    if hwd.name not in library or library.get(hwd.name).file != hwd.file or \
-            not library.is_leaf(hwd.name) or facts.checked.errors:
+    library = bundled_leaf(facts)
+    if library is None:
         return None
     width = stated_vector_width(hwd)
     if width is None:

@@ -36,6 +36,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mcl.backends.bundled_leaf import bundled_leaf
 from mcl.cpu_budget import PastBudget, StepFailed, run_within
 from mcl.diagnostics import MclError
 from mcl.feedback.budget import not_counted
@@ -143,12 +144,9 @@ def generated_cuda(facts: KernelFacts) -> tuple[Any, str] | None:
     rules a count out is asked first, NVRTC last: importing it brings numpy, which a
     check at a level without a count must not pay for. An MclError, ValueError or
     ImportError of code generation or NVRTC is the caller's to catch."""
-    from mcl.hdl.library import default_library
-
     hwd = facts.hwd
-    library = default_library()
-    if hwd.name not in library or library.get(hwd.name).file != hwd.file or \
-            not library.is_leaf(hwd.name) or facts.checked.errors:
+    library = bundled_leaf(facts)
+    if library is None:
         return None
     arch = stated_arch(hwd)
     if arch is None or int(arch.removeprefix("sm_")) < OLDEST_ARCH or \
