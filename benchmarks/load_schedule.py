@@ -10,7 +10,9 @@ Prints, for each file, its registers per thread, the sequence of its global load
 barriers (BAR) in program order, and the most loads issued one after another before an
 instruction of another of those kinds: how many loads a thread has in flight where each
 loaded value feeds an atomic update (a histogram's bins, docs/refinements.md,
-*privatise*).
+*privatise*). `--also FFMA,LDS,STS,LDL,STL` adds those kinds, runs of one kind counted
+(`FFMA*64`): where a prefetch's loads stand among the multiply-adds, and local-memory
+spills (docs/refinements.md, *tile-2d-prefetch*).
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ import sys
 KINDS = ("LDG", "ATOMS", "ATOMG", "REDG", "BRA", "BAR")
 
 
-def schedule(path: str, level: str) -> tuple[dict[str, int], list[str]]:
+def schedule(path: str, level: str, kinds_shown: tuple[str, ...] = KINDS
+             ) -> tuple[dict[str, int], list[str]]:
     """The registers of each CUDA kernel of `path` at `level` and the kinds of its
     instructions of KINDS, in program order."""
     from mcl import pipeline
@@ -43,7 +46,7 @@ def schedule(path: str, level: str) -> tuple[dict[str, int], list[str]]:
     kinds = []
     for row in _disassemble(tool, cubin).splitlines():
         match = re.search(r"\*/\s+(?:@!?U?P\w+\s+)?([A-Z]+)[.\s]", row)
-        if match and match.group(1) in KINDS:
+        if match and match.group(1) in kinds_shown:
             kinds.append(match.group(1))
     return register_counts(cubin), kinds
 
@@ -61,14 +64,46 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("kernels", nargs="+")
     parser.add_argument("--level", default="hopper")
+    parser.add_argument("--also", default="", help="more opcodes, comma-separated")
     args = parser.parse_args(argv)
     sys.setrecursionlimit(100_000)
+    shown = KINDS + tuple(k for k in args.also.split(",") if k)
     for path in args.kernels:
-        registers, kinds = schedule(path, args.level)
+        registers, kinds = schedule(path, args.level, shown)
         print(f"== {path} at {args.level}: registers {registers}; "
               f"at most {longest_run(kinds)} global loads in a row")
-        print("   " + " ".join(kinds))
+        print("   " + " ".join(runs(kinds) if args.also else kinds))
+        if "FFMA" in kinds:
+            before, among, after = cover(kinds)
+            print(f"   FFMA {kinds.count('FFMA')}: {among} global loads among them, "
+                  f"{before} FFMA before the first, {after} after the last; "
+                  f"local-memory accesses (spills) {kinds.count('LDL') + kinds.count('STL')}")
     return 0
+
+
+def cover(kinds: list[str]) -> tuple[int, int, int]:
+    """The global loads issued among the multiply-adds (after the first FFMA: a
+    prefetch's), the FFMAs before the first of them and after the last (what hides
+    their latency in the thread)."""
+    first = kinds.index("FFMA")
+    loads = [n for n, k in enumerate(kinds) if k == "LDG" and n > first]
+    if not loads:
+        return kinds.count("FFMA"), 0, 0
+    ffma = [n for n, k in enumerate(kinds) if k == "FFMA"]
+    return (sum(1 for n in ffma if n < loads[0]), len(loads),
+            sum(1 for n in ffma if n > loads[-1]))
+
+
+def runs(kinds: list[str]) -> list[str]:
+    """`kinds` with each run of one kind as KIND*COUNT (a run of one as KIND)."""
+    out: list[str] = []
+    for kind in kinds:
+        if out and out[-1].split("*")[0] == kind:
+            count = int(out[-1].split("*")[1]) if "*" in out[-1] else 1
+            out[-1] = f"{kind}*{count + 1}"
+        else:
+            out.append(kind)
+    return out
 
 
 if __name__ == "__main__":

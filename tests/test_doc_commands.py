@@ -319,6 +319,9 @@ SETUP: dict[str, tuple[str, tuple[list[str], ...]]] = {  # command: (application
     "mcl apply hopper_v2.mcpl tile-2d-shared:line=21,elems_i=8,elems_j=8,threads_i=16,"
     "threads=256 -D n=4096 -D m=4096 -D p=4096":
         ("matmul", (TRANSLATED, NAMED + ["-D", "n=4096", "-D", "m=4096", "-D", "p=4096"])),
+    "mcl apply hopper_v2.mcpl tile-2d-prefetch:line=21,elems_i=8,elems_j=8,threads_i=16,"
+    "threads=256 -D n=4096 -D m=4096 -D p=4096":
+        ("matmul", (TRANSLATED, NAMED + ["-D", "n=4096", "-D", "m=4096", "-D", "p=4096"])),
     "mcl apply x86_avx512_v1.mcpl --level x86_avx512 cpu-blocks:line=12":
         ("matmul", (["translate", "kernels/{app}/perfect.mcpl", "--to", "x86_avx512", "-o",
                      "x86_avx512_v1.mcpl"],)),

@@ -35,6 +35,7 @@ from mcl.refine.stage_transpose import StageTranspose
 from mcl.refine.stencil_tile import StencilTile
 from mcl.refine.swap_mapping import SwapMapping
 from mcl.refine.tile_2d import Tile2D
+from mcl.refine.tile_2d_prefetch import Tile2DPrefetch
 from mcl.refine.tile_2d_shared import Tile2DShared
 from mcl.refine.unroll import Unroll
 from mcl.refine.vector_groups import VectorGroups
@@ -53,7 +54,7 @@ REFINEMENTS: tuple[Refinement, ...] = (SetConstant(), HoistLoad(), PadShared(), 
                                        VectorLoads(), VectorGroups(), SeveralElements(),
                                        Tile2D(),
                                        StencilTile(),
-                                       Tile2DShared(),
+                                       Tile2DShared(), Tile2DPrefetch(),
                                        CpuBlocks(), Privatise(),
                                        NameCounts())
 

@@ -132,30 +132,49 @@ class Tile2DShared(Tile2D):
             | constants
         k0, kk, r, e, tk = fresh_names((f"{loop.var}0", f"{loop.var}{loop.var}", "r", "e",
                                         "TILE_K"), taken)
-        staged = _staged(kernel, plan, loop, tk, taken | {k0, kk, r, e, tk})
-        operands = _PhaseOperands(kernel, plan, loop, staged, space, (k0, kk, r, e, tk))
+        taken |= {k0, kk, r, e, tk}
+        staged = _staged(kernel, plan, loop, tk, taken)
+        operands = self.phase_operands(kernel, plan, loop, staged, space,
+                                       (k0, kk, r, e, tk), taken)
         body = thread_body(kernel, shape, plan.row, plan.names, operands)
-        threads = _threads(kernel, plan)
+        threads = threads_text(kernel, plan)
         sizes = {tk: tile_k, plan.names.tile_i: plan.threads_i * plan.elems_i,
                  plan.names.tile_j: plan.threads // plan.threads_i * plan.elems_j}
         rule = " && ".join(f"{' * '.join(s.dims)} % ({threads}) == 0" for s in staged)
         return self.proposal(
             kernel, plan, body, (("tile_k", str(tile_k)),),
-            [f"// tile-2d-shared: {tk} iterations of the loop over {loop.var} per phase, "
-             "the tiles of the operands",
-             f"// loaded by the block's threads together, {' and '.join(s.array for s in staged)}"
-             f" (one element per thread at a time)",
+            [*self.header(tk, loop.var, staged),
              f"// tune: {TILE_K_TUNE}",
              f"// require: {rule}",
              f"const int {tk} = {tile_k};"],
-            [_tiles(kernel, plan, staged, space)],
+            [_tiles(kernel, plan, staged, space, self.buffers)],
             f"; per phase of {tile_k} iterations of {loop.var} the block's tiles of "
             + " and ".join(f"{_array_of(s.access)} ({' x '.join(str(sizes[d]) for d in s.dims)})"
                            for s in staged)
-            + f" are staged in {space} memory, loaded by its threads together")
+            + f" are staged in {space} memory, " + self.loaded_how)
+
+    # The tiles' buffers per operand: one, loaded and read within a phase (a subclass
+    # double-buffers them, mcl.refine.tile_2d_prefetch).
+    buffers = 1
+    loaded_how = "loaded by its threads together"
+
+    def header(self, tile_k: str, var: str, staged: list[Staged]) -> list[str]:
+        """The comment lines above the phase's constant."""
+        return [f"// tile-2d-shared: {tile_k} iterations of the loop over {var} per phase, "
+                "the tiles of the operands",
+                f"// loaded by the block's threads together, "
+                f"{' and '.join(s.array for s in staged)} (one element per thread at a time)"]
+
+    def phase_operands(self, kernel: KernelAtLevel, plan: TilePlan, loop: ast.For,
+                       staged: list[Staged], space: str,
+                       names: tuple[str, str, str, str, str], taken: set[str]
+                       ) -> PhaseOperands:
+        """The loop of phases around the iterations (`thread_body`'s operands); `taken`:
+        the names in use, for any more it declares."""
+        return PhaseOperands(kernel, plan, loop, staged, space, names)
 
 
-def _threads(kernel: KernelAtLevel, plan: TilePlan) -> str:
+def threads_text(kernel: KernelAtLevel, plan: TilePlan) -> str:
     shape = plan.shape
     return f"{text_of(kernel, shape.warps.count)} * {text_of(kernel, shape.threads.count)}"
 
@@ -229,9 +248,10 @@ def _product_of(e: ast.Expr, staged: set[object]) -> bool:
     return isinstance(e, ast.Index) and e.span in staged
 
 
-def _tiles(kernel: KernelAtLevel, plan: TilePlan, staged: list[Staged], space: str
-           ) -> TextEdit:
-    """The tiles, declared in the block's memory before the warps' foreach."""
+def _tiles(kernel: KernelAtLevel, plan: TilePlan, staged: list[Staged], space: str,
+           buffers: int) -> TextEdit:
+    """The tiles, declared in the block's memory before the warps' foreach (`buffers`
+    of each, a leading dimension where there are several)."""
     warps = plan.shape.warps
     assert warps.span is not None
     indent = indentation(kernel.text, warps.span.line)
@@ -239,12 +259,13 @@ def _tiles(kernel: KernelAtLevel, plan: TilePlan, staged: list[Staged], space: s
         raise Refused(f"foreach {warps.var} does not start its line")
     lines = [f"{indent}// the phase's tiles of the operands, loaded by the block's threads "
              "together"]
-    lines += [f"{indent}{space} {s.hoisted.element}"
+    lead = f"[{buffers}]" if buffers > 1 else ""
+    lines += [f"{indent}{space} {s.hoisted.element}{lead}"
               + "".join(f"[{d}]" for d in s.dims) + f" {s.array};" for s in staged]
     return TextEdit.inserting(warps.span.line, 1, "\n".join(lines) + "\n")
 
 
-class _PhaseOperands:
+class PhaseOperands:
     """The reduction's loop in phases: each phase's tiles loaded, a barrier, the phase's
     iterations loading the operands from the tiles into registers, a barrier."""
 
@@ -254,43 +275,54 @@ class _PhaseOperands:
                                                                        staged, space)
         self.k0, self.kk, self.r, self.e, self.tile_k = names
 
-    def around(self, depth: str, step: str, hoisted: list[Hoisted]
-               ) -> tuple[list[str], list[str], str]:
-        kernel, plan, loop = self.kernel, self.plan, self.loop
-        n, k = plan.names, loop.var
+    def bounds(self) -> tuple[str, str, str]:
+        """The loop's start, the comparison and its bound, as written."""
+        loop = self.loop
         assert isinstance(loop.init, ast.Decl) and loop.init.init is not None
         assert isinstance(loop.cond, ast.Binary)
-        start = text_of(kernel, loop.init.init)
-        bound = text_of(kernel, loop.cond.right)
-        op = loop.cond.op
+        return (text_of(self.kernel, loop.init.init), loop.cond.op,
+                text_of(self.kernel, loop.cond.right))
+
+    def around(self, depth: str, step: str, hoisted: list[Hoisted]
+               ) -> tuple[list[str], list[str], str]:
+        k = self.loop.var
+        start, op, bound = self.bounds()
         inner = depth + step
         out = [f"{depth}for (int {self.k0} = {start}; {self.k0} {op} {bound}; "
                f"{self.k0} += {self.tile_k}) {{"]
         for s in self.staged:
             out += self._fill(s, inner, step, f"{k} {op} {bound}")
-        out += [f"{inner}barrier({self.space});",
-                f"{inner}for (int {self.kk} = 0; {self.kk} < {self.tile_k}; {self.kk}++) {{"]
-        deeper = inner + step
+        out += [f"{inner}barrier({self.space});", *self.reads(inner, step, "")]
+        closed = [f"{inner}}}", f"{inner}// every thread is done with the tiles before "
+                  "the next phase overwrites them",
+                  f"{inner}barrier({self.space});", f"{depth}}}"]
+        return out, closed, inner + step
+
+    def reads(self, at: str, step: str, buffer: str) -> list[str]:
+        """The loop over the phase's iterations, opened, and its loads of the thread's
+        operands from the tiles (at `buffer`, an index of the tiles' leading dimension,
+        or "") into registers."""
+        n, k = self.plan.names, self.loop.var
+        deeper = at + step
+        out = [f"{at}for (int {self.kk} = 0; {self.kk} < {self.tile_k}; {self.kk}++) {{"]
         for s in self.staged:
             h = s.hoisted
             index, size = (n.ei, n.elems_i) if h.kind == "i" else (n.ej, n.elems_j)
             offset = element_offset(n, h.kind)
-            at = "".join(f"[{self.kk if x == k else offset}]" for x in _names(s.access))
+            at_tile = "".join(f"[{self.kk if x == k else offset}]"
+                              for x in index_names(s.access))
             out += [f"{deeper}for (int {index} = 0; {index} < {size}; {index}++) {{",
-                    f"{deeper}{step}{h.register}[{index}] = {s.array}{at};",
+                    f"{deeper}{step}{h.register}[{index}] = {s.array}{buffer}{at_tile};",
                     f"{deeper}}}"]
-        closed = [f"{inner}}}", f"{inner}// every thread is done with the tiles before "
-                  "the next phase overwrites them",
-                  f"{inner}barrier({self.space});", f"{depth}}}"]
-        return out, closed, deeper
+        return out
 
     def _fill(self, s: Staged, at: str, step: str, in_loop: str) -> list[str]:
         """The loop that loads the phase's tile of `s`, one element per thread at a
         time, consecutive threads along the last index (0 outside the arrays)."""
         plan, kernel, k = self.plan, self.kernel, self.loop.var
         n, r, e = plan.names, self.r, self.e
-        threads = _threads(kernel, plan)
-        names = _names(s.access)
+        threads = threads_text(kernel, plan)
+        names = index_names(s.access)
         last = s.dims[-1]
         parts = [f"{e} / {last}", f"{e} % {last}"] if len(s.dims) == 2 else [e]
         row_var = plan.row.name if s.hoisted.kind == "i" else plan.shape.row
@@ -315,5 +347,5 @@ class _PhaseOperands:
                 f"{at}}}"]
 
 
-def _names(access: ast.Index) -> list[str]:
+def index_names(access: ast.Index) -> list[str]:
     return [x.name if isinstance(x, ast.Name) else "" for x in _indices(access)]
