@@ -89,6 +89,8 @@ class TileNames:
 
 class Tile2D(Refinement):
     name = "tile-2d"
+    # The tiles a list weighs (ELEMS_I x ELEMS_J).
+    shapes: tuple[tuple[int, int], ...] = SHAPES
     summary = ("let each thread compute a 2-D tile of elements, loading each row's and "
                "column's operands once into registers")
     parameters: tuple[Parameter, ...] = (
@@ -130,7 +132,7 @@ class Tile2D(Refinement):
         for loop in _candidate_loops(kernel):
             assert loop.span is not None
             line = loop.span.line
-            for elems_i, elems_j in SHAPES:
+            for elems_i, elems_j in self.shapes:
                 try:
                     found = self.fitting(kernel, line, elems_i, elems_j)
                 except Refused as refused:

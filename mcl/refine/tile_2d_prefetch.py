@@ -29,7 +29,7 @@ from __future__ import annotations
 from mcl.mcpl import ast
 from mcl.refine.kernel import KernelAtLevel
 from mcl.refine.places import fresh_names
-from mcl.refine.refinement import Proposal, Refused
+from mcl.refine.refinement import Proposal
 from mcl.refine.tile_2d import Hoisted, TilePlan, zero_of
 from mcl.refine.tile_2d_shared import (
     PhaseOperands,
@@ -63,13 +63,18 @@ class Tile2DPrefetch(Tile2DShared):
                 f"// {arrays} in two buffers: each phase's loaded into registers during "
                 "the previous phase's compute"]
 
-    def proposals(self, kernel: KernelAtLevel) -> list[Proposal | Refused]:
-        """The 8 x 8 tile only (hopper_v1's and v2's), at the block its registers fit
-        and at half that block: every proposal of a measured-only refinement is
-        verified and timed, and the tile's shape is one the model weighs as
-        tile-2d-shared's (a search reaches it there)."""
-        return [p for p in super().proposals(kernel)
-                if isinstance(p, Refused) or {("elems_i", "8"), ("elems_j", "8")} <= set(p.args)]
+    # hopper_v1's and v2's 8 x 8 tile, and hopper_v4's 16 x 8 (a 128 x 128 tile of
+    # 128 threads there).
+    shapes = ((8, 8), (16, 8))
+
+    def fitting(self, kernel: KernelAtLevel, line: int, elems_i: int, elems_j: int
+                ) -> list[Proposal]:
+        """Each tile at half the largest block whose registers the tile-2d rule says it
+        fits, where the block's constant allows it: the prefetched elements and the
+        addresses the compiler keeps take more registers than the rule counts (NVRTC:
+        the 8 x 8 tile at 512 threads spills at the launch bound's 128 registers), and
+        every proposal of a measured-only refinement is verified and timed."""
+        return super().fitting(kernel, line, elems_i, elems_j)[-1:]
 
     def phase_operands(self, kernel: KernelAtLevel, plan: TilePlan, loop: ast.For,
                        staged: list[Staged], space: str,

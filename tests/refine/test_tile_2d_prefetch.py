@@ -128,13 +128,15 @@ def test_the_verifier_catches_what_each_part_prevents(
 
 
 def test_offered_only_to_a_search_that_measures(named: KernelAtLevel) -> None:
-    """The 8 x 8 tile at the block its registers fit (512) and at half (256), the
-    model's word not asked: it counts the prefetch's instructions, not the latency
-    they hide."""
+    """hopper_v2's 8 x 8 tile and hopper_v4's 16 x 8, each at half the largest block
+    whose registers tile-2d's rule says it fits (256 and 128 threads: a 128 x 128 tile
+    both), the model's word not asked: it counts the prefetch's instructions, not the
+    latency they hide."""
     proposals = [p.invocation for p in Tile2DPrefetch().proposals(named)
                  if isinstance(p, Proposal)]
-    assert proposals == [f"tile-2d-prefetch:{TILE.replace('256', '512')},tile_k=8",
-                         f"tile-2d-prefetch:{TILE},tile_k=8"]
+    assert proposals == [f"tile-2d-prefetch:{TILE},tile_k=8",
+                         "tile-2d-prefetch:line=21,elems_i=16,elems_j=8,threads_i=8,"
+                         "threads=128,tile_k=8"]
     offers, refused = list_offers(named)
     assert not any(o.proposal.refinement == "tile-2d-prefetch" for o in offers)
     assert {r.what for r in refused if r.reason == Tile2DPrefetch.measured_only} \
