@@ -47,6 +47,10 @@ class CheckResult:
     # False when the program did not load (a missing module, an import cycle, a file that
     # does not parse): a change of any other file may be what it lacks.
     loaded: bool = True
+    # Of a text that does not parse, kept from the last good check (mcl.lsp.broken_check):
+    # its module's imports at their lines now, which the diagnostics about the files they
+    # bring in stand on.
+    imports: tuple[Any, ...] = ()
 
     @property
     def errors(self) -> int:
@@ -80,7 +84,8 @@ class Libraries:
 
 
 def check_document(path: Path, settings: Effective, libraries: Libraries) -> CheckResult:
-    """The diagnostics of a kernel or a description."""
+    """The diagnostics of a kernel or a description (of a kernel that does not parse,
+    with the last good check's: mcl.lsp.broken_check)."""
     delay = float(os.environ.get(CHECK_DELAY_ENV, "0") or 0)
     if delay > 0:
         time.sleep(delay)
@@ -100,6 +105,9 @@ def check_document(path: Path, settings: Effective, libraries: Libraries) -> Che
     result.diagnostics += checked.diagnostics
     if result.program is None:
         result.loaded = False
+        if any(d.code == "mcpl-syntax" and d.span is not None and d.span.file == str(path)
+               for d in checked.diagnostics):
+            return result  # it does not parse: parsing it alone would only fail again
         result.program = _parsed_only(path, result.library)
         if result.program is not None:
             # Its names as far as they resolve without the missing imports (the errors

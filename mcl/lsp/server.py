@@ -60,6 +60,7 @@ from mcl.lsp import (
     tokens,
 )
 from mcl.lsp.analysis import CheckResult, Libraries, check_document, is_hdl
+from mcl.lsp.broken_check import check_with_kept
 from mcl.lsp.config import ClientSettings, effective
 from mcl.lsp.convert import diagnostic, feedback_diagnostic, same_file, to_range
 from mcl.lsp.framing import FramedTransport
@@ -102,6 +103,12 @@ class DocumentState:
     again: bool = False
     again_edited: bool = False
     last_edit: float = 0.0  # event-loop time of the last edit, for the debounce
+    # Counts the checks asked for by something other than an edit of this document (the
+    # settings, another file). `last_good` was checked at `good_key` (this count and the
+    # effective settings); a text that does not parse keeps its diagnostics only while
+    # nothing else changed since (mcl.lsp.broken_check).
+    environment: int = 0
+    good_key: tuple[int, Any] | None = None
 
 
 def _deep_executor() -> ThreadPoolExecutor:
@@ -159,6 +166,8 @@ class MclLanguageServer(FramedTransport, LanguageServer):
         state = self.state(uri)
         if edited:
             state.last_edit = asyncio.get_running_loop().time()
+        else:
+            state.environment += 1
         if state.feedback_running:
             self.worker.cancel()
             self.window_log_message(lsp.LogMessageParams(
@@ -213,9 +222,12 @@ class MclLanguageServer(FramedTransport, LanguageServer):
         loop = asyncio.get_running_loop()
         state = self.state(uri)
         state.checking = True
+        key = (state.environment, settings)
+        good = None if state.last_good is None or state.good_key != key \
+            else (text, state.last_good_text, state.last_good)
         try:
-            result = await loop.run_in_executor(self.checks, check_document, path, settings,
-                                                self.libraries)
+            result = await loop.run_in_executor(self.checks, check_with_kept, path, settings,
+                                                self.libraries, good)
         finally:
             state.checking = False
         if self.documents.get(uri) is not state:
@@ -229,10 +241,11 @@ class MclLanguageServer(FramedTransport, LanguageServer):
         state.check, state.check_version = result, version
         if result.program is not None or result.hdl is not None:
             state.last_good, state.last_good_text, state.shifted = result, text, None
+            state.good_key = key
         state.feedback = []
         state.offers = None
         module = module_at(result.program, path)
-        imports = module.imports if module is not None else ()
+        imports = module.imports if module is not None else result.imports
         state.check_diagnostics = [diagnostic(d, path, imports) for d in result.diagnostics]
         self._publish(uri, version, state.check_diagnostics)
         # What the first check loaded (the library, the passes' modules) lives as long as

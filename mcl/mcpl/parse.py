@@ -20,7 +20,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mcl.diagnostics import MclError, Span, error
+from mcl.diagnostics import Diagnostic, MclError, Span, error
 from mcl.gc_pause import gc_paused
 from mcl.mcpl.ast import Module
 from mcl.mcpl.types import PRIMITIVE_NAMES
@@ -144,6 +144,7 @@ def parse_source(
             module = _reusing_definitions(text, file, hwd_names, _kept)
             if module is not None:
                 return module
+            _region_error(text, file, _kept)
         return _parse_source(text, file, hwd_names)
 
 
@@ -201,6 +202,7 @@ class _Kept:
     models: dict[str, Any] = field(default_factory=dict)  # definition text -> its model
     nodes: dict[tuple[str, int, int], Any] = field(default_factory=dict)
     context: tuple[frozenset[str], ...] = ()  # what `nodes` were converted with
+    text: str = ""  # the text they are of (it parsed)
 
 
 _kept: dict[str, _Kept] | None = None  # by file; None: reuse is off
@@ -298,8 +300,33 @@ def _reusing_definitions(text: str, file: str, hwd_names: Iterable[str] | None,
     except RecursionError:
         return None
     kept.nodes = {key: node for key, (_, node) in zip(keys, parts, strict=True)}
+    kept.text = text
     kept_by_file[file] = kept
     return module
+
+
+def _region_error(text: str, file: str, kept_by_file: dict[str, _Kept]) -> None:
+    """Raise the syntax error of `text` when parsing the definitions that the edit from
+    the file's last text that parsed touched tells it (mcl.mcpl.syntax_region): the
+    whole-file parse of a broken 2,000-line module costs about a second."""
+    from mcl.mcpl.syntax_region import region_error
+
+    kept = kept_by_file.get(file)
+    if kept is None or not kept.text:
+        return
+
+    def parse_error(part: str) -> tuple[int, int, Diagnostic] | None:
+        try:
+            tree_builder().parse(part, file)
+        except RecursionError:
+            return None  # (so the whole-file parse says it)
+        except _syntax_error() as exc:
+            return exc.line or 1, exc.col or 1, syntax_diagnostic(exc, part, file)
+        return None
+
+    found = region_error(kept.text, text, definition_ends(kept.text), parse_error)
+    if found is not None:
+        raise MclError(found)
 
 
 def _definition_model(chunk: str, file: str, old: _Kept, kept: _Kept, text: str) -> Any:
@@ -462,7 +489,7 @@ def _unclosed_brace(text: str) -> int | None:
     return open_braces[-1] if open_braces else None
 
 
-def syntax_diagnostic(exc: TextXSyntaxError, text: str, file: str):
+def syntax_diagnostic(exc: TextXSyntaxError, text: str, file: str) -> Diagnostic:
     """Turn a textX/Arpeggio syntax error into a readable Diagnostic."""
     line, col = exc.line or 1, exc.col or 1
     positions = SourcePositions(text, file)
