@@ -53,6 +53,7 @@ class _Moves:
         return line + self.new_end[0] - self.old_end[0], column
 
     def span(self, span: Span) -> Span:
+        """`span` in the text now; _Edited where it overlaps the region."""
         if (span.end_line, span.end_column) <= self.start:
             return span
         if (span.line, span.column) < self.old_end:
@@ -114,7 +115,7 @@ def with_kept(result: CheckResult, path: Path, text: str, good_text: str,
     kept = [moved for d in good.diagnostics if d not in result.diagnostics
             and (moved := _moved(d, path, moves, imports)) is not None]
     return dataclasses.replace(result, diagnostics=[*result.diagnostics, *kept],
-                               imports=_moved_imports(imports, path, moves))
+                               imports=_moved_imports(imports, moves))
 
 
 def _moved(d: Diagnostic, path: Path, moves: _Moves, imports: tuple[Any, ...]
@@ -135,7 +136,7 @@ def _moved(d: Diagnostic, path: Path, moves: _Moves, imports: tuple[Any, ...]
         return None
 
 
-def _moved_imports(imports: tuple[Any, ...], path: Path, moves: _Moves) -> tuple[Any, ...]:
+def _moved_imports(imports: tuple[Any, ...], moves: _Moves) -> tuple[Any, ...]:
     """The module's imports at their lines now, for placing the diagnostics about the
     files they bring in (mcl.lsp.convert.diagnostic); those in the region are left out."""
     found = []

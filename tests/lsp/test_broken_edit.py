@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
 
 from benchmarks.bench_lsp_typing import DEFAULT, TYPED, body_start, module_of
@@ -228,4 +229,29 @@ async def test_the_server_publishes_the_error_and_the_other_definitions(
     repaired = await wait_for(client, uri,
                               lambda ds: not any(d.code == "mcpl-syntax" for d in ds))
     assert [(d.range, d.message) for d in repaired] == [(d.range, d.message) for d in good]
+    await close_document(client, uri)
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_after_another_change_a_broken_text_keeps_nothing(client: LanguageClient,
+                                                                 tmp_path: Path) -> None:
+    """The settings sent again (as any change of what the last good check read): that
+    check's diagnostics may no longer be what a check would say, so until the text parses
+    again only its syntax error is published."""
+    path = tmp_path / "module.mcpl"
+    path.write_text(MODULE)
+    uri = open_document(client, path, MODULE)
+    await wait_for(client, uri, lambda ds: len(ds) == 4)
+    broken = BREAKS[1][1]
+    replace_text(client, uri, broken)
+    await wait_for(client, uri, lambda ds: len(ds) == 4 and any(
+        d.code == "mcpl-syntax" for d in ds))
+    client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(
+        {"mcl": {"debounceMs": 50, "feedback": False}}))
+    (only,) = await wait_for(client, uri, lambda ds: len(ds) == 1)
+    assert only.code == "mcpl-syntax"
+    replace_text(client, uri, broken.replace("K +;", "K + ;"))  # still broken
+    await wait_for(client, uri, lambda ds: len(ds) == 1 and ds[0].range.start.character == 17)
+    replace_text(client, uri, MODULE)
+    await wait_for(client, uri, lambda ds: len(ds) == 4)
     await close_document(client, uri)
