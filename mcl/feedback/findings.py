@@ -159,6 +159,9 @@ class RemoveBankConflict(ProposedChange):
     # 64-bit pair counted at the access that issues it (Nsight Compute's `L1 Wavefronts
     # Shared` over `L1 Wavefronts Shared Ideal` of the line); None: not surveyed.
     line_wavefronts: float | None = None
+    # Where the data decide the index (mcl.feedback.data_conflicts): how many elements it
+    # can reach. No layout of the array moves such lanes apart: a cost, not a change.
+    data_spread: int | None = None
 
     @property
     def extra_bytes(self) -> float | None:

@@ -402,6 +402,18 @@ class NumericEvaluator:
             return [self._address_at(cursor, unit, instruction) for unit in units]
         return [int(evaluated_number(value)) * record + offset for value in values]
 
+    def values_each(self, cursor: UnitCursor, units: Sequence[int], expr: Any
+                    ) -> list[Number]:
+        """`number(expr)` at each of `units` (positions of `cursor`)."""
+        values = self._compiled_each(cursor, units, expr) if units else None
+        if values is None:
+            found = []
+            for unit in units:
+                cursor.seek(unit)
+                found.append(self.number(expr))
+            return found
+        return [evaluated_number(value) for value in values]
+
     def _address_at(self, cursor: UnitCursor, unit: int, instruction: MemoryInstruction
                     ) -> int:
         cursor.seek(unit)

@@ -29,6 +29,7 @@ import sympy
 
 from mcl.feedback.compiler_vectors import Copies, wide_copies
 from mcl.feedback.conflict_classes import IterationClasses
+from mcl.feedback.data_conflicts import DataRequest, data_index, data_request, layout_of
 from mcl.feedback.facts.costs import executions
 from mcl.feedback.facts.kernel import Guard, Item, Loop
 from mcl.feedback.facts.layout import flat_index
@@ -392,6 +393,9 @@ class ConflictSurvey:
     # (mcl.feedback.issued_accesses)
     issued_wavefronts: float = 0.0
     issued_ideal: float = 0.0
+    # Where the data decide the index (mcl.feedback.data_conflicts): how many elements it
+    # can reach; `worst` is then the worst the data can make, the wavefronts the expected
+    spread: int | None = None
 
     @property
     def average(self) -> float:
@@ -430,6 +434,70 @@ def conflict_survey(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstr
     if reshaped:
         survey, _ = _survey(kernel, lockstep, instruction, banks, shifts=True)
     return survey
+
+
+def _banked_survey(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstruction,
+                   banks: int) -> ConflictSurvey | None:
+    """`conflict_survey`, or where the data decide the address, `data_survey`; raises
+    the survey's NotStatic where neither can judge the access."""
+    try:
+        return conflict_survey(kernel, lockstep, instruction, banks)
+    except NotStatic:
+        survey = data_survey(kernel, lockstep, instruction, banks)
+        if survey is None:
+            raise
+        return survey
+
+
+def data_survey(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstruction,
+                banks: int) -> ConflictSurvey | None:
+    """The bank conflicts of a 4-byte access whose index the data decide
+    (mcl.feedback.data_conflicts) over the lock-step groups of a block: each request's
+    worst case and its expected wavefronts where the data spread the lanes evenly over
+    the subscript's values. The loops inside the units stand at their first iteration
+    (named `unfollowed` where the other subscripts move with them). None where the
+    split is not known; raises NotStatic where the other subscripts or the guards are."""
+    index, layout = data_index(kernel, instruction), layout_of(kernel, instruction)
+    if index is None or layout is None or instruction.element_bytes != BANK_WORD_BYTES:
+        return None
+    record, offset = layout
+    known = sympy.sympify(index.known)
+    ev = kernel.evaluator
+    loops, unfollowed = _address_loops(kernel, instruction, shifts=False)
+    walk = LockstepWalk(kernel, lockstep, instruction.access.item.loops)
+    best: tuple[Lanes, BankConflict, tuple[int, ...]] | None = None
+    wavefronts = 0.0
+    requests = lane_runs = 0
+    points = list(itertools.product(*(range(ev.trips(loop)) for loop in loops)))
+    costs: dict[tuple[int, ...], DataRequest] = {}  # by the lanes' offsets
+    try:
+        for point in points:
+            for loop, position in zip(loops, point, strict=True):
+                ev.set_position(loop, position)
+            values = tuple(int(ev.number(kernel.facts.evaluator.shape(loop).value))
+                           for loop in loops)
+            for lanes in list(walk.lanes(instruction.access.item.guards, every=True)):
+                try:
+                    offsets = ev.values_each(walk.cursor, walk.units(lanes), known)
+                finally:
+                    walk.reset()
+                key = tuple(int(v) * record + offset for v in offsets)
+                if key not in costs:
+                    costs[key] = data_request(key, index, record, BANK_WORD_BYTES, banks)
+                request = costs[key]
+                wavefronts += request.wavefronts
+                requests += 1
+                lane_runs += len(lanes.active)
+                if best is None or request.worst.degree > best[1].degree:
+                    best = (lanes, request.worst, values)
+    finally:
+        for loop in loops:
+            ev.set_position(loop, 0)
+    if best is None:
+        return None
+    return ConflictSurvey(best[0], best[1], best[2], tuple(loops), len(points), wavefronts,
+                          float(requests), requests, lane_runs, tuple(unfollowed), wavefronts,
+                          float(requests), spread=index.values if index.spread else None)
 
 
 def _survey(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstruction, banks: int,
@@ -646,7 +714,7 @@ def memory_access_messages(kernel: Kernel, transaction_bytes: int | None = None
         banks = int(banked[0].nr_banks or 0) if banked else 0  # nonzero where banked
         try:
             if banked:
-                survey = conflict_survey(kernel, warp, instruction, banks)
+                survey = _banked_survey(kernel, warp, instruction, banks)
             else:
                 groups = list(instruction_lanes(kernel, warp, instruction))
         except MissingValues as exc:  # collect every name, then ask for all at once
@@ -808,7 +876,8 @@ def _conflict_finding(kernel: Kernel, warp: ParGroup, instruction: MemoryInstruc
     request over all of them, which the time model costs."""
     conflict, lanes = survey.worst, survey.lanes
     change = RemoveBankConflict(_place(instruction), conflict.degree, banks, BANK_WORD_BYTES,
-                                None, survey.extra_passes, survey.average)
+                                None, survey.extra_passes, survey.average,
+                                data_spread=survey.spread)
     values: dict[str, object] = {"conflict_degree": conflict.degree, "banks": banks,
                                  "active_lanes": len(lanes.active)}
     where = ""
@@ -824,16 +893,26 @@ def _conflict_finding(kernel: Kernel, warp: ParGroup, instruction: MemoryInstruc
     elif not survey.uniform:
         where = " ({wavefronts_per_request} wavefronts per request over the block's warps)"
         values["wavefronts_per_request"] = round(survey.average, 2)
+    if survey.spread is not None:
+        where = (" at most, the data deciding which of {spread} elements each lane "
+                 "touches; {wavefronts_per_request} wavefronts per request where the data "
+                 "spread them evenly")
+        values |= {"spread": survey.spread,
+                   "wavefronts_per_request": round(survey.average, 4)}
     if survey.unfollowed:
         where += " in the iterations examined (" + _unfollowed_phrase(survey) + ")"
+    # (the data choose the banks: no padding moves the lanes apart, so it is a fact)
+    data = survey.spread is not None
     return BankConflictFinding(kernel.message(
         f"{instruction.kind} of {instruction.text} in {instruction.space} memory: "
         "{conflict_degree}-way bank conflict for " + lanes_phrase(lanes, warp) + where
         + ": the accesses to one bank run one after another ("
         f"{banks} banks of {BANK_WORD_BYTES} B; bank {conflict.bank} is hit most)",
         span=instruction.span, code=code_of(BankConflictFinding), values=values,
-        hint="pad the array or change the index so that consecutive threads "
-             "use consecutive words"), change=change, access=change.access,
+        severity="info" if data else "suggestion",
+        hint="the data decide the banks: padding the array does not move the lanes apart"
+        if data else "pad the array or change the index so that consecutive threads "
+                     "use consecutive words"), change=change, access=change.access,
         active_lanes=len(lanes.active))
 
 
@@ -895,9 +974,11 @@ def _with_gain(finding: WarpAccessFinding, runs: Number | None, extra: float,
     message = finding.message
     total = sum(r * cost for s, r, cost, _ in costs if s == space and r is not None)
     gain = runs * extra / total if total else 0.0
-    text = message.text + (f"; fixing it saves about {gain:.0%} of the kernel's {space} "
+    saves = "its conflicts are" if isinstance(finding.change, RemoveBankConflict) \
+        and finding.change.data_spread is not None else "fixing it saves"
+    text = message.text + (f"; {saves} about {gain:.0%} of the kernel's {space} "
                            "memory transactions" if gain >= 0.01 else
-                           f"; fixing it saves under 1% of the kernel's {space} memory "
+                           f"; {saves} under 1% of the kernel's {space} memory "
                            "transactions")
     # `transactions_saved` is the share; the time it saves, `estimated_gain`, is the time
     # model's (mcl.feedback.analyses.timemodel), which reads the change's warp executions.

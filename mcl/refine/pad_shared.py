@@ -43,7 +43,9 @@ class PadShared(Refinement):
     def proposals(self, kernel: KernelAtLevel) -> list[Proposal | Refused]:
         worst: dict[str, BankConflictFinding] = {}
         for f in kernel.findings:
-            if isinstance(f, BankConflictFinding) and f.function == kernel.function:
+            # (a conflict the data decide is not one padding removes: no proposal)
+            if isinstance(f, BankConflictFinding) and f.function == kernel.function \
+                    and f.conflict.data_spread is None:
                 array = f.conflict.access.array
                 if array not in worst or f.conflict.degree > worst[array].conflict.degree:
                     worst[array] = f

@@ -19,6 +19,7 @@ from mcl.refine.offers import (
     open_kernel,
     proposal_for,
 )
+from mcl.refine.pad_shared import PadShared
 from mcl.refine.refinement import Refused
 from mcl.refine.verification import SIZES_WANTED, primes_near, size_sets
 from mcl.resources import kernels_dir
@@ -48,6 +49,17 @@ def _variant(tmp_path: Path, source: Path, old: str, new: str) -> Path:
 
 
 # ----------------------------------------------------------------------------- pad-shared
+
+
+def test_no_padding_is_offered_for_a_conflict_the_data_decide(library: HwdLibrary) -> None:
+    """hopper_v1's per-warp histogram `l_hist[wp][image[r, c]]` conflicts (the data place
+    the lanes; mcl.feedback.data_conflicts), but padding a row moves no lane of it to
+    another bank: pad-shared proposes nothing for it."""
+    kernel = _open(kernels_dir() / "histogram" / "hopper_v1.mcpl", "hopper", library,
+                   {"h": 1024, "w": 1024})
+    conflicts = [f for f in kernel.findings if isinstance(f, BankConflictFinding)]
+    assert conflicts and all(f.conflict.data_spread == 256 for f in conflicts)
+    assert PadShared().proposals(kernel) == []
 
 
 def test_padding_the_transpose_tile_removes_its_bank_conflict(library: HwdLibrary) -> None:

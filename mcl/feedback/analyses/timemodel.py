@@ -107,6 +107,7 @@ from mcl.feedback.facts.layout import element_count
 from mcl.feedback.facts.sizes import parameter_bytes, space_and_size
 from mcl.feedback.findings import (
     MIN_GAIN,
+    BankConflictFinding,
     CoalesceAccess,
     DivergentBranch,
     Finding,
@@ -1143,7 +1144,7 @@ def with_gain(finding: F, f: Figures) -> F:
     change; a suggestion under MIN_GAIN becomes a fact. An uncoalesced access or a bank
     conflict that its own analysis already made a fact is weighed all the same."""
     if finding.severity != FeedbackSeverity.SUGGESTION and \
-            not isinstance(finding, WarpAccessFinding):
+            not isinstance(finding, WarpAccessFinding) or _data_decided(finding):
         return finding
     changed = after(f, finding)
     if changed is None:
@@ -1159,6 +1160,12 @@ def with_gain(finding: F, f: Figures) -> F:
     return replace(finding.revised(text=text, severity=severity, values=(
         *m.values, ("estimated_seconds_after", evaluate(later, {})),
         ("estimated_gain", evaluate(gain, {})))), gain=estimate)
+
+
+def _data_decided(finding: Finding) -> bool:
+    """A bank conflict the data decide (mcl.feedback.data_conflicts): its cost is in the
+    estimate, but no change of the array removes it, so it states no gain."""
+    return isinstance(finding, BankConflictFinding) and finding.conflict.data_spread is not None
 
 
 def _fact(ctx: AnalysisContext, f: Figures, least: Figures | None = None,

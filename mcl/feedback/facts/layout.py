@@ -119,6 +119,11 @@ def _flat_index(facts: KernelFacts, access: Access) -> Any:
     return sympy.expand(offset)
 
 
+def subscript_strides(facts: KernelFacts, binding: DeclaredName) -> list[Any]:
+    """The element strides of the subscripts of an access through `binding` (`_strides`)."""
+    return _strides(facts, binding)
+
+
 def _strides(facts: KernelFacts, binding: DeclaredName) -> list[Any]:
     """The element strides of the subscripts of an access through `binding`, row-major in
     its extents. A view of a part (`a[i] as float[4][4] d`) first has those of the part's
