@@ -76,8 +76,12 @@ def line_instructions(facts: KernelFacts) -> Lines | NotCompiled | None:
     (see the module)."""
     try:
         made = generated_cuda(facts)
+        if made is None:
+            # nvdisasm is looked for only where code is compiled: finding it imports
+            # cuda.pathfinder, which a check at any other leaf need not pay for
+            return None
         tool = _nvdisasm()
-        if made is None or tool is None:
+        if tool is None:
             return None
         generated, arch = made
         try:
