@@ -79,12 +79,33 @@ SLOW_MODULES = (
     "tests/test_demo.py",
     "tests/test_quickstart.py",
 )
+# Single tests of fast modules that took 40 s or more each in the fast tier's run of
+# benchmarks/results/2026-12-07-fast-tier-r13.txt (`--durations=60`): a node id (with its
+# parameters where only some are slow). tests/test_slow_tier.py checks that each names a test.
+SLOW_TESTS = (
+    "tests/mcpl/test_statement_reuse.py::test_random_edits_give_the_whole_file_parse"
+    "[spmv/hopper_v17.mcpl]",
+    "tests/mcpl/test_statement_reuse.py::test_random_edits_give_the_whole_file_parse"
+    "[matmul/hopper_v4.mcpl]",
+    "tests/lsp/test_reused_dummies.py::"
+    "test_code_edits_of_matmul_give_the_feedback_of_fresh_dummies",
+    "tests/lsp/test_check_reuse.py::"
+    "test_code_edits_give_the_diagnostics_of_a_check_that_reuses_nothing[hopper_v17.mcpl]",
+    "tests/refine/test_refine_search.py::"
+    "test_a_version_verified_against_the_reference_is_not_run_on_its_cases_again",
+    "tests/refine/test_tile_2d.py::test_each_thread_computes_a_tile_of_c",
+    "tests/refine/test_tile_2d.py::test_the_verifier_catches_a_block_that_covers_half_its_tile",
+    "tests/refine/test_tile_2d.py::test_a_smaller_block_holds_a_larger_tile",
+    "tests/feedback/test_conflict_classes.py::"
+    "test_generated_tiles_classes_give_the_full_walks_survey",
+    "tests/ncu_profile/test_profile_cli.py::test_a_series_folder",
+)
 
 
 def pytest_collection_modifyitems(config, items) -> None:
     for item in items:
         path = item.nodeid.split("::", 1)[0]
-        if path.startswith(SLOW_MODULES):
+        if path.startswith(SLOW_MODULES) or item.nodeid in SLOW_TESTS:
             item.add_marker(pytest.mark.slow)
 
 
