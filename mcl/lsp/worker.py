@@ -17,6 +17,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import sys
 import threading
 import time
 from dataclasses import dataclass, field, replace
@@ -39,6 +40,12 @@ CANCEL_WAIT_S = 2.0  # how long a cancelled job may take to stop before the work
 # next job fills in what it needs (what mcl keeps by formula stays:
 # mcl.feedback.facts.compiled).
 SYMPY_ENTRIES = 20_000
+# What SymPy keeps per cached function in the worker (its default: 1,000). One job on
+# spmv hopper_v17 builds some 3,000 sums and products (`AssocOp.__new__`) and 1,300
+# symbols: at 1,000 each job evicted what the next one needed again (800 misses a job,
+# the same formulas of the statements an edit did not touch), at 5,000 nothing. The
+# whole cache stays bounded by SYMPY_ENTRIES (`bound_caches`).
+SYMPY_CACHE_SIZE = 5_000
 READY = "ready"  # the worker's first message: imports done, library loaded
 
 
@@ -125,9 +132,17 @@ def _importing(frame: Any) -> bool:
     return False
 
 
+def size_sympy_cache() -> None:
+    """SymPy's cache of SYMPY_CACHE_SIZE results per function, unless the user set
+    SYMPY_CACHE_SIZE: SymPy reads it once, at its import, so only before that."""
+    if "sympy" not in sys.modules:
+        os.environ.setdefault("SYMPY_CACHE_SIZE", str(SYMPY_CACHE_SIZE))
+
+
 def _serve(conn: Connection) -> None:
     """The worker's main loop: one job at a time, results in order."""
     global _busy
+    size_sympy_cache()
     if hasattr(signal, "SIGUSR1"):
         signal.signal(signal.SIGUSR1, _interrupt)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the editor's Ctrl-C is not for us

@@ -363,7 +363,13 @@ def lane_stride(facts: KernelFacts, access: Access, lane: Loop) -> Any | None:
 def loop_value(facts: KernelFacts, loop: Loop) -> Any | None:
     """The variable of a for-loop with data-dependent bounds as `start + step * counter`
     (the start an unknown from data); None when the step is not a fixed addition. The
-    evaluator keeps such a variable opaque, as its trip count is unknown."""
+    evaluator keeps such a variable opaque, as its trip count is unknown. Found once per
+    loop (every access's index asks for every such loop: 700 times a job in spmv)."""
+    return facts.evaluator.memo(("irregular: loop value", Ref(loop)),
+                                lambda: _loop_value(facts, loop))
+
+
+def _loop_value(facts: KernelFacts, loop: Loop) -> Any | None:
     from mcl.feedback.facts.loop_forms import loop_step
 
     ev = facts.evaluator
@@ -382,7 +388,12 @@ def loop_value(facts: KernelFacts, loop: Loop) -> Any | None:
 
 def _index_with_data_loops(facts: KernelFacts, access: Access) -> Any:
     """The flat index of an access with the variables of loops with data-dependent bounds
-    as `start + step * counter`."""
+    as `start + step * counter`, found once per access (asked for each loop around it)."""
+    return facts.evaluator.memo(("irregular: index with data loops", Ref(access)),
+                                lambda: _found_index_with_data_loops(facts, access))
+
+
+def _found_index_with_data_loops(facts: KernelFacts, access: Access) -> Any:
     ev = facts.evaluator
     index = flat_index(facts, access)
     for loop in facts.loops:

@@ -49,6 +49,21 @@ def loop_stride(index: Any, var: Any, start: Any, step: Any) -> Any:
     return sympy.expand(after - first)
 
 
+# The user's values as a key: by name, with the type of each (2048 and 2048.0 are equal
+# keys of a dict, not equal values for SymPy).
+FrozenValues = tuple[tuple[str, str, Any], ...] | None
+
+
+def frozen_values(values: Mapping[str, Any] | None) -> FrozenValues:
+    if values is None:
+        return None
+    return tuple(sorted((name, type(v).__name__, v) for name, v in values.items()))
+
+
+def thawed(frozen: FrozenValues) -> dict[str, Any] | None:
+    return None if frozen is None else {name: v for name, _, v in frozen}
+
+
 def by_name(expr: Any, values: Mapping[str, Any]) -> dict[Any, Any]:
     """A substitution for the free symbols of `expr` that the user gave values for
     (`-D m=2048` names a symbol by its name, whatever its assumptions)."""
@@ -122,6 +137,20 @@ def best_case_lines(
     line_bytes: int,
     values: Mapping[str, Any] | None = None,
 ) -> tuple[Any, str | None]:
+    """`_best_case_lines`, kept per process (`kept_per_process`): the cache analysis
+    asks it again for every access of the code an edit did not touch."""
+    return _best_case_lines(iterations, stride_bytes, element_bytes, line_bytes,
+                            frozen_values(values))
+
+
+@kept_per_process(1024)
+def _best_case_lines(
+    iterations: Any,
+    stride_bytes: Any,
+    element_bytes: int,
+    line_bytes: int,
+    frozen: FrozenValues,
+) -> tuple[Any, str | None]:
     """Fewest distinct cache lines `iterations` accesses `stride_bytes` apart can touch.
 
     Section 6.4: stride 0 -> 1 line; otherwise iterations * stride / line_size lines. We
@@ -134,7 +163,7 @@ def best_case_lines(
     """
     iterations = sympy.sympify(iterations)
     stride = sympy.Abs(sympy.sympify(stride_bytes))
-    kind, note = _stride_kind(stride, line_bytes, values)
+    kind, note = _stride_kind(stride, line_bytes, thawed(frozen))
     if kind == "zero":
         return sympy.Integer(1), None
     if kind == "wide":
@@ -172,6 +201,22 @@ def grouped_lines(
     line_bytes: int,
     values: Mapping[str, Any] | None = None,
 ) -> tuple[Any, Any, str | None]:
+    """`_grouped_lines`, kept per process (`kept_per_process`): the minima and maxima
+    it builds take SymPy milliseconds (SymPy keeps none of them), and the cache analysis
+    asks it again for every access of the code an edit did not touch."""
+    return _grouped_lines(units, group_size, stride_bytes, element_bytes, line_bytes,
+                          frozen_values(values))
+
+
+@kept_per_process(1024)
+def _grouped_lines(
+    units: Any,
+    group_size: Any | None,
+    stride_bytes: Any,
+    element_bytes: int,
+    line_bytes: int,
+    frozen: FrozenValues,
+) -> tuple[Any, Any, str | None]:
     """(best, worst when groups start anywhere, note): lines fetched by the accesses of
     `units` consecutive units, `stride_bytes` apart, when only the units of one group of
     `group_size` can share the lines they fetch (all of them when `group_size` is None).
@@ -182,6 +227,7 @@ def grouped_lines(
     lines its accesses span: the best case when it starts on a line. The units form
     floor(units / group) full groups and, when the group size does not divide them, one
     group of Mod(units, group) units."""
+    values = thawed(frozen)
     units = sympy.sympify(units)
     args = (stride_bytes, element_bytes, line_bytes)
     if group_size is None:
