@@ -132,6 +132,10 @@ def check_source(path: str | Path, include_dirs: Iterable[str | Path], library: 
         program = found.checked()
         if options is not None and program is not None and not program.errors:
             found.feedback = feedback(program, library, options)
+            from mcl.feedback.block_refusal import refused_blocks
+
+            found.diagnostics += refused_blocks(found.feedback.findings,
+                                                found.feedback.levels)
     except MclError as exc:
         found.diagnostics += exc.diagnostics
     return found

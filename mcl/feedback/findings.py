@@ -396,6 +396,7 @@ class OccupancyFinding(Finding):
     grid_blocks: int | None
     registers_per_thread: float
     block_limits: tuple[tuple[str, float], ...]
+    refusal: str | None = None  # why no block fits at all (mcl.feedback.block_refusal)
 
     CODE: ClassVar[MessageCode | None] = MessageCode(
         "occupancy", "occupancy below 100%",

@@ -127,6 +127,37 @@ def blocks_per_sm(sm: SmResources, block: BlockUsage) -> Occupancy:
     return Occupancy(blocks, sm.block_slots, warps, limits)
 
 
+def refusal(sm: SmResources, block: BlockUsage) -> str | None:
+    """Why not one block of `block` fits on `sm`, with the figures; None when one does
+    (such a kernel never starts: `mcl check` refuses it, mcl.feedback.block_refusal).
+    Registers per thread of 0 are not known well enough to refuse (an estimate)."""
+    limits = blocks_per_sm(sm, block).limits
+    if limits.get(THREADS, math.inf) < 1 or limits.get(WARPS, math.inf) < 1:
+        return (f"{block.threads:,} threads per block, but a multiprocessor holds "
+                f"{_figure(sm.thread_slots)} threads and {_figure(sm.warp_slots)} warps")
+    if limits.get(SHARED_MEMORY, math.inf) < 1:
+        most = (sm.shared_bytes - sm.shared_reserved) // sm.shared_unit * sm.shared_unit
+        reserved = (f" ({_figure(sm.shared_bytes)} B less the {sm.shared_reserved:,} B "
+                    "reserved for each block)" if sm.shared_reserved else "")
+        return (f"{block.shared_bytes:,} B of shared memory per block, but a multiprocessor "
+                f"gives one block at most {_figure(most)} B{reserved}")
+    if limits.get(REGISTERS, math.inf) < 1:
+        warps = math.ceil(block.threads / sm.warp_size)
+        per_warp = int(_round_up(block.registers_per_thread * sm.warp_size,
+                                 sm.register_unit))
+        split = (f", {_figure(sm.registers // sm.register_partitions)} in each of its "
+                 f"{sm.register_partitions} partitions" if sm.register_partitions > 1 else "")
+        return (f"{block.registers_per_thread} registers per thread (the compiler's count) "
+                f"for {block.threads:,} threads: {warps} warps of {per_warp:,} registers, "
+                f"{warps * per_warp:,} in all, but the register file holds "
+                f"{_figure(sm.registers)}{split}")
+    return None
+
+
+def _figure(value: float) -> str:
+    return f"{int(value):,}"
+
+
 # ----------------------------------------------------------------------------- from a kernel
 
 
@@ -445,4 +476,5 @@ def occupancy_message(kernel: Any, sm: Multiprocessor, max_registers: int,
         multiprocessors=None if v.multiprocessors == math.inf else int(v.multiprocessors),
         grid_blocks=v.grid_blocks, registers_per_thread=float(usage.registers_per_thread),
         block_limits=tuple((name, float(limit)) for name, limit in v.occupancy.limits.items()
-                           if not (isinstance(limit, float) and math.isnan(limit))))
+                           if not (isinstance(limit, float) and math.isnan(limit))),
+        refusal=refusal(sm.resources, limiting_usage(usage, registers)))
