@@ -315,6 +315,10 @@ def _run(job: FeedbackJob, libraries: Libraries, result: FeedbackResult) -> None
     if job.level is not None:
         result.diagnostics += checked.diagnostics
     if feedback is not None:
+        from mcl.feedback.block_refusal import refused_blocks
+
+        # As `mcl check` with values: a block no multiprocessor can start is an error.
+        result.diagnostics += refused_blocks(feedback.findings, feedback.levels)
         findings = feedback.findings or [None] * len(feedback.messages)
         result.messages = [_record(m, shown, _estimate(finding)) for m, shown, finding
                            in zip(feedback.messages, feedback.shown_by_default(), findings,

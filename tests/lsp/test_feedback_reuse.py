@@ -98,3 +98,22 @@ def test_the_flow_checks_are_left_to_the_servers_check(
     result = FeedbackResult()
     worker._run(FeedbackJob(path, ((path, text),), (), (), "gpu", VALUES), libraries, result)
     assert result.failure is None and result.messages and ran
+
+
+def test_a_block_no_multiprocessor_can_start_is_an_error_in_the_editor(
+        libraries: Libraries) -> None:
+    """As `mcl check -D p=4096 --level fermi` (mcl.feedback.block_refusal): matmul gpu_v3's
+    65,536 B of shared memory per block are more than fermi's 48 kB; at p = 1024 they fit."""
+    path = str(ROOT / "kernels" / "matmul" / "gpu_v3.mcpl")
+    text = Path(path).read_text()
+    for p, refused in ((4096, True), (1024, False)):
+        worker._last = worker._kept = None
+        result = FeedbackResult()
+        values = (("n", 1024), ("m", 1024), ("p", p))
+        worker._run(FeedbackJob(path, ((path, text),), (), (), "fermi", values), libraries,
+                    result)
+        assert result.failure is None and not result.cancelled
+        errors = [d for d in result.diagnostics if d.code == "mcpl-block-resources"]
+        assert bool(errors) == refused, result.diagnostics
+        if refused:
+            assert "65,536 B of shared memory per block" in errors[0].message
