@@ -28,14 +28,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import sympy
 
 from mcl.feedback.facts.layout import element_layout, extents, subscript_strides
 from mcl.feedback.kernel_api import Kernel, MemoryInstruction
 from mcl.feedback.warp_access import BankConflict, bank_conflict
+
+if TYPE_CHECKING:
+    import numpy as np
 
 # Draws of the lanes' data-decided values whose mean is the expected cost of a request:
 # the standard error of the mean of a degree between 1 and 32 is under 1% at this many.
@@ -119,10 +121,12 @@ def data_request(offsets: Sequence[int], index: DataIndex, record: int, word_byt
     data-decided subscripts (`index.spread`, elements of `record` bytes), each lane's
     value drawn evenly and independently from its dimension; without such subscripts,
     the request of the `offsets` themselves."""
-    base = np.asarray(offsets, dtype=np.int64)
     if not index.spread:
         worst = bank_conflict(offsets, banks, word_bytes)
         return DataRequest(float(worst.degree), worst)
+    # numpy only where a data-decided index is costed: `mcl check` stays light elsewhere
+    import numpy as np
+    base = np.asarray(offsets, dtype=np.int64)
     rng = np.random.default_rng(SEED)
     addresses = np.broadcast_to(base, (SAMPLES, len(base))).copy()
     for stride, extent in index.spread:
@@ -141,6 +145,7 @@ def _worst(base: np.ndarray, index: DataIndex, record: int, word_bytes: int, ban
            ) -> BankConflict:
     """The most distinct words one bank can be asked for in one request: per bank, the
     words the lanes can reach there, at most one a lane."""
+    import numpy as np
     lanes = len(base)
     starts = np.unique(base)
     if len(starts) * index.values > MAX_ENUMERATED_WORDS:
