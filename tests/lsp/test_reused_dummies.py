@@ -162,16 +162,16 @@ def test_nest_counts_are_kept_only_across_the_workers_jobs(libraries) -> None:
     text = (KERNELS / "matmul/hopper_v2.mcpl").read_text()
     nest_counts.store.cache_clear()
     _analysed(libraries, path, text, reused=False)
-    assert not nest_counts.store.kept
+    assert not nest_counts.store
     _analysed(libraries, path, text, reused=True)
-    assert nest_counts.store.kept
+    assert nest_counts.store
     worker.bound_caches(limit=0)  # past the limit (0 is a limit, not the default)
-    assert not nest_counts.store.kept
+    assert not nest_counts.store
 
 
 def test_nest_counts_stay_bounded(libraries, monkeypatch) -> None:
-    monkeypatch.setattr(nest_counts, "MAX_KEPT", 5)
+    monkeypatch.setattr(nest_counts.store, "entries", 5)
     path = str((KERNELS / "matmul/hopper_v2.mcpl").resolve())
     nest_counts.store.cache_clear()
     _analysed(libraries, path, (KERNELS / "matmul/hopper_v2.mcpl").read_text(), reused=True)
-    assert len(nest_counts.store.kept) == 5
+    assert len(nest_counts.store) == 5

@@ -30,6 +30,7 @@ class KeptResults(Generic[V]):
     def __init__(self, entries: int) -> None:
         self.entries = entries
         self._kept: OrderedDict[Hashable, V] = OrderedDict()
+        self.enabled = True  # a caller may turn keeping off (tests compare with a fresh run)
         self.hits = 0
         self.misses = 0  # computations asked for (tests count them)
 

@@ -42,9 +42,7 @@ emptied with SymPy's cache (mcl.lsp.worker.bound_caches): it holds SymPy's expre
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import sympy
@@ -57,6 +55,7 @@ from mcl.feedback.facts.counting import (
     guarded_iterations,
     symbolic_trips,
 )
+from mcl.feedback.facts.kept_results import KeptResults
 from mcl.feedback.facts.kernel import Guard, Loop
 from mcl.feedback.facts.stable_dummies import reusing
 from mcl.feedback.facts.symbolic import SymbolicEvaluator
@@ -69,19 +68,7 @@ MAX_KEPT = 4096
 Count = tuple[Any, bool, list[Guard]]  # as guarded_iterations: count, exact?, guards left
 
 
-@dataclass
-class _Store:
-    kept: OrderedDict[tuple[Any, ...], Any]
-    enabled: bool = True  # tests compare with the analysis that counts every time
-    hits: int = 0
-    misses: int = 0
-
-    def cache_clear(self) -> None:
-        """Empty the store (with SymPy's cache: `forget_per_process`)."""
-        self.kept.clear()
-
-
-store = _Store(OrderedDict())
+store: KeptResults[Any] = KeptResults(MAX_KEPT)
 forget_with_per_process(store)
 
 
@@ -135,17 +122,12 @@ def conditioned_count(ev: SymbolicEvaluator, loops: Sequence[Loop],
 
 def _kept(key: tuple[Any, ...], count: Callable[[], Any]) -> Any:
     """The count kept under `key`, else `count()`, kept unless its budget fell back."""
-    found = store.kept.get(key)
+    found = store.get(key)
     if found is not None:
-        store.hits += 1
-        store.kept.move_to_end(key)
         return found
-    store.misses += 1
     value = count()
     if not fallen_back():
-        store.kept[key] = value
-        if len(store.kept) > MAX_KEPT:
-            store.kept.popitem(last=False)
+        store.put(key, value)
     return value
 
 
