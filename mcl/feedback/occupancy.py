@@ -127,11 +127,13 @@ def blocks_per_sm(sm: SmResources, block: BlockUsage) -> Occupancy:
     return Occupancy(blocks, sm.block_slots, warps, limits)
 
 
-def refusal(sm: SmResources, block: BlockUsage) -> str | None:
+def refusal(sm: SmResources, block: BlockUsage,
+            occupancy: Occupancy | None = None) -> str | None:
     """Why not one block of `block` fits on `sm`, with the figures; None when one does
     (such a kernel never starts: `mcl check` refuses it, mcl.feedback.block_refusal).
-    Registers per thread of 0 are not known well enough to refuse (an estimate)."""
-    limits = blocks_per_sm(sm, block).limits
+    Registers per thread of 0 are not known well enough to refuse (an estimate).
+    `occupancy` is `blocks_per_sm(sm, block)` where the caller has it already."""
+    limits = (occupancy or blocks_per_sm(sm, block)).limits
     if limits.get(THREADS, math.inf) < 1 or limits.get(WARPS, math.inf) < 1:
         return (f"{block.threads:,} threads per block, but a multiprocessor holds "
                 f"{_figure(sm.thread_slots)} threads and {_figure(sm.warp_slots)} warps")
@@ -477,4 +479,4 @@ def occupancy_message(kernel: Any, sm: Multiprocessor, max_registers: int,
         grid_blocks=v.grid_blocks, registers_per_thread=float(usage.registers_per_thread),
         block_limits=tuple((name, float(limit)) for name, limit in v.occupancy.limits.items()
                            if not (isinstance(limit, float) and math.isnan(limit))),
-        refusal=refusal(sm.resources, limiting_usage(usage, registers)))
+        refusal=refusal(sm.resources, limiting_usage(usage, registers), v.occupancy))
