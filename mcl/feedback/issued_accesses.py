@@ -20,7 +20,6 @@ wavefronts per line.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -29,6 +28,7 @@ import sympy
 from mcl.feedback.facts.kernel import Loop
 from mcl.feedback.facts.layout import flat_index
 from mcl.feedback.kernel_api import Kernel, MemoryInstruction
+from mcl.feedback.loop_points import LoopPoints
 from mcl.identity import Ref
 from mcl.mcpl import ast
 
@@ -124,16 +124,8 @@ def _never_equal(kernel: Kernel, difference: sympy.Expr, unrolled: Sequence[Loop
         return False
     loops = [counters[c] for c in difference.free_symbols]
     ev = kernel.evaluator
-    try:
-        for point in itertools.product(*(range(ev.trips(loop)) for loop in loops)):
-            for loop, position in zip(loops, point, strict=True):
-                ev.set_position(loop, position)
-            if ev.number(difference) == 0:
-                return False
-    finally:
-        for loop in loops:
-            ev.set_position(loop, 0)
-    return True
+    with LoopPoints(ev, loops) as points:
+        return all(ev.number(difference) != 0 for _ in points)
 
 
 def reloaded(kernel: Kernel, instruction: MemoryInstruction, unrolled: Sequence[Loop]

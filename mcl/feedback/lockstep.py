@@ -20,7 +20,6 @@ and of those the one that costs most is reported.
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -57,6 +56,7 @@ from mcl.feedback.kernel_api import (
     NumericEvaluator,
     UnitCursor,
 )
+from mcl.feedback.loop_points import LoopPoints
 from mcl.feedback.messages import FeedbackSeverity
 from mcl.feedback.values import evaluate
 from mcl.feedback.warp_access import BankConflict, Coalescing, bank_conflict, coalescing
@@ -468,14 +468,10 @@ def data_survey(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstructi
     best: tuple[Lanes, BankConflict, tuple[int, ...]] | None = None
     wavefronts = 0.0
     requests = lane_runs = 0
-    points = list(itertools.product(*(range(ev.trips(loop)) for loop in loops)))
     costs: dict[tuple[int, ...], DataRequest] = {}  # by the lanes' offsets
-    try:
-        for point in points:
-            for loop, position in zip(loops, point, strict=True):
-                ev.set_position(loop, position)
-            values = tuple(int(ev.number(kernel.facts.evaluator.shape(loop).value))
-                           for loop in loops)
+    with LoopPoints(ev, loops) as points:
+        for _ in points:
+            values = points.values(kernel)
             for lanes in list(walk.lanes(instruction.access.item.guards, every=True)):
                 try:
                     offsets = ev.values_each(walk.cursor, walk.units(lanes), known)
@@ -490,9 +486,6 @@ def data_survey(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstructi
                 lane_runs += len(lanes.active)
                 if best is None or request.worst.degree > best[1].degree:
                     best = (lanes, request.worst, values)
-    finally:
-        for loop in loops:
-            ev.set_position(loop, 0)
     if best is None:
         return None
     return ConflictSurvey(best[0], best[1], best[2], tuple(loops), len(points), wavefronts,
@@ -510,19 +503,15 @@ def _survey(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstruction, 
     best: tuple[Lanes, BankConflict, tuple[int, ...]] | None = None
     wavefronts = ideal = issued_wavefronts = issued_ideal = 0.0
     requests = lane_runs = 0
-    points = list(itertools.product(*(range(ev.trips(loop)) for loop in loops)))
     # The requests of each class of iterations that cost alike, computed once
     # (mcl.feedback.conflict_classes); every iteration still counts. A twin one word
     # apart in some iterations only tells every iteration apart.
     classes = None if any(t.step.free_symbols for t in costing.twins) else \
         IterationClasses.of(kernel, instruction, loops, banks, BANK_WORD_BYTES)
     known: dict[Hashable, list[tuple[Lanes, RequestCost, tuple[float, float]]]] = {}
-    try:
+    with LoopPoints(ev, loops) as points:
         for point in points:
-            for loop, position in zip(loops, point, strict=True):
-                ev.set_position(loop, position)
-            values = tuple(int(ev.number(kernel.facts.evaluator.shape(loop).value))
-                           for loop in loops)
+            values = points.values(kernel)
             key = None if classes is None else \
                 classes.key(kernel, dict(zip(loops, point, strict=True)))
             if key is None:
@@ -540,9 +529,6 @@ def _survey(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstruction, 
                 lane_runs += len(lanes.active)
                 if best is None or cost.worst.degree > best[1].degree:
                     best = (lanes, cost.worst, values)
-    finally:
-        for loop in loops:
-            ev.set_position(loop, 0)
     if best is None:
         return None, costing.reshaped
     return ConflictSurvey(best[0], best[1], best[2], tuple(loops), len(points), wavefronts,
@@ -1142,11 +1128,8 @@ def _diverge(kernel: Kernel, walk: LockstepWalk, guards: tuple[Guard, ...], guar
     best: tuple[Lanes, int] | None = None
     divergent = idle = 0
     at: list[tuple[int, ...]] = []
-    points = list(itertools.product(*(range(ev.trips(loop)) for loop in loops)))
-    try:
-        for point in points:
-            for loop, position in zip(loops, point, strict=True):
-                ev.set_position(loop, position)
+    with LoopPoints(ev, loops) as points:
+        for _ in points:
             splits = _splits(walk, _active_lanes(kernel, walk, guards, reaching),
                              guard)
             if splits is None:
@@ -1154,16 +1137,12 @@ def _diverge(kernel: Kernel, walk: LockstepWalk, guards: tuple[Guard, ...], guar
             if not splits:
                 continue
             divergent += 1
-            at.append(tuple(int(ev.number(kernel.facts.evaluator.shape(loop).value))
-                            for loop in loops))
+            at.append(points.values(kernel))
             idle += sum(len(lanes.active) if both else len(lanes.active) - taken
                         for lanes, taken in splits)
             for lanes, taken in splits:
                 if best is None or _evenness(lanes, taken) > _evenness(*best):
                     best = (lanes, taken)
-    finally:
-        for loop in loops:
-            ev.set_position(loop, 0)
     if best is None:
         return None
     return _Divergence(best[0], best[1], divergent, len(points), idle, tuple(at))
