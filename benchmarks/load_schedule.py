@@ -12,7 +12,8 @@ instruction of another of those kinds: how many loads a thread has in flight whe
 loaded value feeds an atomic update (a histogram's bins, docs/refinements.md,
 *privatise*). `--also FFMA,LDS,STS,LDL,STL` adds those kinds, runs of one kind counted
 (`FFMA*64`): where a prefetch's loads stand among the multiply-adds, and local-memory
-spills (docs/refinements.md, *tile-2d-prefetch*).
+spills (docs/refinements.md, *tile-2d-prefetch*); with LDS among them, the shared-memory
+reads by width too (`LDS.128`: one 128-bit read, *tile-2d-prefetch*'s `vector_reads`).
 """
 
 from __future__ import annotations
@@ -20,14 +21,16 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from collections import Counter
 
 KINDS = ("LDG", "ATOMS", "ATOMG", "REDG", "BRA", "BAR")
 
 
 def schedule(path: str, level: str, kinds_shown: tuple[str, ...] = KINDS
-             ) -> tuple[dict[str, int], list[str]]:
-    """The registers of each CUDA kernel of `path` at `level` and the kinds of its
-    instructions of KINDS, in program order."""
+             ) -> tuple[dict[str, int], list[str], Counter[str]]:
+    """The registers of each CUDA kernel of `path` at `level`, the kinds of its
+    instructions of KINDS, in program order, and the count of each of its shared-memory
+    reads by width (`LDS`, `LDS.64`, `LDS.128`)."""
     from mcl import pipeline
     from mcl.backends.cuda.cubin import register_counts
     from mcl.backends.cuda.line_instructions import _disassemble, _nvdisasm
@@ -44,11 +47,15 @@ def schedule(path: str, level: str, kinds_shown: tuple[str, ...] = KINDS
     if tool is None:
         raise SystemExit("nvdisasm is not installed (pip install nvidia-cuda-nvdisasm)")
     kinds = []
+    shared: Counter[str] = Counter()
     for row in _disassemble(tool, cubin).splitlines():
-        match = re.search(r"\*/\s+(?:@!?U?P\w+\s+)?([A-Z]+)[.\s]", row)
+        match = re.search(r"\*/\s+(?:@!?U?P\w+\s+)?([A-Z]+)((?:\.\w+)*)[\s;]", row)
         if match and match.group(1) in kinds_shown:
             kinds.append(match.group(1))
-    return register_counts(cubin), kinds
+        if match and match.group(1) == "LDS":
+            width = re.search(r"\.(64|128)\b", match.group(2))
+            shared["LDS" + (f".{width.group(1)}" if width else "")] += 1
+    return register_counts(cubin), kinds, shared
 
 
 def longest_run(kinds: list[str], kind: str = "LDG") -> int:
@@ -69,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     sys.setrecursionlimit(100_000)
     shown = KINDS + tuple(k for k in args.also.split(",") if k)
     for path in args.kernels:
-        registers, kinds = schedule(path, args.level, shown)
+        registers, kinds, shared = schedule(path, args.level, shown)
         print(f"== {path} at {args.level}: registers {registers}; "
               f"at most {longest_run(kinds)} global loads in a row")
         print("   " + " ".join(runs(kinds) if args.also else kinds))
@@ -78,6 +85,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"   FFMA {kinds.count('FFMA')}: {among} global loads among them, "
                   f"{before} FFMA before the first, {after} after the last; "
                   f"local-memory accesses (spills) {kinds.count('LDL') + kinds.count('STL')}")
+        if "LDS" in shown:
+            print("   shared-memory reads by width: "
+                  + ", ".join(f"{k} {v}" for k, v in sorted(shared.items())))
     return 0
 
 

@@ -512,6 +512,18 @@ def _element_type(kernel: KernelAtLevel, access: ast.Index) -> str:
     return declared[0].element.name
 
 
+class Layout(Protocol):
+    """Which elements of the block's tile a thread computes, where the threads are laid
+    otherwise than tile-2d's rows and columns THREADS_I and THREADS_J apart
+    (mcl.refine.tile_layout): `place` declares the thread's place at `indent` (with
+    `unit`, its number in the block), `offset` is the row (`kind` "i") or the column
+    ("j") of its element (ei, ej) in the block's tile."""
+
+    def place(self, indent: str) -> list[str]: ...
+
+    def offset(self, kind: str) -> str: ...
+
+
 class Operands(Protocol):
     """How the loops of the reduction load the row's and column's operands into their
     registers: `around` gives the lines that open the loops and load them (at `depth`,
@@ -522,8 +534,10 @@ class Operands(Protocol):
 
 
 def thread_body(kernel: KernelAtLevel, shape: RowReduction, row: RowIndex,
-                names: TileNames, operands: Operands | None = None) -> TextEdit:
-    """The lanes' new body: the thread's place in the block, a register tile per
+                names: TileNames, operands: Operands | None = None,
+                layout: Layout | None = None) -> TextEdit:
+    """The lanes' new body: the thread's place in the block (as `layout` lays the
+    threads, or rows and columns THREADS_I and THREADS_J apart), a register tile per
     accumulator set to 0, the loops of the reduction with the row's and column's loads
     into registers (each iteration's from the arrays, or as `operands` loads them) and
     every element's sums, then the tail for every element."""
@@ -550,8 +564,8 @@ def thread_body(kernel: KernelAtLevel, shape: RowReduction, row: RowIndex,
     for acc in shape.accumulators:
         tiles[acc.name] = fresh_name(f"{acc.name}_tile", taken)
         taken.add(tiles[acc.name])
-    i_of, j_of = (f"int {i} = {element_index(shape, row, names, 'i')};",
-                  f"int {j} = {element_index(shape, row, names, 'j')};")
+    i_of, j_of = (f"int {i} = {element_index(shape, row, names, 'i', layout)};",
+                  f"int {j} = {element_index(shape, row, names, 'j', layout)};")
     lanes = text_of(kernel, threads.count)
 
     def tile_loops(at: str, inner: list[str], guarded: str | None) -> list[str]:
@@ -567,14 +581,15 @@ def thread_body(kernel: KernelAtLevel, shape: RowReduction, row: RowIndex,
                 *([f"{at}{step * 2}{j_of}"] if re.search(rf"\b{j}\b", reads) else []),
                 *body, f"{at}{step}}}", f"{at}}}"]
 
-    out = [f"{indent}// thread ({n.ui}, {n.uj}) of the block's {n.threads_i} x "
-           f"{n.threads_j} computes the elements",
-           f"{indent}// {i} = {row.foreach.var} * {n.tile_i} + {n.ei} * {n.threads_i} + "
-           f"{n.ui}, {j} = {shape.blocks.var} * {n.tile_j} + {n.ej} * {n.threads_j} + "
-           f"{n.uj}",
-           f"{indent}int {n.unit} = {shape.warps.var} * {lanes} + {threads.var};",
-           f"{indent}int {n.ui} = {n.unit} / {n.threads_j};",
-           f"{indent}int {n.uj} = {n.unit} % {n.threads_j};"]
+    out = layout.place(indent) if layout is not None else [
+        f"{indent}// thread ({n.ui}, {n.uj}) of the block's {n.threads_i} x "
+        f"{n.threads_j} computes the elements",
+        f"{indent}// {i} = {row.foreach.var} * {n.tile_i} + {n.ei} * {n.threads_i} + "
+        f"{n.ui}, {j} = {shape.blocks.var} * {n.tile_j} + {n.ej} * {n.threads_j} + "
+        f"{n.uj}",
+        f"{indent}int {n.unit} = {shape.warps.var} * {lanes} + {threads.var};",
+        f"{indent}int {n.ui} = {n.unit} / {n.threads_j};",
+        f"{indent}int {n.uj} = {n.unit} % {n.threads_j};"]
     for acc in shape.accumulators:
         assert isinstance(acc.type, ast.Prim)
         out.append(f"{indent}reg {acc.type.name}[{n.elems_i}][{n.elems_j}] {tiles[acc.name]};")
@@ -627,12 +642,14 @@ def thread_body(kernel: KernelAtLevel, shape: RowReduction, row: RowIndex,
     return TextEdit(span.line + 1, 1, span.end_line, 1, "\n".join(out) + "\n")
 
 
-def element_index(shape: RowReduction, row: RowIndex, names: TileNames, kind: str) -> str:
+def element_index(shape: RowReduction, row: RowIndex, names: TileNames, kind: str,
+                  layout: Layout | None = None) -> str:
     """The row (`kind` "i") or the column ("j") of the thread's element (ei, ej)."""
     n = names
+    offset = layout.offset(kind) if layout is not None else element_offset(names, kind)
     if kind == "i":
-        return f"{row.foreach.var} * {n.tile_i} + {element_offset(names, kind)}"
-    return f"{shape.blocks.var} * {n.tile_j} + {element_offset(names, kind)}"
+        return f"{row.foreach.var} * {n.tile_i} + {offset}"
+    return f"{shape.blocks.var} * {n.tile_j} + {offset}"
 
 
 def element_offset(names: TileNames, kind: str) -> str:

@@ -26,18 +26,22 @@ does not see. So the refinement is offered only to a search that measures
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from mcl.mcpl import ast
 from mcl.refine.kernel import KernelAtLevel
 from mcl.refine.places import fresh_names
-from mcl.refine.refinement import Proposal
-from mcl.refine.tile_2d import Hoisted, TilePlan, zero_of
+from mcl.refine.refinement import Parameter, Proposal, Refused, for_loop_at
+from mcl.refine.tile_2d import Hoisted, TilePlan, reduction_shape, zero_of
 from mcl.refine.tile_2d_shared import (
     PhaseOperands,
     Staged,
+    StagedLayout,
     Tile2DShared,
     index_names,
     threads_text,
 )
+from mcl.refine.tile_layout import Grouped, grouped, warp_lanes
 from mcl.refine.unit_rows import text_of
 
 
@@ -46,6 +50,14 @@ class Tile2DPrefetch(Tile2DShared):
     summary = ("tile-2d-shared with double-buffered tiles: the next phase's operands "
                "loaded into registers during the current phase's compute, one barrier "
                "per phase")
+    parameters = (*Tile2DShared.parameters,
+                  Parameter("vector_reads", "a thread's rows and columns in groups of this "
+                            "many consecutive ones, each read from the tiles as one vector "
+                            "(1, 2 or 4; the tiles stored along the reduction first)",
+                            optional=True),
+                  Parameter("lanes_i", "warp tiles: the block's tile cut among its warps, "
+                            "each warp's among its lanes, this many rows of lanes",
+                            optional=True))
     preconditions = Tile2DShared.preconditions
     measured_only = ("the time model charges the same loads and shared-memory traffic as "
                      "tile-2d-shared's; how much latency the prefetch hides depends on "
@@ -66,6 +78,11 @@ class Tile2DPrefetch(Tile2DShared):
     # hopper_v1's and v2's 8 x 8 tile, and hopper_v4's 16 x 8 (a 128 x 128 tile of
     # 128 threads there).
     shapes = ((8, 8), (16, 8))
+    # The tiles also proposed in hopper_v4's layout (vector_reads=4 and warp tiles,
+    # mcl.refine.tile_layout): its 16 x 8, the fastest of the sweep of its constants on
+    # the H100 (docs/performance.md); every proposal of a measured-only refinement is
+    # verified and timed by the search, so the list is kept short.
+    grouped_shapes = ((16, 8),)
 
     def fitting(self, kernel: KernelAtLevel, line: int, elems_i: int, elems_j: int
                 ) -> list[Proposal]:
@@ -73,17 +90,39 @@ class Tile2DPrefetch(Tile2DShared):
         fits, where the block's constant allows it: the prefetched elements and the
         addresses the compiler keeps take more registers than the rule counts (NVRTC:
         the 8 x 8 tile at 512 threads spills at the launch bound's 128 registers), and
-        every proposal of a measured-only refinement is verified and timed."""
-        return super().fitting(kernel, line, elems_i, elems_j)[-1:]
+        every proposal of a measured-only refinement is verified and timed. The tiles of
+        `grouped_shapes` also with 128-bit reads of the tiles and the squarest warp
+        tiles the block allows."""
+        found = super().fitting(kernel, line, elems_i, elems_j)[-1:]
+        if (elems_i, elems_j) not in self.grouped_shapes or not found:
+            return found
+        args = dict(found[0].args)
+        shape = reduction_shape(kernel, for_loop_at(kernel, line))
+        threads = int(args.get("threads", shape.warps_n * shape.lanes_n))
+        lanes_i = warp_lanes(shape.lanes_n, int(args["threads_i"]), threads,
+                             elems_i, elems_j)
+        if elems_i % 4 or elems_j % 4 or lanes_i is None:
+            return found
+        try:
+            return [*found, self.propose(kernel, {**args, "vector_reads": "4",
+                                                  "lanes_i": str(lanes_i)})]
+        except Refused:
+            return found
+
+    def layout_of(self, kernel: KernelAtLevel, plan: TilePlan, args: Mapping[str, str],
+                  loop: ast.For, staged: list[Staged], tile_k: tuple[str, int],
+                  taken: set[str]) -> StagedLayout | None:
+        return grouped(kernel, plan, args, loop, staged, *tile_k, taken)
 
     def phase_operands(self, kernel: KernelAtLevel, plan: TilePlan, loop: ast.For,
                        staged: list[Staged], space: str,
-                       names: tuple[str, str, str, str, str], taken: set[str]
-                       ) -> PhaseOperands:
+                       names: tuple[str, str, str, str, str], taken: set[str],
+                       layout: StagedLayout | None) -> PhaseOperands:
         wanted = ("cur", *(f"next_{s.array.removeprefix('tile_')}" for s in staged))
         cur, *nexts = fresh_names(wanted, taken)
         taken |= {cur, *nexts}
-        return _Prefetched(kernel, plan, loop, staged, space, names, cur, nexts)
+        assert layout is None or isinstance(layout, Grouped)
+        return _Prefetched(kernel, plan, loop, staged, space, names, cur, nexts, layout)
 
 
 class _Prefetched(PhaseOperands):
@@ -93,9 +132,14 @@ class _Prefetched(PhaseOperands):
 
     def __init__(self, kernel: KernelAtLevel, plan: TilePlan, loop: ast.For,
                  staged: list[Staged], space: str, names: tuple[str, str, str, str, str],
-                 cur: str, nexts: list[str]):
+                 cur: str, nexts: list[str], layout: Grouped | None):
         super().__init__(kernel, plan, loop, staged, space, names)
-        self.cur, self.nexts = cur, nexts
+        self.cur, self.nexts, self.layout = cur, nexts, layout
+
+    def reads(self, at: str, step: str, buffer: str) -> list[str]:
+        if self.layout is None:
+            return super().reads(at, step, buffer)
+        return self.layout.reads(at, step, buffer, self.staged, self.kk)
 
     def around(self, depth: str, step: str, hoisted: list[Hoisted]
                ) -> tuple[list[str], list[str], str]:
@@ -171,7 +215,8 @@ class _Prefetched(PhaseOperands):
         _, op, bound = self.bounds()
         parts, e_line = self._element(s)
         part_of_k = parts[index_names(s.access).index(k)]
-        at_tile = f"{s.array}[{self.cur}]" + "".join(f"[{p}]" for p in parts)
+        at_tile = f"{s.array}[{self.cur}]" + (
+            self.layout.at_tile(s, parts) if self.layout else "".join(f"[{p}]" for p in parts))
         inner, deeper = at + step, at + step * 2
         return [f"{at}for (int {self.r} = 0; {self.r} < {self._count(s)}; {self.r}++) {{",
                 f"{inner}{e_line}",

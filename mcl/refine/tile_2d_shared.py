@@ -20,8 +20,9 @@ a product with a zero adds nothing."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from mcl.mcpl import ast
 from mcl.refine.edits import TextEdit, indentation, span_text
@@ -39,6 +40,7 @@ from mcl.refine.refinement import (
 )
 from mcl.refine.tile_2d import (
     Hoisted,
+    Layout,
     Tile2D,
     TilePlan,
     block_sizes,
@@ -134,24 +136,27 @@ class Tile2DShared(Tile2D):
                                         "TILE_K"), taken)
         taken |= {k0, kk, r, e, tk}
         staged = _staged(kernel, plan, loop, tk, taken)
+        layout = self.layout_of(kernel, plan, args, loop, staged, (tk, tile_k), taken)
         operands = self.phase_operands(kernel, plan, loop, staged, space,
-                                       (k0, kk, r, e, tk), taken)
-        body = thread_body(kernel, shape, plan.row, plan.names, operands)
+                                       (k0, kk, r, e, tk), taken, layout)
+        body = thread_body(kernel, shape, plan.row, plan.names, operands, layout)
         threads = threads_text(kernel, plan)
         sizes = {tk: tile_k, plan.names.tile_i: plan.threads_i * plan.elems_i,
                  plan.names.tile_j: plan.threads // plan.threads_i * plan.elems_j}
         rule = " && ".join(f"{' * '.join(s.dims)} % ({threads}) == 0" for s in staged)
         return self.proposal(
-            kernel, plan, body, (("tile_k", str(tile_k)),),
+            kernel, plan, body, (("tile_k", str(tile_k)), *(layout.args if layout else ())),
             [*self.header(tk, loop.var, staged),
              f"// tune: {TILE_K_TUNE}",
              f"// require: {rule}",
-             f"const int {tk} = {tile_k};"],
-            [_tiles(kernel, plan, staged, space, self.buffers)],
+             f"const int {tk} = {tile_k};",
+             *(layout.constants() if layout else ())],
+            [_tiles(kernel, plan, staged, space, self.buffers, layout)],
             f"; per phase of {tile_k} iterations of {loop.var} the block's tiles of "
             + " and ".join(f"{_array_of(s.access)} ({' x '.join(str(sizes[d]) for d in s.dims)})"
                            for s in staged)
-            + f" are staged in {space} memory, " + self.loaded_how)
+            + f" are staged in {space} memory, " + self.loaded_how
+            + (layout.summary if layout else ""))
 
     # The tiles' buffers per operand: one, loaded and read within a phase (a subclass
     # double-buffers them, mcl.refine.tile_2d_prefetch).
@@ -165,13 +170,38 @@ class Tile2DShared(Tile2D):
                 f"// loaded by the block's threads together, "
                 f"{' and '.join(s.array for s in staged)} (one element per thread at a time)"]
 
+    def layout_of(self, kernel: KernelAtLevel, plan: TilePlan, args: Mapping[str, str],
+                  loop: ast.For, staged: list[Staged], tile_k: tuple[str, int],
+                  taken: set[str]) -> StagedLayout | None:
+        """How the block's threads cover its tile and its tiles are laid out, where
+        `args` ask otherwise than tile-2d's rows and columns (None: as tile-2d); a
+        subclass gives the options (mcl.refine.tile_2d_prefetch). `tile_k`: the phase's
+        constant and its value."""
+        return None
+
     def phase_operands(self, kernel: KernelAtLevel, plan: TilePlan, loop: ast.For,
                        staged: list[Staged], space: str,
-                       names: tuple[str, str, str, str, str], taken: set[str]
-                       ) -> PhaseOperands:
+                       names: tuple[str, str, str, str, str], taken: set[str],
+                       layout: StagedLayout | None) -> PhaseOperands:
         """The loop of phases around the iterations (`thread_body`'s operands); `taken`:
         the names in use, for any more it declares."""
         return PhaseOperands(kernel, plan, loop, staged, space, names)
+
+
+class StagedLayout(Layout, Protocol):
+    """A layout of the threads over the tile (tile_2d.Layout) that also lays out the
+    staged tiles: its parameters (`args`), the named constants it declares, the words
+    the proposal adds (`summary`) and each tile's declared extents."""
+
+    @property
+    def args(self) -> tuple[tuple[str, str], ...]: ...
+
+    @property
+    def summary(self) -> str: ...
+
+    def constants(self) -> list[str]: ...
+
+    def declared(self, s: Staged) -> Sequence[str]: ...
 
 
 def threads_text(kernel: KernelAtLevel, plan: TilePlan) -> str:
@@ -249,9 +279,10 @@ def _product_of(e: ast.Expr, staged: set[object]) -> bool:
 
 
 def _tiles(kernel: KernelAtLevel, plan: TilePlan, staged: list[Staged], space: str,
-           buffers: int) -> TextEdit:
+           buffers: int, layout: StagedLayout | None = None) -> TextEdit:
     """The tiles, declared in the block's memory before the warps' foreach (`buffers`
-    of each, a leading dimension where there are several)."""
+    of each, a leading dimension where there are several; extents as `layout` lays
+    them out, or the tile's own)."""
     warps = plan.shape.warps
     assert warps.span is not None
     indent = indentation(kernel.text, warps.span.line)
@@ -261,7 +292,8 @@ def _tiles(kernel: KernelAtLevel, plan: TilePlan, staged: list[Staged], space: s
              "together"]
     lead = f"[{buffers}]" if buffers > 1 else ""
     lines += [f"{indent}{space} {s.hoisted.element}{lead}"
-              + "".join(f"[{d}]" for d in s.dims) + f" {s.array};" for s in staged]
+              + "".join(f"[{d}]" for d in (layout.declared(s) if layout else s.dims))
+              + f" {s.array};" for s in staged]
     return TextEdit.inserting(warps.span.line, 1, "\n".join(lines) + "\n")
 
 
