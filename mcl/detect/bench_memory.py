@@ -11,8 +11,9 @@ striding over the buffer.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -319,30 +320,17 @@ def _kib(n: int) -> str:
     return f"{n >> 20} MiB" if n >= 1 << 20 else f"{n >> 10} kB"
 
 
-def numpy_copy(size: int, repeat: int) -> Rate:
-    """numpy's copy of `size` bytes, one thread per CPU over slices (a single thread does
-    not saturate a many-core server's memory) or one thread, whichever is faster."""
-    import os
-    from concurrent.futures import ThreadPoolExecutor
+def numpy_copy(size: int, repeat: int, workers: int | None = None) -> Rate:
+    """numpy's copy of `size` bytes (mcl.detect.host_copy): the fastest of one thread,
+    `workers` threads (default: one per CPU) over slices, and those threads with
+    non-temporal stores; the others' rates are in its `how`."""
+    from mcl.detect.host_copy import numpy_copies
 
-    src = np.ones(size // 4, np.float32)
-    dst = np.empty_like(src)
-    workers = os.cpu_count() or 1
-    bounds = np.linspace(0, src.size, workers + 1).astype(int)
-    with ThreadPoolExecutor(workers) as pool:
-        def threaded() -> None:
-            list(pool.map(lambda i: np.copyto(dst[bounds[i]:bounds[i + 1]],
-                                              src[bounds[i]:bounds[i + 1]]), range(workers)))
-
-        def single() -> None:
-            np.copyto(dst, src)
-
-        # One run of each (after a warm-up that touches the pages), then the faster again.
-        one, many = wall_seconds(single, 1), wall_seconds(threaded, 1)
-        threads = 1 if one.best < many.best else workers
-        best = wall_seconds(single if threads == 1 else threaded, repeat, warm_up=False)
-    return Rate.of_work(2.0 * size, best, f"numpy copyto of {size >> 20} MiB, {threads} "
-                        f"thread{'s' if threads > 1 else ''}, read + written")
+    rates = numpy_copies(size, repeat, workers or os.cpu_count() or 1)
+    best = max(rates, key=lambda k: rates[k].value)
+    others = "; ".join(f"{k}: {r.value / 1e9:,.1f} GB/s" for k, r in rates.items() if k != best)
+    how = rates[best].how + (f" (the fastest of numpy's copies; {others})" if others else "")
+    return replace(rates[best], how=how)
 
 
 def torch_copy(size: int, ordinal: int, repeat: int) -> Rate | None:

@@ -106,7 +106,7 @@ def measure(device: Any, query: dict[str, Any], repeat: int = 5, sizes: Sizes | 
         bench.append(MemoryBench(cl, ctx, queue, kind, units, sizes.repeat))
         for name, swept in bench[0].device_memory(sizes.memory).items():
             rates[name] = swept.rate
-        library = (numpy_copy(sizes.memory, sizes.repeat) if kind == "cpu"
+        library = (numpy_copy(sizes.memory, sizes.repeat, units) if kind == "cpu"
                    else torch_copy(sizes.memory, ordinal, sizes.repeat))
         if library is not None:
             rates["library_copy"] = library
