@@ -31,7 +31,9 @@ SCALES = {"latency": (1e-9, "ns"), "launch": (1e-6, "us"), "flops": (1e9, "GFLOP
           "bytes": (1e9, "GB/s")}
 
 
-def _scale(key: str) -> tuple[float, str]:
+def scale(key: str) -> tuple[float, str]:
+    """The factor and unit a measurement's line is written in (hwd_detect_replay.py reads
+    the lines back)."""
     if key.startswith("latency"):
         return SCALES["latency"]
     if key.startswith("launch"):
@@ -98,9 +100,9 @@ def main(argv: list[str] | None = None) -> int:
             say(f"\n## round {r + 1}: {document['name']} specializes {document['parent']}")
             say(stderr.strip())
             for key, rate in document["measurements"].items():
-                scale, unit = _scale(key)
-                say(f"{key:15} {rate['value'] / scale:12,.2f} {unit:8} median "
-                    f"{rate['median'] / scale:,.2f}, worst {rate['worst'] / scale:,.2f} "
+                factor, unit = scale(key)
+                say(f"{key:15} {rate['value'] / factor:12,.2f} {unit:8} median "
+                    f"{rate['median'] / factor:,.2f}, worst {rate['worst'] / factor:,.2f} "
                     f"({rate['runs']} runs) | {rate['how']}")
             for line in checks(seconds, document, cpu):
                 say("check: " + line)

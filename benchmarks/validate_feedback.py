@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import statistics
 import subprocess
@@ -133,10 +134,12 @@ def collect_case(folder: Path, case: Case, timeout: float, clock_control: str) -
     return status
 
 
-def analyse(folder: Path) -> dict[str, Any]:
-    """Compare every recorded case again with this checkout's feedback."""
+def analyse(folder: Path, target: str = LEAF, hwd_path: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Compare every recorded case again with this checkout's feedback, predicted at
+    `target` (a description of `hwd_path` or the bundled library's; the kernels are
+    written for hopper, so it must be hopper or a specialization of it)."""
     known = {case.name: case for case in cases()}
-    compared = [analyse_case(folder, csv_path, known.get(csv_path.stem))
+    compared = [analyse_case(folder, csv_path, known.get(csv_path.stem), target, hwd_path)
                 for csv_path in raw_pages(folder)]
     steps = series_steps(compared)
     return {"cases": compared, "summary": summarise(compared), "steps": steps,
@@ -144,9 +147,11 @@ def analyse(folder: Path) -> dict[str, Any]:
             "pays": feedback_pays(steps, compared, folder.name)}
 
 
-def analyse_case(folder: Path, csv_path: Path, case: Case | None) -> dict[str, Any]:
-    """`mcl profile --counters` on one recorded raw page: the case's figures and lines
-    (each line with its relative error) and suggestions, or its error."""
+def analyse_case(folder: Path, csv_path: Path, case: Case | None, target: str = LEAF,
+                 hwd_path: tuple[str, ...] = ()) -> dict[str, Any]:
+    """`mcl profile --counters` on one recorded raw page, at `target` (the folders of
+    `hwd_path` before MCL_HWD_PATH's): the case's figures and lines (each line with its
+    relative error) and suggestions, or its error."""
     if case is None:
         return {"case": csv_path.stem, "error": "no such case in this checkout"}
     # the sizes `mcl profile` ran at, where its document was kept; else the case's
@@ -154,11 +159,17 @@ def analyse_case(folder: Path, csv_path: Path, case: Case | None) -> dict[str, A
     recorded = json.loads(document_path.read_text() or "{}") \
         if document_path.is_file() else {}
     defines = recorded.get("sizes") or case.sizes
-    argv = [sys.executable, "-m", "mcl", "profile", str(case.path), "--target", LEAF,
+    argv = [sys.executable, "-m", "mcl", "profile", str(case.path), "--target", target,
             "--format", "json", "--counters", str(csv_path)]
     for k, v in defines.items():
         argv += ["-D", f"{k}={v}"]
-    done = subprocess.run(argv, capture_output=True, text=True, check=False, cwd=REPO)
+    # The folders go in as MCL_HWD_PATH, not --hwd-path: the compiler's register count
+    # and instruction listing (mcl.backends.bundled_leaf) come only for a description of
+    # the default library, which holds MCL_HWD_PATH's but not --hwd-path's.
+    env = None if not hwd_path else {**os.environ, "MCL_HWD_PATH": os.pathsep.join(
+        [*hwd_path, *filter(None, [os.environ.get("MCL_HWD_PATH")])])}
+    done = subprocess.run(argv, capture_output=True, text=True, check=False, cwd=REPO,
+                          env=env)
     if done.returncode != 0:
         return {"case": csv_path.stem, "error": done.stderr.strip()}
     document = json.loads(done.stdout)
@@ -462,6 +473,12 @@ def main() -> int:
                         help="--collect only the cases whose name holds a WORD")
     parser.add_argument("--json", metavar="PATH", help="--analyse: also write the cases "
                         "and the summary as JSON")
+    parser.add_argument("--target", default=LEAF, help="--analyse: predict at this "
+                        "description (hopper or one that specializes it, e.g. the one "
+                        "`mcl hwd detect --measure` wrote; default: hopper)")
+    parser.add_argument("--hwd-path", action="append", default=[], metavar="DIR",
+                        help="--analyse: also read descriptions from DIR (repeatable; "
+                        "handed to mcl profile as MCL_HWD_PATH)")
     parser.add_argument("--clock-control", choices=("base", "none"), default="base",
                         help="--collect with ncu's clock control (base: the SM clock locked "
                         "to base, ncu's default; none: free to boost)")
@@ -473,7 +490,7 @@ def main() -> int:
         found = calibrate(Path(args.calibrate))
         print(json.dumps(found, indent=2))
         return 0
-    result = analyse(Path(args.analyse))
+    result = analyse(Path(args.analyse), args.target, tuple(args.hwd_path))
     print(table(result["summary"]))
     print()
     print(estimate_table(result["time_estimate"]))

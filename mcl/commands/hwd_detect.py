@@ -93,11 +93,7 @@ def run(args: argparse.Namespace) -> int:
     for warning in generated.warnings:
         say(f"warning: {warning}", file=sys.stderr)
     peaks = _validate(generated)
-    written = {f"{name}.hdl": generated.hdl, f"{name}.opencl.toml": generated.mapping}
-    if generated.cuda_mapping is not None:
-        written[f"{name}.cuda.toml"] = generated.cuda_mapping
-    if generated.feedback is not None:
-        written[f"{name}_feedback.py"] = generated.feedback
+    written = generated.files()
     for file, text in written.items():
         (out / file).write_text(text)
     files = [str(out / file) for file in written]

@@ -24,6 +24,7 @@ from mcl.detect.facts import (
     is_nvidia,
     text,
 )
+from mcl.detect.inherited import fitted
 from mcl.detect.measured_text import (
     bandwidth_statement,
     copy_comment,
@@ -47,9 +48,9 @@ HOPPER_FEEDBACK = (
     '''compute capability 9.x allocates registers and shared memory by hopper's rules
 (hwdescs/hopper_feedback.py), applied to the figures of {name}.hdl."""
 
-from mcl._hwdescs.hopper_feedback import occupancy
+from mcl._hwdescs.hopper_feedback import divergence, load_store_optimality, occupancy
 
-__all__ = ["occupancy"]
+__all__ = ["divergence", "load_store_optimality", "occupancy"]
 '''
 )
 
@@ -63,6 +64,16 @@ class Generated:
     cuda_mapping: str | None = None  # NAME.cuda.toml, NVIDIA GPUs only
     feedback: str | None = None  # NAME_feedback.py, where the parent's functions apply
     warnings: tuple[str, ...] = ()  # measured figures far from the nominal ones
+
+    def files(self) -> dict[str, str]:
+        """The files to write, by name: NAME.hdl, NAME.opencl.toml and, where they apply,
+        NAME.cuda.toml and NAME_feedback.py."""
+        written = {f"{self.name}.hdl": self.hdl, f"{self.name}.opencl.toml": self.mapping}
+        if self.cuda_mapping is not None:
+            written[f"{self.name}.cuda.toml"] = self.cuda_mapping
+        if self.feedback is not None:
+            written[f"{self.name}_feedback.py"] = self.feedback
+        return written
 
 
 __all__ = ["Generated", "Measurements", "default_name", "generate", "parent_level"]
@@ -266,18 +277,31 @@ def _capacity(fig: Figure | None) -> Statement:
     return None if fig is None else (f"capacity = {_size(fig.value)};", fig.source)
 
 
+def _hopper_feedback(parent: str, function: str, what: str) -> Statement:
+    """hopper's `performance_feedback(function)` where the parent is hopper: the
+    analyses the time model reads (the accesses' sectors and bank conflicts, the lanes
+    on different paths) come from these functions, so a detected Hopper GPU names them
+    as hopper.hdl does."""
+    if parent != "hopper":
+        return None
+    return (f'performance_feedback("{function}");', f"as hopper: {what}")
+
+
 def _unit_group(lines: Lines, indent: str, kinds: tuple[str, str], names: tuple[str, str],
-                count: tuple[int, str], slots: list[tuple[str, str, str]], body: list[str]
-                ) -> None:
+                count: tuple[int, str], slots: list[tuple[str, str, str]], body: list[str],
+                feedback: Statement = None) -> None:
     """A group of lanes and its unit (`simd_group vector_unit { ... simd_unit lane ... }`):
     `count` the number of units and its source; `slots` (level, par_unit, comment) with
-    level "group" or "unit", each one slot; `body` the unit's instruction blocks."""
+    level "group" or "unit", each one slot; `body` the unit's instruction blocks;
+    `feedback` a `performance_feedback` statement of the group."""
     group_kind, unit_kind = kinds
     lines.add(f"{indent}{group_kind} {names[0]} {{")
     lines.add(f"{indent}  nr_units = {count[0]};", count[1])
     for level, unit, comment in slots:
         if level == "group":
             lines.add(f"{indent}  slots({unit}, 1);", comment)
+    if feedback is not None:
+        lines.add(f"{indent}  {feedback[0]}", feedback[1])
     lines.add(f"{indent}  {unit_kind} {names[1]} {{")
     for level, unit, comment in slots:
         if level == "unit":
@@ -586,10 +610,12 @@ def _gpu_latency(lines: Lines, measured: Measurements, key: str, clock: Figure |
 
 def _gpu_common(lines: Lines, q: dict[str, Any], spaces: list[str], cached: list[str],
                 measured: Measurements, processors: str, clock: Figure | None,
-                latency: dict[str, Statement] | None = None) -> None:
+                latency: dict[str, Statement] | None = None,
+                inherited: Sequence[Statement] = ()) -> None:
     """mem, pcie, ic and l2 of a GPU: the blocks every GPU description has; device memory
     holds `spaces`, the L2 caches `cached`; `latency` the ic's and l2's nominal latencies
-    (what a measured latency at `clock` replaces)."""
+    (what a measured latency at `clock` replaces); `inherited` the parent's fitted l2
+    figures (mcl.detect.inherited)."""
     latency = latency or {}
     mem = figure(q, ("cuda", "total_mem"), ("opencl", "global_mem_size"))
     _block(lines, "memory mem", [*((f"space({s});", "") for s in spaces), _capacity(mem)])
@@ -611,7 +637,8 @@ def _gpu_common(lines: Lines, q: dict[str, Any], spaces: list[str], cached: list
                                    f"cache_line_size = {line.int} B;", line.source),
                                _gpu_latency(lines, measured, "latency_l2", clock,
                                             latency.get("l2"), "L2 load latency"),
-                               _measured_bandwidth(measured, "l2", 1, "device (one L2)")])
+                               _measured_bandwidth(measured, "l2", 1, "device (one L2)"),
+                               *inherited])
 
 
 def _gpu(lines: Lines, q: dict[str, Any], name: str, parent: str,
@@ -722,7 +749,7 @@ def _nvidia(lines: Lines, q: dict[str, Any], name: str, parent: str,
             ("  smps;", ""), ("}", ""), ("", "")):
         lines.add(code, comment)
     _gpu_common(lines, q, ["global", "constant", "local"], ["global", "local"], measured,
-                "smps.smp", clock, LATENCIES.get(major))
+                "smps.smp", clock, LATENCIES.get(major), fitted(parent, "cache l2"))
     nominal_shared: Statement = None if clock is None else (
         f"bandwidth = {smp_bytes} * {clock.value:.0f} MB/s;",
         f"per SM: its {spec.lsus} load/store units ({spec_source}) move a 4 B word each "
@@ -770,11 +797,13 @@ def _nvidia(lines: Lines, q: dict[str, Any], name: str, parent: str,
     _unit_group(lines, "        ", ("simd_group", "simd_unit"), ("alus", "alu"),
                 (lanes, f"{spec_source}: {spec.fp32_lanes} FP32 lanes per SM"),
                 [("group", "warp", "a warp executes in lock-step"), thread],
-                [_ops(measured), "fp;"])
+                [_ops(measured), "fp;"], _hopper_feedback(parent, "divergence",
+                                                         "lanes of a warp on different paths"))
     _unit_group(lines, "        ", ("load_store_group", "load_store_unit"), ("lsus", "lsu"),
                 (lsus, f"{spec_source}: {spec.lsus} LD/ST units per SM"),
                 [("group", "warp", "the loads of a warp are issued together"), thread],
-                ["perfect.memory_ops;"])
+                ["perfect.memory_ops;"],
+                _hopper_feedback(parent, "load_store_optimality", "coalescing, bank conflicts"))
     lines.add("      }")
     lines.add("    }")
     lines.add("  }")
