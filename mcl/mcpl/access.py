@@ -25,6 +25,7 @@ from typing import Any
 from mcl.identity import Ref
 from mcl.mcpl import ast
 from mcl.mcpl.builtins import BUILTINS, SIGNATURE_CALLS
+from mcl.mcpl.kept_answers import kept_by_answers
 from mcl.mcpl.scopes import ScopeStack
 from mcl.mcpl.visitor import StrictVisitor
 
@@ -229,6 +230,14 @@ def function_effects(function: ast.Function, callee_modes: CalleeModes) -> Effec
     return effects.modes
 
 
+def _kept_effects(function: ast.Function, callee_modes: CalleeModes) -> Effects:
+    """`function_effects`, found on the function's node while the callees it asked about
+    have the same modes (mcl.mcpl.kept_answers): in the language server, a function the
+    edit did not touch and whose callees' modes stayed is not walked again."""
+    return kept_by_answers(function, "_effects",
+                           lambda asking: function_effects(function, asking), callee_modes)
+
+
 class AccessTable:
     """Parameter modes of every function of a program, to a fixed point over calls.
 
@@ -245,7 +254,7 @@ class AccessTable:
         while changed:
             changed = False
             for function, resolve in functions:
-                effects = function_effects(function, self._callee_modes(resolve))
+                effects = _kept_effects(function, self._callee_modes(resolve))
                 self._effects[Ref(function)] = effects
                 modes = {p.name: effects.get(Ref(p), "") for p in function.params}
                 if modes != self._params[Ref(function)]:
