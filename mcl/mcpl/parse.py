@@ -369,7 +369,7 @@ def _edited(chunk: str, file: str, old: _Kept, text: str) -> Any:
 
 def _model_or_none(text: str, file: str) -> Any:
     try:
-        return tree_builder().parse(text, file)
+        return tree_builder().parse_or_none(text, file)
     except (RecursionError, _syntax_error()):
         return None
 

@@ -143,6 +143,19 @@ class TreeModelBuilder:
         return self.node(tree[0]) if len(tree) > 0 and isinstance(tree[0], NonTerminal) \
             else ""
 
+    def parse_or_none(self, text: str, file: str) -> Any:
+        """`parse`, or None where the compiled parse fails: it fails exactly where
+        Arpeggio's does (mcl/mcpl/peg.py), so a caller that would drop the syntax error
+        does not pay for Arpeggio's parse again (nor, in a kept builder, for textX's
+        metamodel). Without a compiled parse, `parse` (which raises)."""
+        if self.compiled is None:
+            return self.parse(text, file)
+        tree = self.compiled(text)
+        if tree is None:
+            return None
+        return self.node(tree[0]) if len(tree) > 0 and isinstance(tree[0], NonTerminal) \
+            else ""
+
     def node(self, node: Any) -> Any:
         if isinstance(node, Terminal):
             return self._match(node)

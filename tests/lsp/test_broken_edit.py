@@ -154,6 +154,10 @@ def _recording(parsed: list[int]) -> Callable[[], Any]:
             parsed.append(len(text.lstrip()))
             return real.parse(text, file)
 
+        def parse_or_none(self, text: str, file: str) -> Any:
+            parsed.append(len(text.lstrip()))
+            return real.parse_or_none(text, file)
+
     return lambda: Recorder()
 
 
