@@ -304,6 +304,39 @@ def traced_races(trace: Trace, function: ast.Function) -> set[int]:
 # ----------------------------------------------------------------------------- driver
 
 
+# The idiom corpus of the feedback validation (benchmarks/validation_corpus/, the cases
+# `idiom-NAME` of benchmarks/validate_feedback.py): its second check size beside its
+# reference's, one that divides no tile or block (partial blocks, rows that start off a
+# sector).
+IDIOMS = REPO / "benchmarks" / "validation_corpus"
+UNEVEN = {
+    "scan": {"n": 1500},
+    "stencil": {"h": 19, "w": 45},
+    "batched_gemm": {"nb": 3, "m": 8},
+    "ell_spmv": {"n": 301, "ncols": 53, "width": 5},
+    "softmax": {"rows": 5, "m": 1025},
+}
+
+
+@dataclass(frozen=True)
+class IdiomKernel(Kernel):
+    """A kernel of the idiom corpus, checked at its reference's sizes and at UNEVEN."""
+
+    @property
+    def folder(self) -> Path:
+        return IDIOMS / self.name
+
+
+def idiom_kernels() -> list[Kernel]:
+    """The idiom corpus as kernels of one level (hopper), in name order."""
+    from benchmarks.validate_feedback import CORPUS
+
+    return [IdiomKernel(name, "idiom", "", ("hopper",), False,
+                        (dict(load_reference(IDIOMS / name / "reference.py").sizes),
+                         UNEVEN[name]), dict(CORPUS[name]))
+            for name in sorted(UNEVEN)]
+
+
 def compare_corpus(kernels: Iterable[Kernel], library: Any) -> list[Row]:
     rows: list[Row] = []
     for kernel in kernels:
@@ -353,7 +386,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kernels", nargs="*", default=[], help="only these kernels")
     parser.add_argument("--json", type=Path, help="write every row here")
     options = parser.parse_args(argv)
-    kernels = [k for k in load_corpus() if not options.kernels or k.name in options.kernels]
+    kernels = [k for k in load_corpus() + idiom_kernels()
+               if not options.kernels or k.name in options.kernels]
     rows = compare_corpus(kernels, default_library())
     print(table_text(rows))
     if options.json is not None:

@@ -9,6 +9,8 @@ innermost dimension fastest, cut into lock-step groups of the group's size (the 
 units are the first warp). Every other unit and every for-loop stays at its first index,
 except the for-loops a branch's conditions (divergence) or a shared-memory access's
 address (the bank-conflict survey) depend on: those are followed iteration by iteration.
+A shared-memory access that no unit of the first block runs is surveyed in the last
+block (`last_block`: a grid's tail).
 
 A statement under an `if` runs only for the lanes whose guards hold ("active lanes"):
 a halo load under `if (ty == 0 && tx < 8)` is 8 lanes of the first warp, and a last-row
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 import sympy
@@ -270,6 +273,27 @@ def fill_iterations(ev: NumericEvaluator, loops: Sequence[Loop]) -> Iterator[Non
             ev.set_position(loop, 0)
 
 
+@contextmanager
+def last_block(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstruction
+               ) -> Iterator[None]:
+    """The evaluator at the last unit of every foreach around `instruction` outside the
+    lock-step space (the last block of the grid), and back at the first after. An access
+    no unit of the first block runs may be one of the grid's tail (the zeros stored
+    past n under `else` of `if (i < n)`): its lanes are those of the last block, whose
+    requests the device serves like any other."""
+    groups = block_groups(kernel.hwd.description, lockstep)
+    outer = [loop for loop in instruction.access.item.loops
+             if loop.kind == "foreach" and loop.group not in groups]
+    ev = kernel.evaluator
+    try:
+        for loop in outer:
+            ev.set_position(loop, max(ev.trips(loop) - 1, 0))
+        yield
+    finally:
+        for loop in outer:
+            ev.set_position(loop, 0)
+
+
 # Widths of one access to banked memory that the hardware serves in parts of the warp
 # (CUDA C++ Programming Guide, "Shared Memory", compute capability 5.x and later: a
 # 64-bit access is split into half-warp requests, a 128-bit one into quarter-warps).
@@ -438,6 +462,17 @@ def conflict_survey(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstr
 
 def _banked_survey(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstruction,
                    banks: int) -> ConflictSurvey | None:
+    """`_block_survey` of the first block, or where no unit of it runs the access, of the
+    last (`last_block`: a tail's branch, the `else` of `if (i < n)`)."""
+    survey = _block_survey(kernel, lockstep, instruction, banks)
+    if survey is None:
+        with last_block(kernel, lockstep, instruction):
+            survey = _block_survey(kernel, lockstep, instruction, banks)
+    return survey
+
+
+def _block_survey(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstruction,
+                  banks: int) -> ConflictSurvey | None:
     """`conflict_survey`, or where the data decide the address, `data_survey`; raises
     the survey's NotStatic where neither can judge the access."""
     try:

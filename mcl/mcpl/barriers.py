@@ -186,6 +186,7 @@ class _Walker:
         self.uniform = UniformStates(tracked_names(foreach.body, self.varying, constants),
                                      constants)
         self.touching, self.sizes = _loops_touching(foreach.body, shared)
+        self.scalars: dict[Ref[ast.For], frozenset[str]] = {}
         self.steps = 0
 
     def run(self) -> None:
@@ -326,10 +327,22 @@ class _Walker:
             # hold other values than in the accesses pending from this one. (Those
             # that differ between units keep their name: the same expression of the
             # unit's own values is taken to be its own element, as in one iteration.)
-            self.epoch = before | (({s.var} | assigned_names(s.body)) - self.varying)
+            # (A scalar the body declares is another variable in each iteration: a
+            # double buffer's `int cur = s % 2`.)
+            self.epoch = before | (({s.var} | assigned_names(s.body)
+                                    | self.declared(s)) - self.varying)
         self.epoch, self.varying = before, around
         self.uniform.states = head
         return pending
+
+    def declared(self, loop: ast.For) -> frozenset[str]:
+        """The scalars declared in the body of `loop` (found once per loop)."""
+        key = Ref(loop)
+        if key not in self.scalars:
+            self.scalars[key] = frozenset(
+                n.name for n in ast.walk(loop.body)
+                if isinstance(n, ast.Decl) and not isinstance(n.type, ast.ArrayType))
+        return self.scalars[key]
 
     def expr(self, e: ast.Expr | None, pending: frozenset[_BarrierAccess], selected: bool
              ) -> frozenset[_BarrierAccess]:

@@ -65,7 +65,12 @@ def polynomial(e: ast.Expr, constants: Mapping[str, int],
             if e.name in constants:
                 return {(): constants[e.name]} if constants[e.name] else {}
             if e.name in definitions and depth < 8:
-                return polynomial(definitions[e.name], constants, definitions, depth + 1)
+                expanded = polynomial(definitions[e.name], constants, definitions, depth + 1)
+                if expanded is not None:
+                    return expanded
+            # (a name without a definition, or whose definition is no polynomial, such as
+            # a double buffer's `cur = s % 2`, stands for its own value: `1 - cur` and
+            # `cur` still differ by an odd number)
             return {(e.name,): 1}
         case ast.Unary(op="-"):
             inner = polynomial(e.operand, constants, definitions, depth)

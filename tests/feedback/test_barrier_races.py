@@ -132,6 +132,11 @@ CASES: dict[str, tuple[dict[str, int], dict[str, Twin]]] = {
         "step without its barrier": Twin((("          barrier(shared);\n", "", 1),)),
         "swapped into one half": Twin((("dst = 1 - src;", "dst = src;", 1),)),
     }),
+    "double_buffered_modulo": ({"n": 2048}, {
+        "step without its barrier": Twin((("          barrier(shared);\n        }", "        }",
+                                           1),)),
+        "loaded into the half it reads": Twin((("int nxt = 1 - cur;", "int nxt = cur;", 1),)),
+    }),
     "strided_transpose": ({"n": 64}, {
         "without its barrier": Twin((("          barrier(shared);\n", "", 1),)),
         "stride 4 over 8 rows": Twin((("k < 32; k += 8", "k < 24; k += 4", 2),)),

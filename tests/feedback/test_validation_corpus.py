@@ -23,6 +23,7 @@ from warp_trace import (
     warp_addresses,
 )
 
+from benchmarks.unseen_counts import UNEVEN  # sizes that divide no tile or block
 from benchmarks.validate_feedback import CORPUS, CORPUS_FOLDER, cases
 from mcl import pipeline
 from mcl.cli import main
@@ -35,14 +36,6 @@ from mcl.mcpl.printer import print_expr
 from mcl.verify import expected_outputs, load_reference, make_inputs
 
 NAMES = sorted(p.parent.name for p in CORPUS_FOLDER.glob("*/hopper.mcpl"))
-# Sizes that divide no tile or block: partial blocks, rows that start off a sector.
-UNEVEN = {
-    "scan": {"n": 1500},
-    "stencil": {"h": 19, "w": 45},
-    "batched_gemm": {"nb": 3, "m": 8},
-    "ell_spmv": {"n": 301, "ncols": 53, "width": 5},
-    "softmax": {"rows": 5, "m": 1025},
-}
 SECTOR = 32  # hopper moves global memory in sectors of 32 B
 
 
