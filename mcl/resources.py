@@ -2,21 +2,31 @@
 
 In a source checkout these are the top-level folders `hwdescs/` and `kernels/`; in an
 installed wheel they are the packages `mcl._hwdescs` and `mcl._kernels` (see pyproject).
+
+The checkout's folders come first: an editable install maps `mcl._hwdescs` to the folder
+of the checkout it was made from, so code run from another checkout of the same
+repository (a git worktree, an older revision beside it: `PYTHONPATH=DIR python -m mcl`)
+would otherwise read that checkout's descriptions and feedback functions with its own
+code, and a comparison of two revisions would compare one revision's data.
 """
 
 from __future__ import annotations
 
-from importlib import resources
 from pathlib import Path
 
 _REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 def _package_dir(package: str, fallback: str) -> Path:
+    beside = _REPO_ROOT / fallback
+    if (_REPO_ROOT / "pyproject.toml").is_file() and beside.is_dir():
+        return beside
+    from importlib import resources  # an installed wheel only
+
     try:
         return Path(str(resources.files(package)))
     except ModuleNotFoundError:
-        return _REPO_ROOT / fallback
+        return beside
 
 
 def hwdescs_dir() -> Path:

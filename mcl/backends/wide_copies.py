@@ -11,7 +11,9 @@ None (the feedback cannot tell) where the level is not a leaf of the default lib
 program does not generate. A mapping that asks for no vectors (no `vector_width`, as
 fermi's) makes no wide copy: that is read from its file by a pattern, as the CUDA
 register counter reads the architecture (mcl.backends.cuda.registers.stated_arch), so
-that a check at such a leaf loads neither the code generators nor numpy.
+that a check at such a leaf loads neither the code generators nor numpy. Elsewhere (hopper)
+the answer is kept on disk by the inputs of code generation (mcl.backends.by_program), so
+that a check of a program seen before does not load them either.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mcl.backends.bundled_leaf import bundled_leaf
+from mcl.backends.by_program import program_key, read_kept, write_kept
 from mcl.diagnostics import MclError, Span
 from mcl.feedback.facts.compiled import Store
 
@@ -29,6 +32,8 @@ if TYPE_CHECKING:
     from mcl.feedback.facts.kernel import KernelFacts
 
 _WIDTH = re.compile(r"^vector_width\s*=\s*(\d+)", re.MULTILINE)
+# The folder of the answers kept by the inputs of code generation, and their form.
+KIND, FORM = "wide-copies", 1
 # The answer for the last program asked about per leaf and function, kept with that
 # program and given only for it: a search analyses each candidate at several sizes.
 _memory: Store[tuple[str, str], tuple[object, Mapping[Span, int] | None]] = Store(16)
@@ -50,15 +55,34 @@ def wide_copies(facts: KernelFacts) -> Mapping[Span, int] | None:
     kept = _memory.get(key)
     if kept is not None and kept[0] is facts.checked:
         return kept[1]
-    from mcl.backends import generate_module
+    disk_key = program_key(facts, "", KIND, FORM)
+    on_disk = read_kept(disk_key, KIND)
+    if on_disk is not None:
+        found: Mapping[Span, int] | None = {
+            Span(*_span_of(text)): size for text, size in on_disk.items()}
+    else:
+        from mcl.backends import generate_module
 
-    try:
-        found: Mapping[Span, int] | None = generate_module(
-            facts.checked, hwd.name, library, only={facts.function.name}).wide_copies
-    except (MclError, ValueError):
-        found = None
+        try:
+            found = generate_module(
+                facts.checked, hwd.name, library, only={facts.function.name}).wide_copies
+        except (MclError, ValueError):
+            found = None
+        if found is not None:
+            write_kept(disk_key, {_text_of(span): size for span, size in found.items()}, KIND)
     _memory.put(key, (facts.checked, found))
     return found
+
+
+def _text_of(span: Span) -> str:
+    """A span as the disk cache keeps it (a name of a JSON object)."""
+    return "\0".join(map(str, (span.file, span.line, span.column, span.end_line,
+                                span.end_column)))
+
+
+def _span_of(text: str) -> tuple[str, int, int, int, int]:
+    file, line, column, end_line, end_column = text.rsplit("\0", 4)
+    return file, int(line), int(column), int(end_line), int(end_column)
 
 
 def stated_vector_width(hwd: Any) -> int | None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from mcl.diagnostics import Diagnostic, Span, did_you_mean, error, warning
 from mcl.hdl.model import (
+    DEFAULT_CACHE_LINE,
     EXEC_KINDS,
     DeviceNode,
     HardwareDescription,
@@ -41,7 +42,6 @@ _HIERARCHY_PROPS = {
 }
 
 
-DEFAULT_CACHE_LINE = 64  # bytes, for a cache whose description states no line size
 _GROUP_KINDS = ("device_group", "execution_group", "simd_group", "load_store_group")
 _MEMORY_KINDS = ("memory", "cache")
 _SLOT_KINDS = (*EXEC_KINDS, "device", "device_group", "device_unit")

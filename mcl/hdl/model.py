@@ -23,6 +23,10 @@ from mcl.diagnostics import Span
 from mcl.hdl.speed import compare_memories
 
 UNLIMITED = math.inf
+# bytes, for a cache whose description states no line size: the loader fills it in
+# (mcl.hdl.build) and the time model assumes it; here, not in the loader, so that the
+# model does not import the description parser (a check reads built descriptions)
+DEFAULT_CACHE_LINE = 64
 Number = Union[int, float]  # float only for math.inf or fractional values
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from mcl import pipeline
+from mcl.backends import by_program
 from mcl.backends.cuda import line_instructions
 from mcl.backends.cuda import registers as compiled
 from mcl.backends.cuda.cubin import register_counts
@@ -86,7 +87,7 @@ def test_a_count_is_compiled_once_and_kept_on_disk(monkeypatch: pytest.MonkeyPat
 
 
 def test_the_disk_cache_is_bounded(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(compiled, "DISK_ENTRIES", 2)
+    monkeypatch.setattr(by_program, "DISK_ENTRIES", 2)
     for key in ("a", "b", "c"):
         compiled.write_kept(key, {"k": 1})
     kept = sorted(p.stem for p in (tmp_path / "cache" / "registers").glob("*.json"))

@@ -28,14 +28,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from mcl.backends.by_program import program_key, read_kept, write_kept
 from mcl.backends.cuda.registers import (
+    compiled_arch,
     generated_cuda,
     kept_counts,
     kernel_names,
     lineinfo_cubin,
+    run_within,
     source_key,
 )
-from mcl.cpu_budget import WALL_FACTOR, PastBudget, StepFailed, run_within
 from mcl.diagnostics import MclError
 from mcl.feedback.compiler_budget import NotCompiled
 from mcl.feedback.compiler_budget import seconds as compile_seconds
@@ -46,6 +48,8 @@ if TYPE_CHECKING:
     from mcl.feedback.facts.kernel import KernelFacts
 
 CACHE_KIND = "line-instructions"
+# The folder of the listings kept by the inputs of code generation (mcl.backends.by_program).
+WARM_KIND = "line-instructions-by-program"
 # The form of the kept counts, in their key: 2 keeps the loads in flight at each use
 # added and the uses (1 kept the most).
 CACHE_FORM = 2
@@ -73,13 +77,27 @@ _memory: Store[str, dict[str, int]] = Store(64)
 def line_instructions(facts: KernelFacts) -> Lines | NotCompiled | None:
     """The machine code of each source line of the function of `facts` (over all of its
     generated kernels), NotCompiled where NVRTC or nvdisasm ran past its budget, or None
-    (see the module)."""
+    (see the module). A listing found before for the same inputs of code generation is
+    read back without generating or loading NVRTC (mcl.backends.by_program)."""
+    arch = compiled_arch(facts)
+    if arch is None:
+        # nvdisasm is looked for only where code is compiled: finding it imports
+        # cuda.pathfinder, and the compile's budget mcl.cpu_budget, which a check at any
+        # other leaf need not pay for
+        return None
+    warm = program_key(facts, arch, CACHE_KIND, CACHE_FORM)
+    kept = read_kept(warm, WARM_KIND)
+    if kept is not None:
+        return _lines(kept, {key.rsplit(":", 3)[0] for key in kept})
     try:
         made = generated_cuda(facts)
-        if made is None:
-            # nvdisasm is looked for only where code is compiled: finding it imports
-            # cuda.pathfinder, which a check at any other leaf need not pay for
-            return None
+    except (MclError, ValueError, ImportError, OSError, subprocess.SubprocessError):
+        return None
+    if made is None:
+        return None
+    from mcl.cpu_budget import PastBudget, StepFailed
+
+    try:
         tool = _nvdisasm()
         if tool is None:
             return None
@@ -91,12 +109,15 @@ def line_instructions(facts: KernelFacts) -> Lines | NotCompiled | None:
         flat = kept_counts(
             source_key(generated, arch, CACHE_KIND, CACHE_FORM, tool), CACHE_KIND, _memory,
             lambda: _flat(per_line(_disassemble(tool, cubin), ())))
-        return _lines(flat, set(kernel_names(facts, generated)))
+        names = set(kernel_names(facts, generated))
     except PastBudget as past:
         return NotCompiled("nvdisasm", past.seconds)
     except (MclError, ValueError, ImportError, OSError, subprocess.SubprocessError,
             StepFailed):
         return None
+    write_kept(warm, {k: v for k, v in flat.items() if k.rsplit(":", 3)[0] in names},
+               WARM_KIND)
+    return _lines(flat, names)
 
 
 def per_line(listing: str, kernels: tuple[str, ...] | set[str]
@@ -274,6 +295,8 @@ def _disassemble(tool: str, cubin: bytes) -> str:
     the compiler's budget of CPU time (mcl.feedback.compiler_budget): run from a child
     process under it, whose CPU limit the tool inherits and whose CPU time includes the
     tool's once it has ended (PastBudget past it)."""
+    from mcl.cpu_budget import WALL_FACTOR
+
     seconds = compile_seconds()
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "kernel.cubin"

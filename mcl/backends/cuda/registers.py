@@ -29,15 +29,12 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import json
-import os
 import re
-import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcl.backends.bundled_leaf import bundled_leaf
-from mcl.cpu_budget import PastBudget, StepFailed, run_within
+from mcl.backends.by_program import program_key, read_kept, write_kept
 from mcl.diagnostics import MclError
 from mcl.feedback.budget import not_counted
 from mcl.feedback.compiler_budget import NotCompiled
@@ -50,8 +47,9 @@ if TYPE_CHECKING:
 
     from mcl.feedback.facts.kernel import KernelFacts
 
-# Files the disk cache keeps: a kernel's counts are a few bytes, one file per source.
-DISK_ENTRIES = 512
+T = TypeVar("T")
+# The folder of the answers kept by the inputs of code generation (mcl.backends.by_program).
+WARM_KIND = "registers-by-program"
 # The oldest architecture the NVRTC that `mcl[cuda]` asks for (nvidia-cuda-nvrtc 13)
 # compiles for: fermi's sm_20 is ruled out without loading NVRTC.
 OLDEST_ARCH = 75
@@ -70,14 +68,29 @@ _generated: Store[tuple[Ref, str], tuple[Any, str]] = Store(2)
 def register_count(facts: KernelFacts) -> int | NotCompiled | None:
     """The registers per thread NVRTC's ptxas gives the function of `facts` (the most of
     its kernels, where its foreach nests make several), NotCompiled where the compile ran
-    past its budget, or None (see the module)."""
-    from mcl.backends.cuda.cubin import register_counts
-
+    past its budget, or None (see the module). A count found before for the same inputs
+    of code generation is read back without generating or loading NVRTC
+    (mcl.backends.by_program)."""
+    arch = compiled_arch(facts)
+    if arch is None:
+        return None
+    warm = program_key(facts, arch, "registers")
+    kept = read_kept(warm, WARM_KIND)
+    if kept is not None and isinstance(kept.get("count"), int):
+        return kept["count"]
     try:
         made = generated_cuda(facts)
-        if made is None:
-            return None
-        generated, arch = made
+    except (MclError, ValueError, ImportError):
+        return None
+    if made is None:
+        return None
+    # the compile's budget and the cubin reader are imported only where a compile comes:
+    # a check at any other leaf (fermi) pays for this module alone
+    from mcl.backends.cuda.cubin import register_counts
+    from mcl.cpu_budget import PastBudget, StepFailed
+
+    generated, arch = made
+    try:
         counts = kept_counts(source_key(generated, arch), "registers", _memory,
                              lambda: register_counts(lineinfo_cubin(generated, arch)))
     except PastBudget as past:
@@ -85,7 +98,17 @@ def register_count(facts: KernelFacts) -> int | NotCompiled | None:
     except (MclError, ValueError, ImportError, StepFailed):
         return None
     found = [counts[k] for k in kernel_names(facts, generated) if k in counts]
-    return max(found) if found else None
+    if not found:
+        return None
+    write_kept(warm, {"count": max(found)}, WARM_KIND)
+    return max(found)
+
+
+def run_within(work: Callable[[], T], seconds: float) -> T:
+    """mcl.cpu_budget.run_within, imported where a compile comes (see register_count)."""
+    from mcl.cpu_budget import run_within as run
+
+    return run(work, seconds)
 
 
 def source_key(generated: Any, arch: str, *parts: object) -> str:
@@ -121,6 +144,7 @@ def lineinfo_cubin(generated: Any, arch: str) -> bytes:
     under the compiler's budget of CPU time (mcl.feedback.compiler_budget; PastBudget
     past it, kept so that the listing does not wait as long again)."""
     from mcl.backends.cuda.nvrtc import compile_cuda
+    from mcl.cpu_budget import PastBudget
 
     key = source_key(generated, arch)
     cubin = _cubins.get(key)
@@ -138,6 +162,20 @@ def lineinfo_cubin(generated: Any, arch: str) -> bytes:
     return cubin
 
 
+def compiled_arch(facts: KernelFacts) -> str | None:
+    """The architecture NVRTC would compile the program of `facts` for, as far as can be
+    told without loading it: None at a level other than a bundled leaf, for a program
+    with errors, where the leaf's CUDA mapping names no architecture or one older than
+    OLDEST_ARCH, or where NVIDIA's bindings are not installed."""
+    if bundled_leaf(facts) is None:
+        return None
+    arch = stated_arch(facts.hwd)
+    if arch is None or int(arch.removeprefix("sm_")) < OLDEST_ARCH or \
+            importlib.util.find_spec("cuda.bindings") is None:
+        return None
+    return arch
+
+
 def generated_cuda(facts: KernelFacts) -> tuple[Any, str] | None:
     """The generated CUDA module of the program of `facts` and the architecture NVRTC
     compiles it for, or None where no compiler count can come (see the module). What
@@ -146,11 +184,8 @@ def generated_cuda(facts: KernelFacts) -> tuple[Any, str] | None:
     ImportError of code generation or NVRTC is the caller's to catch."""
     hwd = facts.hwd
     library = bundled_leaf(facts)
-    if library is None:
-        return None
-    arch = stated_arch(hwd)
-    if arch is None or int(arch.removeprefix("sm_")) < OLDEST_ARCH or \
-            importlib.util.find_spec("cuda.bindings") is None:
+    arch = compiled_arch(facts)
+    if library is None or arch is None:
         return None
     from mcl.backends import generate_module
     from mcl.backends.cuda.nvrtc import supported_archs
@@ -180,46 +215,3 @@ def stated_arch(hwd: Any) -> str | None:
         return None
     found = _ARCH.search(text)
     return found.group(1) if found else None
-
-
-def _folder(kind: str = "registers") -> Path | None:
-    """The disk cache's folder of one kind of count (`registers`; mcl.backends.cuda.
-    line_instructions keeps its counts per source line beside them)."""
-    from mcl.parse_cache import cache_root
-
-    root = cache_root()
-    return None if root is None else root / kind
-
-
-def read_kept(key: str, kind: str = "registers") -> dict[str, int] | None:
-    """The counts kept on disk under `key` in the folder of `kind`, or None."""
-    folder = _folder(kind)
-    if folder is None:
-        return None
-    try:
-        data = json.loads((folder / f"{key}.json").read_text())
-    except (OSError, ValueError):
-        return None
-    if not isinstance(data, dict) or not all(
-            isinstance(k, str) and isinstance(v, int) for k, v in data.items()):
-        return None
-    return data
-
-
-def write_kept(key: str, counts: dict[str, int], kind: str = "registers") -> None:
-    """Store `counts` under `key`, written to a temporary file and renamed (a reader never
-    sees half of one); past DISK_ENTRIES files the oldest go."""
-    folder = _folder(kind)
-    if folder is None:
-        return
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=folder, suffix=".tmp")
-        with os.fdopen(handle, "w") as out:
-            json.dump(counts, out)
-        os.replace(temporary, folder / f"{key}.json")
-        entries = sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime)
-        for old in entries[:max(0, len(entries) - DISK_ENTRIES)]:
-            old.unlink(missing_ok=True)
-    except OSError:
-        return

@@ -125,8 +125,7 @@ from mcl.feedback.findings import (
 from mcl.feedback.messages import FeedbackSeverity
 from mcl.feedback.phrases import if_lines
 from mcl.feedback.values import evaluate
-from mcl.hdl.build import DEFAULT_CACHE_LINE
-from mcl.hdl.model import Quantity
+from mcl.hdl.model import DEFAULT_CACHE_LINE, Quantity
 from mcl.hdl.peak import Bandwidth, bandwidth, compute_peaks, peak_flops
 from mcl.identity import Ref
 from mcl.mcpl import ast
