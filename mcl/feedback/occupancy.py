@@ -138,7 +138,7 @@ def refusal(sm: SmResources, block: BlockUsage,
         return (f"{block.threads:,} threads per block, but a multiprocessor holds "
                 f"{_figure(sm.thread_slots)} threads and {_figure(sm.warp_slots)} warps")
     if limits.get(SHARED_MEMORY, math.inf) < 1:
-        most = (sm.shared_bytes - sm.shared_reserved) // sm.shared_unit * sm.shared_unit
+        most = shared_per_block(sm)
         reserved = (f" ({_figure(sm.shared_bytes)} B less the {sm.shared_reserved:,} B "
                     "reserved for each block)" if sm.shared_reserved else "")
         return (f"{block.shared_bytes:,} B of shared memory per block, but a multiprocessor "
@@ -154,6 +154,16 @@ def refusal(sm: SmResources, block: BlockUsage,
                 f"{warps * per_warp:,} in all, but the register file holds "
                 f"{_figure(sm.registers)}{split}")
     return None
+
+
+def shared_per_block(sm: SmResources) -> float:
+    """The most shared memory one block may have on `sm`: its capacity less what the
+    system reserves for every block, in whole allocation units (hopper: 233,472 B less
+    1,024 B, 232,448 B). The rule of the refusal above and of `mcl tune`'s filter
+    (mcl.tune.leaf_limits)."""
+    if math.isinf(sm.shared_bytes):
+        return math.inf
+    return (sm.shared_bytes - sm.shared_reserved) // sm.shared_unit * sm.shared_unit
 
 
 def _figure(value: float) -> str:

@@ -12,8 +12,9 @@ and from the command line (`--param TILE_K=8,16`, which wins). Rules are MCPL bo
 expressions over the constants, one per `// require:` line anywhere in those comments,
 (`// require: TILE_I % THREADS_I == 0`), evaluated with C's integer arithmetic.
 The description adds its own (`description_problems`): work-items per work-group within
-the par_groups' limits, local memory within the capacity of the memory that holds it,
-and the estimated registers of a work-group within the register file.
+the par_groups' limits, local memory within what one block may have of the memory that
+holds it (its capacity less what the leaf reserves per block, mcl.tune.leaf_limits), and
+the estimated registers of a work-group within the register file.
 """
 
 from __future__ import annotations
@@ -205,6 +206,7 @@ def description_problems(
     sizes, local memory and estimated registers (evaluated with the constants and sizes
     in `env`) against the limits of description `hwd`."""
     from mcl.codegen.layout import flat_dims
+    from mcl.tune.leaf_limits import local_memory_problem
 
     plan = generated.function(function)
     if plan is None:
@@ -264,10 +266,9 @@ def description_problems(
                 f"about {private_words} registers per work-item x {threads} work-items; "
                 f"the register file of {hwd.name} holds {register_words}"
             )
-    if local_capacity is not None and local_bytes > local_capacity:
-        problems.append(
-            f"{local_bytes} bytes of local memory per work-group; {hwd.name} has {local_capacity}"
-        )
+    if local_capacity is not None and (
+            beyond := local_memory_problem(hwd, local_bytes, local_capacity)):
+        problems.append(beyond)
     return problems
 
 
