@@ -18,6 +18,11 @@ checkout, e.g. main, to compare the two in the same rounds) in every cache state
         whose text no run has seen (a comment with the round appended): the check after
         an edit, as an editor or a build runs it, where only the edited file is new.
 
+Each check is `python -c` running mcl's `__main__` as `-m mcl` does, with the editable
+install's finder left out: it maps mcl's bundled data to the folder of the checkout it
+was installed from, so an older checkout given with `--repo` would read today's
+descriptions and feedback functions (scripts/golden.py does the same).
+
 Reports the median wall-clock and CPU time (user + system of the child, from
 getrusage) of each, and each one's ratio to the SymPy import of the same rounds. On a
 shared machine the CPU figure is the steadier one; the load average is printed.
@@ -39,6 +44,10 @@ REPO = Path(__file__).resolve().parent.parent
 DEFAULT_ARGS = ["kernels/matmul/perfect.mcpl", "--level", "fermi", "-D", "n=2048",
                 "-D", "m=2048", "-D", "p=2048"]
 CACHE_STATES = ("warm", "cold", "off", "edited")
+# `python -m mcl` without the editable install's finder (see the module).
+OWN_TREE = ("import runpy, sys; sys.meta_path[:] = [f for f in sys.meta_path "
+            "if 'Editable' not in getattr(f, '__name__', '')]; "
+            "sys.argv[0] = 'mcl'; runpy.run_module('mcl', run_name='__main__', alter_sys=True)")
 
 
 def timed(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]:
@@ -77,7 +86,7 @@ def main(argv: list[str] | None = None) -> None:
     states = [s for s in options.cache.split(",") if s]
     if unknown := set(states) - set(CACHE_STATES):
         parser.error(f"unknown cache state(s): {', '.join(sorted(unknown))}")
-    check = [sys.executable, "-m", "mcl", "check", *options.args]
+    check = [sys.executable, "-c", OWN_TREE, "check", *options.args]
     peer = [sys.executable, "-c", "import sympy"]
     runs: dict[str, list[tuple[float, float]]] = {"import sympy": []}
     with tempfile.TemporaryDirectory(prefix="mcl-startup-") as scratch:

@@ -2,16 +2,24 @@
 """Golden snapshot of what mcl prints and writes for every shipped kernel, to compare a
 tree before and after a change that must keep behaviour (a refactoring).
 
-    python scripts/golden.py snapshot OUT [--tree DIR] [--jobs N]
+    python scripts/golden.py snapshot OUT [--tree DIR] [--jobs N] [--kernels GLOB ...]
     python scripts/golden.py compare BEFORE AFTER
 
 `snapshot` runs, in the tree DIR (default: this checkout), for every kernels/*/*.mcpl:
 `mcl check FILE --feedback -v` (text: stdout and stderr) and `--format json`; for every
 kernels/* folder `mcl report DIR --format json`; for every version written at a leaf,
 `mcl codegen FILE --target LEAF` (OpenCL, and CUDA where the leaf has a CUDA mapping),
-keeping every generated file. Each result is one file under OUT, named after the command.
+keeping every generated file; for every perfect.mcpl, `mcl translate FILE --to LEAF` at
+each leaf. Each result is one file under OUT, named after the command.
 To snapshot an older revision: `git worktree add /tmp/base REV` and pass `--tree /tmp/base`
-(the script itself need not exist in that revision).
+(the script itself need not exist in that revision). `--kernels GLOB` (relative to
+kernels/, repeatable; default `*/*.mcpl`) takes a subset of the kernels; the reports are
+always made.
+
+Each tree runs with its own data and its own cache: mcl is started with the editable
+install's finder left out (it maps `mcl._hwdescs` to the folder of the checkout it was
+installed from, so an older tree would read today's descriptions and feedback functions),
+and with a cache folder of the snapshot's own (`MCL_CACHE_DIR`).
 
 `compare` lists the files that differ, are missing or are new, with a unified diff of the
 first lines of each, and exits 1 when anything differs.
@@ -29,6 +37,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 LEAVES = ("fermi", "hopper", "xeon_phi", "x86_avx512")
+# `python -m mcl` without the editable install's finder (see the module).
+OWN_TREE = ("import runpy, sys; sys.meta_path[:] = [f for f in sys.meta_path "
+            "if 'Editable' not in getattr(f, '__name__', '')]; "
+            "sys.argv[0] = 'mcl'; runpy.run_module('mcl', run_name='__main__', alter_sys=True)")
 CUDA_LEAVES = ("fermi", "hopper")
 
 
@@ -37,16 +49,19 @@ def _leaf_of(path: Path) -> str | None:
     return next((leaf for leaf in LEAVES if stem.startswith(leaf + "_")), None)
 
 
-def _jobs(tree: Path) -> list[tuple[str, list[str], str | None]]:
+def _jobs(tree: Path, patterns: list[str]) -> list[tuple[str, list[str], str | None]]:
     """(result name, mcl arguments, codegen output folder or None) for every command."""
     jobs: list[tuple[str, list[str], str | None]] = []
-    kernels = sorted((tree / "kernels").glob("*/*.mcpl"))
+    kernels = sorted({p for pattern in patterns for p in (tree / "kernels").glob(pattern)})
     for path in kernels:
         rel = path.relative_to(tree).as_posix()
         base = rel.replace("/", "__")
         jobs.append((f"check-text/{base}.txt", ["check", rel, "--feedback", "-v"], None))
         jobs.append((f"check-json/{base}.json",
                      ["check", rel, "--feedback", "-v", "--format", "json"], None))
+        if path.name == "perfect.mcpl":
+            jobs += [(f"translate/{base}-{leaf}.txt", ["translate", rel, "--to", leaf], None)
+                     for leaf in LEAVES]
         leaf = _leaf_of(path)
         if leaf is not None:
             jobs.append((f"codegen-opencl/{base}", ["codegen", rel, "--target", leaf], "dir"))
@@ -60,13 +75,15 @@ def _jobs(tree: Path) -> list[tuple[str, list[str], str | None]]:
     return jobs
 
 
-def _run_one(tree: Path, out: Path, name: str, args: list[str], kind: str | None) -> None:
-    env = dict(os.environ, PYTHONPATH=str(tree), COLUMNS="100", NO_COLOR="1")
+def _run_one(tree: Path, out: Path, cache: str, name: str, args: list[str],
+             kind: str | None) -> None:
+    env = dict(os.environ, PYTHONPATH=str(tree), COLUMNS="100", NO_COLOR="1",
+               MCL_CACHE_DIR=cache)
     target = out / name
     target.parent.mkdir(parents=True, exist_ok=True)
     if kind == "dir":
         with tempfile.TemporaryDirectory() as tmp:
-            proc = subprocess.run([sys.executable, "-m", "mcl", *args, "-o", tmp, "--force"],
+            proc = subprocess.run([sys.executable, "-c", OWN_TREE, *args, "-o", tmp, "--force"],
                                   cwd=tree, env=env, capture_output=True, text=True)
             target.mkdir(parents=True, exist_ok=True)
             (target / "_status.txt").write_text(
@@ -77,18 +94,19 @@ def _run_one(tree: Path, out: Path, name: str, args: list[str], kind: str | None
                     dest = target / file.relative_to(tmp).as_posix().replace("/", "__")
                     dest.write_bytes(file.read_bytes())
         return
-    proc = subprocess.run([sys.executable, "-m", "mcl", *args], cwd=tree, env=env,
+    proc = subprocess.run([sys.executable, "-c", OWN_TREE, *args], cwd=tree, env=env,
                           capture_output=True, text=True)
     target.write_text(f"exit {proc.returncode}\n--- stdout\n{proc.stdout}"
                       f"--- stderr\n{proc.stderr}")
 
 
-def snapshot(out: Path, tree: Path, jobs: int) -> int:
+def snapshot(out: Path, tree: Path, jobs: int, patterns: list[str]) -> int:
     out.mkdir(parents=True, exist_ok=True)
-    work = _jobs(tree)
+    work = _jobs(tree, patterns)
     done = 0
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = [pool.submit(_run_one, tree, out, *job) for job in work]
+    with tempfile.TemporaryDirectory(prefix="golden-cache-") as cache, \
+            ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = [pool.submit(_run_one, tree, out, cache, *job) for job in work]
         for future in futures:
             future.result()
             done += 1
@@ -132,12 +150,15 @@ def main() -> int:
     snap.add_argument("out", type=Path)
     snap.add_argument("--tree", type=Path, default=Path(__file__).resolve().parent.parent)
     snap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    snap.add_argument("--kernels", action="append", metavar="GLOB",
+                      help="kernels to take, relative to kernels/ (default: */*.mcpl)")
     cmp = sub.add_parser("compare", help="compare two snapshots")
     cmp.add_argument("before", type=Path)
     cmp.add_argument("after", type=Path)
     args = parser.parse_args()
     if args.command == "snapshot":
-        return snapshot(args.out.resolve(), args.tree.resolve(), args.jobs)
+        return snapshot(args.out.resolve(), args.tree.resolve(), args.jobs,
+                        args.kernels or ["*/*.mcpl"])
     return compare(args.before, args.after)
 
 
