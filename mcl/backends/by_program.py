@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 FORM = 1
 # Files each folder keeps: an answer is a few bytes to a few kilobytes, one file each.
 DISK_ENTRIES = 512
-_MCL = Path(__file__).resolve().parents[2]
+_MCL = Path(__file__).resolve().parents[1]  # the mcl package
 _DISTRIBUTIONS = ("nvidia_cuda", "cuda_bindings", "cuda_pathfinder")
 
 

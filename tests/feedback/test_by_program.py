@@ -14,6 +14,7 @@ from types import SimpleNamespace
 import pytest
 from conftest import KERNELS
 
+import mcl
 from mcl import pipeline
 from mcl.backends import by_program, wide_copies
 from mcl.hdl.library import default_library
@@ -67,3 +68,9 @@ def test_wide_copies_read_back_are_those_generated(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr("mcl.backends.generate_module", no_generation)
     wide_copies._memory.clear()
     assert wide_copies.wide_copies(_facts(GESUMMV)) == generated
+
+
+def test_the_code_stamped_is_mcls_own() -> None:
+    """mcl's modules, not the checkout around them (tests, benchmarks: thousands of files
+    stat'ed at every check)."""
+    assert by_program._MCL == Path(mcl.__file__).resolve().parent
