@@ -25,6 +25,7 @@ from mcl.detect.facts import (
     text,
 )
 from mcl.detect.inherited import fitted
+from mcl.detect.inherited import launch as inherited_launch
 from mcl.detect.measured_text import (
     bandwidth_statement,
     copy_comment,
@@ -121,7 +122,7 @@ def generate(q: dict[str, Any], name: str | None = None,
         mapping = _gpu(lines, q, name, parent, measured)
     else:
         mapping = _nvidia(lines, q, name, parent, measured)
-    _launch(lines, measured, name, _clock(q, parent))
+    _launch(lines, measured, name, parent, _clock(q, parent))
     if parent not in ("cpu", "gpu", "accelerator"):
         feedback = HOPPER_FEEDBACK.format(name=name) if parent == "hopper" else None
         return Generated(name, parent, lines.text(), mapping, _cuda_mapping(q, name), feedback,
@@ -224,24 +225,40 @@ def _header(q: dict[str, Any], name: str, parent: str, what: str) -> list[str]:
 
 def _bandwidth_line(lines: Lines, nominal: tuple[float, str] | None, measured: Measurements
                     ) -> None:
-    """`bandwidth = ...;` with the measured figure where there is one (the roofline's
-    roof, docs/hdl.md "Peak throughput"), the nominal one beside it in the comment."""
+    """`bandwidth = ...;` the memory's peak (`memory_peak`), the measured read, write and
+    copy beside it in the comment (a copy far from the nominal figure warned about)."""
     nominal_text = f"nominal {_gbs(nominal[0])} ({nominal[1]})" if nominal else "no nominal figure"
     copy = measured.copy_bytes_per_s
-    # A figure of 0 (a failed measurement, a driver that reports none) is no rate: HDL
-    # refuses a bandwidth of 0.
-    if copy:
-        how = (copy_comment(measured) if "copy" in measured.rates else
-               f"{_gbs(copy)} ({measured.notes.get('copy', 'OpenCL copy kernel')})")
-        lines.add(f"  bandwidth = {_rate(copy)};", f"measured {how}; {nominal_text}")
-        if nominal is not None:
+    peak = memory_peak(nominal[0] if nominal else None, measured)
+    if copy or any(k in measured.rates for k in ("read", "write")):
+        how = (copy_comment(measured) if measured.rates else
+               f"{_gbs(copy or 0.0)} ({measured.notes.get('copy', 'OpenCL copy kernel')})")
+        roof = ("the nominal figure, the highest rate of all" if nominal and peak == nominal[0]
+                else "the highest rate measured")
+        lines.add(f"  bandwidth = {_rate(peak)};",
+                  f"{roof} (the roofline's peak, the rate the time model's achieved share "
+                  f"is of, docs/hdl.md); measured {how}; {nominal_text}")
+        if nominal is not None and copy:
             lines.compare("device-memory copy bandwidth", copy, nominal[0], nominal[1],
                           (1e9, "GB/s"))
-    elif nominal is not None and nominal[0] > 0:
-        lines.add(f"  bandwidth = {_rate(nominal[0])};",
+    elif peak:
+        lines.add(f"  bandwidth = {_rate(peak)};",
                   f"{nominal_text}; not measured (mcl hwd detect --measure)")
     else:
         lines.add("  // bandwidth: no query gives it; mcl hwd detect --measure measures it")
+
+
+def memory_peak(nominal: float | None, measured: Measurements) -> float:
+    """The device memory's peak: the highest of the nominal rate and every rate measured
+    (read, write, copy; 0 where there is none). A description's `bandwidth` is a roof: the
+    roofline's "at least" divides by it, so it must be no less than any kernel reaches (a
+    read-only kernel outruns the copy, 2,995 vs 2,873 GB/s on an H100); and the time
+    model's `ACHIEVED_BANDWIDTH` is a share of that peak, fitted at hopper.hdl's nominal
+    3,350 GB/s, so a measured copy stated there would be discounted twice."""
+    rates = [measured.rates[k].value for k in ("read", "write", "copy") if k in measured.rates]
+    # A figure of 0 (a failed measurement, a driver that reports none) is no rate: HDL
+    # refuses a bandwidth of 0.
+    return max([nominal or 0.0, measured.copy_bytes_per_s or 0.0, *rates])
 
 
 def _pcie(lines: Lines, measured: Measurements, mem: str) -> None:
@@ -382,9 +399,12 @@ def _measured_bandwidth(measured: Measurements, key: str, instances: int,
     return None if rate is None else bandwidth_statement(rate, instances, what)
 
 
-def _launch(lines: Lines, measured: Measurements, name: str, clock: Figure | None) -> None:
+def _launch(lines: Lines, measured: Measurements, name: str, parent: str,
+            clock: Figure | None) -> None:
     """The cost of a kernel launch: the device's `latency` (docs/hdl.md), first in its
-    block, in cycles of the clock the description states."""
+    block, in cycles of the clock the description states; the bundled parent's where it
+    states one (mcl.detect.inherited.launch: a profiler's timing, not OpenCL's events),
+    the measured one in the comment."""
     from mcl.hdl.build import _DEVICE_PROPS
 
     launch = measured.rates.get("launch")
@@ -395,7 +415,7 @@ def _launch(lines: Lines, measured: Measurements, name: str, clock: Figure | Non
     statement = Lines()
     statement.add(*("  " + part if i == 0 else part for i, part in enumerate(
         launch_statement(launch, measured.rates.get("launch_wall"), clock.value,
-                         clock.source, stated))))
+                         clock.source, stated, (parent, inherited_launch(parent))))))
     at = lines.lines.index(head) + 1
     lines.lines[at:at] = statement.lines
 

@@ -8,6 +8,11 @@ hopper.hdl's `partial_write_bandwidth` (the L2's rate for partly written sectors
 `atomic_interval` (how long an atomic request holds its line) would vanish from a
 detected H100, and with them the time model's partial-write and atomic terms (a
 transpose that writes partial sectors estimated 5x too fast).
+
+The launch (the device's `latency`) is kept from the parent too where the parent states
+one: hopper.hdl's is Nsight Compute's duration of an empty kernel, the timing the model
+is validated against, while --measure times one with OpenCL's profiling events, which
+count more (an H100: 3.8 us best, 4.9 median, against ncu's 2.2-3.2 us; docs/hdl.md).
 """
 
 from __future__ import annotations
@@ -21,23 +26,32 @@ FITTED: dict[str, tuple[str, ...]] = {
 }
 
 
+def launch(parent: str) -> str | None:
+    """The bundled `parent`.hdl's launch, `latency = ...;` of its device block (None
+    where it states none: a generic description's device has no launch cost)."""
+    return _stated(parent, f"device {parent}", "latency")
+
+
 def fitted(parent: str, block: str) -> list[tuple[str, str]]:
     """`(statement, comment)` for each of `block`'s FITTED figures that the bundled
     `parent`.hdl states, in its order; none where it states none or there is no file."""
+    return [(statement, f"as {parent}.hdl: fitted on measurements of the time model's "
+             "validation cases, not measured by --measure")
+            for name in FITTED.get(block, ())
+            if (statement := _stated(parent, block, name)) is not None]
+
+
+def _stated(parent: str, block: str, name: str) -> str | None:
+    """`name = ...;` as `block` of the bundled `parent`.hdl states it; None where it
+    states none or there is no such file."""
     from mcl.resources import hwdescs_dir
 
     path = Path(hwdescs_dir()) / f"{parent}.hdl"
-    names = FITTED.get(block, ())
-    if not names or not path.is_file():
-        return []
-    body = _block_body(path.read_text(), block)
-    found = []
-    for name in names:
-        match = re.search(rf"^\s*({name}\s*=\s*[^;]+;)", body, re.MULTILINE)
-        if match:
-            found.append((match.group(1), f"as {parent}.hdl: fitted on measurements of the "
-                          "time model's validation cases, not measured by --measure"))
-    return found
+    if not path.is_file():
+        return None
+    match = re.search(rf"^\s*({name}\s*=\s*[^;]+;)", _block_body(path.read_text(), block),
+                      re.MULTILINE)
+    return match.group(1) if match else None
 
 
 def _block_body(text: str, block: str) -> str:

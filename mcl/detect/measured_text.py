@@ -89,14 +89,22 @@ def bandwidth_statement(rate: Rate, instances: int, what: str) -> tuple[str, str
 
 
 def launch_statement(launch: Rate, wall: Rate | None, clock_mhz: float, clock_source: str,
-                     stated: bool) -> tuple[str, str]:
+                     stated: bool, parent: tuple[str, str | None] = ("", None)
+                     ) -> tuple[str, str]:
     """A device's `latency`: what one kernel launch costs beyond its work, which the time
     model adds once per kernel -- the median of the empty kernel's duration on the device
-    (what a launch typically costs, not the luckiest). Where this version of HDL states
-    no latency on a device (`stated` false) the statement is written commented out."""
-    stated_latency = f"latency = {cycles(launch.median, clock_mhz * 1e6)} cycles;"
+    (what a launch typically costs, not the luckiest), or the `parent` description's own
+    statement where it has one (its name, the statement): OpenCL's profiling events
+    count more than the profiler's duration that a parent's launch was measured with
+    and the time model is validated against. Where this version of HDL states no latency
+    on a device (`stated` false) the statement is written commented out."""
+    measured_cycles = cycles(launch.median, clock_mhz * 1e6)
+    stated_latency = parent[1] or f"latency = {measured_cycles} cycles;"
     us = 1e-6
-    comment = (f"one kernel launch beyond its work, measured (the median): {launch.how}; "
+    kept = (f"as {parent[0]}.hdl (a profiler's duration of an empty kernel, the timing the "
+            f"time model is validated against, docs/hdl.md); here {measured_cycles} cycles "
+            if parent[1] else "")
+    comment = (f"one kernel launch beyond its work, {kept}measured (the median): {launch.how}; "
                f"{launch.spread_text(us, 'us')}, best {launch.value / us:,.1f} us; at the "
                f"clock of {clock_mhz:g} MHz ({clock_source})")
     if wall is not None:

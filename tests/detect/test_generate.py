@@ -14,6 +14,7 @@ import pytest
 from mcl.backends import load_mapping
 from mcl.detect.generate import Generated, Measurements, generate
 from mcl.detect.nvidia_specs import sm_spec
+from mcl.detect.timing import Rate
 from mcl.hdl.library import HwdLibrary, library_with
 from mcl.hdl.model import HardwareDescription
 from mcl.hdl.peak import bandwidth, peak_flops
@@ -169,7 +170,12 @@ def test_measured_figures_become_the_roofs(name: str, tmp_path: Path) -> None:
     space = hwd.parallelism.spaces[0].name
     memory = bandwidth(hwd, space)
     assert memory is not None
-    assert memory.bytes_per_s == pytest.approx(measured.copy_bytes_per_s, rel=1e-5)
+    # The memory's roof is its peak: the nominal rate where the query gives one (CUDA's
+    # memory clock x bus width, far above this copy), else the highest rate measured.
+    cuda = q.get("cuda") or {}
+    nominal = (cuda["MEMORY_CLOCK_RATE"] * 1e3 * 2 * cuda["GLOBAL_MEMORY_BUS_WIDTH"] / 8
+               if cuda.get("MEMORY_CLOCK_RATE") else None)
+    assert memory.bytes_per_s == pytest.approx(nominal or measured.copy_bytes_per_s, rel=1e-5)
     pcie = [n for n in hwd.device.walk() if n.name == "pcie" and n.kind == "interconnect"]
     if q.get("opencl", {}).get("type") == "gpu":  # the slower direction bounds transfers
         assert pcie[0].values["bandwidth"].value == pytest.approx(measured.device_to_host * 8)
@@ -229,3 +235,49 @@ def test_a_zero_figure_is_left_out_and_the_description_loads(name: str, tmp_path
     assert "cache_line_size = 0" not in generated.hdl
     assert "bandwidth = 0" not in generated.hdl
     install(generated, tmp_path)
+
+
+def _rate(value: float) -> Rate:
+    return Rate(value, value * 0.98, value * 0.95, 5, "test figure")
+
+
+@pytest.mark.parametrize("name", [H100, MI210, EPYC])
+def test_the_memory_roof_is_no_less_than_any_rate_measured(name: str, tmp_path: Path) -> None:
+    """The roofline's "at least" divides by the roof, so a kernel that reads faster than
+    the copy (as an H100's does) must not beat it: the roof is the highest of the nominal
+    rate and the measured read, write and copy; the measured ones are in its comment."""
+    q = recorded(name)
+    cuda = q.get("cuda") or {}
+    nominal = (cuda["MEMORY_CLOCK_RATE"] * 1e3 * 2 * cuda["GLOBAL_MEMORY_BUS_WIDTH"] / 8
+               if cuda.get("MEMORY_CLOCK_RATE") else 0.0)
+    for read in (0.9 * nominal or 150e9, 1.1 * nominal or 150e9):
+        rates = {"copy": _rate(100e9), "read": _rate(read), "write": _rate(120e9)}
+        measured = Measurements(copy_bytes_per_s=100e9, fma_flops=4e12, rates=rates)
+        generated = generate(q, "detected", measured)
+        (tmp_path / "detected_feedback.py").write_text(generated.feedback or "")
+        hwd = install(generated, tmp_path).get("detected")
+        memory = bandwidth(hwd, hwd.parallelism.spaces[0].name)
+        assert memory is not None
+        assert memory.bytes_per_s == pytest.approx(max(read, nominal), rel=1e-5)
+        flat = " ".join(generated.hdl.replace("//", " ").split())
+        assert "copy 100.0 GB/s" in flat and "read " in flat and "write 120.0 GB/s" in flat
+
+
+def test_a_detected_hopper_keeps_hopper_s_launch_and_comments_the_measured_one(
+        tmp_path: Path) -> None:
+    """hopper.hdl's launch is a profiler's duration of an empty kernel, what the time model
+    is validated against; the OpenCL events --measure times count more, so a description
+    that specializes hopper states hopper's and the measured one in the comment. A GPU
+    whose parent states none (MI210 under gpu) states the measured median."""
+    launch = Rate(3.84e-6, 4.93e-6, 7.74e-6, 21, "an empty kernel")
+    measured = Measurements(rates={"launch": launch})
+    hopper = generate(recorded(H100), "detected", measured).hdl
+    device = hopper[hopper.index("device detected {"):].split("}")[0]
+    assert "\n  latency = 4000 cycles;" in device
+    assert "here 9761 cycles measured (the median)" in " ".join(
+        device.replace("//", " ").split())
+    q = recorded(MI210)
+    gpu = generate(q, "detected", measured).hdl
+    clock_hz = q["opencl"]["max_clock_frequency"] * 1e6
+    device = gpu[gpu.index("device detected {"):].split("}")[0]
+    assert f"\n  latency = {round(4.93e-6 * clock_hz)} cycles;" in device

@@ -109,7 +109,10 @@ def test_the_written_description_comments_every_measured_figure(
     assert peak_flops(hwd) == pytest.approx(measured.fma_flops, rel=1e-3)
     main_bw = bandwidth(hwd, "main")
     assert main_bw is not None
-    assert main_bw.bytes_per_s == pytest.approx(measured.copy_bytes_per_s, rel=1e-3)
+    # No nominal figure for a CPU device: the roof is the highest rate measured.
+    highest = max(measured.rates[k].value for k in ("read", "write", "copy")
+                  if k in measured.rates)
+    assert main_bw.bytes_per_s == pytest.approx(highest, rel=1e-3)
     text = generated.hdl
     flat = " ".join(text.replace("//", " ").split())  # comments wrap over lines
     for phrase in ("numpy float32 matmul", "numpy copyto", "pointer chase",

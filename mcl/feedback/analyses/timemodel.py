@@ -133,12 +133,14 @@ from mcl.mcpl import ast
 MESSAGE_CODES = (declaration(TimeEstimate),)
 F = TypeVar("F", bound=Finding)
 
-# The share of a memory's stated bandwidth a streaming kernel reaches. Calibrated on the
-# calibration half of the validation cases (the odd positions of the recorded cases in
-# name order; docs/validation.md "Time estimate"): the median, over those the model calls
-# bound by device memory, of the compulsory traffic's time at the stated bandwidth over
-# the measured time, at the SM clock measured: 0.794 over five cases from
-# `benchmarks/validate_feedback.py --calibrate` on the base-clock H100 counters (raw
+# The share of a memory's stated bandwidth a streaming kernel reaches; the stated figure
+# is the memory's peak (docs/hdl.md, "Peak throughput": hopper.hdl's nominal one, as
+# `mcl hwd detect` states it), not a measured copy, which would count the share twice.
+# Calibrated on the calibration half of the validation cases (the odd positions of the
+# recorded cases in name order; docs/validation.md "Time estimate"): the median, over
+# those the model calls bound by device memory, of the compulsory traffic's time at the
+# stated bandwidth over the measured time, at the SM clock measured: 0.794 over five cases
+# from `benchmarks/validate_feedback.py --calibrate` on the base-clock H100 counters (raw
 # benchmarks/results/2026-12-07-h100-timemodel-calibration-r12.json).
 ACHIEVED_BANDWIDTH = 0.79
 
