@@ -90,7 +90,7 @@ def line_instructions(facts: KernelFacts) -> Lines | NotCompiled | None:
     if kept is not None:
         return _lines(kept, {key.rsplit(":", 3)[0] for key in kept})
     try:
-        made = generated_cuda(facts)
+        made = generated_cuda(facts, arch)
     except (MclError, ValueError, ImportError, OSError, subprocess.SubprocessError):
         return None
     if made is None:

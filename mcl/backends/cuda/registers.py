@@ -79,7 +79,7 @@ def register_count(facts: KernelFacts) -> int | NotCompiled | None:
     if kept is not None and isinstance(kept.get("count"), int):
         return kept["count"]
     try:
-        made = generated_cuda(facts)
+        made = generated_cuda(facts, arch)
     except (MclError, ValueError, ImportError):
         return None
     if made is None:
@@ -176,16 +176,16 @@ def compiled_arch(facts: KernelFacts) -> str | None:
     return arch
 
 
-def generated_cuda(facts: KernelFacts) -> tuple[Any, str] | None:
-    """The generated CUDA module of the program of `facts` and the architecture NVRTC
-    compiles it for, or None where no compiler count can come (see the module). What
-    rules a count out is asked first, NVRTC last: importing it brings numpy, which a
-    check at a level without a count must not pay for. An MclError, ValueError or
-    ImportError of code generation or NVRTC is the caller's to catch."""
+def generated_cuda(facts: KernelFacts, arch: str) -> tuple[Any, str] | None:
+    """The generated CUDA module of the program of `facts` and `arch`, the architecture
+    NVRTC compiles it for (`compiled_arch`, which the caller asked first), or None where
+    no compiler count can come (see the module). What rules a count out is asked first,
+    NVRTC last: importing it brings numpy, which a check at a level without a count must
+    not pay for. An MclError, ValueError or ImportError of code generation or NVRTC is the
+    caller's to catch."""
     hwd = facts.hwd
     library = bundled_leaf(facts)
-    arch = compiled_arch(facts)
-    if library is None or arch is None:
+    if library is None:
         return None
     from mcl.backends import generate_module
     from mcl.backends.cuda.nvrtc import supported_archs
