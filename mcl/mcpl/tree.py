@@ -140,8 +140,7 @@ class TreeModelBuilder:
             parser = self.metamodel._parser_blueprint.clone()
             parser.file_name = file
             tree = parser.parse(text)
-        return self.node(tree[0]) if len(tree) > 0 and isinstance(tree[0], NonTerminal) \
-            else ""
+        return self._model(tree)
 
     def parse_or_none(self, text: str, file: str) -> Any:
         """`parse`, or None where the compiled parse fails: it fails exactly where
@@ -151,8 +150,10 @@ class TreeModelBuilder:
         if self.compiled is None:
             return self.parse(text, file)
         tree = self.compiled(text)
-        if tree is None:
-            return None
+        return None if tree is None else self._model(tree)
+
+    def _model(self, tree: Any) -> Any:
+        """The model of a parse tree, compiled or Arpeggio's (its root's first child)."""
         return self.node(tree[0]) if len(tree) > 0 and isinstance(tree[0], NonTerminal) \
             else ""
 
