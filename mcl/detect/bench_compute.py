@@ -135,6 +135,11 @@ class LibraryGemm:
     how: str
 
 
+# How long a call of numpy's BLAS leaves the cores before the next timed run: longer
+# than OpenBLAS's spin after a call (2^28 cycles, 0.1 s at 2.7 GHz).
+BLAS_IDLE_S = 0.25
+
+
 def numpy_gemm(seconds: float, max_n: int = 4096) -> LibraryGemm:
     """numpy's float32 matmul (its BLAS: OpenBLAS in the wheels), n x n sized to about
     `seconds` a call."""
@@ -155,7 +160,12 @@ def numpy_gemm(seconds: float, max_n: int = 4096) -> LibraryGemm:
     def run() -> float:
         start = time.perf_counter()
         a @ a
-        return time.perf_counter() - start
+        seconds = time.perf_counter() - start
+        # OpenBLAS's threads spin for a while after a call before they sleep (its
+        # THREAD_TIMEOUT, about 2^28 cycles); the peak kernel's run that follows in
+        # `interleaved` would share every core with them.
+        time.sleep(BLAS_IDLE_S)
+        return seconds
 
     return LibraryGemm(run, 2.0 * n ** 3, f"numpy float32 matmul n = {n} ({_blas()})")
 

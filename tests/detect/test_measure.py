@@ -214,3 +214,20 @@ def test_the_gpu_kernels_run_on_pocl_too(pocl: tuple[object, dict]) -> None:
     assert peak.candidate.width == 1 and peak.candidate.spelling == "fma"
     fma, gemm = interleaved(peak, None, 2)
     assert fma.value > 0 and gemm is None
+
+
+def test_a_blas_call_leaves_the_cores_idle_before_the_next_run() -> None:
+    """numpy's SGEMM peer reports only the call's own time, and returns after the BLAS
+    threads' spin is over (`BLAS_IDLE_S`), so that the peak kernel's run that follows it
+    in `interleaved` does not share the cores with them."""
+    import time
+
+    from mcl.detect.bench_compute import BLAS_IDLE_S, numpy_gemm
+
+    library = numpy_gemm(0.0)  # the smallest size it takes, 1024
+    start = time.perf_counter()
+    seconds = library.run()
+    wall = time.perf_counter() - start
+    assert wall >= BLAS_IDLE_S
+    assert 0 < seconds <= wall - BLAS_IDLE_S
+    assert library.flops == 2.0 * 1024 ** 3
