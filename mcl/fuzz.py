@@ -69,7 +69,7 @@ HDL_TOKENS = (
     "cache", "interconnect", "execution_group", "execution_unit", "load_store_group",
     "load_store_unit", "connects", "latency", "bandwidth", "capacity", "space", "slots",
     "addressable", "cache_line_size", "atomic_interval", "clock_frequency", "width",
-    "partial_write_bandwidth",
+    "partial_write_bandwidth", "latency_knee",
     "performance_feedback",
     "true", "false", "cycles", "kB", "MB", "GB", "GB/s", "bit", "B", "MHz", "GHz", "*",
     "[*]", "{", "}", "(", ")", ";", ",", ".", "=", "+", "-", "/",

@@ -55,6 +55,8 @@ _DEVICE_PROPS: dict[str, tuple[str, ...]] = {
     "atomic_interval": ("cache",),
     # on a cache: the rate at which it takes sectors a store writes only in part
     "partial_write_bandwidth": ("cache",),
+    # on an interconnect: how sharply its latency grows with the load on the memory
+    "latency_knee": ("interconnect",),
     "nr_banks": _MEMORY_KINDS,
     "addressable": _MEMORY_KINDS,
     "space": _MEMORY_KINDS,

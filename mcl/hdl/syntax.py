@@ -31,7 +31,7 @@ FLAG_PROPERTIES = ("default", "read_only")
 VALUED_PROPERTIES = (
     "nr_units", "max_nr_units", "capacity", "latency", "bandwidth", "nr_banks",
     "clock_frequency", "addressable", "cache_line_size", "atomic_interval", "width",
-    "partial_write_bandwidth",
+    "partial_write_bandwidth", "latency_knee",
 )  # fmt: skip
 ARGUMENT_PROPERTIES = ("slots", "connects", "space", "op", "performance_feedback")
 

@@ -44,6 +44,7 @@ PROPERTY_DIMENSION: dict[str, tuple[str, ...] | None] = {
     "latency": ("cycles", "time"),
     "atomic_interval": ("cycles", "time"),
     "partial_write_bandwidth": ("rate",),
+    "latency_knee": None,  # an exponent, no unit
     "clock_frequency": ("frequency",),
     "addressable": None,  # a boolean, no unit
 }
