@@ -33,6 +33,9 @@ the description:
   of the SM issue meanwhile in the loop's other phases where they have two warps or
   more on each scheduler (`Figures.cover`: one block loads its tile while another
   multiplies).
+- loaded latency, where the description states a `latency_knee` on its link to device
+  memory: a phase whose waits come near its traffic takes longer than the larger of
+  the two, as its loads queue in the busy memory (`loaded_seconds`).
 - partial-sector writes: a store whose lanes touch more sectors than their bytes fill
   (a column of a row-major array, one 4 B element in each of 32 sectors) writes each of
   them in part, and the cache that holds device memory takes every such sector as a
@@ -238,6 +241,10 @@ class Figures:
     # why the compiler's machine code was not analysed where it was asked for (a call
     # past its budget, mcl.feedback.compiler_budget); empty otherwise
     not_compiled: str = ""
+    # how sharply the latency of device memory grows with its load (the interconnect's
+    # `latency_knee`, `loaded_seconds`); 0 where the description states none: a phase
+    # takes the larger of its traffic and its waits
+    latency_knee: float = 0.0
 
     @property
     def clock_given(self) -> bool:
@@ -287,8 +294,16 @@ class Figures:
         t = self.phase_terms(p)
         atomics = {ATOMICS: t[ATOMICS]} if ATOMICS in t else {}
         issue = self.issue(p)
-        return atomics | {DEVICE_MEMORY: t[DEVICE_MEMORY], SM: issue,
-                          LATENCY: self.latency_bound(p, issue, cover)}
+        device, latency = t[DEVICE_MEMORY], self.latency_bound(p, issue, cover)
+        # Where the waits come near the traffic, the loads queue behind each other and
+        # wait longer than the idle latency (`loaded_seconds`): the larger of the two
+        # limits grows, and keeps its name.
+        loaded = loaded_seconds(latency, device, self.latency_knee)
+        if device >= latency:
+            device = loaded
+        else:
+            latency = loaded
+        return atomics | {DEVICE_MEMORY: device, SM: issue, LATENCY: latency}
 
     def cover(self, index: int) -> float:
         """How much of the floor of phase `index` (the device-memory latency each pass of
@@ -496,6 +511,45 @@ def launch_seconds(hwd: Any, clock_hz: float) -> float:
     return LAUNCH_SECONDS if stated is None else stated
 
 
+def loaded_seconds(waits: float, traffic: float, knee: float) -> float:
+    """How long a phase whose loads wait `waits` (Little's law at the idle latency) and
+    whose traffic takes `traffic` at the memory's achievable rate lasts with the latency
+    loaded; the larger of the two where `knee` is 0 (no such term) or either is 0.
+
+    Where the two come near each other the loads queue in the memory's controllers
+    while it is busy, and a warp waits longer than the idle latency: the loaded-latency
+    curves of memory-hierarchy microbenchmarks (flat at low load, rising steeply as the
+    demanded bandwidth nears the peak), and the closed queueing network of warps and
+    memory, whose throughput stays below both of its asymptotes near their knee
+    (Lazowska et al., *Quantitative System Performance*, 1984, ch. 5). The curve here
+    has one constant, its sharpness `knee` k (the interconnect's `latency_knee`,
+    docs/hdl.md): at a utilisation rho of the memory's achievable rate a load waits
+    L(rho) = L0 / (1 - rho^k)^(1/k), flat while rho^k is small, without bound as rho
+    nears 1. With rho = the traffic's time over the phase's and the waits of Little's
+    law at L(rho), the phase takes the k-norm of its two limits, (waits^k +
+    traffic^k)^(1/k): the larger where the other is far below it, their sum at k = 1.
+    No bundled description states a knee: fitted on the calibration halves it made a
+    neutral change (a warp-uniform load hoisted out of a loop) look slower, since the
+    waits of Little's law take one mean latency over loads in flight together
+    (docs/validation.md, "The loaded latency")."""
+    big, small = max(waits, traffic), min(waits, traffic)
+    if knee <= 0 or small <= 0:
+        return big
+    return big * (1.0 + (small / big) ** knee) ** (1.0 / knee)
+
+
+def latency_knee(link: Any) -> float:
+    """The `latency_knee` the interconnect `link` states (mcl.hdl.model.Link); 0 where it
+    states none or no link is given: no loaded-latency term."""
+    if link is None:
+        return 0.0
+    value = link.node.values.get("latency_knee")
+    value = getattr(value, "value", value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        return 0.0
+    return float(value)
+
+
 def _latencies(hwd: Any, space: str, clock_hz: float) -> tuple[float, float] | None:
     """The latency of a global load from device memory (the link's to the memory holding
     `space`) and through a cache that states one (hopper's l2; the link's again where
@@ -576,6 +630,8 @@ def figures_of(ctx: AnalysisContext, findings: Sequence[Finding], least: bool = 
     latencies = _latencies(hwd, cached[0], clock)
     if latencies is None:
         return None
+    held = hwd.memories_for(cached[0])
+    knee = latency_knee(hwd.link(held[0].node.path) if held else None)
     mix = LatencyMix(*latencies, compulsory, through_cache)
     lanes = _warp_size(hwd)
     whole = Phase(device, on_chip, float(flops or 0.0), 0.0)
@@ -607,7 +663,7 @@ def figures_of(ctx: AnalysisContext, findings: Sequence[Finding], least: bool = 
                    loops=barrier_loops(ctx.function, barriers, len(phases)),
                    scheduled=scheduled,
                    partial_write_rate=partial_write_rate(hwd, cached[0]),
-                   not_compiled=not_compiled)
+                   not_compiled=not_compiled, latency_knee=knee)
 
 
 def _issued(ctx: AnalysisContext, code: Lines | None, barriers: Sequence[tuple[int, int]],
