@@ -111,7 +111,8 @@ def test_a_description_states_the_knee_on_its_link_to_device_memory(
     text = (hwdescs_dir() / "hopper.hdl").read_text()
     text = text.replace("hardware_description hopper;", "hardware_description knee;")
     text = text.replace("device hopper {", "device knee {")
-    text = text.replace("  latency = 600 cycles;", "  latency = 600 cycles;\n  latency_knee = 7 / 4;")
+    text = text.replace("  latency = 600 cycles;",
+                        "  latency = 600 cycles;\n  latency_knee = 7 / 4;")
     (tmp_path / "knee.hdl").write_text(text)
     loaded = library_with([tmp_path])
     assert "knee" not in loaded.failed, loaded.failed.get("knee")
