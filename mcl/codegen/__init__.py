@@ -11,17 +11,28 @@ types and has no typer of its own. Device specifics live in data: each leaf has
 name (the leaf's mapping, the harness, a session to run in) is the registry's, one layer
 above: `mcl.backends` (`load_mapping`, `generate_module`, `emit_harness`, `open_session`)."""
 
-from mcl.codegen.host_cpp import HarnessFiles
-from mcl.codegen.mapping import OpenCLMapping
-from mcl.codegen.opencl import emit_opencl, generate_module
-from mcl.codegen.plan import GeneratedModule
-from mcl.codegen.session import RunResult
+from __future__ import annotations
 
-__all__ = [
-    "GeneratedModule",
-    "HarnessFiles",
-    "OpenCLMapping",
-    "RunResult",
-    "emit_opencl",
-    "generate_module",
-]
+from typing import Any
+
+# Attributes are loaded lazily: a generator imports only what it uses, and the runtime's
+# modules (the session, with numpy) come only with a run (`mcl check` at hopper generates
+# the CUDA code for the compiler's counts and runs nothing).
+_EXPORTS = {
+    "GeneratedModule": "mcl.codegen.plan",
+    "HarnessFiles": "mcl.codegen.host_cpp",
+    "OpenCLMapping": "mcl.codegen.mapping",
+    "RunResult": "mcl.codegen.session",
+    "emit_opencl": "mcl.codegen.opencl",
+    "generate_module": "mcl.codegen.opencl",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        import importlib
+
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'mcl.codegen' has no attribute {name!r}")

@@ -7,9 +7,12 @@ built-ins get a trailing underscore.
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
 from mcl.mcpl import types as T
+
+if TYPE_CHECKING:  # numpy is imported where a buffer's type is asked: code generation
+    import numpy as np  # alone (`mcl check` at hopper, for the compiler's counts) needs none
 
 # MCPL primitive -> (OpenCL C type, host C++ type, numpy dtype, size in bytes), from the one
 # table of primitive types; void has no values to store.
@@ -77,6 +80,8 @@ def host_type(prim: str) -> str:
 
 
 def numpy_dtype(prim: str) -> np.dtype:
+    import numpy as np
+
     return np.dtype(PRIMITIVES[prim][2])
 
 

@@ -6,12 +6,12 @@ a diagnostic, not a guess."""
 
 from __future__ import annotations
 
+import contextlib
 import math
+import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
-
-import numpy as np
 
 from mcl.codegen.plan import HostStmt, Launch
 from mcl.diagnostics import MclError, error
@@ -19,6 +19,7 @@ from mcl.mcpl import operators as ops
 from mcl.mcpl.ast import (
     Assign,
     Block,
+    Call,
     Decl,
     Expr,
     For,
@@ -62,6 +63,8 @@ class _HostEvaluation(Evaluator[Number, dict[str, Number]]):
         )
 
     def operate(self, e: Expr, operation: Callable[..., Number], *args: Any) -> Number:
+        if isinstance(e, Call):
+            import numpy  # noqa: F401 - its error state for the call (_float_errors_ignored)
         try:
             return _checked(lambda: operation(*args), e)
         except NotEvaluable:
@@ -82,7 +85,7 @@ def _target_name(target: Expr) -> str:
 def _checked(compute: Callable[[], Number], e: Node) -> Number:
     """The result of one operation of `e`, or a diagnostic where MCPL defines none."""
     try:
-        with np.errstate(all="ignore"):
+        with _float_errors_ignored():
             value = compute()
     except (ValueError, OverflowError) as exc:  # int() of NaN or inf
         raise MclError(error("codegen-host-arith", f"{exc}, computing a size", e.span)) from None
@@ -194,12 +197,29 @@ def static_host_values(stmts: Iterable[HostStmt], constants: Iterable[Decl]) -> 
     return known
 
 
+def _float_errors_ignored() -> Any:
+    """numpy's error state with no warning of overflow or invalid values (`_checked` turns
+    a result that is not finite into a diagnostic), where numpy is loaded. Where it is
+    not, no numpy number exists and none of the operations of `_checked` makes one
+    with a warning: a float operation needs a float operand, and `operators.binary` sets
+    the same state itself; a built-in function makes floats of ints, so numpy is loaded
+    before one is called (`_HostEvaluation.operate`). Code generation of a program whose
+    host code computes no floats (`mcl check` at hopper, for the compiler's counts)
+    therefore never loads numpy."""
+    numpy = sys.modules.get("numpy")
+    return contextlib.nullcontext() if numpy is None else numpy.errstate(all="ignore")
+
+
 def _convert(t: object, value: Number) -> Number:
     match t:
         case Prim(name="int" | "byte"):
             return int(value)
         case Prim(name="float"):
+            import numpy as np
+
             return np.float32(value)
         case Prim(name="double"):
+            import numpy as np
+
             return np.float64(value)
     return value
