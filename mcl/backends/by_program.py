@@ -21,7 +21,9 @@ key of the inputs of code generation, which a check has at hand:
   - mcl's own code (the code generators): the path, size and modification time of each
     of its modules;
   - the compiler: the NVIDIA distributions installed on `sys.path` (their folders name
-    their versions), `CUDA_HOME`, `CUDA_PATH` and `PATH`, and the Python version.
+    their versions), the variables where a toolkit's tools and libraries are looked for
+    (`CUDA_HOME`, `CUDA_PATH`, `CONDA_PREFIX`, `PATH`, `LD_LIBRARY_PATH`), and the
+    Python version.
 
 A change of any of these is a new key: the answer is made again the long way (and kept).
 The disk cache is an optimisation only: a folder that cannot be written, an entry that
@@ -38,30 +40,60 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mcl.feedback.facts.compiled import Store
+from mcl.identity import Ref
+
 if TYPE_CHECKING:
     from mcl.feedback.facts.kernel import KernelFacts
 
 # The form of the key; a change of what it is made of changes it.
-FORM = 1
+FORM = 2
 # Files each folder keeps: an answer is a few bytes to a few kilobytes, one file each.
 DISK_ENTRIES = 512
 _MCL = Path(__file__).resolve().parents[1]  # the mcl package
 _DISTRIBUTIONS = ("nvidia_cuda", "cuda_bindings", "cuda_pathfinder")
+# The hash of the inputs of the last function asked about (_program_digest): a check
+# asks about one function at a time.
+_digests: Store[tuple[object, ...], Any] = Store(1)
 
 
 def program_key(facts: KernelFacts, arch: str, *parts: object) -> str:
     """The key of an answer of the compiler for `arch` about the function of `facts`, and
     `parts` (what else it depends on: its kind and form)."""
-    program = facts.checked.program
-    written: list[str] = []
-    _write((facts.checked.level, sorted(program.modules.items()),
-            sorted(program.hwd_imports.items())), written)
-    digest = hashlib.sha256(f"{FORM}\0{sys.version}\0{_mcl_stamp()}\0{_toolchain()}\0"
-                            f"{arch}\0{facts.hwd.name}\0{facts.function.name}\0".encode())
-    digest.update(_library_text(facts.hwd.file).encode("utf-8", "surrogatepass"))
+    digest = _program_digest(facts).copy()
+    digest.update(f"\0{arch}".encode())
     digest.update("".join(f"\0{p}" for p in parts).encode())
-    digest.update("".join(written).encode("utf-8", "surrogatepass"))
     return "p" + digest.hexdigest()
+
+
+def _program_digest(facts: KernelFacts) -> Any:
+    """The hash of what every answer about the function of `facts` depends on (all but
+    the architecture and the kind of answer): made once per checked program, level and
+    function, as the register count, the listing per line and the wide copies each ask
+    for a key of the same program (the program walked and the descriptions read once,
+    not three times)."""
+    key = (Ref(facts.checked), facts.hwd.name, facts.hwd.file, facts.function.name)
+    found = _digests.get(key)
+    if found is None:
+        program = facts.checked.program
+        written: list[str] = []
+        _write((facts.checked.level, sorted(program.modules.items()),
+                sorted(program.hwd_imports.items())), written)
+        found = hashlib.sha256(f"{FORM}\0{sys.version}\0{_mcl_stamp()}\0{_toolchain()}\0"
+                               f"{facts.hwd.name}\0{facts.function.name}\0".encode())
+        found.update(_library_text(facts.hwd.file).encode("utf-8", "surrogatepass"))
+        found.update("".join(written).encode("utf-8", "surrogatepass"))
+        _digests.put(key, found)
+    return found
+
+
+def toolchain_key(*parts: object) -> str:
+    """The key of an answer of the compiler that depends on nothing but the compiler
+    (its version and architectures, mcl.backends.cuda.registers.nvrtc_facts) and
+    `parts`."""
+    digest = hashlib.sha256(f"{FORM}\0{sys.version}\0{_toolchain()}\0".encode())
+    digest.update("".join(f"\0{p}" for p in parts).encode())
+    return "t" + digest.hexdigest()
 
 
 def _write(value: Any, out: list[str]) -> None:
@@ -112,8 +144,9 @@ def _mcl_stamp() -> str:
 @cache
 def _toolchain() -> str:
     """The NVIDIA distributions on `sys.path` (with their versions) and the variables
-    where a toolkit's tools are looked for."""
-    found = [os.environ.get(v, "") for v in ("CUDA_HOME", "CUDA_PATH", "PATH")]
+    where a toolkit's tools and libraries are looked for."""
+    found = [os.environ.get(v, "") for v in ("CUDA_HOME", "CUDA_PATH", "CONDA_PREFIX",
+                                             "PATH", "LD_LIBRARY_PATH")]
     for entry in sys.path:
         try:
             with os.scandir(entry or ".") as listing:

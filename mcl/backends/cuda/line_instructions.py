@@ -97,19 +97,28 @@ def line_instructions(facts: KernelFacts) -> Lines | NotCompiled | None:
         return None
     from mcl.cpu_budget import PastBudget, StepFailed
 
+    generated, arch = made
+
+    def listing(tool: str) -> dict[str, int]:
+        # compiled only where the listing of this source is not kept: the cubin of a
+        # source whose listing is kept on disk (the code an edit left as it was) is
+        # not needed, and compiling it took as long as the rest of the check
+        try:
+            cubin = lineinfo_cubin(generated, arch)
+        except PastBudget as past:
+            raise _CompilePastBudget(past.seconds) from None
+        return _flat(per_line(_disassemble(tool, cubin), ()))
+
     try:
         tool = _nvdisasm()
         if tool is None:
             return None
-        generated, arch = made
-        try:
-            cubin = lineinfo_cubin(generated, arch)
-        except PastBudget as past:
-            return NotCompiled("NVRTC", past.seconds)
         flat = kept_counts(
             source_key(generated, arch, CACHE_KIND, CACHE_FORM, tool), CACHE_KIND, _memory,
-            lambda: _flat(per_line(_disassemble(tool, cubin), ())))
+            lambda: listing(tool))
         names = set(kernel_names(facts, generated))
+    except _CompilePastBudget as past:
+        return NotCompiled("NVRTC", past.seconds)
     except PastBudget as past:
         return NotCompiled("nvdisasm", past.seconds)
     except (MclError, ValueError, ImportError, OSError, subprocess.SubprocessError,
@@ -118,6 +127,15 @@ def line_instructions(facts: KernelFacts) -> Lines | NotCompiled | None:
     write_kept(warm, {k: v for k, v in flat.items() if k.rsplit(":", 3)[0] in names},
                WARM_KIND)
     return _lines(flat, names)
+
+
+class _CompilePastBudget(Exception):
+    """NVRTC's compile ran past its budget (mcl.cpu_budget.PastBudget of the compile,
+    told apart from one of nvdisasm)."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(seconds)
+        self.seconds = seconds
 
 
 def per_line(listing: str, kernels: tuple[str, ...] | set[str]

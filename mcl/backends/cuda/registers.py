@@ -30,11 +30,12 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import re
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcl.backends.bundled_leaf import bundled_leaf
-from mcl.backends.by_program import program_key, read_kept, write_kept
+from mcl.backends.by_program import program_key, read_kept, toolchain_key, write_kept
 from mcl.diagnostics import MclError
 from mcl.feedback.budget import not_counted
 from mcl.feedback.compiler_budget import NotCompiled
@@ -50,6 +51,8 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 # The folder of the answers kept by the inputs of code generation (mcl.backends.by_program).
 WARM_KIND = "registers-by-program"
+# The folder of NVRTC's version and architectures, kept by the toolchain (nvrtc_facts).
+NVRTC_KIND = "nvrtc"
 # The oldest architecture the NVRTC that `mcl[cuda]` asks for (nvidia-cuda-nvrtc 13)
 # compiles for: fermi's sm_20 is ruled out without loading NVRTC.
 OLDEST_ARCH = 75
@@ -115,11 +118,32 @@ def source_key(generated: Any, arch: str, *parts: object) -> str:
     """The key of what a compile of the generated CUDA module `generated` for `arch`
     gives: its source, the architecture, the NVRTC version, and `parts` (what else the
     result depends on)."""
-    from mcl.backends.cuda.nvrtc import version
-
     given = "".join(f"{p}\0" for p in parts)
-    return hashlib.sha256(f"{given}{arch}\0{version()}\0{generated.source}".encode()
+    return hashlib.sha256(f"{given}{arch}\0{nvrtc_facts()[0]}\0{generated.source}".encode()
                           ).hexdigest()
+
+
+@cache
+def nvrtc_facts() -> tuple[str, tuple[int, ...]]:
+    """NVRTC's version ("13.0") and the architectures it compiles for (90 for sm_90),
+    kept on disk by the toolchain (mcl.backends.by_program.toolchain_key: the NVIDIA
+    distributions installed and where a toolkit is looked for), as the answers kept by
+    the inputs of code generation are: asking NVRTC imports NVIDIA's bindings and loads
+    the library (about 70 ms of CPU), which a check whose code was generated again after
+    an edit, as it was before, need not pay for (the counts are kept by its source). An
+    MclError where NVRTC is not installed."""
+    key = toolchain_key(NVRTC_KIND)
+    kept = read_kept(key, NVRTC_KIND)
+    if kept is not None and {"major", "minor"} <= kept.keys():
+        archs = tuple(sorted(v for k, v in kept.items() if k.startswith("sm_")))
+        return f"{kept['major']}.{kept['minor']}", archs
+    from mcl.backends.cuda.nvrtc import supported_archs, version
+
+    found, archs = version(), tuple(supported_archs())
+    major, _, minor = found.partition(".")
+    write_kept(key, {"major": int(major), "minor": int(minor),
+                     **{f"sm_{a}": a for a in archs}}, NVRTC_KIND)
+    return found, archs
 
 
 def kept_counts(key: str, kind: str, memory: Store[str, dict[str, int]],
@@ -188,9 +212,8 @@ def generated_cuda(facts: KernelFacts, arch: str) -> tuple[Any, str] | None:
     if library is None:
         return None
     from mcl.backends import generate_module
-    from mcl.backends.cuda.nvrtc import supported_archs
 
-    if int(arch.removeprefix("sm_")) not in supported_archs():
+    if int(arch.removeprefix("sm_")) not in nvrtc_facts()[1]:
         return None
     key = (Ref(facts.checked), hwd.name)
     return _generated.get(key) or _generated.put(
