@@ -28,6 +28,8 @@ from mcl.parse_cache import ParseCache
 
 @dataclass
 class Settings:
+    """The project's settings (the `[tool.mcl]` table of `pyproject.toml`)."""
+
     file: Path | None = None
     hwd_path: list[str] = field(default_factory=list)
     include: list[str] = field(default_factory=list)

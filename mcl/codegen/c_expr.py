@@ -152,6 +152,8 @@ class CLanguage(ABC):
 
 @dataclass
 class ExprPrinter(StrictVisitor):
+    """Prints MCPL expressions as C in a language's words (a kernel dialect or C++)."""
+
     scope: CScope
     language: CLanguage  # the kernel dialect or the host's C++
     access: dict[str, dict[str, str]] = field(default_factory=dict)  # function -> param -> mode

@@ -21,6 +21,8 @@ from mcl.diagnostics import Span
 
 @dataclass(frozen=True)
 class Dialect(CLanguage):
+    """The words of a backend's kernel language."""
+
     name: str  # the backend's name
     title: str  # the language's name in the file's opening comment
     suffix: str  # file name suffix of a kernel module

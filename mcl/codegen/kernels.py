@@ -141,6 +141,8 @@ def nest_levels(top: Foreach, mapping: OpenCLMapping) -> tuple[list[NDRangeLevel
 
 @dataclass(frozen=True)
 class NDRange:
+    """A kernel's launch shape: groups, local sizes and guards."""
+
     groups: tuple[Expr, ...]
     local: tuple[Expr, ...]
     guards: tuple[tuple[int, Expr], ...]  # (dim, total count) for role `global`

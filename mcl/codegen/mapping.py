@@ -72,6 +72,8 @@ FENCE_FLAGS = {
 
 @dataclass(frozen=True)
 class ParGroupMapping:
+    """How a parallelism group maps to the backend's index space."""
+
     role: str
     dim: int = 0
     group_size: int | None = None  # role "global" only
@@ -79,6 +81,8 @@ class ParGroupMapping:
 
 @dataclass(frozen=True)
 class SpaceMapping:
+    """How a memory space maps to the backend's address space."""
+
     address_space: str
     barrier: str | None = None  # None: barrier() on this space is not possible
 
@@ -90,6 +94,8 @@ class SpaceMapping:
 
 @dataclass(frozen=True)
 class OpenCLMapping:
+    """A leaf's mapping to a backend (`<leaf>.<backend>.toml`)."""
+
     hwd: str
     file: str
     device_type: str

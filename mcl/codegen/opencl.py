@@ -196,6 +196,8 @@ def _require_at_leaf(main: Module, target: str, library: Library) -> None:
 
 @dataclass
 class ModuleEmitter:
+    """Emits the kernels and launch plans of one module."""
+
     source: CodegenInput
     hwd: HardwareDescription
     mapping: OpenCLMapping

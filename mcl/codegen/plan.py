@@ -87,6 +87,8 @@ class HostVar:
 
 @dataclass(frozen=True)
 class FunctionPlan:
+    """The host code and kernels generated of one function."""
+
     function: Function
     params: tuple[ParamPlan, ...]
     host_vars: tuple[HostVar, ...]

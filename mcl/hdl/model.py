@@ -32,6 +32,8 @@ Number = Union[int, float]  # float only for math.inf or fractional values
 
 @dataclass(frozen=True)
 class Quantity:
+    """A number with its unit (`8 cycles`, `48 kB`; no unit: "")."""
+
     value: Number
     unit: str = ""
 
@@ -49,6 +51,8 @@ class Quantity:
 
 @dataclass(eq=False)
 class MemorySpace:
+    """A memory space of a description (`global`, `shared`, ...)."""
+
     name: str
     default: bool
     read_only: bool
@@ -61,6 +65,8 @@ class MemorySpace:
 
 @dataclass(eq=False)
 class ParUnit:
+    """A unit of a parallelism group (a thread, a warp) and the spaces it holds."""
+
     name: str
     group: ParGroup  # the par_group holding this unit
     spaces: list[MemorySpace] = field(default_factory=list)

@@ -77,12 +77,16 @@ Type = Union[Prim, NamedType, ArrayType]
 
 @dataclass(frozen=True)
 class IntLit:
+    """An int literal."""
+
     value: int
     span: Span | None = _span()
 
 
 @dataclass(frozen=True)
 class FloatLit:
+    """A float literal."""
+
     value: float
     text: str = field(default="", compare=False)  # original spelling, kept for printing
     span: Span | None = _span()
@@ -90,6 +94,8 @@ class FloatLit:
 
 @dataclass(frozen=True)
 class BoolLit:
+    """`true` or `false`."""
+
     value: bool
     span: Span | None = _span()
 
@@ -122,6 +128,8 @@ class Index:
 
 @dataclass(frozen=True)
 class Field:
+    """`base.name`: a field of a value of a user type."""
+
     base: Expr
     name: str
     span: Span | None = _span()
@@ -129,6 +137,8 @@ class Field:
 
 @dataclass(frozen=True)
 class Call:
+    """`func(args)`: a call of a function or a built-in."""
+
     func: str
     args: tuple[Expr, ...]
     span: Span | None = _span()
@@ -136,6 +146,8 @@ class Call:
 
 @dataclass(frozen=True)
 class Unary:
+    """`-operand` or `!operand`."""
+
     op: str  # '-' or '!'
     operand: Expr
     span: Span | None = _span()
@@ -241,6 +253,8 @@ class Assign:
 
 @dataclass(frozen=True)
 class IncDec:
+    """`target++` or `target--`."""
+
     target: Expr
     op: str  # '++' or '--'
     span: Span | None = _span()
@@ -248,12 +262,16 @@ class IncDec:
 
 @dataclass(frozen=True)
 class CallStmt:
+    """A call as a statement."""
+
     call: Call
     span: Span | None = _span()
 
 
 @dataclass(frozen=True)
 class Swap:
+    """`swap(left, right)`."""
+
     left: Expr
     right: Expr
     span: Span | None = _span()
@@ -261,6 +279,8 @@ class Swap:
 
 @dataclass(frozen=True)
 class If:
+    """`if (cond) then else orelse`."""
+
     cond: Expr
     then: Stmt
     orelse: Stmt | None = None
@@ -297,18 +317,24 @@ class Foreach:
 
 @dataclass(frozen=True)
 class Barrier:
+    """`barrier(space)`."""
+
     space: str
     span: Span | None = _span()
 
 
 @dataclass(frozen=True)
 class Return:
+    """`return` or `return value`."""
+
     value: Expr | None = None
     span: Span | None = _span()
 
 
 @dataclass(frozen=True)
 class Block:
+    """`{ stmts }`."""
+
     stmts: tuple[Stmt, ...]
     span: Span | None = _span()
 

@@ -60,6 +60,8 @@ from mcl.mcpl.visitor import unknown_node
 
 @dataclass(frozen=True)
 class _BarrierAccess:
+    """A read or write of an array between barriers, with the conditions around it."""
+
     kind: str  # "read" or "write"
     array: str
     indices: tuple[ast.Expr, ...]

@@ -84,6 +84,8 @@ def c_math(name: str) -> CFunction:
 
 @dataclass(frozen=True)
 class Builtin:
+    """A built-in function: its type rule, its spelling in C, its value on the host."""
+
     name: str
     modes: tuple[str, ...]  # per argument: "r", "w" or "rw"
     result: Callable[[list[T.VType]], T.VType]

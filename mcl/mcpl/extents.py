@@ -49,6 +49,8 @@ Value = Union[int, float, bool, None]
 
 @dataclass(frozen=True)
 class _Loop:
+    """A loop around an access: its variable, start, bound and step."""
+
     var: str
     start: ast.Expr | None  # None for a foreach: 0 .. count - 1
     bound: ast.Expr
@@ -58,12 +60,16 @@ class _Loop:
 
 @dataclass(frozen=True)
 class _Let:
+    """A scalar's value at an access (None where the check cannot know it)."""
+
     name: str
     value: ast.Expr | None  # None: a value the check cannot know
 
 
 @dataclass(frozen=True)
 class _Guard:
+    """A condition around an access, and whether it holds there."""
+
     cond: ast.Expr
     holds: bool
 

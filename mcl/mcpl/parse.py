@@ -199,6 +199,8 @@ def _parse_source(text: str, file: str, hwd_names: Iterable[str] | None) -> Modu
 
 @dataclass
 class _Kept:
+    """What the last parse converted, for the next parse to reuse."""
+
     models: dict[str, Any] = field(default_factory=dict)  # definition text -> its model
     nodes: dict[tuple[str, int, int], Any] = field(default_factory=dict)
     context: tuple[frozenset[str], ...] = ()  # what `nodes` were converted with

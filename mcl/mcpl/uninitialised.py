@@ -35,6 +35,8 @@ def uninitialised_diagnostics(function: ast.Function) -> list[Diagnostic]:
 
 @dataclass
 class _State:
+    """The variables set so far, on every path and on some."""
+
     surely: set[str] = field(default_factory=set)  # set on every path so far
     maybe: set[str] = field(default_factory=set)  # set on some path so far
     ended: bool = False  # after a return: the rest of the block does not run

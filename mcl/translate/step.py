@@ -16,6 +16,8 @@ from mcl.translate.counts import count_constant
 
 @dataclass(frozen=True)
 class Step:
+    """One edge of the hierarchy a translation takes, and the steps after it."""
+
     source: HardwareDescription
     target: HardwareDescription
     mapping: ParGroupMapping

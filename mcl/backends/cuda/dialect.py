@@ -21,6 +21,8 @@ _AXIS = ("x", "y", "z")
 
 @dataclass(frozen=True)
 class CudaDialect(Dialect):
+    """CUDA's words."""
+
     def builtin(self, c: CFunction) -> str:
         return c.cuda
 

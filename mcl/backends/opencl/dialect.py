@@ -20,6 +20,8 @@ _UNIT_FUNCTIONS = {
 
 @dataclass(frozen=True)
 class OpenCLDialect(Dialect):
+    """OpenCL C's words."""
+
     def builtin(self, c: CFunction) -> str:
         return c.opencl
 

@@ -52,6 +52,8 @@ GuardKey = tuple[Ref[ast.If], bool]  # an `if` (the place, not its text) and a b
 
 @dataclass
 class Costs:
+    """The counts of a function: its operations and accesses, and what was approximated."""
+
     entries: dict[Key, Any] = field(default_factory=lambda: defaultdict(lambda: sympy.Integer(0)))
     approximations: list[tuple[Any, str]] = field(default_factory=list)  # (span, why)
     # the `if`s whose effect the counts could not collapse, by (if, branch)

@@ -78,6 +78,8 @@ D = TypeVar("D", bound=Derived)
 
 @dataclass(eq=False)
 class KernelFacts:
+    """What the analyses of one function at one level read, made once (`kernel_facts`)."""
+
     function: ast.Function
     hwd: HardwareDescription
     checked: CheckedProgram

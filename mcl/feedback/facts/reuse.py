@@ -93,6 +93,8 @@ class RatioReuse:
 
 @dataclass(frozen=True, eq=False)
 class Unpredictable:
+    """An access whose distinct elements cannot be counted, and why."""
+
     access: Access
     # why the distinct elements cannot be counted; None: the index is not affine
     reason: str | None = None
