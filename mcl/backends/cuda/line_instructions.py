@@ -21,6 +21,7 @@ disk (the cache folder `line-instructions`).
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import tempfile
@@ -28,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mcl.backends.by_program import program_key, read_kept, write_kept
+from mcl.backends.by_program import program_key, read_kept, toolchain_key, write_kept
 from mcl.backends.cuda.registers import (
     compiled_arch,
     generated_cuda,
@@ -50,6 +51,8 @@ if TYPE_CHECKING:
 CACHE_KIND = "line-instructions"
 # The folder of the listings kept by the inputs of code generation (mcl.backends.by_program).
 WARM_KIND = "line-instructions-by-program"
+# The folder of the path of nvdisasm, kept by the toolchain (_nvdisasm).
+TOOL_KIND = "nvdisasm"
 # The form of the kept counts, in their key: 2 keeps the loads in flight at each use
 # added and the uses (1 kept the most).
 CACHE_FORM = 2
@@ -297,7 +300,25 @@ def _lines(flat: dict[str, int], kernels: set[str]) -> dict[int, tuple[LineCode,
 
 def _nvdisasm() -> str | None:
     """The path of `nvdisasm` (the wheel `nvidia-cuda-nvdisasm`, or a CUDA toolkit's),
-    or None."""
+    or None. A path found is kept on disk by the toolchain (by_program.toolchain_key: the
+    NVIDIA distributions installed and where a toolkit is looked for) while the file is
+    there: looking for it imports `cuda.pathfinder` and searches the folders (about 40 ms
+    of a check after an edit whose listing is kept by its generated source). None is
+    not kept: a toolkit installed later is found."""
+    key = toolchain_key(TOOL_KIND)
+    kept = read_kept(key, TOOL_KIND)
+    if kept is not None and len(kept) == 1:
+        path = next(iter(kept))
+        if os.path.isfile(path):
+            return path
+    found = _find_nvdisasm()
+    if found is not None:
+        write_kept(key, {found: 1}, TOOL_KIND)
+    return found
+
+
+def _find_nvdisasm() -> str | None:
+    """The path of `nvdisasm` as NVIDIA's finder gives it, or None."""
     try:
         from cuda.pathfinder import find_nvidia_binary_utility
     except ImportError:
