@@ -50,6 +50,8 @@ if TYPE_CHECKING:
 FORM = 2
 # Files each folder keeps: an answer is a few bytes to a few kilobytes, one file each.
 DISK_ENTRIES = 512
+# The suffix of an answer's file (read_kept).
+SUFFIX = ".marshal"
 _MCL = Path(__file__).resolve().parents[1]  # the mcl package
 _DISTRIBUTIONS = ("nvidia_cuda", "cuda_bindings", "cuda_pathfinder")
 # The hash of the inputs of the last function asked about (_program_digest): a check
@@ -181,16 +183,16 @@ def _folder(kind: str = "registers") -> Path | None:
 
 
 def read_kept(key: str, kind: str = "registers") -> dict[str, int] | None:
-    """The counts kept on disk under `key` in the folder of `kind`, or None."""
-    import json
+    """The counts kept on disk under `key` in the folder of `kind`, or None (also where
+    the file is not the current user's alone to write, as mcl's other cache files).
+    They are kept in `marshal`'s format: reading JSON imported the `json` package, four
+    modules, at every check at hopper."""
+    from mcl.parse_cache import read_marshalled
 
     folder = _folder(kind)
     if folder is None:
         return None
-    try:
-        data = json.loads((folder / f"{key}.json").read_text())
-    except (OSError, ValueError):
-        return None
+    data = read_marshalled(folder / f"{key}{SUFFIX}")
     if not isinstance(data, dict) or not all(
             isinstance(k, str) and isinstance(v, int) for k, v in data.items()):
         return None
@@ -200,7 +202,7 @@ def read_kept(key: str, kind: str = "registers") -> dict[str, int] | None:
 def write_kept(key: str, counts: dict[str, int], kind: str = "registers") -> None:
     """Store `counts` under `key`, written to a temporary file and renamed (a reader never
     sees half of one); past DISK_ENTRIES files the oldest go."""
-    import json
+    import marshal
 
     folder = _folder(kind)
     if folder is None:
@@ -208,10 +210,10 @@ def write_kept(key: str, counts: dict[str, int], kind: str = "registers") -> Non
     try:
         folder.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=folder, suffix=".tmp")
-        with os.fdopen(handle, "w") as out:
-            json.dump(counts, out)
-        os.replace(temporary, folder / f"{key}.json")
-        entries = sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime)
+        with os.fdopen(handle, "wb") as out:
+            out.write(marshal.dumps(counts))
+        os.replace(temporary, folder / f"{key}{SUFFIX}")
+        entries = sorted(folder.glob(f"*{SUFFIX}"), key=lambda p: p.stat().st_mtime)
         for old in entries[:max(0, len(entries) - DISK_ENTRIES)]:
             old.unlink(missing_ok=True)
     except OSError:

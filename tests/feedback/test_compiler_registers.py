@@ -70,7 +70,7 @@ def test_a_count_is_compiled_once_and_kept_on_disk(monkeypatch: pytest.MonkeyPat
                                                    tmp_path: Path) -> None:
     path = ROOT / "kernels" / "matmul" / "hopper_v1.mcpl"
     figures, _, count = _occupancy(path)
-    assert len(list((tmp_path / "cache" / "registers").glob("*.json"))) == 1
+    assert len(list((tmp_path / "cache" / "registers").glob("*" + by_program.SUFFIX))) == 1
 
     def no_compiler(*args: object, **kwargs: object) -> None:
         raise AssertionError("compiled again")
@@ -90,7 +90,7 @@ def test_the_disk_cache_is_bounded(monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
     monkeypatch.setattr(by_program, "DISK_ENTRIES", 2)
     for key in ("a", "b", "c"):
         compiled.write_kept(key, {"k": 1})
-    kept = sorted(p.stem for p in (tmp_path / "cache" / "registers").glob("*.json"))
+    kept = sorted(p.stem for p in (tmp_path / "cache" / "registers").glob("*" + by_program.SUFFIX))
     assert len(kept) == 2 and compiled.read_kept(kept[0]) == {"k": 1}
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from mcl import pipeline
+from mcl.backends import by_program
 from mcl.backends.cuda import line_instructions as sass
 from mcl.backends.cuda import registers as compiled
 from mcl.feedback import compiler_instructions
@@ -313,6 +314,6 @@ def test_nvrtc_and_nvdisasm_give_the_stencil_s_code(own_cache, tmp_path: Path) -
     assert code is not None
     assert code[19][0].instructions == 27 and code[20][0].instructions == 46
     assert sum(c.instructions for parts in code.values() for c in parts) == 165
-    assert len(list((tmp_path / "cache" / sass.CACHE_KIND).glob("*.json"))) == 1
+    assert len(list((tmp_path / "cache" / sass.CACHE_KIND).glob("*" + by_program.SUFFIX))) == 1
     sass._memory.clear()
     assert sass.line_instructions(facts) == code  # from the disk
