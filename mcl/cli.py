@@ -193,11 +193,11 @@ def run_program() -> NoReturn:
     methods kept in the cache folder (mcl.module_code, mcl.dataclass_code): effects on
     the whole process, which a caller of `main` does not get. `mcl tune` ends the same
     way, with the collector on (NO_TEARDOWN)."""
+    command = command_named(sys.argv[1:])
+    if command in QUICK_EXIT:  # before the tables of code are read: a megabyte of objects
+        gc.disable()
     install_module_code()
     install_dataclass_code()
-    command = command_named(sys.argv[1:])
-    if command in QUICK_EXIT:
-        gc.disable()
     status = main()
     if command in NO_TEARDOWN:
         atexit._run_exitfuncs()
