@@ -40,19 +40,22 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mcl.diagnostics import MclError, Span, did_you_mean, error
 from mcl.hdl.model import HardwareDescription
+from mcl.parse_cache import ParseCache
 
 if TYPE_CHECKING:
     from mcl.codegen.backend import Backend
     from mcl.codegen.dialect import Dialect
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - pyproject installs tomli there
-    import tomli as tomllib
+# The tables of the mapping files read, kept on disk by their text (mcl/parse_cache.py),
+# as the settings' are (mcl.settings.CACHE): a check at hopper whose program is new (after
+# an edit) generates code for the compiler's counts and reads two mappings, and importing
+# tomllib and parsing them was most of that.
+TABLES: ParseCache[dict[str, Any]] = ParseCache(
+    "mapping", dict, sources=("codegen/mapping.py",), modules=frozenset())
 
 ROLES = ("work-group", "work-item", "global", "loop")
 ADDRESS_SPACES = ("global", "local", "constant", "private")
@@ -166,11 +169,27 @@ def read_mapping(
                 f"<name>.{language}.toml next to their .hdl file{original_hint}",
             )
         )
+    text = path.read_text(encoding="utf-8")
+    return parse_mapping(TABLES.through(text, str(path), lambda: _toml(path, text)),
+                         str(path), backend, hwd)
+
+
+def toml_module() -> Any:
+    """Python's TOML parser (`tomli` before Python 3.11)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - pyproject installs tomli there
+        import tomli as tomllib
+    return tomllib
+
+
+def _toml(path: Path, text: str) -> dict[str, Any]:
+    """The table of mapping file `path`, whose text is `text`."""
+    tomllib = toml_module()
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise MclError(error("codegen-mapping-syntax", f"{path}: {exc}", _file_span(path))) from exc
-    return parse_mapping(data, str(path), backend, hwd)
 
 
 def parse_mapping(

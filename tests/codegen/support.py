@@ -13,11 +13,13 @@ from mcl import pipeline
 from mcl.backends import parse_mapping
 from mcl.backends.opencl.runner import OpenCLSession
 from mcl.codegen import GeneratedModule
-from mcl.codegen.mapping import tomllib
+from mcl.codegen.mapping import toml_module
 from mcl.hdl.library import default_library
 from mcl.mcpl.checked import CheckedProgram
 from mcl.mcpl.loader import Program, load_program
 from mcl.resources import kernels_dir
+
+tomllib = toml_module()
 
 LEAVES = ("fermi", "hopper", "xeon_phi", "x86_avx512")
 

@@ -14,12 +14,14 @@ from mcl import pipeline
 from mcl.backends import load_mapping, parse_mapping
 from mcl.backends.cuda.nvrtc import check_arch, compile_cuda, supported_archs
 from mcl.codegen.kernels import dynamic_shared_layout
-from mcl.codegen.mapping import tomllib
+from mcl.codegen.mapping import toml_module
 from mcl.commands.codegen import load_checked
 from mcl.diagnostics import MclError
 from mcl.resources import hwdescs_dir
 
 from .support import library, load, versions_at_leaves
+
+tomllib = toml_module()
 
 CASES = versions_at_leaves("cuda")
 

@@ -11,13 +11,15 @@ import pytest
 from mcl import pipeline
 from mcl.backends import load_mapping, parse_mapping
 from mcl.backends.opencl.runner import run_function
-from mcl.codegen.mapping import mapping_path, tomllib
+from mcl.codegen.mapping import mapping_path, toml_module
 from mcl.diagnostics import MclError
 from mcl.hdl.library import load_library
 from mcl.mcpl.loader import load_program
 from mcl.resources import hwdescs_dir, kernels_dir
 
 from .support import LEAVES, library
+
+tomllib = toml_module()
 
 
 @pytest.mark.parametrize("leaf", LEAVES)

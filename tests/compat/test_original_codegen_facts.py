@@ -13,10 +13,12 @@ import pytest
 
 from mcl.backends import load_mapping, parse_mapping
 from mcl.codegen.lisp_mapping import mapping_data, read_sexpr
-from mcl.codegen.mapping import ParGroupMapping, SpaceMapping, tomllib
+from mcl.codegen.mapping import ParGroupMapping, SpaceMapping, toml_module
 from mcl.diagnostics import MclError
 from mcl.hdl.library import default_library, load_library
 from mcl.resources import hwdescs_dir
+
+tomllib = toml_module()
 
 GPU_FACTS = """'(:target "fermi"
   :output "opencl"

@@ -106,9 +106,9 @@ OPENMP = OpenMPDialect(LANGUAGE, "C with OpenMP", ".c", "void", "static ", "rest
 def opencl_mapping_data(hwd: HardwareDescription) -> tuple[dict, str] | None:
     """The data of the leaf's `<leaf>.opencl.toml` (the backend's mapping, read in OpenCL's
     words), or None without one."""
-    from mcl.codegen.mapping import mapping_path, tomllib
+    from mcl.codegen.mapping import mapping_path, toml_module
 
     path = mapping_path(hwd, MAPPING_LANGUAGE)
     if not path.is_file():
         return None
-    return tomllib.loads(path.read_text(encoding="utf-8")), str(path)
+    return toml_module().loads(path.read_text(encoding="utf-8")), str(path)

@@ -195,7 +195,9 @@ x86_avx512 void twice(int n, main float[n] a, main float[n] b) {
 
 def test_role_global_is_guarded(tmp_path: Path) -> None:
     from mcl.backends import parse_mapping
-    from mcl.codegen.mapping import tomllib
+    from mcl.codegen.mapping import toml_module
+
+    tomllib = toml_module()
 
     hwd = LIBRARY.get("x86_avx512")
     mapping = parse_mapping(tomllib.loads(GLOBAL_MAPPING), "x86_avx512.openmp.toml", hwd,
