@@ -26,6 +26,10 @@ key of the inputs of code generation, which a check has at hand:
     Python version.
 
 A change of any of these is a new key: the answer is made again the long way (and kept).
+What depends on the compiler alone (NVRTC's version and architectures, the path of
+`nvdisasm`) is kept under `toolchain_key`, the last item without the program: a check
+whose program is new (after an edit) generates its code again, and finds the compiler's
+counts kept by the generated source without loading NVRTC or looking for nvdisasm.
 The disk cache is an optimisation only: a folder that cannot be written, an entry that
 cannot be read, is ignored; past DISK_ENTRIES files in a folder the oldest go.
 """
