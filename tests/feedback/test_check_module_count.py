@@ -9,7 +9,9 @@ mcl.feedback.loop_points, and the read/write inference kept per function,
 mcl.mcpl.kept_answers, both used by the check). A module
 that joins the check's path must be needed there: import it where it is used, or raise
 the ceiling here and say why in docs/feedback.md. No timing is asserted: the count is
-what stays the same from one machine to the next."""
+what stays the same from one machine to the next. A check after an edit at hopper generates
+the code again for the compiler's answers, and loads neither numpy nor NVIDIA's bindings
+(round 16: main before it imported both)."""
 
 from __future__ import annotations
 
@@ -53,3 +55,24 @@ def test_a_warm_check_imports_no_more_of_mcl_than_its_ceiling(
     assert status == "0"
     assert int(count) <= ceiling, f"{count} of mcl's modules at {level} (see the module)"
     assert loaded == ["False"] * len(NOT_WARM)
+
+
+def test_a_check_after_an_edit_at_hopper_loads_no_numpy_nor_nvidia_s_bindings(
+        tmp_path: Path) -> None:
+    """After an edit (a new file: a copy of the kernel with a comment added after its
+    code), the check generates the code again for the compiler's answers, which it finds
+    kept by the generated source: code generation imports no numpy, and NVRTC's version
+    and architectures and nvdisasm's path are kept by the toolchain (docs/feedback.md,
+    "Speed")."""
+    kernel = Path("kernels/matmul/perfect.mcpl").resolve()
+    check(tmp_path, "--level", "hopper")  # the cold check keeps the compiler's answers
+    edited = tmp_path / "edited" / kernel.name
+    edited.parent.mkdir()
+    edited.write_text(kernel.read_text() + "\n// an edit\n")
+    code = CODE.format(args=["check", str(edited), "-I", str(kernel.parent), "--level",
+                             "hopper", *SIZES], modules=("numpy", "cuda.bindings"))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env={**os.environ, "MCL_CACHE_DIR": str(tmp_path)})
+    status, _, *loaded = out.stdout.split()
+    assert status == "0"
+    assert loaded == ["False", "False"]
