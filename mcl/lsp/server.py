@@ -12,9 +12,12 @@ analysis has two stages:
 
 1. the quick check (mcl.lsp.analysis) on a thread of its own, whose diagnostics are
    published at once;
-2. after a clean check of the newest text, performance feedback in the worker process
-   (mcl.lsp.worker), published with the check's diagnostics when it is done. A newer
-   edit of the document cancels it; the worker is interrupted.
+2. performance feedback of the newest text in the worker process (mcl.lsp.worker),
+   published with the check's diagnostics when it is done and the check is clean. It
+   starts beside the check, on the other core, where the document's last check was
+   clean (an edit of a clean text is mostly clean: a constant changed), and after the
+   check otherwise; a check with errors drops it. A newer edit of the document cancels
+   it; the worker is interrupted.
 
 Requests (hover, definition, ...) read the last results of the document and never wait
 for the feedback. No pass ever runs on the event loop, so the loop always answers.
@@ -61,7 +64,7 @@ from mcl.lsp import (
 )
 from mcl.lsp.analysis import CheckResult, Libraries, check_document, is_hdl
 from mcl.lsp.broken_check import check_with_kept
-from mcl.lsp.config import ClientSettings, effective
+from mcl.lsp.config import ClientSettings, Effective, effective
 from mcl.lsp.convert import diagnostic, feedback_diagnostic, same_file, to_range
 from mcl.lsp.framing import FramedTransport
 from mcl.lsp.lookup import module_at
@@ -96,7 +99,9 @@ class DocumentState:
     offers: tuple[int, list[OfferRecord]] | None = None
     check_diagnostics: list[lsp.Diagnostic] = field(default_factory=list)
     task: asyncio.Task | None = None
-    feedback_running: bool = False
+    # The worker's job of this document (feedback or the refinements offered), running or
+    # waiting for the worker: a newer edit cancels it.
+    worker_job: asyncio.Future | None = None
     checking: bool = False  # a check of this document runs on the check thread
     # An edit came while the check ran: another check follows it (`edited`: the text
     # changed, so the files that use it follow too).
@@ -109,6 +114,10 @@ class DocumentState:
     # nothing else changed since (mcl.lsp.broken_check).
     environment: int = 0
     good_key: tuple[int, Any] | None = None
+
+    @property
+    def feedback_running(self) -> bool:
+        return self.worker_job is not None and not self.worker_job.done()
 
 
 def _deep_executor() -> ThreadPoolExecutor:
@@ -225,6 +234,13 @@ class MclLanguageServer(FramedTransport, LanguageServer):
         key = (state.environment, settings)
         good = None if state.last_good is None or state.good_key != key \
             else (text, state.last_good_text, state.last_good)
+        # After a clean check the next text is most likely clean too (a constant changed,
+        # a statement completed): its feedback starts beside the check, on the other
+        # core, instead of after it; it is dropped if the check finds errors. After a check
+        # with errors (a statement half typed) it waits for a clean check, as it would
+        # mostly analyse a text that does not parse.
+        early = self._start_feedback(state, path, settings) \
+            if edited and self._clean(state) and self._wants_feedback(path) else None
         try:
             result = await loop.run_in_executor(self.checks, check_with_kept, path, settings,
                                                 self.libraries, good)
@@ -257,24 +273,23 @@ class MclLanguageServer(FramedTransport, LanguageServer):
         if state.again:
             self._follow_up(uri)  # no feedback for a text already replaced
             return
-        if is_hdl(path):
+        if not self._wants_feedback(path):
             return
-        if result.errors or not self.settings.feedback:
+        if result.errors:
+            if early is not None and state.worker_job is early[1] and not early[1].done():
+                self.worker.cancel()  # the feedback of a text that does not check
             return
-        job = FeedbackJob(
-            path=str(path),
-            overlays=tuple(self._overlays()),
-            hwd_path=settings.hwd_path,
-            include=settings.include,
-            level=settings.level,
-            values=settings.values,
-        )
-        state.feedback_running = True
-        try:
-            feedback: FeedbackResult = await loop.run_in_executor(
-                None, self.worker.run, job, self.worker.generation)
-        finally:
-            state.feedback_running = False
+        started_early = early is not None and state.worker_job is early[1]
+        job, running = early if early is not None and started_early \
+            else self._start_feedback(state, path, settings)
+        feedback = await running
+        if feedback.cancelled and started_early and not state.again \
+                and self.documents.get(uri) is state \
+                and self.workspace.get_text_document(uri).version == version:
+            # Cancelled by what the check set off, not by an edit of this document (an
+            # importer checked again cancels the worker's job): as if it had not started.
+            job, running = self._start_feedback(state, path, settings)
+            feedback = await running
         if feedback.cancelled or self.workspace.get_text_document(uri).version != version:
             return
         if feedback.failure:
@@ -292,6 +307,32 @@ class MclLanguageServer(FramedTransport, LanguageServer):
         self._refresh_code_lenses()  # they show the new feedback's time estimate
         await self._list_offers(uri, version, job)
 
+    def _wants_feedback(self, path: Path) -> bool:
+        return not is_hdl(path) and self.settings.feedback
+
+    @staticmethod
+    def _clean(state: DocumentState) -> bool:
+        """Did the document's last check parse and find no error?"""
+        return state.check is not None and state.check.program is not None \
+            and not state.check.errors
+
+    def _start_feedback(self, state: DocumentState, path: Path, settings: Effective
+                        ) -> tuple[FeedbackJob, asyncio.Future[FeedbackResult]]:
+        """The worker's feedback job of the document's text now (every open buffer as it
+        is), and its result to come."""
+        job = FeedbackJob(
+            path=str(path),
+            overlays=tuple(self._overlays()),
+            hwd_path=settings.hwd_path,
+            include=settings.include,
+            level=settings.level,
+            values=settings.values,
+        )
+        running = asyncio.get_running_loop().run_in_executor(
+            None, self.worker.run, job, self.worker.generation)
+        state.worker_job = running
+        return job, running
+
     async def _list_offers(self, uri: str, version: int | None, feedback: FeedbackJob
                            ) -> None:
         """List the refinements of the document's kernel in the worker, after its
@@ -307,12 +348,10 @@ class MclLanguageServer(FramedTransport, LanguageServer):
             return
         job = OffersJob(feedback.path, feedback.overlays, feedback.hwd_path,
                         feedback.include, feedback.level, feedback.values)
-        state.feedback_running = True
-        try:
-            result: OffersResult = await asyncio.get_running_loop().run_in_executor(
-                None, self.worker.offers, job, self.worker.generation)
-        finally:
-            state.feedback_running = False
+        running = asyncio.get_running_loop().run_in_executor(
+            None, self.worker.offers, job, self.worker.generation)
+        state.worker_job = running
+        result: OffersResult = await running
         if result.cancelled or version is None or self.documents.get(uri) is not state \
                 or self.workspace.get_text_document(uri).version != version:
             return
