@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import sympy
@@ -124,6 +125,17 @@ def data_request(offsets: Sequence[int], index: DataIndex, record: int, word_byt
     if not index.spread:
         worst = bank_conflict(offsets, banks, word_bytes)
         return DataRequest(float(worst.degree), worst)
+    return _sampled_request(tuple(offsets), index.spread, record, word_bytes, banks)
+
+
+# A process that analyses a kernel again and again (the editor's worker, at every edit)
+# asks for the same requests each time: their draws (SAMPLES lanes' values each) are a
+# pure function of these numbers, the generator's seed fixed.
+@lru_cache(maxsize=256)
+def _sampled_request(offsets: tuple[int, ...], spread: tuple[tuple[int, int], ...],
+                     record: int, word_bytes: int, banks: int) -> DataRequest:
+    """`data_request` where some subscript is data-decided (`spread` not empty)."""
+    index = DataIndex(None, spread)
     # numpy only where a data-decided index is costed: `mcl check` stays light elsewhere
     import numpy as np
     base = np.asarray(offsets, dtype=np.int64)

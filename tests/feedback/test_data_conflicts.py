@@ -19,7 +19,7 @@ import pytest
 import sympy
 
 from mcl import pipeline
-from mcl.feedback.data_conflicts import DataIndex, data_request
+from mcl.feedback.data_conflicts import DataIndex, _sampled_request, data_request
 from mcl.feedback.facts.kernel import build_facts
 from mcl.feedback.findings import BankConflictFinding, WarpAccessUnknown
 from mcl.feedback.messages import FeedbackSeverity
@@ -151,6 +151,19 @@ def test_rows_of_a_two_dimensional_array_and_a_bound_past_the_lanes() -> None:
     assert wide.worst.degree == 32 and 3 < wide.wavefronts < 4
     few = data_request([0] * 8, DataIndex(0, ((1, 1024),)), 4, WORD, 32)
     assert few.worst.degree == 8
+
+
+def test_a_request_asked_again_is_the_one_drawn_before() -> None:
+    """The editor's worker asks for the same requests at every edit: they are drawn once,
+    and a request that differs in any of its numbers is drawn anew."""
+    _sampled_request.cache_clear()
+    first = data_request([0] * 32, DataIndex(0, ((1, 64),)), 4, WORD, 32)
+    again = data_request([0] * 32, DataIndex(sympy.Symbol("x"), ((1, 64),)), 4, WORD, 32)
+    assert again == first and _sampled_request.cache_info().hits == 1
+    other = data_request([4] + [0] * 31, DataIndex(0, ((1, 64),)), 4, WORD, 32)
+    rows = data_request([0] * 32, DataIndex(0, ((2, 64),)), 4, WORD, 32)
+    assert _sampled_request.cache_info().hits == 1 and rows != first
+    assert other.wavefronts != first.wavefronts
 
 
 def test_the_recorded_line_of_the_histogram_on_an_h100() -> None:
