@@ -32,7 +32,10 @@ suffix (`TILE_K_3`, `spmv_7`) so that they do not clash; the edits are made in t
 body of its last function, as in a kernel's file. Goal: diagnostics median <= 250 ms.
 
 `--hog N`: N processes that spin beside the server for the whole run (a machine busy with
-other work); the load average is reported before and after, as the figures depend on it.
+other work); the load average is reported before and after, as the figures depend on it,
+and so is the load during the run: the mean of the tasks running or waiting for a CPU
+(`/proc/loadavg`'s fourth field, sampled every 0.25 s; the 1-minute average trails a run
+of less than a few minutes).
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ import re
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -235,6 +239,36 @@ def hogs(count: int) -> list[subprocess.Popen[bytes]]:
             for _ in range(count)]
 
 
+class LoadSampler:
+    """The tasks running or waiting for a CPU, sampled on a thread while the run lasts
+    (Linux only: elsewhere no samples)."""
+
+    def __init__(self, period: float = 0.25) -> None:
+        self.period = period
+        self.samples: list[int] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.period):
+            try:
+                running = Path("/proc/loadavg").read_text().split()[3].split("/")[0]
+            except (OSError, IndexError):
+                return
+            self.samples.append(int(running) - 1)  # not this thread, which is reading
+
+    def __enter__(self) -> LoadSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def mean(self) -> float:
+        return statistics.mean(self.samples) if self.samples else float("nan")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("kernels", nargs="*", help="e.g. matmul/hopper_v2")
@@ -259,8 +293,9 @@ def main() -> int:
     spinning = hogs(args.hog)
     load_before = os.getloadavg()
     try:
-        results = asyncio.run(measure(files, args.edits, args.keys, args.key_gap_ms / 1000,
-                                      {"defines": VALUES}))
+        with LoadSampler() as sampler:
+            results = asyncio.run(measure(files, args.edits, args.keys,
+                                          args.key_gap_ms / 1000, {"defines": VALUES}))
     finally:
         for p in spinning:
             p.kill()
@@ -270,7 +305,8 @@ def main() -> int:
         f"mcl lsp under typing: {args.edits} constant and {args.edits} statement edits per "
         f"kernel inside the kernel body, then {args.keys} keys at {args.key_gap_ms:.0f} ms; "
         f"-D {VALUES}; {args.hog} CPU hogs; {os.cpu_count()} CPUs; load average (1 min) "
-        f"{load_before[0]:.1f} at the start, {load_after[0]:.1f} at the end",
+        f"{load_before[0]:.1f} at the start, {load_after[0]:.1f} at the end; tasks running "
+        f"or waiting for a CPU during the run {sampler.mean():.1f} on average",
         "goals: diagnostics median <= 100 ms, p95 <= 250 ms; feedback median <= 500 ms; "
         "a publication at least every 500 ms while typing",
         "columns: ms from didChange; diag cpu: the server's CPU per edit to its diagnostics; "
@@ -303,6 +339,7 @@ def main() -> int:
     if args.json:
         args.json.write_text(json.dumps({
             "hog": args.hog, "load": [load_before[0], load_after[0]],
+            "runnable": sampler.mean(),
             "kernels": [asdict(f) for f in results]}, indent=1) + "\n")
     return 0
 
