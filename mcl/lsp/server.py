@@ -330,6 +330,8 @@ class MclLanguageServer(FramedTransport, LanguageServer):
         )
         running = asyncio.get_running_loop().run_in_executor(
             None, self.worker.run, job, self.worker.generation)
+        # (a job dropped unawaited, its text replaced or not clean: its failure is logged)
+        running.add_done_callback(_log_failure)
         state.worker_job = running
         return job, running
 
@@ -468,6 +470,11 @@ class MclLanguageServer(FramedTransport, LanguageServer):
 
 
 server = MclLanguageServer()
+
+
+def _log_failure(done: asyncio.Future[Any]) -> None:
+    if not done.cancelled() and done.exception() is not None:
+        log.error("feedback job failed: %s", done.exception())
 
 
 def _path(uri: str) -> Path | None:
