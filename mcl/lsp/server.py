@@ -14,10 +14,10 @@ analysis has two stages:
    published at once;
 2. performance feedback of the newest text in the worker process (mcl.lsp.worker),
    published with the check's diagnostics when it is done and the check is clean. It
-   starts beside the check, on the other core, where the document's last check was
-   clean (an edit of a clean text is mostly clean: a constant changed), and after the
-   check otherwise; a check with errors drops it. A newer edit of the document cancels
-   it; the worker is interrupted.
+   starts beside the check, on another core, where the document's last check was clean
+   (an edit of a clean text is mostly clean: a constant changed) and a core is free
+   (`core_free`), and after the check otherwise; a check with errors drops it. A newer
+   edit of the document cancels it; the worker is interrupted.
 
 Requests (hover, definition, ...) read the last results of the document and never wait
 for the feedback. No pass ever runs on the event loop, so the loop always answers.
@@ -235,12 +235,15 @@ class MclLanguageServer(FramedTransport, LanguageServer):
         good = None if state.last_good is None or state.good_key != key \
             else (text, state.last_good_text, state.last_good)
         # After a clean check the next text is most likely clean too (a constant changed,
-        # a statement completed): its feedback starts beside the check, on the other
-        # core, instead of after it; it is dropped if the check finds errors. After a check
+        # a statement completed): its feedback starts beside the check, on another core,
+        # instead of after it; it is dropped if the check finds errors. After a check
         # with errors (a statement half typed) it waits for a clean check, as it would
-        # mostly analyse a text that does not parse.
+        # mostly analyse a text that does not parse; and so it does where no core is free
+        # for it (`core_free`: it would take the check's CPU time, and the diagnostics
+        # come later).
         early = self._start_feedback(state, path, settings) \
-            if edited and self._clean(state) and self._wants_feedback(path) else None
+            if edited and self._clean(state) and self._wants_feedback(path) \
+            and core_free() else None
         try:
             result = await loop.run_in_executor(self.checks, check_with_kept, path, settings,
                                                 self.libraries, good)
@@ -470,6 +473,26 @@ class MclLanguageServer(FramedTransport, LanguageServer):
 
 
 server = MclLanguageServer()
+
+
+# Tests only: "1" starts an edit's feedback beside its check whatever the load.
+BESIDE_ENV = "MCL_LSP_FEEDBACK_BESIDE_CHECK"
+
+
+def core_free(load: float | None = None, cpus: int | None = None) -> bool:
+    """Is a core free for the feedback beside the check: the load average of the last
+    minute (`load`, by default the machine's) and one more task, the check, within the
+    CPUs? Where the load is not known (no `os.getloadavg`), no. On a 2-core machine at
+    a load of 8 to 14 (other work) the feedback beside the check came 17% sooner but the
+    diagnostics 25% later (docs/editor.md, "Latency", round 16)."""
+    if os.environ.get(BESIDE_ENV) == "1":
+        return True
+    try:
+        load = os.getloadavg()[0] if load is None else load
+    except (AttributeError, OSError):
+        return False
+    cpus = (os.cpu_count() or 1) if cpus is None else cpus
+    return load + 1 <= cpus
 
 
 def _log_failure(done: asyncio.Future[Any]) -> None:

@@ -1,5 +1,6 @@
 """An edit of a document whose last check was clean starts its feedback beside the check
-(mcl.lsp.server), not after it; a check that finds errors drops that feedback.
+(mcl.lsp.server) where a core is free, not after it; a check that finds errors drops that
+feedback.
 
 The check and the analyses of the shipped kernels take milliseconds, so both are stood
 for by the test delays (MCL_LSP_CHECK_DELAY, mcl.lsp.analysis; MCL_LSP_FEEDBACK_DELAY,
@@ -14,6 +15,8 @@ import time
 import pytest
 from pytest_lsp import LanguageClient
 
+from mcl.lsp.server import BESIDE_ENV, core_free
+
 from .conftest import (
     KERNELS,
     close_document,
@@ -26,10 +29,12 @@ from .conftest import (
 )
 
 DELAY_S = 1.0
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+IN_THE_SERVER = pytest.mark.asyncio(loop_scope="module")
+# (beside the check whatever the load: the test's machine may have no core free)
 client = make_client_fixture({"debounceMs": 0},
                              env={"MCL_LSP_FEEDBACK_DELAY": str(DELAY_S),
-                                  "MCL_LSP_CHECK_DELAY": str(DELAY_S)})
+                                  "MCL_LSP_CHECK_DELAY": str(DELAY_S),
+                                  BESIDE_ENV: "1"})
 
 MATMUL = KERNELS / "matmul" / "perfect.mcpl"
 
@@ -43,6 +48,7 @@ async def _feedback_after(client: LanguageClient, uri: str, text: str) -> float:
     return time.monotonic() - started
 
 
+@IN_THE_SERVER
 async def test_feedback_of_an_edit_of_a_clean_text_runs_beside_the_check(
         client: LanguageClient) -> None:
     text = MATMUL.read_text()
@@ -55,6 +61,7 @@ async def test_feedback_of_an_edit_of_a_clean_text_runs_beside_the_check(
     await close_document(client, uri)
 
 
+@IN_THE_SERVER
 async def test_a_check_with_errors_drops_the_feedback_started_beside_it(
         client: LanguageClient) -> None:
     text = MATMUL.read_text()
@@ -70,3 +77,11 @@ async def test_a_check_with_errors_drops_the_feedback_started_beside_it(
     # After a check with errors the next job waits for its check: the two delays in turn.
     assert await _feedback_after(client, uri, text) >= 1.9 * DELAY_S
     await close_document(client, uri)
+
+
+def test_the_feedback_goes_beside_the_check_only_where_a_core_is_free(monkeypatch) -> None:
+    monkeypatch.delenv(BESIDE_ENV, raising=False)
+    assert core_free(0.4, 2) and core_free(1.0, 2) and core_free(2.9, 4)
+    assert not core_free(1.2, 2) and not core_free(6.0, 2) and not core_free(0.5, 1)
+    monkeypatch.setenv(BESIDE_ENV, "1")
+    assert core_free(6.0, 2)
