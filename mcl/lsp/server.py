@@ -483,8 +483,8 @@ def core_free(load: float | None = None, cpus: int | None = None) -> bool:
     """Is a core free for the feedback beside the check: the load average of the last
     minute (`load`, by default the machine's) and one more task, the check, within the
     CPUs? Where the load is not known (no `os.getloadavg`), no. On a 2-core machine at
-    a load of 8 to 14 (other work) the feedback beside the check came 17% sooner but the
-    diagnostics 25% later (docs/editor.md, "Latency", round 16)."""
+    a load of 8 to 14 (other work) the feedback beside the check came a fifth sooner and
+    the diagnostics a fifth later (docs/editor.md, "Latency", round 16)."""
     if os.environ.get(BESIDE_ENV) == "1":
         return True
     try:
