@@ -198,10 +198,16 @@ def main() -> int:
         f"{sum(statistics.median(c) <= 0.1 for c, _, _ in results)}/{count}, p95 <= 250 ms "
         f"{sum(p95(c) <= 0.25 for c, _, _ in results)}/{count}; feedback median <= 500 ms "
         f"{sum(statistics.median(f) <= 0.5 for _, f, _ in results)}/{count}")
-    report = "\n".join(lines + raw)
+    return print_report(lines + raw, args.out)
+
+
+
+def print_report(lines: list[str], out: Path | None) -> int:
+    """Print the report's lines and write them to `out` too where given; exit status 0."""
+    report = "\n".join(lines)
     print(report)
-    if args.out:
-        args.out.write_text(report + "\n")
+    if out:
+        out.write_text(report + "\n")
     return 0
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:  # run as a script
     sys.path.insert(0, str(REPO))
-from benchmarks.bench_lsp import p95  # noqa: E402
+from benchmarks.bench_lsp import p95, print_report  # noqa: E402
 
 
 def main() -> int:
@@ -71,11 +71,7 @@ def main() -> int:
             f"feedback median {sum(statistics.median(f['feedback_s']) <= 0.5 for f in by.values())}"
             f"/{len(by)}, publications every 500 ms "
             f"{sum(max(f['gap_s']) <= 0.5 for f in by.values())}/{len(by)}")
-    report = "\n".join(lines)
-    print(report)
-    if args.out:
-        args.out.write_text(report + "\n")
-    return 0
+    return print_report(lines, args.out)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from mcl import exported
+
 # Attributes are loaded lazily: a generator imports only what it uses, and the runtime's
 # modules (the session, with numpy) come only with a run (`mcl check` at hopper generates
 # the CUDA code for the compiler's counts and runs nothing).
@@ -31,8 +33,4 @@ __all__ = sorted(_EXPORTS)
 
 
 def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        import importlib
-
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module 'mcl.codegen' has no attribute {name!r}")
+    return exported(__name__, _EXPORTS, name)

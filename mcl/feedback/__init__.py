@@ -39,6 +39,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from mcl import exported
+
 _EXPORTS = {
     "analyse": "mcl.feedback.registry",
     "analyse_findings": "mcl.feedback.registry",
@@ -56,8 +58,4 @@ __all__ = sorted(_EXPORTS)
 
 
 def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        import importlib
-
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module 'mcl.feedback' has no attribute {name!r}")
+    return exported(__name__, _EXPORTS, name)
