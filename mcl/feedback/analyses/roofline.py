@@ -72,6 +72,9 @@ class Level:
     bytes: Any
     bandwidth: float
     no_reuse: Any = None  # the bytes when every access reached the level (worst case)
+    # the arrays of the level read through a subscript that depends on data: `bytes`
+    # leaves them out, so it is a lower bound of the compulsory traffic
+    uncounted: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -259,7 +262,8 @@ def _roofs(ctx: AnalysisContext, costs: Costs, peak: float, memory_only: bool
         if key[0] == "param":
             per_param[key[1]] += count * size
     cached = {s for m in hwd.caches() for s in m.spaces}
-    compulsory = _compulsory(facts, per_param, cached)
+    irregular = _irregular(facts)
+    compulsory = _compulsory(facts, per_param, cached, irregular)
     levels = []
     for space, amount in moved.items():
         bw = bandwidth(hwd, space)
@@ -275,15 +279,28 @@ def _roofs(ctx: AnalysisContext, costs: Costs, peak: float, memory_only: bool
         if least is None or identical(least, amount):
             levels.append(Level(space, tidy(amount), bw.bytes_per_s))
         else:
-            levels.append(Level(space, tidy(least), bw.bytes_per_s, tidy(amount)))
+            uncounted = tuple(sorted(name for name in irregular if name in per_param
+                                     and getattr(facts.param(name), "space", None) == space))
+            levels.append(Level(space, tidy(least), bw.bytes_per_s, tidy(amount),
+                                uncounted))
     if flops == 0 and not levels:
         return None
     return Roofline(hwd.name, _dtype(ctx.function), flops, peak, tuple(levels),
                     bool(costs.approximations))
 
 
-def _compulsory(facts: Any, per_param: Mapping[str, Any], cached: set[str]
-                ) -> dict[str, Any]:
+def _irregular(facts: Any) -> set[str]:
+    """The array parameters read or written through a subscript that depends on data
+    (`x[cols[k]]`)."""
+    return {a.binding.root.name for a in facts.accesses
+            if a.binding.root.kind == "param"
+            and any(facts.evaluator.is_opaque(s) for i in a.indices
+                    for s in getattr(facts.evaluator.sym(i, a.item.scope),
+                                     "free_symbols", ()))}
+
+
+def _compulsory(facts: Any, per_param: Mapping[str, Any], cached: set[str],
+                irregular: set[str]) -> dict[str, Any]:
     """Per space that a cache holds: the bytes that must move between the level and the
     units however well the caches serve the reuse (Williams et al.'s "compulsory"
     traffic): each array parameter once in every direction the kernel uses it, at most
@@ -292,11 +309,6 @@ def _compulsory(facts: Any, per_param: Mapping[str, Any], cached: set[str]
     other arrays as counted."""
     out: dict[str, Any] = {}
     whole = {name: (mode, size) for name, mode, size in parameter_bytes(facts)}
-    irregular = {a.binding.root.name for a in facts.accesses
-                 if a.binding.root.kind == "param"
-                 and any(facts.evaluator.is_opaque(s) for i in a.indices
-                         for s in getattr(facts.evaluator.sym(i, a.item.scope),
-                                          "free_symbols", ()))}
     for space in cached:
         total = sympy.Integer(0)
         for name, counted in per_param.items():
@@ -364,6 +376,9 @@ def _message(roof: Roofline, emit: Emitter, function: ast.Function,
         if lv.no_reuse is not None:  # the worst case: no cache serves any reuse
             figures[f"bytes_{lv.space}_no_reuse"] = lv.no_reuse
             compulsory = ", compulsory traffic"
+            if lv.uncounted:  # the figure is then a lower bound: say so and why
+                compulsory += (f", a lower bound: {', '.join(lv.uncounted)}, read "
+                               "through a subscript that depends on data, not counted")
         amount = f"{{bytes_{lv.space}}} B to" if moves else \
             f"{{intensity_{lv.space}}} flop/B against"
         against.append(f"{amount} {lv.space} ({rate_text(lv.bandwidth, 'B/s')}{compulsory})")
