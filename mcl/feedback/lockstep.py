@@ -26,15 +26,19 @@ import math
 from collections.abc import Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from typing import Any
 
 import sympy
 
+from mcl.feedback.budget import fallen_back
 from mcl.feedback.compiler_vectors import Copies, wide_copies
 from mcl.feedback.conflict_classes import IterationClasses
 from mcl.feedback.data_conflicts import DataRequest, data_index, data_request, layout_of
 from mcl.feedback.facts.costs import executions
+from mcl.feedback.facts.kept_results import KeptResults
 from mcl.feedback.facts.kernel import Guard, Item, Loop
 from mcl.feedback.facts.layout import flat_index
+from mcl.feedback.facts.stable_dummies import made, make_again, reusing
 from mcl.feedback.findings import (
     AccessPlace,
     BankConflictFinding,
@@ -61,10 +65,12 @@ from mcl.feedback.kernel_api import (
 )
 from mcl.feedback.loop_points import LoopPoints
 from mcl.feedback.messages import FeedbackSeverity
+from mcl.feedback.survey_inputs import survey_key
 from mcl.feedback.values import evaluate
 from mcl.feedback.warp_access import BankConflict, Coalescing, bank_conflict, coalescing
 from mcl.hdl.model import HardwareDescription, ParGroup, ParUnit
 from mcl.mcpl import ast
+from mcl.mcpl.symbolic_values import forget_with_per_process
 
 # The codes of the findings built here for the descriptions' feedback functions, as their
 # record types declare them (mcl.feedback.findings; the catalogue is docs/feedback.md).
@@ -460,7 +466,72 @@ def conflict_survey(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstr
     return survey
 
 
+# Surveys kept across the worker's analyses: a kernel has a few dozen shared accesses,
+# and the worker sees one kernel at a time.
+MAX_KEPT_SURVEYS = 256
+
+
+@dataclass(frozen=True)
+class _KeptSurvey:
+    """A survey's result with its loops named by their places among the loops around
+    the access: the next analysis's loops are other objects."""
+
+    survey: ConflictSurvey | None
+    loops: tuple[int, ...]
+    unfollowed: tuple[int, ...]
+    # The dummies the survey made (stand-ins for data in the formulas it asked for), by
+    # name and assumptions: made again where the kept result is used
+    dummies: tuple[dict[Any, int], dict[Any, int]]
+
+    @classmethod
+    def of(cls, survey: ConflictSurvey | None, around: Sequence[Loop],
+           dummies: tuple[dict[Any, int], dict[Any, int]]) -> _KeptSurvey:
+        def places(loops: Sequence[Loop]) -> tuple[int, ...]:
+            return tuple(next(k for k, x in enumerate(around) if x is loop) for loop in loops)
+        if survey is None:
+            return cls(None, (), (), dummies)
+        return cls(replace(survey, loops=(), unfollowed=()), places(survey.loops),
+                   places(survey.unfollowed), dummies)
+
+    def at(self, around: Sequence[Loop]) -> ConflictSurvey | None:
+        if self.survey is None:
+            return None
+        return replace(self.survey, loops=tuple(around[k] for k in self.loops),
+                       unfollowed=tuple(around[k] for k in self.unfollowed))
+
+
+kept_surveys: KeptResults[_KeptSurvey] = KeptResults(MAX_KEPT_SURVEYS)
+forget_with_per_process(kept_surveys)
+
+
 def _banked_survey(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstruction,
+                   banks: int) -> ConflictSurvey | None:
+    """`_walked_survey`, kept across the worker's analyses by everything it reads
+    (mcl.feedback.survey_inputs): an edit that leaves an access's address, guards and
+    loops as they were finds its survey, the warps not walked again."""
+    if not (kept_surveys.enabled and reusing()):
+        return _walked_survey(kernel, lockstep, instruction, banks)
+    groups = frozenset(block_groups(kernel.hwd.description, lockstep))
+    try:
+        key = survey_key(kernel, lockstep, groups, banks, instruction,
+                         twins(kernel, instruction, fill_loops(kernel, instruction)))
+    except (MissingValues, NotStatic):
+        key = None  # (the survey says which values, as without the key)
+    if key is None:
+        return _walked_survey(kernel, lockstep, instruction, banks)
+    around = instruction.access.item.loops
+    found = kept_surveys.get(key)
+    if found is not None:
+        make_again(*found.dummies)
+        return found.at(around)
+    before = made()
+    survey = _walked_survey(kernel, lockstep, instruction, banks)
+    if not fallen_back():
+        kept_surveys.put(key, _KeptSurvey.of(survey, around, (before, made())))
+    return survey
+
+
+def _walked_survey(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstruction,
                    banks: int) -> ConflictSurvey | None:
     """`_block_survey` of the first block, or where no unit of it runs the access, of the
     last (`last_block`: a tail's branch, the `else` of `if (i < n)`)."""

@@ -133,15 +133,17 @@ def _kept(key: tuple[Any, ...], count: Callable[[], Any]) -> Any:
 
 def _nest(ev: SymbolicEvaluator, loops: Sequence[Loop]) -> tuple[Any, ...]:
     """The loops of a nest and those beside it, as the counting sees them."""
-    return (tuple(_shape(ev, loop) for loop in loops),
+    return (tuple(shape_key(ev, loop) for loop in loops),
             ev.memo(("nest counts: beside", ), lambda: _beside(ev)))
 
 
 def _beside(ev: SymbolicEvaluator) -> tuple[Any, ...]:
     """What the counting of any nest of `ev`'s function reads of its other loops."""
-    return (ev.all_counters(), tuple(_shape(ev, loop) for loop, _ in symbolic_trips(ev)))
+    return (ev.all_counters(), tuple(shape_key(ev, loop) for loop, _ in symbolic_trips(ev)))
 
 
-def _shape(ev: SymbolicEvaluator, loop: Loop) -> tuple[Any, ...]:
+def shape_key(ev: SymbolicEvaluator, loop: Loop) -> tuple[Any, ...]:
+    """What the symbolic evaluator knows of a loop (its normalised shape), as a key: equal
+    for the loop of the next analysis that an edit left as it was."""
     s = ev.shape(loop)
     return (loop.kind, s.counter, s.value, s.trips, s.exact, s.affine, s.reason, s.bounds)

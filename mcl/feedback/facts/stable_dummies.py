@@ -68,3 +68,19 @@ def reused_dummies() -> Iterator[None]:
         yield
     finally:
         _made = None
+
+
+def made() -> dict[_Key, int]:
+    """How many dummies this analysis has made so far, by name and assumptions (empty
+    outside `reused_dummies`)."""
+    return dict(_made or {})
+
+
+def make_again(since: dict[_Key, int], now: dict[_Key, int]) -> None:
+    """Make the dummies made between the counts `since` and `now` (of `made`) once more,
+    for a computation whose kept result is used instead of running it: the dummies made
+    after it are then those of the analysis that ran it, rank for rank, and so are the
+    formulas that hold them (found in SymPy's cache and the kept results)."""
+    for (name, assumptions), count in now.items():
+        for _ in range(count - since.get((name, assumptions), 0)):
+            dummy(name, **dict(assumptions))

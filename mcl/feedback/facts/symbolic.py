@@ -198,6 +198,10 @@ class SymbolicEvaluator:
     def is_opaque(self, s: sympy.Basic) -> bool:
         return isinstance(s, sympy.Dummy) and s not in self._counters
 
+    def is_stand_in(self, s: sympy.Basic) -> bool:
+        """Is `s` a stand-in made anew at every evaluation (`data`, `undefined`)?"""
+        return s in self._data
+
     # ------------------------------------------------------------------ loops
     def shape(self, loop: Loop) -> NormalisedLoop:
         key = loop
