@@ -137,7 +137,8 @@ def reloaded(kernel: Kernel, instruction: MemoryInstruction, unrolled: Sequence[
     if instruction.kind != "load" or not instruction.access.element:
         return False
     here = program_order(instruction)
-    barriers = _barrier_lines(kernel.function)
+    barriers = kernel.facts.evaluator.memo(("barrier lines",),
+                                           lambda: _barrier_lines(kernel.function))
     for first in kernel.instructions:
         if first.kind != "load" or program_order(first) >= here or \
                 not _same_place(first, instruction) or \

@@ -23,7 +23,7 @@ and of those the one that costs most is reported.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
@@ -466,69 +466,90 @@ def conflict_survey(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstr
     return survey
 
 
-# Surveys kept across the worker's analyses: a kernel has a few dozen shared accesses,
-# and the worker sees one kernel at a time.
+# Results kept across the worker's analyses, per access: a kernel has a few dozen
+# accesses, and the worker sees one kernel at a time.
 MAX_KEPT_SURVEYS = 256
 
 
 @dataclass(frozen=True)
-class _KeptSurvey:
-    """A survey's result with its loops named by their places among the loops around
-    the access: the next analysis's loops are other objects."""
+class _Kept:
+    """A result of the walk for one access, with its loops named by their places among
+    the loops around the access (the next analysis's loops are other objects), and the
+    dummies it made (stand-ins for data in the formulas it asked for) by name and
+    assumptions, made again where the kept result is used."""
 
-    survey: ConflictSurvey | None
+    result: ConflictSurvey | list[tuple[Lanes, list[int]]] | None
     loops: tuple[int, ...]
     unfollowed: tuple[int, ...]
-    # The dummies the survey made (stand-ins for data in the formulas it asked for), by
-    # name and assumptions: made again where the kept result is used
     dummies: tuple[dict[Any, int], dict[Any, int]]
 
     @classmethod
-    def of(cls, survey: ConflictSurvey | None, around: Sequence[Loop],
-           dummies: tuple[dict[Any, int], dict[Any, int]]) -> _KeptSurvey:
+    def of(cls, result: ConflictSurvey | list[tuple[Lanes, list[int]]] | None,
+           around: Sequence[Loop], dummies: tuple[dict[Any, int], dict[Any, int]]
+           ) -> _Kept:
         def places(loops: Sequence[Loop]) -> tuple[int, ...]:
             return tuple(next(k for k, x in enumerate(around) if x is loop) for loop in loops)
-        if survey is None:
-            return cls(None, (), (), dummies)
-        return cls(replace(survey, loops=(), unfollowed=()), places(survey.loops),
-                   places(survey.unfollowed), dummies)
+        if not isinstance(result, ConflictSurvey):
+            return cls(result, (), (), dummies)
+        return cls(replace(result, loops=(), unfollowed=()), places(result.loops),
+                   places(result.unfollowed), dummies)
 
-    def at(self, around: Sequence[Loop]) -> ConflictSurvey | None:
-        if self.survey is None:
-            return None
-        return replace(self.survey, loops=tuple(around[k] for k in self.loops),
+    def at(self, around: Sequence[Loop]) -> Any:
+        if not isinstance(self.result, ConflictSurvey):
+            return self.result
+        return replace(self.result, loops=tuple(around[k] for k in self.loops),
                        unfollowed=tuple(around[k] for k in self.unfollowed))
 
 
-kept_surveys: KeptResults[_KeptSurvey] = KeptResults(MAX_KEPT_SURVEYS)
+kept_surveys: KeptResults[_Kept] = KeptResults(MAX_KEPT_SURVEYS)
 forget_with_per_process(kept_surveys)
 
 
-def _banked_survey(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstruction,
-                   banks: int) -> ConflictSurvey | None:
-    """`_walked_survey`, kept across the worker's analyses by everything it reads
-    (mcl.feedback.survey_inputs): an edit that leaves an access's address, guards and
-    loops as they were finds its survey, the warps not walked again."""
+def _kept_walk(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstruction,
+               banks: int, walk: Callable[[], Any]) -> Any:
+    """`walk()` for one access (the survey of a shared access, `banks` banks; the lanes
+    of a global one, 0), kept across the worker's analyses by everything it reads
+    (mcl.feedback.survey_inputs): an edit that leaves the access's address, guards and
+    loops as they were finds its result, the warps not walked again."""
     if not (kept_surveys.enabled and reusing()):
-        return _walked_survey(kernel, lockstep, instruction, banks)
+        return walk()
     groups = frozenset(block_groups(kernel.hwd.description, lockstep))
     try:
-        key = survey_key(kernel, lockstep, groups, banks, instruction,
-                         twins(kernel, instruction, fill_loops(kernel, instruction)))
+        pairs = twins(kernel, instruction, fill_loops(kernel, instruction)) if banks else []
+        key = survey_key(kernel, lockstep, groups, banks, instruction, pairs)
     except (MissingValues, NotStatic):
-        key = None  # (the survey says which values, as without the key)
+        key = None  # (the walk says which values, as without the key)
     if key is None:
-        return _walked_survey(kernel, lockstep, instruction, banks)
+        return walk()
     around = instruction.access.item.loops
     found = kept_surveys.get(key)
     if found is not None:
         make_again(*found.dummies)
         return found.at(around)
     before = made()
-    survey = _walked_survey(kernel, lockstep, instruction, banks)
+    result = walk()
     if not fallen_back():
-        kept_surveys.put(key, _KeptSurvey.of(survey, around, (before, made())))
+        kept_surveys.put(key, _Kept.of(result, around, (before, made())))
+    return result
+
+
+def _banked_survey(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstruction,
+                   banks: int) -> ConflictSurvey | None:
+    """`_walked_survey`, kept per access (`_kept_walk`)."""
+    survey: ConflictSurvey | None = _kept_walk(
+        kernel, lockstep, instruction, banks,
+        lambda: _walked_survey(kernel, lockstep, instruction, banks))
     return survey
+
+
+def _kept_lanes(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstruction
+                ) -> list[tuple[Lanes, list[int]]]:
+    """`instruction_lanes` of a global access, kept per access (`_kept_walk`); the
+    addresses a copy of the kept ones."""
+    found: list[tuple[Lanes, list[int]]] = _kept_walk(
+        kernel, lockstep, instruction, 0,
+        lambda: list(instruction_lanes(kernel, lockstep, instruction)))
+    return [(lanes, list(addresses)) for lanes, addresses in found]
 
 
 def _walked_survey(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstruction,
@@ -808,7 +829,7 @@ def memory_access_messages(kernel: Kernel, transaction_bytes: int | None = None
             if banked:
                 survey = _banked_survey(kernel, warp, instruction, banks)
             else:
-                groups = list(instruction_lanes(kernel, warp, instruction))
+                groups = _kept_lanes(kernel, warp, instruction)
         except MissingValues as exc:  # collect every name, then ask for all at once
             missing.update(exc.names)
             missing.update(_address_needs(kernel, instruction))
