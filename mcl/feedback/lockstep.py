@@ -65,7 +65,6 @@ from mcl.feedback.kernel_api import (
 )
 from mcl.feedback.loop_points import LoopPoints
 from mcl.feedback.messages import FeedbackSeverity
-from mcl.feedback.survey_inputs import survey_key
 from mcl.feedback.values import evaluate
 from mcl.feedback.warp_access import BankConflict, Coalescing, bank_conflict, coalescing
 from mcl.hdl.model import HardwareDescription, ParGroup, ParUnit
@@ -472,7 +471,7 @@ MAX_KEPT_SURVEYS = 256
 
 
 @dataclass(frozen=True)
-class _Kept:
+class _KeptWalk:
     """A result of the walk for one access, with its loops named by their places among
     the loops around the access (the next analysis's loops are other objects), and the
     dummies it made (stand-ins for data in the formulas it asked for) by name and
@@ -486,7 +485,7 @@ class _Kept:
     @classmethod
     def of(cls, result: ConflictSurvey | list[tuple[Lanes, list[int]]] | None,
            around: Sequence[Loop], dummies: tuple[dict[Any, int], dict[Any, int]]
-           ) -> _Kept:
+           ) -> _KeptWalk:
         def places(loops: Sequence[Loop]) -> tuple[int, ...]:
             return tuple(next(k for k, x in enumerate(around) if x is loop) for loop in loops)
         if not isinstance(result, ConflictSurvey):
@@ -501,7 +500,7 @@ class _Kept:
                        unfollowed=tuple(around[k] for k in self.unfollowed))
 
 
-kept_surveys: KeptResults[_Kept] = KeptResults(MAX_KEPT_SURVEYS)
+kept_surveys: KeptResults[_KeptWalk] = KeptResults(MAX_KEPT_SURVEYS)
 forget_with_per_process(kept_surveys)
 
 
@@ -513,6 +512,8 @@ def _kept_walk(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstructio
     loops as they were finds its result, the warps not walked again."""
     if not (kept_surveys.enabled and reusing()):
         return walk()
+    # (only the editor's worker keeps walks: a check does not import the key's module)
+    from mcl.feedback.survey_inputs import survey_key
     groups = frozenset(block_groups(kernel.hwd.description, lockstep))
     try:
         pairs = twins(kernel, instruction, fill_loops(kernel, instruction)) if banks else []
@@ -529,7 +530,7 @@ def _kept_walk(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstructio
     before = made()
     result = walk()
     if not fallen_back():
-        kept_surveys.put(key, _Kept.of(result, around, (before, made())))
+        kept_surveys.put(key, _KeptWalk.of(result, around, (before, made())))
     return result
 
 

@@ -1,10 +1,11 @@
-"""Everything the bank-conflict survey of one shared-memory access reads (mcl.feedback.
-lockstep), as a key: equal for the access of the next analysis that an edit left as it
-was, so that the editor's worker finds the survey's result instead of walking the warps
-again (the paper's section 6.5: the function judges each access from its address, its
-guards and the loops around it).
+"""Everything the lock-step walk of one access reads (mcl.feedback.lockstep: the
+bank-conflict survey of a shared access, the lanes and addresses of a global one), as a
+key: equal for the access of the next analysis that an edit left as it was, so that the
+editor's worker finds the walk's result instead of walking the warps again (the paper's
+section 6.5: the function judges each access from its address, its guards and the loops
+around it).
 
-The survey is a pure function of what the numeric evaluator reads for the access: its
+The walk is a pure function of what the numeric evaluator reads for the access: its
 address formula and element layout, the formulas of the guards around it, the shapes of
 the loops around it (counters, values, trip counts), the accesses it may pair with
 (their distance and which one issues the pair), the split of an index the data decide,
@@ -13,7 +14,7 @@ made with the last analysis's dummies (mcl.feedback.facts.stable_dummies), so an
 untouched access's key comes back equal, and a changed input makes it differ.
 
 Where a formula names the counter of a loop that is not around the access (its shape is
-then not in the key) the access has no key and is surveyed again every time.
+then not in the key) the access has no key and is walked again every time.
 """
 
 from __future__ import annotations
@@ -34,8 +35,9 @@ from mcl.hdl.model import ParGroup
 def survey_key(kernel: Kernel, lockstep: ParGroup, groups: frozenset[str], banks: int,
                instruction: MemoryInstruction, pairs: Sequence[Twin]
                ) -> Hashable | None:
-    """The inputs of the survey of `instruction` on the lock-step group `lockstep` (the
-    block's par_groups `groups`, `banks` banks), with its twins `pairs`; None where a
+    """The inputs of the walk of `instruction` on the lock-step group `lockstep` (the
+    block's par_groups `groups`; `banks` banks, 0 for a global access), with its twins
+    `pairs` (none for a global access); None where a
     formula reads a loop the key does not describe, or the split of a data-decided index
     needs a value the survey may not ask for."""
     access, item = instruction.access, instruction.access.item
@@ -88,8 +90,6 @@ def _renamed(part: Any, places: dict[sympy.Basic, sympy.Basic]) -> Any:
     symbols of `places` replaced."""
     if isinstance(part, sympy.Basic):
         return part.xreplace(places)
-    if isinstance(part, tuple):
-        return tuple(_renamed(p, places) for p in part)
-    if isinstance(part, frozenset):
-        return frozenset(_renamed(p, places) for p in part)
+    if isinstance(part, (tuple, frozenset)):
+        return type(part)(_renamed(p, places) for p in part)
     return part
