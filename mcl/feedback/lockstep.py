@@ -172,6 +172,18 @@ def most_active_lanes(kernel: Kernel, item: Item) -> tuple[int, ...] | None:
     warp = description.lockstep(description.executing_unit().name)
     if warp is None:
         return None
+    if not (kept_surveys.enabled and reusing()):
+        return _most_active_lanes(kernel, warp, item)
+    from mcl.feedback.survey_inputs import item_key  # (as in `_kept_walk`)
+    groups = frozenset(block_groups(description, warp))
+    found: tuple[int, ...] | None = _kept(
+        lambda: item_key(kernel, warp, groups, item, (), ("most active lanes",)),
+        item.loops, lambda: _most_active_lanes(kernel, warp, item))
+    return found
+
+
+def _most_active_lanes(kernel: Kernel, warp: ParGroup, item: Item
+                       ) -> tuple[int, ...] | None:
     walk = LockstepWalk(kernel, warp, item.loops)
     try:
         found = list(walk.lanes(item.guards, every=True))
@@ -477,13 +489,13 @@ class _KeptWalk:
     dummies it made (stand-ins for data in the formulas it asked for) by name and
     assumptions, made again where the kept result is used."""
 
-    result: ConflictSurvey | list[tuple[Lanes, list[int]]] | None
+    result: ConflictSurvey | list[tuple[Lanes, list[int]]] | tuple[int, ...] | None
     loops: tuple[int, ...]
     unfollowed: tuple[int, ...]
     dummies: tuple[dict[Any, int], dict[Any, int]]
 
     @classmethod
-    def of(cls, result: ConflictSurvey | list[tuple[Lanes, list[int]]] | None,
+    def of(cls, result: ConflictSurvey | list[tuple[Lanes, list[int]]] | tuple[int, ...] | None,
            around: Sequence[Loop], dummies: tuple[dict[Any, int], dict[Any, int]]
            ) -> _KeptWalk:
         def places(loops: Sequence[Loop]) -> tuple[int, ...]:
@@ -514,15 +526,25 @@ def _kept_walk(kernel: Kernel, lockstep: ParGroup, instruction: MemoryInstructio
         return walk()
     # (only the editor's worker keeps walks: a check does not import the key's module)
     from mcl.feedback.survey_inputs import survey_key
-    groups = frozenset(block_groups(kernel.hwd.description, lockstep))
-    try:
+
+    def key() -> Hashable | None:
+        groups = frozenset(block_groups(kernel.hwd.description, lockstep))
         pairs = twins(kernel, instruction, fill_loops(kernel, instruction)) if banks else []
-        key = survey_key(kernel, lockstep, groups, banks, instruction, pairs)
+        return survey_key(kernel, lockstep, groups, banks, instruction, pairs)
+
+    return _kept(key, instruction.access.item.loops, walk)
+
+
+def _kept(key_of: Callable[[], Hashable | None], around: Sequence[Loop],
+          walk: Callable[[], Any]) -> Any:
+    """`walk()`, kept under `key_of()` (None: not kept) unless its budget fell back;
+    the loops of its result named by their places in `around`."""
+    try:
+        key = key_of()
     except (MissingValues, NotStatic):
         key = None  # (the walk says which values, as without the key)
     if key is None:
         return walk()
-    around = instruction.access.item.loops
     found = kept_surveys.get(key)
     if found is not None:
         make_again(*found.dummies)

@@ -25,6 +25,7 @@ from typing import Any
 import sympy
 
 from mcl.feedback.data_conflicts import data_index
+from mcl.feedback.facts.kernel import Item
 from mcl.feedback.facts.layout import element_layout, flat_index
 from mcl.feedback.facts.nest_counts import shape_key
 from mcl.feedback.issued_accesses import Twin
@@ -37,46 +38,54 @@ def survey_key(kernel: Kernel, lockstep: ParGroup, groups: frozenset[str], banks
                ) -> Hashable | None:
     """The inputs of the walk of `instruction` on the lock-step group `lockstep` (the
     block's par_groups `groups`; `banks` banks, 0 for a global access), with its twins
-    `pairs` (none for a global access); None where a
-    formula reads a loop the key does not describe, or the split of a data-decided index
-    needs a value the survey may not ask for."""
-    access, item = instruction.access, instruction.access.item
-    symbolic = kernel.facts.evaluator
-    # (in the order the survey asks them first: the dummies are made in that order)
+    `pairs` (none for a global access); None where a formula reads a loop the key does
+    not describe, or the split of a data-decided index needs a value the survey may not
+    ask for."""
+    access = instruction.access
     address = sympy.sympify(flat_index(kernel.facts, access))
-    conditions = tuple((symbolic.sym(guard.cond, guard.scope), guard.then)
-                       for guard in item.guards)
-    loops = tuple((shape_key(symbolic, loop), loop.group) for loop in item.loops)
-    counters = {symbolic.counter(loop) for loop in kernel.facts.loops}
     try:
         split = data_index(kernel, instruction)
     except (MissingValues, NotStatic):
         return None  # (the survey asks only where the address is not static)
-    formulas: list[Any] = [address, *(c for c, _ in conditions), *(t.step for t in pairs)]
-    for loop in item.loops:
-        shape = symbolic.shape(loop)
-        formulas += [shape.value, shape.trips]
-    if split is not None:
-        formulas.append(split.known)
-    around = {symbolic.counter(loop) for loop in item.loops}
+    formulas = [address, *(t.step for t in pairs)] + \
+        ([] if split is None else [split.known])
+    return item_key(kernel, lockstep, groups, access.item, formulas, (
+        "survey", banks, instruction.kind, instruction.space, instruction.unit,
+        instruction.element_bytes, access.element, access.field,
+        access.binding.storage is None, len(access.indices),
+        element_layout(kernel.facts, access.binding, access.field), address,
+        tuple((t.step, t.carries) for t in pairs),
+        None if split is None else (split.known, split.spread)))
+
+
+def item_key(kernel: Kernel, lockstep: ParGroup, groups: frozenset[str], item: Item,
+             formulas: Sequence[Any], more: tuple[Any, ...]) -> Hashable | None:
+    """What a walk of the lanes that run `item` reads besides `formulas` and `more`
+    (the access's): the formulas of its guards, the shapes of the loops around it, the
+    user's values and the lock-step group; None where a formula reads a loop that is
+    not around `item`."""
+    symbolic = kernel.facts.evaluator
+    conditions = tuple((symbolic.sym(guard.cond, guard.scope), guard.then)
+                       for guard in item.guards)
+    loops = tuple((shape_key(symbolic, loop), loop.group) for loop in item.loops)
+    counters = {symbolic.counter(loop) for loop in kernel.facts.loops}
     read: set[sympy.Basic] = set()
-    for formula in formulas:
+    for formula in [*formulas, *(c for c, _ in conditions)]:
         if formula is not None:
             read |= sympy.sympify(formula).free_symbols
-    if (read & counters) - around:
+    for loop in item.loops:
+        shape = symbolic.shape(loop)
+        read |= sympy.sympify(shape.value).free_symbols | \
+            sympy.sympify(shape.trips).free_symbols
+    if (read & counters) - {symbolic.counter(loop) for loop in item.loops}:
         return None
     opaque = frozenset(s for s in read if symbolic.is_opaque(s))
     values = tuple(sorted(kernel.evaluator.values.items()))
-    key = ("survey", lockstep.name, int(lockstep.count), groups, banks, values,
-            instruction.kind, instruction.space, instruction.unit,
-            instruction.element_bytes, access.element, access.field,
-            access.binding.storage is None, len(access.indices),
-            element_layout(kernel.facts, access.binding, access.field), address, conditions, loops,
-            tuple((t.step, t.carries) for t in pairs),
-            None if split is None else (split.known, split.spread), opaque)
+    key = (lockstep.name, int(lockstep.count), groups, values, conditions, loops, opaque,
+           more)
     # A value read from data is a new stand-in at every evaluation (the guard
     # `vals[k] != 0` has another in each analysis, and in each call): opaque to the
-    # survey whichever it is, so each is named by its place among those of the key, one
+    # walk whichever it is, so each is named by its place among those of the key, one
     # name each, as distinct as before.
     stand_ins = sorted((s for s in read if symbolic.is_stand_in(s)),
                        key=sympy.default_sort_key)
