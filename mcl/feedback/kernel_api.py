@@ -598,7 +598,9 @@ class NumericEvaluator:
         """`substitute` through SymPy, for every expression."""
         subs: dict[Any, Any] = {}
         missing: set[str] = set()
-        for s in self._free(expr):
+        # in name order: the first opaque symbol is the one the message names, the same
+        # in every process (a set of symbols iterates in the order of their hashes)
+        for s in sorted(self._free(expr), key=lambda s: s.name):
             loop = self._counters.get(s)
             if loop is not None:
                 subs[s] = self.position(loop)
